@@ -1,0 +1,185 @@
+/**
+ * The `ingestbench` command line (commander). Only this module turns typed errors into exit codes:
+ * ConfigurationError 2, ProvisioningError 3, VerificationError 4, failed checks 1, interrupted 130/143.
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Command, Option } from "commander";
+import { collectLeftovers } from "../infra/local/gc.ts";
+import { listStacks, loadStack } from "../infra/stack/schema.ts";
+import { IngestbenchError } from "./errors.ts";
+import { compareStacks, renderComparison } from "./results/compare.ts";
+import type { RunRecord, SeriesPoint } from "./results/types.ts";
+import { loadScenarioFile, planCells } from "./runner/plan.ts";
+import { BenchRun, type CellPlan } from "./runner/run.ts";
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
+
+function progressPrinter(label: string, quiet: boolean): (p: SeriesPoint, ctx: { loadEndS: number }) => void {
+  const tty = process.stderr.isTTY;
+  let lastPrinted = 0;
+  return (p, ctx) => {
+    if (quiet) return;
+    const line = `${label} ${p.phase.padEnd(7)} ${p.elapsedS.toFixed(0).padStart(4)}s/${ctx.loadEndS.toFixed(0)}s  `
+      + `${p.rowsPerSec === null ? "–" : fmtInt(p.rowsPerSec)} rows/s  stored ${fmtInt(p.stored)}  `
+      + `lag ${p.lagMs === null ? "–" : `${fmtInt(p.lagMs)} ms`}`;
+    if (tty) process.stderr.write(`\r\x1b[K${line}`);
+    else if (p.t - lastPrinted >= 5000 || p.phase === "drain") {
+      process.stderr.write(`${line}\n`);
+      lastPrinted = p.t;
+    }
+  };
+}
+
+function describeRun(r: RunRecord): string {
+  const lines = [`run ${r.runId}: ${r.status}  → results/${r.stack}/${r.scenario}/${r.runId}/`];
+  for (const [host, l] of Object.entries(r.limits)) {
+    if (!l.enforced) lines.push(`  !! limits NOT enforced on ${host}: ${l.notes.join("; ")}`);
+  }
+  if (r.summary) {
+    const s = r.summary;
+    lines.push(`  ${fmtInt(s.rowsPerSecond)} rows/s, ${s.mibPerSecond.toFixed(2)} MiB/s over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores`
+      + `${s.throttledShare === null ? "" : `, throttled in ${(s.throttledShare * 100).toFixed(0)} % of periods`}, link ${s.sinkNetworkMbitPerSecond.toFixed(1)} Mbit/s`);
+    lines.push(`  bottleneck: ${s.bottleneck.resource} (${s.bottleneck.evidence})`);
+  }
+  if (r.ledger) {
+    const l = r.ledger;
+    lines.push(`  ledger: sent ${fmtInt(l.sent)}, stored ${fmtInt(l.stored)}, distinct ${fmtInt(l.distinct)}, lost ${fmtInt(l.lost)}, duplicated ${fmtInt(l.duplicated)}, rejected ${fmtInt(l.rejected)}`
+      + (l.missingRanges.length ? `; first missing ${l.missingRanges.slice(0, 3).map(([g, a, b]) => `gen ${g} ${a}..${b}`).join(", ")}` : ""));
+  }
+  for (const c of r.checks.filter((c) => !c.ok)) lines.push(`  check failed: ${c.check} ${c.expected}, got ${c.actual}`);
+  if (r.error) lines.push(`  error ${r.error.code}: ${r.error.message}`);
+  return lines.join("\n");
+}
+
+interface BenchFlags {
+  stack: string;
+  results: string;
+  replicates?: string;
+  quiet?: boolean;
+  duration?: string;
+  warmup?: string;
+}
+
+async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
+  const stacks = flags.stack.split(",").map((s) => s.trim()).filter(Boolean).map((s) => loadStack(s, path.join(projectRoot, "stacks")));
+  const scenario = loadScenarioFile(scenarioFile);
+  const plans: CellPlan[] = planCells(scenario, scenarioFile, {
+    replicates: flags.replicates ? Number(flags.replicates) : undefined,
+    duration: flags.duration, warmup: flags.warmup,
+  });
+  const controller = new AbortController();
+  const onSignal = (sig: NodeJS.Signals): void => {
+    if (controller.signal.aborted) {
+      process.stderr.write(`\n${sig} again: still tearing down, please wait\n`);
+      return;
+    }
+    process.stderr.write(`\n${sig}: stopping; tearing down and keeping what was measured\n`);
+    controller.abort(sig);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const invocation = new Date().toISOString();
+  const records: RunRecord[] = [];
+  try {
+    for (const stack of stacks) {
+      for (const plan of plans) {
+        if (controller.signal.aborted) break;
+        const label = `[${stack.name} ${plan.scenario} ${plan.cell} r${plan.replicate}]`;
+        process.stderr.write(`${label} provisioning ${stack.platform} hosts: ${Object.keys(stack.hosts).join(", ")}\n`);
+        const run = new BenchRun({ stack, plan, resultsRoot: path.resolve(flags.results), invocation, signal: controller.signal, projectRoot });
+        run.on("tick", progressPrinter(label, Boolean(flags.quiet)));
+        const record = await run.run();
+        if (process.stderr.isTTY && !flags.quiet) process.stderr.write("\n");
+        process.stdout.write(`${describeRun(record)}\n`);
+        records.push(record);
+      }
+    }
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+  if (stacks.length > 1 && records.some((r) => r.summary)) {
+    const rows = await compareStacks(path.resolve(flags.results), scenario.name, stacks.map((s) => s.name));
+    process.stdout.write(`\n${renderComparison(scenario.name, rows)}\n`);
+  }
+  if (controller.signal.aborted) return controller.signal.reason === "SIGTERM" ? 143 : 130;
+  if (records.some((r) => r.status === "error")) return 3;
+  if (records.some((r) => r.status === "failed")) return 1;
+  return 0;
+}
+
+/** Build the program (exported for tests of --help and argument errors). */
+export function program(): Command {
+  const cmd = new Command("ingestbench")
+    .description("Benchmark log and event ingest pipelines (collector → database) on capped hardware, and count what the database really kept.")
+    .showHelpAfterError();
+
+  cmd.command("bench")
+    .description("Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. With several stacks, print a comparison.")
+    .argument("<scenario>", "scenario file, e.g. scenarios/quickstart.yaml")
+    .requiredOption("-s, --stack <names>", "stack name(s), comma-separated (stacks/Pulumi.<name>.yaml), e.g. local-quarter-core,local-2-cores")
+    .option("-r, --results <dir>", "results directory", "results")
+    .option("--replicates <n>", "override the scenario's replicates")
+    .option("--duration <d>", "override the measurement duration, e.g. 10s")
+    .option("--warmup <d>", "override the warmup, e.g. 2s")
+    .addOption(new Option("-q, --quiet", "no progress line"))
+    .action(async (scenario: string, flags: BenchFlags) => { process.exitCode = await bench(scenario, flags); });
+
+  cmd.command("compare")
+    .description("Compare a scenario's latest results across stacks (hardware sizes): median rows/s and MiB/s, ratio to the first stack, CPU, throttling, network, lag, bottleneck, ledger.")
+    .requiredOption("--scenario <name>", "scenario name, e.g. quickstart")
+    .requiredOption("--stacks <names>", "comma-separated stack names; the first is the baseline")
+    .option("-r, --results <dir>", "results directory", "results")
+    .action(async (flags: { scenario: string; stacks: string; results: string }) => {
+      const rows = await compareStacks(path.resolve(flags.results), flags.scenario, flags.stacks.split(",").map((s) => s.trim()));
+      process.stdout.write(`${renderComparison(flags.scenario, rows)}\n`);
+    });
+
+  cmd.command("gc")
+    .description("Remove leftovers of killed runs: processes, cgroups, network namespaces, tmpfs mounts and temp directories whose owner is gone.")
+    .option("--all", "also remove resources of runs whose owner process is still alive")
+    .action(async (flags: { all?: boolean }) => {
+      const report = await collectLeftovers({ all: Boolean(flags.all) });
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    });
+
+  cmd.command("validate")
+    .description("Validate stack and scenario files; errors name the file, line and field.")
+    .argument("<files...>", "stacks/Pulumi.<name>.yaml or scenario files")
+    .action((files: string[]) => {
+      for (const f of files) {
+        if (path.basename(f).startsWith("Pulumi.")) loadStack(f);
+        else loadScenarioFile(f);
+        process.stdout.write(`${f}: ok\n`);
+      }
+    });
+
+  cmd.command("stacks")
+    .description("List the stacks in stacks/ with their platform and host limits.")
+    .action(() => {
+      for (const name of listStacks(path.join(projectRoot, "stacks"))) {
+        const s = loadStack(name, path.join(projectRoot, "stacks"));
+        const hosts = Object.values(s.hosts).map((h) => `${h.name} ${JSON.stringify(h.requested)}`).join("; ");
+        process.stdout.write(`${name} (${s.platform}): ${hosts}\n`);
+      }
+    });
+  return cmd;
+}
+
+/** CLI entry: parse argv, run, map typed errors to exit codes. */
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await program().parseAsync(argv);
+  } catch (err) {
+    if (err instanceof IngestbenchError) {
+      process.stderr.write(`ingestbench: ${err.message}\n`);
+      process.exitCode = err.exitCode;
+    } else {
+      process.stderr.write(`ingestbench: unexpected error: ${(err as Error).stack ?? String(err)}\n`);
+      process.exitCode = 1;
+    }
+  }
+}

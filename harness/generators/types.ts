@@ -1,0 +1,52 @@
+/**
+ * Generator contract. A generator runs in its own process inside the loadgen host (see child.ts), so that its
+ * CPU is capped and its traffic crosses the shaped link. It reports progress as JSON lines on stdout.
+ */
+import type { z } from "zod";
+import type { EventField } from "../events/types.ts";
+
+/** Where to send: an address reachable from the loadgen host plus sink-specific target names. */
+export interface GeneratorTarget {
+  host: string;
+  port: number;
+  /** sink-side names: table, database, user, index, container... */
+  params: Record<string, string>;
+}
+
+export interface GeneratorContext {
+  target: GeneratorTarget;
+  fields: EventField[];
+  /** generator id within the run, written to the `gen` column */
+  genId: number;
+}
+
+/** Running totals, in events unless noted. sent = handed to the transport; accepted = acknowledged by the receiver. */
+export interface GeneratorProgress {
+  sent: number;
+  accepted: number;
+  rejected: number;
+  /** encoded payload bytes handed to the transport */
+  bytes: number;
+  requests: number;
+}
+
+/** Final report. Seqs are 0..sent-1 for this genId; rejected seqs are listed as inclusive ranges. */
+export interface GeneratorFinal extends GeneratorProgress {
+  genId: number;
+  rejectedRanges: Array<[number, number]>;
+  /** per-request latency in milliseconds (HDR histogram percentiles) */
+  latencyMs: { mean: number; p50: number; p99: number; max: number };
+  errors: string[];
+}
+
+export interface Generator {
+  /** Send until `signal` aborts, then finish the in-flight request and resolve with the final totals. */
+  run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal>;
+}
+
+export interface GeneratorFactory<C = unknown> {
+  name: string;
+  /** strict zod schema for the scenario's `generator.<name>` block */
+  schema: z.ZodType<C>;
+  create(config: C, ctx: GeneratorContext): Generator;
+}

@@ -1,0 +1,39 @@
+/**
+ * Observer contract: telemetry sampled per window, independent of what generators or collectors claim.
+ */
+
+/** One host over one window. Rates are per second of real elapsed time between two reads. */
+export interface HostWindow {
+  /** CPU used, in cores (cpu time / wall time) */
+  cpuCores: number;
+  /** share of CFS periods in which the host's cgroup was throttled (0..1); null when no CPU cap applies */
+  throttledShare: number | null;
+  /** CFS periods elapsed and throttled in this window (cpu.stat nr_periods / nr_throttled deltas) */
+  periods: number;
+  throttledPeriods: number;
+  throttledMs: number;
+  memoryBytes: number;
+  memoryPeakBytes: number;
+  ioReadBytesPerSec: number;
+  ioWriteBytesPerSec: number;
+  ioReadOpsPerSec: number;
+  ioWriteOpsPerSec: number;
+  /** data-plane interface, bytes and packets per second, as seen from inside the host */
+  netRxBytesPerSec: number;
+  netTxBytesPerSec: number;
+  netRxPacketsPerSec: number;
+  netTxPacketsPerSec: number;
+}
+
+export interface ObserverWindow {
+  /** window end, epoch ms */
+  t: number;
+  /** window length in ms (real elapsed time between reads) */
+  dtMs: number;
+  hosts: Record<string, HostWindow>;
+}
+
+export interface Observer {
+  /** take a reading now; returns the window since the previous reading (null on the first call) */
+  read(): Promise<ObserverWindow | null>;
+}

@@ -1,0 +1,71 @@
+/**
+ * Results on disk: results/<stack>/<scenario>/<run-id>/{run.json, series.jsonl}.
+ * series.jsonl is appended while the run goes (so an interrupted run keeps what it measured) and run.json is
+ * written atomically (temp file + rename) at the end, and also once at the start with status "running".
+ */
+import { createWriteStream, type WriteStream } from "node:fs";
+import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { RunRecord, SeriesPoint } from "./types.ts";
+
+/** Write `data` to `file` atomically: readers see the old or the new file, never half of one. */
+export async function writeFileAtomic(file: string, data: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, data);
+  await rename(tmp, file);
+}
+
+export function runDir(resultsRoot: string, stack: string, scenario: string, runId: string): string {
+  return path.join(resultsRoot, stack, scenario, runId);
+}
+
+/** An open run directory: append series points, then write the record. */
+export class RunWriter {
+  private series: WriteStream | null = null;
+  constructor(readonly dir: string) {}
+
+  async open(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    this.series = createWriteStream(path.join(this.dir, "series.jsonl"), { flags: "a" });
+  }
+
+  append(point: SeriesPoint): void {
+    this.series?.write(`${JSON.stringify(point)}\n`);
+  }
+
+  async writeRecord(record: RunRecord | (Omit<RunRecord, "status"> & { status: "running" })): Promise<void> {
+    await writeFileAtomic(path.join(this.dir, "run.json"), `${JSON.stringify(record, null, 2)}\n`);
+  }
+
+  async close(): Promise<void> {
+    const s = this.series;
+    this.series = null;
+    if (s) await new Promise<void>((resolve, reject) => s.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  }
+}
+
+/** Every run.json under results/<stack>/<scenario>/, oldest first (run ids start with a UTC timestamp). */
+export async function loadRuns(resultsRoot: string, stack: string, scenario: string): Promise<RunRecord[]> {
+  const base = path.join(resultsRoot, stack, scenario);
+  let ids: string[];
+  try {
+    ids = (await readdir(base)).sort();
+  } catch {
+    return [];
+  }
+  const out: RunRecord[] = [];
+  for (const id of ids) {
+    try {
+      out.push(JSON.parse(await readFile(path.join(base, id, "run.json"), "utf8")) as RunRecord);
+    } catch {
+      // a directory without a readable run.json is a run killed before its first write; nothing to compare
+    }
+  }
+  return out;
+}
+
+/** Read a run's series.jsonl. */
+export async function loadSeries(dir: string): Promise<SeriesPoint[]> {
+  const text = await readFile(path.join(dir, "series.jsonl"), "utf8");
+  return text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
+}

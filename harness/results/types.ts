@@ -1,0 +1,118 @@
+/**
+ * The shapes of what a run writes: results/<stack>/<scenario>/<run-id>/run.json and series.jsonl.
+ * Documented field by field in README.md ("The result").
+ */
+import type { AppliedLimits } from "../../infra/limits.ts";
+import type { GeneratorFinal } from "../generators/types.ts";
+import type { HostWindow } from "../observers/types.ts";
+import type { Ledger } from "../verifiers/types.ts";
+
+export type Phase = "warmup" | "measure" | "drain";
+
+/** One line of series.jsonl: one sampling window. */
+export interface SeriesPoint {
+  /** epoch ms at the midpoint of the count query */
+  t: number;
+  /** seconds since load started */
+  elapsedS: number;
+  phase: Phase;
+  /** rows the sink confirmed (count query) */
+  stored: number;
+  /** duration of the count query, ms (it grows with the table: the rate divides by real elapsed time) */
+  countQueryMs: number;
+  /** rows/s between the previous and this count, over the real elapsed time between the two query midpoints */
+  rowsPerSec: number | null;
+  mibPerSec: number | null;
+  /** ingest lag: query time − newest stored sent_at, ms */
+  lagMs: number | null;
+  /** generator-side totals at this time (what was sent and acknowledged, not what was stored) */
+  sent: number;
+  accepted: number;
+  hosts: Record<string, HostWindow>;
+}
+
+export type Resource = "cpu" | "memory" | "disk" | "network" | "client";
+
+/** The resource that bound the run, named from observations (not from configuration). */
+export interface Bottleneck {
+  resource: Resource;
+  host: string;
+  /** 0..1+: throttled share for cpu, observed/limit for the others */
+  score: number;
+  evidence: string;
+  /** every resource considered, with its score, for the record */
+  candidates: Array<{ resource: Resource; host: string; score: number; evidence: string }>;
+}
+
+export interface Summary {
+  /** stored rows per second over the measurement phase (real elapsed time between the bracketing count queries) */
+  rowsPerSecond: number;
+  mibPerSecond: number;
+  /** median, min and max of the per-window rows/s in the measurement phase */
+  windowRowsPerSecond: { median: number; min: number; max: number };
+  /** mean encoded bytes per row as sent (COPY text / JSON line) */
+  bytesPerRow: number;
+  measuredSeconds: number;
+  /** mean CPU used by the sink host, cores */
+  sinkCores: number;
+  /** sink CPU time per 1000 stored rows, ms */
+  cpuMsPer1000Rows: number;
+  /** share of CFS periods throttled on the sink (null without a CPU cap) */
+  throttledShare: number | null;
+  /** mean of max(rx, tx) on the sink's data-plane interface, Mbit/s */
+  sinkNetworkMbitPerSecond: number;
+  sinkDiskWriteMiBPerSecond: number;
+  sinkDiskWriteIops: number;
+  sinkMemoryPeakBytes: number;
+  lagP50Ms: number | null;
+  lagP99Ms: number | null;
+  lagMaxMs: number | null;
+  countQueryMaxMs: number;
+  drainSeconds: number;
+  bottleneck: Bottleneck;
+}
+
+export interface CheckResult {
+  check: string;
+  expected: string;
+  actual: number | null;
+  ok: boolean;
+}
+
+export type RunStatus = "ok" | "failed" | "error" | "interrupted";
+
+export interface Environment {
+  kernel: string;
+  cpuModel: string;
+  cores: number;
+  memoryBytes: number;
+  cgroup: "v1" | "v2" | "none";
+  node: string;
+  hostname: string;
+}
+
+export interface RunRecord {
+  status: RunStatus;
+  runId: string;
+  /** groups the runs of one `ingestbench bench` invocation */
+  invocation: string;
+  stack: string;
+  platform: string;
+  scenario: string;
+  scenarioFile: string;
+  cell: string;
+  replicate: number;
+  seed: number | null;
+  startedAt: string;
+  finishedAt: string | null;
+  commit: string;
+  environment: Environment;
+  limits: Record<string, AppliedLimits>;
+  versions: Record<string, { pinned: string; running: string }>;
+  scenarioConfig: unknown;
+  summary: Summary | null;
+  ledger: Ledger | null;
+  generator: GeneratorFinal | null;
+  checks: CheckResult[];
+  error: { code: string; message: string } | null;
+}

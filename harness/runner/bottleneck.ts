@@ -1,0 +1,99 @@
+/**
+ * Names the resource that bound a run from what was observed during the measurement phase.
+ *
+ * Scores (higher = closer to binding):
+ * - cpu, capped host: share of CFS periods throttled (cpu.stat nr_throttled / nr_periods). A cgroup that wants more
+ *   than its quota is throttled in nearly every period; one that is not is not CPU-bound, however busy.
+ * - cpu, uncapped host: cores used / cores of the machine.
+ * - network: observed max(rx, tx) bytes/s on the host's data-plane link / the shaped rate.
+ * - disk: observed IOPS or bytes/s / the throttle.
+ * - memory: peak usage / limit.
+ * A resource binds when its score reaches its threshold (cpu 0.5, others 0.85); the highest such score wins.
+ * With none binding, the run was bound by the client (the load pattern, e.g. one sequential connection),
+ * and the loadgen's own throttling is given as evidence.
+ */
+import type { HostLimits } from "../../infra/limits.ts";
+import { formatRate } from "../../infra/stack/units.ts";
+import type { HostWindow } from "../observers/types.ts";
+import type { Bottleneck, Resource } from "../results/types.ts";
+import { mean } from "../stats/descriptive.ts";
+
+const THRESHOLD: Record<Resource, number> = { cpu: 0.5, network: 0.85, disk: 0.85, memory: 0.85, client: 0 };
+
+type Candidate = Bottleneck["candidates"][number];
+
+function sum(ws: HostWindow[], f: (w: HostWindow) => number): number {
+  let s = 0;
+  for (const w of ws) s += f(w);
+  return s;
+}
+
+function hostCandidates(host: string, ws: HostWindow[], limits: HostLimits, machineCores: number): Candidate[] {
+  const out: Candidate[] = [];
+  const cores = mean(ws.map((w) => w.cpuCores));
+  if (limits.cpu) {
+    const periods = sum(ws, (w) => w.periods);
+    const share = periods > 0 ? sum(ws, (w) => w.throttledPeriods) / periods : 0;
+    const cap = limits.cpu.quotaUs / limits.cpu.periodUs;
+    out.push({ resource: "cpu", host, score: share,
+      evidence: `${host} throttled in ${(share * 100).toFixed(0)} % of CFS periods, ${cores.toFixed(2)} of ${cap} cores used` });
+  } else {
+    const score = cores / machineCores;
+    out.push({ resource: "cpu", host, score,
+      evidence: `${host} used ${cores.toFixed(2)} of the machine's ${machineCores} cores (no cap)` });
+  }
+  const rateCap = limits.network?.bandwidthBytesPerSec;
+  if (rateCap) {
+    const observed = mean(ws.map((w) => Math.max(w.netRxBytesPerSec, w.netTxBytesPerSec)));
+    out.push({ resource: "network", host, score: observed / rateCap,
+      evidence: `${host} link carried ${formatRate(observed)} of a ${formatRate(rateCap)} cap` });
+  }
+  const disk = limits.disk;
+  if (disk) {
+    const checks: Array<[number | undefined, number, string]> = [
+      [disk.writeIops, mean(ws.map((w) => w.ioWriteOpsPerSec)), "write IOPS"],
+      [disk.readIops, mean(ws.map((w) => w.ioReadOpsPerSec)), "read IOPS"],
+      [disk.writeBytesPerSec, mean(ws.map((w) => w.ioWriteBytesPerSec)), "write bytes/s"],
+      [disk.readBytesPerSec, mean(ws.map((w) => w.ioReadBytesPerSec)), "read bytes/s"],
+    ];
+    for (const [cap, observed, what] of checks) {
+      if (!cap) continue;
+      out.push({ resource: "disk", host, score: observed / cap,
+        evidence: `${host} disk ${what} ${observed.toFixed(0)} of a ${cap} cap` });
+    }
+  }
+  if (limits.memoryBytes) {
+    const peak = Math.max(0, ...ws.map((w) => w.memoryPeakBytes));
+    out.push({ resource: "memory", host, score: peak / limits.memoryBytes,
+      evidence: `${host} memory peak ${(peak / 2 ** 20).toFixed(0)} MiB of ${(limits.memoryBytes / 2 ** 20).toFixed(0)} MiB` });
+  }
+  return out;
+}
+
+/**
+ * @param windows per host, the observer windows of the measurement phase
+ * @param limits per host, the stack's limits
+ * @param sinkHosts hosts whose resources can bind the pipeline (every host but the load generator)
+ * @param clientHost the load generator's host name
+ */
+export function findBottleneck(
+  windows: Record<string, HostWindow[]>,
+  limits: Record<string, HostLimits>,
+  sinkHosts: string[],
+  clientHost: string,
+  machineCores: number,
+): Bottleneck {
+  const candidates: Candidate[] = [];
+  for (const host of sinkHosts) {
+    const ws = windows[host] ?? [];
+    if (ws.length > 0) candidates.push(...hostCandidates(host, ws, limits[host] ?? {}, machineCores));
+  }
+  const binding = candidates
+    .filter((c) => c.score >= THRESHOLD[c.resource])
+    .sort((a, b) => b.score - a.score)[0];
+  if (binding) return { ...binding, candidates };
+  const client = hostCandidates(clientHost, windows[clientHost] ?? [], limits[clientHost] ?? {}, machineCores)
+    .find((c) => c.resource === "cpu");
+  const evidence = `no sink-side resource reached its threshold; ${client?.evidence ?? "no loadgen readings"}`;
+  return { resource: "client", host: clientHost, score: client?.score ?? 0, evidence, candidates };
+}

@@ -1,0 +1,79 @@
+/**
+ * Turns a run's series into its summary, following DESIGN.md "Rules the numbers obey": throughput is what the sink
+ * confirmed between two timed count queries divided by the real elapsed time between them (query midpoints),
+ * per-window rates are kept, and the binding resource is named from observations.
+ */
+import type { HostLimits } from "../../infra/limits.ts";
+import type { HostWindow } from "../observers/types.ts";
+import type { SeriesPoint, Summary } from "../results/types.ts";
+import { mean, median, quantile } from "../stats/descriptive.ts";
+import { findBottleneck } from "./bottleneck.ts";
+
+export interface SummaryInput {
+  series: SeriesPoint[];
+  /** mean encoded bytes per row as sent */
+  bytesPerRow: number;
+  limits: Record<string, HostLimits>;
+  sinkHosts: string[];
+  clientHost: string;
+  machineCores: number;
+}
+
+const MiB = 2 ** 20;
+
+/**
+ * @throws Error when the series has fewer than two measurement-phase samples (nothing can be divided)
+ */
+export function computeSummary(input: SummaryInput): Summary {
+  const { series } = input;
+  const measure = series.filter((p) => p.phase === "measure");
+  // The measurement opens at the last warmup sample, so that the first window is counted too.
+  const firstMeasure = series.indexOf(measure[0]!);
+  const start = firstMeasure > 0 ? series[firstMeasure - 1]! : measure[0];
+  const end = measure[measure.length - 1];
+  if (!start || !end || end === start) {
+    throw new Error(`summary needs at least two samples in the measurement phase, got ${measure.length}`);
+  }
+  const measuredSeconds = (end.t - start.t) / 1000;
+  const rowsPerSecond = (end.stored - start.stored) / measuredSeconds;
+  const windowRates = measure.map((p) => p.rowsPerSec).filter((r): r is number => r !== null);
+
+  const windows: Record<string, HostWindow[]> = {};
+  for (const p of measure) {
+    for (const [host, w] of Object.entries(p.hosts)) (windows[host] ??= []).push(w);
+  }
+  const sinkName = input.sinkHosts[input.sinkHosts.length - 1]!;
+  const sink = windows[sinkName] ?? [];
+  const sinkCores = mean(sink.map((w) => w.cpuCores));
+  const periods = sink.reduce((s, w) => s + w.periods, 0);
+  const throttled = sink.reduce((s, w) => s + w.throttledPeriods, 0);
+  const cpuSeconds = sinkCores * measuredSeconds;
+  const storedInWindow = end.stored - start.stored;
+  const lags = measure.map((p) => p.lagMs).filter((l): l is number => l !== null);
+  const drain = series.filter((p) => p.phase === "drain");
+
+  return {
+    rowsPerSecond,
+    mibPerSecond: (rowsPerSecond * input.bytesPerRow) / MiB,
+    windowRowsPerSecond: {
+      median: median(windowRates),
+      min: Math.min(...windowRates),
+      max: Math.max(...windowRates),
+    },
+    bytesPerRow: input.bytesPerRow,
+    measuredSeconds,
+    sinkCores,
+    cpuMsPer1000Rows: storedInWindow > 0 ? (cpuSeconds * 1000) / (storedInWindow / 1000) : Number.NaN,
+    throttledShare: input.limits[sinkName]?.cpu ? (periods > 0 ? throttled / periods : 0) : null,
+    sinkNetworkMbitPerSecond: (mean(sink.map((w) => Math.max(w.netRxBytesPerSec, w.netTxBytesPerSec))) * 8) / 1e6,
+    sinkDiskWriteMiBPerSecond: mean(sink.map((w) => w.ioWriteBytesPerSec)) / MiB,
+    sinkDiskWriteIops: mean(sink.map((w) => w.ioWriteOpsPerSec)),
+    sinkMemoryPeakBytes: Math.max(0, ...sink.map((w) => w.memoryPeakBytes)),
+    lagP50Ms: lags.length ? quantile(lags, 0.5) : null,
+    lagP99Ms: lags.length ? quantile(lags, 0.99) : null,
+    lagMaxMs: lags.length ? Math.max(...lags) : null,
+    countQueryMaxMs: Math.max(0, ...series.map((p) => p.countQueryMs)),
+    drainSeconds: drain.length ? (drain[drain.length - 1]!.t - end.t) / 1000 : 0,
+    bottleneck: findBottleneck(windows, input.limits, input.sinkHosts, input.clientHost, input.machineCores),
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * Verifier contract: the sink-side half. Runs in the harness process and talks to the sink over the control link.
+ */
+import type { EventField } from "../events/types.ts";
+
+export interface VerifierContext {
+  /** address and port of the sink as reachable from the harness (control link) */
+  host: string;
+  port: number;
+  params: Record<string, string>;
+  fields: EventField[];
+}
+
+/** One timed count. tBefore/tAfter are epoch milliseconds (performance.timeOrigin + performance.now()) around the query. */
+export interface CountSample {
+  tBefore: number;
+  tAfter: number;
+  stored: number;
+  /** newest sent_at among stored rows, epoch ms, or null when empty */
+  newestSentAtMs: number | null;
+}
+
+/** The integrity account of a run (DESIGN.md "ledger"). */
+export interface Ledger {
+  sent: number;
+  accepted: number;
+  stored: number;
+  distinct: number;
+  lost: number;
+  duplicated: number;
+  overwritten: number;
+  rejected: number;
+  /** stored rows whose seq was never sent (stored > sent is a failure) */
+  unexpected: number;
+  /** first missing seq ranges, inclusive, per generator: [gen, from, to] */
+  missingRanges: Array<[number, number, number]>;
+}
+
+export interface Verifier {
+  /** create the schema (table/index/container) from the scenario's fields */
+  prepare(): Promise<void>;
+  sample(): Promise<CountSample>;
+  /** exact account given what each generator sent (sent[genId] = number of seqs 0..n-1) and rejected ranges */
+  ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger>;
+  close(): Promise<void>;
+}
+
+export interface VerifierFactory {
+  name: string;
+  create(ctx: VerifierContext): Verifier;
+}
