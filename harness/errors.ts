@@ -38,13 +38,3 @@ export class ProvisioningError extends IngestbenchError {
 export class VerificationError extends IngestbenchError {
   override readonly exitCode = 4;
 }
-
-/** The run was interrupted by SIGINT or SIGTERM; exit code follows the shell convention 128 + signal number. */
-export class InterruptedError extends IngestbenchError {
-  constructor(readonly signal: NodeJS.Signals) {
-    super("E_INTERRUPTED", `interrupted by ${signal}`);
-  }
-  override get exitCode(): number {
-    return this.signal === "SIGTERM" ? 143 : 130;
-  }
-}

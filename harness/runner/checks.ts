@@ -3,8 +3,7 @@
  * A run fails when a check fails; its result is still written. Stored > sent is always a failure.
  */
 import type { CheckResult } from "../results/types.ts";
-
-export type CheckSpec = Record<string, number | { min?: number; max?: number }>;
+import type { Check } from "../scenario/schema.ts";
 
 function resolve(root: unknown, dotted: string): unknown {
   let cur: unknown = root;
@@ -16,23 +15,21 @@ function resolve(root: unknown, dotted: string): unknown {
 }
 
 /** Evaluate checks against `{ ledger, summary }`. A path that resolves to no number fails the check. */
-export function evaluateChecks(checks: CheckSpec[], result: { ledger: unknown; summary: unknown }): CheckResult[] {
+export function evaluateChecks(checks: Check[], result: { ledger: unknown; summary: unknown }): CheckResult[] {
   const out: CheckResult[] = [];
-  for (const spec of checks) {
-    for (const [pathKey, want] of Object.entries(spec)) {
-      const value = resolve(result, pathKey);
-      const actual = typeof value === "number" && Number.isFinite(value) ? value : null;
-      let ok: boolean;
-      let expected: string;
-      if (typeof want === "number") {
-        expected = `= ${want}`;
-        ok = actual === want;
-      } else {
-        expected = [want.min !== undefined ? `>= ${want.min}` : "", want.max !== undefined ? `<= ${want.max}` : ""].filter(Boolean).join(" and ");
-        ok = actual !== null && (want.min === undefined || actual >= want.min) && (want.max === undefined || actual <= want.max);
-      }
-      out.push({ check: pathKey, expected, actual, ok });
-    }
+  for (const check of checks) {
+    const value = resolve(result, check.path);
+    const actual = typeof value === "number" && Number.isFinite(value) ? value : null;
+    const expected = [
+      check.equals !== undefined ? `= ${check.equals}` : "",
+      check.min !== undefined ? `>= ${check.min}` : "",
+      check.max !== undefined ? `<= ${check.max}` : "",
+    ].filter(Boolean).join(" and ");
+    const ok = actual !== null
+      && (check.equals === undefined || actual === check.equals)
+      && (check.min === undefined || actual >= check.min)
+      && (check.max === undefined || actual <= check.max);
+    out.push({ check: check.path, expected, actual, ok });
   }
   const unexpected = resolve(result, "ledger.unexpected");
   if (typeof unexpected === "number" && unexpected > 0) {

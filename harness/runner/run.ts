@@ -5,7 +5,8 @@
  * measurement) ─▶ sample stored count each interval ─▶ stop generator ─▶ drain until stored == accepted or timeout
  * ─▶ ledger ─▶ summary ─▶ checks ─▶ teardown (always) ─▶ run.json.
  *
- * A run is an event emitter (after autocannon): "start" (RunRecord), "tick" (SeriesPoint), "done" (RunRecord).
+ * A run is an event emitter (after autocannon): "start" (RunRecord), "sink" ({ host, port, params }: where the
+ * harness reaches the sink, once its schema exists), "tick" (SeriesPoint, { plan, loadEndS }), "done" (RunRecord).
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -25,7 +26,8 @@ import { RunWriter, runDir } from "../results/store.ts";
 import type { Phase, RunRecord, SeriesPoint } from "../results/types.ts";
 import { verifiers } from "../verifiers/index.ts";
 import type { CountSample, Ledger, Verifier } from "../verifiers/types.ts";
-import { type CheckSpec, evaluateChecks } from "./checks.ts";
+import { evaluateChecks } from "./checks.ts";
+import type { Check } from "../scenario/schema.ts";
 import { environment, gitCommit } from "./environment.ts";
 import { computeSummary } from "./summary.ts";
 
@@ -44,7 +46,7 @@ export interface CellPlan {
   durationMs: number;
   intervalMs: number;
   drainTimeoutMs: number;
-  checks: CheckSpec[];
+  checks: Check[];
   seed: number | null;
   /** the scenario as loaded, recorded verbatim */
   scenarioConfig: unknown;
@@ -135,6 +137,7 @@ export class BenchRun extends EventEmitter {
       const table = "ib_events";
       verifier = verifierFactory.create({ host: sink.control.host, port: sink.control.port, params: { ...sink.params, table }, fields: plan.fields });
       await verifier.prepare();
+      this.emit("sink", { host: sink.control.host, port: sink.control.port, params: { ...sink.params, table }, runDir: this.dir });
 
       const observer = createLocalObserver([loadgenHost, sinkHost], new Set(Object.entries(stack.hosts).filter(([, h]) => h.limits.cpu).map(([n]) => n)));
       await observer.read();

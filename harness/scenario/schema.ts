@@ -1,0 +1,426 @@
+/**
+ * The scenario schema: `scenarios/<name>.yaml` → Scenario (validated once, at the edge; errors name file:line and
+ * the field). Plugin configs (generator, collector, sink) are validated against schemas from registries the caller
+ * passes in, so this module imports no plugin.
+ *
+ * ```yaml
+ * name: quickstart
+ * description: one sequential client bulk-inserting log lines into PostgreSQL
+ * event:                                   # ordered; gen, seq and sent_at are always appended
+ *   - { name: ts,  type: timestamp }
+ *   - { name: msg, type: string, size: 180 }
+ * source: { file: /var/log/dpkg.log }      # optional: replay real lines into the last string field
+ * generator: { pg-copy: { batch: 8000, connections: 1, rate: max, seed: 42 } }
+ * collector: none                          # or { <collector>: { ... } }
+ * sink: { postgres: { version: "18.4.0-beta.17" } }
+ * warmup: 5s
+ * duration: 30s
+ * interval: 1s                             # default 1s
+ * drain: { timeout: 60s }                  # default 60s
+ * replicates: 1                            # default 1
+ * matrix: { generator.pg-copy.batch: [1000, 8000] }   # default {}
+ * checks: [ { ledger.lost: 0 }, { summary.lagP99Ms: { max: 1000 } } ]
+ * ```
+ */
+import nodePath from "node:path";
+import { z } from "zod";
+import { TRACKING_FIELDS, type EventField, type FieldType } from "../events/types.ts";
+import {
+  addFlatIssue,
+  addNestedIssues,
+  flattenIssues,
+  loadYamlFile,
+  throwIssues,
+  validate,
+  type FieldPath,
+  type FlatIssue,
+} from "../config/yaml.ts";
+import { parseDuration, zUnit } from "../../infra/stack/units.ts";
+
+/** A duration as written ("30s") and in milliseconds (30000), parsed by infra/stack/units.ts parseDuration. */
+export interface Duration {
+  ms: number;
+  text: string;
+}
+
+/** A `{ <pluginName>: <config> }` block after validation; `config` is the plugin schema's output. */
+export interface PluginRef<C = unknown> {
+  name: string;
+  config: C;
+}
+
+/**
+ * A check on the run result: `path` is a dotted path into run.json (e.g. "ledger.lost"); `equals` from
+ * `{ ledger.lost: 0 }`, `min`/`max` (inclusive) from `{ summary.lagP99Ms: { max: 1000 } }`.
+ */
+export interface Check {
+  path: string;
+  equals?: number;
+  min?: number;
+  max?: number;
+}
+
+/** Everything a run needs from a scenario (one cell's view: matrix values already substituted). */
+export interface ScenarioBody {
+  name: string;
+  description: string;
+  /** declared event fields, in order (tracking fields gen, seq, sent_at are not listed here) */
+  event: EventField[];
+  /** replay the lines of this file into the last string field; a relative path is resolved against the scenario's directory */
+  source?: { file: string };
+  generator: PluginRef;
+  /** null for `collector: none` (the generator writes to the sink directly) */
+  collector: PluginRef | null;
+  sink: PluginRef;
+  warmup: Duration;
+  duration: Duration;
+  /** verifier/observer sampling interval */
+  interval: Duration;
+  drain: { timeout: Duration };
+  replicates: number;
+  checks: Check[];
+}
+
+/** One point of the matrix: `values` maps matrix keys to this cell's values; `id` is e.g. "batch=8000" ("default" without a matrix). */
+export interface ScenarioCell {
+  id: string;
+  values: Record<string, unknown>;
+  scenario: ScenarioBody;
+}
+
+/** A validated scenario file. The top-level fields are the base values (as written); `cells` the expanded matrix. */
+export interface Scenario extends ScenarioBody {
+  /** the file it was loaded from */
+  file: string;
+  /** matrix key (dotted path into the scenario file, e.g. "generator.pg-copy.batch") → values, in file order */
+  matrix: Record<string, unknown[]>;
+  /** cartesian product of the matrix in file order (the last key varies fastest); one cell when the matrix is empty */
+  cells: ScenarioCell[];
+}
+
+/** A registry entry: a zod schema for the plugin's config, or anything with one (e.g. a GeneratorFactory). */
+export type PluginSchemaEntry = z.ZodTypeAny | { schema: z.ZodTypeAny };
+
+/** Plugin config schemas by plugin name, per role. */
+export interface PluginRegistries {
+  generators: Record<string, PluginSchemaEntry>;
+  sinks: Record<string, PluginSchemaEntry>;
+  collectors: Record<string, PluginSchemaEntry>;
+}
+
+/** Event field names: lowercase identifiers usable as SQL columns and JSON keys. */
+export const FIELD_NAME = /^[a-z_][a-z0-9_]*$/;
+/** Names of the columns every event carries (reserved). */
+export const RESERVED_FIELDS: readonly string[] = TRACKING_FIELDS.map((f) => f.name);
+const FIELD_TYPES = ["timestamp", "string", "int", "float", "bool"] as const satisfies readonly FieldType[];
+/** Largest generated string field, bytes. */
+export const MAX_STRING_SIZE = 65536;
+/** Most cells a matrix may expand to. */
+export const MAX_CELLS = 10_000;
+const MATRIX_KEY = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+const CHECK_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
+
+function schemaOf(entry: PluginSchemaEntry): z.ZodTypeAny {
+  return "safeParse" in entry ? entry : entry.schema;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** A duration field (units.ts parseDuration) kept as { ms, text }; `positive` rejects 0. */
+const duration = (positive: boolean, what: string) =>
+  z.unknown().transform((v, ctx): Duration => {
+    if (v === undefined) {
+      ctx.addIssue({ code: z.ZodIssueCode.invalid_type, expected: "string", received: "undefined" });
+      return z.NEVER;
+    }
+    const r = zUnit(parseDuration).safeParse(v);
+    if (!r.success) {
+      addNestedIssues(ctx, r.error, []);
+      return z.NEVER;
+    }
+    if (positive && r.data <= 0) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${what} must be more than 0` });
+      return z.NEVER;
+    }
+    return { ms: r.data, text: String(v) };
+  });
+
+function pluginBlock(role: "generator" | "collector" | "sink", registry: Record<string, PluginSchemaEntry>, allowNone: boolean) {
+  const known = Object.keys(registry).sort();
+  const knownText = () => (known.length > 0 ? known.join(", ") : "(none registered)") + (allowNone ? `, or "none"` : "");
+  return z.unknown().transform((v, ctx): PluginRef | null => {
+    if (allowNone && v === "none") return null;
+    if (v === undefined) {
+      ctx.addIssue({ code: z.ZodIssueCode.invalid_type, expected: "object", received: "undefined" });
+      return z.NEVER;
+    }
+    if (typeof v === "string" && Object.hasOwn(registry, v)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `write the ${role} as { ${v}: { ... } } (a map from the plugin name to its config)` });
+      return z.NEVER;
+    }
+    if (!isPlainObject(v) || Object.keys(v).length !== 1) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `${role} must be a map with exactly one key, the plugin name (${knownText()}), e.g. { ${known[0] ?? "name"}: { ... } }`,
+      });
+      return z.NEVER;
+    }
+    const [name, inner] = Object.entries(v)[0]!;
+    const entry = Object.hasOwn(registry, name) ? registry[name] : undefined;
+    if (!entry) {
+      addFlatIssue(ctx, { path: [name], at: "key", message: `unknown ${role} "${name}"; known ${role}s: ${knownText()}` });
+      return z.NEVER;
+    }
+    const schema = schemaOf(entry);
+    const r = schema.safeParse(inner ?? {});
+    if (!r.success) {
+      addNestedIssues(ctx, r.error, [name], schema);
+      return z.NEVER;
+    }
+    return { name, config: r.data as unknown };
+  });
+}
+
+const eventFieldSchema = z
+  .object({
+    name: z.string().regex(FIELD_NAME, { message: `field names must match ${FIELD_NAME} (lowercase, digits, "_")` }),
+    type: z.enum(FIELD_TYPES),
+    size: z.number().int().min(1).max(MAX_STRING_SIZE).optional(),
+  })
+  .strict()
+  .superRefine((f, ctx) => {
+    if (RESERVED_FIELDS.includes(f.name)) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ["name"],
+        message: `"${f.name}" is reserved: ${RESERVED_FIELDS.join(", ")} are tracking columns every event carries`,
+      });
+    }
+    if (f.type === "string" && f.size === undefined) {
+      addFlatIssue(ctx, { path: ["size"], at: "parent", message: `a string field needs size: its length in bytes (1..${MAX_STRING_SIZE})` });
+    }
+    if (f.type !== "string" && f.size !== undefined) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["size"], message: `size applies to string fields only, not ${f.type}` });
+    }
+  });
+
+const checkSchema = z.unknown().transform((v, ctx): Check => {
+  const example = `e.g. { ledger.lost: 0 } or { summary.lagP99Ms: { max: 1000 } }`;
+  if (!isPlainObject(v) || Object.keys(v).length !== 1) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a check is a map with one key, a dotted result path, ${example}` });
+    return z.NEVER;
+  }
+  const [path, cond] = Object.entries(v)[0]!;
+  if (!CHECK_PATH.test(path)) {
+    addFlatIssue(ctx, { path: [path], at: "key", message: `"${path}" is not a dotted result path, ${example}` });
+    return z.NEVER;
+  }
+  if (typeof cond === "number" && Number.isFinite(cond)) return { path, equals: cond };
+  if (isPlainObject(cond)) {
+    const extra = Object.keys(cond).filter((k) => k !== "min" && k !== "max");
+    for (const k of extra) addFlatIssue(ctx, { path: [path, k], at: "key", message: `unknown key "${k}"; allowed keys: min, max` });
+    const { min, max } = cond;
+    let bad = extra.length > 0;
+    for (const [k, n] of [["min", min], ["max", max]] as const) {
+      if (n !== undefined && !(typeof n === "number" && Number.isFinite(n))) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [path, k], message: `${k} must be a number` });
+        bad = true;
+      }
+    }
+    if (min === undefined && max === undefined && extra.length === 0) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [path], message: `give min, max or both, ${example}` });
+    }
+    if (typeof min === "number" && typeof max === "number" && min > max) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [path], message: `min ${min} is above max ${max}` });
+    }
+    if (bad) return z.NEVER;
+    const out: Check = { path };
+    if (typeof min === "number") out.min = min;
+    if (typeof max === "number") out.max = max;
+    return out;
+  }
+  ctx.addIssue({ code: z.ZodIssueCode.custom, path: [path], message: `expected a number (exact) or { min: n } / { max: n }, ${example}` });
+  return z.NEVER;
+});
+
+/**
+ * The strict zod schema for a scenario file's body (without matrix expansion), given plugin registries.
+ * Output: ScenarioBody plus the raw `matrix` map (validated for shape only).
+ */
+export function scenarioSchema(registries: PluginRegistries, options: { baseDir?: string } = {}) {
+  return z
+    .object({
+      name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, {
+        message: 'scenario names are lowercase letters, digits, ".", "_" and "-" (at most 64), e.g. "quickstart"',
+      }),
+      description: z.string().default(""),
+      event: z.array(eventFieldSchema).min(1, { message: "declare at least one event field" }),
+      source: z.object({ file: z.string().min(1) }).strict().optional(),
+      generator: pluginBlock("generator", registries.generators, false),
+      collector: pluginBlock("collector", registries.collectors, true).default("none"),
+      sink: pluginBlock("sink", registries.sinks, false),
+      warmup: duration(false, "warmup").default("0s"),
+      duration: duration(true, "duration"),
+      interval: duration(true, "interval").default("1s"),
+      drain: z.object({ timeout: duration(false, "drain timeout") }).strict().default({ timeout: "60s" }),
+      replicates: z.number().int().min(1).max(1000).default(1),
+      matrix: z
+        .record(z.string(), z.array(z.unknown()).min(1, { message: "a matrix key needs at least one value" }))
+        .nullable()
+        .default({})
+        .transform((m) => m ?? {}),
+      checks: z.array(checkSchema).nullable().default([]).transform((c) => c ?? []),
+    })
+    .strict()
+    .superRefine((s, ctx) => {
+      const seen = new Map<string, number>();
+      s.event.forEach((f, i) => {
+        const prev = seen.get(f.name);
+        if (prev !== undefined) {
+          ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["event", i, "name"], message: `duplicate field "${f.name}" (also event.${prev})` });
+        }
+        seen.set(f.name, i);
+      });
+      if (s.source && !s.event.some((f) => f.type === "string")) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["source"], message: "source replays lines into the last string field, but the event has none" });
+      }
+      if (s.interval.ms > s.duration.ms) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["interval"], message: `interval ${s.interval.text} is longer than duration ${s.duration.text}` });
+      }
+    })
+    .transform((s) => {
+      const body: ScenarioBody & { matrix: Record<string, unknown[]> } = {
+        name: s.name,
+        description: s.description,
+        event: s.event.map((f) => (f.size === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, size: f.size })),
+        generator: s.generator as PluginRef,
+        collector: s.collector,
+        sink: s.sink as PluginRef,
+        warmup: s.warmup,
+        duration: s.duration,
+        interval: s.interval,
+        drain: s.drain,
+        replicates: s.replicates,
+        checks: s.checks,
+        matrix: s.matrix,
+      };
+      if (s.source) {
+        body.source = { file: options.baseDir ? nodePath.resolve(options.baseDir, s.source.file) : s.source.file };
+      }
+      return body;
+    });
+}
+
+/** Walk `data` by dotted-path segments (numeric segments index arrays). */
+function lookup(data: unknown, segs: string[]): { found: boolean; parent?: unknown } {
+  let node = data;
+  for (let i = 0; i < segs.length; i++) {
+    const seg = segs[i]!;
+    if (Array.isArray(node) && /^\d+$/.test(seg) && Number(seg) < node.length) node = node[Number(seg)];
+    else if (isPlainObject(node) && Object.hasOwn(node, seg)) node = node[seg];
+    else return { found: false, parent: node };
+  }
+  return { found: true };
+}
+
+function setPath(data: unknown, segs: string[], value: unknown): void {
+  let node = data as Record<string, unknown> | unknown[];
+  for (let i = 0; i < segs.length - 1; i++) node = (node as Record<string, unknown>)[segs[i]!] as Record<string, unknown>;
+  (node as Record<string, unknown>)[segs[segs.length - 1]!] = value;
+}
+
+function valueLabel(v: unknown): string {
+  if (v === null || typeof v !== "object") return String(v);
+  if (isPlainObject(v) && Object.keys(v).length === 1) return Object.keys(v)[0]!;
+  return JSON.stringify(v);
+}
+
+/**
+ * Load and validate a scenario file, expanding its matrix into cells (each cell's values are substituted into the
+ * file's data and validated again, so a bad matrix value is reported at its line).
+ * @throws ConfigurationError E_CONFIG_NOT_FOUND, E_YAML_SYNTAX, or E_SCENARIO_FIELD with one
+ *         "file:line:col: field: problem" line per issue (unknown plugin names list the known ones).
+ */
+export function loadScenario(path: string, registries: PluginRegistries): Scenario {
+  const loaded = loadYamlFile(path);
+  const schema = scenarioSchema(registries, { baseDir: nodePath.dirname(path) });
+  const code = "E_SCENARIO_FIELD";
+  const base = validate(schema, loaded, path, { code });
+  const { matrix, ...body } = base;
+
+  // Matrix keys must name existing fields; each value is validated in place.
+  const issues: FlatIssue[] = [];
+  const keys = Object.keys(matrix);
+  for (const key of keys) {
+    const at: FieldPath = ["matrix", key];
+    const segs = key.split(".");
+    if (!MATRIX_KEY.test(key)) {
+      issues.push({ path: at, at: "key", message: `"${key}" is not a dotted path into the scenario, e.g. "generator.pg-copy.batch"` });
+      continue;
+    }
+    if (segs[0] === "matrix" || segs[0] === "checks" || segs[0] === "name") {
+      issues.push({ path: at, at: "key", message: `"${segs[0]}" cannot be varied by the matrix` });
+      continue;
+    }
+    const hit = lookup(loaded.data, segs);
+    if (!hit.found) {
+      const here = isPlainObject(hit.parent) ? `; there: ${Object.keys(hit.parent).join(", ")}` : "";
+      issues.push({ path: at, at: "key", message: `"${key}" names no field of this scenario (write the base value in the file first)${here}` });
+      continue;
+    }
+    matrix[key]!.forEach((value, i) => {
+      const data = structuredClone(loaded.data) as Record<string, unknown>;
+      setPath(data, segs, value);
+      data.matrix = {};
+      const r = schema.safeParse(data);
+      if (!r.success) {
+        for (const f of flattenIssues(r.error.issues, schema)) {
+          const where = f.path.join(".") === key ? "" : ` (at ${f.path.join(".")})`;
+          issues.push({ path: [...at, i], at: "value", message: `matrix value ${JSON.stringify(value)}${where}: ${f.message}` });
+        }
+      }
+    });
+  }
+  if (issues.length > 0) throwIssues(loaded, issues, { path, code });
+
+  // Cartesian product, last key fastest.
+  const count = keys.reduce((n, k) => n * matrix[k]!.length, 1);
+  if (count > MAX_CELLS) {
+    throwIssues(loaded, [{ path: ["matrix"], at: "value", message: `the matrix expands to ${count} cells, more than ${MAX_CELLS}` }], { path, code });
+  }
+  const lastSegs = keys.map((k) => k.split(".").at(-1)!);
+  const labels = keys.map((k, i) => (lastSegs.indexOf(lastSegs[i]!) === lastSegs.lastIndexOf(lastSegs[i]!) ? lastSegs[i]! : k));
+  const cells: ScenarioCell[] = [];
+  const usedIds = new Set<string>();
+  for (let n = 0; n < count; n++) {
+    const values: Record<string, unknown> = {};
+    let rest = n;
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const vals = matrix[keys[i]!]!;
+      values[keys[i]!] = vals[rest % vals.length];
+      rest = Math.floor(rest / vals.length);
+    }
+    const ordered: Record<string, unknown> = {};
+    for (const k of keys) ordered[k] = values[k];
+    let id = keys.length === 0 ? "default" : keys.map((k, i) => `${labels[i]}=${valueLabel(ordered[k])}`).join(",");
+    if (usedIds.has(id)) id = `${id}#${n + 1}`;
+    usedIds.add(id);
+    let scenario: ScenarioBody = body;
+    if (keys.length > 0) {
+      const data = structuredClone(loaded.data) as Record<string, unknown>;
+      for (const k of keys) setPath(data, k.split("."), ordered[k]);
+      data.matrix = {};
+      const r = schema.safeParse(data);
+      if (!r.success) {
+        const why = flattenIssues(r.error.issues, schema).map((f) => `${f.path.join(".")}: ${f.message}`).join("; ");
+        throwIssues(loaded, [{ path: ["matrix"], at: "value", message: `cell ${id} is invalid: ${why}` }], { path, code });
+      }
+      const { matrix: _m, ...cellBody } = r.data;
+      scenario = cellBody;
+    }
+    cells.push({ id, values: ordered, scenario });
+  }
+  return { ...body, file: path, matrix, cells };
+}

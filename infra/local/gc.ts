@@ -1,0 +1,162 @@
+/**
+ * Leftover collection for the local platform: removes what crashed or killed runs left behind (processes,
+ * tmpfs mounts, network namespaces, cgroups, run directories), never touching a live run.
+ *
+ * 1. Registries (`${os.tmpdir()}/ingestbench-runs/<runId>.json`) whose owner process is gone (or all, with
+ *    `all: true`): everything they list is removed, then the file.
+ * 2. By naming convention, for run ids without a live registry: namespaces `ib-<runId>-*`, cgroup directories
+ *    `<controller>/ingestbench/<runId>`, and run directories `<tmpRoot>/ingestbench-<runId>` older than the expiry.
+ *
+ * A run's registry is written before it creates anything, so a live run is always protected. Runs started with
+ * a different TMPDIR keep their registry elsewhere and are invisible here: their namespaces and cgroups would be
+ * seen as ownerless, so run gc with the same TMPDIR as the benchmarks.
+ */
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { ProvisioningError } from "../../harness/errors.ts";
+import { CGROUP_PARENT, controllerRoots, detectCgroupLayout, removeCgroupRunDir } from "./cgroup.ts";
+import { listNetns, NETNS_PREFIX, removeNetns, removeRootLinks } from "./netns.ts";
+import { isOwnerAlive, readRegistry, registryDir, removeRunResources, unmountIfMounted } from "./platform.ts";
+
+/** Default age after which an ownerless run directory is collected (the stack file's default expiry, 4 h). */
+export const DEFAULT_EXPIRY_MS = 4 * 60 * 60 * 1000;
+
+/** Options of collectLeftovers. */
+export interface CollectOptions {
+  /** also remove runs whose owner is alive (and ignore the expiry); default false */
+  all?: boolean;
+  /** ownerless run directories younger than this (ms, by mtime) are kept; default 4 h */
+  expiryMs?: number;
+  /** where run directories live; default os.tmpdir() */
+  tmpRoot?: string;
+  /** cgroup mount root; default /sys/fs/cgroup */
+  cgroupRoot?: string;
+  /** SIGTERM→SIGKILL grace for leftover processes, ms; default 3000 */
+  graceMs?: number;
+}
+
+/** What collectLeftovers removed (absolute paths / names), what it kept, and the errors it met. */
+export interface GcReport {
+  /** run ids whose registry was processed and removed */
+  runs: string[];
+  netns: string[];
+  cgroups: string[];
+  dirs: string[];
+  mounts: string[];
+  registries: string[];
+  /** run ids left alone because their owner is alive */
+  live: string[];
+  errors: Error[];
+}
+
+const RUN_ID = "[0-9a-f]{6}";
+
+/**
+ * Remove leftovers of dead runs (see the module doc). Idempotent; never throws for things already gone; real
+ * errors are returned in `errors` (and the registry of a run with errors is kept for a later attempt).
+ */
+export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcReport> {
+  const all = opts.all ?? false;
+  const expiryMs = opts.expiryMs ?? DEFAULT_EXPIRY_MS;
+  const tmpRoot = opts.tmpRoot ?? os.tmpdir();
+  const graceOpts = opts.graceMs === undefined ? {} : { graceMs: opts.graceMs };
+  const report: GcReport = { runs: [], netns: [], cgroups: [], dirs: [], mounts: [], registries: [], live: [], errors: [] };
+  const attempt = async (what: string, fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (err) {
+      // No iproute2 on this machine: there can be no namespaces or links of ours to collect.
+      if ((err as { code?: string }).code === "ENOENT" && (err as { command?: string }).command?.startsWith("ip ")) return;
+      report.errors.push(new ProvisioningError("E_GC", `${what}: ${(err as Error).message}`, { cause: err }));
+    }
+  };
+
+  // 1. Registries.
+  const live = new Set<string>();
+  let files: string[] = [];
+  try {
+    files = (await fs.readdir(registryDir())).filter((f) => new RegExp(`^${RUN_ID}\\.json$`).test(f));
+  } catch (err) {
+    if ((err as { code?: string }).code !== "ENOENT") throw err;
+  }
+  for (const f of files) {
+    const reg = await readRegistry(path.join(registryDir(), f));
+    if (!reg) continue;
+    if (!all && isOwnerAlive(reg)) {
+      live.add(reg.runId);
+      continue;
+    }
+    await attempt(`run ${reg.runId}`, async () => {
+      const r = await removeRunResources(reg, graceOpts);
+      report.netns.push(...r.netns);
+      report.cgroups.push(...r.cgroups);
+      report.dirs.push(...r.dirs);
+      report.mounts.push(...r.mounts);
+      if (r.registry) report.registries.push(r.registry);
+      report.errors.push(...r.errors);
+      report.runs.push(reg.runId);
+    });
+  }
+  report.live = [...live];
+  const ownerless = (runId: string) => !live.has(runId);
+
+  // 2a. Namespaces by name.
+  await attempt("listing namespaces", async () => {
+    const re = new RegExp(`^${NETNS_PREFIX}(${RUN_ID})-`);
+    for (const ns of await listNetns()) {
+      const runId = re.exec(ns)?.[1];
+      if (runId === undefined || !ownerless(runId)) continue;
+      await attempt(`removing netns ${ns}`, async () => {
+        if (await removeNetns(ns, graceOpts)) report.netns.push(ns);
+      });
+    }
+  });
+
+  await attempt("removing root-side links", async () => void (await removeRootLinks(undefined, (id) => !ownerless(id))));
+
+  // 2b. Cgroup run directories.
+  await attempt("sweeping cgroups", async () => {
+    const layout = await detectCgroupLayout(opts.cgroupRoot === undefined ? {} : { root: opts.cgroupRoot });
+    if (layout.version === "none") return;
+    for (const root of controllerRoots(layout)) {
+      const parent = path.join(root, CGROUP_PARENT);
+      let runs: string[];
+      try {
+        runs = (await fs.readdir(parent, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+      } catch (err) {
+        if ((err as { code?: string }).code === "ENOENT") continue;
+        throw err;
+      }
+      for (const runId of runs) {
+        if (!new RegExp(`^${RUN_ID}$`).test(runId) || !ownerless(runId)) continue;
+        await attempt(`removing cgroup ${path.join(parent, runId)}`, async () => {
+          report.cgroups.push(...(await removeCgroupRunDir(path.join(parent, runId), layout.version as "v1" | "v2", graceOpts)));
+        });
+      }
+    }
+  });
+
+  // 2c. Run directories.
+  await attempt(`sweeping ${tmpRoot}`, async () => {
+    const re = new RegExp(`^ingestbench-(${RUN_ID})$`);
+    for (const entry of await fs.readdir(tmpRoot, { withFileTypes: true })) {
+      const runId = re.exec(entry.name)?.[1];
+      if (runId === undefined || !entry.isDirectory() || !ownerless(runId)) continue;
+      const dir = path.join(tmpRoot, entry.name);
+      await attempt(`removing ${dir}`, async () => {
+        const st = await fs.stat(dir);
+        if (!all && Date.now() - st.mtimeMs < expiryMs) return;
+        if (await unmountIfMounted(dir)) report.mounts.push(dir);
+        await fs.rm(dir, { recursive: true, force: true });
+        report.dirs.push(dir);
+      });
+    }
+  });
+
+  report.netns = [...new Set(report.netns)];
+  report.cgroups = [...new Set(report.cgroups)];
+  report.dirs = [...new Set(report.dirs)];
+  report.mounts = [...new Set(report.mounts)];
+  return report;
+}

@@ -1,0 +1,487 @@
+/**
+ * Network namespaces, veth links and tc shaping for the local platform (iproute2: ip-netns(8), ip-link(8),
+ * tc-tbf(8), tc-netem(8)).
+ *
+ * Topology of a run `<runId>` (6 hex chars) with hosts h0..hn-1:
+ * - every host gets namespace `ib-<runId>-<host>` with `lo` up;
+ * - control link (unshaped) per host i: veth `ib<runId>c<i>` in the root namespace (10.213.<block>.<4i+1>/30)
+ *   ↔ `ib<runId>c<i>h` in the host namespace (10.213.<block>.<4i+2>/30); the harness reaches hosts over it;
+ * - data plane (shaped): with exactly two hosts one veth pair `ib<runId>d0` ↔ `ib<runId>d1` between them; with
+ *   three or more, a bridge `ib<runId>br` inside namespace `ib-<runId>-net` and per host i a veth
+ *   `ib<runId>d<i>` (host side) ↔ `ib<runId>d<i>p` (bridge port). Host i's data address is 10.214.<block>.<i+1>/24.
+ * `<block>` (0..255) is derived from a hash of runId and moved on when 10.213.<block>.0/24 is already in use in
+ * the root namespace (another run), so concurrent runs do not collide.
+ *
+ * Shaping a host shapes both directions of its data link: egress of its own end (upload) and egress of the
+ * peer end (its download): tbf for bandwidth, netem for delay/loss, netem at the root with tbf as its child when
+ * both. Values are read back with `tc -j qdisc show`.
+ */
+import { execa } from "execa";
+import { ProvisioningError } from "../../harness/errors.ts";
+import type { NetworkLimit } from "../limits.ts";
+
+/** Prefix of every namespace this module creates. */
+export const NETNS_PREFIX = "ib-";
+
+/** tbf latency parameter (max time a packet may wait in the tbf queue; sets the queue limit). */
+export const TBF_LATENCY_MS = 50;
+/** Minimum tbf burst, bytes. */
+export const TBF_MIN_BURST_BYTES = 32 * 1024;
+
+/**
+ * tbf bucket size for a rate: max(rate/100, 32 KiB). rate/100 is 10 ms worth of tokens, which covers the
+ * kernel's timer granularity (HZ=100 worst case; a smaller bucket cannot sustain the rate); 32 KiB keeps at
+ * least ~20 full-size frames so slow rates are not starved. GSO super-packets larger than the bucket are
+ * segmented by tbf (tc-tbf(8), "burst").
+ */
+export function tbfBurstFor(rateBytesPerSec: number): number {
+  return Math.max(Math.ceil(rateBytesPerSec / 100), TBF_MIN_BURST_BYTES);
+}
+
+/** Namespace name of a host: `ib-<runId>-<host>`. */
+export function netnsName(runId: string, host: string): string {
+  return `${NETNS_PREFIX}${runId}-${host}`;
+}
+
+/** Namespace of the bridge (three or more hosts): `ib-<runId>-net`. */
+export function bridgeNetnsName(runId: string): string {
+  return `${NETNS_PREFIX}${runId}-net`;
+}
+
+/** Run `ip`/`tc`; throws (execa) with exit code, stderr and the command line on failure. */
+async function run(cmd: string, args: string[]): Promise<string> {
+  const r = await execa(cmd, args);
+  return r.stdout;
+}
+
+/** A host's place in the topology. */
+export interface NetHost {
+  name: string;
+  netns: string;
+  /** data-plane address (what other hosts use) */
+  address: string;
+  /** host side of the control link (what the harness in the root namespace uses) */
+  controlAddress: string;
+  /** root side of the control link */
+  controlRootAddress: string;
+  /** control veth end in the root namespace / in the host namespace */
+  controlRootInterface: string;
+  controlInterface: string;
+  /** data-plane interface in the host namespace; undefined for a single-host topology */
+  interface?: string;
+  /** the other end of the data veth, and the namespace it is in */
+  peerInterface?: string;
+  peerNetns?: string;
+}
+
+/** A created topology. `netns` lists every namespace it made (hosts and bridge). */
+export interface NetworkTopology {
+  runId: string;
+  block: number;
+  mode: "single" | "pair" | "bridge";
+  bridgeNetns?: string;
+  netns: string[];
+  hosts: Record<string, NetHost>;
+}
+
+/** Shaping read back for one host. Keys: tbfRateBytesPerSec, tbfBurstBytes, netemDelayMs, netemLossPercent for
+ *  its egress (own end), the same prefixed `ingress` for the peer end, plus dataInterface / dataPeerInterface. */
+export interface ShapingResult {
+  applied: Record<string, number | string>;
+  enforced: boolean;
+  notes: string[];
+}
+
+/** Qdisc parameters read back from `tc -j qdisc show dev IF`. */
+export interface QdiscReadback {
+  tbfRateBytesPerSec?: number;
+  tbfBurstBytes?: number;
+  netemDelayMs?: number;
+  netemLossPercent?: number;
+  kinds: string[];
+}
+
+/** Names of existing network namespaces (`ip -j netns list`). */
+export async function listNetns(): Promise<string[]> {
+  const out = await run("ip", ["-j", "netns", "list"]);
+  if (out.trim() === "") return [];
+  const list = JSON.parse(out) as Array<{ name: string }>;
+  return list.map((n) => n.name);
+}
+
+/** FNV-1a of a string, 32 bit. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/**
+ * Pick the /24 block for a run: start at hash(runId) mod 256 and move on while any address in the root namespace
+ * (`ip -j addr`) already lies in 10.213.<block>.0/24 or 10.214.<block>.0/24. Throws when all 256 are taken.
+ */
+export async function pickAddressBlock(runId: string): Promise<number> {
+  const out = await run("ip", ["-j", "addr"]);
+  const used = new Set<string>();
+  for (const link of JSON.parse(out) as Array<{ addr_info?: Array<{ family: string; local: string }> }>) {
+    for (const a of link.addr_info ?? []) if (a.family === "inet") used.add(a.local);
+  }
+  const taken = (b: number) => [...used].some((a) => a.startsWith(`10.213.${b}.`) || a.startsWith(`10.214.${b}.`));
+  const start = fnv1a(runId) % 256;
+  for (let i = 0; i < 256; i++) {
+    const b = (start + i) % 256;
+    if (!taken(b)) return b;
+  }
+  throw new ProvisioningError("E_NETNS_ADDR", "all 256 address blocks 10.213.0-255.0/24 are in use");
+}
+
+/**
+ * Create namespaces, control links and the data plane for `hosts` (order = index i). `onNetns` is awaited with
+ * each namespace name BEFORE it is created (for the run registry). Throws ProvisioningError (with the failing
+ * command as cause) and leaves cleanup to the caller (removeRunNetns).
+ */
+export async function createTopology(
+  runId: string,
+  hosts: string[],
+  opts: { onNetns?: (name: string) => void | Promise<void> } = {},
+): Promise<NetworkTopology> {
+  if (!/^[0-9a-f]{6}$/.test(runId)) throw new ProvisioningError("E_NETNS_NAME", `runId must be 6 hex chars, got "${runId}"`);
+  if (hosts.length === 0 || hosts.length > 60) throw new ProvisioningError("E_NETNS_HOSTS", `1..60 hosts supported, got ${hosts.length}`);
+  for (const h of hosts) {
+    if (!/^[A-Za-z0-9_.-]+$/.test(h) || h === "net") {
+      throw new ProvisioningError("E_NETNS_NAME", `host name "${h}" cannot be used for a namespace (reserved or invalid)`);
+    }
+  }
+  const block = await pickAddressBlock(runId);
+  const mode: NetworkTopology["mode"] = hosts.length === 1 ? "single" : hosts.length === 2 ? "pair" : "bridge";
+  const topo: NetworkTopology = { runId, block, mode, netns: [], hosts: {} };
+  const addNs = async (name: string) => {
+    await opts.onNetns?.(name);
+    await run("ip", ["netns", "add", name]);
+    topo.netns.push(name);
+    await run("ip", ["-n", name, "link", "set", "lo", "up"]);
+  };
+  try {
+    for (const [i, name] of hosts.entries()) {
+      const ns = netnsName(runId, name);
+      await addNs(ns);
+      const rootIf = `ib${runId}c${i}`;
+      const hostIf = `ib${runId}c${i}h`;
+      const rootAddr = `10.213.${block}.${4 * i + 1}`;
+      const hostAddr = `10.213.${block}.${4 * i + 2}`;
+      await run("ip", ["link", "add", rootIf, "type", "veth", "peer", "name", hostIf, "netns", ns]);
+      await run("ip", ["addr", "add", `${rootAddr}/30`, "dev", rootIf]);
+      await run("ip", ["link", "set", rootIf, "up"]);
+      await run("ip", ["-n", ns, "addr", "add", `${hostAddr}/30`, "dev", hostIf]);
+      await run("ip", ["-n", ns, "link", "set", hostIf, "up"]);
+      topo.hosts[name] = {
+        name,
+        netns: ns,
+        address: hostAddr,
+        controlAddress: hostAddr,
+        controlRootAddress: rootAddr,
+        controlRootInterface: rootIf,
+        controlInterface: hostIf,
+      };
+    }
+    if (mode === "pair") {
+      const [a, b] = hosts as [string, string];
+      const ha = topo.hosts[a]!;
+      const hb = topo.hosts[b]!;
+      const ifa = `ib${runId}d0`;
+      const ifb = `ib${runId}d1`;
+      await run("ip", ["link", "add", ifa, "netns", ha.netns, "type", "veth", "peer", "name", ifb, "netns", hb.netns]);
+      Object.assign(ha, { interface: ifa, peerInterface: ifb, peerNetns: hb.netns, address: `10.214.${block}.1` });
+      Object.assign(hb, { interface: ifb, peerInterface: ifa, peerNetns: ha.netns, address: `10.214.${block}.2` });
+    } else if (mode === "bridge") {
+      const net = bridgeNetnsName(runId);
+      await addNs(net);
+      topo.bridgeNetns = net;
+      const br = `ib${runId}br`;
+      await run("ip", ["-n", net, "link", "add", br, "type", "bridge"]);
+      await run("ip", ["-n", net, "link", "set", br, "up"]);
+      for (const [i, name] of hosts.entries()) {
+        const h = topo.hosts[name]!;
+        const hostIf = `ib${runId}d${i}`;
+        const portIf = `ib${runId}d${i}p`;
+        await run("ip", ["link", "add", hostIf, "netns", h.netns, "type", "veth", "peer", "name", portIf, "netns", net]);
+        await run("ip", ["-n", net, "link", "set", portIf, "master", br]);
+        await run("ip", ["-n", net, "link", "set", portIf, "up"]);
+        Object.assign(h, { interface: hostIf, peerInterface: portIf, peerNetns: net, address: `10.214.${block}.${i + 1}` });
+      }
+    }
+    for (const h of Object.values(topo.hosts)) {
+      if (h.interface === undefined) continue;
+      await run("ip", ["-n", h.netns, "addr", "add", `${h.address}/24`, "dev", h.interface]);
+      await run("ip", ["-n", h.netns, "link", "set", h.interface, "up"]);
+    }
+  } catch (err) {
+    throw new ProvisioningError("E_NETNS_CREATE", `creating the network of run ${runId} failed: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return topo;
+}
+
+/** Parse a tc rate string as older iproute2 prints it ("96Mbit", "12000Kbps", "1500bit"; SI multipliers) to bytes/s. */
+export function parseTcRate(text: string): number | undefined {
+  const m = /^([\d.]+)\s*([KMGT]?)(i?)(bit|bps)$/i.exec(text.trim());
+  if (!m) return undefined;
+  const [, num, prefix = "", iec, unit = ""] = m;
+  const base = iec ? 1024 : 1000;
+  const mult = { "": 1, K: base, M: base ** 2, G: base ** 3, T: base ** 4 }[prefix.toUpperCase()] ?? 1;
+  const value = Number(num) * mult;
+  return unit.toLowerCase() === "bit" ? value / 8 : value;
+}
+
+/**
+ * Read tbf and netem parameters of `ifname` inside `netns` (`tc -n NS -j qdisc show dev IF`).
+ * iproute2 6.1 prints tbf `rate` as a number in bytes/s and `burst` in bytes (older versions: a string such as
+ * "96Mbit", parsed too); netem `delay.delay` in seconds and `loss-random.loss` as a fraction.
+ */
+export async function readQdiscs(netns: string | undefined, ifname: string): Promise<QdiscReadback> {
+  const args = [...(netns ? ["-n", netns] : []), "-j", "qdisc", "show", "dev", ifname];
+  const list = JSON.parse(await run("tc", args)) as Array<{ kind: string; options?: Record<string, unknown> }>;
+  const out: QdiscReadback = { kinds: list.map((q) => q.kind) };
+  for (const q of list) {
+    const o = q.options ?? {};
+    if (q.kind === "tbf") {
+      const rate = o.rate;
+      out.tbfRateBytesPerSec = typeof rate === "number" ? rate : typeof rate === "string" ? parseTcRate(rate) : undefined;
+      const burst = o.burst;
+      out.tbfBurstBytes = typeof burst === "number" ? burst : typeof burst === "string" ? Number.parseInt(burst, 10) : undefined;
+    } else if (q.kind === "netem") {
+      const delay = o.delay as { delay?: number } | undefined;
+      if (delay?.delay !== undefined) out.netemDelayMs = Math.round(delay.delay * 1e6) / 1e3;
+      const loss = o["loss-random"] as { loss?: number } | undefined;
+      if (loss?.loss !== undefined) out.netemLossPercent = Math.round(loss.loss * 1e8) / 1e6;
+    }
+  }
+  return out;
+}
+
+/** Effective shaping of one direction of a link. */
+interface DirectionShape {
+  rate?: number;
+  delayMs?: number;
+  lossPercent?: number;
+}
+
+function combine(a: NetworkLimit | undefined, b: NetworkLimit | undefined): DirectionShape {
+  const rates = [a?.bandwidthBytesPerSec, b?.bandwidthBytesPerSec].filter((v): v is number => v !== undefined);
+  const delays = [a?.delayMs, b?.delayMs].filter((v): v is number => v !== undefined);
+  const losses = [a?.lossPercent, b?.lossPercent].filter((v): v is number => v !== undefined);
+  return {
+    rate: rates.length ? Math.min(...rates) : undefined,
+    delayMs: delays.length ? delays.reduce((x, y) => x + y, 0) : undefined,
+    lossPercent: losses.length ? 100 * (1 - losses.reduce((keep, l) => keep * (1 - l / 100), 1)) : undefined,
+  };
+}
+
+const isEmpty = (s: DirectionShape) => s.rate === undefined && s.delayMs === undefined && s.lossPercent === undefined;
+
+/** Install qdiscs for one interface end; returns notes for parts that the kernel refused (e.g. netem missing). */
+async function shapeInterface(netns: string, ifname: string, s: DirectionShape): Promise<string[]> {
+  const notes: string[] = [];
+  const tc = ["-n", netns, "qdisc"];
+  const tbfArgs = (rate: number) => ["tbf", "rate", `${Math.round(rate)}bps`, "burst", String(tbfBurstFor(rate)), "latency", `${TBF_LATENCY_MS}ms`];
+  const netemArgs: string[] = [];
+  if (s.delayMs !== undefined) netemArgs.push("delay", `${s.delayMs}ms`);
+  if (s.lossPercent !== undefined) netemArgs.push("loss", "random", `${s.lossPercent}%`);
+  let netemInstalled = false;
+  if (netemArgs.length > 0) {
+    try {
+      await run("tc", [...tc, "replace", "dev", ifname, "root", "handle", "1:", "netem", ...netemArgs]);
+      netemInstalled = true;
+    } catch (err) {
+      const stderr = (err as { stderr?: string }).stderr ?? String(err);
+      if (!/unknown|not supported|No such file/i.test(stderr)) throw err;
+      notes.push(`netem is not available in this kernel (CONFIG_NET_SCH_NETEM): delay/loss on ${ifname} NOT applied (${stderr.trim()})`);
+    }
+  }
+  if (s.rate !== undefined) {
+    const parent = netemInstalled ? ["parent", "1:1", "handle", "10:"] : ["root", "handle", "1:"];
+    await run("tc", [...tc, "replace", "dev", ifname, ...parent, ...tbfArgs(s.rate)]);
+  }
+  return notes;
+}
+
+/**
+ * Shape the data links for the given limits and read every qdisc back.
+ * Bridge topology: host i's egress = its own veth end, its ingress = the bridge-port end, each shaped with host
+ * i's limits only. Pair topology: the two hosts share one link, so each direction gets the combination of both
+ * hosts' limits (smaller rate, summed delay, combined loss). Returns one ShapingResult per host that asked for
+ * network limits (enforced false with notes when not possible, e.g. netem missing or single-host topology).
+ * Throws ProvisioningError when tc fails otherwise.
+ */
+export async function applyShaping(
+  topo: NetworkTopology,
+  limits: Record<string, NetworkLimit | undefined>,
+): Promise<Record<string, ShapingResult>> {
+  const wants = (l: NetworkLimit | undefined) =>
+    l !== undefined && (l.bandwidthBytesPerSec !== undefined || l.delayMs !== undefined || l.lossPercent !== undefined);
+  const results: Record<string, ShapingResult> = {};
+  const notesByIf = new Map<string, string[]>();
+  // Plan the shape of every interface end (key "netns/ifname").
+  const plan = new Map<string, { netns: string; ifname: string; shape: DirectionShape }>();
+  for (const h of Object.values(topo.hosts)) {
+    if (!h.interface || !h.peerInterface || !h.peerNetns) continue;
+    const own = limits[h.name];
+    const peerHost = Object.values(topo.hosts).find((x) => x.netns === h.peerNetns);
+    const egress = topo.mode === "pair" ? combine(own, peerHost ? limits[peerHost.name] : undefined) : combine(own, undefined);
+    if (!isEmpty(egress)) plan.set(`${h.netns}/${h.interface}`, { netns: h.netns, ifname: h.interface, shape: egress });
+    if (topo.mode === "bridge" && !isEmpty(egress)) {
+      plan.set(`${h.peerNetns}/${h.peerInterface}`, { netns: h.peerNetns, ifname: h.peerInterface, shape: egress });
+    }
+  }
+  try {
+    for (const [key, p] of plan) notesByIf.set(key, await shapeInterface(p.netns, p.ifname, p.shape));
+  } catch (err) {
+    throw new ProvisioningError("E_TC", `shaping the data plane of run ${topo.runId} failed: ${(err as Error).message}`, { cause: err });
+  }
+  for (const h of Object.values(topo.hosts)) {
+    const own = limits[h.name];
+    if (!wants(own)) continue;
+    const res: ShapingResult = { applied: {}, enforced: true, notes: [] };
+    results[h.name] = res;
+    if (!h.interface || !h.peerInterface || !h.peerNetns) {
+      res.enforced = false;
+      res.notes.push("network limits NOT applied: a single-host stack has no data-plane link to shape");
+      continue;
+    }
+    res.applied.dataInterface = h.interface;
+    res.applied.dataPeerInterface = h.peerInterface;
+    const ends: Array<[string, string, string]> = [
+      ["", h.netns, h.interface],
+      ["ingress", h.peerNetns, h.peerInterface],
+    ];
+    for (const [prefix, ns, ifname] of ends) {
+      const back = await readQdiscs(ns, ifname);
+      const key = (k: string) => (prefix ? `${prefix}${k[0]!.toUpperCase()}${k.slice(1)}` : k);
+      for (const k of ["tbfRateBytesPerSec", "tbfBurstBytes", "netemDelayMs", "netemLossPercent"] as const) {
+        const v = back[k];
+        if (v !== undefined) res.applied[key(k)] = v;
+      }
+      res.notes.push(...(notesByIf.get(`${ns}/${ifname}`) ?? []));
+      const expected = plan.get(`${ns}/${ifname}`)?.shape ?? {};
+      const missing: string[] = [];
+      if (own?.bandwidthBytesPerSec !== undefined && back.tbfRateBytesPerSec === undefined) missing.push("bandwidth");
+      if (own?.delayMs !== undefined && back.netemDelayMs === undefined) missing.push("delay");
+      if (own?.lossPercent !== undefined && back.netemLossPercent === undefined) missing.push("loss");
+      if (missing.length > 0) {
+        res.enforced = false;
+        res.notes.push(`${missing.join(", ")} NOT in force on ${ifname} (${prefix || "egress"}); qdiscs there: ${back.kinds.join(", ")}`);
+      }
+      if (expected.rate !== undefined && back.tbfRateBytesPerSec !== undefined && back.tbfRateBytesPerSec !== Math.round(expected.rate)) {
+        res.notes.push(`tbf rate on ${ifname}: requested ${Math.round(expected.rate)} B/s, kernel reports ${back.tbfRateBytesPerSec} B/s`);
+      }
+    }
+    if (topo.mode === "pair") {
+      res.notes.push("two-host data link: both directions carry the combination of both hosts' network limits");
+    }
+  }
+  return results;
+}
+
+/** Byte and packet counters of an interface (`ip [-n NS] -s -j link show dev IF`, stats64). */
+export interface InterfaceCounters {
+  rxBytes: number;
+  txBytes: number;
+  rxPackets: number;
+  txPackets: number;
+}
+
+/** Read counters of `ifname` in namespace `netns` (root namespace when undefined). Throws when it does not exist. */
+export async function readInterfaceCounters(netns: string | undefined, ifname: string): Promise<InterfaceCounters> {
+  const args = [...(netns ? ["-n", netns] : []), "-s", "-j", "link", "show", "dev", ifname];
+  const [link] = JSON.parse(await run("ip", args)) as Array<{
+    stats64?: { rx: { bytes: number; packets: number }; tx: { bytes: number; packets: number } };
+  }>;
+  const s = link?.stats64;
+  if (!s) throw new ProvisioningError("E_NETNS_COUNTERS", `no stats64 for ${ifname} in ${netns ?? "root namespace"}`);
+  return { rxBytes: s.rx.bytes, txBytes: s.tx.bytes, rxPackets: s.rx.packets, txPackets: s.tx.packets };
+}
+
+/** Pids of processes in a namespace (`ip netns pids`); [] when the namespace does not exist. */
+export async function netnsPids(name: string): Promise<number[]> {
+  if (!(await listNetns()).includes(name)) return [];
+  const r = await execa("ip", ["netns", "pids", name], { reject: false }); // the namespace may vanish meanwhile
+  if (r.exitCode !== 0) return [];
+  return r.stdout
+    .split(/\s+/)
+    .filter((t) => /^\d+$/.test(t))
+    .map(Number)
+    .filter((p) => p !== process.pid);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch (err) {
+      if ((err as { code?: string }).code !== "ESRCH") throw err;
+    }
+  }
+}
+
+/**
+ * Delete a namespace: kill the processes still inside (SIGTERM, up to `graceMs` (3000), then SIGKILL), then
+ * `ip netns del` (its veth ends, and their peers, go with it). Idempotent: returns false when it did not exist.
+ */
+export async function removeNetns(name: string, opts: { graceMs?: number } = {}): Promise<boolean> {
+  if (!(await listNetns()).includes(name)) return false;
+  const graceMs = opts.graceMs ?? 3000;
+  let pids = await netnsPids(name);
+  if (pids.length > 0) {
+    signalAll(pids, "SIGTERM");
+    const start = Date.now();
+    while (pids.length > 0 && Date.now() - start < graceMs) {
+      await sleep(50);
+      pids = await netnsPids(name);
+    }
+    for (let i = 0; i < 100 && pids.length > 0; i++) {
+      signalAll(pids, "SIGKILL");
+      await sleep(50);
+      pids = await netnsPids(name);
+    }
+    if (pids.length > 0) throw new ProvisioningError("E_NETNS_KILL", `processes ${pids.join(", ")} survived SIGKILL in netns ${name}`);
+  }
+  if (!(await listNetns()).includes(name)) return false;
+  await run("ip", ["netns", "del", name]);
+  return true;
+}
+
+/**
+ * Delete the root-namespace ends of a run's control links (`ib<runId>c<i>`; all runs' when runId is undefined,
+ * then `keep` run ids are spared). Deleting a veth end deletes its peer at once, whereas a deleted namespace's
+ * interfaces are destroyed asynchronously by the kernel, so this makes removal immediate. Idempotent; returns
+ * the interfaces removed.
+ */
+export async function removeRootLinks(runId?: string, keep: (runId: string) => boolean = () => false): Promise<string[]> {
+  const links = JSON.parse(await run("ip", ["-j", "link", "show"])) as Array<{ ifname: string }>;
+  const re = new RegExp(`^ib(${runId ?? "[0-9a-f]{6}"})c\\d+$`);
+  const removed: string[] = [];
+  for (const { ifname } of links) {
+    const id = re.exec(ifname)?.[1];
+    if (id === undefined || keep(id)) continue;
+    const r = await execa("ip", ["link", "del", ifname], { reject: false }); // may vanish with its namespace meanwhile
+    if (r.exitCode === 0) removed.push(ifname);
+    else if (!/Cannot find device/.test(r.stderr)) throw new ProvisioningError("E_NETNS_LINK", `ip link del ${ifname}: ${r.stderr}`);
+  }
+  return removed;
+}
+
+/** Remove every namespace of a run (`ib-<runId>-*`) and its root-side links. Idempotent; returns the namespaces removed. */
+export async function removeRunNetns(runId: string, opts: { graceMs?: number } = {}): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await listNetns()) {
+    if (name.startsWith(`${NETNS_PREFIX}${runId}-`) && (await removeNetns(name, opts))) removed.push(name);
+  }
+  await removeRootLinks(runId);
+  return removed;
+}

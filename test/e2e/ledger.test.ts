@@ -1,0 +1,35 @@
+// The ledger against a real run: during the run, the test deletes known rows from the real table and the ledger
+// must find exactly those seqs lost.
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { leftovers } from "../helpers/leftovers.ts";
+import { newBenchRun, quickstartPlan } from "../helpers/bench.ts";
+
+describe("ledger on a real PostgreSQL run", () => {
+  it("finds exactly the seqs deleted at the sink mid-run, and fails the lost check", async () => {
+    const run = newBenchRun("local-2-cores", quickstartPlan({ warmup: "1s", duration: "6s" }));
+    let sink: { host: string; port: number; params: Record<string, string> } | undefined;
+    let deleted: number | undefined;
+    let deleting: Promise<void> | undefined;
+    run.on("sink", (s) => { sink = s; });
+    run.on("tick", (p: { stored: number; phase: string }) => {
+      if (deleting || p.phase !== "measure" || p.stored < 20_000 || !sink) return;
+      const client = new pg.Client({ host: sink.host, port: sink.port, user: sink.params.user, database: sink.params.database });
+      deleting = (async () => {
+        await client.connect();
+        const res = await client.query(`DELETE FROM ${sink!.params.table} WHERE (seq BETWEEN 1000 AND 1099) OR seq = 15000`);
+        deleted = res.rowCount ?? 0;
+        await client.end();
+      })();
+    });
+    const record = await run.run();
+    await deleting;
+    expect(deleted).toBe(101);
+    expect(record.status).toBe("failed");
+    expect(record.ledger).toMatchObject({ lost: 101, duplicated: 0, unexpected: 0 });
+    expect(record.ledger!.stored).toBe(record.ledger!.sent - 101);
+    expect(record.ledger!.missingRanges).toEqual([[0, 1000, 1099], [0, 15000, 15000]]);
+    expect(record.checks.find((c) => c.check === "ledger.lost")).toMatchObject({ ok: false, actual: 101 });
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+});

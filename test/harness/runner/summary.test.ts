@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import type { HostWindow } from "../../../harness/observers/types.ts";
+import type { Phase, SeriesPoint } from "../../../harness/results/types.ts";
+import { findBottleneck } from "../../../harness/runner/bottleneck.ts";
+import { computeSummary } from "../../../harness/runner/summary.ts";
+
+function hw(over: Partial<HostWindow>): HostWindow {
+  return {
+    cpuCores: 0, throttledShare: null, periods: 0, throttledPeriods: 0, throttledMs: 0, memoryBytes: 0, memoryPeakBytes: 0,
+    ioReadBytesPerSec: 0, ioWriteBytesPerSec: 0, ioReadOpsPerSec: 0, ioWriteOpsPerSec: 0,
+    netRxBytesPerSec: 0, netTxBytesPerSec: 0, netRxPacketsPerSec: 0, netTxPacketsPerSec: 0, ...over,
+  };
+}
+
+const quarterCore = { cpu: { quotaUs: 25000, periodUs: 100000 }, network: { bandwidthBytesPerSec: 12_000_000 } };
+
+describe("findBottleneck", () => {
+  it("names the network when the link runs at its cap while the CPU is throttled in few periods", () => {
+    const sink = [hw({ cpuCores: 0.2, periods: 10, throttledPeriods: 1, netRxBytesPerSec: 11_600_000 })];
+    const b = findBottleneck({ sink, loadgen: [hw({ cpuCores: 0.5 })] }, { sink: quarterCore, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(b.resource).toBe("network");
+    expect(b.score).toBeCloseTo(11.6 / 12, 3);
+    expect(b.evidence).toMatch(/cap/);
+  });
+
+  it("names the CPU when the sink is throttled in most periods, even with the link half used", () => {
+    const sink = [hw({ cpuCores: 0.25, periods: 10, throttledPeriods: 9, netRxBytesPerSec: 6_000_000 })];
+    const b = findBottleneck({ sink, loadgen: [] }, { sink: quarterCore, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(b.resource).toBe("cpu");
+    expect(b.score).toBeCloseTo(0.9, 5);
+  });
+
+  it("falls back to the client when no sink resource reaches its threshold", () => {
+    const sink = [hw({ cpuCores: 0.6, periods: 10, throttledPeriods: 0 })];
+    const b = findBottleneck({ sink, loadgen: [hw({ cpuCores: 0.9, periods: 10, throttledPeriods: 8 })] },
+      { sink: { cpu: { quotaUs: 200000, periodUs: 100000 } }, loadgen: { cpu: { quotaUs: 100000, periodUs: 100000 } } }, ["sink"], "loadgen", 2);
+    expect(b.resource).toBe("client");
+    expect(b.evidence).toMatch(/loadgen throttled in 80 %/);
+  });
+
+  it("names the disk when write IOPS sit at the throttle", () => {
+    const sink = [hw({ ioWriteOpsPerSec: 2950 })];
+    const b = findBottleneck({ sink }, { sink: { disk: { writeIops: 3000 } } }, ["sink"], "loadgen", 2);
+    expect(b.resource).toBe("disk");
+  });
+});
+
+function point(t: number, phase: Phase, stored: number, lagMs: number, sink: HostWindow): SeriesPoint {
+  return { t, elapsedS: t / 1000, phase, stored, countQueryMs: 5, rowsPerSec: null, mibPerSec: null, lagMs, sent: stored, accepted: stored, hosts: { sink } };
+}
+
+describe("computeSummary", () => {
+  it("divides stored rows by the real elapsed time between the bracketing count queries", () => {
+    const w = hw({ cpuCores: 0.25, periods: 10, throttledPeriods: 5 });
+    const series = [
+      point(1000, "warmup", 1000, 100, w),
+      point(2000, "warmup", 2000, 100, w),
+      point(3500, "measure", 5000, 200, w), // a slow sample: 1.5 s window
+      point(4500, "measure", 7000, 300, w),
+      point(5000, "drain", 8000, 50, w),
+    ];
+    const s = computeSummary({ series, bytesPerRow: 1048.576, limits: { sink: quarterCore }, sinkHosts: ["sink"], clientHost: "loadgen", machineCores: 2 });
+    // (7000 - 2000) rows over (4500 - 2000) ms = 2000 rows/s, not 5000 rows / 2 nominal intervals
+    expect(s.rowsPerSecond).toBeCloseTo(2000, 6);
+    expect(s.measuredSeconds).toBeCloseTo(2.5, 6);
+    expect(s.mibPerSecond).toBeCloseTo((2000 * 1048.576) / 2 ** 20, 6);
+    expect(s.throttledShare).toBeCloseTo(0.5, 6);
+    expect(s.cpuMsPer1000Rows).toBeCloseTo((0.25 * 2.5 * 1000) / 5, 6);
+    expect(s.lagMaxMs).toBe(300);
+    expect(s.drainSeconds).toBeCloseTo(0.5, 6);
+  });
+
+  it("refuses to summarise a run without two measurement samples", () => {
+    expect(() => computeSummary({ series: [], bytesPerRow: 1, limits: {}, sinkHosts: ["sink"], clientHost: "loadgen", machineCores: 2 })).toThrow(/at least two samples/);
+  });
+});

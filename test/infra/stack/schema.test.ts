@@ -1,0 +1,255 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigurationError } from "../../../harness/errors.ts";
+import { listStacks, loadStack } from "../../../infra/stack/schema.ts";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+const stacksDir = path.join(root, "stacks");
+
+let tmp = "";
+beforeAll(() => {
+  tmp = mkdtempSync(path.join(tmpdir(), "ingestbench-stack-"));
+});
+afterAll(() => {
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+/** Write a stack file into the temp dir and return its path. */
+function stackFileWith(name: string, text: string): string {
+  const file = path.join(tmp, `Pulumi.${name}.yaml`);
+  writeFileSync(file, text);
+  return file;
+}
+
+/** Load and return the ConfigurationError it must throw. */
+function errorOf(nameOrPath: string, dir = tmp): ConfigurationError {
+  try {
+    loadStack(nameOrPath, dir);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigurationError);
+    return e as ConfigurationError;
+  }
+  throw new Error(`expected ${nameOrPath} to be rejected`);
+}
+
+describe("the stack files in stacks/", () => {
+  it("lists them", () => {
+    expect(listStacks(stacksDir)).toEqual(
+      expect.arrayContaining(["local-2-cores", "local-quarter-core", "local-quarter-core-cpu-only"]),
+    );
+    expect(listStacks(path.join(tmp, "missing"))).toEqual([]);
+  });
+
+  it("local-quarter-core has 004's caps in canonical units", () => {
+    const s = loadStack("local-quarter-core", stacksDir);
+    expect(s.name).toBe("local-quarter-core");
+    expect(s.file).toBe(path.join(stacksDir, "Pulumi.local-quarter-core.yaml"));
+    expect(s.platform).toBe("local");
+    expect(s.expiryMs).toBe(4 * 3600 * 1000);
+    expect(Object.keys(s.hosts)).toEqual(["loadgen", "sink"]);
+    expect(s.hosts.loadgen).toEqual({
+      name: "loadgen",
+      requested: { cpu: "1" },
+      limits: { cpu: { quotaUs: 100000, periodUs: 100000 } },
+    });
+    expect(s.hosts.sink?.limits).toEqual({
+      cpu: { quotaUs: 25000, periodUs: 100000 },
+      memoryBytes: 2 * 1024 ** 3,
+      disk: { readIops: 3000, writeIops: 3000, readBytesPerSec: 125829120, writeBytesPerSec: 125829120 },
+      network: { bandwidthBytesPerSec: 12_000_000 },
+    });
+    expect(s.hosts.sink?.requested).toEqual({
+      cpu: "0.25",
+      memory: "2GiB",
+      disk: { iops: 3000, bandwidth: "125829120B/s" },
+      network: { bandwidth: "12000KB/s" },
+    });
+  });
+
+  it("local-2-cores gives the sink two cores and 4 GiB, no disk or network caps", () => {
+    const s = loadStack(path.join(stacksDir, "Pulumi.local-2-cores.yaml"));
+    expect(s.name).toBe("local-2-cores");
+    expect(s.platform).toBe("local");
+    expect(s.hosts.loadgen?.limits).toEqual({ cpu: { quotaUs: 100000, periodUs: 100000 } });
+    expect(s.hosts.sink?.limits).toEqual({ cpu: { quotaUs: 200000, periodUs: 100000 }, memoryBytes: 4 * 1024 ** 3 });
+  });
+
+  it("local-quarter-core-cpu-only caps only the sink's CPU (and memory)", () => {
+    const s = loadStack("local-quarter-core-cpu-only", stacksDir);
+    expect(s.hosts.sink?.limits).toEqual({ cpu: { quotaUs: 25000, periodUs: 100000 }, memoryBytes: 2 * 1024 ** 3 });
+    expect(s.expiryMs).toBe(4 * 3600 * 1000);
+  });
+});
+
+describe("stack file forms", () => {
+  it("accepts every limit form, ignores other namespaces and Pulumi keys, defaults expiry to 4h", () => {
+    const file = stackFileWith(
+      "forms",
+      [
+        "secretsprovider: passphrase",
+        "config:",
+        "  azure-native:location: westeurope",
+        "  ingestbench:platform: docker",
+        "  ingestbench:hosts:",
+        "    loadgen: { cpu: 1 }",
+        "    collector-1:",
+        "      cpu: { quota: 25ms, period: 100ms }",
+        "      disk: { tmpfs: 1GiB }",
+        "    collector-2:",
+        "    sink:",
+        '      cpu: "50000 100000"',
+        "      memory: 512MiB",
+        "      disk: { readIops: 100, writeIops: 200, readBandwidth: 10MB/s, writeBandwidth: 20MiB/s }",
+        "      network: { bandwidth: 96Mbit/s, delay: 10ms, loss: 0.1% }",
+        "",
+      ].join("\n"),
+    );
+    const s = loadStack(file);
+    expect(s.platform).toBe("docker");
+    expect(s.expiryMs).toBe(4 * 3600 * 1000);
+    expect(s.hosts.loadgen?.limits.cpu).toEqual({ quotaUs: 100000, periodUs: 100000 });
+    expect(s.hosts["collector-1"]?.limits).toEqual({
+      cpu: { quotaUs: 25000, periodUs: 100000 },
+      disk: { tmpfsBytes: 1024 ** 3 },
+    });
+    expect(s.hosts["collector-2"]).toEqual({ name: "collector-2", requested: {}, limits: {} });
+    expect(s.hosts.sink?.limits).toEqual({
+      cpu: { quotaUs: 50000, periodUs: 100000 },
+      memoryBytes: 512 * 1024 ** 2,
+      disk: { readIops: 100, writeIops: 200, readBytesPerSec: 10_000_000, writeBytesPerSec: 20 * 1024 ** 2 },
+      network: { bandwidthBytesPerSec: 12_000_000, delayMs: 10, lossPercent: 0.1 },
+    });
+  });
+});
+
+describe("stack file errors", () => {
+  it('"25 100" in a file is reported at the line and column of that value, with the field path and the fix', () => {
+    const file = stackFileWith(
+      "cpumax",
+      [
+        "# 004's cpu.max, copied verbatim",
+        "config:",
+        "  ingestbench:platform: local",
+        "  ingestbench:hosts:",
+        "    loadgen: { cpu: '1' }",
+        "    sink:",
+        '      cpu: "25 100"',
+        "      memory: 2GiB",
+        "",
+      ].join("\n"),
+    );
+    const err = errorOf(file);
+    expect(err.code).toBe("E_STACK_FIELD");
+    expect(err.location).toBe(`${file}:7`);
+    expect(err.field).toBe("config.ingestbench:hosts.sink.cpu");
+    expect(err.message).toMatch(
+      new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:7:12: config\\.ingestbench:hosts\\.sink\\.cpu: "25 100" looks like a cgroup cpu\\.max`),
+    );
+    expect(err.message).toContain("the kernel wants microseconds, at least 1000");
+    expect(err.message).toContain('write "25000 100000"');
+  });
+
+  it("reports every bad value, one per line, each at its own line", () => {
+    const file = stackFileWith(
+      "many",
+      [
+        "config:",
+        "  ingestbench:platform: local",
+        "  ingestbench:hosts:",
+        "    sink:",
+        "      memory: 2Gb",
+        "      disk:",
+        "        iops: lots",
+        "      network:",
+        "        bandwidth: 12000",
+        "  ingestbench:expiry: 4 hours",
+        "",
+      ].join("\n"),
+    );
+    const err = errorOf(file);
+    const lines = err.message.split("\n");
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/:5:15: config\.ingestbench:hosts\.sink\.memory: "2Gb" is not a size \(lowercase "b" means bits/);
+    expect(lines[1]).toMatch(/:7:15: config\.ingestbench:hosts\.sink\.disk\.iops: "lots" is not an IOPS cap/);
+    expect(lines[2]).toMatch(/:9:20: config\.ingestbench:hosts\.sink\.network\.bandwidth: 12000 is a bare number.*12000KB\/s/);
+    expect(lines[3]).toMatch(/:10:23: config\.ingestbench:expiry: "4 hours" is not a duration/);
+    expect(err.location).toBe(`${file}:5`);
+  });
+
+  it("rejects unknown keys, naming the key at its line and listing the allowed ones", () => {
+    const file = stackFileWith(
+      "unknown",
+      [
+        "config:",
+        "  ingestbench:platform: local",
+        "  ingestbench:hosts:",
+        "    sink:",
+        "      cpu: '0.25'",
+        "      swap: 1GiB",
+        "      disk: { iops: 3000, burst: 10 }",
+        "  ingestbench:region: westeurope",
+        "",
+      ].join("\n"),
+    );
+    const err = errorOf(file);
+    const lines = err.message.split("\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/:6:7: config\.ingestbench:hosts\.sink\.swap: unknown key "swap"; allowed keys: cpu, memory, disk, network$/);
+    expect(lines[1]).toMatch(/:7:27: config\.ingestbench:hosts\.sink\.disk\.burst: unknown key "burst"; allowed keys: iops, readIops/);
+    expect(lines[2]).toMatch(/:8:3: config\.ingestbench:region: unknown key "ingestbench:region"; allowed keys: ingestbench:platform, ingestbench:hosts, ingestbench:expiry$/);
+    expect(err.field).toBe("config.ingestbench:hosts.sink.swap");
+  });
+
+  it("rejects bad platforms, bad host names, empty host lists, missing keys and conflicting disk caps", () => {
+    const file = stackFileWith(
+      "bad",
+      [
+        "config:",
+        "  ingestbench:platform: kvm",
+        "  ingestbench:hosts:",
+        "    Sink: { cpu: '1' }",
+        "    db:",
+        "      disk: { iops: 3000, readIops: 100, tmpfs: 1GiB }",
+        "",
+      ].join("\n"),
+    );
+    const lines = errorOf(file).message.split("\n");
+    expect(lines[0]).toMatch(/:2:25: config\.ingestbench:platform: invalid enum value\. Expected 'local' \| 'docker' \| 'azure', received 'kvm'/);
+    expect(lines.some((l) => /:6:37: config\.ingestbench:hosts\.db\.disk\.readIops: give either iops/.test(l))).toBe(true);
+    expect(lines.some((l) => /:6:49: config\.ingestbench:hosts\.db\.disk\.tmpfs: a tmpfs is memory/.test(l))).toBe(true);
+    expect(lines.some((l) => /:4:5: config\.ingestbench:hosts\.Sink: host name "Sink" must match/.test(l))).toBe(true);
+
+    const empty = stackFileWith("empty", "config:\n  ingestbench:platform: local\n  ingestbench:hosts: {}\n");
+    expect(errorOf(empty).message).toMatch(/:3:22: config\.ingestbench:hosts: a stack needs at least one host/);
+
+    const missing = stackFileWith("missing", "config:\n  ingestbench:platform: local\n");
+    const err = errorOf(missing);
+    expect(err.message).toMatch(/:2:3: config\.ingestbench:hosts: required, but missing/);
+    expect(err.field).toBe("config.ingestbench:hosts");
+  });
+
+  it("turns YAML syntax errors into ConfigurationError with the line", () => {
+    const file = stackFileWith("syntax", "config:\n  ingestbench:platform: local\n  ingestbench:hosts:\n    sink: { cpu: '1'\n");
+    const err = errorOf(file);
+    expect(err.code).toBe("E_YAML_SYNTAX");
+    expect(err.location).toMatch(new RegExp(`^${file.replace(/[.]/g, "\\.")}:\\d+$`));
+    expect(err.message).toContain("YAML syntax error");
+
+    const dup = stackFileWith("dup", "config:\n  ingestbench:platform: local\n  ingestbench:platform: docker\n");
+    const dupErr = errorOf(dup);
+    expect(dupErr.code).toBe("E_YAML_SYNTAX");
+    expect(dupErr.location).toBe(`${dup}:3`);
+  });
+
+  it("names the known stacks when a stack is not found", () => {
+    const err = errorOf("no-such-stack", stacksDir);
+    expect(err.code).toBe("E_STACK_NOT_FOUND");
+    expect(err.message).toContain("local-quarter-core");
+    const wrongName = path.join(tmp, "stack.yaml");
+    writeFileSync(wrongName, "config: {}\n");
+    expect(errorOf(wrongName).message).toMatch(/Pulumi\.<stack>\.yaml/);
+  });
+});
