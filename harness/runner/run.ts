@@ -14,6 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { components } from "../../infra/components/index.ts";
 import type { RunningComponent } from "../../infra/components/types.ts";
 import type { StackSpec } from "../../infra/limits.ts";
+import { liftCpuLimit } from "../../infra/local/cgroup.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalStack } from "../../infra/local/types.ts";
 import { ConfigurationError, IngestbenchError, VerificationError } from "../errors.ts";
@@ -199,6 +200,9 @@ export class BenchRun extends EventEmitter {
         last = await tick("drain");
       }
 
+      // The measurement is over: lift the sink's CPU cap so that the ledger's full-table queries take seconds, not
+      // minutes on a quarter core. Memory, IO and network caps stay; nothing after this point is a measurement.
+      if (await liftCpuLimit(sinkHost.cgroup)) this.record.limits[SINK]?.notes.push("CPU cap lifted after the drain, for the ledger queries");
       const ledger: Ledger = await verifier.ledger([final.sent], [final.rejectedRanges]);
       this.record.ledger = ledger;
       this.record.summary = computeSummary({

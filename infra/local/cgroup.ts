@@ -229,6 +229,18 @@ async function writeCgroupFile(file: string, value: string): Promise<"ok" | "den
   }
 }
 
+/**
+ * Lift the CPU cap of a host cgroup (v1 cpu.cfs_quota_us = -1, v2 cpu.max = "max"), for work after the measurement
+ * such as the ledger's full-table queries, which would otherwise take minutes on a quarter core and say nothing
+ * about ingest. Memory and IO caps stay. Returns false when nothing could be written (limits were not enforced).
+ */
+export async function liftCpuLimit(paths: CgroupPaths): Promise<boolean> {
+  const d = paths.dirs;
+  if (paths.version === "v2" && d.unified) return (await writeCgroupFile(path.join(d.unified, "cpu.max"), "max")) === "ok";
+  if (paths.version === "v1" && d.cpu) return (await writeCgroupFile(path.join(d.cpu, "cpu.cfs_quota_us"), "-1")) === "ok";
+  return false;
+}
+
 async function swapActive(): Promise<boolean> {
   const swaps = await readOptional("/proc/swaps");
   return swaps !== undefined && swaps.split("\n").length > 1;

@@ -1,0 +1,459 @@
+/**
+ * Seeded, deterministic event source: the row values of seq = 0, 1, 2, ... for one generator.
+ *
+ * - Timestamps are BASE_EPOCH_MS (2024-11-07T00:00:00Z) + seq milliseconds, never the wall clock.
+ * - Generated strings are log-like ASCII text ("INFO  http.server: GET /api/v1/users 200 4096 user=... ") of
+ *   exactly `size` bytes, words drawn from a small vocabulary by Mulberry32 (Tommy Ettinger, 2017, public domain),
+ *   seeded per (seed, genId, seq, field) through the MurmurHash3 32-bit finalizer `fmix32` (Austin Appleby).
+ *   Seeding per row makes every row addressable: the same (seed, genId, seq) always gives the same row, in any order.
+ * - ints are uniform in [0, 2^31), floats uniform in [0, 1000) rounded to 3 decimals, bools fair coins.
+ * - With `replayFile`, the LAST string field instead carries the lines of a real log file, streamed with readline
+ *   (never the whole file in memory), looping to the start at EOF: seq k carries line (k mod lineCount).
+ *
+ * Hot path: `fill(seq)` writes into one preallocated, reused `EventRow` (no per-row allocation for generated
+ * rows); `copy-text.ts` encodes it. `values(seq)` is the convenient, allocating form.
+ */
+import { createReadStream } from "node:fs";
+import { createInterface, type Interface } from "node:readline";
+import { ConfigurationError } from "../errors.ts";
+import { type EventField, type FieldType, TRACKING_FIELDS } from "./types.ts";
+
+/** 2024-11-07T00:00:00Z in epoch milliseconds: timestamp fields are this + seq ms. */
+export const BASE_EPOCH_MS = Date.UTC(2024, 10, 7);
+/** Size of a generated string field when the scenario gives no `size`, in bytes. */
+export const DEFAULT_STRING_SIZE = 64;
+/** Replayed lines longer than this many bytes are cut (at a UTF-8 character boundary). */
+export const MAX_REPLAY_LINE_BYTES = 64 * 1024;
+
+/** Field type codes used in `EventRow` and by the encoders. */
+export const TYPE_CODE: Readonly<Record<FieldType, number>> = { timestamp: 0, string: 1, int: 2, float: 3, bool: 4 };
+
+/**
+ * One row, reused across `fill()` calls (copy what you need before the next call). Indexed by field position.
+ * - num[i]: timestamp (epoch ms), int, float, or bool (0 | 1) value; unused for strings.
+ * - bytes[i] / len[i]: string value as UTF-8 bytes `bytes[i][0 .. len[i])`; null for non-strings.
+ * - escape[i]: 1 when the string may contain `\`, tab, LF or CR (replayed lines); 0 for generated text.
+ * - isNull[i]: 1 for SQL NULL (sources in this file never produce NULL; hand-built rows may).
+ */
+export interface EventRow {
+  seq: number;
+  readonly types: Uint8Array;
+  readonly num: Float64Array;
+  readonly bytes: Array<Uint8Array | null>;
+  readonly len: Int32Array;
+  readonly escape: Uint8Array;
+  readonly isNull: Uint8Array;
+}
+
+/** A plain JS value of a field: string, number (int/float), boolean, Date (timestamp) or null. */
+export type EventValue = string | number | boolean | Date | null;
+
+/** What the encoders need: the fields, the generator id, and a row per seq. */
+export interface RowSource {
+  readonly fields: readonly EventField[];
+  readonly genId: number;
+  /** Fill and return the shared row for `seq`; rows of a replay source must be `load()`ed first. */
+  fill(seq: number): EventRow;
+}
+
+export interface EventSourceOptions {
+  fields: readonly EventField[];
+  /** any integer (safe range); different seeds give unrelated rows */
+  seed: number;
+  /** generator id within the run (the `gen` column) */
+  genId: number;
+  /** path of a text file whose lines fill the last string field, looping at EOF */
+  replayFile?: string;
+}
+
+export interface EventSource extends RowSource {
+  readonly seed: number;
+  readonly replayFile: string | undefined;
+  /**
+   * Make rows [fromSeq, fromSeq + count) readable by `fill()`/`values()`. Resolves at once without a replay
+   * file. With one, reads lines forward (dropping those before fromSeq; going back reopens the file); calls must
+   * not overlap. Rejects with ConfigurationError when the file has no lines, or with the read error.
+   */
+  load(fromSeq: number, count: number): Promise<void>;
+  /** The row for `seq` as plain values (allocates). Timestamps as Date. */
+  values(seq: number): EventValue[];
+  /** Rows fromSeq, fromSeq+1, ... forever (loads replay lines in chunks); stop by breaking out of the loop. */
+  rows(fromSeq?: number): AsyncGenerator<{ seq: number; values: EventValue[] }>;
+  /** Release the replay file. Idempotent. */
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// PRNG: MurmurHash3 fmix32 for seeding, Mulberry32 for the stream.
+
+/** MurmurHash3's 32-bit finalizer (Appleby): a bijective avalanche mix of a uint32. */
+export function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** Mix a safe integer (up to 2^53) into a 32-bit hash state. */
+function mixInt(h: number, v: number): number {
+  const lo = v >>> 0;
+  const hi = Math.floor(v / 4294967296) >>> 0;
+  h = fmix32((h ^ lo) + 0x9e3779b9);
+  return fmix32((h ^ hi) + 0x7f4a7c15);
+}
+
+/**
+ * Mulberry32 (Tommy Ettinger, 2017): 32-bit state, period 2^32, passes gjrand/PractRand at this size.
+ * Returns a closure yielding uint32s. Used in tests and cold paths; the hot loop below inlines the same steps.
+ */
+export function mulberry32(seed: number): () => number {
+  let s = seed | 0;
+  return () => {
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Vocabulary: token groups packed into one byte array, addressed by (offset, length) tables.
+
+interface Group {
+  off: Int32Array;
+  len: Int32Array;
+  n: number;
+}
+
+const VOCAB_TEXT: string[] = [];
+function group(words: string[]): Group {
+  const off = new Int32Array(words.length);
+  const len = new Int32Array(words.length);
+  let o = VOCAB_TEXT.join("").length;
+  words.forEach((w, i) => {
+    off[i] = o;
+    len[i] = w.length;
+    o += w.length;
+    VOCAB_TEXT.push(w);
+  });
+  return { off, len, n: words.length };
+}
+
+const LEVELS = group(["INFO ", "INFO ", "INFO ", "INFO ", "INFO ", "DEBUG", "DEBUG", "WARN ", "ERROR", "TRACE"]);
+const LOGGERS = group([
+  "http.server:", "db.pool:", "auth.session:", "cache.redis:", "queue.worker:", "api.gateway:", "scheduler:",
+  "storage.s3:", "grpc.client:", "metrics.push:", "mail.smtp:", "search.index:",
+]);
+const METHODS = group(["GET", "GET", "GET", "POST", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]);
+const PATHS = group([
+  "/api/v1/users", "/api/v1/orders", "/api/v2/search", "/healthz", "/metrics", "/api/v1/login", "/static/app.js",
+  "/api/v1/items", "/api/v1/cart/checkout", "/api/v2/reports/daily", "/favicon.ico", "/api/v1/sessions/refresh",
+]);
+const STATUSES = group(["200", "200", "200", "200", "201", "204", "301", "304", "400", "401", "403", "404", "429", "500", "502", "503"]);
+const KEYS = group([
+  "user=", "request_id=", "latency_ms=", "bytes=", "shard=", "attempt=", "conn=", "txn=", "queue_depth=", "pid=",
+  "port=", "took_ms=", "rows=", "offset=", "partition=", "thread=",
+]);
+const WORDS = group([
+  "ok", "done", "retry", "upstream", "connection", "reset", "timeout", "cache", "hit", "miss", "took", "from", "to",
+  "session", "opened", "closed", "client", "worker", "flush", "commit", "rollback", "replica", "lag", "accepted",
+  "rejected", "backoff", "handshake", "tls", "keepalive", "evicted", "compacted", "segment", "checkpoint", "index",
+  "query", "slow", "fast", "batch", "written", "read", "10.0.0.7", "10.0.3.12", "alice", "bob", "carol", "GET",
+  "POST", "gzip", "json", "utf-8", "v1", "v2", "eu-west-1", "us-east-2", "primary", "standby", "leader", "follower",
+]);
+const VOCAB = Buffer.from(VOCAB_TEXT.join(""), "latin1");
+
+const SPACE = 0x20;
+
+/**
+ * Write exactly `size` bytes of log-like ASCII text into `out` at `pos`, drawn by Mulberry32 from `state`.
+ * Never writes a byte that COPY text format would need to escape. Returns nothing; `out` must have room.
+ */
+export function writeLogText(state: number, out: Uint8Array, pos: number, size: number): void {
+  const end = pos + size;
+  let p = pos;
+  let s = state | 0;
+  // Token sequence: LEVEL ' ' LOGGER ' ' METHOD ' ' PATH ' ' STATUS ' ' <number> then (' ' WORD | ' ' KEY<number>)*
+  for (let k = 0; p < end; k++) {
+    // --- Mulberry32 step (inlined) ---
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    const r = (t ^ (t >>> 14)) >>> 0;
+    // ---
+    if (k > 0) {
+      out[p++] = SPACE; // after the 5-byte padded level this gives "INFO  http.server:"
+      if (p >= end) break;
+    }
+    if (k === 5) {
+      p = writeDigits(r % 65536, out, p, end); // response bytes
+      continue;
+    }
+    let g: Group;
+    let number = -1;
+    switch (k) {
+      case 0: g = LEVELS; break;
+      case 1: g = LOGGERS; break;
+      case 2: g = METHODS; break;
+      case 3: g = PATHS; break;
+      case 4: g = STATUSES; break;
+      default:
+        if ((r & 3) === 0) { g = KEYS; number = (r >>> 8) % 100000; } else g = WORDS;
+    }
+    const i = (r >>> 4) % g.n;
+    let o = g.off[i]!;
+    const stop = Math.min(end, p + g.len[i]!);
+    while (p < stop) out[p++] = VOCAB[o++]!;
+    if (number >= 0 && p < end) p = writeDigits(number, out, p, end);
+  }
+}
+
+/** Write the decimal digits of a non-negative integer < 2^31, cut at `end`. Returns the new position. */
+function writeDigits(v: number, out: Uint8Array, p: number, end: number): number {
+  let n = 1;
+  for (let x = v; x >= 10; x = (x / 10) | 0) n++;
+  let q = p + n - 1;
+  for (let x = v; ; x = (x / 10) | 0) {
+    if (q < end) out[q] = 0x30 + (x % 10);
+    q--;
+    if (x < 10) break;
+  }
+  return Math.min(end, p + n);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Allocate an empty row for `fields` (string buffers sized by `size`, default DEFAULT_STRING_SIZE). */
+export function createRow(fields: readonly EventField[]): EventRow {
+  const n = fields.length;
+  const types = new Uint8Array(n);
+  const bytes: Array<Uint8Array | null> = [];
+  fields.forEach((f, i) => {
+    const code = TYPE_CODE[f.type];
+    if (code === undefined) throw new ConfigurationError("E_EVENT_FIELD", `field "${f.name}": unknown type "${String(f.type)}"`);
+    types[i] = code;
+    bytes.push(f.type === "string" ? Buffer.allocUnsafe(Math.max(0, f.size ?? DEFAULT_STRING_SIZE)) : null);
+  });
+  return { seq: 0, types, num: new Float64Array(n), bytes, len: new Int32Array(n), escape: new Uint8Array(n), isNull: new Uint8Array(n) };
+}
+
+/** Convert the row's field i to a plain value (allocates). */
+export function rowValue(row: EventRow, i: number): EventValue {
+  if (row.isNull[i]) return null;
+  const v = row.num[i]!;
+  switch (row.types[i]) {
+    case 0: return new Date(v);
+    case 1: return Buffer.from(row.bytes[i]!.buffer, row.bytes[i]!.byteOffset, row.len[i]!).toString("utf8");
+    case 4: return v !== 0;
+    default: return v;
+  }
+}
+
+/** Check field names and types; throws ConfigurationError (code E_EVENT_FIELD). */
+export function validateFields(fields: readonly EventField[]): void {
+  const seen = new Set<string>();
+  const reserved = new Set<string>(TRACKING_FIELDS.map((f) => f.name));
+  for (const f of fields) {
+    if (!f.name) throw new ConfigurationError("E_EVENT_FIELD", "event field without a name", { field: "event" });
+    if (reserved.has(f.name)) throw new ConfigurationError("E_EVENT_FIELD", `event field "${f.name}" clashes with a tracking column (${[...reserved].join(", ")})`, { field: `event.${f.name}` });
+    if (seen.has(f.name)) throw new ConfigurationError("E_EVENT_FIELD", `event field "${f.name}" is declared twice`, { field: `event.${f.name}` });
+    seen.add(f.name);
+    if (!(f.type in TYPE_CODE)) throw new ConfigurationError("E_EVENT_FIELD", `event field "${f.name}": unknown type "${String(f.type)}"`, { field: `event.${f.name}.type` });
+    if (f.size !== undefined && (!Number.isInteger(f.size) || f.size < 0)) {
+      throw new ConfigurationError("E_EVENT_FIELD", `event field "${f.name}": size must be a non-negative integer of bytes, got ${f.size}`, { field: `event.${f.name}.size` });
+    }
+  }
+}
+
+/** Create the event source. Throws ConfigurationError for bad fields or a replay file without a string field. */
+export function createEventSource(opts: EventSourceOptions): EventSource {
+  return new SeededEventSource(opts);
+}
+
+class SeededEventSource implements EventSource {
+  readonly fields: readonly EventField[];
+  readonly genId: number;
+  readonly seed: number;
+  readonly replayFile: string | undefined;
+  private readonly row: EventRow;
+  /** per-field seed state (seed, genId, field index mixed) */
+  private readonly fieldSeeds: Uint32Array;
+  private readonly replayField: number;
+  private readonly replay: ReplayReader | null;
+
+  constructor(opts: EventSourceOptions) {
+    validateFields(opts.fields);
+    if (!Number.isSafeInteger(opts.seed)) throw new ConfigurationError("E_SEED", `seed must be a safe integer, got ${opts.seed}`);
+    this.fields = opts.fields;
+    this.genId = opts.genId;
+    this.seed = opts.seed;
+    this.replayFile = opts.replayFile;
+    this.row = createRow(opts.fields);
+    const base = mixInt(mixInt(0x1b873593, opts.seed), opts.genId);
+    this.fieldSeeds = new Uint32Array(opts.fields.length);
+    for (let i = 0; i < opts.fields.length; i++) this.fieldSeeds[i] = fmix32(base ^ Math.imul(i + 1, 0xcc9e2d51));
+    let last = -1;
+    opts.fields.forEach((f, i) => { if (f.type === "string") last = i; });
+    this.replayField = opts.replayFile !== undefined ? last : -1;
+    if (opts.replayFile !== undefined && last < 0) {
+      throw new ConfigurationError("E_REPLAY", `replay file ${opts.replayFile} needs a string field to carry its lines; the event has none`, { field: "event" });
+    }
+    this.replay = opts.replayFile !== undefined ? new ReplayReader(opts.replayFile) : null;
+    if (this.replay) this.row.escape[this.replayField] = 1;
+  }
+
+  load(fromSeq: number, count: number): Promise<void> {
+    return this.replay ? this.replay.load(fromSeq, count) : Promise.resolve();
+  }
+
+  fill(seq: number): EventRow {
+    const row = this.row;
+    const types = row.types;
+    const fs = this.fieldSeeds;
+    row.seq = seq;
+    const lo = seq >>> 0;
+    const hi = (seq / 4294967296) >>> 0;
+    for (let i = 0; i < types.length; i++) {
+      const ty = types[i]!;
+      if (ty === 0) {
+        row.num[i] = BASE_EPOCH_MS + seq;
+        continue;
+      }
+      if (i === this.replayField) {
+        const line = this.replay!.line(seq);
+        row.bytes[i] = line;
+        row.len[i] = line.length;
+        continue;
+      }
+      // per-(field, seq) state: two fmix32 rounds over seq's halves
+      let h = fmix32((fs[i]! ^ lo) + 0x9e3779b9);
+      if (hi !== 0) h = fmix32(h ^ hi);
+      if (ty === 1) {
+        const b = row.bytes[i]!;
+        writeLogText(h, b, 0, b.length);
+        row.len[i] = b.length;
+      } else {
+        const r = fmix32(h + 0x6d2b79f5);
+        if (ty === 2) row.num[i] = r >>> 1;
+        else if (ty === 3) row.num[i] = Math.round((r / 4294967296) * 1_000_000) / 1000;
+        else row.num[i] = r & 1;
+      }
+    }
+    return row;
+  }
+
+  values(seq: number): EventValue[] {
+    const row = this.fill(seq);
+    const out: EventValue[] = [];
+    for (let i = 0; i < row.types.length; i++) out.push(rowValue(row, i));
+    return out;
+  }
+
+  async *rows(fromSeq = 0): AsyncGenerator<{ seq: number; values: EventValue[] }> {
+    const chunk = 1024;
+    for (let s = fromSeq; ; s += chunk) {
+      await this.load(s, chunk);
+      for (let q = s; q < s + chunk; q++) yield { seq: q, values: this.values(q) };
+    }
+  }
+
+  async close(): Promise<void> {
+    this.replay?.close();
+  }
+}
+
+/**
+ * Streams lines of a file with readline, keeping only a window [winStart, winStart + lines.length) of seqs.
+ * Lines are kept as UTF-8 bytes, cut at MAX_REPLAY_LINE_BYTES; NUL characters (which PostgreSQL text cannot hold)
+ * are replaced by U+FFFD. Note: readline itself buffers one whole line while looking for its end.
+ */
+class ReplayReader {
+  private rl: Interface | null = null;
+  private it: AsyncIterator<string> | null = null;
+  /** seq the next line read from the file belongs to */
+  private nextSeq = 0;
+  private linesThisPass = 0;
+  private winStart = 0;
+  private lines: Buffer[] = [];
+
+  constructor(private readonly path: string) {}
+
+  private open(): void {
+    this.close();
+    const input = createReadStream(this.path, { highWaterMark: 1 << 20 });
+    this.rl = createInterface({ input, crlfDelay: Infinity });
+    this.it = this.rl[Symbol.asyncIterator]();
+    this.linesThisPass = 0;
+  }
+
+  close(): void {
+    this.rl?.close();
+    this.rl = null;
+    this.it = null;
+  }
+
+  private async readLine(): Promise<Buffer> {
+    for (;;) {
+      if (!this.it) this.open();
+      let r: IteratorResult<string>;
+      try {
+        r = await this.it!.next();
+      } catch (err) {
+        this.close();
+        throw new ConfigurationError("E_REPLAY", `cannot read replay file ${this.path}: ${(err as Error).message}`, { cause: err });
+      }
+      if (!r.done) {
+        this.linesThisPass++;
+        return toLineBytes(r.value);
+      }
+      const empty = this.linesThisPass === 0;
+      this.close();
+      if (empty) throw new ConfigurationError("E_REPLAY", `replay file ${this.path} has no lines`);
+    }
+  }
+
+  async load(fromSeq: number, count: number): Promise<void> {
+    if (fromSeq < this.winStart) {
+      // going back: restart from line 0 (seq 0)
+      this.close();
+      this.nextSeq = 0;
+      this.winStart = 0;
+      this.lines = [];
+    }
+    // drop lines before fromSeq
+    const drop = Math.min(this.lines.length, fromSeq - this.winStart);
+    if (drop > 0) {
+      this.lines = this.lines.slice(drop);
+      this.winStart += drop;
+    }
+    if (this.lines.length === 0) this.winStart = Math.max(this.winStart, this.nextSeq);
+    // skip unread lines before fromSeq
+    while (this.nextSeq < fromSeq) {
+      await this.readLine();
+      this.nextSeq++;
+      this.winStart = this.nextSeq;
+    }
+    const want = fromSeq + count;
+    while (this.nextSeq < want) {
+      this.lines.push(await this.readLine());
+      this.nextSeq++;
+    }
+  }
+
+  line(seq: number): Buffer {
+    const l = this.lines[seq - this.winStart];
+    if (l === undefined) throw new RangeError(`replay row ${seq} is not loaded (window ${this.winStart}..${this.winStart + this.lines.length - 1}); call load() first`);
+    return l;
+  }
+}
+
+function toLineBytes(line: string): Buffer {
+  if (line.includes("\0")) line = line.replaceAll("\0", "\uFFFD");
+  const b = Buffer.from(line, "utf8");
+  if (b.length <= MAX_REPLAY_LINE_BYTES) return b;
+  let cut = MAX_REPLAY_LINE_BYTES;
+  while (cut > 0 && (b[cut]! & 0xc0) === 0x80) cut--;
+  return b.subarray(0, cut);
+}

@@ -1,0 +1,153 @@
+/**
+ * Parent side of a generator process (see child.ts): spawn it through a host's spawn function, parse its JSON
+ * lines (robust to lines split across chunks and to stray non-JSON output), and stop it gracefully.
+ */
+import type { ChildProcess } from "node:child_process";
+import { EventEmitter } from "node:events";
+import { createRequire } from "node:module";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { IngestbenchError } from "../errors.ts";
+import type { SpawnOptions } from "../../infra/local/types.ts";
+import type { GeneratorContext, GeneratorFinal, GeneratorProgress } from "./types.ts";
+
+/** What child.ts runs: the registry name, the raw `generator.<name>` config (validated in the child), the context. */
+export interface GeneratorSpec {
+  name: string;
+  config: unknown;
+  /** replayFile: a log file whose lines the generator replays (path as seen on the loadgen host) */
+  ctx: GeneratorContext & { replayFile?: string };
+  /** working directory for the child (defaults to the project root this file lives in) */
+  projectRoot?: string;
+}
+
+/** A host's spawn function (LocalHost.spawn, bound). */
+export type SpawnFn = (command: string, args: string[], options?: SpawnOptions) => ChildProcess;
+
+/** A progress line: running totals plus the child's epoch-ms clock `t`. */
+export interface GeneratorProgressLine extends GeneratorProgress {
+  t: number;
+}
+
+const DEFAULT_STOP_TIMEOUT_MS = 60_000;
+const TAIL = 4096;
+
+/** Project root (two levels above harness/generators). */
+const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const CHILD = fileURLToPath(new URL("./child.ts", import.meta.url));
+
+/** `--import` argument for tsx's ESM loader, as an absolute file URL so the child's cwd does not matter. */
+function tsxImport(): string {
+  try {
+    return pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+  } catch {
+    return "tsx";
+  }
+}
+
+/**
+ * A running generator process. Events: "progress" (GeneratorProgressLine), "error" (Error; emitted only when
+ * someone listens), "exit" (code, signal). `progress$` is the emitter itself.
+ */
+export class GeneratorProcess extends EventEmitter {
+  readonly progress$: EventEmitter = this;
+  /** the latest progress line, or null before the first */
+  last: GeneratorProgressLine | null = null;
+  /** resolves with the final report once the child has exited; rejects if it exited without one */
+  readonly done: Promise<GeneratorFinal>;
+  private stopping: Promise<GeneratorFinal> | null = null;
+  private stderrTail = "";
+  private otherTail = "";
+
+  constructor(readonly child: ChildProcess) {
+    super();
+    let final: GeneratorFinal | null = null;
+    let errorMessage: string | null = null;
+    let buf = "";
+    const onLine = (line: string): void => {
+      if (!line.trim()) return;
+      let msg: { type?: string; [k: string]: unknown };
+      try {
+        msg = JSON.parse(line) as typeof msg;
+      } catch {
+        this.otherTail = (this.otherTail + line + "\n").slice(-TAIL);
+        return;
+      }
+      if (msg.type === "progress") {
+        const { type: _t, ...p } = msg;
+        this.last = p as unknown as GeneratorProgressLine;
+        this.emit("progress", this.last);
+      } else if (msg.type === "final") {
+        const { type: _t, ...f } = msg;
+        final = f as unknown as GeneratorFinal;
+      } else if (msg.type === "error") {
+        errorMessage = String(msg.message ?? "unknown error");
+        if (this.listenerCount("error") > 0) this.emit("error", new IngestbenchError("E_GENERATOR", errorMessage));
+      } else {
+        this.otherTail = (this.otherTail + line + "\n").slice(-TAIL);
+      }
+    };
+    child.stdout?.setEncoding("utf8");
+    child.stdout?.on("data", (chunk: string) => {
+      buf += chunk;
+      let nl: number;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        onLine(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+      }
+    });
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-TAIL);
+    });
+    child.stdin?.on("error", () => undefined); // EPIPE when the child is gone
+
+    this.done = new Promise<GeneratorFinal>((resolveDone, reject) => {
+      let spawnError: Error | null = null;
+      child.once("error", (e) => { spawnError = e; });
+      child.once("close", (code, signal) => {
+        if (buf) onLine(buf);
+        buf = "";
+        this.emit("exit", code, signal);
+        if (final) return resolveDone(final);
+        const why = errorMessage ?? spawnError?.message ?? `exited with ${code ?? signal} before reporting a final result`;
+        const tail = [this.stderrTail.trim(), this.otherTail.trim()].filter(Boolean).join("\n");
+        reject(new IngestbenchError("E_GENERATOR", `generator process: ${why}${tail ? `\n${tail}` : ""}`));
+      });
+    });
+    this.done.catch(() => undefined); // surfaced through stop()/done
+  }
+
+  /** Ask for a graceful stop (stdin closed + SIGTERM); SIGKILL after `timeoutMs`. Resolves with the final report. */
+  stop(timeoutMs = DEFAULT_STOP_TIMEOUT_MS): Promise<GeneratorFinal> {
+    this.stopping ??= (() => {
+      if (this.child.exitCode === null && this.child.signalCode === null) {
+        this.child.stdin?.end();
+        this.child.kill("SIGTERM");
+        const t = setTimeout(() => this.kill(), timeoutMs);
+        t.unref?.();
+        void this.done.finally(() => clearTimeout(t)).catch(() => undefined);
+      }
+      return this.done;
+    })();
+    return this.stopping;
+  }
+
+  /** SIGKILL the child now (no final report). */
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
+  }
+}
+
+/**
+ * Spawn `node --import <tsx> harness/generators/child.ts <spec json>` with `spawnFn` (e.g. the loadgen host's
+ * spawn), stdio piped. The child validates the config; errors arrive through `stop()`/`done`.
+ */
+export function startGeneratorProcess(spawnFn: SpawnFn, spec: GeneratorSpec): GeneratorProcess {
+  const { projectRoot, ...childSpec } = spec;
+  const child = spawnFn(process.execPath, ["--import", tsxImport(), CHILD, JSON.stringify(childSpec)], {
+    cwd: projectRoot ?? PROJECT_ROOT,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  return new GeneratorProcess(child);
+}

