@@ -236,3 +236,18 @@ export function encodeCopyBatch(source: RowSource, fromSeq: number, count: numbe
   scratch.copy(result, 0, 0, p);
   return result;
 }
+
+/** Length of the sent_at text written by encodeCopyBatch ("2024-11-07T00:00:00.000Z"). */
+const SENT_AT_BYTES = 24;
+
+/**
+ * Overwrite sent_at on every line of a batch made by encodeCopyBatch: the 24 bytes before each LF (sent_at is the
+ * last column, and a LF inside a value is always escaped as "\n", so every raw LF ends a row). Lets a generator
+ * encode its next batch while the current one is in flight and still stamp the time it hands it to the transport.
+ * @throws RangeError when `sentAt` does not print as 24 characters (years outside 0000..9999)
+ */
+export function restampSentAt(batch: Buffer, sentAt: Date): void {
+  const iso = Buffer.from(sentAt.toISOString(), "latin1");
+  if (iso.length !== SENT_AT_BYTES) throw new RangeError(`sent_at ${sentAt.toISOString()} is not ${SENT_AT_BYTES} characters`);
+  for (let nl = batch.indexOf(0x0a); nl !== -1; nl = batch.indexOf(0x0a, nl + 1)) iso.copy(batch, nl - SENT_AT_BYTES);
+}

@@ -17,7 +17,7 @@ import * as hdr from "hdr-histogram-js";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { z } from "zod";
-import { encodeCopyBatch, copyFromStatement } from "../events/copy-text.ts";
+import { copyFromStatement, encodeCopyBatch, restampSentAt } from "../events/copy-text.ts";
 import { createEventSource, type EventSource } from "../events/source.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
 
@@ -47,7 +47,7 @@ export const pgCopySchema = z
 export type PgCopyConfig = z.infer<typeof pgCopySchema>;
 
 /** Context of this generator; `replayFile` (optional) replays a log file's lines into the last string field. */
-export type PgCopyContext = GeneratorContext & { replayFile?: string };
+export type PgCopyContext = GeneratorContext;
 
 const nowMs = (): number => performance.now();
 
@@ -171,8 +171,19 @@ class PgCopyGenerator implements Generator {
 
     const t0 = nowMs();
     let nextSeq = 0;
+    // The next batch is encoded while the current one is in flight and re-stamped with sent_at when it is handed to
+    // the transport, so a sequential client does not leave the link idle while it encodes. Seqs are taken only
+    // here, in order, so the batches sent are a contiguous prefix (an encoded batch never sent is simply the last).
+    let next: { from: number; payload: Buffer } | null = null;
+    const encodeNext = async (): Promise<{ from: number; payload: Buffer }> => {
+      const from = nextSeq;
+      nextSeq += batch;
+      await this.source.load(from, batch);
+      return { from, payload: encodeCopyBatch(this.source, from, batch, new Date(0)) };
+    };
     try {
       for (let k = 0; !stop.signal.aborted; ) {
+        next ??= await encodeNext();
         const dueMs = rate === "max" ? 0 : t0 + (k * batch * 1000) / rate;
         if (rate !== "max") await sleep(dueMs - nowMs(), stop.signal);
         const c = await acquire();
@@ -183,19 +194,17 @@ class PgCopyGenerator implements Generator {
         const client = await connect(c);
         if (!client) {
           release(c);
-          await sleep(Math.min(1000, 50 * consecutiveFailures), stop.signal); // back off; the batch is not taken
+          await sleep(Math.min(1000, 50 * consecutiveFailures), stop.signal); // back off; the batch is kept for later
           continue;
         }
         if (stop.signal.aborted) {
           release(c);
           break;
         }
-        // take the next seqs (only here, so that sent seqs stay a contiguous prefix)
-        const from = nextSeq;
-        nextSeq += batch;
         k++;
-        await this.source.load(from, batch);
-        const payload = encodeCopyBatch(this.source, from, batch, new Date());
+        const { from, payload } = next;
+        next = null;
+        restampSentAt(payload, new Date());
         const startMs = rate === "max" ? nowMs() : dueMs;
         totals.sent += batch;
         totals.bytes += payload.length;
@@ -203,6 +212,7 @@ class PgCopyGenerator implements Generator {
         const p = copy(c, client, from, payload, batch, startMs);
         inflight.add(p);
         void p.finally(() => inflight.delete(p));
+        if (!stop.signal.aborted) next = await encodeNext();
       }
       await Promise.all(inflight);
     } finally {
@@ -235,6 +245,6 @@ class PgCopyGenerator implements Generator {
 export const pgCopy: GeneratorFactory<PgCopyConfig> = {
   name: "pg-copy",
   // the contract types the schema by its output; with defaults its input differs, hence the cast
-  schema: pgCopySchema as unknown as z.ZodType<PgCopyConfig>,
+  schema: pgCopySchema,
   create: (config, ctx) => new PgCopyGenerator(config, ctx),
 };

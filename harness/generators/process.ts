@@ -16,7 +16,7 @@ export interface GeneratorSpec {
   name: string;
   config: unknown;
   /** replayFile: a log file whose lines the generator replays (path as seen on the loadgen host) */
-  ctx: GeneratorContext & { replayFile?: string };
+  ctx: GeneratorContext;
   /** working directory for the child (defaults to the project root this file lives in) */
   projectRoot?: string;
 }

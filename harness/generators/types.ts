@@ -18,6 +18,8 @@ export interface GeneratorContext {
   fields: EventField[];
   /** generator id within the run, written to the `gen` column */
   genId: number;
+  /** replay this log file's lines (path as seen on the loadgen host) into the last string field instead of seeded text */
+  replayFile?: string;
 }
 
 /** Running totals, in events unless noted. sent = handed to the transport; accepted = acknowledged by the receiver. */
@@ -47,6 +49,6 @@ export interface Generator {
 export interface GeneratorFactory<C = unknown> {
   name: string;
   /** strict zod schema for the scenario's `generator.<name>` block */
-  schema: z.ZodType<C>;
+  schema: z.ZodType<C, z.ZodTypeDef, unknown>;
   create(config: C, ctx: GeneratorContext): Generator;
 }

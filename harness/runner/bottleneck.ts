@@ -5,7 +5,9 @@
  * - cpu, capped host: share of CFS periods throttled (cpu.stat nr_throttled / nr_periods). A cgroup that wants more
  *   than its quota is throttled in nearly every period; one that is not is not CPU-bound, however busy.
  * - cpu, uncapped host: cores used / cores of the machine.
- * - network: observed max(rx, tx) bytes/s on the host's data-plane link / the shaped rate.
+ * - network: observed max(rx, tx) bytes/s on the host's data-plane link / the shaped rate, in the busiest windows
+ *   (90th percentile of the per-window rates): a sequential client leaves the link idle while each request
+ *   commits, so the mean understates a link that runs at its cap whenever there is data to move.
  * - disk: observed IOPS or bytes/s / the throttle.
  * - memory: peak usage / limit.
  * A resource binds when its score reaches its threshold (cpu 0.5, others 0.85); the highest such score wins.
@@ -16,7 +18,7 @@ import type { HostLimits } from "../../infra/limits.ts";
 import { formatRate } from "../../infra/stack/units.ts";
 import type { HostWindow } from "../observers/types.ts";
 import type { Bottleneck, Resource } from "../results/types.ts";
-import { mean } from "../stats/descriptive.ts";
+import { mean, quantile } from "../stats/descriptive.ts";
 
 const THRESHOLD: Record<Resource, number> = { cpu: 0.5, network: 0.85, disk: 0.85, memory: 0.85, client: 0 };
 
@@ -44,9 +46,10 @@ function hostCandidates(host: string, ws: HostWindow[], limits: HostLimits, mach
   }
   const rateCap = limits.network?.bandwidthBytesPerSec;
   if (rateCap) {
-    const observed = mean(ws.map((w) => Math.max(w.netRxBytesPerSec, w.netTxBytesPerSec)));
-    out.push({ resource: "network", host, score: observed / rateCap,
-      evidence: `${host} link carried ${formatRate(observed)} of a ${formatRate(rateCap)} cap` });
+    const perWindow = ws.map((w) => Math.max(w.netRxBytesPerSec, w.netTxBytesPerSec));
+    const busy = quantile(perWindow, 0.9);
+    out.push({ resource: "network", host, score: busy / rateCap,
+      evidence: `${host} link carried ${formatRate(busy, "bits")} in its busiest windows (p90; mean ${formatRate(mean(perWindow), "bits")}) of a ${formatRate(rateCap, "bits")} cap` });
   }
   const disk = limits.disk;
   if (disk) {

@@ -158,7 +158,7 @@ export class BenchRun extends EventEmitter {
       let bytesPerRow = 0;
       const tick = async (phase: Phase): Promise<CountSample> => {
         const obs = await observer.read();
-        const s = await verifier!.sample();
+        const s = await verifier!.sample({ full: phase === "drain" });
         const mid = (s.tBefore + s.tAfter) / 2;
         const prevMid = (prev.tBefore + prev.tAfter) / 2;
         const rowsPerSec = mid > prevMid ? ((s.stored - prev.stored) * 1000) / (mid - prevMid) : null;

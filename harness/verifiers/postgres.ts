@@ -33,6 +33,9 @@ export const PG_TYPES: Readonly<Record<FieldType, string>> = {
 /** work_mem for the ledger's queries (DISTINCT and window sort over every stored row). */
 const LEDGER_WORK_MEM = "64MB";
 
+/** Pages at the end of the table never settled: partly filled pages still receive rows (COPY's bulk-insert target pages). */
+const SETTLE_MARGIN_PAGES = 64;
+
 /** How many missing ranges a ledger lists. */
 export const MAX_MISSING_RANGES = 20;
 
@@ -64,6 +67,12 @@ class PostgresVerifier implements Verifier {
   private client: pg.Client | null = null;
   private connecting: Promise<pg.Client> | null = null;
   private readonly table: string;
+  /** incremental counting state (see sample()) */
+  private frontier = 0;
+  private settledRows = 0;
+  private lastXmin = 0n;
+  private marks: Array<{ blocks: number; xmax: bigint }> = [];
+  private newest: number | null = null;
 
   constructor(private readonly ctx: VerifierContext) {
     this.table = quoteTable(ctx.params.table ?? "ib_events");
@@ -102,18 +111,56 @@ class PostgresVerifier implements Verifier {
     const c = await this.conn();
     await c.query(`DROP TABLE IF EXISTS ${this.table}`);
     await c.query(createTableStatement(this.ctx.params.table ?? "ib_events", this.ctx.fields));
+    this.resetCount();
   }
 
-  /** count(*) and max(sent_at), timed: tBefore/tAfter are epoch ms taken right around the query. */
-  async sample(): Promise<CountSample> {
+  private resetCount(): void {
+    this.frontier = 0;
+    this.settledRows = 0;
+    this.marks = [];
+  }
+
+  /**
+   * A timed count that reads only the table's recent pages. A full count(*) every second costs the sink CPU in
+   * proportion to its size (on a quarter core, 0.8 s per count at a million rows, and the measured rate falls for
+   * that reason alone), so rows in pages that can no longer change are counted once and carried ("settled"):
+   * pages below the table's length at an earlier sample, less a margin for partly filled pages, once every
+   * transaction in progress at that sample has ended (pg_current_snapshot(): its xmin has passed that sample's
+   * xmax). The remaining pages are read with a TID range scan (PostgreSQL ≥ 14). `full` recounts every page
+   * (the drain does, so that stored == accepted is judged on a complete count); the ledger recounts everything.
+   */
+  async sample(options: { full?: boolean } = {}): Promise<CountSample> {
     const c = await this.conn();
+    if (options.full) this.resetCount();
+    const settleTo = this.settleTarget();
     const tBefore = now();
-    const r = await c.query<{ n: string; newest: number | null }>(
-      `SELECT count(*) AS n, (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest FROM ${this.table}`,
+    const r = await c.query<{ n: string; settled: string; newest: number | null; blocks: string; xmin: string; xmax: string }>(
+      `SELECT count(*) AS n,
+              count(*) FILTER (WHERE ctid < '(${settleTo},0)'::tid) AS settled,
+              (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest,
+              pg_relation_size('${this.table.replace(/'/g, "''")}') / current_setting('block_size')::bigint AS blocks,
+              pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+              pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
+         FROM ${this.table} WHERE ctid >= '(${this.frontier},0)'::tid`,
     );
     const tAfter = now();
     const row = r.rows[0]!;
-    return { tBefore, tAfter, stored: Number(row.n), newestSentAtMs: row.newest === null ? null : Number(row.newest) };
+    const stored = this.settledRows + Number(row.n);
+    this.settledRows += Number(row.settled);
+    this.frontier = settleTo;
+    this.lastXmin = BigInt(row.xmin);
+    this.marks.push({ blocks: Number(row.blocks), xmax: BigInt(row.xmax) });
+    if (row.newest !== null) this.newest = Math.max(this.newest ?? 0, Number(row.newest));
+    return { tBefore, tAfter, stored, newestSentAtMs: this.newest };
+  }
+
+  /** The page below which every row is committed or aborted as of the previous sample (see sample()). */
+  private settleTarget(): number {
+    let target = this.frontier;
+    while (this.marks.length > 0 && this.marks[0]!.xmax <= this.lastXmin) {
+      target = Math.max(target, this.marks.shift()!.blocks - SETTLE_MARGIN_PAGES);
+    }
+    return target;
   }
 
   async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger> {

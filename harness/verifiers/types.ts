@@ -39,7 +39,8 @@ export interface Ledger {
 export interface Verifier {
   /** create the schema (table/index/container) from the scenario's fields */
   prepare(): Promise<void>;
-  sample(): Promise<CountSample>;
+  /** a timed count of stored rows; `full` asks for a count of every row even where the verifier counts incrementally */
+  sample(options?: { full?: boolean }): Promise<CountSample>;
   /** exact account given what each generator sent (sent[genId] = number of seqs 0..n-1) and rejected ranges */
   ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger>;
   close(): Promise<void>;

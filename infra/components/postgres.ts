@@ -162,7 +162,7 @@ export const postgres: ComponentFactory<PostgresConfig> = {
   name: "postgres",
   kind: "sink",
   // the contract types the schema by its output; with defaults its input differs, hence the cast
-  schema: postgresSchema as unknown as z.ZodType<PostgresConfig>,
+  schema: postgresSchema,
   matchesPin: matchesPostgresPin,
 
   /**

@@ -30,7 +30,7 @@ export interface ComponentFactory<C = unknown> {
   name: string;
   kind: "sink" | "collector";
   /** strict zod schema of the scenario's `sink.<name>` / `collector.<name>` block */
-  schema: z.ZodType<C>;
+  schema: z.ZodType<C, z.ZodTypeDef, unknown>;
   /** does the running version satisfy the pin? (e.g. pin "18.4.0-beta.17" is PostgreSQL server "18.4") */
   matchesPin(pinned: string, running: string): boolean;
   /** start on a local host (inside its cgroup and namespace), wait until ready, read back the version */
