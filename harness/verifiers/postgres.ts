@@ -33,6 +33,13 @@ export const PG_TYPES: Readonly<Record<FieldType, string>> = {
 /** work_mem for the ledger's queries (DISTINCT and window sort over every stored row). */
 const LEDGER_WORK_MEM = "64MB";
 
+/**
+ * Session settings of the verifier's connection. The samples must read only recent pages through a TID range scan:
+ * without statistics (the table is new and never analyzed) the planner may prefer a parallel sequential scan of
+ * the whole table, which costs the sink CPU in proportion to its size and starts extra worker processes.
+ */
+export const SAMPLE_SESSION_SETTINGS = ["SET max_parallel_workers_per_gather = 0", "SET enable_seqscan = off"] as const;
+
 /** Pages at the end of the table never settled: partly filled pages still receive rows (COPY's bulk-insert target pages). */
 const SETTLE_MARGIN_PAGES = 64;
 
@@ -100,6 +107,7 @@ class PostgresVerifier implements Verifier {
       } finally {
         this.connecting = null;
       }
+      for (const setting of SAMPLE_SESSION_SETTINGS) await c.query(setting);
       this.client = c;
       return c;
     })();
@@ -192,6 +200,7 @@ class PostgresVerifier implements Verifier {
     let g: { lost: string; ranges: Array<[number, number, number]> | null };
     try {
       await c.query("SET LOCAL max_parallel_workers_per_gather = 0");
+      await c.query("SET LOCAL enable_seqscan = on");
       await c.query(`SET LOCAL work_mem = '${LEDGER_WORK_MEM}'`);
       const counts = await c.query<{ stored: string; distinct: string; unexpected: string }>(
         `WITH sent(gen, n) AS (SELECT * FROM unnest($1::int[], $2::bigint[]))

@@ -8,9 +8,10 @@ import { BenchRun, type CellPlan } from "../../harness/runner/run.ts";
 
 export const projectRoot = path.resolve(import.meta.dirname, "../..");
 
-export function quickstartPlan(overrides: { warmup?: string; duration?: string; sinkVersion?: string } = {}): CellPlan {
+export function quickstartPlan(overrides: { warmup?: string; duration?: string; sinkVersion?: string; drainTimeoutMs?: number } = {}): CellPlan {
   const file = path.join(projectRoot, "scenarios/quickstart.yaml");
   const plan = planCells(loadScenarioFile(file), file, { warmup: overrides.warmup, duration: overrides.duration, replicates: 1 })[0]!;
+  if (overrides.drainTimeoutMs !== undefined) plan.drainTimeoutMs = overrides.drainTimeoutMs;
   if (overrides.sinkVersion) plan.sink = { ...plan.sink, config: { ...plan.sink.config, version: overrides.sinkVersion } };
   return plan;
 }
