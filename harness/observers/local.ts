@@ -16,6 +16,7 @@ interface Reading {
   throttledNs: number;
   memoryBytes: number;
   memoryPeakBytes: number;
+  memoryWorkingSetBytes: number;
   ioReadBytes: number;
   ioWriteBytes: number;
   ioReadOps: number;
@@ -52,6 +53,7 @@ function window(now: Reading, before: Reading, capped: boolean): HostWindow {
     throttledMs: Math.max(0, now.throttledNs - before.throttledNs) / 1e6,
     memoryBytes: now.memoryBytes,
     memoryPeakBytes: now.memoryPeakBytes,
+    memoryWorkingSetBytes: now.memoryWorkingSetBytes,
     ioReadBytesPerSec: rate(now.ioReadBytes, before.ioReadBytes, dtS),
     ioWriteBytesPerSec: rate(now.ioWriteBytes, before.ioWriteBytes, dtS),
     ioReadOpsPerSec: rate(now.ioReadOps, before.ioReadOps, dtS),

@@ -14,6 +14,8 @@ export interface HostWindow {
   throttledMs: number;
   memoryBytes: number;
   memoryPeakBytes: number;
+  /** charge less inactive file pages (see CgroupUsage.memoryWorkingSetBytes) */
+  memoryWorkingSetBytes: number;
   ioReadBytesPerSec: number;
   ioWriteBytesPerSec: number;
   ioReadOpsPerSec: number;

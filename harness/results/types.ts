@@ -63,7 +63,9 @@ export interface Summary {
   sinkNetworkMbitPerSecond: number;
   sinkDiskWriteMiBPerSecond: number;
   sinkDiskWriteIops: number;
+  /** largest memory charge (includes page cache) and largest working set (charge less inactive page cache), bytes */
   sinkMemoryPeakBytes: number;
+  sinkMemoryWorkingSetBytes: number;
   lagP50Ms: number | null;
   lagP99Ms: number | null;
   lagMaxMs: number | null;

@@ -9,7 +9,7 @@
  *   (90th percentile of the per-window rates): a sequential client leaves the link idle while each request
  *   commits, so the mean understates a link that runs at its cap whenever there is data to move.
  * - disk: observed IOPS or bytes/s / the throttle.
- * - memory: peak usage / limit.
+ * - memory: largest working set (charge less inactive page cache) / limit; page cache alone is no pressure.
  * A resource binds when its score reaches its threshold (cpu 0.5, others 0.85); the highest such score wins.
  * With none binding, the run was bound by the client (the load pattern, e.g. one sequential connection),
  * and the loadgen's own throttling is given as evidence.
@@ -66,9 +66,9 @@ function hostCandidates(host: string, ws: HostWindow[], limits: HostLimits, mach
     }
   }
   if (limits.memoryBytes) {
-    const peak = Math.max(0, ...ws.map((w) => w.memoryPeakBytes));
-    out.push({ resource: "memory", host, score: peak / limits.memoryBytes,
-      evidence: `${host} memory peak ${(peak / 2 ** 20).toFixed(0)} MiB of ${(limits.memoryBytes / 2 ** 20).toFixed(0)} MiB` });
+    const workingSet = Math.max(0, ...ws.map((w) => w.memoryWorkingSetBytes));
+    out.push({ resource: "memory", host, score: workingSet / limits.memoryBytes,
+      evidence: `${host} memory working set ${(workingSet / 2 ** 20).toFixed(0)} MiB of ${(limits.memoryBytes / 2 ** 20).toFixed(0)} MiB` });
   }
   return out;
 }

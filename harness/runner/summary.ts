@@ -69,6 +69,7 @@ export function computeSummary(input: SummaryInput): Summary {
     sinkDiskWriteMiBPerSecond: mean(sink.map((w) => w.ioWriteBytesPerSec)) / MiB,
     sinkDiskWriteIops: mean(sink.map((w) => w.ioWriteOpsPerSec)),
     sinkMemoryPeakBytes: Math.max(0, ...sink.map((w) => w.memoryPeakBytes)),
+    sinkMemoryWorkingSetBytes: Math.max(0, ...sink.map((w) => w.memoryWorkingSetBytes)),
     lagP50Ms: lags.length ? quantile(lags, 0.5) : null,
     lagP99Ms: lags.length ? quantile(lags, 0.99) : null,
     lagMaxMs: lags.length ? Math.max(...lags) : null,

@@ -55,6 +55,12 @@ export interface CgroupUsage {
   memoryBytes: number;
   /** high-water mark, bytes (v1 memory.max_usage_in_bytes; v2 memory.peak, kernel ≥ 5.19) */
   memoryPeakBytes: number;
+  /**
+   * working set, bytes: the charge less inactive file pages (memory.stat total_inactive_file on v1, inactive_file
+   * on v2), as cAdvisor and the kubelet define it. The charge includes page cache that a database's writes fill
+   * and the kernel reclaims at will, so it reaches the limit without any memory pressure; the working set does not.
+   */
+  memoryWorkingSetBytes: number;
   /** bytes/ops summed over all devices (v1 blkio.throttle.io_service_bytes / io_serviced; v2 io.stat) */
   ioReadBytes: number;
   ioWriteBytes: number;
@@ -610,6 +616,7 @@ export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> 
     const cpuStat = parseFlatKeyed((await file(d.cpu, "cpu.stat")) ?? "");
     const mem = await file(d.memory, "memory.usage_in_bytes");
     const memPeak = await file(d.memory, "memory.max_usage_in_bytes");
+    const memStat = parseFlatKeyed((await file(d.memory, "memory.stat")) ?? "");
     const bytes = await file(d.blkio, "blkio.throttle.io_service_bytes");
     const ops = await file(d.blkio, "blkio.throttle.io_serviced");
     const sumV1 = (text: string | undefined, op: "Read" | "Write"): number | undefined => {
@@ -628,6 +635,7 @@ export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> 
       throttledNs: num(cpuStat.throttled_time, "throttledNs"),
       memoryBytes: num(mem === undefined ? undefined : Number(mem), "memoryBytes"),
       memoryPeakBytes: num(memPeak === undefined ? undefined : Number(memPeak), "memoryPeakBytes"),
+      memoryWorkingSetBytes: num(workingSet(mem, memStat.total_inactive_file), "memoryWorkingSetBytes"),
       ioReadBytes: num(sumV1(bytes, "Read"), "ioReadBytes"),
       ioWriteBytes: num(sumV1(bytes, "Write"), "ioWriteBytes"),
       ioReadOps: num(sumV1(ops, "Read"), "ioReadOps"),
@@ -639,6 +647,7 @@ export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> 
   const cpuStat = parseFlatKeyed((await file(dir, "cpu.stat")) ?? "");
   const mem = await file(dir, "memory.current");
   const memPeak = await file(dir, "memory.peak");
+  const memStat = parseFlatKeyed((await file(dir, "memory.stat")) ?? "");
   const ioText = await file(dir, "io.stat");
   const io = ioText === undefined ? undefined : Object.values(parseV2KeyedLines(ioText));
   const sumV2 = (k: string) => (io === undefined ? undefined : io.reduce((acc, e) => acc + (e[k] ?? 0), 0));
@@ -650,12 +659,19 @@ export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> 
     throttledNs: num(us(cpuStat.throttled_usec), "throttledNs"),
     memoryBytes: num(mem === undefined ? undefined : Number(mem), "memoryBytes"),
     memoryPeakBytes: num(memPeak === undefined ? undefined : Number(memPeak), "memoryPeakBytes"),
+    memoryWorkingSetBytes: num(workingSet(mem, memStat.inactive_file), "memoryWorkingSetBytes"),
     ioReadBytes: num(sumV2("rbytes"), "ioReadBytes"),
     ioWriteBytes: num(sumV2("wbytes"), "ioWriteBytes"),
     ioReadOps: num(sumV2("rios"), "ioReadOps"),
     ioWriteOps: num(sumV2("wios"), "ioWriteOps"),
     unavailable,
   };
+}
+
+/** usage − inactive file pages, never below 0; undefined when the usage is unknown. */
+function workingSet(usage: string | undefined, inactiveFile: number | undefined): number | undefined {
+  if (usage === undefined) return undefined;
+  return Math.max(0, Number(usage) - (inactiveFile ?? 0));
 }
 
 /** Block device of a directory: `device` is "MAJ:MIN" of the whole disk, or undefined with `reason`. */

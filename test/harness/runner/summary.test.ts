@@ -6,7 +6,7 @@ import { computeSummary } from "../../../harness/runner/summary.ts";
 
 function hw(over: Partial<HostWindow>): HostWindow {
   return {
-    cpuCores: 0, throttledShare: null, periods: 0, throttledPeriods: 0, throttledMs: 0, memoryBytes: 0, memoryPeakBytes: 0,
+    cpuCores: 0, throttledShare: null, periods: 0, throttledPeriods: 0, throttledMs: 0, memoryBytes: 0, memoryPeakBytes: 0, memoryWorkingSetBytes: 0,
     ioReadBytesPerSec: 0, ioWriteBytesPerSec: 0, ioReadOpsPerSec: 0, ioWriteOpsPerSec: 0,
     netRxBytesPerSec: 0, netTxBytesPerSec: 0, netRxPacketsPerSec: 0, netTxPacketsPerSec: 0, ...over,
   };
@@ -36,6 +36,14 @@ describe("findBottleneck", () => {
       { sink: { cpu: { quotaUs: 200000, periodUs: 100000 } }, loadgen: { cpu: { quotaUs: 100000, periodUs: 100000 } } }, ["sink"], "loadgen", 2);
     expect(b.resource).toBe("client");
     expect(b.evidence).toMatch(/loadgen throttled in 80 %/);
+  });
+
+  it("does not call page cache memory pressure: the working set decides", () => {
+    const sink = [hw({ memoryPeakBytes: 3.9 * 2 ** 30, memoryWorkingSetBytes: 0.5 * 2 ** 30 })];
+    const b = findBottleneck({ sink, loadgen: [] }, { sink: { memoryBytes: 4 * 2 ** 30 }, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(b.resource).toBe("client");
+    const pressed = findBottleneck({ sink: [hw({ memoryWorkingSetBytes: 3.8 * 2 ** 30 })] }, { sink: { memoryBytes: 4 * 2 ** 30 } }, ["sink"], "loadgen", 2);
+    expect(pressed.resource).toBe("memory");
   });
 
   it("names the disk when write IOPS sit at the throttle", () => {

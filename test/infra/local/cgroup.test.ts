@@ -154,6 +154,17 @@ describe.skipIf(!isRoot)("cgroup (real kernel)", () => {
     expect(after.ioWriteBytes - before.ioWriteBytes).toBeGreaterThanOrEqual(8 * 1024 * 1024);
     expect(after.ioWriteOps).toBeGreaterThan(before.ioWriteOps);
     expect(after.memoryPeakBytes).toBeGreaterThan(0);
+    expect(after.memoryWorkingSetBytes).toBeLessThanOrEqual(after.memoryBytes);
+  });
+
+  it("the working set leaves out page cache that buffered writes fill", async () => {
+    const dataDir = await tmpDir("ib-cg-cache-");
+    const { paths } = await realHostCgroup();
+    // 64 MiB written through the page cache and read back: charged to the group as file pages, not as a working set
+    expect(await runInCgroup(paths, `dd if=/dev/zero of='${dataDir}/f' bs=1M count=64 status=none && cat '${dataDir}/f' > /dev/null`)).toBe(0);
+    const u = await readCgroupUsage(paths);
+    expect(u.memoryBytes).toBeGreaterThan(48 * 2 ** 20);
+    expect(u.memoryWorkingSetBytes).toBeLessThan(u.memoryBytes - 32 * 2 ** 20);
   });
 
   it("removal kills every process in the group and removes the directories", async () => {
@@ -245,6 +256,7 @@ describe("cgroup v2 file layout (no v2 controllers on this machine)", () => {
     );
     await fs.writeFile(path.join(leaf, "memory.current"), "104857600\n");
     await fs.writeFile(path.join(leaf, "memory.peak"), "209715200\n");
+    await fs.writeFile(path.join(leaf, "memory.stat"), "anon 50000000\nfile 54857600\nactive_file 14857600\ninactive_file 40000000\n");
     await fs.writeFile(
       path.join(leaf, "io.stat"),
       "254:0 rbytes=4096 wbytes=8388608 rios=1 wios=64 dbytes=0 dios=0\n8:0 rbytes=1000 wbytes=0 rios=2 wios=0 dbytes=0 dios=0\n",
@@ -257,6 +269,7 @@ describe("cgroup v2 file layout (no v2 controllers on this machine)", () => {
       throttledNs: 750_000_000,
       memoryBytes: 104_857_600,
       memoryPeakBytes: 209_715_200,
+      memoryWorkingSetBytes: 64_857_600,
       ioReadBytes: 5096,
       ioWriteBytes: 8_388_608,
       ioReadOps: 3,
