@@ -97,6 +97,7 @@ export function findBottleneck(
   if (binding) return { ...binding, candidates };
   const client = hostCandidates(clientHost, windows[clientHost] ?? [], limits[clientHost] ?? {}, machineCores)
     .find((c) => c.resource === "cpu");
-  const evidence = `no sink-side resource reached its threshold; ${client?.evidence ?? "no loadgen readings"}`;
+  const closest = [...candidates].sort((a, b) => b.score - a.score)[0];
+  const evidence = `no sink-side resource reached its threshold (closest: ${closest?.evidence ?? "none observed"}); ${client?.evidence ?? "no loadgen readings"}`;
   return { resource: "client", host: clientHost, score: client?.score ?? 0, evidence, candidates };
 }

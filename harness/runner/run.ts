@@ -122,7 +122,8 @@ export class BenchRun extends EventEmitter {
       const verifierFactory = verifiers[plan.sink.name];
       if (!sinkFactory || !verifierFactory) throw new ConfigurationError("E_SINK", `no component and verifier for sink "${plan.sink.name}"`);
 
-      local = await provisionLocal(stack, { runId: this.runId.slice(-6), dataOwner: sinkFactory.name === "postgres" ? "postgres" : undefined });
+      // the sink component makes and owns its own directories under the host's data directory
+      local = await provisionLocal(stack, { runId: this.runId.slice(-6) });
       this.record.limits = local.limits;
       this.throwIfAborted();
 

@@ -71,12 +71,28 @@ export function matchesPostgresPin(pinned: string, running: string): boolean {
 }
 
 /** numeric uid and gid of a local user, from /etc/passwd. */
-function userIds(user: string): { uid: number; gid: number } {
-  for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
-    const parts = line.split(":");
-    if (parts[0] === user) return { uid: Number(parts[2]), gid: Number(parts[3]) };
+/** The OS account the server runs as, with its ids; `user` undefined means the current user. */
+export interface ServerAccount {
+  user?: string;
+  uid: number;
+  gid: number;
+}
+
+/**
+ * PostgreSQL refuses to run as root ("root" execution of the PostgreSQL server is not permitted). As root, run it as
+ * the `postgres` account when the machine has one (Debian's postgresql packages create it), else as `nobody`, so
+ * that a fresh machine needs no account created; as any other user, run it as that user.
+ * @param passwd the text of /etc/passwd; @param uid the current uid
+ * @throws ProvisioningError when running as root and neither account exists
+ */
+export function serverAccount(passwd: string = readFileSync("/etc/passwd", "utf8"), uid: number = process.getuid?.() ?? 0): ServerAccount {
+  if (uid !== 0) return { uid, gid: process.getgid?.() ?? uid };
+  const accounts = new Map(passwd.split("\n").map((l) => l.split(":")).filter((p) => p.length > 3).map((p) => [p[0]!, p]));
+  for (const user of ["postgres", "nobody"]) {
+    const p = accounts.get(user);
+    if (p) return { user, uid: Number(p[2]), gid: Number(p[3]) };
   }
-  throw new ProvisioningError("E_PG_USER", `user "${user}" does not exist; PostgreSQL refuses to run as root and needs it`);
+  throw new ProvisioningError("E_PG_USER", `PostgreSQL refuses to run as root and neither a "postgres" nor a "nobody" account exists`);
 }
 
 /** Keeps the last `max` bytes of a process's output (and copies everything to a log file). */
@@ -130,7 +146,7 @@ function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
 }
 
 /** Run a command to completion on the host; ProvisioningError with its output on a non-zero exit. */
-async function run(host: LocalHost, cmd: string, args: string[], user: string): Promise<string> {
+async function run(host: LocalHost, cmd: string, args: string[], user: string | undefined): Promise<string> {
   const child = host.spawn(cmd, args, { user, stdio: ["ignore", "pipe", "pipe"], env: { LC_ALL: "C", LANG: "C" } });
   const tail = new LogTail(LOG_TAIL_BYTES);
   child.stdout?.on("data", (b: Buffer) => tail.push(b));
@@ -182,7 +198,8 @@ export const postgres: ComponentFactory<PostgresConfig> = {
       throw new VerificationError("E_VERSION_PIN", `sink.postgres.version pins ${config.version} but ${PACKAGE} ${installed.version} is installed`);
     }
     const bin = (name: string): string => join(installed.binDir, name);
-    const { uid, gid } = userIds("postgres");
+    const account = serverAccount();
+    const { uid, gid } = account;
     const pgdata = join(host.dataDir, "pg");
     const sockDir = join(host.dataDir, "run");
     for (const [dir, mode] of [[pgdata, 0o700], [sockDir, 0o755]] as const) {
@@ -191,14 +208,14 @@ export const postgres: ComponentFactory<PostgresConfig> = {
     }
 
     if (!existsSync(join(pgdata, "PG_VERSION"))) {
-      await run(host, bin("initdb"), ["-D", pgdata, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"], "postgres");
+      await run(host, bin("initdb"), ["-D", pgdata, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"], account.user);
       await appendFile(join(pgdata, "pg_hba.conf"), "\n# ingestbench: benchmark sink inside a private namespace\nhost all all 0.0.0.0/0 trust\nhost all all ::/0 trust\n");
     }
 
     const port = config.port;
     const args = ["-D", pgdata, "-p", String(port), "-c", "listen_addresses=*", "-k", sockDir, "-c", "fsync=on"];
     for (const [k, v] of Object.entries(config.settings ?? {})) args.push("-c", `${k}=${v}`);
-    const child = host.spawn(bin("postgres"), args, { user: "postgres", stdio: ["ignore", "pipe", "pipe"], env: { LC_ALL: "C", LANG: "C" } });
+    const child = host.spawn(bin("postgres"), args, { user: account.user, stdio: ["ignore", "pipe", "pipe"], env: { LC_ALL: "C", LANG: "C" } });
     const log = new LogTail(LOG_TAIL_BYTES, createWriteStream(join(host.dataDir, "postgres.log"), { flags: "a" }));
     child.stdout?.on("data", (b: Buffer) => log.push(b));
     child.stderr?.on("data", (b: Buffer) => log.push(b));
