@@ -3,31 +3,15 @@
  * cpu.stat/memory.current/io.stat) and its data-plane interface counters, and turns two readings into a window
  * of rates over the real elapsed time between them.
  */
-import { readCgroupUsage } from "../../infra/local/cgroup.ts";
-import { readInterfaceCounters } from "../../infra/local/netns.ts";
+import { type CgroupUsage, readCgroupUsage } from "../../infra/local/cgroup.ts";
+import { type InterfaceCounters, readInterfaceCounters } from "../../infra/local/netns.ts";
 import type { LocalHost } from "../../infra/local/types.ts";
 import type { HostWindow, Observer, ObserverWindow } from "./types.ts";
 
-interface Reading {
-  t: number;
-  cpuUsageNs: number;
-  nrPeriods: number;
-  nrThrottled: number;
-  throttledNs: number;
-  memoryBytes: number;
-  memoryPeakBytes: number;
-  memoryWorkingSetBytes: number;
-  ioReadBytes: number;
-  ioWriteBytes: number;
-  ioReadOps: number;
-  ioWriteOps: number;
-  rxBytes: number;
-  txBytes: number;
-  rxPackets: number;
-  txPackets: number;
-}
+/** One host's cumulative counters at time t (epoch ms). */
+type Reading = CgroupUsage & InterfaceCounters & { t: number };
 
-const ZERO_NET = { rxBytes: 0, txBytes: 0, rxPackets: 0, txPackets: 0 };
+const ZERO_NET: InterfaceCounters = { rxBytes: 0, txBytes: 0, rxPackets: 0, txPackets: 0 };
 
 async function readHost(host: LocalHost): Promise<Reading> {
   const t = performance.timeOrigin + performance.now();

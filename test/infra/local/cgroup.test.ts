@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { QUARTER_CORE_CGROUP_APPLIED } from "../../helpers/limits.ts";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   applyCgroupLimits,
@@ -96,13 +97,7 @@ describe.skipIf(!isRoot)("cgroup (real kernel)", () => {
     const r = await applyCgroupLimits(paths, QUARTER_CORE, { blockDevice: device! });
     expect(r.enforced).toBe(true);
     expect(r.applied).toMatchObject({
-      cfsQuotaUs: 25_000,
-      cfsPeriodUs: 100_000,
-      memoryLimitBytes: 2_147_483_648,
-      readIops: 3000,
-      writeIops: 3000,
-      readBps: 125_829_120,
-      writeBps: 125_829_120,
+      ...QUARTER_CORE_CGROUP_APPLIED,
       blockDevice: device,
     });
     // And straight from the kernel files.

@@ -8,6 +8,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { execa } from "execa";
+import { QUARTER_CORE_CGROUP_APPLIED } from "../../helpers/limits.ts";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StackSpec } from "../../../infra/limits.ts";
 import { CGROUP_PARENT, listCgroupPids } from "../../../infra/local/cgroup.ts";
@@ -117,13 +118,7 @@ describe.skipIf(!isRoot)("local platform (real)", () => {
     expect(lim.enforced).toBe(true);
     expect(lim.requested).toEqual(STACK.hosts.sink!.requested);
     expect(lim.applied).toMatchObject({
-      cfsQuotaUs: 25_000,
-      cfsPeriodUs: 100_000,
-      memoryLimitBytes: 2_147_483_648,
-      readIops: 3000,
-      writeIops: 3000,
-      readBps: 125_829_120,
-      writeBps: 125_829_120,
+      ...QUARTER_CORE_CGROUP_APPLIED,
       tbfRateBytesPerSec: 12_000_000,
       ingressTbfRateBytesPerSec: 12_000_000,
     });
