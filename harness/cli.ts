@@ -8,7 +8,7 @@ import { Command, Option } from "commander";
 import { collectLeftovers } from "../infra/local/gc.ts";
 import { listStacks, loadStack } from "../infra/stack/schema.ts";
 import { IngestbenchError } from "./errors.ts";
-import { compareStacks, renderComparison } from "./results/compare.ts";
+import { compareCommand, compareStacks, renderComparison, type CompareCommandFlags } from "./results/compare.ts";
 import type { RunRecord, SeriesPoint } from "./results/types.ts";
 import { loadScenarioFile, planCells } from "./runner/plan.ts";
 import { BenchRun, type CellPlan } from "./runner/run.ts";
@@ -102,7 +102,8 @@ async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
     process.off("SIGTERM", onSignal);
   }
   if (stacks.length > 1 && records.some((r) => r.summary)) {
-    const rows = await compareStacks(path.resolve(flags.results), scenario.name, stacks.map((s) => s.name));
+    // the runs just made are what was asked for: show version differences between stacks instead of refusing
+    const rows = await compareStacks(path.resolve(flags.results), scenario.name, stacks.map((s) => s.name), { force: true });
     process.stdout.write(`\n${renderComparison(scenario.name, rows)}\n`);
   }
   if (controller.signal.aborted) return controller.signal.reason === "SIGTERM" ? 143 : 130;
@@ -129,13 +130,17 @@ export function program(): Command {
     .action(async (scenario: string, flags: BenchFlags) => { process.exitCode = await bench(scenario, flags); });
 
   cmd.command("compare")
-    .description("Compare a scenario's latest results across stacks (hardware sizes): median rows/s and MiB/s, ratio to the first stack, CPU, throttling, network, lag, bottleneck, ledger.")
+    .description("Compare a scenario's results. Across stacks (hardware sizes; latest results of each): median rows/s and MiB/s with IQR and CV (erratic when noisy), ratio to the first stack with a 90 % bootstrap interval, rows/s per vCPU and per GiB, CPU, throttling, network, lag, bottleneck, ledger. Across runs on one stack (--baseline, --contender): the same per cell. Environment differences are listed; mismatched component versions are refused unless --force.")
     .requiredOption("--scenario <name>", "scenario name, e.g. quickstart")
-    .requiredOption("--stacks <names>", "comma-separated stack names; the first is the baseline")
+    .requiredOption("--stacks <names>", "comma-separated stack names; the first is the baseline (one stack with --baseline)")
     .option("-r, --results <dir>", "results directory", "results")
-    .action(async (flags: { scenario: string; stacks: string; results: string }) => {
-      const rows = await compareStacks(path.resolve(flags.results), flags.scenario, flags.stacks.split(",").map((s) => s.trim()));
-      process.stdout.write(`${renderComparison(flags.scenario, rows)}\n`);
+    .option("--baseline <invocation-or-run-id-prefix>", "across runs: the baseline runs (run id or invocation prefix, latest, previous)")
+    .addOption(new Option("--contender <invocation-or-run-id-prefix>", "across runs: runs compared with the baseline; repeat or comma-separate")
+      .argParser((v: string, prev: string[]) => [...prev, v]).default([] as string[], "latest"))
+    .option("--force", "compare even when component versions differ (the differences are listed)")
+    .option("--json", "machine-readable output (JSON)")
+    .action(async (flags: CompareCommandFlags & { results: string }) => {
+      process.stdout.write(`${await compareCommand(path.resolve(flags.results), flags)}\n`);
     });
 
   cmd.command("gc")

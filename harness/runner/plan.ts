@@ -6,6 +6,7 @@
 import { components } from "../../infra/components/index.ts";
 import { parseDuration } from "../../infra/stack/units.ts";
 import { ConfigurationError } from "../errors.ts";
+import { mulberry32 } from "../events/source.ts";
 import { generators } from "../generators/index.ts";
 import { loadScenario, type PluginSchemaEntry, type Scenario } from "../scenario/schema.ts";
 import type { CellPlan } from "./run.ts";
@@ -34,7 +35,39 @@ function overrideMs(flag: string, value: string | undefined, fallback: number): 
   }
 }
 
-/** Expand cells × replicates, in cell order with replicates innermost. */
+/**
+ * Seeded cell order per replicate: for replicate r = 1..R, a Fisher–Yates permutation (Knuth, TAOCP vol. 2,
+ * Algorithm P) of the cell indices 0..cellCount−1, drawn from one Mulberry32 stream seeded with `seed`, so that
+ * drift over the invocation (warming disks, neighbours, thermal) spreads over all cells instead of hitting the last.
+ * Deterministic for a seed. Returns R arrays of cell indices, each a permutation.
+ */
+export function cellOrder(cellCount: number, replicates: number, seed: number): number[][] {
+  const next = mulberry32(seed);
+  const orders: number[][] = [];
+  for (let r = 0; r < replicates; r++) {
+    const order = Array.from({ length: cellCount }, (_, i) => i);
+    for (let i = cellCount - 1; i > 0; i--) {
+      const j = Math.floor((next() * (i + 1)) / 4294967296);
+      const t = order[i]!;
+      order[i] = order[j]!;
+      order[j] = t;
+    }
+    orders.push(order);
+  }
+  return orders;
+}
+
+/** The seed of the cell shuffle: the scenario's generator `seed` when it is an integer, else 1. */
+export function planSeed(scenario: Scenario): number {
+  const seed = (scenario.generator.config as Record<string, unknown>).seed;
+  return typeof seed === "number" && Number.isInteger(seed) ? seed : 1;
+}
+
+/**
+ * Expand cells × replicates: for replicate r = 1..R, every cell once, in a seeded shuffled order (`cellOrder`,
+ * seeded by `planSeed`). Cell ids are the scenario's (stable across runs); only the order changes.
+ * @throws ConfigurationError for a bad --replicates, --duration or --warmup, or a collector (not runnable locally yet)
+ */
 export function planCells(scenario: Scenario, file: string, overrides: PlanOverrides = {}): CellPlan[] {
   const replicates = overrides.replicates ?? scenario.replicates;
   if (!Number.isInteger(replicates) || replicates < 1) {
@@ -44,9 +77,11 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
     throw new ConfigurationError("E_COLLECTOR", `${file}: collector "${scenario.collector.name}" cannot run on the local platform yet; use collector: none`, { field: "collector" });
   }
   const plans: CellPlan[] = [];
-  for (const cell of scenario.cells) {
-    const s = cell.scenario;
-    for (let r = 1; r <= replicates; r++) {
+  const orders = cellOrder(scenario.cells.length, replicates, planSeed(scenario));
+  for (let r = 1; r <= replicates; r++) {
+    for (const index of orders[r - 1]!) {
+      const cell = scenario.cells[index]!;
+      const s = cell.scenario;
       const genConfig = s.generator.config as Record<string, unknown>;
       plans.push({
         scenario: s.name, scenarioFile: file, cell: cell.id, replicate: r,

@@ -37,3 +37,8 @@ export function cv(values: readonly number[]): number {
   const m = mean(values);
   return m === 0 ? 0 : stddev(values) / m;
 }
+
+/** Interquartile range: quantile(0.75) − quantile(0.25), both Hyndman & Fan type 7 (NaN for empty input). */
+export function iqr(values: readonly number[]): number {
+  return quantile(values, 0.75) - quantile(values, 0.25);
+}

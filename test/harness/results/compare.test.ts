@@ -1,0 +1,242 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigurationError } from "../../../harness/errors.ts";
+import {
+  compareCommand, compareRuns, compareStacks, renderComparison, renderRunsComparison, sinkCaps,
+} from "../../../harness/results/compare.ts";
+import type { RunRecord } from "../../../harness/results/types.ts";
+
+let root = "";
+beforeAll(() => {
+  root = mkdtempSync(path.join(tmpdir(), "ingestbench-compare-"));
+});
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+interface Spec {
+  stack: string;
+  invocation: string;
+  rows: number;
+  cell?: string;
+  cores?: number | null;
+  memoryGiB?: number | null;
+  postgres?: string;
+  kernel?: string;
+  status?: RunRecord["status"];
+}
+
+let counter = 0;
+
+/** A run.json shaped like a real one (results/<stack>/quickstart/<run-id>/run.json), with the given figures. */
+function writeRun(s: Spec): RunRecord {
+  const n = counter++;
+  const runId = `${s.invocation.replace(/[-:.]/g, "").slice(0, 15)}Z-${n.toString(16).padStart(6, "0")}`;
+  const cores = s.cores === undefined ? 0.25 : s.cores;
+  const memoryGiB = s.memoryGiB === undefined ? 2 : s.memoryGiB;
+  const applied: Record<string, number | string> = { dataInterface: `ib${n}d1`, dataPeerInterface: `ib${n}d0` };
+  if (cores !== null) Object.assign(applied, { cfsPeriodUs: 100000, cfsQuotaUs: Math.round(cores * 100000) });
+  if (memoryGiB !== null) applied.memoryLimitBytes = memoryGiB * 2 ** 30;
+  const stored = Math.round(s.rows * 30);
+  const record: RunRecord = {
+    status: s.status ?? "ok", runId, invocation: s.invocation, stack: s.stack, platform: "local",
+    scenario: "quickstart", scenarioFile: "scenarios/quickstart.yaml", cell: s.cell ?? "default", replicate: 1, seed: 42,
+    startedAt: s.invocation, finishedAt: s.invocation, commit: "0174451d0a5c7a47e8d5e1d3527a0332e68d6d59",
+    environment: { kernel: s.kernel ?? "Linux 6.18.44", cpuModel: "AMD EPYC", cores: 2, memoryBytes: 25276518400, cgroup: "v1", node: "v20.20.2", hostname: "vm" },
+    limits: {
+      loadgen: { requested: { cpu: "1" }, applied: { cfsPeriodUs: 100000, cfsQuotaUs: 100000 }, enforced: true, notes: [] },
+      sink: {
+        requested: { ...(cores !== null ? { cpu: String(cores) } : {}), ...(memoryGiB !== null ? { memory: `${memoryGiB}GiB` } : {}) },
+        applied, enforced: true, notes: [],
+      },
+    },
+    versions: { postgres: { pinned: "18.4.0-beta.17", running: s.postgres ?? "18.4" } },
+    scenarioConfig: {},
+    summary: s.status === "error" ? null : {
+      rowsPerSecond: s.rows, mibPerSecond: (s.rows * 240) / 2 ** 20,
+      windowRowsPerSecond: { median: s.rows, min: s.rows * 0.9, max: s.rows * 1.1 },
+      bytesPerRow: 240, measuredSeconds: 30, sinkCores: 0.2, cpuMsPer1000Rows: 3, throttledShare: 0.1,
+      sinkNetworkMbitPerSecond: 50, sinkDiskWriteMiBPerSecond: 10, sinkDiskWriteIops: 40,
+      sinkMemoryPeakBytes: 7e8, sinkMemoryWorkingSetBytes: 2e8, lagP50Ms: 300, lagP99Ms: 500, lagMaxMs: 520,
+      countQueryMaxMs: 20, drainSeconds: 1,
+      bottleneck: { resource: "cpu", host: "sink", score: 0.9, evidence: "synthetic", candidates: [] },
+    },
+    ledger: s.status === "error" ? null : {
+      sent: stored, accepted: stored, stored, distinct: stored, lost: 0, duplicated: 0, overwritten: 0, rejected: 0, unexpected: 0, missingRanges: [],
+    } as unknown as RunRecord["ledger"],
+    generator: null, checks: [], error: null,
+  };
+  const dir = path.join(root, s.stack, "quickstart", runId);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, "run.json"), `${JSON.stringify(record, null, 2)}\n`);
+  return record;
+}
+
+const tight = [1000, 1010, 990, 1005, 995];
+const INV_OLD = "2026-11-28T10:00:00.000Z";
+const INV = "2026-11-29T10:00:00.000Z";
+const INV2 = "2026-11-30T10:00:00.000Z";
+
+describe("compareStacks", () => {
+  beforeAll(() => {
+    // an older invocation on the baseline stack that must be ignored (latest invocation only)
+    for (const v of [5000, 5100, 4900]) writeRun({ stack: "quarter", invocation: INV_OLD, rows: v });
+    for (const v of tight) writeRun({ stack: "quarter", invocation: INV, rows: v });
+    for (const v of tight) writeRun({ stack: "two-cores", invocation: INV, rows: v * 1.2, cores: 2, memoryGiB: 4 });
+    for (const v of tight) writeRun({ stack: "same", invocation: INV, rows: v * 1.02, cores: 0.25, memoryGiB: 2 });
+    for (const v of [1000, 1600, 700, 1300, 900]) writeRun({ stack: "noisy", invocation: INV, rows: v, cores: null, memoryGiB: null });
+    writeRun({ stack: "single", invocation: INV, rows: 3000, cores: 1, memoryGiB: 1 });
+    for (const v of tight) writeRun({ stack: "other-pg", invocation: INV, rows: v, postgres: "17.2" });
+  });
+
+  it("gives ratios with bootstrap intervals, spread, per-vCPU and per-GiB figures", async () => {
+    const rows = await compareStacks(root, "quickstart", ["quarter", "two-cores", "same", "noisy", "single"]);
+    const by = Object.fromEntries(rows.map((r) => [r.stack, r]));
+    expect(rows.map((r) => r.stack)).toEqual(["quarter", "two-cores", "same", "noisy", "single"]);
+    expect(by.quarter!.runs).toHaveLength(5);
+    expect(by.quarter!.medianRowsPerSecond).toBe(1000);
+    expect(by.quarter!.comparison).toBeNull();
+    expect(by.quarter!.rowsPerSecond.iqr).toBe(10);
+    expect(by.quarter!.caps).toEqual({ cores: 0.25, memoryBytes: 2 * 2 ** 30 });
+    expect(by.quarter!.rowsPerSecondPerCore).toBeCloseTo(4000, 6);
+    expect(by.quarter!.rowsPerSecondPerGiB).toBeCloseTo(500, 6);
+
+    expect(by["two-cores"]!.ratio).toBeCloseTo(1.2, 10);
+    const c = by["two-cores"]!.comparison!;
+    expect(c.significant).toBe(true);
+    expect(c.change).toBe("faster");
+    expect(c.ci![0]).toBeGreaterThan(1.1);
+    expect(c.ci![1]).toBeLessThan(1.3);
+    expect(by["two-cores"]!.rowsPerSecondPerCore).toBeCloseTo(600, 6);
+    expect(by["two-cores"]!.rowsPerSecondPerGiB).toBeCloseTo(300, 6);
+
+    expect(by.same!.comparison!.significant).toBe(false);
+    expect(by.same!.comparison!.change).toBe("none");
+
+    expect(by.noisy!.rowsPerSecond.erratic).toBe(true);
+    expect(by.noisy!.caps).toEqual({ cores: null, memoryBytes: null });
+    expect(by.noisy!.rowsPerSecondPerCore).toBeNull();
+
+    expect(by.single!.comparison!.ci).toBeNull();
+    expect(by.single!.comparison!.significant).toBe(false);
+
+    const text = renderComparison("quickstart", rows);
+    const line = (stack: string): string => text.split("\n").find((l) => l.startsWith(`│ ${stack} `))!;
+    expect(text).toContain("90 % CI");
+    expect(line("quarter")).toMatch(/│ 1\.00x │ baseline\s+│\s+4,000 │\s+500 │/);
+    expect(line("two-cores")).toMatch(/│ 1\.20x │ \[\d\.\d\d, \d\.\d\d\] faster\s+│\s+600 │\s+300 │/);
+    expect(line("same")).toMatch(/│ 1\.02x │ \[[\d.]+, [\d.]+\] ~/);
+    expect(line("noisy")).toMatch(/% erratic/);
+    expect(line("noisy")).toMatch(/│\s+– │\s+– │/); // uncapped: no per-vCPU, no per-GiB figure
+    expect(line("single")).toMatch(/│ 3\.00x │ n=1\s+│\s+3,000 │\s+3,000 │/);
+    expect(text).toMatch(/two-cores: 1\.20x faster \(90 % interval/);
+    expect(text).not.toContain("environment differences");
+  });
+
+  it("refuses stacks with different component versions unless forced, and lists the difference", async () => {
+    const err = await compareStacks(root, "quickstart", ["quarter", "other-pg"]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as ConfigurationError).code).toBe("E_VERSION_MISMATCH");
+    expect((err as Error).message).toContain("versions.postgres.running: quarter 18.4; other-pg 17.2");
+    const rows = await compareStacks(root, "quickstart", ["quarter", "other-pg"], { force: true });
+    expect(rows[1]!.ratio).toBe(1);
+    const text = renderComparison("quickstart", rows);
+    expect(text).toContain("!! versions.postgres.running: quarter 18.4; other-pg 17.2");
+  });
+
+  it("keeps a readable error for a stack without results", async () => {
+    await expect(compareStacks(root, "quickstart", ["quarter", "nothing"])).rejects.toMatchObject({ code: "E_NO_RESULTS" });
+  });
+});
+
+describe("compareRuns", () => {
+  beforeAll(() => {
+    for (const v of tight) {
+      writeRun({ stack: "nightly", invocation: INV, rows: v, cell: "batch=1000" });
+      writeRun({ stack: "nightly", invocation: INV, rows: v * 5, cell: "batch=8000" });
+      // next night: the CPU cap lowered; batch=8000 regressed, batch=1000 the same
+      writeRun({ stack: "nightly", invocation: INV2, rows: v, cell: "batch=1000", cores: 0.2 });
+      writeRun({ stack: "nightly", invocation: INV2, rows: v * 4, cell: "batch=8000", cores: 0.2 });
+    }
+    writeRun({ stack: "nightly", invocation: INV2, rows: 0, cell: "batch=8000", status: "error", cores: 0.2 });
+    writeRun({ stack: "nightly", invocation: "2026-12-01T10:00:00.000Z", rows: 5000, cell: "batch=8000", postgres: "18.5" });
+  });
+
+  it("compares per cell, names regressions and lists limit differences", async () => {
+    const r = await compareRuns(root, "quickstart", "nightly", { baseline: "2026-11-29", contenders: ["2026-11-30"] });
+    expect(r.baseline.runIds).toHaveLength(10);
+    expect(r.contenders[0]!.runIds).toHaveLength(11);
+    expect(r.contenders[0]!.statuses).toEqual({ ok: 10, error: 1 });
+    expect(r.cells.map((c) => c.cell)).toEqual(["batch=1000", "batch=8000"]);
+    const [small, big] = r.cells;
+    expect(small!.contenders[0]!.comparison!.change).toBe("none");
+    expect(big!.contenders[0]!.comparison!.ratio).toBeCloseTo(0.8, 10);
+    expect(big!.contenders[0]!.comparison!.change).toBe("slower");
+    expect(big!.contenders[0]!.runs).toBe(6);
+    expect(big!.contenders[0]!.measured).toBe(5);
+    expect(big!.baseline.rowsPerSecondPerCore).toBeCloseTo(20000, 6);
+    expect(big!.contenders[0]!.rowsPerSecondPerCore).toBeCloseTo(20000, 6);
+    expect(r.significant).toEqual({ faster: 0, slower: 1 });
+    expect(r.forced).toBe(false);
+    const quota = r.differences.find((d) => d.field === "limits.sink.cfsQuotaUs");
+    expect(quota).toMatchObject({ kind: "limits", values: { "2026-11-29": "25000", "2026-11-30": "20000" } });
+    expect(r.differences.some((d) => /Interface/.test(d.field))).toBe(false);
+
+    const text = renderRunsComparison(r);
+    expect(text).toMatch(/batch=8000 │ 2026-11-30\s+│\s+5\/6 │\s+4,000 │.*│ 0\.80x │ \[0\.\d\d, 0\.\d\d\] slower/);
+    expect(text).toContain("significant changes: 1 slower, 0 faster");
+    expect(text).toContain("limits.sink.cfsQuotaUs: 2026-11-29 25000; 2026-11-30 20000");
+  });
+
+  it("selects by run id prefix and by latest/previous, and rejects unknown or overlapping selections", async () => {
+    const r = await compareRuns(root, "quickstart", "nightly", { baseline: "20261129T100000Z", contenders: ["20261130"] });
+    expect(r.baseline.invocations).toEqual([INV]);
+    await expect(compareRuns(root, "quickstart", "nightly", { baseline: "1999" })).rejects.toMatchObject({ code: "E_NO_RUNS" });
+    await expect(compareRuns(root, "quickstart", "nightly", { baseline: "2026-11", contenders: ["2026-11-30"] }))
+      .rejects.toMatchObject({ code: "E_SELECTOR_OVERLAP" });
+    // latest is 2026-12-01 (another PostgreSQL): refused, then forced
+    const err = await compareRuns(root, "quickstart", "nightly", { baseline: "previous" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as ConfigurationError).code).toBe("E_VERSION_MISMATCH");
+    expect((err as Error).message).toContain("versions.postgres.running: previous 18.4; latest 18.5");
+    const forced = await compareRuns(root, "quickstart", "nightly", { baseline: "previous", contenders: ["latest"] }, { force: true });
+    expect(forced.forced).toBe(true);
+    expect(forced.cells.map((c) => c.cell)).toEqual(["batch=1000", "batch=8000"]);
+    expect(forced.cells[0]!.contenders[0]!.comparison).toBeNull();
+    expect(forced.cells[0]!.contenders[0]!.reason).toMatch(/no measured run of cell batch=1000 in "latest"/);
+    expect(forced.cells[1]!.contenders[0]!.comparison!.ci).toBeNull(); // n=1
+    expect(renderRunsComparison(forced)).toContain("!! versions.postgres.running: previous 18.4; latest 18.5");
+  });
+});
+
+describe("sinkCaps and compareCommand", () => {
+  it("reads cores and memory from the applied limits, '–' (null) when uncapped", () => {
+    const r = writeRun({ stack: "caps", invocation: INV, rows: 1, cores: 0.5, memoryGiB: null });
+    expect(sinkCaps(r)).toEqual({ cores: 0.5, memoryBytes: null });
+    // cgroup v1 read-back of "no limit": quota -1, memory near 2^63
+    const unlimited = { ...r, limits: { sink: { requested: {}, applied: { cfsQuotaUs: -1, cfsPeriodUs: 100000, memoryLimitBytes: 9223372036854771712 }, enforced: true, notes: [] } } };
+    expect(sinkCaps(unlimited)).toEqual({ cores: null, memoryBytes: null });
+    // enforced, but nothing read back (a platform that records only what it applied by other means): the requested caps
+    const requestedOnly = { ...r, limits: { sink: { requested: { cpu: "1.5", memory: "512MiB" }, applied: {}, enforced: true, notes: [] } } };
+    expect(sinkCaps(requestedOnly)).toEqual({ cores: 1.5, memoryBytes: 512 * 2 ** 20 });
+    // not enforced (no root): what was asked was not applied, so no caps
+    expect(sinkCaps({ ...requestedOnly, limits: { sink: { ...requestedOnly.limits.sink, enforced: false } } })).toEqual({ cores: null, memoryBytes: null });
+  });
+
+  it("prints JSON and checks flag combinations", async () => {
+    const json = JSON.parse(await compareCommand(root, { scenario: "quickstart", stacks: "quarter,two-cores", json: true })) as {
+      mode: string; rows: Array<{ stack: string; ratio: number; comparison: { ci: number[] } | null; runIds: string[]; runs?: unknown }>;
+    };
+    expect(json.mode).toBe("stacks");
+    expect(json.rows[1]!.ratio).toBeCloseTo(1.2, 10);
+    expect(json.rows[1]!.comparison!.ci).toHaveLength(2);
+    expect(json.rows[0]!.runIds).toHaveLength(5);
+    expect(json.rows[0]!.runs).toBeUndefined();
+    const runs = JSON.parse(await compareCommand(root, { scenario: "quickstart", stacks: "nightly", baseline: "2026-11-29", contender: ["2026-11-30"], json: true })) as { mode: string; significant: { slower: number } };
+    expect(runs).toMatchObject({ mode: "runs", significant: { slower: 1 } });
+    await expect(compareCommand(root, { scenario: "quickstart", stacks: "a,b", baseline: "x" })).rejects.toMatchObject({ code: "E_FLAG" });
+    await expect(compareCommand(root, { scenario: "quickstart", stacks: "a", contender: ["x"] })).rejects.toMatchObject({ code: "E_FLAG" });
+  });
+});
