@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cv, mean, median, quantile, stddev } from "../../harness/stats/descriptive.ts";
+import { cv, mean, median, quantile, stddev } from "../../../harness/stats/descriptive.ts";
 
 describe("descriptive statistics", () => {
   it("matches known values (type 7 quantiles as in R and NumPy)", () => {
