@@ -10,22 +10,19 @@
  *   shows up as latency, not as a lower offered rate hidden from the numbers).
  * A failed COPY counts its batch as rejected and the run goes on; after MAX_CONSECUTIVE_FAILURES failures in a row
  * (connect or COPY) the generator stops and reports the errors. Memory is flat: one encoded batch per connection,
- * a fixed-size HDR histogram, a bounded error list.
+ * a fixed-size HDR histogram, a bounded error list. The loop itself (pacing, slots, ranges, stop) is loop.ts; this
+ * file is the COPY transport and the COPY text encoder adapter.
  */
 import { finished } from "node:stream/promises";
-import * as hdr from "hdr-histogram-js";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { z } from "zod";
 import { copyFromStatement, encodeCopyBatch, restampSentAt } from "../events/copy-text.ts";
 import { createEventSource, type EventSource } from "../events/source.ts";
+import { runBatchLoop, type BatchEncoder, type BatchTransport, type EncodedBatch } from "./loop.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
 
-/** Stop after this many failed requests (connects or COPYs) in a row. */
-export const MAX_CONSECUTIVE_FAILURES = 10;
-/** onProgress cadence, milliseconds. */
-export const PROGRESS_INTERVAL_MS = 250;
-const MAX_ERRORS = 20;
+export { MAX_CONSECUTIVE_FAILURES, PROGRESS_INTERVAL_MS } from "./loop.ts";
 
 /** Scenario block `generator.pg-copy`. */
 export const pgCopySchema = z
@@ -49,21 +46,15 @@ export type PgCopyConfig = z.infer<typeof pgCopySchema>;
 /** Context of this generator; `replayFile` (optional) replays a log file's lines into the last string field. */
 export type PgCopyContext = GeneratorContext;
 
-const nowMs = (): number => performance.now();
-
-/** An abortable sleep that resolves (never rejects) at `ms` from now or on abort. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => { clearTimeout(t); signal.removeEventListener("abort", done); resolve(); };
-    const t = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
+/** One COPY batch: COPY text lines of seqs [from, from + count) (sent_at re-stamped in place). */
+interface CopyBatch extends EncodedBatch {
+  payload: Buffer;
 }
 
-interface Conn {
-  id: number;
-  client: pg.Client | null;
+/** A connection slot's client; `broken` once the client emitted an error (the loop then reconnects). */
+interface PgConn {
+  client: pg.Client;
+  broken: boolean;
 }
 
 class PgCopyGenerator implements Generator {
@@ -75,169 +66,51 @@ class PgCopyGenerator implements Generator {
     this.statement = copyFromStatement(ctx.target.params.table ?? "ib_events", ctx.fields);
   }
 
-  async run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal> {
-    const { batch, rate } = this.config;
-    const totals: GeneratorProgress = { sent: 0, accepted: 0, rejected: 0, bytes: 0, requests: 0 };
-    const rejectedRanges: Array<[number, number]> = [];
-    const errors: string[] = [];
-    let suppressedErrors = 0;
-    let consecutiveFailures = 0;
-    // latency in microseconds, 1 µs .. 1 h at 3 significant digits: fixed memory
-    const hist = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, autoResize: false, useWebAssembly: false });
-    const stop = new AbortController(); // aborted by the caller's signal or by too many failures
-    const onAbort = (): void => stop.abort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    if (signal.aborted) stop.abort();
-
-    const noteError = (msg: string): void => {
-      if (errors.length < MAX_ERRORS) errors.push(msg);
-      else suppressedErrors++;
-    };
-    const failure = (msg: string): void => {
-      consecutiveFailures++;
-      noteError(msg);
-      if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES && !stop.signal.aborted) {
-        noteError(`stopped after ${consecutiveFailures} consecutive failures`);
-        stop.abort();
-      }
-    };
-
-    const progressTimer = setInterval(() => onProgress({ ...totals }), PROGRESS_INTERVAL_MS);
-    progressTimer.unref?.();
-
-    // Connection pool: idle connections and waiters for one.
-    const idle: Conn[] = [];
-    const waiters: Array<(c: Conn | null) => void> = [];
-    for (let i = 0; i < this.config.connections; i++) idle.push({ id: i, client: null });
-    const acquire = (): Promise<Conn | null> => {
-      if (stop.signal.aborted) return Promise.resolve(null);
-      const c = idle.pop();
-      if (c) return Promise.resolve(c);
-      return new Promise((resolve) => waiters.push(resolve));
-    };
-    const release = (c: Conn): void => {
-      const w = waiters.shift();
-      if (w) w(c);
-      else idle.push(c);
-    };
-    stop.signal.addEventListener("abort", () => { for (const w of waiters.splice(0)) w(null); }, { once: true });
-
-    const connect = async (c: Conn): Promise<pg.Client | null> => {
-      if (c.client) return c.client;
-      const client = new pg.Client({
-        host: this.ctx.target.host,
-        port: this.ctx.target.port,
-        user: this.config.user ?? this.ctx.target.params.user ?? "postgres",
-        database: this.config.database ?? this.ctx.target.params.database ?? "postgres",
-        connectionTimeoutMillis: 10_000,
-        application_name: `ingestbench-pg-copy-${this.ctx.genId}-${c.id}`,
-      });
-      client.on("error", () => { if (c.client === client) c.client = null; });
-      try {
-        await client.connect();
-        c.client = client;
-        return client;
-      } catch (err) {
-        await client.end().catch(() => undefined);
-        failure(`connect ${this.ctx.target.host}:${this.ctx.target.port}: ${(err as Error).message}`);
-        return null;
-      }
-    };
-
-    const inflight = new Set<Promise<void>>();
-    const copy = async (c: Conn, client: pg.Client, from: number, payload: Buffer, count: number, startMs: number): Promise<void> => {
-      try {
-        const stream = client.query(copyFrom(this.statement));
-        const done = finished(stream);
-        stream.end(payload);
-        await done;
-        if (stream.rowCount !== count) throw new Error(`COPY stored ${stream.rowCount} rows of ${count}`);
-        totals.accepted += count;
-        consecutiveFailures = 0;
-      } catch (err) {
-        totals.rejected += count;
-        const last = rejectedRanges.at(-1);
-        if (last && last[1] === from - 1) last[1] = from + count - 1;
-        else rejectedRanges.push([from, from + count - 1]);
-        failure(`COPY seqs ${from}..${from + count - 1}: ${(err as Error).message}`);
-        // the connection may be broken: drop it, the next batch on this slot reconnects
-        if (c.client === client) c.client = null;
-        client.end().catch(() => undefined);
-      } finally {
-        hist.recordValue(Math.max(1, Math.round((nowMs() - startMs) * 1000)));
-        release(c);
-      }
-    };
-
-    const t0 = nowMs();
-    let nextSeq = 0;
-    // The next batch is encoded while the current one is in flight and re-stamped with sent_at when it is handed to
-    // the transport, so a sequential client does not leave the link idle while it encodes. Seqs are taken only
-    // here, in order, so the batches sent are a contiguous prefix (an encoded batch never sent is simply the last).
-    let next: { from: number; payload: Buffer } | null = null;
-    const encodeNext = async (): Promise<{ from: number; payload: Buffer }> => {
-      const from = nextSeq;
-      nextSeq += batch;
-      await this.source.load(from, batch);
-      return { from, payload: encodeCopyBatch(this.source, from, batch, new Date(0)) };
-    };
-    try {
-      for (let k = 0; !stop.signal.aborted; ) {
-        next ??= await encodeNext();
-        const dueMs = rate === "max" ? 0 : t0 + (k * batch * 1000) / rate;
-        if (rate !== "max") await sleep(dueMs - nowMs(), stop.signal);
-        const c = await acquire();
-        if (!c || stop.signal.aborted) {
-          if (c) release(c);
-          break;
+  run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal> {
+    const { host, port, params } = this.ctx.target;
+    const transport: BatchTransport<PgConn, CopyBatch> = {
+      label: "COPY",
+      address: `${host}:${port}`,
+      connect: async (slot) => {
+        const client = new pg.Client({
+          host,
+          port,
+          user: this.config.user ?? params.user ?? "postgres",
+          database: this.config.database ?? params.database ?? "postgres",
+          connectionTimeoutMillis: 10_000,
+          application_name: `ingestbench-pg-copy-${this.ctx.genId}-${slot}`,
+        });
+        const conn: PgConn = { client, broken: false };
+        client.on("error", () => { conn.broken = true; });
+        try {
+          await client.connect();
+          return conn;
+        } catch (err) {
+          await client.end().catch(() => undefined);
+          throw err;
         }
-        const client = await connect(c);
-        if (!client) {
-          release(c);
-          await sleep(Math.min(1000, 50 * consecutiveFailures), stop.signal); // back off; the batch is kept for later
-          continue;
-        }
-        if (stop.signal.aborted) {
-          release(c);
-          break;
-        }
-        k++;
-        const { from, payload } = next;
-        next = null;
-        restampSentAt(payload, new Date());
-        const startMs = rate === "max" ? nowMs() : dueMs;
-        totals.sent += batch;
-        totals.bytes += payload.length;
-        totals.requests++;
-        const p = copy(c, client, from, payload, batch, startMs);
-        inflight.add(p);
-        void p.finally(() => inflight.delete(p));
-        if (!stop.signal.aborted) next = await encodeNext();
-      }
-      await Promise.all(inflight);
-    } finally {
-      clearInterval(progressTimer);
-      signal.removeEventListener("abort", onAbort);
-      await Promise.all(inflight).catch(() => undefined);
-      const all = [...idle];
-      await Promise.all(all.map((c) => c.client?.end().catch(() => undefined)));
-      await this.source.close();
-    }
-    if (suppressedErrors > 0) errors.push(`(${suppressedErrors} more errors not listed)`);
-    onProgress({ ...totals });
-    const n = hist.totalCount;
-    return {
-      ...totals,
-      genId: this.ctx.genId,
-      rejectedRanges,
-      latencyMs: {
-        mean: n ? hist.mean / 1000 : 0,
-        p50: n ? hist.getValueAtPercentile(50) / 1000 : 0,
-        p99: n ? hist.getValueAtPercentile(99) / 1000 : 0,
-        max: n ? hist.maxValue / 1000 : 0,
       },
-      errors,
+      alive: (conn) => !conn.broken,
+      send: async (conn, b) => {
+        const stream = conn.client.query(copyFrom(this.statement));
+        const done = finished(stream);
+        stream.end(b.payload);
+        await done;
+        if (stream.rowCount !== b.count) throw new Error(`COPY stored ${stream.rowCount} rows of ${b.count}`);
+        return { accepted: b.count };
+      },
+      close: (conn) => conn.client.end(),
     };
+    const encoder: BatchEncoder<CopyBatch> = {
+      encode: async (from, count) => {
+        await this.source.load(from, count);
+        return { from, count, payload: encodeCopyBatch(this.source, from, count, new Date(0)) };
+      },
+      stamp: (b, sentAt) => restampSentAt(b.payload, sentAt),
+      close: () => this.source.close(),
+    };
+    const { batch, connections, rate } = this.config;
+    return runBatchLoop({ batch, connections, rate, signal, onProgress, genId: this.ctx.genId }, transport, encoder);
   }
 }
 

@@ -1,0 +1,409 @@
+/**
+ * Shared byte writers for the wire encoders in this folder (JSON text, syslog, msgpack) and the "stamp slot"
+ * mechanism that lets a generator encode a batch ahead of time and write its send time (`sent_at`) when it hands
+ * the batch to the transport.
+ *
+ * - JSON strings follow RFC 8259 §7: `"` and `\` are escaped, control characters U+0000..U+001F are written as
+ *   `\b \f \n \r \t` or `\u00XX`; every other byte (UTF-8 included) is copied as is.
+ * - Timestamps are epoch milliseconds rendered in one of the fixed-width forms of `TimeFormat`, so a slot can be
+ *   overwritten in place: "iso" `2024-11-07T00:00:00.000Z` (24 bytes, RFC 3339 / ISO 8601 UTC), "epoch-ms"
+ *   `1730937600000` (13 digits, years 2001..2286), "datetime" `2024-11-07 00:00:00` (19 bytes, UTC, seconds; the
+ *   ClickHouse DateTime text form), "eventtime" (8 bytes: uint32 seconds + uint32 nanoseconds, big-endian; the
+ *   payload of Fluentd's EventTime msgpack ext type 0).
+ */
+import { createRow, type EventRow, type EventValue, type RowSource } from "./source.ts";
+import type { EventField } from "./types.ts";
+
+/** Fixed-width renderings of an epoch-ms time; see the file comment for each width. */
+export type TimeFormat = "iso" | "epoch-ms" | "datetime" | "eventtime";
+
+/** Width in bytes of each TimeFormat. */
+export const TIME_WIDTH: Readonly<Record<TimeFormat, number>> = { iso: 24, "epoch-ms": 13, datetime: 19, eventtime: 8 };
+
+/** Byte offsets in a payload where the send time is written in `format`. */
+export interface StampSlots {
+  format: TimeFormat;
+  at: Int32Array;
+}
+
+/** An encoded batch of seqs [from, from + count) whose send time can be (re)written with `stampBatch`. */
+export interface StampedBatch {
+  from: number;
+  count: number;
+  payload: Buffer;
+  slots: StampSlots[];
+}
+
+/**
+ * Write `sentAt` (epoch ms or Date) into every slot of `batch`, in place.
+ * @throws RangeError when the time does not fit the slot's fixed width (e.g. epoch-ms outside 2001..2286)
+ */
+export function stampBatch(batch: StampedBatch, sentAt: Date | number): void {
+  const ms = typeof sentAt === "number" ? sentAt : sentAt.getTime();
+  for (const s of batch.slots) {
+    if (s.at.length === 0) continue;
+    const w = new ByteWriter(TIME_WIDTH[s.format]);
+    w.time(ms, s.format);
+    if (w.pos !== TIME_WIDTH[s.format]) throw new RangeError(`sent_at ${ms} does not fit the ${TIME_WIDTH[s.format]}-byte ${s.format} slot`);
+    for (let i = 0; i < s.at.length; i++) w.buf.copy(batch.payload, s.at[i]!, 0, w.pos);
+  }
+}
+
+const HEX = "0123456789abcdef";
+
+/** civil date (y, m, d) from days since 1970-01-01 (Howard Hinnant's civil_from_days). */
+function civilFromDays(z: number): [number, number, number] {
+  z += 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
+}
+
+/**
+ * A growing byte buffer with writers for the wire formats. `buf[0 .. pos)` is the content; `slot(format)` records
+ * the current position as a stamp slot. Reuse one writer per encoder (`reset()`), and `take()` a copy per batch.
+ */
+export class ByteWriter {
+  buf: Buffer;
+  pos = 0;
+  private slots = new Map<TimeFormat, number[]>();
+  private cachedDay = Number.NaN;
+  private readonly dayPrefix = Buffer.alloc(10);
+
+  constructor(initialSize = 1 << 16) {
+    this.buf = Buffer.allocUnsafe(Math.max(64, initialSize));
+  }
+
+  /** Empty the writer (keeps its memory). */
+  reset(): void {
+    this.pos = 0;
+    this.slots = new Map();
+  }
+
+  /** Make room for `n` more bytes. */
+  ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const next = Buffer.allocUnsafe(size);
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  byte(b: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = b;
+  }
+
+  /** Latin-1/ASCII text (callers pass ASCII). */
+  ascii(s: string): void {
+    this.ensure(s.length);
+    this.pos += this.buf.write(s, this.pos, "latin1");
+  }
+
+  /** UTF-8 text. */
+  utf8(s: string): void {
+    this.ensure(Buffer.byteLength(s));
+    this.pos += this.buf.write(s, this.pos, "utf8");
+  }
+
+  bytes(src: Uint8Array, len = src.length): void {
+    this.ensure(len);
+    this.buf.set(len === src.length ? src : src.subarray(0, len), this.pos);
+    this.pos += len;
+  }
+
+  /** A safe integer in decimal. */
+  int(v: number): void {
+    this.ensure(24);
+    if (!Number.isSafeInteger(v)) {
+      this.pos += this.buf.write(String(v), this.pos, "latin1");
+      return;
+    }
+    if (v < 0) {
+      this.buf[this.pos++] = 0x2d;
+      v = -v;
+    }
+    let n = 1;
+    for (let x = v; x >= 10; x = Math.floor(x / 10)) n++;
+    let q = this.pos + n - 1;
+    for (let x = v; q >= this.pos; x = Math.floor(x / 10)) this.buf[q--] = 0x30 + (x % 10);
+    this.pos += n;
+  }
+
+  /** A finite double as JSON number text (shortest round trip, as String(v)); non-finite → `null`. */
+  float(v: number): void {
+    if (!Number.isFinite(v)) return this.ascii("null");
+    if (Number.isSafeInteger(v) && !Object.is(v, -0)) return this.int(v);
+    this.ascii(String(v));
+  }
+
+  /** Unsigned decimal, left-padded with zeros to `width` digits. */
+  padded(v: number, width: number): void {
+    this.ensure(width);
+    for (let q = this.pos + width - 1; q >= this.pos; q--) {
+      this.buf[q] = 0x30 + (v % 10);
+      v = Math.floor(v / 10);
+    }
+    this.pos += width;
+  }
+
+  private two(v: number, at: number): void {
+    this.buf[at] = 0x30 + ((v / 10) | 0);
+    this.buf[at + 1] = 0x30 + (v % 10);
+  }
+
+  /** Epoch ms in a fixed-width TimeFormat (see the file comment). Years outside 0000..9999 fall back to toISOString. */
+  time(ms: number, format: TimeFormat): void {
+    if (format === "epoch-ms") return this.int(Math.floor(ms));
+    if (format === "eventtime") {
+      this.ensure(8);
+      const sec = Math.floor(ms / 1000);
+      this.buf.writeUInt32BE(sec >>> 0, this.pos);
+      this.buf.writeUInt32BE(Math.round((ms - sec * 1000) * 1e6) >>> 0, this.pos + 4);
+      this.pos += 8;
+      return;
+    }
+    const day = Math.floor(ms / 86400000);
+    if (day !== this.cachedDay) {
+      const [y, m, d] = civilFromDays(day);
+      if (y < 0 || y > 9999 || !Number.isFinite(ms)) return this.ascii(new Date(ms).toISOString());
+      const p = this.dayPrefix;
+      p[0] = 0x30 + ((y / 1000) | 0);
+      p[1] = 0x30 + (((y / 100) | 0) % 10);
+      p[2] = 0x30 + (((y / 10) | 0) % 10);
+      p[3] = 0x30 + (y % 10);
+      p[4] = 0x2d;
+      p[5] = 0x30 + ((m / 10) | 0);
+      p[6] = 0x30 + (m % 10);
+      p[7] = 0x2d;
+      p[8] = 0x30 + ((d / 10) | 0);
+      p[9] = 0x30 + (d % 10);
+      this.cachedDay = day;
+    }
+    const iso = format === "iso";
+    this.ensure(24);
+    const o = this.pos;
+    this.dayPrefix.copy(this.buf, o);
+    this.buf[o + 10] = iso ? 0x54 : 0x20; // T or space
+    let t = ms - day * 86400000;
+    const h = Math.floor(t / 3600000);
+    t -= h * 3600000;
+    const mi = Math.floor(t / 60000);
+    t -= mi * 60000;
+    const s = Math.floor(t / 1000);
+    const f = Math.floor(t - s * 1000);
+    this.two(h, o + 11);
+    this.buf[o + 13] = 0x3a;
+    this.two(mi, o + 14);
+    this.buf[o + 16] = 0x3a;
+    this.two(s, o + 17);
+    if (!iso) {
+      this.pos = o + 19;
+      return;
+    }
+    this.buf[o + 19] = 0x2e;
+    this.buf[o + 20] = 0x30 + ((f / 100) | 0);
+    this.buf[o + 21] = 0x30 + (((f / 10) | 0) % 10);
+    this.buf[o + 22] = 0x30 + (f % 10);
+    this.buf[o + 23] = 0x5a; // Z
+    this.pos = o + 24;
+  }
+
+  /** Record the current position as a stamp slot of `format` (write a placeholder time after it). */
+  slot(format: TimeFormat): void {
+    let list = this.slots.get(format);
+    if (!list) this.slots.set(format, (list = []));
+    list.push(this.pos);
+  }
+
+  /** Shift every slot at or after `from` by `delta` bytes (after moving content with copyWithin). */
+  shiftSlots(from: number, delta: number): void {
+    for (const list of this.slots.values()) {
+      for (let i = list.length - 1; i >= 0 && list[i]! >= from; i--) list[i]! += delta;
+    }
+  }
+
+  /**
+   * JSON string body (no surrounding quotes) of UTF-8 bytes, escaped per RFC 8259 §7. `depth` 2 escapes the
+   * result once more (a JSON document carried inside a JSON string, as Loki log lines are).
+   */
+  jsonEscaped(src: Uint8Array, len: number, depth: 1 | 2 = 1): void {
+    this.ensure(len * (depth === 1 ? 6 : 7));
+    const out = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < len; i++) {
+      const c = src[i]!;
+      if (c >= 0x20 && c !== 0x22 && c !== 0x5c) {
+        out[p++] = c;
+        continue;
+      }
+      if (c === 0x22 || c === 0x5c) {
+        // depth 1: \" or \\ ; depth 2: the escape of that escape, three backslashes then the character
+        if (depth === 2) { out[p++] = 0x5c; out[p++] = 0x5c; }
+        out[p++] = 0x5c;
+        out[p++] = c;
+        continue;
+      }
+      if (depth === 2) out[p++] = 0x5c; // the backslash of the inner escape, itself escaped
+      out[p++] = 0x5c;
+      switch (c) {
+        case 0x08: out[p++] = 0x62; break; // b
+        case 0x0c: out[p++] = 0x66; break; // f
+        case 0x0a: out[p++] = 0x6e; break; // n
+        case 0x0d: out[p++] = 0x72; break; // r
+        case 0x09: out[p++] = 0x74; break; // t
+        default:
+          out[p++] = 0x75; // u00XX
+          out[p++] = 0x30;
+          out[p++] = 0x30;
+          out[p++] = HEX.charCodeAt(c >> 4);
+          out[p++] = HEX.charCodeAt(c & 15);
+      }
+    }
+    this.pos = p;
+  }
+
+  /** A JS string as a quoted JSON string (cold paths: names, labels). */
+  jsonString(s: string, depth: 1 | 2 = 1): void {
+    const b = Buffer.from(s, "utf8");
+    this.quote(depth);
+    this.jsonEscaped(b, b.length, depth);
+    this.quote(depth);
+  }
+
+  /** A double quote, escaped as `\"` at depth 2. */
+  quote(depth: 1 | 2 = 1): void {
+    if (depth === 2) this.byte(0x5c);
+    this.byte(0x22);
+  }
+
+  /** A copy of the content plus the slots recorded since the last reset. */
+  take(from: number, count: number): StampedBatch {
+    const payload = Buffer.allocUnsafe(this.pos);
+    this.buf.copy(payload, 0, 0, this.pos);
+    const slots: StampSlots[] = [];
+    for (const [format, list] of this.slots) slots.push({ format, at: Int32Array.from(list) });
+    return { from, count, payload, slots };
+  }
+}
+
+/**
+ * Write field `i` of `row` as a JSON value: timestamps as a string in `timeFormat` ("epoch-ms": a number),
+ * strings escaped, ints and floats as numbers, bools as true/false, SQL NULL as null. `depth` 2 for JSON inside
+ * a JSON string.
+ */
+export function writeJsonField(w: ByteWriter, row: EventRow, i: number, timeFormat: Exclude<TimeFormat, "eventtime">, depth: 1 | 2 = 1): void {
+  if (row.isNull[i]) return w.ascii("null");
+  switch (row.types[i]) {
+    case 0:
+      if (timeFormat === "epoch-ms") return w.time(row.num[i]!, timeFormat);
+      w.quote(depth);
+      w.time(row.num[i]!, timeFormat);
+      return w.quote(depth);
+    case 1:
+      w.quote(depth);
+      w.jsonEscaped(row.bytes[i]!, row.len[i]!, depth);
+      return w.quote(depth);
+    case 2: return w.int(row.num[i]!);
+    case 3: return w.float(row.num[i]!);
+    default: return w.ascii(row.num[i] ? "true" : "false");
+  }
+}
+
+/** The JSON text of `name` as an object key with its colon, e.g. `"msg":` (escaped at `depth`). */
+export function jsonKey(name: string, depth: 1 | 2 = 1): Buffer {
+  const w = new ByteWriter(64);
+  w.jsonString(name, depth);
+  w.byte(0x3a);
+  return w.take(0, 0).payload;
+}
+
+/** Time formats a JSON encoder can use for timestamp fields and sent_at ("epoch-ms" is a JSON number). */
+export type JsonTimeFormat = Exclude<TimeFormat, "eventtime">;
+
+/** sent_at written at encode time, overwritten by `stampBatch` (2024-11-07T00:00:00.000Z: fits every width). */
+export const PLACEHOLDER_SENT_AT_MS = Date.UTC(2024, 10, 7);
+
+/**
+ * Writes rows as JSON objects `{"<field>":<value>,...,"gen":<genId>,"seq":<seq>,"sent_at":<time>}` in field order,
+ * with a stamp slot at sent_at. Keys are escaped once, at construction.
+ */
+export class JsonObjectRows {
+  private readonly keys: Buffer[];
+  private readonly genKey: Buffer;
+  private readonly seqKey: Buffer;
+  private readonly sentKey: Buffer;
+
+  constructor(fields: readonly EventField[], private readonly timeFormat: JsonTimeFormat = "iso", private readonly depth: 1 | 2 = 1) {
+    this.keys = fields.map((f, i) => Buffer.concat([Buffer.from(i === 0 ? "{" : ","), jsonKey(f.name, depth)]));
+    this.genKey = Buffer.concat([Buffer.from(fields.length === 0 ? "{" : ","), jsonKey("gen", depth)]);
+    this.seqKey = Buffer.concat([Buffer.from(","), jsonKey("seq", depth)]);
+    this.sentKey = Buffer.concat([Buffer.from(","), jsonKey("sent_at", depth)]);
+  }
+
+  /** Append the row's object (no separator or newline) to `w`. */
+  write(w: ByteWriter, row: EventRow, genId: number): void {
+    for (let i = 0; i < this.keys.length; i++) {
+      w.bytes(this.keys[i]!);
+      writeJsonField(w, row, i, this.timeFormat, this.depth);
+    }
+    w.bytes(this.genKey);
+    w.int(genId);
+    w.bytes(this.seqKey);
+    w.int(row.seq);
+    w.bytes(this.sentKey);
+    writeSentAt(w, this.timeFormat, this.depth);
+    w.byte(0x7d);
+  }
+}
+
+/** A sent_at placeholder with its stamp slot: quoted unless "epoch-ms". */
+export function writeSentAt(w: ByteWriter, format: JsonTimeFormat, depth: 1 | 2 = 1): void {
+  const quoted = format !== "epoch-ms";
+  if (quoted) w.quote(depth);
+  w.slot(format);
+  w.time(PLACEHOLDER_SENT_AT_MS, format);
+  if (quoted) w.quote(depth);
+}
+
+/**
+ * A RowSource over hand-given values (tests, examples, cold paths): `values[k]` is the row of seq `firstSeq + k`,
+ * one value per field (Date for timestamps, string, number, boolean, or null).
+ * @throws RangeError from `fill` for a seq outside the given rows
+ */
+export function rowSourceOf(fields: readonly EventField[], values: ReadonlyArray<readonly EventValue[]>, genId = 0, firstSeq = 0): RowSource {
+  const rows = values.map((vals, k) => {
+    const row = createRow(fields.map((f) => (f.type === "string" ? { ...f, size: 0 } : f)));
+    row.seq = firstSeq + k;
+    fields.forEach((f, i) => {
+      const v = vals[i];
+      if (v === null || v === undefined) {
+        row.isNull[i] = 1;
+        return;
+      }
+      if (v instanceof Date) row.num[i] = v.getTime();
+      else if (typeof v === "string") {
+        const b = Buffer.from(v, "utf8");
+        row.bytes[i] = b;
+        row.len[i] = b.length;
+        row.escape[i] = /[\\\t\n\r]/.test(v) ? 1 : 0;
+      } else row.num[i] = typeof v === "boolean" ? (v ? 1 : 0) : v;
+    });
+    return row;
+  });
+  return {
+    fields,
+    genId,
+    fill(seq: number): EventRow {
+      const row = rows[seq - firstSeq];
+      if (!row) throw new RangeError(`no hand-given row for seq ${seq}`);
+      return row;
+    },
+  };
+}

@@ -1,0 +1,301 @@
+/**
+ * fluent-forward: Fluentd Forward Protocol v1 messages in PackedForward mode (fluent/fluentd wiki, "Forward Protocol
+ * Specification v1": "PackedForward Mode", "EventTime Ext Format", "Option", "Response"), msgpack per the
+ * MessagePack specification (msgpack/msgpack spec.md: formats str, bin, map, array, int, float 64, fixext 8).
+ *
+ *   [tag, MessagePackEventStream, {"size": <entries>, "chunk": "<id>"}]
+ *
+ * - MessagePackEventStream: the entries `[EventTime, record]` msgpack-encoded back to back, wrapped as one msgpack
+ *   bin (default) or str (`entries: "str"`, what old msgpack implementations send).
+ * - EventTime: ext type 0 as fixext 8 — `d7 00`, then seconds and nanoseconds as big-endian uint32. The time is the
+ *   event's first timestamp field; without one, the send time.
+ * - record: a map of the fields in order, then gen, seq and sent_at; timestamps as 24-byte ISO strings
+ *   (`2024-11-07T00:00:00.000Z`), strings as str, ints as the smallest msgpack int, floats as float 64, bools,
+ *   NULL as nil.
+ * - option: `size` = number of entries; with `ack: true`, `chunk` = a unique id (base64 of 16 bytes: genId uint32,
+ *   first seq uint64, count uint32, big-endian) that the server echoes as `{"ack": "<id>"}` once it has the chunk.
+ */
+import { decode } from "@msgpack/msgpack";
+import { ByteWriter, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
+import { checkRange } from "./http-json.ts";
+import type { EventRow, RowSource } from "./source.ts";
+
+export interface FluentForwardOptions {
+  /** Fluentd tag, default "ingestbench" */
+  tag?: string;
+  /** ask for an ack: set option.chunk (default false) */
+  ack?: boolean;
+  /** msgpack type wrapping the entries, default "bin" */
+  entries?: "bin" | "str";
+}
+
+/** A PackedForward message and its chunk id (null without ack). */
+export interface ForwardBatch extends StampedBatch {
+  chunk: string | null;
+}
+
+// --- msgpack writers (MessagePack spec: "Formats") ---------------------------------------------------------------
+
+/** str header for `len` bytes: fixstr (< 32), str 8, str 16, str 32. */
+export function writeStrHeader(w: ByteWriter, len: number): void {
+  w.ensure(5);
+  const b = w.buf;
+  if (len < 32) b[w.pos++] = 0xa0 | len;
+  else if (len < 0x100) { b[w.pos++] = 0xd9; b[w.pos++] = len; }
+  else if (len < 0x10000) { b[w.pos++] = 0xda; b.writeUInt16BE(len, w.pos); w.pos += 2; }
+  else { b[w.pos++] = 0xdb; b.writeUInt32BE(len, w.pos); w.pos += 4; }
+}
+
+/** bin header for `len` bytes: bin 8, bin 16, bin 32. */
+export function writeBinHeader(w: ByteWriter, len: number): void {
+  w.ensure(5);
+  const b = w.buf;
+  if (len < 0x100) { b[w.pos++] = 0xc4; b[w.pos++] = len; }
+  else if (len < 0x10000) { b[w.pos++] = 0xc5; b.writeUInt16BE(len, w.pos); w.pos += 2; }
+  else { b[w.pos++] = 0xc6; b.writeUInt32BE(len, w.pos); w.pos += 4; }
+}
+
+/** map header for `n` pairs: fixmap (< 16), map 16, map 32. */
+export function writeMapHeader(w: ByteWriter, n: number): void {
+  w.ensure(5);
+  const b = w.buf;
+  if (n < 16) b[w.pos++] = 0x80 | n;
+  else if (n < 0x10000) { b[w.pos++] = 0xde; b.writeUInt16BE(n, w.pos); w.pos += 2; }
+  else { b[w.pos++] = 0xdf; b.writeUInt32BE(n, w.pos); w.pos += 4; }
+}
+
+/** A safe integer in the smallest msgpack int format; other numbers as float 64. */
+export function writeMsgpackInt(w: ByteWriter, v: number): void {
+  if (!Number.isSafeInteger(v)) return writeMsgpackFloat(w, v);
+  w.ensure(9);
+  const b = w.buf;
+  if (v >= 0) {
+    if (v < 0x80) b[w.pos++] = v;
+    else if (v < 0x100) { b[w.pos++] = 0xcc; b[w.pos++] = v; }
+    else if (v < 0x10000) { b[w.pos++] = 0xcd; b.writeUInt16BE(v, w.pos); w.pos += 2; }
+    else if (v < 0x100000000) { b[w.pos++] = 0xce; b.writeUInt32BE(v, w.pos); w.pos += 4; }
+    else { b[w.pos++] = 0xcf; b.writeBigUInt64BE(BigInt(v), w.pos); w.pos += 8; }
+  } else {
+    if (v >= -32) b[w.pos++] = v & 0xff;
+    else if (v >= -0x80) { b[w.pos++] = 0xd0; b.writeInt8(v, w.pos); w.pos += 1; }
+    else if (v >= -0x8000) { b[w.pos++] = 0xd1; b.writeInt16BE(v, w.pos); w.pos += 2; }
+    else if (v >= -0x80000000) { b[w.pos++] = 0xd2; b.writeInt32BE(v, w.pos); w.pos += 4; }
+    else { b[w.pos++] = 0xd3; b.writeBigInt64BE(BigInt(v), w.pos); w.pos += 8; }
+  }
+}
+
+/** float 64 (`cb` + IEEE 754 big-endian). */
+export function writeMsgpackFloat(w: ByteWriter, v: number): void {
+  w.ensure(9);
+  w.buf[w.pos++] = 0xcb;
+  w.buf.writeDoubleBE(v, w.pos);
+  w.pos += 8;
+}
+
+/** A str of a JS string. */
+function writeStr(w: ByteWriter, s: string): void {
+  const b = Buffer.from(s, "utf8");
+  writeStrHeader(w, b.length);
+  w.bytes(b);
+}
+
+/** EventTime (fixext 8, type 0) of an epoch-ms time: `d7 00 <sec uint32 BE> <nsec uint32 BE>`. */
+export function writeEventTime(w: ByteWriter, ms: number): void {
+  w.ensure(2);
+  w.buf[w.pos++] = 0xd7;
+  w.buf[w.pos++] = 0x00;
+  w.time(ms, "eventtime");
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+
+/** Chunk id of a batch: base64 of genId (uint32), from (uint64), count (uint32), big-endian. */
+export function forwardChunkId(genId: number, from: number, count: number): string {
+  const b = Buffer.alloc(16);
+  b.writeUInt32BE(genId >>> 0, 0);
+  b.writeBigUInt64BE(BigInt(from), 4);
+  b.writeUInt32BE(count >>> 0, 12);
+  return b.toString("base64");
+}
+
+export class FluentForwardEncoder {
+  private readonly w = new ByteWriter();
+  private readonly keys: Buffer[];
+  private readonly tail: Buffer; // "gen" key
+  private readonly seqKey: Buffer;
+  private readonly sentKey: Buffer;
+  private readonly mapHead: Buffer;
+  private readonly tagBytes: Buffer;
+  private readonly tsField: number;
+
+  constructor(private readonly source: RowSource, private readonly options: FluentForwardOptions = {}) {
+    const key = (s: string): Buffer => {
+      const w = new ByteWriter(64);
+      writeStr(w, s);
+      return w.take(0, 0).payload;
+    };
+    this.keys = source.fields.map((f) => key(f.name));
+    this.tail = key("gen");
+    this.seqKey = key("seq");
+    this.sentKey = key("sent_at");
+    const mh = new ByteWriter(8);
+    writeMapHeader(mh, source.fields.length + 3);
+    this.mapHead = mh.take(0, 0).payload;
+    this.tagBytes = key(options.tag ?? "ingestbench");
+    this.tsField = source.fields.findIndex((f) => f.type === "timestamp");
+  }
+
+  /** PackedForward message for seqs [from, from + count). @throws RangeError for a bad range */
+  encode(from: number, count: number): ForwardBatch {
+    checkRange(from, count);
+    const w = this.w;
+    w.reset();
+    for (let seq = from; seq < from + count; seq++) this.entry(w, this.source.fill(seq));
+    const entries = w.take(from, count);
+    const chunk = this.options.ack ? forwardChunkId(this.source.genId, from, count) : null;
+    const head = new ByteWriter(64);
+    head.byte(0x93);
+    head.bytes(this.tagBytes);
+    if (this.options.entries === "str") writeStrHeader(head, entries.payload.length);
+    else writeBinHeader(head, entries.payload.length);
+    const opt = new ByteWriter(64);
+    writeMapHeader(opt, chunk === null ? 1 : 2);
+    writeStr(opt, "size");
+    writeMsgpackInt(opt, count);
+    if (chunk !== null) {
+      writeStr(opt, "chunk");
+      writeStr(opt, chunk);
+    }
+    const h = head.take(0, 0).payload;
+    const payload = Buffer.concat([h, entries.payload, opt.take(0, 0).payload]);
+    const slots = entries.slots.map((s) => ({ format: s.format, at: s.at.map((x) => x + h.length) }));
+    return { from, count, payload, slots, chunk };
+  }
+
+  private entry(w: ByteWriter, row: EventRow): void {
+    w.byte(0x92);
+    if (this.tsField >= 0) writeEventTime(w, row.num[this.tsField]!);
+    else {
+      w.byte(0xd7);
+      w.byte(0x00);
+      w.slot("eventtime");
+      w.time(PLACEHOLDER_SENT_AT_MS, "eventtime");
+    }
+    w.bytes(this.mapHead);
+    const n = this.keys.length;
+    for (let i = 0; i < n; i++) {
+      w.bytes(this.keys[i]!);
+      this.value(w, row, i);
+    }
+    w.bytes(this.tail);
+    writeMsgpackInt(w, this.source.genId);
+    w.bytes(this.seqKey);
+    writeMsgpackInt(w, row.seq);
+    w.bytes(this.sentKey);
+    w.byte(0xb8); // fixstr of 24 bytes
+    w.slot("iso");
+    w.time(PLACEHOLDER_SENT_AT_MS, "iso");
+  }
+
+  private value(w: ByteWriter, row: EventRow, i: number): void {
+    if (row.isNull[i]) return w.byte(0xc0);
+    switch (row.types[i]) {
+      case 0:
+        w.byte(0xb8);
+        return w.time(row.num[i]!, "iso");
+      case 1:
+        writeStrHeader(w, row.len[i]!);
+        return w.bytes(row.bytes[i]!, row.len[i]!);
+      case 2: return writeMsgpackInt(w, row.num[i]!);
+      case 3: return writeMsgpackFloat(w, row.num[i]!);
+      default: return w.byte(row.num[i] ? 0xc3 : 0xc2);
+    }
+  }
+
+  /** Write the send time into sent_at (and the EventTime when the event has no timestamp field). */
+  stamp(batch: ForwardBatch, sentAt: Date): void {
+    stampBatch(batch, sentAt);
+  }
+}
+
+/** True when `response` is the Response of the spec for `chunk`: a map whose "ack" is the chunk id. */
+export function isForwardAck(response: unknown, chunk: string): boolean {
+  if (response === null || typeof response !== "object") return false;
+  const ack = response instanceof Map ? response.get("ack") : (response as Record<string, unknown>).ack;
+  return ack === chunk;
+}
+
+/**
+ * End offset of the one msgpack object starting at `pos` in `b[0 .. end)`, or -1 when the bytes end before it does
+ * (MessagePack spec, "Formats": every format's length is known from its first bytes).
+ */
+export function msgpackObjectEnd(b: Uint8Array, pos: number, end = b.length): number {
+  const need = (n: number): boolean => pos + n <= end;
+  const be = (at: number, n: number): number => {
+    let v = 0;
+    for (let i = 0; i < n; i++) v = v * 256 + b[at + i]!;
+    return v;
+  };
+  if (!need(1)) return -1;
+  const h = b[pos]!;
+  let items = 0; // nested objects that follow the header
+  let skip = 0; // header bytes + payload bytes
+  if (h <= 0x7f || h >= 0xe0 || h === 0xc0 || h === 0xc2 || h === 0xc3) skip = 1;
+  else if (h >= 0x80 && h <= 0x8f) { skip = 1; items = 2 * (h & 0x0f); }
+  else if (h >= 0x90 && h <= 0x9f) { skip = 1; items = h & 0x0f; }
+  else if (h >= 0xa0 && h <= 0xbf) skip = 1 + (h & 0x1f);
+  else {
+    switch (h) {
+      case 0xcc: case 0xd0: skip = 2; break;
+      case 0xcd: case 0xd1: skip = 3; break;
+      case 0xce: case 0xd2: case 0xca: skip = 5; break;
+      case 0xcf: case 0xd3: case 0xcb: skip = 9; break;
+      case 0xd4: skip = 3; break;
+      case 0xd5: skip = 4; break;
+      case 0xd6: skip = 6; break;
+      case 0xd7: skip = 10; break;
+      case 0xd8: skip = 18; break;
+      case 0xc4: case 0xd9: if (!need(2)) return -1; skip = 2 + be(pos + 1, 1); break;
+      case 0xc5: case 0xda: if (!need(3)) return -1; skip = 3 + be(pos + 1, 2); break;
+      case 0xc6: case 0xdb: if (!need(5)) return -1; skip = 5 + be(pos + 1, 4); break;
+      case 0xc7: if (!need(2)) return -1; skip = 3 + be(pos + 1, 1); break;
+      case 0xc8: if (!need(3)) return -1; skip = 4 + be(pos + 1, 2); break;
+      case 0xc9: if (!need(5)) return -1; skip = 6 + be(pos + 1, 4); break;
+      case 0xdc: if (!need(3)) return -1; skip = 3; items = be(pos + 1, 2); break;
+      case 0xdd: if (!need(5)) return -1; skip = 5; items = be(pos + 1, 4); break;
+      case 0xde: if (!need(3)) return -1; skip = 3; items = 2 * be(pos + 1, 2); break;
+      case 0xdf: if (!need(5)) return -1; skip = 5; items = 2 * be(pos + 1, 4); break;
+      default: throw new RangeError(`byte 0x${h.toString(16)} at ${pos} starts no msgpack object`);
+    }
+  }
+  if (!need(skip)) return -1;
+  let p = pos + skip;
+  for (let i = 0; i < items; i++) {
+    p = msgpackObjectEnd(b, p, end);
+    if (p < 0) return -1;
+  }
+  return p;
+}
+
+/**
+ * Collects a server's answer bytes and yields complete msgpack objects (Fluentd answers acks in msgpack).
+ * `push` returns the objects completed by this piece of bytes (none while an object is still partial).
+ * @throws RangeError or DecodeError (from @msgpack/msgpack) for bytes that are not msgpack
+ */
+export class ForwardResponseReader {
+  private buf: Buffer = Buffer.alloc(0);
+
+  push(bytes: Uint8Array): unknown[] {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, bytes]) : Buffer.from(bytes);
+    const out: unknown[] = [];
+    let p = 0;
+    for (;;) {
+      const e = msgpackObjectEnd(this.buf, p);
+      if (e < 0) break;
+      out.push(decode(this.buf.subarray(p, e)));
+      p = e;
+    }
+    this.buf = p === this.buf.length ? Buffer.alloc(0) : Buffer.from(this.buf.subarray(p));
+    return out;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * griddb-webapi: row bodies and error answers of GridDB's Web API (griddb/webapi, "GridDB Web API Reference":
+ * "Row registration in a single container", `PUT /griddb/v2/:cluster/dbs/:database/containers/:container/rows`,
+ * Basic authentication, Content-Type application/json).
+ *
+ * Body: a JSON array of rows, each row a positional JSON array of column values, matched to the container's columns
+ * strictly by position: the scenario's fields in order, then gen, seq, sent_at. TIMESTAMP values are strings
+ * `YYYY-MM-DDThh:mm:ss.SSSZ` (UTC), integers and floats are numbers, BOOL true/false, NULL null. A TIME_SERIES
+ * container upserts on its row key (the first column), so rows sharing a timestamp overwrite each other.
+ *
+ * Answers: 200 `{"count":<rows updated or inserted>}`; on failure 400/401/404/500 with
+ * `{"version":"v2","errorCode":<code>,"errorMessage":"<text>"}` ("Response body" of the reference). Two messages
+ * matter for positional rows (seed 000): "Row data is invalid" (the row's value count differs from the column count)
+ * and "The specified data cannot be converted to <TYPE> type" (a value landed in a column of another type).
+ */
+import { IngestbenchError } from "../errors.ts";
+import { ByteWriter, stampBatch, writeJsonField, writeSentAt, type StampedBatch } from "./encoding.ts";
+import { checkRange } from "./http-json.ts";
+import type { RowSource } from "./source.ts";
+
+/** The path of the row registration endpoint; names are URL-encoded. */
+export function gridDbRowsPath(cluster: string, database: string, container: string): string {
+  const e = encodeURIComponent;
+  return `/griddb/v2/${e(cluster)}/dbs/${e(database)}/containers/${e(container)}/rows`;
+}
+
+/** `Basic <base64(user:password)>` (RFC 7617). */
+export function basicAuth(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`, "utf8").toString("base64")}`;
+}
+
+export class GridDbRowsEncoder {
+  private readonly w = new ByteWriter();
+
+  constructor(private readonly source: RowSource) {}
+
+  /** `[[v1,..,gen,seq,"sent_at"],..]` for seqs [from, from + count). @throws RangeError for a bad range */
+  encode(from: number, count: number): StampedBatch {
+    checkRange(from, count);
+    const w = this.w;
+    w.reset();
+    const n = this.source.fields.length;
+    w.byte(0x5b);
+    for (let seq = from; seq < from + count; seq++) {
+      const row = this.source.fill(seq);
+      w.ascii(seq > from ? ",[" : "[");
+      for (let i = 0; i < n; i++) {
+        writeJsonField(w, row, i, "iso");
+        w.byte(0x2c);
+      }
+      w.int(this.source.genId);
+      w.byte(0x2c);
+      w.int(seq);
+      w.byte(0x2c);
+      writeSentAt(w, "iso");
+      w.byte(0x5d);
+    }
+    w.byte(0x5d);
+    return w.take(from, count);
+  }
+
+  stamp(batch: StampedBatch, sentAt: Date): void {
+    stampBatch(batch, sentAt);
+  }
+}
+
+/** What kind of failure an answer reports. */
+export type GridDbErrorKind = "row-invalid" | "type-conversion" | "auth" | "not-found" | "count-mismatch" | "other";
+
+/**
+ * A failed row registration. code E_GRIDDB_<KIND>; `errorCode` is the Web API's own code (number or string as sent),
+ * `targetType` the column type named by a conversion error ("LONG", "TIMESTAMP", ...).
+ */
+export class GridDbError extends IngestbenchError {
+  constructor(
+    readonly kind: GridDbErrorKind,
+    message: string,
+    readonly status: number,
+    readonly errorCode: string | number | null,
+    readonly targetType: string | null = null,
+  ) {
+    super(`E_GRIDDB_${kind.toUpperCase().replace("-", "_")}`, message);
+  }
+}
+
+/**
+ * Read the answer to a row registration of `count` rows: returns the stored row count, or throws.
+ * @throws GridDbError — "row-invalid" for "Row data is invalid", "type-conversion" for "... cannot be converted to
+ *   <TYPE> type", "auth" for 401, "not-found" for 404, "count-mismatch" when 200 reports another count, else "other"
+ */
+export function parseGridDbResponse(status: number, body: string, count: number): number {
+  type Answer = { count?: unknown; errorCode?: unknown; errorMessage?: unknown } | null;
+  let doc: Answer;
+  try {
+    doc = JSON.parse(body) as Answer;
+  } catch {
+    doc = null;
+  }
+  if (status === 200) {
+    const c = typeof doc?.count === "number" ? doc.count : null;
+    if (c === count) return c;
+    throw new GridDbError("count-mismatch", `GridDB stored ${c ?? "an unknown number of"} rows of ${count}: ${body.slice(0, 200)}`, status, null);
+  }
+  const message = typeof doc?.errorMessage === "string" ? doc.errorMessage : body.trim().slice(0, 300);
+  const ec = doc?.errorCode;
+  const errorCode = typeof ec === "number" || typeof ec === "string" ? ec : null;
+  const conv = /cannot be converted to (\w+) type/i.exec(message);
+  let kind: GridDbErrorKind;
+  if (/row data is invalid/i.test(message)) kind = "row-invalid";
+  else if (conv) kind = "type-conversion";
+  else if (status === 401) kind = "auth";
+  else if (status === 404) kind = "not-found";
+  else kind = "other";
+  throw new GridDbError(kind, `GridDB answered ${status}${errorCode !== null ? ` (errorCode ${errorCode})` : ""}: ${message}`, status, errorCode, conv ? conv[1]!.toUpperCase() : null);
+}

@@ -1,0 +1,64 @@
+/**
+ * http-json body encoder: a batch of N events as one HTTP request body, either
+ * - "ndjson": one JSON object per line, each line ending in LF (the NDJSON convention, media type
+ *   application/x-ndjson; what Fluent Bit's and Vector's http inputs accept as newline-delimited JSON), or
+ * - "array": one JSON array of N objects (RFC 8259 §5), media type application/json.
+ * Each object is `{"<field>":<value>,...,"gen":<genId>,"seq":<seq>,"sent_at":<time>}` in the scenario's field
+ * order (JSON text per RFC 8259; see encoding.ts for escaping and time formats).
+ */
+import { ByteWriter, JsonObjectRows, stampBatch, type JsonTimeFormat, type StampedBatch } from "./encoding.ts";
+import type { RowSource } from "./source.ts";
+
+export type HttpJsonFraming = "ndjson" | "array";
+
+export interface HttpJsonOptions {
+  framing: HttpJsonFraming;
+  /** timestamp fields and sent_at; default "iso" */
+  timeFormat?: JsonTimeFormat;
+}
+
+/** Content-Type header for a framing. */
+export function httpJsonContentType(framing: HttpJsonFraming): string {
+  return framing === "ndjson" ? "application/x-ndjson" : "application/json";
+}
+
+/** Encodes batches of one source; reuses one growing buffer. */
+export class HttpJsonEncoder {
+  private readonly w = new ByteWriter();
+  private readonly rows: JsonObjectRows;
+
+  constructor(private readonly source: RowSource, private readonly options: HttpJsonOptions) {
+    this.rows = new JsonObjectRows(source.fields, options.timeFormat ?? "iso");
+  }
+
+  /**
+   * Body for seqs [from, from + count) (rows must be loaded for replay sources), sent_at left as a placeholder.
+   * @throws RangeError for a negative or non-integer range
+   */
+  encode(from: number, count: number): StampedBatch {
+    checkRange(from, count);
+    const w = this.w;
+    w.reset();
+    const array = this.options.framing === "array";
+    if (array) w.byte(0x5b);
+    for (let seq = from; seq < from + count; seq++) {
+      if (array && seq > from) w.byte(0x2c);
+      this.rows.write(w, this.source.fill(seq), this.source.genId);
+      if (!array) w.byte(0x0a);
+    }
+    if (array) w.byte(0x5d);
+    return w.take(from, count);
+  }
+
+  /** Write the send time into every sent_at of the batch. */
+  stamp(batch: StampedBatch, sentAt: Date): void {
+    stampBatch(batch, sentAt);
+  }
+}
+
+/** @throws RangeError unless from and count are non-negative safe integers */
+export function checkRange(from: number, count: number): void {
+  if (!Number.isSafeInteger(from) || from < 0 || !Number.isSafeInteger(count) || count < 0) {
+    throw new RangeError(`bad seq range: from ${from}, count ${count}`);
+  }
+}

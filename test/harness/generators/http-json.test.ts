@@ -1,0 +1,116 @@
+import { spawn } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { httpJson, httpJsonSchema } from "../../../harness/generators/http-json.ts";
+import { generators } from "../../../harness/generators/index.ts";
+import { GeneratorProcess } from "../../../harness/generators/process.ts";
+import type { GeneratorFinal } from "../../../harness/generators/types.ts";
+import type { EventField } from "../../../harness/events/types.ts";
+
+const fields: EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "msg", type: "string", size: 180 },
+];
+
+/** An HTTP receiver storing the seqs of every body it answers 200; every `failEvery`-th request gets 503. */
+async function receiver(failEvery = 0): Promise<{ server: Server; port: number; stored: number[]; refused: number[]; types: Set<string>; paths: Set<string> }> {
+  const stored: number[] = [];
+  const refused: number[] = [];
+  const types = new Set<string>();
+  const paths = new Set<string>();
+  let n = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      types.add(String(req.headers["content-type"]));
+      paths.add(req.url ?? "");
+      const text = Buffer.concat(chunks).toString("utf8");
+      const docs = (text.startsWith("[") ? JSON.parse(text) : text.trimEnd().split("\n").map((l) => JSON.parse(l))) as Array<{ seq: number; gen: number }>;
+      const seqs = docs.map((d) => d.seq);
+      if (failEvery > 0 && ++n % failEvery === 0) {
+        refused.push(...seqs);
+        res.writeHead(503).end("busy");
+      } else {
+        stored.push(...seqs);
+        res.writeHead(200).end();
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { server, port: (server.address() as AddressInfo).port, stored, refused, types, paths };
+}
+
+async function runFor(config: Record<string, unknown>, port: number, ms: number): Promise<GeneratorFinal> {
+  const gen = httpJson.create(httpJsonSchema.parse(config), { target: { host: "127.0.0.1", port, params: { path: "/in" } }, fields, genId: 0 });
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), ms);
+  return gen.run(ac.signal, () => undefined);
+}
+
+describe("http-json generator (real HTTP receiver on 127.0.0.1)", () => {
+  it("validates its config strictly and is registered", () => {
+    expect(httpJsonSchema.parse({})).toMatchObject({ batch: 500, connections: 1, rate: "max", framing: "ndjson", timeFormat: "iso" });
+    expect(() => httpJsonSchema.parse({ framing: "csv" })).toThrow();
+    expect(() => httpJsonSchema.parse({ path: "in" })).toThrow();
+    expect(() => httpJsonSchema.parse({ url: "http://x" })).toThrow();
+    expect(generators["http-json"]).toBe(httpJson);
+  });
+
+  it("POSTs NDJSON batches; every accepted seq is stored once, 503 answers become rejected ranges", async () => {
+    const r = await receiver(3);
+    try {
+      const final = await runFor({ batch: 200, connections: 2, rate: "max" }, r.port, 1000);
+      expect(final.sent).toBeGreaterThan(2000);
+      expect(final.accepted).toBe(r.stored.length);
+      expect(new Set(r.stored).size).toBe(r.stored.length);
+      expect(final.rejected).toBe(r.refused.length);
+      const rejected = final.rejectedRanges.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => a + i));
+      expect(rejected).toEqual([...r.refused].sort((a, b) => a - b));
+      expect([...r.stored, ...r.refused].sort((a, b) => a - b)).toEqual(Array.from({ length: final.sent }, (_, i) => i));
+      expect(final.errors[0]).toMatch(/^POST \/in seqs \d+\.\.\d+: HTTP 503: busy$/);
+      expect([...r.types]).toEqual(["application/x-ndjson"]);
+      expect([...r.paths]).toEqual(["/in"]);
+    } finally {
+      r.server.close();
+    }
+  });
+
+  it("sends JSON-array bodies at a fixed rate within ±10 %", async () => {
+    const r = await receiver();
+    try {
+      const final = await runFor({ batch: 100, connections: 2, rate: 20_000, framing: "array" }, r.port, 2000);
+      expect(final.errors).toEqual([]);
+      expect(final.accepted).toBe(final.sent);
+      expect(final.sent / 2).toBeGreaterThan(18_000);
+      expect(final.sent / 2).toBeLessThan(22_000);
+      expect([...r.types]).toEqual(["application/json"]);
+    } finally {
+      r.server.close();
+    }
+  });
+
+  it("runs as a generator process through child.ts", async () => {
+    const r = await receiver();
+    try {
+      const spec = { name: "http-json", config: { batch: 100, rate: 5000 }, ctx: { target: { host: "127.0.0.1", port: r.port, params: {} }, fields, genId: 1 } };
+      const child = spawn(process.execPath, ["--import", "tsx", "harness/generators/child.ts", JSON.stringify(spec)], {
+        cwd: fileURLToPath(new URL("../../..", import.meta.url)),
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      const proc = new GeneratorProcess(child);
+      const started = Date.now();
+      while ((!proc.last || proc.last.sent === 0) && Date.now() - started < 30_000 && child.exitCode === null) await new Promise((res) => setTimeout(res, 20));
+      await new Promise((res) => setTimeout(res, 500));
+      const final = await proc.stop();
+      expect(final.genId).toBe(1);
+      expect(final.errors).toEqual([]);
+      expect(final.accepted).toBe(final.sent);
+      expect(r.stored.length).toBe(final.sent);
+    } finally {
+      r.server.close();
+    }
+  });
+});

@@ -1,0 +1,87 @@
+import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
+import { describe, expect, it } from "vitest";
+import { syslog, syslogSchema } from "../../../harness/generators/syslog.ts";
+import { generators } from "../../../harness/generators/index.ts";
+import type { GeneratorFinal } from "../../../harness/generators/types.ts";
+import type { EventField } from "../../../harness/events/types.ts";
+
+const fields: EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "msg", type: "string", size: 180 },
+];
+
+/** A TCP syslog receiver that parses RFC 6587 octet-counted frames and records each frame's seq. */
+async function receiver(): Promise<{ server: Server; port: number; seqs: number[]; frames: string[]; closed: Promise<void>; sockets: Socket[] }> {
+  const seqs: number[] = [];
+  const frames: string[] = [];
+  const sockets: Socket[] = [];
+  let open = 0;
+  let resolveClosed: () => void = () => undefined;
+  const closed = new Promise<void>((r) => { resolveClosed = r; });
+  const server = createServer((s) => {
+    sockets.push(s);
+    open++;
+    let buf = Buffer.alloc(0);
+    s.on("data", (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      for (;;) {
+        const sp = buf.indexOf(0x20);
+        if (sp < 0) break;
+        const len = Number(buf.subarray(0, sp).toString("latin1"));
+        if (!Number.isInteger(len) || len <= 0) throw new Error(`bad MSG-LEN ${buf.subarray(0, sp).toString()}`);
+        if (buf.length < sp + 1 + len) break;
+        const msg = buf.subarray(sp + 1, sp + 1 + len).toString("utf8");
+        buf = buf.subarray(sp + 1 + len);
+        const seq = Number(/ seq="(\d+)"/.exec(msg)![1]);
+        if (seq === 0) frames.push(msg);
+        seqs.push(seq);
+      }
+    });
+    s.on("close", () => { if (--open === 0) resolveClosed(); });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { server, port: (server.address() as AddressInfo).port, seqs, frames, closed, sockets };
+}
+
+async function runFor(config: Record<string, unknown>, port: number, ms: number): Promise<GeneratorFinal> {
+  const gen = syslog.create(syslogSchema.parse(config), { target: { host: "127.0.0.1", port, params: {} }, fields, genId: 2 });
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), ms);
+  return gen.run(ac.signal, () => undefined);
+}
+
+describe("syslog generator (real TCP receiver on 127.0.0.1)", () => {
+  it("validates its config strictly and is registered", () => {
+    expect(syslogSchema.parse({})).toMatchObject({ batch: 1000, connections: 1, rate: "max", seed: 42, facility: 16, severity: 6 });
+    expect(() => syslogSchema.parse({ batch: 10, port: 514 })).toThrow();
+    expect(() => syslogSchema.parse({ facility: 24 })).toThrow();
+    expect(generators.syslog).toBe(syslog);
+  });
+
+  it("delivers octet-counted RFC 5424 frames whose seqs are exactly 0..sent-1, at a fixed rate", async () => {
+    const r = await receiver();
+    try {
+      const final = await runFor({ batch: 500, connections: 2, rate: 50_000 }, r.port, 1500);
+      await r.closed;
+      expect(final.errors).toEqual([]);
+      expect(final.accepted).toBe(final.sent);
+      expect(final.sent).toBeGreaterThan(60_000);
+      expect(final.sent).toBeLessThan(90_000);
+      expect(r.seqs).toHaveLength(final.sent);
+      expect([...r.seqs].sort((a, b) => a - b)).toEqual(Array.from({ length: final.sent }, (_, i) => i));
+      expect(r.frames[0]).toMatch(/^<134>1 2024-11-07T00:00:00\.000Z ingestbench ingestbench 2 - \[ib@32473 ts="2024-11-07T00:00:00\.000Z" gen="2" seq="0" sent_at="20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"\] \S.{179}$/s);
+    } finally {
+      r.server.close();
+    }
+  });
+
+  it("stops after 10 refused connects without sending", async () => {
+    const r = await receiver();
+    const port = r.port;
+    await new Promise<void>((res) => r.server.close(() => res()));
+    const final = await runFor({ batch: 100 }, port, 20_000);
+    expect(final).toMatchObject({ sent: 0, accepted: 0, rejectedRanges: [] });
+    expect(final.errors[0]).toMatch(new RegExp(`connect 127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`));
+    expect(final.errors.at(-1)).toMatch(/10 consecutive failures/);
+  });
+});
