@@ -12,8 +12,8 @@
  * the code. Code 252 is TOO_MANY_PARTS (inserts outpacing merges), which a client may retry later.
  */
 import { copyColumns, quoteIdent, quoteTable } from "./copy-text.ts";
-import { ByteWriter, JsonObjectRows, stampBatch, type JsonTimeFormat, type StampedBatch } from "./encoding.ts";
-import { checkRange } from "./http-json.ts";
+import type { JsonTimeFormat } from "./encoding.ts";
+import { HttpJsonEncoder } from "./http-json.ts";
 import type { RowSource } from "./source.ts";
 import type { EventField } from "./types.ts";
 
@@ -25,29 +25,11 @@ export function clickHouseInsertQuery(table: string, fields: readonly EventField
   return `INSERT INTO ${quoteTable(table)} (${copyColumns(fields).map(quoteIdent).join(", ")}) FORMAT JSONEachRow`;
 }
 
-export class ClickHouseJsonEachRowEncoder {
-  private readonly w = new ByteWriter();
-  private readonly rows: JsonObjectRows;
-
+/** JSONEachRow is NDJSON of the event objects: the http-json encoder with "ndjson" framing (encode, stamp). */
+export class ClickHouseJsonEachRowEncoder extends HttpJsonEncoder {
   /** `timeFormat`: "epoch-ms" (default) or "datetime"/"iso" (see the file comment). */
-  constructor(private readonly source: RowSource, timeFormat: JsonTimeFormat = "epoch-ms") {
-    this.rows = new JsonObjectRows(source.fields, timeFormat);
-  }
-
-  /** JSONEachRow body (one object + LF per row) for seqs [from, from + count). @throws RangeError for a bad range */
-  encode(from: number, count: number): StampedBatch {
-    checkRange(from, count);
-    const w = this.w;
-    w.reset();
-    for (let seq = from; seq < from + count; seq++) {
-      this.rows.write(w, this.source.fill(seq), this.source.genId);
-      w.byte(0x0a);
-    }
-    return w.take(from, count);
-  }
-
-  stamp(batch: StampedBatch, sentAt: Date): void {
-    stampBatch(batch, sentAt);
+  constructor(source: RowSource, timeFormat: JsonTimeFormat = "epoch-ms") {
+    super(source, { framing: "ndjson", timeFormat });
   }
 }
 

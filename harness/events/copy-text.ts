@@ -9,6 +9,7 @@
  */
 import type { EventField } from "./types.ts";
 import { TRACKING_FIELDS } from "./types.ts";
+import { ByteWriter, checkRange } from "./encoding.ts";
 import type { EventRow, EventValue, RowSource } from "./source.ts";
 
 const TAB = 0x09;
@@ -51,120 +52,15 @@ export function encodeCopyValue(v: EventValue): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Hot path: byte writers into one growing scratch buffer.
+// Hot path: one reused ByteWriter (encoding.ts: its integer, float and ISO time writers) as the scratch buffer.
 
-let scratch = Buffer.allocUnsafe(1 << 20);
+const scratch = new ByteWriter(1 << 20);
 
-function ensure(pos: number, need: number): void {
-  if (pos + need <= scratch.length) return;
-  let size = scratch.length * 2;
-  while (size < pos + need) size *= 2;
-  const next = Buffer.allocUnsafe(size);
-  scratch.copy(next, 0, 0, pos);
-  scratch = next;
-}
-
-/** Non-negative or negative safe integer → decimal digits. */
-function writeInt(v: number, out: Buffer, p: number): number {
-  if (v < 0) {
-    out[p++] = 0x2d;
-    v = -v;
-  }
-  if (v < 10) {
-    out[p] = 0x30 + v;
-    return p + 1;
-  }
-  let n = 0;
-  for (let x = v; x >= 1; x = Math.floor(x / 10)) n++;
-  let q = p + n - 1;
-  for (let x = v; q >= p; x = Math.floor(x / 10)) out[q--] = 0x30 + (x % 10);
-  return p + n;
-}
-
-/**
- * A double in the shortest round-trip form (as String(v)). Fast path for values with at most 3 decimals
- * (what the event source generates): integer digits, then the trimmed fraction.
- */
-function writeFloat(v: number, out: Buffer, p: number): number {
-  const k = Math.round(v * 1000);
-  if (Math.abs(v) < 1e12 && k / 1000 === v && !Object.is(v, -0)) {
-    if (k < 0) out[p++] = 0x2d;
-    const a = Math.abs(k);
-    const ip = Math.floor(a / 1000);
-    let frac = a - ip * 1000;
-    p = writeInt(ip, out, p);
-    if (frac !== 0) {
-      out[p++] = 0x2e;
-      let digits = 3;
-      while (frac % 10 === 0) { frac /= 10; digits--; }
-      for (let d = digits - 1, q = p; d >= 0; d--) { out[q + d] = 0x30 + (frac % 10); frac = Math.floor(frac / 10); }
-      p += digits;
-    }
-    return p;
-  }
-  return p + out.write(String(v), p, "latin1");
-}
-
-function write2(v: number, out: Buffer, p: number): void {
-  out[p] = 0x30 + ((v / 10) | 0);
-  out[p + 1] = 0x30 + (v % 10);
-}
-
-// cache of the "YYYY-MM-DDT" prefix of the last day written
-let cachedDay = Number.NaN;
-const dayPrefix = Buffer.alloc(11);
-
-/** civil date from days since 1970-01-01 (Howard Hinnant's days_from_civil inverse). */
-function civilFromDays(z: number): [number, number, number] {
-  z += 719468;
-  const era = Math.floor(z / 146097);
-  const doe = z - era * 146097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const m = mp < 10 ? mp + 3 : mp - 9;
-  return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
-}
-
-/** Epoch ms → `YYYY-MM-DDTHH:MM:SS.mmmZ` (24 bytes) for years 0000..9999, else Date#toISOString. */
-function writeIso(ms: number, out: Buffer, p: number): number {
-  const day = Math.floor(ms / 86400000);
-  if (day !== cachedDay) {
-    const [y, m, d] = civilFromDays(day);
-    if (y < 0 || y > 9999 || !Number.isFinite(ms)) return p + out.write(new Date(ms).toISOString(), p, "latin1");
-    write2((y / 100) | 0, dayPrefix, 0);
-    write2(y % 100, dayPrefix, 2);
-    dayPrefix[4] = 0x2d;
-    write2(m, dayPrefix, 5);
-    dayPrefix[7] = 0x2d;
-    write2(d, dayPrefix, 8);
-    dayPrefix[10] = 0x54; // T
-    cachedDay = day;
-  }
-  dayPrefix.copy(out, p);
-  let t = ms - day * 86400000;
-  const h = Math.floor(t / 3600000);
-  t -= h * 3600000;
-  const mi = Math.floor(t / 60000);
-  t -= mi * 60000;
-  const s = Math.floor(t / 1000);
-  const f = Math.floor(t - s * 1000);
-  write2(h, out, p + 11);
-  out[p + 13] = 0x3a;
-  write2(mi, out, p + 14);
-  out[p + 16] = 0x3a;
-  write2(s, out, p + 17);
-  out[p + 19] = 0x2e;
-  out[p + 20] = 0x30 + ((f / 100) | 0);
-  out[p + 21] = 0x30 + (((f / 10) | 0) % 10);
-  out[p + 22] = 0x30 + (f % 10);
-  out[p + 23] = 0x5a; // Z
-  return p + 24;
-}
-
-/** Copy `len` bytes of `src`, escaping `\`, tab, LF, CR. Caller guarantees 2 * len bytes of room. */
-function writeEscaped(src: Uint8Array, len: number, out: Buffer, p: number): number {
+/** Copy `len` bytes of `src`, escaping `\`, tab, LF, CR. */
+function writeEscaped(w: ByteWriter, src: Uint8Array, len: number): void {
+  w.ensure(2 * len);
+  const out = w.buf;
+  let p = w.pos;
   for (let i = 0; i < len; i++) {
     const c = src[i]!;
     if (c === BACKSLASH) { out[p++] = BACKSLASH; out[p++] = BACKSLASH; }
@@ -173,34 +69,24 @@ function writeEscaped(src: Uint8Array, len: number, out: Buffer, p: number): num
     else if (c === CR) { out[p++] = BACKSLASH; out[p++] = 0x72; }
     else out[p++] = c;
   }
-  return p;
+  w.pos = p;
 }
 
-/** Encode field i of `row` at p. Room must be ensured by the caller. */
-function writeField(row: EventRow, i: number, out: Buffer, p: number): number {
-  if (row.isNull[i]) {
-    out[p] = BACKSLASH;
-    out[p + 1] = 0x4e; // N
-    return p + 2;
-  }
+/** Append field i of `row` in COPY text form. */
+function writeField(w: ByteWriter, row: EventRow, i: number): void {
+  if (row.isNull[i]) return w.ascii("\\N");
   switch (row.types[i]) {
-    case 0: return writeIso(row.num[i]!, out, p);
-    case 1: {
-      const b = row.bytes[i]!;
-      const len = row.len[i]!;
-      if (row.escape[i]) return writeEscaped(b, len, out, p);
-      if (b instanceof Buffer) return p + b.copy(out, p, 0, len);
-      out.set(b.subarray(0, len), p);
-      return p + len;
-    }
-    case 2: {
+    case 0: return w.time(row.num[i]!, "iso");
+    case 1:
+      if (row.escape[i]) return writeEscaped(w, row.bytes[i]!, row.len[i]!);
+      return w.bytes(row.bytes[i]!, row.len[i]!);
+    case 2: return w.int(row.num[i]!);
+    case 3: {
       const v = row.num[i]!;
-      return Number.isSafeInteger(v) ? writeInt(v, out, p) : p + out.write(String(v), p, "latin1");
+      // COPY text takes NaN / Infinity / -Infinity as String(v) writes them (JSON's float() would write null)
+      return Number.isFinite(v) ? w.float(v) : w.ascii(String(v));
     }
-    case 3: return writeFloat(row.num[i]!, out, p);
-    default:
-      out[p] = row.num[i] ? 0x74 : 0x66; // t / f
-      return p + 1;
+    default: return w.byte(row.num[i] ? 0x74 : 0x66); // t / f
   }
 }
 
@@ -210,31 +96,23 @@ function writeField(row: EventRow, i: number, out: Buffer, p: number): number {
  * `load()`ed. Throws RangeError for a negative/non-integer seq range.
  */
 export function encodeCopyBatch(source: RowSource, fromSeq: number, count: number, sentAt: Date): Buffer {
-  if (!Number.isSafeInteger(fromSeq) || fromSeq < 0 || !Number.isSafeInteger(count) || count < 0) {
-    throw new RangeError(`bad seq range: from ${fromSeq}, count ${count}`);
-  }
+  checkRange(fromSeq, count);
   const n = source.fields.length;
   const tail = Buffer.from(`\t${sentAt.toISOString()}\n`, "latin1");
   const gen = Buffer.from(`${n > 0 ? "\t" : ""}${source.genId}\t`, "latin1");
-  let p = 0;
+  const w = scratch;
+  w.reset();
   for (let seq = fromSeq; seq < fromSeq + count; seq++) {
     const row = source.fill(seq);
-    // worst case for this row: strings doubled by escaping, 32 bytes per other field, tracking columns
-    let need = gen.length + tail.length + 24 + n;
-    for (let i = 0; i < n; i++) need += row.types[i] === 1 ? (row.escape[i] ? 2 * row.len[i]! : row.len[i]!) + 2 : 32;
-    ensure(p, need);
-    const out = scratch;
     for (let i = 0; i < n; i++) {
-      if (i > 0) out[p++] = TAB;
-      p = writeField(row, i, out, p);
+      if (i > 0) w.byte(TAB);
+      writeField(w, row, i);
     }
-    p += gen.copy(out, p);
-    p = writeInt(seq, out, p);
-    p += tail.copy(out, p);
+    w.bytes(gen);
+    w.int(seq);
+    w.bytes(tail);
   }
-  const result = Buffer.allocUnsafe(p);
-  scratch.copy(result, 0, 0, p);
-  return result;
+  return w.take(fromSeq, count).payload;
 }
 
 /** Length of the sent_at text written by encodeCopyBatch ("2024-11-07T00:00:00.000Z"). */

@@ -1,5 +1,5 @@
 /**
- * Shared byte writers for the wire encoders in this folder (JSON text, syslog, msgpack) and the "stamp slot"
+ * Shared byte writers for the wire encoders in this folder (JSON text, syslog, msgpack, COPY text) and the "stamp slot"
  * mechanism that lets a generator encode a batch ahead of time and write its send time (`sent_at`) when it hands
  * the batch to the transport.
  *
@@ -46,6 +46,13 @@ export function stampBatch(batch: StampedBatch, sentAt: Date | number): void {
     w.time(ms, s.format);
     if (w.pos !== TIME_WIDTH[s.format]) throw new RangeError(`sent_at ${ms} does not fit the ${TIME_WIDTH[s.format]}-byte ${s.format} slot`);
     for (let i = 0; i < s.at.length; i++) w.buf.copy(batch.payload, s.at[i]!, 0, w.pos);
+  }
+}
+
+/** @throws RangeError unless from and count are non-negative safe integers */
+export function checkRange(from: number, count: number): void {
+  if (!Number.isSafeInteger(from) || from < 0 || !Number.isSafeInteger(count) || count < 0) {
+    throw new RangeError(`bad seq range: from ${from}, count ${count}`);
   }
 }
 
@@ -136,9 +143,25 @@ export class ByteWriter {
     this.pos += n;
   }
 
-  /** A finite double as JSON number text (shortest round trip, as String(v)); non-finite → `null`. */
+  /**
+   * A finite double as JSON number text (shortest round trip, as String(v)); non-finite → `null`. Fast path for
+   * values with at most 3 decimals (what the event source generates): integer digits, then the trimmed fraction.
+   */
   float(v: number): void {
     if (!Number.isFinite(v)) return this.ascii("null");
+    const k = Math.round(v * 1000);
+    if (Math.abs(v) < 1e12 && k / 1000 === v && !Object.is(v, -0)) {
+      if (k < 0) this.byte(0x2d);
+      const a = Math.abs(k);
+      const ip = Math.floor(a / 1000);
+      let frac = a - ip * 1000;
+      this.int(ip);
+      if (frac === 0) return;
+      this.byte(0x2e);
+      let digits = 3;
+      while (frac % 10 === 0) { frac /= 10; digits--; }
+      return this.padded(frac, digits);
+    }
     if (Number.isSafeInteger(v) && !Object.is(v, -0)) return this.int(v);
     this.ascii(String(v));
   }

@@ -13,8 +13,7 @@
  * 400 mapper_parsing_exception) rejected. A whole-request failure is a non-200 status with `{"error":..,"status":..}`.
  */
 import { IngestbenchError } from "../errors.ts";
-import { ByteWriter, JsonObjectRows, stampBatch, type StampedBatch } from "./encoding.ts";
-import { checkRange } from "./http-json.ts";
+import { ByteWriter, checkRange, JsonObjectRows, stampBatch, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
 export interface EsBulkOptions {

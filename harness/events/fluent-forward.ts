@@ -16,8 +16,7 @@
  *   first seq uint64, count uint32, big-endian) that the server echoes as `{"ack": "<id>"}` once it has the chunk.
  */
 import { decode } from "@msgpack/msgpack";
-import { ByteWriter, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
-import { checkRange } from "./http-json.ts";
+import { ByteWriter, checkRange, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
 import type { EventRow, RowSource } from "./source.ts";
 
 export interface FluentForwardOptions {

@@ -14,8 +14,7 @@
  * and "The specified data cannot be converted to <TYPE> type" (a value landed in a column of another type).
  */
 import { IngestbenchError } from "../errors.ts";
-import { ByteWriter, stampBatch, writeJsonField, writeSentAt, type StampedBatch } from "./encoding.ts";
-import { checkRange } from "./http-json.ts";
+import { ByteWriter, checkRange, stampBatch, writeJsonField, writeSentAt, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
 /** The path of the row registration endpoint; names are URL-encoded. */

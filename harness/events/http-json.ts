@@ -6,7 +6,7 @@
  * Each object is `{"<field>":<value>,...,"gen":<genId>,"seq":<seq>,"sent_at":<time>}` in the scenario's field
  * order (JSON text per RFC 8259; see encoding.ts for escaping and time formats).
  */
-import { ByteWriter, JsonObjectRows, stampBatch, type JsonTimeFormat, type StampedBatch } from "./encoding.ts";
+import { ByteWriter, checkRange, JsonObjectRows, stampBatch, type JsonTimeFormat, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
 export type HttpJsonFraming = "ndjson" | "array";
@@ -53,12 +53,5 @@ export class HttpJsonEncoder {
   /** Write the send time into every sent_at of the batch. */
   stamp(batch: StampedBatch, sentAt: Date): void {
     stampBatch(batch, sentAt);
-  }
-}
-
-/** @throws RangeError unless from and count are non-negative safe integers */
-export function checkRange(from: number, count: number): void {
-  if (!Number.isSafeInteger(from) || from < 0 || !Number.isSafeInteger(count) || count < 0) {
-    throw new RangeError(`bad seq range: from ${from}, count ${count}`);
   }
 }

@@ -17,8 +17,7 @@
  * with a plain-text reason; `parseLokiPushResponse` types them. The whole batch succeeds or fails.
  */
 import { IngestbenchError } from "../errors.ts";
-import { ByteWriter, JsonObjectRows, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
-import { checkRange } from "./http-json.ts";
+import { ByteWriter, checkRange, JsonObjectRows, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
 export interface LokiPushOptions {

@@ -14,8 +14,7 @@
  * - MSG (§6.4): the event's last string field (where replayed log lines go), as octets without a BOM (MSG-ANY);
  *   `bom: true` prefixes the UTF-8 BOM (MSG-UTF8). Without a string field there is no MSG.
  */
-import { ByteWriter, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
-import { checkRange } from "./http-json.ts";
+import { ByteWriter, checkRange, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
 import type { EventRow, RowSource } from "./source.ts";
 
 export interface SyslogOptions {

@@ -9,10 +9,10 @@
  */
 import { Agent, request } from "node:http";
 import { z } from "zod";
-import { stampBatch, type StampedBatch } from "../events/encoding.ts";
+import type { StampedBatch } from "../events/encoding.ts";
 import { HttpJsonEncoder, httpJsonContentType } from "../events/http-json.ts";
 import { createEventSource, type EventSource } from "../events/source.ts";
-import { batchLoopFields, runBatchLoop, type BatchTransport } from "./loop.ts";
+import { batchLoopFields, runSourceBatchLoop, type BatchTransport } from "./loop.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
 
 /** Scenario block `generator.http-json`. */
@@ -77,15 +77,7 @@ class HttpJsonGenerator implements Generator {
       },
       close: async (conn) => conn.agent.destroy(),
     };
-    const { batch, connections, rate } = this.config;
-    return runBatchLoop({ batch, connections, rate, signal, onProgress, genId: this.ctx.genId }, transport, {
-      encode: async (from, count) => {
-        await this.source.load(from, count);
-        return this.encoder.encode(from, count);
-      },
-      stamp: (b, at) => stampBatch(b, at),
-      close: () => this.source.close(),
-    });
+    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
   }
 }
 

@@ -78,6 +78,18 @@ export interface BatchEncoder<B extends EncodedBatch = EncodedBatch> {
   close?(): Promise<void>;
 }
 
+/** An encoder over an event source's rows: `encode` reads rows already `load()`ed (see `runSourceBatchLoop`). */
+export interface SourceBatchEncoder<B extends EncodedBatch = EncodedBatch> {
+  encode(from: number, count: number): B;
+  stamp(batch: B, sentAt: Date): void;
+}
+
+/** The part of an event source the loop drives: load a seq range before encoding it, close it at the end. */
+export interface LoadableSource {
+  load(fromSeq: number, count: number): Promise<void>;
+  close(): Promise<void>;
+}
+
 export interface BatchLoopOptions {
   /** events per batch (request) */
   batch: number;
@@ -334,4 +346,27 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
     },
     errors,
   };
+}
+
+/**
+ * `runBatchLoop` for a generator over an event source and an encoder: each seq range is `load()`ed from the source
+ * (replay files) and then encoded, `stamp` writes sent_at, and the source is closed when the loop ends. Pacing and
+ * connections come from the generator's config (`batch`, `connections`, `rate`).
+ */
+export function runSourceBatchLoop<C, B extends EncodedBatch>(
+  config: Pick<BatchLoopOptions, "batch" | "connections" | "rate">,
+  run: Pick<BatchLoopOptions, "signal" | "onProgress" | "genId">,
+  transport: BatchTransport<C, B>,
+  source: LoadableSource,
+  encoder: SourceBatchEncoder<B>,
+): Promise<GeneratorFinal> {
+  const { batch, connections, rate } = config;
+  return runBatchLoop({ batch, connections, rate, ...run }, transport, {
+    encode: async (from, count) => {
+      await source.load(from, count);
+      return encoder.encode(from, count);
+    },
+    stamp: (b, sentAt) => encoder.stamp(b, sentAt),
+    close: () => source.close(),
+  });
 }

@@ -19,7 +19,7 @@ import { from as copyFrom } from "pg-copy-streams";
 import { z } from "zod";
 import { copyFromStatement, encodeCopyBatch, restampSentAt } from "../events/copy-text.ts";
 import { createEventSource, type EventSource } from "../events/source.ts";
-import { runBatchLoop, type BatchEncoder, type BatchTransport, type EncodedBatch } from "./loop.ts";
+import { runSourceBatchLoop, type BatchTransport, type EncodedBatch, type SourceBatchEncoder } from "./loop.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
 
 export { MAX_CONSECUTIVE_FAILURES, PROGRESS_INTERVAL_MS } from "./loop.ts";
@@ -101,16 +101,11 @@ class PgCopyGenerator implements Generator {
       },
       close: (conn) => conn.client.end(),
     };
-    const encoder: BatchEncoder<CopyBatch> = {
-      encode: async (from, count) => {
-        await this.source.load(from, count);
-        return { from, count, payload: encodeCopyBatch(this.source, from, count, new Date(0)) };
-      },
+    const encoder: SourceBatchEncoder<CopyBatch> = {
+      encode: (from, count) => ({ from, count, payload: encodeCopyBatch(this.source, from, count, new Date(0)) }),
       stamp: (b, sentAt) => restampSentAt(b.payload, sentAt),
-      close: () => this.source.close(),
     };
-    const { batch, connections, rate } = this.config;
-    return runBatchLoop({ batch, connections, rate, signal, onProgress, genId: this.ctx.genId }, transport, encoder);
+    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, encoder);
   }
 }
 

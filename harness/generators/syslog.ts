@@ -9,10 +9,10 @@
  */
 import { connect as netConnect, type Socket } from "node:net";
 import { z } from "zod";
-import { stampBatch, type StampedBatch } from "../events/encoding.ts";
+import type { StampedBatch } from "../events/encoding.ts";
 import { createEventSource, type EventSource } from "../events/source.ts";
 import { SyslogEncoder } from "../events/syslog.ts";
-import { batchLoopFields, runBatchLoop, type BatchTransport } from "./loop.ts";
+import { batchLoopFields, runSourceBatchLoop, type BatchTransport } from "./loop.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
 
 /** Scenario block `generator.syslog`. */
@@ -88,15 +88,7 @@ class SyslogGenerator implements Generator {
         setTimeout(() => { conn.socket.destroy(); resolve(); }, 5000).unref();
       }),
     };
-    const { batch, connections, rate } = this.config;
-    return runBatchLoop({ batch, connections, rate, signal, onProgress, genId: this.ctx.genId }, transport, {
-      encode: async (from, count) => {
-        await this.source.load(from, count);
-        return this.encoder.encode(from, count);
-      },
-      stamp: (b, at) => stampBatch(b, at),
-      close: () => this.source.close(),
-    });
+    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
   }
 }
 
