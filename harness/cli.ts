@@ -2,18 +2,36 @@
  * The `ingestbench` command line (commander). Only this module turns typed errors into exit codes:
  * ConfigurationError 2, ProvisioningError 3, VerificationError 4, failed checks 1, interrupted 130/143.
  */
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { collectLeftovers } from "../infra/local/gc.ts";
 import { listStacks, loadStack } from "../infra/stack/schema.ts";
 import { IngestbenchError } from "./errors.ts";
+import { prepareResultsDir } from "./results/preflight.ts";
 import { compareCommand, compareStacks, renderComparison, type CompareCommandFlags } from "./results/compare.ts";
 import type { RunRecord, SeriesPoint } from "./results/types.ts";
 import { loadScenarioFile, planCells } from "./runner/plan.ts";
 import { BenchRun, type CellPlan } from "./runner/run.ts";
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Exit code per error kind recorded in run.json (see errors.ts). */
+const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisioning: 3, verification: 4, run: 3 };
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(path.join(projectRoot, "package.json"), "utf8")) as { version: string }).version;
+}
+
+/** A stack file has a top-level `config:` map (Pulumi stack settings); anything else is taken as a scenario. */
+function isStackFile(file: string): boolean {
+  try {
+    return /^config:/m.test(readFileSync(file, "utf8"));
+  } catch {
+    return path.basename(file).startsWith("Pulumi.");
+  }
+}
 
 const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
 
@@ -64,6 +82,7 @@ interface BenchFlags {
 }
 
 async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
+  const resultsRoot = prepareResultsDir(flags.results);
   const stacks = flags.stack.split(",").map((s) => s.trim()).filter(Boolean).map((s) => loadStack(s, path.join(projectRoot, "stacks")));
   const scenario = loadScenarioFile(scenarioFile);
   const plans: CellPlan[] = planCells(scenario, scenarioFile, {
@@ -88,8 +107,8 @@ async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
       for (const plan of plans) {
         if (controller.signal.aborted) break;
         const label = `[${stack.name} ${plan.scenario} ${plan.cell} r${plan.replicate}]`;
-        process.stderr.write(`${label} provisioning ${stack.platform} hosts: ${Object.keys(stack.hosts).join(", ")}\n`);
-        const run = new BenchRun({ stack, plan, resultsRoot: path.resolve(flags.results), invocation, signal: controller.signal, projectRoot });
+        if (!flags.quiet) process.stderr.write(`${label} provisioning ${stack.platform} hosts: ${Object.keys(stack.hosts).join(", ")}\n`);
+        const run = new BenchRun({ stack, plan, resultsRoot, invocation, signal: controller.signal, projectRoot });
         run.on("tick", progressPrinter(label, Boolean(flags.quiet)));
         const record = await run.run();
         if (process.stderr.isTTY && !flags.quiet) process.stderr.write("\n");
@@ -103,11 +122,12 @@ async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
   }
   if (stacks.length > 1 && records.some((r) => r.summary)) {
     // the runs just made are what was asked for: show version differences between stacks instead of refusing
-    const rows = await compareStacks(path.resolve(flags.results), scenario.name, stacks.map((s) => s.name), { force: true });
+    const rows = await compareStacks(resultsRoot, scenario.name, stacks.map((s) => s.name), { force: true });
     process.stdout.write(`\n${renderComparison(scenario.name, rows)}\n`);
   }
   if (controller.signal.aborted) return controller.signal.reason === "SIGTERM" ? 143 : 130;
-  if (records.some((r) => r.status === "error")) return 3;
+  const errors = records.filter((r) => r.status === "error");
+  if (errors.length > 0) return Math.max(...errors.map((r) => EXIT_BY_KIND[r.error?.kind ?? "run"] ?? 3));
   if (records.some((r) => r.status === "failed")) return 1;
   return 0;
 }
@@ -116,7 +136,12 @@ async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
 export function program(): Command {
   const cmd = new Command("ingestbench")
     .description("Benchmark log and event ingest pipelines (collector → database) on capped hardware, and count what the database really kept.")
-    .showHelpAfterError();
+    .version(packageVersion(), "-V, --version")
+    .showHelpAfterError()
+    // usage errors (unknown command or option, missing argument) are configuration errors: exit 2, not 1
+    .exitOverride((err) => {
+      process.exit(err.exitCode === 0 ? 0 : 2);
+    });
 
   cmd.command("bench")
     .description("Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. With several stacks, print a comparison.")
@@ -152,23 +177,37 @@ export function program(): Command {
     });
 
   cmd.command("validate")
-    .description("Validate stack and scenario files; errors name the file, line and field.")
+    .description("Validate stack and scenario files (a file with a top-level `config:` is a stack); errors name the file, line and field. Checks every file and exits 2 if any is wrong.")
     .argument("<files...>", "stacks/Pulumi.<name>.yaml or scenario files")
     .action((files: string[]) => {
+      let bad = 0;
       for (const f of files) {
-        if (path.basename(f).startsWith("Pulumi.")) loadStack(f);
-        else loadScenarioFile(f);
-        process.stdout.write(`${f}: ok\n`);
+        try {
+          if (isStackFile(f)) loadStack(f);
+          else planCells(loadScenarioFile(f), f);
+          process.stdout.write(`${f}: ok\n`);
+        } catch (err) {
+          if (!(err instanceof IngestbenchError)) throw err;
+          process.stderr.write(`${err.message}\n`);
+          bad++;
+        }
       }
+      if (bad > 0) process.exitCode = 2;
     });
 
   cmd.command("stacks")
-    .description("List the stacks in stacks/ with their platform and host limits.")
+    .description("List the stacks in stacks/ with their platform and host limits; a broken stack file is reported and skipped.")
     .action(() => {
       for (const name of listStacks(path.join(projectRoot, "stacks"))) {
-        const s = loadStack(name, path.join(projectRoot, "stacks"));
-        const hosts = Object.values(s.hosts).map((h) => `${h.name} ${JSON.stringify(h.requested)}`).join("; ");
-        process.stdout.write(`${name} (${s.platform}): ${hosts}\n`);
+        try {
+          const s = loadStack(name, path.join(projectRoot, "stacks"));
+          const hosts = Object.values(s.hosts).map((h) => `${h.name} ${JSON.stringify(h.requested)}`).join("; ");
+          process.stdout.write(`${name} (${s.platform}): ${hosts}\n`);
+        } catch (err) {
+          if (!(err instanceof IngestbenchError)) throw err;
+          process.stdout.write(`${name}: INVALID (${err.message.split("\n")[0]})\n`);
+          process.exitCode = 2;
+        }
       }
     });
   return cmd;

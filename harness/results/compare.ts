@@ -230,7 +230,10 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
     if (all.length === 0) {
       throw new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario}; run: ingestbench bench --stack ${stack} scenarios/${scenario}.yaml`);
     }
-    const latest = all[all.length - 1]!.invocation;
+    // the latest invocation that measured something: a run killed before it measured (still "running"), or one that
+    // failed at start, must not hide the last good results
+    const measured = all.filter((r) => r.summary !== null);
+    const latest = (measured.length > 0 ? measured : all)[(measured.length > 0 ? measured : all).length - 1]!.invocation;
     perStack.push({ stack, runs: all.filter((r) => r.invocation === latest) });
   }
   const fingerprints = new Map(perStack.map((s) => [s.stack, groupFingerprint(s.runs)]));
@@ -336,7 +339,7 @@ export function renderComparison(scenario: string, rows: StackRow[]): string {
       int(r.medianRowsPerSecond), r.rowsPerSecond.n >= 2 ? int(r.rowsPerSecond.iqr) : "–", cvCell(r.rowsPerSecond),
       fix(r.medianMiBPerSecond, 2), fix(r.ratio, 2, "x"), ciCell(r.comparison, r.stack === r.baselineStack),
       int(r.rowsPerSecondPerCore), int(r.rowsPerSecondPerGiB),
-      fix(r.sinkCores, 2), fix(r.cpuMsPer1000Rows, 1), r.throttledShare === null ? "no cap" : fix(r.throttledShare * 100, 0, " %"),
+      fix(r.sinkCores, 2), fix(r.cpuMsPer1000Rows, 1), r.measured.length === 0 ? "–" : r.throttledShare === null ? "no cap" : fix(r.throttledShare * 100, 0, " %"),
       fix(r.networkMbitPerSecond, 1), r.lagP99Ms === null ? "–" : `${int(r.lagP99Ms)} ms`, r.bottlenecks.join(", ") || "–",
       ledgerCell(r.measured.length, r.lost, r.duplicated, r.stored, r.sent),
     ]);

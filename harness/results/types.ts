@@ -116,5 +116,6 @@ export interface RunRecord {
   ledger: Ledger | null;
   generator: GeneratorFinal | null;
   checks: CheckResult[];
-  error: { code: string; message: string } | null;
+  /** kind: configuration | provisioning | verification (errors.ts classes) or run (anything else) */
+  error: { code: string; kind: "configuration" | "provisioning" | "verification" | "run"; message: string } | null;
 }

@@ -5,6 +5,18 @@
 import type { CheckResult } from "../results/types.ts";
 import type { Check } from "../scenario/schema.ts";
 
+/** Numeric fields of a run result that a check may name (run.json's ledger, summary and generator latency). */
+export const CHECKABLE_PATHS: ReadonlySet<string> = new Set([
+  ...["sent", "accepted", "stored", "distinct", "lost", "duplicated", "overwritten", "rejected", "unexpected"].map((k) => `ledger.${k}`),
+  ...[
+    "rowsPerSecond", "mibPerSecond", "windowRowsPerSecond.median", "windowRowsPerSecond.min", "windowRowsPerSecond.max",
+    "bytesPerRow", "measuredSeconds", "sinkCores", "cpuMsPer1000Rows", "throttledShare", "sinkNetworkMbitPerSecond",
+    "sinkDiskWriteMiBPerSecond", "sinkDiskWriteIops", "sinkMemoryPeakBytes", "sinkMemoryWorkingSetBytes", "lagP50Ms",
+    "lagP99Ms", "lagMaxMs", "countQueryMaxMs", "drainSeconds", "bottleneck.score",
+  ].map((k) => `summary.${k}`),
+  ...["mean", "p50", "p99", "max"].map((k) => `generator.latencyMs.${k}`),
+]);
+
 function resolve(root: unknown, dotted: string): unknown {
   let cur: unknown = root;
   for (const key of dotted.split(".")) {
@@ -14,8 +26,8 @@ function resolve(root: unknown, dotted: string): unknown {
   return cur;
 }
 
-/** Evaluate checks against `{ ledger, summary }`. A path that resolves to no number fails the check. */
-export function evaluateChecks(checks: Check[], result: { ledger: unknown; summary: unknown }): CheckResult[] {
+/** Evaluate checks against `{ ledger, summary, generator }`. A path that resolves to no number fails the check. */
+export function evaluateChecks(checks: Check[], result: { ledger: unknown; summary: unknown; generator?: unknown }): CheckResult[] {
   const out: CheckResult[] = [];
   for (const check of checks) {
     const value = resolve(result, check.path);

@@ -5,7 +5,9 @@
  */
 import { components } from "../../infra/components/index.ts";
 import { parseDuration } from "../../infra/stack/units.ts";
+import { existsSync } from "node:fs";
 import { ConfigurationError } from "../errors.ts";
+import { CHECKABLE_PATHS } from "./checks.ts";
 import { mulberry32 } from "../events/source.ts";
 import { generators } from "../generators/index.ts";
 import { loadScenario, type PluginSchemaEntry, type Scenario } from "../scenario/schema.ts";
@@ -72,6 +74,14 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
   const replicates = overrides.replicates ?? scenario.replicates;
   if (!Number.isInteger(replicates) || replicates < 1) {
     throw new ConfigurationError("E_FLAG", `--replicates must be a positive integer, got ${overrides.replicates}`, { field: "replicates" });
+  }
+  scenario.checks.forEach((c, i) => {
+    if (!CHECKABLE_PATHS.has(c.path)) {
+      throw new ConfigurationError("E_CHECK_PATH", `${file}: checks[${i}]: "${c.path}" is not a number in the run result; use one of ${[...CHECKABLE_PATHS].join(", ")}`, { field: `checks.${i}` });
+    }
+  });
+  if (scenario.source && !existsSync(scenario.source.file)) {
+    throw new ConfigurationError("E_REPLAY", `${file}: source.file: ${scenario.source.file} does not exist`, { field: "source.file" });
   }
   if (scenario.collector) {
     throw new ConfigurationError("E_COLLECTOR", `${file}: collector "${scenario.collector.name}" cannot run on the local platform yet; use collector: none`, { field: "collector" });

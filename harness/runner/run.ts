@@ -17,14 +17,14 @@ import type { StackSpec } from "../../infra/limits.ts";
 import { liftCpuLimit } from "../../infra/local/cgroup.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalStack } from "../../infra/local/types.ts";
-import { ConfigurationError, IngestbenchError, VerificationError } from "../errors.ts";
+import { ConfigurationError, IngestbenchError, ProvisioningError, VerificationError } from "../errors.ts";
 import type { EventField } from "../events/types.ts";
 import { startGeneratorProcess } from "../generators/process.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { createLocalObserver } from "../observers/local.ts";
 import type { Observer } from "../observers/types.ts";
 import { RunWriter, runDir } from "../results/store.ts";
-import type { Phase, RunRecord, SeriesPoint } from "../results/types.ts";
+import type { Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
 import { verifiers } from "../verifiers/index.ts";
 import type { CountSample, Ledger, Verifier } from "../verifiers/types.ts";
 import { evaluateChecks } from "./checks.ts";
@@ -72,6 +72,13 @@ const MiB = 2 ** 20;
 export function newRunId(): string {
   const ts = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
   return `${ts}-${randomBytes(3).toString("hex")}`;
+}
+
+function errorKind(err: unknown): NonNullable<RunRecord["error"]>["kind"] {
+  if (err instanceof ConfigurationError) return "configuration";
+  if (err instanceof ProvisioningError) return "provisioning";
+  if (err instanceof VerificationError) return "verification";
+  return "run";
 }
 
 const now = (): number => performance.timeOrigin + performance.now();
@@ -206,19 +213,23 @@ export class BenchRun extends EventEmitter {
       if (await liftCpuLimit(sinkHost.cgroup)) this.record.limits[SINK]?.notes.push("CPU cap lifted after the drain, for the ledger queries");
       const ledger: Ledger = await verifier.ledger([final.sent], [final.rejectedRanges]);
       this.record.ledger = ledger;
-      this.record.summary = computeSummary({
-        series: this.series, bytesPerRow: final.sent > 0 ? final.bytes / final.sent : 0,
-        limits: Object.fromEntries(Object.entries(stack.hosts).map(([n, h]) => [n, h.limits])),
-        sinkHosts: [SINK], clientHost: LOADGEN, machineCores: this.record.environment.cores,
-      });
-      this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary });
+      this.record.summary = this.summarize(final.sent > 0 ? final.bytes / final.sent : 0);
+      this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary, generator: final });
       this.record.status = this.record.checks.every((c) => c.ok) ? "ok" : "failed";
     } catch (err) {
       this.record.status = this.opts.signal?.aborted ? "interrupted" : "error";
       const e = err as Error & { code?: string };
-      this.record.error = { code: e.code ?? "E_UNEXPECTED", message: e.message };
+      this.record.error = { code: e.code ?? "E_UNEXPECTED", kind: errorKind(err), message: e.message };
       if (!(err instanceof IngestbenchError) && !this.opts.signal?.aborted) this.record.error.message = e.stack ?? e.message;
     } finally {
+      // an interrupted or failed run still gets the summary of what it measured, when it measured enough
+      if (!this.record.summary && this.series.filter((p) => p.phase === "measure").length >= 2) {
+        try {
+          this.record.summary = this.summarize(this.progress.sent > 0 ? this.progress.bytes / this.progress.sent : 0);
+        } catch {
+          // nothing to summarise: the series is still written
+        }
+      }
       const errors: string[] = [];
       const attempt = async (what: string, f: () => Promise<unknown>): Promise<void> => {
         try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
@@ -228,7 +239,7 @@ export class BenchRun extends EventEmitter {
       if (sink) await attempt("sink", () => sink!.stop());
       if (local) await attempt("teardown", () => local!.teardown());
       if (errors.length) {
-        this.record.error ??= { code: "E_TEARDOWN", message: "" };
+        this.record.error ??= { code: "E_TEARDOWN", kind: "provisioning", message: "" };
         this.record.error.message = [this.record.error.message, ...errors].filter(Boolean).join("\n");
         if (this.record.status === "ok") this.record.status = "error";
       }
@@ -238,6 +249,15 @@ export class BenchRun extends EventEmitter {
     }
     this.emit("done", this.record);
     return this.record;
+  }
+
+  private summarize(bytesPerRow: number): Summary {
+    const { stack } = this.opts;
+    return computeSummary({
+      series: this.series, bytesPerRow,
+      limits: Object.fromEntries(Object.entries(stack.hosts).map(([n, h]) => [n, h.limits])),
+      sinkHosts: [SINK], clientHost: LOADGEN, machineCores: this.record.environment.cores,
+    });
   }
 
   private throwIfAborted(): void {

@@ -1,0 +1,46 @@
+/**
+ * Checks a results directory before anything is provisioned, so that a run never measures for minutes and then
+ * cannot write. Walks up to the nearest existing ancestor without creating anything first: Node's recursive mkdir
+ * spins forever under /proc (it never returns for "/proc/x/y"), so pseudo filesystems are refused by type
+ * (statfs f_type: PROC_SUPER_MAGIC 0x9fa0, SYSFS_MAGIC 0x62656572, CGROUP_SUPER_MAGIC 0x27e0eb, CGROUP2 0x63677270).
+ */
+import { accessSync, constants, mkdirSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { ConfigurationError } from "../errors.ts";
+
+const PSEUDO_FS = new Map<number, string>([
+  [0x9fa0, "procfs"], [0x62656572, "sysfs"], [0x27e0eb, "cgroupfs"], [0x63677270, "cgroup2fs"], [0x64626720, "debugfs"],
+]);
+
+/** @returns the absolute directory, created and proven writable. @throws ConfigurationError (E_RESULTS_DIR) */
+export function prepareResultsDir(dir: string): string {
+  const abs = path.resolve(dir);
+  const fail = (why: string): never => {
+    throw new ConfigurationError("E_RESULTS_DIR", `results directory ${abs}: ${why}`, { field: "--results" });
+  };
+  let existing = abs;
+  for (;;) {
+    try {
+      const st = statSync(existing);
+      if (!st.isDirectory()) fail(`${existing} is not a directory`);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") fail((e as Error).message);
+      const parent = path.dirname(existing);
+      if (parent === existing) fail("no existing ancestor");
+      existing = parent;
+    }
+  }
+  const fsType = PSEUDO_FS.get(Number(statfsSync(existing).type));
+  if (fsType) fail(`${existing} is on ${fsType}, where results cannot be written`);
+  try {
+    accessSync(existing, constants.W_OK);
+    mkdirSync(abs, { recursive: true });
+    const probe = path.join(abs, `.write-probe-${process.pid}`);
+    writeFileSync(probe, "");
+    rmSync(probe);
+  } catch (e) {
+    fail(`not writable (${(e as Error).message})`);
+  }
+  return abs;
+}
