@@ -99,7 +99,7 @@ async function provision(opts: Parameters<typeof provisionLocal>[1] = {}) {
   return local;
 }
 
-describe.skipIf(!isRoot)("local platform (real)", () => {
+describe("local platform (real)", () => {
   it("provisions loadgen + sink, spawns inside the sink's cgroup and namespace, and tears down to nothing", async () => {
     const local = await provision({ dataOwner: "postgres" });
     const { runId } = local;
