@@ -285,6 +285,9 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
   };
   try {
     for (let k = 0; !stop.signal.aborted; ) {
+      // Yield to the event loop once per batch: with a transport whose sends complete at once (a fast TCP socket),
+      // awaiting resolved promises runs only microtasks, and timers, signals and stdin would never get a turn.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       next ??= await encodeNext();
       const dueMs = rate === "max" ? 0 : t0 + (k * batch * 1000) / rate;
       if (rate !== "max") await sleep(dueMs - nowMs(), stop.signal);

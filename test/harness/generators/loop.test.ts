@@ -145,6 +145,17 @@ describe("batch loop", () => {
     expect(final.latencyMs.max).toBeGreaterThanOrEqual(390);
   });
 
+  it("stops on request and reports progress when every send completes at once (a fast socket)", async () => {
+    const transport = memTransport((b) => ({ accepted: b.count })); // no delay: send resolves immediately
+    const started = performance.now();
+    const { final, progress } = await runFor(600, { batch: 10, connections: 1, rate: "max" }, transport, memEncoder());
+    // timers fired: the stop came on time and progress was reported while the loop ran
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(final.accepted).toBe(final.sent);
+    expect(final.sent).toBeGreaterThan(0);
+  });
+
   it("stops after 10 consecutive failed sends, listing the whole range as rejected", async () => {
     const transport = memTransport(() => { throw new Error('relation "no_such_table" does not exist'); });
     const { final } = await runFor(10_000, { batch: 100, connections: 1, rate: "max" }, transport, memEncoder());

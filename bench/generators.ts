@@ -1,0 +1,411 @@
+/**
+ * `npm run bench:generators`: each generator against a counting blackhole over loopback (127.0.0.1), side by side
+ * in the same run with a reference tool, with ~200-byte events:
+ *
+ * - http-json (ours, in a child process via harness/generators/process.ts) vs autocannon POSTing the same NDJSON
+ *   body of N events per request, to a node:http blackhole (its own process) that counts NDJSON lines, answers 200.
+ * - syslog (ours, same) vs syslog-ng's `loggen -P` (RFC 5424, octet-counting framing) when /usr/bin/loggen exists
+ *   (Debian package syslog-ng-core), to a TCP blackhole (its own process) that counts octet-counted frames.
+ *
+ * Events/s are counted at the blackhole, not taken from the tool's own claim: the first events arrive, then a
+ * warmup, then a measured window of `--seconds` (default 5) between two blackhole snapshots, then the tool is
+ * stopped. The load tool (ours and the reference alike) is pinned to core 0 with `taskset` where available, the
+ * blackhole to the other cores. Every process, port and temp file is released on success, error and Ctrl-C.
+ *
+ *   npm run bench:generators -- [--seconds 5] [--warmup 1] [--batch 500] [--connections 1] [--syslog-batch 1000]
+ *
+ * Internal: `bench/generators.ts --blackhole http|tcp` runs one blackhole (prints {"port":N}; answers each stdin
+ * line with {"events":n,"bytes":b,"t":ms}; exits when stdin closes).
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
+import { createServer as createTcpServer, type Socket } from "node:net";
+import { availableParallelism, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { createEventSource } from "../harness/events/source.ts";
+import type { EventField } from "../harness/events/types.ts";
+import { HttpJsonEncoder } from "../harness/events/http-json.ts";
+import { SyslogEncoder } from "../harness/events/syslog.ts";
+import { startGeneratorProcess, type GeneratorProcess, type SpawnFn } from "../harness/generators/process.ts";
+
+const HOST = "127.0.0.1";
+const GOAL_EPS = 500_000;
+const EVENT_BYTES = 200;
+const SELF = fileURLToPath(import.meta.url);
+const ROOT = resolve(dirname(SELF), "..");
+const LOGGEN = "/usr/bin/loggen";
+/** how long our generator gets to stop gracefully before SIGKILL */
+const STOP_TIMEOUT_MS = 5000;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Blackholes (child-process mode)
+
+interface Counts { events: number; bytes: number; t: number }
+
+function runBlackhole(kind: "http" | "tcp"): void {
+  const counts = { events: 0, bytes: 0 };
+  const sockets = new Set<Socket>();
+  let server: ReturnType<typeof createHttpServer> | ReturnType<typeof createTcpServer>;
+  if (kind === "http") {
+    // counts LF-terminated NDJSON lines in request bodies, answers 200 with an empty body
+    const http = createHttpServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+      req.on("data", (c: Buffer) => {
+        counts.bytes += c.length;
+        for (let i = c.indexOf(10); i >= 0; i = c.indexOf(10, i + 1)) counts.events++;
+      });
+      req.on("end", () => { res.writeHead(200, { "Content-Length": 0 }); res.end(); });
+    });
+    http.on("connection", (s: Socket) => { sockets.add(s); s.on("close", () => sockets.delete(s)); });
+    server = http;
+  } else {
+    // counts RFC 6587 octet-counted frames ("LEN SP MSG"), state kept across chunks
+    server = createTcpServer((s) => {
+      sockets.add(s);
+      let len = 0; // digits read so far of the current frame's length
+      let skip = 0; // message bytes still to skip
+      s.on("data", (c: Buffer) => {
+        counts.bytes += c.length;
+        let i = 0;
+        const n = c.length;
+        while (i < n) {
+          if (skip > 0) {
+            const take = Math.min(skip, n - i);
+            skip -= take;
+            i += take;
+            if (skip === 0) counts.events++;
+            continue;
+          }
+          const b = c[i++]!;
+          if (b >= 48 && b <= 57) len = len * 10 + (b - 48);
+          else if (b === 32) { skip = len; len = 0; if (skip === 0) counts.events++; }
+          else { s.destroy(); return; } // not octet-counted framing
+        }
+      });
+      s.on("error", () => undefined);
+      s.on("close", () => sockets.delete(s));
+    });
+  }
+  server.listen(0, HOST, () => {
+    const addr = server.address();
+    process.stdout.write(`${JSON.stringify({ port: typeof addr === "object" && addr ? addr.port : 0 })}\n`);
+  });
+  const quit = (): void => {
+    for (const s of sockets) s.destroy();
+    server.close(() => process.exit(0));
+    setTimeout(() => process.exit(0), 1000).unref();
+  };
+  const rl = createInterface({ input: process.stdin });
+  rl.on("line", () => process.stdout.write(`${JSON.stringify({ ...counts, t: performance.now() })}\n`));
+  rl.on("close", quit);
+  process.on("SIGTERM", quit);
+  process.on("SIGINT", () => undefined); // the parent decides when we stop (it closes stdin)
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Parent: process bookkeeping and cleanup
+
+const children = new Set<ChildProcess>();
+const tempDirs: string[] = [];
+let interrupted = false;
+
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once("close", () => children.delete(child));
+  child.once("error", () => children.delete(child));
+  return child;
+}
+
+/** Terminate every child still running (SIGTERM, then SIGKILL after `graceMs`), remove temp dirs. */
+async function cleanup(graceMs = 3000): Promise<void> {
+  const alive = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
+  await Promise.all(alive.map((c) => new Promise<void>((res) => {
+    c.once("close", () => res());
+    c.stdin?.end();
+    c.kill("SIGTERM");
+    setTimeout(() => { c.kill("SIGKILL"); res(); }, graceMs).unref();
+  })));
+  for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+const hasTaskset = spawnSync("taskset", ["-c", "0", "true"]).status === 0;
+const cpus = availableParallelism();
+const LOAD_CPUS = "0";
+const SINK_CPUS = cpus > 2 ? `1-${cpus - 1}` : cpus === 2 ? "1" : "0";
+
+/** spawn, pinned with taskset to `cpuList` when taskset is available */
+function spawnPinned(cpuList: string, command: string, args: string[], stdio: Array<"ignore" | "pipe" | "inherit">, cwd = ROOT): ChildProcess {
+  const [cmd, argv] = hasTaskset ? ["taskset", ["-c", cpuList, command, ...args]] : [command, args];
+  return track(spawn(cmd, argv, { cwd, stdio, env: process.env }));
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+class Blackhole {
+  private pending: Array<(c: Counts) => void> = [];
+  private constructor(readonly child: ChildProcess, readonly port: number, lines: AsyncIterator<string>) {
+    void (async () => {
+      for (let r = await lines.next(); !r.done; r = await lines.next()) this.pending.shift()?.(JSON.parse(r.value) as Counts);
+    })().catch(() => undefined);
+  }
+
+  static async start(kind: "http" | "tcp"): Promise<Blackhole> {
+    const child = spawnPinned(SINK_CPUS, process.execPath, ["--import", "tsx", SELF, "--blackhole", kind], ["pipe", "pipe", "inherit"]);
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    const first = await Promise.race([
+      lines.next(),
+      new Promise<never>((_, rej) => child.once("close", (code) => rej(new Error(`${kind} blackhole exited (${code})`)))),
+      sleep(15_000).then(() => { throw new Error(`${kind} blackhole did not start within 15 s`); }),
+    ]);
+    if (first.done) throw new Error(`${kind} blackhole gave no port`);
+    const { port } = JSON.parse(first.value) as { port: number };
+    return new Blackhole(child, port, lines);
+  }
+
+  snapshot(): Promise<Counts> {
+    return new Promise((res, rej) => {
+      this.pending.push(res);
+      if (!this.child.stdin?.write("s\n")) { /* backpressure is irrelevant for one line */ }
+      setTimeout(() => rej(new Error("blackhole did not answer a snapshot")), 5000).unref();
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    await new Promise<void>((res) => {
+      this.child.once("close", () => res());
+      this.child.stdin?.end();
+      setTimeout(() => { this.child.kill("SIGKILL"); res(); }, 3000).unref();
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Measurement
+
+interface Row { protocol: string; tool: string; eventsPerSec: number | null; mibPerSec: number | null; note: string; reference: boolean }
+
+interface Window { events: number; bytes: number; seconds: number }
+
+/**
+ * With the load tool already started: wait for the first events at the blackhole, warm up, measure a window of
+ * `seconds` between two snapshots. `exited` rejects the wait when the tool dies early.
+ */
+async function measure(bh: Blackhole, warmupS: number, seconds: number, exited: Promise<string>): Promise<Window> {
+  const died = exited.then((why) => { throw new Error(why); });
+  died.catch(() => undefined);
+  const deadline = performance.now() + 20_000;
+  for (;;) {
+    const c = await Promise.race([bh.snapshot(), died]);
+    if (c.events > 0) break;
+    if (performance.now() > deadline) throw new Error("no events reached the blackhole within 20 s");
+    await Promise.race([sleep(50), died]);
+  }
+  await Promise.race([sleep(warmupS * 1000), died]);
+  const a = await Promise.race([bh.snapshot(), died]);
+  await Promise.race([sleep(seconds * 1000), died]);
+  const b = await Promise.race([bh.snapshot(), died]);
+  return { events: b.events - a.events, bytes: b.bytes - a.bytes, seconds: (b.t - a.t) / 1000 };
+}
+
+function exitedPromise(child: ChildProcess, name: string): Promise<string> {
+  return new Promise((res) => {
+    child.once("close", (code, sig) => res(`${name} exited early (${code ?? sig})`));
+    child.once("error", (e) => res(`${name}: ${e.message}`));
+  });
+}
+
+const rowOf = (protocol: string, tool: string, w: Window, note: string, reference: boolean): Row => ({
+  protocol, tool, reference, note,
+  eventsPerSec: w.events / w.seconds,
+  mibPerSec: w.bytes / w.seconds / 1048576,
+});
+
+/** A spawn function for startGeneratorProcess that pins the generator child to the load core. */
+const pinnedSpawn: SpawnFn = (command, args, options) =>
+  spawnPinned(LOAD_CPUS, command, args, options?.stdio ?? ["ignore", "pipe", "pipe"], options?.cwd ?? ROOT);
+
+async function runOurs(protocol: "http-json" | "syslog", config: Record<string, unknown>, fields: EventField[], bh: Blackhole, warmupS: number, seconds: number): Promise<Row> {
+  const gen: GeneratorProcess = startGeneratorProcess(pinnedSpawn, {
+    name: protocol,
+    config,
+    ctx: { target: { host: HOST, port: bh.port, params: { path: "/" } }, fields, genId: 0 },
+    projectRoot: ROOT,
+  });
+  const exited = gen.done.then(() => "generator finished early", (e: Error) => `generator failed: ${e.message}`);
+  try {
+    const w = await measure(bh, warmupS, seconds, exited);
+    const cfg = Object.entries(config).map(([k, v]) => `${k}=${String(v)}`).join(" ");
+    // The window is counted at the blackhole, so a generator that ignores SIGTERM still has a valid rate: say so.
+    const final = await gen.stop(STOP_TIMEOUT_MS).catch(() => null);
+    if (final === null) return rowOf(protocol, "ingestbench", w, `${cfg}; DID NOT STOP on SIGTERM/stdin close within ${STOP_TIMEOUT_MS / 1000} s, SIGKILLed, no final report (event loop starved?)`, false);
+    const errs = final.errors.length ? `; errors: ${final.errors.slice(0, 2).join("; ")}` : "";
+    return rowOf(protocol, "ingestbench", w, `${cfg}; p99 ${final.latencyMs.p99.toFixed(2)} ms/batch${errs}`, false);
+  } finally {
+    gen.kill();
+  }
+}
+
+async function runAutocannon(bodyFile: string, batch: number, connections: number, bh: Blackhole, warmupS: number, seconds: number): Promise<Row> {
+  const bin = join(ROOT, "node_modules", "autocannon", "autocannon.js");
+  if (!existsSync(bin)) throw new Error("autocannon is not installed (npm install)");
+  const args = [bin, "-c", String(connections), "-p", "1", "-d", String(Math.ceil(warmupS + seconds + 30)), "-m", "POST",
+    "-i", bodyFile, "-H", "Content-Type=application/x-ndjson", "-n", "-j", `http://${HOST}:${bh.port}/`];
+  const child = spawnPinned(LOAD_CPUS, process.execPath, args, ["ignore", "pipe", "pipe"]);
+  child.stdout?.resume();
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
+  const exited = exitedPromise(child, "autocannon").then((m) => `${m} ${stderr.trim()}`);
+  try {
+    const w = await measure(bh, warmupS, seconds, exited);
+    return rowOf("http-json", "autocannon", w, `${batch} events/request, ${connections} conn, pipelining 1`, true);
+  } finally {
+    child.kill("SIGKILL");
+  }
+}
+
+async function runLoggen(bh: Blackhole, warmupS: number, seconds: number): Promise<Row> {
+  const args = ["--inet", "--stream", "-P", "--size", String(EVENT_BYTES), "--rate", "10000000",
+    "--interval", String(Math.ceil(warmupS + seconds + 30)), "-Q", HOST, String(bh.port)];
+  const child = spawnPinned(LOAD_CPUS, LOGGEN, args, ["ignore", "pipe", "pipe"]);
+  child.stdout?.resume();
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
+  const exited = exitedPromise(child, "loggen").then((m) => `${m} ${stderr.trim()}`);
+  try {
+    const w = await measure(bh, warmupS, seconds, exited);
+    return rowOf("syslog", "loggen", w, `-P (RFC 5424, octet counting) --size ${EVENT_BYTES}, 1 conn`, true);
+  } finally {
+    child.kill("SIGKILL");
+  }
+}
+
+/** A msg size that makes the encoded event ~EVENT_BYTES long for this encoder. */
+function fieldsFor(encodedSize: (fields: EventField[]) => number): EventField[] {
+  const make = (size: number): EventField[] => [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size }];
+  const base = encodedSize(make(64));
+  return make(Math.max(1, 64 + EVENT_BYTES - Math.round(base)));
+}
+
+function httpBody(fields: EventField[], n: number): Buffer {
+  const enc = new HttpJsonEncoder(createEventSource({ fields, seed: 42, genId: 0 }), { framing: "ndjson" });
+  const b = enc.encode(0, n);
+  enc.stamp(b, new Date());
+  return Buffer.from(b.payload);
+}
+
+function syslogBytes(fields: EventField[], n: number): number {
+  const enc = new SyslogEncoder(createEventSource({ fields, seed: 42, genId: 0 }), { facility: 16, severity: 6, hostname: "ingestbench", appName: "ingestbench", procId: "0" });
+  return enc.encode(0, n).payload.length;
+}
+
+function fmt(n: number | null, digits = 0): string {
+  return n === null ? "-" : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+function printTable(rows: Row[]): void {
+  const ref = new Map(rows.filter((r) => r.reference).map((r) => [r.protocol, r.eventsPerSec]));
+  const head = ["protocol", "tool", "events/s", "MiB/s", "ours/ref", `goal ${GOAL_EPS / 1000}k ev/s`, "notes"];
+  const body = rows.map((r) => {
+    const rv = ref.get(r.protocol);
+    const ratio = r.reference ? "(ref)" : rv && r.eventsPerSec !== null ? `${(r.eventsPerSec / rv).toFixed(2)}x` : "n/a";
+    const goal = r.reference ? "" : r.eventsPerSec === null ? "-" : r.eventsPerSec >= GOAL_EPS ? "met" : "NOT met";
+    return [r.protocol, r.tool, fmt(r.eventsPerSec), fmt(r.mibPerSec, 1), ratio, goal, r.note];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  console.log(line(head));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const b of body) console.log(line(b));
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: "string", default: "5" },
+      warmup: { type: "string", default: "1" },
+      batch: { type: "string", default: "500" },
+      connections: { type: "string", default: "1" },
+      "syslog-batch": { type: "string", default: "1000" },
+    },
+  });
+  const num = (k: keyof typeof values, min: number): number => {
+    const v = Number(values[k]);
+    if (!Number.isFinite(v) || v < min) throw new Error(`--${k} must be a number >= ${min}`);
+    return v;
+  };
+  const seconds = num("seconds", 0.5);
+  const warmupS = num("warmup", 0);
+  const batch = Math.round(num("batch", 1));
+  const connections = Math.round(num("connections", 1));
+  const syslogBatch = Math.round(num("syslog-batch", 1));
+
+  const tmp = mkdtempSync(join(tmpdir(), "ib-bench-gen-"));
+  tempDirs.push(tmp);
+  const httpFields = fieldsFor((f) => httpBody(f, 100).length / 100);
+  const syslogFields = fieldsFor((f) => syslogBytes(f, 100) / 100);
+  const body = httpBody(httpFields, batch);
+  const bodyFile = join(tmp, "body.ndjson");
+  writeFileSync(bodyFile, body);
+
+  console.log(`ingestbench generator bench: loopback ${HOST}, ~${EVENT_BYTES}-byte events (http-json line ${(body.length / batch).toFixed(0)} B incl. LF, syslog frame ${(syslogBytes(syslogFields, 100) / 100).toFixed(0)} B), warmup ${warmupS} s + ${seconds} s measured per tool, counted at the blackhole`);
+  console.log(hasTaskset
+    ? `pinning: load tool (ours and the reference alike) taskset -c ${LOAD_CPUS}; blackholes taskset -c ${SINK_CPUS} (${cpus} CPUs); ours runs in a child process (harness/generators/process.ts)`
+    : `pinning: taskset not found, nothing pinned; ours runs in a child process (harness/generators/process.ts)`);
+
+  const rows: Row[] = [];
+  const notes: string[] = [];
+
+  const httpBh = await Blackhole.start("http");
+  try {
+    rows.push(await runOurs("http-json", { batch, connections, framing: "ndjson", rate: "max" }, httpFields, httpBh, warmupS, seconds));
+    if (interrupted) return;
+    rows.push(await runAutocannon(bodyFile, batch, connections, httpBh, warmupS, seconds));
+  } finally {
+    await httpBh.stop();
+  }
+  if (interrupted) return;
+
+  const tcpBh = await Blackhole.start("tcp");
+  try {
+    rows.push(await runOurs("syslog", { batch: syslogBatch, connections: 1, rate: "max" }, syslogFields, tcpBh, warmupS, seconds));
+    if (interrupted) return;
+    if (existsSync(LOGGEN)) rows.push(await runLoggen(tcpBh, warmupS, seconds));
+    else notes.push(`syslog reference: ${LOGGEN} not found (apt-get install syslog-ng-core provides it); no reference measured, ratio n/a`);
+  } finally {
+    await tcpBh.stop();
+  }
+
+  console.log("");
+  printTable(rows);
+  for (const n of notes) console.log(`note: ${n}`);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const bhIdx = process.argv.indexOf("--blackhole");
+if (bhIdx >= 0) {
+  const kind = process.argv[bhIdx + 1];
+  if (kind !== "http" && kind !== "tcp") { console.error("--blackhole http|tcp"); process.exit(2); }
+  runBlackhole(kind);
+} else {
+  const onSignal = (sig: NodeJS.Signals): void => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${sig}: stopping every child process`);
+    void cleanup(2000).finally(() => process.exit(130));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  main().then(
+    async () => { await cleanup(); process.exit(interrupted ? 130 : 0); },
+    async (err: unknown) => {
+      if (!interrupted) console.error(`bench:generators failed: ${(err as Error).stack ?? String(err)}`);
+      await cleanup();
+      process.exit(interrupted ? 130 : 1);
+    },
+  );
+}
