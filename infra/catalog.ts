@@ -1,0 +1,218 @@
+/**
+ * Image catalog of the container platforms (docker now, azure's cloud-init later): every deployable sink,
+ * collector and the load generator's runtime, pinned by image tag and, once resolved, by digest.
+ *
+ * Digests: this machine has no Docker engine and no registry client, so no digest below has been looked up.
+ * `digest` is `null` until someone resolves it with `docker buildx imagetools inspect <repo>:<tag>` (or
+ * `crane digest`) for linux/amd64 + arm64 (the index digest) and writes it here; `imageRef()` then yields
+ * `<repo>:<tag>@sha256:<64 hex>`, which Docker pulls by digest (the tag is kept for people reading it).
+ * test/infra/docker/catalog.test.ts checks that every digest present has that exact format, and lists the
+ * unresolved ones. No placeholder digests are written: a made-up digest would fail the pull.
+ *
+ * Ports, data directories and environment are the images' own documented defaults.
+ */
+
+export type CatalogKind = "sink" | "collector" | "platform";
+
+export interface CatalogPort {
+  /** the port inside the container */
+  port: number;
+  /** "data" receives the benchmark's events (the first data port is the endpoint's `data`); "metrics" is the component's own telemetry endpoint */
+  role: "data" | "metrics" | "control";
+  protocol: "tcp" | "udp";
+  /** what speaks on it, e.g. "http", "postgres", "forward" */
+  scheme: string;
+}
+
+export interface CatalogImage {
+  /** catalog name, as scenarios name components (`sink: { clickhouse: ... }`) */
+  name: string;
+  kind: CatalogKind;
+  /** image repository, with registry host when not Docker Hub */
+  repository: string;
+  /** image tag: pins the version for readers; the digest pins the bytes */
+  tag: string;
+  /** "sha256:<64 hex>" of the image index, or null while unresolved (see the header) */
+  digest: string | null;
+  /** the version the running component must report (compared by the harness' version probe) */
+  version: string;
+  ports: CatalogPort[];
+  /** where the component keeps its data: a docker volume, or a tmpfs on RAM-disk stacks */
+  dataDir: string;
+  /** environment for a benchmark setup (auth off, single node); `{heapMiB}` is replaced per host (see heapMiB) */
+  env: Record<string, string>;
+  /** command override (after the image's entrypoint); absent = the image's default */
+  command?: string[];
+  /** whether the component's heap must be sized from the memory cap (JVM): half the cap, as Elastic advises */
+  heapFromMemory?: boolean;
+  /** what the version probe asks, for the harness and for people */
+  versionProbe: string;
+  /** what still has to happen before this entry is usable as issue 4 asks */
+  todo?: string;
+}
+
+const entries: CatalogImage[] = [
+  {
+    name: "postgres",
+    kind: "sink",
+    repository: "postgres",
+    tag: "18.4-bookworm",
+    digest: null,
+    version: "18.4",
+    ports: [{ port: 5432, role: "data", protocol: "tcp", scheme: "postgres" }],
+    dataDir: "/var/lib/postgresql/data",
+    env: { POSTGRES_HOST_AUTH_METHOD: "trust", PGDATA: "/var/lib/postgresql/data/pgdata" },
+    versionProbe: "SHOW server_version",
+  },
+  {
+    name: "clickhouse",
+    kind: "sink",
+    repository: "clickhouse/clickhouse-server",
+    tag: "25.8",
+    digest: null,
+    version: "25.8",
+    ports: [
+      { port: 8123, role: "data", protocol: "tcp", scheme: "http" },
+      { port: 9000, role: "control", protocol: "tcp", scheme: "clickhouse-native" },
+      { port: 9363, role: "metrics", protocol: "tcp", scheme: "prometheus" },
+    ],
+    dataDir: "/var/lib/clickhouse",
+    env: { CLICKHOUSE_SKIP_USER_SETUP: "1" },
+    versionProbe: "SELECT version()",
+    todo: "tag 25.8 is a moving LTS series tag until the digest is resolved",
+  },
+  {
+    name: "elasticsearch",
+    kind: "sink",
+    repository: "docker.elastic.co/elasticsearch/elasticsearch",
+    tag: "8.15.3",
+    digest: null,
+    version: "8.15.3",
+    ports: [{ port: 9200, role: "data", protocol: "tcp", scheme: "http" }],
+    dataDir: "/usr/share/elasticsearch/data",
+    env: {
+      "discovery.type": "single-node",
+      "xpack.security.enabled": "false",
+      "bootstrap.memory_lock": "false",
+      ES_JAVA_OPTS: "-Xms{heapMiB}m -Xmx{heapMiB}m",
+    },
+    heapFromMemory: true,
+    versionProbe: "GET / → version.number",
+  },
+  {
+    name: "loki",
+    kind: "sink",
+    repository: "grafana/loki",
+    tag: "3.5.0",
+    digest: null,
+    version: "3.5.0",
+    ports: [{ port: 3100, role: "data", protocol: "tcp", scheme: "http" }],
+    dataDir: "/loki",
+    env: {},
+    command: ["-config.file=/etc/loki/local-config.yaml"],
+    versionProbe: "GET /loki/api/v1/status/buildinfo → version",
+  },
+  {
+    name: "fluent-bit",
+    kind: "collector",
+    repository: "fluent/fluent-bit",
+    tag: "4.0.3",
+    digest: null,
+    version: "4.0.3",
+    ports: [
+      // 001 fed Fluent Bit through its HTTP input on 8888; forward is the other data port
+      { port: 8888, role: "data", protocol: "tcp", scheme: "http" },
+      { port: 24224, role: "data", protocol: "tcp", scheme: "forward" },
+      { port: 2020, role: "metrics", protocol: "tcp", scheme: "http" },
+    ],
+    dataDir: "/var/lib/fluent-bit",
+    env: {},
+    versionProbe: "GET :2020/ → fluent-bit.version",
+    todo: "config renderer (workers, mem_buf_limit, storage.type) and its upload are not built yet",
+  },
+  {
+    name: "vector",
+    kind: "collector",
+    repository: "timberio/vector",
+    tag: "0.49.0-debian",
+    digest: null,
+    version: "0.49.0",
+    ports: [
+      { port: 8080, role: "data", protocol: "tcp", scheme: "http" },
+      { port: 9598, role: "metrics", protocol: "tcp", scheme: "prometheus" },
+    ],
+    dataDir: "/var/lib/vector",
+    env: {},
+    versionProbe: "vector --version",
+    todo: "config renderer (batch.max_events, request.concurrency, buffer.when_full) is not built yet",
+  },
+  {
+    name: "fluentd",
+    kind: "collector",
+    repository: "fluent/fluentd",
+    tag: "v1.12.0-debian-1.0",
+    digest: null,
+    version: "1.12.0",
+    ports: [
+      { port: 24224, role: "data", protocol: "tcp", scheme: "forward" },
+      { port: 24220, role: "metrics", protocol: "tcp", scheme: "http" },
+    ],
+    dataDir: "/fluentd/buffer",
+    env: {},
+    versionProbe: "fluentd --version",
+    todo: "issue 4 wants an image built on this base with fluent-plugin-griddb 1.0.2 and 000's one-line fix, checked at build",
+  },
+  {
+    name: "loadgen",
+    kind: "platform",
+    repository: "node",
+    tag: "20.18.0-bookworm-slim",
+    digest: null,
+    version: "20.18.0",
+    ports: [],
+    dataDir: "/var/lib/ingestbench",
+    env: {},
+    // the harness execs the generator inside; the container only has to stay up
+    command: ["sleep", "infinity"],
+    versionProbe: "node --version",
+  },
+  {
+    name: "shaper",
+    kind: "platform",
+    repository: "nicolaka/netshoot",
+    tag: "v0.13",
+    digest: null,
+    version: "0.13",
+    ports: [],
+    dataDir: "/tmp",
+    env: {},
+    versionProbe: "tc -V",
+  },
+];
+
+/** The catalog by name. */
+export const catalog: Readonly<Record<string, CatalogImage>> = Object.freeze(Object.fromEntries(entries.map((e) => [e.name, e])));
+
+/** Names of the components a host may run (sinks and collectors; `loadgen` and `shaper` are the platform's own images). */
+export const deployableComponents: readonly string[] = entries.filter((e) => e.kind !== "platform").map((e) => e.name);
+
+/** Format of a resolved digest. */
+export const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/** The catalog entry, or an Error listing the known names. */
+export function catalogEntry(name: string): CatalogImage {
+  const e = catalog[name];
+  if (!e) throw new Error(`no component "${name}" in the catalog; known: ${Object.keys(catalog).join(", ")}`);
+  return e;
+}
+
+/** `<repository>:<tag>@<digest>`, or `<repository>:<tag>` while the digest is unresolved. */
+export function imageRef(e: CatalogImage): string {
+  return e.digest === null ? `${e.repository}:${e.tag}` : `${e.repository}:${e.tag}@${e.digest}`;
+}
+
+/** JVM heap for a memory cap: half of it (Elastic's advice), at most 31 GiB (compressed oops), at least 256 MiB. */
+export function heapMiB(memoryBytes: number | undefined): number {
+  if (memoryBytes === undefined) return 1024;
+  return Math.max(256, Math.min(31 * 1024, Math.floor(memoryBytes / 2 / 1024 ** 2)));
+}

@@ -1,0 +1,144 @@
+/**
+ * DockerHost: one host of a docker stack (loadgen, collector, sink...) as a Pulumi ComponentResource.
+ *
+ * Children (all `{ parent: this }`):
+ * - `${name}-image`     docker.RemoteImage: the pinned image (tag, and digest once the catalog has it), kept locally
+ * - `${name}-data`      docker.Volume for the component's data directory (absent on RAM-disk hosts: tmpfs instead)
+ * - `${name}-container` docker.Container: CPU quota/period, memory (no swap), blkio device caps, tmpfs, the ports
+ *                       published on 127.0.0.1, fixed address on the stack network, owner/expiry labels
+ * - `${name}-shaper`    docker.Container with NET_ADMIN in the host container's network namespace, running the
+ *                       tc script of shaper.ts (only when the host has a network cap)
+ */
+import * as docker from "@pulumi/docker";
+import * as pulumi from "@pulumi/pulumi";
+import { catalog, type CatalogImage, heapMiB, imageRef } from "../catalog.ts";
+import type { AppliedLimits, HostSpec } from "../limits.ts";
+import { containerLimits } from "./flags.ts";
+import type { ComponentEndpoints, PublishedPort } from "./outputs.ts";
+import { shaperScript } from "./shaper.ts";
+
+/** Arguments of a DockerHost. */
+export interface DockerHostArgs {
+  /** stack name (container names and labels) */
+  stack: string;
+  /** the host as the stack file defines it: name, requested values and parsed limits */
+  host: HostSpec;
+  /** what the host runs: a catalog entry (sink, collector, or the load generator's runtime) */
+  component: CatalogImage;
+  /** name of the stack's docker network */
+  network: pulumi.Input<string>;
+  /** this host's fixed IPv4 address on that network */
+  address: string;
+  /** block device holding Docker's data root, for blkio caps; undefined: disk caps are not applied (recorded) */
+  blkioDevice?: string;
+  /** labels on every resource: owner, expiry, stack, managed-by */
+  labels: Record<string, string>;
+}
+
+const SHAPER = "shaper";
+
+/** Container labels as @pulumi/docker takes them. */
+export function labelList(labels: Record<string, string>): { label: string; value: string }[] {
+  return Object.entries(labels).map(([label, value]) => ({ label, value }));
+}
+
+export class DockerHost extends pulumi.ComponentResource {
+  /** the host container's name */
+  readonly containerName: string;
+  /** fixed address on the stack network */
+  readonly address: string;
+  /** the image reference run by the host container */
+  readonly image: string;
+  /** limits: requested, handed to the engine, enforced, notes */
+  readonly limits: AppliedLimits;
+  /** the component's endpoints (data, metrics, published) */
+  readonly endpoints: pulumi.Output<ComponentEndpoints>;
+  readonly container: docker.Container;
+  readonly shaper: docker.Container | undefined;
+
+  constructor(name: string, args: DockerHostArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("ingestbench:docker:Host", name, {}, opts);
+    const { stack, host, component } = args;
+    const hostLabels = { ...args.labels, "ingestbench.host": host.name, "ingestbench.component": component.name };
+    this.containerName = `ib-${stack}-${host.name}`;
+    this.address = args.address;
+    this.image = imageRef(component);
+
+    const image = new docker.RemoteImage(`${name}-image`, { name: this.image, keepLocally: true }, { parent: this });
+
+    const translated = containerLimits(host, args.blkioDevice, component.dataDir);
+    this.limits = translated.limits;
+
+    const onTmpfs = host.limits.disk?.tmpfsBytes !== undefined;
+    const volume = onTmpfs
+      ? undefined
+      : new docker.Volume(`${name}-data`, { name: `${this.containerName}-data`, labels: labelList(hostLabels) }, { parent: this });
+
+    const heap = String(heapMiB(host.limits.memoryBytes));
+    const envs = Object.entries(component.env).map(([k, v]) => `${k}=${component.heapFromMemory ? v.replaceAll("{heapMiB}", heap) : v}`);
+    const published = component.ports.map((p) => ({ internal: p.port, ip: "127.0.0.1", protocol: p.protocol }));
+
+    this.container = new docker.Container(
+      `${name}-container`,
+      {
+        name: this.containerName,
+        hostname: host.name,
+        image: image.name,
+        ...(component.command ? { command: component.command } : {}),
+        envs,
+        ...translated.args,
+        ...(volume ? { mounts: [{ type: "volume", source: volume.name, target: component.dataDir }] } : {}),
+        networksAdvanced: [{ name: args.network, ipv4Address: args.address, aliases: [host.name] }],
+        ports: published,
+        labels: labelList(hostLabels),
+        restart: "no",
+        mustRun: true,
+        destroyGraceSeconds: 30,
+      },
+      { parent: this, dependsOn: volume ? [image, volume] : [image] },
+    );
+
+    if (translated.shaping) {
+      const shaperImage = catalog[SHAPER]!;
+      const shaperPull = new docker.RemoteImage(`${name}-shaper-image`, { name: imageRef(shaperImage), keepLocally: true }, { parent: this });
+      this.shaper = new docker.Container(
+        `${name}-shaper`,
+        {
+          name: `${this.containerName}-shaper`,
+          image: shaperPull.name,
+          networkMode: pulumi.interpolate`container:${this.container.name}`,
+          capabilities: { adds: ["NET_ADMIN"] },
+          entrypoints: ["/bin/sh", "-c"],
+          command: [shaperScript(translated.shaping)],
+          labels: labelList({ ...hostLabels, "ingestbench.role": "shaper" }),
+          restart: "no",
+          mustRun: true,
+          destroyGraceSeconds: 5,
+        },
+        { parent: this, dependsOn: [this.container, shaperPull] },
+      );
+    } else {
+      this.shaper = undefined;
+    }
+
+    const data = component.ports.find((p) => p.role === "data");
+    const metrics = component.ports.find((p) => p.role === "metrics");
+    this.endpoints = this.container.ports.apply((ports) => ({
+      host: host.name,
+      data: data ? { host: args.address, port: data.port, scheme: data.scheme } : null,
+      metrics: metrics ? { host: args.address, port: metrics.port, scheme: metrics.scheme } : null,
+      published: published.map((p): PublishedPort => {
+        const actual = (ports ?? []).find((q) => q.internal === p.internal);
+        return { internal: p.internal, external: actual?.external ?? null, ip: p.ip, protocol: p.protocol };
+      }),
+    }));
+
+    this.registerOutputs({
+      containerName: this.containerName,
+      address: this.address,
+      image: this.image,
+      limits: this.limits,
+      endpoints: this.endpoints,
+    });
+  }
+}

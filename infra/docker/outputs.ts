@@ -1,0 +1,66 @@
+/**
+ * The stack outputs contract of the Pulumi program (infra/index.ts), the same for every platform. The harness's
+ * provisioner (Automation API, issue 4) reads these and nothing else:
+ *
+ * | output      | meaning |
+ * |-------------|---------|
+ * | `platform`  | "docker" / "azure" / "local" |
+ * | `stack`     | the stack name |
+ * | `message`   | set when the program deployed nothing (local stacks) |
+ * | `network`   | the stack's data-plane network: name and IPv4 subnet |
+ * | `hosts`     | per host: data-plane `address`, `container`, `component`, `image` and `limits` (requested, applied, enforced, notes) |
+ * | `endpoints` | per component, a list (two collectors of one kind are two entries), each: the host it runs on, its `data` endpoint (address:port on the stack network), `metrics` when it has one, and `published` ports on 127.0.0.1 for the harness (external port chosen by Docker) |
+ * | `versions`  | per component: `pinned` version, `image` reference (tag, and digest once resolved), `digestResolved` |
+ *
+ * `limits.applied` on docker holds the values handed to the Docker engine (cfsQuotaUs, cfsPeriodUs, memoryBytes,
+ * readIops, writeIops, readBytesPerSec, writeBytesPerSec, tmpfsBytes, tbfRateBytesPerSec, tbfBurstBytes, ...), not a
+ * read-back: reading them back (`docker inspect`, `tc -s qdisc` in the shaper's log) is the provisioner's job.
+ */
+import type { AppliedLimits, Platform } from "../limits.ts";
+
+export interface EndpointOutput {
+  /** address on the stack network (or host name alias) */
+  host: string;
+  port: number;
+  /** protocol spoken, e.g. "http", "postgres", "forward" */
+  scheme: string;
+}
+
+export interface PublishedPort {
+  internal: number;
+  /** host-side port, chosen by Docker at creation; null until known (e.g. under preview or mocks) */
+  external: number | null;
+  ip: string;
+  protocol: string;
+}
+
+export interface ComponentEndpoints {
+  host: string;
+  data: EndpointOutput | null;
+  metrics: EndpointOutput | null;
+  published: PublishedPort[];
+}
+
+export interface HostOutput {
+  address: string;
+  container: string;
+  component: string;
+  image: string;
+  limits: AppliedLimits;
+}
+
+export interface VersionOutput {
+  pinned: string;
+  image: string;
+  digestResolved: boolean;
+}
+
+export interface StackOutputs {
+  platform: Platform;
+  stack: string;
+  message?: string;
+  network: { name: string; subnet: string } | null;
+  hosts: Record<string, HostOutput>;
+  endpoints: Record<string, ComponentEndpoints[]>;
+  versions: Record<string, VersionOutput>;
+}

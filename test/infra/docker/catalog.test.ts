@@ -1,0 +1,69 @@
+/**
+ * The image catalog (infra/catalog.ts) and the shaper's tc script (infra/docker/shaper.ts).
+ * Digests are not resolved on this machine (no Docker engine, no registry client): every digest present must be a
+ * well-formed sha256, and the unresolved ones are listed here so that resolving one is a visible change.
+ */
+import { execFileSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { catalog, catalogEntry, DIGEST, deployableComponents, heapMiB, imageRef } from "../../../infra/catalog.ts";
+import { shaperScript } from "../../../infra/docker/shaper.ts";
+
+describe("image catalog", () => {
+  it("pins every image by an exact tag (never latest) and, where resolved, by a sha256 digest", () => {
+    for (const e of Object.values(catalog)) {
+      expect(e.tag, e.name).not.toMatch(/^(latest|stable|main)$/);
+      expect(e.tag, e.name).toMatch(/\d/);
+      if (e.digest !== null) {
+        expect(e.digest, e.name).toMatch(DIGEST);
+        expect(imageRef(e)).toBe(`${e.repository}:${e.tag}@${e.digest}`);
+      } else {
+        expect(imageRef(e)).toBe(`${e.repository}:${e.tag}`);
+      }
+    }
+  });
+
+  it("still has to resolve these digests with a registry lookup (docker buildx imagetools inspect)", () => {
+    expect(Object.values(catalog).filter((e) => e.digest === null).map((e) => e.name).sort()).toEqual(
+      ["clickhouse", "elasticsearch", "fluent-bit", "fluentd", "loadgen", "loki", "postgres", "shaper", "vector"].sort(),
+    );
+  });
+
+  it("has the components issue 4 names, Elasticsearch at 8.15.3, and a data port for every sink and collector", () => {
+    expect(deployableComponents).toEqual(expect.arrayContaining(["postgres", "clickhouse", "fluent-bit", "vector", "fluentd", "elasticsearch", "loki"]));
+    expect(catalogEntry("elasticsearch").tag).toBe("8.15.3");
+    expect(catalogEntry("fluentd").version).toBe("1.12.0");
+    for (const name of deployableComponents) expect(catalogEntry(name).ports.some((p) => p.role === "data"), name).toBe(true);
+    expect(() => catalogEntry("mongodb")).toThrow(/no component "mongodb" in the catalog; known: .*clickhouse/);
+  });
+
+  it("sizes a JVM heap at half the memory cap", () => {
+    expect(heapMiB(2 * 1024 ** 3)).toBe(1024);
+    expect(heapMiB(256 * 1024 ** 2)).toBe(256);
+    expect(heapMiB(undefined)).toBe(1024);
+  });
+});
+
+describe("shaper script", () => {
+  it("shapes egress with tbf and polices ingress at the same rate, and parses as sh and bash", () => {
+    const script = shaperScript({ rateBytesPerSec: 12_000_000, burstBytes: 120_000 });
+    expect(script.split("\n")).toEqual([
+      "set -eu",
+      "tc qdisc del dev eth0 root 2>/dev/null || true",
+      "tc qdisc del dev eth0 ingress 2>/dev/null || true",
+      "tc qdisc add dev eth0 root handle 1: tbf rate 96000000bit burst 120000 latency 50ms",
+      "tc qdisc add dev eth0 handle ffff: ingress",
+      "tc filter add dev eth0 parent ffff: matchall action police rate 96000000bit burst 120000 conform-exceed drop",
+      "tc -s qdisc show dev eth0",
+      'echo "ingestbench shaper: applied on eth0"',
+      "exec sleep infinity",
+      "",
+    ]);
+    for (const shell of ["sh", "bash"]) expect(() => execFileSync(shell, ["-n", "-c", script])).not.toThrow();
+  });
+
+  it("puts netem (delay, loss) at the root with tbf below it, with the local platform's burst by default", () => {
+    const script = shaperScript({ rateBytesPerSec: 1_250_000, delayMs: 10, lossPercent: 0.1 });
+    expect(script).toContain("tc qdisc add dev eth0 root handle 1: netem delay 10ms loss 0.1%\ntc qdisc add dev eth0 parent 1: handle 2: tbf rate 10000000bit burst 32768 latency 50ms");
+    expect(() => execFileSync("bash", ["-n", "-c", script])).not.toThrow();
+  });
+});

@@ -1,0 +1,353 @@
+/**
+ * The Pulumi program (infra/index.ts) under Pulumi's own mocks (`pulumi.runtime.setMocks`: every resource's state
+ * is its inputs, calls return {}), for every docker stack file in stacks/, plus a RAM-disk stack, a local stack and
+ * an azure stack given as Pulumi config. No Pulumi CLI and no Docker engine are involved: what is checked is what
+ * the program asks the engine for (limits, pins, ports, capabilities, labels) and the stack outputs it exports.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import * as pulumi from "@pulumi/pulumi";
+import { parse as parseYaml } from "yaml";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { catalog, catalogEntry, imageRef } from "../../../infra/catalog.ts";
+import type { StackOutputs } from "../../../infra/docker/outputs.ts";
+import { stackSubnet } from "../../../infra/docker/stack.ts";
+import { listStacks, loadPulumiStack, type PulumiStack } from "../../../infra/stack/schema.ts";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+const stacksDir = path.join(root, "stacks");
+const MIB = 1024 ** 2;
+
+interface Recorded {
+  type: string;
+  name: string;
+  inputs: Record<string, any>;
+  custom: boolean;
+}
+
+/** The stack file's `config:` as Pulumi hands it to a program: "ingestbench:<key>" → string, objects as JSON text. */
+function configOf(file: string): Record<string, string> {
+  const doc = parseYaml(readFileSync(file, "utf8")) as { config: Record<string, unknown> };
+  return encodeConfig(doc.config);
+}
+
+function encodeConfig(config: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
+}
+
+function value<T>(o: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => o.apply((v) => resolve(v)));
+}
+
+/** Run infra/index.ts as stack `stack` with `config`, under mocks; resources recorded, outputs resolved. */
+async function runProgram(
+  stack: string,
+  config: Record<string, string>,
+): Promise<{ resources: Recorded[]; outputs: StackOutputs; settle: () => Promise<void> }> {
+  const resources: Recorded[] = [];
+  await pulumi.runtime.setMocks(
+    {
+      newResource: (a) => {
+        resources.push({ type: a.type, name: a.name, inputs: a.inputs as Record<string, any>, custom: a.custom ?? false });
+        return { id: `${a.name}-id`, state: a.inputs };
+      },
+      call: () => ({}),
+    },
+    "ingestbench",
+    stack,
+    false,
+  );
+  pulumi.runtime.setAllConfig(config);
+  vi.resetModules();
+  const program = (await import("../../../infra/index.ts")) as Record<string, pulumi.Output<unknown>>;
+  const get = async <K extends keyof StackOutputs>(k: K): Promise<StackOutputs[K]> => (await value(program[k]!)) as StackOutputs[K];
+  const outputs: StackOutputs = {
+    platform: await get("platform"),
+    stack: await get("stack"),
+    network: await get("network"),
+    hosts: await get("hosts"),
+    endpoints: await get("endpoints"),
+    versions: await get("versions"),
+  };
+  const message = await get("message");
+  if (message !== undefined) outputs.message = message;
+  return { resources, outputs, settle: () => pulumi.runtime.disconnect() };
+}
+
+/** How many custom resources a docker stack makes: a network, and per host an image and a container, a volume unless
+ *  on tmpfs, and a shaper image and container when network-capped. */
+function expectedCustomResources(s: PulumiStack): number {
+  let n = 1;
+  for (const h of Object.values(s.spec.hosts)) {
+    n += 2;
+    if (h.limits.disk?.tmpfsBytes === undefined) n += 1;
+    if (h.limits.network?.bandwidthBytesPerSec !== undefined || h.limits.network?.delayMs !== undefined || h.limits.network?.lossPercent !== undefined) n += 2;
+  }
+  return n;
+}
+
+async function deployed(s: PulumiStack, config: Record<string, string>) {
+  const run = await runProgram(s.spec.name, config);
+  await vi.waitFor(() => expect(run.resources.filter((r) => r.custom)).toHaveLength(expectedCustomResources(s)), { timeout: 5000 });
+  // let the program's last RPCs (registerOutputs) finish before the next test installs new mocks
+  await run.settle();
+  return run;
+}
+
+function labelsOf(r: Recorded): Record<string, string> {
+  return Object.fromEntries((r.inputs.labels as { label: string; value: string }[]).map((l) => [l.label, l.value]));
+}
+
+function containerOf(resources: Recorded[], stack: string, host: string): Recorded {
+  const c = resources.find((r) => r.type === "docker:index/container:Container" && r.inputs.name === `ib-${stack}-${host}`);
+  if (!c) throw new Error(`no container for ${host}`);
+  return c;
+}
+
+function shaperOf(resources: Recorded[], stack: string, host: string): Recorded | undefined {
+  return resources.find((r) => r.type === "docker:index/container:Container" && r.inputs.name === `ib-${stack}-${host}-shaper`);
+}
+
+afterEach(() => {
+  pulumi.runtime.setAllConfig({});
+});
+
+const dockerStacks = listStacks(stacksDir).filter((n) => loadPulumiStack(n, stacksDir).spec.platform === "docker");
+
+describe("docker stack files", () => {
+  it("include 001's docker-4c4g and 004's caps on docker", () => {
+    expect(dockerStacks).toEqual(expect.arrayContaining(["docker-4c4g", "docker-quarter-core"]));
+  });
+
+  describe.each(dockerStacks)("stack %s under pulumi mocks", (name) => {
+    const stack = loadPulumiStack(name, stacksDir);
+
+    it("creates each host's container with the stack's limits, pinned image, ports, labels and network address", async () => {
+      const { resources, outputs } = await deployed(stack, configOf(stack.spec.file));
+      const net = stackSubnet(name);
+
+      const network = resources.find((r) => r.type === "docker:index/network:Network");
+      expect(network?.inputs.name).toBe(`ib-${name}`);
+      expect(network?.inputs.ipamConfigs).toEqual([{ subnet: net.subnet, gateway: net.gateway }]);
+      expect(labelsOf(network!)).toMatchObject({ "ingestbench.owner": stack.platform.owner, "ingestbench.stack": name });
+
+      Object.values(stack.spec.hosts).forEach((host, i) => {
+        const component = catalogEntry(stack.platform.components[host.name] ?? "loadgen");
+        const c = containerOf(resources, name, host.name);
+        const { cpu, memoryBytes, disk, network: netCap } = host.limits;
+        // CPU: CFS quota over period, µs
+        expect(c.inputs.cpuPeriod).toBe(cpu?.periodUs);
+        expect(c.inputs.cpuQuota).toBe(cpu?.quotaUs);
+        // memory: whole MiB (the provider's "MB"), no swap
+        expect(c.inputs.memory).toBe(memoryBytes === undefined ? undefined : Math.floor(memoryBytes / MIB));
+        expect(c.inputs.memorySwap).toBe(c.inputs.memory);
+        // blkio on the stack's device
+        const device = stack.platform.docker.blkioDevice;
+        const rate = (v: number | undefined) => (v === undefined || device === undefined ? undefined : [{ path: device, rate: v }]);
+        expect(c.inputs.deviceReadIops).toEqual(rate(disk?.readIops));
+        expect(c.inputs.deviceWriteIops).toEqual(rate(disk?.writeIops));
+        expect(c.inputs.deviceReadBps).toEqual(rate(disk?.readBytesPerSec));
+        expect(c.inputs.deviceWriteBps).toEqual(rate(disk?.writeBytesPerSec));
+        // pinned image, its ports on 127.0.0.1, fixed address on the stack network
+        expect(c.inputs.image).toBe(imageRef(component));
+        expect(c.inputs.image).toBe(`${component.repository}:${component.tag}${component.digest ? `@${component.digest}` : ""}`);
+        expect(c.inputs.ports ?? []).toEqual(component.ports.map((p) => ({ internal: p.port, ip: "127.0.0.1", protocol: p.protocol })));
+        expect(c.inputs.networksAdvanced).toEqual([{ name: `ib-${name}`, ipv4Address: net.address(i), aliases: [host.name] }]);
+        expect(labelsOf(c)).toEqual({
+          "ingestbench.managed-by": "pulumi",
+          "ingestbench.stack": name,
+          "ingestbench.owner": stack.platform.owner,
+          "ingestbench.expiry-seconds": String(stack.spec.expiryMs / 1000),
+          "ingestbench.host": host.name,
+          "ingestbench.component": component.name,
+        });
+        expect(c.inputs.restart).toBe("no");
+        // the component images never get NET_ADMIN: the shaper has it
+        expect(c.inputs.capabilities).toBeUndefined();
+        const shaper = shaperOf(resources, name, host.name);
+        if (netCap?.bandwidthBytesPerSec !== undefined) {
+          expect(shaper?.inputs.capabilities).toEqual({ adds: ["NET_ADMIN"] });
+          expect(shaper?.inputs.networkMode).toBe(`container:ib-${name}-${host.name}`);
+          const script = (shaper?.inputs.command as string[])[0]!;
+          expect(script).toContain(`tbf rate ${netCap.bandwidthBytesPerSec * 8}bit`);
+          expect(script).toContain(`police rate ${netCap.bandwidthBytesPerSec * 8}bit`);
+          expect(labelsOf(shaper!)).toMatchObject({ "ingestbench.owner": stack.platform.owner, "ingestbench.role": "shaper" });
+        } else {
+          expect(shaper).toBeUndefined();
+        }
+
+        // outputs: address, applied limits, image
+        const out = outputs.hosts[host.name]!;
+        expect(out.address).toBe(net.address(i));
+        expect(out.container).toBe(`ib-${name}-${host.name}`);
+        expect(out.image).toBe(imageRef(component));
+        expect(out.limits.requested).toEqual(host.requested);
+        if (cpu) expect(out.limits.applied).toMatchObject({ cfsQuotaUs: cpu.quotaUs, cfsPeriodUs: cpu.periodUs });
+        if (memoryBytes !== undefined) expect(out.limits.applied.memoryBytes).toBe(Math.floor(memoryBytes / MIB) * MIB);
+        if (netCap?.bandwidthBytesPerSec !== undefined) expect(out.limits.applied.tbfRateBytesPerSec).toBe(netCap.bandwidthBytesPerSec);
+        // endpoints and versions per component
+        const ep = outputs.endpoints[component.name]?.find((e) => e.host === host.name);
+        const data = component.ports.find((p) => p.role === "data");
+        expect(ep?.data).toEqual(data ? { host: net.address(i), port: data.port, scheme: data.scheme } : null);
+        expect(outputs.versions[component.name]).toEqual({ pinned: component.version, image: imageRef(component), digestResolved: component.digest !== null });
+      });
+
+      expect(outputs.platform).toBe("docker");
+      expect(outputs.stack).toBe(name);
+      expect(outputs.network).toEqual({ name: `ib-${name}`, subnet: net.subnet });
+      expect(Object.keys(outputs.hosts)).toEqual(Object.keys(stack.spec.hosts));
+      expect(outputs.message).toBeUndefined();
+
+      // every resource carries the owner and expiry labels
+      for (const r of resources.filter((r) => r.custom && r.inputs.labels !== undefined)) {
+        expect(labelsOf(r)).toMatchObject({ "ingestbench.owner": stack.platform.owner, "ingestbench.expiry-seconds": "14400" });
+      }
+      // ComponentResources: one stack, one host per stack host, children named after their parent
+      expect(resources.filter((r) => r.type === "ingestbench:docker:Stack").map((r) => r.name)).toEqual([`ib-${name}`]);
+      expect(resources.filter((r) => r.type === "ingestbench:docker:Host").map((r) => r.name).sort()).toEqual(
+        Object.keys(stack.spec.hosts).map((h) => `ib-${name}-${h}`).sort(),
+      );
+      for (const r of resources.filter((r) => r.custom && r.type !== "docker:index/network:Network")) {
+        expect(Object.keys(stack.spec.hosts).some((h) => r.name.startsWith(`ib-${name}-${h}-`))).toBe(true);
+      }
+    });
+  });
+});
+
+describe("docker-4c4g: 001's Docker Desktop split across the hosts", () => {
+  it("gives the sink 2 cores and 2 GiB, the collector 1.5 and 1 GiB, the loadgen 0.5 and 512 MiB: 4 cores in all", async () => {
+    const stack = loadPulumiStack("docker-4c4g", stacksDir);
+    const { resources, outputs } = await deployed(stack, configOf(stack.spec.file));
+    const c = (h: string) => containerOf(resources, "docker-4c4g", h).inputs;
+    expect([c("sink").cpuQuota, c("sink").cpuPeriod, c("sink").memory]).toEqual([200000, 100000, 2048]);
+    expect([c("collector").cpuQuota, c("collector").cpuPeriod, c("collector").memory]).toEqual([150000, 100000, 1024]);
+    expect([c("loadgen").cpuQuota, c("loadgen").cpuPeriod, c("loadgen").memory]).toEqual([50000, 100000, 512]);
+    const cores = ["sink", "collector", "loadgen"].reduce((a, h) => a + c(h).cpuQuota / c(h).cpuPeriod, 0);
+    expect(cores).toBe(4);
+    expect(c("sink").image).toMatch(/^clickhouse\/clickhouse-server:/);
+    expect(c("collector").image).toMatch(/^fluent\/fluent-bit:/);
+    expect(c("loadgen").command).toEqual(["sleep", "infinity"]);
+    expect(c("sink").mounts).toEqual([{ type: "volume", source: "ib-docker-4c4g-sink-data", target: "/var/lib/clickhouse" }]);
+    expect(resources.some((r) => r.inputs.capabilities !== undefined)).toBe(false); // no network caps: no shaper
+    expect(outputs.endpoints["fluent-bit"]).toEqual([
+      expect.objectContaining({ host: "collector", data: { host: stackSubnet("docker-4c4g").address(1), port: 8888, scheme: "http" } }),
+    ]);
+    expect(outputs.endpoints.clickhouse?.[0]?.published.map((p) => p.internal)).toEqual([8123, 9000, 9363]);
+    expect(outputs.endpoints.clickhouse?.[0]?.published.every((p) => p.ip === "127.0.0.1" && p.external === null)).toBe(true);
+  });
+});
+
+describe("docker-quarter-core: 004's caps on docker", () => {
+  it("caps the Elasticsearch sink at 25000/100000 µs, 2048 MiB, 3000 IOPS and 125829120 B/s on /dev/vda, 96 Mbit/s both ways", async () => {
+    const stack = loadPulumiStack("docker-quarter-core", stacksDir);
+    const { resources, outputs } = await deployed(stack, configOf(stack.spec.file));
+    const sink = containerOf(resources, "docker-quarter-core", "sink").inputs;
+    expect(sink).toMatchObject({
+      cpuQuota: 25000,
+      cpuPeriod: 100000,
+      memory: 2048,
+      memorySwap: 2048,
+      deviceReadIops: [{ path: "/dev/vda", rate: 3000 }],
+      deviceWriteIops: [{ path: "/dev/vda", rate: 3000 }],
+      deviceReadBps: [{ path: "/dev/vda", rate: 125829120 }],
+      deviceWriteBps: [{ path: "/dev/vda", rate: 125829120 }],
+      image: "docker.elastic.co/elasticsearch/elasticsearch:8.15.3",
+    });
+    expect(sink.envs).toEqual(expect.arrayContaining(["discovery.type=single-node", "xpack.security.enabled=false", "ES_JAVA_OPTS=-Xms1024m -Xmx1024m"]));
+    const shaper = shaperOf(resources, "docker-quarter-core", "sink")!.inputs;
+    expect(shaper.capabilities).toEqual({ adds: ["NET_ADMIN"] });
+    expect(shaper.image).toBe(imageRef(catalog.shaper!));
+    const script = (shaper.command as string[])[0]!;
+    expect(script).toContain("tc qdisc add dev eth0 root handle 1: tbf rate 96000000bit burst 120000 latency 50ms");
+    expect(script).toContain("tc filter add dev eth0 parent ffff: matchall action police rate 96000000bit burst 120000 conform-exceed drop");
+    expect(() => execFileSync("sh", ["-n", "-c", script])).not.toThrow();
+    expect(outputs.hosts.sink?.limits).toMatchObject({
+      enforced: true,
+      applied: {
+        cfsQuotaUs: 25000,
+        cfsPeriodUs: 100000,
+        memoryBytes: 2 * 1024 ** 3,
+        readIops: 3000,
+        writeIops: 3000,
+        readBytesPerSec: 125829120,
+        writeBytesPerSec: 125829120,
+        blkioDevice: "/dev/vda",
+        tbfRateBytesPerSec: 12_000_000,
+        tbfBurstBytes: 120_000,
+      },
+    });
+    expect(outputs.versions.elasticsearch).toEqual({
+      pinned: "8.15.3",
+      image: "docker.elastic.co/elasticsearch/elasticsearch:8.15.3",
+      digestResolved: false,
+    });
+  });
+});
+
+describe("stacks given only as Pulumi config (the fromPulumiConfig path)", () => {
+  const ramDisk = {
+    "ingestbench:platform": "docker",
+    "ingestbench:hosts": {
+      loadgen: { cpu: "1" },
+      collector: { cpu: "0.5", memory: "768MiB", disk: { tmpfs: "256MiB" } },
+      sink: { cpu: { quota: "50ms", period: "100ms" }, memory: "1GiB", disk: { iops: 500 }, network: { bandwidth: "10Mbit/s", delay: "5ms" } },
+    },
+    "ingestbench:components": { collector: "vector", sink: "postgres" },
+    "ingestbench:owner": "bench-ci",
+    "ingestbench:expiry": "90m",
+    "docker:host": "unix:///var/run/docker.sock",
+  };
+
+  it("puts a RAM-disk host's data directory on a tmpfs, and records disk caps without a blkio device as not enforced", async () => {
+    const config = encodeConfig(ramDisk);
+    const { fromPulumiConfig } = await import("../../../infra/stack/schema.ts");
+    const stack = fromPulumiConfig("docker-ramdisk", config);
+    const { resources, outputs } = await deployed(stack, config);
+    const collector = containerOf(resources, "docker-ramdisk", "collector").inputs;
+    expect(collector.tmpfs).toEqual({ "/var/lib/vector": `rw,size=${256 * MIB},mode=1777` });
+    expect(collector.mounts).toBeUndefined();
+    expect(resources.some((r) => r.type === "docker:index/volume:Volume" && r.inputs.name === "ib-docker-ramdisk-collector-data")).toBe(false);
+    expect(outputs.hosts.collector?.limits.applied).toMatchObject({ tmpfsBytes: 256 * MIB, tmpfsPath: "/var/lib/vector", memoryBytes: 768 * MIB });
+
+    const sink = containerOf(resources, "docker-ramdisk", "sink").inputs;
+    expect([sink.cpuQuota, sink.cpuPeriod, sink.memory]).toEqual([50000, 100000, 1024]);
+    expect(sink.deviceWriteIops).toBeUndefined();
+    expect(outputs.hosts.sink?.limits.enforced).toBe(false);
+    expect(outputs.hosts.sink?.limits.notes.join("\n")).toMatch(/disk caps \(readIops, writeIops\) not applied.*blkioDevice/);
+    const script = (shaperOf(resources, "docker-ramdisk", "sink")!.inputs.command as string[])[0]!;
+    expect(script).toContain("tc qdisc add dev eth0 root handle 1: netem delay 5ms");
+    expect(script).toContain("tc qdisc add dev eth0 parent 1: handle 2: tbf rate 10000000bit");
+    expect(labelsOf(containerOf(resources, "docker-ramdisk", "sink"))).toMatchObject({ "ingestbench.owner": "bench-ci", "ingestbench.expiry-seconds": "5400" });
+    expect(outputs.versions).toMatchObject({ vector: { pinned: "0.49.0" }, postgres: { pinned: "18.4" }, loadgen: { pinned: "20.18.0" } });
+  });
+
+  it("exports a message and deploys nothing for a local stack", async () => {
+    const file = path.join(stacksDir, "Pulumi.local-quarter-core.yaml");
+    const { resources, outputs, settle } = await runProgram("local-quarter-core", configOf(file));
+    await settle();
+    expect(outputs).toMatchObject({ platform: "local", stack: "local-quarter-core", hosts: {}, endpoints: {}, versions: {}, network: null });
+    expect(outputs.message).toMatch(/ingestbench bench --stack local-quarter-core/);
+    expect(resources.filter((r) => r.custom)).toEqual([]);
+  });
+
+  it("fails an azure stack with a clear message, before creating anything", async () => {
+    await expect(runProgram("azure-d2s-v5", encodeConfig({ "ingestbench:platform": "azure", "ingestbench:hosts": { sink: { cpu: "2" } } }))).rejects.toThrow(
+      /azure Pulumi program is not implemented yet/,
+    );
+  });
+
+  it("rejects bad config with the same schema and messages as a stack file", async () => {
+    const badCpu = encodeConfig({ ...ramDisk, "ingestbench:hosts": { sink: { cpu: "25 100" } } });
+    await expect(runProgram("docker-bad", badCpu)).rejects.toThrow(
+      /Pulumi\.docker-bad\.yaml \(pulumi config\):\d+:\d+: config\.ingestbench:hosts\.sink\.cpu: .*"25000 100000"/,
+    );
+    const badComponents = encodeConfig({ ...ramDisk, "ingestbench:components": { sink: "mongodb", ghost: "vector" } });
+    await expect(runProgram("docker-bad", badComponents)).rejects.toThrow(/ingestbench:components\.sink: "mongodb" is not a component of the catalog/);
+    await expect(runProgram("docker-bad", badComponents)).rejects.toThrow(/ingestbench:components\.ghost: no host "ghost"/);
+    const onLocal = encodeConfig({ "ingestbench:platform": "local", "ingestbench:hosts": { sink: {} }, "ingestbench:docker": { blkioDevice: "vda" } });
+    await expect(runProgram("local-bad", onLocal)).rejects.toThrow(/ingestbench:docker\.blkioDevice: a block device path/);
+    await expect(runProgram("local-bad", onLocal)).rejects.toThrow(/ingestbench:docker is for docker and azure stacks/);
+  });
+});
