@@ -11,6 +11,7 @@ import { listStacks, loadStack } from "../infra/stack/schema.ts";
 import { IngestbenchError } from "./errors.ts";
 import { prepareResultsDir } from "./results/preflight.ts";
 import { compareCommand, compareStacks, renderComparison, type CompareCommandFlags } from "./results/compare.ts";
+import type { ReportFlags } from "./report/build.ts";
 import type { RunRecord, SeriesPoint } from "./results/types.ts";
 import { loadScenarioFile, planCells } from "./runner/plan.ts";
 import { BenchRun, type CellPlan } from "./runner/run.ts";
@@ -166,6 +167,32 @@ export function program(): Command {
     .option("--json", "machine-readable output (JSON)")
     .action(async (flags: CompareCommandFlags & { results: string }) => {
       process.stdout.write(`${await compareCommand(path.resolve(flags.results), flags)}\n`);
+    });
+
+  const results = cmd.command("results").description("Work with results on disk (results/<stack>/<scenario>/<run-id>/).");
+  results.command("query")
+    .description("Run SQL with DuckDB over the results' JSON files: view `runs` (one row per run.json: stack, scenario, cell, status, summary.rowsPerSecond, ledger.lost, limits.sink.applied.cfsQuotaUs, ..., dir) and view `series` (one row per series.jsonl line: stack, scenario, runId, elapsedS, phase, rowsPerSec, lagMs, hosts.sink.cpuCores, ...).")
+    .argument("<sql>", "e.g. \"SELECT stack, summary.rowsPerSecond FROM runs ORDER BY 2\"")
+    .option("-r, --results <dir>", "results directory", "results")
+    .option("--json", "print the rows as a JSON array")
+    .action(async (sql: string, flags: { results: string; json?: boolean }) => {
+      // loaded on use: the DuckDB native binding and Vega are not needed by the other commands
+      const { queryResults, renderQueryResult } = await import("./results/query.ts");
+      const result = await queryResults(path.resolve(flags.results), sql);
+      for (const f of result.skipped) process.stderr.write(`ingestbench: skipped unreadable ${f}\n`);
+      process.stdout.write(`${flags.json ? JSON.stringify(result.rows, null, 2) : renderQueryResult(result)}\n`);
+    });
+
+  cmd.command("report")
+    .description("Write one self-contained HTML report with SVG charts rendered at build time (Vega-Lite): throughput per stack (against the swept parameter with a matrix), throughput and ingest lag over time per run, sink CPU, throttling and IO over time, ledger bars; optionally a Markdown summary for a CI job summary.")
+    .option("-r, --results <dir>", "results directory", "results")
+    .option("--scenario <name>", "only this scenario (default: every scenario found)")
+    .option("--stacks <names>", "comma-separated stack names, the first is the baseline of ratios (default: every stack with results, in the order their latest runs started)")
+    .option("-o, --out <file>", "HTML file to write", "report.html")
+    .option("--markdown <file>", "also write a Markdown summary (e.g. \"$GITHUB_STEP_SUMMARY\")")
+    .action(async (flags: ReportFlags) => {
+      const { reportCommand } = await import("./report/build.ts");
+      process.stdout.write(`${await reportCommand(flags)}\n`);
     });
 
   cmd.command("gc")

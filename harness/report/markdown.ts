@@ -1,0 +1,35 @@
+/**
+ * The Markdown summary of a report, fit for a CI job summary ($GITHUB_STEP_SUMMARY): per scenario the comparison
+ * across stacks as a Markdown table, the verdicts, environment differences, and each run's status and bottleneck.
+ */
+import type { ReportData } from "./data.ts";
+import { comparisonTable, differenceLines, verdicts, type TextTable } from "./table.ts";
+
+/** Escape what would break a Markdown table cell. */
+const md = (s: string): string => s.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\n/g, " ");
+
+export function markdownTable(t: TextTable): string {
+  const line = (cells: string[]): string => `| ${cells.map(md).join(" | ")} |`;
+  return [line(t.head), `|${t.align.map((a) => (a === "r" ? "---:" : ":---")).join("|")}|`, ...t.rows.map(line)].join("\n");
+}
+
+export function renderMarkdown(data: ReportData): string {
+  const out: string[] = ["# ingestbench results", "", `Generated ${data.generatedAt} from \`${data.resultsRoot}\`. Median over each stack's latest runs; ratios to the first stack.`];
+  for (const s of data.scenarios) {
+    out.push("", `## ${s.scenario}`, "", markdownTable(comparisonTable(s.rows)));
+    const v = verdicts(s.rows);
+    if (v.length) out.push("", "**Verdicts**", "", ...v.map((x) => `- ${md(x)}`));
+    const d = differenceLines(s.differences);
+    if (d.length) out.push("", "**Environment differences**", "", ...d.map((x) => `- ${md(x)}`));
+    out.push("", "<details><summary>runs</summary>", "", markdownTable({
+      head: ["run", "stack", "cell", "replicate", "status", "rows/s", "bottleneck", "lost", "duplicated"],
+      align: ["l", "l", "l", "r", "l", "r", "l", "r", "r"],
+      rows: s.runs.map(({ run }) => [
+        run.runId, run.stack, run.cell, String(run.replicate), run.status + (run.error ? ` (${run.error.code})` : ""),
+        run.summary ? Math.round(run.summary.rowsPerSecond).toLocaleString("en-US") : "–",
+        run.summary ? run.summary.bottleneck.resource : "–", run.ledger ? String(run.ledger.lost) : "–", run.ledger ? String(run.ledger.duplicated) : "–",
+      ]),
+    }), "", "</details>");
+  }
+  return `${out.join("\n")}\n`;
+}
