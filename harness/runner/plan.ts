@@ -68,7 +68,8 @@ export function planSeed(scenario: Scenario): number {
 /**
  * Expand cells × replicates: for replicate r = 1..R, every cell once, in a seeded shuffled order (`cellOrder`,
  * seeded by `planSeed`). Cell ids are the scenario's (stable across runs); only the order changes.
- * @throws ConfigurationError for a bad --replicates, --duration or --warmup, or a collector (not runnable locally yet)
+ * @throws ConfigurationError for a bad --replicates, --duration or --warmup, or a collector that does not receive the
+ *   generator's protocol or cannot write into the sink
  */
 export function planCells(scenario: Scenario, file: string, overrides: PlanOverrides = {}): CellPlan[] {
   const replicates = overrides.replicates ?? scenario.replicates;
@@ -84,7 +85,19 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
     throw new ConfigurationError("E_REPLAY", `${file}: source.file: ${scenario.source.file} does not exist`, { field: "source.file" });
   }
   if (scenario.collector) {
-    throw new ConfigurationError("E_COLLECTOR", `${file}: collector "${scenario.collector.name}" cannot run on the local platform yet; use collector: none`, { field: "collector" });
+    // the pairing is checked here, before anything is provisioned: the collector must receive the generator's
+    // protocol and be able to write into the sink
+    const c = components[scenario.collector.name];
+    const cname = scenario.collector.name;
+    if (!c || c.kind !== "collector") {
+      throw new ConfigurationError("E_COLLECTOR", `${file}: collector "${cname}" is not in the component catalog`, { field: "collector" });
+    }
+    if (c.accepts && !c.accepts.includes(scenario.generator.name)) {
+      throw new ConfigurationError("E_COLLECTOR", `${file}: collector "${cname}" receives ${c.accepts.join(", ")}, not the "${scenario.generator.name}" generator`, { field: "generator" });
+    }
+    if (c.writesTo && !c.writesTo.includes(scenario.sink.name)) {
+      throw new ConfigurationError("E_COLLECTOR", `${file}: collector "${cname}" writes into ${c.writesTo.join(", ")}, not into sink "${scenario.sink.name}"`, { field: "sink" });
+    }
   }
   const plans: CellPlan[] = [];
   const orders = cellOrder(scenario.cells.length, replicates, planSeed(scenario));
@@ -98,6 +111,7 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
         fields: s.event, replayFile: s.source?.file,
         generator: { name: s.generator.name, config: genConfig },
         sink: { name: s.sink.name, config: s.sink.config as Record<string, unknown> },
+        collector: s.collector ? { name: s.collector.name, config: s.collector.config as Record<string, unknown> } : null,
         warmupMs: overrideMs("warmup", overrides.warmup, s.warmup.ms),
         durationMs: overrideMs("duration", overrides.duration, s.duration.ms),
         intervalMs: s.interval.ms,

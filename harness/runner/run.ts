@@ -1,12 +1,21 @@
 /**
  * One run: one replicate of one cell on one stack, on the local platform.
  *
- * provision hosts ─▶ start sink ─▶ check versions ─▶ prepare schema ─▶ start observer and generator (warmup, then
- * measurement) ─▶ sample stored count each interval ─▶ stop generator ─▶ drain until stored == accepted or timeout
- * ─▶ ledger ─▶ summary ─▶ checks ─▶ teardown (always) ─▶ run.json.
+ * provision hosts ─▶ start sink ─▶ check versions ─▶ prepare schema ─▶ [start the collector with the sink as its
+ * downstream, check its version] ─▶ start observer and generator (warmup, then measurement) ─▶ sample stored count
+ * each interval ─▶ stop generator ─▶ drain until stored == accepted or timeout (with a collector, this is the wait
+ * for the collector to flush) ─▶ ledger [+ the collector's claimed counts] ─▶ summary ─▶ checks ─▶ teardown
+ * (always) ─▶ run.json.
+ *
+ * Without a collector the topology is loadgen → sink (the generator writes to the sink's data endpoint). With one,
+ * the stack needs a `collector` host and the topology is loadgen → collector → sink: the generator writes to the
+ * collector's data endpoint, the collector to the sink's; observers cover all three hosts and the bottleneck
+ * candidates include the collector host. The collector's claimed counts (its own stats, when it has any) are
+ * written beside the ledger as `collectorClaims`; the ledger itself is always what the sink stored.
  *
  * A run is an event emitter (after autocannon): "start" (RunRecord), "sink" ({ host, port, params }: where the
- * harness reaches the sink, once its schema exists), "tick" (SeriesPoint, { plan, loadEndS }), "done" (RunRecord).
+ * harness reaches the sink, once its schema exists), "collector" (RunningComponent, { host, downstream }: once it is
+ * ready, with what restarting it would take), "tick" (SeriesPoint, { plan, loadEndS }), "done" (RunRecord).
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -43,6 +52,8 @@ export interface CellPlan {
   replayFile?: string;
   generator: { name: string; config: Record<string, unknown> };
   sink: { name: string; config: Record<string, unknown> };
+  /** the collector between generator and sink; null for `collector: none` */
+  collector: { name: string; config: Record<string, unknown> } | null;
   warmupMs: number;
   durationMs: number;
   intervalMs: number;
@@ -66,6 +77,7 @@ export interface RunOptions {
 
 const LOADGEN = "loadgen";
 const SINK = "sink";
+const COLLECTOR = "collector";
 const MiB = 2 ** 20;
 
 /** Run ids sort by time: 20261129T201500Z-3f9a2c. */
@@ -86,7 +98,7 @@ const now = (): number => performance.timeOrigin + performance.now();
 export class BenchRun extends EventEmitter {
   readonly runId = newRunId();
   readonly dir: string;
-  private record: RunRecord;
+  private record: RunRecord & { collectorClaims?: { name: string; counts: Record<string, number> | null; error?: string } };
   private series: SeriesPoint[] = [];
   private progress: GeneratorProgress = { sent: 0, accepted: 0, rejected: 0, bytes: 0, requests: 0 };
 
@@ -109,9 +121,11 @@ export class BenchRun extends EventEmitter {
     if (stack.platform !== "local") {
       throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`);
     }
-    for (const role of [LOADGEN, SINK]) {
+    const roles = plan.collector ? [LOADGEN, COLLECTOR, SINK] : [LOADGEN, SINK];
+    for (const role of roles) {
       if (!stack.hosts[role]) {
-        throw new ConfigurationError("E_STACK_HOSTS", `${stack.file}: this scenario needs hosts "${LOADGEN}" and "${SINK}"; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
+        const need = roles.map((r) => `"${r}"`).join(plan.collector ? ", " : " and ");
+        throw new ConfigurationError("E_STACK_HOSTS", `${stack.file}: this scenario needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
       }
     }
     const writer = new RunWriter(this.dir);
@@ -121,6 +135,7 @@ export class BenchRun extends EventEmitter {
 
     let local: LocalStack | undefined;
     let sink: RunningComponent | undefined;
+    let collector: RunningComponent | undefined;
     let verifier: Verifier | undefined;
     let generator: ReturnType<typeof startGeneratorProcess> | undefined;
     let final: GeneratorFinal | null = null;
@@ -128,6 +143,8 @@ export class BenchRun extends EventEmitter {
       const sinkFactory = components[plan.sink.name];
       const verifierFactory = verifiers[plan.sink.name];
       if (!sinkFactory || !verifierFactory) throw new ConfigurationError("E_SINK", `no component and verifier for sink "${plan.sink.name}"`);
+      const collectorFactory = plan.collector ? components[plan.collector.name] : undefined;
+      if (plan.collector && collectorFactory?.kind !== "collector") throw new ConfigurationError("E_COLLECTOR", `no collector component "${plan.collector.name}"`);
 
       // the sink component makes and owns its own directories under the host's data directory
       local = await provisionLocal(stack, { runId: this.runId.slice(-6) });
@@ -148,14 +165,28 @@ export class BenchRun extends EventEmitter {
       await verifier.prepare();
       this.emit("sink", { host: sink.control.host, port: sink.control.port, params: { ...sink.params, table }, runDir: this.dir });
 
-      const observer = createLocalObserver([loadgenHost, sinkHost], new Set(Object.entries(stack.hosts).filter(([, h]) => h.limits.cpu).map(([n]) => n)));
+      // The collector, between the generator and the sink: started once the table exists, with the sink downstream.
+      const collectorHost = plan.collector ? local.hosts[COLLECTOR]! : undefined;
+      if (plan.collector && collectorFactory && collectorHost) {
+        collector = await collectorFactory.startLocal(collectorHost, plan.collector.config, this.opts.signal, { sink, params: { ...sink.params, table }, fields: plan.fields });
+        this.record.versions[collector.name] = { pinned: collector.pinned, running: collector.running };
+        if (!collectorFactory.matchesPin(collector.pinned, collector.running)) {
+          throw new VerificationError("E_VERSION", `${collector.name} runs version ${collector.running} but the scenario pins ${collector.pinned}; refusing to start`);
+        }
+        this.emit("collector", collector, { host: collectorHost, downstream: { sink, params: { ...sink.params, table }, fields: plan.fields } });
+        this.throwIfAborted();
+      }
+      const entry = collector ?? sink;
+
+      const observed = collectorHost ? [loadgenHost, collectorHost, sinkHost] : [loadgenHost, sinkHost];
+      const observer = createLocalObserver(observed, new Set(Object.entries(stack.hosts).filter(([, h]) => h.limits.cpu).map(([n]) => n)));
       await observer.read();
       let prev = await verifier.sample();
 
       generator = startGeneratorProcess(loadgenHost.spawn.bind(loadgenHost), {
         name: plan.generator.name,
         config: plan.generator.config,
-        ctx: { target: { host: sink.data.host, port: sink.data.port, params: { ...sink.params, table } }, fields: plan.fields, genId: 0, replayFile: plan.replayFile },
+        ctx: { target: { host: entry.data.host, port: entry.data.port, params: { ...sink.params, table } }, fields: plan.fields, genId: 0, replayFile: plan.replayFile },
         projectRoot: this.opts.projectRoot,
       });
       generator.on("progress", (p: GeneratorProgress) => { this.progress = p; });
@@ -199,7 +230,8 @@ export class BenchRun extends EventEmitter {
         throw new IngestbenchError("E_GENERATOR", `generator ${plan.generator.name} stored nothing: ${final.errors.slice(0, 3).join("; ")}`);
       }
 
-      // Drain: keep counting until the sink holds everything it acknowledged, or the timeout passes.
+      // Drain: keep counting until the sink holds everything it acknowledged, or the timeout passes. With a collector
+      // this is the wait for it to flush its queue (accepted = what the collector's socket took in).
       const drainEnd = now() + plan.drainTimeoutMs;
       let last = await tick("drain");
       while (last.stored < final.accepted && now() < drainEnd) {
@@ -208,6 +240,14 @@ export class BenchRun extends EventEmitter {
         last = await tick("drain");
       }
 
+      // What the collector claims it received and wrote, beside the ledger (a dead collector's error is kept instead).
+      if (collector?.stats) {
+        const name = collector.name;
+        this.record.collectorClaims = await collector.stats().then(
+          (counts) => ({ name, counts }),
+          (e: Error) => ({ name, counts: null, error: e.message }),
+        );
+      }
       // The measurement is over: lift the sink's CPU cap so that the ledger's full-table queries take seconds, not
       // minutes on a quarter core. Memory, IO and network caps stay; nothing after this point is a measurement.
       if (await liftCpuLimit(sinkHost.cgroup)) this.record.limits[SINK]?.notes.push("CPU cap lifted after the drain, for the ledger queries");
@@ -235,6 +275,7 @@ export class BenchRun extends EventEmitter {
         try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
       };
       if (generator && !final) await attempt("generator", async () => { this.record.generator = await generator!.stop(); });
+      if (collector) await attempt("collector", () => collector!.stop());
       if (verifier) await attempt("verifier", () => verifier!.close());
       if (sink) await attempt("sink", () => sink!.stop());
       if (local) await attempt("teardown", () => local!.teardown());
@@ -256,7 +297,7 @@ export class BenchRun extends EventEmitter {
     return computeSummary({
       series: this.series, bytesPerRow,
       limits: Object.fromEntries(Object.entries(stack.hosts).map(([n, h]) => [n, h.limits])),
-      sinkHosts: [SINK], clientHost: LOADGEN, machineCores: this.record.environment.cores,
+      sinkHosts: this.opts.plan.collector ? [COLLECTOR, SINK] : [SINK], clientHost: LOADGEN, machineCores: this.record.environment.cores,
     });
   }
 

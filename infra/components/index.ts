@@ -1,7 +1,11 @@
 /** Component catalog: every deployable sink and collector, by the name scenarios use. */
+import { clickhouse } from "./clickhouse.ts";
 import { postgres } from "./postgres.ts";
+import { syslogNg } from "./syslog-ng.ts";
 import type { ComponentFactory } from "./types.ts";
 
 export const components: Record<string, ComponentFactory<any>> = {
   [postgres.name]: postgres,
+  [clickhouse.name]: clickhouse,
+  [syslogNg.name]: syslogNg,
 };

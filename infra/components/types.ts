@@ -3,6 +3,7 @@
  * with its config renderer, ports, readiness probe and version probe.
  */
 import type { z } from "zod";
+import type { EventField } from "../../harness/events/types.ts";
 import type { LocalHost } from "../local/types.ts";
 
 export interface Endpoint {
@@ -22,8 +23,23 @@ export interface RunningComponent {
   control: Endpoint;
   /** sink/collector-specific names (database, user, ...) for generators and verifiers */
   params: Record<string, string>;
+  /** the main server process id, when there is one (tests stop or kill it to simulate a failure) */
+  pid?: number;
   /** stop gracefully, then hard; idempotent */
   stop(): Promise<void>;
+  /** the component's own claimed counters (e.g. a collector's received/written/dropped), when it keeps any */
+  stats?(): Promise<Record<string, number>>;
+}
+
+/**
+ * Where a collector sends what it receives: the running sink (a collector connects to `sink.data`, the shaped
+ * data-plane endpoint), the sink's connection params plus the `table` the verifier created, and the scenario's
+ * event fields (the collector maps each field, then gen, seq and sent_at, from the message to a column).
+ */
+export interface Downstream {
+  sink: RunningComponent;
+  params: Record<string, string>;
+  fields: readonly EventField[];
 }
 
 export interface ComponentFactory<C = unknown> {
@@ -33,6 +49,13 @@ export interface ComponentFactory<C = unknown> {
   schema: z.ZodType<C, z.ZodTypeDef, unknown>;
   /** does the running version satisfy the pin? (e.g. pin "18.4.0-beta.17" is PostgreSQL server "18.4") */
   matchesPin(pinned: string, running: string): boolean;
-  /** start on a local host (inside its cgroup and namespace), wait until ready, read back the version */
-  startLocal(host: LocalHost, config: C, signal?: AbortSignal): Promise<RunningComponent>;
+  /** collectors: the generators whose protocol it receives (e.g. ["syslog"]); the plan refuses other pairings */
+  accepts?: readonly string[];
+  /** collectors: the sinks it can write into (e.g. ["postgres"]) */
+  writesTo?: readonly string[];
+  /**
+   * Start on a local host (inside its cgroup and namespace), wait until ready, read back the version.
+   * Collectors get `downstream` (required for kind "collector", ignored by sinks): the sink they write into.
+   */
+  startLocal(host: LocalHost, config: C, signal?: AbortSignal, downstream?: Downstream): Promise<RunningComponent>;
 }

@@ -1,0 +1,86 @@
+/**
+ * Generator "clickhouse-http": inserts straight into ClickHouse over its HTTP interface, one
+ * `POST /?query=INSERT INTO <table> (<cols>) FORMAT JSONEachRow` per batch, the body encoded by
+ * ../events/clickhouse-http.ts (timestamps and sent_at as epoch milliseconds, for the verifier's UInt64 columns).
+ * The send loop (slots, pacing, latency, rejected ranges, stop) is loop.ts; the HTTP request is http-json.ts's.
+ *
+ * A 2xx answer accepts the batch. An error answer (ClickHouse's "Code: <n>, e.displayText() = ..." text) rejects
+ * the whole batch, which is never resent: code 252 TOO_MANY_PARTS (inserts outpacing merges) is reported as
+ * "retryable", any other code with its message. The connection stays open after an error answer; a socket error or
+ * a timeout rejects the batch as well and replaces the slot's connection. As in every batch generator, ten failed
+ * batches in a row stop the generator (loop.ts).
+ */
+import { Agent } from "node:http";
+import { z } from "zod";
+import { ClickHouseJsonEachRowEncoder, clickHouseInsertQuery, parseClickHouseError } from "../events/clickhouse-http.ts";
+import type { StampedBatch } from "../events/encoding.ts";
+import { createEventSource, type EventSource } from "../events/source.ts";
+import { httpPost } from "./http-json.ts";
+import { batchLoopFields, runSourceBatchLoop, type BatchTransport } from "./loop.ts";
+import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
+
+/** Scenario block `generator.clickhouse-http`. */
+export const clickhouseHttpSchema = z
+  .object({
+    ...batchLoopFields,
+    batch: batchLoopFields.batch.default(8000),
+    /** per-request timeout, milliseconds */
+    timeoutMs: z.number().int().positive().default(60_000),
+    /** ClickHouse settings of each INSERT, passed as URL parameters by ClickHouse's names (e.g. max_insert_block_size) */
+    settings: z.record(z.string().regex(/^[a-z_][a-z0-9_]*$/, "a ClickHouse setting name"), z.union([z.string(), z.number()])).optional(),
+  })
+  .strict();
+
+export type ClickHouseHttpConfig = z.infer<typeof clickhouseHttpSchema>;
+
+interface HttpConn {
+  agent: Agent;
+}
+
+/** The request path of an insert: `/?database=…&query=INSERT … FORMAT JSONEachRow&<settings>`. */
+export function clickhouseInsertPath(query: string, database: string | undefined, settings: Record<string, string | number> = {}): string {
+  const p = new URLSearchParams();
+  if (database) p.set("database", database);
+  for (const [k, v] of Object.entries(settings)) p.set(k, String(v));
+  p.set("query", query);
+  return `/?${p}`;
+}
+
+class ClickHouseHttpGenerator implements Generator {
+  private readonly source: EventSource;
+  private readonly encoder: ClickHouseJsonEachRowEncoder;
+
+  constructor(private readonly config: ClickHouseHttpConfig, private readonly ctx: GeneratorContext) {
+    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
+    this.encoder = new ClickHouseJsonEachRowEncoder(this.source, "epoch-ms");
+  }
+
+  run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal> {
+    const { host, port, params } = this.ctx.target;
+    const table = params.table ?? "ib_events";
+    const path = clickhouseInsertPath(clickHouseInsertQuery(table, this.ctx.fields), params.database, this.config.settings);
+    const headers = { "Content-Type": "application/x-ndjson" };
+    const transport: BatchTransport<HttpConn, StampedBatch> = {
+      label: `INSERT INTO ${table}`,
+      address: `${host}:${port}`,
+      connect: async () => ({ agent: new Agent({ keepAlive: true, maxSockets: 1 }) }),
+      send: async (conn, b) => {
+        const r = await httpPost({ host, port, path, agent: conn.agent, headers, body: b.payload, timeoutMs: this.config.timeoutMs });
+        const e = parseClickHouseError(r.status, r.body);
+        if (e === null) return { accepted: b.count };
+        const what = `HTTP ${e.status}${e.code !== null ? `, code ${e.code}` : ""}${e.retryable ? " (retryable, not resent)" : ""}: ${e.message.slice(0, 300)}`;
+        const rejectedSeqs = Array.from({ length: b.count }, (_, i) => b.from + i);
+        return { accepted: 0, rejectedSeqs, errors: [what] };
+      },
+      close: async (conn) => conn.agent.destroy(),
+    };
+    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
+  }
+}
+
+/** Factory "clickhouse-http": ctx.target host and port (the HTTP interface), params.table (default "ib_events"), params.database. */
+export const clickhouseHttp: GeneratorFactory<ClickHouseHttpConfig> = {
+  name: "clickhouse-http",
+  schema: clickhouseHttpSchema,
+  create: (config, ctx) => new ClickHouseHttpGenerator(config, ctx),
+};

@@ -1,0 +1,76 @@
+// A real run of scenarios/clickhouse-direct.yaml: the clickhouse-http generator in the loadgen namespace POSTs
+// JSONEachRow inserts over the shaped link into the real ClickHouse 18.16.1 server in the sink's cgroup and
+// namespace; the verifier counts and accounts at the sink. Then, a run in which the test deletes known rows at the
+// sink mid-run must report exactly those seqs lost.
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadScenarioFile, planCells } from "../../harness/runner/plan.ts";
+import type { CellPlan } from "../../harness/runner/run.ts";
+import { newBenchRun, projectRoot } from "../helpers/bench.ts";
+import { leftovers } from "../helpers/leftovers.ts";
+
+function clickhouseDirectPlan(overrides: { warmup: string; duration: string; drainTimeoutMs?: number }): CellPlan {
+  const file = path.join(projectRoot, "scenarios/clickhouse-direct.yaml");
+  const plan = planCells(loadScenarioFile(file), file, { warmup: overrides.warmup, duration: overrides.duration, replicates: 1 })[0]!;
+  if (overrides.drainTimeoutMs !== undefined) plan.drainTimeoutMs = overrides.drainTimeoutMs;
+  return plan;
+}
+
+describe("clickhouse-direct on local-2-cores (real ClickHouse 18.16.1, real cgroups and namespaces)", () => {
+  it("stores every row it was sent, exactly, records the running version, and leaves nothing behind", async () => {
+    const run = newBenchRun("local-2-cores", clickhouseDirectPlan({ warmup: "1s", duration: "5s" }));
+    const record = await run.run();
+    expect(record.error).toBeNull();
+    expect(record.status).toBe("ok");
+    expect(record.versions.clickhouse).toEqual({ pinned: "18.16.1", running: "18.16.1" });
+    expect(record.summary!.rowsPerSecond).toBeGreaterThan(0);
+    const ledger = record.ledger as NonNullable<typeof record.ledger> & { server: Record<string, number> };
+    expect(ledger).toMatchObject({ lost: 0, duplicated: 0, rejected: 0, unexpected: 0, overwritten: 0, missingRanges: [] });
+    expect(ledger.sent).toBeGreaterThan(0);
+    expect(ledger.sent % 8000).toBe(0);
+    expect(ledger.stored).toBe(ledger.sent);
+    expect(ledger.distinct).toBe(ledger.sent);
+    expect(ledger.accepted).toBe(ledger.sent);
+    expect(record.generator!.requests).toBe(ledger.sent / 8000);
+    // the server's own account agrees: one INSERT per batch of 8000 rows, none refused
+    expect(ledger.server).toMatchObject({ insertQueries: ledger.sent / 8000, insertedRows: ledger.sent, rowsPerInsert: 8000, rejectedInserts: 0 });
+    expect(ledger.server.activeParts).toBeGreaterThanOrEqual(1);
+    expect(record.checks.every((c) => c.ok)).toBe(true);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+    console.log(`clickhouse-direct on local-2-cores: ${Math.round(record.summary!.rowsPerSecond)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, ` +
+      `${ledger.stored} stored, ${ledger.server.insertQueries} inserts, max ${ledger.server.maxActiveParts} active parts`);
+  });
+
+  it("finds exactly the seqs deleted at the sink mid-run, and fails the lost check", async () => {
+    const run = newBenchRun("local-2-cores", clickhouseDirectPlan({ warmup: "1s", duration: "5s", drainTimeoutMs: 3000 }));
+    let sink: { host: string; port: number; params: Record<string, string> } | undefined;
+    let deleting: Promise<void> | undefined;
+    run.on("sink", (s) => { sink = s; });
+    run.on("tick", (p: { stored: number; phase: string }) => {
+      if (deleting || p.phase !== "measure" || p.stored < 20_000 || !sink) return;
+      const { host, port, params } = sink;
+      deleting = (async () => {
+        const q = async (sql: string): Promise<string> => {
+          const r = await fetch(`http://${host}:${port}/`, { method: "POST", body: sql });
+          const text = await r.text();
+          if (r.status !== 200) throw new Error(`${sql}: ${text}`);
+          return text;
+        };
+        // a mutation rewrites the parts that exist now; rows inserted later are not touched
+        await q(`ALTER TABLE ${params.table} DELETE WHERE (seq BETWEEN 1000 AND 1099) OR seq = 15000`);
+        for (let i = 0; i < 100 && (await q(`SELECT count() FROM system.mutations WHERE NOT is_done`)).trim() !== "0"; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+    });
+    const record = await run.run();
+    await deleting;
+    expect(deleting).toBeDefined();
+    expect(record.status).toBe("failed");
+    expect(record.ledger).toMatchObject({ lost: 101, duplicated: 0, unexpected: 0, rejected: 0 });
+    expect(record.ledger!.stored).toBe(record.ledger!.sent - 101);
+    expect(record.ledger!.missingRanges).toEqual([[0, 1000, 1099], [0, 15000, 15000]]);
+    expect(record.checks.find((c) => c.check === "ledger.lost")).toMatchObject({ ok: false, actual: 101 });
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+});
