@@ -116,6 +116,8 @@ export interface RunRecord {
   ledger: Ledger | null;
   generator: GeneratorFinal | null;
   checks: CheckResult[];
+  /** what the collector itself says it received, wrote, dropped and queued (e.g. syslog-ng-ctl stats), beside the ledger */
+  collectorClaims?: { name: string; counts: Record<string, number> | null; error?: string };
   /** kind: configuration | provisioning | verification (errors.ts classes) or run (anything else) */
   error: { code: string; kind: "configuration" | "provisioning" | "verification" | "run"; message: string } | null;
 }

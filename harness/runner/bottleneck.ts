@@ -98,6 +98,6 @@ export function findBottleneck(
   const client = hostCandidates(clientHost, windows[clientHost] ?? [], limits[clientHost] ?? {}, machineCores)
     .find((c) => c.resource === "cpu");
   const closest = [...candidates].sort((a, b) => b.score - a.score)[0];
-  const evidence = `no sink-side resource reached its threshold (closest: ${closest?.evidence ?? "none observed"}); ${client?.evidence ?? "no loadgen readings"}`;
+  const evidence = `no collector or sink resource reached its threshold (closest: ${closest?.evidence ?? "none observed"}); ${client?.evidence ?? "no loadgen readings"}`;
   return { resource: "client", host: clientHost, score: client?.score ?? 0, evidence, candidates };
 }

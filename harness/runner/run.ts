@@ -98,7 +98,7 @@ const now = (): number => performance.timeOrigin + performance.now();
 export class BenchRun extends EventEmitter {
   readonly runId = newRunId();
   readonly dir: string;
-  private record: RunRecord & { collectorClaims?: { name: string; counts: Record<string, number> | null; error?: string } };
+  private record: RunRecord;
   private series: SeriesPoint[] = [];
   private progress: GeneratorProgress = { sent: 0, accepted: 0, rejected: 0, bytes: 0, requests: 0 };
 

@@ -469,9 +469,9 @@ export async function removeRootLinks(runId?: string, keep: (runId: string) => b
   for (const { ifname } of links) {
     const id = re.exec(ifname)?.[1];
     if (id === undefined || keep(id)) continue;
-    const r = await execa("ip", ["link", "del", ifname], { reject: false }); // may vanish with its namespace meanwhile
+    const r = await execa("ip", ["link", "del", ifname], { reject: false }); // may vanish with its namespace meanwhile: "Cannot find device" or "RTNETLINK answers: No such device"
     if (r.exitCode === 0) removed.push(ifname);
-    else if (!/Cannot find device/.test(r.stderr)) throw new ProvisioningError("E_NETNS_LINK", `ip link del ${ifname}: ${r.stderr}`);
+    else if (!/Cannot find device|No such device/.test(r.stderr)) throw new ProvisioningError("E_NETNS_LINK", `ip link del ${ifname}: ${r.stderr}`);
   }
   return removed;
 }
