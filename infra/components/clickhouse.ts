@@ -19,21 +19,19 @@
  * tail); unknown merge_tree names, with which 18.16 starts and which it reports only when MergeTree settings are
  * first used, are checked against system.merge_tree_settings once the server is up (ConfigurationError).
  */
-import type { ChildProcess } from "node:child_process";
-import { createWriteStream, existsSync, readFileSync, type WriteStream } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { chown, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { ConfigurationError, ProvisioningError, VerificationError } from "../../harness/errors.ts";
 import type { LocalHost } from "../local/types.ts";
+import { accountFor, exited, startServer, waitReady, type ServerAccount } from "./process.ts";
 import type { ComponentFactory, RunningComponent } from "./types.ts";
 
 /** The server binary of Debian's clickhouse-server package. */
 export const CLICKHOUSE_SERVER_BIN = "/usr/sbin/clickhouse-server";
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 30_000;
-const LOG_TAIL_BYTES = 16 * 1024;
 
 const settingName = z.string().regex(/^[a-z_][a-z0-9_]*$/, "a ClickHouse setting name (lowercase, digits, _)");
 const settingValue = z.union([z.string(), z.number(), z.boolean()]);
@@ -96,21 +94,11 @@ export function matchesClickHousePin(pinned: string, running: string): boolean {
 }
 
 /** The OS account the server runs as; `user` undefined means the current user. */
-export interface ClickHouseAccount {
-  user?: string;
-  uid: number;
-  gid: number;
-}
+export type ClickHouseAccount = ServerAccount;
 
 /** As root: `clickhouse` when the account exists (the package creates it), else `nobody`; otherwise the current user. */
 export function clickhouseAccount(passwd: string = readFileSync("/etc/passwd", "utf8"), uid: number = process.getuid?.() ?? 0): ClickHouseAccount {
-  if (uid !== 0) return { uid, gid: process.getgid?.() ?? uid };
-  const accounts = new Map(passwd.split("\n").map((l) => l.split(":")).filter((p) => p.length > 3).map((p) => [p[0]!, p]));
-  for (const user of ["clickhouse", "nobody"]) {
-    const p = accounts.get(user);
-    if (p) return { user, uid: Number(p[2]), gid: Number(p[3]) };
-  }
-  throw new ProvisioningError("E_CH_USER", `running as root, and neither a "clickhouse" nor a "nobody" account exists to run clickhouse-server as`);
+  return accountFor(["clickhouse", "nobody"], () => new ProvisioningError("E_CH_USER", `running as root, and neither a "clickhouse" nor a "nobody" account exists to run clickhouse-server as`), passwd, uid);
 }
 
 function xmlEscape(s: string): string {
@@ -184,39 +172,6 @@ ${elements(config.settings?.profile, "      ")}    </default>
 `;
 }
 
-/** Keeps the last `max` bytes of a process's output (and copies everything to a log file). */
-class LogTail {
-  private chunks: Buffer[] = [];
-  private size = 0;
-  constructor(private readonly max: number, private readonly file?: WriteStream) {}
-  push(b: Buffer): void {
-    this.file?.write(b);
-    this.chunks.push(b);
-    this.size += b.length;
-    while (this.chunks.length > 1 && this.size - this.chunks[0]!.length >= this.max) this.size -= this.chunks.shift()!.length;
-  }
-  text(): string {
-    const all = Buffer.concat(this.chunks).toString("utf8");
-    return all.length > this.max ? all.slice(-this.max) : all;
-  }
-  end(): void {
-    this.file?.end();
-  }
-}
-
-function exited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (exited(child)) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const t = setTimeout(() => { child.off("exit", on); resolve(false); }, ms);
-    const on = (): void => { clearTimeout(t); resolve(true); };
-    child.once("exit", on);
-  });
-}
-
 /** One HTTP GET with a timeout; resolves with status and body text. */
 async function httpGet(url: string, timeoutMs: number): Promise<{ status: number; body: string }> {
   const r = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
@@ -266,51 +221,31 @@ export const clickhouse: ComponentFactory<ClickHouseConfig> = {
     await writeFile(join(l.etc, "users.xml"), renderUsersXml(config));
     for (const f of ["config.xml", "users.xml"]) await chown(join(l.etc, f), account.uid, account.gid);
 
-    const child = host.spawn(CLICKHOUSE_SERVER_BIN, [`--config-file=${configFile}`], { user: account.user, stdio: ["ignore", "pipe", "pipe"], env: { LC_ALL: "C", LANG: "C", TZ: "UTC" } });
-    const log = new LogTail(LOG_TAIL_BYTES, createWriteStream(join(host.dataDir, "clickhouse-server.log"), { flags: "a" }));
-    child.stdout?.on("data", (b: Buffer) => log.push(b));
-    child.stderr?.on("data", (b: Buffer) => log.push(b));
-    let spawnError: Error | undefined;
-    child.once("error", (e) => { spawnError = e; });
-    child.once("close", () => log.end());
-
-    let stopping: Promise<void> | undefined;
-    const stop = (): Promise<void> => {
-      stopping ??= (async () => {
-        if (exited(child) || child.pid === undefined) return;
-        child.kill("SIGTERM"); // graceful: finish queries, flush, exit
-        if (await waitExit(child, STOP_GRACE_MS)) return;
-        child.kill("SIGKILL");
-        await waitExit(child, 5_000);
-      })();
-      return stopping;
-    };
-    const fail = async (err: Error): Promise<never> => {
-      await stop();
-      throw err;
-    };
+    const server = startServer(host, CLICKHOUSE_SERVER_BIN, [`--config-file=${configFile}`], {
+      user: account.user,
+      env: { LC_ALL: "C", LANG: "C", TZ: "UTC" },
+      logFile: join(host.dataDir, "clickhouse-server.log"),
+      stop: { signal: "SIGTERM", graceMs: STOP_GRACE_MS }, // graceful: finish queries, flush, exit
+    });
+    const { child, log, stop, fail } = server;
 
     const base = `http://${urlHost(host.controlAddress)}:${config.httpPort}`;
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    let lastError = "";
-    for (;;) {
-      if (signal?.aborted) return fail(new ProvisioningError("E_CH_ABORTED", "aborted while waiting for ClickHouse to start"));
-      if (spawnError) return fail(new ProvisioningError("E_CH_START", `cannot start ${CLICKHOUSE_SERVER_BIN}: ${spawnError.message}`, { cause: spawnError }));
-      if (exited(child)) {
-        return fail(new ProvisioningError("E_CH_START", `ClickHouse exited during startup (code ${child.exitCode ?? child.signalCode}); log tail:\n${log.text()}`));
-      }
-      if (Date.now() > deadline) {
-        return fail(new ProvisioningError("E_CH_READY", `ClickHouse not ready on ${base}/ping after ${READY_TIMEOUT_MS / 1000} s (last error: ${lastError}); log tail:\n${log.text()}`));
-      }
-      try {
+    await waitReady(server, {
+      signal,
+      timeoutMs: READY_TIMEOUT_MS,
+      intervalMs: 200,
+      probe: async () => {
         const r = await httpGet(`${base}/ping`, 2000);
-        if (r.status === 200 && r.body.startsWith("Ok.")) break;
-        lastError = `HTTP ${r.status}: ${r.body.trim().slice(0, 200)}`;
-      } catch (err) {
-        lastError = (err as Error).message;
-      }
-      await sleep(200);
-    }
+        if (r.status === 200 && r.body.startsWith("Ok.")) return true;
+        throw new Error(`HTTP ${r.status}: ${r.body.trim().slice(0, 200)}`);
+      },
+      errors: {
+        aborted: () => new ProvisioningError("E_CH_ABORTED", "aborted while waiting for ClickHouse to start"),
+        spawnFailed: (e) => new ProvisioningError("E_CH_START", `cannot start ${CLICKHOUSE_SERVER_BIN}: ${e.message}`, { cause: e }),
+        exited: (code) => new ProvisioningError("E_CH_START", `ClickHouse exited during startup (code ${code}); log tail:\n${log.text()}`),
+        timedOut: (lastError) => new ProvisioningError("E_CH_READY", `ClickHouse not ready on ${base}/ping after ${READY_TIMEOUT_MS / 1000} s (last error: ${lastError}); log tail:\n${log.text()}`),
+      },
+    });
 
     let running: string;
     try {

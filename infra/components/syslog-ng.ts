@@ -22,18 +22,17 @@
  * Version: `syslog-ng --version` ("syslog-ng 3 (3.38.1)"), compared with the pin before the process starts.
  * Claimed counts: `syslog-ng-ctl stats -c <control socket>` (received, written, dropped, queued).
  */
-import { execFile, type ChildProcess } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { z } from "zod";
 import { ConfigurationError, ProvisioningError, VerificationError } from "../../harness/errors.ts";
 import { SYSLOG_SD_ID } from "../../harness/events/syslog.ts";
 import type { EventField } from "../../harness/events/types.ts";
 import type { LocalHost } from "../local/types.ts";
+import { startServer, waitReady } from "./process.ts";
 import type { ComponentFactory, Downstream, RunningComponent } from "./types.ts";
 
 const execFileP = promisify(execFile);
@@ -42,7 +41,6 @@ const execFileP = promisify(execFile);
 export const SYSLOG_NG_PIN = "3.38";
 const READY_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 10_000;
-const LOG_TAIL_BYTES = 16 * 1024;
 /** Source connections syslog-ng accepts; the source window (log-iw-size) is shared among them. */
 const MAX_CONNECTIONS = 16;
 
@@ -194,19 +192,6 @@ export function parseStats(csv: string): Record<string, number> {
   return out;
 }
 
-function exited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (exited(child)) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const t = setTimeout(() => { child.off("exit", on); resolve(false); }, ms);
-    const on = (): void => { clearTimeout(t); resolve(true); };
-    child.once("exit", on);
-  });
-}
-
 function tcpReady(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect({ host, port });
@@ -258,45 +243,25 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
     const syntax = await checkSyntax(conf);
     if (syntax) throw new ProvisioningError("E_COLLECTOR_CONFIG", `syslog-ng rejects the rendered ${conf}:\n${syntax}`);
 
-    const child = host.spawn("syslog-ng", ["-F", "-e", "--no-caps", "-f", conf, "-R", join(dir, "syslog-ng.persist"), "-p", join(dir, "syslog-ng.pid"), "-c", ctl], { stdio: ["ignore", "pipe", "pipe"], env: { LC_ALL: "C" } });
-    const logFile = createWriteStream(join(host.dataDir, "syslog-ng.log"), { flags: "a" });
-    let tail = "";
-    const onData = (b: Buffer): void => {
-      logFile.write(b);
-      tail = (tail + b.toString("utf8")).slice(-LOG_TAIL_BYTES);
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.once("close", () => logFile.end());
-    let spawnError: Error | undefined;
-    child.once("error", (e) => { spawnError = e; });
+    const server = startServer(host, "syslog-ng", ["-F", "-e", "--no-caps", "-f", conf, "-R", join(dir, "syslog-ng.persist"), "-p", join(dir, "syslog-ng.pid"), "-c", ctl], {
+      env: { LC_ALL: "C" },
+      logFile: join(host.dataDir, "syslog-ng.log"),
+      stop: { signal: "SIGTERM", graceMs: STOP_GRACE_MS, continueFirst: true },
+    });
+    const { child, stop } = server;
 
-    let stopping: Promise<void> | undefined;
-    const stop = (): Promise<void> => {
-      stopping ??= (async () => {
-        if (exited(child) || child.pid === undefined) return;
-        try { process.kill(child.pid, "SIGCONT"); } catch { /* gone */ } // a SIGSTOPped process cannot act on SIGTERM
-        child.kill("SIGTERM");
-        if (await waitExit(child, STOP_GRACE_MS)) return;
-        child.kill("SIGKILL");
-        await waitExit(child, 5_000);
-      })();
-      return stopping;
-    };
-    const fail = async (err: Error): Promise<never> => {
-      await stop();
-      throw err;
-    };
-
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    for (;;) {
-      if (signal?.aborted) return fail(new ProvisioningError("E_COLLECTOR_ABORTED", "aborted while waiting for syslog-ng to start"));
-      if (spawnError) return fail(new ProvisioningError("E_COLLECTOR_START", `cannot start syslog-ng: ${spawnError.message}`, { cause: spawnError }));
-      if (exited(child)) return fail(new ProvisioningError("E_COLLECTOR_START", `syslog-ng exited during startup (code ${child.exitCode ?? child.signalCode}); output:\n${tail}`));
-      if (Date.now() > deadline) return fail(new ProvisioningError("E_COLLECTOR_READY", `syslog-ng not accepting on ${host.controlAddress}:${config.port} after ${READY_TIMEOUT_MS / 1000} s; output:\n${tail}`));
-      if (await tcpReady(host.controlAddress, config.port)) break;
-      await sleep(100);
-    }
+    await waitReady(server, {
+      signal,
+      timeoutMs: READY_TIMEOUT_MS,
+      intervalMs: 100,
+      probe: async () => ((await tcpReady(host.controlAddress, config.port)) ? true : undefined),
+      errors: {
+        aborted: () => new ProvisioningError("E_COLLECTOR_ABORTED", "aborted while waiting for syslog-ng to start"),
+        spawnFailed: (e) => new ProvisioningError("E_COLLECTOR_START", `cannot start syslog-ng: ${e.message}`, { cause: e }),
+        exited: (code) => new ProvisioningError("E_COLLECTOR_START", `syslog-ng exited during startup (code ${code}); output:\n${server.log.text()}`),
+        timedOut: () => new ProvisioningError("E_COLLECTOR_READY", `syslog-ng not accepting on ${host.controlAddress}:${config.port} after ${READY_TIMEOUT_MS / 1000} s; output:\n${server.log.text()}`),
+      },
+    });
 
     return {
       name: "syslog-ng",
