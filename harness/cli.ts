@@ -11,15 +11,13 @@ import { listStacks, loadStack } from "../infra/stack/schema.ts";
 import { IngestbenchError } from "./errors.ts";
 import { prepareResultsDir } from "./results/preflight.ts";
 import { compareCommand, compareStacks, renderComparison, type CompareCommandFlags } from "./results/compare.ts";
+import type { NightlyFlags } from "./nightly/run.ts";
 import type { ReportFlags } from "./report/build.ts";
-import type { RunRecord, SeriesPoint } from "./results/types.ts";
 import { loadScenarioFile, planCells } from "./runner/plan.ts";
-import { BenchRun, type CellPlan } from "./runner/run.ts";
+import { driveRuns, runsExitCode } from "./runner/drive.ts";
+import type { CellPlan } from "./runner/run.ts";
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-
-/** Exit code per error kind recorded in run.json (see errors.ts). */
-const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisioning: 3, verification: 4, run: 3 };
 
 function packageVersion(): string {
   return (JSON.parse(readFileSync(path.join(projectRoot, "package.json"), "utf8")) as { version: string }).version;
@@ -32,45 +30,6 @@ function isStackFile(file: string): boolean {
   } catch {
     return path.basename(file).startsWith("Pulumi.");
   }
-}
-
-const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
-
-function progressPrinter(label: string, quiet: boolean): (p: SeriesPoint, ctx: { loadEndS: number }) => void {
-  const tty = process.stderr.isTTY;
-  let lastPrinted = 0;
-  return (p, ctx) => {
-    if (quiet) return;
-    const line = `${label} ${p.phase.padEnd(7)} ${p.elapsedS.toFixed(0).padStart(4)}s/${ctx.loadEndS.toFixed(0)}s  `
-      + `${p.rowsPerSec === null ? "–" : fmtInt(p.rowsPerSec)} rows/s  stored ${fmtInt(p.stored)}  `
-      + `lag ${p.lagMs === null ? "–" : `${fmtInt(p.lagMs)} ms`}`;
-    if (tty) process.stderr.write(`\r\x1b[K${line}`);
-    else if (p.t - lastPrinted >= 5000 || p.phase === "drain") {
-      process.stderr.write(`${line}\n`);
-      lastPrinted = p.t;
-    }
-  };
-}
-
-function describeRun(r: RunRecord): string {
-  const lines = [`run ${r.runId}: ${r.status}  → results/${r.stack}/${r.scenario}/${r.runId}/`];
-  for (const [host, l] of Object.entries(r.limits)) {
-    if (!l.enforced) lines.push(`  !! limits NOT enforced on ${host}: ${l.notes.join("; ")}`);
-  }
-  if (r.summary) {
-    const s = r.summary;
-    lines.push(`  ${fmtInt(s.rowsPerSecond)} rows/s, ${s.mibPerSecond.toFixed(2)} MiB/s over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores`
-      + `${s.throttledShare === null ? "" : `, throttled in ${(s.throttledShare * 100).toFixed(0)} % of periods`}, link ${s.sinkNetworkMbitPerSecond.toFixed(1)} Mbit/s`);
-    lines.push(`  bottleneck: ${s.bottleneck.resource} (${s.bottleneck.evidence})`);
-  }
-  if (r.ledger) {
-    const l = r.ledger;
-    lines.push(`  ledger: sent ${fmtInt(l.sent)}, stored ${fmtInt(l.stored)}, distinct ${fmtInt(l.distinct)}, lost ${fmtInt(l.lost)}, duplicated ${fmtInt(l.duplicated)}, rejected ${fmtInt(l.rejected)}`
-      + (l.missingRanges.length ? `; first missing ${l.missingRanges.slice(0, 3).map(([g, a, b]) => `gen ${g} ${a}..${b}`).join(", ")}` : ""));
-  }
-  for (const c of r.checks.filter((c) => !c.ok)) lines.push(`  check failed: ${c.check} ${c.expected}, got ${c.actual}`);
-  if (r.error) lines.push(`  error ${r.error.code}: ${r.error.message}`);
-  return lines.join("\n");
 }
 
 interface BenchFlags {
@@ -90,47 +49,15 @@ async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
     replicates: flags.replicates ? Number(flags.replicates) : undefined,
     duration: flags.duration, warmup: flags.warmup,
   });
-  const controller = new AbortController();
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (controller.signal.aborted) {
-      process.stderr.write(`\n${sig} again: still tearing down, please wait\n`);
-      return;
-    }
-    process.stderr.write(`\n${sig}: stopping; tearing down and keeping what was measured\n`);
-    controller.abort(sig);
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  const invocation = new Date().toISOString();
-  const records: RunRecord[] = [];
-  try {
-    for (const stack of stacks) {
-      for (const plan of plans) {
-        if (controller.signal.aborted) break;
-        const label = `[${stack.name} ${plan.scenario} ${plan.cell} r${plan.replicate}]`;
-        if (!flags.quiet) process.stderr.write(`${label} provisioning ${stack.platform} hosts: ${Object.keys(stack.hosts).join(", ")}\n`);
-        const run = new BenchRun({ stack, plan, resultsRoot, invocation, signal: controller.signal, projectRoot });
-        run.on("tick", progressPrinter(label, Boolean(flags.quiet)));
-        const record = await run.run();
-        if (process.stderr.isTTY && !flags.quiet) process.stderr.write("\n");
-        process.stdout.write(`${describeRun(record)}\n`);
-        records.push(record);
-      }
-    }
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  }
-  if (stacks.length > 1 && records.some((r) => r.summary)) {
+  const result = await driveRuns(stacks.map((stack) => ({ stack, plans })), {
+    resultsRoot, invocation: new Date().toISOString(), projectRoot, quiet: flags.quiet,
+  });
+  if (stacks.length > 1 && result.records.some((r) => r.summary)) {
     // the runs just made are what was asked for: show version differences between stacks instead of refusing
     const rows = await compareStacks(resultsRoot, scenario.name, stacks.map((s) => s.name), { force: true });
     process.stdout.write(`\n${renderComparison(scenario.name, rows)}\n`);
   }
-  if (controller.signal.aborted) return controller.signal.reason === "SIGTERM" ? 143 : 130;
-  const errors = records.filter((r) => r.status === "error");
-  if (errors.length > 0) return Math.max(...errors.map((r) => EXIT_BY_KIND[r.error?.kind ?? "run"] ?? 3));
-  if (records.some((r) => r.status === "failed")) return 1;
-  return 0;
+  return runsExitCode(result);
 }
 
 /** Build the program (exported for tests of --help and argument errors). */
@@ -154,6 +81,19 @@ export function program(): Command {
     .option("--warmup <d>", "override the warmup, e.g. 2s")
     .addOption(new Option("-q, --quiet", "no progress line"))
     .action(async (scenario: string, flags: BenchFlags) => { process.exitCode = await bench(scenario, flags); });
+
+  cmd.command("nightly")
+    .description("Run a nightly plan (stacks × scenarios, each as `bench` does, in one invocation), then per stack and scenario compare the latest invocation with the previous one per cell (as `compare --baseline previous --contender latest`). Prints a summary, writes nightly.json; exits 1 naming the cells significantly slower than the previous night, 0 when there is no regression or no previous night.")
+    .argument("<plan>", "plan file, e.g. nightly/local.yaml (entries: [{ stack, scenario, replicates?, duration?, warmup? }])")
+    .option("-r, --results <dir>", "results directory", "results")
+    .option("--force", "compare even when component versions differ from the previous night (the differences are listed)")
+    .option("--json <file>", "where to write the decision as JSON", "nightly.json")
+    .option("--markdown <file>", "also write a Markdown summary (e.g. \"$GITHUB_STEP_SUMMARY\")")
+    .addOption(new Option("-q, --quiet", "no progress line"))
+    .action(async (plan: string, flags: NightlyFlags) => {
+      const { nightlyCommand } = await import("./nightly/run.ts");
+      process.exitCode = await nightlyCommand(plan, flags, projectRoot);
+    });
 
   cmd.command("compare")
     .description("Compare a scenario's results. Across stacks (hardware sizes; latest results of each): median rows/s and MiB/s with IQR and CV (erratic when noisy), ratio to the first stack with a 90 % bootstrap interval, rows/s per vCPU and per GiB, CPU, throttling, network, lag, bottleneck, ledger. Across runs on one stack (--baseline, --contender): the same per cell. Environment differences are listed; mismatched component versions are refused unless --force.")
