@@ -7,6 +7,7 @@ import {
   compareCommand, compareRuns, compareStacks, renderComparison, renderRunsComparison, sinkCaps,
 } from "../../../harness/results/compare.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
+import { type Spec, writeRunRecord } from "../../helpers/run-records.ts";
 
 let root = "";
 beforeAll(() => {
@@ -16,63 +17,7 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-interface Spec {
-  stack: string;
-  invocation: string;
-  rows: number;
-  cell?: string;
-  cores?: number | null;
-  memoryGiB?: number | null;
-  postgres?: string;
-  kernel?: string;
-  status?: RunRecord["status"];
-}
-
-let counter = 0;
-
-/** A run.json shaped like a real one (results/<stack>/quickstart/<run-id>/run.json), with the given figures. */
-function writeRun(s: Spec): RunRecord {
-  const n = counter++;
-  const runId = `${s.invocation.replace(/[-:.]/g, "").slice(0, 15)}Z-${n.toString(16).padStart(6, "0")}`;
-  const cores = s.cores === undefined ? 0.25 : s.cores;
-  const memoryGiB = s.memoryGiB === undefined ? 2 : s.memoryGiB;
-  const applied: Record<string, number | string> = { dataInterface: `ib${n}d1`, dataPeerInterface: `ib${n}d0` };
-  if (cores !== null) Object.assign(applied, { cfsPeriodUs: 100000, cfsQuotaUs: Math.round(cores * 100000) });
-  if (memoryGiB !== null) applied.memoryLimitBytes = memoryGiB * 2 ** 30;
-  const stored = Math.round(s.rows * 30);
-  const record: RunRecord = {
-    status: s.status ?? "ok", runId, invocation: s.invocation, stack: s.stack, platform: "local",
-    scenario: "quickstart", scenarioFile: "scenarios/quickstart.yaml", cell: s.cell ?? "default", replicate: 1, seed: 42,
-    startedAt: s.invocation, finishedAt: s.invocation, commit: "0174451d0a5c7a47e8d5e1d3527a0332e68d6d59",
-    environment: { kernel: s.kernel ?? "Linux 6.18.44", cpuModel: "AMD EPYC", cores: 2, memoryBytes: 25276518400, cgroup: "v1", node: "v20.20.2", hostname: "vm" },
-    limits: {
-      loadgen: { requested: { cpu: "1" }, applied: { cfsPeriodUs: 100000, cfsQuotaUs: 100000 }, enforced: true, notes: [] },
-      sink: {
-        requested: { ...(cores !== null ? { cpu: String(cores) } : {}), ...(memoryGiB !== null ? { memory: `${memoryGiB}GiB` } : {}) },
-        applied, enforced: true, notes: [],
-      },
-    },
-    versions: { postgres: { pinned: "18.4.0-beta.17", running: s.postgres ?? "18.4" } },
-    scenarioConfig: {},
-    summary: s.status === "error" ? null : {
-      rowsPerSecond: s.rows, mibPerSecond: (s.rows * 240) / 2 ** 20,
-      windowRowsPerSecond: { median: s.rows, min: s.rows * 0.9, max: s.rows * 1.1 },
-      bytesPerRow: 240, measuredSeconds: 30, sinkCores: 0.2, cpuMsPer1000Rows: 3, throttledShare: 0.1,
-      sinkNetworkMbitPerSecond: 50, sinkDiskWriteMiBPerSecond: 10, sinkDiskWriteIops: 40,
-      sinkMemoryPeakBytes: 7e8, sinkMemoryWorkingSetBytes: 2e8, lagP50Ms: 300, lagP99Ms: 500, lagMaxMs: 520,
-      countQueryMaxMs: 20, drainSeconds: 1,
-      bottleneck: { resource: "cpu", host: "sink", score: 0.9, evidence: "synthetic", candidates: [] },
-    },
-    ledger: s.status === "error" ? null : {
-      sent: stored, accepted: stored, stored, distinct: stored, lost: 0, duplicated: 0, overwritten: 0, rejected: 0, unexpected: 0, missingRanges: [],
-    } as unknown as RunRecord["ledger"],
-    generator: null, checks: [], error: null,
-  };
-  const dir = path.join(root, s.stack, "quickstart", runId);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, "run.json"), `${JSON.stringify(record, null, 2)}\n`);
-  return record;
-}
+const writeRun = (s: Spec): RunRecord => writeRunRecord(root, s);
 
 const tight = [1000, 1010, 990, 1005, 995];
 const INV_OLD = "2026-11-28T10:00:00.000Z";
