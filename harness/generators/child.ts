@@ -8,6 +8,8 @@
  *   {"type":"progress", ...GeneratorProgress, "t": epochMs}   at least every 250 ms
  *   {"type":"final", ...GeneratorFinal}                        once, then exit 0
  *   {"type":"error", "message": "..."}                         on a fatal error, then exit 1
+ *   {"type":"ready"}                                           once its stop handlers are installed (before that,
+ *                                                             SIGTERM would kill it without a report)
  * It stops gracefully (no new batches, in-flight requests finished) on SIGTERM, SIGINT, or when stdin (a pipe)
  * closes — so a parent that dies takes its generator with it.
  */
@@ -64,6 +66,7 @@ async function main(): Promise<void> {
   } catch {
     /* no stdin */
   }
+  await writeLine({ type: "ready" });
 
   const final = await generator.run(ac.signal, (p) => {
     process.stdout.write(`${JSON.stringify({ type: "progress", ...p, t: performance.timeOrigin + performance.now() })}\n`);

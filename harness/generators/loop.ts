@@ -15,6 +15,12 @@
  *   nothing accepted counts as a failure; after `maxConsecutiveFailures` failures in a row (connects or sends) the
  *   loop stops and reports the errors. A failed connect keeps its batch and backs off (50 ms × failures, ≤ 1 s).
  * - On `signal` abort: no new batch is started, in-flight sends finish, connections are closed, totals are final.
+ * - `requests` N: a fixed workload (seed 001's "batch × count": N requests of `batch` events); the loop ends by itself
+ *   once N batches have been sent and answered.
+ * - `duplicateEvery` k (fault injection): every k-th batch, once answered, is sent again on the same connection with
+ *   the same bytes (same seqs, same sent_at), as a collector that retries an already delivered batch would. Those
+ *   events count in `repeated` (and in bytes and requests), never in `sent`: the ledger must report them as
+ *   duplicated, and throughput must not rise because of them.
  * Memory is flat: one encoded batch per slot plus one ahead, a fixed-size HDR histogram, a bounded error list.
  */
 import * as hdr from "hdr-histogram-js";
@@ -37,6 +43,10 @@ export const batchLoopFields = {
   /** "max" (closed loop) or total events per second across connections (open loop) */
   rate: z.union([z.literal("max"), z.number().positive().finite()]).default("max"),
   seed: z.number().int().default(42),
+  /** stop after this many requests (batches): a fixed workload, e.g. seed 001's 10 × 1000; omitted = until stopped */
+  requests: z.number().int().positive().optional(),
+  /** fault injection: send every k-th batch twice (the second time after the first was answered); omitted = never */
+  duplicateEvery: z.number().int().positive().optional(),
 };
 
 /** An encoded batch of seqs [from, from + count); `payload.length` counts as bytes sent. */
@@ -102,6 +112,10 @@ export interface BatchLoopOptions {
   /** called every `progressIntervalMs` and once at the end with running totals */
   onProgress: (p: GeneratorProgress) => void;
   genId: number;
+  /** end after this many batches (see the file comment); undefined = until `signal` aborts */
+  requests?: number;
+  /** re-send every k-th batch once it was answered (fault injection, see the file comment) */
+  duplicateEvery?: number;
   maxConsecutiveFailures?: number;
   progressIntervalMs?: number;
 }
@@ -171,7 +185,7 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
 ): Promise<GeneratorFinal> {
   const { batch, rate, signal, onProgress } = opts;
   const maxFailures = opts.maxConsecutiveFailures ?? MAX_CONSECUTIVE_FAILURES;
-  const totals: GeneratorProgress = { sent: 0, accepted: 0, rejected: 0, bytes: 0, requests: 0 };
+  const totals: GeneratorProgress = { sent: 0, accepted: 0, rejected: 0, bytes: 0, requests: 0, repeated: 0 };
   const rejected = new RangeSet();
   const errors: string[] = [];
   let suppressedErrors = 0;
@@ -245,11 +259,21 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
   };
 
   const inflight = new Set<Promise<void>>();
-  const send = async (s: Slot<C>, conn: C, b: B, startMs: number): Promise<void> => {
+  const send = async (s: Slot<C>, conn: C, b: B, startMs: number, repeat: boolean): Promise<void> => {
     const { from, count } = b;
     const what = `${transport.label} seqs ${from}..${from + count - 1}`;
     try {
       const r = await transport.send(conn, b);
+      if (repeat && r.accepted > 0) {
+        // the slot is still held, so the encoder has not reused this batch's buffer: the bytes are the same
+        totals.bytes += b.payload.length;
+        totals.requests++;
+        const again = await transport.send(conn, b).catch((err: Error) => {
+          noteError(`${what}: deliberate repeat failed: ${err.message}`);
+          return null;
+        });
+        totals.repeated = (totals.repeated ?? 0) + (again?.accepted ?? 0);
+      }
       const items = r.rejectedSeqs ?? [];
       if (r.accepted + items.length !== count || items.some((q) => q < from || q >= from + count)) {
         throw new Error(`receiver answered ${r.accepted} accepted + ${items.length} rejected items for a batch of ${count}`);
@@ -284,7 +308,7 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
     return encoder.encode(from, batch);
   };
   try {
-    for (let k = 0; !stop.signal.aborted; ) {
+    for (let k = 0; !stop.signal.aborted && (opts.requests === undefined || k < opts.requests); ) {
       // Yield to the event loop once per batch: with a transport whose sends complete at once (a fast TCP socket),
       // awaiting resolved promises runs only microtasks, and timers, signals and stdin would never get a turn.
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -314,10 +338,10 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
       totals.sent += b.count;
       totals.bytes += b.payload.length;
       totals.requests++;
-      const p = send(s, conn, b, startMs);
+      const p = send(s, conn, b, startMs, opts.duplicateEvery !== undefined && k % opts.duplicateEvery === 0);
       inflight.add(p);
       void p.finally(() => inflight.delete(p));
-      if (!stop.signal.aborted) next = await encodeNext();
+      if (!stop.signal.aborted && (opts.requests === undefined || k < opts.requests)) next = await encodeNext();
     }
     await Promise.all(inflight);
   } finally {
@@ -357,14 +381,14 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
  * connections come from the generator's config (`batch`, `connections`, `rate`).
  */
 export function runSourceBatchLoop<C, B extends EncodedBatch>(
-  config: Pick<BatchLoopOptions, "batch" | "connections" | "rate">,
+  config: Pick<BatchLoopOptions, "batch" | "connections" | "rate" | "requests" | "duplicateEvery">,
   run: Pick<BatchLoopOptions, "signal" | "onProgress" | "genId">,
   transport: BatchTransport<C, B>,
   source: LoadableSource,
   encoder: SourceBatchEncoder<B>,
 ): Promise<GeneratorFinal> {
-  const { batch, connections, rate } = config;
-  return runBatchLoop({ batch, connections, rate, ...run }, transport, {
+  const { batch, connections, rate, requests, duplicateEvery } = config;
+  return runBatchLoop({ batch, connections, rate, requests, duplicateEvery, ...run }, transport, {
     encode: async (from, count) => {
       await source.load(from, count);
       return encoder.encode(from, count);

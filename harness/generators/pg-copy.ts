@@ -19,7 +19,7 @@ import { from as copyFrom } from "pg-copy-streams";
 import { z } from "zod";
 import { copyFromStatement, encodeCopyBatch, restampSentAt } from "../events/copy-text.ts";
 import { createEventSource, type EventSource } from "../events/source.ts";
-import { runSourceBatchLoop, type BatchTransport, type EncodedBatch, type SourceBatchEncoder } from "./loop.ts";
+import { batchLoopFields, runSourceBatchLoop, type BatchTransport, type EncodedBatch, type SourceBatchEncoder } from "./loop.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
 
 export { MAX_CONSECUTIVE_FAILURES, PROGRESS_INTERVAL_MS } from "./loop.ts";
@@ -27,13 +27,9 @@ export { MAX_CONSECUTIVE_FAILURES, PROGRESS_INTERVAL_MS } from "./loop.ts";
 /** Scenario block `generator.pg-copy`. */
 export const pgCopySchema = z
   .object({
+    ...batchLoopFields,
     /** rows per COPY */
-    batch: z.number().int().positive().default(8000),
-    /** concurrent connections, each running one COPY at a time */
-    connections: z.number().int().positive().max(1024).default(1),
-    /** "max" (closed loop) or total events per second across connections (open loop) */
-    rate: z.union([z.literal("max"), z.number().positive().finite()]).default("max"),
-    seed: z.number().int().default(42),
+    batch: batchLoopFields.batch.default(8000),
     /** default: the sink's params.user, else "postgres" */
     user: z.string().min(1).optional(),
     /** default: the sink's params.database, else "postgres" */

@@ -4,6 +4,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -56,11 +57,20 @@ export class GeneratorProcess extends EventEmitter {
   /** resolves with the final report once the child has exited; rejects if it exited without one */
   readonly done: Promise<GeneratorFinal>;
   private stopping: Promise<GeneratorFinal> | null = null;
+  /** resolves once the child has installed its stop handlers and is about to send (its "ready" line) or has exited */
+  readonly ready: Promise<void>;
+  private readyResolve: () => void = () => undefined;
+  /** resolves as soon as the final report line arrives (the loop has ended; the process exits right after) or on exit */
+  readonly finished: Promise<void>;
+  private finishedResolve: () => void = () => undefined;
   private stderrTail = "";
   private otherTail = "";
 
   constructor(readonly child: ChildProcess) {
     super();
+    this.ready = new Promise<void>((resolve) => { this.readyResolve = resolve; });
+    this.finished = new Promise<void>((resolve) => { this.finishedResolve = resolve; });
+    child.once("close", () => { this.readyResolve(); this.finishedResolve(); });
     let final: GeneratorFinal | null = null;
     let errorMessage: string | null = null;
     let buf = "";
@@ -80,6 +90,11 @@ export class GeneratorProcess extends EventEmitter {
       } else if (msg.type === "final") {
         const { type: _t, ...f } = msg;
         final = f as unknown as GeneratorFinal;
+        this.last = { ...final, t: performance.timeOrigin + performance.now() };
+        this.emit("progress", this.last);
+        this.finishedResolve();
+      } else if (msg.type === "ready") {
+        this.readyResolve();
       } else if (msg.type === "error") {
         errorMessage = String(msg.message ?? "unknown error");
         if (this.listenerCount("error") > 0) this.emit("error", new IngestbenchError("E_GENERATOR", errorMessage));
@@ -118,9 +133,14 @@ export class GeneratorProcess extends EventEmitter {
     this.done.catch(() => undefined); // surfaced through stop()/done
   }
 
-  /** Ask for a graceful stop (stdin closed + SIGTERM); SIGKILL after `timeoutMs`. Resolves with the final report. */
+  /**
+   * Ask for a graceful stop (stdin closed + SIGTERM); SIGKILL after `timeoutMs`. Resolves with the final report. A
+   * child still starting up (node + tsx take about a second) is signalled only once it is ready, so that a very
+   * short run still gets its report instead of a process killed by the default SIGTERM action.
+   */
   stop(timeoutMs = DEFAULT_STOP_TIMEOUT_MS): Promise<GeneratorFinal> {
-    this.stopping ??= (() => {
+    this.stopping ??= (async () => {
+      await Promise.race([this.ready, sleep(timeoutMs, undefined, { ref: false })]);
       if (this.child.exitCode === null && this.child.signalCode === null) {
         this.child.stdin?.end();
         this.child.kill("SIGTERM");
@@ -128,7 +148,7 @@ export class GeneratorProcess extends EventEmitter {
         t.unref?.();
         void this.done.finally(() => clearTimeout(t)).catch(() => undefined);
       }
-      return this.done;
+      return await this.done;
     })();
     return this.stopping;
   }

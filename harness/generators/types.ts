@@ -29,7 +29,10 @@ export interface GeneratorProgress {
   rejected: number;
   /** encoded payload bytes handed to the transport */
   bytes: number;
+  /** requests (batches) handed to the transport, deliberate repeats included */
   requests: number;
+  /** events sent a second time on purpose (`duplicateEvery` fault injection) and accepted again; not in `sent` */
+  repeated?: number;
 }
 
 /** Final report. Seqs are 0..sent-1 for this genId; rejected seqs are listed as inclusive ranges. */

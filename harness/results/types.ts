@@ -31,7 +31,11 @@ export interface SeriesPoint {
   hosts: Record<string, HostWindow>;
 }
 
-export type Resource = "cpu" | "memory" | "disk" | "network" | "client";
+/**
+ * What bound a run: a capped resource of a host; "latency" when an open-loop generator fell behind its offered rate
+ * with no resource saturated (round trips downstream push back); "client" when a closed loop's own pattern bound it.
+ */
+export type Resource = "cpu" | "memory" | "disk" | "network" | "latency" | "client";
 
 /** The resource that bound the run, named from observations (not from configuration). */
 export interface Bottleneck {
@@ -45,8 +49,13 @@ export interface Bottleneck {
 }
 
 export interface Summary {
-  /** stored rows per second over the measurement phase (real elapsed time between the bracketing count queries) */
+  /**
+   * distinct rows stored per second over the measurement phase (real elapsed time between the bracketing count
+   * queries); with duplicates in the ledger, the stored-rows rate × distinct/stored (see storedRowsPerSecond)
+   */
   rowsPerSecond: number;
+  /** rows (duplicates included) stored per second; present when it differs from rowsPerSecond */
+  storedRowsPerSecond?: number;
   mibPerSecond: number;
   /** median, min and max of the per-window rows/s in the measurement phase */
   windowRowsPerSecond: { median: number; min: number; max: number };
@@ -114,10 +123,13 @@ export interface RunRecord {
   scenarioConfig: unknown;
   summary: Summary | null;
   ledger: Ledger | null;
+  /** the generators' report (summed over generator processes when there are several; see `generators`) */
   generator: GeneratorFinal | null;
+  /** each generator process's own report, by genId, when a run had more than one (one per collector host) */
+  generators?: GeneratorFinal[];
   checks: CheckResult[];
   /** what the collector itself says it received, wrote, dropped and queued (e.g. syslog-ng-ctl stats), beside the ledger */
-  collectorClaims?: { name: string; counts: Record<string, number> | null; error?: string };
+  collectorClaims?: { name: string; counts: Record<string, number> | null; error?: string; /** collector hosts summed, when several */ hosts?: string[] };
   /** kind: configuration | provisioning | verification (errors.ts classes) or run (anything else) */
   error: { code: string; kind: "configuration" | "provisioning" | "verification" | "run"; message: string } | null;
 }

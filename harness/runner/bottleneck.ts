@@ -11,8 +11,12 @@
  * - disk: observed IOPS or bytes/s / the throttle.
  * - memory: largest working set (charge less inactive page cache) / limit; page cache alone is no pressure.
  * A resource binds when its score reaches its threshold (cpu 0.5, others 0.85); the highest such score wins.
- * With none binding, the run was bound by the client (the load pattern, e.g. one sequential connection),
- * and the loadgen's own throttling is given as evidence.
+ * With none binding:
+ * - "latency", when an open-loop (fixed-rate) generator sent less than 90 % of what it offered: the first hop
+ *   downstream took less than it was offered while no capped resource was saturated, so round trips bind (one
+ *   transaction at a time per connection or worker, commit waits); the host named is that first hop;
+ * - else "client": the load pattern bound the run (e.g. one sequential connection of a closed loop), with the
+ *   loadgen's own throttling as evidence.
  */
 import type { HostLimits } from "../../infra/limits.ts";
 import { formatRate } from "../../infra/stack/units.ts";
@@ -20,7 +24,15 @@ import type { HostWindow } from "../observers/types.ts";
 import type { Bottleneck, Resource } from "../results/types.ts";
 import { mean, quantile } from "../stats/descriptive.ts";
 
-const THRESHOLD: Record<Resource, number> = { cpu: 0.5, network: 0.85, disk: 0.85, memory: 0.85, client: 0 };
+const THRESHOLD: Record<Resource, number> = { cpu: 0.5, network: 0.85, disk: 0.85, memory: 0.85, latency: 0, client: 0 };
+/** An open loop that sent less than this share of its offered rate fell behind (see the file comment). */
+const FELL_BEHIND = 0.9;
+
+/** An open-loop generator's offered and achieved send rates over the measurement phase, events/s (all generators). */
+export interface OfferedLoad {
+  offeredPerSec: number;
+  sentPerSec: number;
+}
 
 type Candidate = Bottleneck["candidates"][number];
 
@@ -85,6 +97,7 @@ export function findBottleneck(
   sinkHosts: string[],
   clientHost: string,
   machineCores: number,
+  offered?: OfferedLoad,
 ): Bottleneck {
   const candidates: Candidate[] = [];
   for (const host of sinkHosts) {
@@ -98,6 +111,13 @@ export function findBottleneck(
   const client = hostCandidates(clientHost, windows[clientHost] ?? [], limits[clientHost] ?? {}, machineCores)
     .find((c) => c.resource === "cpu");
   const closest = [...candidates].sort((a, b) => b.score - a.score)[0];
-  const evidence = `no collector or sink resource reached its threshold (closest: ${closest?.evidence ?? "none observed"}); ${client?.evidence ?? "no loadgen readings"}`;
+  const noneSaturated = `no collector or sink resource reached its threshold (closest: ${closest?.evidence ?? "none observed"})`;
+  if (offered && offered.offeredPerSec > 0 && offered.sentPerSec < FELL_BEHIND * offered.offeredPerSec) {
+    const firstHop = sinkHosts[0] ?? clientHost;
+    const share = offered.sentPerSec / offered.offeredPerSec;
+    const evidence = `the generator sent ${Math.round(offered.sentPerSec).toLocaleString("en-US")} of the ${Math.round(offered.offeredPerSec).toLocaleString("en-US")} events/s it offered (${(share * 100).toFixed(0)} %): ${firstHop} pushed back while ${noneSaturated}, so round trips bind (e.g. one transaction at a time per connection or worker)`;
+    return { resource: "latency", host: firstHop, score: 1 - share, evidence, candidates };
+  }
+  const evidence = `${noneSaturated}; ${client?.evidence ?? "no loadgen readings"}`;
   return { resource: "client", host: clientHost, score: client?.score ?? 0, evidence, candidates };
 }

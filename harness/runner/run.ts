@@ -8,10 +8,20 @@
  * (always) ─▶ run.json.
  *
  * Without a collector the topology is loadgen → sink (the generator writes to the sink's data endpoint). With one,
- * the stack needs a `collector` host and the topology is loadgen → collector → sink: the generator writes to the
- * collector's data endpoint, the collector to the sink's; observers cover all three hosts and the bottleneck
- * candidates include the collector host. The collector's claimed counts (its own stats, when it has any) are
+ * the stack needs a `collector` host (or `collector-1`, `collector-2`, … for a scale-out, as in seed 000) and the
+ * topology is loadgen → collector(s) → sink: one generator process per collector host (genIds 0..n-1, each at the
+ * scenario's rate) writes to that collector's data endpoint, the collectors to the sink's; every collector host
+ * must run the pinned version and all of them the same one; observers cover every host and the bottleneck
+ * candidates include the collector hosts. The collectors' claimed counts (their own stats, summed over hosts) are
  * written beside the ledger as `collectorClaims`; the ledger itself is always what the sink stored.
+ *
+ * A fixed workload (generator `requests`: N batches, seed 001's "batch × count") ends the load phase when every
+ * generator is done; measuring then continues until the sink holds everything accepted (or the drain timeout), so
+ * its throughput is the workload over the time it took to store it.
+ *
+ * Throughput counts distinct rows: when the ledger finds duplicates, `rowsPerSecond` is the stored-rows rate
+ * scaled by distinct/stored and the raw rate is kept as `storedRowsPerSecond` — a collector that delivers a batch
+ * twice must show up as duplicated rows, not as a faster pipeline.
  *
  * A run is an event emitter (after autocannon): "start" (RunRecord), "sink" ({ host, port, params }: where the
  * harness reaches the sink, once its schema exists), "collector" (RunningComponent, { host, downstream }: once it is
@@ -28,7 +38,6 @@ import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalStack } from "../../infra/local/types.ts";
 import { ConfigurationError, IngestbenchError, ProvisioningError, VerificationError } from "../errors.ts";
 import type { EventField } from "../events/types.ts";
-import { startGeneratorProcess } from "../generators/process.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { createLocalObserver } from "../observers/local.ts";
 import type { Observer } from "../observers/types.ts";
@@ -39,7 +48,9 @@ import type { CountSample, Ledger, Verifier } from "../verifiers/types.ts";
 import { evaluateChecks } from "./checks.ts";
 import type { Check } from "../scenario/schema.ts";
 import { environment, gitCommit } from "./environment.ts";
+import { GeneratorGroup, mergeFinals } from "./generator-group.ts";
 import { computeSummary } from "./summary.ts";
+import { checkVersions, collectorHosts } from "./versions.ts";
 
 /** Everything one run needs, resolved from the scenario and its cell. Durations in milliseconds. */
 export interface CellPlan {
@@ -80,6 +91,16 @@ const SINK = "sink";
 const COLLECTOR = "collector";
 const MiB = 2 ** 20;
 
+/**
+ * The hosts a cell runs on, in data-flow order: loadgen, the collector host(s) when the scenario has a collector
+ * (`collector`, or `collector-1`, `collector-2`, …; "collector" when the stack has none, for the error), sink.
+ */
+export function hostRoles(stack: StackSpec, plan: Pick<CellPlan, "collector">): string[] {
+  if (!plan.collector) return [LOADGEN, SINK];
+  const collectors = collectorHosts(Object.keys(stack.hosts));
+  return [LOADGEN, ...(collectors.length ? collectors : [COLLECTOR]), SINK];
+}
+
 /** Run ids sort by time: 20261129T201500Z-3f9a2c. */
 export function newRunId(): string {
   const ts = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
@@ -100,7 +121,8 @@ export class BenchRun extends EventEmitter {
   readonly dir: string;
   private record: RunRecord;
   private series: SeriesPoint[] = [];
-  private progress: GeneratorProgress = { sent: 0, accepted: 0, rejected: 0, bytes: 0, requests: 0 };
+  private generators: GeneratorGroup | undefined;
+  private generatorCount = 1;
 
   constructor(private readonly opts: RunOptions) {
     super();
@@ -121,7 +143,8 @@ export class BenchRun extends EventEmitter {
     if (stack.platform !== "local") {
       throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`);
     }
-    const roles = plan.collector ? [LOADGEN, COLLECTOR, SINK] : [LOADGEN, SINK];
+    const collectorRoles = plan.collector ? collectorHosts(Object.keys(stack.hosts)) : [];
+    const roles = hostRoles(stack, plan);
     for (const role of roles) {
       if (!stack.hosts[role]) {
         const need = roles.map((r) => `"${r}"`).join(plan.collector ? ", " : " and ");
@@ -135,19 +158,20 @@ export class BenchRun extends EventEmitter {
 
     let local: LocalStack | undefined;
     let sink: RunningComponent | undefined;
-    let collector: RunningComponent | undefined;
+    const collectors: RunningComponent[] = [];
     let verifier: Verifier | undefined;
-    let generator: ReturnType<typeof startGeneratorProcess> | undefined;
-    let final: GeneratorFinal | null = null;
+    let finals: GeneratorFinal[] | null = null;
     try {
       const sinkFactory = components[plan.sink.name];
       const verifierFactory = verifiers[plan.sink.name];
-      if (!sinkFactory || !verifierFactory) throw new ConfigurationError("E_SINK", `no component and verifier for sink "${plan.sink.name}"`);
+      if (!sinkFactory || !verifierFactory) throw new ConfigurationError("E_SINK", !sinkFactory ? `sink "${plan.sink.name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a ${stack.platform} stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\`` : `no verifier for sink "${plan.sink.name}"`, { field: "sink" });
       const collectorFactory = plan.collector ? components[plan.collector.name] : undefined;
-      if (plan.collector && collectorFactory?.kind !== "collector") throw new ConfigurationError("E_COLLECTOR", `no collector component "${plan.collector.name}"`);
+      if (plan.collector && collectorFactory?.kind !== "collector") throw new ConfigurationError("E_COLLECTOR", `collector "${plan.collector.name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a ${stack.platform} stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\``, { field: "collector" });
 
       // the sink component makes and owns its own directories under the host's data directory
-      local = await provisionLocal(stack, { runId: this.runId.slice(-6) });
+      // only the hosts this scenario uses: a stack's collector host stays down for a scenario without a collector
+      const used = { ...stack, hosts: Object.fromEntries(Object.entries(stack.hosts).filter(([h]) => roles.includes(h))) };
+      local = await provisionLocal(used, { runId: this.runId.slice(-6) });
       this.record.limits = local.limits;
       this.throwIfAborted();
 
@@ -155,9 +179,7 @@ export class BenchRun extends EventEmitter {
       const loadgenHost = local.hosts[LOADGEN]!;
       sink = await sinkFactory.startLocal(sinkHost, plan.sink.config, this.opts.signal);
       this.record.versions[sink.name] = { pinned: sink.pinned, running: sink.running };
-      if (!sinkFactory.matchesPin(sink.pinned, sink.running)) {
-        throw new VerificationError("E_VERSION", `${sink.name} runs version ${sink.running} but the scenario pins ${sink.pinned}; refusing to start`);
-      }
+      checkVersions(sink.name, [{ host: SINK, pinned: sink.pinned, running: sink.running }], sinkFactory.matchesPin);
       this.throwIfAborted();
 
       const table = "ib_events";
@@ -165,32 +187,38 @@ export class BenchRun extends EventEmitter {
       await verifier.prepare();
       this.emit("sink", { host: sink.control.host, port: sink.control.port, params: { ...sink.params, table }, runDir: this.dir });
 
-      // The collector, between the generator and the sink: started once the table exists, with the sink downstream.
-      const collectorHost = plan.collector ? local.hosts[COLLECTOR]! : undefined;
-      if (plan.collector && collectorFactory && collectorHost) {
-        collector = await collectorFactory.startLocal(collectorHost, plan.collector.config, this.opts.signal, { sink, params: { ...sink.params, table }, fields: plan.fields });
-        this.record.versions[collector.name] = { pinned: collector.pinned, running: collector.running };
-        if (!collectorFactory.matchesPin(collector.pinned, collector.running)) {
-          throw new VerificationError("E_VERSION", `${collector.name} runs version ${collector.running} but the scenario pins ${collector.pinned}; refusing to start`);
+      // The collectors, between the generators and the sink: started once the table exists, with the sink downstream.
+      const collectorLocalHosts = collectorRoles.map((r) => local!.hosts[r]!);
+      if (plan.collector && collectorFactory) {
+        const downstream = { sink, params: { ...sink.params, table }, fields: plan.fields };
+        for (const host of collectorLocalHosts) {
+          const c = await collectorFactory.startLocal(host, plan.collector.config, this.opts.signal, downstream);
+          collectors.push(c);
+          this.record.versions[collectors.length === 1 ? c.name : `${c.name}@${host.name}`] = { pinned: c.pinned, running: c.running };
+          this.emit("collector", c, { host, downstream });
+          this.throwIfAborted();
         }
-        this.emit("collector", collector, { host: collectorHost, downstream: { sink, params: { ...sink.params, table }, fields: plan.fields } });
-        this.throwIfAborted();
+        checkVersions(plan.collector.name, collectors.map((c, i) => ({ host: collectorRoles[i]!, pinned: c.pinned, running: c.running })), collectorFactory.matchesPin);
       }
-      const entry = collector ?? sink;
+      const entries = collectors.length ? collectors : [sink];
 
-      const observed = collectorHost ? [loadgenHost, collectorHost, sinkHost] : [loadgenHost, sinkHost];
+      const observed = [loadgenHost, ...collectorLocalHosts, sinkHost];
       const observer = createLocalObserver(observed, new Set(Object.entries(stack.hosts).filter(([, h]) => h.limits.cpu).map(([n]) => n)));
       await observer.read();
       let prev = await verifier.sample();
 
-      generator = startGeneratorProcess(loadgenHost.spawn.bind(loadgenHost), {
+      const sinkParams = { ...sink.params, table };
+      const generators = new GeneratorGroup(loadgenHost.spawn.bind(loadgenHost), entries.length, (genId) => ({
         name: plan.generator.name,
         config: plan.generator.config,
-        ctx: { target: { host: entry.data.host, port: entry.data.port, params: { ...sink.params, table } }, fields: plan.fields, genId: 0, replayFile: plan.replayFile },
+        ctx: { target: { host: entries[genId]!.data.host, port: entries[genId]!.data.port, params: sinkParams }, fields: plan.fields, genId, replayFile: plan.replayFile },
         projectRoot: this.opts.projectRoot,
-      });
-      generator.on("progress", (p: GeneratorProgress) => { this.progress = p; });
-      generator.on("error", () => { /* surfaced by stop() */ });
+      }));
+      this.generators = generators;
+      this.generatorCount = entries.length;
+      // t0 once every generator is up (node + tsx start in about a second): start-up is never measured as load
+      await generators.ready(this.opts.signal);
+      this.throwIfAborted();
 
       const t0 = now();
       const loadEnd = t0 + plan.warmupMs + plan.durationMs;
@@ -201,12 +229,13 @@ export class BenchRun extends EventEmitter {
         const mid = (s.tBefore + s.tAfter) / 2;
         const prevMid = (prev.tBefore + prev.tAfter) / 2;
         const rowsPerSec = mid > prevMid ? ((s.stored - prev.stored) * 1000) / (mid - prevMid) : null;
-        if (this.progress.sent > 0) bytesPerRow = this.progress.bytes / this.progress.sent;
+        const progress = generators.progress;
+        if (progress.sent > 0) bytesPerRow = progress.bytes / progress.sent;
         const point: SeriesPoint = {
           t: mid, elapsedS: (mid - t0) / 1000, phase, stored: s.stored, countQueryMs: s.tAfter - s.tBefore,
           rowsPerSec, mibPerSec: rowsPerSec === null ? null : (rowsPerSec * bytesPerRow) / MiB,
           lagMs: s.newestSentAtMs === null ? null : Math.max(0, s.tAfter - s.newestSentAtMs),
-          sent: this.progress.sent, accepted: this.progress.accepted, hosts: obs?.hosts ?? {},
+          sent: progress.sent, accepted: progress.accepted, hosts: obs?.hosts ?? {},
         };
         this.series.push(point);
         writer.append(point);
@@ -215,17 +244,28 @@ export class BenchRun extends EventEmitter {
         return s;
       };
 
-      // Load phase: sample on a fixed cadence measured from t0 (a slow count shifts samples, never the cadence).
+      // The sample at t0 opens the measurement when there is no warmup.
+      await tick("warmup");
+      // Load phase: sample on a fixed cadence measured from t0 (a slow count shifts samples, never the cadence). A
+      // fixed workload that is done keeps being measured until the sink holds all of it (see the file comment).
+      let workloadDeadline: number | null = null;
       for (let k = 1; ; k++) {
         const due = t0 + k * plan.intervalMs;
-        if (due > loadEnd + 1) break;
+        if (due > loadEnd + 1 && workloadDeadline === null) break;
         await sleep(Math.max(0, due - now()), undefined, { signal: this.opts.signal }).catch(() => undefined);
         this.throwIfAborted();
+        if (generators.finished) {
+          // the window ends at the first sample that saw the whole workload stored: no idle sample after it
+          workloadDeadline ??= now() + plan.drainTimeoutMs;
+          if (prev.stored >= expectedRows(generators.progress) || now() > workloadDeadline) break;
+        }
         await tick(due - t0 <= plan.warmupMs ? "warmup" : "measure");
       }
 
-      final = await generator.stop();
+      finals = await generators.stop();
+      const final = mergeFinals(finals);
       this.record.generator = final;
+      if (finals.length > 1) this.record.generators = finals;
       if (final.errors.length > 0 && final.accepted === 0) {
         throw new IngestbenchError("E_GENERATOR", `generator ${plan.generator.name} stored nothing: ${final.errors.slice(0, 3).join("; ")}`);
       }
@@ -234,26 +274,20 @@ export class BenchRun extends EventEmitter {
       // this is the wait for it to flush its queue (accepted = what the collector's socket took in).
       const drainEnd = now() + plan.drainTimeoutMs;
       let last = await tick("drain");
-      while (last.stored < final.accepted && now() < drainEnd) {
+      while (last.stored < expectedRows(final) && now() < drainEnd) {
         await sleep(Math.min(plan.intervalMs, 250), undefined, { signal: this.opts.signal }).catch(() => undefined);
         this.throwIfAborted();
         last = await tick("drain");
       }
 
-      // What the collector claims it received and wrote, beside the ledger (a dead collector's error is kept instead).
-      if (collector?.stats) {
-        const name = collector.name;
-        this.record.collectorClaims = await collector.stats().then(
-          (counts) => ({ name, counts }),
-          (e: Error) => ({ name, counts: null, error: e.message }),
-        );
-      }
+      // What the collectors claim they received and wrote, beside the ledger (a dead collector's error is kept instead).
+      if (collectors.length && collectors.every((c) => c.stats)) this.record.collectorClaims = await collectorClaims(collectors, collectorRoles);
       // The measurement is over: lift the sink's CPU cap so that the ledger's full-table queries take seconds, not
       // minutes on a quarter core. Memory, IO and network caps stay; nothing after this point is a measurement.
       if (await liftCpuLimit(sinkHost.cgroup)) this.record.limits[SINK]?.notes.push("CPU cap lifted after the drain, for the ledger queries");
-      const ledger: Ledger = await verifier.ledger([final.sent], [final.rejectedRanges]);
+      const ledger: Ledger = await verifier.ledger(finals.map((f) => f.sent), finals.map((f) => f.rejectedRanges));
       this.record.ledger = ledger;
-      this.record.summary = this.summarize(final.sent > 0 ? final.bytes / final.sent : 0);
+      this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
       this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary, generator: final });
       this.record.status = this.record.checks.every((c) => c.ok) ? "ok" : "failed";
     } catch (err) {
@@ -265,7 +299,8 @@ export class BenchRun extends EventEmitter {
       // an interrupted or failed run still gets the summary of what it measured, when it measured enough
       if (!this.record.summary && this.series.filter((p) => p.phase === "measure").length >= 2) {
         try {
-          this.record.summary = this.summarize(this.progress.sent > 0 ? this.progress.bytes / this.progress.sent : 0);
+          const p = this.generators?.progress;
+          this.record.summary = this.summarize(p && p.sent > 0 ? p.bytes / (p.sent + (p.repeated ?? 0)) : 0);
         } catch {
           // nothing to summarise: the series is still written
         }
@@ -274,8 +309,8 @@ export class BenchRun extends EventEmitter {
       const attempt = async (what: string, f: () => Promise<unknown>): Promise<void> => {
         try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
       };
-      if (generator && !final) await attempt("generator", async () => { this.record.generator = await generator!.stop(); });
-      if (collector) await attempt("collector", () => collector!.stop());
+      if (this.generators && !finals) await attempt("generator", async () => { this.record.generator = mergeFinals(await this.generators!.stop()); });
+      for (const c of collectors) await attempt(`collector ${c.name}`, () => c.stop());
       if (verifier) await attempt("verifier", () => verifier!.close());
       if (sink) await attempt("sink", () => sink!.stop());
       if (local) await attempt("teardown", () => local!.teardown());
@@ -292,16 +327,38 @@ export class BenchRun extends EventEmitter {
     return this.record;
   }
 
-  private summarize(bytesPerRow: number): Summary {
+  private summarize(bytesPerRow: number, ledger?: Ledger): Summary {
     const { stack } = this.opts;
     return computeSummary({
       series: this.series, bytesPerRow,
       limits: Object.fromEntries(Object.entries(stack.hosts).map(([n, h]) => [n, h.limits])),
-      sinkHosts: this.opts.plan.collector ? [COLLECTOR, SINK] : [SINK], clientHost: LOADGEN, machineCores: this.record.environment.cores,
+      sinkHosts: this.opts.plan.collector ? [...collectorHosts(Object.keys(stack.hosts)), SINK] : [SINK], clientHost: LOADGEN, machineCores: this.record.environment.cores,
+      distinctShare: ledger && ledger.stored > 0 ? ledger.distinct / ledger.stored : undefined,
+      offeredPerSec: offeredRate(this.opts.plan.generator.config, this.generatorCount),
     });
   }
 
   private throwIfAborted(): void {
     if (this.opts.signal?.aborted) throw new IngestbenchError("E_INTERRUPTED", `interrupted (${String(this.opts.signal.reason ?? "signal")}); results so far are kept`);
   }
+}
+
+/** Total events/s offered by `n` open-loop generators with this config (`rate` is per generator), else undefined. */
+function offeredRate(config: Record<string, unknown>, n: number): number | undefined {
+  return typeof config.rate === "number" ? config.rate * n : undefined;
+}
+
+/** Rows the sink should hold once everything acknowledged has landed: accepted events plus deliberate repeats. */
+function expectedRows(p: GeneratorProgress): number {
+  return p.accepted + (p.repeated ?? 0);
+}
+
+/** The collectors' own counts, summed key-wise over hosts (one host: its counts as they are); errors are kept. */
+async function collectorClaims(collectors: readonly RunningComponent[], hosts: readonly string[]): Promise<NonNullable<RunRecord["collectorClaims"]>> {
+  const name = collectors[0]!.name;
+  const results = await Promise.all(collectors.map((c) => c.stats!().then((counts) => ({ counts, error: undefined }), (e: Error) => ({ counts: null, error: e.message }))));
+  const errors = results.flatMap((r, i) => (r.error ? [`${hosts[i]}: ${r.error}`] : []));
+  const ok = results.flatMap((r) => (r.counts ? [r.counts] : []));
+  const counts = ok.length ? ok.reduce<Record<string, number>>((sum, c) => { for (const [k, v] of Object.entries(c)) sum[k] = (sum[k] ?? 0) + v; return sum; }, {}) : null;
+  return { name, counts, ...(collectors.length > 1 ? { hosts: [...hosts] } : {}), ...(errors.length ? { error: collectors.length > 1 ? errors.join("; ") : results[0]!.error } : {}) };
 }

@@ -17,6 +17,10 @@ export interface SummaryInput {
   sinkHosts: string[];
   clientHost: string;
   machineCores: number;
+  /** events/s the generators were asked to send in total (open loop), or undefined for a closed loop ("max") */
+  offeredPerSec?: number;
+  /** the ledger's distinct/stored, when known: the headline rate counts distinct rows only (1 = no duplicates) */
+  distinctShare?: number;
 }
 
 const MiB = 2 ** 20;
@@ -35,7 +39,10 @@ export function computeSummary(input: SummaryInput): Summary {
     throw new Error(`summary needs at least two samples in the measurement phase, got ${measure.length}`);
   }
   const measuredSeconds = (end.t - start.t) / 1000;
-  const rowsPerSecond = (end.stored - start.stored) / measuredSeconds;
+  const storedRowsPerSecond = (end.stored - start.stored) / measuredSeconds;
+  // duplicates are spread pro rata over the run: the count samples cannot tell when a duplicate landed
+  const share = input.distinctShare ?? 1;
+  const rowsPerSecond = storedRowsPerSecond * share;
   const windowRates = measure.map((p) => p.rowsPerSec).filter((r): r is number => r !== null);
 
   const windows: Record<string, HostWindow[]> = {};
@@ -54,6 +61,7 @@ export function computeSummary(input: SummaryInput): Summary {
 
   return {
     rowsPerSecond,
+    ...(share < 1 ? { storedRowsPerSecond } : {}),
     mibPerSecond: (rowsPerSecond * input.bytesPerRow) / MiB,
     windowRowsPerSecond: {
       median: median(windowRates),
@@ -75,6 +83,7 @@ export function computeSummary(input: SummaryInput): Summary {
     lagMaxMs: lags.length ? Math.max(...lags) : null,
     countQueryMaxMs: Math.max(0, ...series.map((p) => p.countQueryMs)),
     drainSeconds: drain.length ? (drain[drain.length - 1]!.t - end.t) / 1000 : 0,
-    bottleneck: findBottleneck(windows, input.limits, input.sinkHosts, input.clientHost, input.machineCores),
+    bottleneck: findBottleneck(windows, input.limits, input.sinkHosts, input.clientHost, input.machineCores,
+      input.offeredPerSec ? { offeredPerSec: input.offeredPerSec, sentPerSec: (end.sent - start.sent) / measuredSeconds } : undefined),
   };
 }

@@ -2,8 +2,8 @@
  * Leftover collection for the local platform: removes what crashed or killed runs left behind (processes,
  * tmpfs mounts, network namespaces, cgroups, run directories), never touching a live run.
  *
- * 1. Registries (`${os.tmpdir()}/ingestbench-runs/<runId>.json`) whose owner process is gone (or all, with
- *    `all: true`): everything they list is removed, then the file.
+ * 1. Registries (`${os.tmpdir()}/ingestbench-runs/<runId>.json`) whose owner process is gone (live ones too only
+ *    with `includeLive: true`): everything they list is removed, then the file.
  * 2. By naming convention, for run ids without a live registry: namespaces `ib-<runId>-*`, cgroup directories
  *    `<controller>/ingestbench/<runId>`, and run directories `<tmpRoot>/ingestbench-<runId>` older than the expiry.
  *
@@ -24,8 +24,10 @@ export const DEFAULT_EXPIRY_MS = 4 * 60 * 60 * 1000;
 
 /** Options of collectLeftovers. */
 export interface CollectOptions {
-  /** also remove runs whose owner is alive (and ignore the expiry); default false */
+  /** ignore the expiry of ownerless run directories; default false (live runs are still left alone) */
   all?: boolean;
+  /** also remove runs whose owner process is alive (a benchmark running in another terminal); default false */
+  includeLive?: boolean;
   /** ownerless run directories younger than this (ms, by mtime) are kept; default 4 h */
   expiryMs?: number;
   /** where run directories live; default os.tmpdir() */
@@ -83,7 +85,7 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
   for (const f of files) {
     const reg = await readRegistry(path.join(registryDir(), f));
     if (!reg) continue;
-    if (!all && isOwnerAlive(reg)) {
+    if (!opts.includeLive && isOwnerAlive(reg)) {
       live.add(reg.runId);
       continue;
     }

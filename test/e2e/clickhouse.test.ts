@@ -2,6 +2,7 @@
 // JSONEachRow inserts over the shaped link into the real ClickHouse 18.16.1 server in the sink's cgroup and
 // namespace; the verifier counts and accounts at the sink. Then, a run in which the test deletes known rows at the
 // sink mid-run must report exactly those seqs lost.
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadScenarioFile, planCells } from "../../harness/runner/plan.ts";
@@ -9,10 +10,11 @@ import type { CellPlan } from "../../harness/runner/run.ts";
 import { newBenchRun, projectRoot } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 
-function clickhouseDirectPlan(overrides: { warmup: string; duration: string; drainTimeoutMs?: number }): CellPlan {
+function clickhouseDirectPlan(overrides: { warmup: string; duration: string; drainTimeoutMs?: number; generator?: Record<string, unknown> }): CellPlan {
   const file = path.join(projectRoot, "scenarios/clickhouse-direct.yaml");
   const plan = planCells(loadScenarioFile(file), file, { warmup: overrides.warmup, duration: overrides.duration, replicates: 1 })[0]!;
   if (overrides.drainTimeoutMs !== undefined) plan.drainTimeoutMs = overrides.drainTimeoutMs;
+  if (overrides.generator) plan.generator = { ...plan.generator, config: { ...plan.generator.config, ...overrides.generator } };
   return plan;
 }
 
@@ -71,6 +73,41 @@ describe("clickhouse-direct on local-2-cores (real ClickHouse 18.16.1, real cgro
     expect(record.ledger!.stored).toBe(record.ledger!.sent - 101);
     expect(record.ledger!.missingRanges).toEqual([[0, 1000, 1099], [0, 15000, 15000]]);
     expect(record.checks.find((c) => c.check === "ledger.lost")).toMatchObject({ ok: false, actual: 101 });
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+
+  it("reports a deliberately repeated insert as duplicated rows (a plain MergeTree does not deduplicate), not as throughput", async () => {
+    const record = await newBenchRun("local-2-cores", clickhouseDirectPlan({ warmup: "1s", duration: "4s", generator: { batch: 4000, duplicateEvery: 5 } })).run();
+    const g = record.generator!;
+    const l = record.ledger!;
+    expect(g.repeated).toBeGreaterThan(0);
+    expect(l).toMatchObject({ lost: 0, unexpected: 0, duplicated: g.repeated, distinct: g.sent, stored: g.sent + g.repeated! });
+    expect(record.status).toBe("failed");
+    expect(record.summary!.rowsPerSecond).toBeLessThan(record.summary!.storedRowsPerSecond!);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+
+  it("runs a fixed workload (seed 001's batch x count: 40 requests of 500) to its end and measures until all of it is stored", async () => {
+    const plan = clickhouseDirectPlan({ warmup: "0s", duration: "60s", generator: { batch: 500, requests: 40 } });
+    plan.intervalMs = 100;
+    const t0 = Date.now();
+    const run = newBenchRun("local-2-cores", plan);
+    const record = await run.run();
+    expect(Date.now() - t0).toBeLessThan(45_000); // ended with the workload, not after the 60 s cap
+    expect(record.status).toBe("ok");
+    expect(record.generator).toMatchObject({ sent: 20_000, accepted: 20_000, requests: 40 });
+    expect(record.ledger).toMatchObject({ stored: 20_000, lost: 0, duplicated: 0 });
+    const s = record.summary!;
+    // the measured window ends at the first sample that saw the whole workload stored
+    const series = readFileSync(path.join(run.dir, "series.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { phase: string; stored: number; t: number });
+    const measure = series.filter((p) => p.phase === "measure");
+    expect(measure.at(-1)!.stored).toBe(20_000);
+    expect(measure.slice(0, -1).every((p) => p.stored < 20_000)).toBe(true);
+    // ... and opens at the sample taken when the generator was ready (warmup 0s): nothing stored yet
+    const opening = series[series.indexOf(measure[0]!) - 1]!;
+    expect(opening).toMatchObject({ phase: "warmup", stored: 0 });
+    expect(s.rowsPerSecond * s.measuredSeconds).toBeCloseTo(20_000, 0);
+    expect(s.measuredSeconds * 1000).toBeCloseTo(measure.at(-1)!.t - opening.t, 0);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 });

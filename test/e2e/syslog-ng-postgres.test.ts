@@ -17,11 +17,12 @@ import { newBenchRun, projectRoot } from "../helpers/bench.ts";
 
 const STACK = "local-pipeline";
 
-function pipelinePlan(o: { warmup?: string; duration?: string; drainTimeoutMs?: number; collectorVersion?: string } = {}): CellPlan {
+function pipelinePlan(o: { warmup?: string; duration?: string; drainTimeoutMs?: number; collectorVersion?: string; generator?: Record<string, unknown> } = {}): CellPlan {
   const file = path.join(projectRoot, "scenarios/syslog-ng-postgres.yaml");
   const plan = planCells(loadScenarioFile(file), file, { warmup: o.warmup ?? "1s", duration: o.duration ?? "6s", replicates: 1 })[0]!;
   if (o.drainTimeoutMs !== undefined) plan.drainTimeoutMs = o.drainTimeoutMs;
   if (o.collectorVersion) plan.collector = { ...plan.collector!, config: { ...plan.collector!.config, version: o.collectorVersion } };
+  if (o.generator) plan.generator = { ...plan.generator, config: { ...plan.generator.config, ...o.generator } };
   return plan;
 }
 
@@ -208,7 +209,33 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
   });
 
   it("refuses a stack without a collector host before provisioning anything", async () => {
-    const run = newBenchRun("local-2-cores", pipelinePlan());
+    const run = newBenchRun("local-quarter-core", pipelinePlan());
     await expect(run.run()).rejects.toThrow(/needs hosts "loadgen", "collector", "sink"/);
+  });
+
+  it("reports a batch the client deliberately sends twice as duplicated rows through the collector, not as throughput", async () => {
+    const record = await newBenchRun(STACK, pipelinePlan({ duration: "4s", drainTimeoutMs: 20_000, generator: { duplicateEvery: 20 } })).run();
+    const g = record.generator!;
+    const l = record.ledger!;
+    expect(g.repeated).toBeGreaterThan(0);
+    expect(l).toMatchObject({ lost: 0, unexpected: 0, duplicated: g.repeated, distinct: g.sent });
+    expect(record.collectorClaims!.counts!.received).toBe(g.sent + g.repeated!); // the collector saw every copy
+    expect(record.status).toBe("failed");
+    expect(record.summary!.storedRowsPerSecond).toBeGreaterThan(record.summary!.rowsPerSecond);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+
+  it("scales out over two collector hosts: one generator per collector, an exact ledger per genId, one version on both", async () => {
+    const record = await newBenchRun("local-two-collectors", pipelinePlan({ duration: "4s", drainTimeoutMs: 20_000 })).run();
+    expect(record.status).toBe("ok");
+    expect(record.generators!.map((g) => g.genId)).toEqual([0, 1]);
+    const l = record.ledger!;
+    expect(l).toMatchObject({ lost: 0, duplicated: 0, unexpected: 0, missingRanges: [] });
+    expect(l.sent).toBe(record.generators![0]!.sent + record.generators![1]!.sent);
+    expect(record.generators!.every((g) => g.sent > 0)).toBe(true);
+    expect(record.versions["syslog-ng"]!.running).toBe(record.versions["syslog-ng@collector-2"]!.running);
+    expect(record.collectorClaims).toMatchObject({ hosts: ["collector-1", "collector-2"], counts: { written: l.stored } });
+    expect(Object.keys(record.limits).sort()).toEqual(["collector-1", "collector-2", "loadgen", "sink"]);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 });

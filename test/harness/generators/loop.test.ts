@@ -61,7 +61,7 @@ function memTransport(handler: (b: Batch) => SendResult | Promise<SendResult>, o
 }
 
 /** Run the loop for `ms` (or until it stops by itself), collecting progress with timestamps. */
-async function runFor<C>(ms: number, o: { batch: number; connections: number; rate: "max" | number }, transport: BatchTransport<C, Batch>, encoder: BatchEncoder<Batch>) {
+async function runFor<C>(ms: number, o: { batch: number; connections: number; rate: "max" | number; requests?: number; duplicateEvery?: number }, transport: BatchTransport<C, Batch>, encoder: BatchEncoder<Batch>) {
   const ac = new AbortController();
   const progress: Array<GeneratorProgress & { t: number }> = [];
   const t = setTimeout(() => ac.abort(), ms);
@@ -216,5 +216,26 @@ describe("RangeSet", () => {
     r.add(30, 35);
     r.addSeqs([37, 36, 50, 40]);
     expect(r.ranges).toEqual([[0, 5], [10, 20], [30, 37], [40, 40], [50, 50]]);
+  });
+});
+
+describe("fixed workloads and deliberate repeats", () => {
+  it("requests: N sends exactly N batches and ends by itself, before any abort", async () => {
+    const transport = memTransport((b) => ({ accepted: b.count }));
+    const t0 = performance.now();
+    const { final } = await runFor(10_000, { batch: 10, connections: 2, rate: "max", requests: 1000 }, transport, memEncoder());
+    expect(performance.now() - t0).toBeLessThan(9_000); // did not wait for the 10 s abort
+    expect(final).toMatchObject({ sent: 10_000, accepted: 10_000, requests: 1000, rejected: 0 });
+    expect(transport.sent.map((b) => b.from)).toEqual(Array.from({ length: 1000 }, (_, i) => i * 10));
+  });
+
+  it("duplicateEvery: k re-sends every k-th batch once answered, with the same bytes, counted as repeated, not sent", async () => {
+    const transport = memTransport((b) => ({ accepted: b.count }));
+    const { final } = await runFor(10_000, { batch: 100, connections: 1, rate: "max", requests: 12, duplicateEvery: 5 }, transport, memEncoder());
+    // batches 5 and 10 (1-based) go out twice, right after their first answer
+    expect(transport.sent.map((b) => b.from)).toEqual([0, 100, 200, 300, 400, 400, 500, 600, 700, 800, 900, 900, 1000, 1100]);
+    const [first, again] = transport.sent.filter((b) => b.from === 400);
+    expect(again).toBe(first); // the same encoded batch: same payload, same sent_at
+    expect(final).toMatchObject({ sent: 1200, accepted: 1200, repeated: 200, requests: 14, bytes: 1400 * 10 });
   });
 });

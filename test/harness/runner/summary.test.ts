@@ -46,6 +46,21 @@ describe("findBottleneck", () => {
     expect(pressed.resource).toBe("memory");
   });
 
+  it("names round-trip latency at the first hop when a fixed-rate generator fell behind with nothing saturated", () => {
+    const idle = { collector: [hw({ cpuCores: 0.2, periods: 10, throttledPeriods: 0 })], sink: [hw({ cpuCores: 0.4, periods: 10 })], loadgen: [hw({ cpuCores: 0.1 })] };
+    const caps = { collector: { cpu: { quotaUs: 100000, periodUs: 100000 } }, sink: { cpu: { quotaUs: 100000, periodUs: 100000 } } };
+    const behind = findBottleneck(idle, caps, ["collector", "sink"], "loadgen", 2, { offeredPerSec: 20_000, sentPerSec: 13_748 });
+    expect(behind).toMatchObject({ resource: "latency", host: "collector" });
+    expect(behind.score).toBeCloseTo(1 - 13_748 / 20_000, 6);
+    expect(behind.evidence).toMatch(/^the generator sent 13,748 of the 20,000 events\/s it offered \(69 %\): collector pushed back/);
+    // keeping up (≥ 90 % of the offer) is not latency-bound; a closed loop gives no offer: both stay "client"
+    expect(findBottleneck(idle, caps, ["collector", "sink"], "loadgen", 2, { offeredPerSec: 20_000, sentPerSec: 19_000 }).resource).toBe("client");
+    expect(findBottleneck(idle, caps, ["collector", "sink"], "loadgen", 2).resource).toBe("client");
+    // a saturated resource still wins over latency
+    const throttled = { ...idle, collector: [hw({ cpuCores: 1, periods: 10, throttledPeriods: 9 })] };
+    expect(findBottleneck(throttled, caps, ["collector", "sink"], "loadgen", 2, { offeredPerSec: 20_000, sentPerSec: 10_000 }).resource).toBe("cpu");
+  });
+
   it("names the disk when write IOPS sit at the throttle", () => {
     const sink = [hw({ ioWriteOpsPerSec: 2950 })];
     const b = findBottleneck({ sink }, { sink: { disk: { writeIops: 3000 } } }, ["sink"], "loadgen", 2);
@@ -76,6 +91,16 @@ describe("computeSummary", () => {
     expect(s.cpuMsPer1000Rows).toBeCloseTo((0.25 * 2.5 * 1000) / 5, 6);
     expect(s.lagMaxMs).toBe(300);
     expect(s.drainSeconds).toBeCloseTo(0.5, 6);
+  });
+
+  it("counts distinct rows in the headline rate when the ledger found duplicates, and keeps the stored rate beside it", () => {
+    const w = hw({});
+    const series = [point(1000, "warmup", 0, 0, w), point(2000, "measure", 1000, 0, w), point(3000, "measure", 2000, 0, w)];
+    const base = { series, bytesPerRow: 100, limits: {}, sinkHosts: ["sink"], clientHost: "loadgen", machineCores: 2 };
+    const s = computeSummary({ ...base, distinctShare: 0.9 });
+    expect(s.storedRowsPerSecond).toBeCloseTo(1000, 6);
+    expect(s.rowsPerSecond).toBeCloseTo(900, 6);
+    expect(computeSummary(base).storedRowsPerSecond).toBeUndefined();
   });
 
   it("refuses to summarise a run without two measurement samples", () => {

@@ -1,0 +1,90 @@
+/**
+ * The generators of one run: one generator process per entry point (the sink, or each collector host of a scale-out
+ * stack), genIds 0..n-1, all on the loadgen host. Progress and the final report are the sums over the processes;
+ * the ledger gets what each genId sent.
+ */
+import type { GeneratorProcess, GeneratorSpec, SpawnFn } from "../generators/process.ts";
+import { startGeneratorProcess } from "../generators/process.ts";
+import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
+
+const ZERO: GeneratorProgress = { sent: 0, accepted: 0, rejected: 0, bytes: 0, requests: 0, repeated: 0 };
+
+/** Field-wise sum of running totals (`repeated` counts as 0 where absent). */
+export function sumProgress(list: readonly GeneratorProgress[]): GeneratorProgress {
+  return list.reduce<GeneratorProgress>((a, p) => ({
+    sent: a.sent + p.sent, accepted: a.accepted + p.accepted, rejected: a.rejected + p.rejected,
+    bytes: a.bytes + p.bytes, requests: a.requests + p.requests, repeated: (a.repeated ?? 0) + (p.repeated ?? 0),
+  }), { ...ZERO });
+}
+
+/**
+ * One report for several generators: totals summed; latency mean weighted by requests, p50 the requests-weighted mean
+ * of the p50s (an approximation, marked as such when n > 1), p99 and max the largest; errors prefixed by genId.
+ * With one generator, that generator's report unchanged. @throws Error on an empty list
+ */
+export function mergeFinals(finals: readonly GeneratorFinal[]): GeneratorFinal {
+  if (finals.length === 0) throw new Error("mergeFinals: no generator reports");
+  if (finals.length === 1) return finals[0]!;
+  const totals = sumProgress(finals);
+  const weight = (f: GeneratorFinal): number => (totals.requests > 0 ? f.requests / totals.requests : 1 / finals.length);
+  return {
+    ...totals,
+    genId: -1,
+    rejectedRanges: [],
+    latencyMs: {
+      mean: finals.reduce((s, f) => s + f.latencyMs.mean * weight(f), 0),
+      p50: finals.reduce((s, f) => s + f.latencyMs.p50 * weight(f), 0),
+      p99: Math.max(...finals.map((f) => f.latencyMs.p99)),
+      max: Math.max(...finals.map((f) => f.latencyMs.max)),
+    },
+    errors: finals.flatMap((f) => f.errors.map((e) => `gen ${f.genId}: ${e}`)),
+  };
+}
+
+/** What each generator targets: the spec for genId i is `specFor(i)`. */
+export class GeneratorGroup {
+  private readonly procs: GeneratorProcess[];
+  private readonly latest: GeneratorProgress[];
+  private finishedCount = 0;
+
+  /** Start `n` generator processes through `spawn` (the loadgen host's), genIds 0..n-1. */
+  constructor(spawn: SpawnFn, n: number, specFor: (genId: number) => GeneratorSpec) {
+    this.procs = Array.from({ length: n }, (_, i) => startGeneratorProcess(spawn, specFor(i)));
+    this.latest = this.procs.map(() => ({ ...ZERO }));
+    this.procs.forEach((p, i) => {
+      p.on("progress", (line: GeneratorProgress) => { this.latest[i] = line; });
+      p.on("error", () => { /* surfaced by stop() */ });
+      void p.finished.then(() => { this.finishedCount++; });
+    });
+  }
+
+  /** Resolves once every generator process is ready to send (or has exited), or when `signal` aborts. */
+  async ready(signal?: AbortSignal): Promise<void> {
+    const aborted = new Promise<void>((resolve) => {
+      if (signal?.aborted) resolve();
+      signal?.addEventListener("abort", () => resolve(), { once: true });
+    });
+    await Promise.race([Promise.all(this.procs.map((p) => p.ready)), aborted]);
+  }
+
+  /** running totals over all generators */
+  get progress(): GeneratorProgress {
+    return sumProgress(this.latest);
+  }
+
+  /** true once every generator has reported its final totals or exited (a fixed `requests` workload is done, or all failed) */
+  get finished(): boolean {
+    return this.finishedCount === this.procs.length;
+  }
+
+  /**
+   * Stop all (graceful, then SIGKILL after the process module's timeout) and return each final report, by genId.
+   * @throws IngestbenchError when a generator exited without a final report (the first such error)
+   */
+  async stop(): Promise<GeneratorFinal[]> {
+    const settled = await Promise.allSettled(this.procs.map((p) => p.stop()));
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+    if (failed) throw failed.reason;
+    return settled.map((s) => (s as PromiseFulfilledResult<GeneratorFinal>).value);
+  }
+}
