@@ -6,13 +6,17 @@
  * Units: sizes in bytes, durations in milliseconds. Errors: only the ones the caller supplies (codes and messages
  * stay the component's own); nothing here throws on its own account except as documented per function.
  */
-import type { ChildProcess } from "node:child_process";
+import { execFile, type ChildProcess } from "node:child_process";
 import { createWriteStream, readdirSync, readFileSync, type WriteStream } from "node:fs";
+import { connect } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { promisify } from "node:util";
 import { ProvisioningError } from "../../harness/errors.ts";
 import type { LocalHost } from "../local/types.ts";
 
 /** Bytes of output a LogTail keeps (the tail quoted in error messages). */
+const execFileP = promisify(execFile);
+
 export const LOG_TAIL_BYTES = 16 * 1024;
 
 /** How long stop() waits after SIGKILL for the process to be reaped, ms. */
@@ -222,4 +226,51 @@ export async function waitReady<T>(server: Server, opts: { signal?: AbortSignal;
     }
     await sleep(opts.intervalMs);
   }
+}
+
+/** Does a TCP connect to `host`:`port` succeed within `timeoutMs` ms (default 1000)? Never throws. For the readiness
+ *  probe of a server whose only sign of life is its listening socket (e.g. a syslog collector's TCP input). */
+export function tcpAccepts(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host, port });
+    const t = setTimeout(() => { s.destroy(); resolve(false); }, timeoutMs);
+    s.once("connect", () => { clearTimeout(t); s.destroy(); resolve(true); });
+    s.once("error", () => { clearTimeout(t); resolve(false); });
+  });
+}
+
+/** The Debian packages' pin rule: "3.38" is satisfied by "3.38" and "3.38.1"; a full version only by itself. */
+export function matchesVersionPrefix(pinned: string, running: string): boolean {
+  return running === pinned || running.startsWith(`${pinned}.`);
+}
+
+/** How to read a binary's version: `binary args`, the first pattern whose group 1 matches stdout. */
+export interface VersionProbe {
+  binary: string;
+  args: string[];
+  patterns: RegExp[];
+  /** error code prefix, e.g. "E_RSYSLOG" (→ E_RSYSLOG_NOT_INSTALLED, E_RSYSLOG_VERSION) */
+  code: string;
+  /** what to install when the binary cannot run, e.g. "install the Debian package syslog-ng-core" */
+  installHint: string;
+}
+
+/**
+ * Run a version command (LC_ALL=C) and return the version it prints, e.g. "3.38.1".
+ * @throws ProvisioningError `<code>_NOT_INSTALLED` (with the install hint) when it cannot run, `<code>_VERSION` when
+ *   no pattern matches its output
+ */
+export async function probeVersion(p: VersionProbe): Promise<string> {
+  const cmd = `\`${p.binary} ${p.args.join(" ")}\``;
+  let out: string;
+  try {
+    out = (await execFileP(p.binary, p.args, { env: { ...process.env, LC_ALL: "C" } })).stdout;
+  } catch (err) {
+    throw new ProvisioningError(`${p.code}_NOT_INSTALLED`, `cannot run ${cmd} (${p.installHint}): ${(err as Error).message}`, { cause: err });
+  }
+  for (const re of p.patterns) {
+    const m = re.exec(out);
+    if (m?.[1]) return m[1];
+  }
+  throw new ProvisioningError(`${p.code}_VERSION`, `cannot read a version from ${cmd}: ${out.slice(0, 200)}`);
 }

@@ -2,7 +2,7 @@
 // libdbd-pgsql) and the real embedded PostgreSQL: rendered configs pass `syslog-ng --syntax-only`, the version
 // probe reads the installed binary, a pin mismatch refuses to start, and real RFC 5424 frames from the syslog
 // encoder land in the verifier's table with every field in its column.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -15,6 +15,8 @@ import type { EventField } from "../../../harness/events/types.ts";
 import { openSocket, writeAll } from "../../../harness/generators/syslog.ts";
 import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 import { createTableStatement } from "../../../harness/verifiers/postgres.ts";
+import { createTableStatement as clickhouseCreateTable } from "../../../harness/verifiers/clickhouse.ts";
+import { clickhouse } from "../../../infra/components/clickhouse.ts";
 import { components } from "../../../infra/components/index.ts";
 import {
   checkSyntax, columnTemplates, matchesSyslogNgPin, parseStats, probeSyslogNgVersion, renderSyslogNgConfig,
@@ -96,8 +98,10 @@ describe("syslog-ng component: config", () => {
     expect(syslogNgSchema.safeParse({ "disk-buffer": { "disk-buf-size": 1000 } }).success).toBe(false);
     expect(() => renderSyslogNgConfig({ config: syslogNgSchema.parse({ workers: 2 }), dir: "/tmp", sink: SINK, fields: FIELDS }))
       .toThrow(ConfigurationError);
-    expect(() => renderSyslogNgConfig({ config: syslogNgSchema.parse({}), dir: "/tmp", sink: { ...SINK, name: "clickhouse" }, fields: FIELDS }))
-      .toThrow(/cannot write into sink "clickhouse"/);
+    expect(() => renderSyslogNgConfig({ config: syslogNgSchema.parse({ "batch-bytes": 1_000_000 }), dir: "/tmp", sink: SINK, fields: FIELDS }))
+      .toThrow(/collector\.syslog-ng\.batch-bytes: .*sql\(\) destination has no batch-bytes/);
+    expect(() => renderSyslogNgConfig({ config: syslogNgSchema.parse({}), dir: "/tmp", sink: { ...SINK, name: "elasticsearch" }, fields: FIELDS }))
+      .toThrow(/cannot write into sink "elasticsearch" \(supported: postgres, clickhouse\)/);
   });
 
   it("parses syslog-ng-ctl stats into claimed counts", () => {
@@ -109,11 +113,26 @@ describe("syslog-ng component: config", () => {
       "dst.sql;d_sink#0;sql,pgsql,10.214.0.3,5432,postgres,ib_events;a;queued;100",
     ].join("\n");
     expect(parseStats(csv)).toEqual({ received: 1200, written: 1100, dropped: 0, queued: 100 });
+    // the http() destination's rows (as syslog-ng 3.38 prints them), with the ones that are not counts around them
+    const url = "http://10.214.0.3:8123/?query=INSERT%20INTO%20%22default%22.%22ib_events%22%20FORMAT%20JSONEachRow";
+    const http = [
+      "SourceName;SourceId;SourceInstance;State;Type;Number",
+      "source;s_ib;;a;processed;5000",
+      "src.syslog;s_ib#0;tcp,10.214.0.1;a;processed;5000",
+      `dst.http;d_sink#0;http,${url};a;batch_size_avg;62925`,
+      `dst.http;d_sink#0;http,${url};a;dropped;500`,
+      `dst.http;d_sink#0;http,${url};a;processed;5000`,
+      `dst.http;d_sink#0;http,${url};a;queued;250`,
+      `dst.http;d_sink#0;http,${url};a;written;4250`,
+      "destination;d_sink;;a;processed;5000",
+    ].join("\n");
+    expect(parseStats(http)).toEqual({ received: 5000, written: 4250, dropped: 500, queued: 250 });
   });
 
-  it("is registered as a collector that receives syslog and writes into postgres; other pairings are refused before provisioning", async () => {
+  it("is registered as a collector that receives syslog and writes into postgres and clickhouse; other pairings are refused before provisioning", async () => {
     expect(components["syslog-ng"]).toBe(syslogNg);
     expect(syslogNg.kind).toBe("collector");
+    expect(syslogNg.writesTo).toEqual(["postgres", "clickhouse"]);
     const dir = await tmp();
     const file = join(dir, "s.yaml");
     await writeFile(file, [
@@ -214,5 +233,150 @@ describe("syslog-ng component: a real pipeline into PostgreSQL", () => {
     } finally {
       await db.end();
     }
+  });
+});
+
+const CH_HTTP_PORT = 18263;
+const CH_TCP_PORT = 19263;
+const CH_SYSLOG_PORT = 5517;
+/** every field type the verifier's ClickHouse table has a column type for */
+const CH_FIELDS: EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "level", type: "string", size: 8 },
+  { name: "code", type: "int" },
+  { name: "ratio", type: "float" },
+  { name: "ok", type: "bool" },
+  { name: "msg", type: "string", size: 120 },
+];
+const CH_SINK = { name: "clickhouse", host: "10.214.0.3", port: 8123, params: { database: "default", user: "default", table: "ib_events" } };
+
+describe("syslog-ng component: http() into ClickHouse", () => {
+  it("renders http() configs that the real syslog-ng --syntax-only accepts, for workers 1..4, batch-bytes and a disk buffer", async () => {
+    const dir = await tmp();
+    for (const [i, raw] of [
+      {},
+      { "batch-lines": 50000, workers: 4, "batch-timeout": 1000, "batch-bytes": 4_000_000, retries: 10, "time-reopen": 1 },
+      { workers: 2, "disk-buffer": { reliable: true, "disk-buf-size": 10485760, "mem-buf-size": 1048576 } },
+    ].entries()) {
+      const config = syslogNgSchema.parse(raw);
+      const text = renderSyslogNgConfig({ config, dir, sink: CH_SINK, fields: CH_FIELDS });
+      const file = join(dir, `h${i}.conf`);
+      await writeFile(file, text);
+      expect(await checkSyntax(file), text).toBe("");
+      expect(text).toContain('url("http://10.214.0.3:8123/?query=INSERT%20INTO%20%22default%22.%22ib_events%22%20FORMAT%20JSONEachRow&user=default")');
+      expect(decodeURIComponent(/query=([^&"]+)/.exec(text)![1]!)).toBe('INSERT INTO "default"."ib_events" FORMAT JSONEachRow');
+      expect(text).toContain('method("POST")');
+      expect(text).toContain('delimiter("\\n") body-suffix("\\n")');
+      expect(text).toContain(`batch-lines(${config["batch-lines"]})`);
+      expect(text).toContain(`workers(${config.workers})`);
+      expect(text).toContain(`retries(${config.retries}) time-reopen(${config["time-reopen"]})`);
+      if (config["batch-bytes"]) expect(text).toContain(`batch-bytes(${config["batch-bytes"]})`);
+      // the header timestamp (ts) comes from the message's stamp; sent_at is parsed into .ib.sent_at
+      expect(text).toContain("ts=int64(${S_UNIXTIME}${S_MSEC})");
+      expect(text).toContain("sent_at=int64(${.ib.sent_at})");
+      expect(text).toContain('date-parser(format("%Y-%m-%dT%H:%M:%S.%f%z") template("${.SDATA.ib@32473.sent_at}") time-stamp(recvd))');
+    }
+  });
+
+  it("stores every frame with each field typed as the verifier's table, in inserts of at most batch-lines rows over 2 workers", async () => {
+    const chHost = await createDirectHost("sink", "clickhouse");
+    hosts.push(chHost);
+    const ch = await clickhouse.startLocal(chHost, clickhouse.schema.parse({ version: "18.16.1", httpPort: CH_HTTP_PORT, tcpPort: CH_TCP_PORT }));
+    running.push(ch);
+    const q = async (sql: string): Promise<string> => {
+      const r = await fetch(`http://127.0.0.1:${CH_HTTP_PORT}/`, { method: "POST", body: sql });
+      const text = await r.text();
+      if (r.status !== 200) throw new Error(`${sql}: HTTP ${r.status} ${text}`);
+      return text;
+    };
+    const inserts = async (): Promise<number> => Number((await q("SELECT value FROM system.events WHERE event = 'InsertQuery'")).trim() || 0);
+    await q(clickhouseCreateTable("default.ib_events", CH_FIELDS));
+    const host = await createDirectHost("collector", "root");
+    hosts.push(host);
+    const collector = await syslogNg.startLocal(host, syslogNgSchema.parse({ port: CH_SYSLOG_PORT, "batch-lines": 500, "batch-timeout": 100, workers: 2 }), undefined, {
+      sink: ch, params: { ...ch.params, table: "ib_events" }, fields: CH_FIELDS,
+    });
+    running.push(collector);
+    const insertsBefore = await inserts();
+
+    const source = createEventSource({ fields: CH_FIELDS, seed: 11, genId: 2 });
+    const encoder = new SyslogEncoder(source, { procId: "2" });
+    const batch = encoder.encode(0, 3000);
+    const sentAt = new Date("2026-01-02T03:04:05.678Z");
+    encoder.stamp(batch, sentAt);
+    const socket = await openSocket("127.0.0.1", CH_SYSLOG_PORT);
+    await writeAll(socket, batch.payload);
+    socket.end();
+
+    let n = 0;
+    for (let i = 0; i < 100 && n < 3000; i++) {
+      await sleep(100);
+      n = Number((await q("SELECT count() FROM ib_events")).trim());
+    }
+    expect(n).toBe(3000);
+    expect((await q("SELECT uniqExact(seq), min(seq), max(seq) FROM ib_events")).trim()).toBe("3000\t0\t2999");
+    expect(await collector.stats!()).toMatchObject({ received: 3000, written: 3000, dropped: 0, queued: 0 });
+    // one INSERT per batch of at most batch-lines rows
+    expect((await inserts()) - insertsBefore).toBeGreaterThanOrEqual(6);
+
+    const rows = (await q("SELECT * FROM ib_events WHERE seq IN (0, 1, 1234, 2999) ORDER BY seq FORMAT JSONEachRow"))
+      .trim().split("\n").map((l) => JSON.parse(l) as Record<string, string | number>);
+    expect(rows.map((r) => Number(r.seq))).toEqual([0, 1, 1234, 2999]);
+    const text = (e: ReturnType<typeof source.fill>, i: number): string => Buffer.from(e.bytes[i]!.subarray(0, e.len[i]!)).toString("utf8");
+    for (const row of rows) {
+      const e = source.fill(Number(row.seq));
+      // ClickHouse's JSONEachRow output quotes 64-bit integers
+      expect(row).toEqual({
+        ts: String(e.num[0]), level: text(e, 1), code: String(e.num[2]), ratio: e.num[3], ok: e.num[4] ? 1 : 0,
+        msg: text(e, 5), gen: 2, seq: row.seq, sent_at: String(sentAt.getTime()),
+      });
+    }
+    expect((await q("SELECT groupUniqArray(ok) FROM ib_events")).trim()).toMatch(/^\[[01],[01]\]$/); // both values occur
+    await collector.stop();
+  });
+
+  it("counts only 2xx answers as written: ClickHouse's 404 (no table) and 500 (refused insert) keep the batch queued and retried until a 2xx", async () => {
+    const ch = running.find((r) => r.name === "clickhouse")!;
+    const q = async (sql: string): Promise<void> => {
+      const r = await fetch(`http://127.0.0.1:${CH_HTTP_PORT}/`, { method: "POST", body: sql });
+      if (r.status !== 200) throw new Error(`${sql}: HTTP ${r.status} ${await r.text()}`);
+    };
+    await q("DROP TABLE IF EXISTS default.late_events");
+    const host = await createDirectHost("collector", "root");
+    hosts.push(host);
+    const collector = await syslogNg.startLocal(host, syslogNgSchema.parse({ port: CH_SYSLOG_PORT + 1, "batch-lines": 100, "time-reopen": 1 }), undefined, {
+      sink: ch, params: { ...ch.params, table: "late_events" }, fields: CH_FIELDS,
+    });
+    running.push(collector);
+    const source = createEventSource({ fields: CH_FIELDS, seed: 1, genId: 0 });
+    const encoder = new SyslogEncoder(source);
+    const batch = encoder.encode(0, 250);
+    encoder.stamp(batch, new Date());
+    const socket = await openSocket("127.0.0.1", CH_SYSLOG_PORT + 1);
+    await writeAll(socket, batch.payload);
+    socket.end();
+    const logText = (): Promise<string> => readFile(join(host.dataDir, "syslog-ng.log"), "utf8");
+    const waitFor = async (what: string, ok: () => Promise<boolean>): Promise<void> => {
+      for (let i = 0; i < 150; i++) {
+        if (await ok()) return;
+        await sleep(100);
+      }
+      throw new Error(`timed out waiting for ${what}; log:\n${(await logText()).slice(-2000)}`);
+    };
+    // 1. no table: 404, retried after time-reopen(1), nothing written, nothing dropped
+    await waitFor("two 404 answers", async () => ((await logText()).match(/status_code='404'/g) ?? []).length >= 2);
+    expect(await collector.stats!()).toEqual({ received: 250, written: 0, dropped: 0, queued: 250 });
+    // 2. a table whose msg column cannot hold the text: ClickHouse refuses the insert with 500
+    await q(clickhouseCreateTable("default.late_events", CH_FIELDS).replace('"msg" String', '"msg" UInt64'));
+    await waitFor("two 500 answers", async () => ((await logText()).match(/status_code='500'/g) ?? []).length >= 2);
+    expect(await collector.stats!()).toEqual({ received: 250, written: 0, dropped: 0, queued: 250 });
+    // 3. the right table: every queued message arrives, exactly once
+    await q("DROP TABLE default.late_events");
+    await q(clickhouseCreateTable("default.late_events", CH_FIELDS));
+    await waitFor("all 250 written", async () => (await collector.stats!()).written === 250);
+    expect(await collector.stats!()).toEqual({ received: 250, written: 250, dropped: 0, queued: 0 });
+    const r = await fetch(`http://127.0.0.1:${CH_HTTP_PORT}/`, { method: "POST", body: "SELECT count(), uniqExact(seq) FROM default.late_events" });
+    expect((await r.text()).trim()).toBe("250\t250");
+    await collector.stop();
   });
 });
