@@ -6,6 +6,13 @@
  *   body of N events per request, to a node:http blackhole (its own process) that counts NDJSON lines, answers 200.
  * - syslog (ours, same) vs syslog-ng's `loggen -P` (RFC 5424, octet-counting framing) when /usr/bin/loggen exists
  *   (Debian package syslog-ng-core), to a TCP blackhole (its own process) that counts octet-counted frames.
+ * - es-bulk, loki-push, griddb-webapi (ours) vs autocannon sending the same encoded body, each to an HTTP blackhole
+ *   that counts that protocol's events in each whole body and answers like the sink: es-bulk `{"errors":false}`
+ *   (what Elasticsearch answers with filter_path=errors when every item succeeded), loki-push 204, griddb-webapi
+ *   `{"count":<rows>}` (PUT).
+ * - fluent-forward (ours, ack off and ack on) to a TCP blackhole that frames PackedForward messages, adds each one's
+ *   option.size and, when option.chunk is set, answers `{"ack": chunk}`. No reference tool (Fluentd's own
+ *   out_forward is not installable here): ratio n/a.
  *
  * Events/s are counted at the blackhole, not taken from the tool's own claim: the first events arrive, then a
  * warmup, then a measured window of `--seconds` (default 5) between two blackhole snapshots, then the tool is
@@ -14,7 +21,7 @@
  *
  *   npm run bench:generators -- [--seconds 5] [--warmup 1] [--batch 500] [--connections 1] [--syslog-batch 1000]
  *
- * Internal: `bench/generators.ts --blackhole http|tcp` runs one blackhole (prints {"port":N}; answers each stdin
+ * Internal: `bench/generators.ts --blackhole http|tcp|es-bulk|loki-push|griddb-webapi|forward` runs one blackhole (prints {"port":N}; answers each stdin
  * line with {"events":n,"bytes":b,"t":ms}; exits when stdin closes).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -26,6 +33,11 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { encode as msgpackEncode, decode as msgpackDecode } from "@msgpack/msgpack";
+import { EsBulkEncoder } from "../harness/events/es-bulk.ts";
+import { FluentForwardEncoder, msgpackObjectEnd } from "../harness/events/fluent-forward.ts";
+import { GridDbRowsEncoder } from "../harness/events/griddb-webapi.ts";
+import { LokiPushEncoder } from "../harness/events/loki-push.ts";
 import { createEventSource } from "../harness/events/source.ts";
 import type { EventField } from "../harness/events/types.ts";
 import { HttpJsonEncoder } from "../harness/events/http-json.ts";
@@ -46,11 +58,79 @@ const STOP_TIMEOUT_MS = 5000;
 
 interface Counts { events: number; bytes: number; t: number }
 
-function runBlackhole(kind: "http" | "tcp"): void {
+/** Blackhole kinds: "http" counts NDJSON lines; the protocol kinds count their own events (see the file comment). */
+type BlackholeKind = "http" | "tcp" | "es-bulk" | "loki-push" | "griddb-webapi" | "forward";
+const BLACKHOLE_KINDS: readonly BlackholeKind[] = ["http", "tcp", "es-bulk", "loki-push", "griddb-webapi", "forward"];
+
+/** Occurrences of `pat` in `b`. */
+function countOf(b: Buffer, pat: Buffer): number {
+  let n = 0;
+  for (let i = b.indexOf(pat); i >= 0; i = b.indexOf(pat, i + pat.length)) n++;
+  return n;
+}
+const LOKI_ENTRY = Buffer.from('["'); // each values entry opens with ["<ns>", the line's own quotes are escaped
+const GRIDDB_ROW_END = Buffer.from('Z"]'); // every row ends with its sent_at timestamp string
+
+/** A PackedForward blackhole connection: frames messages, adds option.size, acks option.chunk. */
+function forwardConnection(s: Socket, counts: { events: number; bytes: number }): void {
+  let buf: Buffer = Buffer.alloc(0);
+  s.on("data", (c: Buffer) => {
+    counts.bytes += c.length;
+    buf = buf.length ? Buffer.concat([buf, c]) : c;
+    let p = 0;
+    for (;;) {
+      const e = msgpackObjectEnd(buf, p);
+      if (e < 0) break;
+      // [tag, entries, option]: skip the header, tag and entries, decode only the option map
+      let q = p + 1;
+      q = msgpackObjectEnd(buf, q, e);
+      q = msgpackObjectEnd(buf, q, e);
+      const option = msgpackDecode(buf.subarray(q, e)) as { size?: number; chunk?: string };
+      counts.events += option.size ?? 0;
+      if (option.chunk) s.write(msgpackEncode({ ack: option.chunk }));
+      p = e;
+    }
+    buf = p === buf.length ? Buffer.alloc(0) : Buffer.from(buf.subarray(p));
+  });
+}
+
+function runBlackhole(kind: BlackholeKind): void {
   const counts = { events: 0, bytes: 0 };
   const sockets = new Set<Socket>();
   let server: ReturnType<typeof createHttpServer> | ReturnType<typeof createTcpServer>;
-  if (kind === "http") {
+  if (kind === "es-bulk" || kind === "loki-push" || kind === "griddb-webapi") {
+    // counts the protocol's events in each whole body (patterns may straddle chunks) and answers like the sink
+    const http = createHttpServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => { counts.bytes += c.length; chunks.push(c); });
+      req.on("end", () => {
+        const body = Buffer.concat(chunks);
+        if (kind === "es-bulk") {
+          counts.events += countOf(body, Buffer.from("\n")) / 2;
+          const out = '{"errors":false}';
+          res.writeHead(200, { "Content-Type": "application/json", "Content-Length": out.length }).end(out);
+        } else if (kind === "loki-push") {
+          counts.events += countOf(body, LOKI_ENTRY);
+          res.writeHead(204).end();
+        } else {
+          const n = countOf(body, GRIDDB_ROW_END);
+          counts.events += n;
+          const out = `{"count":${n}}`;
+          res.writeHead(200, { "Content-Type": "application/json", "Content-Length": out.length }).end(out);
+        }
+      });
+    });
+    http.on("connection", (s: Socket) => { sockets.add(s); s.on("close", () => sockets.delete(s)); });
+    server = http;
+  } else if (kind === "forward") {
+    server = createTcpServer((s) => {
+      sockets.add(s);
+      s.setNoDelay(true); // acks are tiny writes: without this, Nagle holds each one until the previous is ACKed
+      forwardConnection(s, counts);
+      s.on("error", () => undefined);
+      s.on("close", () => sockets.delete(s));
+    });
+  } else if (kind === "http") {
     // counts LF-terminated NDJSON lines in request bodies, answers 200 with an empty body
     const http = createHttpServer({ keepAliveTimeout: 60_000 }, (req, res) => {
       req.on("data", (c: Buffer) => {
@@ -152,7 +232,7 @@ class Blackhole {
     })().catch(() => undefined);
   }
 
-  static async start(kind: "http" | "tcp"): Promise<Blackhole> {
+  static async start(kind: BlackholeKind): Promise<Blackhole> {
     const child = spawnPinned(SINK_CPUS, process.execPath, ["--import", "tsx", SELF, "--blackhole", kind], ["pipe", "pipe", "inherit"]);
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
     const first = await Promise.race([
@@ -228,7 +308,7 @@ const rowOf = (protocol: string, tool: string, w: Window, note: string, referenc
 const pinnedSpawn: SpawnFn = (command, args, options) =>
   spawnPinned(LOAD_CPUS, command, args, options?.stdio ?? ["ignore", "pipe", "pipe"], options?.cwd ?? ROOT);
 
-async function runOurs(protocol: "http-json" | "syslog", config: Record<string, unknown>, fields: EventField[], bh: Blackhole, warmupS: number, seconds: number): Promise<Row> {
+async function runOurs(protocol: string, config: Record<string, unknown>, fields: EventField[], bh: Blackhole, warmupS: number, seconds: number, label = protocol): Promise<Row> {
   const gen: GeneratorProcess = startGeneratorProcess(pinnedSpawn, {
     name: protocol,
     config,
@@ -241,19 +321,19 @@ async function runOurs(protocol: "http-json" | "syslog", config: Record<string, 
     const cfg = Object.entries(config).map(([k, v]) => `${k}=${String(v)}`).join(" ");
     // The window is counted at the blackhole, so a generator that ignores SIGTERM still has a valid rate: say so.
     const final = await gen.stop(STOP_TIMEOUT_MS).catch(() => null);
-    if (final === null) return rowOf(protocol, "ingestbench", w, `${cfg}; DID NOT STOP on SIGTERM/stdin close within ${STOP_TIMEOUT_MS / 1000} s, SIGKILLed, no final report (event loop starved?)`, false);
+    if (final === null) return rowOf(label, "ingestbench", w, `${cfg}; DID NOT STOP on SIGTERM/stdin close within ${STOP_TIMEOUT_MS / 1000} s, SIGKILLed, no final report (event loop starved?)`, false);
     const errs = final.errors.length ? `; errors: ${final.errors.slice(0, 2).join("; ")}` : "";
-    return rowOf(protocol, "ingestbench", w, `${cfg}; p99 ${final.latencyMs.p99.toFixed(2)} ms/batch${errs}`, false);
+    return rowOf(label, "ingestbench", w, `${cfg}; p99 ${final.latencyMs.p99.toFixed(2)} ms/batch${errs}`, false);
   } finally {
     gen.kill();
   }
 }
 
-async function runAutocannon(bodyFile: string, batch: number, connections: number, bh: Blackhole, warmupS: number, seconds: number): Promise<Row> {
+async function runAutocannon(bodyFile: string, batch: number, connections: number, bh: Blackhole, warmupS: number, seconds: number, protocol = "http-json", method = "POST", contentType = "application/x-ndjson"): Promise<Row> {
   const bin = join(ROOT, "node_modules", "autocannon", "autocannon.js");
   if (!existsSync(bin)) throw new Error("autocannon is not installed (npm install)");
-  const args = [bin, "-c", String(connections), "-p", "1", "-d", String(Math.ceil(warmupS + seconds + 30)), "-m", "POST",
-    "-i", bodyFile, "-H", "Content-Type=application/x-ndjson", "-n", "-j", `http://${HOST}:${bh.port}/`];
+  const args = [bin, "-c", String(connections), "-p", "1", "-d", String(Math.ceil(warmupS + seconds + 30)), "-m", method,
+    "-i", bodyFile, "-H", `Content-Type=${contentType}`, "-n", "-j", `http://${HOST}:${bh.port}/`];
   const child = spawnPinned(LOAD_CPUS, process.execPath, args, ["ignore", "pipe", "pipe"]);
   child.stdout?.resume();
   let stderr = "";
@@ -261,7 +341,7 @@ async function runAutocannon(bodyFile: string, batch: number, connections: numbe
   const exited = exitedPromise(child, "autocannon").then((m) => `${m} ${stderr.trim()}`);
   try {
     const w = await measure(bh, warmupS, seconds, exited);
-    return rowOf("http-json", "autocannon", w, `${batch} events/request, ${connections} conn, pipelining 1`, true);
+    return rowOf(protocol, "autocannon", w, `same body, ${batch} events/request, ${connections} conn, pipelining 1`, true);
   } finally {
     child.kill("SIGKILL");
   }
@@ -300,6 +380,20 @@ function httpBody(fields: EventField[], n: number): Buffer {
 function syslogBytes(fields: EventField[], n: number): number {
   const enc = new SyslogEncoder(createEventSource({ fields, seed: 42, genId: 0 }), { facility: 16, severity: 6, hostname: "ingestbench", appName: "ingestbench", procId: "0" });
   return enc.encode(0, n).payload.length;
+}
+
+/** One encoded, stamped batch of `n` events of each added protocol (for sizing events and autocannon's body). */
+const ENCODE: Record<string, (fields: EventField[], n: number) => Buffer> = {
+  "es-bulk": (fields, n) => stamped(new EsBulkEncoder(createEventSource({ fields, seed: 42, genId: 0 })), n),
+  "loki-push": (fields, n) => stamped(new LokiPushEncoder(createEventSource({ fields, seed: 42, genId: 0 })), n),
+  "griddb-webapi": (fields, n) => stamped(new GridDbRowsEncoder(createEventSource({ fields, seed: 42, genId: 0 })), n),
+  "fluent-forward": (fields, n) => stamped(new FluentForwardEncoder(createEventSource({ fields, seed: 42, genId: 0 })), n),
+};
+
+function stamped<B extends { payload: Buffer }>(enc: { encode(from: number, count: number): B; stamp(b: B, at: Date): void }, n: number): Buffer {
+  const b = enc.encode(0, n);
+  enc.stamp(b, new Date());
+  return Buffer.from(b.payload);
 }
 
 function fmt(n: number | null, digits = 0): string {
@@ -379,6 +473,34 @@ async function main(): Promise<void> {
     await tcpBh.stop();
   }
 
+  // The other protocols: ours against a protocol-aware blackhole, and autocannon with the same body where it is HTTP.
+  const more: Array<{ protocol: string; kind: BlackholeKind; method?: string; contentType?: string; configs: Array<Record<string, unknown>> }> = [
+    { protocol: "es-bulk", kind: "es-bulk", contentType: "application/x-ndjson", configs: [{}] },
+    { protocol: "loki-push", kind: "loki-push", contentType: "application/json", configs: [{}] },
+    { protocol: "griddb-webapi", kind: "griddb-webapi", method: "PUT", contentType: "application/json; charset=UTF-8", configs: [{}] },
+    { protocol: "fluent-forward", kind: "forward", configs: [{ ack: false }, { ack: true }] },
+  ];
+  for (const m of more) {
+    if (interrupted) return;
+    const fields = fieldsFor((f) => ENCODE[m.protocol]!(f, 100).length / 100);
+    const bh = await Blackhole.start(m.kind);
+    try {
+      for (const extra of m.configs) {
+        if (interrupted) return;
+        const label = extra.ack === true ? `${m.protocol} (ack)` : m.protocol;
+        rows.push(await runOurs(m.protocol, { batch, connections, rate: "max", ...extra }, fields, bh, warmupS, seconds, label));
+      }
+      if (m.contentType && !interrupted) {
+        const file = join(tmp, `${m.protocol}.body`);
+        writeFileSync(file, ENCODE[m.protocol]!(fields, batch));
+        rows.push(await runAutocannon(file, batch, connections, bh, warmupS, seconds, m.protocol, m.method, m.contentType));
+      }
+    } finally {
+      await bh.stop();
+    }
+  }
+  notes.push("fluent-forward: no reference tool here (Fluentd's out_forward is not installable), ratio n/a");
+
   console.log("");
   printTable(rows);
   for (const n of notes) console.log(`note: ${n}`);
@@ -389,8 +511,8 @@ async function main(): Promise<void> {
 const bhIdx = process.argv.indexOf("--blackhole");
 if (bhIdx >= 0) {
   const kind = process.argv[bhIdx + 1];
-  if (kind !== "http" && kind !== "tcp") { console.error("--blackhole http|tcp"); process.exit(2); }
-  runBlackhole(kind);
+  if (!BLACKHOLE_KINDS.includes(kind as BlackholeKind)) { console.error(`--blackhole ${BLACKHOLE_KINDS.join("|")}`); process.exit(2); }
+  runBlackhole(kind as BlackholeKind);
 } else {
   const onSignal = (sig: NodeJS.Signals): void => {
     if (interrupted) return;

@@ -2,7 +2,8 @@
  * Generator "clickhouse-http": inserts straight into ClickHouse over its HTTP interface, one
  * `POST /?query=INSERT INTO <table> (<cols>) FORMAT JSONEachRow` per batch, the body encoded by
  * ../events/clickhouse-http.ts (timestamps and sent_at as epoch milliseconds, for the verifier's UInt64 columns).
- * The send loop (slots, pacing, latency, rejected ranges, stop) is loop.ts; the HTTP request is http-json.ts's.
+ * The send loop (slots, pacing, latency, rejected ranges, stop) is loop.ts; HTTP (undici, one connection per slot) is
+ * ./http.ts.
  *
  * A 2xx answer accepts the batch. An error answer (ClickHouse's "Code: <n>, e.displayText() = ..." text) rejects
  * the whole batch, which is never resent: code 252 TOO_MANY_PARTS (inserts outpacing merges) is reported as
@@ -10,13 +11,12 @@
  * a timeout rejects the batch as well and replaces the slot's connection. As in every batch generator, ten failed
  * batches in a row stop the generator (loop.ts).
  */
-import { Agent } from "node:http";
 import { z } from "zod";
 import { ClickHouseJsonEachRowEncoder, clickHouseInsertQuery, parseClickHouseError } from "../events/clickhouse-http.ts";
 import type { StampedBatch } from "../events/encoding.ts";
 import { createEventSource, type EventSource } from "../events/source.ts";
-import { httpPost } from "./http-json.ts";
-import { batchLoopFields, runSourceBatchLoop, type BatchTransport } from "./loop.ts";
+import { httpBatchTransport, rejectAll } from "./http.ts";
+import { batchLoopFields, runSourceBatchLoop } from "./loop.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
 
 /** Scenario block `generator.clickhouse-http`. */
@@ -32,10 +32,6 @@ export const clickhouseHttpSchema = z
   .strict();
 
 export type ClickHouseHttpConfig = z.infer<typeof clickhouseHttpSchema>;
-
-interface HttpConn {
-  agent: Agent;
-}
 
 /** The request path of an insert: `/?database=…&query=INSERT … FORMAT JSONEachRow&<settings>`. */
 export function clickhouseInsertPath(query: string, database: string | undefined, settings: Record<string, string | number> = {}): string {
@@ -60,20 +56,14 @@ class ClickHouseHttpGenerator implements Generator {
     const table = params.table ?? "ib_events";
     const path = clickhouseInsertPath(clickHouseInsertQuery(table, this.ctx.fields), params.database, this.config.settings);
     const headers = { "Content-Type": "application/x-ndjson" };
-    const transport: BatchTransport<HttpConn, StampedBatch> = {
-      label: `INSERT INTO ${table}`,
-      address: `${host}:${port}`,
-      connect: async () => ({ agent: new Agent({ keepAlive: true, maxSockets: 1 }) }),
-      send: async (conn, b) => {
-        const r = await httpPost({ host, port, path, agent: conn.agent, headers, body: b.payload, timeoutMs: this.config.timeoutMs });
+    const transport = httpBatchTransport<StampedBatch>({
+      host, port, label: `INSERT INTO ${table}`, method: "POST", path, headers, timeoutMs: this.config.timeoutMs,
+      answer: (r, b) => {
         const e = parseClickHouseError(r.status, r.body);
         if (e === null) return { accepted: b.count };
-        const what = `HTTP ${e.status}${e.code !== null ? `, code ${e.code}` : ""}${e.retryable ? " (retryable, not resent)" : ""}: ${e.message.slice(0, 300)}`;
-        const rejectedSeqs = Array.from({ length: b.count }, (_, i) => b.from + i);
-        return { accepted: 0, rejectedSeqs, errors: [what] };
+        return rejectAll(b, `HTTP ${e.status}${e.code !== null ? `, code ${e.code}` : ""}${e.retryable ? " (retryable, not resent)" : ""}: ${e.message.slice(0, 300)}`);
       },
-      close: async (conn) => conn.agent.destroy(),
-    };
+    });
     return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
   }
 }

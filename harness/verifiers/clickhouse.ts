@@ -27,7 +27,7 @@
 import { parseClickHouseError } from "../events/clickhouse-http.ts";
 import { quoteIdent, quoteTable } from "../events/copy-text.ts";
 import type { EventField, FieldType } from "../events/types.ts";
-import { MAX_MISSING_RANGES, normalizeRanges } from "./postgres.ts";
+import { GapCollector, MAX_MISSING_RANGES, normalizeRanges } from "./ledger.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "./types.ts";
 
 /** ClickHouse column type of each event field type (timestamps as epoch ms, as the JSONEachRow encoder writes them). */
@@ -96,27 +96,6 @@ function outsideRanges(a: number, b: number, ranges: ReadonlyArray<readonly [num
     if (hi >= lo) n -= hi - lo + 1;
   }
   return n;
-}
-
-/** Collects missing ranges [gen, from, to] in order, merging adjacent seqs; `closed` counts finished ranges. */
-class GapCollector {
-  readonly ranges: Array<[number, number, number]> = [];
-  private open: [number, number, number] | null = null;
-  missing(gen: number, from: number, to: number): void {
-    const o = this.open;
-    if (o && o[0] === gen && o[2] === from - 1) o[2] = to;
-    else {
-      this.close();
-      this.open = [gen, from, to];
-    }
-  }
-  close(): void {
-    if (this.open) this.ranges.push(this.open);
-    this.open = null;
-  }
-  get closed(): number {
-    return this.ranges.length;
-  }
 }
 
 class ClickHouseVerifier implements Verifier {

@@ -19,6 +19,7 @@ import pg from "pg";
 import { IngestbenchError } from "../errors.ts";
 import { quoteIdent, quoteTable } from "../events/copy-text.ts";
 import type { EventField, FieldType } from "../events/types.ts";
+import { MAX_MISSING_RANGES, normalizeRanges } from "./ledger.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "./types.ts";
 
 /** PostgreSQL column type of each event field type. */
@@ -43,9 +44,6 @@ export const SAMPLE_SESSION_SETTINGS = ["SET max_parallel_workers_per_gather = 0
 /** Pages at the end of the table never settled: partly filled pages still receive rows (COPY's bulk-insert target pages). */
 const SETTLE_MARGIN_PAGES = 64;
 
-/** How many missing ranges a ledger lists. */
-export const MAX_MISSING_RANGES = 20;
-
 const now = (): number => performance.timeOrigin + performance.now();
 
 /** `CREATE TABLE "t" (... fields ..., "gen" integer, "seq" bigint, "sent_at" timestamptz)` */
@@ -55,20 +53,8 @@ export function createTableStatement(table: string, fields: readonly EventField[
   return `CREATE TABLE ${quoteTable(table)} (${cols.join(", ")})`;
 }
 
-/** Merge and clamp rejected ranges of one generator to [0, sent-1]; returns sorted disjoint inclusive ranges. */
-export function normalizeRanges(ranges: ReadonlyArray<readonly [number, number]>, sent: number): Array<[number, number]> {
-  const r = ranges
-    .map(([a, b]) => [Math.max(0, Math.min(a, b)), Math.min(sent - 1, Math.max(a, b))] as [number, number])
-    .filter(([a, b]) => a <= b)
-    .sort((x, y) => x[0] - y[0]);
-  const out: Array<[number, number]> = [];
-  for (const [a, b] of r) {
-    const last = out.at(-1);
-    if (last && a <= last[1] + 1) last[1] = Math.max(last[1], b);
-    else out.push([a, b]);
-  }
-  return out;
-}
+// shared with the other verifiers; re-exported for existing importers
+export { MAX_MISSING_RANGES, normalizeRanges };
 
 class PostgresVerifier implements Verifier {
   private client: pg.Client | null = null;

@@ -1,0 +1,74 @@
+/**
+ * Generator "loki-push": Grafana Loki's push API (Loki docs, "Loki HTTP API" → `POST /loki/api/v1/push`), one JSON
+ * body per batch — one stream labeled job="ingestbench", gen="<genId>" (+ `labels`), each entry
+ * `["<unix ns>", "<event as a JSON line>"]` (encoder ../events/loki-push.ts) — over undici (./http.ts).
+ * Multi-tenant Loki takes the tenant from the `X-Scope-OrgID` header (`tenant`, or the sink's params.tenant).
+ *
+ * Answers: 204 No Content accepts the whole batch; any other status (400 "entry too far behind" or "line too long",
+ * 429 ingestion rate limit, 5xx) rejects the whole batch with Loki's plain-text reason, never resent (the
+ * connection stays open). Loki has no per-entry status: a push is all or nothing.
+ */
+import { z } from "zod";
+import type { StampedBatch } from "../events/encoding.ts";
+import { LOKI_MAX_BATCH, LokiPushEncoder, LokiPushError, parseLokiPushResponse } from "../events/loki-push.ts";
+import { createEventSource, type EventSource } from "../events/source.ts";
+import { httpBatchTransport, rejectAll } from "./http.ts";
+import { batchLoopFields, runSourceBatchLoop } from "./loop.ts";
+import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
+
+/** Scenario block `generator.loki-push`. */
+export const lokiPushSchema = z
+  .object({
+    ...batchLoopFields,
+    batch: batchLoopFields.batch.max(LOKI_MAX_BATCH).default(1000),
+    /** extra stream labels (job and gen are always set); names per the Prometheus data model */
+    labels: z.record(z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "a label name [a-zA-Z_][a-zA-Z0-9_]*"), z.string()).default({}),
+    /** entry timestamps: the send time (Loki refuses old samples) or the event's first timestamp field */
+    timestamp: z.enum(["sent", "event"]).default("sent"),
+    /** X-Scope-OrgID of a multi-tenant Loki; default the sink's params.tenant, else none */
+    tenant: z.string().min(1).optional(),
+    /** request path */
+    path: z.string().startsWith("/").default("/loki/api/v1/push"),
+    /** per-request timeout, milliseconds */
+    timeoutMs: z.number().int().positive().default(60_000),
+  })
+  .strict();
+
+export type LokiPushConfig = z.infer<typeof lokiPushSchema>;
+
+class LokiPushGenerator implements Generator {
+  private readonly source: EventSource;
+  private readonly encoder: LokiPushEncoder;
+
+  constructor(private readonly config: LokiPushConfig, private readonly ctx: GeneratorContext) {
+    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
+    this.encoder = new LokiPushEncoder(this.source, { labels: config.labels, timestamp: config.timestamp });
+  }
+
+  run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal> {
+    const { host, port, params } = this.ctx.target;
+    const { path } = this.config;
+    const tenant = this.config.tenant ?? params.tenant;
+    const transport = httpBatchTransport<StampedBatch>({
+      host, port, label: `POST ${path}`, method: "POST", path, timeoutMs: this.config.timeoutMs,
+      headers: { "Content-Type": "application/json", ...(tenant ? { "X-Scope-OrgID": tenant } : {}) },
+      answer: (r, b) => {
+        try {
+          parseLokiPushResponse(r.status, r.body);
+          return { accepted: b.count };
+        } catch (err) {
+          if (err instanceof LokiPushError) return rejectAll(b, `${err.message}${err.retryable ? " (retryable, not resent)" : ""}`);
+          throw err;
+        }
+      },
+    });
+    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
+  }
+}
+
+/** Factory "loki-push": ctx.target host and port of Loki's HTTP API (distributor); params.tenant. */
+export const lokiPush: GeneratorFactory<LokiPushConfig> = {
+  name: "loki-push",
+  schema: lokiPushSchema,
+  create: (config, ctx) => new LokiPushGenerator(config, ctx),
+};

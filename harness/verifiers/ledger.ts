@@ -1,0 +1,146 @@
+/**
+ * Ledger arithmetic shared by every verifier (DESIGN.md "ledger"; Ledger in ./types.ts). For generator g with
+ * sent[g] seqs 0..sent[g]-1 and its rejected ranges:
+ * - rejected: seqs inside g's rejected ranges (clamped to 0..sent[g]-1, overlaps merged), stored or not
+ * - accepted = sent − rejected
+ * - stored = rows (documents, lines) at the sink; distinct = distinct (gen, seq) among them; duplicated = stored − distinct
+ * - unexpected = stored rows whose gen is unknown or whose seq is outside 0..sent[gen]-1
+ * - lost = accepted seqs absent at the sink
+ * - missingRanges = the first MAX_MISSING_RANGES runs of lost seqs, [gen, from, to] inclusive, by gen then from
+ * - overwritten = what the sink's own account says (an upsert on a key); the arithmetic here cannot see it
+ * The SQL verifiers (postgres, clickhouse) compute the counts at the sink and use `normalizeRanges` and
+ * `GapCollector`; the HTTP verifiers (elasticsearch, loki, griddb) page the stored (gen, seq) set to the harness and
+ * feed `SeqLedger`, which holds one byte per sent seq (10 million seqs: 10 MB).
+ */
+import type { Ledger } from "./types.ts";
+
+/** How many missing ranges a ledger lists. */
+export const MAX_MISSING_RANGES = 20;
+
+/** Merge and clamp rejected ranges of one generator to [0, sent-1]; returns sorted disjoint inclusive ranges. */
+export function normalizeRanges(ranges: ReadonlyArray<readonly [number, number]>, sent: number): Array<[number, number]> {
+  const r = ranges
+    .map(([a, b]) => [Math.max(0, Math.min(a, b)), Math.min(sent - 1, Math.max(a, b))] as [number, number])
+    .filter(([a, b]) => a <= b)
+    .sort((x, y) => x[0] - y[0]);
+  const out: Array<[number, number]> = [];
+  for (const [a, b] of r) {
+    const last = out.at(-1);
+    if (last && a <= last[1] + 1) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
+}
+
+/** Collects missing ranges [gen, from, to] in order, merging adjacent seqs; `closed` counts finished ranges. */
+export class GapCollector {
+  readonly ranges: Array<[number, number, number]> = [];
+  private open: [number, number, number] | null = null;
+  missing(gen: number, from: number, to: number): void {
+    const o = this.open;
+    if (o && o[0] === gen && o[2] === from - 1) o[2] = to;
+    else {
+      this.close();
+      this.open = [gen, from, to];
+    }
+  }
+  close(): void {
+    if (this.open) this.ranges.push(this.open);
+    this.open = null;
+  }
+  get closed(): number {
+    return this.ranges.length;
+  }
+}
+
+/** Sent, accepted and rejected totals of `sent` and `rejected`, with each generator's merged rejected ranges. */
+export function sentTotals(sent: readonly number[], rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>): { sent: number; accepted: number; rejected: number; ranges: Array<Array<[number, number]>> } {
+  let s = 0;
+  let r = 0;
+  const ranges = sent.map((n, g) => {
+    const rs = normalizeRanges(rejected[g] ?? [], n);
+    s += n;
+    for (const [a, b] of rs) r += b - a + 1;
+    return rs;
+  });
+  return { sent: s, accepted: s - r, rejected: r, ranges };
+}
+
+/**
+ * An exact ledger built in the harness from the stored (gen, seq) pairs, fed in any order and in pages (`add`).
+ * Memory: one byte per sent seq, plus a set of the (rare) unexpected pairs.
+ */
+export class SeqLedger {
+  private readonly present: Uint8Array[];
+  private readonly unexpectedPairs = new Set<string>();
+  private stored = 0;
+  private distinct = 0;
+  private unexpected = 0;
+
+  /** @throws RangeError when a sent count is not a non-negative safe integer */
+  constructor(private readonly sent: readonly number[], private readonly rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>) {
+    for (const n of sent) if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`bad sent count ${n}`);
+    this.present = sent.map((n) => new Uint8Array(n));
+  }
+
+  /** `copies` stored rows of (gen, seq) (a composite bucket's doc_count, a GROUP BY count, or 1 per row). */
+  add(gen: number, seq: number, copies = 1): void {
+    if (copies <= 0) return;
+    this.stored += copies;
+    const p = Number.isSafeInteger(gen) && gen >= 0 ? this.present[gen] : undefined;
+    if (p === undefined || !Number.isSafeInteger(seq) || seq < 0 || seq >= p.length) {
+      this.unexpected += copies;
+      const key = `${gen}-${seq}`;
+      if (!this.unexpectedPairs.has(key)) {
+        this.unexpectedPairs.add(key);
+        this.distinct++;
+      }
+      return;
+    }
+    if (p[seq] === 0) {
+      p[seq] = 1;
+      this.distinct++;
+    }
+  }
+
+  /** `n` stored rows without a readable gen or seq: unexpected, each counted as distinct (they cannot be matched). */
+  addUnkeyed(n: number): void {
+    if (n <= 0) return;
+    this.stored += n;
+    this.unexpected += n;
+    this.distinct += n;
+  }
+
+  /** The ledger (definitions in the file comment); `overwritten` from the sink's own account, default 0. */
+  result(overwritten = 0): Ledger {
+    const t = sentTotals(this.sent, this.rejected);
+    const gaps = new GapCollector();
+    let lost = 0;
+    this.present.forEach((p, g) => {
+      const rej = t.ranges[g]!;
+      let k = 0;
+      for (let seq = 0; seq < p.length; seq++) {
+        while (k < rej.length && rej[k]![1] < seq) k++;
+        if (p[seq] === 1 || (k < rej.length && rej[k]![0] <= seq)) {
+          gaps.close();
+          continue;
+        }
+        lost++;
+        if (gaps.closed < MAX_MISSING_RANGES) gaps.missing(g, seq, seq);
+      }
+      gaps.close(); // a gap ends at sent[g]
+    });
+    return {
+      sent: t.sent,
+      accepted: t.accepted,
+      stored: this.stored,
+      distinct: this.distinct,
+      lost,
+      duplicated: this.stored - this.distinct,
+      overwritten,
+      rejected: t.rejected,
+      unexpected: this.unexpected,
+      missingRanges: gaps.ranges.slice(0, MAX_MISSING_RANGES),
+    };
+  }
+}
