@@ -8,22 +8,110 @@
  *   CPU use and cost per row, throttling, network, ingest lag, the bottleneck and the ledger.
  * - Across runs on one stack, `compareRuns`: a baseline selection of runs against one or more contender
  *   selections, per cell.
+ * - Both apply the honesty rules of harness/stats/compare.ts: fewer than 3 measured runs on a side is
+ *   "inconclusive (n=…)", and when an A/A result exists for the stack and scenario (`ingestbench aa`, stored in
+ *   results/<stack>/<scenario>.aa/noise-floor.json) a change must also exceed that cell's measured noise floor.
  * - Both compare environment fingerprints (kernel, CPU model, cgroup version, machine cores, Node, component
  *   versions; across runs also the applied limits), list the differences, and refuse mismatched component
  *   versions with a ConfigurationError unless forced.
  */
+import { readFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
 import Table from "cli-table3";
 import { parseBytes, parseCpu } from "../../infra/stack/units.ts";
 import { ConfigurationError } from "../errors.ts";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import { compareSamples, describeSample, type CompareOptions, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
+import { writeFileAtomic } from "./store.ts";
 import { median } from "../stats/descriptive.ts";
 import { loadRuns } from "./store.ts";
 import type { RunRecord } from "./types.ts";
 
-/** Statistics options shared by both comparisons, plus `force` (compare despite mismatched component versions). */
-export interface ComparisonOptions extends CompareOptions {
+/**
+ * Statistics options shared by both comparisons, plus `force` (compare despite mismatched component versions) and
+ * `noiseFloors` (apply stored A/A noise floors when present; default true). `noiseFloor` itself is set per cell.
+ */
+export interface ComparisonOptions extends Omit<CompareOptions, "noiseFloor"> {
   force?: boolean;
+  noiseFloors?: boolean;
+}
+
+// ------------------------------------------------------------------------------------------ noise floors
+
+/**
+ * A/A runs (`ingestbench aa`) are stored under results/<stack>/<scenario>.aa/: a scenario directory of their own, so
+ * that they never count as a night (nightly's latest/previous) or as a stack's latest bench.
+ */
+export const AA_SUFFIX = ".aa";
+
+/** One cell's A/A result: group B compared with group A, both the same stack, scenario and cell. */
+export interface NoiseFloorCell {
+  cell: string;
+  /** the noise floor, a fraction: max(CI half-width, |ratio − 1|) (stats/compare.ts noiseFloorOf); null without an interval */
+  floor: number | null;
+  /** median(B) / median(A) */
+  ratio: number;
+  /** its bootstrap interval (null with fewer than 2 measured runs in a group) */
+  ci: [number, number] | null;
+  /** (ci high − ci low) / 2, null without an interval */
+  halfWidth: number | null;
+  n: { a: number; b: number };
+  /** fewer than the minimum sample size in a group: the floor is an underestimate (the interval is too narrow) */
+  inconclusive: boolean;
+  reason: string;
+}
+
+/** results/<stack>/<scenario>.aa/noise-floor.json */
+export interface NoiseFloorFile {
+  stack: string;
+  scenario: string;
+  /** invocation of group A ("<iso>/A"); group B is "<iso>/B" */
+  invocation: string;
+  createdAt: string;
+  confidence: number;
+  cells: NoiseFloorCell[];
+}
+
+export function noiseFloorPath(resultsRoot: string, stack: string, scenario: string): string {
+  return path.join(resultsRoot, stack, `${scenario}${AA_SUFFIX}`, "noise-floor.json");
+}
+
+/** Write (replace) the stack's and scenario's noise floors. */
+export async function writeNoiseFloors(resultsRoot: string, file: NoiseFloorFile): Promise<string> {
+  const p = noiseFloorPath(resultsRoot, file.stack, file.scenario);
+  await mkdir(path.dirname(p), { recursive: true });
+  await writeFileAtomic(p, `${JSON.stringify(file, null, 2)}\n`);
+  return p;
+}
+
+/**
+ * The stored A/A result of a stack and scenario, or null when there is none.
+ * @throws ConfigurationError E_NOISE_FLOOR when the file exists but is not readable JSON of the expected shape
+ */
+export function loadNoiseFloors(resultsRoot: string, stack: string, scenario: string): NoiseFloorFile | null {
+  const p = noiseFloorPath(resultsRoot, stack, scenario);
+  let text: string;
+  try {
+    text = readFileSync(p, "utf8");
+  } catch {
+    return null;
+  }
+  try {
+    const f = JSON.parse(text) as NoiseFloorFile;
+    if (!Array.isArray(f.cells)) throw new Error("no cells array");
+    return f;
+  } catch (e) {
+    throw new ConfigurationError("E_NOISE_FLOOR", `${p}: not a noise-floor file (${(e as Error).message}); run ingestbench aa --stack ${stack} again or delete it`);
+  }
+}
+
+/** Noise floor per cell (fraction) of a stack, from its stored A/A result; cells without an interval are left out. */
+function floorsOf(resultsRoot: string, stack: string, scenario: string, use: boolean | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  if (use === false) return out;
+  for (const c of loadNoiseFloors(resultsRoot, stack, scenario)?.cells ?? []) if (c.floor !== null && Number.isFinite(c.floor)) out.set(c.cell, c.floor);
+  return out;
 }
 
 /** The sink host's caps as applied: CPU in cores (cfsQuotaUs / cfsPeriodUs), memory in bytes; null when uncapped. */
@@ -240,6 +328,12 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
   refuseVersionMismatch(diffFingerprints(perStack.map((s) => ({ label: s.stack, fingerprint: fingerprints.get(s.stack)! }))), options.force, `stacks ${stacks.join(", ")}`);
 
   const cells = [...new Set(perStack.flatMap((s) => s.runs.map((r) => r.cell)))].sort(cellSort);
+  const floors = new Map(perStack.map((s) => [s.stack, floorsOf(resultsRoot, s.stack, scenario, options.noiseFloors)]));
+  // across stacks the noise of both sides counts: the larger of the two stacks' A/A floors for the cell
+  const floorFor = (stack: string, cell: string): number | null => {
+    const xs = [floors.get(perStack[0]!.stack)!.get(cell), floors.get(stack)!.get(cell)].filter(finite);
+    return xs.length ? Math.max(...xs) : null;
+  };
   const rows: StackRow[] = [];
   for (const cell of cells) {
     let baseline: RunRecord[] | null = null;
@@ -257,7 +351,7 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
         medianMiBPerSecond: med(measured, (r) => r.summary?.mibPerSecond),
         ratio: Number.NaN,
         rowsPerSecond: describeSample(values, { erraticCv: options.erraticCv }),
-        comparison: isFirst || baseline === null ? null : compareSamples(rowsPerSecondOf(baseline), values, options),
+        comparison: isFirst || baseline === null ? null : compareSamples(rowsPerSecondOf(baseline), values, { ...options, noiseFloor: floorFor(stack, cell) }),
         caps: sinkCaps(lastMeasured),
         rowsPerSecondPerCore: perCore(measured),
         rowsPerSecondPerGiB: perGiB(measured),
@@ -292,13 +386,21 @@ function cvCell(d: SampleDescription): string {
   return `${(d.cv * 100).toFixed(1)} %${d.erratic ? " erratic" : ""}`;
 }
 
-/** "[1.15, 1.25] faster", "[0.97, 1.04] ~", "n=1" (no interval), "baseline", or "–" (nothing to compare with). */
+/**
+ * "[1.15, 1.25] faster", "[0.97, 1.04] ~", "[0.91, 0.95] inconclusive (n=2/2)", "n=1" (no interval), "baseline", or
+ * "–" (nothing to compare with).
+ */
 function ciCell(c: SampleComparison | null, isBaseline: boolean): string {
   if (isBaseline) return "baseline";
   if (c === null) return "–";
   if (c.ci === null) return `n=${Math.min(c.n.baseline, c.n.contender)}`;
-  const mark = c.change === "none" ? "~" : c.change;
+  const mark = c.inconclusive ? `inconclusive (n=${c.n.baseline}/${c.n.contender})` : c.change === "none" ? "~" : c.change;
   return `[${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}] ${mark}`;
+}
+
+/** "faster", "slower", "no change" or "inconclusive". */
+export function verdictWord(c: SampleComparison): string {
+  return c.inconclusive ? "inconclusive" : c.change === "none" ? "no change" : c.change;
 }
 
 function ledgerCell(measured: number, lost: number, duplicated: number, stored: number, sent: number): string {
@@ -345,7 +447,7 @@ export function renderComparison(scenario: string, rows: StackRow[]): string {
     ]);
   }
   const verdicts = rows.filter((r) => r.comparison && r.comparison.ci !== null)
-    .map((r) => `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${fix(r.ratio, 2, "x")} ${r.comparison!.change === "none" ? "no change" : r.comparison!.change} (${r.comparison!.reason})`);
+    .map((r) => `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${fix(r.ratio, 2, "x")} ${verdictWord(r.comparison!)} (${r.comparison!.reason})`);
   const stackFps: Array<{ label: string; fingerprint: Fingerprint }> = [];
   for (const r of rows) if (!stackFps.some((s) => s.label === r.stack)) stackFps.push({ label: r.stack, fingerprint: r.fingerprint });
   return `${scenario}: median over each stack's latest runs; ratio to ${rows[0]?.stack ?? "?"}${withCell ? " (same cell)" : ""}\n${table.toString()}`
@@ -419,6 +521,10 @@ export interface RunsComparison {
   forced: boolean;
   /** significant changes over all cells and contenders */
   significant: { faster: number; slower: number };
+  /** comparisons without a verdict: fewer than 3 measured runs on a side */
+  inconclusive: number;
+  /** the A/A noise floors applied, per cell (fraction); empty when no A/A result is stored */
+  noiseFloors: Record<string, number>;
 }
 
 /** Runs matching a selector: "latest"/"previous" invocation, else runs whose run id or invocation starts with it. */
@@ -496,7 +602,9 @@ export async function compareRuns(
   refuseVersionMismatch(differences, options.force, `runs ${selectors.join(" vs ")} of "${scenario}" on "${stack}"`);
 
   const cells = [...new Set(picked.flatMap((p) => p.runs.map((r) => r.cell)))].sort(cellSort);
+  const floors = floorsOf(resultsRoot, stack, scenario, options.noiseFloors);
   const significant = { faster: 0, slower: 0 };
+  let inconclusive = 0;
   const out: CellComparison[] = cells.map((cell) => {
     const base = picked[0]!.runs.filter((r) => r.cell === cell);
     const baseSide = cellSide(picked[0]!.label, base, options.erraticCv);
@@ -511,15 +619,17 @@ export async function compareRuns(
           const missing = baseValues.length === 0 ? `the baseline "${picked[0]!.label}"` : `"${p.label}"`;
           return { ...side, comparison: null, reason: `no measured run of cell ${cell} in ${missing}` };
         }
-        const comparison = compareSamples(baseValues, values, options);
+        const comparison = compareSamples(baseValues, values, { ...options, noiseFloor: floors.get(cell) ?? null });
         if (comparison.significant) significant[comparison.change === "faster" ? "faster" : "slower"]++;
+        if (comparison.inconclusive) inconclusive++;
         return { ...side, comparison, reason: comparison.reason };
       }),
     };
   });
   return {
     mode: "runs", scenario, stack, baseline: groups[0]!, contenders: groups.slice(1), cells: out, differences,
-    forced: differences.some((d) => d.kind === "version"), significant,
+    forced: differences.some((d) => d.kind === "version"), significant, inconclusive,
+    noiseFloors: Object.fromEntries(floors),
   };
 }
 
@@ -548,13 +658,14 @@ export function renderRunsComparison(c: RunsComparison): string {
         cell.cell, k.label, ...sideCells(k), fix(k.comparison?.ratio ?? null, 2, "x"), ciCell(k.comparison, false),
         int(k.rowsPerSecondPerCore), int(k.rowsPerSecondPerGiB), ledgerCell(k.measured, k.lost, k.duplicated, k.stored, k.sent),
       ]);
-      if (k.reason) notes.push(`  ${cell.cell} ${k.label}: ${k.comparison?.change && k.comparison.change !== "none" ? `${k.comparison.change}, ` : ""}${k.reason}`);
+      if (k.reason) notes.push(`  ${cell.cell} ${k.label}: ${k.comparison && (k.comparison.change !== "none") ? `${k.comparison.change}, ` : ""}${k.reason}`);
     }
   }
   const groups = [c.baseline, ...c.contenders].map((g) => `  ${g.label}: ${g.runIds.length} runs, invocation${g.invocations.length > 1 ? "s" : ""} ${g.invocations.join(", ")}`);
   return `${c.scenario} on ${c.stack}: runs compared with the baseline "${c.baseline.label}", per cell\n${groups.join("\n")}\n${table.toString()}`
     + (notes.length ? `\nverdicts:\n${notes.join("\n")}` : "")
-    + `\nsignificant changes: ${c.significant.slower} slower, ${c.significant.faster} faster`
+    + `\nsignificant changes: ${c.significant.slower} slower, ${c.significant.faster} faster${c.inconclusive ? `; ${c.inconclusive} inconclusive (fewer than 3 measured runs on a side)` : ""}`
+    + (Object.keys(c.noiseFloors).length ? `\nA/A noise floors applied (results/${c.stack}/${c.scenario}${AA_SUFFIX}/noise-floor.json): ${Object.entries(c.noiseFloors).map(([cell, f]) => `${cell} ±${(f * 100).toFixed(1)} %`).join(", ")}` : "")
     + differencesBlock(c.differences);
 }
 

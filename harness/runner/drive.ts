@@ -1,32 +1,18 @@
 /**
- * Driving BenchRuns for a command: provision each stack, run each planned cell, print progress and a description
- * of every run, stop cleanly on SIGINT/SIGTERM. Shared by `ingestbench bench` and `ingestbench nightly`.
+ * Driving BenchRuns for a command: provision each stack, run each planned cell, report progress (progress.ts) and a
+ * description of every run, stop cleanly on SIGINT/SIGTERM. Shared by `ingestbench bench`, `nightly` and `aa`.
  */
 import type { StackSpec } from "../../infra/limits.ts";
-import type { RunRecord, SeriesPoint } from "../results/types.ts";
-import { BenchRun, type CellPlan } from "./run.ts";
+import type { RunRecord } from "../results/types.ts";
+import { Progress, type ProgressMode } from "./progress.ts";
+import { BenchRun, hostRoles, type CellPlan } from "./run.ts";
 
 /** Exit code per error kind recorded in run.json (see errors.ts). */
 export const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisioning: 3, verification: 4, run: 3 };
 
 const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
 
-function progressPrinter(label: string, quiet: boolean): (p: SeriesPoint, ctx: { loadEndS: number }) => void {
-  const tty = process.stderr.isTTY;
-  let lastPrinted = 0;
-  return (p, ctx) => {
-    if (quiet) return;
-    const line = `${label} ${p.phase.padEnd(7)} ${p.elapsedS.toFixed(0).padStart(4)}s/${ctx.loadEndS.toFixed(0)}s  `
-      + `${p.rowsPerSec === null ? "–" : fmtInt(p.rowsPerSec)} rows/s  stored ${fmtInt(p.stored)}  `
-      + `lag ${p.lagMs === null ? "–" : `${fmtInt(p.lagMs)} ms`}`;
-    if (tty) process.stderr.write(`\r\x1b[K${line}`);
-    else if (p.t - lastPrinted >= 5000 || p.phase === "drain") {
-      process.stderr.write(`${line}\n`);
-      lastPrinted = p.t;
-    }
-  };
-}
-
+/** A run's result in a few lines: status and directory, unenforced limits, throughput, bottleneck, ledger, failed checks, error. */
 export function describeRun(r: RunRecord): string {
   const lines = [`run ${r.runId}: ${r.status}  → results/${r.stack}/${r.scenario}/${r.runId}/`];
   for (const [host, l] of Object.entries(r.limits)) {
@@ -54,12 +40,25 @@ export interface StackWork {
   plans: CellPlan[];
 }
 
+/** One run to make: a stack, a planned cell, and optionally its own invocation and group (A/A). */
+export interface RunItem {
+  stack: StackSpec;
+  plan: CellPlan;
+  /** the invocation this run belongs to (default: DriveOptions.invocation) */
+  invocation?: string;
+  /** a label shown in progress, e.g. "A" or "B" in an A/A invocation */
+  group?: string;
+}
+
 export interface DriveOptions {
   resultsRoot: string;
   /** invocation timestamp shared by every run (ISO) */
   invocation: string;
   projectRoot: string;
-  quiet?: boolean;
+  /** the progress display to report to (made from `progress` when absent) */
+  reporter?: Progress;
+  /** progress mode when no reporter is given (default auto) */
+  progress?: ProgressMode;
 }
 
 export interface DriveResult {
@@ -68,40 +67,53 @@ export interface DriveResult {
   interrupted: NodeJS.Signals | null;
 }
 
+/** Every stack's plans, stack by stack, as run items. */
+export function runItems(work: StackWork[]): RunItem[] {
+  return work.flatMap(({ stack, plans }) => plans.map((plan) => ({ stack, plan })));
+}
+
 /**
- * Run every planned cell of every stack in order (one BenchRun each), printing progress to stderr and a
- * description of each run to stdout. SIGINT/SIGTERM stop after the current run has torn down.
+ * Run every planned cell of every stack in order (one BenchRun each). Same as driveItems(runItems(work), options).
  */
 export async function driveRuns(work: StackWork[], options: DriveOptions): Promise<DriveResult> {
+  return driveItems(runItems(work), options);
+}
+
+/**
+ * Run the items in order (one BenchRun each), reporting progress and a description of each run through the progress
+ * display. SIGINT/SIGTERM stop after the current run has torn down; the runs not started are not made.
+ */
+export async function driveItems(items: RunItem[], options: DriveOptions): Promise<DriveResult> {
+  const progress = options.reporter ?? new Progress(options.progress);
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
-      process.stderr.write(`\n${sig} again: still tearing down, please wait\n`);
+      progress.notice(`${sig} again: still tearing down, please wait`);
       return;
     }
-    process.stderr.write(`\n${sig}: stopping; tearing down and keeping what was measured\n`);
+    progress.notice(`${sig}: stopping; tearing down and keeping what was measured`);
     controller.abort(sig);
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   const records: RunRecord[] = [];
+  progress.start(items.map((i) => ({ stack: i.stack.name, plan: i.plan, group: i.group })));
   try {
-    for (const { stack, plans } of work) {
-      for (const plan of plans) {
-        if (controller.signal.aborted) break;
-        const label = `[${stack.name} ${plan.scenario} ${plan.cell} r${plan.replicate}]`;
-        if (!options.quiet) process.stderr.write(`${label} provisioning ${stack.platform} hosts: ${Object.keys(stack.hosts).join(", ")}\n`);
-        const run = new BenchRun({ stack, plan, resultsRoot: options.resultsRoot, invocation: options.invocation, signal: controller.signal, projectRoot: options.projectRoot });
-        run.on("tick", progressPrinter(label, Boolean(options.quiet)));
-        const record = await run.run();
-        if (process.stderr.isTTY && !options.quiet) process.stderr.write("\n");
-        process.stdout.write(`${describeRun(record)}\n`);
-        records.push(record);
-      }
+    for (const { stack, plan, invocation } of items) {
+      if (controller.signal.aborted) break;
+      const run = new BenchRun({
+        stack, plan, resultsRoot: options.resultsRoot, invocation: invocation ?? options.invocation, signal: controller.signal, projectRoot: options.projectRoot,
+      });
+      progress.cellStart(run.runId, `provisioning ${stack.platform} hosts ${hostRoles(stack, plan).join(", ")}`);
+      run.on("tick", (p, ctx: { loadEndS: number }) => progress.sample(p, ctx));
+      const record = await run.run();
+      progress.cellEnd(record, describeRun(record));
+      records.push(record);
     }
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    progress.end(controller.signal.aborted ? String(controller.signal.reason) : null);
   }
   return { records, interrupted: controller.signal.aborted ? (controller.signal.reason as NodeJS.Signals) : null };
 }

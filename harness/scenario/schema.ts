@@ -17,8 +17,9 @@
  * duration: 30s
  * interval: 1s                             # default 1s
  * drain: { timeout: 60s }                  # default 60s
- * replicates: 1                            # default 1
- * matrix: { generator.pg-copy.batch: [1000, 8000] }   # default {}
+ * replicates: 3                            # default 3
+ * matrix: { generator.pg-copy.batch: [1000, 8000] }   # default {}: a cartesian product, or a list of cells:
+ * # matrix: [ { generator.pg-copy.batch: 1000, generator.pg-copy.connections: 1 }, { generator.pg-copy.batch: 50000 } ]
  * checks: [ { ledger.lost: 0 }, { summary.lagP99Ms: { max: 1000 } } ]
  * ```
  */
@@ -92,9 +93,17 @@ export interface ScenarioCell {
 export interface Scenario extends ScenarioBody {
   /** the file it was loaded from */
   file: string;
-  /** matrix key (dotted path into the scenario file, e.g. "generator.pg-copy.batch") → values, in file order */
+  /**
+   * matrix key (dotted path into the scenario file, e.g. "generator.pg-copy.batch") → values, in file order; for the
+   * list form, the distinct values each key takes over the listed cells, in first-seen order
+   */
   matrix: Record<string, unknown[]>;
-  /** cartesian product of the matrix in file order (the last key varies fastest); one cell when the matrix is empty */
+  /** "product": a map of keys to value lists (cartesian product); "list": an explicit list of cells */
+  matrixForm: "product" | "list";
+  /**
+   * product form: the cartesian product in file order (the last key varies fastest); list form: the listed cells, in
+   * order; one cell "default" when the matrix is empty
+   */
   cells: ScenarioCell[];
 }
 
@@ -117,6 +126,8 @@ const FIELD_TYPES = ["timestamp", "string", "int", "float", "bool"] as const sat
 export const MAX_STRING_SIZE = 65536;
 /** Most cells a matrix may expand to. */
 export const MAX_CELLS = 10_000;
+/** Replicates when a scenario gives none: 3, the fewest with which a comparison can reach a verdict (stats/compare.ts). */
+export const DEFAULT_REPLICATES = 3;
 const MATRIX_KEY = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 const CHECK_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
 
@@ -206,6 +217,48 @@ const eventFieldSchema = z
     }
   });
 
+/** The matrix as written: a map of keys to value lists (product), or a list of cells, each a map of keys to one value. */
+export type MatrixSpec = { form: "product"; keys: Record<string, unknown[]> } | { form: "list"; cells: Array<Record<string, unknown>> };
+
+const MATRIX_SHAPE = "matrix is a map from dotted paths to lists of values (a cartesian product), e.g. { generator.pg-copy.batch: [1000, 8000] }, "
+  + "or a list of cells, each a map from dotted paths to one value, e.g. [ { generator.pg-copy.batch: 1000 }, { generator.pg-copy.batch: 8000, generator.pg-copy.connections: 4 } ]";
+
+const matrixSchema = z.unknown().transform((v, ctx): MatrixSpec => {
+  if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) return { form: "product", keys: {} };
+  if (Array.isArray(v)) {
+    let bad = false;
+    v.forEach((entry, i) => {
+      if (!isPlainObject(entry) || Object.keys(entry).length === 0) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [i], message: "a listed cell is a map from dotted paths to one value each, e.g. { generator.pg-copy.batch: 1000 }" });
+        bad = true;
+        return;
+      }
+      for (const [k, x] of Object.entries(entry)) {
+        if (Array.isArray(x)) {
+          addFlatIssue(ctx, { path: [i, k], at: "value", message: "a listed cell gives one value per path (list more cells for more values; a map of lists is the cartesian form)" });
+          bad = true;
+        }
+      }
+    });
+    return bad ? z.NEVER : { form: "list", cells: v as Array<Record<string, unknown>> };
+  }
+  if (!isPlainObject(v)) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: MATRIX_SHAPE });
+    return z.NEVER;
+  }
+  let bad = false;
+  for (const [k, x] of Object.entries(v)) {
+    if (!Array.isArray(x)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [k], message: `expected a list of values, e.g. [1000, 8000]` });
+      bad = true;
+    } else if (x.length === 0) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [k], message: "a matrix key needs at least one value" });
+      bad = true;
+    }
+  }
+  return bad ? z.NEVER : { form: "product", keys: v as Record<string, unknown[]> };
+});
+
 const checkSchema = z.unknown().transform((v, ctx): Check => {
   const example = `e.g. { ledger.lost: 0 } or { summary.lagP99Ms: { max: 1000 } }`;
   if (!isPlainObject(v) || Object.keys(v).length !== 1) {
@@ -265,12 +318,8 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       duration: duration(true, "duration"),
       interval: duration(true, "interval").default("1s"),
       drain: z.object({ timeout: duration(false, "drain timeout") }).strict().default({ timeout: "60s" }),
-      replicates: z.number().int().min(1).max(1000).default(1),
-      matrix: z
-        .record(z.string(), z.array(z.unknown()).min(1, { message: "a matrix key needs at least one value" }))
-        .nullable()
-        .default({})
-        .transform((m) => m ?? {}),
+      replicates: z.number().int().min(1).max(1000).default(DEFAULT_REPLICATES),
+      matrix: matrixSchema,
       checks: z.array(checkSchema).nullable().default([]).transform((c) => c ?? []),
     })
     .strict()
@@ -291,7 +340,7 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       }
     })
     .transform((s) => {
-      const body: ScenarioBody & { matrix: Record<string, unknown[]> } = {
+      const body: ScenarioBody & { matrix: MatrixSpec } = {
         name: s.name,
         description: s.description,
         event: s.event.map((f) => (f.size === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, size: f.size })),
@@ -350,77 +399,128 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
   const base = validate(schema, loaded, path, { code });
   const { matrix, ...body } = base;
 
-  // Matrix keys must name existing fields; each value is validated in place.
+  // Matrix keys must name existing fields; each value (product) or each listed cell (list) is validated in place.
   const issues: FlatIssue[] = [];
-  const keys = Object.keys(matrix);
-  for (const key of keys) {
-    const at: FieldPath = ["matrix", key];
+  /** Check one key's form and that it names a field; push an issue at `at` and return false otherwise. */
+  const keyOk = (key: string, at: FieldPath): boolean => {
     const segs = key.split(".");
     if (!MATRIX_KEY.test(key)) {
       issues.push({ path: at, at: "key", message: `"${key}" is not a dotted path into the scenario, e.g. "generator.pg-copy.batch"` });
-      continue;
+      return false;
     }
     if (segs[0] === "matrix" || segs[0] === "checks" || segs[0] === "name") {
       issues.push({ path: at, at: "key", message: `"${segs[0]}" cannot be varied by the matrix` });
-      continue;
+      return false;
     }
     const hit = lookup(loaded.data, segs);
     if (!hit.found) {
       const here = isPlainObject(hit.parent) ? `; there: ${Object.keys(hit.parent).join(", ")}` : "";
       issues.push({ path: at, at: "key", message: `"${key}" names no field of this scenario (write the base value in the file first)${here}` });
-      continue;
+      return false;
     }
-    matrix[key]!.forEach((value, i) => {
-      const data = structuredClone(loaded.data) as Record<string, unknown>;
-      setPath(data, segs, value);
-      data.matrix = {};
-      const r = schema.safeParse(data);
-      if (!r.success) {
-        for (const f of flattenIssues(r.error.issues, schema)) {
+    return true;
+  };
+  /** The file's data with these values substituted, validated; issues for the values, or the cell's body. */
+  const substitute = (values: Record<string, unknown>): { ok: true; body: ScenarioBody } | { ok: false; issues: FlatIssue[] } => {
+    const data = structuredClone(loaded.data) as Record<string, unknown>;
+    for (const [k, x] of Object.entries(values)) setPath(data, k.split("."), x);
+    data.matrix = {};
+    const r = schema.safeParse(data);
+    if (r.success) {
+      const { matrix: _m, ...cellBody } = r.data;
+      return { ok: true, body: cellBody };
+    }
+    return { ok: false, issues: flattenIssues(r.error.issues, schema) };
+  };
+
+  let keys: string[];
+  let entries: Array<Record<string, unknown>>;
+  if (matrix.form === "product") {
+    keys = Object.keys(matrix.keys);
+    for (const key of keys) {
+      const at: FieldPath = ["matrix", key];
+      if (!keyOk(key, at)) continue;
+      matrix.keys[key]!.forEach((value, i) => {
+        const r = substitute({ [key]: value });
+        if (r.ok) return;
+        for (const f of r.issues) {
           const where = f.path.join(".") === key ? "" : ` (at ${f.path.join(".")})`;
           issues.push({ path: [...at, i], at: "value", message: `matrix value ${JSON.stringify(value)}${where}: ${f.message}` });
         }
+      });
+    }
+    if (issues.length > 0) throwIssues(loaded, issues, { path, code });
+    // Cartesian product, last key fastest.
+    const count = keys.reduce((n, k) => n * matrix.keys[k]!.length, 1);
+    if (count > MAX_CELLS) {
+      throwIssues(loaded, [{ path: ["matrix"], at: "value", message: `the matrix expands to ${count} cells, more than ${MAX_CELLS}` }], { path, code });
+    }
+    entries = [];
+    for (let n = 0; n < count; n++) {
+      const values: Record<string, unknown> = {};
+      let rest = n;
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const vals = matrix.keys[keys[i]!]!;
+        values[keys[i]!] = vals[rest % vals.length];
+        rest = Math.floor(rest / vals.length);
+      }
+      entries.push(values);
+    }
+  } else {
+    keys = [];
+    // keys in path order, not first-seen order: reordering the list or a cell's keys must not rename cells
+    for (const e of matrix.cells) for (const k of Object.keys(e)) if (!keys.includes(k)) keys.push(k);
+    keys.sort();
+    if (matrix.cells.length > MAX_CELLS) {
+      issues.push({ path: ["matrix"], at: "value", message: `the matrix lists ${matrix.cells.length} cells, more than ${MAX_CELLS}` });
+    }
+    matrix.cells.forEach((entry, i) => {
+      const good = Object.keys(entry).filter((k) => keyOk(k, ["matrix", i, k]));
+      if (good.length !== Object.keys(entry).length) return;
+      const r = substitute(entry);
+      if (r.ok) return;
+      for (const f of r.issues) {
+        const key = Object.keys(entry).find((k) => f.path.join(".") === k);
+        if (key !== undefined) issues.push({ path: ["matrix", i, key], at: "value", message: `matrix value ${JSON.stringify(entry[key])}: ${f.message}` });
+        else issues.push({ path: ["matrix", i], at: "value", message: `this cell (at ${f.path.join(".")}): ${f.message}` });
       }
     });
+    if (issues.length > 0) throwIssues(loaded, issues, { path, code });
+    entries = matrix.cells;
   }
-  if (issues.length > 0) throwIssues(loaded, issues, { path, code });
 
-  // Cartesian product, last key fastest.
-  const count = keys.reduce((n, k) => n * matrix[k]!.length, 1);
-  if (count > MAX_CELLS) {
-    throwIssues(loaded, [{ path: ["matrix"], at: "value", message: `the matrix expands to ${count} cells, more than ${MAX_CELLS}` }], { path, code });
-  }
+  // Cell ids name each key by its last path segment (the whole path when two keys share it), in key order; they
+  // depend on the values only, never on a cell's position, so they stay stable across runs and edits of the list.
   const lastSegs = keys.map((k) => k.split(".").at(-1)!);
   const labels = keys.map((k, i) => (lastSegs.indexOf(lastSegs[i]!) === lastSegs.lastIndexOf(lastSegs[i]!) ? lastSegs[i]! : k));
   const cells: ScenarioCell[] = [];
-  const usedIds = new Set<string>();
-  for (let n = 0; n < count; n++) {
-    const values: Record<string, unknown> = {};
-    let rest = n;
-    for (let i = keys.length - 1; i >= 0; i--) {
-      const vals = matrix[keys[i]!]!;
-      values[keys[i]!] = vals[rest % vals.length];
-      rest = Math.floor(rest / vals.length);
-    }
+  const usedIds = new Map<string, number>();
+  entries.forEach((values, n) => {
     const ordered: Record<string, unknown> = {};
-    for (const k of keys) ordered[k] = values[k];
-    let id = keys.length === 0 ? "default" : keys.map((k, i) => `${labels[i]}=${valueLabel(ordered[k])}`).join(",");
-    if (usedIds.has(id)) id = `${id}#${n + 1}`;
-    usedIds.add(id);
+    for (const k of keys) if (Object.hasOwn(values, k)) ordered[k] = values[k];
+    const present = keys.map((k, i) => [k, labels[i]!] as const).filter(([k]) => Object.hasOwn(ordered, k));
+    let id = present.length === 0 ? "default" : present.map(([k, label]) => `${label}=${valueLabel(ordered[k])}`).join(",");
+    const seen = usedIds.get(id);
+    if (seen !== undefined) {
+      if (matrix.form === "list") {
+        throwIssues(loaded, [{ path: ["matrix", n], at: "value", message: `this cell repeats cell ${seen} (${id}); list each cell once (use replicates for repeats)` }], { path, code });
+      }
+      id = `${id}#${n + 1}`;
+    }
+    usedIds.set(id, n);
     let scenario: ScenarioBody = body;
     if (keys.length > 0) {
-      const data = structuredClone(loaded.data) as Record<string, unknown>;
-      for (const k of keys) setPath(data, k.split("."), ordered[k]);
-      data.matrix = {};
-      const r = schema.safeParse(data);
-      if (!r.success) {
-        const why = flattenIssues(r.error.issues, schema).map((f) => `${f.path.join(".")}: ${f.message}`).join("; ");
+      const r = substitute(ordered);
+      if (!r.ok) {
+        const why = r.issues.map((f) => `${f.path.join(".")}: ${f.message}`).join("; ");
         throwIssues(loaded, [{ path: ["matrix"], at: "value", message: `cell ${id} is invalid: ${why}` }], { path, code });
       }
-      const { matrix: _m, ...cellBody } = r.data;
-      scenario = cellBody;
+      scenario = (r as { body: ScenarioBody }).body;
     }
     cells.push({ id, values: ordered, scenario });
-  }
-  return { ...body, file: path, matrix, cells };
+  });
+  const values: Record<string, unknown[]> = {};
+  if (matrix.form === "product") Object.assign(values, matrix.keys);
+  else for (const k of keys) values[k] = [...new Set(entries.filter((e) => Object.hasOwn(e, k)).map((e) => e[k]))];
+  return { ...body, file: path, matrix: values, matrixForm: matrix.form, cells };
 }

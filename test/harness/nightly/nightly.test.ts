@@ -5,6 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../../harness/errors.ts";
 import { loadNightlyPlan } from "../../../harness/nightly/plan.ts";
 import { decideNightly, nightlyMarkdown, renderNightly } from "../../../harness/nightly/run.ts";
+import { compareRuns, writeNoiseFloors } from "../../../harness/results/compare.ts";
+import { aaInvocations, aaItems, noiseFloorFile, renderNoiseFloor } from "../../../harness/nightly/aa.ts";
+import type { StackSpec } from "../../../infra/limits.ts";
+import type { CellPlan } from "../../../harness/runner/run.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
 import { type Spec, writeRunRecord } from "../../helpers/run-records.ts";
 
@@ -134,6 +138,41 @@ describe("nightly decision", () => {
     expect(renderNightly(d)).toMatch(/no regression$/);
   });
 
+  it("two identical nights of 2 replicates are inconclusive, not a 0.93x regression (the false alarm this rule stops)", async () => {
+    const r = freshRoot("two-reps");
+    for (const v of [100_000, 101_000]) writeRun({ stack: "local-quarter-core", invocation: NIGHT1, rows: v });
+    for (const v of [93_000, 94_000]) writeRun({ stack: "local-quarter-core", invocation: NIGHT2, rows: v });
+    const d = await decideNightly(r, pairs);
+    expect(d.exitCode).toBe(0);
+    expect(d.regressions).toEqual([]);
+    expect(d.inconclusive.map((c) => c.cell)).toEqual(["default"]);
+    expect(d.pairs[0]!.cells[0]).toMatchObject({ inconclusive: true, significant: false, n: { previous: 2, latest: 2 } });
+    const text = renderNightly(d);
+    expect(text).toMatch(/inconclusive \(n=2\/2\)/);
+    expect(text).toMatch(/no regression; 1 cell\(s\) inconclusive: fewer than 3 measured runs in a night/);
+    expect(nightlyMarkdown(d)).toMatch(/No regression; 1 cell\(s\) inconclusive/);
+  });
+
+  it("a slowdown within the stack's A/A noise floor is not a regression; beyond it, it is", async () => {
+    const r = freshRoot("noise");
+    for (const v of tight) writeRun({ stack: "local-quarter-core", invocation: NIGHT1, rows: v });
+    for (const v of tight) writeRun({ stack: "local-quarter-core", invocation: NIGHT2, rows: v * 0.9 });
+    expect((await decideNightly(r, pairs)).exitCode).toBe(1);
+    const aa = (floor: number) => writeNoiseFloors(r, {
+      stack: "local-quarter-core", scenario: "quickstart", invocation: `${NIGHT1}/A`, createdAt: NIGHT1, confidence: 0.9,
+      cells: [{ cell: "default", floor, ratio: 1 + floor, ci: [1, 1 + 2 * floor], halfWidth: floor, n: { a: 3, b: 3 }, inconclusive: false, reason: "synthetic" }],
+    });
+    await aa(0.12);
+    const within = await decideNightly(r, pairs);
+    expect(within.exitCode).toBe(0);
+    expect(within.pairs[0]!.cells[0]).toMatchObject({ significant: false, noiseFloor: 0.12 });
+    expect(renderNightly(within)).toMatch(/±12\.0 %/);
+    await aa(0.04);
+    const beyond = await decideNightly(r, pairs);
+    expect(beyond.exitCode).toBe(1);
+    expect(beyond.regressions[0]).toMatchObject({ cell: "default", noiseFloor: 0.04 });
+  });
+
   it("only one night: exit 0 and says there is no previous night", async () => {
     const r = freshRoot("one");
     for (const v of tight) writeRun({ stack: "local-quarter-core", invocation: NIGHT2, rows: v });
@@ -152,5 +191,52 @@ describe("nightly decision", () => {
     expect(refused.exitCode).toBe(2);
     const forced = await decideNightly(r, pairs, { force: true });
     expect(forced.exitCode).toBe(1);
+  });
+});
+
+describe("A/A", () => {
+  it("makes every planned run twice, A and B back to back in the plans' order, the first of each pair drawn from the seed", () => {
+    const stack = { name: "local-quarter-core" } as StackSpec;
+    const plans = [["batch=1000", 1], ["batch=8000", 1], ["batch=8000", 2], ["batch=1000", 2], ["batch=1000", 3], ["batch=8000", 3]]
+      .map(([cell, replicate]) => ({ scenario: "quickstart", cell, replicate }) as CellPlan);
+    const items = aaItems(stack, plans, 42, NIGHT1);
+    expect(items).toHaveLength(12);
+    for (let i = 0; i < plans.length; i++) {
+      const pair = items.slice(2 * i, 2 * i + 2);
+      expect(pair.map((x) => x.plan.cell)).toEqual([plans[i]!.cell, plans[i]!.cell]);
+      expect(pair.map((x) => x.group).sort()).toEqual(["A", "B"]);
+      for (const x of pair) {
+        expect(x.plan.scenario).toBe("quickstart.aa");
+        expect(x.invocation).toBe(x.group === "A" ? `${NIGHT1}/A` : `${NIGHT1}/B`);
+      }
+    }
+    const firsts = items.filter((_, i) => i % 2 === 0).map((x) => x.group);
+    expect(new Set(firsts).size).toBe(2); // not always the same group first
+    expect(aaItems(stack, plans, 42, NIGHT1).map((x) => x.group)).toEqual(items.map((x) => x.group)); // deterministic
+    expect(plans[0]!.scenario).toBe("quickstart"); // the plans themselves are not changed
+  });
+
+  it("turns B vs A into a noise floor per cell: max(CI half-width, |ratio − 1|), inconclusive below 3 runs a group", async () => {
+    const r = freshRoot("aa");
+    const inv = aaInvocations(NIGHT1);
+    for (const v of [1000, 1030, 970]) writeRun({ stack: "local-quarter-core", invocation: inv.a, rows: v, cell: "batch=1000" });
+    for (const v of [1010, 980, 1040]) writeRun({ stack: "local-quarter-core", invocation: inv.b, rows: v, cell: "batch=1000" });
+    for (const v of [2000, 2010]) writeRun({ stack: "local-quarter-core", invocation: inv.a, rows: v, cell: "batch=8000" });
+    for (const v of [2100, 2110]) writeRun({ stack: "local-quarter-core", invocation: inv.b, rows: v, cell: "batch=8000" });
+    const c = await compareRuns(r, "quickstart", "local-quarter-core", { baseline: inv.a, contenders: [inv.b] }, { noiseFloors: false });
+    const f = noiseFloorFile(c, "quickstart", NIGHT1);
+    const [c1000, c8000] = f.cells;
+    expect(c1000).toMatchObject({ cell: "batch=1000", n: { a: 3, b: 3 }, inconclusive: false });
+    expect(c1000!.ratio).toBeCloseTo(1010 / 1000, 12);
+    // n = 3: the 90 % interval is the whole range of ratios [970/1030, 1040/970]
+    expect(c1000!.ci![0]).toBeCloseTo(980 / 1030, 12);
+    expect(c1000!.ci![1]).toBeCloseTo(1040 / 970, 12);
+    expect(c1000!.halfWidth).toBeCloseTo((1040 / 970 - 980 / 1030) / 2, 12);
+    expect(c1000!.floor).toBeCloseTo(Math.max(c1000!.halfWidth!, 0.01), 12);
+    expect(c8000).toMatchObject({ cell: "batch=8000", n: { a: 2, b: 2 }, inconclusive: true });
+    expect(c8000!.floor).toBeCloseTo(2105 / 2005 - 1, 12); // |ratio − 1| beats the (too narrow) half-width
+    const text = renderNoiseFloor(f, "results/x/quickstart.aa/noise-floor.json");
+    expect(text).toMatch(/batch=8000 .*inconclusive \(n=2\/2\): floor underestimated/);
+    expect(text).toMatch(/batch=1000 .*±\d+\.\d %/);
   });
 });

@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../../harness/errors.ts";
 import {
-  compareCommand, compareRuns, compareStacks, renderComparison, renderRunsComparison, sinkCaps,
+  compareCommand, compareRuns, compareStacks, loadNoiseFloors, noiseFloorPath, renderComparison, renderRunsComparison, sinkCaps, writeNoiseFloors,
+  type NoiseFloorCell,
 } from "../../../harness/results/compare.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
 import { type Spec, writeRunRecord } from "../../helpers/run-records.ts";
@@ -153,6 +154,68 @@ describe("compareRuns", () => {
     expect(forced.cells[0]!.contenders[0]!.reason).toMatch(/no measured run of cell batch=1000 in "latest"/);
     expect(forced.cells[1]!.contenders[0]!.comparison!.ci).toBeNull(); // n=1
     expect(renderRunsComparison(forced)).toContain("!! versions.postgres.running: previous 18.4; latest 18.5");
+  });
+});
+
+describe("honesty rules: minimum sample size and the A/A noise floor", () => {
+  const floorCell = (cell: string, floor: number): NoiseFloorCell => ({
+    cell, floor, ratio: 1 - floor, ci: [1 - 2 * floor, 1], halfWidth: floor, n: { a: 3, b: 3 }, inconclusive: false, reason: "synthetic",
+  });
+
+  it("two runs a side are 'inconclusive (n=2/2)', not a change, even when their ranges do not overlap", async () => {
+    for (const v of [100_000, 101_000]) writeRun({ stack: "two-reps", invocation: INV, rows: v });
+    for (const v of [93_000, 94_000]) writeRun({ stack: "two-reps", invocation: INV2, rows: v });
+    const c = await compareRuns(root, "quickstart", "two-reps", { baseline: INV, contenders: [INV2] });
+    const k = c.cells[0]!.contenders[0]!;
+    expect(k.comparison!.ci![1]).toBeLessThan(1);
+    expect(k.comparison).toMatchObject({ inconclusive: true, significant: false, change: "none" });
+    expect(c.significant).toEqual({ faster: 0, slower: 0 });
+    expect(c.inconclusive).toBe(1);
+    const text = renderRunsComparison(c);
+    expect(text).toMatch(/inconclusive \(n=2\/2\)/);
+    expect(text).toMatch(/1 inconclusive \(fewer than 3 measured runs on a side\)/);
+  });
+
+  it("a stored A/A noise floor raises the bar per cell, across runs and across stacks; noiseFloors: false ignores it", async () => {
+    // 8 % slower with tight replicates: a change by the interval and the 5 % rule
+    for (const v of tight) {
+      writeRun({ stack: "aa-stack", invocation: INV, rows: v, cell: "batch=1000" });
+      writeRun({ stack: "aa-stack", invocation: INV, rows: v, cell: "batch=8000" });
+      writeRun({ stack: "aa-stack", invocation: INV2, rows: v * 0.92, cell: "batch=1000" });
+      writeRun({ stack: "aa-stack", invocation: INV2, rows: v * 0.92, cell: "batch=8000" });
+    }
+    const before = await compareRuns(root, "quickstart", "aa-stack", { baseline: INV, contenders: [INV2] });
+    expect(before.significant.slower).toBe(2);
+    expect(before.noiseFloors).toEqual({});
+    // the A/A says batch=1000 varies by ±10 % between identical runs, batch=8000 by ±2 %
+    await writeNoiseFloors(root, { stack: "aa-stack", scenario: "quickstart", invocation: `${INV}/A`, createdAt: INV, confidence: 0.9, cells: [floorCell("batch=1000", 0.1), floorCell("batch=8000", 0.02)] });
+    expect(noiseFloorPath(root, "aa-stack", "quickstart")).toBe(path.join(root, "aa-stack", "quickstart.aa", "noise-floor.json"));
+    expect(loadNoiseFloors(root, "aa-stack", "quickstart")!.cells).toHaveLength(2);
+    const after = await compareRuns(root, "quickstart", "aa-stack", { baseline: INV, contenders: [INV2] });
+    const [c1000, c8000] = after.cells;
+    expect(c1000!.contenders[0]!.comparison).toMatchObject({ significant: false, noiseFloor: 0.1 });
+    expect(c1000!.contenders[0]!.reason).toMatch(/within the A\/A noise floor 10\.0 %/);
+    expect(c8000!.contenders[0]!.comparison).toMatchObject({ significant: true, change: "slower", noiseFloor: 0.02 });
+    expect(after.significant.slower).toBe(1);
+    expect(renderRunsComparison(after)).toMatch(/A\/A noise floors applied .*batch=1000 ±10\.0 %, batch=8000 ±2\.0 %/);
+    const ignored = await compareRuns(root, "quickstart", "aa-stack", { baseline: INV, contenders: [INV2] }, { noiseFloors: false });
+    expect(ignored.significant.slower).toBe(2);
+    // across stacks the larger of the two stacks' floors applies
+    for (const v of tight) {
+      writeRun({ stack: "aa-other", invocation: INV, rows: v * 0.92, cell: "batch=1000" });
+      writeRun({ stack: "aa-other", invocation: INV, rows: v * 0.92, cell: "batch=8000" });
+    }
+    const rows = await compareStacks(root, "quickstart", ["aa-stack", "aa-other"]);
+    // the floor applied is the larger of the two stacks' per cell (aa-other has no A/A result: aa-stack's)
+    expect(rows.filter((r) => r.stack === "aa-other").map((r) => r.comparison!.noiseFloor)).toEqual([0.1, 0.02]);
+  });
+
+  it("refuses a noise-floor file that is not one, naming it", async () => {
+    const file = noiseFloorPath(root, "broken-aa", "quickstart");
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, "{ not json");
+    expect(() => loadNoiseFloors(root, "broken-aa", "quickstart")).toThrow(/noise-floor\.json: not a noise-floor file/);
+    expect(loadNoiseFloors(root, "nowhere", "quickstart")).toBeNull();
   });
 });
 

@@ -126,7 +126,7 @@ describe("scenario forms", () => {
     expect(s.warmup).toEqual({ ms: 0, text: "0s" });
     expect(s.interval.ms).toBe(500);
     expect(s.drain.timeout.ms).toBe(60000);
-    expect(s.replicates).toBe(1);
+    expect(s.replicates).toBe(3); // the default: the fewest with which a comparison reaches a verdict
     expect(s.source).toEqual({ file: path.join(tmp, "logs/app.log") });
     expect(s.checks.slice(2)).toEqual([
       { path: "summary.lagP99Ms", max: 1000 },
@@ -152,6 +152,27 @@ describe("scenario forms", () => {
     expect(s.cells[1]?.values).toEqual({ "generator.pg-copy.batch": 1000, "generator.pg-copy.connections": 4 });
     expect(s.cells[1]?.scenario.generator.config).toEqual({ batch: 1000, connections: 4, rate: "max", seed: 42 });
     expect(s.generator.config).toEqual({ batch: 8000, connections: 1, rate: "max", seed: 42 });
+    expect(s.matrixForm).toBe("product");
+  });
+
+  it("takes an explicit list of cells: ids from the values (not positions), each cell validated and substituted", () => {
+    const lines = patched({ 13: "matrix:" }).filter((l) => !/^checks|^ {2}- \{ ledger/.test(l));
+    lines.push(
+      "  - { generator.pg-copy.batch: 200, generator.pg-copy.connections: 4 }",
+      "  - { generator.pg-copy.batch: 50000 }",
+      "  - { generator.pg-copy.connections: 2, generator.pg-copy.batch: 1000 }",
+    );
+    const s = loadScenario(write(lines), registries);
+    expect(s.matrixForm).toBe("list");
+    expect(s.cells.map((c) => c.id)).toEqual(["batch=200,connections=4", "batch=50000", "batch=1000,connections=2"]);
+    expect(s.matrix).toEqual({ "generator.pg-copy.batch": [200, 50000, 1000], "generator.pg-copy.connections": [4, 2] });
+    expect(s.cells[1]?.scenario.generator.config).toEqual({ batch: 50000, connections: 1, rate: "max", seed: 42 });
+    expect(s.cells[2]?.scenario.generator.config).toEqual({ batch: 1000, connections: 2, rate: "max", seed: 42 });
+    // reordering the list does not rename a cell
+    const reordered = [...lines.slice(0, -3), lines.at(-1)!, lines.at(-3)!, lines.at(-2)!];
+    expect(loadScenario(write(reordered), registries).cells.map((c) => c.id).sort()).toEqual(s.cells.map((c) => c.id).sort());
+    // an empty list is one default cell
+    expect(loadScenario(write(patched({ 13: "matrix: []" })), registries).cells.map((c) => c.id)).toEqual(["default"]);
   });
 });
 
@@ -228,6 +249,27 @@ describe("scenario errors name file, line and field", () => {
     const msg = errorOf(write(lines)).message.split("\n");
     expect(msg[0]).toMatch(/:16:7: matrix\.generator\.pg-copy\.batch\.1: matrix value "lots": expected number, received string$/);
     expect(msg[1]).toMatch(/:17:3: matrix\.checks\.0: "checks" cannot be varied by the matrix/);
+  });
+
+  it("a listed cell: bad value, unknown path, a list where one value belongs, a repeat, a non-map, each at its line", () => {
+    const lines = patched({ 13: "matrix:" }).filter((l) => !/^checks|^ {2}- \{ ledger/.test(l));
+    lines.push(
+      "  - { generator.pg-copy.batch: lots }", //                  14
+      "  - { generator.pg-copy.batchsize: 10 }", //                15
+      "  - { generator.pg-copy.batch: [1, 2] }", //                16
+      "  - 7", //                                                  17
+    );
+    // the shape is checked first (lines 16, 17), then paths and values in place (lines 14, 15)
+    const shape = errorOf(write(lines)).message.split("\n");
+    expect(shape[0]).toMatch(/:16:\d+: matrix\.2\.generator\.pg-copy\.batch: a listed cell gives one value per path/);
+    expect(shape[1]).toMatch(/:17:\d+: matrix\.3: a listed cell is a map/);
+    const msg = errorOf(write(lines.slice(0, -2))).message.split("\n");
+    expect(msg[0]).toMatch(/:14:\d+: matrix\.0\.generator\.pg-copy\.batch: matrix value "lots": expected number, received string/);
+    expect(msg[1]).toMatch(/:15:\d+: matrix\.1\.generator\.pg-copy\.batchsize: "generator\.pg-copy\.batchsize" names no field of this scenario/);
+    const dup = patched({ 13: "matrix:" }).filter((l) => !/^checks|^ {2}- \{ ledger/.test(l));
+    dup.push("  - { generator.pg-copy.batch: 200 }", "  - { generator.pg-copy.batch: 300 }", "  - { generator.pg-copy.batch: 200 }");
+    expect(errorOf(write(dup)).message).toMatch(/:16:\d+: matrix\.2: this cell repeats cell 0 \(batch=200\)/);
+    expect(errorOf(write(patched({ 13: "matrix: 5" }))).message).toMatch(/:13:\d+: matrix: matrix is a map from dotted paths to lists of values/);
   });
 
   it("bad checks", () => {

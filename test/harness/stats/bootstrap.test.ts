@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { bootstrapRatioOfMedians, seededUniform } from "../../../harness/stats/bootstrap.ts";
-import { compareSamples, describeSample } from "../../../harness/stats/compare.ts";
+import { compareSamples, describeSample, noiseFloorOf } from "../../../harness/stats/compare.ts";
 import { iqr } from "../../../harness/stats/descriptive.ts";
 
 /** Standard normal deviates by Box–Muller over the seeded uniform stream. */
@@ -66,6 +66,45 @@ describe("percentile bootstrap of the ratio of medians", () => {
   });
 });
 
+describe("coverage of the 90 % interval by sample size (why a verdict needs 3 values per side)", () => {
+  /**
+   * Share of trials whose interval covers the true ratio, for samples of n per side drawn from lognormals with
+   * medians 50 000 and 50 000 × truth. With n ≤ 3 the 5 % and 95 % quantiles of the resampled ratio are its extremes
+   * (min(c)/max(b), max(c)/min(b)), so coverage = P(the ranges of c/truth and b overlap) = 1 − 2·n!n!/(2n)!:
+   * 2/3 for n = 2 and 0.90 for n = 3 (harness/stats/compare.ts).
+   */
+  function coverage(n: number, truth: number, trials: number, seed: number): number {
+    const z = normals(seed);
+    let covered = 0;
+    for (let t = 0; t < trials; t++) {
+      const b = lognormal(z, n, 50_000, 0.05);
+      const c = lognormal(z, n, 50_000 * truth, 0.05);
+      const r = bootstrapRatioOfMedians(b, c, { seed: t + 1 });
+      if (r.low <= truth && truth <= r.high) covered++;
+    }
+    return covered / trials;
+  }
+
+  it("n = 2: the interval is the whole range of ratios and covers the truth about 2/3 of the time, far below 90 %", () => {
+    const r = bootstrapRatioOfMedians([100, 110], [90, 99]);
+    expect(r.low).toBeCloseTo(90 / 110, 12);
+    expect(r.high).toBeCloseTo(99 / 100, 12);
+    for (const truth of [1, 0.8]) {
+      const c = coverage(2, truth, 600, 77 + truth * 10);
+      // expected 0.667; 600 trials give a standard error of 0.019
+      expect(c).toBeGreaterThan(0.6);
+      expect(c).toBeLessThan(0.74);
+    }
+  });
+
+  it("n = 3 reaches 90 % (ranges overlap with probability 1 − 2/20)", () => {
+    const c = coverage(3, 1, 600, 91);
+    // expected 0.90; standard error 0.012
+    expect(c).toBeGreaterThan(0.86);
+    expect(c).toBeLessThan(0.94);
+  });
+});
+
 describe("compareSamples", () => {
   it("calls a tight 1.2 ratio significant and faster, and its inverse slower", () => {
     const base = [1000, 1010, 990, 1005, 995];
@@ -111,8 +150,46 @@ describe("compareSamples", () => {
     expect(r.ratio).toBeCloseTo(2.05, 10);
     expect(r.ci).toBeNull();
     expect(r.significant).toBe(false);
+    expect(r.inconclusive).toBe(true);
     expect(r.change).toBe("none");
-    expect(r.reason).toMatch(/fewer than 2 values \(baseline n=1\)/);
+    expect(r.reason).toMatch(/^inconclusive \(n=1\/3\): fewer than 3 values per side; no interval/);
+  });
+
+  it("calls 2 replicates per side inconclusive, even far apart; 3 tight ones 30 % apart are a change", () => {
+    // the false alarm this rule exists for: two identical nights of 2 replicates whose ranges happen not to overlap
+    const two = compareSamples([100_000, 101_000], [93_000, 94_000]);
+    expect(two.ci).not.toBeNull();
+    expect(two.ci![1]).toBeLessThan(1); // the interval alone would have called it a 0.93x regression
+    expect(two.inconclusive).toBe(true);
+    expect(two.significant).toBe(false);
+    expect(two.change).toBe("none");
+    expect(two.reason).toMatch(/^inconclusive \(n=2\/2\)/);
+    const three = compareSamples([1000, 1010, 990], [700, 707, 693]);
+    expect(three.inconclusive).toBe(false);
+    expect(three.significant).toBe(true);
+    expect(three.change).toBe("slower");
+    // the threshold is an option (≥ 2)
+    expect(compareSamples([100_000, 101_000], [93_000, 94_000], { minSamples: 2 }).significant).toBe(true);
+    expect(() => compareSamples([1, 2], [1, 2], { minSamples: 1 })).toThrow(/minSamples/);
+  });
+
+  it("a change must exceed the A/A noise floor as well as 5 %", () => {
+    const base = [1000, 1004, 996, 1002, 998];
+    const cont = base.map((v) => v * 0.92); // 8 % slower, tight: significant without a noise floor
+    expect(compareSamples(base, cont).significant).toBe(true);
+    const noisy = compareSamples(base, cont, { noiseFloor: 0.1 });
+    expect(noisy.significant).toBe(false);
+    expect(noisy.noiseFloor).toBe(0.1);
+    expect(noisy.reason).toMatch(/within the A\/A noise floor 10\.0 %/);
+    const quiet = compareSamples(base, cont, { noiseFloor: 0.03 });
+    expect(quiet.significant).toBe(true);
+    expect(quiet.reason).toMatch(/> the A\/A noise floor 3\.0 %/);
+    // the floor is the larger of the A/A interval's half-width and its observed |ratio − 1|
+    expect(noiseFloorOf({ ratio: 1.01, ci: [0.95, 1.09] })).toBeCloseTo(0.07, 12);
+    expect(noiseFloorOf({ ratio: 0.94, ci: [0.93, 0.95] })).toBeCloseTo(0.06, 12);
+    expect(noiseFloorOf({ ratio: 1, ci: null })).toBeNaN();
+    // a NaN floor (an A/A result without interval) is no floor
+    expect(compareSamples(base, cont, { noiseFloor: Number.NaN }).noiseFloor).toBeNull();
   });
 });
 

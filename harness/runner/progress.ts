@@ -1,0 +1,231 @@
+/**
+ * Progress of a set of runs (bench, nightly, aa), in one of four modes:
+ *
+ * - `live`  (the default on a terminal): one line on stderr, rewritten in place: runs done / total, the current
+ *           stack, scenario, cell and replicate, phase and seconds, rows/s, ingest lag and the time left for all runs.
+ * - `plain` (the default otherwise, e.g. a CI log): a line per run start, a sample line every 5 s, on stderr.
+ * - `quiet`: no progress at all; only each run's result and the command's final summary are printed.
+ * - `jsonl`: one JSON object per line on stdout, one per event (fields below); the human-readable run results and
+ *            summaries go to stderr instead, so that stdout is machine-readable from the first line to the last.
+ *
+ * JSON-lines events (every object has `event` and `time`, an ISO timestamp; rates are stored rows per second as the
+ * verifier measured them, lags in ms, durations in seconds):
+ *
+ *   {"event":"start", "runs":N, "estimatedSeconds":s}
+ *   {"event":"cell-start", "index":i, "runs":N, "stack", "scenario", "cell", "replicate", "group"?, "runId"}
+ *   {"event":"sample", "index":i, "stack", "scenario", "cell", "replicate", "group"?, "phase":"warmup|measure|drain",
+ *    "elapsedS", "loadEndS", "stored", "rowsPerSec"|null, "lagMs"|null, "remainingSeconds"}
+ *   {"event":"cell-end", "index":i, "stack", "scenario", "cell", "replicate", "group"?, "runId", "status",
+ *    "rowsPerSecond"|null, "mibPerSecond"|null, "lagP99Ms"|null, "lost"|null, "duplicated"|null, "seconds"}
+ *   {"event":"end", "runs":N, "done":n, "interrupted":signal|null, "seconds"}
+ *   and command-specific summaries, e.g. {"event":"nightly", ...} and {"event":"noise-floor", ...}
+ *
+ * `index` is 1-based over all runs of the invocation; `group` is "A" or "B" in an A/A invocation.
+ * Time left = what remains of the current run's load (warmup + duration) + the planned load of the runs not started,
+ * each plus the mean overhead (provisioning, drain, teardown) measured on the runs done so far (6 s before the first).
+ */
+import type { Writable } from "node:stream";
+import { InvalidArgumentError, Option } from "commander";
+import type { RunRecord, SeriesPoint } from "../results/types.ts";
+import type { CellPlan } from "./run.ts";
+
+export const PROGRESS_MODES = ["auto", "live", "plain", "quiet", "jsonl"] as const;
+export type ProgressMode = (typeof PROGRESS_MODES)[number];
+
+/** What the display needs of one planned run. */
+export interface ProgressRun {
+  stack: string;
+  plan: Pick<CellPlan, "scenario" | "cell" | "replicate" | "warmupMs" | "durationMs">;
+  /** "A" or "B" in an A/A invocation */
+  group?: string;
+}
+
+/** Streams the display writes to (process.stdout / process.stderr by default; tests pass their own). */
+export interface ProgressStreams {
+  stdout: Pick<Writable, "write">;
+  stderr: Pick<Writable, "write"> & { isTTY?: boolean };
+}
+
+/** Overhead per run assumed before one has finished (provisioning, drain, teardown), seconds. */
+const INITIAL_OVERHEAD_S = 6;
+/** Interval of sample lines in plain mode, ms. */
+const PLAIN_SAMPLE_MS = 5000;
+
+const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
+
+/** "45s", "4m10s", "1h02m". */
+export function formatSeconds(s: number): string {
+  const t = Math.max(0, Math.round(s));
+  if (t < 60) return `${t}s`;
+  if (t < 3600) return `${Math.floor(t / 60)}m${String(t % 60).padStart(2, "0")}s`;
+  return `${Math.floor(t / 3600)}h${String(Math.floor((t % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+/** Resolve `auto`: live on a terminal, plain otherwise. @throws RangeError on an unknown mode */
+export function resolveMode(mode: ProgressMode | undefined, stderr: { isTTY?: boolean }): Exclude<ProgressMode, "auto"> {
+  const m = mode ?? "auto";
+  if (!(PROGRESS_MODES as readonly string[]).includes(m)) throw new RangeError(`progress mode must be one of ${PROGRESS_MODES.join(", ")}, got "${m}"`);
+  if (m === "auto") return stderr.isTTY ? "live" : "plain";
+  return m;
+}
+
+/**
+ * The progress display of one invocation. Call `start` with every planned run, then per run `cellStart`, `sample`
+ * (each series point) and `cellEnd`, and `end` once; `result` prints human-readable results (run descriptions,
+ * final tables) where they belong in the mode, `event` adds a command-specific JSON-lines event.
+ */
+export class Progress {
+  readonly mode: Exclude<ProgressMode, "auto">;
+  private runs: ProgressRun[] = [];
+  private index = 0;
+  private done = 0;
+  private startedAt = 0;
+  private runStartedAt = 0;
+  private overheadS: number[] = [];
+  private lastSampleAt = 0;
+  private loadElapsedS = 0;
+  private lineShown = false;
+
+  constructor(mode: ProgressMode | undefined, private readonly streams: ProgressStreams = { stdout: process.stdout, stderr: process.stderr }, private readonly now: () => number = Date.now) {
+    this.mode = resolveMode(mode, streams.stderr);
+  }
+
+  private json(obj: Record<string, unknown>): void {
+    this.streams.stdout.write(`${JSON.stringify({ event: obj.event, time: new Date(this.now()).toISOString(), ...obj })}\n`);
+  }
+
+  private clearLine(): void {
+    if (this.lineShown) this.streams.stderr.write("\r\x1b[K");
+    this.lineShown = false;
+  }
+
+  private loadS(r: ProgressRun): number {
+    return (r.plan.warmupMs + r.plan.durationMs) / 1000;
+  }
+
+  private overhead(): number {
+    return this.overheadS.length ? this.overheadS.reduce((a, b) => a + b, 0) / this.overheadS.length : INITIAL_OVERHEAD_S;
+  }
+
+  /** Seconds left for all runs: the current run's remaining load and those not started, each with the mean overhead. */
+  remainingSeconds(): number {
+    const o = this.overhead();
+    let left = 0;
+    const current = this.runs[this.index - 1];
+    // about half the overhead comes before the load (provisioning), half after it (drain, teardown)
+    if (current && this.index > this.done) left += Math.max(0, this.loadS(current) - this.loadElapsedS) + (this.loadElapsedS > 0 ? o / 2 : o);
+    for (const r of this.runs.slice(this.index)) left += this.loadS(r) + o;
+    return left;
+  }
+
+  private label(r: ProgressRun): string {
+    return `${r.stack} ${r.plan.scenario} ${r.plan.cell} r${r.plan.replicate}${r.group ? ` ${r.group}` : ""}`;
+  }
+
+  private fields(r: ProgressRun): Record<string, unknown> {
+    return { stack: r.stack, scenario: r.plan.scenario, cell: r.plan.cell, replicate: r.plan.replicate, ...(r.group ? { group: r.group } : {}) };
+  }
+
+  start(runs: ProgressRun[]): void {
+    this.runs = runs;
+    this.startedAt = this.now();
+    if (this.mode === "jsonl") this.json({ event: "start", runs: runs.length, estimatedSeconds: Math.round(this.remainingSeconds()) });
+    else if (this.mode !== "quiet") this.streams.stderr.write(`${runs.length} run(s) planned, about ${formatSeconds(this.remainingSeconds())}\n`);
+  }
+
+  /** The next run (in `start` order) begins; `detail` is e.g. the hosts being provisioned. */
+  cellStart(runId: string, detail = ""): void {
+    const r = this.runs[this.index];
+    if (!r) throw new RangeError(`progress: run ${this.index + 1} started but only ${this.runs.length} were planned`);
+    this.index++;
+    this.runStartedAt = this.now();
+    this.loadElapsedS = 0;
+    this.lastSampleAt = 0;
+    if (this.mode === "jsonl") this.json({ event: "cell-start", index: this.index, runs: this.runs.length, ...this.fields(r), runId });
+    else if (this.mode === "plain") this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)}: ${detail || "starting"}\n`);
+    else if (this.mode === "live") this.liveLine(r, `starting${detail ? `: ${detail}` : ""}`);
+  }
+
+  private liveLine(r: ProgressRun, what: string): void {
+    const pct = Math.floor((this.done / Math.max(1, this.runs.length)) * 100);
+    this.streams.stderr.write(`\r\x1b[K[${this.done}/${this.runs.length} done, ${pct} %] ${this.label(r)} · ${what} · ${formatSeconds(this.remainingSeconds())} left`);
+    this.lineShown = true;
+  }
+
+  /** One series point of the current run. */
+  sample(p: SeriesPoint, ctx: { loadEndS: number }): void {
+    const r = this.runs[this.index - 1];
+    if (!r) return;
+    this.loadElapsedS = Math.min(p.elapsedS, ctx.loadEndS);
+    const rate = p.rowsPerSec === null ? "–" : fmtInt(p.rowsPerSec);
+    const lag = p.lagMs === null ? "–" : `${fmtInt(p.lagMs)} ms`;
+    if (this.mode === "jsonl") {
+      this.json({
+        event: "sample", index: this.index, ...this.fields(r), phase: p.phase, elapsedS: p.elapsedS, loadEndS: ctx.loadEndS,
+        stored: p.stored, rowsPerSec: p.rowsPerSec, lagMs: p.lagMs, remainingSeconds: Math.round(this.remainingSeconds()),
+      });
+    } else if (this.mode === "live") {
+      this.liveLine(r, `${p.phase} ${p.elapsedS.toFixed(0)}/${ctx.loadEndS.toFixed(0)} s · ${rate} rows/s · lag ${lag}`);
+    } else if (this.mode === "plain" && (p.t - this.lastSampleAt >= PLAIN_SAMPLE_MS || p.phase === "drain")) {
+      this.lastSampleAt = p.t;
+      this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)} ${p.phase.padEnd(7)} ${p.elapsedS.toFixed(0).padStart(4)}s/${ctx.loadEndS.toFixed(0)}s  ${rate} rows/s  stored ${fmtInt(p.stored)}  lag ${lag}  ${formatSeconds(this.remainingSeconds())} left\n`);
+    }
+  }
+
+  /** The current run ended with this record; `description` is its human-readable result. */
+  cellEnd(record: RunRecord, description: string): void {
+    const r = this.runs[this.index - 1];
+    const seconds = (this.now() - this.runStartedAt) / 1000;
+    this.done++;
+    if (r) this.overheadS.push(Math.max(0, seconds - this.loadS(r)));
+    this.loadElapsedS = 0;
+    if (this.mode === "jsonl" && r) {
+      this.json({
+        event: "cell-end", index: this.index, ...this.fields(r), runId: record.runId, status: record.status,
+        rowsPerSecond: record.summary?.rowsPerSecond ?? null, mibPerSecond: record.summary?.mibPerSecond ?? null,
+        lagP99Ms: record.summary?.lagP99Ms ?? null, lost: record.ledger?.lost ?? null, duplicated: record.ledger?.duplicated ?? null,
+        seconds: Number(seconds.toFixed(1)),
+      });
+    }
+    this.result(description);
+  }
+
+  /** Human-readable output (run results, final tables): stdout, or stderr in jsonl mode. */
+  result(text: string): void {
+    this.clearLine();
+    (this.mode === "jsonl" ? this.streams.stderr : this.streams.stdout).write(`${text}\n`);
+  }
+
+  /** A notice that must be seen in every mode (e.g. a signal): stderr. */
+  notice(text: string): void {
+    this.clearLine();
+    this.streams.stderr.write(`${text}\n`);
+  }
+
+  /** A command-specific JSON-lines event (only in jsonl mode). */
+  event(name: string, fields: Record<string, unknown>): void {
+    if (this.mode === "jsonl") this.json({ event: name, ...fields });
+  }
+
+  end(interrupted: string | null): void {
+    this.clearLine();
+    const seconds = Number(((this.now() - this.startedAt) / 1000).toFixed(1));
+    if (this.mode === "jsonl") this.json({ event: "end", runs: this.runs.length, done: this.done, interrupted, seconds });
+    else if (this.mode !== "quiet") this.streams.stderr.write(`${this.done}/${this.runs.length} run(s) done in ${formatSeconds(seconds)}${interrupted ? ` (interrupted by ${interrupted})` : ""}\n`);
+  }
+}
+
+/** The `--progress <mode>` option shared by bench, nightly and aa (commander). */
+export function progressOption(): Option {
+  return new Option("--progress <mode>", "progress display: live (one updating line), plain (a line per run and every 5 s), quiet (only results and summaries), jsonl (one JSON object per event on stdout; see harness/runner/progress.ts), auto (live on a terminal, plain otherwise)")
+    .choices(PROGRESS_MODES).default("auto");
+}
+
+/** A commander argument parser for a positive integer option, e.g. `--replicates`. @throws InvalidArgumentError */
+export function positiveInt(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a positive integer, got "${value}"`);
+    return n;
+  };
+}

@@ -1,0 +1,113 @@
+// The progress display's four modes, driven with synthetic runs and series points into captured streams.
+import { describe, expect, it } from "vitest";
+import type { RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
+import { formatSeconds, Progress, resolveMode, type ProgressRun } from "../../../harness/runner/progress.ts";
+
+function capture(isTTY = false): { stdout: { write: (s: string) => boolean; text: string }; stderr: { write: (s: string) => boolean; text: string; isTTY: boolean } } {
+  const mk = () => {
+    const o = { text: "", write: (s: string) => { o.text += s; return true; } };
+    return o;
+  };
+  return { stdout: mk(), stderr: Object.assign(mk(), { isTTY }) };
+}
+
+const runs: ProgressRun[] = [
+  { stack: "s1", plan: { scenario: "quickstart", cell: "batch=1000", replicate: 1, warmupMs: 1000, durationMs: 2000 } },
+  { stack: "s1", plan: { scenario: "quickstart", cell: "batch=8000", replicate: 1, warmupMs: 1000, durationMs: 2000 }, group: "B" },
+];
+
+const point = (elapsedS: number, phase: SeriesPoint["phase"], t: number): SeriesPoint => ({
+  t, elapsedS, phase, stored: elapsedS * 1000, countQueryMs: 2, rowsPerSec: 1000, mibPerSec: 0.2, lagMs: 150, sent: 0, accepted: 0, hosts: {},
+});
+
+const record = (runId: string): RunRecord => ({
+  runId, status: "ok", summary: { rowsPerSecond: 1234.5, mibPerSecond: 0.3, lagP99Ms: 200 }, ledger: { lost: 0, duplicated: 0 },
+} as unknown as RunRecord);
+
+/** Drive a whole two-run invocation through a display on a fake clock (each run takes 8 s of wall time). */
+function drive(p: Progress, clock: { t: number }): void {
+  p.start(runs);
+  for (const [i, id] of ["run-a", "run-b"].entries()) {
+    p.cellStart(id, "provisioning local hosts loadgen, sink");
+    for (let s = 1; s <= 4; s++) {
+      clock.t += 2000;
+      p.sample(point(s, s === 1 ? "warmup" : s === 4 ? "drain" : "measure", clock.t), { loadEndS: 3 });
+    }
+    p.cellEnd(record(id), `run ${id}: ok (description ${i + 1})`);
+  }
+  p.end(null);
+}
+
+describe("progress", () => {
+  it("jsonl: every stdout line is one JSON object with documented fields; descriptions go to stderr", () => {
+    const io = capture(true);
+    const clock = { t: Date.parse("2026-11-29T00:00:00Z") };
+    drive(new Progress("jsonl", io, () => clock.t), clock);
+    const lines = io.stdout.text.trimEnd().split("\n");
+    const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events.map((e) => e.event)).toEqual(["start", "cell-start", "sample", "sample", "sample", "sample", "cell-end", "cell-start", "sample", "sample", "sample", "sample", "cell-end", "end"]);
+    for (const e of events) expect(typeof e.time === "string" && !Number.isNaN(Date.parse(e.time))).toBe(true);
+    expect(events[0]).toMatchObject({ runs: 2, estimatedSeconds: 18 }); // 2 × (3 s load + 6 s assumed overhead)
+    expect(events[1]).toMatchObject({ index: 1, runs: 2, stack: "s1", scenario: "quickstart", cell: "batch=1000", replicate: 1, runId: "run-a" });
+    expect(events[1]).not.toHaveProperty("group");
+    expect(events[3]).toMatchObject({ phase: "measure", elapsedS: 2, loadEndS: 3, stored: 2000, rowsPerSec: 1000, lagMs: 150 });
+    expect(typeof events[3]!.remainingSeconds).toBe("number");
+    expect(events[6]).toMatchObject({ index: 1, runId: "run-a", status: "ok", rowsPerSecond: 1234.5, lagP99Ms: 200, lost: 0, duplicated: 0, seconds: 8 });
+    expect(events[7]).toMatchObject({ index: 2, group: "B", cell: "batch=8000" });
+    expect(events[13]).toMatchObject({ runs: 2, done: 2, interrupted: null, seconds: 16 });
+    expect(io.stdout.text).not.toMatch(/description/);
+    expect(io.stderr.text).toMatch(/run run-a: ok \(description 1\)\n[\s\S]*run run-b: ok \(description 2\)/);
+  });
+
+  it("jsonl: time left uses the overhead measured on the runs done", () => {
+    const io = capture();
+    const clock = { t: 0 };
+    drive(new Progress("jsonl", io, () => clock.t), clock);
+    const events = io.stdout.text.trimEnd().split("\n").map((l) => JSON.parse(l) as { event: string; remainingSeconds?: number; index?: number; elapsedS?: number });
+    // in run 2, measured overhead = 8 s wall − 3 s load = 5 s; at 2 s of 3 s load: 1 s + 5/2 s (drain, teardown) = 3.5 → 4
+    expect(events.find((e) => e.event === "sample" && e.index === 2 && e.elapsedS === 2)?.remainingSeconds).toBe(4);
+  });
+
+  it("quiet: no progress lines at all, only the run descriptions on stdout", () => {
+    const io = capture(true);
+    const clock = { t: 0 };
+    drive(new Progress("quiet", io, () => clock.t), clock);
+    expect(io.stderr.text).toBe("");
+    expect(io.stdout.text).toBe("run run-a: ok (description 1)\nrun run-b: ok (description 2)\n");
+  });
+
+  it("plain: a line per run start and per 5 s of samples (and drain), on stderr; descriptions on stdout", () => {
+    const io = capture(false);
+    const clock = { t: 0 };
+    drive(new Progress("auto", io, () => clock.t), clock);
+    const lines = io.stderr.text.trimEnd().split("\n");
+    expect(lines[0]).toBe("2 run(s) planned, about 18s");
+    expect(lines[1]).toBe("[1/2] s1 quickstart batch=1000 r1: provisioning local hosts loadgen, sink");
+    expect(lines.filter((l) => l.includes(" drain "))).toHaveLength(2);
+    expect(lines.filter((l) => /rows\/s/.test(l)).length).toBeLessThan(8); // not every sample
+    expect(lines.some((l) => l.startsWith("[2/2] s1 quickstart batch=8000 r1 B:"))).toBe(true);
+    expect(lines.at(-1)).toBe("2/2 run(s) done in 16s");
+    expect(io.stderr.text).not.toContain("\r");
+    expect(io.stdout.text).toBe("run run-a: ok (description 1)\nrun run-b: ok (description 2)\n");
+  });
+
+  it("live (auto on a terminal): one line rewritten in place with done/total, rate, lag and time left", () => {
+    const io = capture(true);
+    const clock = { t: 0 };
+    const p = new Progress("auto", io, () => clock.t);
+    expect(p.mode).toBe("live");
+    drive(p, clock);
+    const frames = io.stderr.text.split("\r\x1b[K").filter(Boolean);
+    expect(frames.some((f) => /^\[1\/2 done, 50 %\] s1 quickstart batch=8000 r1 B · measure 2\/3 s · 1,000 rows\/s · lag 150 ms · 4s left$/.test(f))).toBe(true);
+    // the line is cleared before each description is printed (on stdout), so the terminal shows no torn lines
+    expect(io.stdout.text).toBe("run run-a: ok (description 1)\nrun run-b: ok (description 2)\n");
+    expect(io.stderr.text.endsWith("2/2 run(s) done in 16s\n")).toBe(true);
+  });
+
+  it("resolves modes and formats durations", () => {
+    expect(resolveMode("auto", { isTTY: true })).toBe("live");
+    expect(resolveMode(undefined, {})).toBe("plain");
+    expect(() => resolveMode("loud" as "live", {})).toThrow(/progress mode must be one of/);
+    expect([formatSeconds(45), formatSeconds(250), formatSeconds(3725)]).toEqual(["45s", "4m10s", "1h02m"]);
+  });
+});
