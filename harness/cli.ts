@@ -1,6 +1,9 @@
 /**
  * The `ingestbench` command line (commander). Only this module turns typed errors into exit codes:
  * ConfigurationError 2, ProvisioningError 3, VerificationError 4, failed checks 1, interrupted 130/143.
+ *
+ * Commands come from command modules (`CommandModule`: a function that adds commands to the program); a module
+ * registers its commands with one line in COMMAND_MODULES below.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -8,13 +11,15 @@ import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { collectLeftovers } from "../infra/local/gc.ts";
 import { listStacks, loadStack } from "../infra/stack/schema.ts";
-import { IngestbenchError } from "./errors.ts";
+import { ConfigurationError, IngestbenchError } from "./errors.ts";
 import { prepareResultsDir } from "./results/preflight.ts";
 import { compareCommand, compareStacks, renderComparison, type CompareCommandFlags } from "./results/compare.ts";
-import type { NightlyFlags } from "./nightly/run.ts";
+import { registerNightlyCommands } from "./nightly/commands.ts";
+import { benchOnPulumiStack, registerProvisionCommands } from "./provision/commands.ts";
 import type { ReportFlags } from "./report/build.ts";
 import { loadScenarioFile, planCells } from "./runner/plan.ts";
 import { driveRuns, runsExitCode } from "./runner/drive.ts";
+import { positiveInt, Progress, progressOption, type ProgressMode } from "./runner/progress.ts";
 import type { CellPlan } from "./runner/run.ts";
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -32,11 +37,21 @@ function isStackFile(file: string): boolean {
   }
 }
 
+/** What a command module gets from the CLI. */
+export interface CliContext {
+  /** the repository root (stacks/, package.json) */
+  projectRoot: string;
+}
+
+/** A command module: adds its commands (and their options and actions) to the program. */
+export type CommandModule = (program: Command, ctx: CliContext) => void;
+
 interface BenchFlags {
   stack: string;
   results: string;
-  replicates?: string;
+  replicates?: number;
   quiet?: boolean;
+  progress?: ProgressMode;
   duration?: string;
   warmup?: string;
 }
@@ -45,20 +60,52 @@ async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
   const resultsRoot = prepareResultsDir(flags.results);
   const stacks = flags.stack.split(",").map((s) => s.trim()).filter(Boolean).map((s) => loadStack(s, path.join(projectRoot, "stacks")));
   const scenario = loadScenarioFile(scenarioFile);
-  const plans: CellPlan[] = planCells(scenario, scenarioFile, {
-    replicates: flags.replicates ? Number(flags.replicates) : undefined,
-    duration: flags.duration, warmup: flags.warmup,
-  });
+  const plans: CellPlan[] = planCells(scenario, scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
+  if (stacks.some((s) => s.platform !== "local")) {
+    // docker and azure stacks are deployed with Pulumi (harness/provision/), one at a time
+    if (stacks.length > 1) throw new ConfigurationError("E_STACKS", `bench runs one docker or azure stack at a time (got ${stacks.map((s) => s.name).join(", ")}); run them one after the other and compare with \`ingestbench compare\``, { field: "--stack" });
+    return runsExitCode(await benchOnPulumiStack({ stack: stacks[0]!, plans, resultsRoot, invocation: new Date().toISOString(), projectRoot, quiet: flags.quiet || flags.progress === "quiet" }));
+  }
+  const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
   const result = await driveRuns(stacks.map((stack) => ({ stack, plans })), {
-    resultsRoot, invocation: new Date().toISOString(), projectRoot, quiet: flags.quiet,
+    resultsRoot, invocation: new Date().toISOString(), projectRoot, reporter: progress,
   });
   if (stacks.length > 1 && result.records.some((r) => r.summary)) {
     // the runs just made are what was asked for: show version differences between stacks instead of refusing
     const rows = await compareStacks(resultsRoot, scenario.name, stacks.map((s) => s.name), { force: true });
-    process.stdout.write(`\n${renderComparison(scenario.name, rows)}\n`);
+    progress.result(`\n${renderComparison(scenario.name, rows)}`);
   }
   return runsExitCode(result);
 }
+
+/** bench: provision, run, tear down. */
+const registerBenchCommand: CommandModule = (cmd) => {
+  cmd.command("bench")
+    .description("Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. With several stacks, print a comparison.")
+    .argument("<scenario>", "scenario file, e.g. scenarios/quickstart.yaml")
+    .requiredOption("-s, --stack <names>", "stack name(s), comma-separated (stacks/Pulumi.<name>.yaml), e.g. local-quarter-core,local-2-cores")
+    .option("-r, --results <dir>", "results directory", "results")
+    .option("--replicates <n>", "runs per cell, overriding the scenario's replicates (default 3)", positiveInt("--replicates"))
+    .option("--duration <d>", "override the measurement duration, e.g. 10s")
+    .option("--warmup <d>", "override the warmup, e.g. 2s")
+    .addOption(progressOption())
+    .addOption(new Option("-q, --quiet", "same as --progress quiet"))
+    .action(async (scenario: string, flags: BenchFlags) => { process.exitCode = await bench(scenario, flags); });
+};
+
+/**
+ * The command modules, in help order before the result commands defined in program(). Register a module's commands
+ * here, one line each.
+ */
+const COMMAND_MODULES: CommandModule[] = [
+  registerBenchCommand,
+  registerNightlyCommands,
+];
+
+/** Modules that extend commands defined in program() (provisioning adds Pulumi stacks to `gc`): registered last. */
+const LATE_COMMAND_MODULES: CommandModule[] = [
+  (cmd, ctx) => registerProvisionCommands(cmd, ctx.projectRoot),
+];
 
 /** Build the program (exported for tests of --help and argument errors). */
 export function program(): Command {
@@ -71,29 +118,7 @@ export function program(): Command {
       process.exit(err.exitCode === 0 ? 0 : 2);
     });
 
-  cmd.command("bench")
-    .description("Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. With several stacks, print a comparison.")
-    .argument("<scenario>", "scenario file, e.g. scenarios/quickstart.yaml")
-    .requiredOption("-s, --stack <names>", "stack name(s), comma-separated (stacks/Pulumi.<name>.yaml), e.g. local-quarter-core,local-2-cores")
-    .option("-r, --results <dir>", "results directory", "results")
-    .option("--replicates <n>", "override the scenario's replicates")
-    .option("--duration <d>", "override the measurement duration, e.g. 10s")
-    .option("--warmup <d>", "override the warmup, e.g. 2s")
-    .addOption(new Option("-q, --quiet", "no progress line"))
-    .action(async (scenario: string, flags: BenchFlags) => { process.exitCode = await bench(scenario, flags); });
-
-  cmd.command("nightly")
-    .description("Run a nightly plan (stacks × scenarios, each as `bench` does, in one invocation), then per stack and scenario compare the latest invocation with the previous one per cell (as `compare --baseline previous --contender latest`). Prints a summary, writes nightly.json; exits 1 naming the cells significantly slower than the previous night, 0 when there is no regression or no previous night.")
-    .argument("<plan>", "plan file, e.g. nightly/local.yaml (entries: [{ stack, scenario, replicates?, duration?, warmup? }])")
-    .option("-r, --results <dir>", "results directory", "results")
-    .option("--force", "compare even when component versions differ from the previous night (the differences are listed)")
-    .option("--json <file>", "where to write the decision as JSON", "nightly.json")
-    .option("--markdown <file>", "also write a Markdown summary (e.g. \"$GITHUB_STEP_SUMMARY\")")
-    .addOption(new Option("-q, --quiet", "no progress line"))
-    .action(async (plan: string, flags: NightlyFlags) => {
-      const { nightlyCommand } = await import("./nightly/run.ts");
-      process.exitCode = await nightlyCommand(plan, flags, projectRoot);
-    });
+  for (const register of COMMAND_MODULES) register(cmd, { projectRoot });
 
   cmd.command("compare")
     .description("Compare a scenario's results. Across stacks (hardware sizes; latest results of each): median rows/s and MiB/s with IQR and CV (erratic when noisy), ratio to the first stack with a 90 % bootstrap interval, rows/s per vCPU and per GiB, CPU, throttling, network, lag, bottleneck, ledger. Across runs on one stack (--baseline, --contender): the same per cell. Environment differences are listed; mismatched component versions are refused unless --force.")
@@ -137,9 +162,10 @@ export function program(): Command {
 
   cmd.command("gc")
     .description("Remove leftovers of killed runs: processes, cgroups, network namespaces, tmpfs mounts and temp directories whose owner is gone.")
-    .option("--all", "also remove resources of runs whose owner process is still alive")
-    .action(async (flags: { all?: boolean }) => {
-      const report = await collectLeftovers({ all: Boolean(flags.all) });
+    .option("--all", "also remove ownerless run directories younger than the 4 h expiry (runs whose owner is alive are still left alone)")
+    .option("--kill-live", "also remove runs whose owner process is still alive: stops benchmarks running in other terminals")
+    .action(async (flags: { all?: boolean; killLive?: boolean }) => {
+      const report = await collectLeftovers({ all: Boolean(flags.all), includeLive: Boolean(flags.killLive) });
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     });
 
@@ -177,6 +203,7 @@ export function program(): Command {
         }
       }
     });
+  for (const register of LATE_COMMAND_MODULES) register(cmd, { projectRoot });
   return cmd;
 }
 

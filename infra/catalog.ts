@@ -9,7 +9,10 @@
  * test/infra/docker/catalog.test.ts checks that every digest present has that exact format, and lists the
  * unresolved ones. No placeholder digests are written: a made-up digest would fail the pull.
  *
- * Ports, data directories and environment are the images' own documented defaults.
+ * Ports, data directories and environment are the images' own documented defaults. `metrics` names each
+ * component's own telemetry endpoint (on its "metrics" port, else on its data port); `uploads` are static server
+ * settings written into the container (collector configs are rendered per scenario by infra/render/); `build` is an
+ * image the docker platform builds itself (a pinned plugin, a patch) instead of pulling the entry's image.
  */
 
 export type CatalogKind = "sink" | "collector" | "platform";
@@ -22,6 +25,39 @@ export interface CatalogPort {
   protocol: "tcp" | "udp";
   /** what speaks on it, e.g. "http", "postgres", "forward" */
   scheme: string;
+}
+
+/** The component's own telemetry endpoint. */
+export interface CatalogMetrics {
+  /** HTTP path on the metrics port (or the data port when the entry has no "metrics" port) */
+  path: string;
+  /** "prometheus" text exposition, or the component's own JSON */
+  format: "prometheus" | "json";
+  /** what it reports that the observers use */
+  about: string;
+}
+
+/** A file written into the component's container at creation (docker.Container `uploads`). */
+export interface CatalogUpload {
+  /** absolute path in the container */
+  file: string;
+  content: string;
+}
+
+/**
+ * An image the docker platform builds (@pulumi/docker Image, not pushed) for some pairings, instead of pulling
+ * `repository:tag`: e.g. Fluentd with fluent-plugin-griddb and seed 000's fix for a GridDB sink.
+ */
+export interface CatalogBuild {
+  /** build context, relative to the repository root (holds the Dockerfile) */
+  context: string;
+  /** local image name and pinned tag given to the build */
+  repository: string;
+  tag: string;
+  /** the sinks this collector needs the built image for */
+  forSinks: readonly string[];
+  /** what the build adds, for people */
+  adds: string;
 }
 
 export interface CatalogImage {
@@ -47,6 +83,14 @@ export interface CatalogImage {
   heapFromMemory?: boolean;
   /** what the version probe asks, for the harness and for people */
   versionProbe: string;
+  /** the component's own telemetry endpoint; absent: none over HTTP (e.g. PostgreSQL's pg_stat views over SQL) */
+  metrics?: CatalogMetrics;
+  /** static settings files written into the container */
+  uploads?: readonly CatalogUpload[];
+  /** an image built by the docker platform for some pairings (see CatalogBuild) */
+  build?: CatalogBuild;
+  /** sinks the config renderer knows but this image cannot write into, with the reason (deploying one is refused) */
+  refuses?: Readonly<Record<string, string>>;
   /** what still has to happen before this entry is usable as issue 4 asks */
   todo?: string;
 }
@@ -79,6 +123,16 @@ const entries: CatalogImage[] = [
     dataDir: "/var/lib/clickhouse",
     env: { CLICKHOUSE_SKIP_USER_SETUP: "1" },
     versionProbe: "SELECT version()",
+    metrics: { path: "/metrics", format: "prometheus", about: "ClickHouseMetrics_*, ClickHouseProfileEvents_InsertedRows, parts (ClickHouseAsyncMetrics_MaxPartCountForPartition)" },
+    // the image serves Prometheus metrics only with a <prometheus> section (ClickHouse docs, "prometheus" server setting)
+    uploads: [
+      {
+        file: "/etc/clickhouse-server/config.d/ingestbench-prometheus.xml",
+        content:
+          "<clickhouse>\n  <prometheus>\n    <endpoint>/metrics</endpoint>\n    <port>9363</port>\n    <metrics>true</metrics>\n" +
+          "    <events>true</events>\n    <asynchronous_metrics>true</asynchronous_metrics>\n  </prometheus>\n</clickhouse>\n",
+      },
+    ],
     todo: "tag 25.8 is a moving LTS series tag until the digest is resolved",
   },
   {
@@ -98,6 +152,7 @@ const entries: CatalogImage[] = [
     },
     heapFromMemory: true,
     versionProbe: "GET / → version.number",
+    metrics: { path: "/_nodes/stats/indices,jvm,thread_pool", format: "json", about: "indexing.index_total, merges.current, refresh time, thread_pool.write.rejected, JVM heap" },
   },
   {
     name: "loki",
@@ -111,6 +166,7 @@ const entries: CatalogImage[] = [
     env: {},
     command: ["-config.file=/etc/loki/local-config.yaml"],
     versionProbe: "GET /loki/api/v1/status/buildinfo → version",
+    metrics: { path: "/metrics", format: "prometheus", about: "loki_distributor_lines_received_total, loki_ingester_streams_created_total" },
   },
   {
     name: "fluent-bit",
@@ -128,7 +184,7 @@ const entries: CatalogImage[] = [
     dataDir: "/var/lib/fluent-bit",
     env: {},
     versionProbe: "GET :2020/ → fluent-bit.version",
-    todo: "config renderer (workers, mem_buf_limit, storage.type) and its upload are not built yet",
+    metrics: { path: "/api/v2/metrics/prometheus", format: "prometheus", about: "fluentbit_input_records_total, fluentbit_output_proc_records_total, fluentbit_output_retries_total, fluentbit_output_dropped_records_total, storage chunks" },
   },
   {
     name: "vector",
@@ -144,7 +200,7 @@ const entries: CatalogImage[] = [
     dataDir: "/var/lib/vector",
     env: {},
     versionProbe: "vector --version",
-    todo: "config renderer (batch.max_events, request.concurrency, buffer.when_full) is not built yet",
+    metrics: { path: "/metrics", format: "prometheus", about: "internal_metrics via prometheus_exporter: vector_component_sent_events_total, vector_buffer_events, vector_component_errors_total" },
   },
   {
     name: "fluentd",
@@ -155,12 +211,52 @@ const entries: CatalogImage[] = [
     version: "1.12.0",
     ports: [
       { port: 24224, role: "data", protocol: "tcp", scheme: "forward" },
+      { port: 9880, role: "data", protocol: "tcp", scheme: "http" },
       { port: 24220, role: "metrics", protocol: "tcp", scheme: "http" },
     ],
     dataDir: "/fluentd/buffer",
     env: {},
     versionProbe: "fluentd --version",
-    todo: "issue 4 wants an image built on this base with fluent-plugin-griddb 1.0.2 and 000's one-line fix, checked at build",
+    metrics: { path: "/api/plugins.json", format: "json", about: "monitor_agent per plugin: buffer_queue_length, buffer_total_queued_size, retry_count, emit_records, slow_flush_count, flush_time_count (several workers: one per worker, port 24220 + worker id, unverified here)" },
+    build: {
+      context: "images/fluentd-griddb",
+      repository: "ingestbench/fluentd-griddb",
+      tag: "1.12.0-ruby2.7.2-griddb1.0.2-fix1",
+      forSinks: ["griddb"],
+      adds: "Ruby 2.7.2 (the pulled v1.12 images run Ruby 2.6), fluent-plugin-griddb 1.0.2 built from its GitHub tag, and seed 000's one-line fix of the buffered write path, checked at build",
+    },
+    refuses: { elasticsearch: "neither the pulled fluent/fluentd image nor images/fluentd-griddb has fluent-plugin-elasticsearch (a build with it is not written)" },
+    todo: "the pulled fluent/fluentd:v1.12.0 image runs Ruby 2.6: GridDB sinks use the built image (Ruby 2.7), other sinks the pulled one",
+  },
+  {
+    name: "griddb",
+    kind: "sink",
+    repository: "griddb/griddb",
+    tag: "5.6.0",
+    digest: null,
+    version: "5.6.0",
+    ports: [
+      // fluent-plugin-griddb and the griddb-webapi generator speak to the Web API (griddb/webapi, default 8081)
+      { port: 8081, role: "data", protocol: "tcp", scheme: "griddb-webapi" },
+      { port: 10001, role: "control", protocol: "tcp", scheme: "griddb-transaction" },
+    ],
+    dataDir: "/var/lib/gridstore/data",
+    env: { GRIDDB_CLUSTER_NAME: "myCluster", GRIDDB_USERNAME: "admin", GRIDDB_PASSWORD: "admin" },
+    versionProbe: "GET /griddb/v2/<cluster>/checkConnection, then gs_stat → version",
+    todo: "tag 5.6.0 is not verified against the registry here; the server image has no Web API (griddb/webapi, a Java service on 8081): it needs an image of its own before a GridDB stack can deploy",
+  },
+  {
+    name: "syslog-ng",
+    kind: "collector",
+    repository: "balabit/syslog-ng",
+    tag: "3.38.1",
+    digest: null,
+    version: "3.38.1",
+    ports: [{ port: 5514, role: "data", protocol: "tcp", scheme: "syslog" }],
+    dataDir: "/var/lib/syslog-ng",
+    env: {},
+    versionProbe: "syslog-ng --version",
+    todo: "the docker host does not upload infra/components/syslog-ng.ts's rendered config yet (that renderer is the local platform's; its sql() destination writes into PostgreSQL only)",
   },
   {
     name: "loadgen",

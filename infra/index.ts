@@ -6,10 +6,14 @@
  * network, hosts (address, container, component, image, limits), endpoints per component, versions.
  *
  * - docker: a DockerStack (infra/docker/stack.ts): a network and one DockerHost per host.
+ * - azure:  an AzureStack (infra/azure/stack.ts): a resource group, a virtual network with a subnet and a network
+ *           security group open only to ingestbench:azure.allowFrom, and per host a VM of the stack's size with a
+ *           Premium SSD v2 data disk at the host's disk caps, whose cloud-init starts the host's container with the
+ *           docker platform's limit flags; tags and a daily auto-shutdown on every VM.
  * - local:  nothing is deployed; local stacks are provisioned by the harness (`ingestbench bench --stack <name>`).
- * - azure:  not implemented yet (issue 4); `pulumi up` fails with that message before creating anything.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { AzureStack } from "./azure/stack.ts";
 import { DockerStack } from "./docker/stack.ts";
 import type { StackOutputs } from "./docker/outputs.ts";
 import { fromPulumiConfig } from "./stack/schema.ts";
@@ -31,9 +35,7 @@ function deploy(): pulumi.Output<StackOutputs> {
         versions: {},
       });
     case "azure":
-      throw new Error(
-        `ingestbench: stack ${validated.spec.name}: the azure Pulumi program is not implemented yet (issue 4); docker stacks and local stacks work`,
-      );
+      return new AzureStack(`ib-${validated.spec.name}`, { stack: validated }).outputs;
   }
 }
 

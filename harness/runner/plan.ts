@@ -1,24 +1,52 @@
 /**
  * From a scenario file to the list of runs to make: one CellPlan per matrix cell and replicate.
- * Plugin config schemas come from the registries (generators, sink components), so a scenario is validated once,
- * at the edge, against exactly the plugins that will run it.
+ * Plugin config schemas come from the registries, so a scenario is validated once, at the edge, against exactly
+ * the plugins that will run it: generators, the local platform's components (infra/components/), and the
+ * components that run on the container platforms only (docker, azure): the collector renderers
+ * (infra/render/: Fluentd, Fluent Bit, Vector, each validated by its renderer's schema) and the container sinks
+ * (infra/render/sinks.ts: Elasticsearch, GridDB, Loki). Which platform a stack can run a scenario on is decided
+ * when it runs (harness/runner/run.ts refuses a container-only component on a local stack).
  */
 import { components } from "../../infra/components/index.ts";
+import { collectorRenderers, containerSinkSchemas } from "../../infra/render/index.ts";
 import { parseDuration } from "../../infra/stack/units.ts";
 import { existsSync } from "node:fs";
 import { ConfigurationError } from "../errors.ts";
 import { CHECKABLE_PATHS } from "./checks.ts";
 import { mulberry32 } from "../events/source.ts";
 import { generators } from "../generators/index.ts";
-import { loadScenario, type PluginSchemaEntry, type Scenario } from "../scenario/schema.ts";
+import { loadScenario, type PluginRegistries, type PluginSchemaEntry, type Scenario } from "../scenario/schema.ts";
 import type { CellPlan } from "./run.ts";
+
+/**
+ * The scenario registries: generators, plus the union of the local components and the container-only ones
+ * (collector renderers' schemas, container sink schemas). A local component wins over a container one of the
+ * same name (none shares a name today): its schema is the one the local platform runs it with.
+ */
+export function scenarioRegistries(): PluginRegistries {
+  const sinks: Record<string, PluginSchemaEntry> = { ...containerSinkSchemas };
+  const collectors: Record<string, PluginSchemaEntry> = {};
+  for (const r of Object.values(collectorRenderers)) collectors[r.name] = r.schema;
+  for (const c of Object.values(components)) (c.kind === "sink" ? sinks : collectors)[c.name] = c.schema;
+  return { generators, sinks, collectors };
+}
+
+/** True when `name` is a sink or collector the local platform cannot run (a container platform's only). */
+export function containerOnly(name: string): boolean {
+  return !components[name] && (Object.hasOwn(collectorRenderers, name) || Object.hasOwn(containerSinkSchemas, name));
+}
 
 /** Load and validate a scenario against the registered plugins. @throws ConfigurationError naming file, line and field */
 export function loadScenarioFile(file: string): Scenario {
-  const sinks: Record<string, PluginSchemaEntry> = {};
-  const collectors: Record<string, PluginSchemaEntry> = {};
-  for (const c of Object.values(components)) (c.kind === "sink" ? sinks : collectors)[c.name] = c.schema;
-  return loadScenario(file, { generators, sinks, collectors });
+  return loadScenario(file, scenarioRegistries());
+}
+
+/** What a collector receives and writes into: a local component's catalog lists, else its renderer's (per config). */
+function pairingOf(name: string, config: unknown): { accepts?: readonly string[]; writesTo?: readonly string[] } | undefined {
+  const c = components[name];
+  if (c) return c.kind === "collector" ? { accepts: c.accepts, writesTo: c.writesTo } : undefined;
+  const r = Object.hasOwn(collectorRenderers, name) ? collectorRenderers[name] : undefined;
+  return r ? { accepts: r.accepts(config), writesTo: r.writesTo } : undefined;
 }
 
 export interface PlanOverrides {
@@ -84,19 +112,23 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
   if (scenario.source && !existsSync(scenario.source.file)) {
     throw new ConfigurationError("E_REPLAY", `${file}: source.file: ${scenario.source.file} does not exist`, { field: "source.file" });
   }
-  if (scenario.collector) {
-    // the pairing is checked here, before anything is provisioned: the collector must receive the generator's
-    // protocol and be able to write into the sink
-    const c = components[scenario.collector.name];
-    const cname = scenario.collector.name;
-    if (!c || c.kind !== "collector") {
+  // the pairing is checked here, before anything is provisioned, for every cell (a matrix may vary the
+  // collector's input): the collector must receive the generator's protocol and be able to write into the sink
+  for (const cell of scenario.cells) {
+    const s = cell.scenario;
+    if (!s.collector) continue;
+    const cname = s.collector.name;
+    const at = scenario.cells.length > 1 ? ` (cell ${cell.id})` : "";
+    const p = pairingOf(cname, s.collector.config);
+    if (!p) {
       throw new ConfigurationError("E_COLLECTOR", `${file}: collector "${cname}" is not in the component catalog`, { field: "collector" });
     }
-    if (c.accepts && !c.accepts.includes(scenario.generator.name)) {
-      throw new ConfigurationError("E_COLLECTOR", `${file}: collector "${cname}" receives ${c.accepts.join(", ")}, not the "${scenario.generator.name}" generator`, { field: "generator" });
+    if (p.accepts && !p.accepts.includes(s.generator.name)) {
+      const receives = p.accepts.length > 0 ? `receives ${p.accepts.join(", ")}` : "receives from no generator as configured (its input makes its own load or speaks no generator's protocol)";
+      throw new ConfigurationError("E_COLLECTOR", `${file}${at}: collector "${cname}" ${receives}, not the "${s.generator.name}" generator`, { field: "generator" });
     }
-    if (c.writesTo && !c.writesTo.includes(scenario.sink.name)) {
-      throw new ConfigurationError("E_COLLECTOR", `${file}: collector "${cname}" writes into ${c.writesTo.join(", ")}, not into sink "${scenario.sink.name}"`, { field: "sink" });
+    if (p.writesTo && !p.writesTo.includes(s.sink.name)) {
+      throw new ConfigurationError("E_COLLECTOR", `${file}${at}: collector "${cname}" writes into ${p.writesTo.join(", ")}, not into sink "${s.sink.name}"`, { field: "sink" });
     }
   }
   const plans: CellPlan[] = [];

@@ -2,19 +2,26 @@
  * DockerHost: one host of a docker stack (loadgen, collector, sink...) as a Pulumi ComponentResource.
  *
  * Children (all `{ parent: this }`):
- * - `${name}-image`     docker.RemoteImage: the pinned image (tag, and digest once the catalog has it), kept locally
+ * - `${name}-image`     docker.RemoteImage: the pinned image (tag, and digest once the catalog has it), kept locally;
+ *                       absent when the pairing needs a built image (Fluentd with fluent-plugin-griddb for a GridDB
+ *                       sink): the stack builds it once (DockerStack) and every host of the pairing runs that one
  * - `${name}-data`      docker.Volume for the component's data directory (absent on RAM-disk hosts: tmpfs instead)
  * - `${name}-container` docker.Container: CPU quota/period, memory (no swap), blkio device caps, tmpfs, the ports
- *                       published on 127.0.0.1, fixed address on the stack network, owner/expiry labels
+ *                       published on 127.0.0.1, fixed address on the stack network, owner/expiry labels;
+ *                       `uploads`: the catalog's static settings files and the collector config rendered from
+ *                       the scenario cell (./pipeline.ts)
  * - `${name}-shaper`    docker.Container with NET_ADMIN in the host container's network namespace, running the
  *                       tc script of shaper.ts (only when the host has a network cap)
  */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import { catalog, type CatalogImage, heapMiB, imageRef } from "../catalog.ts";
+import { catalog, type CatalogBuild, type CatalogImage, heapMiB, imageRef } from "../catalog.ts";
 import type { AppliedLimits, HostSpec } from "../limits.ts";
 import { containerLimits } from "./flags.ts";
-import type { ComponentEndpoints, PublishedPort } from "./outputs.ts";
+import type { ComponentEndpoints, HostConfigOutput, PublishedPort } from "./outputs.ts";
+import type { HostPipeline } from "./pipeline.ts";
 import { shaperScript } from "./shaper.ts";
 
 /** Arguments of a DockerHost. */
@@ -33,6 +40,29 @@ export interface DockerHostArgs {
   blkioDevice?: string;
   /** labels on every resource: owner, expiry, stack, managed-by */
   labels: Record<string, string>;
+  /** the collector config rendered for this host and the image build its pairing needs (./pipeline.ts) */
+  pipeline?: HostPipeline;
+  /** the stack's build of `pipeline.build` (one per stack, shared by its hosts); required when pipeline.build is set */
+  builtImage?: docker.Image;
+}
+
+/** The repository root: build contexts in the catalog are relative to it. */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+/**
+ * A catalog build as a docker.Image: built by the stack's Docker engine from `<repo>/<context>/Dockerfile`, named
+ * `<repository>:<tag>`, kept in that engine (skipPush: the stack's containers run on the same engine).
+ */
+export function buildImage(name: string, build: CatalogBuild, opts: pulumi.CustomResourceOptions): docker.Image {
+  return new docker.Image(
+    name,
+    {
+      imageName: `${build.repository}:${build.tag}`,
+      build: { context: path.join(REPO_ROOT, build.context), dockerfile: path.join(REPO_ROOT, build.context, "Dockerfile") },
+      skipPush: true,
+    },
+    opts,
+  );
 }
 
 const SHAPER = "shaper";
@@ -53,6 +83,8 @@ export class DockerHost extends pulumi.ComponentResource {
   readonly limits: AppliedLimits;
   /** the component's endpoints (data, metrics, published) */
   readonly endpoints: pulumi.Output<ComponentEndpoints>;
+  /** the rendered config uploaded into the container, and the built image, when any */
+  readonly config: HostConfigOutput | undefined;
   readonly container: docker.Container;
   readonly shaper: docker.Container | undefined;
 
@@ -62,9 +94,19 @@ export class DockerHost extends pulumi.ComponentResource {
     const hostLabels = { ...args.labels, "ingestbench.host": host.name, "ingestbench.component": component.name };
     this.containerName = `ib-${stack}-${host.name}`;
     this.address = args.address;
-    this.image = imageRef(component);
+    const build = args.pipeline?.build;
+    this.image = build ? `${build.repository}:${build.tag}` : imageRef(component);
 
-    const image = new docker.RemoteImage(`${name}-image`, { name: this.image, keepLocally: true }, { parent: this });
+    if (build && !args.builtImage) throw new Error(`DockerHost ${name}: pipeline.build ${this.image} needs the stack's builtImage`);
+    const image: docker.RemoteImage | docker.Image =
+      build && args.builtImage ? args.builtImage : new docker.RemoteImage(`${name}-image`, { name: this.image, keepLocally: true }, { parent: this });
+    const imageName = image instanceof docker.Image ? image.imageName : image.name;
+    const rendered = args.pipeline?.config;
+    this.config = rendered
+      ? { file: rendered.file, sha256: rendered.sha256, source: rendered.source, ...(build ? { built: { context: build.context, image: this.image, adds: build.adds } } : {}) }
+      : undefined;
+    const uploads = [...(component.uploads ?? []), ...(rendered ? [{ file: rendered.file, content: rendered.text }] : [])];
+    const command = rendered?.command ?? component.command;
 
     const translated = containerLimits(host, args.blkioDevice, component.dataDir);
     this.limits = translated.limits;
@@ -83,9 +125,10 @@ export class DockerHost extends pulumi.ComponentResource {
       {
         name: this.containerName,
         hostname: host.name,
-        image: image.name,
-        ...(component.command ? { command: component.command } : {}),
+        image: imageName,
+        ...(command ? { command } : {}),
         envs,
+        ...(uploads.length > 0 ? { uploads: uploads.map((u) => ({ file: u.file, content: u.content })) } : {}),
         ...translated.args,
         ...(volume ? { mounts: [{ type: "volume", source: volume.name, target: component.dataDir }] } : {}),
         networksAdvanced: [{ name: args.network, ipv4Address: args.address, aliases: [host.name] }],
@@ -139,6 +182,7 @@ export class DockerHost extends pulumi.ComponentResource {
       image: this.image,
       limits: this.limits,
       endpoints: this.endpoints,
+      config: this.config,
     });
   }
 }

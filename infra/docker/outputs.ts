@@ -8,7 +8,7 @@
  * | `stack`     | the stack name |
  * | `message`   | set when the program deployed nothing (local stacks) |
  * | `network`   | the stack's data-plane network: name and IPv4 subnet |
- * | `hosts`     | per host: data-plane `address`, `container`, `component`, `image` and `limits` (requested, applied, enforced, notes) |
+ * | `hosts`     | per host: data-plane `address`, `container`, `component`, `image` and `limits` (requested, applied, enforced, notes); collectors add `config` (file, sha256 of the rendered text, source "stack config" or "defaults", and `built` when the image was built) |
  * | `endpoints` | per component, a list (two collectors of one kind are two entries), each: the host it runs on, its `data` endpoint (address:port on the stack network), `metrics` when it has one, and `published` ports on 127.0.0.1 for the harness (external port chosen by Docker) |
  * | `versions`  | per component: `pinned` version, `image` reference (tag, and digest once resolved), `digestResolved` |
  *
@@ -41,12 +41,24 @@ export interface ComponentEndpoints {
   published: PublishedPort[];
 }
 
+/** A collector's rendered config as uploaded (infra/docker/pipeline.ts), and its built image when any. */
+export interface HostConfigOutput {
+  /** path in the container */
+  file: string;
+  /** sha256 (hex) of the uploaded text: the harness can compare it with what the container reads */
+  sha256: string;
+  /** "stack config": rendered from the cell's blocks; "defaults": no blocks given, schema defaults used */
+  source: "stack config" | "defaults";
+  built?: { context: string; image: string; adds: string };
+}
+
 export interface HostOutput {
   address: string;
   container: string;
   component: string;
   image: string;
   limits: AppliedLimits;
+  config?: HostConfigOutput;
 }
 
 export interface VersionOutput {

@@ -2,20 +2,26 @@
  * DockerStack: a whole docker stack as a Pulumi ComponentResource: the stack's bridge network
  * (`${name}-network`, a fixed /24 derived from the stack name) and one DockerHost per host (`${name}-<host>`).
  * Each host runs the catalog component `ingestbench:components` names for it; hosts without one run the load
- * generator's runtime image (the harness execs the generator inside).
+ * generator's runtime image (the harness execs the generator inside). Collector hosts get their config rendered
+ * from the scenario cell (./pipeline.ts) against the stack's sink host; an image a pairing needs built (catalog
+ * `build`) is built once per stack (`${name}-build-<repository>`) and run by every host of that pairing, so two
+ * collectors cannot drift apart (000's second node ran another plugin version).
  */
 import { createHash } from "node:crypto";
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import { catalogEntry, imageRef } from "../catalog.ts";
 import type { PulumiStack } from "../stack/schema.ts";
-import { DockerHost, labelList } from "./host.ts";
+import { buildImage, DockerHost, labelList } from "./host.ts";
 import type { StackOutputs } from "./outputs.ts";
+import { componentName, hostPipelines, pipelineOf, type CellPipeline } from "./pipeline.ts";
 
 /** Arguments of a DockerStack. */
 export interface DockerStackArgs {
   /** the validated stack (infra/stack/schema.ts: loadPulumiStack or fromPulumiConfig) */
   stack: PulumiStack;
+  /** the scenario cell; default: read from the stack's platform config (pipelineOf) */
+  cell?: CellPipeline;
 }
 
 /** Third octet of the stack's 10.213.x.0/24 subnet: a hash of the stack name, so stacks rarely overlap. */
@@ -50,6 +56,15 @@ export class DockerStack extends pulumi.ComponentResource {
     const labels = stackLabels(args.stack);
     const net = stackSubnet(spec.name);
 
+    // render the collector configs first: a pairing that cannot be rendered fails before any resource is made
+    const components = platform.components as Record<string, unknown>;
+    const componentOf = (host: string) => componentName(components, host);
+    const cell = args.cell ?? pipelineOf(platform);
+    const pipelines = hostPipelines(
+      Object.values(spec.hosts).map((h, i) => [h.name, catalogEntry(componentOf(h.name)), net.address(i)] as [string, ReturnType<typeof catalogEntry>, string]),
+      cell,
+    );
+
     this.network = new docker.Network(
       `${name}-network`,
       {
@@ -61,9 +76,17 @@ export class DockerStack extends pulumi.ComponentResource {
       { parent: this },
     );
 
+    const builds = new Map<string, docker.Image>();
+    for (const p of Object.values(pipelines)) {
+      if (p.build && !builds.has(p.build.repository)) {
+        builds.set(p.build.repository, buildImage(`${name}-build-${p.build.repository.replace(/[^a-z0-9]+/g, "-")}`, p.build, { parent: this }));
+      }
+    }
+
     this.hosts = {};
     Object.values(spec.hosts).forEach((host, i) => {
-      const component = catalogEntry(platform.components[host.name] ?? "loadgen");
+      const build = pipelines[host.name]!.build;
+      const component = catalogEntry(componentOf(host.name));
       this.hosts[host.name] = new DockerHost(
         `${name}-${host.name}`,
         {
@@ -74,6 +97,8 @@ export class DockerStack extends pulumi.ComponentResource {
           address: net.address(i),
           ...(platform.docker.blkioDevice !== undefined ? { blkioDevice: platform.docker.blkioDevice } : {}),
           labels,
+          pipeline: pipelines[host.name]!,
+          ...(build ? { builtImage: builds.get(build.repository)! } : {}),
         },
         { parent: this },
       );
@@ -83,7 +108,7 @@ export class DockerStack extends pulumi.ComponentResource {
     const endpointsByComponent = pulumi.all(hosts.map((h) => h.endpoints)).apply((eps) => {
       const out: StackOutputs["endpoints"] = {};
       hosts.forEach((h, i) => {
-        const component = platform.components[Object.keys(this.hosts)[i]!] ?? "loadgen";
+        const component = componentOf(Object.keys(this.hosts)[i]!);
         (out[component] ??= []).push(eps[i]!);
       });
       return out;
@@ -98,10 +123,11 @@ export class DockerStack extends pulumi.ComponentResource {
         versions: {},
       };
       for (const [hostName, h] of Object.entries(this.hosts)) {
-        const componentName = platform.components[hostName] ?? "loadgen";
-        const entry = catalogEntry(componentName);
-        out.hosts[hostName] = { address: h.address, container: h.containerName, component: componentName, image: h.image, limits: h.limits };
-        out.versions[componentName] = { pinned: entry.version, image: imageRef(entry), digestResolved: entry.digest !== null };
+        const name = componentOf(hostName);
+        const entry = catalogEntry(name);
+        out.hosts[hostName] = { address: h.address, container: h.containerName, component: name, image: h.image, limits: h.limits, ...(h.config ? { config: h.config } : {}) };
+        // a built image has no registry digest: digestResolved stays false
+        out.versions[name] = { pinned: entry.version, image: h.image, digestResolved: h.image === imageRef(entry) && entry.digest !== null };
       }
       return out;
     });

@@ -15,8 +15,16 @@
  *   ingestbench:expiry: 4h                  # default 4h
  *   # docker and azure stacks only:
  *   ingestbench:components: { collector: fluent-bit, sink: clickhouse }   # host → infra/catalog.ts component
+ *   ingestbench:cell:                       # the scenario cell they run (set per cell by the provisioner)
+ *     event: [ { name: ts, type: timestamp }, { name: msg, type: string, size: 200 } ]
+ *     collector: { fluent-bit: { output: { workers: 2 } } }   # or "none"; the collector's own setting names
+ *     sink: { clickhouse: { version: "25.8" } }
  *   ingestbench:owner: alice                # labels/tags; default: the OS user
  *   ingestbench:docker: { blkioDevice: /dev/vda }   # docker: device for the disk caps
+ *   ingestbench:azure:                      # azure: where and how the VMs run (azureOptionsSchema)
+ *     location: westeurope
+ *     allowFrom: 198.51.100.7/32            # the caller's address: the only source the NSG admits
+ *     vmSizes: { loadgen: Standard_D2s_v5, sink: Standard_D4s_v5 }   # one per host
  * ```
  *
  * Two entry points, one schema: loadStack/loadPulumiStack read a file; fromPulumiConfig validates the config
@@ -32,7 +40,11 @@ import { z } from "zod";
 import { ConfigurationError } from "../../harness/errors.ts";
 import { addFlatIssue, addNestedIssues, displayPath, loadYamlFile, parseYamlText, validate } from "../../harness/config/yaml.ts";
 import { stringify as yamlStringify } from "yaml";
-import { deployableComponents } from "../catalog.ts";
+import { catalog, deployableComponents } from "../catalog.ts";
+import { collectorRenderers, containerSinkSchemas } from "../render/index.ts";
+import type { EventField } from "../../harness/events/types.ts";
+import { DEFAULT_DATA_DISK_GIB, diskCapProblems } from "../azure/disk.ts";
+import { VM_SIZE_NAMES } from "../azure/sizes.ts";
 import type { DiskLimit, HostLimits, HostSpec, NetworkLimit, Platform, StackSpec } from "../limits.ts";
 import { parseBytes, parseCpu, parseDuration, parseIops, parsePercent, parseRate, zUnit } from "./units.ts";
 
@@ -201,6 +213,126 @@ export const dockerOptionsSchema = z
 /** The validated `ingestbench:docker` block. */
 export type DockerOptions = z.infer<typeof dockerOptionsSchema>;
 
+/** An IPv4 address with a prefix length, e.g. "198.51.100.7/32"; the prefix must be /24 or longer (one caller, not a range). */
+const callerCidr = z.string().superRefine((v, ctx) => {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(v);
+  if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${v}" is not an IPv4 CIDR such as "198.51.100.7/32" (your public address, /32)` });
+  } else if (Number(m[5]) < 24) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${v}" opens the stack to /${m[5]}: give the caller's address (/32, at most a /24)` });
+  }
+});
+
+/**
+ * `ingestbench:azure`: where and how an azure stack's VMs run (infra/azure/). `allowFrom` is the only source
+ * address the network security group admits (SSH, node_exporter and the components' ports); `vmSizes` gives
+ * every host its VM size (infra/azure/sizes.ts); `zone` is the availability zone of VMs and disks (Premium SSD v2
+ * attaches to zonal VMs only); `dataDiskGiB` the Premium SSD v2 data disk's size; `sshPublicKey` the admin's
+ * key (OpenSSH one-line format), needed by `pulumi up`, not by validation (it is per user, like allowFrom).
+ */
+export const azureOptionsSchema = z
+  .object({
+    location: z.string().regex(/^[a-z][a-z0-9]{2,39}$/, 'an Azure region name such as "westeurope" (`az account list-locations -o table`)'),
+    zone: z.enum(["1", "2", "3"]).optional(),
+    allowFrom: callerCidr,
+    vmSizes: z.record(z.string(), z.enum(VM_SIZE_NAMES)),
+    adminUsername: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_-]{0,31}$/, "a Linux user name: lowercase letters, digits, _ and -, at most 32 characters")
+      .refine((u) => !["root", "admin", "administrator", "ubuntu"].includes(u), "Azure rejects this admin user name")
+      .optional(),
+    sshPublicKey: z
+      .string()
+      .regex(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/]+={0,3}( \S.*)?$/, "an OpenSSH public key line, e.g. the contents of ~/.ssh/id_ed25519.pub")
+      .optional(),
+    dataDiskGiB: z.number().int().min(4).max(65536).optional(),
+  })
+  .strict();
+
+/** The validated `ingestbench:azure` block. */
+export type AzureOptions = z.infer<typeof azureOptionsSchema>;
+
+/** `ingestbench:cell`: the scenario cell a docker/azure stack's components run (see CellConfig). */
+export interface CellConfig {
+  /** the scenario's event fields, in order (gen, seq, sent_at follow in every row) */
+  event: EventField[];
+  /** the collector and its scenario block (raw: the renderer parses it again), null for `collector: none` */
+  collector: { name: string; config: Record<string, unknown> } | null;
+  /** the sink and its scenario block (raw) */
+  sink: { name: string; config: Record<string, unknown> };
+}
+
+const CELL_FIELD_TYPES = ["timestamp", "string", "int", "float", "bool"] as const;
+
+/** A field of `ingestbench:cell.event`: the scenario's event field (harness/scenario/schema.ts has the full rules). */
+const cellFieldSchema = z
+  .object({
+    name: z.string().regex(/^[a-z_][a-z0-9_]*$/, "field names are lowercase identifiers (a-z, 0-9, _)"),
+    type: z.enum(CELL_FIELD_TYPES),
+    size: z.number().int().min(1).max(65536).optional(),
+  })
+  .strict();
+
+/**
+ * `{ <component>: { ... } }` of one role: the name must be a catalog component of that kind; the block is checked
+ * with the collector renderer's schema (infra/render/) or the container sink's schema (infra/render/sinks.ts) when
+ * there is one, so a bad parameter is reported at its own key (`ingestbench:cell.collector.fluentd.buffer...`).
+ */
+function cellPlugin(role: "collector" | "sink") {
+  const known = () => deployableComponents.filter((n) => catalog[n]?.kind === role).join(", ");
+  return z.unknown().transform((v, ctx): { name: string; config: Record<string, unknown> } | null => {
+    if (role === "collector" && v === "none") return null;
+    if (typeof v !== "object" || v === null || Array.isArray(v) || Object.keys(v).length !== 1) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected { <${role}>: { ... } }${role === "collector" ? ' or "none"' : ""}, the scenario's ${role} block (${role}s: ${known()})` });
+      return z.NEVER;
+    }
+    const [name, raw] = Object.entries(v)[0]!;
+    const block = raw ?? {};
+    if (catalog[name]?.kind !== role) {
+      addFlatIssue(ctx, { path: [name], at: "key", message: `"${name}" is not a ${role} of the catalog (infra/catalog.ts); ${role}s: ${known()}` });
+      return z.NEVER;
+    }
+    if (typeof block !== "object" || Array.isArray(block)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [name], message: `expected the ${name} block as a map of its settings` });
+      return z.NEVER;
+    }
+    const schema: z.ZodTypeAny | undefined =
+      role === "collector" ? collectorRenderers[name]?.schema : (containerSinkSchemas as Record<string, z.ZodTypeAny>)[name];
+    if (schema) {
+      const r = schema.safeParse(block);
+      if (!r.success) {
+        addNestedIssues(ctx, r.error, [name], schema);
+        return z.NEVER;
+      }
+    }
+    return { name, config: block as Record<string, unknown> };
+  });
+}
+
+/** `ingestbench:cell`: a map, or its JSON text (how the provisioner sets it: `pulumi config set-all` takes strings). */
+export const cellSchema = z.preprocess(
+  (v) => {
+    if (typeof v !== "string" || !v.trim().startsWith("{")) return v;
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      return v; // reported as "expected object" below
+    }
+  },
+  z
+    .object({
+      event: z.array(cellFieldSchema).min(1, { message: "give the scenario's event fields, at least one" }),
+      collector: cellPlugin("collector"),
+      sink: cellPlugin("sink"),
+    })
+    .strict()
+    .transform((c): CellConfig => ({
+      event: c.event.map((f) => (f.size === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, size: f.size })),
+      collector: c.collector,
+      sink: c.sink as CellConfig["sink"],
+    })),
+);
+
 /**
  * Keys of docker and azure stacks. They are validated here, in crossKeyChecks, rather than in the core shape above,
  * so that a local stack's unknown-key errors keep listing only the keys a local stack takes.
@@ -211,6 +343,9 @@ const platformKeys = {
   /** the owner label/tag on every resource; default: the OS user running the program */
   "ingestbench:owner": z.string().regex(/^[A-Za-z0-9._@-]{1,64}$/, "letters, digits, . _ @ -, at most 64 characters"),
   "ingestbench:docker": dockerOptionsSchema,
+  "ingestbench:azure": azureOptionsSchema,
+  /** the scenario cell the components run (CellConfig); per cell, set by the harness */
+  "ingestbench:cell": cellSchema,
 } as const;
 
 /** The platform keys (validated, raw otherwise), the docker block only on docker stacks, components on known hosts. */
@@ -232,8 +367,13 @@ function crossKeyChecks(cfg: Record<string, unknown>, ctx: z.RefinementCtx): voi
   if (cfg["ingestbench:docker"] !== undefined && platform === "azure") {
     ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:docker"], message: "ingestbench:docker applies to docker stacks only" });
   }
+  if (cfg["ingestbench:azure"] !== undefined && platform !== "azure" && platform !== "local") {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:azure"], message: "ingestbench:azure applies to azure stacks only" });
+  }
+  if (platform === "azure") azureChecks(cfg, ctx);
   const hosts = (cfg["ingestbench:hosts"] ?? {}) as Record<string, unknown>;
   const components = cfg["ingestbench:components"];
+  cellMatchesComponents(cfg["ingestbench:cell"], components, ctx);
   if (components !== null && typeof components === "object") {
     for (const host of Object.keys(components)) {
       if (!(host in hosts)) {
@@ -243,6 +383,71 @@ function crossKeyChecks(cfg: Record<string, unknown>, ctx: z.RefinementCtx): voi
           message: `no host "${host}" in ingestbench:hosts (hosts: ${Object.keys(hosts).join(", ")})`,
         });
       }
+    }
+  }
+}
+
+/**
+ * The cell's collector and sink are what the hosts run: every collector host of `ingestbench:components` runs the
+ * cell's collector (a cell with a collector needs one), every sink host its sink. Reported at the cell's key.
+ */
+function cellMatchesComponents(rawCell: unknown, rawComponents: unknown, ctx: z.RefinementCtx): void {
+  if (rawCell === undefined) return;
+  const cell = cellSchema.safeParse(rawCell);
+  const comps = componentsSchema.safeParse(rawComponents ?? {});
+  if (!cell.success || !comps.success) return; // reported by crossKeyChecks
+  const runs = (kind: "collector" | "sink") => Object.entries(comps.data).filter(([, c]) => catalog[c]?.kind === kind);
+  const listed = Object.entries(comps.data).map(([h, c]) => `${h}: ${c}`).join(", ") || "none";
+  const { collector, sink } = cell.data;
+  const collectorHosts = runs("collector");
+  if (collector === null && collectorHosts.length > 0) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:cell", "collector"], message: `the cell has no collector, but hosts run one (ingestbench:components: ${listed})` });
+  }
+  if (collector !== null && (collectorHosts.length === 0 || collectorHosts.some(([, c]) => c !== collector.name))) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:cell", "collector"], message: `the cell's collector ${collector.name} is not what the collector hosts run (ingestbench:components: ${listed})` });
+  }
+  const sinkHosts = runs("sink");
+  if (sinkHosts.length === 0 || sinkHosts.some(([, c]) => c !== sink.name)) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:cell", "sink"], message: `the cell's sink ${sink.name} is not what the sink hosts run (ingestbench:components: ${listed})` });
+  }
+}
+
+/**
+ * An azure stack: the azure block is required, every host has a VM size (and only hosts do), and each host's disk
+ * caps fit its VM size's uncached disk cap and Premium SSD v2's rules (infra/azure/disk.ts), reported at the
+ * host's `disk` key.
+ */
+function azureChecks(cfg: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const parsed = azureOptionsSchema.safeParse(cfg["ingestbench:azure"]);
+  if (cfg["ingestbench:azure"] === undefined) {
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ["ingestbench:azure"],
+      message: "an azure stack needs ingestbench:azure: { location, allowFrom (your address, /32), vmSizes (one per host) }",
+    });
+    return;
+  }
+  if (!parsed.success) return; // reported by crossKeyChecks
+  const hosts = (cfg["ingestbench:hosts"] ?? {}) as Record<string, HostLimits>;
+  const { vmSizes, dataDiskGiB } = parsed.data;
+  for (const host of Object.keys(hosts)) {
+    const size = vmSizes[host];
+    if (size === undefined) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:azure", "vmSizes"], message: `host "${host}" has no VM size; give one, e.g. ${host}: Standard_D2s_v5` });
+      continue;
+    }
+    for (const p of diskCapProblems(hosts[host]?.disk, size, dataDiskGiB ?? DEFAULT_DATA_DISK_GIB)) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        // at the cap's own key when the file has it (iops, bandwidth), else at the host's disk block
+        path: p.key === "dataDiskGiB" ? ["ingestbench:azure", "dataDiskGiB"] : ["ingestbench:hosts", host, "disk", p.key],
+        message: p.message,
+      });
+    }
+  }
+  for (const host of Object.keys(vmSizes)) {
+    if (!(host in hosts)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:azure", "vmSizes", host], message: `no host "${host}" in ingestbench:hosts (hosts: ${Object.keys(hosts).join(", ")})` });
     }
   }
 }
@@ -353,6 +558,8 @@ function fromLoaded(loaded: ReturnType<typeof loadYamlFile>, file: string, name:
       components: platformValue("ingestbench:components") ?? {},
       owner: platformValue("ingestbench:owner") ?? defaultOwner(),
       docker: platformValue("ingestbench:docker") ?? {},
+      azure: platformValue("ingestbench:azure"),
+      cell: platformValue("ingestbench:cell"),
     },
   };
 }
@@ -365,6 +572,10 @@ export interface PlatformConfig {
   owner: string;
   /** `ingestbench:docker` ({} when absent) */
   docker: DockerOptions;
+  /** `ingestbench:azure` (required on azure stacks, undefined elsewhere) */
+  azure: AzureOptions | undefined;
+  /** `ingestbench:cell`: the scenario cell the collectors are configured from; undefined: none set (defaults) */
+  cell: CellConfig | undefined;
 }
 
 /** A validated stack with its platform keys (what the Pulumi program reads). */
@@ -382,7 +593,7 @@ function defaultOwner(): string {
   }
 }
 
-/** loadStack plus the platform keys (components, owner, docker options). Same validation, same errors. */
+/** loadStack plus the platform keys (components, owner, docker and azure options). Same validation, same errors. */
 export function loadPulumiStack(nameOrPath: string, stacksDir = "stacks"): PulumiStack {
   const spec = loadStack(nameOrPath, stacksDir);
   return fromLoaded(loadYamlFile(spec.file), spec.file, spec.name);

@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cellOrder, loadScenarioFile, planCells, planSeed } from "../../../harness/runner/plan.ts";
+import { fileURLToPath } from "node:url";
+import { cellOrder, containerOnly, loadScenarioFile, planCells, planSeed, scenarioRegistries } from "../../../harness/runner/plan.ts";
+
+const scenariosDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../scenarios");
 
 let tmp = "";
 beforeAll(() => {
@@ -86,5 +89,74 @@ describe("cellOrder", () => {
     expect(cellOrder(8, 3, 1)).not.toEqual(cellOrder(8, 3, 2));
     expect(cellOrder(1, 2, 9)).toEqual([[0], [0]]);
     expect(cellOrder(0, 1, 9)).toEqual([[]]);
+  });
+});
+
+/** A scenario with a collector, written to the temp dir. */
+function pipelineFile(name: string, generator: string, collector: string, sink: string, matrix = "{}"): string {
+  const file = path.join(tmp, `${name}.yaml`);
+  writeFileSync(file, [
+    `name: ${name}`,
+    "event:",
+    "  - { name: msg, type: string, size: 20 }",
+    `generator: ${generator}`,
+    `collector: ${collector}`,
+    `sink: ${sink}`,
+    "duration: 2s",
+    "replicates: 1",
+    `matrix: ${matrix}`,
+    "",
+  ].join("\n"));
+  return file;
+}
+
+describe("scenarios of the container platforms (collector renderers and container sinks registered beside the local components)", () => {
+  it("registers the union: local components, Fluentd/Fluent Bit/Vector renderers' schemas, Elasticsearch/GridDB/Loki sinks", () => {
+    const r = scenarioRegistries();
+    expect(Object.keys(r.collectors).sort()).toEqual(["fluent-bit", "fluentd", "rsyslog", "syslog-ng", "vector"]);
+    expect(Object.keys(r.sinks).sort()).toEqual(["clickhouse", "elasticsearch", "griddb", "loki", "postgres"]);
+    expect(["fluentd", "fluent-bit", "vector", "griddb", "elasticsearch", "loki"].every(containerOnly)).toBe(true);
+    expect(["postgres", "clickhouse", "syslog-ng", "rsyslog", "mongodb"].some(containerOnly)).toBe(false);
+  });
+
+  it("loads and plans 000's, 001's and 004's scenarios: each cell's collector block parsed by the renderer's schema", () => {
+    const f = path.join(scenariosDir, "fluentd-griddb-chunk-limit-records.yaml");
+    const plans = planCells(loadScenarioFile(f), f, { replicates: 1 });
+    const byCell = new Map(plans.map((p) => [p.cell, p]));
+    for (const n of [1000, 5000, 20000, 50000]) {
+      const p = byCell.get(`chunk_limit_records=${n}`)!;
+      expect(p.collector?.name).toBe("fluentd");
+      // the renderer's schema filled its defaults (monitor_agent port) and kept Fluentd's own names
+      expect(p.collector?.config).toMatchObject({ system: { workers: 2 }, buffer: { "@type": "memory", chunk_limit_records: n, chunk_limit_size: "64MB" }, monitor_agent: { port: 24220 } });
+      expect(p.sink).toEqual({ name: "griddb", config: { version: "5.6.0", cluster: "myCluster", database: "public", container: "fluentdStress", containerType: "COLLECTION" } });
+    }
+    const two = path.join(scenariosDir, "fluentd-griddb-two-collectors.yaml");
+    expect(planCells(loadScenarioFile(two), two, { replicates: 1 }).map((p) => p.collector?.config)).toMatchObject([{ system: { workers: 4 } }]);
+    const fb = path.join(scenariosDir, "fluent-bit-clickhouse-batch-count.yaml");
+    expect(planCells(loadScenarioFile(fb), fb, { replicates: 1 }).map((p) => p.collector?.name)).toEqual(Array(4).fill("fluent-bit"));
+    const es = path.join(scenariosDir, "elasticsearch-bulk-8000.yaml");
+    expect(planCells(loadScenarioFile(es), es, { replicates: 1 })[0]).toMatchObject({ collector: null, sink: { name: "elasticsearch", config: { index: "logs-13", shards: 1 } } });
+  });
+
+  it("checks a renderer's block at its line with the collector's own setting names", () => {
+    const file = pipelineFile("bad-buffer", "{ fluent-forward: { seed: 1 } }", "{ fluentd: { buffer: { chunk_limit_records: 0 } } }", "{ griddb: {} }");
+    expect(() => loadScenarioFile(file)).toThrow(new RegExp(`${file}:5:\\d+: collector\\.fluentd\\.buffer\\.chunk_limit_records: number must be greater than 0`));
+    const unknown = pipelineFile("unknown-sink", "{ fluent-forward: { seed: 1 } }", "{ fluentd: {} }", "{ mongodb: {} }");
+    expect(() => loadScenarioFile(unknown)).toThrow(/unknown sink "mongodb"; known sinks: clickhouse, elasticsearch, griddb, loki, postgres/);
+  });
+
+  it("pairs a renderer's input with the generator and its outputs with the sink (per cell), before anything runs", () => {
+    const httpIntoForward = pipelineFile("pair-gen", "{ http-json: { seed: 1 } }", "{ fluentd: { source: { forward: {} } } }", "{ griddb: {} }");
+    expect(() => planCells(loadScenarioFile(httpIntoForward), httpIntoForward)).toThrow(/collector "fluentd" receives fluent-forward, not the "http-json" generator/);
+    const sample = pipelineFile("pair-sample", "{ fluent-forward: { seed: 1 } }", "{ fluentd: { source: { sample: { events_per_second: 1000 } } } }", "{ griddb: {} }");
+    expect(() => planCells(loadScenarioFile(sample), sample)).toThrow(/collector "fluentd" receives from no generator as configured \(its input makes its own load or speaks no generator's protocol\), not the "fluent-forward" generator/);
+    const fbIntoGriddb = pipelineFile("pair-sink", "{ http-json: { seed: 1 } }", "{ fluent-bit: {} }", "{ griddb: {} }");
+    expect(() => planCells(loadScenarioFile(fbIntoGriddb), fbIntoGriddb)).toThrow(/collector "fluent-bit" writes into clickhouse, elasticsearch, loki, postgres, not into sink "griddb"/);
+    // a matrix that switches Vector's source: the cell whose input the generator cannot feed is named
+    const perCell = pipelineFile("pair-cell", "{ fluent-forward: { seed: 1 } }", "{ vector: { source: { fluent: {} } } }", "{ clickhouse: { version: \"25.8\" } }",
+      "[ { collector.vector.source: { fluent: {} } }, { collector.vector.source: { http_server: {} } } ]");
+    expect(() => planCells(loadScenarioFile(perCell), perCell)).toThrow(/\(cell source=http_server\): collector "vector" receives http-json, not the "fluent-forward" generator/);
+    const ok = pipelineFile("pair-ok", "{ fluent-forward: { seed: 1 } }", "{ vector: { source: { fluent: {} } } }", "{ clickhouse: { version: \"25.8\" } }");
+    expect(planCells(loadScenarioFile(ok), ok)).toHaveLength(1);
   });
 });

@@ -24,12 +24,12 @@ describe("image catalog", () => {
 
   it("still has to resolve these digests with a registry lookup (docker buildx imagetools inspect)", () => {
     expect(Object.values(catalog).filter((e) => e.digest === null).map((e) => e.name).sort()).toEqual(
-      ["clickhouse", "elasticsearch", "fluent-bit", "fluentd", "loadgen", "loki", "postgres", "shaper", "vector"].sort(),
+      ["clickhouse", "elasticsearch", "fluent-bit", "fluentd", "griddb", "loadgen", "loki", "postgres", "shaper", "syslog-ng", "vector"].sort(),
     );
   });
 
   it("has the components issue 4 names, Elasticsearch at 8.15.3, and a data port for every sink and collector", () => {
-    expect(deployableComponents).toEqual(expect.arrayContaining(["postgres", "clickhouse", "fluent-bit", "vector", "fluentd", "elasticsearch", "loki"]));
+    expect(deployableComponents).toEqual(expect.arrayContaining(["postgres", "clickhouse", "fluent-bit", "vector", "fluentd", "elasticsearch", "loki", "griddb", "syslog-ng"]));
     expect(catalogEntry("elasticsearch").tag).toBe("8.15.3");
     expect(catalogEntry("fluentd").version).toBe("1.12.0");
     for (const name of deployableComponents) expect(catalogEntry(name).ports.some((p) => p.role === "data"), name).toBe(true);
@@ -65,5 +65,37 @@ describe("shaper script", () => {
     const script = shaperScript({ rateBytesPerSec: 1_250_000, delayMs: 10, lossPercent: 0.1 });
     expect(script).toContain("tc qdisc add dev eth0 root handle 1: netem delay 10ms loss 0.1%\ntc qdisc add dev eth0 parent 1: handle 2: tbf rate 10000000bit burst 32768 latency 50ms");
     expect(() => execFileSync("bash", ["-n", "-c", script])).not.toThrow();
+  });
+});
+
+describe("catalog metrics endpoints and collector renderers", () => {
+  it("names a metrics endpoint for every collector and every sink but PostgreSQL (pg_stat views over SQL)", () => {
+    expect(catalogEntry("fluentd").metrics).toMatchObject({ path: "/api/plugins.json", format: "json" });
+    expect(catalogEntry("fluent-bit").metrics).toMatchObject({ path: "/api/v2/metrics/prometheus", format: "prometheus" });
+    expect(catalogEntry("vector").metrics).toMatchObject({ path: "/metrics", format: "prometheus" });
+    expect(catalogEntry("clickhouse").metrics?.path).toBe("/metrics");
+    // ClickHouse serves /metrics on 9363 only with a <prometheus> server section: the catalog uploads one
+    expect(catalogEntry("clickhouse").uploads?.[0]?.content).toMatch(/<prometheus>[\s\S]*<port>9363<\/port>[\s\S]*<\/prometheus>/);
+    expect(catalogEntry("elasticsearch").metrics?.path).toMatch(/^\/_nodes\/stats/);
+    expect(catalogEntry("loki").metrics?.path).toBe("/metrics");
+    expect(catalogEntry("postgres").metrics).toBeUndefined();
+  });
+
+  it("has a renderer for each config-rendered collector whose data and metrics ports are the catalog's", async () => {
+    const { collectorRenderers } = await import("../../../infra/render/index.ts");
+    const sinkFor = { name: "clickhouse" as const, host: "10.0.0.2", port: 8123, params: {} };
+    for (const name of ["fluentd", "fluent-bit", "vector"]) {
+      const r = collectorRenderers[name]!;
+      const out = r.render({ config: r.schema.parse({}), sink: sinkFor, fields: [{ name: "msg", type: "string", size: 10 }] });
+      const ports = catalogEntry(name).ports;
+      expect(ports.filter((p) => p.role === "data").map((p) => p.port), name).toContain(out.listens.data);
+      expect(ports.find((p) => p.role === "metrics")?.port, name).toBe(out.listens.metrics);
+    }
+  });
+
+  it("builds Fluentd for GridDB sinks from images/fluentd-griddb under a pinned tag (no registry digest for a local build)", () => {
+    const build = catalogEntry("fluentd").build!;
+    expect(build).toMatchObject({ context: "images/fluentd-griddb", repository: "ingestbench/fluentd-griddb", forSinks: ["griddb"] });
+    expect(build.tag).toMatch(/^1\.12\.0-ruby2\.7\.2-griddb1\.0\.2-/);
   });
 });

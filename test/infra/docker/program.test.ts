@@ -294,7 +294,7 @@ describe("stacks given only as Pulumi config (the fromPulumiConfig path)", () =>
       collector: { cpu: "0.5", memory: "768MiB", disk: { tmpfs: "256MiB" } },
       sink: { cpu: { quota: "50ms", period: "100ms" }, memory: "1GiB", disk: { iops: 500 }, network: { bandwidth: "10Mbit/s", delay: "5ms" } },
     },
-    "ingestbench:components": { collector: "vector", sink: "postgres" },
+    "ingestbench:components": { collector: "vector", sink: "clickhouse" },
     "ingestbench:owner": "bench-ci",
     "ingestbench:expiry": "90m",
     "docker:host": "unix:///var/run/docker.sock",
@@ -320,7 +320,7 @@ describe("stacks given only as Pulumi config (the fromPulumiConfig path)", () =>
     expect(script).toContain("tc qdisc add dev eth0 root handle 1: netem delay 5ms");
     expect(script).toContain("tc qdisc add dev eth0 parent 1: handle 2: tbf rate 10000000bit");
     expect(labelsOf(containerOf(resources, "docker-ramdisk", "sink"))).toMatchObject({ "ingestbench.owner": "bench-ci", "ingestbench.expiry-seconds": "5400" });
-    expect(outputs.versions).toMatchObject({ vector: { pinned: "0.49.0" }, postgres: { pinned: "18.4" }, loadgen: { pinned: "20.18.0" } });
+    expect(outputs.versions).toMatchObject({ vector: { pinned: "0.49.0" }, clickhouse: { pinned: "25.8" }, loadgen: { pinned: "20.18.0" } });
   });
 
   it("exports a message and deploys nothing for a local stack", async () => {
@@ -332,9 +332,9 @@ describe("stacks given only as Pulumi config (the fromPulumiConfig path)", () =>
     expect(resources.filter((r) => r.custom)).toEqual([]);
   });
 
-  it("fails an azure stack with a clear message, before creating anything", async () => {
+  it("fails an azure stack without its ingestbench:azure block with a clear message, before creating anything (azure stacks: test/infra/azure)", async () => {
     await expect(runProgram("azure-d2s-v5", encodeConfig({ "ingestbench:platform": "azure", "ingestbench:hosts": { sink: { cpu: "2" } } }))).rejects.toThrow(
-      /azure Pulumi program is not implemented yet/,
+      /config\.ingestbench:azure: an azure stack needs ingestbench:azure: \{ location, allowFrom/,
     );
   });
 
@@ -349,5 +349,184 @@ describe("stacks given only as Pulumi config (the fromPulumiConfig path)", () =>
     const onLocal = encodeConfig({ "ingestbench:platform": "local", "ingestbench:hosts": { sink: {} }, "ingestbench:docker": { blkioDevice: "vda" } });
     await expect(runProgram("local-bad", onLocal)).rejects.toThrow(/ingestbench:docker\.blkioDevice: a block device path/);
     await expect(runProgram("local-bad", onLocal)).rejects.toThrow(/ingestbench:docker is for docker and azure stacks/);
+  });
+});
+
+describe("collector configs and image builds (DockerStack under pulumi mocks; no Docker engine, no real collector)", () => {
+  /** Build a DockerStack directly (with an explicit cell) under mocks; resources recorded, outputs resolved. */
+  /** expectedCustomResources, less the pulled image of each host running a built image, plus the builds */
+  async function stackWithCell(name: string, config: Record<string, unknown>, cell?: import("../../../infra/docker/pipeline.ts").CellPipeline, builtHosts = 0, builds = 0) {
+    const resources: Recorded[] = [];
+    await pulumi.runtime.setMocks(
+      {
+        newResource: (a) => {
+          resources.push({ type: a.type, name: a.name, inputs: a.inputs as Record<string, any>, custom: a.custom ?? false });
+          return { id: `${a.name}-id`, state: a.inputs };
+        },
+        call: () => ({}),
+      },
+      "ingestbench",
+      name,
+      false,
+    );
+    const { fromPulumiConfig } = await import("../../../infra/stack/schema.ts");
+    const { DockerStack } = await import("../../../infra/docker/stack.ts");
+    const stack = fromPulumiConfig(name, encodeConfig(config));
+    let ds: InstanceType<typeof DockerStack>;
+    try {
+      ds = new DockerStack(`ib-${name}`, cell ? { stack, cell } : { stack });
+    } catch (err) {
+      // the component was registered before the constructor threw: let its RPCs end before the next mocks
+      await pulumi.runtime.disconnect();
+      expect(resources.filter((r) => r.custom)).toEqual([]); // nothing was created
+      throw err;
+    }
+    const outputs = await value(ds.outputs);
+    await vi.waitFor(() => expect(resources.filter((r) => r.custom)).toHaveLength(expectedCustomResources(stack) - builtHosts + builds), { timeout: 5000 });
+    await pulumi.runtime.disconnect();
+    return { resources, outputs };
+  }
+
+  const fields = [
+    { name: "host", type: "string" as const, size: 8 },
+    { name: "code", type: "int" as const },
+  ];
+  const fluentdBlock = { system: { workers: 2 }, source: { sample: { events_per_second: 150000, size: 250 } }, buffer: { chunk_limit_records: 50000, flush_thread_count: 8, flush_interval: "1s" } };
+
+  it("builds the Fluentd + fluent-plugin-griddb image (docker.Image, context images/fluentd-griddb, not pushed) and uploads fluent.conf rendered from the cell", async () => {
+    const { renderCollector } = await import("../../../infra/render/index.ts");
+    const { REPO_ROOT } = await import("../../../infra/docker/host.ts");
+    const { resources, outputs } = await stackWithCell(
+      "docker-griddb",
+      {
+        "ingestbench:platform": "docker",
+        "ingestbench:hosts": { collector: { cpu: "2", memory: "2GiB" }, sink: { cpu: "2", memory: "4GiB" } },
+        "ingestbench:components": { collector: "fluentd", sink: "griddb" },
+      },
+      { event: fields, blocks: { fluentd: fluentdBlock, griddb: { container: "fluentdStress" } }, source: "stack config" },
+      1,
+      1,
+    );
+    const builds = resources.filter((r) => r.type === "docker:index/image:Image");
+    expect(builds).toHaveLength(1);
+    const build = catalogEntry("fluentd").build!;
+    expect(builds[0]!.inputs).toMatchObject({
+      imageName: `ingestbench/fluentd-griddb:${build.tag}`,
+      skipPush: true,
+      build: { context: path.join(REPO_ROOT, "images/fluentd-griddb"), dockerfile: path.join(REPO_ROOT, "images/fluentd-griddb/Dockerfile") },
+    });
+    expect(builds[0]!.name).toBe("ib-docker-griddb-build-ingestbench-fluentd-griddb");
+    expect(resources.some((r) => r.name === "ib-docker-griddb-collector-image")).toBe(false); // nothing pulled for it
+    const collector = containerOf(resources, "docker-griddb", "collector").inputs;
+    expect(collector.image).toBe(`ingestbench/fluentd-griddb:${build.tag}`);
+    const net = stackSubnet("docker-griddb");
+    const expected = renderCollector("fluentd", fluentdBlock, { name: "griddb", host: net.address(1), port: 8081, params: { container: "fluentdStress" } }, fields);
+    expect(collector.uploads).toEqual([{ file: "/fluentd/etc/fluent.conf", content: expected.text }]);
+    expect(collector.uploads[0].content).toContain("chunk_limit_records 50000");
+    expect(collector.uploads[0].content).toContain('container "fluentdStress"');
+    expect(outputs.hosts.collector?.config).toMatchObject({ file: "/fluentd/etc/fluent.conf", source: "stack config", built: { context: "images/fluentd-griddb" } });
+    expect(outputs.hosts.collector?.config?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(outputs.versions.fluentd).toEqual({ pinned: "1.12.0", image: `ingestbench/fluentd-griddb:${build.tag}`, digestResolved: false });
+    // the sink pulls its pinned image; no build
+    expect(resources.filter((r) => r.type === "docker:index/remoteImage:RemoteImage").map((r) => r.inputs.name)).toContain("griddb/griddb:5.6.0");
+  });
+
+  it("gives two Fluentd collectors disjoint generator ids (000's scale-out): gen = worker id + 0 on the first, + 2 on the second", async () => {
+    const { resources } = await stackWithCell(
+      "docker-two-fluentd",
+      {
+        "ingestbench:platform": "docker",
+        "ingestbench:hosts": { "collector-a": { cpu: "4" }, "collector-b": { cpu: "4" }, sink: { cpu: "2" } },
+        "ingestbench:components": { "collector-a": "fluentd", "collector-b": "fluentd", sink: "griddb" },
+      },
+      { event: fields, blocks: { fluentd: fluentdBlock }, source: "stack config" },
+      2,
+      1,
+    );
+    const conf = (h: string) => containerOf(resources, "docker-two-fluentd", h).inputs.uploads[0].content as string;
+    expect(conf("collector-a")).toContain('\\"gen\\":#{worker_id.to_i + 0}');
+    expect(conf("collector-b")).toContain('\\"gen\\":#{worker_id.to_i + 2}');
+    // one build for the stack, run by both collectors: they cannot drift apart as 000's nodes did
+    const tag = `ingestbench/fluentd-griddb:${catalogEntry("fluentd").build!.tag}`;
+    expect(resources.filter((r) => r.type === "docker:index/image:Image").map((r) => r.inputs.imageName)).toEqual([tag]);
+    expect(["collector-a", "collector-b"].map((h) => containerOf(resources, "docker-two-fluentd", h).inputs.image)).toEqual([tag, tag]);
+  });
+
+  it("reads the cell from the validated ingestbench:cell stack key when present, else renders defaults and says so", async () => {
+    const { pipelineOf } = await import("../../../infra/docker/pipeline.ts");
+    const fromCell = pipelineOf({
+      cell: { event: fields, collector: { name: "fluent-bit", config: { output: { workers: 4 } } }, sink: { name: "clickhouse", config: { table: "t001" } } },
+    });
+    expect(fromCell).toEqual({ event: fields, blocks: { "fluent-bit": { output: { workers: 4 } }, clickhouse: { table: "t001" } }, source: "stack config" });
+    expect(pipelineOf({ cell: undefined })).toMatchObject({ source: "defaults", blocks: {} });
+
+    // docker-4c4g as committed (component names only): Fluent Bit's defaults into ClickHouse, said so in the outputs
+    const stack = loadPulumiStack("docker-4c4g", stacksDir);
+    const { resources, outputs } = await deployed(stack, configOf(stack.spec.file));
+    const collector = containerOf(resources, "docker-4c4g", "collector").inputs;
+    expect(collector.uploads).toHaveLength(1);
+    expect(collector.uploads[0].file).toBe("/fluent-bit/etc/fluent-bit.conf");
+    expect(collector.uploads[0].content).toContain(`Host          ${stackSubnet("docker-4c4g").address(2)}`);
+    expect(collector.uploads[0].content).toContain("URI           /?query=INSERT%20INTO%20default.ib_events%20FORMAT%20JSONEachRow");
+    expect(outputs.hosts.collector?.config).toMatchObject({ source: "defaults", file: "/fluent-bit/etc/fluent-bit.conf" });
+    const sink = containerOf(resources, "docker-4c4g", "sink").inputs;
+    expect(sink.uploads).toEqual([catalogEntry("clickhouse").uploads![0]]);
+    expect(resources.some((r) => r.type === "docker:index/image:Image")).toBe(false);
+  });
+
+  it("refuses a pairing the collector cannot render before creating anything", async () => {
+    await expect(
+      stackWithCell("docker-bad-pair", {
+        "ingestbench:platform": "docker",
+        "ingestbench:hosts": { collector: {}, sink: {} },
+        "ingestbench:components": { collector: "vector", sink: "griddb" },
+      }),
+    ).rejects.toThrow(/collector vector cannot write into sink "griddb"/);
+    await expect(
+      stackWithCell("docker-bad-image", {
+        "ingestbench:platform": "docker",
+        "ingestbench:hosts": { collector: {}, sink: {} },
+        "ingestbench:components": { collector: "fluentd", sink: "elasticsearch" },
+      }),
+    ).rejects.toThrow(/host "collector" runs fluentd into elasticsearch: .*no.* fluent-plugin-elasticsearch/);
+  });
+
+  it("renders a cell's parameter set as the ingestbench:cell stack key (chunk_limit_records 5000) into the uploaded fluent.conf", async () => {
+    // the JSON text the provisioner sets (harness/provision/provisioner.ts cellConfig), as Pulumi hands it over
+    const cell = JSON.stringify({
+      event: fields,
+      collector: { fluentd: { system: { workers: 2 }, source: { forward: { port: 24224 } }, buffer: { "@type": "memory", chunk_limit_records: 5000, flush_thread_count: 8 } } },
+      sink: { griddb: { container: "fluentdStress" } },
+    });
+    const { resources, outputs } = await stackWithCell(
+      "docker-cell-key",
+      {
+        "ingestbench:platform": "docker",
+        "ingestbench:hosts": { loadgen: {}, collector: { cpu: "2" }, sink: { cpu: "2" } },
+        "ingestbench:components": { collector: "fluentd", sink: "griddb" },
+        "ingestbench:cell": cell,
+      },
+      undefined,
+      1,
+      1,
+    );
+    const conf = containerOf(resources, "docker-cell-key", "collector").inputs.uploads[0].content as string;
+    expect(conf).toMatch(/<buffer tag>[\s\S]*\n    chunk_limit_records 5000\n[\s\S]*<\/buffer>/);
+    expect(conf).toContain("    flush_thread_count 8\n");
+    expect(conf).toContain("  workers 2\n");
+    expect(conf).toContain('container "fluentdStress"');
+    expect(outputs.hosts.collector?.config).toMatchObject({ file: "/fluentd/etc/fluent.conf", source: "stack config" });
+  });
+
+  it("refuses an ingestbench:cell that names another collector than the hosts run, or a bad parameter, at its key", async () => {
+    const base = {
+      "ingestbench:platform": "docker",
+      "ingestbench:hosts": { collector: {}, sink: {} },
+      "ingestbench:components": { collector: "fluentd", sink: "griddb" },
+    };
+    await expect(stackWithCell("docker-cell-other", { ...base, "ingestbench:cell": { event: fields, collector: { vector: {} }, sink: { griddb: {} } } }))
+      .rejects.toThrow(/config\.ingestbench:cell\.collector: the cell's collector vector is not what the collector hosts run \(ingestbench:components: collector: fluentd, sink: griddb\)/);
+    await expect(stackWithCell("docker-cell-bad", { ...base, "ingestbench:cell": { event: fields, collector: { fluentd: { buffer: { chunk_limit_records: 0 } } }, sink: { griddb: {} } } }))
+      .rejects.toThrow(/Pulumi\.docker-cell-bad\.yaml \(pulumi config\):\d+:\d+: config\.ingestbench:cell\.collector\.fluentd\.buffer\.chunk_limit_records: number must be greater than 0/);
   });
 });

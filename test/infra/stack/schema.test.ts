@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../../harness/errors.ts";
-import { listStacks, loadStack } from "../../../infra/stack/schema.ts";
+import { listStacks, loadPulumiStack, loadStack } from "../../../infra/stack/schema.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const stacksDir = path.join(root, "stacks");
@@ -251,5 +251,198 @@ describe("stack file errors", () => {
     const wrongName = path.join(tmp, "stack.yaml");
     writeFileSync(wrongName, "config: {}\n");
     expect(errorOf(wrongName).message).toMatch(/Pulumi\.<stack>\.yaml/);
+  });
+});
+
+describe("azure stack files", () => {
+  const azureBlock = [
+    "  ingestbench:azure:",
+    "    location: westeurope",
+    "    allowFrom: 198.51.100.7/32",
+    "    vmSizes: { loadgen: Standard_D2s_v5, sink: Standard_D4s_v5 }",
+  ];
+
+  it("loads the azure options: location, zone, allowFrom, one VM size per host, admin user, SSH key, data disk size", () => {
+    const file = stackFileWith(
+      "azure-ok",
+      [
+        "config:",
+        "  ingestbench:platform: azure",
+        "  ingestbench:hosts:",
+        "    loadgen:",
+        "    sink: { cpu: '1', disk: { iops: 6000, bandwidth: 140MB/s } }",
+        "  ingestbench:azure:",
+        "    location: westeurope",
+        '    zone: "2"',
+        "    allowFrom: 198.51.100.7/32",
+        "    vmSizes: { loadgen: Standard_D2s_v5, sink: Standard_D4s_v5 }",
+        "    adminUsername: bench",
+        "    sshPublicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIabc user@host",
+        "    dataDiskGiB: 128",
+        "",
+      ].join("\n"),
+    );
+    const s = loadPulumiStack(file);
+    expect(s.spec.platform).toBe("azure");
+    expect(s.platform.azure).toEqual({
+      location: "westeurope",
+      zone: "2",
+      allowFrom: "198.51.100.7/32",
+      vmSizes: { loadgen: "Standard_D2s_v5", sink: "Standard_D4s_v5" },
+      adminUsername: "bench",
+      sshPublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIabc user@host",
+      dataDiskGiB: 128,
+    });
+    expect(s.spec.hosts.sink?.requested).toEqual({ cpu: "1", disk: { iops: 6000, bandwidth: "140MB/s" } });
+    expect(loadPulumiStack("local-quarter-core", stacksDir).platform.azure).toBeUndefined();
+  });
+
+  it("requires the azure block on azure stacks, and a VM size for every host and only for hosts", () => {
+    const missing = stackFileWith("azure-missing", "config:\n  ingestbench:platform: azure\n  ingestbench:hosts:\n    sink:\n");
+    expect(errorOf(missing).message).toMatch(/:1:1: config\.ingestbench:azure: an azure stack needs ingestbench:azure: \{ location, allowFrom \(your address, \/32\), vmSizes/);
+
+    const sizes = stackFileWith(
+      "azure-sizes",
+      [
+        "config:",
+        "  ingestbench:platform: azure",
+        "  ingestbench:hosts:",
+        "    loadgen:",
+        "    collector:",
+        "  ingestbench:azure:",
+        "    location: westeurope",
+        "    allowFrom: 198.51.100.7/32",
+        "    vmSizes:",
+        "      loadgen: Standard_D2s_v5",
+        "      sink: Standard_D4s_v5",
+        "",
+      ].join("\n"),
+    );
+    const lines = errorOf(sizes).message.split("\n");
+    expect(lines.some((l) => /:10:7: config\.ingestbench:azure\.vmSizes: host "collector" has no VM size; give one, e\.g\. collector: Standard_D2s_v5/.test(l))).toBe(true);
+    expect(lines.some((l) => /:11:13: config\.ingestbench:azure\.vmSizes\.sink: no host "sink" in ingestbench:hosts \(hosts: loadgen, collector\)/.test(l))).toBe(true);
+  });
+
+  it("rejects a bad region, an open or malformed allowFrom, unknown VM sizes, keys and SSH keys, each at its line", () => {
+    const file = stackFileWith(
+      "azure-bad",
+      [
+        "config:",
+        "  ingestbench:platform: azure",
+        "  ingestbench:hosts:",
+        "    loadgen:",
+        "    sink:",
+        "  ingestbench:azure:",
+        "    location: West Europe",
+        "    allowFrom: 0.0.0.0/0",
+        "    vmSizes: { loadgen: Standard_D2s_v5, sink: Standard_B1s }",
+        "    sshPublicKey: my key",
+        "    adminUsername: root",
+        "    region: westeurope",
+        "",
+      ].join("\n"),
+    );
+    const lines = errorOf(file).message.split("\n");
+    const has = (re: RegExp) => expect(lines.some((l) => re.test(l)), `${re} in\n${lines.join("\n")}`).toBe(true);
+    has(/:7:15: config\.ingestbench:azure\.location: an Azure region name such as "westeurope"/);
+    has(/:8:16: config\.ingestbench:azure\.allowFrom: "0\.0\.0\.0\/0" opens the stack to \/0: give the caller's address \(\/32, at most a \/24\)/);
+    has(/:9:48: config\.ingestbench:azure\.vmSizes\.sink: invalid enum value\. Expected 'Standard_D2s_v5' \| 'Standard_D4s_v5'/);
+    has(/:10:19: config\.ingestbench:azure\.sshPublicKey: an OpenSSH public key line/);
+    has(/:11:20: config\.ingestbench:azure\.adminUsername: [Aa]zure rejects this admin user name/);
+    has(/:12:5: config\.ingestbench:azure\.region: unknown key "region"; allowed keys: location, zone, allowFrom, vmSizes/);
+
+    const notCidr = stackFileWith("azure-cidr", ["config:", "  ingestbench:platform: azure", "  ingestbench:hosts:", "    loadgen:", "  ingestbench:azure:", "    location: westeurope", "    allowFrom: 198.51.100.300", "    vmSizes: { loadgen: Standard_D2s_v5 }", ""].join("\n"));
+    expect(errorOf(notCidr).message).toMatch(/:7:16: config\.ingestbench:azure\.allowFrom: "198\.51\.100\.300" is not an IPv4 CIDR/);
+  });
+
+  it("reports a disk cap above the VM size's uncached cap, below Premium SSD v2's minimum, or split read/write, at the cap", () => {
+    const file = stackFileWith(
+      "azure-caps",
+      [
+        "config:",
+        "  ingestbench:platform: azure",
+        "  ingestbench:hosts:",
+        "    loadgen:",
+        "      disk: { readIops: 3000, writeIops: 4000 }",
+        "    sink:",
+        "      disk:",
+        "        iops: 8000",
+        "        bandwidth: 50MB/s",
+        ...azureBlock,
+        "",
+      ].join("\n"),
+    );
+    const lines = errorOf(file).message.split("\n");
+    const has = (re: RegExp) => expect(lines.some((l) => re.test(l)), `${re} in\n${lines.join("\n")}`).toBe(true);
+    has(/:5:25: config\.ingestbench:hosts\.loadgen\.disk\.readIops: readIops 3000 and writeIops 4000 differ: a Premium SSD v2 disk has one IOPS budget/);
+    has(/:8:15: config\.ingestbench:hosts\.sink\.disk\.iops: 8000 IOPS is above Standard_D4s_v5's uncached disk cap of 6400 IOPS/);
+    has(/:9:20: config\.ingestbench:hosts\.sink\.disk\.bandwidth: 50000000 B\/s is below Premium SSD v2's minimum of 125 MBps/);
+  });
+
+  it("keeps the azure block off other platforms and the docker block off azure", () => {
+    const onDocker = stackFileWith("docker-azure", ["config:", "  ingestbench:platform: docker", "  ingestbench:hosts:", "    loadgen:", "    sink:", ...azureBlock, ""].join("\n"));
+    expect(errorOf(onDocker).message).toMatch(/:7:5: config\.ingestbench:azure: ingestbench:azure applies to azure stacks only/);
+    const onLocal = stackFileWith("local-azure", ["config:", "  ingestbench:platform: local", "  ingestbench:hosts:", "    loadgen:", "    sink:", ...azureBlock, ""].join("\n"));
+    expect(errorOf(onLocal).message).toMatch(/config\.ingestbench:azure: ingestbench:azure is for docker and azure stacks/);
+    const dockerOnAzure = stackFileWith(
+      "azure-docker",
+      ["config:", "  ingestbench:platform: azure", "  ingestbench:hosts:", "    loadgen:", "    sink:", ...azureBlock, "  ingestbench:docker: { blkioDevice: /dev/vda }", ""].join("\n"),
+    );
+    expect(errorOf(dockerOnAzure).message).toMatch(/config\.ingestbench:docker: ingestbench:docker applies to docker stacks only/);
+  });
+});
+
+describe("ingestbench:cell (the scenario cell a docker or azure stack's components run)", () => {
+  const head = ["config:", "  ingestbench:platform: docker", "  ingestbench:hosts:", "    loadgen:", "    collector:", "    sink:", "  ingestbench:components: { collector: fluentd, sink: griddb }"];
+
+  it("loads a cell written as a map or as the JSON text the provisioner sets, with its event and raw blocks", () => {
+    const cell = {
+      event: [{ name: "host", type: "string", size: 8 }, { name: "code", type: "int" }],
+      collector: { fluentd: { system: { workers: 2 }, buffer: { "@type": "memory", chunk_limit_records: 5000, flush_thread_interval: 0.1 } } },
+      sink: { griddb: { container: "fluentdStress" } },
+    };
+    const expected = {
+      event: cell.event,
+      collector: { name: "fluentd", config: cell.collector.fluentd },
+      sink: { name: "griddb", config: { container: "fluentdStress" } },
+    };
+    const asMap = stackFileWith("cell-map", [...head, "  ingestbench:cell:", `    event: ${JSON.stringify(cell.event)}`, `    collector: ${JSON.stringify(cell.collector)}`, `    sink: ${JSON.stringify(cell.sink)}`, ""].join("\n"));
+    expect(loadPulumiStack(asMap, tmp).platform.cell).toEqual(expected);
+    // JSON text keeps 0.1 a number (pulumi config set --path would have made it the string "0.1")
+    const asText = stackFileWith("cell-text", [...head, `  ingestbench:cell: '${JSON.stringify(cell)}'`, ""].join("\n"));
+    expect(loadPulumiStack(asText, tmp).platform.cell).toEqual(expected);
+    const none = stackFileWith("cell-none", [...head.slice(0, 6), "  ingestbench:components: { sink: clickhouse }", '  ingestbench:cell: { event: [{ name: msg, type: string }], collector: none, sink: { clickhouse: { version: "25.8" } } }', ""].join("\n"));
+    expect(loadPulumiStack(none, tmp).platform.cell).toEqual({ event: [{ name: "msg", type: "string" }], collector: null, sink: { name: "clickhouse", config: { version: "25.8" } } });
+    expect(loadPulumiStack("docker-4c4g", stacksDir).platform.cell).toBeUndefined();
+  });
+
+  it("checks the collector's parameters with its renderer's schema and the sink's with its own, each at its line", () => {
+    const file = stackFileWith("cell-bad", [
+      ...head,
+      "  ingestbench:cell:",
+      "    event: [{ name: Host, type: string }]",
+      "    collector:",
+      "      fluentd:",
+      "        buffer: { chunk_limit_records: -5 }",
+      "    sink: { griddb: { containerType: HEAP } }",
+      "",
+    ].join("\n"));
+    const msg = errorOf(file).message;
+    expect(msg).toMatch(/:9:21: config\.ingestbench:cell\.event\.0\.name: field names are lowercase identifiers/);
+    expect(msg).toMatch(/:12:40: config\.ingestbench:cell\.collector\.fluentd\.buffer\.chunk_limit_records: number must be greater than 0/);
+    expect(msg).toMatch(/:13:38: config\.ingestbench:cell\.sink\.griddb\.containerType: invalid enum value/);
+  });
+
+  it("refuses a component that is not of the role, a cell that is not what the hosts run, and the key on a local stack", () => {
+    const kind = stackFileWith("cell-kind", [...head, '  ingestbench:cell: { event: [{ name: msg, type: string }], collector: { griddb: {} }, sink: { griddb: {} } }', ""].join("\n"));
+    expect(errorOf(kind).message).toMatch(/config\.ingestbench:cell\.collector\.griddb: "griddb" is not a collector of the catalog \(infra\/catalog\.ts\); collectors: fluent-bit, vector, fluentd, syslog-ng/);
+    const other = stackFileWith("cell-other", [...head, '  ingestbench:cell: { event: [{ name: msg, type: string }], collector: { vector: {} }, sink: { clickhouse: {} } }', ""].join("\n"));
+    const otherMsg = errorOf(other).message;
+    expect(otherMsg).toMatch(/:8:\d+: config\.ingestbench:cell\.collector: the cell's collector vector is not what the collector hosts run \(ingestbench:components: collector: fluentd, sink: griddb\)/);
+    expect(otherMsg).toMatch(/config\.ingestbench:cell\.sink: the cell's sink clickhouse is not what the sink hosts run/);
+    const noCollector = stackFileWith("cell-nocoll", [...head, '  ingestbench:cell: { event: [{ name: msg, type: string }], collector: none, sink: { griddb: {} } }', ""].join("\n"));
+    expect(errorOf(noCollector).message).toMatch(/config\.ingestbench:cell\.collector: the cell has no collector, but hosts run one/);
+    const local = stackFileWith("cell-local", ["config:", "  ingestbench:platform: local", "  ingestbench:hosts:", "    loadgen:", "    sink:", '  ingestbench:cell: { event: [{ name: msg, type: string }], collector: none, sink: { postgres: {} } }', ""].join("\n"));
+    expect(errorOf(local).message).toMatch(/config\.ingestbench:cell: ingestbench:cell is for docker and azure stacks/);
   });
 });

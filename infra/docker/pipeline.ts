@@ -1,0 +1,108 @@
+/**
+ * What the collectors of a docker or azure stack are configured with: the scenario cell's collector and sink blocks
+ * and event fields, rendered into each collector container's config file (infra/render/), plus the image build a
+ * pairing needs (infra/catalog.ts `build`, e.g. Fluentd with fluent-plugin-griddb for a GridDB sink).
+ *
+ * The cell comes from the validated stack config (infra/stack/schema.ts `ingestbench:cell`, set per cell by the
+ * provisioner, harness/provision/provisioner.ts cellConfig). Without one, a collector renders with its schema's
+ * defaults and the quickstart's event (ts, msg of 180 bytes), and the host's output says `config.source: "defaults"`.
+ * Both container platforms render here: the docker platform uploads the file into the container, the azure
+ * platform's cloud-init writes it onto the VM and mounts it (infra/azure/host.ts).
+ */
+import { createHash } from "node:crypto";
+import { ConfigurationError } from "../../harness/errors.ts";
+import type { EventField } from "../../harness/events/types.ts";
+import { catalogEntry, type CatalogBuild, type CatalogImage } from "../catalog.ts";
+import { collectorRenderers, renderCollector, type RenderedConfig, type SinkEndpoint, type SinkName } from "../render/index.ts";
+import type { PlatformConfig } from "../stack/schema.ts";
+
+/** The event rendered when the stack config carries none (the quickstart's). */
+export const DEFAULT_EVENT: readonly EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "msg", type: "string", size: 180 },
+];
+
+/** The cell as the program sees it. */
+export interface CellPipeline {
+  event: readonly EventField[];
+  /** component name → its scenario block (raw; the renderer's schema validates it) */
+  blocks: Record<string, unknown>;
+  source: "stack config" | "defaults";
+}
+
+/** A host's rendered config and build, for DockerHost and AzureHost. */
+export interface HostPipeline {
+  config?: RenderedConfig & { source: CellPipeline["source"]; sha256: string };
+  build?: CatalogBuild;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The catalog name a host runs (`ingestbench:components[host]`); "loadgen" when absent. */
+export function componentName(components: Readonly<Record<string, unknown>>, host: string): string {
+  const v = components[host];
+  return typeof v === "string" ? v : "loadgen";
+}
+
+/** The cell from the validated platform config (`ingestbench:cell`), else the defaults. */
+export function pipelineOf(platform: Pick<PlatformConfig, "cell">): CellPipeline {
+  const cell = platform.cell;
+  if (!cell) return { event: DEFAULT_EVENT, blocks: {}, source: "defaults" };
+  const blocks: Record<string, unknown> = { [cell.sink.name]: cell.sink.config };
+  if (cell.collector) blocks[cell.collector.name] = cell.collector.config;
+  return { event: cell.event, blocks, source: "stack config" };
+}
+
+/** SinkEndpoint params from a sink's scenario block (the names the renderers read, see infra/render/types.ts). */
+function sinkParams(block: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!isObject(block)) return out;
+  for (const key of ["database", "table", "index", "cluster", "container", "job", "user"]) {
+    const v = block[key];
+    if (typeof v === "string") out[key] = v;
+  }
+  return out;
+}
+
+const SINK_NAMES: readonly string[] = ["clickhouse", "elasticsearch", "postgres", "loki", "griddb"] satisfies readonly SinkName[];
+
+/**
+ * Render every collector host's config against the stack's sink host, and pick the image builds the pairings need.
+ * @param hosts host name → [catalog entry, address on the stack network], in stack order
+ * @throws ConfigurationError when a collector has no sink host to write into, or its block does not render
+ */
+export function hostPipelines(hosts: ReadonlyArray<[string, CatalogImage, string]>, cell: CellPipeline): Record<string, HostPipeline> {
+  const out: Record<string, HostPipeline> = {};
+  const sinks = hosts.filter(([, c]) => c.kind === "sink");
+  let gen = 0;
+  for (const [host, component] of hosts) {
+    out[host] = {};
+    const renderer = collectorRenderers[component.name];
+    if (component.kind !== "collector" || !renderer) continue;
+    const sink = sinks[0];
+    if (!sink || sinks.length > 1 || !SINK_NAMES.includes(sink[1].name)) {
+      throw new ConfigurationError(
+        "E_STACK_FIELD",
+        `host "${host}" runs collector ${component.name}, which needs exactly one sink host to write into (sinks: ${sinks.map(([h, c]) => `${h}=${c.name}`).join(", ") || "none"})`,
+        { field: "ingestbench:components" },
+      );
+    }
+    const [, sinkEntry, sinkAddress] = sink;
+    const refusal = component.refuses?.[sinkEntry.name];
+    if (refusal !== undefined) {
+      throw new ConfigurationError("E_STACK_FIELD", `host "${host}" runs ${component.name} into ${sinkEntry.name}: ${refusal}`, { field: "ingestbench:components" });
+    }
+    const dataPort = sinkEntry.ports.find((p) => p.role === "data")!.port;
+    const endpoint: SinkEndpoint = { name: sinkEntry.name as SinkName, host: sinkAddress, port: dataPort, params: sinkParams(cell.blocks[sinkEntry.name]) };
+    const block = cell.blocks[component.name] ?? {};
+    const rendered = renderCollector(component.name, block, endpoint, cell.event, gen);
+    const parsed = renderer.schema.parse(block);
+    gen += renderer.generators?.(parsed) ?? 0;
+    out[host]!.config = { ...rendered, source: cell.source, sha256: createHash("sha256").update(rendered.text).digest("hex") };
+    const build = catalogEntry(component.name).build;
+    if (build && build.forSinks.includes(sinkEntry.name)) out[host]!.build = build;
+  }
+  return out;
+}

@@ -1,0 +1,79 @@
+/**
+ * Shapes shared by the collector config renderers (fluentd.ts, fluent-bit.ts, vector.ts): a renderer is a pure
+ * function from the scenario's collector block (validated by the collector's own zod schema, in the collector's
+ * own setting names) plus the downstream sink and the event fields to the text of the collector's config file.
+ * The docker platform uploads that text into the collector's container (infra/docker/host.ts); the azure
+ * platform's cloud-init can write the same text.
+ */
+import type { z } from "zod";
+import type { EventField } from "../../harness/events/types.ts";
+
+/** Sinks a collector may write into on the container platforms (catalog names, infra/catalog.ts). */
+export type SinkName = "clickhouse" | "elasticsearch" | "postgres" | "loki" | "griddb";
+
+/**
+ * Where the collector writes: the sink's catalog name, its data endpoint on the stack network, and its
+ * connection params. Params the renderers read (each with the default the verifiers use):
+ * - clickhouse: database ("default"), table ("ib_events"), user ("default")
+ * - elasticsearch: index ("ib_events")
+ * - postgres: database ("postgres"), user ("postgres"), table ("ib_events")
+ * - loki: job label ("ingestbench")
+ * - griddb: cluster ("myCluster"), database ("public"), container ("ib_events"), user ("admin"), password ("admin")
+ */
+export interface SinkEndpoint {
+  name: SinkName;
+  /** address or host name on the stack network */
+  host: string;
+  port: number;
+  params: Record<string, string>;
+}
+
+/** Input of every renderer. */
+export interface RenderInput<C> {
+  /** the collector block after its schema's parse (defaults filled) */
+  config: C;
+  sink: SinkEndpoint;
+  /** the scenario's event fields, in order (gen, seq, sent_at follow them in every row) */
+  fields: readonly EventField[];
+  /**
+   * first generator id of this collector host, for collectors that generate load themselves (Fluentd's sample
+   * input): two collector hosts must not produce the same (gen, seq) pairs. Default 0.
+   */
+  genBase?: number;
+}
+
+/** A rendered config file: where the collector's image reads it, and its text. */
+export interface RenderedConfig {
+  /** absolute path inside the container */
+  file: string;
+  text: string;
+  /** container command (after the image's entrypoint) that makes the collector read `file`, when the image's default does not */
+  command?: string[];
+  /** collector-side ports the config listens on (data and metrics), for the catalog cross-check */
+  listens: { data: number; metrics: number };
+}
+
+/** A collector renderer: its scenario schema, the sinks it can write into, and the render function. */
+export interface CollectorRenderer<C = any> {
+  /** catalog name (infra/catalog.ts) */
+  name: string;
+  /** strict zod schema of the scenario's `collector.<name>` block (the collector's own setting names) */
+  schema: z.ZodType<C, z.ZodTypeDef, unknown>;
+  /** sinks this renderer can write into */
+  writesTo: readonly SinkName[];
+  /**
+   * the harness generators (harness/generators/ names) whose protocol the configured input receives; [] when the
+   * input makes its own load (Fluentd's sample) or takes a protocol no generator speaks
+   */
+  accepts(config: C): readonly string[];
+  /** @throws ConfigurationError naming the field when the combination cannot be rendered */
+  render(input: RenderInput<C>): RenderedConfig;
+  /** how many generator ids (gen) this collector uses when it makes load itself (Fluentd's sample input: one per worker); absent = 0 */
+  generators?(config: C): number;
+}
+
+/** `params[key]`, else `fallback`. */
+export function param(sink: SinkEndpoint, key: string, fallback: string): string {
+  const v = sink.params[key];
+  return v === undefined || v === "" ? fallback : v;
+}

@@ -1,0 +1,91 @@
+/**
+ * `ingestbench validate` and `ingestbench bench` (local stacks) on the scenarios of the container platforms, through
+ * the CLI as a user runs it: Fluentd, Fluent Bit and Vector (collector renderers, infra/render/) and Elasticsearch,
+ * GridDB and Loki (container sinks) validate like the local components, and a local stack refuses them before it
+ * provisions anything (no cgroup, netns or process is made: the refusal comes before provisionLocal). No collector
+ * or container sink runs here.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const tmp = mkdtempSync(path.join(os.tmpdir(), "ib-validate-container-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function cli(...args: string[]): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, ["bin/ingestbench.js", ...args], { cwd: projectRoot, encoding: "utf8", timeout: 60_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** Every run.json under `dir` (results/<stack>/<scenario>/<run-id>/run.json). */
+function runRecords(dir: string): Array<Record<string, any>> {
+  const found: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(path.join(d, e.name));
+      else if (e.name === "run.json") found.push(path.join(d, e.name));
+    }
+  };
+  walk(dir);
+  return found.map((f) => JSON.parse(readFileSync(f, "utf8")) as Record<string, any>);
+}
+
+const CONTAINER_SCENARIOS = [
+  "scenarios/fluentd-griddb-chunk-limit-records.yaml",
+  "scenarios/fluentd-griddb-two-collectors.yaml",
+  "scenarios/fluent-bit-clickhouse-batch-count.yaml",
+  "scenarios/elasticsearch-bulk-8000.yaml",
+];
+
+describe("ingestbench validate: container-platform scenarios", () => {
+  it("accepts 000's, 001's and 004's scenarios (Fluentd, Fluent Bit, GridDB, Elasticsearch) and exits 0", () => {
+    const r = cli("validate", ...CONTAINER_SCENARIOS, "scenarios/quickstart.yaml");
+    expect(r.err).toBe("");
+    expect(r.out.trim().split("\n")).toEqual([...CONTAINER_SCENARIOS, "scenarios/quickstart.yaml"].map((f) => `${f}: ok`));
+    expect(r.code).toBe(0);
+  });
+
+  it("reports a bad Fluentd parameter and a collector the generator cannot feed, naming file, line and field; exits 2", () => {
+    const bad = path.join(tmp, "bad-fluentd.yaml");
+    const text = readFileSync(path.join(projectRoot, "scenarios/fluentd-griddb-chunk-limit-records.yaml"), "utf8");
+    writeFileSync(bad, text.replace("flush_thread_count: 8", "flush_thread_count: 0"));
+    const line = text.split("\n").findIndex((l) => l.includes("flush_thread_count: 8")) + 1;
+    const pairing = path.join(tmp, "bad-pairing.yaml");
+    writeFileSync(pairing, text.replace("generator: { fluent-forward: { batch: 1000,", "generator: { http-json: { batch: 1000,"));
+    const r = cli("validate", bad, pairing, "scenarios/elasticsearch-bulk-8000.yaml");
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${bad}:${line}:`);
+    expect(r.err).toMatch(/collector\.fluentd\.buffer\.flush_thread_count: number must be greater than or equal to 1/);
+    expect(r.err).toMatch(/bad-pairing\.yaml \(cell chunk_limit_records=\d+\): collector "fluentd" receives fluent-forward, not the "http-json" generator/);
+    expect(r.out).toBe("scenarios/elasticsearch-bulk-8000.yaml: ok\n");
+  });
+});
+
+describe("ingestbench bench on a local stack refuses container-only components before provisioning", () => {
+  it("Elasticsearch (004): the sink runs on docker and azure stacks only", () => {
+    const results = path.join(tmp, "results-es");
+    const r = cli("bench", "--stack", "local-quarter-core", "scenarios/elasticsearch-bulk-8000.yaml", "--results", results, "--replicates", "1", "--duration", "1s", "--warmup", "0s", "-q");
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(/E_SINK: sink "elasticsearch" has no local component: it runs on docker and azure stacks only \(stack local-quarter-core is a local stack\)/);
+    const records = runRecords(results);
+    expect(records).toHaveLength(1);
+    // limits are recorded once the stack is provisioned: none, nothing was
+    expect(records[0]).toMatchObject({ status: "error", error: { kind: "configuration" }, limits: {} });
+  });
+
+  it("Fluent Bit (001) into a local ClickHouse: the collector runs on docker and azure stacks only", () => {
+    const results = path.join(tmp, "results-fb");
+    const r = cli("bench", "--stack", "local-pipeline", "scenarios/fluent-bit-clickhouse-batch-count.yaml", "--results", results, "--replicates", "1", "--duration", "1s", "-q");
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(/E_COLLECTOR: collector "fluent-bit" has no local component: it runs on docker and azure stacks only \(stack local-pipeline is a local stack\)/);
+    // every cell was refused the same way, and none got limits: nothing was provisioned
+    expect(r.out.match(/E_COLLECTOR/g)).toHaveLength(4);
+    const records = runRecords(results);
+    expect(records).toHaveLength(4);
+    for (const rec of records) expect(rec).toMatchObject({ status: "error", error: { kind: "configuration" }, limits: {} });
+  });
+});
