@@ -362,16 +362,37 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
     });
 }
 
-/** Walk `data` by dotted-path segments (numeric segments index arrays). */
-function lookup(data: unknown, segs: string[]): { found: boolean; parent?: unknown } {
+/**
+ * Split a dotted matrix key into the path it names in `data`: at each level the longest run of the remaining dotted
+ * parts that is a key there wins, so settings whose own names contain dots (rsyslog's `queue.workerThreads`) can be
+ * varied as `collector.rsyslog.queue.workerThreads`; numeric parts index arrays.
+ * @returns the path's segments, or the node where the walk stopped (for the error message)
+ */
+function resolveKey(data: unknown, key: string): { segs: string[] } | { segs: null; parent: unknown } {
+  const parts = key.split(".");
+  const segs: string[] = [];
   let node = data;
-  for (let i = 0; i < segs.length; i++) {
-    const seg = segs[i]!;
-    if (Array.isArray(node) && /^\d+$/.test(seg) && Number(seg) < node.length) node = node[Number(seg)];
-    else if (isPlainObject(node) && Object.hasOwn(node, seg)) node = node[seg];
-    else return { found: false, parent: node };
+  for (let i = 0; i < parts.length; ) {
+    let taken = 0;
+    if (isPlainObject(node)) {
+      for (let j = parts.length; j > i; j--) {
+        if (Object.hasOwn(node, parts.slice(i, j).join("."))) { taken = j - i; break; }
+      }
+    }
+    if (taken > 0) {
+      const seg = parts.slice(i, i + taken).join(".");
+      node = (node as Record<string, unknown>)[seg];
+      segs.push(seg);
+      i += taken;
+    } else if (Array.isArray(node) && /^\d+$/.test(parts[i]!) && Number(parts[i]) < node.length) {
+      node = node[Number(parts[i])];
+      segs.push(parts[i]!);
+      i++;
+    } else {
+      return { segs: null, parent: node };
+    }
   }
-  return { found: true };
+  return { segs };
 }
 
 function setPath(data: unknown, segs: string[], value: unknown): void {
@@ -412,8 +433,8 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
       issues.push({ path: at, at: "key", message: `"${segs[0]}" cannot be varied by the matrix` });
       return false;
     }
-    const hit = lookup(loaded.data, segs);
-    if (!hit.found) {
+    const hit = resolveKey(loaded.data, key);
+    if (!hit.segs) {
       const here = isPlainObject(hit.parent) ? `; there: ${Object.keys(hit.parent).join(", ")}` : "";
       issues.push({ path: at, at: "key", message: `"${key}" names no field of this scenario (write the base value in the file first)${here}` });
       return false;
@@ -423,7 +444,7 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
   /** The file's data with these values substituted, validated; issues for the values, or the cell's body. */
   const substitute = (values: Record<string, unknown>): { ok: true; body: ScenarioBody } | { ok: false; issues: FlatIssue[] } => {
     const data = structuredClone(loaded.data) as Record<string, unknown>;
-    for (const [k, x] of Object.entries(values)) setPath(data, k.split("."), x);
+    for (const [k, x] of Object.entries(values)) setPath(data, resolveKey(loaded.data, k).segs ?? k.split("."), x);
     data.matrix = {};
     const r = schema.safeParse(data);
     if (r.success) {
@@ -491,7 +512,7 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
 
   // Cell ids name each key by its last path segment (the whole path when two keys share it), in key order; they
   // depend on the values only, never on a cell's position, so they stay stable across runs and edits of the list.
-  const lastSegs = keys.map((k) => k.split(".").at(-1)!);
+  const lastSegs = keys.map((k) => (resolveKey(loaded.data, k).segs ?? k.split(".")).at(-1)!);
   const labels = keys.map((k, i) => (lastSegs.indexOf(lastSegs[i]!) === lastSegs.lastIndexOf(lastSegs[i]!) ? lastSegs[i]! : k));
   const cells: ScenarioCell[] = [];
   const usedIds = new Map<string, number>();

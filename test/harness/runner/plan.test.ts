@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -158,5 +158,19 @@ describe("scenarios of the container platforms (collector renderers and containe
     expect(() => planCells(loadScenarioFile(perCell), perCell)).toThrow(/\(cell source=http_server\): collector "vector" receives http-json, not the "fluent-forward" generator/);
     const ok = pipelineFile("pair-ok", "{ fluent-forward: { seed: 1 } }", "{ vector: { source: { fluent: {} } } }", "{ clickhouse: { version: \"25.8\" } }");
     expect(planCells(loadScenarioFile(ok), ok)).toHaveLength(1);
+  });
+});
+
+describe("matrix keys into settings whose names contain dots", () => {
+  it("varies rsyslog's queue.workerThreads as collector.rsyslog.queue.workerThreads (longest key wins at each level)", () => {
+    const text = readFileSync(path.join(scenariosDir, "rsyslog-postgres.yaml"), "utf8").replace(/^matrix:.*$/m, "matrix: { collector.rsyslog.queue.workerThreads: [1, 4] }");
+    const file = path.join(tmp, "rsyslog-workers.yaml");
+    writeFileSync(file, text);
+    const s = loadScenarioFile(file);
+    expect(s.cells.map((c) => c.id)).toEqual(["queue.workerThreads=1", "queue.workerThreads=4"]);
+    expect(s.cells.map((c) => (c.scenario.collector!.config as Record<string, unknown>)["queue.workerThreads"])).toEqual([1, 4]);
+    // a path that names nothing is still refused at its line, naming what is there
+    writeFileSync(file, text.replace(/^matrix:.*$/m, "matrix: { collector.rsyslog.queue.workers: [1, 4] }"));
+    expect(() => loadScenarioFile(file)).toThrow(/"collector\.rsyslog\.queue\.workers" names no field of this scenario.*queue\.workerThreads/s);
   });
 });
