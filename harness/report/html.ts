@@ -46,7 +46,7 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
   const body: string[] = [
     `<h1>ingestbench report</h1>`,
     `<p class="meta">generated ${esc(data.generatedAt)} from ${esc(data.resultsRoot)}; scenarios: ${esc(data.scenarios.map((s) => s.scenario).join(", "))}. `
-      + `Throughput is what the sink confirmed over real elapsed time; medians over each stack's latest runs, ratios to the first stack.</p>`,
+      + `Throughput is what the sink confirmed over real elapsed time; medians over each stack's latest runs, ratios to the first stack (to the first cell when one stack sweeps a parameter).</p>`,
   ];
   for (const s of data.scenarios) {
     const mine = charts.filter((c) => c.scenario === s.scenario);

@@ -14,7 +14,7 @@ export function markdownTable(t: TextTable): string {
 }
 
 export function renderMarkdown(data: ReportData): string {
-  const out: string[] = ["# ingestbench results", "", `Generated ${data.generatedAt} from \`${data.resultsRoot}\`. Median over each stack's latest runs; ratios to the first stack.`];
+  const out: string[] = ["# ingestbench results", "", `Generated ${data.generatedAt} from \`${data.resultsRoot}\`. Median over each stack's latest runs; ratios to the first stack (to the first cell when one stack sweeps a parameter).`];
   for (const s of data.scenarios) {
     out.push("", `## ${s.scenario}`, "", markdownTable(comparisonTable(s.rows)));
     const v = verdicts(s.rows);

@@ -49,7 +49,7 @@ export function comparisonTable(rows: StackRow[]): TextTable {
       return [
         r.stack, ...(withCell ? [r.cell] : []), `${r.measured.length}/${r.runs.length}${statuses.length ? ` (${statuses.join(",")})` : ""}`,
         int(r.medianRowsPerSecond), r.rowsPerSecond.n >= 2 ? int(r.rowsPerSecond.iqr) : "–", cv(r.rowsPerSecond), fix(r.medianMiBPerSecond, 2),
-        fix(r.ratio, 2, "x"), ci(r.comparison, r.stack === r.baselineStack), int(r.rowsPerSecondPerCore), int(r.rowsPerSecondPerGiB),
+        fix(r.ratio, 2, "x"), ci(r.comparison, r.baselineCell !== undefined ? r.cell === r.baselineCell : r.stack === r.baselineStack), int(r.rowsPerSecondPerCore), int(r.rowsPerSecondPerGiB),
         fix(r.sinkCores, 2), r.measured.length === 0 ? "–" : r.throttledShare === null ? "no cap" : fix(r.throttledShare * 100, 0, " %"),
         fix(r.networkMbitPerSecond, 1), r.lagP99Ms === null ? "–" : `${int(r.lagP99Ms)} ms`, r.bottlenecks.join(", ") || "–", ledger(r),
       ];

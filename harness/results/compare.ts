@@ -124,6 +124,8 @@ export interface StackRow {
   stack: string;
   /** the first stack, which ratios refer to */
   baselineStack: string;
+  /** with a single stack and several cells: the first cell, which ratios refer to instead (how the swept parameter moves throughput) */
+  baselineCell?: string;
   /** matrix cell id ("default" without a matrix) */
   cell: string;
   runs: RunRecord[];
@@ -371,6 +373,7 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
     const base = rows.find((r) => r.cell === cell && r.stack === perStack[0]!.stack)?.medianRowsPerSecond ?? Number.NaN;
     for (const r of rows) if (r.cell === cell) r.ratio = r.medianRowsPerSecond / base;
   }
+  if (perStack.length === 1 && cells.length > 1) sweepRatios(rows, options);
   return rows;
 }
 
@@ -384,6 +387,20 @@ const pctLabel = (c: number): string => `${Number((c * 100).toFixed(1))} %`;
 function cvCell(d: SampleDescription): string {
   if (d.n < 2 || !Number.isFinite(d.cv)) return "–";
   return `${(d.cv * 100).toFixed(1)} %${d.erratic ? " erratic" : ""}`;
+}
+
+/**
+ * One stack, several cells: ratios and comparisons against the first cell, so that the table reads as "how the swept
+ * parameter moves throughput" (with the same bootstrap interval and rules as between stacks; no A/A floor applies,
+ * the cells differ on purpose).
+ */
+function sweepRatios(rows: StackRow[], options: ComparisonOptions): void {
+  const first = rows[0]!;
+  for (const r of rows) {
+    r.baselineCell = first.cell;
+    r.ratio = r.medianRowsPerSecond / first.medianRowsPerSecond;
+    r.comparison = r === first ? null : compareSamples(rowsPerSecondOf(first.measured), rowsPerSecondOf(r.measured), options);
+  }
 }
 
 /**
@@ -439,7 +456,7 @@ export function renderComparison(scenario: string, rows: StackRow[]): string {
     table.push([
       r.stack, ...(withCell ? [r.cell] : []), `${r.measured.length}/${r.runs.length}${statuses.length ? ` (${statuses.join(",")})` : ""}`,
       int(r.medianRowsPerSecond), r.rowsPerSecond.n >= 2 ? int(r.rowsPerSecond.iqr) : "–", cvCell(r.rowsPerSecond),
-      fix(r.medianMiBPerSecond, 2), fix(r.ratio, 2, "x"), ciCell(r.comparison, r.stack === r.baselineStack),
+      fix(r.medianMiBPerSecond, 2), fix(r.ratio, 2, "x"), ciCell(r.comparison, r.baselineCell !== undefined ? r.cell === r.baselineCell : r.stack === r.baselineStack),
       int(r.rowsPerSecondPerCore), int(r.rowsPerSecondPerGiB),
       fix(r.sinkCores, 2), fix(r.cpuMsPer1000Rows, 1), r.measured.length === 0 ? "–" : r.throttledShare === null ? "no cap" : fix(r.throttledShare * 100, 0, " %"),
       fix(r.networkMbitPerSecond, 1), r.lagP99Ms === null ? "–" : `${int(r.lagP99Ms)} ms`, r.bottlenecks.join(", ") || "–",
@@ -450,7 +467,8 @@ export function renderComparison(scenario: string, rows: StackRow[]): string {
     .map((r) => `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${fix(r.ratio, 2, "x")} ${verdictWord(r.comparison!)} (${r.comparison!.reason})`);
   const stackFps: Array<{ label: string; fingerprint: Fingerprint }> = [];
   for (const r of rows) if (!stackFps.some((s) => s.label === r.stack)) stackFps.push({ label: r.stack, fingerprint: r.fingerprint });
-  return `${scenario}: median over each stack's latest runs; ratio to ${rows[0]?.stack ?? "?"}${withCell ? " (same cell)" : ""}\n${table.toString()}`
+  const ratioTo = rows[0]?.baselineCell !== undefined ? `the first cell, ${rows[0].baselineCell}` : `${rows[0]?.stack ?? "?"}${withCell ? " (same cell)" : ""}`;
+  return `${scenario}: median over each stack's latest runs; ratio to ${ratioTo}\n${table.toString()}`
     + (verdicts.length ? `\nverdicts:\n${verdicts.join("\n")}` : "")
     + differencesBlock(diffFingerprints(stackFps));
 }

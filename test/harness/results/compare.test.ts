@@ -248,3 +248,22 @@ describe("sinkCaps and compareCommand", () => {
     await expect(compareCommand(root, { scenario: "quickstart", stacks: "a", contender: ["x"] })).rejects.toMatchObject({ code: "E_FLAG" });
   });
 });
+
+describe("compareStacks on one stack with a swept parameter", () => {
+  it("gives each cell's ratio to the first cell with its interval: how the parameter moves throughput", async () => {
+    for (const v of tight) writeRun({ stack: "sweep", invocation: INV, rows: v, cell: "batch-lines=100" });
+    for (const v of tight) writeRun({ stack: "sweep", invocation: INV, rows: v * 10, cell: "batch-lines=10000" });
+    for (const v of tight) writeRun({ stack: "sweep", invocation: INV, rows: v * 1.01, cell: "batch-lines=1000" });
+    const rows = await compareStacks(root, "quickstart", ["sweep"]);
+    expect(rows.map((r) => [r.cell, r.baselineCell])).toEqual([
+      ["batch-lines=100", "batch-lines=100"], ["batch-lines=1000", "batch-lines=100"], ["batch-lines=10000", "batch-lines=100"],
+    ]);
+    expect(rows.map((r) => Number(r.ratio.toFixed(2)))).toEqual([1, 1.01, 10]);
+    expect(rows[0]!.comparison).toBeNull();
+    expect(rows[1]!.comparison!.change).toBe("none"); // 1 % is below the 5 % rule
+    expect(rows[2]!.comparison!.change).toBe("faster");
+    const text = renderComparison("quickstart", rows);
+    expect(text).toContain("ratio to the first cell, batch-lines=100");
+    expect(text).toMatch(/batch-lines=10000 *│ *5\/5 .*10\.00x │ \[\d+\.\d\d, \d+\.\d\d\] faster/);
+  });
+});
