@@ -19,7 +19,7 @@ import { benchOnPulumiStack, registerProvisionCommands } from "./provision/comma
 import type { ReportFlags } from "./report/build.ts";
 import { loadScenarioFile, planCells } from "./runner/plan.ts";
 import { driveRuns, runsExitCode } from "./runner/drive.ts";
-import { positiveInt, Progress, progressOption, type ProgressMode } from "./runner/progress.ts";
+import { addProgressOptions, addRunOptions, Progress, type ProgressMode } from "./runner/progress.ts";
 import type { CellPlan } from "./runner/run.ts";
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -79,17 +79,13 @@ async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
 }
 
 /** bench: provision, run, tear down. */
-const registerBenchCommand: CommandModule = (cmd) => {
-  cmd.command("bench")
+const registerBenchCommand: CommandModule = (program) => {
+  const cmd = program.command("bench")
     .description("Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. With several stacks, print a comparison.")
     .argument("<scenario>", "scenario file, e.g. scenarios/quickstart.yaml")
-    .requiredOption("-s, --stack <names>", "stack name(s), comma-separated (stacks/Pulumi.<name>.yaml), e.g. local-quarter-core,local-2-cores")
-    .option("-r, --results <dir>", "results directory", "results")
-    .option("--replicates <n>", "runs per cell, overriding the scenario's replicates (default 3)", positiveInt("--replicates"))
-    .option("--duration <d>", "override the measurement duration, e.g. 10s")
-    .option("--warmup <d>", "override the warmup, e.g. 2s")
-    .addOption(progressOption())
-    .addOption(new Option("-q, --quiet", "same as --progress quiet"))
+    .requiredOption("-s, --stack <names>", "stack name(s), comma-separated (stacks/Pulumi.<name>.yaml), e.g. local-quarter-core,local-2-cores");
+  addRunOptions(cmd, "runs per cell, overriding the scenario's replicates (default 3)");
+  addProgressOptions(cmd)
     .action(async (scenario: string, flags: BenchFlags) => { process.exitCode = await bench(scenario, flags); });
 };
 

@@ -26,10 +26,9 @@ import { z } from "zod";
 import type { StampedBatch } from "../events/encoding.ts";
 import { basicAuth } from "../events/griddb-webapi.ts";
 import { ES_BULK_CONTENT_TYPE, EsBulkEncoder, EsBulkError, parseBulkResponse } from "../events/es-bulk.ts";
-import { createEventSource, type EventSource } from "../events/source.ts";
-import { httpBatchTransport, rejectAll } from "./http.ts";
-import { batchLoopFields, runSourceBatchLoop } from "./loop.ts";
-import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
+import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
+import { batchLoopFields } from "./loop.ts";
+import type { GeneratorFactory } from "./types.ts";
 
 /** Scenario block `generator.es-bulk`. */
 export const esBulkSchema = z
@@ -57,40 +56,27 @@ export function authHeader(params: Record<string, string>): Record<string, strin
   return params.user !== undefined ? { Authorization: basicAuth(params.user, params.password ?? "") } : {};
 }
 
-class EsBulkGenerator implements Generator {
-  private readonly source: EventSource;
-  private readonly encoder: EsBulkEncoder;
-
-  constructor(private readonly config: EsBulkConfig, private readonly ctx: GeneratorContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
-    this.encoder = new EsBulkEncoder(this.source, { op: config.op, ids: config.ids });
-  }
-
-  run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal> {
-    const { host, port, params } = this.ctx.target;
-    const index = this.config.index ?? params.index ?? "ib_events";
-    const path = `/${encodeURIComponent(index)}/_bulk?filter_path=${encodeURIComponent(BULK_FILTER_PATH)}`;
-    const transport = httpBatchTransport<StampedBatch>({
-      host, port, label: `POST /${index}/_bulk`, method: "POST", path, timeoutMs: this.config.timeoutMs,
-      headers: { "Content-Type": ES_BULK_CONTENT_TYPE, ...authHeader(params) },
-      answer: (r, b) => {
-        try {
-          const o = parseBulkResponse(r.status, r.body, b.from, b.count);
-          return { accepted: o.accepted, rejectedSeqs: o.rejectedSeqs, errors: o.summary };
-        } catch (err) {
-          // a whole-request refusal keeps the connection; a malformed answer throws (batch rejected, connection replaced)
-          if (err instanceof EsBulkError && err.status !== 200) return rejectAll(b, `${err.message}${err.retryable ? " (retryable, not resent)" : ""}`);
-          throw err;
-        }
+/** The Bulk API request of one batch, and what its answer means (see the file comment). */
+function bulkRequest(config: EsBulkConfig, params: Record<string, string>): HttpBatchRequest<StampedBatch> {
+  const index = config.index ?? params.index ?? "ib_events";
+  return {
+    label: `POST /${index}/_bulk`, method: "POST",
+    path: `/${encodeURIComponent(index)}/_bulk?filter_path=${encodeURIComponent(BULK_FILTER_PATH)}`,
+    headers: { "Content-Type": ES_BULK_CONTENT_TYPE, ...authHeader(params) },
+    answer: refusalAnswer(
+      (r, b) => {
+        const o = parseBulkResponse(r.status, r.body, b.from, b.count);
+        return { accepted: o.accepted, rejectedSeqs: o.rejectedSeqs, errors: o.summary };
       },
-    });
-    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
-  }
+      // a whole-request refusal keeps the connection; a malformed answer throws (batch rejected, connection replaced)
+      (err) => (err instanceof EsBulkError && err.status !== 200 ? `${err.message}${err.retryable ? " (retryable, not resent)" : ""}` : undefined),
+    ),
+  };
 }
 
 /** Factory "es-bulk": ctx.target host and port of Elasticsearch's HTTP API; params.index, user, password. */
 export const esBulk: GeneratorFactory<EsBulkConfig> = {
   name: "es-bulk",
   schema: esBulkSchema,
-  create: (config, ctx) => new EsBulkGenerator(config, ctx),
+  create: (config, ctx) => httpSourceGenerator(config, ctx, (source) => new EsBulkEncoder(source, { op: config.op, ids: config.ids }), (params) => bulkRequest(config, params)),
 };

@@ -19,10 +19,9 @@
 import { z } from "zod";
 import type { StampedBatch } from "../events/encoding.ts";
 import { basicAuth, GridDbError, GridDbRowsEncoder, gridDbRowsPath, parseGridDbResponse } from "../events/griddb-webapi.ts";
-import { createEventSource, type EventSource } from "../events/source.ts";
-import { httpBatchTransport, rejectAll } from "./http.ts";
-import { batchLoopFields, runSourceBatchLoop } from "./loop.ts";
-import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
+import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
+import { batchLoopFields } from "./loop.ts";
+import type { GeneratorFactory } from "./types.ts";
 
 /** Scenario block `generator.griddb-webapi`. */
 export const griddbWebapiSchema = z
@@ -50,39 +49,25 @@ export function gridDbTarget(params: Record<string, string>): { cluster: string;
 /** Content-Type the Web API requires on every request ("Request header"). */
 export const GRIDDB_CONTENT_TYPE = "application/json; charset=UTF-8";
 
-class GriddbWebapiGenerator implements Generator {
-  private readonly source: EventSource;
-  private readonly encoder: GridDbRowsEncoder;
-
-  constructor(private readonly config: GriddbWebapiConfig, private readonly ctx: GeneratorContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
-    this.encoder = new GridDbRowsEncoder(this.source);
-  }
-
-  run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal> {
-    const { host, port, params } = this.ctx.target;
-    const t = gridDbTarget(params);
-    const path = gridDbRowsPath(t.cluster, t.database, t.container);
-    const transport = httpBatchTransport<StampedBatch>({
-      host, port, label: `PUT rows of ${t.container}`, method: "PUT", path, timeoutMs: this.config.timeoutMs,
-      headers: { "Content-Type": GRIDDB_CONTENT_TYPE, Authorization: basicAuth(t.user, t.password) },
-      answer: (r, b) => {
-        try {
-          parseGridDbResponse(r.status, r.body, b.count);
-          return { accepted: b.count };
-        } catch (err) {
-          if (err instanceof GridDbError) return rejectAll(b, err.message);
-          throw err;
-        }
+/** The row-registration request of one batch: a refused request (GridDbError) rejects the batch and keeps the connection. */
+function rowsRequest(params: Record<string, string>): HttpBatchRequest<StampedBatch> {
+  const t = gridDbTarget(params);
+  return {
+    label: `PUT rows of ${t.container}`, method: "PUT", path: gridDbRowsPath(t.cluster, t.database, t.container),
+    headers: { "Content-Type": GRIDDB_CONTENT_TYPE, Authorization: basicAuth(t.user, t.password) },
+    answer: refusalAnswer(
+      (r, b) => {
+        parseGridDbResponse(r.status, r.body, b.count);
+        return { accepted: b.count };
       },
-    });
-    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
-  }
+      (err) => (err instanceof GridDbError ? err.message : undefined),
+    ),
+  };
 }
 
 /** Factory "griddb-webapi": ctx.target host and port of the GridDB Web API; params cluster, database, container, user, password. */
 export const griddbWebapi: GeneratorFactory<GriddbWebapiConfig> = {
   name: "griddb-webapi",
   schema: griddbWebapiSchema,
-  create: (config, ctx) => new GriddbWebapiGenerator(config, ctx),
+  create: (config, ctx) => httpSourceGenerator(config, ctx, (source) => new GridDbRowsEncoder(source), rowsRequest),
 };

@@ -17,10 +17,9 @@
 import { z } from "zod";
 import type { StampedBatch } from "../events/encoding.ts";
 import { HttpJsonEncoder, httpJsonContentType } from "../events/http-json.ts";
-import { createEventSource, type EventSource } from "../events/source.ts";
-import { httpBatchTransport } from "./http.ts";
-import { batchLoopFields, runSourceBatchLoop } from "./loop.ts";
-import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
+import { type HttpBatchRequest, httpSourceGenerator } from "./http.ts";
+import { batchLoopFields } from "./loop.ts";
+import type { GeneratorFactory } from "./types.ts";
 
 /** Scenario block `generator.http-json`. */
 export const httpJsonSchema = z
@@ -40,33 +39,22 @@ export const httpJsonSchema = z
 
 export type HttpJsonConfig = z.infer<typeof httpJsonSchema>;
 
-class HttpJsonGenerator implements Generator {
-  private readonly source: EventSource;
-  private readonly encoder: HttpJsonEncoder;
-
-  constructor(private readonly config: HttpJsonConfig, private readonly ctx: GeneratorContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
-    this.encoder = new HttpJsonEncoder(this.source, { framing: config.framing, timeFormat: config.timeFormat });
-  }
-
-  run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal> {
-    const { host, port, params } = this.ctx.target;
-    const path = this.config.path ?? params.path ?? "/";
-    const headers = { "Content-Type": httpJsonContentType(this.config.framing) };
-    const transport = httpBatchTransport<StampedBatch>({
-      host, port, label: `POST ${path}`, method: "POST", path, headers, timeoutMs: this.config.timeoutMs,
-      answer: (r, b) => {
-        if (r.status < 200 || r.status >= 300) throw new Error(`HTTP ${r.status}: ${r.body.trim().slice(0, 200)}`);
-        return { accepted: b.count };
-      },
-    });
-    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
-  }
+/** The request of one batch: any 2xx accepts it; another status rejects it and replaces the connection. */
+function jsonRequest(config: HttpJsonConfig, params: Record<string, string>): HttpBatchRequest<StampedBatch> {
+  const path = config.path ?? params.path ?? "/";
+  return {
+    label: `POST ${path}`, method: "POST", path,
+    headers: { "Content-Type": httpJsonContentType(config.framing) },
+    answer: (r, b) => {
+      if (r.status < 200 || r.status >= 300) throw new Error(`HTTP ${r.status}: ${r.body.trim().slice(0, 200)}`);
+      return { accepted: b.count };
+    },
+  };
 }
 
 /** Factory "http-json": ctx.target host, port, params.path (default "/"). */
 export const httpJson: GeneratorFactory<HttpJsonConfig> = {
   name: "http-json",
   schema: httpJsonSchema,
-  create: (config, ctx) => new HttpJsonGenerator(config, ctx),
+  create: (config, ctx) => httpSourceGenerator(config, ctx, (source) => new HttpJsonEncoder(source, { framing: config.framing, timeFormat: config.timeFormat }), (params) => jsonRequest(config, params)),
 };

@@ -9,7 +9,9 @@
  * - `httpBatchTransport`: a `BatchTransport` that sends each encoded batch as the request body on the slot's own
  *   `Client` and maps the answer to a `SendResult` through the generator's `answer` function. `answer` may throw:
  *   the loop then rejects the whole batch and replaces the connection (loop.ts); returning all seqs as rejected
- *   keeps the connection (what an error answer of a healthy server should do).
+ *   keeps the connection (what an error answer of a healthy server should do; `refusalAnswer` builds such an answer).
+ * - `httpSourceGenerator`: the whole generator of such a protocol (es-bulk, loki-push, griddb-webapi, http-json):
+ *   event source, encoder, and per run the source batch loop over `httpBatchTransport`.
  *
  * - `HttpJsonApi`: the verifiers' side — sequential JSON calls to a sink's HTTP API on one persistent connection.
  *
@@ -21,7 +23,10 @@
  */
 import { Client, type Dispatcher } from "undici";
 import { IngestbenchError } from "../errors.ts";
-import type { BatchTransport, EncodedBatch, SendResult } from "./loop.ts";
+import type { StampedBatch } from "../events/encoding.ts";
+import { createEventSource, type EventSource } from "../events/source.ts";
+import { type BatchLoopOptions, type BatchTransport, type EncodedBatch, runSourceBatchLoop, type SendResult, type SourceBatchEncoder } from "./loop.ts";
+import type { Generator, GeneratorContext } from "./types.ts";
 
 /** Status and body text of an HTTP answer. */
 export interface HttpAnswer {
@@ -115,6 +120,55 @@ export function httpBatchTransport<B extends EncodedBatch>(o: HttpBatchTransport
 /** Every seq of a batch as rejected, with one reason: the answer of a receiver that refused the whole request. */
 export function rejectAll(b: EncodedBatch, why: string): SendResult {
   return { accepted: 0, rejectedSeqs: Array.from({ length: b.count }, (_, i) => b.from + i), errors: [why] };
+}
+
+/**
+ * An `answer` for a protocol whose parser throws a typed error: `parse(r, b)` maps an answer to the batch's result;
+ * an error for which `refusal(err)` gives a reason (a whole-request refusal by a healthy server) rejects every seq of
+ * the batch with that reason and keeps the connection; any other error is thrown (batch rejected, connection
+ * replaced).
+ */
+export function refusalAnswer<B extends EncodedBatch>(
+  parse: (r: HttpAnswer, b: B) => SendResult,
+  refusal: (err: unknown) => string | undefined,
+): (r: HttpAnswer, b: B) => SendResult {
+  return (r, b) => {
+    try {
+      return parse(r, b);
+    } catch (err) {
+      const why = refusal(err);
+      if (why !== undefined) return rejectAll(b, why);
+      throw err;
+    }
+  };
+}
+
+/** What an HTTP batch generator sends: its transport's options but the target and the timeout. */
+export type HttpBatchRequest<B extends EncodedBatch> = Omit<HttpBatchTransportOptions<B>, "host" | "port" | "timeoutMs">;
+
+/** The config fields httpSourceGenerator reads: the batch loop's (loop.ts batchLoopFields) and a timeout (ms). */
+export type HttpGeneratorConfig = Pick<BatchLoopOptions, "batch" | "connections" | "rate" | "requests" | "duplicateEvery"> & { seed: number; timeoutMs: number };
+
+/**
+ * The generator of a protocol that sends one encoded batch per HTTP request: the event source of `ctx` (seeded by
+ * config.seed, or replaying ctx.replayFile) and `encoder(source)`, made at once; each run drives the source batch
+ * loop (loop.ts) over httpBatchTransport to ctx.target with `request(ctx.target.params)` and config.timeoutMs.
+ */
+export function httpSourceGenerator(
+  config: HttpGeneratorConfig,
+  ctx: GeneratorContext,
+  encoder: (source: EventSource) => SourceBatchEncoder<StampedBatch>,
+  request: (params: Record<string, string>) => HttpBatchRequest<StampedBatch>,
+): Generator {
+  const source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
+  const encode = encoder(source);
+  return {
+    run(signal, onProgress) {
+      const { host, port, params } = ctx.target;
+      const transport = httpBatchTransport<StampedBatch>({ host, port, timeoutMs: config.timeoutMs, ...request(params) });
+      return runSourceBatchLoop(config, { signal, onProgress, genId: ctx.genId }, transport, source, encode);
+    },
+  };
 }
 
 /** An HTTP API answered with an unexpected status. code E_SINK_HTTP; `status` and `body` as received. */

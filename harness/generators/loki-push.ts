@@ -11,10 +11,9 @@
 import { z } from "zod";
 import type { StampedBatch } from "../events/encoding.ts";
 import { LOKI_MAX_BATCH, LokiPushEncoder, LokiPushError, parseLokiPushResponse } from "../events/loki-push.ts";
-import { createEventSource, type EventSource } from "../events/source.ts";
-import { httpBatchTransport, rejectAll } from "./http.ts";
-import { batchLoopFields, runSourceBatchLoop } from "./loop.ts";
-import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
+import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
+import { batchLoopFields } from "./loop.ts";
+import type { GeneratorFactory } from "./types.ts";
 
 /** Scenario block `generator.loki-push`. */
 export const lokiPushSchema = z
@@ -36,39 +35,25 @@ export const lokiPushSchema = z
 
 export type LokiPushConfig = z.infer<typeof lokiPushSchema>;
 
-class LokiPushGenerator implements Generator {
-  private readonly source: EventSource;
-  private readonly encoder: LokiPushEncoder;
-
-  constructor(private readonly config: LokiPushConfig, private readonly ctx: GeneratorContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
-    this.encoder = new LokiPushEncoder(this.source, { labels: config.labels, timestamp: config.timestamp });
-  }
-
-  run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal> {
-    const { host, port, params } = this.ctx.target;
-    const { path } = this.config;
-    const tenant = this.config.tenant ?? params.tenant;
-    const transport = httpBatchTransport<StampedBatch>({
-      host, port, label: `POST ${path}`, method: "POST", path, timeoutMs: this.config.timeoutMs,
-      headers: { "Content-Type": "application/json", ...(tenant ? { "X-Scope-OrgID": tenant } : {}) },
-      answer: (r, b) => {
-        try {
-          parseLokiPushResponse(r.status, r.body);
-          return { accepted: b.count };
-        } catch (err) {
-          if (err instanceof LokiPushError) return rejectAll(b, `${err.message}${err.retryable ? " (retryable, not resent)" : ""}`);
-          throw err;
-        }
+/** The push request of one batch: a refused push (LokiPushError) rejects the batch and keeps the connection. */
+function pushRequest(config: LokiPushConfig, params: Record<string, string>): HttpBatchRequest<StampedBatch> {
+  const tenant = config.tenant ?? params.tenant;
+  return {
+    label: `POST ${config.path}`, method: "POST", path: config.path,
+    headers: { "Content-Type": "application/json", ...(tenant ? { "X-Scope-OrgID": tenant } : {}) },
+    answer: refusalAnswer(
+      (r, b) => {
+        parseLokiPushResponse(r.status, r.body);
+        return { accepted: b.count };
       },
-    });
-    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
-  }
+      (err) => (err instanceof LokiPushError ? `${err.message}${err.retryable ? " (retryable, not resent)" : ""}` : undefined),
+    ),
+  };
 }
 
 /** Factory "loki-push": ctx.target host and port of Loki's HTTP API (distributor); params.tenant. */
 export const lokiPush: GeneratorFactory<LokiPushConfig> = {
   name: "loki-push",
   schema: lokiPushSchema,
-  create: (config, ctx) => new LokiPushGenerator(config, ctx),
+  create: (config, ctx) => httpSourceGenerator(config, ctx, (source) => new LokiPushEncoder(source, { labels: config.labels, timestamp: config.timestamp }), (params) => pushRequest(config, params)),
 };

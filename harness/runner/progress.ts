@@ -25,7 +25,7 @@
  * each plus the mean overhead (provisioning, drain, teardown) measured on the runs done so far (6 s before the first).
  */
 import type { Writable } from "node:stream";
-import { InvalidArgumentError, Option } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 import type { CellPlan } from "./run.ts";
 
@@ -228,4 +228,24 @@ export function positiveInt(flag: string): (value: string) => number {
     if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a positive integer, got "${value}"`);
     return n;
   };
+}
+
+/**
+ * The options of every command that runs cells, in help order: -r/--results, --replicates <n> (described by
+ * `replicatesHelp`, checked by positiveInt) and, unless `overrides` is false, --duration and --warmup. Command
+ * modules call it so that the shared options keep one spelling, default and check. Returns `cmd`.
+ */
+export function addRunOptions(cmd: Command, replicatesHelp: string, overrides = true): Command {
+  cmd.option("-r, --results <dir>", "results directory", "results")
+    .option("--replicates <n>", replicatesHelp, positiveInt("--replicates"));
+  if (overrides) {
+    cmd.option("--duration <d>", "override the measurement duration, e.g. 10s")
+      .option("--warmup <d>", "override the warmup, e.g. 2s");
+  }
+  return cmd;
+}
+
+/** --progress <mode> and -q/--quiet, the last options of every command that runs cells. Returns `cmd`. */
+export function addProgressOptions(cmd: Command): Command {
+  return cmd.addOption(progressOption()).addOption(new Option("-q, --quiet", "same as --progress quiet"));
 }

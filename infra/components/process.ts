@@ -1,7 +1,7 @@
 /**
- * Process plumbing shared by the components (postgres, clickhouse, syslog-ng): the OS account a server runs as,
+ * Process plumbing shared by the components (postgres, clickhouse, syslog-ng, rsyslog): the OS account a server runs as,
  * a bounded tail of a process's output, one-shot commands, a long-running server started through host.spawn with
- * an idempotent stop(), and the bounded readiness poll.
+ * an idempotent stop(), and the bounded readiness poll (of a TCP listener: waitListening, startListeningDaemon).
  *
  * Units: sizes in bytes, durations in milliseconds. Errors: only the ones the caller supplies (codes and messages
  * stay the component's own); nothing here throws on its own account except as documented per function.
@@ -237,6 +237,50 @@ export function tcpAccepts(host: string, port: number, timeoutMs = 1000): Promis
     s.once("connect", () => { clearTimeout(t); s.destroy(); resolve(true); });
     s.once("error", () => { clearTimeout(t); resolve(false); });
   });
+}
+
+/**
+ * waitReady for a server whose only sign of life is its TCP listener (a syslog collector's input): poll
+ * tcpAccepts(`host`, `port`) every 100 ms for up to `timeoutMs` ms. The errors carry the caller's `code` prefix and
+ * name the `daemon` (e.g. "rsyslogd"): `<code>_ABORTED` (the signal), `<code>_START` (spawn failed, or exited during
+ * startup, with its output) and `<code>_READY` (not accepting in time, with its output), all ProvisioningErrors.
+ * @throws those errors, after server.stop()
+ */
+export async function waitListening(server: Server, o: { daemon: string; code: string; host: string; port: number; timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+  await waitReady(server, {
+    signal: o.signal,
+    timeoutMs: o.timeoutMs,
+    intervalMs: 100,
+    probe: async () => ((await tcpAccepts(o.host, o.port)) ? true : undefined),
+    errors: {
+      aborted: () => new ProvisioningError(`${o.code}_ABORTED`, `aborted while waiting for ${o.daemon} to start`),
+      spawnFailed: (e) => new ProvisioningError(`${o.code}_START`, `cannot start ${o.daemon}: ${e.message}`, { cause: e }),
+      exited: (code) => new ProvisioningError(`${o.code}_START`, `${o.daemon} exited during startup (code ${code}); output:\n${server.log.text()}`),
+      timedOut: () => new ProvisioningError(`${o.code}_READY`, `${o.daemon} not accepting on ${o.host}:${o.port} after ${o.timeoutMs / 1000} s; output:\n${server.log.text()}`),
+    },
+  });
+}
+
+/**
+ * Start a daemon in the foreground whose only sign of life is its TCP input (a syslog collector: rsyslogd -n,
+ * syslog-ng -F) and wait until that input accepts: startServer with LC_ALL=C, its output appended to `logFile`, stopped
+ * by SIGCONT then SIGTERM (a frozen collector must still stop) and SIGKILL after `graceMs` ms; then waitListening on
+ * `host`:`port` for up to `timeoutMs` ms.
+ * @throws waitListening's errors (`<code>_ABORTED`, `<code>_START`, `<code>_READY`), after stopping the daemon
+ */
+export async function startListeningDaemon(
+  host: LocalHost,
+  cmd: string,
+  args: string[],
+  o: { daemon: string; code: string; logFile: string; port: number; graceMs: number; timeoutMs: number; signal?: AbortSignal },
+): Promise<Server> {
+  const server = startServer(host, cmd, args, {
+    env: { LC_ALL: "C" },
+    logFile: o.logFile,
+    stop: { signal: "SIGTERM", graceMs: o.graceMs, continueFirst: true },
+  });
+  await waitListening(server, { daemon: o.daemon, code: o.code, host: host.controlAddress, port: o.port, timeoutMs: o.timeoutMs, signal: o.signal });
+  return server;
 }
 
 /** The Debian packages' pin rule: "3.38" is satisfied by "3.38" and "3.38.1"; a full version only by itself. */

@@ -38,7 +38,7 @@ import { quoteIdent, quoteTable } from "../../harness/events/copy-text.ts";
 import type { EventField } from "../../harness/events/types.ts";
 import { PG_TYPES } from "../../harness/verifiers/postgres.ts";
 import type { LocalHost } from "../local/types.ts";
-import { matchesVersionPrefix, probeVersion, startServer, tcpAccepts, waitReady } from "./process.ts";
+import { matchesVersionPrefix, probeVersion, startListeningDaemon } from "./process.ts";
 import { syslogColumns } from "./syslog-columns.ts";
 import type { ComponentFactory, Downstream, RunningComponent } from "./types.ts";
 
@@ -295,25 +295,10 @@ export const rsyslog: ComponentFactory<RsyslogConfig> = {
     const complaint = await checkConfig(conf, install);
     if (complaint) throw new ProvisioningError("E_COLLECTOR_CONFIG", `rsyslogd rejects the rendered ${conf}:\n${complaint}`);
 
-    const server = startServer(host, install.binary, [...moduleArgs(install), "-n", "-f", conf, "-i", join(dir, "rsyslogd.pid")], {
-      env: { LC_ALL: "C" },
-      logFile: join(host.dataDir, "rsyslog.log"),
-      stop: { signal: "SIGTERM", graceMs: STOP_GRACE_MS, continueFirst: true },
+    const server = await startListeningDaemon(host, install.binary, [...moduleArgs(install), "-n", "-f", conf, "-i", join(dir, "rsyslogd.pid")], {
+      daemon: "rsyslogd", code: "E_COLLECTOR", logFile: join(host.dataDir, "rsyslog.log"), port: config.port, graceMs: STOP_GRACE_MS, timeoutMs: READY_TIMEOUT_MS, signal,
     });
     const { child, stop } = server;
-
-    await waitReady(server, {
-      signal,
-      timeoutMs: READY_TIMEOUT_MS,
-      intervalMs: 100,
-      probe: async () => ((await tcpAccepts(host.controlAddress, config.port)) ? true : undefined),
-      errors: {
-        aborted: () => new ProvisioningError("E_COLLECTOR_ABORTED", "aborted while waiting for rsyslogd to start"),
-        spawnFailed: (e) => new ProvisioningError("E_COLLECTOR_START", `cannot start rsyslogd: ${e.message}`, { cause: e }),
-        exited: (code) => new ProvisioningError("E_COLLECTOR_START", `rsyslogd exited during startup (code ${code}); output:\n${server.log.text()}`),
-        timedOut: () => new ProvisioningError("E_COLLECTOR_READY", `rsyslogd not accepting on ${host.controlAddress}:${config.port} after ${READY_TIMEOUT_MS / 1000} s; output:\n${server.log.text()}`),
-      },
-    });
 
     return {
       name: "rsyslog",

@@ -29,7 +29,6 @@
  */
 import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
-import { connect } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
@@ -38,7 +37,7 @@ import { quoteTable } from "../../harness/events/copy-text.ts";
 import { SYSLOG_SD_ID } from "../../harness/events/syslog.ts";
 import type { EventField } from "../../harness/events/types.ts";
 import type { LocalHost } from "../local/types.ts";
-import { matchesVersionPrefix, probeVersion, startServer, waitReady } from "./process.ts";
+import { matchesVersionPrefix, probeVersion, startListeningDaemon } from "./process.ts";
 import { syslogColumns, type SyslogColumn } from "./syslog-columns.ts";
 import type { ComponentFactory, Downstream, RunningComponent } from "./types.ts";
 
@@ -330,15 +329,6 @@ export function parseStats(csv: string): Record<string, number> {
   return out;
 }
 
-function tcpReady(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host, port });
-    const t = setTimeout(() => { s.destroy(); resolve(false); }, 1000);
-    s.once("connect", () => { clearTimeout(t); s.end(); s.destroy(); resolve(true); });
-    s.once("error", () => { clearTimeout(t); resolve(false); });
-  });
-}
-
 function parseConfig(raw: unknown): SyslogNgConfig {
   const parsed = syslogNgSchema.safeParse(raw);
   if (!parsed.success) {
@@ -381,25 +371,10 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
     const syntax = await checkSyntax(conf);
     if (syntax) throw new ProvisioningError("E_COLLECTOR_CONFIG", `syslog-ng rejects the rendered ${conf}:\n${syntax}`);
 
-    const server = startServer(host, "syslog-ng", ["-F", "-e", "--no-caps", "-f", conf, "-R", join(dir, "syslog-ng.persist"), "-p", join(dir, "syslog-ng.pid"), "-c", ctl], {
-      env: { LC_ALL: "C" },
-      logFile: join(host.dataDir, "syslog-ng.log"),
-      stop: { signal: "SIGTERM", graceMs: STOP_GRACE_MS, continueFirst: true },
+    const server = await startListeningDaemon(host, "syslog-ng", ["-F", "-e", "--no-caps", "-f", conf, "-R", join(dir, "syslog-ng.persist"), "-p", join(dir, "syslog-ng.pid"), "-c", ctl], {
+      daemon: "syslog-ng", code: "E_COLLECTOR", logFile: join(host.dataDir, "syslog-ng.log"), port: config.port, graceMs: STOP_GRACE_MS, timeoutMs: READY_TIMEOUT_MS, signal,
     });
     const { child, stop } = server;
-
-    await waitReady(server, {
-      signal,
-      timeoutMs: READY_TIMEOUT_MS,
-      intervalMs: 100,
-      probe: async () => ((await tcpReady(host.controlAddress, config.port)) ? true : undefined),
-      errors: {
-        aborted: () => new ProvisioningError("E_COLLECTOR_ABORTED", "aborted while waiting for syslog-ng to start"),
-        spawnFailed: (e) => new ProvisioningError("E_COLLECTOR_START", `cannot start syslog-ng: ${e.message}`, { cause: e }),
-        exited: (code) => new ProvisioningError("E_COLLECTOR_START", `syslog-ng exited during startup (code ${code}); output:\n${server.log.text()}`),
-        timedOut: () => new ProvisioningError("E_COLLECTOR_READY", `syslog-ng not accepting on ${host.controlAddress}:${config.port} after ${READY_TIMEOUT_MS / 1000} s; output:\n${server.log.text()}`),
-      },
-    });
 
     return {
       name: "syslog-ng",

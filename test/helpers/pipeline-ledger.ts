@@ -1,10 +1,13 @@
 /**
- * For the collector pipeline tests (a collector killed mid-run): read the seqs the PostgreSQL sink holds, directly
- * over `pg`, and check the run's ledger against them, independently of the verifier's own SQL.
+ * For the collector pipeline tests (a collector killed mid-run): kill it, read the seqs the sink holds (PostgreSQL
+ * directly over `pg`, or a reader the test gives), and check the run's ledger against them, independently of the
+ * verifier's own SQL.
  */
 import pg from "pg";
 import { expect } from "vitest";
 import type { RunRecord } from "../../harness/results/types.ts";
+import type { BenchRun } from "../../harness/runner/run.ts";
+import type { RunningComponent } from "../../infra/components/types.ts";
 
 /** Where the harness reaches the sink (the run's "sink" event). */
 export interface SinkInfo {
@@ -57,4 +60,94 @@ export function expectLedgerNamesExactlyTheAbsentSeqs(record: RunRecord, present
   expect(l.lost + [...rejected].filter((s) => !present.has(s)).length).toBe(l.sent - l.stored);
   expect(l.missingRanges).toEqual(lostRanges.slice(0, 20).map(([a, b]) => [0, a, b]));
   return l.lost;
+}
+
+/**
+ * Assert a clean run: no error, status ok, and an exact ledger — nothing lost, duplicated, unexpected or rejected,
+ * no missing range, stored = sent.
+ * @returns the ledger
+ */
+export function expectCleanRun(record: RunRecord): NonNullable<RunRecord["ledger"]> {
+  expect(record.error).toBeNull();
+  expect(record.status).toBe("ok");
+  const l = record.ledger!;
+  expect(l).toMatchObject({ lost: 0, duplicated: 0, unexpected: 0, rejected: 0, missingRanges: [] });
+  expect(l.stored).toBe(l.sent);
+  return l;
+}
+
+/**
+ * Assert a run refused before any load because the collector's pin `pinned` does not match the installed version
+ * `installed`: status error, E_VERSION (a verification error) naming both versions, no generator ever started.
+ */
+export function expectPinRefusal(record: RunRecord, pinned: string, installed: string): void {
+  expect(record.status).toBe("error");
+  expect(record.error).toMatchObject({ code: "E_VERSION", kind: "verification" });
+  expect(record.error!.message).toContain(pinned);
+  expect(record.error!.message).toContain(installed);
+  expect(record.generator).toBeNull(); // no load was ever started
+}
+
+/** How runKillingCollector kills and reads. */
+export interface KillCollectorOptions {
+  /** SIGKILL the collector at the first measurement sample with at least this many rows stored */
+  killAtStored: number;
+  /** every seq the sink's table holds; default readStoredSeqs (PostgreSQL) */
+  readSeqs?: (s: SinkInfo) => Promise<Set<number>>;
+  /** the collector's name in the logged account, e.g. "rsyslogd" */
+  label: string;
+}
+
+/**
+ * Run `run`, SIGKILL its collector (the "collector" event's pid) once the sink holds `killAtStored` rows during
+ * measurement, and at the first drain sample (the collector dead, the generator stopped: the table no longer changes)
+ * read every stored seq. Asserts what every such run must show: the kill happened, the final table was read, the run
+ * failed (the scenario's lost: 0 check), stored ≥ the count at the kill, and the ledger names exactly the absent seqs
+ * (expectLedgerNamesExactlyTheAbsentSeqs) with lost > 0: what the collector held (queues, batches in the making,
+ * socket buffers) is gone, lost and named.
+ * @returns the record, the stored count at the kill and the seqs present in the final table
+ */
+export async function runKillingCollector(run: BenchRun, o: KillCollectorOptions): Promise<{ record: RunRecord; killedAt: number; present: Set<number> }> {
+  const readSeqs = o.readSeqs ?? readStoredSeqs;
+  let sink: SinkInfo | undefined;
+  let collector: RunningComponent | undefined;
+  let killedAt: number | undefined;
+  let snapshot: Promise<Set<number>> | undefined;
+  run.on("sink", (s: SinkInfo) => { sink = s; });
+  run.on("collector", (c: RunningComponent) => { collector = c; });
+  run.on("tick", (p: { stored: number; phase: string }) => {
+    if (killedAt === undefined && p.phase === "measure" && p.stored >= o.killAtStored && collector?.pid) {
+      killedAt = p.stored;
+      process.kill(collector.pid, "SIGKILL");
+    }
+    if (p.phase === "drain" && killedAt !== undefined && !snapshot && sink) snapshot = readSeqs(sink);
+  });
+  const record = await run.run();
+  expect(killedAt).toBeDefined();
+  expect(snapshot).toBeDefined();
+  const present = await snapshot!;
+  expect(record.status).toBe("failed"); // the scenario's lost: 0 check
+  expect(record.ledger!.stored).toBeGreaterThanOrEqual(killedAt!);
+  expect(expectLedgerNamesExactlyTheAbsentSeqs(record, present)).toBeGreaterThan(0);
+  const l = record.ledger!;
+  console.log(`killed ${o.label} at stored ${killedAt}: sent ${l.sent}, stored ${l.stored}, lost ${l.lost}, rejected ${l.rejected}, missingRanges ${JSON.stringify(l.missingRanges)}`);
+  return { record, killedAt: killedAt!, present };
+}
+
+/**
+ * A run whose generator re-sent every k-th batch on purpose (`duplicateEvery`): the ledger must count exactly the
+ * repeated events as duplicated (nothing lost, every seq stored), the duplicated check must fail the run, and the
+ * headline rows/s must count distinct rows only (below the stored-rows rate). Returns the ledger.
+ */
+export function expectDuplicatesCounted(record: RunRecord): NonNullable<RunRecord["ledger"]> {
+  const g = record.generator!;
+  const l = record.ledger!;
+  expect(g.repeated).toBeGreaterThan(0);
+  expect(l).toMatchObject({ lost: 0, unexpected: 0, duplicated: g.repeated, distinct: g.sent, stored: g.sent + g.repeated! });
+  expect(record.status).toBe("failed");
+  expect(record.checks.find((c) => c.check === "ledger.duplicated")).toMatchObject({ ok: false, actual: g.repeated });
+  const s = record.summary!;
+  expect(s.storedRowsPerSecond).toBeGreaterThan(s.rowsPerSecond);
+  expect(s.rowsPerSecond).toBeCloseTo(s.storedRowsPerSecond! * (l.distinct / l.stored), 6);
+  return l;
 }

@@ -34,15 +34,14 @@ export function outputValue<T>(o: pulumi.Output<T>): Promise<T> {
 }
 
 /**
- * Run infra/index.ts as stack `stack` with `config`. `state(type, inputs)` may add provider-computed properties.
- * Resolves once the exported outputs are known; call `settle()` before the next run (the program's last RPCs).
- * @throws whatever the program throws (e.g. ConfigurationError for bad config)
+ * Install Pulumi's mocks for a program run as stack `stack` (project "ingestbench"): every resource registered from
+ * now on is appended to the returned list, with its inputs (plus `state(type, name, inputs)`) as its state; calls
+ * return {}. For tests that build a component directly instead of running infra/index.ts.
  */
-export async function runPulumiProgram(
+export async function recordResources(
   stack: string,
-  config: Record<string, string>,
   state: (type: string, name: string, inputs: Record<string, any>) => Record<string, unknown> = () => ({}),
-): Promise<{ resources: RecordedResource[]; outputs: StackOutputs; settle: () => Promise<void> }> {
+): Promise<RecordedResource[]> {
   const resources: RecordedResource[] = [];
   await pulumi.runtime.setMocks(
     {
@@ -57,6 +56,20 @@ export async function runPulumiProgram(
     stack,
     false,
   );
+  return resources;
+}
+
+/**
+ * Run infra/index.ts as stack `stack` with `config`. `state(type, inputs)` may add provider-computed properties.
+ * Resolves once the exported outputs are known; call `settle()` before the next run (the program's last RPCs).
+ * @throws whatever the program throws (e.g. ConfigurationError for bad config)
+ */
+export async function runPulumiProgram(
+  stack: string,
+  config: Record<string, string>,
+  state?: (type: string, name: string, inputs: Record<string, any>) => Record<string, unknown>,
+): Promise<{ resources: RecordedResource[]; outputs: StackOutputs; settle: () => Promise<void> }> {
+  const resources = await recordResources(stack, state);
   pulumi.runtime.setAllConfig(config);
   vi.resetModules();
   const program = (await import("../../infra/index.ts")) as Record<string, pulumi.Output<unknown>>;

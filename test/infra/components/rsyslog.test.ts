@@ -2,55 +2,26 @@
 // embedded PostgreSQL: rendered configs pass `rsyslogd -N1` with every scenario parameter under rsyslog's own name,
 // the version probe reads the installed binary, a pin mismatch refuses to start naming both versions, and real
 // RFC 5424 frames from the syslog encoder land in the verifier's table with every field in its column.
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
-import { VerificationError } from "../../../harness/errors.ts";
-import { createEventSource } from "../../../harness/events/source.ts";
-import { SyslogEncoder } from "../../../harness/events/syslog.ts";
-import type { EventField } from "../../../harness/events/types.ts";
-import { openSocket, writeAll } from "../../../harness/generators/syslog.ts";
-import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
-import { createTableStatement } from "../../../harness/verifiers/postgres.ts";
+import { describe, expect, it } from "vitest";
 import { components } from "../../../infra/components/index.ts";
 import {
   checkConfig, insertTemplate, matchesRsyslogPin, parseImpstats, probeRsyslogVersion, renderRsyslogConfig, RSYSLOG_PREFIX, rsyslogInstall,
   RSYSLOG_PIN, rsyslog, rsyslogSchema,
 } from "../../../infra/components/rsyslog.ts";
 import { syslogColumns } from "../../../infra/components/syslog-columns.ts";
-import type { RunningComponent } from "../../../infra/components/types.ts";
-import { createDirectHost, startTestPostgres, type DirectHost, type TestPostgres } from "../../helpers/direct-host.ts";
+import {
+  collectorTestScope, expectRefusesPin, pipeIntoPostgres, scenarioPlanning, RENDER_PG_SINK, syslogTestFields,
+} from "../../helpers/collector-test.ts";
 
 const PG_PORT = 5473;
 const SYSLOG_PORT = 5526;
-const FIELDS: EventField[] = [
-  { name: "ts", type: "timestamp" },
-  { name: "Level", type: "string", size: 8 },
-  { name: "code", type: "int" },
-  { name: "msg", type: "string", size: 120 },
-];
-const SINK = { name: "postgres", host: "10.214.0.3", port: 5432, params: { database: "postgres", user: "postgres", table: "ib_events" } };
+const FIELDS = syslogTestFields("Level");
+const SINK = RENDER_PG_SINK;
 
-const tmpDirs: string[] = [];
-const hosts: DirectHost[] = [];
-const running: RunningComponent[] = [];
-let testPg: TestPostgres | undefined;
-
-afterAll(async () => {
-  for (const r of running) await r.stop().catch(() => undefined);
-  for (const h of hosts) await h.cleanup();
-  await testPg?.cleanup();
-  for (const d of tmpDirs) await rm(d, { recursive: true, force: true });
-});
-
-async function tmp(): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), "ib-test-rsyslog-"));
-  tmpDirs.push(d);
-  return d;
-}
+const scope = collectorTestScope("ib-test-rsyslog-");
+const tmp = scope.tmp;
 
 /** The parameters of the action a_sink in a rendered config, as name → value. */
 function actionParams(text: string): Record<string, string> {
@@ -151,25 +122,8 @@ describe("rsyslog component: config", () => {
     expect(components.rsyslog).toBe(rsyslog);
     expect(rsyslog.kind).toBe("collector");
     const dir = await tmp();
-    const file = join(dir, "s.yaml");
-    await writeFile(file, [
-      "name: pairing",
-      "event: [{ name: msg, type: string, size: 10 }]",
-      "generator: { pg-copy: { batch: 100 } }",
-      "collector: { rsyslog: {} }",
-      'sink: { postgres: { version: "18.4.0-beta.17" } }',
-      "duration: 2s",
-    ].join("\n"));
-    expect(() => planCells(loadScenarioFile(file), file)).toThrow(/receives syslog, not the "pg-copy" generator/);
-    await writeFile(file, [
-      "name: typo",
-      "event: [{ name: msg, type: string, size: 10 }]",
-      "generator: { syslog: { batch: 100 } }",
-      "collector: { rsyslog: { queue.dequeueBatchsize: 10 } }",
-      'sink: { postgres: { version: "18.4.0-beta.17" } }',
-      "duration: 2s",
-    ].join("\n"));
-    expect(() => planCells(loadScenarioFile(file), file)).toThrow(/queue\.dequeueBatchsize/);
+    expect(await scenarioPlanning(dir, { name: "pairing", generator: "{ pg-copy: { batch: 100 } }", collector: "{ rsyslog: {} }" })).toThrow(/receives syslog, not the "pg-copy" generator/);
+    expect(await scenarioPlanning(dir, { name: "typo", generator: "{ syslog: { batch: 100 } }", collector: "{ rsyslog: { queue.dequeueBatchsize: 10 } }" })).toThrow(/queue\.dequeueBatchsize/);
   });
 });
 
@@ -193,81 +147,22 @@ describe("rsyslog component: version", () => {
   });
 
   it("refuses to start on a pin mismatch, naming both versions, and starts nothing", async () => {
-    const host = await createDirectHost("collector", "root");
-    hosts.push(host);
-    const installed = await probeRsyslogVersion();
-    const fakeSink = { name: "postgres", pinned: "x", running: "x", data: { host: "127.0.0.1", port: 1 }, control: { host: "127.0.0.1", port: 1 }, params: {}, stop: async () => undefined };
-    const err = await rsyslog.startLocal(host, rsyslogSchema.parse({ version: "8.2402" }), undefined, { sink: fakeSink, params: { table: "t" }, fields: FIELDS })
-      .then(() => null, (e: unknown) => e);
-    expect(err).toBeInstanceOf(VerificationError);
-    expect((err as Error).message).toContain("8.2402");
-    expect((err as Error).message).toContain(installed);
-    expect(host.children).toHaveLength(0);
+    await expectRefusesPin(scope, FIELDS, "8.2402", await probeRsyslogVersion(),
+      (host, downstream) => rsyslog.startLocal(host, rsyslogSchema.parse({ version: "8.2402" }), undefined, downstream));
   });
 });
 
 describe("rsyslog component: a real pipeline into PostgreSQL", () => {
   it("stores every frame of the syslog encoder with each field in its column, one transaction per dequeued batch", async () => {
-    testPg = await startTestPostgres(PG_PORT);
-    const db = new pg.Client({ host: "127.0.0.1", port: PG_PORT, user: "postgres", database: "postgres" });
-    await db.connect();
-    try {
-      await db.query("DROP TABLE IF EXISTS ib_events");
-      await db.query(createTableStatement("ib_events", FIELDS));
-      const host = await createDirectHost("collector", "root");
-      hosts.push(host);
-      const collector = await rsyslog.startLocal(host, rsyslogSchema.parse({ port: SYSLOG_PORT, "queue.dequeueBatchSize": 500 }), undefined, {
-        sink: testPg.pg, params: { ...testPg.pg.params, table: "ib_events" }, fields: FIELDS,
-      });
-      running.push(collector);
-      expect(collector.running).toBe(await probeRsyslogVersion());
-      expect(collector.data).toEqual({ host: "127.0.0.1", port: SYSLOG_PORT });
-
-      const source = createEventSource({ fields: FIELDS, seed: 7, genId: 3 });
-      const encoder = new SyslogEncoder(source, { procId: "3" });
-      const batch = encoder.encode(0, 2000);
-      const sentAt = new Date("2026-01-02T03:04:05.678Z");
-      encoder.stamp(batch, sentAt);
-      const socket = await openSocket("127.0.0.1", SYSLOG_PORT);
-      await writeAll(socket, batch.payload);
-      socket.end();
-
-      let n = 0;
-      for (let i = 0; i < 100 && n < 2000; i++) {
-        await sleep(100);
-        n = Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM ib_events")).rows[0]!.n);
-      }
-      expect(n).toBe(2000);
-      const stats = await collector.stats!();
-      expect(stats).toEqual({ received: 2000, written: 2000, dropped: 0, queued: 0 });
-
-      const r = await db.query<{ gen: number; seq: string; sent: string; ts: string; level: string; code: string; msg: string }>(
-        "SELECT gen, seq, to_char(sent_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS sent, " +
-          "to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS ts, \"Level\" AS level, code, msg FROM ib_events WHERE seq IN (0, 1234) ORDER BY seq",
-      );
-      expect(r.rows.map((x) => Number(x.seq))).toEqual([0, 1234]);
-      for (const row of r.rows) {
-        const e = source.fill(Number(row.seq));
-        expect(row.gen).toBe(3);
-        expect(row.sent).toBe("2026-01-02T03:04:05.678Z");
-        expect(row.ts).toBe(new Date(e.num[0]!).toISOString());
-        expect(row.level).toBe(Buffer.from(e.bytes[1]!.subarray(0, e.len[1]!)).toString("utf8"));
-        expect(Number(row.code)).toBe(e.num[2]);
-        expect(row.msg).toBe(Buffer.from(e.bytes[3]!.subarray(0, e.len[3]!)).toString("utf8"));
-      }
-      const distinct = await db.query<{ n: string }>("SELECT count(DISTINCT seq) AS n FROM ib_events");
-      expect(Number(distinct.rows[0]!.n)).toBe(2000);
-      // ompgsql is transactional: one transaction (one xmin) per dequeued batch of at most queue.dequeueBatchSize rows
-      const tx = await db.query<{ n: string }>("SELECT count(*) AS n FROM ib_events GROUP BY xmin::text");
-      const sizes = tx.rows.map((x) => Number(x.n));
-      expect(Math.max(...sizes)).toBeLessThanOrEqual(500);
-      expect(Math.max(...sizes)).toBeGreaterThan(1);
-      expect(sizes.length).toBeGreaterThanOrEqual(4);
-
-      await collector.stop();
-      expect(() => process.kill(collector.pid!, 0)).toThrow();
-    } finally {
-      await db.end();
-    }
+    const { collector, stats, sizes } = await pipeIntoPostgres(scope, {
+      pgPort: PG_PORT, syslogPort: SYSLOG_PORT, fields: FIELDS,
+      start: (host, downstream) => rsyslog.startLocal(host, rsyslogSchema.parse({ port: SYSLOG_PORT, "queue.dequeueBatchSize": 500 }), undefined, downstream),
+    });
+    expect(collector.running).toBe(await probeRsyslogVersion());
+    expect(stats).toEqual({ received: 2000, written: 2000, dropped: 0, queued: 0 });
+    // ompgsql is transactional: one transaction (one xmin) per dequeued batch of at most queue.dequeueBatchSize rows
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(500);
+    expect(Math.max(...sizes)).toBeGreaterThan(1);
+    expect(sizes.length).toBeGreaterThanOrEqual(4);
   });
 });

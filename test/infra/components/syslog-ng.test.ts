@@ -2,19 +2,12 @@
 // libdbd-pgsql) and the real embedded PostgreSQL: rendered configs pass `syslog-ng --syntax-only`, the version
 // probe reads the installed binary, a pin mismatch refuses to start, and real RFC 5424 frames from the syslog
 // encoder land in the verifier's table with every field in its column.
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
-import { ConfigurationError, VerificationError } from "../../../harness/errors.ts";
-import { createEventSource } from "../../../harness/events/source.ts";
-import { SyslogEncoder } from "../../../harness/events/syslog.ts";
+import { describe, expect, it } from "vitest";
+import { ConfigurationError } from "../../../harness/errors.ts";
 import type { EventField } from "../../../harness/events/types.ts";
-import { openSocket, writeAll } from "../../../harness/generators/syslog.ts";
-import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
-import { createTableStatement } from "../../../harness/verifiers/postgres.ts";
 import { createTableStatement as clickhouseCreateTable } from "../../../harness/verifiers/clickhouse.ts";
 import { clickhouse } from "../../../infra/components/clickhouse.ts";
 import { components } from "../../../infra/components/index.ts";
@@ -22,36 +15,17 @@ import {
   checkSyntax, columnTemplates, matchesSyslogNgPin, parseStats, probeSyslogNgVersion, renderSyslogNgConfig,
   SYSLOG_NG_PIN, syslogNg, syslogNgSchema,
 } from "../../../infra/components/syslog-ng.ts";
-import type { RunningComponent } from "../../../infra/components/types.ts";
-import { createDirectHost, startTestPostgres, type DirectHost, type TestPostgres } from "../../helpers/direct-host.ts";
+import {
+  collectorTestScope, expectRefusesPin, pipeIntoPostgres, scenarioPlanning, RENDER_PG_SINK, sendSyslogFrames, syslogTestFields, waitForCount,
+} from "../../helpers/collector-test.ts";
 
 const PG_PORT = 5463;
 const SYSLOG_PORT = 5516;
-const FIELDS: EventField[] = [
-  { name: "ts", type: "timestamp" },
-  { name: "level", type: "string", size: 8 },
-  { name: "code", type: "int" },
-  { name: "msg", type: "string", size: 120 },
-];
-const SINK = { name: "postgres", host: "10.214.0.3", port: 5432, params: { database: "postgres", user: "postgres", table: "ib_events" } };
+const FIELDS = syslogTestFields("level");
+const SINK = RENDER_PG_SINK;
 
-const tmpDirs: string[] = [];
-const hosts: DirectHost[] = [];
-const running: RunningComponent[] = [];
-let testPg: TestPostgres | undefined;
-
-afterAll(async () => {
-  for (const r of running) await r.stop().catch(() => undefined);
-  for (const h of hosts) await h.cleanup();
-  await testPg?.cleanup();
-  for (const d of tmpDirs) await rm(d, { recursive: true, force: true });
-});
-
-async function tmp(): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), "ib-test-syslog-ng-"));
-  tmpDirs.push(d);
-  return d;
-}
+const scope = collectorTestScope("ib-test-syslog-ng-");
+const tmp = scope.tmp;
 
 describe("syslog-ng component: config", () => {
   it("renders configs that the real syslog-ng --syntax-only accepts (with and without a disk buffer)", async () => {
@@ -134,16 +108,7 @@ describe("syslog-ng component: config", () => {
     expect(syslogNg.kind).toBe("collector");
     expect(syslogNg.writesTo).toEqual(["postgres", "clickhouse"]);
     const dir = await tmp();
-    const file = join(dir, "s.yaml");
-    await writeFile(file, [
-      "name: pairing",
-      "event: [{ name: msg, type: string, size: 10 }]",
-      "generator: { pg-copy: { batch: 100 } }",
-      "collector: { syslog-ng: {} }",
-      'sink: { postgres: { version: "18.4.0-beta.17" } }',
-      "duration: 2s",
-    ].join("\n"));
-    expect(() => planCells(loadScenarioFile(file), file)).toThrow(/receives syslog, not the "pg-copy" generator/);
+    expect(await scenarioPlanning(dir, { name: "pairing", generator: "{ pg-copy: { batch: 100 } }", collector: "{ syslog-ng: {} }" })).toThrow(/receives syslog, not the "pg-copy" generator/);
   });
 });
 
@@ -158,81 +123,22 @@ describe("syslog-ng component: version", () => {
   });
 
   it("refuses to start on a pin mismatch, naming both versions, and starts nothing", async () => {
-    const host = await createDirectHost("collector", "root");
-    hosts.push(host);
-    const installed = await probeSyslogNgVersion();
-    const fakeSink = { name: "postgres", pinned: "x", running: "x", data: { host: "127.0.0.1", port: 1 }, control: { host: "127.0.0.1", port: 1 }, params: {}, stop: async () => undefined };
-    const err = await syslogNg.startLocal(host, syslogNgSchema.parse({ version: "3.37" }), undefined, { sink: fakeSink, params: { table: "t" }, fields: FIELDS })
-      .then(() => null, (e: unknown) => e);
-    expect(err).toBeInstanceOf(VerificationError);
-    expect((err as Error).message).toContain("3.37");
-    expect((err as Error).message).toContain(installed);
-    expect(host.children).toHaveLength(0);
+    await expectRefusesPin(scope, FIELDS, "3.37", await probeSyslogNgVersion(),
+      (host, downstream) => syslogNg.startLocal(host, syslogNgSchema.parse({ version: "3.37" }), undefined, downstream));
   });
 });
 
 describe("syslog-ng component: a real pipeline into PostgreSQL", () => {
   it("stores every frame of the syslog encoder with each field in its column, in batches of batch-lines", async () => {
-    testPg = await startTestPostgres(PG_PORT);
-    const db = new pg.Client({ host: "127.0.0.1", port: PG_PORT, user: "postgres", database: "postgres" });
-    await db.connect();
-    try {
-      await db.query("DROP TABLE IF EXISTS ib_events");
-      await db.query(createTableStatement("ib_events", FIELDS));
-      const host = await createDirectHost("collector", "root");
-      hosts.push(host);
-      const collector = await syslogNg.startLocal(host, syslogNgSchema.parse({ port: SYSLOG_PORT, "batch-lines": 500, "batch-timeout": 100 }), undefined, {
-        sink: testPg.pg, params: { ...testPg.pg.params, table: "ib_events" }, fields: FIELDS,
-      });
-      running.push(collector);
-      expect(collector.running).toBe(await probeSyslogNgVersion());
-      expect(collector.data).toEqual({ host: "127.0.0.1", port: SYSLOG_PORT });
-
-      const source = createEventSource({ fields: FIELDS, seed: 7, genId: 3 });
-      const encoder = new SyslogEncoder(source, { procId: "3" });
-      const batch = encoder.encode(0, 2000);
-      const sentAt = new Date("2026-01-02T03:04:05.678Z");
-      encoder.stamp(batch, sentAt);
-      const socket = await openSocket("127.0.0.1", SYSLOG_PORT);
-      await writeAll(socket, batch.payload);
-      socket.end();
-
-      let n = 0;
-      for (let i = 0; i < 100 && n < 2000; i++) {
-        await sleep(100);
-        n = Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM ib_events")).rows[0]!.n);
-      }
-      expect(n).toBe(2000);
-      const stats = await collector.stats!();
-      expect(stats).toMatchObject({ received: 2000, written: 2000, dropped: 0 });
-
-      const r = await db.query<{ gen: number; seq: string; sent: string; ts: string; level: string; code: string; msg: string }>(
-        "SELECT gen, seq, to_char(sent_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS sent, " +
-          "to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS ts, level, code, msg FROM ib_events WHERE seq IN (0, 1234) ORDER BY seq",
-      );
-      expect(r.rows.map((x) => Number(x.seq))).toEqual([0, 1234]);
-      for (const row of r.rows) {
-        const e = source.fill(Number(row.seq));
-        expect(row.gen).toBe(3);
-        expect(row.sent).toBe("2026-01-02T03:04:05.678Z");
-        expect(row.ts).toBe(new Date(e.num[0]!).toISOString());
-        expect(row.level).toBe(Buffer.from(e.bytes[1]!.subarray(0, e.len[1]!)).toString("utf8"));
-        expect(Number(row.code)).toBe(e.num[2]);
-        expect(row.msg).toBe(Buffer.from(e.bytes[3]!.subarray(0, e.len[3]!)).toString("utf8"));
-      }
-      const distinct = await db.query<{ n: string }>("SELECT count(DISTINCT seq) AS n FROM ib_events");
-      expect(Number(distinct.rows[0]!.n)).toBe(2000);
-      // explicit-commits: one transaction (one xmin) per batch of at most batch-lines rows
-      const tx = await db.query<{ n: string }>("SELECT count(*) AS n FROM ib_events GROUP BY xmin::text");
-      const sizes = tx.rows.map((x) => Number(x.n));
-      expect(Math.max(...sizes)).toBeLessThanOrEqual(500);
-      expect(sizes.length).toBeGreaterThanOrEqual(4);
-
-      await collector.stop();
-      expect(() => process.kill(collector.pid!, 0)).toThrow();
-    } finally {
-      await db.end();
-    }
+    const { collector, stats, sizes } = await pipeIntoPostgres(scope, {
+      pgPort: PG_PORT, syslogPort: SYSLOG_PORT, fields: FIELDS,
+      start: (host, downstream) => syslogNg.startLocal(host, syslogNgSchema.parse({ port: SYSLOG_PORT, "batch-lines": 500, "batch-timeout": 100 }), undefined, downstream),
+    });
+    expect(collector.running).toBe(await probeSyslogNgVersion());
+    expect(stats).toMatchObject({ received: 2000, written: 2000, dropped: 0 });
+    // explicit-commits: one transaction (one xmin) per batch of at most batch-lines rows
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(500);
+    expect(sizes.length).toBeGreaterThanOrEqual(4);
   });
 });
 
@@ -279,10 +185,7 @@ describe("syslog-ng component: http() into ClickHouse", () => {
   });
 
   it("stores every frame with each field typed as the verifier's table, in inserts of at most batch-lines rows over 2 workers", async () => {
-    const chHost = await createDirectHost("sink", "clickhouse");
-    hosts.push(chHost);
-    const ch = await clickhouse.startLocal(chHost, clickhouse.schema.parse({ version: "18.16.1", httpPort: CH_HTTP_PORT, tcpPort: CH_TCP_PORT }));
-    running.push(ch);
+    const ch = scope.keep(await clickhouse.startLocal(await scope.host("sink", "clickhouse"), clickhouse.schema.parse({ version: "18.16.1", httpPort: CH_HTTP_PORT, tcpPort: CH_TCP_PORT })));
     const q = async (sql: string): Promise<string> => {
       const r = await fetch(`http://127.0.0.1:${CH_HTTP_PORT}/`, { method: "POST", body: sql });
       const text = await r.text();
@@ -291,28 +194,14 @@ describe("syslog-ng component: http() into ClickHouse", () => {
     };
     const inserts = async (): Promise<number> => Number((await q("SELECT value FROM system.events WHERE event = 'InsertQuery'")).trim() || 0);
     await q(clickhouseCreateTable("default.ib_events", CH_FIELDS));
-    const host = await createDirectHost("collector", "root");
-    hosts.push(host);
-    const collector = await syslogNg.startLocal(host, syslogNgSchema.parse({ port: CH_SYSLOG_PORT, "batch-lines": 500, "batch-timeout": 100, workers: 2 }), undefined, {
+    const collector = scope.keep(await syslogNg.startLocal(await scope.host(), syslogNgSchema.parse({ port: CH_SYSLOG_PORT, "batch-lines": 500, "batch-timeout": 100, workers: 2 }), undefined, {
       sink: ch, params: { ...ch.params, table: "ib_events" }, fields: CH_FIELDS,
-    });
-    running.push(collector);
+    }));
     const insertsBefore = await inserts();
 
-    const source = createEventSource({ fields: CH_FIELDS, seed: 11, genId: 2 });
-    const encoder = new SyslogEncoder(source, { procId: "2" });
-    const batch = encoder.encode(0, 3000);
     const sentAt = new Date("2026-01-02T03:04:05.678Z");
-    encoder.stamp(batch, sentAt);
-    const socket = await openSocket("127.0.0.1", CH_SYSLOG_PORT);
-    await writeAll(socket, batch.payload);
-    socket.end();
-
-    let n = 0;
-    for (let i = 0; i < 100 && n < 3000; i++) {
-      await sleep(100);
-      n = Number((await q("SELECT count() FROM ib_events")).trim());
-    }
+    const source = await sendSyslogFrames(CH_SYSLOG_PORT, { fields: CH_FIELDS, seed: 11, genId: 2, procId: "2", count: 3000, sentAt });
+    const n = await waitForCount(async () => Number((await q("SELECT count() FROM ib_events")).trim()), 3000);
     expect(n).toBe(3000);
     expect((await q("SELECT uniqExact(seq), min(seq), max(seq) FROM ib_events")).trim()).toBe("3000\t0\t2999");
     expect(await collector.stats!()).toMatchObject({ received: 3000, written: 3000, dropped: 0, queued: 0 });
@@ -336,25 +225,17 @@ describe("syslog-ng component: http() into ClickHouse", () => {
   });
 
   it("counts only 2xx answers as written: ClickHouse's 404 (no table) and 500 (refused insert) keep the batch queued and retried until a 2xx", async () => {
-    const ch = running.find((r) => r.name === "clickhouse")!;
+    const ch = scope.running.find((r) => r.name === "clickhouse")!;
     const q = async (sql: string): Promise<void> => {
       const r = await fetch(`http://127.0.0.1:${CH_HTTP_PORT}/`, { method: "POST", body: sql });
       if (r.status !== 200) throw new Error(`${sql}: HTTP ${r.status} ${await r.text()}`);
     };
     await q("DROP TABLE IF EXISTS default.late_events");
-    const host = await createDirectHost("collector", "root");
-    hosts.push(host);
-    const collector = await syslogNg.startLocal(host, syslogNgSchema.parse({ port: CH_SYSLOG_PORT + 1, "batch-lines": 100, "time-reopen": 1 }), undefined, {
+    const host = await scope.host();
+    const collector = scope.keep(await syslogNg.startLocal(host, syslogNgSchema.parse({ port: CH_SYSLOG_PORT + 1, "batch-lines": 100, "time-reopen": 1 }), undefined, {
       sink: ch, params: { ...ch.params, table: "late_events" }, fields: CH_FIELDS,
-    });
-    running.push(collector);
-    const source = createEventSource({ fields: CH_FIELDS, seed: 1, genId: 0 });
-    const encoder = new SyslogEncoder(source);
-    const batch = encoder.encode(0, 250);
-    encoder.stamp(batch, new Date());
-    const socket = await openSocket("127.0.0.1", CH_SYSLOG_PORT + 1);
-    await writeAll(socket, batch.payload);
-    socket.end();
+    }));
+    await sendSyslogFrames(CH_SYSLOG_PORT + 1, { fields: CH_FIELDS, seed: 1, genId: 0, count: 250, sentAt: new Date() });
     const logText = (): Promise<string> => readFile(join(host.dataDir, "syslog-ng.log"), "utf8");
     const waitFor = async (what: string, ok: () => Promise<boolean>): Promise<void> => {
       for (let i = 0; i < 150; i++) {

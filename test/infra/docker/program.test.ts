@@ -5,76 +5,18 @@
  * the program asks the engine for (limits, pins, ports, capabilities, labels) and the stack outputs it exports.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
-import { parse as parseYaml } from "yaml";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { catalog, catalogEntry, imageRef } from "../../../infra/catalog.ts";
-import type { StackOutputs } from "../../../infra/docker/outputs.ts";
 import { stackSubnet } from "../../../infra/docker/stack.ts";
 import { listStacks, loadPulumiStack, type PulumiStack } from "../../../infra/stack/schema.ts";
+import { configOfFile, encodeConfig, outputValue, type RecordedResource, recordResources, runPulumiProgram } from "../../helpers/pulumi-program.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const stacksDir = path.join(root, "stacks");
 const MIB = 1024 ** 2;
-
-interface Recorded {
-  type: string;
-  name: string;
-  inputs: Record<string, any>;
-  custom: boolean;
-}
-
-/** The stack file's `config:` as Pulumi hands it to a program: "ingestbench:<key>" → string, objects as JSON text. */
-function configOf(file: string): Record<string, string> {
-  const doc = parseYaml(readFileSync(file, "utf8")) as { config: Record<string, unknown> };
-  return encodeConfig(doc.config);
-}
-
-function encodeConfig(config: Record<string, unknown>): Record<string, string> {
-  return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
-}
-
-function value<T>(o: pulumi.Output<T>): Promise<T> {
-  return new Promise((resolve) => o.apply((v) => resolve(v)));
-}
-
-/** Run infra/index.ts as stack `stack` with `config`, under mocks; resources recorded, outputs resolved. */
-async function runProgram(
-  stack: string,
-  config: Record<string, string>,
-): Promise<{ resources: Recorded[]; outputs: StackOutputs; settle: () => Promise<void> }> {
-  const resources: Recorded[] = [];
-  await pulumi.runtime.setMocks(
-    {
-      newResource: (a) => {
-        resources.push({ type: a.type, name: a.name, inputs: a.inputs as Record<string, any>, custom: a.custom ?? false });
-        return { id: `${a.name}-id`, state: a.inputs };
-      },
-      call: () => ({}),
-    },
-    "ingestbench",
-    stack,
-    false,
-  );
-  pulumi.runtime.setAllConfig(config);
-  vi.resetModules();
-  const program = (await import("../../../infra/index.ts")) as Record<string, pulumi.Output<unknown>>;
-  const get = async <K extends keyof StackOutputs>(k: K): Promise<StackOutputs[K]> => (await value(program[k]!)) as StackOutputs[K];
-  const outputs: StackOutputs = {
-    platform: await get("platform"),
-    stack: await get("stack"),
-    network: await get("network"),
-    hosts: await get("hosts"),
-    endpoints: await get("endpoints"),
-    versions: await get("versions"),
-  };
-  const message = await get("message");
-  if (message !== undefined) outputs.message = message;
-  return { resources, outputs, settle: () => pulumi.runtime.disconnect() };
-}
 
 /** How many custom resources a docker stack makes: a network, and per host an image and a container, a volume unless
  *  on tmpfs, and a shaper image and container when network-capped. */
@@ -89,24 +31,24 @@ function expectedCustomResources(s: PulumiStack): number {
 }
 
 async function deployed(s: PulumiStack, config: Record<string, string>) {
-  const run = await runProgram(s.spec.name, config);
+  const run = await runPulumiProgram(s.spec.name, config);
   await vi.waitFor(() => expect(run.resources.filter((r) => r.custom)).toHaveLength(expectedCustomResources(s)), { timeout: 5000 });
   // let the program's last RPCs (registerOutputs) finish before the next test installs new mocks
   await run.settle();
   return run;
 }
 
-function labelsOf(r: Recorded): Record<string, string> {
+function labelsOf(r: RecordedResource): Record<string, string> {
   return Object.fromEntries((r.inputs.labels as { label: string; value: string }[]).map((l) => [l.label, l.value]));
 }
 
-function containerOf(resources: Recorded[], stack: string, host: string): Recorded {
+function containerOf(resources: RecordedResource[], stack: string, host: string): RecordedResource {
   const c = resources.find((r) => r.type === "docker:index/container:Container" && r.inputs.name === `ib-${stack}-${host}`);
   if (!c) throw new Error(`no container for ${host}`);
   return c;
 }
 
-function shaperOf(resources: Recorded[], stack: string, host: string): Recorded | undefined {
+function shaperOf(resources: RecordedResource[], stack: string, host: string): RecordedResource | undefined {
   return resources.find((r) => r.type === "docker:index/container:Container" && r.inputs.name === `ib-${stack}-${host}-shaper`);
 }
 
@@ -125,7 +67,7 @@ describe("docker stack files", () => {
     const stack = loadPulumiStack(name, stacksDir);
 
     it("creates each host's container with the stack's limits, pinned image, ports, labels and network address", async () => {
-      const { resources, outputs } = await deployed(stack, configOf(stack.spec.file));
+      const { resources, outputs } = await deployed(stack, configOfFile(stack.spec.file));
       const net = stackSubnet(name);
 
       const network = resources.find((r) => r.type === "docker:index/network:Network");
@@ -219,7 +161,7 @@ describe("docker stack files", () => {
 describe("docker-4c4g: 001's Docker Desktop split across the hosts", () => {
   it("gives the sink 2 cores and 2 GiB, the collector 1.5 and 1 GiB, the loadgen 0.5 and 512 MiB: 4 cores in all", async () => {
     const stack = loadPulumiStack("docker-4c4g", stacksDir);
-    const { resources, outputs } = await deployed(stack, configOf(stack.spec.file));
+    const { resources, outputs } = await deployed(stack, configOfFile(stack.spec.file));
     const c = (h: string) => containerOf(resources, "docker-4c4g", h).inputs;
     expect([c("sink").cpuQuota, c("sink").cpuPeriod, c("sink").memory]).toEqual([200000, 100000, 2048]);
     expect([c("collector").cpuQuota, c("collector").cpuPeriod, c("collector").memory]).toEqual([150000, 100000, 1024]);
@@ -242,7 +184,7 @@ describe("docker-4c4g: 001's Docker Desktop split across the hosts", () => {
 describe("docker-quarter-core: 004's caps on docker", () => {
   it("caps the Elasticsearch sink at 25000/100000 µs, 2048 MiB, 3000 IOPS and 125829120 B/s on /dev/vda, 96 Mbit/s both ways", async () => {
     const stack = loadPulumiStack("docker-quarter-core", stacksDir);
-    const { resources, outputs } = await deployed(stack, configOf(stack.spec.file));
+    const { resources, outputs } = await deployed(stack, configOfFile(stack.spec.file));
     const sink = containerOf(resources, "docker-quarter-core", "sink").inputs;
     expect(sink).toMatchObject({
       cpuQuota: 25000,
@@ -325,7 +267,7 @@ describe("stacks given only as Pulumi config (the fromPulumiConfig path)", () =>
 
   it("exports a message and deploys nothing for a local stack", async () => {
     const file = path.join(stacksDir, "Pulumi.local-quarter-core.yaml");
-    const { resources, outputs, settle } = await runProgram("local-quarter-core", configOf(file));
+    const { resources, outputs, settle } = await runPulumiProgram("local-quarter-core", configOfFile(file));
     await settle();
     expect(outputs).toMatchObject({ platform: "local", stack: "local-quarter-core", hosts: {}, endpoints: {}, versions: {}, network: null });
     expect(outputs.message).toMatch(/ingestbench bench --stack local-quarter-core/);
@@ -333,22 +275,22 @@ describe("stacks given only as Pulumi config (the fromPulumiConfig path)", () =>
   });
 
   it("fails an azure stack without its ingestbench:azure block with a clear message, before creating anything (azure stacks: test/infra/azure)", async () => {
-    await expect(runProgram("azure-d2s-v5", encodeConfig({ "ingestbench:platform": "azure", "ingestbench:hosts": { sink: { cpu: "2" } } }))).rejects.toThrow(
+    await expect(runPulumiProgram("azure-d2s-v5", encodeConfig({ "ingestbench:platform": "azure", "ingestbench:hosts": { sink: { cpu: "2" } } }))).rejects.toThrow(
       /config\.ingestbench:azure: an azure stack needs ingestbench:azure: \{ location, allowFrom/,
     );
   });
 
   it("rejects bad config with the same schema and messages as a stack file", async () => {
     const badCpu = encodeConfig({ ...ramDisk, "ingestbench:hosts": { sink: { cpu: "25 100" } } });
-    await expect(runProgram("docker-bad", badCpu)).rejects.toThrow(
+    await expect(runPulumiProgram("docker-bad", badCpu)).rejects.toThrow(
       /Pulumi\.docker-bad\.yaml \(pulumi config\):\d+:\d+: config\.ingestbench:hosts\.sink\.cpu: .*"25000 100000"/,
     );
     const badComponents = encodeConfig({ ...ramDisk, "ingestbench:components": { sink: "mongodb", ghost: "vector" } });
-    await expect(runProgram("docker-bad", badComponents)).rejects.toThrow(/ingestbench:components\.sink: "mongodb" is not a component of the catalog/);
-    await expect(runProgram("docker-bad", badComponents)).rejects.toThrow(/ingestbench:components\.ghost: no host "ghost"/);
+    await expect(runPulumiProgram("docker-bad", badComponents)).rejects.toThrow(/ingestbench:components\.sink: "mongodb" is not a component of the catalog/);
+    await expect(runPulumiProgram("docker-bad", badComponents)).rejects.toThrow(/ingestbench:components\.ghost: no host "ghost"/);
     const onLocal = encodeConfig({ "ingestbench:platform": "local", "ingestbench:hosts": { sink: {} }, "ingestbench:docker": { blkioDevice: "vda" } });
-    await expect(runProgram("local-bad", onLocal)).rejects.toThrow(/ingestbench:docker\.blkioDevice: a block device path/);
-    await expect(runProgram("local-bad", onLocal)).rejects.toThrow(/ingestbench:docker is for docker and azure stacks/);
+    await expect(runPulumiProgram("local-bad", onLocal)).rejects.toThrow(/ingestbench:docker\.blkioDevice: a block device path/);
+    await expect(runPulumiProgram("local-bad", onLocal)).rejects.toThrow(/ingestbench:docker is for docker and azure stacks/);
   });
 });
 
@@ -356,19 +298,7 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
   /** Build a DockerStack directly (with an explicit cell) under mocks; resources recorded, outputs resolved. */
   /** expectedCustomResources, less the pulled image of each host running a built image, plus the builds */
   async function stackWithCell(name: string, config: Record<string, unknown>, cell?: import("../../../infra/docker/pipeline.ts").CellPipeline, builtHosts = 0, builds = 0) {
-    const resources: Recorded[] = [];
-    await pulumi.runtime.setMocks(
-      {
-        newResource: (a) => {
-          resources.push({ type: a.type, name: a.name, inputs: a.inputs as Record<string, any>, custom: a.custom ?? false });
-          return { id: `${a.name}-id`, state: a.inputs };
-        },
-        call: () => ({}),
-      },
-      "ingestbench",
-      name,
-      false,
-    );
+    const resources = await recordResources(name);
     const { fromPulumiConfig } = await import("../../../infra/stack/schema.ts");
     const { DockerStack } = await import("../../../infra/docker/stack.ts");
     const stack = fromPulumiConfig(name, encodeConfig(config));
@@ -381,7 +311,7 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
       expect(resources.filter((r) => r.custom)).toEqual([]); // nothing was created
       throw err;
     }
-    const outputs = await value(ds.outputs);
+    const outputs = await outputValue(ds.outputs);
     await vi.waitFor(() => expect(resources.filter((r) => r.custom)).toHaveLength(expectedCustomResources(stack) - builtHosts + builds), { timeout: 5000 });
     await pulumi.runtime.disconnect();
     return { resources, outputs };
@@ -462,7 +392,7 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
 
     // docker-4c4g as committed (component names only): Fluent Bit's defaults into ClickHouse, said so in the outputs
     const stack = loadPulumiStack("docker-4c4g", stacksDir);
-    const { resources, outputs } = await deployed(stack, configOf(stack.spec.file));
+    const { resources, outputs } = await deployed(stack, configOfFile(stack.spec.file));
     const collector = containerOf(resources, "docker-4c4g", "collector").inputs;
     expect(collector.uploads).toHaveLength(1);
     expect(collector.uploads[0].file).toBe("/fluent-bit/etc/fluent-bit.conf");
