@@ -70,7 +70,8 @@ async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
   const result = await driveRuns(stacks.map((stack) => ({ stack, plans })), {
     resultsRoot, invocation: new Date().toISOString(), projectRoot, reporter: progress,
   });
-  if (stacks.length > 1 && result.records.some((r) => r.summary)) {
+  // an interrupted invocation is not compared: its rows would mix the stopped runs with older ones
+  if (stacks.length > 1 && result.records.some((r) => r.summary) && !result.records.some((r) => r.status === "interrupted")) {
     // the runs just made are what was asked for: show version differences between stacks instead of refusing
     const rows = await compareStacks(resultsRoot, scenario.name, stacks.map((s) => s.name), { force: true });
     progress.result(`\n${renderComparison(scenario.name, rows)}`);
@@ -185,7 +186,7 @@ export function program(): Command {
     });
 
   cmd.command("stacks")
-    .description("List the stacks in stacks/ with their platform and host limits; a broken stack file is reported and skipped.")
+    .description("List the stacks in stacks/ with their platform and host limits; a broken stack file is reported, the others listed, and the exit code is 2.")
     .action(() => {
       for (const name of listStacks(path.join(projectRoot, "stacks"))) {
         try {
@@ -205,6 +206,11 @@ export function program(): Command {
 
 /** CLI entry: parse argv, run, map typed errors to exit codes. */
 export async function main(argv: string[]): Promise<void> {
+  // a closed pipe (`ingestbench bench ... | head`) must not kill the harness mid-run: the run goes on, tears down and
+  // writes its results; only the printing is lost
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => { if (err.code !== "EPIPE") throw err; });
+  }
   try {
     await program().parseAsync(argv);
   } catch (err) {

@@ -21,7 +21,7 @@ import type { StackOutputs } from "../../infra/docker/outputs.ts";
 import type { StackSpec } from "../../infra/limits.ts";
 import { collectLeftovers } from "../../infra/local/gc.ts";
 import { loadStack } from "../../infra/stack/schema.ts";
-import { ConfigurationError, IngestbenchError } from "../errors.ts";
+import { ConfigurationError, IngestbenchError, ProvisioningError } from "../errors.ts";
 import type { RunRecord } from "../results/types.ts";
 import type { DriveResult } from "../runner/drive.ts";
 import { describeRun } from "../runner/drive.ts";
@@ -63,7 +63,8 @@ function describeTargets(t: RunTargets): string {
 
 /** The error of a run without a CellRunner: what is missing, and the targets it would have used. */
 function notImplemented(stack: StackSpec, targets: string[]): IngestbenchError {
-  return new IngestbenchError(
+  // exit 3 (a run error), not 1: 1 means a check failed
+  return new ProvisioningError(
     "E_NOT_IMPLEMENTED",
     `stack ${stack.name} (${stack.platform}): running a scenario's load on a docker or azure stack is not implemented yet: ` +
       "the generators must run on the stack's loadgen host (docker exec / SSH), which this version cannot do. " +

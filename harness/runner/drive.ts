@@ -5,7 +5,7 @@
 import type { StackSpec } from "../../infra/limits.ts";
 import type { RunRecord } from "../results/types.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
-import { BenchRun, hostRoles, type CellPlan } from "./run.ts";
+import { BenchRun, checkRunnableLocally, hostRoles, type CellPlan } from "./run.ts";
 
 /** Exit code per error kind recorded in run.json (see errors.ts). */
 export const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisioning: 3, verification: 4, run: 3 };
@@ -84,6 +84,8 @@ export async function driveRuns(work: StackWork[], options: DriveOptions): Promi
  * display. SIGINT/SIGTERM stop after the current run has torn down; the runs not started are not made.
  */
 export async function driveItems(items: RunItem[], options: DriveOptions): Promise<DriveResult> {
+  // every planned run is checked before the first one provisions anything: a bad pairing fails at once, exit 2
+  for (const { stack, plan } of items) checkRunnableLocally(stack, plan);
   const progress = options.reporter ?? new Progress(options.progress);
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals): void => {

@@ -131,6 +131,14 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
       throw new ConfigurationError("E_COLLECTOR", `${file}${at}: collector "${cname}" writes into ${p.writesTo.join(", ")}, not into sink "${s.sink.name}"`, { field: "sink" });
     }
   }
+  // the command line's --duration must leave room for two samples, as the file's `duration` must (interval ≤ duration)
+  if (overrides.duration !== undefined) {
+    const ms = overrideMs("duration", overrides.duration, 0);
+    const interval = Math.max(...scenario.cells.map((c) => c.scenario.interval.ms));
+    if (!(ms > 0) || ms < interval) {
+      throw new ConfigurationError("E_FLAG", `--duration ${overrides.duration}: the measured window must be at least the scenario's sampling interval (${interval} ms), so that two timed counts bracket it`, { field: "duration" });
+    }
+  }
   const plans: CellPlan[] = [];
   const orders = cellOrder(scenario.cells.length, replicates, planSeed(scenario));
   for (let r = 1; r <= replicates; r++) {

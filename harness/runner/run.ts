@@ -101,6 +101,33 @@ export function hostRoles(stack: StackSpec, plan: Pick<CellPlan, "collector">): 
   return [LOADGEN, ...(collectors.length ? collectors : [COLLECTOR]), SINK];
 }
 
+/**
+ * Can this cell run on this local stack? Checked before anything is provisioned (the driver checks every planned run
+ * before the first starts): a local stack; a local component (and verifier) for the sink and the collector — the
+ * container-only ones (Fluentd, Fluent Bit, Vector, Elasticsearch, Loki, GridDB) run on docker and azure stacks —
+ * and the hosts the cell needs.
+ * @throws ConfigurationError E_PLATFORM, E_SINK, E_COLLECTOR or E_STACK_HOSTS, naming the stack file and field
+ */
+export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector" | "scenario">): void {
+  if (stack.platform !== "local") {
+    throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`);
+  }
+  const elsewhere = (what: string, name: string): string =>
+    `scenario ${plan.scenario}: ${what} "${name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a local stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\``;
+  if (!components[plan.sink.name]) throw new ConfigurationError("E_SINK", elsewhere("sink", plan.sink.name), { field: "sink" });
+  if (!verifiers[plan.sink.name]) throw new ConfigurationError("E_SINK", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`, { field: "sink" });
+  if (plan.collector && components[plan.collector.name]?.kind !== "collector") {
+    throw new ConfigurationError("E_COLLECTOR", elsewhere("collector", plan.collector.name), { field: "collector" });
+  }
+  const roles = hostRoles(stack, plan);
+  for (const role of roles) {
+    if (!stack.hosts[role]) {
+      const need = roles.map((r) => `"${r}"`).join(plan.collector ? ", " : " and ");
+      throw new ConfigurationError("E_STACK_HOSTS", `${stack.file}: this scenario needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
+    }
+  }
+}
+
 /** Run ids sort by time: 20261129T201500Z-3f9a2c. */
 export function newRunId(): string {
   const ts = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
@@ -140,17 +167,9 @@ export class BenchRun extends EventEmitter {
   /** Run to the end. Resolves with the record in every case but a failure to write results. */
   async run(): Promise<RunRecord> {
     const { stack, plan } = this.opts;
-    if (stack.platform !== "local") {
-      throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`);
-    }
+    checkRunnableLocally(stack, plan);
     const collectorRoles = plan.collector ? collectorHosts(Object.keys(stack.hosts)) : [];
     const roles = hostRoles(stack, plan);
-    for (const role of roles) {
-      if (!stack.hosts[role]) {
-        const need = roles.map((r) => `"${r}"`).join(plan.collector ? ", " : " and ");
-        throw new ConfigurationError("E_STACK_HOSTS", `${stack.file}: this scenario needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
-      }
-    }
     const writer = new RunWriter(this.dir);
     await writer.open();
     await writer.writeRecord({ ...this.record, status: "running" });
@@ -162,11 +181,9 @@ export class BenchRun extends EventEmitter {
     let verifier: Verifier | undefined;
     let finals: GeneratorFinal[] | null = null;
     try {
-      const sinkFactory = components[plan.sink.name];
-      const verifierFactory = verifiers[plan.sink.name];
-      if (!sinkFactory || !verifierFactory) throw new ConfigurationError("E_SINK", !sinkFactory ? `sink "${plan.sink.name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a ${stack.platform} stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\`` : `no verifier for sink "${plan.sink.name}"`, { field: "sink" });
+      const sinkFactory = components[plan.sink.name]!;
+      const verifierFactory = verifiers[plan.sink.name]!;
       const collectorFactory = plan.collector ? components[plan.collector.name] : undefined;
-      if (plan.collector && collectorFactory?.kind !== "collector") throw new ConfigurationError("E_COLLECTOR", `collector "${plan.collector.name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a ${stack.platform} stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\``, { field: "collector" });
 
       // the sink component makes and owns its own directories under the host's data directory
       // only the hosts this scenario uses: a stack's collector host stays down for a scenario without a collector

@@ -103,3 +103,33 @@ describe("ingestbench CLI", () => {
     process.stdout.write(`aa real: ${JSON.stringify(floor.cells[0])}\n`);
   }, 300_000);
 });
+
+describe("ingestbench CLI: what users pipe and type", () => {
+  it("refuses a --duration shorter than the sampling interval before provisioning (exit 2)", () => {
+    for (const d of ["0s", "500ms"]) {
+      const r = cli("bench", "--stack", "local-2-cores", "--results", path.join(tmp, "short"), "--duration", d, "scenarios/quickstart.yaml");
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(`--duration ${d}: the measured window must be at least the scenario's sampling interval (1000 ms)`);
+    }
+    expect(existsSync(path.join(tmp, "short", "local-2-cores"))).toBe(false);
+  });
+
+  it("keeps running, tears down and writes its result when the reading end of its output pipe closes (`| head -2`)", async () => {
+    const { spawn } = await import("node:child_process");
+    const results = path.join(tmp, "piped");
+    const child = spawn(process.execPath, ["bin/ingestbench.js", "bench", "--stack", "local-2-cores", "--results", results, "--duration", "2s", "--warmup", "1s", "--progress", "plain", "scenarios/quickstart.yaml"], { cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"] });
+    // read the first chunk of output, then close both pipes as `head` does
+    await new Promise<void>((resolve) => child.stderr!.once("data", () => resolve()));
+    child.stdout!.destroy();
+    child.stderr!.destroy();
+    const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+    expect(code).toBe(0);
+    const dir = path.join(results, "local-2-cores", "quickstart");
+    const runs = readdirSync(dir);
+    expect(runs).toHaveLength(1);
+    const record = JSON.parse(readFileSync(path.join(dir, runs[0]!, "run.json"), "utf8")) as { status: string; runId: string; ledger: { lost: number } };
+    expect(record).toMatchObject({ status: "ok", ledger: { lost: 0 } });
+    const { leftovers } = await import("../helpers/leftovers.ts");
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  }, 120_000);
+});

@@ -125,10 +125,10 @@ describe("ingestbench up | run | down with the recording Pulumi CLI stand-in on 
     expect(readFileSync(file, "utf8")).toBe(before);
   });
 
-  it("run on a deployed stack resolves the targets and says that running load there is not implemented (exit 1)", () => {
+  it("run on a deployed stack resolves the targets and says that running load there is not implemented (exit 3)", () => {
     const { standIn } = setup({ stacks: { [STACK]: { config: {}, outputs: dockerOutputs(), resourceCount: 14 } } });
     const r = cli(standIn, "run", "--stack", STACK, "scenarios/clickhouse-direct.yaml");
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(3);
     expect(r.stderr).toMatch(/running a scenario's load on a docker or azure stack is not implemented yet/);
     expect(r.stderr).toContain("cell default: generators → clickhouse on sink at 10.77.0.12:8123 (http), from this machine 127.0.0.1:49155");
     expect(standIn.commandLines()).toEqual([
