@@ -1,11 +1,11 @@
 // Teardown leaves no cgroup, namespace, process or temporary directory: after an error and after SIGINT
 // (success is covered by the other end-to-end tests).
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { leftovers } from "../helpers/leftovers.ts";
 import { newBenchRun, projectRoot, quickstartPlan } from "../helpers/bench.ts";
 
@@ -22,6 +22,7 @@ describe("teardown", () => {
 
   it("after SIGINT to the CLI mid-run: exit 130, results so far written as interrupted, nothing left", async () => {
     const results = mkdtempSync(path.join(os.tmpdir(), "ibtest-sigint-"));
+    onTestFinished(() => rmSync(results, { recursive: true, force: true }));
     const child = spawn(process.execPath, ["bin/ingestbench.js", "bench", "--stack", "local-quarter-core", "--results", results, "--warmup", "1s", "--duration", "60s", "scenarios/quickstart.yaml"],
       { cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
