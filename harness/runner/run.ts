@@ -29,6 +29,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { components } from "../../infra/components/index.ts";
 import type { RunningComponent } from "../../infra/components/types.ts";
@@ -188,7 +189,7 @@ export class BenchRun extends EventEmitter {
       // the sink component makes and owns its own directories under the host's data directory
       // only the hosts this scenario uses: a stack's collector host stays down for a scenario without a collector
       const used = { ...stack, hosts: Object.fromEntries(Object.entries(stack.hosts).filter(([h]) => roles.includes(h))) };
-      local = await provisionLocal(used, { runId: this.runId.slice(-6) });
+      local = await provisionLocal(used, { runId: this.runId.slice(-6), resultRecord: path.join(this.dir, "run.json") });
       this.record.limits = local.limits;
       this.throwIfAborted();
 

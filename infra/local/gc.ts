@@ -49,6 +49,8 @@ export interface GcReport {
   registries: string[];
   /** run ids left alone because their owner is alive */
   live: string[];
+  /** result records (run.json) of killed runs that still said "running", now marked "interrupted" */
+  records: string[];
   errors: Error[];
 }
 
@@ -63,7 +65,7 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
   const expiryMs = opts.expiryMs ?? DEFAULT_EXPIRY_MS;
   const tmpRoot = opts.tmpRoot ?? os.tmpdir();
   const graceOpts = opts.graceMs === undefined ? {} : { graceMs: opts.graceMs };
-  const report: GcReport = { runs: [], netns: [], cgroups: [], dirs: [], mounts: [], registries: [], live: [], errors: [] };
+  const report: GcReport = { runs: [], netns: [], cgroups: [], dirs: [], mounts: [], registries: [], live: [], records: [], errors: [] };
   const attempt = async (what: string, fn: () => Promise<void>) => {
     try {
       await fn();
@@ -98,6 +100,7 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       if (r.registry) report.registries.push(r.registry);
       report.errors.push(...r.errors);
       report.runs.push(reg.runId);
+      if (reg.resultRecord && (await markInterrupted(reg.resultRecord, reg.ownerPid))) report.records.push(reg.resultRecord);
     });
   }
   report.live = [...live];
@@ -161,4 +164,28 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
   report.dirs = [...new Set(report.dirs)];
   report.mounts = [...new Set(report.mounts)];
   return report;
+}
+
+/**
+ * A killed run never wrote its final record: its run.json still says "running". Mark it "interrupted" with the reason,
+ * keeping everything it holds (its series.jsonl, appended as it ran, is untouched), so that results and comparisons
+ * do not count a dead run as running. Written atomically (temporary file, rename).
+ * @returns true when the record was rewritten; false when it is gone, unreadable, or already final
+ */
+export async function markInterrupted(file: string, ownerPid: number): Promise<boolean> {
+  let record: { status?: string; finishedAt?: string | null; error?: unknown };
+  try {
+    record = JSON.parse(await fs.readFile(file, "utf8")) as typeof record;
+  } catch {
+    return false;
+  }
+  if (record.status !== "running") return false;
+  const at = new Date().toISOString();
+  record.status = "interrupted";
+  record.finishedAt = at;
+  record.error = { code: "E_KILLED", kind: "run", message: `the harness process (pid ${ownerPid}) died without finishing this run (e.g. SIGKILL); ingestbench gc removed what it left at ${at}; series.jsonl has what it measured` };
+  const tmp = `${file}.gc-${process.pid}`;
+  await fs.writeFile(tmp, `${JSON.stringify(record, null, 2)}\n`);
+  await fs.rename(tmp, file);
+  return true;
 }

@@ -42,6 +42,8 @@ export interface ProvisionLocalOptions {
   dataOwner?: string;
   /** cgroup mount root (default /sys/fs/cgroup) */
   cgroupRoot?: string;
+  /** the run's result record (results/.../run.json): if the owner is killed, gc marks it interrupted */
+  resultRecord?: string;
 }
 
 /** The run registry: what a run created (or was about to create), for teardown and for gc of crashed runs. */
@@ -60,6 +62,8 @@ export interface RunRegistry {
   dirs: string[];
   /** tmpfs mount points */
   mounts: string[];
+  /** the run's result record, which gc marks interrupted when it still says "running" (see ProvisionLocalOptions) */
+  resultRecord?: string;
 }
 
 /** Directory of run registry files: `${os.tmpdir()}/ingestbench-runs` (mode 1777 when created here). */
@@ -335,6 +339,7 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
     cgroups: [],
     dirs: [],
     mounts: [],
+    ...(opts.resultRecord ? { resultRecord: opts.resultRecord } : {}),
   };
   try {
     await fs.access(registryPath(runId));

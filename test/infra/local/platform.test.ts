@@ -3,7 +3,7 @@
  * nothing behind.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -215,11 +215,14 @@ describe("local platform (real)", () => {
   });
 
   it("gc removes the leftovers of a run whose owner was SIGKILLed", async () => {
-    // A real stack provisioned by a child process that is then killed without any chance to clean up.
+    // A real stack provisioned by a child process that is then killed without any chance to clean up; its result
+    // record still says "running", as a killed bench's run.json does.
+    const record = path.join(mkdtempSync(path.join(os.tmpdir(), "ibtest-gc-")), "run.json");
+    writeFileSync(record, JSON.stringify({ status: "running", runId: "x", finishedAt: null, error: null, summary: { rowsPerSecond: 5 } }));
     const script = `
       const { provisionLocal } = await import(${JSON.stringify(path.join(REPO, "infra/local/platform.ts"))});
       const stack = JSON.parse(process.argv[1]);
-      const local = await provisionLocal(stack, {});
+      const local = await provisionLocal(stack, { resultRecord: ${JSON.stringify(record)} });
       const child = local.hosts.sink.spawn("sleep", ["1000"], { stdio: ["ignore", "ignore", "ignore"] });
       console.log(JSON.stringify({ runId: local.runId, pid: process.pid, sleepPid: child.pid }));
       setTimeout(() => process.exit(3), 60000);
@@ -260,6 +263,12 @@ describe("local platform (real)", () => {
     for (let i = 0; i < 100 && alive(sleepPid); i++) await new Promise((r) => setTimeout(r, 20));
     expect(alive(sleepPid)).toBe(false);
     expect(await leftovers(runId)).toEqual(NOTHING);
+    // the dead run's record no longer claims to be running; what it measured is kept
+    expect(report.records).toEqual([record]);
+    const marked = JSON.parse(readFileSync(record, "utf8")) as { status: string; error: { code: string; message: string }; summary: unknown; finishedAt: string };
+    expect(marked).toMatchObject({ status: "interrupted", error: { code: "E_KILLED" }, summary: { rowsPerSecond: 5 } });
+    expect(marked.error.message).toContain(`pid ${pid}`);
+    rmSync(path.dirname(record), { recursive: true, force: true });
 
     // idempotent, and a live run is never touched
     const live = await provision();
