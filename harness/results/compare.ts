@@ -229,7 +229,7 @@ export type Fingerprint = Record<string, string>;
 /** A field whose value differs between groups (or within one). `kind` "version" differences are refused unless forced. */
 export interface FingerprintDifference {
   field: string;
-  kind: "environment" | "version" | "limits";
+  kind: "environment" | "version" | "limits" | "workload";
   /** group label (stack, or run selection) → value ("–" when absent) */
   values: Record<string, string>;
 }
@@ -241,6 +241,9 @@ export function runFingerprint(run: RunRecord, options: { limits?: boolean } = {
     kernel: String(e?.kernel ?? "–"), cpuModel: String(e?.cpuModel ?? "–"), cgroup: String(e?.cgroup ?? "–"),
     cores: String(e?.cores ?? "–"), node: String(e?.node ?? "–"),
   };
+  // the run's timing as it ran (command-line overrides included): a 3 s run beside a 30 s one is listed, not hidden
+  const timing = (run.scenarioConfig as { run?: Record<string, unknown> } | null | undefined)?.run;
+  for (const [k, v] of Object.entries(timing ?? {})) fp[`workload.${k}`] = String(v);
   for (const [name, v] of Object.entries(run.versions ?? {})) {
     fp[`versions.${name}.running`] = String(v.running);
     fp[`versions.${name}.pinned`] = String(v.pinned);
@@ -269,7 +272,7 @@ export function groupFingerprint(runs: RunRecord[], options: { limits?: boolean 
 }
 
 const kindOf = (field: string): FingerprintDifference["kind"] =>
-  field.startsWith("versions.") ? "version" : field.startsWith("limits.") ? "limits" : "environment";
+  field.startsWith("versions.") ? "version" : field.startsWith("limits.") ? "limits" : field.startsWith("workload.") ? "workload" : "environment";
 
 /**
  * Fields whose values differ between labelled fingerprints, or hold several values within one ("a | b").
@@ -285,7 +288,7 @@ export function diffFingerprints(groups: Array<{ label: string; fingerprint: Fin
     const distinct = new Set(Object.values(values));
     if (distinct.size > 1 || [...distinct].some((v) => v.includes(" | "))) out.push({ field, kind: kindOf(field), values });
   }
-  const rank = { environment: 0, version: 1, limits: 2 } as const;
+  const rank = { environment: 0, version: 1, limits: 2, workload: 3 } as const;
   return out.sort((a, b) => rank[a.kind] - rank[b.kind]);
 }
 

@@ -158,7 +158,11 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
         drainTimeoutMs: s.drain.timeout.ms,
         checks: s.checks,
         seed: typeof genConfig.seed === "number" ? genConfig.seed : null,
-        scenarioConfig: { ...s, cell: cell.values },
+        // `run`: the timing this run used, after command-line overrides (compare lists runs that differ in it)
+        scenarioConfig: {
+          ...s, cell: cell.values,
+          run: { warmupMs: overrideMs("warmup", overrides.warmup, s.warmup.ms), durationMs: overrideMs("duration", overrides.duration, s.duration.ms), intervalMs: s.interval.ms },
+        },
       });
     }
   }

@@ -13,6 +13,8 @@ export interface Spec {
   postgres?: string;
   kernel?: string;
   status?: RunRecord["status"];
+  /** the run's measured duration as planned (scenarioConfig.run.durationMs); absent = not recorded */
+  durationMs?: number;
 }
 
 let counter = 0;
@@ -40,7 +42,7 @@ export function writeRunRecord(root: string, s: Spec): RunRecord {
       },
     },
     versions: { postgres: { pinned: "18.4.0-beta.17", running: s.postgres ?? "18.4" } },
-    scenarioConfig: {},
+    scenarioConfig: s.durationMs === undefined ? {} : { run: { warmupMs: 5000, durationMs: s.durationMs, intervalMs: 1000 } },
     summary: s.status === "error" ? null : {
       rowsPerSecond: s.rows, mibPerSecond: (s.rows * 240) / 2 ** 20,
       windowRowsPerSecond: { median: s.rows, min: s.rows * 0.9, max: s.rows * 1.1 },

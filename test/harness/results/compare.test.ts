@@ -267,3 +267,14 @@ describe("compareStacks on one stack with a swept parameter", () => {
     expect(text).toMatch(/batch-lines=10000 *│ *5\/5 .*10\.00x │ \[\d+\.\d\d, \d+\.\d\d\] faster/);
   });
 });
+
+describe("compareRuns lists runs that differ in timing", () => {
+  it("names a 3 s contender beside 30 s baseline runs as a workload difference, without refusing", async () => {
+    for (const v of tight) writeRun({ stack: "timing", invocation: INV, rows: v, durationMs: 30_000 });
+    for (const v of tight) writeRun({ stack: "timing", invocation: INV2, rows: v, durationMs: 3_000 });
+    const r = await compareRuns(root, "quickstart", "timing", { baseline: INV, contenders: [INV2] });
+    expect(r.differences.find((d) => d.field === "workload.durationMs")).toMatchObject({ kind: "workload", values: { [INV]: "30000", [INV2]: "3000" } });
+    expect(r.differences.some((d) => d.field === "workload.warmupMs")).toBe(false); // the same on both sides
+    expect(renderRunsComparison(r)).toContain("workload.durationMs");
+  });
+});
