@@ -10,7 +10,6 @@
 import { components } from "../../infra/components/index.ts";
 import { collectorRenderers, containerSinkSchemas } from "../../infra/render/index.ts";
 import { parseDuration } from "../../infra/stack/units.ts";
-import { existsSync } from "node:fs";
 import { ConfigurationError } from "../errors.ts";
 import { CHECKABLE_PATHS } from "./checks.ts";
 import { mulberry32 } from "../events/source.ts";
@@ -28,7 +27,7 @@ export function scenarioRegistries(): PluginRegistries {
   const collectors: Record<string, PluginSchemaEntry> = {};
   for (const r of Object.values(collectorRenderers)) collectors[r.name] = r.schema;
   for (const c of Object.values(components)) (c.kind === "sink" ? sinks : collectors)[c.name] = c.schema;
-  return { generators, sinks, collectors };
+  return { generators, sinks, collectors, checkPaths: CHECKABLE_PATHS };
 }
 
 /** True when `name` is a sink or collector the local platform cannot run (a container platform's only). */
@@ -104,14 +103,7 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
   if (!Number.isInteger(replicates) || replicates < 1) {
     throw new ConfigurationError("E_FLAG", `--replicates must be a positive integer, got ${overrides.replicates}`, { field: "replicates" });
   }
-  scenario.checks.forEach((c, i) => {
-    if (!CHECKABLE_PATHS.has(c.path)) {
-      throw new ConfigurationError("E_CHECK_PATH", `${file}: checks[${i}]: "${c.path}" is not a number in the run result; use one of ${[...CHECKABLE_PATHS].join(", ")}`, { field: `checks.${i}` });
-    }
-  });
-  if (scenario.source && !existsSync(scenario.source.file)) {
-    throw new ConfigurationError("E_REPLAY", `${file}: source.file: ${scenario.source.file} does not exist`, { field: "source.file" });
-  }
+  // check paths and the replay file were checked by the scenario schema, at their lines (scenarioRegistries)
   // the pairing is checked here, before anything is provisioned, for every cell (a matrix may vary the
   // collector's input): the collector must receive the generator's protocol and be able to write into the sink
   for (const cell of scenario.cells) {

@@ -23,6 +23,7 @@
  * checks: [ { ledger.lost: 0 }, { summary.lagP99Ms: { max: 1000 } } ]
  * ```
  */
+import { existsSync } from "node:fs";
 import nodePath from "node:path";
 import { z } from "zod";
 import { TRACKING_FIELDS, type EventField, type FieldType } from "../events/types.ts";
@@ -115,6 +116,8 @@ export interface PluginRegistries {
   generators: Record<string, PluginSchemaEntry>;
   sinks: Record<string, PluginSchemaEntry>;
   collectors: Record<string, PluginSchemaEntry>;
+  /** dotted run-result paths a check may name (the runner's CHECKABLE_PATHS); omitted = any well-formed path */
+  checkPaths?: ReadonlySet<string>;
 }
 
 /** Event field names: lowercase identifiers usable as SQL columns and JSON keys. */
@@ -259,7 +262,8 @@ const matrixSchema = z.unknown().transform((v, ctx): MatrixSpec => {
   return bad ? z.NEVER : { form: "product", keys: v as Record<string, unknown[]> };
 });
 
-const checkSchema = z.unknown().transform((v, ctx): Check => {
+/** One check; with `paths`, the path must be one of them (reported at the key's line, listing them). */
+const checkSchema = (paths?: ReadonlySet<string>) => z.unknown().transform((v, ctx): Check => {
   const example = `e.g. { ledger.lost: 0 } or { summary.lagP99Ms: { max: 1000 } }`;
   if (!isPlainObject(v) || Object.keys(v).length !== 1) {
     ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a check is a map with one key, a dotted result path, ${example}` });
@@ -268,6 +272,10 @@ const checkSchema = z.unknown().transform((v, ctx): Check => {
   const [path, cond] = Object.entries(v)[0]!;
   if (!CHECK_PATH.test(path)) {
     addFlatIssue(ctx, { path: [path], at: "key", message: `"${path}" is not a dotted result path, ${example}` });
+    return z.NEVER;
+  }
+  if (paths && !paths.has(path)) {
+    addFlatIssue(ctx, { path: [path], at: "key", message: `"${path}" is not a number in the run result; use one of ${[...paths].join(", ")}` });
     return z.NEVER;
   }
   if (typeof cond === "number" && Number.isFinite(cond)) return { path, equals: cond };
@@ -320,7 +328,7 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       drain: z.object({ timeout: duration(false, "drain timeout") }).strict().default({ timeout: "60s" }),
       replicates: z.number().int().min(1).max(1000).default(DEFAULT_REPLICATES),
       matrix: matrixSchema,
-      checks: z.array(checkSchema).nullable().default([]).transform((c) => c ?? []),
+      checks: z.array(checkSchema(registries.checkPaths)).nullable().default([]).transform((c) => c ?? []),
     })
     .strict()
     .superRefine((s, ctx) => {
@@ -334,6 +342,9 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       });
       if (s.source && !s.event.some((f) => f.type === "string")) {
         ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["source"], message: "source replays lines into the last string field, but the event has none" });
+      }
+      if (s.source && options.baseDir !== undefined && !existsSync(nodePath.resolve(options.baseDir, s.source.file))) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["source", "file"], message: `${nodePath.resolve(options.baseDir, s.source.file)} does not exist (a relative path is relative to the scenario file)` });
       }
       if (s.interval.ms > s.duration.ms) {
         ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["interval"], message: `interval ${s.interval.text} is longer than duration ${s.duration.text}` });

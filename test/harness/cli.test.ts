@@ -53,7 +53,7 @@ describe("ingestbench CLI", () => {
     writeFileSync(scenario, "name: typo\nevent:\n  - { name: msg, type: string, size: 10 }\ngenerator: { pg-copy: {} }\nsink: { postgres: { version: \"18.4.0-beta.17\" } }\nduration: 5s\nchecks:\n  - { ledger.lots: 0 }\n");
     const r2 = cli("validate", scenario, "scenarios/quickstart.yaml");
     expect(r2.code).toBe(2);
-    expect(r2.err).toMatch(/checks\[0\]: "ledger.lots" is not a number in the run result/);
+    expect(r2.err).toMatch(/typo\.yaml:8:7: checks\.0\.ledger\.lots: "ledger.lots" is not a number in the run result; use one of ledger\.sent, /);
     expect(r2.out).toMatch(/quickstart\.yaml: ok/);
   });
 

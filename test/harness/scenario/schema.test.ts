@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -121,6 +121,8 @@ describe("scenario forms", () => {
         ["  - { summary.lagP99Ms: { max: 1000 } }", "  - { summary.rowsPerSecond: { min: 1, max: 1e9 } }", "source: { file: logs/app.log }", "interval: 500ms"],
       ),
     );
+    mkdirSync(path.join(tmp, "logs"), { recursive: true });
+    writeFileSync(path.join(tmp, "logs/app.log"), "a line\n");
     const s = loadScenario(file, registries);
     expect(s.collector).toEqual({ name: "syslog-ng", config: { "batch-lines": 5000, workers: 1 } });
     expect(s.warmup).toEqual({ ms: 0, text: "0s" });
@@ -286,5 +288,15 @@ describe("scenario errors name file, line and field", () => {
     const err = errorOf(write(patched({ 6: "generator: { pg-copy: { batch: 8000 }" })));
     expect(err.code).toBe("E_YAML_SYNTAX");
     expect(err.location).toMatch(/:7$/);
+  });
+});
+
+describe("run-result checks and replay files are checked at their line", () => {
+  it("a check path that is not a number in the run result, and a replay file that does not exist", () => {
+    const withPaths = { ...registries, checkPaths: new Set(["ledger.lost", "ledger.duplicated"]) };
+    const bad = write(patched({ 16: "  - { ledger.duplicatd: 0 }" }));
+    expect(() => loadScenario(bad, withPaths)).toThrow(new RegExp(`${path.basename(bad)}:16:7: checks\\.1\\.ledger\\.duplicatd: "ledger\\.duplicatd" is not a number in the run result; use one of ledger\\.lost, ledger\\.duplicated`));
+    const missing = write(patched({}, ["source: { file: no-such.log }"]));
+    expect(() => loadScenario(missing, withPaths)).toThrow(new RegExp(`${path.basename(missing)}:17:\\d+: source\\.file: ${path.join(tmp, "no-such.log")} does not exist`));
   });
 });
