@@ -55,8 +55,9 @@ export interface PlanOverrides {
   warmup?: string;
 }
 
-function overrideMs(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
+/** A command-line duration flag in ms, undefined when not given. @throws ConfigurationError E_FLAG naming the flag */
+function flagMs(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
   try {
     return parseDuration(value);
   } catch (e) {
@@ -124,10 +125,11 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
     }
   }
   // the command line's --duration must leave room for two samples, as the file's `duration` must (interval ≤ duration)
-  if (overrides.duration !== undefined) {
-    const ms = overrideMs("duration", overrides.duration, 0);
+  const warmupFlagMs = flagMs("warmup", overrides.warmup);
+  const durationFlagMs = flagMs("duration", overrides.duration);
+  if (durationFlagMs !== undefined) {
     const interval = Math.max(...scenario.cells.map((c) => c.scenario.interval.ms));
-    if (!(ms > 0) || ms < interval) {
+    if (!(durationFlagMs > 0) || durationFlagMs < interval) {
       throw new ConfigurationError("E_FLAG", `--duration ${overrides.duration}: the measured window must be at least the scenario's sampling interval (${interval} ms), so that two timed counts bracket it`, { field: "duration" });
     }
   }
@@ -138,23 +140,20 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
       const cell = scenario.cells[index]!;
       const s = cell.scenario;
       const genConfig = s.generator.config as Record<string, unknown>;
+      // the timing this run uses, after command-line overrides
+      const timing = { warmupMs: warmupFlagMs ?? s.warmup.ms, durationMs: durationFlagMs ?? s.duration.ms, intervalMs: s.interval.ms };
       plans.push({
         scenario: s.name, scenarioFile: file, cell: cell.id, replicate: r,
         fields: s.event, replayFile: s.source?.file,
         generator: { name: s.generator.name, config: genConfig },
         sink: { name: s.sink.name, config: s.sink.config as Record<string, unknown> },
         collector: s.collector ? { name: s.collector.name, config: s.collector.config as Record<string, unknown> } : null,
-        warmupMs: overrideMs("warmup", overrides.warmup, s.warmup.ms),
-        durationMs: overrideMs("duration", overrides.duration, s.duration.ms),
-        intervalMs: s.interval.ms,
+        ...timing,
         drainTimeoutMs: s.drain.timeout.ms,
         checks: s.checks,
         seed: typeof genConfig.seed === "number" ? genConfig.seed : null,
-        // `run`: the timing this run used, after command-line overrides (compare lists runs that differ in it)
-        scenarioConfig: {
-          ...s, cell: cell.values,
-          run: { warmupMs: overrideMs("warmup", overrides.warmup, s.warmup.ms), durationMs: overrideMs("duration", overrides.duration, s.duration.ms), intervalMs: s.interval.ms },
-        },
+        // recorded as `run` (compare lists runs that differ in it)
+        scenarioConfig: { ...s, cell: cell.values, run: timing },
       });
     }
   }
