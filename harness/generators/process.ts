@@ -22,8 +22,20 @@ export interface GeneratorSpec {
   projectRoot?: string;
 }
 
-/** A host's spawn function (LocalHost.spawn, bound). */
+/** A host's spawn function (LocalHost.spawn, bound; or a deployed host's shell, harness/remote/shell.ts). */
 export type SpawnFn = (command: string, args: string[], options?: SpawnOptions) => ChildProcess;
+
+/**
+ * The program that runs child.ts on a host; the spec JSON is appended as its last argument. Default (this machine):
+ * `node --import tsx harness/generators/child.ts` in the project root; on a deployed stack's loadgen container,
+ * `node /opt/ingestbench/generator-<sha>.mjs` (the bundled child, harness/remote/bundle.ts).
+ */
+export interface GeneratorProgram {
+  command: string;
+  args: string[];
+  /** working directory on the host; default: the spec's projectRoot (local) */
+  cwd?: string;
+}
 
 /** A progress line: running totals plus the child's epoch-ms clock `t`. */
 export interface GeneratorProgressLine extends GeneratorProgress {
@@ -160,13 +172,16 @@ export class GeneratorProcess extends EventEmitter {
 }
 
 /**
- * Spawn `node --import <tsx> harness/generators/child.ts <spec json>` with `spawnFn` (e.g. the loadgen host's
- * spawn), stdio piped. The child validates the config; errors arrive through `stop()`/`done`.
+ * Spawn `<program> <spec json>` with `spawnFn` (e.g. the loadgen host's spawn), stdio piped; the program defaults to
+ * `node --import <tsx> harness/generators/child.ts` on this machine. The child validates the config; errors arrive
+ * through `stop()`/`done`.
  */
-export function startGeneratorProcess(spawnFn: SpawnFn, spec: GeneratorSpec): GeneratorProcess {
+export function startGeneratorProcess(spawnFn: SpawnFn, spec: GeneratorSpec, program?: GeneratorProgram): GeneratorProcess {
   const { projectRoot, ...childSpec } = spec;
-  const child = spawnFn(process.execPath, ["--import", tsxImport(), CHILD, JSON.stringify(childSpec)], {
-    cwd: projectRoot ?? PROJECT_ROOT,
+  const p = program ?? { command: process.execPath, args: ["--import", tsxImport(), CHILD] };
+  const cwd = p.cwd ?? (program ? undefined : (projectRoot ?? PROJECT_ROOT));
+  const child = spawnFn(p.command, [...p.args, JSON.stringify(childSpec)], {
+    ...(cwd !== undefined ? { cwd } : {}),
     stdio: ["pipe", "pipe", "pipe"],
   });
   return new GeneratorProcess(child);

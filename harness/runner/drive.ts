@@ -5,7 +5,9 @@
 import type { StackSpec } from "../../infra/limits.ts";
 import type { RunRecord } from "../results/types.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
-import { BenchRun, checkRunnableLocally, hostRoles, type CellPlan } from "./run.ts";
+import { checkRunnableLocally } from "./local-site.ts";
+import { BenchRun, type CellPlan } from "./run.ts";
+import { hostRoles } from "./site.ts";
 
 /** Exit code per error kind recorded in run.json (see errors.ts). */
 export const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisioning: 3, verification: 4, run: 3 };
@@ -106,7 +108,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
       const run = new BenchRun({
         stack, plan, resultsRoot: options.resultsRoot, invocation: invocation ?? options.invocation, signal: controller.signal, projectRoot: options.projectRoot,
       });
-      progress.cellStart(run.runId, `provisioning ${stack.platform} hosts ${hostRoles(stack, plan).join(", ")}`);
+      progress.cellStart(run.runId, `provisioning ${stack.platform} hosts ${hostRoles(Object.keys(stack.hosts), plan).join(", ")}`);
       run.on("tick", (p, ctx: { loadEndS: number }) => progress.sample(p, ctx));
       const record = await run.run();
       progress.cellEnd(record, describeRun(record));

@@ -3,7 +3,7 @@
  * stack), genIds 0..n-1, all on the loadgen host. Progress and the final report are the sums over the processes;
  * the ledger gets what each genId sent.
  */
-import type { GeneratorProcess, GeneratorSpec, SpawnFn } from "../generators/process.ts";
+import type { GeneratorProcess, GeneratorProgram, GeneratorSpec, SpawnFn } from "../generators/process.ts";
 import { startGeneratorProcess } from "../generators/process.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 
@@ -47,9 +47,9 @@ export class GeneratorGroup {
   private readonly latest: GeneratorProgress[];
   private finishedCount = 0;
 
-  /** Start `n` generator processes through `spawn` (the loadgen host's), genIds 0..n-1. */
-  constructor(spawn: SpawnFn, n: number, specFor: (genId: number) => GeneratorSpec) {
-    this.procs = Array.from({ length: n }, (_, i) => startGeneratorProcess(spawn, specFor(i)));
+  /** Start `n` generator processes through `spawn` (the loadgen host's), genIds 0..n-1, running `program` (default: local child.ts). */
+  constructor(spawn: SpawnFn, n: number, specFor: (genId: number) => GeneratorSpec, program?: GeneratorProgram) {
+    this.procs = Array.from({ length: n }, (_, i) => startGeneratorProcess(spawn, specFor(i), program));
     this.latest = this.procs.map(() => ({ ...ZERO }));
     this.procs.forEach((p, i) => {
       p.on("progress", (line: GeneratorProgress) => { this.latest[i] = line; });

@@ -1,5 +1,7 @@
 /**
- * One run: one replicate of one cell on one stack, on the local platform.
+ * One run: one replicate of one cell on one stack. Where the components run is the run's site (./site.ts): the
+ * local platform, provisioned per run (./local-site.ts, the default), or a deployed docker or azure stack
+ * (harness/remote/site.ts); what is measured and how is the same on both.
  *
  * provision hosts ─▶ start sink ─▶ check versions ─▶ prepare schema ─▶ [start the collector with the sink as its
  * downstream, check its version] ─▶ start observer and generator (warmup, then measurement) ─▶ sample stored count
@@ -31,17 +33,10 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { components } from "../../infra/components/index.ts";
-import type { RunningComponent } from "../../infra/components/types.ts";
 import type { StackSpec } from "../../infra/limits.ts";
-import { liftCpuLimit } from "../../infra/local/cgroup.ts";
-import { provisionLocal } from "../../infra/local/platform.ts";
-import type { LocalStack } from "../../infra/local/types.ts";
 import { ConfigurationError, IngestbenchError, ProvisioningError, VerificationError } from "../errors.ts";
 import type { EventField } from "../events/types.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
-import { createLocalObserver } from "../observers/local.ts";
-import type { Observer } from "../observers/types.ts";
 import { RunWriter, runDir } from "../results/store.ts";
 import type { Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
 import { verifiers } from "../verifiers/index.ts";
@@ -50,8 +45,10 @@ import { evaluateChecks } from "./checks.ts";
 import type { Check } from "../scenario/schema.ts";
 import { environment, gitCommit } from "./environment.ts";
 import { GeneratorGroup, mergeFinals } from "./generator-group.ts";
+import { LocalSite } from "./local-site.ts";
+import { LOADGEN, SINK, type RunSite } from "./site.ts";
 import { computeSummary } from "./summary.ts";
-import { checkVersions, collectorHosts } from "./versions.ts";
+import { collectorHosts } from "./versions.ts";
 
 /** Everything one run needs, resolved from the scenario and its cell. Durations in milliseconds. */
 export interface CellPlan {
@@ -85,49 +82,14 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** project root (for the generator process and git commit) */
   projectRoot: string;
+  /**
+   * where the cell's components run; default: the local platform, provisioned for this run (LocalSite). A deployed
+   * docker or azure stack passes its own (harness/remote/site.ts).
+   */
+  site?: (ctx: { runId: string; dir: string; events: EventEmitter }) => RunSite;
 }
 
-const LOADGEN = "loadgen";
-const SINK = "sink";
-const COLLECTOR = "collector";
 const MiB = 2 ** 20;
-
-/**
- * The hosts a cell runs on, in data-flow order: loadgen, the collector host(s) when the scenario has a collector
- * (`collector`, or `collector-1`, `collector-2`, …; "collector" when the stack has none, for the error), sink.
- */
-export function hostRoles(stack: StackSpec, plan: Pick<CellPlan, "collector">): string[] {
-  if (!plan.collector) return [LOADGEN, SINK];
-  const collectors = collectorHosts(Object.keys(stack.hosts));
-  return [LOADGEN, ...(collectors.length ? collectors : [COLLECTOR]), SINK];
-}
-
-/**
- * Can this cell run on this local stack? Checked before anything is provisioned (the driver checks every planned run
- * before the first starts): a local stack; a local component (and verifier) for the sink and the collector — the
- * container-only ones (Fluentd, Fluent Bit, Vector, Elasticsearch, Loki, GridDB) run on docker and azure stacks —
- * and the hosts the cell needs.
- * @throws ConfigurationError E_PLATFORM, E_SINK, E_COLLECTOR or E_STACK_HOSTS, naming the stack file and field
- */
-export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector" | "scenario">): void {
-  if (stack.platform !== "local") {
-    throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`);
-  }
-  const elsewhere = (what: string, name: string): string =>
-    `scenario ${plan.scenario}: ${what} "${name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a local stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\``;
-  if (!components[plan.sink.name]) throw new ConfigurationError("E_SINK", elsewhere("sink", plan.sink.name), { field: "sink" });
-  if (!verifiers[plan.sink.name]) throw new ConfigurationError("E_SINK", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`, { field: "sink" });
-  if (plan.collector && components[plan.collector.name]?.kind !== "collector") {
-    throw new ConfigurationError("E_COLLECTOR", elsewhere("collector", plan.collector.name), { field: "collector" });
-  }
-  const roles = hostRoles(stack, plan);
-  for (const role of roles) {
-    if (!stack.hosts[role]) {
-      const need = roles.map((r) => `"${r}"`).join(plan.collector ? ", " : " and ");
-      throw new ConfigurationError("E_STACK_HOSTS", `${stack.file}: this scenario needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
-    }
-  }
-}
 
 /** Run ids sort by time: 20261129T201500Z-3f9a2c. */
 export function newRunId(): string {
@@ -168,70 +130,44 @@ export class BenchRun extends EventEmitter {
   /** Run to the end. Resolves with the record in every case but a failure to write results. */
   async run(): Promise<RunRecord> {
     const { stack, plan } = this.opts;
-    checkRunnableLocally(stack, plan);
-    const collectorRoles = plan.collector ? collectorHosts(Object.keys(stack.hosts)) : [];
-    const roles = hostRoles(stack, plan);
+    const ctx = { runId: this.runId, dir: this.dir, events: this as EventEmitter };
+    const site: RunSite = this.opts.site
+      ? this.opts.site(ctx)
+      : new LocalSite({ stack, plan, runId: this.runId.slice(-6), resultRecord: path.join(this.dir, "run.json"), events: this });
+    if (!verifiers[plan.sink.name]) throw new ConfigurationError("E_SINK", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`, { field: "sink" });
     const writer = new RunWriter(this.dir);
     await writer.open();
     await writer.writeRecord({ ...this.record, status: "running" });
     this.emit("start", this.record);
 
-    let local: LocalStack | undefined;
-    let sink: RunningComponent | undefined;
-    const collectors: RunningComponent[] = [];
     let verifier: Verifier | undefined;
     let finals: GeneratorFinal[] | null = null;
     try {
-      const sinkFactory = components[plan.sink.name]!;
-      const verifierFactory = verifiers[plan.sink.name]!;
-      const collectorFactory = plan.collector ? components[plan.collector.name] : undefined;
-
-      // the sink component makes and owns its own directories under the host's data directory
-      // only the hosts this scenario uses: a stack's collector host stays down for a scenario without a collector
-      const used = { ...stack, hosts: Object.fromEntries(Object.entries(stack.hosts).filter(([h]) => roles.includes(h))) };
-      local = await provisionLocal(used, { runId: this.runId.slice(-6), resultRecord: path.join(this.dir, "run.json") });
-      this.record.limits = local.limits;
+      const sink = await site.startSink(this.opts.signal);
+      this.record.limits = site.limits;
+      this.record.versions = site.versions;
       this.throwIfAborted();
 
-      const sinkHost = local.hosts[SINK]!;
-      const loadgenHost = local.hosts[LOADGEN]!;
-      sink = await sinkFactory.startLocal(sinkHost, plan.sink.config, this.opts.signal);
-      this.record.versions[sink.name] = { pinned: sink.pinned, running: sink.running };
-      checkVersions(sink.name, [{ host: SINK, pinned: sink.pinned, running: sink.running }], sinkFactory.matchesPin);
-      this.throwIfAborted();
-
-      const table = "ib_events";
-      verifier = verifierFactory.create({ host: sink.control.host, port: sink.control.port, params: { ...sink.params, table }, fields: plan.fields });
+      const params = { ...sink.params, table: sink.params.table ?? "ib_events" };
+      verifier = verifiers[plan.sink.name]!.create({ host: sink.control.host, port: sink.control.port, params, fields: plan.fields });
       await verifier.prepare();
-      this.emit("sink", { host: sink.control.host, port: sink.control.port, params: { ...sink.params, table }, runDir: this.dir });
+      this.emit("sink", { host: sink.control.host, port: sink.control.port, params, runDir: this.dir });
 
-      // The collectors, between the generators and the sink: started once the table exists, with the sink downstream.
-      const collectorLocalHosts = collectorRoles.map((r) => local!.hosts[r]!);
-      if (plan.collector && collectorFactory) {
-        const downstream = { sink, params: { ...sink.params, table }, fields: plan.fields };
-        for (const host of collectorLocalHosts) {
-          const c = await collectorFactory.startLocal(host, plan.collector.config, this.opts.signal, downstream);
-          collectors.push(c);
-          this.record.versions[collectors.length === 1 ? c.name : `${c.name}@${host.name}`] = { pinned: c.pinned, running: c.running };
-          this.emit("collector", c, { host, downstream });
-          this.throwIfAborted();
-        }
-        checkVersions(plan.collector.name, collectors.map((c, i) => ({ host: collectorRoles[i]!, pinned: c.pinned, running: c.running })), collectorFactory.matchesPin);
-      }
-      const entries = collectors.length ? collectors : [sink];
+      // the collectors (between the generators and the sink) start once the table exists, with the sink downstream
+      const entries = await site.startEntries({ params, fields: plan.fields }, this.opts.signal);
+      this.throwIfAborted();
 
-      const observed = [loadgenHost, ...collectorLocalHosts, sinkHost];
-      const observer = createLocalObserver(observed, new Set(Object.entries(stack.hosts).filter(([, h]) => h.limits.cpu).map(([n]) => n)));
+      const observer = await site.observer();
       await observer.read();
       let prev = await verifier.sample();
 
-      const sinkParams = { ...sink.params, table };
-      const generators = new GeneratorGroup(loadgenHost.spawn.bind(loadgenHost), entries.length, (genId) => ({
+      const loadgen = await site.loadgen(plan.replayFile);
+      const generators = new GeneratorGroup(loadgen.spawn, entries.length, (genId) => ({
         name: plan.generator.name,
         config: plan.generator.config,
-        ctx: { target: { host: entries[genId]!.data.host, port: entries[genId]!.data.port, params: sinkParams }, fields: plan.fields, genId, replayFile: plan.replayFile },
+        ctx: { target: { host: entries[genId]!.host, port: entries[genId]!.port, params }, fields: plan.fields, genId, replayFile: loadgen.replayFile },
         projectRoot: this.opts.projectRoot,
-      }));
+      }), loadgen.program);
       this.generators = generators;
       this.generatorCount = entries.length;
       // t0 once every generator is up (node + tsx start in about a second): start-up is never measured as load
@@ -299,10 +235,10 @@ export class BenchRun extends EventEmitter {
       }
 
       // What the collectors claim they received and wrote, beside the ledger (a dead collector's error is kept instead).
-      if (collectors.length && collectors.every((c) => c.stats)) this.record.collectorClaims = await collectorClaims(collectors, collectorRoles);
-      // The measurement is over: lift the sink's CPU cap so that the ledger's full-table queries take seconds, not
-      // minutes on a quarter core. Memory, IO and network caps stay; nothing after this point is a measurement.
-      if (await liftCpuLimit(sinkHost.cgroup)) this.record.limits[SINK]?.notes.push("CPU cap lifted after the drain, for the ledger queries");
+      const claims = await site.collectorClaims();
+      if (claims) this.record.collectorClaims = claims;
+      // The measurement is over (e.g. the local sink's CPU cap is lifted for the ledger queries)
+      for (const [host, notes] of Object.entries(await site.endMeasurement())) this.record.limits[host]?.notes.push(...notes);
       const ledger: Ledger = await verifier.ledger(finals.map((f) => f.sent), finals.map((f) => f.rejectedRanges));
       this.record.ledger = ledger;
       this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
@@ -328,10 +264,8 @@ export class BenchRun extends EventEmitter {
         try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
       };
       if (this.generators && !finals) await attempt("generator", async () => { this.record.generator = mergeFinals(await this.generators!.stop()); });
-      for (const c of collectors) await attempt(`collector ${c.name}`, () => c.stop());
       if (verifier) await attempt("verifier", () => verifier!.close());
-      if (sink) await attempt("sink", () => sink!.stop());
-      if (local) await attempt("teardown", () => local!.teardown());
+      errors.push(...(await site.teardown()));
       if (errors.length) {
         this.record.error ??= { code: "E_TEARDOWN", kind: "provisioning", message: "" };
         this.record.error.message = [this.record.error.message, ...errors].filter(Boolean).join("\n");
@@ -369,14 +303,4 @@ function offeredRate(config: Record<string, unknown>, n: number): number | undef
 /** Rows the sink should hold once everything acknowledged has landed: accepted events plus deliberate repeats. */
 function expectedRows(p: GeneratorProgress): number {
   return p.accepted + (p.repeated ?? 0);
-}
-
-/** The collectors' own counts, summed key-wise over hosts (one host: its counts as they are); errors are kept. */
-async function collectorClaims(collectors: readonly RunningComponent[], hosts: readonly string[]): Promise<NonNullable<RunRecord["collectorClaims"]>> {
-  const name = collectors[0]!.name;
-  const results = await Promise.all(collectors.map((c) => c.stats!().then((counts) => ({ counts, error: undefined }), (e: Error) => ({ counts: null, error: e.message }))));
-  const errors = results.flatMap((r, i) => (r.error ? [`${hosts[i]}: ${r.error}`] : []));
-  const ok = results.flatMap((r) => (r.counts ? [r.counts] : []));
-  const counts = ok.length ? ok.reduce<Record<string, number>>((sum, c) => { for (const [k, v] of Object.entries(c)) sum[k] = (sum[k] ?? 0) + v; return sum; }, {}) : null;
-  return { name, counts, ...(collectors.length > 1 ? { hosts: [...hosts] } : {}), ...(errors.length ? { error: collectors.length > 1 ? errors.join("; ") : results[0]!.error } : {}) };
 }

@@ -1,0 +1,160 @@
+/**
+ * The local platform as a run's site (./site.ts): provision the cell's hosts on this machine (cgroups, network
+ * namespaces, tc: infra/local/platform.ts), start the sink in its host, then the collectors with the sink
+ * downstream, and tear all of it down after the run.
+ *
+ * Events on the run's emitter: "collector" (RunningComponent, { host, downstream }) once each collector is ready,
+ * with what restarting it would take (the kill-mid-run tests use it).
+ */
+import type { EventEmitter } from "node:events";
+import { components } from "../../infra/components/index.ts";
+import type { RunningComponent } from "../../infra/components/types.ts";
+import type { AppliedLimits, StackSpec } from "../../infra/limits.ts";
+import { liftCpuLimit } from "../../infra/local/cgroup.ts";
+import { provisionLocal } from "../../infra/local/platform.ts";
+import type { LocalHost, LocalStack } from "../../infra/local/types.ts";
+import { ConfigurationError, IngestbenchError } from "../errors.ts";
+import { createLocalObserver } from "../observers/local.ts";
+import type { Observer } from "../observers/types.ts";
+import type { RunRecord } from "../results/types.ts";
+import { verifiers } from "../verifiers/index.ts";
+import type { CellPlan } from "./run.ts";
+import { hostRoles, LOADGEN, SINK, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
+import { checkVersions, collectorHosts } from "./versions.ts";
+
+/**
+ * Can this cell run on this local stack? Checked before anything is provisioned (the driver checks every planned run
+ * before the first starts): a local stack; a local component (and verifier) for the sink and the collector — the
+ * container-only ones (Fluentd, Fluent Bit, Vector, Elasticsearch, Loki, GridDB) run on docker and azure stacks —
+ * and the hosts the cell needs.
+ * @throws ConfigurationError E_PLATFORM, E_SINK, E_COLLECTOR or E_STACK_HOSTS, naming the stack file and field
+ */
+export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector" | "scenario">): void {
+  if (stack.platform !== "local") {
+    throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`);
+  }
+  const elsewhere = (what: string, name: string): string =>
+    `scenario ${plan.scenario}: ${what} "${name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a local stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\``;
+  if (!components[plan.sink.name]) throw new ConfigurationError("E_SINK", elsewhere("sink", plan.sink.name), { field: "sink" });
+  if (!verifiers[plan.sink.name]) throw new ConfigurationError("E_SINK", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`, { field: "sink" });
+  if (plan.collector && components[plan.collector.name]?.kind !== "collector") {
+    throw new ConfigurationError("E_COLLECTOR", elsewhere("collector", plan.collector.name), { field: "collector" });
+  }
+  const roles = hostRoles(Object.keys(stack.hosts), plan);
+  for (const role of roles) {
+    if (!stack.hosts[role]) {
+      const need = roles.map((r) => `"${r}"`).join(plan.collector ? ", " : " and ");
+      throw new ConfigurationError("E_STACK_HOSTS", `${stack.file}: this scenario needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
+    }
+  }
+}
+
+/** Options of a LocalSite. */
+export interface LocalSiteOptions {
+  stack: StackSpec;
+  plan: CellPlan;
+  /** suffix of the run id: names of namespaces and cgroups */
+  runId: string;
+  /** the run's run.json, recorded in the hosts' markers so that gc can mark a killed run */
+  resultRecord: string;
+  /** the run, for the "collector" event */
+  events: EventEmitter;
+}
+
+export class LocalSite implements RunSite {
+  limits: Record<string, AppliedLimits> = {};
+  readonly versions: SiteVersions = {};
+  private local: LocalStack | undefined;
+  private sink: RunningComponent | undefined;
+  private readonly collectors: RunningComponent[] = [];
+  private readonly roles: string[];
+  private readonly collectorRoles: string[];
+
+  /** @throws ConfigurationError as checkRunnableLocally */
+  constructor(private readonly opts: LocalSiteOptions) {
+    checkRunnableLocally(opts.stack, opts.plan);
+    this.roles = hostRoles(Object.keys(opts.stack.hosts), opts.plan);
+    this.collectorRoles = opts.plan.collector ? collectorHosts(Object.keys(opts.stack.hosts)) : [];
+  }
+
+  private host(name: string): LocalHost {
+    return this.local!.hosts[name]!;
+  }
+
+  async startSink(signal?: AbortSignal): Promise<SiteSink> {
+    const { stack, plan } = this.opts;
+    // only the hosts this scenario uses: a stack's collector host stays down for a scenario without a collector
+    const used = { ...stack, hosts: Object.fromEntries(Object.entries(stack.hosts).filter(([h]) => this.roles.includes(h))) };
+    this.local = await provisionLocal(used, { runId: this.opts.runId, resultRecord: this.opts.resultRecord });
+    this.limits = this.local.limits;
+    if (signal?.aborted) throw new IngestbenchError("E_INTERRUPTED", `interrupted (${String(signal.reason ?? "signal")}); results so far are kept`);
+    const factory = components[plan.sink.name]!;
+    // the sink component makes and owns its own directories under the host's data directory
+    const sink = await factory.startLocal(this.host(SINK), plan.sink.config, signal);
+    this.sink = sink;
+    this.versions[sink.name] = { pinned: sink.pinned, running: sink.running };
+    checkVersions(sink.name, [{ host: SINK, pinned: sink.pinned, running: sink.running }], factory.matchesPin);
+    return { control: sink.control, data: sink.data, params: { ...sink.params } };
+  }
+
+  async startEntries(downstream: { params: Record<string, string>; fields: CellPlan["fields"] }, signal?: AbortSignal): Promise<Endpoint[]> {
+    const { plan } = this.opts;
+    const sink = this.sink!;
+    if (!plan.collector) return [sink.data];
+    const factory = components[plan.collector.name]!;
+    const down = { sink, params: downstream.params, fields: downstream.fields };
+    for (const role of this.collectorRoles) {
+      const host = this.host(role);
+      const c = await factory.startLocal(host, plan.collector.config, signal, down);
+      this.collectors.push(c);
+      this.versions[this.collectors.length === 1 ? c.name : `${c.name}@${host.name}`] = { pinned: c.pinned, running: c.running };
+      this.opts.events.emit("collector", c, { host, downstream: down });
+      if (signal?.aborted) break;
+    }
+    checkVersions(plan.collector.name, this.collectors.map((c, i) => ({ host: this.collectorRoles[i]!, pinned: c.pinned, running: c.running })), factory.matchesPin);
+    return this.collectors.map((c) => c.data);
+  }
+
+  async observer(): Promise<Observer> {
+    const { stack } = this.opts;
+    const observed = [LOADGEN, ...this.collectorRoles, SINK].map((h) => this.host(h));
+    return createLocalObserver(observed, new Set(Object.entries(stack.hosts).filter(([, h]) => h.limits.cpu).map(([n]) => n)));
+  }
+
+  async loadgen(replayFile?: string): Promise<Loadgen> {
+    const host = this.host(LOADGEN);
+    return { spawn: host.spawn.bind(host), ...(replayFile !== undefined ? { replayFile } : {}) };
+  }
+
+  async collectorClaims(): Promise<RunRecord["collectorClaims"] | undefined> {
+    if (!this.collectors.length || !this.collectors.every((c) => c.stats)) return undefined;
+    return collectorClaims(this.collectors, this.collectorRoles);
+  }
+
+  async endMeasurement(): Promise<Record<string, string[]>> {
+    // lift the sink's CPU cap so that the ledger's full-table queries take seconds, not minutes on a quarter core;
+    // memory, IO and network caps stay; nothing after this point is a measurement
+    return (await liftCpuLimit(this.host(SINK).cgroup)) ? { [SINK]: ["CPU cap lifted after the drain, for the ledger queries"] } : {};
+  }
+
+  async teardown(): Promise<string[]> {
+    const errors: string[] = [];
+    const attempt = async (what: string, f: () => Promise<unknown>): Promise<void> => {
+      try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
+    };
+    for (const c of this.collectors) await attempt(`collector ${c.name}`, () => c.stop());
+    if (this.sink) await attempt("sink", () => this.sink!.stop());
+    if (this.local) await attempt("teardown", () => this.local!.teardown());
+    return errors;
+  }
+}
+
+/** The collectors' own counts, summed key-wise over hosts (one host: its counts as they are); errors are kept. */
+async function collectorClaims(collectors: readonly RunningComponent[], hosts: readonly string[]): Promise<NonNullable<RunRecord["collectorClaims"]>> {
+  const name = collectors[0]!.name;
+  const results = await Promise.all(collectors.map((c) => c.stats!().then((counts) => ({ counts, error: undefined }), (e: Error) => ({ counts: null, error: e.message }))));
+  const errors = results.flatMap((r, i) => (r.error ? [`${hosts[i]}: ${r.error}`] : []));
+  const ok = results.flatMap((r) => (r.counts ? [r.counts] : []));
+  const counts = ok.length ? ok.reduce<Record<string, number>>((sum, c) => { for (const [k, v] of Object.entries(c)) sum[k] = (sum[k] ?? 0) + v; return sum; }, {}) : null;
+  return { name, counts, ...(collectors.length > 1 ? { hosts: [...hosts] } : {}), ...(errors.length ? { error: collectors.length > 1 ? errors.join("; ") : results[0]!.error } : {}) };
+}

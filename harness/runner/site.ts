@@ -1,0 +1,90 @@
+/**
+ * Where a run's components live, and how the harness reaches them. A run (./run.ts BenchRun) measures the same way
+ * everywhere; a site supplies the hosts, components, generator launcher and telemetry:
+ *
+ * - the local platform (./local-site.ts): hosts are provisioned per run (cgroups, network namespaces, tc), the sink
+ *   and collectors are started for the run and stopped after it;
+ * - a deployed docker or azure stack (../remote/site.ts): the hosts and components are up already (Pulumi); the
+ *   site checks their versions, runs generators inside the loadgen host's container and reads each container's
+ *   cgroup counters.
+ *
+ * Call order: startSink → (the run creates the schema) → startEntries → observer, loadgen → … load … →
+ * collectorClaims → endMeasurement → teardown (always, also after an error or abort).
+ */
+import type { AppliedLimits } from "../../infra/limits.ts";
+import type { EventField } from "../events/types.ts";
+import type { GeneratorProgram, SpawnFn } from "../generators/process.ts";
+import type { Observer } from "../observers/types.ts";
+import type { RunRecord } from "../results/types.ts";
+import { collectorHosts } from "./versions.ts";
+
+/** An address and TCP port. */
+export interface Endpoint {
+  host: string;
+  port: number;
+}
+
+/** The sink as the harness reaches it: `control` for the verifier, `data` for generators writing to it directly. */
+export interface SiteSink {
+  /** where the verifier (in the harness process) connects */
+  control: Endpoint;
+  /** where a generator on the loadgen host writes when the cell has no collector */
+  data: Endpoint;
+  /** connection params the verifier and generators read (database, user, index, …); the run sets `table` */
+  params: Record<string, string>;
+}
+
+/** How generators start on the loadgen host. */
+export interface Loadgen {
+  spawn: SpawnFn;
+  /** the program that runs harness/generators/child.ts there; undefined: this machine's node + tsx */
+  program?: GeneratorProgram;
+  /** the scenario's replay file as the loadgen host sees it */
+  replayFile?: string;
+}
+
+/** Running versions recorded in run.json (component, or `component@host` for the second and later instances). */
+export type SiteVersions = Record<string, { pinned: string; running: string }>;
+
+export interface RunSite {
+  /** applied limits per host, filled by startSink */
+  readonly limits: Record<string, AppliedLimits>;
+  /** versions of what runs, filled by startSink and startEntries */
+  readonly versions: SiteVersions;
+  /**
+   * Bring up (or check) the hosts and the sink; the sink must run its pinned version.
+   * @throws ProvisioningError when hosts cannot be provisioned or reached; VerificationError E_VERSION
+   */
+  startSink(signal?: AbortSignal): Promise<SiteSink>;
+  /**
+   * Once the sink's schema exists: start (or check) the collector hosts with the sink downstream, every one at its
+   * pinned version and all at one version. Returns where each generator writes, in genId order: one per collector
+   * host, or the sink's data endpoint when the cell has no collector.
+   */
+  startEntries(downstream: { params: Record<string, string>; fields: EventField[] }, signal?: AbortSignal): Promise<Endpoint[]>;
+  /** telemetry of every host of the cell */
+  observer(): Promise<Observer>;
+  /** the loadgen host's process launcher (and the replay file placed there) */
+  loadgen(replayFile?: string): Promise<Loadgen>;
+  /** the collectors' own counts, when the collector reports them */
+  collectorClaims(): Promise<RunRecord["collectorClaims"] | undefined>;
+  /** the measurement is over: e.g. lift the sink's CPU cap for the ledger queries; returns notes per host */
+  endMeasurement(): Promise<Record<string, string[]>>;
+  /** stop or release what the site started; returns one message per failure (never throws) */
+  teardown(): Promise<string[]>;
+}
+
+/** Host names every stack uses for the load generator and the sink. */
+export const LOADGEN = "loadgen";
+export const SINK = "sink";
+const COLLECTOR = "collector";
+
+/**
+ * The hosts a cell runs on, in data-flow order: loadgen, the collector host(s) when the scenario has a collector
+ * (`collector`, or `collector-1`, `collector-2`, …; "collector" when the stack has none, for the error), sink.
+ */
+export function hostRoles(hostNames: readonly string[], plan: { collector: unknown }): string[] {
+  if (!plan.collector) return [LOADGEN, SINK];
+  const collectors = collectorHosts(hostNames);
+  return [LOADGEN, ...(collectors.length ? collectors : [COLLECTOR]), SINK];
+}
