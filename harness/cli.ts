@@ -64,7 +64,8 @@ async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
   if (stacks.some((s) => s.platform !== "local")) {
     // docker and azure stacks are deployed with Pulumi (harness/provision/), one at a time
     if (stacks.length > 1) throw new ConfigurationError("E_STACKS", `bench runs one docker or azure stack at a time (got ${stacks.map((s) => s.name).join(", ")}); run them one after the other and compare with \`ingestbench compare\``, { field: "--stack" });
-    return runsExitCode(await benchOnPulumiStack({ stack: stacks[0]!, plans, resultsRoot, invocation: new Date().toISOString(), projectRoot, quiet: flags.quiet || flags.progress === "quiet" }));
+    const reporter = new Progress(flags.quiet ? "quiet" : flags.progress);
+    return runsExitCode(await benchOnPulumiStack({ stack: stacks[0]!, plans, resultsRoot, invocation: new Date().toISOString(), projectRoot, quiet: reporter.mode === "quiet", reporter }));
   }
   const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
   const result = await driveRuns(stacks.map((stack) => ({ stack, plans })), {

@@ -81,8 +81,12 @@ export interface CatalogImage {
   command?: string[];
   /** whether the component's heap must be sized from the memory cap (JVM): half the cap, as Elastic advises */
   heapFromMemory?: boolean;
-  /** what the version probe asks, for the harness and for people */
-  versionProbe: string;
+  /**
+   * how the harness asks a deployed container its version (harness/remote/versions.ts): this command, run inside the
+   * container (docker exec / SSH); the first `x.y[.z]` of its output is the running version. null: the image has no
+   * command that reports it; the image tag is recorded instead, marked "not probed".
+   */
+  versionCommand: readonly string[] | null;
   /** the component's own telemetry endpoint; absent: none over HTTP (e.g. PostgreSQL's pg_stat views over SQL) */
   metrics?: CatalogMetrics;
   /** static settings files written into the container */
@@ -106,7 +110,7 @@ const entries: CatalogImage[] = [
     ports: [{ port: 5432, role: "data", protocol: "tcp", scheme: "postgres" }],
     dataDir: "/var/lib/postgresql/data",
     env: { POSTGRES_HOST_AUTH_METHOD: "trust", PGDATA: "/var/lib/postgresql/data/pgdata" },
-    versionProbe: "SHOW server_version",
+    versionCommand: ["postgres", "--version"],
   },
   {
     name: "clickhouse",
@@ -122,7 +126,7 @@ const entries: CatalogImage[] = [
     ],
     dataDir: "/var/lib/clickhouse",
     env: { CLICKHOUSE_SKIP_USER_SETUP: "1" },
-    versionProbe: "SELECT version()",
+    versionCommand: ["clickhouse-server", "--version"],
     metrics: { path: "/metrics", format: "prometheus", about: "ClickHouseMetrics_*, ClickHouseProfileEvents_InsertedRows, parts (ClickHouseAsyncMetrics_MaxPartCountForPartition)" },
     // the image serves Prometheus metrics only with a <prometheus> section (ClickHouse docs, "prometheus" server setting)
     uploads: [
@@ -151,7 +155,7 @@ const entries: CatalogImage[] = [
       ES_JAVA_OPTS: "-Xms{heapMiB}m -Xmx{heapMiB}m",
     },
     heapFromMemory: true,
-    versionProbe: "GET / → version.number",
+    versionCommand: ["elasticsearch", "--version"],
     metrics: { path: "/_nodes/stats/indices,jvm,thread_pool", format: "json", about: "indexing.index_total, merges.current, refresh time, thread_pool.write.rejected, JVM heap" },
   },
   {
@@ -165,7 +169,7 @@ const entries: CatalogImage[] = [
     dataDir: "/loki",
     env: {},
     command: ["-config.file=/etc/loki/local-config.yaml"],
-    versionProbe: "GET /loki/api/v1/status/buildinfo → version",
+    versionCommand: ["loki", "-version"],
     metrics: { path: "/metrics", format: "prometheus", about: "loki_distributor_lines_received_total, loki_ingester_streams_created_total" },
   },
   {
@@ -183,7 +187,7 @@ const entries: CatalogImage[] = [
     ],
     dataDir: "/var/lib/fluent-bit",
     env: {},
-    versionProbe: "GET :2020/ → fluent-bit.version",
+    versionCommand: ["/fluent-bit/bin/fluent-bit", "--version"],
     metrics: { path: "/api/v2/metrics/prometheus", format: "prometheus", about: "fluentbit_input_records_total, fluentbit_output_proc_records_total, fluentbit_output_retries_total, fluentbit_output_dropped_records_total, storage chunks" },
   },
   {
@@ -199,7 +203,7 @@ const entries: CatalogImage[] = [
     ],
     dataDir: "/var/lib/vector",
     env: {},
-    versionProbe: "vector --version",
+    versionCommand: ["vector", "--version"],
     metrics: { path: "/metrics", format: "prometheus", about: "internal_metrics via prometheus_exporter: vector_component_sent_events_total, vector_buffer_events, vector_component_errors_total" },
   },
   {
@@ -216,7 +220,7 @@ const entries: CatalogImage[] = [
     ],
     dataDir: "/fluentd/buffer",
     env: {},
-    versionProbe: "fluentd --version",
+    versionCommand: ["fluentd", "--version"],
     metrics: { path: "/api/plugins.json", format: "json", about: "monitor_agent per plugin: buffer_queue_length, buffer_total_queued_size, retry_count, emit_records, slow_flush_count, flush_time_count (several workers: one per worker, port 24220 + worker id, unverified here)" },
     build: {
       context: "images/fluentd-griddb",
@@ -242,7 +246,7 @@ const entries: CatalogImage[] = [
     ],
     dataDir: "/var/lib/gridstore/data",
     env: { GRIDDB_CLUSTER_NAME: "myCluster", GRIDDB_USERNAME: "admin", GRIDDB_PASSWORD: "admin" },
-    versionProbe: "GET /griddb/v2/<cluster>/checkConnection, then gs_stat → version",
+    versionCommand: null,
     todo: "tag 5.6.0 is not verified against the registry here; the server image has no Web API (griddb/webapi, a Java service on 8081): it needs an image of its own before a GridDB stack can deploy",
   },
   {
@@ -255,7 +259,7 @@ const entries: CatalogImage[] = [
     ports: [{ port: 5514, role: "data", protocol: "tcp", scheme: "syslog" }],
     dataDir: "/var/lib/syslog-ng",
     env: {},
-    versionProbe: "syslog-ng --version",
+    versionCommand: ["syslog-ng", "--version"],
     todo: "the docker host does not upload infra/components/syslog-ng.ts's rendered config yet (that renderer is the local platform's; its sql() destination writes into PostgreSQL only)",
   },
   {
@@ -270,7 +274,7 @@ const entries: CatalogImage[] = [
     env: {},
     // the harness execs the generator inside; the container only has to stay up
     command: ["sleep", "infinity"],
-    versionProbe: "node --version",
+    versionCommand: ["node", "--version"],
   },
   {
     name: "shaper",
@@ -282,7 +286,7 @@ const entries: CatalogImage[] = [
     ports: [],
     dataDir: "/tmp",
     env: {},
-    versionProbe: "tc -V",
+    versionCommand: ["tc", "-V"],
   },
 ];
 

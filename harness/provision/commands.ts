@@ -2,17 +2,17 @@
  * The commands of docker and azure stacks (deployed with Pulumi's Automation API, ./provisioner.ts):
  *
  *   ingestbench up    --stack S [--scenario F [--cell C]]   deploy S (with a scenario cell's components); it stays up
- *   ingestbench run   --stack S SCENARIO                    run a scenario on the deployed S
+ *   ingestbench run   --stack S SCENARIO                    run a scenario on S, which stays up afterwards
  *   ingestbench down  --stack S [--cancel]                  destroy S (--cancel: first release a stale lock)
  *   ingestbench gc    [--all] [--dry-run]                   local leftovers, plus Pulumi stacks past their expiry
  *   ingestbench bench --stack S SCENARIO                    up → run → down, destroyed on success, error and Ctrl-C
  *                                                           (benchOnPulumiStack, called by the bench command)
  *
- * Running a scenario's load on a deployed stack is NOT implemented: the generators have to run on the stack's
- * loadgen host (a container or VM), which needs remote execution (docker exec / SSH) that cannot be tested on this
- * machine. What is implemented is everything up to it: deploying the cell's components, reading the outputs and
- * resolving where generators write and verifiers count (outputs.ts runTargets). `run` and `bench` stop with
- * E_NOT_IMPLEMENTED naming those targets, `bench` before deploying anything; a CellRunner can be passed in.
+ * Each cell runs as a BenchRun on the deployed stack (harness/remote/site.ts): generators inside the loadgen host's
+ * container (docker exec on docker, SSH + docker exec on azure), the verifier from this machine against the sink's
+ * published port (docker) or VM address (azure), observers reading each container's cgroup counters. A cell whose
+ * components or settings differ from what is deployed is re-deployed in place first (`pulumi up` with the cell's
+ * `ingestbench:cell` config).
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,57 +20,56 @@ import type { Command } from "commander";
 import type { StackOutputs } from "../../infra/docker/outputs.ts";
 import type { StackSpec } from "../../infra/limits.ts";
 import { collectLeftovers } from "../../infra/local/gc.ts";
-import { loadStack } from "../../infra/stack/schema.ts";
-import { ConfigurationError, IngestbenchError, ProvisioningError } from "../errors.ts";
+import { loadPulumiStack, loadStack } from "../../infra/stack/schema.ts";
+import { ConfigurationError } from "../errors.ts";
+import { RemoteSite } from "../remote/site.ts";
+import { shellsFor, type ShellSource } from "../remote/hosts.ts";
 import type { RunRecord } from "../results/types.ts";
 import type { DriveResult } from "../runner/drive.ts";
-import { describeRun } from "../runner/drive.ts";
+import { describeRun, runsExitCode } from "../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
-import type { CellPlan } from "../runner/run.ts";
+import { addProgressOptions, addRunOptions, Progress, type ProgressMode } from "../runner/progress.ts";
+import { BenchRun, type CellPlan } from "../runner/run.ts";
 import { collectExpiredStacks } from "./gc.ts";
 import { installInterruptHandlers, interruptedExitCode } from "./interrupt.ts";
-import { runTargets, type RunTargets } from "./outputs.ts";
-import { cellConfig, openWorkspace, PulumiProvisioner, withPulumiStack, type CellComponents } from "./provisioner.ts";
+import { cellConfig, openWorkspace, PulumiProvisioner, withPulumiStack } from "./provisioner.ts";
+import { prepareResultsDir } from "../results/preflight.ts";
 
 const defaultProjectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
-/** What a CellRunner gets: the deployed stack, the cell, and where its load goes. */
+/** What a CellRunner gets: the deployed stack and its outputs, the cell, and where to report. */
 export interface CellRunContext {
   stack: StackSpec;
   plan: CellPlan;
   outputs: StackOutputs;
-  targets: RunTargets;
   signal: AbortSignal;
   resultsRoot: string;
   invocation: string;
   projectRoot: string;
+  /** the invocation's progress display: the runner reports cellStart and samples; the caller reports cellEnd */
+  progress: Progress;
 }
 
 /** Runs one cell's load on a deployed stack and returns its record (generators on the loadgen host, verifiers on the sink). */
 export type CellRunner = (ctx: CellRunContext) => Promise<RunRecord>;
 
-/** The components of a cell. */
-function componentsOf(plan: CellPlan): CellComponents {
-  return { sink: plan.sink.name, collector: plan.collector?.name ?? null };
-}
-
-function describeTargets(t: RunTargets): string {
-  const one = (x: RunTargets["sink"]) =>
-    `${x.component} on ${x.host} at ${x.inStack.host}:${x.inStack.port} (${x.inStack.scheme})` +
-    (x.fromHarness ? `, from this machine ${x.fromHarness.host}:${x.fromHarness.port}` : "");
-  return `generators → ${one(t.entry)}; verifier → ${one(t.sink)}`;
-}
-
-/** The error of a run without a CellRunner: what is missing, and the targets it would have used. */
-function notImplemented(stack: StackSpec, targets: string[]): IngestbenchError {
-  // exit 3 (a run error), not 1: 1 means a check failed
-  return new ProvisioningError(
-    "E_NOT_IMPLEMENTED",
-    `stack ${stack.name} (${stack.platform}): running a scenario's load on a docker or azure stack is not implemented yet: ` +
-      "the generators must run on the stack's loadgen host (docker exec / SSH), which this version cannot do. " +
-      "Deploying, outputs and teardown work (`ingestbench up|down --stack S`)." +
-      (targets.length ? `\n${targets.map((t) => `  ${t}`).join("\n")}` : ""),
-  );
+/**
+ * The CellRunner of deployed stacks: a BenchRun on a RemoteSite whose shells come from `source` (the CLIs'
+ * environment; on azure the VMs' admin user from the stack file's `ingestbench:azure.adminUsername`).
+ */
+export function deployedCellRunner(source: ShellSource = {}): CellRunner {
+  return async (ctx) => {
+    const adminUsername = ctx.stack.platform === "azure" ? loadPulumiStack(ctx.stack.file).platform.azure?.adminUsername : undefined;
+    const shell = shellsFor(ctx.outputs, { ...source, ...(adminUsername ? { adminUsername } : {}) });
+    const run = new BenchRun({
+      stack: ctx.stack, plan: ctx.plan, resultsRoot: ctx.resultsRoot, invocation: ctx.invocation, signal: ctx.signal, projectRoot: ctx.projectRoot,
+      site: () => new RemoteSite({ stack: ctx.stack, plan: ctx.plan, outputs: ctx.outputs, shell }),
+    });
+    const loadgen = ctx.outputs.hosts.loadgen;
+    ctx.progress.cellStart(run.runId, `on ${ctx.stack.platform} stack ${ctx.stack.name}${loadgen ? `, generators in ${loadgen.container}` : ""}`);
+    run.on("tick", (p, c: { loadEndS: number }) => ctx.progress.sample(p, c));
+    return run.run();
+  };
 }
 
 /** Load a stack and require a Pulumi platform. @throws ConfigurationError E_PLATFORM for local stacks */
@@ -97,36 +96,47 @@ export interface PulumiBenchOptions {
   quiet?: boolean;
   /** where the `pulumi` CLI is found and what it runs with; default process.env */
   env?: NodeJS.ProcessEnv;
-  /** runs each cell; without one the bench stops with E_NOT_IMPLEMENTED before deploying anything */
+  /** runs each cell (default: deployedCellRunner with `env`) */
   runCell?: CellRunner;
   /** aborts the bench (default: SIGINT/SIGTERM of this process) */
   signal?: AbortSignal;
+  /** the progress display (default: auto, or quiet with `quiet`) */
+  reporter?: Progress;
+  /**
+   * `ingestbench run`: the stack is up already and stays up — it is selected, not created, re-deployed in place
+   * when a cell needs other components or settings, and never destroyed
+   */
+  keep?: boolean;
 }
 
 /**
  * `ingestbench bench` on a docker or azure stack: deploy it with the first cell's components, run every planned
- * cell (re-deploying in place when a cell needs other components), and destroy it after success, error and Ctrl-C.
- * Runs are printed as describeRun does for local runs. Returns what driveRuns returns, for runsExitCode.
- * @throws ConfigurationError for a local stack or a cell needing hosts the stack lacks; IngestbenchError
- *         E_NOT_IMPLEMENTED without runCell; ProvisioningError when deploying fails (after the destroy)
+ * cell (re-deploying in place when a cell needs other components or settings), and destroy it after success, error
+ * and Ctrl-C (with `keep`: `ingestbench run` on a stack that is up, nothing destroyed). Progress and run
+ * descriptions go through the progress display as for local runs. Returns what driveRuns returns, for runsExitCode.
+ * @throws ConfigurationError for a local stack or a cell needing hosts the stack lacks; ProvisioningError when
+ *         deploying fails (after the destroy) or the deployed stack's outputs do not serve the cell
  */
 export async function benchOnPulumiStack(opts: PulumiBenchOptions): Promise<DriveResult> {
   const { stack, plans } = opts;
   const projectRoot = opts.projectRoot ?? defaultProjectRoot;
   if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: benchOnPulumiStack is for docker and azure stacks`);
   const configs = plans.map((plan) => cellConfig(stack, plan)); // host checks before anything runs
-  const runCell = opts.runCell;
-  if (!runCell) throw notImplemented(stack, []);
+  const runCell = opts.runCell ?? deployedCellRunner(opts.env ? { env: opts.env } : {});
   if (plans.length === 0) return { records: [], interrupted: null };
+  const progress = opts.reporter ?? new Progress(opts.quiet ? "quiet" : undefined);
 
   const records: RunRecord[] = [];
   const body = async (signal: AbortSignal): Promise<void> => {
     const log = opts.quiet ? undefined : (t: string) => void process.stderr.write(t);
-    const provisioner = await PulumiProvisioner.open(stack.name, { projectDir: projectRoot, ...(opts.env ? { env: opts.env } : {}), ...(log ? { onOutput: log } : {}) });
+    const popts = { projectDir: projectRoot, ...(opts.env ? { env: opts.env } : {}), ...(log ? { onOutput: log } : {}) };
+    const provisioner = opts.keep
+      ? await PulumiProvisioner.inWorkspace(await openWorkspace(popts), stack.name, popts, "select")
+      : await PulumiProvisioner.open(stack.name, popts);
     // a cell whose stack config differs (components or blocks, e.g. another chunk_limit_records) is re-deployed
     const key = (i: number) => JSON.stringify(configs[i]);
     let deployed = key(0);
-    await withPulumiStack(provisioner, { config: configs[0]!, signal }, async (first) => {
+    const cells = async (first: StackOutputs): Promise<void> => {
       let outputs = first;
       for (const [i, plan] of plans.entries()) {
         if (signal.aborted) break;
@@ -134,14 +144,19 @@ export async function benchOnPulumiStack(opts: PulumiBenchOptions): Promise<Driv
           outputs = await provisioner.up({ config: configs[i]!, signal });
           deployed = key(i);
         }
-        const targets = runTargets(outputs, componentsOf(plan));
-        const record = await runCell({ stack, plan, outputs, targets, signal, resultsRoot: opts.resultsRoot, invocation: opts.invocation, projectRoot });
-        process.stdout.write(`${describeRun(record)}\n`);
+        const record = await runCell({ stack, plan, outputs, signal, resultsRoot: opts.resultsRoot, invocation: opts.invocation, projectRoot, progress });
+        progress.cellEnd(record, describeRun(record));
         records.push(record);
       }
-    });
+    };
+    if (opts.keep) {
+      await provisioner.outputs(); // a stack that is not up is refused ("run `ingestbench up` first"), not deployed here
+      await cells(await provisioner.up({ config: configs[0]!, signal }));
+    }
+    else await withPulumiStack(provisioner, { config: configs[0]!, signal }, cells);
   };
 
+  progress.start(plans.map((plan) => ({ stack: stack.name, plan })));
   // an interrupted bench returns the runs made so far (the stack has been destroyed by then)
   const handle = opts.signal ? undefined : installInterruptHandlers();
   const signal = opts.signal ?? handle!.signal;
@@ -154,6 +169,7 @@ export async function benchOnPulumiStack(opts: PulumiBenchOptions): Promise<Driv
     throw err;
   } finally {
     handle?.dispose();
+    progress.end(signal.aborted ? String(signal.reason ?? "SIGINT") : null);
   }
 }
 
@@ -232,21 +248,19 @@ export function registerProvisionCommands(program: Command, projectRoot = defaul
       });
     });
 
-  program.command("run")
-    .description("Run a scenario on a docker or azure stack that is already up (`ingestbench up`). Checks that the stack runs the scenario's components and resolves where generators write and verifiers count; running the load on the stack's loadgen host is not implemented yet (exits 1 saying so).")
+  const run = program.command("run")
+    .description("Run a scenario on a docker or azure stack that is up (`ingestbench up`) and leave it up: each cell's generators run in the loadgen host's container (docker exec; on azure over SSH), the verifier counts from this machine, observers read each container's cgroup. A cell needing other components or settings is re-deployed in place first. Results as `bench` writes them.")
     .argument("<scenario>", "scenario file")
-    .requiredOption("-s, --stack <name>", "stack name, e.g. docker-4c4g")
-    .action(async (scenarioFile: string, flags: { stack: string }) => {
+    .requiredOption("-s, --stack <name>", "stack name, e.g. docker-4c4g");
+  addRunOptions(run, "runs per cell, overriding the scenario's replicates (default 3)");
+  addProgressOptions(run)
+    .action(async (scenarioFile: string, flags: { stack: string; results: string; replicates?: number; duration?: string; warmup?: string; quiet?: boolean; progress?: ProgressMode }) => {
       const stack = loadDeployableStack(flags.stack, projectRoot);
-      const plans = planCells(loadScenarioFile(scenarioFile), scenarioFile);
-      for (const plan of plans) cellConfig(stack, plan);
-      const ws = await openWorkspace({ projectDir: projectRoot });
-      const p = await PulumiProvisioner.inWorkspace(ws, stack.name, { projectDir: projectRoot }, "select");
-      const outputs = await p.outputs();
-      const targets = [...new Map(plans.map((plan) => [plan.cell, plan])).values()].map(
-        (plan) => `cell ${plan.cell}: ${describeTargets(runTargets(outputs, componentsOf(plan)))}`,
-      );
-      throw notImplemented(stack, targets);
+      const resultsRoot = prepareResultsDir(flags.results);
+      const plans = planCells(loadScenarioFile(scenarioFile), scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
+      const reporter = new Progress(flags.quiet ? "quiet" : flags.progress);
+      const result = await benchOnPulumiStack({ stack, plans, resultsRoot, invocation: new Date().toISOString(), projectRoot, quiet: reporter.mode === "quiet", reporter, keep: true });
+      process.exitCode = runsExitCode(result);
     });
 
   program.command("down")

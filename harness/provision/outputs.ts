@@ -123,14 +123,23 @@ function targetOf(outputs: StackOutputs, component: string): ComponentTarget {
         "the stack runs other components than the scenario asks for: `ingestbench up --stack S --scenario F` deploys the scenario's components",
     );
   }
-  let fromHarness: ComponentTarget["fromHarness"] = null;
+  return { component, host: ep.host, inStack: ep.data, fromHarness: harnessAddress(outputs, ep) };
+}
+
+/**
+ * Where this machine reaches a component's data endpoint: docker publishes it on 127.0.0.1 at the external port
+ * Docker chose; an azure VM is reached at its address (the NSG admits this machine's allowFrom). null when the
+ * outputs do not say (no data endpoint, a port not published, or published under preview/mocks).
+ */
+export function harnessAddress(outputs: StackOutputs, ep: ComponentEndpoints): { host: string; port: number } | null {
+  const data = ep.data;
+  if (!data) return null;
   if (outputs.platform === "docker") {
-    const pub = ep.published.find((p) => p.internal === ep.data!.port && p.external !== null);
-    if (pub && pub.external !== null) fromHarness = { host: pub.ip, port: pub.external };
-  } else if (outputs.platform === "azure") {
-    fromHarness = { host: outputs.hosts[ep.host]?.address ?? ep.data.host, port: ep.data.port };
+    const pub = ep.published.find((p) => p.internal === data.port && p.external !== null);
+    return pub && pub.external !== null ? { host: pub.ip, port: pub.external } : null;
   }
-  return { component, host: ep.host, inStack: ep.data, fromHarness };
+  if (outputs.platform === "azure") return { host: outputs.hosts[ep.host]?.address ?? data.host, port: data.port };
+  return null;
 }
 
 /**

@@ -55,8 +55,11 @@ export function pipelineOf(platform: Pick<PlatformConfig, "cell">): CellPipeline
   return { event: cell.event, blocks, source: "stack config" };
 }
 
-/** SinkEndpoint params from a sink's scenario block (the names the renderers read, see infra/render/types.ts). */
-function sinkParams(block: unknown): Record<string, string> {
+/**
+ * SinkEndpoint params from a sink's scenario block (the names the renderers read, see infra/render/types.ts); the
+ * harness's verifier reads the same ones on a deployed stack, so both address one table or index.
+ */
+export function sinkParams(block: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (!isObject(block)) return out;
   for (const key of ["database", "table", "index", "cluster", "container", "job", "user"]) {

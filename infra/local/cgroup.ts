@@ -592,14 +592,37 @@ export async function removeCgroupRunDir(runDir: string, version: "v1" | "v2", o
 }
 
 /**
- * Read cumulative usage counters of a host cgroup (see CgroupUsage for sources and units).
- * Files that do not exist are reported as 0 and listed in `unavailable`; throws ProvisioningError when the
- * cgroup has no directories (limits were not enforced).
+ * The kernel files usage is read from, per hierarchy version, each with the key of the CgroupPaths directory it
+ * lives in (v1: its controller; v2: "unified"). File names are unique across controllers, so parseCgroupUsage
+ * takes them keyed by file name alone. Shared by the local reader and the remote observer's script.
  */
-export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> {
-  if (Object.keys(paths.dirs).length === 0) {
-    throw new ProvisioningError("E_CGROUP_USAGE", "no cgroup directories to read usage from (limits not enforced)");
-  }
+export const CGROUP_USAGE_FILES: Readonly<Record<"v1" | "v2", ReadonlyArray<{ dir: string; file: string }>>> = {
+  v1: [
+    { dir: "cpuacct", file: "cpuacct.usage" },
+    { dir: "cpu", file: "cpu.stat" },
+    { dir: "memory", file: "memory.usage_in_bytes" },
+    { dir: "memory", file: "memory.max_usage_in_bytes" },
+    { dir: "memory", file: "memory.stat" },
+    { dir: "blkio", file: "blkio.throttle.io_service_bytes" },
+    { dir: "blkio", file: "blkio.throttle.io_serviced" },
+  ],
+  v2: [
+    { dir: "unified", file: "cpu.stat" },
+    { dir: "unified", file: "memory.current" },
+    { dir: "unified", file: "memory.peak" },
+    { dir: "unified", file: "memory.stat" },
+    { dir: "unified", file: "io.stat" },
+  ],
+};
+
+/**
+ * Turn the text of a cgroup's usage files into cumulative counters (see CgroupUsage for sources and units).
+ * `files` maps a file name of CGROUP_USAGE_FILES[version] (e.g. "cpuacct.usage", "cpu.stat", "io.stat") to its
+ * text, untrimmed is fine; undefined (or a missing key) means the file is absent, and the fields it feeds are
+ * reported as 0 and listed in `unavailable`. Formats: v1 Documentation/admin-guide/cgroup-v1/{cpuacct,memory,
+ * blkio-controller}.rst and scheduler/sched-bwc.rst; v2 Documentation/admin-guide/cgroup-v2.rst. Pure; never throws.
+ */
+export function parseCgroupUsage(version: "v1" | "v2", files: Readonly<Record<string, string | undefined>>): CgroupUsage {
   const unavailable: string[] = [];
   const num = (v: number | undefined, field: string): number => {
     if (v === undefined || Number.isNaN(v)) {
@@ -608,33 +631,35 @@ export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> 
     }
     return v;
   };
-  const file = async (dir: string | undefined, name: string) => (dir === undefined ? undefined : readOptional(path.join(dir, name)));
+  const text = (name: string): string | undefined => files[name]?.trim();
+  const scalar = (name: string): number | undefined => {
+    const t = text(name);
+    return t === undefined ? undefined : Number(t);
+  };
 
-  if (paths.version === "v1") {
-    const d = paths.dirs;
-    const usage = await file(d.cpuacct, "cpuacct.usage");
-    const cpuStat = parseFlatKeyed((await file(d.cpu, "cpu.stat")) ?? "");
-    const mem = await file(d.memory, "memory.usage_in_bytes");
-    const memPeak = await file(d.memory, "memory.max_usage_in_bytes");
-    const memStat = parseFlatKeyed((await file(d.memory, "memory.stat")) ?? "");
-    const bytes = await file(d.blkio, "blkio.throttle.io_service_bytes");
-    const ops = await file(d.blkio, "blkio.throttle.io_serviced");
-    const sumV1 = (text: string | undefined, op: "Read" | "Write"): number | undefined => {
-      if (text === undefined) return undefined;
+  if (version === "v1") {
+    const cpuStat = parseFlatKeyed(text("cpu.stat") ?? "");
+    const memStat = parseFlatKeyed(text("memory.stat") ?? "");
+    const mem = text("memory.usage_in_bytes");
+    const bytes = text("blkio.throttle.io_service_bytes");
+    const ops = text("blkio.throttle.io_serviced");
+    // "MAJ:MIN Read|Write|Sync|Async|Discard|Total value" lines plus a final "Total value" line: sum per device.
+    const sumV1 = (t: string | undefined, op: "Read" | "Write"): number | undefined => {
+      if (t === undefined) return undefined;
       let total = 0;
-      for (const line of text.split("\n")) {
+      for (const line of t.split("\n")) {
         const [dev, kind, value] = line.trim().split(/\s+/);
         if (dev && /^\d+:\d+$/.test(dev) && kind === op && value !== undefined) total += Number(value);
       }
       return total;
     };
     return {
-      cpuUsageNs: num(usage === undefined ? undefined : Number(usage), "cpuUsageNs"),
+      cpuUsageNs: num(scalar("cpuacct.usage"), "cpuUsageNs"),
       nrPeriods: num(cpuStat.nr_periods, "nrPeriods"),
       nrThrottled: num(cpuStat.nr_throttled, "nrThrottled"),
       throttledNs: num(cpuStat.throttled_time, "throttledNs"),
-      memoryBytes: num(mem === undefined ? undefined : Number(mem), "memoryBytes"),
-      memoryPeakBytes: num(memPeak === undefined ? undefined : Number(memPeak), "memoryPeakBytes"),
+      memoryBytes: num(scalar("memory.usage_in_bytes"), "memoryBytes"),
+      memoryPeakBytes: num(scalar("memory.max_usage_in_bytes"), "memoryPeakBytes"),
       memoryWorkingSetBytes: num(workingSet(mem, memStat.total_inactive_file), "memoryWorkingSetBytes"),
       ioReadBytes: num(sumV1(bytes, "Read"), "ioReadBytes"),
       ioWriteBytes: num(sumV1(bytes, "Write"), "ioWriteBytes"),
@@ -643,12 +668,10 @@ export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> 
       unavailable,
     };
   }
-  const dir = paths.dirs.unified;
-  const cpuStat = parseFlatKeyed((await file(dir, "cpu.stat")) ?? "");
-  const mem = await file(dir, "memory.current");
-  const memPeak = await file(dir, "memory.peak");
-  const memStat = parseFlatKeyed((await file(dir, "memory.stat")) ?? "");
-  const ioText = await file(dir, "io.stat");
+  const cpuStat = parseFlatKeyed(text("cpu.stat") ?? "");
+  const memStat = parseFlatKeyed(text("memory.stat") ?? "");
+  const mem = text("memory.current");
+  const ioText = text("io.stat");
   const io = ioText === undefined ? undefined : Object.values(parseV2KeyedLines(ioText));
   const sumV2 = (k: string) => (io === undefined ? undefined : io.reduce((acc, e) => acc + (e[k] ?? 0), 0));
   const us = (v: number | undefined) => (v === undefined ? undefined : v * 1000);
@@ -657,8 +680,8 @@ export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> 
     nrPeriods: num(cpuStat.nr_periods, "nrPeriods"),
     nrThrottled: num(cpuStat.nr_throttled, "nrThrottled"),
     throttledNs: num(us(cpuStat.throttled_usec), "throttledNs"),
-    memoryBytes: num(mem === undefined ? undefined : Number(mem), "memoryBytes"),
-    memoryPeakBytes: num(memPeak === undefined ? undefined : Number(memPeak), "memoryPeakBytes"),
+    memoryBytes: num(scalar("memory.current"), "memoryBytes"),
+    memoryPeakBytes: num(scalar("memory.peak"), "memoryPeakBytes"),
     memoryWorkingSetBytes: num(workingSet(mem, memStat.inactive_file), "memoryWorkingSetBytes"),
     ioReadBytes: num(sumV2("rbytes"), "ioReadBytes"),
     ioWriteBytes: num(sumV2("wbytes"), "ioWriteBytes"),
@@ -666,6 +689,23 @@ export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> 
     ioWriteOps: num(sumV2("wios"), "ioWriteOps"),
     unavailable,
   };
+}
+
+/**
+ * Read cumulative usage counters of a host cgroup (see CgroupUsage for sources and units; parsing in
+ * parseCgroupUsage). Files that do not exist are reported as 0 and listed in `unavailable`; throws
+ * ProvisioningError when the cgroup has no directories (limits were not enforced).
+ */
+export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> {
+  if (Object.keys(paths.dirs).length === 0) {
+    throw new ProvisioningError("E_CGROUP_USAGE", "no cgroup directories to read usage from (limits not enforced)");
+  }
+  const files: Record<string, string | undefined> = {};
+  for (const { dir, file } of CGROUP_USAGE_FILES[paths.version]) {
+    const d = paths.dirs[dir];
+    files[file] = d === undefined ? undefined : await readOptional(path.join(d, file));
+  }
+  return parseCgroupUsage(paths.version, files);
 }
 
 /** usage − inactive file pages, never below 0; undefined when the usage is unknown. */

@@ -394,6 +394,25 @@ export interface InterfaceCounters {
   txPackets: number;
 }
 
+/**
+ * Counters of `ifname` from the text of /proc/net/dev (proc(5), "/proc/net/dev": two header lines, then one line
+ * per interface: "name: rx bytes packets errs drop fifo frame compressed multicast tx bytes packets errs drop fifo
+ * colls carrier compressed"; the name may be padded and, on old kernels, glued to the first number). Pure; returns
+ * undefined when the interface is not listed, and throws ProvisioningError on a malformed line for it.
+ */
+export function parseProcNetDev(text: string, ifname: string): InterfaceCounters | undefined {
+  for (const line of text.split("\n")) {
+    const colon = line.indexOf(":");
+    if (colon < 0 || line.slice(0, colon).trim() !== ifname) continue;
+    const f = line.slice(colon + 1).trim().split(/\s+/).map(Number);
+    if (f.length < 16 || f.some((v) => !Number.isFinite(v))) {
+      throw new ProvisioningError("E_NETDEV_PARSE", `malformed /proc/net/dev line for ${ifname}: "${line.trim()}"`);
+    }
+    return { rxBytes: f[0] ?? 0, rxPackets: f[1] ?? 0, txBytes: f[8] ?? 0, txPackets: f[9] ?? 0 };
+  }
+  return undefined;
+}
+
 /** Read counters of `ifname` in namespace `netns` (root namespace when undefined). Throws when it does not exist. */
 export async function readInterfaceCounters(netns: string | undefined, ifname: string): Promise<InterfaceCounters> {
   const args = [...(netns ? ["-n", netns] : []), "-s", "-j", "link", "show", "dev", ifname];

@@ -1,8 +1,8 @@
 /**
  * `ingestbench up | run | down` and benchOnPulumiStack (the bench command's path for docker/azure stacks), against
- * a RECORDING STAND-IN for the Pulumi CLI: command lines, teardown after success, error and abort, and the
- * honest E_NOT_IMPLEMENTED for running load on a deployed stack. The cell runner here is a test double: what
- * remote execution on the loadgen host would do is not implemented (see harness/provision/commands.ts).
+ * a RECORDING STAND-IN for the Pulumi CLI: command lines, re-deploys per cell, teardown after success, error and
+ * abort. Cell runners here are test doubles except where named: the real one (generators in the loadgen container,
+ * real sink) runs end to end in test/e2e/deployed-docker-stack.test.ts.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -11,6 +11,7 @@ import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { benchOnPulumiStack, type CellRunContext } from "../../../harness/provision/commands.ts";
+import { runTargets } from "../../../harness/provision/outputs.ts";
 import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 import type { CellPlan } from "../../../harness/runner/run.ts";
 import { createPulumiCliStandIn, type PulumiCliStandIn } from "../../helpers/pulumi-cli-stand-in.ts";
@@ -45,12 +46,16 @@ const record = (ctx: CellRunContext) => writeRunRecord(results, { stack: ctx.sta
 const base = { resultsRoot: results, invocation: "2026-11-29T22:00:00.000Z", quiet: true };
 
 describe("benchOnPulumiStack (recording Pulumi CLI stand-in)", () => {
-  it("without a cell runner stops with E_NOT_IMPLEMENTED before deploying anything", async () => {
+  it("the default cell runner without a Docker CLI records an error run naming the missing CLI; the stack is destroyed", async () => {
     const { standIn, project, stack, plans } = setup();
-    const err = await benchOnPulumiStack({ ...base, stack, plans, projectRoot: project, env: standIn.env }).catch((e: unknown) => e);
-    expect((err as { code?: string }).code).toBe("E_NOT_IMPLEMENTED");
-    expect((err as Error).message).toMatch(/generators must run on the stack's loadgen host/);
-    expect(standIn.calls()).toEqual([]);
+    const env = { ...standIn.env, INGESTBENCH_DOCKER: "/nonexistent/docker" };
+    // clickhouse-direct pins 18.16.1 (Debian's); this stack deploys 25.8, so pin the cell to what is deployed
+    const cell: CellPlan = { ...plans[0]!, sink: { name: "clickhouse", config: { version: "25.8" } } };
+    const r = await benchOnPulumiStack({ ...base, stack, plans: [cell], projectRoot: project, env, signal: new AbortController().signal });
+    expect(r.records.map((x) => [x.status, x.error?.code])).toEqual([["error", "E_REMOTE_EXEC"]]);
+    expect(r.records[0]!.error!.message).toMatch(/\/nonexistent\/docker/);
+    expect(r.records[0]!.error!.message).toMatch(/Docker CLI/);
+    expect(standIn.commandLines().filter((l) => /^(up|destroy) /.test(l)).map((l) => l.split(" ")[0])).toEqual(["up", "destroy"]);
   });
 
   it("deploys per cell's components, hands each cell its targets, destroys at the end", async () => {
@@ -62,7 +67,8 @@ describe("benchOnPulumiStack (recording Pulumi CLI stand-in)", () => {
     });
     expect(r.interrupted).toBeNull();
     expect(r.records.map((x) => x.cell)).toEqual(["default", "via=fluent-bit"]);
-    expect(seen.map((c) => [c.targets.entry.component, c.targets.entry.fromHarness?.port, c.targets.sink.fromHarness?.port])).toEqual([
+    const targets = seen.map((c) => runTargets(c.outputs, { sink: c.plan.sink.name, collector: c.plan.collector?.name ?? null }));
+    expect(targets.map((t) => [t.entry.component, t.entry.fromHarness?.port, t.sink.fromHarness?.port])).toEqual([
       ["clickhouse", 49155, 49155],
       ["fluent-bit", 49153, 49155],
     ]);
@@ -125,17 +131,14 @@ describe("ingestbench up | run | down with the recording Pulumi CLI stand-in on 
     expect(readFileSync(file, "utf8")).toBe(before);
   });
 
-  it("run on a deployed stack resolves the targets and says that running load there is not implemented (exit 3)", () => {
-    const { standIn } = setup({ stacks: { [STACK]: { config: {}, outputs: dockerOutputs(), resourceCount: 14 } } });
-    const r = cli(standIn, "run", "--stack", STACK, "scenarios/clickhouse-direct.yaml");
-    expect(r.status).toBe(3);
-    expect(r.stderr).toMatch(/running a scenario's load on a docker or azure stack is not implemented yet/);
-    expect(r.stderr).toContain("cell default: generators → clickhouse on sink at 10.77.0.12:8123 (http), from this machine 127.0.0.1:49155");
-    expect(standIn.commandLines()).toEqual([
-      `stack select --stack ${STACK} --non-interactive`,
-      `stack output --json --stack ${STACK} --non-interactive`,
-      `stack output --json --show-secrets --stack ${STACK} --non-interactive`,
-    ]);
+  it("run on a deployed stack: the scenario's pin is checked against the deployed one, the stack stays up (exit 4)", () => {
+    const { standIn } = setup({ stacks: { [STACK]: { config: {}, outputs: dockerOutputs(), resourceCount: 14, deploy: { outputs: dockerOutputs(), resourceCount: 14 } } } });
+    const r = cli(standIn, "run", "--stack", STACK, "scenarios/clickhouse-direct.yaml", "--quiet", "--results", results);
+    expect(r.status, r.stderr).toBe(4);
+    expect(r.stdout).toMatch(/E_VERSION/);
+    expect(r.stdout).toMatch(/pins clickhouse 18\.16\.1, but stack docker-4c4g deploys 25\.8/);
+    expect(standIn.commandLines().filter((l) => /^(up|destroy) /.test(l)).map((l) => l.split(" ")[0])).toEqual(["up"]);
+    expect(standIn.state().stacks[STACK]!.resourceCount).toBe(14);
   });
 
   it("run on a stack that is not deployed says to `up` it first (exit 3)", () => {

@@ -1,0 +1,196 @@
+/**
+ * How the harness runs commands inside a deployed host's container: on the docker platform through the Docker CLI
+ * (`docker exec`, honouring DOCKER_HOST), on azure through SSH to the host's VM and `docker exec` there.
+ *
+ * Both shells only build an argv prefix; starting, waiting and error reporting are shared. Two properties matter to
+ * callers:
+ * - `docker exec` without `-t` does not forward signals: killing the local client (docker or ssh) leaves the
+ *   process in the container running. What does reach it is stdin EOF (`-i`: the daemon closes the exec's stdin
+ *   when the attached stream ends), so every exec here keeps stdin attached and processes started with `spawn`
+ *   are meant to stop when it closes (the generator child does, see harness/generators/child.ts).
+ * - `run` has a timeout; on timeout it kills the local client, which for the same reason may leave the remote
+ *   command running (a one-shot command with stdin closed usually ends by itself).
+ *
+ * Errors: ProvisioningError "E_REMOTE_EXEC" for a missing CLI (ENOENT), a non-zero exit, a signal or a timeout.
+ */
+import { spawn as spawnChild, type ChildProcess } from "node:child_process";
+import { accessSync, constants as fsConstants } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { quote } from "shell-quote";
+import { ProvisioningError } from "../errors.ts";
+import type { SpawnFn } from "../generators/process.ts";
+import type { SpawnOptions } from "../../infra/local/types.ts";
+
+/** Default `run` timeout, milliseconds. */
+export const DEFAULT_RUN_TIMEOUT_MS = 30_000;
+/** Characters of stderr quoted in an E_REMOTE_EXEC message. */
+const STDERR_TAIL = 2000;
+
+/** How the harness runs commands inside one deployed host's container. */
+export interface HostShell {
+  /** stack host name, e.g. "loadgen" */
+  readonly host: string;
+  /** for messages: "docker exec ib-docker-4c4g-loadgen" / "ssh azureuser@10.20.1.4 … docker exec ib-…-loadgen" */
+  readonly describe: string;
+  /** start a process inside the container; stdio per options.stdio (default all "pipe"); cwd → `docker exec -w`;
+   *  env → `-e K=V`; options.user → `-u`. stdin is ALWAYS kept open (`-i`) so that closing it reaches the process
+   *  (the generator child stops gracefully on stdin EOF: killing a `docker exec` client does not kill the process in
+   *  the container). A stdin of "ignore" is therefore still a pipe, never written, closed when the caller exits.
+   *  @throws ProvisioningError "E_REMOTE_EXEC" synchronously when the local CLI (docker / ssh) is not on PATH */
+  spawn: SpawnFn;
+  /** run to completion, return stdout. @throws ProvisioningError "E_REMOTE_EXEC" naming host, the command line, exit
+   *  code and the stderr tail; on timeout (default 30 s) kill the client and throw the same code saying so. */
+  run(command: string, args: string[], opts?: { input?: string | Uint8Array; timeoutMs?: number }): Promise<string>;
+  /** write a file in the container (mkdir -p of its directory, content through stdin, chmod when mode given); the
+   *  file appears atomically (written beside it, then renamed), so a concurrent reader never sees half of it.
+   *  @throws ProvisioningError "E_REMOTE_EXEC" as `run` */
+  upload(remotePath: string, content: string | Uint8Array, mode?: number): Promise<void>;
+}
+
+export interface DockerShellOptions {
+  /** Docker CLI, default "docker" on PATH */
+  docker?: string;
+  /** the CLI's whole environment (PATH, DOCKER_HOST, DOCKER_CONTEXT…), default process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface SshShellOptions {
+  /** the VM's admin user (the azure platform's `adminUsername`, infra/azure/stack.ts; its default is "ingestbench") */
+  user: string;
+  /** private key file, `ssh -i` */
+  identityFile?: string;
+  /** SSH port, `ssh -p` (default: the client's, 22) */
+  port?: number;
+  /** ssh client, default "ssh" */
+  ssh?: string;
+  /** the client's whole environment (PATH, SSH_AUTH_SOCK…), default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** docker on the VM, default "sudo docker" (split on spaces) */
+  remoteDocker?: string;
+}
+
+/** The local program and the argv before `<container> <command> <args…>`'s docker exec flags are appended. */
+interface ExecTransport {
+  /** local binary (docker or ssh) */
+  bin: string;
+  /** what a missing `bin` means, for the ENOENT message */
+  needs: string;
+  env: NodeJS.ProcessEnv | undefined;
+  describe: string;
+  /** the full local argv for `docker exec <execArgs>` (execArgs = flags, container, command, args) */
+  argv(execArgs: string[]): string[];
+}
+
+/** `docker exec` flags for `options` (stdin always attached; no tty, so output stays binary-safe). */
+function execFlags(options: Pick<SpawnOptions, "cwd" | "env" | "user"> | undefined): string[] {
+  const flags = ["-i"];
+  if (options?.cwd) flags.push("-w", options.cwd);
+  for (const [k, v] of Object.entries(options?.env ?? {})) flags.push("-e", `${k}=${v}`);
+  if (options?.user) flags.push("-u", options.user);
+  return flags;
+}
+
+/** True when `bin` resolves to an executable file (a path, or a name searched on env.PATH as spawn would). */
+function onPath(bin: string, env: NodeJS.ProcessEnv | undefined): boolean {
+  const executable = (file: string): boolean => {
+    try {
+      accessSync(file, fsConstants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (bin.includes("/")) return executable(bin);
+  const dirs = (env?.PATH ?? process.env.PATH ?? "").split(path.delimiter).filter(Boolean);
+  return dirs.some((d) => executable(path.join(d, bin)));
+}
+
+function missingCli(t: ExecTransport, host: string, cause?: unknown): ProvisioningError {
+  return new ProvisioningError("E_REMOTE_EXEC", `host "${host}": cannot run "${t.bin}": not found on PATH; ${t.needs}`, { cause });
+}
+
+/** One line for messages: the local argv, arguments over 200 characters abridged. */
+function commandLine(bin: string, argv: string[]): string {
+  return [bin, ...argv].map((a) => (a.length > 200 ? `${a.slice(0, 200)}…` : a)).join(" ");
+}
+
+function makeShell(host: string, t: ExecTransport, container: string): HostShell {
+  const spawn: SpawnFn = (command, args, options?): ChildProcess => {
+    if (!onPath(t.bin, t.env)) throw missingCli(t, host);
+    const requested = options?.stdio ?? ["pipe", "pipe", "pipe"];
+    const stdio = [0, 1, 2].map((i) => requested[i] ?? "pipe");
+    if (stdio[0] === "ignore") stdio[0] = "pipe"; // see HostShell.spawn: stdin stays attached
+    return spawnChild(t.bin, t.argv([...execFlags(options), container, command, ...args]), {
+      env: t.env ?? process.env,
+      stdio: stdio as Array<"pipe" | "inherit" | "ignore">,
+    });
+  };
+
+  const run: HostShell["run"] = async (command, args, opts) => {
+    const argv = t.argv([...execFlags(undefined), container, command, ...args]);
+    const timeoutMs = opts?.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
+    const r = await execa(t.bin, argv, {
+      env: t.env ?? process.env,
+      extendEnv: false,
+      input: opts?.input ?? "",
+      timeout: timeoutMs,
+      forceKillAfterDelay: 2_000,
+      reject: false,
+      stripFinalNewline: false,
+      encoding: "utf8",
+    });
+    if (r.failed && (r.cause as NodeJS.ErrnoException | undefined)?.code === "ENOENT") throw missingCli(t, host, r.cause);
+    if (!r.failed) return r.stdout;
+    const tail = r.stderr.trim().slice(-STDERR_TAIL);
+    const how = r.timedOut
+      ? `timed out after ${timeoutMs} ms (client killed; the command may still run in the container)`
+      : r.exitCode !== undefined
+        ? `exit code ${r.exitCode}`
+        : r.signal
+          ? `killed by ${r.signal}`
+          : (r.cause instanceof Error ? r.cause.message : r.shortMessage);
+    throw new ProvisioningError("E_REMOTE_EXEC", `host "${host}": ${commandLine(t.bin, argv)}: ${how}${tail ? `\n${tail}` : ""}`, { cause: r.cause });
+  };
+
+  // "$1" = the target path: no interpolation of the path into the script, so any path survives; the temp file is
+  // per shell pid so concurrent uploads of the same file do not mix, and removed when a step fails.
+  const upload: HostShell["upload"] = async (remotePath, content, mode) => {
+    const chmod = mode === undefined ? "" : ` && chmod ${mode.toString(8)} "$t"`;
+    const script = `t="$1.part.$$"; { mkdir -p "$(dirname "$1")" && cat > "$t"${chmod} && mv -f "$t" "$1"; } || { rm -f "$t"; exit 1; }`;
+    await run("sh", ["-c", script, "sh", remotePath], { input: content });
+  };
+
+  return { host, describe: t.describe, spawn, run, upload };
+}
+
+/** `docker exec -i [-w] [-e] [-u] <container> <command> <args…>` through the Docker CLI (honours DOCKER_HOST). */
+export function dockerExecShell(host: string, container: string, opts?: DockerShellOptions): HostShell {
+  const bin = opts?.docker ?? "docker";
+  return makeShell(host, {
+    bin,
+    needs: "a docker stack needs the Docker CLI on PATH (it talks to the daemon named by DOCKER_HOST)",
+    env: opts?.env,
+    describe: `${bin} exec ${container}`,
+    argv: (execArgs) => ["exec", ...execArgs],
+  }, container);
+}
+
+/** `ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new [-i] [-p] user@address -- <quoted docker exec …>`;
+ *  the remote command string is built with shell-quote, so arguments with spaces/quotes/JSON survive the remote
+ *  login shell (POSIX quoting). BatchMode: never prompt for a password or passphrase, fail instead. */
+export function sshDockerShell(host: string, address: string, container: string, opts: SshShellOptions): HostShell {
+  const bin = opts.ssh ?? "ssh";
+  const remoteDocker = (opts.remoteDocker ?? "sudo docker").split(" ").filter(Boolean);
+  const dest = `${opts.user}@${address}`;
+  const sshArgs = ["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new"];
+  if (opts.identityFile) sshArgs.push("-i", opts.identityFile);
+  if (opts.port !== undefined) sshArgs.push("-p", String(opts.port));
+  return makeShell(host, {
+    bin,
+    needs: "an azure stack needs an ssh client (OpenSSH) on PATH",
+    env: opts.env,
+    describe: `${bin} ${dest} ${remoteDocker.join(" ")} exec ${container}`,
+    argv: (execArgs) => [...sshArgs, dest, "--", quote([...remoteDocker, "exec", ...execArgs])],
+  }, container);
+}

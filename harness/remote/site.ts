@@ -1,0 +1,163 @@
+/**
+ * A deployed docker or azure stack as a run's site (harness/runner/site.ts). Pulumi has deployed the cell's
+ * components already (harness/provision/commands.ts re-deploys when a cell needs others); the site reads the stack
+ * outputs (infra/docker/outputs.ts) and:
+ *
+ * - checks each component's running version inside its container against the pin in the outputs (and the
+ *   scenario's own `version`, when its block has one): the sink, then every collector host, all at one version;
+ * - gives the verifier the sink's endpoint as this machine reaches it (`fromHarness`: a port published on
+ *   127.0.0.1 on docker, the VM's address on azure);
+ * - runs the generators inside the loadgen host's container: the bundled generator (harness/remote/bundle.ts)
+ *   through `docker exec` or SSH (harness/remote/shell.ts), writing to the collectors' (or the sink's) addresses on
+ *   the stack network, as a generator on that host would;
+ * - reads each container's cgroup and interface counters (harness/observers/remote.ts);
+ * - records the limits the platform applied (outputs `hosts.<h>.limits`).
+ *
+ * Not done on deployed stacks: the collectors' own counts (`collectorClaims`: their metrics endpoints are in the
+ * outputs but not read yet), and lifting the sink's CPU cap before the ledger queries (the ledger is exact either
+ * way; it only takes longer on a small cap).
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import type { ComponentEndpoints, StackOutputs } from "../../infra/docker/outputs.ts";
+import { sinkParams } from "../../infra/docker/pipeline.ts";
+import type { AppliedLimits, StackSpec } from "../../infra/limits.ts";
+import { ProvisioningError, VerificationError } from "../errors.ts";
+import { harnessAddress } from "../provision/outputs.ts";
+import { createRemoteObserver } from "../observers/remote.ts";
+import type { Observer } from "../observers/types.ts";
+import type { RunRecord } from "../results/types.ts";
+import type { CellPlan } from "../runner/run.ts";
+import { hostRoles, LOADGEN, SINK, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "../runner/site.ts";
+import { checkVersions, collectorHosts } from "../runner/versions.ts";
+import { verifiers } from "../verifiers/index.ts";
+import { installGenerator, REMOTE_ROOT } from "./bundle.ts";
+import type { HostShell } from "./shell.ts";
+import { matchesImagePin, probeVersion } from "./versions.ts";
+
+/** Options of a RemoteSite. */
+export interface RemoteSiteOptions {
+  stack: StackSpec;
+  plan: CellPlan;
+  /** the deployed stack's outputs (harness/provision/outputs.ts parseStackOutputs) */
+  outputs: StackOutputs;
+  /** the shell into a host's container (harness/remote/hosts.ts shellsFor) */
+  shell: (host: string) => HostShell;
+}
+
+export class RemoteSite implements RunSite {
+  readonly limits: Record<string, AppliedLimits> = {};
+  readonly versions: SiteVersions = {};
+  private readonly roles: string[];
+  private readonly collectorRoles: string[];
+
+  /**
+   * @throws ConfigurationError-free; ProvisioningError E_STACK_OUTPUTS when the deployed stack lacks a host the cell
+   *         needs, or the sink has no verifier
+   */
+  constructor(private readonly opts: RemoteSiteOptions) {
+    const { outputs, plan } = opts;
+    const deployed = Object.keys(outputs.hosts);
+    this.roles = hostRoles(deployed, plan);
+    this.collectorRoles = plan.collector ? collectorHosts(deployed) : [];
+    const missing = this.roles.filter((r) => !outputs.hosts[r]);
+    if (missing.length) {
+      throw new ProvisioningError("E_STACK_OUTPUTS", `stack ${outputs.stack}: this scenario needs hosts ${this.roles.join(", ")}; the deployed stack has ${deployed.join(", ") || "none"}`);
+    }
+    if (!verifiers[plan.sink.name]) throw new ProvisioningError("E_STACK_OUTPUTS", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`);
+  }
+
+  /** The endpoints of `component` on `host`, or an error saying the stack runs something else there. */
+  private endpointsOn(component: string, host: string): ComponentEndpoints {
+    const ep = (this.opts.outputs.endpoints[component] ?? []).find((e) => e.host === host);
+    if (!ep?.data) {
+      const runs = this.opts.outputs.hosts[host]?.component ?? "nothing";
+      throw new ProvisioningError(
+        "E_STACK_OUTPUTS",
+        `stack ${this.opts.outputs.stack}: host ${host} runs ${runs}, not ${component} with a data endpoint; \`ingestbench up --stack ${this.opts.outputs.stack} --scenario F\` deploys the scenario's components`,
+      );
+    }
+    return ep;
+  }
+
+  /** Probe each instance's version and apply the pin rule (also the scenario's own `version`, when given). */
+  private async checkComponent(component: string, hosts: readonly string[], scenarioVersion: unknown): Promise<void> {
+    const { outputs } = this.opts;
+    const pinned = outputs.versions[component]?.pinned;
+    if (pinned === undefined) throw new ProvisioningError("E_STACK_OUTPUTS", `stack ${outputs.stack}: no version for ${component} in the outputs`);
+    // the scenario's pin may be finer than the image's ("18.4.0-beta.17" for the embedded package, "18.4" for the image)
+    if (typeof scenarioVersion === "string" && !matchesImagePin(pinned, scenarioVersion) && !matchesImagePin(scenarioVersion, pinned)) {
+      throw new VerificationError("E_VERSION", `scenario ${this.opts.plan.scenario} pins ${component} ${scenarioVersion}, but stack ${outputs.stack} deploys ${pinned} (infra/catalog.ts)`);
+    }
+    const instances = [];
+    for (const host of hosts) {
+      const tag = outputs.hosts[host]!.image.replace(/@.*$/, "").split(":").pop() ?? "";
+      const running = await probeVersion(this.opts.shell(host), component, tag);
+      instances.push({ host, pinned, running });
+      this.versions[instances.length === 1 ? component : `${component}@${host}`] = { pinned, running };
+    }
+    checkVersions(component, instances, matchesImagePin);
+  }
+
+  async startSink(): Promise<SiteSink> {
+    const { outputs, plan } = this.opts;
+    for (const r of this.roles) this.limits[r] = structuredClone(outputs.hosts[r]!.limits);
+    const ep = this.endpointsOn(plan.sink.name, SINK);
+    const control = fromHarness(outputs, ep);
+    await this.checkComponent(plan.sink.name, [SINK], plan.sink.config.version);
+    return { control, data: { host: ep.data!.host, port: ep.data!.port }, params: sinkParams(plan.sink.config) };
+  }
+
+  async startEntries(): Promise<Endpoint[]> {
+    const { plan } = this.opts;
+    if (!plan.collector) {
+      const ep = this.endpointsOn(plan.sink.name, SINK);
+      return [{ host: ep.data!.host, port: ep.data!.port }];
+    }
+    const name = plan.collector.name;
+    const eps = this.collectorRoles.map((h) => this.endpointsOn(name, h));
+    await this.checkComponent(name, this.collectorRoles, plan.collector.config.version);
+    return eps.map((ep) => ({ host: ep.data!.host, port: ep.data!.port }));
+  }
+
+  async observer(): Promise<Observer> {
+    const capped = new Set(this.roles.filter((h) => this.limits[h]?.applied.cfsQuotaUs !== undefined));
+    return createRemoteObserver(this.roles.map((h) => this.opts.shell(h)), { cappedHosts: capped });
+  }
+
+  async loadgen(replayFile?: string): Promise<Loadgen> {
+    const shell = this.opts.shell(LOADGEN);
+    const program = await installGenerator(shell);
+    let remoteReplay: string | undefined;
+    if (replayFile !== undefined) {
+      // the replay file goes beside the generator; its name keeps the local basename for people reading ps output
+      remoteReplay = `${REMOTE_ROOT}/replay/${path.basename(replayFile)}`;
+      await shell.upload(remoteReplay, await readFile(replayFile));
+    }
+    return { spawn: shell.spawn, program, ...(remoteReplay !== undefined ? { replayFile: remoteReplay } : {}) };
+  }
+
+  async collectorClaims(): Promise<RunRecord["collectorClaims"] | undefined> {
+    return undefined;
+  }
+
+  async endMeasurement(): Promise<Record<string, string[]>> {
+    return {};
+  }
+
+  async teardown(): Promise<string[]> {
+    // generators stop on stdin EOF (the run closes their stdin); the components stay up for the next cell and are
+    // destroyed with the stack
+    return [];
+  }
+}
+
+/** The component's data endpoint as this machine reaches it. @throws ProvisioningError E_UNREACHABLE when unknown */
+function fromHarness(outputs: StackOutputs, ep: ComponentEndpoints): Endpoint {
+  const at = harnessAddress(outputs, ep);
+  if (at) return at;
+  throw new ProvisioningError(
+    "E_UNREACHABLE",
+    `stack ${outputs.stack}: ${ep.host}'s port ${ep.data?.port ?? "(none)"} is not reachable from this machine (no published port in the outputs); the verifier counts from here`,
+  );
+}

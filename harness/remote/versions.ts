@@ -1,0 +1,43 @@
+/**
+ * What a deployed container runs: the catalog's version command (infra/catalog.ts `versionCommand`) run inside it,
+ * the first `x.y[.z]` of its output taken as the running version. Images without such a command (GridDB) record
+ * their image tag, marked "not probed": the check then compares the pin with the tag, which says what was asked
+ * for, not what runs.
+ */
+import { catalogEntry } from "../../infra/catalog.ts";
+import type { HostShell } from "./shell.ts";
+
+/** First `major.minor[.patch]` in a version command's output ("syslog-ng 3 (3.38.1)" → "3.38.1"), else null. */
+export function versionIn(output: string): string | null {
+  return /\d+\.\d+(?:\.\d+)?/.exec(output)?.[0] ?? null;
+}
+
+/**
+ * A pin rule for deployed components: the running version equals the pin or extends it by more parts
+ * ("25.8" is met by "25.8.2"; "1.12.0" by "1.12.0"; "3.38" not by "3.380").
+ */
+export function matchesImagePin(pinned: string, running: string): boolean {
+  const bare = running.replace(/ \(.*\)$/, "");
+  return bare === pinned || bare.startsWith(`${pinned}.`);
+}
+
+/**
+ * The running version of `component` in the container behind `shell`.
+ * @param imageTag the deployed image's tag (from the stack outputs), used when the catalog has no version command
+ * @returns e.g. "3.38.1", or "5.6.0 (image tag, not probed)"
+ * @throws ProvisioningError E_REMOTE_EXEC when the command fails; VerificationError-free: a version the output does
+ *         not contain is reported as the output's first line, so the pin check names it
+ */
+export async function probeVersion(shell: HostShell, component: string, imageTag: string): Promise<string> {
+  const command = catalogEntry(component).versionCommand;
+  if (command === null) return `${imageTag} (image tag, not probed)`;
+  const [bin, ...args] = command;
+  // some CLIs print their version on stderr (tc -V, old JVM tools): both streams are read
+  const out = await shell.run("sh", ["-c", `${[bin!, ...args].map(quote).join(" ")} 2>&1`], { timeoutMs: 60_000 });
+  return versionIn(out) ?? (out.trim().split("\n")[0]?.slice(0, 80) || "(no output)");
+}
+
+/** POSIX single-quote one word for `sh -c`. */
+function quote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
