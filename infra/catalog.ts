@@ -176,7 +176,9 @@ const entries: CatalogImage[] = [
     name: "fluent-bit",
     kind: "collector",
     repository: "fluent/fluent-bit",
-    tag: "4.0.3",
+    // the -debug tag is the same release with a shell: the plain tag is distroless, and the harness runs its
+    // version command and reads the container's cgroup counters through `sh` inside it (harness/remote/)
+    tag: "4.0.3-debug",
     digest: null,
     version: "4.0.3",
     ports: [

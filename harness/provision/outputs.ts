@@ -52,6 +52,7 @@ export const stackOutputsSchema = z
       z
         .object({
           address: z.string(),
+          publicAddress: z.string().min(1).optional(),
           container: z.string(),
           component: z.string(),
           image: z.string(),
@@ -101,7 +102,7 @@ export interface ComponentTarget {
   host: string;
   /** address:port on the stack network (what a generator on the loadgen host uses) */
   inStack: EndpointOutput;
-  /** 127.0.0.1:<published port> on docker; the host's address on azure (null when not reachable from here) */
+  /** 127.0.0.1:<published port> on docker; the VM's public address on azure (null when not reachable from here) */
   fromHarness: { host: string; port: number } | null;
 }
 
@@ -127,19 +128,15 @@ function targetOf(outputs: StackOutputs, component: string): ComponentTarget {
 }
 
 /**
- * Where this machine reaches a component's data endpoint: docker publishes it on 127.0.0.1 at the external port
- * Docker chose; an azure VM is reached at its address (the NSG admits this machine's allowFrom). null when the
+ * Where this machine reaches a component's data endpoint: its published port — on docker 127.0.0.1 at the external
+ * port Docker chose, on azure the VM's public address (the NSG admits this machine's allowFrom). null when the
  * outputs do not say (no data endpoint, a port not published, or published under preview/mocks).
  */
 export function harnessAddress(outputs: StackOutputs, ep: ComponentEndpoints): { host: string; port: number } | null {
   const data = ep.data;
-  if (!data) return null;
-  if (outputs.platform === "docker") {
-    const pub = ep.published.find((p) => p.internal === data.port && p.external !== null);
-    return pub && pub.external !== null ? { host: pub.ip, port: pub.external } : null;
-  }
-  if (outputs.platform === "azure") return { host: outputs.hosts[ep.host]?.address ?? data.host, port: data.port };
-  return null;
+  if (!data || outputs.platform === "local") return null;
+  const pub = ep.published.find((p) => p.internal === data.port && p.external !== null);
+  return pub && pub.external !== null && pub.ip !== "" ? { host: pub.ip, port: pub.external } : null;
 }
 
 /**

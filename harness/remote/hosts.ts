@@ -1,6 +1,6 @@
 /**
  * The shells into a deployed stack's hosts, from its outputs: on docker, `docker exec` into `hosts.<h>.container`
- * with the Docker CLI of this machine (DOCKER_HOST honoured); on azure, SSH to `hosts.<h>.address` as the VMs'
+ * with the Docker CLI of this machine (DOCKER_HOST honoured); on azure, SSH to `hosts.<h>.publicAddress` as the VMs'
  * admin user (`ingestbench:azure.adminUsername`, default "ingestbench") and `docker exec` there.
  *
  * Environment: INGESTBENCH_DOCKER (Docker CLI, default "docker" on PATH), INGESTBENCH_SSH (ssh client, default
@@ -33,7 +33,8 @@ export function shellsFor(outputs: StackOutputs, source: ShellSource = {}): (hos
     if (outputs.platform === "docker") {
       shell = dockerExecShell(host, h.container, { env, ...(env.INGESTBENCH_DOCKER ? { docker: env.INGESTBENCH_DOCKER } : {}) });
     } else if (outputs.platform === "azure") {
-      shell = sshDockerShell(host, h.address, h.container, {
+      if (!h.publicAddress) throw new ProvisioningError("E_UNREACHABLE", `stack ${outputs.stack}: host ${host} has no publicAddress in the outputs: this machine cannot reach it over SSH`);
+      shell = sshDockerShell(host, h.publicAddress, h.container, {
         user: source.adminUsername ?? "ingestbench",
         env,
         ...(env.INGESTBENCH_SSH ? { ssh: env.INGESTBENCH_SSH } : {}),

@@ -3,7 +3,8 @@
  * network (./network.ts) and one AzureHost (./host.ts) per host, every resource tagged
  * { owner, expiry, ingestbench-stack }. Outputs follow infra/docker/outputs.ts's contract exactly, with platform
  * "azure": `hosts.<h>.address` is the VM's private address on the stack subnet (the data plane, as the docker
- * network's address), `container` the VM's (and its container's) name, `limits.applied.vmSize` its size, `config`
+ * network's address), `publicAddress` where the harness reaches the VM (SSH, published ports), `container` the
+ * VM's (and its container's) name, `limits.applied.vmSize` its size, `config`
  * (collector hosts) the config rendered from `ingestbench:cell` and written by cloud-init (./host.ts); each
  * endpoint's `published` ports are on the VM's public address (`ip`; `external` = `internal`, containers run on
  * the VM's network), reachable from ingestbench:azure.allowFrom only, as is node_exporter on port 9100.
@@ -136,14 +137,17 @@ export class AzureStack extends pulumi.ComponentResource {
 
     const hosts = Object.entries(this.hosts);
     this.outputs = pulumi
-      .all(hosts.map(([, h]) => h.endpoints))
-      .apply((eps): StackOutputs => {
+      .all([pulumi.all(hosts.map(([, h]) => h.endpoints)), pulumi.all(hosts.map(([, h]) => h.publicAddress))])
+      .apply(([eps, publicAddresses]): StackOutputs => {
         const vnetName = this.network.vnetName;
         const out: StackOutputs = { platform: "azure", stack: spec.name, network: { name: vnetName, subnet: SUBNET }, hosts: {}, endpoints: {}, versions: {} };
         hosts.forEach(([hostName, h], i) => {
           const componentName = componentOf(hostName);
           const entry = catalogEntry(componentName);
-          out.hosts[hostName] = { address: h.address, container: h.vmName, component: componentName, image: h.image, limits: h.limits, ...(h.config ? { config: h.config } : {}) };
+          out.hosts[hostName] = {
+            address: h.address, publicAddress: publicAddresses[i]!, container: h.vmName, component: componentName, image: h.image, limits: h.limits,
+            ...(h.config ? { config: h.config } : {}),
+          };
           (out.endpoints[componentName] ??= []).push(eps[i]!);
           // a built image has no registry digest: digestResolved stays false (as on the docker platform)
           out.versions[componentName] = { pinned: entry.version, image: h.image, digestResolved: h.image === imageRef(entry) && entry.digest !== null };

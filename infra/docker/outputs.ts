@@ -8,7 +8,7 @@
  * | `stack`     | the stack name |
  * | `message`   | set when the program deployed nothing (local stacks) |
  * | `network`   | the stack's data-plane network: name and IPv4 subnet |
- * | `hosts`     | per host: data-plane `address`, `container`, `component`, `image` and `limits` (requested, applied, enforced, notes); collectors add `config` (file, sha256 of the rendered text, source "stack config" or "defaults", and `built` when the image was built) |
+ * | `hosts`     | per host: data-plane `address` (azure adds the VM's `publicAddress`, for SSH), `container`, `component`, `image` and `limits` (requested, applied, enforced, notes); collectors add `config` (file, sha256 of the rendered text, source "stack config" or "defaults", and `built` when the image was built) |
  * | `endpoints` | per component, a list (two collectors of one kind are two entries), each: the host it runs on, its `data` endpoint (address:port on the stack network), `metrics` when it has one, and `published` ports on 127.0.0.1 for the harness (external port chosen by Docker) |
  * | `versions`  | per component: `pinned` version, `image` reference (tag, and digest once resolved), `digestResolved` |
  *
@@ -53,7 +53,10 @@ export interface HostConfigOutput {
 }
 
 export interface HostOutput {
+  /** the host's address on the stack network (data plane) */
   address: string;
+  /** azure: the VM's public address, where the harness reaches it (SSH, published ports); absent on docker */
+  publicAddress?: string;
   container: string;
   component: string;
   image: string;

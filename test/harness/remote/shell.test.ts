@@ -1,11 +1,11 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import type { ChildProcess } from "node:child_process";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProvisioningError } from "../../../harness/errors.ts";
 import { dockerExecShell, sshDockerShell, type HostShell } from "../../../harness/remote/shell.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../../helpers/docker-cli-stand-in.ts";
+import { createSshCliStandIn, type SshCliStandIn } from "../../helpers/ssh-cli-stand-in.ts";
 
 const CONTAINER = "ib-test-loadgen";
 
@@ -141,39 +141,18 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
 
 describe("sshDockerShell (through a RECORDING STAND-IN for the ssh client and the Docker CLI)", () => {
   let docker: DockerCliStandIn;
-  let dir: string;
+  let ssh: SshCliStandIn;
   let env: NodeJS.ProcessEnv;
-  const sshCalls = (): string[][] =>
-    readFileSync(path.join(dir, "ssh-calls.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as string[]);
+  const sshCalls = (): string[][] => ssh.calls();
 
   beforeAll(() => {
     docker = createDockerCliStandIn({ containers: { "ib-azure-loadgen": { paths: {} } } });
-    dir = mkdtempSync(path.join(os.tmpdir(), "ib-ssh-stand-in-"));
-    mkdirSync(path.join(dir, "bin"));
-    // ssh stand-in: records argv, then does what sshd does with the command: joins the words after the
-    // destination (and after "--") with spaces and hands that string to the login shell (`sh -c`), here.
-    const ssh = path.join(dir, "bin", "ssh");
-    writeFileSync(ssh, `#!/usr/bin/env node
-import { appendFileSync } from "node:fs";
-import { spawn } from "node:child_process";
-const argv = process.argv.slice(2);
-appendFileSync(${JSON.stringify(path.join(dir, "ssh-calls.jsonl"))}, JSON.stringify(argv) + "\\n");
-let i = 0;
-while (i < argv.length && argv[i].startsWith("-")) i += ["-o", "-i", "-p"].includes(argv[i]) ? 2 : 1;
-i++; // destination
-if (argv[i] === "--") i++;
-const child = spawn("sh", ["-c", argv.slice(i).join(" ")], { stdio: "inherit" });
-child.on("exit", (code, signal) => process.exit(code ?? 255));
-`);
-    chmodSync(ssh, 0o755);
-    // sudo stand-in: runs its arguments as they are (we are root already)
-    writeFileSync(path.join(dir, "bin", "sudo"), '#!/bin/sh\nexec "$@"\n');
-    chmodSync(path.join(dir, "bin", "sudo"), 0o755);
-    env = { ...docker.env, PATH: `${path.join(dir, "bin")}${path.delimiter}${docker.env.PATH ?? ""}` };
+    ssh = createSshCliStandIn();
+    env = ssh.withPath(docker.env);
   });
   afterAll(() => {
     docker.cleanup();
-    rmSync(dir, { recursive: true, force: true });
+    ssh.cleanup();
   });
 
   it("quotes the remote command so a JSON spec with spaces, quotes, $ and backslashes arrives byte for byte", async () => {

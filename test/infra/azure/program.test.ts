@@ -245,7 +245,7 @@ describe("azure stack files", () => {
         // outputs: addresses, applied limits, endpoints, versions
         const out = outputs.hosts[host.name]!;
         // exactly the contract's keys (the provisioner parses them strictly)
-        expect(Object.keys(out).sort()).toEqual(["address", "component", "container", "image", "limits", ...(component.kind === "collector" ? ["config"] : [])].sort());
+        expect(Object.keys(out).sort()).toEqual(["address", "component", "container", "image", "limits", "publicAddress", ...(component.kind === "collector" ? ["config"] : [])].sort());
         expect(out).toMatchObject({ address: hostAddress(i), container: vmName, component: component.name, image });
         if (component.kind === "collector") {
           // the committed stack carries no ingestbench:cell: the collector's defaults, said so; the sha256 is of the written text
@@ -254,6 +254,8 @@ describe("azure stack files", () => {
         }
         const publicAddress = publicIps.get(`${hb}-ip`);
         expect(publicAddress).toMatch(/^20\.50\.0\.\d+$/);
+        // where the harness reaches the VM over SSH (the loadgen VM publishes no port, so only this says it)
+        expect(out.publicAddress).toBe(publicAddress);
         expect(out.limits.requested).toEqual(host.requested);
         expect(out.limits.applied).toMatchObject({ vmSize: size, diskSku: "PremiumV2_LRS", diskIOPSReadWrite: disk.diskIOPSReadWrite, diskMBpsReadWrite: disk.diskMBpsReadWrite });
         if (cpu) expect(out.limits.applied).toMatchObject({ cfsQuotaUs: cpu.quotaUs, cfsPeriodUs: cpu.periodUs });

@@ -1,6 +1,7 @@
 /**
- * `ingestbench bench|run --stack docker-4c4g` end to end, through RECORDING STAND-INS for the Pulumi CLI and the
- * Docker CLI (nothing here can deploy: no Pulumi CLI, no Docker engine). The stand-ins replace `pulumi up/destroy`
+ * `ingestbench bench|run --stack docker-4c4g` (and `bench --stack azure-d2s-v5`) end to end, through RECORDING
+ * STAND-INS for the Pulumi CLI, the Docker CLI and, on azure, the ssh client (nothing here can deploy: no Pulumi CLI,
+ * no Docker engine, no Azure subscription). The stand-ins replace `pulumi up/destroy`
  * and the Docker daemon's exec; everything behind them is real: the bundled generator runs on this machine
  * (launched as `docker exec -i <loadgen> node /opt/ingestbench/generator-….mjs`, its container path mapped to a temp
  * dir), the sink is a real PostgreSQL whose "published port" is its real port, the verifier counts it over real
@@ -16,6 +17,7 @@ import type { RunRecord, SeriesPoint } from "../../harness/results/types.ts";
 import { startTestPostgres, type TestPostgres } from "../helpers/direct-host.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../helpers/docker-cli-stand-in.ts";
 import { createPulumiCliStandIn, type PulumiCliStandIn } from "../helpers/pulumi-cli-stand-in.ts";
+import { createSshCliStandIn, type SshCliStandIn } from "../helpers/ssh-cli-stand-in.ts";
 
 const PORT = 5447;
 const STACK = "docker-4c4g";
@@ -27,6 +29,7 @@ const SINK = `ib-${STACK}-sink`;
 let pg: TestPostgres;
 let docker: DockerCliStandIn | undefined;
 let pulumi: PulumiCliStandIn | undefined;
+let ssh: SshCliStandIn | undefined;
 const results = mkdtempSync(path.join(os.tmpdir(), "ib-deployed-results-"));
 
 beforeAll(async () => { pg = await startTestPostgres(PORT); }, 60_000);
@@ -37,7 +40,8 @@ afterAll(async () => {
 afterEach(() => {
   docker?.cleanup();
   pulumi?.cleanup();
-  docker = pulumi = undefined;
+  ssh?.cleanup();
+  docker = pulumi = ssh = undefined;
 });
 
 const limits = (applied: Record<string, number>) => ({ requested: { cpu: "1" }, applied, enforced: true, notes: [] as string[] });
@@ -88,14 +92,14 @@ function scenario(name: string): string {
   return file;
 }
 
-function records(name: string): RunRecord[] {
-  const dir = path.join(results, STACK, name);
+function records(name: string, stack = STACK): RunRecord[] {
+  const dir = path.join(results, stack, name);
   if (!existsSync(dir)) return [];
   return readdirSync(dir).map((id) => JSON.parse(readFileSync(path.join(dir, id, "run.json"), "utf8")) as RunRecord);
 }
 
-function series(name: string, runId: string): SeriesPoint[] {
-  return readFileSync(path.join(results, STACK, name, runId, "series.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
+function series(name: string, runId: string, stack = STACK): SeriesPoint[] {
+  return readFileSync(path.join(results, stack, name, runId, "series.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
 }
 
 const generatorsAlive = () => spawnSync("pgrep", ["-f", "opt/generator-"], { encoding: "utf8" }).stdout.trim();
@@ -193,6 +197,50 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     expect(rec?.status).toBe("interrupted");
     expect(rec?.generator?.sent).toBeGreaterThan(0);
     expect(pulumi!.state().stacks[STACK]!.resourceCount).toBe(0);
+    expect(generatorsAlive()).toBe("");
+  }, 150_000);
+
+  it("bench on azure: SSH to each VM's public address as the admin user, docker exec there; exact ledger; destroyed", () => {
+    const AZ = "azure-d2s-v5";
+    const vm = (h: string) => `ib-${AZ}-${h}`;
+    docker = createDockerCliStandIn({ containers: { [vm("loadgen")]: { paths: { "/opt/ingestbench": "loadgen-opt" } }, [vm("sink")]: { paths: {} } } });
+    ssh = createSshCliStandIn();
+    const azLimits = (size: string) => ({ requested: {}, applied: { vmSize: size, diskIOPSReadWrite: 3750, diskMBpsReadWrite: 125 }, enforced: true, notes: [] as string[] });
+    // the VMs' public addresses are this machine (127.0.0.1): the ssh stand-in runs the command here
+    const deployed = {
+      outputs: {
+        platform: "azure", stack: AZ, network: { name: `ib-${AZ}-vnet`, subnet: "10.20.1.0/24" },
+        hosts: {
+          loadgen: { address: "10.20.1.4", publicAddress: "127.0.0.1", container: vm("loadgen"), component: "loadgen", image: "node:20.18.0-bookworm-slim", limits: azLimits("Standard_D4s_v5") },
+          sink: { address: "10.20.1.6", publicAddress: "127.0.0.1", container: vm("sink"), component: "postgres", image: "postgres:18.4-bookworm", limits: azLimits("Standard_D4s_v5") },
+        },
+        endpoints: { postgres: [{ host: "sink", data: { host: "127.0.0.1", port: PORT, scheme: "postgres" }, metrics: null, published: [{ internal: PORT, external: PORT, ip: "127.0.0.1", protocol: "tcp" }] }] },
+        versions: { postgres: { pinned: "18.4", image: "postgres:18.4-bookworm", digestResolved: false } },
+      },
+      resourceCount: 23,
+    };
+    pulumi = createPulumiCliStandIn({ deploy: { [AZ]: deployed } });
+    const env = { ...ssh.withPath(docker.env), PATH: [ssh.binDir, docker.binDir, pulumi.binDir, PG_BIN, process.env.PATH].join(path.delimiter), INGESTBENCH_SSH_IDENTITY: "/keys/ib_ed25519" };
+    const file = scenario("deployed-azure");
+    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stack", AZ, file, "--results", results, "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const [rec] = records("deployed-azure", AZ);
+    expect(rec).toMatchObject({ status: "ok", platform: "azure", ledger: { lost: 0, duplicated: 0, unexpected: 0 } });
+    expect(rec!.ledger!.stored).toBe(rec!.generator!.sent);
+    expect(rec!.limits.loadgen!.applied.vmSize).toBe("Standard_D4s_v5");
+    // no CPU cap on a whole VM: throttling is not reported, CPU is
+    const measured = series("deployed-azure", rec!.runId, AZ).filter((p) => p.phase === "measure");
+    expect(measured.length).toBeGreaterThanOrEqual(4);
+    for (const p of measured) expect(p.hosts.sink).toMatchObject({ throttledShare: null });
+    // every command went over ssh, as the stack file's admin user (default "ingestbench"), with the key given
+    const calls = ssh.calls();
+    expect(calls.length).toBeGreaterThan(3);
+    for (const argv of calls) {
+      expect(argv.slice(0, 8)).toEqual(["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "-i", "/keys/ib_ed25519", "ingestbench@127.0.0.1", "--"]);
+      expect(argv[8]).toMatch(new RegExp(`^sudo docker exec -i ib-${AZ}-(loadgen|sink) `));
+    }
+    expect(calls.some((a) => a[8]!.startsWith(`sudo docker exec -i ${vm("loadgen")} node /opt/ingestbench/generator-`))).toBe(true);
+    expect(pulumi.state().stacks[AZ]!.resourceCount).toBe(0);
     expect(generatorsAlive()).toBe("");
   }, 150_000);
 });
