@@ -15,7 +15,7 @@ import { ConfigurationError, IngestbenchError } from "./errors.ts";
 import { prepareResultsDir } from "./results/preflight.ts";
 import { compareCommand, compareStacks, renderComparison, type CompareCommandFlags } from "./results/compare.ts";
 import { registerNightlyCommands } from "./nightly/commands.ts";
-import { benchOnPulumiStack, registerProvisionCommands } from "./provision/commands.ts";
+import { pulumiStacks, registerProvisionCommands } from "./provision/commands.ts";
 import type { ReportFlags } from "./report/build.ts";
 import { loadScenarioFile, planCells } from "./runner/plan.ts";
 import { driveRuns, runsExitCode } from "./runner/drive.ts";
@@ -61,15 +61,10 @@ async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
   const stacks = flags.stack.split(",").map((s) => s.trim()).filter(Boolean).map((s) => loadStack(s, path.join(projectRoot, "stacks")));
   const scenario = loadScenarioFile(scenarioFile);
   const plans: CellPlan[] = planCells(scenario, scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
-  if (stacks.some((s) => s.platform !== "local")) {
-    // docker and azure stacks are deployed with Pulumi (harness/provision/), one at a time
-    if (stacks.length > 1) throw new ConfigurationError("E_STACKS", `bench runs one docker or azure stack at a time (got ${stacks.map((s) => s.name).join(", ")}); run them one after the other and compare with \`ingestbench compare\``, { field: "--stack" });
-    const reporter = new Progress(flags.quiet ? "quiet" : flags.progress);
-    return runsExitCode(await benchOnPulumiStack({ stack: stacks[0]!, plans, resultsRoot, invocation: new Date().toISOString(), projectRoot, quiet: reporter.mode === "quiet", reporter }));
-  }
   const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
+  // docker and azure stacks are deployed with Pulumi for their runs and destroyed after them (harness/provision/)
   const result = await driveRuns(stacks.map((stack) => ({ stack, plans })), {
-    resultsRoot, invocation: new Date().toISOString(), projectRoot, reporter: progress,
+    resultsRoot, invocation: new Date().toISOString(), projectRoot, reporter: progress, deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }),
   });
   // an interrupted invocation is not compared: its rows would mix the stopped runs with older ones
   if (stacks.length > 1 && result.records.some((r) => r.summary) && !result.records.some((r) => r.status === "interrupted")) {
@@ -83,7 +78,7 @@ async function bench(scenarioFile: string, flags: BenchFlags): Promise<number> {
 /** bench: provision, run, tear down. */
 const registerBenchCommand: CommandModule = (program) => {
   const cmd = program.command("bench")
-    .description("Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. With several stacks, print a comparison.")
+    .description("Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. Local stacks are provisioned per run (cgroups, network namespaces, tc); docker and azure stacks are deployed with Pulumi for their runs and destroyed after them. With several stacks, print a comparison.")
     .argument("<scenario>", "scenario file, e.g. scenarios/quickstart.yaml")
     .requiredOption("-s, --stack <names>", "stack name(s), comma-separated (stacks/Pulumi.<name>.yaml), e.g. local-quarter-core,local-2-cores");
   addRunOptions(cmd, "runs per cell, overriding the scenario's replicates (default 3)");

@@ -12,7 +12,8 @@
  * Ports, data directories and environment are the images' own documented defaults. `metrics` names each
  * component's own telemetry endpoint (on its "metrics" port, else on its data port); `uploads` are static server
  * settings written into the container (collector configs are rendered per scenario by infra/render/); `build` is an
- * image the docker platform builds itself (a pinned plugin, a patch) instead of pulling the entry's image.
+ * image the docker platform builds itself (a pinned plugin, a patch, a service the pulled image lacks) instead of
+ * pulling the entry's image.
  */
 
 export type CatalogKind = "sink" | "collector" | "platform";
@@ -54,8 +55,13 @@ export interface CatalogBuild {
   /** local image name and pinned tag given to the build */
   repository: string;
   tag: string;
-  /** the sinks this collector needs the built image for */
+  /** the sinks this collector needs the built image for (not read when `always`) */
   forSinks: readonly string[];
+  /**
+   * true: every host running the component runs the built image, whatever it is paired with (a sink whose pulled
+   * image lacks what the harness speaks to, e.g. GridDB without its Web API); absent: only the `forSinks` pairings
+   */
+  always?: boolean;
   /** what the build adds, for people */
   adds: string;
 }
@@ -247,9 +253,19 @@ const entries: CatalogImage[] = [
       { port: 10001, role: "control", protocol: "tcp", scheme: "griddb-transaction" },
     ],
     dataDir: "/var/lib/gridstore/data",
+    // read by images/griddb-webapi/start.sh: the cluster name is the sink param `cluster`'s default (infra/render/sinks.ts)
     env: { GRIDDB_CLUSTER_NAME: "myCluster", GRIDDB_USERNAME: "admin", GRIDDB_PASSWORD: "admin" },
-    versionCommand: null,
-    todo: "tag 5.6.0 is not verified against the registry here; the server image has no Web API (griddb/webapi, a Java service on 8081): it needs an image of its own before a GridDB stack can deploy",
+    // the installed griddb package's version (the build checks it is 5.6.0): the gsserver binary the node runs
+    versionCommand: ["dpkg-query", "-W", "-f=${Version}\\n", "griddb"],
+    build: {
+      context: "images/griddb-webapi",
+      repository: "ingestbench/griddb-webapi",
+      tag: "5.6.0-webapi5.6.0-1",
+      forSinks: [],
+      always: true,
+      adds: "the GridDB Web API (griddb/webapi built from its v5.6.0 tag, a Temurin 8 JRE) on port 8081 in front of a one-node FIXED_LIST cluster, started by one script that ends the container when either dies",
+    },
+    todo: "not built here (no Docker engine): the tags griddb/griddb:5.6.0, eclipse-temurin 8u432-b06 and griddb/webapi v5.6.0 are not verified against their registries, the Web API tarball has no checksum yet, and the sink param `cluster` reaches the container only as its default (env GRIDDB_CLUSTER_NAME)",
   },
   {
     name: "syslog-ng",
@@ -258,11 +274,13 @@ const entries: CatalogImage[] = [
     tag: "3.38.1",
     digest: null,
     version: "3.38.1",
+    // the syslog() source of infra/render/syslog-ng.ts (RFC 5424, RFC 6587 octet counting), the `syslog` generator's target
     ports: [{ port: 5514, role: "data", protocol: "tcp", scheme: "syslog" }],
+    // the Debian build's localstatedir: persist file, control socket (syslog-ng-ctl stats -c .../syslog-ng.ctl), disk buffer
     dataDir: "/var/lib/syslog-ng",
     env: {},
     versionCommand: ["syslog-ng", "--version"],
-    todo: "the docker host does not upload infra/components/syslog-ng.ts's rendered config yet (that renderer is the local platform's; its sql() destination writes into PostgreSQL only)",
+    todo: "sql() (libdbi + libdbd-pgsql) and http() are read from the image's published Dockerfile and Debian packaging, not checked in a pulled image (no Docker engine here)",
   },
   {
     name: "loadgen",

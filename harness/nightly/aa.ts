@@ -21,6 +21,7 @@ import { displayPath } from "../config/yaml.ts";
 import { AA_SUFFIX, compareRuns, writeNoiseFloors, type NoiseFloorFile, type RunsComparison } from "../results/compare.ts";
 import { prepareResultsDir } from "../results/preflight.ts";
 import { driveItems, runsExitCode, type RunItem } from "../runner/drive.ts";
+import { pulumiStacks } from "../provision/commands.ts";
 import { loadScenarioFile, planCells, planSeed } from "../runner/plan.ts";
 import { Progress, type ProgressMode } from "../runner/progress.ts";
 import type { CellPlan } from "../runner/run.ts";
@@ -114,7 +115,7 @@ export async function aaCommand(scenarioFile: string, flags: AaFlags, projectRoo
   const plans = planCells(scenario, scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
   const iso = new Date().toISOString();
   const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
-  const result = await driveItems(aaItems(stack, plans, planSeed(scenario), iso), { resultsRoot, invocation: iso, projectRoot, reporter: progress });
+  const result = await driveItems(aaItems(stack, plans, planSeed(scenario), iso), { resultsRoot, invocation: iso, projectRoot, reporter: progress, deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }) });
   const code = runsExitCode(result);
   if (result.interrupted || result.records.every((r) => r.summary === null)) return code || 3;
   const inv = aaInvocations(iso);

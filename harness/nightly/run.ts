@@ -14,6 +14,7 @@ import { compareRuns, type RunsComparison } from "../results/compare.ts";
 import { prepareResultsDir } from "../results/preflight.ts";
 import { loadRuns } from "../results/store.ts";
 import { driveRuns, runsExitCode, type StackWork } from "../runner/drive.ts";
+import { pulumiStacks } from "../provision/commands.ts";
 import { Progress, type ProgressMode } from "../runner/progress.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
 import { loadNightlyPlan } from "./plan.ts";
@@ -188,7 +189,7 @@ export async function nightlyCommand(planFile: string, flags: NightlyFlags, proj
     pairs.push({ stack: stack.name, scenario: scenario.name });
   });
   const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
-  const result = await driveRuns(work, { resultsRoot, invocation: new Date().toISOString(), projectRoot, reporter: progress });
+  const result = await driveRuns(work, { resultsRoot, invocation: new Date().toISOString(), projectRoot, reporter: progress, deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }) });
   const runsCode = runsExitCode(result);
   if (result.interrupted) return runsCode;
   const decision = await decideNightly(resultsRoot, pairs, { force: flags.force });

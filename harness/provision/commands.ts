@@ -25,8 +25,7 @@ import { ConfigurationError } from "../errors.ts";
 import { RemoteSite } from "../remote/site.ts";
 import { shellsFor, type ShellSource } from "../remote/hosts.ts";
 import type { RunRecord } from "../results/types.ts";
-import type { DriveResult } from "../runner/drive.ts";
-import { describeRun, runsExitCode } from "../runner/drive.ts";
+import { describeRun, driveRuns, runsExitCode, type DeployedStacks, type DriveResult } from "../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
 import { addProgressOptions, addRunOptions, Progress, type ProgressMode } from "../runner/progress.ts";
 import { BenchRun, type CellPlan } from "../runner/run.ts";
@@ -85,23 +84,15 @@ export function loadDeployableStack(name: string, projectRoot = defaultProjectRo
   return stack;
 }
 
-/** Options of benchOnPulumiStack. */
-export interface PulumiBenchOptions {
-  /** a docker or azure stack */
-  stack: StackSpec;
-  plans: CellPlan[];
-  resultsRoot: string;
-  invocation: string;
+/** Options of pulumiStacks. */
+export interface PulumiStacksOptions {
   projectRoot?: string;
+  /** no Pulumi progress output */
   quiet?: boolean;
-  /** where the `pulumi` CLI is found and what it runs with; default process.env */
+  /** where the `pulumi`, `docker` and `ssh` CLIs are found and what they run with; default process.env */
   env?: NodeJS.ProcessEnv;
   /** runs each cell (default: deployedCellRunner with `env`) */
   runCell?: CellRunner;
-  /** aborts the bench (default: SIGINT/SIGTERM of this process) */
-  signal?: AbortSignal;
-  /** the progress display (default: auto, or quiet with `quiet`) */
-  reporter?: Progress;
   /**
    * `ingestbench run`: the stack is up already and stays up — it is selected, not created, re-deployed in place
    * when a cell needs other components or settings, and never destroyed
@@ -110,67 +101,89 @@ export interface PulumiBenchOptions {
 }
 
 /**
- * `ingestbench bench` on a docker or azure stack: deploy it with the first cell's components, run every planned
- * cell (re-deploying in place when a cell needs other components or settings), and destroy it after success, error
- * and Ctrl-C (with `keep`: `ingestbench run` on a stack that is up, nothing destroyed). Progress and run
- * descriptions go through the progress display as for local runs. Returns what driveRuns returns, for runsExitCode.
+ * How the driver (harness/runner/drive.ts) runs docker and azure stacks: per group of consecutive runs on one
+ * stack, deploy it with the first cell's components, run every cell (re-deploying in place when a cell needs other
+ * components or settings, e.g. another chunk_limit_records), and destroy it after success, error and Ctrl-C (with
+ * `keep`: select a stack that is up and leave it up). An interrupted group returns the runs made so far.
+ * `check` refuses a local stack, and a cell needing hosts the stack lacks, before anything runs.
+ * @throws (run) ProvisioningError when deploying fails (after the destroy)
+ */
+export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
+  const projectRoot = opts.projectRoot ?? defaultProjectRoot;
+  const runCell = opts.runCell ?? deployedCellRunner(opts.env ? { env: opts.env } : {});
+  return {
+    check(stack, plans) {
+      if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`);
+      for (const plan of plans) cellConfig(stack, plan);
+    },
+    async run({ stack, items, signal, progress, resultsRoot, invocation }) {
+      const records: RunRecord[] = [];
+      const configs = items.map(({ plan }) => cellConfig(stack, plan));
+      const log = opts.quiet ? undefined : (t: string) => void process.stderr.write(t);
+      const popts = { projectDir: projectRoot, ...(opts.env ? { env: opts.env } : {}), ...(log ? { onOutput: log } : {}) };
+      // a cell whose stack config differs (components or blocks) is re-deployed
+      const key = (i: number) => JSON.stringify(configs[i]);
+      let deployed = key(0);
+      const cells = async (first: StackOutputs): Promise<void> => {
+        let outputs = first;
+        for (const [i, item] of items.entries()) {
+          if (signal.aborted) break;
+          if (key(i) !== deployed) {
+            outputs = await provisioner.up({ config: configs[i]!, signal });
+            deployed = key(i);
+          }
+          const record = await runCell({ stack, plan: item.plan, outputs, signal, resultsRoot, invocation: item.invocation ?? invocation, projectRoot, progress });
+          progress.cellEnd(record, describeRun(record));
+          records.push(record);
+        }
+      };
+      const provisioner = opts.keep
+        ? await PulumiProvisioner.inWorkspace(await openWorkspace(popts), stack.name, popts, "select")
+        : await PulumiProvisioner.open(stack.name, popts);
+      try {
+        if (opts.keep) {
+          await provisioner.outputs(); // a stack that is not up is refused ("run `ingestbench up` first"), not deployed here
+          await cells(await provisioner.up({ config: configs[0]!, signal }));
+        } else {
+          await withPulumiStack(provisioner, { config: configs[0]!, signal }, cells);
+        }
+      } catch (err) {
+        if (!signal.aborted) throw err;
+      }
+      return records;
+    },
+  };
+}
+
+/** Options of benchOnPulumiStack. */
+export interface PulumiBenchOptions extends PulumiStacksOptions {
+  /** a docker or azure stack */
+  stack: StackSpec;
+  plans: CellPlan[];
+  resultsRoot: string;
+  invocation: string;
+  /** aborts the bench (besides SIGINT/SIGTERM of this process) */
+  signal?: AbortSignal;
+  /** the progress display (default: auto, or quiet with `quiet`) */
+  reporter?: Progress;
+}
+
+/**
+ * `ingestbench bench` (or, with `keep`, `run`) of one docker or azure stack: driveRuns with pulumiStacks. Returns
+ * what driveRuns returns, for runsExitCode.
  * @throws ConfigurationError for a local stack or a cell needing hosts the stack lacks; ProvisioningError when
  *         deploying fails (after the destroy) or the deployed stack's outputs do not serve the cell
  */
 export async function benchOnPulumiStack(opts: PulumiBenchOptions): Promise<DriveResult> {
   const { stack, plans } = opts;
-  const projectRoot = opts.projectRoot ?? defaultProjectRoot;
   if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: benchOnPulumiStack is for docker and azure stacks`);
-  const configs = plans.map((plan) => cellConfig(stack, plan)); // host checks before anything runs
-  const runCell = opts.runCell ?? deployedCellRunner(opts.env ? { env: opts.env } : {});
-  if (plans.length === 0) return { records: [], interrupted: null };
-  const progress = opts.reporter ?? new Progress(opts.quiet ? "quiet" : undefined);
-
-  const records: RunRecord[] = [];
-  const body = async (signal: AbortSignal): Promise<void> => {
-    const log = opts.quiet ? undefined : (t: string) => void process.stderr.write(t);
-    const popts = { projectDir: projectRoot, ...(opts.env ? { env: opts.env } : {}), ...(log ? { onOutput: log } : {}) };
-    const provisioner = opts.keep
-      ? await PulumiProvisioner.inWorkspace(await openWorkspace(popts), stack.name, popts, "select")
-      : await PulumiProvisioner.open(stack.name, popts);
-    // a cell whose stack config differs (components or blocks, e.g. another chunk_limit_records) is re-deployed
-    const key = (i: number) => JSON.stringify(configs[i]);
-    let deployed = key(0);
-    const cells = async (first: StackOutputs): Promise<void> => {
-      let outputs = first;
-      for (const [i, plan] of plans.entries()) {
-        if (signal.aborted) break;
-        if (key(i) !== deployed) {
-          outputs = await provisioner.up({ config: configs[i]!, signal });
-          deployed = key(i);
-        }
-        const record = await runCell({ stack, plan, outputs, signal, resultsRoot: opts.resultsRoot, invocation: opts.invocation, projectRoot, progress });
-        progress.cellEnd(record, describeRun(record));
-        records.push(record);
-      }
-    };
-    if (opts.keep) {
-      await provisioner.outputs(); // a stack that is not up is refused ("run `ingestbench up` first"), not deployed here
-      await cells(await provisioner.up({ config: configs[0]!, signal }));
-    }
-    else await withPulumiStack(provisioner, { config: configs[0]!, signal }, cells);
-  };
-
-  progress.start(plans.map((plan) => ({ stack: stack.name, plan })));
-  // an interrupted bench returns the runs made so far (the stack has been destroyed by then)
-  const handle = opts.signal ? undefined : installInterruptHandlers();
-  const signal = opts.signal ?? handle!.signal;
-  const interrupted = (): NodeJS.Signals | null => (signal.aborted ? ((signal.reason as NodeJS.Signals | undefined) ?? "SIGINT") : null);
-  try {
-    await body(signal);
-    return { records, interrupted: interrupted() };
-  } catch (err) {
-    if (signal.aborted) return { records, interrupted: interrupted() };
-    throw err;
-  } finally {
-    handle?.dispose();
-    progress.end(signal.aborted ? String(signal.reason ?? "SIGINT") : null);
-  }
+  const projectRoot = opts.projectRoot ?? defaultProjectRoot;
+  return driveRuns([{ stack, plans }], {
+    resultsRoot: opts.resultsRoot, invocation: opts.invocation, projectRoot,
+    reporter: opts.reporter ?? new Progress(opts.quiet ? "quiet" : undefined),
+    deployed: pulumiStacks({ ...opts, projectRoot }),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
 }
 
 /** Pick one cell of a scenario for `up --scenario`: by id, else the first. @throws ConfigurationError E_CELL */

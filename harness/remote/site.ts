@@ -13,9 +13,9 @@
  * - reads each container's cgroup and interface counters (harness/observers/remote.ts);
  * - records the limits the platform applied (outputs `hosts.<h>.limits`).
  *
- * Not done on deployed stacks: the collectors' own counts (`collectorClaims`: their metrics endpoints are in the
- * outputs but not read yet), and lifting the sink's CPU cap before the ledger queries (the ledger is exact either
- * way; it only takes longer on a small cap).
+ * The collectors' own counts (`collectorClaims`) are read from each collector host's metrics endpoint at its
+ * published port (./claims.ts). Not done on deployed stacks: lifting the sink's CPU cap before the ledger queries
+ * (the ledger is exact either way; it only takes longer on a small cap).
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -28,10 +28,11 @@ import { createRemoteObserver } from "../observers/remote.ts";
 import type { Observer } from "../observers/types.ts";
 import type { RunRecord } from "../results/types.ts";
 import type { CellPlan } from "../runner/run.ts";
-import { hostRoles, LOADGEN, SINK, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "../runner/site.ts";
+import { hostRoles, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "../runner/site.ts";
 import { checkVersions, collectorHosts } from "../runner/versions.ts";
 import { verifiers } from "../verifiers/index.ts";
 import { installGenerator, REMOTE_ROOT } from "./bundle.ts";
+import { claimsReaders, readHostClaims } from "./claims.ts";
 import type { HostShell } from "./shell.ts";
 import { matchesImagePin, probeVersion } from "./versions.ts";
 
@@ -138,7 +139,12 @@ export class RemoteSite implements RunSite {
   }
 
   async collectorClaims(): Promise<RunRecord["collectorClaims"] | undefined> {
-    return undefined;
+    const collector = this.opts.plan.collector;
+    const reader = collector ? claimsReaders[collector.name] : undefined;
+    if (!collector || !reader) return undefined;
+    // every collector host in collector-1, collector-2 order; a host that fails keeps its error (sumClaims)
+    const results = await Promise.allSettled(this.collectorRoles.map((h) => readHostClaims(this.opts.outputs, reader, h, collector.config)));
+    return sumClaims(collector.name, this.collectorRoles, results);
   }
 
   async endMeasurement(): Promise<Record<string, string[]>> {

@@ -1,6 +1,8 @@
 /**
  * Driving BenchRuns for a command: provision each stack, run each planned cell, report progress (progress.ts) and a
- * description of every run, stop cleanly on SIGINT/SIGTERM. Shared by `ingestbench bench`, `nightly` and `aa`.
+ * description of every run, stop cleanly on SIGINT/SIGTERM. Shared by `ingestbench bench`, `run`, `nightly` and `aa`.
+ * Local stacks are provisioned per run here; docker and azure stacks are deployed once for their consecutive runs
+ * by the `deployed` hook (harness/provision/commands.ts pulumiStacks), so one invocation may mix both.
  */
 import type { StackSpec } from "../../infra/limits.ts";
 import type { RunRecord } from "../results/types.ts";
@@ -52,6 +54,17 @@ export interface RunItem {
   group?: string;
 }
 
+/**
+ * How docker and azure stacks run (harness/provision/commands.ts pulumiStacks): `check` before anything starts,
+ * `run` for consecutive items of one stack (deploy, run each, destroy), reporting each run through `progress`
+ * (cellStart/sample/cellEnd) and returning the records made, also when `signal` aborts.
+ */
+export interface DeployedStacks {
+  /** @throws ConfigurationError when a cell cannot run on the stack */
+  check(stack: StackSpec, plans: readonly CellPlan[]): void;
+  run(args: { stack: StackSpec; items: RunItem[]; signal: AbortSignal; progress: Progress; resultsRoot: string; invocation: string; projectRoot: string }): Promise<RunRecord[]>;
+}
+
 export interface DriveOptions {
   resultsRoot: string;
   /** invocation timestamp shared by every run (ISO) */
@@ -61,6 +74,10 @@ export interface DriveOptions {
   reporter?: Progress;
   /** progress mode when no reporter is given (default auto) */
   progress?: ProgressMode;
+  /** runs docker and azure stacks; without it they are refused (E_PLATFORM) */
+  deployed?: DeployedStacks;
+  /** aborts the runs too (besides SIGINT/SIGTERM of this process) */
+  signal?: AbortSignal;
 }
 
 export interface DriveResult {
@@ -87,7 +104,12 @@ export async function driveRuns(work: StackWork[], options: DriveOptions): Promi
  */
 export async function driveItems(items: RunItem[], options: DriveOptions): Promise<DriveResult> {
   // every planned run is checked before the first one provisions anything: a bad pairing fails at once, exit 2
-  for (const { stack, plan } of items) checkRunnableLocally(stack, plan);
+  const groups = stackGroups(items);
+  for (const g of groups) {
+    if (g.stack.platform === "local") for (const { stack, plan } of g.items) checkRunnableLocally(stack, plan);
+    else if (options.deployed) options.deployed.check(g.stack, g.items.map((i) => i.plan));
+    else checkRunnableLocally(g.stack, g.items[0]!.plan); // says which command runs it
+  }
   const progress = options.reporter ?? new Progress(options.progress);
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals): void => {
@@ -98,28 +120,52 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
     progress.notice(`${sig}: stopping; tearing down and keeping what was measured`);
     controller.abort(sig);
   };
+  const onExternal = (): void => controller.abort(options.signal?.reason ?? "SIGINT");
+  if (options.signal?.aborted) onExternal();
+  options.signal?.addEventListener("abort", onExternal, { once: true });
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   const records: RunRecord[] = [];
   progress.start(items.map((i) => ({ stack: i.stack.name, plan: i.plan, group: i.group })));
   try {
-    for (const { stack, plan, invocation } of items) {
+    for (const g of groups) {
       if (controller.signal.aborted) break;
-      const run = new BenchRun({
-        stack, plan, resultsRoot: options.resultsRoot, invocation: invocation ?? options.invocation, signal: controller.signal, projectRoot: options.projectRoot,
-      });
-      progress.cellStart(run.runId, `provisioning ${stack.platform} hosts ${hostRoles(Object.keys(stack.hosts), plan).join(", ")}`);
-      run.on("tick", (p, ctx: { loadEndS: number }) => progress.sample(p, ctx));
-      const record = await run.run();
-      progress.cellEnd(record, describeRun(record));
-      records.push(record);
+      if (g.stack.platform !== "local") {
+        records.push(...(await options.deployed!.run({
+          stack: g.stack, items: g.items, signal: controller.signal, progress, resultsRoot: options.resultsRoot, invocation: options.invocation, projectRoot: options.projectRoot,
+        })));
+        continue;
+      }
+      for (const { stack, plan, invocation } of g.items) {
+        if (controller.signal.aborted) break;
+        const run = new BenchRun({
+          stack, plan, resultsRoot: options.resultsRoot, invocation: invocation ?? options.invocation, signal: controller.signal, projectRoot: options.projectRoot,
+        });
+        progress.cellStart(run.runId, `provisioning ${stack.platform} hosts ${hostRoles(Object.keys(stack.hosts), plan).join(", ")}`);
+        run.on("tick", (p, ctx: { loadEndS: number }) => progress.sample(p, ctx));
+        const record = await run.run();
+        progress.cellEnd(record, describeRun(record));
+        records.push(record);
+      }
     }
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    options.signal?.removeEventListener("abort", onExternal);
     progress.end(controller.signal.aborted ? String(controller.signal.reason) : null);
   }
   return { records, interrupted: controller.signal.aborted ? (controller.signal.reason as NodeJS.Signals) : null };
+}
+
+/** Consecutive items of one stack, in order (a deployed stack is deployed once per group). */
+function stackGroups(items: RunItem[]): Array<{ stack: StackSpec; items: RunItem[] }> {
+  const out: Array<{ stack: StackSpec; items: RunItem[] }> = [];
+  for (const item of items) {
+    const last = out.at(-1);
+    if (last && last.stack.name === item.stack.name) last.items.push(item);
+    else out.push({ stack: item.stack, items: [item] });
+  }
+  return out;
 }
 
 /** The exit code of a set of runs: 130/143 when interrupted, the worst error kind, 1 on failed checks, else 0. */

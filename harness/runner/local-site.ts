@@ -19,7 +19,7 @@ import type { Observer } from "../observers/types.ts";
 import type { RunRecord } from "../results/types.ts";
 import { verifiers } from "../verifiers/index.ts";
 import type { CellPlan } from "./run.ts";
-import { hostRoles, LOADGEN, SINK, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
+import { hostRoles, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
 import { checkVersions, collectorHosts } from "./versions.ts";
 
 /**
@@ -128,7 +128,9 @@ export class LocalSite implements RunSite {
 
   async collectorClaims(): Promise<RunRecord["collectorClaims"] | undefined> {
     if (!this.collectors.length || !this.collectors.every((c) => c.stats)) return undefined;
-    return collectorClaims(this.collectors, this.collectorRoles);
+    // one read per host, summed key-wise; a host that fails keeps its error (sumClaims)
+    const results = await Promise.allSettled(this.collectors.map((c) => c.stats!()));
+    return sumClaims(this.collectors[0]!.name, this.collectorRoles, results);
   }
 
   async endMeasurement(): Promise<Record<string, string[]>> {
@@ -147,14 +149,4 @@ export class LocalSite implements RunSite {
     if (this.local) await attempt("teardown", () => this.local!.teardown());
     return errors;
   }
-}
-
-/** The collectors' own counts, summed key-wise over hosts (one host: its counts as they are); errors are kept. */
-async function collectorClaims(collectors: readonly RunningComponent[], hosts: readonly string[]): Promise<NonNullable<RunRecord["collectorClaims"]>> {
-  const name = collectors[0]!.name;
-  const results = await Promise.all(collectors.map((c) => c.stats!().then((counts) => ({ counts, error: undefined }), (e: Error) => ({ counts: null, error: e.message }))));
-  const errors = results.flatMap((r, i) => (r.error ? [`${hosts[i]}: ${r.error}`] : []));
-  const ok = results.flatMap((r) => (r.counts ? [r.counts] : []));
-  const counts = ok.length ? ok.reduce<Record<string, number>>((sum, c) => { for (const [k, v] of Object.entries(c)) sum[k] = (sum[k] ?? 0) + v; return sum; }, {}) : null;
-  return { name, counts, ...(collectors.length > 1 ? { hosts: [...hosts] } : {}), ...(errors.length ? { error: collectors.length > 1 ? errors.join("; ") : results[0]!.error } : {}) };
 }

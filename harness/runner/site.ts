@@ -88,3 +88,26 @@ export function hostRoles(hostNames: readonly string[], plan: { collector: unkno
   const collectors = collectorHosts(hostNames);
   return [LOADGEN, ...(collectors.length ? collectors : [COLLECTOR]), SINK];
 }
+
+/** Counts summed key-wise (a key missing from one record counts 0 there). */
+export function sumCounts(records: readonly Record<string, number>[]): Record<string, number> {
+  const sum: Record<string, number> = {};
+  for (const r of records) for (const [k, v] of Object.entries(r)) sum[k] = (sum[k] ?? 0) + v;
+  return sum;
+}
+
+/**
+ * The collectors' own counts as run.json keeps them (RunRecord.collectorClaims), from one read per collector host
+ * (`results[i]` is `hosts[i]`'s): counts summed key-wise over the hosts that answered (one host: its counts as they
+ * are; none: null); each failed host's error is kept ("collector-2: …", or the bare message when there is one host),
+ * and `hosts` is listed when there are several.
+ */
+export function sumClaims(name: string, hosts: readonly string[], results: readonly PromiseSettledResult<Record<string, number>>[]): NonNullable<RunRecord["collectorClaims"]> {
+  const message = (r: PromiseRejectedResult): string => (r.reason instanceof Error ? r.reason.message : String(r.reason));
+  const errors = results.flatMap((r, i) => (r.status === "rejected" ? [`${hosts[i]}: ${message(r)}`] : []));
+  const ok = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  const counts = ok.length ? sumCounts(ok) : null;
+  const first = results[0];
+  const error = results.length > 1 ? errors.join("; ") : first?.status === "rejected" ? message(first) : "";
+  return { name, counts, ...(results.length > 1 ? { hosts: [...hosts] } : {}), ...(error ? { error } : {}) };
+}

@@ -21,8 +21,10 @@
  * or batch-bytes with sql()) is refused with a ConfigurationError rather than silently ignored; http() has real
  * worker threads, each with its own connection and batch.
  *
- * Process: `syslog-ng -F -e --no-caps -f <conf> -R <persist> -p <pidfile> -c <control socket>` through host.spawn;
- * ready when a TCP connect to the source port succeeds (≤ 30 s); stop = SIGTERM, ≤ 10 s, then SIGKILL.
+ * Process: `syslog-ng -F` + syslogNgArgs (`-e --no-caps -f <conf> -R <persist> -p <pidfile> -c <control socket>`,
+ * all under <dataDir>/syslog-ng, see syslogNgPaths) through host.spawn; ready when a TCP connect to the source port
+ * succeeds (≤ 30 s); stop = SIGTERM, ≤ 10 s, then SIGKILL. The container platforms render the same text and command
+ * line with the image's paths (infra/render/syslog-ng.ts): only the paths differ, so they are inputs here.
  * Version: `syslog-ng --version` ("syslog-ng 3 (3.38.1)"), compared with the pin before the process starts.
  * Claimed counts: `syslog-ng-ctl stats -c <control socket>` (received by the source; written, dropped, queued by the
  * destination, whichever driver it is).
@@ -104,9 +106,48 @@ function str(s: string): string {
   return `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 }
 
+/**
+ * The files syslog-ng uses besides its config text. They differ between the local platform (all under
+ * <dataDir>/syslog-ng) and a container (the image reads /etc/syslog-ng/syslog-ng.conf and keeps its state in
+ * /var/lib/syslog-ng, the Debian build's localstatedir), so the renderer and the command line take them as input.
+ */
+export interface SyslogNgPaths {
+  /** the rendered config (`-f`) */
+  conf: string;
+  /** persist file (`-R`): source positions and disk-buffer file names kept across restarts */
+  persist: string;
+  /** control socket (`-c`), which `syslog-ng-ctl stats -c` reads the claimed counts from */
+  control: string;
+  /** pid file (`-p`) */
+  pid: string;
+  /** disk-buffer(dir(...)); syslog-ng 3.38 creates it, parents included, when missing */
+  diskBuffer: string;
+}
+
+/** The paths of a syslog-ng whose state lives in `dir`: `<dir>/syslog-ng.{persist,ctl,pid}`, `<dir>/disk-buffer`; the config `conf`, else `<dir>/syslog-ng.conf`. */
+export function syslogNgPaths(dir: string, conf = join(dir, "syslog-ng.conf")): SyslogNgPaths {
+  return {
+    conf,
+    persist: join(dir, "syslog-ng.persist"),
+    control: join(dir, "syslog-ng.ctl"),
+    pid: join(dir, "syslog-ng.pid"),
+    diskBuffer: join(dir, "disk-buffer"),
+  };
+}
+
+/**
+ * syslog-ng's command line after `-F` (foreground, which the balabit/syslog-ng image's entrypoint
+ * `/usr/sbin/syslog-ng -F` already gives): `-e` internal messages to stderr (the daemon log, `docker logs`),
+ * `--no-caps` (syslog-ng asks for capabilities a container is not granted by default: the image's README, FAQ
+ * "capabilities"; nothing here binds below port 1024), then the paths.
+ */
+export function syslogNgArgs(paths: SyslogNgPaths): string[] {
+  return ["-e", "--no-caps", "-f", paths.conf, "-R", paths.persist, "-p", paths.pid, "-c", paths.control];
+}
+
 export interface RenderInput {
   config: SyslogNgConfig;
-  /** directory for the disk buffer */
+  /** syslog-ng's state directory (syslogNgPaths(dir)): the disk buffer goes in <dir>/disk-buffer */
   dir: string;
   /** the sink's data endpoint and connection params (database, user, table) */
   sink: { name: string; host: string; port: number; params: Record<string, string> };
@@ -188,7 +229,7 @@ interface SinkDriver {
   render(input: RenderInput, cols: readonly SyslogColumn[]): { parsers: string[]; options: string[] };
 }
 
-const SINK_DRIVERS: Readonly<Record<string, SinkDriver>> = {
+const SINK_DRIVERS = {
   /** sql(type(pgsql)) into the table the PostgreSQL verifier created; one transaction per batch (explicit-commits). */
   postgres: {
     driver: "sql",
@@ -241,10 +282,13 @@ const SINK_DRIVERS: Readonly<Record<string, SinkDriver>> = {
       };
     },
   },
-};
+} satisfies Readonly<Record<string, SinkDriver>>;
 
-/** The sinks syslog-ng writes into (the catalog's `writesTo`). */
-export const SYSLOG_NG_SINKS = Object.keys(SINK_DRIVERS);
+/** A sink syslog-ng writes into. */
+export type SyslogNgSink = keyof typeof SINK_DRIVERS;
+
+/** The sinks syslog-ng writes into (the catalog's `writesTo`, the container renderer's too). */
+export const SYSLOG_NG_SINKS = Object.keys(SINK_DRIVERS) as SyslogNgSink[];
 
 /**
  * Render syslog-ng.conf. @throws ConfigurationError for a sink syslog-ng cannot write into, or options its
@@ -252,7 +296,7 @@ export const SYSLOG_NG_SINKS = Object.keys(SINK_DRIVERS);
  */
 export function renderSyslogNgConfig(input: RenderInput): string {
   const { config, sink } = input;
-  const d = SINK_DRIVERS[sink.name];
+  const d: SinkDriver | undefined = Object.hasOwn(SINK_DRIVERS, sink.name) ? SINK_DRIVERS[sink.name as SyslogNgSink] : undefined;
   if (!d) {
     throw new ConfigurationError("E_COLLECTOR_SINK", `collector syslog-ng cannot write into sink "${sink.name}" (supported: ${SYSLOG_NG_SINKS.join(", ")})`, { field: "sink" });
   }
@@ -278,7 +322,7 @@ export function renderSyslogNgConfig(input: RenderInput): string {
     ? `disk-buffer(reliable(${db.reliable ? "yes" : "no"}) disk-buf-size(${db["disk-buf-size"]})` +
       (db["mem-buf-length"] !== undefined ? ` mem-buf-length(${db["mem-buf-length"]})` : "") +
       (db["mem-buf-size"] !== undefined ? ` mem-buf-size(${db["mem-buf-size"]})` : "") +
-      ` dir(${str(join(input.dir, "disk-buffer"))}))`
+      ` dir(${str(syslogNgPaths(input.dir).diskBuffer)}))`
     : "";
   const body = [...options, common, diskBuffer].filter(Boolean).join("\n      ");
   return `@version: ${SYSLOG_NG_PIN}
@@ -360,9 +404,9 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
       throw new VerificationError("E_VERSION", `syslog-ng ${running} is installed but collector.syslog-ng.version pins ${config.version}; refusing to start`);
     }
     const dir = join(host.dataDir, "syslog-ng");
-    await mkdir(join(dir, "disk-buffer"), { recursive: true });
-    const conf = join(dir, "syslog-ng.conf");
-    const ctl = join(dir, "syslog-ng.ctl");
+    const paths = syslogNgPaths(dir);
+    await mkdir(paths.diskBuffer, { recursive: true });
+    const { conf, control: ctl } = paths;
     const { sink } = downstream;
     await writeFile(conf, renderSyslogNgConfig({
       config, dir, fields: downstream.fields,
@@ -371,7 +415,7 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
     const syntax = await checkSyntax(conf);
     if (syntax) throw new ProvisioningError("E_COLLECTOR_CONFIG", `syslog-ng rejects the rendered ${conf}:\n${syntax}`);
 
-    const server = await startListeningDaemon(host, "syslog-ng", ["-F", "-e", "--no-caps", "-f", conf, "-R", join(dir, "syslog-ng.persist"), "-p", join(dir, "syslog-ng.pid"), "-c", ctl], {
+    const server = await startListeningDaemon(host, "syslog-ng", ["-F", ...syslogNgArgs(paths)], {
       daemon: "syslog-ng", code: "E_COLLECTOR", logFile: join(host.dataDir, "syslog-ng.log"), port: config.port, graceMs: STOP_GRACE_MS, timeoutMs: READY_TIMEOUT_MS, signal,
     });
     const { child, stop } = server;

@@ -1,7 +1,8 @@
 /**
  * What the collectors of a docker or azure stack are configured with: the scenario cell's collector and sink blocks
  * and event fields, rendered into each collector container's config file (infra/render/), plus the image build a
- * pairing needs (infra/catalog.ts `build`, e.g. Fluentd with fluent-plugin-griddb for a GridDB sink).
+ * pairing needs (infra/catalog.ts `build`, e.g. Fluentd with fluent-plugin-griddb for a GridDB sink) or a component
+ * always runs (`build.always`: GridDB with its Web API, images/griddb-webapi).
  *
  * The cell comes from the validated stack config (infra/stack/schema.ts `ingestbench:cell`, set per cell by the
  * provisioner, harness/provision/provisioner.ts cellConfig). Without one, a collector renders with its schema's
@@ -72,7 +73,8 @@ export function sinkParams(block: unknown): Record<string, string> {
 const SINK_NAMES: readonly string[] = ["clickhouse", "elasticsearch", "postgres", "loki", "griddb"] satisfies readonly SinkName[];
 
 /**
- * Render every collector host's config against the stack's sink host, and pick the image builds the pairings need.
+ * Render every collector host's config against the stack's sink host, and pick the image builds the pairings need
+ * (and those of components that always build, on any host).
  * @param hosts host name → [catalog entry, address on the stack network], in stack order
  * @throws ConfigurationError when a collector has no sink host to write into, or its block does not render
  */
@@ -82,6 +84,8 @@ export function hostPipelines(hosts: ReadonlyArray<[string, CatalogImage, string
   let gen = 0;
   for (const [host, component] of hosts) {
     out[host] = {};
+    // a component that always runs its build (GridDB with its Web API) gets it in every pairing, sinks included
+    if (component.build?.always) out[host]!.build = component.build;
     const renderer = collectorRenderers[component.name];
     if (component.kind !== "collector" || !renderer) continue;
     const sink = sinks[0];

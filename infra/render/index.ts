@@ -12,6 +12,7 @@ import { ConfigurationError } from "../../harness/errors.ts";
 import type { EventField } from "../../harness/events/types.ts";
 import { fluentBit } from "./fluent-bit.ts";
 import { fluentd } from "./fluentd.ts";
+import { syslogNg } from "./syslog-ng.ts";
 import type { CollectorRenderer, RenderedConfig, SinkEndpoint } from "./types.ts";
 import { vector } from "./vector.ts";
 
@@ -23,6 +24,7 @@ export const collectorRenderers: Readonly<Record<string, CollectorRenderer>> = O
   [fluentd.name]: fluentd,
   [fluentBit.name]: fluentBit,
   [vector.name]: vector,
+  [syslogNg.name]: syslogNg,
 });
 
 /**

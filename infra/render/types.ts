@@ -49,8 +49,8 @@ export interface RenderedConfig {
   text: string;
   /** container command (after the image's entrypoint) that makes the collector read `file`, when the image's default does not */
   command?: string[];
-  /** collector-side ports the config listens on (data and metrics), for the catalog cross-check */
-  listens: { data: number; metrics: number };
+  /** collector-side ports the config listens on (data and metrics), for the catalog cross-check; no metrics: the collector serves none over HTTP (syslog-ng) */
+  listens: { data: number; metrics?: number };
 }
 
 /** A collector renderer: its scenario schema, the sinks it can write into, and the render function. */

@@ -243,4 +243,19 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     expect(pulumi.state().stacks[AZ]!.resourceCount).toBe(0);
     expect(generatorsAlive()).toBe("");
   }, 150_000);
+
+  it("bench across platforms: a local stack and a deployed docker stack in one invocation, then one comparison", () => {
+    const env = standIns();
+    const file = scenario("deployed-mixed");
+    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stack", `local-quarter-core,${STACK}`, file, "--results", results, "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 150_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const local = records("deployed-mixed", "local-quarter-core");
+    const deployed = records("deployed-mixed");
+    expect(local.map((x) => [x.platform, x.status, x.ledger?.lost])).toEqual([["local", "ok", 0]]);
+    expect(deployed.map((x) => [x.platform, x.status, x.ledger?.lost])).toEqual([["docker", "ok", 0]]);
+    // one invocation: both runs carry the same invocation, and the comparison names both stacks
+    expect(deployed[0]!.invocation).toBe(local[0]!.invocation);
+    expect(r.stdout).toMatch(/local-quarter-core[\s\S]*docker-4c4g/);
+    expect(pulumi!.state().stacks[STACK]!.resourceCount).toBe(0);
+  }, 200_000);
 });
