@@ -11,7 +11,8 @@
  *   through `docker exec` or SSH (harness/remote/shell.ts), writing to the collectors' (or the sink's) addresses on
  *   the stack network, as a generator on that host would;
  * - reads each container's cgroup and interface counters (harness/observers/remote.ts);
- * - records the limits the platform applied (outputs `hosts.<h>.limits`).
+ * - records the limits the platform applied (outputs `hosts.<h>.limits`), and as the run's environment the sink
+ *   host's kernel, CPU, cores and memory (what a comparison across hardware sizes must see), not this machine's.
  *
  * The collectors' own counts (`collectorClaims`) are read from each collector host's metrics endpoint at its
  * published port (./claims.ts). Not done on deployed stacks: lifting the sink's CPU cap before the ledger queries
@@ -26,12 +27,13 @@ import { ProvisioningError, VerificationError } from "../errors.ts";
 import { harnessAddress } from "../provision/outputs.ts";
 import { createRemoteObserver } from "../observers/remote.ts";
 import type { Observer } from "../observers/types.ts";
-import type { RunRecord } from "../results/types.ts";
+import type { Environment, RunRecord } from "../results/types.ts";
 import type { CellPlan } from "../runner/run.ts";
 import { hostRoles, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "../runner/site.ts";
 import { checkVersions, collectorHosts } from "../runner/versions.ts";
 import { verifiers } from "../verifiers/index.ts";
 import { installGenerator, REMOTE_ROOT } from "./bundle.ts";
+import { probeEnvironment } from "./environment.ts";
 import { claimsReaders, readHostClaims } from "./claims.ts";
 import type { HostShell } from "./shell.ts";
 import { matchesImagePin, probeVersion } from "./versions.ts";
@@ -119,6 +121,11 @@ export class RemoteSite implements RunSite {
     const eps = this.collectorRoles.map((h) => this.endpointsOn(name, h));
     await this.checkComponent(name, this.collectorRoles, plan.collector.config.version);
     return eps.map((ep) => ({ host: ep.data!.host, port: ep.data!.port }));
+  }
+
+  /** the sink host's kernel, CPU, cores, memory and cgroup version, and the loadgen's node (./environment.ts) */
+  async environment(): Promise<Environment> {
+    return probeEnvironment(this.opts.shell(SINK), this.opts.shell(LOADGEN));
   }
 
   async observer(): Promise<Observer> {

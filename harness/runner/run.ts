@@ -146,6 +146,7 @@ export class BenchRun extends EventEmitter {
       const sink = await site.startSink(this.opts.signal);
       this.record.limits = site.limits;
       this.record.versions = site.versions;
+      if (site.environment) this.record.environment = await site.environment();
       this.throwIfAborted();
 
       const params = { ...sink.params, table: sink.params.table ?? "ib_events" };

@@ -15,7 +15,7 @@ import type { AppliedLimits } from "../../infra/limits.ts";
 import type { EventField } from "../events/types.ts";
 import type { GeneratorProgram, SpawnFn } from "../generators/process.ts";
 import type { Observer } from "../observers/types.ts";
-import type { RunRecord } from "../results/types.ts";
+import type { Environment, RunRecord } from "../results/types.ts";
 import { collectorHosts } from "./versions.ts";
 
 /** An address and TCP port. */
@@ -62,6 +62,11 @@ export interface RunSite {
    * host, or the sink's data endpoint when the cell has no collector.
    */
   startEntries(downstream: { params: Record<string, string>; fields: EventField[] }, signal?: AbortSignal): Promise<Endpoint[]>;
+  /**
+   * the fingerprint of where the measured components run, when it is not this machine (a deployed stack: the sink's
+   * host); undefined: this machine's (harness/runner/environment.ts)
+   */
+  environment?(): Promise<Environment>;
   /** telemetry of every host of the cell */
   observer(): Promise<Observer>;
   /** the loadgen host's process launcher (and the replay file placed there) */

@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunRecord, SeriesPoint } from "../../harness/results/types.ts";
+import { environment } from "../../harness/runner/environment.ts";
 import { startTestPostgres, type TestPostgres } from "../helpers/direct-host.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../helpers/docker-cli-stand-in.ts";
 import { createPulumiCliStandIn, type PulumiCliStandIn } from "../helpers/pulumi-cli-stand-in.ts";
@@ -121,6 +122,8 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     // what the platform applied, from the outputs; the version probed inside the sink container
     expect(rec!.limits.sink!.applied).toEqual({ cfsQuotaUs: 200000, cfsPeriodUs: 100000, memoryBytes: 4294967296 });
     expect(rec!.versions.postgres).toEqual({ pinned: "18.4", running: "18.4" });
+    // the environment is the sink container's, read inside it (here: this machine, so it must equal ours)
+    expect(rec!.environment).toEqual(environment());
     // every window has both hosts, read through docker exec; both are capped, so throttling is reported
     const measured = series("deployed-bench", rec!.runId).filter((p) => p.phase === "measure");
     expect(measured.length).toBeGreaterThanOrEqual(4);

@@ -12,6 +12,7 @@ import { loadStack } from "../../../infra/stack/schema.ts";
 import { shellsFor } from "../../../harness/remote/hosts.ts";
 import { RemoteSite } from "../../../harness/remote/site.ts";
 import { matchesImagePin, versionIn } from "../../../harness/remote/versions.ts";
+import { parseEnvironment } from "../../../harness/remote/environment.ts";
 import type { CellPlan } from "../../../harness/runner/run.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../../helpers/docker-cli-stand-in.ts";
 
@@ -131,5 +132,19 @@ describe("version parsing of the catalog's version commands (outputs as each too
     expect(matchesImagePin("3.38", "3.380")).toBe(false);
     expect(matchesImagePin("5.6.0", "5.6.0 (image tag, not probed)")).toBe(true);
     expect(matchesImagePin("18.4", "17.2")).toBe(false);
+  });
+});
+
+describe("a deployed host's environment (uname -sr, /proc/cpuinfo, nproc, /proc/meminfo as proc(5) documents them)", () => {
+  it("reads an Azure VM's answers", () => {
+    const out = ["Linux 6.8.0-1015-azure", " Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz", "2", "MemTotal:        8130300 kB", "v2", "ib-azure-d2s-v5-sink", ""].join("\n");
+    expect(parseEnvironment("sink", out, "v20.18.0")).toEqual({
+      kernel: "Linux 6.8.0-1015-azure", cpuModel: "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz", cores: 2, memoryBytes: 8130300 * 1024,
+      cgroup: "v2", node: "v20.18.0", hostname: "ib-azure-d2s-v5-sink",
+    });
+  });
+
+  it("refuses a truncated answer, naming the host", () => {
+    expect(() => parseEnvironment("sink", "Linux 6.8.0\n model\nnot-a-number\n", "v20.18.0")).toThrow(/host sink: cannot read its environment/);
   });
 });
