@@ -25,8 +25,8 @@ export function matchesImagePin(pinned: string, running: string): boolean {
  * The running version of `component` in the container behind `shell`.
  * @param imageTag the deployed image's tag (from the stack outputs), used when the catalog has no version command
  * @returns e.g. "3.38.1", or "5.6.0 (image tag, not probed)"
- * @throws ProvisioningError E_REMOTE_EXEC when the command fails; VerificationError-free: a version the output does
- *         not contain is reported as the output's first line, so the pin check names it
+ * @throws ProvisioningError E_REMOTE_EXEC when the command fails. An output without a version is returned as its
+ *         first line (at most 80 characters), so that the pin check names what the container said
  */
 export async function probeVersion(shell: HostShell, component: string, imageTag: string): Promise<string> {
   const command = catalogEntry(component).versionCommand;
