@@ -1,47 +1,14 @@
-import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { syslog, syslogSchema } from "../../../harness/generators/syslog.ts";
 import { generators } from "../../../harness/generators/index.ts";
 import type { GeneratorFinal } from "../../../harness/generators/types.ts";
 import type { EventField } from "../../../harness/events/types.ts";
+import { startSyslogReceiver } from "../../helpers/syslog-receiver.ts";
 
 const fields: EventField[] = [
   { name: "ts", type: "timestamp" },
   { name: "msg", type: "string", size: 180 },
 ];
-
-/** A TCP syslog receiver that parses RFC 6587 octet-counted frames and records each frame's seq. */
-async function receiver(): Promise<{ server: Server; port: number; seqs: number[]; frames: string[]; closed: Promise<void>; sockets: Socket[] }> {
-  const seqs: number[] = [];
-  const frames: string[] = [];
-  const sockets: Socket[] = [];
-  let open = 0;
-  let resolveClosed: () => void = () => undefined;
-  const closed = new Promise<void>((r) => { resolveClosed = r; });
-  const server = createServer((s) => {
-    sockets.push(s);
-    open++;
-    let buf = Buffer.alloc(0);
-    s.on("data", (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      for (;;) {
-        const sp = buf.indexOf(0x20);
-        if (sp < 0) break;
-        const len = Number(buf.subarray(0, sp).toString("latin1"));
-        if (!Number.isInteger(len) || len <= 0) throw new Error(`bad MSG-LEN ${buf.subarray(0, sp).toString()}`);
-        if (buf.length < sp + 1 + len) break;
-        const msg = buf.subarray(sp + 1, sp + 1 + len).toString("utf8");
-        buf = buf.subarray(sp + 1 + len);
-        const seq = Number(/ seq="(\d+)"/.exec(msg)![1]);
-        if (seq === 0) frames.push(msg);
-        seqs.push(seq);
-      }
-    });
-    s.on("close", () => { if (--open === 0) resolveClosed(); });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { server, port: (server.address() as AddressInfo).port, seqs, frames, closed, sockets };
-}
 
 async function runFor(config: Record<string, unknown>, port: number, ms: number): Promise<GeneratorFinal> {
   const gen = syslog.create(syslogSchema.parse(config), { target: { host: "127.0.0.1", port, params: {} }, fields, genId: 2 });
@@ -59,10 +26,10 @@ describe("syslog generator (real TCP receiver on 127.0.0.1)", () => {
   });
 
   it("delivers octet-counted RFC 5424 frames whose seqs are exactly 0..sent-1, at a fixed rate", async () => {
-    const r = await receiver();
+    const r = await startSyslogReceiver();
     try {
       const final = await runFor({ batch: 500, connections: 2, rate: 50_000 }, r.port, 1500);
-      await r.closed;
+      await r.idle();
       expect(final.errors).toEqual([]);
       expect(final.accepted).toBe(final.sent);
       expect(final.sent).toBeGreaterThan(60_000);
@@ -76,7 +43,7 @@ describe("syslog generator (real TCP receiver on 127.0.0.1)", () => {
   });
 
   it("stops after 10 refused connects without sending", async () => {
-    const r = await receiver();
+    const r = await startSyslogReceiver();
     const port = r.port;
     await new Promise<void>((res) => r.server.close(() => res()));
     const final = await runFor({ batch: 100 }, port, 20_000);

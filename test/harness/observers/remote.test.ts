@@ -12,25 +12,15 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { execa } from "execa";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ProvisioningError } from "../../../harness/errors.ts";
 import { createRemoteObserver, type ObservedShell } from "../../../harness/observers/remote.ts";
 import { cgroupProcsFiles, listCgroupPids, parseCgroupUsage, removeHostCgroup } from "../../../infra/local/cgroup.ts";
 import { parseProcNetDev } from "../../../infra/local/netns.ts";
 import type { CgroupPaths } from "../../../infra/local/types.ts";
+import { useCleanups } from "../../helpers/cleanups.ts";
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  const errors: unknown[] = [];
-  for (const c of cleanups.splice(0).reverse()) {
-    try {
-      await c();
-    } catch (err) {
-      errors.push(err);
-    }
-  }
-  if (errors.length) throw new AggregateError(errors, "cleanup failed");
-});
+const cleanups = useCleanups();
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const MiB = 1024 * 1024;

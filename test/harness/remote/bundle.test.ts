@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { isBuiltin } from "node:module";
-import { createServer, type AddressInfo, type Server } from "node:net";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -12,37 +11,9 @@ import type { GeneratorContext } from "../../../harness/generators/types.ts";
 import { bundleGenerator, installGenerator, OPTIONAL_EXTERNALS, REMOTE_ROOT, type GeneratorBundle } from "../../../harness/remote/bundle.ts";
 import { dockerExecShell } from "../../../harness/remote/shell.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../../helpers/docker-cli-stand-in.ts";
+import { startSyslogReceiver } from "../../helpers/syslog-receiver.ts";
 
 const CONTAINER = "ib-test-loadgen";
-
-/** A TCP syslog receiver: counts RFC 6587 octet-counted frames and records their seqs. */
-async function syslogReceiver(): Promise<{ server: Server; port: number; seqs: number[]; idle: () => Promise<void> }> {
-  const seqs: number[] = [];
-  let open = 0;
-  let waiters: Array<() => void> = [];
-  const server = createServer((s) => {
-    open++;
-    let buf = Buffer.alloc(0);
-    s.on("data", (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      for (;;) {
-        const sp = buf.indexOf(0x20);
-        if (sp < 0) break;
-        const len = Number(buf.subarray(0, sp).toString("latin1"));
-        if (buf.length < sp + 1 + len) break;
-        const m = / seq="(\d+)"/.exec(buf.subarray(sp + 1, sp + 1 + len).toString("utf8"));
-        seqs.push(m ? Number(m[1]) : -1);
-        buf = buf.subarray(sp + 1 + len);
-      }
-    });
-    s.on("close", () => {
-      if (--open === 0) { for (const w of waiters) w(); waiters = []; }
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const idle = (): Promise<void> => (open === 0 ? Promise.resolve() : new Promise((r) => waiters.push(r)));
-  return { server, port: (server.address() as AddressInfo).port, seqs, idle };
-}
 
 function ctx(port: number, genId: number): GeneratorContext {
   return { target: { host: "127.0.0.1", port, params: {} }, fields: [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 64 }], genId };
@@ -120,7 +91,7 @@ describe("generator bundle (esbuild) run by plain node", () => {
   it("the syslog generator from the bundle (plain `node file.mjs '<spec>'`, no tsx) sends a fixed workload the server receives exactly", async () => {
     const file = path.join(tmp, "generator.mjs");
     writeFileSync(file, bundle.code);
-    const r = await syslogReceiver();
+    const r = await startSyslogReceiver();
     try {
       const spec = { name: "syslog", config: { batch: 250, requests: 12, connections: 2 }, ctx: ctx(r.port, 5) };
       // cwd and file outside the project: nothing can be resolved from its node_modules
@@ -167,7 +138,7 @@ describe("installGenerator + dockerExecShell.spawn (through the RECORDING STAND-
     expect(second.map((c) => c.argv.slice(3, 5))).toEqual([["sh", "-c"]]); // the check only, no upload
     expect(second[0]!.stdinBytes).toBe(0);
 
-    const r = await syslogReceiver();
+    const r = await startSyslogReceiver();
     try {
       const spec = { name: "syslog", config: { batch: 200, rate: 20_000 }, ctx: ctx(r.port, 9) };
       const child = shell.spawn(program.command, [...program.args, JSON.stringify(spec)], { cwd: REMOTE_ROOT });

@@ -9,7 +9,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { QUARTER_CORE_CGROUP_APPLIED } from "../../helpers/limits.ts";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   applyCgroupLimits,
   blockDeviceOf,
@@ -23,6 +23,7 @@ import {
 } from "../../../infra/local/cgroup.ts";
 import type { HostLimits } from "../../../infra/limits.ts";
 import type { CgroupPaths } from "../../../infra/local/types.ts";
+import { useCleanups } from "../../helpers/cleanups.ts";
 
 // These tests need root (cgroups, namespaces, tc): as another user they fail, loudly, rather than skip.
 const QUARTER_CORE: HostLimits = {
@@ -31,18 +32,7 @@ const QUARTER_CORE: HostLimits = {
   disk: { readIops: 3000, writeIops: 3000, readBytesPerSec: 125_829_120, writeBytesPerSec: 125_829_120 },
 };
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  const errors: unknown[] = [];
-  for (const c of cleanups.splice(0).reverse()) {
-    try {
-      await c();
-    } catch (err) {
-      errors.push(err);
-    }
-  }
-  if (errors.length) throw new AggregateError(errors, "cleanup failed");
-});
+const cleanups = useCleanups();
 
 const newRunId = () => randomBytes(3).toString("hex");
 
