@@ -22,6 +22,9 @@
  * | queuedBytes    | bytes buffered now (a gauge)                | — | — | buffered outputs |
  * | writes, rollbacks | chunk writes, chunk write rollbacks      | — | — | when reported |
  *
+ * syslog-ng has no HTTP metrics endpoint: its counts are read inside its container through the control socket
+ * (ShellClaimsReader below), with the local component's keys (received, written, dropped, queued).
+ *
  * Counters are totals since the collector started: on a stack whose collector outlives one cell they include the
  * earlier cells' events.
  */
@@ -33,6 +36,9 @@ import type { StackOutputs } from "../../infra/docker/outputs.ts";
 import { IngestbenchError } from "../errors.ts";
 import { harnessAddress } from "../provision/outputs.ts";
 import { sumCounts } from "../runner/site.ts";
+import { parseStats } from "../../infra/components/syslog-ng.ts";
+import { SYSLOG_NG_CONTAINER_PATHS } from "../../infra/render/syslog-ng.ts";
+import type { HostShell } from "./shell.ts";
 
 /** How long one read of a metrics endpoint may take (connect, answer and body), in milliseconds. */
 export const CLAIMS_TIMEOUT_MS = 5_000;
@@ -63,7 +69,8 @@ function claimsError(name: string, url: string, why: string, cause?: unknown): I
 async function fetchText(name: string, url: string, signal?: AbortSignal): Promise<string> {
   const timeout = AbortSignal.timeout(CLAIMS_TIMEOUT_MS);
   try {
-    const res = await request(url, { method: "GET", signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+    // reset: one read per run, so no idle keep-alive socket outlives it
+    const res = await request(url, { method: "GET", reset: true, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
     const body = await res.body.text();
     if (res.statusCode !== 200) throw claimsError(name, url, `HTTP ${res.statusCode}: ${body.slice(0, 200).trim()}`);
     return body;
@@ -315,6 +322,25 @@ export const claimsReaders: Readonly<Record<string, ClaimsReader>> = Object.free
   [fluentBitReader.name]: fluentBitReader,
   [vectorReader.name]: vectorReader,
   [fluentdReader.name]: fluentdReader,
+});
+
+/**
+ * Reads one collector's own counts inside its container, for collectors without an HTTP metrics endpoint.
+ * syslog-ng: `syslog-ng-ctl stats -c <control socket>` (the container's socket, infra/render/syslog-ng.ts), parsed as
+ * on the local platform (infra/components/syslog-ng.ts parseStats: received, written, dropped, queued).
+ */
+export interface ShellClaimsReader {
+  name: string;
+  /** @throws ProvisioningError E_REMOTE_EXEC when the command fails in the container */
+  read(shell: Pick<HostShell, "run">): Promise<Record<string, number>>;
+}
+
+/** The shell claims readers by catalog name. */
+export const shellClaimsReaders: Readonly<Record<string, ShellClaimsReader>> = Object.freeze({
+  "syslog-ng": {
+    name: "syslog-ng",
+    read: async (shell) => parseStats(await shell.run("syslog-ng-ctl", ["stats", "-c", SYSLOG_NG_CONTAINER_PATHS.control], { timeoutMs: CLAIMS_TIMEOUT_MS })),
+  },
 });
 
 /**

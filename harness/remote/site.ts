@@ -34,7 +34,7 @@ import { checkVersions, collectorHosts } from "../runner/versions.ts";
 import { verifiers } from "../verifiers/index.ts";
 import { installGenerator, REMOTE_ROOT } from "./bundle.ts";
 import { probeEnvironment } from "./environment.ts";
-import { claimsReaders, readHostClaims } from "./claims.ts";
+import { claimsReaders, readHostClaims, shellClaimsReaders } from "./claims.ts";
 import type { HostShell } from "./shell.ts";
 import { matchesImagePin, probeVersion } from "./versions.ts";
 
@@ -55,8 +55,8 @@ export class RemoteSite implements RunSite {
   private readonly collectorRoles: string[];
 
   /**
-   * @throws ConfigurationError-free; ProvisioningError E_STACK_OUTPUTS when the deployed stack lacks a host the cell
-   *         needs, or the sink has no verifier
+   * @throws ProvisioningError E_STACK_OUTPUTS when the deployed stack lacks a host the cell needs, or the sink has
+   *         no verifier
    */
   constructor(private readonly opts: RemoteSiteOptions) {
     const { outputs, plan } = opts;
@@ -147,10 +147,16 @@ export class RemoteSite implements RunSite {
 
   async collectorClaims(): Promise<RunRecord["collectorClaims"] | undefined> {
     const collector = this.opts.plan.collector;
-    const reader = collector ? claimsReaders[collector.name] : undefined;
-    if (!collector || !reader) return undefined;
+    if (!collector) return undefined;
+    // from the metrics endpoint (Fluent Bit, Vector, Fluentd) or inside the container (syslog-ng's control socket)
+    const http = claimsReaders[collector.name];
+    const inside = shellClaimsReaders[collector.name];
+    const read = http
+      ? (h: string) => readHostClaims(this.opts.outputs, http, h, collector.config)
+      : inside ? (h: string) => inside.read(this.opts.shell(h)) : undefined;
+    if (!read) return undefined;
     // every collector host in collector-1, collector-2 order; a host that fails keeps its error (sumClaims)
-    const results = await Promise.allSettled(this.collectorRoles.map((h) => readHostClaims(this.opts.outputs, reader, h, collector.config)));
+    const results = await Promise.allSettled(this.collectorRoles.map(read));
     return sumClaims(collector.name, this.collectorRoles, results);
   }
 

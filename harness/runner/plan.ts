@@ -3,9 +3,9 @@
  * Plugin config schemas come from the registries, so a scenario is validated once, at the edge, against exactly
  * the plugins that will run it: generators, the local platform's components (infra/components/), and the
  * components that run on the container platforms only (docker, azure): the collector renderers
- * (infra/render/: Fluentd, Fluent Bit, Vector, each validated by its renderer's schema) and the container sinks
+ * (infra/render/: Fluentd, Fluent Bit, Vector, syslog-ng, each validated by its renderer's schema) and the container sinks
  * (infra/render/sinks.ts: Elasticsearch, GridDB, Loki). Which platform a stack can run a scenario on is decided
- * when it runs (harness/runner/run.ts refuses a container-only component on a local stack).
+ * when it runs (harness/runner/local-site.ts refuses a container-only component on a local stack).
  */
 import { components } from "../../infra/components/index.ts";
 import { collectorRenderers, containerSinkSchemas } from "../../infra/render/index.ts";

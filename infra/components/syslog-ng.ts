@@ -383,7 +383,7 @@ function parseConfig(raw: unknown): SyslogNgConfig {
   return parsed.data;
 }
 
-/** Component "syslog-ng" (kind collector): receives the `syslog` generator, writes into `postgres`. */
+/** Component "syslog-ng" (kind collector): receives the `syslog` generator, writes into `postgres` (sql()) and `clickhouse` (http()). */
 export const syslogNg: ComponentFactory<SyslogNgConfig> = {
   name: "syslog-ng",
   kind: "collector",

@@ -6,7 +6,7 @@
  * Scenario validation (harness/runner/plan.ts loadScenarioFile, used by `ingestbench validate` and the runner)
  * registers `collectorRenderers[name].schema` beside the local components' collectors and `containerSinkSchemas`
  * beside their sinks; its pairing check uses each renderer's `accepts(config)` and `writesTo`. A local stack
- * refuses these components when it runs (harness/runner/run.ts).
+ * refuses these components when it runs (harness/runner/local-site.ts).
  */
 import { ConfigurationError } from "../../harness/errors.ts";
 import type { EventField } from "../../harness/events/types.ts";

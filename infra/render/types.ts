@@ -1,5 +1,5 @@
 /**
- * Shapes shared by the collector config renderers (fluentd.ts, fluent-bit.ts, vector.ts): a renderer is a pure
+ * Shapes shared by the collector config renderers (fluentd.ts, fluent-bit.ts, vector.ts, syslog-ng.ts): a renderer is a pure
  * function from the scenario's collector block (validated by the collector's own zod schema, in the collector's
  * own setting names) plus the downstream sink and the event fields to the text of the collector's config file.
  * The docker platform uploads that text into the collector's container (infra/docker/host.ts); the azure

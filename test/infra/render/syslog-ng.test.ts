@@ -8,6 +8,9 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 import { catalogEntry } from "../../../infra/catalog.ts";
 import { checkSyntax, renderSyslogNgConfig, SYSLOG_NG_SINKS, syslogNgSchema } from "../../../infra/components/syslog-ng.ts";
 import { collectorRenderers, renderCollector } from "../../../infra/render/index.ts";
@@ -18,6 +21,7 @@ import { expectGolden } from "./golden.ts";
 const fields = syslogTestFields("level");
 const sink = (name: SinkEndpoint["name"], port: number, params: Record<string, string> = {}): SinkEndpoint => ({ name, host: "10.213.7.12", port, params });
 const scope = collectorTestScope("ib-test-render-syslog-ng-");
+const scenariosDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../scenarios");
 
 /**
  * The top-level options of a syslog-ng block body, `name(args)` separated by blanks, as syslog-ng's grammar nests
@@ -133,6 +137,22 @@ describe("syslog-ng container renderer (real syslog-ng 3.38 --syntax-only; golde
     expect(entry.ports.filter((p) => p.role === "data").map((p) => p.port)).toEqual([r.render({ config, sink: s, fields }).listens.data]);
     expect(entry.ports.some((p) => p.role === "metrics")).toBe(false);
     expect(entry.dataDir).toBe("/var/lib/syslog-ng");
+  });
+
+  it("renders every cell of the syslog-ng scenarios for a container, the swept batch-lines and workers under their syslog-ng names", () => {
+    const file = path.join(scenariosDir, "syslog-ng-clickhouse-batch-sweep.yaml");
+    const sweep = loadScenarioFile(file);
+    expect(planCells(sweep, file, { replicates: 1 })).toHaveLength(12); // the pairing check passes: syslog in, clickhouse out
+    for (const cell of sweep.cells) {
+      const { collector, sink, event } = cell.scenario;
+      const d = destination(renderCollector("syslog-ng", collector!.config, { name: "clickhouse", host: "10.213.7.12", port: 8123, params: {} }, event).text);
+      expect(sink.name).toBe("clickhouse");
+      expect(d.opts.get("batch-lines"), cell.id).toBe(String(cell.values["collector.syslog-ng.batch-lines"]));
+      expect(d.opts.get("workers"), cell.id).toBe(String(cell.values["collector.syslog-ng.workers"]));
+    }
+    const pg = loadScenarioFile(path.join(scenariosDir, "syslog-ng-postgres.yaml"));
+    const d = destination(renderCollector("syslog-ng", pg.collector!.config, { name: "postgres", host: "10.213.7.12", port: 5432, params: {} }, pg.event).text);
+    expect(Object.fromEntries(d.opts)).toMatchObject({ "batch-lines": "1000", "batch-timeout": "200", "log-fifo-size": "20000" });
   });
 
   it("refuses an unpublished port, options sql() lacks, sinks it cannot write into and unknown keys, naming the field", () => {
