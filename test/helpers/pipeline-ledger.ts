@@ -102,7 +102,7 @@ export interface KillCollectorOptions {
  * Run `run`, SIGKILL its collector (the "collector" event's pid) once the sink holds `killAtStored` rows during
  * measurement, and at the first drain sample (the collector dead, the generator stopped: the table no longer changes)
  * read every stored seq. Asserts what every such run must show: the kill happened, the final table was read, stored ≥
- * the count at the kill, lost + rejected = sent − stored, and the ledger names exactly the absent seqs
+ * the count at the kill, and the ledger names exactly the absent seqs
  * (expectLedgerNamesExactlyTheAbsentSeqs): what the collector held (queues, batches in the making, socket buffers) as
  * lost, what its dead socket refused as rejected; the run fails (the scenario's lost: 0 check) exactly when some were lost.
  * @returns the record, the stored count at the kill and the seqs present in the final table
@@ -132,8 +132,7 @@ export async function runKillingCollector(run: BenchRun, o: KillCollectorOptions
   // what is missing was held by the collector when it died (lost) or refused by its dead socket (rejected). A kill
   // right after a commit, with nothing in flight and no write attempted before the run stopped, misses nothing: the
   // ledger must then say exactly that (a heavily loaded machine makes this rare case likelier).
-  if (l.sent === l.stored) expect({ lost: l.lost, rejected: l.rejected, missing: l.missingRanges.length }).toEqual({ lost: 0, rejected: 0, missing: 0 });
-  else expect(l.lost + l.rejected).toBe(l.sent - l.stored);
+  if (l.sent === l.stored) expect({ lost: l.lost, missing: l.missingRanges.length }).toEqual({ lost: 0, missing: 0 });
   expect(record.status).toBe(lost > 0 ? "failed" : "ok"); // the scenario's lost: 0 check
   console.log(`killed ${o.label} at stored ${killedAt}: sent ${l.sent}, stored ${l.stored}, lost ${l.lost}, rejected ${l.rejected}, missingRanges ${JSON.stringify(l.missingRanges)}`);
   return { record, killedAt: killedAt!, present };
