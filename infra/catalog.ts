@@ -229,7 +229,7 @@ const entries: CatalogImage[] = [
     dataDir: "/fluentd/buffer",
     env: {},
     versionCommand: ["fluentd", "--version"],
-    metrics: { path: "/api/plugins.json", format: "json", about: "monitor_agent per plugin: buffer_queue_length, buffer_total_queued_size, retry_count, emit_records, slow_flush_count, flush_time_count (several workers: one per worker, port 24220 + worker id, unverified here)" },
+    metrics: { path: "/api/plugins.json", format: "json", about: "monitor_agent per plugin: buffer_queue_length, buffer_total_queued_size, retry_count, emit_records, slow_flush_count, flush_time_count (several workers: one per worker on port 24220 + worker id, as in_monitor_agent.rb adds fluentd_worker_id to its port; not run here)" },
     build: {
       context: "images/fluentd-griddb",
       repository: "ingestbench/fluentd-griddb",

@@ -1,8 +1,8 @@
 /**
  * What a deployed container runs: the catalog's version command (infra/catalog.ts `versionCommand`) run inside it,
- * the first `x.y[.z]` of its output taken as the running version. Images without such a command (GridDB) record
- * their image tag, marked "not probed": the check then compares the pin with the tag, which says what was asked
- * for, not what runs.
+ * the first `x.y[.z]` of its output taken as the running version (GridDB: the installed package's version, which its
+ * server runs from). An image without such a command would record its image tag, marked "not probed": the check
+ * then compares the pin with the tag, which says what was asked for, not what runs.
  */
 import { catalogEntry } from "../../infra/catalog.ts";
 import type { HostShell } from "./shell.ts";

@@ -20,8 +20,11 @@
 #   GRIDDB_WEBAPI_PORT    Web API port (default 8081, the Web API reference's default)
 #   GRIDDB_WEBAPI_MAX_REQUEST_MB   maxRequestSize, MB, 1..2048 (default 20, the reference's default): one row
 #                         registration request above it is refused, so it caps a collector's chunk
-#   GRIDDB_WEBAPI_HEAP    the Web API's -Xmx (default 1024m, as griddb/webapi's systemd unit)
-#   GS_HOME (/var/lib/gridstore), GS_WEBAPI_HOME (/opt/griddb-webapi), TEMPLATE_DIR (the directory of this script)
+#   GRIDDB_WEBAPI_HEAP    the Web API's -Xmx. Default: 1024m (griddb/webapi's systemd unit), lowered under a
+#                         container memory cap to a quarter of it (at least 256m), so the node's own store memory
+#                         (gs_node.json storeMemoryLimit, left at the package's value) fits beside it: 512m under 2 GiB
+#   GS_HOME (/var/lib/gridstore), GS_WEBAPI_HOME (/opt/griddb-webapi), TEMPLATE_DIR (the directory of this script),
+#   CGROUP_ROOT (/sys/fs/cgroup: memory.max on cgroup v2, memory/memory.limit_in_bytes on v1)
 # Bad values fail before anything starts, naming the variable.
 set -euo pipefail
 
@@ -32,15 +35,28 @@ export GS_HOME GS_WEBAPI_HOME
 
 cluster=${GRIDDB_CLUSTER_NAME:-myCluster}
 user=${GRIDDB_USERNAME:-admin}
-password=${GRIDDB_PASSWORD:-admin}
+password=${GRIDDB_PASSWORD-admin} # set but empty is refused (validate)
 webapi_port=${GRIDDB_WEBAPI_PORT:-8081}
 max_request_mb=${GRIDDB_WEBAPI_MAX_REQUEST_MB:-20}
-heap=${GRIDDB_WEBAPI_HEAP:-1024m}
+heap=${GRIDDB_WEBAPI_HEAP:-}
+CGROUP_ROOT=${CGROUP_ROOT:-/sys/fs/cgroup}
 
 log() { echo "griddb-webapi: $*" >&2; }
 fail() {
   log "$*"
   exit 1
+}
+
+# The container's memory cap in MiB (cgroup v2, else v1), or nothing when uncapped.
+memory_cap_mib() {
+  local v=
+  if [ -r "$CGROUP_ROOT/memory.max" ]; then
+    v=$(cat "$CGROUP_ROOT/memory.max")
+  elif [ -r "$CGROUP_ROOT/memory/memory.limit_in_bytes" ]; then
+    v=$(cat "$CGROUP_ROOT/memory/memory.limit_in_bytes")
+  fi
+  # "max" (v2) or the page-rounded LONG_MAX (v1, ~8 EiB) mean no cap
+  if [[ $v =~ ^[0-9]+$ ]] && ((${#v} < 19)); then echo $((v / 1048576)); fi
 }
 
 validate() {
@@ -49,7 +65,14 @@ validate() {
   [ -n "$password" ] || fail "GRIDDB_PASSWORD is empty"
   [[ $webapi_port =~ ^[1-9][0-9]{0,4}$ ]] && ((webapi_port <= 65535)) || fail "GRIDDB_WEBAPI_PORT='$webapi_port': not a TCP port"
   [[ $max_request_mb =~ ^[1-9][0-9]{0,3}$ ]] && ((max_request_mb <= 2048)) || fail "GRIDDB_WEBAPI_MAX_REQUEST_MB='$max_request_mb': an integer 1..2048 (the reference's range)"
-  [[ $heap =~ ^[0-9]+[kKmMgG]$ ]] || fail "GRIDDB_WEBAPI_HEAP='$heap': a JVM size like 1024m"
+  if [ -z "$heap" ]; then
+    local cap
+    cap=$(memory_cap_mib)
+    heap=1024
+    if [ -n "$cap" ] && ((cap / 4 < heap)); then heap=$((cap / 4 < 256 ? 256 : cap / 4)); fi
+    heap=${heap}m
+  fi
+  [[ $heap =~ ^[1-9][0-9]*[kKmMgG]$ ]] || fail "GRIDDB_WEBAPI_HEAP='$heap': a JVM size like 1024m"
   address=${GRIDDB_NODE_ADDRESS:-$(hostname -I 2>/dev/null | awk '{print $1}')}
   [[ $address =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]] || fail "GRIDDB_NODE_ADDRESS='$address': not an IPv4 address (set it when hostname -I has none)"
 }
@@ -96,13 +119,13 @@ render() {
   fi
   jq -e --arg name "$cluster" '.clusters | length == 1 and .[0].name == $name' "$GS_WEBAPI_HOME/conf/repository.json" >/dev/null ||
     fail "$GS_WEBAPI_HOME/conf/repository.json is not the one-cluster file expected"
-  log "config: cluster $cluster, node $address:$transaction_port (FIXED_LIST), Web API port $webapi_port"
+  log "config: cluster $cluster, node $address:$transaction_port (FIXED_LIST), Web API port $webapi_port, heap $heap"
 }
 
 check() {
   local auth
   auth=$(printf '%s:%s' "$user" "$password" | base64 | tr -d '\n')
-  wget -q -O /dev/null -T 5 --header "Authorization: Basic $auth" "http://127.0.0.1:$webapi_port/griddb/v2/$cluster/dbs/public/checkConnection"
+  wget -q --no-proxy -O /dev/null -T 5 --header "Authorization: Basic $auth" "http://127.0.0.1:$webapi_port/griddb/v2/$cluster/dbs/public/checkConnection"
 }
 
 # gsserver daemonizes (gs_startnode): its pid file, else the process named gsserver

@@ -189,15 +189,19 @@ describe("azure stack files", () => {
         expect(scripts["data-disk.sh"]).toContain("LABEL=ibdata /var/lib/docker ext4");
         const lines = scripts["containers.sh"]!.split("\n");
         // the image: pulled at its pin, or built on the VM from the catalog's build context (Fluentd into GridDB)
-        const build = component.build && component.build.forSinks.includes(stack.platform.components.sink ?? "") ? component.build : undefined;
+        const build = component.build && (component.build.always || component.build.forSinks.includes(stack.platform.components.sink ?? "")) ? component.build : undefined;
         const image = build ? `${build.repository}:${build.tag}` : imageRef(component);
         if (build) {
-          expect(lines).toContain(`docker build --quiet --tag ${image} /opt/ingestbench/build/ingestbench-fluentd-griddb`);
+          // Fluentd into GridDB (images/fluentd-griddb), and GridDB itself with its Web API (images/griddb-webapi)
+          const [dir, context, script] = build.repository === "ingestbench/griddb-webapi"
+            ? ["ingestbench-griddb-webapi", ["Dockerfile", "griddb_webapi.properties.in", "logback.xml", "repository.json.in", "start.sh"], "start.sh"]
+            : ["ingestbench-fluentd-griddb", ["Dockerfile", "apply-fix.sh", "fix-buffered-write.sed"], "apply-fix.sh"];
+          expect(lines).toContain(`docker build --quiet --tag ${image} /opt/ingestbench/build/${dir}`);
           expect(lines.some((l) => l.startsWith(`docker pull ${imageRef(component)}`))).toBe(false);
           expect(Object.keys(files).filter((f) => f.startsWith("/opt/ingestbench/build/")).sort()).toEqual(
-            ["Dockerfile", "apply-fix.sh", "fix-buffered-write.sed"].map((f) => `/opt/ingestbench/build/ingestbench-fluentd-griddb/${f}`),
+            context.map((f) => `/opt/ingestbench/build/${dir}/${f}`),
           );
-          expect(files["/opt/ingestbench/build/ingestbench-fluentd-griddb/apply-fix.sh"]!.permissions).toBe("0755");
+          expect(files[`/opt/ingestbench/build/${dir}/${script}`]!.permissions).toBe("0755");
         } else {
           expect(lines).toContain(`docker pull ${image}`);
         }
@@ -329,6 +333,43 @@ describe("azure-d4s-v5-two-collectors: 000's scale-out", () => {
     const built = `${catalog.fluentd!.build!.repository}:${catalog.fluentd!.build!.tag}`;
     expect(images).toEqual([built, built]);
     expect(outputs.endpoints.fluentd?.map((e) => e.data?.host)).toEqual([hostAddress(1), hostAddress(2)]);
+  });
+});
+
+describe("a GridDB sink on azure: its own image (images/griddb-webapi, GridDB + Web API) built on the VM", () => {
+  it("azure-d4s-v5-two-collectors' sink VM: cloud-init writes the build context byte for byte, docker-builds it, runs it with the catalog's env; nothing pulled for it", async () => {
+    const { readdirSync, readFileSync } = await import("node:fs");
+    const stack = loadPulumiStack("azure-d4s-v5-two-collectors", stacksDir);
+    expect(stack.platform.components.sink).toBe("griddb");
+    const { resources, outputs } = await deployed(stack, deployConfig(stack));
+    const build = catalogEntry("griddb").build!;
+    const built = `${build.repository}:${build.tag}`;
+    const { scripts, files } = cloudInitOf(one(resources, T.vm, "ib-azure-d4s-v5-two-collectors-sink-vm"));
+    const vmDir = "/opt/ingestbench/build/ingestbench-griddb-webapi";
+    const context = readdirSync(path.join(root, "images/griddb-webapi")).sort();
+    expect(context).toEqual(["Dockerfile", "griddb_webapi.properties.in", "logback.xml", "repository.json.in", "start.sh"]);
+    expect(Object.keys(files).filter((f) => f.startsWith("/opt/ingestbench/build/")).sort()).toEqual(context.map((f) => `${vmDir}/${f}`));
+    for (const f of context) {
+      expect(files[`${vmDir}/${f}`]!.content, f).toBe(readFileSync(path.join(root, "images/griddb-webapi", f), "utf8"));
+      expect(files[`${vmDir}/${f}`]!.permissions, f).toBe(f === "start.sh" ? "0755" : "0644");
+    }
+    const lines = scripts["containers.sh"]!.split("\n");
+    const buildAt = lines.indexOf(`docker build --quiet --tag ${built} ${vmDir}`);
+    const runAt = lines.findIndex((l) => l.startsWith("docker run -d --name=ib-azure-d4s-v5-two-collectors-sink "));
+    expect(buildAt).toBeGreaterThan(-1);
+    expect(runAt).toBeGreaterThan(buildAt);
+    expect(lines.some((l) => l.startsWith("docker pull griddb/griddb"))).toBe(false);
+    const run = lines[runAt]!.split(" ");
+    // the image's ENTRYPOINT start.sh runs: nothing after the image name
+    expect(run.at(-1)).toBe(built);
+    expect(run).toEqual(expect.arrayContaining(["--network=host", "--env=GRIDDB_CLUSTER_NAME=myCluster", "--env=GRIDDB_USERNAME=admin", "--env=GRIDDB_PASSWORD=admin", "--volume=ib-azure-d4s-v5-two-collectors-sink-data:/var/lib/gridstore/data"]));
+    expect(() => bashSyntax(scripts["containers.sh"]!)).not.toThrow();
+    expect(outputs.hosts.sink?.image).toBe(built);
+    expect(outputs.versions.griddb).toEqual({ pinned: "5.6.0", image: built, digestResolved: false });
+    expect(outputs.endpoints.griddb?.[0]?.data).toEqual({ host: outputs.hosts.sink!.address, port: 8081, scheme: "griddb-webapi" });
+    // the Web API's port is open to allowFrom (the harness's verifier) on the sink VM
+    const nsg = resources.find((r) => r.type === T.nsg)!;
+    expect(JSON.stringify(nsg.inputs.securityRules)).toContain("8081");
   });
 });
 

@@ -337,7 +337,8 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
       1,
       1,
     );
-    const builds = resources.filter((r) => r.type === "docker:index/image:Image");
+    // the GridDB sink's own build (images/griddb-webapi) is asserted in its own test below
+    const builds = resources.filter((r) => r.type === "docker:index/image:Image" && r.inputs.imageName.startsWith("ingestbench/fluentd-griddb:"));
     expect(builds).toHaveLength(1);
     const build = catalogEntry("fluentd").build!;
     expect(builds[0]!.inputs).toMatchObject({
@@ -357,8 +358,8 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
     expect(outputs.hosts.collector?.config).toMatchObject({ file: "/fluentd/etc/fluent.conf", source: "stack config", built: { context: "images/fluentd-griddb" } });
     expect(outputs.hosts.collector?.config?.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(outputs.versions.fluentd).toEqual({ pinned: "1.12.0", image: `ingestbench/fluentd-griddb:${build.tag}`, digestResolved: false });
-    // the sink pulls its pinned image; no build
-    expect(resources.filter((r) => r.type === "docker:index/remoteImage:RemoteImage").map((r) => r.inputs.name)).toContain("griddb/griddb:5.6.0");
+    // the sink runs its own build (GridDB + Web API), not the pulled server-only image
+    expect(resources.filter((r) => r.type === "docker:index/remoteImage:RemoteImage").map((r) => r.inputs.name)).not.toContain("griddb/griddb:5.6.0");
   });
 
   it("gives two Fluentd collectors disjoint generator ids (000's scale-out): gen = worker id + 0 on the first, + 2 on the second", async () => {
@@ -378,8 +379,60 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
     expect(conf("collector-b")).toContain('\\"gen\\":#{worker_id.to_i + 2}');
     // one build for the stack, run by both collectors: they cannot drift apart as 000's nodes did
     const tag = `ingestbench/fluentd-griddb:${catalogEntry("fluentd").build!.tag}`;
-    expect(resources.filter((r) => r.type === "docker:index/image:Image").map((r) => r.inputs.imageName)).toEqual([tag]);
+    expect(resources.filter((r) => r.type === "docker:index/image:Image").map((r) => r.inputs.imageName)).toEqual([tag, `ingestbench/griddb-webapi:${catalogEntry("griddb").build!.tag}`]);
     expect(["collector-a", "collector-b"].map((h) => containerOf(resources, "docker-two-fluentd", h).inputs.image)).toEqual([tag, tag]);
+  });
+
+  it("runs a GridDB sink from its own build, images/griddb-webapi (GridDB + Web API), once per stack, with 8081 published: docker-4c4g with sink griddb", async () => {
+    const { REPO_ROOT } = await import("../../../infra/docker/host.ts");
+    const { griddbSinkSchema } = await import("../../../infra/render/sinks.ts");
+    const griddb = catalogEntry("griddb");
+    const build = griddb.build!;
+    const built = `ingestbench/griddb-webapi:${build.tag}`;
+    const hosts = JSON.parse(configOfFile(path.join(stacksDir, "Pulumi.docker-4c4g.yaml"))["ingestbench:hosts"]!);
+    // with a Fluentd collector (two builds: the pairing's and the sink's), and with no collector at all (the sink's only)
+    for (const [name, components, builtHosts] of [
+      ["docker-4c4g-griddb", { collector: "fluentd", sink: "griddb" }, 2],
+      ["docker-4c4g-griddb-only", { sink: "griddb" }, 1],
+    ] as const) {
+      const { resources, outputs } = await stackWithCell(
+        name,
+        { "ingestbench:platform": "docker", "ingestbench:hosts": hosts, "ingestbench:components": components },
+        undefined,
+        builtHosts,
+        builtHosts,
+      );
+      const sinkBuilds = resources.filter((r) => r.type === "docker:index/image:Image" && r.inputs.imageName === built);
+      expect(sinkBuilds).toHaveLength(1);
+      expect(sinkBuilds[0]!.name).toBe(`ib-${name}-build-ingestbench-griddb-webapi`);
+      expect(sinkBuilds[0]!.inputs).toMatchObject({
+        skipPush: true,
+        build: { context: path.join(REPO_ROOT, "images/griddb-webapi"), dockerfile: path.join(REPO_ROOT, "images/griddb-webapi/Dockerfile") },
+      });
+      // nothing pulled for the sink: the server-only griddb/griddb image is the build's base, not what runs
+      expect(resources.some((r) => r.name === `ib-${name}-sink-image`)).toBe(false);
+      expect(resources.filter((r) => r.type === "docker:index/remoteImage:RemoteImage").map((r) => r.inputs.name)).not.toContain(imageRef(griddb));
+      const sink = containerOf(resources, name, "sink").inputs;
+      expect(sink.image).toBe(built);
+      expect(sink.command).toBeUndefined(); // the image's ENTRYPOINT start.sh with CMD run
+      expect(sink.ports).toEqual([
+        { internal: 8081, ip: "127.0.0.1", protocol: "tcp" },
+        { internal: 10001, ip: "127.0.0.1", protocol: "tcp" },
+      ]);
+      // start.sh's cluster name is the one the verifier addresses by default (sink param `cluster`)
+      expect(sink.envs).toEqual(expect.arrayContaining([`GRIDDB_CLUSTER_NAME=${griddbSinkSchema.parse({}).cluster}`, "GRIDDB_USERNAME=admin", "GRIDDB_PASSWORD=admin"]));
+      expect(sink.mounts).toEqual([expect.objectContaining({ type: "volume", target: "/var/lib/gridstore/data" })]);
+      expect(sink.cpuQuota).toBe(200000);
+      expect(outputs.hosts.sink?.image).toBe(built);
+      expect(outputs.versions.griddb).toEqual({ pinned: "5.6.0", image: built, digestResolved: false });
+      expect(outputs.endpoints.griddb?.[0]?.data).toEqual({ host: outputs.hosts.sink!.address, port: 8081, scheme: "griddb-webapi" });
+      expect(outputs.endpoints.griddb?.[0]?.published.map((p) => p.internal)).toEqual([8081, 10001]);
+      if ("collector" in components) {
+        // the collector writes into the built sink's Web API at the sink's address
+        const conf = containerOf(resources, name, "collector").inputs.uploads[0].content as string;
+        expect(conf).toContain(`host "http://${outputs.hosts.sink!.address}:8081/"`);
+      }
+    }
   });
 
   it("reads the cell from the validated ingestbench:cell stack key when present, else renders defaults and says so", async () => {
@@ -458,5 +511,43 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
       .rejects.toThrow(/config\.ingestbench:cell\.collector: the cell's collector vector is not what the collector hosts run \(ingestbench:components: collector: fluentd, sink: griddb\)/);
     await expect(stackWithCell("docker-cell-bad", { ...base, "ingestbench:cell": { event: fields, collector: { fluentd: { buffer: { chunk_limit_records: 0 } } }, sink: { griddb: {} } } }))
       .rejects.toThrow(/Pulumi\.docker-cell-bad\.yaml \(pulumi config\):\d+:\d+: config\.ingestbench:cell\.collector\.fluentd\.buffer\.chunk_limit_records: number must be greater than 0/);
+  });
+  it("uploads syslog-ng.conf rendered from the cell (sql() into PostgreSQL, http() into ClickHouse) at the balabit/syslog-ng image's path, with its command line", async () => {
+    const { renderCollector } = await import("../../../infra/render/index.ts");
+    const { syslogNgArgs, syslogNgPaths } = await import("../../../infra/components/syslog-ng.ts");
+    const hosts = { loadgen: {}, collector: { cpu: "1", memory: "1GiB" }, sink: { cpu: "2", memory: "2GiB" } };
+    for (const [stack, sinkName, collectorBlock, sinkBlock, port, expectLines] of [
+      ["docker-syslog-ng-pg", "postgres", { "batch-lines": 5000, "batch-timeout": 250, "log-fifo-size": 100000 }, { table: "t004" }, 5432,
+        ["sql(type(pgsql)", 'table("t004")', "batch-lines(5000) batch-timeout(250)", "log-fifo-size(100000)"]],
+      ["docker-syslog-ng-ch", "clickhouse", { "batch-lines": 20000, workers: 4, "disk-buffer": { "disk-buf-size": 104857600 } }, { table: "t001" }, 8123,
+        ["http(url(", "batch-lines(20000)", "workers(4)", 'dir("/var/lib/syslog-ng/disk-buffer")']],
+    ] as const) {
+      // the cell as the provisioner sets it: the ingestbench:cell stack key, validated with the renderer's schema
+      const cell = { event: fields, collector: { "syslog-ng": collectorBlock }, sink: { [sinkName]: sinkBlock } };
+      const { resources, outputs } = await stackWithCell(stack, {
+        "ingestbench:platform": "docker",
+        "ingestbench:hosts": hosts,
+        "ingestbench:components": { collector: "syslog-ng", sink: sinkName },
+        "ingestbench:cell": JSON.stringify(cell),
+      });
+      const collector = containerOf(resources, stack, "collector").inputs;
+      expect(collector.image).toBe("balabit/syslog-ng:3.38.1");
+      const sinkAddress = outputs.hosts.sink!.address;
+      expect(sinkAddress).toMatch(/^10\./);
+      const expected = renderCollector("syslog-ng", collectorBlock, { name: sinkName, host: sinkAddress, port, params: { table: sinkBlock.table } }, fields);
+      expect(collector.uploads).toEqual([{ file: "/etc/syslog-ng/syslog-ng.conf", content: expected.text }]);
+      const conf = collector.uploads[0].content as string;
+      for (const line of expectLines) expect(conf, line).toContain(line);
+      expect(conf).toContain(sinkName === "postgres" ? `host("${sinkAddress}") port("5432")` : `url("http://${sinkAddress}:8123/`);
+      expect(conf).toContain("port(5514)");
+      // appended to the image's entrypoint `/usr/sbin/syslog-ng -F`: the uploaded file, state on the data volume
+      expect(collector.command).toEqual(syslogNgArgs(syslogNgPaths("/var/lib/syslog-ng", "/etc/syslog-ng/syslog-ng.conf")));
+      expect(collector.command).toEqual(expect.arrayContaining(["--no-caps", "-f", "/etc/syslog-ng/syslog-ng.conf", "-c", "/var/lib/syslog-ng/syslog-ng.ctl"]));
+      expect(collector.mounts).toEqual([expect.objectContaining({ target: "/var/lib/syslog-ng" })]);
+      expect(collector.ports).toEqual([expect.objectContaining({ internal: 5514, protocol: "tcp" })]);
+      expect(outputs.hosts.collector?.config).toMatchObject({ file: "/etc/syslog-ng/syslog-ng.conf", source: "stack config" });
+      expect(outputs.hosts.collector?.config?.sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(resources.some((r) => r.type === "docker:index/image:Image")).toBe(false);
+    }
   });
 });
