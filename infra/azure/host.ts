@@ -31,7 +31,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { catalog, type CatalogBuild, type CatalogImage, heapMiB, imageRef } from "../catalog.ts";
 import { containerLimits } from "../docker/flags.ts";
 import type { ComponentEndpoints, HostConfigOutput } from "../docker/outputs.ts";
-import type { HostPipeline } from "../docker/pipeline.ts";
+import { hostPorts, type HostPipeline } from "../docker/pipeline.ts";
 import { shaperScript } from "../docker/shaper.ts";
 import type { AppliedLimits, HostSpec } from "../limits.ts";
 import { cloudConfig, cloudInitScripts, DATA_DISK_DEVICE, NODE_EXPORTER_PORT, vmBuildDir, vmConfigPath, type VmFile } from "./cloud-init.ts";
@@ -260,14 +260,15 @@ export class AzureHost extends pulumi.ComponentResource {
     );
 
     this.publicAddress = ip.ipAddress.apply((a) => a ?? "");
-    const data = component.ports.find((p) => p.role === "data");
-    const metrics = component.ports.find((p) => p.role === "metrics");
+    const ports = hostPorts(component, args.pipeline);
+    const data = ports.find((p) => p.role === "data");
+    const metrics = ports.find((p) => p.role === "metrics");
     this.endpoints = this.publicAddress.apply((pub) => ({
       host: host.name,
       data: data ? { host: args.address, port: data.port, scheme: data.scheme } : null,
       metrics: metrics ? { host: args.address, port: metrics.port, scheme: metrics.scheme } : null,
       // containers run on the VM's network: each port is reachable on the public address, from allowFrom only
-      published: component.ports.map((p) => ({ internal: p.port, external: p.port, ip: pub, protocol: p.protocol })),
+      published: ports.map((p) => ({ internal: p.port, external: p.port, ip: pub, protocol: p.protocol })),
     }));
     this.registerOutputs({ vmName: this.vmName, address: this.address, publicAddress: this.publicAddress, limits: this.limits, nodeExporterPort: NODE_EXPORTER_PORT, config: this.config });
   }

@@ -16,7 +16,7 @@ import * as resources from "@pulumi/azure-native/resources/index.js";
 import * as pulumi from "@pulumi/pulumi";
 import { catalogEntry, imageRef } from "../catalog.ts";
 import type { StackOutputs } from "../docker/outputs.ts";
-import { hostPipelines, pipelineOf } from "../docker/pipeline.ts";
+import { hostPipelines, hostPorts, pipelineOf } from "../docker/pipeline.ts";
 import type { AzureOptions, PulumiStack } from "../stack/schema.ts";
 import { NODE_EXPORTER_PORT } from "./cloud-init.ts";
 import { DEFAULT_DATA_DISK_GIB } from "./disk.ts";
@@ -95,7 +95,7 @@ export class AzureStack extends pulumi.ComponentResource {
     );
 
     this.resourceGroup = new resources.ResourceGroup(`${name}-rg`, { resourceGroupName: `ib-${spec.name}`, location: azure.location, tags }, { parent: this });
-    const ports = Object.keys(spec.hosts).flatMap((h) => catalogEntry(componentOf(h)).ports);
+    const ports = Object.keys(spec.hosts).flatMap((h) => hostPorts(catalogEntry(componentOf(h)), pipelines[h]));
     this.network = new AzureNetwork(
       `${name}-net`,
       {

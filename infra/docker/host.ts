@@ -21,7 +21,7 @@ import { catalog, type CatalogBuild, type CatalogImage, heapMiB, imageRef } from
 import type { AppliedLimits, HostSpec } from "../limits.ts";
 import { containerLimits } from "./flags.ts";
 import type { ComponentEndpoints, HostConfigOutput, PublishedPort } from "./outputs.ts";
-import type { HostPipeline } from "./pipeline.ts";
+import { hostPorts, type HostPipeline } from "./pipeline.ts";
 import { shaperScript } from "./shaper.ts";
 
 /** Arguments of a DockerHost. */
@@ -118,7 +118,8 @@ export class DockerHost extends pulumi.ComponentResource {
 
     const heap = String(heapMiB(host.limits.memoryBytes));
     const envs = Object.entries(component.env).map(([k, v]) => `${k}=${component.heapFromMemory ? v.replaceAll("{heapMiB}", heap) : v}`);
-    const published = component.ports.map((p) => ({ internal: p.port, ip: "127.0.0.1", protocol: p.protocol }));
+    const ports = hostPorts(component, args.pipeline);
+    const published = ports.map((p) => ({ internal: p.port, ip: "127.0.0.1", protocol: p.protocol }));
 
     this.container = new docker.Container(
       `${name}-container`,
@@ -164,8 +165,8 @@ export class DockerHost extends pulumi.ComponentResource {
       this.shaper = undefined;
     }
 
-    const data = component.ports.find((p) => p.role === "data");
-    const metrics = component.ports.find((p) => p.role === "metrics");
+    const data = ports.find((p) => p.role === "data");
+    const metrics = ports.find((p) => p.role === "metrics");
     this.endpoints = this.container.ports.apply((ports) => ({
       host: host.name,
       data: data ? { host: args.address, port: data.port, scheme: data.scheme } : null,

@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import { ConfigurationError } from "../../harness/errors.ts";
 import type { EventField } from "../../harness/events/types.ts";
-import { catalogEntry, type CatalogBuild, type CatalogImage } from "../catalog.ts";
+import { catalogEntry, type CatalogBuild, type CatalogImage, type CatalogPort } from "../catalog.ts";
 import { collectorRenderers, renderCollector, type RenderedConfig, type SinkEndpoint, type SinkName } from "../render/index.ts";
 import type { PlatformConfig } from "../stack/schema.ts";
 
@@ -35,6 +35,17 @@ export interface CellPipeline {
 export interface HostPipeline {
   config?: RenderedConfig & { source: CellPipeline["source"]; sha256: string };
   build?: CatalogBuild;
+}
+
+/**
+ * The ports a host's container serves: its catalog entry's, plus the metrics ports its rendered config adds
+ * (Fluentd's monitor_agent on port + worker id with several workers), so that both platforms publish them (docker
+ * ports, azure NSG) and the harness can read every worker's counts.
+ */
+export function hostPorts(component: CatalogImage, pipeline?: HostPipeline): CatalogPort[] {
+  const extra = (pipeline?.config?.listens.metricsPorts ?? []).filter((port) => !component.ports.some((p) => p.port === port));
+  const scheme = component.ports.find((p) => p.role === "metrics")?.scheme ?? "http";
+  return [...component.ports, ...extra.map((port): CatalogPort => ({ port, role: "metrics", protocol: "tcp", scheme }))];
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -110,8 +110,8 @@ export const fluentdSchema = z
     buffer: bufferSchema.default({}),
     /** common output parameters of the `<match>` */
     match: z.object({ slow_flush_log_threshold: z.number().positive().optional() }).strict().default({}),
-    /** the monitor_agent input (metrics: /api/plugins.json); with several workers each serves its own
-     *  (port + worker id in multi-worker mode: not verified against a running 1.12 here) */
+    /** the monitor_agent input (metrics: /api/plugins.json); with several workers each serves its own on port +
+     *  worker id (in_monitor_agent.rb; not run against a Fluentd 1.12 here), all published (RenderedConfig.listens) */
     monitor_agent: z.object({ port: port.default(24220) }).strict().default({}),
   })
   .strict();
@@ -293,7 +293,9 @@ export function renderFluentdConfig(input: RenderInput<FluentdConfig>): Rendered
   }
   out.push("<source>", "  @type monitor_agent", "  bind 0.0.0.0", `  port ${config.monitor_agent.port}`, "</source>", "");
   out.push(...matchLines(input), "");
-  return { file: FLUENTD_CONFIG_FILE, text: out.join("\n"), listens: { data: dataPort, metrics: config.monitor_agent.port } };
+  // several workers: each serves monitor_agent on port + its worker id (in_monitor_agent.rb adds fluentd_worker_id)
+  const metricsPorts = workers > 1 ? Array.from({ length: workers }, (_, id) => config.monitor_agent.port + id) : undefined;
+  return { file: FLUENTD_CONFIG_FILE, text: out.join("\n"), listens: { data: dataPort, metrics: config.monitor_agent.port, ...(metricsPorts ? { metricsPorts } : {}) } };
 }
 
 export const fluentd: CollectorRenderer<FluentdConfig> = {

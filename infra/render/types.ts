@@ -50,7 +50,12 @@ export interface RenderedConfig {
   /** container command (after the image's entrypoint) that makes the collector read `file`, when the image's default does not */
   command?: string[];
   /** collector-side ports the config listens on (data and metrics), for the catalog cross-check; no metrics: the collector serves none over HTTP (syslog-ng) */
-  listens: { data: number; metrics?: number };
+  listens: {
+    data: number;
+    metrics?: number;
+    /** every port the metrics endpoint is served on when it is more than `metrics` (Fluentd: one per worker) */
+    metricsPorts?: number[];
+  };
 }
 
 /** A collector renderer: its scenario schema, the sinks it can write into, and the render function. */

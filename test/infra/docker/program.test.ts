@@ -355,6 +355,10 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
     expect(collector.uploads).toEqual([{ file: "/fluentd/etc/fluent.conf", content: expected.text }]);
     expect(collector.uploads[0].content).toContain("chunk_limit_records 50000");
     expect(collector.uploads[0].content).toContain('container "fluentdStress"');
+    // two workers: monitor_agent serves on 24220 and 24221 (port + worker id); both are published, so the harness
+    // reads every worker's counts
+    expect(collector.ports.map((p: { internal: number }) => p.internal)).toEqual([24224, 9880, 24220, 24221]);
+    expect(outputs.endpoints.fluentd?.[0]?.published.map((p) => p.internal)).toEqual([24224, 9880, 24220, 24221]);
     expect(outputs.hosts.collector?.config).toMatchObject({ file: "/fluentd/etc/fluent.conf", source: "stack config", built: { context: "images/fluentd-griddb" } });
     expect(outputs.hosts.collector?.config?.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(outputs.versions.fluentd).toEqual({ pinned: "1.12.0", image: `ingestbench/fluentd-griddb:${build.tag}`, digestResolved: false });

@@ -110,7 +110,8 @@ describe("fluentd renderer (no real Fluentd here: golden files and a directive p
     for (const [k, v] of Object.entries(block000.buffer)) expect(buffer.params[k], k).toBe(String(v));
     expect(buffer.params["@type"]).toBe("memory");
     expect(one(root, "source", "monitor_agent").params.port).toBe("24220");
-    expect(r.listens).toEqual({ data: 24224, metrics: 24220 });
+    // monitor_agent per worker: port + worker id (in_monitor_agent.rb), all listed for the platforms to publish
+    expect(r.listens).toEqual({ data: 24224, metrics: 24220, metricsPorts: [24220, 24221] });
   });
 
   it("renders in_sample so that workers × rate × size is the events/s the scenario asks for", () => {
