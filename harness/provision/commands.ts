@@ -23,7 +23,8 @@ import { collectLeftovers } from "../../infra/local/gc.ts";
 import { loadPulumiStack, loadStack } from "../../infra/stack/schema.ts";
 import { ConfigurationError } from "../errors.ts";
 import { RemoteSite } from "../remote/site.ts";
-import { shellsFor, type ShellSource } from "../remote/hosts.ts";
+import { requireShellClient, shellsFor, type ShellSource } from "../remote/hosts.ts";
+import { requirePulumiCli } from "./pulumi-cli.ts";
 import type { RunRecord } from "../results/types.ts";
 import { describeRun, driveRuns, runsExitCode, type DeployedStacks, type DriveResult } from "../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
@@ -115,6 +116,10 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
     check(stack, plans) {
       if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`);
       for (const plan of plans) cellConfig(stack, plan);
+      // the CLIs a deployment and its runs need, before anything is deployed (and paid for)
+      const env = opts.env ?? process.env;
+      requirePulumiCli(env);
+      if (!opts.runCell) requireShellClient(stack.platform, env);
     },
     async run({ stack, items, signal, progress, resultsRoot, invocation }) {
       const records: RunRecord[] = [];

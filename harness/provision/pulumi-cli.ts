@@ -15,12 +15,12 @@ export const PULUMI_INSTALL_HINT =
   "then add ~/.pulumi/bin to PATH or open a new shell";
 
 /**
- * The first executable `pulumi` on `pathVar` (a PATH value, entries separated by ":"), or null.
- * Empty PATH entries mean the working directory, as in execvp(3).
+ * The first executable `name` on `pathVar` (a PATH value, entries separated by ":"), or null; a `name` with a slash
+ * is taken as a path. Empty PATH entries mean the working directory, as in execvp(3).
  */
-export function findPulumiOnPath(pathVar: string | undefined): string | null {
-  for (const dir of (pathVar ?? "").split(path.delimiter)) {
-    const candidate = path.resolve(dir === "" ? "." : dir, "pulumi");
+export function findOnPath(name: string, pathVar: string | undefined): string | null {
+  const candidates = name.includes("/") ? [path.resolve(name)] : (pathVar ?? "").split(path.delimiter).map((dir) => path.resolve(dir === "" ? "." : dir, name));
+  for (const candidate of candidates) {
     try {
       if (!statSync(candidate).isFile()) continue;
       accessSync(candidate, constants.X_OK);
@@ -33,6 +33,20 @@ export function findPulumiOnPath(pathVar: string | undefined): string | null {
 }
 
 /**
+ * The Pulumi CLI on `env.PATH`. @throws ProvisioningError E_PULUMI_CLI when there is none; the message says how to
+ * install it
+ */
+export function requirePulumiCli(env: NodeJS.ProcessEnv = process.env): string {
+  const found = findOnPath("pulumi", env.PATH);
+  if (found !== null) return found;
+  throw new ProvisioningError(
+    "E_PULUMI_CLI",
+    `the Pulumi CLI (\`pulumi\`) is not on PATH (${env.PATH ?? "PATH unset"}); docker and azure stacks are deployed ` +
+      `through it by Pulumi's Automation API: ${PULUMI_INSTALL_HINT}`,
+  );
+}
+
+/**
  * A PulumiCommand for the CLI found on `env.PATH`, version-checked by the SDK (`pulumi version`).
  *
  * A CLI at `<root>/bin/pulumi` (the installer's layout) is used by absolute path with `root`, so the SDK also puts
@@ -41,14 +55,7 @@ export function findPulumiOnPath(pathVar: string | undefined): string | null {
  *         when `pulumi version` fails or is below the SDK's minimum version.
  */
 export async function pulumiCommand(env: NodeJS.ProcessEnv = process.env): Promise<PulumiCommand> {
-  const found = findPulumiOnPath(env.PATH);
-  if (found === null) {
-    throw new ProvisioningError(
-      "E_PULUMI_CLI",
-      `the Pulumi CLI (\`pulumi\`) is not on PATH (${env.PATH ?? "PATH unset"}); docker and azure stacks are deployed ` +
-        `through it by Pulumi's Automation API: ${PULUMI_INSTALL_HINT}`,
-    );
-  }
+  const found = requirePulumiCli(env);
   const dir = path.dirname(found);
   try {
     return path.basename(dir) === "bin" ? await PulumiCommand.get({ root: path.dirname(dir) }) : await PulumiCommand.get();

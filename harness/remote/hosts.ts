@@ -8,6 +8,7 @@
  */
 import type { StackOutputs } from "../../infra/docker/outputs.ts";
 import { ProvisioningError } from "../errors.ts";
+import { findOnPath } from "../provision/pulumi-cli.ts";
 import { dockerExecShell, sshDockerShell, type HostShell } from "./shell.ts";
 
 /** Where the shells come from: the CLIs' environment and the azure admin user. */
@@ -47,3 +48,19 @@ export function shellsFor(outputs: StackOutputs, source: ShellSource = {}): (hos
     return shell;
   };
 }
+
+/**
+ * Checked before a docker or azure stack is deployed: the client the shells need is on PATH — the Docker CLI
+ * (INGESTBENCH_DOCKER, default `docker`) for docker stacks, an ssh client (INGESTBENCH_SSH, default `ssh`) for azure.
+ * @throws ProvisioningError E_REMOTE_EXEC naming the missing client and what it is for
+ */
+export function requireShellClient(platform: StackOutputs["platform"], env: NodeJS.ProcessEnv = process.env): void {
+  if (platform === "local") return;
+  const [name, what] = platform === "docker"
+    ? [env.INGESTBENCH_DOCKER ?? "docker", "the Docker CLI (https://docs.docker.com/engine/install/), to run the generators in the loadgen container and read each container's counters"]
+    : [env.INGESTBENCH_SSH ?? "ssh", "an ssh client (OpenSSH), to reach each VM's containers"];
+  if (findOnPath(name, env.PATH) === null) {
+    throw new ProvisioningError("E_REMOTE_EXEC", `\`${name}\` is not on PATH: a ${platform} stack needs ${what}; checked before deploying anything`);
+  }
+}
+

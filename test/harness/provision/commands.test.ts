@@ -46,16 +46,20 @@ const record = (ctx: CellRunContext) => writeRunRecord(results, { stack: ctx.sta
 const base = { resultsRoot: results, invocation: "2026-11-29T22:00:00.000Z", quiet: true };
 
 describe("benchOnPulumiStack (recording Pulumi CLI stand-in)", () => {
-  it("the default cell runner without a Docker CLI records an error run naming the missing CLI; the stack is destroyed", async () => {
+  it("without a Docker CLI, refuses before deploying anything, naming the missing client (the default cell runner needs it)", async () => {
     const { standIn, project, stack, plans } = setup();
     const env = { ...standIn.env, INGESTBENCH_DOCKER: "/nonexistent/docker" };
-    // clickhouse-direct pins 18.16.1 (Debian's); this stack deploys 25.8, so pin the cell to what is deployed
-    const cell: CellPlan = { ...plans[0]!, sink: { name: "clickhouse", config: { version: "25.8" } } };
-    const r = await benchOnPulumiStack({ ...base, stack, plans: [cell], projectRoot: project, env, signal: new AbortController().signal });
-    expect(r.records.map((x) => [x.status, x.error?.code])).toEqual([["error", "E_REMOTE_EXEC"]]);
-    expect(r.records[0]!.error!.message).toMatch(/\/nonexistent\/docker/);
-    expect(r.records[0]!.error!.message).toMatch(/Docker CLI/);
-    expect(standIn.commandLines().filter((l) => /^(up|destroy) /.test(l)).map((l) => l.split(" ")[0])).toEqual(["up", "destroy"]);
+    const err = await benchOnPulumiStack({ ...base, stack, plans, projectRoot: project, env, signal: new AbortController().signal }).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe("E_REMOTE_EXEC");
+    expect((err as Error).message).toBe("`/nonexistent/docker` is not on PATH: a docker stack needs the Docker CLI (https://docs.docker.com/engine/install/), to run the generators in the loadgen container and read each container's counters; checked before deploying anything");
+    expect(standIn.calls()).toEqual([]);
+  });
+
+  it("without a Pulumi CLI, refuses before anything runs, saying how to install it", async () => {
+    const { project, stack, plans } = setup();
+    const err = await benchOnPulumiStack({ ...base, stack, plans, projectRoot: project, env: { ...process.env, PATH: "/nonexistent" }, signal: new AbortController().signal }).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe("E_PULUMI_CLI");
+    expect((err as Error).message).toMatch(/the Pulumi CLI \(`pulumi`\) is not on PATH \(\/nonexistent\).*curl -fsSL https:\/\/get\.pulumi\.com \| sh/);
   });
 
   it("deploys per cell's components, hands each cell its targets, destroys at the end", async () => {
