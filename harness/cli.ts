@@ -200,8 +200,26 @@ export function program(): Command {
   return cmd;
 }
 
+/**
+ * Under `npm run` (npm sets npm_lifecycle_event) a signal sent to npm alone does not reach this process: npm exits on
+ * SIGTERM and leaves it running without a parent, and waits on SIGINT. Once the parent is gone, stop as on SIGTERM
+ * (tear down, keep what was measured, exit 143), so that a supervisor killing `npm run bench` leaves nothing behind.
+ */
+function stopWhenNpmIsGone(): void {
+  if (!process.env.npm_lifecycle_event) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    process.stderr.write("ingestbench: npm, which started this process, is gone: stopping as on SIGTERM\n");
+    process.kill(process.pid, "SIGTERM");
+  }, 500);
+  timer.unref();
+}
+
 /** CLI entry: parse argv, run, map typed errors to exit codes. */
 export async function main(argv: string[]): Promise<void> {
+  stopWhenNpmIsGone();
   // a closed pipe (`ingestbench bench ... | head`) must not kill the harness mid-run: the run goes on, tears down and
   // writes its results; only the printing is lost
   for (const stream of [process.stdout, process.stderr]) {

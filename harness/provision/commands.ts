@@ -138,7 +138,7 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
             deployed = key(i);
           }
           const record = await runCell({ stack, plan: item.plan, outputs, signal, resultsRoot, invocation: item.invocation ?? invocation, projectRoot, progress });
-          progress.cellEnd(record, describeRun(record));
+          progress.cellEnd(record, describeRun(record, resultsRoot));
           records.push(record);
         }
       };

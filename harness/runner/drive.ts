@@ -4,6 +4,7 @@
  * Local stacks are provisioned per run here; docker and azure stacks are deployed once for their consecutive runs
  * by the `deployed` hook (harness/provision/commands.ts pulumiStacks), so one invocation may mix both.
  */
+import path from "node:path";
 import type { StackSpec } from "../../infra/limits.ts";
 import type { RunRecord } from "../results/types.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
@@ -16,9 +17,14 @@ export const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisio
 
 const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
 
-/** A run's result in a few lines: status and directory, unenforced limits, throughput, bottleneck, ledger, failed checks, error. */
-export function describeRun(r: RunRecord): string {
-  const lines = [`run ${r.runId}: ${r.status}  → results/${r.stack}/${r.scenario}/${r.runId}/`];
+/**
+ * A run's result in a few lines: status and directory (under `resultsRoot`, relative to the working directory when
+ * inside it), unenforced limits, throughput, bottleneck, ledger, failed checks, error.
+ */
+export function describeRun(r: RunRecord, resultsRoot = "results"): string {
+  const dir = path.join(resultsRoot, r.stack, r.scenario, r.runId);
+  const shown = path.isAbsolute(dir) && !path.relative(process.cwd(), dir).startsWith("..") ? path.relative(process.cwd(), dir) : dir;
+  const lines = [`run ${r.runId}: ${r.status}  → ${shown}/`];
   for (const [host, l] of Object.entries(r.limits)) {
     if (!l.enforced) lines.push(`  !! limits NOT enforced on ${host}: ${l.notes.join("; ")}`);
   }
@@ -144,7 +150,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
         progress.cellStart(run.runId, `provisioning ${stack.platform} hosts ${hostRoles(Object.keys(stack.hosts), plan).join(", ")}`);
         run.on("tick", (p, ctx: { loadEndS: number }) => progress.sample(p, ctx));
         const record = await run.run();
-        progress.cellEnd(record, describeRun(record));
+        progress.cellEnd(record, describeRun(record, options.resultsRoot));
         records.push(record);
       }
     }

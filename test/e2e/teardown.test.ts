@@ -20,15 +20,18 @@ describe("teardown", () => {
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
-  it("after SIGINT to the CLI mid-run: exit 130, results so far written as interrupted, nothing left", async () => {
-    const results = mkdtempSync(path.join(os.tmpdir(), "ibtest-sigint-"));
+  /** Start a 60 s bench (the CLI itself, or through `npm run ingestbench`), wait for 4 series points, signal `target`. */
+  async function interruptMidRun(how: "cli" | "npm", signal: NodeJS.Signals): Promise<{ code: number | null; dir: string; stderr: string }> {
+    const results = mkdtempSync(path.join(os.tmpdir(), "ibtest-sig-"));
     onTestFinished(() => rmSync(results, { recursive: true, force: true }));
-    const child = spawn(process.execPath, ["bin/ingestbench.js", "bench", "--stack", "local-quarter-core", "--results", results, "--warmup", "1s", "--duration", "60s", "scenarios/quickstart.yaml"],
-      { cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"] });
+    const args = ["bench", "--stack", "local-quarter-core", "--results", results, "--warmup", "1s", "--duration", "60s", "scenarios/quickstart.yaml"];
+    const child = how === "cli"
+      ? spawn(process.execPath, ["bin/ingestbench.js", ...args], { cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"] })
+      : spawn("npm", ["run", "--silent", "ingestbench", "--", ...args], { cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (d) => { stderr += d; });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    // wait until the run has written at least three series points, bounded
+    // wait until the run has written at least four series points, bounded
     const runDirOf = (): string | undefined => {
       const base = path.join(results, "local-quarter-core", "quickstart");
       if (!existsSync(base)) return undefined;
@@ -43,13 +46,31 @@ describe("teardown", () => {
       await sleep(500);
     }
     expect(dir, stderr).toBeDefined();
-    child.kill("SIGINT");
-    expect(await exited).toBe(130);
-    const record = JSON.parse(readFileSync(path.join(dir!, "run.json"), "utf8"));
+    child.kill(signal);
+    const code = await exited;
+    // the harness itself must be gone too (npm may exit before it), within the teardown's time
+    for (let i = 0; i < 120 && readFileSync(path.join(dir!, "run.json"), "utf8").includes('"status": "running"'); i++) await sleep(500);
+    return { code, dir: dir!, stderr };
+  }
+
+  function expectInterruptedAndClean(dir: string): void {
+    const record = JSON.parse(readFileSync(path.join(dir, "run.json"), "utf8"));
     expect(record.status).toBe("interrupted");
     // what was measured before the signal is summarised, not thrown away
     expect(record.summary.rowsPerSecond).toBeGreaterThan(0);
-    expect(readFileSync(path.join(dir!, "series.jsonl"), "utf8").split("\n").filter(Boolean).length).toBeGreaterThanOrEqual(4);
+    expect(readFileSync(path.join(dir, "series.jsonl"), "utf8").split("\n").filter(Boolean).length).toBeGreaterThanOrEqual(4);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  }
+
+  it("after SIGINT to the CLI mid-run: exit 130, results so far written as interrupted, nothing left", async () => {
+    const { code, dir } = await interruptMidRun("cli", "SIGINT");
+    expect(code).toBe(130);
+    expectInterruptedAndClean(dir);
+  });
+
+  it("after SIGTERM to npm alone (`npm run ingestbench -- bench`): npm leaves, the harness notices and tears down, nothing left", async () => {
+    const { dir } = await interruptMidRun("npm", "SIGTERM");
+    expectInterruptedAndClean(dir);
+    expect(JSON.parse(readFileSync(path.join(dir, "run.json"), "utf8")).error.message).toMatch(/SIGTERM/);
   });
 });
