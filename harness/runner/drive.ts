@@ -8,7 +8,7 @@ import path from "node:path";
 import type { StackSpec } from "../../infra/limits.ts";
 import type { RunRecord } from "../results/types.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
-import { checkRunnableLocally } from "./local-site.ts";
+import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";
 import { BenchRun, type CellPlan } from "./run.ts";
 import { hostRoles } from "./site.ts";
 
@@ -111,6 +111,7 @@ export async function driveRuns(work: StackWork[], options: DriveOptions): Promi
 export async function driveItems(items: RunItem[], options: DriveOptions): Promise<DriveResult> {
   // every planned run is checked before the first one provisions anything: a bad pairing fails at once, exit 2
   const groups = stackGroups(items);
+  if (groups.some((g) => g.stack.platform === "local")) checkLocalPrivileges();
   for (const g of groups) {
     if (g.stack.platform === "local") for (const { stack, plan } of g.items) checkRunnableLocally(stack, plan);
     else if (options.deployed) options.deployed.check(g.stack, g.items.map((i) => i.plan));

@@ -13,7 +13,7 @@ import type { AppliedLimits, StackSpec } from "../../infra/limits.ts";
 import { liftCpuLimit } from "../../infra/local/cgroup.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalHost, LocalStack } from "../../infra/local/types.ts";
-import { ConfigurationError, IngestbenchError } from "../errors.ts";
+import { ConfigurationError, IngestbenchError, ProvisioningError } from "../errors.ts";
 import { createLocalObserver } from "../observers/local.ts";
 import type { Observer } from "../observers/types.ts";
 import type { RunRecord } from "../results/types.ts";
@@ -47,6 +47,20 @@ export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sin
       throw new ConfigurationError("E_STACK_HOSTS", `${stack.file}: this scenario needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
     }
   }
+}
+
+/**
+ * Local stacks need root: their caps are cgroups, network namespaces and tc, and the observer reads each host's
+ * cgroup counters (without them a run could not say what bound it). Checked before anything is provisioned.
+ * @throws ProvisioningError E_NOT_ROOT naming the user id and what to do
+ */
+export function checkLocalPrivileges(): void {
+  const uid = process.getuid?.();
+  if (uid === undefined || uid === 0) return;
+  throw new ProvisioningError(
+    "E_NOT_ROOT",
+    `local stacks need root (running as uid ${uid}): their hosts are cgroups, network namespaces and tc shapers, and the observer reads the cgroups' counters; run it as root (e.g. \`sudo node bin/ingestbench.js bench ...\`). validate, stacks, compare, report and results need no root`,
+  );
 }
 
 /** Options of a LocalSite. */

@@ -26,6 +26,14 @@ describe("ingestbench CLI", () => {
     expect(v.out.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
+  it("as a user other than root, refuses a local bench before provisioning anything, saying why (exit 3)", () => {
+    const r = spawnSync("setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", process.execPath, "bin/ingestbench.js", "bench", "--stack", "local-quarter-core", "scenarios/quickstart.yaml", "--results", os.tmpdir()],
+      { cwd: projectRoot, encoding: "utf8", timeout: 60_000, env: { ...process.env, TMPDIR: os.tmpdir() } });
+    expect(r.status, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/^ingestbench: local stacks need root \(running as uid \d+\): their hosts are cgroups, network namespaces and tc shapers/m);
+    expect(r.stderr).not.toMatch(/planned/);
+  });
+
   it("refuses an unusable results directory before provisioning anything (exit 2)", () => {
     const file = path.join(tmp, "a-file");
     writeFileSync(file, "");
