@@ -323,10 +323,13 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
     if (all.length === 0) {
       throw new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario}; run: ingestbench bench --stack ${stack} scenarios/${scenario}.yaml`);
     }
-    // the latest invocation that measured something: a run killed before it measured (still "running"), or one that
-    // failed at start, must not hide the last good results
+    // the latest invocation that completed a measurement: a run killed before it measured (still "running"), one
+    // that failed at start, or one interrupted after a few seconds must not hide the last complete results; only when
+    // there are none does an interrupted measurement count (it is labelled so)
+    const complete = all.filter((r) => r.summary !== null && r.status !== "interrupted");
     const measured = all.filter((r) => r.summary !== null);
-    const latest = (measured.length > 0 ? measured : all)[(measured.length > 0 ? measured : all).length - 1]!.invocation;
+    const pool = complete.length > 0 ? complete : measured.length > 0 ? measured : all;
+    const latest = pool[pool.length - 1]!.invocation;
     perStack.push({ stack, runs: all.filter((r) => r.invocation === latest) });
   }
   const fingerprints = new Map(perStack.map((s) => [s.stack, groupFingerprint(s.runs)]));

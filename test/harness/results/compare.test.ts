@@ -37,6 +37,18 @@ describe("compareStacks", () => {
     for (const v of tight) writeRun({ stack: "other-pg", invocation: INV, rows: v, postgres: "17.2" });
   });
 
+  it("takes a stack's latest complete invocation: a newer one interrupted after a few seconds does not replace it", async () => {
+    for (const v of tight) writeRun({ stack: "cut-short", invocation: INV_OLD, rows: v });
+    writeRun({ stack: "cut-short", invocation: INV, rows: 99_999, status: "interrupted" });
+    const rows = await compareStacks(root, "quickstart", ["quarter", "cut-short"]);
+    expect(rows[1]!.runs.map((r) => [r.invocation, r.status])).toEqual(tight.map(() => [INV_OLD, "ok"]));
+    expect(rows[1]!.medianRowsPerSecond).toBe(1000);
+    // with nothing complete, the interrupted measurement is what there is (and it is labelled so)
+    writeRun({ stack: "only-cut", invocation: INV, rows: 800, status: "interrupted" });
+    const only = await compareStacks(root, "quickstart", ["quarter", "only-cut"]);
+    expect(only[1]!.runs.map((r) => r.status)).toEqual(["interrupted"]);
+  });
+
   it("gives ratios with bootstrap intervals, spread, per-vCPU and per-GiB figures", async () => {
     const rows = await compareStacks(root, "quickstart", ["quarter", "two-cores", "same", "noisy", "single"]);
     const by = Object.fromEntries(rows.map((r) => [r.stack, r]));
