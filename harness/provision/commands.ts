@@ -116,6 +116,8 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
     check(stack, plans) {
       if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`);
       for (const plan of plans) cellConfig(stack, plan);
+    },
+    ready(stack) {
       // the CLIs a deployment and its runs need, before anything is deployed (and paid for)
       const env = opts.env ?? process.env;
       requirePulumiCli(env);

@@ -15,6 +15,7 @@
  * views rather than an error, and paths with SQL or glob characters are safe. Extensions are never downloaded
  * (JSON support is built into the binding).
  */
+import { existsSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import Table from "cli-table3";
@@ -87,6 +88,8 @@ const EMPTY_RUNS = "SELECT NULL::VARCHAR AS status, NULL::VARCHAR AS runId, NULL
 
 /** A connection with the `runs` and `series` views over resultsRoot. Close the returned instance when done. */
 export async function openResults(resultsRoot: string): Promise<{ connection: DuckDBConnection; close: () => void; skipped: string[] }> {
+  // a mistyped --results would otherwise answer every query with zero rows
+  if (!existsSync(resultsRoot)) throw new ConfigurationError("E_NO_RESULTS", `no results directory ${resultsRoot}: bench writes results/ by default; give --results the directory it wrote to`);
   const { runs, series, skipped } = await findResultFiles(resultsRoot);
   // never fetch extensions from the network; JSON is built in
   const instance = await DuckDBInstance.create(":memory:", { autoinstall_known_extensions: "false", threads: "2" });

@@ -68,6 +68,8 @@ export interface RunItem {
 export interface DeployedStacks {
   /** @throws ConfigurationError when a cell cannot run on the stack */
   check(stack: StackSpec, plans: readonly CellPlan[]): void;
+  /** after every configuration check passed: the tools this stack's runs need are here (CLIs). @throws ProvisioningError */
+  ready?(stack: StackSpec): void;
   run(args: { stack: StackSpec; items: RunItem[]; signal: AbortSignal; progress: Progress; resultsRoot: string; invocation: string; projectRoot: string }): Promise<RunRecord[]>;
 }
 
@@ -111,12 +113,14 @@ export async function driveRuns(work: StackWork[], options: DriveOptions): Promi
 export async function driveItems(items: RunItem[], options: DriveOptions): Promise<DriveResult> {
   // every planned run is checked before the first one provisions anything: a bad pairing fails at once, exit 2
   const groups = stackGroups(items);
-  if (groups.some((g) => g.stack.platform === "local")) checkLocalPrivileges();
+  // configuration first (exit 2 names the file and field whatever the stack order), then what this machine lacks
   for (const g of groups) {
     if (g.stack.platform === "local") for (const { stack, plan } of g.items) checkRunnableLocally(stack, plan);
     else if (options.deployed) options.deployed.check(g.stack, g.items.map((i) => i.plan));
     else checkRunnableLocally(g.stack, g.items[0]!.plan); // says which command runs it
   }
+  if (groups.some((g) => g.stack.platform === "local")) checkLocalPrivileges();
+  for (const g of groups) if (g.stack.platform !== "local") options.deployed?.ready?.(g.stack);
   const progress = options.reporter ?? new Progress(options.progress);
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals): void => {

@@ -249,6 +249,10 @@ export class BenchRun extends EventEmitter {
       this.record.status = this.opts.signal?.aborted ? "interrupted" : "error";
       const e = err as Error & { code?: string };
       this.record.error = { code: e.code ?? "E_UNEXPECTED", kind: errorKind(err), message: e.message };
+      // a step cut short by the signal fails with its own code (e.g. E_PG_ABORTED): the run's is the interruption
+      if (this.opts.signal?.aborted && e.code !== "E_INTERRUPTED") {
+        this.record.error = { code: "E_INTERRUPTED", kind: "run", message: `interrupted (${String(this.opts.signal.reason ?? "signal")}) during: ${e.message}` };
+      }
       if (!(err instanceof IngestbenchError) && !this.opts.signal?.aborted) this.record.error.message = e.stack ?? e.message;
     } finally {
       // an interrupted or failed run still gets the summary of what it measured, when it measured enough

@@ -56,6 +56,7 @@ describe("teardown", () => {
   function expectInterruptedAndClean(dir: string): void {
     const record = JSON.parse(readFileSync(path.join(dir, "run.json"), "utf8"));
     expect(record.status).toBe("interrupted");
+    expect(record.error.code).toBe("E_INTERRUPTED");
     // what was measured before the signal is summarised, not thrown away
     expect(record.summary.rowsPerSecond).toBeGreaterThan(0);
     expect(readFileSync(path.join(dir, "series.jsonl"), "utf8").split("\n").filter(Boolean).length).toBeGreaterThanOrEqual(4);

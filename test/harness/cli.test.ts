@@ -34,6 +34,14 @@ describe("ingestbench CLI", () => {
     expect(r.stderr).not.toMatch(/planned/);
   });
 
+  it("a configuration error is named first (exit 2) whatever the stacks' order, before a missing Pulumi CLI (exit 3)", () => {
+    for (const stacks of ["docker-4c4g,local-2-cores", "local-2-cores,docker-4c4g"]) {
+      const r = cli("bench", "--stack", stacks, "scenarios/fluent-bit-clickhouse-batch-count.yaml", "--results", tmp);
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toMatch(/collector "fluent-bit" has no local component/);
+    }
+  });
+
   it("refuses an unusable results directory before provisioning anything (exit 2)", () => {
     const file = path.join(tmp, "a-file");
     writeFileSync(file, "");

@@ -24,6 +24,12 @@ afterAll(() => {
 });
 
 describe("results query (DuckDB over run.json and series.jsonl)", () => {
+  it("refuses a results directory that does not exist instead of answering zero rows", async () => {
+    const err = await queryResults(path.join(tmpdir(), "ib-no-such-results-dir"), "SELECT count(*) FROM runs").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as ConfigurationError).code).toBe("E_NO_RESULTS");
+  });
+
   it("finds every run directory's files", async () => {
     const f = await findResultFiles(results);
     expect(f.runs).toHaveLength(12 + 4);
