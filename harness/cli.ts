@@ -10,7 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { collectLeftovers } from "../infra/local/gc.ts";
-import { listStacks, loadStack } from "../infra/stack/schema.ts";
+import { listStacks, loadPulumiStack, loadStack } from "../infra/stack/schema.ts";
 import { ConfigurationError, IngestbenchError } from "./errors.ts";
 import { prepareResultsDir } from "./results/preflight.ts";
 import { compareCommand, compareStacks, renderComparison, type CompareCommandFlags } from "./results/compare.ts";
@@ -182,12 +182,14 @@ export function program(): Command {
     });
 
   cmd.command("stacks")
-    .description("List the stacks in stacks/ with their platform and host limits; a broken stack file is reported, the others listed, and the exit code is 2.")
+    .description("List the stacks in stacks/ with their platform and host limits (azure: each host's VM size too); a broken stack file is reported, the others listed, and the exit code is 2.")
     .action(() => {
       for (const name of listStacks(path.join(projectRoot, "stacks"))) {
         try {
           const s = loadStack(name, path.join(projectRoot, "stacks"));
-          const hosts = Object.values(s.hosts).map((h) => `${h.name} ${JSON.stringify(h.requested)}`).join("; ");
+          // an azure host's hardware is its VM size (with the caps in its stack file on top)
+          const vmSizes = s.platform === "azure" ? loadPulumiStack(name, path.join(projectRoot, "stacks")).platform.azure?.vmSizes ?? {} : {};
+          const hosts = Object.values(s.hosts).map((h) => `${h.name}${vmSizes[h.name] ? ` ${vmSizes[h.name]}` : ""} ${JSON.stringify(h.requested)}`).join("; ");
           process.stdout.write(`${name} (${s.platform}): ${hosts}\n`);
         } catch (err) {
           if (!(err instanceof IngestbenchError)) throw err;

@@ -42,6 +42,13 @@ describe("ingestbench CLI", () => {
     }
   });
 
+  it("stacks lists every stack with its hosts' limits, and each azure host's VM size", () => {
+    const r = cli("stacks");
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^azure-d2s-v5 \(azure\): loadgen Standard_D4s_v5 \{\}; collector Standard_D2s_v5 \{\}; sink Standard_D4s_v5 \{\}$/m);
+    expect(r.out).toMatch(/^local-quarter-core \(local\): loadgen \{"cpu":"1"\}; sink \{"cpu":"0.25","memory":"2GiB"/m);
+  });
+
   it("refuses an unusable results directory before provisioning anything (exit 2)", () => {
     const file = path.join(tmp, "a-file");
     writeFileSync(file, "");
