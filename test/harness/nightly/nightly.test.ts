@@ -11,6 +11,9 @@ import type { StackSpec } from "../../../infra/limits.ts";
 import type { CellPlan } from "../../../harness/runner/run.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
 import { type Spec, writeRunRecord } from "../../helpers/run-records.ts";
+import { loadStack } from "../../../infra/stack/schema.ts";
+import { pulumiStacks } from "../../../harness/provision/commands.ts";
+import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 
 let root = "";
 let tmp = "";
@@ -56,6 +59,17 @@ describe("nightly plan", () => {
     const plan = loadNightlyPlan("nightly/local.yaml");
     expect(plan.entries.map((e) => e.stack)).toEqual(["local-quarter-core", "local-2-cores"]);
     expect(plan.entries.every((e) => e.replicates === 3 && e.duration === "10s" && e.warmup === "2s" && e.scenario === "scenarios/quickstart.yaml")).toBe(true);
+  });
+
+  it("loads the shipped plan nightly/azure.yaml: 000's two VM sizes, each a valid azure stack, the scenario valid for it", () => {
+    const plan = loadNightlyPlan("nightly/azure.yaml");
+    expect(plan.entries.map((e) => e.stack)).toEqual(["azure-d2s-v5", "azure-d4s-v5"]);
+    for (const e of plan.entries) {
+      const stack = loadStack(e.stack);
+      expect(stack.platform).toBe("azure");
+      // every cell maps onto the stack's hosts (the check `nightly` makes before deploying anything)
+      for (const p of planCells(loadScenarioFile(e.scenario), e.scenario)) pulumiStacks().check(stack, [p]);
+    }
   });
 
   it("names file, line and field of a bad value, an unknown key and a missing key", () => {
