@@ -46,6 +46,11 @@ export interface HostShell {
    *  file appears atomically (written beside it, then renamed), so a concurrent reader never sees half of it.
    *  @throws ProvisioningError "E_REMOTE_EXEC" as `run` */
   upload(remotePath: string, content: string | Uint8Array, mode?: number): Promise<void>;
+  /** a Docker CLI command against the engine that runs this host's container (`docker update …`), not inside it;
+   *  returns stdout. @throws ProvisioningError "E_REMOTE_EXEC" as `run` */
+  engine(args: string[], opts?: { timeoutMs?: number }): Promise<string>;
+  /** the container's name on its engine */
+  readonly container: string;
 }
 
 export interface DockerShellOptions {
@@ -78,8 +83,8 @@ interface ExecTransport {
   needs: string;
   env: NodeJS.ProcessEnv | undefined;
   describe: string;
-  /** the full local argv for `docker exec <execArgs>` (execArgs = flags, container, command, args) */
-  argv(execArgs: string[]): string[];
+  /** the full local argv for `docker <dockerArgs>` (e.g. exec flags container command args, or update …) */
+  argv(dockerArgs: string[]): string[];
 }
 
 /** `docker exec` flags for `options` (stdin always attached; no tty, so output stays binary-safe). */
@@ -121,14 +126,14 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
     const requested = options?.stdio ?? ["pipe", "pipe", "pipe"];
     const stdio = [0, 1, 2].map((i) => requested[i] ?? "pipe");
     if (stdio[0] === "ignore") stdio[0] = "pipe"; // see HostShell.spawn: stdin stays attached
-    return spawnChild(t.bin, t.argv([...execFlags(options), container, command, ...args]), {
+    return spawnChild(t.bin, t.argv(["exec", ...execFlags(options), container, command, ...args]), {
       env: t.env ?? process.env,
       stdio: stdio as Array<"pipe" | "inherit" | "ignore">,
     });
   };
 
-  const run: HostShell["run"] = async (command, args, opts) => {
-    const argv = t.argv([...execFlags(undefined), container, command, ...args]);
+  const docker = async (dockerArgs: string[], opts?: { input?: string | Uint8Array; timeoutMs?: number }): Promise<string> => {
+    const argv = t.argv(dockerArgs);
     const timeoutMs = opts?.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
     const r = await execa(t.bin, argv, {
       env: t.env ?? process.env,
@@ -152,6 +157,8 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
           : (r.cause instanceof Error ? r.cause.message : r.shortMessage);
     throw new ProvisioningError("E_REMOTE_EXEC", `host "${host}": ${commandLine(t.bin, argv)}: ${how}${tail ? `\n${tail}` : ""}`, { cause: r.cause });
   };
+  const run: HostShell["run"] = (command, args, opts) => docker(["exec", ...execFlags(undefined), container, command, ...args], opts);
+  const engine: HostShell["engine"] = (args, opts) => docker(args, opts);
 
   // "$1" = the target path: no interpolation of the path into the script, so any path survives; the temp file is
   // per shell pid so concurrent uploads of the same file do not mix, and removed when a step fails.
@@ -161,7 +168,7 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
     await run("sh", ["-c", script, "sh", remotePath], { input: content });
   };
 
-  return { host, describe: t.describe, spawn, run, upload };
+  return { host, container, describe: t.describe, spawn, run, upload, engine };
 }
 
 /** `docker exec -i [-w] [-e] [-u] <container> <command> <args…>` through the Docker CLI (honours DOCKER_HOST). */
@@ -172,7 +179,7 @@ export function dockerExecShell(host: string, container: string, opts?: DockerSh
     needs: "a docker stack needs the Docker CLI on PATH (it talks to the daemon named by DOCKER_HOST)",
     env: opts?.env,
     describe: `${bin} exec ${container}`,
-    argv: (execArgs) => ["exec", ...execArgs],
+    argv: (dockerArgs) => dockerArgs,
   }, container);
 }
 
@@ -191,6 +198,6 @@ export function sshDockerShell(host: string, address: string, container: string,
     needs: "an azure stack needs an ssh client (OpenSSH) on PATH",
     env: opts.env,
     describe: `${bin} ${dest} ${remoteDocker.join(" ")} exec ${container}`,
-    argv: (execArgs) => [...sshArgs, dest, "--", quote([...remoteDocker, "exec", ...execArgs])],
+    argv: (dockerArgs) => [...sshArgs, dest, "--", quote([...remoteDocker, ...dockerArgs])],
   }, container);
 }

@@ -134,8 +134,12 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
       // eth0, the containers' data-plane interface (here the machine's: the load itself goes over loopback)
       expect(Number.isFinite(p.hosts.sink!.netRxBytesPerSec) && p.hosts.sink!.netRxBytesPerSec >= 0).toBe(true);
     }
-    // the Docker CLI was asked: the sink's version, the bundle check + upload + check, then the generator itself
+    // the Docker CLI was asked: the sink's version, the bundle check + upload + check, then the generator itself;
+    // after the drain, the sink's CPU cap is lifted for the ledger queries (quota = period × the CPUs it sees)
     const lines = docker!.commandLines();
+    const cpus = os.availableParallelism();
+    expect(lines).toContain(`docker update --cpu-period=100000 --cpu-quota=${100000 * cpus} ${SINK}`);
+    expect(rec!.limits.sink!.notes).toEqual([`CPU cap lifted after the drain, for the ledger queries (cpu-quota ${100000 * cpus}/100000)`]);
     expect(lines[0]).toBe(`docker exec -i ${SINK} sh -c postgres --version 2>&1`);
     const launch = lines.find((l) => l.startsWith(`docker exec -i ${LOADGEN} node /opt/ingestbench/generator-`));
     expect(launch, lines.join("\n")).toBeDefined();

@@ -14,6 +14,7 @@
 //       Unlike the real client, SIGTERM/SIGINT sent to the stand-in are forwarded to the process (so a test that
 //       kills the client cannot leave one behind). The real `docker exec` client forwards nothing: harness code
 //       must stop remote processes through stdin EOF, and tests should prove that path, not this one.
+//   update --cpu-period=N --cpu-quota=N CONTAINER: recorded and acknowledged (prints the name), changes nothing.
 // Anything else: "stand-in: unsupported command" and exit 1, so an unexpected command line fails the test.
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync, writeSync } from "node:fs";
@@ -94,5 +95,19 @@ function exec(args) {
   child.on("exit", (code, signal) => finish(code ?? 128 + (constants.signals[signal] ?? 0)));
 }
 
+/**
+ * `update [--cpu-period N] [--cpu-quota N] CONTAINER`: recorded (calls.jsonl) and acknowledged as docker does, by
+ * printing the container's name; nothing is changed on this machine. Unknown container: docker's message, exit 1.
+ */
+function update(args) {
+  const container = args.at(-1);
+  for (const a of args.slice(0, -1)) if (!/^--cpu-(period|quota)=-?\d+$/.test(a)) return fail(`stand-in: unsupported update flag ${a}`);
+  const state = JSON.parse(readFileSync(path.join(dir, "state.json"), "utf8"));
+  if (!container || !state.containers[container]) return fail(`Error response from daemon: No such container: ${container}`);
+  writeSync(1, `${container}\n`);
+  finish(0);
+}
+
 if (argv[0] === "exec") exec(argv.slice(1));
+else if (argv[0] === "update") update(argv.slice(1));
 else fail(`stand-in: unsupported command: ${argv.join(" ")}`);

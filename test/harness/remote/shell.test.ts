@@ -48,6 +48,13 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
     expect(shell.host).toBe("loadgen");
   });
 
+  it("engine runs a Docker CLI command against the container's engine, not inside it (docker update …)", async () => {
+    expect(await shell.engine(["update", "--cpu-period=100000", "--cpu-quota=200000", shell.container])).toBe(`${CONTAINER}\n`);
+    expect(docker.commandLines().at(-1)).toBe(`docker update --cpu-period=100000 --cpu-quota=200000 ${CONTAINER}`);
+    const err = await remoteError(shell.engine(["update", "--cpu-quota=1", "ib-no-such-container"]));
+    expect(err.message).toMatch(/No such container: ib-no-such-container/);
+  });
+
   it("run throws E_REMOTE_EXEC with host, command line, exit code and stderr tail on a failing command", async () => {
     const err = await remoteError(shell.run("sh", ["-c", "echo some output; echo 'it broke: disk full' >&2; exit 3"]));
     expect(err.message).toContain('host "loadgen"');
