@@ -14,11 +14,10 @@
  * Errors: ProvisioningError "E_REMOTE_EXEC" for a missing CLI (ENOENT), a non-zero exit, a signal or a timeout.
  */
 import { spawn as spawnChild, type ChildProcess } from "node:child_process";
-import { accessSync, constants as fsConstants } from "node:fs";
-import path from "node:path";
 import { execa } from "execa";
 import { quote } from "shell-quote";
 import { ProvisioningError } from "../errors.ts";
+import { findOnPath } from "../provision/pulumi-cli.ts";
 import type { SpawnFn } from "../generators/process.ts";
 import type { SpawnOptions } from "../../infra/local/types.ts";
 
@@ -96,21 +95,6 @@ function execFlags(options: Pick<SpawnOptions, "cwd" | "env" | "user"> | undefin
   return flags;
 }
 
-/** True when `bin` resolves to an executable file (a path, or a name searched on env.PATH as spawn would). */
-function onPath(bin: string, env: NodeJS.ProcessEnv | undefined): boolean {
-  const executable = (file: string): boolean => {
-    try {
-      accessSync(file, fsConstants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (bin.includes("/")) return executable(bin);
-  const dirs = (env?.PATH ?? process.env.PATH ?? "").split(path.delimiter).filter(Boolean);
-  return dirs.some((d) => executable(path.join(d, bin)));
-}
-
 function missingCli(t: ExecTransport, host: string, cause?: unknown): ProvisioningError {
   return new ProvisioningError("E_REMOTE_EXEC", `host "${host}": cannot run "${t.bin}": not found on PATH; ${t.needs}`, { cause });
 }
@@ -122,7 +106,7 @@ function commandLine(bin: string, argv: string[]): string {
 
 function makeShell(host: string, t: ExecTransport, container: string): HostShell {
   const spawn: SpawnFn = (command, args, options?): ChildProcess => {
-    if (!onPath(t.bin, t.env)) throw missingCli(t, host);
+    if (findOnPath(t.bin, (t.env ?? process.env).PATH) === null) throw missingCli(t, host);
     const requested = options?.stdio ?? ["pipe", "pipe", "pipe"];
     const stdio = [0, 1, 2].map((i) => requested[i] ?? "pipe");
     if (stdio[0] === "ignore") stdio[0] = "pipe"; // see HostShell.spawn: stdin stays attached

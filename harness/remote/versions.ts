@@ -4,6 +4,7 @@
  * server runs from). An image without such a command would record its image tag, marked "not probed": the check
  * then compares the pin with the tag, which says what was asked for, not what runs.
  */
+import { quote } from "shell-quote";
 import { catalogEntry } from "../../infra/catalog.ts";
 import type { HostShell } from "./shell.ts";
 
@@ -33,11 +34,6 @@ export async function probeVersion(shell: HostShell, component: string, imageTag
   if (command === null) return `${imageTag} (image tag, not probed)`;
   const [bin, ...args] = command;
   // some CLIs print their version on stderr (tc -V, old JVM tools): both streams are read
-  const out = await shell.run("sh", ["-c", `${[bin!, ...args].map(quote).join(" ")} 2>&1`], { timeoutMs: 60_000 });
+  const out = await shell.run("sh", ["-c", `${quote([bin!, ...args])} 2>&1`], { timeoutMs: 60_000 });
   return versionIn(out) ?? (out.trim().split("\n")[0]?.slice(0, 80) || "(no output)");
-}
-
-/** POSIX single-quote one word for `sh -c`. */
-function quote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
