@@ -38,3 +38,8 @@ export class ProvisioningError extends IngestbenchError {
 export class VerificationError extends IngestbenchError {
   override readonly exitCode = 4;
 }
+
+/** The error of a run step cut short by its abort signal (SIGINT/SIGTERM): what was measured so far is kept. */
+export function interruptedError(signal: AbortSignal): IngestbenchError {
+  return new IngestbenchError("E_INTERRUPTED", `interrupted (${String(signal.reason ?? "signal")}); results so far are kept`);
+}

@@ -13,7 +13,7 @@ import type { AppliedLimits, StackSpec } from "../../infra/limits.ts";
 import { liftCpuLimit } from "../../infra/local/cgroup.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalHost, LocalStack } from "../../infra/local/types.ts";
-import { ConfigurationError, IngestbenchError, ProvisioningError } from "../errors.ts";
+import { ConfigurationError, interruptedError, ProvisioningError } from "../errors.ts";
 import { createLocalObserver } from "../observers/local.ts";
 import type { Observer } from "../observers/types.ts";
 import type { RunRecord } from "../results/types.ts";
@@ -101,7 +101,7 @@ export class LocalSite implements RunSite {
     const used = { ...stack, hosts: Object.fromEntries(Object.entries(stack.hosts).filter(([h]) => this.roles.includes(h))) };
     this.local = await provisionLocal(used, { runId: this.opts.runId, resultRecord: this.opts.resultRecord });
     this.limits = this.local.limits;
-    if (signal?.aborted) throw new IngestbenchError("E_INTERRUPTED", `interrupted (${String(signal.reason ?? "signal")}); results so far are kept`);
+    if (signal?.aborted) throw interruptedError(signal);
     const factory = components[plan.sink.name]!;
     // the sink component makes and owns its own directories under the host's data directory
     const sink = await factory.startLocal(this.host(SINK), plan.sink.config, signal);

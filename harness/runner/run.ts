@@ -34,7 +34,7 @@ import { EventEmitter } from "node:events";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StackSpec } from "../../infra/limits.ts";
-import { ConfigurationError, IngestbenchError, ProvisioningError, VerificationError } from "../errors.ts";
+import { ConfigurationError, IngestbenchError, interruptedError, ProvisioningError, VerificationError } from "../errors.ts";
 import type { EventField } from "../events/types.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { RunWriter, runDir } from "../results/store.ts";
@@ -296,7 +296,7 @@ export class BenchRun extends EventEmitter {
   }
 
   private throwIfAborted(): void {
-    if (this.opts.signal?.aborted) throw new IngestbenchError("E_INTERRUPTED", `interrupted (${String(this.opts.signal.reason ?? "signal")}); results so far are kept`);
+    if (this.opts.signal?.aborted) throw interruptedError(this.opts.signal);
   }
 }
 
