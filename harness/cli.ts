@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { collectLeftovers } from "../infra/local/gc.ts";
 import { listStacks, loadPulumiStack, loadStack } from "../infra/stack/schema.ts";
-import { ConfigurationError, IngestbenchError } from "./errors.ts";
+import { ConfigurationError, IngestbenchError } from "../core/errors.ts";
 import { prepareResultsDir } from "./results/preflight.ts";
 import { compareCommand, compareStacks, renderComparison, type CompareCommandFlags } from "./results/compare.ts";
 import { registerNightlyCommands } from "./nightly/commands.ts";

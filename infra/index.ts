@@ -2,7 +2,7 @@
  * Pulumi program entry (Pulumi.yaml `main`): wires, exports, nothing else.
  *
  * The stack config Pulumi hands the program is validated by the one stack schema (infra/stack/schema.ts,
- * fromPulumiConfig); the stack outputs follow the contract in infra/docker/outputs.ts: platform, stack, message,
+ * fromPulumiConfig); the stack outputs follow the contract in core/outputs.ts: platform, stack, message,
  * network, hosts (address, container, component, image, limits), endpoints per component, versions.
  *
  * - docker: a DockerStack (infra/docker/stack.ts): a network and one DockerHost per host.
@@ -15,7 +15,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { AzureStack } from "./azure/stack.ts";
 import { DockerStack } from "./docker/stack.ts";
-import type { StackOutputs } from "./docker/outputs.ts";
+import type { StackOutputs } from "../core/outputs.ts";
 import { fromPulumiConfig } from "./stack/schema.ts";
 
 const validated = fromPulumiConfig(pulumi.getStack(), pulumi.runtime.allConfig());

@@ -14,7 +14,7 @@
  * closes — so a parent that dies takes its generator with it.
  */
 import { fstatSync } from "node:fs";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../../core/errors.ts";
 import { generators } from "./index.ts";
 import type { GeneratorSpec } from "./process.ts";
 

@@ -12,9 +12,9 @@
  * batches in a row stop the generator (loop.ts).
  */
 import { z } from "zod";
-import { ClickHouseJsonEachRowEncoder, clickHouseInsertQuery, parseClickHouseError } from "../events/clickhouse-http.ts";
-import type { StampedBatch } from "../events/encoding.ts";
-import { createEventSource, type EventSource } from "../events/source.ts";
+import { ClickHouseJsonEachRowEncoder, clickHouseInsertQuery, parseClickHouseError } from "../../core/events/clickhouse-http.ts";
+import type { StampedBatch } from "../../core/events/encoding.ts";
+import { createEventSource, type EventSource } from "../../core/events/source.ts";
 import { httpBatchTransport, rejectAll } from "./http.ts";
 import { batchLoopFields, runSourceBatchLoop } from "./loop.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";

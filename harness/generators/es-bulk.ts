@@ -23,9 +23,9 @@
  * overwritten instead.
  */
 import { z } from "zod";
-import type { StampedBatch } from "../events/encoding.ts";
-import { basicAuth } from "../events/griddb-webapi.ts";
-import { ES_BULK_CONTENT_TYPE, EsBulkEncoder, EsBulkError, parseBulkResponse } from "../events/es-bulk.ts";
+import type { StampedBatch } from "../../core/events/encoding.ts";
+import { basicAuth } from "../../core/events/griddb-webapi.ts";
+import { ES_BULK_CONTENT_TYPE, EsBulkEncoder, EsBulkError, parseBulkResponse } from "../../core/events/es-bulk.ts";
 import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import { batchLoopFields } from "./loop.ts";
 import type { GeneratorFactory } from "./types.ts";

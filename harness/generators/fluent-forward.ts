@@ -19,8 +19,8 @@
  */
 import type { Socket } from "node:net";
 import { z } from "zod";
-import { FluentForwardEncoder, ForwardResponseReader, isForwardAck, type ForwardBatch } from "../events/fluent-forward.ts";
-import { createEventSource, type EventSource } from "../events/source.ts";
+import { FluentForwardEncoder, ForwardResponseReader, isForwardAck, type ForwardBatch } from "../../core/events/fluent-forward.ts";
+import { createEventSource, type EventSource } from "../../core/events/source.ts";
 import { batchLoopFields, runSourceBatchLoop, type BatchTransport } from "./loop.ts";
 import { openSocket, writeAll } from "./syslog.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";

@@ -17,8 +17,8 @@
  * user / password (default "admin" / "admin", GridDB's default administrator).
  */
 import { z } from "zod";
-import type { StampedBatch } from "../events/encoding.ts";
-import { basicAuth, GridDbError, GridDbRowsEncoder, gridDbRowsPath, parseGridDbResponse } from "../events/griddb-webapi.ts";
+import type { StampedBatch } from "../../core/events/encoding.ts";
+import { basicAuth, GridDbError, GridDbRowsEncoder, gridDbRowsPath, parseGridDbResponse } from "../../core/events/griddb-webapi.ts";
 import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import { batchLoopFields } from "./loop.ts";
 import type { GeneratorFactory } from "./types.ts";

@@ -15,8 +15,8 @@
  * Re-measure with `npm run bench:generators` (http-json against autocannon with the same body).
  */
 import { z } from "zod";
-import type { StampedBatch } from "../events/encoding.ts";
-import { HttpJsonEncoder, httpJsonContentType } from "../events/http-json.ts";
+import type { StampedBatch } from "../../core/events/encoding.ts";
+import { HttpJsonEncoder, httpJsonContentType } from "../../core/events/http-json.ts";
 import { type HttpBatchRequest, httpSourceGenerator } from "./http.ts";
 import { batchLoopFields } from "./loop.ts";
 import type { GeneratorFactory } from "./types.ts";

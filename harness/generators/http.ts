@@ -22,9 +22,9 @@
  * same machine, same run conditions): see the http-json.ts file comment for the numbers and the choice.
  */
 import { Client, type Dispatcher } from "undici";
-import { IngestbenchError } from "../errors.ts";
-import type { StampedBatch } from "../events/encoding.ts";
-import { createEventSource, type EventSource } from "../events/source.ts";
+import { IngestbenchError } from "../../core/errors.ts";
+import type { StampedBatch } from "../../core/events/encoding.ts";
+import { createEventSource, type EventSource } from "../../core/events/source.ts";
 import { type BatchLoopOptions, type BatchTransport, type EncodedBatch, runSourceBatchLoop, type SendResult, type SourceBatchEncoder } from "./loop.ts";
 import type { Generator, GeneratorContext } from "./types.ts";
 

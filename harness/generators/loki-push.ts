@@ -9,8 +9,8 @@
  * connection stays open). Loki has no per-entry status: a push is all or nothing.
  */
 import { z } from "zod";
-import type { StampedBatch } from "../events/encoding.ts";
-import { LOKI_MAX_BATCH, LokiPushEncoder, LokiPushError, parseLokiPushResponse } from "../events/loki-push.ts";
+import type { StampedBatch } from "../../core/events/encoding.ts";
+import { LOKI_MAX_BATCH, LokiPushEncoder, LokiPushError, parseLokiPushResponse } from "../../core/events/loki-push.ts";
 import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import { batchLoopFields } from "./loop.ts";
 import type { GeneratorFactory } from "./types.ts";

@@ -17,8 +17,8 @@ import { finished } from "node:stream/promises";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { z } from "zod";
-import { copyFromStatement, encodeCopyBatch, restampSentAt } from "../events/copy-text.ts";
-import { createEventSource, type EventSource } from "../events/source.ts";
+import { copyFromStatement, encodeCopyBatch, restampSentAt } from "../../core/events/copy-text.ts";
+import { createEventSource, type EventSource } from "../../core/events/source.ts";
 import { batchLoopFields, runSourceBatchLoop, type BatchTransport, type EncodedBatch, type SourceBatchEncoder } from "./loop.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
 

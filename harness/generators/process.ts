@@ -8,8 +8,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { IngestbenchError } from "../errors.ts";
-import type { SpawnOptions } from "../../infra/local/types.ts";
+import { IngestbenchError } from "../../core/errors.ts";
+import type { SpawnOptions } from "../../core/hosts.ts";
 import type { GeneratorContext, GeneratorFinal, GeneratorProgress } from "./types.ts";
 
 /** What child.ts runs: the registry name, the raw `generator.<name>` config (validated in the child), the context. */

@@ -9,9 +9,9 @@
  */
 import { connect as netConnect, type Socket } from "node:net";
 import { z } from "zod";
-import type { StampedBatch } from "../events/encoding.ts";
-import { createEventSource, type EventSource } from "../events/source.ts";
-import { SyslogEncoder } from "../events/syslog.ts";
+import type { StampedBatch } from "../../core/events/encoding.ts";
+import { createEventSource, type EventSource } from "../../core/events/source.ts";
+import { SyslogEncoder } from "../../core/events/syslog.ts";
 import { batchLoopFields, runSourceBatchLoop, type BatchTransport } from "./loop.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
 

@@ -3,7 +3,7 @@
  * CPU is capped and its traffic crosses the shaped link. It reports progress as JSON lines on stdout.
  */
 import type { z } from "zod";
-import type { EventField } from "../events/types.ts";
+import type { EventField } from "../../core/events/types.ts";
 
 /** Where to send: an address reachable from the loadgen host plus sink-specific target names. */
 export interface GeneratorTarget {

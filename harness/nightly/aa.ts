@@ -13,11 +13,11 @@
  */
 import path from "node:path";
 import Table from "cli-table3";
-import type { StackSpec } from "../../infra/limits.ts";
+import type { StackSpec } from "../../core/limits.ts";
 import { loadStack } from "../../infra/stack/schema.ts";
-import { ConfigurationError } from "../errors.ts";
-import { mulberry32 } from "../events/source.ts";
-import { displayPath } from "../config/yaml.ts";
+import { ConfigurationError } from "../../core/errors.ts";
+import { mulberry32 } from "../../core/events/source.ts";
+import { displayPath } from "../../core/yaml.ts";
 import { AA_SUFFIX, compareRuns, writeNoiseFloors, type NoiseFloorFile, type RunsComparison } from "../results/compare.ts";
 import { prepareResultsDir } from "../results/preflight.ts";
 import { driveItems, runsExitCode, type RunItem } from "../runner/drive.ts";

@@ -1,6 +1,6 @@
 /**
  * Nightly plan files: a list of stacks × scenarios to run each night, validated with zod through
- * harness/config/yaml.ts so that errors name file:line:col and the field.
+ * core/yaml.ts so that errors name file:line:col and the field.
  *
  *   entries:
  *     - { stack: local-quarter-core, scenario: scenarios/quickstart.yaml, replicates: 3, duration: 10s, warmup: 2s }
@@ -8,8 +8,8 @@
  * `scenario` is a scenario file, relative to the working directory (as with `ingestbench bench`).
  */
 import { z } from "zod";
-import { parseDuration } from "../../infra/stack/units.ts";
-import { addFlatIssue, loadYamlFile, validate } from "../config/yaml.ts";
+import { parseDuration } from "../../core/units.ts";
+import { addFlatIssue, loadYamlFile, validate } from "../../core/yaml.ts";
 
 const duration = z.string().superRefine((v, ctx) => {
   try {

@@ -9,7 +9,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import Table from "cli-table3";
 import { loadStack } from "../../infra/stack/schema.ts";
-import { ConfigurationError, IngestbenchError } from "../errors.ts";
+import { ConfigurationError, IngestbenchError } from "../../core/errors.ts";
 import { compareRuns, type RunsComparison } from "../results/compare.ts";
 import { prepareResultsDir } from "../results/preflight.ts";
 import { loadRuns } from "../results/store.ts";

@@ -5,7 +5,7 @@
  */
 import { readCgroupUsage } from "../../infra/local/cgroup.ts";
 import { readInterfaceCounters } from "../../infra/local/netns.ts";
-import type { LocalHost } from "../../infra/local/types.ts";
+import type { LocalHost } from "../../core/hosts.ts";
 import type { Observer } from "./types.ts";
 import { type HostReading, harnessNow, windowedObserver, ZERO_NET } from "./window.ts";
 

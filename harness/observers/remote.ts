@@ -7,10 +7,10 @@
  * (cpu.stat, memory.current, io.stat; Documentation/admin-guide/cgroup-v2.rst), recognised by its
  * cgroup.controllers file. /proc/net/dev (proc(5)) lists the container's own interfaces.
  */
-import { ProvisioningError } from "../errors.ts";
+import { ProvisioningError } from "../../core/errors.ts";
 import { CGROUP_USAGE_FILES, type CgroupUsage, parseCgroupUsage } from "../../infra/local/cgroup.ts";
 import { parseProcNetDev } from "../../infra/local/netns.ts";
-import type { CgroupPaths } from "../../infra/local/types.ts";
+import type { CgroupPaths } from "../../core/hosts.ts";
 import type { Observer } from "./types.ts";
 import { type HostReading, harnessNow, windowedObserver } from "./window.ts";
 

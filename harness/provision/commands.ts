@@ -17,11 +17,11 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import type { StackOutputs } from "../../infra/docker/outputs.ts";
-import type { StackSpec } from "../../infra/limits.ts";
+import type { StackOutputs } from "../../core/outputs.ts";
+import type { StackSpec } from "../../core/limits.ts";
 import { collectLeftovers } from "../../infra/local/gc.ts";
 import { loadPulumiStack, loadStack } from "../../infra/stack/schema.ts";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../../core/errors.ts";
 import { RemoteSite } from "../remote/site.ts";
 import { requireShellClient, shellsFor, type ShellSource } from "../remote/hosts.ts";
 import { requirePulumiCli } from "./pulumi-cli.ts";

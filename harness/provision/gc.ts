@@ -9,8 +9,8 @@
  */
 import type { ConfigMap, LocalWorkspace, StackSummary } from "@pulumi/pulumi/automation/index.js";
 import { DEFAULT_EXPIRY_MS } from "../../infra/stack/schema.ts";
-import { parseDuration } from "../../infra/stack/units.ts";
-import { ProvisioningError } from "../errors.ts";
+import { parseDuration } from "../../core/units.ts";
+import { ProvisioningError } from "../../core/errors.ts";
 import { openWorkspace, PulumiProvisioner, type ProvisionerOptions } from "./provisioner.ts";
 
 /** The gc verdict on one stack. */

@@ -1,12 +1,12 @@
 /**
  * Reading a deployed stack's outputs: the Automation API hands them as an OutputMap (`pulumi stack output --json
  * --show-secrets`: output name → { value, secret }); this module checks them against the outputs contract of the
- * Pulumi program (infra/docker/outputs.ts, StackOutputs) and derives where the harness sends load and where it
+ * Pulumi program (core/outputs.ts, StackOutputs) and derives where the harness sends load and where it
  * counts (the targets of generators and verifiers).
  */
 import { z } from "zod";
-import type { ComponentEndpoints, EndpointOutput, StackOutputs } from "../../infra/docker/outputs.ts";
-import { ProvisioningError } from "../errors.ts";
+import type { ComponentEndpoints, EndpointOutput, StackOutputs } from "../../core/outputs.ts";
+import { ProvisioningError } from "../../core/errors.ts";
 
 /** The Automation API's OutputMap (automation/stack.d.ts): output name → value and whether it is a secret. */
 export type OutputMap = Record<string, { value: unknown; secret: boolean }>;
@@ -41,7 +41,7 @@ const hostConfigSchema = z
   })
   .strict();
 
-/** infra/docker/outputs.ts StackOutputs as a zod schema (the `satisfies` below keeps the two in step). */
+/** core/outputs.ts StackOutputs as a zod schema (the `satisfies` below keeps the two in step). */
 export const stackOutputsSchema = z
   .object({
     platform: z.enum(["local", "docker", "azure"]),
@@ -87,7 +87,7 @@ export function parseStackOutputs(stack: string, outputs: OutputMap): StackOutpu
     const lines = r.error.issues.map((i) => `  ${i.path.length ? i.path.join(".") : "(outputs)"}: ${i.message}`);
     throw new ProvisioningError(
       "E_STACK_OUTPUTS",
-      `stack ${stack}: the stack outputs do not follow the outputs contract (infra/docker/outputs.ts):\n${lines.join("\n")}`,
+      `stack ${stack}: the stack outputs do not follow the outputs contract (core/outputs.ts):\n${lines.join("\n")}`,
     );
   }
   if (r.data.stack !== stack) {

@@ -31,12 +31,12 @@ import {
   StackNotFoundError,
   type ConfigMap,
 } from "@pulumi/pulumi/automation/index.js";
-import type { StackOutputs } from "../../infra/docker/outputs.ts";
-import type { StackSpec } from "../../infra/limits.ts";
+import type { StackOutputs } from "../../core/outputs.ts";
+import type { StackSpec } from "../../core/limits.ts";
 import { stackFile } from "../../infra/stack/schema.ts";
-import type { EventField } from "../events/types.ts";
+import type { EventField } from "../../core/events/types.ts";
 import { collectorHosts } from "../runner/versions.ts";
-import { ConfigurationError, IngestbenchError, ProvisioningError } from "../errors.ts";
+import { ConfigurationError, IngestbenchError, ProvisioningError } from "../../core/errors.ts";
 import { parseStackOutputs, type OutputMap } from "./outputs.ts";
 import { pulumiCommand } from "./pulumi-cli.ts";
 
@@ -198,7 +198,7 @@ export class PulumiProvisioner {
   }
 
   /**
-   * The deployed stack's outputs, checked against infra/docker/outputs.ts.
+   * The deployed stack's outputs, checked against core/outputs.ts.
    * @throws ProvisioningError E_PULUMI_OUTPUTS (CLI failure), E_NOT_DEPLOYED (no outputs: never deployed or destroyed),
    *         E_STACK_OUTPUTS (contract)
    */

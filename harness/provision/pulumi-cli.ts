@@ -7,7 +7,7 @@
 import { accessSync, constants, statSync } from "node:fs";
 import path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation/index.js";
-import { ProvisioningError } from "../errors.ts";
+import { ProvisioningError } from "../../core/errors.ts";
 
 /** Where the Pulumi CLI comes from (https://www.pulumi.com/docs/install/). */
 export const PULUMI_INSTALL_HINT =

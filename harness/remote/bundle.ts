@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { ProvisioningError } from "../errors.ts";
+import { ProvisioningError } from "../../core/errors.ts";
 import type { HostShell } from "./shell.ts";
 
 /** Where the harness puts its files inside a loadgen container. */

@@ -5,7 +5,7 @@
  * may use), MemTotal of /proc/meminfo, the cgroup version (cgroup.controllers at the cgroup root: v2) and the
  * hostname; `node` is the loadgen container's `node --version`, the generators' runtime.
  */
-import { ProvisioningError } from "../errors.ts";
+import { ProvisioningError } from "../../core/errors.ts";
 import type { Environment } from "../results/types.ts";
 import type { HostShell } from "./shell.ts";
 

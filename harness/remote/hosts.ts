@@ -6,8 +6,8 @@
  * Environment: INGESTBENCH_DOCKER (Docker CLI, default "docker" on PATH), INGESTBENCH_SSH (ssh client, default
  * "ssh"), INGESTBENCH_SSH_IDENTITY (private key for the VMs; default: the ssh client's own keys and agent).
  */
-import type { StackOutputs } from "../../infra/docker/outputs.ts";
-import { ProvisioningError } from "../errors.ts";
+import type { StackOutputs } from "../../core/outputs.ts";
+import { ProvisioningError } from "../../core/errors.ts";
 import { findOnPath } from "../provision/pulumi-cli.ts";
 import { dockerExecShell, sshDockerShell, type HostShell } from "./shell.ts";
 

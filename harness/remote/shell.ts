@@ -16,10 +16,10 @@
 import { spawn as spawnChild, type ChildProcess } from "node:child_process";
 import { execa } from "execa";
 import { quote } from "shell-quote";
-import { ProvisioningError } from "../errors.ts";
+import { ProvisioningError } from "../../core/errors.ts";
 import { findOnPath } from "../provision/pulumi-cli.ts";
 import type { SpawnFn } from "../generators/process.ts";
-import type { SpawnOptions } from "../../infra/local/types.ts";
+import type { SpawnOptions } from "../../core/hosts.ts";
 
 /** Default `run` timeout, milliseconds. */
 export const DEFAULT_RUN_TIMEOUT_MS = 30_000;

@@ -1,7 +1,7 @@
 /**
  * A deployed docker or azure stack as a run's site (harness/runner/site.ts). Pulumi has deployed the cell's
  * components already (harness/provision/commands.ts re-deploys when a cell needs others); the site reads the stack
- * outputs (infra/docker/outputs.ts) and:
+ * outputs (core/outputs.ts) and:
  *
  * - checks each component's running version inside its container against the pin in the outputs (and the
  *   scenario's own `version`, when its block has one): the sink, then every collector host, all at one version;
@@ -20,10 +20,10 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { ComponentEndpoints, StackOutputs } from "../../infra/docker/outputs.ts";
+import type { ComponentEndpoints, StackOutputs } from "../../core/outputs.ts";
 import { sinkParams } from "../../infra/docker/pipeline.ts";
-import type { AppliedLimits, StackSpec } from "../../infra/limits.ts";
-import { ProvisioningError, VerificationError } from "../errors.ts";
+import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
+import { ProvisioningError, VerificationError } from "../../core/errors.ts";
 import { harnessAddress } from "../provision/outputs.ts";
 import { createRemoteObserver } from "../observers/remote.ts";
 import type { Observer } from "../observers/types.ts";

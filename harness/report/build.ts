@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { TopLevelSpec } from "vega-lite";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../../core/errors.ts";
 import { ledgerSpec } from "./charts/ledger.ts";
 import { resourcesSpec } from "./charts/resources.ts";
 import { throughputSpec } from "./charts/throughput.ts";

@@ -5,7 +5,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../../core/errors.ts";
 import { compareStacks, diffFingerprints, type FingerprintDifference, type StackRow } from "../results/compare.ts";
 import { loadRuns, runDir } from "../results/store.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";

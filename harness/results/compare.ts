@@ -19,8 +19,8 @@ import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import Table from "cli-table3";
-import { parseBytes, parseCpu } from "../../infra/stack/units.ts";
-import { ConfigurationError } from "../errors.ts";
+import { parseBytes, parseCpu } from "../../core/units.ts";
+import { ConfigurationError } from "../../core/errors.ts";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import { compareSamples, describeSample, type CompareOptions, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
 import { writeFileAtomic } from "./store.ts";
@@ -174,7 +174,7 @@ const UNLIMITED_BYTES = 2 ** 60;
 /**
  * The sink host's caps from run.json `limits.<host>`: cores = applied cfsQuotaUs / cfsPeriodUs, memory = applied
  * memoryLimitBytes; when the host is enforced but a value was not read back, the requested value (parsed with
- * infra/stack/units.ts). Null when uncapped (absent, negative quota, or cgroup v1's "unlimited" near 2^63).
+ * core/units.ts). Null when uncapped (absent, negative quota, or cgroup v1's "unlimited" near 2^63).
  */
 export function sinkCaps(run: RunRecord, host = "sink"): SinkCaps {
   const l = run.limits[host];

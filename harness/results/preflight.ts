@@ -6,7 +6,7 @@
  */
 import { accessSync, constants, mkdirSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../../core/errors.ts";
 
 const PSEUDO_FS = new Map<number, string>([
   [0x9fa0, "procfs"], [0x62656572, "sysfs"], [0x27e0eb, "cgroupfs"], [0x63677270, "cgroup2fs"], [0x64626720, "debugfs"],

@@ -20,7 +20,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import Table from "cli-table3";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../../core/errors.ts";
 
 /** One result of a query: column names, DuckDB type names and rows as JSON-ready values. */
 export interface QueryResult {

@@ -2,10 +2,10 @@
  * The shapes of what a run writes: results/<stack>/<scenario>/<run-id>/run.json and series.jsonl.
  * Documented field by field in README.md ("The result").
  */
-import type { AppliedLimits } from "../../infra/limits.ts";
+import type { AppliedLimits } from "../../core/limits.ts";
 import type { GeneratorFinal } from "../generators/types.ts";
 import type { HostWindow } from "../observers/types.ts";
-import type { Ledger } from "../verifiers/types.ts";
+import type { Ledger } from "../../core/verifier.ts";
 
 export type Phase = "warmup" | "measure" | "drain";
 

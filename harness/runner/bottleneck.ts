@@ -18,8 +18,8 @@
  * - else "client": the load pattern bound the run (e.g. one sequential connection of a closed loop), with the
  *   loadgen's own throttling as evidence.
  */
-import type { HostLimits } from "../../infra/limits.ts";
-import { formatRate } from "../../infra/stack/units.ts";
+import type { HostLimits } from "../../core/limits.ts";
+import { formatRate } from "../../core/units.ts";
 import type { HostWindow } from "../observers/types.ts";
 import type { Bottleneck, Resource } from "../results/types.ts";
 import { mean, quantile } from "../stats/descriptive.ts";

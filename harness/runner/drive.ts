@@ -5,7 +5,7 @@
  * by the `deployed` hook (harness/provision/commands.ts pulumiStacks), so one invocation may mix both.
  */
 import path from "node:path";
-import type { StackSpec } from "../../infra/limits.ts";
+import type { StackSpec } from "../../core/limits.ts";
 import type { RunRecord } from "../results/types.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
 import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";

@@ -8,12 +8,12 @@
  */
 import type { EventEmitter } from "node:events";
 import { components } from "../../infra/components/index.ts";
-import type { RunningComponent } from "../../infra/components/types.ts";
-import type { AppliedLimits, StackSpec } from "../../infra/limits.ts";
+import type { RunningComponent } from "../../core/component.ts";
+import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
 import { liftCpuLimit } from "../../infra/local/cgroup.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
-import type { LocalHost, LocalStack } from "../../infra/local/types.ts";
-import { ConfigurationError, interruptedError, ProvisioningError } from "../errors.ts";
+import type { LocalHost, LocalStack } from "../../core/hosts.ts";
+import { ConfigurationError, interruptedError, ProvisioningError } from "../../core/errors.ts";
 import { createLocalObserver } from "../observers/local.ts";
 import type { Observer } from "../observers/types.ts";
 import type { RunRecord } from "../results/types.ts";

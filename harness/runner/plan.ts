@@ -9,10 +9,10 @@
  */
 import { components } from "../../infra/components/index.ts";
 import { collectorRenderers, containerSinkSchemas } from "../../infra/render/index.ts";
-import { parseDuration } from "../../infra/stack/units.ts";
-import { ConfigurationError } from "../errors.ts";
+import { parseDuration } from "../../core/units.ts";
+import { ConfigurationError } from "../../core/errors.ts";
 import { CHECKABLE_PATHS } from "./checks.ts";
-import { mulberry32 } from "../events/source.ts";
+import { mulberry32 } from "../../core/events/source.ts";
 import { generators } from "../generators/index.ts";
 import { loadScenario, type PluginRegistries, type PluginSchemaEntry, type Scenario } from "../scenario/schema.ts";
 import type { CellPlan } from "./run.ts";

@@ -11,8 +11,8 @@
  * Call order: startSink → (the run creates the schema) → startEntries → observer, loadgen → … load … →
  * collectorClaims → endMeasurement → teardown (always, also after an error or abort).
  */
-import type { AppliedLimits } from "../../infra/limits.ts";
-import type { EventField } from "../events/types.ts";
+import type { AppliedLimits } from "../../core/limits.ts";
+import type { EventField } from "../../core/events/types.ts";
 import type { GeneratorProgram, SpawnFn } from "../generators/process.ts";
 import type { Observer } from "../observers/types.ts";
 import type { Environment, RunRecord } from "../results/types.ts";

@@ -3,7 +3,7 @@
  * confirmed between two timed count queries divided by the real elapsed time between them (query midpoints),
  * per-window rates are kept, and the binding resource is named from observations.
  */
-import type { HostLimits } from "../../infra/limits.ts";
+import type { HostLimits } from "../../core/limits.ts";
 import type { HostWindow } from "../observers/types.ts";
 import type { SeriesPoint, Summary } from "../results/types.ts";
 import { mean, median, quantile } from "../stats/descriptive.ts";

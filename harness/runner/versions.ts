@@ -3,7 +3,7 @@
  * component (two collector hosts of a scale-out stack) must run the same version — a comparison between hosts that
  * run different builds measures the builds, not the scale-out.
  */
-import { VerificationError } from "../errors.ts";
+import { VerificationError } from "../../core/errors.ts";
 
 /** One running instance: the host it runs on, the pin it was started with, the version it reports. */
 export interface RunningVersion {

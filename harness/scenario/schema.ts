@@ -26,7 +26,7 @@
 import { existsSync } from "node:fs";
 import nodePath from "node:path";
 import { z } from "zod";
-import { TRACKING_FIELDS, type EventField, type FieldType } from "../events/types.ts";
+import { TRACKING_FIELDS, type EventField, type FieldType } from "../../core/events/types.ts";
 import {
   addFlatIssue,
   addNestedIssues,
@@ -36,10 +36,10 @@ import {
   validate,
   type FieldPath,
   type FlatIssue,
-} from "../config/yaml.ts";
-import { parseDuration, zUnit } from "../../infra/stack/units.ts";
+} from "../../core/yaml.ts";
+import { parseDuration, zUnit } from "../../core/units.ts";
 
-/** A duration as written ("30s") and in milliseconds (30000), parsed by infra/stack/units.ts parseDuration. */
+/** A duration as written ("30s") and in milliseconds (30000), parsed by core/units.ts parseDuration. */
 export interface Duration {
   ms: number;
   text: string;

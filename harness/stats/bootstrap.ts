@@ -4,10 +4,10 @@
  * each sample separately (a two-sample bootstrap), takes the ratio of the two medians, and the interval is the
  * (1 − c)/2 and (1 + c)/2 quantiles (Hyndman & Fan type 7) of the resampled ratios.
  *
- * Randomness comes from Mulberry32 (harness/events/source.ts), seeded: the same inputs and seed always give the
+ * Randomness comes from Mulberry32 (core/events/source.ts), seeded: the same inputs and seed always give the
  * same interval.
  */
-import { mulberry32 } from "../events/source.ts";
+import { mulberry32 } from "../../core/events/source.ts";
 import { median, quantile } from "./descriptive.ts";
 
 /** Default number of bootstrap resamples. */

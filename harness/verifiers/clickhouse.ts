@@ -24,11 +24,11 @@
  * parts_to_delay_insert). 18.16 has no FailedInsertQuery event; a client-side count of failed inserts is the
  * generator's (ledger.rejected).
  */
-import { parseClickHouseError } from "../events/clickhouse-http.ts";
-import { quoteIdent, quoteTable } from "../events/copy-text.ts";
-import type { EventField, FieldType } from "../events/types.ts";
-import { GapCollector, MAX_MISSING_RANGES, normalizeRanges } from "./ledger.ts";
-import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "./types.ts";
+import { parseClickHouseError } from "../../core/events/clickhouse-http.ts";
+import { quoteIdent, quoteTable } from "../../core/events/copy-text.ts";
+import type { EventField, FieldType } from "../../core/events/types.ts";
+import { GapCollector, MAX_MISSING_RANGES, normalizeRanges } from "../../core/ledger.ts";
+import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../core/verifier.ts";
 
 /** ClickHouse column type of each event field type (timestamps as epoch ms, as the JSONEachRow encoder writes them). */
 export const CLICKHOUSE_TYPES: Readonly<Record<FieldType, string>> = {

@@ -18,12 +18,12 @@
  *   search_after"): with `_id` = "<gen>-<seq>" (the es-bulk generator's `ids: true`) a re-sent event replaces its
  *   document and raises its `_version` instead of adding one; with generated _ids every _version is 1.
  */
-import { IngestbenchError } from "../errors.ts";
-import type { EventField, FieldType } from "../events/types.ts";
+import { IngestbenchError } from "../../core/errors.ts";
+import type { EventField, FieldType } from "../../core/events/types.ts";
 import { authHeader } from "../generators/es-bulk.ts";
 import { HttpJsonApi } from "../generators/http.ts";
-import { SeqLedger } from "./ledger.ts";
-import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "./types.ts";
+import { SeqLedger } from "../../core/ledger.ts";
+import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../core/verifier.ts";
 
 /** Elasticsearch field type of each event field type. */
 export const ES_TYPES: Readonly<Record<FieldType, string>> = {

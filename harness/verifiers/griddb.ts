@@ -24,13 +24,13 @@
  *   overwritten = 0: a TIME_SERIES upsert leaves no trace in the container, so an overwritten row counts as lost
  *   here (the generator's events carry seeded timestamps; colliding ones are the scenario's to avoid).
  */
-import { ConfigurationError, IngestbenchError } from "../errors.ts";
-import { basicAuth } from "../events/griddb-webapi.ts";
-import type { EventField, FieldType } from "../events/types.ts";
+import { ConfigurationError, IngestbenchError } from "../../core/errors.ts";
+import { basicAuth } from "../../core/events/griddb-webapi.ts";
+import type { EventField, FieldType } from "../../core/events/types.ts";
 import { GRIDDB_CONTENT_TYPE, gridDbTarget } from "../generators/griddb-webapi.ts";
 import { HttpJsonApi } from "../generators/http.ts";
-import { SeqLedger } from "./ledger.ts";
-import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "./types.ts";
+import { SeqLedger } from "../../core/ledger.ts";
+import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../core/verifier.ts";
 
 /** GridDB column type of each event field type. */
 export const GRIDDB_TYPES: Readonly<Record<FieldType, string>> = {

@@ -4,7 +4,7 @@ import { elasticsearchVerifier } from "./elasticsearch.ts";
 import { griddbVerifier } from "./griddb.ts";
 import { lokiVerifier } from "./loki.ts";
 import { postgresVerifier } from "./postgres.ts";
-import type { VerifierFactory } from "./types.ts";
+import type { VerifierFactory } from "../../core/verifier.ts";
 
 export const verifiers: Record<string, VerifierFactory> = {
   [postgresVerifier.name]: postgresVerifier,

@@ -19,10 +19,10 @@
  *   entry, except that an entry identical to one already in its stream (same timestamp and line) is dropped at
  *   ingest, so a resend of the very same entry is invisible here (neither duplicated nor lost).
  */
-import { IngestbenchError } from "../errors.ts";
+import { IngestbenchError } from "../../core/errors.ts";
 import { HttpJsonApi } from "../generators/http.ts";
-import { SeqLedger } from "./ledger.ts";
-import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "./types.ts";
+import { SeqLedger } from "../../core/ledger.ts";
+import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../core/verifier.ts";
 
 /** Entries per ledger page (Loki's default limits_config.max_entries_limit_per_query). */
 export const LOKI_PAGE = 5000;

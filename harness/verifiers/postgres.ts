@@ -16,11 +16,11 @@
  * - overwritten = 0 (plain INSERT/COPY never overwrites)
  */
 import pg from "pg";
-import { IngestbenchError } from "../errors.ts";
-import { quoteIdent, quoteTable } from "../events/copy-text.ts";
-import type { EventField, FieldType } from "../events/types.ts";
-import { MAX_MISSING_RANGES, normalizeRanges } from "./ledger.ts";
-import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "./types.ts";
+import { IngestbenchError } from "../../core/errors.ts";
+import { quoteIdent, quoteTable } from "../../core/events/copy-text.ts";
+import type { EventField, FieldType } from "../../core/events/types.ts";
+import { MAX_MISSING_RANGES, normalizeRanges } from "../../core/ledger.ts";
+import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../core/verifier.ts";
 
 /** PostgreSQL column type of each event field type. */
 export const PG_TYPES: Readonly<Record<FieldType, string>> = {

@@ -1,5 +1,5 @@
 /**
- * A host's disk caps (infra/limits.ts DiskLimit) as a Premium SSD v2 data disk (sku PremiumV2_LRS): the
+ * A host's disk caps (core/limits.ts DiskLimit) as a Premium SSD v2 data disk (sku PremiumV2_LRS): the
  * provisioned diskIOPSReadWrite and diskMBpsReadWrite ARE the cap, enforced by Azure storage.
  *
  * Premium SSD v2 rules (Microsoft Learn, "Azure managed disk types", Premium SSD v2 performance):
@@ -8,7 +8,7 @@
  * - reads and writes share one IOPS and one MBps budget (like libvirt's total_iops_sec / total_bytes_sec).
  * On top, the VM size caps all its data disks together (./sizes.ts); a cap above the VM's is not a cap.
  */
-import type { DiskLimit } from "../limits.ts";
+import type { DiskLimit } from "../../core/limits.ts";
 import { VM_SIZES, type VmSizeName } from "./sizes.ts";
 
 export const PREMIUM_V2 = {

@@ -1,7 +1,7 @@
 /**
  * AzureStack: a whole azure stack as a Pulumi ComponentResource: the stack's resource group (`ib-<stack>`), its
  * network (./network.ts) and one AzureHost (./host.ts) per host, every resource tagged
- * { owner, expiry, ingestbench-stack }. Outputs follow infra/docker/outputs.ts's contract exactly, with platform
+ * { owner, expiry, ingestbench-stack }. Outputs follow core/outputs.ts's contract exactly, with platform
  * "azure": `hosts.<h>.address` is the VM's private address on the stack subnet (the data plane, as the docker
  * network's address), `publicAddress` where the harness reaches the VM (SSH, published ports), `container` the
  * VM's (and its container's) name, `limits.applied.vmSize` its size, `config`
@@ -15,7 +15,7 @@
 import * as resources from "@pulumi/azure-native/resources/index.js";
 import * as pulumi from "@pulumi/pulumi";
 import { catalogEntry, imageRef } from "../catalog.ts";
-import type { StackOutputs } from "../docker/outputs.ts";
+import type { StackOutputs } from "../../core/outputs.ts";
 import { hostPipelines, hostPorts, pipelineOf } from "../docker/pipeline.ts";
 import type { AzureOptions, PulumiStack } from "../stack/schema.ts";
 import { NODE_EXPORTER_PORT } from "./cloud-init.ts";

@@ -23,10 +23,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { chown, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { ConfigurationError, ProvisioningError, VerificationError } from "../../harness/errors.ts";
-import type { LocalHost } from "../local/types.ts";
-import { accountFor, exited, startServer, waitReady, type ServerAccount } from "./process.ts";
-import type { ComponentFactory, RunningComponent } from "./types.ts";
+import { ConfigurationError, ProvisioningError, VerificationError } from "../../core/errors.ts";
+import type { LocalHost } from "../../core/hosts.ts";
+import { accountFor, exited, startServer, waitReady, type ServerAccount } from "../../core/process.ts";
+import type { ComponentFactory, RunningComponent } from "../../core/component.ts";
 
 /** The server binary of Debian's clickhouse-server package. */
 export const CLICKHOUSE_SERVER_BIN = "/usr/sbin/clickhouse-server";

@@ -3,7 +3,7 @@ import { clickhouse } from "./clickhouse.ts";
 import { postgres } from "./postgres.ts";
 import { rsyslog } from "./rsyslog.ts";
 import { syslogNg } from "./syslog-ng.ts";
-import type { ComponentFactory } from "./types.ts";
+import type { ComponentFactory } from "../../core/component.ts";
 
 export const components: Record<string, ComponentFactory<any>> = {
   [postgres.name]: postgres,

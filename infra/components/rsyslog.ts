@@ -33,14 +33,14 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { z } from "zod";
-import { ConfigurationError, ProvisioningError, VerificationError } from "../../harness/errors.ts";
-import { quoteIdent, quoteTable } from "../../harness/events/copy-text.ts";
-import type { EventField } from "../../harness/events/types.ts";
+import { ConfigurationError, ProvisioningError, VerificationError } from "../../core/errors.ts";
+import { quoteIdent, quoteTable } from "../../core/events/copy-text.ts";
+import type { EventField } from "../../core/events/types.ts";
 import { PG_TYPES } from "../../harness/verifiers/postgres.ts";
-import type { LocalHost } from "../local/types.ts";
-import { matchesVersionPrefix, probeVersion, startListeningDaemon } from "./process.ts";
+import type { LocalHost } from "../../core/hosts.ts";
+import { matchesVersionPrefix, probeVersion, startListeningDaemon } from "../../core/process.ts";
 import { syslogColumns } from "./syslog-columns.ts";
-import type { ComponentFactory, Downstream, RunningComponent } from "./types.ts";
+import type { ComponentFactory, Downstream, RunningComponent } from "../../core/component.ts";
 
 const execFileP = promisify(execFile);
 

@@ -1,14 +1,14 @@
 /**
  * Where each column of the verifier's table is found in a message of the `syslog` generator, for every collector
  * that receives it (syslog-ng, rsyslog): the single place that restates the encoder's layout
- * (harness/events/syslog.ts) on the collector side.
+ * (core/events/syslog.ts) on the collector side.
  *
  * The syslog encoder puts the event's last string field in MSG (RFC 5424 §6.4) and every other field, then gen,
  * seq and sent_at, as PARAMs of one SD element `[<sdId> name="value" ...]` (§6.3). Table order (the PostgreSQL
  * verifier's CREATE TABLE): the fields in scenario order, then gen, seq, sent_at.
  */
-import { SYSLOG_SD_ID } from "../../harness/events/syslog.ts";
-import type { EventField, FieldType } from "../../harness/events/types.ts";
+import { SYSLOG_SD_ID } from "../../core/events/syslog.ts";
+import type { EventField, FieldType } from "../../core/events/types.ts";
 
 /** One column: its name, the field type it holds (gen and seq: "int"; sent_at: "timestamp"), and its source. */
 export interface SyslogColumn {

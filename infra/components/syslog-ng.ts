@@ -34,14 +34,14 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
-import { ConfigurationError, ProvisioningError, VerificationError } from "../../harness/errors.ts";
-import { quoteTable } from "../../harness/events/copy-text.ts";
-import { SYSLOG_SD_ID } from "../../harness/events/syslog.ts";
-import type { EventField } from "../../harness/events/types.ts";
-import type { LocalHost } from "../local/types.ts";
-import { matchesVersionPrefix, probeVersion, startListeningDaemon } from "./process.ts";
+import { ConfigurationError, ProvisioningError, VerificationError } from "../../core/errors.ts";
+import { quoteTable } from "../../core/events/copy-text.ts";
+import { SYSLOG_SD_ID } from "../../core/events/syslog.ts";
+import type { EventField } from "../../core/events/types.ts";
+import type { LocalHost } from "../../core/hosts.ts";
+import { matchesVersionPrefix, probeVersion, startListeningDaemon } from "../../core/process.ts";
 import { syslogColumns, type SyslogColumn } from "./syslog-columns.ts";
-import type { ComponentFactory, Downstream, RunningComponent } from "./types.ts";
+import type { ComponentFactory, Downstream, RunningComponent } from "../../core/component.ts";
 
 const execFileP = promisify(execFile);
 
@@ -171,7 +171,7 @@ const ISO_FORMAT = "%Y-%m-%dT%H:%M:%S.%f%z";
 
 /**
  * Epoch-millisecond templates of the timestamp columns, and the parsers that make them. The header TIMESTAMP is the
- * event's first timestamp field (harness/events/syslog.ts), already parsed by the syslog() source into the message's
+ * event's first timestamp field (core/events/syslog.ts), already parsed by the syslog() source into the message's
  * own stamp: `${S_UNIXTIME}${S_MSEC}` (seconds, then 3 digits of ms; frac-digits stays 0). Every other timestamp
  * (sent_at included) is parsed by date-parser() into the received stamp, which a rewrite then copies, as epoch ms,
  * into `.ib.<column>` before the next one is parsed (one message has only two stamps).

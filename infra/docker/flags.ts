@@ -1,5 +1,5 @@
 /**
- * The limits model (infra/limits.ts) as @pulumi/docker Container arguments: pure functions, no resources, so the
+ * The limits model (core/limits.ts) as @pulumi/docker Container arguments: pure functions, no resources, so the
  * translation is testable on its own and shared by the azure platform's cloud-init (same flags, `docker run`).
  *
  * @pulumi/docker names (docker run flag in brackets): cpuPeriod/cpuQuota [--cpu-period/--cpu-quota] in µs;
@@ -7,7 +7,7 @@
  * 1024*1024); deviceReadIops/deviceWriteIops/deviceReadBps/deviceWriteBps [--device-read-iops ...] as
  * { path, rate }; tmpfs [--tmpfs] as { dir: options }.
  */
-import type { AppliedLimits, HostSpec } from "../limits.ts";
+import type { AppliedLimits, HostSpec } from "../../core/limits.ts";
 import { tbfBurstFor, TBF_LATENCY_MS } from "../local/netns.ts";
 
 const MIB = 1024 ** 2;

@@ -18,9 +18,9 @@ import { fileURLToPath } from "node:url";
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import { catalog, type CatalogBuild, type CatalogImage, heapMiB, imageRef } from "../catalog.ts";
-import type { AppliedLimits, HostSpec } from "../limits.ts";
+import type { AppliedLimits, HostSpec } from "../../core/limits.ts";
 import { containerLimits } from "./flags.ts";
-import type { ComponentEndpoints, HostConfigOutput, PublishedPort } from "./outputs.ts";
+import type { ComponentEndpoints, HostConfigOutput, PublishedPort } from "../../core/outputs.ts";
 import { hostPorts, type HostPipeline } from "./pipeline.ts";
 import { shaperScript } from "./shaper.ts";
 

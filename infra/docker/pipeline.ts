@@ -11,8 +11,8 @@
  * platform's cloud-init writes it onto the VM and mounts it (infra/azure/host.ts).
  */
 import { createHash } from "node:crypto";
-import { ConfigurationError } from "../../harness/errors.ts";
-import type { EventField } from "../../harness/events/types.ts";
+import { ConfigurationError } from "../../core/errors.ts";
+import type { EventField } from "../../core/events/types.ts";
 import { catalogEntry, type CatalogBuild, type CatalogImage, type CatalogPort } from "../catalog.ts";
 import { collectorRenderers, renderCollector, type RenderedConfig, type SinkEndpoint, type SinkName } from "../render/index.ts";
 import type { PlatformConfig } from "../stack/schema.ts";
@@ -68,7 +68,7 @@ export function pipelineOf(platform: Pick<PlatformConfig, "cell">): CellPipeline
 }
 
 /**
- * SinkEndpoint params from a sink's scenario block (the names the renderers read, see infra/render/types.ts); the
+ * SinkEndpoint params from a sink's scenario block (the names the renderers read, see core/render.ts); the
  * harness's verifier reads the same ones on a deployed stack, so both address one table or index.
  */
 export function sinkParams(block: unknown): Record<string, string> {

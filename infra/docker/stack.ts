@@ -13,7 +13,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { catalogEntry, imageRef } from "../catalog.ts";
 import type { PulumiStack } from "../stack/schema.ts";
 import { buildImage, DockerHost, labelList } from "./host.ts";
-import type { StackOutputs } from "./outputs.ts";
+import type { StackOutputs } from "../../core/outputs.ts";
 import { componentName, hostPipelines, pipelineOf, type CellPipeline } from "./pipeline.ts";
 
 /** Arguments of a DockerStack. */

@@ -13,9 +13,9 @@
 import { constants as fsc } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { ProvisioningError } from "../../harness/errors.ts";
-import type { HostLimits } from "../limits.ts";
-import type { CgroupPaths } from "./types.ts";
+import { ProvisioningError } from "../../core/errors.ts";
+import type { HostLimits } from "../../core/limits.ts";
+import type { CgroupPaths } from "../../core/hosts.ts";
 
 /** The v1 controllers a host cgroup is created in. */
 export const V1_CONTROLLERS = ["cpu", "cpuacct", "memory", "blkio"] as const;

@@ -14,7 +14,7 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { ProvisioningError } from "../../harness/errors.ts";
+import { ProvisioningError } from "../../core/errors.ts";
 import { CGROUP_PARENT, controllerRoots, detectCgroupLayout, removeCgroupRunDir } from "./cgroup.ts";
 import { listNetns, NETNS_PREFIX, removeNetns, removeRootLinks } from "./netns.ts";
 import { isOwnerAlive, readRegistry, registryDir, removeRunResources, unmountIfMounted } from "./platform.ts";

@@ -17,8 +17,8 @@
  * both. Values are read back with `tc -j qdisc show`.
  */
 import { execa } from "execa";
-import { ProvisioningError } from "../../harness/errors.ts";
-import type { NetworkLimit } from "../limits.ts";
+import { ProvisioningError } from "../../core/errors.ts";
+import type { NetworkLimit } from "../../core/limits.ts";
 
 /** Prefix of every namespace this module creates. */
 export const NETNS_PREFIX = "ib-";

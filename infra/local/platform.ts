@@ -17,8 +17,8 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { execa, execaSync } from "execa";
-import { ProvisioningError } from "../../harness/errors.ts";
-import type { AppliedLimits, HostLimits, StackSpec } from "../limits.ts";
+import { ProvisioningError } from "../../core/errors.ts";
+import type { AppliedLimits, HostLimits, StackSpec } from "../../core/limits.ts";
 import {
   applyCgroupLimits,
   blockDeviceOf,
@@ -30,7 +30,7 @@ import {
   type CgroupLayout,
 } from "./cgroup.ts";
 import { applyShaping, createTopology, removeNetns, removeRootLinks, type NetworkTopology } from "./netns.ts";
-import type { CgroupPaths, LocalHost, LocalStack, SpawnOptions } from "./types.ts";
+import type { CgroupPaths, LocalHost, LocalStack, SpawnOptions } from "../../core/hosts.ts";
 
 /** Options of provisionLocal. */
 export interface ProvisionLocalOptions {

@@ -20,8 +20,8 @@
  * verifier's column table: a verifier has to read seq/gen/sent_at from `data`.
  */
 import { z } from "zod";
-import { ConfigurationError } from "../../harness/errors.ts";
-import { param, type CollectorRenderer, type RenderInput, type RenderedConfig, type SinkName } from "./types.ts";
+import { ConfigurationError } from "../../core/errors.ts";
+import { param, type CollectorRenderer, type RenderInput, type RenderedConfig, type SinkName } from "../../core/render.ts";
 
 /** The catalog's pin (infra/catalog.ts "fluent-bit"). */
 export const FLUENT_BIT_PIN = "4.0.3";

@@ -32,9 +32,9 @@
  * pinned image, see infra/catalog.ts).
  */
 import { z } from "zod";
-import { ConfigurationError } from "../../harness/errors.ts";
-import type { EventField } from "../../harness/events/types.ts";
-import { param, type CollectorRenderer, type RenderInput, type RenderedConfig, type SinkName } from "./types.ts";
+import { ConfigurationError } from "../../core/errors.ts";
+import type { EventField } from "../../core/events/types.ts";
+import { param, type CollectorRenderer, type RenderInput, type RenderedConfig, type SinkName } from "../../core/render.ts";
 
 /** The catalog's pin (infra/catalog.ts "fluentd"). */
 export const FLUENTD_PIN = "1.12.0";

@@ -8,16 +8,16 @@
  * beside their sinks; its pairing check uses each renderer's `accepts(config)` and `writesTo`. A local stack
  * refuses these components when it runs (harness/runner/local-site.ts).
  */
-import { ConfigurationError } from "../../harness/errors.ts";
-import type { EventField } from "../../harness/events/types.ts";
+import { ConfigurationError } from "../../core/errors.ts";
+import type { EventField } from "../../core/events/types.ts";
 import { fluentBit } from "./fluent-bit.ts";
 import { fluentd } from "./fluentd.ts";
 import { syslogNg } from "./syslog-ng.ts";
-import type { CollectorRenderer, RenderedConfig, SinkEndpoint } from "./types.ts";
+import type { CollectorRenderer, RenderedConfig, SinkEndpoint } from "../../core/render.ts";
 import { vector } from "./vector.ts";
 
 export { containerSinkSchemas } from "./sinks.ts";
-export type { CollectorRenderer, RenderedConfig, RenderInput, SinkEndpoint, SinkName } from "./types.ts";
+export type { CollectorRenderer, RenderedConfig, RenderInput, SinkEndpoint, SinkName } from "../../core/render.ts";
 
 /** Renderers by collector name (the catalog's names). */
 export const collectorRenderers: Readonly<Record<string, CollectorRenderer>> = Object.freeze({

@@ -26,11 +26,11 @@
  * pointed at; syslog-ng has no HTTP metrics endpoint (counters come over the control socket), so `listens` has no
  * metrics port.
  */
-import { ConfigurationError } from "../../harness/errors.ts";
+import { ConfigurationError } from "../../core/errors.ts";
 import {
   renderSyslogNgConfig, SYSLOG_NG_SINKS, syslogNgArgs, syslogNgPaths, syslogNgSchema, type SyslogNgConfig, type SyslogNgPaths,
 } from "../components/syslog-ng.ts";
-import type { CollectorRenderer, RenderInput, RenderedConfig } from "./types.ts";
+import type { CollectorRenderer, RenderInput, RenderedConfig } from "../../core/render.ts";
 
 /** Where the balabit/syslog-ng image reads its config. */
 export const SYSLOG_NG_CONFIG_FILE = "/etc/syslog-ng/syslog-ng.conf";

@@ -19,8 +19,8 @@
  */
 import { stringify } from "yaml";
 import { z } from "zod";
-import { ConfigurationError } from "../../harness/errors.ts";
-import { param, type CollectorRenderer, type RenderInput, type RenderedConfig, type SinkName } from "./types.ts";
+import { ConfigurationError } from "../../core/errors.ts";
+import { param, type CollectorRenderer, type RenderInput, type RenderedConfig, type SinkName } from "../../core/render.ts";
 
 /** The catalog's pin (infra/catalog.ts "vector"). */
 export const VECTOR_PIN = "0.49.0";

@@ -37,16 +37,16 @@ import { existsSync, readdirSync } from "node:fs";
 import { userInfo } from "node:os";
 import nodePath from "node:path";
 import { z } from "zod";
-import { ConfigurationError } from "../../harness/errors.ts";
-import { addFlatIssue, addNestedIssues, displayPath, loadYamlFile, parseYamlText, validate } from "../../harness/config/yaml.ts";
+import { ConfigurationError } from "../../core/errors.ts";
+import { addFlatIssue, addNestedIssues, displayPath, loadYamlFile, parseYamlText, validate } from "../../core/yaml.ts";
 import { stringify as yamlStringify } from "yaml";
 import { catalog, deployableComponents } from "../catalog.ts";
 import { collectorRenderers, containerSinkSchemas } from "../render/index.ts";
-import type { EventField } from "../../harness/events/types.ts";
+import type { EventField } from "../../core/events/types.ts";
 import { DEFAULT_DATA_DISK_GIB, diskCapProblems } from "../azure/disk.ts";
 import { VM_SIZE_NAMES } from "../azure/sizes.ts";
-import type { DiskLimit, HostLimits, HostSpec, NetworkLimit, Platform, StackSpec } from "../limits.ts";
-import { parseBytes, parseCpu, parseDuration, parseIops, parsePercent, parseRate, zUnit } from "./units.ts";
+import type { DiskLimit, HostLimits, HostSpec, NetworkLimit, Platform, StackSpec } from "../../core/limits.ts";
+import { parseBytes, parseCpu, parseDuration, parseIops, parsePercent, parseRate, zUnit } from "../../core/units.ts";
 
 /** The Pulumi project name; stack config keys are "ingestbench:<key>". */
 export const PROJECT = "ingestbench";

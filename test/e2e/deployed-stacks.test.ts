@@ -47,7 +47,7 @@ afterEach(() => {
 
 const limits = (applied: Record<string, number>) => ({ requested: { cpu: "1" }, applied, enforced: true, notes: [] as string[] });
 
-/** What a docker-4c4g deployment of PostgreSQL exports (infra/docker/outputs.ts), its sink published on PORT. */
+/** What a docker-4c4g deployment of PostgreSQL exports (core/outputs.ts), its sink published on PORT. */
 function outputs(pinned = "18.4"): Record<string, unknown> {
   return {
     platform: "docker",

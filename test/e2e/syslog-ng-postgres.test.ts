@@ -6,9 +6,9 @@
 // naming both versions.
 import { describe, expect, it } from "vitest";
 import type { CellPlan } from "../../harness/runner/run.ts";
-import type { Downstream, RunningComponent } from "../../infra/components/types.ts";
+import type { Downstream, RunningComponent } from "../../core/component.ts";
 import { probeSyslogNgVersion, syslogNg, type SyslogNgConfig } from "../../infra/components/syslog-ng.ts";
-import type { LocalHost } from "../../infra/local/types.ts";
+import type { LocalHost } from "../../core/hosts.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { newBenchRun, scenarioPlan, type ScenarioPlanOptions } from "../helpers/bench.ts";
 import { expectCleanRun, expectDuplicatesCounted, expectPinRefusal, expectLedgerNamesExactlyTheAbsentSeqs, readStoredSeqs, runKillingCollector, type SinkInfo } from "../helpers/pipeline-ledger.ts";

@@ -10,14 +10,14 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, expect } from "vitest";
-import { VerificationError } from "../../harness/errors.ts";
-import { createEventSource, type EventSource } from "../../harness/events/source.ts";
-import { SyslogEncoder } from "../../harness/events/syslog.ts";
-import type { EventField } from "../../harness/events/types.ts";
+import { VerificationError } from "../../core/errors.ts";
+import { createEventSource, type EventSource } from "../../core/events/source.ts";
+import { SyslogEncoder } from "../../core/events/syslog.ts";
+import type { EventField } from "../../core/events/types.ts";
 import { openSocket, writeAll } from "../../harness/generators/syslog.ts";
 import { loadScenarioFile, planCells } from "../../harness/runner/plan.ts";
 import { createTableStatement } from "../../harness/verifiers/postgres.ts";
-import type { Downstream, RunningComponent } from "../../infra/components/types.ts";
+import type { Downstream, RunningComponent } from "../../core/component.ts";
 import { createDirectHost, startTestPostgres, type DirectHost, type TestPostgres } from "./direct-host.ts";
 
 /**

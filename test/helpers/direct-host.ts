@@ -9,9 +9,9 @@ import { readFileSync } from "node:fs";
 import { chown, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { LocalHost, SpawnOptions } from "../../infra/local/types.ts";
+import type { LocalHost, SpawnOptions } from "../../core/hosts.ts";
 import { embeddedPostgres, postgres, type PostgresConfig } from "../../infra/components/postgres.ts";
-import type { RunningComponent } from "../../infra/components/types.ts";
+import type { RunningComponent } from "../../core/component.ts";
 
 export interface DirectHost extends LocalHost {
   /** every process spawned so far */

@@ -7,7 +7,7 @@ import pg from "pg";
 import { expect } from "vitest";
 import type { RunRecord } from "../../harness/results/types.ts";
 import type { BenchRun } from "../../harness/runner/run.ts";
-import type { RunningComponent } from "../../infra/components/types.ts";
+import type { RunningComponent } from "../../core/component.ts";
 
 /** Where the harness reaches the sink (the run's "sink" event). */
 export interface SinkInfo {

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 import { vi } from "vitest";
-import type { StackOutputs } from "../../infra/docker/outputs.ts";
+import type { StackOutputs } from "../../core/outputs.ts";
 
 /** One resource the program registered. */
 export interface RecordedResource {

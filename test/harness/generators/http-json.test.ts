@@ -7,7 +7,7 @@ import { httpJson, httpJsonSchema } from "../../../harness/generators/http-json.
 import { generators } from "../../../harness/generators/index.ts";
 import { GeneratorProcess } from "../../../harness/generators/process.ts";
 import type { GeneratorFinal } from "../../../harness/generators/types.ts";
-import type { EventField } from "../../../harness/events/types.ts";
+import type { EventField } from "../../../core/events/types.ts";
 
 const fields: EventField[] = [
   { name: "ts", type: "timestamp" },

@@ -7,13 +7,13 @@ import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EventField } from "../../../harness/events/types.ts";
+import type { EventField } from "../../../core/events/types.ts";
 import { pgCopy, pgCopySchema } from "../../../harness/generators/pg-copy.ts";
 import { generators } from "../../../harness/generators/index.ts";
 import { GeneratorProcess, startGeneratorProcess, type GeneratorProgressLine } from "../../../harness/generators/process.ts";
 import type { GeneratorFinal } from "../../../harness/generators/types.ts";
 import { verifiers } from "../../../harness/verifiers/index.ts";
-import type { Verifier } from "../../../harness/verifiers/types.ts";
+import type { Verifier } from "../../../core/verifier.ts";
 import { createDirectHost, startTestPostgres, type DirectHost, type TestPostgres } from "../../helpers/direct-host.ts";
 
 const PORT = 5444;

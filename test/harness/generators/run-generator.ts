@@ -1,7 +1,7 @@
 /** Test helpers: run a generator in-process against a local receiver until the test aborts it or `maxMs` pass. */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { EventField } from "../../../harness/events/types.ts";
+import type { EventField } from "../../../core/events/types.ts";
 import type { GeneratorFactory, GeneratorFinal } from "../../../harness/generators/types.ts";
 
 export const fields: EventField[] = [

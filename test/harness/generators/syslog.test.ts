@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { syslog, syslogSchema } from "../../../harness/generators/syslog.ts";
 import { generators } from "../../../harness/generators/index.ts";
 import type { GeneratorFinal } from "../../../harness/generators/types.ts";
-import type { EventField } from "../../../harness/events/types.ts";
+import type { EventField } from "../../../core/events/types.ts";
 import { startSyslogReceiver } from "../../helpers/syslog-receiver.ts";
 
 const fields: EventField[] = [

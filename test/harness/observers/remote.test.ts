@@ -13,11 +13,11 @@ import os from "node:os";
 import path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
-import { ProvisioningError } from "../../../harness/errors.ts";
+import { ProvisioningError } from "../../../core/errors.ts";
 import { createRemoteObserver, type ObservedShell } from "../../../harness/observers/remote.ts";
 import { cgroupProcsFiles, listCgroupPids, parseCgroupUsage, removeHostCgroup } from "../../../infra/local/cgroup.ts";
 import { parseProcNetDev } from "../../../infra/local/netns.ts";
-import type { CgroupPaths } from "../../../infra/local/types.ts";
+import type { CgroupPaths } from "../../../core/hosts.ts";
 import { useCleanups } from "../../helpers/cleanups.ts";
 
 const cleanups = useCleanups();

@@ -1,7 +1,7 @@
 /**
  * Shared fixtures of the provisioner tests: a throwaway project directory (Pulumi.yaml and one stack file copied
  * from the repo, so that `config set-all` never touches the repo's stacks/) and the outputs a docker-4c4g
- * deployment of Fluent Bit → ClickHouse exports (shape of infra/docker/outputs.ts).
+ * deployment of Fluent Bit → ClickHouse exports (shape of core/outputs.ts).
  */
 import { copyFileSync, mkdirSync, mkdtempSync } from "node:fs";
 import os from "node:os";

@@ -2,7 +2,7 @@
  * The provisioner's outputs schema against what the real Pulumi program exports: each docker and azure stack file in stacks/
  * is run through infra/index.ts under Pulumi's own mocks (`pulumi.runtime.setMocks`, no CLI or engine), its outputs
  * are JSON round-tripped as `pulumi stack output --json` would print them, and parseStackOutputs must accept them.
- * This catches the harness and the program drifting apart on the contract (infra/docker/outputs.ts).
+ * This catches the harness and the program drifting apart on the contract (core/outputs.ts).
  */
 import path from "node:path";
 import { describe, expect, it, vi } from "vitest";

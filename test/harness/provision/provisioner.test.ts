@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadStack } from "../../../infra/stack/schema.ts";
-import { ProvisioningError } from "../../../harness/errors.ts";
+import { ProvisioningError } from "../../../core/errors.ts";
 import { runTargets } from "../../../harness/provision/outputs.ts";
 import { cellConfig, PulumiProvisioner, withPulumiStack } from "../../../harness/provision/provisioner.ts";
 import { createPulumiCliStandIn, type PulumiCliStandIn } from "../../helpers/pulumi-cli-stand-in.ts";

@@ -10,7 +10,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ComponentEndpoints, StackOutputs } from "../../../infra/docker/outputs.ts";
+import type { ComponentEndpoints, StackOutputs } from "../../../core/outputs.ts";
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { claimsReaders, readHostClaims, shellClaimsReaders } from "../../../harness/remote/claims.ts";
 import { parseStats } from "../../../infra/components/syslog-ng.ts";

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import type { ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ProvisioningError } from "../../../harness/errors.ts";
+import { ProvisioningError } from "../../../core/errors.ts";
 import { dockerExecShell, sshDockerShell, type HostShell } from "../../../harness/remote/shell.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../../helpers/docker-cli-stand-in.ts";
 import { createSshCliStandIn, type SshCliStandIn } from "../../helpers/ssh-cli-stand-in.ts";

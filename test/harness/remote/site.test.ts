@@ -7,7 +7,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { StackOutputs } from "../../../infra/docker/outputs.ts";
+import type { StackOutputs } from "../../../core/outputs.ts";
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { shellsFor } from "../../../harness/remote/hosts.ts";
 import { RemoteSite } from "../../../harness/remote/site.ts";

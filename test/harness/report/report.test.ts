@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "n
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../../harness/errors.ts";
+import { ConfigurationError } from "../../../core/errors.ts";
 import { buildReport, reportCommand, type Report } from "../../../harness/report/build.ts";
 import { phaseSpans } from "../../../harness/report/charts/timeline.ts";
 import { readSeries } from "../../../harness/report/data.ts";

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../../harness/errors.ts";
+import { ConfigurationError } from "../../../core/errors.ts";
 import {
   compareCommand, compareRuns, compareStacks, loadNoiseFloors, noiseFloorPath, renderComparison, renderRunsComparison, sinkCaps, writeNoiseFloors,
   type NoiseFloorCell,

@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../../harness/errors.ts";
+import { ConfigurationError } from "../../../core/errors.ts";
 import { findResultFiles, queryResults, renderQueryResult } from "../../../harness/results/query.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
 import { writeSyntheticResults, writeSyntheticRun } from "../report/fixtures.ts";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ConfigurationError } from "../../../harness/errors.ts";
+import { ConfigurationError } from "../../../core/errors.ts";
 import { loadScenario, type PluginRegistries } from "../../../harness/scenario/schema.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");

@@ -2,16 +2,16 @@
 // schema, timed counts, and an exact ledger after rows are deleted at the sink, batches repeated, and inserts
 // refused with code 252 TOO_MANY_PARTS.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClickHouseJsonEachRowEncoder, clickHouseInsertQuery } from "../../../harness/events/clickhouse-http.ts";
-import { createEventSource } from "../../../harness/events/source.ts";
-import type { EventField } from "../../../harness/events/types.ts";
+import { ClickHouseJsonEachRowEncoder, clickHouseInsertQuery } from "../../../core/events/clickhouse-http.ts";
+import { createEventSource } from "../../../core/events/source.ts";
+import type { EventField } from "../../../core/events/types.ts";
 import { clickhouseHttp } from "../../../harness/generators/clickhouse-http.ts";
 import type { GeneratorFinal } from "../../../harness/generators/types.ts";
 import { LEDGER_WINDOW, type ClickHouseLedger } from "../../../harness/verifiers/clickhouse.ts";
 import { verifiers } from "../../../harness/verifiers/index.ts";
-import type { Verifier } from "../../../harness/verifiers/types.ts";
+import type { Verifier } from "../../../core/verifier.ts";
 import { clickhouse } from "../../../infra/components/clickhouse.ts";
-import type { RunningComponent } from "../../../infra/components/types.ts";
+import type { RunningComponent } from "../../../core/component.ts";
 import { createDirectHost, type DirectHost } from "../../helpers/direct-host.ts";
 
 const HTTP_PORT = 18251;

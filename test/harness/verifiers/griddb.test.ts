@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../../harness/errors.ts";
+import { ConfigurationError } from "../../../core/errors.ts";
 import { columnMismatches, GRIDDB_PAGE, gridDbColumns, griddbVerifier } from "../../../harness/verifiers/griddb.ts";
 import { verifiers } from "../../../harness/verifiers/index.ts";
 import { fields, httpReceiver, type GotRequest } from "../generators/run-generator.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GapCollector, MAX_MISSING_RANGES, normalizeRanges, SeqLedger, sentTotals } from "../../../harness/verifiers/ledger.ts";
+import { GapCollector, MAX_MISSING_RANGES, normalizeRanges, SeqLedger, sentTotals } from "../../../core/ledger.ts";
 import { normalizeRanges as fromPostgres } from "../../../harness/verifiers/postgres.ts";
 
 describe("shared ledger arithmetic (pure computation, no sink involved)", () => {

@@ -3,10 +3,10 @@
 // must equal a full count(*) taken right after it, and the recent-pages query must plan as a TID range scan.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EventField } from "../../../harness/events/types.ts";
+import type { EventField } from "../../../core/events/types.ts";
 import { verifiers } from "../../../harness/verifiers/index.ts";
 import { SAMPLE_SESSION_SETTINGS } from "../../../harness/verifiers/postgres.ts";
-import type { Verifier } from "../../../harness/verifiers/types.ts";
+import type { Verifier } from "../../../core/verifier.ts";
 import { startTestPostgres, type TestPostgres } from "../../helpers/direct-host.ts";
 
 const PORT = 5446;

@@ -1,9 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EventField } from "../../../harness/events/types.ts";
+import type { EventField } from "../../../core/events/types.ts";
 import { normalizeRanges } from "../../../harness/verifiers/postgres.ts";
 import { verifiers } from "../../../harness/verifiers/index.ts";
-import type { Verifier } from "../../../harness/verifiers/types.ts";
+import type { Verifier } from "../../../core/verifier.ts";
 import { startTestPostgres, type TestPostgres } from "../../helpers/direct-host.ts";
 
 const PORT = 5445;

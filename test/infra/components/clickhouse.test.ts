@@ -3,9 +3,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigurationError, ProvisioningError, VerificationError } from "../../../harness/errors.ts";
+import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
 import { clickhouse, clickhouseAccount, matchesClickHousePin } from "../../../infra/components/clickhouse.ts";
-import type { RunningComponent } from "../../../infra/components/types.ts";
+import type { RunningComponent } from "../../../core/component.ts";
 import { createDirectHost, type DirectHost } from "../../helpers/direct-host.ts";
 
 const HTTP_PORT = 18231;

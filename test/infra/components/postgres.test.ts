@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { ProvisioningError, VerificationError } from "../../../harness/errors.ts";
+import { ProvisioningError, VerificationError } from "../../../core/errors.ts";
 import { embeddedPostgres, matchesPostgresPin, postgres } from "../../../infra/components/postgres.ts";
-import type { RunningComponent } from "../../../infra/components/types.ts";
+import type { RunningComponent } from "../../../core/component.ts";
 import { createDirectHost, type DirectHost } from "../../helpers/direct-host.ts";
 
 const PORT = 5442;

@@ -1,7 +1,7 @@
 /** The limits model as @pulumi/docker Container arguments (infra/docker/flags.ts). */
 import { describe, expect, it } from "vitest";
 import { containerLimits } from "../../../infra/docker/flags.ts";
-import type { HostSpec } from "../../../infra/limits.ts";
+import type { HostSpec } from "../../../core/limits.ts";
 
 const host = (limits: HostSpec["limits"]): HostSpec => ({ name: "sink", requested: {}, limits });
 

@@ -21,8 +21,8 @@ import {
   readCgroupUsage,
   removeHostCgroup,
 } from "../../../infra/local/cgroup.ts";
-import type { HostLimits } from "../../../infra/limits.ts";
-import type { CgroupPaths } from "../../../infra/local/types.ts";
+import type { HostLimits } from "../../../core/limits.ts";
+import type { CgroupPaths } from "../../../core/hosts.ts";
 import { useCleanups } from "../../helpers/cleanups.ts";
 
 // These tests need root (cgroups, namespaces, tc): as another user they fail, loudly, rather than skip.

@@ -10,7 +10,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { QUARTER_CORE_CGROUP_APPLIED } from "../../helpers/limits.ts";
 import { afterEach, describe, expect, it } from "vitest";
-import type { StackSpec } from "../../../infra/limits.ts";
+import type { StackSpec } from "../../../core/limits.ts";
 import { CGROUP_PARENT, listCgroupPids } from "../../../infra/local/cgroup.ts";
 import { collectLeftovers } from "../../../infra/local/gc.ts";
 import { listNetns, removeRunNetns } from "../../../infra/local/netns.ts";
@@ -21,7 +21,7 @@ import {
   removeRunResources,
   withLocalStack,
 } from "../../../infra/local/platform.ts";
-import type { LocalStack } from "../../../infra/local/types.ts";
+import type { LocalStack } from "../../../core/hosts.ts";
 
 const isRoot = process.getuid?.() === 0;
 const REPO = path.resolve(import.meta.dirname, "../../..");

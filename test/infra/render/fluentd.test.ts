@@ -5,10 +5,10 @@
  * comments), so each scenario parameter is found under Fluentd's own name in the right section.
  */
 import { describe, expect, it } from "vitest";
-import type { EventField } from "../../../harness/events/types.ts";
+import type { EventField } from "../../../core/events/types.ts";
 import { fluentdSchema, renderFluentdConfig, sampleRate } from "../../../infra/render/fluentd.ts";
 import { renderCollector } from "../../../infra/render/index.ts";
-import type { SinkEndpoint } from "../../../infra/render/types.ts";
+import type { SinkEndpoint } from "../../../core/render.ts";
 import { expectGolden } from "./golden.ts";
 
 interface Directive {

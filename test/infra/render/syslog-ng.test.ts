@@ -14,7 +14,7 @@ import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 import { catalogEntry } from "../../../infra/catalog.ts";
 import { checkSyntax, renderSyslogNgConfig, SYSLOG_NG_SINKS, syslogNgSchema } from "../../../infra/components/syslog-ng.ts";
 import { collectorRenderers, renderCollector } from "../../../infra/render/index.ts";
-import type { SinkEndpoint } from "../../../infra/render/types.ts";
+import type { SinkEndpoint } from "../../../core/render.ts";
 import { collectorTestScope, syslogTestFields } from "../../helpers/collector-test.ts";
 import { expectGolden } from "./golden.ts";
 

@@ -5,9 +5,9 @@
  */
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import type { EventField } from "../../../harness/events/types.ts";
+import type { EventField } from "../../../core/events/types.ts";
 import { renderCollector } from "../../../infra/render/index.ts";
-import type { SinkEndpoint } from "../../../infra/render/types.ts";
+import type { SinkEndpoint } from "../../../core/render.ts";
 import { expectGolden } from "./golden.ts";
 
 const fields: EventField[] = [

@@ -16,7 +16,7 @@
  * readIops, writeIops, readBytesPerSec, writeBytesPerSec, tmpfsBytes, tbfRateBytesPerSec, tbfBurstBytes, ...), not a
  * read-back: reading them back (`docker inspect`, `tc -s qdisc` in the shaper's log) is the provisioner's job.
  */
-import type { AppliedLimits, Platform } from "../limits.ts";
+import type { AppliedLimits, Platform } from "./limits.ts";
 
 export interface EndpointOutput {
   /** address on the stack network (or host name alias) */

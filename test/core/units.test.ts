@@ -11,7 +11,7 @@ import {
   parsePercent,
   parseRate,
   zUnit,
-} from "../../../infra/stack/units.ts";
+} from "../../core/units.ts";
 
 describe("parseCpu", () => {
   it("reads cores as string or number, with the kernel's default 100000 µs period", () => {

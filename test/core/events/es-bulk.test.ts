@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { rowSourceOf } from "../../../harness/events/encoding.ts";
-import { ES_BULK_CONTENT_TYPE, EsBulkEncoder, EsBulkError, parseBulkResponse } from "../../../harness/events/es-bulk.ts";
-import type { EventField } from "../../../harness/events/types.ts";
+import { rowSourceOf } from "../../../core/events/encoding.ts";
+import { ES_BULK_CONTENT_TYPE, EsBulkEncoder, EsBulkError, parseBulkResponse } from "../../../core/events/es-bulk.ts";
+import type { EventField } from "../../../core/events/types.ts";
 
 const fields: EventField[] = [
   { name: "ts", type: "timestamp" },

@@ -1,6 +1,6 @@
 /**
  * The limits model: what a stack asks of a host, in canonical units, independent of platform.
- * Parsed from the stack file's unit strings by infra/stack/units.ts; applied by each platform
+ * Parsed from the stack file's unit strings by core/units.ts; applied by each platform
  * (local: cgroups + tc; docker: container flags; azure: VM size + disk + tc).
  */
 

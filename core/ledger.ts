@@ -12,7 +12,7 @@
  * `GapCollector`; the HTTP verifiers (elasticsearch, loki, griddb) page the stored (gen, seq) set to the harness and
  * feed `SeqLedger`, which holds one byte per sent seq (10 million seqs: 10 MB).
  */
-import type { Ledger } from "./types.ts";
+import type { Ledger } from "./verifier.ts";
 
 /** How many missing ranges a ledger lists. */
 export const MAX_MISSING_RANGES = 20;

@@ -1,8 +1,8 @@
 import { decode, decodeMulti, encode, ExtData } from "@msgpack/msgpack";
 import { describe, expect, it } from "vitest";
-import { rowSourceOf } from "../../../harness/events/encoding.ts";
-import { FluentForwardEncoder, ForwardResponseReader, forwardChunkId, isForwardAck, msgpackObjectEnd } from "../../../harness/events/fluent-forward.ts";
-import type { EventField } from "../../../harness/events/types.ts";
+import { rowSourceOf } from "../../../core/events/encoding.ts";
+import { FluentForwardEncoder, ForwardResponseReader, forwardChunkId, isForwardAck, msgpackObjectEnd } from "../../../core/events/fluent-forward.ts";
+import type { EventField } from "../../../core/events/types.ts";
 
 const TS = new Date(Date.UTC(2024, 10, 7, 0, 0, 1, 234)); // 1730937601 s + 234000000 ns
 const SENT = new Date(Date.UTC(2025, 0, 2, 3, 4, 5, 678));

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { rowSourceOf, stampBatch } from "../../../harness/events/encoding.ts";
-import { HttpJsonEncoder, httpJsonContentType } from "../../../harness/events/http-json.ts";
-import { createEventSource } from "../../../harness/events/source.ts";
-import type { EventField } from "../../../harness/events/types.ts";
+import { rowSourceOf, stampBatch } from "../../../core/events/encoding.ts";
+import { HttpJsonEncoder, httpJsonContentType } from "../../../core/events/http-json.ts";
+import { createEventSource } from "../../../core/events/source.ts";
+import type { EventField } from "../../../core/events/types.ts";
 
 const fields: EventField[] = [
   { name: "ts", type: "timestamp" },

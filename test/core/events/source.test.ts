@@ -5,12 +5,12 @@ import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { finished } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../../harness/errors.ts";
-import { copyColumns, copyFromStatement, encodeCopyBatch, encodeCopyValue, escapeCopyText } from "../../../harness/events/copy-text.ts";
+import { ConfigurationError } from "../../../core/errors.ts";
+import { copyColumns, copyFromStatement, encodeCopyBatch, encodeCopyValue, escapeCopyText } from "../../../core/events/copy-text.ts";
 import {
   BASE_EPOCH_MS, MAX_REPLAY_LINE_BYTES, createEventSource, createRow, mulberry32, type EventRow, type RowSource,
-} from "../../../harness/events/source.ts";
-import type { EventField } from "../../../harness/events/types.ts";
+} from "../../../core/events/source.ts";
+import type { EventField } from "../../../core/events/types.ts";
 import { createTableStatement } from "../../../harness/verifiers/postgres.ts";
 import { startTestPostgres, type TestPostgres } from "../../helpers/direct-host.ts";
 

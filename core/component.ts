@@ -3,8 +3,8 @@
  * with its config renderer, ports, readiness probe and version probe.
  */
 import type { z } from "zod";
-import type { EventField } from "../../harness/events/types.ts";
-import type { LocalHost } from "../local/types.ts";
+import type { EventField } from "./events/types.ts";
+import type { LocalHost } from "./hosts.ts";
 
 export interface Endpoint {
   host: string;

@@ -11,8 +11,8 @@ import { createWriteStream, readdirSync, readFileSync, type WriteStream } from "
 import { connect } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
-import { ProvisioningError } from "../../harness/errors.ts";
-import type { LocalHost } from "../local/types.ts";
+import { ProvisioningError } from "./errors.ts";
+import type { LocalHost } from "./hosts.ts";
 
 /** Bytes of output a LogTail keeps (the tail quoted in error messages). */
 const execFileP = promisify(execFile);

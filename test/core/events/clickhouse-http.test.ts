@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { CLICKHOUSE_TOO_MANY_PARTS, ClickHouseJsonEachRowEncoder, clickHouseInsertQuery, parseClickHouseError } from "../../../harness/events/clickhouse-http.ts";
-import { rowSourceOf } from "../../../harness/events/encoding.ts";
-import type { EventField } from "../../../harness/events/types.ts";
+import { CLICKHOUSE_TOO_MANY_PARTS, ClickHouseJsonEachRowEncoder, clickHouseInsertQuery, parseClickHouseError } from "../../../core/events/clickhouse-http.ts";
+import { rowSourceOf } from "../../../core/events/encoding.ts";
+import type { EventField } from "../../../core/events/types.ts";
 
 const fields: EventField[] = [
   { name: "ts", type: "timestamp" },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { rowSourceOf } from "../../../harness/events/encoding.ts";
-import { LokiPushEncoder, LokiPushError, parseLokiPushResponse } from "../../../harness/events/loki-push.ts";
-import type { EventField } from "../../../harness/events/types.ts";
+import { rowSourceOf } from "../../../core/events/encoding.ts";
+import { LokiPushEncoder, LokiPushError, parseLokiPushResponse } from "../../../core/events/loki-push.ts";
+import type { EventField } from "../../../core/events/types.ts";
 
 const fields: EventField[] = [
   { name: "ts", type: "timestamp" },

@@ -1,7 +1,7 @@
 /**
  * Verifier contract: the sink-side half. Runs in the harness process and talks to the sink over the control link.
  */
-import type { EventField } from "../events/types.ts";
+import type { EventField } from "./events/types.ts";
 
 export interface VerifierContext {
   /** address and port of the sink as reachable from the harness (control link) */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { rowSourceOf } from "../../../harness/events/encoding.ts";
-import { SyslogEncoder } from "../../../harness/events/syslog.ts";
-import type { EventField } from "../../../harness/events/types.ts";
+import { rowSourceOf } from "../../../core/events/encoding.ts";
+import { SyslogEncoder } from "../../../core/events/syslog.ts";
+import type { EventField } from "../../../core/events/types.ts";
 
 const TS = new Date(Date.UTC(2024, 10, 7, 0, 0, 1, 234));
 const SENT = new Date(Date.UTC(2025, 0, 2, 3, 4, 5, 678));

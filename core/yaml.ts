@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import nodePath from "node:path";
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
 import { z } from "zod";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "./errors.ts";
 
 /** A parsed YAML file: the plain JS data plus the document and line counter needed to map paths to lines. */
 export interface LoadedYaml {

@@ -2,7 +2,7 @@
  * Shapes shared by the local platform (cgroups + network namespaces + tc) and the harness.
  */
 import type { ChildProcess } from "node:child_process";
-import type { AppliedLimits, StackSpec } from "../limits.ts";
+import type { AppliedLimits, StackSpec } from "./limits.ts";
 
 /** Where a host's cgroup lives, per controller, so observers can read usage. */
 export interface CgroupPaths {

@@ -6,7 +6,7 @@
  * platform's cloud-init can write the same text.
  */
 import type { z } from "zod";
-import type { EventField } from "../../harness/events/types.ts";
+import type { EventField } from "./events/types.ts";
 
 /** Sinks a collector may write into on the container platforms (catalog names, infra/catalog.ts). */
 export type SinkName = "clickhouse" | "elasticsearch" | "postgres" | "loki" | "griddb";

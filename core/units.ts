@@ -19,7 +19,7 @@
  * - Durations: Go-style sequences of <number><unit>, units us (µs), ms, s, m, h, d; results in milliseconds.
  */
 import { z } from "zod";
-import type { CpuLimit } from "../limits.ts";
+import type { CpuLimit } from "./limits.ts";
 
 /** Default CFS period in µs (kernel default cpu.cfs_period_us; cgroup v2 cpu.max default "max 100000"). */
 export const DEFAULT_CPU_PERIOD_US = 100_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { rowSourceOf } from "../../../harness/events/encoding.ts";
-import { GridDbError, GridDbRowsEncoder, basicAuth, gridDbRowsPath, parseGridDbResponse } from "../../../harness/events/griddb-webapi.ts";
-import type { EventField } from "../../../harness/events/types.ts";
+import { rowSourceOf } from "../../../core/events/encoding.ts";
+import { GridDbError, GridDbRowsEncoder, basicAuth, gridDbRowsPath, parseGridDbResponse } from "../../../core/events/griddb-webapi.ts";
+import type { EventField } from "../../../core/events/types.ts";
 
 const fields: EventField[] = [
   { name: "ts", type: "timestamp" },
