@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The Debian packages the tests and the local benchmarks run for real, installed without starting their daemons.
+#
+# iproute2: ip netns, veth, tc; util-linux: setpriv, mount; procps: ps/pgrep for teardown checks; chromium: the
+# report's browser test (driven by playwright-core, never a downloaded browser); clickhouse-server: the ClickHouse
+# sink; syslog-ng with its sql() and http() modules and the PostgreSQL libdbi driver: the collector pipelines;
+# rsyslog: unpacked beside syslog-ng (scripts/install-rsyslog.sh says why).
+#
+# The packages' own daemons are not what ingestbench runs (it starts its own servers inside cgroups and namespaces),
+# so none may start at install: invoke-rc.d and deb-systemd-invoke ask /usr/sbin/policy-rc.d, and exit 101 means
+# "action forbidden". A policy-rc.d already present (container images ship one) is left as it is; one this script
+# creates is removed when it ends. Nothing is stopped by name afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\n# ingestbench: no package daemon starts during apt-get install\nexit 101\n' >"$policy"
+  chmod 0755 "$policy"
+  trap 'rm -f "$policy"' EXIT
+fi
+apt-get update -qq
+apt-get install -y -qq -o DPkg::Lock::Timeout=300 iproute2 util-linux procps git ca-certificates chromium \
+  clickhouse-server clickhouse-client syslog-ng-core syslog-ng-mod-sql syslog-ng-mod-http libdbd-pgsql >/dev/null
+bash scripts/install-rsyslog.sh
