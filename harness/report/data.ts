@@ -6,7 +6,8 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { ConfigurationError } from "../../core/errors.ts";
-import { compareStacks, diffFingerprints, type FingerprintDifference, type StackRow } from "../results/compare.ts";
+import { compareStacks, type StackRow } from "../results/across-stacks.ts";
+import { stackDifferences, type FingerprintDifference } from "../results/fingerprint.ts";
 import { loadRuns, runDir } from "../results/store.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 
@@ -130,9 +131,7 @@ export async function loadReportData(resultsRoot: string, selection: ReportSelec
       const series = await readSeries(runDir(resultsRoot, run.stack, run.scenario, run.runId));
       runs.push({ run, series, label: `${run.stack}${sweep || run.cell !== "default" ? ` ${run.cell}` : ""} r${run.replicate}` });
     }
-    const fps: Array<{ label: string; fingerprint: StackRow["fingerprint"] }> = [];
-    for (const r of rows) if (!fps.some((f) => f.label === r.stack)) fps.push({ label: r.stack, fingerprint: r.fingerprint });
-    scenarios.push({ scenario, stacks: present, rows, runs, sweep, differences: diffFingerprints(fps) });
+    scenarios.push({ scenario, stacks: present, rows, runs, sweep, differences: stackDifferences(rows) });
   }
   if (scenarios.length === 0) {
     const what = [selection.scenario ? `scenario "${selection.scenario}"` : "any scenario", selection.stacks?.length ? `stacks ${selection.stacks.join(", ")}` : "any stack"].join(" on ");

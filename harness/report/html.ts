@@ -21,9 +21,14 @@ export interface RenderedChart {
 export const esc = (s: string): string =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
+/** A table; a header cell whose column has a unit (TextTable.units) carries it as its title (a tooltip). */
 function htmlTable(t: TextTable): string {
-  const cell = (tag: "th" | "td", text: string, i: number): string => `<${tag} class="${t.align[i] === "r" ? "r" : "l"}">${esc(text)}</${tag}>`;
-  return `<table><thead><tr>${t.head.map((h, i) => cell("th", h, i)).join("")}</tr></thead><tbody>`
+  const cell = (tag: "th" | "td", text: string, i: number, attrs = ""): string => `<${tag} class="${t.align[i] === "r" ? "r" : "l"}"${attrs}>${esc(text)}</${tag}>`;
+  const th = (text: string, i: number): string => {
+    const unit = t.units?.[i];
+    return cell("th", text, i, unit ? ` title="${esc(unit)}"` : "");
+  };
+  return `<table><thead><tr>${t.head.map(th).join("")}</tr></thead><tbody>`
     + t.rows.map((r) => `<tr>${r.map((c, i) => cell("td", c, i)).join("")}</tr>`).join("")
     + "</tbody></table>";
 }

@@ -3,7 +3,7 @@
  * share of CFS periods throttled, and its network and disk write rates.
  */
 import type { TopLevelSpec } from "vega-lite";
-import { sinkCaps } from "../../results/compare.ts";
+import { sinkCaps } from "../../results/caps.ts";
 import type { ReportRun } from "../data.ts";
 
 const HOST = "sink";

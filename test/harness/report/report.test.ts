@@ -122,6 +122,22 @@ describe("HTML and Markdown", () => {
     expect(report.html).toContain("lost 5, dup 2");
   });
 
+  it("shows CPU ms/1k rows in the HTML comparison table, each stack's median (3 ms in every synthetic run), unit as the header's title", () => {
+    const section = report.html.slice(report.html.indexOf('data-scenario="plain"'));
+    const table = section.slice(0, section.indexOf("</table>"));
+    const heads = [...table.matchAll(/<th [^>]*>([^<]*)<\/th>/g)].map((m) => m[1]);
+    const col = heads.indexOf("CPU ms/1k rows");
+    expect(col).toBeGreaterThan(heads.indexOf("sink cores"));
+    expect(table).toContain('<th class="r" title="sink CPU milliseconds per 1000 rows">CPU ms/1k rows</th>');
+    const rows = [...table.matchAll(/<tr>((?:<td[^>]*>[^<]*<\/td>)+)<\/tr>/g)].map((m) => [...m[1]!.matchAll(/<td [^>]*>([^<]*)<\/td>/g)].map((c) => c[1]));
+    expect(rows.map((r) => r[0])).toEqual(["small", "medium", "large"]);
+    for (const r of rows) {
+      expect(r).toHaveLength(heads.length);
+      expect(r[col]).toBe("3.0");
+    }
+    expect(report.markdown).toMatch(/^\| stack \| runs \|.*\| sink cores \| CPU ms\/1k rows \| throttled \|/m);
+  });
+
   it("summarises each scenario as a Markdown table", () => {
     const md = report.markdown;
     expect(md).toContain("## plain");

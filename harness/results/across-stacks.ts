@@ -1,0 +1,151 @@
+/**
+ * The comparison across stacks (hardware sizes), `compareStacks`: per stack and cell, the runs of the stack's
+ * latest `bench` invocation; median rows/s and MiB/s with their spread (IQR, coefficient of variation, "erratic"
+ * above a threshold); the ratio of medians to the first stack with a percentile bootstrap interval (Efron &
+ * Tibshirani 1993, see harness/stats/bootstrap.ts) over the runs' rows/s; rows/s per vCPU and per GiB of the sink's
+ * caps; CPU use and cost per row, throttling, network, ingest lag, the bottleneck and the ledger. The honesty rules
+ * of harness/stats/compare.ts apply (fewer than 3 measured runs on a side is "inconclusive (n=…)"; a stored A/A
+ * noise floor, harness/results/noise-floor.ts, must be exceeded).
+ */
+import { ConfigurationError } from "../../core/errors.ts";
+import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
+import { cellSort, finite, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type SinkCaps } from "./caps.ts";
+import { diffFingerprints, groupFingerprint, refuseVersionMismatch, stackDifferences, type Fingerprint } from "./fingerprint.ts";
+import { floorsOf } from "./noise-floor.ts";
+import type { ComparisonOptions } from "./options.ts";
+import { loadRuns } from "./store.ts";
+import type { RunRecord } from "./types.ts";
+
+/** One stack's figures in one cell (rows of `compareStacks`). */
+export interface StackRow {
+  stack: string;
+  /** the first stack, which ratios refer to */
+  baselineStack: string;
+  /** with a single stack and several cells: the first cell, which ratios refer to instead (how the swept parameter moves throughput) */
+  baselineCell?: string;
+  /** matrix cell id ("default" without a matrix) */
+  cell: string;
+  runs: RunRecord[];
+  /** runs whose summary exists (status ok or failed checks) */
+  measured: RunRecord[];
+  medianRowsPerSecond: number;
+  medianMiBPerSecond: number;
+  /** median rows/s of this stack / of the first stack (same cell) */
+  ratio: number;
+  /** spread of the measured runs' rows/s (n, median, IQR, min, max, CV, erratic) */
+  rowsPerSecond: SampleDescription;
+  /** ratio to the first stack with its bootstrap interval and verdict; null for the first stack itself */
+  comparison: SampleComparison | null;
+  /** the sink's caps (from the latest measured run) */
+  caps: SinkCaps;
+  /** median over runs of rows/s ÷ sink cores, and ÷ sink GiB of memory; null when uncapped */
+  rowsPerSecondPerCore: number | null;
+  rowsPerSecondPerGiB: number | null;
+  sinkCores: number;
+  cpuMsPer1000Rows: number;
+  throttledShare: number | null;
+  networkMbitPerSecond: number;
+  lagP99Ms: number | null;
+  bottlenecks: string[];
+  lost: number;
+  duplicated: number;
+  stored: number;
+  sent: number;
+  /** environment fingerprint of the stack's runs (all its cells) */
+  fingerprint: Fingerprint;
+}
+
+/**
+ * Per stack and cell, the runs of the stack's latest invocation: medians, spread, ratio to the first stack's same
+ * cell with a bootstrap interval over the runs' rows/s (`compareSamples`, default 90 %, seed 1: deterministic),
+ * per-vCPU and per-GiB figures and the environment fingerprint. Rows are ordered by cell (natural order), then
+ * by stack as given. Limits differ between stacks by design and are not part of the fingerprint here.
+ * @throws ConfigurationError E_NO_RESULTS when a stack has no runs of the scenario; E_VERSION_MISMATCH when the
+ *         stacks' component versions differ and `force` is not set
+ */
+export async function compareStacks(resultsRoot: string, scenario: string, stacks: string[], options: ComparisonOptions = {}): Promise<StackRow[]> {
+  const perStack: Array<{ stack: string; runs: RunRecord[] }> = [];
+  for (const stack of stacks) {
+    const all = await loadRuns(resultsRoot, stack, scenario);
+    if (all.length === 0) {
+      throw new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario}; run: ingestbench bench --stack ${stack} scenarios/${scenario}.yaml`);
+    }
+    // the latest invocation that completed a measurement: a run killed before it measured (still "running"), one
+    // that failed at start, or one interrupted after a few seconds must not hide the last complete results; only when
+    // there are none does an interrupted measurement count (it is labelled so)
+    const complete = all.filter((r) => r.summary !== null && r.status !== "interrupted");
+    const measured = all.filter((r) => r.summary !== null);
+    const pool = complete.length > 0 ? complete : measured.length > 0 ? measured : all;
+    const latest = pool[pool.length - 1]!.invocation;
+    perStack.push({ stack, runs: all.filter((r) => r.invocation === latest) });
+  }
+  const fingerprints = new Map(perStack.map((s) => [s.stack, groupFingerprint(s.runs)]));
+  refuseVersionMismatch(diffFingerprints(perStack.map((s) => ({ label: s.stack, fingerprint: fingerprints.get(s.stack)! }))), options.force, `stacks ${stacks.join(", ")}`);
+
+  const cells = [...new Set(perStack.flatMap((s) => s.runs.map((r) => r.cell)))].sort(cellSort);
+  const floors = new Map(perStack.map((s) => [s.stack, floorsOf(resultsRoot, s.stack, scenario, options.noiseFloors)]));
+  // across stacks the noise of both sides counts: the larger of the two stacks' A/A floors for the cell
+  const floorFor = (stack: string, cell: string): number | null => {
+    const xs = [floors.get(perStack[0]!.stack)!.get(cell), floors.get(stack)!.get(cell)].filter(finite);
+    return xs.length ? Math.max(...xs) : null;
+  };
+  const rows: StackRow[] = [];
+  for (const cell of cells) {
+    let baseline: RunRecord[] | null = null;
+    for (const { stack, runs: stackRuns } of perStack) {
+      const runs = stackRuns.filter((r) => r.cell === cell);
+      if (runs.length === 0) continue;
+      const measured = runs.filter((r) => r.summary !== null);
+      const isFirst = stack === perStack[0]!.stack;
+      if (isFirst) baseline = measured;
+      const values = rowsPerSecondOf(measured);
+      const lastMeasured = measured[measured.length - 1] ?? runs[runs.length - 1]!;
+      rows.push({
+        stack, baselineStack: perStack[0]!.stack, cell, runs, measured,
+        medianRowsPerSecond: med(measured, (r) => r.summary?.rowsPerSecond),
+        medianMiBPerSecond: med(measured, (r) => r.summary?.mibPerSecond),
+        ratio: Number.NaN,
+        rowsPerSecond: describeSample(values, { erraticCv: options.erraticCv }),
+        comparison: isFirst || baseline === null ? null : compareSamples(rowsPerSecondOf(baseline), values, { ...options, noiseFloor: floorFor(stack, cell) }),
+        caps: sinkCaps(lastMeasured),
+        rowsPerSecondPerCore: perCore(measured),
+        rowsPerSecondPerGiB: perGiB(measured),
+        sinkCores: med(measured, (r) => r.summary?.sinkCores),
+        cpuMsPer1000Rows: med(measured, (r) => r.summary?.cpuMsPer1000Rows),
+        throttledShare: measured.some((r) => r.summary?.throttledShare != null) ? med(measured, (r) => r.summary?.throttledShare) : null,
+        networkMbitPerSecond: med(measured, (r) => r.summary?.sinkNetworkMbitPerSecond),
+        lagP99Ms: measured.some((r) => r.summary?.lagP99Ms != null) ? med(measured, (r) => r.summary?.lagP99Ms) : null,
+        bottlenecks: [...new Set(measured.map((r) => r.summary!.bottleneck.resource))],
+        ...ledgerTotals(runs),
+        fingerprint: fingerprints.get(stack)!,
+      });
+    }
+    const base = rows.find((r) => r.cell === cell && r.stack === perStack[0]!.stack)?.medianRowsPerSecond ?? Number.NaN;
+    for (const r of rows) if (r.cell === cell) r.ratio = r.medianRowsPerSecond / base;
+  }
+  if (perStack.length === 1 && cells.length > 1) sweepRatios(rows, options);
+  return rows;
+}
+
+/**
+ * One stack, several cells: ratios and comparisons against the first cell, so that the table reads as "how the swept
+ * parameter moves throughput" (with the same bootstrap interval and rules as between stacks; no A/A floor applies,
+ * the cells differ on purpose).
+ */
+function sweepRatios(rows: StackRow[], options: ComparisonOptions): void {
+  const first = rows[0]!;
+  for (const r of rows) {
+    r.baselineCell = first.cell;
+    r.ratio = r.medianRowsPerSecond / first.medianRowsPerSecond;
+    r.comparison = r === first ? null : compareSamples(rowsPerSecondOf(first.measured), rowsPerSecondOf(r.measured), options);
+  }
+}
+
+/** JSON-ready form of stack rows (run records replaced by their ids; NaN becomes null when stringified). */
+export function stackComparisonJson(scenario: string, rows: StackRow[]): object {
+  return {
+    mode: "stacks", scenario, baseline: rows[0]?.stack ?? null,
+    rows: rows.map(({ runs, measured, ...rest }) => ({ ...rest, runIds: runs.map((r) => r.runId), measuredRunIds: measured.map((r) => r.runId) })),
+    differences: stackDifferences(rows),
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * The columns of the comparison across stacks, defined once: the terminal table (`ingestbench compare`,
+ * harness/results/table.ts) and the report's table (HTML and Markdown, harness/report/table.ts) both lay out
+ * `stackTable(rows, surface)`. Each descriptor says what the column holds (key, header, unit), where its value
+ * comes from in a stack's row (harness/results/across-stacks.ts StackRow, medians over the runs' run.json
+ * summaries), how it is formatted (harness/results/format.ts) and on which surface it is shown.
+ */
+import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
+import type { StackRow } from "./across-stacks.ts";
+import { ciCell, cvCell, fix, int, ledgerCell, pctLabel } from "./format.ts";
+
+/** Where a table is drawn: the terminal (cli-table3) or the report (HTML and Markdown). */
+export type Surface = "terminal" | "report";
+
+/** What a column's header and visibility may depend on, the same for every row of one table. */
+export interface ColumnContext {
+  /** several cells (a matrix): the table gets a cell column */
+  withCell: boolean;
+  /** confidence level of the intervals (fraction, e.g. 0.9) */
+  confidence: number;
+}
+
+/** One column of the comparison across stacks. */
+export interface StackColumn {
+  /** stable identifier ("cpuMsPer1000Rows"); unique among the columns */
+  key: string;
+  /** the header as printed ("CPU ms/1k rows") */
+  header: (ctx: ColumnContext) => string;
+  /** unit of the value in words ("rows per second"), null for labels and verdicts */
+  unit: string | null;
+  align: "l" | "r";
+  /** the row's figure behind the column (raw, before formatting) */
+  value: (row: StackRow) => unknown;
+  /** the formatted cell text */
+  cell: (row: StackRow, ctx: ColumnContext) => string;
+  /** on which surfaces the column is shown */
+  shown: Record<Surface, boolean>;
+  /** shown only when this holds for the table (default: always) */
+  when?: (ctx: ColumnContext) => boolean;
+}
+
+/** A column as written down: the value is typed, and `format` receives it. */
+interface ColumnSpec<V> {
+  key: string;
+  header: string | ((ctx: ColumnContext) => string);
+  unit: string | null;
+  align: "l" | "r";
+  value: (row: StackRow) => V;
+  format: (value: V, row: StackRow, ctx: ColumnContext) => string;
+  shown?: Partial<Record<Surface, boolean>>;
+  when?: (ctx: ColumnContext) => boolean;
+}
+
+function column<V>(s: ColumnSpec<V>): StackColumn {
+  const header = s.header;
+  return {
+    key: s.key, unit: s.unit, align: s.align, value: s.value, when: s.when,
+    header: typeof header === "string" ? () => header : header,
+    cell: (row, ctx) => s.format(s.value(row), row, ctx),
+    shown: { terminal: s.shown?.terminal ?? true, report: s.shown?.report ?? true },
+  };
+}
+
+/** The row a ratio refers to: the first cell when one stack sweeps a parameter, else the first stack. */
+const isBaseline = (r: StackRow): boolean => (r.baselineCell !== undefined ? r.cell === r.baselineCell : r.stack === r.baselineStack);
+
+/** The columns in table order. */
+export const STACK_COLUMNS: readonly StackColumn[] = [
+  column({ key: "stack", header: "stack", unit: null, align: "l", value: (r) => r.stack, format: (v) => v }),
+  column({ key: "cell", header: "cell", unit: null, align: "l", value: (r) => r.cell, format: (v) => v, when: (ctx) => ctx.withCell }),
+  column({
+    key: "runs", header: "runs", unit: "measured runs / runs", align: "r", value: (r) => r.measured.length,
+    format: (v, r) => {
+      const statuses = r.runs.filter((x) => x.status !== "ok").map((x) => x.status);
+      return `${v}/${r.runs.length}${statuses.length ? ` (${statuses.join(",")})` : ""}`;
+    },
+  }),
+  column({ key: "rowsPerSecond", header: "rows/s", unit: "rows per second (median)", align: "r", value: (r) => r.medianRowsPerSecond, format: int }),
+  column({
+    key: "iqr", header: "IQR", unit: "rows per second", align: "r",
+    value: (r) => (r.rowsPerSecond.n >= 2 ? r.rowsPerSecond.iqr : null), format: (v) => (v === null ? "–" : int(v)),
+  }),
+  column({ key: "cv", header: "CV", unit: "percent of the median rows/s", align: "r", value: (r) => r.rowsPerSecond, format: cvCell }),
+  column({ key: "mibPerSecond", header: "MiB/s", unit: "MiB per second (median)", align: "r", value: (r) => r.medianMiBPerSecond, format: (v) => fix(v, 2) }),
+  column({ key: "ratio", header: "ratio", unit: "median rows/s ÷ the baseline's", align: "r", value: (r) => r.ratio, format: (v) => fix(v, 2, "x") }),
+  column({
+    key: "ci", header: (ctx) => `${pctLabel(ctx.confidence)} CI`, unit: "bootstrap interval of the ratio, verdict", align: "l",
+    value: (r) => r.comparison, format: (v, r) => ciCell(v, isBaseline(r)),
+  }),
+  column({ key: "rowsPerSecondPerCore", header: "rows/s/vCPU", unit: "rows per second per sink core", align: "r", value: (r) => r.rowsPerSecondPerCore, format: int }),
+  column({ key: "rowsPerSecondPerGiB", header: "rows/s/GiB", unit: "rows per second per GiB of sink memory", align: "r", value: (r) => r.rowsPerSecondPerGiB, format: int }),
+  column({ key: "sinkCores", header: "sink cores", unit: "cores used by the sink", align: "r", value: (r) => r.sinkCores, format: (v) => fix(v, 2) }),
+  column({ key: "cpuMsPer1000Rows", header: "CPU ms/1k rows", unit: "sink CPU milliseconds per 1000 rows", align: "r", value: (r) => r.cpuMsPer1000Rows, format: (v) => fix(v, 1) }),
+  column({
+    key: "throttled", header: "throttled", unit: "percent of CFS periods throttled", align: "r", value: (r) => r.throttledShare,
+    format: (v, r) => (r.measured.length === 0 ? "–" : v === null ? "no cap" : fix(v * 100, 0, " %")),
+  }),
+  column({ key: "networkMbitPerSecond", header: "net Mbit/s", unit: "sink network Mbit per second", align: "r", value: (r) => r.networkMbitPerSecond, format: (v) => fix(v, 1) }),
+  column({ key: "lagP99Ms", header: "lag p99", unit: "milliseconds", align: "r", value: (r) => r.lagP99Ms, format: (v) => (v === null ? "–" : `${int(v)} ms`) }),
+  column({ key: "bottleneck", header: "bottleneck", unit: null, align: "l", value: (r) => r.bottlenecks, format: (v) => v.join(", ") || "–" }),
+  column({ key: "ledger", header: "ledger", unit: "rows", align: "l", value: (r) => r, format: (v) => ledgerCell(v.measured.length, v) }),
+];
+
+/** The context of a table of these rows: a cell column with several cells; the first interval's confidence level. */
+export function columnContext(rows: readonly StackRow[]): ColumnContext {
+  return {
+    withCell: new Set(rows.map((r) => r.cell)).size > 1,
+    confidence: rows.find((r) => r.comparison)?.comparison?.confidence ?? DEFAULT_CONFIDENCE,
+  };
+}
+
+/** The columns a surface shows in a table with this context, in table order. */
+export function stackColumns(surface: Surface, ctx: ColumnContext): StackColumn[] {
+  return STACK_COLUMNS.filter((c) => c.shown[surface] && (c.when?.(ctx) ?? true));
+}
+
+/** A table as text cells, for any renderer. */
+export interface TextTable {
+  head: string[];
+  /** "l" or "r" per column */
+  align: Array<"l" | "r">;
+  rows: string[][];
+  /** per column, its unit in words (null for none); absent for tables not built from column descriptors */
+  units?: Array<string | null>;
+  /** per column, its descriptor's key; absent as units */
+  keys?: string[];
+}
+
+/** The comparison rows as a text table for a surface, from STACK_COLUMNS. */
+export function stackTable(rows: readonly StackRow[], surface: Surface): Required<TextTable> {
+  const ctx = columnContext(rows);
+  const cols = stackColumns(surface, ctx);
+  return {
+    keys: cols.map((c) => c.key),
+    head: cols.map((c) => c.header(ctx)),
+    align: cols.map((c) => c.align),
+    units: cols.map((c) => c.unit),
+    rows: rows.map((r) => cols.map((c) => c.cell(r, ctx))),
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * Cell formatting shared by the terminal tables (harness/results/table.ts), the column definitions
+ * (harness/results/columns.ts) and the report (harness/report/table.ts): integers with thousands separators,
+ * fixed decimals, percentages, the spread, the interval and verdict, the ledger. A figure that is null or not
+ * finite prints as "–".
+ */
+import type { SampleComparison, SampleDescription } from "../stats/compare.ts";
+import type { LedgerTotals } from "./caps.ts";
+
+/** Rounded, "12,345" (en-US separators); "–" when null or not finite. */
+export const int = (n: number | null): string => (n !== null && Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–");
+
+/** `d` decimals and an optional unit suffix, "1.20x"; "–" when null or not finite. */
+export const fix = (n: number | null, d: number, unit = ""): string => (n !== null && Number.isFinite(n) ? `${n.toFixed(d)}${unit}` : "–");
+
+/** A confidence level (fraction) as a percentage label: 0.9 → "90 %", 0.975 → "97.5 %". */
+export const pctLabel = (c: number): string => `${Number((c * 100).toFixed(1))} %`;
+
+/** "3.1 %", "12.4 % erratic", or "–" with fewer than 2 values. */
+export function cvCell(d: SampleDescription): string {
+  if (d.n < 2 || !Number.isFinite(d.cv)) return "–";
+  return `${(d.cv * 100).toFixed(1)} %${d.erratic ? " erratic" : ""}`;
+}
+
+/**
+ * "[1.15, 1.25] faster", "[0.97, 1.04] ~", "[0.91, 0.95] inconclusive (n=2/2)", "n=1" (no interval), "baseline", or
+ * "–" (nothing to compare with).
+ */
+export function ciCell(c: SampleComparison | null, isBaseline: boolean): string {
+  if (isBaseline) return "baseline";
+  if (c === null) return "–";
+  if (c.ci === null) return `n=${Math.min(c.n.baseline, c.n.contender)}`;
+  const mark = c.inconclusive ? `inconclusive (n=${c.n.baseline}/${c.n.contender})` : c.change === "none" ? "~" : c.change;
+  return `[${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}] ${mark}`;
+}
+
+/** "faster", "slower", "no change" or "inconclusive". */
+export function verdictWord(c: SampleComparison): string {
+  return c.inconclusive ? "inconclusive" : c.change === "none" ? "no change" : c.change;
+}
+
+/**
+ * "exact (N stored)" when nothing was lost or duplicated and every sent row was stored, else "lost N, dup M";
+ * "–" when no run was measured.
+ */
+export function ledgerCell(measured: number, l: LedgerTotals): string {
+  return measured === 0 ? "–"
+    : l.lost === 0 && l.duplicated === 0 && l.stored === l.sent ? `exact (${int(l.stored)} stored)`
+    : `lost ${int(l.lost)}, dup ${int(l.duplicated)}`;
+}

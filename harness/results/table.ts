@@ -1,0 +1,79 @@
+/**
+ * Terminal rendering (cli-table3) of both comparisons: across stacks, with the columns of
+ * harness/results/columns.ts (the same the report shows), and across runs on one stack; then the verdicts and the
+ * environment differences.
+ */
+import Table from "cli-table3";
+import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
+import type { CellSide, RunsComparison } from "./across-runs.ts";
+import type { StackRow } from "./across-stacks.ts";
+import { columnContext, stackTable } from "./columns.ts";
+import { describeDifference, stackDifferences, type FingerprintDifference } from "./fingerprint.ts";
+import { ciCell, cvCell, fix, int, ledgerCell, pctLabel, verdictWord } from "./format.ts";
+import { AA_SUFFIX } from "./noise-floor.ts";
+
+/** "\nenvironment differences (…):\n  field: a x; b y" with "!! " before version differences; "" when there are none. */
+function differencesBlock(differences: FingerprintDifference[]): string {
+  if (differences.length === 0) return "";
+  return `\nenvironment differences (${differences.some((d) => d.kind === "version") ? "component versions differ: compared with --force" : "listed for the record"}):\n`
+    + differences.map((d) => `  ${d.kind === "version" ? "!! " : ""}${describeDifference(d)}`).join("\n");
+}
+
+/**
+ * Render stack rows as a terminal table (cli-table3) with the terminal's columns of harness/results/columns.ts:
+ * runs, rows/s with IQR and CV ("erratic" above the threshold), MiB/s, ratio with its interval ("n=1" without one),
+ * rows/s per vCPU and per GiB ("–" when uncapped), CPU, throttling, network, lag, bottleneck and ledger; a cell
+ * column when there are several cells; then the verdicts and the environment differences between the stacks.
+ */
+export function renderComparison(scenario: string, rows: StackRow[]): string {
+  const { withCell } = columnContext(rows);
+  const t = stackTable(rows, "terminal");
+  const table = new Table({
+    head: t.head,
+    style: { head: [], border: [] },
+    colAligns: t.align.map((a) => (a === "l" ? "left" : "right")),
+  });
+  for (const r of t.rows) table.push(r);
+  const verdicts = rows.filter((r) => r.comparison && r.comparison.ci !== null)
+    .map((r) => `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${fix(r.ratio, 2, "x")} ${verdictWord(r.comparison!)} (${r.comparison!.reason})`);
+  const ratioTo = rows[0]?.baselineCell !== undefined ? `the first cell, ${rows[0].baselineCell}` : `${rows[0]?.stack ?? "?"}${withCell ? " (same cell)" : ""}`;
+  return `${scenario}: median over each stack's latest runs; ratio to ${ratioTo}\n${table.toString()}`
+    + (verdicts.length ? `\nverdicts:\n${verdicts.join("\n")}` : "")
+    + differencesBlock(stackDifferences(rows));
+}
+
+/**
+ * Render an across-runs comparison: one table row per cell and group (baseline first) with runs, rows/s, IQR, CV,
+ * ratio to the baseline, interval and verdict, per-vCPU and per-GiB figures and the ledger; then the selections,
+ * the count of significant changes, and the environment differences.
+ */
+export function renderRunsComparison(c: RunsComparison): string {
+  const confidence = c.cells.flatMap((x) => x.contenders).find((x) => x.comparison)?.comparison?.confidence ?? DEFAULT_CONFIDENCE;
+  const head = ["cell", "runs of", "runs", "rows/s", "IQR", "CV", "MiB/s", "ratio", `${pctLabel(confidence)} CI`, "rows/s/vCPU", "rows/s/GiB", "ledger"];
+  const table = new Table({
+    head, style: { head: [], border: [] },
+    colAligns: head.map((h) => (["cell", "runs of", "ledger", `${pctLabel(confidence)} CI`].includes(h) ? "left" : "right")),
+  });
+  const sideCells = (s: CellSide): string[] => [
+    `${s.measured}/${s.runs}`, int(s.rowsPerSecond.median), s.rowsPerSecond.n >= 2 ? int(s.rowsPerSecond.iqr) : "–", cvCell(s.rowsPerSecond),
+    fix(s.medianMiBPerSecond, 2),
+  ];
+  const notes: string[] = [];
+  for (const cell of c.cells) {
+    const b = cell.baseline;
+    table.push([cell.cell, `${b.label} (baseline)`, ...sideCells(b), b.measured ? "1.00x" : "–", "baseline", int(b.rowsPerSecondPerCore), int(b.rowsPerSecondPerGiB), ledgerCell(b.measured, b)]);
+    for (const k of cell.contenders) {
+      table.push([
+        cell.cell, k.label, ...sideCells(k), fix(k.comparison?.ratio ?? null, 2, "x"), ciCell(k.comparison, false),
+        int(k.rowsPerSecondPerCore), int(k.rowsPerSecondPerGiB), ledgerCell(k.measured, k),
+      ]);
+      if (k.reason) notes.push(`  ${cell.cell} ${k.label}: ${k.comparison && (k.comparison.change !== "none") ? `${k.comparison.change}, ` : ""}${k.reason}`);
+    }
+  }
+  const groups = [c.baseline, ...c.contenders].map((g) => `  ${g.label}: ${g.runIds.length} runs, invocation${g.invocations.length > 1 ? "s" : ""} ${g.invocations.join(", ")}`);
+  return `${c.scenario} on ${c.stack}: runs compared with the baseline "${c.baseline.label}", per cell\n${groups.join("\n")}\n${table.toString()}`
+    + (notes.length ? `\nverdicts:\n${notes.join("\n")}` : "")
+    + `\nsignificant changes: ${c.significant.slower} slower, ${c.significant.faster} faster${c.inconclusive ? `; ${c.inconclusive} inconclusive (fewer than 3 measured runs on a side)` : ""}`
+    + (Object.keys(c.noiseFloors).length ? `\nA/A noise floors applied (results/${c.stack}/${c.scenario}${AA_SUFFIX}/noise-floor.json): ${Object.entries(c.noiseFloors).map(([cell, f]) => `${cell} ±${(f * 100).toFixed(1)} %`).join(", ")}` : "")
+    + differencesBlock(c.differences);
+}

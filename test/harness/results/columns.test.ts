@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { comparisonTable } from "../../../harness/report/table.ts";
+import { compareStacks, type StackRow } from "../../../harness/results/across-stacks.ts";
+import { columnContext, STACK_COLUMNS, stackColumns } from "../../../harness/results/columns.ts";
+import { renderComparison } from "../../../harness/results/table.ts";
+import { writeRunRecord } from "../../helpers/run-records.ts";
+
+let root = "";
+let plain: StackRow[] = [];
+let sweep: StackRow[] = [];
+const INV = "2026-11-29T10:00:00.000Z";
+
+beforeAll(async () => {
+  root = mkdtempSync(path.join(tmpdir(), "ingestbench-columns-"));
+  for (const v of [1000, 1010, 990]) writeRunRecord(root, { stack: "quarter", invocation: INV, rows: v });
+  for (const v of [1200, 1210, 1190]) writeRunRecord(root, { stack: "half", invocation: INV, rows: v, cores: 0.5 });
+  writeRunRecord(root, { stack: "uncapped", invocation: INV, rows: 1500, cores: null, memoryGiB: null });
+  for (const cell of ["batch=100", "batch=1000"]) {
+    for (const v of [1000, 1010, 990]) writeRunRecord(root, { stack: "sweep", invocation: INV, rows: cell === "batch=100" ? v : v * 3, cell });
+  }
+  plain = await compareStacks(root, "quickstart", ["quarter", "half", "uncapped"]);
+  sweep = await compareStacks(root, "quickstart", ["sweep"]);
+});
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** The cells of a cli-table3 table's rows ("│ a │ b │"), header first. */
+function terminalCells(text: string): string[][] {
+  return text.split("\n").filter((l) => l.startsWith("│")).map((l) => l.split("│").slice(1, -1).map((c) => c.trim()));
+}
+
+describe("one column definition for the terminal table and the report", () => {
+  it("the terminal table and the report's table have the same header, from STACK_COLUMNS, CPU ms/1k rows included", () => {
+    for (const rows of [plain, sweep]) {
+      const [termHead] = terminalCells(renderComparison("quickstart", rows));
+      const report = comparisonTable(rows);
+      const ctx = columnContext(rows);
+      expect(termHead).toEqual(stackColumns("terminal", ctx).map((c) => c.header(ctx)));
+      expect(report.head).toEqual(stackColumns("report", ctx).map((c) => c.header(ctx)));
+      expect(report.head).toEqual(termHead);
+      expect(report.head).toContain("CPU ms/1k rows");
+      expect(report.align).toEqual(stackColumns("terminal", ctx).map((c) => c.align));
+    }
+  });
+
+  it("both carry every column of the definition, the cell column only with several cells", () => {
+    expect(new Set(STACK_COLUMNS.map((c) => c.key)).size).toBe(STACK_COLUMNS.length);
+    for (const c of STACK_COLUMNS) expect(c.shown, c.key).toEqual({ terminal: true, report: true });
+    const keys = STACK_COLUMNS.map((c) => c.key);
+    expect(comparisonTable(sweep).keys).toEqual(keys);
+    expect(comparisonTable(plain).keys).toEqual(keys.filter((k) => k !== "cell"));
+    expect(comparisonTable(sweep).head.slice(0, 3)).toEqual(["stack", "cell", "runs"]);
+  });
+
+  it("every row's cells are the same text on both surfaces", () => {
+    for (const rows of [plain, sweep]) {
+      const [, ...termRows] = terminalCells(renderComparison("quickstart", rows));
+      expect(termRows).toEqual(comparisonTable(rows).rows);
+    }
+    const t = comparisonTable(plain);
+    const at = (stack: string, header: string): string => t.rows.find((r) => r[0] === stack)![t.head.indexOf(header)]!;
+    expect(at("quarter", "CPU ms/1k rows")).toBe("3.0");
+    expect(at("quarter", "rows/s/vCPU")).toBe("4,000");
+    expect(at("half", "rows/s/vCPU")).toBe("2,400");
+    expect(at("uncapped", "rows/s/vCPU")).toBe("–");
+    expect(at("quarter", "90 % CI")).toBe("baseline");
+    expect(at("uncapped", "90 % CI")).toBe("n=1");
+  });
+});
