@@ -3,7 +3,7 @@
  * (./commands/<name>.ts, one line each in COMMANDS), and is the only place that turns errors into exit codes (EXIT
  * in ./context.ts): an IngestbenchError exits with its own code (ConfigurationError 2, ProvisioningError 3,
  * VerificationError 4; usage errors are configuration errors, 2); an exception that is anything else is a bug and
- * exits 70, printing one line `ingestbench: unexpected error: <message>` (the stack too with --debug or
+ * exits 70, printing one line `ingestbench: unexpected error: <message>` (its stack trace too with --debug or
  * INGESTBENCH_DEBUG=1). A command's own code (1 a failed check or a regression, 130/143 interrupted) is what its
  * action returned.
  */

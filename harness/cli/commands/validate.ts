@@ -17,19 +17,21 @@ export type FileKind = "stack" | "nightly plan" | "scenario";
 
 /**
  * Tell a file's kind by its content: a top-level `config:` map (Pulumi stack settings) is a stack, a top-level
- * `entries:` list a nightly plan, anything else a scenario. A file that cannot be read is told by its location:
- * Pulumi.*.yaml a stack, a file in a `nightly/` directory a plan (its loader then reports why it cannot be read).
+ * `entries:` list a nightly plan, anything else a scenario — except that a file in a `nightly/` directory is a plan
+ * whatever it holds (so a plan that lost its `entries:` is told so, not read as a scenario), and a file that cannot
+ * be read is a stack when named Pulumi.*.yaml (its loader then reports why it cannot be read).
  */
 export function fileKind(file: string): FileKind {
+  const inNightlyDir = path.basename(path.dirname(path.resolve(file))) === "nightly";
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch {
     if (path.basename(file).startsWith("Pulumi.")) return "stack";
-    return path.basename(path.dirname(path.resolve(file))) === "nightly" ? "nightly plan" : "scenario";
+    return inNightlyDir ? "nightly plan" : "scenario";
   }
   if (/^config:/m.test(text)) return "stack";
-  if (/^entries:/m.test(text)) return "nightly plan";
+  if (inNightlyDir || /^entries:/m.test(text)) return "nightly plan";
   return "scenario";
 }
 
@@ -69,7 +71,8 @@ export const registerValidate: CommandModule = (program, ctx) => {
         ctx.printJson(results.map(({ text: _text, ...r }) => r));
       } else {
         for (const r of results) {
-          if (r.ok) ctx.print(`${r.file}: ok (${r.kind})`);
+          // a plan says so: `validate` was for stacks and scenarios only, whose lines stay "file: ok"
+          if (r.ok) ctx.print(`${r.file}: ok${r.kind === "nightly plan" ? " (nightly plan)" : ""}`);
           else ctx.stderr.write(`${r.text}\n`);
         }
       }
