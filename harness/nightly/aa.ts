@@ -21,7 +21,7 @@ import { displayPath } from "../../core/yaml.ts";
 import { AA_SUFFIX, compareRuns, writeNoiseFloors, type NoiseFloorFile, type RunsComparison } from "../results/compare.ts";
 import { prepareResultsDir } from "../results/preflight.ts";
 import { driveItems, runsExitCode, type RunItem } from "../runner/drive.ts";
-import { pulumiStacks } from "../provision/commands.ts";
+import { pulumiStacks } from "../provision/deployed.ts";
 import { loadScenarioFile, planCells, planSeed } from "../runner/plan.ts";
 import { Progress, type ProgressMode } from "../runner/progress.ts";
 import type { CellPlan } from "../runner/run.ts";

@@ -3,7 +3,8 @@
  * (stack, scenario) compare the latest invocation with the previous one (`compareRuns`, per cell) and decide:
  * a cell is a regression when its change is significant and slower — which needs at least 3 measured runs per night
  * (fewer is "inconclusive (n=…)"), and, when `ingestbench aa` has stored a noise floor for the stack and scenario,
- * a change above that floor (harness/stats/compare.ts). Writes nightly.json (and a Markdown summary).
+ * a change above that floor (harness/stats/compare.ts). Prints the JSON decision (--json) and writes it to a file
+ * (--out), and a Markdown summary (--markdown).
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -14,7 +15,7 @@ import { compareRuns, type RunsComparison } from "../results/compare.ts";
 import { prepareResultsDir } from "../results/preflight.ts";
 import { loadRuns } from "../results/store.ts";
 import { driveRuns, runsExitCode, type StackWork } from "../runner/drive.ts";
-import { pulumiStacks } from "../provision/commands.ts";
+import { pulumiStacks } from "../provision/deployed.ts";
 import { Progress, type ProgressMode } from "../runner/progress.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
 import { loadNightlyPlan } from "./plan.ts";
@@ -29,8 +30,11 @@ export interface NightlyFlags {
   replicates?: number;
   /** where stack files are read from (default <project>/stacks) */
   stacksDir?: string;
-  /** where to write the JSON decision (default nightly.json) */
-  json?: string;
+  /** print the JSON decision on stdout (and nothing else there: the run results and the summary go to stderr) */
+  json?: boolean;
+  /** where to write the JSON decision (none when absent) */
+  out?: string;
+  /** where to write a Markdown summary (none when absent) */
   markdown?: string;
 }
 
@@ -163,12 +167,23 @@ export function nightlyMarkdown(d: NightlyDecision): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** Write one of the command's files. @throws ConfigurationError E_NIGHTLY_OUT naming the file when it cannot be written */
+async function writeOut(file: string, text: string): Promise<void> {
+  try {
+    await writeFile(file, text);
+  } catch (err) {
+    throw new ConfigurationError("E_NIGHTLY_OUT", `cannot write ${file}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 /**
  * Load the plan, every stack and every scenario (so a typo fails before the first run), run all entries in one
  * invocation, then decide. Returns the exit code: the runs' own (interrupted, errors) when worse, else the decision's.
  */
 export async function nightlyCommand(planFile: string, flags: NightlyFlags, projectRoot: string): Promise<number> {
   const plan = loadNightlyPlan(planFile);
+  // --json owns stdout; jsonl progress would share it
+  if (flags.json && flags.progress === "jsonl") throw new ConfigurationError("E_FLAG", "--json prints the decision on stdout, where --progress jsonl prints its events: give one of them");
   const resultsRoot = prepareResultsDir(flags.results);
   const work: StackWork[] = [];
   const pairs: NightlyPair[] = [];
@@ -188,7 +203,7 @@ export async function nightlyCommand(planFile: string, flags: NightlyFlags, proj
     work.push({ stack, plans });
     pairs.push({ stack: stack.name, scenario: scenario.name });
   });
-  const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
+  const progress = new Progress(flags.quiet ? "quiet" : flags.progress, flags.json ? { stdout: process.stderr, stderr: process.stderr } : undefined);
   const result = await driveRuns(work, { resultsRoot, invocation: new Date().toISOString(), projectRoot, reporter: progress, deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }) });
   const runsCode = runsExitCode(result);
   if (result.interrupted) return runsCode;
@@ -198,7 +213,9 @@ export async function nightlyCommand(planFile: string, flags: NightlyFlags, proj
     exitCode: Math.max(runsCode, decision.exitCode), runsExitCode: runsCode,
     regressions: decision.regressions.map(cellName), inconclusive: decision.inconclusive.map(cellName),
   });
-  await writeFile(flags.json ?? "nightly.json", `${JSON.stringify({ plan: planFile, runsExitCode: runsCode, ...decision }, null, 2)}\n`);
-  if (flags.markdown) await writeFile(flags.markdown, nightlyMarkdown(decision));
+  const json = `${JSON.stringify({ plan: planFile, runsExitCode: runsCode, ...decision }, null, 2)}\n`;
+  if (flags.json) process.stdout.write(json);
+  if (flags.out) await writeOut(flags.out, json);
+  if (flags.markdown) await writeOut(flags.markdown, nightlyMarkdown(decision));
   return Math.max(runsCode, decision.exitCode);
 }

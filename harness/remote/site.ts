@@ -1,6 +1,6 @@
 /**
  * A deployed docker or azure stack as a run's site (harness/runner/site.ts). Pulumi has deployed the cell's
- * components already (harness/provision/commands.ts re-deploys when a cell needs others); the site reads the stack
+ * components already (harness/provision/deployed.ts re-deploys when a cell needs others); the site reads the stack
  * outputs (core/outputs.ts) and:
  *
  * - checks each component's running version inside its container against the pin in the outputs (and the

@@ -2,7 +2,7 @@
  * Driving BenchRuns for a command: provision each stack, run each planned cell, report progress (progress.ts) and a
  * description of every run, stop cleanly on SIGINT/SIGTERM. Shared by `ingestbench bench`, `run`, `nightly` and `aa`.
  * Local stacks are provisioned per run here; docker and azure stacks are deployed once for their consecutive runs
- * by the `deployed` hook (harness/provision/commands.ts pulumiStacks), so one invocation may mix both.
+ * by the `deployed` hook (harness/provision/deployed.ts pulumiStacks), so one invocation may mix both.
  */
 import path from "node:path";
 import type { StackSpec } from "../../core/limits.ts";
@@ -61,7 +61,7 @@ export interface RunItem {
 }
 
 /**
- * How docker and azure stacks run (harness/provision/commands.ts pulumiStacks): `check` before anything starts,
+ * How docker and azure stacks run (harness/provision/deployed.ts pulumiStacks): `check` before anything starts,
  * `run` for consecutive items of one stack (deploy, run each, destroy), reporting each run through `progress`
  * (cellStart/sample/cellEnd) and returning the records made, also when `signal` aborts.
  */

@@ -254,7 +254,7 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
   it("bench across platforms: a local stack and a deployed docker stack in one invocation, then one comparison", () => {
     const env = standIns();
     const file = scenario("deployed-mixed");
-    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stack", `local-quarter-core,${STACK}`, file, "--results", results, "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 150_000 });
+    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stacks", `local-quarter-core,${STACK}`, file, "--results", results, "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 150_000 });
     expect(r.status, r.stderr).toBe(0);
     const local = records("deployed-mixed", "local-quarter-core");
     const deployed = records("deployed-mixed");

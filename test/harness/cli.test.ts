@@ -20,6 +20,10 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 describe("ingestbench CLI", () => {
   it("exits 2 on usage errors and prints its version", () => {
     expect(cli("bench", "scenarios/quickstart.yaml").code).toBe(2); // missing --stack
+    // --stack is one stack, --stacks several: a list in --stack is refused, naming --stacks
+    const list = cli("bench", "--stack", "local-2-cores,local-quarter-core", "scenarios/quickstart.yaml");
+    expect(list.code).toBe(2);
+    expect(list.err).toMatch(/--stack takes one stack name; for several use --stacks local-2-cores,local-quarter-core/);
     expect(cli("no-such-command").code).toBe(2);
     const v = cli("--version");
     expect(v.code).toBe(0);
@@ -36,7 +40,7 @@ describe("ingestbench CLI", () => {
 
   it("a configuration error is named first (exit 2) whatever the stacks' order, before a missing Pulumi CLI (exit 3)", () => {
     for (const stacks of ["docker-4c4g,local-2-cores", "local-2-cores,docker-4c4g"]) {
-      const r = cli("bench", "--stack", stacks, "scenarios/fluent-bit-clickhouse-batch-count.yaml", "--results", tmp);
+      const r = cli("bench", "--stacks", stacks, "scenarios/fluent-bit-clickhouse-batch-count.yaml", "--results", tmp);
       expect(r.code, r.err).toBe(2);
       expect(r.err).toMatch(/collector "fluent-bit" has no local component/);
     }
@@ -79,6 +83,77 @@ describe("ingestbench CLI", () => {
     expect(r2.err).toMatch(/typo\.yaml:8:7: checks\.0\.ledger\.lots: "ledger.lots" is not a number in the run result; use one of ledger\.sent, /);
     expect(r2.out).toMatch(/quickstart\.yaml: ok/);
   });
+
+  it("validate --json: one JSON array on stdout, a good file ok, a broken one with file, line, col and field (exit 2)", () => {
+    const broken = path.join(tmp, "broken-scenario.yaml");
+    writeFileSync(broken, "name: broken\nevent:\n  - { name: msg, type: string, size: 10 }\ngenerator: { pg-copy: {} }\nsink: { postgres: { version: \"18.4.0-beta.17\" } }\nduration: 5x\n");
+    const r = cli("validate", "--json", "scenarios/quickstart.yaml", broken);
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toBe("");
+    const files = JSON.parse(r.out) as Array<{ file: string; kind: string; ok: boolean; errors: Array<{ file: string; line: number | null; col: number | null; field: string | null; message: string }> }>;
+    expect(files.map((f) => [f.file, f.kind, f.ok])).toEqual([["scenarios/quickstart.yaml", "scenario", true], [broken, "scenario", false]]);
+    expect(files[0]!.errors).toEqual([]);
+    expect(files[1]!.errors).toHaveLength(1);
+    expect(files[1]!.errors[0]).toMatchObject({ file: broken, line: 6, col: 11, field: "duration" });
+    expect(files[1]!.errors[0]!.message).toMatch(/5x/);
+    const good = cli("validate", "--json", "stacks/Pulumi.local-2-cores.yaml");
+    expect(good.code).toBe(0);
+    expect(JSON.parse(good.out)).toEqual([{ file: "stacks/Pulumi.local-2-cores.yaml", kind: "stack", ok: true, errors: [] }]);
+  });
+
+  it("validate reads nightly plans as plans (the shipped ones pass) and names file:line:col and field of a broken one", () => {
+    const shipped = cli("validate", "nightly/local.yaml", "nightly/azure.yaml");
+    expect(shipped.code, shipped.err).toBe(0);
+    expect(shipped.out).toBe("nightly/local.yaml: ok (nightly plan)\nnightly/azure.yaml: ok (nightly plan)\n");
+    const plan = path.join(tmp, "plan-broken.yaml");
+    writeFileSync(plan, "entries:\n  - stack: local-2-cores\n    scenario: scenarios/quickstart.yaml\n    replicates: 0\n");
+    const r = cli("validate", plan);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/plan-broken\.yaml:4:17: entries\.0\.replicates: number must be greater than or equal to 1/);
+    const j = cli("validate", "--json", plan);
+    expect(j.code).toBe(2);
+    expect(JSON.parse(j.out)).toMatchObject([{ kind: "nightly plan", ok: false, errors: [{ line: 4, col: 17, field: "entries.0.replicates" }] }]);
+  });
+
+  it("stacks --json: one JSON array of every stack with its platform, hosts, requested limits and azure VM sizes", () => {
+    const r = cli("stacks", "--json");
+    expect(r.code, r.err).toBe(0);
+    const stacks = JSON.parse(r.out) as Array<{ name: string; ok: boolean; platform?: string; hosts?: Array<{ name: string; vmSize: string | null; requested: Record<string, unknown> }> }>;
+    expect(stacks.map((s) => s.name)).toEqual(readdirSync(path.join(projectRoot, "stacks")).map((f) => /^Pulumi\.(.+)\.yaml$/.exec(f)?.[1]).filter(Boolean).sort());
+    expect(stacks.every((s) => s.ok)).toBe(true);
+    expect(stacks.find((s) => s.name === "azure-d2s-v5")).toMatchObject({ platform: "azure", hosts: [{ name: "loadgen", vmSize: "Standard_D4s_v5" }, { name: "collector", vmSize: "Standard_D2s_v5" }, { name: "sink", vmSize: "Standard_D4s_v5" }] });
+    expect(stacks.find((s) => s.name === "local-quarter-core")!.hosts!.find((h) => h.name === "sink")).toMatchObject({ vmSize: null, requested: { cpu: "0.25", memory: "2GiB" } });
+  });
+
+  it("an unexpected error (not an IngestbenchError) exits 70 with one line; its stack only with --debug or INGESTBENCH_DEBUG=1", () => {
+    const crash = (env: Record<string, string>, ...args: string[]) => {
+      const r = spawnSync(process.execPath, ["bin/ingestbench.js", ...args], { cwd: projectRoot, encoding: "utf8", timeout: 60_000, env: { ...process.env, INGESTBENCH_TEST_CRASH: "1", ...env } });
+      return { code: r.status, err: r.stderr, out: r.stdout };
+    };
+    const plain = crash({}, "stacks");
+    expect(plain.code).toBe(70);
+    expect(plain.out).toBe("");
+    expect(plain.err).toBe("ingestbench: unexpected error: INGESTBENCH_TEST_CRASH=1: a crash on purpose (test hook)\n");
+    for (const r of [crash({}, "validate", "scenarios/quickstart.yaml", "--debug"), crash({ INGESTBENCH_DEBUG: "1" }, "stacks")]) {
+      expect(r.code).toBe(70);
+      expect(r.err).toMatch(/^ingestbench: unexpected error: INGESTBENCH_TEST_CRASH=1/);
+      expect(r.err).toMatch(/\n\s+at .*harness\/cli\/index\.ts/);
+    }
+    // a configuration error is still 2, a failed check 1: 70 is only for what no typed error covers
+    expect(cli("validate", path.join(tmp, "none.yaml")).code).toBe(2);
+  });
+
+  it("nightly --json prints only the decision on stdout (the summary on stderr) and --out writes the same JSON", () => {
+    const plan = path.join(tmp, "one-night.yaml");
+    writeFileSync(plan, "entries:\n  - { stack: local-2-cores, scenario: scenarios/quickstart.yaml, replicates: 1, duration: 1s, warmup: 0s }\n");
+    const out = path.join(tmp, "night.json");
+    const r = cliWithin(120_000, "nightly", plan, "--results", path.join(tmp, "nightly-results"), "--json", "--out", out, "--progress", "plain");
+    expect(r.code, r.err).toBe(0);
+    const decision = JSON.parse(r.out) as { plan: string; runsExitCode: number; pairs: Array<{ stack: string; status: string }>; regressions: unknown[] };
+    expect(decision).toMatchObject({ plan, runsExitCode: 0, pairs: [{ stack: "local-2-cores", status: "no-previous" }], regressions: [] });
+    expect(readFileSync(out, "utf8")).toBe(r.out);
+    expect(r.err).toMatch(/no previous night: nothing to compare with yet/);
+  }, 150_000);
 
   it("exits 4 when the pinned sink version is not the installed one (a verification error), after tearing down", () => {
     const scenario = path.join(tmp, "pin.yaml");

@@ -12,7 +12,7 @@ import type { CellPlan } from "../../../harness/runner/run.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
 import { type Spec, writeRunRecord } from "../../helpers/run-records.ts";
 import { loadStack } from "../../../infra/stack/schema.ts";
-import { pulumiStacks } from "../../../harness/provision/commands.ts";
+import { pulumiStacks } from "../../../harness/provision/deployed.ts";
 import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 
 let root = "";

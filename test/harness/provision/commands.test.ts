@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { loadStack } from "../../../infra/stack/schema.ts";
-import { benchOnPulumiStack, type CellRunContext } from "../../../harness/provision/commands.ts";
+import { benchOnPulumiStack, type CellRunContext } from "../../../harness/provision/deployed.ts";
 import { runTargets } from "../../../harness/provision/outputs.ts";
 import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 import type { CellPlan } from "../../../harness/runner/run.ts";

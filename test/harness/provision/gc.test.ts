@@ -86,7 +86,7 @@ describe("gc of Pulumi stacks (recording Pulumi CLI stand-in)", () => {
     try {
       // PATH keeps the system tools gc needs (ip) but has no pulumi: the CLI's own PATH, minus any pulumi
       const pathVar = [empty, "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"].join(":");
-      const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc"], { cwd: repoRoot, encoding: "utf8", timeout: 60_000, env: { ...process.env, PATH: pathVar } });
+      const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], { cwd: repoRoot, encoding: "utf8", timeout: 60_000, env: { ...process.env, PATH: pathVar } });
       expect(r.status, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout) as { runs: unknown[]; netns: unknown[]; pulumi: { skipped?: string; destroyed: string[] } };
       expect(Array.isArray(out.runs) && Array.isArray(out.netns)).toBe(true); // the local part ran

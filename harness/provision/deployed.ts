@@ -1,12 +1,13 @@
 /**
- * The commands of docker and azure stacks (deployed with Pulumi's Automation API, ./provisioner.ts):
+ * Docker and azure stacks, deployed with Pulumi's Automation API (./provisioner.ts), as the CLI's commands use them
+ * (harness/cli/commands/up.ts, run.ts, down.ts, bench.ts):
  *
- *   ingestbench up    --stack S [--scenario F [--cell C]]   deploy S (with a scenario cell's components); it stays up
- *   ingestbench run   --stack S SCENARIO                    run a scenario on S, which stays up afterwards
- *   ingestbench down  --stack S [--cancel]                  destroy S (--cancel: first release a stale lock)
- *   ingestbench gc    [--all] [--dry-run]                   local leftovers, plus Pulumi stacks past their expiry
- *   ingestbench bench --stack S SCENARIO                    up → run → down, destroyed on success, error and Ctrl-C
- *                                                           (benchOnPulumiStack, called by the bench command)
+ *   deployStack        `ingestbench up --stack S [--scenario F [--cell C]]`: deploy S; it stays up
+ *   pulumiStacks       `ingestbench run --stack S SCENARIO` (with `keep`): run on S, which stays up afterwards;
+ *                      `ingestbench bench --stack S SCENARIO`: up → run → down, destroyed on success, error and Ctrl-C
+ *   destroyStack       `ingestbench down --stack S [--cancel]`: destroy S (--cancel: first release a stale lock)
+ *
+ * (`ingestbench gc` collects Pulumi stacks past their expiry with ./gc.ts.)
  *
  * Each cell runs as a BenchRun on the deployed stack (harness/remote/site.ts): generators inside the loadgen host's
  * container (docker exec on docker, SSH + docker exec on azure), the verifier from this machine against the sink's
@@ -16,24 +17,19 @@
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Command } from "commander";
 import type { StackOutputs } from "../../core/outputs.ts";
 import type { StackSpec } from "../../core/limits.ts";
-import { collectLeftovers } from "../../infra/local/gc.ts";
 import { loadPulumiStack, loadStack } from "../../infra/stack/schema.ts";
 import { ConfigurationError } from "../../core/errors.ts";
 import { RemoteSite } from "../remote/site.ts";
 import { requireShellClient, shellsFor, type ShellSource } from "../remote/hosts.ts";
 import { requirePulumiCli } from "./pulumi-cli.ts";
 import type { RunRecord } from "../results/types.ts";
-import { describeRun, driveRuns, runsExitCode, type DeployedStacks, type DriveResult } from "../runner/drive.ts";
+import { describeRun, driveRuns, type DeployedStacks, type DriveResult } from "../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
-import { addProgressOptions, addRunOptions, Progress, type ProgressMode } from "../runner/progress.ts";
+import { Progress } from "../runner/progress.ts";
 import { BenchRun, type CellPlan } from "../runner/run.ts";
-import { collectExpiredStacks } from "./gc.ts";
-import { installInterruptHandlers, interruptedExitCode } from "./interrupt.ts";
 import { cellConfig, openWorkspace, PulumiProvisioner, withPulumiStack } from "./provisioner.ts";
-import { prepareResultsDir } from "../results/preflight.ts";
 
 const defaultProjectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -194,7 +190,7 @@ export async function benchOnPulumiStack(opts: PulumiBenchOptions): Promise<Driv
 }
 
 /** Pick one cell of a scenario for `up --scenario`: by id, else the first. @throws ConfigurationError E_CELL */
-function pickCell(plans: CellPlan[], file: string, cell: string | undefined): CellPlan {
+export function pickCell(plans: CellPlan[], file: string, cell: string | undefined): CellPlan {
   const found = cell === undefined ? plans[0] : plans.find((p) => p.cell === cell);
   if (!found) {
     const cells = [...new Set(plans.map((p) => p.cell))];
@@ -203,8 +199,8 @@ function pickCell(plans: CellPlan[], file: string, cell: string | undefined): Ce
   return found;
 }
 
-/** Print a deployed stack's outputs in short: hosts with their applied limits, endpoints. */
-function describeOutputs(o: StackOutputs): string {
+/** A deployed stack's outputs in short, as `up` prints them: hosts with their applied limits, endpoints. */
+export function describeOutputs(o: StackOutputs): string {
   const lines = [`stack ${o.stack} (${o.platform}) is up`];
   for (const [name, h] of Object.entries(o.hosts)) {
     lines.push(`  ${name}: ${h.component} ${h.image} at ${h.address}; applied ${JSON.stringify(h.limits.applied)}${h.limits.enforced ? "" : `; NOT enforced: ${h.limits.notes.join("; ")}`}`);
@@ -218,94 +214,55 @@ function describeOutputs(o: StackOutputs): string {
   return lines.join("\n");
 }
 
-/** Run an interruptible command body; an interrupted one exits 130/143 instead of failing. */
-async function interruptible(fn: (signal: AbortSignal) => Promise<void>): Promise<void> {
-  const handle = installInterruptHandlers();
-  try {
-    await fn(handle.signal);
-  } catch (err) {
-    if (!handle.signal.aborted) throw err;
-    process.stderr.write(`ingestbench: ${(err as Error).message}\n`);
-  } finally {
-    handle.dispose();
-  }
-  const sig = handle.interrupted();
-  if (sig) process.exitCode = interruptedExitCode(sig);
+/** Options of deployStack (`ingestbench up`). */
+export interface DeployOptions {
+  /** a docker or azure stack name (stacks/Pulumi.<name>.yaml) */
+  stack: string;
+  projectRoot?: string;
+  /** deploy the components of this scenario file's cell (`cell`, else the first) */
+  scenario?: string;
+  cell?: string;
+  /** aborts the deployment (the caller's SIGINT/SIGTERM handling) */
+  signal: AbortSignal;
+  /** Pulumi's progress output (default: none) */
+  onOutput?: (text: string) => void;
+  /** where the notice of a failed deployment goes (default: stderr) */
+  notice?: (text: string) => void;
 }
 
 /**
- * Add `up`, `run` and `down` to the program and extend `gc` with Pulumi stacks past their expiry (`--dry-run`
- * lists them). Call after the program's own commands are defined.
+ * `ingestbench up`: deploy a docker or azure stack (with a scenario cell's components) and leave it up; a failed or
+ * interrupted deployment destroys what was created. Returns the stack's outputs.
+ * @throws ConfigurationError for a local stack or an unknown cell; ProvisioningError when deploying fails
  */
-export function registerProvisionCommands(program: Command, projectRoot = defaultProjectRoot): void {
-  const progress = (quiet?: boolean) => (quiet ? {} : { onOutput: (t: string) => void process.stderr.write(t) });
+export async function deployStack(opts: DeployOptions): Promise<StackOutputs> {
+  const projectRoot = opts.projectRoot ?? defaultProjectRoot;
+  const stack = loadDeployableStack(opts.stack, projectRoot);
+  let config: ReturnType<typeof cellConfig> | undefined;
+  if (opts.scenario) {
+    const plan = pickCell(planCells(loadScenarioFile(opts.scenario), opts.scenario), opts.scenario, opts.cell);
+    config = cellConfig(stack, plan);
+  }
+  const p = await PulumiProvisioner.open(stack.name, { projectDir: projectRoot, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) });
+  try {
+    return await p.up({ ...(config ? { config } : {}), signal: opts.signal });
+  } catch (err) {
+    (opts.notice ?? ((t: string) => void process.stderr.write(t)))(`ingestbench: deploying ${stack.name} failed; destroying what was created\n`);
+    await p.destroy({ cancelStaleLock: opts.signal.aborted });
+    throw err;
+  }
+}
 
-  program.command("up")
-    .description("Deploy a docker or azure stack with Pulumi (Automation API; needs the Pulumi CLI) and leave it up; prints its hosts, applied limits and endpoints. With --scenario, the stack runs that scenario's components (one cell: --cell, else the first). Ctrl-C or a failed deployment destroys what was created.")
-    .requiredOption("-s, --stack <name>", "stack name (stacks/Pulumi.<name>.yaml), e.g. docker-4c4g")
-    .option("--scenario <file>", "deploy the components of this scenario's cell")
-    .option("--cell <id>", "the cell of --scenario, e.g. batch=8000 (default: the first)")
-    .option("--json", "print the outputs as JSON")
-    .option("-q, --quiet", "no Pulumi progress output")
-    .action(async (flags: { stack: string; scenario?: string; cell?: string; json?: boolean; quiet?: boolean }) => {
-      const stack = loadDeployableStack(flags.stack, projectRoot);
-      let config: ReturnType<typeof cellConfig> | undefined;
-      if (flags.scenario) {
-        const plan = pickCell(planCells(loadScenarioFile(flags.scenario), flags.scenario), flags.scenario, flags.cell);
-        config = cellConfig(stack, plan);
-      }
-      await interruptible(async (signal) => {
-        const p = await PulumiProvisioner.open(stack.name, { projectDir: projectRoot, ...progress(flags.quiet) });
-        let outputs: StackOutputs;
-        try {
-          outputs = await p.up({ ...(config ? { config } : {}), signal });
-        } catch (err) {
-          process.stderr.write(`ingestbench: deploying ${stack.name} failed; destroying what was created\n`);
-          await p.destroy({ cancelStaleLock: signal.aborted });
-          throw err;
-        }
-        process.stdout.write(`${flags.json ? JSON.stringify(outputs, null, 2) : describeOutputs(outputs)}\n`);
-      });
-    });
-
-  const run = program.command("run")
-    .description("Run a scenario on a docker or azure stack that is up (`ingestbench up`) and leave it up: each cell's generators run in the loadgen host's container (docker exec; on azure over SSH), the verifier counts from this machine, observers read each container's cgroup. A cell needing other components or settings is re-deployed in place first. Results as `bench` writes them.")
-    .argument("<scenario>", "scenario file")
-    .requiredOption("-s, --stack <name>", "stack name, e.g. docker-4c4g");
-  addRunOptions(run, "runs per cell, overriding the scenario's replicates (default 3)");
-  addProgressOptions(run)
-    .action(async (scenarioFile: string, flags: { stack: string; results: string; replicates?: number; duration?: string; warmup?: string; quiet?: boolean; progress?: ProgressMode }) => {
-      const stack = loadDeployableStack(flags.stack, projectRoot);
-      const resultsRoot = prepareResultsDir(flags.results);
-      const plans = planCells(loadScenarioFile(scenarioFile), scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
-      const reporter = new Progress(flags.quiet ? "quiet" : flags.progress);
-      const result = await benchOnPulumiStack({ stack, plans, resultsRoot, invocation: new Date().toISOString(), projectRoot, quiet: reporter.mode === "quiet", reporter, keep: true });
-      process.exitCode = runsExitCode(result);
-    });
-
-  program.command("down")
-    .description("Destroy a docker or azure stack's resources (pulumi destroy). --cancel first releases a lock left by a killed update (pulumi cancel): only when no update is running.")
-    .requiredOption("-s, --stack <name>", "stack name, e.g. docker-4c4g")
-    .option("--cancel", "release a stale lock (pulumi cancel) before destroying")
-    .option("-q, --quiet", "no Pulumi progress output")
-    .action(async (flags: { stack: string; cancel?: boolean; quiet?: boolean }) => {
-      const stack = loadDeployableStack(flags.stack, projectRoot);
-      const ws = await openWorkspace({ projectDir: projectRoot });
-      const p = await PulumiProvisioner.inWorkspace(ws, stack.name, { projectDir: projectRoot, ...progress(flags.quiet) }, "select");
-      await p.destroy({ cancelStaleLock: Boolean(flags.cancel) });
-      process.stdout.write(`stack ${stack.name}: destroyed\n`);
-    });
-
-  const gc = program.commands.find((c) => c.name() === "gc");
-  if (!gc) throw new Error("registerProvisionCommands: the program has no gc command to extend");
-  gc.description(`${gc.description()} Then destroys the project's Pulumi stacks (docker, azure) whose last update is older than their ingestbench:expiry (default 4h); without a Pulumi CLI that part is skipped and says why.`)
-    .option("--dry-run", "only list the Pulumi stacks past their expiry; local leftovers are not collected")
-    .action(async (flags: { all?: boolean; dryRun?: boolean }) => {
-      const local = flags.dryRun
-        ? { skipped: "--dry-run: local leftovers are not collected" }
-        : await collectLeftovers({ all: Boolean(flags.all) });
-      const pulumi = await collectExpiredStacks({ projectDir: projectRoot, dryRun: Boolean(flags.dryRun) });
-      process.stdout.write(`${JSON.stringify({ ...local, pulumi }, null, 2)}\n`);
-      if (pulumi.errors.length > 0) process.exitCode = 3;
-    });
+/**
+ * `ingestbench down`: destroy a docker or azure stack's resources (pulumi destroy); `cancelStaleLock` first
+ * releases a lock left by a killed update. Returns the stack's name.
+ * @throws ConfigurationError for a local stack; ProvisioningError when destroying fails
+ */
+export async function destroyStack(opts: { stack: string; projectRoot?: string; cancelStaleLock?: boolean; onOutput?: (text: string) => void }): Promise<string> {
+  const projectRoot = opts.projectRoot ?? defaultProjectRoot;
+  const stack = loadDeployableStack(opts.stack, projectRoot);
+  const ws = await openWorkspace({ projectDir: projectRoot });
+  const p = await PulumiProvisioner.inWorkspace(ws, stack.name, { projectDir: projectRoot, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) }, "select");
+  await p.destroy({ cancelStaleLock: Boolean(opts.cancelStaleLock) });
+  return stack.name;
 }

@@ -1,0 +1,54 @@
+/**
+ * `ingestbench bench (--stack S | --stacks A,B,...) SCENARIO`: provision, run the scenario's cells, tear down; with
+ * several stacks, print a comparison. Local stacks are provisioned per run by the runner (harness/runner/drive.ts),
+ * docker and azure stacks deployed for their runs and destroyed after them (harness/provision/deployed.ts).
+ */
+import { loadStack } from "../../../infra/stack/schema.ts";
+import { compareStacks, renderComparison } from "../../results/compare.ts";
+import { prepareResultsDir } from "../../results/preflight.ts";
+import { pulumiStacks } from "../../provision/deployed.ts";
+import { driveRuns, runsExitCode } from "../../runner/drive.ts";
+import { loadScenarioFile, planCells } from "../../runner/plan.ts";
+import { addProgressOptions, addRunOptions, Progress, type ProgressMode } from "../../runner/progress.ts";
+import { stackNames, type CommandModule } from "../context.ts";
+
+interface BenchFlags {
+  stack?: string;
+  stacks?: string;
+  results: string;
+  replicates?: number;
+  quiet?: boolean;
+  progress?: ProgressMode;
+  duration?: string;
+  warmup?: string;
+}
+
+export const registerBench: CommandModule = (program, ctx) => {
+  const cmd = program.command("bench")
+    .description("Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. Local stacks are provisioned per run (cgroups, network namespaces, tc); docker and azure stacks are deployed with Pulumi for their runs and destroyed after them. With several stacks (--stacks), print a comparison.")
+    .argument("<scenario>", "scenario file, e.g. scenarios/quickstart.yaml")
+    .option("-s, --stack <name>", "one stack name (stacks/Pulumi.<name>.yaml), e.g. local-2-cores")
+    .option("--stacks <names>", "several stack names, comma-separated, run in this order and compared, e.g. local-quarter-core,local-2-cores");
+  addRunOptions(cmd, "runs per cell, overriding the scenario's replicates (default 3)");
+  addProgressOptions(cmd)
+    .action(ctx.action(async (scenarioFile: string, flags: BenchFlags) => {
+      const names = stackNames(flags);
+      const resultsRoot = prepareResultsDir(flags.results);
+      const stacks = names.map((s) => loadStack(s, ctx.stacksDir));
+      const scenario = loadScenarioFile(scenarioFile);
+      const plans = planCells(scenario, scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
+      const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
+      const result = await driveRuns(stacks.map((stack) => ({ stack, plans })), {
+        resultsRoot, invocation: new Date().toISOString(), projectRoot: ctx.projectRoot, reporter: progress,
+        deployed: pulumiStacks({ projectRoot: ctx.projectRoot, quiet: progress.mode === "quiet" }),
+      });
+      // an interrupted invocation is not compared: its rows would mix the stopped runs with older ones
+      if (stacks.length > 1 && result.records.some((r) => r.summary) && !result.records.some((r) => r.status === "interrupted")) {
+        // the runs just made are what was asked for: show version differences between stacks instead of refusing
+        const rows = await compareStacks(resultsRoot, scenario.name, stacks.map((s) => s.name), { force: true });
+        progress.result(`\n${renderComparison(scenario.name, rows)}`);
+      }
+      return runsExitCode(result);
+    }));
+};
+

@@ -1,0 +1,29 @@
+/**
+ * `ingestbench compare --scenario NAME (--stacks A,B,... | --stack S --baseline X [--contender Y])`: across stacks, or
+ * across runs on one stack (compareCommand, harness/results/compare.ts); a table, or JSON with --json.
+ */
+import path from "node:path";
+import { Option } from "commander";
+import { compareCommand, type CompareCommandFlags } from "../../results/compare.ts";
+import { stackNames, type CommandModule } from "../context.ts";
+
+type CompareFlags = Omit<CompareCommandFlags, "stacks"> & { stack?: string; stacks?: string; results: string };
+
+export const registerCompare: CommandModule = (program, ctx) => {
+  program.command("compare")
+    .description("Compare a scenario's results. Across stacks (--stacks; hardware sizes; latest results of each): median rows/s and MiB/s with IQR and CV (erratic when noisy), ratio to the first stack with a 90 % bootstrap interval, rows/s per vCPU and per GiB, CPU, throttling, network, lag, bottleneck, ledger. Across runs on one stack (--stack, --baseline, --contender): the same per cell. Environment differences are listed; mismatched component versions are refused unless --force.")
+    .requiredOption("--scenario <name>", "scenario name, e.g. quickstart")
+    .option("--stacks <names>", "comma-separated stack names; the first is the baseline")
+    .option("-s, --stack <name>", "one stack (across runs, with --baseline)")
+    .option("-r, --results <dir>", "results directory", ctx.resultsDir)
+    .option("--baseline <invocation-or-run-id-prefix>", "across runs: the baseline runs (run id or invocation prefix, latest, previous)")
+    .addOption(new Option("--contender <invocation-or-run-id-prefix>", "across runs: runs compared with the baseline; repeat or comma-separate")
+      .argParser((v: string, prev: string[]) => [...prev, v]).default([] as string[], "latest"))
+    .option("--force", "compare even when component versions differ (the differences are listed)")
+    .option("--json", "print the comparison as JSON (only that on stdout)")
+    .action(ctx.action(async (flags: CompareFlags) => {
+      const { stack, stacks, results, ...rest } = flags;
+      const text = await compareCommand(path.resolve(results), { ...rest, stacks: stackNames({ stack, stacks }).join(",") });
+      ctx.print(text);
+    }));
+};

@@ -1,0 +1,69 @@
+/**
+ * `ingestbench gc [--all] [--kill-live] [--dry-run] [--json]`: remove leftovers of killed runs (collectLeftovers,
+ * infra/local/gc.ts), then destroy the project's Pulumi stacks past their expiry (collectExpiredStacks,
+ * harness/provision/gc.ts). Prints a short summary, or everything as JSON with --json; exit 3 when a Pulumi stack
+ * could not be destroyed.
+ */
+import { collectLeftovers, type GcReport } from "../../../infra/local/gc.ts";
+import { collectExpiredStacks, type PulumiGcReport } from "../../provision/gc.ts";
+import { EXIT, type CommandModule } from "../context.ts";
+
+interface GcFlags {
+  all?: boolean;
+  killLive?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+/** The local part of `gc --json`: collectLeftovers' report with its errors as messages, or why it was skipped. */
+export type LocalGcOutput = (Omit<GcReport, "errors"> & { errors: string[] }) | { skipped: string };
+
+/** What `gc --json` prints: the local part and the Pulumi report. */
+export type GcOutput = LocalGcOutput & { pulumi: PulumiGcReport };
+
+/** The few lines `gc` prints without --json: what was removed, what was left alone, the errors. */
+export function gcSummary(out: GcOutput): string {
+  const lines: string[] = [];
+  if ("skipped" in out) {
+    lines.push(`local leftovers: ${out.skipped}`);
+  } else {
+    const removed = ([["run(s)", out.runs], ["network namespace(s)", out.netns], ["cgroup(s)", out.cgroups], ["temp dir(s)", out.dirs], ["mount(s)", out.mounts], ["registry file(s)", out.registries]] as const)
+      .filter(([, list]) => list.length > 0).map(([what, list]) => `${list.length} ${what}`);
+    lines.push(`local leftovers: ${removed.length ? `removed ${removed.join(", ")}` : "none"}`);
+    if (out.records.length) lines.push(`  marked interrupted: ${out.records.join(", ")}`);
+    if (out.live.length) lines.push(`  left alone (owner alive; --kill-live removes them): ${out.live.join(", ")}`);
+    for (const e of out.errors) lines.push(`  error: ${e}`);
+  }
+  const p = out.pulumi;
+  if (p.skipped) {
+    lines.push(`pulumi stacks: ${p.skipped.split("\n")[0]}`);
+  } else {
+    const expired = p.stacks.filter((s) => s.expired).map((s) => s.name);
+    lines.push(`pulumi stacks: ${p.stacks.length} found, ${p.dryRun ? `${expired.length} past their expiry (--dry-run: kept)${expired.length ? `: ${expired.join(", ")}` : ""}` : `${p.destroyed.length} destroyed${p.destroyed.length ? `: ${p.destroyed.join(", ")}` : ""}`}`);
+  }
+  for (const e of p.errors) lines.push(`  error: ${e}`);
+  return lines.join("\n");
+}
+
+export const registerGc: CommandModule = (program, ctx) => {
+  program.command("gc")
+    .description("Remove leftovers of killed runs: processes, cgroups, network namespaces, tmpfs mounts and temp directories whose owner is gone. Then destroys the project's Pulumi stacks (docker, azure) whose last update is older than their ingestbench:expiry (default 4h); without a Pulumi CLI that part is skipped and says why. Prints a short summary (--json: everything, as JSON).")
+    .option("--all", "also remove ownerless run directories younger than the 4 h expiry (runs whose owner is alive are still left alone)")
+    .option("--kill-live", "also remove runs whose owner process is still alive: stops benchmarks running in other terminals")
+    .option("--dry-run", "only list the Pulumi stacks past their expiry; local leftovers are not collected")
+    .option("--json", "print what was collected as one JSON object on stdout")
+    .action(ctx.action(async (flags: GcFlags) => {
+      let local: LocalGcOutput;
+      if (flags.dryRun) {
+        local = { skipped: "--dry-run: local leftovers are not collected" };
+      } else {
+        const report = await collectLeftovers({ all: Boolean(flags.all), includeLive: Boolean(flags.killLive) });
+        local = { ...report, errors: report.errors.map((e) => e.message) };
+      }
+      const pulumi = await collectExpiredStacks({ projectDir: ctx.projectRoot, dryRun: Boolean(flags.dryRun) });
+      const out: GcOutput = { ...local, pulumi };
+      if (flags.json) ctx.printJson(out);
+      else ctx.print(gcSummary(out));
+      return pulumi.errors.length > 0 ? EXIT.provisioning : EXIT.ok;
+    }));
+};

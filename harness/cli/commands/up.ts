@@ -1,0 +1,33 @@
+/**
+ * `ingestbench up --stack S [--scenario F [--cell C]] [--json]`: deploy a docker or azure stack and leave it up
+ * (deployStack, harness/provision/deployed.ts); prints its outputs, as JSON with --json.
+ */
+import { deployStack, describeOutputs } from "../../provision/deployed.ts";
+import type { CommandModule } from "../context.ts";
+
+interface UpFlags {
+  stack: string;
+  scenario?: string;
+  cell?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export const registerUp: CommandModule = (program, ctx) => {
+  program.command("up")
+    .description("Deploy a docker or azure stack with Pulumi (Automation API; needs the Pulumi CLI) and leave it up; prints its hosts, applied limits and endpoints. With --scenario, the stack runs that scenario's components (one cell: --cell, else the first). Ctrl-C or a failed deployment destroys what was created.")
+    .requiredOption("-s, --stack <name>", "stack name (stacks/Pulumi.<name>.yaml), e.g. docker-4c4g")
+    .option("--scenario <file>", "deploy the components of this scenario's cell")
+    .option("--cell <id>", "the cell of --scenario, e.g. batch=8000 (default: the first)")
+    .option("--json", "print the outputs as JSON (only that on stdout)")
+    .option("-q, --quiet", "no Pulumi progress output")
+    .action(ctx.action(async (flags: UpFlags) => ctx.interruptible(async (signal) => {
+      const outputs = await deployStack({
+        stack: flags.stack, projectRoot: ctx.projectRoot, scenario: flags.scenario, cell: flags.cell, signal,
+        notice: (t) => void ctx.stderr.write(t),
+        ...(flags.quiet ? {} : { onOutput: (t: string) => void ctx.stderr.write(t) }),
+      });
+      if (flags.json) ctx.printJson(outputs);
+      else ctx.print(describeOutputs(outputs));
+    })));
+};

@@ -1,0 +1,81 @@
+/**
+ * `ingestbench validate FILES... [--json]`: validate stack files (infra/stack/schema.ts loadStack), nightly plans
+ * (harness/nightly/plan.ts loadNightlyPlan) and scenario files (harness/runner/plan.ts: loaded and planned into
+ * cells, so that check paths and component pairings are checked too). Every file is checked; exit 2 if any is wrong.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { IngestbenchError } from "../../../core/errors.ts";
+import { loadStack } from "../../../infra/stack/schema.ts";
+import { loadNightlyPlan } from "../../nightly/plan.ts";
+import { loadScenarioFile, planCells } from "../../runner/plan.ts";
+import { EXIT, type CommandModule } from "../context.ts";
+import { diagnosticsOf, type Diagnostic } from "../diagnostics.ts";
+
+/** What a file is taken for. */
+export type FileKind = "stack" | "nightly plan" | "scenario";
+
+/**
+ * Tell a file's kind by its content: a top-level `config:` map (Pulumi stack settings) is a stack, a top-level
+ * `entries:` list a nightly plan, anything else a scenario — except that a file in a `nightly/` directory is a plan
+ * whatever it holds (so a plan that lost its `entries:` is told so, not read as a scenario), and a file that cannot
+ * be read is a stack when named Pulumi.*.yaml (its loader then reports why it cannot be read).
+ */
+export function fileKind(file: string): FileKind {
+  const inNightlyDir = path.basename(path.dirname(path.resolve(file))) === "nightly";
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    if (path.basename(file).startsWith("Pulumi.")) return "stack";
+    return inNightlyDir ? "nightly plan" : "scenario";
+  }
+  if (/^config:/m.test(text)) return "stack";
+  if (inNightlyDir || /^entries:/m.test(text)) return "nightly plan";
+  return "scenario";
+}
+
+/** The outcome for one file (`validate --json` prints an array of these). */
+export interface FileResult {
+  file: string;
+  kind: FileKind;
+  ok: boolean;
+  /** one per problem (empty when ok) */
+  errors: Diagnostic[];
+  /** the error's message as printed without --json (absent when ok) */
+  text?: string;
+}
+
+/** Validate one file as its kind says. Only IngestbenchErrors are findings; anything else propagates (a bug). */
+export function validateFile(file: string): FileResult {
+  const kind = fileKind(file);
+  try {
+    if (kind === "stack") loadStack(file);
+    else if (kind === "nightly plan") loadNightlyPlan(file);
+    else planCells(loadScenarioFile(file), file);
+    return { file, kind, ok: true, errors: [] };
+  } catch (err) {
+    if (!(err instanceof IngestbenchError)) throw err;
+    return { file, kind, ok: false, errors: diagnosticsOf(err, file), text: err.message };
+  }
+}
+
+export const registerValidate: CommandModule = (program, ctx) => {
+  program.command("validate")
+    .description("Validate stack files (a top-level `config:`), nightly plans (a top-level `entries:`, e.g. nightly/*.yaml) and scenario files (anything else); errors name the file, line, column and field. Checks every file and exits 2 if any is wrong.")
+    .argument("<files...>", "stacks/Pulumi.<name>.yaml, nightly/<plan>.yaml or scenario files")
+    .option("--json", "print one JSON array on stdout: per file { file, kind, ok, errors: [{ file, line, col, field, message, code }] }")
+    .action(ctx.action((files: string[], flags: { json?: boolean }) => {
+      const results = files.map(validateFile);
+      if (flags.json) {
+        ctx.printJson(results.map(({ text: _text, ...r }) => r));
+      } else {
+        for (const r of results) {
+          // a plan says so: `validate` was for stacks and scenarios only, whose lines stay "file: ok"
+          if (r.ok) ctx.print(`${r.file}: ok${r.kind === "nightly plan" ? " (nightly plan)" : ""}`);
+          else ctx.stderr.write(`${r.text}\n`);
+        }
+      }
+      return results.every((r) => r.ok) ? EXIT.ok : EXIT.configuration;
+    }));
+};

@@ -1,0 +1,97 @@
+/**
+ * The `ingestbench` command line (commander). Makes the invocation's context (./context.ts), registers every command
+ * (./commands/<name>.ts, one line each in COMMANDS), and is the only place that turns errors into exit codes (EXIT
+ * in ./context.ts): an IngestbenchError exits with its own code (ConfigurationError 2, ProvisioningError 3,
+ * VerificationError 4; usage errors are configuration errors, 2); an exception that is anything else is a bug and
+ * exits 70, printing one line `ingestbench: unexpected error: <message>` (its stack trace too with --debug or
+ * INGESTBENCH_DEBUG=1). A command's own code (1 a failed check or a regression, 130/143 interrupted) is what its
+ * action returned.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Command } from "commander";
+import { IngestbenchError } from "../../core/errors.ts";
+import { registerAa } from "./commands/aa.ts";
+import { registerBench } from "./commands/bench.ts";
+import { registerCompare } from "./commands/compare.ts";
+import { registerDown } from "./commands/down.ts";
+import { registerGc } from "./commands/gc.ts";
+import { registerNightly } from "./commands/nightly.ts";
+import { registerReport } from "./commands/report.ts";
+import { registerResults } from "./commands/results.ts";
+import { registerRun } from "./commands/run.ts";
+import { registerStacks } from "./commands/stacks.ts";
+import { registerUp } from "./commands/up.ts";
+import { registerValidate } from "./commands/validate.ts";
+import { createContext, EXIT, ignoreClosedPipes, stopWhenNpmIsGone, type CliContext, type CommandModule } from "./context.ts";
+
+/** Every command, in help order; a command is registered by one line here. */
+const COMMANDS: CommandModule[] = [
+  registerBench,
+  registerNightly,
+  registerAa,
+  registerCompare,
+  registerResults,
+  registerReport,
+  registerGc,
+  registerValidate,
+  registerStacks,
+  registerUp,
+  registerRun,
+  registerDown,
+];
+
+/**
+ * The environment variable that makes every command fail with a plain Error before its action runs: the test hook
+ * of the exit code of unexpected errors (70), exercised through the real entry point (test/harness/cli.test.ts).
+ */
+export const CRASH_HOOK_ENV = "INGESTBENCH_TEST_CRASH";
+
+function packageVersion(projectRoot: string): string {
+  return (JSON.parse(readFileSync(path.join(projectRoot, "package.json"), "utf8")) as { version: string }).version;
+}
+
+/** Build the program on a context (exported for tests of --help and argument errors). */
+export function program(ctx: CliContext = createContext()): Command {
+  const cmd = new Command("ingestbench")
+    .description("Benchmark log and event ingest pipelines (collector → database) on capped hardware, and count what the database really kept.")
+    .version(packageVersion(ctx.projectRoot), "-V, --version")
+    .option("--debug", "print the stack of an unexpected error (as INGESTBENCH_DEBUG=1 does)")
+    .showHelpAfterError()
+    // usage errors (unknown command or option, missing argument) are configuration errors: exit 2, not 1
+    .exitOverride((err) => {
+      process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.configuration);
+    })
+    .hook("preAction", () => {
+      if (process.env[CRASH_HOOK_ENV] === "1") throw new Error(`${CRASH_HOOK_ENV}=1: a crash on purpose (test hook)`);
+    });
+  for (const register of COMMANDS) register(cmd, ctx);
+  return cmd;
+}
+
+/** Whether an unexpected error's stack is printed: --debug anywhere before `--`, or INGESTBENCH_DEBUG=1. */
+function debugWanted(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return process.env.INGESTBENCH_DEBUG === "1" || (end === -1 ? argv : argv.slice(0, end)).includes("--debug");
+}
+
+/** CLI entry: parse argv, run the command, map its outcome to the process's exit code. */
+export async function main(argv: string[]): Promise<void> {
+  stopWhenNpmIsGone();
+  ignoreClosedPipes();
+  const ctx = createContext();
+  try {
+    await program(ctx).parseAsync(argv);
+    process.exitCode = ctx.exitCode;
+  } catch (err) {
+    if (err instanceof IngestbenchError) {
+      ctx.stderr.write(`ingestbench: ${err.message}\n`);
+      process.exitCode = err.exitCode;
+    } else {
+      const message = err instanceof Error ? err.message : String(err);
+      ctx.stderr.write(`ingestbench: unexpected error: ${message.split("\n")[0]}\n`);
+      if (debugWanted(argv) && err instanceof Error && err.stack) ctx.stderr.write(`${err.stack}\n`);
+      process.exitCode = EXIT.unexpected;
+    }
+  }
+}
