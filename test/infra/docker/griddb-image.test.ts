@@ -16,8 +16,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { catalogEntry } from "../../../infra/catalog.ts";
-import { griddbSinkSchema } from "../../../infra/render/sinks.ts";
-import { gridDbTarget } from "../../../harness/generators/griddb-webapi.ts";
+import { griddbSinkSchema } from "../../../plugins/sinks/griddb/schema.ts";
+import { gridDbTarget } from "../../../core/events/griddb-webapi.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const dir = path.join(root, "images/griddb-webapi");
