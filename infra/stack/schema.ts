@@ -279,11 +279,18 @@ function cellWording(role: "collector" | "sink"): PluginBlockWording {
  * image); the block is checked with the plugin's one scenario schema (plugins/registry.ts), so a bad parameter is
  * reported at its own key (`ingestbench:cell.collector.fluentd.buffer...`). The block is kept as written: the
  * renderer parses it again.
+ *
+ * Not checked: the block of a sink that also runs locally (postgres, clickhouse). Its scenario schema holds the local
+ * server's settings, while a cell's sink block also carries the connection params the renderers read
+ * (infra/docker/pipeline.ts sinkParams: `table`, `database`, `user`), which that schema does not name.
  */
 function cellPlugin(role: "collector" | "sink") {
   return pluginBlock({
     known: deployableComponents.filter((n) => catalog[n]?.kind === role),
-    schemaOf: (name) => (role === "collector" ? collectorPlugin(name) : sinkPlugin(name)).schema,
+    schemaOf: (name) => {
+      const plugin = role === "collector" ? collectorPlugin(name) : sinkPlugin(name);
+      return role === "sink" && plugin.local ? z.unknown() : plugin.schema;
+    },
     allowNone: role === "collector",
     keep: "raw",
     wording: cellWording(role),
