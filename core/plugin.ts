@@ -44,6 +44,12 @@ export interface SinkPlugin<C = any> extends PluginBase<C> {
   readonly kind: "sink";
   /** the sink-side half: creates the table/index, counts, computes the ledger */
   readonly verifier: VerifierFactory;
+  /**
+   * the keys of the sink's block that reach the collectors' renderers and the verifier as connection params on the
+   * container platforms (core/render.ts SinkEndpoint `params`, core/verifier.ts VerifierContext `params`), e.g.
+   * Elasticsearch's `index`; string values only
+   */
+  readonly params: readonly string[];
 }
 
 /** A collector: receives a generator's protocol and writes into a sink. */

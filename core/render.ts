@@ -9,12 +9,8 @@ import type { EventField } from "./events/types.ts";
 
 /**
  * Where the collector writes: the sink's catalog name, its data endpoint on the stack network, and its
- * connection params. Params the renderers read (each with the default the verifiers use):
- * - clickhouse: database ("default"), table ("ib_events"), user ("default")
- * - elasticsearch: index ("ib_events")
- * - postgres: database ("postgres"), user ("postgres"), table ("ib_events")
- * - loki: job label ("ingestbench")
- * - griddb: cluster ("myCluster"), database ("public"), container ("ib_events"), user ("admin"), password ("admin")
+ * connection params: the keys its plugin names (SinkPlugin `params`, core/plugin.ts), each listed with the default
+ * the verifier uses in the sink's index.ts (e.g. plugins/sinks/griddb/index.ts).
  */
 export interface SinkEndpoint {
   /** the sink plugin's name (plugins/registry.ts `SinkName`; a plain string here, since core/ imports no plugin) */

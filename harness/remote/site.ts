@@ -108,7 +108,7 @@ export class RemoteSite implements RunSite {
     const ep = this.endpointsOn(plan.sink.name, SINK);
     const control = fromHarness(outputs, ep);
     await this.checkComponent(plan.sink.name, [SINK], plan.sink.config.version);
-    return { control, data: { host: ep.data!.host, port: ep.data!.port }, params: sinkParams(plan.sink.config) };
+    return { control, data: { host: ep.data!.host, port: ep.data!.port }, params: sinkParams(plan.sink.name, plan.sink.config) };
   }
 
   async startEntries(): Promise<Endpoint[]> {

@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { ConfigurationError } from "../../core/errors.ts";
 import type { EventField } from "../../core/events/types.ts";
 import { catalogEntry, type CatalogBuild, type CatalogImage, type CatalogPort } from "../catalog.ts";
-import { isSinkName } from "../../plugins/registry.ts";
+import { findSink, isSinkName } from "../../plugins/registry.ts";
 import { renderCollector, rendererOf, type RenderedConfig, type SinkEndpoint } from "../render/index.ts";
 import type { PlatformConfig } from "../stack/schema.ts";
 
@@ -69,13 +69,14 @@ export function pipelineOf(platform: Pick<PlatformConfig, "cell">): CellPipeline
 }
 
 /**
- * SinkEndpoint params from a sink's scenario block (the names the renderers read, see core/render.ts); the
- * harness's verifier reads the same ones on a deployed stack, so both address one table or index.
+ * SinkEndpoint params from a sink's scenario block: the string values of the keys its plugin names (SinkPlugin
+ * `params`, e.g. plugins/sinks/elasticsearch/index.ts); the harness's verifier reads the same ones on a deployed
+ * stack, so both address one table or index. An unknown sink has none.
  */
-export function sinkParams(block: unknown): Record<string, string> {
+export function sinkParams(sink: string, block: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (!isObject(block)) return out;
-  for (const key of ["database", "table", "index", "cluster", "container", "job", "user"]) {
+  for (const key of findSink(sink)?.params ?? []) {
     const v = block[key];
     if (typeof v === "string") out[key] = v;
   }
@@ -112,7 +113,7 @@ export function hostPipelines(hosts: ReadonlyArray<[string, CatalogImage, string
       throw new ConfigurationError("E_STACK_FIELD", `host "${host}" runs ${component.name} into ${sinkEntry.name}: ${refusal}`, { field: "ingestbench:components" });
     }
     const dataPort = sinkEntry.ports.find((p) => p.role === "data")!.port;
-    const endpoint: SinkEndpoint = { name: sinkEntry.name, host: sinkAddress, port: dataPort, params: sinkParams(cell.blocks[sinkEntry.name]) };
+    const endpoint: SinkEndpoint = { name: sinkEntry.name, host: sinkAddress, port: dataPort, params: sinkParams(sinkEntry.name, cell.blocks[sinkEntry.name]) };
     const block = cell.blocks[component.name] ?? {};
     const rendered = renderCollector(component.name, block, endpoint, cell.event, gen);
     gen += plugin.render.generators?.(plugin.schema.parse(block)) ?? 0;

@@ -282,7 +282,8 @@ function cellWording(role: "collector" | "sink"): PluginBlockWording {
  *
  * Not checked: the block of a sink that also runs locally (postgres, clickhouse). Its scenario schema holds the local
  * server's settings, while a cell's sink block also carries the connection params the renderers read
- * (infra/docker/pipeline.ts sinkParams: `table`, `database`, `user`), which that schema does not name.
+ * (SinkPlugin `params`: `table`, `database`, `user`; infra/docker/pipeline.ts sinkParams), which that schema does not
+ * name.
  */
 function cellPlugin(role: "collector" | "sink") {
   return pluginBlock({

@@ -1,5 +1,5 @@
 /**
- * Fluent Bit config renderer (infra/render/fluent-bit.ts). No Fluent Bit runs here (not installable on this
+ * Fluent Bit config renderer (plugins/collectors/fluent-bit/render.ts). No Fluent Bit runs here (not installable on this
  * machine): the rendered classic-format config is compared with golden files and parsed back as Fluent Bit reads
  * it (`[SECTION]` headers, then `key value` lines, keys case-insensitive), so each scenario parameter is found
  * under Fluent Bit's own key in the right section.

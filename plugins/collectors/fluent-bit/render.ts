@@ -23,7 +23,7 @@ import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
 import { param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
 
-/** The catalog's pin (infra/catalog.ts "fluent-bit"). */
+/** The catalog's pin (./image.ts). */
 export const FLUENT_BIT_PIN = "4.0.3";
 /** Where the fluent/fluent-bit image reads its config by default. */
 export const FLUENT_BIT_CONFIG_FILE = "/fluent-bit/etc/fluent-bit.conf";

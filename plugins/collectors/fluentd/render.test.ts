@@ -1,5 +1,5 @@
 /**
- * Fluentd config renderer (infra/render/fluentd.ts). No Fluentd runs here (not installable on this machine): the
+ * Fluentd config renderer (plugins/collectors/fluentd/render.ts). No Fluentd runs here (not installable on this machine): the
  * rendered fluent.conf is compared with golden files and parsed back with a small directive parser written for
  * this test (Fluentd's syntax: `<directive arg>` ... `</directive>`, one `name value` parameter per line, `#`
  * comments), so each scenario parameter is found under Fluentd's own name in the right section.

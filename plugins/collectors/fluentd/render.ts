@@ -29,14 +29,14 @@
  *
  * Sinks: griddb (fluent-plugin-griddb 1.0.2 with seed 000's fix, images/fluentd-griddb), clickhouse (the core
  * out_http plugin POSTing each chunk as JSONEachRow), elasticsearch (fluent-plugin-elasticsearch: not in the
- * pinned image, see infra/catalog.ts).
+ * pinned image, see ./image.ts).
  */
 import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import { param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
 
-/** The catalog's pin (infra/catalog.ts "fluentd"). */
+/** The catalog's pin (./image.ts). */
 export const FLUENTD_PIN = "1.12.0";
 /** Where the fluent/fluentd image reads its config (its default `-c /fluentd/etc/fluent.conf`). */
 export const FLUENTD_CONFIG_FILE = "/fluentd/etc/fluent.conf";

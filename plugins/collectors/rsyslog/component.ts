@@ -9,7 +9,7 @@
  * - mmpstrucdata (`sd_name.lowercase="off"`) parses the SD element `[ib@32473 ...]` into `$!rfc5424-sd!<sdId>!<name>`;
  * - action a_sink: ompgsql into the sink's DATA address (the shaped link) with a list template (option.stdsql)
  *   that renders one `INSERT INTO <table> (...) VALUES (NULLIF('<v>','')::<type>, ...)` per message, columns as
- *   ./syslog-columns.ts maps them (the last string field from MSG, every other field and gen, seq, sent_at from the
+ *   core/events/syslog-columns.ts maps them (the last string field from MSG, every other field and gen, seq, sent_at from the
  *   SD element; an empty value is NULL, as syslog-ng's null("")). ompgsql is transactional: each batch the action
  *   queue hands it (≤ queue.dequeueBatchSize messages) is one BEGIN ... COMMIT, one INSERT statement per row.
  *

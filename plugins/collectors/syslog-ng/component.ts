@@ -8,7 +8,7 @@
  *   octet-counting frames (what the `syslog` generator sends), with flow control, so that a full queue pushes back
  *   on the sender over TCP instead of dropping;
  * - columns: the scenario's fields, then gen, seq, sent_at, found where the syslog encoder puts them
- *   (./syslog-columns.ts): the last string field is MSG (`${MESSAGE}`), the others PARAMs of `[ib@32473 ...]`;
+ *   (core/events/syslog-columns.ts): the last string field is MSG (`${MESSAGE}`), the others PARAMs of `[ib@32473 ...]`;
  * - destination into the sink's DATA address (the shaped link), into the table the verifier created:
  *   - postgres: sql(type(pgsql)), `dont-create-tables`, no indexes, `flags(explicit-commits)`: one transaction per
  *     batch; values are the texts as the message carries them (PostgreSQL parses the ISO timestamps);
@@ -24,7 +24,7 @@
  * Process: `syslog-ng -F` + syslogNgArgs (`-e --no-caps -f <conf> -R <persist> -p <pidfile> -c <control socket>`,
  * all under <dataDir>/syslog-ng, see syslogNgPaths) through host.spawn; ready when a TCP connect to the source port
  * succeeds (≤ 30 s); stop = SIGTERM, ≤ 10 s, then SIGKILL. The container platforms render the same text and command
- * line with the image's paths (infra/render/syslog-ng.ts): only the paths differ, so they are inputs here.
+ * line with the image's paths (plugins/collectors/syslog-ng/render.ts): only the paths differ, so they are inputs here.
  * Version: `syslog-ng --version` ("syslog-ng 3 (3.38.1)"), compared with the pin before the process starts.
  * Claimed counts: `syslog-ng-ctl stats -c <control socket>` (received by the source; written, dropped, queued by the
  * destination, whichever driver it is).
@@ -196,7 +196,7 @@ function epochMsColumns(cols: readonly SyslogColumn[], fields: readonly EventFie
 
 /**
  * The $(format-json) pair of a column for ClickHouse, typed as the table the ClickHouse verifier creates
- * (harness/verifiers/clickhouse.ts CLICKHOUSE_TYPES): string → String, the text; int (and gen UInt32, seq UInt64) →
+ * (plugins/sinks/clickhouse/verifier.ts CLICKHOUSE_TYPES): string → String, the text; int (and gen UInt32, seq UInt64) →
  * int64(); float → Float64, double(); timestamp (and sent_at) → UInt64 epoch ms, int64(); bool → UInt8, int64(1 or 0)
  * from the encoder's "true"/"false". The type hints make format-json write JSON numbers (value-pairs type hinting).
  */

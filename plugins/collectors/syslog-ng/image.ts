@@ -8,7 +8,7 @@ export const image: CatalogImage = {
   tag: "3.38.1",
   digest: null,
   version: "3.38.1",
-  // the syslog() source of infra/render/syslog-ng.ts (RFC 5424, RFC 6587 octet counting), the `syslog` generator's target
+  // the syslog() source of plugins/collectors/syslog-ng/render.ts (RFC 5424, RFC 6587 octet counting), the `syslog` generator's target
   ports: [{ port: 5514, role: "data", protocol: "tcp", scheme: "syslog" }],
   // the Debian build's localstatedir: persist file, control socket (syslog-ng-ctl stats -c .../syslog-ng.ctl), disk buffer
   dataDir: "/var/lib/syslog-ng",

@@ -1,5 +1,5 @@
 /**
- * syslog-ng config renderer of the container platforms (infra/render/syslog-ng.ts), against the real syslog-ng 3.38
+ * syslog-ng config renderer of the container platforms (plugins/collectors/syslog-ng/render.ts), against the real syslog-ng 3.38
  * installed here (Debian syslog-ng-core, -mod-sql, -mod-http): the container config for each sink is compared with
  * a golden file, parsed back so each scenario parameter is found under syslog-ng's own option name in the
  * destination, and accepted by `syslog-ng --syntax-only` (the check is shown to refuse a broken option). No

@@ -1,5 +1,5 @@
 /**
- * Collector "syslog-ng" on the container platforms: the local component's config (infra/components/syslog-ng.ts
+ * Collector "syslog-ng" on the container platforms: the local component's config (plugins/collectors/syslog-ng/component.ts
  * renderSyslogNgConfig: syslog() source over TCP, sql() into PostgreSQL or http() into ClickHouse) rendered with the
  * container's paths, under the same scenario schema (`collector.syslog-ng`: batch-lines, batch-bytes, batch-timeout,
  * workers, retries, time-reopen, log-fifo-size, disk-buffer, port) and the same refusals (workers > 1 or
@@ -38,7 +38,7 @@ export const SYSLOG_NG_CONFIG_FILE = "/etc/syslog-ng/syslog-ng.conf";
 export const SYSLOG_NG_STATE_DIR = "/var/lib/syslog-ng";
 /** The paths inside the container. */
 export const SYSLOG_NG_CONTAINER_PATHS: Readonly<SyslogNgPaths> = Object.freeze(syslogNgPaths(SYSLOG_NG_STATE_DIR, SYSLOG_NG_CONFIG_FILE));
-/** The data port the catalog publishes for syslog-ng (infra/catalog.ts), the schema's default `port`. */
+/** The data port the image publishes for syslog-ng (./image.ts), the schema's default `port`. */
 export const SYSLOG_NG_DATA_PORT = 5514;
 
 /**

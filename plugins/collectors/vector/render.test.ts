@@ -1,5 +1,5 @@
 /**
- * Vector config renderer (infra/render/vector.ts). No Vector runs here (not installable on this machine): the
+ * Vector config renderer (plugins/collectors/vector/render.ts). No Vector runs here (not installable on this machine): the
  * rendered vector.yaml is compared with golden files and parsed back with the `yaml` package, so each scenario
  * parameter is found under Vector's own option path (sinks.<id>.batch.max_events, ...).
  */

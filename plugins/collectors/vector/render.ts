@@ -22,7 +22,7 @@ import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
 import { param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
 
-/** The catalog's pin (infra/catalog.ts "vector"). */
+/** The catalog's pin (./image.ts). */
 export const VECTOR_PIN = "0.49.0";
 /** Config path given to the container's `vector` entrypoint with --config. */
 export const VECTOR_CONFIG_FILE = "/etc/vector/ingestbench.yaml";

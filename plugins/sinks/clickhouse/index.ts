@@ -12,4 +12,7 @@ export const plugin = {
   local: clickhouse,
   image,
   verifier: clickhouseVerifier,
+  // connection params the renderers and the verifier read (default: the verifier's): database ("default"), table
+  // ("ib_events"), user ("default")
+  params: ["database", "table", "user"],
 } satisfies SinkPlugin<ClickHouseConfig>;

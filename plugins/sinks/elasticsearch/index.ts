@@ -11,4 +11,6 @@ export const plugin = {
   schema: elasticsearchSinkSchema,
   image,
   verifier: elasticsearchVerifier,
+  // connection params the renderers and the verifier read (default: the verifier's): index ("ib_events")
+  params: ["index"],
 } satisfies SinkPlugin<ElasticsearchSinkConfig>;

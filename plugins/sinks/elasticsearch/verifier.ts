@@ -10,7 +10,7 @@
  *
  * - sample: `POST /<index>/_refresh` then `GET /<index>/_count` (`_count` sees refreshed documents only), timed
  *   around both; then a `max` aggregation on sent_at for the ingest lag.
- * - ledger (definitions in ./ledger.ts): after a refresh, `_count` gives stored; a composite aggregation over the
+ * - ledger (definitions in core/ledger.ts): after a refresh, `_count` gives stored; a composite aggregation over the
  *   terms of gen and seq ("Composite aggregation", paged by `after_key`, 10 000 buckets a page) gives each stored
  *   (gen, seq) and its doc_count: a doc_count of 2 is the same event stored twice under different _ids (duplicated);
  *   documents without a gen or seq are unexpected. overwritten = Σ(_version − 1) over all documents, read by a

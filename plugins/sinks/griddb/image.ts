@@ -14,7 +14,7 @@ export const image: CatalogImage = {
     { port: 10001, role: "control", protocol: "tcp", scheme: "griddb-transaction" },
   ],
   dataDir: "/var/lib/gridstore/data",
-  // read by images/griddb-webapi/start.sh: the cluster name is the sink param `cluster`'s default (infra/render/sinks.ts)
+  // read by images/griddb-webapi/start.sh: the cluster name is the sink param `cluster`'s default (plugins/sinks/griddb/schema.ts)
   env: { GRIDDB_CLUSTER_NAME: "myCluster", GRIDDB_USERNAME: "admin", GRIDDB_PASSWORD: "admin" },
   // the installed griddb package's version (the build checks it is 5.6.0): the gsserver binary the node runs
   versionCommand: ["dpkg-query", "-W", "-f=${Version}\\n", "griddb"],

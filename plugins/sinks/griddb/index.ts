@@ -11,4 +11,7 @@ export const plugin = {
   schema: griddbSinkSchema,
   image,
   verifier: griddbVerifier,
+  // connection params the renderers and the verifier read (default: the verifier's): cluster ("myCluster"), database
+  // ("public"), container ("ib_events"); user ("admin") and password ("admin") are the verifier's defaults only
+  params: ["cluster", "database", "container"],
 } satisfies SinkPlugin<GriddbSinkConfig>;

@@ -18,7 +18,7 @@
  * - sample: SQL `SELECT COUNT(*), MAX(sent_at)` through `POST …/sql/select` ("SQL SELECT execution"; answer
  *   `[{"columns":[..],"results":[[..]]}]`). `params.sqlPath: "sql"` selects the older `POST …/sql` endpoint, whose
  *   statements carry `"type": "sql-select"`.
- * - ledger (definitions in ./ledger.ts): `COUNT(*)` gives stored; the stored (gen, seq) pairs with their row counts
+ * - ledger (definitions in core/ledger.ts): `COUNT(*)` gives stored; the stored (gen, seq) pairs with their row counts
  *   come from `SELECT gen, seq, COUNT(*) … GROUP BY gen, seq ORDER BY gen, seq`, paged by key (gen, seq) in pages of
  *   `GRIDDB_PAGE` rows (the Web API's default maxLimit); rows with a NULL gen or seq are unexpected.
  *   overwritten = 0: a TIME_SERIES upsert leaves no trace in the container, so an overwritten row counts as lost

@@ -11,4 +11,6 @@ export const plugin = {
   schema: lokiSinkSchema,
   image,
   verifier: lokiVerifier,
+  // connection params the renderers and the verifier read (default: the verifier's): the job label ("ingestbench")
+  params: ["job"],
 } satisfies SinkPlugin<LokiSinkConfig>;

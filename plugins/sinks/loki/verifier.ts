@@ -12,7 +12,7 @@
  * - sample: `sum(count_over_time(<selector>[<window> ms]))` evaluated once at now (query_range with start = end =
  *   now): a matrix with one series whose last value is the count (no series: 0); then the newest entry (log query,
  *   direction backward, limit 1) gives the newest sent_at (its line's JSON `sent_at`, else the entry time).
- * - ledger (definitions in ./ledger.ts): every entry of the window, paged forward by timestamp (limit `LOKI_PAGE`,
+ * - ledger (definitions in core/ledger.ts): every entry of the window, paged forward by timestamp (limit `LOKI_PAGE`,
  *   Loki's default max_entries_limit_per_query; the next page starts at the last timestamp seen, and entries at that
  *   exact timestamp already counted are skipped). Each line is the event's JSON; gen comes from the line (or the
  *   stream's gen label), seq from the line; a line without them is unexpected. overwritten = 0: Loki keeps every

@@ -12,4 +12,7 @@ export const plugin = {
   local: postgres,
   image,
   verifier: postgresVerifier,
+  // connection params the renderers and the verifier read (default: the verifier's): database ("postgres"), user
+  // ("postgres"), table ("ib_events")
+  params: ["database", "table", "user"],
 } satisfies SinkPlugin<PostgresConfig>;

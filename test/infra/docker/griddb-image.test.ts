@@ -146,7 +146,7 @@ describe("start.sh render (real bash, jq, sed; a gs_cluster.json reconstructed f
     const r = render(envOf(h));
     expect(r.status, r.stderr).toBe(0);
     const repository = JSON.parse(readFileSync(path.join(h.webapiHome, "conf/repository.json"), "utf8"));
-    // the harness's default cluster: the sink schema's (infra/render/sinks.ts) and the generator's / verifier's
+    // the harness's default cluster: the sink schema's (plugins/sinks/griddb/schema.ts) and the generator's / verifier's
     const verifierCluster = gridDbTarget({}).cluster;
     expect(griddbSinkSchema.parse({}).cluster).toBe(verifierCluster);
     expect(repository).toEqual({
