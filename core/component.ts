@@ -1,8 +1,8 @@
 /**
- * Component contract (the catalog shared by all platforms): a deployable collector or sink at a pinned version,
- * with its config renderer, ports, readiness probe and version probe.
+ * The local platform's component contract (a plugin's `local`, core/plugin.ts): a collector or sink at a pinned
+ * version, started inside a local host's cgroup and namespace, with its readiness and version probes. Its config is
+ * the output of the plugin's one scenario schema (core/plugin.ts `schema`).
  */
-import type { z } from "zod";
 import type { EventField } from "./events/types.ts";
 import type { LocalHost } from "./hosts.ts";
 
@@ -43,10 +43,9 @@ export interface Downstream {
 }
 
 export interface ComponentFactory<C = unknown> {
+  /** the plugin's name */
   name: string;
   kind: "sink" | "collector";
-  /** strict zod schema of the scenario's `sink.<name>` / `collector.<name>` block */
-  schema: z.ZodType<C, z.ZodTypeDef, unknown>;
   /** does the running version satisfy the pin? (e.g. pin "18.4.0-beta.17" is PostgreSQL server "18.4") */
   matchesPin(pinned: string, running: string): boolean;
   /** collectors: the generators whose protocol it receives (e.g. ["syslog"]); the plan refuses other pairings */

@@ -79,3 +79,15 @@ export interface StackOutputs {
   endpoints: Record<string, ComponentEndpoints[]>;
   versions: Record<string, VersionOutput>;
 }
+
+/**
+ * Where this machine reaches a component's port (`port` inside the container; default its data endpoint's): its
+ * published port — on docker 127.0.0.1 at the external port Docker chose, on azure the VM's public address (the NSG
+ * admits this machine's allowFrom). null when the outputs do not say (no data endpoint, a port not published, or
+ * published under preview/mocks).
+ */
+export function harnessAddress(outputs: StackOutputs, ep: ComponentEndpoints, port: number | undefined = ep.data?.port): { host: string; port: number } | null {
+  if (port === undefined || outputs.platform === "local") return null;
+  const pub = ep.published.find((p) => p.internal === port && p.external !== null);
+  return pub && pub.external !== null && pub.ip !== "" ? { host: pub.ip, port: pub.external } : null;
+}

@@ -11,45 +11,27 @@
  */
 import type { z } from "zod";
 import type { CatalogImage } from "./catalog.ts";
+import type { ClaimsSource } from "./claims.ts";
 import type { ComponentFactory } from "./component.ts";
 import type { CollectorRenderer } from "./render.ts";
 import type { VerifierFactory } from "./verifier.ts";
 
-/**
- * Reads one collector's own counts (its "claims": received, written, dropped, queued, ...) on a deployed stack.
- * `http`: from its metrics endpoint, from the harness; `shell`: with a command run inside its container (collectors
- * without an HTTP endpoint, e.g. syslog-ng's control socket).
- */
-export type ClaimsSource =
-  | {
-      kind: "http";
-      /**
-       * The container ports that serve the metrics, given the endpoint's metrics port and the scenario's collector
-       * block; absent: that one port. Their counts are summed (e.g. one port per Fluentd worker).
-       */
-      ports?(metricsPort: number, config: Record<string, unknown>): number[];
-      /**
-       * @param at the metrics endpoint as this machine reaches it
-       * @throws IngestbenchError E_CLAIMS naming the collector and URL (refused, timeout, non-200, malformed body)
-       */
-      read(at: { host: string; port: number }, signal?: AbortSignal): Promise<Record<string, number>>;
-    }
-  | {
-      kind: "shell";
-      /**
-       * @param run runs a command inside the collector's container and returns its stdout
-       * @throws ProvisioningError E_REMOTE_EXEC when the command fails in the container
-       */
-      read(run: (cmd: string, args: readonly string[], opts?: { timeoutMs?: number }) => Promise<string>): Promise<Record<string, number>>;
-    };
+export type { ClaimsSource };
 
 /** What every plugin descriptor has. */
 interface PluginBase<C> {
-  /** the name scenarios use (`sink: { <name>: {...} }`, `collector: { <name>: {...} }`) and the catalog's */
+  /**
+   * the name scenarios use (`sink: { <name>: {...} }`, `collector: { <name>: {...} }`), the catalog's and the
+   * plugin's folder name; `local.name` and `image.name` equal it (test/architecture/imports.test.ts checks)
+   */
   readonly name: string;
   /** one line for people: what it is, at which pinned version */
   readonly about: string;
-  /** strict zod schema of the scenario's block, in the component's own setting names; defaults filled */
+  /**
+   * THE strict zod schema of the scenario's block, in the component's own setting names, defaults filled: scenario
+   * validation (harness/runner/plan.ts), the stack's `ingestbench:cell` (infra/stack/schema.ts) and the container
+   * renderer (infra/render/index.ts renderCollector) parse with it; the local component gets its output
+   */
   readonly schema: z.ZodType<C, z.ZodTypeDef, unknown>;
   /** the local platform's component (cgroups + netns); absent: the plugin runs on container platforms only */
   readonly local?: ComponentFactory<C>;
@@ -62,14 +44,23 @@ export interface SinkPlugin<C = any> extends PluginBase<C> {
   readonly kind: "sink";
   /** the sink-side half: creates the table/index, counts, computes the ledger */
   readonly verifier: VerifierFactory;
+  /**
+   * the keys of the sink's block that reach the collectors' renderers and the verifier as connection params on the
+   * container platforms (core/render.ts SinkEndpoint `params`, core/verifier.ts VerifierContext `params`), e.g.
+   * Elasticsearch's `index`; string values only
+   */
+  readonly params: readonly string[];
 }
 
 /** A collector: receives a generator's protocol and writes into a sink. */
 export interface CollectorPlugin<C = any> extends PluginBase<C> {
   readonly kind: "collector";
-  /** the container platforms' config renderer, for every sink it writes into (the N×M cases live here) */
+  /**
+   * the container platforms' config renderer, for every sink it writes into (the N×M cases live here); required
+   * when `image` is given
+   */
   readonly render?: CollectorRenderer<C>;
-  /** the collector's own counts on deployed stacks */
+  /** the collector's own counts on deployed stacks (core/claims.ts); absent: none are read */
   readonly claims?: ClaimsSource;
 }
 

@@ -1,27 +1,20 @@
 /**
- * Shapes shared by the collector config renderers (fluentd.ts, fluent-bit.ts, vector.ts, syslog-ng.ts): a renderer is a pure
- * function from the scenario's collector block (validated by the collector's own zod schema, in the collector's
+ * Shapes shared by the collector config renderers (plugins/collectors/<name>/render.ts): a renderer is a pure
+ * function from the scenario's collector block (validated by the collector plugin's zod schema, in the collector's
  * own setting names) plus the downstream sink and the event fields to the text of the collector's config file.
  * The docker platform uploads that text into the collector's container (infra/docker/host.ts); the azure
- * platform's cloud-init can write the same text.
+ * platform's cloud-init writes the same text.
  */
-import type { z } from "zod";
 import type { EventField } from "./events/types.ts";
-
-/** Sinks a collector may write into on the container platforms (catalog names, infra/catalog.ts). */
-export type SinkName = "clickhouse" | "elasticsearch" | "postgres" | "loki" | "griddb";
 
 /**
  * Where the collector writes: the sink's catalog name, its data endpoint on the stack network, and its
- * connection params. Params the renderers read (each with the default the verifiers use):
- * - clickhouse: database ("default"), table ("ib_events"), user ("default")
- * - elasticsearch: index ("ib_events")
- * - postgres: database ("postgres"), user ("postgres"), table ("ib_events")
- * - loki: job label ("ingestbench")
- * - griddb: cluster ("myCluster"), database ("public"), container ("ib_events"), user ("admin"), password ("admin")
+ * connection params: the keys its plugin names (SinkPlugin `params`, core/plugin.ts), each listed with the default
+ * the verifier uses in the sink's index.ts (e.g. plugins/sinks/griddb/index.ts).
  */
 export interface SinkEndpoint {
-  name: SinkName;
+  /** the sink plugin's name (plugins/registry.ts `SinkName`; a plain string here, since core/ imports no plugin) */
+  name: string;
   /** address or host name on the stack network */
   host: string;
   port: number;
@@ -58,14 +51,13 @@ export interface RenderedConfig {
   };
 }
 
-/** A collector renderer: its scenario schema, the sinks it can write into, and the render function. */
+/**
+ * A collector renderer: the sinks it can write into and the render function. Its config is the output of the
+ * collector plugin's one scenario schema (core/plugin.ts `schema`), which infra/render/index.ts renderCollector parses.
+ */
 export interface CollectorRenderer<C = any> {
-  /** catalog name (infra/catalog.ts) */
-  name: string;
-  /** strict zod schema of the scenario's `collector.<name>` block (the collector's own setting names) */
-  schema: z.ZodType<C, z.ZodTypeDef, unknown>;
-  /** sinks this renderer can write into */
-  writesTo: readonly SinkName[];
+  /** sink plugin names this renderer can write into (test/architecture/imports.test.ts checks they are registered) */
+  writesTo: readonly string[];
   /**
    * the harness generators (harness/generators/ names) whose protocol the configured input receives; [] when the
    * input makes its own load (Fluentd's sample) or takes a protocol no generator speaks

@@ -4,7 +4,7 @@
 # Why not `apt-get install rsyslog`: Debian's rsyslog and syslog-ng-core both provide and conflict on
 # system-log-daemon, so apt removes one to install the other. ingestbench runs both collectors as plain processes
 # (never as the system's log daemon), so rsyslog is unpacked rather than installed: its shared-library dependencies
-# come from apt, its binary and modules from the pinned packages' own files. infra/components/rsyslog.ts finds
+# come from apt, its binary and modules from the pinned packages' own files. plugins/collectors/rsyslog/component.ts finds
 # <prefix>/usr/sbin/rsyslogd and passes `-M <prefix>/usr/lib/<multiarch>/rsyslog`.
 set -euo pipefail
 prefix="${1:-${INGESTBENCH_RSYSLOG_PREFIX:-/opt/ingestbench/rsyslog}}"

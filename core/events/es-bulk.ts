@@ -13,6 +13,7 @@
  * 400 mapper_parsing_exception) rejected. A whole-request failure is a non-200 status with `{"error":..,"status":..}`.
  */
 import { IngestbenchError } from "../errors.ts";
+import { basicAuth } from "./griddb-webapi.ts";
 import { ByteWriter, checkRange, JsonObjectRows, stampBatch, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
@@ -156,4 +157,9 @@ export function parseBulkResponse(status: number, body: string | Buffer, from: n
     failures,
     summary: [...groups].map(([k, g]) => `${g.n} × ${k}: ${g.reason}`),
   };
+}
+
+/** The Authorization header of Elasticsearch's Basic authentication (RFC 7617) from a target's params.user / params.password, or none. */
+export function authHeader(params: Record<string, string>): Record<string, string> {
+  return params.user !== undefined ? { Authorization: basicAuth(params.user, params.password ?? "") } : {};
 }

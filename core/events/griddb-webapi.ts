@@ -112,3 +112,17 @@ export function parseGridDbResponse(status: number, body: string, count: number)
   else kind = "other";
   throw new GridDbError(kind, `GridDB answered ${status}${errorCode !== null ? ` (errorCode ${errorCode})` : ""}: ${message}`, status, errorCode, conv ? conv[1]!.toUpperCase() : null);
 }
+
+/** Where rows go, from a target's params (defaults: cluster "myCluster", database "public", container "ib_events", user / password "admin" / "admin", GridDB's default administrator). */
+export function gridDbTarget(params: Record<string, string>): { cluster: string; database: string; container: string; user: string; password: string } {
+  return {
+    cluster: params.cluster ?? "myCluster",
+    database: params.database ?? "public",
+    container: params.container ?? "ib_events",
+    user: params.user ?? "admin",
+    password: params.password ?? "admin",
+  };
+}
+
+/** Content-Type the Web API requires on every request ("Request header"). */
+export const GRIDDB_CONTENT_TYPE = "application/json; charset=UTF-8";

@@ -24,8 +24,7 @@
  */
 import { z } from "zod";
 import type { StampedBatch } from "../../core/events/encoding.ts";
-import { basicAuth } from "../../core/events/griddb-webapi.ts";
-import { ES_BULK_CONTENT_TYPE, EsBulkEncoder, EsBulkError, parseBulkResponse } from "../../core/events/es-bulk.ts";
+import { authHeader, ES_BULK_CONTENT_TYPE, EsBulkEncoder, EsBulkError, parseBulkResponse } from "../../core/events/es-bulk.ts";
 import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import { batchLoopFields } from "./loop.ts";
 import type { GeneratorFactory } from "./types.ts";
@@ -50,11 +49,6 @@ export type EsBulkConfig = z.infer<typeof esBulkSchema>;
 
 /** Query string of every bulk request: only the fields `parseBulkResponse` reads. */
 export const BULK_FILTER_PATH = "errors,items.*.status,items.*.error";
-
-/** Basic auth header from a target's params.user / params.password, or none. */
-export function authHeader(params: Record<string, string>): Record<string, string> {
-  return params.user !== undefined ? { Authorization: basicAuth(params.user, params.password ?? "") } : {};
-}
 
 /** The Bulk API request of one batch, and what its answer means (see the file comment). */
 function bulkRequest(config: EsBulkConfig, params: Record<string, string>): HttpBatchRequest<StampedBatch> {

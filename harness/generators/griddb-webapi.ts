@@ -18,7 +18,7 @@
  */
 import { z } from "zod";
 import type { StampedBatch } from "../../core/events/encoding.ts";
-import { basicAuth, GridDbError, GridDbRowsEncoder, gridDbRowsPath, parseGridDbResponse } from "../../core/events/griddb-webapi.ts";
+import { basicAuth, GRIDDB_CONTENT_TYPE, GridDbError, gridDbTarget, GridDbRowsEncoder, gridDbRowsPath, parseGridDbResponse } from "../../core/events/griddb-webapi.ts";
 import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import { batchLoopFields } from "./loop.ts";
 import type { GeneratorFactory } from "./types.ts";
@@ -34,20 +34,6 @@ export const griddbWebapiSchema = z
   .strict();
 
 export type GriddbWebapiConfig = z.infer<typeof griddbWebapiSchema>;
-
-/** Where rows go, from a target's params (defaults in the file comment). */
-export function gridDbTarget(params: Record<string, string>): { cluster: string; database: string; container: string; user: string; password: string } {
-  return {
-    cluster: params.cluster ?? "myCluster",
-    database: params.database ?? "public",
-    container: params.container ?? "ib_events",
-    user: params.user ?? "admin",
-    password: params.password ?? "admin",
-  };
-}
-
-/** Content-Type the Web API requires on every request ("Request header"). */
-export const GRIDDB_CONTENT_TYPE = "application/json; charset=UTF-8";
 
 /** The row-registration request of one batch: a refused request (GridDbError) rejects the batch and keeps the connection. */
 function rowsRequest(params: Record<string, string>): HttpBatchRequest<StampedBatch> {

@@ -24,7 +24,7 @@ import { driveItems, runsExitCode, type RunItem } from "../runner/drive.ts";
 import { pulumiStacks } from "../provision/deployed.ts";
 import { loadScenarioFile, planCells, planSeed } from "../runner/plan.ts";
 import { Progress, type ProgressMode } from "../runner/progress.ts";
-import type { CellPlan } from "../runner/run.ts";
+import type { CellPlan } from "../runner/cell-plan.ts";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import { noiseFloorOf } from "../stats/compare.ts";
 

@@ -28,7 +28,8 @@ import type { RunRecord } from "../results/types.ts";
 import { describeRun, driveRuns, type DeployedStacks, type DriveResult } from "../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
 import { Progress } from "../runner/progress.ts";
-import { BenchRun, type CellPlan } from "../runner/run.ts";
+import type { CellPlan } from "../runner/cell-plan.ts";
+import { BenchRun } from "../runner/run.ts";
 import { cellConfig, openWorkspace, PulumiProvisioner, withPulumiStack } from "./provisioner.ts";
 
 const defaultProjectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");

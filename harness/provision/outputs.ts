@@ -5,7 +5,7 @@
  * counts (the targets of generators and verifiers).
  */
 import { z } from "zod";
-import type { ComponentEndpoints, EndpointOutput, StackOutputs } from "../../core/outputs.ts";
+import { harnessAddress, type ComponentEndpoints, type EndpointOutput, type StackOutputs } from "../../core/outputs.ts";
 import { ProvisioningError } from "../../core/errors.ts";
 
 /** The Automation API's OutputMap (automation/stack.d.ts): output name → value and whether it is a secret. */
@@ -125,18 +125,6 @@ function targetOf(outputs: StackOutputs, component: string): ComponentTarget {
     );
   }
   return { component, host: ep.host, inStack: ep.data, fromHarness: harnessAddress(outputs, ep) };
-}
-
-/**
- * Where this machine reaches a component's port (`port` inside the container; default its data endpoint's): its
- * published port — on docker 127.0.0.1 at the external port Docker chose, on azure the VM's public address (the NSG
- * admits this machine's allowFrom). null when the outputs do not say (no data endpoint, a port not published, or
- * published under preview/mocks).
- */
-export function harnessAddress(outputs: StackOutputs, ep: ComponentEndpoints, port: number | undefined = ep.data?.port): { host: string; port: number } | null {
-  if (port === undefined || outputs.platform === "local") return null;
-  const pub = ep.published.find((p) => p.internal === port && p.external !== null);
-  return pub && pub.external !== null && pub.ip !== "" ? { host: pub.ip, port: pub.external } : null;
 }
 
 /**

@@ -4,33 +4,15 @@
  * and refuses a CLI older than the SDK's minimum (3.2.0-alpha for @pulumi/pulumi 3.248.0, automation/minimumVersion.js).
  * Without the binary the SDK fails with execa's bare "spawn pulumi ENOENT"; this module says what is missing instead.
  */
-import { accessSync, constants, statSync } from "node:fs";
 import path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation/index.js";
 import { ProvisioningError } from "../../core/errors.ts";
+import { findOnPath } from "../../core/which.ts";
 
 /** Where the Pulumi CLI comes from (https://www.pulumi.com/docs/install/). */
 export const PULUMI_INSTALL_HINT =
   "install it with `curl -fsSL https://get.pulumi.com | sh` (puts it in ~/.pulumi/bin; see https://www.pulumi.com/docs/install/), " +
   "then add ~/.pulumi/bin to PATH or open a new shell";
-
-/**
- * The first executable `name` on `pathVar` (a PATH value, entries separated by ":"), or null; a `name` with a slash
- * is taken as a path. Empty PATH entries mean the working directory, as in execvp(3).
- */
-export function findOnPath(name: string, pathVar: string | undefined): string | null {
-  const candidates = name.includes("/") ? [path.resolve(name)] : (pathVar ?? "").split(path.delimiter).map((dir) => path.resolve(dir === "" ? "." : dir, name));
-  for (const candidate of candidates) {
-    try {
-      if (!statSync(candidate).isFile()) continue;
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
 
 /**
  * The Pulumi CLI on `env.PATH`. @throws ProvisioningError E_PULUMI_CLI when there is none; the message says how to

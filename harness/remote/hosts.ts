@@ -8,7 +8,7 @@
  */
 import type { StackOutputs } from "../../core/outputs.ts";
 import { ProvisioningError } from "../../core/errors.ts";
-import { findOnPath } from "../provision/pulumi-cli.ts";
+import { findOnPath } from "../../core/which.ts";
 import { dockerExecShell, sshDockerShell, type HostShell } from "./shell.ts";
 
 /** Where the shells come from: the CLIs' environment and the azure admin user. */

@@ -17,7 +17,7 @@ import { spawn as spawnChild, type ChildProcess } from "node:child_process";
 import { execa } from "execa";
 import { quote } from "shell-quote";
 import { ProvisioningError } from "../../core/errors.ts";
-import { findOnPath } from "../provision/pulumi-cli.ts";
+import { findOnPath } from "../../core/which.ts";
 import type { SpawnFn } from "../generators/process.ts";
 import type { SpawnOptions } from "../../core/hosts.ts";
 

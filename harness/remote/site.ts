@@ -15,7 +15,7 @@
  *   host's kernel, CPU, cores and memory (what a comparison across hardware sizes must see), not this machine's.
  *
  * The collectors' own counts (`collectorClaims`) are read from each collector host's metrics endpoint at its
- * published port, or inside syslog-ng's container (./claims.ts). After the drain the sink's CPU cap is lifted for the
+ * published port, or inside syslog-ng's container (the collector plugin's `claims`, core/claims.ts; ./claims.ts). After the drain the sink's CPU cap is lifted for the
  * ledger queries (`docker update`), as on the local platform.
  */
 import { readFile } from "node:fs/promises";
@@ -24,17 +24,17 @@ import type { ComponentEndpoints, StackOutputs } from "../../core/outputs.ts";
 import { sinkParams } from "../../infra/docker/pipeline.ts";
 import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
 import { ProvisioningError, VerificationError } from "../../core/errors.ts";
-import { harnessAddress } from "../provision/outputs.ts";
+import { harnessAddress } from "../../core/outputs.ts";
 import { createRemoteObserver } from "../observers/remote.ts";
 import type { Observer } from "../observers/types.ts";
 import type { Environment, RunRecord } from "../results/types.ts";
-import type { CellPlan } from "../runner/run.ts";
+import type { CellPlan } from "../runner/cell-plan.ts";
 import { hostRoles, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "../runner/site.ts";
 import { checkVersions, collectorHosts } from "../runner/versions.ts";
-import { verifiers } from "../verifiers/index.ts";
+import { findCollector, findSink } from "../../plugins/registry.ts";
 import { installGenerator, REMOTE_ROOT } from "./bundle.ts";
 import { probeEnvironment } from "./environment.ts";
-import { claimsReaders, readHostClaims, shellClaimsReaders } from "./claims.ts";
+import { readHostClaims } from "./claims.ts";
 import type { HostShell } from "./shell.ts";
 import { matchesImagePin, probeVersion } from "./versions.ts";
 
@@ -67,7 +67,7 @@ export class RemoteSite implements RunSite {
     if (missing.length) {
       throw new ProvisioningError("E_STACK_OUTPUTS", `stack ${outputs.stack}: this scenario needs hosts ${this.roles.join(", ")}; the deployed stack has ${deployed.join(", ") || "none"}`);
     }
-    if (!verifiers[plan.sink.name]) throw new ProvisioningError("E_STACK_OUTPUTS", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`);
+    if (!findSink(plan.sink.name)?.verifier) throw new ProvisioningError("E_STACK_OUTPUTS", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`);
   }
 
   /** The endpoints of `component` on `host`, or an error saying the stack runs something else there. */
@@ -108,7 +108,7 @@ export class RemoteSite implements RunSite {
     const ep = this.endpointsOn(plan.sink.name, SINK);
     const control = fromHarness(outputs, ep);
     await this.checkComponent(plan.sink.name, [SINK], plan.sink.config.version);
-    return { control, data: { host: ep.data!.host, port: ep.data!.port }, params: sinkParams(plan.sink.config) };
+    return { control, data: { host: ep.data!.host, port: ep.data!.port }, params: sinkParams(plan.sink.name, plan.sink.config) };
   }
 
   async startEntries(): Promise<Endpoint[]> {
@@ -149,12 +149,14 @@ export class RemoteSite implements RunSite {
     const collector = this.opts.plan.collector;
     if (!collector) return undefined;
     // from the metrics endpoint (Fluent Bit, Vector, Fluentd) or inside the container (syslog-ng's control socket)
-    const http = claimsReaders[collector.name];
-    const inside = shellClaimsReaders[collector.name];
-    const read = http
-      ? (h: string) => readHostClaims(this.opts.outputs, http, h, collector.config)
-      : inside ? (h: string) => inside.read(this.opts.shell(h)) : undefined;
-    if (!read) return undefined;
+    const claims = findCollector(collector.name)?.claims;
+    if (!claims) return undefined;
+    const read = claims.kind === "http"
+      ? (h: string) => readHostClaims(this.opts.outputs, collector.name, claims, h, collector.config)
+      : (h: string) => {
+          const shell = this.opts.shell(h);
+          return claims.read((cmd, args, opts) => shell.run(cmd, [...args], opts));
+        };
     // every collector host in collector-1, collector-2 order; a host that fails keeps its error (sumClaims)
     const results = await Promise.allSettled(this.collectorRoles.map(read));
     return sumClaims(collector.name, this.collectorRoles, results);

@@ -1,11 +1,11 @@
 /**
- * What a deployed container runs: the catalog's version command (infra/catalog.ts `versionCommand`) run inside it,
- * the first `x.y[.z]` of its output taken as the running version (GridDB: the installed package's version, which its
- * server runs from). An image without such a command would record its image tag, marked "not probed": the check
+ * What a deployed container runs: the plugin image's version command (core/catalog.ts `versionCommand`, e.g.
+ * plugins/sinks/postgres/image.ts) run inside it, the first `x.y[.z]` of its output taken as the running version
+ * (GridDB: the installed package's version, which its server runs from). An image without such a command would record its image tag, marked "not probed": the check
  * then compares the pin with the tag, which says what was asked for, not what runs.
  */
 import { quote } from "shell-quote";
-import { catalogEntry } from "../../infra/catalog.ts";
+import { pluginNamed } from "../../plugins/registry.ts";
 import type { HostShell } from "./shell.ts";
 
 /** First `major.minor[.patch]` in a version command's output ("syslog-ng 3 (3.38.1)" → "3.38.1"), else null. */
@@ -24,13 +24,15 @@ export function matchesImagePin(pinned: string, running: string): boolean {
 
 /**
  * The running version of `component` in the container behind `shell`.
- * @param imageTag the deployed image's tag (from the stack outputs), used when the catalog has no version command
+ * @param component a sink or collector plugin's name (plugins/registry.ts)
+ * @param imageTag the deployed image's tag (from the stack outputs), used when the image has no version command
  * @returns e.g. "3.38.1", or "5.6.0 (image tag, not probed)"
- * @throws ProvisioningError E_REMOTE_EXEC when the command fails. An output without a version is returned as its
- *         first line (at most 80 characters), so that the pin check names what the container said
+ * @throws ConfigurationError E_PLUGIN for a name that is no plugin's; ProvisioningError E_REMOTE_EXEC when the
+ *         command fails. An output without a version is returned as its first line (at most 80 characters), so that
+ *         the pin check names what the container said
  */
 export async function probeVersion(shell: HostShell, component: string, imageTag: string): Promise<string> {
-  const command = catalogEntry(component).versionCommand;
+  const command = pluginNamed(component).image?.versionCommand ?? null;
   if (command === null) return `${imageTag} (image tag, not probed)`;
   const [bin, ...args] = command;
   // some CLIs print their version on stderr (tc -V, old JVM tools): both streams are read

@@ -9,7 +9,8 @@ import type { StackSpec } from "../../core/limits.ts";
 import type { RunRecord } from "../results/types.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
 import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";
-import { BenchRun, type CellPlan } from "./run.ts";
+import type { CellPlan } from "./cell-plan.ts";
+import { BenchRun } from "./run.ts";
 import { hostRoles } from "./site.ts";
 
 /** Exit code per error kind recorded in run.json (see errors.ts). */

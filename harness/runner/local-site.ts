@@ -7,7 +7,7 @@
  * with what restarting it would take (the kill-mid-run tests use it).
  */
 import type { EventEmitter } from "node:events";
-import { components } from "../../infra/components/index.ts";
+import { findCollector, findSink } from "../../plugins/registry.ts";
 import type { RunningComponent } from "../../core/component.ts";
 import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
 import { liftCpuLimit } from "../../infra/local/cgroup.ts";
@@ -17,8 +17,7 @@ import { ConfigurationError, interruptedError, ProvisioningError } from "../../c
 import { createLocalObserver } from "../observers/local.ts";
 import type { Observer } from "../observers/types.ts";
 import type { RunRecord } from "../results/types.ts";
-import { verifiers } from "../verifiers/index.ts";
-import type { CellPlan } from "./run.ts";
+import type { CellPlan } from "./cell-plan.ts";
 import { hostRoles, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
 import { checkVersions, collectorHosts } from "./versions.ts";
 
@@ -35,9 +34,9 @@ export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sin
   }
   const elsewhere = (what: string, name: string): string =>
     `scenario ${plan.scenario}: ${what} "${name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a local stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\``;
-  if (!components[plan.sink.name]) throw new ConfigurationError("E_SINK", elsewhere("sink", plan.sink.name), { field: "sink" });
-  if (!verifiers[plan.sink.name]) throw new ConfigurationError("E_SINK", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`, { field: "sink" });
-  if (plan.collector && components[plan.collector.name]?.kind !== "collector") {
+  // every sink plugin has its verifier (core/plugin.ts): a sink with a local component can be counted locally
+  if (!findSink(plan.sink.name)?.local) throw new ConfigurationError("E_SINK", elsewhere("sink", plan.sink.name), { field: "sink" });
+  if (plan.collector && !findCollector(plan.collector.name)?.local) {
     throw new ConfigurationError("E_COLLECTOR", elsewhere("collector", plan.collector.name), { field: "collector" });
   }
   const roles = hostRoles(Object.keys(stack.hosts), plan);
@@ -102,7 +101,7 @@ export class LocalSite implements RunSite {
     this.local = await provisionLocal(used, { runId: this.opts.runId, resultRecord: this.opts.resultRecord });
     this.limits = this.local.limits;
     if (signal?.aborted) throw interruptedError(signal);
-    const factory = components[plan.sink.name]!;
+    const factory = findSink(plan.sink.name)!.local!;
     // the sink component makes and owns its own directories under the host's data directory
     const sink = await factory.startLocal(this.host(SINK), plan.sink.config, signal);
     this.sink = sink;
@@ -115,7 +114,7 @@ export class LocalSite implements RunSite {
     const { plan } = this.opts;
     const sink = this.sink!;
     if (!plan.collector) return [sink.data];
-    const factory = components[plan.collector.name]!;
+    const factory = findCollector(plan.collector.name)!.local!;
     const down = { sink, params: downstream.params, fields: downstream.fields };
     for (const role of this.collectorRoles) {
       const host = this.host(role);

@@ -1,38 +1,30 @@
 /**
  * From a scenario file to the list of runs to make: one CellPlan per matrix cell and replicate.
  * Plugin config schemas come from the registries, so a scenario is validated once, at the edge, against exactly
- * the plugins that will run it: generators, the local platform's components (infra/components/), and the
- * components that run on the container platforms only (docker, azure): the collector renderers
- * (infra/render/: Fluentd, Fluent Bit, Vector, syslog-ng, each validated by its renderer's schema) and the container sinks
- * (infra/render/sinks.ts: Elasticsearch, GridDB, Loki). Which platform a stack can run a scenario on is decided
- * when it runs (harness/runner/local-site.ts refuses a container-only component on a local stack).
+ * the plugins that will run it: the generators (harness/generators/) and the sink and collector plugins
+ * (plugins/registry.ts), each block by its plugin's one schema. Which platform a stack can run a scenario on is
+ * decided when it runs (harness/runner/local-site.ts refuses a plugin without a local component on a local stack).
  */
-import { components } from "../../infra/components/index.ts";
-import { collectorRenderers, containerSinkSchemas } from "../../infra/render/index.ts";
+import { collectorPlugins, findCollector, findSink, sinkPlugins } from "../../plugins/registry.ts";
 import { parseDuration } from "../../core/units.ts";
 import { ConfigurationError } from "../../core/errors.ts";
 import { CHECKABLE_PATHS } from "./checks.ts";
 import { mulberry32 } from "../../core/events/source.ts";
 import { generators } from "../generators/index.ts";
 import { loadScenario, type PluginRegistries, type PluginSchemaEntry, type Scenario } from "../scenario/schema.ts";
-import type { CellPlan } from "./run.ts";
+import type { CellPlan } from "./cell-plan.ts";
 
-/**
- * The scenario registries: generators, plus the union of the local components and the container-only ones
- * (collector renderers' schemas, container sink schemas). A local component wins over a container one of the
- * same name (none shares a name today): its schema is the one the local platform runs it with.
- */
+/** The scenario registries: generators, and every sink and collector plugin's one schema (plugins/registry.ts). */
 export function scenarioRegistries(): PluginRegistries {
-  const sinks: Record<string, PluginSchemaEntry> = { ...containerSinkSchemas };
-  const collectors: Record<string, PluginSchemaEntry> = {};
-  for (const r of Object.values(collectorRenderers)) collectors[r.name] = r.schema;
-  for (const c of Object.values(components)) (c.kind === "sink" ? sinks : collectors)[c.name] = c.schema;
+  const sinks: Record<string, PluginSchemaEntry> = Object.fromEntries(sinkPlugins.map((p) => [p.name, p.schema]));
+  const collectors: Record<string, PluginSchemaEntry> = Object.fromEntries(collectorPlugins.map((p) => [p.name, p.schema]));
   return { generators, sinks, collectors, checkPaths: CHECKABLE_PATHS };
 }
 
 /** True when `name` is a sink or collector the local platform cannot run (a container platform's only). */
 export function containerOnly(name: string): boolean {
-  return !components[name] && (Object.hasOwn(collectorRenderers, name) || Object.hasOwn(containerSinkSchemas, name));
+  const p = findSink(name) ?? findCollector(name);
+  return p !== undefined && p.local === undefined;
 }
 
 /** Load and validate a scenario against the registered plugins. @throws ConfigurationError naming file, line and field */
@@ -40,12 +32,11 @@ export function loadScenarioFile(file: string): Scenario {
   return loadScenario(file, scenarioRegistries());
 }
 
-/** What a collector receives and writes into: a local component's catalog lists, else its renderer's (per config). */
+/** What a collector receives and writes into: its local component's lists, else its renderer's (per config). */
 function pairingOf(name: string, config: unknown): { accepts?: readonly string[]; writesTo?: readonly string[] } | undefined {
-  const c = components[name];
-  if (c) return c.kind === "collector" ? { accepts: c.accepts, writesTo: c.writesTo } : undefined;
-  const r = Object.hasOwn(collectorRenderers, name) ? collectorRenderers[name] : undefined;
-  return r ? { accepts: r.accepts(config), writesTo: r.writesTo } : undefined;
+  const p = findCollector(name);
+  if (p?.local) return { accepts: p.local.accepts, writesTo: p.local.writesTo };
+  return p?.render ? { accepts: p.render.accepts(config), writesTo: p.render.writesTo } : undefined;
 }
 
 export interface PlanOverrides {

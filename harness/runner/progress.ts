@@ -27,7 +27,7 @@
 import type { Writable } from "node:stream";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
-import type { CellPlan } from "./run.ts";
+import type { CellPlan } from "./cell-plan.ts";
 
 export const PROGRESS_MODES = ["auto", "live", "plain", "quiet", "jsonl"] as const;
 export type ProgressMode = (typeof PROGRESS_MODES)[number];

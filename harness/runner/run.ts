@@ -35,43 +35,21 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError, IngestbenchError, interruptedError, ProvisioningError, VerificationError } from "../../core/errors.ts";
-import type { EventField } from "../../core/events/types.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { RunWriter, runDir } from "../results/store.ts";
 import type { Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
-import { verifiers } from "../verifiers/index.ts";
+import { findSink } from "../../plugins/registry.ts";
 import type { CountSample, Ledger, Verifier } from "../../core/verifier.ts";
 import { evaluateChecks } from "./checks.ts";
-import type { Check } from "../scenario/schema.ts";
 import { environment, gitCommit } from "./environment.ts";
 import { GeneratorGroup, mergeFinals } from "./generator-group.ts";
 import { LocalSite } from "./local-site.ts";
 import { LOADGEN, SINK, type RunSite } from "./site.ts";
 import { computeSummary } from "./summary.ts";
 import { collectorHosts } from "./versions.ts";
+import type { CellPlan } from "./cell-plan.ts";
 
-/** Everything one run needs, resolved from the scenario and its cell. Durations in milliseconds. */
-export interface CellPlan {
-  scenario: string;
-  scenarioFile: string;
-  /** stable id of the matrix cell, e.g. "batch=8000" ("default" without a matrix) */
-  cell: string;
-  replicate: number;
-  fields: EventField[];
-  replayFile?: string;
-  generator: { name: string; config: Record<string, unknown> };
-  sink: { name: string; config: Record<string, unknown> };
-  /** the collector between generator and sink; null for `collector: none` */
-  collector: { name: string; config: Record<string, unknown> } | null;
-  warmupMs: number;
-  durationMs: number;
-  intervalMs: number;
-  drainTimeoutMs: number;
-  checks: Check[];
-  seed: number | null;
-  /** the scenario as loaded, recorded verbatim */
-  scenarioConfig: unknown;
-}
+// harness/cli.ts still imports CellPlan from here (the CLI moves on its own branch); new code imports ./cell-plan.ts
 
 export interface RunOptions {
   stack: StackSpec;
@@ -134,7 +112,8 @@ export class BenchRun extends EventEmitter {
     const site: RunSite = this.opts.site
       ? this.opts.site(ctx)
       : new LocalSite({ stack, plan, runId: this.runId.slice(-6), resultRecord: path.join(this.dir, "run.json"), events: this });
-    if (!verifiers[plan.sink.name]) throw new ConfigurationError("E_SINK", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`, { field: "sink" });
+    const verifierFactory = findSink(plan.sink.name)?.verifier;
+    if (!verifierFactory) throw new ConfigurationError("E_SINK", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`, { field: "sink" });
     const writer = new RunWriter(this.dir);
     await writer.open();
     await writer.writeRecord({ ...this.record, status: "running" });
@@ -150,7 +129,7 @@ export class BenchRun extends EventEmitter {
       this.throwIfAborted();
 
       const params = { ...sink.params, table: sink.params.table ?? "ib_events" };
-      verifier = verifiers[plan.sink.name]!.create({ host: sink.control.host, port: sink.control.port, params, fields: plan.fields });
+      verifier = verifierFactory.create({ host: sink.control.host, port: sink.control.port, params, fields: plan.fields });
       await verifier.prepare();
       this.emit("sink", { host: sink.control.host, port: sink.control.port, params, runDir: this.dir });
 

@@ -26,7 +26,12 @@
 import { existsSync } from "node:fs";
 import nodePath from "node:path";
 import { z } from "zod";
-import { TRACKING_FIELDS, type EventField, type FieldType } from "../../core/events/types.ts";
+import type { EventField } from "../../core/events/types.ts";
+import { eventFieldSchema, stringSizeRequired } from "../../core/events/field-schema.ts";
+import { pluginBlock, type PluginBlockWording, type PluginRef } from "../../core/plugin-block.ts";
+
+export type { PluginRef };
+export { FIELD_NAME, MAX_STRING_SIZE, RESERVED_FIELDS } from "../../core/events/field-schema.ts";
 import {
   addFlatIssue,
   addNestedIssues,
@@ -43,12 +48,6 @@ import { parseDuration, zUnit } from "../../core/units.ts";
 export interface Duration {
   ms: number;
   text: string;
-}
-
-/** A `{ <pluginName>: <config> }` block after validation; `config` is the plugin schema's output. */
-export interface PluginRef<C = unknown> {
-  name: string;
-  config: C;
 }
 
 /**
@@ -120,13 +119,6 @@ export interface PluginRegistries {
   checkPaths?: ReadonlySet<string>;
 }
 
-/** Event field names: lowercase identifiers usable as SQL columns and JSON keys. */
-export const FIELD_NAME = /^[a-z_][a-z0-9_]*$/;
-/** Names of the columns every event carries (reserved). */
-export const RESERVED_FIELDS: readonly string[] = TRACKING_FIELDS.map((f) => f.name);
-const FIELD_TYPES = ["timestamp", "string", "int", "float", "bool"] as const satisfies readonly FieldType[];
-/** Largest generated string field, bytes. */
-export const MAX_STRING_SIZE = 65536;
 /** Most cells a matrix may expand to. */
 export const MAX_CELLS = 10_000;
 /** Replicates when a scenario gives none: 3, the fewest with which a comparison can reach a verdict (stats/compare.ts). */
@@ -161,64 +153,26 @@ const duration = (positive: boolean, what: string) =>
     return { ms: r.data, text: String(v) };
   });
 
-function pluginBlock(role: "generator" | "collector" | "sink", registry: Record<string, PluginSchemaEntry>, allowNone: boolean) {
-  const known = Object.keys(registry).sort();
-  const knownText = () => (known.length > 0 ? known.join(", ") : "(none registered)") + (allowNone ? `, or "none"` : "");
-  return z.unknown().transform((v, ctx): PluginRef | null => {
-    if (allowNone && v === "none") return null;
-    if (v === undefined) {
-      ctx.addIssue({ code: z.ZodIssueCode.invalid_type, expected: "object", received: "undefined" });
-      return z.NEVER;
-    }
-    if (typeof v === "string" && Object.hasOwn(registry, v)) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `write the ${role} as { ${v}: { ... } } (a map from the plugin name to its config)` });
-      return z.NEVER;
-    }
-    if (!isPlainObject(v) || Object.keys(v).length !== 1) {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message: `${role} must be a map with exactly one key, the plugin name (${knownText()}), e.g. { ${known[0] ?? "name"}: { ... } }`,
-      });
-      return z.NEVER;
-    }
-    const [name, inner] = Object.entries(v)[0]!;
-    const entry = Object.hasOwn(registry, name) ? registry[name] : undefined;
-    if (!entry) {
-      addFlatIssue(ctx, { path: [name], at: "key", message: `unknown ${role} "${name}"; known ${role}s: ${knownText()}` });
-      return z.NEVER;
-    }
-    const schema = schemaOf(entry);
-    const r = schema.safeParse(inner ?? {});
-    if (!r.success) {
-      addNestedIssues(ctx, r.error, [name], schema);
-      return z.NEVER;
-    }
-    return { name, config: r.data as unknown };
-  });
+/** The scenario's wording of plugin-block errors (core/plugin-block.ts), for a scenario author: names sorted. */
+function scenarioWording(role: "generator" | "collector" | "sink", allowNone: boolean): PluginBlockWording {
+  const list = (names: readonly string[]) => (names.length > 0 ? [...names].sort().join(", ") : "(none registered)") + (allowNone ? `, or "none"` : "");
+  return {
+    shape: (names) => `${role} must be a map with exactly one key, the plugin name (${list(names)}), e.g. { ${[...names].sort()[0] ?? "name"}: { ... } }`,
+    unknown: (name, names) => `unknown ${role} "${name}"; known ${role}s: ${list(names)}`,
+    bareName: (name) => `write the ${role} as { ${name}: { ... } } (a map from the plugin name to its config)`,
+    absentIsRequired: true,
+  };
 }
 
-const eventFieldSchema = z
-  .object({
-    name: z.string().regex(FIELD_NAME, { message: `field names must match ${FIELD_NAME} (lowercase, digits, "_")` }),
-    type: z.enum(FIELD_TYPES),
-    size: z.number().int().min(1).max(MAX_STRING_SIZE).optional(),
-  })
-  .strict()
-  .superRefine((f, ctx) => {
-    if (RESERVED_FIELDS.includes(f.name)) {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        path: ["name"],
-        message: `"${f.name}" is reserved: ${RESERVED_FIELDS.join(", ")} are tracking columns every event carries`,
-      });
-    }
-    if (f.type === "string" && f.size === undefined) {
-      addFlatIssue(ctx, { path: ["size"], at: "parent", message: `a string field needs size: its length in bytes (1..${MAX_STRING_SIZE})` });
-    }
-    if (f.type !== "string" && f.size !== undefined) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["size"], message: `size applies to string fields only, not ${f.type}` });
-    }
+function rolePluginBlock(role: "generator" | "collector" | "sink", registry: Record<string, PluginSchemaEntry>, allowNone: boolean) {
+  return pluginBlock({
+    known: Object.keys(registry),
+    schemaOf: (name) => schemaOf(registry[name]!),
+    allowNone,
+    keep: "parsed",
+    wording: scenarioWording(role, allowNone),
   });
+}
 
 /** The matrix as written: a map of keys to value lists (product), or a list of cells, each a map of keys to one value. */
 export type MatrixSpec = { form: "product"; keys: Record<string, unknown[]> } | { form: "list"; cells: Array<Record<string, unknown>> };
@@ -317,11 +271,11 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
         message: 'scenario names are lowercase letters, digits, ".", "_" and "-" (at most 64), e.g. "quickstart"',
       }),
       description: z.string().default(""),
-      event: z.array(eventFieldSchema).min(1, { message: "declare at least one event field" }),
+      event: z.array(eventFieldSchema.superRefine(stringSizeRequired)).min(1, { message: "declare at least one event field" }),
       source: z.object({ file: z.string().min(1) }).strict().optional(),
-      generator: pluginBlock("generator", registries.generators, false),
-      collector: pluginBlock("collector", registries.collectors, true).default("none"),
-      sink: pluginBlock("sink", registries.sinks, false),
+      generator: rolePluginBlock("generator", registries.generators, false),
+      collector: rolePluginBlock("collector", registries.collectors, true).default("none"),
+      sink: rolePluginBlock("sink", registries.sinks, false),
       warmup: duration(false, "warmup").default("0s"),
       duration: duration(true, "duration"),
       interval: duration(true, "interval").default("1s"),

@@ -14,7 +14,8 @@ import { createHash } from "node:crypto";
 import { ConfigurationError } from "../../core/errors.ts";
 import type { EventField } from "../../core/events/types.ts";
 import { catalogEntry, type CatalogBuild, type CatalogImage, type CatalogPort } from "../catalog.ts";
-import { collectorRenderers, renderCollector, type RenderedConfig, type SinkEndpoint, type SinkName } from "../render/index.ts";
+import { findSink, isSinkName } from "../../plugins/registry.ts";
+import { renderCollector, rendererOf, type RenderedConfig, type SinkEndpoint } from "../render/index.ts";
 import type { PlatformConfig } from "../stack/schema.ts";
 
 /** The event rendered when the stack config carries none (the quickstart's). */
@@ -68,20 +69,19 @@ export function pipelineOf(platform: Pick<PlatformConfig, "cell">): CellPipeline
 }
 
 /**
- * SinkEndpoint params from a sink's scenario block (the names the renderers read, see core/render.ts); the
- * harness's verifier reads the same ones on a deployed stack, so both address one table or index.
+ * SinkEndpoint params from a sink's scenario block: the string values of the keys its plugin names (SinkPlugin
+ * `params`, e.g. plugins/sinks/elasticsearch/index.ts); the harness's verifier reads the same ones on a deployed
+ * stack, so both address one table or index. An unknown sink has none.
  */
-export function sinkParams(block: unknown): Record<string, string> {
+export function sinkParams(sink: string, block: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (!isObject(block)) return out;
-  for (const key of ["database", "table", "index", "cluster", "container", "job", "user"]) {
+  for (const key of findSink(sink)?.params ?? []) {
     const v = block[key];
     if (typeof v === "string") out[key] = v;
   }
   return out;
 }
-
-const SINK_NAMES: readonly string[] = ["clickhouse", "elasticsearch", "postgres", "loki", "griddb"] satisfies readonly SinkName[];
 
 /**
  * Render every collector host's config against the stack's sink host, and pick the image builds the pairings need
@@ -97,10 +97,10 @@ export function hostPipelines(hosts: ReadonlyArray<[string, CatalogImage, string
     out[host] = {};
     // a component that always runs its build (GridDB with its Web API) gets it in every pairing, sinks included
     if (component.build?.always) out[host]!.build = component.build;
-    const renderer = collectorRenderers[component.name];
-    if (component.kind !== "collector" || !renderer) continue;
+    const plugin = rendererOf(component.name);
+    if (component.kind !== "collector" || !plugin) continue;
     const sink = sinks[0];
-    if (!sink || sinks.length > 1 || !SINK_NAMES.includes(sink[1].name)) {
+    if (!sink || sinks.length > 1 || !isSinkName(sink[1].name)) {
       throw new ConfigurationError(
         "E_STACK_FIELD",
         `host "${host}" runs collector ${component.name}, which needs exactly one sink host to write into (sinks: ${sinks.map(([h, c]) => `${h}=${c.name}`).join(", ") || "none"})`,
@@ -113,11 +113,10 @@ export function hostPipelines(hosts: ReadonlyArray<[string, CatalogImage, string
       throw new ConfigurationError("E_STACK_FIELD", `host "${host}" runs ${component.name} into ${sinkEntry.name}: ${refusal}`, { field: "ingestbench:components" });
     }
     const dataPort = sinkEntry.ports.find((p) => p.role === "data")!.port;
-    const endpoint: SinkEndpoint = { name: sinkEntry.name as SinkName, host: sinkAddress, port: dataPort, params: sinkParams(cell.blocks[sinkEntry.name]) };
+    const endpoint: SinkEndpoint = { name: sinkEntry.name, host: sinkAddress, port: dataPort, params: sinkParams(sinkEntry.name, cell.blocks[sinkEntry.name]) };
     const block = cell.blocks[component.name] ?? {};
     const rendered = renderCollector(component.name, block, endpoint, cell.event, gen);
-    const parsed = renderer.schema.parse(block);
-    gen += renderer.generators?.(parsed) ?? 0;
+    gen += plugin.render.generators?.(plugin.schema.parse(block)) ?? 0;
     out[host]!.config = { ...rendered, source: cell.source, sha256: createHash("sha256").update(rendered.text).digest("hex") };
     const build = catalogEntry(component.name).build;
     if (build && build.forSinks.includes(sinkEntry.name)) out[host]!.build = build;

@@ -1,47 +1,44 @@
 /**
- * Collector config renderers by catalog name, and the one entry the container platforms call:
- * renderCollector(name, block, sink, fields) validates the scenario's collector block with the collector's own
- * schema (errors name the field) and returns the config file's path and text.
- *
- * Scenario validation (harness/runner/plan.ts loadScenarioFile, used by `ingestbench validate` and the runner)
- * registers `collectorRenderers[name].schema` beside the local components' collectors and `containerSinkSchemas`
- * beside their sinks; its pairing check uses each renderer's `accepts(config)` and `writesTo`. A local stack
- * refuses these components when it runs (harness/runner/local-site.ts).
+ * The one entry the container platforms call to configure a collector: renderCollector(name, block, sink, fields)
+ * validates the scenario's collector block with the collector plugin's one schema (plugins/registry.ts; errors name
+ * the field) and returns the config file's path and text from the plugin's renderer
+ * (plugins/collectors/<name>/render.ts).
  */
 import { ConfigurationError } from "../../core/errors.ts";
 import type { EventField } from "../../core/events/types.ts";
-import { fluentBit } from "./fluent-bit.ts";
-import { fluentd } from "./fluentd.ts";
-import { syslogNg } from "./syslog-ng.ts";
+import type { CollectorPlugin } from "../../core/plugin.ts";
 import type { CollectorRenderer, RenderedConfig, SinkEndpoint } from "../../core/render.ts";
-import { vector } from "./vector.ts";
+import { collectorPlugins } from "../../plugins/registry.ts";
 
-export { containerSinkSchemas } from "./sinks.ts";
-export type { CollectorRenderer, RenderedConfig, RenderInput, SinkEndpoint, SinkName } from "../../core/render.ts";
+export type { CollectorRenderer, RenderedConfig, RenderInput, SinkEndpoint } from "../../core/render.ts";
 
-/** Renderers by collector name (the catalog's names). */
-export const collectorRenderers: Readonly<Record<string, CollectorRenderer>> = Object.freeze({
-  [fluentd.name]: fluentd,
-  [fluentBit.name]: fluentBit,
-  [vector.name]: vector,
-  [syslogNg.name]: syslogNg,
-});
+/** The collectors that run on the container platforms: those with a renderer, in registry order. */
+export function renderedCollectors(): Array<CollectorPlugin & { render: CollectorRenderer }> {
+  return collectorPlugins.filter((c): c is CollectorPlugin & { render: CollectorRenderer } => c.render !== undefined);
+}
+
+/** The collector `name`'s plugin when it has a renderer, else undefined. */
+export function rendererOf(name: string): (CollectorPlugin & { render: CollectorRenderer }) | undefined {
+  return renderedCollectors().find((c) => c.name === name);
+}
 
 /**
  * Validate `block` (the scenario's `collector.<name>` value, raw) and render the collector's config.
+ * @param genBase first generator id of this collector host (RenderInput.genBase)
  * @throws ConfigurationError E_COLLECTOR_CONFIG naming `collector.<name>.<field>` for an invalid block,
  *         E_COLLECTOR for a collector without a renderer, E_COLLECTOR_SINK for a sink it cannot write into
  */
 export function renderCollector(name: string, block: unknown, sink: SinkEndpoint, fields: readonly EventField[], genBase = 0): RenderedConfig {
-  const r = collectorRenderers[name];
-  if (!r) {
-    throw new ConfigurationError("E_COLLECTOR", `collector "${name}" has no config renderer; known: ${Object.keys(collectorRenderers).join(", ")}`, { field: "collector" });
+  const plugin = rendererOf(name);
+  if (!plugin) {
+    throw new ConfigurationError("E_COLLECTOR", `collector "${name}" has no config renderer; known: ${renderedCollectors().map((c) => c.name).join(", ")}`, { field: "collector" });
   }
-  const parsed = r.schema.safeParse(block ?? {});
+  const parsed = plugin.schema.safeParse(block ?? {});
   if (!parsed.success) {
     const why = parsed.error.issues.map((i) => `collector.${name}${i.path.length > 0 ? "." + i.path.join(".") : ""}: ${i.message}`).join("; ");
     throw new ConfigurationError("E_COLLECTOR_CONFIG", why, { field: `collector.${name}` });
   }
+  const r = plugin.render;
   if (!r.writesTo.includes(sink.name)) {
     throw new ConfigurationError("E_COLLECTOR_SINK", `collector ${name} cannot write into sink "${sink.name}" (supported: ${r.writesTo.join(", ")})`, { field: "sink" });
   }

@@ -41,7 +41,9 @@ import { ConfigurationError } from "../../core/errors.ts";
 import { addFlatIssue, addNestedIssues, displayPath, loadYamlFile, parseYamlText, validate } from "../../core/yaml.ts";
 import { stringify as yamlStringify } from "yaml";
 import { catalog, deployableComponents } from "../catalog.ts";
-import { collectorRenderers, containerSinkSchemas } from "../render/index.ts";
+import { collectorPlugin, sinkPlugin } from "../../plugins/registry.ts";
+import { eventFieldSchema } from "../../core/events/field-schema.ts";
+import { pluginBlock, type PluginBlockWording } from "../../core/plugin-block.ts";
 import type { EventField } from "../../core/events/types.ts";
 import { DEFAULT_DATA_DISK_GIB, diskCapProblems } from "../azure/disk.ts";
 import { VM_SIZE_NAMES } from "../azure/sizes.ts";
@@ -262,50 +264,37 @@ export interface CellConfig {
   sink: { name: string; config: Record<string, unknown> };
 }
 
-const CELL_FIELD_TYPES = ["timestamp", "string", "int", "float", "bool"] as const;
-
-/** A field of `ingestbench:cell.event`: the scenario's event field (harness/scenario/schema.ts has the full rules). */
-const cellFieldSchema = z
-  .object({
-    name: z.string().regex(/^[a-z_][a-z0-9_]*$/, "field names are lowercase identifiers (a-z, 0-9, _)"),
-    type: z.enum(CELL_FIELD_TYPES),
-    size: z.number().int().min(1).max(65536).optional(),
-  })
-  .strict();
+/** The cell's wording of plugin-block errors (core/plugin-block.ts): names in catalog order, pointing at the catalog. */
+function cellWording(role: "collector" | "sink"): PluginBlockWording {
+  return {
+    shape: (known) => `expected { <${role}>: { ... } }${role === "collector" ? ' or "none"' : ""}, the scenario's ${role} block (${role}s: ${known.join(", ")})`,
+    unknown: (name, known) => `"${name}" is not a ${role} of the catalog (infra/catalog.ts); ${role}s: ${known.join(", ")}`,
+    notAMap: (name) => `expected the ${name} block as a map of its settings`,
+    absentIsRequired: false,
+  };
+}
 
 /**
- * `{ <component>: { ... } }` of one role: the name must be a catalog component of that kind; the block is checked
- * with the collector renderer's schema (infra/render/) or the container sink's schema (infra/render/sinks.ts) when
- * there is one, so a bad parameter is reported at its own key (`ingestbench:cell.collector.fluentd.buffer...`).
+ * `{ <component>: { ... } }` of one role: the name must be a catalog component of that kind (a plugin with an
+ * image); the block is checked with the plugin's one scenario schema (plugins/registry.ts), so a bad parameter is
+ * reported at its own key (`ingestbench:cell.collector.fluentd.buffer...`). The block is kept as written: the
+ * renderer parses it again.
+ *
+ * Not checked: the block of a sink that also runs locally (postgres, clickhouse). Its scenario schema holds the local
+ * server's settings, while a cell's sink block also carries the connection params the renderers read
+ * (SinkPlugin `params`: `table`, `database`, `user`; infra/docker/pipeline.ts sinkParams), which that schema does not
+ * name.
  */
 function cellPlugin(role: "collector" | "sink") {
-  const known = () => deployableComponents.filter((n) => catalog[n]?.kind === role).join(", ");
-  return z.unknown().transform((v, ctx): { name: string; config: Record<string, unknown> } | null => {
-    if (role === "collector" && v === "none") return null;
-    if (typeof v !== "object" || v === null || Array.isArray(v) || Object.keys(v).length !== 1) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected { <${role}>: { ... } }${role === "collector" ? ' or "none"' : ""}, the scenario's ${role} block (${role}s: ${known()})` });
-      return z.NEVER;
-    }
-    const [name, raw] = Object.entries(v)[0]!;
-    const block = raw ?? {};
-    if (catalog[name]?.kind !== role) {
-      addFlatIssue(ctx, { path: [name], at: "key", message: `"${name}" is not a ${role} of the catalog (infra/catalog.ts); ${role}s: ${known()}` });
-      return z.NEVER;
-    }
-    if (typeof block !== "object" || Array.isArray(block)) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [name], message: `expected the ${name} block as a map of its settings` });
-      return z.NEVER;
-    }
-    const schema: z.ZodTypeAny | undefined =
-      role === "collector" ? collectorRenderers[name]?.schema : (containerSinkSchemas as Record<string, z.ZodTypeAny>)[name];
-    if (schema) {
-      const r = schema.safeParse(block);
-      if (!r.success) {
-        addNestedIssues(ctx, r.error, [name], schema);
-        return z.NEVER;
-      }
-    }
-    return { name, config: block as Record<string, unknown> };
+  return pluginBlock({
+    known: deployableComponents.filter((n) => catalog[n]?.kind === role),
+    schemaOf: (name) => {
+      const plugin = role === "collector" ? collectorPlugin(name) : sinkPlugin(name);
+      return role === "sink" && plugin.local ? z.unknown() : plugin.schema;
+    },
+    allowNone: role === "collector",
+    keep: "raw",
+    wording: cellWording(role),
   });
 }
 
@@ -321,14 +310,14 @@ export const cellSchema = z.preprocess(
   },
   z
     .object({
-      event: z.array(cellFieldSchema).min(1, { message: "give the scenario's event fields, at least one" }),
+      event: z.array(eventFieldSchema).min(1, { message: "give the scenario's event fields, at least one" }),
       collector: cellPlugin("collector"),
       sink: cellPlugin("sink"),
     })
     .strict()
     .transform((c): CellConfig => ({
       event: c.event.map((f) => (f.size === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, size: f.size })),
-      collector: c.collector,
+      collector: c.collector as CellConfig["collector"],
       sink: c.sink as CellConfig["sink"],
     })),
 );

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadScenarioFile, planCells } from "../../harness/runner/plan.ts";
-import type { CellPlan } from "../../harness/runner/run.ts";
+import type { CellPlan } from "../../harness/runner/cell-plan.ts";
 import { newBenchRun, projectRoot } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { expectDuplicatesCounted } from "../helpers/pipeline-ledger.ts";

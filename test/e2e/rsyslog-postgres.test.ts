@@ -5,8 +5,8 @@
 // and socket buffers is gone) the ledger must name exactly the seqs absent from the table, read here directly;
 // a pin mismatch refuses to start before any load, naming both versions.
 import { describe, expect, it } from "vitest";
-import type { CellPlan } from "../../harness/runner/run.ts";
-import { probeRsyslogVersion } from "../../infra/components/rsyslog.ts";
+import type { CellPlan } from "../../harness/runner/cell-plan.ts";
+import { probeRsyslogVersion } from "../../plugins/collectors/rsyslog/component.ts";
 import { newBenchRun, scenarioPlan, type ScenarioPlanOptions } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { expectCleanRun, expectDuplicatesCounted, expectPinRefusal, runKillingCollector } from "../helpers/pipeline-ledger.ts";

@@ -5,8 +5,8 @@
 // the missing seqs when the test kills the collector mid-run, and exactly the seqs the test deletes at the sink; the
 // test reads the table over ClickHouse's HTTP interface itself to check the verifier's account.
 import { describe, expect, it } from "vitest";
-import type { CellPlan } from "../../harness/runner/run.ts";
-import { probeSyslogNgVersion } from "../../infra/components/syslog-ng.ts";
+import type { CellPlan } from "../../harness/runner/cell-plan.ts";
+import { probeSyslogNgVersion } from "../../plugins/collectors/syslog-ng/component.ts";
 import { newBenchRun, scenarioPlan } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { expectCleanRun, expectDuplicatesCounted, expectLedgerNamesExactlyTheAbsentSeqs, runKillingCollector, type SinkInfo } from "../helpers/pipeline-ledger.ts";

@@ -5,9 +5,9 @@
 // it; a collector frozen with SIGSTOP pushes back over TCP and loses nothing; a pin mismatch refuses to start,
 // naming both versions.
 import { describe, expect, it } from "vitest";
-import type { CellPlan } from "../../harness/runner/run.ts";
+import type { CellPlan } from "../../harness/runner/cell-plan.ts";
 import type { Downstream, RunningComponent } from "../../core/component.ts";
-import { probeSyslogNgVersion, syslogNg, type SyslogNgConfig } from "../../infra/components/syslog-ng.ts";
+import { probeSyslogNgVersion, syslogNg, type SyslogNgConfig } from "../../plugins/collectors/syslog-ng/component.ts";
 import type { LocalHost } from "../../core/hosts.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { newBenchRun, scenarioPlan, type ScenarioPlanOptions } from "../helpers/bench.ts";

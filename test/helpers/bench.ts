@@ -5,7 +5,8 @@ import path from "node:path";
 import { afterAll } from "vitest";
 import { loadStack } from "../../infra/stack/schema.ts";
 import { loadScenarioFile, planCells } from "../../harness/runner/plan.ts";
-import { BenchRun, type CellPlan } from "../../harness/runner/run.ts";
+import type { CellPlan } from "../../harness/runner/cell-plan.ts";
+import { BenchRun } from "../../harness/runner/run.ts";
 
 export const projectRoot = path.resolve(import.meta.dirname, "../..");
 

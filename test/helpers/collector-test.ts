@@ -16,7 +16,7 @@ import { SyslogEncoder } from "../../core/events/syslog.ts";
 import type { EventField } from "../../core/events/types.ts";
 import { openSocket, writeAll } from "../../harness/generators/syslog.ts";
 import { loadScenarioFile, planCells } from "../../harness/runner/plan.ts";
-import { createTableStatement } from "../../harness/verifiers/postgres.ts";
+import { createTableStatement } from "../../plugins/sinks/postgres/verifier.ts";
 import type { Downstream, RunningComponent } from "../../core/component.ts";
 import { createDirectHost, startTestPostgres, type DirectHost, type TestPostgres } from "./direct-host.ts";
 

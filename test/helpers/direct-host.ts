@@ -10,7 +10,7 @@ import { chown, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LocalHost, SpawnOptions } from "../../core/hosts.ts";
-import { embeddedPostgres, postgres, type PostgresConfig } from "../../infra/components/postgres.ts";
+import { embeddedPostgres, postgres, type PostgresConfig } from "../../plugins/sinks/postgres/component.ts";
 import type { RunningComponent } from "../../core/component.ts";
 
 export interface DirectHost extends LocalHost {

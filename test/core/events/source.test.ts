@@ -11,7 +11,7 @@ import {
   BASE_EPOCH_MS, MAX_REPLAY_LINE_BYTES, createEventSource, createRow, mulberry32, type EventRow, type RowSource,
 } from "../../../core/events/source.ts";
 import type { EventField } from "../../../core/events/types.ts";
-import { createTableStatement } from "../../../harness/verifiers/postgres.ts";
+import { createTableStatement } from "../../../plugins/sinks/postgres/verifier.ts";
 import { startTestPostgres, type TestPostgres } from "../../helpers/direct-host.ts";
 
 const PORT = 5441;

@@ -12,7 +12,7 @@ import { pgCopy, pgCopySchema } from "../../../harness/generators/pg-copy.ts";
 import { generators } from "../../../harness/generators/index.ts";
 import { GeneratorProcess, startGeneratorProcess, type GeneratorProgressLine } from "../../../harness/generators/process.ts";
 import type { GeneratorFinal } from "../../../harness/generators/types.ts";
-import { verifiers } from "../../../harness/verifiers/index.ts";
+import { postgresVerifier } from "../../../plugins/sinks/postgres/verifier.ts";
 import type { Verifier } from "../../../core/verifier.ts";
 import { createDirectHost, startTestPostgres, type DirectHost, type TestPostgres } from "../../helpers/direct-host.ts";
 
@@ -31,7 +31,7 @@ const procs: GeneratorProcess[] = [];
 beforeAll(async () => {
   server = await startTestPostgres(PORT);
   loadgen = await createDirectHost("loadgen", "root");
-  verifier = verifiers.postgres!.create({ host: "127.0.0.1", port: PORT, params: { ...server.pg.params, table: TABLE }, fields });
+  verifier = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server.pg.params, table: TABLE }, fields });
 });
 
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { decideNightly, nightlyMarkdown, renderNightly } from "../../../harness/
 import { compareRuns, writeNoiseFloors } from "../../../harness/results/compare.ts";
 import { aaInvocations, aaItems, noiseFloorFile, renderNoiseFloor } from "../../../harness/nightly/aa.ts";
 import type { StackSpec } from "../../../core/limits.ts";
-import type { CellPlan } from "../../../harness/runner/run.ts";
+import type { CellPlan } from "../../../harness/runner/cell-plan.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
 import { type Spec, writeRunRecord } from "../../helpers/run-records.ts";
 import { loadStack } from "../../../infra/stack/schema.ts";

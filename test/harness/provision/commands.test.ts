@@ -13,7 +13,7 @@ import { loadStack } from "../../../infra/stack/schema.ts";
 import { benchOnPulumiStack, type CellRunContext } from "../../../harness/provision/deployed.ts";
 import { runTargets } from "../../../harness/provision/outputs.ts";
 import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
-import type { CellPlan } from "../../../harness/runner/run.ts";
+import type { CellPlan } from "../../../harness/runner/cell-plan.ts";
 import { createPulumiCliStandIn, type PulumiCliStandIn } from "../../helpers/pulumi-cli-stand-in.ts";
 import { writeRunRecord } from "../../helpers/run-records.ts";
 import { dockerOutputs, projectCopy, repoRoot } from "./fixtures.ts";

@@ -13,7 +13,7 @@ import { shellsFor } from "../../../harness/remote/hosts.ts";
 import { RemoteSite } from "../../../harness/remote/site.ts";
 import { matchesImagePin, versionIn } from "../../../harness/remote/versions.ts";
 import { parseEnvironment } from "../../../harness/remote/environment.ts";
-import type { CellPlan } from "../../../harness/runner/run.ts";
+import type { CellPlan } from "../../../harness/runner/cell-plan.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../../helpers/docker-cli-stand-in.ts";
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..");

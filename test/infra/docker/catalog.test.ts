@@ -82,11 +82,11 @@ describe("catalog metrics endpoints and collector renderers", () => {
   });
 
   it("has a renderer for each config-rendered collector whose data and metrics ports are the catalog's", async () => {
-    const { collectorRenderers } = await import("../../../infra/render/index.ts");
+    const { rendererOf } = await import("../../../infra/render/index.ts");
     const sinkFor = { name: "clickhouse" as const, host: "10.0.0.2", port: 8123, params: {} };
     for (const name of ["fluentd", "fluent-bit", "vector"]) {
-      const r = collectorRenderers[name]!;
-      const out = r.render({ config: r.schema.parse({}), sink: sinkFor, fields: [{ name: "msg", type: "string", size: 10 }] });
+      const p = rendererOf(name)!;
+      const out = p.render.render({ config: p.schema.parse({}), sink: sinkFor, fields: [{ name: "msg", type: "string", size: 10 }] });
       const ports = catalogEntry(name).ports;
       expect(ports.filter((p) => p.role === "data").map((p) => p.port), name).toContain(out.listens.data);
       expect(ports.find((p) => p.role === "metrics")?.port, name).toBe(out.listens.metrics);

@@ -16,8 +16,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { catalogEntry } from "../../../infra/catalog.ts";
-import { griddbSinkSchema } from "../../../infra/render/sinks.ts";
-import { gridDbTarget } from "../../../harness/generators/griddb-webapi.ts";
+import { griddbSinkSchema } from "../../../plugins/sinks/griddb/schema.ts";
+import { gridDbTarget } from "../../../core/events/griddb-webapi.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const dir = path.join(root, "images/griddb-webapi");
@@ -146,7 +146,7 @@ describe("start.sh render (real bash, jq, sed; a gs_cluster.json reconstructed f
     const r = render(envOf(h));
     expect(r.status, r.stderr).toBe(0);
     const repository = JSON.parse(readFileSync(path.join(h.webapiHome, "conf/repository.json"), "utf8"));
-    // the harness's default cluster: the sink schema's (infra/render/sinks.ts) and the generator's / verifier's
+    // the harness's default cluster: the sink schema's (plugins/sinks/griddb/schema.ts) and the generator's / verifier's
     const verifierCluster = gridDbTarget({}).cluster;
     expect(griddbSinkSchema.parse({}).cluster).toBe(verifierCluster);
     expect(repository).toEqual({

@@ -389,7 +389,7 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
 
   it("runs a GridDB sink from its own build, images/griddb-webapi (GridDB + Web API), once per stack, with 8081 published: docker-4c4g with sink griddb", async () => {
     const { REPO_ROOT } = await import("../../../infra/docker/host.ts");
-    const { griddbSinkSchema } = await import("../../../infra/render/sinks.ts");
+    const { griddbSinkSchema } = await import("../../../plugins/sinks/griddb/schema.ts");
     const griddb = catalogEntry("griddb");
     const build = griddb.build!;
     const built = `ingestbench/griddb-webapi:${build.tag}`;
@@ -518,7 +518,7 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
   });
   it("uploads syslog-ng.conf rendered from the cell (sql() into PostgreSQL, http() into ClickHouse) at the balabit/syslog-ng image's path, with its command line", async () => {
     const { renderCollector } = await import("../../../infra/render/index.ts");
-    const { syslogNgArgs, syslogNgPaths } = await import("../../../infra/components/syslog-ng.ts");
+    const { syslogNgArgs, syslogNgPaths } = await import("../../../plugins/collectors/syslog-ng/component.ts");
     const hosts = { loadgen: {}, collector: { cpu: "1", memory: "1GiB" }, sink: { cpu: "2", memory: "2GiB" } };
     for (const [stack, sinkName, collectorBlock, sinkBlock, port, expectLines] of [
       ["docker-syslog-ng-pg", "postgres", { "batch-lines": 5000, "batch-timeout": 250, "log-fifo-size": 100000 }, { table: "t004" }, 5432,

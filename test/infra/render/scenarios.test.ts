@@ -1,26 +1,23 @@
 /**
- * The container-platform scenarios (000, 001, 004) validated by the project's own scenario loader
- * (harness/scenario/schema.ts loadScenario) against the registered generators and sinks PLUS the collector
- * renderers' schemas (infra/render/) and the container-only sink schemas (infra/render/sinks.ts): the CLI's
- * `validate` registers only the local platform's components, so it refuses fluentd, fluent-bit, griddb and
- * elasticsearch today (see infra/render/index.ts). Each cell's collector block is then rendered, and the swept
- * value is found under the collector's own setting name. No collector or sink runs here.
+ * The container-platform scenarios (write-ups 000, 001, 004, docs/write-ups.md) validated by the project's own
+ * scenario loader (harness/scenario/schema.ts loadScenario) against the registered generators and every sink and
+ * collector plugin's one schema (plugins/registry.ts). Each cell's collector block is then rendered
+ * (infra/render/index.ts renderCollector), and the swept value is found under the collector's own setting name.
+ * No collector or sink runs here.
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { generators } from "../../../harness/generators/index.ts";
 import { loadScenario, type PluginSchemaEntry, type Scenario } from "../../../harness/scenario/schema.ts";
-import { components } from "../../../infra/components/index.ts";
-import { collectorRenderers, containerSinkSchemas, renderCollector } from "../../../infra/render/index.ts";
+import { renderCollector } from "../../../infra/render/index.ts";
+import { collectorPlugins, sinkPlugins } from "../../../plugins/registry.ts";
 
 const scenariosDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../scenarios");
 
 function load(file: string): Scenario {
-  const sinks: Record<string, PluginSchemaEntry> = { ...containerSinkSchemas };
-  const collectors: Record<string, PluginSchemaEntry> = {};
-  for (const c of Object.values(components)) (c.kind === "sink" ? sinks : collectors)[c.name] = c.schema;
-  for (const r of Object.values(collectorRenderers)) collectors[r.name] = r.schema;
+  const sinks: Record<string, PluginSchemaEntry> = Object.fromEntries(sinkPlugins.map((p) => [p.name, p.schema]));
+  const collectors: Record<string, PluginSchemaEntry> = Object.fromEntries(collectorPlugins.map((p) => [p.name, p.schema]));
   return loadScenario(path.join(scenariosDir, file), { generators, sinks, collectors });
 }
 

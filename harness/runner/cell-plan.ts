@@ -1,0 +1,29 @@
+/**
+ * One run to make: a matrix cell of a scenario, at one replicate, with the timing after command-line overrides
+ * (harness/runner/plan.ts planCells builds them; the run, its sites and the progress read them).
+ */
+import type { EventField } from "../../core/events/types.ts";
+import type { Check } from "../scenario/schema.ts";
+
+/** Everything one run needs, resolved from the scenario and its cell. Durations in milliseconds. */
+export interface CellPlan {
+  scenario: string;
+  scenarioFile: string;
+  /** stable id of the matrix cell, e.g. "batch=8000" ("default" without a matrix) */
+  cell: string;
+  replicate: number;
+  fields: EventField[];
+  replayFile?: string;
+  generator: { name: string; config: Record<string, unknown> };
+  sink: { name: string; config: Record<string, unknown> };
+  /** the collector between generator and sink; null for `collector: none` */
+  collector: { name: string; config: Record<string, unknown> } | null;
+  warmupMs: number;
+  durationMs: number;
+  intervalMs: number;
+  drainTimeoutMs: number;
+  checks: Check[];
+  seed: number | null;
+  /** the scenario as loaded, recorded verbatim */
+  scenarioConfig: unknown;
+}

@@ -1,0 +1,105 @@
+/**
+ * Fluent Bit config renderer (plugins/collectors/fluent-bit/render.ts). No Fluent Bit runs here (not installable on this
+ * machine): the rendered classic-format config is compared with golden files and parsed back as Fluent Bit reads
+ * it (`[SECTION]` headers, then `key value` lines, keys case-insensitive), so each scenario parameter is found
+ * under Fluent Bit's own key in the right section.
+ */
+import { describe, expect, it } from "vitest";
+import type { EventField } from "../../../core/events/types.ts";
+import { renderCollector } from "../../../infra/render/index.ts";
+import type { SinkEndpoint } from "../../../core/render.ts";
+import { expectGolden } from "../../../test/helpers/golden.ts";
+
+interface Section {
+  name: string;
+  /** keys lower-cased, as Fluent Bit compares them */
+  entries: Record<string, string>;
+}
+
+function parseFluentBit(text: string): Section[] {
+  const sections: Section[] = [];
+  text.split("\n").forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const head = /^\[([A-Z]+)\]$/.exec(line);
+    if (head) {
+      sections.push({ name: head[1]!, entries: {} });
+      return;
+    }
+    const cur = sections[sections.length - 1];
+    if (!cur) throw new Error(`line ${i + 1}: entry before any section`);
+    if (!/^ {4}\S/.test(raw)) throw new Error(`line ${i + 1}: entries are indented by 4 spaces`);
+    const m = /^(\S+)\s+(.+)$/.exec(line);
+    if (!m) throw new Error(`line ${i + 1}: not a key value pair: ${line}`);
+    const key = m[1]!.toLowerCase();
+    if (key in cur.entries) throw new Error(`line ${i + 1}: duplicate ${key}`);
+    cur.entries[key] = m[2]!;
+  });
+  return sections;
+}
+
+function section(s: Section[], name: string): Record<string, string> {
+  const all = s.filter((x) => x.name === name);
+  if (all.length !== 1) throw new Error(`expected one [${name}], found ${all.length}`);
+  return all[0]!.entries;
+}
+
+const fields: EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "msg", type: "string", size: 180 },
+];
+const sink = (name: SinkEndpoint["name"], port: number, params: Record<string, string> = {}): SinkEndpoint => ({ name, host: "10.213.9.12", port, params });
+
+describe("fluent-bit renderer (no real Fluent Bit here: golden files and an INI-style parser)", () => {
+  it("renders 001's HTTP input → ClickHouse (JSONEachRow over the http output) as the golden file, parameters under Fluent Bit's names", () => {
+    const block = {
+      service: { flush: 1, "storage.path": "/var/lib/fluent-bit/storage", "storage.backlog.mem_limit": "16M" },
+      input: { http: { port: 8888, mem_buf_limit: "64MB", "storage.type": "filesystem", buffer_max_size: "4M" } },
+      output: { workers: 2, retry_limit: 3, "storage.total_limit_size": "512M" },
+    };
+    const r = renderCollector("fluent-bit", block, sink("clickhouse", 8123), fields);
+    expect(r.file).toBe("/fluent-bit/etc/fluent-bit.conf");
+    expectGolden("fluent-bit", "http-clickhouse.conf", r.text);
+    const s = parseFluentBit(r.text);
+    expect(section(s, "SERVICE")).toMatchObject({ flush: "1", http_server: "On", http_port: "2020", "storage.path": "/var/lib/fluent-bit/storage", "storage.backlog.mem_limit": "16M", "storage.metrics": "On" });
+    expect(section(s, "INPUT")).toMatchObject({ name: "http", port: "8888", mem_buf_limit: "64MB", "storage.type": "filesystem", buffer_max_size: "4M" });
+    expect(section(s, "OUTPUT")).toMatchObject({
+      name: "http",
+      match: "*",
+      host: "10.213.9.12",
+      port: "8123",
+      uri: "/?query=INSERT%20INTO%20default.ib_events%20FORMAT%20JSONEachRow",
+      format: "json_lines",
+      json_date_key: "false",
+      workers: "2",
+      retry_limit: "3",
+      "storage.total_limit_size": "512M",
+    });
+    expect(r.listens).toEqual({ data: 8888, metrics: 2020 });
+  });
+
+  it("renders a forward input into Elasticsearch 8 (no mapping types), Loki and PostgreSQL (out_pgsql), as golden files", () => {
+    const es = renderCollector("fluent-bit", { input: { forward: { mem_buf_limit: "32MB" } }, output: { workers: 4, buffer_size: false, retry_limit: false } }, sink("elasticsearch", 9200, { index: "logs-13" }), fields);
+    expectGolden("fluent-bit", "forward-elasticsearch.conf", es.text);
+    expect(section(parseFluentBit(es.text), "OUTPUT")).toMatchObject({ name: "es", index: "logs-13", suppress_type_name: "On", buffer_size: "False", retry_limit: "False", workers: "4" });
+    expect(section(parseFluentBit(es.text), "INPUT")).toMatchObject({ name: "forward", port: "24224", mem_buf_limit: "32MB", "storage.type": "memory" });
+
+    const loki = renderCollector("fluent-bit", { output: { workers: 1 } }, sink("loki", 3100), fields);
+    expectGolden("fluent-bit", "http-loki.conf", loki.text);
+    expect(section(parseFluentBit(loki.text), "OUTPUT")).toMatchObject({ name: "loki", labels: "job=ingestbench", line_format: "json", workers: "1" });
+
+    const pg = renderCollector("fluent-bit", {}, sink("postgres", 5432, { database: "bench", user: "bench" }), fields);
+    expectGolden("fluent-bit", "http-postgres.conf", pg.text);
+    expect(section(parseFluentBit(pg.text), "OUTPUT")).toMatchObject({ name: "pgsql", database: "bench", user: "bench", table: "ib_events" });
+    expect(section(parseFluentBit(pg.text), "OUTPUT").workers).toBeUndefined(); // not given: Fluent Bit's default
+  });
+
+  it("refuses filesystem storage without a storage.path, unknown keys, and sinks it cannot write into, naming the field", () => {
+    expect(() => renderCollector("fluent-bit", { input: { http: { "storage.type": "filesystem" } } }, sink("clickhouse", 8123), fields)).toThrow(
+      /collector\.fluent-bit\.input\.http\.storage\.type: filesystem needs service\.storage\.path/,
+    );
+    expect(() => renderCollector("fluent-bit", { output: { Workers: 2 } }, sink("clickhouse", 8123), fields)).toThrow(/collector\.fluent-bit\.output: Unrecognized key.*Workers/);
+    expect(() => renderCollector("fluent-bit", { input: { http: { mem_buf_limit: "lots" } } }, sink("clickhouse", 8123), fields)).toThrow(/input\.http\.mem_buf_limit: .*Fluent Bit size/);
+    expect(() => renderCollector("fluent-bit", {}, sink("griddb", 8081), fields)).toThrow(/cannot write into sink "griddb"/);
+  });
+});

@@ -1,0 +1,77 @@
+/** Fluentd's own counts on deployed stacks, from its monitor_agent input (core/claims.ts has the keys). */
+import { z } from "zod";
+import { claimsError, fetchClaimsText, metricsUrl, withPresent, type HttpClaims } from "../../../core/claims.ts";
+import { image } from "./image.ts";
+
+const count = z.number().finite().nonnegative();
+/** One plugin of monitor_agent's /api/plugins.json (only the fields read here; the rest passes). */
+const fluentdPlugin = z
+  .object({
+    plugin_category: z.string(),
+    type: z.string().nullable().optional(),
+    emit_records: count.optional(),
+    retry_count: count.nullable().optional(),
+    buffer_queue_length: count.optional(),
+    buffer_total_queued_size: count.optional(),
+    write_count: count.optional(),
+    rollback_count: count.optional(),
+  })
+  .passthrough();
+const fluentdPlugins = z.object({ plugins: z.array(fluentdPlugin) }).passthrough();
+type FluentdPlugin = z.infer<typeof fluentdPlugin>;
+
+/**
+ * Fluentd (1.12): the monitor_agent input's JSON, GET /api/plugins.json ({ plugins: [...] }, one entry per plugin
+ * with plugin_category input / output / filter). Field names from the Fluentd docs, "monitor_agent" and "Monitoring
+ * by REST API"; summed over the output plugins (the renderer writes one `<match>`):
+ * emitted = emit_records (records handed to the output; Fluentd 1.12 counts no delivered records, so no `written`),
+ * retries = retry_count, queuedChunks = buffer_queue_length, queuedBytes = buffer_total_queued_size (buffered outputs
+ * only), writes = write_count and rollbacks = rollback_count (chunks) when reported; received = the input plugins'
+ * emit_records (monitor_agent's own left out) when any reports it (Fluentd ≥ 1.13 with enable_input_metrics; 1.12's
+ * inputs report none).
+ *
+ * Several workers (`<system> workers N`): each worker runs its own monitor_agent on port + worker id (Fluentd v1
+ * lib/fluent/plugin/in_monitor_agent.rb, `configure`: `@port += fluentd_worker_id`; read in the source, not seen on
+ * a running 1.12 here), so `ports` lists port … port + N − 1 and their counts are summed.
+ */
+const FLUENTD = image.name;
+export const claims: HttpClaims = {
+  kind: "http",
+  ports(metricsPort, config) {
+    const workers = (config.system as { workers?: unknown } | undefined)?.workers;
+    const n = typeof workers === "number" && Number.isInteger(workers) && workers > 1 ? workers : 1;
+    return Array.from({ length: n }, (_, w) => metricsPort + w);
+  },
+  async read(at, signal) {
+    const url = metricsUrl(image, at);
+    const text = await fetchClaimsText(FLUENTD, url, signal);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (e) {
+      throw claimsError(FLUENTD, url, `not JSON: ${(e as Error).message}`, e);
+    }
+    const r = fluentdPlugins.safeParse(json);
+    if (!r.success) {
+      const i = r.error.issues[0]!;
+      throw claimsError(FLUENTD, url, `not monitor_agent's plugin list: ${i.path.join(".") || "(body)"}: ${i.message}`);
+    }
+    const outputs = r.data.plugins.filter((p) => p.plugin_category === "output");
+    if (!outputs.some((p) => p.emit_records !== undefined)) {
+      throw claimsError(FLUENTD, url, `no output plugin reports emit_records (${r.data.plugins.length} plugins listed)`);
+    }
+    const total = (list: FluentdPlugin[], key: keyof FluentdPlugin): number | undefined =>
+      list.some((p) => typeof p[key] === "number") ? list.reduce((s, p) => s + (typeof p[key] === "number" ? (p[key] as number) : 0), 0) : undefined;
+    const inputs = r.data.plugins.filter((p) => p.plugin_category === "input" && p.type !== "monitor_agent");
+    return withPresent(
+      { emitted: total(outputs, "emit_records")!, retries: total(outputs, "retry_count") ?? 0 },
+      {
+        received: total(inputs, "emit_records"),
+        queuedChunks: total(outputs, "buffer_queue_length"),
+        queuedBytes: total(outputs, "buffer_total_queued_size"),
+        writes: total(outputs, "write_count"),
+        rollbacks: total(outputs, "rollback_count"),
+      },
+    );
+  },
+};

@@ -1,0 +1,173 @@
+/**
+ * Fluentd config renderer (plugins/collectors/fluentd/render.ts). No Fluentd runs here (not installable on this machine): the
+ * rendered fluent.conf is compared with golden files and parsed back with a small directive parser written for
+ * this test (Fluentd's syntax: `<directive arg>` ... `</directive>`, one `name value` parameter per line, `#`
+ * comments), so each scenario parameter is found under Fluentd's own name in the right section.
+ */
+import { describe, expect, it } from "vitest";
+import type { EventField } from "../../../core/events/types.ts";
+import { fluentdSchema, renderFluentdConfig, sampleRate } from "./render.ts";
+import { renderCollector } from "../../../infra/render/index.ts";
+import type { SinkEndpoint } from "../../../core/render.ts";
+import { expectGolden } from "../../../test/helpers/golden.ts";
+
+interface Directive {
+  name: string;
+  arg: string;
+  params: Record<string, string>;
+  children: Directive[];
+}
+
+/** Parse Fluentd's directive syntax into a tree; throws on unbalanced or duplicate entries. */
+function parseFluentd(text: string): Directive {
+  const root: Directive = { name: "root", arg: "", params: {}, children: [] };
+  const stack = [root];
+  text.split("\n").forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const top = stack[stack.length - 1]!;
+    const close = /^<\/([a-z_]+)>$/.exec(line);
+    if (close) {
+      if (top.name !== close[1]) throw new Error(`line ${i + 1}: </${close[1]}> closes <${top.name}>`);
+      stack.pop();
+      return;
+    }
+    const open = /^<([a-z_]+)(?:\s+([^>]*))?>$/.exec(line);
+    if (open) {
+      const d: Directive = { name: open[1]!, arg: open[2] ?? "", params: {}, children: [] };
+      top.children.push(d);
+      stack.push(d);
+      return;
+    }
+    const m = /^(@?[a-z_]+)\s+(.+)$/.exec(line);
+    if (!m) throw new Error(`line ${i + 1}: not a parameter: ${line}`);
+    if (m[1]! in top.params) throw new Error(`line ${i + 1}: duplicate ${m[1]}`);
+    top.params[m[1]!] = m[2]!;
+  });
+  if (stack.length !== 1) throw new Error(`unclosed <${stack[stack.length - 1]!.name}>`);
+  return root;
+}
+
+function find(d: Directive, name: string, type?: string): Directive[] {
+  return d.children.filter((c) => c.name === name && (type === undefined || c.params["@type"] === type));
+}
+function one(d: Directive, name: string, type?: string): Directive {
+  const all = find(d, name, type);
+  if (all.length !== 1) throw new Error(`expected one <${name}${type ? ` @type ${type}` : ""}>, found ${all.length}`);
+  return all[0]!;
+}
+/** The value of a Fluentd double-quoted string. */
+function unquote(v: string): string {
+  expect(v.startsWith('"') && v.endsWith('"')).toBe(true);
+  return v.slice(1, -1).replace(/\\(["\\])/g, "$1");
+}
+
+// seed 000's event: six fields (seq is appended by the sample input)
+const fields000: EventField[] = [
+  { name: "host", type: "string", size: 8 },
+  { name: "method", type: "string", size: 3 },
+  { name: "path", type: "string", size: 13 },
+  { name: "code", type: "int" },
+  { name: "size", type: "int" },
+  { name: "agent", type: "string", size: 14 },
+];
+const griddb: SinkEndpoint = { name: "griddb", host: "10.213.7.12", port: 8081, params: { cluster: "myCluster", container: "fluentdStress" } };
+const clickhouse: SinkEndpoint = { name: "clickhouse", host: "10.213.7.12", port: 8123, params: { database: "default", table: "ib_events" } };
+
+const block000 = {
+  system: { workers: 2 },
+  source: { sample: { events_per_second: 150000, size: 250 } },
+  buffer: {
+    chunk_limit_records: 50000,
+    chunk_limit_size: "64MB",
+    total_limit_size: "4GB",
+    flush_mode: "interval",
+    flush_interval: "1s",
+    flush_thread_count: 8,
+    flush_thread_interval: 0.1,
+    overflow_action: "throw_exception",
+    retry_type: "periodic",
+    retry_wait: "1s",
+    retry_max_times: 3,
+  },
+  match: { slow_flush_log_threshold: 20.0 },
+};
+
+describe("fluentd renderer (no real Fluentd here: golden files and a directive parser)", () => {
+  it("renders 000's sample → GridDB config as the golden file, with every buffer parameter under its own name", () => {
+    const config = fluentdSchema.parse(block000);
+    const r = renderFluentdConfig({ config, sink: griddb, fields: fields000 });
+    expect(r.file).toBe("/fluentd/etc/fluent.conf");
+    expectGolden("fluentd", "sample-griddb.conf", r.text);
+
+    const root = parseFluentd(r.text);
+    expect(one(root, "system").params.workers).toBe("2");
+    const match = one(root, "match");
+    expect(match.arg).toBe("**");
+    expect(match.params).toMatchObject({ "@type": "griddb", host: '"http://10.213.7.12:8081/"', container: '"fluentdStress"', slow_flush_log_threshold: "20" });
+    const buffer = one(match, "buffer");
+    expect(buffer.arg).toBe("tag"); // fluent-plugin-griddb refuses a buffered output without tag in chunk_keys
+    for (const [k, v] of Object.entries(block000.buffer)) expect(buffer.params[k], k).toBe(String(v));
+    expect(buffer.params["@type"]).toBe("memory");
+    expect(one(root, "source", "monitor_agent").params.port).toBe("24220");
+    // monitor_agent per worker: port + worker id (in_monitor_agent.rb), all listed for the platforms to publish
+    expect(r.listens).toEqual({ data: 24224, metrics: 24220, metricsPorts: [24220, 24221] });
+  });
+
+  it("renders in_sample so that workers × rate × size is the events/s the scenario asks for", () => {
+    for (const [eps, size, workers] of [[150000, 250, 2], [15000, 1, 1], [160000, 200, 4], [1000, 1000, 1]] as const) {
+      const config = fluentdSchema.parse({ system: { workers }, source: { sample: { events_per_second: eps, size } } });
+      const sample = one(parseFluentd(renderFluentdConfig({ config, sink: griddb, fields: fields000 }).text), "source", "sample");
+      expect(Number(sample.params.rate) * Number(sample.params.size) * workers).toBe(eps);
+      expect(Number(sample.params.size)).toBe(size);
+      expect(sample.params.auto_increment_key).toBe("seq");
+    }
+    expect(sampleRate(150000, 250, 2)).toBe(300);
+    expect(() => sampleRate(150000, 200, 4)).toThrow(/not a whole multiple of workers × size = 4 × 200.*multiple of 800/);
+    expect(() => sampleRate(100, 200, 1)).toThrow(/events_per_second 100/);
+  });
+
+  it("puts the fields, then gen (per worker, offset by genBase), then seq and sent_at in the sample rows, in GridDB's column order", () => {
+    const config = fluentdSchema.parse({ system: { workers: 2 }, source: { sample: { events_per_second: 2000, size: 10 } } });
+    const root = parseFluentd(renderFluentdConfig({ config, sink: griddb, fields: fields000, genBase: 2 }).text);
+    const sampleText = unquote(one(root, "source", "sample").params.sample!);
+    expect(sampleText).toContain('"gen":#{worker_id.to_i + 2}');
+    // as Fluentd evaluates it for worker 1: embedded Ruby replaced by its value
+    const record = JSON.parse(sampleText.replace("#{worker_id.to_i + 2}", String(1 + 2))) as Record<string, unknown>;
+    expect(Object.keys(record)).toEqual([...fields000.map((f) => f.name), "gen"]);
+    expect(record.gen).toBe(3);
+    expect(record.path).toHaveLength(13);
+    const transformer = one(root, "filter", "record_transformer");
+    expect(transformer.arg).toBe("ib.sample");
+    expect(one(transformer, "record").params.sent_at).toMatch(/^\$\{time\.getutc\.strftime\('%Y-%m-%dT%H:%M:%S\.%LZ'\)\}$/);
+  });
+
+  it("renders a forward source into ClickHouse through out_http (JSONEachRow), as the golden file", () => {
+    const r = renderCollector("fluentd", { source: { forward: { port: 24224 } }, buffer: { chunk_limit_records: 8000, flush_interval: "0.5" } }, clickhouse, fields000);
+    expectGolden("fluentd", "forward-clickhouse.conf", r.text);
+    const root = parseFluentd(r.text);
+    expect(one(root, "source", "forward").params.port).toBe("24224");
+    const match = one(root, "match", "http");
+    expect(unquote(match.params.endpoint!)).toBe("http://10.213.7.12:8123/?query=INSERT%20INTO%20default.ib_events%20FORMAT%20JSONEachRow");
+    expect(one(match, "format").params["@type"]).toBe("json");
+    expect(one(match, "buffer").params).toMatchObject({ chunk_limit_records: "8000", flush_interval: "0.5" });
+  });
+
+  it("renders an http source into Elasticsearch, as the golden file", () => {
+    const es: SinkEndpoint = { name: "elasticsearch", host: "10.213.7.12", port: 9200, params: { index: "logs-13" } };
+    const r = renderCollector("fluentd", { source: { http: {} }, buffer: { "@type": "file", chunk_limit_size: "8m", flush_thread_count: 2 } }, es, fields000);
+    expectGolden("fluentd", "http-elasticsearch.conf", r.text);
+    const match = one(parseFluentd(r.text), "match", "elasticsearch");
+    expect(match.params).toMatchObject({ index_name: '"logs-13"', port: "9200", suppress_type_name: "true" });
+    expect(one(match, "buffer").params).toMatchObject({ "@type": "file", path: "/fluentd/buffer/ib", chunk_limit_size: "8m", flush_thread_count: "2" });
+  });
+
+  it("refuses bad blocks with the field named, and sinks it cannot write into", () => {
+    expect(() => renderCollector("fluentd", { buffer: { chunk_limit_records: 0 } }, griddb, fields000)).toThrow(/collector\.fluentd\.buffer\.chunk_limit_records/);
+    expect(() => renderCollector("fluentd", { buffer: { chunk_limit_size: "64 megs" } }, griddb, fields000)).toThrow(/collector\.fluentd\.buffer\.chunk_limit_size: .*Fluentd size/);
+    expect(() => renderCollector("fluentd", { buffer: { chunk_records: 5 } }, griddb, fields000)).toThrow(/Unrecognized key.*chunk_records/);
+    expect(() => renderCollector("fluentd", { source: { forward: {}, http: {} } }, griddb, fields000)).toThrow(/exactly one source/);
+    expect(() => renderCollector("fluentd", {}, { name: "loki", host: "h", port: 3100, params: {} }, fields000)).toThrow(/cannot write into sink "loki"/);
+    expect(() => renderCollector("fluentd", {}, { ...griddb, params: { container: "a#{`id`}" } }, fields000)).toThrow(/sink\.container/);
+  });
+});

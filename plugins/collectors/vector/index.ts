@@ -1,0 +1,15 @@
+/** The vector collector plugin: Vector on the container platforms only. */
+import type { CollectorPlugin } from "../../../core/plugin.ts";
+import { claims } from "./claims.ts";
+import { image } from "./image.ts";
+import { vectorRenderer, vectorSchema, type VectorConfig } from "./render.ts";
+
+export const plugin = {
+  kind: "collector",
+  name: "vector",
+  about: "Vector 0.49.0 (timberio/vector, Debian image; docker and azure only)",
+  schema: vectorSchema,
+  image,
+  render: vectorRenderer,
+  claims,
+} satisfies CollectorPlugin<VectorConfig>;

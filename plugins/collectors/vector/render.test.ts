@@ -1,0 +1,68 @@
+/**
+ * Vector config renderer (plugins/collectors/vector/render.ts). No Vector runs here (not installable on this machine): the
+ * rendered vector.yaml is compared with golden files and parsed back with the `yaml` package, so each scenario
+ * parameter is found under Vector's own option path (sinks.<id>.batch.max_events, ...).
+ */
+import { parse } from "yaml";
+import { describe, expect, it } from "vitest";
+import type { EventField } from "../../../core/events/types.ts";
+import { renderCollector } from "../../../infra/render/index.ts";
+import type { SinkEndpoint } from "../../../core/render.ts";
+import { expectGolden } from "../../../test/helpers/golden.ts";
+
+const fields: EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "msg", type: "string", size: 180 },
+];
+const sink = (name: SinkEndpoint["name"], port: number, params: Record<string, string> = {}): SinkEndpoint => ({ name, host: "10.213.5.12", port, params });
+
+interface VectorDoc {
+  sources: Record<string, Record<string, any>>;
+  sinks: Record<string, Record<string, any>>;
+}
+
+describe("vector renderer (no real Vector here: golden files and a YAML parse)", () => {
+  it("renders http_server → ClickHouse as the golden file, with batch, request and buffer under Vector's option names", () => {
+    const block = { sink: { batch: { max_events: 1000, timeout_secs: 1 }, request: { concurrency: 4 }, buffer: { type: "memory", max_events: 20000, when_full: "block" } } };
+    const r = renderCollector("vector", block, sink("clickhouse", 8123), fields);
+    expect(r).toMatchObject({ file: "/etc/vector/ingestbench.yaml", command: ["--config", "/etc/vector/ingestbench.yaml"], listens: { data: 8080, metrics: 9598 } });
+    expectGolden("vector", "http-clickhouse.yaml", r.text);
+    const doc = parse(r.text) as VectorDoc;
+    expect(doc.sources.ib_in).toEqual({ type: "http_server", address: "0.0.0.0:8080", decoding: { codec: "json" }, framing: { method: "newline_delimited" } });
+    const out = doc.sinks.ib_out!;
+    expect(out).toMatchObject({ type: "clickhouse", endpoint: "http://10.213.5.12:8123", database: "default", table: "ib_events", inputs: ["ib_in"] });
+    expect(out.batch).toEqual({ max_events: 1000, timeout_secs: 1 });
+    expect(out.request).toEqual({ concurrency: 4 });
+    expect(out.buffer).toEqual({ type: "memory", max_events: 20000, when_full: "block" });
+    expect(doc.sources.ib_internal_metrics).toEqual({ type: "internal_metrics" });
+    expect(doc.sinks.ib_metrics).toEqual({ type: "prometheus_exporter", inputs: ["ib_internal_metrics"], address: "0.0.0.0:9598" });
+  });
+
+  it("renders fluent → Elasticsearch 8 (bulk, disk buffer, drop_newest) and socket → Loki, as golden files", () => {
+    const es = renderCollector(
+      "vector",
+      { source: { fluent: {} }, sink: { request: { concurrency: "adaptive" }, buffer: { type: "disk", max_size: 536870912, when_full: "drop_newest" }, compression: "gzip" } },
+      sink("elasticsearch", 9200, { index: "logs-13" }),
+      fields,
+    );
+    expectGolden("vector", "fluent-elasticsearch.yaml", es.text);
+    const d = parse(es.text) as VectorDoc;
+    expect(d.sources.ib_in).toEqual({ type: "fluent", address: "0.0.0.0:24224", mode: "tcp" });
+    expect(d.sinks.ib_out).toMatchObject({ type: "elasticsearch", endpoints: ["http://10.213.5.12:9200"], api_version: "v8", mode: "bulk", bulk: { action: "index", index: "logs-13" }, compression: "gzip" });
+    expect(d.sinks.ib_out!.request).toEqual({ concurrency: "adaptive" });
+    expect(d.sinks.ib_out!.buffer).toEqual({ type: "disk", max_size: 536870912, when_full: "drop_newest" });
+    expect(d.sinks.ib_out!.batch).toBeUndefined();
+
+    const loki = renderCollector("vector", { source: { socket: { port: 9000 } }, sink: { batch: { max_bytes: 1048576 } } }, sink("loki", 3100), fields);
+    expectGolden("vector", "socket-loki.yaml", loki.text);
+    const l = parse(loki.text) as VectorDoc;
+    expect(l.sinks.ib_out).toMatchObject({ type: "loki", endpoint: "http://10.213.5.12:3100", labels: { job: "ingestbench" }, encoding: { codec: "json" }, batch: { max_bytes: 1048576 } });
+  });
+
+  it("refuses buffer options of the other buffer type, and sinks it cannot write into, naming the field", () => {
+    expect(() => renderCollector("vector", { sink: { buffer: { type: "disk" } } }, sink("clickhouse", 8123), fields)).toThrow(/collector\.vector\.sink\.buffer\.max_size: a disk buffer needs max_size/);
+    expect(() => renderCollector("vector", { sink: { buffer: { max_size: 300000000 } } }, sink("clickhouse", 8123), fields)).toThrow(/sink\.buffer\.max_size: max_size applies to disk buffers/);
+    expect(() => renderCollector("vector", { sink: { request: { concurrency: 0 } } }, sink("clickhouse", 8123), fields)).toThrow(/collector\.vector\.sink\.request\.concurrency/);
+    expect(() => renderCollector("vector", {}, sink("postgres", 5432), fields)).toThrow(/cannot write into sink "postgres"/);
+  });
+});

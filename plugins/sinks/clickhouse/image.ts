@@ -1,0 +1,30 @@
+/** The container platforms' image of clickhouse (docker, azure): its catalog entry (shapes and digest rules: core/catalog.ts). */
+import type { CatalogImage } from "../../../core/catalog.ts";
+
+export const image: CatalogImage = {
+  name: "clickhouse",
+  kind: "sink",
+  repository: "clickhouse/clickhouse-server",
+  tag: "25.8",
+  digest: null,
+  version: "25.8",
+  ports: [
+    { port: 8123, role: "data", protocol: "tcp", scheme: "http" },
+    { port: 9000, role: "control", protocol: "tcp", scheme: "clickhouse-native" },
+    { port: 9363, role: "metrics", protocol: "tcp", scheme: "prometheus" },
+  ],
+  dataDir: "/var/lib/clickhouse",
+  env: { CLICKHOUSE_SKIP_USER_SETUP: "1" },
+  versionCommand: ["clickhouse-server", "--version"],
+  metrics: { path: "/metrics", format: "prometheus", about: "ClickHouseMetrics_*, ClickHouseProfileEvents_InsertedRows, parts (ClickHouseAsyncMetrics_MaxPartCountForPartition)" },
+  // the image serves Prometheus metrics only with a <prometheus> section (ClickHouse docs, "prometheus" server setting)
+  uploads: [
+    {
+      file: "/etc/clickhouse-server/config.d/ingestbench-prometheus.xml",
+      content:
+        "<clickhouse>\n  <prometheus>\n    <endpoint>/metrics</endpoint>\n    <port>9363</port>\n    <metrics>true</metrics>\n" +
+        "    <events>true</events>\n    <asynchronous_metrics>true</asynchronous_metrics>\n  </prometheus>\n</clickhouse>\n",
+    },
+  ],
+  todo: "tag 25.8 is a moving LTS series tag until the digest is resolved",
+};

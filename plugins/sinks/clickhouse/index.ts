@@ -1,0 +1,18 @@
+/** The clickhouse sink plugin: ClickHouse over its HTTP interface. */
+import type { SinkPlugin } from "../../../core/plugin.ts";
+import { clickhouse, clickhouseSchema, type ClickHouseConfig } from "./component.ts";
+import { image } from "./image.ts";
+import { clickhouseVerifier } from "./verifier.ts";
+
+export const plugin = {
+  kind: "sink",
+  name: "clickhouse",
+  about: "ClickHouse: the installed clickhouse-server locally, clickhouse/clickhouse-server:25.8 on docker and azure",
+  schema: clickhouseSchema,
+  local: clickhouse,
+  image,
+  verifier: clickhouseVerifier,
+  // connection params the renderers and the verifier read (default: the verifier's): database ("default"), table
+  // ("ib_events"), user ("default")
+  params: ["database", "table", "user"],
+} satisfies SinkPlugin<ClickHouseConfig>;

@@ -1,0 +1,266 @@
+/**
+ * Verifier "clickhouse": the sink-side half for ClickHouse, over its HTTP interface on the control link (Node's
+ * global fetch; queries are POST bodies, answers TabSeparated).
+ *
+ * Table `params.table` (default "ib_events") in `params.database` (default "default"): the scenario's fields in
+ * order (string → String, timestamp → UInt64 epoch milliseconds, int → Int64, float → Float64, bool → UInt8), then
+ * gen UInt32, seq UInt64, sent_at UInt64 (epoch ms: what the clickhouse-http generator's JSONEachRow encoder writes
+ * by default; ClickHouse 18.16 has no DateTime64), ENGINE = MergeTree() ORDER BY (gen, seq). A plain MergeTree never
+ * deduplicates or replaces rows, so duplicates stay visible.
+ *
+ * Ledger (exact; the same definitions as the postgres verifier), for generator g with sent[g] seqs 0..sent[g]-1:
+ * - stored = count(); distinct = uniqExact(gen, seq); duplicated = stored − distinct
+ * - unexpected = rows whose gen is unknown or whose seq ≥ sent[gen]
+ * - rejected = seqs inside g's rejected ranges (merged, clamped); accepted = sent − rejected
+ * - lost = accepted seqs absent from the table. ClickHouse 18.16 has no window functions, so the count runs per
+ *   window of 65536 seqs (uniqExact of stored non-rejected seqs per window, at the sink), and the first
+ *   MAX_MISSING_RANGES missing ranges are found in node by walking only the windows that are short, in order,
+ *   reading each one's ordered distinct seqs: exact, and memory bounded by one window.
+ * - overwritten = 0
+ * Besides, `server` (a field the Ledger contract does not have; the runner writes the ledger object to run.json as
+ * is): active parts of the table now and the most seen by any sample (their growth shows merges falling behind),
+ * and the server's own counters from system.events: InsertQuery, InsertedRows (and rows per insert; 18.16 counts
+ * the rows of refused inserts too, so these are rows received, not stored), RejectedInserts (inserts refused with code 252 TOO_MANY_PARTS) and DelayedInserts (inserts slowed down by
+ * parts_to_delay_insert). 18.16 has no FailedInsertQuery event; a client-side count of failed inserts is the
+ * generator's (ledger.rejected).
+ */
+import { parseClickHouseError } from "../../../core/events/clickhouse-http.ts";
+import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
+import type { EventField, FieldType } from "../../../core/events/types.ts";
+import { GapCollector, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
+import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+
+/** ClickHouse column type of each event field type (timestamps as epoch ms, as the JSONEachRow encoder writes them). */
+export const CLICKHOUSE_TYPES: Readonly<Record<FieldType, string>> = {
+  string: "String",
+  timestamp: "UInt64",
+  int: "Int64",
+  float: "Float64",
+  bool: "UInt8",
+};
+
+/** Seqs per window of the ledger's missing-range search. */
+export const LEDGER_WINDOW = 65_536;
+
+/** Per-query timeout of the verifier's HTTP requests, milliseconds. */
+const QUERY_TIMEOUT_MS = 120_000;
+
+/** What the server itself says about the inserts, from system.parts and system.events. */
+export interface ClickHouseServerStats {
+  /** active parts of the table when the ledger was taken */
+  activeParts: number;
+  /** the most active parts any sample saw */
+  maxActiveParts: number;
+  /** system.events InsertQuery: INSERT queries the server received */
+  insertQueries: number;
+  /** system.events InsertedRows: rows received by INSERT queries (18.16 counts those of refused inserts too) */
+  insertedRows: number;
+  /** insertedRows / insertQueries (0 when there was none) */
+  rowsPerInsert: number;
+  /** system.events RejectedInserts: inserts refused with code 252 TOO_MANY_PARTS */
+  rejectedInserts: number;
+  /** system.events DelayedInserts: inserts delayed because of too many parts */
+  delayedInserts: number;
+}
+
+/** The ledger with the server's own account beside it. */
+export interface ClickHouseLedger extends Ledger {
+  server: ClickHouseServerStats;
+}
+
+const now = (): number => performance.timeOrigin + performance.now();
+
+/** `CREATE TABLE "t" (... fields ..., "gen" UInt32, "seq" UInt64, "sent_at" UInt64) ENGINE = MergeTree() ORDER BY ("gen", "seq")` */
+export function createTableStatement(table: string, fields: readonly EventField[]): string {
+  const cols = fields.map((f) => `${quoteIdent(f.name)} ${CLICKHOUSE_TYPES[f.type]}`);
+  cols.push(`${quoteIdent("gen")} UInt32`, `${quoteIdent("seq")} UInt64`, `${quoteIdent("sent_at")} UInt64`);
+  return `CREATE TABLE ${quoteTable(table)} (${cols.join(", ")}) ENGINE = MergeTree() ORDER BY (${quoteIdent("gen")}, ${quoteIdent("seq")})`;
+}
+
+function sqlString(s: string): string {
+  return `'${s.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+}
+
+/** ` AND NOT (seq BETWEEN a AND b OR ...)` for merged rejected ranges; "" when there are none. */
+function notRejected(ranges: ReadonlyArray<readonly [number, number]>): string {
+  if (ranges.length === 0) return "";
+  return ` AND NOT (${ranges.map(([a, b]) => `seq BETWEEN ${a} AND ${b}`).join(" OR ")})`;
+}
+
+/** Seqs of [a, b) outside the merged, sorted `ranges`. */
+function outsideRanges(a: number, b: number, ranges: ReadonlyArray<readonly [number, number]>): number {
+  let n = b - a;
+  for (const [x, y] of ranges) {
+    const lo = Math.max(a, x);
+    const hi = Math.min(b - 1, y);
+    if (hi >= lo) n -= hi - lo + 1;
+  }
+  return n;
+}
+
+class ClickHouseVerifier implements Verifier {
+  private readonly table: string;
+  private readonly tableName: string;
+  private readonly database: string;
+  private readonly base: string;
+  private maxActiveParts = 0;
+  private newest: number | null = null;
+
+  constructor(private readonly ctx: VerifierContext) {
+    const t = ctx.params.table ?? "ib_events";
+    const dot = t.lastIndexOf(".");
+    this.database = dot > 0 ? t.slice(0, dot) : (ctx.params.database ?? "default");
+    this.tableName = dot > 0 ? t.slice(dot + 1) : t;
+    this.table = quoteTable(`${this.database}.${this.tableName}`);
+    const host = ctx.host.includes(":") ? `[${ctx.host}]` : ctx.host;
+    this.base = `http://${host}:${ctx.port}/`;
+  }
+
+  /** Run one statement; resolves with the answer text. Throws with ClickHouse's message on an error answer. */
+  private async query(sql: string, settings: Record<string, string | number> = {}): Promise<string> {
+    const params = new URLSearchParams({ database: this.database, ...Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, String(v)])) });
+    if (this.ctx.params.user) params.set("user", this.ctx.params.user);
+    let r: Response;
+    try {
+      r = await fetch(`${this.base}?${params}`, { method: "POST", body: sql, signal: AbortSignal.timeout(QUERY_TIMEOUT_MS) });
+    } catch (err) {
+      throw new Error(`verifier cannot reach ClickHouse at ${this.base}: ${(err as Error).message}`, { cause: err });
+    }
+    const body = await r.text();
+    const e = parseClickHouseError(r.status, body);
+    if (e) throw new Error(`ClickHouse refused \`${sql.slice(0, 160)}\`: HTTP ${e.status}${e.code !== null ? `, code ${e.code}` : ""}: ${e.message}`);
+    return body;
+  }
+
+  /** TabSeparated rows of numbers. */
+  private async numbers(sql: string, settings?: Record<string, string | number>): Promise<number[][]> {
+    const text = await this.query(`${sql} FORMAT TabSeparated`, settings);
+    return text.split("\n").filter((l) => l.length > 0).map((l) => l.split("\t").map(Number));
+  }
+
+  private partsQuery(): string {
+    return `SELECT count() FROM system.parts WHERE active AND database = ${sqlString(this.database)} AND table = ${sqlString(this.tableName)}`;
+  }
+
+  /** Drop the table if it exists (a previous cell's rows would corrupt the ledger) and create it anew. */
+  async prepare(): Promise<void> {
+    await this.query(`DROP TABLE IF EXISTS ${this.table}`);
+    await this.query(createTableStatement(`${this.database}.${this.tableName}`, this.ctx.fields));
+    this.maxActiveParts = 0;
+    this.newest = null;
+  }
+
+  /** A timed `SELECT count(), max(sent_at)` (plus the table's active parts, noted for the ledger). */
+  async sample(): Promise<CountSample> {
+    const sql = `SELECT count(), max(sent_at), (${this.partsQuery()}) FROM ${this.table}`;
+    const tBefore = now();
+    const rows = await this.numbers(sql);
+    const tAfter = now();
+    const [stored = 0, newest = 0, parts = 0] = rows[0] ?? [];
+    this.maxActiveParts = Math.max(this.maxActiveParts, parts);
+    if (stored > 0 && newest > 0) this.newest = Math.max(this.newest ?? 0, newest);
+    return { tBefore, tAfter, stored, newestSentAtMs: this.newest };
+  }
+
+  async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<ClickHouseLedger> {
+    const big = { max_query_size: 64 * 1024 * 1024 };
+    const ns = sent.map((n) => Math.max(0, Math.floor(n)));
+    const sentArray = ns.length > 0 ? `[${ns.map((n) => `toUInt64(${n})`).join(", ")}]` : "emptyArrayUInt64()";
+    const [totals] = await this.numbers(
+      `SELECT count(), uniqExact(gen, seq), countIf(seq >= arrayElement(${sentArray}, gen + 1)) FROM ${this.table}`,
+    );
+    const [stored = 0, distinct = 0, unexpected = 0] = totals ?? [];
+
+    let totalSent = 0;
+    let totalRejected = 0;
+    let lost = 0;
+    const gaps = new GapCollector();
+    for (let g = 0; g < ns.length; g++) {
+      const n = ns[g]!;
+      totalSent += n;
+      const rej = normalizeRanges(rejected[g] ?? [], n);
+      for (const [a, b] of rej) totalRejected += b - a + 1;
+      if (n === 0) continue;
+      // stored distinct non-rejected seqs per window, at the sink
+      const counts = new Map<number, number>();
+      for (const [w = 0, c = 0] of await this.numbers(
+        `SELECT intDiv(seq, ${LEDGER_WINDOW}) AS w, uniqExact(seq) FROM ${this.table} WHERE gen = ${g} AND seq < ${n}${notRejected(rej)} GROUP BY w ORDER BY w`,
+        big,
+      )) counts.set(w, c);
+      const windows = Math.ceil(n / LEDGER_WINDOW);
+      for (let w = 0; w < windows; w++) {
+        const a = w * LEDGER_WINDOW;
+        const b = Math.min(n, a + LEDGER_WINDOW);
+        const inWindow = rej.filter(([x, y]) => y >= a && x < b);
+        const deficit = outsideRanges(a, b, inWindow) - (counts.get(w) ?? 0);
+        lost += deficit;
+        if (gaps.closed >= MAX_MISSING_RANGES) continue;
+        if (deficit === 0) {
+          gaps.close(); // every seq of the window is stored or rejected
+          continue;
+        }
+        const c = counts.get(w) ?? 0;
+        if (c === 0 && inWindow.length === 0) {
+          gaps.missing(g, a, b - 1);
+          continue;
+        }
+        const seqs = c === 0 ? [] : (await this.numbers(`SELECT DISTINCT seq FROM ${this.table} WHERE gen = ${g} AND seq >= ${a} AND seq < ${b} ORDER BY seq`)).map((r) => r[0]!);
+        let i = 0;
+        let k = 0;
+        for (let x = a; x < b && gaps.closed < MAX_MISSING_RANGES; x++) {
+          while (i < seqs.length && seqs[i]! < x) i++;
+          while (k < inWindow.length && inWindow[k]![1] < x) k++;
+          const present = (i < seqs.length && seqs[i] === x) || (k < inWindow.length && inWindow[k]![0] <= x);
+          if (present) gaps.close();
+          else gaps.missing(g, x, x);
+        }
+      }
+      gaps.close(); // a gap ends at sent[g]
+    }
+
+    return {
+      sent: totalSent,
+      accepted: totalSent - totalRejected,
+      stored,
+      distinct,
+      lost,
+      duplicated: stored - distinct,
+      overwritten: 0,
+      rejected: totalRejected,
+      unexpected,
+      missingRanges: gaps.ranges.slice(0, MAX_MISSING_RANGES),
+      server: await this.serverStats(),
+    };
+  }
+
+  /** Active parts of the table and the server's insert counters (see the file comment). */
+  async serverStats(): Promise<ClickHouseServerStats> {
+    const [[parts = 0] = []] = await this.numbers(this.partsQuery());
+    this.maxActiveParts = Math.max(this.maxActiveParts, parts);
+    const text = await this.query(
+      "SELECT event, value FROM system.events WHERE event IN ('InsertQuery', 'InsertedRows', 'RejectedInserts', 'DelayedInserts') FORMAT TabSeparated",
+    );
+    const ev = new Map(text.split("\n").filter(Boolean).map((l) => { const [k = "", v = "0"] = l.split("\t"); return [k, Number(v)] as const; }));
+    const insertQueries = ev.get("InsertQuery") ?? 0;
+    const insertedRows = ev.get("InsertedRows") ?? 0;
+    return {
+      activeParts: parts,
+      maxActiveParts: this.maxActiveParts,
+      insertQueries,
+      insertedRows,
+      rowsPerInsert: insertQueries > 0 ? insertedRows / insertQueries : 0,
+      rejectedInserts: ev.get("RejectedInserts") ?? 0,
+      delayedInserts: ev.get("DelayedInserts") ?? 0,
+    };
+  }
+
+  async close(): Promise<void> {
+    // fetch keeps no state of ours: nothing to close
+  }
+}
+
+/** Factory "clickhouse": ctx.params.table (default "ib_events", may be "db.table"), database (default "default"), user. */
+export const clickhouseVerifier: VerifierFactory = {
+  name: "clickhouse",
+  create: (ctx) => new ClickHouseVerifier(ctx),
+};

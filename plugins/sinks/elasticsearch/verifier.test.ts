@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { ES_PAGE, elasticsearchVerifier, indexDefinition } from "./verifier.ts";
+import { sinks } from "../../registry.ts";
+import { fields, httpReceiver, type GotRequest } from "../../../test/harness/generators/run-generator.ts";
+
+interface Doc { _id: string; _version: number; gen?: number; seq?: number }
+
+/**
+ * An in-process stand-in for Elasticsearch 8.15's REST API over `docs`, answering with the documented response
+ * shapes: index create/delete, _refresh, _count, max aggregation, composite aggregation pages (size and after
+ * honoured), point in time + search_after over _shard_doc with version: true.
+ */
+function esAnswers(docs: Doc[], sentAtMax: number) {
+  const json = (status: number, body: unknown) => ({ status, body: JSON.stringify(body) });
+  let created = false;
+  return (req: GotRequest) => {
+    const body = req.body.length ? (JSON.parse(req.body.toString("utf8")) as Record<string, any>) : {};
+    const path = req.url.split("?")[0];
+    if (req.method === "DELETE" && path === "/ib_events") {
+      if (!created) return json(404, { error: { root_cause: [{ type: "index_not_found_exception", reason: "no such index [ib_events]" }], type: "index_not_found_exception", reason: "no such index [ib_events]", index: "ib_events" }, status: 404 });
+      created = false;
+      return json(200, { acknowledged: true });
+    }
+    if (req.method === "PUT" && path === "/ib_events") { created = true; return json(200, { acknowledged: true, shards_acknowledged: true, index: "ib_events" }); }
+    if (req.method === "POST" && path === "/ib_events/_refresh") return json(200, { _shards: { total: 1, successful: 1, failed: 0 } });
+    if (req.method === "GET" && path === "/ib_events/_count") return json(200, { count: docs.length, _shards: { total: 1, successful: 1, skipped: 0, failed: 0 } });
+    if (req.method === "POST" && path === "/ib_events/_search" && body.aggs?.newest) return json(200, { aggregations: { newest: { value: sentAtMax, value_as_string: new Date(sentAtMax).toISOString() } } });
+    if (req.method === "POST" && path === "/ib_events/_search" && body.aggs?.seqs?.composite) {
+      const c = body.aggs.seqs.composite;
+      expect(c.sources).toEqual([{ gen: { terms: { field: "gen" } } }, { seq: { terms: { field: "seq" } } }]);
+      const counts = new Map<string, { gen: number; seq: number; n: number }>();
+      for (const d of docs) {
+        if (d.gen === undefined || d.seq === undefined) continue; // composite skips documents without a value
+        const k = `${d.gen}:${d.seq}`;
+        const e = counts.get(k);
+        if (e) e.n++;
+        else counts.set(k, { gen: d.gen, seq: d.seq, n: 1 });
+      }
+      let keys = [...counts.values()].sort((a, b) => a.gen - b.gen || a.seq - b.seq);
+      if (c.after) keys = keys.filter((k) => k.gen > c.after.gen || (k.gen === c.after.gen && k.seq > c.after.seq));
+      const page = keys.slice(0, c.size).map((k) => ({ key: { gen: k.gen, seq: k.seq }, doc_count: k.n }));
+      return json(200, { aggregations: { seqs: { ...(page.length ? { after_key: page.at(-1)!.key } : {}), buckets: page } } });
+    }
+    if (req.method === "POST" && path === "/ib_events/_pit") return json(200, { id: "pit-1", _shards: { total: 1, successful: 1, skipped: 0, failed: 0 } });
+    if (req.method === "POST" && path === "/_search") {
+      expect(body.pit.id).toBe("pit-1");
+      expect(body.version).toBe(true);
+      expect(body.sort).toEqual([{ _shard_doc: "asc" }]);
+      const from = body.search_after ? (body.search_after[0] as number) + 1 : 0;
+      const hits = docs.slice(from, from + body.size).map((d, i) => ({ _index: "ib_events", _id: d._id, _version: d._version, _score: null, sort: [from + i] }));
+      return json(200, { pit_id: "pit-1", hits: { hits } });
+    }
+    if (req.method === "DELETE" && path === "/_pit") return json(200, { succeeded: true, num_freed: 1 });
+    return json(400, { error: `unexpected ${req.method} ${req.url}` });
+  };
+}
+
+describe("elasticsearch verifier (REST answers of the documented Elasticsearch 8.15 shapes from an in-process stand-in; no Elasticsearch here)", () => {
+  it("is registered; prepare drops the index (404 tolerated) and creates it with the explicit mapping of the event fields (no Elasticsearch here)", async () => {
+    expect(sinks.elasticsearch.verifier).toBe(elasticsearchVerifier);
+    const r = await httpReceiver(esAnswers([], 0));
+    const v = elasticsearchVerifier.create({ host: "127.0.0.1", port: r.port, params: { user: "elastic", password: "pw" }, fields });
+    try {
+      await v.prepare();
+      expect(r.got.map((g) => `${g.method} ${g.url}`)).toEqual(["DELETE /ib_events", "PUT /ib_events"]);
+      expect(JSON.parse(r.got[1]!.body.toString())).toEqual({
+        settings: { number_of_shards: 1, number_of_replicas: 0 },
+        mappings: { dynamic: false, properties: { ts: { type: "date" }, level: { type: "text" }, msg: { type: "text" }, n: { type: "long" }, gen: { type: "integer" }, seq: { type: "long" }, sent_at: { type: "date" } } },
+      });
+      expect(indexDefinition(fields, 3).settings.number_of_shards).toBe(3);
+      expect(r.got[0]!.headers.authorization).toBe(`Basic ${Buffer.from("elastic:pw").toString("base64")}`);
+    } finally {
+      await v.close();
+      await r.close();
+    }
+  });
+
+  it("sample refreshes then counts; the ledger from composite-aggregation pages and _version tells lost, duplicated, overwritten, rejected, unexpected apart exactly (documented response shapes; no Elasticsearch here)", async () => {
+    const docs: Doc[] = [];
+    const put = (gen: number | undefined, seq: number | undefined, version = 1): void => { docs.push({ _id: `auto-${docs.length}`, _version: version, gen, seq }); };
+    // generator 0 sent 25 000 seqs; 100..199 rejected (only 150 stored anyway); 5000..5009 and 24990..24999 lost
+    for (let s = 0; s < 25_000; s++) {
+      if ((s >= 100 && s < 200 && s !== 150) || (s >= 5000 && s < 5010) || s >= 24_990) continue;
+      put(0, s);
+    }
+    put(0, 7); put(0, 7); put(0, 20_000); // the same event under other _ids: 3 duplicates
+    docs[42]!._id = "0-42"; docs[42]!._version = 2; // re-sent with _id = gen-seq: overwritten once
+    docs[43]!._id = "0-43"; docs[43]!._version = 4; // three times
+    put(1, 0); put(1, 2); // generator 1 sent 3: seq 1 lost
+    put(0, 30_000); put(5, 1); // seq beyond sent, unknown generator: unexpected
+    put(0, undefined); put(undefined, undefined); // no gen/seq at all: unexpected
+    const newest = Date.UTC(2026, 10, 29, 22, 0, 0, 123);
+    const r = await httpReceiver(esAnswers(docs, newest));
+    const v = elasticsearchVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields });
+    try {
+      const s = await v.sample();
+      expect(s.stored).toBe(docs.length);
+      expect(s.newestSentAtMs).toBe(newest);
+      expect(s.tAfter).toBeGreaterThanOrEqual(s.tBefore);
+      expect(r.got.slice(0, 2).map((g) => `${g.method} ${g.url}`)).toEqual(["POST /ib_events/_refresh", "GET /ib_events/_count"]);
+      const l = await v.ledger([25_000, 3], [[[100, 199]], []]);
+      expect(l).toEqual({
+        sent: 25_003,
+        accepted: 24_903,
+        rejected: 100,
+        // gen 0: 25 000 − 100 rejected + 1 (150) − 10 − 10 = 24 881 distinct, + 3 duplicate rows; gen 1: 2; 4 unexpected
+        stored: 24_890,
+        distinct: 24_887,
+        duplicated: 3,
+        lost: 21,
+        overwritten: 4,
+        unexpected: 4,
+        missingRanges: [[0, 5000, 5009], [0, 24_990, 24_999], [1, 1, 1]],
+      });
+      const pages = r.got.filter((g) => g.url.includes("aggregations.seqs"));
+      expect(pages.length).toBe(Math.ceil(24_885 / ES_PAGE) + 1); // 24 885 buckets, then an empty page
+      expect(r.got.filter((g) => g.url.startsWith("/_search")).length).toBe(Math.ceil(docs.length / ES_PAGE));
+      expect(r.got.at(-1)!.method).toBe("DELETE"); // the point in time is closed
+    } finally {
+      await v.close();
+      await r.close();
+    }
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * Verifier "elasticsearch": the sink-side half for Elasticsearch 8.x, over its REST API (undici, through
+ * core/http.ts `HttpJsonApi`), Basic auth when params carry `user` and `password`.
+ *
+ * Index `params.index` (default "ib_events"), dropped and created by `prepare` with an explicit mapping (Elasticsearch
+ * reference 8.15, "Explicit mapping"): the scenario's fields (string → text, timestamp → date, int → long,
+ * float → double, bool → boolean), then gen integer, seq long, sent_at date; `dynamic: false`, so fields a collector
+ * adds (@timestamp, tag) are kept in _source without changing the mapping; one shard (`params.shards`), no replica
+ * (a single-node sink would stay yellow with one).
+ *
+ * - sample: `POST /<index>/_refresh` then `GET /<index>/_count` (`_count` sees refreshed documents only), timed
+ *   around both; then a `max` aggregation on sent_at for the ingest lag.
+ * - ledger (definitions in core/ledger.ts): after a refresh, `_count` gives stored; a composite aggregation over the
+ *   terms of gen and seq ("Composite aggregation", paged by `after_key`, 10 000 buckets a page) gives each stored
+ *   (gen, seq) and its doc_count: a doc_count of 2 is the same event stored twice under different _ids (duplicated);
+ *   documents without a gen or seq are unexpected. overwritten = Σ(_version − 1) over all documents, read by a
+ *   point-in-time search sorted by `_shard_doc` with `version: true` and no _source ("Paginate search results →
+ *   search_after"): with `_id` = "<gen>-<seq>" (the es-bulk generator's `ids: true`) a re-sent event replaces its
+ *   document and raises its `_version` instead of adding one; with generated _ids every _version is 1.
+ */
+import { IngestbenchError } from "../../../core/errors.ts";
+import type { EventField, FieldType } from "../../../core/events/types.ts";
+import { authHeader } from "../../../core/events/es-bulk.ts";
+import { HttpJsonApi } from "../../../core/http.ts";
+import { SeqLedger } from "../../../core/ledger.ts";
+import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+
+/** Elasticsearch field type of each event field type. */
+export const ES_TYPES: Readonly<Record<FieldType, string>> = {
+  string: "text",
+  timestamp: "date",
+  int: "long",
+  float: "double",
+  bool: "boolean",
+};
+
+/** Buckets per composite aggregation page and hits per point-in-time page. */
+export const ES_PAGE = 10_000;
+
+/** keep_alive of the ledger's point in time. */
+const PIT_KEEP_ALIVE = "2m";
+
+const now = (): number => performance.timeOrigin + performance.now();
+
+/** The body of `PUT /<index>`: settings and the explicit mapping (see the file comment). */
+export function indexDefinition(fields: readonly EventField[], shards = 1): { settings: Record<string, unknown>; mappings: Record<string, unknown> } {
+  const properties: Record<string, { type: string }> = {};
+  for (const f of fields) properties[f.name] = { type: ES_TYPES[f.type] };
+  properties.gen = { type: "integer" };
+  properties.seq = { type: "long" };
+  properties.sent_at = { type: "date" };
+  return { settings: { number_of_shards: shards, number_of_replicas: 0 }, mappings: { dynamic: false, properties } };
+}
+
+/** One page of a composite aggregation named `seqs`, as the search API answers it. */
+interface CompositePage {
+  aggregations?: { seqs?: { after_key?: Record<string, unknown>; buckets?: Array<{ key?: { gen?: unknown; seq?: unknown }; doc_count?: unknown }> } };
+}
+
+/** One page of a point-in-time search with `version: true`. */
+interface VersionPage {
+  pit_id?: string;
+  hits?: { hits?: Array<{ _version?: unknown; sort?: unknown[] }> };
+}
+
+class ElasticsearchVerifier implements Verifier {
+  private readonly api: HttpJsonApi;
+  private readonly index: string;
+  private readonly path: string;
+  private newest: number | null = null;
+
+  constructor(private readonly ctx: VerifierContext) {
+    this.index = ctx.params.index ?? "ib_events";
+    this.path = `/${encodeURIComponent(this.index)}`;
+    this.api = new HttpJsonApi("Elasticsearch", ctx.host, ctx.port, authHeader(ctx.params));
+  }
+
+  /** Drop the index if it exists (a previous cell's documents would corrupt the ledger) and create it with the mapping. */
+  async prepare(): Promise<void> {
+    await this.api.call("DELETE", this.path, undefined, [404]);
+    const shards = this.ctx.params.shards !== undefined ? Number(this.ctx.params.shards) : 1;
+    if (!Number.isInteger(shards) || shards < 1) throw new IngestbenchError("E_ES_SHARDS", `sink param shards must be a positive integer, got "${this.ctx.params.shards}"`);
+    await this.api.call("PUT", this.path, indexDefinition(this.ctx.fields, shards));
+    this.newest = null;
+  }
+
+  private async count(): Promise<number> {
+    const r = await this.api.call("GET", `${this.path}/_count`);
+    const c = (r.json as { count?: unknown } | null)?.count;
+    if (typeof c !== "number") throw new IngestbenchError("E_ES_ANSWER", `Elasticsearch _count answered without a count: ${r.body.slice(0, 200)}`);
+    return c;
+  }
+
+  /** `_refresh` then `_count`, timed around both; then the newest sent_at (max aggregation). */
+  async sample(): Promise<CountSample> {
+    const tBefore = now();
+    await this.api.call("POST", `${this.path}/_refresh`);
+    const stored = await this.count();
+    const tAfter = now();
+    const r = await this.api.call("POST", `${this.path}/_search?filter_path=aggregations`, { size: 0, aggs: { newest: { max: { field: "sent_at" } } } });
+    const v = (r.json as { aggregations?: { newest?: { value?: unknown } } } | null)?.aggregations?.newest?.value;
+    if (typeof v === "number" && Number.isFinite(v)) this.newest = Math.max(this.newest ?? 0, v);
+    return { tBefore, tAfter, stored, newestSentAtMs: this.newest };
+  }
+
+  async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger> {
+    await this.api.call("POST", `${this.path}/_refresh`);
+    const stored = await this.count();
+    const acc = new SeqLedger(sent, rejected);
+    let keyed = 0;
+    let after: Record<string, unknown> | undefined;
+    for (;;) {
+      const body = {
+        size: 0,
+        aggs: { seqs: { composite: { size: ES_PAGE, sources: [{ gen: { terms: { field: "gen" } } }, { seq: { terms: { field: "seq" } } }], ...(after ? { after } : {}) } } },
+      };
+      const r = await this.api.call("POST", `${this.path}/_search?filter_path=aggregations.seqs.after_key,aggregations.seqs.buckets`, body);
+      const seqs = (r.json as CompositePage | null)?.aggregations?.seqs;
+      const buckets = seqs?.buckets ?? [];
+      for (const b of buckets) {
+        const n = Number(b.doc_count);
+        acc.add(Number(b.key?.gen), Number(b.key?.seq), n);
+        keyed += n;
+      }
+      if (buckets.length === 0 || !seqs?.after_key) break;
+      after = seqs.after_key;
+    }
+    if (keyed > stored) throw new IngestbenchError("E_ES_ANSWER", `Elasticsearch's composite aggregation counted ${keyed} documents, _count ${stored}: the index changed during the ledger`);
+    acc.addUnkeyed(stored - keyed);
+    return acc.result(stored > 0 ? await this.overwrites() : 0);
+  }
+
+  /** Σ(_version − 1) over every document, by a point-in-time search (see the file comment). */
+  private async overwrites(): Promise<number> {
+    const open = await this.api.call("POST", `${this.path}/_pit?keep_alive=${PIT_KEEP_ALIVE}`);
+    let pit = (open.json as { id?: unknown } | null)?.id;
+    if (typeof pit !== "string") throw new IngestbenchError("E_ES_ANSWER", `Elasticsearch opened no point in time: ${open.body.slice(0, 200)}`);
+    let total = 0;
+    try {
+      let searchAfter: unknown[] | undefined;
+      for (;;) {
+        const body = {
+          size: ES_PAGE,
+          _source: false,
+          version: true,
+          track_total_hits: false,
+          pit: { id: pit, keep_alive: PIT_KEEP_ALIVE },
+          sort: [{ _shard_doc: "asc" }],
+          ...(searchAfter ? { search_after: searchAfter } : {}),
+        };
+        const r = await this.api.call("POST", "/_search?filter_path=pit_id,hits.hits._version,hits.hits.sort", body);
+        const page = r.json as VersionPage | null;
+        if (typeof page?.pit_id === "string") pit = page.pit_id;
+        const hits = page?.hits?.hits ?? [];
+        for (const h of hits) {
+          const v = Number(h._version);
+          if (Number.isFinite(v) && v > 1) total += v - 1;
+        }
+        if (hits.length < ES_PAGE) break;
+        searchAfter = hits.at(-1)?.sort;
+        if (!searchAfter) throw new IngestbenchError("E_ES_ANSWER", "Elasticsearch answered a point-in-time page without sort values");
+      }
+    } finally {
+      await this.api.call("DELETE", "/_pit", { id: pit }, [404]).catch(() => undefined);
+    }
+    return total;
+  }
+
+  async close(): Promise<void> {
+    await this.api.close();
+  }
+}
+
+/** Factory "elasticsearch": ctx.params.index (default "ib_events"), shards (default 1), user and password (Basic auth). */
+export const elasticsearchVerifier: VerifierFactory = {
+  name: "elasticsearch",
+  create: (ctx) => new ElasticsearchVerifier(ctx),
+};

@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import { ConfigurationError } from "../../../core/errors.ts";
+import { columnMismatches, GRIDDB_PAGE, gridDbColumns, griddbVerifier } from "./verifier.ts";
+import { sinks } from "../../registry.ts";
+import { fields, httpReceiver, type GotRequest } from "../../../test/harness/generators/run-generator.ts";
+
+const BASE = "/griddb/v2/myCluster/dbs/public";
+const gridError = (status: number, errorCode: number, errorMessage: string) => ({ status, body: JSON.stringify({ version: "v2", errorCode, errorMessage }) });
+
+/**
+ * An in-process stand-in for the GridDB Web API ("GridDB Web API Reference"): container info / delete / create, and
+ * `POST …/sql/select` for the verifier's statements over `rows` (positional: fields…, gen, seq, sent_at), answering
+ * `[{"columns":[…],"results":[[…]]}]`.
+ */
+function gridAnswers(rows: unknown[][], existing: { container_type: string; columns: Array<{ name: string; type: string }> } | null) {
+  const json = (status: number, body: unknown) => ({ status, body: JSON.stringify(body) });
+  const g = fields.length;
+  return (req: GotRequest) => {
+    expect(req.headers.authorization).toBe(`Basic ${Buffer.from("admin:admin").toString("base64")}`);
+    expect(req.headers["content-type"]).toBe("application/json; charset=UTF-8");
+    if (req.method === "GET" && req.url === `${BASE}/containers/ib_events/info`) {
+      if (!existing) return gridError(404, 140501, "Container not found");
+      return json(200, { container_name: "ib_events", container_type: existing.container_type, rowkey: existing.container_type === "TIME_SERIES", columns: existing.columns.map((c) => ({ ...c, index: [] })) });
+    }
+    if (req.method === "DELETE" && req.url === `${BASE}/containers`) return { status: 204 };
+    if (req.method === "POST" && req.url === `${BASE}/containers`) return { status: 201 };
+    if (req.method === "POST" && req.url === `${BASE}/sql/select`) {
+      const [{ stmt }] = JSON.parse(req.body.toString()) as [{ stmt: string }];
+      if (stmt === 'SELECT COUNT(*), MAX(sent_at) FROM "ib_events"') {
+        const max = rows.map((r) => r[g + 2] as string).sort().at(-1) ?? null;
+        return json(200, [{ columns: [{ name: "", type: "LONG" }, { name: "", type: "TIMESTAMP" }], results: [[rows.length, max]] }]);
+      }
+      if (stmt === 'SELECT COUNT(*) FROM "ib_events"') return json(200, [{ columns: [{ name: "", type: "LONG" }], results: [[rows.length]] }]);
+      const m = /^SELECT gen, seq, COUNT\(\*\) FROM "ib_events" WHERE (?:gen IS NOT NULL AND seq IS NOT NULL|gen > (\d+) OR \(gen = (\d+) AND seq > (\d+)\)) GROUP BY gen, seq ORDER BY gen, seq LIMIT (\d+)$/.exec(stmt);
+      if (!m) return gridError(400, 240001, `[240001:SQL_COMPILE_SYNTAX_ERROR] unexpected statement ${stmt}`);
+      const counts = new Map<string, [number, number, number]>();
+      for (const r of rows) {
+        const gen = r[g] as number | null;
+        const seq = r[g + 1] as number | null;
+        if (gen === null || seq === null) continue;
+        if (m[1] !== undefined && !(gen > Number(m[1]) || (gen === Number(m[2]) && seq > Number(m[3])))) continue;
+        const k = `${gen}:${seq}`;
+        const e = counts.get(k);
+        if (e) e[2]++;
+        else counts.set(k, [gen, seq, 1]);
+      }
+      const results = [...counts.values()].sort((a, b) => a[0] - b[0] || a[1] - b[1]).slice(0, Number(m[4]));
+      return json(200, [{ columns: [{ name: "gen", type: "INTEGER" }, { name: "seq", type: "LONG" }, { name: "", type: "LONG" }], results }]);
+    }
+    return gridError(404, 0, `unexpected ${req.method} ${req.url}`);
+  };
+}
+
+describe("griddb verifier (GridDB Web API answers of the documented shapes from an in-process stand-in; no GridDB here)", () => {
+  it("creates a missing container from the event fields in order with GridDB types (no GridDB here)", async () => {
+    expect(sinks.griddb.verifier).toBe(griddbVerifier);
+    const r = await httpReceiver(gridAnswers([], null));
+    const v = griddbVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields });
+    try {
+      await v.prepare();
+      expect(r.got.map((g) => `${g.method} ${g.url}`)).toEqual([`GET ${BASE}/containers/ib_events/info`, `POST ${BASE}/containers`]);
+      expect(JSON.parse(r.got[1]!.body.toString())).toEqual({
+        container_name: "ib_events", container_type: "COLLECTION", rowkey: false,
+        columns: [{ name: "ts", type: "TIMESTAMP" }, { name: "level", type: "STRING" }, { name: "msg", type: "STRING" }, { name: "n", type: "LONG" }, { name: "gen", type: "INTEGER" }, { name: "seq", type: "LONG" }, { name: "sent_at", type: "TIMESTAMP" }],
+      });
+    } finally {
+      await v.close();
+      await r.close();
+    }
+  });
+
+  it("an existing container whose column count or types differ fails prepare before the run, naming both column lists, and is left alone (no GridDB here)", async () => {
+    const cols = gridDbColumns(fields);
+    const wrongType = cols.map((c, i) => (i === 3 ? { name: "n", type: "STRING" } : c));
+    const short = cols.slice(0, -1);
+    for (const columns of [wrongType, short]) {
+      const r = await httpReceiver(gridAnswers([], { container_type: "COLLECTION", columns }));
+      const v = griddbVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields });
+      try {
+        const err = await v.prepare().then(() => null, (e: unknown) => e);
+        expect(err).toBeInstanceOf(ConfigurationError);
+        expect((err as ConfigurationError).code).toBe("E_GRIDDB_SCHEMA");
+        const msg = (err as Error).message;
+        expect(msg).toContain('GridDB container "ib_events" does not match');
+        if (columns === wrongType) expect(msg).toContain('column 4 "n" is STRING, value 4 ("n") needs LONG');
+        else expect(msg).toContain("it has 6 columns, the events have 7 values per row");
+        expect(msg).toContain("events: (ts TIMESTAMP, level STRING, msg STRING, n LONG, gen INTEGER, seq LONG, sent_at TIMESTAMP)");
+        expect(r.got.map((g) => g.method)).toEqual(["GET"]); // nothing dropped or created
+      } finally {
+        await v.close();
+        await r.close();
+      }
+    }
+    expect(columnMismatches(cols.map((c) => ({ ...c, name: `x${c.name}` })), cols)).toEqual([]); // names do not matter
+  });
+
+  it("a matching TIME_SERIES container is dropped and recreated as TIME_SERIES with its row key (no GridDB here)", async () => {
+    const r = await httpReceiver(gridAnswers([], { container_type: "TIME_SERIES", columns: gridDbColumns(fields) }));
+    const v = griddbVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields });
+    try {
+      await v.prepare();
+      expect(r.got.map((g) => g.method)).toEqual(["GET", "DELETE", "POST"]);
+      expect(JSON.parse(r.got[1]!.body.toString())).toEqual(["ib_events"]);
+      expect(JSON.parse(r.got[2]!.body.toString())).toMatchObject({ container_type: "TIME_SERIES", rowkey: true });
+    } finally {
+      await v.close();
+      await r.close();
+    }
+  });
+
+  it("sample is a SQL count; the ledger pages GROUP BY gen, seq results and counts lost, duplicated and unexpected rows exactly (no GridDB here)", async () => {
+    const rows: unknown[][] = [];
+    const row = (gen: number | null, seq: number | null, sentAt = "2026-11-29T22:00:00.000Z"): unknown[] => ["2024-11-07T00:00:00.000Z", "info", "m", 1, gen, seq, sentAt];
+    for (let s = 0; s < 23_000; s++) if (s < 17_000 || s >= 17_100) rows.push(row(0, s));
+    rows.push(row(0, 5, "2026-11-29T22:00:01.250Z")); // stored twice
+    rows.push(row(0, null)); // a row without seq
+    const r = await httpReceiver(gridAnswers(rows, null));
+    const v = griddbVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields });
+    try {
+      const s = await v.sample();
+      expect(s.stored).toBe(22_902);
+      expect(s.newestSentAtMs).toBe(Date.UTC(2026, 10, 29, 22, 0, 1, 250));
+      const l = await v.ledger([23_000], [[]]);
+      expect(l).toEqual({
+        sent: 23_000, accepted: 23_000, rejected: 0,
+        stored: 22_902, distinct: 22_901, duplicated: 1, lost: 100, overwritten: 0, unexpected: 1,
+        missingRanges: [[0, 17_000, 17_099]],
+      });
+      expect(r.got.filter((g) => g.body.toString().includes("GROUP BY")).length).toBe(Math.ceil(22_900 / GRIDDB_PAGE));
+    } finally {
+      await v.close();
+      await r.close();
+    }
+  });
+});

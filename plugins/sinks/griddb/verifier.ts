@@ -1,0 +1,198 @@
+/**
+ * Verifier "griddb": the sink-side half for GridDB, over the GridDB Web API (griddb/webapi, "GridDB Web API
+ * Reference") with undici (core/http.ts `HttpJsonApi`), Basic authentication, Content-Type
+ * `application/json; charset=UTF-8`, under `/griddb/v2/<cluster>/dbs/<database>`.
+ *
+ * Rows are positional (the griddb-webapi generator and fluent-plugin-griddb send arrays matched to columns by
+ * position), so the container must have exactly the scenario's fields in order, then gen, seq, sent_at. `prepare`:
+ * - reads `GET …/containers/<container>/info`; if the container exists, its columns must match in count and in
+ *   type, position by position, or the run stops before it starts with an error listing both column lists (a
+ *   mismatch would otherwise surface only as "Row data is invalid" or conversion errors on every batch, seed 000);
+ *   names may differ (they do not matter to positional rows). A matching container is dropped and created anew
+ *   (a previous cell's rows would corrupt the ledger), keeping its container type;
+ * - else creates it (`POST …/containers`): types string → STRING, timestamp → TIMESTAMP, int → LONG,
+ *   float → DOUBLE, bool → BOOL, gen INTEGER, seq LONG, sent_at TIMESTAMP; container type `params.containerType`,
+ *   COLLECTION (default: no row key, duplicates stay visible) or TIME_SERIES (row key = the first column, which must
+ *   be a timestamp field; rows sharing a timestamp then replace each other, as in seed 000).
+ *
+ * - sample: SQL `SELECT COUNT(*), MAX(sent_at)` through `POST …/sql/select` ("SQL SELECT execution"; answer
+ *   `[{"columns":[..],"results":[[..]]}]`). `params.sqlPath: "sql"` selects the older `POST …/sql` endpoint, whose
+ *   statements carry `"type": "sql-select"`.
+ * - ledger (definitions in core/ledger.ts): `COUNT(*)` gives stored; the stored (gen, seq) pairs with their row counts
+ *   come from `SELECT gen, seq, COUNT(*) … GROUP BY gen, seq ORDER BY gen, seq`, paged by key (gen, seq) in pages of
+ *   `GRIDDB_PAGE` rows (the Web API's default maxLimit); rows with a NULL gen or seq are unexpected.
+ *   overwritten = 0: a TIME_SERIES upsert leaves no trace in the container, so an overwritten row counts as lost
+ *   here (the generator's events carry seeded timestamps; colliding ones are the scenario's to avoid).
+ */
+import { ConfigurationError, IngestbenchError } from "../../../core/errors.ts";
+import { basicAuth, GRIDDB_CONTENT_TYPE, gridDbTarget } from "../../../core/events/griddb-webapi.ts";
+import type { EventField, FieldType } from "../../../core/events/types.ts";
+import { HttpJsonApi } from "../../../core/http.ts";
+import { SeqLedger } from "../../../core/ledger.ts";
+import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+
+/** GridDB column type of each event field type. */
+export const GRIDDB_TYPES: Readonly<Record<FieldType, string>> = {
+  string: "STRING",
+  timestamp: "TIMESTAMP",
+  int: "LONG",
+  float: "DOUBLE",
+  bool: "BOOL",
+};
+
+/** Rows per ledger page (the Web API's default maxLimit for SQL results). */
+export const GRIDDB_PAGE = 10_000;
+
+export type GridDbContainerType = "COLLECTION" | "TIME_SERIES";
+
+/** A column as the Web API describes it. */
+export interface GridDbColumn {
+  name: string;
+  type: string;
+}
+
+/** The container's columns for `fields`: the fields in order, then gen, seq, sent_at. */
+export function gridDbColumns(fields: readonly EventField[]): GridDbColumn[] {
+  return [
+    ...fields.map((f) => ({ name: f.name, type: GRIDDB_TYPES[f.type] })),
+    { name: "gen", type: "INTEGER" },
+    { name: "seq", type: "LONG" },
+    { name: "sent_at", type: "TIMESTAMP" },
+  ];
+}
+
+/**
+ * Differences between an existing container's columns and the expected ones, by position: count, then type
+ * (names are not compared: rows are positional). Empty when they match.
+ */
+export function columnMismatches(actual: readonly GridDbColumn[], expected: readonly GridDbColumn[]): string[] {
+  const out: string[] = [];
+  if (actual.length !== expected.length) out.push(`it has ${actual.length} columns, the events have ${expected.length} values per row`);
+  const n = Math.min(actual.length, expected.length);
+  for (let i = 0; i < n; i++) {
+    const a = actual[i]!;
+    const e = expected[i]!;
+    if (a.type.toUpperCase() !== e.type) out.push(`column ${i + 1} "${a.name}" is ${a.type}, value ${i + 1} ("${e.name}") needs ${e.type}`);
+  }
+  return out;
+}
+
+/** A GridDB identifier in SQL (double quotes doubled). */
+const ident = (s: string): string => `"${s.replace(/"/g, '""')}"`;
+
+const now = (): number => performance.timeOrigin + performance.now();
+
+/** One statement's answer of the SQL SELECT endpoint. */
+interface SqlResult {
+  columns?: GridDbColumn[];
+  results?: unknown[][];
+}
+
+class GridDbVerifier implements Verifier {
+  private readonly api: HttpJsonApi;
+  private readonly base: string;
+  private readonly container: string;
+  private newest: number | null = null;
+
+  constructor(private readonly ctx: VerifierContext) {
+    const t = gridDbTarget(ctx.params);
+    const e = encodeURIComponent;
+    this.base = `/griddb/v2/${e(t.cluster)}/dbs/${e(t.database)}`;
+    this.container = t.container;
+    this.api = new HttpJsonApi("GridDB Web API", ctx.host, ctx.port, { "Content-Type": GRIDDB_CONTENT_TYPE, Authorization: basicAuth(t.user, t.password) });
+  }
+
+  private containerPath(suffix = ""): string {
+    return `${this.base}/containers/${encodeURIComponent(this.container)}${suffix}`;
+  }
+
+  /**
+   * Check or create the container (see the file comment).
+   * @throws ConfigurationError E_GRIDDB_SCHEMA when an existing container's columns do not match the events, or
+   *   E_GRIDDB_CONTAINER_TYPE for a bad params.containerType or a TIME_SERIES without a leading timestamp field
+   */
+  async prepare(): Promise<void> {
+    const expected = gridDbColumns(this.ctx.fields);
+    const info = await this.api.call("GET", this.containerPath("/info"), undefined, [404]);
+    let type = this.ctx.params.containerType as GridDbContainerType | undefined;
+    if (info.status !== 404) {
+      const doc = info.json as { container_type?: unknown; columns?: unknown } | null;
+      const cols = Array.isArray(doc?.columns) ? (doc.columns as Array<{ name?: unknown; type?: unknown }>).map((c) => ({ name: String(c.name), type: String(c.type) })) : null;
+      if (cols === null) throw new IngestbenchError("E_GRIDDB_ANSWER", `GridDB container info of "${this.container}" has no columns: ${info.body.slice(0, 200)}`);
+      const diff = columnMismatches(cols, expected);
+      if (diff.length > 0) {
+        const show = (cs: readonly GridDbColumn[]): string => cs.map((c) => `${c.name} ${c.type}`).join(", ");
+        throw new ConfigurationError(
+          "E_GRIDDB_SCHEMA",
+          `GridDB container "${this.container}" does not match the scenario's event fields (rows are positional): ${diff.join("; ")}. ` +
+            `Container: (${show(cols)}); events: (${show(expected)}). Drop the container or change the scenario's event fields.`,
+          { field: "event" },
+        );
+      }
+      type ??= doc?.container_type === "TIME_SERIES" ? "TIME_SERIES" : "COLLECTION";
+      await this.api.call("DELETE", `${this.base}/containers`, [this.container]);
+    }
+    type ??= "COLLECTION";
+    if (type !== "COLLECTION" && type !== "TIME_SERIES") {
+      throw new ConfigurationError("E_GRIDDB_CONTAINER_TYPE", `sink param containerType must be COLLECTION or TIME_SERIES, got "${String(type)}"`, { field: "sink.griddb.containerType" });
+    }
+    if (type === "TIME_SERIES" && this.ctx.fields[0]?.type !== "timestamp") {
+      throw new ConfigurationError("E_GRIDDB_CONTAINER_TYPE", "a TIME_SERIES container's row key is its first column, which must be a timestamp: make the first event field a timestamp", { field: "event" });
+    }
+    await this.api.call("POST", `${this.base}/containers`, { container_name: this.container, container_type: type, rowkey: type === "TIME_SERIES", columns: expected });
+    this.newest = null;
+  }
+
+  /** Run one SELECT; resolves with its rows. */
+  private async select(stmt: string): Promise<unknown[][]> {
+    const old = this.ctx.params.sqlPath === "sql";
+    const r = await this.api.call("POST", `${this.base}/${old ? "sql" : "sql/select"}`, [old ? { type: "sql-select", stmt } : { stmt }]);
+    const res = Array.isArray(r.json) ? (r.json[0] as SqlResult | undefined) : undefined;
+    if (!res || !Array.isArray(res.results)) throw new IngestbenchError("E_GRIDDB_ANSWER", `GridDB SQL answered without results to \`${stmt.slice(0, 120)}\`: ${r.body.slice(0, 200)}`);
+    return res.results;
+  }
+
+  async sample(): Promise<CountSample> {
+    const tBefore = now();
+    const [row] = await this.select(`SELECT COUNT(*), MAX(sent_at) FROM ${ident(this.container)}`);
+    const tAfter = now();
+    const stored = Number(row?.[0] ?? 0);
+    const newest = typeof row?.[1] === "string" ? Date.parse(row[1]) : Number.NaN;
+    if (Number.isFinite(newest)) this.newest = Math.max(this.newest ?? 0, newest);
+    return { tBefore, tAfter, stored, newestSentAtMs: this.newest };
+  }
+
+  async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger> {
+    const c = ident(this.container);
+    const [row] = await this.select(`SELECT COUNT(*) FROM ${c}`);
+    const stored = Number(row?.[0] ?? 0);
+    const acc = new SeqLedger(sent, rejected);
+    let keyed = 0;
+    let after: [number, number] | null = null;
+    for (;;) {
+      const where = after ? `WHERE gen > ${after[0]} OR (gen = ${after[0]} AND seq > ${after[1]})` : "WHERE gen IS NOT NULL AND seq IS NOT NULL";
+      const rows = await this.select(`SELECT gen, seq, COUNT(*) FROM ${c} ${where} GROUP BY gen, seq ORDER BY gen, seq LIMIT ${GRIDDB_PAGE}`);
+      for (const r of rows) {
+        const n = Number(r[2]);
+        acc.add(Number(r[0]), Number(r[1]), n);
+        keyed += n;
+      }
+      if (rows.length < GRIDDB_PAGE) break;
+      const last = rows.at(-1)!;
+      after = [Number(last[0]), Number(last[1])];
+    }
+    if (keyed > stored) throw new IngestbenchError("E_GRIDDB_ANSWER", `GridDB grouped ${keyed} rows but counted ${stored}: the container changed during the ledger`);
+    acc.addUnkeyed(stored - keyed);
+    return acc.result(0);
+  }
+
+  async close(): Promise<void> {
+    await this.api.close();
+  }
+}
+
+/** Factory "griddb": ctx.params cluster, database, container, user, password (defaults as the griddb-webapi generator's), containerType, sqlPath. */
+export const griddbVerifier: VerifierFactory = {
+  name: "griddb",
+  create: (ctx) => new GridDbVerifier(ctx),
+};

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { LOKI_PAGE, lokiVerifier } from "./verifier.ts";
+import { sinks } from "../../registry.ts";
+import { fields, httpReceiver, type GotRequest } from "../../../test/harness/generators/run-generator.ts";
+
+interface Entry { ts: bigint; labels: Record<string, string>; line: string }
+
+/**
+ * An in-process stand-in for Loki's query API ("Loki HTTP API"): GET /ready, and query_range for
+ * `sum(count_over_time({job="ingestbench"}[<n>ms]))` (a matrix evaluated at `end`) and for the log query
+ * `{job="ingestbench"}` (streams; start inclusive, end exclusive, `limit` entries across streams in `direction`).
+ */
+function lokiAnswers(entries: Entry[]) {
+  const json = (body: unknown) => ({ status: 200, body: JSON.stringify(body) });
+  const stats = { summary: { bytesProcessedPerSecond: 0, linesProcessedPerSecond: 0, totalBytesProcessed: 0, totalLinesProcessed: 0, execTime: 0.001 } };
+  return (req: GotRequest) => {
+    const u = new URL(req.url, "http://x");
+    if (u.pathname === "/ready") return { status: 200, body: "ready\n", headers: { "Content-Type": "text/plain" } };
+    if (u.pathname !== "/loki/api/v1/query_range") return { status: 404, body: "404 page not found\n" };
+    expect(req.headers["x-scope-orgid"]).toBe("tenant-1");
+    const q = u.searchParams.get("query")!;
+    const start = BigInt(u.searchParams.get("start")!);
+    const end = BigInt(u.searchParams.get("end")!);
+    const m = /^sum\(count_over_time\(\{job="ingestbench"\}\[(\d+)ms\]\)\)$/.exec(q);
+    if (m) {
+      expect(start).toBe(end); // one evaluation, at end
+      const from = end - BigInt(m[1]!) * 1_000_000n;
+      const n = entries.filter((e) => e.ts > from && e.ts <= end).length;
+      return json({ status: "success", data: { resultType: "matrix", result: n ? [{ metric: {}, values: [[Number(end / 1_000_000n) / 1000, String(n)]] }] : [], stats } });
+    }
+    expect(q).toBe('{job="ingestbench"}');
+    const limit = Number(u.searchParams.get("limit"));
+    const backward = u.searchParams.get("direction") !== "forward";
+    const sel = entries.filter((e) => e.ts >= start && e.ts < end).sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.labels.gen!.localeCompare(b.labels.gen!)));
+    if (backward) sel.reverse();
+    const streams = new Map<string, { stream: Record<string, string>; values: Array<[string, string]> }>();
+    for (const e of sel.slice(0, limit)) {
+      const k = JSON.stringify(e.labels);
+      if (!streams.has(k)) streams.set(k, { stream: e.labels, values: [] });
+      streams.get(k)!.values.push([String(e.ts), e.line]);
+    }
+    return json({ status: "success", data: { resultType: "streams", result: [...streams.values()], stats } });
+  };
+}
+
+describe("loki verifier (query_range answers of the documented Loki HTTP API shapes from an in-process stand-in; no Loki here)", () => {
+  it("counts the run window with count_over_time and builds the ledger from the lines' gen/seq across paged, tied timestamps (no Loki here)", async () => {
+    expect(sinks.loki.verifier).toBe(lokiVerifier);
+    const entries: Entry[] = [];
+    const r = await httpReceiver(lokiAnswers(entries));
+    const v = lokiVerifier.create({ host: "127.0.0.1", port: r.port, params: { tenant: "tenant-1" }, fields });
+    try {
+      await v.prepare();
+      expect(r.got.map((g) => g.url)).toEqual(["/ready"]);
+      const w0 = BigInt(Date.now()) * 1_000_000n + 1_000_000n; // 1 ms into the window
+      const line = (gen: number, seq: number, ts: bigint): string => JSON.stringify({ ts: "2024-11-07T00:00:00.000Z", level: "info", msg: "m", n: 1, gen, seq, sent_at: new Date(Number(ts / 1_000_000n)).toISOString() });
+      const add = (gen: number, seq: number, ts: bigint): void => { entries.push({ ts, labels: { gen: String(gen), job: "ingestbench" }, line: line(gen, seq, ts) }); };
+      // a previous cell's line, before the window: not this run's
+      entries.push({ ts: w0 - 5_000_000_000n, labels: { gen: "0", job: "ingestbench" }, line: line(0, 0, w0) });
+      // gen 0 sent 12 000 (11 000..11 009 rejected and absent), 3000..3004 and 11 999 lost; gen 1 sent 4000, 1234 lost;
+      // gen 1's seq i shares gen 0's seq i timestamp, so page boundaries fall between tied entries
+      for (let s = 0; s < 12_000; s++) {
+        if ((s >= 3000 && s < 3005) || (s >= 11_000 && s < 11_010) || s === 11_999) continue;
+        add(0, s, w0 + BigInt(s) * 1000n);
+      }
+      for (let s = 0; s < 4000; s++) if (s !== 1234) add(1, s, w0 + BigInt(s) * 1000n);
+      add(0, 10, w0 + 12_500_000n); // seq 10 again, later: a duplicate
+      entries.push({ ts: w0 + 12_600_000n, labels: { gen: "0", job: "ingestbench" }, line: "not json" }); // unexpected
+      await new Promise((res) => setTimeout(res, 60)); // every entry time is now in the past
+      const s = await v.sample();
+      expect(s.stored).toBe(15_985);
+      expect(s.newestSentAtMs).toBe(Number((w0 + 12_600_000n) / 1_000_000n)); // the newest line has no sent_at: its entry time
+      const l = await v.ledger([12_000, 4000], [[[11_000, 11_009]], []]);
+      expect(l).toEqual({
+        sent: 16_000, accepted: 15_990, rejected: 10,
+        stored: 15_985, distinct: 15_984, duplicated: 1, lost: 7, overwritten: 0, unexpected: 1,
+        missingRanges: [[0, 3000, 3004], [0, 11_999, 11_999], [1, 1234, 1234]],
+      });
+      const pages = r.got.filter((g) => g.url.includes("direction=forward"));
+      expect(pages.length).toBe(Math.ceil(15_985 / LOKI_PAGE));
+    } finally {
+      await v.close();
+      await r.close();
+    }
+  });
+});

