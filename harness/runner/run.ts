@@ -49,8 +49,6 @@ import { computeSummary } from "./summary.ts";
 import { collectorHosts } from "./versions.ts";
 import type { CellPlan } from "./cell-plan.ts";
 
-// harness/cli.ts still imports CellPlan from here (the CLI moves on its own branch); new code imports ./cell-plan.ts
-
 export interface RunOptions {
   stack: StackSpec;
   plan: CellPlan;

@@ -133,7 +133,7 @@ describe("import layering (core/plugin.ts): core → nothing; plugins → core; 
   it("finds the source files and their imports (the parser reads static, type-only and dynamic imports)", () => {
     expect(graph.size).toBeGreaterThan(100);
     // bin/ingestbench.js loads the CLI with a dynamic import()
-    expect(graph.get("bin/ingestbench.js")).toContain("harness/cli.ts");
+    expect(graph.get("bin/ingestbench.js")).toContain("harness/cli/index.ts");
   });
 
   it("every import of ours points at a file that exists", () => {
