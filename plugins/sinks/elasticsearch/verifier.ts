@@ -17,6 +17,10 @@
  *   point-in-time search sorted by `_shard_doc` with `version: true` and no _source ("Paginate search results →
  *   search_after"): with `_id` = "<gen>-<seq>" (the es-bulk generator's `ids: true`) a re-sent event replaces its
  *   document and raises its `_version` instead of adding one; with generated _ids every _version is 1.
+ *
+ * Servers that speak this REST API with their own quirks (OpenSearch 2.x, plugins/sinks/opensearch/verifier.ts) get
+ * this verifier through `esCompatibleVerifier(flavour)`: an `EsFlavour` names the server, checks it before the index
+ * is made, adds index settings and replaces the `_version` pass; the defaults are Elasticsearch's.
  */
 import { IngestbenchError } from "../../../core/errors.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
@@ -63,31 +67,54 @@ interface VersionPage {
   hits?: { hits?: Array<{ _version?: unknown; sort?: unknown[] }> };
 }
 
+/**
+ * What differs between servers that speak Elasticsearch's REST API (`_bulk`, `_count`, `_refresh`, composite
+ * aggregations). Every member but `name` and `label` is optional; absent, the verifier does what Elasticsearch 8
+ * needs (see the file comment).
+ */
+export interface EsFlavour {
+  /** the verifier factory's name (the sink's catalog name) */
+  readonly name: string;
+  /** the server's name in messages, e.g. "Elasticsearch" */
+  readonly label: string;
+  /** checks the server before the index is dropped and made (e.g. `GET /`'s version); throws to refuse it */
+  check?(api: HttpJsonApi, params: Record<string, string>): Promise<void>;
+  /** index settings added to (or replacing) `indexDefinition`'s, from the sink params; throws on a bad param */
+  settings?(params: Record<string, string>): Record<string, unknown>;
+  /** Σ(_version − 1) over the index at `path` ("/<index>"), replacing the point-in-time pass over `_shard_doc` */
+  overwrites?(api: HttpJsonApi, path: string): Promise<number>;
+}
+
+const ELASTICSEARCH: EsFlavour = { name: "elasticsearch", label: "Elasticsearch" };
+
 class ElasticsearchVerifier implements Verifier {
   private readonly api: HttpJsonApi;
   private readonly index: string;
   private readonly path: string;
   private newest: number | null = null;
 
-  constructor(private readonly ctx: VerifierContext) {
+  constructor(private readonly ctx: VerifierContext, private readonly flavour: EsFlavour = ELASTICSEARCH) {
     this.index = ctx.params.index ?? "ib_events";
     this.path = `/${encodeURIComponent(this.index)}`;
-    this.api = new HttpJsonApi("Elasticsearch", ctx.host, ctx.port, authHeader(ctx.params));
+    this.api = new HttpJsonApi(flavour.label, ctx.host, ctx.port, authHeader(ctx.params));
   }
 
   /** Drop the index if it exists (a previous cell's documents would corrupt the ledger) and create it with the mapping. */
   async prepare(): Promise<void> {
+    await this.flavour.check?.(this.api, this.ctx.params);
+    const extra = this.flavour.settings?.(this.ctx.params) ?? {};
     await this.api.call("DELETE", this.path, undefined, [404]);
     const shards = this.ctx.params.shards !== undefined ? Number(this.ctx.params.shards) : 1;
     if (!Number.isInteger(shards) || shards < 1) throw new IngestbenchError("E_ES_SHARDS", `sink param shards must be a positive integer, got "${this.ctx.params.shards}"`);
-    await this.api.call("PUT", this.path, indexDefinition(this.ctx.fields, shards));
+    const definition = indexDefinition(this.ctx.fields, shards);
+    await this.api.call("PUT", this.path, { ...definition, settings: { ...definition.settings, ...extra } });
     this.newest = null;
   }
 
   private async count(): Promise<number> {
     const r = await this.api.call("GET", `${this.path}/_count`);
     const c = (r.json as { count?: unknown } | null)?.count;
-    if (typeof c !== "number") throw new IngestbenchError("E_ES_ANSWER", `Elasticsearch _count answered without a count: ${r.body.slice(0, 200)}`);
+    if (typeof c !== "number") throw new IngestbenchError("E_ES_ANSWER", `${this.flavour.label} _count answered without a count: ${r.body.slice(0, 200)}`);
     return c;
   }
 
@@ -125,9 +152,10 @@ class ElasticsearchVerifier implements Verifier {
       if (buckets.length === 0 || !seqs?.after_key) break;
       after = seqs.after_key;
     }
-    if (keyed > stored) throw new IngestbenchError("E_ES_ANSWER", `Elasticsearch's composite aggregation counted ${keyed} documents, _count ${stored}: the index changed during the ledger`);
+    if (keyed > stored) throw new IngestbenchError("E_ES_ANSWER", `${this.flavour.label}'s composite aggregation counted ${keyed} documents, _count ${stored}: the index changed during the ledger`);
     acc.addUnkeyed(stored - keyed);
-    return acc.result(stored > 0 ? await this.overwrites() : 0);
+    if (stored === 0) return acc.result(0);
+    return acc.result(this.flavour.overwrites ? await this.flavour.overwrites(this.api, this.path) : await this.overwrites());
   }
 
   /** Σ(_version − 1) over every document, by a point-in-time search (see the file comment). */
@@ -171,8 +199,10 @@ class ElasticsearchVerifier implements Verifier {
   }
 }
 
+/** The verifier of a server speaking this REST API with `flavour`'s differences (EsFlavour); params as below. */
+export function esCompatibleVerifier(flavour: EsFlavour): VerifierFactory {
+  return { name: flavour.name, create: (ctx) => new ElasticsearchVerifier(ctx, flavour) };
+}
+
 /** Factory "elasticsearch": ctx.params.index (default "ib_events"), shards (default 1), user and password (Basic auth). */
-export const elasticsearchVerifier: VerifierFactory = {
-  name: "elasticsearch",
-  create: (ctx) => new ElasticsearchVerifier(ctx),
-};
+export const elasticsearchVerifier: VerifierFactory = esCompatibleVerifier(ELASTICSEARCH);
