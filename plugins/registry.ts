@@ -20,6 +20,7 @@ export const sinks = {
   postgres: (await import("./sinks/postgres/index.ts")).plugin,
   clickhouse: (await import("./sinks/clickhouse/index.ts")).plugin,
   elasticsearch: (await import("./sinks/elasticsearch/index.ts")).plugin,
+  opensearch: (await import("./sinks/opensearch/index.ts")).plugin,
   loki: (await import("./sinks/loki/index.ts")).plugin,
   griddb: (await import("./sinks/griddb/index.ts")).plugin,
 } as const satisfies Readonly<Record<string, SinkPlugin>>;

@@ -78,7 +78,9 @@ export function sinkParams(sink: string, block: unknown): Record<string, string>
   if (!isObject(block)) return out;
   for (const key of findSink(sink)?.params ?? []) {
     const v = block[key];
+    // params travel as text (Pulumi config, the verifier's context); numbers and booleans as JSON writes them
     if (typeof v === "string") out[key] = v;
+    else if (typeof v === "number" || typeof v === "boolean") out[key] = String(v);
   }
   return out;
 }

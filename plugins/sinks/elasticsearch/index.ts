@@ -12,5 +12,5 @@ export const plugin = {
   image,
   verifier: elasticsearchVerifier,
   // connection params the renderers and the verifier read (default: the verifier's): index ("ib_events")
-  params: ["index"],
+  params: ["index", "shards"],
 } satisfies SinkPlugin<ElasticsearchSinkConfig>;

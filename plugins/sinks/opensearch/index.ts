@@ -9,11 +9,13 @@ import { opensearchImage } from "./image.ts";
 import { OPENSEARCH_VERSION, opensearchSinkSchema, type OpensearchSinkConfig } from "./schema.ts";
 import { opensearchVerifier } from "./verifier.ts";
 
-export const opensearch: SinkPlugin<OpensearchSinkConfig> = {
+export const plugin: SinkPlugin<OpensearchSinkConfig> = {
   kind: "sink",
   name: "opensearch",
   about: `OpenSearch ${OPENSEARCH_VERSION} (opensearchproject/opensearch), one node, security plugin off; fed by es-bulk (_bulk NDJSON)`,
   schema: opensearchSinkSchema,
   image: opensearchImage,
   verifier: opensearchVerifier,
+  // connection params the verifier reads on the container platforms (defaults: ./schema.ts)
+  params: ["version", "index", "number_of_shards", "refresh_interval"],
 };

@@ -12,7 +12,7 @@ import { heapMiB } from "../../../core/catalog.ts";
 import { parseBulkResponse } from "../../../core/events/es-bulk.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import type { Verifier } from "../../../core/verifier.ts";
-import { opensearch } from "./index.ts";
+import { plugin as opensearch } from "./index.ts";
 
 const fields: EventField[] = [
   { name: "ts", type: "timestamp" },
@@ -201,9 +201,9 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
 
   it("bad index params are refused naming the param, before the index is dropped", async () => {
     const shards = await verifierOn([], { number_of_shards: "0" });
-    await expect(shards.v.prepare()).rejects.toMatchObject({ code: "E_OS_PARAM", field: "sink.opensearch.number_of_shards" });
+    await expect(shards.v.prepare()).rejects.toMatchObject({ code: "E_SINK_CONFIG", field: "sink.opensearch.number_of_shards" });
     const refresh = await verifierOn([], { refresh_interval: "fast" });
-    await expect(refresh.v.prepare()).rejects.toMatchObject({ code: "E_OS_PARAM", field: "sink.opensearch.refresh_interval" });
+    await expect(refresh.v.prepare()).rejects.toMatchObject({ code: "E_SINK_CONFIG", field: "sink.opensearch.refresh_interval" });
     expect(refresh.got.map(line)).toEqual(["GET /"]);
   });
 

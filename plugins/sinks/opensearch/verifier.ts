@@ -26,7 +26,7 @@
  */
 import { ConfigurationError, IngestbenchError, VerificationError } from "../../../core/errors.ts";
 import type { VerifierFactory } from "../../../core/verifier.ts";
-import { ES_PAGE, esCompatibleVerifier, type EsFlavour } from "../../../harness/verifiers/elasticsearch.ts";
+import { ES_PAGE, esCompatibleVerifier, type EsFlavour } from "../elasticsearch/verifier.ts";
 import { REFRESH_INTERVAL } from "./schema.ts";
 
 /** The JSON API the Elasticsearch verifier hands its flavour (harness/generators/http.ts HttpJsonApi). */
@@ -70,18 +70,18 @@ async function checkOpensearch(api: Api, params: Record<string, string>): Promis
 
 /**
  * Index settings from the sink params (names of ./schema.ts).
- * @throws ConfigurationError E_OS_PARAM naming the param when number_of_shards is not a positive integer or
+ * @throws ConfigurationError E_SINK_CONFIG naming the param when number_of_shards is not a positive integer or
  *   refresh_interval is not a time value
  */
 function opensearchSettings(params: Record<string, string>): Record<string, unknown> {
   const shards = params.number_of_shards !== undefined ? Number(params.number_of_shards) : 1;
   if (!Number.isInteger(shards) || shards < 1) {
-    throw new ConfigurationError("E_OS_PARAM", `sink param number_of_shards must be a positive integer, got "${params.number_of_shards}"`, { field: "sink.opensearch.number_of_shards" });
+    throw new ConfigurationError("E_SINK_CONFIG", `sink param number_of_shards must be a positive integer, got "${params.number_of_shards}"`, { field: "sink.opensearch.number_of_shards" });
   }
   const out: Record<string, unknown> = { number_of_shards: shards };
   if (params.refresh_interval !== undefined) {
     if (!REFRESH_INTERVAL.test(params.refresh_interval)) {
-      throw new ConfigurationError("E_OS_PARAM", `sink param refresh_interval must be a time value such as "1s", or "-1", got "${params.refresh_interval}"`, { field: "sink.opensearch.refresh_interval" });
+      throw new ConfigurationError("E_SINK_CONFIG", `sink param refresh_interval must be a time value such as "1s", or "-1", got "${params.refresh_interval}"`, { field: "sink.opensearch.refresh_interval" });
     }
     out.refresh_interval = params.refresh_interval;
   }
