@@ -61,12 +61,12 @@ export interface ClaimsReader {
 }
 
 /** A claims read that failed; the message names the collector and the URL. */
-function claimsError(name: string, url: string, why: string, cause?: unknown): IngestbenchError {
+export function claimsError(name: string, url: string, why: string, cause?: unknown): IngestbenchError {
   return new IngestbenchError("E_CLAIMS", `${name} metrics at ${url}: ${why}`, cause === undefined ? undefined : { cause });
 }
 
 /** GET `url` and return its body; 200 only. */
-async function fetchText(name: string, url: string, signal?: AbortSignal): Promise<string> {
+export async function fetchText(name: string, url: string, signal?: AbortSignal): Promise<string> {
   const timeout = AbortSignal.timeout(CLAIMS_TIMEOUT_MS);
   try {
     // reset: one read per run, so no idle keep-alive socket outlives it
@@ -101,7 +101,7 @@ interface PromFamily {
 const parsePrometheusTextFormat = createRequire(import.meta.url)("parse-prometheus-text-format") as (text: string) => PromFamily[];
 
 /** A sample: labels and its value. */
-interface Sample {
+export interface Sample {
   labels: Record<string, string>;
   value: number;
 }
@@ -116,7 +116,7 @@ const FLOAT = /^[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|Inf|NaN)$/i;
  * @throws IngestbenchError E_CLAIMS when the body is not that format (e.g. an HTML page): a family name that is not a
  *         metric name, or a sample value that is not a float
  */
-function parsePrometheus(name: string, url: string, text: string): Map<string, Sample[]> {
+export function parsePrometheus(name: string, url: string, text: string): Map<string, Sample[]> {
   let families: PromFamily[];
   try {
     families = parsePrometheusTextFormat(text);
@@ -143,7 +143,7 @@ function parsePrometheus(name: string, url: string, text: string): Map<string, S
  * Sum of `metric`'s samples that pass `keep`; undefined when the payload has no such family.
  * @throws IngestbenchError E_CLAIMS when a kept sample is not a finite number (a count cannot be NaN or Inf)
  */
-function sumOf(name: string, url: string, samples: Map<string, Sample[]>, metric: string, keep: (labels: Record<string, string>) => boolean = () => true): number | undefined {
+export function sumOf(name: string, url: string, samples: Map<string, Sample[]>, metric: string, keep: (labels: Record<string, string>) => boolean = () => true): number | undefined {
   const list = samples.get(metric);
   if (!list) return undefined;
   let sum = 0;
@@ -156,14 +156,14 @@ function sumOf(name: string, url: string, samples: Map<string, Sample[]>, metric
 }
 
 /** Like sumOf, for a family the collector always exports. @throws IngestbenchError E_CLAIMS when it is absent */
-function required(name: string, url: string, samples: Map<string, Sample[]>, metric: string, keep?: (labels: Record<string, string>) => boolean): number {
+export function required(name: string, url: string, samples: Map<string, Sample[]>, metric: string, keep?: (labels: Record<string, string>) => boolean): number {
   const v = sumOf(name, url, samples, metric, keep);
   if (v === undefined) throw claimsError(name, url, `no ${metric} in the payload (${samples.size} metric families)`);
   return v;
 }
 
 /** `counts` plus the entries of `maybe` that are defined. */
-function withPresent(counts: Record<string, number>, maybe: Record<string, number | undefined>): Record<string, number> {
+export function withPresent(counts: Record<string, number>, maybe: Record<string, number | undefined>): Record<string, number> {
   for (const [k, v] of Object.entries(maybe)) if (v !== undefined) counts[k] = v;
   return counts;
 }

@@ -1,0 +1,59 @@
+/**
+ * The OpenTelemetry Collector's own counts ("claims") on deployed stacks: Prometheus text from its internal telemetry
+ * (./render.ts: a pull reader with the Prometheus exporter, GET /metrics on port 8888), metric names from the
+ * Collector's documentation ("Internal telemetry", basic-level metrics) and exporterhelper / receiverhelper:
+ *
+ * | claim    | metric (summed over every sample)                                       |
+ * |----------|-------------------------------------------------------------------------|
+ * | received | otelcol_receiver_accepted_log_records                                   |
+ * | refused  | otelcol_receiver_refused_log_records (the pipeline said no: the Forward client got no ack) |
+ * | written  | otelcol_exporter_sent_log_records                                       |
+ * | dropped  | otelcol_exporter_send_failed_log_records (after the retries) + otelcol_exporter_enqueue_failed_log_records when reported (a full sending queue) |
+ * | queued   | otelcol_exporter_queue_size (a gauge, in the queue's sizer: requests unless `sending_queue.sizer` says items or bytes), when reported |
+ *
+ * Counters carry the `_total` suffix of the OTel Go Prometheus exporter in current releases
+ * (`otelcol_exporter_sent_log_records_total`); releases that ran the exporter without it expose the bare names.
+ * Either is read (the suffixed one first). Labels (receiver, exporter, transport, data_type, otel_scope_*,
+ * service_*) are not filtered: the rendered config has one logs pipeline, one receiver and one exporter.
+ */
+import type { ClaimsSource } from "../../../core/plugin.ts";
+// the Prometheus text helpers move to core/prometheus.ts (the import is repointed there at merge)
+import { fetchText, parsePrometheus, required, sumOf, withPresent, type Sample } from "../../../harness/remote/claims.ts";
+
+const NAME = "otelcol";
+
+/** Sum of a counter under its `_total` name, else its bare name; undefined when neither is exposed. */
+function counter(url: string, samples: Map<string, Sample[]>, bare: string): number | undefined {
+  return sumOf(NAME, url, samples, `${bare}_total`) ?? sumOf(NAME, url, samples, bare);
+}
+
+/** Like counter, for a counter the Collector always exposes. @throws IngestbenchError E_CLAIMS when absent */
+function needCounter(url: string, samples: Map<string, Sample[]>, bare: string): number {
+  return counter(url, samples, bare) ?? required(NAME, url, samples, `${bare}_total`);
+}
+
+/**
+ * Map one parsed payload to the claims (table above).
+ * @throws IngestbenchError E_CLAIMS when a receiver or exporter log-record counter is absent or a count is not finite
+ */
+export function otelcolCounts(url: string, samples: Map<string, Sample[]>): Record<string, number> {
+  const enqueueFailed = counter(url, samples, "otelcol_exporter_enqueue_failed_log_records");
+  return withPresent(
+    {
+      received: needCounter(url, samples, "otelcol_receiver_accepted_log_records"),
+      refused: needCounter(url, samples, "otelcol_receiver_refused_log_records"),
+      written: needCounter(url, samples, "otelcol_exporter_sent_log_records"),
+      dropped: needCounter(url, samples, "otelcol_exporter_send_failed_log_records") + (enqueueFailed ?? 0),
+    },
+    { queued: sumOf(NAME, url, samples, "otelcol_exporter_queue_size") },
+  );
+}
+
+/** The claims reader of the otelcol plugin: GET http://<host>:<port>/metrics, Prometheus text. */
+export const otelcolClaims: ClaimsSource = {
+  kind: "http",
+  async read(at, signal) {
+    const url = `http://${at.host.includes(":") ? `[${at.host}]` : at.host}:${at.port}/metrics`;
+    return otelcolCounts(url, parsePrometheus(NAME, url, await fetchText(NAME, url, signal)));
+  },
+};
