@@ -32,6 +32,7 @@ export const collectors = {
   fluentd: (await import("./collectors/fluentd/index.ts")).plugin,
   "syslog-ng": (await import("./collectors/syslog-ng/index.ts")).plugin,
   rsyslog: (await import("./collectors/rsyslog/index.ts")).plugin,
+  otelcol: (await import("./collectors/otelcol/index.ts")).plugin,
 } as const satisfies Readonly<Record<string, CollectorPlugin>>;
 
 /** A registered sink's name. */
