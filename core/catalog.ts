@@ -47,7 +47,7 @@ export interface CatalogUpload {
 
 /**
  * An image the docker platform builds (@pulumi/docker Image, not pushed) for some pairings, instead of pulling
- * `repository:tag`: e.g. Fluentd with fluent-plugin-griddb and seed 000's fix for a GridDB sink.
+ * `repository:tag`: e.g. Fluentd with fluent-plugin-griddb and write-up 000's fix for a GridDB sink.
  */
 export interface CatalogBuild {
   /** build context, relative to the repository root (holds the Dockerfile) */
@@ -101,7 +101,7 @@ export interface CatalogImage {
   build?: CatalogBuild;
   /** sinks the config renderer knows but this image cannot write into, with the reason (deploying one is refused) */
   refuses?: Readonly<Record<string, string>>;
-  /** what still has to happen before this entry is usable as issue 4 asks */
+  /** what still has to happen before this entry is usable before a docker or azure stack can deploy it */
   todo?: string;
 }
 

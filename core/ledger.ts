@@ -1,5 +1,5 @@
 /**
- * Ledger arithmetic shared by every verifier (DESIGN.md "ledger"; Ledger in ./types.ts). For generator g with
+ * Ledger arithmetic shared by every verifier (docs/design.md, "Rules for the numbers"; Ledger in ./verifier.ts). For generator g with
  * sent[g] seqs 0..sent[g]-1 and its rejected ranges:
  * - rejected: seqs inside g's rejected ranges (clamped to 0..sent[g]-1, overlaps merged), stored or not
  * - accepted = sent − rejected

@@ -1,6 +1,6 @@
 /**
  * The stack outputs contract of the Pulumi program (infra/index.ts), the same for every platform. The harness's
- * provisioner (Automation API, issue 4) reads these and nothing else:
+ * provisioner (Automation API, harness/provision/provisioner.ts) reads these and nothing else:
  *
  * | output      | meaning |
  * |-------------|---------|

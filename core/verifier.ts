@@ -20,7 +20,7 @@ export interface CountSample {
   newestSentAtMs: number | null;
 }
 
-/** The integrity account of a run (DESIGN.md "ledger"). */
+/** The integrity account of a run (docs/design.md, "Rules for the numbers"). */
 export interface Ledger {
   sent: number;
   accepted: number;

@@ -4,7 +4,7 @@
  *
  *   stacks/Pulumi.x.yaml:7:12: config.ingestbench:hosts.sink.cpu: "25 100" looks like a cgroup cpu.max ...
  *
- * Config is validated once, at the edge (DESIGN.md "Layout"); every stack and scenario reader goes through here.
+ * Config is validated once, at the edge (docs/decisions/0001-configuration-validated-at-the-edge.md); every stack and scenario reader goes through here.
  */
 import { readFileSync } from "node:fs";
 import nodePath from "node:path";

@@ -10,7 +10,7 @@
  *
  * Answers: 200 `{"count":<rows updated or inserted>}`; on failure 400/401/404/500 with
  * `{"version":"v2","errorCode":<code>,"errorMessage":"<text>"}` ("Response body" of the reference). Two messages
- * matter for positional rows (seed 000): "Row data is invalid" (the row's value count differs from the column count)
+ * matter for positional rows (write-up 000): "Row data is invalid" (the row's value count differs from the column count)
  * and "The specified data cannot be converted to <TYPE> type" (a value landed in a column of another type).
  */
 import { IngestbenchError } from "../errors.ts";

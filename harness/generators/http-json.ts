@@ -1,7 +1,7 @@
 /**
  * Generator "http-json": POSTs batches of N events as one HTTP/1.1 request body (encoder: ../events/http-json.ts),
  * NDJSON (`application/x-ndjson`) or a JSON array (`application/json`), to `http://<host>:<port><path>` — the shape
- * Fluent Bit's and Vector's http inputs take (seed 001: batch × count matrices).
+ * Fluent Bit's and Vector's http inputs take (write-up 001: batch × count matrices).
  *
  * Each connection slot is one undici `Client` (./http.ts): one persistent TCP connection (RFC 9112) with one request
  * in flight. A 2xx answer accepts the batch; any other status, a timeout or a socket error rejects it (the slot's

@@ -15,7 +15,7 @@
  *   nothing accepted counts as a failure; after `maxConsecutiveFailures` failures in a row (connects or sends) the
  *   loop stops and reports the errors. A failed connect keeps its batch and backs off (50 ms × failures, ≤ 1 s).
  * - On `signal` abort: no new batch is started, in-flight sends finish, connections are closed, totals are final.
- * - `requests` N: a fixed workload (seed 001's "batch × count": N requests of `batch` events); the loop ends by itself
+ * - `requests` N: a fixed workload (write-up 001's "batch × count": N requests of `batch` events); the loop ends by itself
  *   once N batches have been sent and answered.
  * - `duplicateEvery` k (fault injection): every k-th batch, once answered, is sent again on the same connection with
  *   the same bytes (same seqs, same sent_at), as a collector that retries an already delivered batch would. Those
@@ -43,7 +43,7 @@ export const batchLoopFields = {
   /** "max" (closed loop) or total events per second across connections (open loop) */
   rate: z.union([z.literal("max"), z.number().positive().finite()]).default("max"),
   seed: z.number().int().default(42),
-  /** stop after this many requests (batches): a fixed workload, e.g. seed 001's 10 × 1000; omitted = until stopped */
+  /** stop after this many requests (batches): a fixed workload, e.g. write-up 001's 10 × 1000; omitted = until stopped */
   requests: z.number().int().positive().optional(),
   /** fault injection: send every k-th batch twice (the second time after the first was answered); omitted = never */
   duplicateEvery: z.number().int().positive().optional(),

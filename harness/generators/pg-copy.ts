@@ -1,6 +1,6 @@
 /**
  * Generator "pg-copy": bulk-loads PostgreSQL with `COPY <table> (cols) FROM STDIN` in text format, one COPY per
- * batch (one COPY = one transaction = one request), as the sequential bulk-inserting client of seed 004 does.
+ * batch (one COPY = one transaction = one request), as the sequential bulk-inserting client of write-up 004 does.
  *
  * A single dispatcher hands batches to `connections` connections in seq order, so the seqs sent are always the
  * contiguous prefix 0..sent-1 (rejected batches included, listed in `rejectedRanges`):

@@ -32,7 +32,7 @@ export const OPTIONAL_EXTERNALS: readonly string[] = ["pg-native"];
 const ENTRY = fileURLToPath(new URL("../generators/child.ts", import.meta.url));
 
 /** CJS modules inside an ESM bundle call `require` for Node built-ins (pg, undici…); esbuild's shim uses a `require`
- *  in scope when there is one, so the bundle defines one (esbuild docs, "Bundling for node" / issue #1921). */
+ *  in scope when there is one, so the bundle defines one (esbuild docs, "Bundling for node"). */
 const REQUIRE_BANNER = 'import { createRequire as __ibCreateRequire } from "node:module"; const require = __ibCreateRequire(import.meta.url);';
 
 let cached: Promise<GeneratorBundle> | null = null;

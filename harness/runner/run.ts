@@ -10,14 +10,14 @@
  * (always) ─▶ run.json.
  *
  * Without a collector the topology is loadgen → sink (the generator writes to the sink's data endpoint). With one,
- * the stack needs a `collector` host (or `collector-1`, `collector-2`, … for a scale-out, as in seed 000) and the
+ * the stack needs a `collector` host (or `collector-1`, `collector-2`, … for a scale-out, as in write-up 000) and the
  * topology is loadgen → collector(s) → sink: one generator process per collector host (genIds 0..n-1, each at the
  * scenario's rate) writes to that collector's data endpoint, the collectors to the sink's; every collector host
  * must run the pinned version and all of them the same one; observers cover every host and the bottleneck
  * candidates include the collector hosts. The collectors' claimed counts (their own stats, summed over hosts) are
  * written beside the ledger as `collectorClaims`; the ledger itself is always what the sink stored.
  *
- * A fixed workload (generator `requests`: N batches, seed 001's "batch × count") ends the load phase when every
+ * A fixed workload (generator `requests`: N batches, write-up 001's "batch × count") ends the load phase when every
  * generator is done; measuring then continues until the sink holds everything accepted (or the drain timeout), so
  * its throughput is the workload over the time it took to store it.
  *

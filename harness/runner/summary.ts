@@ -1,5 +1,5 @@
 /**
- * Turns a run's series into its summary, following DESIGN.md "Rules the numbers obey": throughput is what the sink
+ * Turns a run's series into its summary, following docs/design.md, "Rules for the numbers": throughput is what the sink
  * confirmed between two timed count queries divided by the real elapsed time between them (query midpoints),
  * per-window rates are kept, and the binding resource is named from observations.
  */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Apply fix-buffered-write.sed to fluent-plugin-griddb 1.0.2's out_griddb.rb and FAIL unless it took:
 #   apply-fix.sh <path of out_griddb.rb>      (the image build passes "$(gem which fluent/plugin/out_griddb)",
-#                                              the file Fluentd loads, as seed 000 advises)
+#                                              the file Fluentd loads, as write-up 000 advises)
 # Checks: before, exactly one call `handle_record(record_array)` (the buffered write path of 1.0.2; any other
 # count means this is not the pinned plugin, e.g. 1.0.1 or an already patched file); after, no call to
 # handle_record is left, and def write(chunk) calls handle_insert_type(record_array); then `ruby -c` (syntax).

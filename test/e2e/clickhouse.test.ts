@@ -83,7 +83,7 @@ describe("clickhouse-direct on local-2-cores (real ClickHouse 18.16.1, real cgro
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
-  it("runs a fixed workload (seed 001's batch x count: 40 requests of 500) to its end and measures until all of it is stored", async () => {
+  it("runs a fixed workload (write-up 001's batch x count: 40 requests of 500) to its end and measures until all of it is stored", async () => {
     const plan = clickhouseDirectPlan({ warmup: "0s", duration: "60s", generator: { batch: 500, requests: 40 } });
     plan.intervalMs = 100;
     const t0 = Date.now();

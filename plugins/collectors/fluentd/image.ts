@@ -22,7 +22,7 @@ export const image: CatalogImage = {
     repository: "ingestbench/fluentd-griddb",
     tag: "1.12.0-ruby2.7.2-griddb1.0.2-fix1",
     forSinks: ["griddb"],
-    adds: "Ruby 2.7.2 (the pulled v1.12 images run Ruby 2.6), fluent-plugin-griddb 1.0.2 built from its GitHub tag, and seed 000's one-line fix of the buffered write path, checked at build",
+    adds: "Ruby 2.7.2 (the pulled v1.12 images run Ruby 2.6), fluent-plugin-griddb 1.0.2 built from its GitHub tag, and write-up 000's one-line fix of the buffered write path, checked at build",
   },
   refuses: { elasticsearch: "neither the pulled fluent/fluentd image nor images/fluentd-griddb has fluent-plugin-elasticsearch (a build with it is not written)" },
   todo: "the pulled fluent/fluentd:v1.12.0 image runs Ruby 2.6: GridDB sinks use the built image (Ruby 2.7), other sinks the pulled one",

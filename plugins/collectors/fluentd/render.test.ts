@@ -62,7 +62,7 @@ function unquote(v: string): string {
   return v.slice(1, -1).replace(/\\(["\\])/g, "$1");
 }
 
-// seed 000's event: six fields (seq is appended by the sample input)
+// write-up 000's event: six fields (seq is appended by the sample input)
 const fields000: EventField[] = [
   { name: "host", type: "string", size: 8 },
   { name: "method", type: "string", size: 3 },

@@ -1,5 +1,5 @@
 /**
- * Collector "fluentd" (Fluentd 1.12.0, the version of seed 000): renders fluent.conf from the scenario's
+ * Collector "fluentd" (Fluentd 1.12.0, the version of write-up 000): renders fluent.conf from the scenario's
  * `collector.fluentd` block, spelled with Fluentd's own directive and parameter names (docs.fluentd.org,
  * "Config File Syntax", "Buffer Section", "Multi Process Workers").
  *
@@ -27,7 +27,7 @@
  * `#{worker_id}`), then `seq` (auto_increment_key: each worker counts from 0 on its own, hence the per-worker gen),
  * then `sent_at` (the event time, added by record_transformer): the column order GridDB's positional rows need.
  *
- * Sinks: griddb (fluent-plugin-griddb 1.0.2 with seed 000's fix, images/fluentd-griddb), clickhouse (the core
+ * Sinks: griddb (fluent-plugin-griddb 1.0.2 with write-up 000's fix, images/fluentd-griddb), clickhouse (the core
  * out_http plugin POSTing each chunk as JSONEachRow), elasticsearch (fluent-plugin-elasticsearch: not in the
  * pinned image, see ./image.ts).
  */
@@ -184,7 +184,7 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
   const common = config.match.slow_flush_log_threshold !== undefined ? [`  slow_flush_log_threshold ${config.match.slow_flush_log_threshold}`] : [];
   switch (sink.name) {
     case "griddb":
-      // fluent-plugin-griddb 1.0.2 (guideline.md parameters; insert_mode/insert_type as seed 000 ran it):
+      // fluent-plugin-griddb 1.0.2 (guideline.md parameters; insert_mode/insert_type as write-up 000 ran it):
       // each flushed chunk is one PUT of positional rows to the Web API
       return [
         "<match **>",

@@ -7,13 +7,13 @@
  * position), so the container must have exactly the scenario's fields in order, then gen, seq, sent_at. `prepare`:
  * - reads `GET …/containers/<container>/info`; if the container exists, its columns must match in count and in
  *   type, position by position, or the run stops before it starts with an error listing both column lists (a
- *   mismatch would otherwise surface only as "Row data is invalid" or conversion errors on every batch, seed 000);
+ *   mismatch would otherwise surface only as "Row data is invalid" or conversion errors on every batch, write-up 000);
  *   names may differ (they do not matter to positional rows). A matching container is dropped and created anew
  *   (a previous cell's rows would corrupt the ledger), keeping its container type;
  * - else creates it (`POST …/containers`): types string → STRING, timestamp → TIMESTAMP, int → LONG,
  *   float → DOUBLE, bool → BOOL, gen INTEGER, seq LONG, sent_at TIMESTAMP; container type `params.containerType`,
  *   COLLECTION (default: no row key, duplicates stay visible) or TIME_SERIES (row key = the first column, which must
- *   be a timestamp field; rows sharing a timestamp then replace each other, as in seed 000).
+ *   be a timestamp field; rows sharing a timestamp then replace each other, as in write-up 000).
  *
  * - sample: SQL `SELECT COUNT(*), MAX(sent_at)` through `POST …/sql/select` ("SQL SELECT execution"; answer
  *   `[{"columns":[..],"results":[[..]]}]`). `params.sqlPath: "sql"` selects the older `POST …/sql` endpoint, whose

@@ -29,7 +29,7 @@ describe("image catalog", () => {
     for (const e of unresolved) expect(imageRef(e), e.name).toBe(`${e.repository}:${e.tag}`);
   });
 
-  it("has the components issue 4 names, Elasticsearch at 8.15.3, and a data port for every sink and collector", () => {
+  it("has every sink and collector the container platforms run, Elasticsearch at 8.15.3, and a data port for every sink and collector", () => {
     expect(deployableComponents).toEqual(expect.arrayContaining(["postgres", "clickhouse", "fluent-bit", "vector", "fluentd", "elasticsearch", "loki", "griddb", "syslog-ng"]));
     expect(catalogEntry("elasticsearch").tag).toBe("8.15.3");
     expect(catalogEntry("fluentd").version).toBe("1.12.0");

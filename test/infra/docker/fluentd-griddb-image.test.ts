@@ -1,11 +1,11 @@
 /**
- * images/fluentd-griddb: the Dockerfile and the check step that applies seed 000's one-line fix to
+ * images/fluentd-griddb: the Dockerfile and the check step that applies write-up 000's one-line fix to
  * fluent-plugin-griddb 1.0.2 and fails the build when it did not take.
  *
  * No Docker engine and no Ruby here, and the plugin's 1.0.2 source is not in the search tool's stored code (only an
  * earlier out_griddb.rb, griddb/fluent-plugin-griddb lib/fluent/plugin/out_griddb.rb @ d3b01388, whose write path
  * calls handle_record(tag, DateTime.now, arrays_2): the check refuses it, as it must). So apply-fix.sh runs here,
- * with real bash, sed and awk, against small Ruby files RECONSTRUCTED FOR THIS TEST from seed 000's description
+ * with real bash, sed and awk, against small Ruby files RECONSTRUCTED FOR THIS TEST from write-up 000's description
  * (the buffered write(chunk) calls handle_record(record_array); the unbuffered process path calls
  * handle_insert_type): not the plugin's code. `ruby -c` is skipped with RUBY_SYNTAX_CHECK=0 where named; the image
  * build always runs it.
@@ -22,8 +22,8 @@ const script = path.join(dir, "apply-fix.sh");
 const work = mkdtempSync(path.join(tmpdir(), "ib-fluentd-griddb-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** A Ruby file shaped like 1.0.2's out_griddb.rb as seed 000 describes it (reconstructed, not the plugin's code). */
-const SHAPE_102 = `# reconstructed for ingestbench's test from seed 000's description; not fluent-plugin-griddb's source
+/** A Ruby file shaped like 1.0.2's out_griddb.rb as write-up 000 describes it (reconstructed, not the plugin's code). */
+const SHAPE_102 = `# reconstructed for ingestbench's test from write-up 000's description; not fluent-plugin-griddb's source
 class BufferedWriteShape
   def process(tag, es)
     record_array = es.to_a
@@ -110,7 +110,7 @@ describe("fluentd-griddb image check step (no Docker engine, no Ruby here: recon
     expect(() => execFileSync("bash", ["-n", "-c", args + run])).not.toThrow();
     expect(run).toContain("set -eux");
     expect(run).toContain("chown -R fluent:fluent /fluentd"); // the whole instruction was taken
-    // the sed script holds exactly the substitution seed 000 gives
+    // the sed script holds exactly the substitution write-up 000 gives
     const sed = readFileSync(path.join(dir, "fix-buffered-write.sed"), "utf8").split("\n").filter((l) => l !== "" && !l.startsWith("#"));
     expect(sed).toEqual(["s/handle_record(record_array)/handle_insert_type(record_array)/"]);
   });
