@@ -23,7 +23,7 @@
  *   fluent-forward generator (core/events/fluent-forward.ts) writes the fields, then gen, seq, sent_at; timestamps
  *   as 24-byte ISO strings. So a field named `message` or `log` cannot be rendered (ConfigurationError).
  * - ClickHouse: clickhouseexporter writes only its own fixed `otel_logs` schema (Timestamp, Body, LogAttributes
- *   Map(String, String), ...), never the verifier's column table (harness/verifiers/clickhouse.ts: the fields, then
+ *   Map(String, String), ...), never the verifier's column table (plugins/sinks/clickhouse/verifier.ts: the fields, then
  *   gen, seq, sent_at). Instead the core otlphttp exporter, `encoding: json`, POSTs each OTLP/JSON
  *   ExportLogsServiceRequest (opentelemetry-proto, "OTLP/HTTP" JSON encoding: attributes as
  *   `[{"key", "value": {"stringValue" | "intValue" | "doubleValue" | "boolValue"}}]`, int64 as a decimal string)
@@ -35,7 +35,7 @@
  * - Elasticsearch (elasticsearchexporter `mapping.mode: bodymap`) and OpenSearch (opensearchexporter
  *   `mapping.mode: bodymap`): the document is the log record's body map, as is; a transform processor moves the
  *   attributes (less `fluent.tag`) into the body, so each document is exactly {fields..., gen, seq, sent_at} in the
- *   index `params.index`, as harness/verifiers/elasticsearch.ts maps it.
+ *   index `params.index`, as plugins/sinks/elasticsearch/verifier.ts maps it.
  * - Loki: lokiexporter left the contrib distribution in 0.131.0 (opentelemetry-collector-releases CHANGELOG.md,
  *   v0.131.0: "exporter/loki ... removed"), so otlphttp writes to Loki's native OTLP endpoint (`/otlp/v1/logs`),
  *   the body map again (Loki stores a map body as its JSON line). The pairing is refused on deployed stacks
@@ -208,7 +208,7 @@ const intText = (name: string): string => `trim(BOTH '"' FROM JSONExtractRaw(${a
 /** An ISO time string attribute → epoch milliseconds (the verifier's UInt64). */
 const isoMs = (name: string): string => `toUnixTimestamp64Milli(parseDateTime64BestEffort(JSONExtractString(${attr(name)}, 'stringValue'), 3, 'UTC'))`;
 
-/** The SELECT expression of one verifier column from its attribute (types as harness/verifiers/clickhouse.ts). */
+/** The SELECT expression of one verifier column from its attribute (types as plugins/sinks/clickhouse/verifier.ts). */
 function columnExpr(f: EventField): string {
   switch (f.type) {
     case "string":

@@ -1,6 +1,6 @@
 /**
  * Verifier "opensearch": the sink-side half for OpenSearch 2.x, over its REST API. OpenSearch is Elasticsearch
- * 7.10.2's fork and kept that REST API, so this is the Elasticsearch verifier (harness/verifiers/elasticsearch.ts:
+ * 7.10.2's fork and kept that REST API, so this is the Elasticsearch verifier (plugins/sinks/elasticsearch/verifier.ts:
  * index created with the explicit mapping, `_refresh` then `_count` per sample, the seq ledger from composite
  * aggregation pages of (gen, seq)) with OpenSearch's differences as its `EsFlavour`:
  *
