@@ -74,3 +74,19 @@ export function param(sink: SinkEndpoint, key: string, fallback: string): string
   const v = sink.params[key];
   return v === undefined || v === "" ? fallback : v;
 }
+
+/**
+ * `o` without its undefined members, and without the objects left empty by that, recursively: rendered YAML
+ * configs then show only what the scenario asked for or the collector requires (the collectors' render.ts files).
+ */
+export function compact(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) {
+    if (v === undefined) continue;
+    if (v !== null && typeof v === "object" && !Array.isArray(v)) {
+      const c = compact(v as Record<string, unknown>);
+      if (Object.keys(c).length > 0) out[k] = c;
+    } else out[k] = v;
+  }
+  return out;
+}

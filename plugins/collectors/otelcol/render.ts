@@ -50,7 +50,7 @@ import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
 import { quoteIdent } from "../../../core/events/copy-text.ts";
 import type { EventField } from "../../../core/events/types.ts";
-import { param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
+import { compact, param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
 
 /** The catalog's pin (./image.ts). */
 export const OTELCOL_PIN = "0.159.0";
@@ -238,19 +238,6 @@ export function clickhouseInsert(table: string, fields: readonly EventField[]): 
   const maps = `SELECT mapFromArrays(arrayMap(a -> JSONExtractString(a, 'key'), kv), arrayMap(a -> JSONExtractRaw(a, 'value'), kv)) AS m FROM (SELECT JSONExtractArrayRaw(r, 'attributes') AS kv FROM (${records}))`;
   const target = table.split(".").map(quoteIdent).join(".");
   return `INSERT INTO ${target} (${cols.map(quoteIdent).join(", ")}) SELECT ${exprs.join(", ")} FROM (${maps}) FORMAT JSONAsString`;
-}
-
-/** Drop undefined members (and objects left empty) so the YAML shows only what was asked or required. */
-function compact(o: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) {
-    if (v === undefined) continue;
-    if (v !== null && typeof v === "object" && !Array.isArray(v)) {
-      const c = compact(v as Record<string, unknown>);
-      if (Object.keys(c).length > 0) out[k] = c;
-    } else out[k] = v;
-  }
-  return out;
 }
 
 /** The transform processor that makes the body the record map {fields..., gen, seq, sent_at} (OTTL, log context). */

@@ -20,7 +20,7 @@
 import { stringify } from "yaml";
 import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
-import { param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
+import { compact, param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
 
 /** The catalog's pin (./image.ts). */
 export const VECTOR_PIN = "0.49.0";
@@ -97,19 +97,6 @@ export const vectorSchema = z
 export type VectorConfig = z.infer<typeof vectorSchema>;
 
 const VECTOR_SINKS: readonly string[] = ["clickhouse", "elasticsearch", "loki"];
-
-/** Drop undefined members (and objects left empty) so the YAML shows only what was asked or required. */
-function compact(o: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) {
-    if (v === undefined) continue;
-    if (v !== null && typeof v === "object" && !Array.isArray(v)) {
-      const c = compact(v as Record<string, unknown>);
-      if (Object.keys(c).length > 0) out[k] = c;
-    } else out[k] = v;
-  }
-  return out;
-}
 
 function sinkOptions(input: RenderInput<VectorConfig>): Record<string, unknown> {
   const { sink } = input;
