@@ -177,7 +177,7 @@ export async function compareRuns(
         const values = rowsPerSecondOf(runs.filter((r) => used.has(r.runId)));
         if (baseValues.length === 0 || values.length === 0) {
           const missing = baseValues.length === 0 ? `the baseline "${picked[0]!.label}"` : `"${p.label}"`;
-          return { ...side, comparison: null, reason: `no usable run of cell ${cell} in ${missing} (see the excluded runs)` };
+          return { ...side, comparison: null, reason: `no measured run of cell ${cell} in ${missing} (left-out runs are listed as excluded)` };
         }
         const comparison = compareSamples(baseValues, values, { ...options, noiseFloor: floors.get(cell) ?? null });
         if (comparison.significant) significant[comparison.change === "faster" ? "faster" : "slower"]++;
