@@ -23,7 +23,7 @@ import { pulumiStacks } from "../provision/deployed.ts";
 import { Progress, type ProgressMode } from "../runner/progress.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
 import { loadNightlyPlan } from "./plan.ts";
-import { DEFAULT_ALPHA, DEFAULT_WINDOW, nightsOf, settle, settleDrift, testLatestNight, type CellTest } from "./window.ts";
+import { DEFAULT_ALPHA, DEFAULT_WINDOW, nightsOf, settle, settleDrift, testLatestNight, type CellTest, type Night } from "./window.ts";
 
 export interface NightlyFlags {
   results: string;
@@ -110,7 +110,7 @@ export interface DecideOptions {
 const cellName = (c: NightlyCell): string => `${c.stack}/${c.scenario}/${c.cell}`;
 
 /** "field: previous x; latest y" between the most recent earlier night with eligible runs and tonight. */
-function nightDifferences(previous: { used: Parameters<typeof groupFingerprint>[0] } | undefined, latest: { used: Parameters<typeof groupFingerprint>[0] }): string[] {
+function nightDifferences(previous: Pick<Night, "used"> | undefined, latest: Pick<Night, "used">): string[] {
   if (!previous || previous.used.length === 0 || latest.used.length === 0) return [];
   return diffFingerprints([
     { label: "previous", fingerprint: groupFingerprint(previous.used, { limits: true }) },

@@ -251,7 +251,7 @@ export function settle(tests: CellTest[], alpha = DEFAULT_ALPHA, minChange = DEF
   const m = tests.filter((t) => !Number.isNaN(t.p.slower)).length;
   tests.forEach((t, i) => {
     t.pAdjusted = { slower: slower[i]!, faster: faster[i]! };
-    if (t.method === null || t.inconclusive) { t.change ??= null; return; }
+    if (t.method === null || t.inconclusive) return;
     const dir = t.candidate;
     const p = dir === null ? Math.min(t.pAdjusted.slower, t.pAdjusted.faster) : t.pAdjusted[dir];
     t.significant = dir !== null && p <= alpha;
