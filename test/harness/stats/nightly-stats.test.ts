@@ -39,6 +39,12 @@ describe("exact rank-sum", () => {
     // U = 3 of 9; counts of U = 0..9 for 3 and 3 are 1 1 2 3 3 3 3 2 1 1: P(U ≥ 3) = 16/20, P(U ≥ 6) = 7/20
     expect(rankSumTest([1, 2, 3], [1.5, 2.5, 3.5])).toMatchObject({ u: 3, pSlower: 0.8, pFaster: 0.35 });
     expect(() => rankSumTest([], [1])).toThrow(RangeError);
+    // beyond 10 000 pairs, the normal approximation: 120 against 120 identical in distribution gives p near ½
+    const a = Array.from({ length: 120 }, (_, i) => i * 2);
+    const b = Array.from({ length: 120 }, (_, i) => i * 2 + 1);
+    const big = rankSumTest(a, b);
+    expect(big.pSlower).toBeGreaterThan(0.4);
+    expect(big.pFaster).toBeGreaterThan(0.4);
   });
 });
 
