@@ -18,7 +18,7 @@
  *   ln x is tested as one new draw from the baseline's distribution of ln m: t = (ln x − mean)/(s·√(1 + 1/k)) with
  *   s the sample standard deviation of ln m, one-sided p-values from Student's t with k − 1 degrees of freedom (the
  *   prediction interval for one future observation of a normal sample: G. J. Hahn & W. Q. Meeker 1991, "Statistical
- *   Intervals", §4.7; NIST/SEMATECH e-Handbook of Statistical Methods §7.1.4). The ratio shown is x / median(m); its
+ *   Intervals", ch. 4). The ratio shown is x / median(m); its
  *   interval is ratio·e^(∓t_{0.95,k−1}·s·√(1 + 1/k)), the 90 % band of a single good night.
  *   The noise floor is an A/A floor across nights, measured the way it is applied: each baseline night against the
  *   median of the other baseline nights, floor = max_j |m_j / median(m_{−j}) − 1| — the largest change a good night

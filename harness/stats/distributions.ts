@@ -4,7 +4,7 @@
  * - the regularised incomplete beta function I_x(a, b) by its continued fraction, evaluated with the modified Lentz
  *   method (Numerical Recipes, 3rd ed., §6.4, "betacf"), relative error below 1e-12 for the arguments used here;
  * - Student's t cumulative distribution, P(T ≤ t) for ν degrees of freedom: for t < 0 it is ½·I_{ν/(ν+t²)}(ν/2, ½),
- *   for t ≥ 0 one minus that (Abramowitz & Stegun 26.7.1 with 26.5.27);
+ *   for t ≥ 0 one minus that (Abramowitz & Stegun §26.7, through the incomplete beta function of §26.5);
  * - the standard normal cumulative distribution Φ as the limit of Student's t (ν = 1e7: |error| < 1e-7, enough
  *   for a p-value or a confidence level);
  * - quantiles of both by bisection on the CDF over [−1000, 1000] (100 halvings: to double precision).

@@ -3,13 +3,13 @@
  * trend", Econometrica 13:245–259; M. G. Kendall 1975, "Rank Correlation Methods") and the Theil–Sen slope with its
  * confidence interval (H. Theil 1950; P. K. Sen 1968, "Estimates of the regression coefficient based on Kendall's
  * tau", JASA 63:1379–1389), as given step by step in R. O. Gilbert 1987, "Statistical Methods for Environmental
- * Pollution Monitoring", §16.4 (test) and §16.5 (slope and interval).
+ * Pollution Monitoring", ch. 16 (the test, then the slope and its interval).
  *
  * For points (x_i, y_i) in time order: S = Σ_{i<j} sign(y_j − y_i); without ties Var(S) = n(n − 1)(2n + 5)/18
  * (ties in y reduce it by Σ t(t − 1)(2t + 5)/18 over groups of t tied values); Z = (S − sign(S))/√Var(S) (continuity
  * correction) and the two-sided p-value is 2·(1 − Φ(|Z|)). The slope is the median of the N pairwise slopes
  * (y_j − y_i)/(x_j − x_i), x_j ≠ x_i; its 1 − α interval is bounded by the M1-th and (M2 + 1)-th smallest of them,
- * M1 = (N − C)/2, M2 = (N + C)/2, C = z_{1−α/2}·√Var(S) (Gilbert eq. 16.7–16.8; ranks rounded outward).
+ * M1 = (N − C)/2, M2 = (N + C)/2, C = z_{1−α/2}·√Var(S) (ranks rounded outward).
  * Nightly applies it to ln(night median rows/s) against days since the first night, so a slope of s is a change of
  * e^s − 1 per day.
  */

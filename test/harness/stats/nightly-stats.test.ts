@@ -1,6 +1,6 @@
 // The statistics behind the nightly verdict, against published values: Student's t (tables of Abramowitz & Stegun,
 // 26.7), Holm's adjustment (Holm 1979's procedure by hand), the exact rank-sum distribution (Mann & Whitney 1947's
-// small-sample counts), Mann–Kendall and Theil–Sen (Gilbert 1987, §16.4–16.5, computed by hand on small series).
+// small-sample counts), Mann–Kendall and Theil–Sen (Gilbert 1987, ch. 16, computed by hand on small series).
 import { describe, expect, it } from "vitest";
 import { normalCdf, normalQuantile, studentTCdf, studentTQuantile } from "../../../harness/stats/distributions.ts";
 import { holmAdjust } from "../../../harness/stats/multiple.ts";
