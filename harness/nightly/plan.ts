@@ -2,6 +2,7 @@
  * Nightly plan files: a list of stacks × scenarios to run each night, validated with zod through
  * core/yaml.ts so that errors name file:line:col and the field.
  *
+ *   window: 7        # optional: baseline nights per cell (default 7)
  *   entries:
  *     - { stack: local-quarter-core, scenario: scenarios/quickstart.yaml, replicates: 3, duration: 10s, warmup: 2s }
  *
@@ -28,6 +29,8 @@ export const nightlyEntrySchema = z.object({
 }).strict();
 
 export const nightlyPlanSchema = z.object({
+  /** baseline nights K per cell (harness/nightly/window.ts; default 7); `nightly --window` overrides it */
+  window: z.number().int().min(1, "at least 1 night").optional(),
   entries: z.array(nightlyEntrySchema).min(1, "at least one entry { stack, scenario }"),
 }).strict().superRefine((plan, ctx) => {
   const seen = new Map<string, number>();

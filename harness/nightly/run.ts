@@ -1,17 +1,21 @@
 /**
  * `ingestbench nightly PLAN`: run every (stack, scenario) entry of a plan as `ingestbench bench` does, then per
- * (stack, scenario) compare the latest invocation with the previous one (`compareRuns`, per cell) and decide:
- * a cell is a regression when its change is significant and slower — which needs at least 3 measured runs per night
- * (fewer is "inconclusive (n=…)"), and, when `ingestbench aa` has stored a noise floor for the stack and scenario,
- * a change above that floor (harness/stats/compare.ts). Prints the JSON decision (--json) and writes it to a file
- * (--out), and a Markdown summary (--markdown).
+ * (stack, scenario) and cell test tonight against a baseline of the previous K good nights in the same environment
+ * (harness/nightly/window.ts: the method, the floor, the drift test), with Holm's correction over every cell tested
+ * tonight (harness/stats/multiple.ts). Runs that are not ok, whose caps were not enforced, or of another environment
+ * are left out and listed with their reasons (harness/results/eligibility.ts). Prints the summary, the JSON decision
+ * (--json) and writes it to a file (--out), and a Markdown summary (--markdown). With `requireHistory` a pair with no
+ * earlier night is a failure (exit 2, E_NIGHTLY_HISTORY): the job lost its history; the first night bootstraps by
+ * running without it.
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import Table from "cli-table3";
 import { loadStack } from "../../infra/stack/schema.ts";
 import { ConfigurationError, IngestbenchError } from "../../core/errors.ts";
-import { compareRuns, type RunsComparison } from "../results/compare.ts";
+import { excludedLines, type ExcludedRun } from "../results/eligibility.ts";
+import { diffFingerprints, groupFingerprint, describeDifference } from "../results/fingerprint.ts";
+import { floorsOf } from "../results/noise-floor.ts";
 import { prepareResultsDir } from "../results/preflight.ts";
 import { loadRuns } from "../results/store.ts";
 import { driveRuns, runsExitCode, type StackWork } from "../runner/drive.ts";
@@ -19,6 +23,7 @@ import { pulumiStacks } from "../provision/deployed.ts";
 import { Progress, type ProgressMode } from "../runner/progress.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
 import { loadNightlyPlan } from "./plan.ts";
+import { DEFAULT_ALPHA, DEFAULT_WINDOW, nightsOf, settle, settleDrift, testLatestNight, type CellTest, type Night } from "./window.ts";
 
 export interface NightlyFlags {
   results: string;
@@ -36,6 +41,10 @@ export interface NightlyFlags {
   out?: string;
   /** where to write a Markdown summary (none when absent) */
   markdown?: string;
+  /** baseline nights K (overrides the plan's `window`; default 7) */
+  window?: number;
+  /** a pair without an earlier night fails the job (exit 2) instead of bootstrapping */
+  requireHistory?: boolean;
 }
 
 /** One (stack, scenario) pair to decide on. */
@@ -44,126 +53,185 @@ export interface NightlyPair {
   scenario: string;
 }
 
-export interface NightlyCell {
+/** One cell's verdict tonight (the fields of window.ts CellTest, and where it belongs). */
+export interface NightlyCell extends CellTest {
   stack: string;
   scenario: string;
-  cell: string;
+  /** the baseline's median rows/s (the same as baselineRowsPerSecond; the name nightly.json has always used) */
   previousRowsPerSecond: number;
-  latestRowsPerSecond: number;
-  ratio: number | null;
-  ci: [number, number] | null;
-  change: "faster" | "slower" | "none" | null;
-  significant: boolean;
-  /** fewer than 3 measured runs in a night: no verdict */
-  inconclusive: boolean;
-  n: { previous: number; latest: number };
-  /** the A/A noise floor applied (fraction), null without an A/A result for the stack and cell */
-  noiseFloor: number | null;
-  reason: string | null;
 }
 
 export interface NightlyPairResult extends NightlyPair {
-  /** compared: latest vs previous; no-previous: only one night stored; error: the comparison was refused */
-  status: "compared" | "no-previous" | "error";
+  /**
+   * compared: tested against a baseline; no-previous: no earlier night (the first night, bootstrapping);
+   * no-history: no earlier night while history was required (a failure); environment-changed: earlier nights exist
+   * but none in tonight's environment, no verdict; error: the pair could not be read
+   */
+  status: "compared" | "no-previous" | "no-history" | "environment-changed" | "error";
   latest: string | null;
+  /** the most recent baseline night (null without one) */
   previous: string | null;
+  /** every earlier night stored for the pair */
+  nights: number;
   message: string | null;
-  /** environment, version and limit differences between the two nights ("field: previous x; latest y") */
+  /** the error code when the pair failed: E_NIGHTLY_HISTORY (history required, none stored); null otherwise */
+  code: string | null;
+  /** environment, version and limit differences between the most recent earlier night and tonight ("field: previous x; latest y") */
   differences: string[];
+  /** runs left out tonight and in the baseline nights, with their reasons */
+  excluded: ExcludedRun[];
   cells: NightlyCell[];
 }
 
 export interface NightlyDecision {
+  /** the baseline size K and the significance level used */
+  window: number;
+  alpha: number;
   pairs: NightlyPairResult[];
-  /** cells significantly slower than the previous night */
+  /** cells significantly slower than their baseline */
   regressions: NightlyCell[];
-  /** cells compared without a verdict (fewer than 3 measured runs in a night) */
+  /** cells compared without a verdict (fewer than 3 measured runs a side in the runs test) */
   inconclusive: NightlyCell[];
-  /** 1 on a regression, 2 when a comparison was refused (e.g. component versions changed without --force), else 0 */
+  /** cells whose value drifts over the window (reported, never failing) */
+  drifts: NightlyCell[];
+  /** 1 on a regression, 2 when a pair could not be read or history was required and missing, else 0 */
   exitCode: number;
+}
+
+export interface DecideOptions {
+  /** use baseline nights of any environment (the differences are listed) */
+  force?: boolean;
+  window?: number;
+  requireHistory?: boolean;
+  alpha?: number;
+  minChange?: number;
 }
 
 const cellName = (c: NightlyCell): string => `${c.stack}/${c.scenario}/${c.cell}`;
 
+/** "field: previous x; latest y" between the most recent earlier night with eligible runs and tonight. */
+function nightDifferences(previous: Pick<Night, "used"> | undefined, latest: Pick<Night, "used">): string[] {
+  if (!previous || previous.used.length === 0 || latest.used.length === 0) return [];
+  return diffFingerprints([
+    { label: "previous", fingerprint: groupFingerprint(previous.used, { limits: true }) },
+    { label: "latest", fingerprint: groupFingerprint(latest.used, { limits: true }) },
+  ]).map(describeDifference);
+}
+
 /**
- * Compare, per pair, the latest invocation with the previous one and decide. No previous night is not an error.
+ * Decide tonight for every pair: nights from results/<stack>/<scenario>/, tonight's cells against their window
+ * baselines (harness/nightly/window.ts), Holm over every tested cell of every pair, drift per cell.
  */
-export async function decideNightly(resultsRoot: string, pairs: NightlyPair[], options: { force?: boolean } = {}): Promise<NightlyDecision> {
+export async function decideNightly(resultsRoot: string, pairs: NightlyPair[], options: DecideOptions = {}): Promise<NightlyDecision> {
+  const window = options.window ?? DEFAULT_WINDOW;
+  const alpha = options.alpha ?? DEFAULT_ALPHA;
   const out: NightlyPairResult[] = [];
   for (const { stack, scenario } of pairs) {
-    const invocations = [...new Set((await loadRuns(resultsRoot, stack, scenario)).map((r) => r.invocation))].sort();
-    const latest = invocations[invocations.length - 1] ?? null;
-    const previous = invocations[invocations.length - 2] ?? null;
-    const base = { stack, scenario, latest, previous };
-    if (latest === null || previous === null) {
-      out.push({ ...base, status: "no-previous", message: latest === null ? "no results" : "no previous night to compare with", cells: [], differences: [] });
+    const nights = nightsOf(await loadRuns(resultsRoot, stack, scenario));
+    const tonight = nights[nights.length - 1];
+    const base = { stack, scenario, latest: tonight?.invocation ?? null, previous: null, nights: Math.max(0, nights.length - 1), differences: [], excluded: tonight?.excluded ?? [], cells: [], code: null };
+    if (!tonight || nights.length === 1) {
+      const message = !tonight ? "no results"
+        : options.requireHistory ? "no previous night stored, but history was required (--require-history): the results of earlier nights were not restored; bootstrap a new history explicitly by running without --require-history"
+        : "no previous night to compare with (this night is the baseline for the next)";
+      out.push({ ...base, status: options.requireHistory ? "no-history" : "no-previous", message, code: options.requireHistory ? "E_NIGHTLY_HISTORY" : null });
       continue;
     }
-    let comparison: RunsComparison;
+    let cells: NightlyCell[];
     try {
-      comparison = await compareRuns(resultsRoot, scenario, stack, { baseline: "previous", contenders: ["latest"] }, { force: options.force });
+      const tests = testLatestNight(nights, { window, force: options.force, alpha, minChange: options.minChange, aaFloors: floorsOf(resultsRoot, stack, scenario, true) });
+      cells = tests.map((t) => ({ ...t, stack, scenario, previousRowsPerSecond: t.baselineRowsPerSecond }));
     } catch (err) {
       if (!(err instanceof IngestbenchError)) throw err;
-      out.push({ ...base, status: "error", message: err.message, cells: [], differences: [] });
+      out.push({ ...base, status: "error", message: err.message, code: err.code });
       continue;
     }
-    const cells = comparison.cells.map((c): NightlyCell => {
-      const k = c.contenders[0]!;
-      return {
-        stack, scenario, cell: c.cell,
-        previousRowsPerSecond: c.baseline.rowsPerSecond.median, latestRowsPerSecond: k.rowsPerSecond.median,
-        ratio: k.comparison?.ratio ?? null, ci: k.comparison?.ci ?? null, change: k.comparison?.change ?? null,
-        significant: k.comparison?.significant ?? false, inconclusive: k.comparison?.inconclusive ?? false,
-        n: { previous: c.baseline.measured, latest: k.measured }, noiseFloor: k.comparison?.noiseFloor ?? null, reason: k.reason,
-      };
+    const baselineInvocations = new Set(cells.flatMap((c) => c.baselineNights.map((n) => n.invocation)));
+    const previous = [...baselineInvocations].sort().at(-1) ?? null;
+    const earlier = nights.slice(0, -1).filter((n) => n.used.length > 0).at(-1);
+    const envChanged = cells.length > 0 && cells.every((c) => c.environmentChanged || c.method === null) && cells.some((c) => c.environmentChanged);
+    out.push({
+      ...base, previous, status: envChanged ? "environment-changed" : "compared",
+      message: envChanged ? `environment changed, no verdict: tonight ran on ${tonight.environment}; the last earlier night on ${earlier?.environment ?? "–"}` : null,
+      differences: nightDifferences(nights.find((n) => n.invocation === previous) ?? earlier, tonight),
+      excluded: [...tonight.excluded, ...nights.filter((n) => baselineInvocations.has(n.invocation)).flatMap((n) => n.excluded)],
+      cells,
     });
-    const differences = comparison.differences.map((d) => `${d.field}: ${Object.entries(d.values).map(([k, v]) => `${k} ${v}`).join("; ")}`);
-    out.push({ ...base, status: "compared", message: null, cells, differences });
   }
-  const regressions = out.flatMap((p) => p.cells).filter((c) => c.significant && c.change === "slower");
-  const inconclusive = out.flatMap((p) => p.cells).filter((c) => c.inconclusive);
-  const exitCode = regressions.length > 0 ? 1 : out.some((p) => p.status === "error") ? 2 : 0;
-  return { pairs: out, regressions, inconclusive, exitCode };
+  const all = out.flatMap((p) => p.cells);
+  settle(all, alpha, options.minChange);
+  settleDrift(all, alpha);
+  const regressions = all.filter((c) => c.significant && c.change === "slower");
+  const inconclusive = all.filter((c) => c.inconclusive);
+  const drifts = all.filter((c) => c.drift?.detected);
+  const exitCode = regressions.length > 0 ? 1 : out.some((p) => p.status === "error" || p.status === "no-history") ? 2 : 0;
+  return { window, alpha, pairs: out, regressions, inconclusive, drifts, exitCode };
 }
 
 const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–");
 const ratioText = (c: NightlyCell): string => (c.ratio === null ? "–" : `${c.ratio.toFixed(2)}x`);
 const ciText = (c: NightlyCell): string => (c.ci ? `[${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}]` : "–");
-const floorText = (c: NightlyCell): string => (c.noiseFloor === null ? "–" : `±${(c.noiseFloor * 100).toFixed(1)} %`);
+const floorText = (c: NightlyCell): string => (c.noiseFloor === null ? "–" : `±${(c.noiseFloor * 100).toFixed(1)} %${c.noiseFloorSource === "nights" ? " (nights)" : " (A/A)"}`);
+const pText = (c: NightlyCell): string => {
+  const dir = c.candidate ?? "slower";
+  return Number.isNaN(c.pAdjusted[dir]) ? "–" : c.pAdjusted[dir].toPrecision(2);
+};
+const baselineText = (c: NightlyCell): string => (c.n.nights === 0 ? "–" : `${int(c.baselineRowsPerSecond)} (${c.n.nights} night${c.n.nights === 1 ? "" : "s"})`);
 const verdict = (c: NightlyCell): string =>
-  (c.significant && c.change === "slower" ? "REGRESSION" : c.significant ? c.change ?? "–" : c.change === null ? "not compared"
+  (c.significant && c.change === "slower" ? "REGRESSION" : c.significant ? c.change ?? "–"
+    : c.environmentChanged ? "environment changed, no verdict" : c.method === null ? "not compared"
     : c.inconclusive ? `inconclusive (n=${c.n.previous}/${c.n.latest})` : "no change");
+const driftText = (c: NightlyCell): string => {
+  const d = c.drift;
+  if (!d) return "–";
+  const per = `${d.perDay >= 0 ? "+" : ""}${(d.perDay * 100).toFixed(2)} %/day`;
+  return d.detected ? `${d.direction} ${per}` : `none (${per})`;
+};
 const inconclusiveNote = (d: NightlyDecision): string =>
   (d.inconclusive.length ? `; ${d.inconclusive.length} cell(s) inconclusive: fewer than 3 measured runs in a night (give replicates: 3 or more)` : "");
+const than = (cells: NightlyCell[]): string => (cells.every((c) => c.n.nights === 1) ? "the previous night" : "their baseline of previous good nights");
 
 /** The summary table and the verdict, as printed. */
 export function renderNightly(d: NightlyDecision): string {
-  const table = new Table({ head: ["stack", "scenario", "cell", "previous rows/s", "latest rows/s", "ratio", "90 % CI", "A/A floor", "verdict"], style: { head: [], border: [] } });
+  const table = new Table({ head: ["stack", "scenario", "cell", "baseline rows/s", "latest rows/s", "ratio", "90 % interval", "floor", "p (Holm)", "drift", "verdict"], style: { head: [], border: [] } });
   const notes: string[] = [];
   for (const p of d.pairs) {
     if (p.status !== "compared") {
-      table.push([p.stack, p.scenario, "–", "–", "–", "–", "–", "–", p.status === "no-previous" ? "no previous night" : "refused"]);
-      notes.push(`${p.stack}/${p.scenario}: ${p.message}`);
+      const word = { "no-previous": "no previous night", "no-history": "MISSING HISTORY", "environment-changed": "environment changed, no verdict", error: "refused", compared: "" }[p.status];
+      if (p.cells.length === 0) table.push([p.stack, p.scenario, "–", "–", "–", "–", "–", "–", "–", "–", word]);
+      notes.push(`${p.stack}/${p.scenario}: ${p.code ? `${p.code}: ` : ""}${p.message}`);
     }
-    if (p.differences.length) notes.push(`${p.stack}/${p.scenario}: differences between the nights:\n${p.differences.map((d) => `  ${d}`).join("\n")}`);
-    for (const c of p.cells) table.push([c.stack, c.scenario, c.cell, int(c.previousRowsPerSecond), int(c.latestRowsPerSecond), ratioText(c), ciText(c), floorText(c), verdict(c)]);
+    if (p.differences.length) notes.push(`${p.stack}/${p.scenario}: differences between the nights:\n${p.differences.map((x) => `  ${x}`).join("\n")}`);
+    for (const c of p.cells) {
+      table.push([c.stack, c.scenario, c.cell, baselineText(c), int(c.latestRowsPerSecond), ratioText(c), ciText(c), floorText(c), pText(c), driftText(c), verdict(c)]);
+      const skipped = c.skippedNights.filter((s) => !s.reason.startsWith("other environment"));
+      if (skipped.length) notes.push(`${cellName(c)}: left out of the baseline: ${skipped.map((s) => `${s.invocation} (${s.reason})`).join(", ")}`);
+      if (c.drift?.detected) notes.push(`${cellName(c)}: drifting ${c.drift.direction}: Theil–Sen ${(c.drift.perDay * 100).toFixed(2)} %/day, ${(c.drift.overWindow * 100).toFixed(1)} % over ${c.drift.days.toFixed(0)} days (Mann–Kendall p = ${c.drift.p.toPrecision(2)}, Holm ${c.drift.pAdjusted.toPrecision(2)})`);
+    }
+    if (p.excluded.length) notes.push(`${p.stack}/${p.scenario}: excluded runs (not used):\n${excludedLines(p.excluded).map((x) => `  ${x}`).join("\n")}`);
   }
+  const missing = d.pairs.filter((p) => p.status === "no-history");
   const tail = d.regressions.length > 0
-    ? `REGRESSION: ${d.regressions.length} cell(s) significantly slower than the previous night: ${d.regressions.map((c) => `${cellName(c)} (${ratioText(c)})`).join(", ")}`
+    ? `REGRESSION: ${d.regressions.length} cell(s) significantly slower than ${than(d.regressions)}: ${d.regressions.map((c) => `${cellName(c)} (${ratioText(c)})`).join(", ")}`
+    : missing.length > 0 ? `MISSING HISTORY: ${missing.map((p) => `${p.stack}/${p.scenario}`).join(", ")} had no earlier night although history was required (E_NIGHTLY_HISTORY)`
     : d.pairs.every((p) => p.status === "no-previous")
       ? "no previous night: nothing to compare with yet (this night is the baseline for the next)"
-      : d.exitCode === 2 ? `a comparison was refused (see above); no regression among the cells compared${inconclusiveNote(d)}` : `no regression${inconclusiveNote(d)}`;
+      : d.exitCode === 2 ? `a pair could not be decided (see above); no regression among the cells compared${inconclusiveNote(d)}` : `no regression${inconclusiveNote(d)}`;
   return `${table.toString()}${notes.length ? `\n${notes.join("\n")}` : ""}\n${tail}`;
 }
 
 /** A Markdown summary (for a CI job summary). */
 export function nightlyMarkdown(d: NightlyDecision): string {
-  const lines = ["## ingestbench nightly", "", "| stack | scenario | cell | previous rows/s | latest rows/s | ratio | 90 % CI | A/A floor | verdict |", "|---|---|---|---:|---:|---:|---|---:|---|"];
+  const lines = ["## ingestbench nightly", "", `Baseline: the previous ${d.window} good nights in the same environment; Holm-adjusted one-sided tests at α = ${d.alpha}.`, "",
+    "| stack | scenario | cell | baseline rows/s | latest rows/s | ratio | 90 % interval | floor | p (Holm) | drift | verdict |", "|---|---|---|---:|---:|---:|---|---:|---:|---|---|"];
+  const notes: string[] = [];
   for (const p of d.pairs) {
-    if (p.status !== "compared") lines.push(`| ${p.stack} | ${p.scenario} | – | – | – | – | – | – | ${p.message ?? p.status} |`);
-    for (const c of p.cells) lines.push(`| ${c.stack} | ${c.scenario} | ${c.cell} | ${int(c.previousRowsPerSecond)} | ${int(c.latestRowsPerSecond)} | ${ratioText(c)} | ${ciText(c)} | ${floorText(c)} | ${verdict(c)} |`);
+    if (p.status !== "compared") lines.push(`| ${p.stack} | ${p.scenario} | – | – | – | – | – | – | – | – | ${p.message ?? p.status} |`);
+    for (const c of p.cells) lines.push(`| ${c.stack} | ${c.scenario} | ${c.cell} | ${baselineText(c)} | ${int(c.latestRowsPerSecond)} | ${ratioText(c)} | ${ciText(c)} | ${floorText(c)} | ${pText(c)} | ${driftText(c)} | ${verdict(c)} |`);
+    for (const x of excludedLines(p.excluded)) notes.push(`- ${p.stack}/${p.scenario}: ${x.replace(/\|/g, "\\|")}`);
   }
   lines.push("", d.regressions.length > 0 ? `**Regression** in ${d.regressions.map((c) => `\`${cellName(c)}\``).join(", ")}` : `No regression${inconclusiveNote(d)}.`);
+  if (notes.length) lines.push("", "**Excluded runs**", "", ...notes);
   return `${lines.join("\n")}\n`;
 }
 
@@ -207,11 +275,12 @@ export async function nightlyCommand(planFile: string, flags: NightlyFlags, proj
   const result = await driveRuns(work, { resultsRoot, invocation: new Date().toISOString(), projectRoot, reporter: progress, deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }) });
   const runsCode = runsExitCode(result);
   if (result.interrupted) return runsCode;
-  const decision = await decideNightly(resultsRoot, pairs, { force: flags.force });
+  const decision = await decideNightly(resultsRoot, pairs, { force: flags.force, window: flags.window ?? plan.window, requireHistory: flags.requireHistory });
   progress.result(`\n${renderNightly(decision)}`);
   progress.event("nightly", {
     exitCode: Math.max(runsCode, decision.exitCode), runsExitCode: runsCode,
-    regressions: decision.regressions.map(cellName), inconclusive: decision.inconclusive.map(cellName),
+    regressions: decision.regressions.map(cellName), inconclusive: decision.inconclusive.map(cellName), drifts: decision.drifts.map(cellName),
+    missingHistory: decision.pairs.filter((p) => p.status === "no-history").map((p) => `${p.stack}/${p.scenario}`),
   });
   const json = `${JSON.stringify({ plan: planFile, runsExitCode: runsCode, ...decision }, null, 2)}\n`;
   if (flags.json) process.stdout.write(json);

@@ -7,6 +7,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { ConfigurationError } from "../../core/errors.ts";
 import { compareStacks, type StackRow } from "../results/across-stacks.ts";
+import type { ExcludedRun } from "../results/eligibility.ts";
 import { stackDifferences, type FingerprintDifference } from "../results/fingerprint.ts";
 import { loadRuns, runDir } from "../results/store.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
@@ -31,6 +32,8 @@ export interface ScenarioReport {
   /** null without a matrix (one cell) */
   sweep: Sweep | null;
   differences: FingerprintDifference[];
+  /** runs of the stacks' latest invocations left out of every figure (not ok, caps not enforced, another machine), with reasons */
+  excluded: ExcludedRun[];
 }
 
 export interface ReportData {
@@ -131,7 +134,7 @@ export async function loadReportData(resultsRoot: string, selection: ReportSelec
       const series = await readSeries(runDir(resultsRoot, run.stack, run.scenario, run.runId));
       runs.push({ run, series, label: `${run.stack}${sweep || run.cell !== "default" ? ` ${run.cell}` : ""} r${run.replicate}` });
     }
-    scenarios.push({ scenario, stacks: present, rows, runs, sweep, differences: stackDifferences(rows) });
+    scenarios.push({ scenario, stacks: present, rows, runs, sweep, differences: stackDifferences(rows), excluded: rows.flatMap((r) => r.excluded) });
   }
   if (scenarios.length === 0) {
     const what = [selection.scenario ? `scenario "${selection.scenario}"` : "any scenario", selection.stacks?.length ? `stacks ${selection.stacks.join(", ")}` : "any stack"].join(" on ");

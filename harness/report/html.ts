@@ -4,7 +4,7 @@
  * Every chart is a <figure class="chart" data-chart="<kind>"> holding one <svg>.
  */
 import type { ReportData } from "./data.ts";
-import { comparisonTable, differenceLines, verdicts, type TextTable } from "./table.ts";
+import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
 
 export type ChartKind = "throughput" | "ledger" | "timeline" | "resources";
 
@@ -60,6 +60,8 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
     if (v.length) body.push(`<ul>${v.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
     const d = differenceLines(s.differences);
     if (d.length) body.push(`<h3>environment differences</h3><ul>${d.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
+    const x = excludedRunLines(s.excluded, s.runs);
+    if (x.length) body.push(`<h3>excluded runs</h3><p class="meta">not used in any figure above</p><ul class="excluded">${x.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>`);
     body.push(`<div class="charts">${mine.filter((c) => c.runId === null).map(figure).join("")}</div>`);
     for (const r of s.runs) {
       const runCharts = mine.filter((c) => c.runId === r.run.runId);

@@ -1,9 +1,10 @@
 /**
  * The Markdown summary of a report, fit for a CI job summary ($GITHUB_STEP_SUMMARY): per scenario the comparison
- * across stacks as a Markdown table, the verdicts, environment differences, and each run's status and bottleneck.
+ * across stacks as a Markdown table, the verdicts, environment differences, the runs left out with their reasons,
+ * and each run's status and bottleneck.
  */
 import type { ReportData } from "./data.ts";
-import { comparisonTable, differenceLines, verdicts, type TextTable } from "./table.ts";
+import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
 
 /** Escape what would break a Markdown table cell. */
 const md = (s: string): string => s.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\n/g, " ");
@@ -21,6 +22,8 @@ export function renderMarkdown(data: ReportData): string {
     if (v.length) out.push("", "**Verdicts**", "", ...v.map((x) => `- ${md(x)}`));
     const d = differenceLines(s.differences);
     if (d.length) out.push("", "**Environment differences**", "", ...d.map((x) => `- ${md(x)}`));
+    const x = excludedRunLines(s.excluded, s.runs);
+    if (x.length) out.push("", "**Excluded runs** (not used in any figure)", "", ...x.map((l) => `- ${md(l)}`));
     out.push("", "<details><summary>runs</summary>", "", markdownTable({
       head: ["run", "stack", "cell", "replicate", "status", "rows/s", "bottleneck", "lost", "duplicated"],
       align: ["l", "l", "l", "r", "l", "r", "l", "r", "r"],

@@ -4,6 +4,7 @@
  * `ingestbench compare` prints from too.
  */
 import { stackTable, type TextTable } from "../results/columns.ts";
+import type { ExcludedRun } from "../results/eligibility.ts";
 import type { FingerprintDifference } from "../results/fingerprint.ts";
 import { fix } from "../results/format.ts";
 import type { StackRow } from "../results/across-stacks.ts";
@@ -25,4 +26,10 @@ export function verdicts(rows: StackRow[]): string[] {
 /** "field: stack value; stack value" per environment difference. */
 export function differenceLines(differences: FingerprintDifference[]): string[] {
   return differences.map((d) => `${d.kind === "version" ? "component version differs: " : ""}${d.field}: ${Object.entries(d.values).map(([k, v]) => `${k} ${v}`).join("; ")}`);
+}
+
+/** "runId (stack, cell): reason" per run the figures left out (harness/results/eligibility.ts). */
+export function excludedRunLines(excluded: ReadonlyArray<ExcludedRun>, runs: ReadonlyArray<{ run: { runId: string; stack: string } }>): string[] {
+  const stackOf = new Map(runs.map((r) => [r.run.runId, r.run.stack]));
+  return excluded.map((x) => `${x.runId} (${stackOf.get(x.runId) ?? "?"}, ${x.cell}): ${x.reason}`);
 }

@@ -2,12 +2,15 @@
  * The comparison across runs on one stack, `compareRuns`: a baseline selection of runs against one or more
  * contender selections, per cell, under the honesty rules of harness/stats/compare.ts (fewer than 3 measured runs on
  * a side is "inconclusive (n=…)"; a stored A/A noise floor, harness/results/noise-floor.ts, must be exceeded).
- * Fingerprints include the applied limits; mismatched component versions are refused unless forced.
+ * Fingerprints include the applied limits; mismatched component versions are refused unless forced. Only eligible
+ * runs count (status ok, caps enforced, the selection's machine: harness/results/eligibility.ts); the others are
+ * listed in `excluded` with their reasons.
  */
 import { ConfigurationError } from "../../core/errors.ts";
 import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
 import { cellSort, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type SinkCaps } from "./caps.ts";
 import { diffFingerprints, groupFingerprint, refuseVersionMismatch, type Fingerprint, type FingerprintDifference } from "./fingerprint.ts";
+import { eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
 import type { ComparisonOptions } from "./options.ts";
 import { loadRuns } from "./store.ts";
@@ -30,12 +33,15 @@ export interface RunGroup {
   statuses: Record<string, number>;
   caps: SinkCaps;
   fingerprint: Fingerprint;
+  /** runs of the selection left out of the figures, with reasons (harness/results/eligibility.ts) */
+  excluded: ExcludedRun[];
 }
 
 /** One group's figures in one cell (rows/s; per vCPU and per GiB of the sink caps, null when uncapped). */
 export interface CellSide {
   label: string;
   runs: number;
+  /** runs the figures rest on (eligible: harness/results/eligibility.ts) */
   measured: number;
   rowsPerSecond: SampleDescription;
   medianMiBPerSecond: number;
@@ -73,6 +79,8 @@ export interface RunsComparison {
   inconclusive: number;
   /** the A/A noise floors applied, per cell (fraction); empty when no A/A result is stored */
   noiseFloors: Record<string, number>;
+  /** every run left out (not ok, caps not enforced, another machine than the rest of its selection), with reasons */
+  excluded: ExcludedRun[];
 }
 
 /** Runs matching a selector: "latest"/"previous" invocation, else runs whose run id or invocation starts with it. */
@@ -87,9 +95,12 @@ function selectRuns(all: RunRecord[], selector: string): RunRecord[] {
   return all.filter((r) => r.runId.startsWith(selector) || r.invocation.startsWith(selector));
 }
 
-/** One selection's figures in one cell; the ledger counts every run, the rest only measured ones. */
-function cellSide(label: string, runs: RunRecord[], erraticCv: number | undefined): CellSide {
-  const measured = runs.filter((r) => r.summary !== null);
+/**
+ * One selection's figures in one cell; the ledger counts every run, the rest only the runs the comparison uses
+ * (`used`: eligible, harness/results/eligibility.ts).
+ */
+function cellSide(label: string, runs: RunRecord[], used: ReadonlySet<string>, erraticCv: number | undefined): CellSide {
+  const measured = runs.filter((r) => used.has(r.runId));
   return {
     label, runs: runs.length, measured: measured.length,
     rowsPerSecond: describeSample(rowsPerSecondOf(measured), { erraticCv }),
@@ -132,16 +143,19 @@ export async function compareRuns(
       owner.set(r.runId, p.label);
     }
   }
-  const groups: RunGroup[] = picked.map((p) => {
+  const eligible = picked.map((p) => eligibleRuns(p.runs));
+  const used = new Set(eligible.flatMap((e) => e.used.map((r) => r.runId)));
+  const groups: RunGroup[] = picked.map((p, i) => {
     const statuses: Record<string, number> = {};
     for (const r of p.runs) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-    const measured = p.runs.filter((r) => r.summary !== null);
+    const measured = eligible[i]!.used;
     return {
       label: p.label,
       invocations: [...new Set(p.runs.map((r) => r.invocation))].sort(),
       runIds: p.runs.map((r) => r.runId), statuses,
       caps: sinkCaps(measured[measured.length - 1] ?? p.runs[p.runs.length - 1]!),
       fingerprint: groupFingerprint(p.runs, { limits: true }),
+      excluded: eligible[i]!.excluded,
     };
   });
   const differences = diffFingerprints(groups.map((g) => ({ label: g.label, fingerprint: g.fingerprint })));
@@ -153,17 +167,17 @@ export async function compareRuns(
   let inconclusive = 0;
   const out: CellComparison[] = cells.map((cell) => {
     const base = picked[0]!.runs.filter((r) => r.cell === cell);
-    const baseSide = cellSide(picked[0]!.label, base, options.erraticCv);
-    const baseValues = rowsPerSecondOf(base.filter((r) => r.summary !== null));
+    const baseSide = cellSide(picked[0]!.label, base, used, options.erraticCv);
+    const baseValues = rowsPerSecondOf(base.filter((r) => used.has(r.runId)));
     return {
       cell, baseline: baseSide,
       contenders: picked.slice(1).map((p) => {
         const runs = p.runs.filter((r) => r.cell === cell);
-        const side = cellSide(p.label, runs, options.erraticCv);
-        const values = rowsPerSecondOf(runs.filter((r) => r.summary !== null));
+        const side = cellSide(p.label, runs, used, options.erraticCv);
+        const values = rowsPerSecondOf(runs.filter((r) => used.has(r.runId)));
         if (baseValues.length === 0 || values.length === 0) {
           const missing = baseValues.length === 0 ? `the baseline "${picked[0]!.label}"` : `"${p.label}"`;
-          return { ...side, comparison: null, reason: `no measured run of cell ${cell} in ${missing}` };
+          return { ...side, comparison: null, reason: `no measured run of cell ${cell} in ${missing} (left-out runs are listed as excluded)` };
         }
         const comparison = compareSamples(baseValues, values, { ...options, noiseFloor: floors.get(cell) ?? null });
         if (comparison.significant) significant[comparison.change === "faster" ? "faster" : "slower"]++;
@@ -176,5 +190,6 @@ export async function compareRuns(
     mode: "runs", scenario, stack, baseline: groups[0]!, contenders: groups.slice(1), cells: out, differences,
     forced: differences.some((d) => d.kind === "version"), significant, inconclusive,
     noiseFloors: Object.fromEntries(floors),
+    excluded: groups.flatMap((g) => g.excluded),
   };
 }

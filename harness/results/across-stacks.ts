@@ -5,12 +5,14 @@
  * Tibshirani 1993, see harness/stats/bootstrap.ts) over the runs' rows/s; rows/s per vCPU and per GiB of the sink's
  * caps; CPU use and cost per row, throttling, network, ingest lag, the bottleneck and the ledger. The honesty rules
  * of harness/stats/compare.ts apply (fewer than 3 measured runs on a side is "inconclusive (n=…)"; a stored A/A
- * noise floor, harness/results/noise-floor.ts, must be exceeded).
+ * noise floor, harness/results/noise-floor.ts, must be exceeded). Only eligible runs count (status ok, caps
+ * enforced, the stack's machine: harness/results/eligibility.ts); the others are listed per row in `excluded`.
  */
 import { ConfigurationError } from "../../core/errors.ts";
 import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
 import { cellSort, finite, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type SinkCaps } from "./caps.ts";
 import { diffFingerprints, groupFingerprint, refuseVersionMismatch, stackDifferences, type Fingerprint } from "./fingerprint.ts";
+import { eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
 import type { ComparisonOptions } from "./options.ts";
 import { loadRuns } from "./store.ts";
@@ -26,8 +28,13 @@ export interface StackRow {
   /** matrix cell id ("default" without a matrix) */
   cell: string;
   runs: RunRecord[];
-  /** runs whose summary exists (status ok or failed checks) */
+  /**
+   * the runs the figures rest on: status ok with a summary, caps enforced, the stack's machine
+   * (harness/results/eligibility.ts); the others are in `excluded`
+   */
   measured: RunRecord[];
+  /** runs of this stack and cell left out, with reasons */
+  excluded: ExcludedRun[];
   medianRowsPerSecond: number;
   medianMiBPerSecond: number;
   /** median rows/s of this stack / of the first stack (same cell) */
@@ -64,7 +71,7 @@ export interface StackRow {
  *         stacks' component versions differ and `force` is not set
  */
 export async function compareStacks(resultsRoot: string, scenario: string, stacks: string[], options: ComparisonOptions = {}): Promise<StackRow[]> {
-  const perStack: Array<{ stack: string; runs: RunRecord[] }> = [];
+  const perStack: Array<{ stack: string; runs: RunRecord[]; used: Set<string>; excluded: ExcludedRun[] }> = [];
   for (const stack of stacks) {
     const all = await loadRuns(resultsRoot, stack, scenario);
     if (all.length === 0) {
@@ -77,7 +84,9 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
     const measured = all.filter((r) => r.summary !== null);
     const pool = complete.length > 0 ? complete : measured.length > 0 ? measured : all;
     const latest = pool[pool.length - 1]!.invocation;
-    perStack.push({ stack, runs: all.filter((r) => r.invocation === latest) });
+    const runs = all.filter((r) => r.invocation === latest);
+    const e = eligibleRuns(runs);
+    perStack.push({ stack, runs, used: new Set(e.used.map((r) => r.runId)), excluded: e.excluded });
   }
   const fingerprints = new Map(perStack.map((s) => [s.stack, groupFingerprint(s.runs)]));
   refuseVersionMismatch(diffFingerprints(perStack.map((s) => ({ label: s.stack, fingerprint: fingerprints.get(s.stack)! }))), options.force, `stacks ${stacks.join(", ")}`);
@@ -92,21 +101,21 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
   const rows: StackRow[] = [];
   for (const cell of cells) {
     let baseline: RunRecord[] | null = null;
-    for (const { stack, runs: stackRuns } of perStack) {
+    for (const { stack, runs: stackRuns, used, excluded } of perStack) {
       const runs = stackRuns.filter((r) => r.cell === cell);
       if (runs.length === 0) continue;
-      const measured = runs.filter((r) => r.summary !== null);
+      const measured = runs.filter((r) => used.has(r.runId));
       const isFirst = stack === perStack[0]!.stack;
       if (isFirst) baseline = measured;
       const values = rowsPerSecondOf(measured);
       const lastMeasured = measured[measured.length - 1] ?? runs[runs.length - 1]!;
       rows.push({
-        stack, baselineStack: perStack[0]!.stack, cell, runs, measured,
+        stack, baselineStack: perStack[0]!.stack, cell, runs, measured, excluded: excluded.filter((x) => x.cell === cell),
         medianRowsPerSecond: med(measured, (r) => r.summary?.rowsPerSecond),
         medianMiBPerSecond: med(measured, (r) => r.summary?.mibPerSecond),
         ratio: Number.NaN,
         rowsPerSecond: describeSample(values, { erraticCv: options.erraticCv }),
-        comparison: isFirst || baseline === null ? null : compareSamples(rowsPerSecondOf(baseline), values, { ...options, noiseFloor: floorFor(stack, cell) }),
+        comparison: isFirst || baseline === null || measured.length === 0 || baseline.length === 0 ? null : compareSamples(rowsPerSecondOf(baseline), values, { ...options, noiseFloor: floorFor(stack, cell) }),
         caps: sinkCaps(lastMeasured),
         rowsPerSecondPerCore: perCore(measured),
         rowsPerSecondPerGiB: perGiB(measured),

@@ -5,6 +5,7 @@
  * - harness/results/across-runs.ts: `compareRuns`, selections of runs on one stack against a baseline;
  * - harness/results/noise-floor.ts: the A/A noise-floor store (results/<stack>/<scenario>.aa/noise-floor.json);
  * - harness/results/caps.ts: the sink's caps and rows/s per vCPU and per GiB;
+ * - harness/results/eligibility.ts: which runs a comparison uses (ok, caps enforced, one machine) and why others not;
  * - harness/results/fingerprint.ts: environment fingerprints, their differences, the version-mismatch refusal;
  * - harness/results/columns.ts: the columns of the comparison across stacks, shared by terminal and report;
  * - harness/results/format.ts and harness/results/table.ts: cell formatting and terminal rendering.
@@ -21,6 +22,8 @@ export type { StackRow } from "./across-stacks.ts";
 export { compareStacks, stackComparisonJson } from "./across-stacks.ts";
 export type { SinkCaps } from "./caps.ts";
 export { sinkCaps } from "./caps.ts";
+export type { Eligible, ExcludedRun, ExclusionKind } from "./eligibility.ts";
+export { capsProblem, eligibleRuns, environmentKey, machineKey, statusProblem } from "./eligibility.ts";
 export type { Fingerprint, FingerprintDifference } from "./fingerprint.ts";
 export { diffFingerprints, groupFingerprint, runFingerprint } from "./fingerprint.ts";
 export { verdictWord } from "./format.ts";

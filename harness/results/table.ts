@@ -1,7 +1,7 @@
 /**
  * Terminal rendering (cli-table3) of both comparisons: across stacks, with the columns of
- * harness/results/columns.ts (the same the report shows), and across runs on one stack; then the verdicts and the
- * environment differences.
+ * harness/results/columns.ts (the same the report shows), and across runs on one stack; then the verdicts, the
+ * environment differences and the runs left out with their reasons (harness/results/eligibility.ts).
  */
 import Table from "cli-table3";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
@@ -10,7 +10,14 @@ import type { StackRow } from "./across-stacks.ts";
 import { columnContext, stackTable } from "./columns.ts";
 import { describeDifference, stackDifferences, type FingerprintDifference } from "./fingerprint.ts";
 import { ciCell, cvCell, fix, int, ledgerCell, pctLabel, verdictWord } from "./format.ts";
+import { excludedLines, type ExcludedRun } from "./eligibility.ts";
 import { AA_SUFFIX } from "./noise-floor.ts";
+
+/** "\nexcluded runs (N, not used in any figure):\n  runId (cell, invocation): reason"; "" when none was left out. */
+export function excludedBlock(list: readonly ExcludedRun[]): string {
+  if (list.length === 0) return "";
+  return `\nexcluded runs (${list.length}, not used in any figure above):\n${excludedLines(list).map((l) => `  ${l}`).join("\n")}`;
+}
 
 /** "\nenvironment differences (…):\n  field: a x; b y" with "!! " before version differences; "" when there are none. */
 function differencesBlock(differences: FingerprintDifference[]): string {
@@ -39,7 +46,8 @@ export function renderComparison(scenario: string, rows: StackRow[]): string {
   const ratioTo = rows[0]?.baselineCell !== undefined ? `the first cell, ${rows[0].baselineCell}` : `${rows[0]?.stack ?? "?"}${withCell ? " (same cell)" : ""}`;
   return `${scenario}: median over each stack's latest runs; ratio to ${ratioTo}\n${table.toString()}`
     + (verdicts.length ? `\nverdicts:\n${verdicts.join("\n")}` : "")
-    + differencesBlock(stackDifferences(rows));
+    + differencesBlock(stackDifferences(rows))
+    + excludedBlock(rows.flatMap((r) => r.excluded ?? []));
 }
 
 /**
@@ -75,5 +83,6 @@ export function renderRunsComparison(c: RunsComparison): string {
     + (notes.length ? `\nverdicts:\n${notes.join("\n")}` : "")
     + `\nsignificant changes: ${c.significant.slower} slower, ${c.significant.faster} faster${c.inconclusive ? `; ${c.inconclusive} inconclusive (fewer than 3 measured runs on a side)` : ""}`
     + (Object.keys(c.noiseFloors).length ? `\nA/A noise floors applied (results/${c.stack}/${c.scenario}${AA_SUFFIX}/noise-floor.json): ${Object.entries(c.noiseFloors).map(([cell, f]) => `${cell} ±${(f * 100).toFixed(1)} %`).join(", ")}` : "")
-    + differencesBlock(c.differences);
+    + differencesBlock(c.differences)
+    + excludedBlock(c.excluded ?? []);
 }

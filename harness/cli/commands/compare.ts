@@ -11,7 +11,7 @@ type CompareFlags = Omit<CompareCommandFlags, "stacks"> & { stack?: string; stac
 
 export const registerCompare: CommandModule = (program, ctx) => {
   program.command("compare")
-    .description("Compare a scenario's results. Across stacks (--stacks; hardware sizes; latest results of each): median rows/s and MiB/s with IQR and CV (erratic when noisy), ratio to the first stack with a 90 % bootstrap interval, rows/s per vCPU and per GiB, CPU, throttling, network, lag, bottleneck, ledger. Across runs on one stack (--stack, --baseline, --contender): the same per cell. Environment differences are listed; mismatched component versions are refused unless --force.")
+    .description("Compare a scenario's results. Across stacks (--stacks; hardware sizes; latest results of each): median rows/s and MiB/s with IQR and CV (erratic when noisy), ratio to the first stack with a 90 % bootstrap interval, rows/s per vCPU and per GiB, CPU, throttling, network, lag, bottleneck, ledger. Across runs on one stack (--stack, --baseline, --contender): the same per cell. Environment differences are listed; mismatched component versions are refused unless --force. Only runs that are ok, with caps enforced on every host and on the group's machine, count; the others are listed below the table (and in --json) as excluded, with their reasons.")
     .requiredOption("--scenario <name>", "scenario name, e.g. quickstart")
     .option("--stacks <names>", "comma-separated stack names; the first is the baseline")
     .option("-s, --stack <name>", "one stack (across runs, with --baseline)")

@@ -1,16 +1,18 @@
 /**
  * Throughput per stack. With a matrix: stored rows/s against the swept parameter, one line of medians per stack
  * (and per value of the other swept parameters) with every run as a point. Without a matrix: one bar per stack
- * (median rows/s of its latest runs) with every run as a tick.
+ * (median rows/s of its latest runs) with every run as a tick. Only the runs the comparison used are drawn (status
+ * ok, caps enforced, the stack's machine: harness/results/eligibility.ts); the report lists the others.
  */
 import type { TopLevelSpec } from "vega-lite";
 import { cellValues, type ScenarioReport } from "../data.ts";
 
 const valueText = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
 
-/** The spec, or null when no run of the scenario measured anything. */
+/** The spec, or null when no run of the scenario was used. */
 export function throughputSpec(s: ScenarioReport): TopLevelSpec | null {
-  const measured = s.runs.filter((r) => r.run.summary !== null);
+  const used = new Set(s.rows.flatMap((r) => r.measured.map((m) => m.runId)));
+  const measured = s.runs.filter((r) => r.run.summary !== null && used.has(r.run.runId));
   if (measured.length === 0) return null;
   const title = `${s.scenario}: stored rows/s`;
   if (s.sweep) {

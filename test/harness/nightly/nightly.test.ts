@@ -196,13 +196,16 @@ describe("nightly decision", () => {
     expect(renderNightly(d)).toMatch(/no previous night/);
   });
 
-  it("changed component versions are refused (exit 2) unless forced", async () => {
+  it("changed component versions: environment changed, no verdict (exit 0), the differences listed; --force compares across it", async () => {
     const r = freshRoot("versions");
     for (const v of tight) writeRun({ stack: "local-quarter-core", invocation: NIGHT1, rows: v, postgres: "18.3" });
     for (const v of tight) writeRun({ stack: "local-quarter-core", invocation: NIGHT2, rows: v * 0.7 });
-    const refused = await decideNightly(r, pairs);
-    expect(refused.pairs[0]!.status).toBe("error");
-    expect(refused.exitCode).toBe(2);
+    const changed = await decideNightly(r, pairs);
+    expect(changed.pairs[0]!.status).toBe("environment-changed");
+    expect(changed.exitCode).toBe(0);
+    expect(changed.regressions).toEqual([]);
+    expect(changed.pairs[0]!.differences).toContain("versions.postgres.running: previous 18.3; latest 18.4");
+    expect(renderNightly(changed)).toMatch(/environment changed, no verdict/);
     const forced = await decideNightly(r, pairs, { force: true });
     expect(forced.exitCode).toBe(1);
   });

@@ -62,10 +62,10 @@ describe("charts", () => {
     for (const c of report.charts) expect(c.svg).toMatch(/^<svg[^>]*class="marks"/);
   });
 
-  it("without a matrix: one bar per stack (median rows/s, labelled) and one tick per run", () => {
+  it("without a matrix: one bar per stack (median rows/s, labelled) and one tick per run, the failed run of small left out", () => {
     const m = svgMarks(chartsOf("plain", "throughput")[0]!.svg);
-    expect(m.bars).toBe(3);
-    expect(m.ticks).toBe(3);
+    expect(m.bars).toBe(2);
+    expect(m.ticks).toBe(2);
     expect(chartsOf("plain", "throughput")[0]!.svg).toContain("90,000");
   });
 
@@ -120,6 +120,7 @@ describe("HTML and Markdown", () => {
     expect(report.html.match(/<figure class="chart"/g)).toHaveLength(report.charts.length);
     expect(report.html).toContain("exact (");
     expect(report.html).toContain("lost 5, dup 2");
+    expect(report.html).toMatch(/<h3>excluded runs<\/h3>.*<li>\S+ \(small, default\): failed: ledger\.lost \(actual 5, expected = 0\)<\/li>/s);
   });
 
   it("shows CPU ms/1k rows in the HTML comparison table, each stack's median (3 ms in every synthetic run), unit as the header's title", () => {
@@ -133,7 +134,8 @@ describe("HTML and Markdown", () => {
     expect(rows.map((r) => r[0])).toEqual(["small", "medium", "large"]);
     for (const r of rows) {
       expect(r).toHaveLength(heads.length);
-      expect(r[col]).toBe("3.0");
+      // small's only run failed (5 lost): excluded, so no figure
+      expect(r[col]).toBe(r[0] === "small" ? "–" : "3.0");
     }
     expect(report.markdown).toMatch(/^\| stack \| runs \|.*\| sink cores \| CPU ms\/1k rows \| throttled \|/m);
   });
@@ -144,8 +146,11 @@ describe("HTML and Markdown", () => {
     expect(md).toContain("## sweep");
     expect(md).toMatch(/^\| stack \| runs \| rows\/s \|/m);
     expect(md).toMatch(/^\| stack \| cell \| runs \|/m);
-    expect(md).toMatch(/^\| small \| 1\/1 \(failed\) \| 10,000 \|.*\| lost 5, dup 2 \|$/m);
-    expect(md).toMatch(/^\| large \| 1\/1 \| 90,000 \|.*\| 9\.00x \|/m);
+    // small's run failed (5 lost): listed, its ledger shown, but no figure rests on it (and no ratio to it)
+    expect(md).toMatch(/^\| small \| 0\/1 \(failed\) \| – \|.*\| lost 5, dup 2 \|$/m);
+    expect(md).toMatch(/^\| large \| 1\/1 \| 90,000 \|.*\| – \|/m);
+    expect(md).toContain("**Excluded runs** (not used in any figure)");
+    expect(md).toMatch(/^- \S+ \(small, default\): failed: ledger\.lost \(actual 5, expected = 0\)$/m);
     // separator row has one cell per column
     const lines = md.split("\n");
     const head = lines.findIndex((l) => l.startsWith("| stack | runs"));
@@ -161,7 +166,8 @@ describe("HTML and Markdown", () => {
     const text = readFileSync(md, "utf8");
     expect(text).not.toContain("## sweep");
     expect(text).not.toContain("| medium |");
-    expect(text).toMatch(/^\| small \| 1\/1 \(failed\) \| 10,000 \|.*\| 0\.11x \|/m);
+    expect(text).toMatch(/^\| small \| 0\/1 \(failed\) \| – \|.*\| – \|/m);
+    expect(text).toMatch(/^\| large \| 1\/1 \| 90,000 \|.*\| 1\.00x \|/m);
   });
 
   it("refuses a selection with no results", async () => {

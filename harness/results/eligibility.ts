@@ -1,0 +1,128 @@
+/**
+ * Which runs a comparison may use (compare, report and nightly all go through here): a run counts only when
+ *   1. its status is `ok` (not `failed` — a check failed, e.g. rows lost —, `error`, `interrupted`, or still
+ *      `running`, i.e. killed before its last write) and it has a summary;
+ *   2. its caps were enforced: every host's `limits.<host>.enforced` is exactly `true` (`false`, `"partial"` — e.g.
+ *      cgroup v1 does not throttle buffered writes — or anything else is not), and the run is not flagged
+ *      `oversubscribed` (the caps of hosts running at the same time exceed the machine);
+ *   3. it ran on the same machine as the runs it is compared with: its machine key (CPU model, kernel, cores,
+ *      cgroup version; for nightly also the component versions, `environmentKey`) equals the reference.
+ * Every other run is returned as an `ExcludedRun` with its reason, for the terminal's footnote, `--json` and the
+ * report. The fields of rule 2 are read defensively (run.json written before they existed, or by a newer harness,
+ * may lack them or carry objects): only `enforced === true` and a falsy `oversubscribed` pass.
+ */
+import type { RunRecord } from "./types.ts";
+
+/** Why a run was left out. */
+export type ExclusionKind = "status" | "caps" | "environment";
+
+/** A run a comparison did not use, and why. */
+export interface ExcludedRun {
+  runId: string;
+  invocation: string;
+  cell: string;
+  status: string;
+  kind: ExclusionKind;
+  /** in words, e.g. "failed: ledger.lost (actual 5)", "caps partially enforced on sink: buffered writes not throttled" */
+  reason: string;
+}
+
+/** The runs a comparison uses and the ones it left out (with reasons), and the machine key the used runs share. */
+export interface Eligible {
+  used: RunRecord[];
+  excluded: ExcludedRun[];
+  /** the reference machine key (the majority among runs that passed rules 1 and 2), null when none did */
+  machine: string | null;
+}
+
+const firstLine = (s: unknown): string => String(s ?? "").split("\n")[0]!.slice(0, 160);
+
+/** Why a run's status keeps it out (rule 1), or null when it is `ok` with a summary. */
+export function statusProblem(run: RunRecord): string | null {
+  const status = String((run as { status?: unknown }).status);
+  if (status === "ok") return run.summary ? null : "ok but no summary (nothing measured)";
+  if (status === "failed") {
+    const failing = (run.checks ?? []).filter((c) => !c.ok).map((c) => `${c.check} (actual ${c.actual ?? "–"}, expected ${c.expected})`);
+    return `failed: ${failing.length ? failing.join(", ") : run.ledger && run.ledger.lost > 0 ? `lost ${run.ledger.lost}` : "a check failed"}`;
+  }
+  if (status === "error") return `error${run.error ? ` ${run.error.code}: ${firstLine(run.error.message)}` : ""}`;
+  if (status === "interrupted") return "interrupted (its measurement is partial)";
+  if (status === "running") return "never finished (run.json still says running: the run was killed)";
+  return `status ${status}`;
+}
+
+/** A flag's value as words: true → "", an object → its JSON, a string as is. */
+const flagDetail = (v: unknown): string => (v === true ? "" : typeof v === "string" ? v : firstLine(JSON.stringify(v)));
+
+/** Why a run's caps keep it out (rule 2), or null when every host was enforced and nothing is oversubscribed. */
+export function capsProblem(run: RunRecord): string | null {
+  const problems: string[] = [];
+  const top = (run as { oversubscribed?: unknown }).oversubscribed;
+  if (top) problems.push(`oversubscribed${flagDetail(top) ? ` (${flagDetail(top)})` : ""}`);
+  for (const [host, raw] of Object.entries(run.limits ?? {})) {
+    const l = (raw ?? {}) as { enforced?: unknown; notes?: unknown; reason?: unknown; oversubscribed?: unknown };
+    const notes = [l.reason, ...(Array.isArray(l.notes) ? l.notes : [])].filter((x) => typeof x === "string" && x.length > 0).join("; ");
+    if (l.enforced === "partial") problems.push(`caps partially enforced on ${host}${notes ? `: ${notes}` : ""}`);
+    else if (l.enforced !== true) problems.push(`caps not enforced on ${host}${notes ? `: ${notes}` : ""}`);
+    if (l.oversubscribed) problems.push(`${host} oversubscribed${flagDetail(l.oversubscribed) ? ` (${flagDetail(l.oversubscribed)})` : ""}`);
+  }
+  return problems.length ? problems.join("; ") : null;
+}
+
+/** The machine a run ran on: CPU model, kernel, machine cores, cgroup version (the sink host's on deployed stacks). */
+export function machineKey(run: RunRecord): string {
+  const e = (run.environment ?? {}) as Partial<RunRecord["environment"]>;
+  return `cpuModel=${e.cpuModel ?? "–"}; kernel=${e.kernel ?? "–"}; cores=${e.cores ?? "–"}; cgroup=${e.cgroup ?? "–"}`;
+}
+
+/** The machine key and the component versions (running and pinned), sorted: what nightly requires to match. */
+export function environmentKey(run: RunRecord): string {
+  const versions = Object.entries(run.versions ?? {}).sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, v]) => `${name}=${v?.running ?? "–"} (pinned ${v?.pinned ?? "–"})`);
+  return `${machineKey(run)}${versions.length ? `; ${versions.join(", ")}` : ""}`;
+}
+
+const excluded = (run: RunRecord, kind: ExclusionKind, reason: string): ExcludedRun =>
+  ({ runId: run.runId, invocation: run.invocation, cell: run.cell, status: String(run.status), kind, reason });
+
+/** The most frequent key; ties go to the key of the latest run among the tied (runs are oldest first). */
+function majority(runs: RunRecord[], key: (r: RunRecord) => string): string | null {
+  const counts = new Map<string, number>();
+  for (const r of runs) counts.set(key(r), (counts.get(key(r)) ?? 0) + 1);
+  let best: string | null = null;
+  for (const r of runs) {
+    const k = key(r);
+    if (best === null || counts.get(k)! > counts.get(best)! || (counts.get(k) === counts.get(best) && k !== best)) best = k;
+  }
+  return best;
+}
+
+/**
+ * Split runs into the ones a comparison uses and the ones it leaves out, with reasons (rules 1–3 of the module
+ * comment). `reference` is the machine key the runs must match (default: the majority among the runs that pass
+ * rules 1 and 2); `key` the function giving it (default `machineKey`; nightly passes `environmentKey`).
+ */
+export function eligibleRuns(runs: RunRecord[], options: { reference?: string | null; key?: (r: RunRecord) => string } = {}): Eligible {
+  const key = options.key ?? machineKey;
+  const out: ExcludedRun[] = [];
+  const passed: RunRecord[] = [];
+  for (const r of runs) {
+    const s = statusProblem(r);
+    if (s !== null) { out.push(excluded(r, "status", s)); continue; }
+    const c = capsProblem(r);
+    if (c !== null) { out.push(excluded(r, "caps", c)); continue; }
+    passed.push(r);
+  }
+  const machine = options.reference ?? majority(passed, key);
+  const used: RunRecord[] = [];
+  for (const r of passed) {
+    if (machine === null || key(r) === machine) used.push(r);
+    else out.push(excluded(r, "environment", `other environment: ${key(r)} (the comparison's: ${machine})`));
+  }
+  return { used, excluded: out, machine: used.length ? machine : null };
+}
+
+/** "runId (cell, invocation): reason" lines, for footnotes. */
+export function excludedLines(list: readonly ExcludedRun[]): string[] {
+  return list.map((x) => `${x.runId} (${x.cell}, ${x.invocation}): ${x.reason}`);
+}
