@@ -11,7 +11,7 @@ import { probeSyslogNgVersion, syslogNg, type SyslogNgConfig } from "../../plugi
 import type { LocalHost } from "../../core/hosts.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { newBenchRun, scenarioPlan, type ScenarioPlanOptions } from "../helpers/bench.ts";
-import { expectCleanRun, expectDuplicatesCounted, expectPinRefusal, expectLedgerNamesExactlyTheAbsentSeqs, expectWithinOffer, readStoredSeqs, runKillingCollector, type SinkInfo } from "../helpers/pipeline-ledger.ts";
+import { expectCleanRun, expectDuplicatesCounted, expectPinRefusal, expectLedgerNamesExactlyTheAbsentSeqs, expectWithinOffer, readSeries, readStoredSeqs, runKillingCollector, type SinkInfo } from "../helpers/pipeline-ledger.ts";
 
 const STACK = "local-pipeline";
 
@@ -26,6 +26,14 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     // 20000 events/s offered: never more than that over the time it ran; how much less depends on how busy the
     // machine is, so the ledger (exact, above) is what is asserted
     const bound = expectWithinOffer(run, record, { rate: 20_000, batch: 500 });
+    // the loadgen clock was measured before load (one machine: ~0, within a bound of a pipe round trip) and the lag
+    // percentiles say how many samples they rest on: one per measurement sample
+    expect(record.clock).toMatchObject({ measured: true, exchanges: 8 });
+    if (!record.clock?.measured) throw new Error("clock not measured");
+    expect(Math.abs(record.clock.offsetMs)).toBeLessThanOrEqual(record.clock.boundMs + 2);
+    expect(record.clock.boundMs).toBeLessThan(1000);
+    const measureSamples = readSeries(run).filter((p) => p.phase === "measure" && p.lagMs !== null).length;
+    expect(record.summary!.lagSamples).toBe(measureSamples);
     expect(record.versions["syslog-ng"]).toEqual({ pinned: "3.38", running: await probeSyslogNgVersion() });
     expect(record.versions.postgres?.running).toBe("18.4");
     expect(Object.keys(record.limits).sort()).toEqual(["collector", "loadgen", "sink"]);
@@ -33,7 +41,7 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     expect((record as unknown as { collectorClaims: unknown }).collectorClaims).toEqual({ name: "syslog-ng", counts: { received: l.sent, written: l.stored, dropped: 0, queued: 0 } });
     const hosts = new Set(record.summary!.bottleneck.candidates.map((c) => c.host));
     expect(hosts.has("collector") && hosts.has("sink")).toBe(true);
-    console.log(`syslog-ng-postgres: ${record.summary!.rowsPerSecond.toFixed(0)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, lag p99 ${record.summary!.lagP99Ms?.toFixed(0)} ms, drain ${record.summary!.drainSeconds.toFixed(2)} s, sent ${l.sent} (offer bound ${bound.toFixed(0)}), stored ${l.stored}; bottleneck ${record.summary!.bottleneck.resource} (${record.summary!.bottleneck.evidence})`);
+    console.log(`syslog-ng-postgres: ${record.summary!.rowsPerSecond.toFixed(0)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, lag p99 (n=${record.summary!.lagSamples}) ${record.summary!.lagP99Ms?.toFixed(0)} ms, backlog ≥ ${record.summary!.backlogLagMaxMs?.toFixed(0)} ms, clock ${JSON.stringify(record.clock)}, drain ${record.summary!.drainSeconds.toFixed(2)} s, sent ${l.sent} (offer bound ${bound.toFixed(0)}), stored ${l.stored}; bottleneck ${record.summary!.bottleneck.resource} (${record.summary!.bottleneck.evidence})`);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
