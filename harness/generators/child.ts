@@ -10,6 +10,12 @@
  *   {"type":"error", "message": "..."}                         on a fatal error, then exit 1
  *   {"type":"ready"}                                           once its stop handlers are installed (before that,
  *                                                             SIGTERM would kill it without a report)
+ *   {"type":"pong","id":n,"t0":x,"t1":ms,"t2":ms}              the answer to a clock ping (below)
+ * With `clockSync: true` in the spec and stdin a pipe, the child answers clock pings before it sends anything and
+ * starts the load on a go line (the exchange of harness/generators/clock.ts), both on stdin:
+ *   {"type":"ping","id":n,"t0":x}   answered with t1 (receipt) and t2 (reply) read from Date.now(), the clock that
+ *                                   stamps sent_at (harness/generators/loop.ts)
+ *   {"type":"go"}                   start the load
  * It stops gracefully (no new batches, in-flight requests finished) on SIGTERM, SIGINT, or when stdin (a pipe)
  * closes — so a parent that dies takes its generator with it.
  */
@@ -55,23 +61,58 @@ async function main(): Promise<void> {
   const stop = (): void => ac.abort();
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
+  let piped = false;
   try {
     const st = fstatSync(0);
-    if (st.isFIFO() || st.isSocket()) {
-      process.stdin.on("end", stop);
-      process.stdin.on("close", stop);
-      process.stdin.on("error", stop);
-      process.stdin.resume();
-    }
+    piped = st.isFIFO() || st.isSocket();
   } catch {
     /* no stdin */
   }
+  // without a pipe to answer on, a clock sync cannot happen: the load starts at once
+  let go: Promise<void> = Promise.resolve();
+  if (piped) {
+    process.stdin.on("end", stop);
+    process.stdin.on("close", stop);
+    process.stdin.on("error", stop);
+    if (spec.clockSync) go = answerClockPings(ac.signal);
+    else process.stdin.resume();
+  }
   await writeLine({ type: "ready" });
+  await go;
 
   const final = await generator.run(ac.signal, (p) => {
     process.stdout.write(`${JSON.stringify({ type: "progress", ...p, t: performance.timeOrigin + performance.now() })}\n`);
   });
   await writeLine({ type: "final", ...final });
+}
+
+/**
+ * Answer `ping` lines on stdin with `pong` (t1 at receipt, t2 at reply, Date.now(): the sent_at clock) until a `go`
+ * line arrives or `signal` aborts; resolves then. Pings after go are still answered. Other lines are ignored.
+ */
+function answerClockPings(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    signal.addEventListener("abort", () => resolve(), { once: true });
+    let buf = "";
+    process.stdin.setEncoding("utf8");
+    process.stdin.on("data", (chunk: string) => {
+      const t1 = Date.now();
+      buf += chunk;
+      let nl: number;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        let msg: { type?: unknown; id?: unknown; t0?: unknown };
+        try {
+          msg = JSON.parse(line) as typeof msg;
+        } catch {
+          continue;
+        }
+        if (msg.type === "ping") process.stdout.write(`${JSON.stringify({ type: "pong", id: msg.id, t0: msg.t0, t1, t2: Date.now() })}\n`);
+        else if (msg.type === "go") resolve();
+      }
+    });
+  });
 }
 
 main().then(

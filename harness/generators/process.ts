@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { IngestbenchError } from "../../core/errors.ts";
 import type { SpawnOptions } from "../../core/hosts.ts";
 import type { GeneratorContext, GeneratorFinal, GeneratorProgress } from "./types.ts";
+import { estimateOffset, type ClockExchange, type ClockOffset } from "./clock.ts";
 
 /** What child.ts runs: the registry name, the raw `generator.<name>` config (validated in the child), the context. */
 export interface GeneratorSpec {
@@ -20,6 +21,11 @@ export interface GeneratorSpec {
   ctx: GeneratorContext;
   /** working directory for the child (defaults to the project root this file lives in) */
   projectRoot?: string;
+  /**
+   * hold the load after "ready" and answer clock pings until `go()` (child.ts; the harness measures the clock offset
+   * before load this way, ./clock.ts); default false: the load starts right after "ready"
+   */
+  clockSync?: boolean;
 }
 
 /** A host's spawn function (LocalHost.spawn, bound; or a deployed host's shell, harness/remote/shell.ts). */
@@ -43,6 +49,10 @@ export interface GeneratorProgressLine extends GeneratorProgress {
 }
 
 const DEFAULT_STOP_TIMEOUT_MS = 60_000;
+/** clock pings per sync, and how long one pong may take before the sync gives up */
+const CLOCK_EXCHANGES = 8;
+const PONG_TIMEOUT_MS = 5_000;
+const harnessNow = (): number => performance.timeOrigin + performance.now();
 const TAIL = 4096;
 
 /** Project root (two levels above harness/generators). */
@@ -105,6 +115,8 @@ export class GeneratorProcess extends EventEmitter {
         this.last = { ...final, t: performance.timeOrigin + performance.now() };
         this.emit("progress", this.last);
         this.finishedResolve();
+      } else if (msg.type === "pong") {
+        this.emit("pong", msg);
       } else if (msg.type === "ready") {
         this.readyResolve();
       } else if (msg.type === "error") {
@@ -163,6 +175,48 @@ export class GeneratorProcess extends EventEmitter {
       return await this.done;
     })();
     return this.stopping;
+  }
+
+  /**
+   * Measure the child's clock offset (child − harness, ms) with `exchanges` sequential ping/pongs (./clock.ts), once
+   * it is ready and before `go()`; the child must have been started with `clockSync: true`. A child that does not
+   * answer within `timeoutMs` per ping (e.g. one that exited) gives `{ measured: false, reason }`, never an error.
+   */
+  async syncClock(exchanges = CLOCK_EXCHANGES, timeoutMs = PONG_TIMEOUT_MS): Promise<ClockOffset> {
+    const stdin = this.child.stdin;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return { measured: false, offsetMs: 0, reason: "the generator exited before the clock sync" };
+    if (!stdin || stdin.destroyed) return { measured: false, offsetMs: 0, reason: "the generator's stdin is not a pipe" };
+    const got: ClockExchange[] = [];
+    for (let id = 0; id < exchanges; id++) {
+      const pong = new Promise<{ t1: number; t2: number; t3: number } | null>((resolve) => {
+        const timer = setTimeout(() => { this.off("pong", on); this.off("exit", gone); resolve(null); }, timeoutMs);
+        const gone = (): void => { clearTimeout(timer); this.off("pong", on); resolve(null); };
+        const on = (m: { id?: unknown; t1?: unknown; t2?: unknown }): void => {
+          if (m.id !== id || typeof m.t1 !== "number" || typeof m.t2 !== "number") return;
+          const t3 = harnessNow();
+          clearTimeout(timer);
+          this.off("pong", on);
+          this.off("exit", gone);
+          resolve({ t1: m.t1, t2: m.t2, t3 });
+        };
+        this.on("pong", on);
+        this.once("exit", gone);
+      });
+      const t0 = harnessNow();
+      stdin.write(`${JSON.stringify({ type: "ping", id, t0 })}\n`);
+      const r = await pong;
+      if (!r) {
+        return got.length > 0 ? estimateOffset(got) : { measured: false, offsetMs: 0, reason: `the generator did not answer a clock ping within ${timeoutMs} ms` };
+      }
+      got.push({ t0, ...r });
+    }
+    return estimateOffset(got);
+  }
+
+  /** Start the load of a child held by `clockSync: true` (a no-op line for any other child). */
+  go(): void {
+    const stdin = this.child.stdin;
+    if (stdin && !stdin.destroyed) stdin.write(`${JSON.stringify({ type: "go" })}\n`);
   }
 
   /** SIGKILL the child now (no final report). */

@@ -53,6 +53,8 @@ export interface StackRow {
   throttledShare: number | null;
   networkMbitPerSecond: number;
   lagP99Ms: number | null;
+  /** the lag samples each measured run's p99 rests on (Summary.lagSamples; undefined for older results) */
+  lagSamples: (number | undefined)[];
   bottlenecks: string[];
   lost: number;
   duplicated: number;
@@ -124,6 +126,7 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
         throttledShare: measured.some((r) => r.summary?.throttledShare != null) ? med(measured, (r) => r.summary?.throttledShare) : null,
         networkMbitPerSecond: med(measured, (r) => r.summary?.sinkNetworkMbitPerSecond),
         lagP99Ms: measured.some((r) => r.summary?.lagP99Ms != null) ? med(measured, (r) => r.summary?.lagP99Ms) : null,
+        lagSamples: measured.filter((r) => r.summary?.lagP99Ms != null).map((r) => r.summary?.lagSamples),
         bottlenecks: [...new Set(measured.map((r) => r.summary!.bottleneck.resource))],
         ...ledgerTotals(runs),
         fingerprint: fingerprints.get(stack)!,

@@ -7,7 +7,7 @@
  */
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import type { StackRow } from "./across-stacks.ts";
-import { ciCell, cvCell, fix, int, ledgerCell, pctLabel } from "./format.ts";
+import { ciCell, cvCell, fix, int, ledgerCell, p99Cell, pctLabel } from "./format.ts";
 
 /** Where a table is drawn: the terminal (cli-table3) or the report (HTML and Markdown). */
 export type Surface = "terminal" | "report";
@@ -96,7 +96,7 @@ export const STACK_COLUMNS: readonly StackColumn[] = [
     format: (v, r) => (r.measured.length === 0 ? "–" : v === null ? "no cap" : fix(v * 100, 0, " %")),
   }),
   column({ key: "networkMbitPerSecond", header: "net Mbit/s", unit: "sink network Mbit per second", align: "r", value: (r) => r.networkMbitPerSecond, format: (v) => fix(v, 1) }),
-  column({ key: "lagP99Ms", header: "lag p99", unit: "milliseconds", align: "r", value: (r) => r.lagP99Ms, format: (v) => (v === null ? "–" : `${int(v)} ms`) }),
+  column({ key: "lagP99Ms", header: "lag p99", unit: "milliseconds (n = the samples it rests on; under 100, read it as the max)", align: "r", value: (r) => r.lagP99Ms, format: (v, r) => p99Cell(v, r.lagSamples) }),
   column({ key: "bottleneck", header: "bottleneck", unit: null, align: "l", value: (r) => r.bottlenecks, format: (v) => v.join(", ") || "–" }),
   column({ key: "ledger", header: "ledger", unit: "rows", align: "l", value: (r) => r, format: (v) => ledgerCell(v.runs.filter((r) => r.ledger).length, v) }),
 ];

@@ -34,6 +34,19 @@ export function ciCell(c: SampleComparison | null, isBaseline: boolean): string 
   return `[${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}] ${mark}`;
 }
 
+/**
+ * A p99 with the number of samples it rests on: "535 ms (n=30)", "535 ms (n≥30)" when it is a median over runs with
+ * different counts (the smallest shown), "535 ms" when the count is unknown (older results), "–" when null. Under 100
+ * samples a p99 lies between the two largest samples (docs/design.md, "Rules for the numbers"): read it as the max.
+ */
+export function p99Cell(ms: number | null, samples: readonly (number | undefined)[]): string {
+  if (ms === null || !Number.isFinite(ms)) return "–";
+  const known = samples.filter((n): n is number => n !== undefined);
+  if (known.length === 0) return `${int(ms)} ms`;
+  const min = Math.min(...known);
+  return `${int(ms)} ms (n${known.every((n) => n === min) ? "=" : "≥"}${min})`;
+}
+
 /** "faster", "slower", "no change" or "inconclusive". */
 export function verdictWord(c: SampleComparison): string {
   return c.inconclusive ? "inconclusive" : c.change === "none" ? "no change" : c.change;

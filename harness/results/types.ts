@@ -3,6 +3,7 @@
  * Documented field by field in README.md ("The result").
  */
 import type { AppliedLimits } from "../../core/limits.ts";
+import type { ClockOffset } from "../generators/clock.ts";
 import type { GeneratorFinal } from "../generators/types.ts";
 import type { HostWindow } from "../observers/types.ts";
 import type { Ledger } from "../../core/verifier.ts";
@@ -23,8 +24,19 @@ export interface SeriesPoint {
   /** rows/s between the previous and this count, over the real elapsed time between the two query midpoints */
   rowsPerSec: number | null;
   mibPerSec: number | null;
-  /** ingest lag: query time − newest stored sent_at, ms */
+  /**
+   * ingest lag: query time − newest stored sent_at, ms, with sent_at moved onto the harness clock by the measured
+   * offset (RunRecord.clock; exact to ± its boundMs). Not clamped: below −boundMs would mean a clock moved mid-run.
+   */
   lagMs: number | null;
+  /**
+   * the backlog behind the newest row, from counts (GeneratorGroup.backlog, harness/runner/generator-group.ts): rows
+   * acknowledged but not yet stored, and the age of the oldest of them (query time − when the harness first saw more
+   * rows acknowledged than stored), ms. Both are lower bounds: a per-sample count cannot name the missing seqs (the
+   * ledger names them after the drain). Null when nothing acknowledged was missing; absent in older results.
+   */
+  backlogRows?: number | null;
+  backlogLagMs?: number | null;
   /** generator-side totals at this time (what was sent and acknowledged, not what was stored) */
   sent: number;
   accepted: number;
@@ -76,8 +88,13 @@ export interface Summary {
   sinkMemoryPeakBytes: number;
   sinkMemoryWorkingSetBytes: number;
   lagP50Ms: number | null;
+  /** with fewer than 100 samples (see lagSamples) this p99 lies between the two largest samples: read it as the max */
   lagP99Ms: number | null;
   lagMaxMs: number | null;
+  /** measurement samples the lag percentiles rest on (absent in older results) */
+  lagSamples?: number;
+  /** the largest backlog age in the measurement (SeriesPoint.backlogLagMs; a lower bound), ms, or null when none */
+  backlogLagMaxMs?: number | null;
   countQueryMaxMs: number;
   drainSeconds: number;
   bottleneck: Bottleneck;
@@ -130,6 +147,11 @@ export interface RunRecord {
   checks: CheckResult[];
   /** what the collector itself says it received, wrote, dropped and queued (e.g. syslog-ng-ctl stats), beside the ledger */
   collectorClaims?: { name: string; counts: Record<string, number> | null; error?: string; /** collector hosts summed, when several */ hosts?: string[] };
+  /**
+   * the loadgen host's clock offset (generator − harness) measured before load and applied to lag
+   * (harness/generators/clock.ts); absent in older results
+   */
+  clock?: ClockOffset;
   /** kind: configuration | provisioning | verification (errors.ts classes) or run (anything else) */
   error: { code: string; kind: "configuration" | "provisioning" | "verification" | "run"; message: string } | null;
 }

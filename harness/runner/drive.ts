@@ -34,6 +34,8 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
     lines.push(`  ${fmtInt(s.rowsPerSecond)} rows/s, ${s.mibPerSecond.toFixed(2)} MiB/s over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores`
       + `${s.throttledShare === null ? "" : `, throttled in ${(s.throttledShare * 100).toFixed(0)} % of periods`}, link ${s.sinkNetworkMbitPerSecond.toFixed(1)} Mbit/s`);
     lines.push(`  bottleneck: ${s.bottleneck.resource} (${s.bottleneck.evidence})`);
+    const lag = lagLine(r);
+    if (lag) lines.push(`  ${lag}`);
   }
   if (r.ledger) {
     const l = r.ledger;
@@ -43,6 +45,26 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   for (const c of r.checks.filter((c) => !c.ok)) lines.push(`  check failed: ${c.check} ${c.expected}, got ${c.actual}`);
   if (r.error) lines.push(`  error ${r.error.code}: ${r.error.message}`);
   return lines.join("\n");
+}
+
+/**
+ * "lag p50 120 ms, p99 (n=30) 480 ms, max 495 ms; backlog ≥ 600 ms at most; clock offset +0.03 ± 0.11 ms (8 exchanges)":
+ * the percentiles with the samples they rest on, the largest backlog age (a lower bound, SeriesPoint.backlogLagMs),
+ * and the loadgen clock offset applied to them (RunRecord.clock). Null when the run measured no lag.
+ */
+export function lagLine(r: RunRecord): string | null {
+  const s = r.summary;
+  if (!s || s.lagP99Ms === null) return null;
+  const ms = (v: number | null): string => (v === null ? "–" : `${fmtInt(v)} ms`);
+  const n = s.lagSamples === undefined ? "" : ` (n=${s.lagSamples})`;
+  const parts = [`lag p50 ${ms(s.lagP50Ms)}, p99${n} ${ms(s.lagP99Ms)}, max ${ms(s.lagMaxMs)}`];
+  if (s.backlogLagMaxMs != null) parts.push(`backlog ≥ ${ms(s.backlogLagMaxMs)} at most`);
+  if (r.clock) {
+    parts.push(r.clock.measured
+      ? `clock offset ${r.clock.offsetMs >= 0 ? "+" : ""}${r.clock.offsetMs.toFixed(2)} ± ${r.clock.boundMs.toFixed(2)} ms (${r.clock.exchanges} exchanges)`
+      : `clock offset not measured (${r.clock.reason}): lag uncorrected`);
+  }
+  return parts.join("; ");
 }
 
 /** One unit of work: a stack and the cells planned for it. */

@@ -6,6 +6,7 @@
 import type { GeneratorProcess, GeneratorProgram, GeneratorSpec, SpawnFn } from "../generators/process.ts";
 import { startGeneratorProcess } from "../generators/process.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
+import { bestOffset, type ClockOffset } from "../generators/clock.ts";
 
 const ZERO: GeneratorProgress = { sent: 0, accepted: 0, rejected: 0, bytes: 0, requests: 0, repeated: 0 };
 
@@ -46,13 +47,21 @@ export class GeneratorGroup {
   private readonly procs: GeneratorProcess[];
   private readonly latest: GeneratorProgress[];
   private finishedCount = 0;
+  /** harness receipt time (epoch ms) and rows acknowledged then (accepted + repeated, summed), one per progress line */
+  private readonly ackTimes: number[] = [];
+  private readonly ackRows: number[] = [];
 
   /** Start `n` generator processes through `spawn` (the loadgen host's), genIds 0..n-1, running `program` (default: local child.ts). */
   constructor(spawn: SpawnFn, n: number, specFor: (genId: number) => GeneratorSpec, program?: GeneratorProgram) {
     this.procs = Array.from({ length: n }, (_, i) => startGeneratorProcess(spawn, specFor(i), program));
     this.latest = this.procs.map(() => ({ ...ZERO }));
     this.procs.forEach((p, i) => {
-      p.on("progress", (line: GeneratorProgress) => { this.latest[i] = line; });
+      p.on("progress", (line: GeneratorProgress) => {
+        this.latest[i] = line;
+        const total = sumProgress(this.latest);
+        this.ackTimes.push(performance.timeOrigin + performance.now());
+        this.ackRows.push(total.accepted + (total.repeated ?? 0));
+      });
       p.on("error", () => { /* surfaced by stop() */ });
       void p.finished.then(() => { this.finishedCount++; });
     });
@@ -65,6 +74,34 @@ export class GeneratorGroup {
       signal?.addEventListener("abort", () => resolve(), { once: true });
     });
     await Promise.race([Promise.all(this.procs.map((p) => p.ready)), aborted]);
+  }
+
+  /**
+   * The clock offset of the loadgen host (generator − harness, ms), measured with every process (all started with
+   * `clockSync: true`) before any load; the tightest bound wins (they share one clock). Call after `ready()`, then `go()`.
+   */
+  async syncClock(): Promise<ClockOffset> {
+    return bestOffset(await Promise.all(this.procs.map((p) => p.syncClock())));
+  }
+
+  /** Start the load of every process held for the clock sync. */
+  go(): void {
+    for (const p of this.procs) p.go();
+  }
+
+  /**
+   * The backlog behind a count of `stored` rows taken at harness time `at` (epoch ms), from the acknowledgements seen
+   * so far: `rows` = acknowledged − stored, and `ageMs` = `at` − the time the harness first saw more than `stored` rows
+   * acknowledged. Both are lower bounds on the rows missing and on the age of the oldest acknowledged row not yet
+   * stored: that row was acknowledged before the progress line announcing it reached the harness, and duplicate or
+   * foreign rows only raise `stored`. Null when nothing acknowledged is missing.
+   */
+  backlog(stored: number, at: number): { rows: number; ageMs: number } | null {
+    // the acknowledgements the harness had seen by `at` (lines arrive in time order; the totals never decrease)
+    const seen = firstIndex(this.ackTimes.length, (i) => this.ackTimes[i]! > at);
+    if (seen === 0 || this.ackRows[seen - 1]! <= stored) return null;
+    const first = firstIndex(seen, (i) => this.ackRows[i]! > stored);
+    return { rows: this.ackRows[seen - 1]! - stored, ageMs: Math.max(0, at - this.ackTimes[first]!) };
   }
 
   /** running totals over all generators */
@@ -87,4 +124,16 @@ export class GeneratorGroup {
     if (failed) throw failed.reason;
     return settled.map((s) => (s as PromiseFulfilledResult<GeneratorFinal>).value);
   }
+}
+
+/** The first index in [0, n) where the monotone predicate holds (false…false true…true), or n. */
+function firstIndex(n: number, holds: (i: number) => boolean): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (holds(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }

@@ -14,9 +14,9 @@
  *   {"event":"start", "runs":N, "estimatedSeconds":s}
  *   {"event":"cell-start", "index":i, "runs":N, "stack", "scenario", "cell", "replicate", "group"?, "runId"}
  *   {"event":"sample", "index":i, "stack", "scenario", "cell", "replicate", "group"?, "phase":"warmup|measure|drain",
- *    "elapsedS", "loadEndS", "stored", "rowsPerSec"|null, "lagMs"|null, "remainingSeconds"}
+ *    "elapsedS", "loadEndS", "stored", "rowsPerSec"|null, "lagMs"|null, "backlogLagMs"|null, "remainingSeconds"}
  *   {"event":"cell-end", "index":i, "stack", "scenario", "cell", "replicate", "group"?, "runId", "status",
- *    "rowsPerSecond"|null, "mibPerSecond"|null, "lagP99Ms"|null, "lost"|null, "duplicated"|null, "seconds"}
+ *    "rowsPerSecond"|null, "mibPerSecond"|null, "lagP99Ms"|null, "lagSamples"|null, "lost"|null, "duplicated"|null, "seconds"}
  *   {"event":"end", "runs":N, "done":n, "interrupted":signal|null, "seconds"}
  *   and command-specific summaries, e.g. {"event":"nightly", ...} and {"event":"noise-floor", ...}
  *
@@ -158,11 +158,11 @@ export class Progress {
     if (!r) return;
     this.loadElapsedS = Math.min(p.elapsedS, ctx.loadEndS);
     const rate = p.rowsPerSec === null ? "–" : fmtInt(p.rowsPerSec);
-    const lag = p.lagMs === null ? "–" : `${fmtInt(p.lagMs)} ms`;
+    const lag = (p.lagMs === null ? "–" : `${fmtInt(p.lagMs)} ms`) + (p.backlogLagMs == null ? "" : ` (backlog ≥ ${fmtInt(p.backlogLagMs)} ms)`);
     if (this.mode === "jsonl") {
       this.json({
         event: "sample", index: this.index, ...this.fields(r), phase: p.phase, elapsedS: p.elapsedS, loadEndS: ctx.loadEndS,
-        stored: p.stored, rowsPerSec: p.rowsPerSec, lagMs: p.lagMs, remainingSeconds: Math.round(this.remainingSeconds()),
+        stored: p.stored, rowsPerSec: p.rowsPerSec, lagMs: p.lagMs, backlogLagMs: p.backlogLagMs ?? null, remainingSeconds: Math.round(this.remainingSeconds()),
       });
     } else if (this.mode === "live") {
       this.liveLine(r, `${p.phase} ${p.elapsedS.toFixed(0)}/${ctx.loadEndS.toFixed(0)} s · ${rate} rows/s · lag ${lag}`);
@@ -183,7 +183,7 @@ export class Progress {
       this.json({
         event: "cell-end", index: this.index, ...this.fields(r), runId: record.runId, status: record.status,
         rowsPerSecond: record.summary?.rowsPerSecond ?? null, mibPerSecond: record.summary?.mibPerSecond ?? null,
-        lagP99Ms: record.summary?.lagP99Ms ?? null, lost: record.ledger?.lost ?? null, duplicated: record.ledger?.duplicated ?? null,
+        lagP99Ms: record.summary?.lagP99Ms ?? null, lagSamples: record.summary?.lagSamples ?? null, lost: record.ledger?.lost ?? null, duplicated: record.ledger?.duplicated ?? null,
         seconds: Number(seconds.toFixed(1)),
       });
     }

@@ -145,12 +145,17 @@ export class BenchRun extends EventEmitter {
         config: plan.generator.config,
         ctx: { target: { host: entries[genId]!.host, port: entries[genId]!.port, params }, fields: plan.fields, genId, replayFile: loadgen.replayFile },
         projectRoot: this.opts.projectRoot,
+        clockSync: true,
       }), loadgen.program);
       this.generators = generators;
       this.generatorCount = entries.length;
       // t0 once every generator is up (node + tsx start in about a second): start-up is never measured as load
       await generators.ready(this.opts.signal);
       this.throwIfAborted();
+      // the loadgen host's clock against ours, before any load (harness/generators/clock.ts); applied to every lag
+      const clock = await generators.syncClock();
+      this.record.clock = clock;
+      generators.go();
 
       const t0 = now();
       const loadEnd = t0 + plan.warmupMs + plan.durationMs;
@@ -163,10 +168,12 @@ export class BenchRun extends EventEmitter {
         const rowsPerSec = mid > prevMid ? ((s.stored - prev.stored) * 1000) / (mid - prevMid) : null;
         const progress = generators.progress;
         if (progress.sent > 0) bytesPerRow = progress.bytes / progress.sent;
+        const backlog = generators.backlog(s.stored, s.tAfter);
         const point: SeriesPoint = {
           t: mid, elapsedS: (mid - t0) / 1000, phase, stored: s.stored, countQueryMs: s.tAfter - s.tBefore,
           rowsPerSec, mibPerSec: rowsPerSec === null ? null : (rowsPerSec * bytesPerRow) / MiB,
-          lagMs: s.newestSentAtMs === null ? null : Math.max(0, s.tAfter - s.newestSentAtMs),
+          lagMs: s.newestSentAtMs === null ? null : s.tAfter - (s.newestSentAtMs - clock.offsetMs),
+          backlogRows: backlog?.rows ?? null, backlogLagMs: backlog?.ageMs ?? null,
           sent: progress.sent, accepted: progress.accepted, hosts: obs?.hosts ?? {},
         };
         this.series.push(point);

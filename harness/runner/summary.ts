@@ -57,6 +57,7 @@ export function computeSummary(input: SummaryInput): Summary {
   const cpuSeconds = sinkCores * measuredSeconds;
   const storedInWindow = end.stored - start.stored;
   const lags = measure.map((p) => p.lagMs).filter((l): l is number => l !== null);
+  const backlogs = measure.map((p) => p.backlogLagMs).filter((l): l is number => l !== null && l !== undefined);
   const drain = series.filter((p) => p.phase === "drain");
 
   return {
@@ -81,6 +82,8 @@ export function computeSummary(input: SummaryInput): Summary {
     lagP50Ms: lags.length ? quantile(lags, 0.5) : null,
     lagP99Ms: lags.length ? quantile(lags, 0.99) : null,
     lagMaxMs: lags.length ? Math.max(...lags) : null,
+    lagSamples: lags.length,
+    backlogLagMaxMs: backlogs.length ? Math.max(...backlogs) : null,
     countQueryMaxMs: Math.max(0, ...series.map((p) => p.countQueryMs)),
     drainSeconds: drain.length ? (drain[drain.length - 1]!.t - end.t) / 1000 : 0,
     bottleneck: findBottleneck(windows, input.limits, input.sinkHosts, input.clientHost, input.machineCores,

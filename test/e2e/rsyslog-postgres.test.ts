@@ -9,7 +9,7 @@ import type { CellPlan } from "../../harness/runner/cell-plan.ts";
 import { probeRsyslogVersion } from "../../plugins/collectors/rsyslog/component.ts";
 import { newBenchRun, scenarioPlan, type ScenarioPlanOptions } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
-import { expectCleanRun, expectDuplicatesCounted, expectPinRefusal, runKillingCollector } from "../helpers/pipeline-ledger.ts";
+import { expectCleanRun, expectDuplicatesCounted, expectPinRefusal, expectWithinOffer, runKillingCollector } from "../helpers/pipeline-ledger.ts";
 
 const STACK = "local-pipeline";
 
@@ -18,11 +18,14 @@ const pipelinePlan = (o: ScenarioPlanOptions = {}): CellPlan => scenarioPlan("rs
 
 describe("rsyslog → PostgreSQL pipeline (real)", () => {
   it("stores every event exactly once: lost 0, duplicated 0, rsyslog's impstats claims beside the ledger", async () => {
-    const run = newBenchRun(STACK, pipelinePlan());
+    // a generous drain bound: ompgsql's one-transaction-at-a-time flush of its queue slows with the machine (the
+    // drain ends as soon as everything acknowledged is stored, so a quiet machine never waits for it)
+    const run = newBenchRun(STACK, pipelinePlan({ drainTimeoutMs: 180_000 }));
     const record = await run.run();
     const l = expectCleanRun(record);
-    // 10000 events/s for 7 s offered; flow control may slow the sender when other tests share the 2 cores
-    expect(l.sent).toBeGreaterThan(10_000);
+    // 10000 events/s offered: never more than that over the time it ran; flow control slows the sender when other
+    // work shares the 2 cores, so how much less is not asserted (the ledger is exact, above)
+    expectWithinOffer(run, record, { rate: 10_000, batch: 500 });
     expect(record.versions.rsyslog).toEqual({ pinned: "8.2302", running: await probeRsyslogVersion() });
     expect(record.versions.postgres?.running).toBe("18.4");
     expect(Object.keys(record.limits).sort()).toEqual(["collector", "loadgen", "sink"]);

@@ -9,7 +9,7 @@ import type { CellPlan } from "../../harness/runner/cell-plan.ts";
 import { probeSyslogNgVersion } from "../../plugins/collectors/syslog-ng/component.ts";
 import { newBenchRun, scenarioPlan } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
-import { expectCleanRun, expectDuplicatesCounted, expectLedgerNamesExactlyTheAbsentSeqs, runKillingCollector, type SinkInfo } from "../helpers/pipeline-ledger.ts";
+import { expectCleanRun, expectDuplicatesCounted, expectLedgerNamesExactlyTheAbsentSeqs, expectWithinOffer, runKillingCollector, type SinkInfo } from "../helpers/pipeline-ledger.ts";
 
 const STACK = "local-pipeline";
 const CELL = "batch-lines=1000,workers=2";
@@ -44,7 +44,8 @@ describe("syslog-ng http() → ClickHouse pipeline (real syslog-ng 3.38, real Cl
     const run = newBenchRun(STACK, sweepPlan({ rate: 8000 }));
     const record = await run.run();
     const l = expectCleanRun(record);
-    expect(l.sent).toBeGreaterThan(20_000); // at most 8000 events/s for 6 s: fewer when TCP pushes back
+    // at most 8000 events/s over the time it ran: fewer when TCP pushes back or the machine is busy (not asserted)
+    expectWithinOffer(run, record, { rate: 8000, batch: 500, connections: 4 }); // scenarios/syslog-ng-clickhouse-batch-sweep.yaml
     expect(record.versions["syslog-ng"]).toEqual({ pinned: "3.38", running: await probeSyslogNgVersion() });
     expect(record.versions.clickhouse).toEqual({ pinned: "18.16.1", running: "18.16.1" });
     expect(record.collectorClaims).toEqual({ name: "syslog-ng", counts: { received: l.sent, written: l.stored, dropped: 0, queued: 0 } });

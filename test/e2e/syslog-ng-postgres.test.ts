@@ -11,7 +11,7 @@ import { probeSyslogNgVersion, syslogNg, type SyslogNgConfig } from "../../plugi
 import type { LocalHost } from "../../core/hosts.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { newBenchRun, scenarioPlan, type ScenarioPlanOptions } from "../helpers/bench.ts";
-import { expectCleanRun, expectDuplicatesCounted, expectPinRefusal, expectLedgerNamesExactlyTheAbsentSeqs, readStoredSeqs, runKillingCollector, type SinkInfo } from "../helpers/pipeline-ledger.ts";
+import { expectCleanRun, expectDuplicatesCounted, expectPinRefusal, expectLedgerNamesExactlyTheAbsentSeqs, expectWithinOffer, readSeries, readStoredSeqs, runKillingCollector, type SinkInfo } from "../helpers/pipeline-ledger.ts";
 
 const STACK = "local-pipeline";
 
@@ -23,7 +23,17 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     const run = newBenchRun(STACK, pipelinePlan());
     const record = await run.run();
     const l = expectCleanRun(record);
-    expect(l.sent).toBeGreaterThan(100_000); // 20000 events/s for 7 s
+    // 20000 events/s offered: never more than that over the time it ran; how much less depends on how busy the
+    // machine is, so the ledger (exact, above) is what is asserted
+    const bound = expectWithinOffer(run, record, { rate: 20_000, batch: 500 });
+    // the loadgen clock was measured before load (one machine: ~0, within a bound of a pipe round trip) and the lag
+    // percentiles say how many samples they rest on: one per measurement sample
+    expect(record.clock).toMatchObject({ measured: true, exchanges: 8 });
+    if (!record.clock?.measured) throw new Error("clock not measured");
+    expect(Math.abs(record.clock.offsetMs)).toBeLessThanOrEqual(record.clock.boundMs + 2);
+    expect(record.clock.boundMs).toBeLessThan(1000);
+    const measureSamples = readSeries(run).filter((p) => p.phase === "measure" && p.lagMs !== null).length;
+    expect(record.summary!.lagSamples).toBe(measureSamples);
     expect(record.versions["syslog-ng"]).toEqual({ pinned: "3.38", running: await probeSyslogNgVersion() });
     expect(record.versions.postgres?.running).toBe("18.4");
     expect(Object.keys(record.limits).sort()).toEqual(["collector", "loadgen", "sink"]);
@@ -31,29 +41,35 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     expect((record as unknown as { collectorClaims: unknown }).collectorClaims).toEqual({ name: "syslog-ng", counts: { received: l.sent, written: l.stored, dropped: 0, queued: 0 } });
     const hosts = new Set(record.summary!.bottleneck.candidates.map((c) => c.host));
     expect(hosts.has("collector") && hosts.has("sink")).toBe(true);
-    console.log(`syslog-ng-postgres: ${record.summary!.rowsPerSecond.toFixed(0)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, lag p99 ${record.summary!.lagP99Ms?.toFixed(0)} ms, drain ${record.summary!.drainSeconds.toFixed(2)} s, sent ${l.sent}, stored ${l.stored}; bottleneck ${record.summary!.bottleneck.resource} (${record.summary!.bottleneck.evidence})`);
+    console.log(`syslog-ng-postgres: ${record.summary!.rowsPerSecond.toFixed(0)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, lag p99 (n=${record.summary!.lagSamples}) ${record.summary!.lagP99Ms?.toFixed(0)} ms, backlog ≥ ${record.summary!.backlogLagMaxMs?.toFixed(0)} ms, clock ${JSON.stringify(record.clock)}, drain ${record.summary!.drainSeconds.toFixed(2)} s, sent ${l.sent} (offer bound ${bound.toFixed(0)}), stored ${l.stored}; bottleneck ${record.summary!.bottleneck.resource} (${record.summary!.bottleneck.evidence})`);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
   it("reports exactly the missing seqs when the collector is killed (SIGKILL) mid-run", async () => {
     // what the generator could not even write (after the kill) is rejected, not lost; everything else absent is lost
-    const { record } = await runKillingCollector(newBenchRun(STACK, pipelinePlan({ drainTimeoutMs: 3000 })), { killAtStored: 40_000, label: "syslog-ng" });
+    const { record } = await runKillingCollector(newBenchRun(STACK, pipelinePlan({ drainTimeoutMs: 3000 })), { killAtStored: 1, label: "syslog-ng" });
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
   it("reports exactly the seqs lost when the collector is killed and restarted mid-run, while the run goes on", async () => {
-    const plan = pipelinePlan({ drainTimeoutMs: 3000 });
+    // a longer measurement: the restart must finish while the generator still sends, however busy the machine
+    const plan = pipelinePlan({ drainTimeoutMs: 3000, duration: "10s" });
     const run = newBenchRun(STACK, plan);
     let sink: SinkInfo | undefined;
     let first: { c: RunningComponent; host: LocalHost; downstream: Downstream } | undefined;
     let second: RunningComponent | undefined;
     let restarting: Promise<void> | undefined;
     let killedAt: number | undefined;
+    let sentAfterRestart: number | undefined;
+    let secondKilled = false;
     let snapshot: Promise<Set<number>> | undefined;
     run.on("sink", (s: SinkInfo) => { sink = s; });
     run.on("collector", (c: RunningComponent, info: { host: LocalHost; downstream: Downstream }) => { first = { c, ...info }; });
-    run.on("tick", (p: { stored: number; phase: string }) => {
-      if (killedAt === undefined && p.phase === "measure" && p.stored >= 30_000 && first?.c.pid) {
+    run.on("tick", (p: { stored: number; sent: number; phase: string }) => {
+      // the first seq the generator sent once the restarted collector was up (seqs are 0..sent-1)
+      if (second && sentAfterRestart === undefined && p.phase !== "drain") sentAfterRestart = p.sent;
+      // kill once rows flow (the first measurement sample with any stored), not at a count a busy machine may not reach
+      if (killedAt === undefined && p.phase === "measure" && p.stored > 0 && first?.c.pid) {
         killedAt = p.stored;
         const f = first;
         process.kill(f.c.pid!, "SIGKILL");
@@ -63,8 +79,13 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
           second = await syslogNg.startLocal(f.host, plan.collector!.config as SyslogNgConfig, undefined, f.downstream);
         })();
       }
-      // every drain sample reads the table; the last read, taken after the restarted collector flushed, is the
-      // final table (checked against the ledger's stored count below)
+      // The load is over at the first drain sample: the restarted collector is killed there, so the table stops
+      // changing however long a busy machine would take to flush it (what it still held is lost, and named). Every
+      // drain sample reads the table; the last read is the final table (checked against the ledger below).
+      if (p.phase === "drain" && second?.pid && !secondKilled) {
+        secondKilled = true;
+        process.kill(second.pid, "SIGKILL");
+      }
       if (p.phase === "drain" && sink) snapshot = readStoredSeqs(sink);
     });
     const record = await run.run();
@@ -76,7 +97,12 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     const present = await snapshot!;
     expectLedgerNamesExactlyTheAbsentSeqs(record, present);
     const l = record.ledger!;
-    expect(l.stored).toBeGreaterThan(killedAt! + 30_000); // the run went on after the restart
+    // the run went on after the restart: rows the generator sent after the restarted collector was up are stored
+    expect(sentAfterRestart).toBeDefined();
+    let newest = -1;
+    for (const seq of present) if (seq > newest) newest = seq;
+    expect(newest).toBeGreaterThanOrEqual(sentAfterRestart!);
+    expect(l.stored).toBeGreaterThan(killedAt!);
     console.log(`killed and restarted syslog-ng at stored ${killedAt}: sent ${l.sent}, stored ${l.stored}, lost ${l.lost}, rejected ${l.rejected}, missingRanges ${JSON.stringify(l.missingRanges)}`);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
@@ -87,7 +113,7 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     let frozen = false;
     run.on("collector", (c: RunningComponent) => { collector = c; });
     run.on("tick", (p: { stored: number; phase: string }) => {
-      if (!frozen && p.phase === "measure" && p.stored >= 40_000 && collector?.pid) {
+      if (!frozen && p.phase === "measure" && p.stored > 0 && collector?.pid) {
         frozen = true;
         const pid = collector.pid;
         process.kill(pid, "SIGSTOP");
@@ -96,6 +122,7 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     });
     const record = await run.run();
     expect(frozen).toBe(true);
+    expect(record.error).toBeNull();
     expect(record.status).toBe("ok");
     expect(record.ledger).toMatchObject({ lost: 0, duplicated: 0, unexpected: 0, missingRanges: [] });
     expect(record.ledger!.stored).toBe(record.ledger!.sent);
@@ -125,6 +152,7 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
 
   it("scales out over two collector hosts: one generator per collector, an exact ledger per genId, one version on both", async () => {
     const record = await newBenchRun("local-two-collectors", pipelinePlan({ duration: "4s", drainTimeoutMs: 20_000 })).run();
+    expect(record.error).toBeNull();
     expect(record.status).toBe("ok");
     expect(record.generators!.map((g) => g.genId)).toEqual([0, 1]);
     const l = record.ledger!;

@@ -3,9 +3,11 @@
  * directly over `pg`, or a reader the test gives), and check the run's ledger against them, independently of the
  * verifier's own SQL.
  */
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import pg from "pg";
 import { expect } from "vitest";
-import type { RunRecord } from "../../harness/results/types.ts";
+import type { RunRecord, SeriesPoint } from "../../harness/results/types.ts";
 import type { BenchRun } from "../../harness/runner/run.ts";
 import type { RunningComponent } from "../../core/component.ts";
 
@@ -154,4 +156,32 @@ export function expectDuplicatesCounted(record: RunRecord): NonNullable<RunRecor
   expect(s.storedRowsPerSecond).toBeGreaterThan(s.rowsPerSecond);
   expect(s.rowsPerSecond).toBeCloseTo(s.storedRowsPerSecond! * (l.distinct / l.stored), 6);
   return l;
+}
+
+/** The run's series.jsonl (written by BenchRun into its results directory). */
+export function readSeries(run: BenchRun): SeriesPoint[] {
+  return readFileSync(path.join(run.dir, "series.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
+}
+
+/**
+ * What an open-loop generator's count can be held to on any machine, however busy: it sent something, and never
+ * more than its offered rate (events/s per generator × generators) allows over the time it ran, plus one batch per
+ * connection in flight. The first drain sample was taken after the generator stopped, so its elapsedS bounds that
+ * time. How far below the offer a busy machine kept it is not asserted: the ledger is (expectCleanRun).
+ * @returns the upper bound on sent
+ */
+export function expectWithinOffer(run: BenchRun, record: RunRecord, o: { rate: number; batch: number; connections?: number; generators?: number }): number {
+  const series = readSeries(run);
+  const drain = series.find((p) => p.phase === "drain");
+  expect(drain).toBeDefined();
+  const n = o.generators ?? 1;
+  const bound = o.rate * n * drain!.elapsedS + o.batch * (o.connections ?? 1) * n;
+  const sent = record.generator!.sent;
+  expect(sent).toBeGreaterThan(0);
+  expect(sent).toBeLessThanOrEqual(bound);
+  // the series' generator totals never decrease and never pass the final report
+  const sents = series.map((p) => p.sent);
+  expect(sents).toEqual([...sents].sort((a, b) => a - b));
+  expect(Math.max(...sents)).toBeLessThanOrEqual(sent);
+  return bound;
 }

@@ -76,7 +76,7 @@ function spawnInCgroup(paths: CgroupPaths, script: string): ChildProcess {
   return child;
 }
 
-async function waitForLine(child: ChildProcess, want: string, timeoutMs = 10_000): Promise<void> {
+async function waitForLine(child: ChildProcess, want: string, timeoutMs = 60_000): Promise<void> {
   let seen = "";
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no "${want}" from child within ${timeoutMs} ms: ${seen}`)), timeoutMs);
@@ -110,7 +110,7 @@ async function loopbackTraffic(bytes: number): Promise<void> {
 }
 
 describe("remote observer over a local shell (real cgroup v1, real sh, real /proc/net/dev)", () => {
-  it("a busy loop under cfs_quota 50000/100000 reads ≈0.5 cores and mostly throttled; direct IO, memory and loopback traffic show", async () => {
+  it("a busy loop under cfs_quota 50000/100000 reads ≤ 0.5 cores (≈0.5 and mostly throttled unless the machine is contended); direct IO, memory and loopback traffic show", async () => {
     const cg = await testCgroup();
     const cpu = cg.dirs.cpu as string;
     await fs.writeFile(path.join(cpu, "cpu.cfs_period_us"), "100000");
@@ -146,32 +146,50 @@ describe("remote observer over a local shell (real cgroup v1, real sh, real /pro
     if (!w || !h || !m?.hosts.machine) throw new Error("no window");
     const dtS = w.dtMs / 1000;
     expect(w.dtMs).toBeGreaterThan(1400);
-    expect(h.cpuCores).toBeGreaterThan(0.3);
+    const mh = m.hosts.machine;
+    // The quota holds whatever else runs; the loop reaches it only when the machine has a free half core, which the
+    // machine's own reading in the same window tells (less than 0.6 of a core idle: it was contended).
     expect(h.cpuCores).toBeLessThan(0.6);
-    expect(h.throttledShare).toBeGreaterThan(0.5);
+    const contended = mh.cpuCores > os.cpus().length - 0.6;
+    if (contended) {
+      expect(h.cpuCores).toBeGreaterThan(0);
+    } else {
+      expect(h.cpuCores).toBeGreaterThan(0.3);
+      expect(h.throttledShare).toBeGreaterThan(0.5);
+      expect(h.throttledMs).toBeGreaterThan(0);
+    }
     expect(h.periods).toBeGreaterThanOrEqual(10);
-    expect(h.throttledMs).toBeGreaterThan(0);
     expect(h.memoryBytes).toBeGreaterThan(4_000_000);
     expect(h.memoryPeakBytes).toBeGreaterThanOrEqual(h.memoryBytes);
     expect(h.memoryWorkingSetBytes).toBeLessThanOrEqual(h.memoryBytes);
-    // Only this test's processes are in the group: exactly 32 direct 64 KiB writes; reads also fetch binaries.
-    expect(h.ioWriteBytesPerSec * dtS).toBeCloseTo(2 * MiB, -2);
-    expect(h.ioWriteOpsPerSec * dtS).toBeGreaterThanOrEqual(31.9);
-    expect(h.ioReadBytesPerSec * dtS).toBeGreaterThanOrEqual(2 * MiB - 1);
-    expect(h.ioReadBytesPerSec * dtS).toBeLessThan(12 * MiB);
+    // Only this test's processes are in the group: exactly 32 direct 64 KiB writes; reads also fetch binaries. The
+    // counters may show them a window late on a busy machine: windows are summed until they do (bounded, 30 s).
+    const blk = { writeBytes: h.ioWriteBytesPerSec * dtS, writeOps: h.ioWriteOpsPerSec * dtS, readBytes: h.ioReadBytesPerSec * dtS };
+    for (const until = Date.now() + 30_000; blk.writeBytes < 2 * MiB - 1 && Date.now() < until;) {
+      await sleep(500);
+      const later = await observer.read();
+      const lh = later?.hosts.sink;
+      if (!later || !lh) continue;
+      blk.writeBytes += lh.ioWriteBytesPerSec * (later.dtMs / 1000);
+      blk.writeOps += lh.ioWriteOpsPerSec * (later.dtMs / 1000);
+      blk.readBytes += lh.ioReadBytesPerSec * (later.dtMs / 1000);
+    }
+    expect(blk.writeBytes).toBeCloseTo(2 * MiB, -2);
+    expect(blk.writeOps).toBeGreaterThanOrEqual(31.9);
+    expect(blk.readBytes).toBeGreaterThanOrEqual(2 * MiB - 1);
+    expect(blk.readBytes).toBeLessThan(12 * MiB);
     // lo carries other tests' traffic too: lower bounds only (payload on both directions of lo).
     expect(h.netRxBytesPerSec * dtS).toBeGreaterThanOrEqual(4 * MiB);
     expect(h.netTxBytesPerSec * dtS).toBeGreaterThanOrEqual(4 * MiB);
     expect(h.netRxPacketsPerSec * dtS).toBeGreaterThanOrEqual(1);
     expect(h.netTxPacketsPerSec * dtS).toBeGreaterThanOrEqual(1);
-    const mh = m.hosts.machine;
     expect(mh.throttledShare).toBeNull();
     expect(mh.cpuCores).toBeGreaterThan(h.cpuCores * 0.9); // the root group contains the test group
     expect(mh.cpuCores).toBeLessThan(os.cpus().length + 0.2);
     expect(mh.memoryBytes).toBeGreaterThan(h.memoryBytes);
     expect(mh.netRxBytesPerSec * (m.dtMs / 1000)).toBeGreaterThanOrEqual(4 * MiB);
     console.log(
-      `remote observer (v1 test cgroup, quota 0.5): ${JSON.stringify({ dtMs: Math.round(w.dtMs), ...h })}; machine cpuCores ${mh.cpuCores.toFixed(3)}`,
+      `remote observer (v1 test cgroup, quota 0.5): ${JSON.stringify({ dtMs: Math.round(w.dtMs), ...h })}; machine cpuCores ${mh.cpuCores.toFixed(3)}${contended ? " (contended)" : ""}; direct IO ${JSON.stringify(blk)}`,
     );
   });
 });

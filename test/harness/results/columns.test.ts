@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { comparisonTable } from "../../../harness/report/table.ts";
 import { compareStacks, type StackRow } from "../../../harness/results/across-stacks.ts";
 import { columnContext, STACK_COLUMNS, stackColumns } from "../../../harness/results/columns.ts";
+import { p99Cell } from "../../../harness/results/format.ts";
 import { renderComparison } from "../../../harness/results/table.ts";
 import { writeRunRecord } from "../../helpers/run-records.ts";
 
@@ -69,5 +70,21 @@ describe("one column definition for the terminal table and the report", () => {
     expect(at("uncapped", "rows/s/vCPU")).toBe("–");
     expect(at("quarter", "90 % CI")).toBe("baseline");
     expect(at("uncapped", "90 % CI")).toBe("n=1");
+  });
+});
+
+describe("lag p99 with the samples it rests on", () => {
+  it("prints n (n≥ over runs with different counts), nothing for older results without a count", () => {
+    expect(p99Cell(535.4, [30])).toBe("535 ms (n=30)");
+    expect(p99Cell(535.4, [30, 30, 30])).toBe("535 ms (n=30)");
+    expect(p99Cell(535.4, [31, 29, 30])).toBe("535 ms (n≥29)");
+    expect(p99Cell(535.4, [undefined])).toBe("535 ms");
+    expect(p99Cell(null, [30])).toBe("–");
+    // the fixture's runs predate the count: the column shows the value alone
+    const lag = STACK_COLUMNS.find((c) => c.key === "lagP99Ms")!;
+    expect(plain[0]!.lagSamples).toEqual([undefined, undefined, undefined]);
+    const ctx = columnContext(plain);
+    expect(lag.cell(plain[0]!, ctx)).toBe("500 ms");
+    expect(lag.cell({ ...plain[0]!, lagSamples: [20, 20, 20] }, ctx)).toBe("500 ms (n=20)");
   });
 });

@@ -93,6 +93,23 @@ describe("computeSummary", () => {
     expect(s.drainSeconds).toBeCloseTo(0.5, 6);
   });
 
+  it("says how many samples the lag percentiles rest on and keeps the largest backlog age (measurement phase only)", () => {
+    const w = hw({});
+    const series = [
+      point(1000, "warmup", 0, 900, w),
+      { ...point(2000, "measure", 1000, 100, w), backlogRows: 400, backlogLagMs: 350 },
+      { ...point(3000, "measure", 2000, 120, w), backlogRows: null, backlogLagMs: null },
+      { ...point(4000, "measure", 3000, 140, w), backlogRows: 10, backlogLagMs: 60 },
+      { ...point(5000, "drain", 3000, 5000, w), backlogRows: 10, backlogLagMs: 9000 },
+    ];
+    const s = computeSummary({ series, bytesPerRow: 100, limits: {}, sinkHosts: ["sink"], clientHost: "loadgen", machineCores: 2 });
+    expect(s.lagSamples).toBe(3);
+    expect(s.lagMaxMs).toBe(140);
+    expect(s.backlogLagMaxMs).toBe(350);
+    const none = computeSummary({ series: series.slice(0, 4).map((p) => ({ ...p, backlogLagMs: null })), bytesPerRow: 100, limits: {}, sinkHosts: ["sink"], clientHost: "loadgen", machineCores: 2 });
+    expect(none.backlogLagMaxMs).toBeNull();
+  });
+
   it("counts distinct rows in the headline rate when the ledger found duplicates, and keeps the stored rate beside it", () => {
     const w = hw({});
     const series = [point(1000, "warmup", 0, 0, w), point(2000, "measure", 1000, 0, w), point(3000, "measure", 2000, 0, w)];

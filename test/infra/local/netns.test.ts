@@ -25,7 +25,7 @@ function newRunId(): string {
   return id;
 }
 
-/** TCP listener: counts bytes until the sender closes (or 15 s pass), prints {bytes, firstMs, lastMs}. */
+/** TCP listener: counts bytes until the sender closes (or 90 s pass), prints {bytes, firstMs, lastMs}. */
 const RECEIVER = `
 const net = require("node:net");
 const port = Number(process.argv[1]);
@@ -35,26 +35,40 @@ const server = net.createServer((s) => {
   s.on("close", () => { console.log(JSON.stringify({ bytes, firstMs: first, lastMs: last })); process.exit(0); });
 });
 server.listen(port, "0.0.0.0", () => console.log("listening"));
-setTimeout(() => { console.log(JSON.stringify({ bytes, firstMs: first, lastMs: last, timeout: true })); process.exit(0); }, 15000);
+setTimeout(() => { console.log(JSON.stringify({ bytes, firstMs: first, lastMs: last, timeout: true })); process.exit(0); }, 90000);
 `;
 
-/** TCP sender: writes as fast as the socket drains for durationMs, then closes. */
+/**
+ * TCP sender: writes as fast as the socket drains for durationMs, then closes; prints {bytes, ms}: what it wrote and
+ * the time from connect until the receiver had it all and closed (performance.now(), ms).
+ */
 const SENDER = `
 const net = require("node:net");
 const [host, port, durationMs] = process.argv.slice(1);
 const chunk = Buffer.alloc(64 * 1024, 120);
+let bytes = 0, start = 0;
 const s = net.connect(Number(port), host, () => {
+  start = performance.now();
   const end = Date.now() + Number(durationMs);
-  const pump = () => { while (Date.now() < end) { if (!s.write(chunk)) return s.once("drain", pump); } s.end(); };
+  const pump = () => { while (Date.now() < end) { bytes += chunk.length; if (!s.write(chunk)) return s.once("drain", pump); } s.end(); };
   pump();
 });
-s.on("close", () => process.exit(0));
-setTimeout(() => process.exit(2), Number(durationMs) + 10000);
+s.on("close", () => { console.log(JSON.stringify({ bytes, ms: performance.now() - start })); process.exit(0); });
+setTimeout(() => process.exit(2), Number(durationMs) + 60000);
 `;
+
+/** One bounded transfer loadgen → sink (receiver in the sink's namespace); what both ends saw. */
+async function transfer(loadgenNs: string, sinkNs: string, address: string, durationMs: number) {
+  const port = 40_000 + Math.floor(Math.random() * 10_000);
+  const received = await startReceiver(sinkNs, port);
+  const sent = await execa("ip", ["netns", "exec", loadgenNs, "node", "-e", SENDER, address, String(port), String(durationMs)], { timeout: 120_000 });
+  const res = await received.result;
+  return { ...res, sender: JSON.parse(sent.stdout.split("\n").filter(Boolean).pop()!) as { bytes: number; ms: number } };
+}
 
 /** Start the receiver in `ns`, wait until it listens; returns a promise of its JSON result. */
 async function startReceiver(ns: string, port: number) {
-  const proc = execa("ip", ["netns", "exec", ns, "node", "-e", RECEIVER, String(port)], { timeout: 30_000 });
+  const proc = execa("ip", ["netns", "exec", ns, "node", "-e", RECEIVER, String(port)], { timeout: 120_000 });
   await new Promise<void>((resolve, reject) => {
     proc.stdout!.on("data", (d: Buffer) => {
       if (d.toString().includes("listening")) resolve();
@@ -70,7 +84,7 @@ async function startReceiver(ns: string, port: number) {
 }
 
 describe("netns (real namespaces and tc)", () => {
-  it("two namespaces, veth, a 12000 KB/s tbf read back as 12,000,000 B/s; a bounded transfer stays within ±15 % of the cap", async () => {
+  it("two namespaces, veth, a 12000 KB/s tbf read back as 12,000,000 B/s; a bounded transfer stays under the cap (+15 %) and reaches 85 % of it or of an unshaped reference measured in the same test", async () => {
     const runId = newRunId();
     const topo = await createTopology(runId, ["loadgen", "sink"]);
     expect(topo.mode).toBe("pair");
@@ -81,6 +95,13 @@ describe("netns (real namespaces and tc)", () => {
     expect(sink.interface!.length).toBeLessThanOrEqual(15);
     expect(sink.controlRootInterface.length).toBeLessThanOrEqual(15);
 
+    // A reference transfer before shaping, in the same test: what this machine can push between the namespaces
+    // right now (a busy machine pushes less; the shaped transfer is held to the cap and to this, not to a constant).
+    const reference = await transfer(loadgen.netns, sink.netns, sink.address, 1000);
+    expect(reference.timeout).toBeUndefined();
+    expect(reference.bytes).toBe(reference.sender.bytes);
+    const referenceRate = reference.sender.bytes / (reference.sender.ms / 1000);
+
     const shaping = await applyShaping(topo, { sink: { bandwidthBytesPerSec: 12_000 * 1000 } });
     expect(Object.keys(shaping)).toEqual(["sink"]);
     const r = shaping.sink!;
@@ -88,32 +109,38 @@ describe("netns (real namespaces and tc)", () => {
     expect(r.applied.tbfRateBytesPerSec).toBe(12_000_000);
     expect(r.applied.ingressTbfRateBytesPerSec).toBe(12_000_000);
     // The kernel stores the bucket in time units: the burst reads back within 0.1 % of what was asked.
-    expect(Math.abs(Number(r.applied.tbfBurstBytes) - tbfBurstFor(12_000_000))).toBeLessThan(tbfBurstFor(12_000_000) / 1000);
+    const burst = tbfBurstFor(12_000_000);
+    expect(Math.abs(Number(r.applied.tbfBurstBytes) - burst)).toBeLessThan(burst / 1000);
     expect((await readQdiscs(sink.netns, sink.interface!)).kinds).toEqual(["tbf"]);
     expect((await readQdiscs(loadgen.netns, loadgen.interface!)).tbfRateBytesPerSec).toBe(12_000_000);
 
-    // Bounded transfer loadgen → sink over the data plane (~2.5 s).
-    const port = 40_000 + Math.floor(Math.random() * 10_000);
+    // Bounded transfer loadgen → sink over the data plane (~2.5 s). Its rate is bytes over the sender's measured
+    // time from connect until the receiver had everything (the close), so a late timer only lowers it.
     const rxBefore = await readInterfaceCounters(sink.netns, sink.interface!);
-    const received = await startReceiver(sink.netns, port);
-    await execa("ip", ["netns", "exec", loadgen.netns, "node", "-e", SENDER, sink.address, String(port), "2500"], { timeout: 20_000 });
-    const res = await received.result;
+    const res = await transfer(loadgen.netns, sink.netns, sink.address, 2500);
     const rxAfter = await readInterfaceCounters(sink.netns, sink.interface!);
     const txLoadgen = await readInterfaceCounters(loadgen.netns, loadgen.interface!);
-    const seconds = (res.lastMs - res.firstMs) / 1000;
-    const goodput = res.bytes / seconds;
-    const wire = (rxAfter.rxBytes - rxBefore.rxBytes) / seconds;
+    const seconds = res.sender.ms / 1000;
+    const goodput = res.sender.bytes / seconds;
+    const wireBytes = rxAfter.rxBytes - rxBefore.rxBytes;
+    const wire = wireBytes / seconds;
     console.log(
       `tbf 12,000,000 B/s: goodput ${(goodput / 1e6).toFixed(3)} MB/s, on the wire ${(wire / 1e6).toFixed(3)} MB/s ` +
-        `(${res.bytes} B payload, ${rxAfter.rxBytes - rxBefore.rxBytes} B / ${rxAfter.rxPackets - rxBefore.rxPackets} packets on ${sink.interface}) in ${seconds.toFixed(3)} s`,
+        `(${res.bytes} B payload, ${wireBytes} B / ${rxAfter.rxPackets - rxBefore.rxPackets} packets on ${sink.interface}) in ${seconds.toFixed(3)} s; ` +
+        `unshaped reference ${(referenceRate / 1e6).toFixed(1)} MB/s`,
     );
     expect(res.timeout).toBeUndefined();
-    expect(goodput).toBeGreaterThan(12e6 * 0.85);
-    expect(goodput).toBeLessThan(12e6 * 1.15);
-    expect(wire).toBeGreaterThan(12e6 * 0.85);
-    expect(wire).toBeLessThan(12e6 * 1.15);
-    expect(rxAfter.rxBytes - rxBefore.rxBytes).toBeGreaterThanOrEqual(res.bytes);
-    expect(txLoadgen.txBytes).toBeGreaterThanOrEqual(rxAfter.rxBytes - rxBefore.rxBytes);
+    // exact: the receiver got every byte the sender wrote
+    expect(res.bytes).toBe(res.sender.bytes);
+    // the cap holds (its bucket may add one burst), whatever the machine does
+    expect(wireBytes).toBeLessThanOrEqual(12e6 * seconds * 1.15 + burst);
+    expect(goodput).toBeLessThan(12e6 * 1.15 + burst / seconds);
+    // and binds: at least 85 % of the cap, or of what the machine pushed unshaped just before when that is less
+    const reachable = Math.min(12e6, referenceRate);
+    expect(goodput).toBeGreaterThan(reachable * 0.85);
+    expect(wire).toBeGreaterThan(reachable * 0.85);
+    expect(wireBytes).toBeGreaterThanOrEqual(res.bytes);
+    expect(txLoadgen.txBytes).toBeGreaterThanOrEqual(wireBytes);
   });
 
   it("three hosts share a bridge namespace; the harness reaches each host over its control link", async () => {

@@ -1,0 +1,26 @@
+// The run's lag line in the terminal (harness/runner/drive.ts, describeRun): percentiles with the samples they rest
+// on, the backlog lower bound, the clock offset applied (or why there is none).
+import { describe, expect, it } from "vitest";
+import type { RunRecord } from "../../../harness/results/types.ts";
+import { describeRun, lagLine } from "../../../harness/runner/drive.ts";
+
+const summary = { lagP50Ms: 120.4, lagP99Ms: 480.2, lagMaxMs: 495, lagSamples: 30, backlogLagMaxMs: 610 };
+const rec = (over: Partial<RunRecord>): RunRecord => ({
+  runId: "r", status: "ok", stack: "s", scenario: "q", limits: {}, checks: [], error: null, ledger: null,
+  summary: { rowsPerSecond: 1, mibPerSecond: 0, measuredSeconds: 1, sinkCores: 0, throttledShare: null, sinkNetworkMbitPerSecond: 0, bottleneck: { resource: "client", evidence: "e" }, ...summary },
+  ...over,
+} as unknown as RunRecord);
+
+describe("lag line", () => {
+  it("names n, the backlog and the measured clock offset", () => {
+    const r = rec({ clock: { measured: true, offsetMs: 0.031, boundMs: 0.112, roundTripMs: 0.2, exchanges: 8, method: "m" } });
+    expect(lagLine(r)).toBe("lag p50 120 ms, p99 (n=30) 480 ms, max 495 ms; backlog ≥ 610 ms at most; clock offset +0.03 ± 0.11 ms (8 exchanges)");
+    expect(describeRun(r)).toContain("  lag p50 120 ms, p99 (n=30) 480 ms");
+  });
+
+  it("says when the offset was not measured, and prints nothing without lag", () => {
+    const r = rec({ clock: { measured: false, offsetMs: 0, reason: "the generator did not answer a clock ping within 5000 ms" } });
+    expect(lagLine(r)).toMatch(/; clock offset not measured \(the generator did not answer a clock ping within 5000 ms\): lag uncorrected$/);
+    expect(lagLine(rec({ summary: { ...rec({}).summary!, lagP99Ms: null } }))).toBeNull();
+  });
+});
