@@ -2,6 +2,7 @@
  * Verifier contract: the sink-side half. Runs in the harness process and talks to the sink over the control link.
  */
 import type { EventField } from "./events/types.ts";
+import type { FidelityResult, StoredRowReader } from "./fidelity.ts";
 
 export interface VerifierContext {
   /** address and port of the sink as reachable from the harness (control link) */
@@ -34,6 +35,13 @@ export interface Ledger {
   unexpected: number;
   /** first missing seq ranges, inclusive, per generator: [gen, from, to] */
   missingRanges: Array<[number, number, number]>;
+  /**
+   * stored rows whose content differs from what the generator sent for their (gen, seq) (core/fidelity.ts); absent
+   * when the sink's verifier cannot read rows back (then `fidelity` says so)
+   */
+  altered?: number;
+  /** the content check behind `altered`: mode, sizes, rules per field, first examples (core/fidelity.ts) */
+  fidelity?: FidelityResult | { unavailable: string };
 }
 
 export interface Verifier {
@@ -43,6 +51,8 @@ export interface Verifier {
   sample(options?: { full?: boolean }): Promise<CountSample>;
   /** exact account given what each generator sent (sent[genId] = number of seqs 0..n-1) and rejected ranges */
   ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger>;
+  /** reads stored rows back for the content check (core/fidelity.ts); absent: the sink cannot, and the result says so */
+  rows?: StoredRowReader;
   close(): Promise<void>;
 }
 

@@ -6,7 +6,7 @@
  * provision hosts ─▶ start sink ─▶ check versions ─▶ prepare schema ─▶ [start the collector with the sink as its
  * downstream, check its version] ─▶ start observer and generator (warmup, then measurement) ─▶ sample stored count
  * each interval ─▶ stop generator ─▶ drain until stored == accepted or timeout (with a collector, this is the wait
- * for the collector to flush) ─▶ ledger [+ the collector's claimed counts] ─▶ summary ─▶ checks ─▶ teardown
+ * for the collector to flush) ─▶ ledger [+ the collector's claimed counts] ─▶ content check (./fidelity.ts) ─▶ summary ─▶ checks ─▶ teardown
  * (always) ─▶ run.json.
  *
  * Without a collector the topology is loadgen → sink (the generator writes to the sink's data endpoint). With one,
@@ -41,6 +41,7 @@ import type { Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts
 import { findSink } from "../../plugins/registry.ts";
 import type { CountSample, Ledger, Verifier } from "../../core/verifier.ts";
 import { evaluateChecks } from "./checks.ts";
+import { addFidelity } from "./fidelity.ts";
 import { environment, gitCommit } from "./environment.ts";
 import { GeneratorGroup, mergeFinals } from "./generator-group.ts";
 import { LocalSite } from "./local-site.ts";
@@ -63,6 +64,11 @@ export interface RunOptions {
    * docker or azure stack passes its own (harness/remote/site.ts).
    */
   site?: (ctx: { runId: string; dir: string; events: EventEmitter }) => RunSite;
+  /**
+   * For tests only: awaited after the drain and before the ledger, with where the harness reaches the sink (e.g. to
+   * inject faults at the sink that the ledger and the content check must find; test/e2e/fidelity-faults.test.ts).
+   */
+  beforeLedger?: (sink: { host: string; port: number; params: Record<string, string> }) => Promise<void>;
 }
 
 const MiB = 2 ** 20;
@@ -217,7 +223,9 @@ export class BenchRun extends EventEmitter {
       if (claims) this.record.collectorClaims = claims;
       // The measurement is over (e.g. the local sink's CPU cap is lifted for the ledger queries)
       for (const [host, notes] of Object.entries(await site.endMeasurement())) this.record.limits[host]?.notes.push(...notes);
+      await this.opts.beforeLedger?.({ host: sink.control.host, port: sink.control.port, params });
       const ledger: Ledger = await verifier.ledger(finals.map((f) => f.sent), finals.map((f) => f.rejectedRanges));
+      await addFidelity(ledger, verifier, plan, finals.map((f) => f.sent));
       this.record.ledger = ledger;
       this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
       this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary, generator: final });

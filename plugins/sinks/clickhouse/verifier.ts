@@ -29,6 +29,8 @@ import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GapCollector, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { StoredRowReader } from "../../../core/fidelity.ts";
+import { clickhouseRowReader } from "./rows.ts";
 
 /** ClickHouse column type of each event field type (timestamps as epoch ms, as the JSONEachRow encoder writes them). */
 export const CLICKHOUSE_TYPES: Readonly<Record<FieldType, string>> = {
@@ -105,6 +107,8 @@ class ClickHouseVerifier implements Verifier {
   private readonly base: string;
   private maxActiveParts = 0;
   private newest: number | null = null;
+  /** stored rows read back for the content check (./rows.ts) */
+  readonly rows: StoredRowReader;
 
   constructor(private readonly ctx: VerifierContext) {
     const t = ctx.params.table ?? "ib_events";
@@ -114,6 +118,7 @@ class ClickHouseVerifier implements Verifier {
     this.table = quoteTable(`${this.database}.${this.tableName}`);
     const host = ctx.host.includes(":") ? `[${ctx.host}]` : ctx.host;
     this.base = `http://${host}:${ctx.port}/`;
+    this.rows = clickhouseRowReader((sql) => this.query(sql, { max_query_size: 64 * 1024 * 1024 }), this.table, ctx.fields);
   }
 
   /** Run one statement; resolves with the answer text. Throws with ClickHouse's message on an error answer. */

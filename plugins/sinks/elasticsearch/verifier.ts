@@ -28,6 +28,8 @@ import { authHeader } from "../../../core/events/es-bulk.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { SeqLedger } from "../../../core/ledger.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { StoredRowReader } from "../../../core/fidelity.ts";
+import { esRowReader } from "./rows.ts";
 
 /** Elasticsearch field type of each event field type. */
 export const ES_TYPES: Readonly<Record<FieldType, string>> = {
@@ -92,11 +94,14 @@ class ElasticsearchVerifier implements Verifier {
   private readonly index: string;
   private readonly path: string;
   private newest: number | null = null;
+  /** stored documents read back for the content check (./rows.ts) */
+  readonly rows: StoredRowReader;
 
   constructor(private readonly ctx: VerifierContext, private readonly flavour: EsFlavour = ELASTICSEARCH) {
     this.index = ctx.params.index ?? "ib_events";
     this.path = `/${encodeURIComponent(this.index)}`;
     this.api = new HttpJsonApi(flavour.label, ctx.host, ctx.port, authHeader(ctx.params));
+    this.rows = esRowReader(this.api, this.path, ctx.fields, flavour.label);
   }
 
   /** Drop the index if it exists (a previous cell's documents would corrupt the ledger) and create it with the mapping. */

@@ -21,6 +21,8 @@ import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { StoredRowReader } from "../../../core/fidelity.ts";
+import { pgRowReader } from "./rows.ts";
 
 /** PostgreSQL column type of each event field type. */
 export const PG_TYPES: Readonly<Record<FieldType, string>> = {
@@ -66,9 +68,12 @@ class PostgresVerifier implements Verifier {
   private lastXmin = 0n;
   private marks: Array<{ blocks: number; xmax: bigint }> = [];
   private newest: number | null = null;
+  /** stored rows read back for the content check (./rows.ts) */
+  readonly rows: StoredRowReader;
 
   constructor(private readonly ctx: VerifierContext) {
     this.table = quoteTable(ctx.params.table ?? "ib_events");
+    this.rows = pgRowReader(() => this.conn(), this.table, ctx.fields);
   }
 
   private conn(): Promise<pg.Client> {
