@@ -30,6 +30,8 @@ import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { SeqLedger } from "../../../core/ledger.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { StoredRowReader } from "../../../core/fidelity.ts";
+import { gridDbRowReader } from "./rows.ts";
 
 /** GridDB column type of each event field type. */
 export const GRIDDB_TYPES: Readonly<Record<FieldType, string>> = {
@@ -93,6 +95,8 @@ class GridDbVerifier implements Verifier {
   private readonly base: string;
   private readonly container: string;
   private newest: number | null = null;
+  /** stored rows read back for the content check (./rows.ts) */
+  readonly rows: StoredRowReader;
 
   constructor(private readonly ctx: VerifierContext) {
     const t = gridDbTarget(ctx.params);
@@ -100,6 +104,7 @@ class GridDbVerifier implements Verifier {
     this.base = `/griddb/v2/${e(t.cluster)}/dbs/${e(t.database)}`;
     this.container = t.container;
     this.api = new HttpJsonApi("GridDB Web API", ctx.host, ctx.port, { "Content-Type": GRIDDB_CONTENT_TYPE, Authorization: basicAuth(t.user, t.password) });
+    this.rows = gridDbRowReader((stmt) => this.select(stmt), this.container, ctx.fields);
   }
 
   private containerPath(suffix = ""): string {
