@@ -23,6 +23,8 @@ import { IngestbenchError } from "../../../core/errors.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { SeqLedger } from "../../../core/ledger.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { StoredRowReader } from "../../../core/fidelity.ts";
+import { lokiRowReader } from "./rows.ts";
 
 /** Entries per ledger page (Loki's default limits_config.max_entries_limit_per_query). */
 export const LOKI_PAGE = 5000;
@@ -52,10 +54,13 @@ class LokiVerifier implements Verifier {
   private readonly selector: string;
   private windowStartMs = 0;
   private newest: number | null = null;
+  /** stored lines read back for the content check (./rows.ts) */
+  readonly rows: StoredRowReader;
 
   constructor(private readonly ctx: VerifierContext) {
     this.selector = lokiSelector(ctx.params);
     this.api = new HttpJsonApi("Loki", ctx.host, ctx.port, ctx.params.tenant ? { "X-Scope-OrgID": ctx.params.tenant } : {});
+    this.rows = lokiRowReader(this.api, this.selector, () => this.windowStartMs, ctx.fields);
   }
 
   /** Check that Loki is ready and open the run window now. */
