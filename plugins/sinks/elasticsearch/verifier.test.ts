@@ -111,6 +111,7 @@ describe("elasticsearch verifier (REST answers of the documented Elasticsearch 8
         overwritten: 4,
         unexpected: 4,
         missingRanges: [[0, 5000, 5009], [0, 24_990, 24_999], [1, 1, 1]],
+        foreign: 0, rejectedStored: 1, deduplicated: 0,
       });
       const pages = r.got.filter((g) => g.url.includes("aggregations.seqs"));
       expect(pages.length).toBe(Math.ceil(24_885 / ES_PAGE) + 1); // 24 885 buckets, then an empty page

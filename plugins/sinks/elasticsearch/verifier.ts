@@ -133,7 +133,7 @@ class ElasticsearchVerifier implements Verifier {
   async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger> {
     await this.api.call("POST", `${this.path}/_refresh`);
     const stored = await this.count();
-    const acc = new SeqLedger(sent, rejected);
+    const acc = new SeqLedger(sent, rejected, this.ctx.genBase ?? 0);
     let keyed = 0;
     let after: Record<string, unknown> | undefined;
     for (;;) {

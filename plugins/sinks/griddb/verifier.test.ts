@@ -124,7 +124,7 @@ describe("griddb verifier (GridDB Web API answers of the documented shapes from 
       expect(l).toEqual({
         sent: 23_000, accepted: 23_000, rejected: 0,
         stored: 22_902, distinct: 22_901, duplicated: 1, lost: 100, overwritten: 0, unexpected: 1,
-        missingRanges: [[0, 17_000, 17_099]],
+        missingRanges: [[0, 17_000, 17_099]], foreign: 0, rejectedStored: 0, deduplicated: 0,
       });
       expect(r.got.filter((g) => g.body.toString().includes("GROUP BY")).length).toBe(Math.ceil(22_900 / GRIDDB_PAGE));
     } finally {

@@ -166,7 +166,7 @@ class GridDbVerifier implements Verifier {
     const c = ident(this.container);
     const [row] = await this.select(`SELECT COUNT(*) FROM ${c}`);
     const stored = Number(row?.[0] ?? 0);
-    const acc = new SeqLedger(sent, rejected);
+    const acc = new SeqLedger(sent, rejected, this.ctx.genBase ?? 0);
     let keyed = 0;
     let after: [number, number] | null = null;
     for (;;) {

@@ -101,7 +101,7 @@ class LokiVerifier implements Verifier {
   }
 
   async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger> {
-    const acc = new SeqLedger(sent, rejected);
+    const acc = new SeqLedger(sent, rejected, this.ctx.genBase ?? 0);
     const end = ns(Date.now() + 1);
     let start = BigInt(ns(this.windowStartMs));
     let boundary = new Set<string>(); // entries at timestamp `start` already counted

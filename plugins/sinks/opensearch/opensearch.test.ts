@@ -243,6 +243,7 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
       overwritten: 2,
       unexpected: 3,
       missingRanges: [[0, 5000, 5004], [0, 11_995, 11_999], [1, 1, 1]],
+      foreign: 0, rejectedStored: 1, deduplicated: 0,
     });
     const composite = got.filter((g) => g.url.includes("aggregations.seqs"));
     expect(composite).toHaveLength(3); // 11 895 keyed buckets: 10 000, 1 895, then an empty page
