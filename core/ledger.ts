@@ -11,6 +11,10 @@
  * - foreign = rows whose gen lies outside this run's generator-id space (see "Run identity"): counted apart and in
  *   none of the figures above (not stored, not duplicated, not unexpected), so never throughput
  * - rejectedStored = distinct rejected seqs present at the sink all the same
+ * - overwritten / deduplicated, from what was sent (`SinkCollisions`): where the sink keeps one row per key (GridDB
+ *   TIME_SERIES: the row key), an accepted seq that is absent while another sent seq with the same key is present
+ *   was replaced (an upsert: overwritten) or dropped as a repeat (deduplicated), not lost; when no seq of a key is
+ *   present, all of that key's seqs are lost (the sink's row for it is gone, whichever seq wrote it last)
  *
  * Run identity: every run has its own generator-id space, GEN_STRIDE ids from `genBaseOf(runId)`; generator i stamps
  * gen = genBase + i in every event (core/events/source.ts), so every sink column and every collector's rendering
@@ -42,6 +46,13 @@ export function genBaseOf(runId: string): number {
   for (let i = 0; i < runId.length; i++) h = Math.imul(h ^ runId.charCodeAt(i), 0x01000193);
   h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16; // fmix32
   return (((h >>> 0) % (2 ** 23 - 1)) + 1) * GEN_STRIDE;
+}
+
+/** A sink's key of a sent row, recomputed from what was sent; `as` names what a collision is called. */
+export interface SinkCollisions {
+  /** the key of generator index `gen`'s row `seq` (equal keys: one row at the sink) */
+  keyOf: (gen: number, seq: number) => string | number;
+  as: "overwritten" | "deduplicated";
 }
 
 /** True when `gen` belongs to the run whose space starts at `genBase`. */
@@ -155,8 +166,12 @@ export class SeqLedger {
    * The ledger (definitions in the file comment); `overwritten` from the sink's own account, `deduplicated` from what
    * was sent (`collidingSeqs`), both default 0.
    */
-  result(overwritten = 0, deduplicated = 0): Ledger {
+  result(overwritten = 0, deduplicated = 0, collisions?: SinkCollisions): Ledger {
     const t = sentTotals(this.sent, this.rejected);
+    // keys held by a present seq (SinkCollisions); computed only for sinks that keep one row per key
+    const held = new Set<string | number>();
+    if (collisions) this.present.forEach((p, g) => { for (let seq = 0; seq < p.length; seq++) if (p[seq] === 1) held.add(collisions.keyOf(g, seq)); });
+    let collided = 0;
     const gaps = new GapCollector();
     let lost = 0;
     let rejectedStored = 0;
@@ -168,6 +183,11 @@ export class SeqLedger {
         const isRejected = k < rej.length && rej[k]![0] <= seq;
         if (isRejected && p[seq] === 1) rejectedStored++;
         if (p[seq] === 1 || isRejected) {
+          gaps.close();
+          continue;
+        }
+        if (collisions && held.has(collisions.keyOf(g, seq))) {
+          collided++;
           gaps.close();
           continue;
         }
@@ -183,13 +203,13 @@ export class SeqLedger {
       distinct: this.distinct,
       lost,
       duplicated: this.stored - this.distinct,
-      overwritten,
+      overwritten: overwritten + (collisions?.as === "overwritten" ? collided : 0),
       rejected: t.rejected,
       unexpected: this.unexpected,
       missingRanges: gaps.ranges.slice(0, MAX_MISSING_RANGES),
       foreign: this.foreign,
       rejectedStored,
-      deduplicated,
+      deduplicated: deduplicated + (collisions?.as === "deduplicated" ? collided : 0),
     };
   }
 }

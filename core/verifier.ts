@@ -14,6 +14,11 @@ export interface VerifierContext {
    * gen lies outside [genBase, genBase + GEN_STRIDE) belong to another run (`foreign`). Default 0 (gens 0..n-1).
    */
   genBase?: number;
+  /**
+   * the generators' seed (core/events/source.ts), when the run's rows are seeded: lets a verifier recompute what was
+   * sent (e.g. GridDB's TIME_SERIES row keys, core/ledger.ts SinkCollisions)
+   */
+  seed?: number;
 }
 
 /** One timed count. tBefore/tAfter are epoch milliseconds (performance.timeOrigin + performance.now()) around the query. */

@@ -138,7 +138,7 @@ export class BenchRun extends EventEmitter {
       const params = { ...sink.params, table: sink.params.table ?? "ib_events" };
       const genBase = genBaseOf(this.runId);
       this.record.genBase = genBase;
-      verifier = verifierFactory.create({ host: sink.control.host, port: sink.control.port, params, fields: plan.fields, genBase });
+      verifier = verifierFactory.create({ host: sink.control.host, port: sink.control.port, params, fields: plan.fields, genBase, seed: typeof plan.generator.config.seed === "number" ? plan.generator.config.seed : undefined });
       await verifier.prepare();
       this.emit("sink", { host: sink.control.host, port: sink.control.port, params, runDir: this.dir });
 

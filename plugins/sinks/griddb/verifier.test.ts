@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../../core/errors.ts";
 import { columnMismatches, GRIDDB_PAGE, gridDbColumns, griddbVerifier } from "./verifier.ts";
 import { sinks } from "../../registry.ts";
+import { genBaseOf } from "../../../core/ledger.ts";
 import { fields, httpReceiver, type GotRequest } from "../../../test/harness/generators/run-generator.ts";
 
 const BASE = "/griddb/v2/myCluster/dbs/public";
@@ -130,6 +131,31 @@ describe("griddb verifier (GridDB Web API answers of the documented shapes from 
     } finally {
       await v.close();
       await r.close();
+    }
+  });
+
+  it("a TIME_SERIES container keeps one row per timestamp: seqs of two generators that share a row key are overwritten, not lost, computed from what was sent (no GridDB here)", async () => {
+    // the seeded source gives seq s the timestamp 2024-11-07T00:00:00Z + s ms in every generator, so gen 0 and gen 1
+    // collide on every seq (as two generators into one TIME_SERIES container do); the stand-in keeps the last writer
+    const base = genBaseOf("20261201T100000Z-griddb");
+    const rows: unknown[][] = [];
+    const row = (gen: number, seq: number): unknown[] => [new Date(Date.UTC(2024, 10, 7) + seq).toISOString(), "info", "m", 1, gen, seq, "2026-11-29T22:00:00.000Z"];
+    for (let s = 0; s < 1000; s++) if (s < 500 || s >= 510) rows.push(row(base + (s % 2), s)); // 500..509: no row at all
+    for (const containerType of ["TIME_SERIES", "COLLECTION"]) {
+      const r = await httpReceiver(gridAnswers(rows, { container_type: containerType, columns: gridDbColumns(fields) }));
+      const v = griddbVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields, genBase: base, seed: 7 });
+      try {
+        await v.prepare();
+        const l = await v.ledger([1000, 1000], [[], []]);
+        if (containerType === "TIME_SERIES") {
+          expect(l).toMatchObject({ stored: 990, distinct: 990, lost: 20, overwritten: 990, deduplicated: 0, missingRanges: [[0, 500, 509], [1, 500, 509]] });
+        } else {
+          expect(l).toMatchObject({ stored: 990, lost: 1010, overwritten: 0 });
+        }
+      } finally {
+        await v.close();
+        await r.close();
+      }
     }
   });
 });
