@@ -27,9 +27,11 @@ function gridAnswers(rows: unknown[][], existing: { container_type: string; colu
     if (req.method === "POST" && req.url === `${BASE}/containers`) return { status: 201 };
     if (req.method === "POST" && req.url === `${BASE}/sql/select`) {
       const [{ stmt }] = JSON.parse(req.body.toString()) as [{ stmt: string }];
-      if (stmt === 'SELECT COUNT(*), MAX(sent_at) FROM "ib_events"') {
-        const max = rows.map((r) => r[g + 2] as string).sort().at(-1) ?? null;
-        return json(200, [{ columns: [{ name: "", type: "LONG" }, { name: "", type: "TIMESTAMP" }], results: [[rows.length, max]] }]);
+      const sample = /^SELECT COUNT\(\*\), MAX\(sent_at\) FROM "ib_events" WHERE gen >= (\d+) AND gen < (\d+)$/.exec(stmt);
+      if (sample) {
+        const ours = rows.filter((r) => typeof r[g] === "number" && (r[g] as number) >= Number(sample[1]) && (r[g] as number) < Number(sample[2]));
+        const max = ours.map((r) => r[g + 2] as string).sort().at(-1) ?? null;
+        return json(200, [{ columns: [{ name: "", type: "LONG" }, { name: "", type: "TIMESTAMP" }], results: [[ours.length, max]] }]);
       }
       if (stmt === 'SELECT COUNT(*) FROM "ib_events"') return json(200, [{ columns: [{ name: "", type: "LONG" }], results: [[rows.length]] }]);
       const m = /^SELECT gen, seq, COUNT\(\*\) FROM "ib_events" WHERE (?:gen IS NOT NULL AND seq IS NOT NULL|gen > (\d+) OR \(gen = (\d+) AND seq > (\d+)\)) GROUP BY gen, seq ORDER BY gen, seq LIMIT (\d+)$/.exec(stmt);
@@ -141,14 +143,16 @@ describe("griddb verifier (GridDB Web API answers of the documented shapes from 
     const rows: unknown[][] = [];
     const row = (gen: number, seq: number): unknown[] => [new Date(Date.UTC(2024, 10, 7) + seq).toISOString(), "info", "m", 1, gen, seq, "2026-11-29T22:00:00.000Z"];
     for (let s = 0; s < 1000; s++) if (s < 500 || s >= 510) rows.push(row(base + (s % 2), s)); // 500..509: no row at all
+    rows.push(row(genBaseOf("20261201T090000Z-griddb"), 3)); // another run's row: foreign, in no sample
     for (const containerType of ["TIME_SERIES", "COLLECTION"]) {
       const r = await httpReceiver(gridAnswers(rows, { container_type: containerType, columns: gridDbColumns(fields) }));
       const v = griddbVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields, genBase: base, seed: 7 });
       try {
         await v.prepare();
+        expect((await v.sample()).stored).toBe(990);
         const l = await v.ledger([1000, 1000], [[], []]);
         if (containerType === "TIME_SERIES") {
-          expect(l).toMatchObject({ stored: 990, distinct: 990, lost: 20, overwritten: 990, deduplicated: 0, missingRanges: [[0, 500, 509], [1, 500, 509]] });
+          expect(l).toMatchObject({ stored: 990, distinct: 990, lost: 20, overwritten: 990, deduplicated: 0, foreign: 1, missingRanges: [[0, 500, 509], [1, 500, 509]] });
         } else {
           expect(l).toMatchObject({ stored: 990, lost: 1010, overwritten: 0 });
         }

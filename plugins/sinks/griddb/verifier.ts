@@ -15,7 +15,8 @@
  *   COLLECTION (default: no row key, duplicates stay visible) or TIME_SERIES (row key = the first column, which must
  *   be a timestamp field; rows sharing a timestamp then replace each other, as in write-up 000).
  *
- * - sample: SQL `SELECT COUNT(*), MAX(sent_at)` through `POST …/sql/select` ("SQL SELECT execution"; answer
+ * - sample: SQL `SELECT COUNT(*), MAX(sent_at) … WHERE gen >= genBase AND gen < genBase + GEN_STRIDE` (this run's
+ *   rows only, core/ledger.ts "Run identity"; another run's are the ledger's `foreign`) through `POST …/sql/select` ("SQL SELECT execution"; answer
  *   `[{"columns":[..],"results":[[..]]}]`). `params.sqlPath: "sql"` selects the older `POST …/sql` endpoint, whose
  *   statements carry `"type": "sql-select"`.
  * - ledger (definitions in core/ledger.ts): `COUNT(*)` gives stored; the stored (gen, seq) pairs with their row counts
@@ -32,7 +33,7 @@ import { ConfigurationError, IngestbenchError } from "../../../core/errors.ts";
 import { basicAuth, GRIDDB_CONTENT_TYPE, gridDbTarget } from "../../../core/events/griddb-webapi.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
-import { SeqLedger, type SinkCollisions } from "../../../core/ledger.ts";
+import { GEN_STRIDE, SeqLedger, type SinkCollisions } from "../../../core/ledger.ts";
 import { createEventSource } from "../../../core/events/source.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 
@@ -162,7 +163,8 @@ class GridDbVerifier implements Verifier {
 
   async sample(): Promise<CountSample> {
     const tBefore = now();
-    const [row] = await this.select(`SELECT COUNT(*), MAX(sent_at) FROM ${ident(this.container)}`);
+    const base = this.ctx.genBase ?? 0;
+    const [row] = await this.select(`SELECT COUNT(*), MAX(sent_at) FROM ${ident(this.container)} WHERE gen >= ${base} AND gen < ${base + GEN_STRIDE}`);
     const tAfter = now();
     const stored = Number(row?.[0] ?? 0);
     const newest = typeof row?.[1] === "string" ? Date.parse(row[1]) : Number.NaN;
