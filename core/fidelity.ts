@@ -74,14 +74,15 @@ export interface StoredRow {
 export interface StoredRowReader {
   /** how the sink keeps each declared field, in declared order */
   rules(): FieldRule[];
-  /** every stored row (all copies) of generator `gen` with from ≤ seq < to, in any order */
+  /** every stored row (all copies) whose gen column is `gen` with from ≤ seq < to, in any order */
   readRange(gen: number, from: number, to: number): Promise<StoredRow[]>;
-  /** every stored row (all copies) of generator `gen` whose seq is in `seqs` (sorted, distinct), in any order */
+  /** every stored row (all copies) whose gen column is `gen` and whose seq is in `seqs` (sorted, distinct), in any order */
   readSeqs(gen: number, seqs: readonly number[]): Promise<StoredRow[]>;
 }
 
 /** One difference between what was sent and what is stored. Values rendered as text (timestamps ISO 8601 UTC). */
 export interface AlteredExample {
+  /** the generator's index 0..n-1 (as in the ledger's missingRanges) */
   gen: number;
   seq: number;
   field: string;
@@ -119,8 +120,13 @@ export interface FidelityInput {
   /** the generator's `seed` (every generator of a run uses the same one, with its own genId) */
   seed: number;
   replayFile?: string;
-  /** sent[g]: seqs 0..sent[g]-1 of generator g */
+  /** sent[g]: seqs 0..sent[g]-1 of generator index g */
   sent: readonly number[];
+  /**
+   * the run's first generator id (core/ledger.ts, "Run identity"): generator index g's rows carry gen = genBase + g
+   * and are read by that gen, so rows of another run are never compared (they are the ledger's foreign). Default 0.
+   */
+  genBase?: number;
   /** stored rows (the ledger's), deciding between all and sample */
   stored: number;
   limits: FidelityLimits;
@@ -190,21 +196,23 @@ class Comparison {
   rows = 0;
   seqsCompared = 0;
   readonly replayField: number;
+  readonly genBase: number;
 
   constructor(private readonly input: FidelityInput, private readonly rules: FieldRule[]) {
+    this.genBase = input.genBase ?? 0;
     this.replayField = input.replayFile !== undefined ? input.fields.map((f) => f.type).lastIndexOf("string") : -1;
   }
 
   private source(gen: number): EventSource {
     let s = this.sources.get(gen);
-    if (!s) this.sources.set(gen, (s = createEventSource({ fields: this.input.fields, seed: this.input.seed, genId: gen, replayFile: this.input.replayFile })));
+    if (!s) this.sources.set(gen, (s = createEventSource({ fields: this.input.fields, seed: this.input.seed, genId: gen, genBase: this.genBase, replayFile: this.input.replayFile })));
     return s;
   }
 
-  /** Compare the stored rows read for one chunk of `gen`'s seqs (chunks are disjoint and ascending). */
+  /** Compare the stored rows read for one chunk of generator index `gen`'s seqs (chunks are disjoint and ascending). */
   async compare(gen: number, rows: StoredRow[]): Promise<void> {
     const sent = this.input.sent[gen] ?? 0;
-    const mine = rows.filter((r) => r.gen === gen && Number.isSafeInteger(r.seq) && r.seq >= 0 && r.seq < sent).sort((a, b) => a.seq - b.seq);
+    const mine = rows.filter((r) => r.gen === this.genBase + gen && Number.isSafeInteger(r.seq) && r.seq >= 0 && r.seq < sent).sort((a, b) => a.seq - b.seq);
     if (mine.length === 0) return;
     const src = this.source(gen);
     let prevSeq = -1;
@@ -299,7 +307,7 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
     if (mode === "all") {
       for (let g = 0; g < input.sent.length; g++) {
         for (let from = 0; from < input.sent[g]!; from += FIDELITY_PAGE) {
-          await cmp.compare(g, await reader.readRange(g, from, Math.min(input.sent[g]!, from + FIDELITY_PAGE)));
+          await cmp.compare(g, await reader.readRange(cmp.genBase + g, from, Math.min(input.sent[g]!, from + FIDELITY_PAGE)));
         }
       }
     } else {
@@ -314,7 +322,7 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
         while (i < picks.length && picks[i]! < end) seqs.push(picks[i++]! - base);
         for (let k = 0; k < seqs.length; k += FIDELITY_LOOKUP) {
           const chunk = seqs.slice(k, k + FIDELITY_LOOKUP);
-          await cmp.compare(g, await reader.readSeqs(g, chunk));
+          await cmp.compare(g, await reader.readSeqs(cmp.genBase + g, chunk));
         }
         base = end;
         g++;

@@ -15,16 +15,17 @@ export function generatorSeed(plan: Pick<CellPlan, "generator">): number {
 }
 
 /**
- * Add `altered` and `fidelity` to `ledger` (in place) for the rows `verifier` holds; `sent[g]` as given to the ledger.
+ * Add `altered` and `fidelity` to `ledger` (in place) for the rows `verifier` holds; `sent[g]` as given to the ledger,
+ * `genBase` the run's first generator id (core/ledger.ts, "Run identity": rows of other runs are never compared).
  * @throws what the verifier's row reader throws (the run ends in error: a verdict without its content check is none)
  */
-export async function addFidelity(ledger: Ledger, verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">, sent: number[]): Promise<Ledger> {
+export async function addFidelity(ledger: Ledger, verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">, sent: number[], genBase = 0): Promise<Ledger> {
   if (!verifier.rows) {
     ledger.fidelity = { unavailable: `the ${plan.sink.name} verifier cannot read stored rows back: content not compared` };
     return ledger;
   }
   const result = await checkFidelity(verifier.rows, {
-    fields: plan.fields, seed: generatorSeed(plan), replayFile: plan.replayFile, sent, stored: ledger.stored,
+    fields: plan.fields, seed: generatorSeed(plan), replayFile: plan.replayFile, sent, genBase, stored: ledger.stored,
     limits: plan.fidelity ?? DEFAULT_FIDELITY,
   });
   ledger.altered = result.altered;

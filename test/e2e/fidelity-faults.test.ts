@@ -1,8 +1,10 @@
 // The content check against real runs into real PostgreSQL and real ClickHouse 18.16: after the drain and before the
 // ledger (the runner's test-only `beforeLedger` hook), the test injects seeded faults at the sink — one row deleted,
-// one row's text altered, one row's timestamp moved by one hour, one row duplicated — and the run must report
-// exactly lost 1, duplicated 1 and altered 2, with both alterations among its examples, and fail its checks. A clean
-// run reports altered 0 having compared every row (PostgreSQL) or a seeded sample (ClickHouse, `fidelity.all: 0`).
+// one row's text altered, one row's timestamp moved by one hour, one row of another run inserted (gen 7: outside
+// every run's generator-id space, core/ledger.ts "Run identity"), one row duplicated — and the run must report
+// exactly lost 1, altered 2 (both alterations among its examples), foreign 1, duplicated 1, and fail its checks. A
+// clean run reports altered 0 having compared every row (PostgreSQL) or a seeded sample (ClickHouse, `fidelity.all: 0`).
+// The run has one generator: every row of this run has the same gen (genBase + 0), so the faults select by seq.
 import path from "node:path";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
@@ -20,6 +22,9 @@ const DELETED = 101;
 const TEXT_ALTERED = 202;
 const TIME_MOVED = 303;
 const DUPLICATED = 404;
+const FOREIGN_COPY = 505;
+/** The gen of the inserted row of "another run" (gens 0..255 are nobody's run, core/ledger.ts genBaseOf). */
+const FOREIGN_GEN = 7;
 
 function clickhousePlan(): CellPlan {
   const file = path.join(projectRoot, "scenarios/clickhouse-direct.yaml");
@@ -41,10 +46,11 @@ async function pgFaults(s: Sink): Promise<void> {
       const r = await c.query(sql);
       expect(r.rowCount, sql).toBe(1);
     };
-    await one(`DELETE FROM ${t} WHERE gen = 0 AND seq = ${DELETED}`);
-    await one(`UPDATE ${t} SET msg = msg || 'x' WHERE gen = 0 AND seq = ${TEXT_ALTERED}`);
-    await one(`UPDATE ${t} SET ts = ts + interval '1 hour' WHERE gen = 0 AND seq = ${TIME_MOVED}`);
-    await one(`INSERT INTO ${t} SELECT * FROM ${t} WHERE gen = 0 AND seq = ${DUPLICATED}`);
+    await one(`DELETE FROM ${t} WHERE seq = ${DELETED}`);
+    await one(`UPDATE ${t} SET msg = msg || 'x' WHERE seq = ${TEXT_ALTERED}`);
+    await one(`UPDATE ${t} SET ts = ts + interval '1 hour' WHERE seq = ${TIME_MOVED}`);
+    await one(`INSERT INTO ${t} SELECT ts, msg, ${FOREIGN_GEN}, seq, sent_at FROM ${t} WHERE seq = ${FOREIGN_COPY}`);
+    await one(`INSERT INTO ${t} SELECT * FROM ${t} WHERE seq = ${DUPLICATED} AND gen <> ${FOREIGN_GEN}`);
   } finally {
     await c.end();
   }
@@ -58,15 +64,17 @@ async function clickhouseFaults(s: Sink): Promise<void> {
     return text;
   };
   const t = s.params.table;
-  await q(`INSERT INTO ${t} SELECT * FROM ${t} WHERE gen = 0 AND seq = ${DUPLICATED}`);
+  await q(`INSERT INTO ${t} SELECT * FROM ${t} WHERE seq = ${DUPLICATED}`);
+  await q(`INSERT INTO ${t} SELECT ts, msg, toUInt32(${FOREIGN_GEN}), seq, sent_at FROM ${t} WHERE seq = ${FOREIGN_COPY}`);
   // mutations (ClickHouse ≥ 18.12) rewrite parts asynchronously: wait until none is pending
-  await q(`ALTER TABLE ${t} DELETE WHERE gen = 0 AND seq = ${DELETED}`);
-  await q(`ALTER TABLE ${t} UPDATE msg = concat(msg, 'x') WHERE gen = 0 AND seq = ${TEXT_ALTERED}`);
-  await q(`ALTER TABLE ${t} UPDATE ts = ts + 3600000 WHERE gen = 0 AND seq = ${TIME_MOVED}`);
+  await q(`ALTER TABLE ${t} DELETE WHERE seq = ${DELETED}`);
+  await q(`ALTER TABLE ${t} UPDATE msg = concat(msg, 'x') WHERE seq = ${TEXT_ALTERED} AND gen <> ${FOREIGN_GEN}`);
+  await q(`ALTER TABLE ${t} UPDATE ts = ts + 3600000 WHERE seq = ${TIME_MOVED} AND gen <> ${FOREIGN_GEN}`);
   for (let i = 0; i < 200 && (await q("SELECT count() FROM system.mutations WHERE NOT is_done")).trim() !== "0"; i++) {
     await new Promise((r) => setTimeout(r, 100));
   }
   expect((await q("SELECT count() FROM system.mutations WHERE NOT is_done")).trim()).toBe("0");
+  expect((await q(`SELECT count() FROM ${t} WHERE seq IN (${DELETED}, ${TEXT_ALTERED}, ${TIME_MOVED}, ${DUPLICATED}, ${FOREIGN_COPY})`)).trim()).toBe("6");
 }
 
 function fidelityOf(record: RunRecord): FidelityResult {
@@ -75,10 +83,10 @@ function fidelityOf(record: RunRecord): FidelityResult {
   return f;
 }
 
-/** The faults' verdict: exactly lost 1, duplicated 1, altered 2 with both examples; the run fails on both checks. */
+/** The faults' verdict: exactly lost 1, altered 2 with both examples, foreign 1, duplicated 1; the run fails. */
 function expectFaultsFound(record: RunRecord, precision: { moved: [string, string] }): void {
   expect(record.error).toBeNull();
-  expect(record.ledger).toMatchObject({ lost: 1, duplicated: 1, altered: 2, unexpected: 0, missingRanges: [[0, DELETED, DELETED]] });
+  expect(record.ledger).toMatchObject({ lost: 1, altered: 2, foreign: 1, duplicated: 1, unexpected: 0, missingRanges: [[0, DELETED, DELETED]] });
   const f = fidelityOf(record);
   expect(f.mode).toBe("all");
   expect(f.rowsCompared).toBe(record.ledger!.stored);
@@ -102,14 +110,14 @@ function expectFaultsFound(record: RunRecord, precision: { moved: [string, strin
 const tsOf = (seq: number, hours = 0): Date => new Date(Date.UTC(2024, 10, 7) + seq + hours * 3_600_000);
 
 describe("content fidelity on real sinks (seeded faults injected after the drain, before the ledger)", () => {
-  it("PostgreSQL: one deleted, one text altered, one timestamp moved 1 h, one duplicated → lost 1, duplicated 1, altered 2", async () => {
+  it("PostgreSQL: one deleted, one text altered, one timestamp moved 1 h, one of another run, one duplicated → lost 1, altered 2, foreign 1, duplicated 1", async () => {
     const record = await newBenchRun("local-2-cores", shortQuickstart(), undefined, { beforeLedger: pgFaults }).run();
     // timestamptz keeps microseconds
     const us = (d: Date): string => `${d.toISOString().slice(0, 23)}000Z`;
     expectFaultsFound(record, { moved: [us(tsOf(TIME_MOVED)), us(tsOf(TIME_MOVED, 1))] });
   });
 
-  it("ClickHouse 18.16: the same faults → lost 1, duplicated 1, altered 2", async () => {
+  it("ClickHouse 18.16: the same faults → lost 1, altered 2, foreign 1, duplicated 1", async () => {
     const record = await newBenchRun("local-2-cores", clickhousePlan(), undefined, { beforeLedger: clickhouseFaults }).run();
     // UInt64 epoch milliseconds
     expectFaultsFound(record, { moved: [tsOf(TIME_MOVED).toISOString(), tsOf(TIME_MOVED, 1).toISOString()] });
