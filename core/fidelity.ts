@@ -112,6 +112,8 @@ export interface FidelityResult {
   compared: Array<{ field: string; type: string; rule: string }>;
   /** what is not compared, and why */
   notCompared: Array<{ field: string; reason: string }>;
+  /** wall-clock time the check took (reading rows back and comparing), seconds */
+  seconds: number;
 }
 
 /** What the expectation is recomputed from: the scenario's fields, the generator's seed, the replayed file. */
@@ -299,6 +301,7 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
   const rules = reader.rules();
   if (rules.length !== input.fields.length) throw new RangeError(`row reader states ${rules.length} field rules for ${input.fields.length} fields`);
   const cmp = new Comparison(input, rules);
+  const started = performance.now();
   const mode: FidelityResult["mode"] = input.stored <= input.limits.all ? "all" : "sample";
   const totalSent = input.sent.reduce((a, b) => a + b, 0);
   const sampleSeed = fmix32((input.seed ^ 0x5f1de11) >>> 0);
@@ -352,6 +355,7 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
     examples: cmp.examples,
     compared,
     notCompared,
+    seconds: Number(((performance.now() - started) / 1000).toFixed(3)),
   };
 }
 

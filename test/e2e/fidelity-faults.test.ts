@@ -130,6 +130,7 @@ describe("content fidelity on real sinks (seeded faults injected after the drain
     const f = fidelityOf(record);
     expect(f).toMatchObject({ mode: "all", altered: 0, examples: [], rowsCompared: record.ledger!.stored });
     expect(f.compared.map((c) => c.field)).toEqual(["ts", "msg"]);
+    console.log(`content check on PostgreSQL: ${f.rowsCompared} rows compared in ${f.seconds} s`);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
@@ -141,6 +142,7 @@ describe("content fidelity on real sinks (seeded faults injected after the drain
     expect(record.ledger).toMatchObject({ lost: 0, altered: 0 });
     const f = fidelityOf(record);
     expect(f).toMatchObject({ mode: "sample", sampleSize: 2000, seqsCompared: 2000, rowsCompared: 2000, altered: 0 });
+    console.log(`content check on ClickHouse: a sample of ${f.sampleSize} seqs of ${record.ledger!.stored} rows in ${f.seconds} s`);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 });

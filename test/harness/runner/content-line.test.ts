@@ -8,7 +8,7 @@ import { contentLine } from "../../../harness/runner/drive.ts";
 
 const fidelity = (over: Partial<FidelityResult>): FidelityResult => ({
   mode: "all", limits: { all: 1_000_000, sample: 10_000 }, seqsCompared: 40_000, rowsCompared: 40_001, altered: 0, alteredByField: {},
-  examples: [], compared: [], notCompared: [], ...over,
+  examples: [], compared: [], notCompared: [], seconds: 0.5, ...over,
 });
 const record = (f: NonNullable<RunRecord["ledger"]>["fidelity"]): RunRecord =>
   ({ ledger: { fidelity: f } }) as unknown as RunRecord;
