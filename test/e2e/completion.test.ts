@@ -73,4 +73,63 @@ describe("seq completion on a real PostgreSQL run", () => {
     expect(record.completion!.windowErrorMs!).toBeCloseTo(end.t + end.countQueryMs / 2 - (prev.t - prev.countQueryMs / 2), 0);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
+
+  it("rows stored though their batch was rejected are reported as rejectedStored, not lost, and do not end the wait early", async () => {
+    const plan = scenarioPlan("quickstart.yaml", { warmup: "0s", duration: "60s", drainTimeoutMs: 3000, generator: { batch: 500, requests: 40 } });
+    plan.intervalMs = 100;
+    const run = newBenchRun("local-2-cores", plan);
+    let prepared: Promise<void> | undefined;
+    run.on("sink", (s: { host: string; port: number; params: Record<string, string> }) => {
+      prepared = (async () => {
+        const c = new pg.Client({ host: s.host, port: s.port, user: s.params.user, database: s.params.database });
+        await c.connect();
+        try {
+          // the sink skips seq 7777 on arrival: COPY then stores 499 rows of its 500 and pg-copy rejects the batch
+          await c.query(`CREATE FUNCTION ib_skip_one() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
+          await c.query(`CREATE TRIGGER ib_skip_one BEFORE INSERT ON ${s.params.table!} FOR EACH ROW WHEN (NEW.seq = ${DROPPED_SEQ}) EXECUTE FUNCTION ib_skip_one()`);
+        } finally {
+          await c.end();
+        }
+      })();
+    });
+    const record = await run.run();
+    await prepared;
+    expect(record.error).toBeNull();
+    expect(record.generator).toMatchObject({ sent: 20_000, accepted: 19_500, rejected: 500, rejectedRanges: [[7500, 7999]] });
+    expect(record.ledger).toMatchObject({ stored: 19_999, lost: 0, rejected: 500, rejectedStored: 499, duplicated: 0, foreign: 0, missingRanges: [] });
+    expect(record.completion).toMatchObject({ phase: "workload", outcome: "complete", missing: 0 });
+    // complete with every acknowledged seq stored: the wait ended well before the timeout
+    expect(record.completion!.waitedMs).toBeLessThan(3000);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+
+  it("ClickHouse: a fixed workload ends at the sample that saw it complete; a row of another run is foreign 1 (real ClickHouse 18.16)", async () => {
+    const plan = scenarioPlan("clickhouse-direct.yaml", { warmup: "0s", duration: "60s", drainTimeoutMs: 5000, generator: { batch: 500, requests: 40 } });
+    plan.intervalMs = 100;
+    const run = newBenchRun("local-2-cores", plan);
+    let inserted: Promise<void> | undefined;
+    run.on("sink", (s: { host: string; port: number; params: Record<string, string> }) => {
+      inserted = (async () => {
+        // one row of another run (the scenario's fields take their defaults)
+        const r = await fetch(`http://${s.host}:${s.port}/`, { method: "POST", body: `INSERT INTO ${s.params.table} (gen, seq, sent_at) VALUES (${genBaseOf("20261201T000000Z-000000")}, 3, ${Date.now()})` });
+        if (r.status !== 200) throw new Error(await r.text());
+      })();
+    });
+    const record = await run.run();
+    await inserted;
+    expect(record.error).toBeNull();
+    expect(record.status).toBe("ok");
+    expect(record.generator).toMatchObject({ sent: 20_000, accepted: 20_000, requests: 40 });
+    expect(record.ledger).toMatchObject({ stored: 20_000, distinct: 20_000, lost: 0, duplicated: 0, unexpected: 0, foreign: 1 });
+    expect(record.completion).toMatchObject({ phase: "workload", outcome: "complete", missing: 0 });
+    const series = readFileSync(path.join(run.dir, "series.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as SeriesPoint);
+    const measure = series.filter((p) => p.phase === "measure");
+    const end = measure.at(-1)!;
+    // the foreign row is in no sample: the window ends at the first sample with exactly the workload
+    expect(end.stored).toBe(20_000);
+    expect(measure.slice(0, -1).every((p) => p.stored < 20_000)).toBe(true);
+    expect(record.completion!.windowEndT).toBe(end.t);
+    expect(record.completion!.windowErrorMs!).toBeGreaterThan(0);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
 });
