@@ -8,6 +8,22 @@
  * - lost = accepted seqs absent at the sink
  * - missingRanges = the first MAX_MISSING_RANGES runs of lost seqs, [gen, from, to] inclusive, by gen then from
  * - overwritten = what the sink's own account says (an upsert on a key); the arithmetic here cannot see it
+ * - foreign = rows whose gen lies outside this run's generator-id space (see "Run identity"): counted apart and in
+ *   none of the figures above (not stored, not duplicated, not unexpected), so never throughput
+ * - rejectedStored = distinct rejected seqs present at the sink all the same
+ * - overwritten / deduplicated, from what was sent (`SinkCollisions`): where the sink keeps one row per key (GridDB
+ *   TIME_SERIES: the row key), an accepted seq that is absent while another sent seq with the same key is present
+ *   was replaced (an upsert: overwritten) or dropped as a repeat (deduplicated), not lost; when no seq of a key is
+ *   present, all of that key's seqs are lost (the sink's row for it is gone, whichever seq wrote it last)
+ *
+ * Run identity: every run has its own generator-id space, GEN_STRIDE ids from `genBaseOf(runId)`; generator i stamps
+ * gen = genBase + i in every event (core/events/source.ts), so every sink column and every collector's rendering
+ * carries it with no column of its own. A row flushed late by the previous replicate's collector has another run's gen.
+ * Verifiers take `genBase` from their context; ledgers and missing ranges speak of generator indexes 0..n-1.
+ *
+ * Seq completion: a drain or a fixed workload is complete when no acknowledged seq is missing at the sink (the
+ * verifier's missing-range query, `Verifier.missing`, or its ledger's `lost`): counts alone cannot tell one lost row
+ * and one duplicate from a complete run.
  * The SQL verifiers (postgres, clickhouse) compute the counts at the sink and use `normalizeRanges` and
  * `GapCollector`; the HTTP verifiers (elasticsearch, loki, griddb) page the stored (gen, seq) set to the harness and
  * feed `SeqLedger`, which holds one byte per sent seq (10 million seqs: 10 MB).
@@ -16,6 +32,33 @@ import type { Ledger } from "./verifier.ts";
 
 /** How many missing ranges a ledger lists. */
 export const MAX_MISSING_RANGES = 20;
+
+/** Generator ids per run: a run has at most this many generators (genBase .. genBase + GEN_STRIDE − 1). */
+export const GEN_STRIDE = 256;
+
+/**
+ * The first generator id of a run: (fmix32 of the run id's FNV-1a hash mod (2^23 − 1) + 1) × GEN_STRIDE, so ≥ 256
+ * (gens 0..255 are nobody's run: rows of tools and older runs are foreign) and genBase + 255 ≤ 2^31 − 1 (fits the
+ * int32 gen columns of PostgreSQL `integer` and GridDB INTEGER). Two runs share a space with probability 2^-23.
+ */
+export function genBaseOf(runId: string): number {
+  let h = 0x811c9dc5; // FNV-1a 32-bit offset basis
+  for (let i = 0; i < runId.length; i++) h = Math.imul(h ^ runId.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16; // fmix32
+  return (((h >>> 0) % (2 ** 23 - 1)) + 1) * GEN_STRIDE;
+}
+
+/** A sink's key of a sent row, recomputed from what was sent; `as` names what a collision is called. */
+export interface SinkCollisions {
+  /** the key of generator index `gen`'s row `seq` (equal keys: one row at the sink) */
+  keyOf: (gen: number, seq: number) => string | number;
+  as: "overwritten" | "deduplicated";
+}
+
+/** True when `gen` belongs to the run whose space starts at `genBase`. */
+export function inRunSpace(gen: number, genBase: number): boolean {
+  return gen >= genBase && gen < genBase + GEN_STRIDE;
+}
 
 /** Merge and clamp rejected ranges of one generator to [0, sent-1]; returns sorted disjoint inclusive ranges. */
 export function normalizeRanges(ranges: ReadonlyArray<readonly [number, number]>, sent: number): Array<[number, number]> {
@@ -76,9 +119,13 @@ export class SeqLedger {
   private stored = 0;
   private distinct = 0;
   private unexpected = 0;
+  private foreign = 0;
 
-  /** @throws RangeError when a sent count is not a non-negative safe integer */
-  constructor(private readonly sent: readonly number[], private readonly rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>) {
+  /**
+   * `genBase`: this run's first generator id (stored gens are genBase + index; outside the space they are foreign).
+   * @throws RangeError when a sent count is not a non-negative safe integer
+   */
+  constructor(private readonly sent: readonly number[], private readonly rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>, private readonly genBase = 0) {
     for (const n of sent) if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`bad sent count ${n}`);
     this.present = sent.map((n) => new Uint8Array(n));
   }
@@ -86,8 +133,12 @@ export class SeqLedger {
   /** `copies` stored rows of (gen, seq) (a composite bucket's doc_count, a GROUP BY count, or 1 per row). */
   add(gen: number, seq: number, copies = 1): void {
     if (copies <= 0) return;
+    if (Number.isSafeInteger(gen) && !inRunSpace(gen, this.genBase)) {
+      this.foreign += copies;
+      return;
+    }
     this.stored += copies;
-    const p = Number.isSafeInteger(gen) && gen >= 0 ? this.present[gen] : undefined;
+    const p = Number.isSafeInteger(gen) ? this.present[gen - this.genBase] : undefined;
     if (p === undefined || !Number.isSafeInteger(seq) || seq < 0 || seq >= p.length) {
       this.unexpected += copies;
       const key = `${gen}-${seq}`;
@@ -111,17 +162,32 @@ export class SeqLedger {
     this.distinct += n;
   }
 
-  /** The ledger (definitions in the file comment); `overwritten` from the sink's own account, default 0. */
-  result(overwritten = 0): Ledger {
+  /**
+   * The ledger (definitions in the file comment); `overwritten` from the sink's own account, `deduplicated` from what
+   * was sent (`collidingSeqs`), both default 0.
+   */
+  result(overwritten = 0, deduplicated = 0, collisions?: SinkCollisions): Ledger {
     const t = sentTotals(this.sent, this.rejected);
+    // keys held by a present seq (SinkCollisions); computed only for sinks that keep one row per key
+    const held = new Set<string | number>();
+    if (collisions) this.present.forEach((p, g) => { for (let seq = 0; seq < p.length; seq++) if (p[seq] === 1) held.add(collisions.keyOf(g, seq)); });
+    let collided = 0;
     const gaps = new GapCollector();
     let lost = 0;
+    let rejectedStored = 0;
     this.present.forEach((p, g) => {
       const rej = t.ranges[g]!;
       let k = 0;
       for (let seq = 0; seq < p.length; seq++) {
         while (k < rej.length && rej[k]![1] < seq) k++;
-        if (p[seq] === 1 || (k < rej.length && rej[k]![0] <= seq)) {
+        const isRejected = k < rej.length && rej[k]![0] <= seq;
+        if (isRejected && p[seq] === 1) rejectedStored++;
+        if (p[seq] === 1 || isRejected) {
+          gaps.close();
+          continue;
+        }
+        if (collisions && held.has(collisions.keyOf(g, seq))) {
+          collided++;
           gaps.close();
           continue;
         }
@@ -137,10 +203,13 @@ export class SeqLedger {
       distinct: this.distinct,
       lost,
       duplicated: this.stored - this.distinct,
-      overwritten,
+      overwritten: overwritten + (collisions?.as === "overwritten" ? collided : 0),
       rejected: t.rejected,
       unexpected: this.unexpected,
       missingRanges: gaps.ranges.slice(0, MAX_MISSING_RANGES),
+      foreign: this.foreign,
+      rejectedStored,
+      deduplicated: deduplicated + (collisions?.as === "deduplicated" ? collided : 0),
     };
   }
 }

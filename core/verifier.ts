@@ -2,6 +2,7 @@
  * Verifier contract: the sink-side half. Runs in the harness process and talks to the sink over the control link.
  */
 import type { EventField } from "./events/types.ts";
+import type { FidelityResult, StoredRowReader } from "./fidelity.ts";
 
 export interface VerifierContext {
   /** address and port of the sink as reachable from the harness (control link) */
@@ -9,6 +10,16 @@ export interface VerifierContext {
   port: number;
   params: Record<string, string>;
   fields: EventField[];
+  /**
+   * This run's generator-id space (core/ledger.ts, "Run identity"): generator i stamps gen = genBase + i, and rows whose
+   * gen lies outside [genBase, genBase + GEN_STRIDE) belong to another run (`foreign`). Default 0 (gens 0..n-1).
+   */
+  genBase?: number;
+  /**
+   * the generators' seed (core/events/source.ts), when the run's rows are seeded: lets a verifier recompute what was
+   * sent (e.g. GridDB's TIME_SERIES row keys, core/ledger.ts SinkCollisions)
+   */
+  seed?: number;
 }
 
 /** One timed count. tBefore/tAfter are epoch milliseconds (performance.timeOrigin + performance.now()) around the query. */
@@ -32,7 +43,33 @@ export interface Ledger {
   rejected: number;
   /** stored rows whose seq was never sent (stored > sent is a failure) */
   unexpected: number;
-  /** first missing seq ranges, inclusive, per generator: [gen, from, to] */
+  /** first missing seq ranges, inclusive, per generator: [gen, from, to] (gen = the generator's index 0..n-1) */
+  missingRanges: Array<[number, number, number]>;
+  /** rows of another run (gen outside this run's generator-id space): in none of the counts above, never throughput */
+  foreign?: number;
+  /** distinct rejected seqs that are stored all the same (the receiver refused the batch yet kept some rows) */
+  rejectedStored?: number;
+  /** sent seqs the sink keeps under one key with another sent seq and drops or ignores (not lost; core/ledger.ts) */
+  deduplicated?: number;
+  /**
+   * stored rows whose content differs from what the generator sent for their (gen, seq) (core/fidelity.ts); absent
+   * when the sink's verifier cannot read rows back (then `fidelity` says so)
+   */
+  altered?: number;
+  /** the content check behind `altered`: mode, sizes, rules per field, first examples (core/fidelity.ts) */
+  fidelity?: FidelityResult | { unavailable: string };
+}
+
+/**
+ * A timed missing-range query (core/ledger.ts, "Seq completion"): which acknowledged seqs are not at the sink yet.
+ * tBefore/tAfter as in CountSample, around the query (or queries) that answered it.
+ */
+export interface Completion {
+  tBefore: number;
+  tAfter: number;
+  /** acknowledged (sent, not rejected) seqs absent at the sink */
+  missing: number;
+  /** first MAX_MISSING_RANGES ranges of them, [gen, from, to] inclusive, gen the generator's index */
   missingRanges: Array<[number, number, number]>;
 }
 
@@ -43,10 +80,27 @@ export interface Verifier {
   sample(options?: { full?: boolean }): Promise<CountSample>;
   /** exact account given what each generator sent (sent[genId] = number of seqs 0..n-1) and rejected ranges */
   ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger>;
+  /**
+   * The missing-range query: cheaper than `ledger` where the sink can answer it at the sink (PostgreSQL, ClickHouse).
+   * Optional; `completionOf` falls back to `ledger`.
+   */
+  missing?(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Completion>;
+  /** reads stored rows back for the content check (core/fidelity.ts); absent: the sink cannot, and the result says so */
+  rows?: StoredRowReader;
   close(): Promise<void>;
 }
 
 export interface VerifierFactory {
   name: string;
   create(ctx: VerifierContext): Verifier;
+}
+
+const nowMs = (): number => performance.timeOrigin + performance.now();
+
+/** The verifier's missing-range query, or its ledger's lost seqs where it has none; timed. */
+export async function completionOf(v: Verifier, sent: number[], rejected: Array<Array<[number, number]>>): Promise<Completion> {
+  if (v.missing) return v.missing(sent, rejected);
+  const tBefore = nowMs();
+  const l = await v.ledger(sent, rejected);
+  return { tBefore, tAfter: nowMs(), missing: l.lost, missingRanges: l.missingRanges };
 }

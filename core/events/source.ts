@@ -51,6 +51,7 @@ export type EventValue = string | number | boolean | Date | null;
 /** What the encoders need: the fields, the generator id, and a row per seq. */
 export interface RowSource {
   readonly fields: readonly EventField[];
+  /** the `gen` every row is stamped with: genBase + the generator's index (EventSourceOptions) */
   readonly genId: number;
   /** Fill and return the shared row for `seq`; rows of a replay source must be `load()`ed first. */
   fill(seq: number): EventRow;
@@ -60,8 +61,12 @@ export interface EventSourceOptions {
   fields: readonly EventField[];
   /** any integer (safe range); different seeds give unrelated rows */
   seed: number;
-  /** generator id within the run (the `gen` column) */
+  /** generator index within the run, 0..n-1: seeds the rows (the same seed and index give the same rows in every run) */
   genId: number;
+  /**
+   * this run's first generator id (core/ledger.ts, "Run identity"): the `gen` column is genBase + genId. Default 0.
+   */
+  genBase?: number;
   /** path of a text file whose lines fill the last string field, looping at EOF */
   replayFile?: string;
 }
@@ -287,7 +292,7 @@ class SeededEventSource implements EventSource {
     validateFields(opts.fields);
     if (!Number.isSafeInteger(opts.seed)) throw new ConfigurationError("E_SEED", `seed must be a safe integer, got ${opts.seed}`);
     this.fields = opts.fields;
-    this.genId = opts.genId;
+    this.genId = (opts.genBase ?? 0) + opts.genId; // the stamp; the seed below uses the index
     this.seed = opts.seed;
     this.replayFile = opts.replayFile;
     this.row = createRow(opts.fields);

@@ -47,7 +47,7 @@ class ClickHouseHttpGenerator implements Generator {
   private readonly encoder: ClickHouseJsonEachRowEncoder;
 
   constructor(private readonly config: ClickHouseHttpConfig, private readonly ctx: GeneratorContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
+    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, genBase: ctx.genBase, replayFile: ctx.replayFile });
     this.encoder = new ClickHouseJsonEachRowEncoder(this.source, "epoch-ms");
   }
 

@@ -72,7 +72,7 @@ class FluentForwardGenerator implements Generator {
   private readonly encoder: FluentForwardEncoder;
 
   constructor(private readonly config: FluentForwardConfig, private readonly ctx: GeneratorContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
+    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, genBase: ctx.genBase, replayFile: ctx.replayFile });
     this.encoder = new FluentForwardEncoder(this.source, { tag: config.tag, ack: config.ack, entries: config.entries });
   }
 

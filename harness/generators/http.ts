@@ -96,7 +96,7 @@ export function httpSourceGenerator(
   encoder: (source: EventSource) => SourceBatchEncoder<StampedBatch>,
   request: (params: Record<string, string>) => HttpBatchRequest<StampedBatch>,
 ): Generator {
-  const source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
+  const source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, genBase: ctx.genBase, replayFile: ctx.replayFile });
   const encode = encoder(source);
   return {
     run(signal, onProgress) {

@@ -58,7 +58,7 @@ class PgCopyGenerator implements Generator {
   private readonly statement: string;
 
   constructor(private readonly config: PgCopyConfig, private readonly ctx: PgCopyContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
+    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, genBase: ctx.genBase, replayFile: ctx.replayFile });
     this.statement = copyFromStatement(ctx.target.params.table ?? "ib_events", ctx.fields);
   }
 

@@ -58,7 +58,7 @@ class SyslogGenerator implements Generator {
   private readonly encoder: SyslogEncoder;
 
   constructor(private readonly config: SyslogConfig, private readonly ctx: GeneratorContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, replayFile: ctx.replayFile });
+    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, genBase: ctx.genBase, replayFile: ctx.replayFile });
     this.encoder = new SyslogEncoder(this.source, { facility: config.facility, severity: config.severity, hostname: config.hostname, appName: config.appName, procId: String(ctx.genId) });
   }
 

@@ -16,8 +16,10 @@ export interface GeneratorTarget {
 export interface GeneratorContext {
   target: GeneratorTarget;
   fields: EventField[];
-  /** generator id within the run, written to the `gen` column */
+  /** generator index within the run, 0..n-1 (seeds its rows) */
   genId: number;
+  /** this run's first generator id (core/ledger.ts, "Run identity"): the `gen` column is genBase + genId; default 0 */
+  genBase?: number;
   /** replay this log file's lines (path as seen on the loadgen host) into the last string field instead of seeded text */
   replayFile?: string;
 }

@@ -25,12 +25,13 @@ export function renderMarkdown(data: ReportData): string {
     const x = excludedRunLines(s.excluded, s.runs);
     if (x.length) out.push("", "**Excluded runs** (not used in any figure)", "", ...x.map((l) => `- ${md(l)}`));
     out.push("", "<details><summary>runs</summary>", "", markdownTable({
-      head: ["run", "stack", "cell", "replicate", "status", "rows/s", "bottleneck", "lost", "duplicated"],
-      align: ["l", "l", "l", "r", "l", "r", "l", "r", "r"],
+      head: ["run", "stack", "cell", "replicate", "status", "rows/s", "bottleneck", "lost", "duplicated", "altered"],
+      align: ["l", "l", "l", "r", "l", "r", "l", "r", "r", "r"],
       rows: s.runs.map(({ run }) => [
         run.runId, run.stack, run.cell, String(run.replicate), run.status + (run.error ? ` (${run.error.code})` : ""),
         run.summary ? Math.round(run.summary.rowsPerSecond).toLocaleString("en-US") : "–",
         run.summary ? run.summary.bottleneck.resource : "–", run.ledger ? String(run.ledger.lost) : "–", run.ledger ? String(run.ledger.duplicated) : "–",
+        run.ledger?.altered !== undefined ? String(run.ledger.altered) : "–",
       ]),
     }), "", "</details>");
   }

@@ -82,10 +82,12 @@ export interface LedgerTotals {
   duplicated: number;
   stored: number;
   sent: number;
+  /** stored rows whose content differs from what was sent (core/fidelity.ts; a run without the check counts 0) */
+  altered?: number;
 }
 
-/** Sum of run.json `ledger` lost, duplicated, stored and sent over the runs. */
+/** Sum of run.json `ledger` lost, duplicated, stored, sent and altered over the runs. */
 export function ledgerTotals(runs: RunRecord[]): LedgerTotals {
   const sum = (k: keyof LedgerTotals): number => runs.reduce((s, r) => s + (r.ledger?.[k] ?? 0), 0);
-  return { lost: sum("lost"), duplicated: sum("duplicated"), stored: sum("stored"), sent: sum("sent") };
+  return { lost: sum("lost"), duplicated: sum("duplicated"), stored: sum("stored"), sent: sum("sent"), altered: sum("altered") };
 }

@@ -53,11 +53,12 @@ export function verdictWord(c: SampleComparison): string {
 }
 
 /**
- * "exact (N stored)" when nothing was lost or duplicated and every sent row was stored, else "lost N, dup M";
- * "–" when no run was measured.
+ * "exact (N stored)" when nothing was lost, duplicated or altered and every sent row was stored, else
+ * "lost N, dup M" (", altered K" when stored content differed from what was sent); "–" when no run was measured.
  */
 export function ledgerCell(measured: number, l: LedgerTotals): string {
+  const altered = l.altered ?? 0;
   return measured === 0 ? "–"
-    : l.lost === 0 && l.duplicated === 0 && l.stored === l.sent ? `exact (${int(l.stored)} stored)`
-    : `lost ${int(l.lost)}, dup ${int(l.duplicated)}`;
+    : l.lost === 0 && l.duplicated === 0 && altered === 0 && l.stored === l.sent ? `exact (${int(l.stored)} stored)`
+    : `lost ${int(l.lost)}, dup ${int(l.duplicated)}${altered > 0 ? `, altered ${int(altered)}` : ""}`;
 }

@@ -119,6 +119,34 @@ export interface Environment {
   hostname: string;
 }
 
+/**
+ * The end of a run's wait for seq completion (core/ledger.ts, "Seq completion"; harness/runner/completion.ts). Times
+ * are epoch ms, as SeriesPoint.t.
+ */
+export interface CompletionRecord {
+  /** which wait: the fixed workload's (its window ends here) or the drain after a timed load */
+  phase: "workload" | "drain";
+  /** complete: every acknowledged seq is at the sink; timeout: the wait ended with seqs missing */
+  outcome: "complete" | "timeout";
+  /** acknowledged seqs missing when the wait ended, and the first ranges of them ([gen index, from, to]) */
+  missing: number;
+  missingRanges: Array<[number, number, number]>;
+  /** from the end of the load (every generator done or stopped) to the end of the wait, ms */
+  waitedMs: number;
+  /**
+   * the sample the window ends at: the first that saw the workload complete, or at a timeout the first that saw the
+   * final stored count (the last arrival); null when the drain follows a timed load (its window ended at the load's end)
+   */
+  windowEndT: number | null;
+  /**
+   * width of the interval that holds the true end, ms: from the query start of the sample before windowEndT's to the
+   * end of the query that confirmed it; null with windowEndT
+   */
+  windowErrorMs: number | null;
+  /** sampling interval used once the sink held ≥ 95 % of the expected rows, ms */
+  tightIntervalMs: number;
+}
+
 export interface RunRecord {
   status: RunStatus;
   runId: string;
@@ -152,6 +180,10 @@ export interface RunRecord {
    * (harness/generators/clock.ts); absent in older results
    */
   clock?: ClockOffset;
+  /** this run's first generator id: its events carry gen = genBase + generator index (core/ledger.ts, "Run identity") */
+  genBase?: number;
+  /** how the wait for the sink to hold every acknowledged seq ended (the fixed workload's, else the drain's) */
+  completion?: CompletionRecord;
   /** kind: configuration | provisioning | verification (errors.ts classes) or run (anything else) */
   error: { code: string; kind: "configuration" | "provisioning" | "verification" | "run"; message: string } | null;
 }

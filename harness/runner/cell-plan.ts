@@ -3,6 +3,7 @@
  * (harness/runner/plan.ts planCells builds them; the run, its sites and the progress read them).
  */
 import type { EventField } from "../../core/events/types.ts";
+import type { FidelityLimits } from "../../core/fidelity.ts";
 import type { Check } from "../scenario/schema.ts";
 
 /** Everything one run needs, resolved from the scenario and its cell. Durations in milliseconds. */
@@ -23,6 +24,8 @@ export interface CellPlan {
   intervalMs: number;
   drainTimeoutMs: number;
   checks: Check[];
+  /** the content check's limits (scenario `fidelity`; absent: core/fidelity.ts DEFAULT_FIDELITY) */
+  fidelity?: FidelityLimits;
   seed: number | null;
   /** the scenario as loaded, recorded verbatim */
   scenarioConfig: unknown;

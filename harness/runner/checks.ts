@@ -1,13 +1,15 @@
 /**
  * Scenario checks: `{ "ledger.lost": 0 }` (exact), `{ "summary.rowsPerSecond": { min: 10000 } }`, `{ ...: { max: n } }`.
- * A run fails when a check fails; its result is still written. Stored > sent is always a failure.
+ * A run fails when a check fails; its result is still written. Stored > sent is always a failure, and so is stored
+ * content that differs from what was sent (`ledger.altered` > 0, core/fidelity.ts), whether a scenario lists the
+ * check or not.
  */
 import type { CheckResult } from "../results/types.ts";
 import type { Check } from "../scenario/schema.ts";
 
 /** Numeric fields of a run result that a check may name (run.json's ledger, summary and generator latency). */
 export const CHECKABLE_PATHS: ReadonlySet<string> = new Set([
-  ...["sent", "accepted", "stored", "distinct", "lost", "duplicated", "overwritten", "rejected", "unexpected"].map((k) => `ledger.${k}`),
+  ...["sent", "accepted", "stored", "distinct", "lost", "duplicated", "overwritten", "rejected", "unexpected", "altered"].map((k) => `ledger.${k}`),
   ...[
     "rowsPerSecond", "mibPerSecond", "windowRowsPerSecond.median", "windowRowsPerSecond.min", "windowRowsPerSecond.max",
     "bytesPerRow", "measuredSeconds", "sinkCores", "cpuMsPer1000Rows", "throttledShare", "sinkNetworkMbitPerSecond",
@@ -46,6 +48,10 @@ export function evaluateChecks(checks: Check[], result: { ledger: unknown; summa
   const unexpected = resolve(result, "ledger.unexpected");
   if (typeof unexpected === "number" && unexpected > 0) {
     out.push({ check: "ledger.unexpected", expected: "= 0 (stored > sent is a failure, not extra delivery)", actual: unexpected, ok: false });
+  }
+  const altered = resolve(result, "ledger.altered");
+  if (typeof altered === "number" && altered > 0 && !out.some((c) => c.check === "ledger.altered")) {
+    out.push({ check: "ledger.altered", expected: "= 0 (stored rows must hold what was sent: see ledger.fidelity.examples)", actual: altered, ok: false });
   }
   return out;
 }

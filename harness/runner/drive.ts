@@ -42,6 +42,8 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
     lines.push(`  ledger: sent ${fmtInt(l.sent)}, stored ${fmtInt(l.stored)}, distinct ${fmtInt(l.distinct)}, lost ${fmtInt(l.lost)}, duplicated ${fmtInt(l.duplicated)}, rejected ${fmtInt(l.rejected)}`
       + (l.missingRanges.length ? `; first missing ${l.missingRanges.slice(0, 3).map(([g, a, b]) => `gen ${g} ${a}..${b}`).join(", ")}` : ""));
   }
+  const content = contentLine(r);
+  if (content) lines.push(content);
   for (const c of r.checks.filter((c) => !c.ok)) lines.push(`  check failed: ${c.check} ${c.expected}, got ${c.actual}`);
   if (r.error) lines.push(`  error ${r.error.code}: ${r.error.message}`);
   return lines.join("\n");
@@ -65,6 +67,20 @@ export function lagLine(r: RunRecord): string | null {
       : `clock offset not measured (${r.clock.reason}): lag uncorrected`);
   }
   return parts.join("; ");
+}
+
+/**
+ * The content check's line: "content: exact, 40,000 rows compared (all)" or "content: ALTERED 2 of … rows (sample of
+ * 10,000 seqs): gen 0 seq 17 msg expected … stored …"; null without a ledger.
+ */
+export function contentLine(r: RunRecord): string | null {
+  const f = r.ledger?.fidelity;
+  if (!f) return null;
+  if ("unavailable" in f) return `  content: not compared (${f.unavailable})`;
+  const scope = `${fmtInt(f.rowsCompared)} rows compared (${f.mode === "all" ? "all" : `sample of ${fmtInt(f.sampleSize ?? 0)} seqs`})`;
+  if (f.altered === 0) return `  content: exact, ${scope}`;
+  const ex = f.examples.slice(0, 2).map((e) => `gen ${e.gen} seq ${e.seq} ${e.field}: sent ${e.expected}, stored ${e.stored}`);
+  return `  content: ALTERED ${fmtInt(f.altered)} of ${scope}; ${ex.join("; ")}`;
 }
 
 /** One unit of work: a stack and the cells planned for it. */

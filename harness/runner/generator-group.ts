@@ -109,6 +109,11 @@ export class GeneratorGroup {
     return sumProgress(this.latest);
   }
 
+  /** Resolves once every generator has reported its final totals or exited (see `finished`). */
+  whenFinished(): Promise<void> {
+    return Promise.all(this.procs.map((p) => p.finished)).then(() => undefined);
+  }
+
   /** true once every generator has reported its final totals or exited (a fixed `requests` workload is done, or all failed) */
   get finished(): boolean {
     return this.finishedCount === this.procs.length;

@@ -142,6 +142,7 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
         ...timing,
         drainTimeoutMs: s.drain.timeout.ms,
         checks: s.checks,
+        ...(s.fidelity ? { fidelity: s.fidelity } : {}),
         seed: typeof genConfig.seed === "number" ? genConfig.seed : null,
         // recorded as `run` (compare lists runs that differ in it)
         scenarioConfig: { ...s, cell: cell.values, run: timing },

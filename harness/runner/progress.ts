@@ -184,7 +184,7 @@ export class Progress {
         event: "cell-end", index: this.index, ...this.fields(r), runId: record.runId, status: record.status,
         rowsPerSecond: record.summary?.rowsPerSecond ?? null, mibPerSecond: record.summary?.mibPerSecond ?? null,
         lagP99Ms: record.summary?.lagP99Ms ?? null, lagSamples: record.summary?.lagSamples ?? null, lost: record.ledger?.lost ?? null, duplicated: record.ledger?.duplicated ?? null,
-        seconds: Number(seconds.toFixed(1)),
+        altered: record.ledger?.altered ?? null, seconds: Number(seconds.toFixed(1)),
       });
     }
     this.result(description);

@@ -5,9 +5,9 @@
  *
  * provision hosts ─▶ start sink ─▶ check versions ─▶ prepare schema ─▶ [start the collector with the sink as its
  * downstream, check its version] ─▶ start observer and generator (warmup, then measurement) ─▶ sample stored count
- * each interval ─▶ stop generator ─▶ drain until stored == accepted or timeout (with a collector, this is the wait
- * for the collector to flush) ─▶ ledger [+ the collector's claimed counts] ─▶ summary ─▶ checks ─▶ teardown
- * (always) ─▶ run.json.
+ * each interval ─▶ stop generator ─▶ drain until every acknowledged seq is stored or timeout (with a collector, this
+ * is the wait for the collector to flush) ─▶ ledger [+ the collector's claimed counts] ─▶ content check
+ * (./fidelity.ts) ─▶ summary ─▶ checks ─▶ teardown (always) ─▶ run.json.
  *
  * Without a collector the topology is loadgen → sink (the generator writes to the sink's data endpoint). With one,
  * the stack needs a `collector` host (or `collector-1`, `collector-2`, … for a scale-out, as in write-up 000) and the
@@ -18,8 +18,13 @@
  * written beside the ledger as `collectorClaims`; the ledger itself is always what the sink stored.
  *
  * A fixed workload (generator `requests`: N batches, write-up 001's "batch × count") ends the load phase when every
- * generator is done; measuring then continues until the sink holds everything accepted (or the drain timeout), so
- * its throughput is the workload over the time it took to store it.
+ * generator is done; measuring then continues until the sink holds every acknowledged seq (or the drain timeout), so
+ * its throughput is the workload over the time it took to store it (./completion.ts): the window ends at the sample
+ * that first saw it complete, sampled every TIGHT_INTERVAL_MS near the end, or at a timeout at the last arrival (the
+ * samples after it become "drain"), with the window error in run.json `completion.windowErrorMs`.
+ *
+ * Run identity: the run's generators stamp gen = genBase + index (genBaseOf(runId), core/ledger.ts), the verifier
+ * counts only this run's gens, and rows of another run are the ledger's `foreign`.
  *
  * Throughput counts distinct rows: when the ledger finds duplicates, `rowsPerSecond` is the stored-rows rate
  * scaled by distinct/stored and the raw rate is kept as `storedRowsPerSecond` — a collector that delivers a batch
@@ -37,10 +42,13 @@ import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError, IngestbenchError, interruptedError, ProvisioningError, VerificationError } from "../../core/errors.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { RunWriter, runDir } from "../results/store.ts";
-import type { Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
+import type { CompletionRecord, Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
 import { findSink } from "../../plugins/registry.ts";
-import type { CountSample, Ledger, Verifier } from "../../core/verifier.ts";
+import { completionOf, type CountSample, type Ledger, type Verifier } from "../../core/verifier.ts";
+import { genBaseOf } from "../../core/ledger.ts";
+import { awaitCompletion, NEAR_END_SHARE, TIGHT_INTERVAL_MS, windowEnd, type CompletionWait } from "./completion.ts";
 import { evaluateChecks } from "./checks.ts";
+import { addFidelity } from "./fidelity.ts";
 import { environment, gitCommit } from "./environment.ts";
 import { GeneratorGroup, mergeFinals } from "./generator-group.ts";
 import { LocalSite } from "./local-site.ts";
@@ -63,6 +71,11 @@ export interface RunOptions {
    * docker or azure stack passes its own (harness/remote/site.ts).
    */
   site?: (ctx: { runId: string; dir: string; events: EventEmitter }) => RunSite;
+  /**
+   * For tests only: awaited after the drain and before the ledger, with where the harness reaches the sink (e.g. to
+   * inject faults at the sink that the ledger and the content check must find; test/e2e/fidelity-faults.test.ts).
+   */
+  beforeLedger?: (sink: { host: string; port: number; params: Record<string, string> }) => Promise<void>;
 }
 
 const MiB = 2 ** 20;
@@ -89,6 +102,8 @@ export class BenchRun extends EventEmitter {
   private series: SeriesPoint[] = [];
   private generators: GeneratorGroup | undefined;
   private generatorCount = 1;
+  /** series points not yet written: a fixed workload's completion wait, whose phases are known at its end */
+  private deferred: SeriesPoint[] | null = null;
 
   constructor(private readonly opts: RunOptions) {
     super();
@@ -127,7 +142,9 @@ export class BenchRun extends EventEmitter {
       this.throwIfAborted();
 
       const params = { ...sink.params, table: sink.params.table ?? "ib_events" };
-      verifier = verifierFactory.create({ host: sink.control.host, port: sink.control.port, params, fields: plan.fields });
+      const genBase = genBaseOf(this.runId);
+      this.record.genBase = genBase;
+      verifier = verifierFactory.create({ host: sink.control.host, port: sink.control.port, params, fields: plan.fields, genBase, seed: typeof plan.generator.config.seed === "number" ? plan.generator.config.seed : undefined });
       await verifier.prepare();
       this.emit("sink", { host: sink.control.host, port: sink.control.port, params, runDir: this.dir });
 
@@ -143,7 +160,7 @@ export class BenchRun extends EventEmitter {
       const generators = new GeneratorGroup(loadgen.spawn, entries.length, (genId) => ({
         name: plan.generator.name,
         config: plan.generator.config,
-        ctx: { target: { host: entries[genId]!.host, port: entries[genId]!.port, params }, fields: plan.fields, genId, replayFile: loadgen.replayFile },
+        ctx: { target: { host: entries[genId]!.host, port: entries[genId]!.port, params }, fields: plan.fields, genId, genBase, replayFile: loadgen.replayFile },
         projectRoot: this.opts.projectRoot,
         clockSync: true,
       }), loadgen.program);
@@ -177,29 +194,34 @@ export class BenchRun extends EventEmitter {
           sent: progress.sent, accepted: progress.accepted, hosts: obs?.hosts ?? {},
         };
         this.series.push(point);
-        writer.append(point);
+        if (this.deferred) this.deferred.push(point);
+        else writer.append(point);
         this.emit("tick", point, { plan, loadEndS: (loadEnd - t0) / 1000 });
         prev = s;
         return s;
       };
 
+      // A fixed workload's points are written once its window end is known (samples after it become "drain").
+      const workloadRows = fixedWorkloadRows(plan.generator.config, entries.length);
+      if (typeof plan.generator.config.requests === "number") this.deferred = [];
       // The sample at t0 opens the measurement when there is no warmup.
       await tick("warmup");
-      // Load phase: sample on a fixed cadence measured from t0 (a slow count shifts samples, never the cadence). A
-      // fixed workload that is done keeps being measured until the sink holds all of it (see the file comment).
-      let workloadDeadline: number | null = null;
+      // Load phase: sample on a fixed cadence measured from t0 (a slow count shifts samples, never the cadence),
+      // tightened near the end of a fixed workload. A fixed workload that is done ends the loop at once and is measured
+      // on by the completion wait below (see the file comment).
+      const allFinished = generators.whenFinished();
       for (let k = 1; ; k++) {
-        const due = t0 + k * plan.intervalMs;
-        if (due > loadEnd + 1 && workloadDeadline === null) break;
-        await sleep(Math.max(0, due - now()), undefined, { signal: this.opts.signal }).catch(() => undefined);
+        const cadence = t0 + k * plan.intervalMs;
+        const near = workloadRows !== undefined && prev.stored >= NEAR_END_SHARE * workloadRows;
+        const due = near ? Math.min(cadence, now() + TIGHT_INTERVAL_MS) : cadence;
+        if (due > loadEnd + 1 || generators.finished) break;
+        await Promise.race([sleep(Math.max(0, due - now()), undefined, { signal: this.opts.signal }).catch(() => undefined), allFinished]);
         this.throwIfAborted();
-        if (generators.finished) {
-          // the window ends at the first sample that saw the whole workload stored: no idle sample after it
-          workloadDeadline ??= now() + plan.drainTimeoutMs;
-          if (prev.stored >= expectedRows(generators.progress) || now() > workloadDeadline) break;
-        }
+        if (generators.finished) break;
         await tick(due - t0 <= plan.warmupMs ? "warmup" : "measure");
+        if (near && due < cadence) k--; // a tightened sample does not use up a slot of the cadence
       }
+      const workloadDone = generators.finished;
 
       finals = await generators.stop();
       const final = mergeFinals(finals);
@@ -209,14 +231,32 @@ export class BenchRun extends EventEmitter {
         throw new IngestbenchError("E_GENERATOR", `generator ${plan.generator.name} stored nothing: ${final.errors.slice(0, 3).join("; ")}`);
       }
 
-      // Drain: keep counting until the sink holds everything it acknowledged, or the timeout passes. With a collector
-      // this is the wait for it to flush its queue (accepted = what the collector's socket took in).
-      const drainEnd = now() + plan.drainTimeoutMs;
-      let last = await tick("drain");
-      while (last.stored < expectedRows(final) && now() < drainEnd) {
-        await sleep(Math.min(plan.intervalMs, 250), undefined, { signal: this.opts.signal }).catch(() => undefined);
-        this.throwIfAborted();
-        last = await tick("drain");
+      // Completion: keep counting until the sink holds every seq it acknowledged, or the timeout passes. With a
+      // collector this is the wait for it to flush its queue (accepted = what the collector's socket took in). A fixed
+      // workload's wait is still its measurement; after a timed load it is the drain.
+      const sentBy = finals.map((f) => f.sent);
+      const rejectedBy = finals.map((f) => f.rejectedRanges);
+      const wait = async (phase: "measure" | "drain"): Promise<CompletionWait> => awaitCompletion({
+        tick: () => tick(phase), completion: () => completionOf(verifier!, sentBy, rejectedBy),
+        accepted: final.accepted, expected: expectedRows(final), previous: prev,
+        intervalMs: phase === "measure" ? plan.intervalMs : Math.min(plan.intervalMs, 250), tighten: phase === "measure",
+        timeoutMs: plan.drainTimeoutMs, checkAbort: () => this.throwIfAborted(), signal: this.opts.signal,
+      });
+      if (workloadDone) {
+        const w = await wait("measure");
+        // the window ends at the first sample with the final count: later ones waited for rows that never came, or
+        // only confirmed what an earlier one saw (drain, not measure)
+        const first = this.series.findIndex((p) => p.phase === "measure");
+        const points = first < 0 ? [] : this.series.slice(Math.max(0, first - 1));
+        const finalStored = w.outcome === "complete" ? w.samples.at(-1)!.stored : Math.max(...points.map((p) => p.stored));
+        const end = windowEnd(points, finalStored);
+        points.forEach((p, i) => { if (i > Math.max(end.index, 1)) p.phase = "drain"; });
+        this.flushDeferred(writer);
+        this.record.completion = completionRecord("workload", w, points[Math.max(end.index, 1)]?.t ?? null, end.windowErrorMs);
+        await tick("drain");
+      } else {
+        this.flushDeferred(writer);
+        this.record.completion = completionRecord("drain", await wait("drain"), null, null);
       }
 
       // What the collectors claim they received and wrote, beside the ledger (a dead collector's error is kept instead).
@@ -224,7 +264,9 @@ export class BenchRun extends EventEmitter {
       if (claims) this.record.collectorClaims = claims;
       // The measurement is over (e.g. the local sink's CPU cap is lifted for the ledger queries)
       for (const [host, notes] of Object.entries(await site.endMeasurement())) this.record.limits[host]?.notes.push(...notes);
+      await this.opts.beforeLedger?.({ host: sink.control.host, port: sink.control.port, params });
       const ledger: Ledger = await verifier.ledger(finals.map((f) => f.sent), finals.map((f) => f.rejectedRanges));
+      await addFidelity(ledger, verifier, plan, finals.map((f) => f.sent), genBase);
       this.record.ledger = ledger;
       this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
       this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary, generator: final });
@@ -248,6 +290,7 @@ export class BenchRun extends EventEmitter {
           // nothing to summarise: the series is still written
         }
       }
+      this.flushDeferred(writer);
       const errors: string[] = [];
       const attempt = async (what: string, f: () => Promise<unknown>): Promise<void> => {
         try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
@@ -279,6 +322,12 @@ export class BenchRun extends EventEmitter {
     });
   }
 
+  /** Write the series points held back while a fixed workload's window end was open. */
+  private flushDeferred(writer: RunWriter): void {
+    for (const p of this.deferred ?? []) writer.append(p);
+    this.deferred = null;
+  }
+
   private throwIfAborted(): void {
     if (this.opts.signal?.aborted) throw interruptedError(this.opts.signal);
   }
@@ -287,6 +336,19 @@ export class BenchRun extends EventEmitter {
 /** Total events/s offered by `n` open-loop generators with this config (`rate` is per generator), else undefined. */
 function offeredRate(config: Record<string, unknown>, n: number): number | undefined {
   return typeof config.rate === "number" ? config.rate * n : undefined;
+}
+
+/** Rows a fixed workload sends in total: `requests` × `batch` per generator, when the config has both; else undefined. */
+function fixedWorkloadRows(config: Record<string, unknown>, n: number): number | undefined {
+  return typeof config.requests === "number" && typeof config.batch === "number" ? config.requests * config.batch * n : undefined;
+}
+
+/** run.json's account of a completion wait (harness/results/types.ts CompletionRecord). */
+function completionRecord(phase: CompletionRecord["phase"], w: CompletionWait, windowEndT: number | null, windowErrorMs: number | null): CompletionRecord {
+  return {
+    phase, outcome: w.outcome, missing: w.missing, missingRanges: w.missingRanges, waitedMs: w.waitedMs,
+    windowEndT, windowErrorMs: windowEndT === null ? null : windowErrorMs, tightIntervalMs: TIGHT_INTERVAL_MS,
+  };
 }
 
 /** Rows the sink should hold once everything acknowledged has landed: accepted events plus deliberate repeats. */

@@ -21,6 +21,7 @@
  * matrix: { generator.pg-copy.batch: [1000, 8000] }   # default {}: a cartesian product, or a list of cells:
  * # matrix: [ { generator.pg-copy.batch: 1000, generator.pg-copy.connections: 1 }, { generator.pg-copy.batch: 50000 } ]
  * checks: [ { ledger.lost: 0 }, { summary.lagP99Ms: { max: 1000 } } ]
+ * fidelity: { all: 1000000, sample: 10000 }  # default: compare every stored row up to 1e6 rows, else 10 000 seeded seqs
  * ```
  */
 import { existsSync } from "node:fs";
@@ -43,6 +44,7 @@ import {
   type FlatIssue,
 } from "../../core/yaml.ts";
 import { parseDuration, zUnit } from "../../core/units.ts";
+import { DEFAULT_FIDELITY, type FidelityLimits } from "../../core/fidelity.ts";
 
 /** A duration as written ("30s") and in milliseconds (30000), parsed by core/units.ts parseDuration. */
 export interface Duration {
@@ -80,6 +82,8 @@ export interface ScenarioBody {
   drain: { timeout: Duration };
   replicates: number;
   checks: Check[];
+  /** the content check (core/fidelity.ts): every stored row when stored ≤ all, else `sample` seeded seqs */
+  fidelity?: FidelityLimits;
 }
 
 /** One point of the matrix: `values` maps matrix keys to this cell's values; `id` is e.g. "batch=8000" ("default" without a matrix). */
@@ -260,6 +264,17 @@ const checkSchema = (paths?: ReadonlySet<string>) => z.unknown().transform((v, c
   return z.NEVER;
 });
 
+/** Largest `fidelity.sample`: the sample's seqs are held in memory while drawn (8 bytes each). */
+export const MAX_FIDELITY_SAMPLE = 1_000_000;
+
+/** `fidelity: { all, sample }`: whole numbers, all ≥ 0 (0: always sample), 1 ≤ sample ≤ MAX_FIDELITY_SAMPLE. */
+const fidelitySchema = z
+  .object({
+    all: z.number().int({ message: "fidelity.all is a whole number of stored rows" }).min(0).max(Number.MAX_SAFE_INTEGER).default(DEFAULT_FIDELITY.all),
+    sample: z.number().int({ message: "fidelity.sample is a whole number of seqs" }).min(1).max(MAX_FIDELITY_SAMPLE).default(DEFAULT_FIDELITY.sample),
+  })
+  .strict();
+
 /**
  * The strict zod schema for a scenario file's body (without matrix expansion), given plugin registries.
  * Output: ScenarioBody plus the raw `matrix` map (validated for shape only).
@@ -283,6 +298,7 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       replicates: z.number().int().min(1).max(1000).default(DEFAULT_REPLICATES),
       matrix: matrixSchema,
       checks: z.array(checkSchema(registries.checkPaths)).nullable().default([]).transform((c) => c ?? []),
+      fidelity: fidelitySchema.default(DEFAULT_FIDELITY),
     })
     .strict()
     .superRefine((s, ctx) => {
@@ -318,6 +334,7 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
         drain: s.drain,
         replicates: s.replicates,
         checks: s.checks,
+        fidelity: s.fidelity,
         matrix: s.matrix,
       };
       if (s.source) {

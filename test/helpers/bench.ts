@@ -6,7 +6,7 @@ import { afterAll } from "vitest";
 import { loadStack } from "../../infra/stack/schema.ts";
 import { loadScenarioFile, planCells } from "../../harness/runner/plan.ts";
 import type { CellPlan } from "../../harness/runner/cell-plan.ts";
-import { BenchRun } from "../../harness/runner/run.ts";
+import { BenchRun, type RunOptions } from "../../harness/runner/run.ts";
 
 export const projectRoot = path.resolve(import.meta.dirname, "../..");
 
@@ -50,12 +50,15 @@ afterAll(() => {
   for (const dir of resultsRoots.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A BenchRun on a stack file of stacks/, writing into a temporary results directory (removed after the file's tests). */
-export function newBenchRun(stackName: string, plan: CellPlan, signal?: AbortSignal): BenchRun {
+/**
+ * A BenchRun on a stack file of stacks/, writing into a temporary results directory (removed after the file's tests);
+ * `hooks`: the runner's test-only hooks (RunOptions.beforeLedger).
+ */
+export function newBenchRun(stackName: string, plan: CellPlan, signal?: AbortSignal, hooks: Pick<RunOptions, "beforeLedger"> = {}): BenchRun {
   const resultsRoot = mkdtempSync(path.join(os.tmpdir(), "ibtest-results-"));
   resultsRoots.push(resultsRoot);
   return new BenchRun({
     stack: loadStack(stackName, path.join(projectRoot, "stacks")),
-    plan, resultsRoot, invocation: new Date().toISOString(), signal, projectRoot,
+    plan, resultsRoot, invocation: new Date().toISOString(), signal, projectRoot, ...hooks,
   });
 }

@@ -9,6 +9,7 @@ import { clickhouseHttp } from "../../../harness/generators/clickhouse-http.ts";
 import type { GeneratorFinal } from "../../../harness/generators/types.ts";
 import { clickhouseVerifier, LEDGER_WINDOW, type ClickHouseLedger } from "./verifier.ts";
 import type { Verifier } from "../../../core/verifier.ts";
+import { genBaseOf } from "../../../core/ledger.ts";
 import { clickhouse, clickhouseSchema } from "./component.ts";
 import type { RunningComponent } from "../../../core/component.ts";
 import { createDirectHost, type DirectHost } from "../../../test/helpers/direct-host.ts";
@@ -116,7 +117,7 @@ describe("clickhouse verifier (real ClickHouse 18.16.1)", () => {
     expect(ledger).toEqual({
       sent: 200_000, accepted: 200_000, stored: 200_000 - lostCount + 20, distinct: 200_000 - lostCount, lost: lostCount,
       duplicated: 20, overwritten: 0, rejected: 0, unexpected: 0,
-      missingRanges: [[0, 100, 149], [0, 5000, 5000], [0, w - 5, w + 4], [0, 2 * w, 3 * w - 1]],
+      missingRanges: [[0, 100, 149], [0, 5000, 5000], [0, w - 5, w + 4], [0, 2 * w, 3 * w - 1]], foreign: 0, rejectedStored: 0, deduplicated: 0,
     });
     // the server's own account: 1 INSERT SELECT + 2 POSTs, all rows it inserted
     expect(server).toMatchObject({ insertQueries: 3, insertedRows: 200_020, rejectedInserts: 0 });
@@ -132,7 +133,7 @@ describe("clickhouse verifier (real ClickHouse 18.16.1)", () => {
     const stored = 200_000 - (50 + 1 + 10 + w) + 20;
     const unexpected = 200_000 - 3 * w; // stored seqs 150000..199999: those above the deleted third window
     expect(l).toMatchObject({
-      sent: 150_000, accepted: 150_000 - 60, stored, rejected: 60, unexpected,
+      sent: 150_000, accepted: 150_000 - 60, stored, rejected: 60, unexpected, rejectedStored: 10,
       lost: 1 + 10 + (150_000 - 2 * w), // 70000..70009 are stored (rejected whether stored or not), 100..149 are rejected
       missingRanges: [[0, 5000, 5000], [0, w - 5, w + 4], [0, 2 * w, 149_999]],
     });
@@ -142,6 +143,29 @@ describe("clickhouse verifier (real ClickHouse 18.16.1)", () => {
     expect(l2.unexpected).toBe(unexpected + 5);
     expect(l2.lost).toBe(50 + 1 + 10 + (150_000 - 2 * w) + 10);
     expect(l2.missingRanges.at(-1)).toEqual([1, 0, 9]);
+  });
+
+  it("counts rows of another run as foreign, in no sample and no other figure; the completion query names what is missing (real ClickHouse)", async () => {
+    const base = genBaseOf("20261201T094000Z-abcdef");
+    const mine = clickhouseVerifier.create({ host: "127.0.0.1", port: HTTP_PORT, params: { ...servers[0]!.params, table: TABLE }, fields, genBase: base });
+    await mine.prepare();
+    await insertSeqs(base, 0, 999);
+    await insertSeqs(base + 1, 0, 499);
+    const sent = [1000, 500];
+    expect(await mine.missing!(sent, [[], []])).toMatchObject({ missing: 0, missingRanges: [] });
+    await deleteWhere(`gen = ${base + 1} AND seq = 7`);
+    const c = await mine.missing!(sent, [[], []]);
+    expect(c).toMatchObject({ missing: 1, missingRanges: [[1, 7, 7]] });
+    expect(c.tAfter).toBeGreaterThanOrEqual(c.tBefore);
+    // one row of another run (the previous replicate's late flush) and one of gen 0 (no run's)
+    await insertSeqs(genBaseOf("20261201T093000Z-123456"), 7, 7);
+    await insertSeqs(0, 3, 3);
+    expect((await mine.sample()).stored).toBe(1499);
+    const l = await mine.ledger(sent, [[], []]);
+    expect(l).toMatchObject({ stored: 1499, distinct: 1499, duplicated: 0, unexpected: 0, lost: 1, foreign: 2, missingRanges: [[1, 7, 7]] });
+    const r = await mine.ledger(sent, [[[10, 19]], [[5, 9]]]);
+    expect(r).toMatchObject({ rejected: 15, rejectedStored: 14, lost: 0, missingRanges: [] });
+    await mine.close();
   });
 
   it("lists only the first 20 missing ranges, with the total lost exact", async () => {

@@ -16,7 +16,11 @@
  *   window of 65536 seqs (uniqExact of stored non-rejected seqs per window, at the sink), and the first
  *   MAX_MISSING_RANGES missing ranges are found in node by walking only the windows that are short, in order,
  *   reading each one's ordered distinct seqs: exact, and memory bounded by one window.
- * - overwritten = 0
+ * - overwritten = 0; deduplicated = 0 (a plain MergeTree keeps every row)
+ * - foreign = rows whose gen is outside this run's generator-id space [genBase, genBase + GEN_STRIDE) (core/ledger.ts,
+ *   "Run identity"); the counts above and every sample are of this run's rows only (a range of the primary key)
+ * - rejectedStored = uniqExact(seq) of stored rows inside each generator's rejected ranges
+ * `missing` (the completion query) is the window walk alone.
  * Besides, `server` (a field the Ledger contract does not have; the runner writes the ledger object to run.json as
  * is): active parts of the table now and the most seen by any sample (their growth shows merges falling behind),
  * and the server's own counters from system.events: InsertQuery, InsertedRows (and rows per insert; 18.16 counts
@@ -27,8 +31,10 @@
 import { parseClickHouseError } from "../../../core/events/clickhouse-http.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
-import { GapCollector, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
-import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import { GapCollector, GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
+import type { Completion, CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { StoredRowReader } from "../../../core/fidelity.ts";
+import { clickhouseRowReader } from "./rows.ts";
 
 /** ClickHouse column type of each event field type (timestamps as epoch ms, as the JSONEachRow encoder writes them). */
 export const CLICKHOUSE_TYPES: Readonly<Record<FieldType, string>> = {
@@ -105,8 +111,15 @@ class ClickHouseVerifier implements Verifier {
   private readonly base: string;
   private maxActiveParts = 0;
   private newest: number | null = null;
+  private readonly genBase: number;
+  /** SQL condition: the row is this run's (core/ledger.ts, "Run identity") */
+  private readonly ours: string;
+  /** stored rows read back for the content check (./rows.ts) */
+  readonly rows: StoredRowReader;
 
   constructor(private readonly ctx: VerifierContext) {
+    this.genBase = Math.floor(ctx.genBase ?? 0);
+    this.ours = `(gen >= ${this.genBase} AND gen < ${this.genBase + GEN_STRIDE})`;
     const t = ctx.params.table ?? "ib_events";
     const dot = t.lastIndexOf(".");
     this.database = dot > 0 ? t.slice(0, dot) : (ctx.params.database ?? "default");
@@ -114,6 +127,7 @@ class ClickHouseVerifier implements Verifier {
     this.table = quoteTable(`${this.database}.${this.tableName}`);
     const host = ctx.host.includes(":") ? `[${ctx.host}]` : ctx.host;
     this.base = `http://${host}:${ctx.port}/`;
+    this.rows = clickhouseRowReader((sql) => this.query(sql, { max_query_size: 64 * 1024 * 1024 }), this.table, ctx.fields);
   }
 
   /** Run one statement; resolves with the answer text. Throws with ClickHouse's message on an error answer. */
@@ -152,7 +166,7 @@ class ClickHouseVerifier implements Verifier {
 
   /** A timed `SELECT count(), max(sent_at)` (plus the table's active parts, noted for the ledger). */
   async sample(): Promise<CountSample> {
-    const sql = `SELECT count(), max(sent_at), (${this.partsQuery()}) FROM ${this.table}`;
+    const sql = `SELECT count(), max(sent_at), (${this.partsQuery()}) FROM ${this.table} WHERE ${this.ours}`;
     const tBefore = now();
     const rows = await this.numbers(sql);
     const tAfter = now();
@@ -162,29 +176,33 @@ class ClickHouseVerifier implements Verifier {
     return { tBefore, tAfter, stored, newestSentAtMs: this.newest };
   }
 
-  async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<ClickHouseLedger> {
+  /**
+   * Lost seqs and the first MAX_MISSING_RANGES missing ranges (gen as the generator's index), by the window walk of
+   * the file comment; with sent and rejected totals and the distinct stored rejected seqs when `withRejected`.
+   */
+  private async walk(sent: number[], rejected: Array<Array<[number, number]>>, withRejected: boolean): Promise<{ lost: number; ranges: Array<[number, number, number]>; totalSent: number; totalRejected: number; rejectedStored: number }> {
     const big = { max_query_size: 64 * 1024 * 1024 };
     const ns = sent.map((n) => Math.max(0, Math.floor(n)));
-    const sentArray = ns.length > 0 ? `[${ns.map((n) => `toUInt64(${n})`).join(", ")}]` : "emptyArrayUInt64()";
-    const [totals] = await this.numbers(
-      `SELECT count(), uniqExact(gen, seq), countIf(seq >= arrayElement(${sentArray}, gen + 1)) FROM ${this.table}`,
-    );
-    const [stored = 0, distinct = 0, unexpected = 0] = totals ?? [];
-
     let totalSent = 0;
     let totalRejected = 0;
+    let rejectedStored = 0;
     let lost = 0;
     const gaps = new GapCollector();
     for (let g = 0; g < ns.length; g++) {
       const n = ns[g]!;
+      const gen = this.genBase + g;
       totalSent += n;
       const rej = normalizeRanges(rejected[g] ?? [], n);
       for (const [a, b] of rej) totalRejected += b - a + 1;
       if (n === 0) continue;
+      if (withRejected && rej.length > 0) {
+        const [[r = 0] = []] = await this.numbers(`SELECT uniqExact(seq) FROM ${this.table} WHERE gen = ${gen} AND (${rej.map(([a, b]) => `seq BETWEEN ${a} AND ${b}`).join(" OR ")})`, big);
+        rejectedStored += r;
+      }
       // stored distinct non-rejected seqs per window, at the sink
       const counts = new Map<number, number>();
       for (const [w = 0, c = 0] of await this.numbers(
-        `SELECT intDiv(seq, ${LEDGER_WINDOW}) AS w, uniqExact(seq) FROM ${this.table} WHERE gen = ${g} AND seq < ${n}${notRejected(rej)} GROUP BY w ORDER BY w`,
+        `SELECT intDiv(seq, ${LEDGER_WINDOW}) AS w, uniqExact(seq) FROM ${this.table} WHERE gen = ${gen} AND seq < ${n}${notRejected(rej)} GROUP BY w ORDER BY w`,
         big,
       )) counts.set(w, c);
       const windows = Math.ceil(n / LEDGER_WINDOW);
@@ -204,7 +222,7 @@ class ClickHouseVerifier implements Verifier {
           gaps.missing(g, a, b - 1);
           continue;
         }
-        const seqs = c === 0 ? [] : (await this.numbers(`SELECT DISTINCT seq FROM ${this.table} WHERE gen = ${g} AND seq >= ${a} AND seq < ${b} ORDER BY seq`)).map((r) => r[0]!);
+        const seqs = c === 0 ? [] : (await this.numbers(`SELECT DISTINCT seq FROM ${this.table} WHERE gen = ${gen} AND seq >= ${a} AND seq < ${b} ORDER BY seq`)).map((r) => r[0]!);
         let i = 0;
         let k = 0;
         for (let x = a; x < b && gaps.closed < MAX_MISSING_RANGES; x++) {
@@ -217,18 +235,39 @@ class ClickHouseVerifier implements Verifier {
       }
       gaps.close(); // a gap ends at sent[g]
     }
+    return { lost, ranges: gaps.ranges.slice(0, MAX_MISSING_RANGES), totalSent, totalRejected, rejectedStored };
+  }
 
+  /** The completion query: the window walk alone (see the file comment). */
+  async missing(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Completion> {
+    const tBefore = now();
+    const w = await this.walk(sent, rejected, false);
+    return { tBefore, tAfter: now(), missing: w.lost, missingRanges: w.ranges };
+  }
+
+  async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<ClickHouseLedger> {
+    const ns = sent.map((n) => Math.max(0, Math.floor(n)));
+    const sentArray = ns.length > 0 ? `[${ns.map((n) => `toUInt64(${n})`).join(", ")}]` : "emptyArrayUInt64()";
+    // arrayElement past the end gives 0, so a gen of the run's space without a generator makes every seq unexpected
+    const [totals] = await this.numbers(
+      `SELECT countIf(${this.ours}), uniqExactIf((gen, seq), ${this.ours}), countIf(${this.ours} AND seq >= arrayElement(${sentArray}, toUInt64(gen - ${this.genBase} + 1))), countIf(NOT ${this.ours}) FROM ${this.table}`,
+    );
+    const [stored = 0, distinct = 0, unexpected = 0, foreign = 0] = totals ?? [];
+    const w = await this.walk(sent, rejected, true);
     return {
-      sent: totalSent,
-      accepted: totalSent - totalRejected,
+      sent: w.totalSent,
+      accepted: w.totalSent - w.totalRejected,
       stored,
       distinct,
-      lost,
+      lost: w.lost,
       duplicated: stored - distinct,
       overwritten: 0,
-      rejected: totalRejected,
+      rejected: w.totalRejected,
       unexpected,
-      missingRanges: gaps.ranges.slice(0, MAX_MISSING_RANGES),
+      missingRanges: w.ranges,
+      foreign,
+      rejectedStored: w.rejectedStored,
+      deduplicated: 0,
       server: await this.serverStats(),
     };
   }

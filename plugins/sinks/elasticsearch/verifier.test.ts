@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { GEN_STRIDE, genBaseOf } from "../../../core/ledger.ts";
 import { ES_PAGE, elasticsearchVerifier, indexDefinition } from "./verifier.ts";
 import { sinks } from "../../registry.ts";
 import { fields, httpReceiver, type GotRequest } from "../../../test/harness/generators/run-generator.ts";
@@ -24,6 +25,11 @@ function esAnswers(docs: Doc[], sentAtMax: number) {
     if (req.method === "PUT" && path === "/ib_events") { created = true; return json(200, { acknowledged: true, shards_acknowledged: true, index: "ib_events" }); }
     if (req.method === "POST" && path === "/ib_events/_refresh") return json(200, { _shards: { total: 1, successful: 1, failed: 0 } });
     if (req.method === "GET" && path === "/ib_events/_count") return json(200, { count: docs.length, _shards: { total: 1, successful: 1, skipped: 0, failed: 0 } });
+    if (req.method === "POST" && path === "/ib_events/_count" && body.query?.range?.gen) {
+      const { gte, lt } = body.query.range.gen as { gte: number; lt: number };
+      const count = docs.filter((d) => typeof d.gen === "number" && d.gen >= gte && d.gen < lt).length;
+      return json(200, { count, _shards: { total: 1, successful: 1, skipped: 0, failed: 0 } });
+    }
     if (req.method === "POST" && path === "/ib_events/_search" && body.aggs?.newest) return json(200, { aggregations: { newest: { value: sentAtMax, value_as_string: new Date(sentAtMax).toISOString() } } });
     if (req.method === "POST" && path === "/ib_events/_search" && body.aggs?.seqs?.composite) {
       const c = body.aggs.seqs.composite;
@@ -75,6 +81,23 @@ describe("elasticsearch verifier (REST answers of the documented Elasticsearch 8
     }
   });
 
+  it("documents of another run are foreign: not in the sample's count (a range query on gen), not in any other ledger figure (documented response shapes; no Elasticsearch here)", async () => {
+    const base = genBaseOf("20261201T100000Z-es0001");
+    const docs: Doc[] = [];
+    for (let s = 0; s < 100; s++) docs.push({ _id: `a-${s}`, _version: 1, gen: base, seq: s });
+    docs.push({ _id: "late-1", _version: 1, gen: genBaseOf("20261201T090000Z-es0000"), seq: 1 }, { _id: "late-2", _version: 1, gen: base + GEN_STRIDE, seq: 2 }, { _id: "old", _version: 1, gen: 0, seq: 3 });
+    const r = await httpReceiver(esAnswers(docs, Date.UTC(2026, 10, 29)));
+    const v = elasticsearchVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields, genBase: base });
+    try {
+      expect((await v.sample()).stored).toBe(100);
+      expect(JSON.parse(r.got.find((g) => g.url === "/ib_events/_count")!.body.toString())).toEqual({ query: { range: { gen: { gte: base, lt: base + GEN_STRIDE } } } });
+      expect(await v.ledger([100], [[]])).toMatchObject({ stored: 100, distinct: 100, duplicated: 0, unexpected: 0, lost: 0, foreign: 3, deduplicated: 0 });
+    } finally {
+      await v.close();
+      await r.close();
+    }
+  });
+
   it("sample refreshes then counts; the ledger from composite-aggregation pages and _version tells lost, duplicated, overwritten, rejected, unexpected apart exactly (documented response shapes; no Elasticsearch here)", async () => {
     const docs: Doc[] = [];
     const put = (gen: number | undefined, seq: number | undefined, version = 1): void => { docs.push({ _id: `auto-${docs.length}`, _version: version, gen, seq }); };
@@ -94,10 +117,11 @@ describe("elasticsearch verifier (REST answers of the documented Elasticsearch 8
     const v = elasticsearchVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields });
     try {
       const s = await v.sample();
-      expect(s.stored).toBe(docs.length);
+      // the sample counts this run's documents: a gen in its space (genBase 0: gens 0..255); the one without a gen is not
+      expect(s.stored).toBe(docs.length - 1);
       expect(s.newestSentAtMs).toBe(newest);
       expect(s.tAfter).toBeGreaterThanOrEqual(s.tBefore);
-      expect(r.got.slice(0, 2).map((g) => `${g.method} ${g.url}`)).toEqual(["POST /ib_events/_refresh", "GET /ib_events/_count"]);
+      expect(r.got.slice(0, 2).map((g) => `${g.method} ${g.url}`)).toEqual(["POST /ib_events/_refresh", "POST /ib_events/_count"]);
       const l = await v.ledger([25_000, 3], [[[100, 199]], []]);
       expect(l).toEqual({
         sent: 25_003,
@@ -111,6 +135,7 @@ describe("elasticsearch verifier (REST answers of the documented Elasticsearch 8
         overwritten: 4,
         unexpected: 4,
         missingRanges: [[0, 5000, 5009], [0, 24_990, 24_999], [1, 1, 1]],
+        foreign: 0, rejectedStored: 1, deduplicated: 0,
       });
       const pages = r.got.filter((g) => g.url.includes("aggregations.seqs"));
       expect(pages.length).toBe(Math.ceil(24_885 / ES_PAGE) + 1); // 24 885 buckets, then an empty page

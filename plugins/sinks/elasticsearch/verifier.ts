@@ -8,15 +8,18 @@
  * adds (@timestamp, tag) are kept in _source without changing the mapping; one shard (`params.shards`), no replica
  * (a single-node sink would stay yellow with one).
  *
- * - sample: `POST /<index>/_refresh` then `GET /<index>/_count` (`_count` sees refreshed documents only), timed
- *   around both; then a `max` aggregation on sent_at for the ingest lag.
+ * - sample: `POST /<index>/_refresh` then `POST /<index>/_count` with a `range` query on gen over this run's
+ *   generator-id space (core/ledger.ts, "Run identity": documents of another run are not counted; `_count` sees
+ *   refreshed documents only), timed around both; then a `max` aggregation on sent_at for the ingest lag.
  * - ledger (definitions in core/ledger.ts): after a refresh, `_count` gives stored; a composite aggregation over the
  *   terms of gen and seq ("Composite aggregation", paged by `after_key`, 10 000 buckets a page) gives each stored
  *   (gen, seq) and its doc_count: a doc_count of 2 is the same event stored twice under different _ids (duplicated);
  *   documents without a gen or seq are unexpected. overwritten = Σ(_version − 1) over all documents, read by a
  *   point-in-time search sorted by `_shard_doc` with `version: true` and no _source ("Paginate search results →
  *   search_after"): with `_id` = "<gen>-<seq>" (the es-bulk generator's `ids: true`) a re-sent event replaces its
- *   document and raises its `_version` instead of adding one; with generated _ids every _version is 1.
+ *   document and raises its `_version` instead of adding one; with generated _ids every _version is 1. No two sent
+ *   seqs share an _id (it is their (gen, seq)), so collisions computed from what was sent are none: deduplicated 0.
+ *   Documents of another run are the ledger's `foreign` (SeqLedger with ctx.genBase).
  *
  * Servers that speak this REST API with their own quirks (OpenSearch 2.x, plugins/sinks/opensearch/verifier.ts) get
  * this verifier through `esCompatibleVerifier(flavour)`: an `EsFlavour` names the server, checks it before the index
@@ -26,8 +29,10 @@ import { IngestbenchError } from "../../../core/errors.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { authHeader } from "../../../core/events/es-bulk.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
-import { SeqLedger } from "../../../core/ledger.ts";
+import { GEN_STRIDE, SeqLedger } from "../../../core/ledger.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { StoredRowReader } from "../../../core/fidelity.ts";
+import { esRowReader } from "./rows.ts";
 
 /** Elasticsearch field type of each event field type. */
 export const ES_TYPES: Readonly<Record<FieldType, string>> = {
@@ -92,11 +97,14 @@ class ElasticsearchVerifier implements Verifier {
   private readonly index: string;
   private readonly path: string;
   private newest: number | null = null;
+  /** stored documents read back for the content check (./rows.ts) */
+  readonly rows: StoredRowReader;
 
   constructor(private readonly ctx: VerifierContext, private readonly flavour: EsFlavour = ELASTICSEARCH) {
     this.index = ctx.params.index ?? "ib_events";
     this.path = `/${encodeURIComponent(this.index)}`;
     this.api = new HttpJsonApi(flavour.label, ctx.host, ctx.port, authHeader(ctx.params));
+    this.rows = esRowReader(this.api, this.path, ctx.fields, flavour.label);
   }
 
   /** Drop the index if it exists (a previous cell's documents would corrupt the ledger) and create it with the mapping. */
@@ -111,8 +119,12 @@ class ElasticsearchVerifier implements Verifier {
     this.newest = null;
   }
 
-  private async count(): Promise<number> {
-    const r = await this.api.call("GET", `${this.path}/_count`);
+  /** `_count` of every document, or with `ours` of this run's (a range query on gen) only. */
+  private async count(ours = false): Promise<number> {
+    const base = this.ctx.genBase ?? 0;
+    const r = ours
+      ? await this.api.call("POST", `${this.path}/_count`, { query: { range: { gen: { gte: base, lt: base + GEN_STRIDE } } } })
+      : await this.api.call("GET", `${this.path}/_count`);
     const c = (r.json as { count?: unknown } | null)?.count;
     if (typeof c !== "number") throw new IngestbenchError("E_ES_ANSWER", `${this.flavour.label} _count answered without a count: ${r.body.slice(0, 200)}`);
     return c;
@@ -122,7 +134,7 @@ class ElasticsearchVerifier implements Verifier {
   async sample(): Promise<CountSample> {
     const tBefore = now();
     await this.api.call("POST", `${this.path}/_refresh`);
-    const stored = await this.count();
+    const stored = await this.count(true);
     const tAfter = now();
     const r = await this.api.call("POST", `${this.path}/_search?filter_path=aggregations`, { size: 0, aggs: { newest: { max: { field: "sent_at" } } } });
     const v = (r.json as { aggregations?: { newest?: { value?: unknown } } } | null)?.aggregations?.newest?.value;
@@ -133,7 +145,7 @@ class ElasticsearchVerifier implements Verifier {
   async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger> {
     await this.api.call("POST", `${this.path}/_refresh`);
     const stored = await this.count();
-    const acc = new SeqLedger(sent, rejected);
+    const acc = new SeqLedger(sent, rejected, this.ctx.genBase ?? 0);
     let keyed = 0;
     let after: Record<string, unknown> | undefined;
     for (;;) {

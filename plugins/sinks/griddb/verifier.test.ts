@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../../core/errors.ts";
 import { columnMismatches, GRIDDB_PAGE, gridDbColumns, griddbVerifier } from "./verifier.ts";
 import { sinks } from "../../registry.ts";
+import { genBaseOf } from "../../../core/ledger.ts";
 import { fields, httpReceiver, type GotRequest } from "../../../test/harness/generators/run-generator.ts";
 
 const BASE = "/griddb/v2/myCluster/dbs/public";
@@ -26,9 +27,11 @@ function gridAnswers(rows: unknown[][], existing: { container_type: string; colu
     if (req.method === "POST" && req.url === `${BASE}/containers`) return { status: 201 };
     if (req.method === "POST" && req.url === `${BASE}/sql/select`) {
       const [{ stmt }] = JSON.parse(req.body.toString()) as [{ stmt: string }];
-      if (stmt === 'SELECT COUNT(*), MAX(sent_at) FROM "ib_events"') {
-        const max = rows.map((r) => r[g + 2] as string).sort().at(-1) ?? null;
-        return json(200, [{ columns: [{ name: "", type: "LONG" }, { name: "", type: "TIMESTAMP" }], results: [[rows.length, max]] }]);
+      const sample = /^SELECT COUNT\(\*\), MAX\(sent_at\) FROM "ib_events" WHERE gen >= (\d+) AND gen < (\d+)$/.exec(stmt);
+      if (sample) {
+        const ours = rows.filter((r) => typeof r[g] === "number" && (r[g] as number) >= Number(sample[1]) && (r[g] as number) < Number(sample[2]));
+        const max = ours.map((r) => r[g + 2] as string).sort().at(-1) ?? null;
+        return json(200, [{ columns: [{ name: "", type: "LONG" }, { name: "", type: "TIMESTAMP" }], results: [[ours.length, max]] }]);
       }
       if (stmt === 'SELECT COUNT(*) FROM "ib_events"') return json(200, [{ columns: [{ name: "", type: "LONG" }], results: [[rows.length]] }]);
       const m = /^SELECT gen, seq, COUNT\(\*\) FROM "ib_events" WHERE (?:gen IS NOT NULL AND seq IS NOT NULL|gen > (\d+) OR \(gen = (\d+) AND seq > (\d+)\)) GROUP BY gen, seq ORDER BY gen, seq LIMIT (\d+)$/.exec(stmt);
@@ -124,12 +127,39 @@ describe("griddb verifier (GridDB Web API answers of the documented shapes from 
       expect(l).toEqual({
         sent: 23_000, accepted: 23_000, rejected: 0,
         stored: 22_902, distinct: 22_901, duplicated: 1, lost: 100, overwritten: 0, unexpected: 1,
-        missingRanges: [[0, 17_000, 17_099]],
+        missingRanges: [[0, 17_000, 17_099]], foreign: 0, rejectedStored: 0, deduplicated: 0,
       });
       expect(r.got.filter((g) => g.body.toString().includes("GROUP BY")).length).toBe(Math.ceil(22_900 / GRIDDB_PAGE));
     } finally {
       await v.close();
       await r.close();
+    }
+  });
+
+  it("a TIME_SERIES container keeps one row per timestamp: seqs of two generators that share a row key are overwritten, not lost, computed from what was sent (no GridDB here)", async () => {
+    // the seeded source gives seq s the timestamp 2024-11-07T00:00:00Z + s ms in every generator, so gen 0 and gen 1
+    // collide on every seq (as two generators into one TIME_SERIES container do); the stand-in keeps the last writer
+    const base = genBaseOf("20261201T100000Z-griddb");
+    const rows: unknown[][] = [];
+    const row = (gen: number, seq: number): unknown[] => [new Date(Date.UTC(2024, 10, 7) + seq).toISOString(), "info", "m", 1, gen, seq, "2026-11-29T22:00:00.000Z"];
+    for (let s = 0; s < 1000; s++) if (s < 500 || s >= 510) rows.push(row(base + (s % 2), s)); // 500..509: no row at all
+    rows.push(row(genBaseOf("20261201T090000Z-griddb"), 3)); // another run's row: foreign, in no sample
+    for (const containerType of ["TIME_SERIES", "COLLECTION"]) {
+      const r = await httpReceiver(gridAnswers(rows, { container_type: containerType, columns: gridDbColumns(fields) }));
+      const v = griddbVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields, genBase: base, seed: 7 });
+      try {
+        await v.prepare();
+        expect((await v.sample()).stored).toBe(990);
+        const l = await v.ledger([1000, 1000], [[], []]);
+        if (containerType === "TIME_SERIES") {
+          expect(l).toMatchObject({ stored: 990, distinct: 990, lost: 20, overwritten: 990, deduplicated: 0, foreign: 1, missingRanges: [[0, 500, 509], [1, 500, 509]] });
+        } else {
+          expect(l).toMatchObject({ stored: 990, lost: 1010, overwritten: 0 });
+        }
+      } finally {
+        await v.close();
+        await r.close();
+      }
     }
   });
 });

@@ -15,21 +15,29 @@
  *   COLLECTION (default: no row key, duplicates stay visible) or TIME_SERIES (row key = the first column, which must
  *   be a timestamp field; rows sharing a timestamp then replace each other, as in write-up 000).
  *
- * - sample: SQL `SELECT COUNT(*), MAX(sent_at)` through `POST …/sql/select` ("SQL SELECT execution"; answer
+ * - sample: SQL `SELECT COUNT(*), MAX(sent_at) … WHERE gen >= genBase AND gen < genBase + GEN_STRIDE` (this run's
+ *   rows only, core/ledger.ts "Run identity"; another run's are the ledger's `foreign`) through `POST …/sql/select` ("SQL SELECT execution"; answer
  *   `[{"columns":[..],"results":[[..]]}]`). `params.sqlPath: "sql"` selects the older `POST …/sql` endpoint, whose
  *   statements carry `"type": "sql-select"`.
  * - ledger (definitions in core/ledger.ts): `COUNT(*)` gives stored; the stored (gen, seq) pairs with their row counts
  *   come from `SELECT gen, seq, COUNT(*) … GROUP BY gen, seq ORDER BY gen, seq`, paged by key (gen, seq) in pages of
  *   `GRIDDB_PAGE` rows (the Web API's default maxLimit); rows with a NULL gen or seq are unexpected.
- *   overwritten = 0: a TIME_SERIES upsert leaves no trace in the container, so an overwritten row counts as lost
- *   here (the generator's events carry seeded timestamps; colliding ones are the scenario's to avoid).
+ *   overwritten: a TIME_SERIES upsert leaves no trace in the container, so the collisions are computed from what was
+ *   sent (core/ledger.ts SinkCollisions): the row key of seq s of generator g is the first field's timestamp in epoch
+ *   ms (GridDB TIMESTAMP keeps milliseconds), recomputed from the seeded event source (ctx.seed, genBase + g); an
+ *   absent seq whose key is held by another stored seq is overwritten, not lost. A COLLECTION has no key:
+ *   overwritten = 0. Without ctx.seed the keys cannot be recomputed and a TIME_SERIES ledger says overwritten 0.
+ *   deduplicated = 0 (GridDB drops nothing).
  */
 import { ConfigurationError, IngestbenchError } from "../../../core/errors.ts";
 import { basicAuth, GRIDDB_CONTENT_TYPE, gridDbTarget } from "../../../core/events/griddb-webapi.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
-import { SeqLedger } from "../../../core/ledger.ts";
+import { GEN_STRIDE, SeqLedger, type SinkCollisions } from "../../../core/ledger.ts";
+import { createEventSource } from "../../../core/events/source.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { StoredRowReader } from "../../../core/fidelity.ts";
+import { gridDbRowReader } from "./rows.ts";
 
 /** GridDB column type of each event field type. */
 export const GRIDDB_TYPES: Readonly<Record<FieldType, string>> = {
@@ -93,6 +101,10 @@ class GridDbVerifier implements Verifier {
   private readonly base: string;
   private readonly container: string;
   private newest: number | null = null;
+  /** stored rows read back for the content check (./rows.ts) */
+  readonly rows: StoredRowReader;
+  /** the container type prepare() made (TIME_SERIES rows replace each other on their row key) */
+  private containerType: GridDbContainerType | null = null;
 
   constructor(private readonly ctx: VerifierContext) {
     const t = gridDbTarget(ctx.params);
@@ -100,6 +112,7 @@ class GridDbVerifier implements Verifier {
     this.base = `/griddb/v2/${e(t.cluster)}/dbs/${e(t.database)}`;
     this.container = t.container;
     this.api = new HttpJsonApi("GridDB Web API", ctx.host, ctx.port, { "Content-Type": GRIDDB_CONTENT_TYPE, Authorization: basicAuth(t.user, t.password) });
+    this.rows = gridDbRowReader((stmt) => this.select(stmt), this.container, ctx.fields);
   }
 
   private containerPath(suffix = ""): string {
@@ -140,6 +153,7 @@ class GridDbVerifier implements Verifier {
       throw new ConfigurationError("E_GRIDDB_CONTAINER_TYPE", "a TIME_SERIES container's row key is its first column, which must be a timestamp: make the first event field a timestamp", { field: "event" });
     }
     await this.api.call("POST", `${this.base}/containers`, { container_name: this.container, container_type: type, rowkey: type === "TIME_SERIES", columns: expected });
+    this.containerType = type;
     this.newest = null;
   }
 
@@ -154,7 +168,8 @@ class GridDbVerifier implements Verifier {
 
   async sample(): Promise<CountSample> {
     const tBefore = now();
-    const [row] = await this.select(`SELECT COUNT(*), MAX(sent_at) FROM ${ident(this.container)}`);
+    const base = this.ctx.genBase ?? 0;
+    const [row] = await this.select(`SELECT COUNT(*), MAX(sent_at) FROM ${ident(this.container)} WHERE gen >= ${base} AND gen < ${base + GEN_STRIDE}`);
     const tAfter = now();
     const stored = Number(row?.[0] ?? 0);
     const newest = typeof row?.[1] === "string" ? Date.parse(row[1]) : Number.NaN;
@@ -166,7 +181,7 @@ class GridDbVerifier implements Verifier {
     const c = ident(this.container);
     const [row] = await this.select(`SELECT COUNT(*) FROM ${c}`);
     const stored = Number(row?.[0] ?? 0);
-    const acc = new SeqLedger(sent, rejected);
+    const acc = new SeqLedger(sent, rejected, this.ctx.genBase ?? 0);
     let keyed = 0;
     let after: [number, number] | null = null;
     for (;;) {
@@ -183,7 +198,15 @@ class GridDbVerifier implements Verifier {
     }
     if (keyed > stored) throw new IngestbenchError("E_GRIDDB_ANSWER", `GridDB grouped ${keyed} rows but counted ${stored}: the container changed during the ledger`);
     acc.addUnkeyed(stored - keyed);
-    return acc.result(0);
+    return acc.result(0, 0, this.rowKeys(sent.length));
+  }
+
+  /** TIME_SERIES row keys of what was sent (see the file comment), or undefined when there are none to compute. */
+  private rowKeys(generators: number): SinkCollisions | undefined {
+    const seed = this.ctx.seed;
+    if (this.containerType !== "TIME_SERIES" || seed === undefined) return undefined;
+    const sources = Array.from({ length: generators }, (_, g) => createEventSource({ fields: this.ctx.fields, seed, genId: g, genBase: this.ctx.genBase }));
+    return { as: "overwritten", keyOf: (g, seq) => (sources[g]!.values(seq)[0] as Date).getTime() };
   }
 
   async close(): Promise<void> {

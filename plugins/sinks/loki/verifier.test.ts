@@ -74,7 +74,7 @@ describe("loki verifier (query_range answers of the documented Loki HTTP API sha
       expect(l).toEqual({
         sent: 16_000, accepted: 15_990, rejected: 10,
         stored: 15_985, distinct: 15_984, duplicated: 1, lost: 7, overwritten: 0, unexpected: 1,
-        missingRanges: [[0, 3000, 3004], [0, 11_999, 11_999], [1, 1234, 1234]],
+        missingRanges: [[0, 3000, 3004], [0, 11_999, 11_999], [1, 1234, 1234]], foreign: 0, rejectedStored: 0, deduplicated: 0,
       });
       const pages = r.got.filter((g) => g.url.includes("direction=forward"));
       expect(pages.length).toBe(Math.ceil(15_985 / LOKI_PAGE));

@@ -96,6 +96,11 @@ async function standIn(docs: Doc[], opts: { root?: string; newest?: string; over
     if (req.method === "PUT" && path === "/ib_events") { exists = true; return { status: 200, body: CREATED }; }
     if (req.method === "POST" && path === "/ib_events/_refresh") return { status: 200, body: REFRESHED };
     if (req.method === "GET" && path === "/ib_events/_count") return { status: 200, body: `{"count":${docs.length},"_shards":{"total":1,"successful":1,"skipped":0,"failed":0}}` };
+    if (req.method === "POST" && path === "/ib_events/_count" && body.query?.range?.gen) {
+      const { gte, lt } = body.query.range.gen as { gte: number; lt: number };
+      const count = docs.filter((d) => typeof d.gen === "number" && d.gen >= gte && d.gen < lt).length;
+      return { status: 200, body: `{"count":${count},"_shards":{"total":1,"successful":1,"skipped":0,"failed":0}}` };
+    }
     if (req.method === "POST" && path === "/ib_events/_search" && body.aggs?.newest) {
       return { status: 200, body: opts.newest ?? '{"aggregations":{"newest":{"value":1.764453600123E12,"value_as_string":"2025-11-29T22:00:00.123Z"}}}' };
     }
@@ -214,7 +219,7 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
     expect(s.stored).toBe(17);
     expect(s.newestSentAtMs).toBe(Date.UTC(2025, 10, 29, 22, 0, 0, 123));
     expect(s.tAfter).toBeGreaterThanOrEqual(s.tBefore);
-    expect(got.map(line)).toEqual(["POST /ib_events/_refresh", "GET /ib_events/_count", "POST /ib_events/_search?filter_path=aggregations"]);
+    expect(got.map(line)).toEqual(["POST /ib_events/_refresh", "POST /ib_events/_count", "POST /ib_events/_search?filter_path=aggregations"]);
   });
 
   it("the ledger tells lost, duplicated, overwritten, rejected and unexpected apart from composite pages and a scroll over _version (no point in time, no _shard_doc)", async () => {
@@ -243,6 +248,7 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
       overwritten: 2,
       unexpected: 3,
       missingRanges: [[0, 5000, 5004], [0, 11_995, 11_999], [1, 1, 1]],
+      foreign: 0, rejectedStored: 1, deduplicated: 0,
     });
     const composite = got.filter((g) => g.url.includes("aggregations.seqs"));
     expect(composite).toHaveLength(3); // 11 895 keyed buckets: 10 000, 1 895, then an empty page
@@ -263,7 +269,7 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
   });
 
   it("errors: a _count without a count, a refused refresh, a scroll that fails mid-way (cleared anyway), no scroll opened, and no server", async () => {
-    const noCount = await verifierOn([], {}, { override: (g) => (g.url === "/ib_events/_count" ? { status: 200, body: '{"_shards":{"total":1,"successful":0,"skipped":0,"failed":1}}' } : undefined) });
+    const noCount = await verifierOn([], {}, { override: (g) => (g.url === "/ib_events/_count" && g.method === "POST" ? { status: 200, body: '{"_shards":{"total":1,"successful":0,"skipped":0,"failed":1}}' } : undefined) });
     await expect(noCount.v.sample()).rejects.toMatchObject({ code: "E_ES_ANSWER", message: expect.stringMatching(/^OpenSearch _count answered without a count/) });
 
     const closed = '{"error":{"root_cause":[{"type":"index_closed_exception","reason":"closed","index":"ib_events"}],"type":"index_closed_exception","reason":"closed","index":"ib_events"},"status":400}';

@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventField } from "../../../core/events/types.ts";
 import { normalizeRanges } from "./verifier.ts";
+import { genBaseOf } from "../../../core/ledger.ts";
 import { postgresVerifier } from "./verifier.ts";
 import type { Verifier } from "../../../core/verifier.ts";
 import { startTestPostgres, type TestPostgres } from "../../../test/helpers/direct-host.ts";
@@ -75,7 +76,7 @@ describe("postgres verifier", () => {
     const l = await verifier!.ledger([10000], [[]]);
     expect(l).toEqual({
       sent: 10000, accepted: 10000, stored: 10000 - 51 + 13, distinct: 9949, lost: 51, duplicated: 13, overwritten: 0,
-      rejected: 0, unexpected: 0, missingRanges: [[0, 100, 149], [0, 5000, 5000]],
+      rejected: 0, unexpected: 0, missingRanges: [[0, 100, 149], [0, 5000, 5000]], foreign: 0, rejectedStored: 0, deduplicated: 0,
     });
   });
 
@@ -116,6 +117,34 @@ describe("postgres verifier", () => {
 
   it("merges and clamps rejected ranges", () => {
     expect(normalizeRanges([[5, 9], [0, 2], [3, 4], [20, 30], [-5, -1]], 25)).toEqual([[0, 9], [20, 24]]);
+  });
+
+  it("counts rows of another run as foreign, in no sample and no other figure; the completion query names what is missing (real PostgreSQL)", async () => {
+    const base = genBaseOf("20261201T094000Z-abcdef");
+    const mine = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: TABLE }, fields, genBase: base });
+    try {
+      await mine.prepare();
+      await insertSeqs(base, 0, 999);
+      await insertSeqs(base + 1, 0, 499);
+      const sent = [1000, 500];
+      expect(await mine.missing!(sent, [[], []])).toMatchObject({ missing: 0, missingRanges: [] });
+      await q(`DELETE FROM ${TABLE} WHERE gen = $1 AND seq = 7`, [base + 1]);
+      const c = await mine.missing!(sent, [[], []]);
+      expect(c).toMatchObject({ missing: 1, missingRanges: [[1, 7, 7]] });
+      expect(c.tAfter).toBeGreaterThanOrEqual(c.tBefore);
+      // one row of another run (the previous replicate's late flush) and one of gen 0 (no run's)
+      await insertSeqs(genBaseOf("20261201T093000Z-123456"), 7, 7);
+      await insertSeqs(0, 3, 3);
+      expect((await mine.sample({ full: true })).stored).toBe(1499);
+      const l = await mine.ledger(sent, [[], []]);
+      expect(l).toMatchObject({ stored: 1499, distinct: 1499, duplicated: 0, unexpected: 0, lost: 1, foreign: 2, missingRanges: [[1, 7, 7]] });
+      // rejected seqs stored all the same are reported as such, never as lost
+      const r = await mine.ledger(sent, [[[10, 19]], [[5, 9]]]);
+      expect(r).toMatchObject({ rejected: 15, rejectedStored: 14, lost: 0, missingRanges: [] });
+      expect(await mine.missing!(sent, [[[10, 19]], [[5, 9]]])).toMatchObject({ missing: 0 });
+    } finally {
+      await mine.close();
+    }
   });
 
   it("prepare() starts from an empty table", async () => {

@@ -13,14 +13,20 @@
  * - lost = accepted seqs absent from the table (= Σsent − distinct in range − rejected not stored)
  * - missingRanges = the first 20 runs of lost seqs, [gen, from, to] inclusive, ordered by gen then from
  *   (gaps-and-islands over distinct stored seqs ∪ rejected ranges, with sentinels −1 and sent[g])
- * - overwritten = 0 (plain INSERT/COPY never overwrites)
+ * - overwritten = 0 (plain INSERT/COPY never overwrites); deduplicated = 0 (no key)
+ * - foreign = rows whose gen is outside this run's generator-id space [genBase, genBase + GEN_STRIDE) (core/ledger.ts,
+ *   "Run identity"); every count above and every sample counts this run's rows only
+ * - rejectedStored = distinct stored seqs inside rejected ranges
+ * `missing` (the completion query) is the gaps-and-islands query alone, in its own read-only transaction.
  */
 import pg from "pg";
 import { IngestbenchError } from "../../../core/errors.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
-import { MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
-import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
+import type { Completion, CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { StoredRowReader } from "../../../core/fidelity.ts";
+import { pgRowReader } from "./rows.ts";
 
 /** PostgreSQL column type of each event field type. */
 export const PG_TYPES: Readonly<Record<FieldType, string>> = {
@@ -66,9 +72,17 @@ class PostgresVerifier implements Verifier {
   private lastXmin = 0n;
   private marks: Array<{ blocks: number; xmax: bigint }> = [];
   private newest: number | null = null;
+  private readonly genBase: number;
+  /** SQL condition: the row is this run's (core/ledger.ts, "Run identity") */
+  private readonly ours: string;
+  /** stored rows read back for the content check (./rows.ts) */
+  readonly rows: StoredRowReader;
 
   constructor(private readonly ctx: VerifierContext) {
     this.table = quoteTable(ctx.params.table ?? "ib_events");
+    this.genBase = Math.floor(ctx.genBase ?? 0);
+    this.ours = `(gen >= ${this.genBase} AND gen < ${this.genBase + GEN_STRIDE})`;
+    this.rows = pgRowReader(() => this.conn(), this.table, ctx.fields);
   }
 
   private conn(): Promise<pg.Client> {
@@ -121,7 +135,7 @@ class PostgresVerifier implements Verifier {
    * pages below the table's length at an earlier sample, less a margin for partly filled pages, once every
    * transaction in progress at that sample has ended (pg_current_snapshot(): its xmin has passed that sample's
    * xmax). The remaining pages are read with a TID range scan (PostgreSQL ≥ 14). `full` recounts every page
-   * (the drain does, so that stored == accepted is judged on a complete count); the ledger recounts everything.
+   * (the drain does, so that its counts are complete; completion itself is the missing-range query); the ledger recounts everything.
    */
   async sample(options: { full?: boolean } = {}): Promise<CountSample> {
     const c = await this.conn();
@@ -135,7 +149,7 @@ class PostgresVerifier implements Verifier {
               pg_relation_size('${this.table.replace(/'/g, "''")}') / current_setting('block_size')::bigint AS blocks,
               pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
               pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
-         FROM ${this.table} WHERE ctid >= '(${this.frontier},0)'::tid`,
+         FROM ${this.table} WHERE ctid >= '(${this.frontier},0)'::tid AND ${this.ours}`,
     );
     const tAfter = now();
     const row = r.rows[0]!;
@@ -157,8 +171,8 @@ class PostgresVerifier implements Verifier {
     return target;
   }
 
-  async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger> {
-    const c = await this.conn();
+  /** Generators (genBase + index), sent counts and merged rejected ranges as the query parameters $1..$5. */
+  private ledgerParams(sent: number[], rejected: Array<Array<[number, number]>>): { params: number[][]; totalSent: number; totalRejected: number } {
     const gens: number[] = [];
     const ns: number[] = [];
     const rg: number[] = [];
@@ -167,42 +181,29 @@ class PostgresVerifier implements Verifier {
     let totalSent = 0;
     let totalRejected = 0;
     sent.forEach((n, g) => {
-      gens.push(g);
+      gens.push(this.genBase + g);
       ns.push(n);
       totalSent += n;
       for (const [a, b] of normalizeRanges(rejected[g] ?? [], n)) {
-        rg.push(g);
+        rg.push(this.genBase + g);
         ra.push(a);
         rb.push(b);
         totalRejected += b - a + 1;
       }
     });
+    return { params: [gens, ns, rg, ra, rb], totalSent, totalRejected };
+  }
 
-    // One snapshot for both queries. No parallel plan and a larger work_mem: with PostgreSQL 18.4 a parallel
-    // partial HashAggregate for DISTINCT (gen, seq) that spills at the default 4 MB work_mem ran for minutes at
-    // 100 % CPU on an 800k-row table that was never ANALYZEd (serial: ~1.5 s).
-    await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    let row: { stored: string; distinct: string; unexpected: string };
-    let g: { lost: string; ranges: Array<[number, number, number]> | null };
-    try {
-      await c.query("SET LOCAL max_parallel_workers_per_gather = 0");
-      await c.query("SET LOCAL enable_seqscan = on");
-      await c.query(`SET LOCAL work_mem = '${LEDGER_WORK_MEM}'`);
-      const counts = await c.query<{ stored: string; distinct: string; unexpected: string }>(
-        `WITH sent(gen, n) AS (SELECT * FROM unnest($1::int[], $2::bigint[]))
-         SELECT count(*) AS stored,
-                count(*) FILTER (WHERE s.n IS NULL OR e.seq IS NULL OR e.seq < 0 OR e.seq >= s.n) AS unexpected,
-                (SELECT count(*) FROM (SELECT DISTINCT gen, seq FROM ${this.table}) d) AS distinct
-           FROM ${this.table} e LEFT JOIN sent s ON s.gen = e.gen`,
-        [gens, ns],
-      );
-      // Gaps-and-islands: islands are distinct stored in-range seqs and rejected ranges, plus sentinels -1 and n per
-      // generator; a gap is where an island starts more than one past the furthest end seen before it.
-      const gaps = await c.query<{ lost: string; ranges: Array<[number, number, number]> | null }>(
-        `WITH sent(gen, n) AS (SELECT * FROM unnest($1::int[], $2::bigint[])),
+  /**
+   * Gaps-and-islands over this run's rows ($1..$5 of ledgerParams): islands are distinct stored in-range seqs and
+   * rejected ranges, plus sentinels -1 and n per generator; a gap is where an island starts more than one past the
+   * furthest end seen before it. Answers lost and the first MAX_MISSING_RANGES ranges (gen as stored).
+   */
+  private gapsQuery(): string {
+    return `WITH sent(gen, n) AS (SELECT * FROM unnest($1::int[], $2::bigint[])),
          rej(gen, a, b) AS (SELECT * FROM unnest($3::int[], $4::bigint[], $5::bigint[])),
          islands(gen, a, b) AS (
-           SELECT e.gen, e.seq, e.seq FROM (SELECT DISTINCT gen, seq FROM ${this.table}) e
+           SELECT e.gen, e.seq, e.seq FROM (SELECT DISTINCT gen, seq FROM ${this.table} WHERE ${this.ours}) e
              JOIN sent s ON s.gen = e.gen AND e.seq >= 0 AND e.seq < s.n
            UNION ALL SELECT gen, a, b FROM rej
            UNION ALL SELECT gen, -1, -1 FROM sent
@@ -214,16 +215,60 @@ class PostgresVerifier implements Verifier {
          gaps AS (SELECT gen, prev_end + 1 AS f, a - 1 AS t FROM ordered WHERE a > prev_end + 1)
          SELECT (SELECT coalesce(sum(t - f + 1), 0) FROM gaps) AS lost,
                 (SELECT json_agg(json_build_array(gen, f, t) ORDER BY gen, f)
-                   FROM (SELECT gen, f, t FROM gaps ORDER BY gen, f LIMIT ${MAX_MISSING_RANGES}) g) AS ranges`,
-        [gens, ns, rg, ra, rb],
-      );
-      row = counts.rows[0]!;
-      g = gaps.rows[0]!;
+                   FROM (SELECT gen, f, t FROM gaps ORDER BY gen, f LIMIT ${MAX_MISSING_RANGES}) g) AS ranges`;
+  }
+
+  /** Run `f` in one read-only snapshot with the ledger's session settings (see ledger()). */
+  private async snapshot<T>(f: (c: pg.Client) => Promise<T>): Promise<T> {
+    const c = await this.conn();
+    // No parallel plan and a larger work_mem: with PostgreSQL 18.4 a parallel partial HashAggregate for DISTINCT
+    // (gen, seq) that spills at the default 4 MB work_mem ran for minutes at 100 % CPU on an 800k-row table that was
+    // never ANALYZEd (serial: ~1.5 s).
+    await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    try {
+      await c.query("SET LOCAL max_parallel_workers_per_gather = 0");
+      await c.query("SET LOCAL enable_seqscan = on");
+      await c.query(`SET LOCAL work_mem = '${LEDGER_WORK_MEM}'`);
+      const out = await f(c);
       await c.query("COMMIT");
+      return out;
     } catch (err) {
       await c.query("ROLLBACK").catch(() => undefined);
       throw err;
     }
+  }
+
+  private ranges(raw: Array<[number, number, number]> | null): Array<[number, number, number]> {
+    return (raw ?? []).map(([gen, f, t]) => [Number(gen) - this.genBase, Number(f), Number(t)] as [number, number, number]);
+  }
+
+  /** The completion query: the gaps query alone (see the file comment). */
+  async missing(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Completion> {
+    const { params } = this.ledgerParams(sent, rejected);
+    const tBefore = now();
+    const g = await this.snapshot(async (c) => (await c.query<{ lost: string; ranges: Array<[number, number, number]> | null }>(this.gapsQuery(), params)).rows[0]!);
+    return { tBefore, tAfter: now(), missing: Number(g.lost), missingRanges: this.ranges(g.ranges) };
+  }
+
+  async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger> {
+    const { params, totalSent, totalRejected } = this.ledgerParams(sent, rejected);
+    const [gens, ns, rg, ra, rb] = params;
+    // One snapshot for both queries.
+    const { row, g } = await this.snapshot(async (c) => {
+      const counts = await c.query<{ stored: string; distinct: string; unexpected: string; foreign: string; rejected_stored: string }>(
+        `WITH sent(gen, n) AS (SELECT * FROM unnest($1::int[], $2::bigint[])),
+         rej(gen, a, b) AS (SELECT * FROM unnest($3::int[], $4::bigint[], $5::bigint[]))
+         SELECT count(*) FILTER (WHERE ${this.ours.replace(/gen/g, "e.gen")} OR e.gen IS NULL) AS stored,
+                count(*) FILTER (WHERE NOT (${this.ours.replace(/gen/g, "e.gen")})) AS foreign,
+                count(*) FILTER (WHERE (${this.ours.replace(/gen/g, "e.gen")} OR e.gen IS NULL) AND (s.n IS NULL OR e.seq IS NULL OR e.seq < 0 OR e.seq >= s.n)) AS unexpected,
+                (SELECT count(*) FROM (SELECT DISTINCT gen, seq FROM ${this.table} WHERE ${this.ours} OR gen IS NULL) d) AS distinct,
+                (SELECT count(*) FROM (SELECT DISTINCT t.gen, t.seq FROM ${this.table} t JOIN rej r ON r.gen = t.gen AND t.seq BETWEEN r.a AND r.b) x) AS rejected_stored
+           FROM ${this.table} e LEFT JOIN sent s ON s.gen = e.gen`,
+        [gens, ns, rg, ra, rb],
+      );
+      const gaps = await c.query<{ lost: string; ranges: Array<[number, number, number]> | null }>(this.gapsQuery(), params);
+      return { row: counts.rows[0]!, g: gaps.rows[0]! };
+    });
     const stored = Number(row.stored);
     const distinct = Number(row.distinct);
     return {
@@ -236,7 +281,10 @@ class PostgresVerifier implements Verifier {
       overwritten: 0,
       rejected: totalRejected,
       unexpected: Number(row.unexpected),
-      missingRanges: (g.ranges ?? []).map(([gen, f, t]) => [Number(gen), Number(f), Number(t)] as [number, number, number]),
+      missingRanges: this.ranges(g.ranges),
+      foreign: Number(row.foreign),
+      rejectedStored: Number(row.rejected_stored),
+      deduplicated: 0,
     };
   }
 
@@ -247,7 +295,7 @@ class PostgresVerifier implements Verifier {
   }
 }
 
-/** Factory "postgres": ctx.params.table (default "ib_events"), user and database (default "postgres"). */
+/** Factory "postgres": ctx.params.table (default "ib_events"), user and database (default "postgres"); ctx.genBase (default 0). */
 export const postgresVerifier: VerifierFactory = {
   name: "postgres",
   create: (ctx) => new PostgresVerifier(ctx),

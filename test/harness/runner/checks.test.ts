@@ -19,3 +19,13 @@ describe("evaluateChecks", () => {
     expect(out).toEqual([expect.objectContaining({ check: "ledger.unexpected", ok: false, actual: 12 })]);
   });
 });
+
+describe("the content check's verdict", () => {
+  it("always fails a run whose stored rows differ from what was sent, and names the check once", () => {
+    expect(evaluateChecks([], { ledger: { altered: 2, unexpected: 0 }, summary: {} })).toEqual([
+      expect.objectContaining({ check: "ledger.altered", ok: false, actual: 2, expected: expect.stringMatching(/^= 0 \(stored rows must hold what was sent/) }),
+    ]);
+    expect(evaluateChecks([{ path: "ledger.altered", equals: 0 }], { ledger: { altered: 1 }, summary: {} }).filter((c) => c.check === "ledger.altered")).toHaveLength(1);
+    expect(evaluateChecks([], { ledger: { altered: 0 }, summary: {} })).toEqual([]);
+  });
+});

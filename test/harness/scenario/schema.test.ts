@@ -300,3 +300,18 @@ describe("run-result checks and replay files are checked at their line", () => {
     expect(() => loadScenario(missing, withPaths)).toThrow(new RegExp(`${path.basename(missing)}:17:\\d+: source\\.file: ${path.join(tmp, "no-such.log")} does not exist`));
   });
 });
+
+describe("the content check's fidelity setting", () => {
+  it("defaults to every row up to a million, else 10 000 seqs, and takes its own limits", () => {
+    expect(loadScenario(write(base), registries).fidelity).toEqual({ all: 1_000_000, sample: 10_000 });
+    expect(loadScenario(write(patched({}, ["fidelity: { all: 0, sample: 500 }"])), registries).fidelity).toEqual({ all: 0, sample: 500 });
+    expect(loadScenario(write(patched({}, ["fidelity: { sample: 2000 }"])), registries).fidelity).toEqual({ all: 1_000_000, sample: 2000 });
+  });
+
+  it("refuses a sample of 0, fractions, more than a million seqs and unknown keys at their line", () => {
+    expect(errorOf(write(patched({}, ["fidelity: { all: 10, sample: 0 }"]))).message).toMatch(/:17:\d+: fidelity\.sample: /);
+    expect(errorOf(write(patched({}, ["fidelity: { all: 1.5 }"]))).message).toMatch(/:17:\d+: fidelity\.all: fidelity\.all is a whole number/);
+    expect(errorOf(write(patched({}, ["fidelity: { sample: 1000001 }"]))).message).toMatch(/:17:\d+: fidelity\.sample: /);
+    expect(errorOf(write(patched({}, ["fidelity: { everything: true }"]))).message).toMatch(/:17:\d+: fidelity/);
+  });
+});

@@ -1,0 +1,393 @@
+/**
+ * Content fidelity: after the drain, the stored rows are compared field by field with what the seeded generator sent
+ * for their (gen, seq) (docs/design.md, "Rules for the numbers" → altered). Nothing sent is kept: generators are
+ * deterministic (./events/source.ts: every row is a function of (fields, seed, genId, seq)), so the expectation is
+ * recomputed here from the scenario's fields, the generator's seed and, for file replay, the replayed file (the
+ * replayed field is compared by its SHA-256 digest, so a line is never held beyond its comparison).
+ *
+ * - Which rows: every stored row of every in-range (gen, seq) when the ledger's `stored` is at most `all`; beyond
+ *   it a seeded sample of `sample` seqs drawn uniformly without replacement from all sent seqs (Floyd's algorithm
+ *   over Mulberry32, ./events/source.ts), every stored copy of each drawn seq compared. The result says which mode
+ *   ran, how many seqs and rows were compared, and the sample's seed.
+ * - Rules per type (the sink states its own in `FieldRule.rule`):
+ *   timestamp: the sent epoch milliseconds, truncated to the unit the sink keeps (`us`, `ms` or `s`), must equal the
+ *   stored value in that unit; string: the sent UTF-8 bytes, after the sink's documented normalisation
+ *   (`normalise`, identity when the sink stores bytes as given), must equal the stored bytes; int, float: exact
+ *   (IEEE 754 equality of the double); bool: equal.
+ * - altered = stored rows (copies counted) with at least one compared field that differs; `examples` lists the
+ *   first MAX_ALTERED_EXAMPLES differences (gen, seq, field, expected, stored) in the order compared.
+ * - Not compared: gen and seq (the keys the row is found by), sent_at (the send time, written when the batch is
+ *   handed to the transport: not recomputable), rows whose (gen, seq) was never sent (the ledger's unexpected), and
+ *   fields the sink cannot return (`FieldRule.readable` false, with the reason).
+ */
+import { createHash } from "node:crypto";
+import { createEventSource, fmix32, mulberry32, type EventSource } from "./events/source.ts";
+import type { EventField } from "./events/types.ts";
+
+/** How many differences a result lists. */
+export const MAX_ALTERED_EXAMPLES = 5;
+/** Seqs per `readRange` call when every row is compared. */
+export const FIDELITY_PAGE = 10_000;
+/** Seqs per `readSeqs` call when a sample is compared. */
+export const FIDELITY_LOOKUP = 1000;
+/** Default limits: compare every row up to a million stored rows, else a sample of 10 000 seqs. */
+export const DEFAULT_FIDELITY: FidelityLimits = { all: 1_000_000, sample: 10_000 };
+
+/** A scenario's `fidelity` setting: compare every row when stored ≤ `all`, else `sample` seeded seqs. */
+export interface FidelityLimits {
+  all: number;
+  sample: number;
+}
+
+/** The unit a sink keeps timestamps in: microseconds, milliseconds or seconds since the epoch (UTC). */
+export type TimeUnit = "us" | "ms" | "s";
+
+/** How a sink keeps one declared field, as its row reader states it. */
+export interface FieldRule {
+  name: string;
+  /** false: the sink cannot return this field (`reason` says why); it is listed as not compared */
+  readable: boolean;
+  /** timestamps: the unit of the stored value */
+  unit?: TimeUnit;
+  /** strings: the sink's documented normalisation of what it stores (absent: bytes kept as sent) */
+  normalise?: (sent: Buffer) => Buffer;
+  /** the sink's rule in words, e.g. "timestamptz, microseconds" or "String, bytes as sent" */
+  rule: string;
+  reason?: string;
+}
+
+/**
+ * A stored value as a reader returns it: timestamps as an integer count of `FieldRule.unit` since the epoch,
+ * strings as their bytes (Buffer) or a JS string (then UTF-8 encoded), ints and floats as numbers, bools as
+ * booleans; null for SQL NULL or an absent key; undefined where the field is not readable.
+ */
+export type StoredValue = number | string | boolean | Buffer | null | undefined;
+
+/** One stored row: its keys and its declared fields' values, in declared order. */
+export interface StoredRow {
+  gen: number;
+  seq: number;
+  values: StoredValue[];
+}
+
+/** The optional part of a verifier that reads stored rows back (core/verifier.ts `Verifier.rows`). */
+export interface StoredRowReader {
+  /** how the sink keeps each declared field, in declared order */
+  rules(): FieldRule[];
+  /** every stored row (all copies) whose gen column is `gen` with from ≤ seq < to, in any order */
+  readRange(gen: number, from: number, to: number): Promise<StoredRow[]>;
+  /** every stored row (all copies) whose gen column is `gen` and whose seq is in `seqs` (sorted, distinct), in any order */
+  readSeqs(gen: number, seqs: readonly number[]): Promise<StoredRow[]>;
+}
+
+/** One difference between what was sent and what is stored. Values rendered as text (timestamps ISO 8601 UTC). */
+export interface AlteredExample {
+  /** the generator's index 0..n-1 (as in the ledger's missingRanges) */
+  gen: number;
+  seq: number;
+  field: string;
+  expected: string;
+  stored: string;
+}
+
+/** The content check of a run, written beside the ledger as `ledger.fidelity`. */
+export interface FidelityResult {
+  /** "all": every stored row compared; "sample": the stored copies of a seeded sample of seqs */
+  mode: "all" | "sample";
+  limits: FidelityLimits;
+  /** seqs drawn (sample mode) */
+  sampleSize?: number;
+  /** seed of the sample (sample mode) */
+  sampleSeed?: number;
+  /** distinct (gen, seq) found and compared */
+  seqsCompared: number;
+  /** stored rows compared (copies included) */
+  rowsCompared: number;
+  /** stored rows with at least one differing field */
+  altered: number;
+  /** differing rows per field */
+  alteredByField: Record<string, number>;
+  examples: AlteredExample[];
+  /** the declared fields compared, each with the sink's rule */
+  compared: Array<{ field: string; type: string; rule: string }>;
+  /** what is not compared, and why */
+  notCompared: Array<{ field: string; reason: string }>;
+  /** wall-clock time the check took (reading rows back and comparing), seconds */
+  seconds: number;
+}
+
+/** What the expectation is recomputed from: the scenario's fields, the generator's seed, the replayed file. */
+export interface FidelityInput {
+  fields: readonly EventField[];
+  /** the generator's `seed` (every generator of a run uses the same one, with its own genId) */
+  seed: number;
+  replayFile?: string;
+  /** sent[g]: seqs 0..sent[g]-1 of generator index g */
+  sent: readonly number[];
+  /**
+   * the run's first generator id (core/ledger.ts, "Run identity"): generator index g's rows carry gen = genBase + g
+   * and are read by that gen, so rows of another run are never compared (they are the ledger's foreign). Default 0.
+   */
+  genBase?: number;
+  /** stored rows (the ledger's), deciding between all and sample */
+  stored: number;
+  limits: FidelityLimits;
+}
+
+const UNIT_MS: Readonly<Record<TimeUnit, number>> = { us: 0.001, ms: 1, s: 1000 };
+
+/** The sent epoch ms in `unit`, truncated toward −∞ (what a sink that keeps `unit` stores). */
+export function timeInUnit(ms: number, unit: TimeUnit): number {
+  return unit === "us" ? Math.round(ms * 1000) : unit === "ms" ? Math.floor(ms) : Math.floor(ms / 1000);
+}
+
+/** A stored time in `unit` as ISO 8601 UTC (microseconds written as 6 fraction digits). */
+export function renderTime(v: number, unit: TimeUnit): string {
+  if (!Number.isFinite(v)) return String(v);
+  if (unit !== "us") return new Date(v * UNIT_MS[unit]).toISOString();
+  const ms = Math.floor(v / 1000);
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 23)}${String(v - ms * 1000).padStart(3, "0")}Z`;
+}
+
+const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
+/** Bytes shown on either side of a string example's first difference. */
+const CONTEXT_BYTES = 24;
+
+/**
+ * `b` as an example: JSON-quoted text (as UTF-8, lossy), whole when short, else the bytes around `at` (the first
+ * difference) with "…" where cut, then "(N bytes, first difference at byte at)".
+ */
+export function shownBytes(b: Buffer, at = 0): string {
+  if (b.length <= 2 * CONTEXT_BYTES + 16) return JSON.stringify(b.toString("utf8"));
+  const from = Math.max(0, at - CONTEXT_BYTES);
+  const to = Math.min(b.length, at + CONTEXT_BYTES);
+  const text = `${from > 0 ? "…" : ""}${JSON.stringify(b.subarray(from, to).toString("utf8"))}${to < b.length ? "…" : ""}`;
+  return `${text} (${b.length} bytes, first difference at byte ${at})`;
+}
+
+/** The first index where `a` and `b` differ (the shorter length when one is a prefix of the other). */
+function firstDifference(a: Buffer, b: Buffer): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return n;
+}
+
+/**
+ * Draw `k` distinct integers from [0, n) with Floyd's algorithm (Bentley & Floyd, CACM 1987, "A sample of
+ * brilliance") over Mulberry32(seed); sorted ascending. k ≥ n gives every integer.
+ */
+export function seededSample(n: number, k: number, seed: number): number[] {
+  if (k >= n) return Array.from({ length: n }, (_, i) => i);
+  const next = mulberry32(seed);
+  const chosen = new Set<number>();
+  for (let j = n - k; j < n; j++) {
+    // uniform in [0, j]: 53 bits from two draws
+    const t = Math.floor(((next() * 2 ** 21 + (next() >>> 11)) / 2 ** 53) * (j + 1));
+    chosen.add(chosen.has(t) ? j : t);
+  }
+  return [...chosen].sort((a, b) => a - b);
+}
+
+/** Compares stored rows with the recomputed rows of one run; `result()` summarises. */
+class Comparison {
+  private readonly sources = new Map<number, EventSource>();
+  private readonly perField: Record<string, number> = {};
+  readonly examples: AlteredExample[] = [];
+  altered = 0;
+  rows = 0;
+  seqsCompared = 0;
+  readonly replayField: number;
+  readonly genBase: number;
+
+  constructor(private readonly input: FidelityInput, private readonly rules: FieldRule[]) {
+    this.genBase = input.genBase ?? 0;
+    this.replayField = input.replayFile !== undefined ? input.fields.map((f) => f.type).lastIndexOf("string") : -1;
+  }
+
+  private source(gen: number): EventSource {
+    let s = this.sources.get(gen);
+    if (!s) this.sources.set(gen, (s = createEventSource({ fields: this.input.fields, seed: this.input.seed, genId: gen, genBase: this.genBase, replayFile: this.input.replayFile })));
+    return s;
+  }
+
+  /** Compare the stored rows read for one chunk of generator index `gen`'s seqs (chunks are disjoint and ascending). */
+  async compare(gen: number, rows: StoredRow[]): Promise<void> {
+    const sent = this.input.sent[gen] ?? 0;
+    const mine = rows.filter((r) => r.gen === this.genBase + gen && Number.isSafeInteger(r.seq) && r.seq >= 0 && r.seq < sent).sort((a, b) => a.seq - b.seq);
+    if (mine.length === 0) return;
+    const src = this.source(gen);
+    let prevSeq = -1;
+    for (const r of mine) {
+      // replayed lines are read forward, one seq at a time (lines skipped are not kept)
+      if (this.replayField >= 0 && r.seq !== prevSeq) await src.load(r.seq, 1);
+      const row = src.fill(r.seq);
+      this.rows++;
+      if (r.seq !== prevSeq) this.seqsCompared++;
+      prevSeq = r.seq;
+      let bad = false;
+      this.input.fields.forEach((f, i) => {
+        const rule = this.rules[i]!;
+        if (!rule.readable) return;
+        const got = r.values[i];
+        let expected: string;
+        let stored: string;
+        let same: boolean;
+        switch (f.type) {
+          case "timestamp": {
+            const unit = rule.unit ?? "ms";
+            const want = timeInUnit(row.num[i]!, unit);
+            same = typeof got === "number" && got === want;
+            expected = renderTime(want, unit);
+            stored = typeof got === "number" ? renderTime(got, unit) : String(got);
+            break;
+          }
+          case "string": {
+            const sentBytes = Buffer.from(row.bytes[i]!.buffer, row.bytes[i]!.byteOffset, row.len[i]!);
+            const want = rule.normalise ? rule.normalise(sentBytes) : sentBytes;
+            const have = typeof got === "string" ? Buffer.from(got, "utf8") : Buffer.isBuffer(got) ? got : null;
+            if (i === this.replayField) {
+              const wd = sha256(want);
+              const hd = have ? sha256(have) : null;
+              same = hd === wd;
+              expected = `sha256:${wd}`;
+              stored = hd ? `sha256:${hd} ${shownBytes(have!)}` : String(got);
+            } else {
+              same = have !== null && have.equals(want);
+              const at = have ? firstDifference(want, have) : 0;
+              expected = shownBytes(want, at);
+              stored = have ? shownBytes(have, at) : String(got);
+            }
+            break;
+          }
+          case "bool": {
+            const want = row.num[i]! !== 0;
+            same = got === want;
+            expected = String(want);
+            stored = String(got);
+            break;
+          }
+          default: {
+            const want = row.num[i]!;
+            same = typeof got === "number" && got === want;
+            expected = String(want);
+            stored = String(got);
+          }
+        }
+        if (same) return;
+        bad = true;
+        this.perField[f.name] = (this.perField[f.name] ?? 0) + 1;
+        if (this.examples.length < MAX_ALTERED_EXAMPLES) this.examples.push({ gen, seq: r.seq, field: f.name, expected, stored });
+      });
+      if (bad) this.altered++;
+    }
+  }
+
+  get byField(): Record<string, number> {
+    return { ...this.perField };
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sources.values()) await s.close();
+  }
+}
+
+/**
+ * Compare what the sink stored with what was sent (see the file comment).
+ * @throws whatever the reader throws (a sink error while reading rows back), or ConfigurationError from the event
+ *   source (bad fields, an unreadable replay file)
+ */
+export async function checkFidelity(reader: StoredRowReader, input: FidelityInput): Promise<FidelityResult> {
+  const rules = reader.rules();
+  if (rules.length !== input.fields.length) throw new RangeError(`row reader states ${rules.length} field rules for ${input.fields.length} fields`);
+  const cmp = new Comparison(input, rules);
+  const started = performance.now();
+  const mode: FidelityResult["mode"] = input.stored <= input.limits.all ? "all" : "sample";
+  const totalSent = input.sent.reduce((a, b) => a + b, 0);
+  const sampleSeed = fmix32((input.seed ^ 0x5f1de11) >>> 0);
+  let sampleSize: number | undefined;
+  try {
+    if (mode === "all") {
+      for (let g = 0; g < input.sent.length; g++) {
+        for (let from = 0; from < input.sent[g]!; from += FIDELITY_PAGE) {
+          await cmp.compare(g, await reader.readRange(cmp.genBase + g, from, Math.min(input.sent[g]!, from + FIDELITY_PAGE)));
+        }
+      }
+    } else {
+      const picks = seededSample(totalSent, input.limits.sample, sampleSeed);
+      sampleSize = picks.length;
+      let g = 0;
+      let base = 0;
+      let i = 0;
+      while (i < picks.length && g < input.sent.length) {
+        const end = base + input.sent[g]!;
+        const seqs: number[] = [];
+        while (i < picks.length && picks[i]! < end) seqs.push(picks[i++]! - base);
+        for (let k = 0; k < seqs.length; k += FIDELITY_LOOKUP) {
+          const chunk = seqs.slice(k, k + FIDELITY_LOOKUP);
+          await cmp.compare(g, await reader.readSeqs(cmp.genBase + g, chunk));
+        }
+        base = end;
+        g++;
+      }
+    }
+  } finally {
+    await cmp.close();
+  }
+  const compared: FidelityResult["compared"] = [];
+  const notCompared: FidelityResult["notCompared"] = [
+    { field: "gen, seq", reason: "the keys each row is found by" },
+    { field: "sent_at", reason: "the send time, written when the batch is handed to the transport: not recomputable from the seed" },
+  ];
+  input.fields.forEach((f, i) => {
+    const r = rules[i]!;
+    if (r.readable) compared.push({ field: f.name, type: f.type, rule: i === cmp.replayField ? `${r.rule}; replayed lines compared by SHA-256 digest` : r.rule });
+    else notCompared.push({ field: f.name, reason: r.reason ?? "the sink cannot return it" });
+  });
+  return {
+    mode,
+    limits: { ...input.limits },
+    ...(mode === "sample" ? { sampleSize, sampleSeed } : {}),
+    seqsCompared: cmp.seqsCompared,
+    rowsCompared: cmp.rows,
+    altered: cmp.altered,
+    alteredByField: cmp.byField,
+    examples: cmp.examples,
+    compared,
+    notCompared,
+    seconds: Number(((performance.now() - started) / 1000).toFixed(3)),
+  };
+}
+
+/**
+ * A JSON document's declared fields as StoredValues, for sinks that keep the event as JSON (an Elasticsearch
+ * `_source`, a Loki line): timestamps from ISO 8601 text (Date.parse: milliseconds, finer digits dropped) or an
+ * epoch-ms number, in ms; strings as the UTF-8 bytes of the decoded JSON string (RFC 8259 §7: escapes decoded, the
+ * text otherwise as sent); numbers and booleans as parsed. An absent key is null; a value of another JSON type is
+ * kept as its JSON text, so it differs from what was sent.
+ */
+export function jsonValues(fields: readonly EventField[], doc: unknown): StoredValue[] {
+  const d = doc !== null && typeof doc === "object" ? (doc as Record<string, unknown>) : {};
+  return fields.map((f) => {
+    const v = d[f.name];
+    if (v === undefined || v === null) return null;
+    switch (f.type) {
+      case "timestamp":
+        if (typeof v === "number") return Math.floor(v);
+        if (typeof v === "string") {
+          const t = Date.parse(v);
+          return Number.isFinite(t) ? t : v;
+        }
+        break;
+      case "string":
+        if (typeof v === "string") return Buffer.from(v, "utf8");
+        break;
+      case "bool":
+        if (typeof v === "boolean") return v;
+        break;
+      default:
+        if (typeof v === "number") return v;
+    }
+    return JSON.stringify(v);
+  });
+}

@@ -1,0 +1,110 @@
+/**
+ * The wait for seq completion (core/ledger.ts, "Seq completion"; docs/design.md, "Rules for the numbers"): after the
+ * load, sample until every acknowledged seq of every generator is at the sink, or until the timeout.
+ *
+ * Each round takes one timed count sample (the caller's `tick`); once the count reaches `accepted` (a necessary
+ * condition) and has changed since the last check, the verifier's missing-range query (`completion`) decides. The wait
+ * is complete when nothing acknowledged is missing and the count holds the deliberate repeats too (`expected`).
+ * Counts alone are never the verdict: one lost row plus one duplicate has the count of a complete run, and rows
+ * stored but rejected, or retry duplicates, reach it early.
+ *
+ * Where the wait ends the window (a fixed workload): the window ends at the sample that first saw the workload
+ * complete or, at the timeout, at the first sample that saw the final count (the last arrival), never at the
+ * timeout (`windowEnd`). Once the count is within NEAR_END_SHARE of `expected` and still moving (a change within the last
+ * STALL_MS), samples are TIGHT_INTERVAL_MS apart, so the window error (the width of the interval that holds the
+ * true end: from the query start of the sample before the end sample to the end of the query that confirmed it)
+ * is a few tens of ms, and stated.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Completion, CountSample } from "../../core/verifier.ts";
+
+/** Sampling interval near the end of a fixed workload, ms. */
+export const TIGHT_INTERVAL_MS = 15;
+/** Share of the expected rows from which sampling tightens. */
+export const NEAR_END_SHARE = 0.95;
+/** A count unchanged this long is no longer "moving": sampling falls back to the run's interval, ms. */
+export const STALL_MS = 1000;
+
+export interface CompletionWaitInput {
+  /** one timed count sample (the caller records it as a series point) */
+  tick: () => Promise<CountSample>;
+  /** the verifier's missing-range query (core/verifier.ts completionOf) */
+  completion: () => Promise<Completion>;
+  /** acknowledged seqs (sent − rejected), summed over generators */
+  accepted: number;
+  /** rows the sink should hold: accepted plus deliberate repeats */
+  expected: number;
+  /** the last sample before the wait */
+  previous: CountSample;
+  /** interval between samples when not near the end, ms */
+  intervalMs: number;
+  /** tighten near the end (a fixed workload, whose window the wait ends) */
+  tighten: boolean;
+  timeoutMs: number;
+  /** throws when the run was aborted */
+  checkAbort: () => void;
+  signal?: AbortSignal;
+}
+
+export interface CompletionWait {
+  outcome: "complete" | "timeout";
+  missing: number;
+  missingRanges: Array<[number, number, number]>;
+  /** the wait's samples, in order */
+  samples: CountSample[];
+  waitedMs: number;
+}
+
+const now = (): number => performance.timeOrigin + performance.now();
+
+/** Wait for completion (see the file comment). Rejects with the caller's abort error, or a verifier's. */
+export async function awaitCompletion(input: CompletionWaitInput): Promise<CompletionWait> {
+  const start = now();
+  const deadline = start + input.timeoutMs;
+  const samples: CountSample[] = [];
+  let prev = input.previous;
+  let lastChange = start;
+  let checkedAt = -1; // the count the last completion query was run at
+  let last: Completion | null = null;
+  for (;;) {
+    const s = await input.tick();
+    samples.push(s);
+    if (s.stored !== prev.stored) lastChange = now();
+    if (s.stored >= input.accepted && s.stored !== checkedAt) {
+      checkedAt = s.stored;
+      last = await input.completion();
+      if (last.missing === 0 && s.stored >= input.expected) return { outcome: "complete", missing: 0, missingRanges: [], samples, waitedMs: now() - start };
+    }
+    if (now() >= deadline) break;
+    const tight = input.tighten && s.stored >= NEAR_END_SHARE * input.expected && now() - lastChange < STALL_MS;
+    await sleep(Math.max(0, Math.min(tight ? TIGHT_INTERVAL_MS : input.intervalMs, deadline - now())), undefined, { signal: input.signal }).catch(() => undefined);
+    input.checkAbort();
+    prev = s;
+  }
+  // the timeout: what is missing now
+  if (!last || checkedAt !== samples.at(-1)!.stored) last = await input.completion();
+  return { outcome: last.missing === 0 ? "complete" : "timeout", missing: last.missing, missingRanges: last.missingRanges, samples, waitedMs: now() - start };
+}
+
+/** A sample point as the window end needs it (harness/results/types.ts SeriesPoint). */
+export interface WindowPoint {
+  /** query midpoint, epoch ms */
+  t: number;
+  countQueryMs: number;
+  stored: number;
+}
+
+/**
+ * Where a fixed workload's window ends, given its measurement points in order (`points[0]` the opening sample) and
+ * the count it ended with (the completion sample's, or at a timeout the largest seen): the first point that saw
+ * that count. Rows are only added during a run, so the first point with the final count saw the final set: the
+ * last arrival lies between the query start of the point before it and its query end (`windowErrorMs`).
+ * Returns the index in `points`, or −1 when no point has the count.
+ */
+export function windowEnd(points: readonly WindowPoint[], finalStored: number): { index: number; windowErrorMs: number | null } {
+  const index = points.findIndex((p) => p.stored === finalStored);
+  if (index < 0) return { index, windowErrorMs: null };
+  const end = points[index]!;
+  const before = index > 0 ? points[index - 1]! : null;
+  return { index, windowErrorMs: before ? end.t + end.countQueryMs / 2 - (before.t - before.countQueryMs / 2) : null };
+}

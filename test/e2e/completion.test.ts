@@ -1,0 +1,135 @@
+// Seq completion and run identity on a real PostgreSQL run (local-2-cores: real cgroups, namespaces, tc): a fixed
+// workload whose sink drops one row (a BEFORE INSERT trigger at the sink) must wait until the drain timeout, report
+// lost 1 with its range, and compute its rate over the time to the last arrival, not the timeout; a row of another
+// run inserted at the sink is foreign, never throughput or a duplicate.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { genBaseOf } from "../../core/ledger.ts";
+import type { SeriesPoint } from "../../harness/results/types.ts";
+import { newBenchRun, scenarioPlan } from "../helpers/bench.ts";
+import { leftovers } from "../helpers/leftovers.ts";
+
+const DROPPED_SEQ = 7777;
+
+describe("seq completion on a real PostgreSQL run", () => {
+  it("a fixed workload with one row deleted at the sink ends at the drain timeout with lost 1, its rate over the time to the last arrival; a row of another run is foreign", async () => {
+    const plan = scenarioPlan("quickstart.yaml", { warmup: "0s", duration: "60s", drainTimeoutMs: 3000, generator: { batch: 500, requests: 40 } });
+    plan.intervalMs = 100;
+    const run = newBenchRun("local-2-cores", plan);
+    let prepared: Promise<void> | undefined;
+    let preparedBeforeLoad: boolean | undefined;
+    run.on("sink", (s: { host: string; port: number; params: Record<string, string> }) => {
+      prepared = (async () => {
+        const c = new pg.Client({ host: s.host, port: s.port, user: s.params.user, database: s.params.database });
+        await c.connect();
+        try {
+          const t = s.params.table!;
+          // the sink deletes this run's seq 7777 once its COPY has stored it (an AFTER trigger fires at the end of the
+          // statement, so COPY still reports every row and the generator counts the batch acknowledged)
+          await c.query(`CREATE FUNCTION ib_drop_one() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM ${t} WHERE gen = NEW.gen AND seq = NEW.seq; RETURN NULL; END $$`);
+          await c.query(`CREATE TRIGGER ib_drop_one AFTER INSERT ON ${t} FOR EACH ROW WHEN (NEW.seq = ${DROPPED_SEQ} AND NEW.gen >= 256) EXECUTE FUNCTION ib_drop_one()`);
+          // a row of another run (as the previous replicate's collector would flush late)
+          await c.query(`INSERT INTO ${t} (ts, msg, gen, seq, sent_at) VALUES (now(), 'late', $1, 3, now())`, [genBaseOf("20261201T000000Z-000000")]);
+        } finally {
+          await c.end();
+        }
+      })();
+    });
+    run.on("tick", () => { preparedBeforeLoad ??= prepared !== undefined; });
+    const record = await run.run();
+    await prepared;
+    expect(preparedBeforeLoad).toBe(true);
+    expect(record.error).toBeNull();
+    expect(record.generator!.errors).toEqual([]);
+    expect(record.generator).toMatchObject({ sent: 20_000, accepted: 20_000, requests: 40 });
+    expect(record.ledger).toMatchObject({ stored: 19_999, distinct: 19_999, lost: 1, duplicated: 0, unexpected: 0, foreign: 1, missingRanges: [[0, DROPPED_SEQ, DROPPED_SEQ]] });
+    expect(record.status).toBe("failed"); // the quickstart's ledger.lost: 0 check
+    // the wait ended at the timeout with the missing range named
+    expect(record.completion).toMatchObject({ phase: "workload", outcome: "timeout", missing: 1, missingRanges: [[0, DROPPED_SEQ, DROPPED_SEQ]] });
+    expect(record.completion!.waitedMs).toBeGreaterThanOrEqual(3000);
+
+    const series = readFileSync(path.join(run.dir, "series.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as SeriesPoint);
+    const measure = series.filter((p) => p.phase === "measure");
+    const end = measure.at(-1)!;
+    const endIdx = series.indexOf(end);
+    // the window ends at the last arrival: the first sample that saw the final count, the one before it saw less
+    expect(end.stored).toBe(19_999);
+    expect(series[endIdx - 1]!.stored).toBeLessThan(19_999);
+    expect(record.completion!.windowEndT).toBe(end.t);
+    // everything after it waited for a row that never came: drain, not measure, and it lasted the timeout
+    const after = series.slice(endIdx + 1);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.every((p) => p.phase === "drain" && p.stored === 19_999)).toBe(true);
+    expect(after.at(-1)!.t - end.t).toBeGreaterThanOrEqual(2900);
+    // the rate is over the time to the last arrival
+    const opening = series[series.indexOf(measure[0]!) - 1]!;
+    const s = record.summary!;
+    expect(s.measuredSeconds * 1000).toBeCloseTo(end.t - opening.t, 0);
+    expect(s.rowsPerSecond * s.measuredSeconds).toBeCloseTo(19_999 - opening.stored, 0);
+    // the window error is the interval that holds the last arrival: from the query start before to the end sample's end
+    const prev = series[endIdx - 1]!;
+    expect(record.completion!.windowErrorMs!).toBeCloseTo(end.t + end.countQueryMs / 2 - (prev.t - prev.countQueryMs / 2), 0);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+
+  it("rows stored though their batch was rejected are reported as rejectedStored, not lost, and do not end the wait early", async () => {
+    const plan = scenarioPlan("quickstart.yaml", { warmup: "0s", duration: "60s", drainTimeoutMs: 3000, generator: { batch: 500, requests: 40 } });
+    plan.intervalMs = 100;
+    const run = newBenchRun("local-2-cores", plan);
+    let prepared: Promise<void> | undefined;
+    run.on("sink", (s: { host: string; port: number; params: Record<string, string> }) => {
+      prepared = (async () => {
+        const c = new pg.Client({ host: s.host, port: s.port, user: s.params.user, database: s.params.database });
+        await c.connect();
+        try {
+          // the sink skips seq 7777 on arrival: COPY then stores 499 rows of its 500 and pg-copy rejects the batch
+          await c.query(`CREATE FUNCTION ib_skip_one() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
+          await c.query(`CREATE TRIGGER ib_skip_one BEFORE INSERT ON ${s.params.table!} FOR EACH ROW WHEN (NEW.seq = ${DROPPED_SEQ}) EXECUTE FUNCTION ib_skip_one()`);
+        } finally {
+          await c.end();
+        }
+      })();
+    });
+    const record = await run.run();
+    await prepared;
+    expect(record.error).toBeNull();
+    expect(record.generator).toMatchObject({ sent: 20_000, accepted: 19_500, rejected: 500, rejectedRanges: [[7500, 7999]] });
+    expect(record.ledger).toMatchObject({ stored: 19_999, lost: 0, rejected: 500, rejectedStored: 499, duplicated: 0, foreign: 0, missingRanges: [] });
+    expect(record.completion).toMatchObject({ phase: "workload", outcome: "complete", missing: 0 });
+    // complete with every acknowledged seq stored: the wait ended well before the timeout
+    expect(record.completion!.waitedMs).toBeLessThan(3000);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+
+  it("ClickHouse: a fixed workload ends at the sample that saw it complete; a row of another run is foreign 1 (real ClickHouse 18.16)", async () => {
+    const plan = scenarioPlan("clickhouse-direct.yaml", { warmup: "0s", duration: "60s", drainTimeoutMs: 5000, generator: { batch: 500, requests: 40 } });
+    plan.intervalMs = 100;
+    const run = newBenchRun("local-2-cores", plan);
+    let inserted: Promise<void> | undefined;
+    run.on("sink", (s: { host: string; port: number; params: Record<string, string> }) => {
+      inserted = (async () => {
+        // one row of another run (the scenario's fields take their defaults)
+        const r = await fetch(`http://${s.host}:${s.port}/`, { method: "POST", body: `INSERT INTO ${s.params.table} (gen, seq, sent_at) VALUES (${genBaseOf("20261201T000000Z-000000")}, 3, ${Date.now()})` });
+        if (r.status !== 200) throw new Error(await r.text());
+      })();
+    });
+    const record = await run.run();
+    await inserted;
+    expect(record.error).toBeNull();
+    expect(record.status).toBe("ok");
+    expect(record.generator).toMatchObject({ sent: 20_000, accepted: 20_000, requests: 40 });
+    expect(record.ledger).toMatchObject({ stored: 20_000, distinct: 20_000, lost: 0, duplicated: 0, unexpected: 0, foreign: 1 });
+    expect(record.completion).toMatchObject({ phase: "workload", outcome: "complete", missing: 0 });
+    const series = readFileSync(path.join(run.dir, "series.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as SeriesPoint);
+    const measure = series.filter((p) => p.phase === "measure");
+    const end = measure.at(-1)!;
+    // the foreign row is in no sample: the window ends at the first sample with exactly the workload
+    expect(end.stored).toBe(20_000);
+    expect(measure.slice(0, -1).every((p) => p.stored < 20_000)).toBe(true);
+    expect(record.completion!.windowEndT).toBe(end.t);
+    expect(record.completion!.windowErrorMs!).toBeGreaterThan(0);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+});

@@ -1,0 +1,38 @@
+// How the content check is shown: the run's lines (harness/runner/drive.ts contentLine) and compare's ledger column
+// (harness/results/format.ts ledgerCell).
+import { describe, expect, it } from "vitest";
+import type { FidelityResult } from "../../../core/fidelity.ts";
+import { ledgerCell } from "../../../harness/results/format.ts";
+import type { RunRecord } from "../../../harness/results/types.ts";
+import { contentLine } from "../../../harness/runner/drive.ts";
+
+const fidelity = (over: Partial<FidelityResult>): FidelityResult => ({
+  mode: "all", limits: { all: 1_000_000, sample: 10_000 }, seqsCompared: 40_000, rowsCompared: 40_001, altered: 0, alteredByField: {},
+  examples: [], compared: [], notCompared: [], seconds: 0.5, ...over,
+});
+const record = (f: NonNullable<RunRecord["ledger"]>["fidelity"]): RunRecord =>
+  ({ ledger: { fidelity: f } }) as unknown as RunRecord;
+
+describe("the content check in the terminal and in compare", () => {
+  it("says exact with how many rows it compared, or ALTERED with the first two examples", () => {
+    expect(contentLine(record(fidelity({})))).toBe("  content: exact, 40,001 rows compared (all)");
+    expect(contentLine(record(fidelity({ mode: "sample", sampleSize: 10_000, rowsCompared: 10_000 })))).toBe("  content: exact, 10,000 rows compared (sample of 10,000 seqs)");
+    const altered = fidelity({
+      altered: 3,
+      examples: [
+        { gen: 0, seq: 202, field: "msg", expected: '"abc"', stored: '"abcx"' },
+        { gen: 0, seq: 303, field: "ts", expected: "2024-11-07T00:00:00.303Z", stored: "2024-11-07T01:00:00.303Z" },
+        { gen: 0, seq: 404, field: "n", expected: "1", stored: "2" },
+      ],
+    });
+    expect(contentLine(record(altered))).toBe('  content: ALTERED 3 of 40,001 rows compared (all); gen 0 seq 202 msg: sent "abc", stored "abcx"; gen 0 seq 303 ts: sent 2024-11-07T00:00:00.303Z, stored 2024-11-07T01:00:00.303Z');
+    expect(contentLine(record({ unavailable: "the x verifier cannot read stored rows back: content not compared" }))).toMatch(/^ {2}content: not compared \(/);
+    expect(contentLine({ ledger: null } as unknown as RunRecord)).toBeNull();
+  });
+
+  it("compare's ledger column is exact only when nothing was altered either", () => {
+    expect(ledgerCell(1, { lost: 0, duplicated: 0, stored: 10, sent: 10, altered: 0 })).toBe("exact (10 stored)");
+    expect(ledgerCell(1, { lost: 0, duplicated: 0, stored: 10, sent: 10, altered: 2 })).toBe("lost 0, dup 0, altered 2");
+    expect(ledgerCell(1, { lost: 1, duplicated: 0, stored: 9, sent: 10 })).toBe("lost 1, dup 0");
+  });
+});
