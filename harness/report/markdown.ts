@@ -2,6 +2,8 @@
  * The Markdown summary of a report, fit for a CI job summary ($GITHUB_STEP_SUMMARY): per scenario the comparison
  * across stacks as a Markdown table, the verdicts, environment differences, and each run's status and bottleneck.
  */
+import { runFlags } from "../results/across-stacks.ts";
+import { bottleneckLabel } from "../results/format.ts";
 import type { ReportData } from "./data.ts";
 import { comparisonTable, differenceLines, verdicts, type TextTable } from "./table.ts";
 
@@ -22,12 +24,12 @@ export function renderMarkdown(data: ReportData): string {
     const d = differenceLines(s.differences);
     if (d.length) out.push("", "**Environment differences**", "", ...d.map((x) => `- ${md(x)}`));
     out.push("", "<details><summary>runs</summary>", "", markdownTable({
-      head: ["run", "stack", "cell", "replicate", "status", "rows/s", "bottleneck", "lost", "duplicated"],
-      align: ["l", "l", "l", "r", "l", "r", "l", "r", "r"],
+      head: ["run", "stack", "cell", "replicate", "status", "rows/s", "bottleneck", "flags", "lost", "duplicated"],
+      align: ["l", "l", "l", "r", "l", "r", "l", "l", "r", "r"],
       rows: s.runs.map(({ run }) => [
         run.runId, run.stack, run.cell, String(run.replicate), run.status + (run.error ? ` (${run.error.code})` : ""),
         run.summary ? Math.round(run.summary.rowsPerSecond).toLocaleString("en-US") : "–",
-        run.summary ? run.summary.bottleneck.resource : "–", run.ledger ? String(run.ledger.lost) : "–", run.ledger ? String(run.ledger.duplicated) : "–",
+        run.summary ? bottleneckLabel(run.summary.bottleneck) : "–", runFlags([run]).join(", ") || "–", run.ledger ? String(run.ledger.lost) : "–", run.ledger ? String(run.ledger.duplicated) : "–",
       ]),
     }), "", "</details>");
   }

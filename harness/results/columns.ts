@@ -98,6 +98,11 @@ export const STACK_COLUMNS: readonly StackColumn[] = [
   column({ key: "networkMbitPerSecond", header: "net Mbit/s", unit: "sink network Mbit per second", align: "r", value: (r) => r.networkMbitPerSecond, format: (v) => fix(v, 1) }),
   column({ key: "lagP99Ms", header: "lag p99", unit: "milliseconds", align: "r", value: (r) => r.lagP99Ms, format: (v) => (v === null ? "–" : `${int(v)} ms`) }),
   column({ key: "bottleneck", header: "bottleneck", unit: null, align: "l", value: (r) => r.bottlenecks, format: (v) => v.join(", ") || "–" }),
+  column({
+    key: "flags", header: "flags", unit: null, align: "l", value: (r) => r.flags,
+    // oversubscribed, partial, uncapped (≥ machine), not enforced, contended k/n (across-stacks.ts runFlags)
+    format: (v) => v.join(", ") || "–",
+  }),
   column({ key: "ledger", header: "ledger", unit: "rows", align: "l", value: (r) => r, format: (v) => ledgerCell(v.measured.length, v) }),
 ];
 
