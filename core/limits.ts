@@ -10,8 +10,18 @@ export interface CpuLimit {
   periodUs: number;
 }
 
-/** Block IO caps on the device that holds the host's data directory (libvirt <iotune> total_* are applied to read and write alike). */
+/**
+ * Block IO caps on the device that holds the host's data directory. libvirt's `<iotune>` `total_iops_sec` /
+ * `total_bytes_sec` (the stack file's `iops` / `bandwidth`) are ONE budget for reads and writes together; cgroups
+ * throttle each direction on its own, so the platforms write the total to both directions (reads + writes may then
+ * reach twice the total) and keep the total in `totalIops` / `totalBytesPerSec`, against which the bottleneck scores
+ * observed reads + writes (docs/design.md, "Rules for the numbers").
+ */
 export interface DiskLimit {
+  /** libvirt total_iops_sec: reads + writes per second, one budget (set when the stack gives `iops`) */
+  totalIops?: number;
+  /** libvirt total_bytes_sec: bytes read + written per second, one budget (set when the stack gives `bandwidth`) */
+  totalBytesPerSec?: number;
   readIops?: number;
   writeIops?: number;
   readBytesPerSec?: number;
@@ -56,12 +66,89 @@ export interface StackSpec {
   expiryMs: number;
 }
 
+/**
+ * How far a host's limits hold: true (every requested limit applied and in force), "partial" (applied, but the
+ * kernel does not hold one of them in every case — cgroup v1 blkio does not throttle buffered writes, which kernel
+ * writeback flushes outside the group; the reasons are in `partial`), false (a requested limit could not be applied).
+ * "partial" is truthy on purpose: the caps that were written are read back and count; what does not hold is said.
+ */
+export type Enforcement = boolean | "partial";
+
 /** What a platform reports back for one host after applying limits. */
 export interface AppliedLimits {
   requested: Record<string, unknown>;
   /** Values read back from the kernel after writing them (e.g. { cfsQuotaUs: 25000, cfsPeriodUs: 100000, tbfRateBytesPerSec: 12288000 }). */
   applied: Record<string, number | string>;
-  /** false when any requested limit could not be applied (no root, no controller, tmpfs device...); see notes. */
-  enforced: boolean;
+  /** false when any requested limit could not be applied (no root, no controller, tmpfs device...); "partial" when one does not hold in every case (see `partial`); see notes. */
+  enforced: Enforcement;
+  /** with enforced "partial": why, one sentence per limit that does not fully hold */
+  partial?: string[];
+  /**
+   * caps at or above the machine the hosts share, which are not caps: e.g. ["cpu: 2 cores asked of a 2-core
+   * machine"]; recorded "uncapped (≥ machine)", never used to normalise (harness/results/caps.ts)
+   */
+  uncapped?: string[];
   notes: string[];
+}
+
+/** Combine two enforcement states: false wins, then "partial", then true. */
+export function combineEnforcement(a: Enforcement, b: Enforcement): Enforcement {
+  if (a === false || b === false) return false;
+  return a === "partial" || b === "partial" ? "partial" : true;
+}
+
+/** The machine the hosts of a stack share (local and docker platforms): logical CPUs and memory in bytes. */
+export interface MachineSize {
+  cores: number;
+  memoryBytes: number;
+}
+
+/**
+ * Whether the caps of hosts that run at the same time fit the machine they share. A cap at or above the machine is
+ * not a cap (`uncapped`, "uncapped (≥ machine)"), but such a host can use the whole machine, so it counts as the
+ * machine in the sums. Hosts without a cap are left out of the sums (they ask for nothing).
+ */
+export interface CapsFit {
+  machine: MachineSize;
+  /** sum over the hosts of min(cpu cap, machine cores), cores */
+  cpuCores: number;
+  /** sum over the hosts of min(memory cap, machine memory), bytes */
+  memoryBytes: number;
+  /** true when either sum exceeds the machine */
+  oversubscribed: boolean;
+  /** one sentence per sum that exceeds the machine (empty when it fits) */
+  reasons: string[];
+  /** per host, its caps at or above the machine ("cpu: 2 cores asked of a 2-core machine") */
+  uncapped: Record<string, string[]>;
+}
+
+const GiB = 2 ** 30;
+const gib = (b: number): string => `${+(b / GiB).toFixed(2)} GiB`;
+
+/**
+ * Sum the CPU and memory caps of `hosts` (the hosts that run at the same time) against `machine`.
+ * Pure; the rule is docs/decisions/0008-oversubscribed-stacks-are-flagged.md.
+ */
+export function capsFit(hosts: readonly HostSpec[], machine: MachineSize): CapsFit {
+  let cpuCores = 0;
+  let memoryBytes = 0;
+  const uncapped: Record<string, string[]> = {};
+  for (const h of hosts) {
+    const cpu = h.limits.cpu;
+    if (cpu) {
+      const cores = cpu.quotaUs / cpu.periodUs;
+      if (cores >= machine.cores) (uncapped[h.name] ??= []).push(`cpu: ${+cores.toFixed(3)} cores asked of a ${machine.cores}-core machine`);
+      cpuCores += Math.min(cores, machine.cores);
+    }
+    const mem = h.limits.memoryBytes;
+    if (mem !== undefined) {
+      if (mem >= machine.memoryBytes) (uncapped[h.name] ??= []).push(`memory: ${gib(mem)} asked of a ${gib(machine.memoryBytes)} machine`);
+      memoryBytes += Math.min(mem, machine.memoryBytes);
+    }
+  }
+  const reasons: string[] = [];
+  const names = hosts.map((h) => h.name).join(" + ");
+  if (cpuCores > machine.cores + 1e-9) reasons.push(`CPU caps of ${names} add up to ${+cpuCores.toFixed(3)} cores on a ${machine.cores}-core machine`);
+  if (memoryBytes > machine.memoryBytes) reasons.push(`memory caps of ${names} add up to ${gib(memoryBytes)} on a ${gib(machine.memoryBytes)} machine`);
+  return { machine, cpuCores, memoryBytes, oversubscribed: reasons.length > 0, reasons, uncapped };
 }

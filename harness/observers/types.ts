@@ -25,6 +25,22 @@ export interface HostWindow {
   netTxBytesPerSec: number;
   netRxPacketsPerSec: number;
   netTxPacketsPerSec: number;
+  /** this host's window length, ms (absent in older series) */
+  dtMs?: number;
+  /** schedstat run delay summed over the host's tasks in this window, ms (absent where the observer reads none) */
+  runDelayMs?: number;
+  /** run delay less the time the host's own CPU cap throttled it (cpu.stat throttled_time), ms, ≥ 0: waiting for a CPU other load held */
+  contentionMs?: number;
+}
+
+/** The machine over one window: CPU pressure, steal, and the harness's own CPU (local observer). */
+export interface MachineWindow {
+  /** /proc/pressure/cpu "some" stall time / wall time (null without PSI) */
+  psiCpuSomeShare: number | null;
+  /** /proc/stat steal ticks / all ticks (null when unreadable) */
+  stealShare: number | null;
+  /** the harness process's CPU, cores (getrusage(RUSAGE_SELF) = /proc/self/stat utime + stime) */
+  harnessCores: number;
 }
 
 export interface ObserverWindow {
@@ -33,6 +49,8 @@ export interface ObserverWindow {
   /** window length in ms (real elapsed time between reads) */
   dtMs: number;
   hosts: Record<string, HostWindow>;
+  /** machine-wide figures, where the observer reads them (local platform) */
+  machine?: MachineWindow;
 }
 
 export interface Observer {

@@ -4,10 +4,33 @@
  */
 import type { CgroupUsage } from "../../infra/local/cgroup.ts";
 import type { InterfaceCounters } from "../../infra/local/netns.ts";
-import type { HostWindow, ObserverWindow } from "./types.ts";
+import type { HostWindow, MachineWindow, ObserverWindow } from "./types.ts";
 
-/** One host's cumulative counters (cgroup + data-plane interface) at time t (epoch ms, harness clock). */
-export type HostReading = CgroupUsage & InterfaceCounters & { t: number };
+/**
+ * One host's cumulative counters (cgroup + data-plane interface) at time t (epoch ms, harness clock); `runDelayNs`,
+ * where read, is the run delay of the host's tasks accumulated by the observer (monotonic across task exits).
+ */
+export type HostReading = CgroupUsage & InterfaceCounters & { t: number; runDelayNs?: number };
+
+/** Machine-wide cumulative counters at time t: PSI cpu "some" total µs, /proc/stat ticks, the harness's CPU µs. */
+export interface MachineReading {
+  t: number;
+  psiSomeUs?: number;
+  totalTicks?: number;
+  stealTicks?: number;
+  harnessCpuUs: number;
+}
+
+/** The machine window between two readings (shares of wall time or of all CPU time; null when not read). */
+export function machineWindow(now: MachineReading, before: MachineReading): MachineWindow {
+  const dtUs = (now.t - before.t) * 1000;
+  const ticks = now.totalTicks !== undefined && before.totalTicks !== undefined ? now.totalTicks - before.totalTicks : undefined;
+  return {
+    psiCpuSomeShare: now.psiSomeUs !== undefined && before.psiSomeUs !== undefined && dtUs > 0 ? Math.max(0, now.psiSomeUs - before.psiSomeUs) / dtUs : null,
+    stealShare: ticks !== undefined && ticks > 0 ? Math.max(0, (now.stealTicks ?? 0) - (before.stealTicks ?? 0)) / ticks : null,
+    harnessCores: dtUs > 0 ? Math.max(0, now.harnessCpuUs - before.harnessCpuUs) / dtUs : 0,
+  };
+}
 
 /** Interface counters of a host without a data-plane interface to read. */
 export const ZERO_NET: InterfaceCounters = { rxBytes: 0, txBytes: 0, rxPackets: 0, txPackets: 0 };
@@ -28,12 +51,14 @@ export function hostWindow(now: HostReading, before: HostReading, capped: boolea
   const dtS = (now.t - before.t) / 1000;
   const periods = Math.max(0, now.nrPeriods - before.nrPeriods);
   const throttledPeriods = Math.max(0, now.nrThrottled - before.nrThrottled);
+  const throttledMs = Math.max(0, now.throttledNs - before.throttledNs) / 1e6;
+  const runDelayMs = now.runDelayNs !== undefined && before.runDelayNs !== undefined ? Math.max(0, now.runDelayNs - before.runDelayNs) / 1e6 : undefined;
   return {
     cpuCores: rate(now.cpuUsageNs, before.cpuUsageNs, dtS) / 1e9,
     throttledShare: capped ? (periods > 0 ? throttledPeriods / periods : 0) : null,
     periods,
     throttledPeriods,
-    throttledMs: Math.max(0, now.throttledNs - before.throttledNs) / 1e6,
+    throttledMs,
     memoryBytes: now.memoryBytes,
     memoryPeakBytes: now.memoryPeakBytes,
     memoryWorkingSetBytes: now.memoryWorkingSetBytes,
@@ -45,6 +70,8 @@ export function hostWindow(now: HostReading, before: HostReading, capped: boolea
     netTxBytesPerSec: rate(now.txBytes, before.txBytes, dtS),
     netRxPacketsPerSec: rate(now.rxPackets, before.rxPackets, dtS),
     netTxPacketsPerSec: rate(now.txPackets, before.txPackets, dtS),
+    dtMs: now.t - before.t,
+    ...(runDelayMs !== undefined ? { runDelayMs, contentionMs: Math.max(0, runDelayMs - throttledMs) } : {}),
   };
 }
 
@@ -77,14 +104,21 @@ export function observerWindow(
 export function windowedObserver(
   readAll: () => Promise<Map<string, HostReading>>,
   cappedHosts: ReadonlySet<string>,
+  readMachine?: () => Promise<MachineReading>,
 ): { read(): Promise<ObserverWindow | null> } {
   let previous: Map<string, HostReading> | null = null;
+  let previousMachine: MachineReading | undefined;
   return {
     async read(): Promise<ObserverWindow | null> {
       const readings = await readAll();
+      const machine = readMachine ? await readMachine() : undefined;
       const before = previous;
+      const beforeMachine = previousMachine;
       previous = readings;
-      return before ? observerWindow(readings, before, cappedHosts) : null;
+      previousMachine = machine;
+      if (!before) return null;
+      const w = observerWindow(readings, before, cappedHosts);
+      return machine && beforeMachine ? { ...w, machine: machineWindow(machine, beforeMachine) } : w;
     },
   };
 }

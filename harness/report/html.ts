@@ -3,6 +3,8 @@
  * comparison table, the throughput and ledger charts, then per run its timeline and sink resources.
  * Every chart is a <figure class="chart" data-chart="<kind>"> holding one <svg>.
  */
+import { runFlags } from "../results/across-stacks.ts";
+import { bottleneckLabel } from "../results/format.ts";
 import type { ReportData } from "./data.ts";
 import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
 
@@ -70,8 +72,10 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
       body.push(`<h3>${esc(r.label)} — ${esc(r.run.runId)} ${status}</h3>`);
       if (sum) {
         body.push(`<p class="meta">${Math.round(sum.rowsPerSecond).toLocaleString("en-US")} rows/s, ${sum.mibPerSecond.toFixed(2)} MiB/s over ${sum.measuredSeconds.toFixed(1)} s; `
-          + `bottleneck ${esc(sum.bottleneck.resource)}: ${esc(sum.bottleneck.evidence)}</p>`);
+          + `bottleneck ${esc(bottleneckLabel(sum.bottleneck))}: ${esc(sum.bottleneck.evidence)}</p>`);
       }
+      const flags = runFlags([r.run]);
+      if (flags.length) body.push(`<p class="meta status-bad">${esc(flags.join(", "))}${r.run.caps?.oversubscribed ? `: ${esc(r.run.caps.reasons.join("; "))}` : ""}${sum?.contention?.contended ? `; ${esc(sum.contention.reasons.join("; "))}` : ""}</p>`);
       if (r.run.error) body.push(`<p class="meta status-bad">error ${esc(r.run.error.code)}: ${esc(r.run.error.message)}</p>`);
       body.push(runCharts.length ? `<div class="charts">${runCharts.map(figure).join("")}</div>` : `<p class="meta">no series recorded</p>`);
     }

@@ -3,6 +3,8 @@
  * across stacks as a Markdown table, the verdicts, environment differences, the runs left out with their reasons,
  * and each run's status and bottleneck.
  */
+import { runFlags } from "../results/across-stacks.ts";
+import { bottleneckLabel } from "../results/format.ts";
 import type { ReportData } from "./data.ts";
 import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
 
@@ -25,12 +27,12 @@ export function renderMarkdown(data: ReportData): string {
     const x = excludedRunLines(s.excluded, s.runs);
     if (x.length) out.push("", "**Excluded runs** (not used in any figure)", "", ...x.map((l) => `- ${md(l)}`));
     out.push("", "<details><summary>runs</summary>", "", markdownTable({
-      head: ["run", "stack", "cell", "replicate", "status", "rows/s", "bottleneck", "lost", "duplicated", "altered"],
-      align: ["l", "l", "l", "r", "l", "r", "l", "r", "r", "r"],
+      head: ["run", "stack", "cell", "replicate", "status", "rows/s", "bottleneck", "flags", "lost", "duplicated", "altered"],
+      align: ["l", "l", "l", "r", "l", "r", "l", "l", "r", "r", "r"],
       rows: s.runs.map(({ run }) => [
         run.runId, run.stack, run.cell, String(run.replicate), run.status + (run.error ? ` (${run.error.code})` : ""),
         run.summary ? Math.round(run.summary.rowsPerSecond).toLocaleString("en-US") : "–",
-        run.summary ? run.summary.bottleneck.resource : "–", run.ledger ? String(run.ledger.lost) : "–", run.ledger ? String(run.ledger.duplicated) : "–",
+        run.summary ? bottleneckLabel(run.summary.bottleneck) : "–", runFlags([run]).join(", ") || "–", run.ledger ? String(run.ledger.lost) : "–", run.ledger ? String(run.ledger.duplicated) : "–",
         run.ledger?.altered !== undefined ? String(run.ledger.altered) : "–",
       ]),
     }), "", "</details>");

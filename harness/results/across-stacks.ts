@@ -10,7 +10,8 @@
  */
 import { ConfigurationError } from "../../core/errors.ts";
 import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
-import { cellSort, finite, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type SinkCaps } from "./caps.ts";
+import { capsFlags, cellSort, finite, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type SinkCaps } from "./caps.ts";
+import { bottleneckLabel } from "./format.ts";
 import { diffFingerprints, groupFingerprint, refuseVersionMismatch, stackDifferences, type Fingerprint } from "./fingerprint.ts";
 import { eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
@@ -55,7 +56,10 @@ export interface StackRow {
   lagP99Ms: number | null;
   /** the lag samples each measured run's p99 rests on (Summary.lagSamples; undefined for older results) */
   lagSamples: (number | undefined)[];
+  /** the runs' bottleneck verdicts as shown (format.ts bottleneckLabel: "host contention", "uncertain (network 0.84 / …)") */
   bottlenecks: string[];
+  /** caps and contention flags of the runs (runFlags): "oversubscribed", "partial", "uncapped (≥ machine)", "contended 2/3" */
+  flags: string[];
   lost: number;
   duplicated: number;
   stored: number;
@@ -127,7 +131,8 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
         networkMbitPerSecond: med(measured, (r) => r.summary?.sinkNetworkMbitPerSecond),
         lagP99Ms: measured.some((r) => r.summary?.lagP99Ms != null) ? med(measured, (r) => r.summary?.lagP99Ms) : null,
         lagSamples: measured.filter((r) => r.summary?.lagP99Ms != null).map((r) => r.summary?.lagSamples),
-        bottlenecks: [...new Set(measured.map((r) => r.summary!.bottleneck.resource))],
+        bottlenecks: [...new Set(measured.map((r) => bottleneckLabel(r.summary!.bottleneck)))],
+        flags: runFlags(runs),
         ...ledgerTotals(runs),
         fingerprint: fingerprints.get(stack)!,
       });
@@ -160,4 +165,17 @@ export function stackComparisonJson(scenario: string, rows: StackRow[]): object 
     rows: rows.map(({ runs, measured, ...rest }) => ({ ...rest, runIds: runs.map((r) => r.runId), measuredRunIds: measured.map((r) => r.runId) })),
     differences: stackDifferences(rows),
   };
+}
+
+/**
+ * The caps and contention flags of a stack's runs, shown in compare's table and the report (columns.ts "flags"):
+ * every caps flag any run carries (caps.ts capsFlags) and "contended k/n" when k of the n measured runs were
+ * contended (run.json `summary.contention.contended`).
+ */
+export function runFlags(runs: readonly RunRecord[]): string[] {
+  const flags = [...new Set(runs.flatMap((r) => capsFlags(r)))];
+  const measured = runs.filter((r) => r.summary);
+  const contended = measured.filter((r) => r.summary!.contention?.contended).length;
+  if (contended > 0) flags.push(`contended ${contended}/${measured.length}`);
+  return flags;
 }

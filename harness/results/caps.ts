@@ -3,9 +3,10 @@
  * rows/s per vCPU and per GiB of those caps, and the per-run figures both comparisons read from run records
  * (medians of finite values, the runs' rows/s, ledger totals, the natural order of cell ids).
  */
+import { capsFit, type AppliedLimits, type DiskLimit, type HostLimits, type MachineSize, type StackSpec } from "../../core/limits.ts";
 import { parseBytes, parseCpu } from "../../core/units.ts";
 import { median } from "../stats/descriptive.ts";
-import type { RunRecord } from "./types.ts";
+import type { RunCaps, RunRecord } from "./types.ts";
 
 /** The sink host's caps as applied: CPU in cores (cfsQuotaUs / cfsPeriodUs), memory in bytes; null when uncapped. */
 export interface SinkCaps {
@@ -29,7 +30,9 @@ const UNLIMITED_BYTES = 2 ** 60;
 /**
  * The sink host's caps from run.json `limits.<host>`: cores = applied cfsQuotaUs / cfsPeriodUs, memory = applied
  * memoryLimitBytes; when the host is enforced but a value was not read back, the requested value (parsed with
- * core/units.ts). Null when uncapped (absent, negative quota, or cgroup v1's "unlimited" near 2^63).
+ * core/units.ts). Null when uncapped (absent, negative quota, or cgroup v1's "unlimited" near 2^63), and null when
+ * the cap is at or above the machine of the run (run.json `environment.cores` / `memoryBytes`): such a cap is not a
+ * cap ("uncapped (≥ machine)", docs/design.md), so rows/s per vCPU never divides by it.
  */
 export function sinkCaps(run: RunRecord, host = "sink"): SinkCaps {
   const l = run.limits[host];
@@ -53,6 +56,9 @@ export function sinkCaps(run: RunRecord, host = "sink"): SinkCaps {
       } catch { /* idem */ }
     }
   }
+  const machine = run.environment;
+  if (cores !== null && finite(machine?.cores) && machine.cores > 0 && cores >= machine.cores) cores = null;
+  if (memoryBytes !== null && finite(machine?.memoryBytes) && machine.memoryBytes > 0 && memoryBytes >= machine.memoryBytes) memoryBytes = null;
   return { cores, memoryBytes };
 }
 
@@ -90,4 +96,91 @@ export interface LedgerTotals {
 export function ledgerTotals(runs: RunRecord[]): LedgerTotals {
   const sum = (k: keyof LedgerTotals): number => runs.reduce((s, r) => s + (r.ledger?.[k] ?? 0), 0);
   return { lost: sum("lost"), duplicated: sum("duplicated"), stored: sum("stored"), sent: sum("sent"), altered: sum("altered") };
+}
+
+/** The first finite, positive number among `keys` of an applied record. */
+function appliedNumber(applied: Record<string, number | string>, ...keys: string[]): number | undefined {
+  for (const k of keys) {
+    const v = applied[k];
+    if (finite(v) && v > 0) return v;
+  }
+  return undefined;
+}
+
+/**
+ * The limits a host ran under, for the bottleneck: what the platform applied and read back (run.json
+ * `limits.<host>.applied`: cfsQuotaUs/cfsPeriodUs, memoryLimitBytes or memoryBytes, readIops/writeIops,
+ * readBps/writeBps or readBytesPerSec/writeBytesPerSec, tbfRateBytesPerSec). A limit the platform enforced without
+ * reading a value back (e.g. an Azure VM size) falls back to the stack's parsed request `requested`; a host with
+ * `enforced: false` keeps only what was read back. Caps at or above `machine` are dropped (not caps); cgroup v1's
+ * "unlimited" memory and a negative quota are no caps. libvirt totals (DiskLimit.totalIops/totalBytesPerSec) are
+ * kept when both directions were applied.
+ */
+export function appliedHostLimits(l: AppliedLimits | undefined, requested: HostLimits, machine: MachineSize): HostLimits {
+  if (!l) return {};
+  const a = l.applied;
+  const trust = l.enforced !== false;
+  const out: HostLimits = {};
+  const q = a.cfsQuotaUs;
+  const p = a.cfsPeriodUs;
+  const cpu = finite(q) && finite(p) ? (q > 0 && p > 0 ? { quotaUs: q, periodUs: p } : undefined)
+    : trust ? requested.cpu : undefined;
+  if (cpu && cpu.quotaUs / cpu.periodUs < machine.cores) out.cpu = cpu;
+  const memRead = a.memoryLimitBytes ?? a.memoryBytes;
+  const mem = finite(memRead) ? (memRead > 0 && memRead < UNLIMITED_BYTES ? memRead : undefined) : trust ? requested.memoryBytes : undefined;
+  if (mem !== undefined && mem < machine.memoryBytes) out.memoryBytes = mem;
+  const rd = requested.disk;
+  const disk: DiskLimit = {};
+  const pick = (keys: string[], asked: number | undefined): number | undefined => {
+    const v = appliedNumber(a, ...keys);
+    if (v !== undefined) return v;
+    return trust && asked !== undefined && !keys.some((k) => k in a) && !("blockDevice" in a || "blkioDevice" in a) ? asked : undefined;
+  };
+  const readIops = pick(["readIops"], rd?.readIops);
+  const writeIops = pick(["writeIops"], rd?.writeIops);
+  const readBytesPerSec = pick(["readBps", "readBytesPerSec"], rd?.readBytesPerSec);
+  const writeBytesPerSec = pick(["writeBps", "writeBytesPerSec"], rd?.writeBytesPerSec);
+  if (readIops !== undefined) disk.readIops = readIops;
+  if (writeIops !== undefined) disk.writeIops = writeIops;
+  if (readBytesPerSec !== undefined) disk.readBytesPerSec = readBytesPerSec;
+  if (writeBytesPerSec !== undefined) disk.writeBytesPerSec = writeBytesPerSec;
+  if (rd?.totalIops !== undefined && readIops !== undefined && writeIops !== undefined) disk.totalIops = rd.totalIops;
+  if (rd?.totalBytesPerSec !== undefined && readBytesPerSec !== undefined && writeBytesPerSec !== undefined) disk.totalBytesPerSec = rd.totalBytesPerSec;
+  if (Object.keys(disk).length) out.disk = disk;
+  const rate = appliedNumber(a, "tbfRateBytesPerSec") ?? (trust && !("tbfRateBytesPerSec" in a) ? requested.network?.bandwidthBytesPerSec : undefined);
+  if (rate !== undefined) out.network = { ...requested.network, bandwidthBytesPerSec: rate };
+  return out;
+}
+
+/**
+ * Whether the caps of a stack's hosts that run at the same time (`hosts`, e.g. the provisioned ones) fit the machine
+ * they share (core/limits.ts capsFit): local and docker stacks, whose hosts share this machine (or the engine's);
+ * undefined for azure stacks, where each host is its own VM.
+ */
+export function stackCapsFit(stack: StackSpec, hosts: readonly string[], machine: MachineSize): RunCaps | undefined {
+  if (stack.platform === "azure") return undefined;
+  const specs = hosts.map((h) => stack.hosts[h]).filter((h) => h !== undefined);
+  return { ...capsFit(specs, { cores: machine.cores, memoryBytes: machine.memoryBytes }), hosts: specs.map((h) => h.name) };
+}
+
+/**
+ * A run's caps flags as shown in the terminal, compare and the report: "oversubscribed" (run.json
+ * `caps.oversubscribed`), "partial" (a host with `enforced: "partial"`), "not enforced" (a host with
+ * `enforced: false`), "uncapped (≥ machine)" (a host with a cap at or above the machine). Empty when none.
+ */
+export function capsFlags(run: Pick<RunRecord, "caps" | "limits" | "environment">): string[] {
+  const out: string[] = [];
+  if (run.caps?.oversubscribed) out.push("oversubscribed");
+  const ls = Object.values(run.limits ?? {});
+  if (ls.some((l) => l.enforced === false)) out.push("not enforced");
+  if (ls.some((l) => l.enforced === "partial")) out.push("partial");
+  // also for runs recorded before `uncapped` existed: an applied quota of at least the machine's cores
+  const cores = run.environment?.cores;
+  const atMachine = (l: (typeof ls)[number]): boolean => {
+    const q = l.applied.cfsQuotaUs;
+    const p = l.applied.cfsPeriodUs;
+    return finite(q) && finite(p) && q > 0 && p > 0 && finite(cores) && cores > 0 && q / p >= cores;
+  };
+  if (ls.some((l) => l.uncapped?.length || atMachine(l)) || Object.keys(run.caps?.uncapped ?? {}).length) out.push("uncapped (≥ machine)");
+  return out;
 }

@@ -98,6 +98,11 @@ export const STACK_COLUMNS: readonly StackColumn[] = [
   column({ key: "networkMbitPerSecond", header: "net Mbit/s", unit: "sink network Mbit per second", align: "r", value: (r) => r.networkMbitPerSecond, format: (v) => fix(v, 1) }),
   column({ key: "lagP99Ms", header: "lag p99", unit: "milliseconds (n = the samples it rests on; under 100, read it as the max)", align: "r", value: (r) => r.lagP99Ms, format: (v, r) => p99Cell(v, r.lagSamples) }),
   column({ key: "bottleneck", header: "bottleneck", unit: null, align: "l", value: (r) => r.bottlenecks, format: (v) => v.join(", ") || "–" }),
+  column({
+    key: "flags", header: "flags", unit: null, align: "l", value: (r) => r.flags,
+    // oversubscribed, partial, uncapped (≥ machine), not enforced, contended k/n (across-stacks.ts runFlags)
+    format: (v) => v.join(", ") || "–",
+  }),
   column({ key: "ledger", header: "ledger", unit: "rows", align: "l", value: (r) => r, format: (v) => ledgerCell(v.runs.filter((r) => r.ledger).length, v) }),
 ];
 

@@ -6,6 +6,7 @@
  */
 import type { SampleComparison, SampleDescription } from "../stats/compare.ts";
 import type { LedgerTotals } from "./caps.ts";
+import type { Bottleneck } from "./types.ts";
 
 /** Rounded, "12,345" (en-US separators); "–" when null or not finite. */
 export const int = (n: number | null): string => (n !== null && Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–");
@@ -62,3 +63,11 @@ export function ledgerCell(measured: number, l: LedgerTotals): string {
     : l.lost === 0 && l.duplicated === 0 && altered === 0 && l.stored === l.sent ? `exact (${int(l.stored)} stored)`
     : `lost ${int(l.lost)}, dup ${int(l.duplicated)}${altered > 0 ? `, altered ${int(altered)}` : ""}`;
 }
+
+/** How a bottleneck verdict (harness/runner/bottleneck.ts) is shown (terminal, compare, report): "host contention" for contention, the uncertain list as is. */
+export function bottleneckLabel(b: Pick<Bottleneck, "resource" | "evidence">): string {
+  if (b.resource === "contention") return "host contention";
+  if (b.resource === "uncertain") return b.evidence.match(/^uncertain \([^)]*\)/)?.[0] ?? "uncertain";
+  return b.resource;
+}
+

@@ -2,10 +2,13 @@
  * The shapes of what a run writes: results/<stack>/<scenario>/<run-id>/run.json and series.jsonl.
  * Documented field by field in README.md ("The result").
  */
-import type { AppliedLimits } from "../../core/limits.ts";
 import type { ClockOffset } from "../generators/clock.ts";
+import type { AppliedLimits, CapsFit } from "../../core/limits.ts";
+
+/** run.json `caps`: the caps fit of the hosts that ran together (core/limits.ts CapsFit), and which hosts they were. */
+export type RunCaps = CapsFit & { hosts: string[] };
 import type { GeneratorFinal } from "../generators/types.ts";
-import type { HostWindow } from "../observers/types.ts";
+import type { HostWindow, MachineWindow } from "../observers/types.ts";
 import type { Ledger } from "../../core/verifier.ts";
 
 export type Phase = "warmup" | "measure" | "drain";
@@ -41,23 +44,58 @@ export interface SeriesPoint {
   sent: number;
   accepted: number;
   hosts: Record<string, HostWindow>;
+  /** machine-wide CPU pressure, steal and the harness's CPU in this window (local platform) */
+  machine?: MachineWindow;
 }
 
 /**
  * What bound a run: a capped resource of a host; "latency" when an open-loop generator fell behind its offered rate
  * with no resource saturated (round trips downstream push back); "client" when a closed loop's own pattern bound it.
  */
-export type Resource = "cpu" | "memory" | "disk" | "network" | "latency" | "client";
+export type Resource = "cpu" | "memory" | "disk" | "network" | "contention" | "latency" | "client" | "uncertain";
 
-/** The resource that bound the run, named from observations (not from configuration). */
+/**
+ * The resource that bound the run, named from observations (not from configuration). "contention" (shown `host
+ * contention`): the host waited for a CPU other load held, not its own cap; "uncertain": the deciding score lies
+ * within the margin of its threshold (harness/runner/bottleneck.ts MARGIN), so no category is named.
+ */
 export interface Bottleneck {
   resource: Resource;
   host: string;
   /** 0..1+: throttled share for cpu, observed/limit for the others */
   score: number;
   evidence: string;
-  /** every resource considered, with its score, for the record */
-  candidates: Array<{ resource: Resource; host: string; score: number; evidence: string }>;
+  /** the deciding candidate's score − its threshold (positive: binds; negative: the closest one's distance below); absent in older runs */
+  margin?: number;
+  /** the deciding candidate's threshold */
+  threshold?: number;
+  /** every resource considered, with its score and threshold, for the record */
+  candidates: Array<{ resource: Resource; host: string; score: number; evidence: string; threshold?: number }>;
+}
+
+/** One host's wait for a CPU over the measurement phase (harness/observers/local.ts; docs/design.md, "Contention"). */
+export interface HostContention {
+  /** schedstat run delay summed over the host's tasks, ms per second of wall time */
+  runDelayMsPerSec: number;
+  /** run delay less the time the host's own CPU cap throttled it (cpu.stat throttled_time), ms per second */
+  waitMsPerSec: number;
+  /** wait / (wait + CPU time used): the share of its runnable time the host waited for a CPU other load held */
+  share: number;
+}
+
+/** Contention seen over the measurement phase: per host, the machine's CPU pressure and steal, the harness's own CPU. */
+export interface Contention {
+  /** true when a host's wait share reached CONTENDED or steal reached STEAL_CONTENDED (harness/runner/summary.ts) */
+  contended: boolean;
+  /** the figures behind `contended`, one sentence per host or counter that reached its mark */
+  reasons: string[];
+  hosts: Record<string, HostContention>;
+  /** /proc/pressure/cpu "some" total: share of wall time some task waited for a CPU (null without PSI) */
+  psiCpuSomeShare: number | null;
+  /** /proc/stat steal / all CPU time (null where not read) */
+  stealShare: number | null;
+  /** the harness process's own CPU (getrusage(RUSAGE_SELF), as /proc/self/stat utime + stime), cores */
+  harnessCores: number | null;
 }
 
 export interface Summary {
@@ -98,6 +136,8 @@ export interface Summary {
   countQueryMaxMs: number;
   drainSeconds: number;
   bottleneck: Bottleneck;
+  /** CPU contention observed (absent in older runs and where the observer reads no run delay) */
+  contention?: Contention;
 }
 
 export interface CheckResult {
@@ -164,6 +204,11 @@ export interface RunRecord {
   commit: string;
   environment: Environment;
   limits: Record<string, AppliedLimits>;
+  /**
+   * the caps of the hosts that ran together against the machine they share (harness/results/caps.ts stackCapsFit;
+   * local and docker stacks): `oversubscribed` with its reasons, per host its caps at or above the machine
+   */
+  caps?: RunCaps;
   versions: Record<string, { pinned: string; running: string }>;
   scenarioConfig: unknown;
   summary: Summary | null;

@@ -1,17 +1,26 @@
 /**
- * Names the resource that bound a run from what was observed during the measurement phase.
+ * Names the resource that bound a run from what was observed during the measurement phase, scored against the
+ * limits the platform applied and read back (run.json `limits.<host>.applied`, turned into HostLimits by
+ * harness/results/caps.ts appliedHostLimits), never against the stack file's requests alone.
  *
  * Scores (higher = closer to binding):
  * - cpu, capped host: share of CFS periods throttled (cpu.stat nr_throttled / nr_periods). A cgroup that wants more
  *   than its quota is throttled in nearly every period; one that is not is not CPU-bound, however busy.
- * - cpu, uncapped host: cores used / cores of the machine.
+ * - cpu, uncapped host (no cap, or a cap at or above the machine): cores used / cores of the machine.
+ * - contention (`host contention`): the share of its runnable time the host waited for a CPU while not throttled by
+ *   its own cap: Σ wait / (Σ wait + Σ CPU time), wait = schedstat run delay less cpu.stat throttled time
+ *   (HostWindow.contentionMs). Other load (or the stack's own other hosts) held the CPUs.
  * - network: observed max(rx, tx) bytes/s on the host's data-plane link / the shaped rate, in the busiest windows
  *   (90th percentile of the per-window rates): a sequential client leaves the link idle while each request
  *   commits, so the mean understates a link that runs at its cap whenever there is data to move.
- * - disk: observed IOPS or bytes/s / the throttle.
+ * - disk: observed IOPS or bytes/s / the throttle; with a libvirt total (DiskLimit.totalIops / totalBytesPerSec),
+ *   observed reads + writes / the total.
  * - memory: largest working set (charge less inactive page cache) / limit; page cache alone is no pressure.
- * A resource binds when its score reaches its threshold (cpu 0.5, others 0.85); the highest such score wins.
- * With none binding:
+ * A resource binds when its score reaches its threshold (cpu 0.5, contention 0.3, others 0.85); the candidate
+ * furthest above its threshold wins, and the verdict prints its margin (score − threshold). When the deciding
+ * candidate (the winner, or with none binding the closest one) lies within ±MARGIN of its threshold, the verdict is
+ * "uncertain (network 0.84 / cpu 0.19 …)": the same run on another machine may fall on the other side.
+ * With none binding and none within the margin:
  * - "latency", when an open-loop (fixed-rate) generator sent less than 90 % of what it offered: the first hop
  *   downstream took less than it was offered while no capped resource was saturated, so round trips bind (one
  *   transaction at a time per connection or worker, commit waits); the host named is that first hop;
@@ -22,9 +31,13 @@ import type { HostLimits } from "../../core/limits.ts";
 import { formatRate } from "../../core/units.ts";
 import type { HostWindow } from "../observers/types.ts";
 import type { Bottleneck, Resource } from "../results/types.ts";
+export { bottleneckLabel } from "../results/format.ts";
 import { mean, quantile } from "../stats/descriptive.ts";
 
-const THRESHOLD: Record<Resource, number> = { cpu: 0.5, network: 0.85, disk: 0.85, memory: 0.85, latency: 0, client: 0 };
+/** Score at which each resource binds (see the file comment). */
+export const THRESHOLD: Record<Resource, number> = { cpu: 0.5, contention: 0.3, network: 0.85, disk: 0.85, memory: 0.85, latency: 0, client: 0, uncertain: 0 };
+/** A deciding score within ±MARGIN of its threshold gives the verdict "uncertain" (docs/design.md, "Rules for the numbers"). */
+export const MARGIN = 0.05;
 /** An open loop that sent less than this share of its offered rate fell behind (see the file comment). */
 const FELL_BEHIND = 0.9;
 
@@ -65,25 +78,50 @@ function hostCandidates(host: string, ws: HostWindow[], limits: HostLimits, mach
   }
   const disk = limits.disk;
   if (disk) {
-    const checks: Array<[number | undefined, number, string]> = [
+    const all: Array<[number | undefined, number, string]> = [
       [disk.writeIops, mean(ws.map((w) => w.ioWriteOpsPerSec)), "write IOPS"],
       [disk.readIops, mean(ws.map((w) => w.ioReadOpsPerSec)), "read IOPS"],
       [disk.writeBytesPerSec, mean(ws.map((w) => w.ioWriteBytesPerSec)), "write bytes/s"],
       [disk.readBytesPerSec, mean(ws.map((w) => w.ioReadBytesPerSec)), "read bytes/s"],
     ];
+    // with a libvirt total, reads + writes are scored against it (below), not each direction on its own
+    const checks = all.filter(([, , what]) => !(what.endsWith("IOPS") ? disk.totalIops : disk.totalBytesPerSec));
     for (const [cap, observed, what] of checks) {
       if (!cap) continue;
       out.push({ resource: "disk", host, score: observed / cap,
         evidence: `${host} disk ${what} ${observed.toFixed(0)} of a ${cap} cap` });
     }
   }
+  if (disk?.totalIops) {
+    const observed = mean(ws.map((w) => w.ioReadOpsPerSec + w.ioWriteOpsPerSec));
+    out.push({ resource: "disk", host, score: observed / disk.totalIops,
+      evidence: `${host} disk read + write IOPS ${observed.toFixed(0)} of a ${disk.totalIops} total (libvirt total_iops_sec)` });
+  }
+  if (disk?.totalBytesPerSec) {
+    const observed = mean(ws.map((w) => w.ioReadBytesPerSec + w.ioWriteBytesPerSec));
+    out.push({ resource: "disk", host, score: observed / disk.totalBytesPerSec,
+      evidence: `${host} disk read + write ${formatRate(observed, "bytes")} of a ${formatRate(disk.totalBytesPerSec, "bytes")} total (libvirt total_bytes_sec)` });
+  }
+  const waitMs = sum(ws, (w) => w.contentionMs ?? 0);
+  if (ws.some((w) => w.contentionMs !== undefined)) {
+    const cpuMs = sum(ws, (w) => w.cpuCores * (w.dtMs ?? 0));
+    const share = waitMs + cpuMs > 0 ? waitMs / (waitMs + cpuMs) : 0;
+    const wallS = sum(ws, (w) => w.dtMs ?? 0) / 1000;
+    out.push({ resource: "contention", host, score: share,
+      evidence: `${host} waited for a CPU ${(wallS > 0 ? waitMs / wallS : 0).toFixed(0)} ms/s while not throttled by its own cap (schedstat run delay less throttled time), ${(share * 100).toFixed(0)} % of its runnable time` });
+  }
   if (limits.memoryBytes) {
     const workingSet = Math.max(0, ...ws.map((w) => w.memoryWorkingSetBytes));
     out.push({ resource: "memory", host, score: workingSet / limits.memoryBytes,
       evidence: `${host} memory working set ${(workingSet / 2 ** 20).toFixed(0)} MiB of ${(limits.memoryBytes / 2 ** 20).toFixed(0)} MiB` });
   }
-  return out;
+  return out.map((c) => ({ ...c, threshold: THRESHOLD[c.resource] }));
 }
+
+/** score − threshold of a candidate. */
+const marginOf = (c: Candidate): number => c.score - THRESHOLD[c.resource];
+const fmt2 = (x: number): string => x.toFixed(2);
+const signed = (x: number): string => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(2)}`;
 
 /**
  * @param windows per host, the observer windows of the measurement phase
@@ -104,20 +142,27 @@ export function findBottleneck(
     const ws = windows[host] ?? [];
     if (ws.length > 0) candidates.push(...hostCandidates(host, ws, limits[host] ?? {}, machineCores));
   }
-  const binding = candidates
-    .filter((c) => c.score >= THRESHOLD[c.resource])
-    .sort((a, b) => b.score - a.score)[0];
-  if (binding) return { ...binding, candidates };
+  const ranked = [...candidates].sort((a, b) => marginOf(b) - marginOf(a));
+  const top = ranked[0];
+  if (top && Math.abs(marginOf(top)) <= MARGIN) {
+    const list = ranked.slice(0, 3).map((c) => `${c.resource === "contention" ? "host contention" : c.resource} ${fmt2(c.score)}`).join(" / ");
+    const more = ranked.length > 3 ? " …" : "";
+    const evidence = `uncertain (${list}${more}): ${top.host} ${top.resource} ${fmt2(top.score)} is within ±${MARGIN} of its ${THRESHOLD[top.resource]} threshold (margin ${signed(marginOf(top))}); ${top.evidence}`;
+    return { resource: "uncertain", host: top.host, score: top.score, evidence, margin: marginOf(top), threshold: THRESHOLD[top.resource], candidates };
+  }
+  if (top && marginOf(top) > 0) {
+    return { ...top, evidence: `${top.evidence}; margin ${signed(marginOf(top))} over its ${THRESHOLD[top.resource]} threshold`, margin: marginOf(top), threshold: THRESHOLD[top.resource], candidates };
+  }
+  const closestMargin = top ? { margin: marginOf(top), threshold: THRESHOLD[top.resource] } : {};
   const client = hostCandidates(clientHost, windows[clientHost] ?? [], limits[clientHost] ?? {}, machineCores)
     .find((c) => c.resource === "cpu");
-  const closest = [...candidates].sort((a, b) => b.score - a.score)[0];
-  const noneSaturated = `no collector or sink resource reached its threshold (closest: ${closest?.evidence ?? "none observed"})`;
+  const noneSaturated = `no collector or sink resource reached its threshold (closest: ${top ? `${top.evidence}, margin ${signed(marginOf(top))} to its ${THRESHOLD[top.resource]} threshold` : "none observed"})`;
   if (offered && offered.offeredPerSec > 0 && offered.sentPerSec < FELL_BEHIND * offered.offeredPerSec) {
     const firstHop = sinkHosts[0] ?? clientHost;
     const share = offered.sentPerSec / offered.offeredPerSec;
     const evidence = `the generator sent ${Math.round(offered.sentPerSec).toLocaleString("en-US")} of the ${Math.round(offered.offeredPerSec).toLocaleString("en-US")} events/s it offered (${(share * 100).toFixed(0)} %): ${firstHop} pushed back while ${noneSaturated}, so round trips bind (e.g. one transaction at a time per connection or worker)`;
-    return { resource: "latency", host: firstHop, score: 1 - share, evidence, candidates };
+    return { resource: "latency", host: firstHop, score: 1 - share, evidence, ...closestMargin, candidates };
   }
   const evidence = `${noneSaturated}; ${client?.evidence ?? "no loadgen readings"}`;
-  return { resource: "client", host: clientHost, score: client?.score ?? 0, evidence, candidates };
+  return { resource: "client", host: clientHost, score: client?.score ?? 0, evidence, ...closestMargin, candidates };
 }

@@ -6,7 +6,8 @@
  */
 import path from "node:path";
 import type { StackSpec } from "../../core/limits.ts";
-import type { RunRecord } from "../results/types.ts";
+import type { Contention, RunRecord } from "../results/types.ts";
+import { bottleneckLabel } from "./bottleneck.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
 import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";
 import type { CellPlan } from "./cell-plan.ts";
@@ -17,6 +18,20 @@ import { hostRoles } from "./site.ts";
 export const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisioning: 3, verification: 4, run: 3 };
 
 const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
+const pct = (x: number): string => `${(x * 100).toFixed(0)} %`;
+
+/** The contention figures of a run in one line: "!! contended: …" when flagged, else the per-host wait shares. */
+export function contentionLine(c: Contention): string {
+  const hosts = Object.entries(c.hosts).map(([h, x]) => `${h} ${pct(x.share)} (${x.waitMsPerSec.toFixed(0)} ms/s)`).join(", ");
+  const machine = [
+    c.psiCpuSomeShare === null ? null : `PSI cpu some ${pct(c.psiCpuSomeShare)}`,
+    c.stealShare === null ? null : `steal ${(c.stealShare * 100).toFixed(1)} %`,
+    c.harnessCores === null ? null : `harness ${c.harnessCores.toFixed(2)} cores`,
+  ].filter(Boolean).join(", ");
+  return c.contended
+    ? `!! contended: ${c.reasons.join("; ")}; waiting for a CPU: ${hosts}; ${machine}`
+    : `contention: waiting for a CPU ${hosts}; ${machine}`;
+}
 
 /**
  * A run's result in a few lines: status and directory (under `resultsRoot`, relative to the working directory when
@@ -26,14 +41,18 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   const dir = path.join(resultsRoot, r.stack, r.scenario, r.runId);
   const shown = path.isAbsolute(dir) && !path.relative(process.cwd(), dir).startsWith("..") ? path.relative(process.cwd(), dir) : dir;
   const lines = [`run ${r.runId}: ${r.status}  → ${shown}/`];
+  if (r.caps?.oversubscribed) lines.push(`  !! oversubscribed: ${r.caps.reasons.join("; ")} (caps are limits, not reservations: the hosts compete for the machine)`);
   for (const [host, l] of Object.entries(r.limits)) {
     if (!l.enforced) lines.push(`  !! limits NOT enforced on ${host}: ${l.notes.join("; ")}`);
+    if (l.enforced === "partial") lines.push(`  !! limits partially enforced on ${host}: ${(l.partial ?? []).join("; ")}`);
+    if (l.uncapped?.length) lines.push(`  uncapped (≥ machine) on ${host}: ${l.uncapped.join("; ")}`);
   }
   if (r.summary) {
     const s = r.summary;
     lines.push(`  ${fmtInt(s.rowsPerSecond)} rows/s, ${s.mibPerSecond.toFixed(2)} MiB/s over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores`
       + `${s.throttledShare === null ? "" : `, throttled in ${(s.throttledShare * 100).toFixed(0)} % of periods`}, link ${s.sinkNetworkMbitPerSecond.toFixed(1)} Mbit/s`);
-    lines.push(`  bottleneck: ${s.bottleneck.resource} (${s.bottleneck.evidence})`);
+    lines.push(s.bottleneck.resource === "uncertain" ? `  bottleneck: ${s.bottleneck.evidence}` : `  bottleneck: ${bottleneckLabel(s.bottleneck)} (${s.bottleneck.evidence})`);
+    if (s.contention) lines.push(`  ${contentionLine(s.contention)}`);
     const lag = lagLine(r);
     if (lag) lines.push(`  ${lag}`);
   }

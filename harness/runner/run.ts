@@ -54,6 +54,7 @@ import { GeneratorGroup, mergeFinals } from "./generator-group.ts";
 import { LocalSite } from "./local-site.ts";
 import { LOADGEN, SINK, type RunSite } from "./site.ts";
 import { computeSummary } from "./summary.ts";
+import { appliedHostLimits, stackCapsFit } from "../results/caps.ts";
 import { collectorHosts } from "./versions.ts";
 import type { CellPlan } from "./cell-plan.ts";
 
@@ -139,6 +140,7 @@ export class BenchRun extends EventEmitter {
       this.record.limits = site.limits;
       this.record.versions = site.versions;
       if (site.environment) this.record.environment = await site.environment();
+      this.record.caps = stackCapsFit(stack, Object.keys(site.limits), this.record.environment);
       this.throwIfAborted();
 
       const params = { ...sink.params, table: sink.params.table ?? "ib_events" };
@@ -192,6 +194,7 @@ export class BenchRun extends EventEmitter {
           lagMs: s.newestSentAtMs === null ? null : s.tAfter - (s.newestSentAtMs - clock.offsetMs),
           backlogRows: backlog?.rows ?? null, backlogLagMs: backlog?.ageMs ?? null,
           sent: progress.sent, accepted: progress.accepted, hosts: obs?.hosts ?? {},
+          ...(obs?.machine ? { machine: obs.machine } : {}),
         };
         this.series.push(point);
         if (this.deferred) this.deferred.push(point);
@@ -315,7 +318,8 @@ export class BenchRun extends EventEmitter {
     const { stack } = this.opts;
     return computeSummary({
       series: this.series, bytesPerRow,
-      limits: Object.fromEntries(Object.entries(stack.hosts).map(([n, h]) => [n, h.limits])),
+      // scored against what was applied and read back, caps at or above the machine dropped (caps.ts appliedHostLimits)
+      limits: Object.fromEntries(Object.entries(stack.hosts).map(([n, h]) => [n, appliedHostLimits(this.record.limits[n], h.limits, this.record.environment)])),
       sinkHosts: this.opts.plan.collector ? [...collectorHosts(Object.keys(stack.hosts)), SINK] : [SINK], clientHost: LOADGEN, machineCores: this.record.environment.cores,
       distinctShare: ledger && ledger.stored > 0 ? ledger.distinct / ledger.stored : undefined,
       offeredPerSec: offeredRate(this.opts.plan.generator.config, this.generatorCount),

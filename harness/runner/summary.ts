@@ -5,7 +5,7 @@
  */
 import type { HostLimits } from "../../core/limits.ts";
 import type { HostWindow } from "../observers/types.ts";
-import type { SeriesPoint, Summary } from "../results/types.ts";
+import type { Contention, HostContention, SeriesPoint, Summary } from "../results/types.ts";
 import { mean, median, quantile } from "../stats/descriptive.ts";
 import { findBottleneck } from "./bottleneck.ts";
 
@@ -13,6 +13,7 @@ export interface SummaryInput {
   series: SeriesPoint[];
   /** mean encoded bytes per row as sent */
   bytesPerRow: number;
+  /** per host, the limits applied and read back (harness/results/caps.ts appliedHostLimits), not the stack file's requests */
   limits: Record<string, HostLimits>;
   sinkHosts: string[];
   clientHost: string;
@@ -24,6 +25,43 @@ export interface SummaryInput {
 }
 
 const MiB = 2 ** 20;
+
+/** A host whose wait share (HostContention.share) reaches this over the measurement phase makes the run `contended`. */
+export const CONTENDED = 0.1;
+/** Steal time at or above this share of all CPU time makes the run `contended` (the hypervisor ran others). */
+export const STEAL_CONTENDED = 0.05;
+
+/**
+ * Contention over the measurement phase (docs/design.md, "Contention"): per host, Σ run delay and Σ wait (run delay
+ * less throttled time) per second of wall time and the wait's share of runnable time; the machine's PSI and steal;
+ * the harness's CPU. Undefined when no window carries a run delay (remote observers, older series).
+ */
+export function contentionOf(measure: readonly SeriesPoint[], hosts: readonly string[]): Contention | undefined {
+  const out: Record<string, HostContention> = {};
+  const reasons: string[] = [];
+  for (const host of hosts) {
+    const ws = measure.map((p) => p.hosts[host]).filter((w) => w?.runDelayMs !== undefined && w.dtMs !== undefined);
+    if (!ws.length) continue;
+    const wallS = ws.reduce((s, w) => s + w!.dtMs!, 0) / 1000;
+    const delay = ws.reduce((s, w) => s + w!.runDelayMs!, 0);
+    const wait = ws.reduce((s, w) => s + (w!.contentionMs ?? 0), 0);
+    const cpuMs = ws.reduce((s, w) => s + w!.cpuCores * w!.dtMs!, 0);
+    const share = wait + cpuMs > 0 ? wait / (wait + cpuMs) : 0;
+    out[host] = { runDelayMsPerSec: wallS > 0 ? delay / wallS : 0, waitMsPerSec: wallS > 0 ? wait / wallS : 0, share };
+    if (share >= CONTENDED) reasons.push(`${host} waited ${out[host]!.waitMsPerSec.toFixed(0)} ms/s for a CPU while not throttled by its own cap (${(share * 100).toFixed(0)} % of its runnable time)`);
+  }
+  if (!Object.keys(out).length) return undefined;
+  const machine = measure.map((p) => p.machine).filter((m) => m !== undefined);
+  const meanOf = (f: (m: NonNullable<SeriesPoint["machine"]>) => number | null): number | null => {
+    const xs = machine.map(f).filter((x): x is number => x !== null);
+    return xs.length ? mean(xs) : null;
+  };
+  const psi = meanOf((m) => m.psiCpuSomeShare);
+  const steal = meanOf((m) => m.stealShare);
+  if (steal !== null && steal >= STEAL_CONTENDED) reasons.push(`steal ${(steal * 100).toFixed(1)} % of CPU time`);
+  if (reasons.length && psi !== null) reasons.push(`CPU pressure (PSI some) ${(psi * 100).toFixed(0)} % of the time`);
+  return { contended: reasons.length > 0, reasons, hosts: out, psiCpuSomeShare: psi, stealShare: steal, harnessCores: meanOf((m) => m.harnessCores) };
+}
 
 /**
  * @throws Error when the series has fewer than two measurement-phase samples (nothing can be divided)
@@ -59,6 +97,7 @@ export function computeSummary(input: SummaryInput): Summary {
   const lags = measure.map((p) => p.lagMs).filter((l): l is number => l !== null);
   const backlogs = measure.map((p) => p.backlogLagMs).filter((l): l is number => l !== null && l !== undefined);
   const drain = series.filter((p) => p.phase === "drain");
+  const contention = contentionOf(measure, [input.clientHost, ...input.sinkHosts]);
 
   return {
     rowsPerSecond,
@@ -88,5 +127,6 @@ export function computeSummary(input: SummaryInput): Summary {
     drainSeconds: drain.length ? (drain[drain.length - 1]!.t - end.t) / 1000 : 0,
     bottleneck: findBottleneck(windows, input.limits, input.sinkHosts, input.clientHost, input.machineCores,
       input.offeredPerSec ? { offeredPerSec: input.offeredPerSec, sentPerSec: (end.sent - start.sent) / measuredSeconds } : undefined),
+    ...(contention ? { contention } : {}),
   };
 }

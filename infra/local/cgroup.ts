@@ -14,8 +14,9 @@ import { constants as fsc } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ProvisioningError } from "../../core/errors.ts";
-import type { HostLimits } from "../../core/limits.ts";
+import type { HostLimits, Enforcement } from "../../core/limits.ts";
 import type { CgroupPaths } from "../../core/hosts.ts";
+import { parseSchedstat } from "../../core/schedstat.ts";
 
 /** The v1 controllers a host cgroup is created in. */
 export const V1_CONTROLLERS = ["cpu", "cpuacct", "memory", "blkio"] as const;
@@ -73,7 +74,9 @@ export interface CgroupUsage {
 /** Result of applying limits to one cgroup: values read back, whether everything requested is in force, why not. */
 export interface CgroupApplyResult {
   applied: Record<string, number | string>;
-  enforced: boolean;
+  /** "partial": applied, but cgroup v1 does not throttle buffered writes (reasons in `partial`; core/limits.ts Enforcement) */
+  enforced: Enforcement;
+  partial?: string[];
   notes: string[];
 }
 
@@ -305,6 +308,7 @@ export async function applyCgroupLimits(
 ): Promise<CgroupApplyResult> {
   const applied: Record<string, number | string> = {};
   const notes: string[] = [];
+  const partial: string[] = [];
   let enforced = true;
   const fail = (what: string, why: string) => {
     enforced = false;
@@ -373,10 +377,11 @@ export async function applyCgroupLimits(
           else applied[key] = back;
         }
         applied.writeThrottleScope = "direct-io-and-sync";
-        notes.push(
+        const note =
           "cgroup v1 blkio throttling applies to direct IO and reads; buffered writes flushed later by kernel writeback " +
-            "are not charged to the group and are NOT throttled (cgroup-v1/blkio-controller.rst)",
-        );
+          "are not charged to the group and are NOT throttled (cgroup-v1/blkio-controller.rst)";
+        notes.push(note);
+        if (disk.writeIops !== undefined || disk.writeBytesPerSec !== undefined) partial.push(`disk write caps: ${note}`);
       }
     }
   } else {
@@ -455,7 +460,7 @@ export async function applyCgroupLimits(
       notes.push(`${key}: requested ${wanted}, kernel reports ${got}`);
     }
   }
-  return { applied, enforced, notes };
+  return { applied, enforced: enforced && partial.length > 0 ? "partial" : enforced, notes, ...(partial.length ? { partial } : {}) };
 }
 
 /** The cgroup.procs files a process must be written into to join the host's cgroup (one per distinct directory). */
@@ -746,4 +751,34 @@ export async function blockDeviceOf(dir: string, opts: { sysfs?: string } = {}):
     return { device: parentDev, name: path.basename(parent) };
   }
   return { device: `${major}:${minor}`, name: path.basename(real) };
+}
+
+/**
+ * Each task (thread) of a host's cgroup with its run delay, ns: the tids listed in v1 `cpu/<leaf>/tasks` (or
+ * cpuacct's) or v2 `cgroup.threads`, each read from /proc/<tid>/schedstat field 2 (core/schedstat.ts). Tasks that
+ * exit between the two reads are skipped. Empty when the cgroup has no such directory.
+ */
+export async function readCgroupTaskWaits(paths: CgroupPaths): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  const d = paths.dirs;
+  const list = paths.version === "v2"
+    ? d.unified && path.join(d.unified, "cgroup.threads")
+    : (d.cpu ?? d.cpuacct) && path.join((d.cpu ?? d.cpuacct)!, "tasks");
+  if (!list) return out;
+  let text: string;
+  try {
+    text = await fs.readFile(list, "utf8");
+  } catch (err) {
+    if (errnoOf(err) === "ENOENT") return out; // the cgroup is gone (teardown)
+    throw err;
+  }
+  for (const tid of text.split("\n").filter(Boolean).map(Number)) {
+    try {
+      const s = parseSchedstat(await fs.readFile(`/proc/${tid}/schedstat`, "utf8"));
+      if (s) out.set(tid, s.waitNs);
+    } catch {
+      /* the task exited after the list was read */
+    }
+  }
+  return out;
 }

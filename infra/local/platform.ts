@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { execa, execaSync } from "execa";
 import { ProvisioningError } from "../../core/errors.ts";
-import type { AppliedLimits, HostLimits, StackSpec } from "../../core/limits.ts";
+import { capsFit, combineEnforcement, type AppliedLimits, type Enforcement, type HostLimits, type MachineSize, type StackSpec } from "../../core/limits.ts";
 import {
   applyCgroupLimits,
   blockDeviceOf,
@@ -31,6 +31,11 @@ import {
 } from "./cgroup.ts";
 import { applyShaping, createTopology, removeNetns, removeRootLinks, type NetworkTopology } from "./netns.ts";
 import type { CgroupPaths, LocalHost, LocalStack, SpawnOptions } from "../../core/hosts.ts";
+
+/** This machine, as the local platform's hosts share it: logical CPUs (os.availableParallelism) and memory (os.totalmem). */
+export function thisMachine(): MachineSize {
+  return { cores: os.availableParallelism(), memoryBytes: os.totalmem() };
+}
 
 /** Options of provisionLocal. */
 export interface ProvisionLocalOptions {
@@ -403,7 +408,8 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
       const limits = spec.limits;
       const applied: Record<string, number | string> = {};
       const notes: string[] = [...globalNotes];
-      let enforced = true;
+      const partial: string[] = [];
+      let enforced: Enforcement = true;
 
       const hostDir = path.join(runDir, name);
       const dataDir = path.join(hostDir, "data");
@@ -439,7 +445,8 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
         });
         Object.assign(applied, r.applied);
         notes.push(...r.notes);
-        if (!r.enforced) enforced = false;
+        partial.push(...(r.partial ?? []));
+        enforced = combineEnforcement(enforced, r.enforced);
       } else if (wantsCgroup) {
         enforced = false;
         notes.push(`cpu/memory/disk limits NOT applied: ${caps.cgroupReason}`);
@@ -509,7 +516,14 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
       };
       local.hosts[name] = host;
       if (!hasAnyLimit(limits)) enforced = true; // nothing was asked, so nothing is unenforced
-      local.limits[name] = { requested: spec.requested, applied, enforced, notes };
+      // a cap at or above the machine is written (harmless) but is not a cap: recorded "uncapped (≥ machine)"
+      const uncapped = capsFit([spec], thisMachine()).uncapped[name] ?? [];
+      for (const u of uncapped) notes.push(`uncapped (≥ machine): ${u}`);
+      local.limits[name] = {
+        requested: spec.requested, applied, enforced, notes,
+        ...(enforced === "partial" ? { partial } : {}),
+        ...(uncapped.length ? { uncapped } : {}),
+      };
       if (!enforced) {
         const reasons = notes.filter((n) => /NOT|not running|cannot|no cgroup/i.test(n));
         process.stderr.write(`ingestbench: WARNING limits NOT enforced: ${name}: ${(reasons.length ? reasons : notes).join("; ")}\n`);

@@ -63,7 +63,11 @@ const positiveBytes = zUnit((v: string | number) => {
   return n;
 });
 
-/** disk: libvirt-style `iops` / `bandwidth` (total_iops_sec / total_bytes_sec) set read and write alike. */
+/**
+ * disk: libvirt-style `iops` / `bandwidth` (total_iops_sec / total_bytes_sec): one budget for reads + writes. Parsed
+ * into the same cap on each direction (what cgroups and docker can throttle) plus `totalIops` / `totalBytesPerSec`,
+ * the budget itself, which the bottleneck scores reads + writes against (core/limits.ts DiskLimit).
+ */
 const diskSchema = z
   .object({
     iops: zUnit(parseIops).optional(),
@@ -109,6 +113,8 @@ const diskSchema = z
     if (writeIops !== undefined) out.writeIops = writeIops;
     if (readBytesPerSec !== undefined) out.readBytesPerSec = readBytesPerSec;
     if (writeBytesPerSec !== undefined) out.writeBytesPerSec = writeBytesPerSec;
+    if (d.iops !== undefined) out.totalIops = d.iops;
+    if (d.bandwidth !== undefined) out.totalBytesPerSec = d.bandwidth;
     if (d.tmpfs !== undefined) out.tmpfsBytes = d.tmpfs;
     return out;
   });

@@ -10,6 +10,7 @@ import { loadStack } from "../../../infra/stack/schema.ts";
 import { loadNightlyPlan } from "../../nightly/plan.ts";
 import { loadScenarioFile, planCells } from "../../runner/plan.ts";
 import { EXIT, type CommandModule } from "../context.ts";
+import { stackFit, stackFitText } from "./stacks.ts";
 import { diagnosticsOf, type Diagnostic } from "../diagnostics.ts";
 
 /** What a file is taken for. */
@@ -44,14 +45,18 @@ export interface FileResult {
   errors: Diagnostic[];
   /** the error's message as printed without --json (absent when ok) */
   text?: string;
+  /** a stack's caps against this machine: "oversubscribed …", "uncapped (≥ machine) …" (a flag, not an error) */
+  warnings?: string[];
 }
 
 /** Validate one file as its kind says. Only IngestbenchErrors are findings; anything else propagates (a bug). */
 export function validateFile(file: string): FileResult {
   const kind = fileKind(file);
   try {
-    if (kind === "stack") loadStack(file);
-    else if (kind === "nightly plan") loadNightlyPlan(file);
+    if (kind === "stack") {
+      const fit = stackFitText(stackFit(loadStack(file)));
+      if (fit) return { file, kind, ok: true, errors: [], warnings: [fit] };
+    } else if (kind === "nightly plan") loadNightlyPlan(file);
     else planCells(loadScenarioFile(file), file);
     return { file, kind, ok: true, errors: [] };
   } catch (err) {
@@ -72,7 +77,7 @@ export const registerValidate: CommandModule = (program, ctx) => {
       } else {
         for (const r of results) {
           // a plan says so: `validate` was for stacks and scenarios only, whose lines stay "file: ok"
-          if (r.ok) ctx.print(`${r.file}: ok${r.kind === "nightly plan" ? " (nightly plan)" : ""}`);
+          if (r.ok) ctx.print(`${r.file}: ok${r.kind === "nightly plan" ? " (nightly plan)" : ""}${r.warnings?.length ? `; ${r.warnings.join("; ")}` : ""}`);
           else ctx.stderr.write(`${r.text}\n`);
         }
       }

@@ -102,8 +102,12 @@ describe("charts", () => {
       // throttled share is drawn as steps: 2n − 1 vertices for n windows
       expect(m.lines).toEqual([8, 2 * 8 - 1, 8, 8]);
       expect(c.svg).toContain("throttled share");
-      expect(c.svg).toContain("rule mark");
     }
+    // the cap is drawn as a rule where it is one: the "large" stack's 2 cores on the fixtures' 2-core machine are
+    // no cap ("uncapped (≥ machine)", harness/results/caps.ts sinkCaps), so its chart has no rule
+    const rules = chartsOf("plain", "resources").map((c) => c.svg.includes("rule mark"));
+    expect(rules.filter(Boolean)).toHaveLength(2);
+    expect(chartsOf("plain", "resources").filter((c) => c.svg.includes("CPU, cores (rule: cap)"))).toHaveLength(2);
   });
 
   it("prefixes SVG element ids so that inlined charts do not share them", () => {

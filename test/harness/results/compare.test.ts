@@ -67,7 +67,10 @@ describe("compareStacks", () => {
     expect(c.change).toBe("faster");
     expect(c.ci![0]).toBeGreaterThan(1.1);
     expect(c.ci![1]).toBeLessThan(1.3);
-    expect(by["two-cores"]!.rowsPerSecondPerCore).toBeCloseTo(600, 6);
+    // the fixtures' machine has 2 cores: a 2-core cap there is no cap ("uncapped (≥ machine)"), so nothing divides by it
+    expect(by["two-cores"]!.caps.cores).toBeNull();
+    expect(by["two-cores"]!.rowsPerSecondPerCore).toBeNull();
+    expect(by["two-cores"]!.flags).toContain("uncapped (≥ machine)");
     expect(by["two-cores"]!.rowsPerSecondPerGiB).toBeCloseTo(300, 6);
 
     expect(by.same!.comparison!.significant).toBe(false);
@@ -84,7 +87,8 @@ describe("compareStacks", () => {
     const line = (stack: string): string => text.split("\n").find((l) => l.startsWith(`│ ${stack} `))!;
     expect(text).toContain("90 % CI");
     expect(line("quarter")).toMatch(/│ 1\.00x │ baseline\s+│\s+4,000 │\s+500 │/);
-    expect(line("two-cores")).toMatch(/│ 1\.20x │ \[\d\.\d\d, \d\.\d\d\] faster\s+│\s+600 │\s+300 │/);
+    // rows/s/vCPU "–": the 2-core cap is no cap on the fixtures' 2-core machine
+    expect(line("two-cores")).toMatch(/│ 1\.20x │ \[\d\.\d\d, \d\.\d\d\] faster\s+│\s+– │\s+300 │/);
     expect(line("same")).toMatch(/│ 1\.02x │ \[[\d.]+, [\d.]+\] ~/);
     expect(line("noisy")).toMatch(/% erratic/);
     expect(line("noisy")).toMatch(/│\s+– │\s+– │/); // uncapped: no per-vCPU, no per-GiB figure
@@ -243,6 +247,13 @@ describe("sinkCaps and compareCommand", () => {
     expect(sinkCaps(requestedOnly)).toEqual({ cores: 1.5, memoryBytes: 512 * 2 ** 20 });
     // not enforced (no root): what was asked was not applied, so no caps
     expect(sinkCaps({ ...requestedOnly, limits: { sink: { ...requestedOnly.limits.sink, enforced: false } } })).toEqual({ cores: null, memoryBytes: null });
+    // a cap at or above the run's machine is not a cap: 2 cores on a 2-core machine, 24 GiB on a 24 GiB one
+    const two = writeRun({ stack: "caps-at-machine", invocation: INV, rows: 1, cores: 2, memoryGiB: 4 });
+    expect(sinkCaps(two)).toEqual({ cores: null, memoryBytes: 4 * 2 ** 30 });
+    expect(sinkCaps({ ...two, environment: { ...two.environment, cores: 4 } })).toEqual({ cores: 2, memoryBytes: 4 * 2 ** 30 });
+    expect(sinkCaps({ ...two, environment: { ...two.environment, memoryBytes: 4 * 2 ** 30 } })).toEqual({ cores: null, memoryBytes: null });
+    // "partial" (v1 buffered writes) still counts the caps that were written and read back
+    expect(sinkCaps({ ...requestedOnly, limits: { sink: { ...requestedOnly.limits.sink, enforced: "partial" as const } } })).toEqual({ cores: 1.5, memoryBytes: 512 * 2 ** 20 });
   });
 
   it("prints JSON and checks flag combinations", async () => {

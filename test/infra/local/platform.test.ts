@@ -115,7 +115,9 @@ describe("local platform (real)", () => {
     expect(st.uid).toBe(Number((await execa("id", ["-u", "postgres"])).stdout));
 
     const lim = local.limits.sink!;
-    expect(lim.enforced).toBe(true);
+    // cgroup v1 does not throttle buffered writes: the disk write caps are applied and read back, but partial
+    expect(lim.enforced).toBe("partial");
+    expect(lim.partial).toEqual([expect.stringMatching(/^disk write caps: .*buffered writes .* NOT throttled/)]);
     expect(lim.requested).toEqual(STACK.hosts.sink!.requested);
     expect(lim.applied).toMatchObject({
       ...QUARTER_CORE_CGROUP_APPLIED,

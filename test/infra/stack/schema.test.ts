@@ -58,7 +58,8 @@ describe("the stack files in stacks/", () => {
     expect(s.hosts.sink?.limits).toEqual({
       cpu: { quotaUs: 25000, periodUs: 100000 },
       memoryBytes: 2 * 1024 ** 3,
-      disk: { readIops: 3000, writeIops: 3000, readBytesPerSec: 125829120, writeBytesPerSec: 125829120 },
+      // libvirt total_*: the same cap on each direction, and the one budget for reads + writes kept beside them
+      disk: { readIops: 3000, writeIops: 3000, readBytesPerSec: 125829120, writeBytesPerSec: 125829120, totalIops: 3000, totalBytesPerSec: 125829120 },
       network: { bandwidthBytesPerSec: 12_000_000 },
     });
     expect(s.hosts.sink?.requested).toEqual({

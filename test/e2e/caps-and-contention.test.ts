@@ -1,0 +1,95 @@
+// Real runs on this machine (real cgroups, netns, tc, PostgreSQL through pg-copy): a stack whose caps exceed the
+// machine is flagged `oversubscribed` where it is shown (validate, stacks, run.json, the run's summary), and a run
+// with CPU hogs pinned to the sink's cores (bounded busy loops started and stopped here by pid) is flagged contended
+// and names host contention. Assertions are on the observed run delay and the verdicts, never on rates.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { execa } from "execa";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadStack } from "../../infra/stack/schema.ts";
+import { stackEntries } from "../../harness/cli/commands/stacks.ts";
+import { describeRun } from "../../harness/runner/drive.ts";
+import { BenchRun } from "../../harness/runner/run.ts";
+import { leftovers } from "../helpers/leftovers.ts";
+import { projectRoot, quickstartPlan } from "../helpers/bench.ts";
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-caps-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const cores = os.availableParallelism();
+
+/** A local stack file in the test's own stacks directory. */
+function stackFile(name: string, hosts: string): string {
+  const file = path.join(tmp, `Pulumi.${name}.yaml`);
+  writeFileSync(file, `config:\n  ingestbench:platform: local\n  ingestbench:hosts:\n${hosts}  ingestbench:expiry: 1h\n`);
+  return file;
+}
+
+function benchRun(stack: string): BenchRun {
+  return new BenchRun({
+    stack: loadStack(stack, tmp), plan: quickstartPlan({ warmup: "2s", duration: "8s" }),
+    resultsRoot: path.join(tmp, "results"), invocation: new Date().toISOString(), projectRoot,
+  });
+}
+
+const cli = (...args: string[]) => execa("node", [path.join(projectRoot, "bin/ingestbench.js"), ...args], { cwd: projectRoot, reject: false });
+
+describe("caps against this machine (real cgroups)", () => {
+  it(`a stack asking ${cores} + 1 cores of a ${cores}-core machine is flagged oversubscribed by validate, stacks and the run`, async () => {
+    const file = stackFile("over", `    loadgen:\n      cpu: "1"\n    sink:\n      cpu: "${cores}"\n      memory: 2GiB\n`);
+    const v = await cli("validate", file, "--json");
+    expect(v.exitCode).toBe(0);
+    const [res] = JSON.parse(v.stdout) as Array<{ ok: boolean; warnings?: string[] }>;
+    expect(res!.ok).toBe(true);
+    expect(res!.warnings?.join(" ")).toMatch(new RegExp(`oversubscribed on this machine .*add up to ${cores + 1} cores on a ${cores}-core machine`));
+    // `ingestbench stacks --json` lists stacks/ of the checkout; its entries for this directory
+    const listed = stackEntries(tmp);
+    expect(listed.find((e) => e.name === "over")).toMatchObject({ ok: true, fit: { oversubscribed: true, uncapped: { sink: [`cpu: ${cores} cores asked of a ${cores}-core machine`] } } });
+    expect((await cli("stacks")).stdout).toMatch(/local-2-cores \(local\).*\n  !! oversubscribed on this machine/);
+
+    const record = await benchRun("over").run();
+    expect(record.error).toBeNull();
+    expect(record.caps).toMatchObject({ oversubscribed: true, cpuCores: cores + 1, hosts: ["loadgen", "sink"] });
+    expect(record.limits.sink!.uncapped).toEqual([`cpu: ${cores} cores asked of a ${cores}-core machine`]);
+    // v1 applies the quota (harmless) but it is no cap: the bottleneck scores the sink as uncapped
+    const cpu = record.summary!.bottleneck.candidates.find((c) => c.host === "sink" && c.resource === "cpu")!;
+    expect(cpu.evidence).toMatch(/\(no cap\)/);
+    expect(describeRun(record, tmp)).toMatch(/!! oversubscribed: CPU caps of loadgen \+ sink add up to/);
+    expect(describeRun(record, tmp)).toMatch(/uncapped \(≥ machine\) on sink/);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+
+  it("a run with CPU hogs pinned to the sink's cores is contended and names host contention", async () => {
+    stackFile("hogged", `    loadgen:\n      cpu: "0.5"\n    sink:\n      cpu: "1"\n      memory: 2GiB\n`);
+    // the sink is not pinned, so its cores are all of the machine's; two bounded busy loops per core, each ending by
+    // itself after 90 s and stopped by pid below
+    const hogs: ChildProcess[] = [];
+    const all = `0-${cores - 1}`;
+    try {
+      const run = benchRun("hogged");
+      // once the sink is up (initdb under the hogs would outlast its start-up timeout), before the load starts
+      run.once("sink", () => {
+        for (let i = 0; i < 2 * cores; i++) {
+          hogs.push(spawn("taskset", ["-c", all, process.execPath, "-e", "const end = Date.now() + 90000; while (Date.now() < end) {}"], { stdio: "ignore" }));
+        }
+      });
+      const record = await run.run();
+      expect(record.error).toBeNull();
+      const c = record.summary!.contention!;
+      expect(c.contended).toBe(true);
+      // the sink waited for a CPU most of its runnable time while not throttled by its 1-core cap
+      expect(c.hosts.sink!.runDelayMsPerSec).toBeGreaterThan(100);
+      expect(c.hosts.sink!.share).toBeGreaterThan(0.3);
+      expect(c.reasons.join(" ")).toMatch(/sink waited \d+ ms\/s for a CPU while not throttled by its own cap/);
+      expect(record.summary!.bottleneck.resource).toBe("contention");
+      expect(describeRun(record, tmp)).toMatch(/bottleneck: host contention \(sink waited for a CPU/);
+      expect(describeRun(record, tmp)).toMatch(/!! contended: /);
+      // the harness's own CPU during measure is recorded
+      expect(c.harnessCores).toBeGreaterThanOrEqual(0);
+      expect(leftovers(record.runId.slice(-6))).toEqual([]);
+    } finally {
+      for (const h of hogs) if (h.pid !== undefined && h.exitCode === null) process.kill(h.pid, "SIGKILL");
+    }
+  });
+});

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { bottleneckLabel, findBottleneck, MARGIN, THRESHOLD } from "../../../harness/runner/bottleneck.ts";
+import { appliedHostLimits } from "../../../harness/results/caps.ts";
+import { hostWindow as hw } from "../../helpers/host-window.ts";
+
+const quarterCore = { cpu: { quotaUs: 25000, periodUs: 100000 }, network: { bandwidthBytesPerSec: 12_000_000 } };
+const MACHINE = { cores: 2, memoryBytes: 24 * 2 ** 30 };
+
+describe("findBottleneck: margins and uncertain verdicts (observation vectors)", () => {
+  it("a link at 0.84 of its cap against 0.85 is 'uncertain (network 0.84 / cpu 0.19 …)', not client or network", () => {
+    const sink = [hw({ cpuCores: 0.1, periods: 100, throttledPeriods: 19, netRxBytesPerSec: 0.84 * 12_000_000 })];
+    const b = findBottleneck({ sink, loadgen: [hw({ cpuCores: 0.3 })] }, { sink: quarterCore, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(b.resource).toBe("uncertain");
+    expect(bottleneckLabel(b)).toBe("uncertain (network 0.84 / cpu 0.19)");
+    expect(b.margin).toBeCloseTo(-0.01, 6);
+    expect(b.threshold).toBe(THRESHOLD.network);
+    expect(b.evidence).toMatch(/within ±0\.05 of its 0\.85 threshold \(margin −0\.01\)/);
+  });
+
+  it("just above the threshold but within the margin is uncertain too; beyond the margin it binds and prints the margin", () => {
+    const at = (share: number) => [hw({ netRxBytesPerSec: share * 12_000_000 })];
+    expect(findBottleneck({ sink: at(0.85 + MARGIN - 0.001) }, { sink: quarterCore }, ["sink"], "loadgen", 2).resource).toBe("uncertain");
+    const bound = findBottleneck({ sink: at(0.97) }, { sink: quarterCore }, ["sink"], "loadgen", 2);
+    expect(bound.resource).toBe("network");
+    expect(bound.margin).toBeCloseTo(0.12, 6);
+    expect(bound.evidence).toMatch(/margin \+0\.12 over its 0\.85 threshold/);
+    const below = findBottleneck({ sink: at(0.5), loadgen: [hw({})] }, { sink: quarterCore, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(below.resource).toBe("client");
+    expect(below.margin).toBeCloseTo(-0.35, 6);
+    expect(below.evidence).toMatch(/margin −0\.35 to its 0\.85 threshold/);
+  });
+
+  it("names host contention when the sink waits for CPUs other load holds, with its figures", () => {
+    // 600 ms/s runnable but waiting, 400 ms/s on a CPU, throttled 0 ms: 60 % of its runnable time waiting
+    const sink = [hw({ cpuCores: 0.4, runDelayMs: 600, contentionMs: 600 })];
+    const b = findBottleneck({ sink, loadgen: [hw({})] }, { sink: {}, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(b.resource).toBe("contention");
+    expect(bottleneckLabel(b)).toBe("host contention");
+    expect(b.score).toBeCloseTo(0.6, 6);
+    expect(b.evidence).toMatch(/sink waited for a CPU 600 ms\/s while not throttled by its own cap/);
+  });
+
+  it("scores libvirt totals as reads + writes against the one budget", () => {
+    const disk = { readIops: 3000, writeIops: 3000, totalIops: 3000 };
+    const sink = [hw({ ioReadOpsPerSec: 1500, ioWriteOpsPerSec: 1400 })];
+    const b = findBottleneck({ sink }, { sink: { disk } }, ["sink"], "loadgen", 2);
+    expect(b.resource).toBe("disk");
+    expect(b.score).toBeCloseTo(2900 / 3000, 6);
+    expect(b.evidence).toMatch(/read \+ write IOPS 2900 of a 3000 total \(libvirt total_iops_sec\)/);
+  });
+});
+
+describe("appliedHostLimits: the bottleneck scores what was applied", () => {
+  const requested = { cpu: { quotaUs: 25000, periodUs: 100000 }, memoryBytes: 2 * 2 ** 30, network: { bandwidthBytesPerSec: 12_000_000 } };
+  it("takes the kernel's read-back values over the request, and drops caps at or above the machine", () => {
+    const l = { requested: {}, applied: { cfsQuotaUs: 50000, cfsPeriodUs: 100000, memoryLimitBytes: 2 ** 30, tbfRateBytesPerSec: 6_000_000 }, enforced: true, notes: [] };
+    expect(appliedHostLimits(l, requested, MACHINE)).toEqual({ cpu: { quotaUs: 50000, periodUs: 100000 }, memoryBytes: 2 ** 30, network: { bandwidthBytesPerSec: 6_000_000 } });
+    const big = { ...l, applied: { cfsQuotaUs: 200000, cfsPeriodUs: 100000, memoryLimitBytes: 9223372036854771712 } };
+    expect(appliedHostLimits(big, { cpu: { quotaUs: 200000, periodUs: 100000 } }, MACHINE)).toEqual({});
+  });
+  it("a host not enforced keeps only what was read back; an enforced one without read-back keeps its request", () => {
+    expect(appliedHostLimits({ requested: {}, applied: {}, enforced: false, notes: [] }, requested, MACHINE)).toEqual({});
+    expect(appliedHostLimits({ requested: {}, applied: { vmSize: "Standard_E2bs_v5" }, enforced: true, notes: [] }, requested, MACHINE)).toEqual(requested);
+  });
+});
