@@ -2,14 +2,17 @@
  * Which runs a comparison may use (compare, report and nightly all go through here): a run counts only when
  *   1. its status is `ok` (not `failed` — a check failed, e.g. rows lost —, `error`, `interrupted`, or still
  *      `running`, i.e. killed before its last write) and it has a summary;
- *   2. its caps were enforced: every host's `limits.<host>.enforced` is exactly `true` (`false`, `"partial"` — e.g.
- *      cgroup v1 does not throttle buffered writes — or anything else is not), and the run is not flagged
- *      `oversubscribed` (the caps of hosts running at the same time exceed the machine);
+ *   2. its caps were enforced: every host's `limits.<host>.enforced` is `true` or `"partial"` (`false`, a cap the
+ *      platform could not apply or read back, or anything else is not). A `"partial"` host (e.g. cgroup v1, which
+ *      does not throttle buffered writes: every local disk cap on such a machine) and an `oversubscribed` stack
+ *      (docs/decisions/0008) stay in the comparison, flagged in its `flags` column (columns.ts): their caps were
+ *      applied, and what they do not hold is named; leaving them out would leave nothing to compare on a cgroup v1
+ *      machine or a 2-core one;
  *   3. it ran on the same machine as the runs it is compared with: its machine key (CPU model, kernel, cores,
  *      cgroup version; for nightly also the component versions, `environmentKey`) equals the reference.
  * Every other run is returned as an `ExcludedRun` with its reason, for the terminal's footnote, `--json` and the
  * report. The fields of rule 2 are read defensively (run.json written before they existed, or by a newer harness,
- * may lack them or carry objects): only `enforced === true` and a falsy `oversubscribed` pass.
+ * may lack them or carry objects): only `enforced === true` or `"partial"` pass.
  */
 import type { RunRecord } from "./types.ts";
 
@@ -52,19 +55,14 @@ export function statusProblem(run: RunRecord): string | null {
 }
 
 /** A flag's value as words: true → "", an object → its JSON, a string as is. */
-const flagDetail = (v: unknown): string => (v === true ? "" : typeof v === "string" ? v : firstLine(JSON.stringify(v)));
 
-/** Why a run's caps keep it out (rule 2), or null when every host was enforced and nothing is oversubscribed. */
+/** Why a run's caps keep it out (rule 2), or null when every host's caps were applied (fully or "partial"). */
 export function capsProblem(run: RunRecord): string | null {
   const problems: string[] = [];
-  const top = (run as { oversubscribed?: unknown }).oversubscribed;
-  if (top) problems.push(`oversubscribed${flagDetail(top) ? ` (${flagDetail(top)})` : ""}`);
   for (const [host, raw] of Object.entries(run.limits ?? {})) {
-    const l = (raw ?? {}) as { enforced?: unknown; notes?: unknown; reason?: unknown; oversubscribed?: unknown };
+    const l = (raw ?? {}) as { enforced?: unknown; notes?: unknown; reason?: unknown };
     const notes = [l.reason, ...(Array.isArray(l.notes) ? l.notes : [])].filter((x) => typeof x === "string" && x.length > 0).join("; ");
-    if (l.enforced === "partial") problems.push(`caps partially enforced on ${host}${notes ? `: ${notes}` : ""}`);
-    else if (l.enforced !== true) problems.push(`caps not enforced on ${host}${notes ? `: ${notes}` : ""}`);
-    if (l.oversubscribed) problems.push(`${host} oversubscribed${flagDetail(l.oversubscribed) ? ` (${flagDetail(l.oversubscribed)})` : ""}`);
+    if (l.enforced !== true && l.enforced !== "partial") problems.push(`caps not enforced on ${host}${notes ? `: ${notes}` : ""}`);
   }
   return problems.length ? problems.join("; ") : null;
 }
