@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import { imageRef } from "../catalog.ts";
+import { catalogEntry, imageRef } from "../catalog.ts";
 import type { PulumiStack } from "../stack/schema.ts";
 import { buildImage, DockerHost, labelList } from "./host.ts";
 import type { StackOutputs } from "../../core/outputs.ts";
@@ -139,12 +139,13 @@ export class DockerStack extends pulumi.ComponentResource {
         const name = componentOf(hostName);
         const entry = images[hostName]!.entry;
         out.hosts[hostName] = { address: h.address, container: h.containerName, component: name, image: h.image, limits: h.limits, ...(h.config ? { config: h.config } : {}) };
-        // a built image has no registry digest: digestResolved stays false; the version command is the image's own
+        // a built image has no registry digest: digestResolved stays false; a version command only when the image's
+        // differs from the plugin's (a Debian-built ClickHouse 18.16)
         out.versions[name] = {
           pinned: entry.version,
           image: h.image,
           digestResolved: h.image === imageRef(entry) && entry.digest !== null,
-          ...(entry.versionCommand ? { versionCommand: [...entry.versionCommand] } : {}),
+          ...(entry.versionCommand && JSON.stringify(entry.versionCommand) !== JSON.stringify(catalogEntry(name).versionCommand) ? { versionCommand: [...entry.versionCommand] } : {}),
         };
       }
       return out;
