@@ -115,7 +115,7 @@ describe("docker stack files", () => {
           expect(shaper?.inputs.networkMode).toBe(`container:ib-${name}-${host.name}`);
           const script = (shaper?.inputs.command as string[])[0]!;
           expect(script).toContain(`tbf rate ${netCap.bandwidthBytesPerSec * 8}bit`);
-          expect(script).toContain(`police rate ${netCap.bandwidthBytesPerSec * 8}bit`);
+          expect(script).toContain(`ifb0 root handle 1: tbf rate ${netCap.bandwidthBytesPerSec * 8}bit`);
           expect(labelsOf(shaper!)).toMatchObject({ "ingestbench.owner": stack.platform.owner, "ingestbench.role": "shaper" });
         } else {
           expect(shaper).toBeUndefined();
@@ -204,7 +204,7 @@ describe("docker-quarter-core: 004's caps on docker", () => {
     expect(shaper.image).toBe(imageRef(catalog.shaper!));
     const script = (shaper.command as string[])[0]!;
     expect(script).toContain("tc qdisc add dev eth0 root handle 1: tbf rate 96000000bit burst 120000 latency 50ms");
-    expect(script).toContain("tc filter add dev eth0 parent ffff: matchall action police rate 96000000bit burst 120000 conform-exceed drop");
+    expect(script).toContain("tc filter add dev eth0 parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev ifb0");
     expect(() => execFileSync("sh", ["-n", "-c", script])).not.toThrow();
     expect(outputs.hosts.sink?.limits).toMatchObject({
       enforced: true,
