@@ -137,7 +137,7 @@ describe("docker-debian stacks on a real Docker engine (Pulumi program applied b
     expect(Object.keys(rec!.versions)).toEqual(expect.arrayContaining(["syslog-ng", "syslog-ng@collector-2"]));
   }, 600_000);
 
-  it("syslog-ng 3.38 vs 4.8 on one stack (a matrix over the version, re-deployed in place), then `compare`", () => {
+  it("syslog-ng 3.38 vs 4.8 on one stack (a matrix over the version, re-deployed in place), then `compare --force`", () => {
     const file = scenario("d-syslog-ng-versions", [SYSLOG, 'collector: { syslog-ng: { version: "3.38", batch-lines: 1000, batch-timeout: 200, workers: 1, log-fifo-size: 20000 } }', 'sink: { postgres: { version: "15" } }', 'matrix: { collector.syslog-ng.version: ["3.38", "4.8"] }']);
     const r = bench("docker-debian-2-cores", file);
     expect(r.status, r.stderr).toBe(0);
@@ -146,10 +146,12 @@ describe("docker-debian stacks on a real Docker engine (Pulumi program applied b
     for (const rec of recs) exactLedger(rec);
     expect(recs.map((x) => x.versions["syslog-ng"]!.running.split(".").slice(0, 2).join(".")).sort()).toEqual(["3.38", "4.8"]);
     const [a, b] = [recs.find((x) => x.versions["syslog-ng"]!.running.startsWith("3.38"))!, recs.find((x) => x.versions["syslog-ng"]!.running.startsWith("4.8"))!];
-    const c = spawnSync(process.execPath, ["bin/ingestbench.js", "compare", "--scenario", "d-syslog-ng-versions", "--stack", "docker-debian-2-cores", "--baseline", a.runId, "--contender", b.runId, "--results", results], { cwd: repoRoot, encoding: "utf8", timeout: 60_000 });
+    const c = spawnSync(process.execPath, ["bin/ingestbench.js", "compare", "--scenario", "d-syslog-ng-versions", "--stack", "docker-debian-2-cores", "--baseline", a.runId, "--contender", b.runId, "--results", results, "--force"], { cwd: repoRoot, encoding: "utf8", timeout: 60_000 });
     expect(c.status, c.stderr).toBe(0);
     expect(c.stdout).toContain(a.runId);
     expect(c.stdout).toContain(b.runId);
+    // a version comparison on purpose: compare lists the difference (--force)
+    expect(c.stdout).toContain("component versions differ");
   }, 900_000);
 });
 
