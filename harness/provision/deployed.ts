@@ -31,6 +31,8 @@ import { Progress } from "../runner/progress.ts";
 import type { CellPlan } from "../runner/cell-plan.ts";
 import { BenchRun } from "../runner/run.ts";
 import { cellConfig, openWorkspace, PulumiProvisioner, withPulumiStack } from "./provisioner.ts";
+import { cellImages, requireImages } from "./images.ts";
+import type { ResolvedImage } from "../../infra/docker/images.ts";
 
 const defaultProjectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -109,16 +111,21 @@ export interface PulumiStacksOptions {
 export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
   const projectRoot = opts.projectRoot ?? defaultProjectRoot;
   const runCell = opts.runCell ?? deployedCellRunner(opts.env ? { env: opts.env } : {});
+  const images = new Map<string, ResolvedImage[]>();
   return {
     check(stack, plans) {
       if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`);
       for (const plan of plans) cellConfig(stack, plan);
+      // the images the cells run (a version without a Debian-built image is refused here, exit 2)
+      if (stack.platform === "docker") images.set(stack.name, cellImages(loadPulumiStack(stack.file), plans));
     },
     ready(stack) {
       // the CLIs a deployment and its runs need, before anything is deployed (and paid for)
       const env = opts.env ?? process.env;
       requirePulumiCli(env);
       if (!opts.runCell) requireShellClient(stack.platform, env);
+      // Debian-built images come from no registry: the engine must have them (./images.ts)
+      if (stack.platform === "docker") requireImages(stack.name, images.get(stack.name) ?? [], env);
     },
     async run({ stack, items, signal, progress, resultsRoot, invocation }) {
       const records: RunRecord[] = [];

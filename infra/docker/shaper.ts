@@ -4,11 +4,16 @@
  * images need neither tc nor NET_ADMIN themselves.
  *
  * Egress: tbf on eth0 (rate in bit/s, tc-tbf(8); the same burst and latency as the local platform), under a netem
- * root when delay or loss is asked. Ingress: an ingress qdisc with a matchall police filter at the same rate
- * (drop above it), so both directions are capped as libvirt's <bandwidth> inbound/outbound does. The script
+ * root when delay or loss is asked. Ingress: an ingress qdisc whose u32 match-all filter redirects every packet
+ * (act_mirred) to an ifb device shaped by the same tbf, so both directions are capped as libvirt's <bandwidth>
+ * inbound/outbound does. (Not a police action: kernels without act_police and cls_matchall, like this machine's
+ * 6.18, refuse it; ifb + mirred + u32 is what tc-mirred(8) documents for ingress shaping.) The script
  * prints `tc -s qdisc show` for the read-back and then sleeps, so the shaper stays up (and visible) with its host.
  */
 import { tbfBurstFor, TBF_LATENCY_MS } from "../local/netns.ts";
+
+/** The intermediate functional block device that carries the host's inbound traffic through a tbf. */
+const IFB = "ifb0";
 
 export interface Shaping {
   rateBytesPerSec?: number;
@@ -35,8 +40,11 @@ export function shaperScript(s: Shaping, dev = "eth0"): string {
   }
   if (s.rateBytesPerSec !== undefined) {
     lines.push(
+      `ip link add ${IFB} type ifb`,
+      `ip link set ${IFB} up`,
       `tc qdisc add dev ${dev} handle ffff: ingress`,
-      `tc filter add dev ${dev} parent ffff: matchall action police rate ${Math.round(s.rateBytesPerSec * 8)}bit burst ${s.burstBytes ?? tbfBurstFor(s.rateBytesPerSec)} conform-exceed drop`,
+      `tc filter add dev ${dev} parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev ${IFB}`,
+      `tc qdisc add dev ${IFB} root handle 1: ${tbf}`,
     );
   }
   lines.push(`tc -s qdisc show dev ${dev}`, `echo "ingestbench shaper: applied on ${dev}"`, "exec sleep infinity");

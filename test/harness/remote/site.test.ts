@@ -5,6 +5,7 @@
  * for a stack that does not serve the cell. The full run on a deployed stack is test/e2e/deployed-stacks.test.ts.
  */
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { StackOutputs } from "../../../core/outputs.ts";
@@ -79,12 +80,18 @@ describe("RemoteSite on a deployed scale-out stack (recording Docker CLI stand-i
   it("gives one entry per collector host in collector-1, collector-2 order, after probing both versions in their containers", async () => {
     docker = containers({ "11": "4.0.3", "12": "4.0.3" });
     const s = site(outputs(), docker);
-    const entries = await s.startEntries();
+    // the stand-in's containers are this machine: the collectors' data port listens here (harness/remote/ready.ts)
+    const listener = net.createServer();
+    await new Promise<void>((r) => listener.listen(8888, "127.0.0.1", r));
+    const entries = await s.startEntries().finally(() => listener.close());
     expect(entries).toEqual([{ host: "10.77.0.11", port: 8888 }, { host: "10.77.0.12", port: 8888 }]);
     expect(s.versions).toEqual({ "fluent-bit": { pinned: "4.0.3", running: "4.0.3" }, "fluent-bit@collector-2": { pinned: "4.0.3", running: "4.0.3" } });
     expect(docker.commandLines()).toEqual([
       `docker exec -i ib-${STACK}-11 sh -c /fluent-bit/bin/fluent-bit --version 2>&1`,
       `docker exec -i ib-${STACK}-12 sh -c /fluent-bit/bin/fluent-bit --version 2>&1`,
+      // then each waits for its data port to listen in its own network namespace
+      `docker exec -i ib-${STACK}-11 sh -c cat /proc/net/tcp /proc/net/tcp6 2>/dev/null || true`,
+      `docker exec -i ib-${STACK}-12 sh -c cat /proc/net/tcp /proc/net/tcp6 2>/dev/null || true`,
     ]);
   });
 

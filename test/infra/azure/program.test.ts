@@ -229,7 +229,7 @@ describe("azure stack files", () => {
           expect(shaper).toContain("--cap-add=NET_ADMIN");
           expect(shaper).toContain(imageRef(catalog.shaper!));
           expect(shaper).toContain(`tc qdisc add dev eth0 root handle 1: tbf rate ${netCap.bandwidthBytesPerSec * 8}bit`);
-          expect(shaper).toContain(`police rate ${netCap.bandwidthBytesPerSec * 8}bit`);
+          expect(shaper).toContain(`ifb0 root handle 1: tbf rate ${netCap.bandwidthBytesPerSec * 8}bit`);
         } else {
           expect(shaper).toBeUndefined();
         }
@@ -310,7 +310,7 @@ describe("azure-quarter-core: 004's caps on a 2-core VM", () => {
     );
     expect(containers).toContain("docker pull docker.elastic.co/elasticsearch/elasticsearch:8.15.3");
     expect(containers).toContain("tc qdisc add dev eth0 root handle 1: tbf rate 96000000bit burst 120000 latency 50ms");
-    expect(containers).toContain("tc filter add dev eth0 parent ffff: matchall action police rate 96000000bit burst 120000 conform-exceed drop");
+    expect(containers).toContain("tc filter add dev eth0 parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev ifb0");
     expect(outputs.hosts.sink?.limits).toMatchObject({
       enforced: true,
       applied: { cfsQuotaUs: 25000, cfsPeriodUs: 100000, memoryBytes: 2 * 1024 ** 3, readIops: 3000, writeBytesPerSec: 125829120, diskIOPSReadWrite: 3000, diskMBpsReadWrite: 125, vmSize: "Standard_E2bs_v5", tbfRateBytesPerSec: 12_000_000 },

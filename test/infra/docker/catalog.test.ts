@@ -45,15 +45,18 @@ describe("image catalog", () => {
 });
 
 describe("shaper script", () => {
-  it("shapes egress with tbf and polices ingress at the same rate, and parses as sh and bash", () => {
+  it("shapes egress with tbf and ingress through an ifb with the same tbf, and parses as sh and bash", () => {
     const script = shaperScript({ rateBytesPerSec: 12_000_000, burstBytes: 120_000 });
     expect(script.split("\n")).toEqual([
       "set -eu",
       "tc qdisc del dev eth0 root 2>/dev/null || true",
       "tc qdisc del dev eth0 ingress 2>/dev/null || true",
       "tc qdisc add dev eth0 root handle 1: tbf rate 96000000bit burst 120000 latency 50ms",
+      "ip link add ifb0 type ifb",
+      "ip link set ifb0 up",
       "tc qdisc add dev eth0 handle ffff: ingress",
-      "tc filter add dev eth0 parent ffff: matchall action police rate 96000000bit burst 120000 conform-exceed drop",
+      "tc filter add dev eth0 parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev ifb0",
+      "tc qdisc add dev ifb0 root handle 1: tbf rate 96000000bit burst 120000 latency 50ms",
       "tc -s qdisc show dev eth0",
       'echo "ingestbench shaper: applied on eth0"',
       "exec sleep infinity",

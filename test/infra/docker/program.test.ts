@@ -11,6 +11,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { catalog, catalogEntry, imageRef } from "../../../infra/catalog.ts";
 import { stackSubnet } from "../../../infra/docker/stack.ts";
+import { resolveImage } from "../../../infra/docker/images.ts";
 import { listStacks, loadPulumiStack, type PulumiStack } from "../../../infra/stack/schema.ts";
 import { configOfFile, encodeConfig, outputValue, type RecordedResource, recordResources, runPulumiProgram } from "../../helpers/pulumi-program.ts";
 
@@ -76,7 +77,7 @@ describe("docker stack files", () => {
       expect(labelsOf(network!)).toMatchObject({ "ingestbench.owner": stack.platform.owner, "ingestbench.stack": name });
 
       Object.values(stack.spec.hosts).forEach((host, i) => {
-        const component = catalogEntry(stack.platform.components[host.name] ?? "loadgen");
+        const component = resolveImage(stack.platform.components[host.name] ?? "loadgen", stack.platform.docker.images ?? "upstream", undefined).entry;
         const c = containerOf(resources, name, host.name);
         const { cpu, memoryBytes, disk, network: netCap } = host.limits;
         // CPU: CFS quota over period, µs
@@ -114,7 +115,7 @@ describe("docker stack files", () => {
           expect(shaper?.inputs.networkMode).toBe(`container:ib-${name}-${host.name}`);
           const script = (shaper?.inputs.command as string[])[0]!;
           expect(script).toContain(`tbf rate ${netCap.bandwidthBytesPerSec * 8}bit`);
-          expect(script).toContain(`police rate ${netCap.bandwidthBytesPerSec * 8}bit`);
+          expect(script).toContain(`ifb0 root handle 1: tbf rate ${netCap.bandwidthBytesPerSec * 8}bit`);
           expect(labelsOf(shaper!)).toMatchObject({ "ingestbench.owner": stack.platform.owner, "ingestbench.role": "shaper" });
         } else {
           expect(shaper).toBeUndefined();
@@ -170,7 +171,7 @@ describe("docker-4c4g: 001's Docker Desktop split across the hosts", () => {
     expect(cores).toBe(4);
     expect(c("sink").image).toMatch(/^clickhouse\/clickhouse-server:/);
     expect(c("collector").image).toMatch(/^fluent\/fluent-bit:/);
-    expect(c("loadgen").command).toEqual(["sleep", "infinity"]);
+    expect(c("loadgen").command).toEqual(["sh", "-c", "trap 'exit 0' TERM INT; sleep infinity & wait"]);
     expect(c("sink").mounts).toEqual([{ type: "volume", source: "ib-docker-4c4g-sink-data", target: "/var/lib/clickhouse" }]);
     expect(resources.some((r) => r.inputs.capabilities !== undefined)).toBe(false); // no network caps: no shaper
     expect(outputs.endpoints["fluent-bit"]).toEqual([
@@ -203,7 +204,7 @@ describe("docker-quarter-core: 004's caps on docker", () => {
     expect(shaper.image).toBe(imageRef(catalog.shaper!));
     const script = (shaper.command as string[])[0]!;
     expect(script).toContain("tc qdisc add dev eth0 root handle 1: tbf rate 96000000bit burst 120000 latency 50ms");
-    expect(script).toContain("tc filter add dev eth0 parent ffff: matchall action police rate 96000000bit burst 120000 conform-exceed drop");
+    expect(script).toContain("tc filter add dev eth0 parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev ifb0");
     expect(() => execFileSync("sh", ["-n", "-c", script])).not.toThrow();
     expect(outputs.hosts.sink?.limits).toMatchObject({
       enforced: true,
