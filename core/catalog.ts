@@ -103,6 +103,67 @@ export interface CatalogImage {
   refuses?: Readonly<Record<string, string>>;
   /** what still has to happen before this entry is usable before a docker or azure stack can deploy it */
   todo?: string;
+  /**
+   * The Debian-built images of this component (images/debian/, scripts/build-images.sh), for stacks with
+   * `ingestbench:docker: { images: debian }`: one per version; a cell's `version` picks one (see imageVariant),
+   * the first is the default.
+   */
+  debian?: readonly CatalogVariant[];
+}
+
+/**
+ * A Debian-built image of a component: what differs from the entry it belongs to. Absent keys are the entry's;
+ * `metrics: null` means the image serves no telemetry endpoint (e.g. ClickHouse 18.16 has no <prometheus> setting).
+ * Such an image is never pulled (no registry has it): it must be on the engine, built with
+ * `bash scripts/build-images.sh <build>`.
+ */
+export interface CatalogVariant {
+  repository: string;
+  tag: string;
+  /** the version the running component must report (its first x.y[.z] starts with it) */
+  version: string;
+  /** scripts/build-images.sh's name of the image (`bash scripts/build-images.sh --list`) */
+  build: string;
+  versionCommand?: readonly string[] | null;
+  ports?: CatalogPort[];
+  dataDir?: string;
+  env?: Record<string, string>;
+  command?: string[];
+  uploads?: readonly CatalogUpload[];
+  metrics?: CatalogMetrics | null;
+  /** what is different about this image, for people */
+  about: string;
+}
+
+/** Where a docker stack's images come from: the entries' upstream images, or the Debian-built ones. */
+export type ImageSource = "upstream" | "debian";
+
+/** "15" is met by "15", "15.18"; "3.38" by "3.38.1"; not "3.380" (the deployed pin rule, harness/remote/versions.ts). */
+function extendsVersion(base: string, v: string): boolean {
+  return v === base || v.startsWith(`${base}.`);
+}
+
+/**
+ * The entry a host runs: `entry` itself for upstream images; for Debian-built ones the variant whose version the
+ * cell's `version` pin extends or is extended by (pin "15.18" or "15" → variant "15"), or the first variant when
+ * the cell pins none. The result has no `debian` list and carries `buildName` (scripts/build-images.sh's name) for messages.
+ * @throws Error naming the versions there are, when the pin matches no variant or the entry has none
+ */
+export function imageVariant(entry: CatalogImage, source: ImageSource, version?: string): CatalogImage & { buildName?: string } {
+  const { debian, ...base } = entry;
+  if (source === "upstream") return base;
+  if (!debian || debian.length === 0) throw new Error(`${entry.name} has no Debian-built image (images/debian/README.md lists them)`);
+  const v = version === undefined ? debian[0]! : debian.find((d) => extendsVersion(d.version, version) || extendsVersion(version, d.version));
+  if (!v) {
+    throw new Error(`${entry.name} version "${version}" has no Debian-built image: there are ${debian.map((d) => `${d.version} (${d.repository}:${d.tag})`).join(", ")}`);
+  }
+  const { build, about: _about, metrics, ...over } = v;
+  const out: CatalogImage & { buildName?: string } = { ...base, ...over, digest: null, buildName: build };
+  if (metrics === null) delete out.metrics;
+  else if (metrics !== undefined) out.metrics = metrics;
+  delete out.build; // the Debian image is run as it is (no pairing build on top)
+  delete out.todo;
+  return out;
 }
 
 /** Format of a resolved digest. */

@@ -68,6 +68,8 @@ export interface VersionOutput {
   pinned: string;
   image: string;
   digestResolved: boolean;
+  /** the command the image answers its version to (core/catalog.ts versionCommand), when it differs by image */
+  versionCommand?: string[];
 }
 
 export interface StackOutputs {

@@ -5,8 +5,8 @@
  */
 import type { CatalogImage } from "../core/catalog.ts";
 import { allPlugins } from "../plugins/registry.ts";
-export { DIGEST, heapMiB, imageRef } from "../core/catalog.ts";
-export type { CatalogBuild, CatalogImage, CatalogKind, CatalogMetrics, CatalogPort, CatalogUpload } from "../core/catalog.ts";
+export { DIGEST, heapMiB, imageRef, imageVariant } from "../core/catalog.ts";
+export type { CatalogBuild, CatalogImage, CatalogVariant, ImageSource, CatalogKind, CatalogMetrics, CatalogPort, CatalogUpload } from "../core/catalog.ts";
 
 /** The platform's own images: the load generator's runtime and the network shaper of docker hosts. */
 const platformImages: CatalogImage[] = [
@@ -20,9 +20,11 @@ const platformImages: CatalogImage[] = [
     ports: [],
     dataDir: "/var/lib/ingestbench",
     env: {},
-    // the harness execs the generator inside; the container only has to stay up
-    command: ["sleep", "infinity"],
+    // the harness execs the generator inside; the container only has to stay up, and to stop on `docker stop`'s
+    // SIGTERM (a PID 1 `sleep` ignores it, so every destroy would wait out the grace period)
+    command: ["sh", "-c", "trap 'exit 0' TERM INT; sleep infinity & wait"],
     versionCommand: ["node", "--version"],
+    debian: [{ repository: "ingestbench/debian-loadgen", tag: "20", version: "20", build: "loadgen", about: "trixie's nodejs (20.19)" }],
   },
   {
     name: "shaper",
@@ -35,6 +37,7 @@ const platformImages: CatalogImage[] = [
     dataDir: "/tmp",
     env: {},
     versionCommand: ["tc", "-V"],
+    debian: [{ repository: "ingestbench/debian-shaper", tag: "bookworm", version: "6.1", build: "shaper", about: "bookworm's iproute2 (6.1)" }],
   },
 ];
 

@@ -66,7 +66,7 @@ export const stackOutputsSchema = z
         z.object({ host: z.string().min(1), data: endpointSchema.nullable(), metrics: endpointSchema.nullable(), published: z.array(publishedSchema) }).strict(),
       ),
     ),
-    versions: z.record(z.object({ pinned: z.string(), image: z.string(), digestResolved: z.boolean() }).strict()),
+    versions: z.record(z.object({ pinned: z.string(), image: z.string(), digestResolved: z.boolean(), versionCommand: z.array(z.string()).min(1).optional() }).strict()),
   })
   .strict();
 

@@ -7,7 +7,8 @@
  * - `docker exec` without `-t` does not forward signals: killing the local client (docker or ssh) leaves the
  *   process in the container running. What does reach it is stdin EOF (`-i`: the daemon closes the exec's stdin
  *   when the attached stream ends), so every exec here keeps stdin attached and processes started with `spawn`
- *   are meant to stop when it closes (the generator child does, see harness/generators/child.ts).
+ *   are meant to stop when it closes (the generator child does, see harness/generators/child.ts); `kill()` of a
+ *   spawned client with SIGTERM or SIGINT therefore closes its stdin instead, and only SIGKILL kills the client.
  * - `run` has a timeout; on timeout it kills the local client, which for the same reason may leave the remote
  *   command running (a one-shot command with stdin closed usually ends by itself).
  *
@@ -110,10 +111,20 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
     const requested = options?.stdio ?? ["pipe", "pipe", "pipe"];
     const stdio = [0, 1, 2].map((i) => requested[i] ?? "pipe");
     if (stdio[0] === "ignore") stdio[0] = "pipe"; // see HostShell.spawn: stdin stays attached
-    return spawnChild(t.bin, t.argv(["exec", ...execFlags(options), container, command, ...args]), {
+    const child = spawnChild(t.bin, t.argv(["exec", ...execFlags(options), container, command, ...args]), {
       env: t.env ?? process.env,
       stdio: stdio as Array<"pipe" | "inherit" | "ignore">,
     });
+    // A signal to the local client never reaches the process in the container, and the Docker CLI (28) ends on
+    // SIGTERM at once, dropping what the process still writes (a generator's final report). So a graceful stop
+    // (SIGTERM, SIGINT) closes stdin, which does reach it; only SIGKILL ends the client itself.
+    const kill = child.kill.bind(child);
+    child.kill = (signal?: NodeJS.Signals | number): boolean => {
+      if (signal === "SIGKILL" || signal === 9) return kill(signal);
+      child.stdin?.end();
+      return true;
+    };
+    return child;
   };
 
   const docker = async (dockerArgs: string[], opts?: { input?: string | Uint8Array; timeoutMs?: number }): Promise<string> => {

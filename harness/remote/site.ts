@@ -5,6 +5,8 @@
  *
  * - checks each component's running version inside its container against the pin in the outputs (and the
  *   scenario's own `version`, when its block has one): the sink, then every collector host, all at one version;
+ * - waits until the sink's (and each collector's) data port listens inside its container (./ready.ts): a
+ *   container is up once its process started, not once its server serves;
  * - gives the verifier the sink's endpoint as this machine reaches it (`fromHarness`: a port published on
  *   127.0.0.1 on docker, the VM's address on azure);
  * - runs the generators inside the loadgen host's container: the bundled generator (harness/remote/bundle.ts)
@@ -41,6 +43,7 @@ import { checkOom, readOomCounter, type OomKill } from "./oom.ts";
 import { readBackLimits } from "./readback.ts";
 import type { HostShell } from "./shell.ts";
 import { matchesImagePin, probeVersion } from "./versions.ts";
+import { waitListening } from "./ready.ts";
 
 /** Options of a RemoteSite. */
 export interface RemoteSiteOptions {
@@ -100,7 +103,7 @@ export class RemoteSite implements RunSite {
     const instances = [];
     for (const host of hosts) {
       const tag = outputs.hosts[host]!.image.replace(/@.*$/, "").split(":").pop() ?? "";
-      const running = await probeVersion(this.opts.shell(host), component, tag);
+      const running = await probeVersion(this.opts.shell(host), component, tag, outputs.versions[component]?.versionCommand);
       instances.push({ host, pinned, running });
       this.versions[instances.length === 1 ? component : `${component}@${host}`] = { pinned, running };
     }
@@ -119,6 +122,7 @@ export class RemoteSite implements RunSite {
       this.limits[r] = await readBackLimits(shell, outputs.hosts[r]!.limits, { shaper: `${shell.container}-shaper` });
       this.oomBaseline.set(r, (await readOomCounter(shell))?.count ?? null);
     }));
+    await waitListening(this.opts.shell(SINK), ep.data!.port);
     return { control, data: { host: ep.data!.host, port: ep.data!.port }, params: sinkParams(plan.sink.name, plan.sink.config) };
   }
 
@@ -131,6 +135,7 @@ export class RemoteSite implements RunSite {
     const name = plan.collector.name;
     const eps = this.collectorRoles.map((h) => this.endpointsOn(name, h));
     await this.checkComponent(name, this.collectorRoles, plan.collector.config.version);
+    await Promise.all(this.collectorRoles.map((h, i) => waitListening(this.opts.shell(h), eps[i]!.data!.port)));
     return eps.map((ep) => ({ host: ep.data!.host, port: ep.data!.port }));
   }
 

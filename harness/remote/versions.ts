@@ -26,13 +26,14 @@ export function matchesImagePin(pinned: string, running: string): boolean {
  * The running version of `component` in the container behind `shell`.
  * @param component a sink or collector plugin's name (plugins/registry.ts)
  * @param imageTag the deployed image's tag (from the stack outputs), used when the image has no version command
+ * @param command the deployed image's own version command (stack outputs `versions.<c>.versionCommand`, e.g. a
+ *        Debian-built image's); default the plugin image's
  * @returns e.g. "3.38.1", or "5.6.0 (image tag, not probed)"
  * @throws ConfigurationError E_PLUGIN for a name that is no plugin's; ProvisioningError E_REMOTE_EXEC when the
  *         command fails. An output without a version is returned as its first line (at most 80 characters), so that
  *         the pin check names what the container said
  */
-export async function probeVersion(shell: HostShell, component: string, imageTag: string): Promise<string> {
-  const command = pluginNamed(component).image?.versionCommand ?? null;
+export async function probeVersion(shell: HostShell, component: string, imageTag: string, command: readonly string[] | null = pluginNamed(component).image?.versionCommand ?? null): Promise<string> {
   if (command === null) return `${imageTag} (image tag, not probed)`;
   const [bin, ...args] = command;
   // some CLIs print their version on stderr (tc -V, old JVM tools): both streams are read

@@ -40,6 +40,8 @@ export interface DockerHostArgs {
   blkioDevice?: string;
   /** labels on every resource: owner, expiry, stack, managed-by */
   labels: Record<string, string>;
+  /** the shaper's image entry (a network-capped host); default the catalog's `shaper` */
+  shaperImage?: CatalogImage;
   /** the collector config rendered for this host and the image build its pairing needs (./pipeline.ts) */
   pipeline?: HostPipeline;
   /** the stack's build of `pipeline.build` (one per stack, shared by its hosts); required when pipeline.build is set */
@@ -143,7 +145,7 @@ export class DockerHost extends pulumi.ComponentResource {
     );
 
     if (translated.shaping) {
-      const shaperImage = catalog[SHAPER]!;
+      const shaperImage = args.shaperImage ?? catalog[SHAPER]!;
       const shaperPull = new docker.RemoteImage(`${name}-shaper-image`, { name: imageRef(shaperImage), keepLocally: true }, { parent: this });
       this.shaper = new docker.Container(
         `${name}-shaper`,

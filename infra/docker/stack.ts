@@ -10,10 +10,11 @@
 import { createHash } from "node:crypto";
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import { catalogEntry, imageRef } from "../catalog.ts";
+import { imageRef } from "../catalog.ts";
 import type { PulumiStack } from "../stack/schema.ts";
 import { buildImage, DockerHost, labelList } from "./host.ts";
 import type { StackOutputs } from "../../core/outputs.ts";
+import { resolveImage, pinnedVersion, type ResolvedImage } from "./images.ts";
 import { componentName, hostPipelines, pipelineOf, type CellPipeline } from "./pipeline.ts";
 
 /** Arguments of a DockerStack. */
@@ -24,13 +25,18 @@ export interface DockerStackArgs {
   cell?: CellPipeline;
 }
 
-/** Third octet of the stack's 10.213.x.0/24 subnet: a hash of the stack name, so stacks rarely overlap. */
+/**
+ * The stack's 10.215.x.0/24 subnet, x a hash of the stack name (0..254), so stacks rarely overlap: 10.215.0.0/16 is
+ * the block of ingestbench's Docker engine (scripts/docker-engine.sh; 10.215.255.0/24 is its default bridge), beside
+ * the local platform's 10.213/10.214 (infra/local/netns.ts), so a docker stack's bridge never takes a local run's
+ * addresses on the same machine.
+ */
 export function stackSubnet(stack: string): { subnet: string; gateway: string; address(i: number): string } {
-  const x = createHash("sha256").update(stack).digest()[0]!;
+  const x = createHash("sha256").update(stack).digest()[0]! % 255;
   return {
-    subnet: `10.213.${x}.0/24`,
-    gateway: `10.213.${x}.1`,
-    address: (i: number) => `10.213.${x}.${10 + i}`,
+    subnet: `10.215.${x}.0/24`,
+    gateway: `10.215.${x}.1`,
+    address: (i: number) => `10.215.${x}.${10 + i}`,
   };
 }
 
@@ -60,8 +66,14 @@ export class DockerStack extends pulumi.ComponentResource {
     const components = platform.components as Record<string, unknown>;
     const componentOf = (host: string) => componentName(components, host);
     const cell = args.cell ?? pipelineOf(platform);
+    // upstream or Debian-built images (ingestbench:docker.images), the variant the cell's version pins (./images.ts)
+    const source = platform.docker.images ?? "upstream";
+    const images: Record<string, ResolvedImage> = Object.fromEntries(
+      Object.keys(spec.hosts).map((h) => [h, resolveImage(componentOf(h), source, pinnedVersion(cell.blocks, componentOf(h)))]),
+    );
+    const shaperImage = resolveImage("shaper", source, undefined).entry;
     const pipelines = hostPipelines(
-      Object.values(spec.hosts).map((h, i) => [h.name, catalogEntry(componentOf(h.name)), net.address(i)] as [string, ReturnType<typeof catalogEntry>, string]),
+      Object.values(spec.hosts).map((h, i) => [h.name, images[h.name]!.entry, net.address(i)] as [string, ResolvedImage["entry"], string]),
       cell,
     );
 
@@ -86,7 +98,7 @@ export class DockerStack extends pulumi.ComponentResource {
     this.hosts = {};
     Object.values(spec.hosts).forEach((host, i) => {
       const build = pipelines[host.name]!.build;
-      const component = catalogEntry(componentOf(host.name));
+      const component = images[host.name]!.entry;
       this.hosts[host.name] = new DockerHost(
         `${name}-${host.name}`,
         {
@@ -97,6 +109,7 @@ export class DockerStack extends pulumi.ComponentResource {
           address: net.address(i),
           ...(platform.docker.blkioDevice !== undefined ? { blkioDevice: platform.docker.blkioDevice } : {}),
           labels,
+          shaperImage,
           pipeline: pipelines[host.name]!,
           ...(build ? { builtImage: builds.get(build.repository)! } : {}),
         },
@@ -124,10 +137,15 @@ export class DockerStack extends pulumi.ComponentResource {
       };
       for (const [hostName, h] of Object.entries(this.hosts)) {
         const name = componentOf(hostName);
-        const entry = catalogEntry(name);
+        const entry = images[hostName]!.entry;
         out.hosts[hostName] = { address: h.address, container: h.containerName, component: name, image: h.image, limits: h.limits, ...(h.config ? { config: h.config } : {}) };
-        // a built image has no registry digest: digestResolved stays false
-        out.versions[name] = { pinned: entry.version, image: h.image, digestResolved: h.image === imageRef(entry) && entry.digest !== null };
+        // a built image has no registry digest: digestResolved stays false; the version command is the image's own
+        out.versions[name] = {
+          pinned: entry.version,
+          image: h.image,
+          digestResolved: h.image === imageRef(entry) && entry.digest !== null,
+          ...(entry.versionCommand ? { versionCommand: [...entry.versionCommand] } : {}),
+        };
       }
       return out;
     });

@@ -20,7 +20,7 @@
  *     collector: { fluent-bit: { output: { workers: 2 } } }   # or "none"; the collector's own setting names
  *     sink: { clickhouse: { version: "25.8" } }
  *   ingestbench:owner: alice                # labels/tags; default: the OS user
- *   ingestbench:docker: { blkioDevice: /dev/vda }   # docker: device for the disk caps
+ *   ingestbench:docker: { blkioDevice: /dev/vda, images: debian }   # docker: device for the disk caps; Debian-built images
  *   ingestbench:azure:                      # azure: where and how the VMs run (azureOptionsSchema)
  *     location: westeurope
  *     allowFrom: 198.51.100.7/32            # the caller's address: the only source the NSG admits
@@ -201,10 +201,13 @@ const ingestbenchKeys = {
  * `ingestbench:docker`: options of the Docker engine a docker stack deploys to. `blkioDevice` is the block device
  * holding Docker's data root (where the hosts' data volumes live), e.g. `/dev/vda` inside Docker Desktop's VM:
  * docker's --device-read-iops/--device-write-bps... throttle a device, so disk caps on a docker stack need it
- * (without it the program records the disk caps as not enforced).
+ * (without it the program records the disk caps as not enforced). `images`: `upstream` (default) runs each
+ * catalog entry's own image, `debian` the Debian-built one (core/catalog.ts CatalogVariant, images/debian/), which
+ * must be on the engine (`bash scripts/build-images.sh <name>`; checked before deploying).
  */
 export const dockerOptionsSchema = z
   .object({
+    images: z.enum(["upstream", "debian"]).optional(),
     blkioDevice: z
       .string()
       .regex(/^\/dev\/[A-Za-z0-9._/-]+$/, 'a block device path such as "/dev/vda" (the device holding Docker\'s data root)')

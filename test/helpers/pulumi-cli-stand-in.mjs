@@ -21,6 +21,11 @@
 //   cancel --yes --stack S      "The currently running update for 'S' has been canceled!" (Pulumi's troubleshooting
 //                               docs); supported on DIY backends since pulumi/pulumi#9100
 // Anything else: "stand-in: unsupported command" and exit 2, so an unexpected command line fails the test.
+//
+// ENGINE MODE (state.engine set): `up` and `destroy` deploy for real: they run test/helpers/pulumi-engine.ts, which
+// runs the project's Pulumi program under Pulumi's mocks and creates (destroys) each docker resource on the engine
+// DOCKER_HOST names; `stack output` then returns what the program exported. SIGINT is passed on to it.
+import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -140,6 +145,24 @@ switch (positional[0]) {
     out(`${verb === "up" ? "Updating" : verb === "destroy" ? "Destroying" : "Refreshing"} (${name})`);
     if ((state.hang ?? []).includes(verb)) await hangUntilInterrupted(name);
     const now = new Date().toISOString();
+    if (state.engine && verb !== "refresh") {
+      const existed = (st.created ?? []).length;
+      save(); // the engine reads and writes the state file itself
+      const engine = path.join(path.dirname(fileURLToPath(import.meta.url)), "pulumi-engine.ts");
+      const child = spawn(process.execPath, ["--import", "tsx", state.engine.script ?? engine, verb, statePath, name], { cwd: state.engine.projectDir, stdio: ["ignore", "inherit", "inherit"], env: process.env });
+      process.on("SIGINT", () => child.kill("SIGINT"));
+      process.on("SIGTERM", () => child.kill("SIGTERM"));
+      const code = await new Promise((resolve) => child.on("exit", (c, sig) => resolve(c ?? (sig ? 255 : 0))));
+      const after = JSON.parse(readFileSync(statePath, "utf8"));
+      Object.assign(state, after);
+      const stAfter = state.stacks[name];
+      stAfter.lastUpdate = now;
+      stAfter.history = [{ version: (stAfter.history?.length ?? 0) + 1, kind: verb === "up" ? "update" : verb, startTime: now, endTime: new Date().toISOString(), message: "", environment: { exec_kind: flag("--exec-kind") ?? "cli" }, config: {}, result: code === 0 ? "succeeded" : "failed", resourceChanges: { [verb === "destroy" ? "delete" : "create"]: verb === "destroy" ? existed : stAfter.resourceCount ?? 0 } }, ...(stAfter.history ?? [])];
+      save();
+      if (code !== 0) fail(`error: ${verb} failed (engine mode, exit ${code})`);
+      out(`Resources:\n    ${verb === "destroy" ? existed : stAfter.resourceCount ?? 0} ${verb === "destroy" ? "deleted" : "created"}\n\nDuration: ${Math.round((Date.now() - Date.parse(now)) / 1000)}s`);
+      break;
+    }
     if (verb === "up") {
       st.outputs = st.deploy?.outputs ?? {};
       st.resourceCount = st.deploy?.resourceCount ?? 1;

@@ -3,7 +3,9 @@
  * in a temp dir, with its state (`state.json`: stacks, their config, outputs, locks; canned answers) and its
  * record of invocations (`calls.jsonl`). Put `env.PATH` first on PATH (or pass `env` to the provisioner) and the
  * Automation API drives it as it would drive the real CLI. It deploys nothing: what it proves is the command
- * lines the harness issues and how the harness reads the answers, not what Pulumi or a cloud does with them.
+ * lines the harness issues and how the harness reads the answers, not what Pulumi or a cloud does with them —
+ * except in ENGINE MODE (`engine`), where `up` and `destroy` apply the project's Pulumi program to a real Docker
+ * engine (test/helpers/pulumi-engine.ts says how, and what a real `pulumi up` would do differently).
  */
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -11,6 +13,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), "pulumi-cli-stand-in.mjs");
+const ENGINE = path.join(path.dirname(fileURLToPath(import.meta.url)), "pulumi-engine.ts");
 
 /** One stack as the stand-in's backend holds it. */
 export interface StandInStack {
@@ -41,6 +44,11 @@ export interface StandInState {
   hang?: string[];
   /** leave the stack locked when a hanging command is interrupted */
   lockOnInterrupt?: boolean;
+  /**
+   * ENGINE MODE: `up`/`destroy` run the Pulumi program of `projectDir` under Pulumi's mocks and create/destroy its
+   * docker resources on the engine DOCKER_HOST names (test/helpers/pulumi-engine.ts); `deploy` is then not read
+   */
+  engine?: { projectDir: string; script?: string };
 }
 
 /** One recorded invocation. */
@@ -75,7 +83,8 @@ export function createPulumiCliStandIn(initial: Partial<StandInState> = {}): Pul
   chmodSync(bin, 0o755);
   const statePath = path.join(dir, "state.json");
   const callsPath = path.join(dir, "calls.jsonl");
-  writeFileSync(statePath, JSON.stringify({ version: "3.248.0", current: null, stacks: {}, ...initial }, null, 2));
+  const engine = initial.engine ? { engine: { script: ENGINE, ...initial.engine } } : {};
+  writeFileSync(statePath, JSON.stringify({ version: "3.248.0", current: null, stacks: {}, ...initial, ...engine }, null, 2));
   writeFileSync(callsPath, "");
   const state = (): StandInState => JSON.parse(readFileSync(statePath, "utf8")) as StandInState;
   const calls = (): StandInCall[] =>

@@ -27,4 +27,24 @@ export const image: CatalogImage = {
     },
   ],
   todo: "tag 25.8 is a moving LTS series tag until the digest is resolved",
+  debian: [
+    {
+      repository: "ingestbench/debian-clickhouse",
+      tag: "18.16",
+      version: "18.16",
+      build: "clickhouse-18.16",
+      // `clickhouse-server --version` is "Unknown option" in 18.16: the package's version is what the server runs
+      versionCommand: ["dpkg-query", "-W", "-f=${Version}\\n", "clickhouse-server"],
+      // 18.16's config root is <yandex> (images/debian/clickhouse/listen.xml) and it has no <prometheus> setting:
+      // no metrics port, no upload
+      ports: [
+        { port: 8123, role: "data", protocol: "tcp", scheme: "http" },
+        { port: 9000, role: "control", protocol: "tcp", scheme: "clickhouse-native" },
+      ],
+      uploads: [],
+      metrics: null,
+      env: {},
+      about: "bookworm's clickhouse-server 18.16.1: HTTP 8123 and native 9000 only, no Prometheus endpoint",
+    },
+  ],
 };

@@ -12,4 +12,10 @@ export const image: CatalogImage = {
   dataDir: "/var/lib/postgresql/data",
   env: { POSTGRES_HOST_AUTH_METHOD: "trust", PGDATA: "/var/lib/postgresql/data/pgdata" },
   versionCommand: ["postgres", "--version"],
+  // images/debian/postgres: Debian's postgresql-<major>; its entrypoint (entrypoint.sh) reads the same PGDATA and
+  // POSTGRES_HOST_AUTH_METHOD, and links `postgres` onto PATH for the version command
+  debian: [
+    { repository: "ingestbench/debian-postgres", tag: "15", version: "15", build: "postgres-15", about: "bookworm's postgresql-15, initialised by images/debian/postgres/entrypoint.sh" },
+    { repository: "ingestbench/debian-postgres", tag: "17", version: "17", build: "postgres-17", about: "trixie's postgresql-17, initialised by images/debian/postgres/entrypoint.sh" },
+  ],
 };
