@@ -7,7 +7,7 @@
  *   memory.events `oom_kill N` (the kernel's count of processes the OOM killer ended in this cgroup; a killed
  *   child, e.g. one PostgreSQL backend, leaves the container running and shows only here).
  *
- * The counter is compared with its value when the run began (a container kept up across cells may carry kills of
+ * Both need the engine to answer `docker inspect` for the container (else: no verdict). The counter is compared with its value when the run began (a container kept up across cells may carry kills of
  * an earlier cell), read with the limits (./readback.ts CGROUP_SCRIPT prints the same files).
  */
 import { CGROUP_SCRIPT, parseCgroupFiles } from "./readback.ts";
@@ -49,7 +49,9 @@ export async function checkOom(shell: HostShell, baseline: number | null, limitB
     oomKilled = info?.State.OOMKilled === true;
     status = info?.State.Status ?? "?";
   } catch {
-    // no engine answer: only the cgroup can tell
+    // no engine answers for this container: nothing says its cgroup is the container's own (a stand-in's or a
+    // host's root cgroup counts every OOM kill of the machine), so no verdict
+    return null;
   }
   const counter = await readOomCounter(shell);
   const kills = counter ? counter.count - (baseline ?? 0) : null;
