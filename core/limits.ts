@@ -89,6 +89,12 @@ export interface AppliedLimits {
    */
   uncapped?: string[];
   notes: string[];
+  /** Deployed stacks: where each `applied` value was read back (e.g. "docker inspect ib-s-sink HostConfig.NanoCpus", "cgroup v1 /sys/fs/cgroup/cpu/cpu.cfs_quota_us in ib-s-sink"). */
+  sources?: Record<string, string>;
+  /** Deployed stacks: the values the deployment handed to the platform, which `applied` was compared with. */
+  handed?: Record<string, number | string>;
+  /** Deployed stacks: each difference between `handed` and what was read back (one sentence each); non-empty makes `enforced` false. */
+  mismatches?: string[];
 }
 
 /** Combine two enforcement states: false wins, then "partial", then true. */

@@ -20,7 +20,8 @@ import { fileURLToPath } from "node:url";
 import type { StackOutputs } from "../../core/outputs.ts";
 import type { StackSpec } from "../../core/limits.ts";
 import { loadPulumiStack, loadStack } from "../../infra/stack/schema.ts";
-import { ConfigurationError } from "../../core/errors.ts";
+import { ConfigurationError, ProvisioningError } from "../../core/errors.ts";
+import { registerDeployment, type DeploymentHandle } from "./deployments.ts";
 import { RemoteSite } from "../remote/site.ts";
 import { requireShellClient, shellsFor, type ShellSource } from "../remote/hosts.ts";
 import { requirePulumiCli } from "./pulumi-cli.ts";
@@ -47,6 +48,8 @@ export interface CellRunContext {
   projectRoot: string;
   /** the invocation's progress display: the runner reports cellStart and samples; the caller reports cellEnd */
   progress: Progress;
+  /** the deployment's registry (./deployments.ts) when it goes away with this process: each run's run.json is added */
+  deployment?: DeploymentHandle;
 }
 
 /** Runs one cell's load on a deployed stack and returns its record (generators on the loadgen host, verifiers on the sink). */
@@ -62,7 +65,10 @@ export function deployedCellRunner(source: ShellSource = {}): CellRunner {
     const shell = shellsFor(ctx.outputs, { ...source, ...(adminUsername ? { adminUsername } : {}) });
     const run = new BenchRun({
       stack: ctx.stack, plan: ctx.plan, resultsRoot: ctx.resultsRoot, invocation: ctx.invocation, signal: ctx.signal, projectRoot: ctx.projectRoot,
-      site: () => new RemoteSite({ stack: ctx.stack, plan: ctx.plan, outputs: ctx.outputs, shell }),
+      site: (c) => {
+        ctx.deployment?.addRecord(path.join(c.dir, "run.json"));
+        return new RemoteSite({ stack: ctx.stack, plan: ctx.plan, outputs: ctx.outputs, shell });
+      },
     });
     const loadgen = ctx.outputs.hosts.loadgen;
     ctx.progress.cellStart(run.runId, `on ${ctx.stack.platform} stack ${ctx.stack.name}${loadgen ? `, generators in ${loadgen.container}` : ""}`);
@@ -143,23 +149,37 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
             outputs = await provisioner.up({ config: configs[i]!, signal });
             deployed = key(i);
           }
-          const record = await runCell({ stack, plan: item.plan, outputs, signal, resultsRoot, invocation: item.invocation ?? invocation, projectRoot, progress });
+          const record = await runCell({ stack, plan: item.plan, outputs, signal, resultsRoot, invocation: item.invocation ?? invocation, projectRoot, progress, ...(deployment ? { deployment } : {}) });
           progress.cellEnd(record, describeRun(record, resultsRoot));
           records.push(record);
         }
       };
-      const provisioner = opts.keep
-        ? await PulumiProvisioner.inWorkspace(await openWorkspace(popts), stack.name, popts, "select")
-        : await PulumiProvisioner.open(stack.name, popts);
+      // a stack destroyed at the end belongs to this process until then: `ingestbench gc` removes it if we are killed
+      const deployment = opts.keep ? undefined : registerDeployment(stack.name, stack.platform, "bench", opts.env);
+      let provisioner: PulumiProvisioner;
+      try {
+        provisioner = opts.keep
+          ? await PulumiProvisioner.inWorkspace(await openWorkspace(popts), stack.name, popts, "select")
+          : await PulumiProvisioner.open(stack.name, popts);
+      } catch (err) {
+        await deployment?.release();
+        throw err;
+      }
+      let destroyed = false;
       try {
         if (opts.keep) {
           await provisioner.outputs(); // a stack that is not up is refused ("run `ingestbench up` first"), not deployed here
           await cells(await provisioner.up({ config: configs[0]!, signal }));
         } else {
           await withPulumiStack(provisioner, { config: configs[0]!, signal }, cells);
+          destroyed = true;
         }
       } catch (err) {
+        // withPulumiStack destroyed the stack unless the destroy itself failed (then the registry stays for gc)
+        destroyed = !(err instanceof ProvisioningError && /^E_PULUMI_(DESTROY|LOCKED)$/.test(err.code));
         if (!signal.aborted) throw err;
+      } finally {
+        if (destroyed) await deployment?.release();
       }
       return records;
     },
@@ -251,13 +271,19 @@ export async function deployStack(opts: DeployOptions): Promise<StackOutputs> {
     const plan = pickCell(planCells(loadScenarioFile(opts.scenario), opts.scenario), opts.scenario, opts.cell);
     config = cellConfig(stack, plan);
   }
-  const p = await PulumiProvisioner.open(stack.name, { projectDir: projectRoot, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) });
+  // until the deployment succeeds it is this process's (gc removes it if we are killed); then the user's
+  const deployment = registerDeployment(stack.name, stack.platform, "up");
   try {
-    return await p.up({ ...(config ? { config } : {}), signal: opts.signal });
-  } catch (err) {
-    (opts.notice ?? ((t: string) => void process.stderr.write(t)))(`ingestbench: deploying ${stack.name} failed; destroying what was created\n`);
-    await p.destroy({ cancelStaleLock: opts.signal.aborted });
-    throw err;
+    const p = await PulumiProvisioner.open(stack.name, { projectDir: projectRoot, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) });
+    try {
+      return await p.up({ ...(config ? { config } : {}), signal: opts.signal });
+    } catch (err) {
+      (opts.notice ?? ((t: string) => void process.stderr.write(t)))(`ingestbench: deploying ${stack.name} failed; destroying what was created\n`);
+      await p.destroy({ cancelStaleLock: opts.signal.aborted });
+      throw err;
+    }
+  } finally {
+    await deployment.release();
   }
 }
 

@@ -6,11 +6,19 @@
  * counted from its last update (`lastUpdate` of `pulumi stack ls --json`): every `up` restarts it, which the
  * harness does per cell, and DIY backends have no stack tags to hold a creation time. Stacks being updated, never
  * updated, or holding no resources are kept.
+ *
+ * Before that, collectDeadDeployments removes what a killed harness left: the deployments it registered
+ * (./deployments.ts) are destroyed and their docker resources swept by label (infra/docker/gc.ts), without waiting
+ * for the expiry.
  */
 import type { ConfigMap, LocalWorkspace, StackSummary } from "@pulumi/pulumi/automation/index.js";
 import { DEFAULT_EXPIRY_MS } from "../../infra/stack/schema.ts";
 import { parseDuration } from "../../core/units.ts";
 import { ProvisioningError } from "../../core/errors.ts";
+import fs from "node:fs/promises";
+import { dockerClient, engineAnswers, labelledStacks, stackLabel, sweepByLabel, type DockerSweep } from "../../infra/docker/gc.ts";
+import { markInterrupted } from "../../infra/local/gc.ts";
+import { deploymentDir, listDeployments } from "./deployments.ts";
 import { openWorkspace, PulumiProvisioner, type ProvisionerOptions } from "./provisioner.ts";
 
 /** The gc verdict on one stack. */
@@ -107,6 +115,124 @@ export async function collectExpiredStacks(
     } catch (err) {
       report.errors.push((err as Error).message);
     }
+  }
+  return report;
+}
+
+/** What gc did with one deployment whose owner died (harness/provision/deployments.ts). */
+export interface DeadDeployment {
+  stack: string;
+  platform: string;
+  ownerPid: number;
+  command: string;
+  /** `pulumi destroy` of the stack's state succeeded (false: no CLI, no such stack, or it failed: see notes/errors) */
+  destroyed: boolean;
+  /** what the label sweep of the engine removed (docker stacks; after the destroy, whatever it left) */
+  removed: DockerSweep | null;
+  /** run records marked interrupted */
+  records: string[];
+  notes: string[];
+}
+
+/** What collectDeadDeployments found and did. */
+export interface DeploymentGcReport {
+  dryRun: boolean;
+  /** deployments whose owner is gone (or, with includeLive, every one) */
+  collected: DeadDeployment[];
+  /** deployments left alone: their owner runs */
+  live: Array<{ stack: string; ownerPid: number; command: string }>;
+  /** docker stacks on the engine with no registry whose containers are past their `ingestbench.expiry-seconds` */
+  expired: Array<{ stack: string; createdAt: string; removed: DockerSweep }>;
+  /** set when the engine (DOCKER_HOST) does not answer: nothing there was swept */
+  engineSkipped?: string;
+  errors: string[];
+}
+
+const noSweep = (s: DockerSweep) => s.containers.length + s.networks.length + s.volumes.length + s.images.length === 0;
+
+/**
+ * The leftovers of harness processes that died while they owned a deployment (SIGKILL during deploy, load or
+ * drain): for each deployment registry whose owner is gone, `pulumi destroy` of its stack (a stale lock of the
+ * killed update is cancelled first), then every container, network, volume and dangling built image labelled
+ * with the stack on the engine the owner used, then its run records marked interrupted and the registry removed.
+ * Docker stacks on the current engine without any registry are swept too once their containers are older than
+ * their `ingestbench.expiry-seconds` label. Never throws; failures are in `errors` (the registry is kept for a
+ * later gc).
+ */
+export async function collectDeadDeployments(
+  opts: ProvisionerOptions & { dryRun?: boolean; includeLive?: boolean; nowMs?: number },
+): Promise<DeploymentGcReport> {
+  const report: DeploymentGcReport = { dryRun: Boolean(opts.dryRun), collected: [], live: [], expired: [], errors: [] };
+  const env = opts.env ?? process.env;
+  let entries: Awaited<ReturnType<typeof listDeployments>> = [];
+  try {
+    entries = await listDeployments();
+  } catch (err) {
+    report.errors.push(`reading ${deploymentDir()}: ${(err as Error).message}`);
+  }
+  let ws: LocalWorkspace | null | undefined; // undefined: not opened yet; null: no Pulumi CLI
+  const workspace = async (notes: string[]): Promise<LocalWorkspace | null> => {
+    if (ws !== undefined) return ws;
+    try {
+      ws = await openWorkspace(opts);
+    } catch (err) {
+      ws = null;
+      notes.push(`Pulumi state not destroyed: ${(err as Error).message.split("\n")[0]}`);
+    }
+    return ws;
+  };
+  for (const { file, registry: reg, alive } of entries) {
+    if (alive && !opts.includeLive) {
+      report.live.push({ stack: reg.stack, ownerPid: reg.ownerPid, command: reg.command });
+      continue;
+    }
+    const dead: DeadDeployment = { stack: reg.stack, platform: reg.platform, ownerPid: reg.ownerPid, command: reg.command, destroyed: false, removed: null, records: [], notes: [] };
+    report.collected.push(dead);
+    if (opts.dryRun) continue;
+    const before = report.errors.length;
+    const w = await workspace(dead.notes);
+    if (w) {
+      try {
+        const p = await PulumiProvisioner.inWorkspace(w, reg.stack, opts, "select");
+        await p.destroy({ cancelStaleLock: true });
+        dead.destroyed = true;
+      } catch (err) {
+        if (err instanceof ProvisioningError && err.code === "E_PULUMI_STACK") dead.notes.push(`no Pulumi stack ${reg.stack} (killed before it was created)`);
+        else report.errors.push(`stack ${reg.stack}: ${(err as Error).message.split("\n")[0]}`);
+      }
+    }
+    if (reg.platform === "docker") {
+      const docker = dockerClient({ ...env, ...(reg.dockerHost ? { DOCKER_HOST: reg.dockerHost } : {}) });
+      const why = await engineAnswers(docker);
+      if (why) {
+        report.errors.push(`stack ${reg.stack}: the Docker engine at ${reg.dockerHost ?? "the default socket"} does not answer (${why}); its containers were not swept`);
+      } else {
+        dead.removed = await sweepByLabel(docker, stackLabel(reg.stack), { danglingImages: true });
+        report.errors.push(...dead.removed.errors.map((e) => `stack ${reg.stack}: ${e}`));
+      }
+    }
+    for (const rec of reg.resultRecords) if (await markInterrupted(rec, reg.ownerPid)) dead.records.push(rec);
+    if (report.errors.length === before) await fs.rm(file, { force: true });
+  }
+
+  // docker stacks nobody registered (another TMPDIR, a lost registry) past their label expiry
+  const docker = dockerClient(env);
+  const why = await engineAnswers(docker);
+  if (why) {
+    report.engineSkipped = `no Docker engine answers at ${env.DOCKER_HOST ?? "the default socket"} (${why})`;
+    return report;
+  }
+  const registered = new Set(entries.map((e) => e.registry.stack));
+  const now = opts.nowMs ?? Date.now();
+  try {
+    for (const s of await labelledStacks(docker)) {
+      if (registered.has(s.stack) || s.expiryMs === null || s.createdMs + s.expiryMs > now) continue;
+      const removed = await sweepByLabel(docker, stackLabel(s.stack), { dryRun: Boolean(opts.dryRun), danglingImages: true });
+      report.errors.push(...removed.errors.map((e) => `stack ${s.stack}: ${e}`));
+      if (!noSweep(removed)) report.expired.push({ stack: s.stack, createdAt: new Date(s.createdMs).toISOString(), removed });
+    }
+  } catch (err) {
+    report.errors.push(`listing labelled containers: ${(err as Error).message.split("\n")[0]}`);
   }
   return report;
 }

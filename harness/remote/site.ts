@@ -13,7 +13,9 @@
  *   through `docker exec` or SSH (harness/remote/shell.ts), writing to the collectors' (or the sink's) addresses on
  *   the stack network, as a generator on that host would;
  * - reads each container's cgroup and interface counters (harness/observers/remote.ts);
- * - records the limits the platform applied (outputs `hosts.<h>.limits`), and as the run's environment the sink
+ * - reads back the limits each container runs under (./readback.ts: docker inspect, the container's own cgroup
+ *   files, tc in its shaper), compared with what the deployment handed over (outputs `hosts.<h>.limits`), and
+ *   after the load reports OOM kills under the memory cap (./oom.ts); as the run's environment it records the sink
  *   host's kernel, CPU, cores and memory (what a comparison across hardware sizes must see), not this machine's.
  *
  * The collectors' own counts (`collectorClaims`) are read from each collector host's metrics endpoint at its
@@ -37,6 +39,8 @@ import { findCollector, findSink } from "../../plugins/registry.ts";
 import { installGenerator, REMOTE_ROOT } from "./bundle.ts";
 import { probeEnvironment } from "./environment.ts";
 import { readHostClaims } from "./claims.ts";
+import { checkOom, readOomCounter, type OomKill } from "./oom.ts";
+import { readBackLimits } from "./readback.ts";
 import type { HostShell } from "./shell.ts";
 import { matchesImagePin, probeVersion } from "./versions.ts";
 import { waitListening } from "./ready.ts";
@@ -55,6 +59,7 @@ export class RemoteSite implements RunSite {
   readonly limits: Record<string, AppliedLimits> = {};
   readonly versions: SiteVersions = {};
   private readonly roles: string[];
+  private readonly oomBaseline = new Map<string, number | null>();
   private readonly collectorRoles: string[];
 
   /**
@@ -107,10 +112,16 @@ export class RemoteSite implements RunSite {
 
   async startSink(): Promise<SiteSink> {
     const { outputs, plan } = this.opts;
-    for (const r of this.roles) this.limits[r] = structuredClone(outputs.hosts[r]!.limits);
     const ep = this.endpointsOn(plan.sink.name, SINK);
     const control = fromHarness(outputs, ep);
     await this.checkComponent(plan.sink.name, [SINK], plan.sink.config.version);
+    // the limits each container runs under, read back (docker inspect, its cgroup, tc in its shaper), and the OOM
+    // counters the end of the run is compared with
+    await Promise.all(this.roles.map(async (r) => {
+      const shell = this.opts.shell(r);
+      this.limits[r] = await readBackLimits(shell, outputs.hosts[r]!.limits, { shaper: `${shell.container}-shaper` });
+      this.oomBaseline.set(r, (await readOomCounter(shell))?.count ?? null);
+    }));
     await waitListening(this.opts.shell(SINK), ep.data!.port);
     return { control, data: { host: ep.data!.host, port: ep.data!.port }, params: sinkParams(plan.sink.name, plan.sink.config) };
   }
@@ -185,6 +196,15 @@ export class RemoteSite implements RunSite {
     } catch (err) {
       return { [SINK]: [`CPU cap NOT lifted after the drain (ledger queries ran capped): ${(err as Error).message.split("\n")[0]}`] };
     }
+  }
+
+  /** OOM kills in each host's container since startSink (./oom.ts): docker inspect State.OOMKilled and the cgroup's oom_kill counter. */
+  async oomKills(): Promise<OomKill[]> {
+    const found = await Promise.all([...this.oomBaseline.keys()].map((r) => {
+      const memory = this.limits[r]?.applied.memoryLimitBytes;
+      return checkOom(this.opts.shell(r), this.oomBaseline.get(r) ?? null, typeof memory === "number" ? memory : null);
+    }));
+    return found.filter((k): k is OomKill => k !== null);
   }
 
   async teardown(): Promise<string[]> {

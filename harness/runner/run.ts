@@ -52,7 +52,7 @@ import { addFidelity } from "./fidelity.ts";
 import { environment, gitCommit } from "./environment.ts";
 import { GeneratorGroup, mergeFinals } from "./generator-group.ts";
 import { LocalSite } from "./local-site.ts";
-import { LOADGEN, SINK, type RunSite } from "./site.ts";
+import { LOADGEN, oomMessage, SINK, type OomKill, type RunSite } from "./site.ts";
 import { computeSummary } from "./summary.ts";
 import { appliedHostLimits, stackCapsFit } from "../results/caps.ts";
 import { collectorHosts } from "./versions.ts";
@@ -299,6 +299,7 @@ export class BenchRun extends EventEmitter {
         try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
       };
       if (this.generators && !finals) await attempt("generator", async () => { this.record.generator = mergeFinals(await this.generators!.stop()); });
+      if (site.oomKills && this.record.status !== "interrupted") await attempt("OOM check", async () => this.reportOom(await site.oomKills!()));
       if (verifier) await attempt("verifier", () => verifier!.close());
       errors.push(...(await site.teardown()));
       if (errors.length) {
@@ -330,6 +331,25 @@ export class BenchRun extends EventEmitter {
   private flushDeferred(writer: RunWriter): void {
     for (const p of this.deferred ?? []) writer.append(p);
     this.deferred = null;
+  }
+
+  /**
+   * A container the kernel OOM-killed under its memory cap is the run's error (E_OOM_KILLED, naming host, cap and
+   * sources) and its bottleneck (memory, score 1), never an unexplained loss; an error it caused (a dropped
+   * connection, a short ledger) is kept in the message after it.
+   */
+  private reportOom(kills: OomKill[]): void {
+    if (kills.length === 0) return;
+    const message = oomMessage(kills);
+    const prior = this.record.error;
+    this.record.error = { code: "E_OOM_KILLED", kind: "run", message: prior ? `${message}\nthen: ${prior.code}: ${prior.message}` : message };
+    this.record.status = "error";
+    const k = kills.find((x) => x.host === SINK) ?? kills[0]!;
+    if (this.record.summary) {
+      const b = this.record.summary.bottleneck;
+      const evidence = `OOM-killed under its memory cap: ${k.evidence}`;
+      this.record.summary.bottleneck = { resource: "memory", host: k.host, score: 1, evidence, candidates: [{ resource: "memory", host: k.host, score: 1, evidence }, ...b.candidates] };
+    }
   }
 
   private throwIfAborted(): void {

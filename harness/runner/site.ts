@@ -46,6 +46,27 @@ export interface Loadgen {
 /** Running versions recorded in run.json (component, or `component@host` for the second and later instances). */
 export type SiteVersions = Record<string, { pinned: string; running: string }>;
 
+/** A host whose container the kernel OOM-killed in (a process of) during the run (deployed stacks: harness/remote/oom.ts). */
+export interface OomKill {
+  host: string;
+  container: string;
+  /** the memory cap it ran under, bytes, when known */
+  limitBytes: number | null;
+  /** the main process was killed (docker inspect State.OOMKilled) */
+  oomKilled: boolean;
+  /** processes the OOM killer ended in the container's cgroup during the run (null: not readable) */
+  kills: number | null;
+  /** the sources, e.g. "docker inspect State.OOMKilled true; cgroup v1 …/memory.oom_control oom_kill 1" */
+  evidence: string;
+}
+
+/** The run's error message for OOM kills: which host, under which cap, from which sources. */
+export function oomMessage(kills: readonly OomKill[]): string {
+  return kills
+    .map((k) => `host ${k.host}: the kernel OOM-killed ${k.oomKilled ? "the container's main process" : `${k.kills} process(es)`} in ${k.container} under its memory cap${k.limitBytes !== null ? ` of ${k.limitBytes} bytes` : ""} (${k.evidence})`)
+    .join("; ");
+}
+
 export interface RunSite {
   /** applied limits per host, filled by startSink */
   readonly limits: Record<string, AppliedLimits>;
@@ -75,6 +96,11 @@ export interface RunSite {
   collectorClaims(): Promise<RunRecord["collectorClaims"] | undefined>;
   /** the measurement is over: e.g. lift the sink's CPU cap for the ledger queries; returns notes per host */
   endMeasurement(): Promise<Record<string, string[]>>;
+  /**
+   * OOM kills in the run's hosts since startSink, read after the load (and after an error); empty when none.
+   * Never throws. Absent: the site cannot tell (the local platform reports a dead component by its own error).
+   */
+  oomKills?(): Promise<OomKill[]>;
   /** stop or release what the site started; returns one message per failure (never throws) */
   teardown(): Promise<string[]>;
 }

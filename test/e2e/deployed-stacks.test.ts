@@ -110,8 +110,8 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     const env = standIns();
     const file = scenario("deployed-bench");
     const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stack", STACK, file, "--results", results, "--progress", "plain"], { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 });
-    expect(r.status, r.stderr).toBe(0);
     const [rec] = records("deployed-bench");
+    expect(r.status, `${r.stderr}\n${JSON.stringify(rec?.error)}`).toBe(0);
     expect(rec).toBeDefined();
     expect(rec!.status).toBe("ok");
     expect(rec!.platform).toBe("docker");
@@ -139,7 +139,13 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     const lines = docker!.commandLines();
     const cpus = os.availableParallelism();
     expect(lines).toContain(`docker update --cpu-period=100000 --cpu-quota=${100000 * cpus} ${SINK}`);
-    expect(rec!.limits.sink!.notes).toEqual([`CPU cap lifted after the drain, for the ledger queries (cpu-quota ${100000 * cpus}/100000)`]);
+    // the Docker CLI stand-in has no engine to inspect: the limits are recorded as handed over, unverified
+    // (test/e2e/docker-faults.test.ts reads them back from a real engine)
+    expect(rec!.limits.sink!.notes).toEqual([
+      `limits NOT read back (docker inspect ${SINK} failed: host "sink": docker inspect --type container ${SINK}: exit code 1 stand-in: unsupported command: inspect --type container ${SINK}): applied are the values handed to Docker, unverified`,
+      `CPU cap lifted after the drain, for the ledger queries (cpu-quota ${100000 * cpus}/100000)`,
+    ]);
+    expect(rec!.limits.sink!.enforced).toBe(false);
     expect(lines[0]).toBe(`docker exec -i ${SINK} sh -c postgres --version 2>&1`);
     const launch = lines.find((l) => l.startsWith(`docker exec -i ${LOADGEN} node /opt/ingestbench/generator-`));
     expect(launch, lines.join("\n")).toBeDefined();
@@ -244,7 +250,8 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     expect(calls.length).toBeGreaterThan(3);
     for (const argv of calls) {
       expect(argv.slice(0, 8)).toEqual(["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "-i", "/keys/ib_ed25519", "ingestbench@127.0.0.1", "--"]);
-      expect(argv[8]).toMatch(new RegExp(`^sudo docker exec -i ib-${AZ}-(loadgen|sink) `));
+      // docker exec into a VM's container, or (the limits' read-back, harness/remote/readback.ts) docker inspect of it
+      expect(argv[8]).toMatch(new RegExp(`^sudo docker (exec -i|inspect --type container) ib-${AZ}-(loadgen|sink)( |$)`));
     }
     expect(calls.some((a) => a[8]!.startsWith(`sudo docker exec -i ${vm("loadgen")} node /opt/ingestbench/generator-`))).toBe(true);
     expect(pulumi.state().stacks[AZ]!.resourceCount).toBe(0);

@@ -1,11 +1,12 @@
 /**
  * `ingestbench gc [--all] [--kill-live] [--dry-run] [--json]`: remove leftovers of killed runs (collectLeftovers,
- * infra/local/gc.ts), then destroy the project's Pulumi stacks past their expiry (collectExpiredStacks,
+ * infra/local/gc.ts), the deployments of killed harness processes (collectDeadDeployments, harness/provision/gc.ts:
+ * Pulumi destroy and a sweep of the Docker engine by label), then destroy the project's Pulumi stacks past their expiry (collectExpiredStacks,
  * harness/provision/gc.ts). Prints a short summary, or everything as JSON with --json; exit 3 when a Pulumi stack
  * could not be destroyed.
  */
 import { collectLeftovers, type GcReport } from "../../../infra/local/gc.ts";
-import { collectExpiredStacks, type PulumiGcReport } from "../../provision/gc.ts";
+import { collectDeadDeployments, collectExpiredStacks, type DeploymentGcReport, type PulumiGcReport } from "../../provision/gc.ts";
 import { EXIT, type CommandModule } from "../context.ts";
 
 interface GcFlags {
@@ -18,8 +19,16 @@ interface GcFlags {
 /** The local part of `gc --json`: collectLeftovers' report with its errors as messages, or why it was skipped. */
 export type LocalGcOutput = (Omit<GcReport, "errors"> & { errors: string[] }) | { skipped: string };
 
-/** What `gc --json` prints: the local part and the Pulumi report. */
-export type GcOutput = LocalGcOutput & { pulumi: PulumiGcReport };
+/** What `gc --json` prints: the local part, the deployments of killed harness processes (`deployments`) and the Pulumi report. */
+export type GcOutput = LocalGcOutput & { deployments: DeploymentGcReport; pulumi: PulumiGcReport };
+
+/** "2 container(s), 1 network(s)" of a docker sweep, or "nothing". */
+function swept(s: { containers: string[]; networks: string[]; volumes: string[]; images: string[] } | null): string {
+  if (!s) return "nothing swept";
+  const parts = ([["container(s)", s.containers], ["network(s)", s.networks], ["volume(s)", s.volumes], ["dangling image(s)", s.images]] as const)
+    .filter(([, l]) => l.length > 0).map(([w, l]) => `${l.length} ${w}`);
+  return parts.length ? parts.join(", ") : "nothing left on the engine";
+}
 
 /** The few lines `gc` prints without --json: what was removed, what was left alone, the errors. */
 export function gcSummary(out: GcOutput): string {
@@ -34,6 +43,15 @@ export function gcSummary(out: GcOutput): string {
     if (out.live.length) lines.push(`  left alone (owner alive; --kill-live removes them): ${out.live.join(", ")}`);
     for (const e of out.errors) lines.push(`  error: ${e}`);
   }
+  const d = out.deployments;
+  if (d.collected.length === 0 && d.expired.length === 0) lines.push(`deployments of killed runs: none${d.live.length ? ` (${d.live.length} owned by running processes left alone)` : ""}`);
+  for (const c of d.collected) {
+    lines.push(`deployment ${c.stack} of ${c.command} (pid ${c.ownerPid}, gone): ${d.dryRun ? "--dry-run: kept" : `${c.destroyed ? "pulumi destroy done; " : ""}${swept(c.removed)}${c.records.length ? `; marked interrupted: ${c.records.join(", ")}` : ""}`}`);
+    for (const n of c.notes) lines.push(`  ${n}`);
+  }
+  for (const e of d.expired) lines.push(`docker stack ${e.stack} (no registry, created ${e.createdAt}, past its expiry label): ${swept(e.removed)}`);
+  if (d.engineSkipped) lines.push(`docker engine: ${d.engineSkipped}`);
+  for (const e of d.errors) lines.push(`  error: ${e}`);
   const p = out.pulumi;
   if (p.skipped) {
     lines.push(`pulumi stacks: ${p.skipped.split("\n")[0]}`);
@@ -47,7 +65,7 @@ export function gcSummary(out: GcOutput): string {
 
 export const registerGc: CommandModule = (program, ctx) => {
   program.command("gc")
-    .description("Remove leftovers of killed runs: processes, cgroups, network namespaces, tmpfs mounts and temp directories whose owner is gone. Then destroys the project's Pulumi stacks (docker, azure) whose last update is older than their ingestbench:expiry (default 4h); without a Pulumi CLI that part is skipped and says why. Prints a short summary (--json: everything, as JSON).")
+    .description("Remove leftovers of killed runs: processes, cgroups, network namespaces, tmpfs mounts and temp directories whose owner is gone; the deployments of killed `bench`/`up` processes (pulumi destroy, then every container, network, volume and dangling built image labelled with the stack on the Docker engine). Then destroys the project's Pulumi stacks (docker, azure) whose last update is older than their ingestbench:expiry (default 4h); without a Pulumi CLI that part is skipped and says why. Prints a short summary (--json: everything, as JSON).")
     .option("--all", "also remove ownerless run directories younger than the 4 h expiry (runs whose owner is alive are still left alone)")
     .option("--kill-live", "also remove runs whose owner process is still alive: stops benchmarks running in other terminals")
     .option("--dry-run", "only list the Pulumi stacks past their expiry; local leftovers are not collected")
@@ -60,10 +78,11 @@ export const registerGc: CommandModule = (program, ctx) => {
         const report = await collectLeftovers({ all: Boolean(flags.all), includeLive: Boolean(flags.killLive) });
         local = { ...report, errors: report.errors.map((e) => e.message) };
       }
+      const deployments = await collectDeadDeployments({ projectDir: ctx.projectRoot, dryRun: Boolean(flags.dryRun), includeLive: Boolean(flags.killLive) });
       const pulumi = await collectExpiredStacks({ projectDir: ctx.projectRoot, dryRun: Boolean(flags.dryRun) });
-      const out: GcOutput = { ...local, pulumi };
+      const out: GcOutput = { ...local, deployments, pulumi };
       if (flags.json) ctx.printJson(out);
       else ctx.print(gcSummary(out));
-      return pulumi.errors.length > 0 ? EXIT.provisioning : EXIT.ok;
+      return pulumi.errors.length > 0 || deployments.errors.length > 0 ? EXIT.provisioning : EXIT.ok;
     }));
 };

@@ -1,0 +1,63 @@
+/**
+ * OOM kills in a deployed container under its memory cap, from two sources:
+ *
+ * - `docker inspect` State.OOMKilled: true once the container's main process was killed by the kernel's OOM killer
+ *   (the engine sets it when the container exits after an OOM event; Docker Engine API, ContainerInspect, State);
+ * - the container's cgroup, read inside it while it runs: cgroup v1 memory.oom_control `oom_kill N`, cgroup v2
+ *   memory.events `oom_kill N` (the kernel's count of processes the OOM killer ended in this cgroup; a killed
+ *   child, e.g. one PostgreSQL backend, leaves the container running and shows only here).
+ *
+ * Both need the engine to answer `docker inspect` for the container (else: no verdict). The counter is compared with its value when the run began (a container kept up across cells may carry kills of
+ * an earlier cell), read with the limits (./readback.ts CGROUP_SCRIPT prints the same files).
+ */
+import { CGROUP_SCRIPT, parseCgroupFiles } from "./readback.ts";
+import type { OomKill } from "../runner/site.ts";
+import type { HostShell } from "./shell.ts";
+
+export type { OomKill };
+
+/** `oom_kill N` of memory.oom_control (v1) or memory.events (v2) in CGROUP_SCRIPT's output, with the file; null without one. */
+export function oomKillCount(files: Map<string, string>): { count: number; file: string } | null {
+  for (const [file, text] of files) {
+    if (!/\/memory\.(oom_control|events)$/.test(file)) continue;
+    const m = /^oom_kill (\d+)$/m.exec(text);
+    if (m) return { count: Number(m[1]), file };
+  }
+  return null;
+}
+
+/** The cgroup's oom_kill counter of the container behind `shell`, or null when it cannot be read (e.g. stopped). */
+export async function readOomCounter(shell: HostShell): Promise<{ count: number; file: string; version: string } | null> {
+  try {
+    const files = parseCgroupFiles(await shell.run("sh", ["-c", CGROUP_SCRIPT]));
+    const c = oomKillCount(files);
+    return c ? { ...c, version: files.get("version") ?? "?" } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Did the kernel OOM-kill anything in the container behind `shell` since `baseline` (the oom_kill count read at the
+ * run's start; null: not read, counted from 0)? Returns the evidence, or null when neither source shows a kill.
+ */
+export async function checkOom(shell: HostShell, baseline: number | null, limitBytes: number | null): Promise<OomKill | null> {
+  let oomKilled = false;
+  let status = "?";
+  try {
+    const [info] = JSON.parse(await shell.engine(["inspect", "--type", "container", shell.container])) as { State: { OOMKilled?: boolean; Status?: string } }[];
+    oomKilled = info?.State.OOMKilled === true;
+    status = info?.State.Status ?? "?";
+  } catch {
+    // no engine answers for this container: nothing says its cgroup is the container's own (a stand-in's or a
+    // host's root cgroup counts every OOM kill of the machine), so no verdict
+    return null;
+  }
+  const counter = await readOomCounter(shell);
+  const kills = counter ? counter.count - (baseline ?? 0) : null;
+  if (!oomKilled && !(kills !== null && kills > 0)) return null;
+  const parts = [];
+  if (oomKilled) parts.push(`docker inspect ${shell.container} State.OOMKilled true (status ${status})`);
+  if (counter) parts.push(`cgroup ${counter.version} ${counter.file} oom_kill ${counter.count}${baseline ? ` (${baseline} at the start)` : ""}`);
+  return { host: shell.host, container: shell.container, limitBytes, oomKilled, kills, evidence: parts.join("; ") };
+}
