@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import nodePath from "node:path";
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node as YamlNode } from "yaml";
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from "yaml";
 import { z } from "zod";
 import { ConfigurationError } from "./errors.ts";
 
@@ -84,8 +84,33 @@ export function parseYamlText(text: string, path: string): LoadedYaml {
     const pos = first.linePos?.[0] ?? lineCounter.linePos(first.pos[0]);
     throw new ConfigurationError("E_YAML_SYNTAX", lines.join("\n"), { cause: first, location: `${file}:${pos.line}` });
   }
-  const data: unknown = doc.toJS({ maxAliasCount: 1000 }) ?? null;
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 1000 }) ?? null;
+  } catch (e) {
+    // the parser accepts an alias whose anchor is missing (or comes later) and an alias bomb; resolving them throws
+    // a plain Error: report it like a syntax error, at the first alias that names no earlier anchor
+    const pos = unresolvedAliasPosition(doc, lineCounter) ?? { line: 1, col: 1 };
+    const msg = ((e as Error).message.split("\n")[0] ?? "").trim();
+    throw new ConfigurationError("E_YAML_SYNTAX", `${file}:${pos.line}:${pos.col}: YAML syntax error: ${msg}`, { cause: e, location: `${file}:${pos.line}` });
+  }
   return { path, text, doc, lineCounter, data };
+}
+
+/** Where the first alias stands whose anchor is not defined before it (YAML 1.2 §3.2.2.2), or undefined. */
+function unresolvedAliasPosition(doc: Document, lineCounter: LineCounter): Position | undefined {
+  const anchors = new Set<string>();
+  let found: Position | undefined;
+  visit(doc, {
+    Node(_key, node) {
+      if (found) return visit.BREAK;
+      if (isAlias(node)) {
+        if (!anchors.has(node.source)) found = lineCounter.linePos(node.range?.[0] ?? 0);
+      } else if ((node as { anchor?: string }).anchor) anchors.add((node as { anchor: string }).anchor);
+      return undefined;
+    },
+  });
+  return found;
 }
 
 function keyText(key: unknown): string {

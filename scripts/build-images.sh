@@ -98,13 +98,13 @@ build() {
   echo "$name: built $tag in $((SECONDS - t0)) s ($versions)"
 }
 
-docker version --format '{{.Server.Version}}' >/dev/null 2>&1 ||
-  die "no Docker engine answers${DOCKER_HOST:+ at $DOCKER_HOST}; start one with: bash scripts/docker-engine.sh start, then eval \"\$(bash scripts/docker-engine.sh env)\""
 
 if [ "${1:-}" = --list ]; then
   for e in "${IMAGES[@]}"; do IFS='|' read -r n t _ s _ p <<<"$e"; printf '%-18s %-38s %-9s %s\n' "$n" "$t" "$s" "$p"; done
   exit 0
 fi
+docker version --format '{{.Server.Version}}' >/dev/null 2>&1 ||
+  die "no Docker engine answers${DOCKER_HOST:+ at $DOCKER_HOST}; start one with: bash scripts/docker-engine.sh start, then eval \"\$(bash scripts/docker-engine.sh env)\""
 want=("$@")
 for e in "${IMAGES[@]}"; do
   IFS='|' read -r n t d s a p <<<"$e"

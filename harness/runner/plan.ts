@@ -36,7 +36,11 @@ export function loadScenarioFile(file: string): Scenario {
 function pairingOf(name: string, config: unknown): { accepts?: readonly string[]; writesTo?: readonly string[] } | undefined {
   const p = findCollector(name);
   if (p?.local) return { accepts: p.local.accepts, writesTo: p.local.writesTo };
-  return p?.render ? { accepts: p.render.accepts(config), writesTo: p.render.writesTo } : undefined;
+  if (!p?.render) return undefined;
+  // a sink the renderer knows but the collector's image refuses (core/catalog.ts `refuses`) is refused here too,
+  // before anything is provisioned, not only when the container platform renders the pipeline
+  const refuses = p.image?.refuses ?? {};
+  return { accepts: p.render.accepts(config), writesTo: p.render.writesTo.filter((sink) => !Object.hasOwn(refuses, sink)) };
 }
 
 export interface PlanOverrides {
@@ -112,7 +116,8 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
       throw new ConfigurationError("E_COLLECTOR", `${file}${at}: collector "${cname}" ${receives}, not the "${s.generator.name}" generator`, { field: "generator" });
     }
     if (p.writesTo && !p.writesTo.includes(s.sink.name)) {
-      throw new ConfigurationError("E_COLLECTOR", `${file}${at}: collector "${cname}" writes into ${p.writesTo.join(", ")}, not into sink "${s.sink.name}"`, { field: "sink" });
+      const refusal = findCollector(cname)?.image?.refuses?.[s.sink.name];
+      throw new ConfigurationError("E_COLLECTOR", `${file}${at}: collector "${cname}" writes into ${p.writesTo.join(", ")}, not into sink "${s.sink.name}"${refusal ? ` (${refusal})` : ""}`, { field: "sink" });
     }
   }
   // the command line's --duration must leave room for two samples, as the file's `duration` must (interval ≤ duration)

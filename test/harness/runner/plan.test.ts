@@ -156,6 +156,9 @@ describe("scenarios of the container platforms (collector renderers and containe
     expect(() => planCells(loadScenarioFile(sample), sample)).toThrow(/collector "fluentd" receives from no generator as configured \(its input makes its own load or speaks no generator's protocol\), not the "fluent-forward" generator/);
     const fbIntoGriddb = pipelineFile("pair-sink", "{ http-json: { seed: 1 } }", "{ fluent-bit: {} }", "{ griddb: {} }");
     expect(() => planCells(loadScenarioFile(fbIntoGriddb), fbIntoGriddb)).toThrow(/collector "fluent-bit" writes into clickhouse, elasticsearch, loki, postgres, not into sink "griddb"/);
+    // a sink the renderer knows but the collector's image refuses (catalog `refuses`) is refused before anything runs
+    const otelIntoLoki = pipelineFile("pair-refused", "{ fluent-forward: { seed: 1 } }", "{ otelcol: {} }", "{ loki: {} }");
+    expect(() => planCells(loadScenarioFile(otelIntoLoki), otelIntoLoki)).toThrow(/collector "otelcol" writes into clickhouse, elasticsearch, opensearch, not into sink "loki" \(lokiexporter left/);
     // a matrix that switches Vector's source: the cell whose input the generator cannot feed is named
     const perCell = pipelineFile("pair-cell", "{ fluent-forward: { seed: 1 } }", "{ vector: { source: { fluent: {} } } }", "{ clickhouse: { version: \"25.8\" } }",
       "[ { collector.vector.source: { fluent: {} } }, { collector.vector.source: { http_server: {} } } ]");

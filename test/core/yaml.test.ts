@@ -1,0 +1,34 @@
+/**
+ * core/yaml.ts on YAML the parser accepts but cannot resolve: an alias whose anchor is missing or defined later
+ * (YAML 1.2 §3.2.2.2) is a syntax error naming file:line:col of that alias, never an unexpected error.
+ */
+import { describe, expect, it } from "vitest";
+import { ConfigurationError } from "../../core/errors.ts";
+import { parseYamlText } from "../../core/yaml.ts";
+
+function errorOf(text: string): ConfigurationError {
+  try {
+    parseYamlText(text, "/tmp/x.yaml");
+  } catch (e) {
+    if (e instanceof ConfigurationError) return e;
+    throw new Error(`not a ConfigurationError: ${String(e)}`);
+  }
+  throw new Error("parsed without an error");
+}
+
+describe("YAML aliases (core/yaml.ts)", () => {
+  it("an alias without an anchor is E_YAML_SYNTAX at the alias's line and column", () => {
+    const e = errorOf("name: x\ncollector: *nope\n");
+    expect(e.code).toBe("E_YAML_SYNTAX");
+    expect(e.message).toBe("/tmp/x.yaml:2:12: YAML syntax error: Unresolved alias (the anchor must be set before the alias): nope");
+  });
+
+  it("an alias before its anchor is reported at the alias, not at the anchor", () => {
+    const e = errorOf("a: &x 1\nb: *x\nc:\n  d: *y\ne: &y 2\n");
+    expect(e.message).toMatch(/^\/tmp\/x\.yaml:4:6: YAML syntax error: .*: y$/);
+  });
+
+  it("anchors and aliases that resolve still load", () => {
+    expect(parseYamlText("a: &x { b: 1 }\nc: *x\n", "/tmp/x.yaml").data).toEqual({ a: { b: 1 }, c: { b: 1 } });
+  });
+});
