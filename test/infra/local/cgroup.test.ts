@@ -85,7 +85,14 @@ describe("cgroup (real kernel)", () => {
     expect(device).toBeDefined();
     const { paths } = await realHostCgroup();
     const r = await applyCgroupLimits(paths, QUARTER_CORE, { blockDevice: device! });
-    expect(r.enforced).toBe(true);
+    // every cap is written and read back; under cgroup v1 the disk write caps do not hold for buffered writes, so
+    // the result says "partial" and names them (core/limits.ts Enforcement); under v2 io.max charges writeback too
+    if (paths.version === "v1") {
+      expect(r.enforced).toBe("partial");
+      expect(r.partial).toEqual([expect.stringMatching(/^disk write caps: .*buffered writes/)]);
+    } else {
+      expect(r.enforced).toBe(true);
+    }
     expect(r.applied).toMatchObject({
       ...QUARTER_CORE_CGROUP_APPLIED,
       blockDevice: device,
