@@ -101,7 +101,7 @@ describe("docker-debian stacks on a real Docker engine (Pulumi program applied b
     expect(rec!.versions.postgres).toMatchObject({ pinned: "15", running: expect.stringMatching(/^15\.\d+/) });
     expect(rec!.environment).toMatchObject({ cgroup: "v1", hostname: "sink" });
     // the cap as the engine applied it
-    expect(rec!.limits.sink!.applied).toMatchObject({ cfsQuotaUs: 25_000, cfsPeriodUs: 100_000, memoryBytes: 2 * 1024 ** 3 });
+    expect(rec!.limits.sink!.applied).toMatchObject({ cfsQuotaUs: 25_000, cfsPeriodUs: 100_000, memoryLimitBytes: 2 * 1024 ** 3 });
     const s = rec!.summary!;
     if ((s.throttledShare ?? 0) > 0.5) expect(Math.abs(s.sinkCores! - 0.25) / 0.25).toBeLessThanOrEqual(0.05);
   }, 600_000);
