@@ -13,6 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { ProvisioningError } from "./errors.ts";
 import type { LocalHost } from "./hosts.ts";
+import type { RunningComponent } from "./component.ts";
 
 /** Bytes of output a LogTail keeps (the tail quoted in error messages). */
 const execFileP = promisify(execFile);
@@ -317,4 +318,26 @@ export async function probeVersion(p: VersionProbe): Promise<string> {
     if (m?.[1]) return m[1];
   }
   throw new ProvisioningError(`${p.code}_VERSION`, `cannot read a version from ${cmd}: ${out.slice(0, 200)}`);
+}
+
+/**
+ * The RunningComponent of a collector daemon started by startListeningDaemon: it receives on `port` at the host's
+ * data and control addresses, forwards the downstream's connection params, and is stopped by the server's stop.
+ * `stats` reads the collector's own counts (its claims), in the collector's own way.
+ */
+export function listeningCollector(
+  o: { name: string; pinned: string; running: string; host: LocalHost; port: number; server: Server; params: Record<string, string>; stats: () => Promise<Record<string, number>> },
+): RunningComponent {
+  const { child, stop } = o.server;
+  return {
+    name: o.name,
+    pinned: o.pinned,
+    running: o.running,
+    data: { host: o.host.address, port: o.port },
+    control: { host: o.host.controlAddress, port: o.port },
+    params: { ...o.params },
+    ...(child.pid !== undefined ? { pid: child.pid } : {}),
+    stop,
+    stats: o.stats,
+  };
 }

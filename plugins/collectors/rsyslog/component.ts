@@ -38,7 +38,7 @@ import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import { PG_TYPES } from "../../sinks/postgres/verifier.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
-import { matchesVersionPrefix, probeVersion, startListeningDaemon } from "../../../core/process.ts";
+import { listeningCollector, matchesVersionPrefix, probeVersion, startListeningDaemon } from "../../../core/process.ts";
 import { syslogColumns } from "../../../core/events/syslog-columns.ts";
 import type { ComponentFactory, Downstream, RunningComponent } from "../../../core/component.ts";
 
@@ -297,17 +297,14 @@ export const rsyslog: ComponentFactory<RsyslogConfig> = {
     const server = await startListeningDaemon(host, install.binary, [...moduleArgs(install), "-n", "-f", conf, "-i", join(dir, "rsyslogd.pid")], {
       daemon: "rsyslogd", code: "E_COLLECTOR", logFile: join(host.dataDir, "rsyslog.log"), port: config.port, graceMs: STOP_GRACE_MS, timeoutMs: READY_TIMEOUT_MS, signal,
     });
-    const { child, stop } = server;
-
-    return {
+    return listeningCollector({
       name: "rsyslog",
       pinned: config.version,
       running,
-      data: { host: host.address, port: config.port },
-      control: { host: host.controlAddress, port: config.port },
-      params: { ...downstream.params },
-      ...(child.pid !== undefined ? { pid: child.pid } : {}),
-      stop,
+      host,
+      port: config.port,
+      server,
+      params: downstream.params,
       /** the first impstats record written after the call (≤ 3 s), so that the claims are not older than the call */
       async stats() {
         const before = await fileSize(stats);
@@ -319,6 +316,6 @@ export const rsyslog: ComponentFactory<RsyslogConfig> = {
         await sleep(200); // impstats writes one record per line, all within a moment
         return parseImpstats(await readFile(stats, "utf8"));
       },
-    };
+    });
   },
 };

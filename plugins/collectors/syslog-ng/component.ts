@@ -39,7 +39,7 @@ import { quoteTable } from "../../../core/events/copy-text.ts";
 import { SYSLOG_SD_ID } from "../../../core/events/syslog.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
-import { matchesVersionPrefix, probeVersion, startListeningDaemon } from "../../../core/process.ts";
+import { listeningCollector, matchesVersionPrefix, probeVersion, startListeningDaemon } from "../../../core/process.ts";
 import { syslogColumns, type SyslogColumn } from "../../../core/events/syslog-columns.ts";
 import type { ComponentFactory, Downstream, RunningComponent } from "../../../core/component.ts";
 
@@ -417,21 +417,18 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
     const server = await startListeningDaemon(host, "syslog-ng", ["-F", ...syslogNgArgs(paths)], {
       daemon: "syslog-ng", code: "E_COLLECTOR", logFile: join(host.dataDir, "syslog-ng.log"), port: config.port, graceMs: STOP_GRACE_MS, timeoutMs: READY_TIMEOUT_MS, signal,
     });
-    const { child, stop } = server;
-
-    return {
+    return listeningCollector({
       name: "syslog-ng",
       pinned: config.version,
       running,
-      data: { host: host.address, port: config.port },
-      control: { host: host.controlAddress, port: config.port },
-      params: { ...downstream.params },
-      ...(child.pid !== undefined ? { pid: child.pid } : {}),
-      stop,
+      host,
+      port: config.port,
+      server,
+      params: downstream.params,
       async stats() {
         const r = await execFileP("syslog-ng-ctl", ["stats", "-c", ctl], { timeout: 5000 });
         return parseStats(r.stdout);
       },
-    };
+    });
   },
 };
