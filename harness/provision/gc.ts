@@ -202,7 +202,7 @@ export async function collectDeadDeployments(
       }
     }
     if (reg.platform === "docker") {
-      const docker = dockerClient({ ...env, ...(reg.dockerHost ? { DOCKER_HOST: reg.dockerHost } : {}) });
+      const docker = await dockerClient({ ...env, ...(reg.dockerHost ? { DOCKER_HOST: reg.dockerHost } : {}) });
       const why = await engineAnswers(docker);
       if (why) {
         report.errors.push(`stack ${reg.stack}: the Docker engine at ${reg.dockerHost ?? "the default socket"} does not answer (${why}); its containers were not swept`);
@@ -216,7 +216,7 @@ export async function collectDeadDeployments(
   }
 
   // docker stacks nobody registered (another TMPDIR, a lost registry) past their label expiry
-  const docker = dockerClient(env);
+  const docker = await dockerClient(env);
   const why = await engineAnswers(docker);
   if (why) {
     report.engineSkipped = `no Docker engine answers at ${env.DOCKER_HOST ?? "the default socket"} (${why})`;

@@ -24,13 +24,8 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import {
-  ConcurrentUpdateError,
-  LocalWorkspace,
-  Stack,
-  StackNotFoundError,
-  type ConfigMap,
-} from "@pulumi/pulumi/automation/index.js";
+import type { ConfigMap, LocalWorkspace, Stack } from "@pulumi/pulumi/automation/index.js";
+import { automation, automationIfLoaded } from "./automation.ts";
 import type { StackOutputs } from "../../core/outputs.ts";
 import type { StackSpec } from "../../core/limits.ts";
 import { stackFile } from "../../infra/stack/schema.ts";
@@ -123,7 +118,7 @@ export async function openWorkspace(opts: ProvisionerOptions): Promise<LocalWork
     for (const [k, v] of Object.entries(env)) if (v !== undefined) envVars[k] = v;
   }
   try {
-    return await LocalWorkspace.create({ workDir: opts.projectDir, pulumiCommand: cmd, envVars });
+    return await (await automation()).LocalWorkspace.create({ workDir: opts.projectDir, pulumiCommand: cmd, envVars });
   } catch (err) {
     throw new ProvisioningError("E_PULUMI_STACK", `Pulumi project in ${opts.projectDir}: ${cliFailure(err)}`, { cause: err });
   }
@@ -159,6 +154,7 @@ export class PulumiProvisioner {
   ): Promise<PulumiProvisioner> {
     let stack: Stack;
     try {
+      const { Stack } = await automation();
       stack = how === "select" ? await Stack.select(name, ws) : await Stack.createOrSelect(name, ws);
     } catch (err) {
       throw new ProvisioningError("E_PULUMI_STACK", `stack ${name}: cannot ${how === "select" ? "select" : "select or create"} it: ${cliFailure(err)}`, { cause: err });
@@ -241,7 +237,7 @@ export class PulumiProvisioner {
       await run();
       return;
     } catch (err) {
-      if (!(err instanceof ConcurrentUpdateError)) {
+      if (!(err instanceof (await automation()).ConcurrentUpdateError)) {
         throw new ProvisioningError("E_PULUMI_DESTROY", `stack ${this.name}: pulumi destroy failed:\n${cliFailure(err)}`, { cause: err });
       }
       if (!opts.cancelStaleLock) {
@@ -288,7 +284,9 @@ function interrupted(signal: AbortSignal, cause?: unknown): IngestbenchError {
 
 /** True for the SDK's "no stack named 'S' found". */
 export function isStackNotFound(err: unknown): boolean {
-  return err instanceof StackNotFoundError;
+  // before the SDK is loaded no stack operation ran, so nothing can be its StackNotFoundError
+  const sdk = automationIfLoaded();
+  return sdk !== undefined && err instanceof sdk.StackNotFoundError;
 }
 
 /**

@@ -5,7 +5,8 @@
  * Without the binary the SDK fails with execa's bare "spawn pulumi ENOENT"; this module says what is missing instead.
  */
 import path from "node:path";
-import { PulumiCommand } from "@pulumi/pulumi/automation/index.js";
+import type { PulumiCommand } from "@pulumi/pulumi/automation/index.js";
+import { automation } from "./automation.ts";
 import { ProvisioningError } from "../../core/errors.ts";
 import { findOnPath } from "../../core/which.ts";
 
@@ -39,6 +40,7 @@ export function requirePulumiCli(env: NodeJS.ProcessEnv = process.env): string {
 export async function pulumiCommand(env: NodeJS.ProcessEnv = process.env): Promise<PulumiCommand> {
   const found = requirePulumiCli(env);
   const dir = path.dirname(found);
+  const { PulumiCommand } = await automation();
   try {
     return path.basename(dir) === "bin" ? await PulumiCommand.get({ root: path.dirname(dir) }) : await PulumiCommand.get();
   } catch (err) {

@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+
 import { ProvisioningError } from "../../core/errors.ts";
 import type { HostShell } from "./shell.ts";
 
@@ -45,6 +45,7 @@ export function bundleGenerator(): Promise<GeneratorBundle> {
   cached ??= (async () => {
     let code: string;
     try {
+      const { build } = await import("esbuild");
       const result = await build({
         entryPoints: [ENTRY],
         bundle: true,

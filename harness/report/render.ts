@@ -3,8 +3,7 @@
  * to Vega, a headless Vega View (renderer "none") renders it with View.toSVG(). Text widths are estimated (no
  * canvas), which is enough for axis labels and legends.
  */
-import { parse, View } from "vega";
-import { compile, type TopLevelSpec } from "vega-lite";
+import type { TopLevelSpec } from "vega-lite";
 
 /** Shared look: system fonts, no chart border, light grid. */
 export const CHART_CONFIG = {
@@ -20,6 +19,8 @@ export const CHART_CONFIG = {
  * that many SVGs inlined in one HTML page do not share ids.
  */
 export async function renderSvg(spec: TopLevelSpec, idPrefix: string): Promise<string> {
+  // loaded on first chart, not at the top: vega and vega-lite cost ~0.7 s to import, which commands without a report skip
+  const [{ parse, View }, { compile }] = await Promise.all([import("vega"), import("vega-lite")]);
   const { spec: vegaSpec } = compile({ ...spec, config: { ...CHART_CONFIG, ...(spec.config ?? {}) } } as TopLevelSpec);
   const view = new View(parse(vegaSpec), { renderer: "none" });
   try {

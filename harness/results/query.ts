@@ -19,7 +19,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import Table from "cli-table3";
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import type { DuckDBConnection } from "@duckdb/node-api";
 import { ConfigurationError } from "../../core/errors.ts";
 
 /** One result of a query: column names, DuckDB type names and rows as JSON-ready values. */
@@ -92,6 +92,8 @@ export async function openResults(resultsRoot: string): Promise<{ connection: Du
   if (!existsSync(resultsRoot)) throw new ConfigurationError("E_NO_RESULTS", `no results directory ${resultsRoot}: bench writes results/ by default; give --results the directory it wrote to`);
   const { runs, series, skipped } = await findResultFiles(resultsRoot);
   // never fetch extensions from the network; JSON is built in
+  // loaded here, not at the top: DuckDB costs ~0.6 s to import, which every other command would pay
+  const { DuckDBInstance } = await import("@duckdb/node-api");
   const instance = await DuckDBInstance.create(":memory:", { autoinstall_known_extensions: "false", threads: "2" });
   const connection = await instance.connect();
   const close = (): void => {

@@ -12,7 +12,7 @@
  * Order: containers (forced, with their anonymous volumes), then networks and named volumes (which a container
  * in use would hold), then dangling images. Through the Engine API (dockerode), at DOCKER_HOST.
  */
-import Docker from "dockerode";
+import type Docker from "dockerode";
 
 /** What one sweep removed (names; images by id), and what it could not. */
 export interface DockerSweep {
@@ -29,7 +29,9 @@ export const stackLabel = (stack: string): string => `ingestbench.stack=${stack}
 export const BUILT_IMAGE_LABEL = "org.ingestbench=1";
 
 /** A dockerode client for DOCKER_HOST (unix socket or tcp), or the engine's default socket. */
-export function dockerClient(env: NodeJS.ProcessEnv = process.env): Docker {
+export async function dockerClient(env: NodeJS.ProcessEnv = process.env): Promise<Docker> {
+  // loaded here, not at the top: dockerode costs ~0.5 s to import, which CLI calls without a docker stack skip
+  const { default: Docker } = await import("dockerode");
   const host = env.DOCKER_HOST;
   if (host?.startsWith("unix://")) return new Docker({ socketPath: host.slice("unix://".length) });
   if (host?.startsWith("tcp://")) {

@@ -15,7 +15,7 @@ import { dockerExecShell } from "../../harness/remote/shell.ts";
 import { dockerClient } from "../../infra/docker/gc.ts";
 
 const [stack, results] = process.argv.slice(2) as [string, string];
-const docker = dockerClient();
+const docker = await dockerClient();
 const labels = { "ingestbench.managed-by": "pulumi", "ingestbench.stack": stack, "ingestbench.owner": "test", "ingestbench.expiry-seconds": "14400" };
 const say = (s: string) => void process.stdout.write(`${s}\n`);
 

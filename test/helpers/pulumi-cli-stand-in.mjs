@@ -33,6 +33,11 @@ import { fileURLToPath } from "node:url";
 const dir = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const statePath = path.join(dir, "state.json");
 const argv = process.argv.slice(2);
+// like the real CLI, Ctrl-C is handled from the first instant: a SIGINT that arrives before a hanging command
+// begins to wait (the harness aborts as soon as it sees the call recorded) must cancel it, not kill the process
+let interrupted = false;
+const onInterrupt = new Set();
+process.on("SIGINT", () => { interrupted = true; for (const f of onInterrupt) f(); });
 
 async function readStdin() {
   if (process.stdin.isTTY) return "";
@@ -70,7 +75,8 @@ const lockedMessage = (name) =>
 async function hangUntilInterrupted(name) {
   // like the real CLI: SIGINT cancels the update gracefully; the stack stays locked when `lockOnInterrupt` is set
   await new Promise((resolve) => {
-    process.on("SIGINT", resolve);
+    if (interrupted) return resolve();
+    onInterrupt.add(resolve);
     setTimeout(resolve, 60_000);
   });
   if (state.lockOnInterrupt) { state.stacks[name].locked = true; save(); }
