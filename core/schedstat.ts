@@ -26,6 +26,21 @@ export function parseSchedstat(text: string): TaskSchedstat | undefined {
   return { runNs: parts[0]!, waitNs: parts[1]!, timeslices: parts[2]! };
 }
 
+/**
+ * Run delay per task from the output of `grep -H ''` over every /proc/<pid>/task/<tid>/schedstat: lines
+ * "/proc/<pid>/task/<tid>/schedstat:<run ns> <wait ns> <slices>". Returns tid → wait ns; lines of another shape
+ * (a task that exited between the glob and the read prints nothing) are skipped.
+ */
+export function parseTaskSchedstatLines(text: string): Map<number, number> {
+  const waits = new Map<number, number>();
+  for (const line of text.split("\n")) {
+    const m = /^\/proc\/\d+\/task\/(\d+)\/schedstat:(.*)$/.exec(line.trim());
+    const s = m ? parseSchedstat(m[2]!) : undefined;
+    if (m && s) waits.set(Number(m[1]), s.waitNs);
+  }
+  return waits;
+}
+
 /** PSI "some" (and "full" when present) cumulative stall totals, µs. */
 export interface PressureTotals {
   someUs: number;

@@ -12,24 +12,8 @@ import { readInterfaceCounters } from "../../infra/local/netns.ts";
 import type { LocalHost } from "../../core/hosts.ts";
 import { parsePressure, parseProcStatCpu } from "../../core/schedstat.ts";
 import type { Observer } from "./types.ts";
-import { type HostReading, harnessNow, type MachineReading, windowedObserver, ZERO_NET } from "./window.ts";
-
-/**
- * A host's run delay as a monotonic counter: per task, the growth since the previous read (a task new since then
- * counts its whole run delay, which it accrued after the previous read or at its start); tasks that exit keep what
- * they added. `read` returns the total accumulated so far, ns.
- */
-export function runDelayAccumulator(): { add(waits: ReadonlyMap<number, number>): number } {
-  let last = new Map<number, number>();
-  let total = 0;
-  return {
-    add(waits) {
-      for (const [tid, ns] of waits) total += Math.max(0, ns - (last.get(tid) ?? 0));
-      last = new Map(waits);
-      return total;
-    },
-  };
-}
+import { type HostReading, harnessNow, type MachineReading, runDelayAccumulator, windowedObserver, ZERO_NET } from "./window.ts";
+export { runDelayAccumulator } from "./window.ts";
 
 async function readOptional(file: string): Promise<string | undefined> {
   try {

@@ -12,7 +12,8 @@ import { CGROUP_USAGE_FILES, type CgroupUsage, parseCgroupUsage } from "../../in
 import { parseProcNetDev } from "../../infra/local/netns.ts";
 import type { CgroupPaths } from "../../core/hosts.ts";
 import type { Observer } from "./types.ts";
-import { type HostReading, harnessNow, windowedObserver } from "./window.ts";
+import { parseTaskSchedstatLines } from "../../core/schedstat.ts";
+import { type HostReading, harnessNow, runDelayAccumulator, windowedObserver } from "./window.ts";
 
 /** A host the observer reads through: `run` executes a command inside the host's container and returns stdout. */
 export interface ObservedShell {
@@ -40,6 +41,10 @@ const DEFAULT_TIMEOUT_MS = 5000;
 /** Marker lines between sections of the script's output; no cgroup or procfs file has a line starting with "@@ib ". */
 const MARK = "@@ib";
 const NET_SECTION = "/proc/net/dev";
+/** The section of every task's schedstat in the host's pid namespace (the container's own tasks under docker exec). */
+const SCHEDSTAT_SECTION = "schedstat";
+/** The section naming the reading shell's own pid, whose tasks are left out of the run delay. */
+const SELF_SECTION = "self";
 
 /** Single-quote a string for POSIX sh. */
 function shq(s: string): string {
@@ -84,6 +89,10 @@ export function remoteReadScript(target: CgroupPaths | { root: string; version?:
     lines.push("fi");
   }
   lines.push(`printf '\\n${MARK} file %s\\n' ${NET_SECTION}`, `cat ${NET_SECTION} || exit 3`);
+  // run delay of every task the host's shell sees (one grep, not a cat per task); optional: an image without grep
+  // or a procfs without schedstat gives an empty section and no contention figure for that host
+  lines.push(`printf '\\n${MARK} file %s\\n%s\\n' ${SELF_SECTION} "$$"`);
+  lines.push(`printf '\\n${MARK} file %s\\n' ${SCHEDSTAT_SECTION}`, `grep -H '' /proc/[0-9]*/task/[0-9]*/schedstat 2>/dev/null || true`);
   return lines.join("\n");
 }
 
@@ -143,6 +152,7 @@ export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserv
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const root = opts.cgroupRoot ?? "/sys/fs/cgroup";
   const detected = new Map<string, "v1" | "v2">();
+  const delays = new Map(names.map((n) => [n, runDelayAccumulator()]));
 
   async function readHost(shell: ObservedShell): Promise<HostReading> {
     const explicit = opts.cgroupDirs?.[shell.host];
@@ -170,7 +180,10 @@ export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserv
         .map((l) => l.slice(0, l.indexOf(":")).trim());
       throw new Error(`interface "${ifname}" is not in /proc/net/dev (interfaces: ${present.join(", ") || "none"})`);
     }
-    return { t, ...usage, ...net };
+    const waits = parseTaskSchedstatLines(files[SCHEDSTAT_SECTION] ?? "");
+    waits.delete(Number((files[SELF_SECTION] ?? "").trim()));
+    const runDelayNs = waits.size > 0 ? delays.get(shell.host)!.add(waits) : undefined;
+    return { t, ...usage, ...net, ...(runDelayNs !== undefined ? { runDelayNs } : {}) };
   }
 
   return windowedObserver(async () => {

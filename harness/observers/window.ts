@@ -38,6 +38,23 @@ export const ZERO_NET: InterfaceCounters = { rxBytes: 0, txBytes: 0, rxPackets: 
 /** The harness clock: epoch milliseconds, monotonic within the process (performance.timeOrigin + performance.now()). */
 export const harnessNow = (): number => performance.timeOrigin + performance.now();
 
+/**
+ * A host's run delay as a monotonic counter: per task, the growth since the previous read (a task new since then
+ * counts its whole run delay, which it accrued after the previous read or at its start); tasks that exit keep what
+ * they added. `read` returns the total accumulated so far, ns.
+ */
+export function runDelayAccumulator(): { add(waits: ReadonlyMap<number, number>): number } {
+  let last = new Map<number, number>();
+  let total = 0;
+  return {
+    add(waits) {
+      for (const [tid, ns] of waits) total += Math.max(0, ns - (last.get(tid) ?? 0));
+      last = new Map(waits);
+      return total;
+    },
+  };
+}
+
 /** Rate per second of a cumulative counter between two readings; counters that went backwards (reset) count as 0. */
 function rate(now: number, before: number, dtS: number): number {
   return dtS > 0 && now >= before ? (now - before) / dtS : 0;

@@ -106,7 +106,7 @@ describe("docker-debian stacks on a real Docker engine (Pulumi program applied b
     if ((s.throttledShare ?? 0) > 0.5) expect(Math.abs(s.sinkCores! - 0.25) / 0.25).toBeLessThanOrEqual(0.05);
   }, 600_000);
 
-  it("quickstart on docker-debian-quarter-core-cpu-only: the CPU binds, and the sink's observed CPU is its 0.25-core cap ±5 %", () => {
+  it("quickstart on docker-debian-quarter-core-cpu-only: the CPU binds, and the sink's observed CPU is its 0.25-core cap ±5 % (host contention when other load took the CPUs)", () => {
     // nothing but the quarter core is capped: the container's own cgroup must show the CFS quota at work
     const r = bench("docker-debian-quarter-core-cpu-only", scenario("dq-cpu", PG_COPY));
     const [rec] = records("docker-debian-quarter-core-cpu-only", "dq-cpu");
@@ -114,9 +114,17 @@ describe("docker-debian stacks on a real Docker engine (Pulumi program applied b
     exactLedger(rec);
     expect(rec!.limits.sink).toMatchObject({ enforced: true, applied: { cfsQuotaUs: 25_000, cfsPeriodUs: 100_000 } });
     const s = rec!.summary!;
-    expect(s.bottleneck.resource).toBe("cpu");
-    expect(s.throttledShare!).toBeGreaterThan(0.5);
-    expect(Math.abs(s.sinkCores! - 0.25) / 0.25).toBeLessThanOrEqual(0.05);
+    expect(s.bottleneck.host).toBe("sink");
+    // the container's own tasks' run delay (harness/observers/remote.ts): when other load took the CPUs the verdict
+    // must say host contention, and the cap is then not what alone bounds the sink's CPU
+    if (s.contention?.contended) {
+      expect(["contention", "cpu", "uncertain"]).toContain(s.bottleneck.resource);
+      expect(s.bottleneck.candidates.some((c) => c.host === "sink" && c.resource === "contention")).toBe(true);
+    } else {
+      expect(s.bottleneck.resource).toBe("cpu");
+      expect(s.throttledShare!).toBeGreaterThan(0.5);
+      expect(Math.abs(s.sinkCores! - 0.25) / 0.25).toBeLessThanOrEqual(0.05);
+    }
   }, 600_000);
 
   it("quickstart (Debian PostgreSQL 15) on docker-debian-2-cores: exact ledger", () => {

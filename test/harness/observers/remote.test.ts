@@ -14,6 +14,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { ProvisioningError } from "../../../core/errors.ts";
+import { parseTaskSchedstatLines } from "../../../core/schedstat.ts";
 import { createRemoteObserver, type ObservedShell } from "../../../harness/observers/remote.ts";
 import { cgroupProcsFiles, listCgroupPids, parseCgroupUsage, removeHostCgroup } from "../../../infra/local/cgroup.ts";
 import { parseProcNetDev } from "../../../infra/local/netns.ts";
@@ -191,6 +192,28 @@ describe("remote observer over a local shell (real cgroup v1, real sh, real /pro
     console.log(
       `remote observer (v1 test cgroup, quota 0.5): ${JSON.stringify({ dtMs: Math.round(w.dtMs), ...h })}; machine cpuCores ${mh.cpuCores.toFixed(3)}${contended ? " (contended)" : ""}; direct IO ${JSON.stringify(blk)}`,
     );
+  });
+});
+
+describe("remote observer: run delay of the host's tasks (real sh, real /proc/<pid>/task/<tid>/schedstat)", () => {
+  it("two busy loops pinned to one CPU wait for it: the window's run delay and contention show the wait", async () => {
+    // through a local shell the "container" is this machine, so every task on it counts; the two loops sharing
+    // CPU 0 alone wait about half of each second each, whatever else runs, so a lower bound holds under any load
+    const loops = [0, 1].map(() => spawn("taskset", ["-c", "0", "sh", "-c", "end=$(($(date +%s) + 30)); while [ $(date +%s) -lt $end ]; do :; done"], { stdio: "ignore" }));
+    for (const child of loops) cleanups.push(async () => { if (child.exitCode === null && child.signalCode === null) { const gone = new Promise((r) => child.once("exit", r)); child.kill("SIGKILL"); await gone; } });
+    const observer = createRemoteObserver([localShell("machine")], { cappedHosts: new Set(), cgroupRoot: "/sys/fs/cgroup" });
+    await sleep(300);
+    expect(await observer.read()).toBeNull();
+    await sleep(2000);
+    const w = await observer.read();
+    const h = w!.hosts.machine!;
+    expect(h.runDelayMs).toBeGreaterThan(0.4 * w!.dtMs);
+    expect(h.contentionMs).toBe(h.runDelayMs); // an uncapped host is never throttled: all its wait is contention
+  });
+
+  it("parseTaskSchedstatLines reads `grep -H ''` lines of /proc/<pid>/task/<tid>/schedstat (sched-stats.rst fields)", () => {
+    const text = "/proc/1/task/1/schedstat:8000 2000 5\n/proc/7/task/9/schedstat:100 250 2\n/proc/self/task/3/schedstat:1 1 1\ngarbage\n";
+    expect([...parseTaskSchedstatLines(text)]).toEqual([[1, 2000], [9, 250]]);
   });
 });
 
