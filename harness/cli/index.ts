@@ -90,7 +90,11 @@ export async function main(argv: string[]): Promise<void> {
     } else {
       const message = err instanceof Error ? err.message : String(err);
       ctx.stderr.write(`ingestbench: unexpected error: ${message.split("\n")[0]}\n`);
-      if (debugWanted(argv) && err instanceof Error && err.stack) ctx.stderr.write(`${err.stack}\n`);
+      // the stack's frames only: its first line(s) repeat the message just printed
+      if (debugWanted(argv) && err instanceof Error && err.stack) {
+        const frames = err.stack.split("\n").filter((l) => /^\s+at /.test(l));
+        ctx.stderr.write(`${(frames.length > 0 ? frames : [err.stack]).join("\n")}\n`);
+      }
       process.exitCode = EXIT.unexpected;
     }
   }

@@ -142,6 +142,7 @@ describe("ingestbench CLI", () => {
       expect(r.code).toBe(70);
       expect(r.err).toMatch(/^ingestbench: unexpected error: INGESTBENCH_TEST_CRASH=1/);
       expect(r.err).toMatch(/\n\s+at .*harness\/cli\/index\.ts/);
+      expect(r.err.match(/a crash on purpose/g)).toHaveLength(1); // the message once, then the frames
     }
     // a configuration error is still 2, a failed check 1: 70 is only for what no typed error covers
     expect(cli("validate", path.join(tmp, "none.yaml")).code).toBe(2);
