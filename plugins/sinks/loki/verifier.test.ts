@@ -21,11 +21,14 @@ function lokiAnswers(entries: Entry[]) {
     const q = u.searchParams.get("query")!;
     const start = BigInt(u.searchParams.get("start")!);
     const end = BigInt(u.searchParams.get("end")!);
-    const m = /^sum\(count_over_time\(\{job="ingestbench"\}\[(\d+)ms\]\)\)$/.exec(q);
+    // the count, over every line or (a run with its own id space) over the lines whose JSON gen lies in a range
+    const m = /^sum\(count_over_time\(\{job="ingestbench"\}(?: \| json ib_gen="gen" \| ib_gen >= (\d+) and ib_gen < (\d+) )?\[(\d+)ms\]\)\)$/.exec(q);
     if (m) {
       expect(start).toBe(end); // one evaluation, at end
-      const from = end - BigInt(m[1]!) * 1_000_000n;
-      const n = entries.filter((e) => e.ts > from && e.ts <= end).length;
+      const from = end - BigInt(m[3]!) * 1_000_000n;
+      const genOf = (line: string): number | undefined => { try { const g = (JSON.parse(line) as { gen?: unknown }).gen; return typeof g === "number" ? g : undefined; } catch { return undefined; } };
+      const inRange = (e: Entry): boolean => { if (m[1] === undefined) return true; const g = genOf(e.line); return g !== undefined && g >= Number(m[1]) && g < Number(m[2]); };
+      const n = entries.filter((e) => e.ts > from && e.ts <= end && inRange(e)).length;
       return json({ status: "success", data: { resultType: "matrix", result: n ? [{ metric: {}, values: [[Number(end / 1_000_000n) / 1000, String(n)]] }] : [], stats } });
     }
     expect(q).toBe('{job="ingestbench"}');
@@ -42,6 +45,30 @@ function lokiAnswers(entries: Entry[]) {
     return json({ status: "success", data: { resultType: "streams", result: [...streams.values()], stats } });
   };
 }
+
+describe("loki verifier: a run with its own generator-id space (LogQL query text per the Loki docs; no Loki here)", () => {
+  it("the sample counts only this run's gens (256..511), not a previous run's late lines in the window; the ledger calls those foreign", async () => {
+    const entries: Entry[] = [];
+    const r = await httpReceiver(lokiAnswers(entries));
+    const v = lokiVerifier.create({ host: "127.0.0.1", port: r.port, params: { tenant: "tenant-1" }, fields, genBase: 256 });
+    try {
+      await v.prepare();
+      const w0 = BigInt(Date.now()) * 1_000_000n + 1_000_000n;
+      const add = (gen: number, seq: number, ts: bigint): void => { entries.push({ ts, labels: { gen: String(gen), job: "ingestbench" }, line: JSON.stringify({ ts: "2024-11-07T00:00:00.000Z", level: "info", msg: "m", n: 1, gen, seq, sent_at: new Date(Number(ts / 1_000_000n)).toISOString() }) }); };
+      for (let s = 0; s < 100; s++) add(256, s, w0 + BigInt(s) * 1000n); // this run
+      for (let s = 0; s < 40; s++) add(0, s, w0 + BigInt(s) * 1000n + 500n); // the previous run's collector, late
+      await new Promise((res) => setTimeout(res, 60));
+      expect((await v.sample()).stored).toBe(100);
+      const q = r.got.map((g) => new URL(g.url, "http://x").searchParams.get("query")).find((x) => x?.startsWith("sum("));
+      expect(q).toBe('sum(count_over_time({job="ingestbench"} | json ib_gen="gen" | ib_gen >= 256 and ib_gen < 512 [' + q!.match(/\[(\d+)ms\]/)![1] + "ms]))");
+      const l = await v.ledger([100], [[]]);
+      expect(l).toMatchObject({ sent: 100, stored: 100, lost: 0, foreign: 40 });
+    } finally {
+      await v.close();
+      await r.close();
+    }
+  });
+});
 
 describe("loki verifier (query_range answers of the documented Loki HTTP API shapes from an in-process stand-in; no Loki here)", () => {
   it("counts the run window with count_over_time and builds the ledger from the lines' gen/seq across paged, tied timestamps (no Loki here)", async () => {

@@ -20,14 +20,17 @@
  *   ingest, so a resend of the very same entry is invisible here (neither duplicated nor lost). deduplicated, from
  *   what was sent (core/ledger.ts SinkCollisions): 0, exactly, because no two sent seqs make identical entries (each
  *   line carries its own gen and seq); only deliberate repeats (`duplicateEvery`) are identical to their first copy,
- *   and those are not seqs. Lines of another run are `foreign` (SeqLedger with ctx.genBase); the sample's
- *   count_over_time counts every entry of the selector, another run's included (a label range is not expressible in
- *   LogQL's label matchers without listing every gen), so with a previous run's lines in the window the samples can
- *   read high while the ledger stays exact.
+ *   and those are not seqs. Lines of another run are `foreign` (SeqLedger with ctx.genBase).
+ * - the sample counts this run's lines only when the run has its own generator-id space (ctx.genBase, core/ledger.ts
+ *   GEN_STRIDE ids): the range aggregation gets a log pipeline, `count_over_time(<selector> | json ib_gen="gen" |
+ *   ib_gen >= base and ib_gen < base + 256 [<window> ms])` (LogQL "Metric queries": log range aggregations over a
+ *   pipeline; label filter expressions compare numbers). A label matcher cannot express a numeric range, and a
+ *   previous run's late lines in the window would otherwise read as this run's throughput. A line that is not the
+ *   event's JSON fails the filter; the ledger still counts it as unexpected.
  */
 import { IngestbenchError } from "../../../core/errors.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
-import { SeqLedger } from "../../../core/ledger.ts";
+import { GEN_STRIDE, SeqLedger } from "../../../core/ledger.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { lokiRowReader } from "./rows.ts";
@@ -58,6 +61,8 @@ export function lokiSelector(params: Record<string, string>): string {
 class LokiVerifier implements Verifier {
   private readonly api: HttpJsonApi;
   private readonly selector: string;
+  /** the log range of the sample's count: the selector, narrowed to this run's gens when it has its own id space */
+  private readonly countRange: string;
   private windowStartMs = 0;
   private newest: number | null = null;
   /** stored lines read back for the content check (./rows.ts) */
@@ -65,6 +70,8 @@ class LokiVerifier implements Verifier {
 
   constructor(private readonly ctx: VerifierContext) {
     this.selector = lokiSelector(ctx.params);
+    const base = ctx.genBase;
+    this.countRange = base === undefined ? this.selector : `${this.selector} | json ib_gen="gen" | ib_gen >= ${base} and ib_gen < ${base + GEN_STRIDE} `;
     this.api = new HttpJsonApi("Loki", ctx.host, ctx.port, ctx.params.tenant ? { "X-Scope-OrgID": ctx.params.tenant } : {});
     this.rows = lokiRowReader(this.api, this.selector, () => this.windowStartMs, ctx.fields);
   }
@@ -86,7 +93,7 @@ class LokiVerifier implements Verifier {
   /** Stored lines of the window, by count_over_time at the sink (see the file comment). */
   private async count(endMs: number): Promise<number> {
     const windowMs = Math.max(1, Math.ceil(endMs - this.windowStartMs));
-    const a = await this.queryRange({ query: `sum(count_over_time(${this.selector}[${windowMs}ms]))`, start: ns(endMs), end: ns(endMs), step: "1" });
+    const a = await this.queryRange({ query: `sum(count_over_time(${this.countRange}[${windowMs}ms]))`, start: ns(endMs), end: ns(endMs), step: "1" });
     if (a.data?.resultType !== "matrix") throw new IngestbenchError("E_LOKI_ANSWER", `Loki answered a ${a.data?.resultType} to a metric query, expected a matrix`);
     let n = 0;
     for (const series of a.data.result ?? []) {
