@@ -11,9 +11,10 @@
  *   blkio.throttle.{read,write}_{iops,bps}_device; cgroup v2 cpu.max, memory.max, memory.swap.max, io.max
  *   (Documentation/admin-guide/cgroup-v1/ and cgroup-v2.rst of the kernel); recorded under the names the local
  *   platform uses (cfsQuotaUs, cfsPeriodUs, memoryLimitBytes, readIops, …);
- * - `tc -j qdisc show dev eth0` and `tc -j filter show dev eth0 parent ffff:` run in the host's shaper container
- *   (`<container>-shaper`, infra/docker/host.ts; it shares the container's network namespace): the tbf rate (tc's
- *   JSON gives bytes/s), netem delay/loss, and the ingress police filter (infra/docker/shaper.ts).
+ * - `tc -j qdisc show dev eth0` and `tc -j qdisc show dev ifb0` run in the host's shaper container
+ *   (`<container>-shaper`, infra/docker/host.ts; it shares the container's network namespace): the egress tbf rate
+ *   (tc's JSON gives bytes/s), netem delay/loss, and the ingress tbf on the ifb device that the ingress filter
+ *   redirects every inbound packet to (infra/docker/shaper.ts).
  *
  * Each value the deployment handed over is compared with both the inspect and the cgroup value (CPU as cores =
  * quota / period, since `--cpus` gives NanoCpus and a 100 ms period); a difference, a missing value, or a CPU or
@@ -22,6 +23,7 @@
  */
 import type { AppliedLimits } from "../../core/limits.ts";
 import type { HostShell } from "./shell.ts";
+import { SHAPER_IFB } from "../../infra/docker/shaper.ts";
 
 /** Shell script printing `== <file>` then the file's content, for each cgroup file that exists (v1 or v2). */
 export const CGROUP_SCRIPT = [
@@ -158,8 +160,8 @@ export function inspectReadings(hc: InspectedHostConfig, container: string): Rea
   return out;
 }
 
-/** The tbf, netem and ingress police values of `tc -j qdisc show` and `tc -j filter show … parent ffff:` output. */
-export function tcReadings(qdiscJson: string, filterJson: string, where: string): Readings {
+/** The egress tbf and netem values of `tc -j qdisc show dev eth0`, and the ingress tbf rate of `tc -j qdisc show dev ifb0`. */
+export function tcReadings(qdiscJson: string, ifbQdiscJson: string, where: string): Readings {
   const out: Readings = {};
   const qdiscs = JSON.parse(qdiscJson || "[]") as { kind: string; options?: Record<string, unknown> }[];
   const src = `tc -j qdisc show dev eth0 in ${where}`;
@@ -177,12 +179,10 @@ export function tcReadings(qdiscJson: string, filterJson: string, where: string)
       if (typeof loss === "number") out.netemLossPercent = { value: loss * 100, source: src };
     }
   }
-  // police actions: tc's JSON prints the rate as text ("98304Kbit"); parsed with tc's own units (bit, Kbit = 1000 bit)
-  const filters = JSON.stringify(JSON.parse(filterJson || "[]"));
-  const rate = /"kind":"police"[^}]*?"rate":"?([\d.]+)([KMG]?)bit"?/i.exec(filters);
-  if (rate) {
-    const mult = { "": 1, K: 1e3, M: 1e6, G: 1e9 }[rate[2]!.toUpperCase() as "" | "K" | "M" | "G"];
-    out.ingressPoliceRateBytesPerSec = { value: Math.round((Number(rate[1]) * mult) / 8), source: `tc -j filter show dev eth0 parent ffff: in ${where}` };
+  // inbound: the tbf on the ifb device (infra/docker/shaper.ts IFB)
+  const ifb = (JSON.parse(ifbQdiscJson || "[]") as { kind: string; options?: Record<string, unknown> }[]).find((q) => q.kind === "tbf");
+  if (ifb && typeof ifb.options?.rate === "number") {
+    out.ingressTbfRateBytesPerSec = { value: ifb.options.rate, source: `tc -j qdisc show dev ${SHAPER_IFB} in ${where}` };
   }
   return out;
 }
@@ -196,7 +196,7 @@ const COUNTERPARTS: Record<string, string[]> = {
   readBytesPerSec: ["docker.BlkioDeviceReadBps", "readBytesPerSec"],
   writeBytesPerSec: ["docker.BlkioDeviceWriteBps", "writeBytesPerSec"],
   tbfRateBytesPerSec: ["tbfRateBytesPerSec"],
-  ingressPoliceRateBytesPerSec: ["ingressPoliceRateBytesPerSec"],
+  ingressTbfRateBytesPerSec: ["ingressTbfRateBytesPerSec"],
   netemDelayMs: ["netemDelayMs"],
   netemLossPercent: ["netemLossPercent"],
 };
@@ -278,7 +278,7 @@ export interface ReadBackOptions {
   shaper?: string;
 }
 
-const NETWORK_KEYS = ["tbfRateBytesPerSec", "ingressPoliceRateBytesPerSec", "netemDelayMs", "netemLossPercent"];
+const NETWORK_KEYS = ["tbfRateBytesPerSec", "ingressTbfRateBytesPerSec", "netemDelayMs", "netemLossPercent"];
 
 /**
  * Read back the limits of the container behind `shell` and compare them with `handed` (the stack outputs'
@@ -304,9 +304,9 @@ export async function readBackLimits(shell: HostShell, handed: AppliedLimits, op
   if (opts.shaper && NETWORK_KEYS.some((k) => handed.applied[k] !== undefined)) {
     try {
       const qd = await shell.engine(["exec", opts.shaper, "tc", "-j", "qdisc", "show", "dev", "eth0"]);
-      const needsPolice = handed.applied.ingressPoliceRateBytesPerSec !== undefined;
-      const fl = needsPolice ? await shell.engine(["exec", opts.shaper, "tc", "-j", "filter", "show", "dev", "eth0", "parent", "ffff:"]) : "[]";
-      Object.assign(read, tcReadings(qd, fl, opts.shaper));
+      const inbound = handed.applied.ingressTbfRateBytesPerSec !== undefined;
+      const ifb = inbound ? await shell.engine(["exec", opts.shaper, "tc", "-j", "qdisc", "show", "dev", SHAPER_IFB]) : "[]";
+      Object.assign(read, tcReadings(qd, ifb, opts.shaper));
     } catch (err) {
       unread.push(`tc not read in shaper ${opts.shaper}: ${first(err)}`);
     }

@@ -107,7 +107,7 @@ export function containerLimits(host: HostSpec, blkioDevice: string | undefined,
       applied.tbfRateBytesPerSec = network.bandwidthBytesPerSec;
       applied.tbfBurstBytes = shaping.burstBytes;
       applied.tbfLatencyMs = TBF_LATENCY_MS;
-      applied.ingressPoliceRateBytesPerSec = network.bandwidthBytesPerSec;
+      applied.ingressTbfRateBytesPerSec = network.bandwidthBytesPerSec;
     }
     if (network.delayMs !== undefined) {
       shaping.delayMs = network.delayMs;

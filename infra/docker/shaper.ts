@@ -13,7 +13,8 @@
 import { tbfBurstFor, TBF_LATENCY_MS } from "../local/netns.ts";
 
 /** The intermediate functional block device that carries the host's inbound traffic through a tbf. */
-const IFB = "ifb0";
+export const SHAPER_IFB = "ifb0";
+const IFB = SHAPER_IFB;
 
 export interface Shaping {
   rateBytesPerSec?: number;

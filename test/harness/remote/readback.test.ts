@@ -11,6 +11,7 @@ import type { AppliedLimits } from "../../../core/limits.ts";
 import { cgroupReadings, parseCgroupFiles, readBackLimits } from "../../../harness/remote/readback.ts";
 import { checkOom, readOomCounter } from "../../../harness/remote/oom.ts";
 import { dockerExecShell } from "../../../harness/remote/shell.ts";
+import { shaperScript } from "../../../infra/docker/shaper.ts";
 import { oomMessage } from "../../../harness/runner/site.ts";
 import { useCleanups } from "../../helpers/cleanups.ts";
 import { BASE_IMAGE, dataRootDevice, DOCKER_ENV, engine, runContainer, SHAPER_IMAGE } from "../../helpers/docker-engine.ts";
@@ -80,25 +81,27 @@ describe("limits read back from a real container (docker inspect + its cgroup)",
     expect(got.notes.filter((n) => n.startsWith("NOT enforced as asked: ")).length).toBe(got.mismatches!.length);
   });
 
-  it("the tc rate is read in the shaper's namespace (tc -j qdisc): as asked, then changed behind its back", async () => {
+  it("the tc rates are read in the shaper's namespace (tc -j qdisc, eth0 and the ingress ifb): as asked, then changed behind its back", async () => {
     const docker = await engine();
     const c = name("shaped");
     await runContainer(docker, { name: c, Image: BASE_IMAGE, Cmd: ["sleep", "600"] }, track);
-    // the shaper as infra/docker/host.ts runs it: NET_ADMIN, in the host container's network namespace
+    // the shaper as infra/docker/host.ts runs it (its own script): NET_ADMIN, in the host container's network namespace
     await runContainer(docker, {
       name: `${c}-shaper`, Image: SHAPER_IMAGE, Entrypoint: ["/bin/sh", "-c"],
-      Cmd: ["tc qdisc add dev eth0 root handle 1: tbf rate 98304000bit burst 131072 latency 50ms && exec sleep 600"],
+      Cmd: [shaperScript({ rateBytesPerSec: 12_288_000, burstBytes: 131_072 })],
       HostConfig: { NetworkMode: `container:${c}`, CapAdd: ["NET_ADMIN"] },
     }, track);
-    const asked: AppliedLimits = { requested: { bandwidth: "96Mbit" }, applied: { tbfRateBytesPerSec: 12_288_000, tbfBurstBytes: 131_072 }, enforced: true, notes: [] };
+    const asked: AppliedLimits = { requested: { bandwidth: "96Mbit" }, applied: { tbfRateBytesPerSec: 12_288_000, tbfBurstBytes: 131_072, ingressTbfRateBytesPerSec: 12_288_000 }, enforced: true, notes: [] };
     let got = await readBackLimits(shell("sink", c), asked, { shaper: `${c}-shaper` });
-    for (let i = 0; i < 20 && got.applied.tbfRateBytesPerSec === undefined; i++) {
+    for (let i = 0; i < 20 && got.mismatches!.length > 0; i++) {
       await new Promise((r) => setTimeout(r, 250)); // the shaper's script may not have run yet
       got = await readBackLimits(shell("sink", c), asked, { shaper: `${c}-shaper` });
     }
     expect(got.mismatches).toEqual([]);
     expect(got.applied.tbfRateBytesPerSec).toBe(12_288_000);
     expect(got.sources!.tbfRateBytesPerSec).toBe(`tc -j qdisc show dev eth0 in ${c}-shaper`);
+    expect(got.applied.ingressTbfRateBytesPerSec).toBe(12_288_000);
+    expect(got.sources!.ingressTbfRateBytesPerSec).toBe(`tc -j qdisc show dev ifb0 in ${c}-shaper`);
 
     dockerCli("exec", `${c}-shaper`, "tc", "qdisc", "change", "dev", "eth0", "root", "handle", "1:", "tbf", "rate", "50mbit", "burst", "131072", "latency", "50ms");
     got = await readBackLimits(shell("sink", c), asked, { shaper: `${c}-shaper` });
