@@ -65,6 +65,14 @@ export function validateFile(file: string): FileResult {
   }
 }
 
+/**
+ * The exit code of `validate` for these results (EXIT in ../context.ts): 0 when every file is valid, 2
+ * (configuration) when any is not. A non-IngestbenchError thrown by validateFile is a bug and exits 70 (../index.ts).
+ */
+export function validateExitCode(results: readonly FileResult[]): number {
+  return results.every((r) => r.ok) ? EXIT.ok : EXIT.configuration;
+}
+
 export const registerValidate: CommandModule = (program, ctx) => {
   program.command("validate")
     .description("Validate stack files (a top-level `config:`), nightly plans (a top-level `entries:`, e.g. nightly/*.yaml) and scenario files (anything else); errors name the file, line, column and field. Checks every file and exits 2 if any is wrong.")
@@ -81,6 +89,6 @@ export const registerValidate: CommandModule = (program, ctx) => {
           else ctx.stderr.write(`${r.text}\n`);
         }
       }
-      return results.every((r) => r.ok) ? EXIT.ok : EXIT.configuration;
+      return validateExitCode(results);
     }));
 };
