@@ -13,7 +13,7 @@ import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import { BenchRun } from "./run.ts";
 import { hostRoles } from "./site.ts";
-import { acquireStackLock, describeHolder, type StackLock } from "../provision/stack-lock.ts";
+import { acquireStackLock, describeHolder, type StackLock } from "./stack-lock.ts";
 
 /** Exit code per error kind recorded in run.json (see errors.ts). */
 export const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisioning: 3, verification: 4, run: 3 };
@@ -145,7 +145,7 @@ export interface DriveOptions {
   deployed?: DeployedStacks;
   /** aborts the runs too (besides SIGINT/SIGTERM of this process) */
   signal?: AbortSignal;
-  /** the command named in the stacks' locks (../provision/stack-lock.ts); default: the CLI's command word */
+  /** the command named in the stacks' locks (./stack-lock.ts); default: the CLI's command word */
   command?: string;
 }
 
@@ -157,7 +157,7 @@ function commandWord(): string {
 /**
  * Lock every stack of the items, in name order (two invocations over the same stacks never wait on each other in a
  * circle), before anything is provisioned. On a refusal the locks already taken are released.
- * @throws ProvisioningError E_STACK_LOCKED naming the holder of a lock (../provision/stack-lock.ts)
+ * @throws ProvisioningError E_STACK_LOCKED naming the holder of a lock (./stack-lock.ts)
  */
 function lockStacks(names: string[], command: string, progress: Progress): StackLock[] {
   const locks: StackLock[] = [];

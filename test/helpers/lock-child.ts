@@ -1,9 +1,9 @@
 /**
- * A harness process holding a stack lock, for test/harness/provision/stack-lock.test.ts: takes the lock of the stack
- * in argv[2] as a run does (harness/provision/stack-lock.ts acquireStackLock), prints `locked <pid>` and waits to be
+ * A harness process holding a stack lock, for test/harness/runner/stack-lock.test.ts: takes the lock of the stack
+ * in argv[2] as a run does (harness/runner/stack-lock.ts acquireStackLock), prints `locked <pid>` and waits to be
  * killed; it never releases the lock itself. Environment: TMPDIR (where the lock goes).
  */
-import { acquireStackLock } from "../../harness/provision/stack-lock.ts";
+import { acquireStackLock } from "../../harness/runner/stack-lock.ts";
 
 const lock = acquireStackLock(process.argv[2]!, "bench");
 process.stdout.write(`locked ${lock.holder.ownerPid}\n`);

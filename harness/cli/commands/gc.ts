@@ -1,13 +1,13 @@
 /**
  * `ingestbench gc [--all] [--kill-live] [--dry-run] [--json]`: remove leftovers of killed runs (collectLeftovers,
- * infra/local/gc.ts), the stale stack locks of killed runs (collectStaleLocks, harness/provision/stack-lock.ts), the deployments of killed harness processes (collectDeadDeployments, harness/provision/gc.ts:
+ * infra/local/gc.ts), the stale stack locks of killed runs (collectStaleLocks, harness/runner/stack-lock.ts), the deployments of killed harness processes (collectDeadDeployments, harness/provision/gc.ts:
  * Pulumi destroy and a sweep of the Docker engine by label), then destroy the project's Pulumi stacks past their expiry (collectExpiredStacks,
  * harness/provision/gc.ts). Prints a short summary, or everything as JSON with --json; exit 3 when a Pulumi stack
  * could not be destroyed.
  */
 import { collectLeftovers, type GcReport } from "../../../infra/local/gc.ts";
 import { collectDeadDeployments, collectExpiredStacks, type DeploymentGcReport, type PulumiGcReport } from "../../provision/gc.ts";
-import { collectStaleLocks, type LockGcReport } from "../../provision/stack-lock.ts";
+import { collectStaleLocks, type LockGcReport } from "../../runner/stack-lock.ts";
 import { EXIT, type CommandModule } from "../context.ts";
 
 interface GcFlags {
@@ -22,7 +22,7 @@ export type LocalGcOutput = (Omit<GcReport, "errors"> & { errors: string[] }) | 
 
 /**
  * What `gc --json` prints: the local part, the deployments of killed harness processes (`deployments`), the stale
- * stack locks removed (`locks`, harness/provision/stack-lock.ts) and the Pulumi report.
+ * stack locks removed (`locks`, harness/runner/stack-lock.ts) and the Pulumi report.
  */
 export type GcOutput = LocalGcOutput & { deployments: DeploymentGcReport; locks: LockGcReport; pulumi: PulumiGcReport };
 

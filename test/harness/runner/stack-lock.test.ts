@@ -1,4 +1,4 @@
-// Per-stack locks (harness/provision/stack-lock.ts) between real processes: a live holder refuses a second run,
+// Per-stack locks (harness/runner/stack-lock.ts) between real processes: a live holder refuses a second run,
 // naming its pid and start time; after SIGKILL its lock is stale and taken over; a pid reused by a process started at
 // another time does not hold the lock; gc removes stale locks and leaves live ones; and the real CLI: a second
 // `bench` on a stack in use is refused (exit 3) and Ctrl-C of the first releases the lock.
@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProvisioningError } from "../../../core/errors.ts";
 import { processStartTicks } from "../../../infra/local/platform.ts";
-import { acquireStackLock, collectStaleLocks, lockDir, lockFile, readLock } from "../../../harness/provision/stack-lock.ts";
+import { acquireStackLock, collectStaleLocks, lockDir, lockFile, readLock } from "../../../harness/runner/stack-lock.ts";
 import { projectRoot } from "../../helpers/bench.ts";
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-lock-"));

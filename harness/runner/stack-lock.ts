@@ -4,7 +4,7 @@
  * first's load, or tear its hosts down under it.
  *
  * `${os.tmpdir()}/ingestbench-runs/locks/<stack>.json` (beside the run registries of infra/local/platform.ts
- * registryDir and the deployment registries of ./deployments.ts, which `ingestbench gc` reads) is created with
+ * registryDir and the deployment registries of harness/provision/deployments.ts, which `ingestbench gc` reads) is created with
  * O_CREAT|O_EXCL (open flag "wx"), so exactly one process makes it. It holds the owner's pid, its start time in clock
  * ticks (/proc/<pid>/stat field 22, to tell a reused pid from the owner), the ISO time it was taken and the command.
  *
