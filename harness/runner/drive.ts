@@ -13,6 +13,7 @@ import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import { BenchRun } from "./run.ts";
 import { hostRoles } from "./site.ts";
+import { checkMemoryFloors } from "./memory-floor.ts";
 import { acquireStackLock, describeHolder, type StackLock } from "./stack-lock.ts";
 
 /** Exit code per error kind recorded in run.json (see errors.ts). */
@@ -203,6 +204,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   const groups = stackGroups(items);
   // configuration first (exit 2 names the file and field whatever the stack order), then what this machine lacks
   for (const g of groups) {
+    for (const { stack, plan } of g.items) checkMemoryFloors(stack, plan);
     if (g.stack.platform === "local") for (const { stack, plan } of g.items) checkRunnableLocally(stack, plan);
     else if (options.deployed) options.deployed.check(g.stack, g.items.map((i) => i.plan));
     else checkRunnableLocally(g.stack, g.items[0]!.plan); // says which command runs it
