@@ -37,6 +37,21 @@ interface PluginBase<C> {
   readonly local?: ComponentFactory<C>;
   /** the container platforms' image entry (docker, azure); absent: local only */
   readonly image?: CatalogImage;
+  /**
+   * the smallest memory cap (bytes) of the host that runs the component under which it cannot start, and why: a
+   * stack whose host caps memory below it is refused before provisioning (E_CAP_TOO_SMALL,
+   * harness/runner/memory-floor.ts) and flagged by `validate`. A floor, not a recommendation: a cap above it that
+   * squeezes the component still runs, and its OOM kill is reported by the run. Absent: no floor known.
+   */
+  readonly minMemory?: MinMemory;
+}
+
+/** A component's memory floor (PluginBase.minMemory). */
+export interface MinMemory {
+  /** bytes */
+  readonly bytes: number;
+  /** where the number comes from, for the refusal's message */
+  readonly why: string;
 }
 
 /** A sink: a store the ledger counts in. */

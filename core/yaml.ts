@@ -84,6 +84,12 @@ export function parseYamlText(text: string, path: string): LoadedYaml {
     const pos = first.linePos?.[0] ?? lineCounter.linePos(first.pos[0]);
     throw new ConfigurationError("E_YAML_SYNTAX", lines.join("\n"), { cause: first, location: `${file}:${pos.line}` });
   }
+  // a key that is a map or a list (`? [a, b]: 1`, `{ a: 1 }: 1`) has no JS object key: refuse it at its position,
+  // rather than let toJS stringify it (with a process warning on stderr)
+  const complexKey = collectionKeyPosition(doc, lineCounter);
+  if (complexKey) {
+    throw new ConfigurationError("E_YAML_SYNTAX", `${file}:${complexKey.line}:${complexKey.col}: YAML syntax error: a key must be a scalar, not a map or a list`, { location: `${file}:${complexKey.line}` });
+  }
   let data: unknown;
   try {
     data = doc.toJS({ maxAliasCount: 1000 }) ?? null;
@@ -95,6 +101,22 @@ export function parseYamlText(text: string, path: string): LoadedYaml {
     throw new ConfigurationError("E_YAML_SYNTAX", `${file}:${pos.line}:${pos.col}: YAML syntax error: ${msg}`, { cause: e, location: `${file}:${pos.line}` });
   }
   return { path, text, doc, lineCounter, data };
+}
+
+/** Where the first map or list used as a mapping key stands, or undefined. */
+function collectionKeyPosition(doc: Document, lineCounter: LineCounter): Position | undefined {
+  let found: Position | undefined;
+  visit(doc, {
+    Pair(_key, pair) {
+      const k = pair.key as YamlNode | null;
+      if (k && (isMap(k) || isSeq(k))) {
+        found = lineCounter.linePos(k.range?.[0] ?? 0);
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
 }
 
 /** Where the first alias stands whose anchor is not defined before it (YAML 1.2 §3.2.2.2), or undefined. */
@@ -159,6 +181,22 @@ export function locate(loaded: LoadedYaml, path: FieldPath, at: FlatIssue["at"] 
     }
   }
   return posOf(loaded, node as YamlNode) ?? fallback;
+}
+
+/**
+ * "file:line:col: field" of a field in a file already validated, for errors found later that pair two files (a
+ * scenario's collector and sink, a scenario and a stack's hosts): the file is read again and the path located as
+ * `locate` does. When the file cannot be read or parsed any more, "file: field".
+ */
+export function fieldLocation(file: string, path: FieldPath, at: FlatIssue["at"] = "value"): string {
+  const shown = displayPath(file);
+  const field = fieldText(path);
+  try {
+    const pos = locate(loadYamlFile(file), path, at);
+    return `${shown}:${pos.line}:${pos.col}: ${field}`;
+  } catch {
+    return `${shown}: ${field}`;
+  }
 }
 
 /** Unwrap effects, optional, nullable, default, lazy, pipeline, branded and catch wrappers. */
@@ -267,10 +305,20 @@ export function addFlatIssue(ctx: z.RefinementCtx, f: FlatIssue): void {
   ctx.addIssue({ code: z.ZodIssueCode.custom, path: f.path, message: f.message, params });
 }
 
+/**
+ * A field path as messages show it: segments joined by "."; a segment that is empty, holds other characters than
+ * letters, digits and `_$@=.-`, or a ":" that does not join two such runs (a mistyped key such as "", "a b" or
+ * "loadgen:") is shown JSON-quoted, so the path stays one
+ * token (harness/cli/diagnostics.ts reads it back).
+ */
+export function fieldText(path: FieldPath): string {
+  return path.map((seg) => (typeof seg === "number" || /^[\w$@=.-]+(?::[\w$@=.-]+)*$/.test(seg) ? String(seg) : JSON.stringify(seg))).join(".");
+}
+
 /** Format one issue as "file:line:col: field: message" (field omitted at the top level). */
 export function formatIssue(loaded: LoadedYaml, f: FlatIssue, file = displayPath(loaded.path)): string {
   const pos = locate(loaded, f.path, f.at);
-  const field = f.path.map(String).join(".");
+  const field = fieldText(f.path);
   return `${file}:${pos.line}:${pos.col}: ${field ? `${field}: ` : ""}${f.message}`;
 }
 
@@ -297,7 +345,7 @@ export function throwIssues(
   throw new ConfigurationError(options.code ?? "E_CONFIG_INVALID", lines.join("\n"), {
     cause: options.cause,
     location: `${file}:${pos.line}`,
-    field: top.f.path.length > 0 ? top.f.path.map(String).join(".") : undefined,
+    field: top.f.path.length > 0 ? fieldText(top.f.path) : undefined,
   });
 }
 

@@ -19,8 +19,9 @@ export interface Diagnostic {
 
 /** "file:line:col: rest" as formatIssue and the YAML loader write it (the file may itself contain colons). */
 const POSITIONED = /^(.+?):(\d+):(\d+): (.*)$/;
-/** A leading field path: no spaces, segments joined by "." (keys such as "ingestbench:hosts" keep their colon). */
-const FIELD = /^([\w$@=-]+(?::[\w$@=-]+)*(?:\.[\w$@=-]+(?::[\w$@=-]+)*)*): (.+)$/;
+const SEGMENT = String.raw`(?:[\w$@=-]+(?::[\w$@=-]+)*|"(?:[^"\\]|\\.)*")`;
+/** A leading field path, as core/yaml.ts fieldText writes it: segments joined by ".", odd keys JSON-quoted. */
+const FIELD = new RegExp(String.raw`^(${SEGMENT}(?:\.${SEGMENT})*): (.+)$`, "s");
 
 /**
  * Split an IngestbenchError raised for `file` into diagnostics: one per positioned line of its message; a line

@@ -13,6 +13,8 @@ import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import { BenchRun } from "./run.ts";
 import { hostRoles } from "./site.ts";
+import { checkMemoryFloors } from "./memory-floor.ts";
+import { acquireStackLock, describeHolder, type StackLock } from "./stack-lock.ts";
 
 /** Exit code per error kind recorded in run.json (see errors.ts). */
 export const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisioning: 3, verification: 4, run: 3 };
@@ -144,6 +146,33 @@ export interface DriveOptions {
   deployed?: DeployedStacks;
   /** aborts the runs too (besides SIGINT/SIGTERM of this process) */
   signal?: AbortSignal;
+  /** the command named in the stacks' locks (./stack-lock.ts); default: the CLI's command word */
+  command?: string;
+}
+
+/** The CLI's command word of this process (`bench` of `ingestbench --debug bench …`), for lock holders. */
+function commandWord(): string {
+  return process.argv.slice(2).find((a) => !a.startsWith("-")) ?? "bench";
+}
+
+/**
+ * Lock every stack of the items, in name order (two invocations over the same stacks never wait on each other in a
+ * circle), before anything is provisioned. On a refusal the locks already taken are released.
+ * @throws ProvisioningError E_STACK_LOCKED naming the holder of a lock (./stack-lock.ts)
+ */
+function lockStacks(names: string[], command: string, progress: Progress): StackLock[] {
+  const locks: StackLock[] = [];
+  try {
+    for (const name of [...new Set(names)].sort()) {
+      const lock = acquireStackLock(name, command);
+      locks.push(lock);
+      if (lock.tookOver) progress.notice(`stack ${name}: took over the stale lock of ${describeHolder(lock.tookOver)}, which is gone`);
+    }
+  } catch (err) {
+    for (const l of locks) l.release();
+    throw err;
+  }
+  return locks;
 }
 
 export interface DriveResult {
@@ -166,13 +195,16 @@ export async function driveRuns(work: StackWork[], options: DriveOptions): Promi
 
 /**
  * Run the items in order (one BenchRun each), reporting progress and a description of each run through the progress
- * display. SIGINT/SIGTERM stop after the current run has torn down; the runs not started are not made.
+ * display. SIGINT/SIGTERM stop after the current run has torn down; the runs not started are not made. Every stack
+ * is locked for the whole invocation (lockStacks) and released however it ends.
+ * @throws ProvisioningError E_STACK_LOCKED when another live process runs on one of the stacks
  */
 export async function driveItems(items: RunItem[], options: DriveOptions): Promise<DriveResult> {
   // every planned run is checked before the first one provisions anything: a bad pairing fails at once, exit 2
   const groups = stackGroups(items);
   // configuration first (exit 2 names the file and field whatever the stack order), then what this machine lacks
   for (const g of groups) {
+    for (const { stack, plan } of g.items) checkMemoryFloors(stack, plan);
     if (g.stack.platform === "local") for (const { stack, plan } of g.items) checkRunnableLocally(stack, plan);
     else if (options.deployed) options.deployed.check(g.stack, g.items.map((i) => i.plan));
     else checkRunnableLocally(g.stack, g.items[0]!.plan); // says which command runs it
@@ -180,6 +212,8 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   if (groups.some((g) => g.stack.platform === "local")) checkLocalPrivileges();
   for (const g of groups) if (g.stack.platform !== "local") options.deployed?.ready?.(g.stack);
   const progress = options.reporter ?? new Progress(options.progress);
+  // one run per stack at a time: the second invocation on a stack is refused, naming the first (E_STACK_LOCKED)
+  const locks = lockStacks(groups.map((g) => g.stack.name), options.command ?? commandWord(), progress);
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
@@ -218,6 +252,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
       }
     }
   } finally {
+    for (const l of locks) l.release();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     options.signal?.removeEventListener("abort", onExternal);

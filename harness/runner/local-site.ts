@@ -14,6 +14,7 @@ import { liftCpuLimit } from "../../infra/local/cgroup.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalHost, LocalStack } from "../../core/hosts.ts";
 import { ConfigurationError, interruptedError, ProvisioningError } from "../../core/errors.ts";
+import { displayPath, fieldLocation } from "../../core/yaml.ts";
 import { createLocalObserver } from "../observers/local.ts";
 import type { Observer } from "../observers/types.ts";
 import type { RunRecord } from "../results/types.ts";
@@ -28,12 +29,14 @@ import { checkVersions, collectorHosts } from "./versions.ts";
  * and the hosts the cell needs.
  * @throws ConfigurationError E_PLATFORM, E_SINK, E_COLLECTOR or E_STACK_HOSTS, naming the stack file and field
  */
-export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector" | "scenario">): void {
+export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector" | "scenario"> & { scenarioFile?: string }): void {
   if (stack.platform !== "local") {
-    throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`);
+    throw new ConfigurationError("E_PLATFORM", `${fieldLocation(stack.file, ["config", "ingestbench:platform"])}: stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`, { field: "config.ingestbench:platform" });
   }
+  // "file:line:col: sink.<name>: " at the plugin's name in the scenario file, when the plan says which file
+  const at = (what: string, name: string): string => (plan.scenarioFile ? `${fieldLocation(plan.scenarioFile, [what, name], "key")}: ` : "");
   const elsewhere = (what: string, name: string): string =>
-    `scenario ${plan.scenario}: ${what} "${name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a local stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\``;
+    `${at(what, name)}scenario ${plan.scenario}: ${what} "${name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a local stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\``;
   // every sink plugin has its verifier (core/plugin.ts): a sink with a local component can be counted locally
   if (!findSink(plan.sink.name)?.local) throw new ConfigurationError("E_SINK", elsewhere("sink", plan.sink.name), { field: "sink" });
   if (plan.collector && !findCollector(plan.collector.name)?.local) {
@@ -43,7 +46,8 @@ export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sin
   for (const role of roles) {
     if (!stack.hosts[role]) {
       const need = roles.map((r) => `"${r}"`).join(plan.collector ? ", " : " and ");
-      throw new ConfigurationError("E_STACK_HOSTS", `${stack.file}: this scenario needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
+      const where = fieldLocation(stack.file, ["config", "ingestbench:hosts"]);
+      throw new ConfigurationError("E_STACK_HOSTS", `${where}: this scenario${plan.scenarioFile ? ` (${displayPath(plan.scenarioFile)})` : ""} needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
     }
   }
 }

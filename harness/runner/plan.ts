@@ -8,6 +8,7 @@
 import { collectorPlugins, findCollector, findSink, sinkPlugins } from "../../plugins/registry.ts";
 import { parseDuration } from "../../core/units.ts";
 import { ConfigurationError } from "../../core/errors.ts";
+import { fieldLocation } from "../../core/yaml.ts";
 import { CHECKABLE_PATHS } from "./checks.ts";
 import { mulberry32 } from "../../core/events/source.ts";
 import { generators } from "../generators/index.ts";
@@ -107,17 +108,20 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
     if (!s.collector) continue;
     const cname = s.collector.name;
     const at = scenario.cells.length > 1 ? ` (cell ${cell.id})` : "";
+    // "file:line:col: field: …" at the plugin's name under the block the pairing fails at
+    const pairingError = (block: "collector" | "generator" | "sink", name: string, message: string): ConfigurationError => {
+      const where = fieldLocation(file, [block, name], "key");
+      return new ConfigurationError("E_COLLECTOR", `${where}: ${message}${at}`, { field: `${block}.${name}`, location: where.replace(/:\d+: .*$/, "") });
+    };
     const p = pairingOf(cname, s.collector.config);
-    if (!p) {
-      throw new ConfigurationError("E_COLLECTOR", `${file}: collector "${cname}" is not in the component catalog`, { field: "collector" });
-    }
+    if (!p) throw pairingError("collector", cname, `collector "${cname}" is not in the component catalog`);
     if (p.accepts && !p.accepts.includes(s.generator.name)) {
       const receives = p.accepts.length > 0 ? `receives ${p.accepts.join(", ")}` : "receives from no generator as configured (its input makes its own load or speaks no generator's protocol)";
-      throw new ConfigurationError("E_COLLECTOR", `${file}${at}: collector "${cname}" ${receives}, not the "${s.generator.name}" generator`, { field: "generator" });
+      throw pairingError("generator", s.generator.name, `collector "${cname}" ${receives}, not the "${s.generator.name}" generator`);
     }
     if (p.writesTo && !p.writesTo.includes(s.sink.name)) {
       const refusal = findCollector(cname)?.image?.refuses?.[s.sink.name];
-      throw new ConfigurationError("E_COLLECTOR", `${file}${at}: collector "${cname}" writes into ${p.writesTo.join(", ")}, not into sink "${s.sink.name}"${refusal ? ` (${refusal})` : ""}`, { field: "sink" });
+      throw pairingError("sink", s.sink.name, `collector "${cname}" writes into ${p.writesTo.join(", ")}, not into sink "${s.sink.name}"${refusal ? ` (${refusal})` : ""}`);
     }
   }
   // the command line's --duration must leave room for two samples, as the file's `duration` must (interval ≤ duration)

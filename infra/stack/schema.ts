@@ -33,7 +33,7 @@
  * Keys of other namespaces (e.g. `azure-native:location`) are ignored; unknown `ingestbench:` keys and unknown
  * host or limit keys are rejected. Units are parsed by ./units.ts.
  */
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import nodePath from "node:path";
 import { z } from "zod";
@@ -514,10 +514,13 @@ export function loadStack(nameOrPath: string, stacksDir = "stacks"): StackSpec {
     );
   }
   if (name === undefined) {
+    // point at the top-level `config:` that makes the file a stack (harness/cli/commands/validate.ts fileKind)
+    const lines = readFileSync(file, "utf8").split("\n");
+    const line = Math.max(0, lines.findIndex((l) => /^config:/.test(l))) + 1;
     throw new ConfigurationError(
       "E_STACK_NOT_FOUND",
-      `${displayPath(file)}: stack files are named Pulumi.<stack>.yaml (Pulumi derives the stack name from it)`,
-      { location: displayPath(file) },
+      `${displayPath(file)}:${line}:1: config: stack files are named Pulumi.<stack>.yaml (Pulumi derives the stack name from it)`,
+      { location: `${displayPath(file)}:${line}`, field: "config" },
     );
   }
   return fromLoaded(loadYamlFile(file), file, name).spec;

@@ -60,7 +60,9 @@ describe("ingestbench validate: container-platform scenarios", () => {
     expect(r.code).toBe(2);
     expect(r.err).toContain(`${bad}:${line}:`);
     expect(r.err).toMatch(/collector\.fluentd\.buffer\.flush_thread_count: number must be greater than or equal to 1/);
-    expect(r.err).toMatch(/bad-pairing\.yaml \(cell chunk_limit_records=\d+\): collector "fluentd" receives fluent-forward, not the "http-json" generator/);
+    // the pairing error names the line and column of the generator the collector cannot receive, and the cell
+    const genLine = text.split("\n").findIndex((l) => l.startsWith("generator: { fluent-forward:")) + 1;
+    expect(r.err).toMatch(new RegExp(`bad-pairing\\.yaml:${genLine}:14: generator\\.http-json: collector "fluentd" receives fluent-forward, not the "http-json" generator \\(cell chunk_limit_records=\\d+\\)`));
     expect(r.out).toBe("scenarios/elasticsearch-bulk-8000.yaml: ok\n");
   });
 });

@@ -1,12 +1,13 @@
 /**
  * `ingestbench gc [--all] [--kill-live] [--dry-run] [--json]`: remove leftovers of killed runs (collectLeftovers,
- * infra/local/gc.ts), the deployments of killed harness processes (collectDeadDeployments, harness/provision/gc.ts:
+ * infra/local/gc.ts), the stale stack locks of killed runs (collectStaleLocks, harness/runner/stack-lock.ts), the deployments of killed harness processes (collectDeadDeployments, harness/provision/gc.ts:
  * Pulumi destroy and a sweep of the Docker engine by label), then destroy the project's Pulumi stacks past their expiry (collectExpiredStacks,
  * harness/provision/gc.ts). Prints a short summary, or everything as JSON with --json; exit 3 when a Pulumi stack
  * could not be destroyed.
  */
 import { collectLeftovers, type GcReport } from "../../../infra/local/gc.ts";
 import { collectDeadDeployments, collectExpiredStacks, type DeploymentGcReport, type PulumiGcReport } from "../../provision/gc.ts";
+import { collectStaleLocks, type LockGcReport } from "../../runner/stack-lock.ts";
 import { EXIT, type CommandModule } from "../context.ts";
 
 interface GcFlags {
@@ -19,8 +20,11 @@ interface GcFlags {
 /** The local part of `gc --json`: collectLeftovers' report with its errors as messages, or why it was skipped. */
 export type LocalGcOutput = (Omit<GcReport, "errors"> & { errors: string[] }) | { skipped: string };
 
-/** What `gc --json` prints: the local part, the deployments of killed harness processes (`deployments`) and the Pulumi report. */
-export type GcOutput = LocalGcOutput & { deployments: DeploymentGcReport; pulumi: PulumiGcReport };
+/**
+ * What `gc --json` prints: the local part, the deployments of killed harness processes (`deployments`), the stale
+ * stack locks removed (`locks`, harness/runner/stack-lock.ts) and the Pulumi report.
+ */
+export type GcOutput = LocalGcOutput & { deployments: DeploymentGcReport; locks: LockGcReport; pulumi: PulumiGcReport };
 
 /** "2 container(s), 1 network(s)" of a docker sweep, or "nothing". */
 function swept(s: { containers: string[]; networks: string[]; volumes: string[]; images: string[] } | null): string {
@@ -52,6 +56,9 @@ export function gcSummary(out: GcOutput): string {
   for (const e of d.expired) lines.push(`docker stack ${e.stack} (no registry, created ${e.createdAt}, past its expiry label): ${swept(e.removed)}`);
   if (d.engineSkipped) lines.push(`docker engine: ${d.engineSkipped}`);
   for (const e of d.errors) lines.push(`  error: ${e}`);
+  const locks = out.locks;
+  if (locks.removed.length === 0) lines.push(`stack locks of killed runs: none${locks.live.length ? ` (${locks.live.length} held by running processes left alone)` : ""}`);
+  for (const l of locks.removed) lines.push(`stack lock ${l.stack} of ${l.holder}, gone: ${locks.dryRun ? "--dry-run: kept" : "removed"}`);
   const p = out.pulumi;
   if (p.skipped) {
     lines.push(`pulumi stacks: ${p.skipped.split("\n")[0]}`);
@@ -65,7 +72,7 @@ export function gcSummary(out: GcOutput): string {
 
 export const registerGc: CommandModule = (program, ctx) => {
   program.command("gc")
-    .description("Remove leftovers of killed runs: processes, cgroups, network namespaces, tmpfs mounts and temp directories whose owner is gone; the deployments of killed `bench`/`up` processes (pulumi destroy, then every container, network, volume and dangling built image labelled with the stack on the Docker engine). Then destroys the project's Pulumi stacks (docker, azure) whose last update is older than their ingestbench:expiry (default 4h); without a Pulumi CLI that part is skipped and says why. Prints a short summary (--json: everything, as JSON).")
+    .description("Remove leftovers of killed runs: processes, cgroups, network namespaces, tmpfs mounts and temp directories whose owner is gone; the deployments of killed `bench`/`up` processes (pulumi destroy, then every container, network, volume and dangling built image labelled with the stack on the Docker engine); the stack locks of killed runs. Then destroys the project's Pulumi stacks (docker, azure) whose last update is older than their ingestbench:expiry (default 4h); without a Pulumi CLI that part is skipped and says why. Prints a short summary (--json: everything, as JSON).")
     .option("--all", "also remove ownerless run directories younger than the 4 h expiry (runs whose owner is alive are still left alone)")
     .option("--kill-live", "also remove runs whose owner process is still alive: stops benchmarks running in other terminals")
     .option("--dry-run", "only list the Pulumi stacks past their expiry; local leftovers are not collected")
@@ -79,8 +86,9 @@ export const registerGc: CommandModule = (program, ctx) => {
         local = { ...report, errors: report.errors.map((e) => e.message) };
       }
       const deployments = await collectDeadDeployments({ projectDir: ctx.projectRoot, dryRun: Boolean(flags.dryRun), includeLive: Boolean(flags.killLive) });
+      const locks = await collectStaleLocks({ dryRun: Boolean(flags.dryRun) });
       const pulumi = await collectExpiredStacks({ projectDir: ctx.projectRoot, dryRun: Boolean(flags.dryRun) });
-      const out: GcOutput = { ...local, deployments, pulumi };
+      const out: GcOutput = { ...local, deployments, locks, pulumi };
       if (flags.json) ctx.printJson(out);
       else ctx.print(gcSummary(out));
       return pulumi.errors.length > 0 || deployments.errors.length > 0 ? EXIT.provisioning : EXIT.ok;

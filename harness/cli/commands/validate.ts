@@ -12,6 +12,7 @@ import { loadScenarioFile, planCells } from "../../runner/plan.ts";
 import { EXIT, type CommandModule } from "../context.ts";
 import { stackFit, stackFitText } from "./stacks.ts";
 import { diagnosticsOf, type Diagnostic } from "../diagnostics.ts";
+import { memoryFloorWarnings } from "../../runner/memory-floor.ts";
 
 /** What a file is taken for. */
 export type FileKind = "stack" | "nightly plan" | "scenario";
@@ -45,7 +46,10 @@ export interface FileResult {
   errors: Diagnostic[];
   /** the error's message as printed without --json (absent when ok) */
   text?: string;
-  /** a stack's caps against this machine: "oversubscribed …", "uncapped (≥ machine) …" (a flag, not an error) */
+  /**
+   * a stack's caps against this machine: "oversubscribed …", "uncapped (≥ machine) …", and memory caps below every
+   * component's floor (harness/runner/memory-floor.ts memoryFloorWarnings); flags, not errors
+   */
   warnings?: string[];
 }
 
@@ -54,8 +58,10 @@ export function validateFile(file: string): FileResult {
   const kind = fileKind(file);
   try {
     if (kind === "stack") {
-      const fit = stackFitText(stackFit(loadStack(file)));
-      if (fit) return { file, kind, ok: true, errors: [], warnings: [fit] };
+      const stack = loadStack(file);
+      const fit = stackFitText(stackFit(stack));
+      const warnings = [...(fit ? [fit] : []), ...memoryFloorWarnings(stack)];
+      if (warnings.length) return { file, kind, ok: true, errors: [], warnings };
     } else if (kind === "nightly plan") loadNightlyPlan(file);
     else planCells(loadScenarioFile(file), file);
     return { file, kind, ok: true, errors: [] };
@@ -63,6 +69,14 @@ export function validateFile(file: string): FileResult {
     if (!(err instanceof IngestbenchError)) throw err;
     return { file, kind, ok: false, errors: diagnosticsOf(err, file), text: err.message };
   }
+}
+
+/**
+ * The exit code of `validate` for these results (EXIT in ../context.ts): 0 when every file is valid, 2
+ * (configuration) when any is not. A non-IngestbenchError thrown by validateFile is a bug and exits 70 (../index.ts).
+ */
+export function validateExitCode(results: readonly FileResult[]): number {
+  return results.every((r) => r.ok) ? EXIT.ok : EXIT.configuration;
 }
 
 export const registerValidate: CommandModule = (program, ctx) => {
@@ -81,6 +95,6 @@ export const registerValidate: CommandModule = (program, ctx) => {
           else ctx.stderr.write(`${r.text}\n`);
         }
       }
-      return results.every((r) => r.ok) ? EXIT.ok : EXIT.configuration;
+      return validateExitCode(results);
     }));
 };

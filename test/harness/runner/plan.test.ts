@@ -162,7 +162,7 @@ describe("scenarios of the container platforms (collector renderers and containe
     // a matrix that switches Vector's source: the cell whose input the generator cannot feed is named
     const perCell = pipelineFile("pair-cell", "{ fluent-forward: { seed: 1 } }", "{ vector: { source: { fluent: {} } } }", "{ clickhouse: { version: \"25.8\" } }",
       "[ { collector.vector.source: { fluent: {} } }, { collector.vector.source: { http_server: {} } } ]");
-    expect(() => planCells(loadScenarioFile(perCell), perCell)).toThrow(/\(cell source=http_server\): collector "vector" receives http-json, not the "fluent-forward" generator/);
+    expect(() => planCells(loadScenarioFile(perCell), perCell)).toThrow(/pair-cell\.yaml:\d+:\d+: generator\.fluent-forward: collector "vector" receives http-json, not the "fluent-forward" generator \(cell source=http_server\)/);
     const ok = pipelineFile("pair-ok", "{ fluent-forward: { seed: 1 } }", "{ vector: { source: { fluent: {} } } }", "{ clickhouse: { version: \"25.8\" } }");
     expect(planCells(loadScenarioFile(ok), ok)).toHaveLength(1);
   });

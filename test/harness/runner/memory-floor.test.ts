@@ -1,0 +1,53 @@
+// Memory caps too small for a component to start (harness/runner/memory-floor.ts, core/plugin.ts minMemory): refused
+// before provisioning at the stack file's line and column, with the component's floor and its reason; `validate`
+// flags a stack whose cap is below every known floor.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ConfigurationError } from "../../../core/errors.ts";
+import { loadStack } from "../../../infra/stack/schema.ts";
+import { findSink } from "../../../plugins/registry.ts";
+import { checkMemoryFloors, memoryFloorWarnings } from "../../../harness/runner/memory-floor.ts";
+import { validateFile } from "../../../harness/cli/commands/validate.ts";
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-floor-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function stackWith(name: string, sinkMemory: string): string {
+  const file = path.join(tmp, `Pulumi.${name}.yaml`);
+  writeFileSync(file, `config:\n  ingestbench:platform: local\n  ingestbench:hosts:\n    loadgen: { cpu: "1", memory: 1KiB }\n    sink:\n      cpu: "0.5"\n      memory: ${sinkMemory}\n`);
+  return file;
+}
+
+const plan = (sink: string) => ({ sink: { name: sink, config: {} }, collector: null });
+
+describe("memory caps too small for the component to start", () => {
+  it("PostgreSQL and ClickHouse have a floor; a sink host capped below it is refused naming file:line:col, field and reason", () => {
+    for (const sink of ["postgres", "clickhouse"]) expect(findSink(sink)?.minMemory?.bytes).toBe(16 * 2 ** 20);
+    const file = stackWith("tiny", "1KiB");
+    let err: unknown;
+    try {
+      checkMemoryFloors(loadStack(file), plan("postgres"));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as ConfigurationError).code).toBe("E_CAP_TOO_SMALL");
+    expect((err as ConfigurationError).message).toBe(`${file}:7:15: config.ingestbench:hosts.sink.memory: a memory cap of 1.0 KiB is too small for postgres on host sink to start: it needs at least 16.0 MiB (${findSink("postgres")!.minMemory!.why}); raise the cap`);
+    expect(() => checkMemoryFloors(loadStack(stackWith("under", "16777215B")), plan("clickhouse"))).toThrow(/too small for clickhouse/);
+    // at the floor and above it runs (a squeezed component is measured; its OOM kill is the run's to report)
+    expect(() => checkMemoryFloors(loadStack(stackWith("floor", "16MiB")), plan("clickhouse"))).not.toThrow();
+    // the loadgen host runs no plugin: its cap has no floor here
+    expect(() => checkMemoryFloors(loadStack(stackWith("big", "2GiB")), plan("postgres"))).not.toThrow();
+  });
+
+  it("validate flags a stack whose host cap is below every known floor (exit 0, a warning at the field's position)", () => {
+    const file = stackWith("tiny-v", "1KiB");
+    expect(memoryFloorWarnings(loadStack(file))).toEqual([expect.stringMatching(new RegExp(`^${file.replace(/\./g, "\\.")}:7:15: config\\.ingestbench:hosts\\.sink\\.memory: a memory cap of 1\\.0 KiB is below what any component`))]);
+    const r = validateFile(file);
+    expect(r.ok).toBe(true);
+    expect(r.warnings?.some((w) => /E_CAP_TOO_SMALL/.test(w))).toBe(true);
+    expect(memoryFloorWarnings(loadStack(stackWith("ok-v", "2GiB")))).toEqual([]);
+  });
+});

@@ -1,0 +1,124 @@
+// Per-stack locks (harness/runner/stack-lock.ts) between real processes: a live holder refuses a second run,
+// naming its pid and start time; after SIGKILL its lock is stale and taken over; a pid reused by a process started at
+// another time does not hold the lock; gc removes stale locks and leaves live ones; and the real CLI: a second
+// `bench` on a stack in use is refused (exit 3) and Ctrl-C of the first releases the lock.
+import { spawn, type ChildProcess } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ProvisioningError } from "../../../core/errors.ts";
+import { processStartTicks } from "../../../infra/local/platform.ts";
+import { acquireStackLock, collectStaleLocks, lockDir, lockFile, readLock } from "../../../harness/runner/stack-lock.ts";
+import { projectRoot } from "../../helpers/bench.ts";
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-lock-"));
+chmodSync(tmp, 0o755); // the bench's PostgreSQL runs as user postgres under this TMPDIR
+const savedTmpdir = process.env.TMPDIR;
+const children: ChildProcess[] = [];
+beforeAll(() => { process.env.TMPDIR = tmp; });
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  if (savedTmpdir === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = savedTmpdir;
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+/** Spawn a process and resolve once its stdout matches `ready`. */
+function started(cmd: string, args: string[], ready: RegExp): Promise<{ child: ChildProcess; out: () => string; err: () => string }> {
+  const child = spawn(cmd, args, { cwd: projectRoot, env: { ...process.env, TMPDIR: tmp }, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  let out = "", err = "";
+  return new Promise((resolve, reject) => {
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (ready.test(out)) resolve({ child, out: () => out, err: () => err });
+    });
+    child.stderr!.on("data", (d: Buffer) => { err += d.toString(); });
+    child.on("exit", (code) => reject(new Error(`${args.join(" ")} exited ${code} before it was ready: ${err}`)));
+  });
+}
+
+const exited = (c: ChildProcess): Promise<number | null> =>
+  c.exitCode !== null || c.signalCode !== null ? Promise.resolve(c.exitCode) : new Promise((r) => c.once("exit", (code) => r(code)));
+
+function refusal(stack: string): ProvisioningError {
+  try {
+    acquireStackLock(stack, "bench").release();
+  } catch (err) {
+    return err as ProvisioningError;
+  }
+  throw new Error(`the lock of ${stack} was not refused`);
+}
+
+describe("stack locks between processes", () => {
+  it("a live holder refuses a second run with its pid and start time; after SIGKILL the lock is stale and taken over", async () => {
+    const { child } = await started(process.execPath, ["--import", "tsx", "test/helpers/lock-child.ts", "lock-a"], /locked \d+/);
+    const holder = readLock(lockFile("lock-a"))!;
+    expect(holder.ownerPid).toBe(child.pid);
+    expect(lockFile("lock-a").startsWith(path.join(tmp, "ingestbench-runs", "locks"))).toBe(true);
+    const err = refusal("lock-a");
+    expect(err).toBeInstanceOf(ProvisioningError);
+    expect(err.code).toBe("E_STACK_LOCKED");
+    expect(err.message).toContain(`stack lock-a is in use by another run: pid ${child.pid} (ingestbench bench, started ${holder.startedAt})`);
+    // gc leaves a live holder's lock alone
+    expect((await collectStaleLocks()).live.map((l) => l.stack)).toEqual(["lock-a"]);
+    child.kill("SIGKILL");
+    await exited(child);
+    const lock = acquireStackLock("lock-a", "bench");
+    expect(lock.tookOver?.ownerPid).toBe(child.pid);
+    expect(readLock(lockFile("lock-a"))?.ownerPid).toBe(process.pid);
+    lock.release();
+    expect(existsSync(lockFile("lock-a"))).toBe(false);
+  }, 60_000);
+
+  it("a pid alive but started at another time (reused) does not hold the lock; gc removes stale locks only", async () => {
+    const { child: sleeper } = await started("sh", ["-c", "echo up; exec sleep 60"], /up/);
+    const ticks = processStartTicks(sleeper.pid!)!;
+    mkdirSync(lockDir(), { recursive: true });
+    const stale = (stack: string, pid: number, startTicks: number) =>
+      writeFileSync(lockFile(stack), JSON.stringify({ stack, ownerPid: pid, ownerStartTicks: startTicks, startedAt: "2026-01-01T00:00:00.000Z", command: "nightly" }));
+    stale("lock-reused", sleeper.pid!, ticks - 1);
+    const lock = acquireStackLock("lock-reused", "aa");
+    expect(lock.tookOver).toMatchObject({ ownerPid: sleeper.pid, command: "nightly" });
+    lock.release();
+    // the same pid with its true start time holds it
+    stale("lock-held", sleeper.pid!, ticks);
+    expect(refusal("lock-held").message).toMatch(new RegExp(`pid ${sleeper.pid} \\(ingestbench nightly, started 2026-01-01T00:00:00.000Z\\)`));
+    stale("lock-dead", 2 ** 22 + 7, 1); // above pid_max's default
+    const dry = await collectStaleLocks({ dryRun: true });
+    expect(dry.removed.map((r) => r.stack)).toEqual(["lock-dead"]);
+    expect(existsSync(lockFile("lock-dead"))).toBe(true);
+    const gc = await collectStaleLocks();
+    expect(gc.removed.map((r) => r.stack)).toEqual(["lock-dead"]);
+    expect(gc.live.map((r) => r.stack)).toEqual(["lock-held"]);
+    expect(existsSync(lockFile("lock-dead"))).toBe(false);
+    expect(existsSync(lockFile("lock-held"))).toBe(true);
+    sleeper.kill("SIGKILL");
+    await exited(sleeper);
+    expect((await collectStaleLocks()).removed.map((r) => r.stack)).toEqual(["lock-held"]);
+  }, 60_000);
+
+  it("the CLI: a second bench on a stack in use is refused (exit 3) naming the first; Ctrl-C of the first releases it", async () => {
+    const results = path.join(tmp, "results");
+    const args = ["bin/ingestbench.js", "bench", "--stack", "local-quarter-core", "scenarios/quickstart.yaml", "--results", results, "--replicates", "1", "--warmup", "0s", "--duration", "60s", "--progress", "plain"];
+    const first = spawn(process.execPath, args, { cwd: projectRoot, env: { ...process.env, TMPDIR: tmp }, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(first);
+    let firstErr = "";
+    first.stderr!.on("data", (d: Buffer) => { firstErr += d.toString(); });
+    const file = lockFile("local-quarter-core");
+    for (let i = 0; i < 600 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(readLock(file)?.ownerPid, firstErr).toBe(first.pid);
+    const second = spawn(process.execPath, args, { cwd: projectRoot, env: { ...process.env, TMPDIR: tmp }, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(second);
+    let secondErr = "";
+    second.stderr!.on("data", (d: Buffer) => { secondErr += d.toString(); });
+    const secondCode = await exited(second);
+    expect(secondCode, secondErr).toBe(3);
+    expect(secondErr).toMatch(new RegExp(`stack local-quarter-core is in use by another run: pid ${first.pid} \\(ingestbench bench, started \\d{4}-\\d\\d-\\d\\dT`));
+    expect(existsSync(file)).toBe(true); // the refused run leaves the holder's lock alone
+    first.kill("SIGINT");
+    expect(await exited(first), firstErr).toBe(130);
+    expect(existsSync(file)).toBe(false);
+  }, 120_000);
+});
