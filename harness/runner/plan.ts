@@ -148,6 +148,7 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
         drainTimeoutMs: s.drain.timeout.ms,
         checks: s.checks,
         ...(s.fidelity ? { fidelity: s.fidelity } : {}),
+        ...(s.query ? { query: s.query } : {}),
         seed: typeof genConfig.seed === "number" ? genConfig.seed : null,
         // recorded as `run` (compare lists runs that differ in it)
         scenarioConfig: { ...s, cell: cell.values, run: timing },
