@@ -99,7 +99,7 @@ async function runCell(target: QueryTarget, st: QueryStatement, cell: { concurre
       try {
         const r = await pool.request({
           path: `/?${search}`, method: "POST", body,
-          headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs, signal: opts.signal,
+          headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs,
         });
         const text = await r.body.text();
         histogram.recordValue(Math.max(1, Math.round((performance.now() - t) * 1000)));
@@ -113,10 +113,14 @@ async function runCell(target: QueryTarget, st: QueryStatement, cell: { concurre
       }
     }
   };
+  // one abort listener for the cell (not one per request): aborting destroys the pool, failing what is in flight
+  const onAbort = (): void => { void pool.destroy(opts.signal?.reason instanceof Error ? opts.signal.reason : null).catch(() => undefined); };
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
   const started = performance.now();
   try {
     await Promise.all(Array.from({ length: cell.concurrency }, worker));
   } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
     await pool.close().catch(() => pool.destroy());
   }
   const elapsedMs = performance.now() - started;

@@ -49,6 +49,7 @@ import {
 } from "../../core/yaml.ts";
 import { parseDuration, zUnit } from "../../core/units.ts";
 import { DEFAULT_FIDELITY, type FidelityLimits } from "../../core/fidelity.ts";
+import { appSchema, variantsSchema, type AppSpec, type Variant } from "./app-schema.ts";
 
 /** A duration as written ("30s") and in milliseconds (30000), parsed by core/units.ts parseDuration. */
 export interface Duration {
@@ -90,6 +91,9 @@ export interface ScenarioBody {
   fidelity?: FidelityLimits;
   /** the query phase run against the sink once the ingest's ledger is exact (harness/runner/query-load.ts) */
   query?: QueryPhase;
+  /** the application under test and its variants (./app-schema.ts; docs/app-under-test.md) */
+  app?: AppSpec;
+  variants?: Variant[];
 }
 
 /**
@@ -358,6 +362,8 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       checks: z.array(checkSchema(registries.checkPaths)).nullable().default([]).transform((c) => c ?? []),
       fidelity: fidelitySchema.default(DEFAULT_FIDELITY),
       query: querySchema.optional(),
+      app: appSchema.optional(),
+      variants: variantsSchema.optional(),
     })
     .strict()
     .superRefine((s, ctx) => {
@@ -374,6 +380,9 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       }
       if (s.source && options.baseDir !== undefined && !existsSync(nodePath.resolve(options.baseDir, s.source.file))) {
         ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["source", "file"], message: `${nodePath.resolve(options.baseDir, s.source.file)} does not exist (a relative path is relative to the scenario file)` });
+      }
+      if (s.variants && !s.app) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["variants"], message: "variants are sets of env and args for the application under test: declare app first" });
       }
       if (s.query && !QUERY_SINKS.includes((s.sink as PluginRef).name)) {
         ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["query"], message: `a query phase runs against ${QUERY_SINKS.join(", ")} sinks; this scenario's sink is "${(s.sink as PluginRef).name}"` });
@@ -400,6 +409,8 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
         matrix: s.matrix,
       };
       if (s.query) body.query = s.query as QueryPhase;
+      if (s.app) body.app = s.app;
+      if (s.variants) body.variants = s.variants;
       if (s.source) {
         body.source = { file: options.baseDir ? nodePath.resolve(options.baseDir, s.source.file) : s.source.file };
       }
