@@ -70,7 +70,15 @@ export async function compareCommand(resultsRoot: string, flags: CompareCommandF
     return flags.json ? JSON.stringify(result, null, 2) : renderScenariosComparison(result);
   }
   if (flags.scenario === undefined) throw new ConfigurationError("E_FLAG", "compare needs --scenario NAME (across stacks or runs) or --scenarios A,B (across scenarios)", { field: "scenario" });
-  if (flags.metric !== undefined) throw new ConfigurationError("E_FLAG", "--metric applies to --scenarios only", { field: "metric" });
+  if (flags.metric !== undefined && flags.metric !== "rows") {
+    // the query phase of one scenario across stacks: the same comparison as across scenarios, one side per stack
+    if (flags.metric !== "queries") throw new ConfigurationError("E_FLAG", `--metric is rows or queries, got "${flags.metric}"`, { field: "metric" });
+    if (flags.baseline !== undefined || contenders.length > 0 || stacks.length < 2) {
+      throw new ConfigurationError("E_FLAG", "--metric queries compares the latest runs of several stacks (--stacks A,B) or scenarios (--scenarios A,B); not --baseline/--contender", { field: "metric" });
+    }
+    const result = await compareScenarios(resultsRoot, pairSides(stacks.map(() => flags.scenario!), stacks), { ...options, metric: "queries" });
+    return flags.json ? JSON.stringify(result, null, 2) : renderScenariosComparison(result);
+  }
   if (flags.baseline !== undefined || contenders.length > 0) {
     if (flags.baseline === undefined) throw new ConfigurationError("E_FLAG", "--contender needs --baseline <invocation-or-run-id-prefix>", { field: "baseline" });
     if (stacks.length !== 1) throw new ConfigurationError("E_FLAG", `--baseline/--contender compare runs on one stack: give exactly one name in --stacks, got ${stacks.length}`, { field: "stacks" });

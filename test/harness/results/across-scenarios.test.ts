@@ -111,6 +111,12 @@ describe("compareScenarios", () => {
     expect(k.queryErrors).toBe(3);
     expect(c.unmatched.map((u) => u.item).sort()).toEqual(["default / other@10x50", "default / recent@10x50"]);
     expect(renderScenariosComparison(c)).toMatch(/queries\/s across scenarios/);
+    // one scenario's query phase across two stacks goes the same way
+    for (const v of [200, 204, 196]) write({ stack: "r", scenario: "q1k", invocation: INV, rows: 1000, query: { sink: "clickhouse", tableRows: 1000, cells: [queryCell("count@10x50", v)] } });
+    const d = JSON.parse(await compareCommand(root, { scenario: "q1k", stacks: "q,r", metric: "queries", json: true })) as ScenariosComparison;
+    expect(d.sides.map((s) => s.label)).toEqual(["q1k@q", "q1k@r"]);
+    expect(d.items[0]!.contenders[0]!.comparison!.ratio).toBeCloseTo(2, 10);
+    await expect(compareCommand(root, { scenario: "q1k", stacks: "q", metric: "queries" })).rejects.toMatchObject({ code: "E_FLAG" });
   });
 
   it("takes scenario names or files and pairs them with one stack or one per scenario", async () => {
