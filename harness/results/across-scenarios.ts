@@ -84,7 +84,10 @@ export interface ScenariosComparison {
   items: ScenarioItem[];
   /** cells (or query cells) of a side that no other side has, with the side's label */
   unmatched: Array<{ label: string; item: string }>;
+  /** environment, version (of components both sides run), limits and workload differences between the sides */
   differences: FingerprintDifference[];
+  /** components only some sides run (their version fields, "–" where absent): what the comparison is about */
+  components: FingerprintDifference[];
   /** true when component versions differ on a component both sides run and `force` let it through */
   forced: boolean;
   excluded: ExcludedRun[];
@@ -173,8 +176,10 @@ export async function compareScenarios(
       excluded: eligible.excluded.filter((x) => ids.has(x.runId)),
     };
   });
-  const differences = diffFingerprints(sides.map((s) => ({ label: s.label, fingerprint: s.fingerprint })));
-  const refused = sharedVersionDifferences(differences);
+  const all = diffFingerprints(sides.map((s) => ({ label: s.label, fingerprint: s.fingerprint })));
+  const refused = sharedVersionDifferences(all);
+  const components = all.filter((d) => d.kind === "version" && !refused.includes(d));
+  const differences = all.filter((d) => !components.includes(d));
   refuseVersionMismatch(refused, options.force, `scenarios ${sides.map((s) => s.label).join(" vs ")}`);
 
   // items per side: cell id → item key → the runs' values
@@ -238,7 +243,7 @@ export async function compareScenarios(
     for (const [cell, byItem] of m) for (const key of byItem.keys()) if (!matched[i]!.has(itemName(cell, key))) unmatched.push({ label: loaded[i]!.label, item: itemName(cell, key) });
   });
   return {
-    mode: "scenarios", metric, sides, machine: eligible.machine, items, unmatched, differences,
+    mode: "scenarios", metric, sides, machine: eligible.machine, items, unmatched, differences, components,
     forced: refused.length > 0, excluded: eligible.excluded,
   };
 }

@@ -122,6 +122,7 @@ export function renderScenariosComparison(c: ScenariosComparison): string {
     + (c.items.length ? table.toString() : "no cell in common: nothing to compare")
     + (c.unmatched.length ? `\nnot compared (no matching cell on another side): ${c.unmatched.map((u) => `${u.label} ${u.item}`).join(", ")}` : "")
     + (notes.length ? `\nverdicts:\n${notes.join("\n")}` : "")
+    + (c.components.length ? `\ncomponents each side runs (compared on purpose):\n${c.components.filter((d) => d.field.endsWith(".running")).map((d) => `  ${describeDifference(d)}`).join("\n")}` : "")
     + differencesBlock(c.differences)
     + excludedBlock(c.excluded);
 }

@@ -57,11 +57,14 @@ describe("compareScenarios", () => {
     expect(c.machine).toMatch(/kernel=Linux 6\.18\.44/);
     // a component only one side runs is listed, not refused
     expect(c.forced).toBe(false);
-    expect(c.differences.some((d) => d.field === "versions.elasticsearch.running" && d.values["pg@q"] === "–")).toBe(true);
+    expect(c.components.some((d) => d.field === "versions.elasticsearch.running" && d.values["pg@q"] === "–")).toBe(true);
+    expect(c.differences.some((d) => d.kind === "version")).toBe(false);
     const text = renderScenariosComparison(c);
     expect(text).toMatch(/ratio to pg@q/);
     expect(text).toMatch(/1\.50x/);
     expect(text).toMatch(/excluded runs \(2/);
+    expect(text).toMatch(/components each side runs \(compared on purpose\):\n(  .*\n)*  versions\.elasticsearch\.running: pg@q –; es@q 8\.15\.3/);
+    expect(text).not.toMatch(/!!/);
   });
 
   it("is inconclusive with fewer than 3 measured runs on a side, and gives no ratio when a side has none", async () => {
