@@ -69,6 +69,21 @@ export interface StackRow {
 }
 
 /**
+ * The runs of the latest invocation that completed a measurement, from runs oldest first (loadRuns): a run killed
+ * before it measured (still "running"), one that failed at start, or one interrupted after a few seconds must not
+ * hide the last complete results; only when there are none does an interrupted measurement count (it is labelled
+ * so). Empty when `all` is empty. Used across stacks and across scenarios (harness/results/across-scenarios.ts).
+ */
+export function latestInvocationRuns(all: RunRecord[]): RunRecord[] {
+  if (all.length === 0) return [];
+  const complete = all.filter((r) => r.summary !== null && r.status !== "interrupted");
+  const measured = all.filter((r) => r.summary !== null);
+  const pool = complete.length > 0 ? complete : measured.length > 0 ? measured : all;
+  const latest = pool[pool.length - 1]!.invocation;
+  return all.filter((r) => r.invocation === latest);
+}
+
+/**
  * Per stack and cell, the runs of the stack's latest invocation: medians, spread, ratio to the first stack's same
  * cell with a bootstrap interval over the runs' rows/s (`compareSamples`, default 90 %, seed 1: deterministic),
  * per-vCPU and per-GiB figures and the environment fingerprint. Rows are ordered by cell (natural order), then
@@ -83,14 +98,7 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
     if (all.length === 0) {
       throw new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario}; run: ingestbench bench --stack ${stack} scenarios/${scenario}.yaml`);
     }
-    // the latest invocation that completed a measurement: a run killed before it measured (still "running"), one
-    // that failed at start, or one interrupted after a few seconds must not hide the last complete results; only when
-    // there are none does an interrupted measurement count (it is labelled so)
-    const complete = all.filter((r) => r.summary !== null && r.status !== "interrupted");
-    const measured = all.filter((r) => r.summary !== null);
-    const pool = complete.length > 0 ? complete : measured.length > 0 ? measured : all;
-    const latest = pool[pool.length - 1]!.invocation;
-    const runs = all.filter((r) => r.invocation === latest);
+    const runs = latestInvocationRuns(all);
     const e = eligibleRuns(runs);
     perStack.push({ stack, runs, used: new Set(e.used.map((r) => r.runId)), excluded: e.excluded });
   }

@@ -3,6 +3,7 @@
  * parts live by concern:
  * - harness/results/across-stacks.ts: `compareStacks`, hardware sizes against the first stack;
  * - harness/results/across-runs.ts: `compareRuns`, selections of runs on one stack against a baseline;
+ * - harness/results/across-scenarios.ts: `compareScenarios`, runs of different scenarios (on one stack or several);
  * - harness/results/noise-floor.ts: the A/A noise-floor store (results/<stack>/<scenario>.aa/noise-floor.json);
  * - harness/results/caps.ts: the sink's caps and rows/s per vCPU and per GiB;
  * - harness/results/eligibility.ts: which runs a comparison uses (ok, caps enforced, one machine) and why others not;
@@ -12,12 +13,15 @@
  */
 import { ConfigurationError } from "../../core/errors.ts";
 import { compareRuns } from "./across-runs.ts";
+import { compareScenarios, pairSides, type ScenarioMetric } from "./across-scenarios.ts";
 import { compareStacks, stackComparisonJson } from "./across-stacks.ts";
 import type { ComparisonOptions } from "./options.ts";
-import { renderComparison, renderRunsComparison } from "./table.ts";
+import { renderComparison, renderRunsComparison, renderScenariosComparison } from "./table.ts";
 
 export type { CellComparison, CellSide, RunGroup, RunsComparison, RunsSelection } from "./across-runs.ts";
 export { compareRuns } from "./across-runs.ts";
+export type { ScenarioItem, ScenarioItemSide, ScenarioMetric, ScenarioSide, ScenarioSideSpec, ScenariosComparison } from "./across-scenarios.ts";
+export { compareScenarios, pairSides, scenarioNameOf } from "./across-scenarios.ts";
 export type { StackRow } from "./across-stacks.ts";
 export { compareStacks, stackComparisonJson } from "./across-stacks.ts";
 export type { SinkCaps } from "./caps.ts";
@@ -30,10 +34,15 @@ export { verdictWord } from "./format.ts";
 export type { NoiseFloorCell, NoiseFloorFile } from "./noise-floor.ts";
 export { AA_SUFFIX, loadNoiseFloors, noiseFloorPath, writeNoiseFloors } from "./noise-floor.ts";
 export type { ComparisonOptions } from "./options.ts";
-export { renderComparison, renderRunsComparison } from "./table.ts";
+export { renderComparison, renderRunsComparison, renderScenariosComparison } from "./table.ts";
 
 export interface CompareCommandFlags {
-  scenario: string;
+  /** one scenario (across stacks or across runs); exactly one of scenario and scenarios */
+  scenario?: string;
+  /** comma-separated scenario names or files (across scenarios); the first is the baseline */
+  scenarios?: string;
+  /** across scenarios: "rows" (ingest rows/s, default) or "queries" (the query phase's requests/s per query cell) */
+  metric?: string;
   /** comma-separated stack names: the first is the baseline; exactly one in across-runs mode */
   stacks: string;
   baseline?: string;
@@ -44,14 +53,32 @@ export interface CompareCommandFlags {
 }
 
 /**
- * The `ingestbench compare` command: across stacks (`--stacks a,b`) or, with `--baseline` (and `--contender`),
- * across runs on one stack. Returns the text to print (a table, or JSON with `--json`).
+ * The `ingestbench compare` command: across stacks (`--stacks a,b`), with `--baseline` (and `--contender`) across
+ * runs on one stack, or with `--scenarios a,b` across scenarios (one stack for all, or one per scenario). Returns the text to print (a table, or JSON with `--json`).
  * @throws ConfigurationError E_FLAG for inconsistent flags, and whatever compareStacks / compareRuns throw
  */
 export async function compareCommand(resultsRoot: string, flags: CompareCommandFlags): Promise<string> {
   const stacks = flags.stacks.split(",").map((s) => s.trim()).filter(Boolean);
   const contenders = (flags.contender ?? []).flatMap((c) => c.split(",")).map((s) => s.trim()).filter(Boolean);
   const options: ComparisonOptions = { force: Boolean(flags.force) };
+  if (flags.scenarios !== undefined) {
+    if (flags.scenario !== undefined) throw new ConfigurationError("E_FLAG", "give --scenario (one scenario) or --scenarios (several), not both", { field: "scenarios" });
+    if (flags.baseline !== undefined || contenders.length > 0) throw new ConfigurationError("E_FLAG", "--baseline/--contender select runs of one scenario; with --scenarios each side's latest complete invocation is compared", { field: "baseline" });
+    const metric = flags.metric ?? "rows";
+    if (metric !== "rows" && metric !== "queries") throw new ConfigurationError("E_FLAG", `--metric is rows or queries, got "${metric}"`, { field: "metric" });
+    const result = await compareScenarios(resultsRoot, pairSides(flags.scenarios.split(","), stacks), { ...options, metric: metric as ScenarioMetric });
+    return flags.json ? JSON.stringify(result, null, 2) : renderScenariosComparison(result);
+  }
+  if (flags.scenario === undefined) throw new ConfigurationError("E_FLAG", "compare needs --scenario NAME (across stacks or runs) or --scenarios A,B (across scenarios)", { field: "scenario" });
+  if (flags.metric !== undefined && flags.metric !== "rows") {
+    // the query phase of one scenario across stacks: the same comparison as across scenarios, one side per stack
+    if (flags.metric !== "queries") throw new ConfigurationError("E_FLAG", `--metric is rows or queries, got "${flags.metric}"`, { field: "metric" });
+    if (flags.baseline !== undefined || contenders.length > 0 || stacks.length < 2) {
+      throw new ConfigurationError("E_FLAG", "--metric queries compares the latest runs of several stacks (--stacks A,B) or scenarios (--scenarios A,B); not --baseline/--contender", { field: "metric" });
+    }
+    const result = await compareScenarios(resultsRoot, pairSides(stacks.map(() => flags.scenario!), stacks), { ...options, metric: "queries" });
+    return flags.json ? JSON.stringify(result, null, 2) : renderScenariosComparison(result);
+  }
   if (flags.baseline !== undefined || contenders.length > 0) {
     if (flags.baseline === undefined) throw new ConfigurationError("E_FLAG", "--contender needs --baseline <invocation-or-run-id-prefix>", { field: "baseline" });
     if (stacks.length !== 1) throw new ConfigurationError("E_FLAG", `--baseline/--contender compare runs on one stack: give exactly one name in --stacks, got ${stacks.length}`, { field: "stacks" });

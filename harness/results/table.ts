@@ -1,11 +1,12 @@
 /**
- * Terminal rendering (cli-table3) of both comparisons: across stacks, with the columns of
- * harness/results/columns.ts (the same the report shows), and across runs on one stack; then the verdicts, the
+ * Terminal rendering (cli-table3) of the comparisons: across stacks, with the columns of
+ * harness/results/columns.ts (the same the report shows), across runs on one stack, and across scenarios; then the verdicts, the
  * environment differences and the runs left out with their reasons (harness/results/eligibility.ts).
  */
 import Table from "cli-table3";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import type { CellSide, RunsComparison } from "./across-runs.ts";
+import type { ScenarioItemSide, ScenariosComparison } from "./across-scenarios.ts";
 import type { StackRow } from "./across-stacks.ts";
 import { columnContext, stackTable } from "./columns.ts";
 import { describeDifference, stackDifferences, type FingerprintDifference } from "./fingerprint.ts";
@@ -85,4 +86,43 @@ export function renderRunsComparison(c: RunsComparison): string {
     + (Object.keys(c.noiseFloors).length ? `\nA/A noise floors applied (results/${c.stack}/${c.scenario}${AA_SUFFIX}/noise-floor.json): ${Object.entries(c.noiseFloors).map(([cell, f]) => `${cell} ±${(f * 100).toFixed(1)} %`).join(", ")}` : "")
     + differencesBlock(c.differences)
     + excludedBlock(c.excluded ?? []);
+}
+
+/**
+ * Render a comparison across scenarios (harness/results/across-scenarios.ts): one table row per compared item and
+ * side (baseline first) with runs used/taken, the median rows/s or requests/s, IQR, CV, ratio to the baseline with its
+ * interval and verdict, and the ledger (metric rows) or the query errors (metric queries); then the sides, cells no
+ * other side has, the verdicts, the environment differences and the runs left out with their reasons.
+ */
+export function renderScenariosComparison(c: ScenariosComparison): string {
+  const confidence = c.items.flatMap((x) => x.contenders).find((x) => x.comparison)?.comparison?.confidence ?? DEFAULT_CONFIDENCE;
+  const unit = c.metric === "rows" ? "rows/s" : "queries/s";
+  const ci = `${pctLabel(confidence)} CI`;
+  const head = [c.metric === "rows" ? "cell" : "cell / query", "side", "cell of side", "runs", unit, "IQR", "CV", "ratio", ci, c.metric === "rows" ? "ledger" : "errors"];
+  const table = new Table({
+    head, style: { head: [], border: [] },
+    colAligns: head.map((h) => (["cell", "cell / query", "side", "cell of side", "ledger", ci].includes(h) ? "left" : "right")),
+  });
+  const sideCells = (s: ScenarioItemSide): string[] => [
+    `${s.measured}/${s.runs}`, c.metric === "rows" ? int(s.values.median) : fix(s.values.median, 1), s.values.n >= 2 ? fix(s.values.iqr, c.metric === "rows" ? 0 : 1) : "–", cvCell(s.values),
+  ];
+  const last = (s: ScenarioItemSide): string => (c.metric === "rows" ? ledgerCell(s.measured, s.ledger) : int(s.queryErrors ?? null));
+  const notes: string[] = [];
+  for (const item of c.items) {
+    const b = item.baseline;
+    table.push([item.item, `${b.label} (baseline)`, b.cell, ...sideCells(b), b.measured ? "1.00x" : "–", "baseline", last(b)]);
+    for (const k of item.contenders) {
+      table.push([item.item, k.label, k.cell, ...sideCells(k), fix(k.comparison?.ratio ?? null, 2, "x"), ciCell(k.comparison, false), last(k)]);
+      if (k.reason) notes.push(`  ${item.item} ${k.label}: ${k.comparison && k.comparison.change !== "none" ? `${k.comparison.change}, ` : ""}${k.reason}`);
+    }
+  }
+  const sides = c.sides.map((s, i) => `  ${s.label}${i === 0 ? " (baseline)" : ""}: ${s.runIds.length} runs${s.invocation ? `, invocation ${s.invocation}` : ""}`);
+  return `${unit} across scenarios, each side's latest complete invocation; ratio to ${c.sides[0]?.label ?? "?"}\n${sides.join("\n")}\n`
+    + (c.machine ? `machine: ${c.machine}\n` : "")
+    + (c.items.length ? table.toString() : "no cell in common: nothing to compare")
+    + (c.unmatched.length ? `\nnot compared (no matching cell on another side): ${c.unmatched.map((u) => `${u.label} ${u.item}`).join(", ")}` : "")
+    + (notes.length ? `\nverdicts:\n${notes.join("\n")}` : "")
+    + (c.components.length ? `\ncomponents each side runs (compared on purpose):\n${c.components.filter((d) => d.field.endsWith(".running")).map((d) => `  ${describeDifference(d)}`).join("\n")}` : "")
+    + differencesBlock(c.differences)
+    + excludedBlock(c.excluded);
 }

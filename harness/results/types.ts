@@ -229,6 +229,47 @@ export interface RunRecord {
   genBase?: number;
   /** how the wait for the sink to hold every acknowledged seq ended (the fixed workload's, else the drain's) */
   completion?: CompletionRecord;
+  /** the query phase's results (scenario `query`, harness/runner/query-load.ts); absent without one */
+  query?: QueryPhaseRecord;
   /** kind: configuration | provisioning | verification (errors.ts classes) or run (anything else) */
   error: { code: string; kind: "configuration" | "provisioning" | "verification" | "run"; message: string } | null;
+}
+
+/**
+ * One query cell's result: one statement run `count` times by each of `concurrency` closed-loop workers over HTTP
+ * (harness/runner/query-load.ts). Latencies in milliseconds from an HdrHistogram (hdr-histogram-js, 3 significant
+ * digits, microsecond resolution); a closed loop sends the next request when the previous answers, so no coordinated
+ * omission correction applies.
+ */
+export interface QueryCellResult {
+  /** "<statement>@<concurrency>x<count>", e.g. "count@10x50": the key compare matches cells by */
+  id: string;
+  statement: string;
+  concurrency: number;
+  /** requests per worker */
+  count: number;
+  /** requests sent (concurrency × count) */
+  requests: number;
+  /** answers with status 200 whose rows matched the statement's `rows` (when given) */
+  ok: number;
+  /** transport errors, non-200 answers and wrong answers (a row count other than `rows`) */
+  errors: number;
+  /** the first few errors, as text */
+  errorSamples: string[];
+  /** rows returned, summed over the ok answers */
+  rows: number;
+  /** wall time of the cell, first request sent to last answer */
+  elapsedMs: number;
+  /** requests / elapsed seconds (ok and errors alike: errors are counted, not hidden) */
+  requestsPerSecond: number;
+  latencyMs: { mean: number; p50: number; p99: number; max: number };
+}
+
+/** run.json `query`: the table the queries ran against and each cell's result, in the scenario's order. */
+export interface QueryPhaseRecord {
+  /** the sink the statements went to (its plugin name) */
+  sink: string;
+  /** rows in the table when the queries started: the ingest's stored rows, every acknowledged seq present */
+  tableRows: number;
+  cells: QueryCellResult[];
 }

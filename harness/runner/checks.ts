@@ -17,6 +17,8 @@ export const CHECKABLE_PATHS: ReadonlySet<string> = new Set([
     "lagP99Ms", "lagMaxMs", "countQueryMaxMs", "drainSeconds", "bottleneck.score",
   ].map((k) => `summary.${k}`),
   ...["mean", "p50", "p99", "max"].map((k) => `generator.latencyMs.${k}`),
+  // the query phase summed over its cells (harness/runner/query-load.ts queryTotals)
+  ...["requests", "ok", "errors"].map((k) => `query.${k}`),
 ]);
 
 function resolve(root: unknown, dotted: string): unknown {
@@ -28,8 +30,8 @@ function resolve(root: unknown, dotted: string): unknown {
   return cur;
 }
 
-/** Evaluate checks against `{ ledger, summary, generator }`. A path that resolves to no number fails the check. */
-export function evaluateChecks(checks: Check[], result: { ledger: unknown; summary: unknown; generator?: unknown }): CheckResult[] {
+/** Evaluate checks against `{ ledger, summary, generator, query }`. A path that resolves to no number fails the check. */
+export function evaluateChecks(checks: Check[], result: { ledger: unknown; summary: unknown; generator?: unknown; query?: unknown }): CheckResult[] {
   const out: CheckResult[] = [];
   for (const check of checks) {
     const value = resolve(result, check.path);

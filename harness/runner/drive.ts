@@ -15,6 +15,7 @@ import { BenchRun } from "./run.ts";
 import { hostRoles } from "./site.ts";
 import { checkMemoryFloors } from "./memory-floor.ts";
 import { acquireStackLock, describeHolder, type StackLock } from "./stack-lock.ts";
+import { queryLines } from "./query-load.ts";
 
 /** Exit code per error kind recorded in run.json (see errors.ts). */
 export const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisioning: 3, verification: 4, run: 3 };
@@ -37,7 +38,7 @@ export function contentionLine(c: Contention): string {
 
 /**
  * A run's result in a few lines: status and directory (under `resultsRoot`, relative to the working directory when
- * inside it), unenforced limits, throughput, bottleneck, ledger, failed checks, error.
+ * inside it), unenforced limits, throughput, bottleneck, ledger, the query phase (one line per query cell), failed checks, error.
  */
 export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   const dir = path.join(resultsRoot, r.stack, r.scenario, r.runId);
@@ -65,6 +66,7 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   }
   const content = contentLine(r);
   if (content) lines.push(content);
+  if (r.query) lines.push(...queryLines(r.query));
   for (const c of r.checks.filter((c) => !c.ok)) lines.push(`  check failed: ${c.check} ${c.expected}, got ${c.actual}`);
   if (r.error) lines.push(`  error ${r.error.code}: ${r.error.message}`);
   return lines.join("\n");

@@ -133,6 +133,11 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
       throw new ConfigurationError("E_FLAG", `--duration ${overrides.duration}: the measured window must be at least the scenario's sampling interval (${interval} ms), so that two timed counts bracket it`, { field: "duration" });
     }
   }
+  if (scenario.app) {
+    // the schema is settled (harness/scenario/app-schema.ts) but the application host is not built yet: refuse rather
+    // than run the scenario without its application (docs/app-under-test.md)
+    throw new ConfigurationError("E_APP_NOT_RUNNABLE", `scenario ${scenario.name}: "app" validates, but running an application under test is not implemented yet (docs/app-under-test.md)`, { field: "app" });
+  }
   const plans: CellPlan[] = [];
   const orders = cellOrder(scenario.cells.length, replicates, planSeed(scenario));
   for (let r = 1; r <= replicates; r++) {
@@ -152,6 +157,7 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
         drainTimeoutMs: s.drain.timeout.ms,
         checks: s.checks,
         ...(s.fidelity ? { fidelity: s.fidelity } : {}),
+        ...(s.query ? { query: s.query } : {}),
         seed: typeof genConfig.seed === "number" ? genConfig.seed : null,
         // recorded as `run` (compare lists runs that differ in it)
         scenarioConfig: { ...s, cell: cell.values, run: timing },

@@ -7,7 +7,8 @@
  * downstream, check its version] ─▶ start observer and generator (warmup, then measurement) ─▶ sample stored count
  * each interval ─▶ stop generator ─▶ drain until every acknowledged seq is stored or timeout (with a collector, this
  * is the wait for the collector to flush) ─▶ ledger [+ the collector's claimed counts] ─▶ content check
- * (./fidelity.ts) ─▶ summary ─▶ checks ─▶ teardown (always) ─▶ run.json.
+ * (./fidelity.ts) ─▶ summary ─▶ checks ─▶ teardown (always) ─▶ run.json. A scenario with a `query` phase runs it after the
+ * completion wait (the table complete, the caps still on) and before the ledger (./query-load.ts).
  *
  * Without a collector the topology is loadgen → sink (the generator writes to the sink's data endpoint). With one,
  * the stack needs a `collector` host (or `collector-1`, `collector-2`, … for a scale-out, as in write-up 000) and the
@@ -54,6 +55,7 @@ import { GeneratorGroup, mergeFinals } from "./generator-group.ts";
 import { LocalSite } from "./local-site.ts";
 import { LOADGEN, oomMessage, SINK, type OomKill, type RunSite } from "./site.ts";
 import { computeSummary } from "./summary.ts";
+import { queryTotals, runQueryPhase } from "./query-load.ts";
 import { appliedHostLimits, stackCapsFit } from "../results/caps.ts";
 import { collectorHosts } from "./versions.ts";
 import type { CellPlan } from "./cell-plan.ts";
@@ -262,6 +264,15 @@ export class BenchRun extends EventEmitter {
         this.record.completion = completionRecord("drain", await wait("drain"), null, null);
       }
 
+      // The query phase (scenario `query`, ./query-load.ts): against the table the ingest filled, only once every
+      // acknowledged seq is stored, and while the sink is still under its caps
+      if (plan.query) {
+        if (this.record.completion?.outcome !== "complete") {
+          throw new VerificationError("E_QUERY_PREFILL", `the query phase needs the table complete: ${this.record.completion?.missing ?? "?"} acknowledged rows were still missing at the end of the wait`);
+        }
+        this.record.query = await runQueryPhase({ phase: plan.query, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored, signal: this.opts.signal });
+      }
+
       // What the collectors claim they received and wrote, beside the ledger (a dead collector's error is kept instead).
       const claims = await site.collectorClaims();
       if (claims) this.record.collectorClaims = claims;
@@ -272,7 +283,7 @@ export class BenchRun extends EventEmitter {
       await addFidelity(ledger, verifier, plan, finals.map((f) => f.sent), genBase);
       this.record.ledger = ledger;
       this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
-      this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary, generator: final });
+      this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary, generator: final, query: queryTotals(this.record.query) });
       this.record.status = this.record.checks.every((c) => c.ok) ? "ok" : "failed";
     } catch (err) {
       this.record.status = this.opts.signal?.aborted ? "interrupted" : "error";

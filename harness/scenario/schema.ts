@@ -22,6 +22,10 @@
  * # matrix: [ { generator.pg-copy.batch: 1000, generator.pg-copy.connections: 1 }, { generator.pg-copy.batch: 50000 } ]
  * checks: [ { ledger.lost: 0 }, { summary.lagP99Ms: { max: 1000 } } ]
  * fidelity: { all: 1000000, sample: 10000 }  # default: compare every stored row up to 1e6 rows, else 10 000 seeded seqs
+ * query:                                   # optional: a query phase after the ingest (clickhouse sinks; QueryPhase)
+ *   statements: [ { name: count, sql: "SELECT count() FROM {table}", rows: 1, value: "{stored}" } ]
+ *   cells: [ { concurrency: 10, count: 50 } ]
+ *   timeout: 10s                           # per request; default 10s
  * ```
  */
 import { existsSync } from "node:fs";
@@ -45,6 +49,7 @@ import {
 } from "../../core/yaml.ts";
 import { parseDuration, zUnit } from "../../core/units.ts";
 import { DEFAULT_FIDELITY, type FidelityLimits } from "../../core/fidelity.ts";
+import { appSchema, variantsSchema, type AppSpec, type Variant } from "./app-schema.ts";
 
 /** A duration as written ("30s") and in milliseconds (30000), parsed by core/units.ts parseDuration. */
 export interface Duration {
@@ -84,7 +89,38 @@ export interface ScenarioBody {
   checks: Check[];
   /** the content check (core/fidelity.ts): every stored row when stored ≤ all, else `sample` seeded seqs */
   fidelity?: FidelityLimits;
+  /** the query phase run against the sink once the ingest's ledger is exact (harness/runner/query-load.ts) */
+  query?: QueryPhase;
+  /** the application under test and its variants (./app-schema.ts; docs/app-under-test.md) */
+  app?: AppSpec;
+  variants?: Variant[];
 }
+
+/**
+ * One statement of a query phase. `sql` may name `{table}` (the run's table, database-qualified); the harness sends it
+ * with " FORMAT TabSeparated" appended, so it must not carry a FORMAT clause. `rows` (rows the answer must have) and
+ * `value` (what the first column of the first row must be: a number, or "{stored}" for the rows in the table) check
+ * the answer against the known contents: a wrong answer is an error, not a fast query.
+ */
+export interface QueryStatement {
+  name: string;
+  sql: string;
+  rows?: number;
+  value?: number | "{stored}";
+}
+
+/** A query phase: each statement at each concurrency × count cell (count = requests per closed-loop worker). */
+export interface QueryPhase {
+  statements: QueryStatement[];
+  cells: Array<{ concurrency: number; count: number }>;
+  /** per-request timeout */
+  timeout: Duration;
+}
+
+/** Sinks a query phase can run against (their SQL dialect and HTTP interface: harness/runner/query-load.ts). */
+export const QUERY_SINKS: readonly string[] = ["clickhouse"];
+/** Most requests one query cell may send (concurrency × count). */
+export const MAX_QUERY_REQUESTS = 1_000_000;
 
 /** One point of the matrix: `values` maps matrix keys to this cell's values; `id` is e.g. "batch=8000" ("default" without a matrix). */
 export interface ScenarioCell {
@@ -275,6 +311,32 @@ const fidelitySchema = z
   })
   .strict();
 
+/** `query:`: strict; statement names unique and safe as ids; no FORMAT clause (the harness appends its own). */
+const querySchema = z
+  .object({
+    statements: z.array(z.object({
+      name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { message: 'a statement name is letters, digits, "_" and "-" (at most 64), e.g. "count"' }),
+      sql: z.string().min(1).refine((q) => !/\bFORMAT\s+\w+\s*;?\s*$/i.test(q), { message: "leave out the FORMAT clause: the harness appends FORMAT TabSeparated to read the answer" }),
+      rows: z.number().int().min(0).optional(),
+      value: z.union([z.number(), z.literal("{stored}")]).optional(),
+    }).strict()).min(1, { message: "declare at least one statement" }),
+    cells: z.array(z.object({
+      concurrency: z.number().int().min(1).max(1000),
+      count: z.number().int().min(1),
+    }).strict().refine((c) => c.concurrency * c.count <= MAX_QUERY_REQUESTS, { message: `concurrency × count is at most ${MAX_QUERY_REQUESTS} requests` }))
+      .min(1, { message: "declare at least one concurrency × count cell, e.g. { concurrency: 10, count: 50 }" }),
+    timeout: duration(true, "query timeout").default("10s"),
+  })
+  .strict()
+  .superRefine((q, ctx) => {
+    const seen = new Map<string, number>();
+    q.statements.forEach((st, i) => {
+      const prev = seen.get(st.name);
+      if (prev !== undefined) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["statements", i, "name"], message: `duplicate statement "${st.name}" (also statements.${prev})` });
+      seen.set(st.name, i);
+    });
+  });
+
 /**
  * The strict zod schema for a scenario file's body (without matrix expansion), given plugin registries.
  * Output: ScenarioBody plus the raw `matrix` map (validated for shape only).
@@ -299,6 +361,9 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       matrix: matrixSchema,
       checks: z.array(checkSchema(registries.checkPaths)).nullable().default([]).transform((c) => c ?? []),
       fidelity: fidelitySchema.default(DEFAULT_FIDELITY),
+      query: querySchema.optional(),
+      app: appSchema.optional(),
+      variants: variantsSchema.optional(),
     })
     .strict()
     .superRefine((s, ctx) => {
@@ -315,6 +380,12 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       }
       if (s.source && options.baseDir !== undefined && !existsSync(nodePath.resolve(options.baseDir, s.source.file))) {
         ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["source", "file"], message: `${nodePath.resolve(options.baseDir, s.source.file)} does not exist (a relative path is relative to the scenario file)` });
+      }
+      if (s.variants && !s.app) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["variants"], message: "variants are sets of env and args for the application under test: declare app first" });
+      }
+      if (s.query && !QUERY_SINKS.includes((s.sink as PluginRef).name)) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["query"], message: `a query phase runs against ${QUERY_SINKS.join(", ")} sinks; this scenario's sink is "${(s.sink as PluginRef).name}"` });
       }
       if (s.interval.ms > s.duration.ms) {
         ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["interval"], message: `interval ${s.interval.text} is longer than duration ${s.duration.text}` });
@@ -337,6 +408,9 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
         fidelity: s.fidelity,
         matrix: s.matrix,
       };
+      if (s.query) body.query = s.query as QueryPhase;
+      if (s.app) body.app = s.app;
+      if (s.variants) body.variants = s.variants;
       if (s.source) {
         body.source = { file: options.baseDir ? nodePath.resolve(options.baseDir, s.source.file) : s.source.file };
       }

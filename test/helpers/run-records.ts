@@ -15,11 +15,17 @@ export interface Spec {
   status?: RunRecord["status"];
   /** the run's measured duration as planned (scenarioConfig.run.durationMs); absent = not recorded */
   durationMs?: number;
+  /** scenario name; default quickstart */
+  scenario?: string;
+  /** component versions; default { postgres: pinned 18.4.0-beta.17, running `postgres` } */
+  versions?: RunRecord["versions"];
+  /** run.json `query` (the query phase) */
+  query?: RunRecord["query"];
 }
 
 let counter = 0;
 
-/** Write a run.json shaped like a real one under root/<stack>/quickstart/<run-id>/, with the given figures. */
+/** Write a run.json shaped like a real one under root/<stack>/<scenario, default quickstart>/<run-id>/, with the given figures. */
 export function writeRunRecord(root: string, s: Spec): RunRecord {
   const n = counter++;
   const runId = `${s.invocation.replace(/[-:.]/g, "").slice(0, 15)}Z-${n.toString(16).padStart(6, "0")}`;
@@ -31,7 +37,7 @@ export function writeRunRecord(root: string, s: Spec): RunRecord {
   const stored = Math.round(s.rows * 30);
   const record: RunRecord = {
     status: s.status ?? "ok", runId, invocation: s.invocation, stack: s.stack, platform: "local",
-    scenario: "quickstart", scenarioFile: "scenarios/quickstart.yaml", cell: s.cell ?? "default", replicate: 1, seed: 42,
+    scenario: s.scenario ?? "quickstart", scenarioFile: `scenarios/${s.scenario ?? "quickstart"}.yaml`, cell: s.cell ?? "default", replicate: 1, seed: 42,
     startedAt: s.invocation, finishedAt: s.invocation, commit: "0174451d0a5c7a47e8d5e1d3527a0332e68d6d59",
     environment: { kernel: s.kernel ?? "Linux 6.18.44", cpuModel: "AMD EPYC", cores: 2, memoryBytes: 25276518400, cgroup: "v1", node: "v20.20.2", hostname: "vm" },
     limits: {
@@ -41,7 +47,7 @@ export function writeRunRecord(root: string, s: Spec): RunRecord {
         applied, enforced: true, notes: [],
       },
     },
-    versions: { postgres: { pinned: "18.4.0-beta.17", running: s.postgres ?? "18.4" } },
+    versions: s.versions ?? { postgres: { pinned: "18.4.0-beta.17", running: s.postgres ?? "18.4" } },
     scenarioConfig: s.durationMs === undefined ? {} : { run: { warmupMs: 5000, durationMs: s.durationMs, intervalMs: 1000 } },
     summary: s.status === "error" ? null : {
       rowsPerSecond: s.rows, mibPerSecond: (s.rows * 240) / 2 ** 20,
@@ -56,8 +62,9 @@ export function writeRunRecord(root: string, s: Spec): RunRecord {
       sent: stored, accepted: stored, stored, distinct: stored, lost: 0, duplicated: 0, overwritten: 0, rejected: 0, unexpected: 0, missingRanges: [],
     } as unknown as RunRecord["ledger"],
     generator: null, checks: [], error: null,
+    ...(s.query ? { query: s.query } : {}),
   };
-  const dir = path.join(root, s.stack, "quickstart", runId);
+  const dir = path.join(root, s.stack, s.scenario ?? "quickstart", runId);
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, "run.json"), `${JSON.stringify(record, null, 2)}\n`);
   return record;

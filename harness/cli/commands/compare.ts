@@ -1,6 +1,7 @@
 /**
  * `ingestbench compare --scenario NAME (--stacks A,B,... | --stack S --baseline X [--contender Y])`: across stacks, or
- * across runs on one stack (compareCommand, harness/results/compare.ts); a table, or JSON with --json.
+ * across runs on one stack; `ingestbench compare --scenarios A,B (--stack S | --stacks S1,S2) [--metric rows|queries]`:
+ * across scenarios (compareCommand, harness/results/compare.ts); a table, or JSON with --json.
  */
 import path from "node:path";
 import { Option } from "commander";
@@ -11,8 +12,10 @@ type CompareFlags = Omit<CompareCommandFlags, "stacks"> & { stack?: string; stac
 
 export const registerCompare: CommandModule = (program, ctx) => {
   program.command("compare")
-    .description("Compare a scenario's results. Across stacks (--stacks; hardware sizes; latest results of each): median rows/s and MiB/s with IQR and CV (erratic when noisy), ratio to the first stack with a 90 % bootstrap interval, rows/s per vCPU and per GiB, CPU, throttling, network, lag, bottleneck, ledger. Across runs on one stack (--stack, --baseline, --contender): the same per cell. Environment differences are listed; mismatched component versions are refused unless --force. Only runs that are ok, with caps enforced on every host and on the group's machine, count; the others are listed below the table (and in --json) as excluded, with their reasons.")
-    .requiredOption("--scenario <name>", "scenario name, e.g. quickstart")
+    .description("Compare a scenario's results. Across stacks (--stacks; hardware sizes; latest results of each): median rows/s and MiB/s with IQR and CV (erratic when noisy), ratio to the first stack with a 90 % bootstrap interval, rows/s per vCPU and per GiB, CPU, throttling, network, lag, bottleneck, ledger. Across runs on one stack (--stack, --baseline, --contender): the same per cell. Environment differences are listed; mismatched component versions are refused unless --force. Across scenarios (--scenarios A,B with --stack S for all, or --stacks S1,S2 one per scenario; e.g. --scenarios elasticsearch-bulk-8000,elasticsearch-bulk-8000-postgres --stack docker-quarter-core): each side's latest complete invocation, per matched cell the median rows/s (or, with --metric queries, the query phase's queries/s per query cell) and the ratio to the first side with a 90 % bootstrap interval; all sides must share one machine (runs on another are excluded); a component both sides run at different versions is refused unless --force. Only runs that are ok, with caps enforced on every host and on the group's machine, count; the others are listed below the table (and in --json) as excluded, with their reasons.")
+    .option("--scenario <name>", "scenario name, e.g. quickstart (across stacks or runs)")
+    .option("--scenarios <names>", "across scenarios: comma-separated scenario names or files (scenarios/a.yaml,b); the first is the baseline")
+    .option("--metric <rows|queries>", "rows (ingest rows/s, default) or queries (the query phase's queries/s per query cell); with --scenarios, or with --scenario and --stacks A,B")
     .option("--stacks <names>", "comma-separated stack names; the first is the baseline")
     .option("-s, --stack <name>", "one stack (across runs, with --baseline)")
     .option("-r, --results <dir>", "results directory", ctx.resultsDir)

@@ -1,0 +1,45 @@
+// The query phase's answer check and table naming (harness/runner/query-load.ts), on ClickHouse TabSeparated
+// answers as the HTTP interface sends them; the real server is exercised in test/e2e/clickhouse-query-load.test.ts.
+import { describe, expect, it } from "vitest";
+import { checkAnswer, queryTotals, statementText, tableRef } from "../../../harness/runner/query-load.ts";
+import type { QueryCellResult } from "../../../harness/results/types.ts";
+
+describe("checkAnswer", () => {
+  const count = { name: "count", sql: "SELECT count() FROM {table}", rows: 1, value: "{stored}" as const };
+  it("accepts the right answer and counts its rows", () => {
+    expect(checkAnswer(200, "1000\n", count, 1000)).toEqual({ rows: 1 });
+    expect(checkAnswer(200, "1\ta\n2\tb\n", { name: "x", sql: "s" }, 0)).toEqual({ rows: 2 });
+    expect(checkAnswer(200, "", { name: "x", sql: "s", rows: 0 }, 0)).toEqual({ rows: 0 });
+    expect(checkAnswer(200, "7\tz\n", { name: "x", sql: "s", value: 7 }, 0)).toEqual({ rows: 1 });
+  });
+  it("makes a wrong answer an error, not a fast query", () => {
+    expect(checkAnswer(200, "999\n", count, 1000)).toEqual({ error: "wrong answer: first value 999, expected 1000 (the rows in the table)" });
+    expect(checkAnswer(200, "1000\n1000\n", count, 1000)).toEqual({ error: "wrong answer: 2 rows, expected 1" });
+    expect(checkAnswer(200, "", { name: "x", sql: "s", value: 3 }, 0)).toEqual({ error: "wrong answer: first value (no row), expected 3" });
+  });
+  it("makes a non-200 status and an exception streamed after a 200 errors", () => {
+    expect(checkAnswer(500, "Code: 60, e.displayText() = DB::Exception: Table default.nope doesn't exist.\n", count, 1)).toEqual({ error: "HTTP 500: Code: 60, e.displayText() = DB::Exception: Table default.nope doesn't exist." });
+    expect(checkAnswer(200, "1\n2\nCode: 241, e.displayText() = DB::Exception: Memory limit exceeded\n", { name: "x", sql: "s" }, 0))
+      .toEqual({ error: "exception in the answer: Code: 241, e.displayText() = DB::Exception: Memory limit exceeded" });
+  });
+});
+
+describe("statementText and tableRef", () => {
+  it("names the run's table, database-qualified, and appends the format", () => {
+    expect(tableRef({ table: "ib_events" })).toEqual({ database: "default", ref: "default.ib_events" });
+    expect(tableRef({ table: "logs.t1" })).toEqual({ database: "logs", ref: "logs.t1" });
+    expect(tableRef({ database: "d" })).toEqual({ database: "d", ref: "d.ib_events" });
+    expect(statementText({ name: "c", sql: "SELECT count() FROM {table};" }, "default.t")).toBe("SELECT count() FROM default.t FORMAT TabSeparated");
+  });
+});
+
+describe("queryTotals", () => {
+  it("sums requests, answers and errors over the cells (for the query.* checks)", () => {
+    const cell = (requests: number, ok: number, errors: number): QueryCellResult => ({
+      id: "c@1x1", statement: "c", concurrency: 1, count: requests, requests, ok, errors, errorSamples: [], rows: ok,
+      elapsedMs: 1, requestsPerSecond: 1, latencyMs: { mean: 1, p50: 1, p99: 1, max: 1 },
+    });
+    expect(queryTotals(undefined)).toBeUndefined();
+    expect(queryTotals({ sink: "clickhouse", tableRows: 5, cells: [cell(10, 10, 0), cell(5, 2, 3)] })).toEqual({ requests: 15, ok: 12, errors: 3 });
+  });
+});
