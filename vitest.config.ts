@@ -6,7 +6,8 @@ import { defineConfig } from "vitest/config";
 //   spawned commands; the docker tests compare the engine's whole container/network/volume lists before and after,
 //   so nothing else in the suite may touch the engine.
 // - "local": everything else (unit tests, local-platform runs).
-// Runs on the same stack in both lanes take turns through the stack lock (harness/runner/stack-lock.ts).
+// Runs on the same stack in both lanes take turns through the stack lock (harness/runner/stack-lock.ts): the tests'
+// runs wait for it (INGESTBENCH_LOCK_WAIT, harness/runner/drive.ts lockWaitMs) instead of being refused.
 // Both lanes must pass with a CPU hog beside them (scripts/test-beside-hog.sh); they are one another's load.
 const ENGINE = [
   "test/e2e/docker-engine.test.ts",
@@ -19,6 +20,7 @@ const ENGINE = [
 
 export default defineConfig({
   test: {
+    env: { INGESTBENCH_LOCK_WAIT: "10m" },
     testTimeout: 120_000,
     hookTimeout: 120_000,
     reporters: ["default"],

@@ -20,7 +20,7 @@ import { mulberry32 } from "../../core/events/source.ts";
 import { displayPath } from "../../core/yaml.ts";
 import { AA_SUFFIX, compareRuns, writeNoiseFloors, type NoiseFloorFile, type RunsComparison } from "../results/compare.ts";
 import { prepareResultsDir } from "../results/preflight.ts";
-import { driveItems, runsExitCode, type RunItem } from "../runner/drive.ts";
+import { driveItems, lockWaitMs, runsExitCode, type RunItem } from "../runner/drive.ts";
 import { pulumiStacks } from "../provision/deployed.ts";
 import { loadScenarioFile, planCells, planSeed } from "../runner/plan.ts";
 import { Progress, type ProgressMode } from "../runner/progress.ts";
@@ -39,6 +39,8 @@ export interface AaFlags {
   quiet?: boolean;
   stacksDir?: string;
   force?: boolean;
+  /** --lock-wait: how long to wait for the stack when another run holds it (a duration) */
+  lockWait?: string;
 }
 
 /** The two invocations of an A/A invocation started at `iso`. */
@@ -115,7 +117,7 @@ export async function aaCommand(scenarioFile: string, flags: AaFlags, projectRoo
   const plans = planCells(scenario, scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
   const iso = new Date().toISOString();
   const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
-  const result = await driveItems(aaItems(stack, plans, planSeed(scenario), iso), { resultsRoot, invocation: iso, projectRoot, reporter: progress, deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }) });
+  const result = await driveItems(aaItems(stack, plans, planSeed(scenario), iso), { resultsRoot, invocation: iso, projectRoot, reporter: progress, deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }), lockWaitMs: lockWaitMs(flags.lockWait) });
   const code = runsExitCode(result);
   if (result.interrupted || result.records.every((r) => r.summary === null)) return code || 3;
   const inv = aaInvocations(iso);

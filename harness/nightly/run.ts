@@ -18,7 +18,7 @@ import { diffFingerprints, groupFingerprint, describeDifference } from "../resul
 import { floorsOf } from "../results/noise-floor.ts";
 import { prepareResultsDir } from "../results/preflight.ts";
 import { loadRuns } from "../results/store.ts";
-import { driveRuns, runsExitCode, type StackWork } from "../runner/drive.ts";
+import { driveRuns, lockWaitMs, runsExitCode, type StackWork } from "../runner/drive.ts";
 import { pulumiStacks } from "../provision/deployed.ts";
 import { Progress, type ProgressMode } from "../runner/progress.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
@@ -35,6 +35,8 @@ export interface NightlyFlags {
   replicates?: number;
   /** where stack files are read from (default <project>/stacks) */
   stacksDir?: string;
+  /** --lock-wait: how long to wait for a stack another run holds (a duration) */
+  lockWait?: string;
   /** print the JSON decision on stdout (and nothing else there: the run results and the summary go to stderr) */
   json?: boolean;
   /** where to write the JSON decision (none when absent) */
@@ -272,7 +274,7 @@ export async function nightlyCommand(planFile: string, flags: NightlyFlags, proj
     pairs.push({ stack: stack.name, scenario: scenario.name });
   });
   const progress = new Progress(flags.quiet ? "quiet" : flags.progress, flags.json ? { stdout: process.stderr, stderr: process.stderr } : undefined);
-  const result = await driveRuns(work, { resultsRoot, invocation: new Date().toISOString(), projectRoot, reporter: progress, deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }) });
+  const result = await driveRuns(work, { resultsRoot, invocation: new Date().toISOString(), projectRoot, reporter: progress, deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }), lockWaitMs: lockWaitMs(flags.lockWait) });
   const runsCode = runsExitCode(result);
   if (result.interrupted) return runsCode;
   const decision = await decideNightly(resultsRoot, pairs, { force: flags.force, window: flags.window ?? plan.window, requireHistory: flags.requireHistory });

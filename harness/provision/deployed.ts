@@ -197,6 +197,8 @@ export interface PulumiBenchOptions extends PulumiStacksOptions {
   signal?: AbortSignal;
   /** the progress display (default: auto, or quiet with `quiet`) */
   reporter?: Progress;
+  /** how long to wait for the stack when another run holds it, ms (harness/runner/drive.ts lockWaitMs) */
+  lockWaitMs?: number;
 }
 
 /**
@@ -214,6 +216,7 @@ export async function benchOnPulumiStack(opts: PulumiBenchOptions): Promise<Driv
     reporter: opts.reporter ?? new Progress(opts.quiet ? "quiet" : undefined),
     deployed: pulumiStacks({ ...opts, projectRoot }),
     ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
   });
 }
 

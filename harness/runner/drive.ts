@@ -6,6 +6,8 @@
  */
 import path from "node:path";
 import type { StackSpec } from "../../core/limits.ts";
+import { ConfigurationError, IngestbenchError } from "../../core/errors.ts";
+import { parseDuration } from "../../core/units.ts";
 import type { Contention, RunRecord } from "../results/types.ts";
 import { bottleneckLabel } from "./bottleneck.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
@@ -150,6 +152,8 @@ export interface DriveOptions {
   signal?: AbortSignal;
   /** the command named in the stacks' locks (./stack-lock.ts); default: the CLI's command word */
   command?: string;
+  /** how long to wait for a stack another run holds, ms (default: lockWaitMs(), i.e. INGESTBENCH_LOCK_WAIT or 0) */
+  lockWaitMs?: number;
 }
 
 /** The CLI's command word of this process (`bench` of `ingestbench --debug bench …`), for lock holders. */
@@ -157,16 +161,46 @@ function commandWord(): string {
   return process.argv.slice(2).find((a) => !a.startsWith("-")) ?? "bench";
 }
 
+/** The environment variable giving the default of DriveOptions.lockWaitMs, a duration ("10m"; default 0: refuse). */
+export const LOCK_WAIT_ENV = "INGESTBENCH_LOCK_WAIT";
+
+/**
+ * How long to wait for a stack another run holds: `--lock-wait`, else INGESTBENCH_LOCK_WAIT, else 0 (refuse at once).
+ * @throws ConfigurationError E_FLAG for an unreadable duration, naming where it came from
+ */
+export function lockWaitMs(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = flag ?? env[LOCK_WAIT_ENV];
+  if (raw === undefined || raw === "") return 0;
+  try {
+    return parseDuration(raw);
+  } catch (err) {
+    throw new ConfigurationError("E_FLAG", `${flag !== undefined ? "--lock-wait" : LOCK_WAIT_ENV}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 /**
  * Lock every stack of the items, in name order (two invocations over the same stacks never wait on each other in a
- * circle), before anything is provisioned. On a refusal the locks already taken are released.
+ * circle), before anything is provisioned. A stack another live run holds is waited for, polling each second, up to
+ * `waitMs` (saying whom it waits for), then refused. On a refusal the locks already taken are released.
  * @throws ProvisioningError E_STACK_LOCKED naming the holder of a lock (./stack-lock.ts)
  */
-function lockStacks(names: string[], command: string, progress: Progress): StackLock[] {
+export async function lockStacks(names: string[], command: string, progress: Progress, waitMs: number): Promise<StackLock[]> {
   const locks: StackLock[] = [];
+  const deadline = Date.now() + waitMs;
   try {
     for (const name of [...new Set(names)].sort()) {
-      const lock = acquireStackLock(name, command);
+      let lock: StackLock | undefined;
+      let told = false;
+      while (!lock) {
+        try {
+          lock = acquireStackLock(name, command);
+        } catch (err) {
+          if (!(err instanceof IngestbenchError && err.code === "E_STACK_LOCKED") || Date.now() >= deadline) throw err;
+          if (!told) progress.notice(`${err.message.split(";")[0]}; waiting up to ${Math.ceil((deadline - Date.now()) / 1000)} s for it`);
+          told = true;
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
       locks.push(lock);
       if (lock.tookOver) progress.notice(`stack ${name}: took over the stale lock of ${describeHolder(lock.tookOver)}, which is gone`);
     }
@@ -215,7 +249,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   for (const g of groups) if (g.stack.platform !== "local") options.deployed?.ready?.(g.stack);
   const progress = options.reporter ?? new Progress(options.progress);
   // one run per stack at a time: the second invocation on a stack is refused, naming the first (E_STACK_LOCKED)
-  const locks = lockStacks(groups.map((g) => g.stack.name), options.command ?? commandWord(), progress);
+  const locks = await lockStacks(groups.map((g) => g.stack.name), options.command ?? commandWord(), progress, options.lockWaitMs ?? lockWaitMs(undefined));
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals): void => {
     if (controller.signal.aborted) {

@@ -237,7 +237,8 @@ export function positiveInt(flag: string): (value: string) => number {
  */
 export function addRunOptions(cmd: Command, replicatesHelp: string, overrides = true): Command {
   cmd.option("-r, --results <dir>", "results directory", "results")
-    .option("--replicates <n>", replicatesHelp, positiveInt("--replicates"));
+    .option("--replicates <n>", replicatesHelp, positiveInt("--replicates"))
+    .option("--lock-wait <d>", "when another run holds a stack, wait this long for it (e.g. 10m) instead of refusing (default: INGESTBENCH_LOCK_WAIT, else 0)");
   if (overrides) {
     cmd.option("--duration <d>", "override the measurement duration, e.g. 10s")
       .option("--warmup <d>", "override the warmup, e.g. 2s");

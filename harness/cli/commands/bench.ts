@@ -7,7 +7,7 @@ import { loadStack } from "../../../infra/stack/schema.ts";
 import { compareStacks, renderComparison } from "../../results/compare.ts";
 import { prepareResultsDir } from "../../results/preflight.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
-import { driveRuns, runsExitCode } from "../../runner/drive.ts";
+import { driveRuns, lockWaitMs, runsExitCode } from "../../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../../runner/plan.ts";
 import { addProgressOptions, addRunOptions, Progress, type ProgressMode } from "../../runner/progress.ts";
 import { stackNames, type CommandModule } from "../context.ts";
@@ -21,6 +21,7 @@ interface BenchFlags {
   progress?: ProgressMode;
   duration?: string;
   warmup?: string;
+  lockWait?: string;
 }
 
 export const registerBench: CommandModule = (program, ctx) => {
@@ -40,7 +41,7 @@ export const registerBench: CommandModule = (program, ctx) => {
       const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
       const result = await driveRuns(stacks.map((stack) => ({ stack, plans })), {
         resultsRoot, invocation: new Date().toISOString(), projectRoot: ctx.projectRoot, reporter: progress,
-        deployed: pulumiStacks({ projectRoot: ctx.projectRoot, quiet: progress.mode === "quiet" }),
+        deployed: pulumiStacks({ projectRoot: ctx.projectRoot, quiet: progress.mode === "quiet" }), lockWaitMs: lockWaitMs(flags.lockWait),
       });
       // an interrupted invocation is not compared: its rows would mix the stopped runs with older ones
       if (stacks.length > 1 && result.records.some((r) => r.summary) && !result.records.some((r) => r.status === "interrupted")) {

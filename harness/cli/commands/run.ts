@@ -4,7 +4,7 @@
  */
 import { prepareResultsDir } from "../../results/preflight.ts";
 import { benchOnPulumiStack, loadDeployableStack } from "../../provision/deployed.ts";
-import { runsExitCode } from "../../runner/drive.ts";
+import { lockWaitMs, runsExitCode } from "../../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../../runner/plan.ts";
 import { addProgressOptions, addRunOptions, Progress, type ProgressMode } from "../../runner/progress.ts";
 import type { CommandModule } from "../context.ts";
@@ -15,6 +15,7 @@ interface RunFlags {
   replicates?: number;
   duration?: string;
   warmup?: string;
+  lockWait?: string;
   quiet?: boolean;
   progress?: ProgressMode;
 }
@@ -32,7 +33,7 @@ export const registerRun: CommandModule = (program, ctx) => {
       const plans = planCells(loadScenarioFile(scenarioFile), scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
       const reporter = new Progress(flags.quiet ? "quiet" : flags.progress);
       const result = await benchOnPulumiStack({
-        stack, plans, resultsRoot, invocation: new Date().toISOString(), projectRoot: ctx.projectRoot, quiet: reporter.mode === "quiet", reporter, keep: true,
+        stack, plans, resultsRoot, invocation: new Date().toISOString(), projectRoot: ctx.projectRoot, quiet: reporter.mode === "quiet", reporter, keep: true, lockWaitMs: lockWaitMs(flags.lockWait),
       });
       return runsExitCode(result);
     }));

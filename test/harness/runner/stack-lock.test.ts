@@ -11,6 +11,8 @@ import { ProvisioningError } from "../../../core/errors.ts";
 import { processStartTicks } from "../../../infra/local/platform.ts";
 import { acquireStackLock, collectStaleLocks, lockDir, lockFile, readLock } from "../../../harness/runner/stack-lock.ts";
 import { projectRoot } from "../../helpers/bench.ts";
+import { lockStacks, lockWaitMs } from "../../../harness/runner/drive.ts";
+import { Progress } from "../../../harness/runner/progress.ts";
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-lock-"));
 chmodSync(tmp, 0o755); // the bench's PostgreSQL runs as user postgres under this TMPDIR
@@ -72,6 +74,24 @@ describe("stack locks between processes", () => {
     expect(existsSync(lockFile("lock-a"))).toBe(false);
   }, 60_000);
 
+  it("--lock-wait: a second run waits for the holder (saying whom it waits for) and takes the lock when it is gone; without a wait it is refused", async () => {
+    const { child } = await started(process.execPath, ["--import", "tsx", "test/helpers/lock-child.ts", "lock-w"], /locked \d+/);
+    let said = "";
+    const progress = new Progress("plain", { stdout: { write: () => true }, stderr: { write: (s: string) => { said += s; return true; } } });
+    await expect(lockStacks(["lock-w"], "bench", progress, 0)).rejects.toMatchObject({ code: "E_STACK_LOCKED" });
+    const waiting = lockStacks(["lock-w"], "bench", progress, 60_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(said).toMatch(new RegExp(`stack lock-w is in use by another run: pid ${child.pid} .*; waiting up to \\d+ s for it`));
+    child.kill("SIGKILL");
+    const [lock] = await waiting;
+    expect(readLock(lockFile("lock-w"))?.ownerPid).toBe(process.pid);
+    lock!.release();
+    expect(lockWaitMs("10m", {})).toBe(600_000);
+    expect(lockWaitMs(undefined, { INGESTBENCH_LOCK_WAIT: "30s" })).toBe(30_000);
+    expect(lockWaitMs(undefined, {})).toBe(0);
+    expect(() => lockWaitMs("soon", {})).toThrow(/--lock-wait: /);
+  }, 60_000);
+
   it("a pid alive but started at another time (reused) does not hold the lock; gc removes stale locks only", async () => {
     const { child: sleeper } = await started("sh", ["-c", "echo up; exec sleep 60"], /up/);
     const ticks = processStartTicks(sleeper.pid!)!;
@@ -109,7 +129,7 @@ describe("stack locks between processes", () => {
     const file = lockFile("local-quarter-core");
     for (let i = 0; i < 600 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
     expect(readLock(file)?.ownerPid, firstErr).toBe(first.pid);
-    const second = spawn(process.execPath, args, { cwd: projectRoot, env: { ...process.env, TMPDIR: tmp }, stdio: ["ignore", "pipe", "pipe"] });
+    const second = spawn(process.execPath, args, { cwd: projectRoot, env: { ...process.env, TMPDIR: tmp, INGESTBENCH_LOCK_WAIT: "0s" }, stdio: ["ignore", "pipe", "pipe"] });
     children.push(second);
     let secondErr = "";
     second.stderr!.on("data", (d: Buffer) => { secondErr += d.toString(); });
