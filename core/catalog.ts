@@ -83,6 +83,12 @@ export interface CatalogImage {
   dataDir: string;
   /** environment for a benchmark setup (auth off, single node); `{heapMiB}` is replaced per host (see heapMiB) */
   env: Record<string, string>;
+  /**
+   * environment variables whose value is a sink's password (variable → sink name): never written in the catalog;
+   * the platforms fill them from the stack's Pulumi config secret `ingestbench:<sink>Password` or the harness's
+   * INGESTBENCH_<SINK>_PASSWORD (infra/secrets.ts), as Pulumi secrets
+   */
+  secretEnv?: Record<string, string>;
   /** command override (after the image's entrypoint); absent = the image's default */
   command?: string[];
   /** whether the component's heap must be sized from the memory cap (JVM): half the cap, as Elastic advises */

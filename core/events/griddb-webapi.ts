@@ -14,6 +14,7 @@
  * and "The specified data cannot be converted to <TYPE> type" (a value landed in a column of another type).
  */
 import { IngestbenchError } from "../errors.ts";
+import { passwordConfigKey, passwordEnvName, sinkPassword } from "../secrets.ts";
 import { ByteWriter, checkRange, stampBatch, writeJsonField, writeSentAt, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
@@ -113,15 +114,31 @@ export function parseGridDbResponse(status: number, body: string, count: number)
   throw new GridDbError(kind, `GridDB answered ${status}${errorCode !== null ? ` (errorCode ${errorCode})` : ""}: ${message}`, status, errorCode, conv ? conv[1]!.toUpperCase() : null);
 }
 
-/** Where rows go, from a target's params (defaults: cluster "myCluster", database "public", container "ib_events", user / password "admin" / "admin", GridDB's default administrator). */
-export function gridDbTarget(params: Record<string, string>): { cluster: string; database: string; container: string; user: string; password: string } {
+/** Where rows go, from a target's params (defaults: cluster "myCluster", database "public", container "ib_events", user "admin", GridDB's administrator account). */
+export function gridDbTarget(params: Record<string, string>): { cluster: string; database: string; container: string; user: string } {
   return {
     cluster: params.cluster ?? "myCluster",
     database: params.database ?? "public",
     container: params.container ?? "ib_events",
     user: params.user ?? "admin",
-    password: params.password ?? "admin",
   };
+}
+
+/**
+ * The Authorization header for the Web API: Basic auth of the target's user and the GridDB password, which has no
+ * default: INGESTBENCH_GRIDDB_PASSWORD (core/secrets.ts) in `env`.
+ * @throws IngestbenchError E_GRIDDB_PASSWORD when no password is set (the message names the variable and the stack's
+ *         Pulumi config secret)
+ */
+export function gridDbAuthorization(params: Record<string, string>, env: NodeJS.ProcessEnv = process.env): string {
+  const password = sinkPassword("griddb", env);
+  if (password === undefined) {
+    throw new IngestbenchError(
+      "E_GRIDDB_PASSWORD",
+      `GridDB has no default password: set ${passwordEnvName("griddb")} (and, on docker and azure stacks, the same value with \`pulumi config set --secret ${passwordConfigKey("griddb")} …\`)`,
+    );
+  }
+  return basicAuth(gridDbTarget(params).user, password);
 }
 
 /** Content-Type the Web API requires on every request ("Request header"). */

@@ -24,6 +24,7 @@ import { registerStacks } from "./commands/stacks.ts";
 import { registerUp } from "./commands/up.ts";
 import { registerValidate } from "./commands/validate.ts";
 import { createContext, EXIT, ignoreClosedPipes, stopWhenNpmIsGone, type CliContext, type CommandModule } from "./context.ts";
+import { redact } from "../../core/secrets.ts";
 
 /** Every command, in help order; a command is registered by one line here. */
 const COMMANDS: CommandModule[] = [
@@ -85,15 +86,15 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = ctx.exitCode;
   } catch (err) {
     if (err instanceof IngestbenchError) {
-      ctx.stderr.write(`ingestbench: ${err.message}\n`);
+      ctx.stderr.write(`ingestbench: ${redact(err.message)}\n`);
       process.exitCode = err.exitCode;
     } else {
       const message = err instanceof Error ? err.message : String(err);
-      ctx.stderr.write(`ingestbench: unexpected error: ${message.split("\n")[0]}\n`);
+      ctx.stderr.write(`ingestbench: unexpected error: ${redact(message.split("\n")[0]!)}\n`);
       // the stack's frames only: its first line(s) repeat the message just printed
       if (debugWanted(argv) && err instanceof Error && err.stack) {
         const frames = err.stack.split("\n").filter((l) => /^\s+at /.test(l));
-        ctx.stderr.write(`${(frames.length > 0 ? frames : [err.stack]).join("\n")}\n`);
+        ctx.stderr.write(`${(frames.length > 0 ? frames : [redact(err.stack)]).join("\n")}\n`);
       }
       process.exitCode = EXIT.unexpected;
     }

@@ -14,11 +14,11 @@
  * open after an error answer.
  *
  * Target params: cluster (default "myCluster"), database (default "public"), container (default "ib_events"),
- * user / password (default "admin" / "admin", GridDB's default administrator).
+ * user (default "admin"); the password has no default: INGESTBENCH_GRIDDB_PASSWORD (core/secrets.ts), E_GRIDDB_PASSWORD without it.
  */
 import { z } from "zod";
 import type { StampedBatch } from "../../core/events/encoding.ts";
-import { basicAuth, GRIDDB_CONTENT_TYPE, GridDbError, gridDbTarget, GridDbRowsEncoder, gridDbRowsPath, parseGridDbResponse } from "../../core/events/griddb-webapi.ts";
+import { GRIDDB_CONTENT_TYPE, gridDbAuthorization, GridDbError, gridDbTarget, GridDbRowsEncoder, gridDbRowsPath, parseGridDbResponse } from "../../core/events/griddb-webapi.ts";
 import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import { batchLoopFields } from "./loop.ts";
 import type { GeneratorFactory } from "./types.ts";
@@ -40,7 +40,7 @@ function rowsRequest(params: Record<string, string>): HttpBatchRequest<StampedBa
   const t = gridDbTarget(params);
   return {
     label: `PUT rows of ${t.container}`, method: "PUT", path: gridDbRowsPath(t.cluster, t.database, t.container),
-    headers: { "Content-Type": GRIDDB_CONTENT_TYPE, Authorization: basicAuth(t.user, t.password) },
+    headers: { "Content-Type": GRIDDB_CONTENT_TYPE, Authorization: gridDbAuthorization(params) },
     answer: refusalAnswer(
       (r, b) => {
         parseGridDbResponse(r.status, r.body, b.count);

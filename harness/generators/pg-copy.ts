@@ -19,6 +19,7 @@ import { from as copyFrom } from "pg-copy-streams";
 import { z } from "zod";
 import { copyFromStatement, encodeCopyBatch, restampSentAt } from "../../core/events/copy-text.ts";
 import { createEventSource, type EventSource } from "../../core/events/source.ts";
+import { passwordOption } from "../../core/secrets.ts";
 import { batchLoopFields, runSourceBatchLoop, type BatchTransport, type EncodedBatch, type SourceBatchEncoder } from "./loop.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
 
@@ -73,6 +74,8 @@ class PgCopyGenerator implements Generator {
           port,
           user: this.config.user ?? params.user ?? "postgres",
           database: this.config.database ?? params.database ?? "postgres",
+          // INGESTBENCH_POSTGRES_PASSWORD from the generator's environment (core/secrets.ts), never its spec
+          ...passwordOption("postgres"),
           connectionTimeoutMillis: 10_000,
           application_name: `ingestbench-pg-copy-${this.ctx.genId}-${slot}`,
         });

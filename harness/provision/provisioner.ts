@@ -8,27 +8,33 @@
  * | operation            | command line |
  * |----------------------|--------------|
  * | open (select/create) | `pulumi stack select --stack S`; on "no stack named 'S' found": `pulumi stack init S` |
- * | per-cell config      | `pulumi config set-all --stack S --path --plaintext ingestbench:components.sink=clickhouse ... --plaintext ingestbench:cell={"event":...}` |
- * | up                   | `pulumi up --yes --skip-preview --exec-kind auto.local --stack S`, then outputs and `stack history --json --show-secrets --page-size 1 --page 1` |
+ * | up                   | `pulumi up --yes --skip-preview --exec-kind auto.local --config-file <tmp>/Pulumi.S.yaml --stack S`, then outputs and `stack history --json --show-secrets --page-size 1 --page 1` |
  * | outputs              | `pulumi stack output --json --stack S` and the same with `--show-secrets` |
  * | refresh              | `pulumi refresh --skip-preview --yes --exec-kind auto.local --stack S`, then the history entry |
  * | destroy              | `pulumi destroy --yes --skip-preview --exec-kind auto.local --stack S`, then the history entry |
  * | cancel (stale lock)  | `pulumi cancel --yes --stack S` |
  *
- * `pulumi config set-all` writes into stacks/Pulumi.<S>.yaml, the user's stack file: its text is restored once the
- * update is over, so a sweep of cells leaves the file as written.
+ * Per-cell config never goes into stacks/Pulumi.<S>.yaml, the user's tracked stack file: `up` writes a copy of that
+ * file with the cell's keys added (`ingestbench:components.<host>`, `ingestbench:cell`; its `secure:` values and
+ * encryption salt copied as they are) into a temporary directory, mode 0600, and passes it with `--config-file`
+ * (the Automation API's `configFile`, automation/stack.js), so the CLI reads (and writes) that copy only. The copy
+ * is removed after the update; a SIGKILLed run leaves only that temp dir (`ib-pulumi-config-<pid>-*`, removed by
+ * `ingestbench gc`), never a modified stack file.
  *
  * Aborting the signal given to up/refresh makes the SDK send SIGINT to the CLI, which cancels the update
  * gracefully (https://www.pulumi.com/docs/iac/cli/commands/pulumi_cancel/ for locks left by a killed CLI).
  * withPulumiStack guarantees `destroy` after success, error and abort, like withLocalStack on the local platform.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type { ConfigMap, LocalWorkspace, Stack } from "@pulumi/pulumi/automation/index.js";
 import { automation, automationIfLoaded } from "./automation.ts";
 import type { StackOutputs } from "../../core/outputs.ts";
 import type { StackSpec } from "../../core/limits.ts";
+import { parseDocument } from "yaml";
 import { stackFile } from "../../infra/stack/schema.ts";
+import { writeSecretFile } from "../../core/secrets.ts";
 import type { EventField } from "../../core/events/types.ts";
 import { collectorHosts } from "../runner/versions.ts";
 import { ConfigurationError, IngestbenchError, ProvisioningError } from "../../core/errors.ts";
@@ -59,13 +65,12 @@ export interface StackCell {
 }
 
 /**
- * A scenario cell's stack config, set with `config set-all --path`:
+ * A scenario cell's stack config, written into the cell's config file (writeCellConfigFile) with `--path` semantics:
  * - `ingestbench:components.<host>`: the sink on host `sink`, the collector on every collector host (`collector`,
  *   or `collector-1`, `collector-2`, … as harness/runner/versions.ts collectorHosts finds them);
  * - `ingestbench:cell`: `{ event, collector: { <name>: block } | "none", sink: { <name>: block } }` (the schema's
- *   `ingestbench:cell`, infra/stack/schema.ts), as JSON text: `--path` turns leaf values that look like integers or
- *   booleans into numbers and booleans and keeps other numbers as strings (pulumi config set's documentation), so
- *   the cell goes as one top-level string, which Pulumi hands the program verbatim and the schema decodes.
+ *   `ingestbench:cell`, infra/stack/schema.ts), as JSON text: one top-level string, which Pulumi hands the program
+ *   verbatim and the schema decodes (no YAML or `--path` typing of its leaves).
  * @throws ConfigurationError E_STACK_HOSTS when the stack lacks the host a component runs on
  */
 export function cellConfig(stack: StackSpec, cell: StackCell): ConfigMap {
@@ -168,27 +173,30 @@ export class PulumiProvisioner {
   }
 
   /**
-   * Deploy (create or update) the stack, optionally with a cell's config, and return its outputs checked against
-   * the contract. The stack file's text is restored afterwards, whatever happened.
+   * Deploy (create or update) the stack, optionally with a cell's config (through a temporary `--config-file`, see
+   * writeCellConfigFile: the tracked stack file is never written), and return its outputs checked against the
+   * contract.
    * @throws ProvisioningError E_PULUMI_UP (the CLI's last lines), E_INTERRUPTED when `signal` aborted it,
    *         E_STACK_OUTPUTS when the outputs break the contract
    */
   async up(opts: { config?: ConfigMap; signal?: AbortSignal } = {}): Promise<StackOutputs> {
     const { config, signal } = opts;
     if (signal?.aborted) throw interrupted(signal);
-    const original = readText(this.stackFile); // undefined: a stack without a file of its own, nothing to restore
+    const withCell = config && Object.keys(config).length > 0 ? writeCellConfigFile(this.name, readText(this.stackFile), config) : undefined;
     let outputs: OutputMap;
     try {
-      if (config && Object.keys(config).length > 0) await this.stack.setAllConfig(config, true);
       const onOutput = this.onOutput;
       // UpResult.outputs: the SDK reads them right after the update (`stack output --json [--show-secrets]`)
-      outputs = (await this.stack.up({ ...(onOutput ? { onOutput, onError: onOutput } : {}), ...(signal ? { signal } : {}) })).outputs;
+      outputs = (await this.stack.up({
+        ...(withCell ? { configFile: withCell.file } : {}),
+        ...(onOutput ? { onOutput, onError: onOutput } : {}),
+        ...(signal ? { signal } : {}),
+      })).outputs;
     } catch (err) {
       if (signal?.aborted) throw interrupted(signal, err);
       throw new ProvisioningError("E_PULUMI_UP", `stack ${this.name}: pulumi up failed:\n${cliFailure(err)}`, { cause: err });
     } finally {
-      // only when the CLI changed it: never rewrite a file that is as the user left it
-      if (original !== undefined && readText(this.stackFile) !== original) writeFileSync(this.stackFile, original);
+      if (withCell) rmSync(withCell.dir, { recursive: true, force: true });
     }
     return parseStackOutputs(this.name, outputs);
   }
@@ -268,6 +276,39 @@ export class PulumiProvisioner {
       throw new ProvisioningError("E_PULUMI_CANCEL", `stack ${this.name}: pulumi cancel failed:\n${cliFailure(err)}`, { cause: err });
     }
   }
+}
+
+/** Prefix of the temporary directories holding a cell's config file (`ingestbench gc` removes those a killed run left). */
+export const CELL_CONFIG_DIR_PREFIX = "ib-pulumi-config-";
+
+/**
+ * The config file of one cell: the stack file's text (`original`; none: an empty `config:`) with `config` added, as
+ * `pulumi config set --path` would (a key `ns:top.sub` sets `sub` inside the map `ns:top`; the cell's keys replace
+ * the file's map `ns:top` as a whole), written with mode 0600 as
+ * `<tmp>/ib-pulumi-config-<pid>-XXXXXX/Pulumi.<stack>.yaml` (`ingestbench gc` removes those of dead processes). Everything else in the file (comments, `secure:` values,
+ * `encryptionsalt`, `secretsprovider`) is kept, so that the stack's secrets still decrypt.
+ * @throws ProvisioningError E_PULUMI_CONFIG for a secret value in `config` (it would be written in plain text)
+ */
+export function writeCellConfigFile(stack: string, original: string | undefined, config: ConfigMap): { dir: string; file: string } {
+  const doc = parseDocument(original ?? "config: {}\n");
+  if (!doc.has("config") || doc.get("config") === null) doc.set("config", doc.createNode({}));
+  const replaced = new Set<string>();
+  for (const [key, { value, secret }] of Object.entries(config)) {
+    if (secret) throw new ProvisioningError("E_PULUMI_CONFIG", `stack ${stack}: ${key} is a secret; per-cell config carries none (secrets: \`pulumi config set --secret\`, docs/design.md "Secrets")`);
+    const colon = key.indexOf(":");
+    const [top, ...rest] = key.slice(colon + 1).split(".");
+    const name = `${key.slice(0, colon + 1)}${top}`;
+    // the cell's map replaces the file's (a cell without a collector must not inherit the file's collector host)
+    if (rest.length > 0 && !replaced.has(name)) {
+      doc.setIn(["config", name], doc.createNode({}));
+      replaced.add(name);
+    }
+    doc.setIn(["config", name, ...rest], value);
+  }
+  const dir = mkdtempSync(path.join(os.tmpdir(), `${CELL_CONFIG_DIR_PREFIX}${process.pid}-`));
+  const file = path.join(dir, `Pulumi.${stack}.yaml`);
+  writeSecretFile(file, doc.toString({ lineWidth: 0 }));
+  return { dir, file };
 }
 
 function readText(file: string): string | undefined {

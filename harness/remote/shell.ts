@@ -21,6 +21,7 @@ import { ProvisioningError } from "../../core/errors.ts";
 import { findOnPath } from "../../core/which.ts";
 import type { SpawnFn } from "../generators/process.ts";
 import type { SpawnOptions } from "../../core/hosts.ts";
+import { PASSWORD_SINKS, passwordEnvName, redact } from "../../core/secrets.ts";
 
 /** Default `run` timeout, milliseconds. */
 export const DEFAULT_RUN_TIMEOUT_MS = 30_000;
@@ -82,16 +83,20 @@ interface ExecTransport {
   /** what a missing `bin` means, for the ENOENT message */
   needs: string;
   env: NodeJS.ProcessEnv | undefined;
+  /** the docker client runs on this machine (docker exec), not on a VM (ssh): `-e NAME` takes this client's variable */
+  local: boolean;
   describe: string;
   /** the full local argv for `docker <dockerArgs>` (e.g. exec flags container command args, or update …) */
   argv(dockerArgs: string[]): string[];
 }
 
 /** `docker exec` flags for `options` (stdin always attached; no tty, so output stays binary-safe). */
-function execFlags(options: Pick<SpawnOptions, "cwd" | "env" | "user"> | undefined): string[] {
+function execFlags(options: Pick<SpawnOptions, "cwd" | "env" | "user"> | undefined, forwarded: readonly string[] = []): string[] {
   const flags = ["-i"];
   if (options?.cwd) flags.push("-w", options.cwd);
   for (const [k, v] of Object.entries(options?.env ?? {})) flags.push("-e", `${k}=${v}`);
+  // sink passwords (core/secrets.ts) by name only: `-e NAME` hands the client's value over, never on a command line
+  for (const name of forwarded) flags.push("-e", name);
   if (options?.user) flags.push("-u", options.user);
   return flags;
 }
@@ -102,7 +107,7 @@ function missingCli(t: ExecTransport, host: string, cause?: unknown): Provisioni
 
 /** One line for messages: the local argv, arguments over 200 characters abridged. */
 function commandLine(bin: string, argv: string[]): string {
-  return [bin, ...argv].map((a) => (a.length > 200 ? `${a.slice(0, 200)}…` : a)).join(" ");
+  return redact([bin, ...argv].map((a) => (a.length > 200 ? `${a.slice(0, 200)}…` : a)).join(" "));
 }
 
 function makeShell(host: string, t: ExecTransport, container: string): HostShell {
@@ -111,7 +116,10 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
     const requested = options?.stdio ?? ["pipe", "pipe", "pipe"];
     const stdio = [0, 1, 2].map((i) => requested[i] ?? "pipe");
     if (stdio[0] === "ignore") stdio[0] = "pipe"; // see HostShell.spawn: stdin stays attached
-    const child = spawnChild(t.bin, t.argv(["exec", ...execFlags(options), container, command, ...args]), {
+    // docker exec on this machine's client: the sink passwords set here go in by name (over ssh the VM's docker
+    // client has no such variable: docs/design.md "Secrets")
+    const forwarded = t.local ? PASSWORD_SINKS.map(passwordEnvName).filter((n) => (t.env ?? process.env)[n]) : [];
+    const child = spawnChild(t.bin, t.argv(["exec", ...execFlags(options, forwarded), container, command, ...args]), {
       env: t.env ?? process.env,
       stdio: stdio as Array<"pipe" | "inherit" | "ignore">,
     });
@@ -173,6 +181,7 @@ export function dockerExecShell(host: string, container: string, opts?: DockerSh
     bin,
     needs: "a docker stack needs the Docker CLI on PATH (it talks to the daemon named by DOCKER_HOST)",
     env: opts?.env,
+    local: true,
     describe: `${bin} exec ${container}`,
     argv: (dockerArgs) => dockerArgs,
   }, container);
@@ -192,6 +201,7 @@ export function sshDockerShell(host: string, address: string, container: string,
     bin,
     needs: "an azure stack needs an ssh client (OpenSSH) on PATH",
     env: opts.env,
+    local: false,
     describe: `${bin} ${dest} ${remoteDocker.join(" ")} exec ${container}`,
     argv: (dockerArgs) => [...sshArgs, dest, "--", quote([...remoteDocker, ...dockerArgs])],
   }, container);

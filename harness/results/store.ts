@@ -7,6 +7,7 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { RunRecord, SeriesPoint } from "./types.ts";
+import { redact } from "../../core/secrets.ts";
 
 /** Write `data` to `file` atomically: readers see the old or the new file, never half of one. */
 export async function writeFileAtomic(file: string, data: string): Promise<void> {
@@ -30,11 +31,12 @@ export class RunWriter {
   }
 
   append(point: SeriesPoint): void {
-    this.series?.write(`${JSON.stringify(point)}\n`);
+    this.series?.write(`${redact(JSON.stringify(point))}\n`);
   }
 
   async writeRecord(record: RunRecord | (Omit<RunRecord, "status"> & { status: "running" })): Promise<void> {
-    await writeFileAtomic(path.join(this.dir, "run.json"), `${JSON.stringify(record, null, 2)}\n`);
+    // error messages may quote a command line or a config: every known secret is redacted (core/secrets.ts)
+    await writeFileAtomic(path.join(this.dir, "run.json"), `${redact(JSON.stringify(record, null, 2))}\n`);
   }
 
   async close(): Promise<void> {

@@ -39,6 +39,8 @@ export interface DockerRun {
   image: string;
   limits: ContainerLimitArgs;
   env?: Record<string, string>;
+  /** a docker env file on the VM (mode 0600, the secret environment: infra/azure/host.ts), `--env-file` */
+  envFile?: string;
   labels: Record<string, string>;
   /** [volume name, mount point] */
   volume?: [string, string];
@@ -57,6 +59,7 @@ export function dockerRunLine(r: DockerRun): string {
   if (r.volume) argv.push(`--volume=${r.volume[0]}:${r.volume[1]}`);
   for (const [vm, inContainer] of r.files ?? []) argv.push(`--volume=${vm}:${inContainer}:ro`);
   for (const [k, v] of Object.entries(r.env ?? {})) argv.push(`--env=${k}=${v}`);
+  if (r.envFile) argv.push(`--env-file=${r.envFile}`);
   for (const [k, v] of Object.entries(r.labels)) argv.push(`--label=${k}=${v}`);
   if (r.entrypoint) argv.push(`--entrypoint=${r.entrypoint}`);
   argv.push(r.image, ...(r.command ?? []));

@@ -61,6 +61,8 @@ export interface AzureHostArgs {
   tags: Record<string, string>;
   /** the collector config rendered for this host and the image build its pairing needs (infra/docker/pipeline.ts) */
   pipeline?: HostPipeline;
+  /** environment variables holding passwords (infra/secrets.ts secretEnvOf), secret Outputs: written into a 0600 env file on the VM by cloud-init; customData is then a secret */
+  secretEnv?: Record<string, pulumi.Output<string>>;
 }
 
 const SHAPER = "shaper";
@@ -94,7 +96,7 @@ export class AzureHost extends pulumi.ComponentResource {
   readonly address: string;
   readonly image: string;
   readonly limits: AppliedLimits;
-  /** the cloud-init document handed to the VM (plain text; customData is its base64) */
+  /** the cloud-init document handed to the VM (plain text; customData is its base64; with a secret environment, its env file values shown as [secret] and customData a Pulumi secret) */
   readonly cloudInit: string;
   readonly publicAddress: pulumi.Output<string>;
   readonly endpoints: pulumi.Output<ComponentEndpoints>;
@@ -145,12 +147,16 @@ export class AzureHost extends pulumi.ComponentResource {
     const uploads = [...(component.uploads ?? []), ...(rendered ? [{ file: rendered.file, content: rendered.text }] : [])];
     const files: VmFile[] = uploads.map((u) => ({ path: vmConfigPath(u.file), content: u.content, permissions: "0644" }));
     const command = rendered?.command ?? component.command;
+    // passwords go into a 0600 docker env file, never onto the docker run line; its content only in the secret customData
+    const secretEnv = Object.entries(args.secretEnv ?? {});
+    const envFile = secretEnv.length > 0 ? vmConfigPath(`/${this.vmName}.env`) : undefined;
     const runs = [
       dockerRunLine({
         name: this.vmName,
         image: this.image,
         limits: translated.args,
         env,
+        ...(envFile ? { envFile } : {}),
         labels: hostLabels,
         ...(onTmpfs ? {} : { volume: [volume, component.dataDir] as [string, string] }),
         ...(uploads.length > 0 ? { files: uploads.map((u) => [vmConfigPath(u.file), u.file] as [string, string]) } : {}),
@@ -174,10 +180,14 @@ export class AzureHost extends pulumi.ComponentResource {
         }),
       );
     }
-    this.cloudInit = cloudConfig(
-      cloudInitScripts({ images, builds: build ? [[this.image, vmBuildDir(build.repository)]] : [], volumes: onTmpfs ? [] : [volume], dockerRuns: runs }),
-      files,
-    );
+    const scripts = cloudInitScripts({ images, builds: build ? [[this.image, vmBuildDir(build.repository)]] : [], volumes: onTmpfs ? [] : [volume], dockerRuns: runs });
+    const envFileOf = (values: string[]): VmFile[] =>
+      envFile ? [{ path: envFile, permissions: "0600", content: secretEnv.map(([k], i) => `${k}=${values[i]}\n`).join("") }] : [];
+    // the document as shown (tests, docs): the env file's values stand as [secret]
+    this.cloudInit = cloudConfig(scripts, [...envFileOf(secretEnv.map(() => "[secret]")), ...files]);
+    const customData: pulumi.Input<string> = envFile
+      ? pulumi.secret(pulumi.all(secretEnv.map(([, v]) => v)).apply((values) => Buffer.from(cloudConfig(scripts, [...envFileOf(values), ...files]), "utf8").toString("base64")))
+      : Buffer.from(this.cloudInit, "utf8").toString("base64");
 
     const ip = new network.PublicIPAddress(
       `${name}-ip`,
@@ -225,7 +235,7 @@ export class AzureHost extends pulumi.ComponentResource {
         osProfile: {
           computerName: host.name,
           adminUsername: args.adminUsername,
-          customData: Buffer.from(this.cloudInit, "utf8").toString("base64"),
+          customData,
           linuxConfiguration: {
             disablePasswordAuthentication: true,
             ssh: { publicKeys: [{ path: `/home/${args.adminUsername}/.ssh/authorized_keys`, keyData: args.sshPublicKey }] },

@@ -22,6 +22,7 @@ import { NODE_EXPORTER_PORT } from "./cloud-init.ts";
 import { DEFAULT_DATA_DISK_GIB } from "./disk.ts";
 import { AzureHost } from "./host.ts";
 import { AzureNetwork, hostAddress, SUBNET } from "./network.ts";
+import { secretEnvOf } from "../secrets.ts";
 
 export interface AzureStackArgs {
   /** the validated stack (infra/stack/schema.ts); its platform must be azure */
@@ -111,6 +112,8 @@ export class AzureStack extends pulumi.ComponentResource {
     );
 
     this.hosts = {};
+    // passwords as Pulumi secrets (config secret or INGESTBENCH_<SINK>_PASSWORD), never the catalog's (infra/secrets.ts)
+    const cellSink = spec.hosts.sink ? componentOf("sink") : undefined;
     Object.values(spec.hosts).forEach((host, i) => {
       this.hosts[host.name] = new AzureHost(
         `${name}-${host.name}`,
@@ -130,6 +133,7 @@ export class AzureStack extends pulumi.ComponentResource {
           shutdownTime,
           tags,
           pipeline: pipelines[host.name]!,
+          secretEnv: secretEnvOf(catalogEntry(componentOf(host.name)), cellSink),
         },
         { parent: this },
       );

@@ -46,6 +46,8 @@ export interface DockerHostArgs {
   pipeline?: HostPipeline;
   /** the stack's build of `pipeline.build` (one per stack, shared by its hosts); required when pipeline.build is set */
   builtImage?: docker.Image;
+  /** environment variables holding passwords (infra/secrets.ts secretEnvOf), secret Outputs: the container's envs become secret in state */
+  secretEnv?: Record<string, pulumi.Output<string>>;
 }
 
 /** The repository root: build contexts in the catalog are relative to it. */
@@ -119,7 +121,8 @@ export class DockerHost extends pulumi.ComponentResource {
       : new docker.Volume(`${name}-data`, { name: `${this.containerName}-data`, labels: labelList(hostLabels) }, { parent: this });
 
     const heap = String(heapMiB(host.limits.memoryBytes));
-    const envs = Object.entries(component.env).map(([k, v]) => `${k}=${component.heapFromMemory ? v.replaceAll("{heapMiB}", heap) : v}`);
+    const envs: pulumi.Input<string>[] = Object.entries(component.env).map(([k, v]) => `${k}=${component.heapFromMemory ? v.replaceAll("{heapMiB}", heap) : v}`);
+    for (const [k, v] of Object.entries(args.secretEnv ?? {})) envs.push(pulumi.interpolate`${k}=${v}`);
     const ports = hostPorts(component, args.pipeline);
     const published = ports.map((p) => ({ internal: p.port, ip: "127.0.0.1", protocol: p.protocol }));
 

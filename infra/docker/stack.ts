@@ -16,6 +16,7 @@ import { buildImage, DockerHost, labelList } from "./host.ts";
 import type { StackOutputs } from "../../core/outputs.ts";
 import { resolveImage, pinnedVersion, type ResolvedImage } from "./images.ts";
 import { componentName, hostPipelines, pipelineOf, type CellPipeline } from "./pipeline.ts";
+import { secretEnvOf } from "../secrets.ts";
 
 /** Arguments of a DockerStack. */
 export interface DockerStackArgs {
@@ -96,6 +97,8 @@ export class DockerStack extends pulumi.ComponentResource {
     }
 
     this.hosts = {};
+    // passwords as Pulumi secrets (config secret or INGESTBENCH_<SINK>_PASSWORD), never the catalog's (infra/secrets.ts)
+    const cellSink = spec.hosts.sink ? componentOf("sink") : undefined;
     Object.values(spec.hosts).forEach((host, i) => {
       const build = pipelines[host.name]!.build;
       const component = images[host.name]!.entry;
@@ -112,6 +115,7 @@ export class DockerStack extends pulumi.ComponentResource {
           shaperImage,
           pipeline: pipelines[host.name]!,
           ...(build ? { builtImage: builds.get(build.repository)! } : {}),
+          secretEnv: secretEnvOf(component, cellSink),
         },
         { parent: this },
       );

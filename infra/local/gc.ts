@@ -5,7 +5,8 @@
  * 1. Registries (`${os.tmpdir()}/ingestbench-runs/<runId>.json`) whose owner process is gone (live ones too only
  *    with `includeLive: true`): everything they list is removed, then the file.
  * 2. By naming convention, for run ids without a live registry: namespaces `ib-<runId>-*`, cgroup directories
- *    `<controller>/ingestbench/<runId>`, and run directories `<tmpRoot>/ingestbench-<runId>` older than the expiry.
+ *    `<controller>/ingestbench/<runId>`, and run directories `<tmpRoot>/ingestbench-<runId>` older than the expiry;
+ *    and the cell config files of deployed runs, `<tmpRoot>/ib-pulumi-config-<pid>-*`, whose process is gone.
  *
  * A run's registry is written before it creates anything, so a live run is always protected. Runs started with
  * a different TMPDIR keep their registry elsewhere and are invisible here: their namespaces and cgroups would be
@@ -153,6 +154,21 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
         const st = await fs.stat(dir);
         if (!all && Date.now() - st.mtimeMs < expiryMs) return;
         if (await unmountIfMounted(dir)) report.mounts.push(dir);
+        await fs.rm(dir, { recursive: true, force: true });
+        report.dirs.push(dir);
+      });
+    }
+  });
+
+  // 2d. Cell config files of deployed runs (harness/provision/provisioner.ts writeCellConfigFile:
+  //     `ib-pulumi-config-<pid>-XXXXXX`) whose harness process is gone.
+  await attempt(`sweeping ${tmpRoot} for cell config files`, async () => {
+    const re = /^ib-pulumi-config-(\d+)-/;
+    for (const entry of await fs.readdir(tmpRoot, { withFileTypes: true })) {
+      const pid = re.exec(entry.name)?.[1];
+      if (pid === undefined || !entry.isDirectory() || (isOwnerAlive({ ownerPid: Number(pid) }) && !opts.includeLive)) continue;
+      const dir = path.join(tmpRoot, entry.name);
+      await attempt(`removing ${dir}`, async () => {
         await fs.rm(dir, { recursive: true, force: true });
         report.dirs.push(dir);
       });

@@ -38,6 +38,7 @@ import { userInfo } from "node:os";
 import nodePath from "node:path";
 import { z } from "zod";
 import { ConfigurationError } from "../../core/errors.ts";
+import { PASSWORD_SINKS, passwordConfigKey, passwordEnvName } from "../../core/secrets.ts";
 import { addFlatIssue, addNestedIssues, displayPath, loadYamlFile, parseYamlText, validate } from "../../core/yaml.ts";
 import { stringify as yamlStringify } from "yaml";
 import { catalog, deployableComponents } from "../catalog.ts";
@@ -344,7 +345,16 @@ const platformKeys = {
   "ingestbench:azure": azureOptionsSchema,
   /** the scenario cell the components run (CellConfig); per cell, set by the harness */
   "ingestbench:cell": cellSchema,
+  /** a sink's password, only as a Pulumi secret (`pulumi config set --secret ingestbench:griddbPassword …`: `{ secure: … }`) */
+  ...Object.fromEntries(PASSWORD_SINKS.map((sink) => [passwordConfigKey(sink), secretValueSchema(sink)])),
 } as const;
+
+/** A config value Pulumi stores encrypted (`secure: v1:…`); plain text is refused, it would sit in the tracked stack file. */
+function secretValueSchema(sink: string) {
+  return z.object({ secure: z.string().min(1) }, {
+    invalid_type_error: `a password must be a Pulumi secret: \`pulumi config set --secret ${passwordConfigKey(sink)} …\` (or ${passwordEnvName(sink)} in the environment), never plain text in the stack file`,
+  }).strict();
+}
 
 /** The platform keys (validated, raw otherwise), the docker block only on docker stacks, components on known hosts. */
 function crossKeyChecks(cfg: Record<string, unknown>, ctx: z.RefinementCtx): void {

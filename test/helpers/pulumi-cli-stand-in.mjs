@@ -9,6 +9,9 @@
 //   stack init S                "Created stack 'S'"
 //   config set-all ... --path   nothing (the real CLI rewrites stacks/Pulumi.S.yaml: a marker line is appended)
 //   config --show-secrets --json  { "<ns:key>": { "value": "...", "secret": false } } (automation ConfigMap)
+//   up --config-file F          as up, reading the stack's config from F instead of stacks/Pulumi.S.yaml (the real
+//                               CLI's --config-file); F's text is recorded as the stack's `configFile` and the CLI
+//                               "rewrites" F (a marker line appended), never the stack file
 //   up / refresh / destroy      progress text (the SDK does not parse it); a locked stack fails with the DIY
 //                               backend's "error: the stack is currently locked by 1 lock(s). Either wait ... with
 //                               `pulumi cancel`." + the lock file line (as quoted in PierreBeucher/cloudypad#304;
@@ -53,13 +56,15 @@ async function readStdin() {
 
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("PULUMI_") || k.startsWith("IB_")));
 const stdin = await readStdin();
-appendFileSync(path.join(dir, "calls.jsonl"), JSON.stringify({ argv, cwd: process.cwd(), env, stdin }) + "\n");
+const cf = argv.indexOf("--config-file");
+const configFileText = cf >= 0 && existsSync(argv[cf + 1]) ? readFileSync(argv[cf + 1], "utf8") : undefined;
+appendFileSync(path.join(dir, "calls.jsonl"), JSON.stringify({ argv, cwd: process.cwd(), env, stdin, ...(configFileText !== undefined ? { configFileText } : {}) }) + "\n");
 
 const state = JSON.parse(readFileSync(statePath, "utf8"));
 const save = () => writeFileSync(statePath, JSON.stringify(state, null, 2));
 const flag = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
 const has = (name) => argv.includes(name);
-const positional = argv.filter((a, i) => !a.startsWith("-") && !(i > 0 && ["--stack", "--exec-kind", "--page-size", "--page", "--plaintext", "--secret", "--client", "--event-log"].includes(argv[i - 1])));
+const positional = argv.filter((a, i) => !a.startsWith("-") && !(i > 0 && ["--stack", "--exec-kind", "--page-size", "--page", "--plaintext", "--secret", "--client", "--event-log", "--config-file"].includes(argv[i - 1])));
 const out = (s) => process.stdout.write(s.endsWith("\n") ? s : `${s}\n`);
 const fail = (msg, code = 255) => { process.stderr.write(`${msg}\n`); process.exit(code); };
 const stackName = () => flag("--stack") ?? state.current;
@@ -148,6 +153,12 @@ switch (positional[0]) {
     const name = stackName();
     const st = stackOf(name);
     if (st.locked) fail(lockedMessage(name));
+    const configFile = flag("--config-file");
+    if (configFile) {
+      st.configFile = { path: configFile, text: readFileSync(configFile, "utf8") };
+      appendFileSync(configFile, "# rewritten by the pulumi CLI stand-in (--config-file)\n");
+      save();
+    }
     out(`${verb === "up" ? "Updating" : verb === "destroy" ? "Destroying" : "Refreshing"} (${name})`);
     if ((state.hang ?? []).includes(verb)) await hangUntilInterrupted(name);
     const now = new Date().toISOString();

@@ -28,6 +28,8 @@ export interface StandInStack {
   /** a lock left by an update (DIY backend lock file) */
   locked?: boolean;
   history?: unknown[];
+  /** the `--config-file` of the last up: its path and its text as the harness wrote it */
+  configFile?: { path: string; text: string };
 }
 
 /** The stand-in's state file. */
@@ -58,6 +60,8 @@ export interface StandInCall {
   /** PULUMI_* and IB_* variables it was run with */
   env: Record<string, string>;
   stdin: string;
+  /** the text of its `--config-file`, when it had one */
+  configFileText?: string;
 }
 
 export interface PulumiCliStandIn {

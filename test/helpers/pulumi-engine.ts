@@ -300,8 +300,9 @@ export class DockerEngineTranslator {
  * (`ingestbench:components.sink`: the key `sink` inside the object `ingestbench:components`); objects are handed to
  * the program as JSON text, scalars as strings.
  */
-export function programConfig(stackFile: string, set: Record<string, string>): Record<string, string> {
-  const doc = (parseYaml(readFileSync(stackFile, "utf8")) ?? {}) as { config?: Record<string, unknown> };
+export function programConfig(stackFile: string, set: Record<string, string>, configFileText?: string): Record<string, string> {
+  // `--config-file F` (the stand-in keeps F's text): the CLI reads F instead of the stack file
+  const doc = (parseYaml(configFileText ?? readFileSync(stackFile, "utf8")) ?? {}) as { config?: Record<string, unknown> };
   const config: Record<string, unknown> = structuredClone(doc.config ?? {});
   for (const [key, value] of Object.entries(set)) {
     const colon = key.indexOf(":");
@@ -318,7 +319,7 @@ export function programConfig(stackFile: string, set: Record<string, string>): R
 /** The stand-in's state file, as far as engine mode reads and writes it. */
 interface StateFile {
   engine: { projectDir: string };
-  stacks: Record<string, { config: Record<string, string>; outputs: Record<string, unknown>; resourceCount?: number; created?: EngineResource[] }>;
+  stacks: Record<string, { config: Record<string, string>; outputs: Record<string, unknown>; resourceCount?: number; created?: EngineResource[]; configFile?: { path: string; text: string } }>;
 }
 
 async function main(): Promise<void> {
@@ -370,7 +371,8 @@ async function main(): Promise<void> {
     stackName,
     false,
   );
-  pulumi.runtime.setAllConfig(programConfig(path.join(state.engine.projectDir, "stacks", `Pulumi.${stackName}.yaml`), state.stacks[stackName]!.config));
+  const st = state.stacks[stackName]!;
+  pulumi.runtime.setAllConfig(programConfig(path.join(state.engine.projectDir, "stacks", `Pulumi.${stackName}.yaml`), st.config, st.configFile?.text));
   const program = (await import(pathToFileURL(path.join(state.engine.projectDir, "infra/index.ts")).href)) as Record<string, pulumi.Output<unknown>>;
   const outputs: Record<string, unknown> = {};
   try {

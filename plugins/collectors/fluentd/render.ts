@@ -31,6 +31,7 @@
  * out_http plugin POSTing each chunk as JSONEachRow), elasticsearch (fluent-plugin-elasticsearch: not in the
  * pinned image, see ./image.ts).
  */
+import { passwordEnvName } from "../../../core/secrets.ts";
 import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
 import type { EventField } from "../../../core/events/types.ts";
@@ -194,7 +195,10 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
         `  database ${q(param(sink, "database", "public"), "sink.database")}`,
         `  container ${q(param(sink, "container", "ib_events"), "sink.container")}`,
         `  username ${q(param(sink, "user", "admin"), "sink.user")}`,
-        `  password ${q(param(sink, "password", "admin"), "sink.password")}`,
+        // never the password itself (the rendered file is uploaded through Pulumi): Fluentd evaluates "#{…}" in
+        // double-quoted values (Fluentd's config-file docs, "Embedded Ruby code"), the container has the variable
+        // from a Pulumi secret (infra/secrets.ts)
+        `  password "#{ENV['${passwordEnvName("griddb")}']}"`,
         '  insert_mode "append"',
         '  insert_type "single"',
         ...common,

@@ -29,6 +29,7 @@
 import { execFile } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { sinkPassword, writeSecretFile } from "../../../core/secrets.ts";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
@@ -287,10 +288,14 @@ export const rsyslog: ComponentFactory<RsyslogConfig> = {
     const conf = join(dir, "rsyslog.conf");
     const stats = impstatsFile(dir);
     const { sink } = downstream;
-    await writeFile(conf, renderRsyslogConfig({
+    // the sink's password (INGESTBENCH_<SINK>_PASSWORD, core/secrets.ts) goes into the rendered file only, mode 0600
+    const password = sinkPassword(sink.name);
+    const text = renderRsyslogConfig({
       config, dir, fields: downstream.fields,
-      sink: { name: sink.name, host: sink.data.host, port: sink.data.port, params: downstream.params },
-    }));
+      sink: { name: sink.name, host: sink.data.host, port: sink.data.port, params: { ...downstream.params, ...(password !== undefined ? { password } : {}) } },
+    });
+    if (password !== undefined) writeSecretFile(conf, text);
+    else await writeFile(conf, text);
     const complaint = await checkConfig(conf, install);
     if (complaint) throw new ProvisioningError("E_COLLECTOR_CONFIG", `rsyslogd rejects the rendered ${conf}:\n${complaint}`);
 

@@ -31,6 +31,7 @@
  */
 import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
+import { sinkPassword, writeSecretFile } from "../../../core/secrets.ts";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
@@ -242,7 +243,7 @@ const SINK_DRIVERS = {
         parsers: [],
         options: [
           `type(pgsql) host(${str(sink.host)}) port(${str(String(sink.port))})`,
-          `username(${str(sink.params.user ?? "postgres")}) password("") database(${str(sink.params.database ?? "postgres")})`,
+          `username(${str(sink.params.user ?? "postgres")}) password(${str(sink.params.password ?? "")}) database(${str(sink.params.database ?? "postgres")})`,
           `table(${str(sink.params.table ?? "ib_events")})`,
           `columns(${cols.map((c) => str(c.column)).join(", ")})`,
           `values(${cols.map((c) => str(textTemplate(c))).join(", ")})`,
@@ -407,10 +408,14 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
     await mkdir(paths.diskBuffer, { recursive: true });
     const { conf, control: ctl } = paths;
     const { sink } = downstream;
-    await writeFile(conf, renderSyslogNgConfig({
+    // the sink's password (INGESTBENCH_<SINK>_PASSWORD, core/secrets.ts) goes into the rendered file only, mode 0600
+    const password = sinkPassword(sink.name);
+    const text = renderSyslogNgConfig({
       config, dir, fields: downstream.fields,
-      sink: { name: sink.name, host: sink.data.host, port: sink.data.port, params: downstream.params },
-    }));
+      sink: { name: sink.name, host: sink.data.host, port: sink.data.port, params: { ...downstream.params, ...(password !== undefined ? { password } : {}) } },
+    });
+    if (password !== undefined) writeSecretFile(conf, text);
+    else await writeFile(conf, text);
     const syntax = await checkSyntax(conf);
     if (syntax) throw new ProvisioningError("E_COLLECTOR_CONFIG", `syslog-ng rejects the rendered ${conf}:\n${syntax}`);
 

@@ -15,7 +15,9 @@ export const image: CatalogImage = {
   ],
   dataDir: "/var/lib/gridstore/data",
   // read by images/griddb-webapi/start.sh: the cluster name is the sink param `cluster`'s default (plugins/sinks/griddb/schema.ts)
-  env: { GRIDDB_CLUSTER_NAME: "myCluster", GRIDDB_USERNAME: "admin", GRIDDB_PASSWORD: "admin" },
+  env: { GRIDDB_CLUSTER_NAME: "myCluster", GRIDDB_USERNAME: "admin" },
+  // no default password: the stack's Pulumi config secret ingestbench:griddbPassword (or INGESTBENCH_GRIDDB_PASSWORD)
+  secretEnv: { GRIDDB_PASSWORD: "griddb" },
   // the installed griddb package's version (the build checks it is 5.6.0): the gsserver binary the node runs
   versionCommand: ["dpkg-query", "-W", "-f=${Version}\\n", "griddb"],
   build: {

@@ -12,6 +12,7 @@ export const plugin = {
   image,
   verifier: griddbVerifier,
   // connection params the renderers and the verifier read (default: the verifier's): cluster ("myCluster"), database
-  // ("public"), container ("ib_events"); user ("admin") and password ("admin") are the verifier's defaults only
+  // ("public"), container ("ib_events"); user ("admin") is the verifier's default; the password has none
+  // (INGESTBENCH_GRIDDB_PASSWORD, Pulumi config secret ingestbench:griddbPassword: core/secrets.ts)
   params: ["cluster", "database", "container"],
 } satisfies SinkPlugin<GriddbSinkConfig>;

@@ -9,6 +9,9 @@ import { fields, httpReceiver, type GotRequest } from "../../../test/harness/gen
 import { griddbVerifier } from "./verifier.ts";
 import { GRIDDB_ROWS_PAGE } from "./rows.ts";
 
+// GridDB has no default password (core/events/griddb-webapi.ts gridDbAuthorization): these vectors use "admin" from the environment
+process.env.INGESTBENCH_GRIDDB_PASSWORD = "admin";
+
 const BASE = "/griddb/v2/myCluster/dbs/public";
 const PARAMS = { cluster: "myCluster", database: "public", container: "ib_events", user: "admin", password: "admin" };
 

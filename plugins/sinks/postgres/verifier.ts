@@ -21,6 +21,7 @@
  */
 import pg from "pg";
 import { IngestbenchError } from "../../../core/errors.ts";
+import { passwordOption } from "../../../core/secrets.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
@@ -93,6 +94,8 @@ class PostgresVerifier implements Verifier {
         port: this.ctx.port,
         user: this.ctx.params.user ?? "postgres",
         database: this.ctx.params.database ?? "postgres",
+        // INGESTBENCH_POSTGRES_PASSWORD (core/secrets.ts), never a param: params are recorded
+        ...passwordOption("postgres"),
         connectionTimeoutMillis: 10_000,
         application_name: "ingestbench-verifier",
       });

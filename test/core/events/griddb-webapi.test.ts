@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { rowSourceOf } from "../../../core/events/encoding.ts";
-import { GridDbError, GridDbRowsEncoder, basicAuth, gridDbRowsPath, parseGridDbResponse } from "../../../core/events/griddb-webapi.ts";
+import { GridDbError, GridDbRowsEncoder, basicAuth, gridDbAuthorization, gridDbRowsPath, parseGridDbResponse } from "../../../core/events/griddb-webapi.ts";
 import type { EventField } from "../../../core/events/types.ts";
 
 const fields: EventField[] = [
@@ -35,6 +35,12 @@ describe("griddb-webapi encoder and answers (byte-level vectors from the publish
     );
     expect(gridDbRowsPath("myCluster", "public", "ib events")).toBe("/griddb/v2/myCluster/dbs/public/containers/ib%20events/rows");
     expect(basicAuth("admin", "admin")).toBe("Basic YWRtaW46YWRtaW4=");
+  });
+
+  it("has no default password: the Authorization needs INGESTBENCH_GRIDDB_PASSWORD, else E_GRIDDB_PASSWORD naming it and the config secret", () => {
+    expect(gridDbAuthorization({ user: "bench" }, { INGESTBENCH_GRIDDB_PASSWORD: "pw" })).toBe(basicAuth("bench", "pw"));
+    expect(gridDbAuthorization({}, { INGESTBENCH_GRIDDB_PASSWORD: "pw" })).toBe(basicAuth("admin", "pw"));
+    expect(() => gridDbAuthorization({}, {})).toThrow(expect.objectContaining({ code: "E_GRIDDB_PASSWORD", message: expect.stringMatching(/INGESTBENCH_GRIDDB_PASSWORD .*pulumi config set --secret ingestbench:griddbPassword/) }));
   });
 
   it("reads the stored count and types the documented error bodies", () => {

@@ -3,6 +3,9 @@ import { griddbWebapi, griddbWebapiSchema } from "../../../harness/generators/gr
 import { generators } from "../../../harness/generators/index.ts";
 import { fields, httpReceiver, seqsOf, startGenerator } from "./run-generator.ts";
 
+// GridDB has no default password (core/events/griddb-webapi.ts gridDbAuthorization): these vectors use "admin" from the environment
+process.env.INGESTBENCH_GRIDDB_PASSWORD = "admin";
+
 /** An error body of the GridDB Web API ("Response body" on failure). */
 const gridError = (errorCode: number, errorMessage: string): string => JSON.stringify({ version: "v2", errorCode, errorMessage });
 
@@ -21,7 +24,10 @@ describe("griddb-webapi generator (row registration and error bodies from the Gr
       return { status: 200, body: JSON.stringify({ count: rows.length }) };
     });
     try {
-      const run = startGenerator(griddbWebapi, { batch: 25 }, r.port, { cluster: "benchCluster", container: "logs01", user: "bench", password: "pw" });
+      // the password from the environment only (params are recorded in run.json and never carry one)
+      process.env.INGESTBENCH_GRIDDB_PASSWORD = "pw";
+      const run = startGenerator(griddbWebapi, { batch: 25 }, r.port, { cluster: "benchCluster", container: "logs01", user: "bench", password: "not-read" });
+      process.env.INGESTBENCH_GRIDDB_PASSWORD = "admin";
       r.onRequest((k) => { if (k >= 5) run.stop(); });
       const final = await run.done;
       const seqs: number[] = [];
@@ -50,7 +56,7 @@ describe("griddb-webapi generator (row registration and error bodies from the Gr
     }
   });
 
-  it("defaults: cluster myCluster, database public, container ib_events, admin/admin; a 200 with a short count rejects the batch (no GridDB here)", async () => {
+  it("defaults: cluster myCluster, database public, container ib_events, user admin (the password from INGESTBENCH_GRIDDB_PASSWORD); a 200 with a short count rejects the batch (no GridDB here)", async () => {
     const r = await httpReceiver((req) => {
       const rows = JSON.parse(req.body.toString("utf8")) as unknown[][];
       return { status: 200, body: JSON.stringify({ count: req.k === 1 ? rows.length - 2 : rows.length }) };

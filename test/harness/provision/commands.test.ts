@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { benchOnPulumiStack, type CellRunContext } from "../../../harness/provision/deployed.ts";
 import { runTargets } from "../../../harness/provision/outputs.ts";
@@ -76,16 +77,21 @@ describe("benchOnPulumiStack (recording Pulumi CLI stand-in)", () => {
       ["clickhouse", 49155, 49155],
       ["fluent-bit", 49153, 49155],
     ]);
-    expect(standIn.commandLines()).toEqual([
+    // each cell's config goes in a temporary --config-file (the stack file is never written)
+    const ups = standIn.calls().filter((c) => c.argv[0] === "up");
+    const cells = ups.map((c) => (parseYaml(c.configFileText!) as { config: Record<string, unknown> }).config);
+    expect(cells.map((c) => [c["ingestbench:components"], c["ingestbench:cell"]])).toEqual([
+      [{ sink: "clickhouse" }, cellJson(plans[0]!)],
+      [{ sink: "clickhouse", collector: "fluent-bit" }, cellJson(plans[1]!)],
+    ]);
+    expect(standIn.commandLines().map((l) => l.replace(/--config-file \S+/, "--config-file F"))).toEqual([
       `stack select --stack ${STACK} --non-interactive`,
       `stack init ${STACK} --non-interactive`,
-      `config set-all --stack ${STACK} --path --plaintext ingestbench:components.sink=clickhouse --plaintext ingestbench:cell=${cellJson(plans[0]!)} --non-interactive`,
-      `up --yes --skip-preview --exec-kind auto.local --stack ${STACK} --non-interactive`,
+      `up --yes --skip-preview --config-file F --exec-kind auto.local --stack ${STACK} --non-interactive`,
       `stack output --json --stack ${STACK} --non-interactive`,
       `stack output --json --show-secrets --stack ${STACK} --non-interactive`,
       `stack history --json --show-secrets --page-size 1 --page 1 --stack ${STACK} --non-interactive`,
-      `config set-all --stack ${STACK} --path --plaintext ingestbench:components.sink=clickhouse --plaintext ingestbench:components.collector=fluent-bit --plaintext ingestbench:cell=${cellJson(plans[1]!)} --non-interactive`,
-      `up --yes --skip-preview --exec-kind auto.local --stack ${STACK} --non-interactive`,
+      `up --yes --skip-preview --config-file F --exec-kind auto.local --stack ${STACK} --non-interactive`,
       `stack output --json --stack ${STACK} --non-interactive`,
       `stack output --json --show-secrets --stack ${STACK} --non-interactive`,
       `stack history --json --show-secrets --page-size 1 --page 1 --stack ${STACK} --non-interactive`,

@@ -11,6 +11,9 @@ import { parseStackOutputs, runTargets, type OutputMap } from "../../../harness/
 import { configOfFile, runPulumiProgram } from "../../helpers/pulumi-program.ts";
 import { repoRoot } from "./fixtures.ts";
 
+// GridDB has no default password: the program takes it from INGESTBENCH_GRIDDB_PASSWORD (infra/secrets.ts) here
+process.env.INGESTBENCH_GRIDDB_PASSWORD ??= "pw-outputs-contract-test";
+
 const stacksDir = path.join(repoRoot, "stacks");
 const dockerStacks = listStacks(stacksDir).filter((s) => loadStack(s, stacksDir).platform === "docker");
 

@@ -4,7 +4,7 @@
  * Asserted: the exact command lines @pulumi/pulumi 3.248.0's Automation API issues, output parsing against the
  * outputs contract, teardown on error and on abort, the no-CLI error.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import os from "node:os";
 import path from "node:path";
@@ -48,7 +48,7 @@ function setup(state: Parameters<typeof createPulumiCliStandIn>[0] = {}) {
 }
 
 describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
-  it("creates the stack, sets the cell's components and parameters, runs up and reads the outputs: exact command lines", async () => {
+  it("creates the stack, hands the cell's components and parameters in a temporary --config-file, runs up and reads the outputs: exact command lines", async () => {
     const { standIn, project, spec, opts } = setup();
     const before = readFileSync(path.join(project, "stacks", `Pulumi.${STACK}.yaml`), "utf8");
     const p = await PulumiProvisioner.open(STACK, opts);
@@ -58,11 +58,12 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
     expect(cell).toContain('"fluent-bit":{"version":"4.0.3","service":{"flush":1}');
 
     expect(standIn.calls()[0]!.argv).toEqual(["version"]);
+    const configFile = standIn.state().stacks[STACK]!.configFile!;
+    expect(path.basename(path.dirname(configFile.path))).toMatch(/^ib-pulumi-config-/);
     expect(standIn.commandLines()).toEqual([
       `stack select --stack ${STACK} --non-interactive`,
       `stack init ${STACK} --non-interactive`,
-      `config set-all --stack ${STACK} --path --plaintext ingestbench:components.sink=clickhouse --plaintext ingestbench:components.collector=fluent-bit --plaintext ingestbench:cell=${cell} --non-interactive`,
-      `up --yes --skip-preview --exec-kind auto.local --stack ${STACK} --non-interactive`,
+      `up --yes --skip-preview --config-file ${configFile.path} --exec-kind auto.local --stack ${STACK} --non-interactive`,
       `stack output --json --stack ${STACK} --non-interactive`,
       `stack output --json --show-secrets --stack ${STACK} --non-interactive`,
       `stack history --json --show-secrets --page-size 1 --page 1 --stack ${STACK} --non-interactive`,
@@ -72,8 +73,11 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
       expect(c.cwd).toBe(project);
       expect(c.env.PULUMI_AUTOMATION_API).toBe("true");
     }
-    expect(standIn.state().stacks[STACK]!.config).toEqual({ "ingestbench:components.sink": "clickhouse", "ingestbench:components.collector": "fluent-bit", "ingestbench:cell": cell });
-    // the stand-in rewrote the stack file as the CLI does; the provisioner put the user's text back
+    // the config file: the stack file's config with the cell's keys added (--path: components is one map)
+    const handed = parseYaml(configFile.text) as { config: Record<string, unknown> };
+    expect(handed.config).toEqual({ ...(parseYaml(before) as { config: Record<string, unknown> }).config, "ingestbench:components": { sink: "clickhouse", collector: "fluent-bit" }, "ingestbench:cell": cell });
+    // the CLI wrote into the config file, which is gone; the tracked stack file was never written
+    expect(existsSync(path.dirname(configFile.path))).toBe(false);
     expect(readFileSync(path.join(project, "stacks", `Pulumi.${STACK}.yaml`), "utf8")).toBe(before);
 
     expect(outputs.platform).toBe("docker");
@@ -212,15 +216,13 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
     });
     const p = await PulumiProvisioner.open(STACK, opts);
     await p.up({ config });
-    const setAll = standIn.commandLines().find((l) => l.startsWith("config set-all "))!;
-    expect(setAll).toContain(`--plaintext ingestbench:cell=${cellJson(plan)} --non-interactive`);
-    expect(setAll).toContain('"buffer":{"@type":"memory","chunk_limit_records":5000,"chunk_limit_size":"64MB"');
-    expect(setAll).toContain('"griddb":{"version":"5.6.0","cluster":"myCluster","database":"public","container":"fluentdStress","containerType":"COLLECTION"}');
-    // what the stand-in stored is what Pulumi hands the program (top-level config values are strings): the stack
+    const handed = (parseYaml(standIn.state().stacks[STACK]!.configFile!.text) as { config: Record<string, string> }).config;
+    expect(handed["ingestbench:cell"]).toBe(cellJson(plan));
+    expect(handed["ingestbench:cell"]).toContain('"buffer":{"@type":"memory","chunk_limit_records":5000,"chunk_limit_size":"64MB"');
+    expect(handed["ingestbench:cell"]).toContain('"griddb":{"version":"5.6.0","cluster":"myCluster","database":"public","container":"fluentdStress","containerType":"COLLECTION"}');
+    // what the config file holds is what Pulumi hands the program (top-level config values are strings): the stack
     // schema decodes it and the docker program renders fluent.conf with Fluentd's own setting name
-    const stored = standIn.state().stacks[STACK]!.config as Record<string, string>;
-    // (the stand-in stores `--path` keys flat; the file already names these components)
-    const program = fromPulumiConfig("azure-d4s-v5-two-collectors", { ...configOfFileText(spec.file), "ingestbench:cell": stored["ingestbench:cell"]! });
+    const program = fromPulumiConfig("azure-d4s-v5-two-collectors", { ...configOfFileText(spec.file), "ingestbench:cell": handed["ingestbench:cell"]! });
     expect(program.platform.cell?.collector?.name).toBe("fluentd");
     const rendered = hostPipelines([
       ["collector-1", catalogEntry("fluentd"), "10.0.0.11"],

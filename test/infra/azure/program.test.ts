@@ -44,6 +44,10 @@ afterEach(() => {
   pulumi.runtime.setAllConfig({});
 });
 
+/** GridDB has no default password: the program takes it from INGESTBENCH_GRIDDB_PASSWORD (infra/secrets.ts) here. */
+const GRIDDB_PW = "pw-azure-program-test";
+process.env.INGESTBENCH_GRIDDB_PASSWORD = GRIDDB_PW;
+
 /** The stack file's config with the caller's address and key set, as `pulumi config set --path` would. */
 function deployConfig(s: PulumiStack, azure: Record<string, unknown> = {}): Record<string, string> {
   const cfg = configOfFile(s.spec.file);
@@ -80,8 +84,19 @@ function one(resources: RecordedResource[], type: string, name: string): Recorde
  * The scripts of a VM's cloud-init (customData is base64 of a #cloud-config document): the /opt/ingestbench/*.sh
  * files by name, and every other written file (configs, build context) by its path on the VM.
  */
+/** How Pulumi's mocks show a secret input: { [SECRET_SIG]: SECRET_VALUE, value } (@pulumi/pulumi runtime/rpc.js specialSigKey, specialSecretSig). */
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270";
+const isSecret = (v: unknown): v is { value: any } => typeof v === "object" && v !== null && (v as Record<string, unknown>)[SECRET_SIG] === SECRET_VALUE;
+
+/** A VM's osProfile; with a secret environment its customData is a Pulumi secret, and the mocks wrap the whole osProfile. */
+function osProfileOf(vm: RecordedResource): any {
+  const p = vm.inputs.osProfile;
+  return isSecret(p) ? p.value : p;
+}
+
 function cloudInitOf(vm: RecordedResource): { doc: any; scripts: Record<string, string>; files: Record<string, { content: string; permissions: string }> } {
-  const text = Buffer.from(vm.inputs.osProfile.customData as string, "base64").toString("utf8");
+  const text = Buffer.from(osProfileOf(vm).customData as string, "base64").toString("utf8");
   expect(text.startsWith("#cloud-config\n")).toBe(true);
   const doc = parseYaml(text) as { write_files: { path: string; content: string; permissions: string }[]; runcmd: string[][] };
   const isScript = (p: string) => /^\/opt\/ingestbench\/[^/]+\.sh$/.test(p);
@@ -166,11 +181,11 @@ describe("azure stack files", () => {
         expect(vm.inputs.vmName).toBe(vmName);
         expect(vm.inputs.hardwareProfile).toEqual({ vmSize: size });
         expect(vm.inputs.zones).toEqual([zone]);
-        expect(vm.inputs.osProfile.linuxConfiguration).toEqual({
+        expect(osProfileOf(vm).linuxConfiguration).toEqual({
           disablePasswordAuthentication: true,
           ssh: { publicKeys: [{ path: "/home/ingestbench/.ssh/authorized_keys", keyData: SSH_KEY }] },
         });
-        expect(vm.inputs.osProfile.adminPassword).toBeUndefined();
+        expect(osProfileOf(vm).adminPassword).toBeUndefined();
         expect(vm.inputs.storageProfile.dataDisks).toEqual([
           { lun: 0, createOption: "Attach", caching: "None", managedDisk: { id: `${hb}-data-id` }, deleteOption: "Detach" },
         ]);
@@ -362,7 +377,14 @@ describe("a GridDB sink on azure: its own image (images/griddb-webapi, GridDB + 
     const run = lines[runAt]!.split(" ");
     // the image's ENTRYPOINT start.sh runs: nothing after the image name
     expect(run.at(-1)).toBe(built);
-    expect(run).toEqual(expect.arrayContaining(["--network=host", "--env=GRIDDB_CLUSTER_NAME=myCluster", "--env=GRIDDB_USERNAME=admin", "--env=GRIDDB_PASSWORD=admin", "--volume=ib-azure-d4s-v5-two-collectors-sink-data:/var/lib/gridstore/data"]));
+    expect(run).toEqual(expect.arrayContaining(["--network=host", "--env=GRIDDB_CLUSTER_NAME=myCluster", "--env=GRIDDB_USERNAME=admin", "--env-file=/opt/ingestbench/etc/ib-azure-d4s-v5-two-collectors-sink.env", "--volume=ib-azure-d4s-v5-two-collectors-sink-data:/var/lib/gridstore/data"]));
+    // the password never on the docker run line: a 0600 env file from a Pulumi secret, so customData is a secret
+    expect(scripts["containers.sh"]).not.toContain(GRIDDB_PW);
+    expect(files["/opt/ingestbench/etc/ib-azure-d4s-v5-two-collectors-sink.env"]).toEqual({ content: `GRIDDB_PASSWORD=${GRIDDB_PW}\n`, permissions: "0600" });
+    const sinkVm = one(resources, T.vm, "ib-azure-d4s-v5-two-collectors-sink-vm");
+    expect(isSecret(sinkVm.inputs.osProfile)).toBe(true);
+    // a VM without a password in its environment keeps a plain customData
+    expect(isSecret(one(resources, T.vm, "ib-azure-d4s-v5-two-collectors-loadgen-vm").inputs.osProfile)).toBe(false);
     expect(() => bashSyntax(scripts["containers.sh"]!)).not.toThrow();
     expect(outputs.hosts.sink?.image).toBe(built);
     expect(outputs.versions.griddb).toEqual({ pinned: "5.6.0", image: built, digestResolved: false });

@@ -57,6 +57,13 @@ afterEach(() => {
   pulumi.runtime.setAllConfig({});
 });
 
+/** GridDB has no default password: the program takes it from INGESTBENCH_GRIDDB_PASSWORD (infra/secrets.ts) here. */
+const GRIDDB_PW = "pw-docker-program-test";
+/** How Pulumi's mocks show a secret input: { [SECRET_SIG]: SECRET_VALUE, value } (@pulumi/pulumi runtime/rpc.js specialSigKey, specialSecretSig). */
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270";
+process.env.INGESTBENCH_GRIDDB_PASSWORD = GRIDDB_PW;
+
 const dockerStacks = listStacks(stacksDir).filter((n) => loadPulumiStack(n, stacksDir).spec.platform === "docker");
 
 describe("docker stack files", () => {
@@ -425,7 +432,11 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
         { internal: 10001, ip: "127.0.0.1", protocol: "tcp" },
       ]);
       // start.sh's cluster name is the one the verifier addresses by default (sink param `cluster`)
-      expect(sink.envs).toEqual(expect.arrayContaining([`GRIDDB_CLUSTER_NAME=${griddbSinkSchema.parse({}).cluster}`, "GRIDDB_USERNAME=admin", "GRIDDB_PASSWORD=admin"]));
+      // the envs hold the password, so Pulumi marks them secret (its secret signature, @pulumi/pulumi runtime/rpc.js)
+      expect(sink.envs[SECRET_SIG]).toBe(SECRET_VALUE);
+      expect(sink.envs.value).toEqual(expect.arrayContaining([`GRIDDB_CLUSTER_NAME=${griddbSinkSchema.parse({}).cluster}`, "GRIDDB_USERNAME=admin", `GRIDDB_PASSWORD=${GRIDDB_PW}`]));
+      // the password comes from the environment (no default in the catalog), as a Pulumi secret (infra/secrets.ts)
+      expect(catalogEntry("griddb").env).not.toHaveProperty("GRIDDB_PASSWORD");
       expect(sink.mounts).toEqual([expect.objectContaining({ type: "volume", target: "/var/lib/gridstore/data" })]);
       expect(sink.cpuQuota).toBe(200000);
       expect(outputs.hosts.sink?.image).toBe(built);

@@ -1,0 +1,90 @@
+/**
+ * Credentials of the sinks (GridDB, Elasticsearch, OpenSearch, Loki, ClickHouse, PostgreSQL) and how they are kept
+ * out of everything ingestbench writes (docs/design.md, "Secrets").
+ *
+ * - Where a password comes from: the environment variable `INGESTBENCH_<SINK>_PASSWORD` (sink name upper-cased,
+ *   `-` → `_`; e.g. INGESTBENCH_GRIDDB_PASSWORD) on the local platform and in the harness (the verifier and the
+ *   generators), and on docker and azure stacks the Pulumi config secret `ingestbench:<sink>Password`
+ *   (`pulumi config set --secret ingestbench:griddbPassword …`, read by the Pulumi program with
+ *   `config.getSecret`, infra/secrets.ts). There is no default password anywhere.
+ * - Where it must never appear: results (run.json, series.jsonl), reports, logs, progress output, command lines
+ *   echoed in errors, rendered configs on disk unless their mode is 0600. Every value this module hands out is
+ *   remembered (`knownSecrets`), and `redact` replaces each with `[redacted]`; writers of text that may quote a
+ *   command line or a config (error messages, the run record) pass it through `redact`.
+ */
+import { chmodSync, writeFileSync } from "node:fs";
+
+/** The sinks that may have a password (each has INGESTBENCH_<SINK>_PASSWORD and ingestbench:<sink>Password). */
+export const PASSWORD_SINKS = ["griddb", "elasticsearch", "opensearch", "loki", "clickhouse", "postgres"] as const;
+
+/** The text a secret is replaced with by `redact`. */
+export const REDACTED = "[redacted]";
+
+const known = new Set<string>();
+
+/** The environment variable holding the password of `sink`: `INGESTBENCH_<SINK>_PASSWORD` (e.g. INGESTBENCH_GRIDDB_PASSWORD). */
+export function passwordEnvName(sink: string): string {
+  return `INGESTBENCH_${sink.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_PASSWORD`;
+}
+
+/** The Pulumi config key holding the password of `sink` as a secret: `ingestbench:<sink>Password` (e.g. ingestbench:griddbPassword). */
+export function passwordConfigKey(sink: string): string {
+  return `ingestbench:${sink.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())}Password`;
+}
+
+/**
+ * The password of `sink` from `env` (`INGESTBENCH_<SINK>_PASSWORD`), or undefined when unset or empty. The value is
+ * remembered for `redact`.
+ */
+export function sinkPassword(sink: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const v = env[passwordEnvName(sink)];
+  if (v === undefined || v === "") return undefined;
+  rememberSecret(v);
+  return v;
+}
+
+/** `{ password }` for a client's connection options when `sink` has a password in `env`, else `{}`. */
+export function passwordOption(sink: string, env: NodeJS.ProcessEnv = process.env): { password?: string } {
+  const password = sinkPassword(sink, env);
+  return password !== undefined ? { password } : {};
+}
+
+/** Remember `value` as a secret, so that `redact` hides it (values shorter than 4 characters are too common to redact reliably and are still remembered). */
+export function rememberSecret(value: string): void {
+  if (value.length > 0) known.add(value);
+}
+
+/** Every secret remembered in this process (for tests and for child processes' redaction). */
+export function knownSecrets(): string[] {
+  return [...known];
+}
+
+/**
+ * `text` with every remembered secret (and each of `extra`) replaced by `[redacted]`, longest first (so a secret
+ * containing another is hidden whole). Also hides the value of `password=…`/`PASSWORD=…` assignments whose variable
+ * ends in PASSWORD, whatever its value, as a second line of defence for echoed env and command lines.
+ */
+export function redact(text: string, extra: readonly string[] = []): string {
+  let out = text;
+  for (const s of [...known, ...extra].filter((x) => x.length > 0).sort((a, b) => b.length - a.length)) out = out.split(s).join(REDACTED);
+  return out.replace(/\b([A-Z0-9_]*PASSWORD)=(?!\[redacted\])[^\s"',;]+/g, `$1=${REDACTED}`);
+}
+
+/** `value` (any JSON-able value) with every string passed through `redact`. */
+export function redactDeep<T>(value: T): T {
+  if (typeof value === "string") return redact(value) as T;
+  if (Array.isArray(value)) return value.map((v) => redactDeep(v)) as T;
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactDeep(v)])) as T;
+  }
+  return value;
+}
+
+/**
+ * Write a file that holds a secret (a rendered config with a password, a pwfile): created with mode 0600 and
+ * chmod-ed again (an existing file keeps its mode on writeFileSync).
+ */
+export function writeSecretFile(file: string, text: string): void {
+  writeFileSync(file, text, { mode: 0o600 });
+  chmodSync(file, 0o600);
+}
