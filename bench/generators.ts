@@ -20,6 +20,7 @@
  * blackhole to the other cores. Every process, port and temp file is released on success, error and Ctrl-C.
  *
  *   npm run bench:generators -- [--seconds 5] [--warmup 1] [--batch 500] [--connections 1] [--syslog-batch 1000]
+ *     [--only http-json,syslog,es-bulk,loki-push,griddb-webapi,fluent-forward]
  *
  * Internal: `bench/generators.ts --blackhole http|tcp|es-bulk|loki-push|griddb-webapi|forward` runs one blackhole (prints {"port":N}; answers each stdin
  * line with {"events":n,"bytes":b,"t":ms}; exits when stdin closes).
@@ -424,6 +425,7 @@ async function main(): Promise<void> {
       batch: { type: "string", default: "500" },
       connections: { type: "string", default: "1" },
       "syslog-batch": { type: "string", default: "1000" },
+      only: { type: "string" },
     },
   });
   const num = (k: keyof typeof values, min: number): number => {
@@ -436,6 +438,8 @@ async function main(): Promise<void> {
   const batch = Math.round(num("batch", 1));
   const connections = Math.round(num("connections", 1));
   const syslogBatch = Math.round(num("syslog-batch", 1));
+  const only = values.only === undefined ? null : new Set(values.only.split(","));
+  const wanted = (protocol: string): boolean => only === null || only.has(protocol);
 
   const tmp = mkdtempSync(join(tmpdir(), "ib-bench-gen-"));
   tempDirs.push(tmp);
@@ -453,8 +457,8 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const notes: string[] = [];
 
-  const httpBh = await Blackhole.start("http");
-  try {
+  const httpBh = wanted("http-json") ? await Blackhole.start("http") : null;
+  if (httpBh) try {
     rows.push(await runOurs("http-json", { batch, connections, framing: "ndjson", rate: "max" }, httpFields, httpBh, warmupS, seconds));
     if (interrupted) return;
     rows.push(await runAutocannon(bodyFile, batch, connections, httpBh, warmupS, seconds));
@@ -463,8 +467,8 @@ async function main(): Promise<void> {
   }
   if (interrupted) return;
 
-  const tcpBh = await Blackhole.start("tcp");
-  try {
+  const tcpBh = wanted("syslog") ? await Blackhole.start("tcp") : null;
+  if (tcpBh) try {
     rows.push(await runOurs("syslog", { batch: syslogBatch, connections: 1, rate: "max" }, syslogFields, tcpBh, warmupS, seconds));
     if (interrupted) return;
     if (existsSync(LOGGEN)) rows.push(await runLoggen(tcpBh, warmupS, seconds));
@@ -480,7 +484,7 @@ async function main(): Promise<void> {
     { protocol: "griddb-webapi", kind: "griddb-webapi", method: "PUT", contentType: "application/json; charset=UTF-8", configs: [{}] },
     { protocol: "fluent-forward", kind: "forward", configs: [{ ack: false }, { ack: true }] },
   ];
-  for (const m of more) {
+  for (const m of more.filter((x) => wanted(x.protocol))) {
     if (interrupted) return;
     const fields = fieldsFor((f) => ENCODE[m.protocol]!(f, 100).length / 100);
     const bh = await Blackhole.start(m.kind);
