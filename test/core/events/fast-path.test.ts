@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { stampBatch, type StampedBatch } from "../../../core/events/encoding.ts";
 import { EsBulkEncoder } from "../../../core/events/es-bulk.ts";
+import { GridDbRowsEncoder } from "../../../core/events/griddb-webapi.ts";
 import { HttpJsonEncoder } from "../../../core/events/http-json.ts";
 import { LokiPushEncoder } from "../../../core/events/loki-push.ts";
 import { createEventSource, type EventSource } from "../../../core/events/source.ts";
@@ -26,6 +27,7 @@ const ENCODERS: Record<string, Make> = {
   "es-bulk": (s, reference) => new EsBulkEncoder(s, { index: "logs", reference }),
   "es-bulk ids": (s, reference) => new EsBulkEncoder(s, { ids: true, op: "create", reference }),
   "loki-push sent": (s, reference) => new LokiPushEncoder(s, { reference }),
+  "griddb-webapi": (s, reference) => new GridDbRowsEncoder(s, { reference }),
   "syslog": (s, reference) => new SyslogEncoder(s, { procId: "3", reference }),
   "syslog bom": (s, reference) => new SyslogEncoder(s, { bom: true, facility: 1, severity: 2, reference }),
 };
