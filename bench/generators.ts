@@ -14,6 +14,10 @@
  *   option.size and, when option.chunk is set, answers `{"ack": chunk}`. No reference tool (Fluentd's own
  *   out_forward is not installable here): ratio n/a.
  *
+ * Beside events/s, each tool's own CPU time in the window (its processes' utime + stime from /proc) gives events per
+ * CPU-second and a second ratio: on a machine shared with other work, where a tool's core is not its own, that
+ * ratio is the steadier of the two.
+ *
  * Events/s are counted at the blackhole, not taken from the tool's own claim: the tool's first events arrive (the
  * blackhole's counts grow beyond what they were when the wait began; they are cumulative across tools), then a
  * warmup, then a measured window of `--seconds` (default 5) between two blackhole snapshots, then the tool is
@@ -31,7 +35,7 @@
  * line with {"events":n,"bytes":b,"t":ms}; exits when stdin closes).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createTcpServer, type Socket } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
@@ -272,15 +276,35 @@ class Blackhole {
 // ---------------------------------------------------------------------------------------------------------------
 // Measurement
 
-interface Row { protocol: string; tool: string; eventsPerSec: number | null; mibPerSec: number | null; note: string; reference: boolean }
+interface Row { protocol: string; tool: string; eventsPerSec: number | null; mibPerSec: number | null; eventsPerCpuS: number | null; note: string; reference: boolean }
 
-interface Window { events: number; bytes: number; seconds: number }
+/** Events and bytes counted at the blackhole in the window; `cpuSeconds` the load tool's own CPU time in it (null: unreadable). */
+interface Window { events: number; bytes: number; seconds: number; cpuSeconds: number | null }
+
+const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout?.trim()) || 100;
+
+/**
+ * CPU seconds (user + system, every thread) the processes `pids` have used so far, from /proc/<pid>/stat fields 14
+ * and 15 (utime, stime, in clock ticks; proc(5)); null when one is unreadable (not Linux, or it exited).
+ */
+function cpuSecondsOf(pids: readonly number[]): number | null {
+  let ticks = 0;
+  for (const pid of pids) {
+    let stat: string;
+    try { stat = readFileSync(`/proc/${pid}/stat`, "utf8"); } catch { return null; }
+    // the command name (field 2) is in parentheses and may hold spaces: count fields after its closing ')'
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks / CLK_TCK;
+}
 
 /**
  * With the load tool already started: wait for the first events at the blackhole, warm up, measure a window of
- * `seconds` between two snapshots. `exited` rejects the wait when the tool dies early.
+ * `seconds` between two snapshots, and the CPU time of the tool's processes `pids` in it. `exited` rejects the wait
+ * when the tool dies early.
  */
-async function measure(bh: Blackhole, warmupS: number, seconds: number, exited: Promise<string>): Promise<Window> {
+async function measure(bh: Blackhole, warmupS: number, seconds: number, exited: Promise<string>, pids: readonly number[]): Promise<Window> {
   const died = exited.then((why) => { throw new Error(why); });
   died.catch(() => undefined);
   const deadline = performance.now() + 20_000;
@@ -293,10 +317,13 @@ async function measure(bh: Blackhole, warmupS: number, seconds: number, exited: 
     await Promise.race([sleep(50), died]);
   }
   await Promise.race([sleep(warmupS * 1000), died]);
+  const cpuA = cpuSecondsOf(pids);
   const a = await Promise.race([bh.snapshot(), died]);
   await Promise.race([sleep(seconds * 1000), died]);
   const b = await Promise.race([bh.snapshot(), died]);
-  return { events: b.events - a.events, bytes: b.bytes - a.bytes, seconds: (b.t - a.t) / 1000 };
+  const cpuB = cpuSecondsOf(pids);
+  const cpuSeconds = cpuA === null || cpuB === null ? null : cpuB - cpuA;
+  return { events: b.events - a.events, bytes: b.bytes - a.bytes, seconds: (b.t - a.t) / 1000, cpuSeconds };
 }
 
 function exitedPromise(child: ChildProcess, name: string): Promise<string> {
@@ -310,6 +337,7 @@ const rowOf = (protocol: string, tool: string, w: Window, note: string, referenc
   protocol, tool, reference, note,
   eventsPerSec: w.events / w.seconds,
   mibPerSec: w.bytes / w.seconds / 1048576,
+  eventsPerCpuS: w.cpuSeconds ? w.events / w.cpuSeconds : null,
 });
 
 /** A spawn function for startGeneratorProcess that pins the generator child to the load core. */
@@ -333,7 +361,7 @@ async function runOurs(protocol: string, config: Record<string, unknown>, fields
   }));
   const exited = Promise.race(gens.map((g) => g.done.then(() => "generator finished early", (e: Error) => `generator failed: ${e.message}`)));
   try {
-    const w = await measure(bh, warmupS, seconds, exited);
+    const w = await measure(bh, warmupS, seconds, exited, gens.map((g) => g.child.pid ?? -1));
     const cfg = Object.entries(config).map(([k, v]) => `${k}=${String(v)}`).join(" ") + (processes > 1 ? ` processes=${processes} (unpinned)` : "");
     // The window is counted at the blackhole, so a generator that ignores SIGTERM still has a valid rate: say so.
     const finals = await Promise.all(gens.map((g) => g.stop(STOP_TIMEOUT_MS).catch(() => null)));
@@ -357,7 +385,7 @@ async function runAutocannon(bodyFile: string, batch: number, connections: numbe
   child.stderr?.on("data", (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
   const exited = exitedPromise(child, "autocannon").then((m) => `${m} ${stderr.trim()}`);
   try {
-    const w = await measure(bh, warmupS, seconds, exited);
+    const w = await measure(bh, warmupS, seconds, exited, [child.pid ?? -1]);
     return rowOf(protocol, "autocannon", w, `same body, ${batch} events/request, ${connections} conn, pipelining 1`, true);
   } finally {
     child.kill("SIGKILL");
@@ -373,7 +401,7 @@ async function runLoggen(bh: Blackhole, warmupS: number, seconds: number): Promi
   child.stderr?.on("data", (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
   const exited = exitedPromise(child, "loggen").then((m) => `${m} ${stderr.trim()}`);
   try {
-    const w = await measure(bh, warmupS, seconds, exited);
+    const w = await measure(bh, warmupS, seconds, exited, [child.pid ?? -1]);
     return rowOf("syslog", "loggen", w, `-P (RFC 5424, octet counting) --size ${EVENT_BYTES}, 1 conn`, true);
   } finally {
     child.kill("SIGKILL");
@@ -418,16 +446,19 @@ function fmt(n: number | null, digits = 0): string {
 }
 
 function printTable(rows: Row[]): void {
-  const ref = new Map(rows.filter((r) => r.reference).map((r) => [r.protocol, r.eventsPerSec]));
-  const head = ["protocol", "tool", "events/s", "MiB/s", "ours/ref", `goal ${GOAL_EPS / 1000}k ev/s`, "notes"];
+  const ref = new Map(rows.filter((r) => r.reference).map((r) => [r.protocol, r]));
+  const head = ["protocol", "tool", "events/s", "MiB/s", "ours/ref", `goal ${GOAL_EPS / 1000}k ev/s`, "events/cpu-s", "ours/ref per cpu-s", "notes"];
+  const ratioOf = (a: number | null, b: number | null | undefined): string => (a !== null && b ? `${(a / b).toFixed(2)}x` : "n/a");
   const body = rows.map((r) => {
     const rv = ref.get(r.protocol);
-    const ratio = r.reference ? "(ref)" : rv && r.eventsPerSec !== null ? `${(r.eventsPerSec / rv).toFixed(2)}x` : "n/a";
+    const ratio = r.reference ? "(ref)" : ratioOf(r.eventsPerSec, rv?.eventsPerSec);
+    const cpuRatio = r.reference ? "(ref)" : ratioOf(r.eventsPerCpuS, rv?.eventsPerCpuS);
     const goal = r.reference ? "" : r.eventsPerSec === null ? "-" : r.eventsPerSec >= GOAL_EPS ? "met" : "NOT met";
-    return [r.protocol, r.tool, fmt(r.eventsPerSec), fmt(r.mibPerSec, 1), ratio, goal, r.note];
+    return [r.protocol, r.tool, fmt(r.eventsPerSec), fmt(r.mibPerSec, 1), ratio, goal, fmt(r.eventsPerCpuS), cpuRatio, r.note];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  const numeric = new Set([2, 3, 4, 6, 7]);
+  const line = (cells: string[]): string => cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
   console.log(line(head));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));
   for (const b of body) console.log(line(b));
