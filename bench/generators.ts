@@ -14,18 +14,28 @@
  *   option.size and, when option.chunk is set, answers `{"ack": chunk}`. No reference tool (Fluentd's own
  *   out_forward is not installable here): ratio n/a.
  *
- * Events/s are counted at the blackhole, not taken from the tool's own claim: the first events arrive, then a
+ * Beside events/s, each tool's own CPU time in the window (its processes' utime + stime from /proc) gives events per
+ * CPU-second and a second ratio: on a machine shared with other work, where a tool's core is not its own, that
+ * ratio is the steadier of the two.
+ *
+ * Events/s are counted at the blackhole, not taken from the tool's own claim: the tool's first events arrive (the
+ * blackhole's counts grow beyond what they were when the wait began; they are cumulative across tools), then a
  * warmup, then a measured window of `--seconds` (default 5) between two blackhole snapshots, then the tool is
  * stopped. The load tool (ours and the reference alike) is pinned to core 0 with `taskset` where available, the
  * blackhole to the other cores. Every process, port and temp file is released on success, error and Ctrl-C.
  *
  *   npm run bench:generators -- [--seconds 5] [--warmup 1] [--batch 500] [--connections 1] [--syslog-batch 1000]
+ *     [--only http-json,syslog,es-bulk,loki-push,griddb-webapi,fluent-forward] [--processes 2]
+ *
+ * `--processes N` (default 2; 1 skips it) adds a row of N unpinned syslog generator processes (genIds 0..N-1, each
+ * at rate max) and a note with the scaling from 1 to N processes; on a machine with no more CPUs than N the
+ * processes share the blackhole's CPUs, and the note says so.
  *
  * Internal: `bench/generators.ts --blackhole http|tcp|es-bulk|loki-push|griddb-webapi|forward` runs one blackhole (prints {"port":N}; answers each stdin
  * line with {"events":n,"bytes":b,"t":ms}; exits when stdin closes).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createTcpServer, type Socket } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
@@ -266,29 +276,54 @@ class Blackhole {
 // ---------------------------------------------------------------------------------------------------------------
 // Measurement
 
-interface Row { protocol: string; tool: string; eventsPerSec: number | null; mibPerSec: number | null; note: string; reference: boolean }
+interface Row { protocol: string; tool: string; eventsPerSec: number | null; mibPerSec: number | null; eventsPerCpuS: number | null; note: string; reference: boolean }
 
-interface Window { events: number; bytes: number; seconds: number }
+/** Events and bytes counted at the blackhole in the window; `cpuSeconds` the load tool's own CPU time in it (null: unreadable). */
+interface Window { events: number; bytes: number; seconds: number; cpuSeconds: number | null }
+
+const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout?.trim()) || 100;
+
+/**
+ * CPU seconds (user + system, every thread) the processes `pids` have used so far, from /proc/<pid>/stat fields 14
+ * and 15 (utime, stime, in clock ticks; proc(5)); null when one is unreadable (not Linux, or it exited).
+ */
+function cpuSecondsOf(pids: readonly number[]): number | null {
+  let ticks = 0;
+  for (const pid of pids) {
+    let stat: string;
+    try { stat = readFileSync(`/proc/${pid}/stat`, "utf8"); } catch { return null; }
+    // the command name (field 2) is in parentheses and may hold spaces: count fields after its closing ')'
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks / CLK_TCK;
+}
 
 /**
  * With the load tool already started: wait for the first events at the blackhole, warm up, measure a window of
- * `seconds` between two snapshots. `exited` rejects the wait when the tool dies early.
+ * `seconds` between two snapshots, and the CPU time of the tool's processes `pids` in it. `exited` rejects the wait
+ * when the tool dies early.
  */
-async function measure(bh: Blackhole, warmupS: number, seconds: number, exited: Promise<string>): Promise<Window> {
+async function measure(bh: Blackhole, warmupS: number, seconds: number, exited: Promise<string>, pids: readonly number[]): Promise<Window> {
   const died = exited.then((why) => { throw new Error(why); });
   died.catch(() => undefined);
   const deadline = performance.now() + 20_000;
+  // the blackhole's counts are cumulative over the tools run against it: wait for this tool's first events
+  const base = await Promise.race([bh.snapshot(), died]);
   for (;;) {
     const c = await Promise.race([bh.snapshot(), died]);
-    if (c.events > 0) break;
+    if (c.events > base.events) break;
     if (performance.now() > deadline) throw new Error("no events reached the blackhole within 20 s");
     await Promise.race([sleep(50), died]);
   }
   await Promise.race([sleep(warmupS * 1000), died]);
+  const cpuA = cpuSecondsOf(pids);
   const a = await Promise.race([bh.snapshot(), died]);
   await Promise.race([sleep(seconds * 1000), died]);
   const b = await Promise.race([bh.snapshot(), died]);
-  return { events: b.events - a.events, bytes: b.bytes - a.bytes, seconds: (b.t - a.t) / 1000 };
+  const cpuB = cpuSecondsOf(pids);
+  const cpuSeconds = cpuA === null || cpuB === null ? null : cpuB - cpuA;
+  return { events: b.events - a.events, bytes: b.bytes - a.bytes, seconds: (b.t - a.t) / 1000, cpuSeconds };
 }
 
 function exitedPromise(child: ChildProcess, name: string): Promise<string> {
@@ -302,30 +337,40 @@ const rowOf = (protocol: string, tool: string, w: Window, note: string, referenc
   protocol, tool, reference, note,
   eventsPerSec: w.events / w.seconds,
   mibPerSec: w.bytes / w.seconds / 1048576,
+  eventsPerCpuS: w.cpuSeconds ? w.events / w.cpuSeconds : null,
 });
 
 /** A spawn function for startGeneratorProcess that pins the generator child to the load core. */
 const pinnedSpawn: SpawnFn = (command, args, options) =>
   spawnPinned(LOAD_CPUS, command, args, options?.stdio ?? ["ignore", "pipe", "pipe"], options?.cwd ?? ROOT);
 
-async function runOurs(protocol: string, config: Record<string, unknown>, fields: EventField[], bh: Blackhole, warmupS: number, seconds: number, label = protocol): Promise<Row> {
-  const gen: GeneratorProcess = startGeneratorProcess(pinnedSpawn, {
+/** A spawn function that leaves the generator child unpinned (several processes share every core). */
+const unpinnedSpawn: SpawnFn = (command, args, options) =>
+  track(spawn(command, args, { cwd: options?.cwd ?? ROOT, stdio: options?.stdio ?? ["ignore", "pipe", "pipe"], env: process.env }));
+
+/**
+ * Ours: `processes` generator processes (genIds 0..n-1, each with `config`) against the blackhole, counted there.
+ * One process is pinned to the load core; several are left unpinned (the scaling row, see main()).
+ */
+async function runOurs(protocol: string, config: Record<string, unknown>, fields: EventField[], bh: Blackhole, warmupS: number, seconds: number, label = protocol, processes = 1): Promise<Row> {
+  const gens: GeneratorProcess[] = Array.from({ length: processes }, (_, genId) => startGeneratorProcess(processes === 1 ? pinnedSpawn : unpinnedSpawn, {
     name: protocol,
     config,
-    ctx: { target: { host: HOST, port: bh.port, params: { path: "/" } }, fields, genId: 0 },
+    ctx: { target: { host: HOST, port: bh.port, params: { path: "/" } }, fields, genId },
     projectRoot: ROOT,
-  });
-  const exited = gen.done.then(() => "generator finished early", (e: Error) => `generator failed: ${e.message}`);
+  }));
+  const exited = Promise.race(gens.map((g) => g.done.then(() => "generator finished early", (e: Error) => `generator failed: ${e.message}`)));
   try {
-    const w = await measure(bh, warmupS, seconds, exited);
-    const cfg = Object.entries(config).map(([k, v]) => `${k}=${String(v)}`).join(" ");
+    const w = await measure(bh, warmupS, seconds, exited, gens.map((g) => g.child.pid ?? -1));
+    const cfg = Object.entries(config).map(([k, v]) => `${k}=${String(v)}`).join(" ") + (processes > 1 ? ` processes=${processes} (unpinned)` : "");
     // The window is counted at the blackhole, so a generator that ignores SIGTERM still has a valid rate: say so.
-    const final = await gen.stop(STOP_TIMEOUT_MS).catch(() => null);
-    if (final === null) return rowOf(label, "ingestbench", w, `${cfg}; DID NOT STOP on SIGTERM/stdin close within ${STOP_TIMEOUT_MS / 1000} s, SIGKILLed, no final report (event loop starved?)`, false);
-    const errs = final.errors.length ? `; errors: ${final.errors.slice(0, 2).join("; ")}` : "";
-    return rowOf(label, "ingestbench", w, `${cfg}; p99 ${final.latencyMs.p99.toFixed(2)} ms/batch${errs}`, false);
+    const finals = await Promise.all(gens.map((g) => g.stop(STOP_TIMEOUT_MS).catch(() => null)));
+    if (finals.some((f) => f === null)) return rowOf(label, "ingestbench", w, `${cfg}; DID NOT STOP on SIGTERM/stdin close within ${STOP_TIMEOUT_MS / 1000} s, SIGKILLed, no final report (event loop starved?)`, false);
+    const errors = finals.flatMap((f) => f!.errors);
+    const errs = errors.length ? `; errors: ${errors.slice(0, 2).join("; ")}` : "";
+    return rowOf(label, "ingestbench", w, `${cfg}; p99 ${Math.max(...finals.map((f) => f!.latencyMs.p99)).toFixed(2)} ms/batch${errs}`, false);
   } finally {
-    gen.kill();
+    for (const g of gens) g.kill();
   }
 }
 
@@ -340,7 +385,7 @@ async function runAutocannon(bodyFile: string, batch: number, connections: numbe
   child.stderr?.on("data", (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
   const exited = exitedPromise(child, "autocannon").then((m) => `${m} ${stderr.trim()}`);
   try {
-    const w = await measure(bh, warmupS, seconds, exited);
+    const w = await measure(bh, warmupS, seconds, exited, [child.pid ?? -1]);
     return rowOf(protocol, "autocannon", w, `same body, ${batch} events/request, ${connections} conn, pipelining 1`, true);
   } finally {
     child.kill("SIGKILL");
@@ -356,7 +401,7 @@ async function runLoggen(bh: Blackhole, warmupS: number, seconds: number): Promi
   child.stderr?.on("data", (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
   const exited = exitedPromise(child, "loggen").then((m) => `${m} ${stderr.trim()}`);
   try {
-    const w = await measure(bh, warmupS, seconds, exited);
+    const w = await measure(bh, warmupS, seconds, exited, [child.pid ?? -1]);
     return rowOf("syslog", "loggen", w, `-P (RFC 5424, octet counting) --size ${EVENT_BYTES}, 1 conn`, true);
   } finally {
     child.kill("SIGKILL");
@@ -401,16 +446,19 @@ function fmt(n: number | null, digits = 0): string {
 }
 
 function printTable(rows: Row[]): void {
-  const ref = new Map(rows.filter((r) => r.reference).map((r) => [r.protocol, r.eventsPerSec]));
-  const head = ["protocol", "tool", "events/s", "MiB/s", "ours/ref", `goal ${GOAL_EPS / 1000}k ev/s`, "notes"];
+  const ref = new Map(rows.filter((r) => r.reference).map((r) => [r.protocol, r]));
+  const head = ["protocol", "tool", "events/s", "MiB/s", "ours/ref", `goal ${GOAL_EPS / 1000}k ev/s`, "events/cpu-s", "ours/ref per cpu-s", "notes"];
+  const ratioOf = (a: number | null, b: number | null | undefined): string => (a !== null && b ? `${(a / b).toFixed(2)}x` : "n/a");
   const body = rows.map((r) => {
     const rv = ref.get(r.protocol);
-    const ratio = r.reference ? "(ref)" : rv && r.eventsPerSec !== null ? `${(r.eventsPerSec / rv).toFixed(2)}x` : "n/a";
+    const ratio = r.reference ? "(ref)" : ratioOf(r.eventsPerSec, rv?.eventsPerSec);
+    const cpuRatio = r.reference ? "(ref)" : ratioOf(r.eventsPerCpuS, rv?.eventsPerCpuS);
     const goal = r.reference ? "" : r.eventsPerSec === null ? "-" : r.eventsPerSec >= GOAL_EPS ? "met" : "NOT met";
-    return [r.protocol, r.tool, fmt(r.eventsPerSec), fmt(r.mibPerSec, 1), ratio, goal, r.note];
+    return [r.protocol, r.tool, fmt(r.eventsPerSec), fmt(r.mibPerSec, 1), ratio, goal, fmt(r.eventsPerCpuS), cpuRatio, r.note];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  const numeric = new Set([2, 3, 4, 6, 7]);
+  const line = (cells: string[]): string => cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
   console.log(line(head));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));
   for (const b of body) console.log(line(b));
@@ -424,6 +472,8 @@ async function main(): Promise<void> {
       batch: { type: "string", default: "500" },
       connections: { type: "string", default: "1" },
       "syslog-batch": { type: "string", default: "1000" },
+      only: { type: "string" },
+      processes: { type: "string", default: "2" },
     },
   });
   const num = (k: keyof typeof values, min: number): number => {
@@ -436,6 +486,9 @@ async function main(): Promise<void> {
   const batch = Math.round(num("batch", 1));
   const connections = Math.round(num("connections", 1));
   const syslogBatch = Math.round(num("syslog-batch", 1));
+  const processes = Math.round(num("processes", 1));
+  const only = values.only === undefined ? null : new Set(values.only.split(","));
+  const wanted = (protocol: string): boolean => only === null || only.has(protocol);
 
   const tmp = mkdtempSync(join(tmpdir(), "ib-bench-gen-"));
   tempDirs.push(tmp);
@@ -453,8 +506,8 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const notes: string[] = [];
 
-  const httpBh = await Blackhole.start("http");
-  try {
+  const httpBh = wanted("http-json") ? await Blackhole.start("http") : null;
+  if (httpBh) try {
     rows.push(await runOurs("http-json", { batch, connections, framing: "ndjson", rate: "max" }, httpFields, httpBh, warmupS, seconds));
     if (interrupted) return;
     rows.push(await runAutocannon(bodyFile, batch, connections, httpBh, warmupS, seconds));
@@ -463,10 +516,19 @@ async function main(): Promise<void> {
   }
   if (interrupted) return;
 
-  const tcpBh = await Blackhole.start("tcp");
-  try {
-    rows.push(await runOurs("syslog", { batch: syslogBatch, connections: 1, rate: "max" }, syslogFields, tcpBh, warmupS, seconds));
+  const tcpBh = wanted("syslog") ? await Blackhole.start("tcp") : null;
+  if (tcpBh) try {
+    const one = await runOurs("syslog", { batch: syslogBatch, connections: 1, rate: "max" }, syslogFields, tcpBh, warmupS, seconds);
+    rows.push(one);
     if (interrupted) return;
+    if (processes > 1) {
+      const many = await runOurs("syslog", { batch: syslogBatch, connections: 1, rate: "max" }, syslogFields, tcpBh, warmupS, seconds, `syslog ×${processes}`, processes);
+      rows.push(many);
+      const scaling = (many.eventsPerSec ?? 0) / (one.eventsPerSec ?? 1);
+      notes.push(`scaling 1 → ${processes} generator processes (syslog, the generator's processes: N): ${scaling.toFixed(2)}x (goal 1.8x for 2)`
+        + (cpus <= processes ? `; NOT measurable as meant here: ${cpus} CPUs, so the processes share them with the blackhole (the goal needs the blackhole elsewhere)` : ""));
+      if (interrupted) return;
+    }
     if (existsSync(LOGGEN)) rows.push(await runLoggen(tcpBh, warmupS, seconds));
     else notes.push(`syslog reference: ${LOGGEN} not found (apt-get install syslog-ng-core provides it); no reference measured, ratio n/a`);
   } finally {
@@ -480,7 +542,7 @@ async function main(): Promise<void> {
     { protocol: "griddb-webapi", kind: "griddb-webapi", method: "PUT", contentType: "application/json; charset=UTF-8", configs: [{}] },
     { protocol: "fluent-forward", kind: "forward", configs: [{ ack: false }, { ack: true }] },
   ];
-  for (const m of more) {
+  for (const m of more.filter((x) => wanted(x.protocol))) {
     if (interrupted) return;
     const fields = fieldsFor((f) => ENCODE[m.protocol]!(f, 100).length / 100);
     const bh = await Blackhole.start(m.kind);

@@ -11,7 +11,7 @@
  *   ClickHouse DateTime text form), "eventtime" (8 bytes: uint32 seconds + uint32 nanoseconds, big-endian; the
  *   payload of Fluentd's EventTime msgpack ext type 0).
  */
-import { createRow, type EventRow, type EventValue, type RowSource } from "./source.ts";
+import { createRow, type DirectText, type EventRow, type EventValue, type RowSource } from "./source.ts";
 import type { EventField } from "./types.ts";
 
 /** Fixed-width renderings of an epoch-ms time; see the file comment for each width. */
@@ -238,11 +238,11 @@ export class ByteWriter {
     this.pos = o + 24;
   }
 
-  /** Record the current position as a stamp slot of `format` (write a placeholder time after it). */
-  slot(format: TimeFormat): void {
+  /** Record position `at` (default: the current one) as a stamp slot of `format`, in increasing order (write a placeholder time there). */
+  slot(format: TimeFormat, at = this.pos): void {
     let list = this.slots.get(format);
     if (!list) this.slots.set(format, (list = []));
-    list.push(this.pos);
+    list.push(at);
   }
 
   /** Shift every slot at or after `from` by `delta` bytes (after moving content with copyWithin). */
@@ -353,25 +353,92 @@ export type JsonTimeFormat = Exclude<TimeFormat, "eventtime">;
 /** sent_at written at encode time, overwritten by `stampBatch` (2024-11-07T00:00:00.000Z: fits every width). */
 export const PLACEHOLDER_SENT_AT_MS = Date.UTC(2024, 10, 7);
 
+/** Encoder option shared by the wire encoders: which of their two paths (see JsonObjectRows) to take. */
+export interface EncodePathOption {
+  /** take the reference path (per-field writers, byte-by-byte escaping) even over a seeded source; default false */
+  reference?: boolean;
+}
+
+/** The template path's generated text of `source`, or undefined for the reference path (`reference`, or hand-given rows). */
+export function directTextOf(source: RowSource, option?: EncodePathOption): DirectText | undefined {
+  return option?.reference ? undefined : source.direct;
+}
+
+/** Copy `src` into `out` at `p` and return the position after it (a loop: the constants here are short). */
+export function put(out: Buffer, p: number, src: Buffer): number {
+  const n = src.length;
+  if (n > 32) {
+    out.set(src, p);
+    return p + n;
+  }
+  for (let k = 0; k < n; k++) out[p + k] = src[k]!;
+  return p + n;
+}
+
+/** Upper bound in bytes of a scalar JSON value (int, float, bool, null, quoted time) written by writeJsonField. */
+const SCALAR_BOUND = 32;
+
 /**
  * Writes rows as JSON objects `{"<field>":<value>,...,"gen":<genId>,"seq":<seq>,"sent_at":<time>}` in field order,
  * with a stamp slot at sent_at. Keys are escaped once, at construction.
+ *
+ * Two paths with the same bytes (test/core/events/fast-path.test.ts compares them over many seeded events):
+ * - the reference path (`direct` absent): every field through writeJsonField, strings escaped byte by byte;
+ * - the template path (`direct` given, a seeded source's DirectText): the constant parts (keys, `"gen":<genId>`,
+ *   the quotes around a generated string) pre-encoded at construction and copied, generated text written straight
+ *   into the output (it needs no escaping), one bounds check per row. Get the row with `row(source, seq)`.
  */
 export class JsonObjectRows {
   private readonly keys: Buffer[];
   private readonly genKey: Buffer;
   private readonly seqKey: Buffer;
   private readonly sentKey: Buffer;
+  /** template path: `pre[i]` = what precedes field i (the close quote of a generated string i-1, the key, the open quote of a generated string i) */
+  private readonly pre: Buffer[] = [];
+  /** template path: the close quote of a generated last field, then `,"gen":<genId>,"seq":` */
+  private readonly genSeq = new Map<number, Buffer>();
+  private readonly constBytes: number;
 
-  constructor(fields: readonly EventField[], private readonly timeFormat: JsonTimeFormat = "iso", private readonly depth: 1 | 2 = 1) {
+  /**
+   * @param direct the template path's generated text (a seeded source's `direct`); absent = the reference path
+   */
+  constructor(fields: readonly EventField[], private readonly timeFormat: JsonTimeFormat = "iso", private readonly depth: 1 | 2 = 1, private readonly direct?: DirectText) {
     this.keys = fields.map((f, i) => Buffer.concat([Buffer.from(i === 0 ? "{" : ","), jsonKey(f.name, depth)]));
     this.genKey = Buffer.concat([Buffer.from(fields.length === 0 ? "{" : ","), jsonKey("gen", depth)]);
     this.seqKey = Buffer.concat([Buffer.from(","), jsonKey("seq", depth)]);
     this.sentKey = Buffer.concat([Buffer.from(","), jsonKey("sent_at", depth)]);
+    const quote = Buffer.from(depth === 2 ? '\\"' : '"');
+    const gen = direct?.generated;
+    for (let i = 0; i < fields.length; i++) {
+      this.pre.push(Buffer.concat([i > 0 && gen?.[i - 1] ? quote : Buffer.alloc(0), this.keys[i]!, gen?.[i] ? quote : Buffer.alloc(0)]));
+    }
+    this.constBytes = this.pre.reduce((n, b) => n + b.length, 0) + quote.length + this.genKey.length + this.seqKey.length + this.sentKey.length + 64;
   }
 
-  /** Append the row's object (no separator or newline) to `w`. */
+  /** The row of `seq` for `write`: without its generated text on the template path (write adds it). */
+  row(source: RowSource, seq: number): EventRow {
+    return this.direct ? this.direct.fillScalars(seq) : source.fill(seq);
+  }
+
+  /** The template path's `,"gen":<genId>,"seq":` (after the close quote of a generated last field), cached per genId. */
+  private genSeqBytes(genId: number): Buffer {
+    let b = this.genSeq.get(genId);
+    if (!b) {
+      const w = new ByteWriter(64);
+      const n = this.pre.length;
+      if (n > 0 && this.direct!.generated[n - 1]) w.quote(this.depth);
+      w.bytes(this.genKey);
+      w.int(genId);
+      w.bytes(this.seqKey);
+      b = w.take(0, 0).payload;
+      this.genSeq.set(genId, b);
+    }
+    return b;
+  }
+
+  /** Append the row's object (no separator or newline) to `w`; a row from `row(source, seq)` on the template path. */
   write(w: ByteWriter, row: EventRow, genId: number): void {
+    if (this.direct) return this.writeTemplate(w, row, genId, this.direct);
     for (let i = 0; i < this.keys.length; i++) {
       w.bytes(this.keys[i]!);
       writeJsonField(w, row, i, this.timeFormat, this.depth);
@@ -383,6 +450,26 @@ export class JsonObjectRows {
     w.bytes(this.sentKey);
     writeSentAt(w, this.timeFormat, this.depth);
     w.byte(0x7d);
+  }
+
+  private writeTemplate(w: ByteWriter, row: EventRow, genId: number, direct: DirectText): void {
+    const n = this.pre.length;
+    const gen = direct.generated;
+    let bound = this.constBytes;
+    for (let i = 0; i < n; i++) bound += row.types[i] === 1 ? row.len[i]! * (gen[i] ? 1 : 7) + 4 : SCALAR_BOUND;
+    w.ensure(bound);
+    for (let i = 0; i < n; i++) {
+      w.pos = put(w.buf, w.pos, this.pre[i]!);
+      if (gen[i]) {
+        direct.writeText(row.seq, i, w.buf, w.pos);
+        w.pos += row.len[i]!;
+      } else writeJsonField(w, row, i, this.timeFormat, this.depth);
+    }
+    w.pos = put(w.buf, w.pos, this.genSeqBytes(genId));
+    w.int(row.seq);
+    w.pos = put(w.buf, w.pos, this.sentKey);
+    writeSentAt(w, this.timeFormat, this.depth);
+    w.buf[w.pos++] = 0x7d;
   }
 }
 

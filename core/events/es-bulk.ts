@@ -14,10 +14,10 @@
  */
 import { IngestbenchError } from "../errors.ts";
 import { basicAuth } from "./griddb-webapi.ts";
-import { ByteWriter, checkRange, JsonObjectRows, stampBatch, type StampedBatch } from "./encoding.ts";
+import { ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, stampBatch, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
-export interface EsBulkOptions {
+export interface EsBulkOptions extends EncodePathOption {
   /** target index in each action line; omit to use the index in the URL (`POST /<index>/_bulk`) */
   index?: string;
   /** "index" (default) or "create" (required by data streams) */
@@ -36,7 +36,7 @@ export class EsBulkEncoder {
   private readonly actionTail: Buffer;
 
   constructor(private readonly source: RowSource, private readonly options: EsBulkOptions = {}) {
-    this.rows = new JsonObjectRows(source.fields, "iso");
+    this.rows = new JsonObjectRows(source.fields, "iso", 1, directTextOf(source, options));
     const op = options.op ?? "index";
     const meta: string[] = [];
     if (options.index !== undefined) meta.push(`"_index":${JSON.stringify(options.index)}`);
@@ -64,7 +64,7 @@ export class EsBulkEncoder {
         w.int(seq);
         w.bytes(this.actionTail);
       }
-      this.rows.write(w, this.source.fill(seq), gen);
+      this.rows.write(w, this.rows.row(this.source, seq), gen);
       w.byte(0x0a);
     }
     return w.take(from, count);

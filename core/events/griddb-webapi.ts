@@ -15,8 +15,8 @@
  */
 import { IngestbenchError } from "../errors.ts";
 import { passwordConfigKey, passwordEnvName, sinkPassword } from "../secrets.ts";
-import { ByteWriter, checkRange, stampBatch, writeJsonField, writeSentAt, type StampedBatch } from "./encoding.ts";
-import type { RowSource } from "./source.ts";
+import { ByteWriter, checkRange, directTextOf, type EncodePathOption, stampBatch, writeJsonField, writeSentAt, type StampedBatch } from "./encoding.ts";
+import type { DirectText, RowSource } from "./source.ts";
 
 /** The path of the row registration endpoint; names are URL-encoded. */
 export function gridDbRowsPath(cluster: string, database: string, container: string): string {
@@ -31,8 +31,12 @@ export function basicAuth(user: string, password: string): string {
 
 export class GridDbRowsEncoder {
   private readonly w = new ByteWriter();
+  /** the template path: generated text written straight into the body (JsonObjectRows in encoding.ts) */
+  private readonly direct: DirectText | undefined;
 
-  constructor(private readonly source: RowSource) {}
+  constructor(private readonly source: RowSource, options: EncodePathOption = {}) {
+    this.direct = directTextOf(source, options);
+  }
 
   /** `[[v1,..,gen,seq,"sent_at"],..]` for seqs [from, from + count). @throws RangeError for a bad range */
   encode(from: number, count: number): StampedBatch {
@@ -40,12 +44,19 @@ export class GridDbRowsEncoder {
     const w = this.w;
     w.reset();
     const n = this.source.fields.length;
+    const direct = this.direct;
     w.byte(0x5b);
     for (let seq = from; seq < from + count; seq++) {
-      const row = this.source.fill(seq);
+      const row = direct ? direct.fillScalars(seq) : this.source.fill(seq);
       w.ascii(seq > from ? ",[" : "[");
       for (let i = 0; i < n; i++) {
-        writeJsonField(w, row, i, "iso");
+        if (direct?.generated[i]) {
+          w.ensure(row.len[i]! + 3);
+          w.buf[w.pos++] = 0x22;
+          direct.writeText(seq, i, w.buf, w.pos);
+          w.pos += row.len[i]!;
+          w.buf[w.pos++] = 0x22;
+        } else writeJsonField(w, row, i, "iso");
         w.byte(0x2c);
       }
       w.int(this.source.genId);

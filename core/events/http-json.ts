@@ -6,12 +6,12 @@
  * Each object is `{"<field>":<value>,...,"gen":<genId>,"seq":<seq>,"sent_at":<time>}` in the scenario's field
  * order (JSON text per RFC 8259; see encoding.ts for escaping and time formats).
  */
-import { ByteWriter, checkRange, JsonObjectRows, stampBatch, type JsonTimeFormat, type StampedBatch } from "./encoding.ts";
+import { ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, stampBatch, type JsonTimeFormat, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
 export type HttpJsonFraming = "ndjson" | "array";
 
-export interface HttpJsonOptions {
+export interface HttpJsonOptions extends EncodePathOption {
   framing: HttpJsonFraming;
   /** timestamp fields and sent_at; default "iso" */
   timeFormat?: JsonTimeFormat;
@@ -28,7 +28,7 @@ export class HttpJsonEncoder {
   private readonly rows: JsonObjectRows;
 
   constructor(private readonly source: RowSource, private readonly options: HttpJsonOptions) {
-    this.rows = new JsonObjectRows(source.fields, options.timeFormat ?? "iso");
+    this.rows = new JsonObjectRows(source.fields, options.timeFormat ?? "iso", 1, directTextOf(source, options));
   }
 
   /**
@@ -43,7 +43,7 @@ export class HttpJsonEncoder {
     if (array) w.byte(0x5b);
     for (let seq = from; seq < from + count; seq++) {
       if (array && seq > from) w.byte(0x2c);
-      this.rows.write(w, this.source.fill(seq), this.source.genId);
+      this.rows.write(w, this.rows.row(this.source, seq), this.source.genId);
       if (!array) w.byte(0x0a);
     }
     if (array) w.byte(0x5d);

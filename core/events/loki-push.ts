@@ -17,10 +17,10 @@
  * with a plain-text reason; `parseLokiPushResponse` types them. The whole batch succeeds or fails.
  */
 import { IngestbenchError } from "../errors.ts";
-import { ByteWriter, checkRange, JsonObjectRows, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
+import { ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
-export interface LokiPushOptions {
+export interface LokiPushOptions extends EncodePathOption {
   /** extra stream labels (job and gen are always set) */
   labels?: Record<string, string>;
   /** entry timestamp source, default "sent" (see the file comment) */
@@ -41,7 +41,7 @@ export class LokiPushEncoder {
 
   /** @throws RangeError for a label name outside the Prometheus data model, or timestamp "event" without a timestamp field */
   constructor(private readonly source: RowSource, private readonly options: LokiPushOptions = {}) {
-    this.rows = new JsonObjectRows(source.fields, "iso", 2);
+    this.rows = new JsonObjectRows(source.fields, "iso", 2, directTextOf(source, options));
     const labels: Record<string, string> = { job: "ingestbench", ...options.labels, gen: String(source.genId) };
     for (const k of Object.keys(labels)) if (!LABEL_NAME.test(k)) throw new RangeError(`Loki label name "${k}" is not [a-zA-Z_][a-zA-Z0-9_]*`);
     this.head = Buffer.from(`{"streams":[{"stream":${JSON.stringify(labels)},"values":[`);
@@ -58,7 +58,7 @@ export class LokiPushEncoder {
     w.bytes(this.head);
     const event = this.options.timestamp === "event";
     for (let seq = from; seq < from + count; seq++) {
-      const row = this.source.fill(seq);
+      const row = this.rows.row(this.source, seq);
       w.ascii(seq > from ? ',["' : '["');
       if (event) {
         w.time(row.num[this.tsField]!, "epoch-ms");

@@ -55,6 +55,23 @@ export interface RowSource {
   readonly genId: number;
   /** Fill and return the shared row for `seq`; rows of a replay source must be `load()`ed first. */
   fill(seq: number): EventRow;
+  /** the fast path of a seeded source (see DirectText); absent for hand-given rows */
+  readonly direct?: DirectText;
+}
+
+/**
+ * The encoders' fast path over a seeded source: generated text is written straight into the output buffer instead
+ * of into the row and then copied (and escaped) from there. Generated text is `writeLogText`'s vocabulary only:
+ * printable ASCII with no `"`, `\` or `]`, so JSON strings (RFC 8259 §7), RFC 5424 PARAM-VALUEs (§6.3.3) and COPY
+ * text carry it unescaped. The bytes are the same as `fill()`'s (test/core/events/fast-path.test.ts).
+ */
+export interface DirectText {
+  /** 1 at field i when `fill()` writes it as generated text of `len[i]` bytes (never for the replayed field) */
+  readonly generated: Uint8Array;
+  /** `fill(seq)` without writing the generated text fields (their `len` is set); then `writeText` each one */
+  fillScalars(seq: number): EventRow;
+  /** Write generated field i of seq into `out` at `pos` (exactly `len[i]` bytes; `out` must have room). */
+  writeText(seq: number, i: number, out: Uint8Array, pos: number): void;
 }
 
 export interface EventSourceOptions {
@@ -287,6 +304,7 @@ class SeededEventSource implements EventSource {
   private readonly fieldSeeds: Uint32Array;
   private readonly replayField: number;
   private readonly replay: ReplayReader | null;
+  readonly direct: DirectText;
 
   constructor(opts: EventSourceOptions) {
     validateFields(opts.fields);
@@ -307,6 +325,11 @@ class SeededEventSource implements EventSource {
     }
     this.replay = opts.replayFile !== undefined ? new ReplayReader(opts.replayFile) : null;
     if (this.replay) this.row.escape[this.replayField] = 1;
+    this.direct = {
+      generated: Uint8Array.from(opts.fields.map((f, i) => (f.type === "string" && i !== this.replayField ? 1 : 0))),
+      fillScalars: (seq) => this.fillRow(seq, false),
+      writeText: (seq, i, out, pos) => writeLogText(this.fieldState(seq, i), out, pos, this.row.bytes[i]!.length),
+    };
   }
 
   load(fromSeq: number, count: number): Promise<void> {
@@ -314,12 +337,21 @@ class SeededEventSource implements EventSource {
   }
 
   fill(seq: number): EventRow {
+    return this.fillRow(seq, true);
+  }
+
+  /** per-(field, seq) state: two fmix32 rounds over seq's halves */
+  private fieldState(seq: number, i: number): number {
+    const h = fmix32((this.fieldSeeds[i]! ^ (seq >>> 0)) + 0x9e3779b9);
+    const hi = (seq / 4294967296) >>> 0;
+    return hi !== 0 ? fmix32(h ^ hi) : h;
+  }
+
+  /** The row of seq; generated text written into the row only when `text` (DirectText.fillScalars passes false). */
+  private fillRow(seq: number, text: boolean): EventRow {
     const row = this.row;
     const types = row.types;
-    const fs = this.fieldSeeds;
     row.seq = seq;
-    const lo = seq >>> 0;
-    const hi = (seq / 4294967296) >>> 0;
     for (let i = 0; i < types.length; i++) {
       const ty = types[i]!;
       if (ty === 0) {
@@ -332,12 +364,10 @@ class SeededEventSource implements EventSource {
         row.len[i] = line.length;
         continue;
       }
-      // per-(field, seq) state: two fmix32 rounds over seq's halves
-      let h = fmix32((fs[i]! ^ lo) + 0x9e3779b9);
-      if (hi !== 0) h = fmix32(h ^ hi);
+      const h = this.fieldState(seq, i);
       if (ty === 1) {
         const b = row.bytes[i]!;
-        writeLogText(h, b, 0, b.length);
+        if (text) writeLogText(h, b, 0, b.length);
         row.len[i] = b.length;
       } else {
         const r = fmix32(h + 0x6d2b79f5);

@@ -14,10 +14,10 @@
  * - MSG (§6.4): the event's last string field (where replayed log lines go), as octets without a BOM (MSG-ANY);
  *   `bom: true` prefixes the UTF-8 BOM (MSG-UTF8). Without a string field there is no MSG.
  */
-import { ByteWriter, checkRange, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
-import type { EventRow, RowSource } from "./source.ts";
+import { ByteWriter, checkRange, directTextOf, type EncodePathOption, PLACEHOLDER_SENT_AT_MS, put, stampBatch, type StampedBatch } from "./encoding.ts";
+import type { DirectText, EventRow, RowSource } from "./source.ts";
 
-export interface SyslogOptions {
+export interface SyslogOptions extends EncodePathOption {
   /** 0..23, default 16 (local0) */
   facility?: number;
   /** 0..7, default 6 (informational) */
@@ -56,6 +56,14 @@ export class SyslogEncoder {
   private readonly tail: { gen: Buffer; seq: Buffer; sent: Buffer; close: Buffer };
   private readonly tsField: number;
   private readonly msgField: number;
+  /** the template path (see encode) */
+  private readonly direct: DirectText | undefined;
+  /** template path: `" gen="<genId>" seq="`, `" sent_at="<placeholder>"] [BOM]` and the sent_at slot's offset in it */
+  private readonly genSeq: Buffer;
+  private readonly sentClose: Buffer;
+  private readonly sentSlot: number;
+  /** template path: MSG-LEN digits of the previous frame (the next one is written after that much room) */
+  private lenDigits = 3;
 
   /** @throws RangeError for a facility, severity, header value, SD-ID or field name outside RFC 5424 */
   constructor(private readonly source: RowSource, options: SyslogOptions = {}) {
@@ -83,15 +91,79 @@ export class SyslogEncoder {
       sent: Buffer.from('" sent_at="'),
       close: Buffer.from(this.msgField >= 0 ? `"] ${options.bom ? "\ufeff" : ""}` : '"]', "utf8"),
     };
+    this.direct = directTextOf(source, options);
+    this.genSeq = Buffer.concat([this.tail.gen, Buffer.from(String(source.genId)), this.tail.seq]);
+    const placeholder = new ByteWriter(32);
+    placeholder.time(PLACEHOLDER_SENT_AT_MS, "iso");
+    this.sentSlot = this.tail.sent.length;
+    this.sentClose = Buffer.concat([this.tail.sent, placeholder.take(0, 0).payload, this.tail.close]);
   }
 
-  /** Octet-counted frames for seqs [from, from + count), back to back. @throws RangeError for a bad range */
+  /**
+   * Octet-counted frames for seqs [from, from + count), back to back. Two paths with the same bytes
+   * (test/core/events/fast-path.test.ts): the reference path writes each message after 11 bytes of room and moves
+   * it back once its length is known; the template path (a seeded source, see JsonObjectRows in encoding.ts) copies
+   * pre-encoded constants, writes generated text straight into the frame, and leaves as much room for MSG-LEN as the
+   * previous frame needed, so a message moves only when its length has another number of digits.
+   * @throws RangeError for a bad range
+   */
   encode(from: number, count: number): StampedBatch {
     checkRange(from, count);
     const w = this.w;
     w.reset();
-    for (let seq = from; seq < from + count; seq++) this.frame(w, this.source.fill(seq));
+    const direct = this.direct;
+    if (direct) for (let seq = from; seq < from + count; seq++) this.frameTemplate(w, direct.fillScalars(seq), direct);
+    else for (let seq = from; seq < from + count; seq++) this.frame(w, this.source.fill(seq));
     return w.take(from, count);
+  }
+
+  private frameTemplate(w: ByteWriter, row: EventRow, direct: DirectText): void {
+    const gen = direct.generated;
+    let bound = 96 + this.afterTime.length + this.genSeq.length + this.sentClose.length;
+    for (const p of this.params) bound += p.prefix.length + (row.types[p.i] === 1 ? 2 * row.len[p.i]! : 32);
+    if (this.msgField >= 0) bound += row.len[this.msgField]!;
+    w.ensure(bound);
+    const frameStart = w.pos;
+    const msgStart = frameStart + this.lenDigits + 1;
+    const out = w.buf;
+    w.pos = put(out, msgStart, this.head);
+    if (this.tsField >= 0) w.time(row.num[this.tsField]!, "iso");
+    else {
+      w.slot("iso");
+      w.time(PLACEHOLDER_SENT_AT_MS, "iso");
+    }
+    w.pos = put(out, w.pos, this.afterTime);
+    for (const p of this.params) {
+      w.pos = put(out, w.pos, p.prefix);
+      if (gen[p.i]) {
+        direct.writeText(row.seq, p.i, out, w.pos);
+        w.pos += row.len[p.i]!;
+      } else this.value(w, row, p.i);
+      out[w.pos++] = 0x22;
+    }
+    w.pos = put(out, w.pos, this.genSeq);
+    w.int(row.seq);
+    w.slot("iso", w.pos + this.sentSlot);
+    w.pos = put(out, w.pos, this.sentClose);
+    const m = this.msgField;
+    if (m >= 0 && !row.isNull[m]) {
+      if (gen[m]) direct.writeText(row.seq, m, out, w.pos);
+      else out.set(row.bytes[m]!.subarray(0, row.len[m]!), w.pos);
+      w.pos += row.len[m]!;
+    }
+    const len = w.pos - msgStart;
+    const digits = len < 10 ? 1 : len < 100 ? 2 : len < 1000 ? 3 : String(len).length;
+    if (digits !== this.lenDigits) {
+      // another number of digits than the previous frame: move the message (and its slots) to where it belongs
+      const start = frameStart + digits + 1;
+      out.copyWithin(start, msgStart, w.pos);
+      w.shiftSlots(msgStart, start - msgStart);
+      w.pos = start + len;
+      this.lenDigits = digits;
+    }
+    let q = frameStart + digits - 1;
+    for (let x = len; q >= frameStart; x = (x / 10) | 0) out[q--] = 0x30 + (x % 10);
+    out[frameStart + digits] = 0x20;
   }
 
   private frame(w: ByteWriter, row: EventRow): void {

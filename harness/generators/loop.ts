@@ -47,6 +47,12 @@ export const batchLoopFields = {
   requests: z.number().int().positive().optional(),
   /** fault injection: send every k-th batch twice (the second time after the first was answered); omitted = never */
   duplicateEvery: z.number().int().positive().optional(),
+  /**
+   * generator processes per entry point on the loadgen host (harness/runner/generator-group.ts splitConfig): the
+   * rate and a fixed `requests` workload are split across them, each with its own genId (its own seq space); the
+   * process itself ignores this field; omitted = 1
+   */
+  processes: z.number().int().positive().max(64).optional(),
 };
 
 /** An encoded batch of seqs [from, from + count); `payload.length` counts as bytes sent. */

@@ -1,8 +1,11 @@
 /**
- * The generators of one run: one generator process per entry point (the sink, or each collector host of a scale-out
- * stack), genIds 0..n-1, all on the loadgen host. Progress and the final report are the sums over the processes;
- * the ledger gets what each genId sent.
+ * The generators of one run: `processes` generator processes (the generator config's field, default 1) per entry
+ * point (the sink, or each collector host of a scale-out stack), all on the loadgen host; entry e's processes are
+ * genIds e·processes .. e·processes + processes − 1, each with its own seq space 0, 1, 2, ... and its share of the
+ * entry's load (splitConfig). Progress and the final report are the sums over the processes; the ledger gets what
+ * each genId sent, so its meaning does not change with the number of processes.
  */
+import { ConfigurationError } from "../../core/errors.ts";
 import type { GeneratorProcess, GeneratorProgram, GeneratorSpec, SpawnFn } from "../generators/process.ts";
 import { startGeneratorProcess } from "../generators/process.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
@@ -40,6 +43,30 @@ export function mergeFinals(finals: readonly GeneratorFinal[]): GeneratorFinal {
     },
     errors: finals.flatMap((f) => f.errors.map((e) => `gen ${f.genId}: ${e}`)),
   };
+}
+
+/** Generator processes per entry point: the config's `processes` (loop.ts batchLoopFields), 1 when absent. */
+export function processesOf(config: Record<string, unknown>): number {
+  return typeof config.processes === "number" ? config.processes : 1;
+}
+
+/**
+ * The configs of the `n` processes sharing one entry point's load: a numeric `rate` (events/s) divided by n; a fixed
+ * `requests` workload R split as floor(R/n), with the first R mod n processes taking one more (the total stays R);
+ * every other field as given. Process k's config is element k. n = 1 gives the config unchanged.
+ * @throws ConfigurationError E_GENERATOR_PROCESSES when `requests` is smaller than n (a process would have nothing to send)
+ */
+export function splitConfig(config: Record<string, unknown>, n: number): Array<Record<string, unknown>> {
+  if (n === 1) return [config];
+  const requests = config.requests;
+  if (typeof requests === "number" && requests < n) {
+    throw new ConfigurationError("E_GENERATOR_PROCESSES", `generator processes ${n} exceed its requests ${requests}: every process needs at least one request`, { field: "generator.processes" });
+  }
+  return Array.from({ length: n }, (_, k) => ({
+    ...config,
+    ...(typeof config.rate === "number" ? { rate: config.rate / n } : {}),
+    ...(typeof requests === "number" ? { requests: Math.floor(requests / n) + (k < requests % n ? 1 : 0) } : {}),
+  }));
 }
 
 /** What each generator targets: the spec for genId i is `specFor(i)`. */

@@ -13,7 +13,7 @@
  * Without a collector the topology is loadgen → sink (the generator writes to the sink's data endpoint). With one,
  * the stack needs a `collector` host (or `collector-1`, `collector-2`, … for a scale-out, as in write-up 000) and the
  * topology is loadgen → collector(s) → sink: one generator process per collector host (genIds 0..n-1, each at the
- * scenario's rate) writes to that collector's data endpoint, the collectors to the sink's; every collector host
+ * scenario's rate; with the generator's `processes: N`, N processes per host sharing that rate, ./generator-group.ts) writes to that collector's data endpoint, the collectors to the sink's; every collector host
  * must run the pinned version and all of them the same one; observers cover every host and the bottleneck
  * candidates include the collector hosts. The collectors' claimed counts (their own stats, summed over hosts) are
  * written beside the ledger as `collectorClaims`; the ledger itself is always what the sink stored.
@@ -51,7 +51,7 @@ import { awaitCompletion, NEAR_END_SHARE, TIGHT_INTERVAL_MS, windowEnd, type Com
 import { evaluateChecks } from "./checks.ts";
 import { addFidelity } from "./fidelity.ts";
 import { environment, gitCommit } from "./environment.ts";
-import { GeneratorGroup, mergeFinals } from "./generator-group.ts";
+import { GeneratorGroup, mergeFinals, processesOf, splitConfig } from "./generator-group.ts";
 import { LocalSite } from "./local-site.ts";
 import { LOADGEN, oomMessage, SINK, type OomKill, type RunSite } from "./site.ts";
 import { computeSummary } from "./summary.ts";
@@ -161,13 +161,19 @@ export class BenchRun extends EventEmitter {
       let prev = await verifier.sample();
 
       const loadgen = await site.loadgen(plan.replayFile);
-      const generators = new GeneratorGroup(loadgen.spawn, entries.length, (genId) => ({
-        name: plan.generator.name,
-        config: plan.generator.config,
-        ctx: { target: { host: entries[genId]!.host, port: entries[genId]!.port, params }, fields: plan.fields, genId, genBase, replayFile: loadgen.replayFile },
-        projectRoot: this.opts.projectRoot,
-        clockSync: true,
-      }), loadgen.program);
+      // `processes` per entry point share its load (generator-group.ts splitConfig); entry e's are genIds e·n .. e·n+n-1
+      const perEntry = processesOf(plan.generator.config);
+      const configs = splitConfig(plan.generator.config, perEntry);
+      const generators = new GeneratorGroup(loadgen.spawn, entries.length * perEntry, (genId) => {
+        const entry = entries[Math.floor(genId / perEntry)]!;
+        return {
+          name: plan.generator.name,
+          config: configs[genId % perEntry]!,
+          ctx: { target: { host: entry.host, port: entry.port, params }, fields: plan.fields, genId, genBase, replayFile: loadgen.replayFile },
+          projectRoot: this.opts.projectRoot,
+          clockSync: true,
+        };
+      }, loadgen.program);
       this.generators = generators;
       this.generatorCount = entries.length;
       // t0 once every generator is up (node + tsx start in about a second): start-up is never measured as load
