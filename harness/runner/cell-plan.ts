@@ -4,7 +4,7 @@
  */
 import type { EventField } from "../../core/events/types.ts";
 import type { FidelityLimits } from "../../core/fidelity.ts";
-import type { Check } from "../scenario/schema.ts";
+import type { Check, Step } from "../scenario/schema.ts";
 
 /** Everything one run needs, resolved from the scenario and its cell. Durations in milliseconds. */
 export interface CellPlan {
@@ -27,6 +27,8 @@ export interface CellPlan {
   /** the content check's limits (scenario `fidelity`; absent: core/fidelity.ts DEFAULT_FIDELITY) */
   fidelity?: FidelityLimits;
   seed: number | null;
+  /** fault steps during the load (harness/scenario/steps.ts); absent or [] when none */
+  steps?: Step[];
   /** the scenario as loaded, recorded verbatim */
   scenarioConfig: unknown;
 }

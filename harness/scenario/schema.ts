@@ -22,6 +22,7 @@
  * # matrix: [ { generator.pg-copy.batch: 1000, generator.pg-copy.connections: 1 }, { generator.pg-copy.batch: 50000 } ]
  * checks: [ { ledger.lost: 0 }, { summary.lagP99Ms: { max: 1000 } } ]
  * fidelity: { all: 1000000, sample: 10000 }  # default: compare every stored row up to 1e6 rows, else 10 000 seeded seqs
+ * steps: [ { at: 5s, kill: collector }, { at: 7s, restart: collector } ]   # default []: fault steps (./steps.ts)
  * ```
  */
 import { existsSync } from "node:fs";
@@ -45,6 +46,9 @@ import {
 } from "../../core/yaml.ts";
 import { parseDuration, zUnit } from "../../core/units.ts";
 import { DEFAULT_FIDELITY, type FidelityLimits } from "../../core/fidelity.ts";
+import { stepsSchema, type Step } from "./steps.ts";
+
+export type { Step };
 
 /** A duration as written ("30s") and in milliseconds (30000), parsed by core/units.ts parseDuration. */
 export interface Duration {
@@ -84,6 +88,8 @@ export interface ScenarioBody {
   checks: Check[];
   /** the content check (core/fidelity.ts): every stored row when stored ≤ all, else `sample` seeded seqs */
   fidelity?: FidelityLimits;
+  /** fault steps during the load, in file order (./steps.ts); [] when none */
+  steps: Step[];
 }
 
 /** One point of the matrix: `values` maps matrix keys to this cell's values; `id` is e.g. "batch=8000" ("default" without a matrix). */
@@ -299,6 +305,7 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       matrix: matrixSchema,
       checks: z.array(checkSchema(registries.checkPaths)).nullable().default([]).transform((c) => c ?? []),
       fidelity: fidelitySchema.default(DEFAULT_FIDELITY),
+      steps: stepsSchema(options.baseDir),
     })
     .strict()
     .superRefine((s, ctx) => {
@@ -335,6 +342,7 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
         replicates: s.replicates,
         checks: s.checks,
         fidelity: s.fidelity,
+        steps: s.steps,
         matrix: s.matrix,
       };
       if (s.source) {
@@ -411,7 +419,7 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
       issues.push({ path: at, at: "key", message: `"${key}" is not a dotted path into the scenario, e.g. "generator.pg-copy.batch"` });
       return false;
     }
-    if (segs[0] === "matrix" || segs[0] === "checks" || segs[0] === "name") {
+    if (segs[0] === "matrix" || segs[0] === "checks" || segs[0] === "name" || segs[0] === "steps") {
       issues.push({ path: at, at: "key", message: `"${segs[0]}" cannot be varied by the matrix` });
       return false;
     }
