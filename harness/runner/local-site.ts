@@ -260,12 +260,12 @@ export class LocalSite implements RunSite {
       const next = await findSink(plan.sink.name)!.local!.startLocal(this.host(SINK), plan.sink.config, signal);
       this.sink = next;
       if (this.downstream) this.downstream.sink = next;
-      return `restarted ${next.name} on ${role} (pid ${next.pid ?? "?"}) in ${((performance.now() - t) / 1000).toFixed(2)} s`;
+      return `restarted ${next.name} on ${role} ${next.pid !== undefined ? `(pid ${next.pid}) ` : ""}in ${((performance.now() - t) / 1000).toFixed(2)} s`;
     }
     const i = this.collectorRoles.indexOf(role);
     const next = await findCollector(plan.collector!.name)!.local!.startLocal(this.host(role), plan.collector!.config, signal, this.downstream);
     this.collectors[i] = next;
-    return `restarted ${next.name} on ${role} (pid ${next.pid ?? "?"}) in ${((performance.now() - t) / 1000).toFixed(2)} s`;
+    return `restarted ${next.name} on ${role} ${next.pid !== undefined ? `(pid ${next.pid}) ` : ""}in ${((performance.now() - t) / 1000).toFixed(2)} s`;
   }
 
   /** `sh -c command` in the host's namespace and cgroup; the child is killed (by its pid) when `signal` aborts. */
