@@ -17,7 +17,7 @@ import type { EventEmitter } from "node:events";
 import { findCollector, findSink } from "../../plugins/registry.ts";
 import type { RunningComponent } from "../../core/component.ts";
 import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
-import { liftCpuLimit, listCgroupPids } from "../../infra/local/cgroup.ts";
+import { liftCpuLimit, listCgroupPids, readOomKillCount } from "../../infra/local/cgroup.ts";
 import { netemAvailable, reshapeLink } from "../../infra/local/netns.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalHost, LocalStack } from "../../core/hosts.ts";
@@ -28,7 +28,7 @@ import type { RunRecord } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import type { Downstream } from "../../core/component.ts";
 import type { ExecResult, StepHost, StepTarget } from "./steps.ts";
-import { hostRoles, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
+import { hostRoles, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type OomKill, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
 import { checkVersions, collectorHosts } from "./versions.ts";
 
 /**
@@ -184,6 +184,27 @@ export class LocalSite implements RunSite {
     // lift the sink's CPU cap so that the ledger's full-table queries take seconds, not minutes on a quarter core;
     // memory, IO and network caps stay; nothing after this point is a measurement
     return (await liftCpuLimit(this.host(SINK).cgroup)) ? { [SINK]: ["CPU cap lifted after the drain, for the ledger queries"] } : {};
+  }
+
+  /**
+   * OOM kills in the run's hosts: each host's cgroup is made for this run, so its oom_kill counter
+   * (infra/local/cgroup.ts readOomKillCount) counts this run's kills only. Never throws.
+   */
+  async oomKills(): Promise<OomKill[]> {
+    if (!this.local) return [];
+    const kills: OomKill[] = [];
+    for (const role of this.roles) {
+      const h = this.local.hosts[role];
+      if (!h) continue;
+      const c = await readOomKillCount(h.cgroup).catch(() => null);
+      if (!c || c.count === 0) continue;
+      const limit = this.limits[role]?.applied.memoryLimitBytes;
+      kills.push({
+        host: role, container: `cgroup ${h.cgroup.dirs.memory ?? h.cgroup.dirs.unified}`, limitBytes: typeof limit === "number" ? limit : null,
+        oomKilled: false, kills: c.count, evidence: `cgroup ${h.cgroup.version} ${c.file} oom_kill ${c.count}`,
+      });
+    }
+    return kills;
   }
 
   steps(): StepTarget {

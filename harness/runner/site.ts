@@ -99,7 +99,7 @@ export interface RunSite {
   endMeasurement(): Promise<Record<string, string[]>>;
   /**
    * OOM kills in the run's hosts since startSink, read after the load (and after an error); empty when none.
-   * Never throws. Absent: the site cannot tell (the local platform reports a dead component by its own error).
+   * Never throws. Absent: the site cannot tell. The local platform reads each host's cgroup counter (./local-site.ts).
    */
   oomKills?(): Promise<OomKill[]>;
   /** stop or release what the site started; returns one message per failure (never throws) */
