@@ -32,6 +32,9 @@ export interface LocalHost {
   controlAddress: string;
   /** data-plane interface name inside the namespace (for observers) */
   interface?: string;
+  /** the other end of the data-plane link (a bridge port, or the peer host's end) and its namespace, for reshaping it */
+  peerInterface?: string;
+  peerNetns?: string;
   cgroup: CgroupPaths;
   /** run-scoped, writable data directory (on the throttled device or a tmpfs), removed at teardown */
   dataDir: string;

@@ -122,6 +122,11 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
     check(stack, plans) {
       if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`);
       for (const plan of plans) cellConfig(stack, plan);
+      // fault steps (harness/runner/steps.ts) run on the local platform only: refused before anything is deployed
+      const withSteps = plans.find((p) => p.steps?.length);
+      if (withSteps) {
+        throw new ConfigurationError("E_STEP_PLATFORM", `scenario ${withSteps.scenario}: fault steps (steps:) run on local stacks only; stack ${stack.name} is a ${stack.platform} stack (its sites offer no kill, stop, restart, exec or network steps yet); run it on a local stack, e.g. --stack local-pipeline`, { field: "steps" });
+      }
       // the images the cells run (a version without a Debian-built image is refused here, exit 2)
       if (stack.platform === "docker") images.set(stack.name, cellImages(loadPulumiStack(stack.file), plans));
     },

@@ -6,6 +6,7 @@
 import { runFlags } from "../results/across-stacks.ts";
 import { bottleneckLabel } from "../results/format.ts";
 import type { ReportData } from "./data.ts";
+import { faultLines, timelineLines } from "../runner/fault-cost.ts";
 import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
 
 export type ChartKind = "throughput" | "ledger" | "timeline" | "resources";
@@ -77,6 +78,8 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
       const flags = runFlags([r.run]);
       if (flags.length) body.push(`<p class="meta status-bad">${esc(flags.join(", "))}${r.run.caps?.oversubscribed ? `: ${esc(r.run.caps.reasons.join("; "))}` : ""}${sum?.contention?.contended ? `; ${esc(sum.contention.reasons.join("; "))}` : ""}</p>`);
       if (r.run.error) body.push(`<p class="meta status-bad">error ${esc(r.run.error.code)}: ${esc(r.run.error.message)}</p>`);
+      const steps = [...timelineLines(r.run.timeline ?? []), ...faultLines(r.run.faults ?? [], r.run.timeline ?? [])];
+      if (steps.length) body.push(`<ul class="faults">${steps.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
       body.push(runCharts.length ? `<div class="charts">${runCharts.map(figure).join("")}</div>` : `<p class="meta">no series recorded</p>`);
     }
     body.push("</section>");

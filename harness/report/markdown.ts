@@ -6,6 +6,7 @@
 import { runFlags } from "../results/across-stacks.ts";
 import { bottleneckLabel } from "../results/format.ts";
 import type { ReportData } from "./data.ts";
+import { faultLines, timelineLines } from "../runner/fault-cost.ts";
 import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
 
 /** Escape what would break a Markdown table cell. */
@@ -36,6 +37,11 @@ export function renderMarkdown(data: ReportData): string {
         run.ledger?.altered !== undefined ? String(run.ledger.altered) : "–",
       ]),
     }), "", "</details>");
+    // fault steps: the timeline and what each fault cost, per run (harness/runner/fault-cost.ts)
+    for (const { run } of s.runs) {
+      const steps = [...timelineLines(run.timeline ?? []), ...faultLines(run.faults ?? [], run.timeline ?? [])];
+      if (steps.length) out.push("", `**Fault steps of ${run.runId}**`, "", ...steps.map((x) => `- ${md(x)}`));
+    }
   }
   return `${out.join("\n")}\n`;
 }

@@ -187,6 +187,56 @@ export interface CompletionRecord {
   tightIntervalMs: number;
 }
 
+/**
+ * One fault step as it ran (harness/runner/steps.ts): when it started and ended (epoch ms and seconds since t0, the
+ * start of load), how it ended, and what it printed (stdout and stderr, cut to STEP_OUTPUT_MAX characters).
+ * `status`: "ok" (exit 0), "failed" (non-zero exit or an error), "timeout" (past the step's timeout), "skipped"
+ * (its time or condition did not come during the load; start and end null).
+ */
+export interface TimelineEntry {
+  index: number;
+  name: string;
+  /** kill | stop | cont | restart | exec | network | script */
+  action: string;
+  /** the host role it acted on; null for a script */
+  host: string | null;
+  /** "at 5s" or "when stored >= 20000" */
+  trigger: string;
+  /** whether `faults` accounts for it (the step's `fault`, harness/scenario/steps.ts) */
+  fault: boolean;
+  status: "ok" | "failed" | "timeout" | "skipped";
+  startT: number | null;
+  endT: number | null;
+  startS: number | null;
+  endS: number | null;
+  exitCode: number | null;
+  output: string;
+}
+
+/**
+ * What one fault step (kill, stop, restart, network, or a script) cost, from the ledger and the series
+ * (harness/runner/fault-cost.ts): the missing seq ranges attributed to it, throughput recovery and peaks after it.
+ */
+export interface FaultCost {
+  /** the timeline entry's index */
+  step: number;
+  name: string;
+  /** acknowledged seqs absent at the sink attributed to this step (sent before it ended, after the previous fault ended) */
+  lost: number;
+  /** those seqs' ranges, [gen, from, to] inclusive (from the ledger's missingRanges, which lists at most the first 20) */
+  lostRanges: Array<[number, number, number]>;
+  /** the run's duplicated rows when this is its only fault (duplicate seq ranges are not queried: the ledger counts them), else null */
+  duplicated: number | null;
+  /** median stored rows/s of the measured samples before the fault */
+  preMedianRowsPerSec: number | null;
+  /** seconds from the fault's start until a sample's stored rows/s was back at ≥ 90 % of preMedianRowsPerSec; null: never during the load */
+  recoverySeconds: number | null;
+  /** largest ingest lag (newest stored event's age) from the fault's start to the next fault or the load's end, ms */
+  peakLagMs: number | null;
+  /** largest backlog age over the same span, ms (a lower bound of the delivery latency, SeriesPoint.backlogLagMs) */
+  peakBacklogLagMs: number | null;
+}
+
 export interface RunRecord {
   status: RunStatus;
   runId: string;
@@ -231,6 +281,10 @@ export interface RunRecord {
   completion?: CompletionRecord;
   /** the query phase's results (scenario `query`, harness/runner/query-load.ts); absent without one */
   query?: QueryPhaseRecord;
+  /** the scenario's fault steps as they ran, in step order (absent without steps) */
+  timeline?: TimelineEntry[];
+  /** what each fault step cost (absent without steps; harness/runner/fault-cost.ts) */
+  faults?: FaultCost[];
   /** kind: configuration | provisioning | verification (errors.ts classes) or run (anything else) */
   error: { code: string; kind: "configuration" | "provisioning" | "verification" | "run"; message: string } | null;
 }

@@ -4,7 +4,7 @@
  */
 import type { EventField } from "../../core/events/types.ts";
 import type { FidelityLimits } from "../../core/fidelity.ts";
-import type { Check, QueryPhase } from "../scenario/schema.ts";
+import type { Check, QueryPhase, Step } from "../scenario/schema.ts";
 
 /** Everything one run needs, resolved from the scenario and its cell. Durations in milliseconds. */
 export interface CellPlan {
@@ -29,6 +29,8 @@ export interface CellPlan {
   seed: number | null;
   /** the query phase after the ingest (scenario `query`; harness/runner/query-load.ts); absent without one */
   query?: QueryPhase;
+  /** fault steps during the load (harness/scenario/steps.ts); absent or [] when none */
+  steps?: Step[];
   /** the scenario as loaded, recorded verbatim */
   scenarioConfig: unknown;
 }

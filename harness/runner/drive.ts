@@ -12,6 +12,7 @@ import type { Contention, RunRecord } from "../results/types.ts";
 import { bottleneckLabel } from "./bottleneck.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
 import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";
+import { faultLines, timelineLines } from "./fault-cost.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import { BenchRun } from "./run.ts";
 import { hostRoles } from "./site.ts";
@@ -69,6 +70,9 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   const content = contentLine(r);
   if (content) lines.push(content);
   if (r.query) lines.push(...queryLines(r.query));
+  // fault steps: what ran when, and what each fault cost (./fault-cost.ts)
+  for (const line of timelineLines(r.timeline ?? [])) lines.push(`  ${line}`);
+  for (const line of faultLines(r.faults ?? [], r.timeline ?? [])) lines.push(`  ${line}`);
   for (const c of r.checks.filter((c) => !c.ok)) lines.push(`  check failed: ${c.check} ${c.expected}, got ${c.actual}`);
   if (r.error) lines.push(`  error ${r.error.code}: ${r.error.message}`);
   return lines.join("\n");

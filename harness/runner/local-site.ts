@@ -5,12 +5,20 @@
  *
  * Events on the run's emitter: "collector" (RunningComponent, { host, downstream }) once each collector is ready,
  * with what restarting it would take (the kill-mid-run tests use it).
+ *
+ * Fault steps (./steps.ts StepTarget): kill, stop and cont signal every process in the host's cgroup (the component
+ * and its children, e.g. PostgreSQL's backends: a frozen postmaster alone would leave its backends serving);
+ * restart stops what is left of the component (SIGCONT first) and starts it again with the same config, host and
+ * downstream (a collector keeps its persist file, PostgreSQL its data directory and table); exec runs `sh -c` in the
+ * host's namespace and cgroup; network replaces the tc qdiscs on both ends of the host's data-plane link
+ * (infra/local/netns.ts reshapeLink).
  */
 import type { EventEmitter } from "node:events";
 import { findCollector, findSink } from "../../plugins/registry.ts";
 import type { RunningComponent } from "../../core/component.ts";
 import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
-import { liftCpuLimit } from "../../infra/local/cgroup.ts";
+import { liftCpuLimit, listCgroupPids, readOomKillCount } from "../../infra/local/cgroup.ts";
+import { netemAvailable, reshapeLink } from "../../infra/local/netns.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalHost, LocalStack } from "../../core/hosts.ts";
 import { ConfigurationError, interruptedError, ProvisioningError } from "../../core/errors.ts";
@@ -19,7 +27,9 @@ import { createLocalObserver } from "../observers/local.ts";
 import type { Observer } from "../observers/types.ts";
 import type { RunRecord } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
-import { hostRoles, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
+import type { Downstream } from "../../core/component.ts";
+import type { ExecResult, StepHost, StepTarget } from "./steps.ts";
+import { hostRoles, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type OomKill, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
 import { checkVersions, collectorHosts } from "./versions.ts";
 
 /**
@@ -29,7 +39,7 @@ import { checkVersions, collectorHosts } from "./versions.ts";
  * and the hosts the cell needs.
  * @throws ConfigurationError E_PLATFORM, E_SINK, E_COLLECTOR or E_STACK_HOSTS, naming the stack file and field
  */
-export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector" | "scenario"> & { scenarioFile?: string }): void {
+export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector" | "scenario" | "steps"> & { scenarioFile?: string }): void {
   if (stack.platform !== "local") {
     throw new ConfigurationError("E_PLATFORM", `${fieldLocation(stack.file, ["config", "ingestbench:platform"])}: stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`, { field: "config.ingestbench:platform" });
   }
@@ -48,6 +58,26 @@ export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sin
       const need = roles.map((r) => `"${r}"`).join(plan.collector ? ", " : " and ");
       const where = fieldLocation(stack.file, ["config", "ingestbench:hosts"]);
       throw new ConfigurationError("E_STACK_HOSTS", `${where}: this scenario${plan.scenarioFile ? ` (${displayPath(plan.scenarioFile)})` : ""} needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
+    }
+  }
+  checkStepsLocally(roles, plan);
+}
+
+/**
+ * The scenario's steps must name hosts the cell runs on, and delay or loss need netem in this kernel.
+ * @throws ConfigurationError E_STEP_HOST, E_STEP_NETEM naming the step (steps.N) and what to do
+ */
+function checkStepsLocally(roles: readonly string[], plan: Pick<CellPlan, "scenario" | "steps">): void {
+  for (const s of plan.steps ?? []) {
+    const field = `steps.${s.index}`;
+    if ("host" in s.action && !roles.includes(s.action.host)) {
+      throw new ConfigurationError("E_STEP_HOST", `scenario ${plan.scenario}: step ${s.index} (${s.name}) names host "${s.action.host}", which this cell does not run on; its hosts: ${roles.join(", ")}`, { field });
+    }
+    if (s.action.kind === "network" && (s.action.change.delayMs !== undefined || s.action.change.lossPercent !== undefined)) {
+      const netem = netemAvailable();
+      if (netem.available === false) {
+        throw new ConfigurationError("E_STEP_NETEM", `scenario ${plan.scenario}: step ${s.index} (${s.name}) needs netem for delay or loss, and this kernel has none (${netem.reason}); change bandwidth only, or run on a kernel with CONFIG_NET_SCH_NETEM`, { field });
+      }
     }
   }
 }
@@ -86,6 +116,9 @@ export class LocalSite implements RunSite {
   private readonly collectors: RunningComponent[] = [];
   private readonly roles: string[];
   private readonly collectorRoles: string[];
+  private downstream: Downstream | undefined;
+  /** hosts whose processes a step stopped (SIGSTOP) and no step continued yet */
+  private readonly stopped = new Set<string>();
 
   /** @throws ConfigurationError as checkRunnableLocally */
   constructor(private readonly opts: LocalSiteOptions) {
@@ -120,6 +153,7 @@ export class LocalSite implements RunSite {
     if (!plan.collector) return [sink.data];
     const factory = findCollector(plan.collector.name)!.local!;
     const down = { sink, params: downstream.params, fields: downstream.fields };
+    this.downstream = down;
     for (const role of this.collectorRoles) {
       const host = this.host(role);
       const c = await factory.startLocal(host, plan.collector.config, signal, down);
@@ -154,6 +188,124 @@ export class LocalSite implements RunSite {
     // lift the sink's CPU cap so that the ledger's full-table queries take seconds, not minutes on a quarter core;
     // memory, IO and network caps stay; nothing after this point is a measurement
     return (await liftCpuLimit(this.host(SINK).cgroup)) ? { [SINK]: ["CPU cap lifted after the drain, for the ledger queries"] } : {};
+  }
+
+  /**
+   * OOM kills in the run's hosts: each host's cgroup is made for this run, so its oom_kill counter
+   * (infra/local/cgroup.ts readOomKillCount) counts this run's kills only. Never throws.
+   */
+  async oomKills(): Promise<OomKill[]> {
+    if (!this.local) return [];
+    const kills: OomKill[] = [];
+    for (const role of this.roles) {
+      const h = this.local.hosts[role];
+      if (!h) continue;
+      const c = await readOomKillCount(h.cgroup).catch(() => null);
+      if (!c || c.count === 0) continue;
+      const limit = this.limits[role]?.applied.memoryLimitBytes;
+      kills.push({
+        host: role, container: `cgroup ${h.cgroup.dirs.memory ?? h.cgroup.dirs.unified}`, limitBytes: typeof limit === "number" ? limit : null,
+        oomKilled: false, kills: c.count, evidence: `cgroup ${h.cgroup.version} ${c.file} oom_kill ${c.count}`,
+      });
+    }
+    return kills;
+  }
+
+  steps(): StepTarget {
+    return {
+      hosts: () => Object.fromEntries(this.roles.map((r) => [r, this.stepHost(r)])),
+      signal: async (role, action) => {
+        const sig = action === "kill" ? "SIGKILL" : action === "stop" ? "SIGSTOP" : "SIGCONT";
+        const pids = await this.componentPids(role);
+        if (pids.length === 0) throw new Error(`host ${role} runs no process to ${action}`);
+        const hit: number[] = [];
+        for (const pid of pids) {
+          try { process.kill(pid, sig); hit.push(pid); } catch (e) { if ((e as { code?: string }).code !== "ESRCH") throw e; }
+        }
+        if (action === "stop") this.stopped.add(role);
+        else this.stopped.delete(role);
+        return `${sig} to ${hit.length} process(es) of ${this.componentOf(role)?.name ?? role} on ${role}: ${hit.join(", ")}`;
+      },
+      restart: (role, signal) => this.restart(role, signal),
+      exec: (role, command, signal) => this.exec(role, command, signal),
+      network: async (role, change) => {
+        const h = this.host(role);
+        if (!h.netns || !h.interface || !h.peerNetns || !h.peerInterface) throw new Error(`host ${role} has no data-plane link to change (no network namespaces)`);
+        const back = await reshapeLink([{ netns: h.netns, ifname: h.interface }, { netns: h.peerNetns, ifname: h.peerInterface }], change);
+        const show = (b: (typeof back)[number], name: string): string => `${name}: ${b.kinds.join("+") || "none"}${b.tbfRateBytesPerSec !== undefined ? ` rate ${b.tbfRateBytesPerSec} B/s` : ""}${b.netemDelayMs !== undefined ? ` delay ${b.netemDelayMs} ms` : ""}${b.netemLossPercent !== undefined ? ` loss ${b.netemLossPercent} %` : ""}`;
+        return `tc on ${role}'s link: ${show(back[0]!, h.interface)}; ${show(back[1]!, h.peerInterface)}`;
+      },
+      release: async () => {
+        for (const role of [...this.stopped]) {
+          for (const pid of await this.componentPids(role).catch(() => [])) {
+            try { process.kill(pid, "SIGCONT"); } catch { /* gone */ }
+          }
+          this.stopped.delete(role);
+        }
+      },
+    };
+  }
+
+  /** The component running on `role` now (a collector host's collector, the sink), if any. */
+  private componentOf(role: string): RunningComponent | undefined {
+    if (role === SINK) return this.sink;
+    const i = this.collectorRoles.indexOf(role);
+    return i >= 0 ? this.collectors[i] : undefined;
+  }
+
+  /** Every process in the host's cgroup, else the component's main pid (no cgroup). */
+  private async componentPids(role: string): Promise<number[]> {
+    const pids = await listCgroupPids(this.host(role).cgroup);
+    if (pids.length > 0) return pids;
+    const pid = this.componentOf(role)?.pid;
+    return pid !== undefined ? [pid] : [];
+  }
+
+  private stepHost(role: string): StepHost {
+    const h = this.host(role);
+    return {
+      name: role, address: h.address, controlAddress: h.controlAddress, ...(h.netns !== undefined ? { netns: h.netns } : {}),
+      cgroup: { ...h.cgroup.dirs }, pid: this.componentOf(role)?.pid ?? null,
+      pids: () => listCgroupPids(h.cgroup),
+    };
+  }
+
+  /** Stop what is left of the component on `role` (thawed first) and start it again as startSink/startEntries did. */
+  private async restart(role: string, signal: AbortSignal): Promise<string> {
+    const { plan } = this.opts;
+    const old = this.componentOf(role);
+    if (!old) throw new Error(`host ${role} runs no component to restart`);
+    for (const pid of await this.componentPids(role)) {
+      try { process.kill(pid, "SIGCONT"); } catch { /* gone */ }
+    }
+    this.stopped.delete(role);
+    const t = performance.now();
+    await old.stop();
+    if (role === SINK) {
+      const next = await findSink(plan.sink.name)!.local!.startLocal(this.host(SINK), plan.sink.config, signal);
+      this.sink = next;
+      if (this.downstream) this.downstream.sink = next;
+      return `restarted ${next.name} on ${role} ${next.pid !== undefined ? `(pid ${next.pid}) ` : ""}in ${((performance.now() - t) / 1000).toFixed(2)} s`;
+    }
+    const i = this.collectorRoles.indexOf(role);
+    const next = await findCollector(plan.collector!.name)!.local!.startLocal(this.host(role), plan.collector!.config, signal, this.downstream);
+    this.collectors[i] = next;
+    return `restarted ${next.name} on ${role} ${next.pid !== undefined ? `(pid ${next.pid}) ` : ""}in ${((performance.now() - t) / 1000).toFixed(2)} s`;
+  }
+
+  /** `sh -c command` in the host's namespace and cgroup; the child is killed (by its pid) when `signal` aborts. */
+  private exec(role: string, command: string, signal: AbortSignal): Promise<ExecResult> {
+    const child = this.host(role).spawn("sh", ["-c", command]);
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.on("data", (b: Buffer) => { if (stdout.length < 65536) stdout += b.toString("utf8"); });
+    child.stderr?.on("data", (b: Buffer) => { if (stderr.length < 65536) stderr += b.toString("utf8"); });
+    const onAbort = (): void => { if (child.pid !== undefined && child.exitCode === null) child.kill("SIGKILL"); };
+    signal.addEventListener("abort", onAbort, { once: true });
+    return new Promise((resolve, reject) => {
+      child.once("error", (e) => { signal.removeEventListener("abort", onAbort); reject(e); });
+      child.once("close", (code) => { signal.removeEventListener("abort", onAbort); resolve({ exitCode: code, stdout, stderr }); });
+    });
   }
 
   async teardown(): Promise<string[]> {

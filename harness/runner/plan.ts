@@ -159,6 +159,7 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
         ...(s.fidelity ? { fidelity: s.fidelity } : {}),
         ...(s.query ? { query: s.query } : {}),
         seed: typeof genConfig.seed === "number" ? genConfig.seed : null,
+        ...(s.steps.length ? { steps: s.steps } : {}),
         // recorded as `run` (compare lists runs that differ in it)
         scenarioConfig: { ...s, cell: cell.values, run: timing },
       });

@@ -34,6 +34,11 @@
  * A run is an event emitter (after autocannon): "start" (RunRecord), "sink" ({ host, port, params }: where the
  * harness reaches the sink, once its schema exists), "collector" (RunningComponent, { host, downstream }: once it is
  * ready, with what restarting it would take), "tick" (SeriesPoint, { plan, loadEndS }), "done" (RunRecord).
+ *
+ * Fault steps (the scenario's `steps:`, ./steps.ts) fire from t0 on, through the site's StepTarget; while a step has
+ * disturbed the sink, a failed count is retried (every SINK_RETRY_MS, up to the drain timeout) instead of failing the
+ * run. At the end of the load no step fires any more, running ones are awaited and whatever a step froze is thawed,
+ * so that the drain and the ledger say what the faults cost: run.json `timeline` and `faults` (./fault-cost.ts).
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -59,6 +64,8 @@ import { queryTotals, runQueryPhase } from "./query-load.ts";
 import { appliedHostLimits, stackCapsFit } from "../results/caps.ts";
 import { collectorHosts } from "./versions.ts";
 import type { CellPlan } from "./cell-plan.ts";
+import { StepRunner } from "./steps.ts";
+import { faultCosts } from "./fault-cost.ts";
 
 export interface RunOptions {
   stack: StackSpec;
@@ -82,6 +89,8 @@ export interface RunOptions {
 }
 
 const MiB = 2 ** 20;
+/** Retry interval of a count that failed while a step disturbed the sink, ms. */
+const SINK_RETRY_MS = 250;
 
 /** Run ids sort by time: 20261129T201500Z-3f9a2c. */
 export function newRunId(): string {
@@ -107,6 +116,8 @@ export class BenchRun extends EventEmitter {
   private generatorCount = 1;
   /** series points not yet written: a fixed workload's completion wait, whose phases are known at its end */
   private deferred: SeriesPoint[] | null = null;
+  /** the scenario's fault steps, once the entries are up (null without steps) */
+  private steps: StepRunner | null = null;
 
   constructor(private readonly opts: RunOptions) {
     super();
@@ -155,6 +166,7 @@ export class BenchRun extends EventEmitter {
       // the collectors (between the generators and the sink) start once the table exists, with the sink downstream
       const entries = await site.startEntries({ params, fields: plan.fields }, this.opts.signal);
       this.throwIfAborted();
+      if (plan.steps?.length) this.steps = new StepRunner(plan.steps, site.steps?.() ?? null);
 
       const observer = await site.observer();
       await observer.read();
@@ -186,10 +198,11 @@ export class BenchRun extends EventEmitter {
 
       const t0 = now();
       const loadEnd = t0 + plan.warmupMs + plan.durationMs;
+      this.steps?.start(t0, loadEnd);
       let bytesPerRow = 0;
       const tick = async (phase: Phase): Promise<CountSample> => {
         const obs = await observer.read();
-        const s = await verifier!.sample({ full: phase === "drain" });
+        const s = await this.sampleThroughFaults(() => verifier!.sample({ full: phase === "drain" }), plan.drainTimeoutMs);
         const mid = (s.tBefore + s.tAfter) / 2;
         const prevMid = (prev.tBefore + prev.tAfter) / 2;
         const rowsPerSec = mid > prevMid ? ((s.stored - prev.stored) * 1000) / (mid - prevMid) : null;
@@ -207,6 +220,7 @@ export class BenchRun extends EventEmitter {
         this.series.push(point);
         if (this.deferred) this.deferred.push(point);
         else writer.append(point);
+        if (phase !== "drain") this.steps?.onSample(point);
         this.emit("tick", point, { plan, loadEndS: (loadEnd - t0) / 1000 });
         prev = s;
         return s;
@@ -233,6 +247,8 @@ export class BenchRun extends EventEmitter {
         if (near && due < cadence) k--; // a tightened sample does not use up a slot of the cadence
       }
       const workloadDone = generators.finished;
+      // no step fires after the load; running ones end, frozen hosts are thawed before the drain
+      if (this.steps) this.record.timeline = await this.steps.finish();
 
       finals = await generators.stop();
       const final = mergeFinals(finals);
@@ -288,6 +304,7 @@ export class BenchRun extends EventEmitter {
       const ledger: Ledger = await verifier.ledger(finals.map((f) => f.sent), finals.map((f) => f.rejectedRanges));
       await addFidelity(ledger, verifier, plan, finals.map((f) => f.sent), genBase);
       this.record.ledger = ledger;
+      if (this.record.timeline) this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
       this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
       this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary, generator: final, query: queryTotals(this.record.query) });
       this.record.status = this.record.checks.every((c) => c.ok) ? "ok" : "failed";
@@ -315,6 +332,7 @@ export class BenchRun extends EventEmitter {
       const attempt = async (what: string, f: () => Promise<unknown>): Promise<void> => {
         try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
       };
+      if (this.steps && !this.record.timeline) await attempt("steps", async () => { this.record.timeline = await this.steps!.finish(); });
       if (this.generators && !finals) await attempt("generator", async () => { this.record.generator = mergeFinals(await this.generators!.stop()); });
       if (site.oomKills && this.record.status !== "interrupted") await attempt("OOM check", async () => this.reportOom(await site.oomKills!()));
       if (verifier) await attempt("verifier", () => verifier!.close());
@@ -366,6 +384,22 @@ export class BenchRun extends EventEmitter {
       const b = this.record.summary.bottleneck;
       const evidence = `OOM-killed under its memory cap: ${k.evidence}`;
       this.record.summary.bottleneck = { resource: "memory", host: k.host, score: 1, evidence, candidates: [{ resource: "memory", host: k.host, score: 1, evidence }, ...b.candidates] };
+    }
+  }
+
+  /**
+   * A count through faults: while a step has disturbed the sink (killed, stopped, restarted, reshaped), a failed count
+   * is retried every SINK_RETRY_MS for up to `budgetMs`; otherwise, and after that, it fails as it would.
+   */
+  private async sampleThroughFaults<T>(sample: () => Promise<T>, budgetMs: number): Promise<T> {
+    const until = now() + Math.max(budgetMs, 10_000);
+    for (;;) {
+      try {
+        return await sample();
+      } catch (err) {
+        if (!this.steps?.disturbed(SINK) || now() > until || this.opts.signal?.aborted) throw err;
+        await sleep(SINK_RETRY_MS);
+      }
     }
   }
 

@@ -17,6 +17,7 @@ import type { GeneratorProgram, SpawnFn } from "../generators/process.ts";
 import type { Observer } from "../observers/types.ts";
 import type { Environment, RunRecord } from "../results/types.ts";
 import { collectorHosts } from "./versions.ts";
+import type { StepTarget } from "./steps.ts";
 
 /** An address and TCP port. */
 export interface Endpoint {
@@ -98,11 +99,16 @@ export interface RunSite {
   endMeasurement(): Promise<Record<string, string[]>>;
   /**
    * OOM kills in the run's hosts since startSink, read after the load (and after an error); empty when none.
-   * Never throws. Absent: the site cannot tell (the local platform reports a dead component by its own error).
+   * Never throws. Absent: the site cannot tell. The local platform reads each host's cgroup counter (./local-site.ts).
    */
   oomKills?(): Promise<OomKill[]>;
   /** stop or release what the site started; returns one message per failure (never throws) */
   teardown(): Promise<string[]>;
+  /**
+   * What fault steps can do here (./steps.ts), once startEntries returned; absent: the site runs no steps (the driver
+   * refuses a plan with steps for it before anything is provisioned).
+   */
+  steps?(): StepTarget;
 }
 
 /** Host names every stack uses for the load generator and the sink. */

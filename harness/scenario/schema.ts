@@ -26,6 +26,7 @@
  *   statements: [ { name: count, sql: "SELECT count() FROM {table}", rows: 1, value: "{stored}" } ]
  *   cells: [ { concurrency: 10, count: 50 } ]
  *   timeout: 10s                           # per request; default 10s
+ * steps: [ { at: 5s, kill: collector }, { at: 7s, restart: collector } ]   # default []: fault steps (./steps.ts)
  * ```
  */
 import { existsSync } from "node:fs";
@@ -50,6 +51,9 @@ import {
 import { parseDuration, zUnit } from "../../core/units.ts";
 import { DEFAULT_FIDELITY, type FidelityLimits } from "../../core/fidelity.ts";
 import { appSchema, variantsSchema, type AppSpec, type Variant } from "./app-schema.ts";
+import { stepsSchema, type Step } from "./steps.ts";
+
+export type { Step };
 
 /** A duration as written ("30s") and in milliseconds (30000), parsed by core/units.ts parseDuration. */
 export interface Duration {
@@ -94,6 +98,8 @@ export interface ScenarioBody {
   /** the application under test and its variants (./app-schema.ts; docs/app-under-test.md) */
   app?: AppSpec;
   variants?: Variant[];
+  /** fault steps during the load, in file order (./steps.ts); [] when none */
+  steps: Step[];
 }
 
 /**
@@ -364,6 +370,7 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       query: querySchema.optional(),
       app: appSchema.optional(),
       variants: variantsSchema.optional(),
+      steps: stepsSchema(options.baseDir),
     })
     .strict()
     .superRefine((s, ctx) => {
@@ -406,6 +413,7 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
         replicates: s.replicates,
         checks: s.checks,
         fidelity: s.fidelity,
+        steps: s.steps,
         matrix: s.matrix,
       };
       if (s.query) body.query = s.query as QueryPhase;
@@ -485,7 +493,7 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
       issues.push({ path: at, at: "key", message: `"${key}" is not a dotted path into the scenario, e.g. "generator.pg-copy.batch"` });
       return false;
     }
-    if (segs[0] === "matrix" || segs[0] === "checks" || segs[0] === "name") {
+    if (segs[0] === "matrix" || segs[0] === "checks" || segs[0] === "name" || segs[0] === "steps") {
       issues.push({ path: at, at: "key", message: `"${segs[0]}" cannot be varied by the matrix` });
       return false;
     }

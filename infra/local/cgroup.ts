@@ -463,6 +463,19 @@ export async function applyCgroupLimits(
   return { applied, enforced: enforced && partial.length > 0 ? "partial" : enforced, notes, ...(partial.length ? { partial } : {}) };
 }
 
+/**
+ * The kernel's count of processes the OOM killer ended in the host's cgroup: cgroup v1 memory.oom_control `oom_kill N`
+ * (Linux ≥ 4.13), cgroup v2 memory.events `oom_kill N` (Documentation/admin-guide/cgroup-v2.rst). Null when the
+ * host has no memory cgroup or the file has no counter.
+ */
+export async function readOomKillCount(paths: CgroupPaths): Promise<{ count: number; file: string } | null> {
+  const dir = paths.version === "v1" ? paths.dirs.memory : paths.dirs.unified;
+  if (dir === undefined) return null;
+  const file = path.join(dir, paths.version === "v1" ? "memory.oom_control" : "memory.events");
+  const m = /^oom_kill (\d+)$/m.exec((await readOptional(file)) ?? "");
+  return m ? { count: Number(m[1]), file } : null;
+}
+
 /** The cgroup.procs files a process must be written into to join the host's cgroup (one per distinct directory). */
 export function cgroupProcsFiles(paths: CgroupPaths): string[] {
   return [...new Set(Object.values(paths.dirs))].map((d) => path.join(d, "cgroup.procs"));

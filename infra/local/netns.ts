@@ -16,6 +16,9 @@
  * peer end (its download): tbf for bandwidth, netem for delay/loss, netem at the root with tbf as its child when
  * both. Values are read back with `tc -j qdisc show`.
  */
+import { existsSync, readFileSync } from "node:fs";
+import os from "node:os";
+import { gunzipSync } from "node:zlib";
 import { execa } from "execa";
 import { ProvisioningError } from "../../core/errors.ts";
 import type { NetworkLimit } from "../../core/limits.ts";
@@ -307,6 +310,58 @@ async function shapeInterface(netns: string, ifname: string, s: DirectionShape):
     await run("tc", [...tc, "replace", "dev", ifname, ...parent, ...tbfArgs(s.rate)]);
   }
   return notes;
+}
+
+/**
+ * Whether this kernel has netem (tc-netem(8), CONFIG_NET_SCH_NETEM), from /proc/config.gz when the kernel exposes it
+ * ("=y", or "=m" with the module loaded or present under /lib/modules): `available` null when it cannot tell.
+ * Used to refuse delay and loss steps before anything is provisioned.
+ */
+export function netemAvailable(): { available: boolean | null; reason: string } {
+  let config: string;
+  try {
+    config = gunzipSync(readFileSync("/proc/config.gz")).toString("utf8");
+  } catch {
+    return { available: null, reason: "/proc/config.gz is not readable" };
+  }
+  const m = /^CONFIG_NET_SCH_NETEM=([ym])$/m.exec(config);
+  if (!m) return { available: false, reason: "CONFIG_NET_SCH_NETEM is not set in this kernel (/proc/config.gz)" };
+  if (m[1] === "y") return { available: true, reason: "CONFIG_NET_SCH_NETEM=y" };
+  const release = os.release();
+  for (const f of ["/sys/module/sch_netem", `/lib/modules/${release}/kernel/net/sched`]) {
+    if (existsSync(f)) return { available: true, reason: `CONFIG_NET_SCH_NETEM=m (${f})` };
+  }
+  return { available: false, reason: `CONFIG_NET_SCH_NETEM=m but the module is neither loaded nor under /lib/modules/${release}` };
+}
+
+/**
+ * Change the shaping of a running link's ends (a fault step, harness/runner/steps.ts): each end keeps what it had
+ * (read back with readQdiscs) unless `change` gives a new bandwidth (bytes/s), delay (ms) or loss (percent); the
+ * qdiscs are replaced in place (tbf at the root, or netem at the root with tbf as its child) and read back.
+ * @throws ProvisioningError E_TC when tc fails, or when netem is needed and the kernel has none
+ */
+export async function reshapeLink(
+  ends: ReadonlyArray<{ netns: string; ifname: string }>,
+  change: { bandwidthBytesPerSec?: number; delayMs?: number; lossPercent?: number },
+): Promise<QdiscReadback[]> {
+  const back: QdiscReadback[] = [];
+  try {
+    for (const e of ends) {
+      const now = await readQdiscs(e.netns, e.ifname);
+      const shape: DirectionShape = {
+        rate: change.bandwidthBytesPerSec ?? now.tbfRateBytesPerSec,
+        delayMs: change.delayMs ?? now.netemDelayMs,
+        lossPercent: change.lossPercent ?? now.netemLossPercent,
+      };
+      const notes = await shapeInterface(e.netns, e.ifname, shape);
+      if (notes.length > 0) throw new Error(notes.join("; "));
+      back.push(await readQdiscs(e.netns, e.ifname));
+    }
+  } catch (err) {
+    if (err instanceof ProvisioningError) throw err;
+    throw new ProvisioningError("E_TC", `changing the link of ${ends.map((e) => `${e.netns}/${e.ifname}`).join(", ")} failed: ${(err as Error).message}`, { cause: err });
+  }
+  return back;
 }
 
 /**

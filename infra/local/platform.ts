@@ -472,6 +472,7 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
         address: net?.address ?? "127.0.0.1",
         controlAddress: net?.controlAddress ?? "127.0.0.1",
         ...(net?.interface !== undefined ? { interface: net.interface } : {}),
+        ...(net?.peerInterface !== undefined && net.peerNetns !== undefined ? { peerInterface: net.peerInterface, peerNetns: net.peerNetns } : {}),
         cgroup,
         dataDir,
         ...(dev.device !== undefined && tmpfsBytes === undefined ? { blockDevice: dev.device } : {}),

@@ -1,10 +1,12 @@
 /**
  * The sink host over time (series.jsonl `hosts.sink`): CPU used in cores (with the applied cap as a rule), the
- * share of CFS periods throttled, and its network and disk write rates.
+ * share of CFS periods throttled, and its network and disk write rates; the run's fault steps as vertical markers
+ * (./timeline.ts stepMarkerLayers).
  */
 import type { TopLevelSpec } from "vega-lite";
 import { sinkCaps } from "../../results/caps.ts";
 import type { ReportRun } from "../data.ts";
+import { stepMarkerLayers, stepMarks } from "./timeline.ts";
 
 const HOST = "sink";
 
@@ -23,6 +25,7 @@ export function resourcesSpec(r: ReportRun): TopLevelSpec | null {
   const cap = sinkCaps(r.run).cores;
   const x = { field: "elapsedS", type: "quantitative", title: "seconds since load started", scale: { zero: true } };
   const hasThrottle = cpu.some((c) => c.throttled !== null);
+  const marks = stepMarks(r.run);
   return {
     title: `${r.label}: sink CPU, throttling, IO`,
     vconcat: [
@@ -35,6 +38,7 @@ export function resourcesSpec(r: ReportRun): TopLevelSpec | null {
             encoding: { x, y: { field: "cores", type: "quantitative", title: cap === null ? "CPU, cores" : "CPU, cores (rule: cap)" }, tooltip: [{ field: "elapsedS", format: ".1f" }, { field: "cores", format: ".2f" }] },
           },
           ...(cap === null ? [] : [{ data: { values: [{ cap }] }, mark: { type: "rule", color: "#333", strokeDash: [4, 3] }, encoding: { y: { field: "cap", type: "quantitative" } } }]),
+          ...stepMarkerLayers(marks, true),
         ],
       },
       ...(hasThrottle ? [{
@@ -46,12 +50,17 @@ export function resourcesSpec(r: ReportRun): TopLevelSpec | null {
       }] : []),
       {
         width: 480, height: 120,
-        data: { values: io },
-        mark: { type: "line", strokeWidth: 2, point: { size: 12 } },
-        encoding: {
-          x, y: { field: "value", type: "quantitative", title: "rate" },
-          color: { field: "measure", type: "nominal", title: null, scale: { range: ["#72b7b2", "#b279a2"] } },
-        },
+        layer: [
+          {
+            data: { values: io },
+            mark: { type: "line", strokeWidth: 2, point: { size: 12 } },
+            encoding: {
+              x, y: { field: "value", type: "quantitative", title: "rate" },
+              color: { field: "measure", type: "nominal", title: null, scale: { range: ["#72b7b2", "#b279a2"] } },
+            },
+          },
+          ...stepMarkerLayers(marks, false),
+        ],
       },
     ],
     resolve: { scale: { color: "independent" } },
