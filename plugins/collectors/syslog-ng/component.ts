@@ -12,7 +12,7 @@
  * - destination into the sink's DATA address (the shaped link), into the table the verifier created:
  *   - postgres: sql(type(pgsql)), `dont-create-tables`, no indexes, `flags(explicit-commits)`: one transaction per
  *     batch; values are the texts as the message carries them (PostgreSQL parses the ISO timestamps);
- *   - clickhouse: http() POSTing `INSERT INTO <db>.<table> FORMAT JSONEachRow` to ClickHouse's HTTP interface, one
+ *   - clickhouse: http() POSTing `INSERT INTO <db>.<table> (<cols>) FORMAT JSONEachRow` to ClickHouse's HTTP interface, one
  *     $(format-json) object per message, typed as the ClickHouse verifier's table (timestamps as UInt64 epoch ms,
  *     made by date-parser(); ints and floats as JSON numbers; bools as 0/1): one INSERT per batch.
  *
@@ -35,7 +35,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
 import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
-import { quoteTable } from "../../../core/events/copy-text.ts";
+import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import { SYSLOG_SD_ID } from "../../../core/events/syslog.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
@@ -253,7 +253,7 @@ const SINK_DRIVERS = {
     },
   },
   /**
-   * http() into ClickHouse's HTTP interface: POST `/?query=INSERT INTO <db>.<table> FORMAT JSONEachRow` (URL-encoded)
+   * http() into ClickHouse's HTTP interface: POST `/?query=INSERT INTO <db>.<table> (<cols>) FORMAT JSONEachRow` (URL-encoded)
    * with one JSON object per message, newline-delimited (delimiter "\n", body-suffix "\n"): one INSERT per batch.
    * syslog-ng 3.38's http() counts only a 2xx answer as written. Its default mapping of other answers (no
    * response-action() set) treats ClickHouse's error answers — 404 for an unknown table, 500 with the error code in
@@ -268,7 +268,9 @@ const SINK_DRIVERS = {
     render({ sink, fields }, cols) {
       const t = sink.params.table ?? "ib_events";
       const table = t.includes(".") ? t : `${sink.params.database ?? "default"}.${t}`;
-      const query = [`query=${encodeURIComponent(`INSERT INTO ${quoteTable(table)} FORMAT JSONEachRow`)}`];
+      // the columns named: ClickHouse 18.16 fills a column left out of a JSONEachRow object with its DEFAULT only
+      // when the INSERT names its columns (the sink's own stored_at, plugins/sinks/clickhouse/verifier.ts)
+      const query = [`query=${encodeURIComponent(`INSERT INTO ${quoteTable(table)} (${cols.map((c) => quoteIdent(c.column)).join(", ")}) FORMAT JSONEachRow`)}`];
       if (sink.params.user) query.push(`user=${encodeURIComponent(sink.params.user)}`);
       const { parsers, ms } = epochMsColumns(cols, fields);
       return {
