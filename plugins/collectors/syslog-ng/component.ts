@@ -27,7 +27,8 @@
  * line with the image's paths (plugins/collectors/syslog-ng/render.ts): only the paths differ, so they are inputs here.
  * Version: `syslog-ng --version` ("syslog-ng 3 (3.38.1)"), compared with the pin before the process starts.
  * Claimed counts: `syslog-ng-ctl stats -c <control socket>` (received by the source; written, dropped, queued by the
- * destination, whichever driver it is).
+ * destination, whichever driver it is); the same command every sample interval gives the series' signals per
+ * destination (parseSignals).
  */
 import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -375,6 +376,29 @@ export function parseStats(csv: string): Record<string, number> {
   return out;
 }
 
+/** The counters and gauges of a destination that the series keeps (syslog-ng 3.38 stats-level 1). */
+const SIGNAL_TYPES = new Set(["processed", "written", "dropped", "queued", "memory_usage"]);
+
+/**
+ * Parse `syslog-ng-ctl stats` into the series' signals: per destination of the rendered config (SourceId
+ * `d_sink#<n>`, one per driver instance) `<id>.<type>` for processed, written, dropped, queued (messages in its
+ * queue) and memory_usage (bytes of that queue), and the source's `s_ib.processed`; values as syslog-ng prints them
+ * (cumulative counters, current gauges).
+ */
+export function parseSignals(csv: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of csv.split("\n")) {
+    const p = line.split(";");
+    if (p.length < 6) continue;
+    const [name, id, , , type, num] = p as [string, string, string, string, string, string];
+    const n = Number(num);
+    if (!Number.isFinite(n)) continue;
+    if (name === "source" && id === "s_ib" && type === "processed") out["s_ib.processed"] = (out["s_ib.processed"] ?? 0) + n;
+    if (name.startsWith("dst.") && id.startsWith("d_sink") && SIGNAL_TYPES.has(type)) out[`${id}.${type}`] = (out[`${id}.${type}`] ?? 0) + n;
+  }
+  return out;
+}
+
 function parseConfig(raw: unknown): SyslogNgConfig {
   const parsed = syslogNgSchema.safeParse(raw);
   if (!parsed.success) {
@@ -430,6 +454,10 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
       async stats() {
         const r = await execFileP("syslog-ng-ctl", ["stats", "-c", ctl], { timeout: 5000 });
         return parseStats(r.stdout);
+      },
+      async signals() {
+        const r = await execFileP("syslog-ng-ctl", ["stats", "-c", ctl], { timeout: 5000 });
+        return parseSignals(r.stdout);
       },
     });
   },
