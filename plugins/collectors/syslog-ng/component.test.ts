@@ -12,7 +12,7 @@ import { createTableStatement as clickhouseCreateTable } from "../../sinks/click
 import { clickhouse, clickhouseSchema } from "../../sinks/clickhouse/component.ts";
 import { collectors } from "../../registry.ts";
 import {
-  checkSyntax, columnTemplates, matchesSyslogNgPin, parseStats, probeSyslogNgVersion, renderSyslogNgConfig,
+  checkSyntax, columnTemplates, matchesSyslogNgPin, parseSignals, parseStats, probeSyslogNgVersion, renderSyslogNgConfig,
   SYSLOG_NG_PIN, syslogNg, syslogNgSchema,
 } from "./component.ts";
 import {
@@ -76,6 +76,26 @@ describe("syslog-ng component: config", () => {
       .toThrow(/collector\.syslog-ng\.batch-bytes: .*sql\(\) destination has no batch-bytes/);
     expect(() => renderSyslogNgConfig({ config: syslogNgSchema.parse({}), dir: "/tmp", sink: { ...SINK, name: "elasticsearch" }, fields: FIELDS }))
       .toThrow(/cannot write into sink "elasticsearch" \(supported: postgres, clickhouse\)/);
+  });
+
+  it("parses syslog-ng-ctl stats into the series' signals per destination: processed, written, dropped, queued, memory_usage", () => {
+    const url = "http://10.214.0.3:8123/?query=INSERT";
+    const csv = [
+      "SourceName;SourceId;SourceInstance;State;Type;Number",
+      "source;s_ib;;a;processed;5000",
+      "src.syslog;s_ib#0;tcp,10.214.0.1;a;processed;5000",
+      `dst.http;d_sink#0;http,${url};a;batch_size_avg;62925`,
+      `dst.http;d_sink#0;http,${url};a;dropped;0`,
+      `dst.http;d_sink#0;http,${url};a;processed;5000`,
+      `dst.http;d_sink#0;http,${url};a;queued;250`,
+      `dst.http;d_sink#0;http,${url};a;memory_usage;81920`,
+      `dst.http;d_sink#0;http,${url};a;written;4750`,
+      "center;;received;a;processed;5000",
+    ].join("\n");
+    expect(parseSignals(csv)).toEqual({
+      "s_ib.processed": 5000, "d_sink#0.processed": 5000, "d_sink#0.written": 4750, "d_sink#0.dropped": 0, "d_sink#0.queued": 250, "d_sink#0.memory_usage": 81920,
+    });
+    expect(parseSignals("")).toEqual({});
   });
 
   it("parses syslog-ng-ctl stats into claimed counts", () => {
