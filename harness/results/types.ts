@@ -3,9 +3,7 @@
  * Documented field by field in README.md ("The result").
  */
 import type { ClockOffset } from "../generators/clock.ts";
-import type { SaturationVerdict } from "../runner/saturation.ts";
 
-export type { SaturationVerdict };
 import type { AppliedLimits, CapsFit } from "../../core/limits.ts";
 
 /** run.json `caps`: the caps fit of the hosts that ran together (core/limits.ts CapsFit), and which hosts they were. */
@@ -58,6 +56,22 @@ export interface SeriesPoint {
   delivery?: DeliveryPoint | null;
   /** the collector's own signals read in this window (syslog-ng-ctl stats, rsyslog impstats); absent without a collector that reports them */
   collector?: CollectorSignals;
+}
+
+/** The states of the saturation verdict (harness/runner/saturation.ts). */
+export type SaturationState = "steady" | "saturated" | "oscillating" | "rejecting" | "undetermined";
+
+/** The saturation verdict as run.json's Summary.saturation keeps it (harness/runner/saturation.ts computes it). */
+export interface SaturationVerdict {
+  state: SaturationState;
+  /** "saturated (backpressure)", "oscillating (120,000–190,000 rows/s)", "rejecting", "steady", "undetermined (3 samples)" */
+  label: string;
+  /** seconds since load start at which the saturation began (saturated only) */
+  beganS?: number;
+  /** what the verdict rests on, for people */
+  evidence: string;
+  /** measurement samples it read */
+  samples: number;
 }
 
 /** One window's delivery latency: rows read, and their p50, p99 and max, ms (HDR histogram, 3 significant digits). */

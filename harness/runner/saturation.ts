@@ -19,7 +19,7 @@
  *    (max − min) is at least OSCILLATION_SWING of the median.
  * 4. `steady` otherwise; `undetermined` with fewer than MIN_WINDOW measurement samples.
  */
-import type { SeriesPoint } from "../results/types.ts";
+import type { SaturationState, SaturationVerdict, SeriesPoint } from "../results/types.ts";
 import { median } from "../stats/descriptive.ts";
 import { trendOf } from "../stats/trend.ts";
 
@@ -37,20 +37,7 @@ export interface VerdictPoint {
   errors: number;
 }
 
-export type SaturationState = "steady" | "saturated" | "oscillating" | "rejecting" | "undetermined";
-
-/** The verdict, as run.json's Summary.saturation keeps it. */
-export interface SaturationVerdict {
-  state: SaturationState;
-  /** "saturated (backpressure)", "oscillating (120,000–190,000 rows/s)", "rejecting", "steady", "undetermined (3 samples)" */
-  label: string;
-  /** seconds since load start at which the saturation began (saturated only) */
-  beganS?: number;
-  /** what the verdict rests on, for people */
-  evidence: string;
-  /** measurement samples it read */
-  samples: number;
-}
+export type { SaturationState, SaturationVerdict };
 
 /** Tunables of the verdict (defaults as exported below). */
 export interface VerdictOptions {
