@@ -40,7 +40,7 @@ describe("saturation verdict (synthetic series)", () => {
     expect(v.beganS).toBeLessThanOrEqual(10);
     expect(v.evidence).toMatch(/delivery p50 \+\d[\d,]* ms\/s/);
     expect(v.evidence).toMatch(/lag \+/);
-    expect(v.evidence).toMatch(/rows\/s flat/);
+    expect(v.evidence).toMatch(/rows\/s, flat/);
   });
 
   it("growing latency while the lag stays flat is not saturation (both must grow)", () => {
@@ -51,6 +51,12 @@ describe("saturation verdict (synthetic series)", () => {
   it("growing latency while throughput falls by half is not 'flat throughput' backpressure", () => {
     const v = saturationVerdict(series(20, { rate: (i) => 20_000 - 600 * i, delivery: (i) => 50 + 300 * i, lag: (i) => 60 + 300 * i }));
     expect(v.state).not.toBe("saturated");
+  });
+
+  it("latency growing while rows/s rise but do not keep up is saturated too: more arrives than the sink takes", () => {
+    const v = saturationVerdict(series(12, { rate: (i) => 8_000 + 900 * i, delivery: (i) => 1000 + 650 * i, lag: (i) => 2400 + 600 * i }));
+    expect(v.state).toBe("saturated");
+    expect(v.evidence).toMatch(/rising but not keeping up/);
   });
 
   it("a latency that grows but stays small (less than doubling, under 200 ms) is steady", () => {
