@@ -29,6 +29,11 @@ export interface RunningComponent {
   stop(): Promise<void>;
   /** the component's own claimed counters (e.g. a collector's received/written/dropped), when it keeps any */
   stats?(): Promise<Record<string, number>>;
+  /**
+   * the component's own signals now, for a series read every sample interval (a collector's counters and queue
+   * gauges per destination or queue, named as it names them); cheap and never waiting for the component to write
+   */
+  signals?(): Promise<Record<string, number>>;
 }
 
 /**

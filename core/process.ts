@@ -323,10 +323,11 @@ export async function probeVersion(p: VersionProbe): Promise<string> {
 /**
  * The RunningComponent of a collector daemon started by startListeningDaemon: it receives on `port` at the host's
  * data and control addresses, forwards the downstream's connection params, and is stopped by the server's stop.
- * `stats` reads the collector's own counts (its claims), in the collector's own way.
+ * `stats` reads the collector's own counts (its claims), in the collector's own way; `signals`, when given, its
+ * counters and gauges for the per-interval series (RunningComponent.signals).
  */
 export function listeningCollector(
-  o: { name: string; pinned: string; running: string; host: LocalHost; port: number; server: Server; params: Record<string, string>; stats: () => Promise<Record<string, number>> },
+  o: { name: string; pinned: string; running: string; host: LocalHost; port: number; server: Server; params: Record<string, string>; stats: () => Promise<Record<string, number>>; signals?: () => Promise<Record<string, number>> },
 ): RunningComponent {
   const { child, stop } = o.server;
   return {
@@ -339,5 +340,6 @@ export function listeningCollector(
     ...(child.pid !== undefined ? { pid: child.pid } : {}),
     stop,
     stats: o.stats,
+    ...(o.signals ? { signals: o.signals } : {}),
   };
 }

@@ -29,6 +29,24 @@ export interface CountSample {
   stored: number;
   /** newest sent_at among stored rows, epoch ms, or null when empty */
   newestSentAtMs: number | null;
+  /**
+   * delivery latency (stored_at − sent_at) of the rows that became visible since the previous sample, where the
+   * verifier reads it (the sink's own stored-at column); absent: the verifier has none (`Verifier.deliveryUnavailable`)
+   */
+  delivery?: DeliveryWindow;
+}
+
+/**
+ * Delivery latencies of the rows one sample read, as a histogram computed at the sink: every row counted once over
+ * a run's samples (each verifier says how it reads only the rows new since its previous sample).
+ */
+export interface DeliveryWindow {
+  /** [latency in whole milliseconds (stored_at − sent_at, on the sink's clock minus the generator's), rows] */
+  buckets: Array<[number, number]>;
+  /** resolution of the sink's stored-at column, ms (1: PostgreSQL; 1000: ClickHouse 18.16's DateTime) */
+  resolutionMs: number;
+  /** rows read without a stored-at value (a writer that bypassed the column's default): in no bucket */
+  unstamped: number;
 }
 
 /** The integrity account of a run (docs/design.md, "Rules for the numbers"). */
@@ -87,6 +105,11 @@ export interface Verifier {
   missing?(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Completion>;
   /** reads stored rows back for the content check (core/fidelity.ts); absent: the sink cannot, and the result says so */
   rows?: StoredRowReader;
+  /**
+   * why this sink's samples carry no delivery latency (CountSample.delivery), e.g. "Loki's push API keeps no receive
+   * time"; absent when its samples carry one
+   */
+  readonly deliveryUnavailable?: string;
   close(): Promise<void>;
 }
 

@@ -31,9 +31,9 @@ import { ProvisioningError, VerificationError } from "../../core/errors.ts";
 import { harnessAddress } from "../../core/outputs.ts";
 import { createRemoteObserver } from "../observers/remote.ts";
 import type { Observer } from "../observers/types.ts";
-import type { Environment, RunRecord } from "../results/types.ts";
+import type { CollectorSignals, Environment, RunRecord } from "../results/types.ts";
 import type { CellPlan } from "../runner/cell-plan.ts";
-import { hostRoles, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "../runner/site.ts";
+import { hostRoles, hostSignals, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "../runner/site.ts";
 import { checkVersions, collectorHosts } from "../runner/versions.ts";
 import { findCollector, findSink } from "../../plugins/registry.ts";
 import { installGenerator, REMOTE_ROOT } from "./bundle.ts";
@@ -159,6 +159,27 @@ export class RemoteSite implements RunSite {
       await shell.upload(remoteReplay, await readFile(replayFile));
     }
     return { spawn: shell.spawn, program, ...(remoteReplay !== undefined ? { replayFile: remoteReplay } : {}) };
+  }
+
+  /** The claims reader of every collector host, every sample interval: the same counts as collectorClaims, per host. */
+  async collectorSignals(): Promise<CollectorSignals | undefined> {
+    const read = this.claimsReader();
+    if (!read) return undefined;
+    return hostSignals(this.opts.plan.collector!.name, this.collectorRoles, await Promise.allSettled(this.collectorRoles.map(read)));
+  }
+
+  /** How one collector host's claimed counts are read (the plugin's `claims`), or undefined when it has none. */
+  private claimsReader(): ((host: string) => Promise<Record<string, number>>) | undefined {
+    const collector = this.opts.plan.collector;
+    if (!collector) return undefined;
+    const claims = findCollector(collector.name)?.claims;
+    if (!claims) return undefined;
+    return claims.kind === "http"
+      ? (h: string) => readHostClaims(this.opts.outputs, collector.name, claims, h, collector.config)
+      : (h: string) => {
+          const shell = this.opts.shell(h);
+          return claims.read((cmd, args, opts) => shell.run(cmd, [...args], opts));
+        };
   }
 
   async collectorClaims(): Promise<RunRecord["collectorClaims"] | undefined> {

@@ -7,6 +7,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { TopLevelSpec } from "vega-lite";
 import { ConfigurationError } from "../../core/errors.ts";
+import { deliverySpec } from "./charts/delivery.ts";
 import { ledgerSpec } from "./charts/ledger.ts";
 import { resourcesSpec } from "./charts/resources.ts";
 import { throughputSpec } from "./charts/throughput.ts";
@@ -36,6 +37,7 @@ export async function renderCharts(data: ReportData): Promise<RenderedChart[]> {
     await add("ledger", s.scenario, null, ledgerSpec(s));
     for (const r of s.runs) {
       await add("timeline", s.scenario, r.run.runId, timelineSpec(r));
+      await add("delivery", s.scenario, r.run.runId, deliverySpec(r));
       await add("resources", s.scenario, r.run.runId, resourcesSpec(r));
     }
   }

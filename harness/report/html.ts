@@ -1,6 +1,7 @@
 /**
  * The HTML report: one self-contained file (inline CSS and SVG, no script, no external resource), per scenario the
- * comparison table, the throughput and ledger charts, then per run its timeline and sink resources.
+ * comparison table, the throughput and ledger charts, then per run its timeline, delivery latency (when the sink
+ * stamps stored_at) and sink resources.
  * Every chart is a <figure class="chart" data-chart="<kind>"> holding one <svg>.
  */
 import { runFlags } from "../results/across-stacks.ts";
@@ -9,7 +10,7 @@ import type { ReportData } from "./data.ts";
 import { faultLines, timelineLines } from "../runner/fault-cost.ts";
 import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
 
-export type ChartKind = "throughput" | "ledger" | "timeline" | "resources";
+export type ChartKind = "throughput" | "ledger" | "timeline" | "delivery" | "resources";
 
 export interface RenderedChart {
   kind: ChartKind;

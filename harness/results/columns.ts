@@ -64,6 +64,26 @@ function column<V>(s: ColumnSpec<V>): StackColumn {
 /** The row a ratio refers to: the first cell when one stack sweeps a parameter, else the first stack. */
 const isBaseline = (r: StackRow): boolean => (r.baselineCell !== undefined ? r.cell === r.baselineCell : r.stack === r.baselineStack);
 
+/**
+ * Median over the measured runs of the delivery latency p99 (Summary.deliveryLatency), ms; "n/a" when every run's
+ * sink has none; null without a measured run that has one (older results).
+ */
+function deliveryP99(r: StackRow): number | "n/a" | null {
+  const ds = r.measured.map((x) => x.summary?.deliveryLatency).filter((d) => d !== undefined);
+  const values = ds.flatMap((d) => (!("unavailable" in d) && d.p99Ms !== null ? [d.p99Ms] : [])).sort((a, b) => a - b);
+  if (values.length === 0) return ds.length > 0 && ds.every((d) => "unavailable" in d) ? "n/a" : null;
+  const m = values.length >> 1;
+  return values.length % 2 ? values[m]! : (values[m - 1]! + values[m]!) / 2;
+}
+
+/** The measured runs' saturation verdicts (Summary.saturation.label), each once, with k/n when not all runs agree. */
+function verdicts(r: StackRow): string[] {
+  const labels = r.measured.flatMap((x) => (x.summary?.saturation ? [x.summary.saturation.label] : []));
+  const counts = new Map<string, number>();
+  for (const l of labels) counts.set(l, (counts.get(l) ?? 0) + 1);
+  return [...counts].map(([l, k]) => (k === r.measured.length ? l : `${l} ${k}/${r.measured.length}`));
+}
+
 /** The columns in table order. */
 export const STACK_COLUMNS: readonly StackColumn[] = [
   column({ key: "stack", header: "stack", unit: null, align: "l", value: (r) => r.stack, format: (v) => v }),
@@ -97,6 +117,11 @@ export const STACK_COLUMNS: readonly StackColumn[] = [
   }),
   column({ key: "networkMbitPerSecond", header: "net Mbit/s", unit: "sink network Mbit per second", align: "r", value: (r) => r.networkMbitPerSecond, format: (v) => fix(v, 1) }),
   column({ key: "lagP99Ms", header: "lag p99", unit: "milliseconds (n = the samples it rests on; under 100, read it as the max)", align: "r", value: (r) => r.lagP99Ms, format: (v, r) => p99Cell(v, r.lagSamples) }),
+  column({
+    key: "deliveryP99Ms", header: "delivery p99", unit: "milliseconds, stored_at − sent_at per row at the sink (median over runs; n/a: the sink keeps no stored-at)", align: "r",
+    value: (r) => deliveryP99(r), format: (v) => (v === "n/a" ? v : v === null ? "–" : int(v)),
+  }),
+  column({ key: "verdict", header: "verdict", unit: null, align: "l", value: (r) => verdicts(r), format: (v) => v.join(", ") || "–" }),
   column({ key: "bottleneck", header: "bottleneck", unit: null, align: "l", value: (r) => r.bottlenecks, format: (v) => v.join(", ") || "–" }),
   column({
     key: "flags", header: "flags", unit: null, align: "l", value: (r) => r.flags,

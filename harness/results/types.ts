@@ -3,6 +3,7 @@
  * Documented field by field in README.md ("The result").
  */
 import type { ClockOffset } from "../generators/clock.ts";
+
 import type { AppliedLimits, CapsFit } from "../../core/limits.ts";
 
 /** run.json `caps`: the caps fit of the hosts that ran together (core/limits.ts CapsFit), and which hosts they were. */
@@ -43,9 +44,73 @@ export interface SeriesPoint {
   /** generator-side totals at this time (what was sent and acknowledged, not what was stored) */
   sent: number;
   accepted: number;
+  /** generator-side rejections so far (refused by the sink or collector; absent in older results) */
+  rejected?: number;
   hosts: Record<string, HostWindow>;
   /** machine-wide CPU pressure, steal and the harness's CPU in this window (local platform) */
   machine?: MachineWindow;
+  /**
+   * delivery latency (the sink's stored_at − sent_at) of the rows that became visible in this window
+   * (harness/runner/delivery.ts); null: none did; absent: the sink has no stored-at (Summary.deliveryLatency says why)
+   */
+  delivery?: DeliveryPoint | null;
+  /** the collector's own signals read in this window (syslog-ng-ctl stats, rsyslog impstats); absent without a collector that reports them */
+  collector?: CollectorSignals;
+}
+
+/** The states of the saturation verdict (harness/runner/saturation.ts). */
+export type SaturationState = "steady" | "saturated" | "oscillating" | "rejecting" | "undetermined";
+
+/** The saturation verdict as run.json's Summary.saturation keeps it (harness/runner/saturation.ts computes it). */
+export interface SaturationVerdict {
+  state: SaturationState;
+  /** "saturated (backpressure)", "oscillating (120,000–190,000 rows/s)", "rejecting", "steady", "undetermined (3 samples)" */
+  label: string;
+  /** seconds since load start at which the saturation began (saturated only) */
+  beganS?: number;
+  /** what the verdict rests on, for people */
+  evidence: string;
+  /** measurement samples it read */
+  samples: number;
+}
+
+/** One window's delivery latency: rows read, and their p50, p99 and max, ms (HDR histogram, 3 significant digits). */
+export interface DeliveryPoint {
+  rows: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+/**
+ * The collector's own counters at one sample (cumulative where the collector's are), per collector host; keys as the
+ * collector names them (plugins/collectors/syslog-ng/component.ts parseSignals, plugins/collectors/rsyslog/component.ts
+ * parseImpstatsSignals), e.g. "d_sink.queued", "a_sink queue.size".
+ */
+export interface CollectorSignals {
+  name: string;
+  hosts: Record<string, Record<string, number>>;
+  /** per host whose read failed, its message */
+  errors?: Record<string, string>;
+}
+
+/**
+ * A run's delivery latency (harness/runner/delivery.ts): over the rows stored after the warmup (measurement and
+ * drain), with the rows it rests on, the resolution of the sink's stamp and how the two clocks relate.
+ */
+export interface DeliverySummary {
+  rows: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+  /** the sink's stored-at resolution, ms (ClickHouse 18.16: 1000, read at the middle of the second) */
+  resolutionMs: number;
+  /** rows read without a stored-at value (in no percentile) */
+  unstamped: number;
+  /** rows whose latency read below 0, recorded as 0 */
+  belowZero: number;
+  /** how the sink's clock and the generator's relate, and whether an offset is applied */
+  clock: string;
 }
 
 /**
@@ -138,6 +203,10 @@ export interface Summary {
   bottleneck: Bottleneck;
   /** CPU contention observed (absent in older runs and where the observer reads no run delay) */
   contention?: Contention;
+  /** per-row delivery latency at the sink, or why the sink has none (absent in older results) */
+  deliveryLatency?: DeliverySummary | { unavailable: string };
+  /** the saturation verdict from the series (harness/runner/saturation.ts; absent in older results) */
+  saturation?: SaturationVerdict;
 }
 
 export interface CheckResult {

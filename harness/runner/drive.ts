@@ -61,6 +61,9 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
     if (s.contention) lines.push(`  ${contentionLine(s.contention)}`);
     const lag = lagLine(r);
     if (lag) lines.push(`  ${lag}`);
+    const delivery = deliveryLine(r);
+    if (delivery) lines.push(`  ${delivery}`);
+    if (s.saturation) lines.push(`  verdict: ${verdictLine(s.saturation)}`);
   }
   if (r.ledger) {
     const l = r.ledger;
@@ -96,6 +99,30 @@ export function lagLine(r: RunRecord): string | null {
       : `clock offset not measured (${r.clock.reason}): lag uncorrected`);
   }
   return parts.join("; ");
+}
+
+/**
+ * "delivery p50 12 ms, p99 80 ms, max 140 ms over 60,000 rows (stored_at − sent_at at the sink; one clock: …)", with
+ * the stamp's resolution when it is coarser than 1 ms; "delivery latency: unavailable (why)"; null without a summary
+ * or in older results.
+ */
+export function deliveryLine(r: RunRecord): string | null {
+  const d = r.summary?.deliveryLatency;
+  if (!d) return null;
+  if ("unavailable" in d) return `delivery latency: unavailable (${d.unavailable})`;
+  const ms = (v: number | null): string => (v === null ? "–" : `${fmtInt(v)} ms`);
+  const notes = [
+    "stored_at − sent_at at the sink",
+    d.resolutionMs > 1 ? `stamped to ${fmtInt(d.resolutionMs)} ms, read at its middle` : null,
+    d.unstamped > 0 ? `${fmtInt(d.unstamped)} rows without a stamp` : null,
+    d.clock,
+  ].filter(Boolean).join("; ");
+  return `delivery p50 ${ms(d.p50Ms)}, p99 ${ms(d.p99Ms)}, max ${ms(d.maxMs)} over ${fmtInt(d.rows)} rows (${notes})`;
+}
+
+/** "saturated (backpressure) from 4.2 s: delivery p50 +400 ms/s …", or the label and its evidence. */
+export function verdictLine(v: NonNullable<NonNullable<RunRecord["summary"]>["saturation"]>): string {
+  return v.state === "saturated" ? `${v.label} from ${v.beganS!.toFixed(1)} s (${v.evidence})` : `${v.label} (${v.evidence})`;
 }
 
 /**

@@ -25,11 +25,11 @@ import { ConfigurationError, interruptedError, ProvisioningError } from "../../c
 import { displayPath, fieldLocation } from "../../core/yaml.ts";
 import { createLocalObserver } from "../observers/local.ts";
 import type { Observer } from "../observers/types.ts";
-import type { RunRecord } from "../results/types.ts";
+import type { CollectorSignals, RunRecord } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import type { Downstream } from "../../core/component.ts";
 import type { ExecResult, StepHost, StepTarget } from "./steps.ts";
-import { hostRoles, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type OomKill, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
+import { hostRoles, hostSignals, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type OomKill, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
 import { checkVersions, collectorHosts } from "./versions.ts";
 
 /**
@@ -182,6 +182,11 @@ export class LocalSite implements RunSite {
     // one read per host, summed key-wise; a host that fails keeps its error (sumClaims)
     const results = await Promise.allSettled(this.collectors.map((c) => c.stats!()));
     return sumClaims(this.collectors[0]!.name, this.collectorRoles, results);
+  }
+
+  async collectorSignals(): Promise<CollectorSignals | undefined> {
+    if (!this.collectors.length || !this.collectors.every((c) => c.signals)) return undefined;
+    return hostSignals(this.collectors[0]!.name, this.collectorRoles, await Promise.allSettled(this.collectors.map((c) => c.signals!())));
   }
 
   async endMeasurement(): Promise<Record<string, string[]>> {

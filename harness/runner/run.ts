@@ -61,6 +61,8 @@ import { LocalSite } from "./local-site.ts";
 import { LOADGEN, oomMessage, SINK, type OomKill, type RunSite } from "./site.ts";
 import { computeSummary } from "./summary.ts";
 import { queryTotals, runQueryPhase } from "./query-load.ts";
+import { DeliveryLatency, deliveryClock } from "./delivery.ts";
+import { saturationVerdict, verdictPoints } from "./saturation.ts";
 import { appliedHostLimits, stackCapsFit } from "../results/caps.ts";
 import { collectorHosts } from "./versions.ts";
 import type { CellPlan } from "./cell-plan.ts";
@@ -118,6 +120,10 @@ export class BenchRun extends EventEmitter {
   private deferred: SeriesPoint[] | null = null;
   /** the scenario's fault steps, once the entries are up (null without steps) */
   private steps: StepRunner | null = null;
+  /** per-window and run delivery latency (./delivery.ts) */
+  private readonly delivery = new DeliveryLatency();
+  private deliverySeen = false;
+  private deliveryUnavailable: string | undefined;
 
   constructor(private readonly opts: RunOptions) {
     super();
@@ -161,6 +167,7 @@ export class BenchRun extends EventEmitter {
       this.record.genBase = genBase;
       verifier = verifierFactory.create({ host: sink.control.host, port: sink.control.port, params, fields: plan.fields, genBase, seed: typeof plan.generator.config.seed === "number" ? plan.generator.config.seed : undefined });
       await verifier.prepare();
+      this.deliveryUnavailable = verifier.deliveryUnavailable;
       this.emit("sink", { host: sink.control.host, port: sink.control.port, params, runDir: this.dir });
 
       // the collectors (between the generators and the sink) start once the table exists, with the sink downstream
@@ -201,8 +208,11 @@ export class BenchRun extends EventEmitter {
       this.steps?.start(t0, loadEnd);
       let bytesPerRow = 0;
       const tick = async (phase: Phase): Promise<CountSample> => {
-        const obs = await observer.read();
+        // the collectors' own signals beside the host telemetry, before the count (harness/runner/site.ts)
+        const [obs, signals] = await Promise.all([observer.read(), site.collectorSignals?.().catch(() => undefined)]);
         const s = await this.sampleThroughFaults(() => verifier!.sample({ full: phase === "drain" }), plan.drainTimeoutMs);
+        if (s.delivery) this.deliverySeen = true;
+        const delivery = s.delivery ? this.delivery.window(s.delivery, phase !== "warmup") : undefined;
         const mid = (s.tBefore + s.tAfter) / 2;
         const prevMid = (prev.tBefore + prev.tAfter) / 2;
         const rowsPerSec = mid > prevMid ? ((s.stored - prev.stored) * 1000) / (mid - prevMid) : null;
@@ -214,8 +224,10 @@ export class BenchRun extends EventEmitter {
           rowsPerSec, mibPerSec: rowsPerSec === null ? null : (rowsPerSec * bytesPerRow) / MiB,
           lagMs: s.newestSentAtMs === null ? null : s.tAfter - (s.newestSentAtMs - clock.offsetMs),
           backlogRows: backlog?.rows ?? null, backlogLagMs: backlog?.ageMs ?? null,
-          sent: progress.sent, accepted: progress.accepted, hosts: obs?.hosts ?? {},
+          sent: progress.sent, accepted: progress.accepted, rejected: progress.rejected, hosts: obs?.hosts ?? {},
           ...(obs?.machine ? { machine: obs.machine } : {}),
+          ...(delivery !== undefined ? { delivery } : {}),
+          ...(signals ? { collector: signals } : {}),
         };
         this.series.push(point);
         if (this.deferred) this.deferred.push(point);
@@ -351,6 +363,15 @@ export class BenchRun extends EventEmitter {
   }
 
   private summarize(bytesPerRow: number, ledger?: Ledger): Summary {
+    const summary = this.computeSummary(bytesPerRow, ledger);
+    summary.deliveryLatency = this.deliverySeen
+      ? this.delivery.summary(deliveryClock(this.opts.stack.platform))
+      : { unavailable: this.deliveryUnavailable ?? `the ${this.opts.plan.sink.name} verifier reads no stored-at time` };
+    summary.saturation = saturationVerdict(verdictPoints(this.series.filter((p) => p.phase === "measure")));
+    return summary;
+  }
+
+  private computeSummary(bytesPerRow: number, ledger?: Ledger): Summary {
     const { stack } = this.opts;
     return computeSummary({
       series: this.series, bytesPerRow,

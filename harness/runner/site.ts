@@ -15,7 +15,7 @@ import type { AppliedLimits } from "../../core/limits.ts";
 import type { EventField } from "../../core/events/types.ts";
 import type { GeneratorProgram, SpawnFn } from "../generators/process.ts";
 import type { Observer } from "../observers/types.ts";
-import type { Environment, RunRecord } from "../results/types.ts";
+import type { CollectorSignals, Environment, RunRecord } from "../results/types.ts";
 import { collectorHosts } from "./versions.ts";
 import type { StepTarget } from "./steps.ts";
 
@@ -95,6 +95,11 @@ export interface RunSite {
   loadgen(replayFile?: string): Promise<Loadgen>;
   /** the collectors' own counts, when the collector reports them */
   collectorClaims(): Promise<RunRecord["collectorClaims"] | undefined>;
+  /**
+   * the collectors' own signals now, per collector host, read every sample interval (SeriesPoint.collector); absent
+   * or undefined when the collector reports none. Never throws: a host whose read fails keeps its error.
+   */
+  collectorSignals?(): Promise<CollectorSignals | undefined>;
   /** the measurement is over: e.g. lift the sink's CPU cap for the ledger queries; returns notes per host */
   endMeasurement(): Promise<Record<string, string[]>>;
   /**
@@ -147,4 +152,14 @@ export function sumClaims(name: string, hosts: readonly string[], results: reado
   const first = results[0];
   const error = results.length > 1 ? errors.join("; ") : first?.status === "rejected" ? message(first) : "";
   return { name, counts, ...(results.length > 1 ? { hosts: [...hosts] } : {}), ...(error ? { error } : {}) };
+}
+
+/** One collector host's signal read per host, as SeriesPoint.collector keeps them (a failed read keeps its message). */
+export function hostSignals(name: string, hosts: readonly string[], results: readonly PromiseSettledResult<Record<string, number>>[]): CollectorSignals {
+  const out: CollectorSignals = { name, hosts: {} };
+  results.forEach((r, i) => {
+    if (r.status === "fulfilled") out.hosts[hosts[i]!] = r.value;
+    else (out.errors ??= {})[hosts[i]!] = r.reason instanceof Error ? r.reason.message : String(r.reason);
+  });
+  return out;
 }

@@ -65,7 +65,7 @@ async function clickhouseFaults(s: Sink): Promise<void> {
   };
   const t = s.params.table;
   await q(`INSERT INTO ${t} SELECT * FROM ${t} WHERE seq = ${DUPLICATED}`);
-  await q(`INSERT INTO ${t} SELECT ts, msg, toUInt32(${FOREIGN_GEN}), seq, sent_at FROM ${t} WHERE seq = ${FOREIGN_COPY}`);
+  await q(`INSERT INTO ${t} (ts, msg, gen, seq, sent_at) SELECT ts, msg, toUInt32(${FOREIGN_GEN}), seq, sent_at FROM ${t} WHERE seq = ${FOREIGN_COPY}`);
   // mutations (ClickHouse ≥ 18.12) rewrite parts asynchronously: wait until none is pending
   await q(`ALTER TABLE ${t} DELETE WHERE seq = ${DELETED}`);
   await q(`ALTER TABLE ${t} UPDATE msg = concat(msg, 'x') WHERE seq = ${TEXT_ALTERED} AND gen <> ${FOREIGN_GEN}`);

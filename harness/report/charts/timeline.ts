@@ -8,7 +8,8 @@ import type { TopLevelSpec } from "vega-lite";
 import type { ReportRun } from "../data.ts";
 import type { SeriesPoint } from "../../results/types.ts";
 
-const PHASE_COLORS = { domain: ["warmup", "measure", "drain"], range: ["#f2e6c9", "#e3eef9", "#ececec"] };
+/** The phases' band colours (shared with ./delivery.ts). */
+export const PHASE_COLORS = { domain: ["warmup", "measure", "drain"], range: ["#f2e6c9", "#e3eef9", "#ececec"] };
 
 /** Contiguous phase spans: [start, end] in elapsed seconds (a phase starts where the previous window ended). */
 export function phaseSpans(series: SeriesPoint[]): Array<{ phase: string; from: number; to: number }> {

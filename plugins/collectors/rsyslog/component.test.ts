@@ -2,12 +2,12 @@
 // embedded PostgreSQL: rendered configs pass `rsyslogd -N1` with every scenario parameter under rsyslog's own name,
 // the version probe reads the installed binary, a pin mismatch refuses to start naming both versions, and real
 // RFC 5424 frames from the syslog encoder land in the verifier's table with every field in its column.
-import { mkdir, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { collectors } from "../../registry.ts";
 import {
-  checkConfig, insertTemplate, matchesRsyslogPin, parseImpstats, probeRsyslogVersion, renderRsyslogConfig, RSYSLOG_PREFIX, rsyslogInstall,
+  checkConfig, impstatsReader, impstatsSignals, insertTemplate, matchesRsyslogPin, parseImpstats, probeRsyslogVersion, renderRsyslogConfig, RSYSLOG_PREFIX, rsyslogInstall,
   RSYSLOG_PIN, rsyslog, rsyslogSchema,
 } from "./component.ts";
 import { syslogColumns } from "../../../core/events/syslog-columns.ts";
@@ -118,6 +118,23 @@ describe("rsyslog component: config", () => {
     expect(parseImpstats("")).toEqual({ received: 0, written: 0, dropped: 0, queued: 0 });
   });
 
+  it("reads impstats incrementally for the series: only what was appended, a half-written line kept for the next read", async () => {
+    const file = join(await tmp(), "impstats.json");
+    const read = impstatsReader(file);
+    expect(impstatsSignals(await read())).toEqual({}); // not written yet
+    const rec = (name: string, counters: Record<string, number>, origin = "core.queue"): string => `Sun Nov 29 22:30:16 2026: ${JSON.stringify({ name, origin, ...counters })}\n`;
+    await writeFile(file, rec("a_sink queue", { size: 300, enqueued: 1000, full: 1, "discarded.full": 0, "discarded.nf": 0, maxqsize: 900 }) + rec("a_sink", { processed: 700, failed: 0, suspended: 2, "suspended.duration": 30, resumed: 2 }, "core.action"));
+    expect(impstatsSignals(await read())).toEqual({
+      "a_sink queue.size": 300, "a_sink queue.enqueued": 1000, "a_sink queue.full": 1, "a_sink queue.discarded.full": 0, "a_sink queue.discarded.nf": 0, "a_sink queue.maxqsize": 900,
+      "a_sink.processed": 700, "a_sink.failed": 0, "a_sink.suspended": 2, "a_sink.suspended.duration": 30, "a_sink.resumed": 2,
+    });
+    const next = rec("a_sink queue", { size: 0, enqueued: 1500, full: 1, "discarded.full": 4, "discarded.nf": 0, maxqsize: 900 }) + rec("i_ib(5514)", { submitted: 1500 }, "imtcp");
+    await appendFile(file, next.slice(0, 40)); // impstats is mid-line
+    expect(impstatsSignals(await read())["a_sink queue.size"]).toBe(300);
+    await appendFile(file, next.slice(40));
+    expect(impstatsSignals(await read())).toMatchObject({ "a_sink queue.size": 0, "a_sink queue.enqueued": 1500, "a_sink queue.discarded.full": 4, "a_sink.processed": 700, "i_ib.submitted": 1500 });
+  });
+
   it("is registered as a collector that receives syslog and writes into postgres; other pairings are refused before provisioning", async () => {
     expect(collectors.rsyslog.local).toBe(rsyslog);
     expect(rsyslog.kind).toBe("collector");
@@ -160,6 +177,11 @@ describe("rsyslog component: a real pipeline into PostgreSQL", () => {
     });
     expect(collector.running).toBe(await probeRsyslogVersion());
     expect(stats).toEqual({ received: 2000, written: 2000, dropped: 0, queued: 0 });
+    // the series' signals from the same impstats file, read without waiting (the claims above waited for a record)
+    expect(await collector.signals!()).toMatchObject({
+      "i_ib.submitted": 2000, "a_sink.processed": 2000, "a_sink.failed": 0, "a_sink.suspended": 0,
+      "a_sink queue.size": 0, "a_sink queue.enqueued": 2000, "a_sink queue.discarded.full": 0, "main Q.size": 0,
+    });
     // ompgsql is transactional: one transaction (one xmin) per dequeued batch of at most queue.dequeueBatchSize rows
     expect(Math.max(...sizes)).toBeLessThanOrEqual(500);
     expect(Math.max(...sizes)).toBeGreaterThan(1);

@@ -24,11 +24,12 @@
  * (processInternalMessages) go to its stderr, i.e. the component's log. Ready when a TCP connect to the input port
  * succeeds (≤ 30 s); stop = SIGTERM, ≤ 10 s, then SIGKILL.
  * Version: `rsyslogd -v` ("rsyslogd  8.2302.0 (aka 2023.02) ..."), compared with the pin before the process starts.
- * Claimed counts: impstats every second, JSON lines in <dataDir>/rsyslog/impstats.json, see parseImpstats.
+ * Claimed counts: impstats every second, JSON lines in <dataDir>/rsyslog/impstats.json, see parseImpstats; the
+ * series' signals every sample interval from the same file, read incrementally (impstatsReader, impstatsSignals).
  */
 import { execFile } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, stat, writeFile } from "node:fs/promises";
 import { sinkPassword, writeSecretFile } from "../../../core/secrets.ts";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -248,6 +249,67 @@ export function parseImpstats(text: string): Record<string, number> {
   };
 }
 
+/** The impstats counters the series keeps, per record (rsyslog 8 docs, impstats: queue and action counters). */
+const QUEUE_SIGNALS = ["enqueued", "size", "full", "discarded.full", "discarded.nf", "maxqsize"] as const;
+const ACTION_SIGNALS = ["processed", "failed", "suspended", "suspended.duration", "resumed"] as const;
+
+/**
+ * The series' signals from impstats' newest record of each name: for the queues "a_sink queue" and "main Q"
+ * `<queue>.<counter>` of enqueued, size (messages in it now), full (times it was full), discarded.full,
+ * discarded.nf, maxqsize; for the action a_sink `a_sink.<counter>` of processed, failed, suspended,
+ * suspended.duration, resumed; and the input's `i_ib.submitted`. Cumulative counters (resetCounters off) and gauges
+ * (size) as impstats writes them.
+ */
+export function impstatsSignals(last: ReadonlyMap<string, Record<string, unknown>>): Record<string, number> {
+  const out: Record<string, number> = {};
+  const put = (name: string, rec: Record<string, unknown> | undefined, keys: readonly string[]): void => {
+    for (const k of keys) if (typeof rec?.[k] === "number") out[`${name}.${k}`] = rec[k] as number;
+  };
+  for (const q of [`${ACTION_NAME} queue`, "main Q"]) put(q, last.get(q), QUEUE_SIGNALS);
+  put(ACTION_NAME, last.get(ACTION_NAME), ACTION_SIGNALS);
+  const input = [...last.keys()].find((k) => k.startsWith(`${INPUT_NAME}(`) && last.get(k)?.origin === "imtcp");
+  if (input) put(INPUT_NAME, last.get(input), ["submitted"]);
+  return out;
+}
+
+/**
+ * Reads impstats' JSON lines incrementally: each call reads what was appended since the previous one (a line still
+ * being written is kept for the next call) and returns the newest record of each name seen so far. Never waits.
+ */
+export function impstatsReader(file: string): () => Promise<Map<string, Record<string, unknown>>> {
+  let offset = 0;
+  let rest = "";
+  const last = new Map<string, Record<string, unknown>>();
+  return async () => {
+    const fh = await open(file, "r").catch(() => null);
+    if (!fh) return last; // not written yet
+    try {
+      const size = (await fh.stat()).size;
+      if (size < offset) { offset = 0; rest = ""; } // truncated: read it anew
+      if (size > offset) {
+        const buf = Buffer.alloc(size - offset);
+        const { bytesRead } = await fh.read(buf, 0, buf.length, offset);
+        offset += bytesRead;
+        const lines = (rest + buf.subarray(0, bytesRead).toString("utf8")).split("\n");
+        rest = lines.pop() ?? "";
+        for (const line of lines) {
+          const brace = line.indexOf("{");
+          if (brace < 0) continue;
+          try {
+            const rec = JSON.parse(line.slice(brace)) as Record<string, unknown>;
+            if (typeof rec.name === "string") last.set(rec.name, rec);
+          } catch {
+            // not a record
+          }
+        }
+      }
+    } finally {
+      await fh.close();
+    }
+    return last;
+  };
+}
+
 function parseConfig(raw: unknown): RsyslogConfig {
   const parsed = rsyslogSchema.safeParse(raw);
   if (!parsed.success) {
@@ -302,6 +364,7 @@ export const rsyslog: ComponentFactory<RsyslogConfig> = {
     const server = await startListeningDaemon(host, install.binary, [...moduleArgs(install), "-n", "-f", conf, "-i", join(dir, "rsyslogd.pid")], {
       daemon: "rsyslogd", code: "E_COLLECTOR", logFile: join(host.dataDir, "rsyslog.log"), port: config.port, graceMs: STOP_GRACE_MS, timeoutMs: READY_TIMEOUT_MS, signal,
     });
+    const readSignals = impstatsReader(stats);
     return listeningCollector({
       name: "rsyslog",
       pinned: config.version,
@@ -310,6 +373,8 @@ export const rsyslog: ComponentFactory<RsyslogConfig> = {
       port: config.port,
       server,
       params: downstream.params,
+      /** impstats' newest records (written every second), read incrementally; never waits */
+      signals: async () => impstatsSignals(await readSignals()),
       /** the first impstats record written after the call (≤ 3 s), so that the claims are not older than the call */
       async stats() {
         const before = await fileSize(stats);

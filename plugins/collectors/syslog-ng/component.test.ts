@@ -12,7 +12,7 @@ import { createTableStatement as clickhouseCreateTable } from "../../sinks/click
 import { clickhouse, clickhouseSchema } from "../../sinks/clickhouse/component.ts";
 import { collectors } from "../../registry.ts";
 import {
-  checkSyntax, columnTemplates, matchesSyslogNgPin, parseStats, probeSyslogNgVersion, renderSyslogNgConfig,
+  checkSyntax, columnTemplates, matchesSyslogNgPin, parseSignals, parseStats, probeSyslogNgVersion, renderSyslogNgConfig,
   SYSLOG_NG_PIN, syslogNg, syslogNgSchema,
 } from "./component.ts";
 import {
@@ -76,6 +76,26 @@ describe("syslog-ng component: config", () => {
       .toThrow(/collector\.syslog-ng\.batch-bytes: .*sql\(\) destination has no batch-bytes/);
     expect(() => renderSyslogNgConfig({ config: syslogNgSchema.parse({}), dir: "/tmp", sink: { ...SINK, name: "elasticsearch" }, fields: FIELDS }))
       .toThrow(/cannot write into sink "elasticsearch" \(supported: postgres, clickhouse\)/);
+  });
+
+  it("parses syslog-ng-ctl stats into the series' signals per destination: processed, written, dropped, queued, memory_usage", () => {
+    const url = "http://10.214.0.3:8123/?query=INSERT";
+    const csv = [
+      "SourceName;SourceId;SourceInstance;State;Type;Number",
+      "source;s_ib;;a;processed;5000",
+      "src.syslog;s_ib#0;tcp,10.214.0.1;a;processed;5000",
+      `dst.http;d_sink#0;http,${url};a;batch_size_avg;62925`,
+      `dst.http;d_sink#0;http,${url};a;dropped;0`,
+      `dst.http;d_sink#0;http,${url};a;processed;5000`,
+      `dst.http;d_sink#0;http,${url};a;queued;250`,
+      `dst.http;d_sink#0;http,${url};a;memory_usage;81920`,
+      `dst.http;d_sink#0;http,${url};a;written;4750`,
+      "center;;received;a;processed;5000",
+    ].join("\n");
+    expect(parseSignals(csv)).toEqual({
+      "s_ib.processed": 5000, "d_sink#0.processed": 5000, "d_sink#0.written": 4750, "d_sink#0.dropped": 0, "d_sink#0.queued": 250, "d_sink#0.memory_usage": 81920,
+    });
+    expect(parseSignals("")).toEqual({});
   });
 
   it("parses syslog-ng-ctl stats into claimed counts", () => {
@@ -169,8 +189,10 @@ describe("syslog-ng component: http() into ClickHouse", () => {
       const file = join(dir, `h${i}.conf`);
       await writeFile(file, text);
       expect(await checkSyntax(file), text).toBe("");
-      expect(text).toContain('url("http://10.214.0.3:8123/?query=INSERT%20INTO%20%22default%22.%22ib_events%22%20FORMAT%20JSONEachRow&user=default")');
-      expect(decodeURIComponent(/query=([^&"]+)/.exec(text)![1]!)).toBe('INSERT INTO "default"."ib_events" FORMAT JSONEachRow');
+      // the columns named: ClickHouse 18.16 fills the sink's stored_at with its DEFAULT only then
+      const named = `(${[...CH_FIELDS.map((f) => f.name), "gen", "seq", "sent_at"].map((c) => `"${c}"`).join(", ")})`;
+      expect(text).toContain(`url("http://10.214.0.3:8123/?query=${encodeURIComponent(`INSERT INTO "default"."ib_events" ${named} FORMAT JSONEachRow`)}&user=default")`);
+      expect(decodeURIComponent(/query=([^&"]+)/.exec(text)![1]!)).toBe(`INSERT INTO "default"."ib_events" ${named} FORMAT JSONEachRow`);
       expect(text).toContain('method("POST")');
       expect(text).toContain('delimiter("\\n") body-suffix("\\n")');
       expect(text).toContain(`batch-lines(${config["batch-lines"]})`);
@@ -212,8 +234,11 @@ describe("syslog-ng component: http() into ClickHouse", () => {
       .trim().split("\n").map((l) => JSON.parse(l) as Record<string, string | number>);
     expect(rows.map((r) => Number(r.seq))).toEqual([0, 1, 1234, 2999]);
     const text = (e: ReturnType<typeof source.fill>, i: number): string => Buffer.from(e.bytes[i]!.subarray(0, e.len[i]!)).toString("utf8");
-    for (const row of rows) {
+    for (const { stored_at: storedAt, ...row } of rows) {
       const e = source.fill(Number(row.seq));
+      // the sink stamps stored_at itself (its DEFAULT, filled because the INSERT names its columns), never 0
+      expect(storedAt).not.toBe("0000-00-00 00:00:00");
+      expect(Date.parse(`${String(storedAt).replace(" ", "T")}Z`)).toBeGreaterThan(Date.now() - 600_000);
       // ClickHouse's JSONEachRow output quotes 64-bit integers
       expect(row).toEqual({
         ts: String(e.num[0]), level: text(e, 1), code: String(e.num[2]), ratio: e.num[3], ok: e.num[4] ? 1 : 0,

@@ -12,7 +12,7 @@
  * - destination into the sink's DATA address (the shaped link), into the table the verifier created:
  *   - postgres: sql(type(pgsql)), `dont-create-tables`, no indexes, `flags(explicit-commits)`: one transaction per
  *     batch; values are the texts as the message carries them (PostgreSQL parses the ISO timestamps);
- *   - clickhouse: http() POSTing `INSERT INTO <db>.<table> FORMAT JSONEachRow` to ClickHouse's HTTP interface, one
+ *   - clickhouse: http() POSTing `INSERT INTO <db>.<table> (<cols>) FORMAT JSONEachRow` to ClickHouse's HTTP interface, one
  *     $(format-json) object per message, typed as the ClickHouse verifier's table (timestamps as UInt64 epoch ms,
  *     made by date-parser(); ints and floats as JSON numbers; bools as 0/1): one INSERT per batch.
  *
@@ -27,7 +27,8 @@
  * line with the image's paths (plugins/collectors/syslog-ng/render.ts): only the paths differ, so they are inputs here.
  * Version: `syslog-ng --version` ("syslog-ng 3 (3.38.1)"), compared with the pin before the process starts.
  * Claimed counts: `syslog-ng-ctl stats -c <control socket>` (received by the source; written, dropped, queued by the
- * destination, whichever driver it is).
+ * destination, whichever driver it is); the same command every sample interval gives the series' signals per
+ * destination (parseSignals).
  */
 import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -36,7 +37,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
 import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
-import { quoteTable } from "../../../core/events/copy-text.ts";
+import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import { SYSLOG_SD_ID } from "../../../core/events/syslog.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
@@ -254,7 +255,7 @@ const SINK_DRIVERS = {
     },
   },
   /**
-   * http() into ClickHouse's HTTP interface: POST `/?query=INSERT INTO <db>.<table> FORMAT JSONEachRow` (URL-encoded)
+   * http() into ClickHouse's HTTP interface: POST `/?query=INSERT INTO <db>.<table> (<cols>) FORMAT JSONEachRow` (URL-encoded)
    * with one JSON object per message, newline-delimited (delimiter "\n", body-suffix "\n"): one INSERT per batch.
    * syslog-ng 3.38's http() counts only a 2xx answer as written. Its default mapping of other answers (no
    * response-action() set) treats ClickHouse's error answers — 404 for an unknown table, 500 with the error code in
@@ -269,7 +270,9 @@ const SINK_DRIVERS = {
     render({ sink, fields }, cols) {
       const t = sink.params.table ?? "ib_events";
       const table = t.includes(".") ? t : `${sink.params.database ?? "default"}.${t}`;
-      const query = [`query=${encodeURIComponent(`INSERT INTO ${quoteTable(table)} FORMAT JSONEachRow`)}`];
+      // the columns named: ClickHouse 18.16 fills a column left out of a JSONEachRow object with its DEFAULT only
+      // when the INSERT names its columns (the sink's own stored_at, plugins/sinks/clickhouse/verifier.ts)
+      const query = [`query=${encodeURIComponent(`INSERT INTO ${quoteTable(table)} (${cols.map((c) => quoteIdent(c.column)).join(", ")}) FORMAT JSONEachRow`)}`];
       if (sink.params.user) query.push(`user=${encodeURIComponent(sink.params.user)}`);
       const { parsers, ms } = epochMsColumns(cols, fields);
       return {
@@ -374,6 +377,29 @@ export function parseStats(csv: string): Record<string, number> {
   return out;
 }
 
+/** The counters and gauges of a destination that the series keeps (syslog-ng 3.38 stats-level 1). */
+const SIGNAL_TYPES = new Set(["processed", "written", "dropped", "queued", "memory_usage"]);
+
+/**
+ * Parse `syslog-ng-ctl stats` into the series' signals: per destination of the rendered config (SourceId
+ * `d_sink#<n>`, one per driver instance) `<id>.<type>` for processed, written, dropped, queued (messages in its
+ * queue) and memory_usage (bytes of that queue), and the source's `s_ib.processed`; values as syslog-ng prints them
+ * (cumulative counters, current gauges).
+ */
+export function parseSignals(csv: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of csv.split("\n")) {
+    const p = line.split(";");
+    if (p.length < 6) continue;
+    const [name, id, , , type, num] = p as [string, string, string, string, string, string];
+    const n = Number(num);
+    if (!Number.isFinite(n)) continue;
+    if (name === "source" && id === "s_ib" && type === "processed") out["s_ib.processed"] = (out["s_ib.processed"] ?? 0) + n;
+    if (name.startsWith("dst.") && id.startsWith("d_sink") && SIGNAL_TYPES.has(type)) out[`${id}.${type}`] = (out[`${id}.${type}`] ?? 0) + n;
+  }
+  return out;
+}
+
 function parseConfig(raw: unknown): SyslogNgConfig {
   const parsed = syslogNgSchema.safeParse(raw);
   if (!parsed.success) {
@@ -433,6 +459,10 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
       async stats() {
         const r = await execFileP("syslog-ng-ctl", ["stats", "-c", ctl], { timeout: 5000 });
         return parseStats(r.stdout);
+      },
+      async signals() {
+        const r = await execFileP("syslog-ng-ctl", ["stats", "-c", ctl], { timeout: 5000 });
+        return parseSignals(r.stdout);
       },
     });
   },

@@ -100,7 +100,8 @@ describe("syslog-ng container renderer (real syslog-ng 3.38 --syntax-only; golde
     const d = destination(r.text);
     expect(d.driver).toBe("http");
     expect(Object.fromEntries(d.opts)).toMatchObject({
-      url: '"http://10.213.7.12:8123/?query=INSERT%20INTO%20%22default%22.%22t001%22%20FORMAT%20JSONEachRow"',
+      // the columns named, so that ClickHouse 18.16 fills the sink's stored_at with its DEFAULT
+      url: '"http://10.213.7.12:8123/?query=INSERT%20INTO%20%22default%22.%22t001%22%20(%22ts%22%2C%20%22level%22%2C%20%22code%22%2C%20%22msg%22%2C%20%22gen%22%2C%20%22seq%22%2C%20%22sent_at%22)%20FORMAT%20JSONEachRow"',
       method: '"POST"', "batch-lines": "20000", "batch-bytes": "4194304", "batch-timeout": "1000", workers: "4",
       retries: "3", "time-reopen": "60", "log-fifo-size": "10000",
     });

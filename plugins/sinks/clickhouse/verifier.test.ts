@@ -58,7 +58,7 @@ async function q(sql: string, port = HTTP_PORT): Promise<string> {
 
 /** rows for seqs from..to of generator `gen`, sent_at = BASE_MS + seq */
 const insertSeqs = (gen: number, from: number, to: number): Promise<string> =>
-  q(`INSERT INTO ${TABLE} SELECT ${BASE_MS}, 'x', 1, 0.5, 1, ${gen}, number, ${BASE_MS} + number FROM numbers(${from}, ${to - from + 1})`);
+  q(`INSERT INTO ${TABLE} (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT ${BASE_MS}, 'x', 1, 0.5, 1, ${gen}, number, ${BASE_MS} + number FROM numbers(${from}, ${to - from + 1})`);
 
 /** ALTER TABLE ... DELETE (an asynchronous mutation in 18.16), then wait until it is done. */
 async function deleteWhere(cond: string): Promise<void> {
@@ -71,12 +71,12 @@ async function deleteWhere(cond: string): Promise<void> {
 }
 
 describe("clickhouse verifier (real ClickHouse 18.16.1)", () => {
-  it("creates a MergeTree table with the fields in order, then gen, seq, sent_at, ordered by (gen, seq)", async () => {
+  it("creates a MergeTree table with the fields in order, then gen, seq, sent_at and the server's stored_at, ordered by (gen, seq)", async () => {
     await verifier!.prepare();
     const cols = await q(`SELECT name, type FROM system.columns WHERE database = 'default' AND table = '${TABLE}' FORMAT TabSeparated`);
     expect(cols.trim().split("\n").map((l) => l.split("\t"))).toEqual([
       ["ts", "UInt64"], ["msg", "String"], ["level", "Int64"], ["ratio", "Float64"], ["ok", "UInt8"],
-      ["gen", "UInt32"], ["seq", "UInt64"], ["sent_at", "UInt64"],
+      ["gen", "UInt32"], ["seq", "UInt64"], ["sent_at", "UInt64"], ["stored_at", "DateTime"],
     ]);
     const t = await q(`SELECT engine, sorting_key FROM system.tables WHERE database = 'default' AND name = '${TABLE}' FORMAT TabSeparated`);
     expect(t.trim().split("\t")).toEqual(["MergeTree", "gen, seq"]);
@@ -177,6 +177,45 @@ describe("clickhouse verifier (real ClickHouse 18.16.1)", () => {
     expect(l.missingRanges).toHaveLength(20);
     expect(l.missingRanges[0]).toEqual([0, 7, 7]);
     expect(l.missingRanges[19]).toEqual([0, 19_007, 19_007]);
+  });
+
+  it("reads each row's delivery latency (stored_at − sent_at) in exactly one sample, an INSERT still running included (real ClickHouse 18.16: whole seconds)", async () => {
+    await verifier!.prepare();
+    const cols = "(ts, msg, level, ratio, ok, gen, seq, sent_at)";
+    let delivered = 0;
+    const take = async (): Promise<void> => {
+      const d = (await verifier!.sample()).delivery;
+      if (!d) throw new Error("no delivery window");
+      expect(d.resolutionMs).toBe(1000);
+      for (const [ms, n] of d.buckets) {
+        // sent now, stamped within the same second or the next: the estimate is within ±500 ms of 0..1 s
+        expect(ms).toBeGreaterThanOrEqual(-600);
+        expect(ms).toBeLessThan(4000);
+        delivered += n;
+      }
+    };
+    const batch = (from: number, sleep = 0): Promise<string> =>
+      q(`INSERT INTO ${TABLE} ${cols} SELECT 0, 'x', 1, 0.5, 1, 0, number, toUInt64(${Date.now()})${sleep ? ` + sleep(${sleep}) * 0` : ""} FROM numbers(${from}, 1000)`);
+    await batch(0);
+    await take();
+    // an INSERT that runs ~2 s (stamped when its block is written): samples while it runs, and after, read it once
+    const slow = batch(1000, 2);
+    await new Promise((r) => setTimeout(r, 1200));
+    await batch(2000);
+    await take();
+    await slow;
+    await batch(3000);
+    for (let i = 0; i < 3 && delivered < 4000; i++) {
+      await new Promise((r) => setTimeout(r, 1100));
+      await take();
+    }
+    expect(delivered).toBe(4000);
+    const [stored] = (await q(`SELECT count() FROM ${TABLE}`)).trim().split("\t");
+    expect(Number(stored)).toBe(4000);
+    // the window query skips the parts written before it (min/max index of the partition key on stored_at)
+    await new Promise((r) => setTimeout(r, 1100));
+    await take();
+    expect(delivered).toBe(4000);
   });
 
   it("records inserts refused with code 252 TOO_MANY_PARTS as rejected, not lost, on both sides", async () => {

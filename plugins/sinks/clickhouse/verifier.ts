@@ -5,8 +5,27 @@
  * Table `params.table` (default "ib_events") in `params.database` (default "default"): the scenario's fields in
  * order (string → String, timestamp → UInt64 epoch milliseconds, int → Int64, float → Float64, bool → UInt8), then
  * gen UInt32, seq UInt64, sent_at UInt64 (epoch ms: what the clickhouse-http generator's JSONEachRow encoder writes
- * by default; ClickHouse 18.16 has no DateTime64), ENGINE = MergeTree() ORDER BY (gen, seq). A plain MergeTree never
- * deduplicates or replaces rows, so duplicates stay visible.
+ * by default; ClickHouse 18.16 has no DateTime64), then `stored_at`, the time the server inserted the row, written by
+ * the server itself (a column DEFAULT: writers name their columns and leave it out), ENGINE = MergeTree()
+ * PARTITION BY toYYYYMM(stored_at) ORDER BY (gen, seq). A plain MergeTree never deduplicates or replaces rows, so
+ * duplicates stay visible. The partition key gives every part a min/max index on stored_at (one partition a month:
+ * a run's parts are not split), which lets the delivery query below skip the parts written before its window.
+ *
+ * stored_at by server version (`SELECT version()` in prepare): from 20.5 (DateTime64 and now64 since 20.1,
+ * toUnixTimestamp64Milli since 20.5) `DateTime64(3) DEFAULT now64(3)`, 1 ms; before (18.16, this machine's server)
+ * `DateTime DEFAULT now()`, whole seconds: the latency is read as stored_at + 500 ms − sent_at, within ±500 ms
+ * (DeliveryWindow.resolutionMs 1000). The default is evaluated when the server writes a block of the INSERT, once
+ * its rows have arrived and been parsed (measured on 18.16: an INSERT … SELECT that sleeps 2 s is stamped at its end):
+ * the latency of a row includes the wait in the collector and the transfer of its batch. ClickHouse 18.16 fills a column left out of a
+ * JSONEachRow object with the type's zero, not its DEFAULT, unless the INSERT names its columns (later versions set
+ * input_format_defaults_for_omitted_fields): a writer that names none leaves stored_at 0, and those rows are in no
+ * window (the delivery row count then falls short of the stored rows).
+ *
+ * Delivery latency (CountSample.delivery), incremental: each sample reads the rows with cursor ≤ stored_at < next,
+ * grouped by whole ms at the sink, where next is the server's now less the age of its oldest INSERT still running
+ * (system.processes, rounded up): a block stamped but not yet visible belongs to a running INSERT, whose stamps are
+ * no earlier than its start, and an INSERT that starts later stamps at least its own start, so every stamped row is
+ * read by exactly one sample.
  *
  * Ledger (exact; the same definitions as the postgres verifier), for generator g with sent[g] seqs 0..sent[g]-1:
  * - stored = count(); distinct = uniqExact(gen, seq); duplicated = stored − distinct
@@ -32,7 +51,7 @@ import { parseClickHouseError } from "../../../core/events/clickhouse-http.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GapCollector, GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
-import type { Completion, CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { Completion, CountSample, DeliveryWindow, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { clickhouseRowReader } from "./rows.ts";
 
@@ -76,11 +95,42 @@ export interface ClickHouseLedger extends Ledger {
 
 const now = (): number => performance.timeOrigin + performance.now();
 
-/** `CREATE TABLE "t" (... fields ..., "gen" UInt32, "seq" UInt64, "sent_at" UInt64) ENGINE = MergeTree() ORDER BY ("gen", "seq")` */
-export function createTableStatement(table: string, fields: readonly EventField[]): string {
+/** The column the server stamps with its insert time (see the file comment). */
+export const STORED_AT = "stored_at";
+
+/** How a server version stamps stored_at (see the file comment): the column, its resolution and its value in epoch ms. */
+export interface StoredAtColumn {
+  /** the column definition after its name */
+  definition: string;
+  /** resolution of the stamp, ms */
+  resolutionMs: number;
+  /** SQL: the stamp in epoch ms (the middle of its resolution step) */
+  epochMs: string;
+  /** SQL: the server's now in the stamp's unit, and a value of that unit as the column's type */
+  now: string;
+  toColumn: (v: number) => string;
+  /** ms per unit of `now` */
+  unitMs: number;
+}
+
+/** stored_at of ClickHouse 18.16 (DateTime, seconds) and of ≥ 20.5 (DateTime64(3), ms); see the file comment. */
+export function storedAtColumn(version: string): StoredAtColumn {
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  const c = quoteIdent(STORED_AT);
+  if (major > 20 || (major === 20 && minor >= 5)) {
+    return { definition: "DateTime64(3) DEFAULT now64(3)", resolutionMs: 1, epochMs: `toUnixTimestamp64Milli(${c})`, now: "toUnixTimestamp64Milli(now64(3))", toColumn: (v) => `fromUnixTimestamp64Milli(toInt64(${v}))`, unitMs: 1 };
+  }
+  return { definition: "DateTime DEFAULT now()", resolutionMs: 1000, epochMs: `(toUInt64(${c}) * 1000 + 500)`, now: "toUInt64(now())", toColumn: (v) => `toDateTime(${v})`, unitMs: 1000 };
+}
+
+/**
+ * `CREATE TABLE "t" (... fields ..., "gen" UInt32, "seq" UInt64, "sent_at" UInt64, "stored_at" <storedAt>) ENGINE = MergeTree()
+ * PARTITION BY toYYYYMM("stored_at") ORDER BY ("gen", "seq")`; `storedAt` defaults to ClickHouse 18.16's.
+ */
+export function createTableStatement(table: string, fields: readonly EventField[], storedAt: StoredAtColumn = storedAtColumn("18.16")): string {
   const cols = fields.map((f) => `${quoteIdent(f.name)} ${CLICKHOUSE_TYPES[f.type]}`);
-  cols.push(`${quoteIdent("gen")} UInt32`, `${quoteIdent("seq")} UInt64`, `${quoteIdent("sent_at")} UInt64`);
-  return `CREATE TABLE ${quoteTable(table)} (${cols.join(", ")}) ENGINE = MergeTree() ORDER BY (${quoteIdent("gen")}, ${quoteIdent("seq")})`;
+  cols.push(`${quoteIdent("gen")} UInt32`, `${quoteIdent("seq")} UInt64`, `${quoteIdent("sent_at")} UInt64`, `${quoteIdent(STORED_AT)} ${storedAt.definition}`);
+  return `CREATE TABLE ${quoteTable(table)} (${cols.join(", ")}) ENGINE = MergeTree() PARTITION BY toYYYYMM(${quoteIdent(STORED_AT)}) ORDER BY (${quoteIdent("gen")}, ${quoteIdent("seq")})`;
 }
 
 function sqlString(s: string): string {
@@ -111,6 +161,10 @@ class ClickHouseVerifier implements Verifier {
   private readonly base: string;
   private maxActiveParts = 0;
   private newest: number | null = null;
+  /** the stamp of this server's stored_at, known after prepare */
+  private storedAt: StoredAtColumn | null = null;
+  /** the delivery query's lower bound, in the stamp's unit (rows stamped below it were read already) */
+  private deliveryCursor = 1;
   private readonly genBase: number;
   /** SQL condition: the row is this run's (core/ledger.ts, "Run identity") */
   private readonly ours: string;
@@ -159,9 +213,11 @@ class ClickHouseVerifier implements Verifier {
   /** Drop the table if it exists (a previous cell's rows would corrupt the ledger) and create it anew. */
   async prepare(): Promise<void> {
     await this.query(`DROP TABLE IF EXISTS ${this.table}`);
-    await this.query(createTableStatement(`${this.database}.${this.tableName}`, this.ctx.fields));
+    this.storedAt = storedAtColumn((await this.query("SELECT version() FORMAT TabSeparated")).trim());
+    await this.query(createTableStatement(`${this.database}.${this.tableName}`, this.ctx.fields, this.storedAt));
     this.maxActiveParts = 0;
     this.newest = null;
+    this.deliveryCursor = 1;
   }
 
   /** A timed `SELECT count(), max(sent_at)` (plus the table's active parts, noted for the ledger). */
@@ -173,7 +229,25 @@ class ClickHouseVerifier implements Verifier {
     const [stored = 0, newest = 0, parts = 0] = rows[0] ?? [];
     this.maxActiveParts = Math.max(this.maxActiveParts, parts);
     if (stored > 0 && newest > 0) this.newest = Math.max(this.newest ?? 0, newest);
-    return { tBefore, tAfter, stored, newestSentAtMs: this.newest };
+    const delivery = this.storedAt ? await this.delivery(this.storedAt) : undefined;
+    return { tBefore, tAfter, stored, newestSentAtMs: this.newest, ...(delivery ? { delivery } : {}) };
+  }
+
+  /** The delivery latencies of the rows stamped in [cursor, next) (see the file comment), grouped by whole ms at the sink. */
+  private async delivery(s: StoredAtColumn): Promise<DeliveryWindow> {
+    // the pattern is split so that this query's own text (in system.processes too) does not match it
+    const [[next = 0] = []] = await this.numbers(
+      `SELECT ${s.now} - (SELECT toUInt64(ceil(max(elapsed) * 1000 / ${s.unitMs})) FROM system.processes WHERE like(lower(query), concat('%ins', 'ert into%')))`,
+    );
+    const from = this.deliveryCursor;
+    if (!(next > from)) return { buckets: [], resolutionMs: s.resolutionMs, unstamped: 0 };
+    const c = quoteIdent(STORED_AT);
+    const rows = await this.numbers(
+      `SELECT toInt64(${s.epochMs}) - toInt64(sent_at) AS ms, count() FROM ${this.table}
+        WHERE ${c} >= ${s.toColumn(from)} AND ${c} < ${s.toColumn(next)} AND ${this.ours} GROUP BY ms ORDER BY ms`,
+    );
+    this.deliveryCursor = next;
+    return { buckets: rows.map(([ms = 0, n = 0]) => [ms, n]), resolutionMs: s.resolutionMs, unstamped: 0 };
   }
 
   /**

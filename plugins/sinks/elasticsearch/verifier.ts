@@ -93,6 +93,8 @@ export interface EsFlavour {
 const ELASTICSEARCH: EsFlavour = { name: "elasticsearch", label: "Elasticsearch" };
 
 class ElasticsearchVerifier implements Verifier {
+  /** no delivery latency (core/verifier.ts Verifier.deliveryUnavailable) */
+  readonly deliveryUnavailable = "Elasticsearch keeps no ingest time in a document unless an ingest pipeline stamps one (a `set` processor writing {{_ingest.timestamp}}, e.g. as the index's default_pipeline); the verifier creates none, and no real server runs here to test one";
   private readonly api: HttpJsonApi;
   private readonly index: string;
   private readonly path: string;

@@ -97,6 +97,8 @@ interface SqlResult {
 }
 
 class GridDbVerifier implements Verifier {
+  /** no delivery latency (core/verifier.ts Verifier.deliveryUnavailable) */
+  readonly deliveryUnavailable = "GridDB's Web API stores the row as the writer sends it (no server-side column default) and returns no receive time";
   private readonly api: HttpJsonApi;
   private readonly base: string;
   private readonly container: string;

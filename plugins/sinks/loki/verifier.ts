@@ -59,6 +59,8 @@ export function lokiSelector(params: Record<string, string>): string {
 }
 
 class LokiVerifier implements Verifier {
+  /** no delivery latency (core/verifier.ts Verifier.deliveryUnavailable) */
+  readonly deliveryUnavailable = "Loki's push API keeps each entry's own timestamp (the writer's) and its line; its query API returns no receive time";
   private readonly api: HttpJsonApi;
   private readonly selector: string;
   /** the log range of the sample's count: the selector, narrowed to this run's gens when it has its own id space */

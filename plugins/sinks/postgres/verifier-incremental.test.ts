@@ -49,12 +49,24 @@ describe("postgres verifier, incremental count on a real server", () => {
     await insert(slow, 9, 0, 3000);
     const next = [0, 0, 0];
     let samples = 0;
+    // delivery latency: every row is read by exactly one sample, the late-committing transaction's too
+    let delivered = 0;
+    const add = (d: { buckets: Array<[number, number]>; unstamped: number } | undefined): void => {
+      if (!d) throw new Error("no delivery window");
+      for (const [ms, n] of d.buckets) {
+        expect(ms).toBeGreaterThanOrEqual(0);
+        delivered += n;
+      }
+      expect(d.unstamped).toBe(0);
+    };
     for (let round = 0; round < 12; round++) {
       await Promise.all(writers.map((w, g) => insert(w, g, next[g]!, 4000).then(() => { next[g]! += 4000; })));
       if (round === 8) await slow.query("COMMIT");
       const s = await verifier!.sample();
       const full = Number((await checker.query(`SELECT count(*) AS n FROM ${TABLE}`)).rows[0].n);
       expect(s.stored).toBe(full);
+      add(s.delivery);
+      expect(delivered).toBe(full);
       samples++;
     }
     expect(samples).toBe(12);
@@ -64,6 +76,11 @@ describe("postgres verifier, incremental count on a real server", () => {
     for (const setting of SAMPLE_SESSION_SETTINGS) await checker.query(setting);
     const plan = await checker.query(`EXPLAIN SELECT count(*) FROM ${TABLE} WHERE ctid >= '(100,0)'::tid`);
     expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/Tid Range Scan/);
-    expect((await verifier!.sample({ full: true })).stored).toBe(total);
+    const last = await verifier!.sample({ full: true });
+    expect(last.stored).toBe(total);
+    // a full recount reads no row a second time
+    add(last.delivery);
+    expect(delivered).toBe(total);
+    expect(last.delivery!.resolutionMs).toBe(1);
   });
 });

@@ -40,9 +40,11 @@ const insertSeqs = (gen: number, from: number, to: number) =>
      SELECT now(), 'x', 1, 0.5, true, $1, s, timestamptz '2024-11-07 00:00:00+00' + s * interval '1 ms' FROM generate_series($2::bigint, $3::bigint) s`, [gen, from, to]);
 
 describe("postgres verifier", () => {
-  it("creates the table with typed columns in order, no index", async () => {
+  it("creates the table with typed columns in order, then the server's own stored_at, no index", async () => {
     await verifier!.prepare();
     const cols = await q(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`, [TABLE]);
+    const def = await q(`SELECT column_default FROM information_schema.columns WHERE table_name = $1 AND column_name = 'stored_at'`, [TABLE]);
+    expect(def.rows[0].column_default).toBe("clock_timestamp()");
     expect(cols.rows.map((r) => [r.column_name, r.data_type])).toEqual([
       ["ts", "timestamp with time zone"],
       ["msg", "text"],
@@ -52,6 +54,7 @@ describe("postgres verifier", () => {
       ["gen", "integer"],
       ["seq", "bigint"],
       ["sent_at", "timestamp with time zone"],
+      ["stored_at", "timestamp with time zone"],
     ]);
     const idx = await q(`SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = $1`, [TABLE]);
     expect(idx.rows[0].n).toBe(0);

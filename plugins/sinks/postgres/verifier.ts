@@ -3,7 +3,17 @@
  *
  * Table `params.table` (default "ib_events"): the scenario's fields in order (string → text, timestamp →
  * timestamptz, int → bigint, float → double precision, bool → boolean), then gen int, seq bigint,
- * sent_at timestamptz. No index and no key: ingest stays honest, and duplicates stay visible.
+ * sent_at timestamptz, and `stored_at timestamptz DEFAULT clock_timestamp()`: the time PostgreSQL inserted the row,
+ * written by the server itself (no writer lists the column: the pg-copy generator's COPY and the collectors' INSERTs
+ * name their columns). No index and no key: ingest stays honest, and duplicates stay visible.
+ *
+ * Delivery latency (CountSample.delivery): stored_at − sent_at per row, in whole ms, grouped at the sink, for the
+ * rows that became visible since the previous sample: those of the pages the count reads (ctid ≥ its frontier
+ * before the sample) whose inserting transaction (xmin) was not yet visible in the previous delivery query's
+ * snapshot (pg_visible_in_snapshot, PostgreSQL ≥ 13; xmin widened to a full xid8 within the current epoch, as
+ * PostgreSQL's own FullTransactionIdFromAllowableAt does). Every committed row is read once; a row of a
+ * transaction that commits later than a row stamped after it is not missed. clock_timestamp() is the insert
+ * time, before the commit that makes the row visible: a long transaction's commit wait is not in it.
  *
  * Ledger definitions (all exact, computed in SQL at the sink), for generator g with sent[g] seqs 0..sent[g]-1:
  * - rejected: seqs inside g's rejected ranges (clamped to 0..sent[g]-1, overlaps merged), whether stored or not
@@ -25,7 +35,7 @@ import { passwordOption } from "../../../core/secrets.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
-import type { Completion, CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { Completion, CountSample, DeliveryWindow, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { pgRowReader } from "./rows.ts";
 
@@ -53,10 +63,14 @@ const SETTLE_MARGIN_PAGES = 64;
 
 const now = (): number => performance.timeOrigin + performance.now();
 
-/** `CREATE TABLE "t" (... fields ..., "gen" integer, "seq" bigint, "sent_at" timestamptz)` */
+/** The column the sink stamps with its own insert time (see the file comment). */
+export const STORED_AT = "stored_at";
+
+/** `CREATE TABLE "t" (... fields ..., "gen" integer, "seq" bigint, "sent_at" timestamptz, "stored_at" timestamptz DEFAULT clock_timestamp())` */
 export function createTableStatement(table: string, fields: readonly EventField[]): string {
   const cols = fields.map((f) => `${quoteIdent(f.name)} ${PG_TYPES[f.type]}`);
   cols.push(`${quoteIdent("gen")} integer`, `${quoteIdent("seq")} bigint`, `${quoteIdent("sent_at")} timestamptz`);
+  cols.push(`${quoteIdent(STORED_AT)} timestamptz DEFAULT clock_timestamp()`);
   return `CREATE TABLE ${quoteTable(table)} (${cols.join(", ")})`;
 }
 
@@ -73,6 +87,8 @@ class PostgresVerifier implements Verifier {
   private lastXmin = 0n;
   private marks: Array<{ blocks: number; xmax: bigint }> = [];
   private newest: number | null = null;
+  /** the previous delivery query's snapshot (pg_snapshot text), null before the first */
+  private deliverySnapshot: string | null = null;
   private readonly genBase: number;
   /** SQL condition: the row is this run's (core/ledger.ts, "Run identity") */
   private readonly ours: string;
@@ -123,6 +139,7 @@ class PostgresVerifier implements Verifier {
     await c.query(`DROP TABLE IF EXISTS ${this.table}`);
     await c.query(createTableStatement(this.ctx.params.table ?? "ib_events", this.ctx.fields));
     this.resetCount();
+    this.deliverySnapshot = null;
   }
 
   private resetCount(): void {
@@ -143,6 +160,7 @@ class PostgresVerifier implements Verifier {
   async sample(options: { full?: boolean } = {}): Promise<CountSample> {
     const c = await this.conn();
     if (options.full) this.resetCount();
+    const from = this.frontier;
     const settleTo = this.settleTarget();
     const tBefore = now();
     const r = await c.query<{ n: string; settled: string; newest: number | null; blocks: string; xmin: string; xmax: string }>(
@@ -162,7 +180,31 @@ class PostgresVerifier implements Verifier {
     this.lastXmin = BigInt(row.xmin);
     this.marks.push({ blocks: Number(row.blocks), xmax: BigInt(row.xmax) });
     if (row.newest !== null) this.newest = Math.max(this.newest ?? 0, Number(row.newest));
-    return { tBefore, tAfter, stored, newestSentAtMs: this.newest };
+    const delivery = await this.delivery(c, from);
+    return { tBefore, tAfter, stored, newestSentAtMs: this.newest, delivery };
+  }
+
+  /**
+   * The delivery latencies of the rows in pages ≥ `from` that were not visible to the previous delivery query
+   * (see the file comment), grouped by whole ms at the sink.
+   */
+  private async delivery(c: pg.Client, from: number): Promise<DeliveryWindow> {
+    const stored = quoteIdent(STORED_AT);
+    const fxid = `(((pg_snapshot_xmax(pg_current_snapshot())::text::bigint >> 32) << 32) + xmin::text::bigint
+                   - CASE WHEN xmin::text::bigint > (pg_snapshot_xmax(pg_current_snapshot())::text::bigint & 4294967295) THEN 4294967296 ELSE 0 END)`;
+    const unseen = this.deliverySnapshot === null ? "" : ` AND NOT pg_visible_in_snapshot(${fxid}::text::xid8, $1::pg_snapshot)`;
+    const r = await c.query<{ snap: string; buckets: Array<[number, number]> | null; unstamped: string }>(
+      `WITH r AS (SELECT round(extract(epoch FROM ${stored} - sent_at) * 1000)::bigint AS ms
+                    FROM ${this.table} WHERE ctid >= '(${from},0)'::tid AND ${this.ours}${unseen}),
+            b AS (SELECT ms, count(*) AS n FROM r WHERE ms IS NOT NULL GROUP BY ms)
+       SELECT pg_current_snapshot()::text AS snap,
+              (SELECT json_agg(json_build_array(ms, n) ORDER BY ms) FROM b) AS buckets,
+              (SELECT count(*) FROM r WHERE ms IS NULL) AS unstamped`,
+      this.deliverySnapshot === null ? [] : [this.deliverySnapshot],
+    );
+    const row = r.rows[0]!;
+    this.deliverySnapshot = row.snap;
+    return { buckets: (row.buckets ?? []).map(([ms, n]) => [Number(ms), Number(n)]), resolutionMs: 1, unstamped: Number(row.unstamped) };
   }
 
   /** The page below which every row is committed or aborted as of the previous sample (see sample()). */

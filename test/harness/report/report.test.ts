@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, writeFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -211,5 +211,24 @@ describe("series of interrupted runs", () => {
     expect(await readSeries(path.join(dir, "none"))).toEqual([]);
     const rep = await buildReport(dir);
     expect(rep.charts.map((c) => c.kind)).toEqual(["throughput", "ledger", "timeline", "resources"]);
+  });
+});
+
+describe("delivery-latency chart per run", () => {
+  it("draws p50 and p99 per window over time for a run whose sink stamps stored_at, and none for a run without", async () => {
+    const dir = path.join(root, "delivery");
+    const run = writeSyntheticRun(dir, { stack: "s", scenario: "d", invocation: "2026-11-29T10:00:00.000Z", rowsPerSecond: 5, points: 8 });
+    writeSyntheticRun(dir, { stack: "s", scenario: "d", invocation: "2026-11-29T10:00:00.000Z", rowsPerSecond: 5, points: 8 });
+    const file = path.join(dir, "s", "d", run.runId, "series.jsonl");
+    const points = (await readSeries(path.join(dir, "s", "d", run.runId))).map((p, i) => ({ ...p, delivery: i === 3 ? null : { rows: 5, p50Ms: 40 + i, p99Ms: 400 + 10 * i, maxMs: 900 } }));
+    writeFileSync(file, points.map((p) => `${JSON.stringify(p)}\n`).join(""));
+    const rep = await buildReport(dir);
+    const delivery = rep.charts.filter((c) => c.kind === "delivery");
+    expect(delivery.map((c) => c.runId)).toEqual([run.runId]);
+    expect(delivery[0]!.svg).toContain("delivery latency at the sink");
+    expect(delivery[0]!.svg).toContain("stored_at − sent_at, ms");
+    // one line per percentile, a vertex per window that had rows (7 of 8)
+    expect(svgMarks(delivery[0]!.svg).lines).toEqual([7, 7]);
+    expect(rep.html).toContain('data-chart="delivery"');
   });
 });

@@ -87,4 +87,24 @@ describe("lag p99 with the samples it rests on", () => {
     expect(lag.cell(plain[0]!, ctx)).toBe("500 ms");
     expect(lag.cell({ ...plain[0]!, lagSamples: [20, 20, 20] }, ctx)).toBe("500 ms (n=20)");
   });
+
+  it("delivery p99 is the median over the measured runs, n/a where the sink keeps no stored-at; the verdict column counts disagreeing runs", () => {
+    const ctx = columnContext(plain);
+    const delivery = STACK_COLUMNS.find((c) => c.key === "deliveryP99Ms")!;
+    const verdict = STACK_COLUMNS.find((c) => c.key === "verdict")!;
+    const row = plain[0]!;
+    const withSummary = (i: number, extra: Record<string, unknown>) => ({ ...row.measured[i]!, summary: { ...row.measured[i]!.summary!, ...extra } });
+    const d = (p99Ms: number) => ({ deliveryLatency: { rows: 10, p50Ms: 1, p99Ms, maxMs: p99Ms, resolutionMs: 1, unstamped: 0, belowZero: 0, clock: "one clock" } });
+    const steady = { state: "steady", label: "steady", evidence: "", samples: 9 };
+    const sat = { state: "saturated", label: "saturated (backpressure)", beganS: 3, evidence: "", samples: 9 };
+    const measured = [withSummary(0, { ...d(80), saturation: steady }), withSummary(1, { ...d(120), saturation: steady }), withSummary(2, { ...d(100), saturation: sat })];
+    expect(delivery.cell({ ...row, measured }, ctx)).toBe("100");
+    expect(verdict.cell({ ...row, measured }, ctx)).toBe("steady 2/3, saturated (backpressure) 1/3");
+    const unavailable = row.measured.map((_, i) => withSummary(i, { deliveryLatency: { unavailable: "Loki keeps no receive time" }, saturation: steady }));
+    expect(delivery.cell({ ...row, measured: unavailable }, ctx)).toBe("n/a");
+    expect(verdict.cell({ ...row, measured: unavailable }, ctx)).toBe("steady");
+    // runs that predate both: no value
+    expect(delivery.cell(row, ctx)).toBe("–");
+    expect(verdict.cell(row, ctx)).toBe("–");
+  });
 });

@@ -1,0 +1,207 @@
+/**
+ * The saturation verdict of a run, from its series (pure; harness/runner/run.ts calls it on the measurement samples).
+ * Write-up 000 (docs/write-ups.md) found its ceiling not as errors but as quiet backpressure: every request
+ * succeeded while flushes took 20–29 s instead of about one, and throughput swung between 120k and 190k rows/s. So the
+ * verdict reads the latencies and the throughput, not only the errors:
+ *
+ * 1. `rejecting`: errors or rejections rose during the measurement (the generators' sent − acknowledged, plus the
+ *    collector's own drop counters where it reports them: syslog-ng `dropped`, rsyslog `discarded`/`failed`).
+ * 2. `saturated (backpressure)`: from some sample on, to the end of the measurement (at least MIN_WINDOW samples and
+ *    MIN_WINDOW_S seconds), every latency series there is grows — delivery latency p50 per window and the ingest lag
+ *    (SeriesPoint.lagMs, or the backlog age where it is larger) — while stored rows/s stay flat, with no error. Grows:
+ *    the Mann–Kendall test says increasing (one-sided p ≤ GROWTH_P) and the Theil–Sen slope times the window's length
+ *    is at least max(GROWTH_MIN_MS, the window's first-third median): the latency at least doubled
+ *    (harness/stats/trend.ts). Flat: the Theil–Sen slope of rows/s × the window's length falls by no more than
+ *    FLAT_SHARE of its median. A rising rate counts as flat here: latency that keeps growing while the sink stores
+ *    faster still means more arrives than it takes (measured: syslog-ng → ClickHouse 18.16 on a quarter-core sink,
+ *    rows/s 8.6k → 18k while delivery p50 went 1 s → 8 s, syslog-ng's queue filling to log-fifo-size); a rate that
+ *    falls with the latency rising is a sink slowing down, not this verdict.
+ *    It began where that window's latency splits best into a flat part and a rising line (least squares), with the
+ *    slopes as evidence.
+ * 3. `oscillating (min–max)`: rows/s swing with a period: the autocorrelation of the rows/s series at some lag of 2
+ *    or more samples (at most a third of the series, so at least three periods are seen) is ≥ OSCILLATION_R, and
+ *    (max − min) is at least OSCILLATION_SWING of the median.
+ * 4. `steady` otherwise; `undetermined` with fewer than MIN_WINDOW measurement samples.
+ */
+import type { SaturationState, SaturationVerdict, SeriesPoint } from "../results/types.ts";
+import { median } from "../stats/descriptive.ts";
+import { trendOf } from "../stats/trend.ts";
+
+/** One sample as the verdict reads it (a projection of SeriesPoint). */
+export interface VerdictPoint {
+  /** seconds since load start */
+  elapsedS: number;
+  /** stored rows/s in the window ending here, null when unknown */
+  rowsPerSec: number | null;
+  /** delivery latency p50 of the rows that arrived in this window, ms; null: none arrived, or not measured */
+  deliveryP50Ms: number | null;
+  /** ingest lag (or the backlog age where larger), ms; null when unknown */
+  lagMs: number | null;
+  /** cumulative errors and rejections so far (generator rejections plus collector drops) */
+  errors: number;
+}
+
+export type { SaturationState, SaturationVerdict };
+
+/** Tunables of the verdict (defaults as exported below). */
+export interface VerdictOptions {
+  minWindow?: number;
+  minWindowS?: number;
+}
+
+export const MIN_WINDOW = 5;
+export const MIN_WINDOW_S = 3;
+export const GROWTH_P = 0.01;
+export const GROWTH_MIN_MS = 200;
+export const FLAT_SHARE = 0.25;
+export const OSCILLATION_R = 0.5;
+export const OSCILLATION_SWING = 0.3;
+/** window starts the saturation search tries at most */
+export const WINDOW_STARTS = 40;
+
+const fmt = (n: number): string => Math.round(n).toLocaleString("en-US");
+
+/** Does `y` over `x` grow (see the file comment)? Returns the growth over the window in ms, or null. */
+function grows(x: number[], y: number[]): { slope: number; growth: number } | null {
+  if (y.length < 3) return null;
+  const t = trendOf(x, y);
+  const span = x[x.length - 1]! - x[0]!;
+  const growth = t.slope * span;
+  const base = median(y.slice(0, Math.max(1, Math.ceil(y.length / 3))));
+  if (!(t.z > 0 && t.p / 2 <= GROWTH_P && growth >= Math.max(GROWTH_MIN_MS, base))) return null;
+  return { slope: t.slope, growth };
+}
+
+/** Pearson autocorrelation of `y` at `lag`. */
+function autocorrelation(y: readonly number[], lag: number): number {
+  const m = y.reduce((a, b) => a + b, 0) / y.length;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < y.length; i++) {
+    den += (y[i]! - m) ** 2;
+    if (i + lag < y.length) num += (y[i]! - m) * (y[i + lag]! - m);
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+/** Is a window [i, end) of the points saturated? Evidence when it is. */
+function saturatedFrom(points: readonly VerdictPoint[]): string | null {
+  const x = points.map((p) => p.elapsedS);
+  const series: Array<[string, Array<number | null>]> = [
+    ["delivery p50", points.map((p) => p.deliveryP50Ms)],
+    ["lag", points.map((p) => p.lagMs)],
+  ];
+  const evidence: string[] = [];
+  for (const [name, ys] of series) {
+    const pts = ys.flatMap((y, i) => (y === null ? [] : [[x[i]!, y] as const]));
+    if (pts.length < Math.ceil(points.length / 2)) continue; // not measured in this window
+    const g = grows(pts.map((p) => p[0]), pts.map((p) => p[1]));
+    if (!g) return null;
+    evidence.push(`${name} +${fmt(g.slope)} ms/s (+${fmt(g.growth)} ms)`);
+  }
+  if (evidence.length === 0) return null;
+  const rates = points.flatMap((p) => (p.rowsPerSec === null ? [] : [[p.elapsedS, p.rowsPerSec] as const]));
+  if (rates.length < 3) return null;
+  const r = trendOf(rates.map((p) => p[0]), rates.map((p) => p[1]));
+  const med = median(rates.map((p) => p[1]));
+  const change = r.slope * (rates[rates.length - 1]![0] - rates[0]![0]);
+  if (!(med > 0) || change < -FLAT_SHARE * med) return null;
+  evidence.push(`stored ${fmt(med)} rows/s, ${Math.abs(change) <= FLAT_SHARE * med ? "flat" : "rising but not keeping up"} (${change >= 0 ? "+" : ""}${fmt(change)} over the window)`);
+  return evidence.join(", ");
+}
+
+/** Sum of squared residuals of a least-squares line through (x, y). */
+function lineSse(x: readonly number[], y: readonly number[]): number {
+  const n = x.length;
+  if (n < 2) return 0;
+  const mx = x.reduce((a, b) => a + b, 0) / n;
+  const my = y.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (x[i]! - mx) * (y[i]! - my);
+    sxx += (x[i]! - mx) ** 2;
+  }
+  const b = sxx === 0 ? 0 : sxy / sxx;
+  return y.reduce((a, v, i) => a + (v - (my + b * (x[i]! - mx))) ** 2, 0);
+}
+
+/**
+ * When a saturated window's latency began to climb: the split of the window into a flat part (its mean) and a
+ * rising line (least squares) with the smallest squared error, on the latency the window shows (delivery p50 where
+ * measured, else the lag); the first sample of the rising part.
+ */
+function knee(points: readonly VerdictPoint[]): number {
+  const key = points.filter((p) => p.deliveryP50Ms !== null).length >= points.length / 2 ? "deliveryP50Ms" : "lagMs";
+  const pts = points.flatMap((p) => (p[key] === null ? [] : [[p.elapsedS, p[key]!] as const]));
+  let best = { k: 0, sse: Infinity };
+  for (let k = 0; k + 2 <= pts.length; k++) {
+    const flat = pts.slice(0, k).map((p) => p[1]);
+    const m = flat.length ? flat.reduce((a, b) => a + b, 0) / flat.length : 0;
+    const sse = flat.reduce((a, v) => a + (v - m) ** 2, 0) + lineSse(pts.slice(k).map((p) => p[0]), pts.slice(k).map((p) => p[1]));
+    if (sse < best.sse) best = { k, sse };
+  }
+  return pts[best.k]?.[0] ?? points[0]!.elapsedS;
+}
+
+/** The verdict over the measurement samples, in time order (see the file comment). */
+export function saturationVerdict(points: readonly VerdictPoint[], options: VerdictOptions = {}): SaturationVerdict {
+  const minWindow = options.minWindow ?? MIN_WINDOW;
+  const minWindowS = options.minWindowS ?? MIN_WINDOW_S;
+  const n = points.length;
+  if (n < minWindow) return { state: "undetermined", label: `undetermined (${n} samples)`, evidence: `${n} measurement samples: at least ${minWindow} are needed`, samples: n };
+  const errors = points[n - 1]!.errors - points[0]!.errors;
+  if (errors > 0) return { state: "rejecting", label: "rejecting", evidence: `${fmt(errors)} errors or rejections during the measurement`, samples: n };
+  const end = points[n - 1]!.elapsedS;
+  // window starts tried: every sample for short series, WINDOW_STARTS evenly spaced ones for long (each try is O(n²))
+  const step = Math.max(1, Math.floor(n / WINDOW_STARTS));
+  for (let i = 0; i + minWindow <= n; i += step) {
+    if (end - points[i]!.elapsedS < minWindowS) break;
+    const e = saturatedFrom(points.slice(i));
+    if (e) {
+      const beganS = knee(points.slice(i));
+      return { state: "saturated", label: "saturated (backpressure)", beganS, evidence: `from ${beganS.toFixed(1)} s: ${e}, no errors`, samples: n };
+    }
+  }
+  const rates = points.flatMap((p) => (p.rowsPerSec === null ? [] : [p.rowsPerSec]));
+  const med = median(rates);
+  const lo = Math.min(...rates);
+  const hi = Math.max(...rates);
+  if (rates.length >= 6 && med > 0 && hi - lo >= OSCILLATION_SWING * med) {
+    let best = { lag: 0, r: 0 };
+    for (let lag = 2; lag <= Math.floor(rates.length / 3); lag++) {
+      const r = autocorrelation(rates, lag);
+      if (r > best.r) best = { lag, r };
+    }
+    if (best.r >= OSCILLATION_R) {
+      const period = (points[n - 1]!.elapsedS - points[0]!.elapsedS) / (n - 1) * best.lag;
+      return {
+        state: "oscillating", label: `oscillating (${fmt(lo)}–${fmt(hi)} rows/s)`,
+        evidence: `rows/s swing ${fmt(lo)}–${fmt(hi)} (median ${fmt(med)}) with a period of about ${period.toFixed(1)} s (autocorrelation ${best.r.toFixed(2)} at ${best.lag} samples)`, samples: n,
+      };
+    }
+  }
+  return { state: "steady", label: "steady", evidence: `no sustained latency growth, no periodic swing, no errors over ${n} samples`, samples: n };
+}
+
+/** Collector signals that count errors: drops (syslog-ng `<dest>.dropped`), discards and failures (rsyslog). */
+const ERROR_SIGNAL = /\.(dropped|discarded\.full|discarded\.nf|failed)$/;
+
+/**
+ * The verdict's view of series points: rows/s, delivery p50, the larger of lag and backlog age, and errors = the
+ * generators' rejections plus the collectors' error counters (summed over hosts; ERROR_SIGNAL).
+ */
+export function verdictPoints(series: readonly SeriesPoint[]): VerdictPoint[] {
+  return series.map((p) => {
+    const lags = [p.lagMs, p.backlogLagMs ?? null].filter((v): v is number => v !== null);
+    let collectorErrors = 0;
+    for (const host of Object.values(p.collector?.hosts ?? {})) for (const [k, v] of Object.entries(host)) if (ERROR_SIGNAL.test(k)) collectorErrors += v;
+    return {
+      elapsedS: p.elapsedS,
+      rowsPerSec: p.rowsPerSec,
+      deliveryP50Ms: p.delivery?.p50Ms ?? null,
+      lagMs: lags.length ? Math.max(...lags) : null,
+      errors: (p.rejected ?? 0) + collectorErrors,
+    };
+  });
+}

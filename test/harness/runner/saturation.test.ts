@@ -1,0 +1,100 @@
+// The saturation verdict on synthetic series (harness/runner/saturation.ts): what backpressure, oscillation,
+// rejections and a steady run look like in the samples, and the edges between them.
+import { describe, expect, it } from "vitest";
+import { saturationVerdict, type VerdictPoint } from "../../../harness/runner/saturation.ts";
+
+/** n samples one second apart from elapsedS 1, with rows/s, delivery p50, lag and cumulative errors from functions of i. */
+function series(n: number, f: { rate?: (i: number) => number | null; delivery?: (i: number) => number | null; lag?: (i: number) => number | null; errors?: (i: number) => number }): VerdictPoint[] {
+  return Array.from({ length: n }, (_, i) => ({
+    elapsedS: i + 1,
+    rowsPerSec: f.rate ? f.rate(i) : 10_000,
+    deliveryP50Ms: f.delivery ? f.delivery(i) : 40,
+    lagMs: f.lag ? f.lag(i) : 60,
+    errors: f.errors ? f.errors(i) : 0,
+  }));
+}
+
+/** deterministic jitter in [-0.9, 0.9]: a hash of i, with no period */
+const jitter = (i: number): number => {
+  let h = Math.imul(i + 0x9e3779b9, 0x85ebca6b) ^ 0xc2b2ae35;
+  h = Math.imul(h ^ (h >>> 13), 0x27d4eb2d);
+  return (((h ^ (h >>> 16)) >>> 0) / 2 ** 32) * 1.8 - 0.9;
+};
+
+describe("saturation verdict (synthetic series)", () => {
+  it("a flat run with noise is steady", () => {
+    const v = saturationVerdict(series(20, { rate: (i) => 10_000 + 300 * jitter(i), delivery: (i) => 40 + 10 * jitter(i + 3), lag: (i) => 60 + 15 * jitter(i + 7) }));
+    expect(v.state).toBe("steady");
+    expect(v.label).toBe("steady");
+    expect(v.samples).toBe(20);
+  });
+
+  it("latency and lag growing from a point on while rows/s stay flat and nothing errs: saturated (backpressure), with when it began", () => {
+    // flat for 8 s, then both latencies climb ~400 ms/s; the sink keeps storing ~12k rows/s
+    const climb = (i: number, base: number): number => (i < 8 ? base + 5 * jitter(i) : base + 400 * (i - 7) + 20 * jitter(i));
+    const v = saturationVerdict(series(24, { rate: (i) => 12_000 + 400 * jitter(i), delivery: (i) => climb(i, 50), lag: (i) => climb(i, 80) }));
+    expect(v.state).toBe("saturated");
+    expect(v.label).toBe("saturated (backpressure)");
+    // it began at the knee (the climb's first sample is elapsedS 9), not at the start
+    expect(v.beganS).toBeGreaterThanOrEqual(8);
+    expect(v.beganS).toBeLessThanOrEqual(10);
+    expect(v.evidence).toMatch(/delivery p50 \+\d[\d,]* ms\/s/);
+    expect(v.evidence).toMatch(/lag \+/);
+    expect(v.evidence).toMatch(/rows\/s, flat/);
+  });
+
+  it("growing latency while the lag stays flat is not saturation (both must grow)", () => {
+    const v = saturationVerdict(series(20, { delivery: (i) => 50 + 300 * i, lag: (i) => 60 + 10 * jitter(i) }));
+    expect(v.state).toBe("steady");
+  });
+
+  it("growing latency while throughput falls by half is not 'flat throughput' backpressure", () => {
+    const v = saturationVerdict(series(20, { rate: (i) => 20_000 - 600 * i, delivery: (i) => 50 + 300 * i, lag: (i) => 60 + 300 * i }));
+    expect(v.state).not.toBe("saturated");
+  });
+
+  it("latency growing while rows/s rise but do not keep up is saturated too: more arrives than the sink takes", () => {
+    const v = saturationVerdict(series(12, { rate: (i) => 8_000 + 900 * i, delivery: (i) => 1000 + 650 * i, lag: (i) => 2400 + 600 * i }));
+    expect(v.state).toBe("saturated");
+    expect(v.evidence).toMatch(/rising but not keeping up/);
+  });
+
+  it("a latency that grows but stays small (less than doubling, under 200 ms) is steady", () => {
+    const v = saturationVerdict(series(20, { delivery: (i) => 100 + 3 * i, lag: (i) => 100 + 3 * i }));
+    expect(v.state).toBe("steady");
+  });
+
+  it("with delivery latency unmeasured (a sink without stored-at), the lag alone decides", () => {
+    const v = saturationVerdict(series(20, { delivery: () => null, lag: (i) => 80 + 500 * i }));
+    expect(v.state).toBe("saturated");
+    expect(v.evidence).not.toMatch(/delivery/);
+  });
+
+  it("rows/s swinging with a period: oscillating (min–max)", () => {
+    // write-up 000's 120k–190k rows/s, a period of 6 samples
+    const v = saturationVerdict(series(30, { rate: (i) => 155_000 + 35_000 * Math.sin((2 * Math.PI * i) / 6) }));
+    expect(v.state).toBe("oscillating");
+    expect(v.label).toMatch(/^oscillating \(1\d\d,\d{3}–1\d\d,\d{3} rows\/s\)$/);
+    expect(v.evidence).toMatch(/period of about 6\.0 s/);
+  });
+
+  it("a wide but random swing is not oscillating", () => {
+    const v = saturationVerdict(series(30, { rate: (i) => 155_000 + 35_000 * jitter(i * 7 + 1) }));
+    expect(v.state).toBe("steady");
+  });
+
+  it("errors or rejections rising during the measurement: rejecting, before any latency reading", () => {
+    const v = saturationVerdict(series(20, { errors: (i) => (i > 10 ? (i - 10) * 500 : 0), delivery: (i) => 50 + 300 * i, lag: (i) => 60 + 300 * i }));
+    expect(v.state).toBe("rejecting");
+    expect(v.evidence).toMatch(/4,500 errors or rejections/);
+  });
+
+  it("errors from before the measurement do not count: only their rise", () => {
+    const v = saturationVerdict(series(10, { errors: () => 7 }));
+    expect(v.state).toBe("steady");
+  });
+
+  it("too few samples: undetermined, naming how many", () => {
+    expect(saturationVerdict(series(3, {}))).toMatchObject({ state: "undetermined", label: "undetermined (3 samples)", samples: 3 });
+  });
+});
