@@ -8,7 +8,7 @@
 // INGESTBENCH_FUZZ_RUNS (default 1000) sets the number of mutants, INGESTBENCH_FUZZ_SEED the seed (default 14; a
 // failure prints the seed and path fast-check needs to replay it), INGESTBENCH_FUZZ_CLI the CLI samples (default 10).
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
@@ -38,6 +38,8 @@ const originals: Original[] = (["scenarios", "stacks", "nightly"] as const).flat
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-fuzz-"));
 for (const d of ["scenarios", "stacks", "nightly"]) mkdirSync(path.join(tmp, d));
+// what scenarios refer to beside them (fault steps' zx scripts, relative to the scenario file)
+cpSync(path.join(projectRoot, "scenarios", "steps"), path.join(tmp, "scenarios", "steps"), { recursive: true });
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** A mutant validated in process: where it was written, its text, the outcome and the exit code `validate` maps it to. */
