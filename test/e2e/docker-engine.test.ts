@@ -103,7 +103,8 @@ describe("docker-debian stacks on a real Docker engine (Pulumi program applied b
     // the cap as the engine applied it
     expect(rec!.limits.sink!.applied).toMatchObject({ cfsQuotaUs: 25_000, cfsPeriodUs: 100_000, memoryLimitBytes: 2 * 1024 ** 3 });
     const s = rec!.summary!;
-    if ((s.throttledShare ?? 0) > 0.5) expect(Math.abs(s.sinkCores! - 0.25) / 0.25).toBeLessThanOrEqual(0.05);
+    // ±5 % when the CPU is what binds: named cpu, mostly throttled, and no other load took the CPUs (contention)
+    if (s.bottleneck.resource === "cpu" && (s.throttledShare ?? 0) > 0.5 && !s.contention?.contended) expect(Math.abs(s.sinkCores! - 0.25) / 0.25).toBeLessThanOrEqual(0.05);
   }, 600_000);
 
   it("quickstart on docker-debian-quarter-core-cpu-only: the CPU binds, and the sink's observed CPU is its 0.25-core cap ±5 % (host contention when other load took the CPUs)", () => {
