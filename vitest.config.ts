@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
-// Real servers, cgroups, namespaces and a real Docker engine on a 2-core machine. Two lanes run side by side, each
-// one file at a time (`fileParallelism: false`):
+// Real servers, cgroups, namespaces and a real Docker engine on a 2-core machine. Two lanes, each one file at a time
+// (`fileParallelism: false`); `npm test` (scripts/test-lanes.sh) runs them as two vitest processes side by side,
+// since one process puts every such project into one sequential group:
 // - "engine": what deploys stacks (the Docker engine's containers, the Pulumi and Docker CLI stand-ins) and the CLI's
 //   spawned commands; the docker tests compare the engine's whole container/network/volume lists before and after,
 //   so nothing else in the suite may touch the engine.

@@ -19,4 +19,4 @@ for _ in $(seq 1 "$hogs"); do
   pids+=("$!")
 done
 echo "test-beside-hog: ${hogs} busy loop(s) running beside the tests (pids ${pids[*]}; each ends after ${max_s} s at most)" >&2
-npx vitest run "$@"
+bash scripts/test-lanes.sh "$@"

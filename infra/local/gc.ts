@@ -9,8 +9,10 @@
  *    and the cell config files of deployed runs, `<tmpRoot>/ib-pulumi-config-<pid>-*`, whose process is gone.
  *
  * A run's registry is written before it creates anything, so a live run is always protected. Runs started with
- * a different TMPDIR keep their registry elsewhere and are invisible here: their namespaces and cgroups would be
- * seen as ownerless, so run gc with the same TMPDIR as the benchmarks.
+ * a different TMPDIR keep their registry elsewhere; they are still recognised as live by their processes
+ * (ownerElsewhere): a process in the run's cgroups whose parent lies outside them and is not init is a live
+ * harness's child (a killed harness's children are re-parented to init), and such a run is left alone. A run of
+ * another TMPDIR in the seconds between creating its namespaces and starting its first process is not protected.
  */
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -56,6 +58,61 @@ export interface GcReport {
 }
 
 const RUN_ID = "[0-9a-f]{6}";
+
+/** The parent pid of a process (/proc/<pid>/stat field 4, after the parenthesised command), or undefined when gone. */
+async function parentPid(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every pid in the cgroup.procs files under `dir` (recursively). */
+async function cgroupPids(dir: string, into: Set<number>): Promise<void> {
+  let entries: import("node:fs").Dirent[];
+  try {
+    entries = await fs.readdir(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    if (e.isDirectory()) await cgroupPids(path.join(dir, e.name), into);
+    else if (e.name === "cgroup.procs") {
+      const text = await fs.readFile(path.join(dir, e.name), "utf8").catch(() => "");
+      for (const line of text.split("\n")) if (/^\d+$/.test(line.trim())) into.add(Number(line.trim()));
+    }
+  }
+}
+
+/**
+ * Run ids whose cgroups hold a process whose parent is outside the run's cgroups and is not init (pid 1): the
+ * children of a live harness, whatever TMPDIR its registry is under (see the module doc).
+ */
+export async function runsOwnedElsewhere(cgroupRoot?: string): Promise<Set<string>> {
+  const owned = new Set<string>();
+  const layout = await detectCgroupLayout(cgroupRoot === undefined ? {} : { root: cgroupRoot }).catch(() => undefined);
+  if (!layout || layout.version === "none") return owned;
+  const runIds = new Set<string>();
+  for (const root of controllerRoots(layout)) {
+    for (const name of await fs.readdir(path.join(root, CGROUP_PARENT)).catch(() => [] as string[])) {
+      if (new RegExp(`^${RUN_ID}$`).test(name)) runIds.add(name);
+    }
+  }
+  for (const runId of runIds) {
+    const pids = new Set<number>();
+    for (const root of controllerRoots(layout)) await cgroupPids(path.join(root, CGROUP_PARENT, runId), pids);
+    for (const pid of pids) {
+      const ppid = await parentPid(pid);
+      if (ppid !== undefined && ppid > 1 && !pids.has(ppid) && (await parentPid(ppid)) !== undefined) {
+        owned.add(runId);
+        break;
+      }
+    }
+  }
+  return owned;
+}
 
 /**
  * Remove leftovers of dead runs (see the module doc). Idempotent; never throws for things already gone; real
@@ -104,6 +161,7 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       if (reg.resultRecord && (await markInterrupted(reg.resultRecord, reg.ownerPid))) report.records.push(reg.resultRecord);
     });
   }
+  if (!opts.includeLive) for (const runId of await runsOwnedElsewhere(opts.cgroupRoot)) live.add(runId);
   report.live = [...live];
   const ownerless = (runId: string) => !live.has(runId);
 

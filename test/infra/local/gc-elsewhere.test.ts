@@ -1,0 +1,48 @@
+/**
+ * gc and runs whose registry lives under another TMPDIR (real cgroup v1 directories, real processes): a run whose
+ * cgroup holds a live harness's child is left alone; once that child's parent is gone (re-parented to init, as
+ * after a SIGKILLed harness) the same directories are collected.
+ */
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { afterAll, describe, expect, it } from "vitest";
+import { collectLeftovers } from "../../../infra/local/gc.ts";
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-gc-elsewhere-"));
+const savedTmp = process.env.TMPDIR;
+const runId = randomBytes(3).toString("hex");
+const dirs = ["cpu", "memory"].map((c) => path.join("/sys/fs/cgroup", c, "ingestbench", runId, "sink"));
+const pids: number[] = [];
+afterAll(() => {
+  for (const p of pids) try { process.kill(p, "SIGKILL"); } catch { /* gone */ }
+  for (const d of dirs) for (const x of [d, path.dirname(d)]) try { rmSync(x, { recursive: false, force: true }); execFileSync("rmdir", [x]); } catch { /* removed by gc */ }
+  if (savedTmp === undefined) delete process.env.TMPDIR; else process.env.TMPDIR = savedTmp;
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const join = (pid: number) => { for (const d of dirs) writeFileSync(path.join(d, "cgroup.procs"), `${pid}\n`); };
+
+describe("gc: a run registered under another TMPDIR (real cgroups, real processes)", () => {
+  it("is left alone while a live harness's child runs in its cgroup, and collected once that child is init's", async () => {
+    process.env.TMPDIR = tmp; // no registry of this run here
+    for (const d of dirs) mkdirSync(d, { recursive: true });
+    const child = spawn("sleep", ["60"], { stdio: "ignore" }); // parent: this process, alive and outside the cgroup
+    pids.push(child.pid!);
+    join(child.pid!);
+    const first = await collectLeftovers({ tmpRoot: tmp, graceMs: 200 });
+    expect(first.live).toContain(runId);
+    expect(dirs.every((d) => existsSync(d))).toBe(true);
+    child.kill("SIGKILL");
+    await new Promise((r) => child.once("exit", r));
+    // an orphan: sh starts sleep in the background and exits, so sleep's parent becomes init
+    const orphan = Number(execFileSync("sh", ["-c", "sleep 60 >/dev/null 2>&1 & echo $!"]).toString().trim());
+    pids.push(orphan);
+    join(orphan);
+    const second = await collectLeftovers({ tmpRoot: tmp, graceMs: 200 });
+    expect(second.live).not.toContain(runId);
+    expect(dirs.some((d) => existsSync(d))).toBe(false);
+  });
+});
