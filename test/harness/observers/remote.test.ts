@@ -203,7 +203,7 @@ describe("remote observer: run delay of the host's tasks (real sh, real /proc/<p
     const loops = [0, 1].map(() => spawn("taskset", ["-c", "0", process.execPath, "-e", "const end = Date.now() + 30000; while (Date.now() < end) {}"], { stdio: "ignore" }));
     for (const child of loops) cleanups.push(async () => { if (child.exitCode === null && child.signalCode === null) { const gone = new Promise((r) => child.once("exit", r)); child.kill("SIGKILL"); await gone; } });
     const observer = createRemoteObserver([localShell("machine")], { cappedHosts: new Set(), cgroupRoot: "/sys/fs/cgroup" });
-    await sleep(300);
+    await sleep(1000); // both loops started (node's start-up) before the window opens
     expect(await observer.read()).toBeNull();
     await sleep(2000);
     const w = await observer.read();
