@@ -99,10 +99,12 @@ describe("clickhouse-direct on local-2-cores (real ClickHouse 18.16.1, real cgro
     const measure = series.filter((p) => p.phase === "measure");
     expect(measure.at(-1)!.stored).toBe(20_000);
     expect(measure.slice(0, -1).every((p) => p.stored < 20_000)).toBe(true);
-    // ... and opens at the sample taken when the generator was ready (warmup 0s): nothing stored yet
+    // ... and opens at the sample taken when the generator was ready (warmup 0s); on a busy machine some rows may
+    // already be stored by the time that sample is read, and the window counts only what it saw arrive
     const opening = series[series.indexOf(measure[0]!) - 1]!;
-    expect(opening).toMatchObject({ phase: "warmup", stored: 0 });
-    expect(s.rowsPerSecond * s.measuredSeconds).toBeCloseTo(20_000, 0);
+    expect(opening.phase).toBe("warmup");
+    expect(opening.stored).toBeLessThan(20_000);
+    expect(s.rowsPerSecond * s.measuredSeconds).toBeCloseTo(20_000 - opening.stored, 0);
     expect(s.measuredSeconds * 1000).toBeCloseTo(measure.at(-1)!.t - opening.t, 0);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
