@@ -358,15 +358,21 @@ export async function checkSyntax(file: string): Promise<string> {
   }
 }
 
-/** Parse `syslog-ng-ctl stats` (CSV: SourceName;SourceId;SourceInstance;State;Type;Number) into claimed counts. */
-export function parseStats(csv: string): Record<string, number> {
-  const out: Record<string, number> = { received: 0, written: 0, dropped: 0, queued: 0 };
+/** The numeric rows of `syslog-ng-ctl stats` (CSV: SourceName;SourceId;SourceInstance;State;Type;Number). */
+function* statsRows(csv: string): Generator<{ name: string; id: string; type: string; n: number }> {
   for (const line of csv.split("\n")) {
     const p = line.split(";");
     if (p.length < 6) continue;
     const [name, id, , , type, num] = p as [string, string, string, string, string, string];
     const n = Number(num);
-    if (!Number.isFinite(n)) continue;
+    if (Number.isFinite(n)) yield { name, id, type, n };
+  }
+}
+
+/** Parse `syslog-ng-ctl stats` (CSV: SourceName;SourceId;SourceInstance;State;Type;Number) into claimed counts. */
+export function parseStats(csv: string): Record<string, number> {
+  const out: Record<string, number> = { received: 0, written: 0, dropped: 0, queued: 0 };
+  for (const { name, id, type, n } of statsRows(csv)) {
     if (name === "source" && id === "s_ib" && type === "processed") out.received! += n;
     if (name.startsWith("dst.") && id.startsWith("d_sink")) {
       if (type === "written") out.written! += n;
@@ -388,12 +394,7 @@ const SIGNAL_TYPES = new Set(["processed", "written", "dropped", "queued", "memo
  */
 export function parseSignals(csv: string): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const line of csv.split("\n")) {
-    const p = line.split(";");
-    if (p.length < 6) continue;
-    const [name, id, , , type, num] = p as [string, string, string, string, string, string];
-    const n = Number(num);
-    if (!Number.isFinite(n)) continue;
+  for (const { name, id, type, n } of statsRows(csv)) {
     if (name === "source" && id === "s_ib" && type === "processed") out["s_ib.processed"] = (out["s_ib.processed"] ?? 0) + n;
     if (name.startsWith("dst.") && id.startsWith("d_sink") && SIGNAL_TYPES.has(type)) out[`${id}.${type}`] = (out[`${id}.${type}`] ?? 0) + n;
   }
