@@ -13,6 +13,8 @@
  * smallest round trip is used alone.
  */
 
+import type { ChildProcess } from "node:child_process";
+
 /** One ping/pong: t0 sent and t3 received on the harness clock, t1 received and t2 replied on the child's. */
 export interface ClockExchange {
   t0: number;
@@ -79,4 +81,92 @@ export function bestOffset(offsets: readonly ClockOffset[]): ClockOffset {
   const measured = offsets.filter((o): o is ClockOffset & { measured: true } => o.measured);
   if (measured.length === 0) return offsets[0] ?? { measured: false, offsetMs: 0, reason: "no generator process" };
   return measured.reduce((a, b) => (b.boundMs < a.boundMs ? b : a));
+}
+
+/** The reply loop a host's shell runs for `measureHostClock`: one `date` in epoch ms (GNU date's %3N) per line read. */
+export const HOST_CLOCK_LOOP = "while IFS= read -r _; do date +%s%3N; done";
+
+/** What `method` says in run.json for a host clock measured through its shell. */
+export const HOST_CLOCK_METHOD = `NTP-style exchange through the host's shell before load (RFC 5905 §8; one \`date +%s%3N\` per ping, t1 = t2), intervals intersected`;
+
+/**
+ * Measure a host's clock against the harness through a process that answers each line on its stdin with that host's
+ * epoch time in whole ms (`sh -c HOST_CLOCK_LOOP` started by `spawnFn`, e.g. a deployed host's `docker exec` or ssh).
+ * The host reads its clock once per ping, so t1 = t2 and each exchange bounds the offset to [t1 − t3, t1 + r − t0],
+ * as for a generator (file comment). `exchanges` run one after the other; `timeoutMs` bounds each reply (the first
+ * includes the shell's start). Never throws: a shell that cannot start, exits, answers what is not a number (e.g.
+ * a date without %N) or does not answer gives `{ measured: false, reason }`. The process is ended before this returns (stdin
+ * closed, which ends the loop; SIGKILL of the local client after 2 s if it is still there).
+ */
+export async function measureHostClock(
+  spawnFn: (command: string, args: string[]) => ChildProcess,
+  exchanges = 8,
+  timeoutMs = 10_000,
+): Promise<ClockOffset> {
+  const now = (): number => performance.timeOrigin + performance.now();
+  let child: ChildProcess;
+  try {
+    child = spawnFn("sh", ["-c", HOST_CLOCK_LOOP]);
+  } catch (e) {
+    return { measured: false, offsetMs: 0, reason: `cannot start the host's shell: ${(e as Error).message}` };
+  }
+  const lines: string[] = [];
+  const waiters: Array<() => void> = [];
+  let buffered = "";
+  let ended = false;
+  const wake = (): void => { for (const w of waiters.splice(0)) w(); };
+  child.stdout?.setEncoding("utf8");
+  child.stdout?.on("data", (d: string) => {
+    buffered += d;
+    let nl: number;
+    while ((nl = buffered.indexOf("\n")) >= 0) { lines.push(buffered.slice(0, nl).trim()); buffered = buffered.slice(nl + 1); }
+    wake();
+  });
+  const gone = (): void => { ended = true; wake(); };
+  child.on("exit", gone);
+  child.on("error", gone);
+  child.stdin?.on("error", () => undefined);
+  const reply = (): Promise<{ line: string; t3: number } | null> => new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(null), timeoutMs);
+    const check = (): void => {
+      if (lines.length > 0) { clearTimeout(timer); resolve({ line: lines.shift()!, t3: now() }); return; }
+      if (ended) { clearTimeout(timer); resolve(null); return; }
+      waiters.push(check);
+    };
+    check();
+  });
+  const got: ClockExchange[] = [];
+  let failure: string | undefined;
+  try {
+    for (let i = 0; i < exchanges; i++) {
+      const t0 = now();
+      child.stdin?.write("\n");
+      const r = await reply();
+      if (!r) { failure = ended ? "the host's shell exited before answering" : `the host's shell did not answer within ${timeoutMs} ms`; break; }
+      const t1 = Number(r.line);
+      if (!/^\d{10,}$/.test(r.line) || !Number.isSafeInteger(t1)) { failure = `the host's date answered ${JSON.stringify(r.line.slice(0, 40))}, not epoch milliseconds (needs GNU date's %3N)`; break; }
+      got.push({ t0, t1, t2: t1, t3: r.t3 });
+    }
+  } finally {
+    // the loop ends on stdin EOF (its read fails); the local client is killed only if it has not gone within 2 s
+    child.stdin?.end();
+    if (child.exitCode === null && child.signalCode === null && !ended) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => { child.kill("SIGKILL"); resolve(); }, 2000);
+        child.once("exit", () => { clearTimeout(timer); resolve(); });
+      });
+    }
+  }
+  if (got.length === 0) return { measured: false, offsetMs: 0, reason: failure ?? "no exchange" };
+  return { ...estimateOffset(got), method: HOST_CLOCK_METHOD };
+}
+
+/**
+ * The correction that moves a stored_at (sink clock) onto the generator's clock for delivery latency, ms: the sink's
+ * offset minus the loadgen's (both against the harness), with the bound of the difference (the bounds add). Delivery
+ * latency = (stored_at − sent_at) − correctionMs. Null when either offset was not measured.
+ */
+export function sinkCorrection(sink: ClockOffset, loadgen: ClockOffset): { correctionMs: number; boundMs: number } | null {
+  if (!sink.measured || !loadgen.measured) return null;
+  return { correctionMs: sink.offsetMs - loadgen.offsetMs, boundMs: sink.boundMs + loadgen.boundMs };
 }

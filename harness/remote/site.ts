@@ -29,7 +29,9 @@ import { sinkParams } from "../../infra/docker/pipeline.ts";
 import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
 import { ProvisioningError, VerificationError } from "../../core/errors.ts";
 import { harnessAddress } from "../../core/outputs.ts";
+import { measureHostClock, type ClockOffset } from "../generators/clock.ts";
 import { createRemoteObserver } from "../observers/remote.ts";
+import { oneClock } from "../runner/delivery.ts";
 import type { Observer } from "../observers/types.ts";
 import type { CollectorSignals, Environment, RunRecord } from "../results/types.ts";
 import type { CellPlan } from "../runner/cell-plan.ts";
@@ -142,6 +144,16 @@ export class RemoteSite implements RunSite {
   /** the sink host's kernel, CPU, cores, memory and cgroup version, and the loadgen's node (./environment.ts) */
   async environment(): Promise<Environment> {
     return probeEnvironment(this.opts.shell(SINK), this.opts.shell(LOADGEN));
+  }
+
+  /**
+   * The sink VM's clock against the harness on azure, where the sink and the loadgen are two VMs (a shell in the
+   * sink's container reads the VM's kernel clock); undefined on docker, whose containers share the engine's clock.
+   */
+  async sinkClock(): Promise<ClockOffset | undefined> {
+    if (oneClock(this.opts.stack.platform)) return undefined;
+    const shell = this.opts.shell(SINK);
+    return measureHostClock((command, args) => shell.spawn(command, args));
   }
 
   async observer(): Promise<Observer> {

@@ -344,6 +344,12 @@ export interface RunRecord {
    * (harness/generators/clock.ts); absent in older results
    */
   clock?: ClockOffset;
+  /**
+   * the sink host's clock offset (sink − harness) measured before load where the sink and the loadgen do not share a
+   * kernel clock (azure: harness/generators/clock.ts measureHostClock); the difference to `clock` is applied to
+   * delivery latency (Summary.deliveryLatency.clock says so). Absent on one-clock platforms.
+   */
+  sinkClock?: ClockOffset;
   /** this run's first generator id: its events carry gen = genBase + generator index (core/ledger.ts, "Run identity") */
   genBase?: number;
   /** how the wait for the sink to hold every acknowledged seq ended (the fixed workload's, else the drain's) */

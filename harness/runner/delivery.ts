@@ -27,6 +27,15 @@ export class DeliveryLatency {
   private resolutionMs = 1;
   private unstamped = 0;
   private belowZero = 0;
+  private correctionMs = 0;
+
+  /**
+   * Move every later stored_at onto the generator's clock: each latency is recorded as (stored_at − sent_at) −
+   * `correctionMs` (the sink's clock offset minus the loadgen's, harness/generators/clock.ts sinkCorrection).
+   */
+  correct(correctionMs: number): void {
+    this.correctionMs = correctionMs;
+  }
 
   /**
    * Record one sample's window; `counted` adds it to the run's figure (false for warmup windows). Returns the window's
@@ -36,8 +45,9 @@ export class DeliveryLatency {
     const h = histogram();
     let rows = 0;
     let below = 0;
-    for (const [ms, n] of w.buckets) {
+    for (const [raw, n] of w.buckets) {
       if (!(n > 0)) continue;
+      const ms = raw - this.correctionMs;
       if (ms < 0) below += n;
       h.recordValueWithCount(Math.min(DELIVERY_MAX_MS, Math.max(0, Math.round(ms))), n);
       rows += n;
@@ -69,14 +79,23 @@ export class DeliveryLatency {
   }
 }
 
+/** Whether the sink and the generator read one kernel clock on a platform (so no offset is measured or applied). */
+export function oneClock(platform: string): boolean {
+  return platform === "local" || platform === "docker";
+}
+
 /**
  * How the sink's clock (stored_at) and the generator's (sent_at) relate on a platform: one kernel clock on the local
  * platform (every host is a namespace of this machine) and on a docker stack (containers of one engine share its
- * kernel's clock); on azure they are two VMs, and the offset harness/generators/clock.ts measures is the loadgen's
- * against the harness, not against the sink, so no offset is applied.
+ * kernel's clock); on azure they are two VMs: the sink VM's offset and the loadgen's are each measured against the
+ * harness before load (harness/generators/clock.ts measureHostClock, syncClock) and their difference is applied
+ * (`correction`); without it (either not measured) the figure is uncorrected and says why.
  */
-export function deliveryClock(platform: string): string {
+export function deliveryClock(platform: string, correction?: { correctionMs: number; boundMs: number } | { reason: string }): string {
   if (platform === "local") return "one clock: the sink and the generator run on this machine's kernel clock";
   if (platform === "docker") return "one clock: the sink's and the generator's containers share the Docker engine's kernel clock";
-  return "uncorrected: the sink host's clock against the loadgen host's is not measured (the measured clock offset is the loadgen's against the harness), so no offset is applied";
+  if (correction && "correctionMs" in correction) {
+    return `corrected: the sink host's clock minus the loadgen host's, ${correction.correctionMs.toFixed(1)} ms ± ${correction.boundMs.toFixed(1)} ms (each measured against the harness before load), is subtracted from every row's stored_at − sent_at`;
+  }
+  return `uncorrected: ${correction?.reason ?? "the sink host's clock against the loadgen host's is not measured"}, so no offset is applied`;
 }

@@ -62,6 +62,7 @@ import { LOADGEN, oomMessage, SINK, type OomKill, type RunSite } from "./site.ts
 import { computeSummary } from "./summary.ts";
 import { queryTotals, runQueryPhase } from "./query-load.ts";
 import { DeliveryLatency, deliveryClock } from "./delivery.ts";
+import { sinkCorrection } from "../generators/clock.ts";
 import { saturationVerdict, verdictPoints } from "./saturation.ts";
 import { appliedHostLimits, stackCapsFit } from "../results/caps.ts";
 import { collectorHosts } from "./versions.ts";
@@ -124,6 +125,8 @@ export class BenchRun extends EventEmitter {
   private readonly delivery = new DeliveryLatency();
   private deliverySeen = false;
   private deliveryUnavailable: string | undefined;
+  /** the sink-vs-loadgen clock correction applied to delivery latency, or why none is (absent: one clock) */
+  private deliveryCorrection: { correctionMs: number; boundMs: number } | { reason: string } | undefined;
 
   constructor(private readonly opts: RunOptions) {
     super();
@@ -201,6 +204,14 @@ export class BenchRun extends EventEmitter {
       // the loadgen host's clock against ours, before any load (harness/generators/clock.ts); applied to every lag
       const clock = await generators.syncClock();
       this.record.clock = clock;
+      // where the sink's clock is another machine's (azure), its offset too: their difference corrects delivery latency
+      const sinkClock = await site.sinkClock?.();
+      if (sinkClock) {
+        this.record.sinkClock = sinkClock;
+        const correction = sinkCorrection(sinkClock, clock);
+        if (correction) this.delivery.correct(correction.correctionMs);
+        this.deliveryCorrection = correction ?? { reason: `the ${sinkClock.measured ? "loadgen" : "sink"} host's clock offset was not measured (${sinkClock.measured ? (clock as { reason?: string }).reason : sinkClock.reason})` };
+      }
       generators.go();
 
       const t0 = now();
@@ -365,7 +376,7 @@ export class BenchRun extends EventEmitter {
   private summarize(bytesPerRow: number, ledger?: Ledger): Summary {
     const summary = this.computeSummary(bytesPerRow, ledger);
     summary.deliveryLatency = this.deliverySeen
-      ? this.delivery.summary(deliveryClock(this.opts.stack.platform))
+      ? this.delivery.summary(deliveryClock(this.opts.stack.platform, this.deliveryCorrection))
       : { unavailable: this.deliveryUnavailable ?? `the ${this.opts.plan.sink.name} verifier reads no stored-at time` };
     summary.saturation = saturationVerdict(verdictPoints(this.series.filter((p) => p.phase === "measure")));
     return summary;

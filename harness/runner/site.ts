@@ -14,6 +14,7 @@
 import type { AppliedLimits } from "../../core/limits.ts";
 import type { EventField } from "../../core/events/types.ts";
 import type { GeneratorProgram, SpawnFn } from "../generators/process.ts";
+import type { ClockOffset } from "../generators/clock.ts";
 import type { Observer } from "../observers/types.ts";
 import type { CollectorSignals, Environment, RunRecord } from "../results/types.ts";
 import { collectorHosts } from "./versions.ts";
@@ -107,6 +108,12 @@ export interface RunSite {
    * Never throws. Absent: the site cannot tell. The local platform reads each host's cgroup counter (./local-site.ts).
    */
   oomKills?(): Promise<OomKill[]>;
+  /**
+   * The sink host's clock against the harness (harness/generators/clock.ts measureHostClock), for delivery latency
+   * where the sink's and the loadgen's clocks differ (harness/runner/delivery.ts oneClock). Never throws. Absent:
+   * the sink reads the harness's kernel clock.
+   */
+  sinkClock?(): Promise<ClockOffset | undefined>;
   /** stop or release what the site started; returns one message per failure (never throws) */
   teardown(): Promise<string[]>;
   /**

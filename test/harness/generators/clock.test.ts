@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { bestOffset, estimateOffset } from "../../../harness/generators/clock.ts";
+import { bestOffset, estimateOffset, measureHostClock, sinkCorrection } from "../../../harness/generators/clock.ts";
 import { startGeneratorProcess } from "../../../harness/generators/process.ts";
 import { GeneratorGroup } from "../../../harness/runner/generator-group.ts";
 import { fields } from "./run-generator.ts";
@@ -98,4 +98,36 @@ setTimeout(()=>{w({type:"final",sent:300,accepted:300,rejected:0,bytes:300,reque
     expect(all.ageMs).toBeGreaterThan(b.ageMs);
     expect(group.backlog(250, at)!.ageMs).toBeLessThan(b.ageMs);
   }, 30_000);
+});
+
+describe("a host's clock through its shell (measureHostClock: real sh and GNU date)", () => {
+  const shell = (loop: string) => () => spawn("sh", ["-c", loop], { stdio: ["pipe", "pipe", "ignore"] });
+
+  it("this machine's own shell: the offset is 0 within its bound", async () => {
+    const o = await measureHostClock((c, a) => spawn(c, a, { stdio: ["pipe", "pipe", "ignore"] }), 6);
+    expect(o.measured).toBe(true);
+    if (!o.measured) return;
+    expect(o.exchanges).toBe(6);
+    expect(Math.abs(o.offsetMs)).toBeLessThanOrEqual(o.boundMs + 1);
+    expect(o.method).toMatch(/date \+%s%3N/);
+  });
+
+  it("a host 5 s ahead: the offset is 5000 ms within its bound, and the sink-minus-loadgen correction subtracts the loadgen's", async () => {
+    const o = await measureHostClock(shell("while IFS= read -r _; do echo $(( $(date +%s%3N) + 5000 )); done"), 6);
+    expect(o.measured).toBe(true);
+    if (!o.measured) return;
+    expect(Math.abs(o.offsetMs - 5000)).toBeLessThanOrEqual(o.boundMs + 1);
+    const loadgen = { measured: true as const, offsetMs: 1000, boundMs: 2, roundTripMs: 1, exchanges: 8, method: "m" };
+    expect(sinkCorrection(o, loadgen)).toEqual({ correctionMs: o.offsetMs - 1000, boundMs: o.boundMs + 2 });
+    expect(sinkCorrection(o, { measured: false, offsetMs: 0, reason: "r" })).toBeNull();
+  });
+
+  it("a date without %N, a shell that exits, a command that cannot start: not measured, with the reason", async () => {
+    const busybox = await measureHostClock(shell("while IFS= read -r _; do echo 1700000000%3N; done"), 3);
+    expect(busybox).toMatchObject({ measured: false, reason: expect.stringMatching(/not epoch milliseconds \(needs GNU date's %3N\)/) });
+    const exited = await measureHostClock(shell("exit 0"), 3, 2000);
+    expect(exited).toMatchObject({ measured: false, reason: expect.stringMatching(/exited before answering/) });
+    const missing = await measureHostClock(() => { throw new Error("docker: not found on PATH"); });
+    expect(missing).toMatchObject({ measured: false, reason: "cannot start the host's shell: docker: not found on PATH" });
+  });
 });

@@ -99,6 +99,17 @@ describe("RemoteSite on a deployed scale-out stack (recording Docker CLI stand-i
     ]);
   });
 
+  it("measures the sink's clock through its container's shell on azure (two VMs), and not on docker (one engine's clock)", async () => {
+    docker = containers({});
+    expect(await site(outputs(), docker).sinkClock()).toBeUndefined();
+    const azure = new RemoteSite({ stack: loadStack(path.join(repoRoot, "stacks", "Pulumi.azure-d2s-v5.yaml")), plan, outputs: outputs(), shell: shellsFor(outputs(), { env: docker.env }) });
+    const o = await azure.sinkClock();
+    // the stand-in's containers are this machine: the same clock, so 0 within the bound of the exchange
+    expect(o).toMatchObject({ measured: true, exchanges: 8 });
+    expect(Math.abs(o!.offsetMs)).toBeLessThanOrEqual((o as { boundMs: number }).boundMs + 1);
+    expect(docker.commandLines()).toContain(`docker exec -i ib-${STACK}-13 sh -c while IFS= read -r _; do date +%s%3N; done`);
+  });
+
   it("refuses collector hosts that run different builds, naming both hosts and versions", async () => {
     docker = containers({ "11": "4.0.3", "12": "4.0.30" });
     const err = await site(outputs(), docker).startEntries().catch((e: unknown) => e);

@@ -51,5 +51,16 @@ describe("delivery latency windows (hdr histograms)", () => {
     expect(deliveryClock("local")).toMatch(/^one clock/);
     expect(deliveryClock("docker")).toMatch(/^one clock/);
     expect(deliveryClock("azure")).toMatch(/^uncorrected/);
+    expect(deliveryClock("azure", { reason: "the sink host's clock offset was not measured (no date)" })).toMatch(/^uncorrected: the sink host's clock offset was not measured \(no date\)/);
+    expect(deliveryClock("azure", { correctionMs: 1234.5, boundMs: 12.25 })).toMatch(/^corrected: .*1234\.5 ms ± 12\.3 ms/);
+  });
+
+  it("a sink clock 5 s ahead of the loadgen's: the correction moves every row back onto the generator's clock", () => {
+    const d = new DeliveryLatency();
+    d.correct(5000);
+    const w = d.window({ buckets: [[5040, 3], [5100, 1], [4990, 2]], resolutionMs: 1, unstamped: 0 }, true)!;
+    expect(w).toEqual({ rows: 6, p50Ms: 40, p99Ms: 100, maxMs: 100 });
+    // a row the corrected clock puts before its send is clamped to 0 and counted
+    expect(d.summary("x").belowZero).toBe(2);
   });
 });
