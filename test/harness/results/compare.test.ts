@@ -256,6 +256,16 @@ describe("sinkCaps and compareCommand", () => {
     expect(sinkCaps({ ...requestedOnly, limits: { sink: { ...requestedOnly.limits.sink, enforced: "partial" as const } } })).toEqual({ cores: 1.5, memoryBytes: 512 * 2 ** 20 });
   });
 
+  it("a stack whose runs have no ledger (errored before the verifier ran): lost null in --json and 'no ledger' in the table, never lost 0", async () => {
+    const errored = writeRun({ stack: "no-ledger", invocation: INV, rows: 0, status: "error" });
+    const json = JSON.parse(await compareCommand(root, { scenario: "quickstart", stacks: "quarter,no-ledger", json: true })) as { rows: Array<{ stack: string; lost: number | null; duplicated: number | null; ledgers: number; withoutLedger: string[] }> };
+    const row = json.rows.find((r) => r.stack === "no-ledger")!;
+    expect(row).toMatchObject({ lost: null, duplicated: null, ledgers: 0, withoutLedger: [errored.runId] });
+    expect(json.rows.find((r) => r.stack === "quarter")).toMatchObject({ lost: 0, ledgers: 5, withoutLedger: [] });
+    const table = await compareCommand(root, { scenario: "quickstart", stacks: "quarter,no-ledger" });
+    expect(table).toMatch(/no ledger \(1 run\)/);
+  });
+
   it("prints JSON and checks flag combinations", async () => {
     const json = JSON.parse(await compareCommand(root, { scenario: "quickstart", stacks: "quarter,two-cores", json: true })) as {
       mode: string; rows: Array<{ stack: string; ratio: number; comparison: { ci: number[] } | null; runIds: string[]; runs?: unknown }>;
