@@ -10,6 +10,7 @@
 import { ProvisioningError } from "../../core/errors.ts";
 import { CGROUP_USAGE_FILES, type CgroupUsage, parseCgroupUsage } from "../../infra/local/cgroup.ts";
 import { parseProcNetDev } from "../../infra/local/netns.ts";
+import { SHAPER_IFB } from "../../infra/docker/shaper.ts";
 import type { CgroupPaths } from "../../core/hosts.ts";
 import type { Observer } from "./types.ts";
 import { parseTaskSchedstatLines } from "../../core/schedstat.ts";
@@ -143,6 +144,10 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * E_OBSERVER_READ naming every failing host: the command failed or timed out (`timeoutMs`, default 5000 ms), the
  * output lacks the markers, the CPU or memory usage files (and for capped hosts the CFS period counters) are
  * absent, or the interface (default "eth0") is not in the host's /proc/net/dev.
+ *
+ * Received bytes: the interface's rx counter, or, when the host's network cap shapes its ingress through the ifb
+ * device SHAPER_IFB (infra/docker/shaper.ts), that device's tx counter: what passed the ingress tbf (the
+ * interface's own rx counts packets before the tbf drops them, and their retransmissions again).
  */
 export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserverOptions): Observer {
   const names = shells.map((s) => s.host);
@@ -179,6 +184,14 @@ export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserv
         .filter((l) => l.includes(":"))
         .map((l) => l.slice(0, l.indexOf(":")).trim());
       throw new Error(`interface "${ifname}" is not in /proc/net/dev (interfaces: ${present.join(", ") || "none"})`);
+    }
+    // an ingress shaper (infra/docker/shaper.ts) redirects what arrives on the interface to its ifb device, whose
+    // tbf drops what exceeds the rate: the interface's rx counter runs before that (it counts the dropped packets and
+    // TCP's retransmissions of them too), the ifb's tx counter after it, so that is what the host received
+    const shaped = parseProcNetDev(netText, SHAPER_IFB);
+    if (shaped !== undefined) {
+      net.rxBytes = shaped.txBytes;
+      net.rxPackets = shaped.txPackets;
     }
     const waits = parseTaskSchedstatLines(files[SCHEDSTAT_SECTION] ?? "");
     waits.delete(Number((files[SELF_SECTION] ?? "").trim()));
