@@ -83,7 +83,7 @@ describe("compareStacks", () => {
     expect(by.single!.comparison!.ci).toBeNull();
     expect(by.single!.comparison!.significant).toBe(false);
 
-    const text = renderComparison("quickstart", rows);
+    const text = renderComparison("quickstart", rows, { wide: true }); // every column (the default table leaves some out)
     const line = (stack: string): string => text.split("\n").find((l) => l.startsWith(`│ ${stack} `))!;
     expect(text).toContain("90 % CI");
     expect(line("quarter")).toMatch(/│ 1\.00x │ baseline\s+│\s+4,000 │\s+500 │/);
