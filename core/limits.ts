@@ -120,9 +120,16 @@ export interface CapsFit {
   cpuCores: number;
   /** sum over the hosts of min(memory cap, machine memory), bytes */
   memoryBytes: number;
+  /** sum of the CPU caps as the stack asks them (not clamped at the machine), cores */
+  cpuCoresAsked?: number;
+  /** sum of the memory caps as asked, bytes */
+  memoryBytesAsked?: number;
   /** true when either sum exceeds the machine */
   oversubscribed: boolean;
-  /** one sentence per sum that exceeds the machine (empty when it fits) */
+  /**
+   * one sentence per sum that exceeds the machine (empty when it fits): what was asked, per host, and what the
+   * machine has; when a cap exceeds the machine, also what the hosts can use at most (each the machine)
+   */
   reasons: string[];
   /** per host, its caps at or above the machine ("cpu: 2 cores asked of a 2-core machine") */
   uncapped: Record<string, string[]>;
@@ -138,6 +145,8 @@ const gib = (b: number): string => `${+(b / GiB).toFixed(2)} GiB`;
 export function capsFit(hosts: readonly HostSpec[], machine: MachineSize): CapsFit {
   let cpuCores = 0;
   let memoryBytes = 0;
+  const cpuAsked: Array<[string, number]> = [];
+  const memAsked: Array<[string, number]> = [];
   const uncapped: Record<string, string[]> = {};
   for (const h of hosts) {
     const cpu = h.limits.cpu;
@@ -145,16 +154,26 @@ export function capsFit(hosts: readonly HostSpec[], machine: MachineSize): CapsF
       const cores = cpu.quotaUs / cpu.periodUs;
       if (cores >= machine.cores) (uncapped[h.name] ??= []).push(`cpu: ${+cores.toFixed(3)} cores asked of a ${machine.cores}-core machine`);
       cpuCores += Math.min(cores, machine.cores);
+      cpuAsked.push([h.name, cores]);
     }
     const mem = h.limits.memoryBytes;
     if (mem !== undefined) {
       if (mem >= machine.memoryBytes) (uncapped[h.name] ??= []).push(`memory: ${gib(mem)} asked of a ${gib(machine.memoryBytes)} machine`);
       memoryBytes += Math.min(mem, machine.memoryBytes);
+      memAsked.push([h.name, mem]);
     }
   }
   const reasons: string[] = [];
-  const names = hosts.map((h) => h.name).join(" + ");
-  if (cpuCores > machine.cores + 1e-9) reasons.push(`CPU caps of ${names} add up to ${+cpuCores.toFixed(3)} cores on a ${machine.cores}-core machine`);
-  if (memoryBytes > machine.memoryBytes) reasons.push(`memory caps of ${names} add up to ${gib(memoryBytes)} on a ${gib(machine.memoryBytes)} machine`);
-  return { machine, cpuCores, memoryBytes, oversubscribed: reasons.length > 0, reasons, uncapped };
+  const cores = (n: number): string => String(+n.toFixed(3));
+  const cpuCoresAsked = cpuAsked.reduce((a, [, c]) => a + c, 0);
+  const memoryBytesAsked = memAsked.reduce((a, [, m]) => a + m, 0);
+  if (cpuCores > machine.cores + 1e-9) {
+    const usable = cpuCoresAsked > cpuCores + 1e-9 ? `; each host can use at most the machine's ${machine.cores}, so they compete for up to ${cores(cpuCores)}` : "";
+    reasons.push(`CPU caps of ${cpuAsked.map(([n]) => n).join(" + ")} add up to ${cores(cpuCoresAsked)} cores on a ${machine.cores}-core machine (asked: ${cpuAsked.map(([n, c]) => `${n} ${cores(c)}`).join(", ")}${usable})`);
+  }
+  if (memoryBytes > machine.memoryBytes) {
+    const usable = memoryBytesAsked > memoryBytes ? `; each host can use at most the machine's ${gib(machine.memoryBytes)}, so they compete for up to ${gib(memoryBytes)}` : "";
+    reasons.push(`memory caps of ${memAsked.map(([n]) => n).join(" + ")} add up to ${gib(memoryBytesAsked)} on a ${gib(machine.memoryBytes)} machine (asked: ${memAsked.map(([n, m]) => `${n} ${gib(m)}`).join(", ")}${usable})`);
+  }
+  return { machine, cpuCores, memoryBytes, cpuCoresAsked, memoryBytesAsked, oversubscribed: reasons.length > 0, reasons, uncapped };
 }

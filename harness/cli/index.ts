@@ -81,6 +81,8 @@ export async function main(argv: string[]): Promise<void> {
   stopWhenNpmIsGone();
   ignoreClosedPipes();
   const ctx = createContext();
+  // the runner prints an unexpected error's stack of a run (harness/runner/drive.ts) under the same switch
+  if (debugWanted(argv)) process.env.INGESTBENCH_DEBUG = "1";
   try {
     await program(ctx).parseAsync(argv);
     process.exitCode = ctx.exitCode;

@@ -10,6 +10,7 @@
 import { ProvisioningError } from "../../core/errors.ts";
 import { CGROUP_USAGE_FILES, type CgroupUsage, parseCgroupUsage } from "../../infra/local/cgroup.ts";
 import { parseProcNetDev } from "../../infra/local/netns.ts";
+import { SHAPER_IFB } from "../../infra/docker/shaper.ts";
 import type { CgroupPaths } from "../../core/hosts.ts";
 import type { Observer } from "./types.ts";
 import { parseTaskSchedstatLines } from "../../core/schedstat.ts";
@@ -35,6 +36,11 @@ export interface RemoteObserverOptions {
   cgroupDirs?: Readonly<Record<string, CgroupPaths>>;
   /** where the container's own cgroup is mounted, default /sys/fs/cgroup */
   cgroupRoot?: string;
+  /**
+   * hosts whose ingress a shaper redirects through the ifb device SHAPER_IFB (infra/docker/shaper.ts; the docker
+   * read-back's `ingressTbfRateBytesPerSec`): their received bytes are that device's transmit counter
+   */
+  ingressShaped?: ReadonlySet<string>;
 }
 
 const DEFAULT_TIMEOUT_MS = 5000;
@@ -143,6 +149,10 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * E_OBSERVER_READ naming every failing host: the command failed or timed out (`timeoutMs`, default 5000 ms), the
  * output lacks the markers, the CPU or memory usage files (and for capped hosts the CFS period counters) are
  * absent, or the interface (default "eth0") is not in the host's /proc/net/dev.
+ *
+ * Received bytes: the interface's rx counter, or, for the `ingressShaped` hosts (their network cap shapes ingress
+ * through the ifb device SHAPER_IFB, infra/docker/shaper.ts), that device's tx counter: what passed the ingress tbf (the
+ * interface's own rx counts packets before the tbf drops them, and their retransmissions again).
  */
 export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserverOptions): Observer {
   const names = shells.map((s) => s.host);
@@ -179,6 +189,17 @@ export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserv
         .filter((l) => l.includes(":"))
         .map((l) => l.slice(0, l.indexOf(":")).trim());
       throw new Error(`interface "${ifname}" is not in /proc/net/dev (interfaces: ${present.join(", ") || "none"})`);
+    }
+    // an ingress shaper (infra/docker/shaper.ts) redirects what arrives on the interface to its ifb device, whose
+    // tbf drops what exceeds the rate: the interface's rx counter runs before that (it counts the dropped packets and
+    // TCP's retransmissions of them too), the ifb's tx counter after it, so that is what the host received
+    const shaped = opts.ingressShaped?.has(shell.host) ? parseProcNetDev(netText, SHAPER_IFB) : undefined;
+    if (opts.ingressShaped?.has(shell.host) && shaped === undefined) {
+      throw new Error(`the ingress shaper's device "${SHAPER_IFB}" is not in /proc/net/dev: the host's received bytes cannot be counted after its tbf`);
+    }
+    if (shaped !== undefined) {
+      net.rxBytes = shaped.txBytes;
+      net.rxPackets = shaped.txPackets;
     }
     const waits = parseTaskSchedstatLines(files[SCHEDSTAT_SECTION] ?? "");
     waits.delete(Number((files[SELF_SECTION] ?? "").trim()));

@@ -158,7 +158,10 @@ export class RemoteSite implements RunSite {
 
   async observer(): Promise<Observer> {
     const capped = new Set(this.roles.filter((h) => this.limits[h]?.applied.cfsQuotaUs !== undefined));
-    return createRemoteObserver(this.roles.map((h) => this.opts.shell(h)), { cappedHosts: capped });
+    // a docker host whose shaper redirects ingress through its ifb device (infra/docker/shaper.ts; read back as
+    // ingressTbfRateBytesPerSec, harness/remote/readback.ts): received bytes are counted after that tbf
+    const ingressShaped = new Set(this.roles.filter((h) => this.limits[h]?.applied.ingressTbfRateBytesPerSec !== undefined));
+    return createRemoteObserver(this.roles.map((h) => this.opts.shell(h)), { cappedHosts: capped, ingressShaped });
   }
 
   async loadgen(replayFile?: string): Promise<Loadgen> {

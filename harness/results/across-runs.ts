@@ -8,7 +8,7 @@
  */
 import { ConfigurationError } from "../../core/errors.ts";
 import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
-import { cellSort, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type SinkCaps } from "./caps.ts";
+import { cellSort, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type LedgerTotals, type SinkCaps } from "./caps.ts";
 import { diffFingerprints, groupFingerprint, refuseVersionMismatch, type Fingerprint, type FingerprintDifference } from "./fingerprint.ts";
 import { eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
@@ -47,10 +47,14 @@ export interface CellSide {
   medianMiBPerSecond: number;
   rowsPerSecondPerCore: number | null;
   rowsPerSecondPerGiB: number | null;
-  lost: number;
-  duplicated: number;
-  stored: number;
-  sent: number;
+  /** the ledger over the runs that have one (caps.ts LedgerTotals: null figures when no run has a ledger) */
+  lost: LedgerTotals["lost"];
+  duplicated: LedgerTotals["duplicated"];
+  stored: LedgerTotals["stored"];
+  sent: LedgerTotals["sent"];
+  altered?: LedgerTotals["altered"];
+  ledgers?: number;
+  withoutLedger?: string[];
 }
 
 /** One cell: the baseline's figures and each contender's, compared with the baseline. */

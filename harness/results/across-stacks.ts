@@ -10,7 +10,7 @@
  */
 import { ConfigurationError } from "../../core/errors.ts";
 import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
-import { capsFlags, cellSort, finite, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type SinkCaps } from "./caps.ts";
+import { capsFlags, cellSort, finite, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type LedgerTotals, type SinkCaps } from "./caps.ts";
 import { bottleneckLabel } from "./format.ts";
 import { diffFingerprints, groupFingerprint, refuseVersionMismatch, stackDifferences, type Fingerprint } from "./fingerprint.ts";
 import { eligibleRuns, type ExcludedRun } from "./eligibility.ts";
@@ -60,10 +60,14 @@ export interface StackRow {
   bottlenecks: string[];
   /** caps and contention flags of the runs (runFlags): "oversubscribed", "partial", "uncapped (≥ machine)", "contended 2/3" */
   flags: string[];
-  lost: number;
-  duplicated: number;
-  stored: number;
-  sent: number;
+  /** the ledger over the runs that have one (caps.ts LedgerTotals: null figures when no run has a ledger) */
+  lost: LedgerTotals["lost"];
+  duplicated: LedgerTotals["duplicated"];
+  stored: LedgerTotals["stored"];
+  sent: LedgerTotals["sent"];
+  altered?: LedgerTotals["altered"];
+  ledgers?: number;
+  withoutLedger?: string[];
   /** environment fingerprint of the stack's runs (all its cells) */
   fingerprint: Fingerprint;
 }

@@ -82,20 +82,31 @@ export const perGiB = (runs: RunRecord[]): number | null => perCap(runs, (c) => 
 /** The runs' measured rows/s (summary.rowsPerSecond), runs without a finite figure left out. */
 export const rowsPerSecondOf = (runs: RunRecord[]): number[] => runs.map((r) => r.summary?.rowsPerSecond).filter(finite);
 
-/** The ledger of several runs added up (rows; a run without a ledger counts 0). */
+/**
+ * The ledger of several runs added up (rows). Only runs that have a ledger count: a run that stopped before its
+ * verifier ran (run.json `ledger: null`, e.g. an error at start) is listed in `withoutLedger`, never counted as
+ * 0 lost; when no run has one, every figure is null ("no ledger"), not 0.
+ */
 export interface LedgerTotals {
-  lost: number;
-  duplicated: number;
-  stored: number;
-  sent: number;
+  lost: number | null;
+  duplicated: number | null;
+  stored: number | null;
+  sent: number | null;
   /** stored rows whose content differs from what was sent (core/fidelity.ts; a run without the check counts 0) */
-  altered?: number;
+  altered?: number | null;
+  /** how many of the runs the figures add up (runs with a ledger) */
+  ledgers?: number;
+  /** run ids of the runs without a ledger (not in the figures) */
+  withoutLedger?: string[];
 }
 
-/** Sum of run.json `ledger` lost, duplicated, stored, sent and altered over the runs. */
+/** Sum of run.json `ledger` lost, duplicated, stored, sent and altered over the runs that have a ledger (see LedgerTotals). */
 export function ledgerTotals(runs: RunRecord[]): LedgerTotals {
-  const sum = (k: keyof LedgerTotals): number => runs.reduce((s, r) => s + (r.ledger?.[k] ?? 0), 0);
-  return { lost: sum("lost"), duplicated: sum("duplicated"), stored: sum("stored"), sent: sum("sent"), altered: sum("altered") };
+  const withLedger = runs.filter((r) => r.ledger);
+  const withoutLedger = runs.filter((r) => !r.ledger).map((r) => r.runId);
+  const sum = (k: "lost" | "duplicated" | "stored" | "sent" | "altered"): number | null =>
+    withLedger.length === 0 ? null : withLedger.reduce((s, r) => s + (r.ledger![k] ?? 0), 0);
+  return { lost: sum("lost"), duplicated: sum("duplicated"), stored: sum("stored"), sent: sum("sent"), altered: sum("altered"), ledgers: withLedger.length, withoutLedger };
 }
 
 /** The first finite, positive number among `keys` of an applied record. */

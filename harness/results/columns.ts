@@ -5,6 +5,7 @@
  * comes from in a stack's row (harness/results/across-stacks.ts StackRow, medians over the runs' run.json
  * summaries), how it is formatted (harness/results/format.ts) and on which surface it is shown.
  */
+import { ConfigurationError } from "../../core/errors.ts";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import type { StackRow } from "./across-stacks.ts";
 import { ciCell, cvCell, fix, int, ledgerCell, p99Cell, pctLabel } from "./format.ts";
@@ -37,6 +38,8 @@ export interface StackColumn {
   shown: Record<Surface, boolean>;
   /** shown only when this holds for the table (default: always) */
   when?: (ctx: ColumnContext) => boolean;
+  /** the terminal shows it only with `compare --wide` (or when `--columns` names it); the report always */
+  wide: boolean;
 }
 
 /** A column as written down: the value is typed, and `format` receives it. */
@@ -49,12 +52,13 @@ interface ColumnSpec<V> {
   format: (value: V, row: StackRow, ctx: ColumnContext) => string;
   shown?: Partial<Record<Surface, boolean>>;
   when?: (ctx: ColumnContext) => boolean;
+  wide?: boolean;
 }
 
 function column<V>(s: ColumnSpec<V>): StackColumn {
   const header = s.header;
   return {
-    key: s.key, unit: s.unit, align: s.align, value: s.value, when: s.when,
+    key: s.key, unit: s.unit, align: s.align, value: s.value, when: s.when, wide: s.wide ?? false,
     header: typeof header === "string" ? () => header : header,
     cell: (row, ctx) => s.format(s.value(row), row, ctx),
     shown: { terminal: s.shown?.terminal ?? true, report: s.shown?.report ?? true },
@@ -97,31 +101,31 @@ export const STACK_COLUMNS: readonly StackColumn[] = [
   }),
   column({ key: "rowsPerSecond", header: "rows/s", unit: "rows per second (median)", align: "r", value: (r) => r.medianRowsPerSecond, format: int }),
   column({
-    key: "iqr", header: "IQR", unit: "rows per second", align: "r",
+    wide: true, key: "iqr", header: "IQR", unit: "rows per second", align: "r",
     value: (r) => (r.rowsPerSecond.n >= 2 ? r.rowsPerSecond.iqr : null), format: (v) => (v === null ? "–" : int(v)),
   }),
   column({ key: "cv", header: "CV", unit: "percent of the median rows/s", align: "r", value: (r) => r.rowsPerSecond, format: cvCell }),
-  column({ key: "mibPerSecond", header: "MiB/s", unit: "MiB per second (median)", align: "r", value: (r) => r.medianMiBPerSecond, format: (v) => fix(v, 2) }),
+  column({ wide: true, key: "mibPerSecond", header: "MiB/s", unit: "MiB per second (median)", align: "r", value: (r) => r.medianMiBPerSecond, format: (v) => fix(v, 2) }),
   column({ key: "ratio", header: "ratio", unit: "median rows/s ÷ the baseline's", align: "r", value: (r) => r.ratio, format: (v) => fix(v, 2, "x") }),
   column({
     key: "ci", header: (ctx) => `${pctLabel(ctx.confidence)} CI`, unit: "bootstrap interval of the ratio, verdict", align: "l",
     value: (r) => r.comparison, format: (v, r) => ciCell(v, isBaseline(r)),
   }),
   column({ key: "rowsPerSecondPerCore", header: "rows/s/vCPU", unit: "rows per second per sink core", align: "r", value: (r) => r.rowsPerSecondPerCore, format: int }),
-  column({ key: "rowsPerSecondPerGiB", header: "rows/s/GiB", unit: "rows per second per GiB of sink memory", align: "r", value: (r) => r.rowsPerSecondPerGiB, format: int }),
-  column({ key: "sinkCores", header: "sink cores", unit: "cores used by the sink", align: "r", value: (r) => r.sinkCores, format: (v) => fix(v, 2) }),
-  column({ key: "cpuMsPer1000Rows", header: "CPU ms/1k rows", unit: "sink CPU milliseconds per 1000 rows", align: "r", value: (r) => r.cpuMsPer1000Rows, format: (v) => fix(v, 1) }),
+  column({ wide: true, key: "rowsPerSecondPerGiB", header: "rows/s/GiB", unit: "rows per second per GiB of sink memory", align: "r", value: (r) => r.rowsPerSecondPerGiB, format: int }),
+  column({ wide: true, key: "sinkCores", header: "sink cores", unit: "cores used by the sink", align: "r", value: (r) => r.sinkCores, format: (v) => fix(v, 2) }),
+  column({ wide: true, key: "cpuMsPer1000Rows", header: "CPU ms/1k rows", unit: "sink CPU milliseconds per 1000 rows", align: "r", value: (r) => r.cpuMsPer1000Rows, format: (v) => fix(v, 1) }),
   column({
-    key: "throttled", header: "throttled", unit: "percent of CFS periods throttled", align: "r", value: (r) => r.throttledShare,
+    wide: true, key: "throttled", header: "throttled", unit: "percent of CFS periods throttled", align: "r", value: (r) => r.throttledShare,
     format: (v, r) => (r.measured.length === 0 ? "–" : v === null ? "no cap" : fix(v * 100, 0, " %")),
   }),
-  column({ key: "networkMbitPerSecond", header: "net Mbit/s", unit: "sink network Mbit per second", align: "r", value: (r) => r.networkMbitPerSecond, format: (v) => fix(v, 1) }),
+  column({ wide: true, key: "networkMbitPerSecond", header: "net Mbit/s", unit: "sink network Mbit per second", align: "r", value: (r) => r.networkMbitPerSecond, format: (v) => fix(v, 1) }),
   column({ key: "lagP99Ms", header: "lag p99", unit: "milliseconds (n = the samples it rests on; under 100, read it as the max)", align: "r", value: (r) => r.lagP99Ms, format: (v, r) => p99Cell(v, r.lagSamples) }),
   column({
-    key: "deliveryP99Ms", header: "delivery p99", unit: "milliseconds, stored_at − sent_at per row at the sink (median over runs; n/a: the sink keeps no stored-at)", align: "r",
+    wide: true, key: "deliveryP99Ms", header: "delivery p99", unit: "milliseconds, stored_at − sent_at per row at the sink (median over runs; n/a: the sink keeps no stored-at)", align: "r",
     value: (r) => deliveryP99(r), format: (v) => (v === "n/a" ? v : v === null ? "–" : int(v)),
   }),
-  column({ key: "verdict", header: "verdict", unit: null, align: "l", value: (r) => verdicts(r), format: (v) => v.join(", ") || "–" }),
+  column({ wide: true, key: "verdict", header: "verdict", unit: null, align: "l", value: (r) => verdicts(r), format: (v) => v.join(", ") || "–" }),
   column({ key: "bottleneck", header: "bottleneck", unit: null, align: "l", value: (r) => r.bottlenecks, format: (v) => v.join(", ") || "–" }),
   column({
     key: "flags", header: "flags", unit: null, align: "l", value: (r) => r.flags,
@@ -139,9 +143,41 @@ export function columnContext(rows: readonly StackRow[]): ColumnContext {
   };
 }
 
-/** The columns a surface shows in a table with this context, in table order. */
-export function stackColumns(surface: Surface, ctx: ColumnContext): StackColumn[] {
-  return STACK_COLUMNS.filter((c) => c.shown[surface] && (c.when?.(ctx) ?? true));
+/**
+ * Which columns the terminal shows: the default (every column not marked `wide`: about a dozen, readable in a
+ * 160-column terminal), all of them (`wide`, as the report), or the ones named (`columns`: keys or headers,
+ * case-insensitive; the stack and, with several cells, the cell column always come first).
+ */
+export interface ColumnChoice {
+  wide?: boolean;
+  columns?: readonly string[];
+}
+
+/** "rows/s" and "rowsPerSecond" both name the rows/s column. */
+const names = (c: StackColumn, ctx: ColumnContext): string[] => [c.key.toLowerCase(), c.header(ctx).toLowerCase()];
+
+/**
+ * The columns a surface shows in a table with this context, in table order.
+ * @throws ConfigurationError E_FLAG when `choice.columns` names a column that does not exist (the message lists them)
+ */
+export function stackColumns(surface: Surface, ctx: ColumnContext, choice: ColumnChoice = {}): StackColumn[] {
+  const all = STACK_COLUMNS.filter((c) => c.shown[surface] && (c.when?.(ctx) ?? true));
+  if (surface === "report" || choice.wide) return all;
+  if (choice.columns?.length) {
+    const wanted = choice.columns.map((w) => w.trim().toLowerCase()).filter(Boolean);
+    const unknown = wanted.filter((w) => !STACK_COLUMNS.some((c) => names(c, ctx).includes(w)));
+    if (unknown.length) {
+      throw new ConfigurationError("E_FLAG", `--columns: no column ${unknown.map((u) => `"${u}"`).join(", ")}; the columns are ${STACK_COLUMNS.map((c) => c.key).join(", ")}`, { field: "columns" });
+    }
+    return all.filter((c) => c.key === "stack" || c.key === "cell" || names(c, ctx).some((n) => wanted.includes(n)));
+  }
+  return all.filter((c) => !c.wide);
+}
+
+/** The terminal columns left out of the default table (for its footer line), by header. */
+export function hiddenColumns(ctx: ColumnContext, choice: ColumnChoice = {}): string[] {
+  const shown = new Set(stackColumns("terminal", ctx, choice).map((c) => c.key));
+  return stackColumns("terminal", ctx, { wide: true }).filter((c) => !shown.has(c.key)).map((c) => c.header(ctx));
 }
 
 /** A table as text cells, for any renderer. */
@@ -156,10 +192,10 @@ export interface TextTable {
   keys?: string[];
 }
 
-/** The comparison rows as a text table for a surface, from STACK_COLUMNS. */
-export function stackTable(rows: readonly StackRow[], surface: Surface): Required<TextTable> {
+/** The comparison rows as a text table for a surface, from STACK_COLUMNS (the terminal's as `choice` says). */
+export function stackTable(rows: readonly StackRow[], surface: Surface, choice: ColumnChoice = {}): Required<TextTable> {
   const ctx = columnContext(rows);
-  const cols = stackColumns(surface, ctx);
+  const cols = stackColumns(surface, ctx, choice);
   return {
     keys: cols.map((c) => c.key),
     head: cols.map((c) => c.header(ctx)),

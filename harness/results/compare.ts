@@ -50,6 +50,10 @@ export interface CompareCommandFlags {
   contender?: string[];
   force?: boolean;
   json?: boolean;
+  /** across stacks, in the terminal: every column (harness/results/columns.ts), not the default dozen */
+  wide?: boolean;
+  /** across stacks, in the terminal: the columns named (comma-separated keys or headers) */
+  columns?: string;
 }
 
 /**
@@ -86,5 +90,6 @@ export async function compareCommand(resultsRoot: string, flags: CompareCommandF
     return flags.json ? JSON.stringify(result, null, 2) : renderRunsComparison(result);
   }
   const rows = await compareStacks(resultsRoot, flags.scenario, stacks, options);
-  return flags.json ? JSON.stringify(stackComparisonJson(flags.scenario, rows), null, 2) : renderComparison(flags.scenario, rows);
+  return flags.json ? JSON.stringify(stackComparisonJson(flags.scenario, rows), null, 2)
+    : renderComparison(flags.scenario, rows, { wide: flags.wide, columns: flags.columns?.split(",") });
 }

@@ -55,13 +55,17 @@ export function verdictWord(c: SampleComparison): string {
 
 /**
  * "exact (N stored)" when nothing was lost, duplicated or altered and every sent row was stored, else
- * "lost N, dup M" (", altered K" when stored content differed from what was sent); "–" when no run was measured.
+ * "lost N, dup M" (", altered K" when stored content differed from what was sent); "–" when no run was measured;
+ * "no ledger (N runs)" when no run has a ledger (never "lost 0"), "; K without ledger" when some have none.
  */
 export function ledgerCell(measured: number, l: LedgerTotals): string {
   const altered = l.altered ?? 0;
-  return measured === 0 ? "–"
+  const missing = l.withoutLedger?.length ?? 0;
+  if (l.lost === null) return missing > 0 ? `no ledger (${missing} run${missing > 1 ? "s" : ""})` : "–";
+  const cell = measured === 0 ? "–"
     : l.lost === 0 && l.duplicated === 0 && altered === 0 && l.stored === l.sent ? `exact (${int(l.stored)} stored)`
     : `lost ${int(l.lost)}, dup ${int(l.duplicated)}${altered > 0 ? `, altered ${int(altered)}` : ""}`;
+  return missing > 0 && measured > 0 ? `${cell}; ${missing} without ledger` : cell;
 }
 
 /** How a bottleneck verdict (harness/runner/bottleneck.ts) is shown (terminal, compare, report): "host contention" for contention, the uncertain list as is. */

@@ -8,7 +8,7 @@ import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import type { CellSide, RunsComparison } from "./across-runs.ts";
 import type { ScenarioItemSide, ScenariosComparison } from "./across-scenarios.ts";
 import type { StackRow } from "./across-stacks.ts";
-import { columnContext, stackTable } from "./columns.ts";
+import { columnContext, hiddenColumns, stackTable, type ColumnChoice } from "./columns.ts";
 import { describeDifference, stackDifferences, type FingerprintDifference } from "./fingerprint.ts";
 import { ciCell, cvCell, fix, int, ledgerCell, pctLabel, verdictWord } from "./format.ts";
 import { excludedLines, type ExcludedRun } from "./eligibility.ts";
@@ -32,10 +32,14 @@ function differencesBlock(differences: FingerprintDifference[]): string {
  * runs, rows/s with IQR and CV ("erratic" above the threshold), MiB/s, ratio with its interval ("n=1" without one),
  * rows/s per vCPU and per GiB ("–" when uncapped), CPU, throttling, network, lag, bottleneck and ledger; a cell
  * column when there are several cells; then the verdicts and the environment differences between the stacks.
+ * By default the terminal shows the columns not marked `wide` (columns.ts ColumnChoice), with a line naming the
+ * others; `choice.wide` shows all of them, `choice.columns` the ones named.
  */
-export function renderComparison(scenario: string, rows: StackRow[]): string {
-  const { withCell } = columnContext(rows);
-  const t = stackTable(rows, "terminal");
+export function renderComparison(scenario: string, rows: StackRow[], choice: ColumnChoice = {}): string {
+  const ctx = columnContext(rows);
+  const { withCell } = ctx;
+  const t = stackTable(rows, "terminal", choice);
+  const hidden = hiddenColumns(ctx, choice);
   const table = new Table({
     head: t.head,
     style: { head: [], border: [] },
@@ -46,6 +50,7 @@ export function renderComparison(scenario: string, rows: StackRow[]): string {
     .map((r) => `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${fix(r.ratio, 2, "x")} ${verdictWord(r.comparison!)} (${r.comparison!.reason})`);
   const ratioTo = rows[0]?.baselineCell !== undefined ? `the first cell, ${rows[0].baselineCell}` : `${rows[0]?.stack ?? "?"}${withCell ? " (same cell)" : ""}`;
   return `${scenario}: median over each stack's latest runs; ratio to ${ratioTo}\n${table.toString()}`
+    + (hidden.length ? `\nnot shown: ${hidden.join(", ")} (--wide for all, or --columns with keys or headers; all are in --json and the report)` : "")
     + (verdicts.length ? `\nverdicts:\n${verdicts.join("\n")}` : "")
     + differencesBlock(stackDifferences(rows))
     + excludedBlock(rows.flatMap((r) => r.excluded ?? []));

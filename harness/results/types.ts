@@ -361,7 +361,11 @@ export interface RunRecord {
   /** what each fault step cost (absent without steps; harness/runner/fault-cost.ts) */
   faults?: FaultCost[];
   /** kind: configuration | provisioning | verification (errors.ts classes) or run (anything else) */
-  error: { code: string; kind: "configuration" | "provisioning" | "verification" | "run"; message: string } | null;
+  /**
+   * why the run did not finish; `message` is one line; `detail` (unexpected errors only: not an IngestbenchError) the
+   * whole error text and its stack, printed with --debug
+   */
+  error: { code: string; kind: "configuration" | "provisioning" | "verification" | "run"; message: string; detail?: string } | null;
 }
 
 /**

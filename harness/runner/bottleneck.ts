@@ -17,7 +17,8 @@
  *   observed reads + writes / the total.
  * - memory: largest working set (charge less inactive page cache) / limit; page cache alone is no pressure.
  * A resource binds when its score reaches its threshold (cpu 0.5, contention 0.3, others 0.85); the candidate
- * furthest above its threshold wins, and the verdict prints its margin (score − threshold). When the deciding
+ * furthest above its threshold wins (except that contention never outranks a link or disk observed at its cap,
+ * score ≥ AT_CAP: the throughput met that ceiling, so waiting for a CPU did not hold it back), and the verdict prints its margin (score − threshold). When the deciding
  * candidate (the winner, or with none binding the closest one) lies within ±MARGIN of its threshold, the verdict is
  * "uncertain (network 0.84 / cpu 0.19 …)": the same run on another machine may fall on the other side.
  * With none binding and none within the margin:
@@ -38,6 +39,8 @@ import { mean, quantile } from "../stats/descriptive.ts";
 export const THRESHOLD: Record<Resource, number> = { cpu: 0.5, contention: 0.3, network: 0.85, disk: 0.85, memory: 0.85, latency: 0, client: 0, uncertain: 0 };
 /** A deciding score within ±MARGIN of its threshold gives the verdict "uncertain" (docs/design.md, "Rules for the numbers"). */
 export const MARGIN = 0.05;
+/** A network or disk score at or above this is the cap itself (±5 %, the MARGIN): contention then does not win (findBottleneck). */
+export const AT_CAP = 1 - MARGIN;
 /** An open loop that sent less than this share of its offered rate fell behind (see the file comment). */
 const FELL_BEHIND = 0.9;
 
@@ -142,7 +145,10 @@ export function findBottleneck(
     const ws = windows[host] ?? [];
     if (ws.length > 0) candidates.push(...hostCandidates(host, ws, limits[host] ?? {}, machineCores));
   }
-  const ranked = [...candidates].sort((a, b) => marginOf(b) - marginOf(a));
+  // a link or disk running at its cap is a ceiling the throughput met: waiting for a CPU (contention, a share of the
+  // runnable time, not a ceiling) cannot then be what held it back, so it does not outrank that cap
+  const atCap = candidates.some((c) => (c.resource === "network" || c.resource === "disk") && c.score >= AT_CAP);
+  const ranked = [...candidates].filter((c) => !(atCap && c.resource === "contention")).sort((a, b) => marginOf(b) - marginOf(a));
   const top = ranked[0];
   if (top && Math.abs(marginOf(top)) <= MARGIN) {
     const list = ranked.slice(0, 3).map((c) => `${c.resource === "contention" ? "host contention" : c.resource} ${fmt2(c.score)}`).join(" / ");

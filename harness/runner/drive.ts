@@ -78,6 +78,8 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   for (const line of faultLines(r.faults ?? [], r.timeline ?? [])) lines.push(`  ${line}`);
   for (const c of r.checks.filter((c) => !c.ok)) lines.push(`  check failed: ${c.check} ${c.expected}, got ${c.actual}`);
   if (r.error) lines.push(`  error ${r.error.code}: ${r.error.message}`);
+  // the whole text and stack of an unexpected error only with --debug (INGESTBENCH_DEBUG=1, harness/cli/index.ts)
+  if (r.error?.detail && process.env.INGESTBENCH_DEBUG === "1") lines.push(...r.error.detail.split("\n").map((l) => `    ${l}`));
   return lines.join("\n");
 }
 
@@ -296,7 +298,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   const records: RunRecord[] = [];
-  progress.start(items.map((i) => ({ stack: i.stack.name, plan: i.plan, group: i.group })));
+  progress.start(items.map((i) => ({ stack: i.stack.name, plan: i.plan, group: i.group, platform: i.stack.platform })));
   try {
     for (const g of groups) {
       if (controller.signal.aborted) break;

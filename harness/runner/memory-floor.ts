@@ -24,33 +24,51 @@ function memoryField(stack: StackSpec, host: string): string {
 export function checkMemoryFloors(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector">): void {
   for (const role of hostRoles(Object.keys(stack.hosts), plan)) {
     if (role === LOADGEN) continue;
-    const cap = stack.hosts[role]?.limits.memoryBytes;
-    if (cap === undefined) continue;
     const p = role === SINK ? findSink(plan.sink.name) : plan.collector ? findCollector(plan.collector.name) : undefined;
-    const floor = p?.minMemory;
-    if (!p || !floor || cap >= floor.bytes) continue;
-    throw new ConfigurationError(
-      "E_CAP_TOO_SMALL",
-      `${memoryField(stack, role)}: a memory cap of ${formatBytes(cap)} is too small for ${p.name} on host ${role} to start: it needs at least ${formatBytes(floor.bytes)} (${floor.why}); raise the cap`,
-      { field: `config.ingestbench:hosts.${role}.memory` },
-    );
+    refuseBelowFloor(stack, role, p);
   }
 }
 
+/** Throw E_CAP_TOO_SMALL when `host`'s memory cap is below the floor of plugin `p` (nothing without a cap, plugin or floor). */
+function refuseBelowFloor(stack: StackSpec, host: string, p: { name: string; minMemory?: MinMemory } | undefined): void {
+  const cap = stack.hosts[host]?.limits.memoryBytes;
+  const floor = p?.minMemory;
+  if (cap === undefined || !p || !floor || cap >= floor.bytes) return;
+  throw new ConfigurationError(
+    "E_CAP_TOO_SMALL",
+    `${memoryField(stack, host)}: a memory cap of ${formatBytes(cap)} is too small for ${p.name} on host ${host} to start: it needs at least ${formatBytes(floor.bytes)} (${floor.why}); raise the cap`,
+    { field: `config.ingestbench:hosts.${host}.memory` },
+  );
+}
+
 /**
- * For `validate` and `stacks`, which see a stack without a scenario: the hosts whose memory cap is below the floor of
- * every component with one (no sink or collector with a known floor could start there), one sentence each.
+ * For `validate` of a docker or azure stack, whose hosts' components the stack itself names (`ingestbench:components`,
+ * host → component): refuse as a run would, when a host's memory cap is below its component's floor.
+ * @throws ConfigurationError E_CAP_TOO_SMALL (as checkMemoryFloors)
+ */
+export function checkDeclaredMemoryFloors(stack: StackSpec, components: Readonly<Record<string, string>>): void {
+  for (const [host, component] of Object.entries(components)) refuseBelowFloor(stack, host, findSink(component) ?? findCollector(component));
+}
+
+/**
+ * For `validate` and `stacks`, which see a (local) stack without a scenario: per host whose memory cap is below the
+ * floor of some component with one, one sentence naming those components (a scenario running one of them there is
+ * refused, E_CAP_TOO_SMALL), or saying that none with a known floor could start there.
  */
 export function memoryFloorWarnings(stack: StackSpec): string[] {
   const floors: Array<{ name: string; floor: MinMemory }> = [...sinkPlugins, ...collectorPlugins]
     .flatMap((p) => (p.minMemory ? [{ name: p.name, floor: p.minMemory }] : []));
   if (floors.length === 0) return [];
-  const least = floors.reduce((a, b) => (b.floor.bytes < a.floor.bytes ? b : a));
   const out: string[] = [];
   for (const [host, h] of Object.entries(stack.hosts)) {
     const cap = h.limits.memoryBytes;
-    if (cap === undefined || host === LOADGEN || cap >= least.floor.bytes) continue;
-    out.push(`${memoryField(stack, host)}: a memory cap of ${formatBytes(cap)} is below what any component with a known floor needs to start (the least, ${least.name}, needs ${formatBytes(least.floor.bytes)}): a run is refused (E_CAP_TOO_SMALL)`);
+    if (cap === undefined || host === LOADGEN) continue;
+    const below = floors.filter((f) => cap < f.floor.bytes);
+    if (below.length === 0) continue;
+    const what = below.length === floors.length
+      ? `below what any component with a known floor needs to start (${below.map((f) => `${f.name} ${formatBytes(f.floor.bytes)}`).join(", ")})`
+      : `too small for ${below.map((f) => `${f.name} (needs ${formatBytes(f.floor.bytes)})`).join(", ")} to start`;
+    out.push(`${memoryField(stack, host)}: a memory cap of ${formatBytes(cap)} is ${what}: a run of ${below.length === floors.length ? "any of them" : "those"} on host ${host} is refused (E_CAP_TOO_SMALL)`);
   }
   return out;
 }

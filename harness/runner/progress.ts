@@ -17,12 +17,15 @@
  *    "elapsedS", "loadEndS", "stored", "rowsPerSec"|null, "lagMs"|null, "backlogLagMs"|null, "remainingSeconds"}
  *   {"event":"cell-end", "index":i, "stack", "scenario", "cell", "replicate", "group"?, "runId", "status",
  *    "rowsPerSecond"|null, "mibPerSecond"|null, "lagP99Ms"|null, "lagSamples"|null, "lost"|null, "duplicated"|null, "seconds"}
- *   {"event":"end", "runs":N, "done":n, "interrupted":signal|null, "seconds"}
+ *   {"event":"end", "runs":N, "done":n, "ok":n, "failed":n, "errored":n, "interrupted":signal|null, "interruptedRuns":n, "seconds"}
  *   and command-specific summaries, e.g. {"event":"nightly", ...} and {"event":"noise-floor", ...}
  *
- * `index` is 1-based over all runs of the invocation; `group` is "A" or "B" in an A/A invocation.
+ * `index` is 1-based over all runs of the invocation; `group` is "A" or "B" in an A/A invocation. `done` counts the
+ * runs that ended, whatever their status; `ok`, `failed` (a check failed), `errored` and `interruptedRuns` split it.
  * Time left = what remains of the current run's load (warmup + duration) + the planned load of the runs not started,
- * each plus the mean overhead (provisioning, drain, teardown) measured on the runs done so far (6 s before the first).
+ * each plus its overhead: what comes before the load (provisioning) and after it (drain, ledger and content check,
+ * teardown), the means measured on the runs done so far, and before the first one OVERHEAD_ESTIMATE_S of the
+ * run's platform.
  */
 import type { Writable } from "node:stream";
 import { InvalidArgumentError, Option, type Command } from "commander";
@@ -38,7 +41,36 @@ export interface ProgressRun {
   plan: Pick<CellPlan, "scenario" | "cell" | "replicate" | "warmupMs" | "durationMs">;
   /** "A" or "B" in an A/A invocation */
   group?: string;
+  /** the stack's platform ("local", "docker", "azure"): which OVERHEAD_ESTIMATE_S applies before a run has ended */
+  platform?: string;
 }
+
+/** What a run costs besides its load, seconds: before the load (provisioning) and after it (drain, ledger, teardown). */
+export interface RunOverhead {
+  /** hosts provisioned (local: cgroups, namespaces, the sink started; docker, azure: the Pulumi deploy) */
+  provision: number;
+  /** the drain: the wait until the sink holds every acknowledged seq */
+  drain: number;
+  /** the ledger and the content check (core/verifier.ts, core/fidelity.ts): grows with the rows stored */
+  ledger: number;
+  /** teardown (local: processes, cgroups, namespaces; docker, azure: the Pulumi destroy) */
+  teardown: number;
+}
+
+/**
+ * The overhead assumed per run before one has ended, by platform. Local: measured on AMD EPYC, 2 cores, kernel 6.18
+ * (the README's sample run, results/<stack>/quickstart/*\/run.json: startedAt to the first sample 2–8 s, the drain
+ * 1–2 s, the last sample to finishedAt 18–54 s for 0.7–5.4 M rows); docker: the docker-debian e2e runs on the same
+ * machine (test/e2e/docker-engine*.test.ts: 60–70 s beyond 8 s of load); azure: Pulumi's VM create and delete,
+ * an assumption of minutes (no measurement here).
+ */
+export const OVERHEAD_ESTIMATE_S: Record<string, RunOverhead> = {
+  local: { provision: 6, drain: 2, ledger: 25, teardown: 5 },
+  docker: { provision: 30, drain: 2, ledger: 15, teardown: 15 },
+  azure: { provision: 300, drain: 2, ledger: 25, teardown: 180 },
+};
+const before = (o: RunOverhead): number => o.provision;
+const after = (o: RunOverhead): number => o.drain + o.ledger + o.teardown;
 
 /** Streams the display writes to (process.stdout / process.stderr by default; tests pass their own). */
 export interface ProgressStreams {
@@ -46,8 +78,6 @@ export interface ProgressStreams {
   stderr: Pick<Writable, "write"> & { isTTY?: boolean };
 }
 
-/** Overhead per run assumed before one has finished (provisioning, drain, teardown), seconds. */
-const INITIAL_OVERHEAD_S = 6;
 /** Interval of sample lines in plain mode, ms. */
 const PLAIN_SAMPLE_MS = 5000;
 
@@ -79,9 +109,14 @@ export class Progress {
   private runs: ProgressRun[] = [];
   private index = 0;
   private done = 0;
+  /** runs ended, by status (ok, failed, error, interrupted) */
+  private statuses: Record<string, number> = {};
   private startedAt = 0;
   private runStartedAt = 0;
-  private overheadS: number[] = [];
+  /** per ended run: seconds before its load began, and after its load ended */
+  private measuredOverhead: Array<{ before: number; after: number }> = [];
+  /** when the current run's first sample came (its load began), 0 before */
+  private loadStartedAt = 0;
   private lastSampleAt = 0;
   private loadElapsedS = 0;
   private lineShown = false;
@@ -103,18 +138,26 @@ export class Progress {
     return (r.plan.warmupMs + r.plan.durationMs) / 1000;
   }
 
-  private overhead(): number {
-    return this.overheadS.length ? this.overheadS.reduce((a, b) => a + b, 0) / this.overheadS.length : INITIAL_OVERHEAD_S;
+  /** The overhead before and after a run's load: the mean of the runs ended, else OVERHEAD_ESTIMATE_S of its platform. */
+  private overhead(r: ProgressRun): { before: number; after: number } {
+    const m = this.measuredOverhead;
+    if (m.length > 0) return { before: m.reduce((a, b) => a + b.before, 0) / m.length, after: m.reduce((a, b) => a + b.after, 0) / m.length };
+    const o = OVERHEAD_ESTIMATE_S[r.platform ?? "local"] ?? OVERHEAD_ESTIMATE_S.local!;
+    return { before: before(o), after: after(o) };
   }
 
-  /** Seconds left for all runs: the current run's remaining load and those not started, each with the mean overhead. */
+  /** Seconds left for all runs: the current run's remaining load and those not started, each with its overhead. */
   remainingSeconds(): number {
-    const o = this.overhead();
     let left = 0;
     const current = this.runs[this.index - 1];
-    // about half the overhead comes before the load (provisioning), half after it (drain, teardown)
-    if (current && this.index > this.done) left += Math.max(0, this.loadS(current) - this.loadElapsedS) + (this.loadElapsedS > 0 ? o / 2 : o);
-    for (const r of this.runs.slice(this.index)) left += this.loadS(r) + o;
+    if (current && this.index > this.done) {
+      const o = this.overhead(current);
+      left += Math.max(0, this.loadS(current) - this.loadElapsedS) + o.after + (this.loadStartedAt > 0 ? 0 : o.before);
+    }
+    for (const r of this.runs.slice(this.index)) {
+      const o = this.overhead(r);
+      left += o.before + this.loadS(r) + o.after;
+    }
     return left;
   }
 
@@ -139,6 +182,7 @@ export class Progress {
     if (!r) throw new RangeError(`progress: run ${this.index + 1} started but only ${this.runs.length} were planned`);
     this.index++;
     this.runStartedAt = this.now();
+    this.loadStartedAt = 0;
     this.loadElapsedS = 0;
     this.lastSampleAt = 0;
     if (this.mode === "jsonl") this.json({ event: "cell-start", index: this.index, runs: this.runs.length, ...this.fields(r), runId });
@@ -148,7 +192,8 @@ export class Progress {
 
   private liveLine(r: ProgressRun, what: string): void {
     const pct = Math.floor((this.done / Math.max(1, this.runs.length)) * 100);
-    this.streams.stderr.write(`\r\x1b[K[${this.done}/${this.runs.length} done, ${pct} %] ${this.label(r)} · ${what} · ${formatSeconds(this.remainingSeconds())} left`);
+    const errored = (this.statuses.error ?? 0) + (this.statuses.failed ?? 0);
+    this.streams.stderr.write(`\r\x1b[K[${this.done}/${this.runs.length} done${errored ? `, ${errored} not ok` : ""}, ${pct} %] ${this.label(r)} · ${what} · ${formatSeconds(this.remainingSeconds())} left`);
     this.lineShown = true;
   }
 
@@ -156,7 +201,10 @@ export class Progress {
   sample(p: SeriesPoint, ctx: { loadEndS: number }): void {
     const r = this.runs[this.index - 1];
     if (!r) return;
+    if (this.loadStartedAt === 0) this.loadStartedAt = this.now() - p.elapsedS * 1000;
     this.loadElapsedS = Math.min(p.elapsedS, ctx.loadEndS);
+    // past the planned load (the drain, or a fixed workload waiting for its last rows): "35s+2s", never "37s/35s"
+    const at = p.elapsedS <= ctx.loadEndS ? `${p.elapsedS.toFixed(0)}/${ctx.loadEndS.toFixed(0)}` : `${ctx.loadEndS.toFixed(0)}+${(p.elapsedS - ctx.loadEndS).toFixed(0)}`;
     const rate = p.rowsPerSec === null ? "–" : fmtInt(p.rowsPerSec);
     const lag = (p.lagMs === null ? "–" : `${fmtInt(p.lagMs)} ms`) + (p.backlogLagMs == null ? "" : ` (backlog ≥ ${fmtInt(p.backlogLagMs)} ms)`);
     if (this.mode === "jsonl") {
@@ -165,10 +213,10 @@ export class Progress {
         stored: p.stored, rowsPerSec: p.rowsPerSec, lagMs: p.lagMs, backlogLagMs: p.backlogLagMs ?? null, remainingSeconds: Math.round(this.remainingSeconds()),
       });
     } else if (this.mode === "live") {
-      this.liveLine(r, `${p.phase} ${p.elapsedS.toFixed(0)}/${ctx.loadEndS.toFixed(0)} s · ${rate} rows/s · lag ${lag}`);
+      this.liveLine(r, `${p.phase} ${at} s · ${rate} rows/s · lag ${lag}`);
     } else if (this.mode === "plain" && (p.t - this.lastSampleAt >= PLAIN_SAMPLE_MS || p.phase === "drain")) {
       this.lastSampleAt = p.t;
-      this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)} ${p.phase.padEnd(7)} ${p.elapsedS.toFixed(0).padStart(4)}s/${ctx.loadEndS.toFixed(0)}s  ${rate} rows/s  stored ${fmtInt(p.stored)}  lag ${lag}  ${formatSeconds(this.remainingSeconds())} left\n`);
+      this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)} ${p.phase.padEnd(7)} ${at.replace(/^(\d+)/, "$1s").padStart(5)}s  ${rate} rows/s  stored ${fmtInt(p.stored)}  lag ${lag}  ${formatSeconds(this.remainingSeconds())} left\n`);
     }
   }
 
@@ -177,7 +225,14 @@ export class Progress {
     const r = this.runs[this.index - 1];
     const seconds = (this.now() - this.runStartedAt) / 1000;
     this.done++;
-    if (r) this.overheadS.push(Math.max(0, seconds - this.loadS(r)));
+    this.statuses[record.status] = (this.statuses[record.status] ?? 0) + 1;
+    if (r) {
+      // a run that failed before its load measured no split: all of it counts as before the load
+      const beforeS = this.loadStartedAt > 0 ? (this.loadStartedAt - this.runStartedAt) / 1000 : Math.max(0, seconds - this.loadS(r));
+      const afterS = this.loadStartedAt > 0 ? Math.max(0, seconds - beforeS - this.loadS(r)) : 0;
+      this.measuredOverhead.push({ before: Math.max(0, beforeS), after: afterS });
+    }
+    this.loadStartedAt = 0;
     this.loadElapsedS = 0;
     if (this.mode === "jsonl" && r) {
       this.json({
@@ -210,8 +265,26 @@ export class Progress {
   end(interrupted: string | null): void {
     this.clearLine();
     const seconds = Number(((this.now() - this.startedAt) / 1000).toFixed(1));
-    if (this.mode === "jsonl") this.json({ event: "end", runs: this.runs.length, done: this.done, interrupted, seconds });
-    else if (this.mode !== "quiet") this.streams.stderr.write(`${this.done}/${this.runs.length} run(s) done in ${formatSeconds(seconds)}${interrupted ? ` (interrupted by ${interrupted})` : ""}\n`);
+    const n = (status: string): number => this.statuses[status] ?? 0;
+    if (this.mode === "jsonl") {
+      this.json({ event: "end", runs: this.runs.length, done: this.done, ok: n("ok"), failed: n("failed"), errored: n("error"), interrupted, interruptedRuns: n("interrupted"), seconds });
+    } else if (this.mode !== "quiet") this.streams.stderr.write(`${this.endSummary()} in ${formatSeconds(seconds)}${interrupted ? ` (interrupted by ${interrupted})` : ""}\n`);
+  }
+
+  /**
+   * "2/2 run(s) ok", or what the runs that ended came to: "1/3 run(s) ok, 1 failed a check, 1 errored" (and
+   * "N interrupted", "N not run" for runs that never started).
+   */
+  endSummary(): string {
+    const n = (status: string): number => this.statuses[status] ?? 0;
+    const parts = [`${n("ok")}/${this.runs.length} run(s) ok`];
+    if (n("failed")) parts.push(`${n("failed")} failed a check`);
+    if (n("error")) parts.push(`${n("error")} errored`);
+    if (n("interrupted")) parts.push(`${n("interrupted")} interrupted`);
+    const other = this.done - n("ok") - n("failed") - n("error") - n("interrupted");
+    if (other > 0) parts.push(`${other} other`);
+    if (this.runs.length > this.done) parts.push(`${this.runs.length - this.done} not run`);
+    return parts.join(", ");
   }
 }
 

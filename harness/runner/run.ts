@@ -110,11 +110,26 @@ function errorKind(err: unknown): NonNullable<RunRecord["error"]>["kind"] {
 
 const now = (): number => performance.timeOrigin + performance.now();
 
+/**
+ * An error that is not an IngestbenchError as run.json keeps it: `message` one line, "<stage>: <first line>" plus,
+ * for a failed command (execa's message: "Command failed with exit code N: cmd\n\n<stderr>"), the last line of
+ * what it printed; `detail` the rest of the message and the stack, for --debug.
+ */
+export function unexpectedError(e: Error, stage: string): { message: string; detail: string } {
+  const lines = e.message.split("\n").map((l) => l.trim()).filter(Boolean);
+  const first = lines[0] ?? e.name;
+  const last = lines.length > 1 ? lines[lines.length - 1]! : undefined;
+  const tail = last && last.length <= 200 ? `: ${last}` : "";
+  return { message: `${stage}: ${first}${tail}`, detail: e.stack ?? e.message };
+}
+
 export class BenchRun extends EventEmitter {
   readonly runId = newRunId();
   readonly dir: string;
   private record: RunRecord;
   private series: SeriesPoint[] = [];
+  /** what the run was doing, for the message of an unexpected error */
+  private stage = "starting";
   private generators: GeneratorGroup | undefined;
   private generatorCount = 1;
   /** series points not yet written: a fixed workload's completion wait, whose phases are known at its end */
@@ -158,6 +173,7 @@ export class BenchRun extends EventEmitter {
     let verifier: Verifier | undefined;
     let finals: GeneratorFinal[] | null = null;
     try {
+      this.stage = "starting the sink";
       const sink = await site.startSink(this.opts.signal);
       this.record.limits = site.limits;
       this.record.versions = site.versions;
@@ -168,20 +184,24 @@ export class BenchRun extends EventEmitter {
       const params = { ...sink.params, table: sink.params.table ?? "ib_events" };
       const genBase = genBaseOf(this.runId);
       this.record.genBase = genBase;
+      this.stage = "preparing the sink's table";
       verifier = verifierFactory.create({ host: sink.control.host, port: sink.control.port, params, fields: plan.fields, genBase, seed: typeof plan.generator.config.seed === "number" ? plan.generator.config.seed : undefined });
       await verifier.prepare();
       this.deliveryUnavailable = verifier.deliveryUnavailable;
       this.emit("sink", { host: sink.control.host, port: sink.control.port, params, runDir: this.dir });
 
       // the collectors (between the generators and the sink) start once the table exists, with the sink downstream
+      this.stage = "starting the collectors";
       const entries = await site.startEntries({ params, fields: plan.fields }, this.opts.signal);
       this.throwIfAborted();
       if (plan.steps?.length) this.steps = new StepRunner(plan.steps, site.steps?.() ?? null);
 
+      this.stage = "starting the observers";
       const observer = await site.observer();
       await observer.read();
       let prev = await verifier.sample();
 
+      this.stage = "starting the generators";
       const loadgen = await site.loadgen(plan.replayFile);
       // `processes` per entry point share its load (generator-group.ts splitConfig); entry e's are genIds e·n .. e·n+n-1
       const perEntry = processesOf(plan.generator.config);
@@ -253,6 +273,7 @@ export class BenchRun extends EventEmitter {
       const workloadRows = fixedWorkloadRows(plan.generator.config, entries.length);
       if (typeof plan.generator.config.requests === "number") this.deferred = [];
       // The sample at t0 opens the measurement when there is no warmup.
+      this.stage = "sampling the load";
       await tick("warmup");
       // Load phase: sample on a fixed cadence measured from t0 (a slow count shifts samples, never the cadence),
       // tightened near the end of a fixed workload. A fixed workload that is done ends the loop at once and is measured
@@ -273,6 +294,7 @@ export class BenchRun extends EventEmitter {
       // no step fires after the load; running ones end, frozen hosts are thawed before the drain
       if (this.steps) this.record.timeline = await this.steps.finish();
 
+      this.stage = "stopping the generators";
       finals = await generators.stop();
       const final = mergeFinals(finals);
       this.record.generator = final;
@@ -319,6 +341,7 @@ export class BenchRun extends EventEmitter {
       }
 
       // What the collectors claim they received and wrote, beside the ledger (a dead collector's error is kept instead).
+      this.stage = "counting the ledger";
       const claims = await site.collectorClaims();
       if (claims) this.record.collectorClaims = claims;
       // The measurement is over (e.g. the local sink's CPU cap is lifted for the ledger queries)
@@ -339,7 +362,9 @@ export class BenchRun extends EventEmitter {
       if (this.opts.signal?.aborted && e.code !== "E_INTERRUPTED") {
         this.record.error = { code: "E_INTERRUPTED", kind: "run", message: `interrupted (${String(this.opts.signal.reason ?? "signal")}) during: ${e.message}` };
       }
-      if (!(err instanceof IngestbenchError) && !this.opts.signal?.aborted) this.record.error.message = e.stack ?? e.message;
+      // a bug or a failed command (an ExecaError): one line naming what failed and when; its whole text and stack are
+      // kept beside it (printed with --debug, harness/runner/drive.ts)
+      if (!(err instanceof IngestbenchError) && !this.opts.signal?.aborted) this.record.error = { ...this.record.error, ...unexpectedError(e, this.stage) };
     } finally {
       // an interrupted or failed run still gets the summary of what it measured, when it measured enough
       if (!this.record.summary && this.series.filter((p) => p.phase === "measure").length >= 2) {

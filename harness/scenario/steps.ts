@@ -93,6 +93,28 @@ export function parseCondition(text: string): StepCondition | null {
   return { metric: m[1] as StepCondition["metric"], op: m[2] as StepCondition["op"], value: Number(m[3]!.replace(/_/g, "")), text: text.trim() };
 }
 
+const METRICS = ["stored", "sent", "elapsed"] as const;
+const OPERATORS = [">=", ">", "<=", "<"] as const;
+
+/**
+ * Why `text` is not a condition, in words, for the `when:` error: which part is wrong (the metric, the operator or
+ * the number) and what is allowed there, e.g. `unknown operator "=>" in "stored => 20000": the operators are >=, >,
+ * <= and <`.
+ */
+export function conditionProblem(text: unknown): string {
+  const example = `e.g. "stored >= 20000"`;
+  if (typeof text !== "string") return `expected a condition "<metric> <operator> <number>" (${example}), got ${JSON.stringify(text)}`;
+  const m = /^\s*([A-Za-z_]\w*)?\s*([^\w\s.]*)\s*(.*?)\s*$/.exec(text)!;
+  const [, metric, op, value] = m;
+  const allowed = `the operators are ${OPERATORS.slice(0, -1).join(", ")} and ${OPERATORS.at(-1)}`;
+  if (!metric || !(METRICS as readonly string[]).includes(metric)) {
+    return `${metric ? `unknown metric "${metric}"` : "no metric"} in "${text}": a condition compares ${METRICS.join(", ")} (elapsed: seconds since the load started), ${example}`;
+  }
+  if (!op) return `no operator in "${text}": ${allowed}, ${example}`;
+  if (!(OPERATORS as readonly string[]).includes(op)) return `unknown operator "${op}" in "${text}": ${allowed}, ${example}`;
+  return `${value ? `"${value}" is not a number` : "no number"} in "${text}": a condition compares ${metric} ${op} a number such as 20000 or 20_000, ${example}`;
+}
+
 /** True when `x` meets the condition. */
 export function conditionHolds(c: StepCondition, x: number): boolean {
   switch (c.op) {
@@ -142,7 +164,7 @@ function stepSchema(baseDir: string | undefined) {
       else trigger = { atMs: r.data, text: String(v.at) };
     } else {
       const c = typeof v.when === "string" ? parseCondition(v.when) : null;
-      if (!c) issue(["when"], `expected a condition "<stored|sent|elapsed> <>=|>|<=|<> <number>", e.g. "stored >= 20000", got ${JSON.stringify(v.when)}`);
+      if (!c) issue(["when"], conditionProblem(v.when));
       else trigger = { when: c };
     }
     // action

@@ -13,15 +13,22 @@ describe("capsFit", () => {
     const f = capsFit([host("loadgen", 1), host("sink", 2, 4)], MACHINE);
     expect(f.oversubscribed).toBe(true);
     expect(f.cpuCores).toBe(3);
-    expect(f.reasons).toEqual(["CPU caps of loadgen + sink add up to 3 cores on a 2-core machine"]);
+    expect(f.reasons).toEqual(["CPU caps of loadgen + sink add up to 3 cores on a 2-core machine (asked: loadgen 1, sink 2)"]);
     expect(f.uncapped).toEqual({ sink: ["cpu: 2 cores asked of a 2-core machine"] });
   });
   it("a cap above the machine counts as the machine; memory is summed too; uncapped hosts ask for nothing", () => {
     expect(capsFit([host("loadgen", 1), host("sink", 0.25, 2)], MACHINE).oversubscribed).toBe(false);
     const f = capsFit([host("sink", 8)], MACHINE);
     expect(f).toMatchObject({ cpuCores: 2, oversubscribed: false, uncapped: { sink: ["cpu: 8 cores asked of a 2-core machine"] } });
-    expect(capsFit([host("a", undefined, 16), host("b", undefined, 16)], MACHINE).reasons).toEqual(["memory caps of a + b add up to 32 GiB on a 24 GiB machine"]);
+    expect(capsFit([host("a", undefined, 16), host("b", undefined, 16)], MACHINE).reasons).toEqual(["memory caps of a + b add up to 32 GiB on a 24 GiB machine (asked: a 16 GiB, b 16 GiB)"]);
     expect(capsFit([host("loadgen"), host("sink")], MACHINE).oversubscribed).toBe(false);
+  });
+  it("a cap above the machine: the message says what was asked (1 + 64 = 65 cores) and what the machine has, not a clamped '3 cores'", () => {
+    const f = capsFit([host("loadgen", 1), host("sink", 64, 48)], MACHINE); // one host's 48 GiB is the machine, not oversubscribed
+    expect(f).toMatchObject({ oversubscribed: true, cpuCores: 3, cpuCoresAsked: 65 });
+    expect(f.reasons).toEqual([
+      "CPU caps of loadgen + sink add up to 65 cores on a 2-core machine (asked: loadgen 1, sink 64; each host can use at most the machine's 2, so they compete for up to 3)",
+    ]);
   });
   it("combines enforcement: false wins, then partial", () => {
     expect(combineEnforcement(true, "partial")).toBe("partial");

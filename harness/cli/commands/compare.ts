@@ -24,6 +24,8 @@ export const registerCompare: CommandModule = (program, ctx) => {
       .argParser((v: string, prev: string[]) => [...prev, v]).default([] as string[], "latest"))
     .option("--force", "compare even when component versions differ (the differences are listed)")
     .option("--json", "print the comparison as JSON (only that on stdout)")
+    .option("--wide", "across stacks: every column in the terminal table (the default shows about a dozen; the rest are named below it)")
+    .option("--columns <names>", "across stacks: the terminal table's columns, comma-separated keys or headers, e.g. rows/s,cv,sinkCores,lagP99Ms (stack first)")
     .action(ctx.action(async (flags: CompareFlags) => {
       const { stack, stacks, results, ...rest } = flags;
       const text = await compareCommand(path.resolve(results), { ...rest, stacks: stackNames({ stack, stacks }).join(",") });

@@ -6,13 +6,13 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { IngestbenchError } from "../../../core/errors.ts";
-import { loadStack } from "../../../infra/stack/schema.ts";
+import { loadPulumiStack, loadStack } from "../../../infra/stack/schema.ts";
 import { loadNightlyPlan } from "../../nightly/plan.ts";
 import { loadScenarioFile, planCells } from "../../runner/plan.ts";
 import { EXIT, type CommandModule } from "../context.ts";
 import { stackFit, stackFitText } from "./stacks.ts";
 import { diagnosticsOf, type Diagnostic } from "../diagnostics.ts";
-import { memoryFloorWarnings } from "../../runner/memory-floor.ts";
+import { checkDeclaredMemoryFloors, checkMemoryFloors, memoryFloorWarnings } from "../../runner/memory-floor.ts";
 
 /** What a file is taken for. */
 export type FileKind = "stack" | "nightly plan" | "scenario";
@@ -59,6 +59,8 @@ export function validateFile(file: string): FileResult {
   try {
     if (kind === "stack") {
       const stack = loadStack(file);
+      // a docker or azure stack names its components: a cap below one's floor fails as its run would
+      if (stack.platform !== "local") checkDeclaredMemoryFloors(stack, loadPulumiStack(file).platform.components as Record<string, string>);
       const fit = stackFitText(stackFit(stack));
       const warnings = [...(fit ? [fit] : []), ...memoryFloorWarnings(stack)];
       if (warnings.length) return { file, kind, ok: true, errors: [], warnings };
@@ -69,6 +71,27 @@ export function validateFile(file: string): FileResult {
     if (!(err instanceof IngestbenchError)) throw err;
     return { file, kind, ok: false, errors: diagnosticsOf(err, file), text: err.message };
   }
+}
+
+/**
+ * Given stacks and scenarios together (`validate stacks/Pulumi.x.yaml scenarios/y.yaml`): every valid scenario's cells
+ * on every valid stack, as a run checks them before provisioning (harness/runner/memory-floor.ts checkMemoryFloors);
+ * one failed result per stack and scenario that a run would refuse (E_CAP_TOO_SMALL), labelled with both files.
+ */
+export function crossCheck(results: readonly FileResult[]): FileResult[] {
+  const out: FileResult[] = [];
+  for (const st of results.filter((r) => r.ok && r.kind === "stack")) {
+    const stack = loadStack(st.file);
+    for (const sc of results.filter((r) => r.ok && r.kind === "scenario")) {
+      try {
+        for (const plan of planCells(loadScenarioFile(sc.file), sc.file)) checkMemoryFloors(stack, plan);
+      } catch (err) {
+        if (!(err instanceof IngestbenchError)) throw err;
+        out.push({ file: sc.file, kind: "scenario", ok: false, errors: diagnosticsOf(err, st.file), text: `${sc.file} on ${st.file}: ${err.message}` });
+      }
+    }
+  }
+  return out;
 }
 
 /**
@@ -85,7 +108,8 @@ export const registerValidate: CommandModule = (program, ctx) => {
     .argument("<files...>", "stacks/Pulumi.<name>.yaml, nightly/<plan>.yaml or scenario files")
     .option("--json", "print one JSON array on stdout: per file { file, kind, ok, errors: [{ file, line, col, field, message, code }] }")
     .action(ctx.action((files: string[], flags: { json?: boolean }) => {
-      const results = files.map(validateFile);
+      const checked = files.map(validateFile);
+      const results = [...checked, ...crossCheck(checked)];
       if (flags.json) {
         ctx.printJson(results.map(({ text: _text, ...r }) => r));
       } else {

@@ -345,6 +345,31 @@ describe("remote observer: cgroup v2 detection and errors (real sh, cgroup2-shap
     expect(h.ioWriteBytesPerSec).toBe(0);
   });
 
+  it("a host shaped on ingress (ingressShaped: its shaper's ifb0, infra/docker/shaper.ts): received bytes are ifb0's tx (after the tbf), not eth0's rx", async () => {
+    const { root } = await fakeV2Root();
+    const netdev = path.join(root, "net-dev");
+    // proc(5) /proc/net/dev layout; eth0 rx counts what arrived before the ingress tbf dropped part of it
+    const write = (eth0Rx: number, ifbTx: number, eth0Tx: number) => fs.writeFile(netdev,
+      "Inter-|   Receive                                                |  Transmit\n" +
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n" +
+      `  eth0: ${eth0Rx} 100 0 0 0 0 0 0 ${eth0Tx} 100 0 0 0 0 0 0\n` +
+      `  ifb0: ${ifbTx} 90 0 0 0 0 0 0 ${ifbTx} 90 0 0 0 0 0 0\n`);
+    // the real script, with the netdev sample in place of the host's /proc/net/dev
+    const shell: ObservedShell = { host: "sink", run: async (c, args) => (await execa(c, args.map((a) => a.replaceAll("cat /proc/net/dev", `cat ${netdev}`)))).stdout };
+    await write(0, 0, 0);
+    const obs = createRemoteObserver([shell], { cappedHosts: new Set(), cgroupRoot: root, ingressShaped: new Set(["sink"]) });
+    // an ifb0 that is no shaper's (the ifb module makes ifb0 and ifb1 in the root namespace): eth0's own counter
+    const unshaped = createRemoteObserver([shell], { cappedHosts: new Set(), cgroupRoot: root });
+    await Promise.all([obs.read(), unshaped.read()]);
+    await write(1_300_000, 1_000_000, 50_000);
+    const [w, u] = await Promise.all([obs.read(), unshaped.read()]);
+    const h = w!.hosts.sink!;
+    const dtS = w!.dtMs / 1000;
+    expect(h.netRxBytesPerSec * dtS).toBeCloseTo(1_000_000, 3);
+    expect(h.netTxBytesPerSec * dtS).toBeCloseTo(50_000, 3);
+    expect(u!.hosts.sink!.netRxBytesPerSec * (u!.dtMs / 1000)).toBeCloseTo(1_300_000, 3);
+  });
+
   it("a host whose command fails, times out, lacks the interface or the CPU counters → the error names that host", async () => {
     const { root } = await fakeV2Root();
     const gone: ObservedShell = {

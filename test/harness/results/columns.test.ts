@@ -35,16 +35,16 @@ function terminalCells(text: string): string[][] {
 }
 
 describe("one column definition for the terminal table and the report", () => {
-  it("the terminal table and the report's table have the same header, from STACK_COLUMNS, CPU ms/1k rows included", () => {
+  it("the terminal table with --wide and the report's table have the same header, from STACK_COLUMNS, CPU ms/1k rows included", () => {
     for (const rows of [plain, sweep]) {
-      const [termHead] = terminalCells(renderComparison("quickstart", rows));
+      const [termHead] = terminalCells(renderComparison("quickstart", rows, { wide: true }));
       const report = comparisonTable(rows);
       const ctx = columnContext(rows);
-      expect(termHead).toEqual(stackColumns("terminal", ctx).map((c) => c.header(ctx)));
+      expect(termHead).toEqual(stackColumns("terminal", ctx, { wide: true }).map((c) => c.header(ctx)));
       expect(report.head).toEqual(stackColumns("report", ctx).map((c) => c.header(ctx)));
       expect(report.head).toEqual(termHead);
       expect(report.head).toContain("CPU ms/1k rows");
-      expect(report.align).toEqual(stackColumns("terminal", ctx).map((c) => c.align));
+      expect(report.align).toEqual(stackColumns("terminal", ctx, { wide: true }).map((c) => c.align));
     }
   });
 
@@ -59,7 +59,7 @@ describe("one column definition for the terminal table and the report", () => {
 
   it("every row's cells are the same text on both surfaces", () => {
     for (const rows of [plain, sweep]) {
-      const [, ...termRows] = terminalCells(renderComparison("quickstart", rows));
+      const [, ...termRows] = terminalCells(renderComparison("quickstart", rows, { wide: true }));
       expect(termRows).toEqual(comparisonTable(rows).rows);
     }
     const t = comparisonTable(plain);
@@ -70,6 +70,25 @@ describe("one column definition for the terminal table and the report", () => {
     expect(at("uncapped", "rows/s/vCPU")).toBe("–");
     expect(at("quarter", "90 % CI")).toBe("baseline");
     expect(at("uncapped", "90 % CI")).toBe("n=1");
+  });
+});
+
+describe("the terminal's default table is readable; --wide and --columns give the rest", () => {
+  it("by default about a dozen columns, fitting 160 characters, and a line naming the ones left out", () => {
+    const text = renderComparison("quickstart", plain);
+    const [head] = terminalCells(text);
+    expect(head).toEqual(["stack", "runs", "rows/s", "CV", "ratio", "90 % CI", "rows/s/vCPU", "lag p99", "bottleneck", "flags", "ledger"]);
+    const width = Math.max(...text.split("\n").filter((l) => /^[│┌├└]/.test(l)).map((l) => [...l].length));
+    expect(width).toBeLessThanOrEqual(160);
+    expect(Math.max(...renderComparison("quickstart", plain, { wide: true }).split("\n").map((l) => [...l].length))).toBeGreaterThan(width);
+    expect(text).toMatch(/\nnot shown: IQR, MiB\/s, rows\/s\/GiB, sink cores, CPU ms\/1k rows, throttled, net Mbit\/s, delivery p99, verdict \(--wide for all, or --columns/);
+    expect(renderComparison("quickstart", plain, { wide: true })).not.toMatch(/not shown:/);
+  });
+
+  it("--columns picks columns by key or header (stack first), and names the columns when one does not exist", () => {
+    const [head] = terminalCells(renderComparison("quickstart", plain, { columns: ["sinkCores", "rows/s", "LEDGER"] }));
+    expect(head).toEqual(["stack", "rows/s", "sink cores", "ledger"]);
+    expect(() => renderComparison("quickstart", plain, { columns: ["speed"] })).toThrow(expect.objectContaining({ code: "E_FLAG", message: expect.stringMatching(/--columns: no column "speed"; the columns are stack, cell, runs, rowsPerSecond/) }));
   });
 });
 

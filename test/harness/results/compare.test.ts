@@ -83,7 +83,7 @@ describe("compareStacks", () => {
     expect(by.single!.comparison!.ci).toBeNull();
     expect(by.single!.comparison!.significant).toBe(false);
 
-    const text = renderComparison("quickstart", rows);
+    const text = renderComparison("quickstart", rows, { wide: true }); // every column (the default table leaves some out)
     const line = (stack: string): string => text.split("\n").find((l) => l.startsWith(`│ ${stack} `))!;
     expect(text).toContain("90 % CI");
     expect(line("quarter")).toMatch(/│ 1\.00x │ baseline\s+│\s+4,000 │\s+500 │/);
@@ -254,6 +254,16 @@ describe("sinkCaps and compareCommand", () => {
     expect(sinkCaps({ ...two, environment: { ...two.environment, memoryBytes: 4 * 2 ** 30 } })).toEqual({ cores: null, memoryBytes: null });
     // "partial" (v1 buffered writes) still counts the caps that were written and read back
     expect(sinkCaps({ ...requestedOnly, limits: { sink: { ...requestedOnly.limits.sink, enforced: "partial" as const } } })).toEqual({ cores: 1.5, memoryBytes: 512 * 2 ** 20 });
+  });
+
+  it("a stack whose runs have no ledger (errored before the verifier ran): lost null in --json and 'no ledger' in the table, never lost 0", async () => {
+    const errored = writeRun({ stack: "no-ledger", invocation: INV, rows: 0, status: "error" });
+    const json = JSON.parse(await compareCommand(root, { scenario: "quickstart", stacks: "quarter,no-ledger", json: true })) as { rows: Array<{ stack: string; lost: number | null; duplicated: number | null; ledgers: number; withoutLedger: string[] }> };
+    const row = json.rows.find((r) => r.stack === "no-ledger")!;
+    expect(row).toMatchObject({ lost: null, duplicated: null, ledgers: 0, withoutLedger: [errored.runId] });
+    expect(json.rows.find((r) => r.stack === "quarter")).toMatchObject({ lost: 0, ledgers: 5, withoutLedger: [] });
+    const table = await compareCommand(root, { scenario: "quickstart", stacks: "quarter,no-ledger" });
+    expect(table).toMatch(/no ledger \(1 run\)/);
   });
 
   it("prints JSON and checks flag combinations", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bottleneckLabel, findBottleneck, MARGIN, THRESHOLD } from "../../../harness/runner/bottleneck.ts";
+import { AT_CAP, bottleneckLabel, findBottleneck, MARGIN, THRESHOLD } from "../../../harness/runner/bottleneck.ts";
 import { appliedHostLimits } from "../../../harness/results/caps.ts";
 import { hostWindow as hw } from "../../helpers/host-window.ts";
 
@@ -28,6 +28,16 @@ describe("findBottleneck: margins and uncertain verdicts (observation vectors)",
     expect(below.resource).toBe("client");
     expect(below.margin).toBeCloseTo(-0.35, 6);
     expect(below.evidence).toMatch(/margin −0\.35 to its 0\.85 threshold/);
+  });
+
+  it("a link observed at its cap (score ≥ AT_CAP) is the verdict even when the host also waited for CPUs; below it contention still wins", () => {
+    // the docker-debian-network-bound e2e on a busy machine: the link at 1.0 of its cap, 96 % of the runnable time waiting
+    const sink = (share: number) => [hw({ cpuCores: 0.05, periods: 100, throttledPeriods: 0, netRxBytesPerSec: share * 12_000_000, runDelayMs: 1180, contentionMs: 1180 })];
+    const at = findBottleneck({ sink: sink(1.0), loadgen: [hw({})] }, { sink: quarterCore, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(at.resource).toBe("network");
+    expect(at.candidates.some((c) => c.resource === "contention" && c.score > 0.9)).toBe(true);
+    const under = findBottleneck({ sink: sink(AT_CAP - 0.01), loadgen: [hw({})] }, { sink: quarterCore, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(under.resource).toBe("contention");
   });
 
   it("names host contention when the sink waits for CPUs other load holds, with its figures", () => {

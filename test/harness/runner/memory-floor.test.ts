@@ -1,7 +1,7 @@
 // Memory caps too small for a component to start (harness/runner/memory-floor.ts, core/plugin.ts minMemory): refused
 // before provisioning at the stack file's line and column, with the component's floor and its reason; `validate`
 // flags a stack whose cap is below every known floor.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -9,7 +9,7 @@ import { ConfigurationError } from "../../../core/errors.ts";
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { findSink } from "../../../plugins/registry.ts";
 import { checkMemoryFloors, memoryFloorWarnings } from "../../../harness/runner/memory-floor.ts";
-import { validateFile } from "../../../harness/cli/commands/validate.ts";
+import { crossCheck, validateFile } from "../../../harness/cli/commands/validate.ts";
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-floor-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -49,5 +49,29 @@ describe("memory caps too small for the component to start", () => {
     expect(r.ok).toBe(true);
     expect(r.warnings?.some((w) => /E_CAP_TOO_SMALL/.test(w))).toBe(true);
     expect(memoryFloorWarnings(loadStack(stackWith("ok-v", "2GiB")))).toEqual([]);
+  });
+
+  it("validate fails (not ok) for a docker stack whose named component cannot start under its host's memory cap, at the field's position", () => {
+    const file = path.join(tmp, "Pulumi.docker-tiny.yaml");
+    writeFileSync(file, [
+      "config:", "  ingestbench:platform: docker", "  ingestbench:hosts:", "    loadgen: { cpu: \"1\", memory: 1GiB }",
+      "    sink:", "      cpu: \"1\"", "      memory: 8MiB", "  ingestbench:components:", "    sink: postgres", "",
+    ].join("\n"));
+    const r = validateFile(file);
+    expect(r.ok).toBe(false);
+    expect(r.errors).toEqual([expect.objectContaining({ code: "E_CAP_TOO_SMALL", line: 7, col: 15, field: "config.ingestbench:hosts.sink.memory", message: expect.stringMatching(/too small for postgres on host sink to start: it needs at least 16\.0 MiB/) })]);
+    writeFileSync(file, readFileSync(file, "utf8").replace("8MiB", "2GiB"));
+    expect(validateFile(file)).toMatchObject({ ok: true });
+  });
+
+  it("validate STACK SCENARIO: the scenario's cells on the stack, as a run checks them (E_CAP_TOO_SMALL before provisioning)", () => {
+    const stack = stackWith("tiny-x", "1KiB");
+    const results = [validateFile(stack), validateFile("scenarios/quickstart.yaml")];
+    expect(results.every((r) => r.ok)).toBe(true);
+    const crossed = crossCheck(results);
+    expect(crossed).toHaveLength(1);
+    expect(crossed[0]).toMatchObject({ file: "scenarios/quickstart.yaml", ok: false, errors: [expect.objectContaining({ code: "E_CAP_TOO_SMALL", line: 7, col: 15 })] });
+    expect(crossed[0]!.text).toMatch(/^scenarios\/quickstart\.yaml on .*Pulumi\.tiny-x\.yaml: .*too small for postgres/);
+    expect(crossCheck([validateFile(stackWith("fine-x", "2GiB")), results[1]!])).toEqual([]);
   });
 });

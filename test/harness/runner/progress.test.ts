@@ -1,7 +1,7 @@
 // The progress display's four modes, driven with synthetic runs and series points into captured streams.
 import { describe, expect, it } from "vitest";
 import type { RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
-import { formatSeconds, Progress, resolveMode, type ProgressRun } from "../../../harness/runner/progress.ts";
+import { formatSeconds, OVERHEAD_ESTIMATE_S, Progress, resolveMode, type ProgressRun } from "../../../harness/runner/progress.ts";
 
 function capture(isTTY = false): { stdout: { write: (s: string) => boolean; text: string }; stderr: { write: (s: string) => boolean; text: string; isTTY: boolean } } {
   const mk = () => {
@@ -47,14 +47,15 @@ describe("progress", () => {
     const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(events.map((e) => e.event)).toEqual(["start", "cell-start", "sample", "sample", "sample", "sample", "cell-end", "cell-start", "sample", "sample", "sample", "sample", "cell-end", "end"]);
     for (const e of events) expect(typeof e.time === "string" && !Number.isNaN(Date.parse(e.time))).toBe(true);
-    expect(events[0]).toMatchObject({ runs: 2, estimatedSeconds: 18 }); // 2 × (3 s load + 6 s assumed overhead)
+    // 2 × (3 s load + the local platform's assumed overhead: 6 s provisioning, 2 s drain, 25 s ledger, 5 s teardown)
+    expect(events[0]).toMatchObject({ runs: 2, estimatedSeconds: 82 });
     expect(events[1]).toMatchObject({ index: 1, runs: 2, stack: "s1", scenario: "quickstart", cell: "batch=1000", replicate: 1, runId: "run-a" });
     expect(events[1]).not.toHaveProperty("group");
     expect(events[3]).toMatchObject({ phase: "measure", elapsedS: 2, loadEndS: 3, stored: 2000, rowsPerSec: 1000, lagMs: 150 });
     expect(typeof events[3]!.remainingSeconds).toBe("number");
     expect(events[6]).toMatchObject({ index: 1, runId: "run-a", status: "ok", rowsPerSecond: 1234.5, lagP99Ms: 200, lost: 0, duplicated: 0, seconds: 8 });
     expect(events[7]).toMatchObject({ index: 2, group: "B", cell: "batch=8000" });
-    expect(events[13]).toMatchObject({ runs: 2, done: 2, interrupted: null, seconds: 16 });
+    expect(events[13]).toMatchObject({ runs: 2, done: 2, ok: 2, failed: 0, errored: 0, interrupted: null, interruptedRuns: 0, seconds: 16 });
     expect(io.stdout.text).not.toMatch(/description/);
     expect(io.stderr.text).toMatch(/run run-a: ok \(description 1\)\n[\s\S]*run run-b: ok \(description 2\)/);
   });
@@ -64,8 +65,9 @@ describe("progress", () => {
     const clock = { t: 0 };
     drive(new Progress("jsonl", io, () => clock.t), clock);
     const events = io.stdout.text.trimEnd().split("\n").map((l) => JSON.parse(l) as { event: string; remainingSeconds?: number; index?: number; elapsedS?: number });
-    // in run 2, measured overhead = 8 s wall − 3 s load = 5 s; at 2 s of 3 s load: 1 s + 5/2 s (drain, teardown) = 3.5 → 4
-    expect(events.find((e) => e.event === "sample" && e.index === 2 && e.elapsedS === 2)?.remainingSeconds).toBe(4);
+    // run 1 measured 1 s before its load (first sample at 2 s, 1 s into the load) and 8 − 1 − 3 = 4 s after it;
+    // in run 2 at 2 s of 3 s load: 1 s of load + 4 s after it = 5
+    expect(events.find((e) => e.event === "sample" && e.index === 2 && e.elapsedS === 2)?.remainingSeconds).toBe(5);
   });
 
   it("quiet: no progress lines at all, only the run descriptions on stdout", () => {
@@ -81,12 +83,15 @@ describe("progress", () => {
     const clock = { t: 0 };
     drive(new Progress("auto", io, () => clock.t), clock);
     const lines = io.stderr.text.trimEnd().split("\n");
-    expect(lines[0]).toBe("2 run(s) planned, about 18s");
+    expect(lines[0]).toBe("2 run(s) planned, about 1m22s");
     expect(lines[1]).toBe("[1/2] s1 quickstart batch=1000 r1: provisioning local hosts loadgen, sink");
     expect(lines.filter((l) => l.includes(" drain "))).toHaveLength(2);
     expect(lines.filter((l) => /rows\/s/.test(l)).length).toBeLessThan(8); // not every sample
     expect(lines.some((l) => l.startsWith("[2/2] s1 quickstart batch=8000 r1 B:"))).toBe(true);
-    expect(lines.at(-1)).toBe("2/2 run(s) done in 16s");
+    // the drain is shown past the planned load ("3s+1s"), never as more seconds than the load has ("4s/3s")
+    expect(lines.filter((l) => l.includes(" drain ")).every((l) => / drain +3s\+1s /.test(l))).toBe(true);
+    expect(io.stderr.text).not.toMatch(/4s\/3s/);
+    expect(lines.at(-1)).toBe("2/2 run(s) ok in 16s");
     expect(io.stderr.text).not.toContain("\r");
     expect(io.stdout.text).toBe("run run-a: ok (description 1)\nrun run-b: ok (description 2)\n");
   });
@@ -98,10 +103,34 @@ describe("progress", () => {
     expect(p.mode).toBe("live");
     drive(p, clock);
     const frames = io.stderr.text.split("\r\x1b[K").filter(Boolean);
-    expect(frames.some((f) => /^\[1\/2 done, 50 %\] s1 quickstart batch=8000 r1 B · measure 2\/3 s · 1,000 rows\/s · lag 150 ms · 4s left$/.test(f))).toBe(true);
+    expect(frames.some((f) => /^\[1\/2 done, 50 %\] s1 quickstart batch=8000 r1 B · measure 2\/3 s · 1,000 rows\/s · lag 150 ms · 5s left$/.test(f))).toBe(true);
     // the line is cleared before each description is printed (on stdout), so the terminal shows no torn lines
     expect(io.stdout.text).toBe("run run-a: ok (description 1)\nrun run-b: ok (description 2)\n");
-    expect(io.stderr.text.endsWith("2/2 run(s) done in 16s\n")).toBe(true);
+    expect(frames.some((f) => / drain 3\+1 s /.test(f))).toBe(true);
+    expect(io.stderr.text.endsWith("2/2 run(s) ok in 16s\n")).toBe(true);
+  });
+
+  it("the end line counts ok, failed and errored runs, never 'N/N done' when one errored; jsonl splits them too", () => {
+    for (const mode of ["plain", "jsonl"] as const) {
+      const io = capture(false);
+      const p = new Progress(mode, io, () => 0);
+      p.start([...runs, { ...runs[0]!, plan: { ...runs[0]!.plan, replicate: 2 } }]);
+      for (const [id, status] of [["run-a", "error"], ["run-b", "ok"]] as const) {
+        p.cellStart(id);
+        p.cellEnd({ ...record(id), status } as RunRecord, `run ${id}: ${status}`);
+      }
+      p.end(null);
+      if (mode === "plain") expect(io.stderr.text.trimEnd().split("\n").at(-1)).toBe("1/3 run(s) ok, 1 errored, 1 not run in 0s");
+      else expect(JSON.parse(io.stdout.text.trimEnd().split("\n").at(-1)!)).toMatchObject({ runs: 3, done: 2, ok: 1, errored: 1, failed: 0 });
+    }
+  });
+
+  it("before any run ended, the estimate is the platform's overhead (OVERHEAD_ESTIMATE_S) plus the load", () => {
+    const io = capture(false);
+    const p = new Progress("jsonl", io, () => 0);
+    const o = OVERHEAD_ESTIMATE_S.docker!;
+    p.start([{ ...runs[0]!, platform: "docker" }]);
+    expect(JSON.parse(io.stdout.text).estimatedSeconds).toBe(Math.round(3 + o.provision + o.drain + o.ledger + o.teardown));
   });
 
   it("resolves modes and formats durations", () => {
