@@ -90,12 +90,15 @@ export interface LedgerTotals {
   sent: number;
   /** stored rows whose content differs from what was sent (core/fidelity.ts; a run without the check counts 0) */
   altered?: number;
+  /** runs whose `sent` was inferred from the collector's own counter (`generator: none`, Ledger.inferred) */
+  inferred?: number;
 }
 
-/** Sum of run.json `ledger` lost, duplicated, stored, sent and altered over the runs. */
+/** Sum of run.json `ledger` lost, duplicated, stored, sent and altered over the runs; `inferred`: how many had an inferred sent (absent: none). */
 export function ledgerTotals(runs: RunRecord[]): LedgerTotals {
-  const sum = (k: keyof LedgerTotals): number => runs.reduce((s, r) => s + (r.ledger?.[k] ?? 0), 0);
-  return { lost: sum("lost"), duplicated: sum("duplicated"), stored: sum("stored"), sent: sum("sent"), altered: sum("altered") };
+  const sum = (k: Exclude<keyof LedgerTotals, "inferred">): number => runs.reduce((s, r) => s + (r.ledger?.[k] ?? 0), 0);
+  const inferred = runs.filter((r) => r.ledger?.inferred).length;
+  return { lost: sum("lost"), duplicated: sum("duplicated"), stored: sum("stored"), sent: sum("sent"), altered: sum("altered"), ...(inferred > 0 ? { inferred } : {}) };
 }
 
 /** The first finite, positive number among `keys` of an applied record. */

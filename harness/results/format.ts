@@ -55,13 +55,16 @@ export function verdictWord(c: SampleComparison): string {
 
 /**
  * "exact (N stored)" when nothing was lost, duplicated or altered and every sent row was stored, else
- * "lost N, dup M" (", altered K" when stored content differed from what was sent); "–" when no run was measured.
+ * "lost N, dup M" (", altered K" when stored content differed from what was sent); "–" when no run was measured;
+ * "; sent inferred" (with "in k/n runs" when not all) where the collector's own count stood in for the sent count.
  */
 export function ledgerCell(measured: number, l: LedgerTotals): string {
   const altered = l.altered ?? 0;
+  // generator: none: what was sent is the collector's own count (Ledger.inferred), and the cell says so
+  const inferred = l.inferred ? `; sent inferred${l.inferred < measured ? ` in ${l.inferred}/${measured} runs` : ""}` : "";
   return measured === 0 ? "–"
-    : l.lost === 0 && l.duplicated === 0 && altered === 0 && l.stored === l.sent ? `exact (${int(l.stored)} stored)`
-    : `lost ${int(l.lost)}, dup ${int(l.duplicated)}${altered > 0 ? `, altered ${int(altered)}` : ""}`;
+    : l.lost === 0 && l.duplicated === 0 && altered === 0 && l.stored === l.sent ? `exact (${int(l.stored)} stored${inferred})`
+    : `lost ${int(l.lost)}, dup ${int(l.duplicated)}${altered > 0 ? `, altered ${int(altered)}` : ""}${inferred}`;
 }
 
 /** How a bottleneck verdict (harness/runner/bottleneck.ts) is shown (terminal, compare, report): "host contention" for contention, the uncertain list as is. */
