@@ -9,6 +9,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../../core/errors.ts";
 import { loadScenarioFile, NO_GENERATOR, planCells, scenarioRegistries } from "../../../harness/runner/plan.ts";
 import { selfLoadIssues } from "../../../harness/scenario/schema.ts";
+import { pulumiStacks } from "../../../harness/provision/deployed.ts";
+import { loadStack } from "../../../infra/stack/schema.ts";
 
 const tmp = mkdtempSync(path.join(tmpdir(), "ib-generator-none-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -100,6 +102,17 @@ describe("generator: none (the collector's built-in generator makes the load)", 
     const direct = selfLoadIssues({ generator: null, collector: { name: "syslog-ng", config: {} } }, scenarioRegistries().selfLoad);
     expect(direct).toEqual([{ path: ["collector", "syslog-ng"], at: "key", message: expect.stringMatching(/makes no load as configured/) }]);
     expect(selfLoadIssues({ generator: { name: "syslog", config: {} }, collector: { name: "syslog-ng", config: {} } }, scenarioRegistries().selfLoad)).toEqual([]);
+  });
+
+  it("is refused on docker and azure stacks before anything is deployed (their sites read no count of the events made)", () => {
+    const file = path.join(scenariosDir, "fluentd-griddb-sample.yaml");
+    const plans = planCells(loadScenarioFile(file), file, { replicates: 1 });
+    const stack = loadStack("azure-d2s-v5", path.resolve(import.meta.dirname, "../../../stacks"));
+    let err: unknown;
+    try { pulumiStacks().check(stack, plans); } catch (e) { err = e; }
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as ConfigurationError).code).toBe("E_GENERATOR_NONE");
+    expect((err as Error).message).toMatch(/generator: none runs on local stacks only; stack azure-d2s-v5 \(platform azure\) runs on a site that does not read fluentd's own count of the events its in_sample made/);
   });
 
   it("takes example-msg-generator in syslog-ng's own names: num required, freq in whole milliseconds, nothing else", () => {
