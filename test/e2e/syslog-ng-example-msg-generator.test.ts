@@ -1,6 +1,6 @@
 // The collector's own load on the local platform (`generator: none`): real syslog-ng 3.38's example-msg-generator()
 // (collector host) makes the events, sql() writes them into real PostgreSQL (sink host); no generator process runs.
-// scenarios/syslog-ng-example-msg-generator.yaml with fewer ticks (2000, 1 ms apart). The ledger must be exact with
+// scenarios/syslog-ng-example-msg-generator.yaml with fewer ticks (1000, 1 ms apart). The ledger must be exact with
 // `sent` inferred from syslog-ng's own counter and marked so; the test reads the table itself to check that every
 // stored row carries this run's gen, that the seqs are exactly 0 .. made − 1 once each, and that sent_at is set.
 import pg from "pg";
@@ -12,7 +12,7 @@ import { expectCleanRun, readSeries, type SinkInfo } from "../helpers/pipeline-l
 const STACK = "local-pipeline";
 // scenarios/syslog-ng-example-msg-generator.yaml with fewer ticks (its 1 ms ticks take about 2 ms on a busy 2-core
 // machine): a few seconds of load
-const NUM = 2000;
+const NUM = 1000;
 
 /** What the test reads from the sink's table itself: rows, distinct gens and seqs, the seq range, rows without sent_at. */
 async function tableAccount(s: SinkInfo): Promise<{ rows: number; gens: number[]; distinctSeqs: number; minSeq: number; maxSeq: number; noSentAt: number }> {
