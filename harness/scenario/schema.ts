@@ -453,9 +453,9 @@ export function selfLoadIssues(body: Pick<ScenarioBody, "generator" | "collector
   const having = Object.entries(selfLoad).map(([name, e]) => `${name} (${e.input}: collector.${name}.${e.setting})`).sort().join(", ") || "(none registered)";
   const c = body.collector;
   if (body.generator === null) {
-    if (!c) return [{ path: ["generator"], at: "value", message: `generator: none means the collector makes the load itself, but this scenario has collector: none; collectors with a built-in generator: ${having}` }];
+    if (!c) return [{ path: ["generator"], at: "value", message: `none means the collector makes the load itself, but this scenario has collector: none; collectors with a built-in generator: ${having}` }];
     const e = Object.hasOwn(selfLoad, c.name) ? selfLoad[c.name] : undefined;
-    if (!e) return [{ path: ["generator"], at: "value", message: `generator: none: collector "${c.name}" has no built-in generator to make the load; collectors that have one: ${having}` }];
+    if (!e) return [{ path: ["generator"], at: "value", message: `none: collector "${c.name}" has no built-in generator to make the load; collectors that have one: ${having}` }];
     if (e.generators(c.config) === 0) {
       return [{ path: ["collector", c.name], at: "key", message: `generator: none: collector "${c.name}" makes no load as configured: set its built-in generator, collector.${c.name}.${e.setting} (${e.input})` }];
     }

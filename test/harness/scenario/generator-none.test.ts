@@ -71,10 +71,10 @@ describe("generator: none (the collector's built-in generator makes the load)", 
   it("refuses generator: none without a collector, or with one that has no built-in generator, at the generator's line (E_GENERATOR_NONE)", () => {
     const none = refusal(scenario("none", "none"));
     expect(none.code).toBe("E_GENERATOR_NONE");
-    expect(none.message).toMatch(/g\d+\.yaml:4:12: generator: generator: none means the collector makes the load itself, but this scenario has collector: none; collectors with a built-in generator: fluentd \(in_sample: collector\.fluentd\.source\.sample\), syslog-ng \(example-msg-generator\(\): collector\.syslog-ng\.example-msg-generator\)/);
+    expect(none.message).toMatch(/g\d+\.yaml:4:12: generator: none means the collector makes the load itself, but this scenario has collector: none; collectors with a built-in generator: fluentd \(in_sample: collector\.fluentd\.source\.sample\), syslog-ng \(example-msg-generator\(\): collector\.syslog-ng\.example-msg-generator\)/);
     const rsyslog = refusal(scenario("none", "{ rsyslog: {} }"));
     expect(rsyslog.code).toBe("E_GENERATOR_NONE");
-    expect(rsyslog.message).toMatch(/:4:12: generator: generator: none: collector "rsyslog" has no built-in generator to make the load; collectors that have one: fluentd/);
+    expect(rsyslog.message).toMatch(/:4:12: generator: none: collector "rsyslog" has no built-in generator to make the load; collectors that have one: fluentd/);
   });
 
   it("refuses generator: none with a collector config that does not select its generator, at the collector's name", () => {
