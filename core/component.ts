@@ -45,6 +45,11 @@ export interface Downstream {
   sink: RunningComponent;
   params: Record<string, string>;
   fields: readonly EventField[];
+  /**
+   * the first generator id of this collector host's own load (core/ledger.ts "Run identity"), for a collector that
+   * makes the load itself (`generator: none`, core/plugin.ts SelfLoad); absent otherwise
+   */
+  genBase?: number;
 }
 
 export interface ComponentFactory<C = unknown> {

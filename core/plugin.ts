@@ -77,6 +77,36 @@ export interface CollectorPlugin<C = any> extends PluginBase<C> {
   readonly render?: CollectorRenderer<C>;
   /** the collector's own counts on deployed stacks (core/claims.ts); absent: none are read */
   readonly claims?: ClaimsSource;
+  /** the collector's built-in load generator, for a scenario with `generator: none` (SelfLoad); absent: it has none */
+  readonly selfLoad?: SelfLoad<C>;
+}
+
+/**
+ * A collector input that makes the load itself (`generator: none`: syslog-ng's example-msg-generator(), Fluentd's
+ * sample input), with a seq in every event. No generator process knows what was sent, so the ledger infers `sent`
+ * from the collector's own counter of the events it made (its claims, core/claims.ts key `generated`) and the seq
+ * range (seqs 0 .. generated − 1 per generator id; a stored seq outside it is `unexpected`), and says so
+ * (core/verifier.ts Ledger `inferred`).
+ */
+export interface SelfLoad<C = any> {
+  /** the input in the collector's own words, e.g. "example-msg-generator()" or "in_sample" */
+  readonly input: string;
+  /** where the collector block selects it, a dotted path under the block, e.g. "example-msg-generator", "source.sample" */
+  readonly setting: string;
+  /** generator ids (gen) the configured input uses on one collector host; 0 when the config does not select it */
+  generators(config: C): number;
+  /** where the collector's own count of the events it made comes from, for the record, e.g. "syslog-ng-ctl stats: source s_gen processed" */
+  readonly counter: string;
+  /**
+   * the claims key of generator index k's made events on one host: `generated` when the input uses one gen (the
+   * plugin's stats() and claims report it), `generated.<k>` for several
+   */
+  counterKey(k: number, config: C): string;
+  /**
+   * ms the count must stand still, with every made event stored, before the input has surely stopped making events
+   * (longer than its pause between two events): the end of its load (harness/runner/self-load.ts)
+   */
+  quietMs(config: C): number;
 }
 
 export type Plugin = SinkPlugin | CollectorPlugin;

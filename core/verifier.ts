@@ -76,6 +76,28 @@ export interface Ledger {
   altered?: number;
   /** the content check behind `altered`: mode, sizes, rules per field, first examples (core/fidelity.ts) */
   fidelity?: FidelityResult | { unavailable: string };
+  /**
+   * present when no generator process knew what was sent (`generator: none`, core/plugin.ts SelfLoad): `sent` is
+   * inferred from the collector's own count of the events it made and the seq range 0 .. made − 1 per generator
+   */
+  inferred?: InferredSent;
+}
+
+/** How a ledger's `sent` was inferred (Ledger.inferred). */
+export interface InferredSent {
+  /** "collector": from the collector's own counter, not from a generator's report */
+  from: "collector";
+  /** the collector and its input that made the events, e.g. "syslog-ng example-msg-generator()" */
+  by: string;
+  /** where the count was read, e.g. "syslog-ng-ctl stats: source s_gen processed" */
+  counter: string;
+  /** made events per generator index (the ledger's sent per gen: seqs 0 .. made − 1) */
+  made: number[];
+  /**
+   * the seq range check: stored rows whose seq lies outside 0 .. made − 1 (the ledger's `unexpected`); 0 means every
+   * stored seq is inside the counted range, so the counter did not undercount what reached the sink
+   */
+  outsideRange: number;
 }
 
 /**

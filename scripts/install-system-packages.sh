@@ -3,7 +3,8 @@
 #
 # iproute2: ip netns, veth, tc; util-linux: setpriv, mount; procps: ps/pgrep for teardown checks; chromium: the
 # report's browser test (driven by playwright-core, never a downloaded browser); clickhouse-server: the ClickHouse
-# sink; syslog-ng with its sql() and http() modules and the PostgreSQL libdbi driver: the collector pipelines;
+# sink; syslog-ng with its sql() and http() modules, its examples module (example-msg-generator(), the collector's own
+# load of `generator: none`) and the PostgreSQL libdbi driver: the collector pipelines;
 # rsyslog: unpacked beside syslog-ng (scripts/install-rsyslog.sh says why); docker.io (Engine 20.10) and debootstrap:
 # the docker platform's engine (started by scripts/docker-engine.sh, never by the package) and the base of the
 # Debian-built images (scripts/build-images.sh).
@@ -23,6 +24,6 @@ if [ ! -e "$policy" ]; then
 fi
 apt-get update -qq
 apt-get install -y -qq -o DPkg::Lock::Timeout=300 iproute2 util-linux procps git ca-certificates chromium \
-  clickhouse-server clickhouse-client syslog-ng-core syslog-ng-mod-sql syslog-ng-mod-http libdbd-pgsql \
+  clickhouse-server clickhouse-client syslog-ng-core syslog-ng-mod-sql syslog-ng-mod-http syslog-ng-mod-examples libdbd-pgsql \
   docker.io debootstrap >/dev/null
 bash scripts/install-rsyslog.sh

@@ -127,6 +127,12 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
       if (withSteps) {
         throw new ConfigurationError("E_STEP_PLATFORM", `scenario ${withSteps.scenario}: fault steps (steps:) run on local stacks only; stack ${stack.name} is a ${stack.platform} stack (its sites offer no kill, stop, restart, exec or network steps yet); run it on a local stack, e.g. --stack local-pipeline`, { field: "steps" });
       }
+      // generator: none (the collector's own load, harness/runner/self-load.ts) needs the collector's count of the events
+      // it made, which the deployed sites do not read yet: refused before anything is deployed
+      const selfLoad = plans.find((p) => p.selfLoad);
+      if (selfLoad) {
+        throw new ConfigurationError("E_GENERATOR_NONE", `scenario ${selfLoad.scenario}: generator: none runs on local stacks only; stack ${stack.name} (platform ${stack.platform}) runs on a site that does not read ${selfLoad.selfLoad!.collector}'s own count of the events its ${selfLoad.selfLoad!.input} made (${selfLoad.selfLoad!.counter}) yet: the ledger could not infer what was sent. Its config renders (ingestbench validate)`, { field: "generator" });
+      }
       // the images the cells run (a version without a Debian-built image is refused here, exit 2)
       if (stack.platform === "docker") images.set(stack.name, cellImages(loadPulumiStack(stack.file), plans));
     },

@@ -33,7 +33,7 @@ export function renderMarkdown(data: ReportData): string {
       rows: s.runs.map(({ run }) => [
         run.runId, run.stack, run.cell, String(run.replicate), run.status + (run.error ? ` (${run.error.code})` : ""),
         run.summary ? Math.round(run.summary.rowsPerSecond).toLocaleString("en-US") : "–",
-        run.summary ? bottleneckLabel(run.summary.bottleneck) : "–", runFlags([run]).join(", ") || "–", run.ledger ? String(run.ledger.lost) : "–", run.ledger ? String(run.ledger.duplicated) : "–",
+        run.summary ? bottleneckLabel(run.summary.bottleneck) : "–", [...runFlags([run]), ...(run.ledger?.inferred ? ["sent inferred"] : [])].join(", ") || "–", run.ledger ? String(run.ledger.lost) : "–", run.ledger ? String(run.ledger.duplicated) : "–",
         run.ledger?.altered !== undefined ? String(run.ledger.altered) : "–",
       ]),
     }), "", "</details>");

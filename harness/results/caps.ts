@@ -98,15 +98,24 @@ export interface LedgerTotals {
   ledgers?: number;
   /** run ids of the runs without a ledger (not in the figures) */
   withoutLedger?: string[];
+  /** runs whose `sent` was inferred from the collector's own counter (`generator: none`, Ledger.inferred) */
+  inferred?: number;
 }
 
-/** Sum of run.json `ledger` lost, duplicated, stored, sent and altered over the runs that have a ledger (see LedgerTotals). */
+/**
+ * Sum of run.json `ledger` lost, duplicated, stored, sent and altered over the runs that have a ledger (see
+ * LedgerTotals); `inferred`: how many had an inferred sent (absent: none).
+ */
 export function ledgerTotals(runs: RunRecord[]): LedgerTotals {
   const withLedger = runs.filter((r) => r.ledger);
   const withoutLedger = runs.filter((r) => !r.ledger).map((r) => r.runId);
   const sum = (k: "lost" | "duplicated" | "stored" | "sent" | "altered"): number | null =>
     withLedger.length === 0 ? null : withLedger.reduce((s, r) => s + (r.ledger![k] ?? 0), 0);
-  return { lost: sum("lost"), duplicated: sum("duplicated"), stored: sum("stored"), sent: sum("sent"), altered: sum("altered"), ledgers: withLedger.length, withoutLedger };
+  const inferred = withLedger.filter((r) => r.ledger?.inferred).length;
+  return {
+    lost: sum("lost"), duplicated: sum("duplicated"), stored: sum("stored"), sent: sum("sent"), altered: sum("altered"),
+    ledgers: withLedger.length, withoutLedger, ...(inferred > 0 ? { inferred } : {}),
+  };
 }
 
 /** The first finite, positive number among `keys` of an applied record. */

@@ -56,15 +56,18 @@ export function verdictWord(c: SampleComparison): string {
 /**
  * "exact (N stored)" when nothing was lost, duplicated or altered and every sent row was stored, else
  * "lost N, dup M" (", altered K" when stored content differed from what was sent); "–" when no run was measured;
- * "no ledger (N runs)" when no run has a ledger (never "lost 0"), "; K without ledger" when some have none.
+ * "no ledger (N runs)" when no run has a ledger (never "lost 0"), "; K without ledger" when some have none;
+ * "; sent inferred" (with "in k/n runs" when not all) where the collector's own count stood in for the sent count.
  */
 export function ledgerCell(measured: number, l: LedgerTotals): string {
   const altered = l.altered ?? 0;
   const missing = l.withoutLedger?.length ?? 0;
   if (l.lost === null) return missing > 0 ? `no ledger (${missing} run${missing > 1 ? "s" : ""})` : "–";
+  // generator: none: what was sent is the collector's own count (Ledger.inferred), and the cell says so
+  const inferred = l.inferred ? `; sent inferred${l.inferred < measured ? ` in ${l.inferred}/${measured} runs` : ""}` : "";
   const cell = measured === 0 ? "–"
-    : l.lost === 0 && l.duplicated === 0 && altered === 0 && l.stored === l.sent ? `exact (${int(l.stored)} stored)`
-    : `lost ${int(l.lost)}, dup ${int(l.duplicated)}${altered > 0 ? `, altered ${int(altered)}` : ""}`;
+    : l.lost === 0 && l.duplicated === 0 && altered === 0 && l.stored === l.sent ? `exact (${int(l.stored)} stored${inferred})`
+    : `lost ${int(l.lost)}, dup ${int(l.duplicated ?? 0)}${altered > 0 ? `, altered ${int(altered)}` : ""}${inferred}`;
   return missing > 0 && measured > 0 ? `${cell}; ${missing} without ledger` : cell;
 }
 

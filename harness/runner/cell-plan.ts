@@ -15,7 +15,23 @@ export interface CellPlan {
   replicate: number;
   fields: EventField[];
   replayFile?: string;
+  /** the generator; for `generator: none`, name "none" and config {} (no generator process runs: see selfLoad) */
   generator: { name: string; config: Record<string, unknown> };
+  /**
+   * `generator: none`: the collector's built-in generator makes the load (core/plugin.ts SelfLoad), and the ledger's
+   * `sent` is inferred from its own counter (harness/runner/self-load.ts); absent when a generator runs
+   */
+  selfLoad?: {
+    collector: string;
+    /** the input in the collector's words, e.g. "example-msg-generator()" */
+    input: string;
+    /** where its count of made events comes from */
+    counter: string;
+    /** generator ids one collector host uses (gen = genBase + host index × this + k) */
+    generatorsPerHost: number;
+    /** ms the count must stand still, everything stored, before the input has surely stopped (core/plugin.ts SelfLoad) */
+    quietMs: number;
+  };
   sink: { name: string; config: Record<string, unknown> };
   /** the collector between generator and sink; null for `collector: none` */
   collector: { name: string; config: Record<string, unknown> } | null;

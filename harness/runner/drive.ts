@@ -67,7 +67,8 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   }
   if (r.ledger) {
     const l = r.ledger;
-    lines.push(`  ledger: sent ${fmtInt(l.sent)}, stored ${fmtInt(l.stored)}, distinct ${fmtInt(l.distinct)}, lost ${fmtInt(l.lost)}, duplicated ${fmtInt(l.duplicated)}, rejected ${fmtInt(l.rejected)}`
+    if (l.inferred) lines.push(`  sent inferred: ${l.inferred.by} made ${fmtInt(l.sent)} by its own count (${l.inferred.counter}); ${fmtInt(l.inferred.outsideRange)} stored seqs outside 0 .. made − 1`);
+    lines.push(`  ledger${l.inferred ? " (sent inferred)" : ""}: sent ${fmtInt(l.sent)}, stored ${fmtInt(l.stored)}, distinct ${fmtInt(l.distinct)}, lost ${fmtInt(l.lost)}, duplicated ${fmtInt(l.duplicated)}, rejected ${fmtInt(l.rejected)}`
       + (l.missingRanges.length ? `; first missing ${l.missingRanges.slice(0, 3).map(([g, a, b]) => `gen ${g} ${a}..${b}`).join(", ")}` : ""));
   }
   const content = contentLine(r);

@@ -29,6 +29,7 @@ import type { CollectorSignals, RunRecord } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import type { Downstream } from "../../core/component.ts";
 import type { ExecResult, StepHost, StepTarget } from "./steps.ts";
+import type { SelfLoadCounts } from "./self-load.ts";
 import { hostRoles, hostSignals, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type OomKill, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
 import { checkVersions, collectorHosts } from "./versions.ts";
 
@@ -147,19 +148,22 @@ export class LocalSite implements RunSite {
     return { control: sink.control, data: sink.data, params: { ...sink.params } };
   }
 
-  async startEntries(downstream: { params: Record<string, string>; fields: CellPlan["fields"] }, signal?: AbortSignal): Promise<Endpoint[]> {
+  async startEntries(downstream: { params: Record<string, string>; fields: CellPlan["fields"]; genBase?: number }, signal?: AbortSignal): Promise<Endpoint[]> {
     const { plan } = this.opts;
     const sink = this.sink!;
     if (!plan.collector) return [sink.data];
     const factory = findCollector(plan.collector.name)!.local!;
     const down = { sink, params: downstream.params, fields: downstream.fields };
     this.downstream = down;
+    const perHost = plan.selfLoad?.generatorsPerHost ?? 0;
     for (const role of this.collectorRoles) {
       const host = this.host(role);
-      const c = await factory.startLocal(host, plan.collector.config, signal, down);
+      // generator: none: collector host h's own load stamps gens genBase + h × perHost … (core/ledger.ts "Run identity")
+      const mine = downstream.genBase !== undefined ? { ...down, genBase: downstream.genBase + this.collectors.length * perHost } : down;
+      const c = await factory.startLocal(host, plan.collector.config, signal, mine);
       this.collectors.push(c);
       this.versions[this.collectors.length === 1 ? c.name : `${c.name}@${host.name}`] = { pinned: c.pinned, running: c.running };
-      this.opts.events.emit("collector", c, { host, downstream: down });
+      this.opts.events.emit("collector", c, { host, downstream: mine });
       if (signal?.aborted) break;
     }
     checkVersions(plan.collector.name, this.collectors.map((c, i) => ({ host: this.collectorRoles[i]!, pinned: c.pinned, running: c.running })), factory.matchesPin);
@@ -187,6 +191,26 @@ export class LocalSite implements RunSite {
   async collectorSignals(): Promise<CollectorSignals | undefined> {
     if (!this.collectors.length || !this.collectors.every((c) => c.signals)) return undefined;
     return hostSignals(this.collectors[0]!.name, this.collectorRoles, await Promise.allSettled(this.collectors.map((c) => c.signals!())));
+  }
+
+  async selfLoadCounts(): Promise<SelfLoadCounts> {
+    const { plan } = this.opts;
+    const load = findCollector(plan.collector!.name)!.selfLoad!;
+    const perHost = plan.selfLoad!.generatorsPerHost;
+    const made: number[] = [];
+    let queued = 0;
+    for (const c of this.collectors) {
+      if (!c.stats) throw new ProvisioningError("E_CLAIMS", `collector ${c.name} keeps no counters: the events its built-in generator made cannot be counted`);
+      const counts = await c.stats();
+      queued += counts.queued ?? 0;
+      for (let k = 0; k < perHost; k++) {
+        const key = load.counterKey(k, plan.collector!.config);
+        const n = counts[key];
+        if (n === undefined) throw new ProvisioningError("E_CLAIMS", `collector ${c.name} reports no "${key}" count (${load.counter})`);
+        made.push(n);
+      }
+    }
+    return { made, queued };
   }
 
   async endMeasurement(): Promise<Record<string, string[]>> {

@@ -12,14 +12,15 @@ import { fieldLocation } from "../../core/yaml.ts";
 import { CHECKABLE_PATHS } from "./checks.ts";
 import { mulberry32 } from "../../core/events/source.ts";
 import { generators } from "../generators/index.ts";
-import { loadScenario, type PluginRegistries, type PluginSchemaEntry, type Scenario } from "../scenario/schema.ts";
+import { loadScenario, type PluginRegistries, type PluginSchemaEntry, type Scenario, type SelfLoadEntry } from "../scenario/schema.ts";
 import type { CellPlan } from "./cell-plan.ts";
 
 /** The scenario registries: generators, and every sink and collector plugin's one schema (plugins/registry.ts). */
 export function scenarioRegistries(): PluginRegistries {
   const sinks: Record<string, PluginSchemaEntry> = Object.fromEntries(sinkPlugins.map((p) => [p.name, p.schema]));
   const collectors: Record<string, PluginSchemaEntry> = Object.fromEntries(collectorPlugins.map((p) => [p.name, p.schema]));
-  return { generators, sinks, collectors, checkPaths: CHECKABLE_PATHS };
+  const selfLoad: Record<string, SelfLoadEntry> = Object.fromEntries(collectorPlugins.flatMap((p) => (p.selfLoad ? [[p.name, p.selfLoad]] : [])));
+  return { generators, sinks, collectors, checkPaths: CHECKABLE_PATHS, selfLoad };
 }
 
 /** True when `name` is a sink or collector the local platform cannot run (a container platform's only). */
@@ -42,6 +43,15 @@ function pairingOf(name: string, config: unknown): { accepts?: readonly string[]
   // before anything is provisioned, not only when the container platform renders the pipeline
   const refuses = p.image?.refuses ?? {};
   return { accepts: p.render.accepts(config), writesTo: p.render.writesTo.filter((sink) => !Object.hasOwn(refuses, sink)) };
+}
+
+/** CellPlan.generator.name of a `generator: none` cell: no generator process runs (CellPlan.selfLoad says what makes the load). */
+export const NO_GENERATOR = "none";
+
+/** What a `generator: none` cell's collector makes (CellPlan.selfLoad), from its plugin's SelfLoad. */
+function selfLoadPlan(collector: { name: string; config: unknown }): NonNullable<CellPlan["selfLoad"]> {
+  const e = findCollector(collector.name)!.selfLoad!;
+  return { collector: collector.name, input: e.input, counter: e.counter, generatorsPerHost: e.generators(collector.config), quietMs: e.quietMs(collector.config) };
 }
 
 export interface PlanOverrides {
@@ -85,7 +95,7 @@ export function cellOrder(cellCount: number, replicates: number, seed: number): 
 
 /** The seed of the cell shuffle: the scenario's generator `seed` when it is an integer, else 1. */
 export function planSeed(scenario: Scenario): number {
-  const seed = (scenario.generator.config as Record<string, unknown>).seed;
+  const seed = (scenario.generator?.config as Record<string, unknown> | undefined)?.seed;
   return typeof seed === "number" && Number.isInteger(seed) ? seed : 1;
 }
 
@@ -115,7 +125,8 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
     };
     const p = pairingOf(cname, s.collector.config);
     if (!p) throw pairingError("collector", cname, `collector "${cname}" is not in the component catalog`);
-    if (p.accepts && !p.accepts.includes(s.generator.name)) {
+    // generator: none: the collector's own input makes the load (checked by the scenario schema, selfLoadIssues)
+    if (s.generator && p.accepts && !p.accepts.includes(s.generator.name)) {
       const receives = p.accepts.length > 0 ? `receives ${p.accepts.join(", ")}` : "receives from no generator as configured (its input makes its own load or speaks no generator's protocol)";
       throw pairingError("generator", s.generator.name, `collector "${cname}" ${receives}, not the "${s.generator.name}" generator`);
     }
@@ -144,13 +155,14 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
     for (const index of orders[r - 1]!) {
       const cell = scenario.cells[index]!;
       const s = cell.scenario;
-      const genConfig = s.generator.config as Record<string, unknown>;
+      const genConfig = (s.generator?.config ?? {}) as Record<string, unknown>;
       // the timing this run uses, after command-line overrides
       const timing = { warmupMs: warmupFlagMs ?? s.warmup.ms, durationMs: durationFlagMs ?? s.duration.ms, intervalMs: s.interval.ms };
       plans.push({
         scenario: s.name, scenarioFile: file, cell: cell.id, replicate: r,
         fields: s.event, replayFile: s.source?.file,
-        generator: { name: s.generator.name, config: genConfig },
+        generator: { name: s.generator?.name ?? NO_GENERATOR, config: genConfig },
+        ...(s.generator === null && s.collector ? { selfLoad: selfLoadPlan(s.collector) } : {}),
         sink: { name: s.sink.name, config: s.sink.config as Record<string, unknown> },
         collector: s.collector ? { name: s.collector.name, config: s.collector.config as Record<string, unknown> } : null,
         ...timing,

@@ -68,6 +68,7 @@ import { appliedHostLimits, stackCapsFit } from "../results/caps.ts";
 import { collectorHosts } from "./versions.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import { StepRunner } from "./steps.ts";
+import { CollectorLoad, inferredSent, selfLoadFidelity, type Load } from "./self-load.ts";
 import { faultCosts } from "./fault-cost.ts";
 
 export interface RunOptions {
@@ -130,7 +131,9 @@ export class BenchRun extends EventEmitter {
   private series: SeriesPoint[] = [];
   /** what the run was doing, for the message of an unexpected error */
   private stage = "starting";
-  private generators: GeneratorGroup | undefined;
+  private generators: Load | undefined;
+  /** the collector's own load of a `generator: none` cell (./self-load.ts), else undefined */
+  private selfLoad: CollectorLoad | undefined;
   private generatorCount = 1;
   /** series points not yet written: a fixed workload's completion wait, whose phases are known at its end */
   private deferred: SeriesPoint[] | null = null;
@@ -192,7 +195,7 @@ export class BenchRun extends EventEmitter {
 
       // the collectors (between the generators and the sink) start once the table exists, with the sink downstream
       this.stage = "starting the collectors";
-      const entries = await site.startEntries({ params, fields: plan.fields }, this.opts.signal);
+      const entries = await site.startEntries({ params, fields: plan.fields, ...(plan.selfLoad ? { genBase } : {}) }, this.opts.signal);
       this.throwIfAborted();
       if (plan.steps?.length) this.steps = new StepRunner(plan.steps, site.steps?.() ?? null);
 
@@ -202,20 +205,7 @@ export class BenchRun extends EventEmitter {
       let prev = await verifier.sample();
 
       this.stage = "starting the generators";
-      const loadgen = await site.loadgen(plan.replayFile);
-      // `processes` per entry point share its load (generator-group.ts splitConfig); entry e's are genIds e·n .. e·n+n-1
-      const perEntry = processesOf(plan.generator.config);
-      const configs = splitConfig(plan.generator.config, perEntry);
-      const generators = new GeneratorGroup(loadgen.spawn, entries.length * perEntry, (genId) => {
-        const entry = entries[Math.floor(genId / perEntry)]!;
-        return {
-          name: plan.generator.name,
-          config: configs[genId % perEntry]!,
-          ctx: { target: { host: entry.host, port: entry.port, params }, fields: plan.fields, genId, genBase, replayFile: loadgen.replayFile },
-          projectRoot: this.opts.projectRoot,
-          clockSync: true,
-        };
-      }, loadgen.program);
+      const generators = plan.selfLoad ? this.collectorLoad(site, entries.length) : await this.generatorGroup(site, entries, params, genBase);
       this.generators = generators;
       this.generatorCount = entries.length;
       // t0 once every generator is up (node + tsx start in about a second): start-up is never measured as load
@@ -243,6 +233,7 @@ export class BenchRun extends EventEmitter {
         const [obs, signals] = await Promise.all([observer.read(), site.collectorSignals?.().catch(() => undefined)]);
         const s = await this.sampleThroughFaults(() => verifier!.sample({ full: phase === "drain" }), plan.drainTimeoutMs);
         if (s.delivery) this.deliverySeen = true;
+        await this.selfLoad?.refresh().catch(() => undefined);
         const delivery = s.delivery ? this.delivery.window(s.delivery, phase !== "warmup") : undefined;
         const mid = (s.tBefore + s.tAfter) / 2;
         const prevMid = (prev.tBefore + prev.tAfter) / 2;
@@ -291,6 +282,15 @@ export class BenchRun extends EventEmitter {
         if (near && due < cadence) k--; // a tightened sample does not use up a slot of the cadence
       }
       const workloadDone = generators.finished;
+      // the collector's own load ends by itself: sample on (drain) until it has (./self-load.ts settled)
+      if (this.selfLoad) {
+        const until = now() + plan.drainTimeoutMs;
+        while (!(await this.selfLoad.settled(prev.stored)) && now() < until) {
+          await sleep(Math.min(plan.intervalMs, 250), undefined, { signal: this.opts.signal }).catch(() => undefined);
+          this.throwIfAborted();
+          await tick("drain");
+        }
+      }
       // no step fires after the load; running ones end, frozen hosts are thawed before the drain
       if (this.steps) this.record.timeline = await this.steps.finish();
 
@@ -348,7 +348,10 @@ export class BenchRun extends EventEmitter {
       for (const [host, notes] of Object.entries(await site.endMeasurement())) this.record.limits[host]?.notes.push(...notes);
       await this.opts.beforeLedger?.({ host: sink.control.host, port: sink.control.port, params });
       const ledger: Ledger = await verifier.ledger(finals.map((f) => f.sent), finals.map((f) => f.rejectedRanges));
-      await addFidelity(ledger, verifier, plan, finals.map((f) => f.sent), genBase);
+      if (plan.selfLoad) {
+        ledger.inferred = inferredSent(plan, finals.map((f) => f.sent), ledger);
+        ledger.fidelity = selfLoadFidelity(plan);
+      } else await addFidelity(ledger, verifier, plan, finals.map((f) => f.sent), genBase);
       this.record.ledger = ledger;
       if (this.record.timeline) this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
       this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
@@ -396,6 +399,36 @@ export class BenchRun extends EventEmitter {
     }
     this.emit("done", this.record);
     return this.record;
+  }
+
+  /** The collector's own load (`generator: none`), read through the site (./self-load.ts). */
+  private collectorLoad(site: RunSite, hosts: number): CollectorLoad {
+    const s = this.opts.plan.selfLoad!;
+    if (!site.selfLoadCounts) {
+      throw new ConfigurationError("E_GENERATOR_NONE", `scenario ${this.opts.plan.scenario}: generator: none runs on the local platform only (this site cannot read ${s.collector}'s own count of the events it made)`, { field: "generator" });
+    }
+    const reason = `no generator process: ${s.collector}'s ${s.input} stamps sent_at with the collector host's clock (generator: none)`;
+    this.selfLoad = new CollectorLoad(() => site.selfLoadCounts!(), hosts * s.generatorsPerHost, s.quietMs, reason);
+    return this.selfLoad;
+  }
+
+  /** The generator processes on the loadgen host, `processes` per entry point (./generator-group.ts). */
+  private async generatorGroup(site: RunSite, entries: ReadonlyArray<{ host: string; port: number }>, params: Record<string, string>, genBase: number): Promise<GeneratorGroup> {
+    const { plan } = this.opts;
+    const loadgen = await site.loadgen(plan.replayFile);
+    // `processes` per entry point share its load (generator-group.ts splitConfig); entry e's are genIds e·n .. e·n+n-1
+    const perEntry = processesOf(plan.generator.config);
+    const configs = splitConfig(plan.generator.config, perEntry);
+    return new GeneratorGroup(loadgen.spawn, entries.length * perEntry, (genId) => {
+      const entry = entries[Math.floor(genId / perEntry)]!;
+      return {
+        name: plan.generator.name,
+        config: configs[genId % perEntry]!,
+        ctx: { target: { host: entry.host, port: entry.port, params }, fields: plan.fields, genId, genBase, replayFile: loadgen.replayFile },
+        projectRoot: this.opts.projectRoot,
+        clockSync: true,
+      };
+    }, loadgen.program);
   }
 
   private summarize(bytesPerRow: number, ledger?: Ledger): Summary {

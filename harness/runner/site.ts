@@ -18,6 +18,7 @@ import type { ClockOffset } from "../generators/clock.ts";
 import type { Observer } from "../observers/types.ts";
 import type { CollectorSignals, Environment, RunRecord } from "../results/types.ts";
 import { collectorHosts } from "./versions.ts";
+import type { SelfLoadCounts } from "./self-load.ts";
 import type { StepTarget } from "./steps.ts";
 
 /** An address and TCP port. */
@@ -84,7 +85,7 @@ export interface RunSite {
    * pinned version and all at one version. Returns where each generator writes, in genId order: one per collector
    * host, or the sink's data endpoint when the cell has no collector.
    */
-  startEntries(downstream: { params: Record<string, string>; fields: EventField[] }, signal?: AbortSignal): Promise<Endpoint[]>;
+  startEntries(downstream: { params: Record<string, string>; fields: EventField[]; genBase?: number }, signal?: AbortSignal): Promise<Endpoint[]>;
   /**
    * the fingerprint of where the measured components run, when it is not this machine (a deployed stack: the sink's
    * host); undefined: this machine's (harness/runner/environment.ts)
@@ -101,6 +102,12 @@ export interface RunSite {
    * or undefined when the collector reports none. Never throws: a host whose read fails keeps its error.
    */
   collectorSignals?(): Promise<CollectorSignals | undefined>;
+  /**
+   * `generator: none` (CellPlan.selfLoad): the collectors' own count of the events their built-in generator made, per
+   * generator index (collector host h's k-th gen is h × generatorsPerHost + k), and the events they still queue.
+   * Absent: the site cannot read them (the run refuses the cell). @throws when a collector's count cannot be read
+   */
+  selfLoadCounts?(): Promise<SelfLoadCounts>;
   /** the measurement is over: e.g. lift the sink's CPU cap for the ledger queries; returns notes per host */
   endMeasurement(): Promise<Record<string, string[]>>;
   /**

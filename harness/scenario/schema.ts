@@ -10,7 +10,8 @@
  *   - { name: ts,  type: timestamp }
  *   - { name: msg, type: string, size: 180 }
  * source: { file: /var/log/dpkg.log }      # optional: replay real lines into the last string field
- * generator: { pg-copy: { batch: 8000, connections: 1, rate: max, seed: 42 } }
+ * generator: { pg-copy: { batch: 8000, connections: 1, rate: max, seed: 42 } }   # or none: the collector's own
+ *                                          # load (its built-in generator, core/plugin.ts SelfLoad; selfLoadIssues)
  * collector: none                          # or { <collector>: { ... } }
  * sink: { postgres: { version: "18.4.0-beta.17" } }
  * warmup: 5s
@@ -80,7 +81,8 @@ export interface ScenarioBody {
   event: EventField[];
   /** replay the lines of this file into the last string field; a relative path is resolved against the scenario's directory */
   source?: { file: string };
-  generator: PluginRef;
+  /** null for `generator: none`: the collector's built-in generator makes the load (selfLoadIssues) */
+  generator: PluginRef | null;
   /** null for `collector: none` (the generator writes to the sink directly) */
   collector: PluginRef | null;
   sink: PluginRef;
@@ -163,6 +165,21 @@ export interface PluginRegistries {
   collectors: Record<string, PluginSchemaEntry>;
   /** dotted run-result paths a check may name (the runner's CHECKABLE_PATHS); omitted = any well-formed path */
   checkPaths?: ReadonlySet<string>;
+  /**
+   * the collectors with a built-in load generator (core/plugin.ts SelfLoad), by name: what `generator: none` needs;
+   * omitted = none has one
+   */
+  selfLoad?: Record<string, SelfLoadEntry>;
+}
+
+/** What the scenario schema knows of a collector's built-in generator (core/plugin.ts SelfLoad). */
+export interface SelfLoadEntry {
+  /** the input in the collector's words, e.g. "example-msg-generator()" */
+  input: string;
+  /** the dotted path under the collector block that selects it, e.g. "example-msg-generator" */
+  setting: string;
+  /** generator ids the config's own input uses; 0: the config does not select it */
+  generators(config: unknown): number;
 }
 
 /** Most cells a matrix may expand to. */
@@ -356,7 +373,7 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       description: z.string().default(""),
       event: z.array(eventFieldSchema.superRefine(stringSizeRequired)).min(1, { message: "declare at least one event field" }),
       source: z.object({ file: z.string().min(1) }).strict().optional(),
-      generator: rolePluginBlock("generator", registries.generators, false),
+      generator: rolePluginBlock("generator", registries.generators, true),
       collector: rolePluginBlock("collector", registries.collectors, true).default("none"),
       sink: rolePluginBlock("sink", registries.sinks, false),
       warmup: duration(false, "warmup").default("0s"),
@@ -403,7 +420,7 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
         name: s.name,
         description: s.description,
         event: s.event.map((f) => (f.size === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, size: f.size })),
-        generator: s.generator as PluginRef,
+        generator: s.generator,
         collector: s.collector,
         sink: s.sink as PluginRef,
         warmup: s.warmup,
@@ -424,6 +441,32 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       }
       return body;
     });
+}
+
+/**
+ * The combinations of `generator: none` and a collector's built-in generator that cannot run (code E_GENERATOR_NONE):
+ * `generator: none` with no collector, with a collector that has no built-in generator, or with one whose config
+ * does not select it; and a generator beside a collector config whose own input makes the load (two loads, and a
+ * collector input that receives none of the generator's events). Issues at the block that must change.
+ */
+export function selfLoadIssues(body: Pick<ScenarioBody, "generator" | "collector">, selfLoad: Readonly<Record<string, SelfLoadEntry>> = {}): FlatIssue[] {
+  const having = Object.entries(selfLoad).map(([name, e]) => `${name} (${e.input}: collector.${name}.${e.setting})`).sort().join(", ") || "(none registered)";
+  const c = body.collector;
+  if (body.generator === null) {
+    if (!c) return [{ path: ["generator"], at: "value", message: `none means the collector makes the load itself, but this scenario has collector: none; collectors with a built-in generator: ${having}` }];
+    const e = Object.hasOwn(selfLoad, c.name) ? selfLoad[c.name] : undefined;
+    if (!e) return [{ path: ["generator"], at: "value", message: `none: collector "${c.name}" has no built-in generator to make the load; collectors that have one: ${having}` }];
+    if (e.generators(c.config) === 0) {
+      return [{ path: ["collector", c.name], at: "key", message: `generator: none: collector "${c.name}" makes no load as configured: set its built-in generator, collector.${c.name}.${e.setting} (${e.input})` }];
+    }
+    return [];
+  }
+  const e = c && Object.hasOwn(selfLoad, c.name) ? selfLoad[c.name] : undefined;
+  if (c && e && e.generators(c.config) > 0) {
+    const at = [c.name, ...e.setting.split(".")];
+    return [{ path: ["collector", ...at], at: "key", message: `collector.${c.name}.${e.setting} (${e.input}) makes the load itself: write generator: none instead of generator "${body.generator.name}" (its events would reach no input of the collector)` }];
+  }
+  return [];
 }
 
 /**
@@ -475,7 +518,8 @@ function valueLabel(v: unknown): string {
  * Load and validate a scenario file, expanding its matrix into cells (each cell's values are substituted into the
  * file's data and validated again, so a bad matrix value is reported at its line).
  * @throws ConfigurationError E_CONFIG_NOT_FOUND, E_YAML_SYNTAX, or E_SCENARIO_FIELD with one
- *         "file:line:col: field: problem" line per issue (unknown plugin names list the known ones).
+ *         "file:line:col: field: problem" line per issue (unknown plugin names list the known ones); E_GENERATOR_NONE
+ *         for a combination of `generator: none` and the collector that cannot run (selfLoadIssues), in any cell.
  */
 export function loadScenario(path: string, registries: PluginRegistries): Scenario {
   const loaded = loadYamlFile(path);
@@ -604,6 +648,15 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
     }
     cells.push({ id, values: ordered, scenario });
   });
+  // generator: none and the collector's built-in generator, in every cell (a matrix may vary the collector's input)
+  const selfLoadProblems = new Map<string, FlatIssue>();
+  for (const c of cells) {
+    for (const f of selfLoadIssues(c.scenario, registries.selfLoad)) {
+      const message = cells.length > 1 ? `${f.message} (cell ${c.id})` : f.message;
+      if (!selfLoadProblems.has(f.message)) selfLoadProblems.set(f.message, { ...f, message });
+    }
+  }
+  if (selfLoadProblems.size > 0) throwIssues(loaded, [...selfLoadProblems.values()], { path, code: "E_GENERATOR_NONE" });
   const values: Record<string, unknown[]> = {};
   if (matrix.form === "product") Object.assign(values, matrix.keys);
   else for (const k of keys) values[k] = [...new Set(entries.filter((e) => Object.hasOwn(e, k)).map((e) => e[k]))];

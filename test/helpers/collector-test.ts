@@ -41,16 +41,26 @@ export const RENDER_PG_SINK = { name: "postgres", host: "10.214.0.3", port: 5432
  * field, a pinned postgres sink, 2 s) into `dir` and return a call that plans it, for `expect(…).toThrow(…)`.
  */
 export async function scenarioPlanning(dir: string, o: { name: string; generator: string; collector: string }): Promise<() => unknown> {
+  const file = await writeScenario(dir, o);
+  return () => planCells(loadScenarioFile(file), file);
+}
+
+/**
+ * Write a scenario `name` into `dir` and return its path: generator, collector, sink (default a pinned postgres) and
+ * matrix (default none) as YAML flow maps, one string field, 2 s.
+ */
+export async function writeScenario(dir: string, o: { name: string; generator: string; collector: string; sink?: string; matrix?: string }): Promise<string> {
   const file = join(dir, `${o.name}.yaml`);
   await writeFile(file, [
     `name: ${o.name}`,
     "event: [{ name: msg, type: string, size: 10 }]",
     `generator: ${o.generator}`,
     `collector: ${o.collector}`,
-    'sink: { postgres: { version: "18.4.0-beta.17" } }',
+    `sink: ${o.sink ?? '{ postgres: { version: "18.4.0-beta.17" } }'}`,
     "duration: 2s",
+    ...(o.matrix ? [`matrix: ${o.matrix}`] : []),
   ].join("\n"));
-  return () => planCells(loadScenarioFile(file), file);
+  return file;
 }
 
 /** What a collector test file starts; everything is removed in the afterAll hook that collectorTestScope registers. */

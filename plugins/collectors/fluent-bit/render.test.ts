@@ -9,6 +9,11 @@ import type { EventField } from "../../../core/events/types.ts";
 import { renderCollector } from "../../../infra/render/index.ts";
 import type { SinkEndpoint } from "../../../core/render.ts";
 import { expectGolden } from "../../../test/helpers/golden.ts";
+import { writeScenario } from "../../../test/helpers/collector-test.ts";
+import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 interface Section {
   name: string;
@@ -92,6 +97,25 @@ describe("fluent-bit renderer (no real Fluent Bit here: golden files and an INI-
     expectGolden("fluent-bit", "http-postgres.conf", pg.text);
     expect(section(parseFluentBit(pg.text), "OUTPUT")).toMatchObject({ name: "pgsql", database: "bench", user: "bench", table: "ib_events" });
     expect(section(parseFluentBit(pg.text), "OUTPUT").workers).toBeUndefined(); // not given: Fluent Bit's default
+  });
+
+  it("sweeps the output's workers from a scenario matrix (collector.fluent-bit.output.workers), each cell's value under Fluent Bit's Workers key (no Fluent Bit runs here)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "ib-fb-workers-"));
+    try {
+      const file = await writeScenario(dir, {
+        name: "fb-workers", generator: "{ http-json: { batch: 100, rate: 1000 } }", collector: "{ fluent-bit: { output: { workers: 1 } } }",
+        sink: '{ clickhouse: { version: "18.16.1" } }', matrix: "{ collector.fluent-bit.output.workers: [0, 1, 2, 8] }",
+      });
+      const s = loadScenarioFile(file);
+      expect(planCells(s, file, { replicates: 1 })).toHaveLength(4);
+      for (const cell of s.cells) {
+        const out = section(parseFluentBit(renderCollector("fluent-bit", cell.scenario.collector!.config, sink("clickhouse", 8123), cell.scenario.event).text), "OUTPUT");
+        expect(out.workers, cell.id).toBe(String(cell.values["collector.fluent-bit.output.workers"]));
+      }
+      expect(s.cells.map((c) => c.id)).toEqual(["workers=0", "workers=1", "workers=2", "workers=8"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("refuses filesystem storage without a storage.path, unknown keys, and sinks it cannot write into, naming the field", () => {

@@ -12,4 +12,15 @@ export const plugin = {
   image,
   render: fluentdRenderer,
   claims,
+  // `generator: none`: in_sample makes the load, one gen per worker, seq by auto_increment_key (./render.ts)
+  selfLoad: {
+    input: "in_sample",
+    setting: "source.sample",
+    generators: (c) => (c.source.sample ? c.system.workers : 0),
+    // Fluentd 1.12's inputs report no emit_records (./claims.ts): the one <match>'s emit_records, per worker's port
+    counter: "monitor_agent on each worker's port: the output's emit_records (every sample event reaches the one <match>)",
+    counterKey: (k) => `generated.${k}`,
+    // in_sample emits in ten bins a second (./render.ts): two seconds without an event
+    quietMs: () => 2000,
+  },
 } satisfies CollectorPlugin<FluentdConfig>;

@@ -10,6 +10,10 @@ import { fluentdSchema, renderFluentdConfig, sampleRate } from "./render.ts";
 import { renderCollector } from "../../../infra/render/index.ts";
 import type { SinkEndpoint } from "../../../core/render.ts";
 import { expectGolden } from "../../../test/helpers/golden.ts";
+import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
+import path from "node:path";
+
+const scenariosDir = path.resolve(import.meta.dirname, "../../../scenarios");
 
 interface Directive {
   name: string;
@@ -160,6 +164,44 @@ describe("fluentd renderer (no real Fluentd here: golden files and a directive p
     const match = one(parseFluentd(r.text), "match", "elasticsearch");
     expect(match.params).toMatchObject({ index_name: '"logs-13"', port: "9200", suppress_type_name: "true" });
     expect(one(match, "buffer").params).toMatchObject({ "@type": "file", path: "/fluentd/buffer/ib", chunk_limit_size: "8m", flush_thread_count: "2" });
+  });
+
+  it("renders scenarios/fluentd-griddb-sample.yaml (generator: none) with in_sample's published parameters only (Fluentd cannot run here: lib/fluent/plugin/in_sample.rb's config_params)", () => {
+    const file = path.join(scenariosDir, "fluentd-griddb-sample.yaml");
+    const s = loadScenarioFile(file);
+    expect(s.generator).toBeNull();
+    const [plan] = planCells(s, file, { replicates: 1 });
+    expect(plan!.selfLoad).toMatchObject({ collector: "fluentd", input: "in_sample", generatorsPerHost: 2 });
+    const r = renderCollector("fluentd", s.collector!.config, griddb, s.event, 512);
+    const src = one(parseFluentd(r.text), "source", "sample");
+    // in_sample's config_params (fluent/fluentd lib/fluent/plugin/in_sample.rb): tag, size, rate, auto_increment_key,
+    // suspend (deprecated), sample (alias dummy); @type is the directive's
+    const published = new Set(["@type", "tag", "size", "rate", "auto_increment_key", "suspend", "sample", "dummy"]);
+    expect(Object.keys(src.params).filter((k) => !published.has(k))).toEqual([]);
+    // rate and size are integers (config_param :integer); 2 workers × rate 300 × size 250 = 150000 events/s
+    expect(src.params).toMatchObject({ tag: "ib.sample", size: "250", rate: "300", auto_increment_key: "seq" });
+    // sample is one JSON hash (in_sample: "An array of JSON hashes or a single JSON hash"); gen per worker from genBase
+    const sampleText = unquote(src.params.sample!);
+    expect(sampleText).toContain('"gen":#{worker_id.to_i + 512}');
+    expect(JSON.parse(sampleText.replace("#{worker_id.to_i + 512}", "513"))).toMatchObject({ gen: 513 });
+    expect(one(parseFluentd(r.text), "system").params.workers).toBe("2");
+  });
+
+  it("renders every cell of scenarios/fluentd-griddb-concurrency-sweep.yaml with workers in <system> and flush_thread_count in <buffer>, the rest of 000's buffer unchanged", () => {
+    const file = path.join(scenariosDir, "fluentd-griddb-concurrency-sweep.yaml");
+    const s = loadScenarioFile(file);
+    expect(planCells(s, file, { replicates: 1 })).toHaveLength(12);
+    const seen = new Set<string>();
+    for (const cell of s.cells) {
+      const root = parseFluentd(renderCollector("fluentd", cell.scenario.collector!.config, griddb, cell.scenario.event).text);
+      const buffer = one(one(root, "match", "griddb"), "buffer");
+      expect(one(root, "system").params.workers, cell.id).toBe(String(cell.values["collector.fluentd.system.workers"]));
+      expect(buffer.params.flush_thread_count, cell.id).toBe(String(cell.values["collector.fluentd.buffer.flush_thread_count"]));
+      expect(buffer.params).toMatchObject({ chunk_limit_records: "50000", chunk_limit_size: "64MB", flush_interval: "1s", flush_thread_interval: "0.1", overflow_action: "throw_exception" });
+      seen.add(cell.id);
+    }
+    expect(seen).toContain("workers=2,flush_thread_count=8"); // write-up 000's own cell
+    expect(seen.size).toBe(12);
   });
 
   it("refuses bad blocks with the field named, and sinks it cannot write into", () => {

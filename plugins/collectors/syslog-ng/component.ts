@@ -87,6 +87,22 @@ export const syslogNgSchema = z
       .optional(),
     /** TCP port of the syslog source on the host's addresses */
     port: z.number().int().min(1).max(65535).default(5514),
+    /**
+     * syslog-ng's own load (a scenario with `generator: none`): the example-msg-generator() source of the
+     * syslog-ng-mod-examples module makes the events inside syslog-ng, one per timer tick, in syslog-ng's own option
+     * names: `num` messages (then it stops: required, so that the load ends), one every `freq` seconds (syslog-ng
+     * keeps it in whole milliseconds; 0 = as fast as its event loop turns; syslog-ng's default 1). See
+     * renderSyslogNgConfig for the seq it stamps and exampleMsgGeneratorSource for what it is read back by.
+     */
+    "example-msg-generator": z
+      .object({
+        num: z.number().int().min(1).max(1_000_000_000),
+        freq: z.number().min(0).max(1).default(1).refine((f) => Number.isInteger(Math.round(f * 1e6) / 1e3), {
+          message: "syslog-ng keeps freq in whole milliseconds (freq × 1000 as an integer): e.g. 0.001, 0.01 or 0",
+        }),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -156,11 +172,26 @@ export interface RenderInput {
   fields: readonly EventField[];
   /** SD-ID of the element carrying the fields; default "ib@32473" */
   sdId?: string;
+  /**
+   * the `gen` of the events example-msg-generator() makes (the run's genBase + this collector host's generator
+   * index, core/ledger.ts "Run identity"); used only with `example-msg-generator`; default 0
+   */
+  genBase?: number;
 }
 
 /** The syslog-ng template of a column's text, as the message carries it: `${MESSAGE}` or `${.SDATA.<sdId>.<param>}`. */
 function textTemplate(c: SyslogColumn): string {
   return c.from.part === "msg" ? "${MESSAGE}" : `\${.SDATA.${c.from.sdId}.${c.from.param}}`;
+}
+
+/** `${.ib.<column>}`: where the events example-msg-generator() makes carry a column's text (exampleMsgGeneratorSource). */
+function madeTemplate(c: SyslogColumn): string {
+  return `\${.ib.${c.column}}`;
+}
+
+/** The template of a column's text: as the syslog message carries it, or (self-load) as the generator set it. */
+function columnText(c: SyslogColumn, selfLoad: boolean): string {
+  return selfLoad ? madeTemplate(c) : textTemplate(c);
 }
 
 /** The columns and the template of each (the text as the message carries it), in table order: the fields, then gen, seq, sent_at. */
@@ -178,12 +209,17 @@ const ISO_FORMAT = "%Y-%m-%dT%H:%M:%S.%f%z";
  * (sent_at included) is parsed by date-parser() into the received stamp, which a rewrite then copies, as epoch ms,
  * into `.ib.<column>` before the next one is parsed (one message has only two stamps).
  */
-function epochMsColumns(cols: readonly SyslogColumn[], fields: readonly EventField[]): { parsers: string[]; ms: Map<string, string> } {
+function epochMsColumns(cols: readonly SyslogColumn[], fields: readonly EventField[], selfLoad: boolean): { parsers: string[]; ms: Map<string, string> } {
   const header = fields.find((f) => f.type === "timestamp")?.name;
   const parsers: string[] = [];
   const ms = new Map<string, string>();
   for (const c of cols) {
     if (c.type !== "timestamp") continue;
+    // the generator set the epoch ms itself (exampleMsgGeneratorSource): nothing to parse
+    if (selfLoad) {
+      ms.set(c.column, `\${.ibms.${c.column}}`);
+      continue;
+    }
     if (c.column === header && c.from.part === "sd" && c.from.param === header) {
       ms.set(c.column, "${S_UNIXTIME}${S_MSEC}");
       continue;
@@ -202,8 +238,8 @@ function epochMsColumns(cols: readonly SyslogColumn[], fields: readonly EventFie
  * int64(); float → Float64, double(); timestamp (and sent_at) → UInt64 epoch ms, int64(); bool → UInt8, int64(1 or 0)
  * from the encoder's "true"/"false". The type hints make format-json write JSON numbers (value-pairs type hinting).
  */
-function clickhouseJsonPair(c: SyslogColumn, ms: ReadonlyMap<string, string>): string {
-  const text = textTemplate(c);
+function clickhouseJsonPair(c: SyslogColumn, ms: ReadonlyMap<string, string>, selfLoad: boolean): string {
+  const text = columnText(c, selfLoad);
   switch (c.type) {
     case "string": return `${c.column}=${text}`;
     case "timestamp": return `${c.column}=int64(${ms.get(c.column)!})`;
@@ -239,7 +275,8 @@ const SINK_DRIVERS = {
       { option: "workers", when: (c) => c.workers > 1, why: "sql() destination has no workers() option; use workers: 1 with a PostgreSQL sink" },
       { option: "batch-bytes", when: (c) => c["batch-bytes"] !== undefined, why: "sql() destination has no batch-bytes() option" },
     ],
-    render({ sink }, cols) {
+    render({ sink, config }, cols) {
+      const selfLoad = config["example-msg-generator"] !== undefined;
       return {
         parsers: [],
         options: [
@@ -247,7 +284,7 @@ const SINK_DRIVERS = {
           `username(${str(sink.params.user ?? "postgres")}) password(${str(sink.params.password ?? "")}) database(${str(sink.params.database ?? "postgres")})`,
           `table(${str(sink.params.table ?? "ib_events")})`,
           `columns(${cols.map((c) => str(c.column)).join(", ")})`,
-          `values(${cols.map((c) => str(textTemplate(c))).join(", ")})`,
+          `values(${cols.map((c) => str(columnText(c, selfLoad))).join(", ")})`,
           `indexes() null("")`,
           `flags(explicit-commits, dont-create-tables)`,
         ],
@@ -267,20 +304,21 @@ const SINK_DRIVERS = {
   clickhouse: {
     driver: "http",
     lacks: [],
-    render({ sink, fields }, cols) {
+    render({ sink, fields, config }, cols) {
+      const selfLoad = config["example-msg-generator"] !== undefined;
       const t = sink.params.table ?? "ib_events";
       const table = t.includes(".") ? t : `${sink.params.database ?? "default"}.${t}`;
       // the columns named: ClickHouse 18.16 fills a column left out of a JSONEachRow object with its DEFAULT only
       // when the INSERT names its columns (the sink's own stored_at, plugins/sinks/clickhouse/verifier.ts)
       const query = [`query=${encodeURIComponent(`INSERT INTO ${quoteTable(table)} (${cols.map((c) => quoteIdent(c.column)).join(", ")}) FORMAT JSONEachRow`)}`];
       if (sink.params.user) query.push(`user=${encodeURIComponent(sink.params.user)}`);
-      const { parsers, ms } = epochMsColumns(cols, fields);
+      const { parsers, ms } = epochMsColumns(cols, fields, selfLoad);
       return {
         parsers,
         options: [
           `url(${str(`http://${urlHost(sink.host)}:${sink.port}/?${query.join("&")}`)})`,
           `method("POST")`,
-          `body(${str(`$(format-json ${cols.map((c) => clickhouseJsonPair(c, ms)).join(" ")})`)})`,
+          `body(${str(`$(format-json ${cols.map((c) => clickhouseJsonPair(c, ms, selfLoad)).join(" ")})`)})`,
           `delimiter("\\n") body-suffix("\\n")`,
         ],
       };
@@ -293,6 +331,49 @@ export type SyslogNgSink = keyof typeof SINK_DRIVERS;
 
 /** The sinks syslog-ng writes into (the catalog's `writesTo`, the container renderer's too). */
 export const SYSLOG_NG_SINKS = Object.keys(SINK_DRIVERS) as SyslogNgSink[];
+
+/** The ISO 8601 text of the message's receive stamp with milliseconds (what PostgreSQL's timestamptz parses), without frac-digits(). */
+const RECEIVED_ISO_MS = "${R_YEAR}-${R_MONTH}-${R_DAY}T${R_HOUR}:${R_MIN}:${R_SEC}.${R_MSEC}${R_TZOFFSET}";
+/** The message's receive stamp in epoch milliseconds (frac-digits stays 0, so R_UNIXTIME is whole seconds). */
+const RECEIVED_EPOCH_MS = "${R_UNIXTIME}${R_MSEC}";
+/** The seq of the events example-msg-generator() makes: $(iterate) keeps its state per template, so 0, 1, 2, … per source. */
+export const GENERATED_SEQ = "$(iterate $(+ $_ 1) 0)";
+/** The text of every generated string field, cut or repeated to the field's size. */
+const GENERATED_TEXT = "syslog-ng example-msg-generator ";
+
+/**
+ * The example-msg-generator() source (syslog-ng-mod-examples; modules/examples/sources/msg-generator in the
+ * syslog-ng sources): on each timer tick, `freq` ms apart, it sets its values() on a new message (each a template,
+ * evaluated per message) and posts it, until `num` ticks have passed. A tick whose source window is full (flow
+ * control: the destination has not written the earlier messages yet) makes no message, so `num` is an upper bound
+ * and the number made is syslog-ng's own counter (`syslog-ng-ctl stats`: source s_gen processed, parseStats
+ * `generated`). Every message carries, as name-value pairs `.ib.<column>`:
+ * - gen: `genBase` (fixed); seq: GENERATED_SEQ, 0, 1, 2, … in the order made (only made messages evaluate it, so a
+ *   skipped tick leaves no gap);
+ * - sent_at and every timestamp field: the message's receive stamp, set when the generator made it (`.ib.<column>`
+ *   as ISO 8601 with ms for PostgreSQL, `.ibms.<column>` as epoch ms for ClickHouse);
+ * - strings: GENERATED_TEXT cut to the field's size; ints 0; floats 0.5; bools true (the same in every event: only
+ *   gen, seq and sent_at vary, and the content check says that it compared none of them).
+ */
+function exampleMsgGeneratorSource(input: RenderInput, cols: readonly SyslogColumn[], fifo: number): string {
+  const g = input.config["example-msg-generator"]!;
+  const values: Array<[string, string]> = [];
+  for (const c of cols) {
+    const name = `.ib.${c.column}`;
+    if (c.column === "gen") values.push([name, String(input.genBase ?? 0)]);
+    else if (c.column === "seq") values.push([name, GENERATED_SEQ]);
+    else if (c.type === "timestamp") values.push([name, RECEIVED_ISO_MS], [`.ibms.${c.column}`, RECEIVED_EPOCH_MS]);
+    else if (c.type === "string") {
+      const size = input.fields.find((f) => f.name === c.column)?.size ?? 16;
+      values.push([name, GENERATED_TEXT.repeat(Math.ceil(size / GENERATED_TEXT.length)).slice(0, size)]);
+    } else values.push([name, c.type === "float" ? "0.5" : c.type === "bool" ? "true" : "0"]);
+  }
+  return `source s_gen {
+  example-msg-generator(num(${g.num}) freq(${g.freq}) log-iw-size(${fifo})
+    values(${values.map(([k, v]) => `${str(k)} => ${str(v)}`).join("\n      ")}));
+};
+`;
+}
 
 /**
  * Render syslog-ng.conf. @throws ConfigurationError for a sink syslog-ng cannot write into, or options its
@@ -329,19 +410,23 @@ export function renderSyslogNgConfig(input: RenderInput): string {
       ` dir(${str(syslogNgPaths(input.dir).diskBuffer)}))`
     : "";
   const body = [...options, common, diskBuffer].filter(Boolean).join("\n      ");
+  const selfLoad = config["example-msg-generator"] !== undefined;
+  // with its own load, the syslog() source stays (no sender: readiness is a TCP connect to it) beside the generator
+  const generator = selfLoad ? `\n${exampleMsgGeneratorSource(input, cols, fifo)}` : "";
+  const what = selfLoad ? "example-msg-generator() (syslog-ng's own load; the syslog() source has no sender)" : "RFC 5424 over TCP (octet counting)";
   return `@version: ${SYSLOG_NG_PIN}
-# Rendered by ingestbench (plugins/collectors/syslog-ng/component.ts). RFC 5424 over TCP (octet counting) -> ${d.driver}() into ${sink.name}.
+# Rendered by ingestbench (plugins/collectors/syslog-ng/component.ts). ${what} -> ${d.driver}() into ${sink.name}.
 options { threaded(yes); use-dns(no); use-fqdn(no); dns-cache(no); keep-hostname(yes); chain-hostnames(no); stats-level(1); stats-freq(0); };
 
 source s_ib {
   syslog(transport("tcp") ip("0.0.0.0") port(${config.port}) max-connections(${MAX_CONNECTIONS}) log-iw-size(${fifo}));
 };
-
+${generator}
 destination d_sink {
   ${d.driver}(${body});
 };
 
-log { source(s_ib);${parsers.map((p) => `\n  ${p}`).join("")}
+log { source(s_ib);${selfLoad ? " source(s_gen);" : ""}${parsers.map((p) => `\n  ${p}`).join("")}
   destination(d_sink); flags(flow-control);
 };
 `;
@@ -369,11 +454,17 @@ function* statsRows(csv: string): Generator<{ name: string; id: string; type: st
   }
 }
 
-/** Parse `syslog-ng-ctl stats` (CSV: SourceName;SourceId;SourceInstance;State;Type;Number) into claimed counts. */
+/**
+ * Parse `syslog-ng-ctl stats` (CSV: SourceName;SourceId;SourceInstance;State;Type;Number) into claimed counts:
+ * received (source s_ib processed), written, dropped, queued (destination d_sink), and `generated` (source s_gen
+ * processed: the messages example-msg-generator() made) when the config has that source.
+ */
 export function parseStats(csv: string): Record<string, number> {
   const out: Record<string, number> = { received: 0, written: 0, dropped: 0, queued: 0 };
   for (const { name, id, type, n } of statsRows(csv)) {
     if (name === "source" && id === "s_ib" && type === "processed") out.received! += n;
+    // the messages example-msg-generator() made (only present with it: exampleMsgGeneratorSource)
+    if (name === "source" && id === "s_gen" && type === "processed") out.generated = (out.generated ?? 0) + n;
     if (name.startsWith("dst.") && id.startsWith("d_sink")) {
       if (type === "written") out.written! += n;
       else if (type === "dropped") out.dropped! += n;
@@ -389,13 +480,14 @@ const SIGNAL_TYPES = new Set(["processed", "written", "dropped", "queued", "memo
 /**
  * Parse `syslog-ng-ctl stats` into the series' signals: per destination of the rendered config (SourceId
  * `d_sink#<n>`, one per driver instance) `<id>.<type>` for processed, written, dropped, queued (messages in its
- * queue) and memory_usage (bytes of that queue), and the source's `s_ib.processed`; values as syslog-ng prints them
+ * queue) and memory_usage (bytes of that queue), and the sources' `s_ib.processed` (and `s_gen.processed`, the messages
+ * example-msg-generator() made, when the config has it); values as syslog-ng prints them
  * (cumulative counters, current gauges).
  */
 export function parseSignals(csv: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const { name, id, type, n } of statsRows(csv)) {
-    if (name === "source" && id === "s_ib" && type === "processed") out["s_ib.processed"] = (out["s_ib.processed"] ?? 0) + n;
+    if (name === "source" && (id === "s_ib" || id === "s_gen") && type === "processed") out[`${id}.processed`] = (out[`${id}.processed`] ?? 0) + n;
     if (name.startsWith("dst.") && id.startsWith("d_sink") && SIGNAL_TYPES.has(type)) out[`${id}.${type}`] = (out[`${id}.${type}`] ?? 0) + n;
   }
   return out;
@@ -438,7 +530,7 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
     // the sink's password (INGESTBENCH_<SINK>_PASSWORD, core/secrets.ts) goes into the rendered file only, mode 0600
     const password = sinkPassword(sink.name);
     const text = renderSyslogNgConfig({
-      config, dir, fields: downstream.fields,
+      config, dir, fields: downstream.fields, genBase: downstream.genBase,
       sink: { name: sink.name, host: sink.data.host, port: sink.data.port, params: { ...downstream.params, ...(password !== undefined ? { password } : {}) } },
     });
     if (password !== undefined) writeSecretFile(conf, text);

@@ -14,4 +14,14 @@ export const plugin = {
   image,
   render: syslogNgRenderer,
   claims,
+  // `generator: none`: example-msg-generator() makes the load (./component.ts exampleMsgGeneratorSource), one gen per host
+  selfLoad: {
+    input: "example-msg-generator()",
+    setting: "example-msg-generator",
+    generators: (c) => (c["example-msg-generator"] ? 1 : 0),
+    counter: "syslog-ng-ctl stats: source s_gen processed (the messages example-msg-generator() made)",
+    counterKey: () => "generated",
+    // a tick every freq s: three ticks without a message, at least a second
+    quietMs: (c) => Math.max(1000, 3000 * (c["example-msg-generator"]?.freq ?? 1)),
+  },
 } satisfies CollectorPlugin<SyslogNgConfig>;

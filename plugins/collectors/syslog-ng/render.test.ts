@@ -12,7 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 import { catalogEntry } from "../../../infra/catalog.ts";
-import { checkSyntax, renderSyslogNgConfig, SYSLOG_NG_SINKS, syslogNgSchema } from "./component.ts";
+import { checkSyntax, GENERATED_SEQ, parseSignals, parseStats, renderSyslogNgConfig, SYSLOG_NG_SINKS, syslogNgSchema } from "./component.ts";
 import { renderCollector } from "../../../infra/render/index.ts";
 import { plugin } from "./index.ts";
 import type { SinkEndpoint } from "../../../core/render.ts";
@@ -156,6 +156,50 @@ describe("syslog-ng container renderer (real syslog-ng 3.38 --syntax-only; golde
     const pg = loadScenarioFile(path.join(scenariosDir, "syslog-ng-postgres.yaml"));
     const d = destination(renderCollector("syslog-ng", pg.collector!.config, { name: "postgres", host: "10.213.7.12", port: 5432, params: {} }, pg.event).text);
     expect(Object.fromEntries(d.opts)).toMatchObject({ "batch-lines": "1000", "batch-timeout": "200", "log-fifo-size": "20000" });
+  });
+
+  it("renders example-msg-generator() (generator: none) for both sinks as the golden file, num and freq under syslog-ng's names, gen/seq/sent_at as name-value pairs, accepted by the real --syntax-only", async () => {
+    const dir = await scope.tmp();
+    const block = { "example-msg-generator": { num: 5000, freq: 0.001 }, "log-fifo-size": 20000 };
+    const pg = renderCollector("syslog-ng", block, sink("postgres", 5432), fields, 4096);
+    expectGolden("syslog-ng", "example-msg-generator-postgres.conf", pg.text);
+    const src = /\nsource s_gen \{\n {2}example-msg-generator\(([\s\S]*?)\);\n\};\n/.exec(pg.text);
+    expect(src).not.toBeNull();
+    const o = options(src![1]!);
+    expect(Object.fromEntries([...o].filter(([k]) => k !== "values"))).toEqual({ num: "5000", freq: "0.001", "log-iw-size": "20000" });
+    // gen is this host's genBase, seq counts the made messages from 0, sent_at is the moment each was made
+    expect(o.get("values")).toContain('".ib.gen" => "4096"');
+    expect(o.get("values")).toContain(`".ib.seq" => "${GENERATED_SEQ}"`);
+    expect(o.get("values")).toContain('".ib.sent_at" => "${R_YEAR}-${R_MONTH}-${R_DAY}T${R_HOUR}:${R_MIN}:${R_SEC}.${R_MSEC}${R_TZOFFSET}"');
+    // both sources feed the destination: the syslog() one has no sender (readiness is a TCP connect to it)
+    expect(pg.text).toContain("log { source(s_ib); source(s_gen);");
+    expect(destination(pg.text).opts.get("values")).toBe('"${.ib.ts}", "${.ib.level}", "${.ib.code}", "${.ib.msg}", "${.ib.gen}", "${.ib.seq}", "${.ib.sent_at}"');
+    // ClickHouse: the epoch-ms pairs the generator set, no date-parser()
+    const ch = renderCollector("syslog-ng", { ...block, workers: 2 }, sink("clickhouse", 8123), fields, 4096);
+    expect(ch.text).not.toContain("date-parser");
+    expect(destination(ch.text).opts.get("body")).toContain("sent_at=int64(${.ibms.sent_at})");
+    expect(destination(ch.text).opts.get("workers")).toBe("2");
+    for (const [name, r] of [["postgres", pg], ["clickhouse", ch]] as const) {
+      const file = join(dir, `gen-${name}.conf`);
+      await writeFile(file, r.text);
+      expect(await checkSyntax(file), r.text).toBe("");
+    }
+    // without the block nothing of it is rendered
+    expect(renderCollector("syslog-ng", {}, sink("postgres", 5432), fields).text).not.toContain("s_gen");
+  });
+
+  it("counts what example-msg-generator() made from syslog-ng-ctl stats (source s_gen processed), only when the config has it", () => {
+    const csv = [
+      "SourceName;SourceId;SourceInstance;State;Type;Number",
+      "src.none;s_gen#0;;a;processed;4000",
+      "source;s_gen;;a;processed;4000",
+      "source;s_ib;;a;processed;0",
+      "dst.sql;d_sink#0;sql,pgsql,10.77.0.13,5432,postgres,ib_events;a;written;3990",
+      "dst.sql;d_sink#0;sql,pgsql,10.77.0.13,5432,postgres,ib_events;a;queued;10",
+    ].join("\n");
+    expect(parseStats(csv)).toEqual({ received: 0, generated: 4000, written: 3990, dropped: 0, queued: 10 });
+    expect(parseSignals(csv)).toMatchObject({ "s_gen.processed": 4000, "s_ib.processed": 0, "d_sink#0.written": 3990 });
+    expect(parseStats(csv.replace(/^.*s_gen.*$/gm, ""))).not.toHaveProperty("generated");
   });
 
   it("refuses an unpublished port, options sql() lacks, sinks it cannot write into and unknown keys, naming the field", () => {

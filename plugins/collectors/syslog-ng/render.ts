@@ -47,7 +47,7 @@ export const SYSLOG_NG_DATA_PORT = 5514;
  *         (renderSyslogNgConfig), or a `port` other than the published 5514
  */
 export function renderSyslogNgContainer(input: RenderInput<SyslogNgConfig>): RenderedConfig {
-  const { config, sink, fields } = input;
+  const { config, sink, fields, genBase } = input;
   if (config.port !== SYSLOG_NG_DATA_PORT) {
     throw new ConfigurationError(
       "E_COLLECTOR_CONFIG",
@@ -60,6 +60,7 @@ export function renderSyslogNgContainer(input: RenderInput<SyslogNgConfig>): Ren
     dir: SYSLOG_NG_STATE_DIR,
     sink: { name: sink.name, host: sink.host, port: sink.port, params: sink.params },
     fields,
+    genBase,
   });
   return { file: SYSLOG_NG_CONFIG_FILE, text, command: syslogNgArgs(SYSLOG_NG_CONTAINER_PATHS), listens: { data: config.port } };
 }

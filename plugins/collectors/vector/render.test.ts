@@ -9,6 +9,11 @@ import type { EventField } from "../../../core/events/types.ts";
 import { renderCollector } from "../../../infra/render/index.ts";
 import type { SinkEndpoint } from "../../../core/render.ts";
 import { expectGolden } from "../../../test/helpers/golden.ts";
+import { writeScenario } from "../../../test/helpers/collector-test.ts";
+import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const fields: EventField[] = [
   { name: "ts", type: "timestamp" },
@@ -57,6 +62,26 @@ describe("vector renderer (no real Vector here: golden files and a YAML parse)",
     expectGolden("vector", "socket-loki.yaml", loki.text);
     const l = parse(loki.text) as VectorDoc;
     expect(l.sinks.ib_out).toMatchObject({ type: "loki", endpoint: "http://10.213.5.12:3100", labels: { job: "ingestbench" }, encoding: { codec: "json" }, batch: { max_bytes: 1048576 } });
+  });
+
+  it("sweeps the sink's request.concurrency from a scenario matrix (collector.vector.sink.request.concurrency), each cell's value under Vector's option (no Vector runs here)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "ib-vector-concurrency-"));
+    try {
+      const file = await writeScenario(dir, {
+        name: "vector-concurrency", generator: "{ http-json: { batch: 100, rate: 1000 } }", collector: "{ vector: { sink: { request: { concurrency: 1 } } } }",
+        sink: '{ clickhouse: { version: "18.16.1" } }', matrix: '{ collector.vector.sink.request.concurrency: [1, 4, 16, "adaptive", "none"] }',
+      });
+      const s = loadScenarioFile(file);
+      expect(planCells(s, file, { replicates: 1 })).toHaveLength(5);
+      for (const cell of s.cells) {
+        const doc = parse(renderCollector("vector", cell.scenario.collector!.config, sink("clickhouse", 8123), cell.scenario.event).text) as { sinks: Record<string, { type: string; request?: { concurrency?: unknown } }> };
+        const out = Object.values(doc.sinks).find((x) => x.type === "clickhouse")!;
+        expect(out.request?.concurrency, cell.id).toBe(cell.values["collector.vector.sink.request.concurrency"]);
+      }
+      expect(s.cells.map((c) => c.id)).toEqual(["concurrency=1", "concurrency=4", "concurrency=16", "concurrency=adaptive", "concurrency=none"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("refuses buffer options of the other buffer type, and sinks it cannot write into, naming the field", () => {

@@ -3,8 +3,9 @@
 import { describe, expect, it } from "vitest";
 import type { FidelityResult } from "../../../core/fidelity.ts";
 import { ledgerCell } from "../../../harness/results/format.ts";
+import { ledgerTotals } from "../../../harness/results/caps.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
-import { contentLine } from "../../../harness/runner/drive.ts";
+import { contentLine, describeRun } from "../../../harness/runner/drive.ts";
 
 const fidelity = (over: Partial<FidelityResult>): FidelityResult => ({
   mode: "all", limits: { all: 1_000_000, sample: 10_000 }, seqsCompared: 40_000, rowsCompared: 40_001, altered: 0, alteredByField: {},
@@ -34,5 +35,22 @@ describe("the content check in the terminal and in compare", () => {
     expect(ledgerCell(1, { lost: 0, duplicated: 0, stored: 10, sent: 10, altered: 0 })).toBe("exact (10 stored)");
     expect(ledgerCell(1, { lost: 0, duplicated: 0, stored: 10, sent: 10, altered: 2 })).toBe("lost 0, dup 0, altered 2");
     expect(ledgerCell(1, { lost: 1, duplicated: 0, stored: 9, sent: 10 })).toBe("lost 1, dup 0");
+  });
+
+  it("says where sent was inferred from the collector's own counter (generator: none), in the run's lines and in compare", () => {
+    expect(ledgerCell(2, { lost: 0, duplicated: 0, stored: 10, sent: 10, inferred: 2 })).toBe("exact (10 stored; sent inferred)");
+    expect(ledgerCell(3, { lost: 1, duplicated: 0, stored: 9, sent: 10, inferred: 1 })).toBe("lost 1, dup 0; sent inferred in 1/3 runs");
+    expect(ledgerTotals([{ ledger: { lost: 0, duplicated: 0, stored: 5, sent: 5, inferred: { from: "collector" } } }, { ledger: { lost: 0, duplicated: 0, stored: 5, sent: 5 } }] as unknown as RunRecord[]))
+      .toEqual({ lost: 0, duplicated: 0, stored: 10, sent: 10, altered: 0, inferred: 1 });
+    const r = {
+      runId: "r", stack: "s", scenario: "x", status: "ok", limits: {}, checks: [], error: null, summary: null,
+      ledger: {
+        sent: 2000, accepted: 2000, stored: 2000, distinct: 2000, lost: 0, duplicated: 0, overwritten: 0, rejected: 0, unexpected: 0, missingRanges: [],
+        inferred: { from: "collector", by: "syslog-ng example-msg-generator()", counter: "syslog-ng-ctl stats: source s_gen processed", made: [2000], outsideRange: 0 },
+      },
+    } as unknown as RunRecord;
+    const lines = describeRun(r).split("\n");
+    expect(lines).toContain("  sent inferred: syslog-ng example-msg-generator() made 2,000 by its own count (syslog-ng-ctl stats: source s_gen processed); 0 stored seqs outside 0 .. made − 1");
+    expect(lines.some((l) => l.startsWith("  ledger (sent inferred): sent 2,000, stored 2,000"))).toBe(true);
   });
 });

@@ -65,7 +65,7 @@ describe("planCells", () => {
     expect(planSeed(loaded)).toBe(9);
     expect(planCells(loaded, file).map((p) => p.cell)).toEqual(cellOrder(3, 2, 9).flat().map((i) => loaded.cells[i]!.id));
     // a generator without a seed (none of the registered ones lacks one: their schemas default it)
-    const scenario = { ...loaded, generator: { ...loaded.generator, config: { batch: 8000 } } };
+    const scenario = { ...loaded, generator: { ...loaded.generator!, config: { batch: 8000 } } };
     expect(planSeed(scenario)).toBe(1);
     const perm = cellOrder(3, 2, 1);
     expect(planCells(scenario, file).map((p) => p.cell)).toEqual(perm.flat().map((i) => scenario.cells[i]!.id));
@@ -153,7 +153,8 @@ describe("scenarios of the container platforms (collector renderers and containe
     const httpIntoForward = pipelineFile("pair-gen", "{ http-json: { seed: 1 } }", "{ fluentd: { source: { forward: {} } } }", "{ griddb: {} }");
     expect(() => planCells(loadScenarioFile(httpIntoForward), httpIntoForward)).toThrow(/collector "fluentd" receives fluent-forward, not the "http-json" generator/);
     const sample = pipelineFile("pair-sample", "{ fluent-forward: { seed: 1 } }", "{ fluentd: { source: { sample: { events_per_second: 1000 } } } }", "{ griddb: {} }");
-    expect(() => planCells(loadScenarioFile(sample), sample)).toThrow(/collector "fluentd" receives from no generator as configured \(its input makes its own load or speaks no generator's protocol\), not the "fluent-forward" generator/);
+    // a collector input that makes the load itself beside a generator is refused by the scenario schema (E_GENERATOR_NONE)
+    expect(() => planCells(loadScenarioFile(sample), sample)).toThrow(/collector\.fluentd\.source\.sample \(in_sample\) makes the load itself: write generator: none instead of generator "fluent-forward"/);
     const fbIntoGriddb = pipelineFile("pair-sink", "{ http-json: { seed: 1 } }", "{ fluent-bit: {} }", "{ griddb: {} }");
     expect(() => planCells(loadScenarioFile(fbIntoGriddb), fbIntoGriddb)).toThrow(/collector "fluent-bit" writes into clickhouse, elasticsearch, loki, postgres, not into sink "griddb"/);
     // a sink the renderer knows but the collector's image refuses (catalog `refuses`) is refused before anything runs

@@ -152,8 +152,8 @@ describe("scenario forms", () => {
       "batch=8000,connections=4",
     ]);
     expect(s.cells[1]?.values).toEqual({ "generator.pg-copy.batch": 1000, "generator.pg-copy.connections": 4 });
-    expect(s.cells[1]?.scenario.generator.config).toEqual({ batch: 1000, connections: 4, rate: "max", seed: 42 });
-    expect(s.generator.config).toEqual({ batch: 8000, connections: 1, rate: "max", seed: 42 });
+    expect(s.cells[1]?.scenario.generator!.config).toEqual({ batch: 1000, connections: 4, rate: "max", seed: 42 });
+    expect(s.generator!.config).toEqual({ batch: 8000, connections: 1, rate: "max", seed: 42 });
     expect(s.matrixForm).toBe("product");
   });
 
@@ -168,8 +168,8 @@ describe("scenario forms", () => {
     expect(s.matrixForm).toBe("list");
     expect(s.cells.map((c) => c.id)).toEqual(["batch=200,connections=4", "batch=50000", "batch=1000,connections=2"]);
     expect(s.matrix).toEqual({ "generator.pg-copy.batch": [200, 50000, 1000], "generator.pg-copy.connections": [4, 2] });
-    expect(s.cells[1]?.scenario.generator.config).toEqual({ batch: 50000, connections: 1, rate: "max", seed: 42 });
-    expect(s.cells[2]?.scenario.generator.config).toEqual({ batch: 1000, connections: 2, rate: "max", seed: 42 });
+    expect(s.cells[1]?.scenario.generator!.config).toEqual({ batch: 50000, connections: 1, rate: "max", seed: 42 });
+    expect(s.cells[2]?.scenario.generator!.config).toEqual({ batch: 1000, connections: 2, rate: "max", seed: 42 });
     // reordering the list does not rename a cell
     const reordered = [...lines.slice(0, -3), lines.at(-1)!, lines.at(-3)!, lines.at(-2)!];
     expect(loadScenario(write(reordered), registries).cells.map((c) => c.id).sort()).toEqual(s.cells.map((c) => c.id).sort());
@@ -209,7 +209,7 @@ describe("scenario errors name file, line and field", () => {
   it("an unknown generator lists the known ones, at the line and column of the name", () => {
     const file = write(patched({ 6: "generator: { pg-cpy: { batch: 8000 } }" }));
     const err = errorOf(file);
-    expect(err.message).toMatch(/:6:14: generator\.pg-cpy: unknown generator "pg-cpy"; known generators: http-json, pg-copy$/);
+    expect(err.message).toMatch(/:6:14: generator\.pg-cpy: unknown generator "pg-cpy"; known generators: http-json, pg-copy, or "none"$/);
     expect(err.field).toBe("generator.pg-cpy");
   });
 

@@ -48,7 +48,7 @@ describe("container-platform scenarios (validated with the renderers' schemas; r
 
   it("001's batch x count cells: 200x10, 300x10, 10x1000, 50x50 as http-json batch and requests, into Fluent Bit → ClickHouse", () => {
     const s = load("fluent-bit-clickhouse-batch-count.yaml");
-    expect(s.cells.map((c) => [c.scenario.generator.config as Record<string, unknown>].map((g) => `${g.batch}x${g.requests}`)[0])).toEqual(["200x10", "300x10", "10x1000", "50x50"]);
+    expect(s.cells.map((c) => [c.scenario.generator!.config as Record<string, unknown>].map((g) => `${g.batch}x${g.requests}`)[0])).toEqual(["200x10", "300x10", "10x1000", "50x50"]);
     const r = renderCollector("fluent-bit", s.collector!.config, { name: "clickhouse", ...host, port: 8123, params: {} }, s.event);
     expect(r.text).toMatch(/\[INPUT\]\n    Name          http\n    Listen        0\.0\.0\.0\n    Port          8888\n    Mem_Buf_Limit 64MB\n/);
     expect(r.text).toContain("    Workers       2\n");
