@@ -9,6 +9,7 @@ import type { AppliedLimits, CapsFit } from "../../core/limits.ts";
 /** run.json `caps`: the caps fit of the hosts that ran together (core/limits.ts CapsFit), and which hosts they were. */
 export type RunCaps = CapsFit & { hosts: string[] };
 import type { GeneratorFinal } from "../generators/types.ts";
+import type { AppRecord } from "../runner/app-host.ts";
 import type { HostWindow, MachineWindow } from "../observers/types.ts";
 import type { Ledger } from "../../core/verifier.ts";
 
@@ -350,6 +351,8 @@ export interface RunRecord {
   completion?: CompletionRecord;
   /** the query phase's results (scenario `query`, harness/runner/query-load.ts); absent without one */
   query?: QueryPhaseRecord;
+  /** the application under test and its variant, its own figures, and the ledger against them (harness/runner/app-host.ts) */
+  app?: AppRecord;
   /** the scenario's fault steps as they ran, in step order (absent without steps) */
   timeline?: TimelineEntry[];
   /** what each fault step cost (absent without steps; harness/runner/fault-cost.ts) */

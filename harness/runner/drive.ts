@@ -273,6 +273,9 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   for (const g of groups) {
     for (const { stack, plan } of g.items) checkMemoryFloors(stack, plan);
     if (g.stack.platform === "local") for (const { stack, plan } of g.items) checkRunnableLocally(stack, plan);
+    else if (g.items.some((i) => i.plan.app)) {
+      throw new ConfigurationError("E_APP_NOT_RUNNABLE", `scenario ${g.items[0]!.plan.scenario}: an application under test runs on local stacks only (stack ${g.stack.name} is ${g.stack.platform})`, { field: "app" });
+    }
     else if (options.deployed) options.deployed.check(g.stack, g.items.map((i) => i.plan));
     else checkRunnableLocally(g.stack, g.items[0]!.plan); // says which command runs it
   }
