@@ -28,7 +28,8 @@ import type { Ledger } from "../../core/verifier.ts";
 import type { SpawnFn } from "../generators/process.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import type { ClockOffset } from "../generators/clock.ts";
-import { APP_FIGURES, type AppFigure, type AppSpec, type Variant } from "../scenario/app-schema.ts";
+import { APP_FIGURES, type AppSpec, type Variant } from "../scenario/app-schema.ts";
+import type { AppFigures, AppLedgerCheck, AppRecord } from "../results/types.ts";
 
 /** How long the app may take to exit after SIGTERM before it is SIGKILLed, ms. */
 export const STOP_GRACE_MS = 30_000;
@@ -39,42 +40,6 @@ const KEEP_BYTES = 1 << 20;
 export interface AppPlan {
   spec: AppSpec;
   variant: Variant;
-}
-
-/** The app's own figures, by the names ingestbench knows (APP_FIGURES), as read by `readAppResults`. */
-export type AppFigures = Partial<Record<AppFigure, number>>;
-
-/** run.json `app`: what ran, what it reported, and whether the ledger agrees with its drops. */
-export interface AppRecord {
-  variant: string;
-  host: string;
-  argv: string[];
-  exitCode: number | null;
-  /** the figures mapped by `app.results.map` */
-  figures: AppFigures;
-  /** the object (stdout-json, file) or named groups (regex) they were read from */
-  raw: Record<string, unknown>;
-  /** mean CPU per observed host over the measured window, cores */
-  cpuCores: Record<string, number>;
-  /** the sink's ledger against the app's report (`appLedger`); null before the ledger */
-  ledger: AppLedgerCheck | null;
-  /** the last lines of its stderr */
-  stderrTail: string[];
-}
-
-/** The ledger against the app: stored records must be sent − dropped, and the only loss its drops. */
-export interface AppLedgerCheck {
-  sent: number;
-  dropped: number;
-  /** sent − dropped */
-  expected: number;
-  /** distinct seqs the sink stored */
-  stored: number;
-  /** seqs the sink never stored (the ledger's lost) */
-  lost: number;
-  /** lost − dropped: > 0 is loss in the pipeline, < 0 a drop the app reported but the sink has */
-  unaccounted: number;
-  agrees: boolean;
 }
 
 /** Compare the sink's ledger with what the app reports it sent and dropped. */
