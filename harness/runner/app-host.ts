@@ -120,6 +120,11 @@ export function readAppResults(results: AppSpec["results"], output: { stdout: st
   return { figures, raw };
 }
 
+/** An address as the host part of a URL: IPv6 in brackets. */
+function hostPart(address: string): string {
+  return address.includes(":") ? `[${address}]` : address;
+}
+
 function tailNote(stderr: string): string {
   const t = stderr.trim().split("\n").slice(-3).join(" | ");
   return t ? ` (its stderr ends: ${t})` : "";
@@ -195,7 +200,7 @@ export class AppRun {
         const poll = async (): Promise<void> => {
           while (!done) {
             try {
-              const r = await fetch(`http://${this.opts.controlAddress}:${port}${p}`, { signal: AbortSignal.timeout(1000) });
+              const r = await fetch(`http://${hostPart(this.opts.controlAddress)}:${port}${p}`, { signal: AbortSignal.timeout(1000) });
               await r.arrayBuffer();
               if (r.status < 500) return resolve();
             } catch { /* not listening yet */ }
@@ -216,7 +221,7 @@ export class AppRun {
     clearTimeout(timer);
     if (r === "exited") throw new ProvisioningError("E_APP_EXITED", `app ${this.argv.join(" ")} exited (code ${this.exitCode}) before it was ready${tailNote(this.stderr)}`);
     if (r === "timeout") {
-      const how = ready.log !== undefined ? `no output line matched /${ready.log}/` : `http://${this.opts.controlAddress}:${ready.http!.port}${ready.http!.path} gave no answer below 500`;
+      const how = ready.log !== undefined ? `no output line matched /${ready.log}/` : `http://${hostPart(this.opts.controlAddress)}:${ready.http!.port}${ready.http!.path} gave no answer below 500`;
       throw new ProvisioningError("E_APP_NOT_READY", `app ${this.argv.join(" ")} was not ready within ${ready.timeout} ms: ${how}${tailNote(this.stderr)}`);
     }
   }

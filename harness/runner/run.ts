@@ -24,6 +24,12 @@
  * that first saw it complete, sampled every TIGHT_INTERVAL_MS near the end, or at a timeout at the last arrival (the
  * samples after it become "drain"), with the window error in run.json `completion.windowErrorMs`.
  *
+ * An application under test (plan.app, the scenario's `app` and one of its `variants`: ./app-host.ts) runs in place of
+ * the generator processes, on its host, its exporter aimed at the first entry point; its own figures are read when it
+ * stops, its report is the ledger's one generator (sent = its seqs, accepted = sent − its drops), the drain is complete
+ * once only its dropped seqs are missing, and the ledger must then have lost exactly its drops (run.json `app.ledger`;
+ * otherwise E_APP_LEDGER).
+ *
  * Run identity: the run's generators stamp gen = genBase + index (genBaseOf(runId), core/ledger.ts), the verifier
  * counts only this run's gens, and rows of another run are the ledger's `foreign`.
  *
