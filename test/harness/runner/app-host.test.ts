@@ -3,7 +3,8 @@
 // figure and key; and the ledger against the app's report (appLedger): stored must be sent − dropped, the only loss
 // the drops.
 import { describe, expect, it } from "vitest";
-import { appLedger, lastJsonLine, readAppResults } from "../../../harness/runner/app-host.ts";
+import { appLedger, appLine, lastJsonLine, readAppResults } from "../../../harness/runner/app-host.ts";
+import type { AppRecord } from "../../../harness/results/types.ts";
 
 const map = { throughput: "txPerSecond", latencyP99Ms: "p99Ms", sent: "records", dropped: "dropped" } as const;
 
@@ -79,5 +80,13 @@ describe("appLedger", () => {
   it("disagrees on a loss beyond the drops, and on a drop the sink stored anyway", () => {
     expect(appLedger({ sent: 1000, dropped: 40 }, { distinct: 955, lost: 45 })).toMatchObject({ unaccounted: 5, agrees: false });
     expect(appLedger({ sent: 1000, dropped: 40 }, { distinct: 970, lost: 30 })).toMatchObject({ unaccounted: -10, agrees: false });
+  });
+});
+
+describe("appLine", () => {
+  it("says the app's figures and whether the ledger agrees", () => {
+    const a = { variant: "tiny-queue", figures: { throughput: 812.5, latencyMeanMs: 4.94, latencyP50Ms: 4.1, latencyP99Ms: 12 }, ledger: appLedger({ sent: 9000, dropped: 17 }, { distinct: 8983, lost: 17 }) } as unknown as AppRecord;
+    expect(appLine(a)).toBe("  app tiny-queue: 812.5 tx/s, mean 4.9 ms, p50 4.1 / p99 12.0 ms; records 9,000 sent, 17 dropped, 8,983 stored (the ledger agrees)");
+    expect(appLine({ ...a, ledger: appLedger({ sent: 10, dropped: 1 }, { distinct: 8, lost: 2 }) })).toMatch(/the ledger DISAGREES: 1 unaccounted\)$/);
   });
 });
