@@ -13,7 +13,7 @@
 import { ConfigurationError } from "../../core/errors.ts";
 import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
 import type { TextTable } from "./columns.ts";
-import { ciCell, fix, int, pctLabel } from "./format.ts";
+import { fix, int, pctLabel } from "./format.ts";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import { eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { loadRuns } from "./store.ts";
@@ -127,10 +127,16 @@ export async function compareVariants(resultsRoot: string, scenario: string, sta
 /** Where each figure of 003's table comes from, in one line (under the table on every surface). */
 export const VARIANT_SOURCES = "throughput, latency, bytes, dropped, elapsed: the app's own report; records: distinct rows the sink stored (ledger); CPU: the observers' mean cores per host over the measured window";
 
-/** "0.97x [0.95, 0.99] ~" (the interval and verdict as ciCell), "–" without a comparison. */
+/**
+ * "0.97x [0.95, 0.99] ~", "1.20x [1.10, 1.31] higher", "0.80x [0.7, 0.9] lower", "… inconclusive (n=2/2)", "1.02x n=1",
+ * "–" without a comparison. The figures are not all rates (latency, CPU, bytes), so a significant change is "higher"
+ * or "lower", never "faster" or "slower".
+ */
 function vsCell(c: SampleComparison | null): string {
   if (c === null || !Number.isFinite(c.ratio)) return "–";
-  return `${c.ratio.toFixed(2)}x ${ciCell(c, false)}`;
+  if (c.ci === null) return `${c.ratio.toFixed(2)}x n=${Math.min(c.n.baseline, c.n.contender)}`;
+  const mark = c.inconclusive ? `inconclusive (n=${c.n.baseline}/${c.n.contender})` : c.significant ? (c.ratio > 1 ? "higher" : "lower") : "~";
+  return `${c.ratio.toFixed(2)}x [${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}] ${mark}`;
 }
 
 /** The line above 003's table: scenario, stack, invocation, baseline and the interval's confidence. */
