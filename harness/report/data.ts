@@ -3,6 +3,7 @@
  * (`compareStacks`: each stack's latest invocation; component versions that differ are listed, not refused) and
  * the runs it covers with their series.
  */
+import { variantsTable, type VariantsComparison } from "../results/across-variants.ts";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { ConfigurationError } from "../../core/errors.ts";
@@ -32,6 +33,8 @@ export interface ScenarioReport {
   /** null without a matrix (one cell) */
   sweep: Sweep | null;
   differences: FingerprintDifference[];
+  /** write-up 003's table per stack, for a scenario with an application under test (harness/results/across-variants.ts) */
+  variants?: VariantsComparison[];
   /** runs of the stacks' latest invocations left out of every figure (not ok, caps not enforced, another machine), with reasons */
   excluded: ExcludedRun[];
 }
@@ -134,7 +137,12 @@ export async function loadReportData(resultsRoot: string, selection: ReportSelec
       const series = await readSeries(runDir(resultsRoot, run.stack, run.scenario, run.runId));
       runs.push({ run, series, label: `${run.stack}${sweep || run.cell !== "default" ? ` ${run.cell}` : ""} r${run.replicate}` });
     }
-    scenarios.push({ scenario, stacks: present, rows, runs, sweep, differences: stackDifferences(rows), excluded: rows.flatMap((r) => r.excluded) });
+    const variants: VariantsComparison[] = [];
+    for (const st of present) {
+      const v = variantsTable(await loadRuns(resultsRoot, st, scenario), scenario, st);
+      if (v.invocation !== null) variants.push(v);
+    }
+    scenarios.push({ scenario, stacks: present, rows, runs, sweep, differences: stackDifferences(rows), excluded: rows.flatMap((r) => r.excluded), ...(variants.length ? { variants } : {}) });
   }
   if (scenarios.length === 0) {
     const what = [selection.scenario ? `scenario "${selection.scenario}"` : "any scenario", selection.stacks?.length ? `stacks ${selection.stacks.join(", ")}` : "any stack"].join(" on ");

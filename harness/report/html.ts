@@ -4,6 +4,7 @@
  * stamps stored_at) and sink resources.
  * Every chart is a <figure class="chart" data-chart="<kind>"> holding one <svg>.
  */
+import { VARIANT_SOURCES, variantsHeading, variantsTextTable } from "../results/across-variants.ts";
 import { runFlags } from "../results/across-stacks.ts";
 import { bottleneckLabel } from "../results/format.ts";
 import type { ReportData } from "./data.ts";
@@ -62,6 +63,7 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
     body.push(`<section class="scenario" data-scenario="${esc(s.scenario)}"><h2>${esc(s.scenario)}</h2>`, htmlTable(comparisonTable(s.rows)));
     const v = verdicts(s.rows);
     if (v.length) body.push(`<ul>${v.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
+    for (const t of s.variants ?? []) body.push(`<h3>${esc(variantsHeading(t))}</h3>`, htmlTable(variantsTextTable(t)), `<p class="meta">${esc(VARIANT_SOURCES)}</p>`);
     const d = differenceLines(s.differences);
     if (d.length) body.push(`<h3>environment differences</h3><ul>${d.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
     const x = excludedRunLines(s.excluded, s.runs);

@@ -3,6 +3,7 @@
  * across stacks as a Markdown table, the verdicts, environment differences, the runs left out with their reasons,
  * and each run's status and bottleneck.
  */
+import { VARIANT_SOURCES, variantsHeading, variantsTextTable } from "../results/across-variants.ts";
 import { runFlags } from "../results/across-stacks.ts";
 import { bottleneckLabel } from "../results/format.ts";
 import type { ReportData } from "./data.ts";
@@ -23,6 +24,7 @@ export function renderMarkdown(data: ReportData): string {
     out.push("", `## ${s.scenario}`, "", markdownTable(comparisonTable(s.rows)));
     const v = verdicts(s.rows);
     if (v.length) out.push("", "**Verdicts**", "", ...v.map((x) => `- ${md(x)}`));
+    for (const t of s.variants ?? []) out.push("", `**${md(variantsHeading(t))}**`, "", markdownTable(variantsTextTable(t)), "", md(VARIANT_SOURCES));
     const d = differenceLines(s.differences);
     if (d.length) out.push("", "**Environment differences**", "", ...d.map((x) => `- ${md(x)}`));
     const x = excludedRunLines(s.excluded, s.runs);

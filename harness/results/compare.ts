@@ -4,6 +4,7 @@
  * - harness/results/across-stacks.ts: `compareStacks`, hardware sizes against the first stack;
  * - harness/results/across-runs.ts: `compareRuns`, selections of runs on one stack against a baseline;
  * - harness/results/across-scenarios.ts: `compareScenarios`, runs of different scenarios (on one stack or several);
+ * - harness/results/across-variants.ts: `compareVariants`, write-up 003's table of an application's variants;
  * - harness/results/noise-floor.ts: the A/A noise-floor store (results/<stack>/<scenario>.aa/noise-floor.json);
  * - harness/results/caps.ts: the sink's caps and rows/s per vCPU and per GiB;
  * - harness/results/eligibility.ts: which runs a comparison uses (ok, caps enforced, one machine) and why others not;
@@ -16,7 +17,8 @@ import { compareRuns } from "./across-runs.ts";
 import { compareScenarios, pairSides, type ScenarioMetric } from "./across-scenarios.ts";
 import { compareStacks, stackComparisonJson } from "./across-stacks.ts";
 import type { ComparisonOptions } from "./options.ts";
-import { renderComparison, renderRunsComparison, renderScenariosComparison } from "./table.ts";
+import { renderComparison, renderRunsComparison, renderScenariosComparison, renderVariantsComparison } from "./table.ts";
+import { compareVariants } from "./across-variants.ts";
 
 export type { CellComparison, CellSide, RunGroup, RunsComparison, RunsSelection } from "./across-runs.ts";
 export { compareRuns } from "./across-runs.ts";
@@ -34,7 +36,9 @@ export { verdictWord } from "./format.ts";
 export type { NoiseFloorCell, NoiseFloorFile } from "./noise-floor.ts";
 export { AA_SUFFIX, loadNoiseFloors, noiseFloorPath, writeNoiseFloors } from "./noise-floor.ts";
 export type { ComparisonOptions } from "./options.ts";
-export { renderComparison, renderRunsComparison, renderScenariosComparison } from "./table.ts";
+export { renderComparison, renderRunsComparison, renderScenariosComparison, renderVariantsComparison } from "./table.ts";
+export type { VariantFigure, VariantRow, VariantsComparison } from "./across-variants.ts";
+export { compareVariants, variantsTable } from "./across-variants.ts";
 
 export interface CompareCommandFlags {
   /** one scenario (across stacks or across runs); exactly one of scenario and scenarios */
@@ -54,6 +58,8 @@ export interface CompareCommandFlags {
   wide?: boolean;
   /** across stacks, in the terminal: the columns named (comma-separated keys or headers) */
   columns?: string;
+  /** write-up 003's table: the variants of an application under test, on one stack (with --scenario) */
+  variants?: boolean;
 }
 
 /**
@@ -74,6 +80,12 @@ export async function compareCommand(resultsRoot: string, flags: CompareCommandF
     return flags.json ? JSON.stringify(result, null, 2) : renderScenariosComparison(result);
   }
   if (flags.scenario === undefined) throw new ConfigurationError("E_FLAG", "compare needs --scenario NAME (across stacks or runs) or --scenarios A,B (across scenarios)", { field: "scenario" });
+  if (flags.variants) {
+    if (stacks.length !== 1) throw new ConfigurationError("E_FLAG", `--variants compares an application's variants on one stack: give exactly one --stack, got ${stacks.length}`, { field: "stacks" });
+    // --baseline selects the invocation (default: the latest with app runs)
+    const result = await compareVariants(resultsRoot, flags.scenario, stacks[0]!, flags.baseline);
+    return flags.json ? JSON.stringify(result, null, 2) : renderVariantsComparison(result);
+  }
   if (flags.metric !== undefined && flags.metric !== "rows") {
     // the query phase of one scenario across stacks: the same comparison as across scenarios, one side per stack
     if (flags.metric !== "queries") throw new ConfigurationError("E_FLAG", `--metric is rows or queries, got "${flags.metric}"`, { field: "metric" });

@@ -1,6 +1,7 @@
 /**
  * Terminal rendering (cli-table3) of the comparisons: across stacks, with the columns of
- * harness/results/columns.ts (the same the report shows), across runs on one stack, and across scenarios; then the verdicts, the
+ * harness/results/columns.ts (the same the report shows), across runs on one stack, across scenarios, and across the
+ * variants of an application under test (write-up 003's table); then the verdicts, the
  * environment differences and the runs left out with their reasons (harness/results/eligibility.ts).
  */
 import Table from "cli-table3";
@@ -8,6 +9,7 @@ import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import type { CellSide, RunsComparison } from "./across-runs.ts";
 import type { ScenarioItemSide, ScenariosComparison } from "./across-scenarios.ts";
 import type { StackRow } from "./across-stacks.ts";
+import { VARIANT_SOURCES, variantsHeading, variantsTextTable, type VariantsComparison } from "./across-variants.ts";
 import { columnContext, hiddenColumns, stackTable, type ColumnChoice } from "./columns.ts";
 import { describeDifference, stackDifferences, type FingerprintDifference } from "./fingerprint.ts";
 import { ciCell, cvCell, fix, int, ledgerCell, pctLabel, verdictWord } from "./format.ts";
@@ -129,5 +131,20 @@ export function renderScenariosComparison(c: ScenariosComparison): string {
     + (notes.length ? `\nverdicts:\n${notes.join("\n")}` : "")
     + (c.components.length ? `\ncomponents each side runs (compared on purpose):\n${c.components.filter((d) => d.field.endsWith(".running")).map((d) => `  ${describeDifference(d)}`).join("\n")}` : "")
     + differencesBlock(c.differences)
+    + excludedBlock(c.excluded);
+}
+
+/**
+ * Write-up 003's table (harness/results/across-variants.ts variantsTextTable) for the terminal, with its heading, the
+ * machine, where each figure comes from and the runs left out.
+ */
+export function renderVariantsComparison(c: VariantsComparison): string {
+  const t = variantsTextTable(c);
+  const table = new Table({ head: t.head, style: { head: [], border: [] }, colAligns: t.align.map((a) => (a === "r" ? "right" : "left")) });
+  for (const r of t.rows) table.push(r);
+  return `${variantsHeading(c)}\n`
+    + (c.machine ? `machine: ${c.machine}\n` : "")
+    + table.toString()
+    + `\n${VARIANT_SOURCES}`
     + excludedBlock(c.excluded);
 }

@@ -9,6 +9,7 @@ import type { AppliedLimits, CapsFit } from "../../core/limits.ts";
 /** run.json `caps`: the caps fit of the hosts that ran together (core/limits.ts CapsFit), and which hosts they were. */
 export type RunCaps = CapsFit & { hosts: string[] };
 import type { GeneratorFinal } from "../generators/types.ts";
+import type { AppFigure } from "../scenario/app-schema.ts";
 import type { HostWindow, MachineWindow } from "../observers/types.ts";
 import type { Ledger } from "../../core/verifier.ts";
 
@@ -356,6 +357,8 @@ export interface RunRecord {
   completion?: CompletionRecord;
   /** the query phase's results (scenario `query`, harness/runner/query-load.ts); absent without one */
   query?: QueryPhaseRecord;
+  /** the application under test and its variant, its own figures, and the ledger against them (harness/runner/app-host.ts) */
+  app?: AppRecord;
   /** the scenario's fault steps as they ran, in step order (absent without steps) */
   timeline?: TimelineEntry[];
   /** what each fault step cost (absent without steps; harness/runner/fault-cost.ts) */
@@ -405,4 +408,40 @@ export interface QueryPhaseRecord {
   /** rows in the table when the queries started: the ingest's stored rows, every acknowledged seq present */
   tableRows: number;
   cells: QueryCellResult[];
+}
+
+/** The app's own figures, by the names ingestbench knows (APP_FIGURES), as read by `readAppResults`. */
+export type AppFigures = Partial<Record<AppFigure, number>>;
+
+/** run.json `app`: what ran, what it reported, and whether the ledger agrees with its drops (harness/runner/app-host.ts). */
+export interface AppRecord {
+  variant: string;
+  host: string;
+  argv: string[];
+  exitCode: number | null;
+  /** the figures mapped by `app.results.map` */
+  figures: AppFigures;
+  /** the object (stdout-json, file) or named groups (regex) they were read from */
+  raw: Record<string, unknown>;
+  /** mean CPU per observed host over the measured window, cores */
+  cpuCores: Record<string, number>;
+  /** the sink's ledger against the app's report (`appLedger`); null before the ledger */
+  ledger: AppLedgerCheck | null;
+  /** the last lines of its stderr */
+  stderrTail: string[];
+}
+
+/** The ledger against the app: stored records must be sent − dropped, and the only loss its drops. */
+export interface AppLedgerCheck {
+  sent: number;
+  dropped: number;
+  /** sent − dropped */
+  expected: number;
+  /** distinct seqs the sink stored */
+  stored: number;
+  /** seqs the sink never stored (the ledger's lost) */
+  lost: number;
+  /** lost − dropped: > 0 is loss in the pipeline, < 0 a drop the app reported but the sink has */
+  unaccounted: number;
+  agrees: boolean;
 }

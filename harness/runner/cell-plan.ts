@@ -5,6 +5,7 @@
 import type { EventField } from "../../core/events/types.ts";
 import type { FidelityLimits } from "../../core/fidelity.ts";
 import type { Check, QueryPhase, Step } from "../scenario/schema.ts";
+import type { AppPlan } from "./app-host.ts";
 
 /** Everything one run needs, resolved from the scenario and its cell. Durations in milliseconds. */
 export interface CellPlan {
@@ -45,6 +46,11 @@ export interface CellPlan {
   seed: number | null;
   /** the query phase after the ingest (scenario `query`; harness/runner/query-load.ts); absent without one */
   query?: QueryPhase;
+  /**
+   * the application under test and this cell's variant (scenario `app` and `variants`; ./app-host.ts): it runs in
+   * place of the generator processes; absent without one
+   */
+  app?: AppPlan;
   /** fault steps during the load (harness/scenario/steps.ts); absent or [] when none */
   steps?: Step[];
   /** the scenario as loaded, recorded verbatim */

@@ -4,6 +4,7 @@
  * content that differs from what was sent (`ledger.altered` > 0, core/fidelity.ts), whether a scenario lists the
  * check or not.
  */
+import { APP_FIGURES } from "../scenario/app-schema.ts";
 import type { CheckResult } from "../results/types.ts";
 import type { Check } from "../scenario/schema.ts";
 
@@ -19,6 +20,9 @@ export const CHECKABLE_PATHS: ReadonlySet<string> = new Set([
   ...["mean", "p50", "p99", "max"].map((k) => `generator.latencyMs.${k}`),
   // the query phase summed over its cells (harness/runner/query-load.ts queryTotals)
   ...["requests", "ok", "errors"].map((k) => `query.${k}`),
+  // the application under test (harness/runner/app-host.ts): its own figures and the ledger against them
+  ...APP_FIGURES.map((k) => `app.figures.${k}`),
+  ...["sent", "dropped", "expected", "stored", "lost", "unaccounted"].map((k) => `app.ledger.${k}`),
 ]);
 
 function resolve(root: unknown, dotted: string): unknown {
@@ -30,8 +34,8 @@ function resolve(root: unknown, dotted: string): unknown {
   return cur;
 }
 
-/** Evaluate checks against `{ ledger, summary, generator, query }`. A path that resolves to no number fails the check. */
-export function evaluateChecks(checks: Check[], result: { ledger: unknown; summary: unknown; generator?: unknown; query?: unknown }): CheckResult[] {
+/** Evaluate checks against `{ ledger, summary, generator, query, app }`. A path that resolves to no number fails the check. */
+export function evaluateChecks(checks: Check[], result: { ledger: unknown; summary: unknown; generator?: unknown; query?: unknown; app?: unknown }): CheckResult[] {
   const out: CheckResult[] = [];
   for (const check of checks) {
     const value = resolve(result, check.path);

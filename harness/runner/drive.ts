@@ -19,6 +19,7 @@ import { hostRoles } from "./site.ts";
 import { checkMemoryFloors } from "./memory-floor.ts";
 import { acquireStackLock, describeHolder, type StackLock } from "./stack-lock.ts";
 import { queryLines } from "./query-load.ts";
+import { appLine } from "./app-host.ts";
 
 /** Exit code per error kind recorded in run.json (see errors.ts). */
 export const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisioning: 3, verification: 4, run: 3 };
@@ -74,6 +75,7 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   const content = contentLine(r);
   if (content) lines.push(content);
   if (r.query) lines.push(...queryLines(r.query));
+  if (r.app) lines.push(appLine(r.app));
   // fault steps: what ran when, and what each fault cost (./fault-cost.ts)
   for (const line of timelineLines(r.timeline ?? [])) lines.push(`  ${line}`);
   for (const line of faultLines(r.faults ?? [], r.timeline ?? [])) lines.push(`  ${line}`);
@@ -276,6 +278,9 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   for (const g of groups) {
     for (const { stack, plan } of g.items) checkMemoryFloors(stack, plan);
     if (g.stack.platform === "local") for (const { stack, plan } of g.items) checkRunnableLocally(stack, plan);
+    else if (g.items.some((i) => i.plan.app)) {
+      throw new ConfigurationError("E_APP_NOT_RUNNABLE", `scenario ${g.items[0]!.plan.scenario}: an application under test runs on local stacks only (stack ${g.stack.name} is ${g.stack.platform})`, { field: "app" });
+    }
     else if (options.deployed) options.deployed.check(g.stack, g.items.map((i) => i.plan));
     else checkRunnableLocally(g.stack, g.items[0]!.plan); // says which command runs it
   }

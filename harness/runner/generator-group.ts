@@ -69,6 +69,12 @@ export function splitConfig(config: Record<string, unknown>, n: number): Array<R
   }));
 }
 
+/**
+ * What a run (./run.ts) drives its load through: the generator processes (GeneratorGroup), or an application under
+ * test in their place (./app-host.ts AppRun).
+ */
+export type LoadGroup = Pick<GeneratorGroup, "ready" | "syncClock" | "go" | "progress" | "backlog" | "whenFinished" | "finished" | "stop">;
+
 /** What each generator targets: the spec for genId i is `specFor(i)`. */
 export class GeneratorGroup {
   private readonly procs: GeneratorProcess[];

@@ -40,7 +40,7 @@ import { checkVersions, collectorHosts } from "./versions.ts";
  * and the hosts the cell needs.
  * @throws ConfigurationError E_PLATFORM, E_SINK, E_COLLECTOR or E_STACK_HOSTS, naming the stack file and field
  */
-export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector" | "scenario" | "steps"> & { scenarioFile?: string }): void {
+export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector" | "scenario" | "steps" | "app"> & { scenarioFile?: string }): void {
   if (stack.platform !== "local") {
     throw new ConfigurationError("E_PLATFORM", `${fieldLocation(stack.file, ["config", "ingestbench:platform"])}: stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`, { field: "config.ingestbench:platform" });
   }
@@ -172,8 +172,14 @@ export class LocalSite implements RunSite {
 
   async observer(): Promise<Observer> {
     const { stack } = this.opts;
-    const observed = [LOADGEN, ...this.collectorRoles, SINK].map((h) => this.host(h));
+    const app = this.opts.plan.app?.spec.host;
+    const observed = [LOADGEN, ...this.collectorRoles, SINK, ...(app !== undefined && ![LOADGEN, ...this.collectorRoles, SINK].includes(app) ? [app] : [])].map((h) => this.host(h));
     return createLocalObserver(observed, new Set(Object.entries(stack.hosts).filter(([, h]) => h.limits.cpu).map(([n]) => n)));
+  }
+
+  appHost(name: string): { spawn: LocalHost["spawn"]; controlAddress: string } {
+    const host = this.host(name);
+    return { spawn: host.spawn.bind(host), controlAddress: host.controlAddress };
   }
 
   async loadgen(replayFile?: string): Promise<Loadgen> {

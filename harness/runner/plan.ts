@@ -14,6 +14,7 @@ import { mulberry32 } from "../../core/events/source.ts";
 import { generators } from "../generators/index.ts";
 import { loadScenario, type PluginRegistries, type PluginSchemaEntry, type Scenario, type SelfLoadEntry } from "../scenario/schema.ts";
 import type { CellPlan } from "./cell-plan.ts";
+import type { AppPlan } from "./app-host.ts";
 
 /** The scenario registries: generators, and every sink and collector plugin's one schema (plugins/registry.ts). */
 export function scenarioRegistries(): PluginRegistries {
@@ -100,6 +101,39 @@ export function planSeed(scenario: Scenario): number {
 }
 
 /**
+ * The cells of a scenario with an application under test: every matrix cell × every variant (the first variant the
+ * baseline), id `variant=<name>` (`<matrix id>,variant=<name>` with a matrix), each with the cell's `app` and variant.
+ */
+function appCells(scenario: Scenario): Array<Scenario["cells"][number] & { app: AppPlan | undefined }> {
+  const out: Array<Scenario["cells"][number] & { app: AppPlan | undefined }> = [];
+  for (const cell of scenario.cells) {
+    const app = cell.scenario.app!;
+    const variants = cell.scenario.variants ?? [];
+    for (const variant of variants) {
+      out.push({ ...cell, id: cell.id === "default" ? `variant=${variant.name}` : `${cell.id},variant=${variant.name}`, values: { ...cell.values, variant: variant.name }, app: { spec: app, variant } });
+    }
+  }
+  return out;
+}
+
+/**
+ * What an application under test must declare to be run here: `variants` (each is a cell), a `command` (an `image`
+ * needs a container platform, not built yet), and a `sent` figure in `results.map` (the ledger's sent: the seqs its
+ * exporter used, dropped ones included; docs/app-under-test.md).
+ * @throws ConfigurationError E_APP_NOT_RUNNABLE at the field's file:line:col
+ */
+function checkApp(scenario: Scenario, file: string): void {
+  const app = scenario.app!;
+  const refuse = (fieldPath: string[], message: string): never => {
+    const where = fieldLocation(file, fieldPath, "key");
+    throw new ConfigurationError("E_APP_NOT_RUNNABLE", `${where}: ${message}`, { field: fieldPath.join("."), location: where.replace(/:\d+: .*$/, "") });
+  };
+  if (!scenario.variants) refuse(["app"], "an application under test runs as variants (each a cell, the first the baseline): declare variants, e.g. [{ name: disabled, env: { EXPORT: \"0\" } }, { name: enabled, env: { EXPORT: \"1\" } }]");
+  if (!app.command) refuse(["app", "image"], "app.image needs a container platform, which runs no application yet; give app.command (argv run on the host)");
+  if (app.results.map.sent === undefined) refuse(["app", "results", "map"], "map the sent figure (the records the app's exporter stamped a seq on, dropped ones included): the ledger counts against it");
+}
+
+/**
  * Expand cells × replicates: for replicate r = 1..R, every cell once, in a seeded shuffled order (`cellOrder`,
  * seeded by `planSeed`). Cell ids are the scenario's (stable across runs); only the order changes.
  * @throws ConfigurationError for a bad --replicates, --duration or --warmup, or a collector that does not receive the
@@ -144,16 +178,14 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
       throw new ConfigurationError("E_FLAG", `--duration ${overrides.duration}: the measured window must be at least the scenario's sampling interval (${interval} ms), so that two timed counts bracket it`, { field: "duration" });
     }
   }
-  if (scenario.app) {
-    // the schema is settled (harness/scenario/app-schema.ts) but the application host is not built yet: refuse rather
-    // than run the scenario without its application (docs/app-under-test.md)
-    throw new ConfigurationError("E_APP_NOT_RUNNABLE", `scenario ${scenario.name}: "app" validates, but running an application under test is not implemented yet (docs/app-under-test.md)`, { field: "app" });
-  }
+  if (scenario.app) checkApp(scenario, file);
   const plans: CellPlan[] = [];
-  const orders = cellOrder(scenario.cells.length, replicates, planSeed(scenario));
+  // with an application under test, each variant of each matrix cell is a cell (`variant=<name>`, after the matrix's id)
+  const cells = scenario.app ? appCells(scenario) : scenario.cells.map((c) => ({ ...c, app: undefined }));
+  const orders = cellOrder(cells.length, replicates, planSeed(scenario));
   for (let r = 1; r <= replicates; r++) {
     for (const index of orders[r - 1]!) {
-      const cell = scenario.cells[index]!;
+      const cell = cells[index]!;
       const s = cell.scenario;
       const genConfig = (s.generator?.config ?? {}) as Record<string, unknown>;
       // the timing this run uses, after command-line overrides
@@ -172,8 +204,9 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
         ...(s.query ? { query: s.query } : {}),
         seed: typeof genConfig.seed === "number" ? genConfig.seed : null,
         ...(s.steps.length ? { steps: s.steps } : {}),
+        ...(cell.app ? { app: cell.app } : {}),
         // recorded as `run` (compare lists runs that differ in it)
-        scenarioConfig: { ...s, cell: cell.values, run: timing },
+        scenarioConfig: { ...s, cell: cell.values, run: timing, ...(cell.app ? { variant: cell.app.variant } : {}) },
       });
     }
   }

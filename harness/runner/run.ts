@@ -24,6 +24,12 @@
  * that first saw it complete, sampled every TIGHT_INTERVAL_MS near the end, or at a timeout at the last arrival (the
  * samples after it become "drain"), with the window error in run.json `completion.windowErrorMs`.
  *
+ * An application under test (plan.app, the scenario's `app` and one of its `variants`: ./app-host.ts) runs in place of
+ * the generator processes, on its host, its exporter aimed at the first entry point; its own figures are read when it
+ * stops, its report is the ledger's one generator (sent = its seqs, accepted = sent − its drops), the drain is complete
+ * once only its dropped seqs are missing, and the ledger must then have lost exactly its drops (run.json `app.ledger`;
+ * otherwise E_APP_LEDGER).
+ *
  * Run identity: the run's generators stamp gen = genBase + index (genBaseOf(runId), core/ledger.ts), the verifier
  * counts only this run's gens, and rows of another run are the ledger's `foreign`.
  *
@@ -50,13 +56,14 @@ import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { RunWriter, runDir } from "../results/store.ts";
 import type { CompletionRecord, Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
 import { findSink } from "../../plugins/registry.ts";
-import { completionOf, type CountSample, type Ledger, type Verifier } from "../../core/verifier.ts";
+import { completionOf, type Completion, type CountSample, type Ledger, type Verifier } from "../../core/verifier.ts";
 import { genBaseOf } from "../../core/ledger.ts";
 import { awaitCompletion, NEAR_END_SHARE, TIGHT_INTERVAL_MS, windowEnd, type CompletionWait } from "./completion.ts";
 import { evaluateChecks } from "./checks.ts";
 import { addFidelity } from "./fidelity.ts";
 import { environment, gitCommit } from "./environment.ts";
-import { GeneratorGroup, mergeFinals, processesOf, splitConfig } from "./generator-group.ts";
+import { GeneratorGroup, mergeFinals, processesOf, splitConfig, type LoadGroup } from "./generator-group.ts";
+import { AppRun, appLedger } from "./app-host.ts";
 import { LocalSite } from "./local-site.ts";
 import { LOADGEN, oomMessage, SINK, type OomKill, type RunSite } from "./site.ts";
 import { computeSummary } from "./summary.ts";
@@ -131,9 +138,11 @@ export class BenchRun extends EventEmitter {
   private series: SeriesPoint[] = [];
   /** what the run was doing, for the message of an unexpected error */
   private stage = "starting";
-  private generators: Load | undefined;
+  private generators: LoadGroup | undefined;
   /** the collector's own load of a `generator: none` cell (./self-load.ts), else undefined */
   private selfLoad: CollectorLoad | undefined;
+  /** the application under test, in place of the generators (plan.app; ./app-host.ts) */
+  private app: AppRun | undefined;
   private generatorCount = 1;
   /** series points not yet written: a fixed workload's completion wait, whose phases are known at its end */
   private deferred: SeriesPoint[] | null = null;
@@ -205,9 +214,12 @@ export class BenchRun extends EventEmitter {
       let prev = await verifier.sample();
 
       this.stage = "starting the generators";
-      const generators = plan.selfLoad ? this.collectorLoad(site, entries.length) : await this.generatorGroup(site, entries, params, genBase);
+      // an application under test runs in place of the generators, its exporter aimed at the first entry (./app-host.ts)
+      const generators: LoadGroup = plan.app ? (this.app = this.startApp(site, entries[0]!, genBase))
+        : plan.selfLoad ? this.collectorLoad(site, entries.length)
+        : await this.generatorGroup(site, entries, params, genBase);
       this.generators = generators;
-      this.generatorCount = entries.length;
+      this.generatorCount = plan.app ? 1 : entries.length;
       // t0 once every generator is up (node + tsx start in about a second): start-up is never measured as load
       await generators.ready(this.opts.signal);
       this.throwIfAborted();
@@ -308,8 +320,14 @@ export class BenchRun extends EventEmitter {
       // workload's wait is still its measurement; after a timed load it is the drain.
       const sentBy = finals.map((f) => f.sent);
       const rejectedBy = finals.map((f) => f.rejectedRanges);
+      // an app's dropped records keep their seqs and are never stored: complete once only they are missing
+      const drops = plan.app ? final.sent - final.accepted : 0;
+      const completion = async (): Promise<Completion> => {
+        const c = await completionOf(verifier!, sentBy, rejectedBy);
+        return drops > 0 ? { ...c, missing: Math.max(0, c.missing - drops) } : c;
+      };
       const wait = async (phase: "measure" | "drain"): Promise<CompletionWait> => awaitCompletion({
-        tick: () => tick(phase), completion: () => completionOf(verifier!, sentBy, rejectedBy),
+        tick: () => tick(phase), completion,
         accepted: final.accepted, expected: expectedRows(final), previous: prev,
         intervalMs: phase === "measure" ? plan.intervalMs : Math.min(plan.intervalMs, 250), tighten: phase === "measure",
         timeoutMs: plan.drainTimeoutMs, checkAbort: () => this.throwIfAborted(), signal: this.opts.signal,
@@ -355,8 +373,13 @@ export class BenchRun extends EventEmitter {
       this.record.ledger = ledger;
       if (this.record.timeline) this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
       this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
-      this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary, generator: final, query: queryTotals(this.record.query) });
+      if (this.app) this.record.app = { ...this.app.info, ...this.app.figures!, cpuCores: meanCpuByHost(this.series), ledger: appLedger(this.app.figures!.figures, ledger) };
+      this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary, generator: final, query: queryTotals(this.record.query), app: this.record.app });
       this.record.status = this.record.checks.every((c) => c.ok) ? "ok" : "failed";
+      const agree = this.record.app?.ledger;
+      if (agree && !agree.agrees) {
+        throw new VerificationError("E_APP_LEDGER", `the sink's ledger disagrees with the app: it reports ${agree.sent} sent and ${agree.dropped} dropped, so ${agree.expected} should be stored; the sink holds ${agree.stored} distinct and lost ${agree.lost} (${agree.unaccounted > 0 ? `${agree.unaccounted} lost in the pipeline beyond the app's drops` : `${-agree.unaccounted} reported dropped yet stored`}; ledger.missingRanges)`);
+      }
     } catch (err) {
       this.record.status = this.opts.signal?.aborted ? "interrupted" : "error";
       const e = err as Error & { code?: string };
@@ -431,6 +454,24 @@ export class BenchRun extends EventEmitter {
     }, loadgen.program);
   }
 
+  /**
+   * Start the application under test (plan.app) on its host, its exporter aimed at `entry` (./app-host.ts).
+   * @throws ConfigurationError E_APP_NOT_RUNNABLE when the site has no application host (a deployed stack)
+   */
+  private startApp(site: RunSite, entry: { host: string; port: number }, genBase: number): AppRun {
+    const { plan } = this.opts;
+    const app = plan.app!;
+    if (!site.appHost) throw new ConfigurationError("E_APP_NOT_RUNNABLE", `scenario ${plan.scenario}: an application under test runs on local stacks only (this stack is ${this.opts.stack.platform})`, { field: "app" });
+    const host = site.appHost(app.spec.host);
+    return new AppRun({
+      plan: app, spawn: host.spawn, controlAddress: host.controlAddress, cwd: this.opts.projectRoot,
+      exporterEnv: {
+        INGESTBENCH_TARGET: `${entry.host}:${entry.port}`, INGESTBENCH_PROTOCOL: plan.generator.name, INGESTBENCH_GEN: String(genBase),
+        INGESTBENCH_SEED: String(plan.seed ?? 1), INGESTBENCH_FIELDS: JSON.stringify(plan.fields), INGESTBENCH_WARMUP_MS: String(plan.warmupMs),
+      },
+    });
+  }
+
   private summarize(bytesPerRow: number, ledger?: Ledger): Summary {
     const summary = this.computeSummary(bytesPerRow, ledger);
     summary.deliveryLatency = this.deliverySeen
@@ -496,6 +537,21 @@ export class BenchRun extends EventEmitter {
   private throwIfAborted(): void {
     if (this.opts.signal?.aborted) throw interruptedError(this.opts.signal);
   }
+}
+
+/** Mean CPU per host over the measured window's points (every point when none is "measure"), cores. */
+export function meanCpuByHost(series: readonly SeriesPoint[]): Record<string, number> {
+  const measured = series.filter((p) => p.phase === "measure");
+  const points = measured.length ? measured : series;
+  const sums: Record<string, { total: number; n: number }> = {};
+  for (const p of points) {
+    for (const [h, w] of Object.entries(p.hosts)) {
+      const s = (sums[h] ??= { total: 0, n: 0 });
+      s.total += w.cpuCores;
+      s.n++;
+    }
+  }
+  return Object.fromEntries(Object.entries(sums).map(([h, s]) => [h, s.total / s.n]));
 }
 
 /** Total events/s offered by `n` open-loop generators with this config (`rate` is per generator), else undefined. */

@@ -20,18 +20,10 @@ import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import type { ClockOffset } from "../generators/clock.ts";
 import type { InferredSent, Ledger } from "../../core/verifier.ts";
 import type { CellPlan } from "./cell-plan.ts";
+import type { LoadGroup } from "./generator-group.ts";
 
-/** What the run drives: generator processes (GeneratorGroup) or the collector's own load (CollectorLoad). */
-export interface Load {
-  ready(signal?: AbortSignal): Promise<void>;
-  syncClock(): Promise<ClockOffset>;
-  go(): void;
-  readonly progress: GeneratorProgress;
-  backlog(stored: number, at: number): { rows: number; ageMs: number } | null;
-  whenFinished(): Promise<void>;
-  readonly finished: boolean;
-  stop(): Promise<GeneratorFinal[]>;
-}
+/** What the run drives: generator processes (GeneratorGroup), the collector's own load (CollectorLoad) or an app. */
+export type Load = LoadGroup;
 
 /** The collectors' own count of made events, per generator index, and the events still queued in them. */
 export interface SelfLoadCounts {

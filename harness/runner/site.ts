@@ -93,6 +93,11 @@ export interface RunSite {
   environment?(): Promise<Environment>;
   /** telemetry of every host of the cell */
   observer(): Promise<Observer>;
+  /**
+   * the host an application under test runs on (scenario `app.host`; ./app-host.ts): its launcher (the host's cgroup
+   * and namespace) and the address the harness reaches it at. Absent: the site runs no application (deployed stacks).
+   */
+  appHost?(name: string): { spawn: SpawnFn; controlAddress: string };
   /** the loadgen host's process launcher (and the replay file placed there) */
   loadgen(replayFile?: string): Promise<Loadgen>;
   /** the collectors' own counts, when the collector reports them */
@@ -139,10 +144,12 @@ const COLLECTOR = "collector";
  * The hosts a cell runs on, in data-flow order: loadgen, the collector host(s) when the scenario has a collector
  * (`collector`, or `collector-1`, `collector-2`, …; "collector" when the stack has none, for the error), sink.
  */
-export function hostRoles(hostNames: readonly string[], plan: { collector: unknown }): string[] {
-  if (!plan.collector) return [LOADGEN, SINK];
+export function hostRoles(hostNames: readonly string[], plan: { collector: unknown; app?: { spec: { host: string } } }): string[] {
   const collectors = collectorHosts(hostNames);
-  return [LOADGEN, ...(collectors.length ? collectors : [COLLECTOR]), SINK];
+  const roles = plan.collector ? [LOADGEN, ...(collectors.length ? collectors : [COLLECTOR]), SINK] : [LOADGEN, SINK];
+  // the application under test's host, when it is none of the others (scenario app.host)
+  const app = plan.app?.spec.host;
+  return app !== undefined && !roles.includes(app) ? [...roles, app] : roles;
 }
 
 /** Counts summed key-wise (a key missing from one record counts 0 there). */

@@ -1,10 +1,11 @@
 /**
  * `ingestbench bench (--stack S | --stacks A,B,...) SCENARIO`: provision, run the scenario's cells, tear down; with
- * several stacks, print a comparison. Local stacks are provisioned per run by the runner (harness/runner/drive.ts),
+ * several stacks, print a comparison; with an application under test (scenario `app`), write-up 003's table of its
+ * variants (harness/results/across-variants.ts). Local stacks are provisioned per run by the runner (harness/runner/drive.ts),
  * docker and azure stacks deployed for their runs and destroyed after them (harness/provision/deployed.ts).
  */
 import { loadStack } from "../../../infra/stack/schema.ts";
-import { compareStacks, renderComparison } from "../../results/compare.ts";
+import { compareStacks, compareVariants, renderComparison, renderVariantsComparison } from "../../results/compare.ts";
 import { prepareResultsDir } from "../../results/preflight.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
 import { driveRuns, lockWaitMs, runsExitCode } from "../../runner/drive.ts";
@@ -48,6 +49,13 @@ export const registerBench: CommandModule = (program, ctx) => {
         // the runs just made are what was asked for: show version differences between stacks instead of refusing
         const rows = await compareStacks(resultsRoot, scenario.name, stacks.map((s) => s.name), { force: true });
         progress.result(`\n${renderComparison(scenario.name, rows)}`);
+      }
+      // an application under test: write-up 003's table of its variants, from the runs just made
+      if (scenario.app && result.records.some((r) => r.app) && !result.records.some((r) => r.status === "interrupted")) {
+        for (const stack of stacks) {
+          const table = await compareVariants(resultsRoot, scenario.name, stack.name, result.records.find((r) => r.stack === stack.name && r.app)?.runId).catch(() => null);
+          if (table) progress.result(`\n${renderVariantsComparison(table)}`);
+        }
       }
       return runsExitCode(result);
     }));

@@ -22,6 +22,7 @@ export const registerCompare: CommandModule = (program, ctx) => {
     .option("--baseline <invocation-or-run-id-prefix>", "across runs: the baseline runs (run id or invocation prefix, latest, previous)")
     .addOption(new Option("--contender <invocation-or-run-id-prefix>", "across runs: runs compared with the baseline; repeat or comma-separate")
       .argParser((v: string, prev: string[]) => [...prev, v]).default([] as string[], "latest"))
+    .option("--variants", "the variants of an application under test (scenario `app`) on one stack, write-up 003's table: throughput, mean, p50/p99, CPU per host, records, bytes, dropped, elapsed, each with its ratio to the first variant; --baseline picks the invocation (default: the latest)")
     .option("--force", "compare even when component versions differ (the differences are listed)")
     .option("--json", "print the comparison as JSON (only that on stdout)")
     .option("--wide", "across stacks: every column in the terminal table (the default shows about a dozen; the rest are named below it)")

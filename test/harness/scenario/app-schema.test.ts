@@ -1,5 +1,5 @@
 // The scenario `app` and `variants` blocks (harness/scenario/app-schema.ts) through the real registries: what they
-// yield, every mistake at file:line:col and field, and the runner's refusal to plan them until the app host exists.
+// yield, every mistake at file:line:col and field, and how the runner plans them (each variant a cell) or refuses them.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -42,7 +42,7 @@ const good = [
 ];
 
 describe("scenario app and variants", () => {
-  it("validates an application with two variants (defaults filled in), and the runner refuses to plan it for now", () => {
+  it("validates an application with two variants (defaults filled in); without a sent figure the runner refuses to plan it", () => {
     const f = write([...head, ...good]);
     const s = loadScenarioFile(f);
     expect(s.app).toEqual({
@@ -52,7 +52,28 @@ describe("scenario app and variants", () => {
       timeout: 600_000,
     });
     expect(s.variants).toEqual([{ name: "disabled", env: { EXPORT: "0" }, args: [] }, { name: "enabled", env: { EXPORT: "1" }, args: ["--queue", "64"] }]);
-    expect(() => planCells(s, f, { replicates: 1 })).toThrow(expect.objectContaining({ code: "E_APP_NOT_RUNNABLE" }));
+    // the ledger counts against what the app reports it sent: a map without `sent` is refused at its line
+    expect(() => planCells(s, f, { replicates: 1 })).toThrow(expect.objectContaining({ code: "E_APP_NOT_RUNNABLE", message: expect.stringMatching(/:\d+:\d+: .*map the sent figure/) }));
+  });
+
+  it("plans each variant as a cell (variant=<name>) with the app and its variant, every replicate in a seeded order", () => {
+    const withSent = good.map((l) => l
+      .replace("dropped (?<drops>[0-9]+)", "dropped (?<drops>[0-9]+) sent (?<sent>[0-9]+)")
+      .replace("dropped: drops }", "dropped: drops, sent: sent }"));
+    const f = write([...head, ...withSent]);
+    const plans = planCells(loadScenarioFile(f), f, { replicates: 2 });
+    expect(plans.map((p) => p.cell).sort()).toEqual(["variant=disabled", "variant=disabled", "variant=enabled", "variant=enabled"]);
+    expect(plans.map((p) => p.replicate)).toEqual([1, 1, 2, 2]);
+    const enabled = plans.find((p) => p.cell === "variant=enabled")!;
+    expect(enabled.app?.variant).toEqual({ name: "enabled", env: { EXPORT: "1" }, args: ["--queue", "64"] });
+    expect(enabled.app?.spec.results.map.sent).toBe("sent");
+    expect((enabled.scenarioConfig as { variant?: unknown }).variant).toEqual(enabled.app?.variant);
+  });
+
+  it("refuses an app given as an image (no platform runs one yet), at its line", () => {
+    const f = write([...head, ...good.map((l) => l.replace("command: [node, examples/sample-app/server.ts]", "image: ingestbench/sample-app:debian")
+      .replace("dropped: drops }", "dropped: drops, sent: drops }"))]);
+    expect(() => planCells(loadScenarioFile(f), f, { replicates: 1 })).toThrow(expect.objectContaining({ code: "E_APP_NOT_RUNNABLE", message: expect.stringMatching(/app\.image needs a container platform/) }));
   });
 
   it("names file:line:col and field of each mistake", () => {
