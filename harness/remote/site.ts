@@ -44,6 +44,8 @@ import { readBackLimits } from "./readback.ts";
 import type { HostShell } from "./shell.ts";
 import { matchesImagePin, probeVersion } from "./versions.ts";
 import { waitListening } from "./ready.ts";
+import { dockerStepTarget } from "./docker-steps.ts";
+import type { StepTarget } from "../runner/steps.ts";
 
 /** Options of a RemoteSite. */
 export interface RemoteSiteOptions {
@@ -53,6 +55,8 @@ export interface RemoteSiteOptions {
   outputs: StackOutputs;
   /** the shell into a host's container (harness/remote/hosts.ts shellsFor) */
   shell: (host: string) => HostShell;
+  /** docker: the shaper image of the stack (tc, ss), for fault steps (./docker-steps.ts); absent: the site runs no steps */
+  shaperImage?: string;
 }
 
 export class RemoteSite implements RunSite {
@@ -61,6 +65,8 @@ export class RemoteSite implements RunSite {
   private readonly roles: string[];
   private readonly oomBaseline = new Map<string, number | null>();
   private readonly collectorRoles: string[];
+  /** hosts a fault step killed, stopped or restarted: the observer may find their container unreadable */
+  private readonly disturbed = new Set<string>();
 
   /**
    * @throws ProvisioningError E_STACK_OUTPUTS when the deployed stack lacks a host the cell needs, or the sink has
@@ -146,7 +152,7 @@ export class RemoteSite implements RunSite {
 
   async observer(): Promise<Observer> {
     const capped = new Set(this.roles.filter((h) => this.limits[h]?.applied.cfsQuotaUs !== undefined));
-    return createRemoteObserver(this.roles.map((h) => this.opts.shell(h)), { cappedHosts: capped });
+    return createRemoteObserver(this.roles.map((h) => this.opts.shell(h)), { cappedHosts: capped, mayBeDown: (h) => this.disturbed.has(h) });
   }
 
   async loadgen(replayFile?: string): Promise<Loadgen> {
@@ -226,6 +232,13 @@ export class RemoteSite implements RunSite {
       return checkOom(this.opts.shell(r), this.oomBaseline.get(r) ?? null, typeof memory === "number" ? memory : null);
     }));
     return found.filter((k): k is OomKill => k !== null);
+  }
+
+  /** docker stacks: the fault steps' target (./docker-steps.ts); undefined on azure (refused before deploying) */
+  get steps(): (() => StepTarget) | undefined {
+    const { outputs, shaperImage } = this.opts;
+    if (outputs.platform !== "docker" || shaperImage === undefined) return undefined;
+    return () => dockerStepTarget({ outputs, shell: this.opts.shell, roles: this.roles, shaperImage, limits: this.limits, onDisturb: (h) => this.disturbed.add(h) });
   }
 
   async teardown(): Promise<string[]> {

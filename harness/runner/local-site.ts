@@ -18,7 +18,9 @@ import { findCollector, findSink } from "../../plugins/registry.ts";
 import type { RunningComponent } from "../../core/component.ts";
 import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
 import { liftCpuLimit, listCgroupPids, readOomKillCount } from "../../infra/local/cgroup.ts";
-import { netemAvailable, reshapeLink } from "../../infra/local/netns.ts";
+import { reshapeLink } from "../../infra/local/netns.ts";
+import { checkSteps } from "./step-checks.ts";
+import { describeDrop, describeFill, DISK_FILL_SCRIPT, dropConnectionsArgv } from "./step-scripts.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalHost, LocalStack } from "../../core/hosts.ts";
 import { ConfigurationError, interruptedError, ProvisioningError } from "../../core/errors.ts";
@@ -60,26 +62,7 @@ export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sin
       throw new ConfigurationError("E_STACK_HOSTS", `${where}: this scenario${plan.scenarioFile ? ` (${displayPath(plan.scenarioFile)})` : ""} needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
     }
   }
-  checkStepsLocally(roles, plan);
-}
-
-/**
- * The scenario's steps must name hosts the cell runs on, and delay or loss need netem in this kernel.
- * @throws ConfigurationError E_STEP_HOST, E_STEP_NETEM naming the step (steps.N) and what to do
- */
-function checkStepsLocally(roles: readonly string[], plan: Pick<CellPlan, "scenario" | "steps">): void {
-  for (const s of plan.steps ?? []) {
-    const field = `steps.${s.index}`;
-    if ("host" in s.action && !roles.includes(s.action.host)) {
-      throw new ConfigurationError("E_STEP_HOST", `scenario ${plan.scenario}: step ${s.index} (${s.name}) names host "${s.action.host}", which this cell does not run on; its hosts: ${roles.join(", ")}`, { field });
-    }
-    if (s.action.kind === "network" && (s.action.change.delayMs !== undefined || s.action.change.lossPercent !== undefined)) {
-      const netem = netemAvailable();
-      if (netem.available === false) {
-        throw new ConfigurationError("E_STEP_NETEM", `scenario ${plan.scenario}: step ${s.index} (${s.name}) needs netem for delay or loss, and this kernel has none (${netem.reason}); change bandwidth only, or run on a kernel with CONFIG_NET_SCH_NETEM`, { field });
-      }
-    }
-  }
+  checkSteps(stack, roles, plan);
 }
 
 /**
@@ -240,6 +223,23 @@ export class LocalSite implements RunSite {
         const show = (b: (typeof back)[number], name: string): string => `${name}: ${b.kinds.join("+") || "none"}${b.tbfRateBytesPerSec !== undefined ? ` rate ${b.tbfRateBytesPerSec} B/s` : ""}${b.netemDelayMs !== undefined ? ` delay ${b.netemDelayMs} ms` : ""}${b.netemLossPercent !== undefined ? ` loss ${b.netemLossPercent} %` : ""}`;
         return `tc on ${role}'s link: ${show(back[0]!, h.interface)}; ${show(back[1]!, h.peerInterface)}`;
       },
+      diskFull: async (role, level, signal) => {
+        const dir = this.host(role).dataDir;
+        const r = await this.run(role, "sh", ["-c", DISK_FILL_SCRIPT, "sh", dir, String(level)], signal);
+        if (r.exitCode !== 0) throw new Error(`filling ${dir} on ${role} failed (exit ${r.exitCode}): ${(r.stderr || r.stdout).trim()}`);
+        return describeFill(r.stdout);
+      },
+      dropConnections: async (role, peers, signal) => {
+        const lines: string[] = [];
+        for (const peer of peers) {
+          const address = this.host(peer).address;
+          const [cmd, ...args] = dropConnectionsArgv(address);
+          const r = await this.run(role, cmd!, args, signal);
+          if (r.exitCode !== 0) throw new Error(`ss -K on ${role} failed (exit ${r.exitCode}): ${(r.stderr || r.stdout).trim()}`);
+          lines.push(describeDrop(role, peer, address, r.stdout));
+        }
+        return lines.join("\n");
+      },
       release: async () => {
         for (const role of [...this.stopped]) {
           for (const pid of await this.componentPids(role).catch(() => [])) {
@@ -270,7 +270,7 @@ export class LocalSite implements RunSite {
     const h = this.host(role);
     return {
       name: role, address: h.address, controlAddress: h.controlAddress, ...(h.netns !== undefined ? { netns: h.netns } : {}),
-      cgroup: { ...h.cgroup.dirs }, pid: this.componentOf(role)?.pid ?? null,
+      cgroup: { ...h.cgroup.dirs }, pid: this.componentOf(role)?.pid ?? null, dataDir: h.dataDir,
       pids: () => listCgroupPids(h.cgroup),
     };
   }
@@ -300,7 +300,12 @@ export class LocalSite implements RunSite {
 
   /** `sh -c command` in the host's namespace and cgroup; the child is killed (by its pid) when `signal` aborts. */
   private exec(role: string, command: string, signal: AbortSignal): Promise<ExecResult> {
-    const child = this.host(role).spawn("sh", ["-c", command]);
+    return this.run(role, "sh", ["-c", command], signal);
+  }
+
+  /** `command args…` in the host's namespace and cgroup; the child is killed (by its pid) when `signal` aborts. */
+  private run(role: string, command: string, args: string[], signal: AbortSignal): Promise<ExecResult> {
+    const child = this.host(role).spawn(command, args);
     let stdout = "";
     let stderr = "";
     child.stdout?.on("data", (b: Buffer) => { if (stdout.length < 65536) stdout += b.toString("utf8"); });
