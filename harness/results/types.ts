@@ -354,6 +354,11 @@ export interface RunRecord {
   timeline?: TimelineEntry[];
   /** what each fault step cost (absent without steps; harness/runner/fault-cost.ts) */
   faults?: FaultCost[];
+  /**
+   * resource exhaustion named from the components' logs and the generators' errors (harness/runner/exhaustion.ts):
+   * kind (disk-full, ports, buffer-overflow), host, source, the line, evidence (e.g. the data volume's df); absent: none seen
+   */
+  exhaustion?: Array<{ kind: string; host: string; source: string; line: string; evidence?: string }>;
   /** kind: configuration | provisioning | verification (errors.ts classes) or run (anything else) */
   error: { code: string; kind: "configuration" | "provisioning" | "verification" | "run"; message: string } | null;
 }

@@ -20,6 +20,9 @@ import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
 import { liftCpuLimit, listCgroupPids, readOomKillCount } from "../../infra/local/cgroup.ts";
 import { reshapeLink } from "../../infra/local/netns.ts";
 import { checkSteps } from "./step-checks.ts";
+import { open, readdir, statfs } from "node:fs/promises";
+import path from "node:path";
+import { dedupeExhaustion, exhaustionIn, type Exhaustion } from "./exhaustion.ts";
 import { describeDrop, describeFill, DISK_FILL_SCRIPT, dropConnectionsArgv } from "./step-scripts.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalHost, LocalStack } from "../../core/hosts.ts";
@@ -89,6 +92,23 @@ export interface LocalSiteOptions {
   resultRecord: string;
   /** the run, for the "collector" event */
   events: EventEmitter;
+}
+
+/** How much of the end of each component log the exhaustion scan reads, bytes. */
+const LOG_SCAN_BYTES = 256 * 1024;
+
+/** The last `bytes` of a file, as UTF-8. */
+async function readTail(file: string, bytes: number): Promise<string> {
+  const fh = await open(file, "r");
+  try {
+    const { size } = await fh.stat();
+    const start = Math.max(0, size - bytes);
+    const buf = Buffer.alloc(size - start);
+    await fh.read(buf, 0, buf.length, start);
+    return buf.toString("utf8");
+  } finally {
+    await fh.close();
+  }
 }
 
 export class LocalSite implements RunSite {
@@ -197,6 +217,36 @@ export class LocalSite implements RunSite {
       });
     }
     return kills;
+  }
+
+  /**
+   * Exhaustion in the run's hosts (./exhaustion.ts): the component logs in each host's data directory (`*.log`, their
+   * last LOG_SCAN_BYTES), and the data volume's statfs: a volume with less than 1 % (or 1 MiB) free is named full,
+   * and its figures are the evidence of an ENOSPC line. Never throws.
+   */
+  async exhaustion(): Promise<Exhaustion[]> {
+    if (!this.local) return [];
+    const out: Exhaustion[] = [];
+    for (const role of this.roles) {
+      const h = this.local.hosts[role];
+      if (!h || role === LOADGEN) continue;
+      const sources: Array<{ source: string; text: string }> = [];
+      for (const f of (await readdir(h.dataDir).catch(() => [] as string[])).filter((n) => n.endsWith(".log"))) {
+        const text = await readTail(path.join(h.dataDir, f), LOG_SCAN_BYTES).catch(() => "");
+        if (text) sources.push({ source: f, text });
+      }
+      const found = exhaustionIn(role, sources);
+      const st = await statfs(h.dataDir).catch(() => null);
+      if (st) {
+        const kib = (blocks: number) => Math.floor((blocks * st.bsize) / 1024);
+        const [total, avail] = [kib(st.blocks), kib(st.bavail)];
+        const df = `df of ${h.dataDir}: ${total - kib(st.bfree)} of ${total} KiB used, ${avail} KiB free`;
+        if (total > 0 && (avail < total / 100 || avail < 1024)) found.push({ kind: "disk-full", host: role, source: "statfs of the data volume", line: df });
+        for (const e of found) if (e.kind === "disk-full") e.evidence ??= df;
+      }
+      out.push(...found);
+    }
+    return dedupeExhaustion(out);
   }
 
   steps(): StepTarget {

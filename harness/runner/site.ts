@@ -18,6 +18,7 @@ import type { Observer } from "../observers/types.ts";
 import type { CollectorSignals, Environment, RunRecord } from "../results/types.ts";
 import { collectorHosts } from "./versions.ts";
 import type { StepTarget } from "./steps.ts";
+import type { Exhaustion } from "./exhaustion.ts";
 
 /** An address and TCP port. */
 export interface Endpoint {
@@ -107,6 +108,11 @@ export interface RunSite {
    * Never throws. Absent: the site cannot tell. The local platform reads each host's cgroup counter (./local-site.ts).
    */
   oomKills?(): Promise<OomKill[]>;
+  /**
+   * Resource exhaustion the hosts' components logged during the run (./exhaustion.ts: ENOSPC, EADDRNOTAVAIL,
+   * Fluentd's BufferOverflowError), with the df of a full data volume; read after the load, like oomKills. Never throws.
+   */
+  exhaustion?(): Promise<Exhaustion[]>;
   /** stop or release what the site started; returns one message per failure (never throws) */
   teardown(): Promise<string[]>;
   /**
