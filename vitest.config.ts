@@ -13,6 +13,7 @@ import { defineConfig } from "vitest/config";
 const ENGINE = [
   "test/e2e/docker-engine.test.ts",
   "test/e2e/docker-faults.test.ts",
+  "test/e2e/docker-steps.test.ts",
   "test/e2e/deployed-stacks.test.ts",
   "test/harness/cli.test.ts",
   "test/harness/provision/**/*.test.ts",

@@ -49,9 +49,14 @@ export function accountFor(candidates: readonly string[], missing: () => Error, 
 export class LogTail {
   private chunks: Buffer[] = [];
   private size = 0;
-  constructor(private readonly max: number = LOG_TAIL_BYTES, private readonly file?: WriteStream) {}
+  /** the log file's write error (e.g. ENOSPC when the component's own volume is full): the tail is then kept in memory only */
+  fileError: Error | null = null;
+  constructor(private readonly max: number = LOG_TAIL_BYTES, private readonly file?: WriteStream) {
+    // a failed write (a full volume) must not end the harness with an unhandled 'error' event
+    file?.on("error", (e) => { this.fileError ??= e; });
+  }
   push(b: Buffer): void {
-    this.file?.write(b);
+    if (!this.fileError) this.file?.write(b);
     this.chunks.push(b);
     this.size += b.length;
     while (this.chunks.length > 1 && this.size - this.chunks[0]!.length >= this.max) this.size -= this.chunks.shift()!.length;

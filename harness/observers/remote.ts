@@ -41,6 +41,12 @@ export interface RemoteObserverOptions {
    * read-back's `ingressTbfRateBytesPerSec`): their received bytes are that device's transmit counter
    */
   ingressShaped?: ReadonlySet<string>;
+  /**
+   * Hosts whose container a fault step killed, stopped or restarted (harness/remote/docker-steps.ts): a read that
+   * fails for one of them carries its last reading forward to now (the window shows no CPU and no traffic, which is
+   * what a dead container did) instead of failing the run; any other host's failure is still E_OBSERVER_READ.
+   */
+  mayBeDown?: (host: string) => boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 5000;
@@ -207,12 +213,17 @@ export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserv
     return { t, ...usage, ...net, ...(runDelayNs !== undefined ? { runDelayNs } : {}) };
   }
 
+  const last = new Map<string, HostReading>();
   return windowedObserver(async () => {
     const settled = await Promise.all(
       shells.map((s) =>
         readHost(s).then(
-          (reading) => ({ host: s.host, reading }),
-          (error: unknown) => ({ host: s.host, error }),
+          (reading): { host: string; reading: HostReading } => { last.set(s.host, reading); return { host: s.host, reading }; },
+          (error: unknown): { host: string; reading: HostReading } | { host: string; error: unknown } => {
+            const held = last.get(s.host);
+            if (held && opts.mayBeDown?.(s.host)) return { host: s.host, reading: { ...held, t: harnessNow() } };
+            return { host: s.host, error };
+          },
         ),
       ),
     );

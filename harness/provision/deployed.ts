@@ -33,7 +33,9 @@ import type { CellPlan } from "../runner/cell-plan.ts";
 import { BenchRun } from "../runner/run.ts";
 import { cellConfig, openWorkspace, PulumiProvisioner, withPulumiStack } from "./provisioner.ts";
 import { cellImages, requireImages } from "./images.ts";
-import type { ResolvedImage } from "../../infra/docker/images.ts";
+import { resolveImage, type ResolvedImage } from "../../infra/docker/images.ts";
+import { checkSteps } from "../runner/step-checks.ts";
+import { hostRoles } from "../runner/site.ts";
 
 const defaultProjectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -63,11 +65,13 @@ export function deployedCellRunner(source: ShellSource = {}): CellRunner {
   return async (ctx) => {
     const adminUsername = ctx.stack.platform === "azure" ? loadPulumiStack(ctx.stack.file).platform.azure?.adminUsername : undefined;
     const shell = shellsFor(ctx.outputs, { ...source, ...(adminUsername ? { adminUsername } : {}) });
+    // the stack's shaper image (tc, ss) for fault steps on docker (harness/remote/docker-steps.ts)
+    const shaperImage = ctx.stack.platform === "docker" ? resolveImage("shaper", loadPulumiStack(ctx.stack.file).platform.docker.images ?? "upstream", undefined).ref : undefined;
     const run = new BenchRun({
       stack: ctx.stack, plan: ctx.plan, resultsRoot: ctx.resultsRoot, invocation: ctx.invocation, signal: ctx.signal, projectRoot: ctx.projectRoot,
       site: (c) => {
         ctx.deployment?.addRecord(path.join(c.dir, "run.json"));
-        return new RemoteSite({ stack: ctx.stack, plan: ctx.plan, outputs: ctx.outputs, shell });
+        return new RemoteSite({ stack: ctx.stack, plan: ctx.plan, outputs: ctx.outputs, shell, ...(shaperImage ? { shaperImage } : {}) });
       },
     });
     const loadgen = ctx.outputs.hosts.loadgen;
@@ -122,10 +126,11 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
     check(stack, plans) {
       if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`);
       for (const plan of plans) cellConfig(stack, plan);
-      // fault steps (harness/runner/steps.ts) run on the local platform only: refused before anything is deployed
+      // fault steps (harness/runner/steps.ts) run on local and docker stacks (harness/remote/docker-steps.ts), each
+      // checked against the stack here; azure's sites offer none: refused before anything is deployed
       const withSteps = plans.find((p) => p.steps?.length);
-      if (withSteps) {
-        throw new ConfigurationError("E_STEP_PLATFORM", `scenario ${withSteps.scenario}: fault steps (steps:) run on local stacks only; stack ${stack.name} is a ${stack.platform} stack (its sites offer no kill, stop, restart, exec or network steps yet); run it on a local stack, e.g. --stack local-pipeline`, { field: "steps" });
+      if (withSteps && stack.platform !== "docker") {
+        throw new ConfigurationError("E_STEP_PLATFORM", `scenario ${withSteps.scenario}: fault steps (steps:) run on local and docker stacks; stack ${stack.name} is a ${stack.platform} stack (its sites offer no kill, stop, restart, exec or network steps yet); run it on a local or docker stack, e.g. --stack local-pipeline or --stack docker-debian-2-cores`, { field: "steps" });
       }
       // generator: none (the collector's own load, harness/runner/self-load.ts) needs the collector's count of the events
       // it made, which the deployed sites do not read yet: refused before anything is deployed
@@ -133,6 +138,7 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
       if (selfLoad) {
         throw new ConfigurationError("E_GENERATOR_NONE", `scenario ${selfLoad.scenario}: generator: none runs on local stacks only; stack ${stack.name} (platform ${stack.platform}) runs on a site that does not read ${selfLoad.selfLoad!.collector}'s own count of the events its ${selfLoad.selfLoad!.input} made (${selfLoad.selfLoad!.counter}) yet: the ledger could not infer what was sent. Its config renders (ingestbench validate)`, { field: "generator" });
       }
+      for (const p of plans) if (p.steps?.length) checkSteps(stack, hostRoles(Object.keys(stack.hosts), p), p);
       // the images the cells run (a version without a Debian-built image is refused here, exit 2)
       if (stack.platform === "docker") images.set(stack.name, cellImages(loadPulumiStack(stack.file), plans));
     },

@@ -46,6 +46,15 @@ import { readBackLimits } from "./readback.ts";
 import type { HostShell } from "./shell.ts";
 import { matchesImagePin, probeVersion } from "./versions.ts";
 import { waitListening } from "./ready.ts";
+import { dockerStepTarget } from "./docker-steps.ts";
+import type { StepTarget } from "../runner/steps.ts";
+import { execa } from "execa";
+import { catalog } from "../../infra/catalog.ts";
+import { dedupeExhaustion, exhaustionIn, type Exhaustion } from "../runner/exhaustion.ts";
+import { parseDfLine } from "../runner/step-scripts.ts";
+
+/** How many of the last lines of each container's log the exhaustion scan reads. */
+const LOG_LINES = 5000;
 
 /** Options of a RemoteSite. */
 export interface RemoteSiteOptions {
@@ -55,6 +64,8 @@ export interface RemoteSiteOptions {
   outputs: StackOutputs;
   /** the shell into a host's container (harness/remote/hosts.ts shellsFor) */
   shell: (host: string) => HostShell;
+  /** docker: the shaper image of the stack (tc, ss), for fault steps (./docker-steps.ts); absent: the site runs no steps */
+  shaperImage?: string;
 }
 
 export class RemoteSite implements RunSite {
@@ -63,6 +74,8 @@ export class RemoteSite implements RunSite {
   private readonly roles: string[];
   private readonly oomBaseline = new Map<string, number | null>();
   private readonly collectorRoles: string[];
+  /** hosts a fault step killed, stopped or restarted: the observer may find their container unreadable */
+  private readonly disturbed = new Set<string>();
 
   /**
    * @throws ProvisioningError E_STACK_OUTPUTS when the deployed stack lacks a host the cell needs, or the sink has
@@ -161,7 +174,7 @@ export class RemoteSite implements RunSite {
     // a docker host whose shaper redirects ingress through its ifb device (infra/docker/shaper.ts; read back as
     // ingressTbfRateBytesPerSec, harness/remote/readback.ts): received bytes are counted after that tbf
     const ingressShaped = new Set(this.roles.filter((h) => this.limits[h]?.applied.ingressTbfRateBytesPerSec !== undefined));
-    return createRemoteObserver(this.roles.map((h) => this.opts.shell(h)), { cappedHosts: capped, ingressShaped });
+    return createRemoteObserver(this.roles.map((h) => this.opts.shell(h)), { cappedHosts: capped, ingressShaped, mayBeDown: (h) => this.disturbed.has(h) });
   }
 
   async loadgen(replayFile?: string): Promise<Loadgen> {
@@ -241,6 +254,38 @@ export class RemoteSite implements RunSite {
       return checkOom(this.opts.shell(r), this.oomBaseline.get(r) ?? null, typeof memory === "number" ? memory : null);
     }));
     return found.filter((k): k is OomKill => k !== null);
+  }
+
+  /**
+   * Exhaustion in each component container (harness/runner/exhaustion.ts): the last LOG_LINES lines of `docker logs`
+   * (stdout and stderr), and `df -Pk` of the component's data directory inside it (a volume with less than 1 % or
+   * 1 MiB free is named full, and is the evidence of an ENOSPC line). Docker only; never throws.
+   */
+  async exhaustion(): Promise<Exhaustion[]> {
+    if (this.opts.outputs.platform !== "docker") return [];
+    const out: Exhaustion[] = [];
+    for (const role of this.roles.filter((r) => r !== LOADGEN)) {
+      const h = this.opts.outputs.hosts[role]!;
+      const shell = this.opts.shell(role);
+      const logs = await execa(process.env.INGESTBENCH_DOCKER ?? "docker", ["logs", "--tail", String(LOG_LINES), h.container], { all: true, reject: false, timeout: 30_000 }).then((r) => r.all ?? "", () => "");
+      const found = exhaustionIn(role, [{ source: `docker logs ${h.container}`, text: logs }]);
+      const dir = catalog[h.component]?.dataDir;
+      const df = dir ? parseDfLine((await shell.run("sh", ["-c", `df -Pk "$1" | tail -n 1`, "sh", dir]).catch(() => "")).trim()) : null;
+      if (df) {
+        const line = `df of ${dir} in ${h.container}: ${df.usedKiB} of ${df.totalKiB} KiB used, ${df.availKiB} KiB free (${df.filesystem})`;
+        if (df.totalKiB > 0 && (df.availKiB < df.totalKiB / 100 || df.availKiB < 1024)) found.push({ kind: "disk-full", host: role, source: "df of the data volume", line });
+        for (const e of found) if (e.kind === "disk-full") e.evidence ??= line;
+      }
+      out.push(...found);
+    }
+    return dedupeExhaustion(out);
+  }
+
+  /** docker stacks: the fault steps' target (./docker-steps.ts); undefined on azure (refused before deploying) */
+  get steps(): (() => StepTarget) | undefined {
+    const { outputs, shaperImage } = this.opts;
+    if (outputs.platform !== "docker" || shaperImage === undefined) return undefined;
+    return () => dockerStepTarget({ outputs, shell: this.opts.shell, roles: this.roles, shaperImage, limits: this.limits, onDisturb: (h) => this.disturbed.add(h) });
   }
 
   async teardown(): Promise<string[]> {

@@ -363,6 +363,11 @@ export interface RunRecord {
   timeline?: TimelineEntry[];
   /** what each fault step cost (absent without steps; harness/runner/fault-cost.ts) */
   faults?: FaultCost[];
+  /**
+   * resource exhaustion named from the components' logs and the generators' errors (harness/runner/exhaustion.ts):
+   * kind (disk-full, ports, buffer-overflow), host, source, the line, evidence (e.g. the data volume's df); absent: none seen
+   */
+  exhaustion?: Array<{ kind: string; host: string; source: string; line: string; evidence?: string }>;
   /** kind: configuration | provisioning | verification (errors.ts classes) or run (anything else) */
   /**
    * why the run did not finish; `message` is one line; `detail` (unexpected errors only: not an IngestbenchError) the

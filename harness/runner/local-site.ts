@@ -18,7 +18,12 @@ import { findCollector, findSink } from "../../plugins/registry.ts";
 import type { RunningComponent } from "../../core/component.ts";
 import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
 import { liftCpuLimit, listCgroupPids, readOomKillCount } from "../../infra/local/cgroup.ts";
-import { netemAvailable, reshapeLink } from "../../infra/local/netns.ts";
+import { reshapeLink } from "../../infra/local/netns.ts";
+import { checkSteps } from "./step-checks.ts";
+import { open, readdir, statfs } from "node:fs/promises";
+import path from "node:path";
+import { dedupeExhaustion, exhaustionIn, type Exhaustion } from "./exhaustion.ts";
+import { describeDrop, describeFill, DISK_FILL_SCRIPT, dropConnectionsArgv } from "./step-scripts.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalHost, LocalStack } from "../../core/hosts.ts";
 import { ConfigurationError, interruptedError, ProvisioningError } from "../../core/errors.ts";
@@ -61,26 +66,7 @@ export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sin
       throw new ConfigurationError("E_STACK_HOSTS", `${where}: this scenario${plan.scenarioFile ? ` (${displayPath(plan.scenarioFile)})` : ""} needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
     }
   }
-  checkStepsLocally(roles, plan);
-}
-
-/**
- * The scenario's steps must name hosts the cell runs on, and delay or loss need netem in this kernel.
- * @throws ConfigurationError E_STEP_HOST, E_STEP_NETEM naming the step (steps.N) and what to do
- */
-function checkStepsLocally(roles: readonly string[], plan: Pick<CellPlan, "scenario" | "steps">): void {
-  for (const s of plan.steps ?? []) {
-    const field = `steps.${s.index}`;
-    if ("host" in s.action && !roles.includes(s.action.host)) {
-      throw new ConfigurationError("E_STEP_HOST", `scenario ${plan.scenario}: step ${s.index} (${s.name}) names host "${s.action.host}", which this cell does not run on; its hosts: ${roles.join(", ")}`, { field });
-    }
-    if (s.action.kind === "network" && (s.action.change.delayMs !== undefined || s.action.change.lossPercent !== undefined)) {
-      const netem = netemAvailable();
-      if (netem.available === false) {
-        throw new ConfigurationError("E_STEP_NETEM", `scenario ${plan.scenario}: step ${s.index} (${s.name}) needs netem for delay or loss, and this kernel has none (${netem.reason}); change bandwidth only, or run on a kernel with CONFIG_NET_SCH_NETEM`, { field });
-      }
-    }
-  }
+  checkSteps(stack, roles, plan);
 }
 
 /**
@@ -107,6 +93,23 @@ export interface LocalSiteOptions {
   resultRecord: string;
   /** the run, for the "collector" event */
   events: EventEmitter;
+}
+
+/** How much of the end of each component log the exhaustion scan reads, bytes. */
+const LOG_SCAN_BYTES = 256 * 1024;
+
+/** The last `bytes` of a file, as UTF-8. */
+async function readTail(file: string, bytes: number): Promise<string> {
+  const fh = await open(file, "r");
+  try {
+    const { size } = await fh.stat();
+    const start = Math.max(0, size - bytes);
+    const buf = Buffer.alloc(size - start);
+    await fh.read(buf, 0, buf.length, start);
+    return buf.toString("utf8");
+  } finally {
+    await fh.close();
+  }
 }
 
 export class LocalSite implements RunSite {
@@ -246,6 +249,36 @@ export class LocalSite implements RunSite {
     return kills;
   }
 
+  /**
+   * Exhaustion in the run's hosts (./exhaustion.ts): the component logs in each host's data directory (`*.log`, their
+   * last LOG_SCAN_BYTES), and the data volume's statfs: a volume with less than 1 % (or 1 MiB) free is named full,
+   * and its figures are the evidence of an ENOSPC line. Never throws.
+   */
+  async exhaustion(): Promise<Exhaustion[]> {
+    if (!this.local) return [];
+    const out: Exhaustion[] = [];
+    for (const role of this.roles) {
+      const h = this.local.hosts[role];
+      if (!h || role === LOADGEN) continue;
+      const sources: Array<{ source: string; text: string }> = [];
+      for (const f of (await readdir(h.dataDir).catch(() => [] as string[])).filter((n) => n.endsWith(".log"))) {
+        const text = await readTail(path.join(h.dataDir, f), LOG_SCAN_BYTES).catch(() => "");
+        if (text) sources.push({ source: f, text });
+      }
+      const found = exhaustionIn(role, sources);
+      const st = await statfs(h.dataDir).catch(() => null);
+      if (st) {
+        const kib = (blocks: number) => Math.floor((blocks * st.bsize) / 1024);
+        const [total, avail] = [kib(st.blocks), kib(st.bavail)];
+        const df = `df of ${h.dataDir}: ${total - kib(st.bfree)} of ${total} KiB used, ${avail} KiB free`;
+        if (total > 0 && (avail < total / 100 || avail < 1024)) found.push({ kind: "disk-full", host: role, source: "statfs of the data volume", line: df });
+        for (const e of found) if (e.kind === "disk-full") e.evidence ??= df;
+      }
+      out.push(...found);
+    }
+    return dedupeExhaustion(out);
+  }
+
   steps(): StepTarget {
     return {
       hosts: () => Object.fromEntries(this.roles.map((r) => [r, this.stepHost(r)])),
@@ -269,6 +302,23 @@ export class LocalSite implements RunSite {
         const back = await reshapeLink([{ netns: h.netns, ifname: h.interface }, { netns: h.peerNetns, ifname: h.peerInterface }], change);
         const show = (b: (typeof back)[number], name: string): string => `${name}: ${b.kinds.join("+") || "none"}${b.tbfRateBytesPerSec !== undefined ? ` rate ${b.tbfRateBytesPerSec} B/s` : ""}${b.netemDelayMs !== undefined ? ` delay ${b.netemDelayMs} ms` : ""}${b.netemLossPercent !== undefined ? ` loss ${b.netemLossPercent} %` : ""}`;
         return `tc on ${role}'s link: ${show(back[0]!, h.interface)}; ${show(back[1]!, h.peerInterface)}`;
+      },
+      diskFull: async (role, level, signal) => {
+        const dir = this.host(role).dataDir;
+        const r = await this.run(role, "sh", ["-c", DISK_FILL_SCRIPT, "sh", dir, String(level)], signal);
+        if (r.exitCode !== 0) throw new Error(`filling ${dir} on ${role} failed (exit ${r.exitCode}): ${(r.stderr || r.stdout).trim()}`);
+        return describeFill(r.stdout);
+      },
+      dropConnections: async (role, peers, signal) => {
+        const lines: string[] = [];
+        for (const peer of peers) {
+          const address = this.host(peer).address;
+          const [cmd, ...args] = dropConnectionsArgv(address);
+          const r = await this.run(role, cmd!, args, signal);
+          if (r.exitCode !== 0) throw new Error(`ss -K on ${role} failed (exit ${r.exitCode}): ${(r.stderr || r.stdout).trim()}`);
+          lines.push(describeDrop(role, peer, address, r.stdout));
+        }
+        return lines.join("\n");
       },
       release: async () => {
         for (const role of [...this.stopped]) {
@@ -300,7 +350,7 @@ export class LocalSite implements RunSite {
     const h = this.host(role);
     return {
       name: role, address: h.address, controlAddress: h.controlAddress, ...(h.netns !== undefined ? { netns: h.netns } : {}),
-      cgroup: { ...h.cgroup.dirs }, pid: this.componentOf(role)?.pid ?? null,
+      cgroup: { ...h.cgroup.dirs }, pid: this.componentOf(role)?.pid ?? null, dataDir: h.dataDir,
       pids: () => listCgroupPids(h.cgroup),
     };
   }
@@ -330,7 +380,12 @@ export class LocalSite implements RunSite {
 
   /** `sh -c command` in the host's namespace and cgroup; the child is killed (by its pid) when `signal` aborts. */
   private exec(role: string, command: string, signal: AbortSignal): Promise<ExecResult> {
-    const child = this.host(role).spawn("sh", ["-c", command]);
+    return this.run(role, "sh", ["-c", command], signal);
+  }
+
+  /** `command args…` in the host's namespace and cgroup; the child is killed (by its pid) when `signal` aborts. */
+  private run(role: string, command: string, args: string[], signal: AbortSignal): Promise<ExecResult> {
+    const child = this.host(role).spawn(command, args);
     let stdout = "";
     let stderr = "";
     child.stdout?.on("data", (b: Buffer) => { if (stdout.length < 65536) stdout += b.toString("utf8"); });

@@ -76,6 +76,7 @@ import { collectorHosts } from "./versions.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import { StepRunner } from "./steps.ts";
 import { CollectorLoad, inferredSent, selfLoadFidelity, type Load } from "./self-load.ts";
+import { dedupeExhaustion, EXHAUSTION_CODES, exhaustionIn, exhaustionMessage, exhaustionResource, type Exhaustion } from "./exhaustion.ts";
 import { faultCosts } from "./fault-cost.ts";
 
 export interface RunOptions {
@@ -409,6 +410,7 @@ export class BenchRun extends EventEmitter {
       if (this.steps && !this.record.timeline) await attempt("steps", async () => { this.record.timeline = await this.steps!.finish(); });
       if (this.generators && !finals) await attempt("generator", async () => { this.record.generator = mergeFinals(await this.generators!.stop()); });
       if (site.oomKills && this.record.status !== "interrupted") await attempt("OOM check", async () => this.reportOom(await site.oomKills!()));
+      if (this.record.status !== "interrupted") await attempt("exhaustion check", async () => this.reportExhaustion(await (site.exhaustion?.() ?? Promise.resolve([]))));
       if (verifier) await attempt("verifier", () => verifier!.close());
       errors.push(...(await site.teardown()));
       if (errors.length) {
@@ -515,6 +517,38 @@ export class BenchRun extends EventEmitter {
       const b = this.record.summary.bottleneck;
       const evidence = `OOM-killed under its memory cap: ${k.evidence}`;
       this.record.summary.bottleneck = { resource: "memory", host: k.host, score: 1, evidence, candidates: [{ resource: "memory", host: k.host, score: 1, evidence }, ...b.candidates] };
+    }
+  }
+
+  /**
+   * Resource exhaustion (./exhaustion.ts) the site read in its hosts' logs, and what the generators' errors and the
+   * run's error say (a generator's EADDRNOTAVAIL, the sink's ENOSPC answered to a client), is recorded as run.json
+   * `exhaustion` and becomes the run's error (E_DISK_FULL, E_PORTS_EXHAUSTED, E_BUFFER_OVERFLOW) and its bottleneck
+   * (disk, network, memory on that host, score 1), never an unexplained loss; an error before it (an OOM kill, a
+   * failed request) is kept after it in the message.
+   */
+  private reportExhaustion(fromSite: Exhaustion[]): void {
+    const r = this.record;
+    const texts = [
+      ...(r.generator?.errors ?? []).map((text, i) => ({ source: `generator error ${i + 1}`, text })),
+      ...(r.error ? [{ source: `the run's error (${r.error.code})`, text: r.error.message }] : []),
+    ];
+    // a generator's (or the run's) ENOSPC is the answer of the host it writes to; its EADDRNOTAVAIL its own ports
+    const entry = this.opts.plan.collector ? (collectorHosts(Object.keys(this.opts.stack.hosts))[0] ?? "collector") : SINK;
+    const fromTexts = exhaustionIn(LOADGEN, texts).map((e) => (e.kind === "ports" ? e : { ...e, host: entry }));
+    const found = dedupeExhaustion([...fromSite, ...fromTexts]);
+    if (found.length === 0) return;
+    r.exhaustion = found;
+    const first = found[0]!;
+    const prior = r.error;
+    const message = exhaustionMessage(found);
+    r.error = { code: EXHAUSTION_CODES[first.kind], kind: "run", message: prior ? `${message}\nthen: ${prior.code}: ${prior.message}` : message };
+    r.status = "error";
+    if (r.summary) {
+      const b = r.summary.bottleneck;
+      const resource = exhaustionResource(first.kind);
+      const evidence = `${first.kind}: ${first.source}: ${first.line}${first.evidence ? ` (${first.evidence})` : ""}`;
+      r.summary.bottleneck = { resource, host: first.host, score: 1, evidence, candidates: [{ resource, host: first.host, score: 1, evidence }, ...b.candidates] };
     }
   }
 

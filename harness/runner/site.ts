@@ -20,6 +20,7 @@ import type { CollectorSignals, Environment, RunRecord } from "../results/types.
 import { collectorHosts } from "./versions.ts";
 import type { SelfLoadCounts } from "./self-load.ts";
 import type { StepTarget } from "./steps.ts";
+import type { Exhaustion } from "./exhaustion.ts";
 
 /** An address and TCP port. */
 export interface Endpoint {
@@ -126,6 +127,11 @@ export interface RunSite {
    * the sink reads the harness's kernel clock.
    */
   sinkClock?(): Promise<ClockOffset | undefined>;
+  /**
+   * Resource exhaustion the hosts' components logged during the run (./exhaustion.ts: ENOSPC, EADDRNOTAVAIL,
+   * Fluentd's BufferOverflowError), with the df of a full data volume; read after the load, like oomKills. Never throws.
+   */
+  exhaustion?(): Promise<Exhaustion[]>;
   /** stop or release what the site started; returns one message per failure (never throws) */
   teardown(): Promise<string[]>;
   /**

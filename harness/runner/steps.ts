@@ -1,12 +1,12 @@
 /**
  * Fault steps during a run (the scenario's `steps:`, harness/scenario/steps.ts): the StepRunner fires each step at
  * its offset from t0 (the start of load) or on the first load-phase sample that meets its condition, runs its action
- * through the site's StepTarget (./local-site.ts on the local platform), bounded by the step's timeout, and records
+ * through the site's StepTarget (./local-site.ts on the local platform, harness/remote/docker-steps.ts on docker), bounded by the step's timeout, and records
  * it as a TimelineEntry (start, end, exit status, output) for run.json `timeline`. Steps run concurrently when their
  * times overlap; a step whose time or condition does not come before the load ends is recorded as skipped.
  *
  * A `script` step imports a zx script (scenarios/steps/*.mjs) and calls its default export with a StepContext: the
- * hosts (address, pids, cgroup paths, the component's main pid), the platform's exec, zx's `$` (quiet), a log, the
+ * hosts (address, pids, cgroup paths or container, data directory, the component's main pid), the platform's exec, zx's `$` (quiet), a log, the
  * seconds since t0, and an AbortSignal that fires at the step's timeout. What it logs and returns is its output; it
  * succeeds (exit 0) when it resolves and fails (exit 1) when it throws.
  */
@@ -14,6 +14,7 @@ import { pathToFileURL } from "node:url";
 import { $ } from "zx";
 import { conditionHolds, type NetworkChange, type SignalAction, type Step } from "../scenario/steps.ts";
 import type { TimelineEntry } from "../results/types.ts";
+import { dropPeers } from "./step-scripts.ts";
 
 /** Most characters of a step's output kept in run.json. */
 export const STEP_OUTPUT_MAX = 4000;
@@ -32,8 +33,12 @@ export interface StepHost {
   cgroup: Record<string, string>;
   /** the main pid of the host's component (collector or sink) as it runs now; null: none (loadgen) or dead */
   pid: number | null;
-  /** the pids in the host now (its cgroup's processes) */
+  /** the pids in the host now (its cgroup's processes; on docker, as this machine's kernel numbers them) */
   pids(): Promise<number[]>;
+  /** the host's container on the docker platform (name), absent on the local platform */
+  container?: string;
+  /** where the host's component keeps its data (a tmpfs when the stack gives the host `disk: { tmpfs: … }`) */
+  dataDir?: string;
 }
 
 /** A command's outcome: exit code (null when killed by a signal), and what it printed. */
@@ -45,8 +50,8 @@ export interface ExecResult {
 
 /** What a platform offers steps. Every method returns a line of output for the timeline or throws. */
 export interface StepTarget {
-  /** the cell's hosts by role */
-  hosts(): Record<string, StepHost>;
+  /** the cell's hosts by role, in data-flow order (loadgen, collector(s), sink) */
+  hosts(): Record<string, StepHost> | Promise<Record<string, StepHost>>;
   /** SIGKILL, SIGSTOP or SIGCONT every process of the host's component */
   signal(host: string, action: Exclude<SignalAction, "restart">): Promise<string>;
   /** stop what is left of the host's component and start it again, with its config, host and downstream */
@@ -55,6 +60,10 @@ export interface StepTarget {
   exec(host: string, command: string, signal: AbortSignal): Promise<ExecResult>;
   /** change the host's data-plane link */
   network(host: string, change: NetworkChange): Promise<string>;
+  /** fill the host's data volume until `levelPercent` of it is used (./step-scripts.ts DISK_FILL_SCRIPT) */
+  diskFull(host: string, levelPercent: number, signal: AbortSignal): Promise<string>;
+  /** close the host's established TCP connections to each of `peers` (host roles; ./step-scripts.ts, ss -K) */
+  dropConnections(host: string, peers: readonly string[], signal: AbortSignal): Promise<string>;
   /** undo what would hold up teardown (SIGCONT whatever a step stopped); never throws */
   release(): Promise<void>;
 }
@@ -138,7 +147,7 @@ export class StepRunner {
 
   /** True while a step acts on `host`, or once a kill, stop or restart of it ran (its endpoint may come and go). */
   disturbed(host: string): boolean {
-    return this.entries.some((e) => e.host === host && e.startT !== null && ["kill", "stop", "restart", "network"].includes(e.action));
+    return this.entries.some((e) => e.host === host && e.startT !== null && ["kill", "stop", "restart", "network", "disk-full", "drop-connections"].includes(e.action));
   }
 
   /** Wait for the steps that are running (each is bounded by its timeout). */
@@ -215,6 +224,12 @@ export class StepRunner {
       case "network":
         lines.push(await target.network(a.host, a.change));
         return 0;
+      case "disk-full":
+        lines.push(await target.diskFull(a.host, a.levelPercent, signal));
+        return 0;
+      case "drop-connections":
+        lines.push(await target.dropConnections(a.host, dropPeers(Object.keys(await target.hosts()), a.host, a.peer), signal));
+        return 0;
       case "exec": {
         const r = await target.exec(a.host, a.command, signal);
         if (r.stdout) lines.push(r.stdout.trimEnd());
@@ -225,7 +240,7 @@ export class StepRunner {
         const mod = (await import(pathToFileURL(a.file).href)) as { default?: unknown };
         if (typeof mod.default !== "function") throw new Error(`${a.file} has no default export function (export default async function (ctx) { … })`);
         const ctx: StepContext = {
-          hosts: target.hosts(),
+          hosts: await target.hosts(),
           exec: (host, command) => target.exec(host, command, signal),
           $: $({ quiet: true, signal }) as unknown as typeof $,
           log: (...parts) => lines.push(parts.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(" ")),

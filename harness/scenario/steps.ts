@@ -13,10 +13,12 @@
  *   - { at: 2s, exec: { host: sink, command: "ss -tn" } }            # a command in the host (its netns and cgroup)
  *   - { at: 2s, network: { host: sink, bandwidth: 1MiB/s } }        # change the host link (tc tbf; delay/loss need netem)
  *   - { at: 2s, script: steps/flap.mjs, timeout: 20s, fault: true } # a zx script (harness/runner/steps.ts StepContext)
+ *   - { at: 2s, disk-full: { host: sink, level: 100% } }            # fill the host's size-capped data volume (default 100%)
+ *   - { at: 2s, drop-connections: { host: collector, peer: sink } } # destroy their TCP connections (ss -K; default peer: downstream)
  * ```
  *
  * `name` (default e.g. "kill collector"), `timeout` (default 30s) and `fault` (whether run.json `faults` accounts for
- * the step; default true for kill, stop, restart and network, false for cont, exec and script) are optional.
+ * the step; default true for kill, stop, restart, network, disk-full and drop-connections, false for cont, exec and script) are optional.
  *
  * Conditions (`when`): `stored`, `sent` or `elapsed` (seconds since t0) compared with `>=`, `>`, `<=` or `<` to a
  * number, evaluated on every sample of the load phase (so the step fires up to one interval after the condition
@@ -32,7 +34,7 @@ import { parseDuration, parsePercent, parseRate, zUnit } from "../../core/units.
 export const SIGNAL_ACTIONS = ["kill", "stop", "cont", "restart"] as const;
 export type SignalAction = (typeof SIGNAL_ACTIONS)[number];
 /** Every step action. */
-export const STEP_ACTIONS = [...SIGNAL_ACTIONS, "exec", "network", "script"] as const;
+export const STEP_ACTIONS = [...SIGNAL_ACTIONS, "exec", "network", "script", "disk-full", "drop-connections"] as const;
 export type StepActionName = (typeof STEP_ACTIONS)[number];
 
 /** Host roles a step may name (harness/runner/site.ts hostRoles). */
@@ -59,7 +61,11 @@ export type StepAction =
   | { kind: SignalAction; host: string }
   | { kind: "exec"; host: string; command: string }
   | { kind: "network"; host: string; change: NetworkChange; text: string }
-  | { kind: "script"; file: string };
+  | { kind: "script"; file: string }
+  /** fill the host's data volume until `levelPercent` of it is used (a file written there, harness/runner/step-scripts.ts) */
+  | { kind: "disk-full"; host: string; levelPercent: number }
+  /** destroy the established TCP connections between `host` and `peer` (a host role; null: the host's downstream, or upstream for the sink) */
+  | { kind: "drop-connections"; host: string; peer: string | null };
 
 /** One validated step. `index` is its place in the list (0-based); `name` defaults to e.g. "kill collector". */
 export interface Step {
@@ -128,7 +134,7 @@ export function conditionHolds(c: StepCondition, x: number): boolean {
 const TRIGGER_KEYS = ["at", "when"] as const;
 const OTHER_KEYS = ["name", "timeout", "fault"] as const;
 /** The actions that are faults unless a step says `fault: false`. */
-const FAULT_BY_DEFAULT: ReadonlySet<string> = new Set(["kill", "stop", "restart", "network"]);
+const FAULT_BY_DEFAULT: ReadonlySet<string> = new Set(["kill", "stop", "restart", "network", "disk-full", "drop-connections"]);
 
 /**
  * The strict schema of one step. `baseDir` (the scenario's directory) resolves and checks a script's file.
@@ -219,6 +225,32 @@ function stepSchema(baseDir: string | undefined) {
           const text = ["bandwidth", "delay", "loss"].filter((k) => x[k] !== undefined).map((k) => `${k} ${String(x[k])}`).join(", ");
           if (okHost && !bad) action = { kind: "network", host: x.host as string, change, text };
         }
+      } else if (kind === "disk-full") {
+        // `disk-full: sink` or `{ host: sink, level: 90% }`
+        const spec: Record<string, unknown> = isPlainObject(x) ? x : { host: x };
+        for (const k of Object.keys(spec)) if (k !== "host" && k !== "level") issue(["disk-full", k], `unknown key "${k}"; allowed keys: host, level`, "key");
+        const path = isPlainObject(x) ? ["disk-full", "host"] : ["disk-full"];
+        let level = 100;
+        if (spec.level !== undefined) {
+          try {
+            level = parsePercent(spec.level as string | number);
+            if (level <= 0) issue(["disk-full", "level"], "level must be more than 0% (the share of the volume used once the step is done)");
+          } catch (e) {
+            issue(["disk-full", "level"], `level: ${(e as Error).message}`);
+          }
+        }
+        if (hostOk(spec.host, path)) {
+          if (spec.host === "loadgen") issue(path, "disk-full: the loadgen host keeps no data volume; name collector or sink");
+          else if (!bad) action = { kind: "disk-full", host: spec.host, levelPercent: level };
+        }
+      } else if (kind === "drop-connections") {
+        // `drop-connections: collector` or `{ host: collector, peer: sink }`
+        const spec: Record<string, unknown> = isPlainObject(x) ? x : { host: x };
+        for (const k of Object.keys(spec)) if (k !== "host" && k !== "peer") issue(["drop-connections", k], `unknown key "${k}"; allowed keys: host, peer`, "key");
+        const okHost = hostOk(spec.host, isPlainObject(x) ? ["drop-connections", "host"] : ["drop-connections"]);
+        const okPeer = spec.peer === undefined || hostOk(spec.peer, ["drop-connections", "peer"]);
+        if (okHost && okPeer && spec.peer === spec.host) issue(["drop-connections", "peer"], "peer must be another host than host");
+        else if (okHost && okPeer && !bad) action = { kind: "drop-connections", host: spec.host as string, peer: (spec.peer as string | undefined) ?? null };
       } else {
         const file = typeof x === "string" ? x : isPlainObject(x) ? x.file : undefined;
         if (isPlainObject(x)) for (const k of Object.keys(x)) if (k !== "file") issue(["script", k], `unknown key "${k}"; allowed keys: file`, "key");
@@ -252,6 +284,8 @@ function defaultName(a: StepAction): string {
     case "exec": return `exec ${a.host}: ${a.command.length > 40 ? `${a.command.slice(0, 39)}…` : a.command}`;
     case "network": return `network ${a.host} (${a.text})`;
     case "script": return `script ${nodePath.basename(a.file)}`;
+    case "disk-full": return `disk-full ${a.host} (${a.levelPercent}%)`;
+    case "drop-connections": return `drop-connections ${a.host}${a.peer ? ` ↔ ${a.peer}` : ""}`;
     default: return `${a.kind} ${a.host}`;
   }
 }
@@ -267,5 +301,5 @@ export function stepsSchema(baseDir: string | undefined) {
 
 /** The hosts the steps name (roles), deduplicated, in step order. */
 export function stepHosts(steps: readonly Step[]): string[] {
-  return [...new Set(steps.flatMap((s) => ("host" in s.action ? [s.action.host] : [])))];
+  return [...new Set(steps.flatMap((s) => ("host" in s.action ? [s.action.host, ...(s.action.kind === "drop-connections" && s.action.peer ? [s.action.peer] : [])] : [])))];
 }

@@ -23,9 +23,24 @@ export interface Shaping {
   lossPercent?: number;
 }
 
-/** POSIX sh script applying `s` to `dev`. */
+/** POSIX sh script applying `s` to `dev`, then sleeping (the shaper container's command). */
 export function shaperScript(s: Shaping, dev = "eth0"): string {
+  return [...shapeLines(s, dev, false), `echo "ingestbench shaper: applied on ${dev}"`, "exec sleep infinity"].join("\n") + "\n";
+}
+
+/**
+ * POSIX sh script replacing what shapes `dev` by `s` and printing `tc -s qdisc show` of it (and of the ifb), run again
+ * in a network namespace that was shaped before: a fault step's link change on the docker platform
+ * (harness/remote/docker-steps.ts), through the shaper container or a NET_ADMIN helper of the shaper image.
+ */
+export function reshapeScript(s: Shaping, dev = "eth0"): string {
+  return [...shapeLines(s, dev, true), `tc -s qdisc show dev ${IFB} 2>/dev/null || true`].join("\n") + "\n";
+}
+
+/** The tc lines; `again`: the namespace may hold an ifb and its qdisc from an earlier shaping. */
+function shapeLines(s: Shaping, dev: string, again: boolean): string[] {
   const lines = ["set -eu", `tc qdisc del dev ${dev} root 2>/dev/null || true`, `tc qdisc del dev ${dev} ingress 2>/dev/null || true`];
+  if (again) lines.push(`tc qdisc del dev ${IFB} root 2>/dev/null || true`);
   const netem: string[] = [];
   if (s.delayMs !== undefined) netem.push(`delay ${s.delayMs}ms`);
   if (s.lossPercent !== undefined) netem.push(`loss ${s.lossPercent}%`);
@@ -41,13 +56,13 @@ export function shaperScript(s: Shaping, dev = "eth0"): string {
   }
   if (s.rateBytesPerSec !== undefined) {
     lines.push(
-      `ip link add ${IFB} type ifb`,
+      again ? `ip link show ${IFB} >/dev/null 2>&1 || ip link add ${IFB} type ifb` : `ip link add ${IFB} type ifb`,
       `ip link set ${IFB} up`,
       `tc qdisc add dev ${dev} handle ffff: ingress`,
       `tc filter add dev ${dev} parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev ${IFB}`,
       `tc qdisc add dev ${IFB} root handle 1: ${tbf}`,
     );
   }
-  lines.push(`tc -s qdisc show dev ${dev}`, `echo "ingestbench shaper: applied on ${dev}"`, "exec sleep infinity");
-  return lines.join("\n") + "\n";
+  lines.push(`tc -s qdisc show dev ${dev}`);
+  return lines;
 }

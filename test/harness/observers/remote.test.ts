@@ -370,6 +370,26 @@ describe("remote observer: cgroup v2 detection and errors (real sh, cgroup2-shap
     expect(u!.hosts.sink!.netRxBytesPerSec * (u!.dtMs / 1000)).toBeCloseTo(1_300_000, 3);
   });
 
+  it("a host a fault step killed (mayBeDown): a failed read carries its last reading forward (no CPU, no traffic); without the flag it is E_OBSERVER_READ", async () => {
+    const { root } = await fakeV2Root();
+    let dead = false;
+    const killed: ObservedShell = {
+      host: "collector",
+      async run(command, args, opts) {
+        if (dead) return (await execa("sh", ["-c", "echo 'Error response from daemon: Container ib-collector is not running' >&2; exit 1"])).stdout;
+        return (await execa(command, args, { timeout: opts?.timeoutMs })).stdout;
+      },
+    };
+    let down = true;
+    const obs = createRemoteObserver([killed], { cappedHosts: new Set(), interface: "lo", cgroupRoot: root, mayBeDown: () => down });
+    expect(await obs.read()).toBeNull(); // the first reading
+    dead = true;
+    const w = await obs.read();
+    expect(w!.hosts.collector).toMatchObject({ cpuCores: 0, netRxBytesPerSec: 0, netTxBytesPerSec: 0, ioWriteBytesPerSec: 0 });
+    down = false;
+    await expect(obs.read()).rejects.toMatchObject({ code: "E_OBSERVER_READ", message: expect.stringMatching(/host "collector": .*is not running/) });
+  });
+
   it("a host whose command fails, times out, lacks the interface or the CPU counters → the error names that host", async () => {
     const { root } = await fakeV2Root();
     const gone: ObservedShell = {

@@ -30,6 +30,8 @@ const target: StepTarget = {
   restart: async () => { throw new Error("no restarts in this test"); },
   exec: (_host, command, signal) => shExec(command, signal),
   network: async () => { throw new Error("no links in this test"); },
+  diskFull: async () => { throw new Error("no volumes in this test"); },
+  dropConnections: async () => { throw new Error("no connections in this test"); },
   release: async () => undefined,
 };
 
