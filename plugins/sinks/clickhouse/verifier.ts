@@ -34,7 +34,8 @@
  * mark excluded by its primary index and is not read (read_rows 0 in system.query_log while no foreign row exists).
  * The newest sent_at is kept incrementally: max(sent_at) over the rows stamped at or after the delivery cursor (the
  * same rows the delivery window below reads, skipped part by part through the partition key's min/max index), folded
- * into the newest seen so far; while nothing was seen yet (a writer that bypassed stored_at's DEFAULT stamps 0) it
+ * into the newest seen so far; the count, the parts, the cursor's next bound and the newest are one query, and the
+ * delivery window a second one only when a row was stamped since the cursor; while nothing was seen yet (a writer that bypassed stored_at's DEFAULT stamps 0) it
  * falls back to max(sent_at) over the run's rows. `full` (the drain) changes nothing: the metadata count is exact.
  * Each sample's queries carry `log_queries=1` and a query_id naming the sample's tag (`ibv-<token>-<tag>-<n>`), and
  * `sinkCost(tag)` sums their system.query_log rows (QueryFinish and ExceptionWhileProcessing; SYSTEM FLUSH LOGS
@@ -246,19 +247,31 @@ class ClickHouseVerifier implements Verifier {
 
   /**
    * A timed metadata count (system.parts rows less another run's rows, a primary-key range) with the table's active
-   * parts, then the newest sent_at and the delivery window, incrementally (see the file comment).
+   * parts, the delivery cursor's next bound and the newest sent_at, in one query; then, when rows were stamped since
+   * the cursor, the delivery window (see the file comment). Two queries at most per sample, one while nothing arrives.
    */
   async sample(options: { full?: boolean; tag?: string } = {}): Promise<CountSample> {
     const tag = (options.tag ?? "sample").replace(/[^A-Za-z0-9_]/g, "_");
     const parts = `FROM system.parts WHERE active AND database = ${sqlString(this.database)} AND table = ${sqlString(this.tableName)}`;
-    const sql = `SELECT (SELECT sum(rows) ${parts}), (SELECT count() ${parts}), (SELECT count() FROM ${this.table} WHERE gen < ${this.genBase} OR gen >= ${this.genBase + GEN_STRIDE})`;
+    const st = this.storedAt;
+    const c = quoteIdent(STORED_AT);
+    const from = this.deliveryCursor;
+    // the pattern is split so that this query's own text (in system.processes too) does not match it
+    const stamped = st
+      ? `, (SELECT ${st.now} - (SELECT toUInt64(ceil(max(elapsed) * 1000 / ${st.unitMs})) FROM system.processes WHERE like(lower(query), concat('%ins', 'ert into%'))))`
+        + `, (SELECT max(sent_at) FROM ${this.table} WHERE ${c} >= ${st.toColumn(from)} AND ${this.ours})`
+      : "";
+    const sql = `SELECT (SELECT sum(rows) ${parts}), (SELECT count() ${parts}), (SELECT count() FROM ${this.table} WHERE gen < ${this.genBase} OR gen >= ${this.genBase + GEN_STRIDE})${stamped}`;
     const tBefore = now();
     const rows = await this.numbers(sql, this.tagged(tag));
     const tAfter = now();
-    const [total = 0, activeParts = 0, foreign = 0] = rows[0] ?? [];
+    const [total = 0, activeParts = 0, foreign = 0, next = 0, newest = 0] = rows[0] ?? [];
     const stored = Math.max(0, total - foreign);
     this.maxActiveParts = Math.max(this.maxActiveParts, activeParts);
-    const delivery = this.storedAt ? await this.delivery(this.storedAt, tag) : undefined;
+    // every row stamped before the cursor was visible to an earlier sample's query (the cursor's argument in the file
+    // comment), so the running max over the rows stamped from it on misses none
+    if (newest > 0) this.newest = Math.max(this.newest ?? 0, newest);
+    const delivery = st ? await this.delivery(st, from, next, newest > 0, tag) : undefined;
     if (stored > 0 && this.newest === null) {
       const [[n = 0] = []] = await this.numbers(`SELECT max(sent_at) FROM ${this.table} WHERE ${this.ours}`, this.tagged(tag));
       if (n > 0) this.newest = n;
@@ -281,20 +294,15 @@ class ClickHouseVerifier implements Verifier {
     };
   }
 
-  /** The delivery latencies of the rows stamped in [cursor, next) (see the file comment), grouped by whole ms at the sink. */
-  private async delivery(s: StoredAtColumn, tag: string): Promise<DeliveryWindow> {
-    // the pattern is split so that this query's own text (in system.processes too) does not match it
-    const [[next = 0] = []] = await this.numbers(
-      `SELECT ${s.now} - (SELECT toUInt64(ceil(max(elapsed) * 1000 / ${s.unitMs})) FROM system.processes WHERE like(lower(query), concat('%ins', 'ert into%')))`,
-      this.tagged(tag),
-    );
-    const from = this.deliveryCursor;
-    const c = quoteIdent(STORED_AT);
-    // the newest sent_at among rows stamped from the cursor on: every row stamped before it was visible to an earlier
-    // sample's query (the cursor's own argument, above), so the running max misses none
-    const [[newest = 0, seen = 0] = []] = await this.numbers(`SELECT max(sent_at), count() FROM ${this.table} WHERE ${c} >= ${s.toColumn(from)} AND ${this.ours}`, this.tagged(tag));
-    if (seen > 0 && newest > 0) this.newest = Math.max(this.newest ?? 0, newest);
+  /** The delivery latencies of the rows stamped in [from, next) (see the file comment), grouped by whole ms at the sink. */
+  private async delivery(s: StoredAtColumn, from: number, next: number, stampedSince: boolean, tag: string): Promise<DeliveryWindow> {
     if (!(next > from)) return { buckets: [], resolutionMs: s.resolutionMs, unstamped: 0 };
+    if (!stampedSince) {
+      // no row stamped from the cursor on was visible when next was read: none of [from, next) can appear later
+      this.deliveryCursor = next;
+      return { buckets: [], resolutionMs: s.resolutionMs, unstamped: 0 };
+    }
+    const c = quoteIdent(STORED_AT);
     const rows = await this.numbers(
       `SELECT toInt64(${s.epochMs}) - toInt64(sent_at) AS ms, count() FROM ${this.table}
         WHERE ${c} >= ${s.toColumn(from)} AND ${c} < ${s.toColumn(next)} AND ${this.ours} GROUP BY ms ORDER BY ms`,
@@ -404,13 +412,15 @@ class ClickHouseVerifier implements Verifier {
   async serverStats(): Promise<ClickHouseServerStats> {
     const [[parts = 0] = []] = await this.numbers(this.partsQuery());
     this.maxActiveParts = Math.max(this.maxActiveParts, parts);
+    // the log tables flushed first, so that no periodic flush falls between the counters and their rows below
+    await this.query("SYSTEM FLUSH LOGS");
     const text = await this.query(
       "SELECT event, value FROM system.events WHERE event IN ('InsertQuery', 'InsertedRows', 'RejectedInserts', 'DelayedInserts') FORMAT TabSeparated",
     );
     const ev = new Map(text.split("\n").filter(Boolean).map((l) => { const [k = "", v = "0"] = l.split("\t"); return [k, Number(v)] as const; }));
     const insertQueries = ev.get("InsertQuery") ?? 0;
     // the server's own log tables (the samples' log_queries) count in InsertedRows too, not in InsertQuery: their rows
-    // are taken off (what their active parts hold, as read after the counters)
+    // are taken off (what their active parts hold after SYSTEM FLUSH LOGS)
     const [[logRows = 0] = []] = await this.numbers("SELECT sum(rows) FROM system.parts WHERE active AND database = 'system' AND table IN ('query_log', 'query_thread_log')");
     const insertedRows = Math.max(0, (ev.get("InsertedRows") ?? 0) - logRows);
     return {
