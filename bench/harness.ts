@@ -69,6 +69,7 @@ function benchRun(scenario: string, resultsDir: string): RunRecord {
 }
 
 function runFigures(name: string, rec: RunRecord): void {
+  if (rec.status !== "ok") console.log(`  (run ${rec.status}${rec.error ? `: ${rec.error.code} ${rec.error.message.split("\n")[0]!.slice(0, 300)}` : ""})`);
   const i = rec.instrument;
   if (!i) throw new Error(`${name}: run ${rec.runId} (${rec.status}) has no instrument record: ${rec.error?.message ?? ""}`);
   const v = i.verifier;
