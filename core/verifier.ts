@@ -113,11 +113,33 @@ export interface Completion {
   missingRanges: Array<[number, number, number]>;
 }
 
+/**
+ * What the verifier's own queries cost the sink, over the samples taken with one `tag` (e.g. the measurement phase),
+ * as the sink itself accounts for them where it can (ClickHouse: system.query_log's ProfileEvents per query).
+ */
+export interface SinkCost {
+  /** the queries counted */
+  queries: number;
+  /** CPU time the sink's threads spent on them (user + system), ms; null where the sink does not say */
+  cpuMs: number | null;
+  /** wall time of the sink's threads on them, ms (an upper bound of their CPU time per thread); null where unknown */
+  threadWallMs: number | null;
+  /** rows the sink read for them; null where the sink does not say */
+  readRows: number | null;
+  /** where the figures come from, e.g. "system.query_log ProfileEvents (UserTimeMicroseconds + SystemTimeMicroseconds)" */
+  source: string;
+}
+
 export interface Verifier {
   /** create the schema (table/index/container) from the scenario's fields */
   prepare(): Promise<void>;
-  /** a timed count of stored rows; `full` asks for a count of every row even where the verifier counts incrementally */
-  sample(options?: { full?: boolean }): Promise<CountSample>;
+  /**
+   * a timed count of stored rows; `full` asks for a count of every row even where the verifier counts incrementally;
+   * `tag` labels the sample's queries for `sinkCost` (the runner passes the phase)
+   */
+  sample(options?: { full?: boolean; tag?: string }): Promise<CountSample>;
+  /** what the samples tagged `tag` cost the sink (SinkCost); absent: the sink keeps no per-query account */
+  sinkCost?(tag: string): Promise<SinkCost>;
   /** exact account given what each generator sent (sent[genId] = number of seqs 0..n-1) and rejected ranges */
   ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger>;
   /**

@@ -11,7 +11,7 @@ export type RunCaps = CapsFit & { hosts: string[] };
 import type { GeneratorFinal } from "../generators/types.ts";
 import type { AppFigure } from "../scenario/app-schema.ts";
 import type { HostWindow, MachineWindow } from "../observers/types.ts";
-import type { Ledger } from "../../core/verifier.ts";
+import type { Ledger, SinkCost } from "../../core/verifier.ts";
 
 export type Phase = "warmup" | "measure" | "drain";
 
@@ -307,6 +307,36 @@ export interface FaultCost {
   peakBacklogLagMs: number | null;
 }
 
+/**
+ * What the instrument itself cost during the run (harness/runner/run.ts): the harness process's CPU over the
+ * measurement, what the verifier's samples cost the sink then, and the run's overhead phases. Absent in older results.
+ */
+export interface InstrumentRecord {
+  /** the measurement phase these figures cover: from its first sample to its last, seconds */
+  measureSeconds: number;
+  /** the harness process's own CPU over it (process.cpuUsage(): getrusage(RUSAGE_SELF) user + system; its threads included, the generator children not) */
+  harness: { cpuSeconds: number; cores: number };
+  /** the verifier's samples over it */
+  verifier: {
+    samples: number;
+    /** the time the harness waited on sample() calls, ms (every query round trip: an upper bound of the sink's wall time on them) */
+    sampleWallMs: number;
+    /** the sink's own account of those queries (Verifier.sinkCost, core/verifier.ts); null where the sink keeps none */
+    sink: SinkCost | null;
+    /** the sink host's CPU cap as applied, cores (the machine's cores when uncapped) */
+    sinkCapCores: number;
+    /**
+     * the verifier's sink CPU as a share of that cap over the measurement: sink.cpuMs where the sink says, else the
+     * sample wall time (an upper bound), divided by measureSeconds × sinkCapCores
+     */
+    shareOfSinkCap: number;
+    /** which figure shareOfSinkCap rests on */
+    basis: "sink cpu" | "sample wall time";
+  };
+  /** per-cell overhead, ms: provision + sink start (until the sink answers), schema, the wait after the load for completion is not included */
+  overhead: { provisionAndSinkStartMs: number; prepareMs: number; collectorsAndGeneratorsUpMs: number; ledgerMs: number | null; fidelityMs: number | null; teardownMs: number };
+}
+
 export interface RunRecord {
   status: RunStatus;
   runId: string;
@@ -368,6 +398,8 @@ export interface RunRecord {
    * kind (disk-full, ports, buffer-overflow), host, source, the line, evidence (e.g. the data volume's df); absent: none seen
    */
   exhaustion?: Array<{ kind: string; host: string; source: string; line: string; evidence?: string }>;
+  /** the instrument's own cost: harness CPU, the verifier's cost at the sink, per-cell overhead (absent in older results) */
+  instrument?: InstrumentRecord;
   /** kind: configuration | provisioning | verification (errors.ts classes) or run (anything else) */
   /**
    * why the run did not finish; `message` is one line; `detail` (unexpected errors only: not an IngestbenchError) the

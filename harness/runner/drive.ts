@@ -74,6 +74,8 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   }
   const content = contentLine(r);
   if (content) lines.push(content);
+  const instrument = instrumentLine(r);
+  if (instrument) lines.push(instrument);
   if (r.query) lines.push(...queryLines(r.query));
   if (r.app) lines.push(appLine(r.app));
   // fault steps: what ran when, and what each fault cost (./fault-cost.ts)
@@ -142,6 +144,23 @@ export function contentLine(r: RunRecord): string | null {
   if (f.altered === 0) return `  content: exact, ${scope}`;
   const ex = f.examples.slice(0, 2).map((e) => `gen ${e.gen} seq ${e.seq} ${e.field}: sent ${e.expected}, stored ${e.stored}`);
   return `  content: ALTERED ${fmtInt(f.altered)} of ${scope}; ${ex.join("; ")}`;
+}
+
+/**
+ * The instrument's own cost (RunRecord.instrument): "  instrument: harness 0.9 % of a core; verifier 0.04 % of the
+ * sink's 0.25-core cap (sink cpu, 93 queries); overhead: provision + sink start 2.1 s, schema 0.1 s, generators up
+ * 1.3 s, ledger 0.2 s, content 0.4 s, teardown 0.5 s"; null in older results.
+ */
+export function instrumentLine(r: RunRecord): string | null {
+  const i = r.instrument;
+  if (!i) return null;
+  const pct = (x: number): string => `${(x * 100).toFixed(x < 0.01 ? 3 : 2)} %`;
+  const s = (ms: number | null): string => (ms === null ? "–" : `${(ms / 1000).toFixed(1)} s`);
+  const v = i.verifier;
+  const o = i.overhead;
+  return `  instrument: harness ${pct(i.harness.cores)} of a core; verifier ${pct(v.shareOfSinkCap)} of the sink's ${+v.sinkCapCores.toFixed(3)}-core cap`
+    + ` (${v.basis}, ${v.sink?.queries ?? v.samples} ${v.sink ? "queries" : "samples"}); overhead: provision + sink start ${s(o.provisionAndSinkStartMs)}, schema ${s(o.prepareMs)},`
+    + ` generators up ${s(o.collectorsAndGeneratorsUpMs)}, ledger ${s(o.ledgerMs)}, content ${s(o.fidelityMs)}, teardown ${s(o.teardownMs)}`;
 }
 
 /** One unit of work: a stack and the cells planned for it. */

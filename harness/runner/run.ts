@@ -54,9 +54,9 @@ import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError, IngestbenchError, interruptedError, ProvisioningError, VerificationError } from "../../core/errors.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { RunWriter, runDir } from "../results/store.ts";
-import type { CompletionRecord, Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
+import type { CompletionRecord, InstrumentRecord, Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
 import { findSink } from "../../plugins/registry.ts";
-import { completionOf, type Completion, type CountSample, type Ledger, type Verifier } from "../../core/verifier.ts";
+import { completionOf, type Completion, type CountSample, type Ledger, type SinkCost, type Verifier } from "../../core/verifier.ts";
 import { genBaseOf } from "../../core/ledger.ts";
 import { awaitCompletion, NEAR_END_SHARE, TIGHT_INTERVAL_MS, windowEnd, type CompletionWait } from "./completion.ts";
 import { evaluateChecks } from "./checks.ts";
@@ -155,6 +155,14 @@ export class BenchRun extends EventEmitter {
   private deliveryUnavailable: string | undefined;
   /** the sink-vs-loadgen clock correction applied to delivery latency, or why none is (absent: one clock) */
   private deliveryCorrection: { correctionMs: number; boundMs: number } | { reason: string } | undefined;
+  /** the instrument's own cost as it is measured (see instrumentRecord) */
+  private readonly cost = {
+    /** harness CPU (µs) and time (ms) at the sample that opened the measurement, and at its latest sample */
+    open: null as { cpuUs: number; t: number } | null,
+    last: null as { cpuUs: number; t: number } | null,
+    samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
+    provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, teardownMs: 0,
+  };
 
   constructor(private readonly opts: RunOptions) {
     super();
@@ -187,7 +195,9 @@ export class BenchRun extends EventEmitter {
     let finals: GeneratorFinal[] | null = null;
     try {
       this.stage = "starting the sink";
+      const tProvision = now();
       const sink = await site.startSink(this.opts.signal);
+      this.cost.provisionMs = now() - tProvision;
       this.record.limits = site.limits;
       this.record.versions = site.versions;
       if (site.environment) this.record.environment = await site.environment();
@@ -199,7 +209,10 @@ export class BenchRun extends EventEmitter {
       this.record.genBase = genBase;
       this.stage = "preparing the sink's table";
       verifier = verifierFactory.create({ host: sink.control.host, port: sink.control.port, params, fields: plan.fields, genBase, seed: typeof plan.generator.config.seed === "number" ? plan.generator.config.seed : undefined });
+      const tPrepare = now();
       await verifier.prepare();
+      this.cost.prepareMs = now() - tPrepare;
+      const tUp = now();
       this.deliveryUnavailable = verifier.deliveryUnavailable;
       this.emit("sink", { host: sink.control.host, port: sink.control.port, params, runDir: this.dir });
 
@@ -236,6 +249,7 @@ export class BenchRun extends EventEmitter {
         this.deliveryCorrection = correction ?? { reason: `the ${sinkClock.measured ? "loadgen" : "sink"} host's clock offset was not measured (${sinkClock.measured ? (clock as { reason?: string }).reason : sinkClock.reason})` };
       }
       generators.go();
+      this.cost.upMs = now() - tUp;
 
       const t0 = now();
       const loadEnd = t0 + plan.warmupMs + plan.durationMs;
@@ -244,7 +258,9 @@ export class BenchRun extends EventEmitter {
       const tick = async (phase: Phase): Promise<CountSample> => {
         // the collectors' own signals beside the host telemetry, before the count (harness/runner/site.ts)
         const [obs, signals] = await Promise.all([observer.read(), site.collectorSignals?.().catch(() => undefined)]);
-        const s = await this.sampleThroughFaults(() => verifier!.sample({ full: phase === "drain" }), plan.drainTimeoutMs);
+        const tSample = now();
+        const s = await this.sampleThroughFaults(() => verifier!.sample({ full: phase === "drain", tag: phase }), plan.drainTimeoutMs);
+        this.noteCost(phase, now() - tSample);
         if (s.delivery) this.deliverySeen = true;
         await this.selfLoad?.refresh().catch(() => undefined);
         const delivery = s.delivery ? this.delivery.window(s.delivery, phase !== "warmup") : undefined;
@@ -359,6 +375,8 @@ export class BenchRun extends EventEmitter {
         this.record.query = await runQueryPhase({ phase: plan.query, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored, signal: this.opts.signal });
       }
 
+      // what the measurement's samples cost the sink, by its own account (before the ledger's queries)
+      this.cost.sink = (await verifier.sinkCost?.("measure").catch(() => null)) ?? null;
       // What the collectors claim they received and wrote, beside the ledger (a dead collector's error is kept instead).
       this.stage = "counting the ledger";
       const claims = await site.collectorClaims();
@@ -366,11 +384,15 @@ export class BenchRun extends EventEmitter {
       // The measurement is over (e.g. the local sink's CPU cap is lifted for the ledger queries)
       for (const [host, notes] of Object.entries(await site.endMeasurement())) this.record.limits[host]?.notes.push(...notes);
       await this.opts.beforeLedger?.({ host: sink.control.host, port: sink.control.port, params });
+      const tLedger = now();
       const ledger: Ledger = await verifier.ledger(finals.map((f) => f.sent), finals.map((f) => f.rejectedRanges));
+      this.cost.ledgerMs = now() - tLedger;
+      const tFidelity = now();
       if (plan.selfLoad) {
         ledger.inferred = inferredSent(plan, finals.map((f) => f.sent), ledger);
         ledger.fidelity = selfLoadFidelity(plan);
       } else await addFidelity(ledger, verifier, plan, finals.map((f) => f.sent), genBase);
+      this.cost.fidelityMs = now() - tFidelity;
       this.record.ledger = ledger;
       if (this.record.timeline) this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
       this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
@@ -412,7 +434,11 @@ export class BenchRun extends EventEmitter {
       if (site.oomKills && this.record.status !== "interrupted") await attempt("OOM check", async () => this.reportOom(await site.oomKills!()));
       if (this.record.status !== "interrupted") await attempt("exhaustion check", async () => this.reportExhaustion(await (site.exhaustion?.() ?? Promise.resolve([]))));
       if (verifier) await attempt("verifier", () => verifier!.close());
+      const tTeardown = now();
       errors.push(...(await site.teardown()));
+      this.cost.teardownMs = now() - tTeardown;
+      const instrument = this.instrumentRecord();
+      if (instrument) this.record.instrument = instrument;
       if (errors.length) {
         this.record.error ??= { code: "E_TEARDOWN", kind: "provisioning", message: "" };
         this.record.error.message = [this.record.error.message, ...errors].filter(Boolean).join("\n");
@@ -472,6 +498,47 @@ export class BenchRun extends EventEmitter {
         INGESTBENCH_SEED: String(plan.seed ?? 1), INGESTBENCH_FIELDS: JSON.stringify(plan.fields), INGESTBENCH_WARMUP_MS: String(plan.warmupMs),
       },
     });
+  }
+
+  /**
+   * After a sample of `phase` that took `wallMs`: the harness's CPU at the sample opening the measurement (the last
+   * warmup one) and at the latest measurement sample; the measurement samples' count and wall time.
+   */
+  private noteCost(phase: Phase, wallMs: number): void {
+    const u = process.cpuUsage();
+    const at = { cpuUs: u.user + u.system, t: now() };
+    if (phase !== "measure") {
+      if (this.cost.last === null) this.cost.open = at;
+      return;
+    }
+    this.cost.open ??= at;
+    this.cost.last = at;
+    this.cost.samples++;
+    this.cost.sampleWallMs += wallMs;
+  }
+
+  /** run.json `instrument` (InstrumentRecord), once teardown is timed; null when no measurement sample was taken. */
+  private instrumentRecord(): InstrumentRecord | null {
+    const c = this.cost;
+    if (!c.open || !c.last || c.last.t <= c.open.t) return null;
+    const measureSeconds = (c.last.t - c.open.t) / 1000;
+    const cpuSeconds = (c.last.cpuUs - c.open.cpuUs) / 1e6;
+    const cpu = appliedHostLimits(this.record.limits[SINK], this.opts.stack.hosts[SINK]?.limits ?? {}, this.record.environment).cpu;
+    const sinkCapCores = cpu ? Math.min(cpu.quotaUs / cpu.periodUs, this.record.environment.cores) : this.record.environment.cores;
+    const useSink = c.sink !== null && c.sink.cpuMs !== null;
+    const spentMs = useSink ? c.sink!.cpuMs! : c.sampleWallMs;
+    return {
+      measureSeconds,
+      harness: { cpuSeconds, cores: cpuSeconds / measureSeconds },
+      verifier: {
+        samples: c.samples, sampleWallMs: c.sampleWallMs, sink: c.sink, sinkCapCores,
+        shareOfSinkCap: spentMs / 1000 / (measureSeconds * sinkCapCores), basis: useSink ? "sink cpu" : "sample wall time",
+      },
+      overhead: {
+        provisionAndSinkStartMs: c.provisionMs, prepareMs: c.prepareMs, collectorsAndGeneratorsUpMs: c.upMs,
+        ledgerMs: c.ledgerMs, fidelityMs: c.fidelityMs, teardownMs: c.teardownMs,
+      },
+    };
   }
 
   private summarize(bytesPerRow: number, ledger?: Ledger): Summary {

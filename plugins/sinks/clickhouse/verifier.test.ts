@@ -94,6 +94,25 @@ describe("clickhouse verifier (real ClickHouse 18.16.1)", () => {
     expect(s.newestSentAtMs).toBe(BASE_MS + 199_999);
   });
 
+  it("counts from system.parts metadata and reads no row of the table once the rows are older than the cursor; system.query_log accounts for every sample query under its tag (real ClickHouse 18.16)", async () => {
+    // the rows above were stamped at most a second ago: once the delivery cursor has passed their second, a sample
+    // reads only system.parts and system.processes, never the table's 200000 rows
+    await new Promise((r) => setTimeout(r, 1100));
+    await verifier!.sample({ tag: "settle" });
+    await new Promise((r) => setTimeout(r, 1100));
+    await verifier!.sample({ tag: "settle" });
+    const idle = await verifier!.sample({ tag: "idle" });
+    expect(idle.stored).toBe(200_000);
+    expect(idle.newestSentAtMs).toBe(BASE_MS + 199_999);
+    const cost = await verifier!.sinkCost!("idle");
+    expect(cost.queries).toBe(1); // count, parts, cursor and newest in one query; no delivery window: nothing new
+    expect(cost.readRows).toBeLessThan(1000); // system tables' rows only
+    expect(cost.cpuMs).toBeGreaterThanOrEqual(0);
+    expect(cost.threadWallMs).toBeGreaterThanOrEqual(0);
+    const settle = await verifier!.sinkCost!("settle");
+    expect(settle.queries).toBeGreaterThanOrEqual(2);
+  });
+
   it("finds exactly the seqs deleted at the sink (across ledger windows) and counts a repeated batch as duplicated", async () => {
     // deleted: 100..149, 5000, the window boundary LEDGER_WINDOW-5 .. LEDGER_WINDOW+4, and the whole second window
     const w = LEDGER_WINDOW;
@@ -161,6 +180,11 @@ describe("clickhouse verifier (real ClickHouse 18.16.1)", () => {
     await insertSeqs(genBaseOf("20261201T093000Z-123456"), 7, 7);
     await insertSeqs(0, 3, 3);
     expect((await mine.sample()).stored).toBe(1499);
+    // a later foreign row: held until the next recount (every FOREIGN_EVERY samples), recounted by every drain sample
+    await insertSeqs(genBaseOf("20261201T093000Z-123456"), 8, 8);
+    expect((await mine.sample()).stored).toBe(1500);
+    expect((await mine.sample({ full: true })).stored).toBe(1499);
+    await deleteWhere(`gen = ${genBaseOf("20261201T093000Z-123456")} AND seq = 8`);
     const l = await mine.ledger(sent, [[], []]);
     expect(l).toMatchObject({ stored: 1499, distinct: 1499, duplicated: 0, unexpected: 0, lost: 1, foreign: 2, missingRanges: [[1, 7, 7]] });
     const r = await mine.ledger(sent, [[[10, 19]], [[5, 9]]]);

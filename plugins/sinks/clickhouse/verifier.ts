@@ -27,8 +27,25 @@
  * no earlier than its start, and an INSERT that starts later stamps at least its own start, so every stamped row is
  * read by exactly one sample.
  *
+ * Samples cost the sink no scan of the table: the count is metadata, `sum(rows)` of the table's active parts in
+ * system.parts (18.16 keeps `rows` per part; a part becomes active, and a merge replaces its sources, atomically, so
+ * the sum equals count() of a plain MergeTree), less the rows of another run, counted with `gen < genBase OR gen ≥
+ * genBase + GEN_STRIDE`: a range of the primary key (gen, seq), so a part holding only this run's gens has every
+ * mark excluded by its primary index and is not read (read_rows 0 in system.query_log while no foreign row exists);
+ * that count is repeated every FOREIGN_EVERY samples and every sample of the drain (`full`), the last value held in
+ * between (foreign rows are a previous replicate's late flush: a sample is a pre-filter, the ledger counts exactly).
+ * The newest sent_at is kept incrementally: max(sent_at) over the rows stamped at or after the delivery cursor (the
+ * same rows the delivery window below reads, skipped part by part through the partition key's min/max index), folded
+ * into the newest seen so far; the count, the parts, the cursor's next bound and the newest are one query, and the
+ * delivery window a second one only when a row was stamped since the cursor; while nothing was seen yet (a writer that bypassed stored_at's DEFAULT stamps 0) it
+ * falls back to max(sent_at) over the run's rows.
+ * Each sample's queries carry `log_queries=1` and a query_id naming the sample's tag (`ibv-<token>-<tag>-<n>`), and
+ * `sinkCost(tag)` sums their system.query_log rows (QueryFinish and ExceptionWhileProcessing; SYSTEM FLUSH LOGS
+ * first): ProfileEvents UserTimeMicroseconds + SystemTimeMicroseconds (the server's threads' CPU time, 18.16 records
+ * these per query), RealTimeMicroseconds (their wall time), read_rows.
+ *
  * Ledger (exact; the same definitions as the postgres verifier), for generator g with sent[g] seqs 0..sent[g]-1:
- * - stored = count(); distinct = uniqExact(gen, seq); duplicated = stored − distinct
+ * - stored = count(); distinct = Σ over (gen, window of LEDGER_WINDOW seqs) of uniqExact(seq); duplicated = stored − distinct
  * - unexpected = rows whose gen is unknown or whose seq ≥ sent[gen]
  * - rejected = seqs inside g's rejected ranges (merged, clamped); accepted = sent − rejected
  * - lost = accepted seqs absent from the table. ClickHouse 18.16 has no window functions, so the count runs per
@@ -42,16 +59,18 @@
  * `missing` (the completion query) is the window walk alone.
  * Besides, `server` (a field the Ledger contract does not have; the runner writes the ledger object to run.json as
  * is): active parts of the table now and the most seen by any sample (their growth shows merges falling behind),
- * and the server's own counters from system.events: InsertQuery, InsertedRows (and rows per insert; 18.16 counts
+ * and the server's own counters from system.events: InsertQuery, InsertedRows (less the rows of the server's own
+ * system.query_log and query_thread_log, which the samples' log_queries fill; and rows per insert; 18.16 counts
  * the rows of refused inserts too, so these are rows received, not stored), RejectedInserts (inserts refused with code 252 TOO_MANY_PARTS) and DelayedInserts (inserts slowed down by
  * parts_to_delay_insert). 18.16 has no FailedInsertQuery event; a client-side count of failed inserts is the
  * generator's (ledger.rejected).
  */
+import { randomBytes } from "node:crypto";
 import { parseClickHouseError } from "../../../core/events/clickhouse-http.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GapCollector, GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
-import type { Completion, CountSample, DeliveryWindow, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { Completion, CountSample, DeliveryWindow, Ledger, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { clickhouseRowReader } from "./rows.ts";
 
@@ -66,6 +85,13 @@ export const CLICKHOUSE_TYPES: Readonly<Record<FieldType, string>> = {
 
 /** Seqs per window of the ledger's missing-range search. */
 export const LEDGER_WINDOW = 65_536;
+
+/**
+ * Samples between recounts of another run's rows: that count reads no row of a table holding only this run's gens,
+ * yet costs ClickHouse 18.16 about 4 ms of CPU per query (system.query_log, measured by bench/harness.ts's idle
+ * samples on a 2-core AMD EPYC), more than the rest of a sample.
+ */
+export const FOREIGN_EVERY = 10;
 
 /** Per-query timeout of the verifier's HTTP requests, milliseconds. */
 const QUERY_TIMEOUT_MS = 120_000;
@@ -170,6 +196,12 @@ class ClickHouseVerifier implements Verifier {
   private readonly ours: string;
   /** stored rows read back for the content check (./rows.ts) */
   readonly rows: StoredRowReader;
+  /** this verifier's query_id prefix (see the file comment) */
+  private readonly token = `ibv-${randomBytes(6).toString("hex")}`;
+  private queryNo = 0;
+  /** another run's rows at the last recount (null: none yet), and the samples since */
+  private foreign: number | null = null;
+  private samplesSinceForeign = 0;
 
   constructor(private readonly ctx: VerifierContext) {
     this.genBase = Math.floor(ctx.genBase ?? 0);
@@ -218,33 +250,84 @@ class ClickHouseVerifier implements Verifier {
     this.maxActiveParts = 0;
     this.newest = null;
     this.deliveryCursor = 1;
+    this.foreign = null;
+    this.samplesSinceForeign = 0;
   }
 
-  /** A timed `SELECT count(), max(sent_at)` (plus the table's active parts, noted for the ledger). */
-  async sample(): Promise<CountSample> {
-    const sql = `SELECT count(), max(sent_at), (${this.partsQuery()}) FROM ${this.table} WHERE ${this.ours}`;
+  /** Query settings that log a sample's query under its tag (see the file comment). */
+  private tagged(tag: string): Record<string, string | number> {
+    return { log_queries: 1, query_id: `${this.token}-${tag}-${++this.queryNo}` };
+  }
+
+  /**
+   * A timed metadata count (system.parts rows less another run's rows, a primary-key range) with the table's active
+   * parts, the delivery cursor's next bound and the newest sent_at, in one query; then, when rows were stamped since
+   * the cursor, the delivery window (see the file comment). Two queries at most per sample, one while nothing arrives.
+   */
+  async sample(options: { full?: boolean; tag?: string } = {}): Promise<CountSample> {
+    const tag = (options.tag ?? "sample").replace(/[^A-Za-z0-9_]/g, "_");
+    const parts = `FROM system.parts WHERE active AND database = ${sqlString(this.database)} AND table = ${sqlString(this.tableName)}`;
+    const st = this.storedAt;
+    const c = quoteIdent(STORED_AT);
+    const from = this.deliveryCursor;
+    // the pattern is split so that this query's own text (in system.processes too) does not match it
+    const stamped = st
+      ? `, (SELECT ${st.now} - (SELECT toUInt64(ceil(max(elapsed) * 1000 / ${st.unitMs})) FROM system.processes WHERE like(lower(query), concat('%ins', 'ert into%'))))`
+        + `, (SELECT max(sent_at) FROM ${this.table} WHERE ${c} >= ${st.toColumn(from)} AND ${this.ours})`
+      : "";
+    // another run's rows are recounted every FOREIGN_EVERY samples, and every sample of the drain (`full`)
+    const recount = options.full || this.samplesSinceForeign >= FOREIGN_EVERY - 1 || this.foreign === null;
+    const foreignSql = recount ? `(SELECT count() FROM ${this.table} WHERE gen < ${this.genBase} OR gen >= ${this.genBase + GEN_STRIDE})` : "toUInt64(0)";
+    const sql = `SELECT (SELECT sum(rows) ${parts}), (SELECT count() ${parts}), ${foreignSql}${stamped}`;
     const tBefore = now();
-    const rows = await this.numbers(sql);
+    const rows = await this.numbers(sql, this.tagged(tag));
     const tAfter = now();
-    const [stored = 0, newest = 0, parts = 0] = rows[0] ?? [];
-    this.maxActiveParts = Math.max(this.maxActiveParts, parts);
-    if (stored > 0 && newest > 0) this.newest = Math.max(this.newest ?? 0, newest);
-    const delivery = this.storedAt ? await this.delivery(this.storedAt) : undefined;
+    const [total = 0, activeParts = 0, foreignNow = 0, next = 0, newest = 0] = rows[0] ?? [];
+    if (recount) {
+      this.foreign = foreignNow;
+      this.samplesSinceForeign = 0;
+    } else this.samplesSinceForeign++;
+    const stored = Math.max(0, total - (this.foreign ?? 0));
+    this.maxActiveParts = Math.max(this.maxActiveParts, activeParts);
+    // every row stamped before the cursor was visible to an earlier sample's query (the cursor's argument in the file
+    // comment), so the running max over the rows stamped from it on misses none
+    if (newest > 0) this.newest = Math.max(this.newest ?? 0, newest);
+    const delivery = st ? await this.delivery(st, from, next, newest > 0, tag) : undefined;
+    if (stored > 0 && this.newest === null) {
+      const [[n = 0] = []] = await this.numbers(`SELECT max(sent_at) FROM ${this.table} WHERE ${this.ours}`, this.tagged(tag));
+      if (n > 0) this.newest = n;
+    }
     return { tBefore, tAfter, stored, newestSentAtMs: this.newest, ...(delivery ? { delivery } : {}) };
   }
 
-  /** The delivery latencies of the rows stamped in [cursor, next) (see the file comment), grouped by whole ms at the sink. */
-  private async delivery(s: StoredAtColumn): Promise<DeliveryWindow> {
-    // the pattern is split so that this query's own text (in system.processes too) does not match it
-    const [[next = 0] = []] = await this.numbers(
-      `SELECT ${s.now} - (SELECT toUInt64(ceil(max(elapsed) * 1000 / ${s.unitMs})) FROM system.processes WHERE like(lower(query), concat('%ins', 'ert into%')))`,
+  /** What the samples tagged `tag` cost the server, from system.query_log (see the file comment). */
+  async sinkCost(tag: string): Promise<SinkCost> {
+    await this.query("SYSTEM FLUSH LOGS");
+    const ev = (names: string[]): string =>
+      `sum(arraySum(arrayMap((n, v) -> if(has([${names.map(sqlString).join(", ")}], n), v, 0), ProfileEvents.Names, ProfileEvents.Values)))`;
+    const [[queries = 0, cpuUs = 0, realUs = 0, readRows = 0] = []] = await this.numbers(
+      `SELECT count(), ${ev(["UserTimeMicroseconds", "SystemTimeMicroseconds"])}, ${ev(["RealTimeMicroseconds"])}, sum(read_rows)
+        FROM system.query_log WHERE type IN (2, 4) AND startsWith(query_id, ${sqlString(`${this.token}-${tag.replace(/[^A-Za-z0-9_]/g, "_")}-`)})`,
     );
-    const from = this.deliveryCursor;
+    return {
+      queries, cpuMs: cpuUs / 1000, threadWallMs: realUs / 1000, readRows,
+      source: "ClickHouse system.query_log ProfileEvents: UserTimeMicroseconds + SystemTimeMicroseconds (cpu), RealTimeMicroseconds (thread wall)",
+    };
+  }
+
+  /** The delivery latencies of the rows stamped in [from, next) (see the file comment), grouped by whole ms at the sink. */
+  private async delivery(s: StoredAtColumn, from: number, next: number, stampedSince: boolean, tag: string): Promise<DeliveryWindow> {
     if (!(next > from)) return { buckets: [], resolutionMs: s.resolutionMs, unstamped: 0 };
+    if (!stampedSince) {
+      // no row stamped from the cursor on was visible when next was read: none of [from, next) can appear later
+      this.deliveryCursor = next;
+      return { buckets: [], resolutionMs: s.resolutionMs, unstamped: 0 };
+    }
     const c = quoteIdent(STORED_AT);
     const rows = await this.numbers(
       `SELECT toInt64(${s.epochMs}) - toInt64(sent_at) AS ms, count() FROM ${this.table}
         WHERE ${c} >= ${s.toColumn(from)} AND ${c} < ${s.toColumn(next)} AND ${this.ours} GROUP BY ms ORDER BY ms`,
+      this.tagged(tag),
     );
     this.deliveryCursor = next;
     return { buckets: rows.map(([ms = 0, n = 0]) => [ms, n]), resolutionMs: s.resolutionMs, unstamped: 0 };
@@ -323,8 +406,12 @@ class ClickHouseVerifier implements Verifier {
     const ns = sent.map((n) => Math.max(0, Math.floor(n)));
     const sentArray = ns.length > 0 ? `[${ns.map((n) => `toUInt64(${n})`).join(", ")}]` : "emptyArrayUInt64()";
     // arrayElement past the end gives 0, so a gen of the run's space without a generator makes every seq unexpected
+    // distinct per (gen, window of seqs), summed: the windows are disjoint, and a window's hash set stays small (one
+    // set of every (gen, seq) is several times slower: measured by bench/harness.ts); foreign rows by a key range
     const [totals] = await this.numbers(
-      `SELECT countIf(${this.ours}), uniqExactIf((gen, seq), ${this.ours}), countIf(${this.ours} AND seq >= arrayElement(${sentArray}, toUInt64(gen - ${this.genBase} + 1))), countIf(NOT ${this.ours}) FROM ${this.table}`,
+      `SELECT sum(c), sum(d), sum(u), (SELECT count() FROM ${this.table} WHERE gen < ${this.genBase} OR gen >= ${this.genBase + GEN_STRIDE}) FROM
+        (SELECT count() AS c, uniqExact(seq) AS d, countIf(seq >= arrayElement(${sentArray}, toUInt64(gen - ${this.genBase} + 1))) AS u
+          FROM ${this.table} WHERE ${this.ours} GROUP BY gen, intDiv(seq, ${LEDGER_WINDOW}))`,
     );
     const [stored = 0, distinct = 0, unexpected = 0, foreign = 0] = totals ?? [];
     const w = await this.walk(sent, rejected, true);
@@ -350,12 +437,17 @@ class ClickHouseVerifier implements Verifier {
   async serverStats(): Promise<ClickHouseServerStats> {
     const [[parts = 0] = []] = await this.numbers(this.partsQuery());
     this.maxActiveParts = Math.max(this.maxActiveParts, parts);
+    // the log tables flushed first, so that no periodic flush falls between the counters and their rows below
+    await this.query("SYSTEM FLUSH LOGS");
     const text = await this.query(
       "SELECT event, value FROM system.events WHERE event IN ('InsertQuery', 'InsertedRows', 'RejectedInserts', 'DelayedInserts') FORMAT TabSeparated",
     );
     const ev = new Map(text.split("\n").filter(Boolean).map((l) => { const [k = "", v = "0"] = l.split("\t"); return [k, Number(v)] as const; }));
     const insertQueries = ev.get("InsertQuery") ?? 0;
-    const insertedRows = ev.get("InsertedRows") ?? 0;
+    // the server's own log tables (the samples' log_queries) count in InsertedRows too, not in InsertQuery: their rows
+    // are taken off (what their active parts hold after SYSTEM FLUSH LOGS)
+    const [[logRows = 0] = []] = await this.numbers("SELECT sum(rows) FROM system.parts WHERE active AND database = 'system' AND table IN ('query_log', 'query_thread_log')");
+    const insertedRows = Math.max(0, (ev.get("InsertedRows") ?? 0) - logRows);
     return {
       activeParts: parts,
       maxActiveParts: this.maxActiveParts,

@@ -72,6 +72,15 @@ describe("postgres verifier", () => {
     expect(s.newestSentAtMs).toBe(Date.UTC(2024, 10, 7) + 9999);
   });
 
+  it("accounts the CPU its tagged samples cost the sink from its own backend's schedstat (real PostgreSQL, same machine)", async () => {
+    for (let i = 0; i < 3; i++) expect((await verifier!.sample({ tag: "measure" })).stored).toBe(10000);
+    const cost = await verifier!.sinkCost!("measure");
+    expect(cost).toMatchObject({ queries: 6, readRows: null });
+    expect(cost.cpuMs).toBeGreaterThan(0); // a backend that ran six queries spent time on a CPU
+    expect(cost.source).toMatch(/schedstat/);
+    expect((await verifier!.sinkCost!("other")).queries).toBe(0);
+  });
+
   it("accounts lost, duplicated and missing ranges exactly", async () => {
     await q(`DELETE FROM ${TABLE} WHERE gen = 0 AND (seq BETWEEN 100 AND 149 OR seq = 5000)`);
     await insertSeqs(0, 10, 19); // 10 duplicates

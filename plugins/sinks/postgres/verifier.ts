@@ -28,14 +28,21 @@
  *   "Run identity"); every count above and every sample counts this run's rows only
  * - rejectedStored = distinct stored seqs inside rejected ranges
  * `missing` (the completion query) is the gaps-and-islands query alone, in its own read-only transaction.
+ *
+ * What the samples cost the sink (`sinkCost`): every sample runs on the verifier's one connection, whose backend
+ * (pg_backend_pid(); no parallel workers, SAMPLE_SESSION_SETTINGS) does nothing else. Where that backend is a process
+ * this machine sees (the local platform: /proc/<pid>/comm is "postgres"), its time on a CPU, /proc/<pid>/schedstat
+ * field 1 in ns (Documentation/scheduler/sched-stats.rst), is read before and after each sample and the difference
+ * summed per tag; elsewhere (a container's pid namespace) cpuMs is null and only the queries' wall time is known.
  */
+import { readFileSync } from "node:fs";
 import pg from "pg";
 import { IngestbenchError } from "../../../core/errors.ts";
 import { passwordOption } from "../../../core/secrets.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
-import type { Completion, CountSample, DeliveryWindow, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { Completion, CountSample, DeliveryWindow, Ledger, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { pgRowReader } from "./rows.ts";
 
@@ -79,6 +86,10 @@ export { MAX_MISSING_RANGES, normalizeRanges };
 
 class PostgresVerifier implements Verifier {
   private client: pg.Client | null = null;
+  /** the connection's backend pid (see the file comment), null until connected */
+  private backendPid: number | null = null;
+  /** per sample tag: queries, the backend's CPU ns (null once unreadable), the queries' wall ms */
+  private readonly costs = new Map<string, { queries: number; cpuNs: number | null; wallMs: number }>();
   private connecting: Promise<pg.Client> | null = null;
   private readonly table: string;
   /** incremental counting state (see sample()) */
@@ -127,6 +138,7 @@ class PostgresVerifier implements Verifier {
         this.connecting = null;
       }
       for (const setting of SAMPLE_SESSION_SETTINGS) await c.query(setting);
+      this.backendPid = Number((await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid ?? NaN) || null;
       this.client = c;
       return c;
     })();
@@ -157,8 +169,33 @@ class PostgresVerifier implements Verifier {
    * xmax). The remaining pages are read with a TID range scan (PostgreSQL ≥ 14). `full` recounts every page
    * (the drain does, so that its counts are complete; completion itself is the missing-range query); the ledger recounts everything.
    */
-  async sample(options: { full?: boolean } = {}): Promise<CountSample> {
+  async sample(options: { full?: boolean; tag?: string } = {}): Promise<CountSample> {
     const c = await this.conn();
+    const pid = this.backendPid;
+    const cpu0 = backendCpuNs(pid);
+    const t0 = now();
+    const s = await this.count(c, options);
+    if (options.tag !== undefined) {
+      const cpu1 = pid === this.backendPid ? backendCpuNs(pid) : null;
+      const k = this.costs.get(options.tag) ?? { queries: 0, cpuNs: 0, wallMs: 0 };
+      k.queries += 2;
+      k.wallMs += now() - t0;
+      k.cpuNs = k.cpuNs === null || cpu0 === null || cpu1 === null ? null : k.cpuNs + (cpu1 - cpu0);
+      this.costs.set(options.tag, k);
+    }
+    return s;
+  }
+
+  /** What the samples tagged `tag` cost the sink: the backend's CPU where this machine sees it (see the file comment). */
+  async sinkCost(tag: string): Promise<SinkCost> {
+    const k = this.costs.get(tag) ?? { queries: 0, cpuNs: null, wallMs: 0 };
+    return {
+      queries: k.queries, cpuMs: k.cpuNs === null ? null : k.cpuNs / 1e6, threadWallMs: k.wallMs, readRows: null,
+      source: k.cpuNs === null ? "the queries' wall time at the harness (the backend's process is not visible here)" : "the verifier backend's /proc/<pid>/schedstat time on a CPU around each sample",
+    };
+  }
+
+  private async count(c: pg.Client, options: { full?: boolean }): Promise<CountSample> {
     if (options.full) this.resetCount();
     const from = this.frontier;
     const settleTo = this.settleTarget();
@@ -337,6 +374,18 @@ class PostgresVerifier implements Verifier {
     const c = this.client ?? (this.connecting ? await this.connecting.catch(() => null) : null);
     this.client = null;
     await c?.end().catch(() => undefined);
+  }
+}
+
+/** The backend's time on a CPU, ns (/proc/<pid>/schedstat field 1), when it is a postgres process this machine sees; else null. */
+function backendCpuNs(pid: number | null): number | null {
+  if (pid === null) return null;
+  try {
+    if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== "postgres") return null;
+    const ns = Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]);
+    return Number.isFinite(ns) ? ns : null;
+  } catch {
+    return null;
   }
 }
 

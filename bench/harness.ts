@@ -1,0 +1,161 @@
+/**
+ * `npm run bench:harness`: what the instrument itself costs, each figure against its target, with the machine named
+ * (CPU model, cores, kernel, load average before and after: docs/decisions/0007-every-number-names-its-machine.md).
+ *
+ * 1. Real runs (`ingestbench bench` on `--stack`, default local-quarter-core, with `--duration`/`--warmup`, default
+ *    8 s/2 s) of scenarios/clickhouse-direct.yaml and scenarios/quickstart.yaml (PostgreSQL); from each run.json's
+ *    `instrument` (harness/runner/run.ts): the verifier's CPU at the sink as a share of the sink's applied cap over the
+ *    measurement (ClickHouse: system.query_log ProfileEvents of the samples' queries; PostgreSQL keeps no per-query
+ *    CPU here, so the samples' wall time, an upper bound), target ≤ 1 %; the harness process's own CPU over the
+ *    measurement as a share of a core, target ≤ 2 %; the per-cell overhead provision + sink start + schema + teardown
+ *    (the drain and the ledger excluded), target ≤ 5 s; and the ledger's and content check's seconds at the run's size.
+ * 2. The ledger curve: a ClickHouse 18.16 server started directly (no cap: the runner lifts the sink's CPU cap before
+ *    the ledger), a table of `--rows` (default 1000000; e.g. `--rows 1000000,10000000`) rows of one generator inserted
+ *    at the sink (INSERT … SELECT FROM numbers), then the verifier's `ledger` and `missing` (completion) timed; the
+ *    seconds per 10M rows from the largest size (linear: the ledger's queries scan (gen, seq) once per window), and
+ *    that figure extrapolated to 300M rows (write-up 004's 60 GiB of ~200-byte lines, docs/write-ups.md), target
+ *    ≤ 10 s per 10M rows.
+ *
+ *   npm run bench:harness -- [--stack local-quarter-core] [--rows 1000000] [--duration 8s] [--warmup 2s] [--skip-runs] [--skip-ledger]
+ *
+ * The runs need root (the local platform); results go to a temp directory under $TMPDIR, removed at the end, as is
+ * the ClickHouse server of part 2 (its direct host's data directory) on success, error and Ctrl-C.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpus, loadavg, release, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import type { RunRecord } from "../harness/results/types.ts";
+import { clickhouse, clickhouseSchema } from "../plugins/sinks/clickhouse/component.ts";
+import { clickhouseVerifier } from "../plugins/sinks/clickhouse/verifier.ts";
+import type { EventField } from "../core/events/types.ts";
+import { createDirectHost, type DirectHost } from "../test/helpers/direct-host.ts";
+import type { RunningComponent } from "../core/component.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const TARGET = { verifierShare: 0.01, harnessShare: 0.02, ledgerPer10M: 10, overheadS: 5 };
+const HTTP_PORT = 18_291;
+const TCP_PORT = 19_291;
+
+const { values: args } = parseArgs({
+  options: {
+    stack: { type: "string", default: "local-quarter-core" },
+    rows: { type: "string", default: "1000000" },
+    duration: { type: "string", default: "8s" },
+    warmup: { type: "string", default: "2s" },
+    "skip-runs": { type: "boolean", default: false },
+    "skip-ledger": { type: "boolean", default: false },
+  },
+});
+
+const machine = (): string => `${cpus()[0]?.model.trim() ?? "?"}, ${cpus().length} cores, kernel ${release()}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`;
+const pct = (x: number): string => `${(x * 100).toFixed(x < 0.001 ? 4 : x < 0.01 ? 3 : 2)} %`;
+const sec = (ms: number | null | undefined): string => (ms == null ? "–" : `${(ms / 1000).toFixed(2)} s`);
+const verdict = (ok: boolean): string => (ok ? "met" : "NOT met");
+
+interface Row { figure: string; value: string; target: string; verdict: string; basis: string }
+const rows: Row[] = [];
+
+/** One `ingestbench bench` run of `scenario` on the stack; its run.json. */
+function benchRun(scenario: string, resultsDir: string): RunRecord {
+  const r = spawnSync(process.execPath, [join(ROOT, "bin/ingestbench.js"), "bench", "--stacks", args.stack!, "--duration", args.duration!, "--warmup", args.warmup!, "--progress", "quiet", "-r", resultsDir, join(ROOT, "scenarios", `${scenario}.yaml`)], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  process.stdout.write(r.stdout.split("\n").filter((l) => /^run |instrument:|ledger:|content:|rows\/s/.test(l)).map((l) => `  ${l.trim()}\n`).join(""));
+  const dir = join(resultsDir, args.stack!, scenario);
+  const runs = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  if (runs.length === 0) throw new Error(`no run of ${scenario}: ${r.stderr.slice(-2000)}`);
+  return JSON.parse(readFileSync(join(dir, runs.at(-1)!, "run.json"), "utf8")) as RunRecord;
+}
+
+function runFigures(name: string, rec: RunRecord): void {
+  if (rec.status !== "ok") console.log(`  (run ${rec.status}${rec.error ? `: ${rec.error.code} ${rec.error.message.split("\n")[0]!.slice(0, 300)}` : ""})`);
+  const i = rec.instrument;
+  if (!i) throw new Error(`${name}: run ${rec.runId} (${rec.status}) has no instrument record: ${rec.error?.message ?? ""}`);
+  const v = i.verifier;
+  rows.push({
+    figure: `${name}: verifier CPU at the sink`, value: `${pct(v.shareOfSinkCap)} of ${+v.sinkCapCores.toFixed(3)} cores`, target: "≤ 1 %",
+    verdict: verdict(v.shareOfSinkCap <= TARGET.verifierShare),
+    basis: v.basis === "sink cpu" ? `${v.sink!.queries} queries, ${v.sink!.cpuMs!.toFixed(0)} ms cpu (${v.sink!.threadWallMs?.toFixed(0)} ms thread wall) over ${i.measureSeconds.toFixed(1)} s` : `upper bound: ${v.samples} samples' wall time ${v.sampleWallMs.toFixed(0)} ms over ${i.measureSeconds.toFixed(1)} s`,
+  });
+  rows.push({ figure: `${name}: harness CPU`, value: `${pct(i.harness.cores)} of a core`, target: "≤ 2 %", verdict: verdict(i.harness.cores <= TARGET.harnessShare), basis: `${i.harness.cpuSeconds.toFixed(2)} s cpu over ${i.measureSeconds.toFixed(1)} s (process.cpuUsage)` });
+  const o = i.overhead;
+  const overhead = o.provisionAndSinkStartMs + o.prepareMs + o.teardownMs;
+  rows.push({
+    figure: `${name}: per-cell overhead`, value: sec(overhead), target: "≤ 5 s", verdict: verdict(overhead / 1000 <= TARGET.overheadS),
+    basis: `provision + sink start ${sec(o.provisionAndSinkStartMs)}, schema ${sec(o.prepareMs)}, teardown ${sec(o.teardownMs)}; besides: generators up ${sec(o.collectorsAndGeneratorsUpMs)}, ledger ${sec(o.ledgerMs)}, content ${sec(o.fidelityMs)} at ${rec.ledger?.stored ?? 0} rows`,
+  });
+}
+
+const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 180 }];
+
+async function ledgerCurve(sizes: number[]): Promise<void> {
+  let host: DirectHost | undefined;
+  let server: RunningComponent | undefined;
+  try {
+    host = await createDirectHost("sink", "clickhouse");
+    server = await clickhouse.startLocal(host, clickhouseSchema.parse({ version: "18.16.1", httpPort: HTTP_PORT, tcpPort: TCP_PORT }));
+    const v = clickhouseVerifier.create({ host: "127.0.0.1", port: HTTP_PORT, params: { ...server.params, table: "ib_bench" }, fields });
+    let last: { n: number; s: number } | null = null;
+    for (const n of sizes) {
+      await v.prepare();
+      const r = await fetch(`http://127.0.0.1:${HTTP_PORT}/`, { method: "POST", body: `INSERT INTO ib_bench (ts, msg, gen, seq, sent_at) SELECT number, 'x', 0, number, number FROM numbers(${n})` });
+      if (r.status !== 200) throw new Error(await r.text());
+      const t0 = performance.now();
+      const l = await v.ledger([n], [[]]);
+      const t1 = performance.now();
+      const c = await v.missing!([n], [[]]);
+      const t2 = performance.now();
+      if (l.lost !== 0 || l.stored !== n || c.missing !== 0) throw new Error(`ledger at ${n} rows: ${JSON.stringify(l)}`);
+      console.log(`  ledger at ${n.toLocaleString("en")} rows: ${((t1 - t0) / 1000).toFixed(2)} s (completion query ${((t2 - t1) / 1000).toFixed(2)} s)`);
+      last = { n, s: (t1 - t0) / 1000 };
+    }
+    if (last) {
+      // samples against the full table once nothing arrives: what a sample costs at this size, by itself
+      await new Promise((r) => setTimeout(r, 2100)); // the delivery cursor passes the rows' second
+      for (let k = 0; k < 2; k++) await v.sample({ tag: "settle" });
+      const t = performance.now();
+      for (let k = 0; k < 20; k++) await v.sample({ tag: "idle" });
+      const wallMs = performance.now() - t;
+      const c = await v.sinkCost!("idle");
+      const perSampleMs = (c.cpuMs ?? 0) / 20;
+      const share = perSampleMs / 1000 / 0.25; // one sample a second (interval 1s) against a quarter-core cap
+      rows.push({
+        figure: `clickhouse: one sample at ${last.n.toLocaleString("en")} rows`, value: `${perSampleMs.toFixed(2)} ms cpu`, target: "≤ 2.5 ms", verdict: verdict(share <= TARGET.verifierShare),
+        basis: `20 samples, ${c.queries} queries, ${c.readRows} rows read, ${(wallMs / 20).toFixed(1)} ms round trip each; at 1 s intervals ${pct(share)} of a 0.25-core cap`,
+      });
+      const per10M = (last.s * 1e7) / last.n;
+      rows.push({ figure: "clickhouse: ledger per 10M rows", value: `${per10M.toFixed(1)} s`, target: "≤ 10 s", verdict: verdict(per10M <= TARGET.ledgerPer10M), basis: `linear from ${last.n.toLocaleString("en")} rows (${last.s.toFixed(2)} s); 300M rows ≈ ${(per10M * 30).toFixed(0)} s` });
+    }
+    await v.close();
+  } finally {
+    await server?.stop().catch(() => undefined);
+    await host?.cleanup();
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`bench:harness on ${machine()}`);
+  const resultsDir = mkdtempSync(join(tmpdir(), "ib-bench-harness-"));
+  try {
+    if (!args["skip-runs"]) {
+      for (const [name, scenario] of [["clickhouse", "clickhouse-direct"], ["postgres", "quickstart"]] as const) {
+        console.log(`${scenario} on ${args.stack} (${args.warmup} warmup, ${args.duration}):`);
+        runFigures(name, benchRun(scenario, resultsDir));
+      }
+    }
+    if (!args["skip-ledger"]) {
+      console.log("ledger curve (ClickHouse 18.16, uncapped, one generator):");
+      await ledgerCurve(args.rows!.split(",").map(Number).filter((n) => n > 0));
+    }
+  } finally {
+    rmSync(resultsDir, { recursive: true, force: true });
+  }
+  const w = (k: keyof Row): number => Math.max(...rows.map((r) => r[k].length), k.length);
+  const line = (r: Row): string => `${r.figure.padEnd(w("figure"))}  ${r.value.padEnd(w("value"))}  ${r.target.padEnd(w("target"))}  ${r.verdict.padEnd(w("verdict"))}  ${r.basis}`;
+  console.log(`\n${line({ figure: "figure", value: "value", target: "target", verdict: "verdict", basis: "basis" })}`);
+  for (const r of rows) console.log(line(r));
+  console.log(`\nmachine at the end: ${machine()}`);
+}
+
+main().catch((e) => { console.error(e); process.exitCode = 1; });
