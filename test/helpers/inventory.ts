@@ -15,10 +15,11 @@
  *   is not ours and left out); registry and lock: the files of `<tmpDir>/ingestbench-runs/` and its `locks/`;
  * - port: listening TCP/UDP sockets of the root namespace (`ss -Htulpn`) held by an inventoried process or bound to
  *   the local platform's address blocks 10.213.0.0/16 and 10.214.0.0/16;
- * - with `docker`: containers, networks and volumes labelled `ingestbench.stack` (or named `ib-…`), and the
- *   engine's build cache entries (`docker system df -v`: the API gives them no labels, so all of them).
- * Items carry the 6-hex run id when their name gives it, so that a test looks at its own runs only: other runs of
- * other TMPDIRs come and go on a shared machine.
+ * - with `docker`: containers, networks and volumes labelled `ingestbench.stack` (or named `ib-…`), dangling images
+ *   labelled `org.ingestbench=1` or `ingestbench.stack` (what an interrupted build leaves, infra/docker/gc.ts), and
+ *   the engine's build cache entries (`docker system df -v`: the API gives them no labels, so all of them).
+ * Items carry the 6-hex run id (local) or the stack (docker) when their name or labels give it, so that a test
+ * looks at its own runs only: other runs of other TMPDIRs and other stacks come and go on a shared machine.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -26,11 +27,13 @@ import path from "node:path";
 
 /** One thing ingestbench has on the machine. */
 export interface InventoryItem {
-  kind: "process" | "cgroup" | "netns" | "veth" | "mount" | "tmp" | "registry" | "lock" | "port" | "container" | "network" | "volume" | "build-cache";
+  kind: "process" | "cgroup" | "netns" | "veth" | "mount" | "tmp" | "registry" | "lock" | "port" | "container" | "network" | "volume" | "image" | "build-cache";
   /** what identifies it: a pid and command line, a path, a name */
   name: string;
   /** the run's 6-hex id when the name gives it */
   runId?: string;
+  /** a docker resource's stack (label `ingestbench.stack`, else its `ib-<stack>…` name) */
+  stack?: string;
 }
 
 /** Options of inventory(). */
@@ -165,24 +168,21 @@ function ports(procs: Map<number, InventoryItem>): InventoryItem[] {
 function dockerItems(env: NodeJS.ProcessEnv): InventoryItem[] {
   const out: InventoryItem[] = [];
   const lines = (...args: string[]) => cmd("docker", args, env).split("\n").filter(Boolean);
-  const ours = (name: string, labels: string) => name.startsWith("ib-") || /(^|,)ingestbench\.stack=/.test(labels);
-  for (const l of lines("ps", "-a", "--format", "{{.Names}}\t{{.Labels}}")) {
-    const [name, labels = ""] = l.split("\t");
-    if (ours(name!, labels)) out.push({ kind: "container", name: name! });
-  }
-  for (const l of lines("network", "ls", "--format", "{{.Name}}\t{{.Labels}}")) {
-    const [name, labels = ""] = l.split("\t");
-    if (ours(name!, labels)) out.push({ kind: "network", name: name! });
-  }
-  for (const l of lines("volume", "ls", "--format", "{{.Name}}\t{{.Labels}}")) {
-    const [name, labels = ""] = l.split("\t");
-    if (ours(name!, labels)) out.push({ kind: "volume", name: name! });
+  const add = (kind: InventoryItem["kind"], name: string, labels: string) => {
+    const stack = /(?:^|,)ingestbench\.stack=([^,]+)/.exec(labels)?.[1];
+    if (stack === undefined && !name.startsWith("ib-")) return;
+    out.push({ kind, name, ...(stack !== undefined ? { stack } : {}) });
+  };
+  for (const l of lines("ps", "-a", "--format", "{{.Names}}\t{{.Labels}}")) add("container", ...(l.split("\t") as [string, string]));
+  for (const l of lines("network", "ls", "--format", "{{.Name}}\t{{.Labels}}")) add("network", ...(l.split("\t") as [string, string]));
+  for (const l of lines("volume", "ls", "--format", "{{.Name}}\t{{.Labels}}")) add("volume", ...(l.split("\t") as [string, string]));
+  for (const label of ["org.ingestbench=1", "ingestbench.stack"]) {
+    for (const id of lines("images", "-q", "--no-trunc", "--filter", "dangling=true", "--filter", `label=${label}`)) out.push({ kind: "image", name: id });
   }
   // `docker system df -v`: "Build cache usage: …" then a table CACHE ID, CACHE TYPE, …
-  const df = cmd("docker", ["system", "df", "-v"], env);
-  const cache = df.split(/^Build cache usage:.*$/m)[1] ?? "";
-  for (const l of cache.split("\n").slice(2).filter((x) => /^[0-9a-z]{12,}\s/.test(x))) out.push({ kind: "build-cache", name: l.split(/\s+/)[0]! });
-  return out;
+  const cache = cmd("docker", ["system", "df", "-v"], env).split(/^Build cache usage:.*$/m)[1] ?? "";
+  for (const l of cache.split("\n").filter((x) => /^[0-9a-z]{12,}\s/.test(x) && !x.startsWith("CACHE"))) out.push({ kind: "build-cache", name: l.split(/\s+/)[0]! });
+  return [...new Map(out.map((i) => [`${i.kind} ${i.name}`, i])).values()];
 }
 
 /** Everything ingestbench has on this machine (see the module doc). Never throws for things vanishing meanwhile. */
@@ -195,15 +195,31 @@ export function inventory(opts: InventoryOptions): InventoryItem[] {
   ];
 }
 
+/** Whose leftovers leftBehind looks at. */
+export interface Owners {
+  /** local run ids (6 hex) */
+  runIds?: Iterable<string>;
+  /** docker stacks: their containers, networks and volumes, and any `ib-<stack>…` name */
+  stacks?: Iterable<string>;
+}
+
 /**
- * What `after` holds of the test's own that `before` did not: items of `runIds`, and items without a run id (of
- * tmpDir, or a port on the local blocks, or a docker resource) that are new. Empty = nothing left.
+ * What `after` holds of the test's own that `before` did not: items of its run ids and stacks, and new items that
+ * name no run and no stack (of tmpDir, a port on the local blocks, a dangling image, a build cache entry): all of
+ * them, whether `before` had them or not, for the run ids and stacks. Empty = nothing left.
  */
-export function leftBehind(before: InventoryItem[], after: InventoryItem[], runIds: Iterable<string>): string[] {
-  const ids = new Set(runIds);
-  const key = (i: InventoryItem) => `${i.kind} ${i.kind === "process" ? i.name.replace(/^\d+ /, "") : i.name}`;
+export function leftBehind(before: InventoryItem[], after: InventoryItem[], owners: Owners | Iterable<string>): string[] {
+  const o: Owners = Symbol.iterator in Object(owners) ? { runIds: owners as Iterable<string> } : owners as Owners;
+  const ids = new Set(o.runIds ?? []);
+  const stacks = [...(o.stacks ?? [])];
   const had = new Set(before.map((i) => `${i.kind} ${i.name}`));
-  return after.filter((i) => (i.runId !== undefined ? ids.has(i.runId) : !had.has(`${i.kind} ${i.name}`))).map((i) => `${key(i)}${i.runId ? ` (run ${i.runId})` : ""}`);
+  const mine = (i: InventoryItem): boolean => {
+    if (i.runId !== undefined) return ids.has(i.runId);
+    if (i.stack !== undefined) return stacks.includes(i.stack);
+    if (/^(container|network|volume)$/.test(i.kind)) return stacks.some((s) => i.name.startsWith(`ib-${s}`)) || !had.has(`${i.kind} ${i.name}`) && !i.name.startsWith("ib-");
+    return !had.has(`${i.kind} ${i.name}`);
+  };
+  return after.filter(mine).map((i) => `${i.kind} ${i.kind === "process" ? i.name.replace(/^\d+ /, "") : i.name}${i.runId ? ` (run ${i.runId})` : ""}${i.stack ? ` (stack ${i.stack})` : ""}`);
 }
 
 /** Pids of the inventory's processes (for ending them by pid in a test's cleanup). */
