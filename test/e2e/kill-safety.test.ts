@@ -10,8 +10,9 @@
  * gets: a 2 s load of 2000 rows/s, no warmup. Where each phase begins is read from the outside, as a user would see
  * it: the run's registry file (provisioning), a process in the sink's cgroup (the sink starts), a process in the
  * loadgen's cgroup (the generators start, then load), the first "drain" sample of the jsonl progress, the sink's
- * CPU cap lifted (infra/local/cgroup.ts liftCpuLimit: the ledger queries begin, harness/runner/local-site.ts
- * endMeasurement) and the sink's cgroup emptied after that (teardown); the kill comes a seeded random delay after.
+ * CPU cap lifted after it was seen in place (infra/local/cgroup.ts liftCpuLimit: the ledger queries begin,
+ * harness/runner/local-site.ts endMeasurement) and the sink's cgroup emptied after that (teardown); the kill comes
+ * a seeded random delay after.
  *
  * INGESTBENCH_KILL_POINTS (default 20) sets how many points, INGESTBENCH_KILL_SEED (default 20261201) the seed.
  */
@@ -95,6 +96,7 @@ class Watcher {
   err = "";
   private seen = new Set<Phase>();
   private sinkUp = false;
+  private capped = false;
   constructor(private child: ChildProcess, private tmpDir: string) {
     child.stdout!.on("data", (d: Buffer) => void (this.out += d));
     child.stderr!.on("data", (d: Buffer) => void (this.err += d));
@@ -116,7 +118,10 @@ class Watcher {
     }
     if (procsOf(id, "loadgen")) this.seen.add("load");
     if (/"event":"sample"[^\n]*"phase":"drain"/.test(this.out)) this.seen.add("drain");
-    if (quota(id) === "-1") this.seen.add("ledger");
+    // a new cgroup reads -1 until its cap is written: the lift counts only after the cap was seen
+    const q = quota(id);
+    if (/^\d+$/.test(q)) this.capped = true;
+    if (this.capped && q === "-1") this.seen.add("ledger");
     if (this.seen.has("ledger") && this.sinkUp && !sinkProcs) this.seen.add("teardown");
     return this.seen;
   }
