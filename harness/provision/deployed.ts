@@ -26,7 +26,7 @@ import { RemoteSite } from "../remote/site.ts";
 import { requireShellClient, shellsFor, type ShellSource } from "../remote/hosts.ts";
 import { requirePulumiCli } from "./pulumi-cli.ts";
 import type { RunRecord } from "../results/types.ts";
-import { describeRun, driveRuns, type DeployedStacks, type DriveResult } from "../runner/drive.ts";
+import { describeRun, driveRuns, lockStacks, type DeployedStacks, type DriveResult } from "../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
 import { Progress } from "../runner/progress.ts";
 import type { CellPlan } from "../runner/cell-plan.ts";
@@ -276,12 +276,32 @@ export interface DeployOptions {
   onOutput?: (text: string) => void;
   /** where the notice of a failed deployment goes (default: stderr) */
   notice?: (text: string) => void;
+  /** how long to wait for the stack's lock when another run, `up` or `down` holds it, ms (default 0: refuse) */
+  lockWaitMs?: number;
+}
+
+/**
+ * Run `fn` holding the stack lock of `stack` (harness/runner/stack-lock.ts, as `bench` takes it in
+ * harness/runner/drive.ts lockStacks), so that `up` and `down` never deploy or destroy a stack under a running
+ * bench, or under each other: waited for up to `waitMs`, saying whom it waits for, then refused. Released however
+ * `fn` ends; a stale lock of a dead process is taken over.
+ * @throws ProvisioningError E_STACK_LOCKED naming the holder's pid, command and start time
+ */
+async function withDeployLock<T>(stack: string, command: "up" | "down", waitMs: number, notice: (text: string) => void, fn: () => Promise<T>): Promise<T> {
+  const [lock] = await lockStacks([stack], command, { notice: (t) => notice(`ingestbench: ${t}\n`) }, waitMs);
+  try {
+    return await fn();
+  } finally {
+    lock!.release();
+  }
 }
 
 /**
  * `ingestbench up`: deploy a docker or azure stack (with a scenario cell's components) and leave it up; a failed or
- * interrupted deployment destroys what was created. Returns the stack's outputs.
- * @throws ConfigurationError for a local stack or an unknown cell; ProvisioningError when deploying fails
+ * interrupted deployment destroys what was created. Returns the stack's outputs. Holds the stack's lock while it
+ * deploys (withDeployLock).
+ * @throws ConfigurationError for a local stack or an unknown cell; ProvisioningError when deploying fails, and
+ *         E_STACK_LOCKED while another process (a bench, `up` or `down`) holds the stack past `lockWaitMs`
  */
 export async function deployStack(opts: DeployOptions): Promise<StackOutputs> {
   const projectRoot = opts.projectRoot ?? defaultProjectRoot;
@@ -291,32 +311,45 @@ export async function deployStack(opts: DeployOptions): Promise<StackOutputs> {
     const plan = pickCell(planCells(loadScenarioFile(opts.scenario), opts.scenario), opts.scenario, opts.cell);
     config = cellConfig(stack, plan);
   }
-  // until the deployment succeeds it is this process's (gc removes it if we are killed); then the user's
-  const deployment = registerDeployment(stack.name, stack.platform, "up");
-  try {
-    const p = await PulumiProvisioner.open(stack.name, { projectDir: projectRoot, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) });
+  const notice = opts.notice ?? ((t: string) => void process.stderr.write(t));
+  return withDeployLock(stack.name, "up", opts.lockWaitMs ?? 0, notice, async () => {
+    // until the deployment succeeds it is this process's (gc removes it if we are killed); then the user's
+    const deployment = registerDeployment(stack.name, stack.platform, "up");
     try {
-      return await p.up({ ...(config ? { config } : {}), signal: opts.signal });
-    } catch (err) {
-      (opts.notice ?? ((t: string) => void process.stderr.write(t)))(`ingestbench: deploying ${stack.name} failed; destroying what was created\n`);
-      await p.destroy({ cancelStaleLock: opts.signal.aborted });
-      throw err;
+      const p = await PulumiProvisioner.open(stack.name, { projectDir: projectRoot, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) });
+      try {
+        return await p.up({ ...(config ? { config } : {}), signal: opts.signal });
+      } catch (err) {
+        notice(`ingestbench: deploying ${stack.name} failed; destroying what was created\n`);
+        await p.destroy({ cancelStaleLock: opts.signal.aborted });
+        throw err;
+      }
+    } finally {
+      await deployment.release();
     }
-  } finally {
-    await deployment.release();
-  }
+  });
 }
 
 /**
  * `ingestbench down`: destroy a docker or azure stack's resources (pulumi destroy); `cancelStaleLock` first
- * releases a lock left by a killed update. Returns the stack's name.
- * @throws ConfigurationError for a local stack; ProvisioningError when destroying fails
+ * releases a lock left by a killed update. Returns the stack's name. Holds the stack's lock while it destroys
+ * (withDeployLock).
+ * @throws ConfigurationError for a local stack; ProvisioningError when destroying fails, and E_STACK_LOCKED while
+ *         another process (a bench, `up` or `down`) holds the stack past `lockWaitMs`
  */
-export async function destroyStack(opts: { stack: string; projectRoot?: string; cancelStaleLock?: boolean; onOutput?: (text: string) => void }): Promise<string> {
+export async function destroyStack(opts: {
+  stack: string; projectRoot?: string; cancelStaleLock?: boolean; onOutput?: (text: string) => void;
+  /** how long to wait for the stack's lock (a bench or `up` on it), ms (default 0: refuse) */
+  lockWaitMs?: number;
+  /** where the lock's waiting notice goes (default: stderr) */
+  notice?: (text: string) => void;
+}): Promise<string> {
   const projectRoot = opts.projectRoot ?? defaultProjectRoot;
   const stack = loadDeployableStack(opts.stack, projectRoot);
-  const ws = await openWorkspace({ projectDir: projectRoot });
-  const p = await PulumiProvisioner.inWorkspace(ws, stack.name, { projectDir: projectRoot, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) }, "select");
-  await p.destroy({ cancelStaleLock: Boolean(opts.cancelStaleLock) });
-  return stack.name;
+  return withDeployLock(stack.name, "down", opts.lockWaitMs ?? 0, opts.notice ?? ((t) => void process.stderr.write(t)), async () => {
+    const ws = await openWorkspace({ projectDir: projectRoot });
+    const p = await PulumiProvisioner.inWorkspace(ws, stack.name, { projectDir: projectRoot, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) }, "select");
+    await p.destroy({ cancelStaleLock: Boolean(opts.cancelStaleLock) });
+    return stack.name;
+  });
 }

@@ -239,7 +239,7 @@ export function lockWaitMs(flag: string | undefined, env: NodeJS.ProcessEnv = pr
  * `waitMs` (saying whom it waits for), then refused. On a refusal the locks already taken are released.
  * @throws ProvisioningError E_STACK_LOCKED naming the holder of a lock (./stack-lock.ts)
  */
-export async function lockStacks(names: string[], command: string, progress: Progress, waitMs: number): Promise<StackLock[]> {
+export async function lockStacks(names: string[], command: string, progress: Pick<Progress, "notice">, waitMs: number): Promise<StackLock[]> {
   const locks: StackLock[] = [];
   const deadline = Date.now() + waitMs;
   try {

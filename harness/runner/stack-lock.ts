@@ -1,5 +1,6 @@
 /**
- * Per-stack locks: two runs sharing one stack (`bench`, `run`, `nightly`, `aa`; local or deployed) never overlap.
+ * Per-stack locks: two runs sharing one stack (`bench`, `run`, `nightly`, `aa`; local or deployed) never overlap, and
+ * `up`/`down` (harness/provision/deployed.ts withDeployLock) never deploy or destroy a stack under one of them.
  * Their hosts have the same names, cgroups, namespaces, ports or Pulumi stack, so a second run would measure the
  * first's load, or tear its hosts down under it.
  *

@@ -11,6 +11,11 @@
  *   Debian-built image report another version without rebuilding the shared images);
  * - SIGKILL of `ingestbench bench` during deploy, load and drain, then `ingestbench gc`: `docker ps -a`,
  *   `docker network ls` and `docker volume ls` list what they did before;
+ * - SIGKILL during teardown (while `pulumi destroy` removes the containers), then gc: the same, and the inventory
+ *   (test/helpers/inventory.ts: processes of the bench's TMPDIR, temp files, registries, locks, the stack's
+ *   containers, networks, volumes, dangling built images, build cache) holds nothing of the stack;
+ * - SIGKILL during load, then gc WITHOUT a Pulumi CLI: the label sweep alone (infra/docker/gc.ts sweepByLabel)
+ *   finds the run's containers, network and volume by `ingestbench.stack` and removes them;
  * - SIGINT mid-run: the bench tears the stack down by itself (exit 130).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -19,6 +24,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups } from "../helpers/cleanups.ts";
+import { inventory, leftBehind } from "../helpers/inventory.ts";
 import { DOCKER_ENV, engine } from "../helpers/docker-engine.ts";
 import { createPulumiCliStandIn, type PulumiCliStandIn } from "../helpers/pulumi-cli-stand-in.ts";
 import { repoRoot } from "../harness/provision/fixtures.ts";
@@ -158,6 +164,61 @@ describe(`faults of a ${STACK} run on the real Docker engine`, () => {
       if (phase !== "deploy") expect(runRecord(s)).toMatchObject({ status: "interrupted", error: { code: "E_KILLED" } });
     });
   }
+
+  /** gc --json with `env`; its exit status and output. */
+  const gcJson = (env: NodeJS.ProcessEnv) => {
+    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], { cwd: repoRoot, env, encoding: "utf8", timeout: 180_000 });
+    expect(r.stdout, r.stderr).toMatch(/^\{/);
+    return { status: r.status, stderr: r.stderr, out: JSON.parse(r.stdout) as Record<string, any> };
+  };
+  /** What the inventory holds of the stack and of the bench's TMPDIR now that `before` did not (results are the user's). */
+  const left = (s: Setup, before: ReturnType<typeof inventory>) =>
+    leftBehind(before, inventory({ tmpDir: s.tmp, docker: DOCKER_ENV }), { stacks: [STACK] }).filter((l) => !l.includes(s.results));
+
+  it("SIGKILL of the harness during teardown, then gc: the engine's listings and the inventory are as before", async () => {
+    const s = await setup();
+    const before = listings();
+    const inv = inventory({ tmpDir: s.tmp, docker: DOCKER_ENV });
+    const child = bench(s);
+    // the engine-mode stand-in logs each resource it removes (test/helpers/pulumi-engine.ts): the destroy has begun
+    await waitFor(child, (_out, err) => /^Destroying \(|^- container /m.test(err), "teardown");
+    child.kill("SIGKILL");
+    await exited(child);
+    await standInIdle(s);
+    const r = gcJson(s.env);
+    expect(r.out.deployments.errors).toEqual([]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.out.deployments.collected.find((c: { stack: string }) => c.stack === STACK)).toMatchObject({ stack: STACK, command: "bench", ownerPid: child.pid });
+    expect(listings()).toEqual(before);
+    expect(left(s, inv)).toEqual([]);
+    // the cell's record was final before the teardown began
+    expect(runRecord(s).status).not.toBe("running");
+  }, 300_000);
+
+  it("SIGKILL of the harness during load, then gc without a Pulumi CLI: the label sweep alone removes the run's containers, network and volume", async () => {
+    const s = await setup();
+    const before = listings();
+    const inv = inventory({ tmpDir: s.tmp, docker: DOCKER_ENV });
+    const child = bench(s);
+    await waitFor(child, (out) => /"event":"sample"[^\n]*"phase":"measure"/.test(out), "load");
+    child.kill("SIGKILL");
+    await exited(child);
+    const deployed = spawnSync("docker", ["ps", "-a", "--format", "{{.Names}}", "--filter", `label=${LABEL}`], { env: DOCKER_ENV, encoding: "utf8" }).stdout.split("\n").filter(Boolean).sort();
+    expect(deployed).toEqual(expect.arrayContaining([`ib-${STACK}-loadgen`, `ib-${STACK}-sink`]));
+    // no Pulumi CLI: PATH without the stand-in's bin directory
+    const path_ = (s.env.PATH ?? "").split(path.delimiter).filter((d) => d !== s.standIn.binDir).join(path.delimiter);
+    const r = gcJson({ ...s.env, PATH: path_ });
+    expect(r.out.deployments.errors).toEqual([]);
+    expect(r.status, r.stderr).toBe(0);
+    const dead = r.out.deployments.collected.find((c: { stack: string }) => c.stack === STACK);
+    expect(dead).toMatchObject({ stack: STACK, command: "bench", ownerPid: child.pid, destroyed: false });
+    expect(dead.notes.join("\n")).toMatch(/Pulumi state not destroyed/);
+    expect([...dead.removed.containers].sort()).toEqual(deployed);
+    expect(dead.removed.networks).toContain(`ib-${STACK}`);
+    expect(listings()).toEqual(before);
+    expect(left(s, inv)).toEqual([]);
+    expect(runRecord(s)).toMatchObject({ status: "interrupted", error: { code: "E_KILLED" } });
+  }, 300_000);
 
   it("SIGINT mid-run: the bench tears the stack down by itself (exit 130)", async () => {
     const s = await setup();

@@ -1,8 +1,9 @@
 /**
- * `ingestbench down --stack S [--cancel]`: destroy a docker or azure stack's resources (destroyStack,
- * harness/provision/deployed.ts).
+ * `ingestbench down --stack S [--cancel] [--lock-wait D]`: destroy a docker or azure stack's resources (destroyStack,
+ * harness/provision/deployed.ts, holding the stack's lock meanwhile).
  */
 import { destroyStack } from "../../provision/deployed.ts";
+import { lockWaitMs } from "../../runner/drive.ts";
 import type { CommandModule } from "../context.ts";
 
 export const registerDown: CommandModule = (program, ctx) => {
@@ -11,9 +12,11 @@ export const registerDown: CommandModule = (program, ctx) => {
     .requiredOption("-s, --stack <name>", "stack name, e.g. docker-4c4g")
     .option("--cancel", "release a stale lock (pulumi cancel) before destroying")
     .option("-q, --quiet", "no Pulumi progress output")
-    .action(ctx.action(async (flags: { stack: string; cancel?: boolean; quiet?: boolean }) => {
+    .option("--lock-wait <d>", "when a bench or up holds the stack, wait this long for it (e.g. 10m) instead of refusing (default: INGESTBENCH_LOCK_WAIT, else 0)")
+    .action(ctx.action(async (flags: { stack: string; cancel?: boolean; quiet?: boolean; lockWait?: string }) => {
       const name = await destroyStack({
-        stack: flags.stack, projectRoot: ctx.projectRoot, cancelStaleLock: Boolean(flags.cancel),
+        stack: flags.stack, projectRoot: ctx.projectRoot, cancelStaleLock: Boolean(flags.cancel), lockWaitMs: lockWaitMs(flags.lockWait),
+        notice: (t) => void ctx.stderr.write(t),
         ...(flags.quiet ? {} : { onOutput: (t: string) => void ctx.stderr.write(t) }),
       });
       ctx.print(`stack ${name}: destroyed`);

@@ -1,8 +1,10 @@
 /**
- * `ingestbench up --stack S [--scenario F [--cell C]] [--json]`: deploy a docker or azure stack and leave it up
- * (deployStack, harness/provision/deployed.ts); prints its outputs, as JSON with --json.
+ * `ingestbench up --stack S [--scenario F [--cell C]] [--json] [--lock-wait D]`: deploy a docker or azure stack and
+ * leave it up (deployStack, harness/provision/deployed.ts, holding the stack's lock meanwhile); prints its outputs, as
+ * JSON with --json.
  */
 import { deployStack, describeOutputs } from "../../provision/deployed.ts";
+import { lockWaitMs } from "../../runner/drive.ts";
 import type { CommandModule } from "../context.ts";
 
 interface UpFlags {
@@ -11,6 +13,7 @@ interface UpFlags {
   cell?: string;
   json?: boolean;
   quiet?: boolean;
+  lockWait?: string;
 }
 
 export const registerUp: CommandModule = (program, ctx) => {
@@ -21,9 +24,10 @@ export const registerUp: CommandModule = (program, ctx) => {
     .option("--cell <id>", "the cell of --scenario, e.g. batch=8000 (default: the first)")
     .option("--json", "print the outputs as JSON (only that on stdout)")
     .option("-q, --quiet", "no Pulumi progress output")
+    .option("--lock-wait <d>", "when a bench, up or down holds the stack, wait this long for it (e.g. 10m) instead of refusing (default: INGESTBENCH_LOCK_WAIT, else 0)")
     .action(ctx.action(async (flags: UpFlags) => ctx.interruptible(async (signal) => {
       const outputs = await deployStack({
-        stack: flags.stack, projectRoot: ctx.projectRoot, scenario: flags.scenario, cell: flags.cell, signal,
+        stack: flags.stack, projectRoot: ctx.projectRoot, scenario: flags.scenario, cell: flags.cell, signal, lockWaitMs: lockWaitMs(flags.lockWait),
         notice: (t) => void ctx.stderr.write(t),
         ...(flags.quiet ? {} : { onOutput: (t: string) => void ctx.stderr.write(t) }),
       });
