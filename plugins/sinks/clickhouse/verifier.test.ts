@@ -97,10 +97,14 @@ describe("clickhouse verifier (real ClickHouse 18.16.1)", () => {
   it("counts from system.parts metadata and reads no row of the table once the rows are older than the cursor; system.query_log accounts for every sample query under its tag (real ClickHouse 18.16)", async () => {
     // the rows above were stamped at most a second ago: once the delivery cursor has passed their second, a sample
     // reads only system.parts and system.processes, never the table's 200000 rows
-    await new Promise((r) => setTimeout(r, 1100));
-    await verifier!.sample({ tag: "settle" });
-    await new Promise((r) => setTimeout(r, 1100));
-    await verifier!.sample({ tag: "settle" });
+    // (bounded: on a busy machine the cursor may need more than the two seconds it needs on a quiet one)
+    let settled = 0;
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 1100));
+      await verifier!.sample({ tag: `settle-${i}` });
+      settled++;
+      if (i >= 1 && (await verifier!.sinkCost!(`settle-${i}`)).queries === 1) break;
+    }
     const idle = await verifier!.sample({ tag: "idle" });
     expect(idle.stored).toBe(200_000);
     expect(idle.newestSentAtMs).toBe(BASE_MS + 199_999);
@@ -109,8 +113,9 @@ describe("clickhouse verifier (real ClickHouse 18.16.1)", () => {
     expect(cost.readRows).toBeLessThan(1000); // system tables' rows only
     expect(cost.cpuMs).toBeGreaterThanOrEqual(0);
     expect(cost.threadWallMs).toBeGreaterThanOrEqual(0);
-    const settle = await verifier!.sinkCost!("settle");
-    expect(settle.queries).toBeGreaterThanOrEqual(2);
+    // every settle sample's queries are in the log under its own tag (one query, or two with a delivery window)
+    for (let i = 0; i < settled; i++) expect((await verifier!.sinkCost!(`settle-${i}`)).queries).toBeGreaterThanOrEqual(1);
+    expect(settled).toBeLessThan(10);
   });
 
   it("finds exactly the seqs deleted at the sink (across ledger windows) and counts a repeated batch as duplicated", async () => {

@@ -41,7 +41,7 @@ describe("the content check in the terminal and in compare", () => {
     expect(ledgerCell(2, { lost: 0, duplicated: 0, stored: 10, sent: 10, inferred: 2 })).toBe("exact (10 stored; sent inferred)");
     expect(ledgerCell(3, { lost: 1, duplicated: 0, stored: 9, sent: 10, inferred: 1 })).toBe("lost 1, dup 0; sent inferred in 1/3 runs");
     expect(ledgerTotals([{ ledger: { lost: 0, duplicated: 0, stored: 5, sent: 5, inferred: { from: "collector" } } }, { ledger: { lost: 0, duplicated: 0, stored: 5, sent: 5 } }] as unknown as RunRecord[]))
-      .toEqual({ lost: 0, duplicated: 0, stored: 10, sent: 10, altered: 0, inferred: 1 });
+      .toEqual({ lost: 0, duplicated: 0, stored: 10, sent: 10, altered: 0, inferred: 1, ledgers: 2, withoutLedger: [] });
     const r = {
       runId: "r", stack: "s", scenario: "x", status: "ok", limits: {}, checks: [], error: null, summary: null,
       ledger: {
