@@ -7,7 +7,8 @@
  * latency are measured under the query load; docs/design.md, "Query load").
  *
  * Per statement and cell: `concurrency` closed-loop workers, each sending `count` requests one after the other
- * (write-up 001's "100×10" is 100 workers × 10 requests), over `concurrency` connections: ClickHouse over its HTTP
+ * (write-up 001's "100×10" is 100 workers × 10 requests), over `concurrency` connections opened before the cell's
+ * clock starts (connection set-up is not query latency): ClickHouse over its HTTP
  * interface (POST / with the statement as body, the answer in TabSeparated: https://clickhouse.com/docs/en/interfaces/http),
  * PostgreSQL over its wire protocol (a node-postgres Pool). The harness process sends them, from the harness's side
  * of the sink's control address (as the verifier's counts do), not from the loadgen host.
@@ -66,6 +67,8 @@ export type Answer = { rows: string[][] } | { error: string };
  * answer; `close` releases them all (and fails what is still in flight).
  */
 interface QuerySession {
+  /** open the connections before the cell's clock starts (a connection's set-up is not a query's latency) */
+  open(): Promise<void>;
   send(st: QueryStatement): Promise<Answer>;
   close(reason?: Error): Promise<void>;
 }
@@ -126,6 +129,8 @@ function clickhouseSession(target: QueryTarget, concurrency: number, timeoutMs: 
   if (target.params.user) search.set("user", target.params.user);
   const pool = new Pool(`http://${target.host}:${target.port}`, { connections: concurrency, pipelining: 1 });
   return {
+    // undici connects on the first request over each connection; ClickHouse's HTTP keep-alive makes that one TCP handshake
+    async open() {},
     async send(st) {
       const r = await pool.request({ path: `/?${search}`, method: "POST", body: statementText(st, ref), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
       return clickhouseAnswer(r.statusCode, await r.body.text());
@@ -158,6 +163,11 @@ function postgresSession(target: QueryTarget, concurrency: number, timeoutMs: nu
   pool.on("error", () => undefined); // an idle client's lost connection: the next request takes a new one
   const table = pgTableRef(target.params);
   return {
+    // every client connected (a backend forked and authenticated per connection) before the clock starts
+    async open() {
+      const clients = await Promise.all(Array.from({ length: concurrency }, () => pool.connect()));
+      for (const c of clients) c.release();
+    },
     async send(st) {
       try {
         const r = await pool.query({ text: st.sql.replaceAll("{table}", table), rowMode: "array" });
@@ -180,6 +190,11 @@ const SESSIONS: Record<string, (target: QueryTarget, concurrency: number, timeou
   clickhouse: clickhouseSession,
   postgres: postgresSession,
 };
+
+/** What an aborted phase throws: the signal's reason when it is an Error, else an Error naming it (a signal name). */
+function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(`the query phase was stopped (${String(signal.reason ?? "aborted")})`);
+}
 
 /** A cell's figures while it runs (one pass, or summed over the passes of a phase during the ingest). */
 interface CellTally {
@@ -208,7 +223,7 @@ async function runCell(sink: string, target: QueryTarget, t: CellTally, opts: { 
   const record = (since: number): void => { t.histogram.recordValue(Math.max(1, Math.round((performance.now() - since) * 1000))); };
   const worker = async (): Promise<void> => {
     for (let i = 0; i < t.cell.count; i++) {
-      opts.signal?.throwIfAborted();
+      if (opts.signal?.aborted) throw abortError(opts.signal);
       if (opts.stop?.()) return;
       const bounds = opts.bounds();
       const since = performance.now();
@@ -220,17 +235,22 @@ async function runCell(sink: string, target: QueryTarget, t: CellTally, opts: { 
         if ("error" in a) fail(a.error);
         else { t.ok++; t.rows += a.rows; }
       } catch (err) {
-        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (opts.signal?.aborted) throw abortError(opts.signal);
         record(since);
         fail(`request failed: ${(err as Error).message}`);
       }
     }
   };
   // one abort listener for the cell (not one per request): aborting closes the session, failing what is in flight
-  const onAbort = (): void => { void session.close(opts.signal?.reason instanceof Error ? opts.signal.reason : new Error("aborted")).catch(() => undefined); };
+  const onAbort = (): void => { void session.close(abortError(opts.signal!)).catch(() => undefined); };
   opts.signal?.addEventListener("abort", onAbort, { once: true });
-  const started = performance.now();
+  let started = performance.now();
   try {
+    await session.open().catch((err: unknown) => {
+      if (opts.signal?.aborted) throw abortError(opts.signal);
+      fail(`connect failed: ${(err as Error).message}`);
+    });
+    started = performance.now();
     await Promise.all(Array.from({ length: t.cell.concurrency }, worker));
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);

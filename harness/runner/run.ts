@@ -321,6 +321,10 @@ export class BenchRun extends EventEmitter {
         if (this.record.completion?.outcome !== "complete") {
           throw new VerificationError("E_QUERY_PREFILL", `the query phase needs the table complete: ${this.record.completion?.missing ?? "?"} acknowledged rows were still missing at the end of the wait`);
         }
+        // a fixed workload sets the table's size: one cut short by the duration leaves a smaller table than asked for
+        if (workloadRows !== undefined && !workloadDone) {
+          throw new VerificationError("E_QUERY_PREFILL", `the query phase needs the fixed workload's ${workloadRows} rows: the load ended at ${this.opts.plan.durationMs / 1000} s with ${final.sent} sent; raise duration`);
+        }
         this.record.query = await runQueryPhase({ phase: plan.query, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored, signal: this.opts.signal });
       }
 
