@@ -3,7 +3,8 @@
  * (docs/write-ups.md), statements run against the sink at concurrency × count cells, either once the ingest has
  * filled the table, every acknowledged seq present (`during: after`, the default: harness/runner/run.ts runs it after
  * the completion wait, before the measurement ends, so the sink is still under its caps), or while the ingest runs
- * (`during: ingest`, mixed mode: from the end of the warmup to the end of the load, so the run's rows/s and delivery
+ * (`during: ingest`, mixed mode: from the end of the warmup, once a count has seen rows stored, to the end of the
+ * load, so the run's rows/s and delivery
  * latency are measured under the query load; docs/design.md, "Query load").
  *
  * Per statement and cell: `concurrency` closed-loop workers, each sending `count` requests one after the other

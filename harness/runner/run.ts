@@ -252,11 +252,17 @@ export class BenchRun extends EventEmitter {
       // load ends, against the table as it grows; "{stored}" answers must be at least the latest count
       let loadOver = false;
       const mixed = plan.query?.during === "ingest" ? plan.query : undefined;
+      // (and not before a count has seen rows stored: a statement's `rows` assumes a table that is not empty)
       const mixedRun = mixed
-        ? sleep(Math.max(0, t0 + plan.warmupMs - now()), undefined, { signal: this.opts.signal }).then(() => (loadOver ? undefined : runQueryPhase({
-          phase: mixed, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored,
-          signal: this.opts.signal, stop: () => loadOver, storedNow: () => prev.stored,
-        })))
+        ? (async () => {
+          await sleep(Math.max(0, t0 + plan.warmupMs - now()), undefined, { signal: this.opts.signal });
+          while (prev.stored === 0 && !loadOver) await sleep(TIGHT_INTERVAL_MS, undefined, { signal: this.opts.signal });
+          if (loadOver) return undefined;
+          return runQueryPhase({
+            phase: mixed, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored,
+            signal: this.opts.signal, stop: () => loadOver, storedNow: () => prev.stored,
+          });
+        })()
         : undefined;
       mixedRun?.catch(() => undefined); // awaited below; a rejection before then is not unhandled
       for (let k = 1; ; k++) {
