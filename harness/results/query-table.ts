@@ -10,7 +10,7 @@
  * - Ingest table (when some cell's queries ran during the ingest, `query.during: ingest`): one row per cell with its
  *   query mode, the median ingest rows/s and delivery p50/p99 (Summary.rowsPerSecond, Summary.deliveryLatency), the
  *   queries/s of the whole phase (requests over the cells' elapsed time) and errors, and the rows/s ratio of each
- *   cell to the first cell whose queries ran after the ingest (ingest without query load), with the percentile
+ *   cell to the first cell whose queries ran after the ingest (ingest without query load; printed first), with the percentile
  *   bootstrap interval of harness/stats/compare.ts compareSamples.
  */
 import Table from "cli-table3";
@@ -92,7 +92,8 @@ function renderIngestTable(cells: Array<[string, RunRecord[]]>): string {
   }));
   const head = ["cell", "queries", "runs", "ingest rows/s", "ratio", "90 % CI", "delivery p50 ms", "delivery p99 ms", "queries/s", "query errors"];
   const table = new Table({ head, style: { head: [], border: [] }, colAligns: head.map((h) => (["cell", "queries", "90 % CI"].includes(h) ? "left" : "right")) });
-  for (const [cell, rs] of cells) {
+  // the baseline (ingest without queries) first, then the others in the query table's order
+  for (const [cell, rs] of baseline ? [baseline, ...cells.filter((c) => c !== baseline)] : cells) {
     const isBase = baseline !== undefined && baseline[0] === cell;
     const cmp = baseline && !isBase && rowsOf(baseline[1]).length && rowsOf(rs).length ? compareSamples(rowsOf(baseline[1]), rowsOf(rs), { noiseFloor: null }) : null;
     const requests = rs.reduce((n, r) => n + r.query!.cells.reduce((m, c) => m + c.requests, 0), 0);
