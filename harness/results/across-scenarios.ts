@@ -91,6 +91,8 @@ export interface ScenariosComparison {
   /** true when component versions differ on a component both sides run and `force` let it through */
   forced: boolean;
   excluded: ExcludedRun[];
+  /** metric queries: the labels of sides none of whose runs has a query phase (run.json `query`) */
+  withoutQueryPhase?: string[];
 }
 
 /** "quickstart", "scenarios/quickstart.yaml" or "quickstart.yml" → "quickstart" (results are stored by scenario name). */
@@ -242,10 +244,12 @@ export async function compareScenarios(
   perSide.forEach((m, i) => {
     for (const [cell, byItem] of m) for (const key of byItem.keys()) if (!matched[i]!.has(itemName(cell, key))) unmatched.push({ label: loaded[i]!.label, item: itemName(cell, key) });
   });
-  return {
+  const result: ScenariosComparison = {
     mode: "scenarios", metric, sides, machine: eligible.machine, items, unmatched, differences, components,
     forced: refused.length > 0, excluded: eligible.excluded,
   };
+  if (metric === "queries") result.withoutQueryPhase = loaded.filter((s) => !s.runs.some((r) => r.query)).map((s) => s.label);
+  return result;
 }
 
 /** The metric's values of the eligible runs among `runs`. */

@@ -15,7 +15,9 @@
 import { ConfigurationError } from "../../core/errors.ts";
 import { compareRuns } from "./across-runs.ts";
 import { compareScenarios, pairSides, type ScenarioMetric } from "./across-scenarios.ts";
-import { compareStacks, stackComparisonJson } from "./across-stacks.ts";
+import { compareStacks, latestInvocationRuns, stackComparisonJson } from "./across-stacks.ts";
+import { renderQueryTables } from "./query-table.ts";
+import { loadRuns } from "./store.ts";
 import type { ComparisonOptions } from "./options.ts";
 import { renderComparison, renderRunsComparison, renderScenariosComparison, renderVariantsComparison } from "./table.ts";
 import { compareVariants } from "./across-variants.ts";
@@ -89,9 +91,10 @@ export async function compareCommand(resultsRoot: string, flags: CompareCommandF
   if (flags.metric !== undefined && flags.metric !== "rows") {
     // the query phase of one scenario across stacks: the same comparison as across scenarios, one side per stack
     if (flags.metric !== "queries") throw new ConfigurationError("E_FLAG", `--metric is rows or queries, got "${flags.metric}"`, { field: "metric" });
-    if (flags.baseline !== undefined || contenders.length > 0 || stacks.length < 2) {
-      throw new ConfigurationError("E_FLAG", "--metric queries compares the latest runs of several stacks (--stacks A,B) or scenarios (--scenarios A,B); not --baseline/--contender", { field: "metric" });
+    if (flags.baseline !== undefined || contenders.length > 0) {
+      throw new ConfigurationError("E_FLAG", "--metric queries compares the latest runs of several stacks (--stacks A,B) or scenarios (--scenarios A,B), or prints one stack's query table (--stack S); not --baseline/--contender", { field: "metric" });
     }
+    if (stacks.length === 1) return queryTablesOf(resultsRoot, flags.scenario, stacks[0]!, Boolean(flags.json));
     const result = await compareScenarios(resultsRoot, pairSides(stacks.map(() => flags.scenario!), stacks), { ...options, metric: "queries" });
     return flags.json ? JSON.stringify(result, null, 2) : renderScenariosComparison(result);
   }
@@ -104,4 +107,19 @@ export async function compareCommand(resultsRoot: string, flags: CompareCommandF
   const rows = await compareStacks(resultsRoot, flags.scenario, stacks, options);
   return flags.json ? JSON.stringify(stackComparisonJson(flags.scenario, rows), null, 2)
     : renderComparison(flags.scenario, rows, { wide: flags.wide, columns: flags.columns?.split(",") });
+}
+
+/**
+ * One stack's query table (harness/results/query-table.ts) over the latest invocation of a scenario: write-up 001's
+ * queries/s per table size and cell, and the ingest with and without queries in mixed mode; JSON: the runs' `query`.
+ * @throws ConfigurationError E_NO_RESULTS without runs; E_NO_QUERY_PHASE when the latest invocation ran no query phase
+ */
+async function queryTablesOf(resultsRoot: string, scenario: string, stack: string, json: boolean): Promise<string> {
+  const all = await loadRuns(resultsRoot, stack, scenario);
+  if (all.length === 0) throw new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario}; run: ingestbench bench --stack ${stack} scenarios/${scenario}.yaml`);
+  const runs = latestInvocationRuns(all);
+  const text = renderQueryTables(`${scenario} on ${stack}, invocation ${runs[0]!.invocation}`, runs);
+  if (text === null) throw new ConfigurationError("E_NO_QUERY_PHASE", `${scenario} on ${stack}: the latest invocation's ${runs.length} runs have no query phase (run.json \`query\`; the scenario declares none): use --metric rows`, { field: "metric" });
+  if (json) return JSON.stringify(runs.map((r) => ({ runId: r.runId, cell: r.cell, status: r.status, rowsPerSecond: r.summary?.rowsPerSecond ?? null, deliveryLatency: r.summary?.deliveryLatency ?? null, query: r.query })), null, 2);
+  return text;
 }

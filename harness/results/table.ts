@@ -95,6 +95,15 @@ export function renderRunsComparison(c: RunsComparison): string {
     + excludedBlock(c.excluded ?? []);
 }
 
+/** Why a comparison across scenarios has no row: sides without a query phase (metric queries), else no common cell. */
+function noItems(c: ScenariosComparison): string {
+  const without = c.withoutQueryPhase ?? [];
+  if (without.length === 0) return "no cell in common: nothing to compare";
+  const all = without.length === c.sides.length;
+  return `no query phase in ${all ? (without.length === 2 ? "either side" : "any side") : without.join(", ")}: ${all ? "their" : without.length === 1 ? "its" : "their"} runs have no \`query\` in run.json (the scenario declares no query phase), so --metric queries has nothing to compare; `
+    + "compare their ingest with --metric rows (the default), or run a scenario with a query phase (scenarios/clickhouse-query-load.yaml, scenarios/postgres-query-load.yaml)";
+}
+
 /**
  * Render a comparison across scenarios (harness/results/across-scenarios.ts): one table row per compared item and
  * side (baseline first) with runs used/taken, the median rows/s or requests/s, IQR, CV, ratio to the baseline with its
@@ -126,7 +135,7 @@ export function renderScenariosComparison(c: ScenariosComparison): string {
   const sides = c.sides.map((s, i) => `  ${s.label}${i === 0 ? " (baseline)" : ""}: ${s.runIds.length} runs${s.invocation ? `, invocation ${s.invocation}` : ""}`);
   return `${unit} across scenarios, each side's latest complete invocation; ratio to ${c.sides[0]?.label ?? "?"}\n${sides.join("\n")}\n`
     + (c.machine ? `machine: ${c.machine}\n` : "")
-    + (c.items.length ? table.toString() : "no cell in common: nothing to compare")
+    + (c.items.length ? table.toString() : noItems(c))
     + (c.unmatched.length ? `\nnot compared (no matching cell on another side): ${c.unmatched.map((u) => `${u.label} ${u.item}`).join(", ")}` : "")
     + (notes.length ? `\nverdicts:\n${notes.join("\n")}` : "")
     + (c.components.length ? `\ncomponents each side runs (compared on purpose):\n${c.components.filter((d) => d.field.endsWith(".running")).map((d) => `  ${describeDifference(d)}`).join("\n")}` : "")

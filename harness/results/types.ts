@@ -421,7 +421,7 @@ export interface QueryCellResult {
   concurrency: number;
   /** requests per worker */
   count: number;
-  /** requests sent (concurrency × count) */
+  /** requests sent (concurrency × count per pass; during the ingest, what was sent before the load ended) */
   requests: number;
   /** answers with status 200 whose rows matched the statement's `rows` (when given) */
   ok: number;
@@ -442,9 +442,16 @@ export interface QueryCellResult {
 export interface QueryPhaseRecord {
   /** the sink the statements went to (its plugin name) */
   sink: string;
-  /** rows in the table when the queries started: the ingest's stored rows, every acknowledged seq present */
+  /**
+   * rows in the table the queries ran against: after the ingest, its stored rows, every acknowledged seq present;
+   * during it (`during: "ingest"`), the stored count when the phase ended
+   */
   tableRows: number;
   cells: QueryCellResult[];
+  /** "ingest" when the queries ran while the load ran (mixed mode); absent: after the ingest */
+  during?: "ingest";
+  /** during the ingest: passes over the statements × cells (each cell's figures are summed over them) */
+  passes?: number;
 }
 
 /** The app's own figures, by the names ingestbench knows (APP_FIGURES), as read by `readAppResults`. */

@@ -1,24 +1,31 @@
 /**
  * The query phase (scenario `query`, harness/scenario/schema.ts QueryPhase): write-up 001's query half
- * (docs/write-ups.md), statements run against the sink at concurrency × count cells once the ingest has filled the
- * table, every acknowledged seq present (harness/runner/run.ts runs it after the completion wait, before the
- * measurement ends, so the sink is still under its caps).
+ * (docs/write-ups.md), statements run against the sink at concurrency × count cells, either once the ingest has
+ * filled the table, every acknowledged seq present (`during: after`, the default: harness/runner/run.ts runs it after
+ * the completion wait, before the measurement ends, so the sink is still under its caps), or while the ingest runs
+ * (`during: ingest`, mixed mode: from the end of the warmup, once a count has seen rows stored, to the end of the
+ * load, so the run's rows/s and delivery
+ * latency are measured under the query load; docs/design.md, "Query load").
  *
  * Per statement and cell: `concurrency` closed-loop workers, each sending `count` requests one after the other
- * (write-up 001's "100×10" is 100 workers × 10 requests), over one undici Pool of `concurrency` connections to the
- * sink's HTTP interface (ClickHouse: POST / with the statement as body, ?database=…[&user=…], the answer in
- * TabSeparated: https://clickhouse.com/docs/en/interfaces/http). The harness process sends them, from the harness's
- * side of the sink's control address (as the verifier's counts do), not from the loadgen host.
+ * (write-up 001's "100×10" is 100 workers × 10 requests), over `concurrency` connections opened before the cell's
+ * clock starts (connection set-up is not query latency): ClickHouse over its HTTP
+ * interface (POST / with the statement as body, the answer in TabSeparated: https://clickhouse.com/docs/en/interfaces/http),
+ * PostgreSQL over its wire protocol (a node-postgres Pool). The harness process sends them, from the harness's side
+ * of the sink's control address (as the verifier's counts do), not from the loadgen host.
  *
  * Latency per request, send to the whole answer read, goes into an HdrHistogram (hdr-histogram-js; microseconds,
  * 3 significant digits, Gil Tene's HdrHistogram). The loop is closed (a worker sends its next request when the
  * previous one answered), so coordinated omission correction does not apply: the latencies are what each request
- * waited, and requests/s is what the server sustained at that concurrency. Every answer is checked (`checkAnswer`):
- * a non-200 status, a ClickHouse exception in the body, or a row count or first value other than the statement
- * declares is an error, counted beside the requests, never a fast query.
+ * waited, and requests/s is what the server sustained at that concurrency. Every answer is checked (`checkRows`):
+ * a non-200 status, a server error or exception in the answer, or a row count or first value other than the
+ * statement declares is an error, counted beside the requests, never a fast query.
  */
 import * as hdr from "hdr-histogram-js";
+import pg from "pg";
 import { Pool } from "undici";
+import { quoteTable } from "../../core/events/copy-text.ts";
+import { passwordOption } from "../../core/secrets.ts";
 import { ConfigurationError } from "../../core/errors.ts";
 import type { QueryCellResult, QueryPhaseRecord } from "../results/types.ts";
 import type { QueryPhase, QueryStatement } from "../scenario/schema.ts";
@@ -47,109 +54,265 @@ export function statementText(st: QueryStatement, table: string): string {
   return `${st.sql.replaceAll("{table}", table).trim().replace(/;$/, "")} FORMAT TabSeparated`;
 }
 
-/**
- * Check one answer (status and TabSeparated body) against the statement: status 200, no ClickHouse exception text,
- * `rows` lines when declared, and the first field of the first line equal to `value` ("{stored}" = `tableRows`) when
- * declared. Returns the rows returned, or the error in words.
- */
-export function checkAnswer(status: number, body: string, st: QueryStatement, tableRows: number): { rows: number } | { error: string } {
-  if (status !== 200) return { error: `HTTP ${status}: ${body.trim().split("\n")[0]!.slice(0, 200)}` };
-  // ClickHouse reports an exception raised while streaming the answer after a 200 header, in the body
-  const exception = /Code: \d+, e\.displayText\(\) = DB::Exception|DB::Exception:/.exec(body);
-  if (exception) return { error: `exception in the answer: ${body.slice(exception.index).split("\n")[0]!.slice(0, 200)}` };
-  const lines = body === "" ? [] : body.replace(/\n$/, "").split("\n");
-  if (st.rows !== undefined && lines.length !== st.rows) return { error: `wrong answer: ${lines.length} rows, expected ${st.rows}` };
-  if (st.value !== undefined) {
-    const expected = st.value === "{stored}" ? tableRows : st.value;
-    const first = lines[0]?.split("\t")[0];
-    if (first === undefined || Number(first) !== expected) return { error: `wrong answer: first value ${first ?? "(no row)"}, expected ${expected}${st.value === "{stored}" ? " (the rows in the table)" : ""}` };
-  }
-  return { rows: lines.length };
-}
-
 /** Summed figures of a query phase for scenario checks (`query.requests`, `query.ok`, `query.errors`). */
 export function queryTotals(q: QueryPhaseRecord | undefined): { requests: number; ok: number; errors: number } | undefined {
   if (!q) return undefined;
   return q.cells.reduce((t, c) => ({ requests: t.requests + c.requests, ok: t.ok + c.ok, errors: t.errors + c.errors }), { requests: 0, ok: 0, errors: 0 });
 }
 
+/** One answer as the sink sent it: its rows (each field as text), or what went wrong. */
+export type Answer = { rows: string[][] } | { error: string };
+
 /**
- * Run one statement at one concurrency × count cell and measure it (see the module comment).
- * @throws the abort reason when `signal` aborts
+ * One cell's connections to the sink, `concurrency` of them: `send` runs a statement on one and reads the whole
+ * answer; `close` releases them all (and fails what is still in flight).
  */
-async function runCell(target: QueryTarget, st: QueryStatement, cell: { concurrency: number; count: number }, opts: { timeoutMs: number; tableRows: number; signal?: AbortSignal }): Promise<QueryCellResult> {
-  const { database } = tableRef(target.params);
+interface QuerySession {
+  /** open the connections before the cell's clock starts (a connection's set-up is not a query's latency) */
+  open(): Promise<void>;
+  send(st: QueryStatement): Promise<Answer>;
+  close(reason?: Error): Promise<void>;
+}
+
+/** What the expected row count ("{stored}") may be for one answer: exact after the ingest, at least `min` during it. */
+export interface StoredBounds {
+  min: number;
+  max: number;
+}
+
+/**
+ * Check one answer's rows against the statement: `rows` rows when declared, and the first field of the first row
+ * equal to `value` when declared; `value: "{stored}"` is the table's rows, within `stored` (min = max after the
+ * ingest: exact; during the ingest the table grows, so at least what the last count saw before the request was sent).
+ * Returns the rows returned, or the error in words.
+ */
+export function checkRows(rows: readonly (readonly string[])[], st: QueryStatement, stored: StoredBounds): { rows: number } | { error: string } {
+  if (st.rows !== undefined && rows.length !== st.rows) return { error: `wrong answer: ${rows.length} rows, expected ${st.rows}` };
+  if (st.value !== undefined) {
+    const first = rows[0]?.[0];
+    const n = first === undefined ? Number.NaN : Number(first);
+    if (st.value !== "{stored}") {
+      if (n !== st.value) return { error: `wrong answer: first value ${first ?? "(no row)"}, expected ${st.value}` };
+    } else if (!(n >= stored.min && n <= stored.max)) {
+      const expected = stored.min === stored.max ? `${stored.min}` : `at least ${stored.min}${Number.isFinite(stored.max) ? ` and at most ${stored.max}` : ""}`;
+      return { error: `wrong answer: first value ${first ?? "(no row)"}, expected ${expected} (the rows in the table)` };
+    }
+  }
+  return { rows: rows.length };
+}
+
+/**
+ * Check one ClickHouse answer (status and TabSeparated body) against the statement: status 200, no ClickHouse
+ * exception text, then `checkRows` over its lines ("{stored}" = `tableRows`, exact). Returns the rows returned, or the
+ * error in words.
+ */
+export function checkAnswer(status: number, body: string, st: QueryStatement, tableRows: number): { rows: number } | { error: string } {
+  const a = clickhouseAnswer(status, body);
+  return "error" in a ? a : checkRows(a.rows, st, { min: tableRows, max: tableRows });
+}
+
+/** A ClickHouse HTTP answer as rows: a non-200 status or an exception streamed after the 200 header is the error. */
+function clickhouseAnswer(status: number, body: string): Answer {
+  if (status !== 200) return { error: `HTTP ${status}: ${body.trim().split("\n")[0]!.slice(0, 200)}` };
+  // ClickHouse reports an exception raised while streaming the answer after a 200 header, in the body
+  const exception = /Code: \d+, e\.displayText\(\) = DB::Exception|DB::Exception:/.exec(body);
+  if (exception) return { error: `exception in the answer: ${body.slice(exception.index).split("\n")[0]!.slice(0, 200)}` };
+  return { rows: body === "" ? [] : body.replace(/\n$/, "").split("\n").map((l) => l.split("\t")) };
+}
+
+/**
+ * ClickHouse's HTTP interface: POST / with the statement (FORMAT TabSeparated appended) as body,
+ * ?database=…[&user=…], over one undici Pool of `concurrency` connections (https://clickhouse.com/docs/en/interfaces/http).
+ */
+function clickhouseSession(target: QueryTarget, concurrency: number, timeoutMs: number): QuerySession {
+  const { database, ref } = tableRef(target.params);
   const search = new URLSearchParams({ database });
   if (target.params.user) search.set("user", target.params.user);
-  const body = statementText(st, tableRef(target.params).ref);
-  const pool = new Pool(`http://${target.host}:${target.port}`, { connections: cell.concurrency, pipelining: 1 });
-  const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: Math.max(2, opts.timeoutMs * 1000 * 2), numberOfSignificantValueDigits: 3 });
-  let ok = 0;
-  let errors = 0;
-  let rows = 0;
-  const samples: string[] = [];
-  const fail = (e: string): void => {
-    errors++;
-    if (samples.length < ERROR_SAMPLES) samples.push(e);
+  const pool = new Pool(`http://${target.host}:${target.port}`, { connections: concurrency, pipelining: 1 });
+  return {
+    // undici connects on the first request over each connection; ClickHouse's HTTP keep-alive makes that one TCP handshake
+    async open() {},
+    async send(st) {
+      const r = await pool.request({ path: `/?${search}`, method: "POST", body: statementText(st, ref), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      return clickhouseAnswer(r.statusCode, await r.body.text());
+    },
+    async close(reason) {
+      if (reason) await pool.destroy(reason).catch(() => undefined);
+      else await pool.close().catch(() => pool.destroy());
+    },
   };
-  const worker = async (): Promise<void> => {
-    for (let i = 0; i < cell.count; i++) {
-      opts.signal?.throwIfAborted();
-      const t = performance.now();
+}
+
+/** The PostgreSQL table a statement's `{table}` names: `params.table` (default ib_events, may be "schema.table"), quoted. */
+export function pgTableRef(params: Record<string, string>): string {
+  return quoteTable(params.table ?? "ib_events");
+}
+
+/**
+ * PostgreSQL over its wire protocol (node-postgres): a pg.Pool of `concurrency` clients to `params.database`
+ * (default postgres) as `params.user` (default postgres), the password from INGESTBENCH_POSTGRES_PASSWORD
+ * (core/secrets.ts); each statement with `{table}` replaced, rows in array mode, every field as text (String of what
+ * node-postgres parsed: count(*) is a bigint string). `query_timeout` bounds each request; an error the server
+ * returns (relation missing, statement cancelled) is the answer's error.
+ */
+function postgresSession(target: QueryTarget, concurrency: number, timeoutMs: number): QuerySession {
+  const pool = new pg.Pool({
+    host: target.host, port: target.port, user: target.params.user ?? "postgres", database: target.params.database ?? "postgres",
+    ...passwordOption("postgres"), max: concurrency, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs,
+    application_name: "ingestbench-query",
+  });
+  pool.on("error", () => undefined); // an idle client's lost connection: the next request takes a new one
+  const table = pgTableRef(target.params);
+  return {
+    // every client connected (a backend forked and authenticated per connection) before the clock starts
+    async open() {
+      const clients = await Promise.all(Array.from({ length: concurrency }, () => pool.connect()));
+      for (const c of clients) c.release();
+    },
+    async send(st) {
       try {
-        const r = await pool.request({
-          path: `/?${search}`, method: "POST", body,
-          headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs,
-        });
-        const text = await r.body.text();
-        histogram.recordValue(Math.max(1, Math.round((performance.now() - t) * 1000)));
-        const a = checkAnswer(r.statusCode, text, st, opts.tableRows);
-        if ("error" in a) fail(a.error);
-        else { ok++; rows += a.rows; }
+        const r = await pool.query({ text: st.sql.replaceAll("{table}", table), rowMode: "array" });
+        return { rows: (r.rows as unknown[][]).map((row) => row.map((v) => (v instanceof Date ? v.toISOString() : String(v)))) };
       } catch (err) {
-        if (opts.signal?.aborted) throw opts.signal.reason;
-        histogram.recordValue(Math.max(1, Math.round((performance.now() - t) * 1000)));
+        const e = err as Error & { code?: string };
+        // a server error is an answer (counted as an error); a lost connection is thrown as a failed request
+        if (typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) return { error: `PostgreSQL ${e.code}: ${e.message.slice(0, 200)}` };
+        throw err;
+      }
+    },
+    async close() {
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+/** The query client of each sink the phase can run against (QUERY_SINKS in harness/scenario/schema.ts). */
+const SESSIONS: Record<string, (target: QueryTarget, concurrency: number, timeoutMs: number) => QuerySession> = {
+  clickhouse: clickhouseSession,
+  postgres: postgresSession,
+};
+
+/** What an aborted phase throws: the signal's reason when it is an Error, else an Error naming it (a signal name). */
+function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(`the query phase was stopped (${String(signal.reason ?? "aborted")})`);
+}
+
+/** A cell's figures while it runs (one pass, or summed over the passes of a phase during the ingest). */
+interface CellTally {
+  st: QueryStatement;
+  cell: { concurrency: number; count: number };
+  histogram: hdr.Histogram;
+  requests: number;
+  ok: number;
+  errors: number;
+  rows: number;
+  samples: string[];
+  elapsedMs: number;
+}
+
+/**
+ * Run one statement at one concurrency × count cell, adding to its tally (see the module comment). `stop()` true
+ * ends the cell before a worker's next request (a phase during the ingest ends with the load).
+ * @throws the abort reason when `signal` aborts
+ */
+async function runCell(sink: string, target: QueryTarget, t: CellTally, opts: { timeoutMs: number; bounds: () => StoredBounds; stop?: () => boolean; signal?: AbortSignal }): Promise<void> {
+  const session = SESSIONS[sink]!(target, t.cell.concurrency, opts.timeoutMs);
+  const fail = (e: string): void => {
+    t.errors++;
+    if (t.samples.length < ERROR_SAMPLES) t.samples.push(e);
+  };
+  const record = (since: number): void => { t.histogram.recordValue(Math.max(1, Math.round((performance.now() - since) * 1000))); };
+  const worker = async (): Promise<void> => {
+    for (let i = 0; i < t.cell.count; i++) {
+      if (opts.signal?.aborted) throw abortError(opts.signal);
+      if (opts.stop?.()) return;
+      const bounds = opts.bounds();
+      const since = performance.now();
+      t.requests++;
+      try {
+        const answer = await session.send(t.st);
+        record(since);
+        const a = "error" in answer ? answer : checkRows(answer.rows, t.st, bounds);
+        if ("error" in a) fail(a.error);
+        else { t.ok++; t.rows += a.rows; }
+      } catch (err) {
+        if (opts.signal?.aborted) throw abortError(opts.signal);
+        record(since);
         fail(`request failed: ${(err as Error).message}`);
       }
     }
   };
-  // one abort listener for the cell (not one per request): aborting destroys the pool, failing what is in flight
-  const onAbort = (): void => { void pool.destroy(opts.signal?.reason instanceof Error ? opts.signal.reason : null).catch(() => undefined); };
+  // one abort listener for the cell (not one per request): aborting closes the session, failing what is in flight
+  const onAbort = (): void => { void session.close(abortError(opts.signal!)).catch(() => undefined); };
   opts.signal?.addEventListener("abort", onAbort, { once: true });
-  const started = performance.now();
+  let started = performance.now();
   try {
-    await Promise.all(Array.from({ length: cell.concurrency }, worker));
+    await session.open().catch((err: unknown) => {
+      if (opts.signal?.aborted) throw abortError(opts.signal);
+      fail(`connect failed: ${(err as Error).message}`);
+    });
+    started = performance.now();
+    await Promise.all(Array.from({ length: t.cell.concurrency }, worker));
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
-    await pool.close().catch(() => pool.destroy());
+    await session.close();
   }
-  const elapsedMs = performance.now() - started;
-  const requests = cell.concurrency * cell.count;
+  t.elapsedMs += performance.now() - started;
+}
+
+/** A tally as run.json's QueryCellResult. */
+function cellResult(t: CellTally): QueryCellResult {
   const ms = (us: number): number => us / 1000;
-  const result: QueryCellResult = {
-    id: `${st.name}@${cell.concurrency}x${cell.count}`, statement: st.name, concurrency: cell.concurrency, count: cell.count,
-    requests, ok, errors, errorSamples: samples, rows, elapsedMs,
-    requestsPerSecond: elapsedMs > 0 ? (requests * 1000) / elapsedMs : Number.NaN,
-    latencyMs: { mean: ms(histogram.mean), p50: ms(histogram.getValueAtPercentile(50)), p99: ms(histogram.getValueAtPercentile(99)), max: ms(histogram.maxValue) },
+  const none = t.requests === 0;
+  return {
+    id: `${t.st.name}@${t.cell.concurrency}x${t.cell.count}`, statement: t.st.name, concurrency: t.cell.concurrency, count: t.cell.count,
+    requests: t.requests, ok: t.ok, errors: t.errors, errorSamples: t.samples, rows: t.rows, elapsedMs: t.elapsedMs,
+    requestsPerSecond: t.elapsedMs > 0 ? (t.requests * 1000) / t.elapsedMs : Number.NaN,
+    latencyMs: none
+      ? { mean: Number.NaN, p50: Number.NaN, p99: Number.NaN, max: Number.NaN }
+      : { mean: ms(t.histogram.mean), p50: ms(t.histogram.getValueAtPercentile(50)), p99: ms(t.histogram.getValueAtPercentile(99)), max: ms(t.histogram.maxValue) },
   };
-  histogram.destroy();
-  return result;
 }
 
 /**
  * Run a query phase against the sink: every statement at every cell, statements outer, cells inner, one after the
- * other (cells never overlap). `tableRows` is what the table holds (the ingest's stored count, complete).
+ * other (cells never overlap).
+ * - After the ingest (`phase.during` "after", the default): one pass; `tableRows` is what the table holds (the
+ *   ingest's stored count, complete), and "{stored}" must equal it.
+ * - During the ingest ("ingest"): passes repeat until `stop()` says the load is over (a worker sends no request after
+ *   that; the cell in progress ends with its in-flight requests); each cell's figures are summed over the passes
+ *   (`passes` in the record), "{stored}" must be at least `storedNow()` as sampled before each request (the table
+ *   only grows), and `tableRows` is `storedNow()` at the end.
  * @throws ConfigurationError E_QUERY_SINK when the sink has no query support here; the abort reason when aborted
  */
-export async function runQueryPhase(opts: { phase: QueryPhase; sink: string; target: QueryTarget; tableRows: number; signal?: AbortSignal }): Promise<QueryPhaseRecord> {
-  if (opts.sink !== "clickhouse") throw new ConfigurationError("E_QUERY_SINK", `the query phase runs against clickhouse sinks only, not "${opts.sink}"`, { field: "query" });
-  const cells: QueryCellResult[] = [];
-  for (const st of opts.phase.statements) {
-    for (const cell of opts.phase.cells) {
-      cells.push(await runCell(opts.target, st, cell, { timeoutMs: opts.phase.timeout.ms, tableRows: opts.tableRows, signal: opts.signal }));
-    }
+export async function runQueryPhase(opts: {
+  phase: QueryPhase; sink: string; target: QueryTarget; tableRows: number; signal?: AbortSignal;
+  stop?: () => boolean; storedNow?: () => number;
+}): Promise<QueryPhaseRecord> {
+  if (!SESSIONS[opts.sink]) throw new ConfigurationError("E_QUERY_SINK", `the query phase runs against ${Object.keys(SESSIONS).join(", ")} sinks, not "${opts.sink}"`, { field: "query" });
+  const during = opts.phase.during ?? "after";
+  const tallies: CellTally[] = opts.phase.statements.flatMap((st) => opts.phase.cells.map((cell) => ({
+    st, cell, requests: 0, ok: 0, errors: 0, rows: 0, samples: [], elapsedMs: 0,
+    histogram: hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: Math.max(2, opts.phase.timeout.ms * 1000 * 2), numberOfSignificantValueDigits: 3 }),
+  })));
+  const bounds = during === "ingest"
+    ? (): StoredBounds => ({ min: opts.storedNow?.() ?? 0, max: Number.POSITIVE_INFINITY })
+    : (): StoredBounds => ({ min: opts.tableRows, max: opts.tableRows });
+  let passes = 0;
+  try {
+    do {
+      passes++;
+      for (const t of tallies) {
+        if (during === "ingest" && opts.stop?.()) break;
+        await runCell(opts.sink, opts.target, t, { timeoutMs: opts.phase.timeout.ms, bounds, stop: during === "ingest" ? opts.stop : undefined, signal: opts.signal });
+      }
+    } while (during === "ingest" && !opts.stop?.());
+    const record: QueryPhaseRecord = { sink: opts.sink, tableRows: during === "ingest" ? (opts.storedNow?.() ?? opts.tableRows) : opts.tableRows, cells: tallies.map(cellResult) };
+    if (during === "ingest") { record.during = "ingest"; record.passes = passes; }
+    return record;
+  } finally {
+    for (const t of tallies) t.histogram.destroy();
   }
-  return { sink: opts.sink, tableRows: opts.tableRows, cells };
 }
 
 /** "count@10x50: 1,234 queries/s, p50 3.1 ms, p99 9.8 ms, max 12.0 ms, 500 requests, 0 errors" lines for the terminal. */

@@ -8,7 +8,8 @@
  * each interval ─▶ stop generator ─▶ drain until every acknowledged seq is stored or timeout (with a collector, this
  * is the wait for the collector to flush) ─▶ ledger [+ the collector's claimed counts] ─▶ content check
  * (./fidelity.ts) ─▶ summary ─▶ checks ─▶ teardown (always) ─▶ run.json. A scenario with a `query` phase runs it after the
- * completion wait (the table complete, the caps still on) and before the ledger (./query-load.ts).
+ * completion wait (the table complete, the caps still on) and before the ledger (./query-load.ts); with `during: ingest`
+ * (mixed mode) it runs from the end of the warmup until the load ends instead.
  *
  * Without a collector the topology is loadgen → sink (the generator writes to the sink's data endpoint). With one,
  * the stack needs a `collector` host (or `collector-1`, `collector-2`, … for a scale-out, as in write-up 000) and the
@@ -299,6 +300,23 @@ export class BenchRun extends EventEmitter {
       // tightened near the end of a fixed workload. A fixed workload that is done ends the loop at once and is measured
       // on by the completion wait below (see the file comment).
       const allFinished = generators.whenFinished();
+      // Mixed mode (query `during: ingest`, ./query-load.ts): the queries run from the end of the warmup until the
+      // load ends, against the table as it grows; "{stored}" answers must be at least the latest count
+      let loadOver = false;
+      const mixed = plan.query?.during === "ingest" ? plan.query : undefined;
+      // (and not before a count has seen rows stored: a statement's `rows` assumes a table that is not empty)
+      const mixedRun = mixed
+        ? (async () => {
+          await sleep(Math.max(0, t0 + plan.warmupMs - now()), undefined, { signal: this.opts.signal });
+          while (prev.stored === 0 && !loadOver) await sleep(TIGHT_INTERVAL_MS, undefined, { signal: this.opts.signal });
+          if (loadOver) return undefined;
+          return runQueryPhase({
+            phase: mixed, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored,
+            signal: this.opts.signal, stop: () => loadOver, storedNow: () => prev.stored,
+          });
+        })()
+        : undefined;
+      mixedRun?.catch(() => undefined); // awaited below; a rejection before then is not unhandled
       for (let k = 1; ; k++) {
         const cadence = t0 + k * plan.intervalMs;
         const near = workloadRows !== undefined && prev.stored >= NEAR_END_SHARE * workloadRows;
@@ -320,11 +338,16 @@ export class BenchRun extends EventEmitter {
           await tick("drain");
         }
       }
+      loadOver = true;
       // no step fires after the load; running ones end, frozen hosts are thawed before the drain
       if (this.steps) this.record.timeline = await this.steps.finish();
 
       this.stage = "stopping the generators";
       finals = await generators.stop();
+      if (mixedRun) {
+        const q = await mixedRun.catch((err: unknown) => { this.throwIfAborted(); throw err; });
+        if (q) this.record.query = q;
+      }
       const final = mergeFinals(finals);
       this.record.generator = final;
       if (finals.length > 1) this.record.generators = finals;
@@ -368,9 +391,13 @@ export class BenchRun extends EventEmitter {
 
       // The query phase (scenario `query`, ./query-load.ts): against the table the ingest filled, only once every
       // acknowledged seq is stored, and while the sink is still under its caps
-      if (plan.query) {
+      if (plan.query && plan.query.during !== "ingest") {
         if (this.record.completion?.outcome !== "complete") {
           throw new VerificationError("E_QUERY_PREFILL", `the query phase needs the table complete: ${this.record.completion?.missing ?? "?"} acknowledged rows were still missing at the end of the wait`);
+        }
+        // a fixed workload sets the table's size: one cut short by the duration leaves a smaller table than asked for
+        if (workloadRows !== undefined && !workloadDone) {
+          throw new VerificationError("E_QUERY_PREFILL", `the query phase needs the fixed workload's ${workloadRows} rows: the load ended at ${this.opts.plan.durationMs / 1000} s with ${final.sent} sent; raise duration`);
         }
         this.record.query = await runQueryPhase({ phase: plan.query, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored, signal: this.opts.signal });
       }

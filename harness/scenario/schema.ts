@@ -23,10 +23,11 @@
  * # matrix: [ { generator.pg-copy.batch: 1000, generator.pg-copy.connections: 1 }, { generator.pg-copy.batch: 50000 } ]
  * checks: [ { ledger.lost: 0 }, { summary.lagP99Ms: { max: 1000 } } ]
  * fidelity: { all: 1000000, sample: 10000 }  # default: compare every stored row up to 1e6 rows, else 10 000 seeded seqs
- * query:                                   # optional: a query phase after the ingest (clickhouse sinks; QueryPhase)
+ * query:                                   # optional: a query phase (clickhouse and postgres sinks; QueryPhase)
  *   statements: [ { name: count, sql: "SELECT count() FROM {table}", rows: 1, value: "{stored}" } ]
  *   cells: [ { concurrency: 10, count: 50 } ]
  *   timeout: 10s                           # per request; default 10s
+ *   during: after                          # after (default: once the ingest is stored) or ingest (mixed mode)
  * steps: [ { at: 5s, kill: collector }, { at: 7s, restart: collector } ]   # default []: fault steps (./steps.ts)
  * ```
  */
@@ -117,16 +118,25 @@ export interface QueryStatement {
   value?: number | "{stored}";
 }
 
-/** A query phase: each statement at each concurrency × count cell (count = requests per closed-loop worker). */
+/**
+ * A query phase: each statement at each concurrency × count cell (count = requests per closed-loop worker).
+ * `during`: "after" (default) runs one pass once the ingest is stored, every acknowledged seq present; "ingest" runs
+ * passes from the end of the warmup until the load ends (mixed mode: harness/runner/query-load.ts runQueryPhase).
+ */
 export interface QueryPhase {
   statements: QueryStatement[];
   cells: Array<{ concurrency: number; count: number }>;
   /** per-request timeout */
   timeout: Duration;
+  /** when the queries run: after the ingest (default) or during it; absent in older results ("after") */
+  during?: QueryDuring;
 }
 
-/** Sinks a query phase can run against (their SQL dialect and HTTP interface: harness/runner/query-load.ts). */
-export const QUERY_SINKS: readonly string[] = ["clickhouse"];
+/** When a query phase runs: "after" the ingest is stored, or "ingest" (while the load runs). */
+export type QueryDuring = "after" | "ingest";
+
+/** Sinks a query phase can run against (their SQL dialect and client: harness/runner/query-load.ts). */
+export const QUERY_SINKS: readonly string[] = ["clickhouse", "postgres"];
 /** Most requests one query cell may send (concurrency × count). */
 export const MAX_QUERY_REQUESTS = 1_000_000;
 
@@ -349,6 +359,7 @@ const querySchema = z
     }).strict().refine((c) => c.concurrency * c.count <= MAX_QUERY_REQUESTS, { message: `concurrency × count is at most ${MAX_QUERY_REQUESTS} requests` }))
       .min(1, { message: "declare at least one concurrency × count cell, e.g. { concurrency: 10, count: 50 }" }),
     timeout: duration(true, "query timeout").default("10s"),
+    during: z.enum(["after", "ingest"], { errorMap: () => ({ message: 'during is "after" (once the ingest is stored; default) or "ingest" (while the load runs)' }) }).default("after"),
   })
   .strict()
   .superRefine((q, ctx) => {

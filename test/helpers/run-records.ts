@@ -21,6 +21,8 @@ export interface Spec {
   versions?: RunRecord["versions"];
   /** run.json `query` (the query phase) */
   query?: RunRecord["query"];
+  /** the summary's delivery latency p50/p99, ms; absent = none recorded */
+  delivery?: { p50Ms: number; p99Ms: number };
 }
 
 let counter = 0;
@@ -57,6 +59,7 @@ export function writeRunRecord(root: string, s: Spec): RunRecord {
       sinkMemoryPeakBytes: 7e8, sinkMemoryWorkingSetBytes: 2e8, lagP50Ms: 300, lagP99Ms: 500, lagMaxMs: 520,
       countQueryMaxMs: 20, drainSeconds: 1,
       bottleneck: { resource: "cpu", host: "sink", score: 0.9, evidence: "synthetic", candidates: [] },
+      ...(s.delivery ? { deliveryLatency: { rows: stored, ...s.delivery, maxMs: s.delivery.p99Ms * 2, resolutionMs: 0.001, unstamped: 0, belowZero: 0, clock: "one clock" } } : {}),
     },
     ledger: s.status === "error" ? null : {
       sent: stored, accepted: stored, stored, distinct: stored, lost: 0, duplicated: 0, overwritten: 0, rejected: 0, unexpected: 0, missingRanges: [],

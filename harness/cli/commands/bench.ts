@@ -1,12 +1,14 @@
 /**
  * `ingestbench bench (--stack S | --stacks A,B,...) SCENARIO`: provision, run the scenario's cells, tear down; with
  * several stacks, print a comparison; with an application under test (scenario `app`), write-up 003's table of its
- * variants (harness/results/across-variants.ts). Local stacks are provisioned per run by the runner (harness/runner/drive.ts),
+ * variants (harness/results/across-variants.ts); after a scenario with a `query` phase, write-up 001's query table per
+ * stack (harness/results/query-table.ts). Local stacks are provisioned per run by the runner (harness/runner/drive.ts),
  * docker and azure stacks deployed for their runs and destroyed after them (harness/provision/deployed.ts).
  */
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { compareStacks, compareVariants, renderComparison, renderVariantsComparison } from "../../results/compare.ts";
 import { prepareResultsDir } from "../../results/preflight.ts";
+import { renderQueryTables } from "../../results/query-table.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
 import { driveRuns, lockWaitMs, runsExitCode } from "../../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../../runner/plan.ts";
@@ -44,6 +46,11 @@ export const registerBench: CommandModule = (program, ctx) => {
         resultsRoot, invocation: new Date().toISOString(), projectRoot: ctx.projectRoot, reporter: progress,
         deployed: pulumiStacks({ projectRoot: ctx.projectRoot, quiet: progress.mode === "quiet" }), lockWaitMs: lockWaitMs(flags.lockWait),
       });
+      // a query phase: write-up 001's query table per stack (and the ingest with and without queries in mixed mode)
+      for (const stack of stacks) {
+        const text = renderQueryTables(`${scenario.name} on ${stack.name}`, result.records.filter((r) => r.stack === stack.name));
+        if (text) progress.result(`\n${text}`);
+      }
       // an interrupted invocation is not compared: its rows would mix the stopped runs with older ones
       if (stacks.length > 1 && result.records.some((r) => r.summary) && !result.records.some((r) => r.status === "interrupted")) {
         // the runs just made are what was asked for: show version differences between stacks instead of refusing

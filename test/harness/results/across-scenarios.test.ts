@@ -119,7 +119,9 @@ describe("compareScenarios", () => {
     const d = JSON.parse(await compareCommand(root, { scenario: "q1k", stacks: "q,r", metric: "queries", json: true })) as ScenariosComparison;
     expect(d.sides.map((s) => s.label)).toEqual(["q1k@q", "q1k@r"]);
     expect(d.items[0]!.contenders[0]!.comparison!.ratio).toBeCloseTo(2, 10);
-    await expect(compareCommand(root, { scenario: "q1k", stacks: "q", metric: "queries" })).rejects.toMatchObject({ code: "E_FLAG" });
+    // on one stack: that stack's query table (harness/results/query-table.ts)
+    expect(await compareCommand(root, { scenario: "q1k", stacks: "q", metric: "queries" })).toMatch(/q1k on q, invocation .*queries\/s per concurrency × count cell/);
+    await expect(compareCommand(root, { scenario: "q1k", stacks: "q", metric: "queries", baseline: "latest" })).rejects.toMatchObject({ code: "E_FLAG" });
   });
 
   it("takes scenario names or files and pairs them with one stack or one per scenario", async () => {

@@ -1,7 +1,7 @@
 // The query phase's answer check and table naming (harness/runner/query-load.ts), on ClickHouse TabSeparated
 // answers as the HTTP interface sends them; the real server is exercised in test/e2e/clickhouse-query-load.test.ts.
 import { describe, expect, it } from "vitest";
-import { checkAnswer, queryTotals, statementText, tableRef } from "../../../harness/runner/query-load.ts";
+import { checkAnswer, checkRows, pgTableRef, queryTotals, statementText, tableRef } from "../../../harness/runner/query-load.ts";
 import type { QueryCellResult } from "../../../harness/results/types.ts";
 
 describe("checkAnswer", () => {
@@ -21,6 +21,26 @@ describe("checkAnswer", () => {
     expect(checkAnswer(500, "Code: 60, e.displayText() = DB::Exception: Table default.nope doesn't exist.\n", count, 1)).toEqual({ error: "HTTP 500: Code: 60, e.displayText() = DB::Exception: Table default.nope doesn't exist." });
     expect(checkAnswer(200, "1\n2\nCode: 241, e.displayText() = DB::Exception: Memory limit exceeded\n", { name: "x", sql: "s" }, 0))
       .toEqual({ error: "exception in the answer: Code: 241, e.displayText() = DB::Exception: Memory limit exceeded" });
+  });
+});
+
+describe("checkRows (any sink's rows, e.g. PostgreSQL's through node-postgres)", () => {
+  const count = { name: "count", sql: "SELECT count(*) FROM {table}", rows: 1, value: "{stored}" as const };
+  it("after the ingest, {stored} is exact", () => {
+    expect(checkRows([["1000"]], count, { min: 1000, max: 1000 })).toEqual({ rows: 1 });
+    expect(checkRows([["999"]], count, { min: 1000, max: 1000 })).toEqual({ error: "wrong answer: first value 999, expected 1000 (the rows in the table)" });
+  });
+  it("during the ingest, {stored} is at least the latest count: a smaller answer (a stale or empty table) is wrong", () => {
+    const during = { min: 5000, max: Number.POSITIVE_INFINITY };
+    expect(checkRows([["5000"]], count, during)).toEqual({ rows: 1 });
+    expect(checkRows([["8000"]], count, during)).toEqual({ rows: 1 });
+    expect(checkRows([["4999"]], count, during)).toEqual({ error: "wrong answer: first value 4999, expected at least 5000 (the rows in the table)" });
+    expect(checkRows([], count, during)).toEqual({ error: "wrong answer: 0 rows, expected 1" });
+    expect(checkRows([["x"]], { ...count, rows: undefined }, during)).toEqual({ error: "wrong answer: first value x, expected at least 5000 (the rows in the table)" });
+  });
+  it("names the PostgreSQL table quoted, schema-qualified when given", () => {
+    expect(pgTableRef({})).toBe('"ib_events"');
+    expect(pgTableRef({ table: "logs.t1" })).toBe('"logs"."t1"');
   });
 });
 

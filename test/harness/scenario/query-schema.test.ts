@@ -40,15 +40,31 @@ describe("scenario query block", () => {
       statements: [{ name: "count", sql: "SELECT count() FROM {table}", rows: 1, value: "{stored}" }],
       cells: [{ concurrency: 10, count: 50 }],
       timeout: { ms: 10_000, text: "10s" },
+      during: "after",
     });
     expect(planCells(loadScenarioFile(write(head)), "x", { replicates: 1 })[0]!.query).toBeUndefined();
   });
 
-  it("loads scenarios/clickhouse-query-load.yaml: three table sizes, each with the query phase", () => {
-    const f = path.resolve(import.meta.dirname, "../../../scenarios/clickhouse-query-load.yaml");
+  it("loads scenarios/clickhouse-query-load.yaml and postgres-query-load.yaml: write-up 001's six table sizes and three cells", () => {
+    for (const [name, gen] of [["clickhouse-query-load", "clickhouse-http"], ["postgres-query-load", "pg-copy"]] as const) {
+      const f = path.resolve(import.meta.dirname, `../../../scenarios/${name}.yaml`);
+      const plans = planCells(loadScenarioFile(f), f, { replicates: 1 });
+      const rows = plans.map((p) => (p.generator.config.batch as number) * (p.generator.config.requests as number)).sort((a, b) => a - b);
+      expect(rows).toEqual([1000, 2000, 10_000, 25_000, 50_000, 1_100_000]);
+      for (const p of plans) {
+        expect(p.generator.name).toBe(gen);
+        expect(p.query!.cells).toEqual([{ concurrency: 100, count: 10 }, { concurrency: 10, count: 5000 }, { concurrency: 50, count: 50 }]);
+        expect(p.query!.during).toBe("after");
+      }
+    }
+  });
+
+  it("varies query.during in a matrix (scenarios/postgres-mixed-load.yaml: queries after vs during the ingest) and names a bad value", () => {
+    const f = path.resolve(import.meta.dirname, "../../../scenarios/postgres-mixed-load.yaml");
     const plans = planCells(loadScenarioFile(f), f, { replicates: 1 });
-    expect(plans.map((p) => p.cell).sort()).toEqual(["requests=1", "requests=10", "requests=50"]);
-    for (const p of plans) expect(p.query!.cells).toEqual([{ concurrency: 10, count: 50 }, { concurrency: 50, count: 50 }, { concurrency: 100, count: 10 }]);
+    expect(plans.map((p) => [p.cell, p.query!.during]).sort()).toEqual([["during=after", "after"], ["during=ingest", "ingest"]]);
+    const g = write([...head, "query:", '  statements: [ { name: c, sql: "SELECT 1" } ]', "  cells: [ { concurrency: 1, count: 1 } ]", "  during: always"]);
+    expect(messageOf(g)).toMatch(new RegExp(`${g}:10:\\d+: query\\.during: during is "after" \\(once the ingest is stored; default\\) or "ingest"`));
   });
 
   it("names file:line:col and the field of each mistake", () => {
@@ -70,9 +86,9 @@ describe("scenario query block", () => {
   });
 
   it("refuses a query phase on a sink it cannot query, and an empty one", () => {
-    const pg = head.map((l) => l.startsWith("generator") ? "generator: { pg-copy: { batch: 1000, connections: 1, rate: max, seed: 42 } }" : l.startsWith("sink") ? 'sink: { postgres: { version: "18.4.0-beta.17" } }' : l);
-    const m = messageOf(write([...pg, "query:", "  statements: [ { name: c, sql: \"SELECT 1\" } ]", "  cells: [ { concurrency: 1, count: 1 } ]"]));
-    expect(m).toMatch(/:8:3: query: a query phase runs against clickhouse sinks; this scenario's sink is "postgres"/);
+    const es = head.map((l) => l.startsWith("generator") ? "generator: { es-bulk: { batch: 1000, connections: 1, rate: max, index: logs, seed: 42 } }" : l.startsWith("sink") ? 'sink: { elasticsearch: { version: "8.15.3" } }' : l);
+    const m = messageOf(write([...es, "query:", "  statements: [ { name: c, sql: \"SELECT 1\" } ]", "  cells: [ { concurrency: 1, count: 1 } ]"]));
+    expect(m).toMatch(/:8:3: query: a query phase runs against clickhouse, postgres sinks; this scenario's sink is "elasticsearch"/);
     const e = messageOf(write([...head, "query: { statements: [], cells: [] }"]));
     expect(e).toMatch(/query\.statements: declare at least one statement/);
     expect(e).toMatch(/query\.cells: declare at least one concurrency × count cell/);
