@@ -5,6 +5,7 @@
  */
 import { runFlags } from "../results/across-stacks.ts";
 import { bottleneckLabel } from "../results/format.ts";
+import { sustainedText } from "../results/capacity.ts";
 import type { ReportData } from "./data.ts";
 import { faultLines, timelineLines } from "../runner/fault-cost.ts";
 import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
@@ -23,6 +24,7 @@ export function renderMarkdown(data: ReportData): string {
     out.push("", `## ${s.scenario}`, "", markdownTable(comparisonTable(s.rows)));
     const v = verdicts(s.rows);
     if (v.length) out.push("", "**Verdicts**", "", ...v.map((x) => `- ${md(x)}`));
+    if (s.capacity) out.push("", "**Capacity**", "", ...s.capacity.map((f) => `- ${md(`${f.stack}: sustainable ${sustainedText(f)}; bound by ${f.result.boundBy.join(", ") || "–"}; stopped: ${f.result.stopped}`)}`));
     const d = differenceLines(s.differences);
     if (d.length) out.push("", "**Environment differences**", "", ...d.map((x) => `- ${md(x)}`));
     const x = excludedRunLines(s.excluded, s.runs);

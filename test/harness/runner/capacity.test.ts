@@ -4,6 +4,10 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_BOUNDS, judgeStep, searchCapacity, type StepFunction, type StepJudgement, type StepOffer } from "../../../harness/runner/capacity.ts";
 import { renderCapacity, renderCapacityComparison, stepLine, type CapacityFile } from "../../../harness/results/capacity.ts";
 import type { RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
+import { capacitySpec } from "../../../harness/report/charts/capacity.ts";
+import { renderSvg } from "../../../harness/report/render.ts";
+import { capacityPlan } from "../../../harness/runner/capacity-run.ts";
+import path from "node:path";
 
 /** A judged step that sustained or broke on `bound`. */
 function judged(rate: number, ok: boolean, bound: StepJudgement["boundBy"][number] = "latency"): StepJudgement {
@@ -155,5 +159,23 @@ describe("capacity tables", () => {
     expect(cmp).toMatch(/│ a +│ 2,500 +│ \[2,500, 3,000\] +│ latency +│ 5 +│ 1\.00x +│/);
     expect(cmp).toMatch(/│ b +│ 5,000 +│ \[5,000, 6,000\] +│ latency +│ 5 +│ 2\.00x +│/);
     expect(cmp).toMatch(/│ c +│ – +│ – +│ no capacity\.json/);
+    // the report's chart: offered vs sent and stored, p99 vs offered, per stack and step
+    const spec = capacitySpec([file("a"), file("b", 2)]);
+    expect(JSON.stringify(spec)).toContain('"offered":3000');
+    expect(await renderSvg(spec!, "cap")).toMatch(/^<svg/);
+    expect(capacitySpec([])).toBeNull();
+  });
+});
+
+describe("capacity command checks (before anything is provisioned)", () => {
+  const scenarios = path.resolve(import.meta.dirname, "../../../scenarios");
+  it("refuses a closed-loop scenario at its generator's rate (E_CAPACITY_CLOSED_LOOP), and a step too short for the verdict", () => {
+    expect(() => capacityPlan(path.join(scenarios, "quickstart.yaml"), {})).toThrow(expect.objectContaining({
+      code: "E_CAPACITY_CLOSED_LOOP", exitCode: 2, message: expect.stringMatching(/quickstart\.yaml:\d+:\d+: generator\.pg-copy\.rate: capacity searches the highest offered rate of an open-loop generator, .* its rate is "max"/),
+    }));
+    expect(() => capacityPlan(path.join(scenarios, "syslog-ng-postgres-capacity.yaml"), { stepDuration: "2s" })).toThrow(expect.objectContaining({ code: "E_FLAG", message: expect.stringMatching(/at least 5 sampling intervals/) }));
+    expect(() => capacityPlan(path.join(scenarios, "syslog-ng-clickhouse-batch-sweep.yaml"), {})).toThrow(expect.objectContaining({ code: "E_FLAG", message: expect.stringMatching(/has 12 cells: name the one to search with --cell/) }));
+    const plan = capacityPlan(path.join(scenarios, "syslog-ng-postgres-capacity.yaml"), { stepDuration: "4s", warmup: "1s" });
+    expect(plan).toMatchObject({ durationMs: 4000, warmupMs: 1000, intervalMs: 500, generator: { name: "syslog", config: { rate: 1000 } } });
   });
 });
