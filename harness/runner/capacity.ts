@@ -11,7 +11,8 @@
  * - `error`: the run ended `ok` or `failed` (a failed check is judged by the bounds below), not `error`;
  * - `loss`: the ledger lost and rejected nothing;
  * - `offered`: the generators sent at least `minShare` of what the open loop offered over the whole load (warmup and
- *   measurement: offered events/s × load seconds, less one batch per connection still due): an open loop that TCP
+ *   measurement: offered events/s × load seconds, less one batch per connection still due; the load lasts until the
+ *   last measurement sample, later than planned when counts are slow): an open loop that TCP
  *   pushes back sends less than it offers, and its sent_at stamps then hide the delay (harness/generators/loop.ts).
  *   What was sent but not stored shows as backlog, in the lag below;
  * - `latency`: delivery latency p99 (stored_at − sent_at, Summary.deliveryLatency) at most `p99BoundMs`; where the
@@ -69,7 +70,9 @@ export function judgeStep(record: RunRecord, series: readonly SeriesPoint[], off
   const s = record.summary;
   const l = record.ledger;
   const measure = series.filter((p) => p.phase === "measure");
-  const sentPerSec = l && offer.loadSeconds > 0 ? l.sent / offer.loadSeconds : null;
+  // the load runs until the last measurement sample at least: on a busy machine a slow count ends it past its nominal end
+  const loadSeconds = Math.max(offer.loadSeconds, measure.at(-1)?.elapsedS ?? 0);
+  const sentPerSec = l && loadSeconds > 0 ? l.sent / loadSeconds : null;
   const lags = measure.flatMap((p) => { const v = lagOf(p); return v === null ? [] : [[p.elapsedS, v] as const]; });
   const lagSlope = lags.length >= 3 ? trendOf(lags.map((p) => p[0]), lags.map((p) => p[1])).slope / 1000 : null;
   const lagGrowthMs = lagSlope === null ? 0 : lagSlope * 1000 * (lags.at(-1)![0] - lags[0]![0]);
@@ -89,8 +92,8 @@ export function judgeStep(record: RunRecord, series: readonly SeriesPoint[], off
     return out;
   }
   if (l.lost > 0 || l.rejected > 0) broke("loss", `lost ${fmt(l.lost)}, rejected ${fmt(l.rejected)}`);
-  const due = offeredPerSec * offer.loadSeconds - offer.slackEvents;
-  if (l.sent < bounds.minShare * due) broke("offered", `sent ${fmt(l.sent)} of the ${fmt(due)} events due in ${offer.loadSeconds.toFixed(1)} s at ${fmt(offeredPerSec)}/s (below ${Math.round(bounds.minShare * 100)} %)`);
+  const due = offeredPerSec * loadSeconds - offer.slackEvents;
+  if (l.sent < bounds.minShare * due) broke("offered", `sent ${fmt(l.sent)} of the ${fmt(due)} events due in ${loadSeconds.toFixed(1)} s at ${fmt(offeredPerSec)}/s (below ${Math.round(bounds.minShare * 100)} %)`);
   const p99 = deliveryP99Ms ?? s.lagP99Ms;
   if (p99 !== null && p99 > bounds.p99BoundMs) broke("latency", `${deliveryP99Ms !== null ? "delivery" : "lag"} p99 ${fmt(p99)} ms over the ${fmt(bounds.p99BoundMs)} ms bound`);
   if (lagSlope !== null && lagSlope > bounds.maxLagSlope && lagGrowthMs > offer.lagFloorMs) {
