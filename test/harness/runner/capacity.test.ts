@@ -8,6 +8,7 @@ import { capacitySpec } from "../../../harness/report/charts/capacity.ts";
 import { renderSvg } from "../../../harness/report/render.ts";
 import { capacityPlan } from "../../../harness/runner/capacity-run.ts";
 import path from "node:path";
+import { program } from "../../../harness/cli/index.ts";
 
 /** A judged step that sustained or broke on `bound`. */
 function judged(rate: number, ok: boolean, bound: StepJudgement["boundBy"][number] = "latency"): StepJudgement {
@@ -177,5 +178,14 @@ describe("capacity command checks (before anything is provisioned)", () => {
     expect(() => capacityPlan(path.join(scenarios, "syslog-ng-clickhouse-batch-sweep.yaml"), {})).toThrow(expect.objectContaining({ code: "E_FLAG", message: expect.stringMatching(/has 12 cells: name the one to search with --cell/) }));
     const plan = capacityPlan(path.join(scenarios, "syslog-ng-postgres-capacity.yaml"), { stepDuration: "4s", warmup: "1s" });
     expect(plan).toMatchObject({ durationMs: 4000, warmupMs: 1000, intervalMs: 500, generator: { name: "syslog", config: { rate: 1000 } } });
+  });
+});
+
+describe("capacity --help", () => {
+  it("explains the search, its bounds and its flags", () => {
+    const help = program().commands.find((c) => c.name() === "capacity")!.helpInformation();
+    for (const flag of ["--stack <name>", "--stacks <names>", "--start-rate <n>", "--factor <x>", "--tolerance <x>", "--max-steps <n>", "--step-duration <d>", "--p99-bound <d>", "--max-lag-slope <x>", "--cell <id>"]) expect(help).toContain(flag);
+    expect(help).toMatch(/ramp from --start-rate/);
+    expect(help).toMatch(/E_CAPACITY_CLOSED_LOOP, exit 2/);
   });
 });
