@@ -185,8 +185,10 @@ export async function capacityCommand(scenarioFile: string, flags: CapacityFlags
       progress.notice(`capacity of ${plan.scenario} (${plan.cell}) on ${stack.name}: from ${search.startRate}/s, ×${search.factor} then bisection to ${(search.tolerance * 100).toFixed(0)} %, at most ${search.maxSteps} steps of ${(plan.warmupMs / 1000).toFixed(0)} s + ${(plan.durationMs / 1000).toFixed(0)} s`);
       const result = await searchCapacity(search, async (rate, index, phase) => {
         if (controller.signal.aborted) return null;
+        // a progress display per step: each is one planned run
         const done = await driveItems([{ stack, plan: stepPlan(plan, rate, index), group: `step ${index} ${phase} ${rate}/s` }], {
-          resultsRoot: o.resultsRoot, invocation, projectRoot: o.projectRoot, reporter: new Progress(progress.mode), // a display per step: each is one planned run deployed: o.deployed, lockWaitMs: o.lockWaitMs, signal: controller.signal, command: "capacity",
+          resultsRoot: o.resultsRoot, invocation, projectRoot: o.projectRoot, reporter: new Progress(progress.mode),
+          deployed: o.deployed, lockWaitMs: o.lockWaitMs, signal: controller.signal, command: "capacity",
         });
         const record = done.records[0];
         if (done.interrupted || !record) return null;
