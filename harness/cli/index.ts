@@ -13,6 +13,7 @@ import { Command } from "commander";
 import { IngestbenchError } from "../../core/errors.ts";
 import { registerAa } from "./commands/aa.ts";
 import { registerBench } from "./commands/bench.ts";
+import { registerCapacity } from "./commands/capacity.ts";
 import { registerCompare } from "./commands/compare.ts";
 import { registerDown } from "./commands/down.ts";
 import { registerGc } from "./commands/gc.ts";
@@ -31,6 +32,7 @@ const COMMANDS: CommandModule[] = [
   registerBench,
   registerNightly,
   registerAa,
+  registerCapacity,
   registerCompare,
   registerResults,
   registerReport,

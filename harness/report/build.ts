@@ -7,6 +7,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { TopLevelSpec } from "vega-lite";
 import { ConfigurationError } from "../../core/errors.ts";
+import { capacitySpec } from "./charts/capacity.ts";
 import { deliverySpec } from "./charts/delivery.ts";
 import { ledgerSpec } from "./charts/ledger.ts";
 import { resourcesSpec } from "./charts/resources.ts";
@@ -35,6 +36,7 @@ export async function renderCharts(data: ReportData): Promise<RenderedChart[]> {
   for (const s of data.scenarios) {
     await add("throughput", s.scenario, null, throughputSpec(s));
     await add("ledger", s.scenario, null, ledgerSpec(s));
+    if (s.capacity) await add("capacity", s.scenario, null, capacitySpec(s.capacity));
     for (const r of s.runs) {
       await add("timeline", s.scenario, r.run.runId, timelineSpec(r));
       await add("delivery", s.scenario, r.run.runId, deliverySpec(r));

@@ -10,6 +10,7 @@ import { ConfigurationError } from "../../core/errors.ts";
 import { compareStacks, type StackRow } from "../results/across-stacks.ts";
 import type { ExcludedRun } from "../results/eligibility.ts";
 import { stackDifferences, type FingerprintDifference } from "../results/fingerprint.ts";
+import { CAPACITY_SUFFIX, loadCapacity, type CapacityFile } from "../results/capacity.ts";
 import { loadRuns, runDir } from "../results/store.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 
@@ -37,6 +38,8 @@ export interface ScenarioReport {
   variants?: VariantsComparison[];
   /** runs of the stacks' latest invocations left out of every figure (not ok, caps not enforced, another machine), with reasons */
   excluded: ExcludedRun[];
+  /** for a `<scenario>.capacity` directory: each stack's stored capacity search (harness/results/capacity.ts), in stack order */
+  capacity?: CapacityFile[];
 }
 
 export interface ReportData {
@@ -142,7 +145,13 @@ export async function loadReportData(resultsRoot: string, selection: ReportSelec
       const v = variantsTable(await loadRuns(resultsRoot, st, scenario), scenario, st);
       if (v.invocation !== null) variants.push(v);
     }
-    scenarios.push({ scenario, stacks: present, rows, runs, sweep, differences: stackDifferences(rows), excluded: rows.flatMap((r) => r.excluded), ...(variants.length ? { variants } : {}) });
+    const capacity = scenario.endsWith(CAPACITY_SUFFIX)
+      ? present.flatMap((st) => loadCapacity(resultsRoot, st, scenario.slice(0, -CAPACITY_SUFFIX.length)) ?? [])
+      : [];
+    scenarios.push({
+      scenario, stacks: present, rows, runs, sweep, differences: stackDifferences(rows), excluded: rows.flatMap((r) => r.excluded),
+      ...(variants.length ? { variants } : {}), ...(capacity.length ? { capacity } : {}),
+    });
   }
   if (scenarios.length === 0) {
     const what = [selection.scenario ? `scenario "${selection.scenario}"` : "any scenario", selection.stacks?.length ? `stacks ${selection.stacks.join(", ")}` : "any stack"].join(" on ");

@@ -7,11 +7,12 @@
 import { VARIANT_SOURCES, variantsHeading, variantsTextTable } from "../results/across-variants.ts";
 import { runFlags } from "../results/across-stacks.ts";
 import { bottleneckLabel } from "../results/format.ts";
+import { sustainedText } from "../results/capacity.ts";
 import type { ReportData } from "./data.ts";
 import { faultLines, timelineLines } from "../runner/fault-cost.ts";
 import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
 
-export type ChartKind = "throughput" | "ledger" | "timeline" | "delivery" | "resources";
+export type ChartKind = "throughput" | "ledger" | "capacity" | "timeline" | "delivery" | "resources";
 
 export interface RenderedChart {
   kind: ChartKind;
@@ -64,6 +65,7 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
     const v = verdicts(s.rows);
     if (v.length) body.push(`<ul>${v.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
     for (const t of s.variants ?? []) body.push(`<h3>${esc(variantsHeading(t))}</h3>`, htmlTable(variantsTextTable(t)), `<p class="meta">${esc(VARIANT_SOURCES)}</p>`);
+    if (s.capacity) body.push(`<h3>capacity</h3><ul class="capacity">${s.capacity.map((f) => `<li>${esc(`${f.stack}: sustainable ${sustainedText(f)}; bound by ${f.result.boundBy.join(", ") || "–"}; stopped: ${f.result.stopped}`)}</li>`).join("")}</ul>`);
     const d = differenceLines(s.differences);
     if (d.length) body.push(`<h3>environment differences</h3><ul>${d.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
     const x = excludedRunLines(s.excluded, s.runs);

@@ -6,6 +6,7 @@
 import { VARIANT_SOURCES, variantsHeading, variantsTextTable } from "../results/across-variants.ts";
 import { runFlags } from "../results/across-stacks.ts";
 import { bottleneckLabel } from "../results/format.ts";
+import { sustainedText } from "../results/capacity.ts";
 import type { ReportData } from "./data.ts";
 import { faultLines, timelineLines } from "../runner/fault-cost.ts";
 import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
@@ -25,6 +26,7 @@ export function renderMarkdown(data: ReportData): string {
     const v = verdicts(s.rows);
     if (v.length) out.push("", "**Verdicts**", "", ...v.map((x) => `- ${md(x)}`));
     for (const t of s.variants ?? []) out.push("", `**${md(variantsHeading(t))}**`, "", markdownTable(variantsTextTable(t)), "", md(VARIANT_SOURCES));
+    if (s.capacity) out.push("", "**Capacity**", "", ...s.capacity.map((f) => `- ${md(`${f.stack}: sustainable ${sustainedText(f)}; bound by ${f.result.boundBy.join(", ") || "–"}; stopped: ${f.result.stopped}`)}`));
     const d = differenceLines(s.differences);
     if (d.length) out.push("", "**Environment differences**", "", ...d.map((x) => `- ${md(x)}`));
     const x = excludedRunLines(s.excluded, s.runs);

@@ -139,7 +139,7 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
   });
 
   it("refuses a stack without a collector host before provisioning anything", async () => {
-    const run = newBenchRun("local-quarter-core", pipelinePlan());
+    const run = newBenchRun("local-quarter-core-cpu-only", pipelinePlan()); // loadgen and sink only
     await expect(run.run()).rejects.toThrow(/needs hosts "loadgen", "collector", "sink"/);
   });
 

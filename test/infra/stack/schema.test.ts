@@ -49,7 +49,9 @@ describe("the stack files in stacks/", () => {
     expect(s.file).toBe(path.join(stacksDir, "Pulumi.local-quarter-core.yaml"));
     expect(s.platform).toBe("local");
     expect(s.expiryMs).toBe(4 * 3600 * 1000);
-    expect(Object.keys(s.hosts)).toEqual(["loadgen", "sink"]);
+    // the collector host is provisioned only for scenarios with a collector (harness/runner/site.ts hostRoles)
+    expect(Object.keys(s.hosts)).toEqual(["loadgen", "sink", "collector"]);
+    expect(s.hosts.collector?.limits).toEqual({ cpu: { quotaUs: 100000, periodUs: 100000 }, memoryBytes: 1024 ** 3 });
     expect(s.hosts.loadgen).toEqual({
       name: "loadgen",
       requested: { cpu: "1" },
