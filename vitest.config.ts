@@ -12,6 +12,7 @@ import { defineConfig } from "vitest/config";
 // Both lanes must pass with a CPU hog beside them (scripts/test-beside-hog.sh); they are one another's load.
 const ENGINE = [
   "test/e2e/docker-engine.test.ts",
+  "test/e2e/docker-engine-network.test.ts",
   "test/e2e/docker-faults.test.ts",
   "test/e2e/docker-steps.test.ts",
   "test/e2e/deployed-stacks.test.ts",
