@@ -37,8 +37,8 @@ export interface RunGroup {
   excluded: ExcludedRun[];
 }
 
-/** One group's figures in one cell (rows/s; per vCPU and per GiB of the sink caps, null when uncapped). */
-export interface CellSide {
+/** One group's figures in one cell (rows/s; per vCPU and per GiB of the sink caps, null when uncapped); the ledger figures (LedgerTotals) are over the runs that have a ledger, null when none has. */
+export interface CellSide extends LedgerTotals {
   label: string;
   runs: number;
   /** runs the figures rest on (eligible: harness/results/eligibility.ts) */
@@ -47,14 +47,6 @@ export interface CellSide {
   medianMiBPerSecond: number;
   rowsPerSecondPerCore: number | null;
   rowsPerSecondPerGiB: number | null;
-  /** the ledger over the runs that have one (caps.ts LedgerTotals: null figures when no run has a ledger) */
-  lost: LedgerTotals["lost"];
-  duplicated: LedgerTotals["duplicated"];
-  stored: LedgerTotals["stored"];
-  sent: LedgerTotals["sent"];
-  altered?: LedgerTotals["altered"];
-  ledgers?: number;
-  withoutLedger?: string[];
 }
 
 /** One cell: the baseline's figures and each contender's, compared with the baseline. */

@@ -19,8 +19,8 @@ import type { ComparisonOptions } from "./options.ts";
 import { loadRuns } from "./store.ts";
 import type { RunRecord } from "./types.ts";
 
-/** One stack's figures in one cell (rows of `compareStacks`). */
-export interface StackRow {
+/** One stack's figures in one cell (rows of `compareStacks`); the ledger figures (LedgerTotals) are over the runs that have a ledger, null when none has. */
+export interface StackRow extends LedgerTotals {
   stack: string;
   /** the first stack, which ratios refer to */
   baselineStack: string;
@@ -60,14 +60,6 @@ export interface StackRow {
   bottlenecks: string[];
   /** caps and contention flags of the runs (runFlags): "oversubscribed", "partial", "uncapped (≥ machine)", "contended 2/3" */
   flags: string[];
-  /** the ledger over the runs that have one (caps.ts LedgerTotals: null figures when no run has a ledger) */
-  lost: LedgerTotals["lost"];
-  duplicated: LedgerTotals["duplicated"];
-  stored: LedgerTotals["stored"];
-  sent: LedgerTotals["sent"];
-  altered?: LedgerTotals["altered"];
-  ledgers?: number;
-  withoutLedger?: string[];
   /** environment fingerprint of the stack's runs (all its cells) */
   fingerprint: Fingerprint;
 }
