@@ -180,12 +180,13 @@ export function renderCapacity(f: CapacityFile, where?: string): string {
       s.lagSlope === null ? "–" : s.lagSlope.toFixed(3), s.verdict ?? "–", fmt(s.lost), s.ok ? "sustained" : `bound: ${s.boundBy.join(", ")}`]);
   }
   const r = f.result;
-  const broke = r.brokeAt === null ? "no step failed" : `broke at step ${r.brokeAt} (${fmt(r.steps[r.brokeAt - 1]!.offeredPerSec)}/s) on ${r.boundBy.join(" + ")}: ${r.steps[r.brokeAt - 1]!.reasons.join("; ")}`;
+  // with no failed step sustainedText already says so
+  const broke = r.brokeAt === null ? null : `broke at step ${r.brokeAt} (${fmt(r.steps[r.brokeAt - 1]!.offeredPerSec)}/s) on ${r.boundBy.join(" + ")}: ${r.steps[r.brokeAt - 1]!.reasons.join("; ")}`;
   const b = f.bounds;
   const lines = [
     `capacity of ${f.scenario} (${f.cell}) on ${f.stack}: steps of ${(f.stepWarmupMs / 1000).toFixed(0)} s warmup + ${(f.stepDurationMs / 1000).toFixed(0)} s measured; bounds: no loss, ≥ ${Math.round(b.minShare * 100)} % of the offered rate sent and stored, p99 ≤ ${fmt(b.p99BoundMs)} ms, lag slope ≤ ${b.maxLagSlope} s/s, verdict steady`,
     table.toString(),
-    `sustainable: ${sustainedText(f)}; ${broke}; stopped: ${r.stopped}`,
+    `sustainable: ${sustainedText(f)}${broke ? `; ${broke}` : ""}; stopped: ${r.stopped}`,
   ];
   if (f.machine) lines.push(`measured on ${f.machine.cpuModel}, ${f.machine.cores} cores, kernel ${f.machine.kernel}`);
   if (where) lines.push(`stored in ${where}`);

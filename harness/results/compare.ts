@@ -21,6 +21,7 @@ import { loadRuns } from "./store.ts";
 import type { ComparisonOptions } from "./options.ts";
 import { renderComparison, renderRunsComparison, renderScenariosComparison, renderVariantsComparison } from "./table.ts";
 import { compareVariants } from "./across-variants.ts";
+import { CAPACITY_SUFFIX, loadCapacity, renderCapacity, renderCapacityComparison } from "./capacity.ts";
 
 export type { CellComparison, CellSide, RunGroup, RunsComparison, RunsSelection } from "./across-runs.ts";
 export { compareRuns } from "./across-runs.ts";
@@ -82,6 +83,16 @@ export async function compareCommand(resultsRoot: string, flags: CompareCommandF
     return flags.json ? JSON.stringify(result, null, 2) : renderScenariosComparison(result);
   }
   if (flags.scenario === undefined) throw new ConfigurationError("E_FLAG", "compare needs --scenario NAME (across stacks or runs) or --scenarios A,B (across scenarios)", { field: "scenario" });
+  // a capacity search's steps run at different rates: they are a curve, not replicates (./capacity.ts)
+  const searched = flags.scenario.endsWith(CAPACITY_SUFFIX) ? flags.scenario.slice(0, -CAPACITY_SUFFIX.length) : null;
+  if (searched !== null) {
+    const rows = stacks.map((stack) => ({ stack, file: loadCapacity(resultsRoot, stack, searched) }));
+    if (rows.every((r) => r.file === null)) {
+      throw new ConfigurationError("E_NO_RESULTS", `no capacity search of scenario "${searched}" on ${stacks.join(", ")} under ${resultsRoot}; run: ingestbench capacity --stack ${stacks[0]} scenarios/${searched}.yaml`, { field: "scenario" });
+    }
+    if (flags.json) return JSON.stringify(rows, null, 2);
+    return rows.length === 1 ? renderCapacity(rows[0]!.file!) : renderCapacityComparison(searched, rows);
+  }
   if (flags.variants) {
     if (stacks.length !== 1) throw new ConfigurationError("E_FLAG", `--variants compares an application's variants on one stack: give exactly one --stack, got ${stacks.length}`, { field: "stacks" });
     // --baseline selects the invocation (default: the latest with app runs)

@@ -2,12 +2,15 @@
 // judgement of one step from a run record and its series (harness/runner/capacity.ts).
 import { describe, expect, it } from "vitest";
 import { DEFAULT_BOUNDS, judgeStep, searchCapacity, type StepFunction, type StepJudgement, type StepOffer } from "../../../harness/runner/capacity.ts";
-import { renderCapacity, renderCapacityComparison, stepLine, type CapacityFile } from "../../../harness/results/capacity.ts";
+import { renderCapacity, renderCapacityComparison, stepLine, writeCapacity, type CapacityFile } from "../../../harness/results/capacity.ts";
+import { compareCommand } from "../../../harness/results/compare.ts";
 import type { RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
 import { capacitySpec } from "../../../harness/report/charts/capacity.ts";
 import { renderSvg } from "../../../harness/report/render.ts";
 import { capacityPlan } from "../../../harness/runner/capacity-run.ts";
 import path from "node:path";
+import os from "node:os";
+import { mkdtempSync, rmSync } from "node:fs";
 import { program } from "../../../harness/cli/index.ts";
 
 /** A judged step that sustained or broke on `bound`. */
@@ -165,6 +168,24 @@ describe("capacity tables", () => {
     expect(JSON.stringify(spec)).toContain('"offered":3000');
     expect(await renderSvg(spec!, "cap")).toMatch(/^<svg/);
     expect(capacitySpec([])).toBeNull();
+  });
+
+  it("compare --scenario <name>.capacity prints the search's curve (its steps are not replicates), or says no search was stored", async () => {
+    const result = await searchCapacity({ startRate: 1000, factor: 2, tolerance: 0.2, maxSteps: 8 }, stackWithCeiling(2500).step);
+    const root = mkdtempSync(path.join(os.tmpdir(), "ibtest-capacity-compare-"));
+    try {
+      await writeCapacity(root, {
+        stack: "a", scenario: "syslog-ng-postgres", scenarioFile: "scenarios/syslog-ng-postgres.yaml", cell: "default", invocation: "x", createdAt: "x", generator: "syslog", entries: 1,
+        stepWarmupMs: 1000, stepDurationMs: 4000, bounds: DEFAULT_BOUNDS, search: { startRate: 1000, factor: 2, tolerance: 0.2, maxSteps: 8 }, machine: null, result,
+      });
+      const one = await compareCommand(root, { scenario: "syslog-ng-postgres.capacity", stacks: "a" });
+      expect(one).toMatch(/sustainable: 2,500 events\/s/);
+      expect(one).not.toMatch(/erratic|replicate/);
+      expect(await compareCommand(root, { scenario: "syslog-ng-postgres.capacity", stacks: "a,b" })).toMatch(/│ b +│ – +│ – +│ no capacity\.json/);
+      await expect(compareCommand(root, { scenario: "syslog-ng-postgres.capacity", stacks: "b" })).rejects.toMatchObject({ code: "E_NO_RESULTS", message: expect.stringMatching(/no capacity search of scenario "syslog-ng-postgres" on b .*ingestbench capacity --stack b/) });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 
