@@ -64,6 +64,11 @@ export const registerBench: CommandModule = (program, ctx) => {
           if (table) progress.result(`\n${renderVariantsComparison(table)}`);
         }
       }
+      // every number names its machine (docs/decisions/0007-every-number-names-its-machine.md): where each stack's runs ran
+      for (const stack of stacks) {
+        const env = result.records.find((r) => r.stack === stack.name)?.environment;
+        if (env) progress.result(`measured ${stack.name} on ${env.cpuModel}, ${env.cores} cores, kernel ${env.kernel}, cgroup ${env.cgroup}`);
+      }
       return runsExitCode(result);
     }));
 };
