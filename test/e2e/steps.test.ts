@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { RunRecord } from "../../harness/results/types.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { newBenchRun, scenarioPlan } from "../helpers/bench.ts";
-import { expectLedgerNamesExactlyTheAbsentSeqs, readStoredSeqs, type SinkInfo } from "../helpers/pipeline-ledger.ts";
+import { expectKillRestartChargesEveryMissingRange, expectLedgerNamesExactlyTheAbsentSeqs, readStoredSeqs, type SinkInfo } from "../helpers/pipeline-ledger.ts";
 
 const STACK = "local-pipeline";
 
@@ -41,14 +41,10 @@ describe("fault steps (real pipeline, local platform)", () => {
     const lost = expectLedgerNamesExactlyTheAbsentSeqs(record, present!);
     const l = record.ledger!;
     expect(lost).toBeGreaterThan(0);
-    // every missing range is charged to one fault, and together they are the ledger's (at most 20 ranges listed)
-    const faults = record.faults!;
-    expect(faults.map((f) => f.step)).toEqual([0, 1]);
-    const charged = faults.flatMap((f) => f.lostRanges).sort((a, b) => a[1] - b[1]);
-    expect(charged).toEqual([...l.missingRanges].sort((a, b) => a[1] - b[1]));
-    if (l.missingRanges.length < 20) expect(faults[0]!.lost + faults[1]!.lost).toBe(l.lost);
+    // every missing range is charged to one fault, and together they are the ledger's (at most 20 ranges listed);
     // what syslog-ng held when it was killed was sent before the kill ended: the kill is charged
-    expect(faults[0]!.lost).toBeGreaterThan(0);
+    expectKillRestartChargesEveryMissingRange(record);
+    const faults = record.faults!;
     // recovery is measured from the kill: nothing is stored before the restarted collector is up
     const k = faults[0]!;
     expect(k.preMedianRowsPerSec!).toBeGreaterThan(0);

@@ -185,3 +185,20 @@ export function expectWithinOffer(run: BenchRun, record: RunRecord, o: { rate: n
   expect(Math.max(...sents)).toBeLessThanOrEqual(sent);
   return bound;
 }
+
+/**
+ * A kill-then-restart fault run (steps 0 and 1): every missing range of the ledger is charged to one of the two
+ * faults, together they are the ledger's ranges (and its lost count while all ranges are listed: at most 20), and the
+ * kill itself lost rows. Returns the ledger.
+ */
+export function expectKillRestartChargesEveryMissingRange(record: RunRecord): NonNullable<RunRecord["ledger"]> {
+  const l = record.ledger!;
+  const faults = record.faults!;
+  expect(faults.map((f) => f.step)).toEqual([0, 1]);
+  const charged = faults.flatMap((f) => f.lostRanges).sort((a, b) => a[1] - b[1]);
+  expect(charged).toEqual([...l.missingRanges].sort((a, b) => a[1] - b[1]));
+  if (l.missingRanges.length < 20) expect(faults[0]!.lost + faults[1]!.lost).toBe(l.lost);
+  // what the collector held when it was killed is charged to the kill
+  expect(faults[0]!.lost).toBeGreaterThan(0);
+  return l;
+}
