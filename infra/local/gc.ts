@@ -11,8 +11,9 @@
  * A run's registry is written before it creates anything, so a live run is always protected. Runs started with
  * a different TMPDIR keep their registry elsewhere; they are still recognised as live by their processes
  * (ownerElsewhere): a process in the run's cgroups whose parent lies outside them and is not init is a live
- * harness's child (a killed harness's children are re-parented to init), and such a run is left alone. A run of
- * another TMPDIR in the seconds between creating its namespaces and starting its first process is not protected.
+ * harness's child (a killed harness's children are re-parented to init), and such a run is left alone. Before its
+ * first process, a run of another TMPDIR is known by its owner marker (platform.ts ownersDir), which does not follow
+ * TMPDIR; the markers of dead owners are removed at the end.
  */
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -20,7 +21,7 @@ import path from "node:path";
 import { ProvisioningError } from "../../core/errors.ts";
 import { CGROUP_PARENT, controllerRoots, detectCgroupLayout, removeCgroupRunDir } from "./cgroup.ts";
 import { listNetns, NETNS_PREFIX, removeNetns, removeRootLinks } from "./netns.ts";
-import { isOwnerAlive, readRegistry, registryDir, removeRunResources, unmountIfMounted } from "./platform.ts";
+import { isOwnerAlive, readOwnerMarkers, readRegistry, registryDir, removeOwnerMarker, removeRunResources, unmountIfMounted } from "./platform.ts";
 
 /** Default age after which an ownerless run directory is collected (the stack file's default expiry, 4 h). */
 export const DEFAULT_EXPIRY_MS = 4 * 60 * 60 * 1000;
@@ -161,6 +162,9 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       if (reg.resultRecord && (await markInterrupted(reg.resultRecord, reg.ownerPid))) report.records.push(reg.resultRecord);
     });
   }
+  // Owner markers (platform.ts ownersDir) name the live runs of every TMPDIR, even before their first process.
+  const markers = await readOwnerMarkers();
+  if (!opts.includeLive) for (const m of markers) if (isOwnerAlive(m)) live.add(m.runId);
   if (!opts.includeLive) for (const runId of await runsOwnedElsewhere(opts.cgroupRoot)) live.add(runId);
   report.live = [...live];
   const ownerless = (runId: string) => !live.has(runId);
@@ -232,6 +236,11 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       });
     }
   });
+
+  // 2e. Owner markers of runs now collected (their owner is gone, or includeLive).
+  if (report.errors.length === 0) {
+    for (const m of markers) if (!live.has(m.runId)) await attempt(`removing the owner marker of run ${m.runId}`, async () => void (await removeOwnerMarker(m.runId)));
+  }
 
   report.netns = [...new Set(report.netns)];
   report.cgroups = [...new Set(report.cgroups)];

@@ -76,6 +76,57 @@ export function registryDir(): string {
   return path.join(os.tmpdir(), "ingestbench-runs");
 }
 
+/**
+ * Directory of the machine-wide owner markers: `/run/ingestbench/owners` for root, else `/tmp/ingestbench-owners`
+ * (mode 1777); `INGESTBENCH_OWNERS_DIR` overrides it. Unlike the registry it does not follow TMPDIR, so a gc started
+ * with any TMPDIR sees every live run on the machine, including one between creating its cgroups and starting its
+ * first process (which ownership by processes, runsOwnedElsewhere in gc.ts, cannot see).
+ */
+export function ownersDir(): string {
+  if (process.env.INGESTBENCH_OWNERS_DIR) return process.env.INGESTBENCH_OWNERS_DIR;
+  return process.getuid?.() === 0 ? "/run/ingestbench/owners" : "/tmp/ingestbench-owners";
+}
+
+/** An owner marker: `<ownersDir>/<runId>` holding the owner's pid and start ticks (see ownersDir). */
+export type OwnerMarker = Pick<RunRegistry, "runId" | "ownerPid" | "ownerStartTicks">;
+
+/** Write the owner marker of a run (before the run creates anything). */
+export function writeOwnerMarker(m: OwnerMarker): void {
+  const dir = ownersDir();
+  if (mkdirSync(dir, { recursive: true }) !== undefined) chmodSync(dir, 0o1777);
+  const file = path.join(dir, m.runId);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ ownerPid: m.ownerPid, ownerStartTicks: m.ownerStartTicks }) + "\n", { mode: 0o644 });
+  renameSync(tmp, file);
+}
+
+/** Every owner marker on the machine (unreadable or malformed ones are skipped). */
+export async function readOwnerMarkers(): Promise<OwnerMarker[]> {
+  const out: OwnerMarker[] = [];
+  for (const name of await fs.readdir(ownersDir()).catch(() => [] as string[])) {
+    if (!/^[0-9a-f]{6}$/.test(name)) continue;
+    try {
+      const m = JSON.parse(await fs.readFile(path.join(ownersDir(), name), "utf8")) as { ownerPid?: unknown; ownerStartTicks?: unknown };
+      if (typeof m.ownerPid !== "number") continue;
+      out.push({ runId: name, ownerPid: m.ownerPid, ...(typeof m.ownerStartTicks === "number" ? { ownerStartTicks: m.ownerStartTicks } : {}) });
+    } catch {
+      continue; // removed meanwhile, or half-written by a killed owner
+    }
+  }
+  return out;
+}
+
+/** Remove a run's owner marker; false when there was none. */
+export async function removeOwnerMarker(runId: string): Promise<boolean> {
+  try {
+    await fs.unlink(path.join(ownersDir(), runId));
+    return true;
+  } catch (err) {
+    if ((err as { code?: string }).code === "ENOENT") return false;
+    throw err;
+  }
+}
+
 /** Registry file of a run. */
 export function registryPath(runId: string): string {
   return path.join(registryDir(), `${runId}.json`);
@@ -247,6 +298,7 @@ export async function removeRunResources(reg: RunRegistry, opts: { graceMs?: num
       } catch (err) {
         if ((err as { code?: string }).code !== "ENOENT") throw err;
       }
+      await removeOwnerMarker(reg.runId);
     });
   }
   return report;
@@ -352,6 +404,7 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
   } catch (err) {
     if (err instanceof ProvisioningError) throw err; // otherwise ENOENT: the id is free
   }
+  writeOwnerMarker(reg);
   writeRegistry(reg);
   const record = (key: "netns" | "cgroups" | "dirs" | "mounts", value: string) => {
     if (!reg[key].includes(value)) reg[key].push(value);

@@ -167,8 +167,9 @@ describe(`SIGKILL of the harness at ${COUNT} seeded points of real ${STACK} runs
       writeFileSync(scenario, SCENARIO);
       let clean = false;
       cleanups.push(async () => {
-        // whatever a failed point left: gc of everything of this TMPDIR, then its directory
-        if (!clean) spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--all", "--kill-live"], { cwd: projectRoot, env, timeout: 120_000 });
+        // whatever a failed point left: gc (the harness is SIGKILLed by now, so its run is ownerless; no --kill-live,
+        // which would also end live runs of other tests on this machine), then this point's directory
+        if (!clean) spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--all"], { cwd: projectRoot, env, timeout: 120_000 });
         rmSync(base, { recursive: true, force: true });
       });
       const before = inventory({ tmpDir });

@@ -12,7 +12,8 @@
  * - netns: `ib-<runId>-*` (`ip netns list`); veth: root-namespace links `ib<runId>…` (`ip -j link`);
  * - mount: /proc/mounts entries whose source or mount point names `ingestbench-<runId>` or lies under tmpDir;
  * - tmp: the entries of tmpDir (run directories, cell config files, registries, locks: tsx's own cache `tsx-<uid>`
- *   is not ours and left out); registry and lock: the files of `<tmpDir>/ingestbench-runs/` and its `locks/`;
+ *   is not ours and left out); registry and lock: the files of `<tmpDir>/ingestbench-runs/` and its `locks/`, and
+ *   the machine-wide owner markers `<ownersDir>/<runId>` (infra/local/platform.ts ownersDir);
  * - port: listening TCP/UDP sockets of the root namespace (`ss -Htulpn`) held by an inventoried process or bound to
  *   the local platform's address blocks 10.213.0.0/16 and 10.214.0.0/16;
  * - with `docker`: containers, networks and volumes labelled `ingestbench.stack` (or named `ib-…`), dangling images
@@ -24,6 +25,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { ownersDir } from "../../infra/local/platform.ts";
 
 /** One thing ingestbench has on the machine. */
 export interface InventoryItem {
@@ -147,6 +149,9 @@ function tmpEntries(tmpDir: string): InventoryItem[] {
       const d = path.join(reg, sub);
       if (existsSync(d)) for (const e of readdirSync(d)) out.push({ kind: sub === "locks" ? "lock" : "registry", name: path.join(d, e) });
     }
+  }
+  if (existsSync(ownersDir())) {
+    for (const e of readdirSync(ownersDir())) out.push({ kind: "registry", name: path.join(ownersDir(), e), ...(/^[0-9a-f]{6}$/.test(e) ? { runId: e } : {}) });
   }
   return out;
 }

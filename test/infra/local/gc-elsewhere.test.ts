@@ -10,6 +10,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { collectLeftovers } from "../../../infra/local/gc.ts";
+import { ownersDir, processStartTicks, writeOwnerMarker } from "../../../infra/local/platform.ts";
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-gc-elsewhere-"));
 const savedTmp = process.env.TMPDIR;
@@ -18,9 +19,16 @@ const dirs = ["cpu", "memory"].map((c) => path.join("/sys/fs/cgroup", c, "ingest
 const pids: number[] = [];
 afterAll(() => {
   for (const p of pids) try { process.kill(p, "SIGKILL"); } catch { /* gone */ }
-  for (const d of dirs) for (const x of [d, path.dirname(d)]) try { rmSync(x, { recursive: false, force: true }); execFileSync("rmdir", [x]); } catch { /* removed by gc */ }
+  for (const d of dirs) for (const x of [d, path.dirname(d)]) try { execFileSync("rmdir", [x], { stdio: "ignore" }); } catch { /* removed by gc */ }
   if (savedTmp === undefined) delete process.env.TMPDIR; else process.env.TMPDIR = savedTmp;
   rmSync(tmp, { recursive: true, force: true });
+});
+
+const markerRun = randomBytes(3).toString("hex");
+const markerDirs = ["cpu", "memory"].map((c) => path.join("/sys/fs/cgroup", c, "ingestbench", markerRun, "sink"));
+afterAll(() => {
+  for (const d of markerDirs) for (const x of [d, path.dirname(d)]) try { execFileSync("rmdir", [x], { stdio: "ignore" }); } catch { /* removed by gc */ }
+  rmSync(path.join(ownersDir(), markerRun), { force: true });
 });
 
 const join = (pid: number) => { for (const d of dirs) writeFileSync(path.join(d, "cgroup.procs"), `${pid}\n`); };
@@ -44,5 +52,21 @@ describe("gc: a run registered under another TMPDIR (real cgroups, real processe
     const second = await collectLeftovers({ tmpRoot: tmp, graceMs: 200 });
     expect(second.live).not.toContain(runId);
     expect(dirs.some((d) => existsSync(d))).toBe(false);
+  });
+
+  it("leaves an empty cgroup of a live owner's run alone by its owner marker (before its first process), and collects it once the owner is gone", async () => {
+    process.env.TMPDIR = tmp; // the run's registry is elsewhere: only the marker, which ignores TMPDIR, names its owner
+    for (const d of markerDirs) mkdirSync(d, { recursive: true });
+    writeOwnerMarker({ runId: markerRun, ownerPid: process.pid, ownerStartTicks: processStartTicks(process.pid)! });
+    const first = await collectLeftovers({ tmpRoot: tmp, graceMs: 200 });
+    expect(first.live).toContain(markerRun);
+    expect(markerDirs.every((d) => existsSync(d))).toBe(true);
+    expect(existsSync(path.join(ownersDir(), markerRun))).toBe(true);
+    // the same pid with another start time is a reused pid, not the owner
+    writeOwnerMarker({ runId: markerRun, ownerPid: process.pid, ownerStartTicks: processStartTicks(process.pid)! + 1 });
+    const second = await collectLeftovers({ tmpRoot: tmp, graceMs: 200 });
+    expect(second.live).not.toContain(markerRun);
+    expect(markerDirs.some((d) => existsSync(d))).toBe(false);
+    expect(existsSync(path.join(ownersDir(), markerRun))).toBe(false);
   });
 });
