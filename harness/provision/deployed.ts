@@ -76,7 +76,7 @@ export function deployedCellRunner(source: ShellSource = {}): CellRunner {
     });
     const loadgen = ctx.outputs.hosts.loadgen;
     ctx.progress.cellStart(run.runId, `on ${ctx.stack.platform} stack ${ctx.stack.name}${loadgen ? `, generators in ${loadgen.container}` : ""}`);
-    run.on("tick", (p, c: { loadEndS: number }) => ctx.progress.sample(p, c));
+    ctx.progress.follow(run);
     return run.run();
   };
 }

@@ -339,7 +339,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
           stack, plan, resultsRoot: options.resultsRoot, invocation: invocation ?? options.invocation, signal: controller.signal, projectRoot: options.projectRoot,
         });
         progress.cellStart(run.runId, `provisioning ${stack.platform} hosts ${hostRoles(Object.keys(stack.hosts), plan).join(", ")}`);
-        run.on("tick", (p, ctx: { loadEndS: number }) => progress.sample(p, ctx));
+        progress.follow(run);
         const record = await run.run();
         progress.cellEnd(record, describeRun(record, options.resultsRoot));
         records.push(record);

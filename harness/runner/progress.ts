@@ -15,6 +15,10 @@
  *   {"event":"cell-start", "index":i, "runs":N, "stack", "scenario", "cell", "replicate", "group"?, "runId"}
  *   {"event":"sample", "index":i, "stack", "scenario", "cell", "replicate", "group"?, "phase":"warmup|measure|drain",
  *    "elapsedS", "loadEndS", "stored", "rowsPerSec"|null, "lagMs"|null, "backlogLagMs"|null, "remainingSeconds"}
+ *   {"event":"query", "index":i, "stack", "scenario", "cell", "replicate", "group"?, "statement", "cellId", "cellIndex",
+ *    "cells", "pass"?, "done", "total", "errors", "elapsedS", "queriesPerSec"|null, "cellRemainingS"|null,
+ *    "phaseRemainingS"|null, "ended", "remainingSeconds"}   (a query phase, every second and at each cell's end:
+ *    harness/runner/query-load.ts QueryProgress; the live line and, every 5 s and at each cell's end, a plain line too)
  *   {"event":"cell-end", "index":i, "stack", "scenario", "cell", "replicate", "group"?, "runId", "status",
  *    "rowsPerSecond"|null, "mibPerSecond"|null, "lagP99Ms"|null, "lagSamples"|null, "lost"|null, "duplicated"|null, "seconds"}
  *   {"event":"end", "runs":N, "done":n, "ok":n, "failed":n, "errored":n, "interrupted":signal|null, "interruptedRuns":n, "seconds"}
@@ -25,12 +29,16 @@
  * Time left = what remains of the current run's load (warmup + duration) + the planned load of the runs not started,
  * each plus its overhead: what comes before the load (provisioning) and after it (drain, ledger and content check,
  * teardown), the means measured on the runs done so far, and before the first one OVERHEAD_ESTIMATE_S of the
- * run's platform.
+ * run's platform. While a query phase runs after the load, the current run's time left adds the phase's own estimate
+ * (QueryProgress.phaseRemainingS), and the overhead measured after a run's load leaves its query phase out (a query
+ * phase's length is its own: it is not assumed for the runs to come).
  */
+import type { EventEmitter } from "node:events";
 import type { Writable } from "node:stream";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
+import type { QueryProgress } from "./query-load.ts";
 
 export const PROGRESS_MODES = ["auto", "live", "plain", "quiet", "jsonl"] as const;
 export type ProgressMode = (typeof PROGRESS_MODES)[number];
@@ -120,6 +128,12 @@ export class Progress {
   private lastSampleAt = 0;
   private loadElapsedS = 0;
   private lineShown = false;
+  /** the current run's query phase: its estimated seconds left (after the load), its seconds so far, the last plain line */
+  private queryLeftS = 0;
+  private querySpentS = 0;
+  private queryCellAt = 0;
+  private lastQueryLineAt = 0;
+  private lastQueryCell = "";
 
   constructor(mode: ProgressMode | undefined, private readonly streams: ProgressStreams = { stdout: process.stdout, stderr: process.stderr }, private readonly now: () => number = Date.now) {
     this.mode = resolveMode(mode, streams.stderr);
@@ -152,7 +166,7 @@ export class Progress {
     const current = this.runs[this.index - 1];
     if (current && this.index > this.done) {
       const o = this.overhead(current);
-      left += Math.max(0, this.loadS(current) - this.loadElapsedS) + o.after + (this.loadStartedAt > 0 ? 0 : o.before);
+      left += Math.max(0, this.loadS(current) - this.loadElapsedS) + o.after + (this.loadStartedAt > 0 ? 0 : o.before) + this.queryLeftS;
     }
     for (const r of this.runs.slice(this.index)) {
       const o = this.overhead(r);
@@ -185,6 +199,7 @@ export class Progress {
     this.loadStartedAt = 0;
     this.loadElapsedS = 0;
     this.lastSampleAt = 0;
+    this.resetQuery();
     if (this.mode === "jsonl") this.json({ event: "cell-start", index: this.index, runs: this.runs.length, ...this.fields(r), runId });
     else if (this.mode === "plain") this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)}: ${detail || "starting"}\n`);
     else if (this.mode === "live") this.liveLine(r, `starting${detail ? `: ${detail}` : ""}`);
@@ -220,6 +235,53 @@ export class Progress {
     }
   }
 
+  private resetQuery(): void {
+    this.queryLeftS = 0;
+    this.querySpentS = 0;
+    this.queryCellAt = 0;
+    this.lastQueryLineAt = 0;
+    this.lastQueryCell = "";
+  }
+
+  /**
+   * Show a run's progress: its series points ("tick") and its query phase's reports ("query"). `run` is a BenchRun
+   * (harness/runner/run.ts events).
+   */
+  follow(run: Pick<EventEmitter, "on">): void {
+    run.on("tick", (p: SeriesPoint, ctx: { loadEndS: number }) => this.sample(p, ctx));
+    run.on("query", (q: QueryProgress) => this.query(q));
+  }
+
+  /**
+   * One report of the current run's query phase (harness/runner/query-load.ts QueryProgress): live, the run's line
+   * says which statement and cell, queries done / total, queries/s, errors and the cell's time left; plain, a line
+   * every 5 s and when a cell ends; jsonl, a "query" event per report.
+   */
+  query(q: QueryProgress): void {
+    const r = this.runs[this.index - 1];
+    if (!r) return;
+    const t = this.now();
+    // the phase's seconds so far: the cells ended plus the current cell's (the load's end is not the phase's start)
+    if (this.queryCellAt === 0 || q.elapsedS === 0) this.queryCellAt = t;
+    if (q.pass === undefined) this.queryLeftS = q.phaseRemainingS ?? 0;
+    const cellS = (t - this.queryCellAt) / 1000;
+    if (q.ended) { this.querySpentS += cellS; this.queryCellAt = 0; }
+    const rate = q.queriesPerSec === null ? "–" : fmtInt(q.queriesPerSec);
+    const cellLeft = q.ended ? "done" : q.cellRemainingS === null ? "– left" : `${formatSeconds(q.cellRemainingS)} left`;
+    const where = `${q.cellId} [${q.cellIndex}/${q.cells}${q.pass === undefined ? "" : `, pass ${q.pass}`}]`;
+    const counts = `${fmtInt(q.done)}/${fmtInt(q.total)} queries · ${rate} queries/s · ${fmtInt(q.errors)} error${q.errors === 1 ? "" : "s"}`;
+    if (this.mode === "jsonl") {
+      this.json({ event: "query", index: this.index, ...this.fields(r), ...q, remainingSeconds: Math.round(this.remainingSeconds()) });
+    } else if (this.mode === "live") {
+      this.liveLine(r, `query ${where} ${counts} · cell ${cellLeft}`);
+    } else if (this.mode === "plain" && (q.ended || where !== this.lastQueryCell || t - this.lastQueryLineAt >= PLAIN_SAMPLE_MS)) {
+      this.lastQueryLineAt = t;
+      this.lastQueryCell = where;
+      this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)} query   ${where}  ${counts.replaceAll(" · ", "  ")}  cell ${cellLeft}  ${formatSeconds(this.remainingSeconds())} left
+`);
+    }
+  }
+
   /** The current run ended with this record; `description` is its human-readable result. */
   cellEnd(record: RunRecord, description: string): void {
     const r = this.runs[this.index - 1];
@@ -229,11 +291,13 @@ export class Progress {
     if (r) {
       // a run that failed before its load measured no split: all of it counts as before the load
       const beforeS = this.loadStartedAt > 0 ? (this.loadStartedAt - this.runStartedAt) / 1000 : Math.max(0, seconds - this.loadS(r));
-      const afterS = this.loadStartedAt > 0 ? Math.max(0, seconds - beforeS - this.loadS(r)) : 0;
+      // a query phase after the load is its own length, not overhead (the next run's phase has its own estimate)
+      const afterS = this.loadStartedAt > 0 ? Math.max(0, seconds - beforeS - this.loadS(r) - this.querySpentS) : 0;
       this.measuredOverhead.push({ before: Math.max(0, beforeS), after: afterS });
     }
     this.loadStartedAt = 0;
     this.loadElapsedS = 0;
+    this.resetQuery();
     if (this.mode === "jsonl" && r) {
       this.json({
         event: "cell-end", index: this.index, ...this.fields(r), runId: record.runId, status: record.status,

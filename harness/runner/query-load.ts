@@ -39,6 +39,42 @@ export interface QueryTarget {
 
 /** Errors kept as text per cell. */
 const ERROR_SAMPLES = 5;
+/** How often a running phase reports its progress (`onProgress`), ms; a cell's start and end report too. */
+export const QUERY_PROGRESS_MS = 1000;
+
+/**
+ * A query phase's progress, reported every QUERY_PROGRESS_MS and when a cell starts and ends (harness/runner/progress.ts
+ * shows it). Counts are of the cell's current pass; rates are answers per second of wall time since the cell's clock
+ * started; estimates in seconds, null when nothing has been answered yet to estimate from.
+ */
+export interface QueryProgress {
+  /** the statement's name and the cell id ("count@10x5000", as in QueryCellResult.id) */
+  statement: string;
+  cellId: string;
+  /** 1-based position of the cell among the phase's statements × cells, and how many there are */
+  cellIndex: number;
+  cells: number;
+  /** during the ingest: the pass over the statements × cells (1-based); absent after the ingest */
+  pass?: number;
+  /** answers read in this pass of the cell (right, wrong and failed alike), of concurrency × count */
+  done: number;
+  total: number;
+  /** errors so far in this pass of the cell (wrong answers, server errors, failed requests) */
+  errors: number;
+  /** seconds since the cell's clock started */
+  elapsedS: number;
+  /** done / elapsedS, null before the first answer */
+  queriesPerSec: number | null;
+  /** the cell's time left at its rate so far (total − done) / queriesPerSec */
+  cellRemainingS: number | null;
+  /**
+   * the phase's time left: this cell's plus the requests of the cells not started at the phase's mean rate so far
+   * (answers over wall time of all cells run); null during the ingest (the phase ends with the load)
+   */
+  phaseRemainingS: number | null;
+  /** true on the report sent when the cell's pass ended */
+  ended: boolean;
+}
 
 /** The table a statement's `{table}` names: `params.table` (default ib_events, may be "db.table") in `params.database`. */
 export function tableRef(params: Record<string, string>): { database: string; ref: string } {
@@ -215,7 +251,7 @@ interface CellTally {
  * ends the cell before a worker's next request (a phase during the ingest ends with the load).
  * @throws the abort reason when `signal` aborts
  */
-async function runCell(sink: string, target: QueryTarget, t: CellTally, opts: { timeoutMs: number; bounds: () => StoredBounds; stop?: () => boolean; signal?: AbortSignal }): Promise<void> {
+async function runCell(sink: string, target: QueryTarget, t: CellTally, opts: { timeoutMs: number; bounds: () => StoredBounds; stop?: () => boolean; signal?: AbortSignal; onClockStart?: () => void }): Promise<void> {
   const session = SESSIONS[sink]!(target, t.cell.concurrency, opts.timeoutMs);
   const fail = (e: string): void => {
     t.errors++;
@@ -252,6 +288,7 @@ async function runCell(sink: string, target: QueryTarget, t: CellTally, opts: { 
       fail(`connect failed: ${(err as Error).message}`);
     });
     started = performance.now();
+    opts.onClockStart?.();
     await Promise.all(Array.from({ length: t.cell.concurrency }, worker));
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
@@ -260,12 +297,17 @@ async function runCell(sink: string, target: QueryTarget, t: CellTally, opts: { 
   t.elapsedMs += performance.now() - started;
 }
 
+/** A cell's id, "<statement>@<concurrency>x<count>" (QueryCellResult.id). */
+function cellIdOf(t: Pick<CellTally, "st" | "cell">): string {
+  return `${t.st.name}@${t.cell.concurrency}x${t.cell.count}`;
+}
+
 /** A tally as run.json's QueryCellResult. */
 function cellResult(t: CellTally): QueryCellResult {
   const ms = (us: number): number => us / 1000;
   const none = t.requests === 0;
   return {
-    id: `${t.st.name}@${t.cell.concurrency}x${t.cell.count}`, statement: t.st.name, concurrency: t.cell.concurrency, count: t.cell.count,
+    id: cellIdOf(t), statement: t.st.name, concurrency: t.cell.concurrency, count: t.cell.count,
     requests: t.requests, ok: t.ok, errors: t.errors, errorSamples: t.samples, rows: t.rows, elapsedMs: t.elapsedMs,
     requestsPerSecond: t.elapsedMs > 0 ? (t.requests * 1000) / t.elapsedMs : Number.NaN,
     latencyMs: none
@@ -288,6 +330,8 @@ function cellResult(t: CellTally): QueryCellResult {
 export async function runQueryPhase(opts: {
   phase: QueryPhase; sink: string; target: QueryTarget; tableRows: number; signal?: AbortSignal;
   stop?: () => boolean; storedNow?: () => number;
+  /** called every QUERY_PROGRESS_MS and at each cell's start and end (QueryProgress); a throw is ignored */
+  onProgress?: (p: QueryProgress) => void;
 }): Promise<QueryPhaseRecord> {
   if (!SESSIONS[opts.sink]) throw new ConfigurationError("E_QUERY_SINK", `the query phase runs against ${Object.keys(SESSIONS).join(", ")} sinks, not "${opts.sink}"`, { field: "query" });
   const during = opts.phase.during ?? "after";
@@ -299,12 +343,18 @@ export async function runQueryPhase(opts: {
     ? (): StoredBounds => ({ min: opts.storedNow?.() ?? 0, max: Number.POSITIVE_INFINITY })
     : (): StoredBounds => ({ min: opts.tableRows, max: opts.tableRows });
   let passes = 0;
+  const tracker = new PhaseTracker(tallies, during === "ingest", opts.onProgress);
   try {
     do {
       passes++;
-      for (const t of tallies) {
+      for (const [i, t] of tallies.entries()) {
         if (during === "ingest" && opts.stop?.()) break;
-        await runCell(opts.sink, opts.target, t, { timeoutMs: opts.phase.timeout.ms, bounds, stop: during === "ingest" ? opts.stop : undefined, signal: opts.signal });
+        tracker.begin(i, passes);
+        try {
+          await runCell(opts.sink, opts.target, t, { timeoutMs: opts.phase.timeout.ms, bounds, stop: during === "ingest" ? opts.stop : undefined, signal: opts.signal, onClockStart: () => tracker.clockStarted() });
+        } finally {
+          tracker.end();
+        }
       }
     } while (during === "ingest" && !opts.stop?.());
     const record: QueryPhaseRecord = { sink: opts.sink, tableRows: during === "ingest" ? (opts.storedNow?.() ?? opts.tableRows) : opts.tableRows, cells: tallies.map(cellResult) };
@@ -312,6 +362,71 @@ export async function runQueryPhase(opts: {
     return record;
   } finally {
     for (const t of tallies) t.histogram.destroy();
+  }
+}
+
+/**
+ * The progress reports of one phase (QueryProgress): which cell runs, its counts at the start of its pass (a tally
+ * sums over passes), the answers and wall time of the cells run before it, and the timer.
+ */
+class PhaseTracker {
+  private index = -1;
+  private pass = 1;
+  private base = { answered: 0, errors: 0 };
+  private clockAt = 0;
+  /** answers and wall seconds of the cells' passes that ended (the phase's mean rate) */
+  private doneAnswered = 0;
+  private doneS = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly tallies: readonly CellTally[], private readonly duringIngest: boolean, private readonly onProgress?: (p: QueryProgress) => void) {}
+
+  begin(index: number, pass: number): void {
+    if (!this.onProgress) return;
+    const t = this.tallies[index]!;
+    this.index = index;
+    this.pass = pass;
+    this.base = { answered: t.ok + t.errors, errors: t.errors };
+    this.clockAt = 0;
+    this.report(false);
+    this.timer = setInterval(() => this.report(false), QUERY_PROGRESS_MS);
+    this.timer.unref();
+  }
+
+  /** the cell's connections are open: its clock (elapsedS, the rate) starts now */
+  clockStarted(): void {
+    this.clockAt = performance.now();
+  }
+
+  end(): void {
+    if (!this.onProgress || this.index < 0) return;
+    clearInterval(this.timer);
+    const p = this.report(true);
+    this.doneAnswered += p.done;
+    this.doneS += p.elapsedS;
+    this.index = -1;
+  }
+
+  /** The current cell's QueryProgress, handed to onProgress. */
+  private report(ended: boolean): QueryProgress {
+    const t = this.tallies[this.index]!;
+    const total = t.cell.concurrency * t.cell.count;
+    const done = Math.min(total, t.ok + t.errors - this.base.answered);
+    const elapsedS = this.clockAt > 0 ? (performance.now() - this.clockAt) / 1000 : 0;
+    const rate = done > 0 && elapsedS > 0 ? done / elapsedS : null;
+    const cellLeft = rate === null ? null : (ended ? 0 : (total - done) / rate);
+    const meanRate = this.doneS + elapsedS > 0 && this.doneAnswered + done > 0 ? (this.doneAnswered + done) / (this.doneS + elapsedS) : null;
+    const later = this.tallies.slice(this.index + 1).reduce((n, c) => n + c.cell.concurrency * c.cell.count, 0);
+    const p: QueryProgress = {
+      statement: t.st.name, cellId: cellIdOf(t), cellIndex: this.index + 1, cells: this.tallies.length,
+      ...(this.duringIngest ? { pass: this.pass } : {}),
+      done, total, errors: t.errors - this.base.errors, elapsedS, queriesPerSec: rate, cellRemainingS: cellLeft,
+      // before this cell's first answer, its own requests at the phase's mean rate too
+      phaseRemainingS: this.duringIngest || meanRate === null ? null : (cellLeft ?? (total - done) / meanRate) + later / meanRate,
+      ended,
+    };
+    try { this.onProgress!(p); } catch { /* a display's failure never stops the phase */ }
+    return p;
   }
 }
 

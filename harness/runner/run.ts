@@ -40,7 +40,8 @@
  *
  * A run is an event emitter (after autocannon): "start" (RunRecord), "sink" ({ host, port, params }: where the
  * harness reaches the sink, once its schema exists), "collector" (RunningComponent, { host, downstream }: once it is
- * ready, with what restarting it would take), "tick" (SeriesPoint, { plan, loadEndS }), "done" (RunRecord).
+ * ready, with what restarting it would take), "tick" (SeriesPoint, { plan, loadEndS }), "query" (QueryProgress of a
+ * query phase, ./query-load.ts), "done" (RunRecord).
  *
  * Fault steps (the scenario's `steps:`, ./steps.ts) fire from t0 on, through the site's StepTarget; while a step has
  * disturbed the sink, a failed count is retried (every SINK_RETRY_MS, up to the drain timeout) instead of failing the
@@ -312,7 +313,7 @@ export class BenchRun extends EventEmitter {
           if (loadOver) return undefined;
           return runQueryPhase({
             phase: mixed, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored,
-            signal: this.opts.signal, stop: () => loadOver, storedNow: () => prev.stored,
+            signal: this.opts.signal, stop: () => loadOver, storedNow: () => prev.stored, onProgress: (q) => this.emit("query", q),
           });
         })()
         : undefined;
@@ -399,7 +400,7 @@ export class BenchRun extends EventEmitter {
         if (workloadRows !== undefined && !workloadDone) {
           throw new VerificationError("E_QUERY_PREFILL", `the query phase needs the fixed workload's ${workloadRows} rows: the load ended at ${this.opts.plan.durationMs / 1000} s with ${final.sent} sent; raise duration`);
         }
-        this.record.query = await runQueryPhase({ phase: plan.query, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored, signal: this.opts.signal });
+        this.record.query = await runQueryPhase({ phase: plan.query, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored, signal: this.opts.signal, onProgress: (q) => this.emit("query", q) });
       }
 
       // what the measurement's samples cost the sink, by its own account (before the ledger's queries)

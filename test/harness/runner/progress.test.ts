@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
 import { formatSeconds, OVERHEAD_ESTIMATE_S, Progress, resolveMode, type ProgressRun } from "../../../harness/runner/progress.ts";
+import type { QueryProgress } from "../../../harness/runner/query-load.ts";
 
 function capture(isTTY = false): { stdout: { write: (s: string) => boolean; text: string }; stderr: { write: (s: string) => boolean; text: string; isTTY: boolean } } {
   const mk = () => {
@@ -131,6 +132,88 @@ describe("progress", () => {
     const o = OVERHEAD_ESTIMATE_S.docker!;
     p.start([{ ...runs[0]!, platform: "docker" }]);
     expect(JSON.parse(io.stdout.text).estimatedSeconds).toBe(Math.round(3 + o.provision + o.drain + o.ledger + o.teardown));
+  });
+
+  describe("a query phase after the load (harness/runner/query-load.ts QueryProgress)", () => {
+    const q = (over: Partial<QueryProgress>): QueryProgress => ({
+      statement: "count", cellId: "count@10x5000", cellIndex: 2, cells: 9, done: 12_345, total: 50_000, errors: 3, elapsedS: 10,
+      queriesPerSec: 1234.5, cellRemainingS: 30.5, phaseRemainingS: 250, ended: false, ...over,
+    });
+    /** one run whose load ends, then query reports every second of the fake clock (12 s of one cell, then its end) */
+    function queryRun(p: Progress, clock: { t: number }): void {
+      p.start([runs[0]!]);
+      p.cellStart("run-q");
+      clock.t += 1000;
+      p.sample(point(3, "measure", clock.t), { loadEndS: 3 });
+      for (let s = 0; s <= 12; s++) {
+        p.query(q({ elapsedS: s, done: s * 1000, queriesPerSec: s === 0 ? null : 1000, cellRemainingS: s === 0 ? null : 50 - s, phaseRemainingS: 300 - s }));
+        clock.t += 1000;
+      }
+      p.query(q({ elapsedS: 13, done: 50_000, queriesPerSec: 1000, cellRemainingS: 0, phaseRemainingS: 200, ended: true }));
+    }
+
+    it("jsonl: a query event per report with the cell, done/total, queries/s, errors and the time left", () => {
+      const io = capture();
+      const clock = { t: 10_000 };
+      const p = new Progress("jsonl", io, () => clock.t);
+      queryRun(p, clock);
+      const events = io.stdout.text.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.event === "query");
+      expect(events).toHaveLength(14);
+      expect(events[5]).toMatchObject({
+        index: 1, stack: "s1", scenario: "quickstart", cell: "batch=1000", replicate: 1, statement: "count", cellId: "count@10x5000",
+        cellIndex: 2, cells: 9, done: 5000, total: 50_000, errors: 3, elapsedS: 5, queriesPerSec: 1000, cellRemainingS: 45, phaseRemainingS: 295, ended: false,
+      });
+      expect(events[5]).not.toHaveProperty("pass");
+      // the run's time left: the phase's own estimate plus what follows the load (drain, ledger, teardown: 2 + 25 + 5)
+      expect(events[5]!.remainingSeconds).toBe(295 + 32);
+      expect(events.at(-1)).toMatchObject({ ended: true, done: 50_000, remainingSeconds: 200 + 32 });
+    });
+
+    it("plain: a line every 5 s and one when the cell ends, naming the cell, its counts and the time left", () => {
+      const io = capture(false);
+      const clock = { t: 10_000 };
+      queryRun(new Progress("plain", io, () => clock.t), clock);
+      const lines = io.stderr.text.trimEnd().split("\n").filter((l) => l.includes(" query "));
+      expect(lines).toEqual([
+        "[1/1] s1 quickstart batch=1000 r1 query   count@10x5000 [2/9]  0/50,000 queries  – queries/s  3 errors  cell – left  5m32s left",
+        "[1/1] s1 quickstart batch=1000 r1 query   count@10x5000 [2/9]  5,000/50,000 queries  1,000 queries/s  3 errors  cell 45s left  5m27s left",
+        "[1/1] s1 quickstart batch=1000 r1 query   count@10x5000 [2/9]  10,000/50,000 queries  1,000 queries/s  3 errors  cell 40s left  5m22s left",
+        "[1/1] s1 quickstart batch=1000 r1 query   count@10x5000 [2/9]  50,000/50,000 queries  1,000 queries/s  3 errors  cell done  3m52s left",
+      ]);
+    });
+
+    it("live: the run's line names the statement's cell and pass (during the ingest), with no phase estimate then", () => {
+      const io = capture(true);
+      const p = new Progress("live", io, () => 0);
+      p.start([runs[0]!]);
+      p.cellStart("run-q");
+      p.query(q({ pass: 2, errors: 1, phaseRemainingS: null }));
+      const frames = io.stderr.text.split("\r\x1b[K").filter(Boolean);
+      expect(frames.at(-1)).toBe("[0/1 done, 0 %] s1 quickstart batch=1000 r1 · query count@10x5000 [2/9, pass 2] 12,345/50,000 queries · 1,235 queries/s · 1 error · cell 31s left · 41s left");
+    });
+
+    it("the overhead measured after a run's load leaves its query phase out", () => {
+      const io = capture();
+      const clock = { t: 1000 };
+      const p = new Progress("jsonl", io, () => clock.t);
+      p.start(runs);
+      p.cellStart("run-a");
+      p.sample(point(0, "warmup", clock.t), { loadEndS: 3 });
+      clock.t += 3000;
+      p.sample(point(3, "measure", clock.t), { loadEndS: 3 });
+      p.query(q({ elapsedS: 0 }));
+      clock.t += 100_000; // a 100 s query phase
+      p.query(q({ elapsedS: 100, ended: true, phaseRemainingS: 0 }));
+      clock.t += 4000; // then 4 s of ledger and teardown
+      p.cellEnd(record("run-a"), "run run-a: ok");
+      p.cellStart("run-b");
+      const start = io.stdout.text.trimEnd().split("\n").map((l) => JSON.parse(l) as { event: string; remainingSeconds?: number });
+      p.sample(point(0, "warmup", clock.t), { loadEndS: 3 });
+      const s = JSON.parse(io.stdout.text.trimEnd().split("\n").at(-1)!) as { remainingSeconds: number };
+      expect(start.some((e) => e.event === "query")).toBe(true);
+      // run b at the start of its load: 3 s of load + 4 s measured after run a's load (its 100 s of queries left out)
+      expect(s.remainingSeconds).toBe(7);
+    });
   });
 
   it("resolves modes and formats durations", () => {

@@ -1,7 +1,10 @@
 // The query phase's answer check and table naming (harness/runner/query-load.ts), on ClickHouse TabSeparated
 // answers as the HTTP interface sends them; the real server is exercised in test/e2e/clickhouse-query-load.test.ts.
 import { describe, expect, it } from "vitest";
-import { checkAnswer, checkRows, pgTableRef, queryTotals, statementText, tableRef } from "../../../harness/runner/query-load.ts";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { checkAnswer, checkRows, pgTableRef, queryTotals, runQueryPhase, statementText, tableRef, type QueryProgress } from "../../../harness/runner/query-load.ts";
+import type { QueryPhase } from "../../../harness/scenario/schema.ts";
 import type { QueryCellResult } from "../../../harness/results/types.ts";
 
 describe("checkAnswer", () => {
@@ -61,5 +64,37 @@ describe("queryTotals", () => {
     });
     expect(queryTotals(undefined)).toBeUndefined();
     expect(queryTotals({ sink: "clickhouse", tableRows: 5, cells: [cell(10, 10, 0), cell(5, 2, 3)] })).toEqual({ requests: 15, ok: 12, errors: 3 });
+  });
+});
+
+describe("runQueryPhase progress (a local HTTP server answering in ClickHouse's HTTP interface format: TabSeparated over POST /; no ClickHouse here)", () => {
+  it("reports each cell's start and end with done/total, errors and the time left; a wrong answer is an error in the report", async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => setTimeout(() => res.end("7\n"), 2));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const reports: QueryProgress[] = [];
+    try {
+      const record = await runQueryPhase({
+        phase: {
+          statements: [{ name: "right", sql: "SELECT count() FROM {table}", value: "{stored}" }, { name: "wrong", sql: "SELECT count() FROM {table}", value: 8 }],
+          cells: [{ concurrency: 2, count: 5 }], timeout: { ms: 5000 } as QueryPhase["timeout"],
+        },
+        sink: "clickhouse", target: { host: "127.0.0.1", port, params: {} }, tableRows: 7, onProgress: (p) => reports.push(p),
+      });
+      expect(record.cells.map((c) => [c.id, c.ok, c.errors])).toEqual([["right@2x5", 10, 0], ["wrong@2x5", 0, 10]]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    const ends = reports.filter((r) => r.ended);
+    expect(ends.map((r) => [r.cellId, r.cellIndex, r.cells, r.done, r.total, r.errors, r.cellRemainingS, r.phaseRemainingS]))
+      .toEqual([["right@2x5", 1, 2, 10, 10, 0, 0, expect.any(Number)], ["wrong@2x5", 2, 2, 10, 10, 10, 0, 0]]);
+    // after the first cell, the phase's estimate is the second cell's 10 requests at the mean rate so far (> 0)
+    expect(ends[0]!.phaseRemainingS!).toBeGreaterThan(0);
+    const starts = reports.filter((r) => r.done === 0 && !r.ended);
+    expect(starts.map((r) => r.cellId)).toEqual(["right@2x5", "wrong@2x5"]);
+    expect(reports.every((r) => r.pass === undefined && (r.queriesPerSec === null || r.queriesPerSec > 0))).toBe(true);
   });
 });
