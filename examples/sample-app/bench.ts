@@ -3,27 +3,31 @@
  * an HTTP service whose main thread hands each request to one of `workers` worker threads (./worker.ts: a SHA-256
  * chain of `work` rounds), and with export on, one trace record per request through the worker's bounded ring
  * (./queue.ts, `queue` entries, drop when full) to the one sender thread (./sender.ts: syslog, RFC 5424 in RFC 6587
- * octet-counting frames, to `INGESTBENCH_TARGET`). Its load loop (./load.ts, `connections` closed loops with
+ * octet-counting frames, or fluent-forward, Forward protocol v1 PackedForward messages: ./framing.ts; to
+ * `INGESTBENCH_TARGET`). Its load loop (./load.ts, `connections` closed loops with
  * HdrHistogram latency) starts once the service listens and the exporter is connected, and runs until SIGTERM (or
  * `--duration-ms`); then the loop stops, the service closes, the sender drains the rings and closes its connection,
  * and the app prints one JSON line on stdout:
  *
- *   { txPerSecond, requests, errors, meanMs, p50Ms, p99Ms, maxMs, elapsedMs,   // the load loop's (after warmup)
- *     export, workers, queue, records, exported, exportedBytes, dropped }       // the exporter's
+ *   { txPerSecond, requests, errors, meanMs, p50Ms, p99Ms, maxMs, elapsedMs,                // the load loop's (after warmup)
+ *     export, workers, queue, records, exported, exportedBytes, recordBytes, dropped }      // the exporter's
  *
  * `records` is the seqs used (one per request with export on), `exported` what the sender wrote, `dropped` what found
- * its ring full: records = exported + dropped. Log lines go to stderr ("listening on <port>" once the load starts).
+ * its ring full: records = exported + dropped. `exportedBytes` is all it wrote, `recordBytes` the records' own
+ * encodings in it (./framing.ts: all of it for syslog, the entries for fluent-forward). Log lines go to stderr ("listening on <port>" once the load starts).
  *
  * Settings: env PORT (8080), WORKERS (4), WORK (200 rounds), EXPORT (0|1), QUEUE (1024 per worker), FLUSH_MS (the
  * sender's drain interval, 5), CONNECTIONS (8), WARMUP_MS (0; default INGESTBENCH_WARMUP_MS), DURATION_MS (none), or
  * the flags --port, --workers, --work, --export, --queue, --flush-ms, --connections, --warmup-ms, --duration-ms
- * (flags win). From the harness: INGESTBENCH_TARGET (host:port of the collector), INGESTBENCH_PROTOCOL (syslog),
- * INGESTBENCH_GEN (the run's gen), INGESTBENCH_SEED, INGESTBENCH_FIELDS (the scenario's event, JSON).
+ * (flags win). From the harness: INGESTBENCH_TARGET (host:port of the collector), INGESTBENCH_PROTOCOL (syslog or
+ * fluent-forward), INGESTBENCH_GENERATOR (the scenario's generator block, JSON: APP-NAME, tag, …), INGESTBENCH_GEN
+ * (the run's gen), INGESTBENCH_SEED, INGESTBENCH_FIELDS (the scenario's event, JSON).
  *
  * Run by hand: `node --import tsx examples/sample-app/bench.ts --duration-ms 3000` (export off).
  */
 import { createServer } from "node:http";
 import { Worker } from "node:worker_threads";
+import { framer, PROTOCOLS } from "./framing.ts";
 import { ringBuffer } from "./queue.ts";
 
 const FLAGS: Record<string, string> = {
@@ -59,7 +63,7 @@ const connections = int("CONNECTIONS", 8, 1);
 const warmupMs = int("WARMUP_MS", 0, 0);
 const durationMs = settings.DURATION_MS ? int("DURATION_MS", 0, 1) : undefined;
 
-interface SenderReport { exported: number; exportedBytes: number }
+interface SenderReport { exported: number; exportedBytes: number; recordBytes: number }
 
 /**
  * A worker thread running the TypeScript module `file` beside this one: tsx's loader is registered in the worker
@@ -77,9 +81,13 @@ const rings = exportOn ? Array.from({ length: workers }, () => ringBuffer(queue)
 if (exportOn) {
   const target = settings.INGESTBENCH_TARGET;
   if (!target || !/^.+:\d+$/.test(target)) fail(`EXPORT=1 needs INGESTBENCH_TARGET=host:port, got ${target}`);
-  if ((settings.INGESTBENCH_PROTOCOL ?? "syslog") !== "syslog") fail(`this exporter speaks syslog, not ${settings.INGESTBENCH_PROTOCOL}`);
+  const protocol = settings.INGESTBENCH_PROTOCOL ?? "syslog";
+  if (!(PROTOCOLS as readonly string[]).includes(protocol)) fail(`this exporter speaks ${PROTOCOLS.join(", ")}, not ${protocol}`);
   const fields = settings.INGESTBENCH_FIELDS ? JSON.parse(settings.INGESTBENCH_FIELDS) : [{ name: "ts", type: "timestamp" }, { name: "span", type: "string", size: 120 }];
-  sender = tsWorker("./sender.ts", { target, gen: int("INGESTBENCH_GEN", 0, 0), seed: int("INGESTBENCH_SEED", 1, 0), fields, flushMs, rings });
+  const generator = settings.INGESTBENCH_GENERATOR ? JSON.parse(settings.INGESTBENCH_GENERATOR) : {};
+  const framing = { protocol, generator, gen: int("INGESTBENCH_GEN", 0, 0), seed: int("INGESTBENCH_SEED", 1, 0), fields };
+  try { framer(framing); } catch (e) { fail((e as Error).message); } // a block this exporter cannot frame: refused before it starts
+  sender = tsWorker("./sender.ts", { target, ...framing, flushMs, rings });
   senderDone = new Promise((resolve, reject) => {
     sender!.on("message", (m: "ready" | (SenderReport & { error?: string })) => {
       if (m !== "ready") { if (m.error) reject(new Error(`exporter: ${m.error}`)); else resolve(m); }
@@ -131,11 +139,11 @@ async function stop(): Promise<void> {
   await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
   while (pending.size > 0) await new Promise((r) => setTimeout(r, 5));
   // every request is answered: the workers enqueue nothing more, so the sender's last drain empties the rings
-  let report: SenderReport = { exported: 0, exportedBytes: 0 };
+  let report: SenderReport = { exported: 0, exportedBytes: 0, recordBytes: 0 };
   if (sender) { sender.postMessage("stop"); report = await senderDone!; }
   const dropped = rings.reduce((n, b) => n + new Int32Array(b)[2]!, 0);
   const records = seqCounter ? new Int32Array(seqCounter)[0]! : 0;
-  process.stdout.write(`${JSON.stringify({ ...figures, export: exportOn, workers, queue, records, exported: report.exported, exportedBytes: report.exportedBytes, dropped })}\n`);
+  process.stdout.write(`${JSON.stringify({ ...figures, export: exportOn, workers, queue, records, exported: report.exported, exportedBytes: report.exportedBytes, recordBytes: report.recordBytes, dropped })}\n`);
   process.exit(0);
 }
 process.once("SIGTERM", () => void stop());

@@ -488,4 +488,26 @@ export interface AppLedgerCheck {
   /** lost − dropped: > 0 is loss in the pipeline, < 0 a drop the app reported but the sink has */
   unaccounted: number;
   agrees: boolean;
+  /** the app's recordBytes against the records the sink holds, per record (harness/runner/app-bytes.ts); absent in older results */
+  bytes?: AppBytesCheck;
 }
+
+/**
+ * The bytes check of an app run (harness/runner/app-bytes.ts): the app's `recordBytes` against the sum of the own
+ * encodings (per protocol) of the records the sink holds; or why it was not made.
+ */
+export type AppBytesCheck =
+  | {
+    /** the app's recordBytes: what it wrote of the records it did not drop */
+    reported: number;
+    /** the sum over the distinct records the sink holds of their own encoding's length */
+    atSink: number;
+    /** distinct records read back */
+    records: number;
+    /** reported − atSink */
+    unaccounted: number;
+    agrees: boolean;
+    /** what one record's bytes are, e.g. "each record's RFC 6587 frame" */
+    per: string;
+  }
+  | { unchecked: string };

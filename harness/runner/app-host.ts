@@ -8,7 +8,8 @@
  *    network namespace), env = the host's + `app.env` + the variant's `env` + what the exporter needs:
  *    INGESTBENCH_TARGET (host:port of the collector, or the sink without one), INGESTBENCH_PROTOCOL (the scenario's
  *    `generator` name: the protocol the exporter must speak), INGESTBENCH_GEN (the run's gen, core/ledger.ts),
- *    INGESTBENCH_SEED (the seed its records' content is filled from), INGESTBENCH_FIELDS (the scenario's event, JSON)
+ *    INGESTBENCH_SEED (the seed its records' content is filled from), INGESTBENCH_FIELDS (the scenario's event, JSON),
+ *    INGESTBENCH_GENERATOR (the `generator` block, defaults filled in, JSON: how records are framed, ./app-bytes.ts)
  *    and INGESTBENCH_WARMUP_MS;
  * 2. ready: `ready.log` (a line of its stdout or stderr matching) or `ready.http` (an answer below 500 at the host's
  *    address), within `ready.timeout`, else E_APP_NOT_READY (E_APP_EXITED when it exits first);
@@ -30,6 +31,7 @@ import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import type { ClockOffset } from "../generators/clock.ts";
 import { APP_FIGURES, type AppSpec, type Variant } from "../scenario/app-schema.ts";
 import type { AppFigures, AppLedgerCheck, AppRecord } from "../results/types.ts";
+import { appBytesLine } from "./app-bytes.ts";
 
 /** How long the app may take to exit after SIGTERM before it is SIGKILLed, ms. */
 export const STOP_GRACE_MS = 30_000;
@@ -129,7 +131,8 @@ export function appLine(a: AppRecord): string {
   const n = (x: number | undefined, d: number): string => (x !== undefined && Number.isFinite(x) ? x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }) : "–");
   const l = a.ledger;
   const ledger = l ? `; records ${n(l.sent, 0)} sent, ${n(l.dropped, 0)} dropped, ${n(l.stored, 0)} stored (${l.agrees ? "the ledger agrees" : `the ledger DISAGREES: ${l.unaccounted} unaccounted`})` : "";
-  return `  app ${a.variant}: ${n(f.throughput, 1)} tx/s, mean ${n(f.latencyMeanMs, 1)} ms, p50 ${n(f.latencyP50Ms, 1)} / p99 ${n(f.latencyP99Ms, 1)} ms${ledger}`;
+  const bytes = l?.bytes ? `; ${appBytesLine(l.bytes)}` : "";
+  return `  app ${a.variant}: ${n(f.throughput, 1)} tx/s, mean ${n(f.latencyMeanMs, 1)} ms, p50 ${n(f.latencyP50Ms, 1)} / p99 ${n(f.latencyP99Ms, 1)} ms${ledger}${bytes}`;
 }
 
 /** An address as the host part of a URL: IPv6 in brackets. */

@@ -1,7 +1,8 @@
 /**
  * Scenario checks: `{ "ledger.lost": 0 }` (exact), `{ "summary.rowsPerSecond": { min: 10000 } }`, `{ ...: { max: n } }`.
  * A run fails when a check fails; its result is still written. Stored > sent is always a failure, and so is stored
- * content that differs from what was sent (`ledger.altered` > 0, core/fidelity.ts), whether a scenario lists the
+ * content that differs from what was sent (`ledger.altered` > 0, core/fidelity.ts), and an application's record bytes
+ * other than the sink's records' (`app.ledger.bytes.unaccounted` ≠ 0, ./app-bytes.ts), whether a scenario lists the
  * check or not.
  */
 import { APP_FIGURES } from "../scenario/app-schema.ts";
@@ -23,6 +24,7 @@ export const CHECKABLE_PATHS: ReadonlySet<string> = new Set([
   // the application under test (harness/runner/app-host.ts): its own figures and the ledger against them
   ...APP_FIGURES.map((k) => `app.figures.${k}`),
   ...["sent", "dropped", "expected", "stored", "lost", "unaccounted"].map((k) => `app.ledger.${k}`),
+  ...["reported", "atSink", "records", "unaccounted"].map((k) => `app.ledger.bytes.${k}`),
 ]);
 
 function resolve(root: unknown, dotted: string): unknown {
@@ -58,6 +60,11 @@ export function evaluateChecks(checks: Check[], result: { ledger: unknown; summa
   const altered = resolve(result, "ledger.altered");
   if (typeof altered === "number" && altered > 0 && !out.some((c) => c.check === "ledger.altered")) {
     out.push({ check: "ledger.altered", expected: "= 0 (stored rows must hold what was sent: see ledger.fidelity.examples)", actual: altered, ok: false });
+  }
+  // the app's record bytes against the records the sink holds (harness/runner/app-bytes.ts): a mismatch always fails
+  const bytes = resolve(result, "app.ledger.bytes.unaccounted");
+  if (typeof bytes === "number" && bytes !== 0 && !out.some((c) => c.check === "app.ledger.bytes.unaccounted")) {
+    out.push({ check: "app.ledger.bytes.unaccounted", expected: "= 0 (the app's recordBytes must equal the encodings of the records the sink holds)", actual: bytes, ok: false });
   }
   return out;
 }

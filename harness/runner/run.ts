@@ -66,6 +66,8 @@ import { addFidelity } from "./fidelity.ts";
 import { environment, gitCommit } from "./environment.ts";
 import { GeneratorGroup, mergeFinals, processesOf, splitConfig, type LoadGroup } from "./generator-group.ts";
 import { AppRun, appLedger } from "./app-host.ts";
+import { appBytes, generatorBlock } from "./app-bytes.ts";
+import { DEFAULT_FIDELITY } from "../../core/fidelity.ts";
 import { LocalSite } from "./local-site.ts";
 import { LOADGEN, oomMessage, SINK, type OomKill, type RunSite } from "./site.ts";
 import { computeSummary } from "./summary.ts";
@@ -424,7 +426,14 @@ export class BenchRun extends EventEmitter {
       this.record.ledger = ledger;
       if (this.record.timeline) this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
       this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
-      if (this.app) this.record.app = { ...this.app.info, ...this.app.figures!, cpuCores: meanCpuByHost(this.series), ledger: appLedger(this.app.figures!.figures, ledger) };
+      if (this.app) {
+        const figures = this.app.figures!.figures;
+        const bytes = await appBytes({
+          figures, reader: verifier.rows, sent: final.sent, stored: ledger.distinct, limit: (plan.fidelity ?? DEFAULT_FIDELITY).all,
+          encoding: { protocol: plan.generator.name, config: plan.generator.config, fields: plan.fields, seed: plan.seed ?? 1, gen: genBase },
+        });
+        this.record.app = { ...this.app.info, ...this.app.figures!, cpuCores: meanCpuByHost(this.series), ledger: { ...appLedger(figures, ledger), bytes } };
+      }
       this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary, generator: final, query: queryTotals(this.record.query), app: this.record.app });
       this.record.status = this.record.checks.every((c) => c.ok) ? "ok" : "failed";
       const agree = this.record.app?.ledger;
@@ -524,6 +533,8 @@ export class BenchRun extends EventEmitter {
       exporterEnv: {
         INGESTBENCH_TARGET: `${entry.host}:${entry.port}`, INGESTBENCH_PROTOCOL: plan.generator.name, INGESTBENCH_GEN: String(genBase),
         INGESTBENCH_SEED: String(plan.seed ?? 1), INGESTBENCH_FIELDS: JSON.stringify(plan.fields), INGESTBENCH_WARMUP_MS: String(plan.warmupMs),
+        // the protocol's block (defaults filled in): how the exporter frames records (tag, APP-NAME, …: ./app-bytes.ts)
+        INGESTBENCH_GENERATOR: JSON.stringify(generatorBlock(plan.generator.name, plan.generator.config)),
       },
     });
   }

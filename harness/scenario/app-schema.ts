@@ -22,8 +22,12 @@
 import { z } from "zod";
 import { parseDuration, zUnit } from "../../core/units.ts";
 
-/** Figures an application reports that ingestbench knows how to show (003's table: docs/app-under-test.md). */
-export const APP_FIGURES = ["throughput", "latencyMeanMs", "latencyP50Ms", "latencyP99Ms", "latencyMaxMs", "sent", "sentBytes", "dropped", "elapsedMs"] as const;
+/**
+ * Figures an application reports that ingestbench knows how to show (003's table: docs/app-under-test.md). `sentBytes`
+ * is all the exporter wrote; `recordBytes` the part of it that is the records' own encodings (per protocol:
+ * harness/runner/app-bytes.ts), checked against the records the sink holds.
+ */
+export const APP_FIGURES = ["throughput", "latencyMeanMs", "latencyP50Ms", "latencyP99Ms", "latencyMaxMs", "sent", "sentBytes", "recordBytes", "dropped", "elapsedMs"] as const;
 export type AppFigure = (typeof APP_FIGURES)[number];
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;

@@ -2,7 +2,8 @@
 // sample app (examples/sample-app) runs its own benchmark on the loadgen host of local-pipeline, exporting one trace
 // record per request through a one-entry per-worker queue (drops when full) to real syslog-ng 3.38 → real ClickHouse
 // 18.16.1. The sink's ledger must hold exactly what the app reports it sent minus what it dropped, its losses must be
-// exactly those drops (never stored), the stored content must be what the seeds say, and the tiny queue must drop.
+// exactly those drops (never stored), the stored content must be what the seeds say, the bytes it wrote must be the
+// frames of the records the sink holds, and the tiny queue must drop.
 // The tiny-queue cell of scenarios/app-export-ab.yaml, shortened (2 s of load).
 import { describe, expect, it } from "vitest";
 import { newBenchRun, scenarioPlan } from "../helpers/bench.ts";
@@ -29,6 +30,11 @@ describe("application under test → syslog-ng → ClickHouse (real syslog-ng 3.
     expect(l.lost).toBe(dropped);
     expect([l.duplicated, l.unexpected, l.altered]).toEqual([0, 0, 0]);
     expect(app.ledger).toMatchObject({ unaccounted: 0, agrees: true });
+    // bytes, per record (harness/runner/app-bytes.ts): the frames of exactly the records the sink holds, re-encoded by
+    // seq from what the sink returns, sum to what the app says it wrote of the records it did not drop
+    expect(app.raw.recordBytes).toBe(app.raw.exportedBytes); // syslog: one frame per record, nothing else on the wire
+    expect(app.ledger!.bytes).toMatchObject({ reported: app.figures.recordBytes, atSink: app.figures.recordBytes, records: l.distinct, unaccounted: 0, agrees: true });
+    expect(record.checks.find((c) => c.check === "app.ledger.bytes.unaccounted")).toBeUndefined();
     // its figures and the hosts' CPU are read
     expect(app.figures.throughput).toBeGreaterThan(0);
     expect(app.figures.sentBytes).toBeGreaterThan(0);
