@@ -1,4 +1,5 @@
 // The progress display's four modes, driven with synthetic runs and series points into captured streams.
+import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
 import type { RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
 import { formatSeconds, OVERHEAD_ESTIMATE_S, Progress, resolveMode, type ProgressRun } from "../../../harness/runner/progress.ts";
@@ -190,6 +191,18 @@ describe("progress", () => {
       p.query(q({ pass: 2, errors: 1, phaseRemainingS: null }));
       const frames = io.stderr.text.split("\r\x1b[K").filter(Boolean);
       expect(frames.at(-1)).toBe("[0/1 done, 0 %] s1 quickstart batch=1000 r1 · query count@10x5000 [2/9, pass 2] 12,345/50,000 queries · 1,235 queries/s · 1 error · cell 31s left · 41s left");
+    });
+
+    it("follow: a run's tick and query events reach the display", () => {
+      const io = capture();
+      const p = new Progress("jsonl", io, () => 10_000);
+      p.start([runs[0]!]);
+      p.cellStart("run-f");
+      const run = new EventEmitter();
+      p.follow(run);
+      run.emit("tick", point(1, "measure", 10_000), { loadEndS: 3 });
+      run.emit("query", q({}));
+      expect(io.stdout.text.trimEnd().split("\n").map((l) => (JSON.parse(l) as { event: string }).event)).toEqual(["start", "cell-start", "sample", "query"]);
     });
 
     it("the overhead measured after a run's load leaves its query phase out", () => {
