@@ -263,7 +263,11 @@ export class Progress {
     const t = this.now();
     // the phase's seconds so far: the cells ended plus the current cell's (the load's end is not the phase's start)
     if (this.queryCellAt === 0 || q.elapsedS === 0) this.queryCellAt = t;
-    if (q.pass === undefined) this.queryLeftS = q.phaseRemainingS ?? 0;
+    if (q.pass === undefined) {
+      // after the ingest the load is over, however much of its planned duration a fixed workload left unused
+      this.loadElapsedS = this.loadS(r);
+      this.queryLeftS = q.phaseRemainingS ?? 0;
+    }
     const cellS = (t - this.queryCellAt) / 1000;
     if (q.ended) { this.querySpentS += cellS; this.queryCellAt = 0; }
     const rate = q.queriesPerSec === null ? "–" : fmtInt(q.queriesPerSec);
