@@ -63,7 +63,7 @@ describe("postgres verifier, samples settled after the load on a real server", (
     const settled = await verifier!.afterLoad!(marks);
     expect(settled.samples.map((s) => s.stored)).toEqual(full);
     // delivery latency: every row in exactly one window, the late-committing transaction's in the window of its commit
-    const rows = (d: { buckets: Array<[number, number]>; unstamped: number } | undefined): number => {
+    const rows = (d: { buckets: Array<[number, number]>; unstamped: number; resolutionMs: number } | undefined): number => {
       if (!d) throw new Error("no delivery window");
       expect(d.unstamped).toBe(0);
       expect(d.resolutionMs).toBe(1);
