@@ -30,7 +30,7 @@
  * and the first: that count reads no row of a table holding only this run's gens, yet costs ClickHouse 18.16 about
  * 4 ms of CPU per query, more than the rest of a sample (bench/harness.ts, 2-core AMD EPYC). A live sample's newest
  * sent_at is the last one settled (none during the load: null).
- * After the load, with the sink's cap lifted for the ledger, two queries: the table's rows grouped by stored_at (this
+ * Once the load and its completion wait are over (the measured window is closed), two queries: the table's rows grouped by stored_at (this
  * run's rows, another run's and max(sent_at) per stamp), each stamp placed in the window of the first sample whose
  * clock (in the stamp's unit) is past it (stamped before the sample; a row stamped in a sample's own second belongs to
  * the next one: the stamp's resolution); then stored_at − sent_at per row in whole ms, grouped at the sink by (window, ms) through that mapping

@@ -12,10 +12,11 @@
  * (bench/harness.ts, quickstart on local-quarter-core, 2-core AMD EPYC: reading every new row's stored_at and sent_at
  * with a visibility test per sample cost 38–53 % of the sink's cap; an exact incremental count of the new pages alone
  * still about 5 %), so a live sample reads no row of the table: its `stored` is the server's statistics,
- * pg_stat_get_live_tuples (committed inserts, flushed by the writing backends at most about once a second, so it lags
- * and never runs ahead of the rows visible: a safe lower bound), its newest sent_at the max over the last
- * TAIL_PAGES pages the previous sample saw, and it records its snapshot (pg_current_snapshot(): the mark). After
- * the load, with the sink's cap lifted for the ledger, one read-only snapshot runs two queries: this run's rows
+ * pg_stat_get_tuples_inserted (the table's inserts, flushed by each writing backend when its transaction ends, at
+ * most about once a second: it lags the rows visible, and runs ahead of them only by the rows of aborted
+ * transactions and of another run, which it counts too), its newest sent_at the max over the last TAIL_PAGES pages
+ * the previous sample saw, and it records its snapshot (pg_current_snapshot(): the mark). Once the load and its
+ * completion wait are over (the measured window is closed), one read-only snapshot runs two queries: this run's rows
  * grouped by their inserting transaction (xmin: rows, max(sent_at)), each transaction placed at the first sample
  * whose snapshot sees it (pg_visible_in_snapshot's rule, evaluated here: xid < xmin, or < xmax and not in xip; xmin
  * widened to a full xid within the epoch of the last snapshot's xmax, as PostgreSQL's FullTransactionIdFromAllowableAt
@@ -39,8 +40,8 @@
  * - rejectedStored = distinct stored seqs inside rejected ranges
  * `missing` (the completion query) is the gaps-and-islands query alone, in its own read-only transaction.
  *
- * What the samples cost the sink (`sinkCost`): every sample is one query (see sample()), run on the verifier's one connection, whose backend
- * (pg_backend_pid(); no parallel workers, SAMPLE_SESSION_SETTINGS) does nothing else. Where that backend is a process
+ * What the samples cost the sink (`sinkCost`): every sample is one query (see sample()), run on the verifier's one
+ * connection, whose backend (pg_backend_pid(); no parallel workers, SAMPLE_SESSION_SETTINGS) does nothing else. Where that backend is a process
  * this machine sees (the local platform: /proc/<pid>/comm is "postgres"), its time on a CPU, /proc/<pid>/schedstat
  * field 1 in ns (Documentation/scheduler/sched-stats.rst), is read before and after each sample and the difference
  * summed per tag; elsewhere (a container's pid namespace) cpuMs is null and only the queries' wall time is known.
@@ -197,7 +198,7 @@ class PostgresVerifier implements Verifier {
     const tBefore = now();
     const r = await c.query<{ n: string; newest: number | null; blocks: string; snap: string }>(options.full
       ? `SELECT count(*) AS n, (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest, ${common} FROM ${this.table} WHERE ${this.ours}`
-      : `SELECT pg_stat_get_live_tuples(${table}::regclass) AS n,
+      : `SELECT pg_stat_get_tuples_inserted(${table}::regclass) AS n,
                 (SELECT (extract(epoch FROM max(sent_at)) * 1000)::float8 FROM ${this.table}
                   WHERE ctid >= '(${Math.max(0, this.blocks - TAIL_PAGES)},0)'::tid AND ctid < '(${this.blocks},0)'::tid AND ${this.ours}) AS newest,
                 ${common}`,
