@@ -5,8 +5,9 @@
  * 1. Real runs (`ingestbench bench` on `--stack`, default local-quarter-core, with `--duration`/`--warmup`, default
  *    8 s/2 s) of scenarios/clickhouse-direct.yaml and scenarios/quickstart.yaml (PostgreSQL); from each run.json's
  *    `instrument` (harness/runner/run.ts): the verifier's CPU at the sink as a share of the sink's applied cap over the
- *    measurement (ClickHouse: system.query_log ProfileEvents of the samples' queries; PostgreSQL keeps no per-query
- *    CPU here, so the samples' wall time, an upper bound), target ≤ 1 %; the harness process's own CPU over the
+ *    measurement (ClickHouse: system.query_log ProfileEvents of the samples' queries; PostgreSQL: the verifier
+ *    backend's /proc/<pid>/schedstat time on a CPU around each sample; the queries that settle the samples after the
+ *    load, Verifier.afterLoad, are outside the measurement), target ≤ 1 %; the harness process's own CPU over the
  *    measurement as a share of a core, target ≤ 2 %; the per-cell overhead provision + sink start + schema + teardown
  *    (the drain and the ledger excluded), target ≤ 5 s; and the ledger's and content check's seconds at the run's size.
  * 2. The ledger curve: a ClickHouse 18.16 server started directly (no cap: the runner lifts the sink's CPU cap before
@@ -111,8 +112,8 @@ async function ledgerCurve(sizes: number[]): Promise<void> {
       last = { n, s: (t1 - t0) / 1000 };
     }
     if (last) {
-      // samples against the full table once nothing arrives: what a sample costs at this size, by itself
-      await new Promise((r) => setTimeout(r, 2100)); // the delivery cursor passes the rows' second
+      // samples against the full table once nothing arrives: what a sample costs at this size, by itself (the first
+      // counts another run's rows too)
       for (let k = 0; k < 2; k++) await v.sample({ tag: "settle" });
       const t = performance.now();
       for (let k = 0; k < 20; k++) await v.sample({ tag: "idle" });

@@ -34,6 +34,11 @@ export interface CountSample {
    * verifier reads it (the sink's own stored-at column); absent: the verifier has none (`Verifier.deliveryUnavailable`)
    */
   delivery?: DeliveryWindow;
+  /**
+   * what the sink's state was at this sample, for a verifier that settles its samples after the load
+   * (`Verifier.afterLoad`): opaque to the runner (PostgreSQL: the count's snapshot; ClickHouse: the server's clock)
+   */
+  mark?: string;
 }
 
 /**
@@ -47,6 +52,20 @@ export interface DeliveryWindow {
   resolutionMs: number;
   /** rows read without a stored-at value (a writer that bypassed the column's default): in no bucket */
   unstamped: number;
+}
+
+/** Verifier.afterLoad's answer: per sample, the figures that replace the live ones (absent: the live one stands). */
+export interface SettledSamples {
+  samples: Array<{
+    /** this run's rows stored (visible) at the sample */
+    stored?: number;
+    /** newest sent_at among them, epoch ms, or null when none */
+    newestSentAtMs?: number | null;
+    /** delivery latency of the rows that became visible since the previous sample */
+    delivery?: DeliveryWindow;
+  }>;
+  /** delivery latency of the rows that became visible after the last sample */
+  later?: DeliveryWindow;
 }
 
 /** The integrity account of a run (docs/design.md, "Rules for the numbers"). */
@@ -154,6 +173,13 @@ export interface Verifier {
    * time"; absent when its samples carry one
    */
   readonly deliveryUnavailable?: string;
+  /**
+   * Settle the samples once the load is over, where measuring per sample would cost the capped sink more than it may
+   * (the query then burdens no measured window): `marks` are the samples' CountSample.mark in order; answer i is what
+   * sample i should have said, `later` the delivery window of the rows that arrived after the last sample. Each
+   * verifier says what its live samples carry meanwhile (plugins/sinks/postgres/verifier.ts: an estimate).
+   */
+  afterLoad?(marks: string[]): Promise<SettledSamples>;
   close(): Promise<void>;
 }
 

@@ -34,6 +34,13 @@ export class RunWriter {
     this.series?.write(`${redact(JSON.stringify(point))}\n`);
   }
 
+  /** Replace series.jsonl with `points` (a run that fills in its points after the load: harness/runner/run.ts deliveryAfterLoad). */
+  async rewriteSeries(points: readonly SeriesPoint[]): Promise<void> {
+    await this.close();
+    await writeFileAtomic(path.join(this.dir, "series.jsonl"), points.map((p) => `${redact(JSON.stringify(p))}\n`).join(""));
+    await this.open();
+  }
+
   async writeRecord(record: RunRecord | (Omit<RunRecord, "status"> & { status: "running" })): Promise<void> {
     // error messages may quote a command line or a config: every known secret is redacted (core/secrets.ts)
     await writeFileAtomic(path.join(this.dir, "run.json"), `${redact(JSON.stringify(record, null, 2))}\n`);

@@ -1,7 +1,8 @@
 /**
  * Delivery latency per sample window and over a run: the sink's per-row stored_at − sent_at, read by the verifier as
- * a histogram of the rows new since its previous sample (core/verifier.ts DeliveryWindow; how each sink reads only
- * those rows is in its verifier: plugins/sinks/postgres/verifier.ts, plugins/sinks/clickhouse/verifier.ts), recorded
+ * a histogram of the rows new since its previous sample (core/verifier.ts DeliveryWindow), in the sample or, for
+ * PostgreSQL and ClickHouse, once after the load for every sample at once (Verifier.afterLoad; how each places a row
+ * in one window is in its verifier: plugins/sinks/postgres/verifier.ts, plugins/sinks/clickhouse/verifier.ts), recorded
  * into HDR histograms (hdr-histogram-js: 3 significant digits, values in whole ms from 1 ms to 1 h; a larger value is
  * recorded as 1 h). Each window's histogram gives that window's p50, p99 and max (SeriesPoint.delivery); the run's
  * histogram adds the windows after the warmup (measurement and drain: a backlog flushed in the drain is delivered

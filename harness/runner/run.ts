@@ -156,6 +156,8 @@ export class BenchRun extends EventEmitter {
   /** per-window and run delivery latency (./delivery.ts) */
   private readonly delivery = new DeliveryLatency();
   private deliverySeen = false;
+  /** the samples a verifier settles after the load (Verifier.afterLoad): the one before the load, then every point's */
+  private readonly marks: Array<{ point: SeriesPoint | null; mark: string; mid: number; tAfter: number; lagBase: number; bytesPerRow: number }> = [];
   private deliveryUnavailable: string | undefined;
   /** the sink-vs-loadgen clock correction applied to delivery latency, or why none is (absent: one clock) */
   private deliveryCorrection: { correctionMs: number; boundMs: number } | { reason: string } | undefined;
@@ -230,6 +232,7 @@ export class BenchRun extends EventEmitter {
       const observer = await site.observer();
       await observer.read();
       let prev = await verifier.sample();
+      if (prev.mark !== undefined) this.marks.push({ point: null, mark: prev.mark, mid: (prev.tBefore + prev.tAfter) / 2, tAfter: prev.tAfter, lagBase: prev.tAfter, bytesPerRow: 0 });
 
       this.stage = "starting the generators";
       // an application under test runs in place of the generators, its exporter aimed at the first entry (./app-host.ts)
@@ -266,6 +269,7 @@ export class BenchRun extends EventEmitter {
         const s = await this.sampleThroughFaults(() => verifier!.sample({ full: phase === "drain", tag: phase }), plan.drainTimeoutMs);
         this.noteCost(phase, now() - tSample);
         if (s.delivery) this.deliverySeen = true;
+
         await this.selfLoad?.refresh().catch(() => undefined);
         const delivery = s.delivery ? this.delivery.window(s.delivery, phase !== "warmup") : undefined;
         const mid = (s.tBefore + s.tAfter) / 2;
@@ -285,6 +289,7 @@ export class BenchRun extends EventEmitter {
           ...(signals ? { collector: signals } : {}),
         };
         this.series.push(point);
+        if (s.mark !== undefined) this.marks.push({ point, mark: s.mark, mid, tAfter: s.tAfter, lagBase: s.tAfter + clock.offsetMs, bytesPerRow });
         if (this.deferred) this.deferred.push(point);
         else writer.append(point);
         if (phase !== "drain") this.steps?.onSample(point);
@@ -377,19 +382,23 @@ export class BenchRun extends EventEmitter {
       });
       if (workloadDone) {
         const w = await wait("measure");
+        // settled before the window's end is found from the points' counts (the last point is the last sample's)
+        const settled = await this.settleAfterLoad(verifier);
         // the window ends at the first sample with the final count: later ones waited for rows that never came, or
         // only confirmed what an earlier one saw (drain, not measure)
         const first = this.series.findIndex((p) => p.phase === "measure");
         const points = first < 0 ? [] : this.series.slice(Math.max(0, first - 1));
-        const finalStored = w.outcome === "complete" ? w.samples.at(-1)!.stored : Math.max(...points.map((p) => p.stored));
+        const finalStored = w.outcome === "complete" ? (settled ? this.series.at(-1)!.stored : w.samples.at(-1)!.stored) : Math.max(...points.map((p) => p.stored));
         const end = windowEnd(points, finalStored);
         points.forEach((p, i) => { if (i > Math.max(end.index, 1)) p.phase = "drain"; });
         this.flushDeferred(writer);
+        if (settled) await writer.rewriteSeries(this.series);
         this.record.completion = completionRecord("workload", w, points[Math.max(end.index, 1)]?.t ?? null, end.windowErrorMs);
         await tick("drain");
       } else {
         this.flushDeferred(writer);
         this.record.completion = completionRecord("drain", await wait("drain"), null, null);
+        if (await this.settleAfterLoad(verifier)) await writer.rewriteSeries(this.series);
       }
 
       // The query phase (scenario `query`, ./query-load.ts): against the table the ingest filled, only once every
@@ -554,6 +563,46 @@ export class BenchRun extends EventEmitter {
     this.cost.last = at;
     this.cost.samples++;
     this.cost.sampleWallMs += wallMs;
+  }
+
+  /**
+   * Settle the samples after the load (Verifier.afterLoad, for a verifier whose live samples are cheap estimates):
+   * every point with a mark gets the verifier's exact stored count (and from it rows/s, MiB/s and the backlog, as the
+   * tick computes them), newest sent_at (the lag) and delivery window; rows that arrived after the last sample count
+   * in the run's delivery figure only. Runs once the load and its completion wait are over (the window is measured,
+   * so the queries burden none of it); the caller rewrites series.jsonl. Returns whether anything was settled.
+   */
+  private async settleAfterLoad(verifier: Verifier): Promise<boolean> {
+    if (!verifier.afterLoad || this.marks.length === 0) return false;
+    this.stage = "settling the samples";
+    const settled = await verifier.afterLoad(this.marks.map((m) => m.mark));
+    let prev: { stored: number; mid: number } | null = null;
+    this.marks.forEach((m, i) => {
+      const s = settled.samples[i];
+      const p = m.point;
+      if (p && s) {
+        if (s.stored !== undefined) {
+          p.stored = s.stored;
+          p.rowsPerSec = prev && m.mid > prev.mid ? ((s.stored - prev.stored) * 1000) / (m.mid - prev.mid) : null;
+          p.mibPerSec = p.rowsPerSec === null ? null : (p.rowsPerSec * m.bytesPerRow) / MiB;
+          const backlog = this.generators?.backlog(s.stored, m.tAfter);
+          p.backlogRows = backlog?.rows ?? null;
+          p.backlogLagMs = backlog?.ageMs ?? null;
+        }
+        if (s.newestSentAtMs !== undefined) p.lagMs = s.newestSentAtMs === null ? null : m.lagBase - s.newestSentAtMs;
+        if (s.delivery && p.delivery === undefined) {
+          this.deliverySeen = true;
+          const d = this.delivery.window(s.delivery, p.phase !== "warmup");
+          if (d) p.delivery = d;
+        }
+      }
+      prev = { stored: p?.stored ?? s?.stored ?? 0, mid: m.mid };
+    });
+    if (settled.later) {
+      this.deliverySeen = true;
+      this.delivery.window(settled.later, true);
+    }
+    return true;
   }
 
   /** run.json `instrument` (InstrumentRecord), once teardown is timed; null when no measurement sample was taken. */

@@ -21,25 +21,24 @@
  * input_format_defaults_for_omitted_fields): a writer that names none leaves stored_at 0, and those rows are in no
  * window (the delivery row count then falls short of the stored rows).
  *
- * Delivery latency (CountSample.delivery), incremental: each sample reads the rows with cursor ≤ stored_at < next,
- * grouped by whole ms at the sink, where next is the server's now less the age of its oldest INSERT still running
- * (system.processes, rounded up): a block stamped but not yet visible belongs to a running INSERT, whose stamps are
- * no earlier than its start, and an INSERT that starts later stamps at least its own start, so every stamped row is
- * read by exactly one sample.
- *
- * Samples cost the sink no scan of the table: the count is metadata, `sum(rows)` of the table's active parts in
- * system.parts (18.16 keeps `rows` per part; a part becomes active, and a merge replaces its sources, atomically, so
- * the sum equals count() of a plain MergeTree), less the rows of another run, counted with `gen < genBase OR gen ≥
- * genBase + GEN_STRIDE`: a range of the primary key (gen, seq), so a part holding only this run's gens has every
- * mark excluded by its primary index and is not read (read_rows 0 in system.query_log while no foreign row exists);
- * that count is taken every FOREIGN_EVERY samples and every sample of the drain (`full`), the last value held in
- * between. FOREIGN_EVERY is 1: a previous replicate's late flush must not lift a measure sample's rows/s (rows of another
- * run are foreign, in no sample: core/ledger.ts); the key range costs little while no foreign row exists.
- * The newest sent_at is kept incrementally: max(sent_at) over the rows stamped at or after the delivery cursor (the
- * same rows the delivery window below reads, skipped part by part through the partition key's min/max index), folded
- * into the newest seen so far; the count, the parts, the cursor's next bound and the newest are one query, and the
- * delivery window a second one only when a row was stamped since the cursor; while nothing was seen yet (a writer that bypassed stored_at's DEFAULT stamps 0) it
- * falls back to max(sent_at) over the run's rows.
+ * Samples are one query that reads no row of the table, and are settled after the load (Verifier.afterLoad). The
+ * count is metadata, `sum(rows)` of the table's active parts in system.parts (18.16 keeps `rows` per part; a part
+ * becomes active, and a merge replaces its sources, atomically, so the sum equals count() of a plain MergeTree), less
+ * the rows of another run; the same query reads the active parts and the server's clock in the stamp's unit (the
+ * sample's mark, with the sum). Another run's rows (a previous replicate's late flush: `gen < genBase OR gen ≥
+ * genBase + GEN_STRIDE`, a range of the primary key (gen, seq)) are counted live only by `full` samples (the drain)
+ * and the first: that count reads no row of a table holding only this run's gens, yet costs ClickHouse 18.16 about
+ * 4 ms of CPU per query, more than the rest of a sample (bench/harness.ts, 2-core AMD EPYC). A live sample's newest
+ * sent_at is the last one settled (none during the load: null).
+ * Once the load and its completion wait are over (the measured window is closed), two queries: the table's rows grouped by stored_at (this
+ * run's rows, another run's and max(sent_at) per stamp), each stamp placed in the window of the first sample whose
+ * clock (in the stamp's unit) is past it (stamped before the sample; a row stamped in a sample's own second belongs to
+ * the next one: the stamp's resolution); then stored_at − sent_at per row in whole ms, grouped at the sink by (window, ms) through that mapping
+ * (transform()). Each sample gets its parts count less the other run's rows stamped by then (exact while there are
+ * none; else within the rows of another run stamped in the sample's own stamp unit), the newest sent_at of the rows stamped before it, and the delivery latency of the rows stamped in its
+ * window: every stamped row in exactly one. A row stamped 0 (a writer that bypassed the DEFAULT) is in no window:
+ * counted as unstamped after the last sample. Per sample, reading the new rows' stamps cost the quarter-core sink
+ * 2.6–3.9 % of its cap (bench/harness.ts, clickhouse-direct on local-quarter-core, 2-core AMD EPYC).
  * Each sample's queries carry `log_queries=1` and a query_id naming the sample's tag (`ibv-<token>-<tag>-<n>`), and
  * `sinkCost(tag)` sums their system.query_log rows (QueryFinish and ExceptionWhileProcessing; SYSTEM FLUSH LOGS
  * first): ProfileEvents UserTimeMicroseconds + SystemTimeMicroseconds (the server's threads' CPU time, 18.16 records
@@ -71,7 +70,7 @@ import { parseClickHouseError } from "../../../core/events/clickhouse-http.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GapCollector, GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
-import type { Completion, CountSample, DeliveryWindow, Ledger, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { Completion, CountSample, DeliveryWindow, Ledger, SettledSamples, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { clickhouseRowReader } from "./rows.ts";
 
@@ -87,12 +86,6 @@ export const CLICKHOUSE_TYPES: Readonly<Record<FieldType, string>> = {
 /** Seqs per window of the ledger's missing-range search. */
 export const LEDGER_WINDOW = 65_536;
 
-/**
- * Samples between recounts of another run's rows: that count reads no row of a table holding only this run's gens,
- * yet costs ClickHouse 18.16 about 4 ms of CPU per query (system.query_log, measured by bench/harness.ts's idle
- * samples on a 2-core AMD EPYC), more than the rest of a sample.
- */
-export const FOREIGN_EVERY = 1;
 
 /** Per-query timeout of the verifier's HTTP requests, milliseconds. */
 const QUERY_TIMEOUT_MS = 120_000;
@@ -138,6 +131,8 @@ export interface StoredAtColumn {
   toColumn: (v: number) => string;
   /** ms per unit of `now` */
   unitMs: number;
+  /** SQL: the stamp as a UInt64 in the unit of `now` */
+  stamp: string;
 }
 
 /** stored_at of ClickHouse 18.16 (DateTime, seconds) and of ≥ 20.5 (DateTime64(3), ms); see the file comment. */
@@ -145,9 +140,9 @@ export function storedAtColumn(version: string): StoredAtColumn {
   const [major = 0, minor = 0] = version.split(".").map(Number);
   const c = quoteIdent(STORED_AT);
   if (major > 20 || (major === 20 && minor >= 5)) {
-    return { definition: "DateTime64(3) DEFAULT now64(3)", resolutionMs: 1, epochMs: `toUnixTimestamp64Milli(${c})`, now: "toUnixTimestamp64Milli(now64(3))", toColumn: (v) => `fromUnixTimestamp64Milli(toInt64(${v}))`, unitMs: 1 };
+    return { definition: "DateTime64(3) DEFAULT now64(3)", resolutionMs: 1, epochMs: `toUnixTimestamp64Milli(${c})`, now: "toUnixTimestamp64Milli(now64(3))", toColumn: (v) => `fromUnixTimestamp64Milli(toInt64(${v}))`, unitMs: 1, stamp: `toUInt64(toUnixTimestamp64Milli(${c}))` };
   }
-  return { definition: "DateTime DEFAULT now()", resolutionMs: 1000, epochMs: `(toUInt64(${c}) * 1000 + 500)`, now: "toUInt64(now())", toColumn: (v) => `toDateTime(${v})`, unitMs: 1000 };
+  return { definition: "DateTime DEFAULT now()", resolutionMs: 1000, epochMs: `(toUInt64(${c}) * 1000 + 500)`, now: "toUInt64(now())", toColumn: (v) => `toDateTime(${v})`, unitMs: 1000, stamp: `toUInt64(${c})` };
 }
 
 /**
@@ -190,8 +185,6 @@ class ClickHouseVerifier implements Verifier {
   private newest: number | null = null;
   /** the stamp of this server's stored_at, known after prepare */
   private storedAt: StoredAtColumn | null = null;
-  /** the delivery query's lower bound, in the stamp's unit (rows stamped below it were read already) */
-  private deliveryCursor = 1;
   private readonly genBase: number;
   /** SQL condition: the row is this run's (core/ledger.ts, "Run identity") */
   private readonly ours: string;
@@ -200,9 +193,8 @@ class ClickHouseVerifier implements Verifier {
   /** this verifier's query_id prefix (see the file comment) */
   private readonly token = `ibv-${randomBytes(6).toString("hex")}`;
   private queryNo = 0;
-  /** another run's rows at the last recount (null: none yet), and the samples since */
+  /** another run's rows at the last recount (null: none yet; see the file comment) */
   private foreign: number | null = null;
-  private samplesSinceForeign = 0;
 
   constructor(private readonly ctx: VerifierContext) {
     this.genBase = Math.floor(ctx.genBase ?? 0);
@@ -250,9 +242,7 @@ class ClickHouseVerifier implements Verifier {
     await this.query(createTableStatement(`${this.database}.${this.tableName}`, this.ctx.fields, this.storedAt));
     this.maxActiveParts = 0;
     this.newest = null;
-    this.deliveryCursor = 1;
     this.foreign = null;
-    this.samplesSinceForeign = 0;
   }
 
   /** Query settings that log a sample's query under its tag (see the file comment). */
@@ -261,44 +251,85 @@ class ClickHouseVerifier implements Verifier {
   }
 
   /**
-   * A timed metadata count (system.parts rows less another run's rows, a primary-key range) with the table's active
-   * parts, the delivery cursor's next bound and the newest sent_at, in one query; then, when rows were stamped since
-   * the cursor, the delivery window (see the file comment). Two queries at most per sample, one while nothing arrives.
+   * A timed metadata count (system.parts rows less another run's rows) with the table's active parts and the server's
+   * clock, in one query; another run's rows recounted by the first and every `full` sample (see the file comment).
    */
   async sample(options: { full?: boolean; tag?: string } = {}): Promise<CountSample> {
     const tag = (options.tag ?? "sample").replace(/[^A-Za-z0-9_]/g, "_");
     const parts = `FROM system.parts WHERE active AND database = ${sqlString(this.database)} AND table = ${sqlString(this.tableName)}`;
-    const st = this.storedAt;
-    const c = quoteIdent(STORED_AT);
-    const from = this.deliveryCursor;
-    // the pattern is split so that this query's own text (in system.processes too) does not match it
-    const stamped = st
-      ? `, (SELECT ${st.now} - (SELECT toUInt64(ceil(max(elapsed) * 1000 / ${st.unitMs})) FROM system.processes WHERE like(lower(query), concat('%ins', 'ert into%'))))`
-        + `, (SELECT max(sent_at) FROM ${this.table} WHERE ${c} >= ${st.toColumn(from)} AND ${this.ours})`
-      : "";
-    // another run's rows are recounted every FOREIGN_EVERY samples, and every sample of the drain (`full`)
-    const recount = options.full || this.samplesSinceForeign >= FOREIGN_EVERY - 1 || this.foreign === null;
-    const foreignSql = recount ? `(SELECT count() FROM ${this.table} WHERE gen < ${this.genBase} OR gen >= ${this.genBase + GEN_STRIDE})` : "toUInt64(0)";
-    const sql = `SELECT (SELECT sum(rows) ${parts}), (SELECT count() ${parts}), ${foreignSql}${stamped}`;
+    const recount = options.full || this.foreign === null;
+    const foreignSql = recount ? `(SELECT count() FROM ${this.table} WHERE ${this.foreignRows()})` : "toUInt64(0)";
+    const sql = `SELECT (SELECT sum(rows) ${parts}), (SELECT count() ${parts}), ${foreignSql}, ${this.storedAt?.now ?? "toUInt64(0)"}`;
     const tBefore = now();
     const rows = await this.numbers(sql, this.tagged(tag));
     const tAfter = now();
-    const [total = 0, activeParts = 0, foreignNow = 0, next = 0, newest = 0] = rows[0] ?? [];
-    if (recount) {
-      this.foreign = foreignNow;
-      this.samplesSinceForeign = 0;
-    } else this.samplesSinceForeign++;
-    const stored = Math.max(0, total - (this.foreign ?? 0));
+    const [total = 0, activeParts = 0, foreignNow = 0, clock = 0] = rows[0] ?? [];
+    if (recount) this.foreign = foreignNow;
     this.maxActiveParts = Math.max(this.maxActiveParts, activeParts);
-    // every row stamped before the cursor was visible to an earlier sample's query (the cursor's argument in the file
-    // comment), so the running max over the rows stamped from it on misses none
-    if (newest > 0) this.newest = Math.max(this.newest ?? 0, newest);
-    const delivery = st ? await this.delivery(st, from, next, newest > 0, tag) : undefined;
-    if (stored > 0 && this.newest === null) {
-      const [[n = 0] = []] = await this.numbers(`SELECT max(sent_at) FROM ${this.table} WHERE ${this.ours}`, this.tagged(tag));
-      if (n > 0) this.newest = n;
+    return { tBefore, tAfter, stored: Math.max(0, total - (this.foreign ?? 0)), newestSentAtMs: this.newest, mark: `${clock}:${total}` };
+  }
+
+  /** SQL condition: the row is another run's (core/ledger.ts, "Run identity"): a range of the primary key. */
+  private foreignRows(): string {
+    return `gen < ${this.genBase} OR gen >= ${this.genBase + GEN_STRIDE}`;
+  }
+
+  /**
+   * Each sample's stored count (less another run's rows stamped before it), newest sent_at and delivery window, from
+   * the samples' marks, after the load (see the file comment).
+   */
+  async afterLoad(marks: string[]): Promise<SettledSamples> {
+    const st = this.storedAt;
+    const n = marks.length;
+    const windows: DeliveryWindow[] = Array.from({ length: n + 1 }, () => ({ buckets: [], resolutionMs: st?.resolutionMs ?? 1000, unstamped: 0 }));
+    if (!st) return { samples: marks.map(() => ({})), later: windows[n] };
+    const clocks = marks.map((m) => Number(m.split(":")[0]));
+    const totals = marks.map((m) => Number(m.split(":")[1]));
+    /** the first sample whose clock is past stamp `s` (`reached`: has reached it); n: none */
+    const windowOf = (s: number, reached = false): number => {
+      let lo = 0;
+      let hi = n;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (reached ? clocks[mid]! >= s : clocks[mid]! > s) hi = mid;
+        else lo = mid + 1;
+      }
+      return lo;
+    };
+    const c = quoteIdent(STORED_AT);
+    const stamp = st.stamp;
+    const stamps = (await this.numbers(
+      `SELECT ${stamp} AS s, countIf(${this.ours}), countIf(NOT ${this.ours}), maxIf(sent_at, ${this.ours}) FROM ${this.table} GROUP BY s`,
+    )).map(([s = 0, mine = 0, other = 0, newest = 0]) => ({ s, w: s === 0 ? -1 : windowOf(s), wOther: windowOf(s, true), mine, other, newest }));
+    const foreign = new Array<number>(n + 1).fill(0);
+    const newest = new Array<number>(n + 1).fill(0);
+    for (const x of stamps) {
+      foreign[x.wOther]! += x.other;
+      if (x.w < 0) {
+        windows[n]!.unstamped += x.mine;
+        continue;
+      }
+      if (x.mine > 0) newest[x.w] = Math.max(newest[x.w]!, x.newest);
     }
-    return { tBefore, tAfter, stored, newestSentAtMs: this.newest, ...(delivery ? { delivery } : {}) };
+    const stamped = stamps.filter((x) => x.w >= 0 && x.mine > 0);
+    if (stamped.length > 0) {
+      const from = `[${stamped.map((x) => `toUInt64(${x.s})`).join(", ")}]`;
+      const to = `[${stamped.map((x) => `toUInt64(${x.w})`).join(", ")}]`;
+      for (const [w = 0, ms = 0, k = 0] of await this.numbers(
+        `SELECT transform(${stamp}, ${from}, ${to}, toUInt64(${n})) AS w, toInt64(${st.epochMs}) - toInt64(sent_at) AS ms, count()
+           FROM ${this.table} WHERE ${c} > ${st.toColumn(0)} AND ${this.ours} GROUP BY w, ms ORDER BY w, ms`,
+        { max_query_size: 64 * 1024 * 1024 },
+      )) windows[w]!.buckets.push([ms, k]);
+    }
+    let other = 0;
+    let newestSoFar: number | null = null;
+    const samples = windows.slice(0, n).map((delivery, i) => {
+      other += foreign[i]!;
+      if (newest[i]! > 0) newestSoFar = Math.max(newestSoFar ?? 0, newest[i]!);
+      return { stored: Math.max(0, totals[i]! - other), newestSentAtMs: newestSoFar, delivery };
+    });
+    if (newestSoFar !== null) this.newest = newestSoFar;
+    return { samples, later: windows[n] };
   }
 
   /** What the samples tagged `tag` cost the server, from system.query_log (see the file comment). */
@@ -314,24 +345,6 @@ class ClickHouseVerifier implements Verifier {
       queries, cpuMs: cpuUs / 1000, threadWallMs: realUs / 1000, readRows,
       source: "ClickHouse system.query_log ProfileEvents: UserTimeMicroseconds + SystemTimeMicroseconds (cpu), RealTimeMicroseconds (thread wall)",
     };
-  }
-
-  /** The delivery latencies of the rows stamped in [from, next) (see the file comment), grouped by whole ms at the sink. */
-  private async delivery(s: StoredAtColumn, from: number, next: number, stampedSince: boolean, tag: string): Promise<DeliveryWindow> {
-    if (!(next > from)) return { buckets: [], resolutionMs: s.resolutionMs, unstamped: 0 };
-    if (!stampedSince) {
-      // no row stamped from the cursor on was visible when next was read: none of [from, next) can appear later
-      this.deliveryCursor = next;
-      return { buckets: [], resolutionMs: s.resolutionMs, unstamped: 0 };
-    }
-    const c = quoteIdent(STORED_AT);
-    const rows = await this.numbers(
-      `SELECT toInt64(${s.epochMs}) - toInt64(sent_at) AS ms, count() FROM ${this.table}
-        WHERE ${c} >= ${s.toColumn(from)} AND ${c} < ${s.toColumn(next)} AND ${this.ours} GROUP BY ms ORDER BY ms`,
-      this.tagged(tag),
-    );
-    this.deliveryCursor = next;
-    return { buckets: rows.map(([ms = 0, n = 0]) => [ms, n]), resolutionMs: s.resolutionMs, unstamped: 0 };
   }
 
   /**
@@ -410,7 +423,7 @@ class ClickHouseVerifier implements Verifier {
     // distinct per (gen, window of seqs), summed: the windows are disjoint, and a window's hash set stays small (one
     // set of every (gen, seq) is several times slower: measured by bench/harness.ts); foreign rows by a key range
     const [totals] = await this.numbers(
-      `SELECT sum(c), sum(d), sum(u), (SELECT count() FROM ${this.table} WHERE gen < ${this.genBase} OR gen >= ${this.genBase + GEN_STRIDE}) FROM
+      `SELECT sum(c), sum(d), sum(u), (SELECT count() FROM ${this.table} WHERE ${this.foreignRows()}) FROM
         (SELECT count() AS c, uniqExact(seq) AS d, countIf(seq >= arrayElement(${sentArray}, toUInt64(gen - ${this.genBase} + 1))) AS u
           FROM ${this.table} WHERE ${this.ours} GROUP BY gen, intDiv(seq, ${LEDGER_WINDOW}))`,
     );

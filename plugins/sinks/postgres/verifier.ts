@@ -7,13 +7,24 @@
  * written by the server itself (no writer lists the column: the pg-copy generator's COPY and the collectors' INSERTs
  * name their columns). No index and no key: ingest stays honest, and duplicates stay visible.
  *
- * Delivery latency (CountSample.delivery): stored_at − sent_at per row, in whole ms, grouped at the sink, for the
- * rows that became visible since the previous sample: those of the pages the count reads (ctid ≥ its frontier
- * before the sample) whose inserting transaction (xmin) was not yet visible in the previous delivery query's
- * snapshot (pg_visible_in_snapshot, PostgreSQL ≥ 13; xmin widened to a full xid8 within the current epoch, as
- * PostgreSQL's own FullTransactionIdFromAllowableAt does). Every committed row is read once; a row of a
- * transaction that commits later than a row stamped after it is not missed. clock_timestamp() is the insert
- * time, before the commit that makes the row visible: a long transaction's commit wait is not in it.
+ * Samples cost the sink almost nothing during the load, and are settled exactly after it (Verifier.afterLoad).
+ * Every per-row read during the load costs the capped sink about as much as a few per cent of ingesting the row
+ * (bench/harness.ts, quickstart on local-quarter-core, 2-core AMD EPYC: reading every new row's stored_at and sent_at
+ * with a visibility test per sample cost 38–53 % of the sink's cap; an exact incremental count of the new pages alone
+ * still about 5 %), so a live sample reads no row of the table: its `stored` is the server's statistics,
+ * pg_stat_get_tuples_inserted (the table's inserts, flushed by each writing backend when its transaction ends, at
+ * most about once a second: it lags the rows visible, and runs ahead of them only by the rows of aborted
+ * transactions and of another run, which it counts too), its newest sent_at the max over the last TAIL_PAGES pages
+ * the previous sample saw, and it records its snapshot (pg_current_snapshot(): the mark). Once the load and its
+ * completion wait are over (the measured window is closed), one read-only snapshot runs two queries: this run's rows
+ * grouped by their inserting transaction (xmin: rows, max(sent_at)), each transaction placed at the first sample
+ * whose snapshot sees it (pg_visible_in_snapshot's rule, evaluated here: xid < xmin, or < xmax and not in xip; xmin
+ * widened to a full xid within the epoch of the last snapshot's xmax, as PostgreSQL's FullTransactionIdFromAllowableAt
+ * does), which gives each sample its exact stored count and newest sent_at, as if it had counted (a row becomes
+ * visible at its transaction's commit, so a late commit is counted when it happened); then stored_at − sent_at per
+ * row in whole ms, grouped at the sink by (sample window, ms) through that mapping: delivery latency per window, each
+ * committed row in exactly one. clock_timestamp() is the insert time, before the commit that makes the row visible:
+ * a long transaction's commit wait is not in it. `full` samples (the drain) count every row live, exactly.
  *
  * Ledger definitions (all exact, computed in SQL at the sink), for generator g with sent[g] seqs 0..sent[g]-1:
  * - rejected: seqs inside g's rejected ranges (clamped to 0..sent[g]-1, overlaps merged), whether stored or not
@@ -29,8 +40,8 @@
  * - rejectedStored = distinct stored seqs inside rejected ranges
  * `missing` (the completion query) is the gaps-and-islands query alone, in its own read-only transaction.
  *
- * What the samples cost the sink (`sinkCost`): every sample runs on the verifier's one connection, whose backend
- * (pg_backend_pid(); no parallel workers, SAMPLE_SESSION_SETTINGS) does nothing else. Where that backend is a process
+ * What the samples cost the sink (`sinkCost`): every sample is one query (see sample()), run on the verifier's one
+ * connection, whose backend (pg_backend_pid(); no parallel workers, SAMPLE_SESSION_SETTINGS) does nothing else. Where that backend is a process
  * this machine sees (the local platform: /proc/<pid>/comm is "postgres"), its time on a CPU, /proc/<pid>/schedstat
  * field 1 in ns (Documentation/scheduler/sched-stats.rst), is read before and after each sample and the difference
  * summed per tag; elsewhere (a container's pid namespace) cpuMs is null and only the queries' wall time is known.
@@ -42,7 +53,7 @@ import { passwordOption } from "../../../core/secrets.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
-import type { Completion, CountSample, DeliveryWindow, Ledger, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { Completion, CountSample, DeliveryWindow, Ledger, SettledSamples, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { pgRowReader } from "./rows.ts";
 
@@ -65,8 +76,8 @@ const LEDGER_WORK_MEM = "64MB";
  */
 export const SAMPLE_SESSION_SETTINGS = ["SET max_parallel_workers_per_gather = 0", "SET enable_seqscan = off"] as const;
 
-/** Pages at the end of the table never settled: partly filled pages still receive rows (COPY's bulk-insert target pages). */
-const SETTLE_MARGIN_PAGES = 64;
+/** Pages at the end of the table (as the previous sample saw it) whose rows give a live sample's newest sent_at. */
+export const TAIL_PAGES = 4;
 
 const now = (): number => performance.timeOrigin + performance.now();
 
@@ -92,14 +103,9 @@ class PostgresVerifier implements Verifier {
   private readonly costs = new Map<string, { queries: number; cpuNs: number | null; wallMs: number }>();
   private connecting: Promise<pg.Client> | null = null;
   private readonly table: string;
-  /** incremental counting state (see sample()) */
-  private frontier = 0;
-  private settledRows = 0;
-  private lastXmin = 0n;
-  private marks: Array<{ blocks: number; xmax: bigint }> = [];
+  /** the table's pages at the previous sample (see sample()) */
+  private blocks = 0;
   private newest: number | null = null;
-  /** the previous delivery query's snapshot (pg_snapshot text), null before the first */
-  private deliverySnapshot: string | null = null;
   private readonly genBase: number;
   /** SQL condition: the row is this run's (core/ledger.ts, "Run identity") */
   private readonly ours: string;
@@ -150,24 +156,15 @@ class PostgresVerifier implements Verifier {
     const c = await this.conn();
     await c.query(`DROP TABLE IF EXISTS ${this.table}`);
     await c.query(createTableStatement(this.ctx.params.table ?? "ib_events", this.ctx.fields));
-    this.resetCount();
-    this.deliverySnapshot = null;
-  }
-
-  private resetCount(): void {
-    this.frontier = 0;
-    this.settledRows = 0;
-    this.marks = [];
+    this.blocks = 0;
+    this.newest = null;
   }
 
   /**
-   * A timed count that reads only the table's recent pages. A full count(*) every second costs the sink CPU in
-   * proportion to its size (on a quarter core, 0.8 s per count at a million rows, and the measured rate falls for
-   * that reason alone), so rows in pages that can no longer change are counted once and carried ("settled"):
-   * pages below the table's length at an earlier sample, less a margin for partly filled pages, once every
-   * transaction in progress at that sample has ended (pg_current_snapshot(): its xmin has passed that sample's
-   * xmax). The remaining pages are read with a TID range scan (PostgreSQL ≥ 14). `full` recounts every page
-   * (the drain does, so that its counts are complete; completion itself is the missing-range query); the ledger recounts everything.
+   * A timed sample. Live (not `full`): one query that reads no row of the table, only the server's statistics and
+   * the previous sample's last TAIL_PAGES pages (a TID range scan, PostgreSQL ≥ 14), and records its snapshot as the
+   * mark; afterLoad() replaces its figures with exact ones (see the file comment). `full` (the drain): count(*) and
+   * max(sent_at) over every row of this run, exact as it is taken.
    */
   async sample(options: { full?: boolean; tag?: string } = {}): Promise<CountSample> {
     const c = await this.conn();
@@ -178,7 +175,7 @@ class PostgresVerifier implements Verifier {
     if (options.tag !== undefined) {
       const cpu1 = pid === this.backendPid ? backendCpuNs(pid) : null;
       const k = this.costs.get(options.tag) ?? { queries: 0, cpuNs: 0, wallMs: 0 };
-      k.queries += 2;
+      k.queries += 1;
       k.wallMs += now() - t0;
       k.cpuNs = k.cpuNs === null || cpu0 === null || cpu1 === null ? null : k.cpuNs + (cpu1 - cpu0);
       this.costs.set(options.tag, k);
@@ -196,61 +193,77 @@ class PostgresVerifier implements Verifier {
   }
 
   private async count(c: pg.Client, options: { full?: boolean }): Promise<CountSample> {
-    if (options.full) this.resetCount();
-    const from = this.frontier;
-    const settleTo = this.settleTarget();
+    const table = `'${this.table.replace(/'/g, "''")}'`;
+    const common = `pg_relation_size(${table}) / current_setting('block_size')::bigint AS blocks, pg_current_snapshot()::text AS snap`;
     const tBefore = now();
-    const r = await c.query<{ n: string; settled: string; newest: number | null; blocks: string; xmin: string; xmax: string }>(
-      `SELECT count(*) AS n,
-              count(*) FILTER (WHERE ctid < '(${settleTo},0)'::tid) AS settled,
-              (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest,
-              pg_relation_size('${this.table.replace(/'/g, "''")}') / current_setting('block_size')::bigint AS blocks,
-              pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
-              pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
-         FROM ${this.table} WHERE ctid >= '(${this.frontier},0)'::tid AND ${this.ours}`,
+    const r = await c.query<{ n: string; newest: number | null; blocks: string; snap: string }>(options.full
+      ? `SELECT count(*) AS n, (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest, ${common} FROM ${this.table} WHERE ${this.ours}`
+      : `SELECT pg_stat_get_tuples_inserted(${table}::regclass) AS n,
+                (SELECT (extract(epoch FROM max(sent_at)) * 1000)::float8 FROM ${this.table}
+                  WHERE ctid >= '(${Math.max(0, this.blocks - TAIL_PAGES)},0)'::tid AND ctid < '(${this.blocks},0)'::tid AND ${this.ours}) AS newest,
+                ${common}`,
     );
     const tAfter = now();
     const row = r.rows[0]!;
-    const stored = this.settledRows + Number(row.n);
-    this.settledRows += Number(row.settled);
-    this.frontier = settleTo;
-    this.lastXmin = BigInt(row.xmin);
-    this.marks.push({ blocks: Number(row.blocks), xmax: BigInt(row.xmax) });
+    this.blocks = Number(row.blocks);
     if (row.newest !== null) this.newest = Math.max(this.newest ?? 0, Number(row.newest));
-    const delivery = await this.delivery(c, from);
-    return { tBefore, tAfter, stored, newestSentAtMs: this.newest, delivery };
+    return { tBefore, tAfter, stored: Number(row.n), newestSentAtMs: this.newest, mark: row.snap };
   }
 
   /**
-   * The delivery latencies of the rows in pages ≥ `from` that were not visible to the previous delivery query
-   * (see the file comment), grouped by whole ms at the sink.
+   * Each sample's exact stored count, newest sent_at and delivery window, from the samples' snapshots (`marks`),
+   * in one read-only snapshot after the load (see the file comment).
    */
-  private async delivery(c: pg.Client, from: number): Promise<DeliveryWindow> {
+  async afterLoad(marks: string[]): Promise<SettledSamples> {
+    const snaps = marks.map(parseSnapshot);
+    const last = snaps.at(-1);
+    const window = (xid32: bigint): number => {
+      if (!last) return 0;
+      const x = widenXid(xid32, last.xmax);
+      let lo = 0;
+      let hi = snaps.length; // the first sample that sees x; snaps.length: none does
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (visibleIn(x, snaps[mid]!)) hi = mid;
+        else lo = mid + 1;
+      }
+      return lo;
+    };
     const stored = quoteIdent(STORED_AT);
-    const fxid = `(((pg_snapshot_xmax(pg_current_snapshot())::text::bigint >> 32) << 32) + xmin::text::bigint
-                   - CASE WHEN xmin::text::bigint > (pg_snapshot_xmax(pg_current_snapshot())::text::bigint & 4294967295) THEN 4294967296 ELSE 0 END)`;
-    const unseen = this.deliverySnapshot === null ? "" : ` AND NOT pg_visible_in_snapshot(${fxid}::text::xid8, $1::pg_snapshot)`;
-    const r = await c.query<{ snap: string; buckets: Array<[number, number]> | null; unstamped: string }>(
-      `WITH r AS (SELECT round(extract(epoch FROM ${stored} - sent_at) * 1000)::bigint AS ms
-                    FROM ${this.table} WHERE ctid >= '(${from},0)'::tid AND ${this.ours}${unseen}),
-            b AS (SELECT ms, count(*) AS n FROM r WHERE ms IS NOT NULL GROUP BY ms)
-       SELECT pg_current_snapshot()::text AS snap,
-              (SELECT json_agg(json_build_array(ms, n) ORDER BY ms) FROM b) AS buckets,
-              (SELECT count(*) FROM r WHERE ms IS NULL) AS unstamped`,
-      this.deliverySnapshot === null ? [] : [this.deliverySnapshot],
-    );
-    const row = r.rows[0]!;
-    this.deliverySnapshot = row.snap;
-    return { buckets: (row.buckets ?? []).map(([ms, n]) => [Number(ms), Number(n)]), resolutionMs: 1, unstamped: Number(row.unstamped) };
-  }
-
-  /** The page below which every row is committed or aborted as of the previous sample (see sample()). */
-  private settleTarget(): number {
-    let target = this.frontier;
-    while (this.marks.length > 0 && this.marks[0]!.xmax <= this.lastXmin) {
-      target = Math.max(target, this.marks.shift()!.blocks - SETTLE_MARGIN_PAGES);
+    const { txs, buckets } = await this.snapshot(async (c) => {
+      const txs = (await c.query<{ x: string; n: string; newest: number | null }>(
+        `SELECT xmin::text AS x, count(*) AS n, (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest FROM ${this.table} WHERE ${this.ours} GROUP BY xmin`,
+      )).rows.map((t) => ({ x: t.x, n: Number(t.n), newest: t.newest === null ? null : Number(t.newest), w: window(BigInt(t.x)) }));
+      const buckets = (await c.query<{ w: number; ms: string | null; n: string }>(
+        `WITH m(x, w) AS (SELECT * FROM unnest($1::bigint[], $2::int[]))
+         SELECT m.w, round(extract(epoch FROM t.${stored} - t.sent_at) * 1000)::bigint::text AS ms, count(*)::text AS n
+           FROM ${this.table} t JOIN m ON m.x = t.xmin::text::bigint WHERE ${this.ours.replace(/gen/g, "t.gen")} GROUP BY 1, 2`,
+        [txs.map((t) => t.x), txs.map((t) => t.w)],
+      )).rows;
+      return { txs, buckets };
+    });
+    const n = snaps.length;
+    const rows = new Array<number>(n + 1).fill(0);
+    const newest = new Array<number | null>(n + 1).fill(null);
+    for (const t of txs) {
+      rows[t.w]! += t.n;
+      if (t.newest !== null) newest[t.w] = Math.max(newest[t.w] ?? 0, t.newest);
     }
-    return target;
+    const windows: DeliveryWindow[] = Array.from({ length: n + 1 }, () => ({ buckets: [], resolutionMs: 1, unstamped: 0 }));
+    for (const b of buckets) {
+      const w = windows[b.w]!;
+      if (b.ms === null) w.unstamped += Number(b.n);
+      else w.buckets.push([Number(b.ms), Number(b.n)]);
+    }
+    for (const w of windows) w.buckets.sort((a, b) => a[0] - b[0]);
+    let total = 0;
+    let newestSoFar: number | null = null;
+    const samples = windows.slice(0, n).map((delivery, i) => {
+      total += rows[i]!;
+      if (newest[i] !== null) newestSoFar = Math.max(newestSoFar ?? 0, newest[i]!);
+      return { stored: total, newestSentAtMs: newestSoFar, delivery };
+    });
+    return { samples, later: windows[n]! };
   }
 
   /** Generators (genBase + index), sent counts and merged rejected ranges as the query parameters $1..$5. */
@@ -387,6 +400,24 @@ function backendCpuNs(pid: number | null): number | null {
   } catch {
     return null;
   }
+}
+
+/** A pg_snapshot's text form "xmin:xmax:xip,…" (PostgreSQL's pg_snapshot_out), as full xids. */
+export function parseSnapshot(text: string): { xmin: bigint; xmax: bigint; xip: Set<bigint> } {
+  const [xmin = "", xmax = "", xip = ""] = text.split(":");
+  if (!/^\d+$/.test(xmin) || !/^\d+$/.test(xmax)) throw new Error(`not a pg_snapshot: ${JSON.stringify(text)}`);
+  return { xmin: BigInt(xmin), xmax: BigInt(xmax), xip: new Set(xip === "" ? [] : xip.split(",").map(BigInt)) };
+}
+
+/** A tuple's 32-bit xmin as a full xid, within the epoch of `xmax` (PostgreSQL's FullTransactionIdFromAllowableAt). */
+export function widenXid(xid32: bigint, xmax: bigint): bigint {
+  const low = xmax & 0xffffffffn;
+  return ((xmax >> 32n) << 32n) + xid32 - (xid32 > low ? 1n << 32n : 0n);
+}
+
+/** Whether a committed transaction is visible in a snapshot (PostgreSQL's pg_visible_in_snapshot / XidInMVCCSnapshot). */
+export function visibleIn(xid: bigint, s: { xmin: bigint; xmax: bigint; xip: Set<bigint> }): boolean {
+  return xid < s.xmin || (xid < s.xmax && !s.xip.has(xid));
 }
 
 /** Factory "postgres": ctx.params.table (default "ib_events"), user and database (default "postgres"); ctx.genBase (default 0). */
