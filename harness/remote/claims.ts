@@ -24,6 +24,22 @@ export async function readHostClaims(
   config: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<Record<string, number>> {
+  return sumCounts(await readPortClaims(outputs, name, claims, host, config, signal));
+}
+
+/**
+ * One collector host's claims per port, in the order `claims` names its ports (Fluentd: worker w's monitor_agent is
+ * the w-th), unsummed: what a `generator: none` run counts per generator index (core/plugin.ts SelfLoad perPort).
+ * @throws as readHostClaims
+ */
+export async function readPortClaims(
+  outputs: StackOutputs,
+  name: string,
+  claims: HttpClaims,
+  host: string,
+  config: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<Array<Record<string, number>>> {
   const ep = (outputs.endpoints[name] ?? []).find((e) => e.host === host);
   if (!ep?.metrics) throw new IngestbenchError("E_CLAIMS", `stack ${outputs.stack}: no ${name} metrics endpoint on ${host} in the outputs`);
   const ports = claims.ports?.(ep.metrics.port, config) ?? [ep.metrics.port];
@@ -37,5 +53,5 @@ export async function readHostClaims(
     }
     return at;
   });
-  return sumCounts(await Promise.all(targets.map((at) => claims.read(at, signal))));
+  return Promise.all(targets.map((at) => claims.read(at, signal)));
 }
