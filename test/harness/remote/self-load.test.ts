@@ -64,7 +64,7 @@ const plan = {
 /** A shell that records uploads and engine commands; the container's monitor_agent port 24220 listens. */
 function recordingShell(host: string, log: string[], uploads: Map<string, string>): HostShell {
   const container = `ib-${STACK}-${host}`;
-  return {
+  const shell: Pick<HostShell, "host" | "container" | "describe" | "spawn" | "run" | "upload" | "engine"> = {
     host, container, describe: `docker exec ${container}`,
     spawn: () => { throw new Error("no process is spawned"); },
     run: async (cmd, args) => (cmd === "sh" && args.join(" ").includes("/proc/net/tcp") ? "  0: 00000000:5E9C 00000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 1\n" : ""),
@@ -76,7 +76,8 @@ function recordingShell(host: string, log: string[], uploads: Map<string, string
       if (args[0] === "inspect") return "true 4242";
       return "";
     },
-  } as unknown as HostShell;
+  };
+  return shell as HostShell;
 }
 
 function site(o: StackOutputs, shell: (h: string) => HostShell = (h) => { throw new Error(`no shell expected (${h})`); }): RemoteSite {
