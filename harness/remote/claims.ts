@@ -12,19 +12,12 @@ import { sumCounts } from "../runner/site.ts";
 /**
  * One collector host's claims on a deployed stack: every port `claims` names (HttpClaims.ports), each as this
  * machine reaches it (its published port: core/outputs.ts harnessAddress), read and summed.
- * @param name the collector plugin's name (its endpoints' key in the outputs)
+ * Arguments as readPortClaims (`name`: the collector plugin's name, its endpoints' key in the outputs).
  * @throws IngestbenchError E_CLAIMS when the outputs give the host no metrics endpoint or a port is not published
  *         (a partial sum would pass for the whole), or as HttpClaims.read
  */
-export async function readHostClaims(
-  outputs: StackOutputs,
-  name: string,
-  claims: HttpClaims,
-  host: string,
-  config: Record<string, unknown>,
-  signal?: AbortSignal,
-): Promise<Record<string, number>> {
-  return sumCounts(await readPortClaims(outputs, name, claims, host, config, signal));
+export async function readHostClaims(...args: Parameters<typeof readPortClaims>): Promise<Record<string, number>> {
+  return sumCounts(await readPortClaims(...args));
 }
 
 /**

@@ -167,6 +167,7 @@ describe("docker-debian stacks on a real Docker engine (Pulumi program applied b
     expect(rec!.collectorClaims?.counts).toMatchObject({ generated: l.sent });
     expect(r.stdout).toContain("sent inferred");
     // the run started the generator itself: its config uploaded with the run's gens, the container restarted
+    console.log(`docker generator: none: made ${JSON.stringify(l.inferred!.made)}, stored ${l.stored}, distinct ${l.distinct}, lost ${l.lost}, duplicated ${l.duplicated}, outside range ${l.inferred!.outsideRange}; ${rec!.limits.collector!.notes.find((n) => n.startsWith("generator: none"))}`);
     expect(rec!.limits.collector!.notes.join("\n")).toMatch(new RegExp(`generator: none: example-msg-generator\\(\\) started for this run \\(gens ${rec!.genBase}\\.\\.${rec!.genBase}`));
   }, 600_000);
 

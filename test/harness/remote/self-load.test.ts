@@ -26,7 +26,7 @@ import { CollectorLoad, inferredSent } from "../../../harness/runner/self-load.t
 import { fluentdPlugins } from "../../../plugins/collectors/fluentd/claims.vectors.ts";
 import { postgresVerifier } from "../../../plugins/sinks/postgres/verifier.ts";
 import { closeMetricsServers, serve } from "../../helpers/metrics-server.ts";
-import { startTestPostgres, type TestPostgres } from "../../helpers/direct-host.ts";
+import { startTestPostgresWithClient, type TestPostgres } from "../../helpers/direct-host.ts";
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..");
 const STACK = "docker-4c4g";
@@ -85,17 +85,9 @@ function site(o: StackOutputs, shell: (h: string) => HostShell = (h) => { throw 
 }
 
 describe("generator: none with Fluentd's sample input on docker: a gen per worker (recording shell; monitor_agent byte-level vectors; synthetic rows in a real PostgreSQL table)", () => {
-  let server: TestPostgres | undefined;
-  let client: pg.Client | undefined;
-  beforeAll(async () => {
-    server = await startTestPostgres(PORT);
-    client = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres", database: "postgres" });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client?.end().catch(() => undefined);
-    await server?.cleanup();
-  });
+  let server: (TestPostgres & { client: pg.Client }) | undefined;
+  beforeAll(async () => { server = await startTestPostgresWithClient(PORT); });
+  afterAll(async () => { await server?.cleanup(); });
 
   it("uploads each collector host's fluent.conf with its own gen base (worker id + genBase, + 2 on the second host) and restarts its container (recording shell, config text against Fluentd's documented syntax)", async () => {
     const log: string[] = [];
@@ -135,7 +127,7 @@ describe("generator: none with Fluentd's sample input on docker: a gen per worke
     try {
       await v.prepare();
       for (const [k, n] of made.entries()) {
-        await client!.query(`INSERT INTO ib_sample_workers (host, code, gen, seq, sent_at) SELECT 'h', 200, $1, s, now() FROM generate_series(0, $2::bigint - 1) s`, [G + k, n]);
+        await server!.client.query(`INSERT INTO ib_sample_workers (host, code, gen, seq, sent_at) SELECT 'h', 200, $1, s, now() FROM generate_series(0, $2::bigint - 1) s`, [G + k, n]);
       }
       const ledger = await v.ledger(made, made.map(() => []));
       expect(ledger).toMatchObject({ sent: 1700, stored: 1700, distinct: 1700, lost: 0, duplicated: 0, unexpected: 0, missingRanges: [] });
@@ -151,7 +143,7 @@ describe("generator: none with Fluentd's sample input on docker: a gen per worke
     try {
       await v.prepare();
       // worker 0: seqs 0..699, worker 1: seqs 0..499, both stamped gen G (what a fixed gen in the sample record gives)
-      for (const n of [700, 500]) await client!.query(`INSERT INTO ib_sample_one_gen (host, code, gen, seq, sent_at) SELECT 'h', 200, $1, s, now() FROM generate_series(0, $2::bigint - 1) s`, [G, n]);
+      for (const n of [700, 500]) await server!.client.query(`INSERT INTO ib_sample_one_gen (host, code, gen, seq, sent_at) SELECT 'h', 200, $1, s, now() FROM generate_series(0, $2::bigint - 1) s`, [G, n]);
       const ledger = await v.ledger([1200], [[]]);
       expect(ledger).toMatchObject({ sent: 1200, stored: 1200, distinct: 700, duplicated: 500, lost: 500, missingRanges: [[0, 700, 1199]] });
     } finally {
