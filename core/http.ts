@@ -97,11 +97,21 @@ export class HttpJsonApi {
   constructor(
     /** the sink's name for messages, e.g. "Elasticsearch" */
     readonly name: string,
-    readonly host: string,
-    readonly port: number,
+    public host: string,
+    public port: number,
     private readonly headers: Record<string, string> = {},
     private readonly timeoutMs = 120_000,
   ) {}
+
+  /** Later calls go to `host`:`port` (Verifier.retarget); the open connection is closed. */
+  retarget(host: string, port: number): void {
+    if (host === this.host && port === this.port) return;
+    this.host = host;
+    this.port = port;
+    const c = this.client;
+    this.client = null;
+    c?.destroy().catch(() => undefined);
+  }
 
   async call(method: HttpRequestSpec["method"], path: string, body?: unknown, accept: readonly number[] = []): Promise<{ status: number; body: string; json: unknown }> {
     if (this.client === null || this.client.closed || this.client.destroyed) this.client = httpConnection(this.host, this.port, this.timeoutMs);

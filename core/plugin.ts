@@ -99,9 +99,14 @@ export interface SelfLoad<C = any> {
   readonly counter: string;
   /**
    * the claims key of generator index k's made events on one host: `generated` when the input uses one gen (the
-   * plugin's stats() and claims report it), `generated.<k>` for several
+   * plugin's stats() and claims report it); with `perPort`, the key in the k-th port's own claims
    */
   counterKey(k: number, config: C): string;
+  /**
+   * generator index k's count is read from the k-th port the plugin's HTTP claims name (ClaimsSource ports), alone
+   * (Fluentd: each worker serves its own monitor_agent and counts only its own events); absent: one read per host
+   */
+  readonly perPort?: boolean;
   /**
    * ms the count must stand still, with every made event stored, before the input has surely stopped making events
    * (longer than its pause between two events): the end of its load (harness/runner/self-load.ts)

@@ -33,6 +33,13 @@ export interface RenderInput<C> {
    * input): two collector hosts must not produce the same (gen, seq) pairs. Default 0.
    */
   genBase?: number;
+  /**
+   * render the collector idle: its built-in generator (core/plugin.ts SelfLoad) left out, everything else as
+   * configured. The deploy-time config of a `generator: none` cell on a container platform: the run uploads the
+   * config with the generator, stamped with that run's generator ids, and restarts the collector
+   * (harness/remote/site.ts), so no event is made before the run and none carries another run's gen. Default false.
+   */
+  idle?: boolean;
 }
 
 /** A rendered config file: where the collector's image reads it, and its text. */

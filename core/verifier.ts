@@ -180,6 +180,13 @@ export interface Verifier {
    * verifier says what its live samples carry meanwhile (plugins/sinks/postgres/verifier.ts: an estimate).
    */
   afterLoad?(marks: string[]): Promise<SettledSamples>;
+  /**
+   * The sink's control endpoint moved (a restarted container published its port anew: harness/runner/run.ts asks
+   * the site after a fault disturbed the sink): every later query goes to `at`, an open connection to the old one is
+   * dropped; the verifier's own state (counting frontier, delivery cursor, costs) is kept. Absent: the endpoint
+   * cannot move under this verifier (the run keeps the old one).
+   */
+  retarget?(at: { host: string; port: number }): void;
   close(): Promise<void>;
 }
 

@@ -12,18 +12,27 @@ import { sumCounts } from "../runner/site.ts";
 /**
  * One collector host's claims on a deployed stack: every port `claims` names (HttpClaims.ports), each as this
  * machine reaches it (its published port: core/outputs.ts harnessAddress), read and summed.
- * @param name the collector plugin's name (its endpoints' key in the outputs)
+ * Arguments as readPortClaims (`name`: the collector plugin's name, its endpoints' key in the outputs).
  * @throws IngestbenchError E_CLAIMS when the outputs give the host no metrics endpoint or a port is not published
  *         (a partial sum would pass for the whole), or as HttpClaims.read
  */
-export async function readHostClaims(
+export async function readHostClaims(...args: Parameters<typeof readPortClaims>): Promise<Record<string, number>> {
+  return sumCounts(await readPortClaims(...args));
+}
+
+/**
+ * One collector host's claims per port, in the order `claims` names its ports (Fluentd: worker w's monitor_agent is
+ * the w-th), unsummed: what a `generator: none` run counts per generator index (core/plugin.ts SelfLoad perPort).
+ * @throws as readHostClaims
+ */
+export async function readPortClaims(
   outputs: StackOutputs,
   name: string,
   claims: HttpClaims,
   host: string,
   config: Record<string, unknown>,
   signal?: AbortSignal,
-): Promise<Record<string, number>> {
+): Promise<Array<Record<string, number>>> {
   const ep = (outputs.endpoints[name] ?? []).find((e) => e.host === host);
   if (!ep?.metrics) throw new IngestbenchError("E_CLAIMS", `stack ${outputs.stack}: no ${name} metrics endpoint on ${host} in the outputs`);
   const ports = claims.ports?.(ep.metrics.port, config) ?? [ep.metrics.port];
@@ -37,5 +46,5 @@ export async function readHostClaims(
     }
     return at;
   });
-  return sumCounts(await Promise.all(targets.map((at) => claims.read(at, signal))));
+  return Promise.all(targets.map((at) => claims.read(at, signal)));
 }

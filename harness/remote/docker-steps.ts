@@ -10,8 +10,9 @@
  *   descendants of pid 1, read from /proc inside the container) with `kill` in a `docker exec`. Not `docker pause`:
  *   a paused container refuses `docker exec`, so nothing could read its counters or claims while it is frozen;
  * - restart: thaw, `docker restart` (a killed container is started again with its filesystem, uploads and volume),
- *   the host's shaper restarted into the new network namespace (and a link a step changed reshaped again), then
- *   wait until the component's data port listens (harness/remote/ready.ts);
+ *   the host's shaper restarted into the new network namespace (and a link a step changed reshaped again), the
+ *   container's published ports read again into the outputs (the engine may publish them at new host ports:
+ *   ./published.ts), then wait until the component's data port listens (harness/remote/ready.ts);
  * - exec: `docker exec -i <container> sh -c <command>`;
  * - network: the tc script of infra/docker/shaper.ts reshapeScript (the current shaping with the change applied) in
  *   the host's shaper container, or, for a host without a network cap, in a `docker run --rm` of the shaper image
@@ -31,6 +32,7 @@ import { reshapeScript, type Shaping } from "../../infra/docker/shaper.ts";
 import type { NetworkChange } from "../scenario/steps.ts";
 import type { ExecResult, StepHost, StepTarget } from "../runner/steps.ts";
 import { describeDrop, describeFill, DISK_FILL_SCRIPT, dropConnectionsArgv } from "../runner/step-scripts.ts";
+import { refreshPublished } from "./published.ts";
 import { waitListening } from "./ready.ts";
 import type { HostShell } from "./shell.ts";
 
@@ -47,6 +49,8 @@ export interface DockerStepsOptions {
   limits: Readonly<Record<string, AppliedLimits>>;
   /** a step killed, stopped or restarted `host` */
   onDisturb(host: string): void;
+  /** the port a restart waits for on `host` (default its component's data port; a collector making its own load may listen on none) */
+  readyPort?(host: string): number | undefined;
 }
 
 /** Prints `<pid> <ppid>` of every process in the container's pid namespace (POSIX sh, /proc only). */
@@ -200,7 +204,10 @@ export function dockerStepTarget(o: DockerStepsOptions): StepTarget {
         const s = shapes.get(role);
         if (s) notes.push(await shapeLink(role, s, signal));
       }
-      const port = (o.outputs.endpoints[componentOf(role)] ?? []).find((e) => e.host === role)?.data?.port;
+      // the engine publishes the container's ports anew on each start, maybe at other host ports: the outputs
+      // (what the verifier and the claims readers reach) follow (./published.ts)
+      notes.push(...(await refreshPublished(o.outputs, role, sh(role))));
+      const port = o.readyPort ? o.readyPort(role) : (o.outputs.endpoints[componentOf(role)] ?? []).find((e) => e.host === role)?.data?.port;
       if (port !== undefined) await waitListening(sh(role), port, 120_000, signal);
       const pid = (await inspect(role))?.pid;
       return `restarted ${c} (${componentOf(role)} on ${role}${pid ? `, pid ${pid} on this machine` : ""}${port !== undefined ? `, port ${port} listening` : ""}) in ${((performance.now() - t) / 1000).toFixed(2)} s${notes.length ? `; ${notes.join("; ")}` : ""}`;

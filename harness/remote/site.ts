@@ -27,7 +27,7 @@ import path from "node:path";
 import type { ComponentEndpoints, StackOutputs } from "../../core/outputs.ts";
 import { sinkParams } from "../../infra/docker/pipeline.ts";
 import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
-import { ProvisioningError, VerificationError } from "../../core/errors.ts";
+import { ConfigurationError, IngestbenchError, ProvisioningError, VerificationError } from "../../core/errors.ts";
 import { harnessAddress } from "../../core/outputs.ts";
 import { measureHostClock, type ClockOffset } from "../generators/clock.ts";
 import { createRemoteObserver } from "../observers/remote.ts";
@@ -40,7 +40,11 @@ import { checkVersions, collectorHosts } from "../runner/versions.ts";
 import { findCollector, findSink } from "../../plugins/registry.ts";
 import { installGenerator, REMOTE_ROOT } from "./bundle.ts";
 import { probeEnvironment } from "./environment.ts";
-import { readHostClaims } from "./claims.ts";
+import { readHostClaims, readPortClaims } from "./claims.ts";
+import { refreshPublished } from "./published.ts";
+import type { SelfLoadCounts } from "../runner/self-load.ts";
+import { renderCollector } from "../../infra/render/index.ts";
+import { createHash } from "node:crypto";
 import { checkOom, readOomCounter, type OomKill } from "./oom.ts";
 import { readBackLimits } from "./readback.ts";
 import type { HostShell } from "./shell.ts";
@@ -141,7 +145,7 @@ export class RemoteSite implements RunSite {
     return { control, data: { host: ep.data!.host, port: ep.data!.port }, params: sinkParams(plan.sink.name, plan.sink.config) };
   }
 
-  async startEntries(): Promise<Endpoint[]> {
+  async startEntries(downstream?: { genBase?: number }, signal?: AbortSignal): Promise<Endpoint[]> {
     const { plan } = this.opts;
     if (!plan.collector) {
       const ep = this.endpointsOn(plan.sink.name, SINK);
@@ -150,8 +154,93 @@ export class RemoteSite implements RunSite {
     const name = plan.collector.name;
     const eps = this.collectorRoles.map((h) => this.endpointsOn(name, h));
     await this.checkComponent(name, this.collectorRoles, plan.collector.config.version);
-    await Promise.all(this.collectorRoles.map((h, i) => waitListening(this.opts.shell(h), eps[i]!.data!.port)));
+    if (plan.selfLoad) await this.startSelfLoad(downstream?.genBase ?? 0, signal);
+    await Promise.all(this.collectorRoles.map((h) => waitListening(this.opts.shell(h), this.readyPort(h)!)));
     return eps.map((ep) => ({ host: ep.data!.host, port: ep.data!.port }));
+  }
+
+  /**
+   * The port that listens once `role`'s component serves: its data port, but for a collector making its own load
+   * (generator: none) the metrics port when it has one (Fluentd's sample input opens no data port; syslog-ng keeps
+   * its syslog() source beside the generator, plugins/collectors/syslog-ng/component.ts)
+   */
+  private readyPort(role: string): number | undefined {
+    const { outputs, plan } = this.opts;
+    const ep = (outputs.endpoints[outputs.hosts[role]?.component ?? ""] ?? []).find((e) => e.host === role);
+    return plan.selfLoad && this.collectorRoles.includes(role) && ep?.metrics ? ep.metrics.port : ep?.data?.port;
+  }
+
+  /**
+   * generator: none on docker: the collectors were deployed idle (infra/docker/pipeline.ts, RenderInput.idle); each
+   * collector host's config is rendered again with its built-in generator and this run's gens (collector host i
+   * stamps genBase + i × generatorsPerHost …, as on the local platform: ./local-site.ts), uploaded over the idle one,
+   * and its container restarted with its shaper (./docker-steps.ts restart, which also reads the ports the engine
+   * publishes anew): the generator starts now, and the collector's counters count this run's events only.
+   * @throws ConfigurationError E_GENERATOR_NONE off the docker platform; ProvisioningError as the upload or restart
+   */
+  private async startSelfLoad(genBase: number, signal?: AbortSignal): Promise<void> {
+    const { plan, outputs } = this.opts;
+    const collector = plan.collector!;
+    const self = plan.selfLoad!;
+    if (outputs.platform !== "docker") {
+      throw new ConfigurationError("E_GENERATOR_NONE", `scenario ${plan.scenario}: generator: none runs on local and docker stacks; stack ${outputs.stack} runs on the ${outputs.platform} platform`, { field: "generator" });
+    }
+    const sinkEp = this.endpointsOn(plan.sink.name, SINK).data!;
+    const sink = { name: plan.sink.name, host: sinkEp.host, port: sinkEp.port, params: sinkParams(plan.sink.name, plan.sink.config) };
+    // the restart of ./docker-steps.ts (no step helper runs: the shaper image is not needed)
+    const target = dockerStepTarget({ outputs, shell: this.opts.shell, roles: this.roles, shaperImage: this.opts.shaperImage ?? "", limits: this.limits, onDisturb: () => undefined, readyPort: (h) => this.readyPort(h) });
+    for (const [i, role] of this.collectorRoles.entries()) {
+      const gens = genBase + i * self.generatorsPerHost;
+      const rendered = renderCollector(collector.name, collector.config, sink, plan.fields, gens);
+      await this.opts.shell(role).upload(rendered.file, rendered.text);
+      const restarted = await target.restart(role, signal ?? new AbortController().signal);
+      const sha = createHash("sha256").update(rendered.text).digest("hex");
+      this.limits[role]?.notes.push(`generator: none: ${self.input} started for this run (gens ${gens}..${gens + self.generatorsPerHost - 1}; ${rendered.file} sha256 ${sha.slice(0, 12)}): ${restarted}`);
+    }
+  }
+
+  /**
+   * generator: none: each collector host's own count of the events its built-in generator made (the plugin's
+   * claims, core/plugin.ts SelfLoad counterKey), per generator index, and what the collectors still queue. A
+   * plugin whose SelfLoad counts per port (Fluentd: one monitor_agent per worker) gives generator index k the
+   * count on its k-th claims port alone.
+   * @throws IngestbenchError E_CLAIMS when a count cannot be read or is absent
+   */
+  async selfLoadCounts(): Promise<SelfLoadCounts> {
+    const { plan, outputs } = this.opts;
+    const collector = plan.collector!;
+    const plugin = findCollector(collector.name)!;
+    const load = plugin.selfLoad!;
+    const claims = plugin.claims;
+    const perHost = plan.selfLoad!.generatorsPerHost;
+    if (!claims) throw new IngestbenchError("E_CLAIMS", `collector ${collector.name} reports no counters: the events its built-in generator made cannot be counted`);
+    const made: number[] = [];
+    let queued = 0;
+    for (const role of this.collectorRoles) {
+      // one claims read per generator index (per port) or one for the host
+      const reads: Array<Record<string, number>> = claims.kind === "http" && load.perPort
+        ? await readPortClaims(outputs, collector.name, claims, role, collector.config)
+        : [await this.claimsReader()!(role)];
+      for (let k = 0; k < perHost; k++) {
+        const counts = load.perPort ? reads[k] : reads[0];
+        const key = load.counterKey(k, collector.config);
+        const n = counts?.[key];
+        if (n === undefined) throw new IngestbenchError("E_CLAIMS", `collector ${collector.name} on ${role} reports no "${key}" count for generator index ${k} (${load.counter})`);
+        made.push(n);
+      }
+      for (const r of reads) queued += r.queued ?? 0;
+    }
+    return { made, queued };
+  }
+
+  /**
+   * The sink's control endpoint now: on docker its container's published ports are read from the engine again
+   * (a restart may have moved them: ./published.ts) before the endpoint is taken from the outputs.
+   */
+  async sinkControl(): Promise<Endpoint> {
+    const { outputs, plan } = this.opts;
+    if (outputs.platform === "docker") await refreshPublished(outputs, SINK, this.opts.shell(SINK));
+    return fromHarness(outputs, this.endpointsOn(plan.sink.name, SINK));
   }
 
   /** the sink host's kernel, CPU, cores, memory and cgroup version, and the loadgen's node (./environment.ts) */
@@ -285,7 +374,7 @@ export class RemoteSite implements RunSite {
   get steps(): (() => StepTarget) | undefined {
     const { outputs, shaperImage } = this.opts;
     if (outputs.platform !== "docker" || shaperImage === undefined) return undefined;
-    return () => dockerStepTarget({ outputs, shell: this.opts.shell, roles: this.roles, shaperImage, limits: this.limits, onDisturb: (h) => this.disturbed.add(h) });
+    return () => dockerStepTarget({ outputs, shell: this.opts.shell, roles: this.roles, shaperImage, limits: this.limits, onDisturb: (h) => this.disturbed.add(h), readyPort: (h) => this.readyPort(h) });
   }
 
   async teardown(): Promise<string[]> {

@@ -159,6 +159,8 @@ export class BenchRun extends EventEmitter {
   /** the samples a verifier settles after the load (Verifier.afterLoad): the one before the load, then every point's */
   private readonly marks: Array<{ point: SeriesPoint | null; mark: string; mid: number; tAfter: number; lagBase: number; bytesPerRow: number }> = [];
   private deliveryUnavailable: string | undefined;
+  /** point the verifier at the sink's endpoint as the site reads it now (a restart may move it); unset: it cannot move */
+  private followSink: (() => Promise<void>) | undefined;
   /** the sink-vs-loadgen clock correction applied to delivery latency, or why none is (absent: one clock) */
   private deliveryCorrection: { correctionMs: number; boundMs: number } | { reason: string } | undefined;
   /** the instrument's own cost as it is measured (see instrumentRecord) */
@@ -220,6 +222,18 @@ export class BenchRun extends EventEmitter {
       this.cost.prepareMs = now() - tPrepare;
       const tUp = now();
       this.deliveryUnavailable = verifier.deliveryUnavailable;
+      // a fault that restarted the sink may have moved its published port (docker): the verifier follows it
+      if (site.sinkControl && verifier.retarget) {
+        let at = sink.control;
+        const v = verifier;
+        this.followSink = async () => {
+          const next = await site.sinkControl!();
+          if (next.host === at.host && next.port === at.port) return;
+          v.retarget!(next);
+          this.record.limits[SINK]?.notes.push(`the verifier followed the sink from ${at.host}:${at.port} to ${next.host}:${next.port} (its endpoint after a fault step)`);
+          at = next;
+        };
+      }
       this.emit("sink", { host: sink.control.host, port: sink.control.port, params, runDir: this.dir });
 
       // the collectors (between the generators and the sink) start once the table exists, with the sink downstream
@@ -420,6 +434,7 @@ export class BenchRun extends EventEmitter {
       this.stage = "counting the ledger";
       const claims = await site.collectorClaims();
       if (claims) this.record.collectorClaims = claims;
+      if (this.steps?.disturbed(SINK)) await this.followSink?.().catch(() => undefined);
       // The measurement is over (e.g. the local sink's CPU cap is lifted for the ledger queries)
       for (const [host, notes] of Object.entries(await site.endMeasurement())) this.record.limits[host]?.notes.push(...notes);
       await this.opts.beforeLedger?.({ host: sink.control.host, port: sink.control.port, params });
@@ -709,7 +724,8 @@ export class BenchRun extends EventEmitter {
 
   /**
    * A count through faults: while a step has disturbed the sink (killed, stopped, restarted, reshaped), a failed count
-   * is retried every SINK_RETRY_MS for up to `budgetMs`; otherwise, and after that, it fails as it would.
+   * is retried every SINK_RETRY_MS for up to `budgetMs`, the verifier pointed at the sink's endpoint as the site
+   * reads it now before each retry (followSink); otherwise, and after that, it fails as it would.
    */
   private async sampleThroughFaults<T>(sample: () => Promise<T>, budgetMs: number): Promise<T> {
     const until = now() + Math.max(budgetMs, 10_000);
@@ -718,6 +734,8 @@ export class BenchRun extends EventEmitter {
         return await sample();
       } catch (err) {
         if (!this.steps?.disturbed(SINK) || now() > until || this.opts.signal?.aborted) throw err;
+        // the sink may answer elsewhere now (a restarted container's new published port)
+        await this.followSink?.().catch(() => undefined);
         await sleep(SINK_RETRY_MS);
       }
     }

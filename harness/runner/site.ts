@@ -114,6 +114,12 @@ export interface RunSite {
    * Absent: the site cannot read them (the run refuses the cell). @throws when a collector's count cannot be read
    */
   selfLoadCounts?(): Promise<SelfLoadCounts>;
+  /**
+   * the sink's control endpoint as the harness reaches it now, read afresh (docker: the port the restarted
+   * container publishes now, harness/remote/site.ts); the run asks after a fault disturbed the sink and points its
+   * verifier there (core/verifier.ts retarget). Absent: the endpoint cannot move (local: a fixed address)
+   */
+  sinkControl?(): Promise<Endpoint>;
   /** the measurement is over: e.g. lift the sink's CPU cap for the ledger queries; returns notes per host */
   endMeasurement(): Promise<Record<string, string[]>>;
   /**

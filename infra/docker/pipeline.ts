@@ -117,8 +117,11 @@ export function hostPipelines(hosts: ReadonlyArray<[string, CatalogImage, string
     const dataPort = sinkEntry.ports.find((p) => p.role === "data")!.port;
     const endpoint: SinkEndpoint = { name: sinkEntry.name, host: sinkAddress, port: dataPort, params: sinkParams(sinkEntry.name, cell.blocks[sinkEntry.name]) };
     const block = cell.blocks[component.name] ?? {};
-    const rendered = renderCollector(component.name, block, endpoint, cell.event, gen);
-    gen += plugin.render.generators?.(plugin.schema.parse(block)) ?? 0;
+    const made = plugin.render.generators?.(plugin.schema.parse(block)) ?? 0;
+    // a collector that makes the load itself (generator: none) is deployed idle: each run uploads its config with
+    // the generator and that run's gens, and restarts it (harness/remote/site.ts)
+    const rendered = renderCollector(component.name, block, endpoint, cell.event, gen, { idle: made > 0 });
+    gen += made;
     out[host]!.config = { ...rendered, source: cell.source, sha256: createHash("sha256").update(rendered.text).digest("hex") };
     const build = catalogEntry(component.name).build;
     if (build && build.forSinks.includes(sinkEntry.name)) out[host]!.build = build;

@@ -25,10 +25,11 @@ export function rendererOf(name: string): (CollectorPlugin & { render: Collector
 /**
  * Validate `block` (the scenario's `collector.<name>` value, raw) and render the collector's config.
  * @param genBase first generator id of this collector host (RenderInput.genBase)
+ * @param opts.idle leave the collector's built-in generator out (RenderInput.idle)
  * @throws ConfigurationError E_COLLECTOR_CONFIG naming `collector.<name>.<field>` for an invalid block,
  *         E_COLLECTOR for a collector without a renderer, E_COLLECTOR_SINK for a sink it cannot write into
  */
-export function renderCollector(name: string, block: unknown, sink: SinkEndpoint, fields: readonly EventField[], genBase = 0): RenderedConfig {
+export function renderCollector(name: string, block: unknown, sink: SinkEndpoint, fields: readonly EventField[], genBase = 0, opts: { idle?: boolean } = {}): RenderedConfig {
   const plugin = rendererOf(name);
   if (!plugin) {
     throw new ConfigurationError("E_COLLECTOR", `collector "${name}" has no config renderer; known: ${renderedCollectors().map((c) => c.name).join(", ")}`, { field: "collector" });
@@ -42,5 +43,5 @@ export function renderCollector(name: string, block: unknown, sink: SinkEndpoint
   if (!r.writesTo.includes(sink.name)) {
     throw new ConfigurationError("E_COLLECTOR_SINK", `collector ${name} cannot write into sink "${sink.name}" (supported: ${r.writesTo.join(", ")})`, { field: "sink" });
   }
-  return r.render({ config: parsed.data, sink, fields, genBase });
+  return r.render({ config: parsed.data, sink, fields, genBase, ...(opts.idle ? { idle: true } : {}) });
 }

@@ -150,6 +150,27 @@ describe("docker-debian stacks on a real Docker engine (Pulumi program applied b
     exactLedger(records("docker-debian-2-cores", "d-syslog-ng-postgres")[0]);
   }, 600_000);
 
+  it("generator: none: syslog-ng 3.38's example-msg-generator() in the collector container → PostgreSQL 15: an exact ledger, sent inferred from syslog-ng-ctl stats and the seq range", () => {
+    // ~7 s of load (warmup 2 s + duration 5 s): 3000 ticks 1 ms apart, then the count stands still
+    const file = scenario("d-example-msg-generator", ["generator: none", 'collector: { syslog-ng: { version: "3.38", example-msg-generator: { num: 3000, freq: 0.001 }, batch-lines: 1000, batch-timeout: 200, log-fifo-size: 20000 } }', 'sink: { postgres: { version: "15" } }']);
+    const r = bench("docker-debian-2-cores", file);
+    const [rec] = records("docker-debian-2-cores", "d-example-msg-generator");
+    expect(r.status, r.stderr).toBe(0);
+    exactLedger(rec);
+    const l = rec!.ledger!;
+    // one gen (the collector host's), its made count is syslog-ng's own (source s_gen processed), every stored seq in 0 .. made − 1
+    expect(l.inferred).toMatchObject({ from: "collector", by: "syslog-ng example-msg-generator()", outsideRange: 0 });
+    expect(l.inferred!.made).toEqual([l.sent]);
+    expect(l.sent).toBeLessThanOrEqual(3000);
+    expect(l).toMatchObject({ stored: l.sent, distinct: l.sent, lost: 0, duplicated: 0, unexpected: 0 });
+    expect(l.foreign ?? 0).toBe(0);
+    expect(rec!.collectorClaims?.counts).toMatchObject({ generated: l.sent });
+    expect(r.stdout).toContain("sent inferred");
+    // the run started the generator itself: its config uploaded with the run's gens, the container restarted
+    console.log(`docker generator: none: made ${JSON.stringify(l.inferred!.made)}, stored ${l.stored}, distinct ${l.distinct}, lost ${l.lost}, duplicated ${l.duplicated}, outside range ${l.inferred!.outsideRange}; ${rec!.limits.collector!.notes.find((n) => n.startsWith("generator: none"))}`);
+    expect(rec!.limits.collector!.notes.join("\n")).toMatch(new RegExp(`generator: none: example-msg-generator\\(\\) started for this run \\(gens ${rec!.genBase}\\.\\.${rec!.genBase}`));
+  }, 600_000);
+
   it("two syslog-ng collector containers (docker-debian-two-collectors): exact ledger over both, both at the pinned version", () => {
     const file = scenario("d-two-collectors", [SYSLOG, 'collector: { syslog-ng: { version: "3.38", batch-lines: 1000, batch-timeout: 200, workers: 1, log-fifo-size: 20000 } }', 'sink: { postgres: { version: "15" } }']);
     const r = bench("docker-debian-two-collectors", file);

@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { chown, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import type { LocalHost, SpawnOptions } from "../../core/hosts.ts";
 import { embeddedPostgres, postgres, type PostgresConfig } from "../../plugins/sinks/postgres/component.ts";
 import type { RunningComponent } from "../../core/component.ts";
@@ -92,4 +93,20 @@ export async function startTestPostgres(port: number, extra: Partial<PostgresCon
     await host.cleanup();
     throw err;
   }
+}
+
+/**
+ * startTestPostgres and a connected node-postgres client to it (user and database postgres); `cleanup` ends the
+ * client, then the server.
+ */
+export async function startTestPostgresWithClient(port: number): Promise<TestPostgres & { client: pg.Client }> {
+  const server = await startTestPostgres(port);
+  const client = new pg.Client({ host: "127.0.0.1", port, user: "postgres", database: "postgres" });
+  try {
+    await client.connect();
+  } catch (err) {
+    await server.cleanup();
+    throw err;
+  }
+  return { ...server, client, cleanup: async () => { await client.end().catch(() => undefined); await server.cleanup(); } };
 }

@@ -17,9 +17,11 @@ export const plugin = {
     input: "in_sample",
     setting: "source.sample",
     generators: (c) => (c.source.sample ? c.system.workers : 0),
-    // Fluentd 1.12's inputs report no emit_records (./claims.ts): the one <match>'s emit_records, per worker's port
+    // Fluentd 1.12's inputs report no emit_records (./claims.ts): the one <match>'s emit_records, on worker k's own
+    // monitor_agent port (port + k) for gen index k (./render.ts: worker k stamps gen genBase + k)
     counter: "monitor_agent on each worker's port: the output's emit_records (every sample event reaches the one <match>)",
-    counterKey: (k) => `generated.${k}`,
+    counterKey: () => "emitted",
+    perPort: true,
     // in_sample emits in ten bins a second (./render.ts): two seconds without an event
     quietMs: () => 2000,
   },

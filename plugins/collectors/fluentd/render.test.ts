@@ -185,6 +185,13 @@ describe("fluentd renderer (no real Fluentd here: golden files and a directive p
     expect(sampleText).toContain('"gen":#{worker_id.to_i + 512}');
     expect(JSON.parse(sampleText.replace("#{worker_id.to_i + 512}", "513"))).toMatchObject({ gen: 513 });
     expect(one(parseFluentd(r.text), "system").params.workers).toBe("2");
+    // idle (the deploy-time config of a docker stack, RenderInput.idle): no sample input, nothing else changed
+    const idle = renderCollector("fluentd", s.collector!.config, griddb, s.event, 512, { idle: true });
+    expect(find(parseFluentd(idle.text), "source", "sample")).toEqual([]);
+    expect(find(parseFluentd(idle.text), "source", "monitor_agent")).toHaveLength(1);
+    expect(idle.text).not.toContain("worker_id");
+    const withoutSource = r.text.replace(/# \d+ events\/s = [^\n]*\n<source>\n {2}@type sample\n[\s\S]*?<\/filter>\n\n/, "");
+    expect(idle.text.replace(/# the sample input is left out[^\n]*\n\n/, "")).toBe(withoutSource);
   });
 
   it("renders every cell of scenarios/fluentd-griddb-concurrency-sweep.yaml with workers in <system> and flush_thread_count in <buffer>, the rest of 000's buffer unchanged", () => {

@@ -260,7 +260,10 @@ export function renderFluentdConfig(input: RenderInput<FluentdConfig>): Rendered
   ];
   const src = config.source;
   let dataPort = 24224;
-  if (src.sample) {
+  // idle (the deploy-time config of a generator: none cell, RenderInput.idle): no sample input, nothing made
+  if (src.sample && input.idle) {
+    out.push("# the sample input is left out of this deploy-time config: the run uploads it with its own gens (harness/remote/site.ts)", "");
+  } else if (src.sample) {
     const { events_per_second: eps, size } = src.sample;
     const rate = sampleRate(eps, size, workers);
     const record: Record<string, string | number | boolean> = {};

@@ -186,6 +186,8 @@ describe("syslog-ng container renderer (real syslog-ng 3.38 --syntax-only; golde
     }
     // without the block nothing of it is rendered
     expect(renderCollector("syslog-ng", {}, sink("postgres", 5432), fields).text).not.toContain("s_gen");
+    // idle (the deploy-time config of a docker stack, RenderInput.idle): the config without the block, byte for byte
+    expect(renderCollector("syslog-ng", block, sink("postgres", 5432), fields, 4096, { idle: true }).text).toBe(renderCollector("syslog-ng", { "log-fifo-size": 20000 }, sink("postgres", 5432), fields, 4096).text);
   });
 
   it("counts what example-msg-generator() made from syslog-ng-ctl stats (source s_gen processed), only when the config has it", () => {

@@ -47,7 +47,9 @@ export const SYSLOG_NG_DATA_PORT = 5514;
  *         (renderSyslogNgConfig), or a `port` other than the published 5514
  */
 export function renderSyslogNgContainer(input: RenderInput<SyslogNgConfig>): RenderedConfig {
-  const { config, sink, fields, genBase } = input;
+  const { sink, fields, genBase } = input;
+  // idle (the deploy-time config of a generator: none cell, RenderInput.idle): without example-msg-generator()
+  const config: SyslogNgConfig = input.idle ? { ...input.config, "example-msg-generator": undefined } : input.config;
   if (config.port !== SYSLOG_NG_DATA_PORT) {
     throw new ConfigurationError(
       "E_COLLECTOR_CONFIG",

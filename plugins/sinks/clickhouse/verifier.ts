@@ -180,7 +180,7 @@ class ClickHouseVerifier implements Verifier {
   private readonly table: string;
   private readonly tableName: string;
   private readonly database: string;
-  private readonly base: string;
+  private base: string;
   private maxActiveParts = 0;
   private newest: number | null = null;
   /** the stamp of this server's stored_at, known after prepare */
@@ -471,6 +471,11 @@ class ClickHouseVerifier implements Verifier {
       rejectedInserts: ev.get("RejectedInserts") ?? 0,
       delayedInserts: ev.get("DelayedInserts") ?? 0,
     };
+  }
+
+  /** Verifier.retarget: later queries go to `at` (each query is its own request: no connection to drop). */
+  retarget(at: { host: string; port: number }): void {
+    this.base = `http://${at.host.includes(":") ? `[${at.host}]` : at.host}:${at.port}/`;
   }
 
   async close(): Promise<void> {

@@ -208,6 +208,11 @@ class ElasticsearchVerifier implements Verifier {
     return total;
   }
 
+  /** Verifier.retarget: the API's later calls go to `at`. */
+  retarget(at: { host: string; port: number }): void {
+    this.api.retarget(at.host, at.port);
+  }
+
   async close(): Promise<void> {
     await this.api.close();
   }

@@ -211,6 +211,11 @@ class GridDbVerifier implements Verifier {
     return { as: "overwritten", keyOf: (g, seq) => (sources[g]!.values(seq)[0] as Date).getTime() };
   }
 
+  /** Verifier.retarget: the API's later calls go to `at`. */
+  retarget(at: { host: string; port: number }): void {
+    this.api.retarget(at.host, at.port);
+  }
+
   async close(): Promise<void> {
     await this.api.close();
   }

@@ -154,6 +154,11 @@ class LokiVerifier implements Verifier {
     return acc.result(0);
   }
 
+  /** Verifier.retarget: the API's later calls go to `at`. */
+  retarget(at: { host: string; port: number }): void {
+    this.api.retarget(at.host, at.port);
+  }
+
   async close(): Promise<void> {
     await this.api.close();
   }

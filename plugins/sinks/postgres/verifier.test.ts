@@ -1,3 +1,4 @@
+import net from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventField } from "../../../core/events/types.ts";
@@ -171,5 +172,32 @@ describe("postgres verifier", () => {
   it("prepare() starts from an empty table", async () => {
     await verifier!.prepare();
     expect((await verifier!.sample()).stored).toBe(0);
+  });
+
+  it("follows the sink to a new port (retarget) once the old one is gone, as after a container restart that published it anew: counts go on from the same state (real PostgreSQL behind a TCP forwarder)", async () => {
+    // the "old published port": a forwarder to the real server, closed (with its connections) as a restart would
+    const sockets = new Set<net.Socket>();
+    const forwarder = net.createServer((c) => {
+      const up = net.connect(PORT, "127.0.0.1");
+      for (const s of [c, up]) { sockets.add(s); s.on("error", () => undefined); s.on("close", () => sockets.delete(s)); }
+      c.pipe(up).pipe(c);
+    });
+    await new Promise<void>((r) => forwarder.listen(0, "127.0.0.1", () => r()));
+    const oldPort = (forwarder.address() as net.AddressInfo).port;
+    const v = postgresVerifier.create({ host: "127.0.0.1", port: oldPort, params: { ...server!.pg.params, table: "ib_retarget" }, fields });
+    try {
+      await v.prepare();
+      await q(`INSERT INTO ib_retarget (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT now(), 'x', 1, 0.5, true, 0, s, now() FROM generate_series(0, 99) s`);
+      expect((await v.sample()).stored).toBe(100);
+      await new Promise<void>((r) => { forwarder.close(() => r()); for (const s of sockets) s.destroy(); });
+      await expect(v.sample()).rejects.toThrow(/cannot connect to PostgreSQL at 127\.0\.0\.1:\d+|Connection terminated|ECONNREFUSED|ECONNRESET/);
+      v.retarget!({ host: "127.0.0.1", port: PORT });
+      await q(`INSERT INTO ib_retarget (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT now(), 'x', 1, 0.5, true, 0, s, now() FROM generate_series(100, 149) s`);
+      expect((await v.sample()).stored).toBe(150);
+      expect(await v.ledger([150], [[]])).toMatchObject({ sent: 150, stored: 150, lost: 0, duplicated: 0 });
+    } finally {
+      await v.close();
+      forwarder.close();
+    }
   });
 });

@@ -112,7 +112,7 @@ class PostgresVerifier implements Verifier {
   /** stored rows read back for the content check (./rows.ts) */
   readonly rows: StoredRowReader;
 
-  constructor(private readonly ctx: VerifierContext) {
+  constructor(private ctx: VerifierContext) {
     this.table = quoteTable(ctx.params.table ?? "ib_events");
     this.genBase = Math.floor(ctx.genBase ?? 0);
     this.ours = `(gen >= ${this.genBase} AND gen < ${this.genBase + GEN_STRIDE})`;
@@ -381,6 +381,19 @@ class PostgresVerifier implements Verifier {
       rejectedStored: Number(row.rejected_stored),
       deduplicated: 0,
     };
+  }
+
+  /**
+   * Verifier.retarget: the next query connects to `at` (the session settings and the backend pid are set again on
+   * that connection); the open one is ended.
+   */
+  retarget(at: { host: string; port: number }): void {
+    if (at.host === this.ctx.host && at.port === this.ctx.port) return;
+    this.ctx = { ...this.ctx, host: at.host, port: at.port };
+    const c = this.client;
+    this.client = null;
+    this.backendPid = null;
+    c?.end().catch(() => undefined);
   }
 
   async close(): Promise<void> {

@@ -359,8 +359,10 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
     const collector = containerOf(resources, "docker-griddb", "collector").inputs;
     expect(collector.image).toBe(`ingestbench/fluentd-griddb:${build.tag}`);
     const net = stackSubnet("docker-griddb");
-    const expected = renderCollector("fluentd", fluentdBlock, { name: "griddb", host: net.address(1), port: 8081, params: { container: "fluentdStress" } }, fields);
+    // a sample input (generator: none) is deployed idle: each run uploads it with its own gens (harness/remote/site.ts)
+    const expected = renderCollector("fluentd", fluentdBlock, { name: "griddb", host: net.address(1), port: 8081, params: { container: "fluentdStress" } }, fields, 0, { idle: true });
     expect(collector.uploads).toEqual([{ file: "/fluentd/etc/fluent.conf", content: expected.text }]);
+    expect(collector.uploads[0].content).not.toContain("@type sample");
     expect(collector.uploads[0].content).toContain("chunk_limit_records 50000");
     expect(collector.uploads[0].content).toContain('container "fluentdStress"');
     // two workers: monitor_agent serves on 24220 and 24221 (port + worker id); both are published, so the harness
@@ -374,7 +376,7 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
     expect(resources.filter((r) => r.type === "docker:index/remoteImage:RemoteImage").map((r) => r.inputs.name)).not.toContain("griddb/griddb:5.6.0");
   });
 
-  it("gives two Fluentd collectors disjoint generator ids (000's scale-out): gen = worker id + 0 on the first, + 2 on the second", async () => {
+  it("deploys two Fluentd collectors with a sample input idle (no event before a run; the run renders gen = worker id + genBase, + 2 on the second: harness/remote/site.ts)", async () => {
     const { resources } = await stackWithCell(
       "docker-two-fluentd",
       {
@@ -387,8 +389,11 @@ describe("collector configs and image builds (DockerStack under pulumi mocks; no
       1,
     );
     const conf = (h: string) => containerOf(resources, "docker-two-fluentd", h).inputs.uploads[0].content as string;
-    expect(conf("collector-a")).toContain('\\"gen\\":#{worker_id.to_i + 0}');
-    expect(conf("collector-b")).toContain('\\"gen\\":#{worker_id.to_i + 2}');
+    for (const h of ["collector-a", "collector-b"]) {
+      expect(conf(h)).not.toContain("@type sample");
+      expect(conf(h)).not.toContain("worker_id");
+      expect(conf(h)).toContain("the sample input is left out of this deploy-time config");
+    }
     // one build for the stack, run by both collectors: they cannot drift apart as 000's nodes did
     const tag = `ingestbench/fluentd-griddb:${catalogEntry("fluentd").build!.tag}`;
     expect(resources.filter((r) => r.type === "docker:index/image:Image").map((r) => r.inputs.imageName)).toEqual([tag, `ingestbench/griddb-webapi:${catalogEntry("griddb").build!.tag}`]);
