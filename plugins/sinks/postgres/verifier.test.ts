@@ -188,12 +188,12 @@ describe("postgres verifier", () => {
     try {
       await v.prepare();
       await q(`INSERT INTO ib_retarget (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT now(), 'x', 1, 0.5, true, 0, s, now() FROM generate_series(0, 99) s`);
-      expect((await v.sample()).stored).toBe(100);
+      expect((await v.sample({ full: true })).stored).toBe(100);
       await new Promise<void>((r) => { forwarder.close(() => r()); for (const s of sockets) s.destroy(); });
-      await expect(v.sample()).rejects.toThrow(/cannot connect to PostgreSQL at 127\.0\.0\.1:\d+|Connection terminated|ECONNREFUSED|ECONNRESET/);
+      await expect(v.sample({ full: true })).rejects.toThrow(/cannot connect to PostgreSQL at 127\.0\.0\.1:\d+|Connection terminated|ECONNREFUSED|ECONNRESET/);
       v.retarget!({ host: "127.0.0.1", port: PORT });
       await q(`INSERT INTO ib_retarget (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT now(), 'x', 1, 0.5, true, 0, s, now() FROM generate_series(100, 149) s`);
-      expect((await v.sample()).stored).toBe(150);
+      expect((await v.sample({ full: true })).stored).toBe(150);
       expect(await v.ledger([150], [[]])).toMatchObject({ sent: 150, stored: 150, lost: 0, duplicated: 0 });
     } finally {
       await v.close();
