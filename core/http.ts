@@ -14,7 +14,7 @@
  */
 import { Client, type Dispatcher } from "undici";
 import { IngestbenchError } from "./errors.ts";
-import { authRefusal } from "./secrets.ts";
+import { authRefusal, type SinkLogin } from "./secrets.ts";
 
 /** Status and body text of an HTTP answer. */
 export interface HttpAnswer {
@@ -105,7 +105,7 @@ export class HttpJsonApi {
     private readonly headers: Record<string, string> = {},
     private readonly timeoutMs = 120_000,
     /** the sink (core/secrets.ts name) and user the headers authenticate as: a 401 or 403 is then E_SINK_AUTH naming the password's variable */
-    private readonly auth?: { sink: string; user: string },
+    private readonly auth?: SinkLogin,
   ) {}
 
   async call(method: HttpRequestSpec["method"], path: string, body?: unknown, accept: readonly number[] = []): Promise<{ status: number; body: string; json: unknown }> {
@@ -123,7 +123,7 @@ export class HttpJsonApi {
       throw new IngestbenchError("E_VERIFIER_CONNECT", `verifier cannot reach ${this.name} at ${this.host}:${this.port} (${method} ${path}): ${(err as Error).message}`, { cause: err });
     }
     if ((r.status === 401 || r.status === 403) && this.auth && !accept.includes(r.status)) {
-      throw new IngestbenchError("E_SINK_AUTH", `${this.name} answered ${method} ${path.slice(0, 200)} with ${r.status}: ${authRefusal(this.auth.sink, this.auth.user)}`);
+      throw new IngestbenchError("E_SINK_AUTH", `${this.name} answered ${method} ${path.slice(0, 200)} with ${r.status}: ${authRefusal(this.auth)}`);
     }
     if ((r.status < 200 || r.status >= 300) && !accept.includes(r.status)) {
       throw new SinkHttpError(`${this.name} answered ${method} ${path.slice(0, 200)} with ${r.status}: ${r.body.trim().slice(0, 300)}`, r.status, r.body);

@@ -146,13 +146,25 @@ export function sha256Hex(password: string): string {
   return createHash("sha256").update(password, "utf8").digest("hex");
 }
 
+/** Who a client of `sink` authenticates as, and whether `env` gave it a password: what `authRefusal` names. */
+export interface SinkLogin {
+  sink: string;
+  user: string;
+  passwordGiven: boolean;
+}
+
+/** The SinkLogin of a client of `sink` with `params` (user: sinkUser, else "default") in `env`. */
+export function sinkLogin(sink: string, params: Readonly<Record<string, string>> = {}, env: NodeJS.ProcessEnv = process.env): SinkLogin {
+  return { sink, user: sinkUser(sink, params) ?? "default", passwordGiven: sinkPassword(sink, env) !== undefined };
+}
+
 /**
  * The message of a sink refusing the harness's credentials: names the user and the variable the password came from
- * (or, without one, that the sink asked for a password none was given for).
+ * (or, without one, that the sink asked for a password none was given for); never the password.
  */
-export function authRefusal(sink: string, user: string, env: NodeJS.ProcessEnv = process.env): string {
+export function authRefusal({ sink, user, passwordGiven }: SinkLogin): string {
   const v = passwordEnvName(sink);
-  return sinkPassword(sink, env) !== undefined
+  return passwordGiven
     ? `${sink} refused user "${user}" with the password from ${v}: check ${v} (and, on docker and azure stacks, ${passwordConfigKey(sink)})`
     : `${sink} asks user "${user}" for a password and none is set: set ${v}`;
 }

@@ -7,7 +7,7 @@
  * `?user=<params.user>` when the params name one, as before. The password never goes into a URL (URLs are echoed in
  * errors and logs).
  */
-import { authRefusal, sinkAuthHeaders, sinkUser } from "../../../core/secrets.ts";
+import { authRefusal, sinkAuthHeaders, sinkLogin } from "../../../core/secrets.ts";
 
 /** The headers and URL parameters of one ClickHouse HTTP request's authentication (see the file comment). */
 export function clickhouseHttpAuth(params: Readonly<Record<string, string>>, env: NodeJS.ProcessEnv = process.env): { headers: Record<string, string>; query: Record<string, string> } {
@@ -24,5 +24,5 @@ export function clickhouseHttpAuth(params: Readonly<Record<string, string>>, env
  */
 export function clickhouseAuthRefusal(status: number, body: string, params: Readonly<Record<string, string>>, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (status !== 401 && status !== 403 && !/\bCode: (?:192|193|194|516)\b/.test(body)) return undefined;
-  return authRefusal("clickhouse", sinkUser("clickhouse", params)!, env);
+  return authRefusal(sinkLogin("clickhouse", params, env));
 }

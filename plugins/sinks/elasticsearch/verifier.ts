@@ -29,7 +29,7 @@
 import { IngestbenchError } from "../../../core/errors.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { authHeader } from "../../../core/events/es-bulk.ts";
-import { sinkUser } from "../../../core/secrets.ts";
+import { sinkLogin } from "../../../core/secrets.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { GEN_STRIDE, SeqLedger } from "../../../core/ledger.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
@@ -108,7 +108,7 @@ class ElasticsearchVerifier implements Verifier {
     this.index = ctx.params.index ?? "ib_events";
     this.path = `/${encodeURIComponent(this.index)}`;
     const sink = flavour.name === "opensearch" ? "opensearch" : "elasticsearch";
-    this.api = new HttpJsonApi(flavour.label, ctx.host, ctx.port, authHeader(sink, ctx.params), undefined, { sink, user: sinkUser(sink, ctx.params)! });
+    this.api = new HttpJsonApi(flavour.label, ctx.host, ctx.port, authHeader(sink, ctx.params), undefined, sinkLogin(sink, ctx.params));
     this.rows = esRowReader(this.api, this.path, ctx.fields, flavour.label);
   }
 

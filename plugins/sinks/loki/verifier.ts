@@ -31,7 +31,7 @@
 import { IngestbenchError } from "../../../core/errors.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { GEN_STRIDE, SeqLedger } from "../../../core/ledger.ts";
-import { sinkAuthHeaders, sinkUser } from "../../../core/secrets.ts";
+import { sinkAuthHeaders, sinkLogin } from "../../../core/secrets.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { lokiRowReader } from "./rows.ts";
@@ -85,7 +85,7 @@ class LokiVerifier implements Verifier {
     this.selector = lokiSelector(ctx.params);
     const base = ctx.genBase;
     this.countRange = base === undefined ? this.selector : `${this.selector} | json ib_gen="gen" | ib_gen >= ${base} and ib_gen < ${base + GEN_STRIDE} `;
-    this.api = new HttpJsonApi("Loki", ctx.host, ctx.port, lokiHeaders(ctx.params), undefined, { sink: "loki", user: sinkUser("loki", ctx.params)! });
+    this.api = new HttpJsonApi("Loki", ctx.host, ctx.port, lokiHeaders(ctx.params), undefined, sinkLogin("loki", ctx.params));
     this.rows = lokiRowReader(this.api, this.selector, () => this.windowStartMs, ctx.fields);
   }
 
