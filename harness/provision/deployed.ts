@@ -33,6 +33,7 @@ import type { CellPlan } from "../runner/cell-plan.ts";
 import { BenchRun } from "../runner/run.ts";
 import { cellConfig, openWorkspace, PulumiProvisioner, withPulumiStack } from "./provisioner.ts";
 import { cellImages, requireImages } from "./images.ts";
+import { requireSinkPasswords } from "./passwords.ts";
 import { resolveImage, type ResolvedImage } from "../../infra/docker/images.ts";
 import { checkSteps } from "../runner/step-checks.ts";
 import { hostRoles } from "../runner/site.ts";
@@ -125,7 +126,13 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
   return {
     check(stack, plans) {
       if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`);
-      for (const plan of plans) cellConfig(stack, plan);
+      const components: string[] = [];
+      for (const plan of plans) {
+        const config = cellConfig(stack, plan);
+        for (const [k, v] of Object.entries(config)) if (k.startsWith("ingestbench:components.")) components.push(v.value);
+      }
+      // sink passwords have no default: refused before anything is deployed (./passwords.ts)
+      requireSinkPasswords(stack.name, components, opts.env ?? process.env);
       // fault steps (harness/runner/steps.ts) run on local and docker stacks (harness/remote/docker-steps.ts), each
       // checked against the stack here; azure's sites offer none: refused before anything is deployed
       const withSteps = plans.find((p) => p.steps?.length);
