@@ -123,6 +123,8 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
   const projectRoot = opts.projectRoot ?? defaultProjectRoot;
   const runCell = opts.runCell ?? deployedCellRunner(opts.env ? { env: opts.env } : {});
   const images = new Map<string, ResolvedImage[]>();
+  /** stack → the components its cells run (check), for ready's password check */
+  const componentsOf = new Map<string, string[]>();
   return {
     check(stack, plans) {
       if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`);
@@ -131,8 +133,7 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
         const config = cellConfig(stack, plan);
         for (const [k, v] of Object.entries(config)) if (k.startsWith("ingestbench:components.")) components.push(v.value);
       }
-      // sink passwords have no default: refused before anything is deployed (./passwords.ts)
-      requireSinkPasswords(stack.name, components, opts.env ?? process.env);
+      componentsOf.set(stack.name, components);
       // fault steps (harness/runner/steps.ts) run on local and docker stacks (harness/remote/docker-steps.ts), each
       // checked against the stack here; azure's sites offer none: refused before anything is deployed
       const withSteps = plans.find((p) => p.steps?.length);
@@ -156,6 +157,8 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
       if (!opts.runCell) requireShellClient(stack.platform, env);
       // Debian-built images come from no registry: the engine must have them (./images.ts)
       if (stack.platform === "docker") requireImages(stack.name, images.get(stack.name) ?? [], env);
+      // sink passwords have no default: refused before anything is deployed (./passwords.ts)
+      requireSinkPasswords(stack.name, componentsOf.get(stack.name) ?? [], env);
     },
     async run({ stack, items, signal, progress, resultsRoot, invocation }) {
       const records: RunRecord[] = [];
