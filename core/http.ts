@@ -14,6 +14,7 @@
  */
 import { Client, type Dispatcher } from "undici";
 import { IngestbenchError } from "./errors.ts";
+import { authRefusal, type SinkLogin } from "./secrets.ts";
 
 /** Status and body text of an HTTP answer. */
 export interface HttpAnswer {
@@ -88,6 +89,8 @@ export class SinkHttpError extends IngestbenchError {
  * for the verifiers. `call` sends `body` as JSON (a string is sent as is) and resolves with the status, the body text
  * and the parsed JSON (null when the body is empty or not JSON).
  * @throws IngestbenchError E_VERIFIER_CONNECT when the sink cannot be reached (socket error or timeout)
+ * @throws IngestbenchError E_SINK_AUTH on a 401 or 403 when `auth` is given (the message names the user and the
+ *   password's variable, never the password)
  * @throws SinkHttpError when the status is not 2xx and not listed in `accept`; the message names the API, the
  *   request and the answer (first 300 characters)
  */
@@ -101,6 +104,8 @@ export class HttpJsonApi {
     public port: number,
     private readonly headers: Record<string, string> = {},
     private readonly timeoutMs = 120_000,
+    /** the sink (core/secrets.ts name) and user the headers authenticate as: a 401 or 403 is then E_SINK_AUTH naming the password's variable */
+    private readonly auth?: SinkLogin,
   ) {}
 
   /** Later calls go to `host`:`port` (Verifier.retarget); the open connection is closed. */
@@ -126,6 +131,9 @@ export class HttpJsonApi {
       this.client = null;
       c?.destroy().catch(() => undefined);
       throw new IngestbenchError("E_VERIFIER_CONNECT", `verifier cannot reach ${this.name} at ${this.host}:${this.port} (${method} ${path}): ${(err as Error).message}`, { cause: err });
+    }
+    if ((r.status === 401 || r.status === 403) && this.auth && !accept.includes(r.status)) {
+      throw new IngestbenchError("E_SINK_AUTH", `${this.name} answered ${method} ${path.slice(0, 200)} with ${r.status}: ${authRefusal(this.auth)}`);
     }
     if ((r.status < 200 || r.status >= 300) && !accept.includes(r.status)) {
       throw new SinkHttpError(`${this.name} answered ${method} ${path.slice(0, 200)} with ${r.status}: ${r.body.trim().slice(0, 300)}`, r.status, r.body);

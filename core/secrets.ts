@@ -12,10 +12,25 @@
  *   remembered (`knownSecrets`), and `redact` replaces each with `[redacted]`; writers of text that may quote a
  *   command line or a config (error messages, the run record) pass it through `redact`.
  */
+import { createHash } from "node:crypto";
 import { chmodSync, writeFileSync } from "node:fs";
 
 /** The sinks that may have a password (each has INGESTBENCH_<SINK>_PASSWORD and ingestbench:<sink>Password). */
 export const PASSWORD_SINKS = ["griddb", "elasticsearch", "opensearch", "loki", "clickhouse", "postgres"] as const;
+
+/** A sink that may have a password. */
+export type PasswordSink = (typeof PASSWORD_SINKS)[number];
+
+/**
+ * The user each sink's clients authenticate as when its params name none: PostgreSQL's bootstrap role `postgres`
+ * (initdb -U postgres), ClickHouse's `default` (users.xml), Elasticsearch's built-in superuser `elastic` (the image's
+ * ELASTIC_PASSWORD), OpenSearch's `admin` (OPENSEARCH_INITIAL_ADMIN_PASSWORD), GridDB's `admin`, and for Loki, which
+ * has no users of its own (an authenticating proxy in front checks Basic auth: Grafana's Loki docs, "Authentication"),
+ * `ingestbench`.
+ */
+export const SINK_DEFAULT_USERS: Readonly<Record<PasswordSink, string>> = {
+  griddb: "admin", elasticsearch: "elastic", opensearch: "admin", loki: "ingestbench", clickhouse: "default", postgres: "postgres",
+};
 
 /** The text a secret is replaced with by `redact`. */
 export const REDACTED = "[redacted]";
@@ -87,4 +102,69 @@ export function redactDeep<T>(value: T): T {
 export function writeSecretFile(file: string, text: string): void {
   writeFileSync(file, text, { mode: 0o600 });
   chmodSync(file, 0o600);
+}
+
+/** `Basic <base64(user:password)>`, the Authorization header value of HTTP Basic authentication (RFC 7617 section 2). */
+export function basicAuthorization(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`, "utf8").toString("base64")}`;
+}
+
+/** The user of `sink`'s clients: `params.user`, else SINK_DEFAULT_USERS (a sink without a password entry: undefined). */
+export function sinkUser(sink: string, params: Readonly<Record<string, string>> = {}): string | undefined {
+  return params.user ?? (SINK_DEFAULT_USERS as Record<string, string>)[sink];
+}
+
+/**
+ * The credentials of `sink` when INGESTBENCH_<SINK>_PASSWORD is set in `env`: `{ user, password, variable }`
+ * (user from sinkUser), else undefined (the sink runs without authentication).
+ */
+export function sinkCredentials(sink: string, params: Readonly<Record<string, string>> = {}, env: NodeJS.ProcessEnv = process.env): { user: string; password: string; variable: string } | undefined {
+  const password = sinkPassword(sink, env);
+  const user = sinkUser(sink, params);
+  return password !== undefined && user !== undefined ? { user, password, variable: passwordEnvName(sink) } : undefined;
+}
+
+/** `{ Authorization: "Basic …" }` for an HTTP client of `sink` when it has a password in `env` (sinkCredentials), else `{}`. */
+export function sinkAuthHeaders(sink: string, params: Readonly<Record<string, string>> = {}, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const c = sinkCredentials(sink, params, env);
+  return c ? { Authorization: basicAuthorization(c.user, c.password) } : {};
+}
+
+/**
+ * What a collector's rendered config needs to authenticate to `sink`: the user and the name of the environment
+ * variable holding the password (the config refers to the variable, in each collector's own syntax, and never holds
+ * the value: the container gets the variable from a Pulumi secret, infra/secrets.ts), or undefined when `env` has no
+ * password for the sink.
+ */
+export function collectorAuth(sink: string, params: Readonly<Record<string, string>> = {}, env: NodeJS.ProcessEnv = process.env): { user: string; variable: string } | undefined {
+  const c = sinkCredentials(sink, params, env);
+  return c ? { user: c.user, variable: c.variable } : undefined;
+}
+
+/** The lowercase hex SHA-256 of `password` (UTF-8), ClickHouse's users.xml `<password_sha256_hex>` (ClickHouse docs, "Settings → Users"). */
+export function sha256Hex(password: string): string {
+  return createHash("sha256").update(password, "utf8").digest("hex");
+}
+
+/** Who a client of `sink` authenticates as, and whether `env` gave it a password: what `authRefusal` names. */
+export interface SinkLogin {
+  sink: string;
+  user: string;
+  passwordGiven: boolean;
+}
+
+/** The SinkLogin of a client of `sink` with `params` (user: sinkUser, else "default") in `env`. */
+export function sinkLogin(sink: string, params: Readonly<Record<string, string>> = {}, env: NodeJS.ProcessEnv = process.env): SinkLogin {
+  return { sink, user: sinkUser(sink, params) ?? "default", passwordGiven: sinkPassword(sink, env) !== undefined };
+}
+
+/**
+ * The message of a sink refusing the harness's credentials: names the user and the variable the password came from
+ * (or, without one, that the sink asked for a password none was given for); never the password.
+ */
+export function authRefusal({ sink, user, passwordGiven }: SinkLogin): string {
+  const v = passwordEnvName(sink);
+  return passwordGiven
+    ? `${sink} refused user "${user}" with the password from ${v}: check ${v} (and, on docker and azure stacks, ${passwordConfigKey(sink)})`
+    : `${sink} asks user "${user}" for a password and none is set: set ${v}`;
 }

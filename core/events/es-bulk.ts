@@ -13,7 +13,7 @@
  * 400 mapper_parsing_exception) rejected. A whole-request failure is a non-200 status with `{"error":..,"status":..}`.
  */
 import { IngestbenchError } from "../errors.ts";
-import { basicAuth } from "./griddb-webapi.ts";
+import { sinkAuthHeaders } from "../secrets.ts";
 import { ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, stampBatch, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
@@ -159,7 +159,11 @@ export function parseBulkResponse(status: number, body: string | Buffer, from: n
   };
 }
 
-/** The Authorization header of Elasticsearch's Basic authentication (RFC 7617) from a target's params.user / params.password, or none. */
-export function authHeader(params: Record<string, string>): Record<string, string> {
-  return params.user !== undefined ? { Authorization: basicAuth(params.user, params.password ?? "") } : {};
+/**
+ * The Authorization header of Elasticsearch's (or OpenSearch's) Basic authentication (RFC 7617) for `sink`: the user
+ * params.user (default `elastic` / `admin`, core/secrets.ts SINK_DEFAULT_USERS) and the password from
+ * INGESTBENCH_<SINK>_PASSWORD, never from params (they are recorded); none without a password.
+ */
+export function authHeader(sink: "elasticsearch" | "opensearch", params: Record<string, string>): Record<string, string> {
+  return sinkAuthHeaders(sink, params);
 }

@@ -14,7 +14,7 @@
  * and "The specified data cannot be converted to <TYPE> type" (a value landed in a column of another type).
  */
 import { IngestbenchError } from "../errors.ts";
-import { passwordConfigKey, passwordEnvName, sinkPassword } from "../secrets.ts";
+import { basicAuthorization, passwordConfigKey, passwordEnvName, sinkPassword } from "../secrets.ts";
 import { ByteWriter, checkRange, directTextOf, type EncodePathOption, stampBatch, writeJsonField, writeSentAt, type StampedBatch } from "./encoding.ts";
 import type { DirectText, RowSource } from "./source.ts";
 
@@ -24,10 +24,8 @@ export function gridDbRowsPath(cluster: string, database: string, container: str
   return `/griddb/v2/${e(cluster)}/dbs/${e(database)}/containers/${e(container)}/rows`;
 }
 
-/** `Basic <base64(user:password)>` (RFC 7617). */
-export function basicAuth(user: string, password: string): string {
-  return `Basic ${Buffer.from(`${user}:${password}`, "utf8").toString("base64")}`;
-}
+/** `Basic <base64(user:password)>` (RFC 7617): core/secrets.ts basicAuthorization. */
+export const basicAuth = basicAuthorization;
 
 export class GridDbRowsEncoder {
   private readonly w = new ByteWriter();

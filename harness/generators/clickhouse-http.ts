@@ -13,6 +13,7 @@
  */
 import { z } from "zod";
 import { ClickHouseJsonEachRowEncoder, clickHouseInsertQuery, parseClickHouseError } from "../../core/events/clickhouse-http.ts";
+import { clickhouseHttpAuth } from "../../plugins/sinks/clickhouse/auth.ts";
 import type { StampedBatch } from "../../core/events/encoding.ts";
 import { createEventSource, type EventSource } from "../../core/events/source.ts";
 import { httpBatchTransport, rejectAll } from "./http.ts";
@@ -55,7 +56,8 @@ class ClickHouseHttpGenerator implements Generator {
     const { host, port, params } = this.ctx.target;
     const table = params.table ?? "ib_events";
     const path = clickhouseInsertPath(clickHouseInsertQuery(table, this.ctx.fields), params.database, this.config.settings);
-    const headers = { "Content-Type": "application/x-ndjson" };
+    // Basic auth when INGESTBENCH_CLICKHOUSE_PASSWORD is set (plugins/sinks/clickhouse/auth.ts)
+    const headers = { "Content-Type": "application/x-ndjson", ...clickhouseHttpAuth(params).headers };
     const transport = httpBatchTransport<StampedBatch>({
       host, port, label: `INSERT INTO ${table}`, method: "POST", path, headers, timeoutMs: this.config.timeoutMs,
       answer: (r, b) => {

@@ -2,7 +2,7 @@
  * Generator "es-bulk": Elasticsearch's Bulk API (Elasticsearch reference 8.15, "Bulk API"): one
  * `POST /<index>/_bulk?filter_path=…` per batch, NDJSON body of action + source line pairs (encoder
  * ../events/es-bulk.ts), Content-Type application/x-ndjson, HTTP over undici (./http.ts), Basic auth (RFC 7617) when
- * the sink's params carry `user` and `password` (ES 8 enables security by default).
+ * INGESTBENCH_ELASTICSEARCH_PASSWORD is set (user: params.user, default `elastic`; core/secrets.ts).
  *
  * Answers (parsed by ../events/es-bulk.ts `parseBulkResponse`):
  * - 200 with `"errors": false`: every item accepted.
@@ -56,7 +56,7 @@ function bulkRequest(config: EsBulkConfig, params: Record<string, string>): Http
   return {
     label: `POST /${index}/_bulk`, method: "POST",
     path: `/${encodeURIComponent(index)}/_bulk?filter_path=${encodeURIComponent(BULK_FILTER_PATH)}`,
-    headers: { "Content-Type": ES_BULK_CONTENT_TYPE, ...authHeader(params) },
+    headers: { "Content-Type": ES_BULK_CONTENT_TYPE, ...authHeader("elasticsearch", params) },
     answer: refusalAnswer(
       (r, b) => {
         const o = parseBulkResponse(r.status, r.body, b.from, b.count);
@@ -68,7 +68,7 @@ function bulkRequest(config: EsBulkConfig, params: Record<string, string>): Http
   };
 }
 
-/** Factory "es-bulk": ctx.target host and port of Elasticsearch's HTTP API; params.index, user, password. */
+/** Factory "es-bulk": ctx.target host and port of Elasticsearch's HTTP API; params.index, user (the password from INGESTBENCH_ELASTICSEARCH_PASSWORD). */
 export const esBulk: GeneratorFactory<EsBulkConfig> = {
   name: "es-bulk",
   schema: esBulkSchema,

@@ -33,6 +33,7 @@ import type { CellPlan } from "../runner/cell-plan.ts";
 import { BenchRun } from "../runner/run.ts";
 import { cellConfig, openWorkspace, PulumiProvisioner, withPulumiStack } from "./provisioner.ts";
 import { cellImages, requireImages } from "./images.ts";
+import { requireSinkPasswords } from "./passwords.ts";
 import { resolveImage, type ResolvedImage } from "../../infra/docker/images.ts";
 import { checkSteps } from "../runner/step-checks.ts";
 import { hostRoles } from "../runner/site.ts";
@@ -122,10 +123,17 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
   const projectRoot = opts.projectRoot ?? defaultProjectRoot;
   const runCell = opts.runCell ?? deployedCellRunner(opts.env ? { env: opts.env } : {});
   const images = new Map<string, ResolvedImage[]>();
+  /** stack → the components its cells run (check), for ready's password check */
+  const componentsOf = new Map<string, string[]>();
   return {
     check(stack, plans) {
       if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`);
-      for (const plan of plans) cellConfig(stack, plan);
+      const components: string[] = [];
+      for (const plan of plans) {
+        const config = cellConfig(stack, plan);
+        for (const [k, v] of Object.entries(config)) if (k.startsWith("ingestbench:components.")) components.push(v.value);
+      }
+      componentsOf.set(stack.name, components);
       // fault steps (harness/runner/steps.ts) run on local and docker stacks (harness/remote/docker-steps.ts), each
       // checked against the stack here; azure's sites offer none: refused before anything is deployed
       const withSteps = plans.find((p) => p.steps?.length);
@@ -150,6 +158,8 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
       if (!opts.runCell) requireShellClient(stack.platform, env);
       // Debian-built images come from no registry: the engine must have them (./images.ts)
       if (stack.platform === "docker") requireImages(stack.name, images.get(stack.name) ?? [], env);
+      // sink passwords have no default: refused before anything is deployed (./passwords.ts)
+      requireSinkPasswords(stack.name, componentsOf.get(stack.name) ?? [], env);
     },
     async run({ stack, items, signal, progress, resultsRoot, invocation }) {
       const records: RunRecord[] = [];

@@ -26,6 +26,7 @@ import pg from "pg";
 import { Pool } from "undici";
 import { quoteTable } from "../../core/events/copy-text.ts";
 import { passwordOption } from "../../core/secrets.ts";
+import { clickhouseHttpAuth } from "../../plugins/sinks/clickhouse/auth.ts";
 import { ConfigurationError } from "../../core/errors.ts";
 import type { QueryCellResult, QueryPhaseRecord } from "../results/types.ts";
 import type { QueryPhase, QueryStatement } from "../scenario/schema.ts";
@@ -163,13 +164,15 @@ function clickhouseAnswer(status: number, body: string): Answer {
 function clickhouseSession(target: QueryTarget, concurrency: number, timeoutMs: number): QuerySession {
   const { database, ref } = tableRef(target.params);
   const search = new URLSearchParams({ database });
-  if (target.params.user) search.set("user", target.params.user);
+  // Basic auth with INGESTBENCH_CLICKHOUSE_PASSWORD, else ?user= (plugins/sinks/clickhouse/auth.ts)
+  const auth = clickhouseHttpAuth(target.params);
+  for (const [k, v] of Object.entries(auth.query)) search.set(k, v);
   const pool = new Pool(`http://${target.host}:${target.port}`, { connections: concurrency, pipelining: 1 });
   return {
     // undici connects on the first request over each connection; ClickHouse's HTTP keep-alive makes that one TCP handshake
     async open() {},
     async send(st) {
-      const r = await pool.request({ path: `/?${search}`, method: "POST", body: statementText(st, ref), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      const r = await pool.request({ path: `/?${search}`, method: "POST", headers: auth.headers, body: statementText(st, ref), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
       return clickhouseAnswer(r.statusCode, await r.body.text());
     },
     async close(reason) {

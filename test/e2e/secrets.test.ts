@@ -21,6 +21,13 @@ import { scanForSecret, type SecretHit } from "../helpers/secret-scan.ts";
 
 const repoRoot = path.resolve(import.meta.dirname, "../..");
 const SECRET = "ib-S3cret+pw/7f3a9";
+/** The other sinks' passwords, set beside it in both runs: none may appear anywhere either (each sink's own variable) */
+const OTHERS: Record<string, string> = {
+  INGESTBENCH_CLICKHOUSE_PASSWORD: "ib-Ch+pw/2b81", INGESTBENCH_ELASTICSEARCH_PASSWORD: "ib-Es+pw/5c02",
+  INGESTBENCH_OPENSEARCH_PASSWORD: "ib-Os+pw/9d13", INGESTBENCH_LOKI_PASSWORD: "ib-Lk+pw/3e24", INGESTBENCH_GRIDDB_PASSWORD: "ib-Gd+pw/7f35",
+};
+/** scanForSecret for the PostgreSQL secret and each of OTHERS */
+const scanAll = (dirs: string[]): SecretHit[] => [SECRET, ...Object.values(OTHERS)].flatMap((s) => scanForSecret(dirs, s));
 const work = mkdtempSync(path.join(os.tmpdir(), "ibtest-secrets-"));
 let docker: DockerCliStandIn | undefined;
 let pulumi: PulumiCliStandIn | undefined;
@@ -56,7 +63,7 @@ describe("a real local run with a PostgreSQL password (INGESTBENCH_POSTGRES_PASS
     // a TMPDIR like /tmp: the server account (postgres or nobody) must reach its data dir through it
     chmodSync(work, 0o755);
     chmodSync(tmp, 0o1777);
-    const env = { ...process.env, TMPDIR: tmp, INGESTBENCH_POSTGRES_PASSWORD: SECRET };
+    const env = { ...process.env, TMPDIR: tmp, INGESTBENCH_POSTGRES_PASSWORD: SECRET, ...OTHERS };
     const child = spawn(process.execPath, ["bin/ingestbench.js", "bench", "--stack", "local-quarter-core", "scenarios/quickstart.yaml", "--warmup", "1s", "--duration", "2s", "--results", results, "--progress", "plain"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
@@ -69,7 +76,7 @@ describe("a real local run with a PostgreSQL password (INGESTBENCH_POSTGRES_PASS
     let done = false;
     void exited.then(() => { done = true; });
     while (!done) {
-      live.push(...scanForSecret([tmp], SECRET));
+      live.push(...scanAll([tmp]));
       for (const f of findFiles(tmp, "pg_hba.conf")) hba = readFileSync(f, "utf8");
       await sleep(250);
     }
@@ -91,7 +98,7 @@ describe("a real local run with a PostgreSQL password (INGESTBENCH_POSTGRES_PASS
     writeFileSync(path.join(work, "harness.out"), stdout + stderr + report.stdout + report.stderr);
 
     expect(exposed(live)).toEqual([]);
-    expect(scanForSecret([results, path.join(work, "harness.out"), tmp], SECRET)).toEqual([]);
+    expect(scanAll([results, path.join(work, "harness.out"), tmp])).toEqual([]);
   }, 120_000);
 });
 
@@ -102,7 +109,7 @@ describe("a deployed run SIGKILLed inside pulumi up (recording Pulumi and Docker
     mkdirSync(tmp);
     docker = createDockerCliStandIn({ containers: {} });
     pulumi = createPulumiCliStandIn({ hang: ["up"], deploy: { [STACK]: { outputs: {}, resourceCount: 1 } } });
-    const env = { ...pulumi.env, PATH: [docker.binDir, pulumi.binDir, process.env.PATH].join(path.delimiter), TMPDIR: tmp, INGESTBENCH_POSTGRES_PASSWORD: SECRET };
+    const env = { ...pulumi.env, PATH: [docker.binDir, pulumi.binDir, process.env.PATH].join(path.delimiter), TMPDIR: tmp, INGESTBENCH_POSTGRES_PASSWORD: SECRET, ...OTHERS };
     const before = gitStatus();
     const scenario = path.join(work, "deployed.yaml");
     writeFileSync(scenario, readFileSync(path.join(repoRoot, "scenarios", "quickstart.yaml"), "utf8"));
@@ -124,13 +131,31 @@ describe("a deployed run SIGKILLed inside pulumi up (recording Pulumi and Docker
     expect(readFileSync(configFile, "utf8")).toContain("ingestbench:cell");
     expect(gitStatus()).toBe(before);
     expect(gitStatus()).toBe("");
-    expect(scanForSecret([pulumi.dir, docker.dir, tmp, path.join(work, "results-deployed")], SECRET)).toEqual([]);
-    expect(out).not.toContain(SECRET);
+    expect(scanAll([pulumi.dir, docker.dir, tmp, path.join(work, "results-deployed")])).toEqual([]);
+    for (const s of [SECRET, ...Object.values(OTHERS)]) expect(out).not.toContain(s);
 
     const gc = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], { cwd: repoRoot, env, encoding: "utf8", timeout: 60_000 });
     expect(gc.stdout + gc.stderr).not.toContain(SECRET);
     expect(existsSync(path.dirname(configFile)), gc.stderr).toBe(false);
   }, 120_000);
+});
+
+describe("a deployed stack whose sink has no default password (recording Pulumi CLI stand-in)", () => {
+  it("is refused before `pulumi up` with E_SINK_PASSWORD naming INGESTBENCH_POSTGRES_PASSWORD, exit 2, when the variable is unset", () => {
+    const stand = createPulumiCliStandIn({ deploy: { "docker-4c4g": { outputs: {}, resourceCount: 1 } } });
+    const dockerCli = createDockerCliStandIn({ containers: {} });
+    try {
+      const env: NodeJS.ProcessEnv = { ...stand.env, PATH: [dockerCli.binDir, stand.binDir, process.env.PATH].join(path.delimiter), TMPDIR: work };
+      delete env.INGESTBENCH_POSTGRES_PASSWORD;
+      const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stack", "docker-4c4g", "scenarios/quickstart.yaml", "--results", path.join(work, "results-refused"), "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/stack docker-4c4g runs postgres, whose password has no default: set INGESTBENCH_POSTGRES_PASSWORD/);
+      expect(stand.commandLines().some((l) => l.startsWith("up "))).toBe(false);
+    } finally {
+      stand.cleanup();
+      dockerCli.cleanup();
+    }
+  }, 60_000);
 });
 
 function gitStatus(): string {

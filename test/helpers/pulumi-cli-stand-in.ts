@@ -78,6 +78,9 @@ export interface PulumiCliStandIn {
 }
 
 /** Install the stand-in with an initial state (version defaults to 3.248.0, the SDK's own version). */
+/** The sink passwords the stand-in's environment carries unless process.env has them (test values, never a product default). */
+export const STAND_IN_PASSWORDS: Readonly<Record<string, string>> = { INGESTBENCH_POSTGRES_PASSWORD: "stand-in-pg-pw", INGESTBENCH_CLICKHOUSE_PASSWORD: "stand-in-ch-pw" };
+
 export function createPulumiCliStandIn(initial: Partial<StandInState> = {}): PulumiCliStandIn {
   const dir = mkdtempSync(path.join(os.tmpdir(), "ib-pulumi-stand-in-"));
   const binDir = path.join(dir, "bin");
@@ -96,7 +99,9 @@ export function createPulumiCliStandIn(initial: Partial<StandInState> = {}): Pul
   return {
     dir,
     binDir,
-    env: { ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ""}` },
+    // PostgreSQL and ClickHouse containers need a password (their catalog `secretEnv`, no default): a test one unless the
+    // test's own environment sets it
+    env: { ...STAND_IN_PASSWORDS, ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ""}` },
     calls,
     commandLines: () => calls().map((c) => c.argv.join(" ")).filter((l) => l !== "version"),
     state,

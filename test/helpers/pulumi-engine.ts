@@ -106,6 +106,19 @@ export function tarOf(files: Array<{ path: string; content: Buffer; mode: number
   return Buffer.concat(blocks);
 }
 
+/** How Pulumi's mocks hand a secret input: { [SECRET_SIG]: SECRET_VALUE, value } (@pulumi/pulumi runtime/rpc.js specialSigKey, specialSecretSig). */
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270";
+
+/** `v` with every secret-wrapped value replaced by its plain value (the engine gets what a real provider would send). */
+export function unsecret(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(unsecret);
+  if (v === null || typeof v !== "object") return v;
+  const o = v as Record<string, unknown>;
+  if (o[SECRET_SIG] === SECRET_VALUE) return unsecret(o.value);
+  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, unsecret(x)]));
+}
+
 /** Container inputs this module translates (see the table), or that carry no engine setting (pulumi bookkeeping). */
 const CONTAINER_KEYS = new Set([
   "name", "hostname", "image", "user", "workingDir", "entrypoints", "command", "envs", "memory", "memorySwap", "cpuShares",
@@ -359,7 +372,7 @@ async function main(): Promise<void> {
         if (!a.custom) return { id: "", state: a.inputs };
         if (failure) throw new Error("an earlier resource failed");
         try {
-          return await translator.create(a.type, a.name, a.inputs as Inputs);
+          return await translator.create(a.type, a.name, unsecret(a.inputs) as Inputs);
         } catch (err) {
           failure ??= err;
           throw err;

@@ -14,6 +14,9 @@ import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { withEnv } from "../../../test/helpers/env.ts";
+const PW = { INGESTBENCH_CLICKHOUSE_PASSWORD: "ch-pw-rend1", INGESTBENCH_ELASTICSEARCH_PASSWORD: "es-pw-rend1", INGESTBENCH_OPENSEARCH_PASSWORD: "os-pw-rend1", INGESTBENCH_LOKI_PASSWORD: "lk-pw-rend1", INGESTBENCH_POSTGRES_PASSWORD: "pg-pw-rend1" };
+const noSecretIn = (text: string) => { for (const v of Object.values(PW)) expect(text).not.toContain(v); };
 
 interface Section {
   name: string;
@@ -56,6 +59,25 @@ const fields: EventField[] = [
 const sink = (name: SinkEndpoint["name"], port: number, params: Record<string, string> = {}): SinkEndpoint => ({ name, host: "10.213.9.12", port, params });
 
 describe("fluent-bit renderer (no real Fluent Bit here: golden files and an INI-style parser)", () => {
+  it("with sink passwords set, renders HTTP_User / HTTP_Passwd (es, loki, http) and Password (pgsql) as ${INGESTBENCH_<SINK>_PASSWORD}, never the value (Fluent Bit manual's option names and variable syntax; no Fluent Bit here)", async () => {
+    await withEnv(PW, () => {
+      const out = (name: SinkEndpoint["name"], port: number, params: Record<string, string> = {}) => {
+        const text = renderCollector("fluent-bit", {}, sink(name, port, params), fields).text;
+        noSecretIn(text);
+        return text.slice(text.indexOf("[OUTPUT]"));
+      };
+      expect(out("elasticsearch", 9200)).toMatch(/\n {4}HTTP_User +elastic\n {4}HTTP_Passwd +\$\{INGESTBENCH_ELASTICSEARCH_PASSWORD\}\n/);
+      expect(out("loki", 3100, { user: "ib" })).toMatch(/\n {4}HTTP_User +ib\n {4}HTTP_Passwd +\$\{INGESTBENCH_LOKI_PASSWORD\}\n/);
+      expect(out("clickhouse", 8123)).toMatch(/\n {4}HTTP_User +default\n {4}HTTP_Passwd +\$\{INGESTBENCH_CLICKHOUSE_PASSWORD\}\n/);
+      const pg = out("postgres", 5432);
+      expect(pg).toMatch(/\n {4}User +postgres\n {4}Password +\$\{INGESTBENCH_POSTGRES_PASSWORD\}\n/);
+      expect(pg).not.toContain("HTTP_User");
+    });
+    await withEnv(Object.fromEntries(Object.keys(PW).map((k) => [k, undefined])), () => {
+      expect(renderCollector("fluent-bit", {}, sink("elasticsearch", 9200), fields).text).not.toMatch(/HTTP_User|HTTP_Passwd|Password/);
+    });
+  });
+
   it("renders 001's HTTP input → ClickHouse (JSONEachRow over the http output) as the golden file, parameters under Fluent Bit's names", () => {
     const block = {
       service: { flush: 1, "storage.path": "/var/lib/fluent-bit/storage", "storage.backlog.mem_limit": "16M" },

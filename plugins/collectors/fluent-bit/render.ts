@@ -22,6 +22,7 @@
 import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
 import { param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
+import { collectorAuth } from "../../../core/secrets.ts";
 
 /** The catalog's pin (./image.ts). */
 export const FLUENT_BIT_PIN = "4.0.3";
@@ -115,6 +116,11 @@ function outputEntries(input: RenderInput<FluentBitConfig>): Array<[string, stri
     ["Host", value(sink.host, "sink.host")],
     ["Port", sink.port],
   ];
+  // with a sink password: the user, and the password as Fluent Bit's reference to the container's variable (`${NAME}`:
+  // "environment variables in any value associated to a key", Fluent Bit manual, "Configuration File → Variables"),
+  // never its value. es, loki and http name them HTTP_User / HTTP_Passwd (Basic auth), pgsql User / Password.
+  const auth = collectorAuth(sink.name, sink.params);
+  const basic: Array<[string, string | number | boolean | undefined]> = auth ? [["HTTP_User", value(auth.user, "sink.user")], ["HTTP_Passwd", `\${${auth.variable}}`]] : [];
   const tail: Array<[string, string | number | boolean | undefined]> = [
     ["Workers", o.workers],
     ["Retry_Limit", o.retry_limit === false ? "False" : o.retry_limit],
@@ -131,6 +137,7 @@ function outputEntries(input: RenderInput<FluentBitConfig>): Array<[string, stri
         // without this Fluent Bit adds a "date" key, a column the table does not have
         ["Json_date_key", "false"],
         ["Compress", o.compress],
+        ...basic,
         ...tail,
       ];
     }
@@ -143,6 +150,7 @@ function outputEntries(input: RenderInput<FluentBitConfig>): Array<[string, stri
         ["Suppress_Type_Name", true],
         ["Buffer_Size", o.buffer_size === false ? "False" : o.buffer_size],
         ["Compress", o.compress],
+        ...basic,
         ...tail,
       ];
     case "loki":
@@ -151,6 +159,7 @@ function outputEntries(input: RenderInput<FluentBitConfig>): Array<[string, stri
         ...common,
         ["Labels", `job=${value(param(sink, "job", "ingestbench"), "sink.job")}`],
         ["Line_Format", "json"],
+        ...basic,
         ...tail,
       ];
     case "postgres":
@@ -158,6 +167,7 @@ function outputEntries(input: RenderInput<FluentBitConfig>): Array<[string, stri
         ["Name", "pgsql"],
         ...common,
         ["User", value(param(sink, "user", "postgres"), "sink.user")],
+        ["Password", auth ? `\${${auth.variable}}` : undefined],
         ["Database", value(param(sink, "database", "postgres"), "sink.database")],
         ["Table", value(param(sink, "table", "ib_events"), "sink.table")],
         ...tail,

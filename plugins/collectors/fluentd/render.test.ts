@@ -12,6 +12,9 @@ import type { SinkEndpoint } from "../../../core/render.ts";
 import { expectGolden } from "../../../test/helpers/golden.ts";
 import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 import path from "node:path";
+import { withEnv } from "../../../test/helpers/env.ts";
+const PW = { INGESTBENCH_CLICKHOUSE_PASSWORD: "ch-pw-rend1", INGESTBENCH_ELASTICSEARCH_PASSWORD: "es-pw-rend1", INGESTBENCH_OPENSEARCH_PASSWORD: "os-pw-rend1", INGESTBENCH_LOKI_PASSWORD: "lk-pw-rend1", INGESTBENCH_POSTGRES_PASSWORD: "pg-pw-rend1" };
+const noSecretIn = (text: string) => { for (const v of Object.values(PW)) expect(text).not.toContain(v); };
 
 const scenariosDir = path.resolve(import.meta.dirname, "../../../scenarios");
 
@@ -98,6 +101,22 @@ const block000 = {
 };
 
 describe("fluentd renderer (no real Fluentd here: golden files and a directive parser)", () => {
+  it("with sink passwords set, renders out_http's <auth> (method basic, username, password) and out_elasticsearch's user / password as \"#{ENV['INGESTBENCH_<SINK>_PASSWORD']}\", never the value (Fluentd docs' parameter names and embedded Ruby; no Fluentd here)", async () => {
+    await withEnv(PW, () => {
+      const ch = renderCollector("fluentd", {}, clickhouse, fields000).text;
+      noSecretIn(ch);
+      expect(ch).toContain(`  <auth>\n    method basic\n    username "default"\n    password "#{ENV['INGESTBENCH_CLICKHOUSE_PASSWORD']}"\n  </auth>\n`);
+      const es = renderCollector("fluentd", {}, { name: "elasticsearch", host: "10.213.7.12", port: 9200, params: {} }, fields000).text;
+      noSecretIn(es);
+      expect(es).toContain(`  user "elastic"\n  password "#{ENV['INGESTBENCH_ELASTICSEARCH_PASSWORD']}"\n`);
+      const m = one(parseFluentd(es), "match");
+      expect(unquote(m.params.password!)).toBe("#{ENV['INGESTBENCH_ELASTICSEARCH_PASSWORD']}");
+    });
+    await withEnv(Object.fromEntries(Object.keys(PW).map((k) => [k, undefined])), () => {
+      expect(renderCollector("fluentd", {}, clickhouse, fields000).text).not.toContain("<auth>");
+    });
+  });
+
   it("renders 000's sample → GridDB config as the golden file, with every buffer parameter under its own name", () => {
     const config = fluentdSchema.parse(block000);
     const r = renderFluentdConfig({ config, sink: griddb, fields: fields000 });

@@ -31,7 +31,7 @@
  * out_http plugin POSTing each chunk as JSONEachRow), elasticsearch (fluent-plugin-elasticsearch: not in the
  * pinned image, see ./image.ts).
  */
-import { passwordEnvName } from "../../../core/secrets.ts";
+import { collectorAuth, passwordEnvName } from "../../../core/secrets.ts";
 import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
 import type { EventField } from "../../../core/events/types.ts";
@@ -180,8 +180,20 @@ function bufferLines(b: FluentdConfig["buffer"], chunkKeys: string): string[] {
   return lines;
 }
 
+/**
+ * A password as Fluentd's embedded Ruby reading the container's variable (`"#{ENV['NAME']}"` in a double-quoted value:
+ * Fluentd docs, "Config File Syntax → Embedded Ruby code"), never its value: the rendered file is uploaded through
+ * Pulumi, and the container has the variable from a Pulumi secret (infra/secrets.ts).
+ */
+function envPassword(variable: string): string {
+  return `"#{ENV['${variable}']}"`;
+}
+
 function matchLines(input: RenderInput<FluentdConfig>): string[] {
   const { sink, config } = input;
+  // clickhouse (out_http's <auth> section: method basic, username, password) and elasticsearch (the plugin's user and
+  // password) with a password set for the sink; GridDB always needs one
+  const auth = collectorAuth(sink.name, sink.params);
   const common = config.match.slow_flush_log_threshold !== undefined ? [`  slow_flush_log_threshold ${config.match.slow_flush_log_threshold}`] : [];
   switch (sink.name) {
     case "griddb":
@@ -198,7 +210,7 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
         // never the password itself (the rendered file is uploaded through Pulumi): Fluentd evaluates "#{…}" in
         // double-quoted values (Fluentd's config-file docs, "Embedded Ruby code"), the container has the variable
         // from a Pulumi secret (infra/secrets.ts)
-        `  password "#{ENV['${passwordEnvName("griddb")}']}"`,
+        `  password ${envPassword(passwordEnvName("griddb"))}`,
         '  insert_mode "append"',
         '  insert_type "single"',
         ...common,
@@ -216,6 +228,7 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
         "  http_method post",
         "  content_type application/x-ndjson",
         "  json_array false",
+        ...(auth ? ["  <auth>", "    method basic", `    username ${q(auth.user, "sink.user")}`, `    password ${envPassword(auth.variable)}`, "  </auth>"] : []),
         ...common,
         "  <format>",
         "    @type json",
@@ -233,6 +246,7 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
         "  scheme http",
         `  index_name ${q(param(sink, "index", "ib_events"), "sink.index")}`,
         "  suppress_type_name true",
+        ...(auth ? [`  user ${q(auth.user, "sink.user")}`, `  password ${envPassword(auth.variable)}`] : []),
         ...common,
         ...bufferLines(config.buffer, ""),
         "</match>",

@@ -16,6 +16,9 @@ import type { EventField } from "../../../core/events/types.ts";
 import type { SinkEndpoint } from "../../../core/render.ts";
 import { plugin as otelcol } from "./index.ts";
 import { clickhouseInsert, OTELCOL_CONFIG_FILE } from "./render.ts";
+import { withEnv } from "../../../test/helpers/env.ts";
+const PW = { INGESTBENCH_CLICKHOUSE_PASSWORD: "ch-pw-rend1", INGESTBENCH_ELASTICSEARCH_PASSWORD: "es-pw-rend1", INGESTBENCH_OPENSEARCH_PASSWORD: "os-pw-rend1", INGESTBENCH_LOKI_PASSWORD: "lk-pw-rend1", INGESTBENCH_POSTGRES_PASSWORD: "pg-pw-rend1" };
+const noSecretIn = (text: string) => { for (const v of Object.values(PW)) expect(text).not.toContain(v); };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -45,6 +48,30 @@ const tuned = {
 };
 
 describe("otelcol renderer (no real Collector here: golden files, parsed back as YAML)", () => {
+  it("with sink passwords set, adds the basicauth/ib_sink extension (client_auth username, password ${env:INGESTBENCH_<SINK>_PASSWORD}) and the exporter's auth.authenticator, never the value (contrib basicauthextension README and confighttp; no Collector here)", async () => {
+    await withEnv(PW, () => {
+      for (const [name, port, user, variable, exporter, at] of [
+        ["clickhouse", 8123, "default", "INGESTBENCH_CLICKHOUSE_PASSWORD", "otlphttp/ib_clickhouse", []],
+        ["loki", 3100, "ingestbench", "INGESTBENCH_LOKI_PASSWORD", "otlphttp/ib_loki", []],
+        ["elasticsearch", 9200, "elastic", "INGESTBENCH_ELASTICSEARCH_PASSWORD", "elasticsearch/ib_out", []],
+        ["opensearch", 9200, "admin", "INGESTBENCH_OPENSEARCH_PASSWORD", "opensearch/ib_out", ["http"]],
+      ] as const) {
+        const r = render({ processors: { batch: { timeout: "1s" } } }, sink(name, port));
+        noSecretIn(r.text);
+        const doc = parse(r.text);
+        expect(doc.extensions).toEqual({ "basicauth/ib_sink": { client_auth: { username: user, password: `\${env:${variable}}` } } });
+        expect(doc.service.extensions).toEqual(["basicauth/ib_sink"]);
+        const settings = at.reduce((o: Record<string, unknown>, k: string) => o[k] as Record<string, unknown>, doc.exporters[exporter]);
+        expect(settings.auth).toEqual({ authenticator: "basicauth/ib_sink" });
+      }
+    });
+    await withEnv(Object.fromEntries(Object.keys(PW).map((k) => [k, undefined])), () => {
+      const doc = parse(render({}, sink("elasticsearch", 9200)).text);
+      expect(doc.extensions).toBeUndefined();
+      expect(doc.service.extensions).toBeUndefined();
+    });
+  });
+
   it("ClickHouse: otlphttp JSON into INSERT ... SELECT FROM input() ... FORMAT JSONAsString, one column per verifier column", () => {
     const r = render({ ...tuned, exporters: { otlphttp: { timeout: "5s", sending_queue: { queue_size: 500, num_consumers: 4 }, retry_on_failure: { enabled: true, max_elapsed_time: "60s" } } } }, sink("clickhouse", 8123));
     expectGolden("clickhouse.yaml", r.text);

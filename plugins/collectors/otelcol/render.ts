@@ -51,6 +51,7 @@ import { ConfigurationError } from "../../../core/errors.ts";
 import { quoteIdent } from "../../../core/events/copy-text.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import { compact, param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
+import { collectorAuth } from "../../../core/secrets.ts";
 
 /** The catalog's pin (./image.ts). */
 export const OTELCOL_PIN = "0.159.0";
@@ -189,6 +190,9 @@ export const otelcolSchema = z
 export type OtelcolConfig = z.infer<typeof otelcolSchema>;
 
 /** Which exporter writes into each sink (its `exporters.<key>` block), and the component id in the config. */
+/** The id of the basicauth extension instance that authenticates the exporter to the sink. */
+const BASICAUTH_ID = "basicauth/ib_sink";
+
 const EXPORTER_OF: Readonly<Record<string, { key: "otlphttp" | "elasticsearch" | "opensearch"; id: string }>> = {
   clickhouse: { key: "otlphttp", id: "otlphttp/ib_clickhouse" },
   loki: { key: "otlphttp", id: "otlphttp/ib_loki" },
@@ -297,12 +301,24 @@ export function renderOtelcolConfig(input: RenderInput<OtelcolConfig>): Rendered
     }
   }
   const out = exporterConfig(input);
+  // with a sink password: the basicauth extension's client_auth (opentelemetry-collector-contrib
+  // extension/basicauthextension README: username, password), the password as the Collector's reference to the
+  // container's variable (`${env:NAME}`, the Collector docs "Configuration → Environment variables"), never its value;
+  // the exporter names it as its `auth.authenticator` (confighttp: top level for otlphttp and elasticsearch, under
+  // `http` for opensearch)
+  const a = collectorAuth(input.sink.name, input.sink.params);
+  const authenticator = { auth: { authenticator: BASICAUTH_ID } };
+  if (a) {
+    if (input.sink.name === "opensearch") out.settings.http = { ...(out.settings.http as Record<string, unknown>), ...authenticator };
+    else Object.assign(out.settings, authenticator);
+  }
   const endpoint = config.receivers.fluentforward.endpoint;
   const dataPort = Number(endpoint.slice(endpoint.lastIndexOf(":") + 1));
   const metrics = config.service.telemetry.metrics;
   const prom = metrics.readers[0]!.pull.exporter.prometheus;
   const processors = out.bodyMap ? ["transform/ib_record", "batch"] : ["batch"];
   const doc = compact({
+    ...(a ? { extensions: { [BASICAUTH_ID]: { client_auth: { username: a.user, password: `\${env:${a.variable}}` } } } } : {}),
     receivers: { fluentforward: { endpoint } },
     processors: {
       ...(out.bodyMap ? { "transform/ib_record": BODY_FROM_ATTRIBUTES } : {}),
@@ -310,6 +326,7 @@ export function renderOtelcolConfig(input: RenderInput<OtelcolConfig>): Rendered
     },
     exporters: { [out.id]: out.settings },
     service: {
+      ...(a ? { extensions: [BASICAUTH_ID] } : {}),
       telemetry: { metrics: { level: metrics.level, readers: [{ pull: { exporter: { prometheus: { host: prom.host, port: prom.port } } } }] } },
       pipelines: { logs: { receivers: ["fluentforward"], processors, exporters: [out.id] } },
     },

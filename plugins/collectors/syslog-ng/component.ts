@@ -311,7 +311,10 @@ const SINK_DRIVERS = {
       // the columns named: ClickHouse 18.16 fills a column left out of a JSONEachRow object with its DEFAULT only
       // when the INSERT names its columns (the sink's own stored_at, plugins/sinks/clickhouse/verifier.ts)
       const query = [`query=${encodeURIComponent(`INSERT INTO ${quoteTable(table)} (${cols.map((c) => quoteIdent(c.column)).join(", ")}) FORMAT JSONEachRow`)}`];
-      if (sink.params.user) query.push(`user=${encodeURIComponent(sink.params.user)}`);
+      // with a password, http()'s user() and password() (Basic auth, syslog-ng's http() destination options); ClickHouse
+      // takes no ?user= beside an Authorization header (plugins/sinks/clickhouse/auth.ts)
+      const auth = sink.params.password !== undefined ? [`user(${str(sink.params.user ?? "default")}) password(${str(sink.params.password)})`] : [];
+      if (sink.params.user && auth.length === 0) query.push(`user=${encodeURIComponent(sink.params.user)}`);
       const { parsers, ms } = epochMsColumns(cols, fields, selfLoad);
       return {
         parsers,
@@ -320,6 +323,7 @@ const SINK_DRIVERS = {
           `method("POST")`,
           `body(${str(`$(format-json ${cols.map((c) => clickhouseJsonPair(c, ms, selfLoad)).join(" ")})`)})`,
           `delimiter("\\n") body-suffix("\\n")`,
+          ...auth,
         ],
       };
     },

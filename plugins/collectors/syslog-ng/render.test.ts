@@ -6,6 +6,7 @@
  * container runs here: the image's paths and entrypoint are the ones its published sources document.
  */
 import { writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import path from "node:path";
@@ -18,6 +19,8 @@ import { plugin } from "./index.ts";
 import type { SinkEndpoint } from "../../../core/render.ts";
 import { collectorTestScope, syslogTestFields } from "../../../test/helpers/collector-test.ts";
 import { expectGolden } from "../../../test/helpers/golden.ts";
+import { withEnv } from "../../../test/helpers/env.ts";
+import { spawnSync } from "node:child_process";
 
 const fields = syslogTestFields("level");
 const sink = (name: SinkEndpoint["name"], port: number, params: Record<string, string> = {}): SinkEndpoint => ({ name, host: "10.213.7.12", port, params });
@@ -106,6 +109,31 @@ describe("syslog-ng container renderer (real syslog-ng 3.38 --syntax-only; golde
       retries: "3", "time-reopen": "60", "log-fifo-size": "10000",
     });
     expect(d.opts.has("disk-buffer")).toBe(false);
+  });
+
+  it("with a sink password set, refers to the container's variable (`INGESTBENCH_<SINK>_PASSWORD`) and never holds it; the real syslog-ng substitutes it from its environment", async () => {
+    const dir = await scope.tmp();
+    const env = { INGESTBENCH_CLICKHOUSE_PASSWORD: "ch-Render+pw/1", INGESTBENCH_POSTGRES_PASSWORD: "pg-Render+pw/1" };
+    await withEnv(env, async () => {
+      const ch = renderCollector("syslog-ng", {}, sink("clickhouse", 8123, { user: "default" }), fields);
+      const d = destination(ch.text);
+      // http()'s user() and password() (Basic auth); no ?user= beside it
+      expect(d.opts.get("user")).toBe('"default"');
+      expect(d.opts.get("password")).toBe('"`INGESTBENCH_CLICKHOUSE_PASSWORD`"');
+      expect(d.opts.get("url")).not.toContain("user=");
+      const pg = renderCollector("syslog-ng", {}, sink("postgres", 5432), fields);
+      expect(destination(pg.text).opts.get("password")).toBe('"`INGESTBENCH_POSTGRES_PASSWORD`"');
+      for (const [r, name, value] of [[ch, "clickhouse", env.INGESTBENCH_CLICKHOUSE_PASSWORD], [pg, "postgres", env.INGESTBENCH_POSTGRES_PASSWORD]] as const) {
+        expect(r.text).not.toContain(value);
+        const file = join(dir, `auth-${name}.conf`);
+        await writeFile(file, r.text);
+        expect(await checkSyntax(file), r.text).toBe("");
+        const out = join(dir, `auth-${name}.pre`);
+        const pre = spawnSync("syslog-ng", [`--preprocess-into=${out}`, "-f", file], { encoding: "utf8", env: { ...process.env }, timeout: 20_000 });
+        expect(pre.status, pre.stderr).toBe(0);
+        expect(readFileSync(out, "utf8")).toContain(`password(${JSON.stringify(value)})`);
+      }
+    });
   });
 
   it("renders the container config for both sinks as the real syslog-ng --syntax-only accepts it, and the check refuses a broken option", async () => {

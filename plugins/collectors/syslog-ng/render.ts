@@ -31,6 +31,7 @@ import {
   renderSyslogNgConfig, SYSLOG_NG_SINKS, syslogNgArgs, syslogNgPaths, syslogNgSchema, type SyslogNgConfig, type SyslogNgPaths,
 } from "./component.ts";
 import type { CollectorRenderer, RenderInput, RenderedConfig } from "../../../core/render.ts";
+import { collectorAuth } from "../../../core/secrets.ts";
 
 /** Where the balabit/syslog-ng image reads its config. */
 export const SYSLOG_NG_CONFIG_FILE = "/etc/syslog-ng/syslog-ng.conf";
@@ -57,10 +58,14 @@ export function renderSyslogNgContainer(input: RenderInput<SyslogNgConfig>): Ren
       { field: "collector.syslog-ng.port" },
     );
   }
+  // the password as syslog-ng's reference to the container's environment variable (`NAME`: "the environmental
+  // variables of the host are automatically imported and can be used as global variables", syslog-ng OSE guide,
+  // "Global and environmental variables"), never its value: the file is uploaded through Pulumi
+  const auth = collectorAuth(sink.name, sink.params);
   const text = renderSyslogNgConfig({
     config,
     dir: SYSLOG_NG_STATE_DIR,
-    sink: { name: sink.name, host: sink.host, port: sink.port, params: sink.params },
+    sink: { name: sink.name, host: sink.host, port: sink.port, params: { ...sink.params, ...(auth ? { password: `\`${auth.variable}\`` } : {}) } },
     fields,
     genBase,
   });

@@ -14,6 +14,9 @@ import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { withEnv } from "../../../test/helpers/env.ts";
+const PW = { INGESTBENCH_CLICKHOUSE_PASSWORD: "ch-pw-rend1", INGESTBENCH_ELASTICSEARCH_PASSWORD: "es-pw-rend1", INGESTBENCH_OPENSEARCH_PASSWORD: "os-pw-rend1", INGESTBENCH_LOKI_PASSWORD: "lk-pw-rend1", INGESTBENCH_POSTGRES_PASSWORD: "pg-pw-rend1" };
+const noSecretIn = (text: string) => { for (const v of Object.values(PW)) expect(text).not.toContain(v); };
 
 const fields: EventField[] = [
   { name: "ts", type: "timestamp" },
@@ -27,6 +30,21 @@ interface VectorDoc {
 }
 
 describe("vector renderer (no real Vector here: golden files and a YAML parse)", () => {
+  it("with sink passwords set, gives each sink auth: { strategy: basic, user, password: ${INGESTBENCH_<SINK>_PASSWORD} }, never the value (Vector reference's option names and variable syntax; no Vector here)", async () => {
+    await withEnv(PW, () => {
+      for (const [name, port, user, variable] of [["clickhouse", 8123, "default", "INGESTBENCH_CLICKHOUSE_PASSWORD"], ["elasticsearch", 9200, "elastic", "INGESTBENCH_ELASTICSEARCH_PASSWORD"], ["loki", 3100, "ingestbench", "INGESTBENCH_LOKI_PASSWORD"]] as const) {
+        const text = renderCollector("vector", {}, sink(name, port), fields).text;
+        noSecretIn(text);
+        const doc = parse(text) as { sinks: Record<string, { auth?: unknown }> };
+        expect(Object.values(doc.sinks)[0]!.auth).toEqual({ strategy: "basic", user, password: `\${${variable}}` });
+        expect(text).toContain(`password: \${${variable}}`);
+      }
+    });
+    await withEnv(Object.fromEntries(Object.keys(PW).map((k) => [k, undefined])), () => {
+      expect(renderCollector("vector", {}, sink("loki", 3100), fields).text).not.toContain("auth:");
+    });
+  });
+
   it("renders http_server → ClickHouse as the golden file, with batch, request and buffer under Vector's option names", () => {
     const block = { sink: { batch: { max_events: 1000, timeout_secs: 1 }, request: { concurrency: 4 }, buffer: { type: "memory", max_events: 20000, when_full: "block" } } };
     const r = renderCollector("vector", block, sink("clickhouse", 8123), fields);

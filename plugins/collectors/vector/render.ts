@@ -21,6 +21,7 @@ import { stringify } from "yaml";
 import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
 import { compact, param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
+import { collectorAuth } from "../../../core/secrets.ts";
 
 /** The catalog's pin (./image.ts). */
 export const VECTOR_PIN = "0.49.0";
@@ -99,6 +100,15 @@ export type VectorConfig = z.infer<typeof vectorSchema>;
 const VECTOR_SINKS: readonly string[] = ["clickhouse", "elasticsearch", "loki"];
 
 function sinkOptions(input: RenderInput<VectorConfig>): Record<string, unknown> {
+  const { sink } = input;
+  // with a sink password: `auth: { strategy: basic, user, password }` (the clickhouse, elasticsearch and loki sinks'
+  // own option, Vector reference "Sinks"), the password as Vector's reference to the container's variable (`${NAME}`,
+  // Vector reference "Environment variables"), never its value
+  const a = collectorAuth(sink.name, sink.params);
+  return { ...sinkOptionsOf(input), ...(a ? { auth: { strategy: "basic", user: a.user, password: `\${${a.variable}}` } } : {}) };
+}
+
+function sinkOptionsOf(input: RenderInput<VectorConfig>): Record<string, unknown> {
   const { sink } = input;
   const base = `http://${sink.host}:${sink.port}`;
   switch (sink.name) {

@@ -23,7 +23,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { chown, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
+import { ConfigurationError, IngestbenchError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
+import { sha256Hex, sinkPassword, writeSecretFile } from "../../../core/secrets.ts";
+import { clickhouseAuthRefusal, clickhouseHttpAuth } from "./auth.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
 import { accountFor, exited, startServer, waitReady, type ServerAccount } from "../../../core/process.ts";
 import type { ComponentFactory, RunningComponent } from "../../../core/component.ts";
@@ -148,8 +150,12 @@ ${elements(config.settings?.merge_tree, "    ")}  </merge_tree>
 `;
 }
 
-/** The users.xml: user `default`, no password, from any address (benchmark only, inside private namespaces). */
-export function renderUsersXml(config: Pick<ClickHouseConfig, "settings">): string {
+/**
+ * The users.xml: user `default` from any address (benchmark only, inside private namespaces); without a password, or,
+ * when `password` is given (INGESTBENCH_CLICKHOUSE_PASSWORD), with `<password_sha256_hex>` (the lowercase hex
+ * SHA-256 of the password: ClickHouse docs, "Settings → Users", 18.16 included), so the file holds no password.
+ */
+export function renderUsersXml(config: Pick<ClickHouseConfig, "settings">, password?: string): string {
   return `<?xml version="1.0"?>
 <!-- rendered by ingestbench (plugins/sinks/clickhouse/component.ts) -->
 <yandex>
@@ -159,7 +165,7 @@ ${elements(config.settings?.profile, "      ")}    </default>
   </profiles>
   <users>
     <default>
-      <password></password>
+      ${password !== undefined ? `<password_sha256_hex>${sha256Hex(password)}</password_sha256_hex>` : "<password></password>"}
       <networks><ip>::/0</ip></networks>
       <profile>default</profile>
       <quota>default</quota>
@@ -172,9 +178,9 @@ ${elements(config.settings?.profile, "      ")}    </default>
 `;
 }
 
-/** One HTTP GET with a timeout; resolves with status and body text. */
+/** One HTTP GET with a timeout (and the harness's ClickHouse credentials: ./auth.ts); resolves with status and body text. */
 async function httpGet(url: string, timeoutMs: number): Promise<{ status: number; body: string }> {
-  const r = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  const r = await fetch(url, { headers: clickhouseHttpAuth({}).headers, signal: AbortSignal.timeout(timeoutMs) });
   return { status: r.status, body: await r.text() };
 }
 
@@ -217,7 +223,8 @@ export const clickhouse: ComponentFactory<ClickHouseConfig> = {
     }
     const configFile = join(l.etc, "config.xml");
     await writeFile(configFile, renderConfigXml(root, config));
-    await writeFile(join(l.etc, "users.xml"), renderUsersXml(config));
+    // the password's SHA-256 only (renderUsersXml); 0600 all the same: the hash is as good as the password to guess against
+    writeSecretFile(join(l.etc, "users.xml"), renderUsersXml(config, sinkPassword("clickhouse")));
     for (const f of ["config.xml", "users.xml"]) await chown(join(l.etc, f), account.uid, account.gid);
 
     const server = startServer(host, CLICKHOUSE_SERVER_BIN, [`--config-file=${configFile}`], {
@@ -249,9 +256,12 @@ export const clickhouse: ComponentFactory<ClickHouseConfig> = {
     let running: string;
     try {
       const r = await httpGet(`${base}/?query=${encodeURIComponent("SELECT version()")}`, 10_000);
+      const refused = clickhouseAuthRefusal(r.status, r.body, {});
+      if (refused) throw new IngestbenchError("E_SINK_AUTH", refused);
       if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.body.trim().slice(0, 300)}`);
       running = r.body.trim();
     } catch (err) {
+      if (err instanceof IngestbenchError) return fail(err);
       return fail(new ProvisioningError("E_CH_VERSION", `cannot read ClickHouse's version (SELECT version()): ${(err as Error).message}`, { cause: err }));
     }
     if (exited(child)) {

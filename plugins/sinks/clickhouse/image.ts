@@ -14,7 +14,12 @@ export const image: CatalogImage = {
     { port: 9363, role: "metrics", protocol: "tcp", scheme: "prometheus" },
   ],
   dataDir: "/var/lib/clickhouse",
-  env: { CLICKHOUSE_SKIP_USER_SETUP: "1" },
+  env: {},
+  // no default password: the stack's Pulumi config secret ingestbench:clickhousePassword (or
+  // INGESTBENCH_CLICKHOUSE_PASSWORD) is the `default` user's password. The official image's entrypoint writes it into
+  // users.d with the default user open to every address (CLICKHOUSE_PASSWORD; docker-library clickhouse
+  // entrypoint.sh); images/debian/clickhouse/entrypoint.sh writes its SHA-256 (password_sha256_hex) instead
+  secretEnv: { CLICKHOUSE_PASSWORD: "clickhouse" },
   versionCommand: ["clickhouse-server", "--version"],
   metrics: { path: "/metrics", format: "prometheus", about: "ClickHouseMetrics_*, ClickHouseProfileEvents_InsertedRows, parts (ClickHouseAsyncMetrics_MaxPartCountForPartition)" },
   // the image serves Prometheus metrics only with a <prometheus> section (ClickHouse docs, "prometheus" server setting)
@@ -44,7 +49,7 @@ export const image: CatalogImage = {
       uploads: [],
       metrics: null,
       env: {},
-      about: "bookworm's clickhouse-server 18.16.1: HTTP 8123 and native 9000 only, no Prometheus endpoint",
+      about: "bookworm's clickhouse-server 18.16.1: HTTP 8123 and native 9000 only, no Prometheus endpoint; user default with CLICKHOUSE_PASSWORD's SHA-256 (entrypoint.sh)",
     },
   ],
 };

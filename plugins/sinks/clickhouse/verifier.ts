@@ -67,6 +67,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { parseClickHouseError } from "../../../core/events/clickhouse-http.ts";
+import { clickhouseAuthRefusal, clickhouseHttpAuth } from "./auth.ts";
+import { IngestbenchError } from "../../../core/errors.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GapCollector, GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
@@ -212,14 +214,18 @@ class ClickHouseVerifier implements Verifier {
   /** Run one statement; resolves with the answer text. Throws with ClickHouse's message on an error answer. */
   private async query(sql: string, settings: Record<string, string | number> = {}): Promise<string> {
     const params = new URLSearchParams({ database: this.database, ...Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, String(v)])) });
-    if (this.ctx.params.user) params.set("user", this.ctx.params.user);
+    // Basic auth with INGESTBENCH_CLICKHOUSE_PASSWORD, else ?user= (./auth.ts)
+    const auth = clickhouseHttpAuth(this.ctx.params);
+    for (const [k, v] of Object.entries(auth.query)) params.set(k, v);
     let r: Response;
     try {
-      r = await fetch(`${this.base}?${params}`, { method: "POST", body: sql, signal: AbortSignal.timeout(QUERY_TIMEOUT_MS) });
+      r = await fetch(`${this.base}?${params}`, { method: "POST", body: sql, headers: auth.headers, signal: AbortSignal.timeout(QUERY_TIMEOUT_MS) });
     } catch (err) {
       throw new Error(`verifier cannot reach ClickHouse at ${this.base}: ${(err as Error).message}`, { cause: err });
     }
     const body = await r.text();
+    const refused = clickhouseAuthRefusal(r.status, body, this.ctx.params);
+    if (refused) throw new IngestbenchError("E_SINK_AUTH", `verifier: ${refused}`);
     const e = parseClickHouseError(r.status, body);
     if (e) throw new Error(`ClickHouse refused \`${sql.slice(0, 160)}\`: HTTP ${e.status}${e.code !== null ? `, code ${e.code}` : ""}: ${e.message}`);
     return body;
@@ -483,7 +489,7 @@ class ClickHouseVerifier implements Verifier {
   }
 }
 
-/** Factory "clickhouse": ctx.params.table (default "ib_events", may be "db.table"), database (default "default"), user. */
+/** Factory "clickhouse": ctx.params.table (default "ib_events", may be "db.table"), database (default "default"), user (Basic auth with INGESTBENCH_CLICKHOUSE_PASSWORD: ./auth.ts). */
 export const clickhouseVerifier: VerifierFactory = {
   name: "clickhouse",
   create: (ctx) => new ClickHouseVerifier(ctx),

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { GEN_STRIDE, genBaseOf } from "../../../core/ledger.ts";
 import { ES_PAGE, elasticsearchVerifier, indexDefinition } from "./verifier.ts";
 import { sinks } from "../../registry.ts";
+import { withEnv } from "../../../test/helpers/env.ts";
 import { fields, httpReceiver, type GotRequest } from "../../../test/harness/generators/run-generator.ts";
 
 interface Doc { _id: string; _version: number; gen?: number; seq?: number }
@@ -61,11 +62,41 @@ function esAnswers(docs: Doc[], sentAtMax: number) {
   };
 }
 
+describe("elasticsearch and opensearch verifiers' Basic auth (RFC 7617 bytes against an in-process stand-in; no Elasticsearch or OpenSearch here)", () => {
+  it("sends Authorization: Basic base64(user:password) with the variable's password (default users elastic / admin), none without it, and a 401 is E_SINK_AUTH naming the variable, never the password (no server here)", async () => {
+    const r = await httpReceiver((req) => (req.headers.authorization === "Basic ZWxhc3RpYzpyaWdodA==" ? { status: 200, body: "{}" } : { status: 401, body: JSON.stringify({ error: { type: "security_exception", reason: "unable to authenticate user [elastic] for REST request [/ib_events]" }, status: 401 }) }));
+    try {
+      const ok = await withEnv({ INGESTBENCH_ELASTICSEARCH_PASSWORD: "right" }, () => elasticsearchVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields }));
+      await ok.prepare();
+      await ok.close();
+      // "elastic:right" → ZWxhc3RpYzpyaWdodA== (base64 of the UTF-8 user-pass, RFC 7617 section 2)
+      expect(r.got.map((g) => g.headers.authorization)).toEqual(["Basic ZWxhc3RpYzpyaWdodA==", "Basic ZWxhc3RpYzpyaWdodA=="]);
+      const os = await withEnv({ INGESTBENCH_OPENSEARCH_PASSWORD: "right" }, () => sinks.opensearch.verifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields }));
+      await expect(os.prepare()).rejects.toThrow(/refused user "admin" with the password from INGESTBENCH_OPENSEARCH_PASSWORD/);
+      await os.close();
+      expect(r.got.at(-1)!.headers.authorization).toBe(`Basic ${Buffer.from("admin:right").toString("base64")}`);
+      const wrong = await withEnv({ INGESTBENCH_ELASTICSEARCH_PASSWORD: "wrong-9f1" }, () => elasticsearchVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields }));
+      const err = await wrong.prepare().then(() => undefined, (e: unknown) => e as Error & { code?: string });
+      await wrong.close();
+      expect(err?.code).toBe("E_SINK_AUTH");
+      expect(err?.message).toContain("INGESTBENCH_ELASTICSEARCH_PASSWORD");
+      expect(err?.message).not.toContain("wrong-9f1");
+      const none = await withEnv({ INGESTBENCH_ELASTICSEARCH_PASSWORD: undefined }, () => elasticsearchVerifier.create({ host: "127.0.0.1", port: r.port, params: { user: "elastic", password: "not-read" }, fields }));
+      await expect(none.prepare()).rejects.toThrow(/asks user "elastic" for a password and none is set: set INGESTBENCH_ELASTICSEARCH_PASSWORD/);
+      await none.close();
+      expect(r.got.at(-1)!.headers.authorization).toBeUndefined();
+    } finally {
+      await r.close();
+    }
+  });
+});
+
 describe("elasticsearch verifier (REST answers of the documented Elasticsearch 8.15 shapes from an in-process stand-in; no Elasticsearch here)", () => {
   it("is registered; prepare drops the index (404 tolerated) and creates it with the explicit mapping of the event fields (no Elasticsearch here)", async () => {
     expect(sinks.elasticsearch.verifier).toBe(elasticsearchVerifier);
     const r = await httpReceiver(esAnswers([], 0));
-    const v = elasticsearchVerifier.create({ host: "127.0.0.1", port: r.port, params: { user: "elastic", password: "pw" }, fields });
+    // the password from INGESTBENCH_ELASTICSEARCH_PASSWORD only, never a param (params are recorded in run.json)
+    const v = await withEnv({ INGESTBENCH_ELASTICSEARCH_PASSWORD: "pw" }, () => elasticsearchVerifier.create({ host: "127.0.0.1", port: r.port, params: { user: "elastic", password: "not-read" }, fields }));
     try {
       await v.prepare();
       expect(r.got.map((g) => `${g.method} ${g.url}`)).toEqual(["DELETE /ib_events", "PUT /ib_events"]);

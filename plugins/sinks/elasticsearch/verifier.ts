@@ -1,6 +1,7 @@
 /**
  * Verifier "elasticsearch": the sink-side half for Elasticsearch 8.x, over its REST API (undici, through
- * core/http.ts `HttpJsonApi`), Basic auth when params carry `user` and `password`.
+ * core/http.ts `HttpJsonApi`), Basic auth (RFC 7617) when INGESTBENCH_ELASTICSEARCH_PASSWORD (OpenSearch: INGESTBENCH_OPENSEARCH_PASSWORD) is set, as
+ * params.user (default `elastic`, OpenSearch `admin`: core/secrets.ts); a 401 names the variable.
  *
  * Index `params.index` (default "ib_events"), dropped and created by `prepare` with an explicit mapping (Elasticsearch
  * reference 8.15, "Explicit mapping"): the scenario's fields (string → text, timestamp → date, int → long,
@@ -28,6 +29,7 @@
 import { IngestbenchError } from "../../../core/errors.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { authHeader } from "../../../core/events/es-bulk.ts";
+import { sinkLogin } from "../../../core/secrets.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { GEN_STRIDE, SeqLedger } from "../../../core/ledger.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
@@ -105,7 +107,8 @@ class ElasticsearchVerifier implements Verifier {
   constructor(private readonly ctx: VerifierContext, private readonly flavour: EsFlavour = ELASTICSEARCH) {
     this.index = ctx.params.index ?? "ib_events";
     this.path = `/${encodeURIComponent(this.index)}`;
-    this.api = new HttpJsonApi(flavour.label, ctx.host, ctx.port, authHeader(ctx.params));
+    const sink = flavour.name === "opensearch" ? "opensearch" : "elasticsearch";
+    this.api = new HttpJsonApi(flavour.label, ctx.host, ctx.port, authHeader(sink, ctx.params), undefined, sinkLogin(sink, ctx.params));
     this.rows = esRowReader(this.api, this.path, ctx.fields, flavour.label);
   }
 
@@ -223,5 +226,5 @@ export function esCompatibleVerifier(flavour: EsFlavour): VerifierFactory {
   return { name: flavour.name, create: (ctx) => new ElasticsearchVerifier(ctx, flavour) };
 }
 
-/** Factory "elasticsearch": ctx.params.index (default "ib_events"), shards (default 1), user and password (Basic auth). */
+/** Factory "elasticsearch": ctx.params.index (default "ib_events"), shards (default 1), user (Basic auth with INGESTBENCH_ELASTICSEARCH_PASSWORD). */
 export const elasticsearchVerifier: VerifierFactory = esCompatibleVerifier(ELASTICSEARCH);

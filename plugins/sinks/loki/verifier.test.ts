@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { LOKI_PAGE, lokiVerifier } from "./verifier.ts";
+import { LOKI_PAGE, lokiHeaders, lokiVerifier } from "./verifier.ts";
+import { withEnv } from "../../../test/helpers/env.ts";
 import { sinks } from "../../registry.ts";
 import { fields, httpReceiver, type GotRequest } from "../../../test/harness/generators/run-generator.ts";
 
@@ -45,6 +46,28 @@ function lokiAnswers(entries: Entry[]) {
     return json({ status: "success", data: { resultType: "streams", result: [...streams.values()], stats } });
   };
 }
+
+describe("loki verifier's authentication headers (bytes per RFC 7617 and Loki's X-Scope-OrgID; no Loki or proxy here)", () => {
+  it("sends X-Scope-OrgID for params.tenant, Basic auth for the authenticating proxy with INGESTBENCH_LOKI_PASSWORD (user ingestbench or params.user), and names the variable on a 401 (no Loki here)", async () => {
+    expect(lokiHeaders({}, {})).toEqual({});
+    expect(lokiHeaders({ tenant: "t1" }, { INGESTBENCH_LOKI_PASSWORD: "open sesame" })).toEqual({ "X-Scope-OrgID": "t1", Authorization: `Basic ${Buffer.from("ingestbench:open sesame").toString("base64")}` });
+    // RFC 7617 section 2's vector
+    expect(lokiHeaders({ user: "Aladdin" }, { INGESTBENCH_LOKI_PASSWORD: "open sesame" }).Authorization).toBe("Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
+    const r = await httpReceiver(() => ({ status: 401, body: "no credentials\n" }));
+    try {
+      const v = await withEnv({ INGESTBENCH_LOKI_PASSWORD: "bad-4e2" }, () => lokiVerifier.create({ host: "127.0.0.1", port: r.port, params: { tenant: "t1" }, fields }));
+      const err = await v.prepare().then(() => undefined, (e: unknown) => e as Error & { code?: string });
+      await v.close();
+      expect(r.got[0]!.headers["x-scope-orgid"]).toBe("t1");
+      expect(r.got[0]!.headers.authorization).toBe(`Basic ${Buffer.from("ingestbench:bad-4e2").toString("base64")}`);
+      expect(err?.code).toBe("E_SINK_AUTH");
+      expect(err?.message).toMatch(/refused user "ingestbench" with the password from INGESTBENCH_LOKI_PASSWORD/);
+      expect(err?.message).not.toContain("bad-4e2");
+    } finally {
+      await r.close();
+    }
+  });
+});
 
 describe("loki verifier: a run with its own generator-id space (LogQL query text per the Loki docs; no Loki here)", () => {
   it("the sample counts only this run's gens (256..511), not a previous run's late lines in the window; the ledger calls those foreign", async () => {

@@ -31,6 +31,7 @@
 import { IngestbenchError } from "../../../core/errors.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { GEN_STRIDE, SeqLedger } from "../../../core/ledger.ts";
+import { sinkAuthHeaders, sinkLogin } from "../../../core/secrets.ts";
 import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { lokiRowReader } from "./rows.ts";
@@ -50,6 +51,16 @@ interface QueryRangeAnswer {
     resultType?: string;
     result?: Array<{ metric?: Record<string, string>; stream?: Record<string, string>; values?: Array<[unknown, unknown]> }>;
   };
+}
+
+/**
+ * The headers of every Loki call: `X-Scope-OrgID: <params.tenant>` when given (Loki with auth_enabled: true is
+ * multi-tenant and needs it: Grafana's Loki docs, "Authentication"), and, when INGESTBENCH_LOKI_PASSWORD is set,
+ * `Authorization: Basic base64(<params.user, default "ingestbench">:<password>)` (RFC 7617) for the authenticating
+ * reverse proxy those docs put in front of Loki, which has no users of its own.
+ */
+export function lokiHeaders(params: Record<string, string>, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return { ...(params.tenant ? { "X-Scope-OrgID": params.tenant } : {}), ...sinkAuthHeaders("loki", params, env) };
 }
 
 /** `{job="<job>"}` with the value escaped as a LogQL string. */
@@ -74,7 +85,7 @@ class LokiVerifier implements Verifier {
     this.selector = lokiSelector(ctx.params);
     const base = ctx.genBase;
     this.countRange = base === undefined ? this.selector : `${this.selector} | json ib_gen="gen" | ib_gen >= ${base} and ib_gen < ${base + GEN_STRIDE} `;
-    this.api = new HttpJsonApi("Loki", ctx.host, ctx.port, ctx.params.tenant ? { "X-Scope-OrgID": ctx.params.tenant } : {});
+    this.api = new HttpJsonApi("Loki", ctx.host, ctx.port, lokiHeaders(ctx.params), undefined, sinkLogin("loki", ctx.params));
     this.rows = lokiRowReader(this.api, this.selector, () => this.windowStartMs, ctx.fields);
   }
 

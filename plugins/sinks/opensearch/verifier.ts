@@ -127,6 +127,6 @@ export const OPENSEARCH_FLAVOUR: EsFlavour = {
 
 /**
  * Factory "opensearch": ctx.params.index (default "ib_events"), number_of_shards (default 1), refresh_interval
- * (absent: OpenSearch's default), version (checked against `GET /` when given), user and password (Basic auth).
+ * (absent: OpenSearch's default), version (checked against `GET /` when given), user (Basic auth with INGESTBENCH_OPENSEARCH_PASSWORD).
  */
 export const opensearchVerifier: VerifierFactory = esCompatibleVerifier(OPENSEARCH_FLAVOUR);

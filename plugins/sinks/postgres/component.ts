@@ -132,13 +132,14 @@ export const postgres: ComponentFactory<PostgresConfig> = {
     if (!existsSync(join(pgdata, "PG_VERSION"))) {
       // the password reaches initdb through a 0600 file owned by the server account, never its command line
       const pwfile = join(sockDir, "pwfile"); // sockDir: owned by the server account (pgdata must be empty for initdb)
-      const pwArgs = password !== undefined ? [`--pwfile=${pwfile}`] : [];
+      // with a password, initdb's own loopback host lines need it too (--auth-host), socket connections stay trust
+      const pwArgs = password !== undefined ? [`--pwfile=${pwfile}`, "--auth-local=trust", "--auth-host=scram-sha-256"] : ["--auth=trust"];
       if (password !== undefined) {
         writeSecretFile(pwfile, `${password}\n`);
         await chown(pwfile, uid, gid);
       }
       try {
-        await runOnce(host, bin("initdb"), ["-D", pgdata, "-U", "postgres", "--auth=trust", ...pwArgs, "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"], account.user, "E_PG_INITDB");
+        await runOnce(host, bin("initdb"), ["-D", pgdata, "-U", "postgres", ...pwArgs, "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"], account.user, "E_PG_INITDB");
       } finally {
         await rm(pwfile, { force: true });
       }

@@ -10,10 +10,14 @@ export const image: CatalogImage = {
   version: "18.4",
   ports: [{ port: 5432, role: "data", protocol: "tcp", scheme: "postgres" }],
   dataDir: "/var/lib/postgresql/data",
-  env: { POSTGRES_HOST_AUTH_METHOD: "trust", PGDATA: "/var/lib/postgresql/data/pgdata" },
+  env: { PGDATA: "/var/lib/postgresql/data/pgdata" },
+  // no default password: the stack's Pulumi config secret ingestbench:postgresPassword (or INGESTBENCH_POSTGRES_PASSWORD)
+  // becomes the `postgres` role's password; both entrypoints then require it of host connections with scram-sha-256
+  // (the official image's POSTGRES_HOST_AUTH_METHOD default, and images/debian/postgres/entrypoint.sh's), never trust
+  secretEnv: { POSTGRES_PASSWORD: "postgres" },
   versionCommand: ["postgres", "--version"],
-  // images/debian/postgres: Debian's postgresql-<major>; its entrypoint (entrypoint.sh) reads the same PGDATA and
-  // POSTGRES_HOST_AUTH_METHOD, and links `postgres` onto PATH for the version command
+  // images/debian/postgres: Debian's postgresql-<major>; its entrypoint (entrypoint.sh) reads the same PGDATA,
+  // POSTGRES_PASSWORD and POSTGRES_HOST_AUTH_METHOD (default scram-sha-256), and links `postgres` onto PATH for the version command
   debian: [
     { repository: "ingestbench/debian-postgres", tag: "15", version: "15", build: "postgres-15", about: "bookworm's postgresql-15, initialised by images/debian/postgres/entrypoint.sh" },
     { repository: "ingestbench/debian-postgres", tag: "17", version: "17", build: "postgres-17", about: "trixie's postgresql-17, initialised by images/debian/postgres/entrypoint.sh" },

@@ -49,7 +49,7 @@
 import { readFileSync } from "node:fs";
 import pg from "pg";
 import { IngestbenchError } from "../../../core/errors.ts";
-import { passwordOption } from "../../../core/secrets.ts";
+import { authRefusal, passwordOption, sinkLogin } from "../../../core/secrets.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
@@ -139,6 +139,11 @@ class PostgresVerifier implements Verifier {
       try {
         await c.connect();
       } catch (err) {
+        // 28P01 invalid_password, 28000 invalid_authorization_specification (PostgreSQL's Appendix A, class 28)
+        const code = (err as { code?: string }).code;
+        if (code === "28P01" || code === "28000") {
+          throw new IngestbenchError("E_SINK_AUTH", `verifier: PostgreSQL at ${this.ctx.host}:${this.ctx.port}: ${authRefusal(sinkLogin("postgres", this.ctx.params))} (${(err as Error).message})`, { cause: err });
+        }
         throw new IngestbenchError("E_VERIFIER_CONNECT", `verifier cannot connect to PostgreSQL at ${this.ctx.host}:${this.ctx.port}: ${(err as Error).message}`, { cause: err });
       } finally {
         this.connecting = null;

@@ -1,3 +1,4 @@
+import { withEnv } from "../../helpers/env.ts";
 import { describe, expect, it } from "vitest";
 import { esBulk, esBulkSchema } from "../../../harness/generators/es-bulk.ts";
 import { generators } from "../../../harness/generators/index.ts";
@@ -38,9 +39,12 @@ describe("es-bulk generator (response shapes from the Elasticsearch 8.15 Bulk AP
       return { status: 200, body: JSON.stringify({ took: 12, errors: statuses.some((s) => s !== 201), items: statuses.map((s, i) => item(i, s)) }) };
     });
     try {
-      const run = startGenerator(esBulk, { batch: 20 }, r.port, { index: "ib_events", user: "elastic", password: "s3cret" });
-      r.onRequest((k) => { if (k >= 6) run.stop(); });
-      const final = await run.done;
+      // the password from INGESTBENCH_ELASTICSEARCH_PASSWORD only (params are recorded in run.json and never carry one)
+      const final = await withEnv({ INGESTBENCH_ELASTICSEARCH_PASSWORD: "s3cret" }, async () => {
+        const run = startGenerator(esBulk, { batch: 20 }, r.port, { index: "ib_events", user: "elastic", password: "not-read" });
+        r.onRequest((k) => { if (k >= 6) run.stop(); });
+        return run.done;
+      });
       for (const req of r.got) {
         expect(req.method).toBe("POST");
         expect(req.url).toBe("/ib_events/_bulk?filter_path=errors%2Citems.*.status%2Citems.*.error");

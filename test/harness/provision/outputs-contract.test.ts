@@ -13,6 +13,9 @@ import { repoRoot } from "./fixtures.ts";
 
 // GridDB has no default password: the program takes it from INGESTBENCH_GRIDDB_PASSWORD (infra/secrets.ts) here
 process.env.INGESTBENCH_GRIDDB_PASSWORD ??= "pw-outputs-contract-test";
+// nor have PostgreSQL and ClickHouse (their catalog secretEnv)
+process.env.INGESTBENCH_POSTGRES_PASSWORD ??= "pw-pg-outputs-contract-test";
+process.env.INGESTBENCH_CLICKHOUSE_PASSWORD ??= "pw-ch-outputs-contract-test";
 
 const stacksDir = path.join(repoRoot, "stacks");
 const dockerStacks = listStacks(stacksDir).filter((s) => loadStack(s, stacksDir).platform === "docker");

@@ -47,6 +47,9 @@ afterEach(() => {
 /** GridDB has no default password: the program takes it from INGESTBENCH_GRIDDB_PASSWORD (infra/secrets.ts) here. */
 const GRIDDB_PW = "pw-azure-program-test";
 process.env.INGESTBENCH_GRIDDB_PASSWORD = GRIDDB_PW;
+/** PostgreSQL and ClickHouse have no default password either (their catalog secretEnv): test values here. */
+process.env.INGESTBENCH_POSTGRES_PASSWORD = "pw-pg-program-test";
+process.env.INGESTBENCH_CLICKHOUSE_PASSWORD = "pw-ch-program-test";
 
 /** The stack file's config with the caller's address and key set, as `pulumi config set --path` would. */
 function deployConfig(s: PulumiStack, azure: Record<string, unknown> = {}): Record<string, string> {
@@ -468,7 +471,8 @@ describe("azure deploy-time checks and validation", () => {
     const { resources, outputs } = await deployed(stack, config);
     const vm = one(resources, T.vm, "ib-azure-ramdisk-sink-vm").inputs;
     expect(vm.zones).toEqual(["2"]);
-    expect(vm.osProfile.adminUsername).toBe("bench");
+    // the ClickHouse sink has a password in its environment: its customData, and so the mocked osProfile, is a secret
+    expect(osProfileOf(one(resources, T.vm, "ib-azure-ramdisk-sink-vm")).adminUsername).toBe("bench");
     expect(vm.tags.owner).toBe("bench-ci");
     const containers = cloudInitOf(one(resources, T.vm, "ib-azure-ramdisk-sink-vm")).scripts["containers.sh"]!;
     expect(containers).toContain(`--tmpfs=/var/lib/clickhouse:rw,size=${1024 ** 3},mode=1777`);

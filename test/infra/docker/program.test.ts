@@ -63,6 +63,9 @@ const GRIDDB_PW = "pw-docker-program-test";
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270";
 process.env.INGESTBENCH_GRIDDB_PASSWORD = GRIDDB_PW;
+/** PostgreSQL and ClickHouse have no default password either (their catalog secretEnv): test values here. */
+process.env.INGESTBENCH_POSTGRES_PASSWORD = "pw-pg-program-test";
+process.env.INGESTBENCH_CLICKHOUSE_PASSWORD = "pw-ch-program-test";
 
 const dockerStacks = listStacks(stacksDir).filter((n) => loadPulumiStack(n, stacksDir).spec.platform === "docker");
 
