@@ -118,7 +118,7 @@ describe("seq completion on a real PostgreSQL run", () => {
     const record = await run.run();
     await inserted;
     expect(record.error).toBeNull();
-    expect(record.status).toBe("ok");
+    expect(record.status, JSON.stringify({ checks: record.checks, ledger: record.ledger, completion: record.completion })).toBe("ok");
     expect(record.generator).toMatchObject({ sent: 20_000, accepted: 20_000, requests: 40 });
     expect(record.ledger).toMatchObject({ stored: 20_000, distinct: 20_000, lost: 0, duplicated: 0, unexpected: 0, foreign: 1 });
     expect(record.completion).toMatchObject({ phase: "workload", outcome: "complete", missing: 0 });
