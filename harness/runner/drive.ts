@@ -10,6 +10,7 @@ import { ConfigurationError, IngestbenchError } from "../../core/errors.ts";
 import { parseDuration } from "../../core/units.ts";
 import type { Contention, RunRecord } from "../results/types.ts";
 import { bottleneckLabel } from "./bottleneck.ts";
+import { mibText } from "../results/format.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
 import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";
 import { faultLines, timelineLines } from "./fault-cost.ts";
@@ -56,7 +57,7 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   }
   if (r.summary) {
     const s = r.summary;
-    lines.push(`  ${fmtInt(s.rowsPerSecond)} rows/s, ${s.mibPerSecond.toFixed(2)} MiB/s over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores`
+    lines.push(`  ${fmtInt(s.rowsPerSecond)} rows/s, ${mibText(s)} over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores`
       + `${s.throttledShare === null ? "" : `, throttled in ${(s.throttledShare * 100).toFixed(0)} % of periods`}, link ${s.sinkNetworkMbitPerSecond.toFixed(1)} Mbit/s`);
     lines.push(s.bottleneck.resource === "uncertain" ? `  bottleneck: ${s.bottleneck.evidence}` : `  bottleneck: ${bottleneckLabel(s.bottleneck)} (${s.bottleneck.evidence})`);
     if (s.contention) lines.push(`  ${contentionLine(s.contention)}`);
