@@ -7,6 +7,7 @@
  */
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { compareStacks, compareVariants, renderComparison, renderVariantsComparison } from "../../results/compare.ts";
+import { terminalWidth } from "../../results/columns.ts";
 import { prepareResultsDir } from "../../results/preflight.ts";
 import { renderQueryTables } from "../../results/query-table.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
@@ -55,7 +56,7 @@ export const registerBench: CommandModule = (program, ctx) => {
       if (stacks.length > 1 && result.records.some((r) => r.summary) && !result.records.some((r) => r.status === "interrupted")) {
         // the runs just made are what was asked for: show version differences between stacks instead of refusing
         const rows = await compareStacks(resultsRoot, scenario.name, stacks.map((s) => s.name), { force: true });
-        progress.result(`\n${renderComparison(scenario.name, rows)}`);
+        progress.result(`\n${renderComparison(scenario.name, rows, { width: terminalWidth(progress.mode === "jsonl" ? process.stderr : process.stdout) })}`);
       }
       // an application under test: write-up 003's table of its variants, from the runs just made
       if (scenario.app && result.records.some((r) => r.app) && !result.records.some((r) => r.status === "interrupted")) {
