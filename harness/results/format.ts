@@ -86,3 +86,11 @@ export function mibText(s: Pick<Summary, "mibPerSecond" | "bytesPerRow" | "bytes
   if (s.mibPerSecond === null || (s.mibPerSecond === 0 && s.bytesPerRow === 0)) return `MiB/s not known (${s.bytesUnknown ?? "no bytes were counted as sent"})`;
   return `${s.mibPerSecond.toFixed(2)} MiB/s`;
 }
+
+/**
+ * The kernel release of an environment fingerprint's `kernel` ("Linux 6.18.44-fc-v1045", os.type() and os.release(),
+ * harness/runner/environment.ts) for the machine lines: "6.18.44-fc-v1045" (the line already says "kernel").
+ */
+export function kernelRelease(kernel: string): string {
+  return kernel.replace(/^[A-Za-z_]+\s+(?=\d)/, "");
+}
