@@ -295,11 +295,14 @@ export interface DeployOptions {
  * Run `fn` holding the stack lock of `stack` (harness/runner/stack-lock.ts, as `bench` takes it in
  * harness/runner/drive.ts lockStacks), so that `up` and `down` never deploy or destroy a stack under a running
  * bench, or under each other: waited for up to `waitMs`, saying whom it waits for, then refused. Released however
- * `fn` ends; a stale lock of a dead process is taken over.
- * @throws ProvisioningError E_STACK_LOCKED naming the holder's pid, command and start time
+ * `fn` ends; a stale lock of a dead process is taken over. `signal` (Ctrl-C) ends the wait at once.
+ * @throws ProvisioningError E_STACK_LOCKED naming the holder's pid, command and start time; E_INTERRUPTED when
+ *         `signal` ended the wait (nothing deployed or destroyed, no lock held)
  */
-async function withDeployLock<T>(stack: string, command: "up" | "down", waitMs: number, notice: (text: string) => void, fn: () => Promise<T>): Promise<T> {
-  const [lock] = await lockStacks([stack], command, { notice: (t) => notice(`ingestbench: ${t}\n`) }, waitMs);
+async function withDeployLock<T>(stack: string, command: "up" | "down", waitMs: number, notice: (text: string) => void, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  const locks = await lockStacks([stack], command, { notice: (t) => notice(`ingestbench: ${t}\n`) }, waitMs, signal);
+  if (!locks) throw new ProvisioningError("E_INTERRUPTED", `interrupted while waiting for the lock of stack ${stack}: nothing was ${command === "up" ? "deployed" : "destroyed"}`);
+  const [lock] = locks;
   try {
     return await fn();
   } finally {
@@ -338,7 +341,7 @@ export async function deployStack(opts: DeployOptions): Promise<StackOutputs> {
     } finally {
       await deployment.release();
     }
-  });
+  }, opts.signal);
 }
 
 /**

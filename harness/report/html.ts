@@ -6,7 +6,7 @@
  */
 import { VARIANT_SOURCES, variantsHeading, variantsTextTable } from "../results/across-variants.ts";
 import { runFlags } from "../results/across-stacks.ts";
-import { bottleneckLabel } from "../results/format.ts";
+import { bottleneckLabel, mibText } from "../results/format.ts";
 import { sustainedText } from "../results/capacity.ts";
 import type { ReportData } from "./data.ts";
 import { faultLines, timelineLines } from "../runner/fault-cost.ts";
@@ -77,7 +77,7 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
       const sum = r.run.summary;
       body.push(`<h3>${esc(r.label)} — ${esc(r.run.runId)} ${status}</h3>`);
       if (sum) {
-        body.push(`<p class="meta">${Math.round(sum.rowsPerSecond).toLocaleString("en-US")} rows/s, ${sum.mibPerSecond.toFixed(2)} MiB/s over ${sum.measuredSeconds.toFixed(1)} s; `
+        body.push(`<p class="meta">${Math.round(sum.rowsPerSecond).toLocaleString("en-US")} rows/s, ${esc(mibText(sum))} over ${sum.measuredSeconds.toFixed(1)} s; `
           + `bottleneck ${esc(bottleneckLabel(sum.bottleneck))}: ${esc(sum.bottleneck.evidence)}</p>`);
       }
       const flags = runFlags([r.run]);

@@ -9,6 +9,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import Table from "cli-table3";
 import { writeFileAtomic } from "./store.ts";
+import { kernelRelease } from "./format.ts";
 
 /* The search's shapes (judged and chosen by harness/runner/capacity.ts, which documents the rules). */
 
@@ -188,7 +189,7 @@ export function renderCapacity(f: CapacityFile, where?: string): string {
     table.toString(),
     `sustainable: ${sustainedText(f)}${broke ? `; ${broke}` : ""}; stopped: ${r.stopped}`,
   ];
-  if (f.machine) lines.push(`measured on ${f.machine.cpuModel}, ${f.machine.cores} cores, kernel ${f.machine.kernel}`);
+  if (f.machine) lines.push(`measured on ${f.machine.cpuModel}, ${f.machine.cores} cores, kernel ${kernelRelease(f.machine.kernel)}`);
   if (where) lines.push(`stored in ${where}`);
   return lines.join("\n");
 }

@@ -151,6 +151,64 @@ export function columnContext(rows: readonly StackRow[]): ColumnContext {
 export interface ColumnChoice {
   wide?: boolean;
   columns?: readonly string[];
+  /**
+   * the terminal's width in characters (terminalWidth): the default table drops its lowest-priority columns
+   * (FIT_PRIORITY) until it fits; --wide and --columns are shown as asked. Absent: no fitting
+   */
+  width?: number;
+}
+
+/**
+ * The width a terminal table should fit: COLUMNS when it is a positive integer, else the stream's own width when it
+ * is a terminal, else 120 (a pipe or a file: a width most readers and review tools show unwrapped).
+ */
+export function terminalWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout, env: NodeJS.ProcessEnv = process.env): number {
+  const fromEnv = Number(env.COLUMNS);
+  if (env.COLUMNS !== undefined && Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
+  if (stream.isTTY && stream.columns && stream.columns > 0) return stream.columns;
+  return DEFAULT_WIDTH;
+}
+
+/** The width fitted when the output is not a terminal and COLUMNS is unset. */
+export const DEFAULT_WIDTH = 120;
+
+/**
+ * The default columns by priority, highest first, for fitting a width: the stack, the cell and rows/s always stay;
+ * then the ratio, the ledger, the interval, the bottleneck, the flags, and the rest.
+ */
+export const FIT_PRIORITY: readonly string[] = ["stack", "cell", "rowsPerSecond", "ratio", "ledger", "ci", "bottleneck", "flags", "runs", "lagP99Ms", "cv", "rowsPerSecondPerCore"];
+const ALWAYS = new Set(["stack", "cell", "rowsPerSecond"]);
+
+/** A cli-table3 table's width: one border before each column and after the last, one space of padding on each side. */
+function tableWidth(widths: readonly number[]): number {
+  return widths.reduce((s, w) => s + w + 3, 1);
+}
+
+/**
+ * The columns that fit `width` (cli-table3's layout, each column as wide as its widest cell or header): taken in
+ * FIT_PRIORITY order while the table still fits (columns not in it last), shown in table order; the stack, the cell
+ * and rows/s always. `dropped` are the columns left out, in table order.
+ */
+export function fitColumns(rows: readonly StackRow[], ctx: ColumnContext, cols: readonly StackColumn[], width: number): { shown: StackColumn[]; dropped: StackColumn[] } {
+  const w = new Map(cols.map((c) => [c.key, Math.max([...c.header(ctx)].length, ...rows.map((r) => [...c.cell(r, ctx)].length))]));
+  const rank = (c: StackColumn) => (FIT_PRIORITY.includes(c.key) ? FIT_PRIORITY.indexOf(c.key) : FIT_PRIORITY.length);
+  const keep = new Set(cols.filter((c) => ALWAYS.has(c.key)).map((c) => c.key));
+  for (const c of [...cols].sort((a, b) => rank(a) - rank(b))) {
+    if (keep.has(c.key)) continue;
+    const widths = cols.filter((x) => keep.has(x.key) || x.key === c.key).map((x) => w.get(x.key)!);
+    if (tableWidth(widths) <= width) keep.add(c.key);
+  }
+  return { shown: cols.filter((c) => keep.has(c.key)), dropped: cols.filter((c) => !keep.has(c.key)) };
+}
+
+/** Whether a choice asks for fitting: a width, and neither --wide nor --columns. */
+const fits = (choice: ColumnChoice): choice is ColumnChoice & { width: number } => choice.width !== undefined && !choice.wide && !choice.columns?.length;
+
+/** The terminal's columns for these rows as `choice` says, fitted to its width (fitColumns), and those dropped to fit. */
+export function terminalColumns(rows: readonly StackRow[], choice: ColumnChoice = {}): { shown: StackColumn[]; dropped: StackColumn[] } {
+  const ctx = columnContext(rows);
+  const cols = stackColumns("terminal", ctx, choice);
+  return fits(choice) ? fitColumns(rows, ctx, cols, choice.width) : { shown: cols, dropped: [] };
 }
 
 /** "rows/s" and "rowsPerSecond" both name the rows/s column. */
@@ -174,7 +232,7 @@ export function stackColumns(surface: Surface, ctx: ColumnContext, choice: Colum
   return all.filter((c) => !c.wide);
 }
 
-/** The terminal columns left out of the default table (for its footer line), by header. */
+/** The terminal columns left out of the default table (for its footer line), by header; not those dropped to fit a width. */
 export function hiddenColumns(ctx: ColumnContext, choice: ColumnChoice = {}): string[] {
   const shown = new Set(stackColumns("terminal", ctx, choice).map((c) => c.key));
   return stackColumns("terminal", ctx, { wide: true }).filter((c) => !shown.has(c.key)).map((c) => c.header(ctx));
@@ -192,10 +250,10 @@ export interface TextTable {
   keys?: string[];
 }
 
-/** The comparison rows as a text table for a surface, from STACK_COLUMNS (the terminal's as `choice` says). */
+/** The comparison rows as a text table for a surface, from STACK_COLUMNS (the terminal's as `choice` says, fitted to its width). */
 export function stackTable(rows: readonly StackRow[], surface: Surface, choice: ColumnChoice = {}): Required<TextTable> {
   const ctx = columnContext(rows);
-  const cols = stackColumns(surface, ctx, choice);
+  const cols = surface === "terminal" ? terminalColumns(rows, choice).shown : stackColumns(surface, ctx, choice);
   return {
     keys: cols.map((c) => c.key),
     head: cols.map((c) => c.header(ctx)),

@@ -61,6 +61,8 @@ export interface CompareCommandFlags {
   wide?: boolean;
   /** across stacks, in the terminal: the columns named (comma-separated keys or headers) */
   columns?: string;
+  /** across stacks, in the terminal: the width the default table fits (harness/results/columns.ts terminalWidth); absent: no fitting */
+  width?: number;
   /** write-up 003's table: the variants of an application under test, on one stack (with --scenario) */
   variants?: boolean;
 }
@@ -117,7 +119,7 @@ export async function compareCommand(resultsRoot: string, flags: CompareCommandF
   }
   const rows = await compareStacks(resultsRoot, flags.scenario, stacks, options);
   return flags.json ? JSON.stringify(stackComparisonJson(flags.scenario, rows), null, 2)
-    : renderComparison(flags.scenario, rows, { wide: flags.wide, columns: flags.columns?.split(",") });
+    : renderComparison(flags.scenario, rows, { wide: flags.wide, columns: flags.columns?.split(","), ...(flags.width === undefined ? {} : { width: flags.width }) });
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import type { SampleComparison, SampleDescription } from "../stats/compare.ts";
 import type { LedgerTotals } from "./caps.ts";
-import type { Bottleneck } from "./types.ts";
+import type { Bottleneck, Summary } from "./types.ts";
 
 /** Rounded, "12,345" (en-US separators); "–" when null or not finite. */
 export const int = (n: number | null): string => (n !== null && Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–");
@@ -78,3 +78,19 @@ export function bottleneckLabel(b: Pick<Bottleneck, "resource" | "evidence">): s
   return b.resource;
 }
 
+/**
+ * "4.81 MiB/s", or "MiB/s not known (why)" when the bytes sent are not known (Summary.bytesUnknown: a `generator:
+ * none` run, harness/runner/self-load.ts; in older results a 0 over 0 bytes per row), never a false 0.
+ */
+export function mibText(s: Pick<Summary, "mibPerSecond" | "bytesPerRow" | "bytesUnknown">): string {
+  if (s.mibPerSecond === null || (s.mibPerSecond === 0 && s.bytesPerRow === 0)) return `MiB/s not known (${s.bytesUnknown ?? "no bytes were counted as sent"})`;
+  return `${s.mibPerSecond.toFixed(2)} MiB/s`;
+}
+
+/**
+ * The kernel release of an environment fingerprint's `kernel` ("Linux 6.18.44-fc-v1045", os.type() and os.release(),
+ * harness/runner/environment.ts) for the machine lines: "6.18.44-fc-v1045" (the line already says "kernel").
+ */
+export function kernelRelease(kernel: string): string {
+  return kernel.replace(/^[A-Za-z_]+\s+(?=\d)/, "");
+}

@@ -10,7 +10,7 @@ import type { CellSide, RunsComparison } from "./across-runs.ts";
 import type { ScenarioItemSide, ScenariosComparison } from "./across-scenarios.ts";
 import type { StackRow } from "./across-stacks.ts";
 import { VARIANT_SOURCES, variantsHeading, variantsTextTable, type VariantsComparison } from "./across-variants.ts";
-import { columnContext, hiddenColumns, stackTable, type ColumnChoice } from "./columns.ts";
+import { columnContext, DEFAULT_WIDTH, hiddenColumns, stackTable, terminalColumns, type ColumnChoice } from "./columns.ts";
 import { describeDifference, stackDifferences, type FingerprintDifference } from "./fingerprint.ts";
 import { ciCell, cvCell, fix, int, ledgerCell, pctLabel, verdictWord } from "./format.ts";
 import { excludedLines, type ExcludedRun } from "./eligibility.ts";
@@ -35,13 +35,15 @@ function differencesBlock(differences: FingerprintDifference[]): string {
  * rows/s per vCPU and per GiB ("–" when uncapped), CPU, throttling, network, lag, bottleneck and ledger; a cell
  * column when there are several cells; then the verdicts and the environment differences between the stacks.
  * By default the terminal shows the columns not marked `wide` (columns.ts ColumnChoice), with a line naming the
- * others; `choice.wide` shows all of them, `choice.columns` the ones named.
+ * others; `choice.wide` shows all of them, `choice.columns` the ones named. With `choice.width` the default table
+ * leaves out its lowest-priority columns until it fits (columns.ts fitColumns), and a line names them.
  */
 export function renderComparison(scenario: string, rows: StackRow[], choice: ColumnChoice = {}): string {
   const ctx = columnContext(rows);
   const { withCell } = ctx;
   const t = stackTable(rows, "terminal", choice);
   const hidden = hiddenColumns(ctx, choice);
+  const dropped = terminalColumns(rows, choice).dropped.map((c) => c.header(ctx));
   const table = new Table({
     head: t.head,
     style: { head: [], border: [] },
@@ -53,6 +55,7 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
   const ratioTo = rows[0]?.baselineCell !== undefined ? `the first cell, ${rows[0].baselineCell}` : `${rows[0]?.stack ?? "?"}${withCell ? " (same cell)" : ""}`;
   return `${scenario}: median over each stack's latest runs; ratio to ${ratioTo}\n${table.toString()}`
     + (hidden.length ? `\nnot shown: ${hidden.join(", ")} (--wide for all, or --columns with keys or headers; all are in --json and the report)` : "")
+    + (dropped.length ? `\nleft out to fit ${choice.width} columns (COLUMNS, else the terminal's width, else ${DEFAULT_WIDTH}): ${dropped.join(", ")} (set COLUMNS wider, or use --wide or --columns)` : "")
     + (verdicts.length ? `\nverdicts:\n${verdicts.join("\n")}` : "")
     + differencesBlock(stackDifferences(rows))
     + excludedBlock(rows.flatMap((r) => r.excluded ?? []));

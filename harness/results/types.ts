@@ -172,11 +172,17 @@ export interface Summary {
   rowsPerSecond: number;
   /** rows (duplicates included) stored per second; present when it differs from rowsPerSecond */
   storedRowsPerSecond?: number;
-  mibPerSecond: number;
+  /** rowsPerSecond × bytesPerRow in MiB/s; null when the bytes sent are not known (bytesUnknown says why) */
+  mibPerSecond: number | null;
   /** median, min and max of the per-window rows/s in the measurement phase */
   windowRowsPerSecond: { median: number; min: number; max: number };
-  /** mean encoded bytes per row as sent (COPY text / JSON line) */
-  bytesPerRow: number;
+  /** mean encoded bytes per row as sent (COPY text / JSON line); null when not known (bytesUnknown) */
+  bytesPerRow: number | null;
+  /**
+   * why the bytes sent are not known (mibPerSecond and bytesPerRow null): a `generator: none` run's events are made
+   * inside the collector (harness/runner/self-load.ts), so no byte passes the harness; absent when they are known
+   */
+  bytesUnknown?: string;
   measuredSeconds: number;
   /** mean CPU used by the sink host, cores */
   sinkCores: number;

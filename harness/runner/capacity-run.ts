@@ -175,6 +175,9 @@ export async function capacityCommand(scenarioFile: string, flags: CapacityFlags
   process.on("SIGTERM", onSignal);
   const rows: CapacityRow[] = [];
   let code = 0;
+  // what the steps so far spent besides their load (provision, drain, ledger, teardown): the next step's estimate;
+  // before the first step ends none is assumed (the platform's default fits a bench run of millions of rows, not a step)
+  let overhead: ReadonlyArray<{ before: number; after: number }> = [];
   try {
     for (const stack of o.stacks) {
       if (controller.signal.aborted) break;
@@ -186,11 +189,13 @@ export async function capacityCommand(scenarioFile: string, flags: CapacityFlags
       const result = await searchCapacity(search, async (rate, index, phase) => {
         if (controller.signal.aborted) return null;
         // a progress display per step: each is one planned run
+        const reporter = new Progress(progress.mode).measuredFrom(overhead, "leave-out");
         const done = await driveItems([{ stack, plan: stepPlan(plan, rate, index), group: `step ${index} ${phase} ${rate}/s` }], {
-          resultsRoot: o.resultsRoot, invocation, projectRoot: o.projectRoot, reporter: new Progress(progress.mode),
+          resultsRoot: o.resultsRoot, invocation, projectRoot: o.projectRoot, reporter,
           deployed: o.deployed, lockWaitMs: o.lockWaitMs, signal: controller.signal, command: "capacity",
         });
         const record = done.records[0];
+        overhead = reporter.overheadMeasured;
         if (done.interrupted || !record) return null;
         first ??= record;
         last = record;

@@ -10,6 +10,7 @@ import { ConfigurationError, IngestbenchError } from "../../core/errors.ts";
 import { parseDuration } from "../../core/units.ts";
 import type { Contention, RunRecord } from "../results/types.ts";
 import { bottleneckLabel } from "./bottleneck.ts";
+import { mibText } from "../results/format.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
 import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";
 import { faultLines, timelineLines } from "./fault-cost.ts";
@@ -56,7 +57,7 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   }
   if (r.summary) {
     const s = r.summary;
-    lines.push(`  ${fmtInt(s.rowsPerSecond)} rows/s, ${s.mibPerSecond.toFixed(2)} MiB/s over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores`
+    lines.push(`  ${fmtInt(s.rowsPerSecond)} rows/s, ${mibText(s)} over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores`
       + `${s.throttledShare === null ? "" : `, throttled in ${(s.throttledShare * 100).toFixed(0)} % of periods`}, link ${s.sinkNetworkMbitPerSecond.toFixed(1)} Mbit/s`);
     lines.push(s.bottleneck.resource === "uncertain" ? `  bottleneck: ${s.bottleneck.evidence}` : `  bottleneck: ${bottleneckLabel(s.bottleneck)} (${s.bottleneck.evidence})`);
     if (s.contention) lines.push(`  ${contentionLine(s.contention)}`);
@@ -236,10 +237,11 @@ export function lockWaitMs(flag: string | undefined, env: NodeJS.ProcessEnv = pr
 /**
  * Lock every stack of the items, in name order (two invocations over the same stacks never wait on each other in a
  * circle), before anything is provisioned. A stack another live run holds is waited for, polling each second, up to
- * `waitMs` (saying whom it waits for), then refused. On a refusal the locks already taken are released.
+ * `waitMs` (saying whom it waits for), then refused. On a refusal the locks already taken are released. `signal`
+ * (Ctrl-C) ends a wait at once: the locks already taken are released and null is returned (nothing is held).
  * @throws ProvisioningError E_STACK_LOCKED naming the holder of a lock (./stack-lock.ts)
  */
-export async function lockStacks(names: string[], command: string, progress: Pick<Progress, "notice">, waitMs: number): Promise<StackLock[]> {
+export async function lockStacks(names: string[], command: string, progress: Pick<Progress, "notice">, waitMs: number, signal?: AbortSignal): Promise<StackLock[] | null> {
   const locks: StackLock[] = [];
   const deadline = Date.now() + waitMs;
   try {
@@ -253,7 +255,11 @@ export async function lockStacks(names: string[], command: string, progress: Pic
           if (!(err instanceof IngestbenchError && err.code === "E_STACK_LOCKED") || Date.now() >= deadline) throw err;
           if (!told) progress.notice(`${err.message.split(";")[0]}; waiting up to ${Math.ceil((deadline - Date.now()) / 1000)} s for it`);
           told = true;
-          await new Promise((r) => setTimeout(r, 1000));
+          if (await aborted(signal, 1000)) {
+            progress.notice(`${String(signal!.reason ?? "SIGINT")}: stopped waiting for stack ${name}; nothing was provisioned and no lock is held`);
+            for (const l of locks) l.release();
+            return null;
+          }
         }
       }
       locks.push(lock);
@@ -264,6 +270,21 @@ export async function lockStacks(names: string[], command: string, progress: Pic
     throw err;
   }
   return locks;
+}
+
+/** Wait `ms`; true as soon as `signal` is aborted (at once when it already is), false when the time passed. */
+function aborted(signal: AbortSignal | undefined, ms: number): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (value: boolean): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(value);
+    };
+    const onAbort = (): void => done(true);
+    const timer = setTimeout(() => done(false), ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 export interface DriveResult {
@@ -306,8 +327,6 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   if (groups.some((g) => g.stack.platform === "local")) checkLocalPrivileges();
   for (const g of groups) if (g.stack.platform !== "local") options.deployed?.ready?.(g.stack);
   const progress = options.reporter ?? new Progress(options.progress);
-  // one run per stack at a time: the second invocation on a stack is refused, naming the first (E_STACK_LOCKED)
-  const locks = await lockStacks(groups.map((g) => g.stack.name), options.command ?? commandWord(), progress, options.lockWaitMs ?? lockWaitMs(undefined));
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
@@ -320,8 +339,28 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   const onExternal = (): void => controller.abort(options.signal?.reason ?? "SIGINT");
   if (options.signal?.aborted) onExternal();
   options.signal?.addEventListener("abort", onExternal, { once: true });
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  // Ctrl-C while waiting for a stack lock ends the wait at once (lockStacks), exit 130 with nothing held
+  const onWaitSignal = (sig: NodeJS.Signals): void => controller.abort(sig);
+  const handlers = (on: boolean, h: (sig: NodeJS.Signals) => void): void => {
+    for (const sig of ["SIGINT", "SIGTERM"] as const) (on ? process.on : process.off).call(process, sig, h);
+  };
+  const detach = (): void => options.signal?.removeEventListener("abort", onExternal);
+  handlers(true, onWaitSignal);
+  let locks: StackLock[] | null;
+  try {
+    // one run per stack at a time: the second invocation on a stack is refused, naming the first (E_STACK_LOCKED)
+    locks = await lockStacks(groups.map((g) => g.stack.name), options.command ?? commandWord(), progress, options.lockWaitMs ?? lockWaitMs(undefined), controller.signal);
+  } catch (err) {
+    detach();
+    throw err;
+  } finally {
+    handlers(false, onWaitSignal);
+  }
+  if (locks === null) {
+    detach();
+    return { records: [], interrupted: controller.signal.reason as NodeJS.Signals };
+  }
+  handlers(true, onSignal);
   const records: RunRecord[] = [];
   progress.start(items.map((i) => ({ stack: i.stack.name, plan: i.plan, group: i.group, platform: i.stack.platform })));
   try {
@@ -347,9 +386,8 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
     }
   } finally {
     for (const l of locks) l.release();
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    options.signal?.removeEventListener("abort", onExternal);
+    handlers(false, onSignal);
+    detach();
     progress.end(controller.signal.aborted ? String(controller.signal.reason) : null);
   }
   return { records, interrupted: controller.signal.aborted ? (controller.signal.reason as NodeJS.Signals) : null };

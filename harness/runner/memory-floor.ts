@@ -11,6 +11,7 @@ import { fieldLocation } from "../../core/yaml.ts";
 import { collectorPlugins, findCollector, findSink, sinkPlugins } from "../../plugins/registry.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import { hostRoles, LOADGEN, SINK } from "./site.ts";
+import { collectorHosts } from "./versions.ts";
 
 /** "stacks/Pulumi.x.yaml:12:15: config.ingestbench:hosts.sink.memory" of a host's memory cap. */
 function memoryField(stack: StackSpec, host: string): string {
@@ -51,24 +52,48 @@ export function checkDeclaredMemoryFloors(stack: StackSpec, components: Readonly
 }
 
 /**
- * For `validate` and `stacks`, which see a (local) stack without a scenario: per host whose memory cap is below the
- * floor of some component with one, one sentence naming those components (a scenario running one of them there is
- * refused, E_CAP_TOO_SMALL), or saying that none with a known floor could start there.
+ * The components a stack's platform can start on one of its hosts: the sinks on the sink host, the collectors on a
+ * collector host (local: those with a local component; docker, azure: those with an image); none on other hosts.
+ */
+function componentsFor(stack: StackSpec, host: string): Array<{ name: string; minMemory?: MinMemory }> {
+  const pool = host === SINK ? sinkPlugins : collectorHosts([host]).length ? collectorPlugins : [];
+  return pool.filter((p) => (stack.platform === "local" ? p.local !== undefined : p.image !== undefined));
+}
+
+/**
+ * For `validate`, which sees a stack without a scenario: refuse a host whose memory cap is below the floor of every
+ * component the stack's platform can start there (each of them having a floor), as every run on it would be refused.
+ * @throws ConfigurationError E_CAP_TOO_SMALL at the cap's file:line:col, naming those components and their floors
+ */
+export function checkStackMemoryFloors(stack: StackSpec): void {
+  for (const [host, h] of Object.entries(stack.hosts)) {
+    const cap = h.limits.memoryBytes;
+    const can = componentsFor(stack, host);
+    if (cap === undefined || can.length === 0 || !can.every((p) => p.minMemory && cap < p.minMemory.bytes)) continue;
+    throw new ConfigurationError(
+      "E_CAP_TOO_SMALL",
+      `${memoryField(stack, host)}: a memory cap of ${formatBytes(cap)} is too small for any ${host === SINK ? "sink" : "collector"} the ${stack.platform} platform runs on host ${host} to start: `
+        + `${can.map((p) => `${p.name} needs at least ${formatBytes(p.minMemory!.bytes)}`).join(", ")} (docs/decisions/0009-memory-caps-too-small-to-start.md); raise the cap`,
+      { field: `config.ingestbench:hosts.${host}.memory` },
+    );
+  }
+}
+
+/**
+ * For `validate`: per host whose memory cap is below the floor of some (not every) component the platform can start
+ * there, one note naming them (a scenario running one of them there is refused, E_CAP_TOO_SMALL); the hosts below
+ * every floor are checkStackMemoryFloors' refusals.
  */
 export function memoryFloorWarnings(stack: StackSpec): string[] {
-  const floors: Array<{ name: string; floor: MinMemory }> = [...sinkPlugins, ...collectorPlugins]
-    .flatMap((p) => (p.minMemory ? [{ name: p.name, floor: p.minMemory }] : []));
-  if (floors.length === 0) return [];
   const out: string[] = [];
   for (const [host, h] of Object.entries(stack.hosts)) {
     const cap = h.limits.memoryBytes;
-    if (cap === undefined || host === LOADGEN) continue;
-    const below = floors.filter((f) => cap < f.floor.bytes);
-    if (below.length === 0) continue;
-    const what = below.length === floors.length
-      ? `below what any component with a known floor needs to start (${below.map((f) => `${f.name} ${formatBytes(f.floor.bytes)}`).join(", ")})`
-      : `too small for ${below.map((f) => `${f.name} (needs ${formatBytes(f.floor.bytes)})`).join(", ")} to start`;
-    out.push(`${memoryField(stack, host)}: a memory cap of ${formatBytes(cap)} is ${what}: a run of ${below.length === floors.length ? "any of them" : "those"} on host ${host} is refused (E_CAP_TOO_SMALL)`);
+    if (cap === undefined) continue;
+    const can = componentsFor(stack, host);
+    const below = can.filter((p) => p.minMemory && cap < p.minMemory.bytes);
+    if (below.length === 0 || below.length === can.length) continue;
+    out.push(`${memoryField(stack, host)}: a memory cap of ${formatBytes(cap)} is below the floor of ${below.map((p) => `${p.name} (${formatBytes(p.minMemory!.bytes)})`).join(", ")}: `
+      + `scenarios with ${below.length === 1 ? "it" : "them"} cannot run on host ${host} (E_CAP_TOO_SMALL); the others can`);
   }
   return out;
 }

@@ -134,6 +134,7 @@ export class Progress {
   private queryCellAt = 0;
   private lastQueryLineAt = 0;
   private lastQueryCell = "";
+  private unmeasured: "estimate" | "leave-out" = "estimate";
 
   constructor(mode: ProgressMode | undefined, private readonly streams: ProgressStreams = { stdout: process.stdout, stderr: process.stderr }, private readonly now: () => number = Date.now) {
     this.mode = resolveMode(mode, streams.stderr);
@@ -152,10 +153,37 @@ export class Progress {
     return (r.plan.warmupMs + r.plan.durationMs) / 1000;
   }
 
+  /**
+   * Seed the overhead with what earlier runs of the same kind measured (overheadMeasured of another display): a
+   * capacity search gives each step its own display, and its steps are alike (harness/runner/capacity-run.ts).
+   * With `unmeasured: "leave-out"` the display estimates no overhead until one is measured: load only, said so.
+   */
+  measuredFrom(samples: ReadonlyArray<{ before: number; after: number }>, unmeasured: "estimate" | "leave-out" = "estimate"): this {
+    this.measuredOverhead.push(...samples);
+    this.unmeasured = unmeasured;
+    return this;
+  }
+
+  /** Per ended run: seconds before its load began and after its load ended. */
+  get overheadMeasured(): ReadonlyArray<{ before: number; after: number }> {
+    return this.measuredOverhead;
+  }
+
+  /** True while the estimates hold the load only (measuredFrom "leave-out", nothing measured yet). */
+  private get loadOnly(): boolean {
+    return this.unmeasured === "leave-out" && this.measuredOverhead.length === 0;
+  }
+
+  /** " left", or " of load left (+ setup, drain, ledger: not measured yet)" while the estimate is the load only. */
+  private leftText(): string {
+    return this.loadOnly ? " of load left (+ setup, drain, ledger: not measured yet)" : " left";
+  }
+
   /** The overhead before and after a run's load: the mean of the runs ended, else OVERHEAD_ESTIMATE_S of its platform. */
   private overhead(r: ProgressRun): { before: number; after: number } {
     const m = this.measuredOverhead;
     if (m.length > 0) return { before: m.reduce((a, b) => a + b.before, 0) / m.length, after: m.reduce((a, b) => a + b.after, 0) / m.length };
+    if (this.loadOnly) return { before: 0, after: 0 };
     const o = OVERHEAD_ESTIMATE_S[r.platform ?? "local"] ?? OVERHEAD_ESTIMATE_S.local!;
     return { before: before(o), after: after(o) };
   }
@@ -187,7 +215,9 @@ export class Progress {
     this.runs = runs;
     this.startedAt = this.now();
     if (this.mode === "jsonl") this.json({ event: "start", runs: runs.length, estimatedSeconds: Math.round(this.remainingSeconds()) });
-    else if (this.mode !== "quiet") this.streams.stderr.write(`${runs.length} run(s) planned, about ${formatSeconds(this.remainingSeconds())}\n`);
+    else if (this.mode !== "quiet") {
+      this.streams.stderr.write(`${runs.length} run(s) planned, about ${formatSeconds(this.remainingSeconds())}${this.loadOnly ? " of load (+ setup, drain, ledger: not measured yet)" : ""}\n`);
+    }
   }
 
   /** The next run (in `start` order) begins; `detail` is e.g. the hosts being provisioned. */
@@ -208,7 +238,7 @@ export class Progress {
   private liveLine(r: ProgressRun, what: string): void {
     const pct = Math.floor((this.done / Math.max(1, this.runs.length)) * 100);
     const errored = (this.statuses.error ?? 0) + (this.statuses.failed ?? 0);
-    this.streams.stderr.write(`\r\x1b[K[${this.done}/${this.runs.length} done${errored ? `, ${errored} not ok` : ""}, ${pct} %] ${this.label(r)} · ${what} · ${formatSeconds(this.remainingSeconds())} left`);
+    this.streams.stderr.write(`\r\x1b[K[${this.done}/${this.runs.length} done${errored ? `, ${errored} not ok` : ""}, ${pct} %] ${this.label(r)} · ${what} · ${formatSeconds(this.remainingSeconds())}${this.leftText()}`);
     this.lineShown = true;
   }
 
@@ -231,7 +261,7 @@ export class Progress {
       this.liveLine(r, `${p.phase} ${at} s · ${rate} rows/s · lag ${lag}`);
     } else if (this.mode === "plain" && (p.t - this.lastSampleAt >= PLAIN_SAMPLE_MS || p.phase === "drain")) {
       this.lastSampleAt = p.t;
-      this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)} ${p.phase.padEnd(7)} ${at.replace(/^(\d+)/, "$1s").padStart(5)}s  ${rate} rows/s  stored ${fmtInt(p.stored)}  lag ${lag}  ${formatSeconds(this.remainingSeconds())} left\n`);
+      this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)} ${p.phase.padEnd(7)} ${at.replace(/^(\d+)/, "$1s").padStart(5)}s  ${rate} rows/s  stored ${fmtInt(p.stored)}  lag ${lag}  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`);
     }
   }
 

@@ -79,7 +79,7 @@ import { appliedHostLimits, stackCapsFit } from "../results/caps.ts";
 import { collectorHosts } from "./versions.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import { StepRunner } from "./steps.ts";
-import { CollectorLoad, inferredSent, selfLoadFidelity, type Load } from "./self-load.ts";
+import { CollectorLoad, inferredSent, selfLoadBytesUnknown, selfLoadFidelity, type Load } from "./self-load.ts";
 import { dedupeExhaustion, EXHAUSTION_CODES, exhaustionIn, exhaustionMessage, exhaustionResource, type Exhaustion } from "./exhaustion.ts";
 import { faultCosts } from "./fault-cost.ts";
 
@@ -294,7 +294,7 @@ export class BenchRun extends EventEmitter {
         const backlog = generators.backlog(s.stored, s.tAfter);
         const point: SeriesPoint = {
           t: mid, elapsedS: (mid - t0) / 1000, phase, stored: s.stored, countQueryMs: s.tAfter - s.tBefore,
-          rowsPerSec, mibPerSec: rowsPerSec === null ? null : (rowsPerSec * bytesPerRow) / MiB,
+          rowsPerSec, mibPerSec: rowsPerSec === null || plan.selfLoad ? null : (rowsPerSec * bytesPerRow) / MiB,
           lagMs: s.newestSentAtMs === null ? null : s.tAfter - (s.newestSentAtMs - clock.offsetMs),
           backlogRows: backlog?.rows ?? null, backlogLagMs: backlog?.ageMs ?? null,
           sent: progress.sent, accepted: progress.accepted, rejected: progress.rejected, hosts: obs?.hosts ?? {},
@@ -657,6 +657,7 @@ export class BenchRun extends EventEmitter {
     const { stack } = this.opts;
     return computeSummary({
       series: this.series, bytesPerRow,
+      ...(this.opts.plan.selfLoad ? { bytesUnknown: selfLoadBytesUnknown(this.opts.plan) } : {}),
       // scored against what was applied and read back, caps at or above the machine dropped (caps.ts appliedHostLimits)
       limits: Object.fromEntries(Object.entries(stack.hosts).map(([n, h]) => [n, appliedHostLimits(this.record.limits[n], h.limits, this.record.environment)])),
       sinkHosts: this.opts.plan.collector ? [...collectorHosts(Object.keys(stack.hosts)), SINK] : [SINK], clientHost: LOADGEN, machineCores: this.record.environment.cores,

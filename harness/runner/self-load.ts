@@ -11,8 +11,9 @@
  *   count has stood still for `quietMs` with every made event stored and nothing queued in the collector (`settled`):
  *   an input whose source window is full makes nothing until the destination catches up, so a still count alone
  *   is no end;
- * - accepted = made (no receiver acknowledges), rejected 0, bytes and requests unknown (0), no request latency, and
- *   no clock offset to measure (the collector's clock stamps sent_at; on the local platform that is this machine's).
+ * - accepted = made (no receiver acknowledges), rejected 0, bytes and requests unknown (0 in the progress; the
+ *   summary's MiB/s is null with `bytesUnknown`, never a false 0), no request latency, and no clock offset to measure
+ *   (the collector's clock stamps sent_at; on the local platform that is this machine's).
  *
  * CollectorLoad has the shape of harness/runner/generator-group.ts GeneratorGroup that the run uses (Load).
  */
@@ -123,4 +124,10 @@ export function selfLoadFidelity(plan: Pick<CellPlan, "selfLoad">): { unavailabl
     unavailable: `the events were made by ${s.collector}'s ${s.input}, not by a seeded generator: their fields are the collector's fixed values, `
       + "so what is checked is gen and seq (every seq 0 .. made − 1 stored once: the ledger); sent_at is the collector's own stamp (delivery latency rests on it)",
   };
+}
+
+/** Why a `generator: none` run has no MiB/s (Summary.bytesUnknown): the events never pass the harness. */
+export function selfLoadBytesUnknown(plan: Pick<CellPlan, "selfLoad">): string {
+  const s = plan.selfLoad!;
+  return `${s.collector}'s ${s.input} made the events: the harness sent no bytes`;
 }

@@ -13,6 +13,8 @@ export interface SummaryInput {
   series: SeriesPoint[];
   /** mean encoded bytes per row as sent */
   bytesPerRow: number;
+  /** why the bytes sent are not known (the collector made the events: ./self-load.ts); then bytesPerRow is ignored */
+  bytesUnknown?: string;
   /** per host, the limits applied and read back (harness/results/caps.ts appliedHostLimits), not the stack file's requests */
   limits: Record<string, HostLimits>;
   sinkHosts: string[];
@@ -102,13 +104,14 @@ export function computeSummary(input: SummaryInput): Summary {
   return {
     rowsPerSecond,
     ...(share < 1 ? { storedRowsPerSecond } : {}),
-    mibPerSecond: (rowsPerSecond * input.bytesPerRow) / MiB,
+    mibPerSecond: input.bytesUnknown === undefined ? (rowsPerSecond * input.bytesPerRow) / MiB : null,
     windowRowsPerSecond: {
       median: median(windowRates),
       min: Math.min(...windowRates),
       max: Math.max(...windowRates),
     },
-    bytesPerRow: input.bytesPerRow,
+    bytesPerRow: input.bytesUnknown === undefined ? input.bytesPerRow : null,
+    ...(input.bytesUnknown === undefined ? {} : { bytesUnknown: input.bytesUnknown }),
     measuredSeconds,
     sinkCores,
     cpuMsPer1000Rows: storedInWindow > 0 ? (cpuSeconds * 1000) / (storedInWindow / 1000) : Number.NaN,

@@ -118,6 +118,9 @@ export function conditionProblem(text: unknown): string {
   }
   if (!op) return `no operator in "${text}": ${allowed}, ${example}`;
   if (!(OPERATORS as readonly string[]).includes(op)) return `unknown operator "${op}" in "${text}": ${allowed}, ${example}`;
+  // `at:` takes a duration, a condition's elapsed a bare number of seconds: "elapsed >= 3s" → "elapsed >= 3"
+  const unit = metric === "elapsed" ? /^([0-9]+(?:\.[0-9]+)?)\s*(ms|s)$/.exec(value ?? "") : null;
+  if (unit) return `"${value}" is not a number in "${text}": elapsed counts seconds since the load started, without a unit: "elapsed ${op} ${unit[2] === "ms" ? Number(unit[1]) / 1000 : Number(unit[1])}"`;
   return `${value ? `"${value}" is not a number` : "no number"} in "${text}": a condition compares ${metric} ${op} a number such as 20000 or 20_000, ${example}`;
 }
 

@@ -14,6 +14,11 @@
  * harness's child (a killed harness's children are re-parented to init), and such a run is left alone. Before its
  * first process, a run of another TMPDIR is known by its owner marker (platform.ts ownersDir), which does not follow
  * TMPDIR; the markers of dead owners are removed at the end.
+ *
+ * With `dryRun: true` nothing is removed, killed or rewritten: the report lists what the same call would remove
+ * (what exists now of each dead registry's netns, cgroups, mounts and dirs, the registry files, the leftovers found
+ * by name, the owner markers of dead owners, the records it would mark interrupted), by the same rules, owner
+ * markers included.
  */
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -21,7 +26,10 @@ import path from "node:path";
 import { ProvisioningError } from "../../core/errors.ts";
 import { CGROUP_PARENT, controllerRoots, detectCgroupLayout, removeCgroupRunDir } from "./cgroup.ts";
 import { listNetns, NETNS_PREFIX, removeNetns, removeRootLinks } from "./netns.ts";
-import { isOwnerAlive, readOwnerMarkers, readRegistry, registryDir, removeOwnerMarker, removeRunResources, unmountIfMounted } from "./platform.ts";
+import {
+  isOwnerAlive, listMountPoints, ownersDir, readOwnerMarkers, readRegistry, registryDir, registryPath, removeOwnerMarker, removeRunResources,
+  unmountIfMounted, type RunRegistry,
+} from "./platform.ts";
 
 /** Default age after which an ownerless run directory is collected (the stack file's default expiry, 4 h). */
 export const DEFAULT_EXPIRY_MS = 4 * 60 * 60 * 1000;
@@ -40,10 +48,17 @@ export interface CollectOptions {
   cgroupRoot?: string;
   /** SIGTERM→SIGKILL grace for leftover processes, ms; default 3000 */
   graceMs?: number;
+  /** remove nothing: report what would be removed (see the module doc); default false */
+  dryRun?: boolean;
 }
 
-/** What collectLeftovers removed (absolute paths / names), what it kept, and the errors it met. */
+/**
+ * What collectLeftovers removed (absolute paths / names) — with dryRun, what it would remove — what it kept, and the
+ * errors it met.
+ */
 export interface GcReport {
+  /** true when nothing was removed: the lists say what would be */
+  dryRun?: boolean;
   /** run ids whose registry was processed and removed */
   runs: string[];
   netns: string[];
@@ -51,6 +66,8 @@ export interface GcReport {
   dirs: string[];
   mounts: string[];
   registries: string[];
+  /** owner markers (platform.ts ownersDir) of dead owners without a registry here, removed (a registry's goes with it) */
+  markers: string[];
   /** run ids left alone because their owner is alive */
   live: string[];
   /** result records (run.json) of killed runs that still said "running", now marked "interrupted" */
@@ -124,7 +141,9 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
   const expiryMs = opts.expiryMs ?? DEFAULT_EXPIRY_MS;
   const tmpRoot = opts.tmpRoot ?? os.tmpdir();
   const graceOpts = opts.graceMs === undefined ? {} : { graceMs: opts.graceMs };
-  const report: GcReport = { runs: [], netns: [], cgroups: [], dirs: [], mounts: [], registries: [], live: [], records: [], errors: [] };
+  const dry = opts.dryRun ?? false;
+  const report: GcReport = { ...(dry ? { dryRun: true } : {}), runs: [], netns: [], cgroups: [], dirs: [], mounts: [], registries: [], markers: [], live: [], records: [], errors: [] };
+  const mounted = dry ? new Set(await listMountPoints().catch(() => [] as string[])) : new Set<string>();
   const attempt = async (what: string, fn: () => Promise<void>) => {
     try {
       await fn();
@@ -151,7 +170,7 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       continue;
     }
     await attempt(`run ${reg.runId}`, async () => {
-      const r = await removeRunResources(reg, graceOpts);
+      const r = dry ? await existingRunResources(reg, mounted) : await removeRunResources(reg, graceOpts);
       report.netns.push(...r.netns);
       report.cgroups.push(...r.cgroups);
       report.dirs.push(...r.dirs);
@@ -159,7 +178,7 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       if (r.registry) report.registries.push(r.registry);
       report.errors.push(...r.errors);
       report.runs.push(reg.runId);
-      if (reg.resultRecord && (await markInterrupted(reg.resultRecord, reg.ownerPid))) report.records.push(reg.resultRecord);
+      if (reg.resultRecord && (dry ? await stillRunning(reg.resultRecord) : await markInterrupted(reg.resultRecord, reg.ownerPid))) report.records.push(reg.resultRecord);
     });
   }
   // Owner markers (platform.ts ownersDir) name the live runs of every TMPDIR, even before their first process.
@@ -176,12 +195,12 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       const runId = re.exec(ns)?.[1];
       if (runId === undefined || !ownerless(runId)) continue;
       await attempt(`removing netns ${ns}`, async () => {
-        if (await removeNetns(ns, graceOpts)) report.netns.push(ns);
+        if (dry || (await removeNetns(ns, graceOpts))) report.netns.push(ns);
       });
     }
   });
 
-  await attempt("removing root-side links", async () => void (await removeRootLinks(undefined, (id) => !ownerless(id))));
+  if (!dry) await attempt("removing root-side links", async () => void (await removeRootLinks(undefined, (id) => !ownerless(id))));
 
   // 2b. Cgroup run directories.
   await attempt("sweeping cgroups", async () => {
@@ -199,7 +218,8 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       for (const runId of runs) {
         if (!new RegExp(`^${RUN_ID}$`).test(runId) || !ownerless(runId)) continue;
         await attempt(`removing cgroup ${path.join(parent, runId)}`, async () => {
-          report.cgroups.push(...(await removeCgroupRunDir(path.join(parent, runId), layout.version as "v1" | "v2", graceOpts)));
+          const runDir = path.join(parent, runId);
+          report.cgroups.push(...(dry ? [...(await subdirs(runDir)), runDir] : await removeCgroupRunDir(runDir, layout.version as "v1" | "v2", graceOpts)));
         });
       }
     }
@@ -215,8 +235,8 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       await attempt(`removing ${dir}`, async () => {
         const st = await fs.stat(dir);
         if (!all && Date.now() - st.mtimeMs < expiryMs) return;
-        if (await unmountIfMounted(dir)) report.mounts.push(dir);
-        await fs.rm(dir, { recursive: true, force: true });
+        if (dry ? mounted.has(dir) : await unmountIfMounted(dir)) report.mounts.push(dir);
+        if (!dry) await fs.rm(dir, { recursive: true, force: true });
         report.dirs.push(dir);
       });
     }
@@ -231,7 +251,7 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       if (pid === undefined || !entry.isDirectory() || (isOwnerAlive({ ownerPid: Number(pid) }) && !opts.includeLive)) continue;
       const dir = path.join(tmpRoot, entry.name);
       await attempt(`removing ${dir}`, async () => {
-        await fs.rm(dir, { recursive: true, force: true });
+        if (!dry) await fs.rm(dir, { recursive: true, force: true });
         report.dirs.push(dir);
       });
     }
@@ -239,7 +259,13 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
 
   // 2e. Owner markers of runs now collected (their owner is gone, or includeLive).
   if (report.errors.length === 0) {
-    for (const m of markers) if (!live.has(m.runId)) await attempt(`removing the owner marker of run ${m.runId}`, async () => void (await removeOwnerMarker(m.runId)));
+    for (const m of markers) {
+      // a collected registry's marker went with it (platform.ts removeRunResources)
+      if (live.has(m.runId) || (dry && report.runs.includes(m.runId))) continue;
+      await attempt(`removing the owner marker of run ${m.runId}`, async () => {
+        if (dry || (await removeOwnerMarker(m.runId))) report.markers.push(path.join(ownersDir(), m.runId));
+      });
+    }
   }
 
   report.netns = [...new Set(report.netns)];
@@ -247,6 +273,41 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
   report.dirs = [...new Set(report.dirs)];
   report.mounts = [...new Set(report.mounts)];
   return report;
+}
+
+/** The subdirectories of `dir` (absolute), none when it is gone. */
+async function subdirs(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
+}
+
+const exists = (p: string): Promise<boolean> => fs.access(p).then(() => true, () => false);
+
+/**
+ * For a dry run: what removeRunResources (platform.ts) would remove of a dead run's registry, in its report's shape —
+ * the netns, cgroups and dirs that exist now, the mounts that are mounted (`mounted`: the machine's mount points),
+ * the registry file. Its processes are killed with its cgroups.
+ */
+async function existingRunResources(reg: RunRegistry, mounted: ReadonlySet<string>): Promise<Awaited<ReturnType<typeof removeRunResources>>> {
+  const netns = new Set(reg.netns.length ? await listNetns() : []);
+  const keep = async (paths: string[]): Promise<string[]> => (await Promise.all(paths.map(async (p) => ((await exists(p)) ? p : null)))).filter((p): p is string => p !== null);
+  return {
+    netns: reg.netns.filter((n) => netns.has(n)),
+    cgroups: await keep(reg.cgroups),
+    dirs: await keep(reg.dirs),
+    mounts: reg.mounts.filter((m) => mounted.has(m)),
+    registry: registryPath(reg.runId),
+    errors: [],
+  };
+}
+
+/** Whether a result record still says "running" (what markInterrupted would rewrite). */
+async function stillRunning(file: string): Promise<boolean> {
+  try {
+    return (JSON.parse(await fs.readFile(file, "utf8")) as { status?: string }).status === "running";
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
+import { kernelRelease } from "../../harness/results/format.ts";
 import type { RunRecord } from "../../harness/results/types.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../helpers/docker-cli-stand-in.ts";
 import { createPulumiCliStandIn, type PulumiCliStandIn } from "../helpers/pulumi-cli-stand-in.ts";
@@ -87,7 +88,7 @@ describe("a real local run with a PostgreSQL password (INGESTBENCH_POSTGRES_PASS
     expect(rec!.ledger).toMatchObject({ lost: 0, duplicated: 0 });
     expect(rec!.ledger!.stored).toBeGreaterThan(0);
     // the numbers name their machine: the run's own environment, printed at the end of bench
-    expect(stdout).toContain(`measured local-quarter-core on ${rec!.environment.cpuModel}, ${rec!.environment.cores} cores, kernel ${rec!.environment.kernel}, cgroup ${rec!.environment.cgroup}`);
+    expect(stdout).toContain(`measured local-quarter-core on ${rec!.environment.cpuModel}, ${rec!.environment.cores} cores, kernel ${kernelRelease(rec!.environment.kernel)}, cgroup ${rec!.environment.cgroup}`);
     // host connections (the verifier's and the generator's) needed the password
     expect(hba).toMatch(/^host all all 0\.0\.0\.0\/0 scram-sha-256$/m);
     expect(hba).not.toMatch(/^host all all 0\.0\.0\.0\/0 trust$/m);

@@ -7,6 +7,8 @@
  */
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { compareStacks, compareVariants, renderComparison, renderVariantsComparison } from "../../results/compare.ts";
+import { terminalWidth } from "../../results/columns.ts";
+import { kernelRelease } from "../../results/format.ts";
 import { prepareResultsDir } from "../../results/preflight.ts";
 import { renderQueryTables } from "../../results/query-table.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
@@ -55,7 +57,7 @@ export const registerBench: CommandModule = (program, ctx) => {
       if (stacks.length > 1 && result.records.some((r) => r.summary) && !result.records.some((r) => r.status === "interrupted")) {
         // the runs just made are what was asked for: show version differences between stacks instead of refusing
         const rows = await compareStacks(resultsRoot, scenario.name, stacks.map((s) => s.name), { force: true });
-        progress.result(`\n${renderComparison(scenario.name, rows)}`);
+        progress.result(`\n${renderComparison(scenario.name, rows, { width: terminalWidth(progress.mode === "jsonl" ? process.stderr : process.stdout) })}`);
       }
       // an application under test: write-up 003's table of its variants, from the runs just made
       if (scenario.app && result.records.some((r) => r.app) && !result.records.some((r) => r.status === "interrupted")) {
@@ -67,7 +69,7 @@ export const registerBench: CommandModule = (program, ctx) => {
       // every number names its machine (docs/decisions/0007-every-number-names-its-machine.md): where each stack's runs ran
       for (const stack of stacks) {
         const env = result.records.find((r) => r.stack === stack.name)?.environment;
-        if (env) progress.result(`measured ${stack.name} on ${env.cpuModel}, ${env.cores} cores, kernel ${env.kernel}, cgroup ${env.cgroup}`);
+        if (env) progress.result(`measured ${stack.name} on ${env.cpuModel}, ${env.cores} cores, kernel ${kernelRelease(env.kernel)}, cgroup ${env.cgroup}`);
       }
       return runsExitCode(result);
     }));

@@ -6,6 +6,7 @@
 import path from "node:path";
 import { Option } from "commander";
 import { compareCommand, type CompareCommandFlags } from "../../results/compare.ts";
+import { terminalWidth } from "../../results/columns.ts";
 import { stackNames, type CommandModule } from "../context.ts";
 
 type CompareFlags = Omit<CompareCommandFlags, "stacks"> & { stack?: string; stacks?: string; results: string };
@@ -25,11 +26,11 @@ export const registerCompare: CommandModule = (program, ctx) => {
     .option("--variants", "the variants of an application under test (scenario `app`) on one stack, write-up 003's table: throughput, mean, p50/p99, CPU per host, records, bytes, dropped, elapsed, each with its ratio to the first variant; --baseline picks the invocation (default: the latest)")
     .option("--force", "compare even when component versions differ (the differences are listed)")
     .option("--json", "print the comparison as JSON (only that on stdout)")
-    .option("--wide", "across stacks: every column in the terminal table (the default shows about a dozen; the rest are named below it)")
+    .option("--wide", "across stacks: every column in the terminal table (the default shows about a dozen, fitted to COLUMNS, else the terminal's width, else 120 characters; the rest are named below it)")
     .option("--columns <names>", "across stacks: the terminal table's columns, comma-separated keys or headers, e.g. rows/s,cv,sinkCores,lagP99Ms (stack first)")
     .action(ctx.action(async (flags: CompareFlags) => {
       const { stack, stacks, results, ...rest } = flags;
-      const text = await compareCommand(path.resolve(results), { ...rest, stacks: stackNames({ stack, stacks }).join(",") });
+      const text = await compareCommand(path.resolve(results), { ...rest, stacks: stackNames({ stack, stacks }).join(","), width: terminalWidth() });
       ctx.print(text);
     }));
 };

@@ -17,8 +17,8 @@ interface GcFlags {
   json?: boolean;
 }
 
-/** The local part of `gc --json`: collectLeftovers' report with its errors as messages, or why it was skipped. */
-export type LocalGcOutput = (Omit<GcReport, "errors"> & { errors: string[] }) | { skipped: string };
+/** The local part of `gc --json`: collectLeftovers' report with its errors as messages (with --dry-run, `dryRun: true`). */
+export type LocalGcOutput = Omit<GcReport, "errors"> & { errors: string[] };
 
 /**
  * What `gc --json` prints: the local part, the deployments of killed harness processes (`deployments`), the stale
@@ -37,16 +37,20 @@ function swept(s: { containers: string[]; networks: string[]; volumes: string[];
 /** The few lines `gc` prints without --json: what was removed, what was left alone, the errors. */
 export function gcSummary(out: GcOutput): string {
   const lines: string[] = [];
-  if ("skipped" in out) {
-    lines.push(`local leftovers: ${out.skipped}`);
+  const kinds = ([["run(s)", out.runs], ["network namespace(s)", out.netns], ["cgroup(s)", out.cgroups], ["temp dir(s)", out.dirs], ["mount(s)", out.mounts], ["registry file(s)", out.registries], ["owner marker(s)", out.markers]] as const)
+    .filter(([, list]) => list.length > 0);
+  const counts = kinds.map(([what, list]) => `${list.length} ${what}`);
+  if (out.dryRun) {
+    // a dry run names every item it would remove, one line per kind
+    lines.push(`local leftovers: ${counts.length ? `--dry-run: would remove ${counts.join(", ")} (nothing removed)` : "none"}`);
+    for (const [what, list] of kinds) lines.push(`  ${what}: ${list.join(", ")}`);
+    if (out.records.length) lines.push(`  would mark interrupted: ${out.records.join(", ")}`);
   } else {
-    const removed = ([["run(s)", out.runs], ["network namespace(s)", out.netns], ["cgroup(s)", out.cgroups], ["temp dir(s)", out.dirs], ["mount(s)", out.mounts], ["registry file(s)", out.registries]] as const)
-      .filter(([, list]) => list.length > 0).map(([what, list]) => `${list.length} ${what}`);
-    lines.push(`local leftovers: ${removed.length ? `removed ${removed.join(", ")}` : "none"}`);
+    lines.push(`local leftovers: ${counts.length ? `removed ${counts.join(", ")}` : "none"}`);
     if (out.records.length) lines.push(`  marked interrupted: ${out.records.join(", ")}`);
-    if (out.live.length) lines.push(`  left alone (owner alive; --kill-live removes them): ${out.live.join(", ")}`);
-    for (const e of out.errors) lines.push(`  error: ${e}`);
   }
+  if (out.live.length) lines.push(`  left alone (owner alive; --kill-live removes them): ${out.live.join(", ")}`);
+  for (const e of out.errors) lines.push(`  error: ${e}`);
   const d = out.deployments;
   if (d.collected.length === 0 && d.expired.length === 0) lines.push(`deployments of killed runs: none${d.live.length ? ` (${d.live.length} owned by running processes left alone)` : ""}`);
   for (const c of d.collected) {
@@ -75,16 +79,11 @@ export const registerGc: CommandModule = (program, ctx) => {
     .description("Remove leftovers of killed runs: processes, cgroups, network namespaces, tmpfs mounts and temp directories whose owner is gone; the deployments of killed `bench`/`up` processes (pulumi destroy, then every container, network, volume and dangling built image labelled with the stack on the Docker engine); the stack locks of killed runs. Then destroys the project's Pulumi stacks (docker, azure) whose last update is older than their ingestbench:expiry (default 4h); without a Pulumi CLI that part is skipped and says why. Prints a short summary (--json: everything, as JSON).")
     .option("--all", "also remove ownerless run directories younger than the 4 h expiry (runs whose owner is alive are still left alone)")
     .option("--kill-live", "also remove runs whose owner process is still alive: stops benchmarks running in other terminals")
-    .option("--dry-run", "only list the Pulumi stacks past their expiry; local leftovers are not collected")
+    .option("--dry-run", "remove nothing: list what gc would remove (local leftovers item by item, deployments, stack locks, Pulumi stacks past their expiry)")
     .option("--json", "print what was collected as one JSON object on stdout")
     .action(ctx.action(async (flags: GcFlags) => {
-      let local: LocalGcOutput;
-      if (flags.dryRun) {
-        local = { skipped: "--dry-run: local leftovers are not collected" };
-      } else {
-        const report = await collectLeftovers({ all: Boolean(flags.all), includeLive: Boolean(flags.killLive) });
-        local = { ...report, errors: report.errors.map((e) => e.message) };
-      }
+      const report = await collectLeftovers({ all: Boolean(flags.all), includeLive: Boolean(flags.killLive), dryRun: Boolean(flags.dryRun) });
+      const local: LocalGcOutput = { ...report, errors: report.errors.map((e) => e.message) };
       const deployments = await collectDeadDeployments({ projectDir: ctx.projectRoot, dryRun: Boolean(flags.dryRun), includeLive: Boolean(flags.killLive) });
       const locks = await collectStaleLocks({ dryRun: Boolean(flags.dryRun) });
       const pulumi = await collectExpiredStacks({ projectDir: ctx.projectRoot, dryRun: Boolean(flags.dryRun) });

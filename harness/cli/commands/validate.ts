@@ -12,7 +12,7 @@ import { loadScenarioFile, planCells } from "../../runner/plan.ts";
 import { EXIT, type CommandModule } from "../context.ts";
 import { stackFit, stackFitText } from "./stacks.ts";
 import { diagnosticsOf, type Diagnostic } from "../diagnostics.ts";
-import { checkDeclaredMemoryFloors, checkMemoryFloors, memoryFloorWarnings } from "../../runner/memory-floor.ts";
+import { checkDeclaredMemoryFloors, checkMemoryFloors, checkStackMemoryFloors, memoryFloorWarnings } from "../../runner/memory-floor.ts";
 
 /** What a file is taken for. */
 export type FileKind = "stack" | "nightly plan" | "scenario";
@@ -44,11 +44,12 @@ export interface FileResult {
   ok: boolean;
   /** one per problem (empty when ok) */
   errors: Diagnostic[];
-  /** the error's message as printed without --json (absent when ok) */
+  /** the file's verdict line as printed without --json, "<file>: refused: <the error's message>" (absent when ok) */
   text?: string;
   /**
-   * a stack's caps against this machine: "oversubscribed …", "uncapped (≥ machine) …", and memory caps below every
-   * component's floor (harness/runner/memory-floor.ts memoryFloorWarnings); flags, not errors
+   * a stack's caps against this machine: "oversubscribed …", "uncapped (≥ machine) …", and memory caps below the
+   * floor of some of the components its hosts could run (harness/runner/memory-floor.ts memoryFloorWarnings); flags,
+   * not errors (a cap below every floor is an error, checkStackMemoryFloors)
    */
   warnings?: string[];
 }
@@ -61,6 +62,8 @@ export function validateFile(file: string): FileResult {
       const stack = loadStack(file);
       // a docker or azure stack names its components: a cap below one's floor fails as its run would
       if (stack.platform !== "local") checkDeclaredMemoryFloors(stack, loadPulumiStack(file).platform.components as Record<string, string>);
+      // a host under which no component of its platform can start: every run on the stack would be refused
+      checkStackMemoryFloors(stack);
       const fit = stackFitText(stackFit(stack));
       const warnings = [...(fit ? [fit] : []), ...memoryFloorWarnings(stack)];
       if (warnings.length) return { file, kind, ok: true, errors: [], warnings };
@@ -69,8 +72,14 @@ export function validateFile(file: string): FileResult {
     return { file, kind, ok: true, errors: [] };
   } catch (err) {
     if (!(err instanceof IngestbenchError)) throw err;
-    return { file, kind, ok: false, errors: diagnosticsOf(err, file), text: err.message };
+    return { file, kind, ok: false, errors: diagnosticsOf(err, file), text: refusedLine(file, err.message) };
   }
+}
+
+/** "<file>: refused: <message>", its further lines indented: one verdict line per file, the reason on it. */
+export function refusedLine(file: string, message: string): string {
+  const [first, ...rest] = message.split("\n");
+  return [`${file}: refused: ${first}`, ...rest.map((l) => `  ${l}`)].join("\n");
 }
 
 /**
@@ -87,11 +96,25 @@ export function crossCheck(results: readonly FileResult[]): FileResult[] {
         for (const plan of planCells(loadScenarioFile(sc.file), sc.file)) checkMemoryFloors(stack, plan);
       } catch (err) {
         if (!(err instanceof IngestbenchError)) throw err;
-        out.push({ file: sc.file, kind: "scenario", ok: false, errors: diagnosticsOf(err, st.file), text: `${sc.file} on ${st.file}: ${err.message}` });
+        out.push({ file: sc.file, kind: "scenario", ok: false, errors: diagnosticsOf(err, st.file), text: refusedLine(sc.file, `on ${st.file}: ${err.message}`) });
       }
     }
   }
   return out;
+}
+
+/**
+ * The results with crossCheck's findings folded into the scenario they concern (not ok, its errors and verdict lines
+ * joined), so that each file has one result and one verdict.
+ */
+export function withCrossChecks(results: readonly FileResult[], crossed: readonly FileResult[]): FileResult[] {
+  return results.map((r) => {
+    const mine = crossed.filter((c) => c.file === r.file && c.kind === r.kind);
+    if (mine.length === 0) return r;
+    const texts = [...(r.ok ? [] : [r.text!]), ...mine.map((c) => c.text!)];
+    const { warnings: _warnings, ...rest } = r;
+    return { ...rest, ok: false, errors: [...r.errors, ...mine.flatMap((c) => c.errors)], text: texts.join("\n") };
+  });
 }
 
 /**
@@ -104,12 +127,12 @@ export function validateExitCode(results: readonly FileResult[]): number {
 
 export const registerValidate: CommandModule = (program, ctx) => {
   program.command("validate")
-    .description("Validate stack files (a top-level `config:`), nightly plans (a top-level `entries:`, e.g. nightly/*.yaml) and scenario files (anything else); errors name the file, line, column and field. Checks every file and exits 2 if any is wrong.")
+    .description("Validate stack files (a top-level `config:`), nightly plans (a top-level `entries:`, e.g. nightly/*.yaml) and scenario files (anything else); one verdict line per file, \"<file>: ok\" or \"<file>: refused: <file:line:col: field: reason>\". Given stacks and scenarios together, each scenario is also checked on each stack as a run would be (memory caps below a component's floor). Checks every file and exits 2 if any is refused.")
     .argument("<files...>", "stacks/Pulumi.<name>.yaml, nightly/<plan>.yaml or scenario files")
     .option("--json", "print one JSON array on stdout: per file { file, kind, ok, errors: [{ file, line, col, field, message, code }] }")
     .action(ctx.action((files: string[], flags: { json?: boolean }) => {
       const checked = files.map(validateFile);
-      const results = [...checked, ...crossCheck(checked)];
+      const results = withCrossChecks(checked, crossCheck(checked));
       if (flags.json) {
         ctx.printJson(results.map(({ text: _text, ...r }) => r));
       } else {

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { comparisonTable } from "../../../harness/report/table.ts";
 import { compareStacks, type StackRow } from "../../../harness/results/across-stacks.ts";
-import { columnContext, STACK_COLUMNS, stackColumns } from "../../../harness/results/columns.ts";
+import { columnContext, fitColumns, STACK_COLUMNS, stackColumns, terminalWidth } from "../../../harness/results/columns.ts";
 import { p99Cell } from "../../../harness/results/format.ts";
 import { renderComparison } from "../../../harness/results/table.ts";
 import { writeRunRecord } from "../../helpers/run-records.ts";
@@ -89,6 +89,50 @@ describe("the terminal's default table is readable; --wide and --columns give th
     const [head] = terminalCells(renderComparison("quickstart", plain, { columns: ["sinkCores", "rows/s", "LEDGER"] }));
     expect(head).toEqual(["stack", "rows/s", "sink cores", "ledger"]);
     expect(() => renderComparison("quickstart", plain, { columns: ["speed"] })).toThrow(expect.objectContaining({ code: "E_FLAG", message: expect.stringMatching(/--columns: no column "speed"; the columns are stack, cell, runs, rowsPerSecond/) }));
+  });
+});
+
+describe("the default table fits the terminal's width", () => {
+  const tableWidth = (text: string) => Math.max(...text.split("\n").filter((l) => /^[│┌├└]/.test(l)).map((l) => [...l].length));
+
+  it("COLUMNS first, then the terminal's own width, else 120 (a pipe or a file)", () => {
+    expect(terminalWidth({ isTTY: true, columns: 200 }, { COLUMNS: "90" })).toBe(90);
+    expect(terminalWidth({ isTTY: true, columns: 200 }, {})).toBe(200);
+    expect(terminalWidth({ isTTY: false, columns: 200 }, {})).toBe(120);
+    expect(terminalWidth({}, { COLUMNS: "wide" })).toBe(120);
+    expect(terminalWidth({ isTTY: true, columns: 70 }, { COLUMNS: "0" })).toBe(70);
+  });
+
+  it("drops the lowest-priority columns until the table fits, keeps table order, and names what it left out", () => {
+    const full = renderComparison("quickstart", plain);
+    const wanted = tableWidth(full) - 10; // too narrow for the default set by a little
+    const text = renderComparison("quickstart", plain, { width: wanted });
+    expect(tableWidth(text)).toBeLessThanOrEqual(wanted);
+    const [head] = terminalCells(text);
+    const [fullHead] = terminalCells(full);
+    const dropped = fullHead!.filter((h) => !head!.includes(h));
+    expect(dropped.length).toBeGreaterThan(0);
+    expect(head).toEqual(fullHead!.filter((h) => head!.includes(h))); // same order
+    expect(head).toEqual(expect.arrayContaining(["stack", "rows/s", "ratio", "ledger"])); // the highest priorities stay
+    expect(text).toContain(`\nleft out to fit ${wanted} columns (COLUMNS, else the terminal's width, else 120): ${dropped.join(", ")} (set COLUMNS wider, or use --wide or --columns)`);
+    // the wide columns are still named as before
+    expect(text).toMatch(/\nnot shown: IQR, MiB\/s,/);
+    // wide enough: nothing left out, no such line
+    const roomy = renderComparison("quickstart", plain, { width: tableWidth(full) });
+    expect(terminalCells(roomy)[0]).toEqual(fullHead);
+    expect(roomy).not.toMatch(/left out to fit/);
+  });
+
+  it("keeps stack, cell and rows/s however narrow, and leaves --wide and --columns as asked", () => {
+    for (const rows of [plain, sweep]) {
+      const ctx = columnContext(rows);
+      const { shown } = fitColumns(rows, ctx, stackColumns("terminal", ctx), 10);
+      expect(shown.map((c) => c.key)).toEqual(ctx.withCell ? ["stack", "cell", "rowsPerSecond"] : ["stack", "rowsPerSecond"]);
+    }
+    const wide = renderComparison("quickstart", plain, { wide: true, width: 80 });
+    expect(terminalCells(wide)[0]).toEqual(stackColumns("terminal", columnContext(plain), { wide: true }).map((c) => c.header(columnContext(plain))));
+    expect(wide).not.toMatch(/left out to fit/);
+    expect(terminalCells(renderComparison("quickstart", plain, { columns: ["flags", "ledger", "verdict"], width: 30 }))[0]).toEqual(["stack", "verdict", "flags", "ledger"]);
   });
 });
 

@@ -5,6 +5,7 @@ import { DEFAULT_BOUNDS, judgeStep, searchCapacity, type StepFunction, type Step
 import { renderCapacity, renderCapacityComparison, stepLine, writeCapacity, type CapacityFile } from "../../../harness/results/capacity.ts";
 import { compareCommand } from "../../../harness/results/compare.ts";
 import type { RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
+import { kernelRelease } from "../../../harness/results/format.ts";
 import { capacitySpec } from "../../../harness/report/charts/capacity.ts";
 import { renderSvg } from "../../../harness/report/render.ts";
 import { capacityPlan } from "../../../harness/runner/capacity-run.ts";
@@ -158,6 +159,11 @@ describe("capacity tables", () => {
     const text = renderCapacity(file("local-quarter-core"));
     expect(text).toMatch(/sustainable: 2,500 events\/s \(last good 2,500, first bad 3,000: within 20\.0 %\); broke at step 4 \(3,000\/s\) on latency: latency broke; stopped: converged/);
     expect(text).toMatch(/│ 3 +│ ramp +│ 4,000 +│/);
+    // the machine line names the kernel release once, not "kernel Linux …" (harness/results/format.ts kernelRelease)
+    const machine: CapacityFile = { ...file("local-quarter-core"), machine: { cpuModel: "AMD EPYC", cores: 2, kernel: "Linux 6.18.44-fc-v1045" } };
+    expect(renderCapacity(machine)).toMatch(/\nmeasured on AMD EPYC, 2 cores, kernel 6\.18\.44-fc-v1045$/);
+    expect(kernelRelease("Linux 6.18.44")).toBe("6.18.44");
+    expect(kernelRelease("6.18.44")).toBe("6.18.44");
     expect(stepLine(result.steps[2]!, 8)).toMatch(/^step 3\/8 ramp 4,000\/s offered: NOT sustained, latency: latency broke \(sent 4,000\/s, stored 3,200\/s, delivery p99 5,000 ms, lag \+0\.000 s\/s, saturated \(backpressure\)\)$/);
     const cmp = renderCapacityComparison("syslog-ng-postgres", [{ stack: "a", file: file("a") }, { stack: "b", file: file("b", 2) }, { stack: "c", file: null }]);
     expect(cmp).toMatch(/│ a +│ 2,500 +│ \[2,500, 3,000\] +│ latency +│ 5 +│ 1\.00x +│/);

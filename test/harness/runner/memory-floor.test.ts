@@ -1,6 +1,7 @@
 // Memory caps too small for a component to start (harness/runner/memory-floor.ts, core/plugin.ts minMemory): refused
 // before provisioning at the stack file's line and column, with the component's floor and its reason; `validate`
-// flags a stack whose cap is below every known floor.
+// refuses a stack whose host cap is below the floor of every component its platform can start there (exit 2, one
+// verdict line per file).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -9,7 +10,7 @@ import { ConfigurationError } from "../../../core/errors.ts";
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { findSink } from "../../../plugins/registry.ts";
 import { checkMemoryFloors, memoryFloorWarnings } from "../../../harness/runner/memory-floor.ts";
-import { crossCheck, validateFile } from "../../../harness/cli/commands/validate.ts";
+import { crossCheck, validateExitCode, validateFile, withCrossChecks } from "../../../harness/cli/commands/validate.ts";
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-floor-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -42,13 +43,18 @@ describe("memory caps too small for the component to start", () => {
     expect(() => checkMemoryFloors(loadStack(stackWith("big", "2GiB")), plan("postgres"))).not.toThrow();
   });
 
-  it("validate flags a stack whose host cap is below every known floor (exit 0, a warning at the field's position)", () => {
+  it("validate refuses a local stack whose sink cap is below every local sink's floor: one verdict line with the reason, exit 2", () => {
     const file = stackWith("tiny-v", "1KiB");
-    expect(memoryFloorWarnings(loadStack(file))).toEqual([expect.stringMatching(new RegExp(`^${file.replace(/\./g, "\\.")}:7:15: config\\.ingestbench:hosts\\.sink\\.memory: a memory cap of 1\\.0 KiB is below what any component`))]);
     const r = validateFile(file);
-    expect(r.ok).toBe(true);
-    expect(r.warnings?.some((w) => /E_CAP_TOO_SMALL/.test(w))).toBe(true);
+    expect(r).toMatchObject({ ok: false, errors: [expect.objectContaining({ code: "E_CAP_TOO_SMALL", line: 7, col: 15, field: "config.ingestbench:hosts.sink.memory" })] });
+    expect(r.text).toBe(`${file}: refused: ${file}:7:15: config.ingestbench:hosts.sink.memory: a memory cap of 1.0 KiB is too small for any sink the local platform runs on host sink to start: `
+      + "postgres needs at least 16.0 MiB, clickhouse needs at least 16.0 MiB (docs/decisions/0009-memory-caps-too-small-to-start.md); raise the cap");
+    expect(r.text).not.toMatch(/\bok\b/);
+    expect(r.warnings).toBeUndefined();
+    expect(validateExitCode([r])).toBe(2);
+    // no note either way for a cap every component clears, nor for the loadgen host (no component there)
     expect(memoryFloorWarnings(loadStack(stackWith("ok-v", "2GiB")))).toEqual([]);
+    expect(validateFile(stackWith("ok-v", "2GiB"))).toMatchObject({ ok: true });
   });
 
   it("validate fails (not ok) for a docker stack whose named component cannot start under its host's memory cap, at the field's position", () => {
@@ -64,14 +70,17 @@ describe("memory caps too small for the component to start", () => {
     expect(validateFile(file)).toMatchObject({ ok: true });
   });
 
-  it("validate STACK SCENARIO: the scenario's cells on the stack, as a run checks them (E_CAP_TOO_SMALL before provisioning)", () => {
+  it("validate STACK SCENARIO: the scenario's cells on the stack, as a run checks them (E_CAP_TOO_SMALL before provisioning), one verdict per file", () => {
     const stack = stackWith("tiny-x", "1KiB");
-    const results = [validateFile(stack), validateFile("scenarios/quickstart.yaml")];
-    expect(results.every((r) => r.ok)).toBe(true);
+    // a stack taken as valid (here it is refused on its own: crossCheck checks the valid ones)
+    const results = [{ file: stack, kind: "stack" as const, ok: true, errors: [] }, validateFile("scenarios/quickstart.yaml")];
     const crossed = crossCheck(results);
     expect(crossed).toHaveLength(1);
     expect(crossed[0]).toMatchObject({ file: "scenarios/quickstart.yaml", ok: false, errors: [expect.objectContaining({ code: "E_CAP_TOO_SMALL", line: 7, col: 15 })] });
-    expect(crossed[0]!.text).toMatch(/^scenarios\/quickstart\.yaml on .*Pulumi\.tiny-x\.yaml: .*too small for postgres/);
+    expect(crossed[0]!.text).toMatch(/^scenarios\/quickstart\.yaml: refused: on .*Pulumi\.tiny-x\.yaml: .*too small for postgres/);
+    const merged = withCrossChecks(results, crossed);
+    expect(merged.map((r) => [r.file, r.ok])).toEqual([[stack, true], ["scenarios/quickstart.yaml", false]]);
+    expect(merged[1]!.text).toBe(crossed[0]!.text);
     expect(crossCheck([validateFile(stackWith("fine-x", "2GiB")), results[1]!])).toEqual([]);
   });
 });

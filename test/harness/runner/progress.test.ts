@@ -72,6 +72,28 @@ describe("progress", () => {
     expect(events.find((e) => e.event === "sample" && e.index === 2 && e.elapsedS === 2)?.remainingSeconds).toBe(5);
   });
 
+  it("a capacity step: no assumed overhead before one is measured (load only, said so), then the earlier steps' measured overhead", () => {
+    const step = [runs[0]!];
+    const first = capture();
+    const clock = { t: 0 };
+    const p1 = new Progress("plain", first, () => clock.t).measuredFrom([], "leave-out");
+    p1.start(step);
+    // 3 s of load, not 3 + 38 s of a bench run's assumed provisioning, drain, ledger and teardown
+    expect(first.stderr.text).toBe("1 run(s) planned, about 3s of load (+ setup, drain, ledger: not measured yet)\n");
+    p1.cellStart("run-a");
+    clock.t += 2000;
+    p1.sample(point(1, "warmup", clock.t), { loadEndS: 3 });
+    expect(p1.remainingSeconds()).toBe(2); // what is left of the load, nothing assumed beside it
+    clock.t += 6000;
+    p1.cellEnd(record("run-a"), "run run-a: ok");
+    // the next step starts from what this one measured: 1 s before the load, 8 − 2 + 1 − 3 = 4 s after it
+    const second = capture();
+    const p2 = new Progress("plain", second, () => clock.t).measuredFrom(p1.overheadMeasured, "leave-out");
+    p2.start(step);
+    expect(second.stderr.text).toBe(`1 run(s) planned, about ${formatSeconds(1 + 3 + p1.overheadMeasured[0]!.after)}\n`);
+    expect(p1.overheadMeasured).toHaveLength(1);
+  });
+
   it("quiet: no progress lines at all, only the run descriptions on stdout", () => {
     const io = capture(true);
     const clock = { t: 0 };

@@ -1,9 +1,10 @@
 // Per-stack locks (harness/runner/stack-lock.ts) between real processes: a live holder refuses a second run,
 // naming its pid and start time; after SIGKILL its lock is stale and taken over; a pid reused by a process started at
 // another time does not hold the lock; gc removes stale locks and leaves live ones; and the real CLI: a second
-// `bench` on a stack in use is refused (exit 3) and Ctrl-C of the first releases the lock.
+// `bench` on a stack in use is refused (exit 3) and Ctrl-C of the first releases the lock; Ctrl-C of a `bench
+// --lock-wait` waiting for a lock another process holds ends the wait at once (exit 130), leaving nothing behind.
 import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -83,7 +84,7 @@ describe("stack locks between processes", () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(said).toMatch(new RegExp(`stack lock-w is in use by another run: pid ${child.pid} .*; waiting up to \\d+ s for it`));
     child.kill("SIGKILL");
-    const [lock] = await waiting;
+    const [lock] = (await waiting)!;
     expect(readLock(lockFile("lock-w"))?.ownerPid).toBe(process.pid);
     lock!.release();
     expect(lockWaitMs("10m", {})).toBe(600_000);
@@ -117,6 +118,33 @@ describe("stack locks between processes", () => {
     sleeper.kill("SIGKILL");
     await exited(sleeper);
     expect((await collectStaleLocks()).removed.map((r) => r.stack)).toEqual(["lock-held"]);
+  }, 60_000);
+
+  it("the CLI: Ctrl-C while bench --lock-wait waits for a lock another process holds ends the wait at once, exit 130, nothing left", async () => {
+    const { child: holder } = await started(process.execPath, ["--import", "tsx", "test/helpers/lock-child.ts", "local-quarter-core"], /locked \d+/);
+    const file = lockFile("local-quarter-core");
+    const results = path.join(tmp, "results-wait");
+    const waiter = spawn(process.execPath, ["bin/ingestbench.js", "bench", "--stack", "local-quarter-core", "scenarios/quickstart.yaml", "--results", results, "--lock-wait", "60s", "--progress", "plain"],
+      { cwd: projectRoot, env: { ...process.env, TMPDIR: tmp }, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(waiter);
+    let err = "";
+    waiter.stderr!.on("data", (d: Buffer) => { err += d.toString(); });
+    for (let i = 0; i < 400 && !/waiting up to \d+ s for it/.test(err); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(err).toMatch(new RegExp(`stack local-quarter-core is in use by another run: pid ${holder.pid} .*; waiting up to \\d+ s for it`));
+    const t0 = Date.now();
+    waiter.kill("SIGINT");
+    expect(await exited(waiter), err).toBe(130);
+    expect(Date.now() - t0).toBeLessThan(3000); // at once, not at the end of the wait (the poll is 1 s)
+    expect(err).toMatch(/SIGINT: stopped waiting for stack local-quarter-core; nothing was provisioned and no lock is held/);
+    // the holder's lock is untouched, and the waiter left no registry, run directory or result of its own
+    expect(readLock(file)?.ownerPid).toBe(holder.pid);
+    const runs = path.join(tmp, "ingestbench-runs");
+    expect(existsSync(runs) ? readdirSync(runs).filter((f) => f.endsWith(".json")) : []).toEqual([]);
+    expect(readdirSync(tmp).filter((f) => /^ingestbench-[0-9a-f]{6}$/.test(f))).toEqual([]);
+    expect(existsSync(path.join(results, "local-quarter-core"))).toBe(false);
+    holder.kill("SIGKILL");
+    await exited(holder);
+    rmSync(file, { force: true });
   }, 60_000);
 
   it("the CLI: a second bench on a stack in use is refused (exit 3) naming the first; Ctrl-C of the first releases it", async () => {

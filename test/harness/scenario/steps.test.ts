@@ -89,6 +89,8 @@ describe("scenario steps", () => {
     ["no operator", ["- { when: stored 5, kill: collector }"], /^F:9:13: steps\.0\.when: no operator in "stored 5": the operators are/m],
     ["an unknown metric", ["- { when: rows >= 5, kill: collector }"], /^F:9:13: steps\.0\.when: unknown metric "rows" in "rows >= 5": a condition compares stored, sent, elapsed/m],
     ["a bad number", ["- { when: stored >= lots, kill: collector }"], /^F:9:13: steps\.0\.when: "lots" is not a number in "stored >= lots"/m],
+    ["elapsed with a unit (at: takes durations, a condition bare seconds)", ["- { when: elapsed >= 3s, kill: collector }"], /^F:9:13: steps\.0\.when: "3s" is not a number in "elapsed >= 3s": elapsed counts seconds since the load started, without a unit: "elapsed >= 3"$/m],
+    ["elapsed in ms", ["- { when: elapsed > 500ms, kill: collector }"], /^F:9:13: steps\.0\.when: "500ms" is not a number in "elapsed > 500ms": .*"elapsed > 0\.5"$/m],
     ["an unknown host", ["- { at: 1s, kill: database }"], /^F:9:21: steps\.0\.kill: expected a host role: loadgen, collector/m],
     ["a signal to loadgen", ["- { at: 1s, stop: loadgen }"], /^F:9:21: steps\.0\.stop: stop: the loadgen host runs the generators/m],
     ["an exec without command", ["- { at: 1s, exec: { host: sink } }"], /^F:9:15: steps\.0\.exec\.command: expected a shell command/m],
