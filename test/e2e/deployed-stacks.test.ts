@@ -17,7 +17,7 @@ import type { RunRecord, SeriesPoint } from "../../harness/results/types.ts";
 import { environment } from "../../harness/runner/environment.ts";
 import { startTestPostgres, type TestPostgres } from "../helpers/direct-host.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../helpers/docker-cli-stand-in.ts";
-import { createPulumiCliStandIn, type PulumiCliStandIn } from "../helpers/pulumi-cli-stand-in.ts";
+import { createPulumiCliStandIn, STAND_IN_PASSWORDS, type PulumiCliStandIn } from "../helpers/pulumi-cli-stand-in.ts";
 import { createSshCliStandIn, type SshCliStandIn } from "../helpers/ssh-cli-stand-in.ts";
 
 const PORT = 5447;
@@ -70,7 +70,8 @@ function standIns(pinned?: string, existing = false): NodeJS.ProcessEnv {
   docker = createDockerCliStandIn({ containers: { [LOADGEN]: { paths: { "/opt/ingestbench": "loadgen-opt" } }, [SINK]: { paths: {} } } });
   const deployed = { outputs: outputs(pinned), resourceCount: 9 };
   pulumi = createPulumiCliStandIn(existing ? { stacks: { [STACK]: { config: {}, ...deployed, deploy: deployed } } } : { deploy: { [STACK]: deployed } });
-  return { ...process.env, PATH: [docker.binDir, pulumi.binDir, PG_BIN, process.env.PATH].join(path.delimiter) };
+  // deployed PostgreSQL stacks need a sink password (no product default); the test's server takes any (trust)
+  return { ...STAND_IN_PASSWORDS, ...process.env, PATH: [docker.binDir, pulumi.binDir, PG_BIN, process.env.PATH].join(path.delimiter) };
 }
 
 /** A quickstart-shaped scenario (pg-copy → PostgreSQL), short. */
@@ -146,9 +147,12 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
       `CPU cap lifted after the drain, for the ledger queries (cpu-quota ${100000 * cpus}/100000)`,
     ]);
     expect(rec!.limits.sink!.enforced).toBe(false);
-    expect(lines[0]).toBe(`docker exec -i ${SINK} sh -c postgres --version 2>&1`);
-    const launch = lines.find((l) => l.startsWith(`docker exec -i ${LOADGEN} node /opt/ingestbench/generator-`));
-    expect(launch, lines.join("\n")).toBeDefined();
+    // the version is probed (after the limits are read back) before any load starts
+    const probe = lines.indexOf(`docker exec -i ${SINK} sh -c postgres --version 2>&1`);
+    const launchAt = lines.findIndex((l) => l.startsWith(`docker exec -i ${LOADGEN} node /opt/ingestbench/generator-`));
+    expect(probe, lines.join("\n")).toBeGreaterThanOrEqual(0);
+    expect(launchAt, lines.join("\n")).toBeGreaterThan(probe);
+    const launch = lines[launchAt];
     expect(launch).toContain(`"target":{"host":"127.0.0.1","port":${PORT}`);
     expect(lines.filter((l) => l.includes("sha256sum"))).toHaveLength(2);
     // deployed, then destroyed
@@ -233,7 +237,7 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
       resourceCount: 23,
     };
     pulumi = createPulumiCliStandIn({ deploy: { [AZ]: deployed } });
-    const env = { ...ssh.withPath(docker.env), PATH: [ssh.binDir, docker.binDir, pulumi.binDir, PG_BIN, process.env.PATH].join(path.delimiter), INGESTBENCH_SSH_IDENTITY: "/keys/ib_ed25519" };
+    const env = { ...STAND_IN_PASSWORDS, ...ssh.withPath(docker.env), PATH: [ssh.binDir, docker.binDir, pulumi.binDir, PG_BIN, process.env.PATH].join(path.delimiter), INGESTBENCH_SSH_IDENTITY: "/keys/ib_ed25519" };
     const file = scenario("deployed-azure");
     const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stack", AZ, file, "--results", results, "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);

@@ -20,7 +20,7 @@ import type { RunRecord } from "../../harness/results/types.ts";
 import { loadStack } from "../../infra/stack/schema.ts";
 import { useCleanups } from "../helpers/cleanups.ts";
 import { DOCKER_ENV, engine, SHAPER_IMAGE } from "../helpers/docker-engine.ts";
-import { createPulumiCliStandIn } from "../helpers/pulumi-cli-stand-in.ts";
+import { createPulumiCliStandIn, STAND_IN_PASSWORDS } from "../helpers/pulumi-cli-stand-in.ts";
 import { projectRoot, scenarioPlan } from "../helpers/bench.ts";
 import { expectKillRestartChargesEveryMissingRange, expectLedgerNamesExactlyTheAbsentSeqs, readStoredSeqs, type SinkInfo } from "../helpers/pipeline-ledger.ts";
 
@@ -46,8 +46,10 @@ describe("fault steps on the docker platform (real engine, Debian-built images)"
     const standIn = createPulumiCliStandIn({ engine: { projectDir: projectRoot } });
     const tmp = mkdtempSync(path.join(os.tmpdir(), "ib-docker-steps-"));
     // the Automation API and the shells read the process environment: the stand-in first on PATH, the engine's socket
-    const saved = { PATH: process.env.PATH, DOCKER_HOST: process.env.DOCKER_HOST, PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE };
-    Object.assign(process.env, { PATH: standIn.env.PATH, DOCKER_HOST: DOCKER_ENV.DOCKER_HOST, PULUMI_CONFIG_PASSPHRASE: "" });
+    const saved: Record<string, string | undefined> = { PATH: process.env.PATH, DOCKER_HOST: process.env.DOCKER_HOST, PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE };
+    for (const k of Object.keys(STAND_IN_PASSWORDS)) saved[k] = process.env[k];
+    // the deploy runs in this process: the sinks' test passwords (no product default) go into its environment
+    Object.assign(process.env, { ...STAND_IN_PASSWORDS, PATH: standIn.env.PATH, DOCKER_HOST: DOCKER_ENV.DOCKER_HOST, PULUMI_CONFIG_PASSPHRASE: "" });
     cleanups.push(async () => {
       for (const [k, v] of Object.entries(saved)) { if (v === undefined) delete process.env[k]; else process.env[k] = v; }
       standIn.cleanup();
