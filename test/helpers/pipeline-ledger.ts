@@ -3,6 +3,7 @@
  * directly over `pg`, or a reader the test gives), and check the run's ledger against them, independently of the
  * verifier's own SQL.
  */
+import { passwordOption } from "../../core/secrets.ts";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
@@ -20,7 +21,8 @@ export interface SinkInfo {
 
 /** Every seq stored in the sink's table (`params.table`), as a set. */
 export async function readStoredSeqs(s: SinkInfo): Promise<Set<number>> {
-  const c = new pg.Client({ host: s.host, port: s.port, user: s.params.user, database: s.params.database });
+  // INGESTBENCH_POSTGRES_PASSWORD when the sink has one (core/secrets.ts), as the verifier connects
+  const c = new pg.Client({ host: s.host, port: s.port, user: s.params.user, database: s.params.database, ...passwordOption("postgres") });
   await c.connect();
   try {
     const r = await c.query<{ seq: string }>(`SELECT seq FROM ${s.params.table}`);
