@@ -43,6 +43,22 @@ describe("memory caps too small for the component to start", () => {
     expect(() => checkMemoryFloors(loadStack(stackWith("big", "2GiB")), plan("postgres"))).not.toThrow();
   });
 
+  it("syslog-ng has a floor too: a collector host capped below it is refused before provisioning, naming the collector", () => {
+    const file = path.join(tmp, "Pulumi.tinycoll.yaml");
+    writeFileSync(file, `config:\n  ingestbench:platform: local\n  ingestbench:hosts:\n    loadgen: { cpu: "1" }\n    collector: { cpu: "1", memory: 1KiB }\n    sink: { cpu: "1", memory: 1GiB }\n`);
+    const withCollector = { sink: { name: "postgres", config: {} }, collector: { name: "syslog-ng", config: {} } };
+    let message = "";
+    try {
+      checkMemoryFloors(loadStack(file), withCollector);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message.startsWith(`${file}:5:`), message).toBe(true);
+    expect(message).toContain("config.ingestbench:hosts.collector.memory: a memory cap of 1.0 KiB is too small for syslog-ng on host collector to start: it needs at least 2.0 MiB");
+    writeFileSync(file, `config:\n  ingestbench:platform: local\n  ingestbench:hosts:\n    loadgen: { cpu: "1" }\n    collector: { cpu: "1", memory: 2MiB }\n    sink: { cpu: "1", memory: 1GiB }\n`);
+    expect(() => checkMemoryFloors(loadStack(file), withCollector)).not.toThrow();
+  });
+
   it("validate refuses a local stack whose sink cap is below every local sink's floor: one verdict line with the reason, exit 2", () => {
     const file = stackWith("tiny-v", "1KiB");
     const r = validateFile(file);
