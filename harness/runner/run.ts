@@ -599,7 +599,7 @@ export class BenchRun extends EventEmitter {
         if (s.stored !== undefined) {
           p.stored = s.stored;
           p.rowsPerSec = prev && m.mid > prev.mid ? ((s.stored - prev.stored) * 1000) / (m.mid - prev.mid) : null;
-          p.mibPerSec = p.rowsPerSec === null ? null : (p.rowsPerSec * m.bytesPerRow) / MiB;
+          p.mibPerSec = p.rowsPerSec === null || this.opts.plan.selfLoad ? null : (p.rowsPerSec * m.bytesPerRow) / MiB; // no bytes sent by the harness: unknown, not 0
           const backlog = this.generators?.backlog(s.stored, m.tAfter);
           p.backlogRows = backlog?.rows ?? null;
           p.backlogLagMs = backlog?.ageMs ?? null;
