@@ -307,7 +307,6 @@ function cellIdOf(t: Pick<CellTally, "st" | "cell">): string {
 
 /** A tally as run.json's QueryCellResult. */
 function cellResult(t: CellTally): QueryCellResult {
-  const ms = (us: number): number => us / 1000;
   const none = t.requests === 0;
   return {
     id: cellIdOf(t), statement: t.st.name, concurrency: t.cell.concurrency, count: t.cell.count,
@@ -315,8 +314,19 @@ function cellResult(t: CellTally): QueryCellResult {
     requestsPerSecond: t.elapsedMs > 0 ? (t.requests * 1000) / t.elapsedMs : Number.NaN,
     latencyMs: none
       ? { mean: Number.NaN, p50: Number.NaN, p99: Number.NaN, max: Number.NaN }
-      : { mean: ms(t.histogram.mean), p50: ms(t.histogram.getValueAtPercentile(50)), p99: ms(t.histogram.getValueAtPercentile(99)), max: ms(t.histogram.maxValue) },
+      : latencySummaryMs(t.histogram),
   };
+}
+
+/**
+ * mean, p50, p99 and max in ms of a histogram of µs. hdr-histogram-js answers a percentile with its bucket's highest
+ * equivalent value, which exceeds the largest value recorded when the percentiles share the top bucket (seen: p50
+ * 73.599 ms above p99 73.584 ms = the max, and 200 values of 73.582–73.584 ms give 73.599 for both): each is held to
+ * the max, which no percentile can exceed, so that p50 ≤ p99 ≤ max.
+ */
+export function latencySummaryMs(h: Pick<hdr.Histogram, "mean" | "maxValue" | "getValueAtPercentile">): { mean: number; p50: number; p99: number; max: number } {
+  const at = (pct: number): number => Math.min(h.getValueAtPercentile(pct), h.maxValue) / 1000;
+  return { mean: h.mean / 1000, p50: at(50), p99: at(99), max: h.maxValue / 1000 };
 }
 
 /**
