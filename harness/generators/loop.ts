@@ -25,6 +25,7 @@
  */
 import * as hdr from "hdr-histogram-js";
 import { z } from "zod";
+import { latencySummaryMs } from "../stats/latency.ts";
 import type { GeneratorFinal, GeneratorProgress } from "./types.ts";
 
 /** Stop after this many failed requests (connects or sends) in a row. */
@@ -363,20 +364,11 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
   }
   if (suppressedErrors > 0) errors.push(`(${suppressedErrors} more errors not listed)`);
   onProgress({ ...totals });
-  const n = hist.totalCount;
-  // percentiles report the top of their HDR bucket, which can exceed the largest value recorded: cap them at it
-  const max = n ? hist.maxValue / 1000 : 0;
-  const at = (q: number): number => (n ? Math.min(max, hist.getValueAtPercentile(q) / 1000) : 0);
   return {
     ...totals,
     genId: opts.genId,
     rejectedRanges: rejected.ranges,
-    latencyMs: {
-      mean: n ? hist.mean / 1000 : 0,
-      p50: at(50),
-      p99: at(99),
-      max,
-    },
+    latencyMs: hist.totalCount ? latencySummaryMs(hist) : { mean: 0, p50: 0, p99: 0, max: 0 },
     errors,
   };
 }

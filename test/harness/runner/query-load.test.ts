@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as hdr from "hdr-histogram-js";
-import { checkAnswer, checkRows, latencySummaryMs, pgTableRef, queryTotals, runQueryPhase, statementText, tableRef, type QueryProgress } from "../../../harness/runner/query-load.ts";
+import { latencySummaryMs } from "../../../harness/stats/latency.ts";
+import { checkAnswer, checkRows, pgTableRef, queryTotals, runQueryPhase, statementText, tableRef, type QueryProgress } from "../../../harness/runner/query-load.ts";
 import type { QueryPhase } from "../../../harness/scenario/schema.ts";
 import type { QueryCellResult } from "../../../harness/results/types.ts";
 
