@@ -10,7 +10,7 @@ import { bottleneckLabel, mibText } from "../results/format.ts";
 import { sustainedText } from "../results/capacity.ts";
 import type { ReportData } from "./data.ts";
 import { faultLines, timelineLines } from "../runner/fault-cost.ts";
-import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
+import { comparisonTable, differenceLines, excludedRunLines, scenarioMachineLine, verdicts, type TextTable } from "./table.ts";
 
 export type ChartKind = "throughput" | "ledger" | "capacity" | "timeline" | "delivery" | "resources";
 
@@ -61,7 +61,7 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
   ];
   for (const s of data.scenarios) {
     const mine = charts.filter((c) => c.scenario === s.scenario);
-    body.push(`<section class="scenario" data-scenario="${esc(s.scenario)}"><h2>${esc(s.scenario)}</h2>`, htmlTable(comparisonTable(s.rows)));
+    body.push(`<section class="scenario" data-scenario="${esc(s.scenario)}"><h2>${esc(s.scenario)}</h2>`, `<p class="meta machine">${esc(scenarioMachineLine(s.rows))}</p>`, htmlTable(comparisonTable(s.rows)));
     const v = verdicts(s.rows);
     if (v.length) body.push(`<ul>${v.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
     for (const t of s.variants ?? []) body.push(`<h3>${esc(variantsHeading(t))}</h3>`, htmlTable(variantsTextTable(t)), `<p class="meta">${esc(VARIANT_SOURCES)}</p>`);

@@ -9,7 +9,7 @@ import { bottleneckLabel } from "../results/format.ts";
 import { sustainedText } from "../results/capacity.ts";
 import type { ReportData } from "./data.ts";
 import { faultLines, timelineLines } from "../runner/fault-cost.ts";
-import { comparisonTable, differenceLines, excludedRunLines, verdicts, type TextTable } from "./table.ts";
+import { comparisonTable, differenceLines, excludedRunLines, scenarioMachineLine, verdicts, type TextTable } from "./table.ts";
 
 /** Escape what would break a Markdown table cell. */
 const md = (s: string): string => s.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\n/g, " ");
@@ -22,7 +22,7 @@ export function markdownTable(t: TextTable): string {
 export function renderMarkdown(data: ReportData): string {
   const out: string[] = ["# ingestbench results", "", `Generated ${data.generatedAt} from \`${data.resultsRoot}\`. Median over each stack's latest runs; ratios to the first stack (to the first cell when one stack sweeps a parameter).`];
   for (const s of data.scenarios) {
-    out.push("", `## ${s.scenario}`, "", markdownTable(comparisonTable(s.rows)));
+    out.push("", `## ${s.scenario}`, "", md(scenarioMachineLine(s.rows)), "", markdownTable(comparisonTable(s.rows)));
     const v = verdicts(s.rows);
     if (v.length) out.push("", "**Verdicts**", "", ...v.map((x) => `- ${md(x)}`));
     for (const t of s.variants ?? []) out.push("", `**${md(variantsHeading(t))}**`, "", markdownTable(variantsTextTable(t)), "", md(VARIANT_SOURCES));

@@ -6,7 +6,8 @@
 import { stackTable, type TextTable } from "../results/columns.ts";
 import type { ExcludedRun } from "../results/eligibility.ts";
 import type { FingerprintDifference } from "../results/fingerprint.ts";
-import { fix } from "../results/format.ts";
+import { fix, measuredOnLine } from "../results/format.ts";
+import { rowMachine } from "../results/table.ts";
 import type { StackRow } from "../results/across-stacks.ts";
 
 export type { TextTable } from "../results/columns.ts";
@@ -17,6 +18,11 @@ export function comparisonTable(rows: StackRow[]): TextTable {
 }
 
 /** "stack: 1.23x faster (reason)" for every row compared with an interval. */
+/** The machine(s) a scenario's figures were measured on (every number names its machine: docs/decisions/0007). */
+export function scenarioMachineLine(rows: StackRow[]): string {
+  return measuredOnLine(rows.map((r) => ({ label: r.stack, machine: rowMachine(r) })));
+}
+
 export function verdicts(rows: StackRow[]): string[] {
   const withCell = new Set(rows.map((r) => r.cell)).size > 1;
   return rows.filter((r) => r.comparison && r.comparison.ci !== null).map((r) =>

@@ -10,6 +10,7 @@ import { ConfigurationError } from "../../core/errors.ts";
 import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
 import { cellSort, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type LedgerTotals, type SinkCaps } from "./caps.ts";
 import { diffFingerprints, groupFingerprint, refuseVersionMismatch, type Fingerprint, type FingerprintDifference } from "./fingerprint.ts";
+import type { MachineFields } from "./format.ts";
 import { eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
 import type { ComparisonOptions } from "./options.ts";
@@ -33,6 +34,8 @@ export interface RunGroup {
   statuses: Record<string, number>;
   caps: SinkCaps;
   fingerprint: Fingerprint;
+  /** the machine of the runs the figures rest on (all of the selection's when none is eligible): format.ts machineText */
+  machine: MachineFields;
   /** runs of the selection left out of the figures, with reasons (harness/results/eligibility.ts) */
   excluded: ExcludedRun[];
 }
@@ -151,6 +154,7 @@ export async function compareRuns(
       runIds: p.runs.map((r) => r.runId), statuses,
       caps: sinkCaps(measured[measured.length - 1] ?? p.runs[p.runs.length - 1]!),
       fingerprint: groupFingerprint(p.runs, { limits: true }),
+      machine: groupFingerprint(measured.length ? measured : p.runs),
       excluded: eligible[i]!.excluded,
     };
   });

@@ -94,3 +94,34 @@ export function mibText(s: Pick<Summary, "mibPerSecond" | "bytesPerRow" | "bytes
 export function kernelRelease(kernel: string): string {
   return kernel.replace(/^[A-Za-z_]+\s+(?=\d)/, "");
 }
+
+/** The machine fields of a run's environment or of a fingerprint (harness/results/fingerprint.ts; "a | b" when runs differ). */
+export interface MachineFields {
+  cpuModel?: string | number | null;
+  cores?: string | number | null;
+  kernel?: string | null;
+  cgroup?: string | number | null;
+}
+
+/**
+ * One machine in words, as `bench` prints it: "AMD EPYC 7B13, 2 cores, kernel 6.18.44-fc-v1045, cgroup v1".
+ * Missing fields (run.json written before they existed) print as "–"; a cgroup already "v1" is not prefixed twice.
+ */
+export function machineText(m: MachineFields): string {
+  const v = (x: unknown): string => (x === undefined || x === null || x === "" ? "–" : String(x));
+  const cgroup = v(m.cgroup);
+  return `${v(m.cpuModel)}, ${v(m.cores)} cores, kernel ${kernelRelease(v(m.kernel))}, cgroup ${/^v/.test(cgroup) || cgroup === "–" ? cgroup : `v${cgroup}`}`;
+}
+
+/**
+ * The line naming the machine(s) a comparison's figures were measured on: "measured on X" when every group ran on
+ * one machine, else "measured on: A X; B Y" per group (e.g. a stack per VM size). Groups: stacks, run selections.
+ */
+export function measuredOnLine(groups: ReadonlyArray<{ label: string; machine: MachineFields }>): string {
+  const texts = groups.map((g) => ({ label: g.label, text: machineText(g.machine) }));
+  const distinct = [...new Set(texts.map((t) => t.text))];
+  if (distinct.length <= 1) return `measured on ${distinct[0] ?? "– (no runs)"}`;
+  const seen = new Set<string>();
+  const per = texts.filter((t) => (seen.has(t.label) ? false : (seen.add(t.label), true)));
+  return `measured on: ${per.map((t) => `${t.label} ${t.text}`).join("; ")}`;
+}

@@ -11,8 +11,8 @@ import type { ScenarioItemSide, ScenariosComparison } from "./across-scenarios.t
 import type { StackRow } from "./across-stacks.ts";
 import { VARIANT_SOURCES, variantsHeading, variantsTextTable, type VariantsComparison } from "./across-variants.ts";
 import { columnContext, DEFAULT_WIDTH, hiddenColumns, stackTable, terminalColumns, type ColumnChoice } from "./columns.ts";
-import { describeDifference, stackDifferences, type FingerprintDifference } from "./fingerprint.ts";
-import { ciCell, cvCell, fix, int, ledgerCell, pctLabel, verdictWord } from "./format.ts";
+import { describeDifference, groupFingerprint, stackDifferences, type FingerprintDifference } from "./fingerprint.ts";
+import { ciCell, cvCell, fix, int, ledgerCell, measuredOnLine, pctLabel, verdictWord, type MachineFields } from "./format.ts";
 import { excludedLines, type ExcludedRun } from "./eligibility.ts";
 import { AA_SUFFIX } from "./noise-floor.ts";
 
@@ -38,6 +38,11 @@ function differencesBlock(differences: FingerprintDifference[]): string {
  * others; `choice.wide` shows all of them, `choice.columns` the ones named. With `choice.width` the default table
  * leaves out its lowest-priority columns until it fits (columns.ts fitColumns), and a line names them.
  */
+/** The machine of a row's figures: its measured runs' (all its stack's runs when none was measured). */
+export function rowMachine(r: StackRow): MachineFields {
+  return r.measured.length ? groupFingerprint(r.measured) : r.fingerprint;
+}
+
 export function renderComparison(scenario: string, rows: StackRow[], choice: ColumnChoice = {}): string {
   const ctx = columnContext(rows);
   const { withCell } = ctx;
@@ -53,7 +58,8 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
   const verdicts = rows.filter((r) => r.comparison && r.comparison.ci !== null)
     .map((r) => `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${fix(r.ratio, 2, "x")} ${verdictWord(r.comparison!)} (${r.comparison!.reason})`);
   const ratioTo = rows[0]?.baselineCell !== undefined ? `the first cell, ${rows[0].baselineCell}` : `${rows[0]?.stack ?? "?"}${withCell ? " (same cell)" : ""}`;
-  return `${scenario}: median over each stack's latest runs; ratio to ${ratioTo}\n${table.toString()}`
+  return `${scenario}: median over each stack's latest runs; ratio to ${ratioTo}\n`
+    + `${measuredOnLine(rows.map((r) => ({ label: r.stack, machine: rowMachine(r) })))}\n${table.toString()}`
     + (hidden.length ? `\nnot shown: ${hidden.join(", ")} (--wide for all, or --columns with keys or headers; all are in --json and the report)` : "")
     + (dropped.length ? `\nleft out to fit ${choice.width} columns (COLUMNS, else the terminal's width, else ${DEFAULT_WIDTH}): ${dropped.join(", ")} (set COLUMNS wider, or use --wide or --columns)` : "")
     + (verdicts.length ? `\nverdicts:\n${verdicts.join("\n")}` : "")
@@ -90,7 +96,8 @@ export function renderRunsComparison(c: RunsComparison): string {
     }
   }
   const groups = [c.baseline, ...c.contenders].map((g) => `  ${g.label}: ${g.runIds.length} runs, invocation${g.invocations.length > 1 ? "s" : ""} ${g.invocations.join(", ")}`);
-  return `${c.scenario} on ${c.stack}: runs compared with the baseline "${c.baseline.label}", per cell\n${groups.join("\n")}\n${table.toString()}`
+  return `${c.scenario} on ${c.stack}: runs compared with the baseline "${c.baseline.label}", per cell\n${groups.join("\n")}\n`
+    + `${measuredOnLine([c.baseline, ...c.contenders].map((g) => ({ label: g.label, machine: g.machine })))}\n${table.toString()}`
     + (notes.length ? `\nverdicts:\n${notes.join("\n")}` : "")
     + `\nsignificant changes: ${c.significant.slower} slower, ${c.significant.faster} faster${c.inconclusive ? `; ${c.inconclusive} inconclusive (fewer than 3 measured runs on a side)` : ""}`
     + (Object.keys(c.noiseFloors).length ? `\nA/A noise floors applied (results/${c.stack}/${c.scenario}${AA_SUFFIX}/noise-floor.json): ${Object.entries(c.noiseFloors).map(([cell, f]) => `${cell} ±${(f * 100).toFixed(1)} %`).join(", ")}` : "")

@@ -8,7 +8,7 @@
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { compareStacks, compareVariants, renderComparison, renderVariantsComparison } from "../../results/compare.ts";
 import { terminalWidth } from "../../results/columns.ts";
-import { kernelRelease } from "../../results/format.ts";
+import { machineText } from "../../results/format.ts";
 import { prepareResultsDir } from "../../results/preflight.ts";
 import { renderQueryTables } from "../../results/query-table.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
@@ -69,7 +69,7 @@ export const registerBench: CommandModule = (program, ctx) => {
       // every number names its machine (docs/decisions/0007-every-number-names-its-machine.md): where each stack's runs ran
       for (const stack of stacks) {
         const env = result.records.find((r) => r.stack === stack.name)?.environment;
-        if (env) progress.result(`measured ${stack.name} on ${env.cpuModel}, ${env.cores} cores, kernel ${kernelRelease(env.kernel)}, cgroup ${env.cgroup}`);
+        if (env) progress.result(`measured ${stack.name} on ${machineText(env)}`);
       }
       return runsExitCode(result);
     }));

@@ -9,6 +9,7 @@ import { loadNightlyPlan } from "../../../harness/nightly/plan.ts";
 import { decideNightly, nightlyMarkdown, renderNightly, type NightlyDecision } from "../../../harness/nightly/run.ts";
 import { compareRuns, compareStacks, renderComparison, renderRunsComparison } from "../../../harness/results/compare.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
+import { measuredOnLine } from "../../../harness/results/format.ts";
 import { seededUniform } from "../../../harness/stats/bootstrap.ts";
 import { type Spec, writeRunRecord } from "../../helpers/run-records.ts";
 
@@ -288,11 +289,16 @@ describe("excluded runs", () => {
     expect(c.excluded.map((x) => x.runId).sort()).toEqual([failed, error, interrupted, unenforced, machine].map((r) => r.runId).sort());
     expect(c.cells[0]!.contenders[0]!).toMatchObject({ runs: 10, measured: 5 });
     expect(renderRunsComparison(c)).toMatch(/excluded runs \(5, not used in any figure above\):\n {2}\S+ \(default, /);
+    // the figures name the machine of the runs they rest on (the Intel Xeon run is excluded, so only the EPYC shows)
+    expect(renderRunsComparison(c)).toContain("\nmeasured on AMD EPYC, 2 cores, kernel 6.18.44, cgroup v1\n");
     // and compare across stacks (the stack's latest invocation)
     const rows = await compareStacks(root, "quickstart", [STACK]);
     expect(rows[0]!.measured).toHaveLength(5);
     expect(rows[0]!.excluded).toHaveLength(5);
     expect(renderComparison("quickstart", rows)).toContain("excluded runs (5, not used in any figure above)");
+    expect(renderComparison("quickstart", rows)).toContain("\nmeasured on AMD EPYC, 2 cores, kernel 6.18.44, cgroup v1\n");
+    expect(measuredOnLine([{ label: "a", machine: rows[0]!.fingerprint }, { label: "b", machine: { cpuModel: "Intel Xeon", cores: 4, kernel: "Linux 6.1.0", cgroup: "v2" } }]))
+      .toBe("measured on: a AMD EPYC | Intel Xeon, 2 cores, kernel 6.18.44, cgroup v1; b Intel Xeon, 4 cores, kernel 6.1.0, cgroup v2");
     expect(JSON.parse(readFileSync(path.join(root, STACK, "quickstart", failed.runId, "run.json"), "utf8")).status).toBe("failed");
   });
 });

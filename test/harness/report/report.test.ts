@@ -148,6 +148,9 @@ describe("HTML and Markdown", () => {
     const md = report.markdown;
     expect(md).toContain("## plain");
     expect(md).toContain("## sweep");
+    // every number names its machine: each scenario's section says where its figures were measured
+    expect(md).toMatch(/^## plain\n\nmeasured on \S.*, \d+ cores, kernel \S+, cgroup v\d$/m);
+    expect(report.html).toMatch(/<p class="meta machine">measured on [^<]+, \d+ cores, kernel [^<]+<\/p>/);
     expect(md).toMatch(/^\| stack \| runs \| rows\/s \|/m);
     expect(md).toMatch(/^\| stack \| cell \| runs \|/m);
     // small's run failed (5 lost): listed, its ledger shown, but no figure rests on it (and no ratio to it)
