@@ -60,7 +60,7 @@ export function program(ctx: CliContext = createContext()): Command {
     .description("Benchmark log and event ingest pipelines (collector → database) on capped hardware, and count what the database really kept.")
     .version(packageVersion(ctx.projectRoot), "-V, --version")
     .option("--debug", "print the stack of an unexpected error (as INGESTBENCH_DEBUG=1 does)")
-    .showHelpAfterError()
+    .showHelpAfterError("(add --help for the usage and options)")
     // usage errors (unknown command or option, missing argument) are configuration errors: exit 2, not 1
     .exitOverride((err) => {
       process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.configuration);

@@ -24,7 +24,10 @@ describe("ingestbench CLI", () => {
     const list = cli("bench", "--stack", "local-2-cores,local-quarter-core", "scenarios/quickstart.yaml");
     expect(list.code).toBe(2);
     expect(list.err).toMatch(/--stack takes one stack name; for several use --stacks local-2-cores,local-quarter-core/);
-    expect(cli("no-such-command").code).toBe(2);
+    const unknown = cli("no-such-command");
+    expect(unknown.code).toBe(2);
+    // a usage error says what is wrong and where the usage is, not the whole help
+    expect(unknown.err).toMatch(/^error: unknown command 'no-such-command'\n\(add --help for the usage and options\)\n$/);
     const v = cli("--version");
     expect(v.code).toBe(0);
     expect(v.out.trim()).toMatch(/^\d+\.\d+\.\d+$/);
