@@ -299,6 +299,26 @@ export function runItems(work: StackWork[]): RunItem[] {
 }
 
 /**
+ * Whether these cells can run on this stack, checked before anything is provisioned (by the driver for every planned
+ * run, and by `ingestbench validate STACK SCENARIO`): memory caps against the components' floors, then on a local
+ * stack its components and hosts (./local-site.ts checkRunnableLocally), on a docker or azure stack what `deployed`
+ * checks (harness/provision/deployed.ts: hosts, steps, generator: none, images), and an application under test only
+ * on local stacks. Without `deployed`, a deployed stack is refused as checkRunnableLocally refuses it (naming the
+ * command that runs it).
+ * @throws ConfigurationError naming the file and field (E_CAP_TOO_SMALL, E_STACK_HOSTS, E_APP_NOT_RUNNABLE, …)
+ */
+export function checkCellsOnStack(stack: StackSpec, plans: readonly CellPlan[], deployed?: Pick<DeployedStacks, "check">): void {
+  for (const plan of plans) checkMemoryFloors(stack, plan);
+  if (plans.length === 0) return;
+  if (stack.platform === "local") for (const plan of plans) checkRunnableLocally(stack, plan);
+  else if (plans.some((p) => p.app)) {
+    throw new ConfigurationError("E_APP_NOT_RUNNABLE", `scenario ${plans[0]!.scenario}: an application under test runs on local stacks only (stack ${stack.name} is ${stack.platform})`, { field: "app" });
+  }
+  else if (deployed) deployed.check(stack, plans);
+  else checkRunnableLocally(stack, plans[0]!); // says which command runs it
+}
+
+/**
  * Run every planned cell of every stack in order (one BenchRun each). Same as driveItems(runItems(work), options).
  */
 export async function driveRuns(work: StackWork[], options: DriveOptions): Promise<DriveResult> {
@@ -315,15 +335,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   // every planned run is checked before the first one provisions anything: a bad pairing fails at once, exit 2
   const groups = stackGroups(items);
   // configuration first (exit 2 names the file and field whatever the stack order), then what this machine lacks
-  for (const g of groups) {
-    for (const { stack, plan } of g.items) checkMemoryFloors(stack, plan);
-    if (g.stack.platform === "local") for (const { stack, plan } of g.items) checkRunnableLocally(stack, plan);
-    else if (g.items.some((i) => i.plan.app)) {
-      throw new ConfigurationError("E_APP_NOT_RUNNABLE", `scenario ${g.items[0]!.plan.scenario}: an application under test runs on local stacks only (stack ${g.stack.name} is ${g.stack.platform})`, { field: "app" });
-    }
-    else if (options.deployed) options.deployed.check(g.stack, g.items.map((i) => i.plan));
-    else checkRunnableLocally(g.stack, g.items[0]!.plan); // says which command runs it
-  }
+  for (const g of groups) checkCellsOnStack(g.stack, g.items.map((i) => i.plan), options.deployed);
   if (groups.some((g) => g.stack.platform === "local")) checkLocalPrivileges();
   for (const g of groups) if (g.stack.platform !== "local") options.deployed?.ready?.(g.stack);
   const progress = options.reporter ?? new Progress(options.progress);

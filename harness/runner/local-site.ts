@@ -63,7 +63,10 @@ export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sin
     if (!stack.hosts[role]) {
       const need = roles.map((r) => `"${r}"`).join(plan.collector ? ", " : " and ");
       const where = fieldLocation(stack.file, ["config", "ingestbench:hosts"]);
-      throw new ConfigurationError("E_STACK_HOSTS", `${where}: this scenario${plan.scenarioFile ? ` (${displayPath(plan.scenarioFile)})` : ""} needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
+      // a host the scenario names itself (the application's `app.host`) is pointed at in the scenario too: a typo there
+      // is the likelier mistake
+      const named = plan.app?.spec.host === role && plan.scenarioFile ? `${fieldLocation(plan.scenarioFile, ["app", "host"])}: "${role}" is not a host of stack ${stack.name}; ` : "";
+      throw new ConfigurationError("E_STACK_HOSTS", `${named}${where}: this scenario${plan.scenarioFile ? ` (${displayPath(plan.scenarioFile)})` : ""} needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
     }
   }
   checkSteps(stack, roles, plan);

@@ -13,6 +13,8 @@ import { EXIT, type CommandModule } from "../context.ts";
 import { stackFit, stackFitText } from "./stacks.ts";
 import { diagnosticsOf, type Diagnostic } from "../diagnostics.ts";
 import { checkDeclaredMemoryFloors, checkMemoryFloors, checkStackMemoryFloors, memoryFloorWarnings } from "../../runner/memory-floor.ts";
+import { checkCellsOnStack, type DeployedStacks } from "../../runner/drive.ts";
+import { pulumiStacks } from "../../provision/deployed.ts";
 
 /** What a file is taken for. */
 export type FileKind = "stack" | "nightly plan" | "scenario";
@@ -84,16 +86,23 @@ export function refusedLine(file: string, message: string): string {
 
 /**
  * Given stacks and scenarios together (`validate stacks/Pulumi.x.yaml scenarios/y.yaml`): every valid scenario's cells
- * on every valid stack, as a run checks them before provisioning (harness/runner/memory-floor.ts checkMemoryFloors);
- * one failed result per stack and scenario that a run would refuse (E_CAP_TOO_SMALL), labelled with both files.
+ * on every valid stack, as a run checks them before provisioning. With one stack, everything `bench --stack` checks
+ * before it provisions (harness/runner/drive.ts checkCellsOnStack: memory floors, the hosts the cells name, local
+ * components, steps, images; `deployed` is the docker/azure check, harness/provision/deployed.ts); with several (e.g.
+ * `stacks/*.yaml`, which pairs every scenario with stacks of other platforms too) only the memory floors
+ * (harness/runner/memory-floor.ts checkMemoryFloors). One failed result per stack and scenario that a run would
+ * refuse, labelled with both files.
  */
-export function crossCheck(results: readonly FileResult[]): FileResult[] {
+export function crossCheck(results: readonly FileResult[], deployed?: Pick<DeployedStacks, "check">): FileResult[] {
   const out: FileResult[] = [];
-  for (const st of results.filter((r) => r.ok && r.kind === "stack")) {
+  const stacks = results.filter((r) => r.ok && r.kind === "stack");
+  for (const st of stacks) {
     const stack = loadStack(st.file);
     for (const sc of results.filter((r) => r.ok && r.kind === "scenario")) {
       try {
-        for (const plan of planCells(loadScenarioFile(sc.file), sc.file)) checkMemoryFloors(stack, plan);
+        const plans = planCells(loadScenarioFile(sc.file), sc.file);
+        if (stacks.length === 1) checkCellsOnStack(stack, plans, deployed);
+        else for (const plan of plans) checkMemoryFloors(stack, plan);
       } catch (err) {
         if (!(err instanceof IngestbenchError)) throw err;
         out.push({ file: sc.file, kind: "scenario", ok: false, errors: diagnosticsOf(err, st.file), text: refusedLine(sc.file, `on ${st.file}: ${err.message}`) });
@@ -127,12 +136,12 @@ export function validateExitCode(results: readonly FileResult[]): number {
 
 export const registerValidate: CommandModule = (program, ctx) => {
   program.command("validate")
-    .description("Validate stack files (a top-level `config:`), nightly plans (a top-level `entries:`, e.g. nightly/*.yaml) and scenario files (anything else); one verdict line per file, \"<file>: ok\" or \"<file>: refused: <file:line:col: field: reason>\". Given stacks and scenarios together, each scenario is also checked on each stack as a run would be (memory caps below a component's floor). Checks every file and exits 2 if any is refused.")
+    .description("Validate stack files (a top-level `config:`), nightly plans (a top-level `entries:`, e.g. nightly/*.yaml) and scenario files (anything else); one verdict line per file, \"<file>: ok\" or \"<file>: refused: <file:line:col: field: reason>\". Given one stack and scenarios, each scenario is also checked on that stack as `bench --stack` checks it before provisioning (the hosts it names, local components, steps, images, memory caps below a component's floor); given several stacks (e.g. stacks/*.yaml), only the memory caps. Checks every file and exits 2 if any is refused.")
     .argument("<files...>", "stacks/Pulumi.<name>.yaml, nightly/<plan>.yaml or scenario files")
     .option("--json", "print one JSON array on stdout: per file { file, kind, ok, errors: [{ file, line, col, field, message, code }] }")
     .action(ctx.action((files: string[], flags: { json?: boolean }) => {
       const checked = files.map(validateFile);
-      const results = withCrossChecks(checked, crossCheck(checked));
+      const results = withCrossChecks(checked, crossCheck(checked, pulumiStacks({ projectRoot: ctx.projectRoot })));
       if (flags.json) {
         ctx.printJson(results.map(({ text: _text, ...r }) => r));
       } else {

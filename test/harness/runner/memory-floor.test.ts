@@ -99,4 +99,19 @@ describe("memory caps too small for the component to start", () => {
     expect(merged[1]!.text).toBe(crossed[0]!.text);
     expect(crossCheck([validateFile(stackWith("fine-x", "2GiB")), results[1]!])).toEqual([]);
   });
+
+  it("validate ONE-STACK SCENARIO checks what bench checks before provisioning (a misspelt app.host, at its line); with several stacks only the memory floors", () => {
+    const scenario = path.join(tmp, "app-typo.yaml");
+    writeFileSync(scenario, readFileSync("scenarios/app-export-ab.yaml", "utf8").replace("host: loadgen ", "host: loadgn "));
+    const sc = validateFile(scenario);
+    expect(sc.ok).toBe(true); // on its own the file is fine: which hosts exist is the stack's
+    const pipeline = validateFile("stacks/Pulumi.local-pipeline.yaml");
+    const crossed = crossCheck([pipeline, sc]);
+    expect(crossed).toHaveLength(1);
+    expect(crossed[0]!.errors[0]).toMatchObject({ code: "E_STACK_HOSTS" });
+    expect(crossed[0]!.text).toMatch(new RegExp(`app-typo\\.yaml:\\d+:\\d+: app\\.host: "loadgn" is not a host of stack local-pipeline; stacks/Pulumi\\.local-pipeline\\.yaml:\\d+:\\d+: config\\.ingestbench:hosts: `));
+    // the shipped scenario passes on the same stack, and a glob of stacks pairs on the memory caps only
+    expect(crossCheck([pipeline, validateFile("scenarios/app-export-ab.yaml")])).toEqual([]);
+    expect(crossCheck([pipeline, validateFile("stacks/Pulumi.local-2-cores.yaml"), sc])).toEqual([]);
+  });
 });
