@@ -48,7 +48,12 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
   const { withCell } = ctx;
   const t = stackTable(rows, "terminal", choice);
   const hidden = hiddenColumns(ctx, choice);
-  const dropped = terminalColumns(rows, choice).dropped.map((c) => c.header(ctx));
+  const droppedColumns = terminalColumns(rows, choice).dropped;
+  const dropped = droppedColumns.map((c) => c.header(ctx));
+  // the flags say what a figure cannot be taken for (oversubscribed, partial caps, contended): never only hidden
+  const flagLines = droppedColumns.some((c) => c.key === "flags")
+    ? rows.filter((r) => r.flags.length).map((r) => `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${r.flags.join(", ")}`)
+    : [];
   const table = new Table({
     head: t.head,
     style: { head: [], border: [] },
@@ -62,6 +67,7 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
     + `${measuredOnLine(rows.map((r) => ({ label: r.stack, machine: rowMachine(r) })))}\n${table.toString()}`
     + (hidden.length ? `\nnot shown: ${hidden.join(", ")} (--wide for all, or --columns with keys or headers; all are in --json and the report)` : "")
     + (dropped.length ? `\nleft out to fit ${choice.width} columns (COLUMNS, else the terminal's width, else ${DEFAULT_WIDTH}): ${dropped.join(", ")} (set COLUMNS wider, or use --wide or --columns)` : "")
+    + (flagLines.length ? `\nflags (the column left out above):\n${flagLines.join("\n")}` : "")
     + (verdicts.length ? `\nverdicts:\n${verdicts.join("\n")}` : "")
     + differencesBlock(stackDifferences(rows))
     + excludedBlock(rows.flatMap((r) => r.excluded ?? []));

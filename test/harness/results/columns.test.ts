@@ -103,7 +103,7 @@ describe("the default table fits the terminal's width", () => {
     expect(terminalWidth({ isTTY: true, columns: 70 }, { COLUMNS: "0" })).toBe(70);
   });
 
-  it("drops the lowest-priority columns until the table fits, keeps table order, and names what it left out", () => {
+  it("drops the lowest-priority columns until the table fits, keeps table order, and names what it left out", async () => {
     const full = renderComparison("quickstart", plain);
     const wanted = tableWidth(full) - 10; // too narrow for the default set by a little
     const text = renderComparison("quickstart", plain, { width: wanted });
@@ -117,6 +117,15 @@ describe("the default table fits the terminal's width", () => {
     expect(text).toContain(`\nleft out to fit ${wanted} columns (COLUMNS, else the terminal's width, else 120): ${dropped.join(", ")} (set COLUMNS wider, or use --wide or --columns)`);
     // the wide columns are still named as before
     expect(text).toMatch(/\nnot shown: IQR, MiB\/s,/);
+    // the flags are never only hidden: left out of a narrow table, they are listed below it per stack
+    for (const v of [2000, 2010, 1990]) writeRunRecord(root, { stack: "whole", invocation: INV, rows: v, cores: 2 }); // 2 cores of a 2-core machine
+    const withFlags = await compareStacks(root, "quickstart", ["quarter", "whole"]);
+    const narrow = renderComparison("quickstart", withFlags, { width: 60 });
+    expect(terminalCells(narrow)[0]).not.toContain("flags");
+    const flagged = withFlags.filter((r) => r.flags.length > 0);
+    expect(flagged.length).toBeGreaterThan(0);
+    expect(narrow).toContain(`\nflags (the column left out above):\n${flagged.map((r) => `  ${r.stack}: ${r.flags.join(", ")}`).join("\n")}`);
+    expect(renderComparison("quickstart", withFlags, { width: 400 })).not.toContain("flags (the column left out above)");
     // wide enough: nothing left out, no such line
     const roomy = renderComparison("quickstart", plain, { width: tableWidth(full) });
     expect(terminalCells(roomy)[0]).toEqual(fullHead);
