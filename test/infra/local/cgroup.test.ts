@@ -3,7 +3,7 @@
  * temporary directory laid out like a cgroup2 hierarchy, since this machine's cgroup2 mount has no controllers.
  */
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { ownedRunId } from "../../helpers/owned-run-id.ts";
 import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -34,7 +34,13 @@ const QUARTER_CORE: HostLimits = {
 
 const cleanups = useCleanups();
 
-const newRunId = () => randomBytes(3).toString("hex");
+// each id owned by this process (an owner marker, released after the test), so that another test's `gc` at the same
+// time does not take its cgroups for a killed run's
+function newRunId(): string {
+  const { runId, release } = ownedRunId();
+  cleanups.push(release);
+  return runId;
+}
 
 async function tmpDir(prefix: string): Promise<string> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), prefix));

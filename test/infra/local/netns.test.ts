@@ -1,7 +1,7 @@
 /**
  * Real network namespaces, veth pairs, a bridge and tc. Traffic only flows between namespaces created here.
  */
-import { randomBytes } from "node:crypto";
+import { ownedRunId } from "../../helpers/owned-run-id.ts";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -15,14 +15,18 @@ import {
 } from "../../../infra/local/netns.ts";
 
 // These tests need root (cgroups, namespaces, tc): as another user they fail, loudly, rather than skip.
-const runIds: string[] = [];
+// each id owned by this process (an owner marker), so that another test's `gc` at the same time leaves it alone
+const runIds: Array<{ runId: string; release: () => Promise<boolean> }> = [];
 afterEach(async () => {
-  for (const id of runIds.splice(0)) await removeRunNetns(id);
+  for (const id of runIds.splice(0)) {
+    await removeRunNetns(id.runId);
+    await id.release();
+  }
 });
 function newRunId(): string {
-  const id = randomBytes(3).toString("hex");
+  const id = ownedRunId();
   runIds.push(id);
-  return id;
+  return id.runId;
 }
 
 /** TCP listener: counts bytes until the sender closes (or 90 s pass), prints {bytes, firstMs, lastMs}. */
