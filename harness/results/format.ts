@@ -125,3 +125,16 @@ export function measuredOnLine(groups: ReadonlyArray<{ label: string; machine: M
   const per = texts.filter((t) => (seen.has(t.label) ? false : (seen.add(t.label), true)));
   return `measured on: ${per.map((t) => `${t.label} ${t.text}`).join("; ")}`;
 }
+
+/**
+ * A machine key (harness/results/eligibility.ts machineKey: "cpuModel=…; kernel=…; cores=…; cgroup=…") as the
+ * "measured on …" line machineText gives.
+ */
+export function machineKeyLine(key: string): string {
+  const fields: Record<string, string> = {};
+  for (const part of key.split("; ")) {
+    const i = part.indexOf("=");
+    if (i > 0) fields[part.slice(0, i)] = part.slice(i + 1);
+  }
+  return `measured on ${machineText({ cpuModel: fields.cpuModel, cores: fields.cores, kernel: fields.kernel, cgroup: fields.cgroup })}`;
+}

@@ -12,7 +12,7 @@ import type { StackRow } from "./across-stacks.ts";
 import { VARIANT_SOURCES, variantsHeading, variantsTextTable, type VariantsComparison } from "./across-variants.ts";
 import { columnContext, DEFAULT_WIDTH, hiddenColumns, stackTable, terminalColumns, type ColumnChoice } from "./columns.ts";
 import { describeDifference, groupFingerprint, stackDifferences, type FingerprintDifference } from "./fingerprint.ts";
-import { ciCell, cvCell, fix, int, ledgerCell, measuredOnLine, pctLabel, verdictWord, type MachineFields } from "./format.ts";
+import { ciCell, cvCell, fix, int, ledgerCell, machineKeyLine, measuredOnLine, pctLabel, verdictWord, type MachineFields } from "./format.ts";
 import { excludedLines, type ExcludedRun } from "./eligibility.ts";
 import { AA_SUFFIX } from "./noise-floor.ts";
 
@@ -150,7 +150,7 @@ export function renderScenariosComparison(c: ScenariosComparison): string {
   }
   const sides = c.sides.map((s, i) => `  ${s.label}${i === 0 ? " (baseline)" : ""}: ${s.runIds.length} runs${s.invocation ? `, invocation ${s.invocation}` : ""}`);
   return `${unit} across scenarios, each side's latest complete invocation; ratio to ${c.sides[0]?.label ?? "?"}\n${sides.join("\n")}\n`
-    + (c.machine ? `machine: ${c.machine}\n` : "")
+    + (c.machine ? `${machineKeyLine(c.machine)}\n` : "")
     + (c.items.length ? table.toString() : noItems(c))
     + (c.unmatched.length ? `\nnot compared (no matching cell on another side): ${c.unmatched.map((u) => `${u.label} ${u.item}`).join(", ")}` : "")
     + (notes.length ? `\nverdicts:\n${notes.join("\n")}` : "")
@@ -168,7 +168,7 @@ export function renderVariantsComparison(c: VariantsComparison): string {
   const table = new Table({ head: t.head, style: { head: [], border: [] }, colAligns: t.align.map((a) => (a === "r" ? "right" : "left")) });
   for (const r of t.rows) table.push(r);
   return `${variantsHeading(c)}\n`
-    + (c.machine ? `machine: ${c.machine}\n` : "")
+    + (c.machine ? `${machineKeyLine(c.machine)}\n` : "")
     + table.toString()
     + `\n${VARIANT_SOURCES}`
     + excludedBlock(c.excluded);

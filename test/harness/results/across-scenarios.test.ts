@@ -63,6 +63,7 @@ describe("compareScenarios", () => {
     expect(text).toMatch(/ratio to pg@q/);
     expect(text).toMatch(/1\.50x/);
     expect(text).toMatch(/excluded runs \(2/);
+    expect(text).toContain("\nmeasured on AMD EPYC, 2 cores, kernel 6.18.44, cgroup v1\n"); // the sides' machine, in words
     expect(text).toMatch(/components each side runs \(compared on purpose\):\n(  .*\n)*  versions\.elasticsearch\.running: pg@q –; es@q 8\.15\.3/);
     expect(text).not.toMatch(/!!/);
   });
