@@ -17,6 +17,7 @@ import { ProvisioningError } from "../../core/errors.ts";
 import type { HostLimits, Enforcement } from "../../core/limits.ts";
 import type { CgroupPaths } from "../../core/hosts.ts";
 import { parseSchedstat } from "../../core/schedstat.ts";
+import { readKernelFile } from "./kernel-file.ts";
 
 /** The v1 controllers a host cgroup is created in. */
 export const V1_CONTROLLERS = ["cpu", "cpuacct", "memory", "blkio"] as const;
@@ -719,9 +720,10 @@ export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> 
     throw new ProvisioningError("E_CGROUP_USAGE", "no cgroup directories to read usage from (limits not enforced)");
   }
   const files: Record<string, string | undefined> = {};
+  // read once per host per sample: synchronous reads of the in-memory cgroup files (./kernel-file.ts)
   for (const { dir, file } of CGROUP_USAGE_FILES[paths.version]) {
     const d = paths.dirs[dir];
-    files[file] = d === undefined ? undefined : await readOptional(path.join(d, file));
+    files[file] = d === undefined ? undefined : readKernelFile(path.join(d, file));
   }
   return parseCgroupUsage(paths.version, files);
 }
@@ -778,16 +780,13 @@ export async function readCgroupTaskWaits(paths: CgroupPaths): Promise<Map<numbe
     ? d.unified && path.join(d.unified, "cgroup.threads")
     : (d.cpu ?? d.cpuacct) && path.join((d.cpu ?? d.cpuacct)!, "tasks");
   if (!list) return out;
-  let text: string;
-  try {
-    text = await fs.readFile(list, "utf8");
-  } catch (err) {
-    if (errnoOf(err) === "ENOENT") return out; // the cgroup is gone (teardown)
-    throw err;
-  }
+  // every sample reads one file per task (a ClickHouse server has dozens of threads): synchronous reads of the
+  // in-memory files (./kernel-file.ts)
+  const text = readKernelFile(list);
+  if (text === undefined) return out; // the cgroup is gone (teardown)
   for (const tid of text.split("\n").filter(Boolean).map(Number)) {
     try {
-      const s = parseSchedstat(await fs.readFile(`/proc/${tid}/schedstat`, "utf8"));
+      const s = parseSchedstat(readKernelFile(`/proc/${tid}/schedstat`) ?? "");
       if (s) out.set(tid, s.waitNs);
     } catch {
       /* the task exited after the list was read */

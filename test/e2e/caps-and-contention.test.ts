@@ -3,7 +3,7 @@
 // with CPU hogs pinned to the sink's cores (bounded busy loops started and stopped here by pid) is flagged contended
 // and names host contention. Assertions are on the observed run delay and the verdicts, never on rates.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { execa } from "execa";
@@ -13,6 +13,8 @@ import { stackEntries } from "../../harness/cli/commands/stacks.ts";
 import { describeRun } from "../../harness/runner/drive.ts";
 import { BenchRun } from "../../harness/runner/run.ts";
 import { leftovers } from "../helpers/leftovers.ts";
+import type { SeriesPoint } from "../../harness/results/types.ts";
+import type { HostWindow } from "../../harness/observers/types.ts";
 import { projectRoot, quickstartPlan } from "../helpers/bench.ts";
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-caps-"));
@@ -87,6 +89,15 @@ describe("caps against this machine (real cgroups)", () => {
       expect(describeRun(record, tmp)).toMatch(/!! contended: /);
       // the harness's own CPU during measure is recorded
       expect(c.harnessCores).toBeGreaterThanOrEqual(0);
+      // the data plane's counters, read through a task inside each host's namespace (infra/local/netns.ts
+      // NetnsInterfaceCounters): over the measurement the sink's end of the veth received what the loadgen's sent
+      const measured = readFileSync(path.join(run.dir, "series.jsonl"), "utf8").split("\n").filter(Boolean)
+        .map((l) => JSON.parse(l) as SeriesPoint).filter((p) => p.phase === "measure");
+      const bytes = (h: HostWindow, k: "netRxBytesPerSec" | "netTxBytesPerSec"): number => (h[k] * h.dtMs!) / 1000;
+      const sent = measured.reduce((a, p) => a + bytes(p.hosts.loadgen!, "netTxBytesPerSec"), 0);
+      const received = measured.reduce((a, p) => a + bytes(p.hosts.sink!, "netRxBytesPerSec"), 0);
+      expect(sent).toBeGreaterThan(1e5);
+      expect(Math.abs(received - sent) / sent).toBeLessThan(0.02);
       expect(leftovers(record.runId.slice(-6))).toEqual([]);
     } finally {
       for (const h of hogs) if (h.pid !== undefined && h.exitCode === null) process.kill(h.pid, "SIGKILL");

@@ -1,6 +1,8 @@
 /**
  * Real network namespaces, veth pairs, a bridge and tc. Traffic only flows between namespaces created here.
  */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { ownedRunId } from "../../helpers/owned-run-id.ts";
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,6 +10,8 @@ import {
   applyShaping,
   createTopology,
   listNetns,
+  NetnsInterfaceCounters,
+  netnsName,
   readInterfaceCounters,
   readQdiscs,
   removeRunNetns,
@@ -187,6 +191,42 @@ describe("netns (real namespaces and tc)", () => {
       expect(r.applied.netemDelayMs).toBeUndefined();
       expect(r.notes.join("\n")).toMatch(/netem is not available/);
       expect(r.notes.join("\n")).toMatch(/delay, loss NOT in force/);
+    }
+  });
+
+  it("NetnsInterfaceCounters reads the counters through a task inside the namespace (between two of ip's reads); through ip when no task is inside", async () => {
+    // a bare namespace (its lo only), removed by afterEach with the run's other namespaces
+    const ns = netnsName(newRunId(), "x");
+    await execa("ip", ["netns", "add", ns]);
+    await execa("ip", ["-n", ns, "link", "set", "lo", "up"]);
+    // two UDP datagrams over its lo (bash's /dev/udp; no ping on every machine)
+    await execa("ip", ["netns", "exec", ns, "bash", "-c", "for i in 1 2; do echo x > /dev/udp/127.0.0.1/9; done"]);
+    const task = spawn("ip", ["netns", "exec", ns, "sleep", "30"], { stdio: "ignore" });
+    const gone = new Promise((resolve) => task.once("exit", resolve));
+    try {
+      // `ip netns exec` enters the namespace, then execs sleep
+      for (let i = 0; i < 200 && readFileSync(`/proc/${task.pid}/comm`, "utf8").trim() !== "sleep"; i++) await new Promise((r) => setTimeout(r, 10));
+      let viaIp = 0;
+      const ip = () => readInterfaceCounters(ns, "lo");
+      const c = new NetnsInterfaceCounters(ns, "lo", () => { viaIp++; return ip(); });
+      // this process is in the root namespace: not a task to read the namespace's counters through
+      await c.read([process.pid]);
+      expect(viaIp).toBe(1);
+      const before = await ip();
+      const through = await c.read([process.pid, task.pid!]);
+      const after = await ip();
+      expect(viaIp).toBe(1);
+      expect(through.rxPackets).toBeGreaterThanOrEqual(2); // the datagrams
+      for (const k of ["rxBytes", "txBytes", "rxPackets", "txPackets"] as const) {
+        expect(through[k]).toBeGreaterThanOrEqual(before[k]);
+        expect(through[k]).toBeLessThanOrEqual(after[k]);
+      }
+      task.kill();
+      await gone;
+      await c.read([task.pid!]); // the task found last time is gone
+      expect(viaIp).toBe(2);
+    } finally {
+      task.kill();
     }
   });
 
