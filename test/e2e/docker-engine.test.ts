@@ -99,10 +99,16 @@ const PG_COPY = ["generator: { pg-copy: { batch: 8000, connections: 1, rate: max
 const PG_COPY_PACED = [PG_COPY[0]!.replace("rate: max", "rate: 16000"), ...PG_COPY.slice(1)];
 /**
  * The syslog client at 4,000 events/s per connection (28,000 over the 7 s of load): every syslog-ng run asserts its
- * ledger, never a rate; at 20,000/s each syslog-ng → PostgreSQL run took 80 s and more in CI (the same load into
- * ClickHouse 33 s), most of it syslog-ng's sql() draining its queue after the load.
+ * ledger, never a rate, and the ledger and the content check compare every row.
  */
 const SYSLOG = "generator: { syslog: { batch: 500, connections: 1, rate: 4000, seed: 42 } }";
+/**
+ * syslog-ng 3.38 → PostgreSQL 15, with time-reopen(1): the collector container starts with the stack, while the
+ * sink's PostgreSQL may still be in initdb, and syslog-ng's sql() retries a refused connection only after
+ * time-reopen (60 s by default, plugins/collectors/syslog-ng/component.ts); in CI such a run's generator waited
+ * 37 s for syslog-ng to read.
+ */
+const SYSLOG_NG_PG = ['collector: { syslog-ng: { version: "3.38", batch-lines: 1000, batch-timeout: 200, workers: 1, log-fifo-size: 20000, time-reopen: 1 } }', 'sink: { postgres: { version: "15" } }'];
 
 describe("docker-debian stacks on a real Docker engine (Pulumi program applied by the engine-mode stand-in)", () => {
   it("quickstart (Debian PostgreSQL 15) on docker-debian-quarter-core: exact ledger; a CPU-bound sink uses 0.25 cores ±5 %", () => {
@@ -155,13 +161,6 @@ describe("docker-debian stacks on a real Docker engine (Pulumi program applied b
     expect(rec!.versions).toMatchObject({ "syslog-ng": { running: expect.stringMatching(/^3\.38/) }, clickhouse: { running: expect.stringMatching(/^18\.16/) } });
   }, 600_000);
 
-  it("syslog-ng 3.38 → PostgreSQL 15 in containers: exact ledger", () => {
-    const file = scenario("d-syslog-ng-postgres", [SYSLOG, 'collector: { syslog-ng: { version: "3.38", batch-lines: 1000, batch-timeout: 200, workers: 1, log-fifo-size: 20000 } }', 'sink: { postgres: { version: "15" } }']);
-    const r = bench("docker-debian-2-cores", file);
-    expect(r.status, r.stderr).toBe(0);
-    exactLedger(records("docker-debian-2-cores", "d-syslog-ng-postgres")[0]);
-  }, 600_000);
-
   it("generator: none: syslog-ng 3.38's example-msg-generator() in the collector container → PostgreSQL 15: an exact ledger, sent inferred from syslog-ng-ctl stats and the seq range", () => {
     // ~7 s of load (warmup 2 s + duration 5 s): 3000 ticks 1 ms apart, then the count stands still
     const file = scenario("d-example-msg-generator", ["generator: none", 'collector: { syslog-ng: { version: "3.38", example-msg-generator: { num: 3000, freq: 0.001 }, batch-lines: 1000, batch-timeout: 200, log-fifo-size: 20000 } }', 'sink: { postgres: { version: "15" } }']);
@@ -184,7 +183,7 @@ describe("docker-debian stacks on a real Docker engine (Pulumi program applied b
   }, 600_000);
 
   it("two syslog-ng collector containers (docker-debian-two-collectors): exact ledger over both, both at the pinned version", () => {
-    const file = scenario("d-two-collectors", [SYSLOG, 'collector: { syslog-ng: { version: "3.38", batch-lines: 1000, batch-timeout: 200, workers: 1, log-fifo-size: 20000 } }', 'sink: { postgres: { version: "15" } }']);
+    const file = scenario("d-two-collectors", [SYSLOG, ...SYSLOG_NG_PG]);
     const r = bench("docker-debian-two-collectors", file);
     const [rec] = records("docker-debian-two-collectors", "d-two-collectors");
     expect(r.status, r.stderr).toBe(0);
@@ -192,8 +191,9 @@ describe("docker-debian stacks on a real Docker engine (Pulumi program applied b
     expect(Object.keys(rec!.versions)).toEqual(expect.arrayContaining(["syslog-ng", "syslog-ng@collector-2"]));
   }, 600_000);
 
-  it("syslog-ng 3.38 vs 4.8 on one stack (a matrix over the version, re-deployed in place), then `compare --force`", () => {
-    const file = scenario("d-syslog-ng-versions", [SYSLOG, 'collector: { syslog-ng: { version: "3.38", batch-lines: 1000, batch-timeout: 200, workers: 1, log-fifo-size: 20000 } }', 'sink: { postgres: { version: "15" } }', 'matrix: { collector.syslog-ng.version: ["3.38", "4.8"] }']);
+  // syslog-ng 3.38 → PostgreSQL 15 is this matrix's first version (a bench of its own would run the same cell again)
+  it("syslog-ng → PostgreSQL 15 in containers, 3.38 vs 4.8 on one stack (a matrix over the version, re-deployed in place): exact ledgers, then `compare --force`", () => {
+    const file = scenario("d-syslog-ng-versions", [SYSLOG, ...SYSLOG_NG_PG, 'matrix: { collector.syslog-ng.version: ["3.38", "4.8"] }']);
     const r = bench("docker-debian-2-cores", file);
     expect(r.status, r.stderr).toBe(0);
     const recs = records("docker-debian-2-cores", "d-syslog-ng-versions");
