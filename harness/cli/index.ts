@@ -54,16 +54,26 @@ function packageVersion(projectRoot: string): string {
   return (JSON.parse(readFileSync(path.join(projectRoot, "package.json"), "utf8")) as { version: string }).version;
 }
 
+/** Commander's own end of an invocation (--version, --help, a usage error), carried to runCli as its exit code. */
+class CommanderExit extends Error {
+  constructor(readonly code: number) {
+    super(`commander exit ${code}`);
+  }
+}
+
 /** Build the program on a context (exported for tests of --help and argument errors). */
 export function program(ctx: CliContext = createContext()): Command {
   const cmd = new Command("ingestbench")
     .description("Benchmark log and event ingest pipelines (collector → database) on capped hardware, and count what the database really kept.")
     .version(packageVersion(ctx.projectRoot), "-V, --version")
     .option("--debug", "print the stack of an unexpected error (as INGESTBENCH_DEBUG=1 does)")
+    // commander's version, help and usage errors go to the context's streams (the process's, unless a test's)
+    .configureOutput({ writeOut: (s) => void ctx.stdout.write(s), writeErr: (s) => void ctx.stderr.write(s) })
     .showHelpAfterError("(add --help for the usage and options)")
-    // usage errors (unknown command or option, missing argument) are configuration errors: exit 2, not 1
+    // usage errors (unknown command or option, missing argument) are configuration errors: exit 2, not 1; nothing
+    // has run yet, so runCli returns at once (commander would otherwise call process.exit)
     .exitOverride((err) => {
-      process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.configuration);
+      throw new CommanderExit(err.exitCode === 0 ? EXIT.ok : EXIT.configuration);
     })
     .hook("preAction", () => {
       if (process.env[CRASH_HOOK_ENV] === "1") throw new Error(`${CRASH_HOOK_ENV}=1: a crash on purpose (test hook)`);
@@ -78,29 +88,38 @@ function debugWanted(argv: string[]): boolean {
   return process.env.INGESTBENCH_DEBUG === "1" || (end === -1 ? argv : argv.slice(0, end)).includes("--debug");
 }
 
-/** CLI entry: parse argv, run the command, map its outcome to the process's exit code. */
-export async function main(argv: string[]): Promise<void> {
-  stopWhenNpmIsGone();
-  ignoreClosedPipes();
-  const ctx = createContext();
+/**
+ * One invocation on `ctx` (argv as process.argv: node, script, then the arguments): parse, run the command, and
+ * return its exit code (EXIT in ./context.ts), errors printed on ctx.stderr. Sets nothing on the process but
+ * INGESTBENCH_DEBUG=1 under --debug; main() hands the code to the process (tests call this in-process for
+ * invocations that start nothing: test/harness/cli.test.ts).
+ */
+export async function runCli(argv: string[], ctx: CliContext = createContext()): Promise<number> {
   // the runner prints an unexpected error's stack of a run (harness/runner/drive.ts) under the same switch
   if (debugWanted(argv)) process.env.INGESTBENCH_DEBUG = "1";
   try {
     await program(ctx).parseAsync(argv);
-    process.exitCode = ctx.exitCode;
+    return ctx.exitCode;
   } catch (err) {
+    if (err instanceof CommanderExit) return err.code;
     if (err instanceof IngestbenchError) {
       ctx.stderr.write(`ingestbench: ${redact(err.message)}\n`);
-      process.exitCode = err.exitCode;
-    } else {
-      const message = err instanceof Error ? err.message : String(err);
-      ctx.stderr.write(`ingestbench: unexpected error: ${redact(message.split("\n")[0]!)}\n`);
-      // the stack's frames only: its first line(s) repeat the message just printed
-      if (debugWanted(argv) && err instanceof Error && err.stack) {
-        const frames = err.stack.split("\n").filter((l) => /^\s+at /.test(l));
-        ctx.stderr.write(`${(frames.length > 0 ? frames : [redact(err.stack)]).join("\n")}\n`);
-      }
-      process.exitCode = EXIT.unexpected;
+      return err.exitCode;
     }
+    const message = err instanceof Error ? err.message : String(err);
+    ctx.stderr.write(`ingestbench: unexpected error: ${redact(message.split("\n")[0]!)}\n`);
+    // the stack's frames only: its first line(s) repeat the message just printed
+    if (debugWanted(argv) && err instanceof Error && err.stack) {
+      const frames = err.stack.split("\n").filter((l) => /^\s+at /.test(l));
+      ctx.stderr.write(`${(frames.length > 0 ? frames : [redact(err.stack)]).join("\n")}\n`);
+    }
+    return EXIT.unexpected;
   }
+}
+
+/** CLI entry: parse argv, run the command, map its outcome to the process's exit code. */
+export async function main(argv: string[]): Promise<void> {
+  stopWhenNpmIsGone();
+  ignoreClosedPipes();
+  process.exitCode = await runCli(argv, createContext());
 }

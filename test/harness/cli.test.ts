@@ -1,9 +1,15 @@
 // The CLI as users run it (node bin/ingestbench.js ...): exit codes and messages for bad input, before anything runs.
+// Invocations that start nothing (validation, listings, refusals before any run) run in this process through the
+// entry point's own runCli (harness/cli/index.ts: the same parse, commands, messages and exit codes main() hands to
+// the process), each spawn of the real entry point costing seconds of start-up on a loaded machine; the entry point
+// itself is spawned for each kind of exit (0, 2 for usage, 3, 4, 70) and for every run.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "../../harness/cli/index.ts";
+import { createContext } from "../../harness/cli/context.ts";
 import { prepareResultsDir } from "../../harness/results/preflight.ts";
 import { projectRoot } from "../helpers/bench.ts";
 
@@ -14,23 +20,37 @@ function cliWithin(timeoutMs: number, ...args: string[]): { code: number | null;
 
 const cli = (...args: string[]) => cliWithin(60_000, ...args);
 
+/** `ingestbench <args>` in this process, from the project root as the spawned ones: exit code, stdout, stderr. */
+async function cliHere(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  if (process.cwd() !== projectRoot) process.chdir(projectRoot);
+  let out = "";
+  let err = "";
+  const ctx = createContext({ stdout: { write: (s: string) => ((out += s), true) }, stderr: { write: (s: string) => ((err += s), true) } });
+  const code = await runCli([process.execPath, "bin/ingestbench.js", ...args], ctx);
+  return { code, out, err };
+}
+
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-cli-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe("ingestbench CLI", () => {
-  it("exits 2 on usage errors and prints its version", () => {
-    expect(cli("bench", "scenarios/quickstart.yaml").code).toBe(2); // missing --stack
+  it("exits 2 on usage errors and prints its version", async () => {
+    expect((await cliHere("bench", "scenarios/quickstart.yaml")).code).toBe(2); // missing --stack
     // --stack is one stack, --stacks several: a list in --stack is refused, naming --stacks
-    const list = cli("bench", "--stack", "local-2-cores,local-quarter-core", "scenarios/quickstart.yaml");
+    const list = await cliHere("bench", "--stack", "local-2-cores,local-quarter-core", "scenarios/quickstart.yaml");
     expect(list.code).toBe(2);
     expect(list.err).toMatch(/--stack takes one stack name; for several use --stacks local-2-cores,local-quarter-core/);
+    // the real entry point: a usage error commander ends (exit 2) says what is wrong and where the usage is, not
+    // the whole help; and --version (exit 0)
     const unknown = cli("no-such-command");
     expect(unknown.code).toBe(2);
-    // a usage error says what is wrong and where the usage is, not the whole help
     expect(unknown.err).toMatch(/^error: unknown command 'no-such-command'\n\(add --help for the usage and options\)\n$/);
     const v = cli("--version");
     expect(v.code).toBe(0);
     expect(v.out.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    // in-process runCli gives the same
+    expect(await cliHere("no-such-command")).toMatchObject({ code: 2, out: "" });
+    expect(await cliHere("--version")).toEqual({ code: 0, out: v.out, err: "" });
   });
 
   it("as a user other than root, refuses a local bench before provisioning anything, saying why (exit 3)", () => {
@@ -41,56 +61,56 @@ describe("ingestbench CLI", () => {
     expect(r.stderr).not.toMatch(/planned/);
   });
 
-  it("a configuration error is named first (exit 2) whatever the stacks' order, before a missing Pulumi CLI (exit 3)", () => {
+  it("a configuration error is named first (exit 2) whatever the stacks' order, before a missing Pulumi CLI (exit 3)", async () => {
     for (const stacks of ["docker-4c4g,local-2-cores", "local-2-cores,docker-4c4g"]) {
-      const r = cli("bench", "--stacks", stacks, "scenarios/fluent-bit-clickhouse-batch-count.yaml", "--results", tmp);
+      const r = await cliHere("bench", "--stacks", stacks, "scenarios/fluent-bit-clickhouse-batch-count.yaml", "--results", tmp);
       expect(r.code, r.err).toBe(2);
       expect(r.err).toMatch(/collector "fluent-bit" has no local component/);
     }
   });
 
-  it("stacks lists every stack with its hosts' limits, and each azure host's VM size", () => {
-    const r = cli("stacks");
+  it("stacks lists every stack with its hosts' limits, and each azure host's VM size", async () => {
+    const r = await cliHere("stacks");
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/^azure-d2s-v5 \(azure\): loadgen Standard_D4s_v5 \{\}; collector Standard_D2s_v5 \{\}; sink Standard_D4s_v5 \{\}$/m);
     expect(r.out).toMatch(/^local-quarter-core \(local\): loadgen \{"cpu":"1"\}; sink \{"cpu":"0.25","memory":"2GiB"/m);
   });
 
-  it("refuses an unusable results directory before provisioning anything (exit 2)", () => {
+  it("refuses an unusable results directory before provisioning anything (exit 2)", async () => {
     const file = path.join(tmp, "a-file");
     writeFileSync(file, "");
-    const r = cli("bench", "--stack", "local-2-cores", "--results", path.join(file, "sub"), "scenarios/quickstart.yaml");
+    const r = await cliHere("bench", "--stack", "local-2-cores", "--results", path.join(file, "sub"), "scenarios/quickstart.yaml");
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/E_RESULTS_DIR|not a directory/);
     expect(r.err).not.toMatch(/provisioning/);
     expect(() => prepareResultsDir("/proc/ingestbench-nope/x")).toThrow(/procfs/);
   });
 
-  it("validate tells stacks from scenarios by content and names a check path that does not exist", () => {
+  it("validate tells stacks from scenarios by content and names a check path that does not exist", async () => {
     const text = "config:\n  ingestbench:platform: local\n  ingestbench:hosts:\n    sink: { cpu: \"25 100\" }\n";
     const stack = path.join(tmp, "Pulumi.my-stack.yaml");
     writeFileSync(stack, text);
-    const r1 = cli("validate", stack);
+    const r1 = await cliHere("validate", stack);
     expect(r1.code).toBe(2);
     expect(r1.err).toMatch(/Pulumi\.my-stack\.yaml:4:\d+: config\.ingestbench:hosts\.sink\.cpu: .*25000 100000/);
     // a stack file under another name is still read as a stack (and told how stack files are named)
     const misnamed = path.join(tmp, "my-stack.yaml");
     writeFileSync(misnamed, text);
-    const r0 = cli("validate", misnamed);
+    const r0 = await cliHere("validate", misnamed);
     expect(r0.code).toBe(2);
     expect(r0.err).toMatch(/stack files are named Pulumi.<stack>.yaml/);
     const scenario = path.join(tmp, "typo.yaml");
     writeFileSync(scenario, "name: typo\nevent:\n  - { name: msg, type: string, size: 10 }\ngenerator: { pg-copy: {} }\nsink: { postgres: { version: \"18.4.0-beta.17\" } }\nduration: 5s\nchecks:\n  - { ledger.lots: 0 }\n");
-    const r2 = cli("validate", scenario, "scenarios/quickstart.yaml");
+    const r2 = await cliHere("validate", scenario, "scenarios/quickstart.yaml");
     expect(r2.code).toBe(2);
     expect(r2.err).toMatch(/typo\.yaml:8:7: checks\.0\.ledger\.lots: "ledger.lots" is not a number in the run result; use one of ledger\.sent, /);
     expect(r2.out).toMatch(/quickstart\.yaml: ok/);
   });
 
-  it("validate --json: one JSON array on stdout, a good file ok, a broken one with file, line, col and field (exit 2)", () => {
+  it("validate --json: one JSON array on stdout, a good file ok, a broken one with file, line, col and field (exit 2)", async () => {
     const broken = path.join(tmp, "broken-scenario.yaml");
     writeFileSync(broken, "name: broken\nevent:\n  - { name: msg, type: string, size: 10 }\ngenerator: { pg-copy: {} }\nsink: { postgres: { version: \"18.4.0-beta.17\" } }\nduration: 5x\n");
-    const r = cli("validate", "--json", "scenarios/quickstart.yaml", broken);
+    const r = await cliHere("validate", "--json", "scenarios/quickstart.yaml", broken);
     expect(r.code, r.err).toBe(2);
     expect(r.err).toBe("");
     const files = JSON.parse(r.out) as Array<{ file: string; kind: string; ok: boolean; errors: Array<{ file: string; line: number | null; col: number | null; field: string | null; message: string }> }>;
@@ -99,7 +119,7 @@ describe("ingestbench CLI", () => {
     expect(files[1]!.errors).toHaveLength(1);
     expect(files[1]!.errors[0]).toMatchObject({ file: broken, line: 6, col: 11, field: "duration" });
     expect(files[1]!.errors[0]!.message).toMatch(/5x/);
-    const good = cli("validate", "--json", "stacks/Pulumi.local-2-cores.yaml");
+    const good = await cliHere("validate", "--json", "stacks/Pulumi.local-2-cores.yaml");
     expect(good.code).toBe(0);
     expect(JSON.parse(good.out)).toMatchObject([{ file: "stacks/Pulumi.local-2-cores.yaml", kind: "stack", ok: true, errors: [] }]);
     // a flag, not an error: on a machine with fewer than the 1 + 1 + 2 cores it asks for, it says so
@@ -108,22 +128,22 @@ describe("ingestbench CLI", () => {
     }
   });
 
-  it("validate reads nightly plans as plans (the shipped ones pass) and names file:line:col and field of a broken one", () => {
-    const shipped = cli("validate", "nightly/local.yaml", "nightly/azure.yaml");
+  it("validate reads nightly plans as plans (the shipped ones pass) and names file:line:col and field of a broken one", async () => {
+    const shipped = await cliHere("validate", "nightly/local.yaml", "nightly/azure.yaml");
     expect(shipped.code, shipped.err).toBe(0);
     expect(shipped.out).toBe("nightly/local.yaml: ok (nightly plan)\nnightly/azure.yaml: ok (nightly plan)\n");
     const plan = path.join(tmp, "plan-broken.yaml");
     writeFileSync(plan, "entries:\n  - stack: local-2-cores\n    scenario: scenarios/quickstart.yaml\n    replicates: 0\n");
-    const r = cli("validate", plan);
+    const r = await cliHere("validate", plan);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/plan-broken\.yaml:4:17: entries\.0\.replicates: number must be greater than or equal to 1/);
-    const j = cli("validate", "--json", plan);
+    const j = await cliHere("validate", "--json", plan);
     expect(j.code).toBe(2);
     expect(JSON.parse(j.out)).toMatchObject([{ kind: "nightly plan", ok: false, errors: [{ line: 4, col: 17, field: "entries.0.replicates" }] }]);
   });
 
-  it("stacks --json: one JSON array of every stack with its platform, hosts, requested limits and azure VM sizes", () => {
-    const r = cli("stacks", "--json");
+  it("stacks --json: one JSON array of every stack with its platform, hosts, requested limits and azure VM sizes", async () => {
+    const r = await cliHere("stacks", "--json");
     expect(r.code, r.err).toBe(0);
     const stacks = JSON.parse(r.out) as Array<{ name: string; ok: boolean; platform?: string; hosts?: Array<{ name: string; vmSize: string | null; requested: Record<string, unknown> }> }>;
     expect(stacks.map((s) => s.name)).toEqual(readdirSync(path.join(projectRoot, "stacks")).map((f) => /^Pulumi\.(.+)\.yaml$/.exec(f)?.[1]).filter(Boolean).sort());
@@ -132,7 +152,7 @@ describe("ingestbench CLI", () => {
     expect(stacks.find((s) => s.name === "local-quarter-core")!.hosts!.find((h) => h.name === "sink")).toMatchObject({ vmSize: null, requested: { cpu: "0.25", memory: "2GiB" } });
   });
 
-  it("an unexpected error (not an IngestbenchError) exits 70 with one line; its stack only with --debug or INGESTBENCH_DEBUG=1", () => {
+  it("an unexpected error (not an IngestbenchError) exits 70 with one line; its stack only with --debug or INGESTBENCH_DEBUG=1", async () => {
     const crash = (env: Record<string, string>, ...args: string[]) => {
       const r = spawnSync(process.execPath, ["bin/ingestbench.js", ...args], { cwd: projectRoot, encoding: "utf8", timeout: 60_000, env: { ...process.env, INGESTBENCH_TEST_CRASH: "1", ...env } });
       return { code: r.status, err: r.stderr, out: r.stdout };
@@ -148,7 +168,7 @@ describe("ingestbench CLI", () => {
       expect(r.err.match(/a crash on purpose/g)).toHaveLength(1); // the message once, then the frames
     }
     // a configuration error is still 2, a failed check 1: 70 is only for what no typed error covers
-    expect(cli("validate", path.join(tmp, "none.yaml")).code).toBe(2);
+    expect((await cliHere("validate", path.join(tmp, "none.yaml"))).code).toBe(2);
   });
 
   it("nightly --json prints only the decision on stdout (the summary on stderr) and --out writes the same JSON", () => {
@@ -171,14 +191,14 @@ describe("ingestbench CLI", () => {
     expect(r.out).toMatch(/E_VERSION_PIN/);
   });
 
-  it("--replicates and --progress are checked before anything runs (exit 2)", () => {
-    const r = cli("bench", "--stack", "local-2-cores", "--replicates", "0", "scenarios/quickstart.yaml");
+  it("--replicates and --progress are checked before anything runs (exit 2)", async () => {
+    const r = await cliHere("bench", "--stack", "local-2-cores", "--replicates", "0", "scenarios/quickstart.yaml");
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/--replicates must be a positive integer, got "0"/);
-    const p = cli("nightly", "nightly/local.yaml", "--progress", "loud");
+    const p = await cliHere("nightly", "nightly/local.yaml", "--progress", "loud");
     expect(p.code).toBe(2);
     expect(p.err).toMatch(/argument 'loud' is invalid. Allowed choices are auto, live, plain, quiet, jsonl/);
-    const two = cli("aa", "--stack", "local-2-cores,local-quarter-core", "scenarios/quickstart.yaml");
+    const two = await cliHere("aa", "--stack", "local-2-cores,local-quarter-core", "scenarios/quickstart.yaml");
     expect(two.code).toBe(2);
     expect(two.err).toMatch(/give exactly one name in --stack, got 2/);
   });
@@ -211,9 +231,9 @@ describe("ingestbench CLI", () => {
 });
 
 describe("ingestbench CLI: what users pipe and type", () => {
-  it("refuses a --duration shorter than the sampling interval before provisioning (exit 2)", () => {
+  it("refuses a --duration shorter than the sampling interval before provisioning (exit 2)", async () => {
     for (const d of ["0s", "500ms"]) {
-      const r = cli("bench", "--stack", "local-2-cores", "--results", path.join(tmp, "short"), "--duration", d, "scenarios/quickstart.yaml");
+      const r = await cliHere("bench", "--stack", "local-2-cores", "--results", path.join(tmp, "short"), "--duration", d, "scenarios/quickstart.yaml");
       expect(r.code).toBe(2);
       expect(r.err).toContain(`--duration ${d}: the measured window must be at least the scenario's sampling interval (1000 ms)`);
     }

@@ -46,7 +46,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import Docker from "dockerode";
-import * as pulumi from "@pulumi/pulumi";
+import type * as PulumiSdk from "@pulumi/pulumi";
 import { parse as parseYaml } from "yaml";
 
 const MB = 1024 * 1024;
@@ -362,6 +362,8 @@ async function main(): Promise<void> {
   };
   if (verb === "destroy") return destroyAll();
   if (verb !== "up") throw new Error(`engine mode: unsupported verb ${verb}`);
+  // loaded for `up` only: `destroy` needs the engine alone, and the SDK costs about a second of CPU to load
+  const pulumi: typeof PulumiSdk = await import("@pulumi/pulumi");
   await destroyAll(); // a re-deploy replaces everything (see the header)
   const state = load();
   let failure: unknown;
@@ -386,7 +388,7 @@ async function main(): Promise<void> {
   );
   const st = state.stacks[stackName]!;
   pulumi.runtime.setAllConfig(programConfig(path.join(state.engine.projectDir, "stacks", `Pulumi.${stackName}.yaml`), st.config, st.configFile?.text));
-  const program = (await import(pathToFileURL(path.join(state.engine.projectDir, "infra/index.ts")).href)) as Record<string, pulumi.Output<unknown>>;
+  const program = (await import(pathToFileURL(path.join(state.engine.projectDir, "infra/index.ts")).href)) as Record<string, PulumiSdk.Output<unknown>>;
   const outputs: Record<string, unknown> = {};
   try {
     for (const [k, o] of Object.entries(program)) {
