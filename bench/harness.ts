@@ -84,7 +84,7 @@ function runFigures(name: string, rec: RunRecord): void {
   const overhead = o.provisionAndSinkStartMs + o.prepareMs + o.teardownMs;
   rows.push({
     figure: `${name}: per-cell overhead`, value: sec(overhead), target: "≤ 5 s", verdict: verdict(overhead / 1000 <= TARGET.overheadS),
-    basis: `provision + sink start ${sec(o.provisionAndSinkStartMs)}, schema ${sec(o.prepareMs)}, teardown ${sec(o.teardownMs)}; besides: generators up ${sec(o.collectorsAndGeneratorsUpMs)}, ledger ${sec(o.ledgerMs)}, content ${sec(o.fidelityMs)} at ${rec.ledger?.stored ?? 0} rows`,
+    basis: `provision + sink start ${sec(o.provisionAndSinkStartMs)}, schema ${sec(o.prepareMs)}, teardown ${sec(o.teardownMs)}${o.parts ? ` (${Object.entries(o.parts).map(([k, v]) => `${k} ${sec(v)}`).join(", ")})` : ""}; besides: generators up ${sec(o.collectorsAndGeneratorsUpMs)}, ledger ${sec(o.ledgerMs)}, content ${sec(o.fidelityMs)} at ${rec.ledger?.stored ?? 0} rows`,
   });
 }
 
