@@ -416,7 +416,8 @@ export class LocalSite implements RunSite {
     };
     await this.timed("stop", async () => {
       for (const c of this.collectors) await attempt(`collector ${c.name}`, () => c.stop());
-      if (this.sink) await attempt("sink", () => this.sink!.stop());
+      // the run directory goes next: the sink need not save its data (the ledger was read before the teardown)
+      if (this.sink) await attempt("sink", () => this.sink!.discard?.() ?? this.sink!.stop());
     });
     if (this.local) await this.timed("hosts removed", () => attempt("teardown", () => this.local!.teardown()));
     return errors;
