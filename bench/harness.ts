@@ -9,7 +9,8 @@
  *    backend's /proc/<pid>/schedstat time on a CPU around each sample; the queries that settle the samples after the
  *    load, Verifier.afterLoad, are outside the measurement), target ≤ 1 %; the harness process's own CPU over the
  *    measurement as a share of a core, target ≤ 2 %; the per-cell overhead provision + sink start + schema + teardown
- *    (the drain and the ledger excluded), target ≤ 5 s; and the ledger's and content check's seconds at the run's size.
+ *    (the drain and the ledger excluded), target ≤ 5 s, with the local site's parts (hosts, sink start, stop, hosts
+ *    removed); and the ledger's and content check's seconds at the run's size.
  * 2. The ledger curve: a ClickHouse 18.16 server started directly (no cap: the runner lifts the sink's CPU cap before
  *    the ledger), a table of `--rows` (default 1000000; e.g. `--rows 1000000,10000000`) rows of one generator inserted
  *    at the sink (INSERT … SELECT FROM numbers), then the verifier's `ledger` and `missing` (completion) timed; the
@@ -84,7 +85,7 @@ function runFigures(name: string, rec: RunRecord): void {
   const overhead = o.provisionAndSinkStartMs + o.prepareMs + o.teardownMs;
   rows.push({
     figure: `${name}: per-cell overhead`, value: sec(overhead), target: "≤ 5 s", verdict: verdict(overhead / 1000 <= TARGET.overheadS),
-    basis: `provision + sink start ${sec(o.provisionAndSinkStartMs)}, schema ${sec(o.prepareMs)}, teardown ${sec(o.teardownMs)}; besides: generators up ${sec(o.collectorsAndGeneratorsUpMs)}, ledger ${sec(o.ledgerMs)}, content ${sec(o.fidelityMs)} at ${rec.ledger?.stored ?? 0} rows`,
+    basis: `provision + sink start ${sec(o.provisionAndSinkStartMs)}, schema ${sec(o.prepareMs)}, teardown ${sec(o.teardownMs)}${o.parts ? ` (${Object.entries(o.parts).map(([k, v]) => `${k} ${sec(v)}`).join(", ")})` : ""}; besides: generators up ${sec(o.collectorsAndGeneratorsUpMs)}, ledger ${sec(o.ledgerMs)}, content ${sec(o.fidelityMs)} at ${rec.ledger?.stored ?? 0} rows`,
   });
 }
 

@@ -27,6 +27,12 @@ export interface RunningComponent {
   pid?: number;
   /** stop gracefully, then hard; idempotent */
   stop(): Promise<void>;
+  /**
+   * stop for good when the component's data is thrown away right after (the site's teardown): as fast as it can end
+   * without saving that data (PostgreSQL: immediate shutdown, no shutdown checkpoint), then hard as stop(); one
+   * promise with stop(). Absent: the site calls stop()
+   */
+  discard?(): Promise<void>;
   /** the component's own claimed counters (e.g. a collector's received/written/dropped), when it keeps any */
   stats?(): Promise<Record<string, number>>;
   /**

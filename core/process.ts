@@ -132,6 +132,12 @@ export interface StopPolicy {
   continueFirst?: boolean;
   /** on SIGKILL, kill the direct children as well (e.g. PostgreSQL backends, which outlive a killed postmaster) */
   killChildren?: boolean;
+  /**
+   * the graceful signal of Server.discard(), for a server whose data is thrown away right after (teardown) and so
+   * need not be saved first (PostgreSQL: SIGQUIT, immediate shutdown without the shutdown checkpoint); absent:
+   * discard() is stop()
+   */
+  discardSignal?: NodeJS.Signals;
 }
 
 export interface ServerSpec {
@@ -153,6 +159,11 @@ export interface Server {
   exitCode(): number | string | null;
   /** idempotent: the StopPolicy, once; later calls return the same promise */
   stop(): Promise<void>;
+  /**
+   * stop() with the policy's discardSignal in place of its signal (also sent when a stop() is under way); shares
+   * stop()'s promise
+   */
+  discard(): Promise<void>;
   /** stop(), then throw `err` */
   fail(err: Error): Promise<never>;
 }
@@ -169,13 +180,13 @@ export function startServer(host: LocalHost, cmd: string, args: string[], spec: 
 
   const policy = spec.stop;
   let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
+  const end = (signal: NodeJS.Signals): Promise<void> => {
     stopping ??= (async () => {
       if (exited(child) || child.pid === undefined) return;
       if (policy.continueFirst) {
         try { process.kill(child.pid, "SIGCONT"); } catch { /* gone */ }
       }
-      child.kill(policy.signal);
+      child.kill(signal);
       if (await waitExit(child, policy.graceMs)) return;
       const children = policy.killChildren ? childPids(child.pid) : [];
       child.kill("SIGKILL");
@@ -186,12 +197,19 @@ export function startServer(host: LocalHost, cmd: string, args: string[], spec: 
     })();
     return stopping;
   };
+  const stop = (): Promise<void> => end(policy.signal);
+  const discard = (): Promise<void> => {
+    const signal = policy.discardSignal ?? policy.signal;
+    if (stopping && !exited(child)) child.kill(signal); // a stop under way: hurry it
+    return end(signal);
+  };
   return {
     child,
     log,
     spawnError: () => spawnError,
     exitCode: () => child.exitCode ?? child.signalCode,
     stop,
+    discard,
     async fail(err: Error): Promise<never> {
       await stop();
       throw err;

@@ -340,7 +340,11 @@ export interface InstrumentRecord {
     basis: "sink cpu" | "sample wall time";
   };
   /** per-cell overhead, ms: provision + sink start (until the sink answers), schema, the wait after the load for completion is not included */
-  overhead: { provisionAndSinkStartMs: number; prepareMs: number; collectorsAndGeneratorsUpMs: number; ledgerMs: number | null; fidelityMs: number | null; teardownMs: number };
+  overhead: {
+    provisionAndSinkStartMs: number; prepareMs: number; collectorsAndGeneratorsUpMs: number; ledgerMs: number | null; fidelityMs: number | null; teardownMs: number;
+    /** the site's split of provision + sink start and teardown, ms by part (harness/runner/site.ts overheadParts); absent where the site gives none */
+    parts?: Record<string, number>;
+  };
 }
 
 export interface RunRecord {

@@ -126,6 +126,17 @@ export class LocalSite implements RunSite {
   private downstream: Downstream | undefined;
   /** hosts whose processes a step stopped (SIGSTOP) and no step continued yet */
   private readonly stopped = new Set<string>();
+  /** the split of the per-cell overhead so far, ms (RunSite.overheadParts) */
+  private readonly parts: Record<string, number> = {};
+  /** time `f` into parts[`part`] (added up: a part may run more than once) */
+  private async timed<T>(part: string, f: () => Promise<T>): Promise<T> {
+    const t = performance.now();
+    try {
+      return await f();
+    } finally {
+      this.parts[part] = (this.parts[part] ?? 0) + performance.now() - t;
+    }
+  }
 
   /** @throws ConfigurationError as checkRunnableLocally */
   constructor(private readonly opts: LocalSiteOptions) {
@@ -142,12 +153,12 @@ export class LocalSite implements RunSite {
     const { stack, plan } = this.opts;
     // only the hosts this scenario uses: a stack's collector host stays down for a scenario without a collector
     const used = { ...stack, hosts: Object.fromEntries(Object.entries(stack.hosts).filter(([h]) => this.roles.includes(h))) };
-    this.local = await provisionLocal(used, { runId: this.opts.runId, resultRecord: this.opts.resultRecord });
+    this.local = await this.timed("hosts", () => provisionLocal(used, { runId: this.opts.runId, resultRecord: this.opts.resultRecord }));
     this.limits = this.local.limits;
     if (signal?.aborted) throw interruptedError(signal);
     const factory = findSink(plan.sink.name)!.local!;
     // the sink component makes and owns its own directories under the host's data directory
-    const sink = await factory.startLocal(this.host(SINK), plan.sink.config, signal);
+    const sink = await this.timed("sink start", () => factory.startLocal(this.host(SINK), plan.sink.config, signal));
     this.sink = sink;
     this.versions[sink.name] = { pinned: sink.pinned, running: sink.running };
     checkVersions(sink.name, [{ host: SINK, pinned: sink.pinned, running: sink.running }], factory.matchesPin);
@@ -406,9 +417,16 @@ export class LocalSite implements RunSite {
     const attempt = async (what: string, f: () => Promise<unknown>): Promise<void> => {
       try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
     };
-    for (const c of this.collectors) await attempt(`collector ${c.name}`, () => c.stop());
-    if (this.sink) await attempt("sink", () => this.sink!.stop());
-    if (this.local) await attempt("teardown", () => this.local!.teardown());
+    await this.timed("stop", async () => {
+      for (const c of this.collectors) await attempt(`collector ${c.name}`, () => c.stop());
+      // the run directory goes next: the sink need not save its data (the ledger was read before the teardown)
+      if (this.sink) await attempt("sink", () => this.sink!.discard?.() ?? this.sink!.stop());
+    });
+    if (this.local) await this.timed("hosts removed", () => attempt("teardown", () => this.local!.teardown()));
     return errors;
+  }
+
+  overheadParts(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.parts).map(([k, v]) => [k, Math.round(v)]));
   }
 }

@@ -170,6 +170,7 @@ export class BenchRun extends EventEmitter {
     last: null as { cpuUs: number; t: number } | null,
     samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
     provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, teardownMs: 0,
+    parts: undefined as Record<string, number> | undefined,
   };
 
   constructor(private readonly opts: RunOptions) {
@@ -498,6 +499,7 @@ export class BenchRun extends EventEmitter {
       const tTeardown = now();
       errors.push(...(await site.teardown()));
       this.cost.teardownMs = now() - tTeardown;
+      this.cost.parts = site.overheadParts?.();
       const instrument = this.instrumentRecord();
       if (instrument) this.record.instrument = instrument;
       if (errors.length) {
@@ -640,6 +642,7 @@ export class BenchRun extends EventEmitter {
       overhead: {
         provisionAndSinkStartMs: c.provisionMs, prepareMs: c.prepareMs, collectorsAndGeneratorsUpMs: c.upMs,
         ledgerMs: c.ledgerMs, fidelityMs: c.fidelityMs, teardownMs: c.teardownMs,
+        ...(c.parts ? { parts: c.parts } : {}),
       },
     };
   }

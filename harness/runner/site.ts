@@ -141,6 +141,13 @@ export interface RunSite {
   /** stop or release what the site started; returns one message per failure (never throws) */
   teardown(): Promise<string[]>;
   /**
+   * The site's own split of the per-cell overhead, ms by part, as far as it got (run.json instrument.overhead.parts):
+   * local (./local-site.ts): `hosts` (run directory, cgroups, namespaces, tc), `sink start` (the sink component's
+   * startLocal until it answers), `stop` (collectors and sink stopped), `hosts removed` (processes, namespaces, cgroups,
+   * run directory). Absent: the site does not split it.
+   */
+  overheadParts?(): Record<string, number>;
+  /**
    * What fault steps can do here (./steps.ts), once startEntries returned; absent: the site runs no steps (the driver
    * refuses a plan with steps for it before anything is provisioned).
    */

@@ -268,11 +268,10 @@ export async function removeRunResources(reg: RunRegistry, opts: { graceMs?: num
       if (await unmountIfMounted(m)) report.mounts.push(m);
     });
   }
-  for (const ns of reg.netns) {
-    await attempt(`removing netns ${ns}`, async () => {
-      if (await removeNetns(ns, opts)) report.netns.push(ns);
-    });
-  }
+  // the namespaces side by side: each waits only on its own processes and `ip netns del`
+  await Promise.all(reg.netns.map((ns) => attempt(`removing netns ${ns}`, async () => {
+    if (await removeNetns(ns, opts)) report.netns.push(ns);
+  })));
   if (reg.netns.length > 0) await attempt(`removing root-side links of run ${reg.runId}`, async () => void (await removeRootLinks(reg.runId)));
   for (const leaf of reg.cgroups) {
     await attempt(`removing cgroup ${leaf}`, async () => void report.cgroups.push(...(await removeHostCgroup(leafPaths(leaf), opts))));

