@@ -10,8 +10,9 @@
  * gets: a 2 s load of 2000 rows/s, no warmup. Where each phase begins is read from the outside, as a user would see
  * it: the run's registry file (provisioning), a process in the sink's cgroup (the sink starts), a process in the
  * loadgen's cgroup (the generators start, then load), the first "drain" sample of the jsonl progress, the sink's
- * CPU cap lifted after it was seen in place (infra/local/cgroup.ts liftCpuLimit: the ledger queries begin,
- * harness/runner/local-site.ts endMeasurement) and the sink's cgroup emptied after that (teardown); the kill comes
+ * CPU cap lifted after it was seen in place during the load (infra/local/cgroup.ts liftCpuLimit: the ledger queries
+ * begin, harness/runner/local-site.ts endMeasurement; the lift while the sink starts is written back before the load)
+ * and the sink's cgroup emptied after that (teardown); the kill comes
  * a seeded random delay after.
  *
  * INGESTBENCH_KILL_POINTS (default 20) sets how many points, INGESTBENCH_KILL_SEED (default 20261201) the seed.
@@ -118,9 +119,11 @@ class Watcher {
     }
     if (procsOf(id, "loadgen")) this.seen.add("load");
     if (/"event":"sample"[^\n]*"phase":"drain"/.test(this.out)) this.seen.add("drain");
-    // a new cgroup reads -1 until its cap is written: the lift counts only after the cap was seen
+    // a new cgroup reads -1 until its cap is written, and the cap is lifted while the sink starts (written back
+    // before the generators start: harness/runner/local-site.ts startUncapped): the lift counts only after the cap was
+    // seen in place once the load began
     const q = quota(id);
-    if (/^\d+$/.test(q)) this.capped = true;
+    if (this.seen.has("load") && /^\d+$/.test(q)) this.capped = true;
     if (this.capped && q === "-1") this.seen.add("ledger");
     if (this.seen.has("ledger") && this.sinkUp && !sinkProcs) this.seen.add("teardown");
     return this.seen;
