@@ -15,7 +15,12 @@
  * and the sink's cgroup emptied after that (teardown); the kill comes
  * a seeded random delay after.
  *
- * INGESTBENCH_KILL_POINTS (default 20) sets how many points, INGESTBENCH_KILL_SEED (default 20261201) the seed.
+ * Which points, by default 15 (POINTS_PER_PHASE): every state gc can meet half made — provision (registry, then
+ * cgroups, namespaces, links, shapers one after the other), the sink's start (initdb, the server, waiting for it) and
+ * the teardown (some of it removed already) — at 4, 4 and 3 seeded delays each; the states in which everything of
+ * the run exists are one path for gc whatever runs in them, so load (generators alive) 2, drain and ledger (the
+ * generators gone, the sink busy) 1 each. INGESTBENCH_KILL_POINTS=N instead spreads N points over the six phases in
+ * turn (20: each phase hit 3 or 4 times); INGESTBENCH_KILL_SEED (default 20261201) sets the seed.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -26,7 +31,7 @@ import { useCleanups } from "../helpers/cleanups.ts";
 import { inventory, leftBehind, registeredRuns } from "../helpers/inventory.ts";
 import { projectRoot } from "../helpers/bench.ts";
 
-const COUNT = Number(process.env.INGESTBENCH_KILL_POINTS ?? 20);
+const EXPLICIT = process.env.INGESTBENCH_KILL_POINTS;
 const SEED = Number(process.env.INGESTBENCH_KILL_SEED ?? 20261201);
 const STACK = "local-2-cores";
 const cleanups = useCleanups();
@@ -48,10 +53,18 @@ function rng(seed: number): () => number {
   };
 }
 
-/** The kill points: every phase in turn (so each is hit COUNT/6 times), in a seeded order, with seeded delays. */
-function killPoints(count: number, seed: number): Array<{ phase: Phase; delayMs: number }> {
+/** Points per phase by default (see the file comment: the half-made states more often than the whole run). */
+const POINTS_PER_PHASE: Record<Phase, number> = { provision: 4, "sink start": 4, load: 2, drain: 1, ledger: 1, teardown: 3 };
+
+/**
+ * The kill points: POINTS_PER_PHASE, or with `count` every phase in turn (so each is hit count/6 times), in a seeded
+ * order, with seeded delays.
+ */
+function killPoints(count: number | undefined, seed: number): Array<{ phase: Phase; delayMs: number }> {
   const r = rng(seed);
-  const phases = Array.from({ length: count }, (_, i) => PHASES[i % PHASES.length]!);
+  const phases = count === undefined
+    ? PHASES.flatMap((p) => Array.from({ length: POINTS_PER_PHASE[p] }, () => p))
+    : Array.from({ length: count }, (_, i) => PHASES[i % PHASES.length]!);
   for (let i = phases.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));
     [phases[i], phases[j]] = [phases[j]!, phases[i]!];
@@ -154,7 +167,8 @@ function records(dir: string): Array<{ file: string; status: string }> {
   return out;
 }
 
-const points = killPoints(COUNT, SEED);
+const points = killPoints(EXPLICIT === undefined ? undefined : Number(EXPLICIT), SEED);
+const COUNT = points.length;
 const started = Date.now();
 const timings: string[] = [];
 
