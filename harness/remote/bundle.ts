@@ -1,75 +1,20 @@
 /**
- * The generator program for a remote loadgen host: harness/generators/child.ts and everything it imports, bundled
- * by esbuild into one ESM file that plain `node` (20) runs — no tsx, no node_modules on the host — and installed
- * into the host's container through a HostShell, once per content hash.
+ * The generator program for a remote loadgen host: the bundled child (../generators/bundle.ts: harness/generators/child.ts
+ * and everything it imports in one ESM file that plain `node` (20) runs — no tsx, no node_modules on the host),
+ * installed into the host's container through a HostShell, once per content hash.
  *
  * The child's protocol does not change (JSON lines ready/progress/final/error on stdout; stops on SIGTERM, SIGINT
  * or stdin EOF; see child.ts), so harness/generators/process.ts's GeneratorProcess drives a remote child as it
  * drives a local one.
  */
-import { createHash } from "node:crypto";
-import { fileURLToPath } from "node:url";
-
 import { ProvisioningError } from "../../core/errors.ts";
+import { bundleGenerator } from "../generators/bundle.ts";
 import type { HostShell } from "./shell.ts";
+
+export { bundleGenerator, OPTIONAL_EXTERNALS, type GeneratorBundle } from "../generators/bundle.ts";
 
 /** Where the harness puts its files inside a loadgen container. */
 export const REMOTE_ROOT = "/opt/ingestbench";
-
-export interface GeneratorBundle {
-  /** ESM source */
-  code: string;
-  /** hex SHA-256 of `code` as UTF-8 */
-  sha256: string;
-  /** UTF-8 length of `code`, bytes */
-  bytes: number;
-}
-
-/** Optional native add-ons some dependencies `require` lazily (pg: `pg.native`); left out of the bundle, never
- *  loaded by the generators. */
-export const OPTIONAL_EXTERNALS: readonly string[] = ["pg-native"];
-
-const ENTRY = fileURLToPath(new URL("../generators/child.ts", import.meta.url));
-
-/** CJS modules inside an ESM bundle call `require` for Node built-ins (pg, undici…); esbuild's shim uses a `require`
- *  in scope when there is one, so the bundle defines one (esbuild docs, "Bundling for node"). */
-const REQUIRE_BANNER = 'import { createRequire as __ibCreateRequire } from "node:module"; const require = __ibCreateRequire(import.meta.url);';
-
-let cached: Promise<GeneratorBundle> | null = null;
-
-/** esbuild (JS API) bundle of harness/generators/child.ts and all its imports into one ESM file for node20 (no tsx,
- *  no node_modules needed on the host); cached per process. CJS deps that `require` built-ins need a
- *  createRequire banner; optional native deps (pg-native, …) external.
- *  @throws ProvisioningError "E_GENERATOR_BUNDLE" with esbuild's messages when the build fails */
-export function bundleGenerator(): Promise<GeneratorBundle> {
-  cached ??= (async () => {
-    let code: string;
-    try {
-      const { build } = await import("esbuild");
-      const result = await build({
-        entryPoints: [ENTRY],
-        bundle: true,
-        platform: "node",
-        format: "esm",
-        target: "node20",
-        write: false,
-        external: [...OPTIONAL_EXTERNALS],
-        banner: { js: REQUIRE_BANNER },
-        legalComments: "none",
-        logLevel: "silent",
-      });
-      const out = result.outputFiles[0];
-      if (!out) throw new Error("esbuild produced no output file");
-      code = out.text;
-    } catch (err) {
-      throw new ProvisioningError("E_GENERATOR_BUNDLE", `bundling ${ENTRY} for the loadgen host failed: ${(err as Error).message}`, { cause: err });
-    }
-    const buf = Buffer.from(code, "utf8");
-    return { code, sha256: createHash("sha256").update(buf).digest("hex"), bytes: buf.length };
-  })();
-  cached.catch(() => { cached = null; }); // a failed build is retried by the next caller
-  return cached;
-}
 
 /** Upload the bundle to `${REMOTE_ROOT}/generator-<sha256 first 12>.mjs` on the host unless a `sha256sum` there
  *  already matches; return the program to launch a generator with: { command: "node", args: [thatFile] } (the spec

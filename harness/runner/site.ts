@@ -41,7 +41,8 @@ export interface SiteSink {
 /** How generators start on the loadgen host. */
 export interface Loadgen {
   spawn: SpawnFn;
-  /** the program that runs harness/generators/child.ts there; undefined: this machine's node + tsx */
+  /** the program that runs harness/generators/child.ts there (the local platform: the bundled child in the cache
+   *  directory, harness/generators/bundle.ts); undefined: this machine's node + tsx */
   program?: GeneratorProgram;
   /** the scenario's replay file as the loadgen host sees it */
   replayFile?: string;

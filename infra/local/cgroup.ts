@@ -251,6 +251,30 @@ export async function liftCpuLimit(paths: CgroupPaths): Promise<boolean> {
   return false;
 }
 
+/**
+ * Write a host's CPU cap back after liftCpuLimit: the quota and period read back when it was applied
+ * (`AppliedLimits.applied.cfsQuotaUs` / `cfsPeriodUs`, µs), into v1 cpu.cfs_quota_us (the period was never changed)
+ * or v2 cpu.max "quota period", then read back. Returns what the kernel holds afterwards, as the quota in µs (-1: no
+ * cap); the caller compares it with `quotaUs`. A quota of -1 (none was applied) is left as it is.
+ * @throws ProvisioningError E_CGROUP_WRITE on an unexpected write error
+ */
+export async function restoreCpuLimit(paths: CgroupPaths, quotaUs: number, periodUs: number): Promise<number | undefined> {
+  const d = paths.dirs;
+  if (paths.version === "v2" && d.unified) {
+    const f = path.join(d.unified, "cpu.max");
+    if (quotaUs > 0) await writeCgroupFile(f, `${quotaUs} ${periodUs}`);
+    const q = (await readOptional(f))?.split(/\s+/)[0];
+    return q === undefined ? undefined : q === "max" ? -1 : Number(q);
+  }
+  if (paths.version === "v1" && d.cpu) {
+    const f = path.join(d.cpu, "cpu.cfs_quota_us");
+    if (quotaUs > 0) await writeCgroupFile(f, String(quotaUs));
+    const q = await readOptional(f);
+    return q === undefined ? undefined : Number(q);
+  }
+  return undefined;
+}
+
 async function swapActive(): Promise<boolean> {
   const swaps = await readOptional("/proc/swaps");
   return swaps !== undefined && swaps.split("\n").length > 1;

@@ -6,7 +6,7 @@ import { newBenchRun, quickstartPlan } from "../helpers/bench.ts";
 
 describe("quarter-core, CPU-only stack (real cgroup, real PostgreSQL)", () => {
   it("reports bottleneck cpu with more than 80 % of periods throttled (host contention when other load took the CPUs), an exact ledger, and leaves nothing behind", async () => {
-    const run = newBenchRun("local-quarter-core-cpu-only", quickstartPlan({ warmup: "3s", duration: "12s" }));
+    const run = newBenchRun("local-quarter-core-cpu-only", quickstartPlan({ warmup: "2s", duration: "6s" }));
     const record = await run.run();
     expect(record.error).toBeNull();
     expect(record.status).toBe("ok");

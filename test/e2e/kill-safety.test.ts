@@ -10,11 +10,17 @@
  * gets: a 2 s load of 2000 rows/s, no warmup. Where each phase begins is read from the outside, as a user would see
  * it: the run's registry file (provisioning), a process in the sink's cgroup (the sink starts), a process in the
  * loadgen's cgroup (the generators start, then load), the first "drain" sample of the jsonl progress, the sink's
- * CPU cap lifted after it was seen in place (infra/local/cgroup.ts liftCpuLimit: the ledger queries begin,
- * harness/runner/local-site.ts endMeasurement) and the sink's cgroup emptied after that (teardown); the kill comes
+ * CPU cap lifted after it was seen in place during the load (infra/local/cgroup.ts liftCpuLimit: the ledger queries
+ * begin, harness/runner/local-site.ts endMeasurement; the lift while the sink starts is written back before the load)
+ * and the sink's cgroup emptied after that (teardown); the kill comes
  * a seeded random delay after.
  *
- * INGESTBENCH_KILL_POINTS (default 20) sets how many points, INGESTBENCH_KILL_SEED (default 20261201) the seed.
+ * Which points, by default 15 (POINTS_PER_PHASE): every state gc can meet half made — provision (registry, then
+ * cgroups, namespaces, links, shapers one after the other), the sink's start (initdb, the server, waiting for it) and
+ * the teardown (some of it removed already) — at 4, 4 and 3 seeded delays each; the states in which everything of
+ * the run exists are one path for gc whatever runs in them, so load (generators alive) 2, drain and ledger (the
+ * generators gone, the sink busy) 1 each. INGESTBENCH_KILL_POINTS=N instead spreads N points over the six phases in
+ * turn (20: each phase hit 3 or 4 times); INGESTBENCH_KILL_SEED (default 20261201) sets the seed.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -25,7 +31,7 @@ import { useCleanups } from "../helpers/cleanups.ts";
 import { inventory, leftBehind, registeredRuns } from "../helpers/inventory.ts";
 import { projectRoot } from "../helpers/bench.ts";
 
-const COUNT = Number(process.env.INGESTBENCH_KILL_POINTS ?? 20);
+const EXPLICIT = process.env.INGESTBENCH_KILL_POINTS;
 const SEED = Number(process.env.INGESTBENCH_KILL_SEED ?? 20261201);
 const STACK = "local-2-cores";
 const cleanups = useCleanups();
@@ -47,10 +53,18 @@ function rng(seed: number): () => number {
   };
 }
 
-/** The kill points: every phase in turn (so each is hit COUNT/6 times), in a seeded order, with seeded delays. */
-function killPoints(count: number, seed: number): Array<{ phase: Phase; delayMs: number }> {
+/** Points per phase by default (see the file comment: the half-made states more often than the whole run). */
+const POINTS_PER_PHASE: Record<Phase, number> = { provision: 4, "sink start": 4, load: 2, drain: 1, ledger: 1, teardown: 3 };
+
+/**
+ * The kill points: POINTS_PER_PHASE, or with `count` every phase in turn (so each is hit count/6 times), in a seeded
+ * order, with seeded delays.
+ */
+function killPoints(count: number | undefined, seed: number): Array<{ phase: Phase; delayMs: number }> {
   const r = rng(seed);
-  const phases = Array.from({ length: count }, (_, i) => PHASES[i % PHASES.length]!);
+  const phases = count === undefined
+    ? PHASES.flatMap((p) => Array.from({ length: POINTS_PER_PHASE[p] }, () => p))
+    : Array.from({ length: count }, (_, i) => PHASES[i % PHASES.length]!);
   for (let i = phases.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));
     [phases[i], phases[j]] = [phases[j]!, phases[i]!];
@@ -118,9 +132,11 @@ class Watcher {
     }
     if (procsOf(id, "loadgen")) this.seen.add("load");
     if (/"event":"sample"[^\n]*"phase":"drain"/.test(this.out)) this.seen.add("drain");
-    // a new cgroup reads -1 until its cap is written: the lift counts only after the cap was seen
+    // a new cgroup reads -1 until its cap is written, and the cap is lifted while the sink starts (written back
+    // before the generators start: harness/runner/local-site.ts startUncapped): the lift counts only after the cap was
+    // seen in place once the load began
     const q = quota(id);
-    if (/^\d+$/.test(q)) this.capped = true;
+    if (this.seen.has("load") && /^\d+$/.test(q)) this.capped = true;
     if (this.capped && q === "-1") this.seen.add("ledger");
     if (this.seen.has("ledger") && this.sinkUp && !sinkProcs) this.seen.add("teardown");
     return this.seen;
@@ -151,7 +167,8 @@ function records(dir: string): Array<{ file: string; status: string }> {
   return out;
 }
 
-const points = killPoints(COUNT, SEED);
+const points = killPoints(EXPLICIT === undefined ? undefined : Number(EXPLICIT), SEED);
+const COUNT = points.length;
 const started = Date.now();
 const timings: string[] = [];
 

@@ -26,7 +26,7 @@ function stacksDir(name: string, cpu: string): string {
 
 function nightly(stacks: string, json: string): { code: number | null; out: string; err: string } {
   const plan = path.join(tmp, "plan.yaml");
-  writeFileSync(plan, `entries:\n  - { stack: ${STACK}, scenario: ${path.join(projectRoot, "scenarios/quickstart.yaml")}, replicates: 3, duration: 2s, warmup: 2s }\n`);
+  writeFileSync(plan, `entries:\n  - { stack: ${STACK}, scenario: ${path.join(projectRoot, "scenarios/quickstart.yaml")}, replicates: 3, duration: 2s, warmup: 1s }\n`);
   const r = spawnSync(process.execPath, ["bin/ingestbench.js", "nightly", plan, "--stacks-dir", stacks, "--results", path.join(tmp, "results"), "--out", json, "--progress", "jsonl"], {
     cwd: projectRoot, encoding: "utf8", timeout: 240_000,
   });

@@ -16,10 +16,12 @@ import {
   cgroupProcsFiles,
   createHostCgroup,
   detectCgroupLayout,
+  liftCpuLimit,
   listCgroupPids,
   parseV2KeyedLines,
   readCgroupUsage,
   removeHostCgroup,
+  restoreCpuLimit,
 } from "../../../infra/local/cgroup.ts";
 import type { HostLimits } from "../../../core/limits.ts";
 import type { CgroupPaths } from "../../../core/hosts.ts";
@@ -118,6 +120,18 @@ describe("cgroup (real kernel)", () => {
       expect((await fs.readFile(path.join(dir, "cpu.max"), "utf8")).trim()).toBe("25000 100000");
       expect((await fs.readFile(path.join(dir, "memory.max"), "utf8")).trim()).toBe("2147483648");
     }
+  });
+
+  it("lifts the CPU cap (quota -1) and writes back the quota read back at apply time, reading it back", async () => {
+    const { paths } = await realHostCgroup();
+    const r = await applyCgroupLimits(paths, { cpu: QUARTER_CORE.cpu });
+    const quota = r.applied.cfsQuotaUs as number;
+    expect(quota).toBe(25_000);
+    expect(await liftCpuLimit(paths)).toBe(true);
+    expect(await restoreCpuLimit(paths, -1, 100_000)).toBe(-1); // nothing applied: nothing written, -1 read back
+    expect(await restoreCpuLimit(paths, quota, r.applied.cfsPeriodUs as number)).toBe(25_000);
+    if (paths.version === "v1") expect((await fs.readFile(path.join(paths.dirs.cpu!, "cpu.cfs_quota_us"), "utf8")).trim()).toBe("25000");
+    expect(await restoreCpuLimit({ version: "v1", dirs: {} }, quota, 100_000)).toBeUndefined(); // no cgroup: nothing held
   });
 
   it("usage counters increase while a busy process runs inside, and CPU is held to a quarter core", async () => {
