@@ -462,6 +462,8 @@ export interface QueryPhaseRecord {
   during?: "ingest";
   /** during the ingest: passes over the statements × cells (each cell's figures are summed over them) */
   passes?: number;
+  /** the phase's `prepare` statements: ms they took, one after the other before the first cell (absent: none) */
+  prepareMs?: number;
 }
 
 /** The app's own figures, by the names ingestbench knows (APP_FIGURES), as read by `readAppResults`. */

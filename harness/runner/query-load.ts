@@ -20,6 +20,9 @@
  * waited, and requests/s is what the server sustained at that concurrency. Every answer is checked (`checkRows`):
  * a non-200 status, a server error or exception in the answer, or a row count or first value other than the
  * statement declares is an error, counted beside the requests, never a fast query.
+ *
+ * Before the first cell, over one connection and off the cells' clocks, the phase runs its `prepare` statements (e.g.
+ * an index) and, when a statement names `{maxSeq}`, reads the newest seq once (`setUp`).
  */
 import * as hdr from "hdr-histogram-js";
 import pg from "pg";
@@ -27,7 +30,7 @@ import { Pool } from "undici";
 import { quoteTable } from "../../core/events/copy-text.ts";
 import { passwordOption } from "../../core/secrets.ts";
 import { clickhouseHttpAuth } from "../../plugins/sinks/clickhouse/auth.ts";
-import { ConfigurationError } from "../../core/errors.ts";
+import { ConfigurationError, VerificationError } from "../../core/errors.ts";
 import type { QueryCellResult, QueryPhaseRecord } from "../results/types.ts";
 import { latencySummaryMs } from "../stats/latency.ts";
 import type { QueryPhase, QueryStatement } from "../scenario/schema.ts";
@@ -92,6 +95,55 @@ export function statementText(st: QueryStatement, table: string): string {
   return `${st.sql.replaceAll("{table}", table).trim().replace(/;$/, "")} FORMAT TabSeparated`;
 }
 
+/** The placeholder for the newest seq in the table as the phase starts (`resolveMaxSeq`). */
+export const MAX_SEQ = "{maxSeq}";
+
+/**
+ * The statements with `{maxSeq}` replaced by `maxSeq` (an integer; statements without it unchanged): the newest seq in
+ * the table when the phase starts, the cursor a reader that tails the log holds, so that a statement can ask for the
+ * newest entries by a key range (`WHERE seq > {maxSeq} - 10`) instead of sorting the whole table.
+ */
+export function resolveMaxSeq(statements: readonly QueryStatement[], maxSeq: number): QueryStatement[] {
+  return statements.map((st) => (st.sql.includes(MAX_SEQ) ? { ...st, sql: st.sql.replaceAll(MAX_SEQ, String(maxSeq)) } : st));
+}
+
+/** Bound of each `prepare` statement (an index over a large table on a small sink), ms. */
+export const PREPARE_TIMEOUT_MS = 600_000;
+
+/**
+ * Before the first cell, over one connection and off the cells' clocks: run the phase's `prepare` statements in order
+ * (a failed one stops the phase), then, when a statement names `{maxSeq}`, read `SELECT max(seq) FROM {table}` once
+ * and put it in. Returns the statements as the cells send them and the ms `prepare` took (undefined without any).
+ * @throws VerificationError E_QUERY_PREPARE when a prepare statement fails; E_QUERY_PREFILL when max(seq) is not a
+ *   whole number (an empty PostgreSQL table answers NULL)
+ */
+async function setUp(phase: QueryPhase, sink: string, target: QueryTarget): Promise<{ statements: QueryStatement[]; prepareMs?: number }> {
+  const wantsMaxSeq = phase.statements.some((st) => st.sql.includes(MAX_SEQ));
+  if (!phase.prepare && !wantsMaxSeq) return { statements: phase.statements };
+  const session = SESSIONS[sink]!(target, 1, Math.max(phase.timeout.ms, phase.prepare ? PREPARE_TIMEOUT_MS : 0));
+  try {
+    await session.open();
+    let prepareMs: number | undefined;
+    if (phase.prepare) {
+      const since = performance.now();
+      for (const [i, sql] of phase.prepare.entries()) {
+        const a = await session.send({ name: "prepare", sql }, true);
+        if ("error" in a) throw new VerificationError("E_QUERY_PREPARE", `query.prepare.${i} (${sql.slice(0, 80)}): ${a.error}`);
+      }
+      prepareMs = performance.now() - since;
+    }
+    if (!wantsMaxSeq) return { statements: phase.statements, prepareMs };
+    const a = await session.send({ name: "maxSeq", sql: "SELECT max(seq) FROM {table}" });
+    const v = "error" in a ? Number.NaN : Number(a.rows[0]?.[0]);
+    if (!Number.isSafeInteger(v) || v < 0) {
+      throw new VerificationError("E_QUERY_PREFILL", `${MAX_SEQ}: SELECT max(seq) answered ${"error" in a ? a.error : JSON.stringify(a.rows[0]?.[0] ?? null)}, not the newest seq of a filled table`);
+    }
+    return { statements: resolveMaxSeq(phase.statements, v), prepareMs };
+  } finally {
+    await session.close();
+  }
+}
+
 /** Summed figures of a query phase for scenario checks (`query.requests`, `query.ok`, `query.errors`). */
 export function queryTotals(q: QueryPhaseRecord | undefined): { requests: number; ok: number; errors: number } | undefined {
   if (!q) return undefined;
@@ -108,7 +160,8 @@ export type Answer = { rows: string[][] } | { error: string };
 interface QuerySession {
   /** open the connections before the cell's clock starts (a connection's set-up is not a query's latency) */
   open(): Promise<void>;
-  send(st: QueryStatement): Promise<Answer>;
+  /** `raw`: the statement as written (`{table}` replaced), without the FORMAT clause (ClickHouse DDL takes none) */
+  send(st: QueryStatement, raw?: boolean): Promise<Answer>;
   close(reason?: Error): Promise<void>;
 }
 
@@ -172,8 +225,9 @@ function clickhouseSession(target: QueryTarget, concurrency: number, timeoutMs: 
   return {
     // undici connects on the first request over each connection; ClickHouse's HTTP keep-alive makes that one TCP handshake
     async open() {},
-    async send(st) {
-      const r = await pool.request({ path: `/?${search}`, method: "POST", headers: auth.headers, body: statementText(st, ref), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    async send(st, raw) {
+      const body = raw ? st.sql.replaceAll("{table}", ref) : statementText(st, ref);
+      const r = await pool.request({ path: `/?${search}`, method: "POST", headers: auth.headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
       return clickhouseAnswer(r.statusCode, await r.body.text());
     },
     async close(reason) {
@@ -338,7 +392,10 @@ export async function runQueryPhase(opts: {
 }): Promise<QueryPhaseRecord> {
   if (!SESSIONS[opts.sink]) throw new ConfigurationError("E_QUERY_SINK", `the query phase runs against ${Object.keys(SESSIONS).join(", ")} sinks, not "${opts.sink}"`, { field: "query" });
   const during = opts.phase.during ?? "after";
-  const tallies: CellTally[] = opts.phase.statements.flatMap((st) => opts.phase.cells.map((cell) => ({
+  // `prepare`, then `{maxSeq}`, once before the first cell (during the ingest the table only grows, so a key range
+  // below the newest seq keeps its rows)
+  const { statements, prepareMs } = await setUp(opts.phase, opts.sink, opts.target);
+  const tallies: CellTally[] = statements.flatMap((st) => opts.phase.cells.map((cell) => ({
     st, cell, requests: 0, ok: 0, errors: 0, rows: 0, samples: [], elapsedMs: 0,
     histogram: hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: Math.max(2, opts.phase.timeout.ms * 1000 * 2), numberOfSignificantValueDigits: 3 }),
   })));
@@ -362,6 +419,7 @@ export async function runQueryPhase(opts: {
     } while (during === "ingest" && !opts.stop?.());
     const record: QueryPhaseRecord = { sink: opts.sink, tableRows: during === "ingest" ? (opts.storedNow?.() ?? opts.tableRows) : opts.tableRows, cells: tallies.map(cellResult) };
     if (during === "ingest") { record.during = "ingest"; record.passes = passes; }
+    if (prepareMs !== undefined) record.prepareMs = prepareMs;
     return record;
   } finally {
     for (const t of tallies) t.histogram.destroy();

@@ -124,6 +124,11 @@ export interface QueryStatement {
  * passes from the end of the warmup until the load ends (mixed mode: harness/runner/query-load.ts runQueryPhase).
  */
 export interface QueryPhase {
+  /**
+   * statements run once, in order, before the first cell and off its clock (e.g. the index an audit table has:
+   * `CREATE INDEX ON {table} (gen, seq)`); absent: none
+   */
+  prepare?: string[];
   statements: QueryStatement[];
   cells: Array<{ concurrency: number; count: number }>;
   /** per-request timeout */
@@ -347,6 +352,7 @@ const fidelitySchema = z
 /** `query:`: strict; statement names unique and safe as ids; no FORMAT clause (the harness appends its own). */
 const querySchema = z
   .object({
+    prepare: z.array(z.string().min(1)).min(1, { message: "leave out prepare, or give it a statement" }).optional(),
     statements: z.array(z.object({
       name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { message: 'a statement name is letters, digits, "_" and "-" (at most 64), e.g. "count"' }),
       sql: z.string().min(1).refine((q) => !/\bFORMAT\s+\w+\s*;?\s*$/i.test(q), { message: "leave out the FORMAT clause: the harness appends FORMAT TabSeparated to read the answer" }),

@@ -24,6 +24,7 @@ describe("postgres query phase on local-2-cores (real PostgreSQL 18.4, real cgro
     const q = record.query!;
     expect(q).toMatchObject({ sink: "postgres", tableRows: 1000 });
     expect(q.during).toBeUndefined();
+    expect(q.prepareMs).toBeGreaterThan(0); // the scenario's prepare: CREATE INDEX, VACUUM ANALYZE
     expect(q.cells.map((c) => c.id)).toEqual([
       "count@5x4", "count@100x1", "latest@5x4", "latest@100x1", "by-gen@5x4", "by-gen@100x1", "wrong@5x4", "wrong@100x1",
     ]);

@@ -5,7 +5,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as hdr from "hdr-histogram-js";
 import { latencySummaryMs } from "../../../harness/stats/latency.ts";
-import { checkAnswer, checkRows, pgTableRef, queryTotals, runQueryPhase, statementText, tableRef, type QueryProgress } from "../../../harness/runner/query-load.ts";
+import { checkAnswer, checkRows, pgTableRef, queryTotals, resolveMaxSeq, runQueryPhase, statementText, tableRef, type QueryProgress } from "../../../harness/runner/query-load.ts";
 import type { QueryPhase } from "../../../harness/scenario/schema.ts";
 import type { QueryCellResult } from "../../../harness/results/types.ts";
 
@@ -98,6 +98,46 @@ describe("runQueryPhase progress (a local HTTP server answering in ClickHouse's 
     const starts = reports.filter((r) => r.done === 0 && !r.ended);
     expect(starts.map((r) => r.cellId)).toEqual(["right@2x5", "wrong@2x5"]);
     expect(reports.every((r) => r.pass === undefined && (r.queriesPerSec === null || r.queriesPerSec > 0))).toBe(true);
+  });
+});
+
+describe("prepare and {maxSeq} (run and read once before the cells; a local HTTP server in ClickHouse's HTTP interface format, no ClickHouse here)", () => {
+  it("is replaced in the statements that name it, leaving the others as they are", () => {
+    const count = { name: "count", sql: "SELECT count() FROM {table}", rows: 1 };
+    expect(resolveMaxSeq([count, { name: "latest", sql: "SELECT seq FROM {table} WHERE seq > {maxSeq} - 10 OR seq = {maxSeq}", rows: 10 }], 999))
+      .toEqual([count, { name: "latest", sql: "SELECT seq FROM {table} WHERE seq > 999 - 10 OR seq = 999", rows: 10 }]);
+  });
+  it("runs prepare as written, reads max(seq) once, then the cells; a failed prepare or a table without a newest seq stops the phase", async () => {
+    let maxSeq = "41";
+    const bodies: string[] = [];
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => { body += c.toString(); });
+      req.on("end", () => {
+        bodies.push(body);
+        if (body.startsWith("BAD")) res.writeHead(500).end("Code: 62, e.displayText() = DB::Exception: Syntax error\n");
+        else res.end(body.startsWith("SELECT max(seq)") ? `${maxSeq}\n` : body.startsWith("OPTIMIZE") ? "" : "41\n");
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const phase = (prepare?: string[]): Parameters<typeof runQueryPhase>[0] => ({
+      phase: { prepare, statements: [{ name: "latest", sql: "SELECT seq FROM {table} WHERE seq > {maxSeq} - 10", rows: 1 }], cells: [{ concurrency: 1, count: 2 }], timeout: { ms: 5000 } as QueryPhase["timeout"] },
+      sink: "clickhouse", target: { host: "127.0.0.1", port: (server.address() as AddressInfo).port, params: {} }, tableRows: 42,
+    });
+    try {
+      const record = await runQueryPhase(phase(["OPTIMIZE TABLE {table} FINAL"]));
+      expect(record.cells.map((c) => [c.id, c.ok, c.errors])).toEqual([["latest@1x2", 2, 0]]);
+      expect(record.prepareMs).toBeGreaterThan(0);
+      expect(bodies).toEqual([
+        "OPTIMIZE TABLE default.ib_events FINAL", "SELECT max(seq) FROM default.ib_events FORMAT TabSeparated",
+        ...Array(2).fill("SELECT seq FROM default.ib_events WHERE seq > 41 - 10 FORMAT TabSeparated"),
+      ]);
+      await expect(runQueryPhase(phase(["BAD {table}"]))).rejects.toMatchObject({ code: "E_QUERY_PREPARE", message: expect.stringContaining("query.prepare.0 (BAD {table}): HTTP 500: Code: 62") });
+      maxSeq = "\\N";
+      await expect(runQueryPhase(phase())).rejects.toMatchObject({ code: "E_QUERY_PREFILL", message: expect.stringContaining('answered "\\\\N"') });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
