@@ -123,7 +123,7 @@ export const STACK_COLUMNS: readonly StackColumn[] = [
   column({ key: "lagP99Ms", header: "lag p99", unit: "milliseconds (n = the samples it rests on; under 100, read it as the max)", align: "r", value: (r) => r.lagP99Ms, format: (v, r) => p99Cell(v, r.lagSamples) }),
   column({
     wide: true, key: "deliveryP99Ms", header: "delivery p99", unit: "milliseconds, stored_at − sent_at per row at the sink (median over runs; n/a: the sink keeps no stored-at)", align: "r",
-    value: (r) => deliveryP99(r), format: (v) => (v === "n/a" ? v : v === null ? "–" : int(v)),
+    value: (r) => deliveryP99(r), format: (v) => (v === "n/a" ? v : v === null ? "–" : `${int(v)} ms`),
   }),
   column({ wide: true, key: "verdict", header: "verdict", unit: null, align: "l", value: (r) => verdicts(r), format: (v) => v.join(", ") || "–" }),
   column({ key: "bottleneck", header: "bottleneck", unit: null, align: "l", value: (r) => r.bottlenecks, format: (v) => v.join(", ") || "–" }),

@@ -25,6 +25,7 @@ export function prepareResultsDir(dir: string): string {
       if (!st.isDirectory()) fail(`${existing} is not a directory`);
       break;
     } catch (e) {
+      if (e instanceof ConfigurationError) throw e; // fail() above: already worded
       if ((e as NodeJS.ErrnoException).code !== "ENOENT") fail((e as Error).message);
       const parent = path.dirname(existing);
       if (parent === existing) fail("no existing ancestor");

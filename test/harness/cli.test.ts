@@ -84,6 +84,8 @@ describe("ingestbench CLI", () => {
     expect(r.err).toMatch(/E_RESULTS_DIR|not a directory/);
     expect(r.err).not.toMatch(/provisioning/);
     expect(() => prepareResultsDir("/proc/ingestbench-nope/x")).toThrow(/procfs/);
+    // said once: "results directory <dir>: <file> is not a directory"
+    expect(() => prepareResultsDir(file)).toThrow(new RegExp(`^results directory ${file}: ${file} is not a directory$`));
   });
 
   it("validate tells stacks from scenarios by content and names a check path that does not exist", async () => {

@@ -170,7 +170,7 @@ describe("lag p99 with the samples it rests on", () => {
     const steady = { state: "steady", label: "steady", evidence: "", samples: 9 };
     const sat = { state: "saturated", label: "saturated (backpressure)", beganS: 3, evidence: "", samples: 9 };
     const measured = [withSummary(0, { ...d(80), saturation: steady }), withSummary(1, { ...d(120), saturation: steady }), withSummary(2, { ...d(100), saturation: sat })];
-    expect(delivery.cell({ ...row, measured }, ctx)).toBe("100");
+    expect(delivery.cell({ ...row, measured }, ctx)).toBe("100 ms");
     expect(verdict.cell({ ...row, measured }, ctx)).toBe("steady 2/3, saturated (backpressure) 1/3");
     const unavailable = row.measured.map((_, i) => withSummary(i, { deliveryLatency: { unavailable: "Loki keeps no receive time" }, saturation: steady }));
     expect(delivery.cell({ ...row, measured: unavailable }, ctx)).toBe("n/a");
