@@ -212,6 +212,11 @@ export interface Summary {
   contention?: Contention;
   /** per-row delivery latency at the sink, or why the sink has none (absent in older results) */
   deliveryLatency?: DeliverySummary | { unavailable: string };
+  /**
+   * set when the figures rest on the verifier's live estimates because the run ended (interrupted, an error) before
+   * they were settled (Verifier.afterLoad): says so in words; absent when the figures are settled or exact
+   */
+  estimated?: string;
   /** the saturation verdict from the series (harness/runner/saturation.ts; absent in older results) */
   saturation?: SaturationVerdict;
 }

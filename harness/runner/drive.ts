@@ -59,6 +59,7 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
     const s = r.summary;
     lines.push(`  ${fmtInt(s.rowsPerSecond)} rows/s, ${mibText(s)} over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores`
       + `${s.throttledShare === null ? "" : `, throttled in ${(s.throttledShare * 100).toFixed(0)} % of periods`}, link ${s.sinkNetworkMbitPerSecond.toFixed(1)} Mbit/s`);
+    if (s.estimated) lines.push(`  !! ${s.estimated}`);
     lines.push(s.bottleneck.resource === "uncertain" ? `  bottleneck: ${s.bottleneck.evidence}` : `  bottleneck: ${bottleneckLabel(s.bottleneck)} (${s.bottleneck.evidence})`);
     if (s.contention) lines.push(`  ${contentionLine(s.contention)}`);
     const lag = lagLine(r);
@@ -72,6 +73,8 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
     if (l.inferred) lines.push(`  sent inferred: ${l.inferred.by} made ${fmtInt(l.sent)} by its own count (${l.inferred.counter}); ${fmtInt(l.inferred.outsideRange)} stored seqs outside 0 .. made − 1`);
     lines.push(`  ledger${l.inferred ? " (sent inferred)" : ""}: sent ${fmtInt(l.sent)}, stored ${fmtInt(l.stored)}, distinct ${fmtInt(l.distinct)}, lost ${fmtInt(l.lost)}, duplicated ${fmtInt(l.duplicated)}, rejected ${fmtInt(l.rejected)}`
       + (l.missingRanges.length ? `; first missing ${l.missingRanges.slice(0, 3).map(([g, a, b]) => `gen ${g} ${a}..${b}`).join(", ")}` : ""));
+  } else if (r.summary) {
+    lines.push(`  ledger: not taken (the run ended, ${r.status}, before its ledger was counted: nothing says whether rows were lost)`);
   }
   const content = contentLine(r);
   if (content) lines.push(content);

@@ -159,6 +159,8 @@ export class BenchRun extends EventEmitter {
   /** the samples a verifier settles after the load (Verifier.afterLoad): the one before the load, then every point's */
   private readonly marks: Array<{ point: SeriesPoint | null; mark: string; mid: number; tAfter: number; lagBase: number; bytesPerRow: number }> = [];
   private deliveryUnavailable: string | undefined;
+  /** the verifier's live samples are estimates settled after the load (Verifier.afterLoad); `settled`: that ran */
+  private settles = { needed: false, done: false };
   /** point the verifier at the sink's endpoint as the site reads it now (a restart may move it); unset: it cannot move */
   private followSink: (() => Promise<void>) | undefined;
   /** the sink-vs-loadgen clock correction applied to delivery latency, or why none is (absent: one clock) */
@@ -223,6 +225,7 @@ export class BenchRun extends EventEmitter {
       this.cost.prepareMs = now() - tPrepare;
       const tUp = now();
       this.deliveryUnavailable = verifier.deliveryUnavailable;
+      this.settles.needed = verifier.afterLoad !== undefined;
       // a fault that restarted the sink may have moved its published port (docker): the verifier follows it
       if (site.sinkControl && verifier.retarget) {
         let at = sink.control;
@@ -593,6 +596,7 @@ export class BenchRun extends EventEmitter {
     if (!verifier.afterLoad || this.marks.length === 0) return false;
     this.stage = "settling the samples";
     const settled = await verifier.afterLoad(this.marks.map((m) => m.mark));
+    this.settles.done = true;
     let prev: { stored: number; mid: number } | null = null;
     this.marks.forEach((m, i) => {
       const s = settled.samples[i];
@@ -649,9 +653,12 @@ export class BenchRun extends EventEmitter {
 
   private summarize(bytesPerRow: number, ledger?: Ledger): Summary {
     const summary = this.computeSummary(bytesPerRow, ledger);
+    // a run that ended (Ctrl-C, an error) before its samples were settled keeps the live estimates: said so
+    const unsettled = this.settles.needed && !this.settles.done;
+    if (unsettled) summary.estimated = "live estimates: the run ended before its samples were settled (the counts and rows/s of series.jsonl are the live ones; no delivery windows were read)";
     summary.deliveryLatency = this.deliverySeen
       ? this.delivery.summary(deliveryClock(this.opts.stack.platform, this.deliveryCorrection))
-      : { unavailable: this.deliveryUnavailable ?? `the ${this.opts.plan.sink.name} verifier reads no stored-at time` };
+      : { unavailable: unsettled ? "not read: the run ended before the samples were settled (the delivery windows are read after the load)" : this.deliveryUnavailable ?? `the ${this.opts.plan.sink.name} verifier reads no stored-at time` };
     summary.saturation = saturationVerdict(verdictPoints(this.series.filter((p) => p.phase === "measure")));
     return summary;
   }

@@ -31,6 +31,16 @@ describe("the content check in the terminal and in compare", () => {
     expect(contentLine({ ledger: null } as unknown as RunRecord)).toBeNull();
   });
 
+  it("an interrupted run says its figures are live estimates and that no ledger was taken", () => {
+    const r = {
+      runId: "20261201T000000Z-abcdef", stack: "local-quarter-core", scenario: "quickstart", status: "interrupted", limits: {}, ledger: null, checks: [],
+      summary: { rowsPerSecond: 22193, mibPerSecond: 5.27, bytesPerRow: 250, measuredSeconds: 15.9, sinkCores: 0.2, throttledShare: null, sinkNetworkMbitPerSecond: 40, bottleneck: { resource: "client", evidence: "x" }, estimated: "live estimates: the run ended before its samples were settled (…)" },
+    } as unknown as RunRecord;
+    const text = describeRun(r, "/tmp/results");
+    expect(text).toContain("\n  !! live estimates: the run ended before its samples were settled (…)\n");
+    expect(text).toContain("\n  ledger: not taken (the run ended, interrupted, before its ledger was counted: nothing says whether rows were lost)");
+  });
+
   it("compare's ledger column is exact only when nothing was altered either", () => {
     expect(ledgerCell(1, { lost: 0, duplicated: 0, stored: 10, sent: 10, altered: 0 })).toBe("exact (10 stored)");
     expect(ledgerCell(1, { lost: 0, duplicated: 0, stored: 10, sent: 10, altered: 2 })).toBe("lost 0, dup 0, altered 2");
