@@ -50,10 +50,13 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
   const hidden = hiddenColumns(ctx, choice);
   const droppedColumns = terminalColumns(rows, choice).dropped;
   const dropped = droppedColumns.map((c) => c.header(ctx));
-  // the flags say what a figure cannot be taken for (oversubscribed, partial caps, contended): never only hidden
-  const flagLines = droppedColumns.some((c) => c.key === "flags")
-    ? rows.filter((r) => r.flags.length).map((r) => `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${r.flags.join(", ")}`)
-    : [];
+  // the bottleneck and the flags say what bound a figure and what it cannot be taken for (oversubscribed, partial
+  // caps, contended): left out of the table, they are listed below it, never only hidden
+  const belowLines = (["bottleneck", "flags"] as const).filter((k) => droppedColumns.some((c) => c.key === k)).flatMap((k) => {
+    const values = (r: StackRow): string[] => (k === "flags" ? r.flags : r.bottlenecks);
+    const per = rows.filter((r) => values(r).length).map((r) => `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${values(r).join(", ")}`);
+    return per.length ? [`${k} (the column left out above):`, ...per] : [];
+  });
   const table = new Table({
     head: t.head,
     style: { head: [], border: [] },
@@ -67,7 +70,7 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
     + `${measuredOnLine(rows.map((r) => ({ label: r.stack, machine: rowMachine(r) })))}\n${table.toString()}`
     + (hidden.length ? `\nnot shown: ${hidden.join(", ")} (--wide for all, or --columns with keys or headers; all are in --json and the report)` : "")
     + (dropped.length ? `\nleft out to fit ${choice.width} columns (COLUMNS, else the terminal's width, else ${DEFAULT_WIDTH}): ${dropped.join(", ")} (set COLUMNS wider, or use --wide or --columns)` : "")
-    + (flagLines.length ? `\nflags (the column left out above):\n${flagLines.join("\n")}` : "")
+    + (belowLines.length ? `\n${belowLines.join("\n")}` : "")
     + (verdicts.length ? `\nverdicts:\n${verdicts.join("\n")}` : "")
     + differencesBlock(stackDifferences(rows))
     + excludedBlock(rows.flatMap((r) => r.excluded ?? []));

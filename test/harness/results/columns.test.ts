@@ -126,6 +126,9 @@ describe("the default table fits the terminal's width", () => {
     expect(flagged.length).toBeGreaterThan(0);
     expect(narrow).toContain(`\nflags (the column left out above):\n${flagged.map((r) => `  ${r.stack}: ${r.flags.join(", ")}`).join("\n")}`);
     expect(renderComparison("quickstart", withFlags, { width: 400 })).not.toContain("flags (the column left out above)");
+    // so is the bottleneck
+    expect(terminalCells(narrow)[0]).not.toContain("bottleneck");
+    expect(narrow).toContain(`\nbottleneck (the column left out above):\n${withFlags.map((r) => `  ${r.stack}: ${r.bottlenecks.join(", ")}`).join("\n")}\nflags (the column left out above):`);
     // wide enough: nothing left out, no such line
     const roomy = renderComparison("quickstart", plain, { width: tableWidth(full) });
     expect(terminalCells(roomy)[0]).toEqual(fullHead);
