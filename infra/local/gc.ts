@@ -257,6 +257,21 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
     }
   });
 
+  // 2d'. Half-written registry and owner-marker files (platform.ts writes `<file>.<pid>.tmp`, then renames it): a
+  //      harness killed between the two leaves the temp file; its writer's pid names whose it is.
+  for (const dir of [registryDir(), ownersDir()]) {
+    await attempt(`sweeping ${dir} for half-written files`, async () => {
+      const re = new RegExp(`^${RUN_ID}(?:\\.json)?\\.(\\d+)\\.tmp$`);
+      for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
+        const pid = re.exec(name)?.[1];
+        if (pid === undefined || (isOwnerAlive({ ownerPid: Number(pid) }) && !opts.includeLive)) continue;
+        const file = path.join(dir, name);
+        if (!dry) await fs.rm(file, { force: true });
+        report.registries.push(file);
+      }
+    });
+  }
+
   // 2e. Owner markers of runs now collected (their owner is gone, or includeLive).
   if (report.errors.length === 0) {
     for (const m of markers) {

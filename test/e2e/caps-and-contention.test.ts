@@ -76,7 +76,7 @@ describe("caps against this machine (real cgroups)", () => {
     const all = `0-${cores - 1}`;
     try {
       // a closed loop (rate max): the sink is runnable all through the measurement, so its wait shows
-      const run = benchRun("hogged", { warmup: "1s", duration: "5s" });
+      const run = benchRun("hogged", { warmup: "2s", duration: "8s" }); // long enough for the wait to show beside other load (1 + 5 s read 0.24 beside a CPU hog)
       // once the sink is up (initdb under the hogs would outlast its start-up timeout), before the load starts
       run.once("sink", () => {
         for (let i = 0; i < 2 * cores; i++) {

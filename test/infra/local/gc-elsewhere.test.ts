@@ -69,4 +69,25 @@ describe("gc: a run registered under another TMPDIR (real cgroups, real processe
     expect(markerDirs.some((d) => existsSync(d))).toBe(false);
     expect(existsSync(path.join(ownersDir(), markerRun))).toBe(false);
   });
+
+  it("removes the half-written registry and marker files (<file>.<pid>.tmp) of a writer that is gone, and leaves a live writer's", async () => {
+    process.env.TMPDIR = tmp;
+    const regDir = path.join(tmp, "ingestbench-runs");
+    mkdirSync(regDir, { recursive: true });
+    const gone = spawn("true");
+    await new Promise((r) => gone.once("exit", r)); // a pid that no longer runs
+    const id = randomBytes(3).toString("hex");
+    const files = [path.join(regDir, `${id}.json.${gone.pid}.tmp`), path.join(ownersDir(), `${id}.${gone.pid}.tmp`)];
+    const mine = path.join(regDir, `${id}.json.${process.pid}.tmp`);
+    for (const f of [...files, mine]) writeFileSync(f, "{");
+    try {
+      const r = await collectLeftovers({ tmpRoot: tmp, graceMs: 200 });
+      expect(r.errors).toEqual([]);
+      for (const f of files) expect(existsSync(f), f).toBe(false);
+      expect(r.registries).toEqual(expect.arrayContaining(files));
+      expect(existsSync(mine)).toBe(true); // this process may still rename it
+    } finally {
+      for (const f of [...files, mine]) rmSync(f, { force: true });
+    }
+  });
 });
