@@ -84,9 +84,6 @@ export function bundleGenerator(): Promise<GeneratorBundle> {
 
 const sha256 = (data: Buffer | string): string => createHash("sha256").update(data).digest("hex");
 
-/** ingestbench's cache directory on this machine (core/cache.ts cacheRoot, one home for it); null when it is off. */
-export const cacheDir = cacheRoot;
-
 /** What the cache keeps beside a bundle: its file, its hash and the hash of every input it was built from. */
 interface BundleManifest {
   file: string;
@@ -144,7 +141,7 @@ let local: Promise<GeneratorProgram | undefined> | null = null;
  * Never throws.
  */
 export function localGeneratorProgram(): Promise<GeneratorProgram | undefined> {
-  const dir = cacheDir();
+  const dir = cacheRoot(); // ingestbench's cache directory (core/cache.ts); null when it is off
   if (dir === null) return Promise.resolve(undefined);
   local ??= cachedGeneratorFile(dir).then(
     (file): GeneratorProgram => ({ command: process.execPath, args: [file], cwd: ROOT }),

@@ -6,7 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cacheDir, cachedGeneratorFile, localGeneratorProgram } from "../../../harness/generators/bundle.ts";
+import { cacheRoot as cacheDir } from "../../../core/cache.ts";
+import { cachedGeneratorFile, localGeneratorProgram } from "../../../harness/generators/bundle.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "ib-bundle-cache-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
