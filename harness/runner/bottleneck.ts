@@ -22,6 +22,10 @@
  * candidate (the winner, or with none binding the closest one) lies within ±MARGIN of its threshold, the verdict is
  * "uncertain (network 0.84 / cpu 0.19 …)": the same run on another machine may fall on the other side.
  * With none binding and none within the margin:
+ * - "host contention" on the load generator, when it waited for a CPU at least CLIENT_WAIT_MS_PER_SEC of each
+ *   second and that wait reached the contention threshold of its runnable time (within the margin: "uncertain"): other
+ *   load starved the client, so it offered less than its pattern would (the wall-time floor keeps an almost idle
+ *   client, whose few milliseconds of wait are a large share of its little runnable time, from being named);
  * - "latency", when an open-loop (fixed-rate) generator sent less than 90 % of what it offered: the first hop
  *   downstream took less than it was offered while no capped resource was saturated, so round trips bind (one
  *   transaction at a time per connection or worker, commit waits); the host named is that first hop;
@@ -43,6 +47,8 @@ export const MARGIN = 0.05;
 export const AT_CAP = 1 - MARGIN;
 /** An open loop that sent less than this share of its offered rate fell behind (see the file comment). */
 const FELL_BEHIND = 0.9;
+/** The load generator's wait for a CPU, ms per second of wall time, below which its contention is not named (file comment). */
+export const CLIENT_WAIT_MS_PER_SEC = 100;
 
 /** An open-loop generator's offered and achieved send rates over the measurement phase, events/s (all generators). */
 export interface OfferedLoad {
@@ -56,6 +62,24 @@ function sum(ws: HostWindow[], f: (w: HostWindow) => number): number {
   let s = 0;
   for (const w of ws) s += f(w);
   return s;
+}
+
+/**
+ * A host's `contention` candidate (score: Σ wait / (Σ wait + Σ CPU time)) and its wait in ms per second of wall
+ * time; undefined when no window carries a wait (remote observers, older series).
+ */
+function contentionCandidate(host: string, ws: HostWindow[]): { candidate: Candidate; waitMsPerSec: number } | undefined {
+  if (!ws.some((w) => w.contentionMs !== undefined)) return undefined;
+  const waitMs = sum(ws, (w) => w.contentionMs ?? 0);
+  const cpuMs = sum(ws, (w) => w.cpuCores * (w.dtMs ?? 0));
+  const share = waitMs + cpuMs > 0 ? waitMs / (waitMs + cpuMs) : 0;
+  const wallS = sum(ws, (w) => w.dtMs ?? 0) / 1000;
+  const waitMsPerSec = wallS > 0 ? waitMs / wallS : 0;
+  return {
+    waitMsPerSec,
+    candidate: { resource: "contention", host, score: share, threshold: THRESHOLD.contention,
+      evidence: `${host} waited for a CPU ${waitMsPerSec.toFixed(0)} ms/s while not throttled by its own cap (schedstat run delay less throttled time), ${(share * 100).toFixed(0)} % of its runnable time` },
+  };
 }
 
 function hostCandidates(host: string, ws: HostWindow[], limits: HostLimits, machineCores: number): Candidate[] {
@@ -105,14 +129,8 @@ function hostCandidates(host: string, ws: HostWindow[], limits: HostLimits, mach
     out.push({ resource: "disk", host, score: observed / disk.totalBytesPerSec,
       evidence: `${host} disk read + write ${formatRate(observed, "bytes")} of a ${formatRate(disk.totalBytesPerSec, "bytes")} total (libvirt total_bytes_sec)` });
   }
-  const waitMs = sum(ws, (w) => w.contentionMs ?? 0);
-  if (ws.some((w) => w.contentionMs !== undefined)) {
-    const cpuMs = sum(ws, (w) => w.cpuCores * (w.dtMs ?? 0));
-    const share = waitMs + cpuMs > 0 ? waitMs / (waitMs + cpuMs) : 0;
-    const wallS = sum(ws, (w) => w.dtMs ?? 0) / 1000;
-    out.push({ resource: "contention", host, score: share,
-      evidence: `${host} waited for a CPU ${(wallS > 0 ? waitMs / wallS : 0).toFixed(0)} ms/s while not throttled by its own cap (schedstat run delay less throttled time), ${(share * 100).toFixed(0)} % of its runnable time` });
-  }
+  const contention = contentionCandidate(host, ws);
+  if (contention) out.push(contention.candidate);
   if (limits.memoryBytes) {
     const workingSet = Math.max(0, ...ws.map((w) => w.memoryWorkingSetBytes));
     out.push({ resource: "memory", host, score: workingSet / limits.memoryBytes,
@@ -160,9 +178,25 @@ export function findBottleneck(
     return { ...top, evidence: `${top.evidence}; margin ${signed(marginOf(top))} over its ${THRESHOLD[top.resource]} threshold`, margin: marginOf(top), threshold: THRESHOLD[top.resource], candidates };
   }
   const closestMargin = top ? { margin: marginOf(top), threshold: THRESHOLD[top.resource] } : {};
-  const client = hostCandidates(clientHost, windows[clientHost] ?? [], limits[clientHost] ?? {}, machineCores)
+  const clientWs = windows[clientHost] ?? [];
+  const client = hostCandidates(clientHost, clientWs, limits[clientHost] ?? {}, machineCores)
     .find((c) => c.resource === "cpu");
   const noneSaturated = `no collector or sink resource reached its threshold (closest: ${top ? `${top.evidence}, margin ${signed(marginOf(top))} to its ${THRESHOLD[top.resource]} threshold` : "none observed"})`;
+  // a client starved of CPUs by other load offered less than its pattern would: that, not the pattern, bound the run
+  const starved = contentionCandidate(clientHost, clientWs);
+  if (starved) {
+    candidates.push(starved.candidate);
+    const c = starved.candidate;
+    const m = marginOf(c);
+    if (starved.waitMsPerSec >= CLIENT_WAIT_MS_PER_SEC && m >= -MARGIN) {
+      const why = `${c.evidence}; ${noneSaturated}`;
+      if (m <= MARGIN) {
+        const evidence = `uncertain (host contention ${fmt2(c.score)}${top ? ` / ${top.resource === "contention" ? "host contention" : top.resource} ${fmt2(top.score)}` : ""}): ${clientHost} contention ${fmt2(c.score)} is within ±${MARGIN} of its ${THRESHOLD.contention} threshold (margin ${signed(m)}); ${why}`;
+        return { resource: "uncertain", host: clientHost, score: c.score, evidence, margin: m, threshold: THRESHOLD.contention, candidates };
+      }
+      return { ...c, evidence: `${why}; margin ${signed(m)} over its ${THRESHOLD.contention} threshold`, margin: m, threshold: THRESHOLD.contention, candidates };
+    }
+  }
   if (offered && offered.offeredPerSec > 0 && offered.sentPerSec < FELL_BEHIND * offered.offeredPerSec) {
     const firstHop = sinkHosts[0] ?? clientHost;
     const share = offered.sentPerSec / offered.offeredPerSec;

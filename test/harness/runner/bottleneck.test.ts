@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AT_CAP, bottleneckLabel, findBottleneck, MARGIN, THRESHOLD } from "../../../harness/runner/bottleneck.ts";
+import { AT_CAP, bottleneckLabel, CLIENT_WAIT_MS_PER_SEC, findBottleneck, MARGIN, THRESHOLD } from "../../../harness/runner/bottleneck.ts";
 import { appliedHostLimits } from "../../../harness/results/caps.ts";
 import { hostWindow as hw } from "../../helpers/host-window.ts";
 
@@ -48,6 +48,38 @@ describe("findBottleneck: margins and uncertain verdicts (observation vectors)",
     expect(bottleneckLabel(b)).toBe("host contention");
     expect(b.score).toBeCloseTo(0.6, 6);
     expect(b.evidence).toMatch(/sink waited for a CPU 600 ms\/s while not throttled by its own cap/);
+  });
+
+  it("names host contention on the loadgen when no sink resource binds and other load starved the client; an almost idle client's wait is not named", () => {
+    // the hogged caps-and-contention e2e in the full suite beside a CPU hog: the sink idle (its wait share 0.2), the
+    // loadgen runnable but waiting 450 ms/s against 300 ms/s on a CPU (60 % of its runnable time)
+    const sink = [hw({ cpuCores: 0.2, runDelayMs: 50, contentionMs: 50 })];
+    const starved = [hw({ cpuCores: 0.3, runDelayMs: 450, contentionMs: 450 })];
+    const b = findBottleneck({ sink, loadgen: starved }, { sink: {}, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(b.resource).toBe("contention");
+    expect(b.host).toBe("loadgen");
+    expect(b.score).toBeCloseTo(0.6, 6);
+    expect(b.margin).toBeCloseTo(0.3, 6);
+    expect(b.evidence).toMatch(/^loadgen waited for a CPU 450 ms\/s .*; no collector or sink resource reached its threshold .*margin \+0\.30 over its 0\.3 threshold$/);
+    // within the margin: uncertain, naming the loadgen
+    const edge = findBottleneck({ sink, loadgen: [hw({ cpuCores: 0.7, runDelayMs: 300, contentionMs: 300 })] }, { sink: {}, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(edge.resource).toBe("uncertain");
+    expect(edge.host).toBe("loadgen");
+    expect(bottleneckLabel(edge)).toBe("uncertain (host contention 0.30 / host contention 0.20)");
+    // a quiet machine's sequential client: 30 ms/s of wait is 30 % of its 0.07 core's runnable time, yet below the
+    // CLIENT_WAIT_MS_PER_SEC floor, so the pattern (client) is named, with the loadgen's wait among the candidates
+    const idle = findBottleneck({ sink, loadgen: [hw({ cpuCores: 0.07, runDelayMs: 30, contentionMs: 30 })] }, { sink: {}, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(CLIENT_WAIT_MS_PER_SEC).toBe(100);
+    expect(idle.resource).toBe("client");
+    expect(idle.candidates.some((c) => c.host === "loadgen" && c.resource === "contention" && c.score > 0.29)).toBe(true);
+    // a sink resource that binds outranks a starved client: the sink's cap held the throughput
+    const capped = findBottleneck({ sink: [hw({ cpuCores: 0.25, periods: 100, throttledPeriods: 90 })], loadgen: starved },
+      { sink: quarterCore, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(capped.resource).toBe("cpu");
+    expect(capped.host).toBe("sink");
+    // an open loop that fell behind because its client was starved: contention, not latency
+    const open = findBottleneck({ sink, loadgen: starved }, { sink: {}, loadgen: {} }, ["sink"], "loadgen", 2, { offeredPerSec: 20_000, sentPerSec: 9_000 });
+    expect(open.resource).toBe("contention");
   });
 
   it("scores libvirt totals as reads + writes against the one budget", () => {
