@@ -18,18 +18,32 @@
  *    that figure extrapolated to 300M rows (write-up 004's 60 GiB of ~200-byte lines, docs/write-ups.md), target
  *    ≤ 10 s per 10M rows.
  *
+ * 3. `--replay <size>` (e.g. 4GiB; off by default): a replay file of that many bytes of ~200-byte lines made in
+ *    $TMPDIR (never committed), streamed once through the pg-copy generator into PostgreSQL on `--replay-stack`
+ *    (default local-2-cores) as a fixed workload of every line; the harness's largest resident set over the run
+ *    (run.json instrument.harness.rss) and the generator's (the loadgen host's cgroup working set, series.jsonl),
+ *    target under 200 MB each, with the ledger checked exact. Write-up 004's 60 GiB streams the same way, only for
+ *    longer (about 50 min at 100k rows/s): the figure to watch is that RSS does not follow the file's size.
+ * 4. `--soak <duration>` (e.g. 1h; off by default): scenarios/soak.yaml (5000 rows/s into PostgreSQL) on `--stack`
+ *    for that long; the harness's resident set at the start and end of the measurement, its largest and its slope
+ *    (least squares over series.jsonl harnessRssBytes, MiB per hour), the generator's largest memory, and
+ *    series.jsonl's bytes per sample in the first and second half of the run (a file that grows linearly has the same).
+ *
  *   npm run bench:harness -- [--stack local-quarter-core] [--rows 1000000] [--duration 8s] [--warmup 2s] [--skip-runs] [--skip-ledger]
+ *     [--replay 4GiB] [--replay-stack local-2-cores] [--soak 1h]
  *
  * The runs need root (the local platform); results go to a temp directory under $TMPDIR, removed at the end, as is
  * the ClickHouse server of part 2 (its direct host's data directory) on success, error and Ctrl-C.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { once } from "node:events";
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { RunRecord } from "../harness/results/types.ts";
+import type { RunRecord, SeriesPoint } from "../harness/results/types.ts";
+import { parseBytes } from "../core/units.ts";
 import { clickhouse, clickhouseSchema } from "../plugins/sinks/clickhouse/component.ts";
 import { clickhouseVerifier } from "../plugins/sinks/clickhouse/verifier.ts";
 import type { EventField } from "../core/events/types.ts";
@@ -37,7 +51,7 @@ import { createDirectHost, type DirectHost } from "../test/helpers/direct-host.t
 import type { RunningComponent } from "../core/component.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const TARGET = { verifierShare: 0.01, harnessShare: 0.02, ledgerPer10M: 10, overheadS: 5 };
+const TARGET = { verifierShare: 0.01, harnessShare: 0.02, ledgerPer10M: 10, overheadS: 5, rssBytes: 200e6 };
 const HTTP_PORT = 18_291;
 const TCP_PORT = 19_291;
 
@@ -49,6 +63,9 @@ const { values: args } = parseArgs({
     warmup: { type: "string", default: "2s" },
     "skip-runs": { type: "boolean", default: false },
     "skip-ledger": { type: "boolean", default: false },
+    replay: { type: "string" },
+    "replay-stack": { type: "string", default: "local-2-cores" },
+    soak: { type: "string" },
   },
 });
 
@@ -62,12 +79,125 @@ const rows: Row[] = [];
 
 /** One `ingestbench bench` run of `scenario` on the stack; its run.json. */
 function benchRun(scenario: string, resultsDir: string): RunRecord {
-  const r = spawnSync(process.execPath, [join(ROOT, "bin/ingestbench.js"), "bench", "--stacks", args.stack!, "--duration", args.duration!, "--warmup", args.warmup!, "--progress", "quiet", "-r", resultsDir, join(ROOT, "scenarios", `${scenario}.yaml`)], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  return benchFile(join(ROOT, "scenarios", `${scenario}.yaml`), scenario, args.stack!, resultsDir, ["--duration", args.duration!, "--warmup", args.warmup!]).record;
+}
+
+/**
+ * One `ingestbench bench` run of the scenario file `file` (its `name` is `scenario`) on `stack` with `extra`
+ * arguments, its stdout's summary lines echoed; its run.json and run directory.
+ * @throws Error with the CLI's stderr tail when no run was written
+ */
+function benchFile(file: string, scenario: string, stack: string, resultsDir: string, extra: string[]): { record: RunRecord; dir: string } {
+  const r = spawnSync(process.execPath, [join(ROOT, "bin/ingestbench.js"), "bench", "--stacks", stack, ...extra, "--progress", "quiet", "-r", resultsDir, file], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   process.stdout.write(r.stdout.split("\n").filter((l) => /^run |instrument:|ledger:|content:|rows\/s/.test(l)).map((l) => `  ${l.trim()}\n`).join(""));
-  const dir = join(resultsDir, args.stack!, scenario);
-  const runs = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  const dir = join(resultsDir, stack, scenario);
+  const runs = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort() : [];
   if (runs.length === 0) throw new Error(`no run of ${scenario}: ${r.stderr.slice(-2000)}`);
-  return JSON.parse(readFileSync(join(dir, runs.at(-1)!, "run.json"), "utf8")) as RunRecord;
+  const runDir = join(dir, runs.at(-1)!);
+  return { record: JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")) as RunRecord, dir: runDir };
+}
+
+/** The points of a run directory's series.jsonl. */
+function seriesOf(runDir: string): SeriesPoint[] {
+  return readFileSync(join(runDir, "series.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
+}
+
+const mib = (b: number): string => `${(b / 2 ** 20).toFixed(1)} MiB`;
+
+/** The largest working set of the loadgen host's cgroup (the generator processes) over a series, bytes. */
+function generatorMemoryMax(series: SeriesPoint[]): number {
+  return Math.max(0, ...series.map((p) => p.hosts.loadgen?.memoryWorkingSetBytes ?? 0));
+}
+
+/**
+ * Part 3: a replay file of `bytes` (~200-byte lines: a line number and filler, deterministic), written in 1 MiB
+ * chunks (so this process never holds it), streamed once through pg-copy (see the file comment).
+ */
+async function replayRun(bytes: number, resultsDir: string): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "ib-replay-"));
+  try {
+    const file = join(dir, "replay.log");
+    const filler = "GET /api/v1/items?page=7 200 1532 0.004 \"Mozilla/5.0 (X11; Linux x86_64)\" upstream=10.0.0.7:8080 ".repeat(3);
+    const out = createWriteStream(file);
+    let written = 0;
+    let lines = 0;
+    const batch = 8000;
+    while (written < bytes || lines % batch !== 0) {
+      let chunk = "";
+      while (chunk.length < 1 << 20 && (written + chunk.length < bytes || (lines % batch) !== 0)) {
+        const l = `${String(lines).padStart(10, "0")} ${filler}`.slice(0, 199) + "\n";
+        chunk += l;
+        lines++;
+      }
+      written += chunk.length;
+      if (!out.write(chunk)) await once(out, "drain");
+    }
+    out.end();
+    await once(out, "finish");
+    const scenario = join(dir, "replay.yaml");
+    writeFileSync(scenario, [
+      "name: replay",
+      `description: a ${mib(written)} replay file streamed once through pg-copy (bench/harness.ts part 3)`,
+      "event:", "  - { name: ts, type: timestamp }", "  - { name: msg, type: string, size: 200 }",
+      `source: { file: ${file} }`,
+      `generator: { pg-copy: { batch: ${batch}, connections: 1, rate: max, requests: ${lines / batch}, seed: 42 } }`,
+      "collector: none", 'sink: { postgres: { version: "18.4.0-beta.17" } }',
+      "warmup: 0s", "duration: 7200s", "interval: 1s", "drain: { timeout: 120s }", "replicates: 1", "matrix: {}",
+      "fidelity: { all: 0, sample: 10000 }",
+      "checks:", "  - { ledger.lost: 0 }", "  - { ledger.duplicated: 0 }", "",
+    ].join("\n"));
+    const stack = args["replay-stack"]!;
+    console.log(`replay: ${mib(written)} (${lines.toLocaleString("en")} lines) through pg-copy on ${stack}:`);
+    const { record, dir: runDir } = benchFile(scenario, "replay", stack, resultsDir, []);
+    const rss = record.instrument?.harness.rss;
+    if (!rss) throw new Error(`replay run ${record.runId} (${record.status}) has no resident-set figures: ${record.error?.message ?? ""}`);
+    const stored = record.ledger?.stored ?? 0;
+    const exact = stored === lines && record.ledger?.lost === 0 && record.ledger?.duplicated === 0;
+    const gen = generatorMemoryMax(seriesOf(runDir));
+    rows.push({ figure: `replay ${mib(written)}: harness RSS`, value: `max ${mib(rss.maxBytes)}`, target: "< 200 MB", verdict: verdict(rss.maxBytes < TARGET.rssBytes && exact),
+      basis: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)} over ${record.instrument!.measureSeconds.toFixed(0)} s; ${stored.toLocaleString("en")} of ${lines.toLocaleString("en")} lines stored${exact ? ", ledger exact" : " — ledger NOT exact"}` });
+    rows.push({ figure: `replay ${mib(written)}: generator memory`, value: `max ${mib(gen)}`, target: "< 200 MB", verdict: verdict(gen > 0 && gen < TARGET.rssBytes),
+      basis: "the loadgen host's cgroup working set (charge less inactive page cache), largest sample" });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Least-squares slope of y over x. */
+function slope(xs: number[], ys: number[]): number {
+  const n = xs.length;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (xs[i]! - mx) * (ys[i]! - my);
+    sxx += (xs[i]! - mx) ** 2;
+  }
+  return sxx > 0 ? sxy / sxx : 0;
+}
+
+/** Part 4: scenarios/soak.yaml for `duration` on --stack (see the file comment). */
+function soakRun(duration: string, resultsDir: string): void {
+  console.log(`soak: scenarios/soak.yaml on ${args.stack} for ${duration}:`);
+  const { record, dir } = benchFile(join(ROOT, "scenarios", "soak.yaml"), "soak", args.stack!, resultsDir, ["--duration", duration]);
+  const rss = record.instrument?.harness.rss;
+  if (!rss) throw new Error(`soak run ${record.runId} (${record.status}) has no resident-set figures: ${record.error?.message ?? ""}`);
+  const series = seriesOf(dir);
+  const measured = series.filter((p) => p.phase === "measure" && p.harnessRssBytes !== undefined);
+  const perHour = slope(measured.map((p) => p.elapsedS / 3600), measured.map((p) => p.harnessRssBytes!));
+  const hours = record.instrument!.measureSeconds / 3600;
+  rows.push({ figure: `soak ${duration}: harness RSS`, value: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)}, max ${mib(rss.maxBytes)}`, target: "< 200 MB, flat", verdict: verdict(rss.maxBytes < TARGET.rssBytes),
+    basis: `slope ${mib(perHour)} per hour (least squares over ${measured.length} samples, ${hours.toFixed(2)} h); ${record.ledger?.stored.toLocaleString("en") ?? 0} rows, lost ${record.ledger?.lost ?? "?"}` });
+  const gen = generatorMemoryMax(series);
+  rows.push({ figure: `soak ${duration}: generator memory`, value: `max ${mib(gen)}`, target: "< 200 MB", verdict: verdict(gen > 0 && gen < TARGET.rssBytes), basis: "the loadgen host's cgroup working set, largest sample" });
+  // series.jsonl: bytes per line in each half of the file (same in both: it grows linearly with the samples)
+  const text = readFileSync(join(dir, "series.jsonl"), "utf8").split("\n").filter(Boolean);
+  const half = Math.floor(text.length / 2);
+  const per = (ls: string[]): number => ls.reduce((a, l) => a + l.length + 1, 0) / Math.max(1, ls.length);
+  const [a, b] = [per(text.slice(0, half)), per(text.slice(half))];
+  rows.push({ figure: `soak ${duration}: series.jsonl`, value: `${(statSync(join(dir, "series.jsonl")).size / 2 ** 20).toFixed(1)} MiB, ${text.length} samples`, target: "linear", verdict: verdict(Math.abs(b - a) / a <= 0.1),
+    basis: `${a.toFixed(0)} bytes per sample in the first half, ${b.toFixed(0)} in the second` });
 }
 
 function runFigures(name: string, rec: RunRecord): void {
@@ -150,6 +280,8 @@ async function main(): Promise<void> {
       console.log("ledger curve (ClickHouse 18.16, uncapped, one generator):");
       await ledgerCurve(args.rows!.split(",").map(Number).filter((n) => n > 0));
     }
+    if (args.replay) await replayRun(parseBytes(args.replay), resultsDir);
+    if (args.soak) soakRun(args.soak, resultsDir);
   } finally {
     rmSync(resultsDir, { recursive: true, force: true });
   }

@@ -57,6 +57,8 @@ export interface SeriesPoint {
   delivery?: DeliveryPoint | null;
   /** the collector's own signals read in this window (syslog-ng-ctl stats, rsyslog impstats); absent without a collector that reports them */
   collector?: CollectorSignals;
+  /** the harness process's resident set at this sample, bytes (process.memoryUsage.rss(): /proc/self/statm resident pages; absent in older results) */
+  harnessRssBytes?: number;
 }
 
 /** The states of the saturation verdict (harness/runner/saturation.ts). */
@@ -326,7 +328,11 @@ export interface InstrumentRecord {
   /** the measurement phase these figures cover: from its first sample to its last, seconds */
   measureSeconds: number;
   /** the harness process's own CPU over it (process.cpuUsage(): getrusage(RUSAGE_SELF) user + system; its threads included, the generator children not) */
-  harness: { cpuSeconds: number; cores: number };
+  harness: {
+    cpuSeconds: number; cores: number;
+    /** its resident set over the measurement, bytes: at the sample opening it, at the last one, and the largest at any sample (absent in older results) */
+    rss?: { openBytes: number; lastBytes: number; maxBytes: number };
+  };
   /** the verifier's samples over it */
   verifier: {
     samples: number;

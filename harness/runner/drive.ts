@@ -151,7 +151,7 @@ export function contentLine(r: RunRecord): string | null {
 }
 
 /**
- * The instrument's own cost (RunRecord.instrument): "  instrument: harness 0.9 % of a core; verifier 0.04 % of the
+ * The instrument's own cost (RunRecord.instrument): "  instrument: harness 0.9 % of a core (RSS 98 MiB → 101 MiB, max 104 MiB); verifier 0.04 % of the
  * sink's 0.25-core cap (sink cpu, 93 queries); overhead: provision + sink start 2.1 s, schema 0.1 s, generators up
  * 1.3 s, ledger 0.2 s, content 0.4 s, teardown 0.5 s"; null in older results.
  */
@@ -159,10 +159,12 @@ export function instrumentLine(r: RunRecord): string | null {
   const i = r.instrument;
   if (!i) return null;
   const pct = (x: number): string => `${(x * 100).toFixed(x < 0.01 ? 3 : 2)} %`;
+  const mib = (b: number): string => `${(b / 2 ** 20).toFixed(0)} MiB`;
   const s = (ms: number | null): string => (ms === null ? "–" : `${(ms / 1000).toFixed(1)} s`);
   const v = i.verifier;
   const o = i.overhead;
-  return `  instrument: harness ${pct(i.harness.cores)} of a core; verifier ${pct(v.shareOfSinkCap)} of the sink's ${+v.sinkCapCores.toFixed(3)}-core cap`
+  const rss = i.harness.rss ? ` (RSS ${mib(i.harness.rss.openBytes)} → ${mib(i.harness.rss.lastBytes)}, max ${mib(i.harness.rss.maxBytes)})` : "";
+  return `  instrument: harness ${pct(i.harness.cores)} of a core${rss}; verifier ${pct(v.shareOfSinkCap)} of the sink's ${+v.sinkCapCores.toFixed(3)}-core cap`
     + ` (${v.basis}, ${v.sink?.queries ?? v.samples} ${v.sink ? "queries" : "samples"}); overhead: provision + sink start ${s(o.provisionAndSinkStartMs)}, schema ${s(o.prepareMs)},`
     + ` generators up ${s(o.collectorsAndGeneratorsUpMs)}, ledger ${s(o.ledgerMs)}, content ${s(o.fidelityMs)}, teardown ${s(o.teardownMs)}`;
 }

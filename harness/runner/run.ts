@@ -168,8 +168,9 @@ export class BenchRun extends EventEmitter {
   /** the instrument's own cost as it is measured (see instrumentRecord) */
   private readonly cost = {
     /** harness CPU (µs) and time (ms) at the sample that opened the measurement, and at its latest sample */
-    open: null as { cpuUs: number; t: number } | null,
-    last: null as { cpuUs: number; t: number } | null,
+    open: null as { cpuUs: number; t: number; rss: number } | null,
+    last: null as { cpuUs: number; t: number; rss: number } | null,
+    rssMax: 0,
     samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
     provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, teardownMs: 0,
     parts: undefined as Record<string, number> | undefined,
@@ -285,7 +286,8 @@ export class BenchRun extends EventEmitter {
         const [obs, signals] = await Promise.all([observer.read(), site.collectorSignals?.().catch(() => undefined)]);
         const tSample = now();
         const s = await this.sampleThroughFaults(() => verifier!.sample({ full: phase === "drain", tag: phase }), plan.drainTimeoutMs);
-        this.noteCost(phase, now() - tSample);
+        const harnessRssBytes = process.memoryUsage.rss();
+        this.noteCost(phase, now() - tSample, harnessRssBytes);
         if (s.delivery) this.deliverySeen = true;
 
         await this.selfLoad?.refresh().catch(() => undefined);
@@ -305,6 +307,7 @@ export class BenchRun extends EventEmitter {
           ...(obs?.machine ? { machine: obs.machine } : {}),
           ...(delivery !== undefined ? { delivery } : {}),
           ...(signals ? { collector: signals } : {}),
+          harnessRssBytes,
         };
         this.series.push(point);
         if (s.mark !== undefined) this.marks.push({ point, mark: s.mark, mid, tAfter: s.tAfter, lagBase: s.tAfter + clock.offsetMs, bytesPerRow });
@@ -572,15 +575,16 @@ export class BenchRun extends EventEmitter {
    * After a sample of `phase` that took `wallMs`: the harness's CPU at the sample opening the measurement (the last
    * warmup one) and at the latest measurement sample; the measurement samples' count and wall time.
    */
-  private noteCost(phase: Phase, wallMs: number): void {
+  private noteCost(phase: Phase, wallMs: number, rss: number): void {
     const u = process.cpuUsage();
-    const at = { cpuUs: u.user + u.system, t: now() };
+    const at = { cpuUs: u.user + u.system, t: now(), rss };
     if (phase !== "measure") {
       if (this.cost.last === null) this.cost.open = at;
       return;
     }
     this.cost.open ??= at;
     this.cost.last = at;
+    this.cost.rssMax = Math.max(this.cost.rssMax, this.cost.open.rss, rss);
     this.cost.samples++;
     this.cost.sampleWallMs += wallMs;
   }
@@ -638,7 +642,7 @@ export class BenchRun extends EventEmitter {
     const spentMs = useSink ? c.sink!.cpuMs! : c.sampleWallMs;
     return {
       measureSeconds,
-      harness: { cpuSeconds, cores: cpuSeconds / measureSeconds },
+      harness: { cpuSeconds, cores: cpuSeconds / measureSeconds, rss: { openBytes: c.open.rss, lastBytes: c.last.rss, maxBytes: c.rssMax } },
       verifier: {
         samples: c.samples, sampleWallMs: c.sampleWallMs, sink: c.sink, sinkCapCores,
         shareOfSinkCap: spentMs / 1000 / (measureSeconds * sinkCapCores), basis: useSink ? "sink cpu" : "sample wall time",

