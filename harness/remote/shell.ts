@@ -15,8 +15,7 @@
  *   from disk: the bytes never pass through the harness, so a 60 GiB replay file (write-up 004, docs/write-ups.md)
  *   costs the harness no more memory than a small one. (execa's `inputFile` would pipe a read stream through the
  *   harness instead: bounded too, but its 64 KiB chunks wait for the garbage collector, about 33 MiB of RSS on
- *   Node 20 whatever the size, test/harness/remote/shell.test.ts measures both.) Its timeout grows with the file's
- *   size (`fileUploadTimeoutMs`).
+ *   Node 20 for 64 MiB as for 1 GiB.) Its timeout grows with the file's size (`fileUploadTimeoutMs`).
  *
  * Errors: ProvisioningError "E_REMOTE_EXEC" for a missing CLI (ENOENT), a non-zero exit, a signal or a timeout.
  */

@@ -311,6 +311,25 @@ describe("sshDockerShell (through a RECORDING STAND-IN for the ssh client and th
     expect(err.message).toContain("exit code 1");
   });
 
+  it("upload of { file } over ssh: the open file is the ssh client's stdin, the bytes arrive whole", async () => {
+    const local = mkdtempSync(path.join(os.tmpdir(), "ib-upload-ssh-"));
+    try {
+      const file = path.join(local, "replay.log");
+      const text = "over ssh, from a file\n".repeat(5000);
+      writeFileSync(file, text);
+      const shell = sshDockerShell("loadgen", "10.20.1.4", "ib-azure-loadgen", { user: "azureuser", env });
+      // the stand-in's container maps no path: the remote path is this machine's
+      const remote = path.join(local, "remote", "replay.log");
+      await shell.upload(remote, { file });
+      expect(readFileSync(remote, "utf8")).toBe(text);
+      expect(docker.calls().at(-1)).toMatchObject({ stdinBytes: text.length, exitCode: 0 });
+      expect(sshCalls().at(-1)!.at(-1)).toMatch(/^sudo docker exec -i ib-azure-loadgen sh -c /);
+      expect(typeof execaSpy.calls.at(-1)!.options.stdin).toBe("number");
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
+  });
+
   it("a missing ssh client is E_REMOTE_EXEC saying an azure stack needs one", async () => {
     const before = sshCalls().length;
     const shell = sshDockerShell("loadgen", "10.20.1.4", "ib-azure-loadgen", { user: "azureuser", ssh: "ib-ssh-that-is-not-installed", env });
