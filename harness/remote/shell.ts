@@ -17,7 +17,8 @@
  *   harness instead: bounded too, but its 64 KiB chunks wait for the garbage collector, about 33 MiB of RSS on
  *   Node 20 for 64 MiB as for 1 GiB.) Its timeout grows with the file's size (`fileUploadTimeoutMs`).
  *
- * Errors: ProvisioningError "E_REMOTE_EXEC" for a missing CLI (ENOENT), a non-zero exit, a signal or a timeout.
+ * Errors: ProvisioningError "E_REMOTE_EXEC" for a missing CLI (ENOENT), a non-zero exit, a signal or a timeout, and
+ * for a local file to upload that cannot be read.
  */
 import { spawn as spawnChild, type ChildProcess } from "node:child_process";
 import { open } from "node:fs/promises";
@@ -31,8 +32,8 @@ import { PASSWORD_SINKS, passwordEnvName, redact } from "../../core/secrets.ts";
 
 /** Default `run` timeout, milliseconds. */
 export const DEFAULT_RUN_TIMEOUT_MS = 30_000;
-/** The slowest transfer a file upload is allowed before it times out, bytes per second: 8 MiB/s (64 Mbit/s, an SSH
- *  stream to an azure VM or a local Docker engine's exec stream both move several times that). */
+/** The slowest transfer a file upload is allowed before it times out, bytes per second: 8 MiB/s (64 Mbit/s), an
+ *  assumed floor for an SSH stream to an azure VM or a Docker engine's exec stream, not a measured one. */
 export const UPLOAD_FLOOR_BYTES_PER_SEC = 8 * 1024 * 1024;
 
 /**
