@@ -11,11 +11,18 @@
  *   spawned client with SIGTERM or SIGINT therefore closes its stdin instead, and only SIGKILL kills the client.
  * - `run` has a timeout; on timeout it kills the local client, which for the same reason may leave the remote
  *   command running (a one-shot command with stdin closed usually ends by itself).
+ * - `upload` of `{ file }` hands the open local file to the client (docker or ssh) as its stdin, which reads it
+ *   from disk: the bytes never pass through the harness, so a 60 GiB replay file (write-up 004, docs/write-ups.md)
+ *   costs the harness no more memory than a small one. (execa's `inputFile` would pipe a read stream through the
+ *   harness instead: bounded too, but its 64 KiB chunks wait for the garbage collector, about 33 MiB of RSS on
+ *   Node 20 for 64 MiB as for 1 GiB.) Its timeout grows with the file's size (`fileUploadTimeoutMs`).
  *
- * Errors: ProvisioningError "E_REMOTE_EXEC" for a missing CLI (ENOENT), a non-zero exit, a signal or a timeout.
+ * Errors: ProvisioningError "E_REMOTE_EXEC" for a missing CLI (ENOENT), a non-zero exit, a signal or a timeout, and
+ * for a local file to upload that cannot be read.
  */
 import { spawn as spawnChild, type ChildProcess } from "node:child_process";
-import { execa } from "execa";
+import { open } from "node:fs/promises";
+import { execa, type Options as ExecaOptions } from "execa";
 import { quote } from "shell-quote";
 import { ProvisioningError } from "../../core/errors.ts";
 import { findOnPath } from "../../core/which.ts";
@@ -25,6 +32,23 @@ import { PASSWORD_SINKS, passwordEnvName, redact } from "../../core/secrets.ts";
 
 /** Default `run` timeout, milliseconds. */
 export const DEFAULT_RUN_TIMEOUT_MS = 30_000;
+/** The slowest transfer a file upload is allowed before it times out, bytes per second: 8 MiB/s (64 Mbit/s), an
+ *  assumed floor for an SSH stream to an azure VM or a Docker engine's exec stream, not a measured one. */
+export const UPLOAD_FLOOR_BYTES_PER_SEC = 8 * 1024 * 1024;
+
+/**
+ * Timeout of a file upload of `bytes` bytes, milliseconds: DEFAULT_RUN_TIMEOUT_MS (30 s, for starting the exec and
+ * the rename) plus the time to move the bytes at the assumed floor rate UPLOAD_FLOOR_BYTES_PER_SEC, i.e. 30 s + 1 s
+ * per 8 MiB, rounded up to a whole millisecond (a 60 GiB file: 30 s + 7680 s).
+ */
+export function fileUploadTimeoutMs(bytes: number): number {
+  return DEFAULT_RUN_TIMEOUT_MS + Math.ceil((bytes * 1000) / UPLOAD_FLOOR_BYTES_PER_SEC);
+}
+
+/** What `HostShell.upload` writes: the bytes themselves (text as UTF-8), or `{ file }`, a local file (path on this
+ *  machine, absolute or relative to the working directory) streamed from disk. */
+export type UploadContent = string | Uint8Array | { file: string };
+
 /** Characters of stderr quoted in an E_REMOTE_EXEC message. */
 const STDERR_TAIL = 2000;
 
@@ -43,10 +67,13 @@ export interface HostShell {
   /** run to completion, return stdout. @throws ProvisioningError "E_REMOTE_EXEC" naming host, the command line, exit
    *  code and the stderr tail; on timeout (default 30 s) kill the client and throw the same code saying so. */
   run(command: string, args: string[], opts?: { input?: string | Uint8Array; timeoutMs?: number }): Promise<string>;
-  /** write a file in the container (mkdir -p of its directory, content through stdin, chmod when mode given); the
-   *  file appears atomically (written beside it, then renamed), so a concurrent reader never sees half of it.
-   *  @throws ProvisioningError "E_REMOTE_EXEC" as `run` */
-  upload(remotePath: string, content: string | Uint8Array, mode?: number): Promise<void>;
+  /** write a file in the container (mkdir -p of its directory, content through stdin, chmod when `mode` given, e.g.
+   *  0o644); the file appears atomically (written beside it, then renamed), so a concurrent reader never sees half
+   *  of it. Bytes or text are sent whole under the default 30 s timeout; `{ file }` is streamed from the local file
+   *  (never read into memory: any size), under fileUploadTimeoutMs(its size in bytes), 30 s + 1 s per 8 MiB.
+   *  @throws ProvisioningError "E_REMOTE_EXEC" as `run` (a timed-out file upload says its size and the floor rate);
+   *  also, before anything runs, when the local `file` cannot be read or is not a regular file (naming its path) */
+  upload(remotePath: string, content: UploadContent, mode?: number): Promise<void>;
   /** a Docker CLI command against the engine that runs this host's container (`docker update …`), not inside it;
    *  returns stdout. @throws ProvisioningError "E_REMOTE_EXEC" as `run` */
   engine(args: string[], opts?: { timeoutMs?: number }): Promise<string>;
@@ -135,13 +162,21 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
     return child;
   };
 
-  const docker = async (dockerArgs: string[], opts?: { input?: string | Uint8Array; timeoutMs?: number }): Promise<string> => {
+  /** `stdinFd` (an open file descriptor) becomes the client's stdin instead of `input` (a pipe the harness writes);
+   *  `timedOutBecause` follows "timed out after N ms" in the message (why the timeout was N). */
+  const docker = async (
+    dockerArgs: string[],
+    opts?: { input?: string | Uint8Array; stdinFd?: number; timeoutMs?: number; timedOutBecause?: string },
+  ): Promise<string> => {
     const argv = t.argv(dockerArgs);
     const timeoutMs = opts?.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
+    // a descriptor goes to child_process.spawn's stdio as is (execa lib/stdio/type.js: an integer is "native"; Node's
+    // child_process docs: "a file descriptor that is open in the parent process"); execa's types list 0 and 3–9 only
+    const stdin = opts?.stdinFd !== undefined ? { stdin: opts.stdinFd as unknown as ExecaOptions["stdin"] } : { input: opts?.input ?? "" };
     const r = await execa(t.bin, argv, {
       env: t.env ?? process.env,
       extendEnv: false,
-      input: opts?.input ?? "",
+      ...stdin,
       timeout: timeoutMs,
       forceKillAfterDelay: 2_000,
       reject: false,
@@ -152,7 +187,7 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
     if (!r.failed) return r.stdout;
     const tail = r.stderr.trim().slice(-STDERR_TAIL);
     const how = r.timedOut
-      ? `timed out after ${timeoutMs} ms (client killed; the command may still run in the container)`
+      ? `timed out after ${timeoutMs} ms${opts?.timedOutBecause ? ` (${opts.timedOutBecause})` : ""} (client killed; the command may still run in the container)`
       : r.exitCode !== undefined
         ? `exit code ${r.exitCode}`
         : r.signal
@@ -160,7 +195,9 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
           : (r.cause instanceof Error ? r.cause.message : r.shortMessage);
     throw new ProvisioningError("E_REMOTE_EXEC", `host "${host}": ${commandLine(t.bin, argv)}: ${how}${tail ? `\n${tail}` : ""}`, { cause: r.cause });
   };
-  const run: HostShell["run"] = (command, args, opts) => docker(["exec", ...execFlags(undefined), container, command, ...args], opts);
+  const exec = (command: string, args: string[], opts?: Parameters<typeof docker>[1]): Promise<string> =>
+    docker(["exec", ...execFlags(undefined), container, command, ...args], opts);
+  const run: HostShell["run"] = exec;
   const engine: HostShell["engine"] = (args, opts) => docker(args, opts);
 
   // "$1" = the target path: no interpolation of the path into the script, so any path survives; the temp file is
@@ -168,7 +205,26 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
   const upload: HostShell["upload"] = async (remotePath, content, mode) => {
     const chmod = mode === undefined ? "" : ` && chmod ${mode.toString(8)} "$t"`;
     const script = `t="$1.part.$$"; { mkdir -p "$(dirname "$1")" && cat > "$t"${chmod} && mv -f "$t" "$1"; } || { rm -f "$t"; exit 1; }`;
-    await run("sh", ["-c", script, "sh", remotePath], { input: content });
+    const argv = ["-c", script, "sh", remotePath];
+    if (typeof content === "string" || content instanceof Uint8Array) {
+      await exec("sh", argv, { input: content });
+      return;
+    }
+    // opened here (and its size read from the open file), so that a missing file is named before anything runs
+    const cannot = (err: unknown): ProvisioningError =>
+      new ProvisioningError("E_REMOTE_EXEC", `host "${host}": cannot upload local file ${content.file} to ${remotePath}: ${(err as Error).message}`, { cause: err });
+    const file = await open(content.file, "r").catch((err: unknown) => { throw cannot(err); });
+    try {
+      const s = await file.stat();
+      if (!s.isFile()) throw cannot(new Error("not a regular file"));
+      await exec("sh", argv, {
+        stdinFd: file.fd,
+        timeoutMs: fileUploadTimeoutMs(s.size),
+        timedOutBecause: `a file upload of ${s.size} bytes from ${content.file}: 30 s + 1 s per 8 MiB, a floor of ${UPLOAD_FLOOR_BYTES_PER_SEC / 1024 / 1024} MiB/s`,
+      });
+    } finally {
+      await file.close();
+    }
   };
 
   return { host, container, describe: t.describe, spawn, run, upload, engine };

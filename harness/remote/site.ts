@@ -22,7 +22,7 @@
  * published port, or inside syslog-ng's container (the collector plugin's `claims`, core/claims.ts; ./claims.ts). After the drain the sink's CPU cap is lifted for the
  * ledger queries (`docker update`), as on the local platform.
  */
-import { readFile } from "node:fs/promises";
+import { access, constants } from "node:fs/promises";
 import path from "node:path";
 import type { ComponentEndpoints, StackOutputs } from "../../core/outputs.ts";
 import { sinkParams } from "../../infra/docker/pipeline.ts";
@@ -266,14 +266,27 @@ export class RemoteSite implements RunSite {
     return createRemoteObserver(this.roles.map((h) => this.opts.shell(h)), { cappedHosts: capped, ingressShaped, mayBeDown: (h) => this.disturbed.has(h) });
   }
 
+  /**
+   * The generator bundle installed on the loadgen host and, with `replayFile` (a path on this machine), that file
+   * uploaded beside it, streamed from disk whatever its size (HostShell.upload of `{ file }`, ./shell.ts: the
+   * harness never holds it; its timeout grows with the size, 30 s + 1 s per 8 MiB).
+   * @throws ConfigurationError E_REPLAY when the replay file cannot be read here (before anything is uploaded, the
+   *         local platform's code for it: core/events/source.ts); ProvisioningError E_REMOTE_EXEC, E_GENERATOR_BUNDLE
+   *         from the upload (./bundle.ts)
+   */
   async loadgen(replayFile?: string): Promise<Loadgen> {
+    if (replayFile !== undefined) {
+      await access(replayFile, constants.R_OK).catch((err: unknown) => {
+        throw new ConfigurationError("E_REPLAY", `cannot read replay file ${replayFile}: ${(err as Error).message}`, { cause: err });
+      });
+    }
     const shell = this.opts.shell(LOADGEN);
     const program = await installGenerator(shell);
     let remoteReplay: string | undefined;
     if (replayFile !== undefined) {
       // the replay file goes beside the generator; its name keeps the local basename for people reading ps output
       remoteReplay = `${REMOTE_ROOT}/replay/${path.basename(replayFile)}`;
-      await shell.upload(remoteReplay, await readFile(replayFile));
+      await shell.upload(remoteReplay, { file: replayFile });
     }
     return { spawn: shell.spawn, program, ...(remoteReplay !== undefined ? { replayFile: remoteReplay } : {}) };
   }

@@ -87,7 +87,14 @@ function exec(args) {
     } else fail(`OCI runtime exec failed: ${err.message}`, 126);
   });
   if (interactive) {
-    process.stdin.on("data", (d) => { stdinBytes += d.length; child.stdin.write(d); });
+    // with backpressure, as the real client: a process that reads slowly (or not at all) stalls the sender
+    process.stdin.on("data", (d) => {
+      stdinBytes += d.length;
+      if (!child.stdin.write(d)) {
+        process.stdin.pause();
+        child.stdin.once("drain", () => process.stdin.resume());
+      }
+    });
     process.stdin.on("end", () => child.stdin.end());
     child.stdin.on("error", () => undefined); // EPIPE: the process stopped reading
   }

@@ -12,6 +12,7 @@
  * - the ledger per (gen, seq) is the real PostgreSQL verifier's over SYNTHETIC ROWS in a real PostgreSQL table, rows
  *   as the workers would store them (each worker's seqs 0 .. made − 1 under its own gen).
  */
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
@@ -61,14 +62,18 @@ const plan = {
   selfLoad: { collector: "fluentd", input: "in_sample", counter: "monitor_agent on each worker's port", generatorsPerHost: 2, quietMs: 2000 },
 } as unknown as CellPlan;
 
-/** A shell that records uploads and engine commands; the container's monitor_agent port 24220 listens. */
+/** A shell that records uploads (as text; a `{ file }` upload by the file's content) and engine commands; the
+ *  container's monitor_agent port 24220 listens. */
 function recordingShell(host: string, log: string[], uploads: Map<string, string>): HostShell {
   const container = `ib-${STACK}-${host}`;
   const shell: Pick<HostShell, "host" | "container" | "describe" | "spawn" | "run" | "upload" | "engine"> = {
     host, container, describe: `docker exec ${container}`,
     spawn: () => { throw new Error("no process is spawned"); },
     run: async (cmd, args) => (cmd === "sh" && args.join(" ").includes("/proc/net/tcp") ? "  0: 00000000:5E9C 00000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 1\n" : ""),
-    upload: async (file, content) => { uploads.set(`${host}:${file}`, String(content)); },
+    upload: async (file, content) => {
+      const text = typeof content === "string" ? content : content instanceof Uint8Array ? Buffer.from(content).toString("utf8") : readFileSync(content.file, "utf8");
+      uploads.set(`${host}:${file}`, text);
+    },
     engine: async (args) => {
       log.push(`${host}: ${args.join(" ")}`);
       if (args[0] === "inspect" && args.at(-1)!.endsWith("-shaper")) throw new Error("no such container");

@@ -1,13 +1,49 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, closeSync, createReadStream, ftruncateSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import type { ChildProcess } from "node:child_process";
+import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ProvisioningError } from "../../../core/errors.ts";
-import { dockerExecShell, sshDockerShell, type HostShell } from "../../../harness/remote/shell.ts";
+import { dockerExecShell, fileUploadTimeoutMs, sshDockerShell, type HostShell } from "../../../harness/remote/shell.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../../helpers/docker-cli-stand-in.ts";
 import { createSshCliStandIn, type SshCliStandIn } from "../../helpers/ssh-cli-stand-in.ts";
 
 const CONTAINER = "ib-test-loadgen";
+
+/** execa as the shell calls it, recorded (options included: the timeout and stdin source it passes); `timeoutOverrideMs`
+ *  shortens the timeout actually handed to execa, so that a test can see a long timeout expire in milliseconds. */
+const execaSpy = vi.hoisted(() => ({ calls: [] as Array<{ file: string; args: string[]; options: Record<string, unknown> }>, timeoutOverrideMs: undefined as number | undefined }));
+vi.mock("execa", async (importOriginal) => {
+  const real = await importOriginal<typeof import("execa")>();
+  const execa = (file: string, args: string[], options: Record<string, unknown>): unknown => {
+    execaSpy.calls.push({ file, args, options });
+    const o = execaSpy.timeoutOverrideMs === undefined ? options : { ...options, timeout: execaSpy.timeoutOverrideMs };
+    return (real.execa as unknown as (f: string, a: string[], o: Record<string, unknown>) => unknown)(file, args, o);
+  };
+  return { ...real, execa };
+});
+
+/** sha256 (hex) of a file, streamed. */
+async function sha256File(file: string): Promise<string> {
+  const h = createHash("sha256");
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest("hex");
+}
+
+/** Run `work` while sampling this process's RSS every 5 ms: the growth of the peak over the RSS before, bytes. */
+async function peakRssGrowth(work: () => Promise<unknown>): Promise<number> {
+  const before = process.memoryUsage.rss();
+  let peak = before;
+  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()); }, 5);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  return Math.max(peak, process.memoryUsage.rss()) - before;
+}
 
 /** Collect a spawned process's stdout/stderr and its exit code. */
 function collect(child: ChildProcess): Promise<{ stdout: string; stderr: string; code: number | null; signal: NodeJS.Signals | null }> {
@@ -113,6 +149,88 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
     expect(readdirSync(docker.hostPath(CONTAINER, "/opt/ingestbench")).sort()).toEqual(["a", "text.txt"]);
   });
 
+  describe("upload of { file }: the open file is the client's stdin, read from disk", () => {
+    let local: string;
+    beforeAll(() => { local = mkdtempSync(path.join(os.tmpdir(), "ib-upload-file-")); });
+    afterAll(() => rmSync(local, { recursive: true, force: true }));
+
+    it("round-trips the bytes (binary-safe, nested directory, mode, no temp file left) through stdin, not `input`", async () => {
+      const binary = Buffer.alloc(300 * 1024);
+      for (let i = 0; i < binary.length; i++) binary[i] = (i * 131 + (i >> 8)) & 0xff;
+      const file = path.join(local, "replay.log");
+      writeFileSync(file, binary);
+      const remote = "/opt/ingestbench/replay/x y/replay.log";
+      await shell.upload(remote, { file }, 0o600);
+      const host = docker.hostPath(CONTAINER, remote);
+      expect(readFileSync(host).equals(binary)).toBe(true);
+      expect(statSync(host).mode & 0o777).toBe(0o600);
+      expect(readdirSync(path.dirname(host))).toEqual(["replay.log"]);
+      expect(docker.calls().at(-1)).toMatchObject({ stdinBytes: binary.length, exitCode: 0 });
+      // the client's stdin is the open file (a descriptor), not a pipe the harness writes
+      const { options } = execaSpy.calls.at(-1)!;
+      expect(typeof options.stdin).toBe("number");
+      expect(options).not.toHaveProperty("input");
+    });
+
+    it("a 64 MiB file is uploaded with this process's RSS growing far less than the file (peak sampled during), under a timeout of 30 s + 1 s per 8 MiB", async () => {
+      const size = 64 * 1024 * 1024;
+      const file = path.join(local, "big.log");
+      // sparse, with written lines at both ends so that the checksum sees where each part landed
+      const fd = openSync(file, "w");
+      writeSync(fd, Buffer.from("first line\n".repeat(100_000)), 0);
+      ftruncateSync(fd, size);
+      writeSync(fd, Buffer.from("last line\n"), 0, undefined, size - 10);
+      closeSync(fd);
+      const remote = "/opt/ingestbench/replay/big.log";
+      const growth = await peakRssGrowth(() => shell.upload(remote, { file }));
+      console.log(`upload of ${size} B from a file: peak RSS growth ${(growth / 1024 / 1024).toFixed(1)} MiB`);
+      // read whole, the file alone would add up to 64 MiB (the Buffer; then execa's stream of it): checked below
+      expect(growth).toBeLessThan(size / 4);
+      const host = docker.hostPath(CONTAINER, remote);
+      expect(statSync(host).size).toBe(size);
+      expect(await sha256File(host)).toBe(await sha256File(file));
+      expect(docker.calls().at(-1)).toMatchObject({ stdinBytes: size, exitCode: 0 });
+      const { options } = execaSpy.calls.at(-1)!;
+      expect(typeof options.stdin).toBe("number");
+      expect(options.timeout).toBe(fileUploadTimeoutMs(size));
+      expect(fileUploadTimeoutMs(size)).toBe(30_000 + 8_000);
+
+      // the same measurement sees the file read whole (what an upload of its bytes starts with)
+      let whole: Buffer | undefined;
+      const inMemory = await peakRssGrowth(async () => { whole = await readFile(file); });
+      console.log(`the same file read whole: peak RSS growth ${(inMemory / 1024 / 1024).toFixed(1)} MiB`);
+      expect(whole?.length).toBe(size);
+      expect(inMemory).toBeGreaterThan(size / 4);
+    });
+
+    it("a file upload that stalls times out saying its size and the floor rate it assumed", async () => {
+      const file = path.join(local, "stalled.log");
+      writeFileSync(file, "a line\n".repeat(1000));
+      // a client that never reads its stdin (a stalled link)
+      const stalled = path.join(docker.dir, "bin", "docker-stalled");
+      writeFileSync(stalled, "#!/bin/sh\nexec sleep 30\n");
+      chmodSync(stalled, 0o755);
+      execaSpy.timeoutOverrideMs = 300; // the shell's timeout, 30 s + 1 ms, expires in 300 ms here
+      try {
+        const err = await remoteError(dockerExecShell("loadgen", CONTAINER, { docker: stalled, env: docker.env }).upload("/opt/ingestbench/stalled.log", { file }));
+        expect(err.message).toContain(`timed out after ${fileUploadTimeoutMs(7000)} ms (a file upload of 7000 bytes from ${file}: 30 s + 1 s per 8 MiB, a floor of 8 MiB/s)`);
+      } finally {
+        execaSpy.timeoutOverrideMs = undefined;
+      }
+      expect(execaSpy.calls.at(-1)!.options.timeout).toBe(30_001);
+    });
+
+    it("a missing or non-regular local file is E_REMOTE_EXEC naming its path, before anything runs", async () => {
+      const before = docker.calls().length;
+      const missing = path.join(local, "no-such-replay.log");
+      const err = await remoteError(shell.upload("/opt/ingestbench/replay/r.log", { file: missing }));
+      expect(err.message).toContain(`host "loadgen": cannot upload local file ${missing} to /opt/ingestbench/replay/r.log: ENOENT`);
+      const dir = await remoteError(shell.upload("/opt/ingestbench/replay/r.log", { file: local }));
+      expect(dir.message).toContain(`cannot upload local file ${local} to /opt/ingestbench/replay/r.log: not a regular file`);
+      expect(docker.calls()).toHaveLength(before);
+    });
+  });
+
   it("spawn: closing stdin reaches the process; cwd, env and user become -w, -e, -u", async () => {
     const before = docker.calls().length;
     const cat = shell.spawn("cat", []);
@@ -191,6 +309,25 @@ describe("sshDockerShell (through a RECORDING STAND-IN for the ssh client and th
     const err = await remoteError(wrong.run("true", []));
     expect(err.message).toContain("No such container: ib-azure-nope");
     expect(err.message).toContain("exit code 1");
+  });
+
+  it("upload of { file } over ssh: the open file is the ssh client's stdin, the bytes arrive whole", async () => {
+    const local = mkdtempSync(path.join(os.tmpdir(), "ib-upload-ssh-"));
+    try {
+      const file = path.join(local, "replay.log");
+      const text = "over ssh, from a file\n".repeat(5000);
+      writeFileSync(file, text);
+      const shell = sshDockerShell("loadgen", "10.20.1.4", "ib-azure-loadgen", { user: "azureuser", env });
+      // the stand-in's container maps no path: the remote path is this machine's
+      const remote = path.join(local, "remote", "replay.log");
+      await shell.upload(remote, { file });
+      expect(readFileSync(remote, "utf8")).toBe(text);
+      expect(docker.calls().at(-1)).toMatchObject({ stdinBytes: text.length, exitCode: 0 });
+      expect(sshCalls().at(-1)!.at(-1)).toMatch(/^sudo docker exec -i ib-azure-loadgen sh -c /);
+      expect(typeof execaSpy.calls.at(-1)!.options.stdin).toBe("number");
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
   });
 
   it("a missing ssh client is E_REMOTE_EXEC saying an azure stack needs one", async () => {

@@ -1,21 +1,28 @@
 /**
  * RemoteSite's checks on a deployed stack, through the RECORDING STAND-IN for the Docker CLI: the version gate over
  * collector hosts (each container's version command run for real — here a stand-in for the image's binary that
- * prints Fluent Bit's documented `--version` output), the generators' entry points in genId order, and the errors
- * for a stack that does not serve the cell. The full run on a deployed stack is test/e2e/deployed-stacks.test.ts.
+ * prints Fluent Bit's documented `--version` output), the generators' entry points in genId order, the replay file
+ * placed on the loadgen host, and the errors for a stack that does not serve the cell. The full run on a deployed stack is test/e2e/deployed-stacks.test.ts.
  */
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { StackOutputs } from "../../../core/outputs.ts";
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { shellsFor } from "../../../harness/remote/hosts.ts";
+import type { HostShell, UploadContent } from "../../../harness/remote/shell.ts";
 import { RemoteSite } from "../../../harness/remote/site.ts";
 import { matchesImagePin, versionIn } from "../../../harness/remote/versions.ts";
 import { parseEnvironment } from "../../../harness/remote/environment.ts";
 import type { CellPlan } from "../../../harness/runner/cell-plan.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../../helpers/docker-cli-stand-in.ts";
+
+// the generator bundle's install is test/harness/remote/bundle.test.ts's (esbuild takes seconds): here it is a given file
+vi.mock(import("../../../harness/remote/bundle.ts"), async (importOriginal) => ({
+  ...(await importOriginal()),
+  installGenerator: async () => ({ command: "node", args: ["/opt/ingestbench/generator-000000000000.mjs"] }),
+}));
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..");
 const STACK = "docker-4c4g";
@@ -108,6 +115,34 @@ describe("RemoteSite on a deployed scale-out stack (recording Docker CLI stand-i
     expect(o).toMatchObject({ measured: true, exchanges: 8 });
     expect(Math.abs(o!.offsetMs)).toBeLessThanOrEqual((o as { boundMs: number }).boundMs + 1);
     expect(docker.commandLines()).toContain(`docker exec -i ib-${STACK}-13 sh -c while IFS= read -r _; do date +%s%3N; done`);
+  });
+
+  it("loadgen uploads the replay file beside the generator as { file } (streamed by the shell, never read here); an unreadable one is E_REPLAY before anything runs", async () => {
+    docker = createDockerCliStandIn({ containers: { [`ib-${STACK}-10`]: { paths: { "/opt/ingestbench": "loadgen-opt" } } } });
+    const o = outputs();
+    const shells = shellsFor(o, { env: docker.env });
+    const uploads: Array<[string, UploadContent]> = [];
+    const recording = (h: string): HostShell => {
+      const sh = shells(h);
+      return { ...sh, upload: (remote, content, mode) => { uploads.push([remote, content]); return sh.upload(remote, content, mode); } };
+    };
+    const s = new RemoteSite({ stack: loadStack(path.join(repoRoot, "stacks", `Pulumi.${STACK}.yaml`)), plan, outputs: o, shell: recording });
+    const replay = path.join(docker.dir, "access.log");
+    const text = "127.0.0.1 - - [02/Dec/2026:00:00:00 +0000] \"GET / HTTP/1.1\" 200 612\n".repeat(2000);
+    writeFileSync(replay, text);
+    const lg = await s.loadgen(replay);
+    expect(lg.replayFile).toBe("/opt/ingestbench/replay/access.log");
+    expect(lg.program).toEqual({ command: "node", args: ["/opt/ingestbench/generator-000000000000.mjs"] });
+    expect(uploads).toEqual([["/opt/ingestbench/replay/access.log", { file: replay }]]);
+    expect(readFileSync(docker.hostPath(`ib-${STACK}-10`, lg.replayFile!), "utf8")).toBe(text);
+    expect(docker.calls().at(-1)).toMatchObject({ stdinBytes: text.length, exitCode: 0 });
+
+    const before = docker.calls().length;
+    const missing = path.join(docker.dir, "no-such.log");
+    const err = await s.loadgen(missing).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe("E_REPLAY");
+    expect((err as Error).message).toContain(`cannot read replay file ${missing}: ENOENT`);
+    expect(docker.calls()).toHaveLength(before);
   });
 
   it("refuses collector hosts that run different builds, naming both hosts and versions", async () => {
