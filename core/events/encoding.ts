@@ -91,9 +91,14 @@ export class ByteWriter {
   /** the list of the last slot() call's format (most rows record one format in a row) */
   private lastSlotFormat: TimeFormat | null = null;
   private lastSlotList: number[] = [];
-  /** time(): the epoch second whose `YYYY-MM-DDThh:mm:ss` is in secondPrefix (byte 10 is rewritten per format) */
+  /**
+   * time(): the epoch second whose `YYYY-MM-DDThh:mm:ss` is in secondPrefix (byte 10 is rewritten per format), and
+   * the one before it in otherPrefix: two, as rows alternate an event time with the sent_at placeholder.
+   */
   private cachedSecond = Number.NaN;
-  private readonly secondPrefix = new Uint8Array(19);
+  private secondPrefix = new Uint8Array(19);
+  private otherSecond = Number.NaN;
+  private otherPrefix = new Uint8Array(19);
 
   constructor(initialSize = 1 << 16) {
     this.buf = Buffer.allocUnsafe(Math.max(64, initialSize));
@@ -123,8 +128,17 @@ export class ByteWriter {
 
   /** Latin-1/ASCII text (callers pass ASCII). */
   ascii(s: string): void {
-    this.ensure(s.length);
-    this.pos += this.buf.write(s, this.pos, "latin1");
+    const n = s.length;
+    this.ensure(n);
+    if (n > 16) {
+      this.pos += this.buf.write(s, this.pos, "latin1");
+      return;
+    }
+    // short separators: a loop costs less than Buffer#write's call (latin1 keeps the low byte of each code unit)
+    const out = this.buf;
+    const p = this.pos;
+    for (let k = 0; k < n; k++) out[p + k] = s.charCodeAt(k) & 0xff;
+    this.pos = p + n;
   }
 
   /** UTF-8 text. */
@@ -135,8 +149,11 @@ export class ByteWriter {
 
   bytes(src: Uint8Array, len = src.length): void {
     this.ensure(len);
-    this.buf.set(len === src.length ? src : src.subarray(0, len), this.pos);
-    this.pos += len;
+    const out = this.buf;
+    const p = this.pos;
+    if (len > 32) out.set(len === src.length ? src : src.subarray(0, len), p);
+    else for (let k = 0; k < len; k++) out[p + k] = src[k]!; // short: a loop costs less than set()'s call
+    this.pos = p + len;
   }
 
   /** A safe integer in decimal. */
@@ -221,9 +238,17 @@ export class ByteWriter {
       return;
     }
     const sec = Math.floor(ms / 1000);
-    const p = this.secondPrefix;
     if (sec !== this.cachedSecond) {
       // timestamps of consecutive seqs share their second: format the date and hh:mm:ss once per second
+      const q = this.otherPrefix;
+      this.otherPrefix = this.secondPrefix;
+      this.secondPrefix = q;
+      const other = this.otherSecond;
+      this.otherSecond = this.cachedSecond;
+      this.cachedSecond = other;
+    }
+    const p = this.secondPrefix;
+    if (sec !== this.cachedSecond) {
       const day = Math.floor(sec / 86400);
       const [y, m, d] = civilFromDays(day);
       if (y < 0 || y > 9999 || !Number.isFinite(ms)) return this.ascii(new Date(ms).toISOString());
@@ -347,18 +372,20 @@ export class ByteWriter {
    * The content plus the slots recorded since the last reset, as a batch the caller owns; the writer is left
    * empty (as after `reset()`). When the content fills at least half the buffer, the buffer itself is handed over
    * (the payload is a view of it) and the writer continues in a fresh one of the same size: no copy of the batch.
+   * @param start the payload is `buf[start .. pos)` (slot offsets are relative to it); content written after room
+   *   left for a header sized once the content is known
    */
-  take(from: number, count: number): StampedBatch {
+  take(from: number, count: number, start = 0): StampedBatch {
     let payload: Buffer;
-    if (this.pos * 2 >= this.buf.length) {
-      payload = this.buf.subarray(0, this.pos);
+    if ((this.pos - start) * 2 >= this.buf.length) {
+      payload = this.buf.subarray(start, this.pos);
       this.buf = Buffer.allocUnsafe(this.buf.length);
     } else {
-      payload = Buffer.allocUnsafe(this.pos);
-      this.buf.copy(payload, 0, 0, this.pos);
+      payload = Buffer.allocUnsafe(this.pos - start);
+      this.buf.copy(payload, 0, start, this.pos);
     }
     const slots: StampSlots[] = [];
-    for (const [format, list] of this.slots) slots.push({ format, at: Int32Array.from(list) });
+    for (const [format, list] of this.slots) slots.push({ format, at: Int32Array.from(list, (x) => x - start) });
     this.reset();
     return { from, count, payload, slots };
   }
