@@ -385,7 +385,11 @@ export class ByteWriter {
       this.buf.copy(payload, 0, start, this.pos);
     }
     const slots: StampSlots[] = [];
-    for (const [format, list] of this.slots) slots.push({ format, at: Int32Array.from(list, (x) => x - start) });
+    for (const [format, list] of this.slots) {
+      const at = new Int32Array(list.length);
+      for (let i = 0; i < list.length; i++) at[i] = list[i]! - start;
+      slots.push({ format, at });
+    }
     this.reset();
     return { from, count, payload, slots };
   }
