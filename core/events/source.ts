@@ -204,8 +204,8 @@ const TOKEN_ROOM = 1 + Math.max(...[...HEAD, KEYS, WORDS].map((g) => Math.max(..
  *
  * Hot path of every encoder: while at least TOKEN_ROOM bytes remain a token is copied with no per-byte bounds
  * check; only the last tokens, which may be cut at `end`, take the checked path. The bytes are pinned by
- * test/core/events/fast-path.test.ts ("writeLogText bytes"). Measured (AMD EPYC, 2 cores, nice 19; http-json
- * encode+stamp, ts + 150-byte msg): 0.49M events/cpu-s before, see encoding.ts for the total after.
+ * test/core/events/fast-path.test.ts ("writeLogText bytes"). Measured (AMD EPYC, 2 cores, nice 19, best of 8 runs
+ * of 1M calls, 150 bytes): 0.86 µs of CPU per call with a bounds check per byte, 0.64-0.67 µs with this one.
  */
 export function writeLogText(state: number, out: Uint8Array, pos: number, size: number): void {
   const end = pos + size;
