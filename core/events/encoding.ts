@@ -74,6 +74,12 @@ export function checkRange(from: number, count: number): void {
 
 const HEX = "0123456789abcdef";
 
+/** Two decimal digits of v (0..99) at out[at], out[at + 1]. */
+function two(out: Uint8Array, at: number, v: number): void {
+  out[at] = 0x30 + ((v / 10) | 0);
+  out[at + 1] = 0x30 + (v % 10);
+}
+
 /** civil date (y, m, d) from days since 1970-01-01 (Howard Hinnant's civil_from_days). */
 function civilFromDays(z: number): [number, number, number] {
   z += 719468;
@@ -228,11 +234,6 @@ export class ByteWriter {
     this.pos += width;
   }
 
-  private two(v: number, at: number): void {
-    this.buf[at] = 0x30 + ((v / 10) | 0);
-    this.buf[at + 1] = 0x30 + (v % 10);
-  }
-
   /** Epoch ms in a fixed-width TimeFormat (see the file comment). Years outside 0000..9999 fall back to toISOString. */
   time(ms: number, format: TimeFormat): void {
     if (format === "epoch-ms") return this.int(Math.floor(ms));
@@ -264,24 +265,18 @@ export class ByteWriter {
       p[2] = 0x30 + (((y / 10) | 0) % 10);
       p[3] = 0x30 + (y % 10);
       p[4] = 0x2d;
-      p[5] = 0x30 + ((m / 10) | 0);
-      p[6] = 0x30 + (m % 10);
+      two(p, 5, m);
       p[7] = 0x2d;
-      p[8] = 0x30 + ((d / 10) | 0);
-      p[9] = 0x30 + (d % 10);
+      two(p, 8, d);
       let t = sec - day * 86400;
       const h = Math.floor(t / 3600);
       t -= h * 3600;
       const mi = Math.floor(t / 60);
-      const s = t - mi * 60;
-      p[11] = 0x30 + ((h / 10) | 0);
-      p[12] = 0x30 + (h % 10);
+      two(p, 11, h);
       p[13] = 0x3a;
-      p[14] = 0x30 + ((mi / 10) | 0);
-      p[15] = 0x30 + (mi % 10);
+      two(p, 14, mi);
       p[16] = 0x3a;
-      p[17] = 0x30 + ((s / 10) | 0);
-      p[18] = 0x30 + (s % 10);
+      two(p, 17, t - mi * 60);
       this.cachedSecond = sec;
     }
     const iso = format === "iso";
