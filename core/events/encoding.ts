@@ -12,11 +12,12 @@
  *   payload of Fluentd's EventTime msgpack ext type 0).
  *
  * Per-event cost, encode + stamp of 500-event batches, fields `ts` + 150-byte `msg`, events per CPU-second
- * (process.cpuUsage; AMD EPYC, 2 cores, nice 19, best of 3 alternating runs): before → after the second cache in
- * time(), the byte loops for short copies, the pre-formatted sent_at placeholders, take() without a copy and
- * writeLogText's checked-once tokens: http-json 0.55M → 0.79M, es-bulk 0.58M → 0.74M, loki-push 0.36M → 0.50M,
- * griddb-webapi 0.70M → 0.79M, syslog 0.59M → 0.67M, fluent-forward 0.47M → 0.61M, clickhouse-http 0.54M → 0.70M,
- * pg-copy COPY text 0.67M → 0.79M. What remains in http-json is writeLogText (40 % of its CPU time).
+ * (process.cpuUsage; AMD EPYC, 2 cores, nice 19, shared machine: best of 3 alternating runs, two sessions) before →
+ * after the second cache in time(), the byte loops for short copies, the pre-formatted sent_at placeholders, take()
+ * without a copy and writeLogText's checked-once tokens: http-json 0.55-0.57M → 0.70-0.79M, es-bulk 0.57-0.58M →
+ * 0.71-0.74M, loki-push 0.32-0.36M → 0.50-0.59M, griddb-webapi 0.57-0.70M → 0.79-0.82M, syslog 0.59-0.67M →
+ * 0.67-0.73M, fluent-forward 0.47-0.52M → 0.61-0.64M, clickhouse-http 0.51-0.54M → 0.70M, pg-copy COPY text
+ * 0.66-0.67M → 0.79-0.84M. What remains in http-json is writeLogText (40 % of its CPU time).
  */
 import { createRow, type DirectText, type EventRow, type EventValue, type RowSource } from "./source.ts";
 import type { EventField } from "./types.ts";
