@@ -127,5 +127,8 @@ const SENT_AT_BYTES = 24;
 export function restampSentAt(batch: Buffer, sentAt: Date): void {
   const iso = Buffer.from(sentAt.toISOString(), "latin1");
   if (iso.length !== SENT_AT_BYTES) throw new RangeError(`sent_at ${sentAt.toISOString()} is not ${SENT_AT_BYTES} characters`);
-  for (let nl = batch.indexOf(0x0a); nl !== -1; nl = batch.indexOf(0x0a, nl + 1)) iso.copy(batch, nl - SENT_AT_BYTES);
+  for (let nl = batch.indexOf(0x0a); nl !== -1; nl = batch.indexOf(0x0a, nl + 1)) {
+    const o = nl - SENT_AT_BYTES;
+    for (let k = 0; k < SENT_AT_BYTES; k++) batch[o + k] = iso[k]!; // a loop: Buffer#copy costs more per call
+  }
 }

@@ -149,26 +149,29 @@ export class FluentForwardEncoder {
     checkRange(from, count);
     const w = this.w;
     w.reset();
+    // the entries are written after room for the head (array marker, tag, bin/str header of ≤ 5 bytes), which is
+    // written right before them once their length is known: the batch is not copied into a second buffer
+    const room = 1 + this.tagBytes.length + 5;
+    w.ensure(room);
+    w.pos = room;
     for (let seq = from; seq < from + count; seq++) this.entry(w, this.source.fill(seq));
-    const entries = w.take(from, count);
+    const entriesLength = w.pos - room;
     const chunk = this.options.ack ? forwardChunkId(this.source.genId, from, count) : null;
     const head = new ByteWriter(64);
     head.byte(0x93);
     head.bytes(this.tagBytes);
-    if (this.options.entries === "str") writeStrHeader(head, entries.payload.length);
-    else writeBinHeader(head, entries.payload.length);
-    const opt = new ByteWriter(64);
-    writeMapHeader(opt, chunk === null ? 1 : 2);
-    writeStr(opt, "size");
-    writeMsgpackInt(opt, count);
+    if (this.options.entries === "str") writeStrHeader(head, entriesLength);
+    else writeBinHeader(head, entriesLength);
+    const start = room - head.pos;
+    w.buf.set(head.buf.subarray(0, head.pos), start);
+    writeMapHeader(w, chunk === null ? 1 : 2);
+    writeStr(w, "size");
+    writeMsgpackInt(w, count);
     if (chunk !== null) {
-      writeStr(opt, "chunk");
-      writeStr(opt, chunk);
+      writeStr(w, "chunk");
+      writeStr(w, chunk);
     }
-    const h = head.take(0, 0).payload;
-    const payload = Buffer.concat([h, entries.payload, opt.take(0, 0).payload]);
-    const slots = entries.slots.map((s) => ({ format: s.format, at: s.at.map((x) => x + h.length) }));
-    return { from, count, payload, slots, chunk };
+    return { ...w.take(from, count, start), chunk };
   }
 
   private entry(w: ByteWriter, row: EventRow): void {

@@ -32,8 +32,21 @@ export class GridDbRowsEncoder {
   /** the template path: generated text written straight into the body (JsonObjectRows in encoding.ts) */
   private readonly direct: DirectText | undefined;
 
+  /** template path: `<genId>,` and `,"<placeholder sent_at>"]` with the sent_at slot's offset in it */
+  private readonly genComma: Buffer;
+  private readonly sentClose: Buffer;
+  private readonly sentSlot: number;
+
   constructor(private readonly source: RowSource, options: EncodePathOption = {}) {
     this.direct = directTextOf(source, options);
+    this.genComma = Buffer.from(`${source.genId},`, "latin1");
+    const t = new ByteWriter(64);
+    t.byte(0x2c);
+    writeSentAt(t, "iso");
+    t.byte(0x5d);
+    const close = t.take(0, 0);
+    this.sentClose = close.payload;
+    this.sentSlot = close.slots[0]!.at[0]!;
   }
 
   /** `[[v1,..,gen,seq,"sent_at"],..]` for seqs [from, from + count). @throws RangeError for a bad range */
@@ -56,6 +69,15 @@ export class GridDbRowsEncoder {
           w.buf[w.pos++] = 0x22;
         } else writeJsonField(w, row, i, "iso");
         w.byte(0x2c);
+      }
+      if (direct) {
+        // pre-encoded gen and placeholder sent_at (the same bytes as below)
+        w.bytes(this.genComma);
+        w.int(seq);
+        w.ensure(this.sentClose.length);
+        w.slot("iso", w.pos + this.sentSlot);
+        w.bytes(this.sentClose);
+        continue;
       }
       w.int(this.source.genId);
       w.byte(0x2c);

@@ -185,16 +185,32 @@ const WORDS = group([
   "query", "slow", "fast", "batch", "written", "read", "10.0.0.7", "10.0.3.12", "alice", "bob", "carol", "GET",
   "POST", "gzip", "json", "utf-8", "v1", "v2", "eu-west-1", "us-east-2", "primary", "standby", "leader", "follower",
 ]);
-const VOCAB = Buffer.from(VOCAB_TEXT.join(""), "latin1");
+/** the token bytes, then 8 spare bytes for copy8 */
+const VOCAB = Buffer.from(`${VOCAB_TEXT.join("")}        `, "latin1");
 
 const SPACE = 0x20;
+
+/** The header token groups of writeLogText, indexed by token number k = 0..4. */
+const HEAD: readonly Group[] = [LEVELS, LOGGERS, METHODS, PATHS, STATUSES];
+/**
+ * Room (bytes before `end`) in which any one token fits whole: a space, then the longest token plus 5 digits
+ * (a KEY and its number, or the response bytes). With this much room writeLogText copies the token without cutting.
+ */
+const TOKEN_ROOM = 1 + Math.max(...[...HEAD, KEYS, WORDS].map((g) => Math.max(...g.len))) + 5;
 
 /**
  * Write exactly `size` bytes of log-like ASCII text into `out` at `pos`, drawn by Mulberry32 from `state`.
  * Never writes a byte that COPY text format would need to escape. Returns nothing; `out` must have room.
+ *
+ * Hot path of every encoder: a token that fits whole before `end` is copied with no per-byte bounds check (header
+ * tokens while TOKEN_ROOM bytes remain); only a token cut at `end` takes the checked path. The bytes are pinned by
+ * test/core/events/fast-path.test.ts ("writeLogText bytes"). Measured (AMD EPYC, 2 cores, nice 19, best of 8 runs
+ * of 1M calls, 150 bytes, three runs): 0.80-0.95 µs of CPU per call with a bounds check per byte, 0.58-0.69 µs now.
  */
 export function writeLogText(state: number, out: Uint8Array, pos: number, size: number): void {
   const end = pos + size;
+  const V = VOCAB;
+  const wOff = WORDS.off, wLen = WORDS.len, wN = WORDS.n, kOff = KEYS.off, kLen = KEYS.len, kN = KEYS.n;
   let p = pos;
   let s = state | 0;
   // Token sequence: LEVEL ' ' LOGGER ' ' METHOD ' ' PATH ' ' STATUS ' ' <number> then (' ' WORD | ' ' KEY<number>)*
@@ -205,31 +221,74 @@ export function writeLogText(state: number, out: Uint8Array, pos: number, size: 
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     const r = (t ^ (t >>> 14)) >>> 0;
     // ---
+    if (k >= 6) {
+      // ' ' WORD or ' ' KEY<number>: whole when it fits (with copy8's 8 bytes), cut on the path below when not
+      const key = (r & 3) === 0;
+      const i = (r >>> 4) % (key ? kN : wN);
+      const n = key ? kLen[i]! : wLen[i]!;
+      if (end - p >= (n > 8 ? n : 8) + (key ? 6 : 1)) {
+        const o = key ? kOff[i]! : wOff[i]!;
+        out[p++] = SPACE;
+        copy8(V, o, out, p);
+        for (let j = 8; j < n; j++) out[p + j] = V[o + j]!;
+        p += n;
+        if (key) p = writeDigitsWhole((r >>> 8) % 100000, out, p);
+        continue;
+      }
+    } else if (end - p >= TOKEN_ROOM) {
+      // a header token, whole: no cut, no bounds checks
+      if (k > 0) out[p++] = SPACE; // after the 5-byte padded level this gives "INFO  http.server:"
+      if (k === 5) p = writeDigitsWhole(r % 65536, out, p); // response bytes
+      else {
+        const g = HEAD[k]!;
+        const i = (r >>> 4) % g.n;
+        const o = g.off[i]!;
+        const n = g.len[i]!;
+        for (let j = 0; j < n; j++) out[p + j] = V[o + j]!;
+        p += n;
+      }
+      continue;
+    }
+    // the last tokens: cut at end
     if (k > 0) {
-      out[p++] = SPACE; // after the 5-byte padded level this gives "INFO  http.server:"
+      out[p++] = SPACE;
       if (p >= end) break;
     }
     if (k === 5) {
-      p = writeDigits(r % 65536, out, p, end); // response bytes
+      p = writeDigits(r % 65536, out, p, end);
       continue;
     }
     let g: Group;
     let number = -1;
-    switch (k) {
-      case 0: g = LEVELS; break;
-      case 1: g = LOGGERS; break;
-      case 2: g = METHODS; break;
-      case 3: g = PATHS; break;
-      case 4: g = STATUSES; break;
-      default:
-        if ((r & 3) === 0) { g = KEYS; number = (r >>> 8) % 100000; } else g = WORDS;
-    }
+    if (k < 5) g = HEAD[k]!;
+    else if ((r & 3) === 0) { g = KEYS; number = (r >>> 8) % 100000; } else g = WORDS;
     const i = (r >>> 4) % g.n;
     let o = g.off[i]!;
     const stop = Math.min(end, p + g.len[i]!);
-    while (p < stop) out[p++] = VOCAB[o++]!;
+    while (p < stop) out[p++] = V[o++]!;
     if (number >= 0 && p < end) p = writeDigits(number, out, p, end);
   }
+}
+
+/**
+ * Copy 8 bytes of the vocabulary (padded past its end) to out[p ..): a token of up to 8 bytes in one fixed-length
+ * copy, its overshoot overwritten by what follows (the caller has checked that 8 bytes fit before the end).
+ */
+function copy8(v: Uint8Array, o: number, out: Uint8Array, p: number): void {
+  out[p] = v[o]!; out[p + 1] = v[o + 1]!; out[p + 2] = v[o + 2]!; out[p + 3] = v[o + 3]!;
+  out[p + 4] = v[o + 4]!; out[p + 5] = v[o + 5]!; out[p + 6] = v[o + 6]!; out[p + 7] = v[o + 7]!;
+}
+
+/** Write the decimal digits of a non-negative integer < 100000 (room known). Returns the new position. */
+function writeDigitsWhole(v: number, out: Uint8Array, p: number): number {
+  const n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : 5;
+  let q = p + n - 1;
+  for (let x = v; q >= p; q--) {
+    const d = (x / 10) | 0;
+    out[q] = 0x30 + x - d * 10;
+    x = d;
+  }
+  return p + n;
 }
 
 /** Write the decimal digits of a non-negative integer < 2^31, cut at `end`. Returns the new position. */

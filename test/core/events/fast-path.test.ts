@@ -1,19 +1,21 @@
 /**
  * The encoders' template path (pre-encoded constants, generated text written straight into the output) against
  * their reference path (per-field writers, byte-by-byte escaping): the same bytes and the same stamp slots for the
- * same seed, over many seeded events of random shapes, and over a replayed field whose lines need escaping.
+ * same seed, over many seeded events of random shapes, and over a replayed field whose lines need escaping. The
+ * writers both paths share are held to fixed references: writeLogText to pinned bytes, time() to Date#toISOString.
  */
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { stampBatch, type StampedBatch } from "../../../core/events/encoding.ts";
+import { ByteWriter, stampBatch, type StampedBatch } from "../../../core/events/encoding.ts";
 import { EsBulkEncoder } from "../../../core/events/es-bulk.ts";
 import { GridDbRowsEncoder } from "../../../core/events/griddb-webapi.ts";
 import { HttpJsonEncoder } from "../../../core/events/http-json.ts";
 import { LokiPushEncoder } from "../../../core/events/loki-push.ts";
-import { createEventSource, type EventSource } from "../../../core/events/source.ts";
+import { BASE_EPOCH_MS, createEventSource, fmix32, writeLogText, type EventSource } from "../../../core/events/source.ts";
 import { SyslogEncoder } from "../../../core/events/syslog.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 
@@ -98,6 +100,83 @@ describe("template path = reference path, byte for byte (encoders over seeded ev
       } finally {
         await Promise.all(sources.map((s) => s.close()));
       }
+    }
+  });
+});
+
+describe("the shared fast writers against fixed references", () => {
+  it("writeLogText bytes: pinned for sizes 0..320 at 64 states each (text, and no byte written outside it)", () => {
+    // sha256 of the output of the byte-at-a-time writeLogText this file's template path was first checked against
+    const h = createHash("sha256");
+    const out = Buffer.alloc(400);
+    for (let size = 0; size <= 320; size++) {
+      for (let k = 0; k < 64; k++) {
+        out.fill(0xff);
+        writeLogText(fmix32(size * 131 + k) | 0, out, 7, size);
+        h.update(out.subarray(0, size + 9));
+      }
+    }
+    expect(h.digest("hex")).toBe("6cf4ad816ad1461ff562d5ff06135f418b253d1096b3e920889043731bee4611");
+  });
+
+  it("time() = Date#toISOString in runs across second, minute, hour, day, leap-day, year and range boundaries", () => {
+    const edges = [
+      Date.UTC(2024, 10, 7, 0, 0, 1), Date.UTC(2024, 10, 7, 0, 1), Date.UTC(2024, 10, 7, 1), Date.UTC(2024, 10, 8),
+      Date.UTC(2024, 2, 1), Date.UTC(2025, 0, 1), Date.UTC(2000, 0, 1), Date.UTC(1970, 0, 1), Date.UTC(2100, 2, 1), -62167219200000 /* 0000-01-01 */,
+      253402300800000 /* 10000-01-01 */, BASE_EPOCH_MS + 2 ** 32, BASE_EPOCH_MS + 2 ** 40,
+    ];
+    const w = new ByteWriter(64);
+    const got: string[] = [];
+    const want: string[] = [];
+    for (const edge of edges) {
+      // a run through the edge, then the same run interleaved with a far time (the second's cache changes every call)
+      for (const far of [undefined, Date.UTC(2031, 2, 3, 4, 5, 6, 789)]) {
+        for (let ms = edge - 1002; ms <= edge + 1002; ms += ms < edge - 2 || ms >= edge + 2 ? 100 : 1) {
+          for (const t of far === undefined ? [ms] : [ms, far]) {
+            const iso = new Date(t).toISOString();
+            w.reset();
+            w.time(t, "iso");
+            got.push(w.buf.toString("latin1", 0, w.pos));
+            want.push(iso);
+            if (iso.length !== 24) continue; // years past 9999: toISOString's own width
+            w.reset();
+            w.time(t, "datetime");
+            got.push(w.buf.toString("latin1", 0, w.pos));
+            want.push(`${iso.slice(0, 10)} ${iso.slice(11, 19)}`);
+          }
+        }
+      }
+    }
+    expect(got).toEqual(want);
+  });
+
+  it("seeded timestamps and stamped sent_at read as Date#toISOString, seqs past 2^32 included", () => {
+    const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 20 }];
+    const enc = new HttpJsonEncoder(createEventSource({ fields, seed: 4, genId: 1 }), { framing: "ndjson" });
+    for (const from of [59_990, 3_599_995, 86_399_990, 2 ** 32 - 5, 2 ** 40 + 7]) {
+      const b = enc.encode(from, 20);
+      const sentAt = Date.UTC(2030, 11, 31, 23, 59, 59, 999) + from;
+      stampBatch(b, sentAt);
+      const rows = b.payload.toString("utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { ts: string; seq: number; sent_at: string });
+      rows.forEach((r, k) => {
+        expect(r.seq).toBe(from + k);
+        expect(r.ts).toBe(new Date(BASE_EPOCH_MS + from + k).toISOString());
+        expect(r.sent_at).toBe(new Date(sentAt).toISOString());
+      });
+    }
+  });
+
+  it("a batch stays intact after the encoder's next batches (take() hands over or copies, never shares)", () => {
+    const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 150 }];
+    for (const count of [3, 400, 2000]) {
+      const enc = new HttpJsonEncoder(createEventSource({ fields, seed: 2, genId: 0 }), { framing: "ndjson" });
+      const a = enc.encode(0, count);
+      const copy = Buffer.from(a.payload);
+      const b = enc.encode(count, count);
+      stampBatch(b, Date.UTC(2030, 0, 1));
+      enc.encode(2 * count, 2 * count);
+      expect(a.payload.equals(copy)).toBe(true);
+      expect(b.payload.equals(a.payload)).toBe(false);
     }
   });
 });
