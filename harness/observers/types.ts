@@ -16,6 +16,8 @@ export interface HostWindow {
   memoryPeakBytes: number;
   /** charge less inactive file pages (see CgroupUsage.memoryWorkingSetBytes) */
   memoryWorkingSetBytes: number;
+  /** anonymous memory, the processes' own (see CgroupUsage.memoryAnonBytes); absent where not read */
+  memoryAnonBytes?: number;
   ioReadBytesPerSec: number;
   ioWriteBytesPerSec: number;
   ioReadOpsPerSec: number;

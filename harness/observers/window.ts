@@ -79,6 +79,7 @@ export function hostWindow(now: HostReading, before: HostReading, capped: boolea
     memoryBytes: now.memoryBytes,
     memoryPeakBytes: now.memoryPeakBytes,
     memoryWorkingSetBytes: now.memoryWorkingSetBytes,
+    ...(now.memoryAnonBytes !== undefined ? { memoryAnonBytes: now.memoryAnonBytes } : {}),
     ioReadBytesPerSec: rate(now.ioReadBytes, before.ioReadBytes, dtS),
     ioWriteBytesPerSec: rate(now.ioWriteBytes, before.ioWriteBytes, dtS),
     ioReadOpsPerSec: rate(now.ioReadOps, before.ioReadOps, dtS),

@@ -63,6 +63,13 @@ export interface CgroupUsage {
    * and the kernel reclaims at will, so it reaches the limit without any memory pressure; the working set does not.
    */
   memoryWorkingSetBytes: number;
+  /**
+   * anonymous memory, bytes: what the group's processes hold themselves (heaps, stacks), no page cache (v1 memory.stat
+   * total_rss, transparent huge pages included; v2 memory.stat anon; cgroup-v1/memory.rst §5.2, cgroup-v2.rst
+   * "memory.stat"); absent where memory.stat has neither. A process that streams a file keeps this flat while the
+   * file's pages it read fill the page cache charged to the group (and, while they stay active, the working set).
+   */
+  memoryAnonBytes?: number;
   /** bytes/ops summed over all devices (v1 blkio.throttle.io_service_bytes / io_serviced; v2 io.stat) */
   ioReadBytes: number;
   ioWriteBytes: number;
@@ -704,6 +711,7 @@ export function parseCgroupUsage(version: "v1" | "v2", files: Readonly<Record<st
       memoryBytes: num(scalar("memory.usage_in_bytes"), "memoryBytes"),
       memoryPeakBytes: num(scalar("memory.max_usage_in_bytes"), "memoryPeakBytes"),
       memoryWorkingSetBytes: num(workingSet(mem, memStat.total_inactive_file), "memoryWorkingSetBytes"),
+      ...(memStat.total_rss !== undefined ? { memoryAnonBytes: memStat.total_rss } : {}),
       ioReadBytes: num(sumV1(bytes, "Read"), "ioReadBytes"),
       ioWriteBytes: num(sumV1(bytes, "Write"), "ioWriteBytes"),
       ioReadOps: num(sumV1(ops, "Read"), "ioReadOps"),
@@ -726,6 +734,7 @@ export function parseCgroupUsage(version: "v1" | "v2", files: Readonly<Record<st
     memoryBytes: num(scalar("memory.current"), "memoryBytes"),
     memoryPeakBytes: num(scalar("memory.peak"), "memoryPeakBytes"),
     memoryWorkingSetBytes: num(workingSet(mem, memStat.inactive_file), "memoryWorkingSetBytes"),
+    ...(memStat.anon !== undefined ? { memoryAnonBytes: memStat.anon } : {}),
     ioReadBytes: num(sumV2("rbytes"), "ioReadBytes"),
     ioWriteBytes: num(sumV2("wbytes"), "ioWriteBytes"),
     ioReadOps: num(sumV2("rios"), "ioReadOps"),

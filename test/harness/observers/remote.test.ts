@@ -249,6 +249,7 @@ describe("cgroup and /proc/net/dev parsing vectors", () => {
       memoryBytes: 52_428_800,
       memoryPeakBytes: 0,
       memoryWorkingSetBytes: 52_428_800 - 33_554_432,
+      memoryAnonBytes: 10_485_760, // memory.stat anon: the processes' own memory, no page cache
       ioReadBytes: 1459200 + 90430464,
       ioWriteBytes: 314773504 + 299008000,
       ioReadOps: 192 + 8950,
@@ -266,7 +267,7 @@ describe("cgroup and /proc/net/dev parsing vectors", () => {
       "cpu.stat": "nr_periods 40\nnr_throttled 30\nthrottled_time 2000000000\n",
       "memory.usage_in_bytes": "8388608\n",
       "memory.max_usage_in_bytes": "9437184\n",
-      "memory.stat": "cache 4096\nrss 8192\ninactive_file 0\ntotal_inactive_file 1048576\n",
+      "memory.stat": "cache 4096\nrss 8192\ninactive_file 0\ntotal_rss 6291456\ntotal_inactive_file 1048576\n",
       "blkio.throttle.io_service_bytes": blk(2146304, 2097152),
       "blkio.throttle.io_serviced": blk(39, 32),
     });
@@ -278,6 +279,7 @@ describe("cgroup and /proc/net/dev parsing vectors", () => {
       memoryBytes: 8388608,
       memoryPeakBytes: 9437184,
       memoryWorkingSetBytes: 8388608 - 1048576,
+      memoryAnonBytes: 6291456, // total_rss (the hierarchy's), not the group's own rss
       ioReadBytes: 2146304 + 10,
       ioWriteBytes: 2097152 + 20,
       ioReadOps: 39 + 10,
