@@ -53,6 +53,7 @@ import type { EventField } from "../core/events/types.ts";
 import { HttpJsonEncoder } from "../core/events/http-json.ts";
 import { SyslogEncoder } from "../core/events/syslog.ts";
 import { startGeneratorProcess, type GeneratorProcess, type SpawnFn } from "../harness/generators/process.ts";
+import { passwordEnvName } from "../core/secrets.ts";
 
 const HOST = "127.0.0.1";
 const GOAL_EPS = 500_000;
@@ -465,6 +466,9 @@ function printTable(rows: Row[]): void {
 }
 
 async function main(): Promise<void> {
+  // griddb-webapi authenticates every request (core/secrets.ts: no default password); the blackhole checks no
+  // credentials, so any value does, unless the caller set one
+  process.env[passwordEnvName("griddb")] ??= "bench-blackhole";
   const { values } = parseArgs({
     options: {
       seconds: { type: "string", default: "5" },
