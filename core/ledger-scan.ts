@@ -14,7 +14,7 @@
  *
  * Memory: one bit per sent seq (Uint32Array per generator: 300M seqs ≈ 36 MB), plus the distinct unexpected pairs in
  * a Set of at most `unexpectedLimit` keys. Unexpected pairs are not bounded by what was sent; past the limit the Set
- * is dropped and `unexpectedDistinct` is null: the caller then counts `distinct` another way (the PostgreSQL verifier
+ * is dropped and `unexpectedDistinct` is null: the caller then counts `distinct` at the sink (the PostgreSQL verifier
  * runs its reference SQL DISTINCT count in the same snapshot) and passes it to result(). Every other figure stays exact.
  */
 import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "./ledger.ts";
@@ -169,15 +169,15 @@ export class LedgerScan {
   }
 
   /**
-   * The ledger. `distinctUnexpected`: the distinct unexpected pairs counted elsewhere, required once the scan gave
-   * its own count up (unexpectedDistinct null), ignored otherwise.
+   * The ledger. `distinctAtSink`: `distinct` counted elsewhere (the sink's own DISTINCT over the same rows), required
+   * once the scan gave its count of distinct unexpected pairs up (unexpectedDistinct null), ignored otherwise.
    * @throws Error when the scan's own count is gone and none is given
    */
-  result(distinctUnexpected?: number): Ledger {
-    const u = this.unexpectedDistinct ?? distinctUnexpected;
-    if (u === undefined) throw new Error(`more than ${this.unexpectedLimit} distinct unexpected (gen, seq) pairs: distinct must be counted at the sink`);
+  result(distinctAtSink?: number): Ledger {
+    const u = this.unexpectedDistinct;
+    if (u === null && distinctAtSink === undefined) throw new Error(`more than ${this.unexpectedLimit} distinct unexpected (gen, seq) pairs: distinct must be counted at the sink`);
     const c = this.completion();
-    const distinct = this.inRange + u;
+    const distinct = u === null ? distinctAtSink! : this.inRange + u;
     return {
       sent: c.accepted + c.rejected,
       accepted: c.accepted,
