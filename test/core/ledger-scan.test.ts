@@ -66,7 +66,7 @@ const cases = genBase.chain((base) => fc.record({
       { weight: 1, arbitrary: fc.constant(null) },
       { weight: 1, arbitrary: fc.constantFrom<ScanValue>(3n, 2n ** 60n, -(2n ** 62n), Number.MAX_SAFE_INTEGER) },
     ),
-  ), { maxLength: 250 }),
+  ), { maxLength: 250, size: "max" }), // "max": up to 250 rows (the default size stays near 10)
   limit: fc.constantFrom(0, 1, 3, 100_000),
   shuffle: fc.boolean(),
 }));
