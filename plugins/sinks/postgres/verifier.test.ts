@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventField } from "../../../core/events/types.ts";
 import { normalizeRanges } from "./verifier.ts";
 import { genBaseOf } from "../../../core/ledger.ts";
-import { postgresVerifier } from "./verifier.ts";
+import { postgresVerifier, type PostgresVerifier } from "./verifier.ts";
 import type { Verifier } from "../../../core/verifier.ts";
 import { startTestPostgres, type TestPostgres } from "../../../test/helpers/direct-host.ts";
 
@@ -166,6 +166,40 @@ describe("postgres verifier", () => {
       expect(await mine.missing!(sent, [[[10, 19]], [[5, 9]]])).toMatchObject({ missing: 0 });
     } finally {
       await mine.close();
+    }
+  });
+
+  it("the ledger and the completion check from one binary COPY scan equal the reference SQL's, with duplicates, gaps, NULLs, foreign and unexpected rows (real PostgreSQL)", async () => {
+    const base = genBaseOf("20261202T010000Z-5ca11e");
+    const v = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: "ib_scan" }, fields, genBase: base }) as PostgresVerifier;
+    const rows = (gen: number | null, seqs: string) =>
+      q(`INSERT INTO ib_scan (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT now(), 'x', 1, 0.5, true, $1::int, s, now() FROM ${seqs} AS s(s)`, [gen]);
+    try {
+      await v.prepare();
+      await rows(base, "generate_series(0, 1999)");
+      await q(`DELETE FROM ib_scan WHERE seq BETWEEN 300 AND 339 OR seq IN (0, 1999, 777)`); // gaps at both ends and inside
+      await rows(base, "generate_series(10, 19)"); // duplicates
+      await rows(base, "generate_series(10, 12)");
+      await rows(base + 1, "generate_series(0, 109)"); // 100..109 beyond sent: unexpected
+      await rows(base + 1, "(VALUES (NULL::bigint), (NULL), (-4), (1152921504606846976))"); // NULL seqs (one distinct pair), negative, 2^60
+      await rows(base + 2, "(VALUES (0::bigint), (0))"); // a generator that sent nothing
+      await rows(base + 9, "generate_series(0, 4)"); // unknown generator of this run
+      await rows(null, "(VALUES (5::bigint), (5), (NULL))"); // NULL gen
+      await rows(0, "generate_series(0, 9)"); // foreign: no run's
+      await rows(base + 256, "generate_series(0, 2)"); // foreign: the next run's space
+      const sent = [2000, 100, 0];
+      const rejected: Array<Array<[number, number]>> = [[[100, 120], [110, 130], [335, 350]], [[50, 200]], [[0, 3]]];
+      const sql = await v.sqlLedger(sent, rejected);
+      expect(sql).toMatchObject({ foreign: 13, unexpected: 10 + 4 + 2 + 5 + 3, lost: 1 + 1 + 1 + 35, rejectedStored: 31 + 11 + 50, duplicated: 13 + 1 + 1 + 1 });
+      expect(await v.ledger(sent, rejected)).toEqual(sql);
+      const strip = ({ missing, missingRanges }: { missing: number; missingRanges: unknown }) => ({ missing, missingRanges });
+      expect(strip(await v.missing!(sent, rejected))).toEqual(strip(await v.sqlMissing(sent, rejected)));
+      expect(strip(await v.missing!(sent, [[], [], []]))).toEqual(strip(await v.sqlMissing(sent, [[], [], []])));
+      // past the scan's limit of distinct unexpected pairs, distinct is the SQL DISTINCT count, in the same snapshot
+      v.unexpectedLimit = 2;
+      expect(await v.ledger(sent, rejected)).toEqual(sql);
+    } finally {
+      await v.close();
     }
   });
 
