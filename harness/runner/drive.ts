@@ -6,7 +6,7 @@
  */
 import path from "node:path";
 import type { StackSpec } from "../../core/limits.ts";
-import { ConfigurationError, IngestbenchError } from "../../core/errors.ts";
+import { ConfigurationError, IngestbenchError, ProvisioningError } from "../../core/errors.ts";
 import { parseDuration } from "../../core/units.ts";
 import type { Contention, RunRecord } from "../results/types.ts";
 import { bottleneckLabel } from "./bottleneck.ts";
@@ -257,7 +257,12 @@ export async function lockStacks(names: string[], command: string, progress: Pic
         try {
           lock = acquireStackLock(name, command);
         } catch (err) {
-          if (!(err instanceof IngestbenchError && err.code === "E_STACK_LOCKED") || Date.now() >= deadline) throw err;
+          if (!(err instanceof IngestbenchError && err.code === "E_STACK_LOCKED")) throw err;
+          if (Date.now() >= deadline) {
+            if (!told) throw err;
+            // the wait ran out: say so, with the holder, rather than repeat the refusal as if nothing had been waited for
+            throw new ProvisioningError("E_STACK_LOCKED", `waited ${Math.round(waitMs / 1000)} s for stack ${name}, which is still in use: ${err.message.replace(/^stack \S+ is in use by another run: /, "")}`);
+          }
           if (!told) progress.notice(`${err.message.split(";")[0]}; waiting up to ${Math.ceil((deadline - Date.now()) / 1000)} s for it`);
           told = true;
           if (await aborted(signal, 1000)) {

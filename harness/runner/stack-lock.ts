@@ -177,7 +177,7 @@ export function acquireStackLock(stack: string, command: string): StackLock {
     if (current && holderAlive(current)) {
       throw new ProvisioningError(
         "E_STACK_LOCKED",
-        `stack ${stack} is in use by another run: ${describeHolder(current)} holds ${file}; wait for it to finish (two runs on one stack would measure each other's load), or stop it`,
+        `stack ${stack} is in use by another run: ${describeHolder(current)} holds ${file}; two runs on one stack would measure each other's load: wait for it (\`--lock-wait 30m\`, or INGESTBENCH_LOCK_WAIT), use another stack, or stop it if it is yours`,
       );
     }
     if (current === null && ageMs(file) <= UNREADABLE_STALE_MS) {

@@ -79,7 +79,9 @@ describe("stack locks between processes", () => {
     const { child } = await started(process.execPath, ["--import", "tsx", "test/helpers/lock-child.ts", "lock-w"], /locked \d+/);
     let said = "";
     const progress = new Progress("plain", { stdout: { write: () => true }, stderr: { write: (s: string) => { said += s; return true; } } });
-    await expect(lockStacks(["lock-w"], "bench", progress, 0)).rejects.toMatchObject({ code: "E_STACK_LOCKED" });
+    // refused at once, with what to do; a wait that runs out says it waited, and for whom
+    await expect(lockStacks(["lock-w"], "bench", progress, 0)).rejects.toMatchObject({ code: "E_STACK_LOCKED", message: expect.stringContaining("wait for it (`--lock-wait 30m`, or INGESTBENCH_LOCK_WAIT), use another stack") });
+    await expect(lockStacks(["lock-w"], "bench", progress, 2000)).rejects.toMatchObject({ code: "E_STACK_LOCKED", message: expect.stringMatching(new RegExp(`^waited 2 s for stack lock-w, which is still in use: pid ${child.pid} `)) });
     const waiting = lockStacks(["lock-w"], "bench", progress, 60_000);
     await new Promise((r) => setTimeout(r, 1500));
     expect(said).toMatch(new RegExp(`stack lock-w is in use by another run: pid ${child.pid} .*; waiting up to \\d+ s for it`));
