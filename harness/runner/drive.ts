@@ -36,9 +36,17 @@ export function contentionLine(c: Contention): string {
     c.stealShare === null ? null : `steal ${(c.stealShare * 100).toFixed(1)} %`,
     c.harnessCores === null ? null : `harness ${c.harnessCores.toFixed(2)} cores`,
   ].filter(Boolean).join(", ");
-  return c.contended
-    ? `!! contended: ${c.reasons.join("; ")}; waiting for a CPU: ${hosts}; ${machine}`
-    : `contention: waiting for a CPU ${hosts}; ${machine}`;
+  if (!c.contended) return `contention: waiting for a CPU ${hosts}; ${machine}`;
+  // the reasons already name the flagged hosts, the steal that flagged and the PSI: the rest only, once
+  const named = (h: string): boolean => c.reasons.some((r) => r.startsWith(`${h} waited `));
+  const others = Object.entries(c.hosts).filter(([h]) => !named(h)).map(([h, x]) => `${h} ${pct(x.share)} (${x.waitMsPerSec.toFixed(0)} ms/s)`);
+  const rest = [
+    others.length ? `also waiting for a CPU: ${others.join(", ")}` : null,
+    c.stealShare === null || c.reasons.some((r) => r.startsWith("steal ")) ? null : `steal ${(c.stealShare * 100).toFixed(1)} %`,
+    c.psiCpuSomeShare === null || c.reasons.some((r) => r.startsWith("CPU pressure")) ? null : `PSI cpu some ${pct(c.psiCpuSomeShare)}`,
+    c.harnessCores === null ? null : `harness ${c.harnessCores.toFixed(2)} cores`,
+  ].filter(Boolean);
+  return `!! contended: ${[...c.reasons, ...rest].join("; ")}`;
 }
 
 /**
