@@ -46,6 +46,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { RunRecord, SeriesPoint } from "../harness/results/types.ts";
 import { parseBytes } from "../core/units.ts";
+import { leastSquares } from "../harness/stats/descriptive.ts";
 import { clickhouse, clickhouseSchema } from "../plugins/sinks/clickhouse/component.ts";
 import { clickhouseVerifier } from "../plugins/sinks/clickhouse/verifier.ts";
 import type { EventField } from "../core/events/types.ts";
@@ -183,19 +184,6 @@ async function replayRun(bytes: number, resultsDir: string): Promise<void> {
   }
 }
 
-/** Least-squares slope of y over x. */
-function slope(xs: number[], ys: number[]): number {
-  const n = xs.length;
-  const mx = xs.reduce((a, b) => a + b, 0) / n;
-  const my = ys.reduce((a, b) => a + b, 0) / n;
-  let sxy = 0;
-  let sxx = 0;
-  for (let i = 0; i < n; i++) {
-    sxy += (xs[i]! - mx) * (ys[i]! - my);
-    sxx += (xs[i]! - mx) ** 2;
-  }
-  return sxx > 0 ? sxy / sxx : 0;
-}
 
 /** Part 4: scenarios/soak.yaml for `duration` on --stack (see the file comment). */
 function soakRun(duration: string, resultsDir: string): void {
@@ -205,7 +193,7 @@ function soakRun(duration: string, resultsDir: string): void {
   if (!rss) throw new Error(`soak run ${record.runId} (${record.status}) has no resident-set figures: ${record.error?.message ?? ""}`);
   const series = seriesOf(dir);
   const measured = series.filter((p) => p.phase === "measure" && p.harnessRssBytes !== undefined);
-  const perHour = slope(measured.map((p) => p.elapsedS / 3600), measured.map((p) => p.harnessRssBytes!));
+  const perHour = leastSquares(measured.map((p) => p.elapsedS / 3600), measured.map((p) => p.harnessRssBytes!)).slope;
   const hours = record.instrument!.measureSeconds / 3600;
   rows.push({ figure: `soak ${duration}: harness RSS`, value: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)}, max ${mib(rss.maxBytes)}`, target: "< 200 MB, flat", verdict: verdict(rss.maxBytes < TARGET.rssBytes),
     basis: `slope ${mib(perHour)} per hour (least squares over ${measured.length} samples, ${hours.toFixed(2)} h); ${record.ledger?.stored.toLocaleString("en") ?? 0} rows, lost ${record.ledger?.lost ?? "?"}` });

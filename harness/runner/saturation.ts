@@ -26,7 +26,7 @@
  * 4. `steady` otherwise; `undetermined` with fewer than MIN_WINDOW measurement samples.
  */
 import type { SaturationState, SaturationVerdict, SeriesPoint } from "../results/types.ts";
-import { median } from "../stats/descriptive.ts";
+import { leastSquares, median } from "../stats/descriptive.ts";
 import { trendOf } from "../stats/trend.ts";
 
 /** One sample as the verdict reads it (a projection of SeriesPoint). */
@@ -115,17 +115,8 @@ function saturatedFrom(points: readonly VerdictPoint[]): string | null {
 
 /** Sum of squared residuals of a least-squares line through (x, y). */
 function lineSse(x: readonly number[], y: readonly number[]): number {
-  const n = x.length;
-  if (n < 2) return 0;
-  const mx = x.reduce((a, b) => a + b, 0) / n;
-  const my = y.reduce((a, b) => a + b, 0) / n;
-  let sxy = 0;
-  let sxx = 0;
-  for (let i = 0; i < n; i++) {
-    sxy += (x[i]! - mx) * (y[i]! - my);
-    sxx += (x[i]! - mx) ** 2;
-  }
-  const b = sxx === 0 ? 0 : sxy / sxx;
+  if (x.length < 2) return 0;
+  const { slope: b, meanX: mx, meanY: my } = leastSquares(x, y);
   return y.reduce((a, v, i) => a + (v - (my + b * (x[i]! - mx))) ** 2, 0);
 }
 

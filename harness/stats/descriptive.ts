@@ -42,3 +42,21 @@ export function cv(values: readonly number[]): number {
 export function iqr(values: readonly number[]): number {
   return quantile(values, 0.75) - quantile(values, 0.25);
 }
+
+/**
+ * The ordinary least-squares line through (x_i, y_i): y ≈ meanY + slope·(x − meanX); slope = Σ(x − x̄)(y − ȳ) / Σ(x − x̄)²,
+ * 0 when every x is the same (units of y per unit of x).
+ * @throws RangeError when x and y differ in length or are empty
+ */
+export function leastSquares(x: readonly number[], y: readonly number[]): { slope: number; meanX: number; meanY: number } {
+  if (x.length !== y.length || x.length === 0) throw new RangeError(`leastSquares: ${x.length} x values and ${y.length} y values`);
+  const meanX = mean(x);
+  const meanY = mean(y);
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < x.length; i++) {
+    sxy += (x[i]! - meanX) * (y[i]! - meanY);
+    sxx += (x[i]! - meanX) ** 2;
+  }
+  return { slope: sxx === 0 ? 0 : sxy / sxx, meanX, meanY };
+}
