@@ -43,3 +43,24 @@ export class VerificationError extends IngestbenchError {
 export function interruptedError(signal: AbortSignal): IngestbenchError {
   return new IngestbenchError("E_INTERRUPTED", `interrupted (${String(signal.reason ?? "signal")}); results so far are kept`);
 }
+
+/**
+ * `p`, or the interruptedError of `signal` as soon as it aborts, whichever comes first: a verifier query that takes
+ * minutes (a completion check over a large table under the sink's CPU cap) must not hold Ctrl-C until it returns. The
+ * query itself is left to end or fail when its server is torn down; its outcome is then ignored.
+ */
+export function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) {
+    p.catch(() => undefined);
+    return Promise.reject(interruptedError(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const abort = (): void => reject(interruptedError(signal));
+    signal.addEventListener("abort", abort, { once: true });
+    p.then(
+      (v) => { signal.removeEventListener("abort", abort); resolve(v); },
+      (e: unknown) => { signal.removeEventListener("abort", abort); reject(e); },
+    );
+  });
+}

@@ -16,6 +16,7 @@
  * is a few tens of ms, and stated.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { untilAborted } from "../../core/errors.ts";
 import type { Completion, CountSample } from "../../core/verifier.ts";
 
 /** Sampling interval near the end of a fixed workload, ms. */
@@ -67,12 +68,12 @@ export async function awaitCompletion(input: CompletionWaitInput): Promise<Compl
   let checkedAt = -1; // the count the last completion query was run at
   let last: Completion | null = null;
   for (;;) {
-    const s = await input.tick();
+    const s = await untilAborted(input.tick(), input.signal);
     samples.push(s);
     if (s.stored !== prev.stored) lastChange = now();
     if (s.stored >= input.accepted && s.stored !== checkedAt) {
       checkedAt = s.stored;
-      last = await input.completion();
+      last = await untilAborted(input.completion(), input.signal);
       if (last.missing === 0 && s.stored >= input.expected) return { outcome: "complete", missing: 0, missingRanges: [], samples, waitedMs: now() - start };
     }
     if (now() >= deadline) break;
@@ -82,7 +83,7 @@ export async function awaitCompletion(input: CompletionWaitInput): Promise<Compl
     prev = s;
   }
   // the timeout: what is missing now
-  if (!last || checkedAt !== samples.at(-1)!.stored) last = await input.completion();
+  if (!last || checkedAt !== samples.at(-1)!.stored) last = await untilAborted(input.completion(), input.signal);
   return { outcome: last.missing === 0 ? "complete" : "timeout", missing: last.missing, missingRanges: last.missingRanges, samples, waitedMs: now() - start };
 }
 

@@ -53,7 +53,7 @@ import { EventEmitter } from "node:events";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StackSpec } from "../../core/limits.ts";
-import { ConfigurationError, IngestbenchError, interruptedError, ProvisioningError, VerificationError } from "../../core/errors.ts";
+import { ConfigurationError, IngestbenchError, interruptedError, ProvisioningError, untilAborted, VerificationError } from "../../core/errors.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { RunWriter, runDir } from "../results/store.ts";
 import type { CompletionRecord, InstrumentRecord, Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
@@ -446,7 +446,7 @@ export class BenchRun extends EventEmitter {
       for (const [host, notes] of Object.entries(await site.endMeasurement())) this.record.limits[host]?.notes.push(...notes);
       await this.opts.beforeLedger?.({ host: sink.control.host, port: sink.control.port, params });
       const tLedger = now();
-      const ledger: Ledger = await verifier.ledger(finals.map((f) => f.sent), finals.map((f) => f.rejectedRanges));
+      const ledger: Ledger = await untilAborted(verifier.ledger(finals.map((f) => f.sent), finals.map((f) => f.rejectedRanges)), this.opts.signal);
       this.cost.ledgerMs = now() - tLedger;
       const tFidelity = now();
       if (plan.selfLoad) {
@@ -599,7 +599,7 @@ export class BenchRun extends EventEmitter {
   private async settleAfterLoad(verifier: Verifier): Promise<boolean> {
     if (!verifier.afterLoad || this.marks.length === 0) return false;
     this.stage = "settling the samples";
-    const settled = await verifier.afterLoad(this.marks.map((m) => m.mark));
+    const settled = await untilAborted(verifier.afterLoad(this.marks.map((m) => m.mark)), this.opts.signal);
     this.settles.done = true;
     let prev: { stored: number; mid: number } | null = null;
     this.marks.forEach((m, i) => {
