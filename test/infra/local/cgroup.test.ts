@@ -295,6 +295,7 @@ describe("cgroup v2 file layout (no v2 controllers on this machine)", () => {
       memoryBytes: 104_857_600,
       memoryPeakBytes: 209_715_200,
       memoryWorkingSetBytes: 64_857_600,
+      memoryAnonBytes: 50_000_000, // memory.stat anon: the processes' own memory
       ioReadBytes: 5096,
       ioWriteBytes: 8_388_608,
       ioReadOps: 3,
