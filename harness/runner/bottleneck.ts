@@ -142,6 +142,8 @@ function hostCandidates(host: string, ws: HostWindow[], limits: HostLimits, mach
 /** score − threshold of a candidate. */
 const marginOf = (c: Candidate): number => c.score - THRESHOLD[c.resource];
 const fmt2 = (x: number): string => x.toFixed(2);
+/** A candidate as the uncertain verdict lists it: "network 0.84", "host contention 0.33". */
+const scored = (c: Candidate): string => `${c.resource === "contention" ? "host contention" : c.resource} ${fmt2(c.score)}`;
 const signed = (x: number): string => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(2)}`;
 
 /**
@@ -169,7 +171,7 @@ export function findBottleneck(
   const ranked = [...candidates].filter((c) => !(atCap && c.resource === "contention")).sort((a, b) => marginOf(b) - marginOf(a));
   const top = ranked[0];
   if (top && Math.abs(marginOf(top)) <= MARGIN) {
-    const list = ranked.slice(0, 3).map((c) => `${c.resource === "contention" ? "host contention" : c.resource} ${fmt2(c.score)}`).join(" / ");
+    const list = ranked.slice(0, 3).map(scored).join(" / ");
     const more = ranked.length > 3 ? " …" : "";
     const evidence = `uncertain (${list}${more}): ${top.host} ${top.resource} ${fmt2(top.score)} is within ±${MARGIN} of its ${THRESHOLD[top.resource]} threshold (margin ${signed(marginOf(top))}); ${top.evidence}`;
     return { resource: "uncertain", host: top.host, score: top.score, evidence, margin: marginOf(top), threshold: THRESHOLD[top.resource], candidates };
@@ -191,7 +193,7 @@ export function findBottleneck(
     if (starved.waitMsPerSec >= CLIENT_WAIT_MS_PER_SEC && m >= -MARGIN) {
       const why = `${c.evidence}; ${noneSaturated}`;
       if (m <= MARGIN) {
-        const evidence = `uncertain (host contention ${fmt2(c.score)}${top ? ` / ${top.resource === "contention" ? "host contention" : top.resource} ${fmt2(top.score)}` : ""}): ${clientHost} contention ${fmt2(c.score)} is within ±${MARGIN} of its ${THRESHOLD.contention} threshold (margin ${signed(m)}); ${why}`;
+        const evidence = `uncertain (${[c, ...(top ? [top] : [])].map(scored).join(" / ")}): ${clientHost} contention ${fmt2(c.score)} is within ±${MARGIN} of its ${THRESHOLD.contention} threshold (margin ${signed(m)}); ${why}`;
         return { resource: "uncertain", host: clientHost, score: c.score, evidence, margin: m, threshold: THRESHOLD.contention, candidates };
       }
       return { ...c, evidence: `${why}; margin ${signed(m)} over its ${THRESHOLD.contention} threshold`, margin: m, threshold: THRESHOLD.contention, candidates };
