@@ -40,8 +40,8 @@
  * counted as unstamped after the last sample. Per sample, reading the new rows' stamps cost the quarter-core sink
  * 2.6–3.9 % of its cap (bench/harness.ts, clickhouse-direct on local-quarter-core, 2-core AMD EPYC).
  * Each sample's queries carry `log_queries=1` and a query_id naming the sample's tag (`ibv-<token>-<tag>-<n>`), and
- * `sinkCost(tag)` sums their system.query_log rows (QueryFinish and ExceptionWhileProcessing; SYSTEM FLUSH LOGS, again until every answered sample is there,
- * first): ProfileEvents UserTimeMicroseconds + SystemTimeMicroseconds (the server's threads' CPU time, 18.16 records
+ * `sinkCost(tag)` sums their system.query_log rows (QueryFinish and ExceptionWhileProcessing; read after SYSTEM FLUSH
+ * LOGS, again until every answered sample is there): ProfileEvents UserTimeMicroseconds + SystemTimeMicroseconds (the server's threads' CPU time, 18.16 records
  * these per query), RealTimeMicroseconds (their wall time), read_rows.
  *
  * Ledger (exact; the same definitions as the postgres verifier), for generator g with sent[g] seqs 0..sent[g]-1:
