@@ -11,7 +11,7 @@ import { compareSamples, describeSample, type SampleComparison, type SampleDescr
 import { cellSort, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type LedgerTotals, type SinkCaps } from "./caps.ts";
 import { diffFingerprints, groupFingerprint, refuseVersionMismatch, type Fingerprint, type FingerprintDifference } from "./fingerprint.ts";
 import type { MachineFields } from "./format.ts";
-import { eligibleRuns, type ExcludedRun } from "./eligibility.ts";
+import { chooseInvocation, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
 import type { ComparisonOptions } from "./options.ts";
 import { loadRuns } from "./store.ts";
@@ -82,16 +82,17 @@ export interface RunsComparison {
   excluded: ExcludedRun[];
 }
 
-/** Runs matching a selector: "latest"/"previous" invocation, else runs whose run id or invocation starts with it. */
-function selectRuns(all: RunRecord[], selector: string): RunRecord[] {
-  const invocations: string[] = [];
-  for (const r of all) if (!invocations.includes(r.invocation)) invocations.push(r.invocation);
-  invocations.sort();
+/**
+ * Runs matching a selector: "latest"/"previous" are the latest complete invocation and the one before it
+ * (eligibility.ts chooseInvocation: an interrupted or unmeasured newer invocation is passed over, and "latest" lists
+ * its runs in `passedOver`); anything else selects the runs whose run id or invocation starts with it.
+ */
+function selectRuns(all: RunRecord[], selector: string): { runs: RunRecord[]; passedOver: ExcludedRun[] } {
   if (selector === "latest" || selector === "previous") {
-    const inv = invocations[invocations.length - (selector === "latest" ? 1 : 2)];
-    return inv === undefined ? [] : all.filter((r) => r.invocation === inv);
+    const chosen = chooseInvocation(all, selector === "latest" ? 0 : 1);
+    return { runs: chosen.runs, passedOver: selector === "latest" ? chosen.passedOver : [] };
   }
-  return all.filter((r) => r.runId.startsWith(selector) || r.invocation.startsWith(selector));
+  return { runs: all.filter((r) => r.runId.startsWith(selector) || r.invocation.startsWith(selector)), passedOver: [] };
 }
 
 /**
@@ -127,12 +128,12 @@ export async function compareRuns(
   }
   const selectors = [selection.baseline, ...(selection.contenders?.length ? selection.contenders : ["latest"])];
   const picked = selectors.map((sel) => {
-    const runs = selectRuns(all, sel);
+    const { runs, passedOver } = selectRuns(all, sel);
     if (runs.length === 0) {
       const recent = [...new Set(all.map((r) => r.invocation))].sort().slice(-5);
       throw new ConfigurationError("E_NO_RUNS", `no run of "${scenario}" on "${stack}" matches "${sel}" (a run id prefix, an invocation prefix, latest or previous); recent invocations: ${recent.join(", ")}`);
     }
-    return { label: sel, runs };
+    return { label: sel, runs, passedOver };
   });
   const owner = new Map<string, string>();
   for (const p of picked) {
@@ -155,7 +156,7 @@ export async function compareRuns(
       caps: sinkCaps(measured[measured.length - 1] ?? p.runs[p.runs.length - 1]!),
       fingerprint: groupFingerprint(p.runs, { limits: true }),
       machine: groupFingerprint(measured.length ? measured : p.runs),
-      excluded: eligible[i]!.excluded,
+      excluded: [...eligible[i]!.excluded, ...p.passedOver],
     };
   });
   const differences = diffFingerprints(groups.map((g) => ({ label: g.label, fingerprint: g.fingerprint })));

@@ -2,8 +2,8 @@
  * The comparison across scenarios, `compareScenarios`: runs of different scenarios, on one stack or each on its own
  * (e.g. write-up 004's Elasticsearch against PostgreSQL, scenarios/elasticsearch-bulk-8000.yaml beside
  * scenarios/elasticsearch-bulk-8000-postgres.yaml; write-up 000's one collector against two, docs/write-ups.md). Each
- * side is a (scenario, stack) pair; its runs are those of its latest complete invocation (across-stacks.ts
- * latestInvocationRuns). The first side is the baseline.
+ * side is a (scenario, stack) pair; its runs are those of its latest complete invocation (eligibility.ts
+ * chooseInvocation; the runs of newer incomplete invocations are listed as excluded). The first side is the baseline.
  *
  * What is compared, per matched cell (the same cell id on both sides; two single-cell sides are matched whatever
  * their ids):
@@ -22,9 +22,8 @@
  */
 import { ConfigurationError } from "../../core/errors.ts";
 import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
-import { latestInvocationRuns } from "./across-stacks.ts";
 import { cellSort, ledgerTotals, type LedgerTotals } from "./caps.ts";
-import { eligibleRuns, type ExcludedRun } from "./eligibility.ts";
+import { chooseInvocation, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { diffFingerprints, groupFingerprint, refuseVersionMismatch, type Fingerprint, type FingerprintDifference } from "./fingerprint.ts";
 import type { ComparisonOptions } from "./options.ts";
 import { loadRuns } from "./store.ts";
@@ -155,13 +154,14 @@ export async function compareScenarios(
   resultsRoot: string, specs: ScenarioSideSpec[], options: ComparisonOptions & { metric?: ScenarioMetric } = {},
 ): Promise<ScenariosComparison> {
   const metric = options.metric ?? "rows";
-  const loaded: Array<ScenarioSideSpec & { label: string; runs: RunRecord[] }> = [];
+  const loaded: Array<ScenarioSideSpec & { label: string; runs: RunRecord[]; passedOver: ExcludedRun[] }> = [];
   for (const s of specs) {
     const all = await loadRuns(resultsRoot, s.stack, s.scenario);
     if (all.length === 0) {
       throw new ConfigurationError("E_NO_RESULTS", `no results for scenario "${s.scenario}" on stack "${s.stack}" under ${resultsRoot}/${s.stack}/${s.scenario}; run: ingestbench bench --stack ${s.stack} scenarios/${s.scenario}.yaml`);
     }
-    loaded.push({ ...s, label: `${s.scenario}@${s.stack}`, runs: latestInvocationRuns(all) });
+    const chosen = chooseInvocation(all);
+    loaded.push({ ...s, label: `${s.scenario}@${s.stack}`, runs: chosen.runs, passedOver: chosen.passedOver });
   }
   // one machine for every side: the reference key is the majority over the union of the sides' runs
   const eligible = eligibleRuns(loaded.flatMap((s) => s.runs));
@@ -175,7 +175,7 @@ export async function compareScenarios(
       scenario: s.scenario, stack: s.stack, label: s.label, invocation: s.runs[0]?.invocation ?? null,
       runIds: s.runs.map((r) => r.runId), statuses,
       fingerprint: groupFingerprint(s.runs, { limits: oneStack }),
-      excluded: eligible.excluded.filter((x) => ids.has(x.runId)),
+      excluded: [...eligible.excluded.filter((x) => ids.has(x.runId)), ...s.passedOver],
     };
   });
   const all = diffFingerprints(sides.map((s) => ({ label: s.label, fingerprint: s.fingerprint })));
@@ -246,7 +246,7 @@ export async function compareScenarios(
   });
   const result: ScenariosComparison = {
     mode: "scenarios", metric, sides, machine: eligible.machine, items, unmatched, differences, components,
-    forced: refused.length > 0, excluded: eligible.excluded,
+    forced: refused.length > 0, excluded: [...eligible.excluded, ...loaded.flatMap((s) => s.passedOver)],
   };
   if (metric === "queries") result.withoutQueryPhase = loaded.filter((s) => !s.runs.some((r) => r.query)).map((s) => s.label);
   return result;

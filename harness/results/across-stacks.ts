@@ -13,7 +13,7 @@ import { compareSamples, describeSample, type SampleComparison, type SampleDescr
 import { capsFlags, cellSort, finite, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type LedgerTotals, type SinkCaps } from "./caps.ts";
 import { bottleneckLabel } from "./format.ts";
 import { diffFingerprints, groupFingerprint, refuseVersionMismatch, stackDifferences, type Fingerprint } from "./fingerprint.ts";
-import { eligibleRuns, type ExcludedRun } from "./eligibility.ts";
+import { chooseInvocation, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
 import type { ComparisonOptions } from "./options.ts";
 import { loadRuns } from "./store.ts";
@@ -65,18 +65,12 @@ export interface StackRow extends LedgerTotals {
 }
 
 /**
- * The runs of the latest invocation that completed a measurement, from runs oldest first (loadRuns): a run killed
- * before it measured (still "running"), one that failed at start, or one interrupted after a few seconds must not
- * hide the last complete results; only when there are none does an interrupted measurement count (it is labelled
- * so). Empty when `all` is empty. Used across stacks and across scenarios (harness/results/across-scenarios.ts).
+ * The runs of the latest invocation that completed a measurement (eligibility.ts chooseInvocation, whose
+ * `passedOver` lists the newer incomplete ones). Empty when `all` is empty. Used for one stack's query table
+ * (harness/results/compare.ts).
  */
 export function latestInvocationRuns(all: RunRecord[]): RunRecord[] {
-  if (all.length === 0) return [];
-  const complete = all.filter((r) => r.summary !== null && r.status !== "interrupted");
-  const measured = all.filter((r) => r.summary !== null);
-  const pool = complete.length > 0 ? complete : measured.length > 0 ? measured : all;
-  const latest = pool[pool.length - 1]!.invocation;
-  return all.filter((r) => r.invocation === latest);
+  return chooseInvocation(all).runs;
 }
 
 /**
@@ -94,9 +88,9 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
     if (all.length === 0) {
       throw new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario}; run: ingestbench bench --stack ${stack} scenarios/${scenario}.yaml`);
     }
-    const runs = latestInvocationRuns(all);
+    const { runs, passedOver } = chooseInvocation(all);
     const e = eligibleRuns(runs);
-    perStack.push({ stack, runs, used: new Set(e.used.map((r) => r.runId)), excluded: e.excluded });
+    perStack.push({ stack, runs, used: new Set(e.used.map((r) => r.runId)), excluded: [...e.excluded, ...passedOver] });
   }
   const fingerprints = new Map(perStack.map((s) => [s.stack, groupFingerprint(s.runs)]));
   refuseVersionMismatch(diffFingerprints(perStack.map((s) => ({ label: s.stack, fingerprint: fingerprints.get(s.stack)! }))), options.force, `stacks ${stacks.join(", ")}`);
@@ -114,13 +108,16 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
     for (const { stack, runs: stackRuns, used, excluded } of perStack) {
       const runs = stackRuns.filter((r) => r.cell === cell);
       if (runs.length === 0) continue;
+      // a left-out run of a cell this stack has no row for (a newer, incomplete invocation's) goes with its first row
+      const ownCells = new Set(stackRuns.map((r) => r.cell));
+      const firstCell = stackRuns.map((r) => r.cell).sort(cellSort)[0];
       const measured = runs.filter((r) => used.has(r.runId));
       const isFirst = stack === perStack[0]!.stack;
       if (isFirst) baseline = measured;
       const values = rowsPerSecondOf(measured);
       const lastMeasured = measured[measured.length - 1] ?? runs[runs.length - 1]!;
       rows.push({
-        stack, baselineStack: perStack[0]!.stack, cell, runs, measured, excluded: excluded.filter((x) => x.cell === cell),
+        stack, baselineStack: perStack[0]!.stack, cell, runs, measured, excluded: excluded.filter((x) => x.cell === cell || (cell === firstCell && !ownCells.has(x.cell))),
         medianRowsPerSecond: med(measured, (r) => r.summary?.rowsPerSecond),
         medianMiBPerSecond: med(measured, (r) => r.summary?.mibPerSecond),
         ratio: Number.NaN,
@@ -168,6 +165,8 @@ export function stackComparisonJson(scenario: string, rows: StackRow[]): object 
     mode: "stacks", scenario, baseline: rows[0]?.stack ?? null,
     rows: rows.map(({ runs, measured, ...rest }) => ({ ...rest, runIds: runs.map((r) => r.runId), measuredRunIds: measured.map((r) => r.runId) })),
     differences: stackDifferences(rows),
+    // every left-out run in one list, as the other comparisons' --json has it (each row keeps its own too)
+    excluded: rows.flatMap((r) => r.excluded),
   };
 }
 

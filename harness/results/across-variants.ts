@@ -15,7 +15,7 @@ import { compareSamples, describeSample, type SampleComparison, type SampleDescr
 import type { TextTable } from "./columns.ts";
 import { fix, int, pctLabel } from "./format.ts";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
-import { eligibleRuns, type ExcludedRun } from "./eligibility.ts";
+import { chooseInvocation, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { loadRuns } from "./store.ts";
 import type { RunRecord } from "./types.ts";
 
@@ -71,17 +71,21 @@ function figure(values: number[], base: number[] | null): VariantFigure {
 }
 
 /**
- * 003's table from runs (oldest first) of one scenario with `app`: the latest invocation with app runs, or the latest
- * whose invocation (or a run id of which) starts with `invocation`.
+ * 003's table from runs (oldest first) of one scenario with `app`: the latest complete invocation with app runs
+ * (eligibility.ts chooseInvocation), or the latest whose invocation (or a run id of which) starts with `invocation`.
  * Variants in the scenario's order (run.json scenarioConfig.variants), the first the baseline; a matrix prefix of the
  * cell id (`batch=10,variant=enabled`) is compared within its own matrix cell.
  */
 export function variantsTable(runs: RunRecord[], scenario: string, stack: string, invocation?: string): VariantsComparison {
   const appRuns = runs.filter((r) => r.app !== undefined || /(^|,)variant=/.test(r.cell));
-  const picked = invocation === undefined ? appRuns : appRuns.filter((r) => r.invocation.startsWith(invocation) || r.runId.startsWith(invocation));
-  const inv = picked.at(-1)?.invocation ?? null;
-  const chosen = appRuns.filter((r) => r.invocation === inv);
-  const { used, excluded, machine } = eligibleRuns(chosen);
+  // by default the latest complete invocation, the newer incomplete ones' runs listed as excluded (chooseInvocation)
+  const named = invocation === undefined ? null : appRuns.filter((r) => r.invocation.startsWith(invocation) || r.runId.startsWith(invocation)).at(-1)?.invocation ?? null;
+  const { invocation: inv, runs: chosen, passedOver } = invocation === undefined
+    ? chooseInvocation(appRuns)
+    : { invocation: named, runs: appRuns.filter((r) => r.invocation === named), passedOver: [] };
+  const eligible = eligibleRuns(chosen);
+  const { used, machine } = eligible;
+  const excluded = [...eligible.excluded, ...passedOver];
   const order = ((chosen.at(-1)?.scenarioConfig as { variants?: Array<{ name: string }> } | undefined)?.variants ?? []).map((v) => v.name);
   const split = (cell: string): { prefix: string; variant: string } => {
     const m = /(?:^|,)variant=([^,]+)$/.exec(cell);

@@ -120,6 +120,42 @@ export function eligibleRuns(runs: RunRecord[], options: { reference?: string | 
   return { used, excluded: out, machine: used.length ? machine : null };
 }
 
+/** Whether a run completed a measurement (a summary, not interrupted): what makes its invocation count as complete. */
+export function completedMeasurement(run: RunRecord): boolean {
+  return run.summary != null && run.status !== "interrupted";
+}
+
+/** An invocation chosen for a comparison, and the runs of newer invocations passed over for it. */
+export interface ChosenInvocation {
+  /** null when `all` is empty */
+  invocation: string | null;
+  /** the chosen invocation's runs (every status; eligibleRuns decides which count) */
+  runs: RunRecord[];
+  /** the runs of newer invocations that completed no measurement, as excluded runs (kind "status"), so a comparison lists them */
+  passedOver: ExcludedRun[];
+}
+
+/**
+ * The latest invocation that completed a measurement (`back` = 1: the one before it, for "previous"), from runs
+ * oldest first (store.ts loadRuns): a run killed before it measured (still "running"), one that failed at start, or
+ * one interrupted after a few seconds must not hide the last complete results, and it is not silently skipped
+ * either: the runs of newer invocations without a complete measurement come back in `passedOver`. Only when no
+ * invocation is complete do the measured ones (then the rest) count, newest first.
+ */
+export function chooseInvocation(all: readonly RunRecord[], back = 0): ChosenInvocation {
+  const order = (runs: readonly RunRecord[]): string[] => [...new Set(runs.map((r) => r.invocation))];
+  const complete = order(all.filter(completedMeasurement));
+  const measured = order(all.filter((r) => r.summary != null));
+  const pool = complete.length > 0 ? complete : measured.length > 0 ? measured : order(all);
+  const invocation = pool[pool.length - 1 - back] ?? null;
+  if (invocation === null) return { invocation, runs: [], passedOver: [] };
+  const newest = pool[pool.length - 1]!;
+  const lastOfNewest = all.reduce((at, r, i) => (r.invocation === newest ? i : at), -1);
+  const passedOver = all.slice(lastOfNewest + 1).filter((r) => !pool.includes(r.invocation)).map((r) =>
+    excluded(r, "status", `${statusProblem(r) ?? "no complete measurement"}; its invocation is newer than ${newest} but completed no measurement, so it was passed over`));
+  return { invocation, runs: all.filter((r) => r.invocation === invocation), passedOver };
+}
+
 /** "runId (cell, invocation): reason" lines, for footnotes. */
 export function excludedLines(list: readonly ExcludedRun[]): string[] {
   return list.map((x) => `${x.runId} (${x.cell}, ${x.invocation}): ${x.reason}`);

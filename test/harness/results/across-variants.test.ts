@@ -56,4 +56,12 @@ describe("variantsTable", () => {
     expect(variantsTable(runs, "s", "st", "2026-01").invocation).toBe("2026-01-01T00");
     expect(variantsTable([], "s", "st").invocation).toBeNull();
   });
+
+  it("by default passes over a newer invocation that completed no measurement, and lists its runs as excluded", () => {
+    const runs = [run("disabled", 1000, { invocation: "inv-2" }), run("enabled", 900, { invocation: "inv-2", stored: 900 }), run("disabled", 7, { invocation: "inv-3", status: "interrupted" })];
+    const t = variantsTable(runs, "s", "st");
+    expect(t.invocation).toBe("inv-2");
+    expect(t.excluded.map((x) => [x.runId, x.invocation])).toEqual([[runs[2]!.runId, "inv-3"]]);
+    expect(t.excluded[0]!.reason).toMatch(/^interrupted .*newer than inv-2/);
+  });
 });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../../core/errors.ts";
 import {
-  compareCommand, compareRuns, compareStacks, loadNoiseFloors, noiseFloorPath, renderComparison, renderRunsComparison, sinkCaps, writeNoiseFloors,
+  compareCommand, compareRuns, compareStacks, loadNoiseFloors, stackComparisonJson, noiseFloorPath, renderComparison, renderRunsComparison, sinkCaps, writeNoiseFloors,
   type NoiseFloorCell,
 } from "../../../harness/results/compare.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
@@ -40,9 +40,18 @@ describe("compareStacks", () => {
   it("takes a stack's latest complete invocation: a newer one interrupted after a few seconds does not replace it", async () => {
     for (const v of tight) writeRun({ stack: "cut-short", invocation: INV_OLD, rows: v });
     writeRun({ stack: "cut-short", invocation: INV, rows: 99_999, status: "interrupted" });
+    // and one more, newer still, of a cell the complete invocation did not run
+    const stray = writeRun({ stack: "cut-short", invocation: INV2, rows: 5, status: "interrupted", cell: "batch=1" });
     const rows = await compareStacks(root, "quickstart", ["quarter", "cut-short"]);
     expect(rows[1]!.runs.map((r) => [r.invocation, r.status])).toEqual(tight.map(() => [INV_OLD, "ok"]));
     expect(rows[1]!.medianRowsPerSecond).toBe(1000);
+    // passed over, and listed as excluded with the reason (not silently skipped), the stray cell's run too
+    expect(rows[1]!.excluded.map((x) => [x.invocation, x.cell, x.kind])).toEqual([[INV, "default", "status"], [INV2, "batch=1", "status"]]);
+    expect(rows[1]!.excluded[0]!.reason).toMatch(/^interrupted .*newer than 2026-11-28T10:00:00\.000Z but completed no measurement/);
+    const text = renderComparison("quickstart", rows);
+    expect(text).toContain("excluded runs (2, not used in any figure above)");
+    expect(text).toContain(`${stray.runId} (batch=1, ${INV2}): interrupted`);
+    expect((stackComparisonJson("quickstart", rows) as { excluded: Array<{ runId: string }> }).excluded.map((x) => x.runId)).toContain(stray.runId);
     // with nothing complete, the interrupted measurement is what there is (and it is labelled so)
     writeRun({ stack: "only-cut", invocation: INV, rows: 800, status: "interrupted" });
     const only = await compareStacks(root, "quickstart", ["quarter", "only-cut"]);
@@ -170,6 +179,24 @@ describe("compareRuns", () => {
     expect(forced.cells[0]!.contenders[0]!.reason).toMatch(/no measured run of cell batch=1000 in "latest"/);
     expect(forced.cells[1]!.contenders[0]!.comparison!.ci).toBeNull(); // n=1
     expect(renderRunsComparison(forced)).toContain("!! versions.postgres.running: previous 18.4; latest 18.5");
+  });
+
+  it("latest and previous are complete invocations: a newer interrupted one is passed over and listed as excluded", async () => {
+    for (const v of tight) {
+      writeRun({ stack: "cut-latest", invocation: INV, rows: v });
+      writeRun({ stack: "cut-latest", invocation: INV2, rows: v * 1.1 });
+    }
+    const cut = writeRun({ stack: "cut-latest", invocation: "2026-12-01T10:00:00.000Z", rows: 10, status: "interrupted" });
+    const r = await compareRuns(root, "quickstart", "cut-latest", { baseline: "previous", contenders: ["latest"] });
+    expect(r.baseline.invocations).toEqual([INV]);
+    expect(r.contenders[0]!.invocations).toEqual([INV2]);
+    expect(r.cells[0]!.contenders[0]!.comparison!.ratio).toBeCloseTo(1.1, 10);
+    expect(r.excluded.map((x) => x.runId)).toEqual([cut.runId]);
+    expect(renderRunsComparison(r)).toMatch(/excluded runs \(1, not used in any figure above\):\n.*interrupted \(its measurement is partial\); its invocation is newer/);
+    // named by prefix, the interrupted invocation is what is asked for: its run is excluded by its status
+    const named = await compareRuns(root, "quickstart", "cut-latest", { baseline: INV2, contenders: ["2026-12-01"] });
+    expect(named.contenders[0]!.runIds).toEqual([cut.runId]);
+    expect(named.excluded.map((x) => [x.runId, x.reason])).toEqual([[cut.runId, "interrupted (its measurement is partial)"]]);
   });
 });
 
