@@ -7,7 +7,8 @@
  *   range's first seq was sent (seq → send time from the series' `sent`, interpolated linearly between samples;
  *   with n generators, seq s of a generator is taken as the (s·n)-th event sent overall), or to the last fault when
  *   it was sent after all of them. Rows a collector held when it was killed were sent before the kill ended, so they
- *   land on the kill. The ledger lists at most MAX_MISSING_RANGES ranges (core/ledger.ts): the counts are the sum of
+ *   land on the kill; so do rows sent after a kill or stop ended but before the next step on the same host (a
+ *   restart) began: the host was down. The ledger lists at most MAX_MISSING_RANGES ranges (core/ledger.ts): the counts are the sum of
  *   the listed ranges, and `lost` of the run is the ledger's exact total;
  * - duplicated: the run's ledger.duplicated when the run had one fault, else null (the verifiers count duplicates, they
  *   do not list their seqs);
@@ -23,6 +24,9 @@
 import type { Ledger } from "../../core/verifier.ts";
 import { median } from "../stats/descriptive.ts";
 import type { FaultCost, SeriesPoint, TimelineEntry } from "../results/types.ts";
+
+/** Fault actions after which their host stays down until a later step on it (restart, cont) brings it back. */
+const LEAVES_DOWN: ReadonlySet<string> = new Set(["kill", "stop"]);
 
 /** Share of the pre-fault median that counts as recovered. */
 export const RECOVERY_SHARE = 0.9;
@@ -56,6 +60,11 @@ export function faultCosts(timeline: readonly TimelineEntry[], series: readonly 
       const ts = sentTime(series, range[1] * Math.max(1, generators));
       let i = ts === null ? faults.length - 1 : faults.findIndex((f) => f.endT! >= ts);
       if (i < 0) i = faults.length - 1;
+      // sent while a killed or stopped host was still down, before the step that brings it back began: the loss is
+      // the kill's (a write to a dead peer's socket succeeds until its RST returns; a seq's send time is interpolated
+      // from samples and can fall a little after the kill ended)
+      const prev = faults[i - 1];
+      if (ts !== null && prev && ts < faults[i]!.startT! && prev.host !== null && prev.host === faults[i]!.host && LEAVES_DOWN.has(prev.action)) i--;
       costs[i]!.lostRanges.push(range);
       costs[i]!.lost += range[2] - range[1] + 1;
     }

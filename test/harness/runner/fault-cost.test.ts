@@ -55,6 +55,18 @@ describe("fault costs", () => {
     expect(costs[1]!.recoverySeconds).toBe(3);
   });
 
+  it("a range sent while the killed host was down, before its restart began, is the kill's; one sent during the restart is the restart's", () => {
+    const s = series([0, 1000, 1000, 1000, 1000, 0, 0, 300, 950, 1000]);
+    const timeline = [entry(0, "kill", "collector", 4, 4.01), entry(1, "restart", "collector", 5, 6.5)];
+    // 4100..4199: sent (by the interpolation) at 4.1 s, after the kill ended and before the restart began
+    const costs = faultCosts(timeline, s, ledger([[0, 4100, 4199], [0, 5200, 5300]]), 1);
+    expect(costs[0]).toMatchObject({ lost: 100, lostRanges: [[0, 4100, 4199]] });
+    expect(costs[1]).toMatchObject({ lost: 101, lostRanges: [[0, 5200, 5300]] });
+    // a restart of another host is no end of the collector's episode: the range goes to the first fault after it
+    const other = faultCosts([entry(0, "kill", "collector", 4, 4.01), entry(1, "restart", "sink", 5, 6.5)], s, ledger([[0, 4100, 4199]]), 1);
+    expect(other.map((c) => c.lost)).toEqual([0, 100]);
+  });
+
   it("a single fault carries the run's duplicates; a fault on another host ends the previous episode's span", () => {
     const s = series([0, 1000, 1000, 0, 1000, 1000, 0, 1000], [0, 100, 100, 2000, 150, 100, 5000, 100]);
     const one = faultCosts([entry(0, "stop", "collector", 2.5, 2.5)], s, ledger([], 3), 1);
