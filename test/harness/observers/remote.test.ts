@@ -16,7 +16,7 @@ import { describe, expect, it } from "vitest";
 import { ProvisioningError } from "../../../core/errors.ts";
 import { parseTaskSchedstatLines } from "../../../core/schedstat.ts";
 import { createRemoteObserver, type ObservedShell } from "../../../harness/observers/remote.ts";
-import { cgroupProcsFiles, listCgroupPids, parseCgroupUsage, removeHostCgroup } from "../../../infra/local/cgroup.ts";
+import { blockDeviceOf, cgroupProcsFiles, enableV1IoAccounting, listCgroupPids, parseCgroupUsage, removeHostCgroup } from "../../../infra/local/cgroup.ts";
 import { parseProcNetDev } from "../../../infra/local/netns.ts";
 import type { CgroupPaths } from "../../../core/hosts.ts";
 import { useCleanups } from "../../helpers/cleanups.ts";
@@ -133,6 +133,11 @@ describe("remote observer over a local shell (real cgroup v1, real sh, real /pro
     expect(await machine.read()).toBeNull();
 
     const data = await tmpDir("ib-remote-obs-");
+    // the group counts the data dir's disk as a local host's does (its blk-throttle set up, infra/local/cgroup.ts
+    // enableV1IoAccounting): on a machine where nothing had throttled that disk yet, the writes read as 0
+    const { device } = await blockDeviceOf(data);
+    expect(device).toBeDefined();
+    expect(await enableV1IoAccounting(cg.dirs.blkio!, device!)).toBeNull();
     const io = spawnInCgroup(
       cg,
       `dd if=/dev/zero of='${data}/f' bs=64k count=32 oflag=direct 2>/dev/null && dd if='${data}/f' of=/dev/null bs=64k iflag=direct 2>/dev/null && echo done`,

@@ -122,6 +122,28 @@ describe("cgroup (real kernel)", () => {
     }
   });
 
+  it("a host without disk caps still counts its disk's IO: a new zram disk, never throttled, counts 1 MiB of direct writes once its blkio group is set up (real kernel)", async () => {
+    // a disk no throttle rule has ever named (zram-control's hot_add makes a new one each time): where the kernel sets
+    // blk-throttle up lazily (6.18 here), v1 counts nothing for it until applyCgroupLimits writes its "MAJ:MIN 0"
+    // (infra/local/cgroup.ts enableV1IoAccounting)
+    const id = (await fs.readFile("/sys/class/zram-control/hot_add", "utf8")).trim();
+    cleanups.push(async () => {
+      await fs.writeFile(`/sys/block/zram${id}/reset`, "1");
+      await fs.writeFile("/sys/class/zram-control/hot_remove", id);
+    });
+    await fs.writeFile(`/sys/block/zram${id}/disksize`, String(16 * 1024 * 1024));
+    const device = (await fs.readFile(`/sys/block/zram${id}/dev`, "utf8")).trim();
+    const { paths } = await realHostCgroup();
+    const r = await applyCgroupLimits(paths, { cpu: QUARTER_CORE.cpu }, { blockDevice: device });
+    expect(r.notes.filter((n) => /may be observed as 0/.test(n))).toEqual([]);
+    expect(r.applied).not.toHaveProperty("readBps"); // no cap: the write sets up the counting and leaves no rule
+    if (paths.version === "v1") expect(await fs.readFile(path.join(paths.dirs.blkio!, "blkio.throttle.read_bps_device"), "utf8")).not.toContain(device);
+    expect(await runInCgroup(paths, `dd if=/dev/zero of=/dev/zram${id} bs=64k count=16 oflag=direct 2>/dev/null`)).toBe(0);
+    const u = await readCgroupUsage(paths);
+    expect(u.ioWriteBytes).toBe(1024 * 1024);
+    expect(u.ioWriteOps).toBeGreaterThanOrEqual(16);
+  });
+
   it("lifts the CPU cap (quota -1) and writes back the quota read back at apply time, reading it back", async () => {
     const { paths } = await realHostCgroup();
     const r = await applyCgroupLimits(paths, { cpu: QUARTER_CORE.cpu });
