@@ -1,11 +1,13 @@
 /**
  * The one HTTP client of the generators and of the HTTP verifiers: undici 7 (`Client`, one TCP connection each),
- * HTTP/1.1 with persistent connections (RFC 9112 §9.3) and no pipelining.
+ * HTTP/1.1 with persistent connections (RFC 9112 §9.3), pipelined only where a generator asks for it.
  *
  * - `httpRequest`: one request on a dispatcher; resolves with the status and the whole body as text (every status,
  *   error answers included: the caller decides what a status means); rejects on socket errors and when no answer
  *   (headers, then each body chunk) arrives within `timeoutMs` ("no answer within N ms").
- * - `httpConnection`: a persistent connection with one request in flight at most.
+ * - `httpConnection`: a persistent connection with one request in flight at most, or `pipelining` requests; a
+ *   pipelined connection is destroyed when its socket closes, so undici never re-sends a request that may have
+ *   been delivered (it would re-send every request behind the failed head: a duplicate the ledger cannot see).
  * - `HttpJsonApi`: the verifiers' side — sequential JSON calls to a sink's HTTP API on one persistent connection.
  *
  * The generators' batch transport over these (httpBatchTransport, httpSourceGenerator) is harness/generators/http.ts.
@@ -31,6 +33,11 @@ export interface HttpRequestSpec {
   body?: Uint8Array | string;
   /** headers and each body chunk must arrive within this many milliseconds */
   timeoutMs: number;
+  /**
+   * may be queued behind an unanswered request on an `httpConnection` with pipelining > 1 (undici pipelines only
+   * requests it may treat as idempotent; it writes this one once the previous answer's headers are in)
+   */
+  pipelined?: boolean;
 }
 
 /** `http://host:port` (IPv6 literals in brackets, RFC 3986 §3.2.2). */
@@ -56,6 +63,7 @@ export async function httpRequest(dispatcher: Dispatcher, spec: HttpRequestSpec,
       body: spec.body,
       headersTimeout: spec.timeoutMs,
       bodyTimeout: spec.timeoutMs,
+      idempotent: spec.pipelined,
     });
     return { status: r.statusCode, body: await r.body.text() };
   } catch (err) {
@@ -65,16 +73,23 @@ export async function httpRequest(dispatcher: Dispatcher, spec: HttpRequestSpec,
   }
 }
 
-/** A persistent connection to `host:port` with one request in flight at most (close it with `destroy()`). */
-export function httpConnection(host: string, port: number, timeoutMs: number): Client {
-  return new Client(httpOrigin(host, port), {
-    pipelining: 1,
+/**
+ * A persistent connection to `host:port` with `pipelining` requests in flight at most (default 1; close it with
+ * `destroy()`). A pipelined one is destroyed as soon as its socket closes: undici would otherwise fail only the head
+ * request and re-send the rest on a new socket, though the server may have processed them.
+ */
+export function httpConnection(host: string, port: number, timeoutMs: number, pipelining = 1): Client {
+  const client = new Client(httpOrigin(host, port), {
+    pipelining,
     connect: { timeout: Math.min(timeoutMs, 10_000) },
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     // a batch loop sends back to back; keep idle connections long enough for open-loop gaps between batches
     keepAliveTimeout: 60_000,
   });
+  // "disconnect" is emitted before undici re-queues the requests behind the head; destroy() fails them instead
+  if (pipelining > 1) client.on("disconnect", () => void client.destroy().catch(() => undefined));
+  return client;
 }
 
 /** An HTTP API answered with an unexpected status. code E_SINK_HTTP; `status` and `body` as received. */

@@ -25,15 +25,14 @@
 import { z } from "zod";
 import type { StampedBatch } from "../../core/events/encoding.ts";
 import { authHeader, ES_BULK_CONTENT_TYPE, EsBulkEncoder, EsBulkError, parseBulkResponse } from "../../core/events/es-bulk.ts";
-import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
-import { batchLoopFields } from "./loop.ts";
+import { type HttpBatchRequest, httpLoopFields, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import type { GeneratorFactory } from "./types.ts";
 
 /** Scenario block `generator.es-bulk`. */
 export const esBulkSchema = z
   .object({
-    ...batchLoopFields,
-    batch: batchLoopFields.batch.default(1000),
+    ...httpLoopFields,
+    batch: httpLoopFields.batch.default(1000),
     /** target index (or data stream); default the sink's params.index, else "ib_events" */
     index: z.string().min(1).max(255).regex(/^[^\s/\\*?"<>|,#:]+$/, "an Elasticsearch index name").optional(),
     /** bulk action: "index", or "create" (the only one data streams accept) */

@@ -19,15 +19,14 @@
 import { z } from "zod";
 import type { StampedBatch } from "../../core/events/encoding.ts";
 import { GRIDDB_CONTENT_TYPE, gridDbAuthorization, GridDbError, gridDbTarget, GridDbRowsEncoder, gridDbRowsPath, parseGridDbResponse } from "../../core/events/griddb-webapi.ts";
-import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
-import { batchLoopFields } from "./loop.ts";
+import { type HttpBatchRequest, httpLoopFields, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import type { GeneratorFactory } from "./types.ts";
 
 /** Scenario block `generator.griddb-webapi`. */
 export const griddbWebapiSchema = z
   .object({
-    ...batchLoopFields,
-    batch: batchLoopFields.batch.default(1000),
+    ...httpLoopFields,
+    batch: httpLoopFields.batch.default(1000),
     /** per-request timeout, milliseconds */
     timeoutMs: z.number().int().positive().default(60_000),
   })

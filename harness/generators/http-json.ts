@@ -3,9 +3,17 @@
  * NDJSON (`application/x-ndjson`) or a JSON array (`application/json`), to `http://<host>:<port><path>` — the shape
  * Fluent Bit's and Vector's http inputs take (write-up 001: batch × count matrices).
  *
- * Each connection slot is one undici `Client` (./http.ts): one persistent TCP connection (RFC 9112) with one request
- * in flight. A 2xx answer accepts the batch; any other status, a timeout or a socket error rejects it (the slot's
- * connection is replaced).
+ * Each connection slot is one undici `Client` (./http.ts): one persistent TCP connection (RFC 9112) with `pipelining`
+ * batches in flight (default 2: the next request goes out as soon as the previous answer's headers are in; why 2, in
+ * ./http.ts). A 2xx answer accepts the batch; any other status, a timeout or a socket error rejects it (the slot's
+ * connection is replaced once the other request on it is answered).
+ *
+ * `npm run bench:generators` (AMD EPYC, 2 cores, generator pinned to core 0, blackhole to core 1, CI tests running
+ * beside it, so autocannon's reference moves 0.4M-1.8M between runs; ours/autocannon from the same run, 3 runs
+ * each), pipelining 1 → 2: http-json 0.28, 0.47, 0.25 → 0.50, 0.47, 0.29; es-bulk 0.24, 0.24, 0.28 → 0.58, 0.54,
+ * 0.40; loki-push 0.27, 0.19, 0.30 → 0.33, 0.32, (1.08: autocannon's window starved); griddb-webapi 0.31, 0.47,
+ * 0.59 → 0.53, 0.43, 0.46. On a quiet window the generator is then CPU-bound (events/s ~95 % of its events per
+ * CPU-second); what remains is encoding cost (loki-push's encoder is the costliest).
  *
  * undici rather than node:http: measured side by side (same process, generator pinned to core 0, the bench's HTTP
  * blackhole on core 1, batch 500, ~200-byte events, rate max, 1 connection, 3 s windows alternating between the two
@@ -17,15 +25,14 @@
 import { z } from "zod";
 import type { StampedBatch } from "../../core/events/encoding.ts";
 import { HttpJsonEncoder, httpJsonContentType } from "../../core/events/http-json.ts";
-import { type HttpBatchRequest, httpSourceGenerator } from "./http.ts";
-import { batchLoopFields } from "./loop.ts";
+import { type HttpBatchRequest, httpLoopFields, httpSourceGenerator } from "./http.ts";
 import type { GeneratorFactory } from "./types.ts";
 
 /** Scenario block `generator.http-json`. */
 export const httpJsonSchema = z
   .object({
-    ...batchLoopFields,
-    batch: batchLoopFields.batch.default(500),
+    ...httpLoopFields,
+    batch: httpLoopFields.batch.default(500),
     /** body framing: one JSON object per line, or one JSON array */
     framing: z.enum(["ndjson", "array"]).default("ndjson"),
     /** request path, default the sink's params.path, else "/" */

@@ -1,7 +1,20 @@
 /**
  * The one HTTP client of the generators (and of the HTTP verifiers): undici 7 (`Client`, one TCP connection each),
- * HTTP/1.1 with persistent connections (RFC 9112 §9.3) and no pipelining, so a connection slot of the batch loop
- * (loop.ts) is one connection with one request in flight.
+ * HTTP/1.1 with persistent connections (RFC 9112 §9.3). A connection of the batch loop (loop.ts) carries
+ * `pipelining` batches (default 2 for the generators over httpSourceGenerator, 1 for other callers): undici writes
+ * the next request as soon as the previous answer's headers are in (its `blocking`, the default for a request with a
+ * body), so the server never holds two requests it has not begun to answer, and the generator's next batch is already
+ * queued while the answer travels. A connection that closes fails every request on it; none is re-sent (core/http.ts).
+ *
+ * Why 2 in flight (issue 16): with one, each 500-event batch is a round trip the process sleeps through once it has
+ * encoded the next batch (traced per batch, http-json, AMD EPYC, 2 cores, beside a CI run: send → next encoded
+ * p50 0.46 ms, send → answer p50 0.99 ms, p90 4.0 ms; CPU profile: 50 % idle, 24 % encode, 7 % undici), and each
+ * wake-up waits for the shared core. The write itself is not the stall: the whole body is in the kernel when
+ * `request()` returns (socket writableLength 0), so encoding in slices that yield to the socket does not help. A worker
+ * thread would encode beside the loop, but the bench pins the generator to one core, and the process was already
+ * sleeping, not short of CPU. Measured in one process alternating configs every 1.5 s, 8 rounds (same machine, CI
+ * beside it), median events/s: pipelining 1: 364k, 2: 495k, 3: 437k, 2 connections × 1: 451k; 2 keeps one connection
+ * per slot and needs no more memory than one batch per request in flight.
  *
  * - `httpBatchTransport`: a `BatchTransport` that sends each encoded batch as the request body on the slot's own
  *   `Client` and maps the answer to a `SendResult` through the generator's `answer` function. `answer` may throw:
@@ -16,18 +29,22 @@
  * a failed send of that batch, as with node:http's Agent before.
  *
  * Measured against node:http (`npm run bench:generators`, http-json, batch 500, ~200-byte events, one pinned core,
- * same machine, same run conditions): see the http-json.ts file comment for the numbers and the choice.
+ * same machine, same run conditions): see the http-json.ts file comment for the numbers and the choice; pipelining 2
+ * against 1 in `npm run bench:generators` is in the http-json.ts file comment too.
  */
 import type { Client } from "undici";
+import { z } from "zod";
 import { httpConnection, httpRequest, type HttpAnswer } from "../../core/http.ts";
 import type { StampedBatch } from "../../core/events/encoding.ts";
 import { createEventSource, type EventSource } from "../../core/events/source.ts";
-import { type BatchLoopOptions, type BatchTransport, type EncodedBatch, runSourceBatchLoop, type SendResult, type SourceBatchEncoder } from "./loop.ts";
+import { batchLoopFields, type BatchLoopOptions, type BatchTransport, type EncodedBatch, runSourceBatchLoop, type SendResult, type SourceBatchEncoder } from "./loop.ts";
 import type { Generator, GeneratorContext } from "./types.ts";
 
 export interface HttpBatchTransportOptions<B extends EncodedBatch> {
   host: string;
   port: number;
+  /** requests in flight per connection (the batch loop's `pipelining`); default 1 */
+  pipelining?: number;
   /** request noun for error messages, e.g. "POST /_bulk" */
   label: string;
   method: "POST" | "PUT";
@@ -41,14 +58,18 @@ export interface HttpBatchTransportOptions<B extends EncodedBatch> {
 
 /** The batch loop's transport for a protocol that sends one batch per HTTP request body (see the file comment). */
 export function httpBatchTransport<B extends EncodedBatch>(o: HttpBatchTransportOptions<B>): BatchTransport<Client, B> {
+  const pipelining = o.pipelining ?? 1;
+  const pipelined = pipelining > 1;
   return {
     label: o.label,
     address: `${o.host}:${o.port}`,
-    connect: async () => httpConnection(o.host, o.port, o.timeoutMs),
+    connect: async () => httpConnection(o.host, o.port, o.timeoutMs, pipelining),
     alive: (c) => !c.closed && !c.destroyed,
-    send: async (c, b) => o.answer(await httpRequest(c, { method: o.method, path: o.path, headers: o.headers, body: b.payload, timeoutMs: o.timeoutMs }), b),
+    send: async (c, b) => o.answer(await httpRequest(c, { method: o.method, path: o.path, headers: o.headers, body: b.payload, timeoutMs: o.timeoutMs, pipelined }), b),
+    // graceful: requests already on the connection (pipelining) get their own answers, so a batch the server took
+    // is not reported as rejected because an earlier one failed; each request has its own timeout
     close: async (c) => {
-      await c.destroy().catch(() => undefined);
+      await c.close().catch(() => undefined);
     },
   };
 }
@@ -82,8 +103,18 @@ export function refusalAnswer<B extends EncodedBatch>(
 /** What an HTTP batch generator sends: its transport's options but the target and the timeout. */
 export type HttpBatchRequest<B extends EncodedBatch> = Omit<HttpBatchTransportOptions<B>, "host" | "port" | "timeoutMs">;
 
-/** The config fields httpSourceGenerator reads: the batch loop's (loop.ts batchLoopFields) and a timeout (ms). */
-export type HttpGeneratorConfig = Pick<BatchLoopOptions, "batch" | "connections" | "rate" | "requests" | "duplicateEvery"> & { seed: number; timeoutMs: number };
+/**
+ * zod fields of a generator over httpSourceGenerator: the batch loop's, and `pipelining` (requests in flight per
+ * connection, default 2: see the file comment).
+ */
+export const httpLoopFields = {
+  ...batchLoopFields,
+  /** HTTP/1.1 requests in flight per connection (pipelining); 1 = send the next batch only after the answer */
+  pipelining: z.number().int().positive().max(16).default(2),
+};
+
+/** The config fields httpSourceGenerator reads: the batch loop's (httpLoopFields) and a timeout (ms). */
+export type HttpGeneratorConfig = Pick<BatchLoopOptions, "batch" | "connections" | "pipelining" | "rate" | "requests" | "duplicateEvery"> & { seed: number; timeoutMs: number };
 
 /**
  * The generator of a protocol that sends one encoded batch per HTTP request: the event source of `ctx` (seeded by
@@ -101,7 +132,7 @@ export function httpSourceGenerator(
   return {
     run(signal, onProgress) {
       const { host, port, params } = ctx.target;
-      const transport = httpBatchTransport<StampedBatch>({ host, port, timeoutMs: config.timeoutMs, ...request(params) });
+      const transport = httpBatchTransport<StampedBatch>({ host, port, timeoutMs: config.timeoutMs, pipelining: config.pipelining, ...request(params) });
       return runSourceBatchLoop(config, { signal, onProgress, genId: ctx.genId }, transport, source, encode);
     },
   };

@@ -11,15 +11,14 @@
 import { z } from "zod";
 import type { StampedBatch } from "../../core/events/encoding.ts";
 import { LOKI_MAX_BATCH, LokiPushEncoder, LokiPushError, parseLokiPushResponse } from "../../core/events/loki-push.ts";
-import { type HttpBatchRequest, httpSourceGenerator, refusalAnswer } from "./http.ts";
-import { batchLoopFields } from "./loop.ts";
+import { type HttpBatchRequest, httpLoopFields, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import type { GeneratorFactory } from "./types.ts";
 
 /** Scenario block `generator.loki-push`. */
 export const lokiPushSchema = z
   .object({
-    ...batchLoopFields,
-    batch: batchLoopFields.batch.max(LOKI_MAX_BATCH).default(1000),
+    ...httpLoopFields,
+    batch: httpLoopFields.batch.max(LOKI_MAX_BATCH).default(1000),
     /** extra stream labels (job and gen are always set); names per the Prometheus data model */
     labels: z.record(z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "a label name [a-zA-Z_][a-zA-Z0-9_]*"), z.string()).default({}),
     /** entry timestamps: the send time (Loki refuses old samples) or the event's first timestamp field */

@@ -4,7 +4,11 @@
  *
  * - Seqs: one dispatcher takes seqs in order, so the seqs sent are always the contiguous prefix 0..sent-1 of this
  *   generator (rejected seqs included, listed in `rejectedRanges`). An encoded batch that is never sent is the last.
- * - rate "max": closed loop; batch k starts as soon as a connection slot is free; latency = send start → result.
+ * - Slots: `connections` connections, each with up to `pipelining` requests in flight (default 1; above 1 only for a
+ *   transport whose connection answers its requests in order, HTTP/1.1 pipelining); every send has its own batch, so
+ *   each answer maps to its own seqs. A failed send closes its connection (the transport's `close`; HTTP lets the
+ *   other requests on it finish first) and the next batch on that slot opens a new one.
+ * - rate "max": closed loop; batch k starts as soon as a slot is free; latency = send start → result.
  * - rate R events/s: open loop; batch k is due at t0 + k·batch/R; it waits for its due time and then for a free
  *   slot, and its latency is measured from the due time (coordinated-omission correction, Gil Tene: a slow receiver
  *   shows up as latency rather than as a quietly lower offered rate).
@@ -21,7 +25,8 @@
  *   the same bytes (same seqs, same sent_at), as a collector that retries an already delivered batch would. Those
  *   events count in `repeated` (and in bytes and requests), never in `sent`: the ledger must report them as
  *   duplicated, and throughput must not rise because of them.
- * Memory is flat: one encoded batch per slot plus one ahead, a fixed-size HDR histogram, a bounded error list.
+ * Memory is flat: one encoded batch per request in flight plus one ahead, a fixed-size HDR histogram, a bounded error
+ * list.
  */
 import * as hdr from "hdr-histogram-js";
 import { z } from "zod";
@@ -110,8 +115,10 @@ export interface LoadableSource {
 export interface BatchLoopOptions {
   /** events per batch (request) */
   batch: number;
-  /** connection slots, each with at most one batch in flight */
+  /** connections, each with at most `pipelining` batches in flight */
   connections: number;
+  /** requests in flight per connection (see the file comment); default 1 */
+  pipelining?: number;
   /** "max" (closed loop) or total events per second across slots (open loop) */
   rate: "max" | number;
   /** abort to stop gracefully */
@@ -220,15 +227,13 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
   const progressTimer = setInterval(() => onProgress({ ...totals }), opts.progressIntervalMs ?? PROGRESS_INTERVAL_MS);
   progressTimer.unref?.();
 
-  // Connection slots: idle ones and waiters for one.
+  // Connection slots: idle ones (a connection once per free request place on it) and waiters for one.
   const slots: Array<Slot<C>> = [];
   const idle: Array<Slot<C>> = [];
   const waiters: Array<(s: Slot<C> | null) => void> = [];
-  for (let i = 0; i < opts.connections; i++) {
-    const s: Slot<C> = { id: i, conn: null };
-    slots.push(s);
-    idle.push(s);
-  }
+  for (let i = 0; i < opts.connections; i++) slots.push({ id: i, conn: null });
+  // idle.pop() takes every connection's first place before any connection's second
+  for (let d = 0; d < (opts.pipelining ?? 1); d++) idle.push(...slots);
   const acquire = (): Promise<Slot<C> | null> => {
     if (stop.signal.aborted) return Promise.resolve(null);
     const s = idle.pop();
@@ -379,14 +384,14 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
  * connections come from the generator's config (`batch`, `connections`, `rate`).
  */
 export function runSourceBatchLoop<C, B extends EncodedBatch>(
-  config: Pick<BatchLoopOptions, "batch" | "connections" | "rate" | "requests" | "duplicateEvery">,
+  config: Pick<BatchLoopOptions, "batch" | "connections" | "pipelining" | "rate" | "requests" | "duplicateEvery">,
   run: Pick<BatchLoopOptions, "signal" | "onProgress" | "genId">,
   transport: BatchTransport<C, B>,
   source: LoadableSource,
   encoder: SourceBatchEncoder<B>,
 ): Promise<GeneratorFinal> {
-  const { batch, connections, rate, requests, duplicateEvery } = config;
-  return runBatchLoop({ batch, connections, rate, requests, duplicateEvery, ...run }, transport, {
+  const { batch, connections, pipelining, rate, requests, duplicateEvery } = config;
+  return runBatchLoop({ batch, connections, pipelining, rate, requests, duplicateEvery, ...run }, transport, {
     encode: async (from, count) => {
       await source.load(from, count);
       return encoder.encode(from, count);

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { httpJson, httpJsonSchema } from "../../../harness/generators/http-json.ts";
@@ -106,6 +106,32 @@ describe("http-json generator (real HTTP receiver on 127.0.0.1)", () => {
       expect([...r.types]).toEqual(["application/json"]);
     } finally {
       r.server.close();
+    }
+  });
+
+  it("pipelines 2 requests per connection by default; a connection that closes under both never gets either re-sent", async () => {
+    expect(httpJsonSchema.parse({}).pipelining).toBe(2);
+    // a raw receiver that answers a connection's first request with headers only (undici sends the next request once
+    // the previous answer's headers are in) and closes the connection when the second request arrives
+    let requestLines = 0;
+    const server = createTcpServer((sock) => {
+      let seen = 0;
+      sock.on("data", (c: Buffer) => {
+        const n = c.toString("latin1").split("POST /in ").length - 1;
+        requestLines += n;
+        if (seen === 0 && n > 0) sock.write("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n");
+        seen += n;
+        if (seen >= 2) sock.destroy();
+      });
+      sock.on("error", () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const final = await runFor({ batch: 50, requests: 2, timeoutMs: 5000 }, (server.address() as AddressInfo).port, 10_000);
+      expect(final).toMatchObject({ sent: 100, accepted: 0, rejected: 100, rejectedRanges: [[0, 99]] });
+      expect(requestLines).toBe(2); // undici alone would re-send the second on a new connection
+    } finally {
+      server.close();
     }
   });
 

@@ -219,6 +219,30 @@ describe("RangeSet", () => {
   });
 });
 
+describe("pipelining", () => {
+  it("keeps N requests in flight per connection on one connect each; every answer maps to its own batch", async () => {
+    const inFlight = new Map<number, number>(); // connection id → requests on it now
+    let most = 0;
+    const transport = memTransport((b) => (b.from === 300 ? { accepted: 0, rejectedSeqs: Array.from({ length: b.count }, (_, i) => b.from + i) } : { accepted: b.count }), { delayMs: 5 });
+    const send = transport.send.bind(transport);
+    transport.send = async (c, b) => {
+      inFlight.set(c.id, (inFlight.get(c.id) ?? 0) + 1);
+      most = Math.max(most, inFlight.get(c.id)!);
+      try {
+        return await send(c, b);
+      } finally {
+        inFlight.set(c.id, inFlight.get(c.id)! - 1);
+      }
+    };
+    const ac = new AbortController();
+    const final = await runBatchLoop({ batch: 100, connections: 2, pipelining: 3, rate: "max", requests: 30, signal: ac.signal, genId: 0, onProgress: () => undefined }, transport, memEncoder());
+    expect(most).toBe(3);
+    expect(transport.connects).toBe(2);
+    expect(final).toMatchObject({ sent: 3000, accepted: 2900, rejected: 100, requests: 30, rejectedRanges: [[300, 399]] });
+    expect(transport.sent.map((b) => b.from)).toEqual(Array.from({ length: 30 }, (_, i) => i * 100));
+  });
+});
+
 describe("fixed workloads and deliberate repeats", () => {
   it("requests: N sends exactly N batches and ends by itself, before any abort", async () => {
     const transport = memTransport((b) => ({ accepted: b.count }));
