@@ -14,7 +14,7 @@ import type { MachineFields } from "./format.ts";
 import { chooseInvocation, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
 import type { ComparisonOptions } from "./options.ts";
-import { loadRuns } from "./store.ts";
+import { loadRuns, noResultsError } from "./store.ts";
 import type { RunRecord } from "./types.ts";
 
 /** What to compare: selectors of runs on one stack. */
@@ -124,7 +124,7 @@ export async function compareRuns(
 ): Promise<RunsComparison> {
   const all = await loadRuns(resultsRoot, stack, scenario);
   if (all.length === 0) {
-    throw new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario}`);
+    throw await noResultsError(resultsRoot, stack, scenario, "");
   }
   const selectors = [selection.baseline, ...(selection.contenders?.length ? selection.contenders : ["latest"])];
   const picked = selectors.map((sel) => {

@@ -26,7 +26,7 @@ import { cellSort, ledgerTotals, type LedgerTotals } from "./caps.ts";
 import { chooseInvocation, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { diffFingerprints, groupFingerprint, refuseVersionMismatch, type Fingerprint, type FingerprintDifference } from "./fingerprint.ts";
 import type { ComparisonOptions } from "./options.ts";
-import { loadRuns } from "./store.ts";
+import { loadRuns, noResultsError } from "./store.ts";
 import type { RunRecord } from "./types.ts";
 
 /** One side of the comparison: a scenario's runs on a stack. */
@@ -158,7 +158,7 @@ export async function compareScenarios(
   for (const s of specs) {
     const all = await loadRuns(resultsRoot, s.stack, s.scenario);
     if (all.length === 0) {
-      throw new ConfigurationError("E_NO_RESULTS", `no results for scenario "${s.scenario}" on stack "${s.stack}" under ${resultsRoot}/${s.stack}/${s.scenario}; run: ingestbench bench --stack ${s.stack} scenarios/${s.scenario}.yaml`);
+      throw await noResultsError(resultsRoot, s.stack, s.scenario);
     }
     const chosen = chooseInvocation(all);
     loaded.push({ ...s, label: `${s.scenario}@${s.stack}`, runs: chosen.runs, passedOver: chosen.passedOver });

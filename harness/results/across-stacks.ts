@@ -16,7 +16,7 @@ import { diffFingerprints, groupFingerprint, refuseVersionMismatch, stackDiffere
 import { chooseInvocation, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
 import type { ComparisonOptions } from "./options.ts";
-import { loadRuns } from "./store.ts";
+import { loadRuns, noResultsError } from "./store.ts";
 import type { RunRecord } from "./types.ts";
 
 /** One stack's figures in one cell (rows of `compareStacks`); the ledger figures (LedgerTotals) are over the runs that have a ledger, null when none has. */
@@ -86,7 +86,7 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
   for (const stack of stacks) {
     const all = await loadRuns(resultsRoot, stack, scenario);
     if (all.length === 0) {
-      throw new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario}; run: ingestbench bench --stack ${stack} scenarios/${scenario}.yaml`);
+      throw await noResultsError(resultsRoot, stack, scenario);
     }
     const { runs, passedOver } = chooseInvocation(all);
     const e = eligibleRuns(runs);

@@ -17,7 +17,7 @@ import { compareRuns } from "./across-runs.ts";
 import { compareScenarios, pairSides, type ScenarioMetric } from "./across-scenarios.ts";
 import { compareStacks, latestInvocationRuns, stackComparisonJson } from "./across-stacks.ts";
 import { renderQueryTables } from "./query-table.ts";
-import { loadRuns } from "./store.ts";
+import { loadRuns, noResultsError } from "./store.ts";
 import type { ComparisonOptions } from "./options.ts";
 import { renderComparison, renderRunsComparison, renderScenariosComparison, renderVariantsComparison } from "./table.ts";
 import { compareVariants } from "./across-variants.ts";
@@ -129,7 +129,7 @@ export async function compareCommand(resultsRoot: string, flags: CompareCommandF
  */
 async function queryTablesOf(resultsRoot: string, scenario: string, stack: string, json: boolean): Promise<string> {
   const all = await loadRuns(resultsRoot, stack, scenario);
-  if (all.length === 0) throw new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario}; run: ingestbench bench --stack ${stack} scenarios/${scenario}.yaml`);
+  if (all.length === 0) throw await noResultsError(resultsRoot, stack, scenario);
   const runs = latestInvocationRuns(all);
   const text = renderQueryTables(`${scenario} on ${stack}, invocation ${runs[0]!.invocation}`, runs);
   if (text === null) throw new ConfigurationError("E_NO_QUERY_PHASE", `${scenario} on ${stack}: the latest invocation's ${runs.length} runs have no query phase (run.json \`query\`; the scenario declares none): use --metric rows`, { field: "metric" });

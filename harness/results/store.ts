@@ -7,6 +7,7 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { RunRecord, SeriesPoint } from "./types.ts";
+import { ConfigurationError } from "../../core/errors.ts";
 import { redact } from "../../core/secrets.ts";
 
 /** Write `data` to `file` atomically: readers see the old or the new file, never half of one. */
@@ -77,4 +78,22 @@ export async function loadRuns(resultsRoot: string, stack: string, scenario: str
 export async function loadSeries(dir: string): Promise<SeriesPoint[]> {
   const text = await readFile(path.join(dir, "series.jsonl"), "utf8");
   return text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
+}
+
+/**
+ * E_NO_RESULTS for a (stack, scenario) without runs, saying which is missing: when the stack has no results at all,
+ * the stacks and scenarios that do (a misspelt name is the usual cause); else the scenarios it has. `command` is what
+ * would make the results ("" for none).
+ */
+export async function noResultsError(resultsRoot: string, stack: string, scenario: string, command = `ingestbench bench --stack ${stack} scenarios/${scenario}.yaml`): Promise<ConfigurationError> {
+  const dirs = async (d: string): Promise<string[]> =>
+    (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const stacks = await dirs(resultsRoot);
+  const run = command ? `; run: ${command}` : "";
+  if (!stacks.includes(stack)) {
+    const known = stacks.length ? `stacks with results: ${stacks.join(", ")}` : "no stack has results there yet";
+    return new ConfigurationError("E_NO_RESULTS", `no results of stack "${stack}" under ${resultsRoot} (${known}; \`ingestbench stacks\` lists the stacks)${run}`, { field: "stack" });
+  }
+  const scenarios = (await dirs(path.join(resultsRoot, stack))).filter((d) => !d.includes("."));
+  return new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario} (its scenarios with results: ${scenarios.join(", ") || "none"})${run}`, { field: "scenario" });
 }

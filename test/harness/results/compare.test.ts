@@ -118,7 +118,14 @@ describe("compareStacks", () => {
   });
 
   it("keeps a readable error for a stack without results", async () => {
-    await expect(compareStacks(root, "quickstart", ["quarter", "nothing"])).rejects.toMatchObject({ code: "E_NO_RESULTS" });
+    // a stack with no results at all: named as such, with the stacks that have some (a misspelt name, usually)
+    await expect(compareStacks(root, "quickstart", ["quarter", "nothing"])).rejects.toMatchObject({
+      code: "E_NO_RESULTS", message: expect.stringMatching(/^no results of stack "nothing" under .*\(stacks with results: .*\bquarter\b.*`ingestbench stacks` lists the stacks\); run: ingestbench bench --stack nothing/),
+    });
+    // a stack with results, of other scenarios: those are listed
+    await expect(compareStacks(root, "quickstrat", ["quarter"])).rejects.toMatchObject({
+      code: "E_NO_RESULTS", message: expect.stringMatching(/^no results for scenario "quickstrat" on stack "quarter" .*\(its scenarios with results: quickstart\)/),
+    });
   });
 });
 
