@@ -68,7 +68,7 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
     if (s.capacity) body.push(`<h3>capacity</h3><ul class="capacity">${s.capacity.map((f) => `<li>${esc(`${f.stack}: sustainable ${sustainedText(f)}; bound by ${f.result.boundBy.join(", ") || "–"}; stopped: ${f.result.stopped}`)}</li>`).join("")}</ul>`);
     const d = differenceLines(s.differences);
     if (d.length) body.push(`<h3>environment differences</h3><ul>${d.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
-    const x = excludedRunLines(s.excluded, s.runs);
+    const x = excludedRunLines(s.excluded);
     if (x.length) body.push(`<h3>excluded runs</h3><p class="meta">not used in any figure above</p><ul class="excluded">${x.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>`);
     body.push(`<div class="charts">${mine.filter((c) => c.runId === null).map(figure).join("")}</div>`);
     for (const r of s.runs) {

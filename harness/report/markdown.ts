@@ -29,7 +29,7 @@ export function renderMarkdown(data: ReportData): string {
     if (s.capacity) out.push("", "**Capacity**", "", ...s.capacity.map((f) => `- ${md(`${f.stack}: sustainable ${sustainedText(f)}; bound by ${f.result.boundBy.join(", ") || "–"}; stopped: ${f.result.stopped}`)}`));
     const d = differenceLines(s.differences);
     if (d.length) out.push("", "**Environment differences**", "", ...d.map((x) => `- ${md(x)}`));
-    const x = excludedRunLines(s.excluded, s.runs);
+    const x = excludedRunLines(s.excluded);
     if (x.length) out.push("", "**Excluded runs** (not used in any figure)", "", ...x.map((l) => `- ${md(l)}`));
     out.push("", "<details><summary>runs</summary>", "", markdownTable({
       head: ["run", "stack", "cell", "replicate", "status", "rows/s", "bottleneck", "flags", "lost", "duplicated", "altered"],

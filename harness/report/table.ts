@@ -35,7 +35,6 @@ export function differenceLines(differences: FingerprintDifference[]): string[] 
 }
 
 /** "runId (stack, cell): reason" per run the figures left out (harness/results/eligibility.ts). */
-export function excludedRunLines(excluded: ReadonlyArray<ExcludedRun>, runs: ReadonlyArray<{ run: { runId: string; stack: string } }>): string[] {
-  const stackOf = new Map(runs.map((r) => [r.run.runId, r.run.stack]));
-  return excluded.map((x) => `${x.runId} (${stackOf.get(x.runId) ?? "?"}, ${x.cell}): ${x.reason}`);
+export function excludedRunLines(excluded: ReadonlyArray<ExcludedRun>): string[] {
+  return excluded.map((x) => `${x.runId} (${x.stack}, ${x.cell}): ${x.reason}`);
 }

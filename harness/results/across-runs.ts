@@ -11,7 +11,7 @@ import { compareSamples, describeSample, type SampleComparison, type SampleDescr
 import { cellSort, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type LedgerTotals, type SinkCaps } from "./caps.ts";
 import { diffFingerprints, groupFingerprint, refuseVersionMismatch, type Fingerprint, type FingerprintDifference } from "./fingerprint.ts";
 import type { MachineFields } from "./format.ts";
-import { chooseInvocation, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
+import { chooseInvocation, completedMeasurement, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
 import type { ComparisonOptions } from "./options.ts";
 import { loadRuns, noResultsError } from "./store.ts";
@@ -129,6 +129,10 @@ export async function compareRuns(
   const selectors = [selection.baseline, ...(selection.contenders?.length ? selection.contenders : ["latest"])];
   const picked = selectors.map((sel) => {
     const { runs, passedOver } = selectRuns(all, sel);
+    if (runs.length === 0 && (sel === "latest" || sel === "previous")) {
+      const complete = [...new Set(all.filter(completedMeasurement).map((r) => r.invocation))];
+      throw new ConfigurationError("E_NO_RUNS", `"${sel}" of "${scenario}" on "${stack}": latest and previous count complete invocations only (a run with a summary, not interrupted), and there ${complete.length === 1 ? "is 1" : `are ${complete.length}`}${complete.length ? ` (${complete.slice(-5).join(", ")})` : ""}; name an invocation or run id prefix instead`);
+    }
     if (runs.length === 0) {
       const recent = [...new Set(all.map((r) => r.invocation))].sort().slice(-5);
       throw new ConfigurationError("E_NO_RUNS", `no run of "${scenario}" on "${stack}" matches "${sel}" (a run id prefix, an invocation prefix, latest or previous); recent invocations: ${recent.join(", ")}`);

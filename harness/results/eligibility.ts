@@ -22,6 +22,8 @@ export type ExclusionKind = "status" | "caps" | "environment";
 /** A run a comparison did not use, and why. */
 export interface ExcludedRun {
   runId: string;
+  /** the stack it ran on ("?" for a record without one) */
+  stack: string;
   invocation: string;
   cell: string;
   status: string;
@@ -81,7 +83,7 @@ export function environmentKey(run: RunRecord): string {
 }
 
 const excluded = (run: RunRecord, kind: ExclusionKind, reason: string): ExcludedRun =>
-  ({ runId: run.runId, invocation: run.invocation, cell: run.cell, status: String(run.status), kind, reason });
+  ({ runId: run.runId, stack: typeof run.stack === "string" ? run.stack : "?", invocation: run.invocation, cell: run.cell, status: String(run.status), kind, reason });
 
 /** The most frequent key; ties go to the key of the latest run among the tied (runs are oldest first). */
 function majority(runs: RunRecord[], key: (r: RunRecord) => string): string | null {
@@ -152,11 +154,11 @@ export function chooseInvocation(all: readonly RunRecord[], back = 0): ChosenInv
   const newest = pool[pool.length - 1]!;
   const lastOfNewest = all.reduce((at, r, i) => (r.invocation === newest ? i : at), -1);
   const passedOver = all.slice(lastOfNewest + 1).filter((r) => !pool.includes(r.invocation)).map((r) =>
-    excluded(r, "status", `${statusProblem(r) ?? "no complete measurement"}; its invocation is newer than ${newest} but completed no measurement, so it was passed over`));
+    excluded(r, "status", `${statusProblem(r) ?? "not complete"}; passed over: its invocation has no complete run here (of this scenario on this stack), so ${newest}, the latest that has, is compared`));
   return { invocation, runs: all.filter((r) => r.invocation === invocation), passedOver };
 }
 
-/** "runId (cell, invocation): reason" lines, for footnotes. */
+/** "runId (stack, cell, invocation): reason" lines, for footnotes. */
 export function excludedLines(list: readonly ExcludedRun[]): string[] {
-  return list.map((x) => `${x.runId} (${x.cell}, ${x.invocation}): ${x.reason}`);
+  return list.map((x) => `${x.runId} (${x.stack}, ${x.cell}, ${x.invocation}): ${x.reason}`);
 }

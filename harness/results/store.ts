@@ -92,7 +92,8 @@ export async function noResultsError(resultsRoot: string, stack: string, scenari
   const run = command ? `; run: ${command}` : "";
   if (!stacks.includes(stack)) {
     const known = stacks.length ? `stacks with results: ${stacks.join(", ")}` : "no stack has results there yet";
-    return new ConfigurationError("E_NO_RESULTS", `no results of stack "${stack}" under ${resultsRoot} (${known}; \`ingestbench stacks\` lists the stacks)${run}`, { field: "stack" });
+    // no "run: …" here: for a misspelt name it would be a command that cannot work
+    return new ConfigurationError("E_NO_RESULTS", `no results of stack "${stack}" under ${resultsRoot} (${known}); is the name right? \`ingestbench stacks\` lists the stacks, \`ingestbench bench --stack ${stack} …\` makes results`, { field: "stack" });
   }
   const scenarios = (await dirs(path.join(resultsRoot, stack))).filter((d) => !d.includes("."));
   return new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario} (its scenarios with results: ${scenarios.join(", ") || "none"})${run}`, { field: "scenario" });

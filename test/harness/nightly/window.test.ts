@@ -279,7 +279,7 @@ describe("excluded runs", () => {
     expect(d.regressions).toEqual([]);
     const text = renderNightly(d);
     expect(text).toContain(`${STACK}/quickstart: excluded runs (not used):`);
-    expect(text).toContain(`${unenforced.runId} (default, ${inv}): caps not enforced on sink`);
+    expect(text).toContain(`${unenforced.runId} (${STACK}, default, ${inv}): caps not enforced on sink`);
     expect(nightlyMarkdown(d)).toContain("**Excluded runs**");
     const json = JSON.parse(JSON.stringify(d)) as NightlyDecision;
     expect(json.pairs[0]!.excluded).toHaveLength(5);
@@ -288,7 +288,7 @@ describe("excluded runs", () => {
     const c = await compareRuns(root, "quickstart", STACK, { baseline: night(1), contenders: [night(2)] });
     expect(c.excluded.map((x) => x.runId).sort()).toEqual([failed, error, interrupted, unenforced, machine].map((r) => r.runId).sort());
     expect(c.cells[0]!.contenders[0]!).toMatchObject({ runs: 10, measured: 5 });
-    expect(renderRunsComparison(c)).toMatch(/excluded runs \(5, not used in any figure above\):\n {2}\S+ \(default, /);
+    expect(renderRunsComparison(c)).toMatch(new RegExp(`excluded runs \\(5, not used in any figure above\\):\\n {2}\\S+ \\(${STACK}, default, `));
     // the figures name the machine of the runs they rest on (the Intel Xeon run is excluded, so only the EPYC shows)
     expect(renderRunsComparison(c)).toContain("\nmeasured on AMD EPYC, 2 cores, kernel 6.18.44, cgroup v1\n");
     // and compare across stacks (the stack's latest invocation)

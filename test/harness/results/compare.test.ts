@@ -47,10 +47,10 @@ describe("compareStacks", () => {
     expect(rows[1]!.medianRowsPerSecond).toBe(1000);
     // passed over, and listed as excluded with the reason (not silently skipped), the stray cell's run too
     expect(rows[1]!.excluded.map((x) => [x.invocation, x.cell, x.kind])).toEqual([[INV, "default", "status"], [INV2, "batch=1", "status"]]);
-    expect(rows[1]!.excluded[0]!.reason).toMatch(/^interrupted .*newer than 2026-11-28T10:00:00\.000Z but completed no measurement/);
+    expect(rows[1]!.excluded[0]!.reason).toBe("interrupted (its measurement is partial); passed over: its invocation has no complete run here (of this scenario on this stack), so 2026-11-28T10:00:00.000Z, the latest that has, is compared");
     const text = renderComparison("quickstart", rows);
     expect(text).toContain("excluded runs (2, not used in any figure above)");
-    expect(text).toContain(`${stray.runId} (batch=1, ${INV2}): interrupted`);
+    expect(text).toContain(`${stray.runId} (cut-short, batch=1, ${INV2}): interrupted`);
     expect((stackComparisonJson("quickstart", rows) as { excluded: Array<{ runId: string }> }).excluded.map((x) => x.runId)).toContain(stray.runId);
     // with nothing complete, the interrupted measurement is what there is (and it is labelled so)
     writeRun({ stack: "only-cut", invocation: INV, rows: 800, status: "interrupted" });
@@ -120,7 +120,7 @@ describe("compareStacks", () => {
   it("keeps a readable error for a stack without results", async () => {
     // a stack with no results at all: named as such, with the stacks that have some (a misspelt name, usually)
     await expect(compareStacks(root, "quickstart", ["quarter", "nothing"])).rejects.toMatchObject({
-      code: "E_NO_RESULTS", message: expect.stringMatching(/^no results of stack "nothing" under .*\(stacks with results: .*\bquarter\b.*`ingestbench stacks` lists the stacks\); run: ingestbench bench --stack nothing/),
+      code: "E_NO_RESULTS", message: expect.stringMatching(/^no results of stack "nothing" under .*\(stacks with results: .*\bquarter\b.*\); is the name right\? `ingestbench stacks` lists the stacks/),
     });
     // a stack with results, of other scenarios: those are listed
     await expect(compareStacks(root, "quickstrat", ["quarter"])).rejects.toMatchObject({
@@ -199,7 +199,12 @@ describe("compareRuns", () => {
     expect(r.contenders[0]!.invocations).toEqual([INV2]);
     expect(r.cells[0]!.contenders[0]!.comparison!.ratio).toBeCloseTo(1.1, 10);
     expect(r.excluded.map((x) => x.runId)).toEqual([cut.runId]);
-    expect(renderRunsComparison(r)).toMatch(/excluded runs \(1, not used in any figure above\):\n.*interrupted \(its measurement is partial\); its invocation is newer/);
+    expect(renderRunsComparison(r)).toMatch(/excluded runs \(1, not used in any figure above\):\n.*interrupted \(its measurement is partial\); passed over: its invocation has no complete run here/);
+    // one complete invocation only: "previous" says why it matches nothing
+    writeRun({ stack: "one-night", invocation: INV, rows: 1000 });
+    await expect(compareRuns(root, "quickstart", "one-night", { baseline: "previous" })).rejects.toMatchObject({
+      code: "E_NO_RUNS", message: expect.stringMatching(/^"previous" of "quickstart" on "one-night": latest and previous count complete invocations only .*there is 1 \(2026-11-29T10:00:00\.000Z\)/),
+    });
     // named by prefix, the interrupted invocation is what is asked for: its run is excluded by its status
     const named = await compareRuns(root, "quickstart", "cut-latest", { baseline: INV2, contenders: ["2026-12-01"] });
     expect(named.contenders[0]!.runIds).toEqual([cut.runId]);
