@@ -83,6 +83,9 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
       + (l.missingRanges.length ? `; first missing ${l.missingRanges.slice(0, 3).map(([g, a, b]) => `gen ${g} ${a}..${b}`).join(", ")}` : ""));
   } else if (r.summary) {
     lines.push(`  ledger: not taken (the run ended, ${r.status}, before its ledger was counted: nothing says whether rows were lost)`);
+  } else if (r.status === "interrupted") {
+    // stopped in provisioning or warmup: say so, rather than nothing (what the series kept is the warmup's)
+    lines.push("  nothing measured: interrupted before its measurement began (no figures, no ledger; series.jsonl keeps any warmup samples)");
   }
   const content = contentLine(r);
   if (content) lines.push(content);

@@ -25,6 +25,16 @@ describe("lag line", () => {
   });
 });
 
+describe("a run interrupted before it measured", () => {
+  it("says nothing was measured instead of printing no figures at all; a measured interrupted run says its ledger was not taken", () => {
+    const early = describeRun(rec({ status: "interrupted", summary: null }) as RunRecord);
+    expect(early).toContain("  nothing measured: interrupted before its measurement began");
+    const late = describeRun(rec({ status: "interrupted" }));
+    expect(late).not.toContain("nothing measured");
+    expect(late).toContain("  ledger: not taken (the run ended, interrupted,");
+  });
+});
+
 describe("delivery and verdict lines", () => {
   it("names the percentiles, the rows they rest on, the stamp's resolution and the clock; or why there are none", () => {
     const d = { rows: 60_000, p50Ms: 12, p99Ms: 80, maxMs: 140, resolutionMs: 1000, unstamped: 0, belowZero: 0, clock: "one clock: this machine" };
