@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, release, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { benchArgs } from "./args.ts";
 import { loadStack } from "../infra/stack/schema.ts";
 import { loadCapacity } from "../harness/results/capacity.ts";
 import type { SeriesPoint } from "../harness/results/types.ts";
@@ -26,17 +26,28 @@ import { BenchRun } from "../harness/runner/run.ts";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const machine = (): string => `${cpus()[0]?.model.trim() ?? "?"}, ${cpus().length} cores, kernel ${release()}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`;
 
-const { values } = parseArgs({
-  options: {
-    stacks: { type: "string", default: "local-quarter-core,local-2-cores" },
-    scenario: { type: "string", default: join(ROOT, "scenarios", "syslog-ng-postgres-capacity.yaml") },
-    "step-duration": { type: "string", default: "4s" },
-    warmup: { type: "string", default: "1s" },
-    "start-rate": { type: "string", default: "1000" },
-    tolerance: { type: "string", default: "0.15" },
-    "max-steps": { type: "string", default: "7" },
-  },
-});
+const USAGE = `npm run bench:capacity -- [flags]: \`ingestbench capacity\` on real stacks, then the found rate checked by two
+more runs of the same cell (at 90 % the stack should keep up, at 120 % it should not). Needs root. Exit 0 when every
+stack's 90 % run held and its 120 % run broke, 1 otherwise.
+
+  --stacks LIST        stacks to search (default local-quarter-core,local-2-cores)
+  --scenario FILE      the scenario (default scenarios/syslog-ng-postgres-capacity.yaml)
+  --step-duration D    measure of each search step (default 4s)
+  --warmup D           warmup of each step (default 1s)
+  --start-rate N       first offered rate, events/s (default 1000)
+  --tolerance X        bisection stops within this share (default 0.15)
+  --max-steps N        search steps at most (default 7)
+  -h, --help           this text`;
+
+const values = benchArgs({
+  stacks: { type: "string", default: "local-quarter-core,local-2-cores" },
+  scenario: { type: "string", default: join(ROOT, "scenarios", "syslog-ng-postgres-capacity.yaml") },
+  "step-duration": { type: "string", default: "4s" },
+  warmup: { type: "string", default: "1s" },
+  "start-rate": { type: "string", default: "1000" },
+  tolerance: { type: "string", default: "0.15" },
+  "max-steps": { type: "string", default: "7" },
+}, USAGE);
 
 async function main(): Promise<number> {
   const results = mkdtempSync(join(tmpdir(), "ib-bench-capacity-"));

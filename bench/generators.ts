@@ -35,6 +35,7 @@
  * line with {"events":n,"bytes":b,"t":ms}; exits when stdin closes).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { benchArgs } from "./args.ts";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createTcpServer, type Socket } from "node:net";
@@ -42,7 +43,6 @@ import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { encode as msgpackEncode, decode as msgpackDecode } from "@msgpack/msgpack";
 import { EsBulkEncoder } from "../core/events/es-bulk.ts";
 import { FluentForwardEncoder, msgpackObjectEnd } from "../core/events/fluent-forward.ts";
@@ -465,21 +465,32 @@ function printTable(rows: Row[]): void {
   for (const b of body) console.log(line(b));
 }
 
+const USAGE = `npm run bench:generators -- [flags]: each generator against a counting blackhole over 127.0.0.1, beside a
+reference tool in the same run (autocannon re-sending one pre-encoded body; syslog-ng's loggen), ~200-byte events,
+events/s counted at the blackhole, the tool pinned to core 0 and the blackhole to the other cores.
+
+  --seconds S        measured window per tool (default 5)
+  --warmup S         seconds after the first events before the window (default 1)
+  --batch N          events per HTTP request (default 500)
+  --connections N    connections per tool (default 1)
+  --syslog-batch N   syslog events per write (default 1000)
+  --only LIST        some of http-json,syslog,es-bulk,loki-push,griddb-webapi,fluent-forward (default: all)
+  --processes N      also N syslog generator processes together, and their scaling (default 2; 1 skips it)
+  -h, --help         this text`;
+
 async function main(): Promise<void> {
   // griddb-webapi authenticates every request (core/secrets.ts: no default password); the blackhole checks no
   // credentials, so any value does, unless the caller set one
   process.env[passwordEnvName("griddb")] ??= "bench-blackhole";
-  const { values } = parseArgs({
-    options: {
-      seconds: { type: "string", default: "5" },
-      warmup: { type: "string", default: "1" },
-      batch: { type: "string", default: "500" },
-      connections: { type: "string", default: "1" },
-      "syslog-batch": { type: "string", default: "1000" },
-      only: { type: "string" },
-      processes: { type: "string", default: "2" },
-    },
-  });
+  const values = benchArgs({
+    seconds: { type: "string", default: "5" },
+    warmup: { type: "string", default: "1" },
+    batch: { type: "string", default: "500" },
+    connections: { type: "string", default: "1" },
+    "syslog-batch": { type: "string", default: "1000" },
+    only: { type: "string" },
+    processes: { type: "string", default: "2" },
+  }, USAGE);
   const num = (k: keyof typeof values, min: number): number => {
     const v = Number(values[k]);
     if (!Number.isFinite(v) || v < min) throw new Error(`--${k} must be a number >= ${min}`);

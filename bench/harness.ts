@@ -43,7 +43,7 @@ import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, 
 import { cpus, loadavg, release, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { benchArgs } from "./args.ts";
 import type { RunRecord, SeriesPoint } from "../harness/results/types.ts";
 import { parseBytes } from "../core/units.ts";
 import { leastSquares } from "../harness/stats/descriptive.ts";
@@ -63,20 +63,34 @@ const HTTP_PORT = 18_291;
 const TCP_PORT = 19_291;
 const PG_PORT = 15_491;
 
-const { values: args } = parseArgs({
-  options: {
-    stack: { type: "string", default: "local-quarter-core" },
-    rows: { type: "string", default: "1000000" },
-    duration: { type: "string", default: "8s" },
-    warmup: { type: "string", default: "2s" },
-    "skip-runs": { type: "boolean", default: false },
-    "skip-ledger": { type: "boolean", default: false },
-    sink: { type: "string", default: "clickhouse" },
-    replay: { type: "string" },
-    "replay-stack": { type: "string", default: "local-2-cores" },
-    soak: { type: "string" },
-  },
-});
+const USAGE = `npm run bench:harness -- [flags]: what the instrument itself costs, each figure against its target, with
+the machine named: verifier CPU at the sink and the harness's CPU during real runs, per-cell overhead, the ledger per
+10M rows, and (on request) memory on a long replay and a soak. Needs root (the local platform).
+
+  --stack NAME          stack of the real runs and the soak (default local-quarter-core)
+  --duration D          measure of each real run (default 8s)
+  --warmup D            warmup of each real run (default 2s)
+  --skip-runs           no real runs
+  --rows LIST           ledger curve sizes, e.g. 1000000,10000000 (default 1000000)
+  --sink clickhouse|postgres   the sink of the ledger curve (default clickhouse)
+  --skip-ledger         no ledger curve
+  --replay SIZE         a replay file of SIZE (e.g. 4GiB, made in $TMPDIR) streamed through pg-copy (default off)
+  --replay-stack NAME   stack of the replay (default local-2-cores)
+  --soak D              scenarios/soak.yaml for D (e.g. 1h) on --stack (default off)
+  -h, --help            this text`;
+
+const args = benchArgs({
+  stack: { type: "string", default: "local-quarter-core" },
+  rows: { type: "string", default: "1000000" },
+  duration: { type: "string", default: "8s" },
+  warmup: { type: "string", default: "2s" },
+  "skip-runs": { type: "boolean", default: false },
+  "skip-ledger": { type: "boolean", default: false },
+  sink: { type: "string", default: "clickhouse" },
+  replay: { type: "string" },
+  "replay-stack": { type: "string", default: "local-2-cores" },
+  soak: { type: "string" },
+}, USAGE);
 
 const machine = (): string => `${cpus()[0]?.model.trim() ?? "?"}, ${cpus().length} cores, kernel ${release()}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`;
 const pct = (x: number): string => `${(x * 100).toFixed(x < 0.001 ? 4 : x < 0.01 ? 3 : 2)} %`;
