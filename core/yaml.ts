@@ -238,7 +238,35 @@ function sentence(msg: string): string {
 }
 
 function unknownKeyMessage(key: string, allowed: string[] | undefined): string {
-  return `unknown key "${key}"` + (allowed && allowed.length > 0 ? `; allowed keys: ${allowed.join(", ")}` : "");
+  const near = allowed ? closestKey(key, allowed) : undefined;
+  return `unknown key "${key}"` + (allowed && allowed.length > 0 ? `; allowed keys: ${allowed.join(", ")}` : "") + (near ? `; did you mean "${near}"?` : "");
+}
+
+/**
+ * The allowed key a misspelt `key` most likely meant: the one at the smallest edit distance (Levenshtein: insertions,
+ * deletions, substitutions), when that distance is at most 2 and less than half the key's length; undefined
+ * otherwise, or when two keys tie.
+ */
+export function closestKey(key: string, allowed: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  let tie = false;
+  for (const k of allowed) {
+    const d = editDistance(key.toLowerCase(), k.toLowerCase());
+    if (d < bestD) { best = k; bestD = d; tie = false; } else if (d === bestD) tie = true;
+  }
+  return best !== undefined && !tie && bestD <= 2 && bestD < key.length / 2 ? best : undefined;
+}
+
+/** Levenshtein distance of two strings (one row of the dynamic-programming table at a time). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
 }
 
 /** Marker carried in `params` of custom issues that were already flattened (e.g. forwarded from a nested schema). */

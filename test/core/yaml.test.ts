@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../core/errors.ts";
-import { parseYamlText } from "../../core/yaml.ts";
+import { closestKey, parseYamlText } from "../../core/yaml.ts";
 
 function errorOf(text: string): ConfigurationError {
   try {
@@ -30,5 +30,17 @@ describe("YAML aliases (core/yaml.ts)", () => {
 
   it("anchors and aliases that resolve still load", () => {
     expect(parseYamlText("a: &x { b: 1 }\nc: *x\n", "/tmp/x.yaml").data).toEqual({ a: { b: 1 }, c: { b: 1 } });
+  });
+});
+
+describe("closestKey (the 'did you mean' of an unknown key)", () => {
+  it("names the one allowed key within 2 edits and under half the key's length; none when two tie or none is near", () => {
+    expect(closestKey("duraton", ["duration", "warmup", "replicates"])).toBe("duration");
+    expect(closestKey("warmpu", ["duration", "warmup"])).toBe("warmup"); // a swap is 2 edits
+    expect(closestKey("Batch", ["batch", "rate"])).toBe("batch");
+    expect(closestKey("size", ["batch", "connections", "rate", "seed"])).toBeUndefined(); // seed is 3 edits away
+    expect(closestKey("ab", ["ac", "xb"])).toBeUndefined(); // 1 edit is not under half of 2 (and they tie)
+    expect(closestKey("rates", ["rate", "rated"])).toBeUndefined(); // a tie
+    expect(closestKey("x", [])).toBeUndefined();
   });
 });

@@ -235,7 +235,7 @@ describe("scenario errors name file, line and field", () => {
     const msg = errorOf(file).message.split("\n");
     expect(msg[0]).toMatch(/:1:1: duration: required, but missing/);
     expect(msg[1]).toMatch(/:9:9: warmup: "5 seconds" is not a duration/);
-    expect(msg[2]).toMatch(/:10:1: duraton: unknown key "duraton"; allowed keys: name, description, event, source, generator/);
+    expect(msg[2]).toMatch(/:10:1: duraton: unknown key "duraton"; allowed keys: name, description, event, source, generator.*; did you mean "duration"\?$/);
   });
 
   it("a matrix path that names no field, at the line of the key", () => {
