@@ -219,7 +219,8 @@ export async function collectDeadDeployments(
   const docker = await dockerClient(env);
   const why = await engineAnswers(docker);
   if (why) {
-    report.engineSkipped = `no Docker engine answers at ${env.DOCKER_HOST ?? "the default socket"} (${why})`;
+    report.engineSkipped = `no Docker engine answers at ${env.DOCKER_HOST ?? "the default socket"} (${why}), so expired docker stacks were not looked for`
+      + (env.DOCKER_HOST ? "" : `; if ingestbench's own engine runs, \`eval "$(bash scripts/docker-engine.sh env)"\` points DOCKER_HOST at it`);
     return report;
   }
   const registered = new Set(entries.map((e) => e.registry.stack));
