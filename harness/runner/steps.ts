@@ -129,9 +129,21 @@ export class StepRunner {
       if (!("atMs" in s.trigger)) continue;
       const due = t0 + s.trigger.atMs;
       if (due > loadEnd) continue; // after the load: skipped
-      const timer = setTimeout(() => this.fire(s), Math.max(0, due - now()));
-      this.timers.push(timer);
+      this.armAt(due, () => this.fire(s));
     }
+  }
+
+  /**
+   * Run `f` at `due` (epoch ms), never before: Node measures a timeout from the event loop's cached time, which lags
+   * the clock by whatever ran since the loop last woke, so a timer can fire that much early (a busy CI machine fired
+   * a 50 ms step at 48.7 ms); an early wake-up waits again for the rest.
+   */
+  private armAt(due: number, f: () => void): void {
+    this.timers.push(setTimeout(() => {
+      if (this.closed) return;
+      if (now() < due) this.armAt(due, f);
+      else f();
+    }, Math.max(0, Math.ceil(due - now()))));
   }
 
   /** A load-phase sample: fire the condition steps it satisfies. */

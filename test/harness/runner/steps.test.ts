@@ -61,13 +61,27 @@ describe("StepRunner (real processes)", () => {
     const timeline = await runner.finish();
     expect(timeline.map((e) => [e.status, e.exitCode])).toEqual([["ok", 0], ["failed", 3], ["timeout", null], ["skipped", null], ["skipped", null], ["ok", 0]]);
     expect(timeline[0]!.output).toBe("hello\noops");
-    expect(timeline[0]!.startS!).toBeGreaterThanOrEqual(0.049);
+    expect(timeline[0]!.startS!).toBeGreaterThanOrEqual(0.05); // never early (StepRunner armAt)
     expect(timeline[1]!.startS!).toBeGreaterThanOrEqual(0.1);
     expect(timeline[1]!.trigger).toBe("when stored >= 100");
     expect(timeline[2]!.output).toBe("timed out after 200 ms");
     expect(timeline[2]!.endS! - timeline[2]!.startS!).toBeLessThan(1);
     expect(timeline[3]).toMatchObject({ startS: null, endS: null, output: "" });
     expect(timeline[5]!.output).toBe('hosts ["sink"]\nzx-127.0.0.1');
+  });
+
+  it("a timed step never fires before its offset, even when the event loop's cached time is stale (Node times a timeout from it)", async () => {
+    const runner = new StepRunner([exec(0, { atMs: 50, text: "50ms" }, "true")], target);
+    // 30 ms of synchronous work: the loop's time is now 30 ms behind the clock, and a plain setTimeout(50) set from
+    // here fires about 20 ms after t0
+    const stale = performance.now() + 30;
+    while (performance.now() < stale) { /* busy */ }
+    const t0 = performance.timeOrigin + performance.now();
+    runner.start(t0, t0 + 1000);
+    await sleep(200);
+    const [e] = await runner.finish();
+    expect(e!.status).toBe("ok");
+    expect(e!.startS!).toBeGreaterThanOrEqual(0.05);
   });
 
   it("a script without a default export, and a platform without steps, fail the step with the reason", async () => {
