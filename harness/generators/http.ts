@@ -6,7 +6,7 @@
  * body), so the server never holds two requests it has not begun to answer, and the generator's next batch is already
  * queued while the answer travels. A connection that closes fails every request on it; none is re-sent (core/http.ts).
  *
- * Why 2 in flight (issue 16): with one, each 500-event batch is a round trip the process sleeps through once it has
+ * Why 2 in flight: with one, each 500-event batch is a round trip the process sleeps through once it has
  * encoded the next batch (traced per batch, http-json, AMD EPYC, 2 cores, beside a CI run: send → next encoded
  * p50 0.46 ms, send → answer p50 0.99 ms, p90 4.0 ms; CPU profile: 50 % idle, 24 % encode, 7 % undici), and each
  * wake-up waits for the shared core. The write itself is not the stall: the whole body is in the kernel when

@@ -358,10 +358,9 @@ class ClickHouseVerifier implements Verifier {
       );
       return row;
     };
-    // Before 19.9, SYSTEM FLUSH LOGS does not wait for entries still on their way to the log's buffer (ClickHouse
-    // issue 5456, fixed in 19.9), so a sample answered just before it can be missing (a CI run on a busy machine
-    // counted 3 of 4): read again until every answered sample is logged, for at most SINK_COST_WAIT_MS, and say so
-    // when some never were.
+    // In 18.16, SYSTEM FLUSH LOGS does not wait for entries still on their way to the log's buffer, so a sample
+    // answered just before it can be missing (a CI run on a busy machine counted 3 of 4): read again until every
+    // answered sample is logged, for at most SINK_COST_WAIT_MS, and say so when some never were.
     const deadline = now() + SINK_COST_WAIT_MS;
     let row = await read();
     while ((row[0] ?? 0) < expected && now() < deadline) {
