@@ -82,7 +82,7 @@ export function latestInvocationRuns(all: RunRecord[]): RunRecord[] {
  *         stacks' component versions differ and `force` is not set
  */
 export async function compareStacks(resultsRoot: string, scenario: string, stacks: string[], options: ComparisonOptions = {}): Promise<StackRow[]> {
-  const perStack: Array<{ stack: string; runs: RunRecord[]; used: Set<string>; excluded: ExcludedRun[] }> = [];
+  const perStack: Array<{ stack: string; runs: RunRecord[]; used: Set<string>; excludedBy: (cell: string) => ExcludedRun[] }> = [];
   for (const stack of stacks) {
     const all = await loadRuns(resultsRoot, stack, scenario);
     if (all.length === 0) {
@@ -90,7 +90,12 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
     }
     const { runs, passedOver } = chooseInvocation(all);
     const e = eligibleRuns(runs);
-    perStack.push({ stack, runs, used: new Set(e.used.map((r) => r.runId)), excluded: [...e.excluded, ...passedOver] });
+    // a left-out run of a cell this stack has no row for (a newer, incomplete invocation's) goes with its first row
+    const ownCells = new Set(runs.map((r) => r.cell));
+    const firstCell = [...ownCells].sort(cellSort)[0];
+    const excluded = [...e.excluded, ...passedOver];
+    const excludedBy = (cell: string): ExcludedRun[] => excluded.filter((x) => x.cell === cell || (cell === firstCell && !ownCells.has(x.cell)));
+    perStack.push({ stack, runs, used: new Set(e.used.map((r) => r.runId)), excludedBy });
   }
   const fingerprints = new Map(perStack.map((s) => [s.stack, groupFingerprint(s.runs)]));
   refuseVersionMismatch(diffFingerprints(perStack.map((s) => ({ label: s.stack, fingerprint: fingerprints.get(s.stack)! }))), options.force, `stacks ${stacks.join(", ")}`);
@@ -105,19 +110,16 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
   const rows: StackRow[] = [];
   for (const cell of cells) {
     let baseline: RunRecord[] | null = null;
-    for (const { stack, runs: stackRuns, used, excluded } of perStack) {
+    for (const { stack, runs: stackRuns, used, excludedBy } of perStack) {
       const runs = stackRuns.filter((r) => r.cell === cell);
       if (runs.length === 0) continue;
-      // a left-out run of a cell this stack has no row for (a newer, incomplete invocation's) goes with its first row
-      const ownCells = new Set(stackRuns.map((r) => r.cell));
-      const firstCell = stackRuns.map((r) => r.cell).sort(cellSort)[0];
       const measured = runs.filter((r) => used.has(r.runId));
       const isFirst = stack === perStack[0]!.stack;
       if (isFirst) baseline = measured;
       const values = rowsPerSecondOf(measured);
       const lastMeasured = measured[measured.length - 1] ?? runs[runs.length - 1]!;
       rows.push({
-        stack, baselineStack: perStack[0]!.stack, cell, runs, measured, excluded: excluded.filter((x) => x.cell === cell || (cell === firstCell && !ownCells.has(x.cell))),
+        stack, baselineStack: perStack[0]!.stack, cell, runs, measured, excluded: excludedBy(cell),
         medianRowsPerSecond: med(measured, (r) => r.summary?.rowsPerSecond),
         medianMiBPerSecond: med(measured, (r) => r.summary?.mibPerSecond),
         ratio: Number.NaN,
