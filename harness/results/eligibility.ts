@@ -51,7 +51,7 @@ export function statusProblem(run: RunRecord): string | null {
     return `failed: ${failing.length ? failing.join(", ") : run.ledger && run.ledger.lost > 0 ? `lost ${run.ledger.lost}` : "a check failed"}`;
   }
   if (status === "error") return `error${run.error ? ` ${run.error.code}: ${firstLine(run.error.message)}` : ""}`;
-  if (status === "interrupted") return "interrupted (its measurement is partial)";
+  if (status === "interrupted") return run.summary ? "interrupted (its measurement is partial)" : "interrupted before its measurement began (nothing measured)";
   if (status === "running") return "never finished (run.json still says running: the run was killed)";
   return `status ${status}`;
 }

@@ -3,11 +3,12 @@
  * series.jsonl is appended while the run goes (so an interrupted run keeps what it measured) and run.json is
  * written atomically (temp file + rename) at the end, and also once at the start with status "running".
  */
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, existsSync, type WriteStream } from "node:fs";
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { RunRecord, SeriesPoint } from "./types.ts";
 import { ConfigurationError } from "../../core/errors.ts";
+import { closestKey } from "../../core/yaml.ts";
 import { redact } from "../../core/secrets.ts";
 
 /** Write `data` to `file` atomically: readers see the old or the new file, never half of one. */
@@ -82,19 +83,25 @@ export async function loadSeries(dir: string): Promise<SeriesPoint[]> {
 
 /**
  * E_NO_RESULTS for a (stack, scenario) without runs, saying which is missing: when the stack has no results at all,
- * the stacks and scenarios that do (a misspelt name is the usual cause); else the scenarios it has. `command` is what
- * would make the results ("" for none).
+ * the stacks that do (with the nearest name, core/yaml.ts closestKey) and whether a stack file of that name exists
+ * here (stacks/Pulumi.<stack>.yaml, from the working directory); else the scenarios it has results of. The command
+ * that would make the results (`command`, "" for none) is suggested only when its stack and scenario files exist.
  */
-export async function noResultsError(resultsRoot: string, stack: string, scenario: string, command = `ingestbench bench --stack ${stack} scenarios/${scenario}.yaml`): Promise<ConfigurationError> {
+export async function noResultsError(resultsRoot: string, stack: string, scenario: string, command = `node bin/ingestbench.js bench --stack ${stack} scenarios/${scenario}.yaml`): Promise<ConfigurationError> {
   const dirs = async (d: string): Promise<string[]> =>
     (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const near = (name: string, names: string[]): string => {
+    const k = closestKey(name, names);
+    return k ? `; did you mean "${k}"?` : "";
+  };
+  const stackFile = existsSync(path.join("stacks", `Pulumi.${stack}.yaml`));
+  const run = command && stackFile && existsSync(path.join("scenarios", `${scenario}.yaml`)) ? `; run: ${command}` : "";
   const stacks = await dirs(resultsRoot);
-  const run = command ? `; run: ${command}` : "";
   if (!stacks.includes(stack)) {
     const known = stacks.length ? `stacks with results: ${stacks.join(", ")}` : "no stack has results there yet";
-    // no "run: …" here: for a misspelt name it would be a command that cannot work
-    return new ConfigurationError("E_NO_RESULTS", `no results of stack "${stack}" under ${resultsRoot} (${known}); is the name right? \`ingestbench stacks\` lists the stacks, \`ingestbench bench --stack ${stack} …\` makes results`, { field: "stack" });
+    const file = stackFile ? `stacks/Pulumi.${stack}.yaml exists: it has not been benchmarked yet` : `no stacks/Pulumi.${stack}.yaml here either (\`node bin/ingestbench.js stacks\` lists the stacks)`;
+    return new ConfigurationError("E_NO_RESULTS", `no results of stack "${stack}" under ${resultsRoot} (${known})${near(stack, stacks)}; ${file}${run}`, { field: "stack" });
   }
   const scenarios = (await dirs(path.join(resultsRoot, stack))).filter((d) => !d.includes("."));
-  return new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario} (its scenarios with results: ${scenarios.join(", ") || "none"})${run}`, { field: "scenario" });
+  return new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario} (its scenarios with results: ${scenarios.join(", ") || "none"})${near(scenario, scenarios)}${run}`, { field: "scenario" });
 }

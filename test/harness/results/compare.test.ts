@@ -8,6 +8,7 @@ import {
   type NoiseFloorCell,
 } from "../../../harness/results/compare.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
+import { statusProblem } from "../../../harness/results/eligibility.ts";
 import { type Spec, writeRunRecord } from "../../helpers/run-records.ts";
 
 let root = "";
@@ -120,11 +121,17 @@ describe("compareStacks", () => {
   it("keeps a readable error for a stack without results", async () => {
     // a stack with no results at all: named as such, with the stacks that have some (a misspelt name, usually)
     await expect(compareStacks(root, "quickstart", ["quarter", "nothing"])).rejects.toMatchObject({
-      code: "E_NO_RESULTS", message: expect.stringMatching(/^no results of stack "nothing" under .*\(stacks with results: .*\bquarter\b.*\); is the name right\? `ingestbench stacks` lists the stacks/),
+      code: "E_NO_RESULTS", message: expect.stringMatching(/^no results of stack "nothing" under .*\(stacks with results: .*\bquarter\b.*\); no stacks\/Pulumi\.nothing\.yaml here either \(`node bin\/ingestbench\.js stacks` lists the stacks\)$/),
     });
+    // a stack file of that name exists: the bench command that makes its results is suggested
+    await expect(compareStacks(root, "quickstart", ["quarter", "local-quarter-core"])).rejects.toMatchObject({
+      message: expect.stringMatching(/; stacks\/Pulumi\.local-quarter-core\.yaml exists: it has not been benchmarked yet; run: node bin\/ingestbench\.js bench --stack local-quarter-core scenarios\/quickstart\.yaml$/),
+    });
+    // a near name is suggested; no bench command is, since no such stack file exists
+    await expect(compareStacks(root, "quickstart", ["quarter", "quartre"])).rejects.toMatchObject({ message: expect.stringMatching(/; did you mean "quarter"\?; no stacks\/Pulumi\.quartre\.yaml/) });
     // a stack with results, of other scenarios: those are listed
     await expect(compareStacks(root, "quickstrat", ["quarter"])).rejects.toMatchObject({
-      code: "E_NO_RESULTS", message: expect.stringMatching(/^no results for scenario "quickstrat" on stack "quarter" .*\(its scenarios with results: quickstart\)/),
+      code: "E_NO_RESULTS", message: expect.stringMatching(/^no results for scenario "quickstrat" on stack "quarter" .*\(its scenarios with results: quickstart\); did you mean "quickstart"\?$/),
     });
   });
 });
@@ -205,6 +212,8 @@ describe("compareRuns", () => {
     await expect(compareRuns(root, "quickstart", "one-night", { baseline: "previous" })).rejects.toMatchObject({
       code: "E_NO_RUNS", message: expect.stringMatching(/^"previous" of "quickstart" on "one-night": latest and previous count complete invocations only .*there is 1 \(2026-11-29T10:00:00\.000Z\)/),
     });
+    // a run interrupted before it measured says so (its own terminal line says "nothing measured")
+    expect(statusProblem({ ...cut, summary: null })).toBe("interrupted before its measurement began (nothing measured)");
     // named by prefix, the interrupted invocation is what is asked for: its run is excluded by its status
     const named = await compareRuns(root, "quickstart", "cut-latest", { baseline: INV2, contenders: ["2026-12-01"] });
     expect(named.contenders[0]!.runIds).toEqual([cut.runId]);
