@@ -21,8 +21,9 @@
  *    lines, docs/write-ups.md), target ≤ 10 s per 10M rows.
  *
  * 3. `--replay <size>` (e.g. 4GiB; off by default): a replay file of that many bytes of ~200-byte lines made in
- *    $TMPDIR (never committed), streamed once through the pg-copy generator into PostgreSQL on `--replay-stack`
- *    (default local-2-cores) as a fixed workload of every line; the harness's largest resident set over the run
+ *    $TMPDIR (never committed), streamed once through each generator of `--replay-through` (default both) on
+ *    `--replay-stack` (default local-2-cores) as a fixed workload of every line: pg-copy into PostgreSQL, and syslog
+ *    (RFC 5424 over TCP) through syslog-ng 3.38's http() into ClickHouse 18.16; the harness's largest resident set over the run
  *    (run.json instrument.harness.rss) and the generator's (the loadgen host's cgroup anonymous memory, series.jsonl),
  *    target under 200 MB each, with the ledger checked exact. Write-up 004's 60 GiB streams the same way, only for
  *    longer (about 50 min at 100k rows/s): the figure to watch is that RSS does not follow the file's size.
@@ -32,7 +33,7 @@
  *    series.jsonl's bytes per sample in the first and second half of the run (a file that grows linearly has the same).
  *
  *   npm run bench:harness -- [--stack local-quarter-core] [--rows 1000000] [--duration 8s] [--warmup 2s] [--skip-runs] [--skip-ledger]
- *     [--sink clickhouse|postgres] [--replay 4GiB] [--replay-stack local-2-cores] [--soak 1h]
+ *     [--sink clickhouse|postgres] [--replay 4GiB] [--replay-through pg-copy,syslog] [--replay-stack local-2-cores] [--soak 1h]
  *
  * The runs need root (the local platform); results go to a temp directory under $TMPDIR, removed at the end, as is
  * the sink server of part 2 (its direct host's data directory) on success, error and Ctrl-C.
@@ -74,7 +75,8 @@ the machine named: verifier CPU at the sink and the harness's CPU during real ru
   --rows LIST           ledger curve sizes, e.g. 1000000,10000000 (default 1000000)
   --sink clickhouse|postgres   the sink of the ledger curve (default clickhouse)
   --skip-ledger         no ledger curve
-  --replay SIZE         a replay file of SIZE (e.g. 4GiB, made in $TMPDIR) streamed through pg-copy (default off)
+  --replay SIZE         a replay file of SIZE (e.g. 4GiB, made in $TMPDIR) streamed through generators (default off)
+  --replay-through LIST pg-copy (into PostgreSQL), syslog (through syslog-ng into ClickHouse) or both (the default)
   --replay-stack NAME   stack of the replay (default local-2-cores)
   --soak D              scenarios/soak.yaml for D (e.g. 1h) on --stack (default off)
   -h, --help            this text`;
@@ -89,6 +91,7 @@ const args = benchArgs({
   sink: { type: "string", default: "clickhouse" },
   replay: { type: "string" },
   "replay-stack": { type: "string", default: "local-2-cores" },
+  "replay-through": { type: "string", default: "pg-copy,syslog" },
   soak: { type: "string" },
 }, USAGE);
 
@@ -146,11 +149,26 @@ function generatorMemoryRow(figure: string, series: SeriesPoint[]): Row {
     basis: `the loadgen host's cgroup anonymous memory (memory.stat total_rss / anon), largest sample; its working set, page cache of the file read included, up to ${mib(g.workingSet)}` };
 }
 
+/** The generator, collector and sink lines of a replay scenario, per `--replay-through` generator (see the file comment). */
+const REPLAY_THROUGH: Record<string, (lines: number, batch: number) => string[]> = {
+  "pg-copy": (lines, batch) => [
+    `generator: { pg-copy: { batch: ${batch}, connections: 1, rate: max, requests: ${lines / batch}, seed: 42 } }`,
+    "collector: none", 'sink: { postgres: { version: "18.4.0-beta.17" } }',
+  ],
+  // closed loop at syslog-ng's flow control; 10,000-line inserts so that ClickHouse 18.16 makes few parts
+  syslog: (lines) => [
+    `generator: { syslog: { batch: 500, connections: 1, rate: max, requests: ${lines / 500}, seed: 42 } }`,
+    'collector: { syslog-ng: { version: "3.38", batch-lines: 10000, batch-timeout: 200, workers: 2, log-fifo-size: 100000 } }',
+    'sink: { clickhouse: { version: "18.16.1" } }',
+  ],
+};
+
 /**
  * Part 3: a replay file of `bytes` (~200-byte lines: a line number and filler, deterministic), written in 1 MiB
- * chunks (so this process never holds it), streamed once through pg-copy (see the file comment).
+ * chunks (so this process never holds it), streamed once through each of `through` (REPLAY_THROUGH; see the file
+ * comment). Lines are a multiple of 8000 (every generator's batch divides the fixed workload).
  */
-async function replayRun(bytes: number, resultsDir: string): Promise<void> {
+async function replayRun(bytes: number, through: string[], resultsDir: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "ib-replay-"));
   try {
     const file = join(dir, "replay.log");
@@ -171,28 +189,31 @@ async function replayRun(bytes: number, resultsDir: string): Promise<void> {
     }
     out.end();
     await once(out, "finish");
-    const scenario = join(dir, "replay.yaml");
-    writeFileSync(scenario, [
-      "name: replay",
-      `description: a ${mib(written)} replay file streamed once through pg-copy (bench/harness.ts part 3)`,
-      "event:", "  - { name: ts, type: timestamp }", "  - { name: msg, type: string, size: 200 }",
-      `source: { file: ${file} }`,
-      `generator: { pg-copy: { batch: ${batch}, connections: 1, rate: max, requests: ${lines / batch}, seed: 42 } }`,
-      "collector: none", 'sink: { postgres: { version: "18.4.0-beta.17" } }',
-      "warmup: 0s", "duration: 7200s", "interval: 1s", "drain: { timeout: 120s }", "replicates: 1", "matrix: {}",
-      "fidelity: { all: 0, sample: 10000 }",
-      "checks:", "  - { ledger.lost: 0 }", "  - { ledger.duplicated: 0 }", "",
-    ].join("\n"));
     const stack = args["replay-stack"]!;
-    console.log(`replay: ${mib(written)} (${lines.toLocaleString("en")} lines) through pg-copy on ${stack}:`);
-    const { record, dir: runDir } = benchFile(scenario, "replay", stack, resultsDir, []);
-    const rss = record.instrument?.harness.rss;
-    if (!rss) throw new Error(`replay run ${record.runId} (${record.status}) has no resident-set figures: ${record.error?.message ?? ""}`);
-    const stored = record.ledger?.stored ?? 0;
-    const exact = stored === lines && record.ledger?.lost === 0 && record.ledger?.duplicated === 0;
-    rows.push({ figure: `replay ${mib(written)}: harness RSS`, value: `max ${mib(rss.maxBytes)}`, target: "< 200 MB", verdict: verdict(rss.maxBytes < TARGET.rssBytes && exact),
-      basis: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)} over ${record.instrument!.measureSeconds.toFixed(0)} s; ${stored.toLocaleString("en")} of ${lines.toLocaleString("en")} lines stored${exact ? ", ledger exact" : " — ledger NOT exact"}; ledger ${sec(record.instrument!.overhead.ledgerMs)}, content ${sec(record.instrument!.overhead.fidelityMs)}` });
-    rows.push(generatorMemoryRow(`replay ${mib(written)}: generator memory`, seriesOf(runDir)));
+    for (const gen of through) {
+      const name = `replay-${gen}`;
+      const scenario = join(dir, `${name}.yaml`);
+      writeFileSync(scenario, [
+        `name: ${name}`,
+        `description: a ${mib(written)} replay file streamed once through ${gen} (bench/harness.ts part 3)`,
+        "event:", "  - { name: ts, type: timestamp }", "  - { name: msg, type: string, size: 200 }",
+        `source: { file: ${file} }`,
+        ...REPLAY_THROUGH[gen]!(lines, batch),
+        "warmup: 0s", "duration: 7200s", "interval: 1s", "drain: { timeout: 300s }", "replicates: 1", "matrix: {}",
+        "fidelity: { all: 0, sample: 10000 }",
+        "checks:", "  - { ledger.lost: 0 }", "  - { ledger.duplicated: 0 }", "",
+      ].join("\n"));
+      console.log(`replay: ${mib(written)} (${lines.toLocaleString("en")} lines) through ${gen} on ${stack}:`);
+      const { record, dir: runDir } = benchFile(scenario, name, stack, resultsDir, []);
+      const rss = record.instrument?.harness.rss;
+      if (!rss) throw new Error(`replay run ${record.runId} (${record.status}) has no resident-set figures: ${record.error?.message ?? ""}`);
+      const stored = record.ledger?.stored ?? 0;
+      const exact = stored === lines && record.ledger?.lost === 0 && record.ledger?.duplicated === 0;
+      const label = `replay ${mib(written)} via ${gen}`;
+      rows.push({ figure: `${label}: harness RSS`, value: `max ${mib(rss.maxBytes)}`, target: "< 200 MB", verdict: verdict(rss.maxBytes < TARGET.rssBytes && exact),
+        basis: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)} over ${record.instrument!.measureSeconds.toFixed(0)} s (${Math.round(record.summary?.rowsPerSecond ?? 0).toLocaleString("en")} rows/s); ${stored.toLocaleString("en")} of ${lines.toLocaleString("en")} lines stored${exact ? ", ledger exact" : " — ledger NOT exact"}; ledger ${sec(record.instrument!.overhead.ledgerMs)}, content ${sec(record.instrument!.overhead.fidelityMs)}` });
+      rows.push(generatorMemoryRow(`${label}: generator memory`, seriesOf(runDir)));
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -358,6 +379,19 @@ async function ledgerCurve(sizes: number[], sink: CurveSink): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  const through = args["replay-through"]!.split(",").filter(Boolean);
+  const unknown = through.filter((g) => !(g in REPLAY_THROUGH));
+  if (unknown.length || through.length === 0) {
+    console.error(`bench:harness: --replay-through ${args["replay-through"]}: a list of ${Object.keys(REPLAY_THROUGH).join(", ")}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  let replayBytes: number | undefined;
+  try {
+    replayBytes = args.replay === undefined ? undefined : parseBytes(args.replay);
+  } catch (e) {
+    console.error(`bench:harness: --replay ${args.replay}: ${(e as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
   console.log(`bench:harness on ${machine()}`);
   const resultsDir = mkdtempSync(join(tmpdir(), "ib-bench-harness-"));
   try {
@@ -373,7 +407,7 @@ async function main(): Promise<void> {
       console.log(`ledger curve (${sink.label}, uncapped, one generator):`);
       await ledgerCurve(args.rows!.split(",").map(Number).filter((n) => n > 0), sink);
     }
-    if (args.replay) await replayRun(parseBytes(args.replay), resultsDir);
+    if (replayBytes !== undefined) await replayRun(replayBytes, through, resultsDir);
     if (args.soak) soakRun(args.soak, resultsDir);
   } finally {
     rmSync(resultsDir, { recursive: true, force: true });
