@@ -204,3 +204,19 @@ export async function completionOf(v: Verifier, sent: number[], rejected: Array<
   const l = await v.ledger(sent, rejected);
   return { tBefore, tAfter: nowMs(), missing: l.lost, missingRanges: l.missingRanges };
 }
+
+/** The least horizon of a windowed live sample, ms (plugins/sinks/loki/verifier.ts, plugins/sinks/griddb/verifier.ts). */
+export const LIVE_HORIZON_MS = 60_000;
+
+/** The most horizon of a windowed live sample, ms: bounds what a sample reads while delivery stalls. */
+export const LIVE_HORIZON_MAX_MS = 3_600_000;
+
+/**
+ * The horizon of a windowed live sample, ms, given the newest stored row's age (now − its send time, ms): twice the
+ * age, within [LIVE_HORIZON_MS, LIVE_HORIZON_MAX_MS]. A sink whose live count cannot be incremental (Loki, GridDB)
+ * re-counts only rows sent within the horizon and freezes the older ones at their last count: the age grows while
+ * delivery stalls, so late rows are waited for, and the margin covers the generator's clock against the harness's.
+ */
+export function liveHorizonMs(ageMs: number): number {
+  return Math.min(LIVE_HORIZON_MAX_MS, Math.max(LIVE_HORIZON_MS, 2 * Math.max(0, ageMs)));
+}

@@ -11,14 +11,35 @@
  *   names may differ (they do not matter to positional rows). A matching container is dropped and created anew
  *   (a previous cell's rows would corrupt the ledger), keeping its container type;
  * - else creates it (`POST …/containers`): types string → STRING, timestamp → TIMESTAMP, int → LONG,
- *   float → DOUBLE, bool → BOOL, gen INTEGER, seq LONG, sent_at TIMESTAMP; container type `params.containerType`,
- *   COLLECTION (default: no row key, duplicates stay visible) or TIME_SERIES (row key = the first column, which must
- *   be a timestamp field; rows sharing a timestamp then replace each other, as in write-up 000).
+ *   float → DOUBLE, bool → BOOL, gen INTEGER, seq LONG, sent_at TIMESTAMP with a TREE index (the column's
+ *   `"index": ["TREE"]`, Web API "Creating a container"; for the live samples below); container type
+ *   `params.containerType`, COLLECTION (default: no row key, duplicates stay visible) or TIME_SERIES (row key = the
+ *   first column, which must be a timestamp field; rows sharing a timestamp then replace each other, as in write-up
+ *   000).
  *
- * - sample: SQL `SELECT COUNT(*), MAX(sent_at) … WHERE gen >= genBase AND gen < genBase + GEN_STRIDE` (this run's
- *   rows only, core/ledger.ts "Run identity"; another run's are the ledger's `foreign`) through `POST …/sql/select` ("SQL SELECT execution"; answer
- *   `[{"columns":[..],"results":[[..]]}]`). `params.sqlPath: "sql"` selects the older `POST …/sql` endpoint, whose
- *   statements carry `"type": "sql-select"`.
+ * - sample, live (the load's samples): windowed, so that what it reads at the sink does not grow with the run. One SQL
+ *   statement through `POST …/sql/select` ("SQL SELECT execution"; answer `[{"columns":[..],"results":[[..]]}]`):
+ *   `SELECT COUNT(*), MAX(sent_at), SUM(CASE WHEN sent_at <= TIMESTAMP('<cut>') THEN 1 ELSE 0 END) … WHERE
+ *   sent_at > TIMESTAMP('<frontier>') AND gen >= genBase AND gen < genBase + GEN_STRIDE` (this run's rows only,
+ *   core/ledger.ts "Run identity"; another run's are the ledger's `foreign`). stored = the rows frozen before + the
+ *   count; then the rows of (frontier, cut] are frozen (the CASE sum) and the frontier moves to the cut = now − H.
+ *   GridDB SQL scans through a TREE index for a comparison of an indexed column with a constant expression, and
+ *   with AND uses the first indexed column's (GridDB SQL Tuning Guide, "Index selection rules"); gen has no index,
+ *   so the scan reads the rows sent after the frontier only (H × the rate, constant over the run, where the
+ *   unwindowed count read the whole container). sent_at is the only column that orders rows by time (seq is per
+ *   generator, gen has 256 values). The index's price: every inserted row also inserts its sent_at into the tree,
+ *   mostly at its right edge as sent_at grows (not measured here: no GridDB on this machine). The first live sample
+ *   has no frontier (`sent_at IS NOT NULL`; before the load the container is empty).
+ *   The horizon H = 2 × the newest row's age (now − MAX(sent_at) seen; before any row, now − prepare), at least
+ *   `LIVE_HORIZON_MS` (60 s), at most `LIVE_HORIZON_MAX_MS` (1 h; core/verifier.ts liveHorizonMs): the age grows while delivery stalls, so the
+ *   frontier waits for late rows; the margin covers the generator's clock against the harness's (sent_at is the
+ *   generator's). A row that arrives with a sent_at at or before the frontier (delivered more than H after it was
+ *   sent, ahead of newer rows), or without a sent_at, is missing from the live figure, which is low by it, never
+ *   high; the `full` samples and the ledger count it. MAX(sent_at) of the rows after the frontier is the newest: a
+ *   row newer than the newest seen is younger than that row's age, so after the frontier.
+ * - sample, `full` (the drain): `SELECT COUNT(*), MAX(sent_at) … WHERE gen >= genBase AND gen < genBase +
+ *   GEN_STRIDE` over the whole container, exact. `params.sqlPath: "sql"` selects the older `POST …/sql` endpoint,
+ *   whose statements carry `"type": "sql-select"`.
  * - ledger (definitions in core/ledger.ts): `COUNT(*)` gives stored; the stored (gen, seq) pairs with their row counts
  *   come from `SELECT gen, seq, COUNT(*) … GROUP BY gen, seq ORDER BY gen, seq`, paged by key (gen, seq) in pages of
  *   `GRIDDB_PAGE` rows (the Web API's default maxLimit); rows with a NULL gen or seq are unexpected.
@@ -35,7 +56,7 @@ import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { GEN_STRIDE, SeqLedger, type SinkCollisions } from "../../../core/ledger.ts";
 import { createEventSource } from "../../../core/events/source.ts";
-import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import { liveHorizonMs, type CountSample, type Ledger, type Verifier, type VerifierContext, type VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { gridDbRowReader } from "./rows.ts";
 
@@ -57,15 +78,20 @@ export type GridDbContainerType = "COLLECTION" | "TIME_SERIES";
 export interface GridDbColumn {
   name: string;
   type: string;
+  /** the column's indexes, e.g. ["TREE"] (Web API container creation and information; absent: none) */
+  index?: string[];
 }
 
-/** The container's columns for `fields`: the fields in order, then gen, seq, sent_at. */
+/**
+ * The container's columns for `fields`: the fields in order, then gen, seq, sent_at, the last with a TREE index (the
+ * live samples' range scan, see the file comment).
+ */
 export function gridDbColumns(fields: readonly EventField[]): GridDbColumn[] {
   return [
     ...fields.map((f) => ({ name: f.name, type: GRIDDB_TYPES[f.type] })),
     { name: "gen", type: "INTEGER" },
     { name: "seq", type: "LONG" },
-    { name: "sent_at", type: "TIMESTAMP" },
+    { name: "sent_at", type: "TIMESTAMP", index: ["TREE"] },
   ];
 }
 
@@ -85,6 +111,9 @@ export function columnMismatches(actual: readonly GridDbColumn[], expected: read
   return out;
 }
 
+/** A GridDB SQL TIMESTAMP constant for epoch ms (GridDB SQL Reference, TIMESTAMP function; TIMESTAMP keeps ms). */
+const timestampSql = (ms: number): string => `TIMESTAMP('${new Date(ms).toISOString()}')`;
+
 /** A GridDB identifier in SQL (double quotes doubled). */
 const ident = (s: string): string => `"${s.replace(/"/g, '""')}"`;
 
@@ -103,6 +132,11 @@ class GridDbVerifier implements Verifier {
   private readonly base: string;
   private readonly container: string;
   private newest: number | null = null;
+  /** when prepare() ran (or the verifier was made), epoch ms: the age of "no row yet" for the horizon */
+  private openedAtMs = Date.now();
+  /** live sample state (see the file comment): rows frozen, all of them sent at or before `frontierMs` (null: none yet) */
+  private frozen = 0;
+  private frontierMs: number | null = null;
   /** stored rows read back for the content check (./rows.ts) */
   readonly rows: StoredRowReader;
   /** the container type prepare() made (TIME_SERIES rows replace each other on their row key) */
@@ -157,6 +191,9 @@ class GridDbVerifier implements Verifier {
     await this.api.call("POST", `${this.base}/containers`, { container_name: this.container, container_type: type, rowkey: type === "TIME_SERIES", columns: expected });
     this.containerType = type;
     this.newest = null;
+    this.openedAtMs = Date.now();
+    this.frozen = 0;
+    this.frontierMs = null;
   }
 
   /** Run one SELECT; resolves with its rows. */
@@ -168,13 +205,37 @@ class GridDbVerifier implements Verifier {
     return res.results;
   }
 
-  async sample(): Promise<CountSample> {
+  /**
+   * A timed count of this run's rows: live, the rows sent after the frontier plus those frozen before it; `full` (the
+   * drain), every row of the container (see the file comment).
+   */
+  async sample(options: { full?: boolean; tag?: string } = {}): Promise<CountSample> {
     const tBefore = now();
     const base = this.ctx.genBase ?? 0;
-    const [row] = await this.select(`SELECT COUNT(*), MAX(sent_at) FROM ${ident(this.container)} WHERE gen >= ${base} AND gen < ${base + GEN_STRIDE}`);
+    const ours = `gen >= ${base} AND gen < ${base + GEN_STRIDE}`;
+    const c = ident(this.container);
+    let stored: number;
+    let newestCell: unknown;
+    if (options.full) {
+      const [row] = await this.select(`SELECT COUNT(*), MAX(sent_at) FROM ${c} WHERE ${ours}`);
+      stored = Number(row?.[0] ?? 0);
+      newestCell = row?.[1];
+    } else {
+      const t = Date.now();
+      const cut = Math.floor(t - liveHorizonMs(t - (this.newest ?? this.openedAtMs)));
+      const after = this.frontierMs === null ? "sent_at IS NOT NULL" : `sent_at > ${timestampSql(this.frontierMs)}`;
+      const freezeTo = Math.max(cut, this.frontierMs ?? cut);
+      const [row] = await this.select(`SELECT COUNT(*), MAX(sent_at), SUM(CASE WHEN sent_at <= ${timestampSql(freezeTo)} THEN 1 ELSE 0 END) FROM ${c} WHERE ${after} AND ${ours}`);
+      const live = Number(row?.[0] ?? 0);
+      const freezing = Number(row?.[2] ?? 0);
+      if (!Number.isFinite(live) || !Number.isFinite(freezing)) throw new IngestbenchError("E_GRIDDB_ANSWER", `GridDB's live count answered ${JSON.stringify(row)}`);
+      stored = this.frozen + live;
+      this.frozen += freezing;
+      this.frontierMs = freezeTo;
+      newestCell = row?.[1];
+    }
     const tAfter = now();
-    const stored = Number(row?.[0] ?? 0);
-    const newest = typeof row?.[1] === "string" ? Date.parse(row[1]) : Number.NaN;
+    const newest = typeof newestCell === "string" ? Date.parse(newestCell) : Number.NaN;
     if (Number.isFinite(newest)) this.newest = Math.max(this.newest ?? 0, newest);
     return { tBefore, tAfter, stored, newestSentAtMs: this.newest };
   }

@@ -9,9 +9,30 @@
  * timestamps must therefore be send times (the loki-push generator's default `timestamp: "sent"`, or a collector's
  * arrival time); lines of earlier cells fall before the window.
  *
- * - sample: `sum(count_over_time(<selector>[<window> ms]))` evaluated once at now (query_range with start = end =
- *   now): a matrix with one series whose last value is the count (no series: 0); then the newest entry (log query,
- *   direction backward, limit 1) gives the newest sent_at (its line's JSON `sent_at`, else the entry time).
+ * - sample, live (the load's samples): windowed, so that what it reads at the sink does not grow with the run. The
+ *   window is cut into buckets of `LOKI_BUCKET_MS` (1 s) on an absolute grid (multiples of 1 s in epoch ms); one
+ *   query_range `sum(count_over_time(<countRange>[1000ms]))`, step 1 (s), from the first bucket end past the frontier
+ *   to the bucket end at or after now. Loki evaluates it at start, start + step, … ≤ end, each point t counting the
+ *   entries of (t − 1 s, t] (Loki's range aggregations exclude a range's lower bound and include its upper), so the
+ *   buckets neither overlap nor leave gaps; a bucket without entries has no point.
+ *   Grid points stay put under a query frontend that aligns start and end to the step (`align_queries_with_step`);
+ *   an answer off the grid is an error. The bucket holding the window's start is counted alone, while it is live,
+ *   as `count_over_time(<countRange>[<its part of the window> ms])` at its end, so that no line before the window
+ *   counts. Buckets that end at or before now − H are frozen at what the sample read of them and never read again:
+ *   stored = frozen + the live buckets. (Buckets never read that are past the longest horizon, when samples are more
+ *   than an hour apart, are counted once by one count_over_time over them and frozen.)
+ *   The horizon H = 2 × the newest line's age (now − its send time; before any line, now − the window's start),
+ *   at least `LIVE_HORIZON_MS` (60 s), at most `LIVE_HORIZON_MAX_MS` (1 h, 3601 points: below Loki's 11 000 per
+ *   series). The age grows while delivery stalls, so the frontier waits for late lines; the margin also covers the
+ *   generator's clock against the harness's (entry times are send times on the generator's clock). A sample reads H of
+ *   entries (H × the rate, constant over the run, where the unwindowed count read the whole run). A line delivered
+ *   after its bucket froze (more than H after it was sent, ahead of newer lines) is missing from the live figure,
+ *   which is low by it, never high: a bucket's count only grows (also where a results cache answers a bucket from an
+ *   earlier read). The `full` samples and the ledger count it. The newest line (log query, direction backward,
+ *   limit 1) is looked for over [now − H, now] only: a line newer than the newest seen is younger than that line's
+ *   age, so inside H; its sent_at is the line's JSON `sent_at`, else the entry time.
+ * - sample, `full` (the drain): `sum(count_over_time(<countRange>[<window> ms]))` evaluated once at now (start = end =
+ *   now) and the newest line, both over the whole window: exact, late lines included.
  * - ledger (definitions in core/ledger.ts): every entry of the window, paged forward by timestamp (limit `LOKI_PAGE`,
  *   Loki's default max_entries_limit_per_query; the next page starts at the last timestamp seen, and entries at that
  *   exact timestamp already counted are skipped). Each line is the event's JSON; gen comes from the line (or the
@@ -23,7 +44,7 @@
  *   and those are not seqs. Lines of another run are `foreign` (SeqLedger with ctx.genBase).
  * - the sample counts this run's lines only when the run has its own generator-id space (ctx.genBase, core/ledger.ts
  *   GEN_STRIDE ids): the range aggregation gets a log pipeline, `count_over_time(<selector> | json ib_gen="gen" |
- *   ib_gen >= base and ib_gen < base + 256 [<window> ms])` (LogQL "Metric queries": log range aggregations over a
+ *   ib_gen >= base and ib_gen < base + 256 [<range>])` (LogQL "Metric queries": log range aggregations over a
  *   pipeline; label filter expressions compare numbers). A label matcher cannot express a numeric range, and a
  *   previous run's late lines in the window would otherwise read as this run's throughput. A line that is not the
  *   event's JSON fails the filter; the ledger still counts it as unexpected.
@@ -32,12 +53,15 @@ import { IngestbenchError } from "../../../core/errors.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { GEN_STRIDE, SeqLedger } from "../../../core/ledger.ts";
 import { sinkAuthHeaders, sinkLogin } from "../../../core/secrets.ts";
-import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import { LIVE_HORIZON_MAX_MS, liveHorizonMs, type CountSample, type Ledger, type Verifier, type VerifierContext, type VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { lokiRowReader } from "./rows.ts";
 
 /** Entries per ledger page (Loki's default limits_config.max_entries_limit_per_query). */
 export const LOKI_PAGE = 5000;
+
+/** Width of a live sample's buckets, ms (the query_range step; see the file comment). */
+export const LOKI_BUCKET_MS = 1000;
 
 const now = (): number => performance.timeOrigin + performance.now();
 
@@ -78,6 +102,11 @@ class LokiVerifier implements Verifier {
   private readonly countRange: string;
   private windowStartMs = 0;
   private newest: number | null = null;
+  /** live sample state (see the file comment): lines of the frozen buckets, all of which end at or before `frontierMs` */
+  private frozen = 0;
+  private frontierMs = 0;
+  /** end of the bucket that holds the window's start while it is live (counted on its own), else null */
+  private headEndMs: number | null = null;
   /** stored lines read back for the content check (./rows.ts) */
   readonly rows: StoredRowReader;
 
@@ -94,6 +123,10 @@ class LokiVerifier implements Verifier {
     await this.api.call("GET", "/ready");
     this.windowStartMs = Date.now();
     this.newest = null;
+    this.frozen = 0;
+    const first = Math.ceil(this.windowStartMs / LOKI_BUCKET_MS) * LOKI_BUCKET_MS;
+    this.frontierMs = first;
+    this.headEndMs = first > this.windowStartMs ? first : null;
   }
 
   private async queryRange(params: Record<string, string>): Promise<QueryRangeAnswer> {
@@ -103,29 +136,76 @@ class LokiVerifier implements Verifier {
     return a;
   }
 
-  /** Stored lines of the window, by count_over_time at the sink (see the file comment). */
-  private async count(endMs: number): Promise<number> {
-    const windowMs = Math.max(1, Math.ceil(endMs - this.windowStartMs));
-    const a = await this.queryRange({ query: `sum(count_over_time(${this.countRange}[${windowMs}ms]))`, start: ns(endMs), end: ns(endMs), step: "1" });
-    if (a.data?.resultType !== "matrix") throw new IngestbenchError("E_LOKI_ANSWER", `Loki answered a ${a.data?.resultType} to a metric query, expected a matrix`);
+  /**
+   * `sum(count_over_time(<countRange>[<rangeMs> ms]))` evaluated once, at `atMs`: the lines of (atMs − rangeMs, atMs].
+   */
+  private async countAt(atMs: number, rangeMs: number): Promise<number> {
+    const a = await this.queryRange({ query: `sum(count_over_time(${this.countRange}[${rangeMs}ms]))`, start: ns(atMs), end: ns(atMs), step: "1" });
     let n = 0;
-    for (const series of a.data.result ?? []) {
-      const last = series.values?.at(-1);
-      if (last) n += Number(last[1]);
-    }
-    if (!Number.isFinite(n)) throw new IngestbenchError("E_LOKI_ANSWER", "Loki's count_over_time value is not a number");
+    for (const [, v] of matrixPoints(a)) n += v;
     return n;
   }
 
-  async sample(): Promise<CountSample> {
+  /** Stored lines of the whole window at `endMs` (a `full` sample). */
+  private count(endMs: number): Promise<number> {
+    return this.countAt(endMs, Math.max(1, Math.ceil(endMs - this.windowStartMs)));
+  }
+
+  /**
+   * Stored lines of the window at `t`, windowed: frozen buckets plus the live ones re-read, then the buckets older
+   * than the horizon frozen (see the file comment).
+   */
+  private async countWindowed(t: number, horizonMs: number): Promise<number> {
+    const step = LOKI_BUCKET_MS;
+    const cut = Math.floor((t - horizonMs) / step) * step; // buckets ending at or before it freeze
+    const end = Math.ceil(t / step) * step;
+    let live = 0;
+    let freezing = 0;
+    if (this.headEndMs !== null) {
+      const n = await this.countAt(this.headEndMs, this.headEndMs - this.windowStartMs);
+      live += n;
+      if (this.headEndMs <= cut) {
+        freezing += n;
+        this.headEndMs = null;
+      }
+    }
+    // buckets never read that fell out of the longest horizon (samples over LIVE_HORIZON_MAX_MS apart): one count
+    const oldest = Math.floor((t - LIVE_HORIZON_MAX_MS) / step) * step;
+    if (this.frontierMs < oldest) {
+      this.frozen += await this.countAt(oldest, oldest - this.frontierMs);
+      this.frontierMs = oldest;
+    }
+    const from = this.frontierMs + step;
+    if (from <= end) {
+      const a = await this.queryRange({ query: `sum(count_over_time(${this.countRange}[${step}ms]))`, start: ns(from), end: ns(end), step: String(step / 1000) });
+      for (const [at, n] of matrixPoints(a)) {
+        if (at % step !== 0 || at < from || at > end) throw new IngestbenchError("E_LOKI_ANSWER", `Loki answered a point at ${at} ms to a query of the ${step} ms steps ${from}..${end} ms: not one of them`);
+        live += n;
+        if (at <= cut) freezing += n;
+      }
+    }
+    const stored = this.frozen + live;
+    this.frozen += freezing;
+    this.frontierMs = Math.max(this.frontierMs, cut);
+    return stored;
+  }
+
+  /**
+   * A timed count: live, windowed over the recent horizon; `full` (the drain), over the whole window (see the file
+   * comment). Then the newest line's sent_at, over the same span.
+   */
+  async sample(options: { full?: boolean; tag?: string } = {}): Promise<CountSample> {
     const tBefore = now();
-    const stored = await this.count(Date.now());
+    const t = Date.now();
+    const horizonMs = liveHorizonMs(t - (this.newest ?? this.windowStartMs));
+    const stored = options.full ? await this.count(t) : await this.countWindowed(t, horizonMs);
     const tAfter = now();
-    const a = await this.queryRange({ query: this.selector, start: ns(this.windowStartMs), end: ns(Date.now() + 1), limit: "1", direction: "backward" });
+    const from = options.full ? this.windowStartMs : Math.max(this.windowStartMs, t - horizonMs);
+    const a = await this.queryRange({ query: this.selector, start: ns(from), end: ns(Date.now() + 1), limit: "1", direction: "backward" });
     for (const s of a.data?.result ?? []) {
       for (const [ts, line] of s.values ?? []) {
-        const t = sentAtMs(line) ?? Number(BigInt(String(ts)) / 1_000_000n);
-        if (Number.isFinite(t)) this.newest = Math.max(this.newest ?? 0, t);
+        const sent = sentAtMs(line) ?? Number(BigInt(String(ts)) / 1_000_000n);
+        if (Number.isFinite(sent)) this.newest = Math.max(this.newest ?? 0, sent);
       }
     }
     return { tBefore, tAfter, stored, newestSentAtMs: this.newest };
@@ -173,6 +253,21 @@ class LokiVerifier implements Verifier {
   async close(): Promise<void> {
     await this.api.close();
   }
+}
+
+/** The points of a metric query's matrix answer, [epoch ms, value], every series'; no series: none. */
+function matrixPoints(a: QueryRangeAnswer): Array<[number, number]> {
+  if (a.data?.resultType !== "matrix") throw new IngestbenchError("E_LOKI_ANSWER", `Loki answered a ${a.data?.resultType} to a metric query, expected a matrix`);
+  const out: Array<[number, number]> = [];
+  for (const series of a.data.result ?? []) {
+    for (const [ts, v] of series.values ?? []) {
+      const at = Math.round(Number(ts) * 1000);
+      const n = Number(v);
+      if (!Number.isFinite(at) || !Number.isFinite(n)) throw new IngestbenchError("E_LOKI_ANSWER", `Loki's count_over_time point [${String(ts)}, ${String(v)}] is not a number`);
+      out.push([at, n]);
+    }
+  }
+  return out;
 }
 
 /** gen and seq of a line holding the event's JSON, or null. */
