@@ -159,8 +159,8 @@ export class LocalSite implements RunSite {
     if (signal?.aborted) throw interruptedError(signal);
     const factory = findSink(plan.sink.name)!.local!;
     // the sink component makes and owns its own directories under the host's data directory; it starts without its
-    // CPU cap (startUncapped)
-    const sink = await this.timed("sink start", () => this.startUncapped(SINK, () => factory.startLocal(this.host(SINK), plan.sink.config, signal)));
+    // CPU cap (uncapped)
+    const sink = await this.timed("sink start", () => this.uncapped(SINK, "its component started", () => factory.startLocal(this.host(SINK), plan.sink.config, signal)));
     this.sink = sink;
     this.versions[sink.name] = { pinned: sink.pinned, running: sink.running };
     checkVersions(sink.name, [{ host: SINK, pinned: sink.pinned, running: sink.running }], factory.matchesPin);
@@ -168,30 +168,34 @@ export class LocalSite implements RunSite {
   }
 
   /**
-   * Run `start` (a component's start: PostgreSQL's initdb and server start, ClickHouse's start — never measured)
-   * with host `role`'s CPU cap lifted (infra/local/cgroup.ts liftCpuLimit), then write the cap back and read it back
-   * before anything else runs in the host: the quota read back at provisioning must be in place again, noted in
-   * `limits.<role>.notes`. Memory, IO and network caps stay throughout. Why: initdb alone costs ~1.8 s of CPU on a
-   * 2-core AMD EPYC, kernel 6.18 (`/usr/bin/time initdb`: 0.54 s user, 1.23 s system), 18 s of a 0.1-core cap.
-   * When `start` throws, the cap stays lifted: the run ends and its
-   * teardown removes the cgroup.
+   * Run `work` with host `role`'s CPU cap lifted (infra/local/cgroup.ts liftCpuLimit), then write the cap back and
+   * read it back before anything else runs in the host: the quota read back at provisioning must be in place again,
+   * noted in `limits.<role>.notes` as lifted while `why`. Memory, IO and network caps stay throughout. For work that
+   * is never measured: a component's start (initdb alone costs ~1.8 s of CPU on a 2-core AMD EPYC, kernel 6.18,
+   * `/usr/bin/time initdb`: 0.54 s user, 1.23 s system, 18 s of a 0.1-core cap) and the settling of the samples after
+   * the load (sinkUncapped). When `work` throws, the cap stays lifted: the run ends and its teardown removes the
+   * cgroup.
    * @throws ProvisioningError E_CPU_CAP_RESTORE when the kernel does not hold the cap again afterwards
    */
-  private async startUncapped<T>(role: string, start: () => Promise<T>): Promise<T> {
+  private async uncapped<T>(role: string, why: string, work: () => Promise<T>): Promise<T> {
     const host = this.host(role);
     const applied = this.limits[role]?.applied ?? {};
     const quota = typeof applied.cfsQuotaUs === "number" ? applied.cfsQuotaUs : -1;
     const period = typeof applied.cfsPeriodUs === "number" ? applied.cfsPeriodUs : 100_000;
     const lifted = quota > 0 && (await liftCpuLimit(host.cgroup));
-    const started = await start();
+    const done = await work();
     if (lifted) {
       const back = await restoreCpuLimit(host.cgroup, quota, period);
       if (back !== quota) {
-        throw new ProvisioningError("E_CPU_CAP_RESTORE", `host ${role}: its CPU cap (cfs quota ${quota} µs per ${period} µs) was lifted while its component started and could not be written back: the kernel holds ${back ?? "nothing"}`);
+        throw new ProvisioningError("E_CPU_CAP_RESTORE", `host ${role}: its CPU cap (cfs quota ${quota} µs per ${period} µs) was lifted while ${why} and could not be written back: the kernel holds ${back ?? "nothing"}`);
       }
-      this.limits[role]!.notes.push(`CPU cap lifted while ${role}'s component started (never measured), then written back and read back: ${quota}/${period} µs`);
+      this.limits[role]!.notes.push(`CPU cap lifted while ${why} (never measured), then written back and read back: ${quota}/${period} µs`);
     }
-    return started;
+    return done;
+  }
+
+  sinkUncapped<T>(why: string, work: () => Promise<T>): Promise<T> {
+    return this.uncapped(SINK, why, work);
   }
 
   async startEntries(downstream: { params: Record<string, string>; fields: CellPlan["fields"]; genBase?: number }, signal?: AbortSignal): Promise<Endpoint[]> {

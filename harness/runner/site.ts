@@ -121,6 +121,12 @@ export interface RunSite {
    * verifier there (core/verifier.ts retarget). Absent: the endpoint cannot move (local: a fixed address)
    */
   sinkControl?(): Promise<Endpoint>;
+  /**
+   * Run `work`, which reads every stored row but is not measured (the settling of the samples after the load), with
+   * the sink's CPU cap lifted, then the cap written back and read back (`why` goes into the sink's limits notes).
+   * Absent: the work runs under the cap (deployed stacks). @throws ProvisioningError E_CPU_CAP_RESTORE
+   */
+  sinkUncapped?<T>(why: string, work: () => Promise<T>): Promise<T>;
   /** the measurement is over: e.g. lift the sink's CPU cap for the ledger queries; returns notes per host */
   endMeasurement(): Promise<Record<string, string[]>>;
   /**

@@ -133,8 +133,9 @@ class Watcher {
     if (procsOf(id, "loadgen")) this.seen.add("load");
     if (/"event":"sample"[^\n]*"phase":"drain"/.test(this.out)) this.seen.add("drain");
     // a new cgroup reads -1 until its cap is written, and the cap is lifted while the sink starts (written back
-    // before the generators start: harness/runner/local-site.ts startUncapped): the lift counts only after the cap was
-    // seen in place once the load began
+    // before the generators start: harness/runner/local-site.ts uncapped): the lift counts only after the cap was
+    // seen in place once the load began (after the load it is lifted for the settling of the samples, then for the
+    // ledger: both are after-load work)
     const q = quota(id);
     if (this.seen.has("load") && /^\d+$/.test(q)) this.capped = true;
     if (this.capped && q === "-1") this.seen.add("ledger");
