@@ -14,7 +14,7 @@
  */
 import { IngestbenchError } from "../errors.ts";
 import { sinkAuthHeaders } from "../secrets.ts";
-import { ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, stampBatch, type StampedBatch } from "./encoding.ts";
+import { BatchTemplate, ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, stampBatch, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
 export interface EsBulkOptions extends EncodePathOption {
@@ -34,9 +34,12 @@ export class EsBulkEncoder {
   private readonly rows: JsonObjectRows;
   private readonly actionHead: Buffer;
   private readonly actionTail: Buffer;
+  private readonly template: BatchTemplate;
 
   constructor(private readonly source: RowSource, private readonly options: EsBulkOptions = {}) {
-    this.rows = new JsonObjectRows(source.fields, "iso", 1, directTextOf(source, options));
+    const direct = directTextOf(source, options);
+    this.rows = new JsonObjectRows(source.fields, "iso", 1, direct);
+    this.template = new BatchTemplate(source.fields, direct);
     const op = options.op ?? "index";
     const meta: string[] = [];
     if (options.index !== undefined) meta.push(`"_index":${JSON.stringify(options.index)}`);
@@ -53,21 +56,34 @@ export class EsBulkEncoder {
   /** Bulk body for seqs [from, from + count). @throws RangeError for a bad range */
   encode(from: number, count: number): StampedBatch {
     checkRange(from, count);
+    const filled = this.template.fill(from, count);
+    if (filled) return filled;
+    const holes = this.template.recorder(count);
     const w = this.w;
     w.reset();
     const gen = this.source.genId;
     for (let seq = from; seq < from + count; seq++) {
+      holes?.row();
       w.bytes(this.actionHead);
       if (this.options.ids) {
         w.int(gen);
         w.byte(0x2d);
+        const seqAt = w.pos;
         w.int(seq);
+        holes?.seq(seqAt, w.pos);
         w.bytes(this.actionTail);
       }
-      this.rows.write(w, this.rows.row(this.source, seq), gen);
+      this.rows.write(w, this.rows.row(this.source, seq), gen, holes);
       w.byte(0x0a);
     }
-    return w.take(from, count);
+    const batch = w.take(from, count);
+    this.template.keep(batch, holes);
+    return batch;
+  }
+
+  /** The batch is sent and answered (harness/generators/loop.ts BatchEncoder.release): its memory may take a later batch. */
+  release(batch: StampedBatch): void {
+    this.template.release(batch);
   }
 
   stamp(batch: StampedBatch, sentAt: Date): void {

@@ -15,7 +15,7 @@
  */
 import { IngestbenchError } from "../errors.ts";
 import { basicAuthorization, passwordConfigKey, passwordEnvName, sinkPassword } from "../secrets.ts";
-import { ByteWriter, checkRange, directTextOf, type EncodePathOption, stampBatch, writeJsonField, writeSentAt, type StampedBatch } from "./encoding.ts";
+import { BatchTemplate, ByteWriter, checkRange, directTextOf, type EncodePathOption, stampBatch, writeJsonField, writeSentAt, type StampedBatch } from "./encoding.ts";
 import type { DirectText, RowSource } from "./source.ts";
 
 /** The path of the row registration endpoint; names are URL-encoded. */
@@ -36,9 +36,11 @@ export class GridDbRowsEncoder {
   private readonly genComma: Buffer;
   private readonly sentClose: Buffer;
   private readonly sentSlot: number;
+  private readonly template: BatchTemplate;
 
   constructor(private readonly source: RowSource, options: EncodePathOption = {}) {
     this.direct = directTextOf(source, options);
+    this.template = new BatchTemplate(source.fields, this.direct);
     this.genComma = Buffer.from(`${source.genId},`, "latin1");
     const t = new ByteWriter(64);
     t.byte(0x2c);
@@ -52,12 +54,16 @@ export class GridDbRowsEncoder {
   /** `[[v1,..,gen,seq,"sent_at"],..]` for seqs [from, from + count). @throws RangeError for a bad range */
   encode(from: number, count: number): StampedBatch {
     checkRange(from, count);
+    const filled = this.template.fill(from, count);
+    if (filled) return filled;
+    const holes = this.template.recorder(count);
     const w = this.w;
     w.reset();
     const n = this.source.fields.length;
     const direct = this.direct;
     w.byte(0x5b);
     for (let seq = from; seq < from + count; seq++) {
+      holes?.row();
       const row = direct ? direct.fillScalars(seq) : this.source.fill(seq);
       w.ascii(seq > from ? ",[" : "[");
       for (let i = 0; i < n; i++) {
@@ -65,15 +71,22 @@ export class GridDbRowsEncoder {
           w.ensure(row.len[i]! + 3);
           w.buf[w.pos++] = 0x22;
           direct.writeText(seq, i, w.buf, w.pos);
+          holes?.text(i, w.pos, w.pos + row.len[i]!);
           w.pos += row.len[i]!;
           w.buf[w.pos++] = 0x22;
-        } else writeJsonField(w, row, i, "iso");
+        } else {
+          const start = w.pos;
+          writeJsonField(w, row, i, "iso");
+          if (holes !== null && row.types[i] === 0) holes.time(i, "iso", start + 1, w.pos - 1); // inside the quotes
+        }
         w.byte(0x2c);
       }
       if (direct) {
         // pre-encoded gen and placeholder sent_at (the same bytes as below)
         w.bytes(this.genComma);
+        const seqAt = w.pos;
         w.int(seq);
+        holes?.seq(seqAt, w.pos);
         w.ensure(this.sentClose.length);
         w.slot("iso", w.pos + this.sentSlot);
         w.bytes(this.sentClose);
@@ -87,7 +100,14 @@ export class GridDbRowsEncoder {
       w.byte(0x5d);
     }
     w.byte(0x5d);
-    return w.take(from, count);
+    const batch = w.take(from, count);
+    this.template.keep(batch, holes);
+    return batch;
+  }
+
+  /** The batch is sent and answered (harness/generators/loop.ts BatchEncoder.release): its memory may take a later batch. */
+  release(batch: StampedBatch): void {
+    this.template.release(batch);
   }
 
   stamp(batch: StampedBatch, sentAt: Date): void {

@@ -6,7 +6,7 @@
  * Each object is `{"<field>":<value>,...,"gen":<genId>,"seq":<seq>,"sent_at":<time>}` in the scenario's field
  * order (JSON text per RFC 8259; see encoding.ts for escaping and time formats).
  */
-import { ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, stampBatch, type JsonTimeFormat, type StampedBatch } from "./encoding.ts";
+import { BatchTemplate, ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, stampBatch, type JsonTimeFormat, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
 export type HttpJsonFraming = "ndjson" | "array";
@@ -22,13 +22,16 @@ export function httpJsonContentType(framing: HttpJsonFraming): string {
   return framing === "ndjson" ? "application/x-ndjson" : "application/json";
 }
 
-/** Encodes batches of one source; reuses one growing buffer. */
+/** Encodes batches of one source; reuses one growing buffer, and a batch template (encoding.ts) where the fields allow. */
 export class HttpJsonEncoder {
   private readonly w = new ByteWriter();
   private readonly rows: JsonObjectRows;
+  private readonly template: BatchTemplate;
 
   constructor(private readonly source: RowSource, private readonly options: HttpJsonOptions) {
-    this.rows = new JsonObjectRows(source.fields, options.timeFormat ?? "iso", 1, directTextOf(source, options));
+    const direct = directTextOf(source, options);
+    this.rows = new JsonObjectRows(source.fields, options.timeFormat ?? "iso", 1, direct);
+    this.template = new BatchTemplate(source.fields, direct);
   }
 
   /**
@@ -37,17 +40,28 @@ export class HttpJsonEncoder {
    */
   encode(from: number, count: number): StampedBatch {
     checkRange(from, count);
+    const filled = this.template.fill(from, count);
+    if (filled) return filled;
+    const holes = this.template.recorder(count);
     const w = this.w;
     w.reset();
     const array = this.options.framing === "array";
     if (array) w.byte(0x5b);
     for (let seq = from; seq < from + count; seq++) {
       if (array && seq > from) w.byte(0x2c);
-      this.rows.write(w, this.rows.row(this.source, seq), this.source.genId);
+      holes?.row();
+      this.rows.write(w, this.rows.row(this.source, seq), this.source.genId, holes);
       if (!array) w.byte(0x0a);
     }
     if (array) w.byte(0x5d);
-    return w.take(from, count);
+    const batch = w.take(from, count);
+    this.template.keep(batch, holes);
+    return batch;
+  }
+
+  /** The batch is sent and answered (harness/generators/loop.ts BatchEncoder.release): its memory may take a later batch. */
+  release(batch: StampedBatch): void {
+    this.template.release(batch);
   }
 
   /** Write the send time into every sent_at of the batch. */

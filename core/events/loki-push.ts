@@ -17,7 +17,7 @@
  * with a plain-text reason; `parseLokiPushResponse` types them. The whole batch succeeds or fails.
  */
 import { IngestbenchError } from "../errors.ts";
-import { ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
+import { BatchTemplate, ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
 export interface LokiPushOptions extends EncodePathOption {
@@ -38,10 +38,13 @@ export class LokiPushEncoder {
   private readonly rows: JsonObjectRows;
   private readonly head: Buffer;
   private readonly tsField: number;
+  private readonly template: BatchTemplate;
 
   /** @throws RangeError for a label name outside the Prometheus data model, or timestamp "event" without a timestamp field */
   constructor(private readonly source: RowSource, private readonly options: LokiPushOptions = {}) {
-    this.rows = new JsonObjectRows(source.fields, "iso", 2, directTextOf(source, options));
+    const direct = directTextOf(source, options);
+    this.rows = new JsonObjectRows(source.fields, "iso", 2, direct);
+    this.template = new BatchTemplate(source.fields, direct);
     const labels: Record<string, string> = { job: "ingestbench", ...options.labels, gen: String(source.genId) };
     for (const k of Object.keys(labels)) if (!LABEL_NAME.test(k)) throw new RangeError(`Loki label name "${k}" is not [a-zA-Z_][a-zA-Z0-9_]*`);
     this.head = Buffer.from(`{"streams":[{"stream":${JSON.stringify(labels)},"values":[`);
@@ -53,27 +56,41 @@ export class LokiPushEncoder {
   encode(from: number, count: number): StampedBatch {
     checkRange(from, count);
     if (count > LOKI_MAX_BATCH) throw new RangeError(`a Loki batch holds at most ${LOKI_MAX_BATCH} entries, got ${count}`);
+    const filled = this.template.fill(from, count);
+    if (filled) return filled;
+    const holes = this.template.recorder(count);
     const w = this.w;
     w.reset();
     w.bytes(this.head);
     const event = this.options.timestamp === "event";
     for (let seq = from; seq < from + count; seq++) {
+      holes?.row();
       const row = this.rows.row(this.source, seq);
       w.ascii(seq > from ? ',["' : '["');
       if (event) {
+        const tsAt = w.pos;
         w.time(row.num[this.tsField]!, "epoch-ms");
+        holes?.time(this.tsField, "epoch-ms", tsAt, w.pos);
         w.ascii("000000");
       } else {
+        // the placeholder time (a stamp slot) and the entry's index: the same bytes in every batch of this count
         w.slot("epoch-ms");
         w.time(PLACEHOLDER_SENT_AT_MS, "epoch-ms");
         w.padded(seq - from, 6);
       }
       w.ascii('","');
-      this.rows.write(w, row, this.source.genId);
+      this.rows.write(w, row, this.source.genId, holes);
       w.ascii('"]');
     }
     w.ascii("]}]}");
-    return w.take(from, count);
+    const batch = w.take(from, count);
+    this.template.keep(batch, holes);
+    return batch;
+  }
+
+  /** The batch is sent and answered (harness/generators/loop.ts BatchEncoder.release): its memory may take a later batch. */
+  release(batch: StampedBatch): void {
+    this.template.release(batch);
   }
 
   /** Write the send time into sent_at and (timestamp "sent") the entry timestamps. */

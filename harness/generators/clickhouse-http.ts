@@ -10,6 +10,15 @@
  * "retryable", any other code with its message. The connection stays open after an error answer; a socket error or
  * a timeout rejects the batch as well and replaces the slot's connection. As in every batch generator, ten failed
  * batches in a row stop the generator (loop.ts).
+ *
+ * The loop encodes the next batch while one is in flight, but encoding is synchronous (about 12 ms per 8000 rows)
+ * and undici writes a request only on a later turn of the event loop: encoded at once, the next batch would hold the
+ * request just sent, and the server would wait for it. So loading the next batch's rows first yields one turn
+ * (setImmediate), in which undici hands the request to the socket (the whole 2 MB body of 8000 rows, over loopback);
+ * the encoding then overlaps the server's parsing and insert. The bytes sent are the same. AMD EPYC, 2 cores,
+ * ClickHouse 18.16 pinned to one core, 100 inserts of 8000 rows, before and after alternating in one process: median
+ * 152k → 159k rows/s (6 rounds, load average 2.7), 94k → 105k (10 rounds, 3.8) and 90k → 124k (4 rounds, 4.9), after
+ * ahead in 17 of 20 pairs; on a quiet machine the gain is small, the server's core spending the gap on merges.
  */
 import { z } from "zod";
 import { ClickHouseJsonEachRowEncoder, clickHouseInsertQuery, parseClickHouseError } from "../../core/events/clickhouse-http.ts";
@@ -17,7 +26,7 @@ import { clickhouseHttpAuth } from "../../plugins/sinks/clickhouse/auth.ts";
 import type { StampedBatch } from "../../core/events/encoding.ts";
 import { createEventSource, type EventSource } from "../../core/events/source.ts";
 import { httpBatchTransport, rejectAll } from "./http.ts";
-import { batchLoopFields, runSourceBatchLoop } from "./loop.ts";
+import { batchLoopFields, runSourceBatchLoop, type LoadableSource } from "./loop.ts";
 import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
 
 /** Scenario block `generator.clickhouse-http`. */
@@ -66,7 +75,16 @@ class ClickHouseHttpGenerator implements Generator {
         return rejectAll(b, `HTTP ${e.status}${e.code !== null ? `, code ${e.code}` : ""}${e.retryable ? " (retryable, not resent)" : ""}: ${e.message.slice(0, 300)}`);
       },
     });
-    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
+    // the source as the loop sees it: loading a batch's rows first yields one turn, so that the request just sent
+    // goes out before the next batch is encoded (see the file comment)
+    const source: LoadableSource = {
+      load: async (from, count) => {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        await this.source.load(from, count);
+      },
+      close: () => this.source.close(),
+    };
+    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, source, this.encoder);
   }
 }
 

@@ -26,7 +26,8 @@
  *   events count in `repeated` (and in bytes and requests), never in `sent`: the ledger must report them as
  *   duplicated, and throughput must not rise because of them.
  * Memory is flat: one encoded batch per request in flight plus one ahead, a fixed-size HDR histogram, a bounded error
- * list.
+ * list. A batch whose send resolved goes back to the encoder (`release`), which may encode a later batch into its
+ * memory (core/events/encoding.ts BatchTemplate: no allocation or copy per batch).
  */
 import * as hdr from "hdr-histogram-js";
 import { z } from "zod";
@@ -96,6 +97,13 @@ export interface BatchTransport<C, B extends EncodedBatch = EncodedBatch> {
 export interface BatchEncoder<B extends EncodedBatch = EncodedBatch> {
   encode(from: number, count: number): B | Promise<B>;
   stamp(batch: B, sentAt: Date): void;
+  /**
+   * The loop is done with `batch`: its send (and deliberate repeat) resolved, i.e. the receiver answered it, so the
+   * payload was taken; the encoder may write a later batch into the same memory. Not called for a batch whose send
+   * threw (a socket may still be writing it). (A receiver that answers before reading a whole body discards the rest
+   * of it, so bytes rewritten under a late write are never read.)
+   */
+  release?(batch: B): void;
   /** release resources (e.g. a replay file) once the loop ends */
   close?(): Promise<void>;
 }
@@ -104,6 +112,8 @@ export interface BatchEncoder<B extends EncodedBatch = EncodedBatch> {
 export interface SourceBatchEncoder<B extends EncodedBatch = EncodedBatch> {
   encode(from: number, count: number): B;
   stamp(batch: B, sentAt: Date): void;
+  /** see BatchEncoder.release */
+  release?(batch: B): void;
 }
 
 /** The part of an event source the loop drives: load a seq range before encoding it, close it at the end. */
@@ -276,12 +286,14 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
     const what = `${transport.label} seqs ${from}..${from + count - 1}`;
     try {
       const r = await transport.send(conn, b);
+      let done = true; // the transport holds none of b's bytes (see BatchEncoder.release)
       if (repeat && r.accepted > 0) {
         // the slot is still held, so the encoder has not reused this batch's buffer: the bytes are the same
         totals.bytes += b.payload.length;
         totals.requests++;
         const again = await transport.send(conn, b).catch((err: Error) => {
           noteError(`${what}: deliberate repeat failed: ${err.message}`);
+          done = false;
           return null;
         });
         totals.repeated = (totals.repeated ?? 0) + (again?.accepted ?? 0);
@@ -300,6 +312,7 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
         consecutiveFailures = 0;
         if (items.length > 0) noteError(`${what}: ${items.length} items rejected${r.errors?.length ? `: ${r.errors.join("; ")}` : ""}`);
       }
+      if (done) encoder.release?.(b);
     } catch (err) {
       rejectRange(from, count);
       failure(`${what}: ${(err as Error).message}`);
@@ -397,6 +410,7 @@ export function runSourceBatchLoop<C, B extends EncodedBatch>(
       return encoder.encode(from, count);
     },
     stamp: (b, sentAt) => encoder.stamp(b, sentAt),
+    release: (b) => encoder.release?.(b),
     close: () => source.close(),
   });
 }

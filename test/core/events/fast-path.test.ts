@@ -104,6 +104,58 @@ describe("template path = reference path, byte for byte (encoders over seeded ev
   });
 });
 
+describe("batch templates (fields all timestamps and generated text): later batches = the reference path", () => {
+  /** encoders whose batches can come from a template, with the one-off shapes of their options */
+  const TEMPLATED: Record<string, Make> = {
+    ...Object.fromEntries(Object.entries(ENCODERS).filter(([name]) => !name.startsWith("syslog"))),
+    "http-json ndjson datetime": (s, reference) => new HttpJsonEncoder(s, { framing: "ndjson", timeFormat: "datetime", reference }),
+    "loki-push event": (s, reference) => new LokiPushEncoder(s, { timestamp: "event", reference }),
+  };
+  type Releasing = Enc & { release?(b: StampedBatch): void };
+
+  /** Consecutive batches of one count on both paths; the fast one gets every other stamped batch back (as the loop's release). */
+  function run(make: Make, fields: EventField[], starts: number[], count: number, batches: number, seed = 5): void {
+    for (const start of starts) {
+      const fast = make(createEventSource({ fields, seed, genId: 2, genBase: 40 }), false) as Releasing;
+      const ref = make(createEventSource({ fields, seed, genId: 2, genBase: 40 }), true);
+      for (let k = 0; k < batches; k++) {
+        const from = start + k * count;
+        const a = fast.encode(from, count);
+        const b = ref.encode(from, count);
+        expect(a.payload.equals(b.payload), `${from}`).toBe(true);
+        expect(a.slots.map((x) => [x.format, [...x.at]])).toEqual(b.slots.map((x) => [x.format, [...x.at]]));
+        stampBatch(a, Date.UTC(2031, 2, 3, 4, 5, 6, from % 1000));
+        stampBatch(b, Date.UTC(2031, 2, 3, 4, 5, 6, from % 1000));
+        expect(a.payload.equals(b.payload), `${from} stamped`).toBe(true);
+        if (k % 2 === 0) fast.release?.(a);
+      }
+    }
+  }
+
+  const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "level", type: "string", size: 5 }, { name: "msg", type: "string", size: 150 }];
+  for (const [name, make] of Object.entries(TEMPLATED)) {
+    it(`${name}: runs of batches across seq-width boundaries (9 → 10, 99 999 → 100 000, 2^31, 2^32, 10^12), payloads reused`, () => {
+      run(make, fields, [0, 99_000, 2 ** 31 - 1500, 2 ** 32 - 1500, 10 ** 12 - 1500], 500, 6);
+      run(make, fields, [0, 95, 2 ** 40], 3, 8);
+      run(make, [{ name: "msg", type: "string", size: 40 }, { name: "t2", type: "timestamp" }, { name: "ts", type: "timestamp" }], [7, 999_990], 4, 6, -9);
+    });
+  }
+
+  it("a released batch's payload carries the next batch (no new buffer), and an unreleased one is never written again", () => {
+    const fields1: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 100 }];
+    const enc = new HttpJsonEncoder(createEventSource({ fields: fields1, seed: 1, genId: 0 }), { framing: "ndjson" });
+    enc.encode(0, 100); // the template
+    const kept = enc.encode(100, 100);
+    const copy = Buffer.from(kept.payload);
+    const released = enc.encode(200, 100);
+    enc.release(released);
+    const next = enc.encode(300, 100);
+    expect(next.payload).toBe(released.payload);
+    enc.encode(400, 100);
+    expect(kept.payload.equals(copy)).toBe(true);
+  });
+});
+
 describe("the shared fast writers against fixed references", () => {
   it("writeLogText bytes: pinned for sizes 0..320 at 64 states each (text, and no byte written outside it)", () => {
     // sha256 of the output of the byte-at-a-time writeLogText this file's template path was first checked against

@@ -263,3 +263,25 @@ describe("fixed workloads and deliberate repeats", () => {
     expect(final).toMatchObject({ sent: 1200, accepted: 1200, repeated: 200, requests: 14, bytes: 1400 * 10 });
   });
 });
+
+describe("release: the encoder gets each batch back once the loop is done with it", () => {
+  it("after its answer (and its deliberate repeat), never while sent or after a failed send", async () => {
+    const log: string[] = [];
+    const encoder: BatchEncoder<Batch> = { ...memEncoder(log), release: (b) => log.push(`release ${b.from}`) };
+    // the batch from 30 fails (thrown send): not released; the one from 20 is repeated: released after the repeat
+    const transport = memTransport((b) => {
+      if (b.from === 30) throw new Error("connection reset");
+      return { accepted: b.count };
+    }, { log });
+    const { final } = await runFor(10_000, { batch: 10, connections: 1, rate: "max", requests: 5, duplicateEvery: 3 }, transport, encoder);
+    expect(final).toMatchObject({ sent: 50, accepted: 40, rejected: 10 });
+    const released = log.filter((l) => l.startsWith("release")).map((l) => Number(l.split(" ")[1]));
+    expect(released.sort((a, b) => a - b)).toEqual([0, 10, 20, 40]);
+    for (const from of released) {
+      // every send of the batch was answered before it came back
+      expect(log.lastIndexOf(`done ${from}`)).toBeLessThan(log.indexOf(`release ${from}`));
+    }
+    expect(log.indexOf("release 20")).toBeGreaterThan(log.lastIndexOf("send 20"));
+    expect(log.filter((l) => l === "send 20")).toHaveLength(2);
+  });
+});
