@@ -452,7 +452,7 @@ export class BenchRun extends EventEmitter {
       if (plan.selfLoad) {
         ledger.inferred = inferredSent(plan, finals.map((f) => f.sent), ledger);
         ledger.fidelity = selfLoadFidelity(plan);
-      } else await addFidelity(ledger, verifier, plan, finals.map((f) => f.sent), genBase);
+      } else await untilAborted(addFidelity(ledger, verifier, plan, finals.map((f) => f.sent), genBase), this.opts.signal); // Ctrl-C does not wait for its reads (PostgreSQL's CREATE INDEX over a soak's 18M rows)
       this.cost.fidelityMs = now() - tFidelity;
       this.record.ledger = ledger;
       if (this.record.timeline) this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
