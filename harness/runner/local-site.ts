@@ -17,7 +17,7 @@ import type { EventEmitter } from "node:events";
 import { findCollector, findSink } from "../../plugins/registry.ts";
 import type { RunningComponent } from "../../core/component.ts";
 import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
-import { liftCpuLimit, listCgroupPids, readOomKillCount, restoreCpuLimit } from "../../infra/local/cgroup.ts";
+import { liftCpuLimit, liftIoLimits, listCgroupPids, readOomKillCount, restoreCpuLimit } from "../../infra/local/cgroup.ts";
 import { reshapeLink } from "../../infra/local/netns.ts";
 import { checkSteps } from "./step-checks.ts";
 import { open, readdir, statfs } from "node:fs/promises";
@@ -272,9 +272,14 @@ export class LocalSite implements RunSite {
   }
 
   async endMeasurement(): Promise<Record<string, string[]>> {
-    // lift the sink's CPU cap so that the ledger's full-table queries take seconds, not minutes on a quarter core;
-    // memory, IO and network caps stay; nothing after this point is a measurement
-    return (await liftCpuLimit(this.host(SINK).cgroup)) ? { [SINK]: ["CPU cap lifted after the drain, for the ledger queries"] } : {};
+    // lift the sink's CPU and disk IO caps so that the ledger's full-table reads take seconds, not minutes on a
+    // quarter core or a 3000-IOPS disk; memory and network caps stay; nothing after this point is a measurement
+    const host = this.host(SINK);
+    const notes: string[] = [];
+    if (await liftCpuLimit(host.cgroup)) notes.push("CPU cap lifted after the drain, for the ledger queries");
+    const device = this.limits[SINK]?.applied.blockDevice;
+    if (typeof device === "string" && (await liftIoLimits(host.cgroup, device))) notes.push(`disk IO caps on ${device} lifted after the drain, for the ledger queries`);
+    return notes.length ? { [SINK]: notes } : {};
   }
 
   /**

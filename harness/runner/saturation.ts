@@ -29,6 +29,12 @@
  *    six one-second samples of a batched pipeline that keeps up (syslog-ng batch-lines 1000 at 2,000 rows/s: one or
  *    two inserts land in a second) showed r = 0.51 at lag 2, where the bound is 0.78.
  * 4. `steady` otherwise; `undetermined` with fewer than MIN_WINDOW measurement samples.
+ *
+ * The trend tests cost O(n² log n) time and O(n²) memory per window (Theil–Sen's pairwise slopes): over a one-hour
+ * soak's 3,600 samples the search took minutes of the harness's CPU and ~0.7 GB. So the saturation search (2) reads
+ * at most TREND_POINTS points: a longer series is cut into that many runs of consecutive samples, each one point
+ * (mean time, mean rows/s, median latencies, the last cumulative error count), so `beganS` is known to a run's length
+ * (15 s over an hour). The oscillation test (3) reads every sample (its cost is n × lags).
  */
 import type { SaturationState, SaturationVerdict, SeriesPoint } from "../results/types.ts";
 import { leastSquares, median } from "../stats/descriptive.ts";
@@ -68,6 +74,8 @@ export const OSCILLATION_SWING = 0.3;
 export const OSCILLATION_ALPHA = 0.01;
 /** window starts the saturation search tries at most */
 export const WINDOW_STARTS = 40;
+/** points the saturation search reads at most (see the file comment) */
+export const TREND_POINTS = 240;
 
 const fmt = (n: number): string => Math.round(n).toLocaleString("en-US");
 
@@ -155,6 +163,39 @@ function knee(points: readonly VerdictPoint[]): number {
   return pts[best.k]?.[0] ?? points[0]!.elapsedS;
 }
 
+/** The mean of the non-null values, null when there are none. */
+const meanOf = (v: readonly (number | null)[]): number | null => {
+  const xs = v.filter((x): x is number => x !== null);
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
+};
+
+/** The median of the non-null values, null when there are none. */
+const medianOf = (v: readonly (number | null)[]): number | null => {
+  const xs = v.filter((x): x is number => x !== null);
+  return xs.length ? median(xs) : null;
+};
+
+/**
+ * `points` cut into `k` runs of consecutive samples (sizes differing by at most one), each one point: mean time and
+ * rows/s, median delivery p50 and lag, the run's last cumulative error count (see the file comment). Returns the
+ * points themselves when there are no more than `k`.
+ */
+export function binnedPoints(points: readonly VerdictPoint[], k: number): readonly VerdictPoint[] {
+  if (points.length <= k) return points;
+  const out: VerdictPoint[] = [];
+  for (let b = 0; b < k; b++) {
+    const run = points.slice(Math.floor((b * points.length) / k), Math.floor(((b + 1) * points.length) / k));
+    out.push({
+      elapsedS: meanOf(run.map((p) => p.elapsedS))!,
+      rowsPerSec: meanOf(run.map((p) => p.rowsPerSec)),
+      deliveryP50Ms: medianOf(run.map((p) => p.deliveryP50Ms)),
+      lagMs: medianOf(run.map((p) => p.lagMs)),
+      errors: run.at(-1)!.errors,
+    });
+  }
+  return out;
+}
+
 /** The verdict over the measurement samples, in time order (see the file comment). */
 export function saturationVerdict(points: readonly VerdictPoint[], options: VerdictOptions = {}): SaturationVerdict {
   const minWindow = options.minWindow ?? MIN_WINDOW;
@@ -163,14 +204,15 @@ export function saturationVerdict(points: readonly VerdictPoint[], options: Verd
   if (n < minWindow) return { state: "undetermined", label: `undetermined (${n} samples)`, evidence: `${n} measurement samples: at least ${minWindow} are needed`, samples: n };
   const errors = points[n - 1]!.errors - points[0]!.errors;
   if (errors > 0) return { state: "rejecting", label: "rejecting", evidence: `${fmt(errors)} errors or rejections during the measurement`, samples: n };
-  const end = points[n - 1]!.elapsedS;
+  const trend = binnedPoints(points, TREND_POINTS);
+  const end = trend[trend.length - 1]!.elapsedS;
   // window starts tried: every sample for short series, WINDOW_STARTS evenly spaced ones for long (each try is O(n²))
-  const step = Math.max(1, Math.floor(n / WINDOW_STARTS));
-  for (let i = 0; i + minWindow <= n; i += step) {
-    if (end - points[i]!.elapsedS < minWindowS) break;
-    const e = saturatedFrom(points.slice(i));
+  const step = Math.max(1, Math.floor(trend.length / WINDOW_STARTS));
+  for (let i = 0; i + minWindow <= trend.length; i += step) {
+    if (end - trend[i]!.elapsedS < minWindowS) break;
+    const e = saturatedFrom(trend.slice(i));
     if (e) {
-      const beganS = knee(points.slice(i));
+      const beganS = knee(trend.slice(i));
       return { state: "saturated", label: "saturated (backpressure)", beganS, evidence: `from ${beganS.toFixed(1)} s: ${e}, no errors`, samples: n };
     }
   }

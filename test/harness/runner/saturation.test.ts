@@ -1,7 +1,7 @@
 // The saturation verdict on synthetic series (harness/runner/saturation.ts): what backpressure, oscillation,
 // rejections and a steady run look like in the samples, and the edges between them.
 import { describe, expect, it } from "vitest";
-import { oscillationBound, saturationVerdict, type VerdictPoint } from "../../../harness/runner/saturation.ts";
+import { binnedPoints, oscillationBound, saturationVerdict, TREND_POINTS, type VerdictPoint } from "../../../harness/runner/saturation.ts";
 
 /** n samples one second apart from elapsedS 1, with rows/s, delivery p50, lag and cumulative errors from functions of i. */
 function series(n: number, f: { rate?: (i: number) => number | null; delivery?: (i: number) => number | null; lag?: (i: number) => number | null; errors?: (i: number) => number }): VerdictPoint[] {
@@ -92,6 +92,19 @@ describe("saturation verdict (synthetic series)", () => {
     expect(oscillationBound(6, 1)).toBeCloseTo(0.783, 3);
     // the same shape over 30 samples is more than chance: oscillating
     expect(saturationVerdict(series(30, { rate: (i) => rates[i % 6]! })).state).toBe("oscillating");
+  });
+
+  it("an hour of one-second samples (a soak): the saturation search reads TREND_POINTS runs of them, so it finishes (the pairwise search took minutes and ~0.7 GB) and still finds a climb, to within a run's length", () => {
+    expect(saturationVerdict(series(3600, { rate: (i) => 5000 + 200 * jitter(i), delivery: (i) => 40 + 10 * jitter(i + 3), lag: (i) => 60 + 15 * jitter(i + 7) })).state).toBe("steady");
+    // flat for 2000 s, then both latencies climb 50 ms/s while the sink keeps storing ~5k rows/s
+    const climb = (i: number, base: number): number => (i < 2000 ? base + 5 * jitter(i) : base + 50 * (i - 1999) + 20 * jitter(i));
+    const v = saturationVerdict(series(3600, { rate: (i) => 5000 + 200 * jitter(i), delivery: (i) => climb(i, 50), lag: (i) => climb(i, 80) }));
+    expect(v.state).toBe("saturated");
+    expect(v.samples).toBe(3600);
+    expect(Math.abs(v.beganS! - 2001)).toBeLessThanOrEqual(3600 / TREND_POINTS);
+    // 10 samples become 4 points (runs of 2, 3, 2, 3): mean time and rows/s, median latencies, the last error count
+    const b = binnedPoints(series(10, { rate: (i) => i, delivery: (i) => (i === 0 ? null : 10 * i), errors: (i) => i }), 4);
+    expect(b.map((p) => [p.elapsedS, p.rowsPerSec, p.deliveryP50Ms, p.errors])).toEqual([[1.5, 0.5, 10, 1], [4, 3, 30, 4], [6.5, 5.5, 55, 6], [9, 8, 80, 9]]);
   });
 
   it("errors or rejections rising during the measurement: rejecting, before any latency reading", () => {

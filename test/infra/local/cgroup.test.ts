@@ -17,6 +17,7 @@ import {
   createHostCgroup,
   detectCgroupLayout,
   liftCpuLimit,
+  liftIoLimits,
   listCgroupPids,
   parseV2KeyedLines,
   readCgroupUsage,
@@ -154,6 +155,23 @@ describe("cgroup (real kernel)", () => {
     expect(await restoreCpuLimit(paths, quota, r.applied.cfsPeriodUs as number)).toBe(25_000);
     if (paths.version === "v1") expect((await fs.readFile(path.join(paths.dirs.cpu!, "cpu.cfs_quota_us"), "utf8")).trim()).toBe("25000");
     expect(await restoreCpuLimit({ version: "v1", dirs: {} }, quota, 100_000)).toBeUndefined(); // no cgroup: nothing held
+  });
+
+  it("lifts the disk IO caps for the ledger: the kernel's throttle files no longer list the device, and the CPU cap is untouched (real kernel)", async () => {
+    const dataDir = await tmpDir("ib-cg-io-lift-");
+    const { device } = await blockDeviceOf(dataDir);
+    const { paths } = await realHostCgroup();
+    await applyCgroupLimits(paths, QUARTER_CORE, { blockDevice: device! });
+    expect(await liftIoLimits(paths, device!)).toBe(true);
+    if (paths.version === "v1") {
+      for (const f of ["read_iops_device", "write_iops_device", "read_bps_device", "write_bps_device"]) {
+        expect(await fs.readFile(path.join(paths.dirs.blkio!, `blkio.throttle.${f}`), "utf8")).not.toContain(`${device} `);
+      }
+      expect((await fs.readFile(path.join(paths.dirs.cpu!, "cpu.cfs_quota_us"), "utf8")).trim()).toBe("25000");
+    } else {
+      expect(parseV2KeyedLines(await fs.readFile(path.join(paths.dirs.unified!, "io.max"), "utf8"))[device!] ?? {}).not.toHaveProperty("riops", 3000);
+    }
+    expect(await liftIoLimits({ version: "v1", dirs: {} }, device!)).toBe(false); // no blkio group: nothing lifted
   });
 
   it("usage counters increase while a busy process runs inside, and CPU is held to a quarter core", async () => {
