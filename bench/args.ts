@@ -21,3 +21,9 @@ export function benchArgs<O extends NonNullable<ParseArgsConfig["options"]>>(opt
     process.exit(2);
   }
 }
+
+/** Bad usage found after parsing (a value out of range, an unknown name): `message` and the usage on stderr, exit 2. */
+export function usageError(message: string, usage: string): never {
+  process.stderr.write(`${message}\n\n${usage.trim()}\n`);
+  process.exit(2);
+}

@@ -50,11 +50,11 @@
  * line with {"events":n,"bytes":b,"t":ms}; exits when stdin closes).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { benchArgs } from "./args.ts";
+import { benchArgs, usageError } from "./args.ts";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createTcpServer, type Socket } from "node:net";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, cpus as cpuList, loadavg, release, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -527,7 +527,7 @@ async function main(): Promise<void> {
   }, USAGE);
   const num = (k: keyof typeof values, min: number): number => {
     const v = Number(values[k]);
-    if (!Number.isFinite(v) || v < min) throw new Error(`--${k} must be a number >= ${min}`);
+    if (!Number.isFinite(v) || v < min) usageError(`bench:generators: --${k} ${values[k]}: must be a number >= ${min}`, USAGE);
     return v;
   };
   const seconds = num("seconds", 0.5);
@@ -541,10 +541,7 @@ async function main(): Promise<void> {
   const wanted = (protocol: string): boolean => only === null || only.has(protocol);
   const known = ["http-json", "syslog", "es-bulk", "loki-push", "griddb-webapi", "fluent-forward", ...DB_LOADERS];
   const unknownNames = [...(only ?? [])].filter((p) => !known.includes(p));
-  if (unknownNames.length) {
-    process.stderr.write(`--only ${unknownNames.join(",")}: not one of ${known.join(",")}\n\n${USAGE}\n`);
-    process.exit(2);
-  }
+  if (unknownNames.length) usageError(`bench:generators: --only ${unknownNames.join(",")}: not one of ${known.join(",")}`, USAGE);
 
   const tmp = mkdtempSync(join(tmpdir(), "ib-bench-gen-"));
   tempDirs.push(tmp);
@@ -554,7 +551,8 @@ async function main(): Promise<void> {
   const bodyFile = join(tmp, "body.ndjson");
   writeFileSync(bodyFile, body);
 
-  console.log(`ingestbench generator bench: loopback ${HOST}, ~${EVENT_BYTES}-byte events (http-json line ${(body.length / batch).toFixed(0)} B incl. LF, syslog frame ${(syslogBytes(syslogFields, 100) / 100).toFixed(0)} B), warmup ${warmupS} s + ${seconds} s measured per tool, counted at the blackhole`);
+  console.log(`ingestbench generator bench on ${machine()}`);
+  console.log(`loopback ${HOST}, ~${EVENT_BYTES}-byte events (http-json line ${(body.length / batch).toFixed(0)} B incl. LF, syslog frame ${(syslogBytes(syslogFields, 100) / 100).toFixed(0)} B), warmup ${warmupS} s + ${seconds} s measured per tool, counted at the blackhole (the database loaders: see the note)`);
   console.log(hasTaskset
     ? `pinning: load tool (ours and the reference alike) taskset -c ${LOAD_CPUS}; blackholes taskset -c ${SINK_CPUS} (${cpus} CPUs); ours runs in a child process (harness/generators/process.ts)`
     : `pinning: taskset not found, nothing pinned; ours runs in a child process (harness/generators/process.ts)`);
@@ -638,6 +636,12 @@ async function main(): Promise<void> {
   console.log("");
   printTable(rows);
   for (const n of notes) console.log(`note: ${n}`);
+  console.log(`machine at the end: ${machine()}`);
+}
+
+/** This machine as every figure names it (docs/decisions/0007-every-number-names-its-machine.md), with its load. */
+function machine(): string {
+  return `${cpuList()[0]?.model.trim() ?? "?"}, ${cpuList().length} cores, kernel ${release()}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

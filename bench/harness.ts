@@ -44,9 +44,9 @@ import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, 
 import { cpus, loadavg, release, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { benchArgs } from "./args.ts";
+import { benchArgs, usageError } from "./args.ts";
 import type { RunRecord, SeriesPoint } from "../harness/results/types.ts";
-import { parseBytes } from "../core/units.ts";
+import { parseBytes, parseDuration } from "../core/units.ts";
 import { leastSquares } from "../harness/stats/descriptive.ts";
 import { clickhouse, clickhouseSchema } from "../plugins/sinks/clickhouse/component.ts";
 import { clickhouseVerifier } from "../plugins/sinks/clickhouse/verifier.ts";
@@ -379,18 +379,30 @@ async function ledgerCurve(sizes: number[], sink: CurveSink): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // every flag's value checked before anything runs (exit 2 with the usage, as the CLI does for bad usage)
+  const bad = (message: string): never => usageError(`bench:harness: ${message}`, USAGE);
   const through = args["replay-through"]!.split(",").filter(Boolean);
   const unknown = through.filter((g) => !(g in REPLAY_THROUGH));
-  if (unknown.length || through.length === 0) {
-    console.error(`bench:harness: --replay-through ${args["replay-through"]}: a list of ${Object.keys(REPLAY_THROUGH).join(", ")}\n\n${USAGE}`);
-    process.exit(2);
-  }
+  if (unknown.length || through.length === 0) bad(`--replay-through ${args["replay-through"]}: a list of ${Object.keys(REPLAY_THROUGH).join(", ")}`);
   let replayBytes: number | undefined;
   try {
     replayBytes = args.replay === undefined ? undefined : parseBytes(args.replay);
   } catch (e) {
-    console.error(`bench:harness: --replay ${args.replay}: ${(e as Error).message}\n\n${USAGE}`);
-    process.exit(2);
+    bad(`--replay ${args.replay}: ${(e as Error).message}`);
+  }
+  for (const k of ["duration", "warmup", "soak"] as const) {
+    if (args[k] === undefined) continue;
+    try {
+      parseDuration(args[k]!);
+    } catch (e) {
+      bad(`--${k} ${args[k]}: ${(e as Error).message}`);
+    }
+  }
+  const rowCounts = args.rows!.split(",").map((r) => Number(r));
+  if (rowCounts.length === 0 || rowCounts.some((n) => !Number.isInteger(n) || n <= 0)) bad(`--rows ${args.rows}: a list of positive whole row counts, e.g. 1000000,10000000`);
+  if (args.sink !== "clickhouse" && args.sink !== "postgres") bad(`--sink ${args.sink}: clickhouse or postgres`);
+  for (const k of ["stack", "replay-stack"] as const) {
+    if (!existsSync(join(ROOT, "stacks", `Pulumi.${args[k]}.yaml`))) bad(`--${k} ${args[k]}: no stacks/Pulumi.${args[k]}.yaml (\`ingestbench stacks\` lists them)`);
   }
   console.log(`bench:harness on ${machine()}`);
   const resultsDir = mkdtempSync(join(tmpdir(), "ib-bench-harness-"));
@@ -402,10 +414,9 @@ async function main(): Promise<void> {
       }
     }
     if (!args["skip-ledger"]) {
-      if (args.sink !== "clickhouse" && args.sink !== "postgres") throw new Error(`--sink ${args.sink}: clickhouse or postgres`);
       const sink = args.sink === "postgres" ? await postgresCurveSink() : await clickhouseCurveSink();
       console.log(`ledger curve (${sink.label}, uncapped, one generator):`);
-      await ledgerCurve(args.rows!.split(",").map(Number).filter((n) => n > 0), sink);
+      await ledgerCurve(rowCounts, sink);
     }
     if (replayBytes !== undefined) await replayRun(replayBytes, through, resultsDir);
     if (args.soak) soakRun(args.soak, resultsDir);

@@ -22,4 +22,26 @@ describe("bench script flags", () => {
     expect(bad.stderr).toContain("npm run bench:capacity -- [flags]");
     expect(bad.stderr).not.toMatch(/\n\s+at /);
   });
+
+  it("a bad value is exit 2 with its flag, the reason and the usage before anything runs: numbers, names, durations, sizes, row counts, stacks", () => {
+    const cases: Array<[string, string[], RegExp]> = [
+      ["generators.ts", ["--seconds", "abc"], /^bench:generators: --seconds abc: must be a number >= 0.5/],
+      ["generators.ts", ["--processes", "0"], /^bench:generators: --processes 0: must be a number >= 1/],
+      ["generators.ts", ["--only", "pg-copy,nope"], /^bench:generators: --only nope: not one of /],
+      ["harness.ts", ["--skip-runs", "--rows", "12x"], /^bench:harness: --rows 12x: a list of positive whole row counts/],
+      ["harness.ts", ["--sink", "mysql"], /^bench:harness: --sink mysql: clickhouse or postgres/],
+      ["harness.ts", ["--soak", "5parsecs"], /^bench:harness: --soak 5parsecs: "5parsecs" is not a duration/],
+      ["harness.ts", ["--replay-stack", "nosuch"], /^bench:harness: --replay-stack nosuch: no stacks\/Pulumi\.nosuch\.yaml/],
+      ["harness.ts", ["--replay", "4XB"], /^bench:harness: --replay 4XB: "4XB" is not a size/],
+      ["harness.ts", ["--replay-through", "foo"], /^bench:harness: --replay-through foo: a list of pg-copy, syslog/],
+    ];
+    for (const [script, args, message] of cases) {
+      const r = run(script, ...args);
+      expect(r.status, `${script} ${args.join(" ")}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).toContain(`npm run bench:${script.replace(".ts", "")} -- [flags]`);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.stdout).toBe(""); // nothing ran: not even the machine line
+    }
+  });
 });
