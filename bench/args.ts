@@ -3,6 +3,7 @@
  * exits 0; an unknown flag or a flag without its value prints the parser's message and the usage on stderr and exits
  * 2, as the CLI does for bad usage (harness/cli/context.ts EXIT), not a stack trace.
  */
+import { cpus, loadavg, release } from "node:os";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 
 /**
@@ -26,4 +27,13 @@ export function benchArgs<O extends NonNullable<ParseArgsConfig["options"]>>(opt
 export function usageError(message: string, usage: string): never {
   process.stderr.write(`${message}\n\n${usage.trim()}\n`);
   process.exit(2);
+}
+
+/**
+ * This machine as the bench scripts' figures name it (docs/decisions/0007-every-number-names-its-machine.md): CPU
+ * model, cores, kernel and the load average (1, 5, 15 min) now, e.g. "AMD EPYC, 2 cores, kernel 6.18.44, load average
+ * 0.14 1.54 2.78".
+ */
+export function machineLine(): string {
+  return `${cpus()[0]?.model.trim() ?? "?"}, ${cpus().length} cores, kernel ${release()}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`;
 }

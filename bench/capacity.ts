@@ -12,10 +12,10 @@
  * Exit 0 when every stack's 90 % run held and its 120 % run broke, 1 otherwise.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { cpus, loadavg, release, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { benchArgs } from "./args.ts";
+import { benchArgs, machineLine } from "./args.ts";
 import { loadStack } from "../infra/stack/schema.ts";
 import { loadCapacity } from "../harness/results/capacity.ts";
 import type { SeriesPoint } from "../harness/results/types.ts";
@@ -24,7 +24,7 @@ import { DEFAULT_BOUNDS, judgeStep } from "../harness/runner/capacity.ts";
 import { BenchRun } from "../harness/runner/run.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const machine = (): string => `${cpus()[0]?.model.trim() ?? "?"}, ${cpus().length} cores, kernel ${release()}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`;
+const machine = machineLine;
 
 const USAGE = `npm run bench:capacity -- [flags]: \`ingestbench capacity\` on real stacks, then the found rate checked by two
 more runs of the same cell (at 90 % the stack should keep up, at 120 % it should not). Needs root. Exit 0 when every

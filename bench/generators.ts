@@ -50,11 +50,11 @@
  * line with {"events":n,"bytes":b,"t":ms}; exits when stdin closes).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { benchArgs, usageError } from "./args.ts";
+import { benchArgs, machineLine, usageError } from "./args.ts";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createTcpServer, type Socket } from "node:net";
-import { availableParallelism, cpus as cpuList, loadavg, release, tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -551,7 +551,7 @@ async function main(): Promise<void> {
   const bodyFile = join(tmp, "body.ndjson");
   writeFileSync(bodyFile, body);
 
-  console.log(`ingestbench generator bench on ${machine()}`);
+  console.log(`ingestbench generator bench on ${machineLine()}`);
   console.log(`loopback ${HOST}, ~${EVENT_BYTES}-byte events (http-json line ${(body.length / batch).toFixed(0)} B incl. LF, syslog frame ${(syslogBytes(syslogFields, 100) / 100).toFixed(0)} B), warmup ${warmupS} s + ${seconds} s measured per tool, counted at the blackhole (the database loaders: see the note)`);
   console.log(hasTaskset
     ? `pinning: load tool (ours and the reference alike) taskset -c ${LOAD_CPUS}; blackholes taskset -c ${SINK_CPUS} (${cpus} CPUs); ours runs in a child process (harness/generators/process.ts)`
@@ -636,13 +636,9 @@ async function main(): Promise<void> {
   console.log("");
   printTable(rows);
   for (const n of notes) console.log(`note: ${n}`);
-  console.log(`machine at the end: ${machine()}`);
+  console.log(`machine at the end: ${machineLine()}`);
 }
 
-/** This machine as every figure names it (docs/decisions/0007-every-number-names-its-machine.md), with its load. */
-function machine(): string {
-  return `${cpuList()[0]?.model.trim() ?? "?"}, ${cpuList().length} cores, kernel ${release()}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`;
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 

@@ -41,10 +41,10 @@
 import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, release, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { benchArgs, usageError } from "./args.ts";
+import { benchArgs, machineLine, usageError } from "./args.ts";
 import type { RunRecord, SeriesPoint } from "../harness/results/types.ts";
 import { parseBytes, parseDuration } from "../core/units.ts";
 import { leastSquares } from "../harness/stats/descriptive.ts";
@@ -95,7 +95,7 @@ const args = benchArgs({
   soak: { type: "string" },
 }, USAGE);
 
-const machine = (): string => `${cpus()[0]?.model.trim() ?? "?"}, ${cpus().length} cores, kernel ${release()}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`;
+const machine = machineLine;
 const pct = (x: number): string => `${(x * 100).toFixed(x < 0.001 ? 4 : x < 0.01 ? 3 : 2)} %`;
 const sec = (ms: number | null | undefined): string => (ms == null ? "–" : `${(ms / 1000).toFixed(2)} s`);
 const verdict = (ok: boolean): string => (ok ? "met" : "NOT met");
