@@ -30,6 +30,8 @@ export const MAX_ALTERED_EXAMPLES = 5;
 export const FIDELITY_PAGE = 10_000;
 /** Seqs per `readSeqs` call when a sample is compared. */
 export const FIDELITY_LOOKUP = 1000;
+/** Seqs per `readSample` call (one pass of the table each): bounds the rows held at once (~100 MB at 1 KB a row). */
+export const FIDELITY_SCAN = 100_000;
 /** Default limits: compare every row up to a million stored rows, else a sample of 10 000 seqs. */
 export const DEFAULT_FIDELITY: FidelityLimits = { all: 1_000_000, sample: 10_000 };
 
@@ -78,6 +80,13 @@ export interface StoredRowReader {
   readRange(gen: number, from: number, to: number): Promise<StoredRow[]>;
   /** every stored row (all copies) whose gen column is `gen` and whose seq is in `seqs` (sorted, distinct), in any order */
   readSeqs(gen: number, seqs: readonly number[]): Promise<StoredRow[]>;
+  /**
+   * Optional, for a sink whose table has no (gen, seq) index: every stored row (all copies) of any of the keys
+   * `wanted` (per gen column value, seqs sorted and distinct; at most FIDELITY_SCAN seqs in all), in any order, in
+   * one pass over the table. When present, a sample is read with it instead of `readSeqs` chunks: one sequential
+   * scan rather than an index built over every stored row (plugins/sinks/postgres/rows.ts).
+   */
+  readSample?(wanted: ReadonlyArray<{ gen: number; seqs: readonly number[] }>): Promise<StoredRow[]>;
 }
 
 /** One difference between what was sent and what is stored. Values rendered as text (timestamps ISO 8601 UTC). */
@@ -316,19 +325,41 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
     } else {
       const picks = seededSample(totalSent, input.limits.sample, sampleSeed);
       sampleSize = picks.length;
+      // the picks (ascending over all sent seqs) per generator index, as that generator's seqs
+      const perGen: number[][] = input.sent.map(() => []);
       let g = 0;
       let base = 0;
-      let i = 0;
-      while (i < picks.length && g < input.sent.length) {
-        const end = base + input.sent[g]!;
-        const seqs: number[] = [];
-        while (i < picks.length && picks[i]! < end) seqs.push(picks[i++]! - base);
-        for (let k = 0; k < seqs.length; k += FIDELITY_LOOKUP) {
-          const chunk = seqs.slice(k, k + FIDELITY_LOOKUP);
-          await cmp.compare(g, await reader.readSeqs(cmp.genBase + g, chunk));
+      for (const p of picks) {
+        while (g < input.sent.length && p >= base + input.sent[g]!) base += input.sent[g++]!;
+        if (g < input.sent.length) perGen[g]!.push(p - base);
+      }
+      if (reader.readSample) {
+        // passes of up to FIDELITY_SCAN seqs in (gen, seq) order; a pass's rows compared per generator, in order
+        let wanted: { gen: number; seqs: number[] }[] = [];
+        let n = 0;
+        const pass = async (): Promise<void> => {
+          if (n === 0) return;
+          const rows = await reader.readSample!(wanted);
+          for (const w of wanted) await cmp.compare(w.gen - cmp.genBase, rows.filter((r) => r.gen === w.gen));
+          wanted = [];
+          n = 0;
+        };
+        for (let k = 0; k < perGen.length; k++) {
+          for (let at = 0; at < perGen[k]!.length;) {
+            const take = Math.min(FIDELITY_SCAN - n, perGen[k]!.length - at);
+            wanted.push({ gen: cmp.genBase + k, seqs: perGen[k]!.slice(at, at + take) });
+            n += take;
+            at += take;
+            if (n === FIDELITY_SCAN) await pass();
+          }
         }
-        base = end;
-        g++;
+        await pass();
+      } else {
+        for (let k = 0; k < perGen.length; k++) {
+          for (let at = 0; at < perGen[k]!.length; at += FIDELITY_LOOKUP) {
+            await cmp.compare(k, await reader.readSeqs(cmp.genBase + k, perGen[k]!.slice(at, at + FIDELITY_LOOKUP)));
+          }
+        }
       }
     }
   } finally {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { checkFidelity, renderTime, seededSample, timeInUnit, type FieldRule, type StoredRow, type StoredRowReader, type TimeUnit } from "../../core/fidelity.ts";
+import { checkFidelity, FIDELITY_SCAN, renderTime, seededSample, timeInUnit, type FieldRule, type StoredRow, type StoredRowReader, type TimeUnit } from "../../core/fidelity.ts";
 import { createEventSource } from "../../core/events/source.ts";
 import type { EventField } from "../../core/events/types.ts";
 
@@ -99,6 +99,30 @@ describe("content fidelity (core/fidelity.ts)", () => {
     expect(b.sampleSeed).toBeTypeOf("number");
     const again = await checkFidelity(sink.reader, input([5000, 5000], 10_000, { all: 0, sample: 500 }));
     expect({ ...again, seconds: 0 }).toEqual({ ...b, seconds: 0 }); // seeded: the same sample
+  });
+
+  it("a reader with readSample gets the sample in passes of at most FIDELITY_SCAN seqs, never readSeqs, with the same result", async () => {
+    const sink = memorySink("us");
+    await fill(sink, [150_000, 60_000], "us");
+    sink.rows[4321]!.values[1] = -1;
+    sink.rows[150_000 + 777]!.values[4] = Buffer.from("changed");
+    sink.rows.push({ ...sink.rows[150_000 + 777]!, values: [...sink.rows[150_000 + 777]!.values] }); // a copy, altered too
+    const limits = { all: 0, sample: 210_000 }; // every seq: the faults are in the sample
+    const viaSeqs = await checkFidelity(sink.reader, input([150_000, 60_000], sink.rows.length, limits));
+    const passes: { gens: number[]; seqs: number }[] = [];
+    const scanning: StoredRowReader = {
+      ...sink.reader,
+      readSeqs: () => { throw new Error("readSeqs called although readSample exists"); },
+      readSample: async (wanted) => {
+        passes.push({ gens: wanted.map((w) => w.gen), seqs: wanted.reduce((n, w) => n + w.seqs.length, 0) });
+        const keys = new Set(wanted.flatMap((w) => w.seqs.map((s) => `${w.gen}:${s}`)));
+        return sink.rows.filter((r) => keys.has(`${r.gen}:${r.seq}`));
+      },
+    };
+    const viaSample = await checkFidelity(scanning, input([150_000, 60_000], sink.rows.length, limits));
+    expect(passes).toEqual([{ gens: [0], seqs: FIDELITY_SCAN }, { gens: [0, 1], seqs: FIDELITY_SCAN }, { gens: [1], seqs: 10_000 }]);
+    expect({ ...viaSample, seconds: 0 }).toEqual({ ...viaSeqs, seconds: 0 });
+    expect(viaSample).toMatchObject({ mode: "sample", seqsCompared: 210_000, rowsCompared: 210_001, altered: 3, alteredByField: { n: 1, msg: 2 } });
   });
 
   it("seededSample draws k distinct, sorted, uniform integers", () => {
