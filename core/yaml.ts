@@ -382,7 +382,8 @@ export function throwIssues(
  * `path` is the file name shown in messages (default: loaded.path); `options.code` the error code (default
  * "E_CONFIG_INVALID").
  * @throws ConfigurationError whose message has one "file:line:col: field.path: problem" line per issue; `location`
- *         is "file:line" and `field` the dotted path of the first.
+ *         is "file:line" and `field` the dotted path of the first; for an empty file (nothing but comments and blank
+ *         lines) one "file:1:1: the file is empty ..." line.
  */
 export function validate<T>(
   schema: z.ZodType<T, z.ZodTypeDef, unknown>,
@@ -390,6 +391,13 @@ export function validate<T>(
   path?: string,
   options: { code?: string } = {},
 ): T {
+  // an empty file, or one of comments, blank lines and a `---` only, has no document node (or an empty scalar): zod
+  // would say "expected object, received null", which does not say what is wrong
+  const top = loaded.doc.contents;
+  if (top === null || (isScalar(top) && top.value === null && top.range?.[0] === top.range?.[1])) {
+    const file = displayPath(path ?? loaded.path);
+    throw new ConfigurationError(options.code ?? "E_CONFIG_INVALID", `${file}:1:1: the file is empty (no YAML content, only comments or blank lines)`, { location: `${file}:1` });
+  }
   const result = schema.safeParse(loaded.data);
   if (result.success) return result.data;
   return throwIssues(loaded, flattenIssues(result.error.issues, schema as z.ZodTypeAny), {

@@ -238,6 +238,18 @@ describe("scenario errors name file, line and field", () => {
     expect(msg[2]).toMatch(/:10:1: duraton: unknown key "duraton"; allowed keys: name, description, event, source, generator.*; did you mean "duration"\?$/);
   });
 
+  it("an empty file, or one of comments only, is said to be empty at its line 1 (not \"expected object, received null\")", () => {
+    for (const lines of [[], ["# a scenario, some day", "", "# name: quickstart"], ["--- # nothing yet"]]) {
+      const file = write(lines);
+      const err = errorOf(file);
+      expect(err.code).toBe("E_SCENARIO_FIELD");
+      expect(err.message).toBe(`${file}:1:1: the file is empty (no YAML content, only comments or blank lines)`);
+      expect(err.location).toBe(`${file}:1`);
+    }
+    // an explicit null is content: zod's word for it stands
+    expect(errorOf(write(["~"])).message).toMatch(/:1:1: expected object, received null$/);
+  });
+
   it("a matrix path that names no field, at the line of the key", () => {
     const file = write(patched({ 13: "matrix:" }, ["  generator.pg-copy.batchsize: [1000, 8000]"]).filter((l) => !/^checks|^ {2}- \{ ledger/.test(l)));
     const err = errorOf(file);
