@@ -8,7 +8,7 @@
  * messages are the caller's (`PluginBlockWording`); what is checked, and in which order, is this function's.
  */
 import { z } from "zod";
-import { addFlatIssue, addNestedIssues } from "./yaml.ts";
+import { addFlatIssue, addNestedIssues, closestKey } from "./yaml.ts";
 
 /** A validated block: the plugin's name and its config (the schema's output, or the block as written: `keep`). */
 export interface PluginRef<C = unknown> {
@@ -20,8 +20,12 @@ export interface PluginRef<C = unknown> {
 export interface PluginBlockWording {
   /** the block is not a map with exactly one key */
   shape(known: readonly string[]): string;
-  /** the key is not a plugin of the role (reported at the key) */
-  unknown(name: string, known: readonly string[]): string;
+  /**
+   * the name is not a plugin of the role: the key of a block (reported at the key), or a bare name (`collector: nonne`,
+   * reported at the value; `form` "bare"). `near` is the known name (or "none", where allowed) within a typo's reach
+   * (core/yaml.ts closestKey), undefined when none is
+   */
+  unknown(name: string, known: readonly string[], near: string | undefined, form: "key" | "bare"): string;
   /** a bare known name instead of a block (`sink: postgres`); absent: reported as `shape` */
   bareName?(name: string): string;
   /** the settings under the name are not a map (reported at the name); absent: the plugin's schema reports it */
@@ -52,6 +56,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  */
 export function pluginBlock(o: PluginBlockOptions): z.ZodType<PluginRef<unknown> | null, z.ZodTypeDef, unknown> {
   const known = new Set(o.known);
+  const near = (name: string): string | undefined => closestKey(name, o.allowNone ? [...o.known, "none"] : o.known);
   return z.unknown().transform((v, ctx): PluginRef | null => {
     if (o.allowNone && v === "none") return null;
     if (v === undefined && o.wording.absentIsRequired) {
@@ -62,13 +67,19 @@ export function pluginBlock(o: PluginBlockOptions): z.ZodType<PluginRef<unknown>
       ctx.addIssue({ code: z.ZodIssueCode.custom, message: o.wording.bareName(v) });
       return z.NEVER;
     }
+    if (typeof v === "string" && v.trim() !== "" && v !== "none" && !known.has(v)) {
+      // a misspelt name written bare (`collector: nonne`): say the name is unknown, not that the block has the wrong
+      // shape ("none" where it is not allowed keeps the shape's message: it is no misspelling)
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: o.wording.unknown(v, o.known, near(v), "bare") });
+      return z.NEVER;
+    }
     if (!isPlainObject(v) || Object.keys(v).length !== 1) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, message: o.wording.shape(o.known) });
       return z.NEVER;
     }
     const [name, inner] = Object.entries(v)[0]!;
     if (!known.has(name)) {
-      addFlatIssue(ctx, { path: [name], at: "key", message: o.wording.unknown(name, o.known) });
+      addFlatIssue(ctx, { path: [name], at: "key", message: o.wording.unknown(name, o.known, near(name), "key") });
       return z.NEVER;
     }
     const block = inner ?? {};

@@ -231,12 +231,18 @@ const duration = (positive: boolean, what: string) =>
     return { ms: r.data, text: String(v) };
   });
 
+/** "; did you mean ..." for the nearest known name: a plugin written bare is shown as the block it must be. */
+function didYouMean(near: string | undefined, form: "key" | "bare"): string {
+  if (near === undefined) return "";
+  return near === "none" || form === "key" ? `; did you mean "${near}"?` : `; did you mean { ${near}: { ... } }?`;
+}
+
 /** The scenario's wording of plugin-block errors (core/plugin-block.ts), for a scenario author: names sorted. */
 function scenarioWording(role: "generator" | "collector" | "sink", allowNone: boolean): PluginBlockWording {
   const list = (names: readonly string[]) => (names.length > 0 ? [...names].sort().join(", ") : "(none registered)") + (allowNone ? `, or "none"` : "");
   return {
     shape: (names) => `${role} must be a map with exactly one key, the plugin name (${list(names)}), e.g. { ${[...names].sort()[0] ?? "name"}: { ... } }`,
-    unknown: (name, names) => `unknown ${role} "${name}"; known ${role}s: ${list(names)}`,
+    unknown: (name, names, near, form) => `unknown ${role} "${name}"; known ${role}s: ${list(names)}${didYouMean(near, form)}`,
     bareName: (name) => `write the ${role} as { ${name}: { ... } } (a map from the plugin name to its config)`,
     absentIsRequired: true,
   };

@@ -278,7 +278,7 @@ export interface CellConfig {
 function cellWording(role: "collector" | "sink"): PluginBlockWording {
   return {
     shape: (known) => `expected { <${role}>: { ... } }${role === "collector" ? ' or "none"' : ""}, the scenario's ${role} block (${role}s: ${known.join(", ")})`,
-    unknown: (name, known) => `"${name}" is not a ${role} of the catalog (infra/catalog.ts); ${role}s: ${known.join(", ")}`,
+    unknown: (name, known, near) => `"${name}" is not a ${role} of the catalog (infra/catalog.ts); ${role}s: ${known.join(", ")}${near ? `; did you mean "${near}"?` : ""}`,
     notAMap: (name) => `expected the ${name} block as a map of its settings`,
     absentIsRequired: false,
   };

@@ -6,7 +6,7 @@ import { parseYamlText, validate } from "../../core/yaml.ts";
 
 const wording: PluginBlockWording = {
   shape: (known) => `one key please (${known.join(", ")})`,
-  unknown: (name, known) => `no "${name}" here; try ${known.join(", ")}`,
+  unknown: (name, known, near, form) => `no "${name}" here; try ${known.join(", ")}${near ? ` (${form}: ${near}?)` : ""}`,
   notAMap: (name) => `${name} takes a map`,
   absentIsRequired: true,
 };
@@ -44,5 +44,16 @@ describe("pluginBlock (one validator, the caller's wording)", () => {
     expect(check(block("parsed"), "sink: { alpha: 5 }\n")).toMatch(/sink\.alpha: alpha takes a map$/);
     expect(check(block("parsed"), "sink:\n  alpha:\n    size: 1.5\n")).toMatch(/:3:11: sink\.alpha\.size: /);
     expect(check(block("parsed"), "other: 1\n")).toMatch(/sink: required/i);
+  });
+
+  it("a misspelt name, bare or as the key, is unknown, with the known one (or none, where allowed) within a typo's reach", () => {
+    // bare: reported at the value, as an unknown name rather than as the block's shape
+    expect(check(block("parsed", true), "sink: nonne\n")).toMatch(/^t\.yaml:1:7: sink: no "nonne" here; try beta, alpha \(bare: none\?\)$/);
+    expect(check(block("parsed"), "sink: alpah\n")).toMatch(/^t\.yaml:1:7: sink: no "alpah" here; try beta, alpha \(bare: alpha\?\)$/);
+    // as the key: at the key
+    expect(check(block("parsed"), "sink:\n  betta: {}\n")).toMatch(/^t\.yaml:2:3: sink\.betta: no "betta" here; try beta, alpha \(key: beta\?\)$/);
+    // "none" is offered only where it is allowed; nothing near: no suggestion
+    expect(check(block("parsed"), "sink: nonne\n")).toMatch(/sink: no "nonne" here; try beta, alpha$/);
+    expect(check(block("parsed"), "sink: { mongodb: {} }\n")).toMatch(/sink\.mongodb: no "mongodb" here; try beta, alpha$/);
   });
 });

@@ -209,7 +209,7 @@ describe("scenario errors name file, line and field", () => {
   it("an unknown generator lists the known ones, at the line and column of the name", () => {
     const file = write(patched({ 6: "generator: { pg-cpy: { batch: 8000 } }" }));
     const err = errorOf(file);
-    expect(err.message).toMatch(/:6:14: generator\.pg-cpy: unknown generator "pg-cpy"; known generators: http-json, pg-copy, or "none"$/);
+    expect(err.message).toMatch(/:6:14: generator\.pg-cpy: unknown generator "pg-cpy"; known generators: http-json, pg-copy, or "none"; did you mean "pg-copy"\?$/);
     expect(err.field).toBe("generator.pg-cpy");
   });
 
@@ -219,6 +219,19 @@ describe("scenario errors name file, line and field", () => {
     const msg = errorOf(write(lines)).message.split("\n");
     expect(msg[0]).toMatch(/:8:3: collector\.fluentd: unknown collector "fluentd"; known collectors: syslog-ng, or "none"$/);
     expect(msg[1]).toMatch(/:9:7: sink: sink must be a map with exactly one key, the plugin name \(postgres\)/);
+  });
+
+  it("a misspelt plugin name, bare or as the block's key, names its line and column, the known ones and the nearest", () => {
+    const bare = write(patched({ 7: "collector: nonne" }));
+    const err = errorOf(bare);
+    expect(err.message).toBe(`${bare}:7:12: collector: unknown collector "nonne"; known collectors: syslog-ng, or "none"; did you mean "none"?`);
+    expect(err.field).toBe("collector");
+    // a plugin written bare is suggested as the block it must be; as the key, by its name
+    expect(errorOf(write(patched({ 7: "collector: syslogng" }))).message).toMatch(/:7:12: collector: unknown collector "syslogng"; .*; did you mean \{ syslog-ng: \{ \.\.\. \} \}\?$/);
+    expect(errorOf(write(patched({ 8: "sink: { postgre: {} }" }))).message).toMatch(/:8:9: sink\.postgre: unknown sink "postgre"; known sinks: postgres; did you mean "postgres"\?$/);
+    expect(errorOf(write(patched({ 6: "generator: { pgcopy: { batch: 8000 } }" }))).message).toMatch(/:6:14: generator\.pgcopy: unknown generator "pgcopy"; known generators: http-json, pg-copy, or "none"; did you mean "pg-copy"\?$/);
+    // nothing near: the known ones only
+    expect(errorOf(write(patched({ 8: "sink: mongodb" }))).message).toMatch(/:8:7: sink: unknown sink "mongodb"; known sinks: postgres$/);
   });
 
   it("plugin config problems are reported inside the plugin block, with allowed keys", () => {

@@ -440,6 +440,9 @@ describe("ingestbench:cell (the scenario cell a docker or azure stack's componen
   it("refuses a component that is not of the role, a cell that is not what the hosts run, and the key on a local stack", () => {
     const kind = stackFileWith("cell-kind", [...head, '  ingestbench:cell: { event: [{ name: msg, type: string }], collector: { griddb: {} }, sink: { griddb: {} } }', ""].join("\n"));
     expect(errorOf(kind).message).toMatch(/config\.ingestbench:cell\.collector\.griddb: "griddb" is not a collector of the catalog \(infra\/catalog\.ts\); collectors: fluent-bit, vector, fluentd, syslog-ng/);
+    // a misspelt name: the nearest component of the role
+    const typo = stackFileWith("cell-typo", [...head, '  ingestbench:cell: { event: [{ name: msg, type: string }], collector: { fluentdd: {} }, sink: { griddb: {} } }', ""].join("\n"));
+    expect(errorOf(typo).message).toMatch(/:8:\d+: config\.ingestbench:cell\.collector\.fluentdd: "fluentdd" is not a collector of the catalog .*; did you mean "fluentd"\?$/m);
     const other = stackFileWith("cell-other", [...head, '  ingestbench:cell: { event: [{ name: msg, type: string }], collector: { vector: {} }, sink: { clickhouse: {} } }', ""].join("\n"));
     const otherMsg = errorOf(other).message;
     expect(otherMsg).toMatch(/:8:\d+: config\.ingestbench:cell\.collector: the cell's collector vector is not what the collector hosts run \(ingestbench:components: collector: fluentd, sink: griddb\)/);
