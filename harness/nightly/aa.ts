@@ -19,7 +19,7 @@ import { ConfigurationError } from "../../core/errors.ts";
 import { mulberry32 } from "../../core/events/source.ts";
 import { displayPath } from "../../core/yaml.ts";
 import { AA_SUFFIX, compareRuns, writeNoiseFloors, type NoiseFloorFile, type RunsComparison } from "../results/compare.ts";
-import { prepareResultsDir } from "../results/preflight.ts";
+import { checkResultsDir } from "../results/preflight.ts";
 import { driveItems, lockWaitMs, runsExitCode, type RunItem } from "../runner/drive.ts";
 import { pulumiStacks } from "../provision/deployed.ts";
 import { loadScenarioFile, planCells, planSeed } from "../runner/plan.ts";
@@ -111,7 +111,7 @@ export function renderNoiseFloor(f: NoiseFloorFile, file: string): string {
 export async function aaCommand(scenarioFile: string, flags: AaFlags, projectRoot: string): Promise<number> {
   const names = flags.stack.split(",").map((s) => s.trim()).filter(Boolean);
   if (names.length !== 1) throw new ConfigurationError("E_FLAG", `aa measures one stack's noise: give exactly one name in --stack, got ${names.length}`, { field: "stack" });
-  const resultsRoot = prepareResultsDir(flags.results);
+  const resultsRoot = checkResultsDir(flags.results);
   const stack = loadStack(names[0]!, flags.stacksDir ?? path.join(projectRoot, "stacks"));
   const scenario = loadScenarioFile(scenarioFile);
   const plans = planCells(scenario, scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });

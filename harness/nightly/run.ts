@@ -16,7 +16,7 @@ import { ConfigurationError, IngestbenchError } from "../../core/errors.ts";
 import { excludedLines, type ExcludedRun } from "../results/eligibility.ts";
 import { diffFingerprints, groupFingerprint, describeDifference } from "../results/fingerprint.ts";
 import { floorsOf } from "../results/noise-floor.ts";
-import { prepareResultsDir } from "../results/preflight.ts";
+import { checkResultsDir } from "../results/preflight.ts";
 import { loadRuns } from "../results/store.ts";
 import { driveRuns, lockWaitMs, runsExitCode, type StackWork } from "../runner/drive.ts";
 import { pulumiStacks } from "../provision/deployed.ts";
@@ -254,7 +254,7 @@ export async function nightlyCommand(planFile: string, flags: NightlyFlags, proj
   const plan = loadNightlyPlan(planFile);
   // --json owns stdout; jsonl progress would share it
   if (flags.json && flags.progress === "jsonl") throw new ConfigurationError("E_FLAG", "--json prints the decision on stdout, where --progress jsonl prints its events: give one of them");
-  const resultsRoot = prepareResultsDir(flags.results);
+  const resultsRoot = checkResultsDir(flags.results);
   const work: StackWork[] = [];
   const pairs: NightlyPair[] = [];
   plan.entries.forEach((e, i) => {

@@ -11,6 +11,7 @@ import { parseDuration } from "../../core/units.ts";
 import type { Contention, RunRecord } from "../results/types.ts";
 import { bottleneckLabel } from "./bottleneck.ts";
 import { mibText } from "../results/format.ts";
+import { prepareResultsDir } from "../results/preflight.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
 import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";
 import { faultLines, timelineLines } from "./fault-cost.ts";
@@ -392,6 +393,15 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   if (locks === null) {
     detach();
     return { records: [], interrupted: controller.signal.reason as NodeJS.Signals };
+  }
+  // the results directory is made only now, when no stack, scenario or lock refused the runs (the commands checked it
+  // without creating it: checkResultsDir), so a refused invocation leaves nothing behind
+  try {
+    prepareResultsDir(options.resultsRoot);
+  } catch (err) {
+    for (const l of locks) l.release();
+    detach();
+    throw err;
   }
   handlers(true, onSignal);
   const records: RunRecord[] = [];

@@ -88,6 +88,32 @@ describe("ingestbench CLI", () => {
     expect(() => prepareResultsDir(file)).toThrow(new RegExp(`^results directory ${file}: ${file} is not a directory$`));
   });
 
+  it("creates no results directory when a stack, a scenario or their pairing is refused (exit 2)", async () => {
+    const parent = path.join(tmp, "refused");
+    const results = path.join(parent, "results");
+    const empty = path.join(tmp, "empty-scenario.yaml");
+    writeFileSync(empty, "# a scenario, some day\n\n");
+    const plan = path.join(tmp, "refused-plan.yaml");
+    writeFileSync(plan, "entries:\n  - { stack: nosuch, scenario: scenarios/quickstart.yaml }\n");
+    const refused: Array<[string[], RegExp]> = [
+      [["bench", "--stacks", "nosuch", "scenarios/quickstart.yaml"], /stack "nosuch" not found/],
+      [["bench", "--stack", "local-2-cores", "scenarios/nosuch.yaml"], /scenarios\/nosuch\.yaml: cannot read: no such file/],
+      [["bench", "--stack", "local-2-cores", empty], new RegExp(`${empty}:1:1: the file is empty`)],
+      // refused by the driver's checks, before it locks or provisions
+      [["bench", "--stack", "local-2-cores", "scenarios/fluent-bit-clickhouse-batch-count.yaml"], /collector "fluent-bit" has no local component/],
+      [["run", "--stack", "nosuch", "scenarios/quickstart.yaml"], /stack "nosuch" not found/],
+      [["capacity", "--stack", "nosuch", "scenarios/quickstart.yaml"], /stack "nosuch" not found/],
+      [["aa", "--stack", "local-2-cores", "scenarios/nosuch.yaml"], /cannot read: no such file/],
+      [["nightly", plan], /entries\.0: stack "nosuch" not found/],
+    ];
+    for (const [args, said] of refused) {
+      const r = await cliHere(...args, "--results", results);
+      expect(r.code, `${args.join(" ")}: ${r.err}`).toBe(2);
+      expect(r.err).toMatch(said);
+      expect(existsSync(parent), `${args.join(" ")} created ${parent}`).toBe(false);
+    }
+  });
+
   it("validate tells stacks from scenarios by content and names a check path that does not exist", async () => {
     const text = "config:\n  ingestbench:platform: local\n  ingestbench:hosts:\n    sink: { cpu: \"25 100\" }\n";
     const stack = path.join(tmp, "Pulumi.my-stack.yaml");

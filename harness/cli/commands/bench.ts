@@ -9,7 +9,7 @@ import { loadStack } from "../../../infra/stack/schema.ts";
 import { compareStacks, compareVariants, renderComparison, renderVariantsComparison } from "../../results/compare.ts";
 import { terminalWidth } from "../../results/columns.ts";
 import { machineText } from "../../results/format.ts";
-import { prepareResultsDir } from "../../results/preflight.ts";
+import { checkResultsDir } from "../../results/preflight.ts";
 import { renderQueryTables } from "../../results/query-table.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
 import { driveRuns, lockWaitMs, runsExitCode } from "../../runner/drive.ts";
@@ -39,7 +39,7 @@ export const registerBench: CommandModule = (program, ctx) => {
   addProgressOptions(cmd)
     .action(ctx.action(async (scenarioFile: string, flags: BenchFlags) => {
       const names = stackNames(flags);
-      const resultsRoot = prepareResultsDir(flags.results);
+      const resultsRoot = checkResultsDir(flags.results);
       const stacks = names.map((s) => loadStack(s, ctx.stacksDir));
       const scenario = loadScenarioFile(scenarioFile);
       const plans = planCells(scenario, scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });

@@ -5,7 +5,7 @@
  */
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
-import { prepareResultsDir } from "../../results/preflight.ts";
+import { checkResultsDir } from "../../results/preflight.ts";
 import { CAPACITY_DEFAULTS, type CapacityFlags } from "../../runner/capacity-run.ts";
 import { DEFAULT_BOUNDS } from "../../runner/capacity.ts";
 import { lockWaitMs } from "../../runner/drive.ts";
@@ -39,7 +39,7 @@ export const registerCapacity: CommandModule = (program, ctx) => {
   addProgressOptions(cmd)
     .action(ctx.action(async (scenarioFile: string, flags: CapacityFlags & { stack?: string; stacks?: string }) => {
       const names = stackNames(flags);
-      const resultsRoot = prepareResultsDir(flags.results);
+      const resultsRoot = checkResultsDir(flags.results);
       const stacks = names.map((s) => loadStack(s, ctx.stacksDir));
       const { capacityCommand } = await import("../../runner/capacity-run.ts");
       return capacityCommand(scenarioFile, flags, {

@@ -2,7 +2,7 @@
  * `ingestbench run --stack S SCENARIO`: run a scenario on a docker or azure stack that is up (`ingestbench up`) and
  * leave it up (benchOnPulumiStack with `keep`, harness/provision/deployed.ts).
  */
-import { prepareResultsDir } from "../../results/preflight.ts";
+import { checkResultsDir } from "../../results/preflight.ts";
 import { benchOnPulumiStack, loadDeployableStack } from "../../provision/deployed.ts";
 import { lockWaitMs, runsExitCode } from "../../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../../runner/plan.ts";
@@ -29,7 +29,7 @@ export const registerRun: CommandModule = (program, ctx) => {
   addProgressOptions(cmd)
     .action(ctx.action(async (scenarioFile: string, flags: RunFlags) => {
       const stack = loadDeployableStack(flags.stack, ctx.projectRoot);
-      const resultsRoot = prepareResultsDir(flags.results);
+      const resultsRoot = checkResultsDir(flags.results);
       const plans = planCells(loadScenarioFile(scenarioFile), scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
       const reporter = new Progress(flags.quiet ? "quiet" : flags.progress);
       const result = await benchOnPulumiStack({
