@@ -282,8 +282,8 @@ export class ByteWriter {
     if (format === "epoch-ms") return writeIntAt(out, o, Math.floor(ms));
     if (format === "eventtime") {
       const sec = Math.floor(ms / 1000);
-      out.writeUInt32BE(sec >>> 0, o);
-      out.writeUInt32BE(Math.round((ms - sec * 1000) * 1e6) >>> 0, o + 4);
+      writeUint32BE(out, o, sec);
+      writeUint32BE(out, o + 4, Math.round((ms - sec * 1000) * 1e6));
       return o + 8;
     }
     const sec = Math.floor(ms / 1000);
@@ -629,10 +629,18 @@ const HOLE_TIME = 1;
 const HOLE_SEQ = 2;
 
 /**
+ * How a seq hole is written: "decimal" digits (JSON), or "msgpack": a uint in its smallest format (MessagePack spec,
+ * "int format family"; core/events/fluent-forward.ts). Either way a hole's width holds only within a range of seqs
+ * (seqRangeOfWidth), so a batch template serves the batches inside that range.
+ */
+export type SeqFormat = "decimal" | "msgpack";
+
+/**
  * Where each row's variable bytes ("holes") went while a batch was encoded on the template path: the generated text
- * of a field, a timestamp field's time, the seq in decimal, each as [start, end) in the writer's buffer. Call `row()`
- * at the start of each row, then one call per hole in the row's byte order; every row must have the same holes in
- * the same order (`ok` turns false when one does not). Read by BatchTemplate.
+ * of a field, a timestamp field's time, the seq (in a SeqFormat), each as [start, end) in the writer's buffer. Call
+ * `row()` at the start of each row, then one call per hole in the row's byte order; every row must have the same
+ * holes in the same order, and every seq the same SeqFormat (`ok` turns false when one does not). Read by
+ * BatchTemplate.
  */
 export class HoleRecorder {
   /** per hole of a row: HOLE_TEXT / HOLE_TIME / HOLE_SEQ, the field index (-1 for seq), the time format */
@@ -641,25 +649,33 @@ export class HoleRecorder {
   readonly formats: TimeFormat[] = [];
   /** start, end of every hole, row after row */
   readonly spans: number[] = [];
+  /** how the seqs were written (the first seq hole's) */
+  seqFormat: SeqFormat | null = null;
   rows = 0;
   ok = true;
   private col = 0;
 
+  /** A row starts. */
   row(): void {
     if (this.rows > 0 && this.col !== this.kinds.length) this.ok = false;
     this.rows++;
     this.col = 0;
   }
 
+  /** Field `field`'s generated text went to [start, end). */
   text(field: number, start: number, end: number): void {
     this.hole(HOLE_TEXT, field, "iso", start, end);
   }
 
+  /** Timestamp field `field`'s time went to [start, end) in `format`. */
   time(field: number, format: TimeFormat, start: number, end: number): void {
     this.hole(HOLE_TIME, field, format, start, end);
   }
 
-  seq(start: number, end: number): void {
+  /** The row's seq went to [start, end) in `format`. */
+  seq(start: number, end: number, format: SeqFormat = "decimal"): void {
+    if (this.seqFormat !== null && this.seqFormat !== format) this.ok = false;
+    this.seqFormat = format;
     this.hole(HOLE_SEQ, -1, "iso", start, end);
   }
 
@@ -682,14 +698,17 @@ const SPARE_PAYLOADS = 4;
 /**
  * The encoders' batch template: for events whose every field is a timestamp or generated text (fixed widths), a
  * batch encoded once on the template path is kept (unstamped), with its holes (HoleRecorder). A later batch of the
- * same count whose seqs have as many digits is then that batch's bytes, copied at once, with only the holes
- * rewritten: each generated text (DirectText.writeText), each timestamp (the row's time, which must keep its width)
- * and each seq. Keys, quotes, separators, the gen, per-position constants (Loki's entry index) and the sent_at
- * placeholders are not written again, and the stamp slots are the template's (shared, read-only).
+ * same count whose seqs have the same width (as many decimal digits, or the same msgpack uint format: see
+ * seqRangeOfWidth) is then that batch's bytes, copied at once, with only the holes rewritten: each generated text
+ * (DirectText.writeText), each timestamp (the row's time, which must keep its width) and each seq. Keys, quotes,
+ * separators, the gen, per-position constants (Loki's entry index), length headers (msgpack's: the widths are fixed)
+ * and the sent_at placeholders are not written again, and the stamp slots are the template's (shared, read-only).
+ * What lies outside the rows and changes per batch (Forward's chunk id) is the encoder's to rewrite after fill().
  *
  * Use: `fill(from, count)`; when it gives null, encode the batch as before with `recorder(count)` passed to the row
- * writers, then `keep(batch, recorder)` before the batch is stamped. The bytes are the same as the template path's
- * (test/core/events/fast-path.test.ts compares both with the reference path over consecutive batches).
+ * writers, then `keep(batch, recorder, start)` before the batch is stamped. The bytes are the same as the template
+ * path's (test/core/events/fast-path.test.ts compares both with the reference path over consecutive batches,
+ * test/core/events/fluent-forward-template.test.ts Forward's with its encoder from before templates).
  */
 export class BatchTemplate {
   private readonly enabled: boolean;
@@ -699,6 +718,7 @@ export class BatchTemplate {
   private seqLo = 0;
   private seqHi = 0;
   private seqWidth = 0;
+  private seqFormat: SeqFormat = "decimal";
   private slots: StampSlots[] = [];
   private kinds = new Uint8Array(0);
   private fields = new Int32Array(0);
@@ -706,6 +726,8 @@ export class BatchTemplate {
   private widths = new Int32Array(0);
   /** start of every hole, row after row */
   private at = new Int32Array(0);
+  /** fill(): the batch's times of one timestamp field, row by row */
+  private times = new Float64Array(0);
   /** formats the times (its second cache) */
   private readonly clock = new ByteWriter(64);
   /** payloads fill() gave out from the current template (what release() takes back) */
@@ -726,8 +748,9 @@ export class BatchTemplate {
   /**
    * Keep `batch` (encoded with `holes`, not yet stamped) as the template when its rows qualify: every row with the
    * same holes of the same widths, times at their format's TIME_WIDTH, and the payload within BATCH_TEMPLATE_MAX_BYTES.
+   * @param start where the payload began in the writer the holes were recorded in (`take(from, count, start)`'s)
    */
-  keep(batch: StampedBatch, holes: HoleRecorder | null): void {
+  keep(batch: StampedBatch, holes: HoleRecorder | null, start = 0): void {
     if (holes === null || !holes.ok || holes.rows !== batch.count || batch.payload.length > BATCH_TEMPLATE_MAX_BYTES) return;
     const cols = holes.kinds.length;
     const sp = holes.spans;
@@ -742,16 +765,19 @@ export class BatchTemplate {
         seqWidth = widths[c]!;
       }
     }
+    const seqFormat = holes.seqFormat ?? "decimal";
+    const seqRange = seqRangeOfWidth(seqFormat, seqWidth);
+    if (seqRange === null) return;
     const at = new Int32Array(cols * batch.count);
     for (let h = 0; h < at.length; h++) {
       if (sp[2 * h + 1]! - sp[2 * h]! !== widths[h % cols]) return;
-      at[h] = sp[2 * h]!; // batches from take(from, count): payload offset = writer offset
+      at[h] = sp[2 * h]! - start; // payload offset
     }
     this.bytes = Buffer.from(batch.payload);
     this.count = batch.count;
     this.seqWidth = seqWidth;
-    this.seqLo = seqWidth <= 1 ? 0 : 10 ** (seqWidth - 1);
-    this.seqHi = seqWidth === 0 ? Number.MAX_SAFE_INTEGER : 10 ** seqWidth;
+    this.seqFormat = seqFormat;
+    [this.seqLo, this.seqHi] = seqRange;
     this.slots = batch.slots;
     this.kinds = Uint8Array.from(holes.kinds);
     this.fields = Int32Array.from(holes.fields);
@@ -788,8 +814,10 @@ export class BatchTemplate {
       payload.set(bytes);
     }
     this.issued.add(payload);
-    const { kinds, fields, formats, widths, at, clock, seqWidth } = this;
+    const { kinds, fields, formats, widths, at, clock, seqWidth, seqFormat } = this;
     const cols = kinds.length;
+    let times = this.times;
+    let timesOf = -1;
     // hole by hole (one kind per loop: measured 4-8 % less CPU than row by row); at[j * cols + c] is row j's hole c
     for (let c = 0; c < cols; c++) {
       const kind = kinds[c];
@@ -797,13 +825,20 @@ export class BatchTemplate {
       if (kind === HOLE_TEXT) {
         for (let j = 0, h = c; j < count; j++, h += cols) direct.writeText(from + j, field, payload, at[h]!);
       } else if (kind === HOLE_SEQ) {
-        for (let j = 0, h = c; j < count; j++, h += cols) writeDigitsFixed(payload, at[h]!, from + j, seqWidth);
+        if (seqFormat === "decimal") for (let j = 0, h = c; j < count; j++, h += cols) writeDigitsFixed(payload, at[h]!, from + j, seqWidth);
+        else for (let j = 0, h = c; j < count; j++, h += cols) writeMsgpackUintAt(payload, at[h]!, from + j, seqWidth);
       } else {
         const format = formats[c]!;
         const width = widths[c]!;
+        if (field !== timesOf) {
+          // the rows' times of this field, read once for its holes in a row (Forward's EventTime and ISO text)
+          if (times.length < count) times = this.times = new Float64Array(count);
+          for (let j = 0; j < count; j++) times[j] = direct.fillScalars(from + j).num[field]!;
+          timesOf = field;
+        }
         for (let j = 0, h = c; j < count; j++, h += cols) {
           const o = at[h]!;
-          if (clock.timeAt(payload, o, direct.fillScalars(from + j).num[field]!, format) !== o + width) {
+          if (clock.timeAt(payload, o, times[j]!, format) !== o + width) {
             this.bytes = null; // a time outside its format's width (years past 9999): no template from here on
             return null;
           }
@@ -812,6 +847,65 @@ export class BatchTemplate {
     }
     return { from, count, payload, slots: this.slots };
   }
+}
+
+/**
+ * The seqs [lo, hi) whose `format` takes `width` bytes (0: no seq hole, every seq), or null for a width the format
+ * does not have.
+ */
+function seqRangeOfWidth(format: SeqFormat, width: number): [number, number] | null {
+  if (width === 0) return [0, Number.MAX_SAFE_INTEGER];
+  if (format === "decimal") return [width === 1 ? 0 : 10 ** (width - 1), 10 ** width];
+  const k = MSGPACK_UINT_WIDTHS.indexOf(width);
+  return k < 0 ? null : [k === 0 ? 0 : MSGPACK_UINT_LIMITS[k - 1]!, MSGPACK_UINT_LIMITS[k]!];
+}
+
+/** msgpack's uint formats (MessagePack spec, "int format family") by width: positive fixint, uint 8, 16, 32, 64 ... */
+const MSGPACK_UINT_WIDTHS = [1, 2, 3, 5, 9];
+/** ... and the values below which each one is the smallest (uint 64: every safe integer) */
+const MSGPACK_UINT_LIMITS = [0x80, 0x100, 0x10000, 0x100000000, Number.MAX_SAFE_INTEGER];
+
+/** Bytes of the smallest msgpack encoding of a non-negative safe integer: 1, 2, 3, 5 or 9 (see MSGPACK_UINT_WIDTHS). */
+export function msgpackUintWidth(v: number): number {
+  return v < 0x80 ? 1 : v < 0x100 ? 2 : v < 0x10000 ? 3 : v < 0x100000000 ? 5 : 9;
+}
+
+/**
+ * A non-negative safe integer as a msgpack uint of `width` bytes (msgpackUintWidth's, or wider: format byte, then
+ * big-endian; width 1 is a positive fixint, v < 128) at out[o ..]; returns o + width.
+ */
+export function writeMsgpackUintAt(out: Uint8Array, o: number, v: number, width: number): number {
+  switch (width) {
+    case 1:
+      out[o] = v;
+      return o + 1;
+    case 2:
+      out[o] = 0xcc;
+      out[o + 1] = v;
+      return o + 2;
+    case 3:
+      out[o] = 0xcd;
+      out[o + 1] = v >>> 8;
+      out[o + 2] = v & 0xff;
+      return o + 3;
+    case 5:
+      out[o] = 0xce;
+      writeUint32BE(out, o + 1, v);
+      return o + 5;
+    default:
+      out[o] = 0xcf;
+      writeUint32BE(out, o + 1, Math.floor(v / 0x100000000));
+      writeUint32BE(out, o + 5, v >>> 0);
+      return o + 9;
+  }
+}
+
+/** The low 32 bits of v, big-endian, at out[o .. o + 4) (a byte loop: Buffer#writeUInt32BE's checks cost more). */
+function writeUint32BE(out: Uint8Array, o: number, v: number): void {
+  out[o] = v >>> 24;
+  out[o + 1] = (v >>> 16) & 0xff;
+  out[o + 2] = (v >>> 8) & 0xff;
+  out[o + 3] = v & 0xff;
 }
 
 /** The decimal digits of a non-negative safe integer in exactly `width` bytes at out[o ..] (it must have that many digits). */

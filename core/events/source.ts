@@ -460,13 +460,13 @@ class SeededEventSource implements EventSource {
         row.len[i] = line.length;
         continue;
       }
-      const h = this.fieldState(seq, i);
       if (ty === 1) {
+        // the text's state only when it is written (BatchTemplate.fill reads times through fillScalars row by row)
         const b = row.bytes[i]!;
-        if (text) writeLogText(h, b, 0, b.length, this.rowViews[i]);
+        if (text) writeLogText(this.fieldState(seq, i), b, 0, b.length, this.rowViews[i]);
         row.len[i] = b.length;
       } else {
-        const r = fmix32(h + 0x6d2b79f5);
+        const r = fmix32(this.fieldState(seq, i) + 0x6d2b79f5);
         if (ty === 2) row.num[i] = r >>> 1;
         else if (ty === 3) row.num[i] = Math.round((r / 4294967296) * 1_000_000) / 1000;
         else row.num[i] = r & 1;
