@@ -16,10 +16,14 @@
  *   first seq uint64, count uint32, big-endian) that the server echoes as `{"ack": "<id>"}` once it has the chunk.
  */
 import { decode } from "@msgpack/msgpack";
-import { ByteWriter, checkRange, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
-import type { EventRow, RowSource } from "./source.ts";
+import {
+  BatchTemplate, ByteWriter, checkRange, directTextOf, type EncodePathOption, type HoleRecorder, msgpackUintWidth, PLACEHOLDER_SENT_AT_MS, put,
+  stampBatch, type StampedBatch, writeMsgpackUintAt,
+} from "./encoding.ts";
+import type { DirectText, EventRow, RowSource } from "./source.ts";
 
-export interface FluentForwardOptions {
+/** FluentForwardEncoder's options; `reference` takes the per-field path (see FluentForwardEncoder). */
+export interface FluentForwardOptions extends EncodePathOption {
   /** Fluentd tag, default "ingestbench" */
   tag?: string;
   /** ask for an ack: set option.chunk (default false) */
@@ -68,13 +72,8 @@ export function writeMsgpackInt(w: ByteWriter, v: number): void {
   if (!Number.isSafeInteger(v)) return writeMsgpackFloat(w, v);
   w.ensure(9);
   const b = w.buf;
-  if (v >= 0) {
-    if (v < 0x80) b[w.pos++] = v;
-    else if (v < 0x100) { b[w.pos++] = 0xcc; b[w.pos++] = v; }
-    else if (v < 0x10000) { b[w.pos++] = 0xcd; b.writeUInt16BE(v, w.pos); w.pos += 2; }
-    else if (v < 0x100000000) { b[w.pos++] = 0xce; b.writeUInt32BE(v, w.pos); w.pos += 4; }
-    else { b[w.pos++] = 0xcf; b.writeBigUInt64BE(BigInt(v), w.pos); w.pos += 8; }
-  } else {
+  if (v >= 0) w.pos = writeMsgpackUintAt(b, w.pos, v, msgpackUintWidth(v));
+  else {
     if (v >= -32) b[w.pos++] = v & 0xff;
     else if (v >= -0x80) { b[w.pos++] = 0xd0; b.writeInt8(v, w.pos); w.pos += 1; }
     else if (v >= -0x8000) { b[w.pos++] = 0xd1; b.writeInt16BE(v, w.pos); w.pos += 2; }
@@ -117,36 +116,108 @@ export function forwardChunkId(genId: number, from: number, count: number): stri
   return b.toString("base64");
 }
 
+/** The bytes `write` puts into a fresh writer (constants, at construction). */
+function bytesOf(write: (w: ByteWriter) => void): Buffer {
+  const w = new ByteWriter(64);
+  write(w);
+  return w.take(0, 0).payload;
+}
+
+/** Upper bound in bytes of a non-text field's msgpack value (`b8` + ISO time, float 64, int, bool, nil). */
+const SCALAR_BOUND = 32;
+
+/**
+ * Encodes batches of one source as PackedForward messages; reuses one growing buffer, and a batch template
+ * (encoding.ts BatchTemplate) where the fields allow.
+ *
+ * Two paths with the same bytes (test/core/events/fluent-forward-template.test.ts holds both, and the templates, to
+ * the encoder from before them; test/core/events/fast-path.test.ts compares the two paths):
+ * - the reference path (`reference`, or a source without DirectText such as hand-given rows): every field of
+ *   `source.fill(seq)` through its msgpack writer;
+ * - the template path (a seeded source's DirectText): per row, the constant parts (each key with a generated
+ *   field's str header, whose length is the field's fixed size; `gen` with its value and the `seq` key; `sent_at`
+ *   with its placeholder) pre-encoded at construction and copied, generated text written straight into the output,
+ *   one bounds check per row. A batch whose fields are all timestamps and generated text records its holes (the
+ *   EventTime and ISO text of each time, the text, the seq as a msgpack uint) and is kept as the template: later
+ *   batches of the same count whose seqs share the seq's msgpack width (fixint < 128, uint 8 < 256, uint 16 < 2^16,
+ *   uint 32 < 2^32, uint 64) copy it and rewrite only the holes and, with `ack`, the chunk id (the option map's
+ *   last 24 bytes). The message head (array marker, tag, bin/str header with the entries' length) and `size` are
+ *   the same in every batch of a template: its rows have fixed widths.
+ */
 export class FluentForwardEncoder {
   private readonly w = new ByteWriter();
+  private readonly head = new ByteWriter(64);
+  private readonly direct: DirectText | undefined;
+  /** per field: 1 when its text is written by `direct` (the template path's generated text) */
+  private readonly generated: Uint8Array;
+  private readonly template: BatchTemplate;
+  /** per field: its key, then for generated text the str header of its fixed length (from the first row encoded) */
+  private pre: Buffer[] | null = null;
   private readonly keys: Buffer[];
-  private readonly tail: Buffer; // "gen" key
-  private readonly seqKey: Buffer;
-  private readonly sentKey: Buffer;
+  /** the map header of a record */
   private readonly mapHead: Buffer;
+  /** `"gen"`, the genId, `"seq"` */
+  private readonly genSeq: Buffer;
+  /** `"sent_at"`, then the placeholder sent_at as a fixstr of 24 bytes (its stamp slot at sentSlotAt) */
+  private readonly sentTail: Buffer;
+  private readonly sentSlotAt: number;
+  /** the placeholder EventTime's 8 bytes (no timestamp field: the send time, a stamp slot) */
+  private readonly placeholderEventTime: Buffer;
+  private constBytes = 0;
   private readonly tagBytes: Buffer;
   private readonly tsField: number;
 
   constructor(private readonly source: RowSource, private readonly options: FluentForwardOptions = {}) {
-    const key = (s: string): Buffer => {
-      const w = new ByteWriter(64);
-      writeStr(w, s);
-      return w.take(0, 0).payload;
-    };
-    this.keys = source.fields.map((f) => key(f.name));
-    this.tail = key("gen");
-    this.seqKey = key("seq");
-    this.sentKey = key("sent_at");
-    const mh = new ByteWriter(8);
-    writeMapHeader(mh, source.fields.length + 3);
-    this.mapHead = mh.take(0, 0).payload;
-    this.tagBytes = key(options.tag ?? "ingestbench");
-    this.tsField = source.fields.findIndex((f) => f.type === "timestamp");
+    const direct = directTextOf(source, options);
+    this.direct = direct;
+    const fields = source.fields;
+    this.generated = direct?.generated ?? new Uint8Array(fields.length);
+    this.template = new BatchTemplate(fields, direct);
+    this.keys = fields.map((f) => bytesOf((w) => writeStr(w, f.name)));
+    this.mapHead = bytesOf((w) => writeMapHeader(w, fields.length + 3));
+    this.genSeq = bytesOf((w) => {
+      writeStr(w, "gen");
+      writeMsgpackInt(w, source.genId);
+      writeStr(w, "seq");
+    });
+    const tail = new ByteWriter(64);
+    writeStr(tail, "sent_at");
+    tail.byte(0xb8); // fixstr of 24 bytes
+    tail.slot("iso");
+    tail.time(PLACEHOLDER_SENT_AT_MS, "iso");
+    const t = tail.take(0, 0);
+    this.sentTail = t.payload;
+    this.sentSlotAt = t.slots[0]!.at[0]!;
+    this.placeholderEventTime = bytesOf((w) => w.time(PLACEHOLDER_SENT_AT_MS, "eventtime"));
+    this.tagBytes = bytesOf((w) => writeStr(w, options.tag ?? "ingestbench"));
+    this.tsField = fields.findIndex((f) => f.type === "timestamp");
+  }
+
+  /**
+   * `pre` from a row's generated text lengths (fixed per field: DirectText; a replay source's row cannot be read
+   * before its lines are loaded, hence not at construction), and the constant bytes of an entry.
+   */
+  private prefixes(row: EventRow): Buffer[] {
+    const pre = this.keys.map((k, i) => bytesOf((w) => {
+      w.bytes(k);
+      if (this.generated[i]) writeStrHeader(w, row.len[i]!);
+    }));
+    // [EventTime (10), map header (≤ 5)] + keys + gen/seq (≤ 9 for the seq) + sent_at
+    this.constBytes = 1 + 10 + 5 + pre.reduce((n, b) => n + b.length, 0) + this.genSeq.length + 9 + this.sentTail.length;
+    return pre;
   }
 
   /** PackedForward message for seqs [from, from + count). @throws RangeError for a bad range */
   encode(from: number, count: number): ForwardBatch {
     checkRange(from, count);
+    const chunk = this.options.ack ? forwardChunkId(this.source.genId, from, count) : null;
+    const filled = this.template.fill(from, count);
+    if (filled) {
+      // the option map ends with the chunk id's 24 bytes (a fixstr): the template's are an earlier batch's
+      if (chunk !== null) filled.payload.write(chunk, filled.payload.length - chunk.length, "latin1");
+      return { ...filled, chunk };
+    }
+    const holes = this.template.recorder(count);
     const w = this.w;
     w.reset();
     // the entries are written after room for the head (array marker, tag, bin/str header of ≤ 5 bytes), which is
@@ -154,10 +225,13 @@ export class FluentForwardEncoder {
     const room = 1 + this.tagBytes.length + 5;
     w.ensure(room);
     w.pos = room;
-    for (let seq = from; seq < from + count; seq++) this.entry(w, this.source.fill(seq));
+    for (let seq = from; seq < from + count; seq++) {
+      holes?.row();
+      this.entry(w, this.direct ? this.direct.fillScalars(seq) : this.source.fill(seq), holes);
+    }
     const entriesLength = w.pos - room;
-    const chunk = this.options.ack ? forwardChunkId(this.source.genId, from, count) : null;
-    const head = new ByteWriter(64);
+    const head = this.head;
+    head.reset();
     head.byte(0x93);
     head.bytes(this.tagBytes);
     if (this.options.entries === "str") writeStrHeader(head, entriesLength);
@@ -171,32 +245,53 @@ export class FluentForwardEncoder {
       writeStr(w, "chunk");
       writeStr(w, chunk);
     }
-    return { ...w.take(from, count, start), chunk };
+    const batch = w.take(from, count, start);
+    this.template.keep(batch, holes, start);
+    return { ...batch, chunk };
   }
 
-  private entry(w: ByteWriter, row: EventRow): void {
-    w.byte(0x92);
-    if (this.tsField >= 0) writeEventTime(w, row.num[this.tsField]!);
-    else {
-      w.byte(0xd7);
-      w.byte(0x00);
+  /** `[EventTime, record]` of `row`; `holes`: record where its text, times and seq went (template path). */
+  private entry(w: ByteWriter, row: EventRow, holes: HoleRecorder | null): void {
+    const pre = (this.pre ??= this.prefixes(row));
+    const n = pre.length;
+    const gen = this.generated;
+    let bound = this.constBytes;
+    for (let i = 0; i < n; i++) bound += row.types[i] === 1 ? row.len[i]! + 5 : SCALAR_BOUND;
+    w.ensure(bound); // no writer below grows the buffer: `out` stays w.buf
+    const out = w.buf;
+    out[w.pos] = 0x92;
+    out[w.pos + 1] = 0xd7; // fixext 8, type 0
+    out[w.pos + 2] = 0x00;
+    w.pos += 3;
+    const ts = this.tsField;
+    if (ts >= 0) {
+      const at = w.pos;
+      w.pos = w.timeAt(out, at, row.num[ts]!, "eventtime");
+      holes?.time(ts, "eventtime", at, w.pos);
+    } else {
       w.slot("eventtime");
-      w.time(PLACEHOLDER_SENT_AT_MS, "eventtime");
+      w.pos = put(out, w.pos, this.placeholderEventTime);
     }
-    w.bytes(this.mapHead);
-    const n = this.keys.length;
+    w.pos = put(out, w.pos, this.mapHead);
     for (let i = 0; i < n; i++) {
-      w.bytes(this.keys[i]!);
+      w.pos = put(out, w.pos, pre[i]!);
+      const at = w.pos;
+      if (gen[i]) {
+        this.direct!.writeText(row.seq, i, out, at);
+        w.pos += row.len[i]!;
+        holes?.text(i, at, w.pos);
+        continue;
+      }
       this.value(w, row, i);
+      if (holes !== null && row.types[i] === 0) holes.time(i, "iso", at + 1, w.pos); // after the fixstr header b8
     }
-    w.bytes(this.tail);
-    writeMsgpackInt(w, this.source.genId);
-    w.bytes(this.seqKey);
+    w.pos = put(out, w.pos, this.genSeq);
+    const seqAt = w.pos;
     writeMsgpackInt(w, row.seq);
-    w.bytes(this.sentKey);
-    w.byte(0xb8); // fixstr of 24 bytes
-    w.slot("iso");
-    w.time(PLACEHOLDER_SENT_AT_MS, "iso");
+    holes?.seq(seqAt, w.pos, "msgpack");
+    // the placeholder sent_at is the same bytes in every row: copied, not formatted
+    w.slot("iso", w.pos + this.sentSlotAt);
+    w.pos = put(out, w.pos, this.sentTail);
   }
 
   private value(w: ByteWriter, row: EventRow, i: number): void {
@@ -212,6 +307,11 @@ export class FluentForwardEncoder {
       case 3: return writeMsgpackFloat(w, row.num[i]!);
       default: return w.byte(row.num[i] ? 0xc3 : 0xc2);
     }
+  }
+
+  /** The batch is sent and answered (harness/generators/loop.ts BatchEncoder.release): its memory may take a later batch. */
+  release(batch: ForwardBatch): void {
+    this.template.release(batch);
   }
 
   /** Write the send time into sent_at (and the EventTime when the event has no timestamp field). */

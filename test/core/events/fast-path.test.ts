@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { ByteWriter, stampBatch, type StampedBatch } from "../../../core/events/encoding.ts";
 import { EsBulkEncoder } from "../../../core/events/es-bulk.ts";
+import { FluentForwardEncoder } from "../../../core/events/fluent-forward.ts";
 import { GridDbRowsEncoder } from "../../../core/events/griddb-webapi.ts";
 import { HttpJsonEncoder } from "../../../core/events/http-json.ts";
 import { LokiPushEncoder } from "../../../core/events/loki-push.ts";
@@ -32,6 +33,8 @@ const ENCODERS: Record<string, Make> = {
   "griddb-webapi": (s, reference) => new GridDbRowsEncoder(s, { reference }),
   "syslog": (s, reference) => new SyslogEncoder(s, { procId: "3", reference }),
   "syslog bom": (s, reference) => new SyslogEncoder(s, { bom: true, facility: 1, severity: 2, reference }),
+  "fluent-forward": (s, reference) => new FluentForwardEncoder(s, { reference }),
+  "fluent-forward ack str": (s, reference) => new FluentForwardEncoder(s, { ack: true, entries: "str", tag: "ib", reference }),
 };
 
 /** Encode the same ranges on both paths (two batches, so state carried between batches counts) and compare. */
