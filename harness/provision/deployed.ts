@@ -25,7 +25,7 @@ import { registerDeployment, type DeploymentHandle } from "./deployments.ts";
 import { RemoteSite } from "../remote/site.ts";
 import { requireShellClient, shellsFor, type ShellSource } from "../remote/hosts.ts";
 import { requirePulumiCli } from "./pulumi-cli.ts";
-import type { RunRecord } from "../results/types.ts";
+import type { LockWait, RunRecord } from "../results/types.ts";
 import { describeRun, driveRuns, lockStacks, type DeployedStacks, type DriveResult } from "../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
 import { Progress } from "../runner/progress.ts";
@@ -53,6 +53,8 @@ export interface CellRunContext {
   progress: Progress;
   /** the deployment's registry (./deployments.ts) when it goes away with this process: each run's run.json is added */
   deployment?: DeploymentHandle;
+  /** the invocation's wait for the stack's lock, given to the first run on it (RunRecord.lockWait) */
+  lockWait?: LockWait;
 }
 
 /** Runs one cell's load on a deployed stack and returns its record (generators on the loadgen host, verifiers on the sink). */
@@ -69,7 +71,7 @@ export function deployedCellRunner(source: ShellSource = {}): CellRunner {
     // the stack's shaper image (tc, ss) for fault steps on docker (harness/remote/docker-steps.ts)
     const shaperImage = ctx.stack.platform === "docker" ? resolveImage("shaper", loadPulumiStack(ctx.stack.file).platform.docker.images ?? "upstream", undefined).ref : undefined;
     const run = new BenchRun({
-      stack: ctx.stack, plan: ctx.plan, resultsRoot: ctx.resultsRoot, invocation: ctx.invocation, signal: ctx.signal, projectRoot: ctx.projectRoot,
+      stack: ctx.stack, plan: ctx.plan, resultsRoot: ctx.resultsRoot, invocation: ctx.invocation, signal: ctx.signal, projectRoot: ctx.projectRoot, lockWait: ctx.lockWait,
       site: (c) => {
         ctx.deployment?.addRecord(path.join(c.dir, "run.json"));
         return new RemoteSite({ stack: ctx.stack, plan: ctx.plan, outputs: ctx.outputs, shell, ...(shaperImage ? { shaperImage } : {}) });
@@ -161,7 +163,7 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
       // sink passwords have no default: refused before anything is deployed (./passwords.ts)
       requireSinkPasswords(stack.name, componentsOf.get(stack.name) ?? [], env);
     },
-    async run({ stack, items, signal, progress, resultsRoot, invocation }) {
+    async run({ stack, items, signal, progress, resultsRoot, invocation, lockWait }) {
       const records: RunRecord[] = [];
       const configs = items.map(({ plan }) => cellConfig(stack, plan));
       const log = opts.quiet ? undefined : (t: string) => void process.stderr.write(t);
@@ -177,7 +179,10 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
             outputs = await provisioner.up({ config: configs[i]!, signal });
             deployed = key(i);
           }
-          const record = await runCell({ stack, plan: item.plan, outputs, signal, resultsRoot, invocation: item.invocation ?? invocation, projectRoot, progress, ...(deployment ? { deployment } : {}) });
+          const record = await runCell({
+            stack, plan: item.plan, outputs, signal, resultsRoot, invocation: item.invocation ?? invocation, projectRoot, progress, ...(deployment ? { deployment } : {}),
+            ...(i === 0 && lockWait ? { lockWait } : {}),
+          });
           progress.cellEnd(record, describeRun(record, resultsRoot));
           records.push(record);
         }

@@ -358,6 +358,16 @@ export interface InstrumentRecord {
   };
 }
 
+/**
+ * How long an invocation waited for a stack's lock another run held (`--lock-wait`, INGESTBENCH_LOCK_WAIT;
+ * harness/runner/drive.ts lockStacks) before its first run on the stack.
+ */
+export interface LockWait {
+  waitedMs: number;
+  /** the runs waited for, in the order they held the lock (usually one) */
+  holders: Array<{ pid: number; command: string; startedAt: string }>;
+}
+
 export interface RunRecord {
   status: RunStatus;
   runId: string;
@@ -372,6 +382,8 @@ export interface RunRecord {
   seed: number | null;
   startedAt: string;
   finishedAt: string | null;
+  /** the invocation's wait for the stack's lock, in the first of its runs on the stack; absent: it waited for none */
+  lockWait?: LockWait;
   commit: string;
   environment: Environment;
   limits: Record<string, AppliedLimits>;

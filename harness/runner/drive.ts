@@ -8,7 +8,7 @@ import path from "node:path";
 import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError, IngestbenchError, ProvisioningError } from "../../core/errors.ts";
 import { parseDuration } from "../../core/units.ts";
-import type { Contention, RunRecord } from "../results/types.ts";
+import type { Contention, LockWait, RunRecord } from "../results/types.ts";
 import { bottleneckLabel } from "./bottleneck.ts";
 import { mibText } from "../results/format.ts";
 import { prepareResultsDir } from "../results/preflight.ts";
@@ -19,7 +19,7 @@ import type { CellPlan } from "./cell-plan.ts";
 import { BenchRun } from "./run.ts";
 import { hostRoles } from "./site.ts";
 import { checkMemoryFloors } from "./memory-floor.ts";
-import { acquireStackLock, describeHolder, type StackLock } from "./stack-lock.ts";
+import { acquireStackLock, describeHolder, StackLockedError, type StackLock } from "./stack-lock.ts";
 import { queryLines } from "./query-load.ts";
 import { appLine } from "./app-host.ts";
 
@@ -207,7 +207,8 @@ export interface DeployedStacks {
   check(stack: StackSpec, plans: readonly CellPlan[]): void;
   /** after every configuration check passed: the tools this stack's runs need are here (CLIs). @throws ProvisioningError */
   ready?(stack: StackSpec): void;
-  run(args: { stack: StackSpec; items: RunItem[]; signal: AbortSignal; progress: Progress; resultsRoot: string; invocation: string; projectRoot: string }): Promise<RunRecord[]>;
+  /** `lockWait`: the invocation's wait for the stack's lock, for the first run's record (RunRecord.lockWait) */
+  run(args: { stack: StackSpec; items: RunItem[]; signal: AbortSignal; progress: Progress; resultsRoot: string; invocation: string; projectRoot: string; lockWait?: LockWait }): Promise<RunRecord[]>;
 }
 
 export interface DriveOptions {
@@ -251,25 +252,42 @@ export function lockWaitMs(flag: string | undefined, env: NodeJS.ProcessEnv = pr
   }
 }
 
+/** A stack lock taken by lockStacks: `waited` when another run held it first. */
+export type HeldStackLock = StackLock & { readonly waited?: LockWait };
+
+/** "waited 42 s for stack local-2-cores (held by pid 1234)": the line said when a wait for a stack's lock ended. */
+export function lockWaitLine(stack: string, w: LockWait): string {
+  const by = w.holders.length > 0 ? w.holders.map((h) => `pid ${h.pid}`).join(", then ") : "another run";
+  return `waited ${Math.round(w.waitedMs / 1000)} s for stack ${stack} (held by ${by})`;
+}
+
 /**
  * Lock every stack of the items, in name order (two invocations over the same stacks never wait on each other in a
  * circle), before anything is provisioned. A stack another live run holds is waited for, polling each second, up to
- * `waitMs` (saying whom it waits for), then refused. On a refusal the locks already taken are released. `signal`
+ * `waitMs` (saying whom it waits for), then refused; a wait that ends with the lock is said in one line (lockWaitLine)
+ * and kept in the lock's `waited`, for run.json. On a refusal the locks already taken are released. `signal`
  * (Ctrl-C) ends a wait at once: the locks already taken are released and null is returned (nothing is held).
  * @throws ProvisioningError E_STACK_LOCKED naming the holder of a lock (./stack-lock.ts)
  */
-export async function lockStacks(names: string[], command: string, progress: Pick<Progress, "notice">, waitMs: number, signal?: AbortSignal): Promise<StackLock[] | null> {
-  const locks: StackLock[] = [];
+export async function lockStacks(names: string[], command: string, progress: Pick<Progress, "notice">, waitMs: number, signal?: AbortSignal): Promise<HeldStackLock[] | null> {
+  const locks: HeldStackLock[] = [];
   const deadline = Date.now() + waitMs;
   try {
     for (const name of [...new Set(names)].sort()) {
       let lock: StackLock | undefined;
       let told = false;
+      const waitStart = Date.now();
+      const holders: LockWait["holders"] = [];
       while (!lock) {
         try {
           lock = acquireStackLock(name, command);
         } catch (err) {
           if (!(err instanceof IngestbenchError && err.code === "E_STACK_LOCKED")) throw err;
+          if (err instanceof StackLockedError) {
+            const h = err.holder;
+            const last = holders.at(-1);
+            if (!last || last.pid !== h.ownerPid || last.startedAt !== h.startedAt) holders.push({ pid: h.ownerPid, command: h.command, startedAt: h.startedAt });
+          }
           if (Date.now() >= deadline) {
             if (!told) throw err;
             // the wait ran out: say so, with the holder, rather than repeat the refusal as if nothing had been waited for
@@ -284,7 +302,11 @@ export async function lockStacks(names: string[], command: string, progress: Pic
           }
         }
       }
-      locks.push(lock);
+      if (told) {
+        const waited: LockWait = { waitedMs: Date.now() - waitStart, holders };
+        progress.notice(lockWaitLine(name, waited));
+        locks.push(Object.assign(lock, { waited }));
+      } else locks.push(lock);
       if (lock.tookOver) progress.notice(`stack ${name}: took over the stale lock of ${describeHolder(lock.tookOver)}, which is gone`);
     }
   } catch (err) {
@@ -380,7 +402,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   };
   const detach = (): void => options.signal?.removeEventListener("abort", onExternal);
   handlers(true, onWaitSignal);
-  let locks: StackLock[] | null;
+  let locks: HeldStackLock[] | null;
   try {
     // one run per stack at a time: the second invocation on a stack is refused, naming the first (E_STACK_LOCKED)
     locks = await lockStacks(groups.map((g) => g.stack.name), options.command ?? commandWord(), progress, options.lockWaitMs ?? lockWaitMs(undefined), controller.signal);
@@ -403,6 +425,13 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
     detach();
     throw err;
   }
+  // a wait for a stack's lock goes into the first run on the stack (its run.json `lockWait`)
+  const waits = new Map(locks.flatMap((l) => (l.waited ? [[l.holder.stack, l.waited] as const] : [])));
+  const waitOf = (stack: string): LockWait | undefined => {
+    const w = waits.get(stack);
+    waits.delete(stack);
+    return w;
+  };
   handlers(true, onSignal);
   const records: RunRecord[] = [];
   progress.start(items.map((i) => ({ stack: i.stack.name, plan: i.plan, group: i.group, platform: i.stack.platform })));
@@ -412,6 +441,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
       if (g.stack.platform !== "local") {
         records.push(...(await options.deployed!.run({
           stack: g.stack, items: g.items, signal: controller.signal, progress, resultsRoot: options.resultsRoot, invocation: options.invocation, projectRoot: options.projectRoot,
+          lockWait: waitOf(g.stack.name),
         })));
         continue;
       }
@@ -419,6 +449,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
         if (controller.signal.aborted) break;
         const run = new BenchRun({
           stack, plan, resultsRoot: options.resultsRoot, invocation: invocation ?? options.invocation, signal: controller.signal, projectRoot: options.projectRoot,
+          lockWait: waitOf(stack.name),
         });
         progress.cellStart(run.runId, `provisioning ${stack.platform} hosts ${hostRoles(Object.keys(stack.hosts), plan).join(", ")}`);
         progress.follow(run);

@@ -56,7 +56,7 @@ import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError, IngestbenchError, interruptedError, ProvisioningError, untilAborted, VerificationError } from "../../core/errors.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { RunWriter, runDir } from "../results/store.ts";
-import type { CompletionRecord, InstrumentRecord, Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
+import type { CompletionRecord, InstrumentRecord, LockWait, Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
 import { findSink } from "../../plugins/registry.ts";
 import { completionOf, type Completion, type CountSample, type Ledger, type SinkCost, type Verifier } from "../../core/verifier.ts";
 import { genBaseOf } from "../../core/ledger.ts";
@@ -90,6 +90,8 @@ export interface RunOptions {
   invocation: string;
   /** aborting stops the run: what was measured is written with status "interrupted" */
   signal?: AbortSignal;
+  /** the invocation's wait for the stack's lock before this run (./drive.ts lockStacks), kept in run.json */
+  lockWait?: LockWait;
   /** project root (for the generator process and git commit) */
   projectRoot: string;
   /**
@@ -183,7 +185,7 @@ export class BenchRun extends EventEmitter {
     this.record = {
       status: "error", runId: this.runId, invocation: opts.invocation, stack: stack.name, platform: stack.platform,
       scenario: plan.scenario, scenarioFile: plan.scenarioFile, cell: plan.cell, replicate: plan.replicate,
-      seed: plan.seed, startedAt: new Date().toISOString(), finishedAt: null, commit: gitCommit(opts.projectRoot),
+      seed: plan.seed, startedAt: new Date().toISOString(), finishedAt: null, ...(opts.lockWait ? { lockWait: opts.lockWait } : {}), commit: gitCommit(opts.projectRoot),
       environment: environment(), limits: {}, versions: {}, scenarioConfig: plan.scenarioConfig,
       summary: null, ledger: null, generator: null, checks: [], error: null,
     };

@@ -47,6 +47,13 @@ export interface StackLock {
   release(): void;
 }
 
+/** The refusal of a lock another live process holds (E_STACK_LOCKED), with that holder. */
+export class StackLockedError extends ProvisioningError {
+  constructor(readonly holder: StackLockHolder, message: string) {
+    super("E_STACK_LOCKED", message);
+  }
+}
+
 /** Directory of the stack locks. */
 export function lockDir(): string {
   return path.join(registryDir(), "locks");
@@ -135,7 +142,8 @@ function removeStale(file: string, stale: StackLockHolder | null): boolean {
  * Take the lock of `stack` for this process (synchronously, before anything is provisioned). A lock this process
  * already holds is returned again (nested drivers of one command); a stale one is taken over.
  * @param command the command taking it, for the holder's description ("bench", "run", "nightly", "aa")
- * @throws ProvisioningError E_STACK_LOCKED while another live process holds it, naming its pid, command and start time
+ * @throws StackLockedError (ProvisioningError E_STACK_LOCKED) while another live process holds it, naming its pid,
+ *         command and start time
  */
 export function acquireStackLock(stack: string, command: string): StackLock {
   const file = lockFile(stack);
@@ -175,8 +183,8 @@ export function acquireStackLock(stack: string, command: string): StackLock {
       return { holder: current, file, tookOver: null, release() {} };
     }
     if (current && holderAlive(current)) {
-      throw new ProvisioningError(
-        "E_STACK_LOCKED",
+      throw new StackLockedError(
+        current,
         `stack ${stack} is in use by another run: ${describeHolder(current)} holds ${file}; two runs on one stack would measure each other's load: wait for it (\`--lock-wait 30m\`, or INGESTBENCH_LOCK_WAIT), use another stack, or stop it if it is yours`,
       );
     }

@@ -2,7 +2,8 @@
 // naming its pid and start time; after SIGKILL its lock is stale and taken over; a pid reused by a process started at
 // another time does not hold the lock; gc removes stale locks and leaves live ones; and the real CLI: a second
 // `bench` on a stack in use is refused (exit 3) and Ctrl-C of the first releases the lock; Ctrl-C of a `bench
-// --lock-wait` waiting for a lock another process holds ends the wait at once (exit 130), leaving nothing behind.
+// --lock-wait` waiting for a lock another process holds ends the wait at once (exit 130), leaving nothing behind; a
+// wait that ends with the lock says how long and for whom, and the first run on the stack keeps it (run.json lockWait).
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -12,7 +13,11 @@ import { ProvisioningError } from "../../../core/errors.ts";
 import { processStartTicks } from "../../../infra/local/platform.ts";
 import { acquireStackLock, collectStaleLocks, lockDir, lockFile, readLock } from "../../../harness/runner/stack-lock.ts";
 import { projectRoot } from "../../helpers/bench.ts";
-import { lockStacks, lockWaitMs } from "../../../harness/runner/drive.ts";
+import { driveItems, lockStacks, lockWaitLine, lockWaitMs, type DeployedStacks } from "../../../harness/runner/drive.ts";
+import { BenchRun } from "../../../harness/runner/run.ts";
+import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
+import { loadStack } from "../../../infra/stack/schema.ts";
+import type { LockWait, RunRecord } from "../../../harness/results/types.ts";
 import { Progress } from "../../../harness/runner/progress.ts";
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-lock-"));
@@ -93,6 +98,68 @@ describe("stack locks between processes", () => {
     expect(lockWaitMs(undefined, { INGESTBENCH_LOCK_WAIT: "30s" })).toBe(30_000);
     expect(lockWaitMs(undefined, {})).toBe(0);
     expect(() => lockWaitMs("soon", {})).toThrow(/--lock-wait: /);
+  }, 60_000);
+
+  it("a wait that ends with the lock is said in one line per stack (how long, held by whom) and reaches the first run's record", async () => {
+    // two stacks held by two other processes, one free: the free one is taken at once, the others when their holders go
+    const a = (await started(process.execPath, ["--import", "tsx", "test/helpers/lock-child.ts", "lock-wa"], /locked \d+/)).child;
+    const b = (await started(process.execPath, ["--import", "tsx", "test/helpers/lock-child.ts", "lock-wb"], /locked \d+/)).child;
+    const holderA = readLock(lockFile("lock-wa"))!;
+    let said = "";
+    const progress = new Progress("plain", { stdout: { write: () => true }, stderr: { write: (s: string) => { said += s; return true; } } });
+    const waiting = lockStacks(["lock-wb", "lock-wa", "lock-wfree"], "bench", progress, 60_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(said).not.toMatch(/waited/);
+    a.kill("SIGKILL");
+    await exited(a);
+    await new Promise((r) => setTimeout(r, 1500));
+    b.kill("SIGKILL");
+    await exited(b);
+    const locks = (await waiting)!;
+    try {
+      const byStack = new Map(locks.map((l) => [l.holder.stack, l]));
+      expect(byStack.get("lock-wfree")?.waited).toBeUndefined();
+      const wa = byStack.get("lock-wa")!.waited!;
+      const wb = byStack.get("lock-wb")!.waited!;
+      expect(wa.holders).toEqual([{ pid: a.pid, command: "bench", startedAt: holderA.startedAt }]);
+      expect(wb.holders.map((h) => h.pid)).toEqual([b.pid]);
+      // the waits are timed from the first refusal: lock-wb was waited for while lock-wa's holder ran, and after
+      expect(wa.waitedMs).toBeGreaterThanOrEqual(1000);
+      expect(wb.waitedMs).toBeGreaterThanOrEqual(1000);
+      const lines = said.split("\n").filter((l) => /^waited /.test(l));
+      expect(lines).toEqual([
+        `waited ${Math.round(wa.waitedMs / 1000)} s for stack lock-wa (held by pid ${a.pid})`,
+        `waited ${Math.round(wb.waitedMs / 1000)} s for stack lock-wb (held by pid ${b.pid})`,
+      ]);
+      expect(lockWaitLine("local-2-cores", { waitedMs: 42_400, holders: [{ pid: 7, command: "bench", startedAt: "" }, { pid: 9, command: "aa", startedAt: "" }] }))
+        .toBe("waited 42 s for stack local-2-cores (held by pid 7, then pid 9)");
+    } finally {
+      for (const l of locks) l.release();
+    }
+
+    // the driver gives the wait to the first run on the stack (run.json lockWait), not to the later ones
+    const c = (await started(process.execPath, ["--import", "tsx", "test/helpers/lock-child.ts", "docker-4c4g"], /locked \d+/)).child;
+    const stack = loadStack("docker-4c4g", path.join(projectRoot, "stacks"));
+    const scenarioFile = path.join(projectRoot, "scenarios/quickstart.yaml");
+    const plans = planCells(loadScenarioFile(scenarioFile), scenarioFile, { replicates: 2 });
+    const given: Array<LockWait | undefined> = [];
+    const deployed: DeployedStacks = {
+      check: () => {},
+      run: async (args) => {
+        given.push(args.lockWait);
+        return [];
+      },
+    };
+    setTimeout(() => c.kill("SIGKILL"), 1500);
+    said = "";
+    await driveItems(plans.map((plan) => ({ stack, plan })), { resultsRoot: path.join(tmp, "results-drive"), invocation: new Date().toISOString(), projectRoot, reporter: progress, deployed, lockWaitMs: 60_000 });
+    expect(given).toHaveLength(1); // one group: the stack's runs
+    expect(given[0]).toMatchObject({ holders: [{ pid: c.pid, command: "bench" }] });
+    expect(said).toMatch(new RegExp(`^waited \\d+ s for stack docker-4c4g \\(held by pid ${c.pid}\\)$`, "m"));
+    expect(existsSync(lockFile("docker-4c4g"))).toBe(false); // released at the end
+    // and a run given it keeps it in its record (run.json), beside startedAt
+    const run = new BenchRun({ stack, plan: plans[0]!, resultsRoot: path.join(tmp, "results-drive"), invocation: "x", projectRoot, lockWait: given[0] });
+    expect((run as unknown as { record: RunRecord }).record.lockWait).toEqual(given[0]);
   }, 60_000);
 
   it("a pid alive but started at another time (reused) does not hold the lock; gc removes stale locks only", async () => {
