@@ -142,11 +142,24 @@ function generatorMemoryMax(series: SeriesPoint[]): { anon: number; workingSet: 
   };
 }
 
+/**
+ * The largest value of `of` in the first and in the last quarter of the measure-phase samples that have it, bytes:
+ * memory that follows the file's size or the run's length shows as a last quarter above the first.
+ */
+function quarters(series: SeriesPoint[], of: (p: SeriesPoint) => number | undefined): { first: number; last: number } | null {
+  const v = series.filter((p) => p.phase === "measure").map(of).filter((x): x is number => x !== undefined && x > 0);
+  if (v.length < 4) return null;
+  const q = Math.floor(v.length / 4);
+  return { first: Math.max(...v.slice(0, q)), last: Math.max(...v.slice(v.length - q)) };
+}
+
+const quarterText = (q: { first: number; last: number } | null): string => (q ? `; first quarter of the load up to ${mib(q.first)}, last quarter up to ${mib(q.last)}` : "");
+
 /** The generator-memory row of a run (see generatorMemoryMax). */
 function generatorMemoryRow(figure: string, series: SeriesPoint[]): Row {
   const g = generatorMemoryMax(series);
   return { figure, value: `max ${mib(g.anon)}`, target: "< 200 MB", verdict: verdict(g.anon > 0 && g.anon < TARGET.rssBytes),
-    basis: `the loadgen host's cgroup anonymous memory (memory.stat total_rss / anon), largest sample; its working set, page cache of the file read included, up to ${mib(g.workingSet)}` };
+    basis: `the loadgen host's cgroup anonymous memory (memory.stat total_rss / anon), largest sample${quarterText(quarters(series, (p) => p.hosts.loadgen?.memoryAnonBytes))}; its working set, page cache of the file read included, up to ${mib(g.workingSet)}` };
 }
 
 /** The generator, collector and sink lines of a replay scenario, per `--replay-through` generator (see the file comment). */
@@ -210,9 +223,10 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
       const stored = record.ledger?.stored ?? 0;
       const exact = stored === lines && record.ledger?.lost === 0 && record.ledger?.duplicated === 0;
       const label = `replay ${mib(written)} via ${gen}`;
+      const series = seriesOf(runDir);
       rows.push({ figure: `${label}: harness RSS`, value: `max ${mib(rss.maxBytes)}`, target: "< 200 MB", verdict: verdict(rss.maxBytes < TARGET.rssBytes && exact),
-        basis: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)} over ${record.instrument!.measureSeconds.toFixed(0)} s (${Math.round(record.summary?.rowsPerSecond ?? 0).toLocaleString("en")} rows/s); ${stored.toLocaleString("en")} of ${lines.toLocaleString("en")} lines stored${exact ? ", ledger exact" : " — ledger NOT exact"}; ledger ${sec(record.instrument!.overhead.ledgerMs)}, content ${sec(record.instrument!.overhead.fidelityMs)}` });
-      rows.push(generatorMemoryRow(`${label}: generator memory`, seriesOf(runDir)));
+        basis: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)}${quarterText(quarters(series, (p) => p.harnessRssBytes))} over ${record.instrument!.measureSeconds.toFixed(0)} s (${Math.round(record.summary?.rowsPerSecond ?? 0).toLocaleString("en")} rows/s); ${stored.toLocaleString("en")} of ${lines.toLocaleString("en")} lines stored${exact ? ", ledger exact" : " — ledger NOT exact"}; ledger ${sec(record.instrument!.overhead.ledgerMs)}, content ${sec(record.instrument!.overhead.fidelityMs)}` });
+      rows.push(generatorMemoryRow(`${label}: generator memory`, series));
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -7,23 +7,21 @@
  *   seeded per (seed, genId, seq, field) through the MurmurHash3 32-bit finalizer `fmix32` (Austin Appleby).
  *   Seeding per row makes every row addressable: the same (seed, genId, seq) always gives the same row, in any order.
  * - ints are uniform in [0, 2^31), floats uniform in [0, 1000) rounded to 3 decimals, bools fair coins.
- * - With `replayFile`, the LAST string field instead carries the lines of a real log file, streamed with readline
- *   (never the whole file in memory), looping to the start at EOF: seq k carries line (k mod lineCount).
+ * - With `replayFile`, the LAST string field instead carries the lines of a real log file, streamed in chunks
+ *   (./replay-lines.ts; never the whole file in memory), looping to the start at EOF: seq k carries line (k mod lineCount).
  *
  * Hot path: `fill(seq)` writes into one preallocated, reused `EventRow` (no per-row allocation for generated
  * rows); `copy-text.ts` encodes it. `values(seq)` is the convenient, allocating form.
  */
-import { createReadStream } from "node:fs";
-import { createInterface, type Interface } from "node:readline";
 import { ConfigurationError } from "../errors.ts";
+import { LineReader, MAX_REPLAY_LINE_BYTES } from "./replay-lines.ts";
 import { type EventField, type FieldType, TRACKING_FIELDS } from "./types.ts";
 
 /** 2024-11-07T00:00:00Z in epoch milliseconds: timestamp fields are this + seq ms. */
 export const BASE_EPOCH_MS = Date.UTC(2024, 10, 7);
 /** Size of a generated string field when the scenario gives no `size`, in bytes. */
 export const DEFAULT_STRING_SIZE = 64;
-/** Replayed lines longer than this many bytes are cut (at a UTF-8 character boundary). */
-export const MAX_REPLAY_LINE_BYTES = 64 * 1024;
+export { MAX_REPLAY_LINE_BYTES };
 
 /** Field type codes used in `EventRow` and by the encoders. */
 export const TYPE_CODE: Readonly<Record<FieldType, number>> = { timestamp: 0, string: 1, int: 2, float: 3, bool: 4 };
@@ -496,13 +494,12 @@ class SeededEventSource implements EventSource {
 }
 
 /**
- * Streams lines of a file with readline, keeping only a window [winStart, winStart + lines.length) of seqs.
- * Lines are kept as UTF-8 bytes, cut at MAX_REPLAY_LINE_BYTES; NUL characters (which PostgreSQL text cannot hold)
- * are replaced by U+FFFD. Note: readline itself buffers one whole line while looking for its end.
+ * Streams a file's lines (./replay-lines.ts LineReader: bytes, UTF-8 repaired, NUL replaced, cut at
+ * MAX_REPLAY_LINE_BYTES), keeping only a window [winStart, winStart + lines.length) of seqs; at the end of the file it
+ * starts again at line 0 (seq k carries line k mod lineCount). Lines before the window are skipped unkept.
  */
 class ReplayReader {
-  private rl: Interface | null = null;
-  private it: AsyncIterator<string> | null = null;
+  private reader: LineReader | null = null;
   /** seq the next line read from the file belongs to */
   private nextSeq = 0;
   private linesThisPass = 0;
@@ -511,33 +508,28 @@ class ReplayReader {
 
   constructor(private readonly path: string) {}
 
-  private open(): void {
-    this.close();
-    const input = createReadStream(this.path, { highWaterMark: 1 << 20 });
-    this.rl = createInterface({ input, crlfDelay: Infinity });
-    this.it = this.rl[Symbol.asyncIterator]();
-    this.linesThisPass = 0;
-  }
-
   close(): void {
-    this.rl?.close();
-    this.rl = null;
-    this.it = null;
+    void this.reader?.close();
+    this.reader = null;
   }
 
-  private async readLine(): Promise<Buffer> {
+  /** The next line (kept) or pass it (`keep` false), looping to the start at the end of the file. */
+  private async readLine(keep: boolean): Promise<Buffer> {
     for (;;) {
-      if (!this.it) this.open();
-      let r: IteratorResult<string>;
+      if (!this.reader) {
+        this.reader = new LineReader(this.path);
+        this.linesThisPass = 0;
+      }
+      let line: Buffer | null;
       try {
-        r = await this.it!.next();
+        line = keep ? await this.reader.next() : (await this.reader.skip()) ? NO_LINE : null;
       } catch (err) {
         this.close();
         throw new ConfigurationError("E_REPLAY", `cannot read replay file ${this.path}: ${(err as Error).message}`, { cause: err });
       }
-      if (!r.done) {
+      if (line !== null) {
         this.linesThisPass++;
-        return toLineBytes(r.value);
+        return line;
       }
       const empty = this.linesThisPass === 0;
       this.close();
@@ -562,13 +554,13 @@ class ReplayReader {
     if (this.lines.length === 0) this.winStart = Math.max(this.winStart, this.nextSeq);
     // skip unread lines before fromSeq
     while (this.nextSeq < fromSeq) {
-      await this.readLine();
+      await this.readLine(false);
       this.nextSeq++;
       this.winStart = this.nextSeq;
     }
     const want = fromSeq + count;
     while (this.nextSeq < want) {
-      this.lines.push(await this.readLine());
+      this.lines.push(await this.readLine(true));
       this.nextSeq++;
     }
   }
@@ -580,11 +572,4 @@ class ReplayReader {
   }
 }
 
-function toLineBytes(line: string): Buffer {
-  if (line.includes("\0")) line = line.replaceAll("\0", "\uFFFD");
-  const b = Buffer.from(line, "utf8");
-  if (b.length <= MAX_REPLAY_LINE_BYTES) return b;
-  let cut = MAX_REPLAY_LINE_BYTES;
-  while (cut > 0 && (b[cut]! & 0xc0) === 0x80) cut--;
-  return b.subarray(0, cut);
-}
+const NO_LINE = Buffer.alloc(0);
