@@ -146,17 +146,21 @@ describe("batch templates (fields all timestamps and generated text): later batc
 
   it("a released batch's payload carries the next batch (no new buffer), and an unreleased one is never written again", () => {
     const fields1: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 100 }];
-    const enc = new HttpJsonEncoder(createEventSource({ fields: fields1, seed: 1, genId: 0 }), { framing: "ndjson" });
-    enc.encode(0, 100); // the template
-    const kept = enc.encode(100, 100);
-    const copy = Buffer.from(kept.payload);
-    const released = enc.encode(200, 100);
-    enc.release(released);
-    const next = enc.encode(300, 100);
-    expect(next.payload).toBe(released.payload);
-    enc.encode(400, 100);
-    expect(kept.payload.equals(copy)).toBe(true);
+    for (const make of [TEMPLATED["http-json ndjson iso"]!, TEMPLATED["fluent-forward ack str"]!]) checkReleased(make(createEventSource({ fields: fields1, seed: 1, genId: 0 }), false) as Required<Releasing>);
   });
+
+  /** A released batch's payload carries the next batch; one kept (not released) is never written again. */
+  function checkReleased(enc: Required<Releasing>): void {
+    enc.encode(1000, 100); // the template (seqs of one width: 4 digits, msgpack uint 16)
+    const kept = enc.encode(1100, 100);
+    const copy = Buffer.from(kept.payload);
+    const released = enc.encode(1200, 100);
+    enc.release(released);
+    const next = enc.encode(1300, 100);
+    expect(next.payload).toBe(released.payload);
+    enc.encode(1400, 100);
+    expect(kept.payload.equals(copy)).toBe(true);
+  }
 });
 
 describe("the shared fast writers against fixed references", () => {

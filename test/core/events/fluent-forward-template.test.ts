@@ -102,19 +102,4 @@ describe("fluent-forward: template path and batch templates = the pre-template e
       expect(fast.encode(start - 20 + 6 * k, 6).payload.equals(ref.encode(start - 20 + 6 * k, 6).payload), `batch ${k}`).toBe(true);
     }
   });
-
-  it("a released batch's payload carries a later batch; one not released is never written again", () => {
-    const fields = SHAPES["quickstart (ts, msg 180)"]!;
-    const enc = new FluentForwardEncoder(createEventSource({ fields, seed: 3, genId: 0 }), { ack: true });
-    enc.encode(1000, 100); // the template
-    const kept = enc.encode(1100, 100);
-    const copy = Buffer.from(kept.payload);
-    const released = enc.encode(1200, 100);
-    enc.release(released);
-    const next = enc.encode(1300, 100);
-    expect(next.payload).toBe(released.payload);
-    expect(next.chunk).not.toBe(released.chunk);
-    enc.encode(1400, 100);
-    expect(kept.payload.equals(copy)).toBe(true);
-  });
 });
