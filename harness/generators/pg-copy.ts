@@ -21,10 +21,18 @@
  * one core, 100 COPYs of 8000 rows, before and after alternating in one process, 6 rounds: median 142k → 227k rows/s;
  * `npm run bench:generators -- --only pg-copy` (250 COPYs of 8000 beside psql's \copy of the same bytes, other
  * benchmarks beside it, load average 1–8): 0.52x psql's rows/s before; after, 0.75–1.21x in five runs and 0.86x as
- * the median of three rounds (`--db-rounds 3`, load average 3–4). What is left: psql sends a file as many small
- * CopyData messages, which the server parses as they come, where ours is one message the server receives whole
- * before parsing; stamping sent_at costs ~0.8 ms a batch; and our client needs ~3x psql's CPU (it generates the
- * rows), which a busy core delays.
+ * the median of three rounds (`--db-rounds 3`, load average 3–4).
+ *
+ * A batch goes as ONE CopyData message (one stream.write; pg-copy-streams frames each written chunk as a message).
+ * Messages of 64 KiB (subarray writes, as psql's ~8 KiB ones let the server parse as they come) did not help: same
+ * machine, 250 COPYs of 8000 beside psql, 4 alternating rounds, load average 4.3–5.3: median 140.5k rows/s and 7.34 s
+ * server CPU for one message, 126.9k and 8.18 s for 64 KiB, 158.5k and 7.21 s for psql; the server's CPU per row is
+ * psql's. The earlier shortfall was the bench's: its first side on a fresh server (ours) created and zero-filled the
+ * WAL segments the later sides reuse (bench/db-loaders.ts warmWal). With that fixed, 0.95x and 0.98x psql (two runs of
+ * `--db-rounds 3`, load average 3.8–5.0; server CPU 22.9 s ours vs 25.0 s, 22.7 s vs 22.2 s). Each side's own rounds
+ * still differ by up to 1.7x with other benchmarks on the 2 cores, more than the goal's margin; our client needs ~4x
+ * psql's CPU per row (it generates the rows: ~4 ms of 8000 rows' ~28 ms server time a batch, 0.7 ms of it stamping
+ * sent_at), so a busy load core can delay it where psql's file reads are not.
  */
 import { finished } from "node:stream/promises";
 import pg from "pg";
