@@ -227,6 +227,12 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
       rows.push({ figure: `${label}: harness RSS`, value: `max ${mib(rss.maxBytes)}`, target: "< 200 MB", verdict: verdict(rss.maxBytes < TARGET.rssBytes && exact),
         basis: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)}${quarterText(quarters(series, (p) => p.harnessRssBytes))} over ${record.instrument!.measureSeconds.toFixed(0)} s (${Math.round(record.summary?.rowsPerSecond ?? 0).toLocaleString("en")} rows/s); ${stored.toLocaleString("en")} of ${lines.toLocaleString("en")} lines stored${exact ? ", ledger exact" : " — ledger NOT exact"}; ledger ${sec(record.instrument!.overhead.ledgerMs)}, content ${sec(record.instrument!.overhead.fidelityMs)}` });
       rows.push(generatorMemoryRow(`${label}: generator memory`, series));
+      // the after-load work of a long run: the ledger and the content check (its sample read back and recomputed
+      // from the file), per 10M stored rows
+      const { ledgerMs, fidelityMs } = record.instrument!.overhead;
+      const per10M = ((ledgerMs ?? 0) + (fidelityMs ?? 0)) / 1000 / Math.max(1, stored) * 1e7;
+      rows.push({ figure: `${label}: ledger + content per 10M rows`, value: sec(per10M * 1000), target: `≤ ${TARGET.ledgerPer10M} s`, verdict: verdict(exact && per10M <= TARGET.ledgerPer10M),
+        basis: `ledger ${sec(ledgerMs)} + content check ${sec(fidelityMs)} (${record.ledger?.fidelity && "mode" in record.ledger.fidelity ? `${record.ledger.fidelity.mode}, ${record.ledger.fidelity.rowsCompared.toLocaleString("en")} rows compared` : "no content check"}) after ${stored.toLocaleString("en")} rows, with the sink's caps lifted` });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
