@@ -20,13 +20,25 @@ function failer(abs: string): (why: string) => never {
 }
 
 /**
+ * `--results <dir>` as given (every command's option parser, and checkResultsDir): refused when empty or blank, since
+ * path.resolve("") is the working directory and a run would write its results into wherever it was started (an unset
+ * shell variable in `--results "$OUT"` does that). @returns `dir` unchanged. @throws ConfigurationError (E_RESULTS_DIR)
+ */
+export function resultsDirFlag(dir: string): string {
+  if (dir.trim() === "") {
+    throw new ConfigurationError("E_RESULTS_DIR", `--results ${JSON.stringify(dir)}: an empty results directory would be the working directory (${process.cwd()}); give one, e.g. --results results`, { field: "--results" });
+  }
+  return dir;
+}
+
+/**
  * Check a results directory without creating anything (the commands call this first, then validate their stacks and
  * scenarios; the driver creates it with prepareResultsDir once nothing is refused any more): it, or its nearest
  * existing ancestor, is a directory this process may write, on no pseudo filesystem.
- * @returns the absolute directory. @throws ConfigurationError (E_RESULTS_DIR)
+ * @returns the absolute directory. @throws ConfigurationError (E_RESULTS_DIR), also for an empty or blank `dir`
  */
 export function checkResultsDir(dir: string): string {
-  const abs = path.resolve(dir);
+  const abs = path.resolve(resultsDirFlag(dir));
   const fail = failer(abs);
   let existing = abs;
   for (;;) {

@@ -36,6 +36,7 @@
 import type { EventEmitter } from "node:events";
 import type { Writable } from "node:stream";
 import { InvalidArgumentError, Option, type Command } from "commander";
+import { resultsDirFlag } from "../results/preflight.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import type { QueryProgress } from "./query-load.ts";
@@ -402,12 +403,12 @@ export function positiveInt(flag: string): (value: string) => number {
 }
 
 /**
- * The options of every command that runs cells, in help order: -r/--results, --replicates <n> (described by
+ * The options of every command that runs cells, in help order: -r/--results (checked by resultsDirFlag), --replicates <n> (described by
  * `replicatesHelp`, checked by positiveInt) and, unless `overrides` is false, --duration and --warmup. Command
  * modules call it so that the shared options keep one spelling, default and check. Returns `cmd`.
  */
 export function addRunOptions(cmd: Command, replicatesHelp: string, overrides = true): Command {
-  cmd.option("-r, --results <dir>", "results directory", "results")
+  cmd.option("-r, --results <dir>", "results directory", resultsDirFlag, "results")
     .option("--replicates <n>", replicatesHelp, positiveInt("--replicates"))
     .option("--lock-wait <d>", "when another run holds a stack, wait this long for it (e.g. 10m) instead of refusing (default: INGESTBENCH_LOCK_WAIT, else 0)");
   if (overrides) {

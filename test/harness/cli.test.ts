@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../../harness/cli/index.ts";
 import { createContext } from "../../harness/cli/context.ts";
-import { prepareResultsDir } from "../../harness/results/preflight.ts";
+import { checkResultsDir, prepareResultsDir } from "../../harness/results/preflight.ts";
 import { projectRoot } from "../helpers/bench.ts";
 
 function cliWithin(timeoutMs: number, ...args: string[]): { code: number | null; out: string; err: string } {
@@ -264,6 +264,34 @@ describe("ingestbench CLI", () => {
 });
 
 describe("ingestbench CLI: what users pipe and type", () => {
+  it("refuses an empty or blank --results on every command that takes one, before anything runs (exit 2)", async () => {
+    // path.resolve("") is the working directory: a bench with --results "" ran and wrote into the checkout's root
+    expect(() => checkResultsDir("")).toThrow(/--results "": an empty results directory would be the working directory/);
+    expect(() => checkResultsDir(" \t")).toThrow(/--results " \\t": an empty results directory/);
+    const out = path.join(tmp, "empty-results-report.html");
+    const commands: string[][] = [
+      // the ones that only read first: were the flag accepted, they would read the working directory, not run anything
+      ["results", "query", "SELECT 1"],
+      ["compare", "--scenario", "quickstart", "--stacks", "local-quarter-core,local-2-cores"],
+      ["report", "--out", out],
+      ["bench", "--stack", "local-quarter-core", "scenarios/quickstart.yaml"],
+      ["run", "--stack", "docker-4c4g", "scenarios/quickstart.yaml"],
+      ["capacity", "--stack", "local-quarter-core", "scenarios/syslog-ng-postgres-capacity.yaml"],
+      ["aa", "--stack", "local-2-cores", "scenarios/quickstart.yaml"],
+      ["nightly", "nightly/local.yaml"],
+    ];
+    for (const args of commands) {
+      for (const given of [["--results", ""], ["--results", "  "], ["-r", ""], ["--results="]]) {
+        const r = await cliHere(...args, ...given);
+        const what = `${[...args, ...given].join(" ")}: ${r.err}`;
+        expect(r.code, what).toBe(2);
+        expect(r.err, what).toMatch(/^ingestbench: --results "\s*": an empty results directory would be the working directory \(.+\); give one, e.g. --results results$/m);
+        expect(r.out, what).toBe("");
+      }
+    }
+    expect(existsSync(out)).toBe(false);
+  });
+
   it("refuses a --duration shorter than the sampling interval before provisioning (exit 2)", async () => {
     for (const d of ["0s", "500ms"]) {
       const r = await cliHere("bench", "--stack", "local-2-cores", "--results", path.join(tmp, "short"), "--duration", d, "scenarios/quickstart.yaml");

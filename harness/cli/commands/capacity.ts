@@ -5,7 +5,7 @@
  */
 import { loadStack } from "../../../infra/stack/schema.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
-import { checkResultsDir } from "../../results/preflight.ts";
+import { checkResultsDir, resultsDirFlag } from "../../results/preflight.ts";
 import { CAPACITY_DEFAULTS, type CapacityFlags } from "../../runner/capacity-run.ts";
 import { DEFAULT_BOUNDS } from "../../runner/capacity.ts";
 import { lockWaitMs } from "../../runner/drive.ts";
@@ -24,7 +24,7 @@ export const registerCapacity: CommandModule = (program, ctx) => {
     .argument("<scenario>", "scenario file with an open-loop generator, e.g. scenarios/syslog-ng-postgres.yaml")
     .option("-s, --stack <name>", "one stack name (stacks/Pulumi.<name>.yaml), e.g. local-quarter-core")
     .option("--stacks <names>", "several stack names, comma-separated: one search each, in this order, then the capacity ratio to the first")
-    .option("-r, --results <dir>", "results directory", "results")
+    .option("-r, --results <dir>", "results directory", resultsDirFlag, "results")
     .option("--cell <id>", "the matrix cell to search (required when the scenario has several), e.g. batch-lines=1000")
     .option("--start-rate <n>", "events/s of the first step, as the generator's rate (default: the scenario's rate)")
     .option("--factor <x>", `ramp factor between steps until one fails (default ${CAPACITY_DEFAULTS.factor})`)

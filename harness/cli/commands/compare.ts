@@ -7,6 +7,7 @@ import path from "node:path";
 import { Option } from "commander";
 import { compareCommand, type CompareCommandFlags } from "../../results/compare.ts";
 import { terminalWidth } from "../../results/columns.ts";
+import { resultsDirFlag } from "../../results/preflight.ts";
 import { stackNames, type CommandModule } from "../context.ts";
 
 type CompareFlags = Omit<CompareCommandFlags, "stacks"> & { stack?: string; stacks?: string; results: string };
@@ -19,7 +20,7 @@ export const registerCompare: CommandModule = (program, ctx) => {
     .option("--metric <rows|queries>", "rows (ingest rows/s, default) or queries (the query phase's queries/s per query cell); with --scenarios, or with --scenario and --stacks A,B")
     .option("--stacks <names>", "comma-separated stack names; the first is the baseline")
     .option("-s, --stack <name>", "one stack (across runs, with --baseline)")
-    .option("-r, --results <dir>", "results directory", ctx.resultsDir)
+    .option("-r, --results <dir>", "results directory", resultsDirFlag, ctx.resultsDir)
     .option("--baseline <invocation-or-run-id-prefix>", "across runs: the baseline runs (run id or invocation prefix, latest, previous)")
     .addOption(new Option("--contender <invocation-or-run-id-prefix>", "across runs: runs compared with the baseline; repeat or comma-separate")
       .argParser((v: string, prev: string[]) => [...prev, v]).default([] as string[], "latest"))

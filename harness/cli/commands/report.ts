@@ -3,12 +3,13 @@
  * (reportCommand, harness/report/build.ts).
  */
 import type { ReportFlags } from "../../report/build.ts";
+import { resultsDirFlag } from "../../results/preflight.ts";
 import type { CommandModule } from "../context.ts";
 
 export const registerReport: CommandModule = (program, ctx) => {
   program.command("report")
     .description("Write one self-contained HTML report with SVG charts rendered at build time (Vega-Lite): throughput per stack (against the swept parameter with a matrix), throughput and ingest lag over time per run, sink CPU, throttling and IO over time, ledger bars; optionally a Markdown summary for a CI job summary.")
-    .option("-r, --results <dir>", "results directory", ctx.resultsDir)
+    .option("-r, --results <dir>", "results directory", resultsDirFlag, ctx.resultsDir)
     .option("--scenario <name>", "only this scenario (default: every scenario found)")
     .option("--stacks <names>", "comma-separated stack names, the first is the baseline of ratios (default: every stack with results, in the order their latest runs started)")
     .option("-o, --out <file>", "HTML file to write", "report.html")

@@ -2,6 +2,7 @@
  * `ingestbench results query SQL [--json]`: SQL with DuckDB over the results' JSON files (harness/results/query.ts).
  */
 import path from "node:path";
+import { resultsDirFlag } from "../../results/preflight.ts";
 import type { CommandModule } from "../context.ts";
 
 export const registerResults: CommandModule = (program, ctx) => {
@@ -9,7 +10,7 @@ export const registerResults: CommandModule = (program, ctx) => {
   results.command("query")
     .description("Run SQL with DuckDB over the results' JSON files: view `runs` (one row per run.json: stack, scenario, cell, status, summary.rowsPerSecond, ledger.lost, limits.sink.applied.cfsQuotaUs, ..., dir) and view `series` (one row per series.jsonl line: stack, scenario, runId, elapsedS, phase, rowsPerSec, lagMs, hosts.sink.cpuCores, ...).")
     .argument("<sql>", "e.g. \"SELECT stack, summary.rowsPerSecond FROM runs ORDER BY 2\"")
-    .option("-r, --results <dir>", "results directory", ctx.resultsDir)
+    .option("-r, --results <dir>", "results directory", resultsDirFlag, ctx.resultsDir)
     .option("--json", "print the rows as a JSON array (only that on stdout)")
     .action(ctx.action(async (sql: string, flags: { results: string; json?: boolean }) => {
       // loaded on use: the DuckDB native binding is not needed by the other commands
