@@ -101,11 +101,27 @@ export function createContext(streams: { stdout?: Pick<Writable, "write">; stder
 }
 
 /**
- * The stacks a command runs or compares, from `--stack <name>` (one) or `--stacks <a,b,...>` (several, in order);
- * exactly one of the two. Returns the names.
- * @throws ConfigurationError E_FLAGS when neither or both are given, or `--stack` holds several names
+ * The names of a comma-separated list flag, trimmed, in order; empty ones (a trailing comma) dropped. Unless `repeats`,
+ * a name given twice is refused: a stack named twice in --stacks would be run, or compared, against itself.
+ * @throws ConfigurationError E_FLAG "<what> <name> is named twice in <flag>"
  */
-export function stackNames(flags: { stack?: string; stacks?: string }): string[] {
+export function listFlag(flag: string, raw: string, what: string, repeats = false): string[] {
+  const names = raw.split(",").map((s) => s.trim()).filter(Boolean);
+  if (!repeats) {
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice !== undefined) throw new ConfigurationError("E_FLAG", `${what} ${twice} is named twice in ${flag}`, { field: flag.replace(/^-+/, "") });
+  }
+  return names;
+}
+
+/**
+ * The stacks a command runs or compares, from `--stack <name>` (one) or `--stacks <a,b,...>` (several, in order);
+ * exactly one of the two. Returns the names. A stack named twice in --stacks is refused unless `repeats` (compare
+ * --scenarios, where --stacks gives each scenario's stack in order).
+ * @throws ConfigurationError E_FLAG when neither or both are given, `--stack` holds several names, or a stack is named
+ *   twice in --stacks
+ */
+export function stackNames(flags: { stack?: string; stacks?: string }, repeats = false): string[] {
   if (flags.stack !== undefined && flags.stacks !== undefined) throw new ConfigurationError("E_FLAG", "give --stack <name> or --stacks <a,b,...>, not both");
   if (flags.stack !== undefined) {
     if (flags.stack.includes(",")) throw new ConfigurationError("E_FLAG", `--stack takes one stack name; for several use --stacks ${flags.stack}`);
@@ -113,7 +129,7 @@ export function stackNames(flags: { stack?: string; stacks?: string }): string[]
     if (!name) throw new ConfigurationError("E_FLAG", "--stack: empty stack name");
     return [name];
   }
-  const names = (flags.stacks ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const names = listFlag("--stacks", flags.stacks ?? "", "stack", repeats);
   if (names.length === 0) throw new ConfigurationError("E_FLAG", "give --stack <name> or --stacks <a,b,...>");
   return names;
 }

@@ -264,6 +264,33 @@ describe("ingestbench CLI", () => {
 });
 
 describe("ingestbench CLI: what users pipe and type", () => {
+  it("refuses a stack named twice in --stacks (and a contender twice in --contender) before anything runs (exit 2)", async () => {
+    const results = path.join(tmp, "twice");
+    const refused: Array<[string[], string]> = [
+      // the ones that only read first
+      [["compare", "--scenario", "quickstart", "--stacks", "local-2-cores,local-2-cores"], "stack local-2-cores is named twice in --stacks"],
+      // a bench of one stack against itself: it ran the stack twice and compared it with itself
+      [["bench", "--stacks", "local-2-cores,local-2-cores", "scenarios/quickstart.yaml"], "stack local-2-cores is named twice in --stacks"],
+      [["bench", "--stacks", "local-quarter-core, local-2-cores ,local-quarter-core", "scenarios/quickstart.yaml"], "stack local-quarter-core is named twice in --stacks"],
+      [["capacity", "--stacks", "local-2-cores,local-2-cores", "scenarios/syslog-ng-postgres-capacity.yaml"], "stack local-2-cores is named twice in --stacks"],
+      [["report", "--stacks", "local-2-cores,local-2-cores", "--out", path.join(tmp, "twice.html")], "stack local-2-cores is named twice in --stacks"],
+      [["compare", "--scenario", "quickstart", "--stack", "local-2-cores", "--baseline", "latest", "--contender", "abc", "--contender", "abc"], "contender abc is named twice in --contender"],
+      [["compare", "--scenario", "quickstart", "--stack", "local-2-cores", "--baseline", "latest", "--contender", "abc,def,abc"], "contender abc is named twice in --contender"],
+    ];
+    for (const [args, said] of refused) {
+      const r = await cliHere(...args, "--results", results);
+      expect(r.code, `${args.join(" ")}: ${r.err}`).toBe(2);
+      expect(r.err).toBe(`ingestbench: ${said}\n`);
+    }
+    expect(existsSync(results)).toBe(false);
+    expect(existsSync(path.join(tmp, "twice.html"))).toBe(false);
+    // a trailing comma is no second name; across scenarios --stacks is each scenario's stack, which may repeat
+    const trailing = await cliHere("compare", "--scenario", "quickstart", "--stacks", "local-2-cores,", "--results", results);
+    expect(trailing.err).toMatch(/^ingestbench: no results of stack "local-2-cores" under /);
+    const scenarios = await cliHere("compare", "--scenarios", "quickstart,soak", "--stacks", "local-2-cores,local-2-cores", "--results", results);
+    expect(scenarios.err).toMatch(/^ingestbench: no results of stack "local-2-cores" under /);
+  });
+
   it("refuses an empty or blank --results on every command that takes one, before anything runs (exit 2)", async () => {
     // path.resolve("") is the working directory: a bench with --results "" ran and wrote into the checkout's root
     expect(() => checkResultsDir("")).toThrow(/--results "": an empty results directory would be the working directory/);

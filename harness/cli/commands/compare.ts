@@ -8,7 +8,7 @@ import { Option } from "commander";
 import { compareCommand, type CompareCommandFlags } from "../../results/compare.ts";
 import { terminalWidth } from "../../results/columns.ts";
 import { resultsDirFlag } from "../../results/preflight.ts";
-import { stackNames, type CommandModule } from "../context.ts";
+import { listFlag, stackNames, type CommandModule } from "../context.ts";
 
 type CompareFlags = Omit<CompareCommandFlags, "stacks"> & { stack?: string; stacks?: string; results: string };
 
@@ -31,7 +31,10 @@ export const registerCompare: CommandModule = (program, ctx) => {
     .option("--columns <names>", "across stacks: the terminal table's columns, comma-separated keys or headers, e.g. rows/s,cv,sinkCores,lagP99Ms (stack first)")
     .action(ctx.action(async (flags: CompareFlags) => {
       const { stack, stacks, results, ...rest } = flags;
-      const text = await compareCommand(path.resolve(results), { ...rest, stacks: stackNames({ stack, stacks }).join(","), width: terminalWidth() });
+      // across scenarios, --stacks is each scenario's stack in order: a stack may be named again there
+      const names = stackNames({ stack, stacks }, rest.scenarios !== undefined);
+      listFlag("--contender", (rest.contender ?? []).join(","), "contender");
+      const text = await compareCommand(path.resolve(results), { ...rest, stacks: names.join(","), width: terminalWidth() });
       ctx.print(text);
     }));
 };

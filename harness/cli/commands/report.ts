@@ -4,7 +4,7 @@
  */
 import type { ReportFlags } from "../../report/build.ts";
 import { resultsDirFlag } from "../../results/preflight.ts";
-import type { CommandModule } from "../context.ts";
+import { listFlag, type CommandModule } from "../context.ts";
 
 export const registerReport: CommandModule = (program, ctx) => {
   program.command("report")
@@ -15,6 +15,7 @@ export const registerReport: CommandModule = (program, ctx) => {
     .option("-o, --out <file>", "HTML file to write", "report.html")
     .option("--markdown <file>", "also write a Markdown summary (e.g. \"$GITHUB_STEP_SUMMARY\")")
     .action(ctx.action(async (flags: ReportFlags) => {
+      if (flags.stacks !== undefined) listFlag("--stacks", flags.stacks, "stack");
       // loaded on use: Vega is not needed by the other commands
       const { reportCommand } = await import("../../report/build.ts");
       ctx.print(await reportCommand(flags));
