@@ -16,7 +16,8 @@
  *   cgroup v2 cpu.max "<quota> <period>"). The kernel rejects quota or period below 1000 µs and period above
  *   1000000 µs (kernel/sched/core.c, min_cfs_quota_period / max_cfs_quota_period). Cores are written with the
  *   kernel's default period of 100000 µs.
- * - Durations: Go-style sequences of <number><unit>, units us (µs), ms, s, m, h, d; results in milliseconds.
+ * - Durations: Go-style sequences of <number><unit>, units us (µs), ms, s, m, h, d; results in milliseconds, whole
+ *   µs below 2^53; a run's timing (parseRunDuration) at most 7 days (MAX_RUN_DURATION_MS says why).
  */
 import { z } from "zod";
 import type { CpuLimit } from "./limits.ts";
@@ -71,7 +72,18 @@ const DURATION_UNIT_US: Record<string, number> = {
   d: 86_400_000_000,
 };
 
-function parseDurationUs(v: unknown): number {
+/**
+ * The longest duration of a run's timing (a measurement, warmup, interval, drain, step, timeout, lock wait): 7 days.
+ * Longer is a typo, not a benchmark (a nightly plan's runs fit in a night; the longest soak is hours), and the runner
+ * waits with Node timers, which fire at once for a delay above 2^31 − 1 ms (about 24.8 days) instead of waiting.
+ */
+export const MAX_RUN_DURATION_MS = 7 * 86_400_000;
+
+/**
+ * A duration in µs. The sum must be a safe integer of µs (below 2^53 µs, about 285 years) and at most `maxUs` when
+ * given; `maxText` says what that bound is and why.
+ */
+function parseDurationUs(v: unknown, maxUs = Number.MAX_SAFE_INTEGER, maxText = "2^53 µs (about 285 years), the most a duration holds"): number {
   if (typeof v === "number") {
     if (v === 0) return 0;
     throw new Error(`${show(v)} is a bare number, which is ambiguous as a duration: add a unit; expected ${DURATION_FORMS}`);
@@ -94,16 +106,28 @@ function parseDurationUs(v: unknown): number {
     const hint = /^\d+(\.\d+)?$/.test(s) ? " (a bare number is ambiguous: add a unit)" : "";
     throw new Error(`${show(v)} is not a duration${hint}; expected ${DURATION_FORMS}`);
   }
+  // "99999999999999999999h" sums to 3.6e29 µs: finite, but no whole number of µs a timer or run.json can hold
+  const wholeUs = Math.round(total);
+  if (!Number.isSafeInteger(wholeUs) || wholeUs > maxUs) throw new Error(`${show(v)} is more than ${maxText}`);
   return Math.round(total * 1000) / 1000;
 }
 
 /**
  * Parse a duration into milliseconds (may be fractional below 1 ms, e.g. "100us" → 0.1).
  * Accepts "500ms", "30s", "1m30s", "4h", "2d", "100us"/"100µs", and "0" / 0. A bare non-zero number is rejected
- * (is 30 seconds or milliseconds?). Throws Error listing the accepted forms.
+ * (is 30 seconds or milliseconds?), and a sum beyond 2^53 µs ("99999999999999999999h"). Throws Error listing the
+ * accepted forms. A run's timing goes through parseRunDuration (at most 7 days).
  */
 export function parseDuration(v: string | number): number {
   return parseDurationUs(v) / 1000;
+}
+
+/**
+ * parseDuration for a run's timing (--duration, --warmup, --lock-wait, a scenario's or a nightly plan's durations):
+ * at most MAX_RUN_DURATION_MS (7 days). @throws Error naming the bound and its reason, or as parseDuration
+ */
+export function parseRunDuration(v: string | number): number {
+  return parseDurationUs(v, MAX_RUN_DURATION_MS * 1000, `7d, the longest a run's durations may be: a measurement of more than a week is a typo, and the runner's timers cannot wait beyond 24.8 days`) / 1000;
 }
 
 // ---------------------------------------------------------------------------------------------- cpu

@@ -9,12 +9,12 @@
  * `scenario` is a scenario file, relative to the working directory (as with `ingestbench bench`).
  */
 import { z } from "zod";
-import { parseDuration } from "../../core/units.ts";
+import { parseRunDuration } from "../../core/units.ts";
 import { addFlatIssue, loadYamlFile, validate } from "../../core/yaml.ts";
 
 const duration = z.string().superRefine((v, ctx) => {
   try {
-    parseDuration(v);
+    parseRunDuration(v);
   } catch (e) {
     ctx.addIssue({ code: z.ZodIssueCode.custom, message: (e as Error).message });
   }

@@ -8,7 +8,7 @@
  */
 import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError } from "../../core/errors.ts";
-import { parseDuration } from "../../core/units.ts";
+import { parseRunDuration } from "../../core/units.ts";
 import { displayPath, fieldLocation } from "../../core/yaml.ts";
 import { CAPACITY_SUFFIX, renderCapacity, renderCapacityComparison, stepLine, writeCapacity, type CapacityFile, type CapacityRow } from "../results/capacity.ts";
 import { runDir, loadSeries } from "../results/store.ts";
@@ -61,7 +61,7 @@ function numberFlag(flag: string, raw: string | undefined, fallback: number, lo:
 function durationFlag(flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   try {
-    return parseDuration(raw);
+    return parseRunDuration(raw);
   } catch (err) {
     throw new ConfigurationError("E_FLAG", `--${flag} ${raw}: ${(err as Error).message}`, { field: flag });
   }

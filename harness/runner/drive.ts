@@ -7,7 +7,7 @@
 import path from "node:path";
 import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError, IngestbenchError, ProvisioningError } from "../../core/errors.ts";
-import { parseDuration } from "../../core/units.ts";
+import { parseRunDuration } from "../../core/units.ts";
 import type { Contention, LockWait, RunRecord } from "../results/types.ts";
 import { bottleneckLabel } from "./bottleneck.ts";
 import { mibText } from "../results/format.ts";
@@ -246,7 +246,7 @@ export function lockWaitMs(flag: string | undefined, env: NodeJS.ProcessEnv = pr
   const raw = flag ?? env[LOCK_WAIT_ENV];
   if (raw === undefined || raw === "") return 0;
   try {
-    return parseDuration(raw);
+    return parseRunDuration(raw);
   } catch (err) {
     throw new ConfigurationError("E_FLAG", `${flag !== undefined ? "--lock-wait" : LOCK_WAIT_ENV}: ${(err as Error).message}`, { cause: err });
   }

@@ -6,7 +6,7 @@
  * decided when it runs (harness/runner/local-site.ts refuses a plugin without a local component on a local stack).
  */
 import { collectorPlugins, findCollector, findSink, sinkPlugins } from "../../plugins/registry.ts";
-import { parseDuration } from "../../core/units.ts";
+import { parseRunDuration } from "../../core/units.ts";
 import { ConfigurationError } from "../../core/errors.ts";
 import { fieldLocation } from "../../core/yaml.ts";
 import { CHECKABLE_PATHS } from "./checks.ts";
@@ -66,7 +66,7 @@ export interface PlanOverrides {
 function flagMs(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   try {
-    return parseDuration(value);
+    return parseRunDuration(value);
   } catch (e) {
     throw new ConfigurationError("E_FLAG", `--${flag} ${value}: ${(e as Error).message}`, { field: flag });
   }

@@ -20,7 +20,7 @@
  * ```
  */
 import { z } from "zod";
-import { parseDuration, zUnit } from "../../core/units.ts";
+import { parseRunDuration, zUnit } from "../../core/units.ts";
 
 /**
  * Figures an application reports that ingestbench knows how to show (003's table: docs/app-under-test.md). `sentBytes`
@@ -33,7 +33,7 @@ export type AppFigure = (typeof APP_FIGURES)[number];
 const NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const env = z.record(z.string().regex(ENV_NAME, { message: "an environment variable name is letters, digits and _, not starting with a digit" }), z.string());
-const seconds = zUnit(parseDuration);
+const seconds = zUnit(parseRunDuration);
 
 /** How readiness is told: an HTTP answer below 500 on the app's port and path, or a line of its output matching. */
 const readySchema = z.object({

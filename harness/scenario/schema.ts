@@ -50,14 +50,14 @@ import {
   type FieldPath,
   type FlatIssue,
 } from "../../core/yaml.ts";
-import { parseDuration, zUnit } from "../../core/units.ts";
+import { parseRunDuration, zUnit } from "../../core/units.ts";
 import { DEFAULT_FIDELITY, type FidelityLimits } from "../../core/fidelity.ts";
 import { appSchema, variantsSchema, type AppSpec, type Variant } from "./app-schema.ts";
 import { stepsSchema, type Step } from "./steps.ts";
 
 export type { Step };
 
-/** A duration as written ("30s") and in milliseconds (30000), parsed by core/units.ts parseDuration. */
+/** A duration as written ("30s") and in milliseconds (30000), parsed by core/units.ts parseRunDuration. */
 export interface Duration {
   ms: number;
   text: string;
@@ -212,14 +212,14 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** A duration field (units.ts parseDuration) kept as { ms, text }; `positive` rejects 0. */
+/** A duration field (units.ts parseRunDuration: at most 7 days) kept as { ms, text }; `positive` rejects 0. */
 const duration = (positive: boolean, what: string) =>
   z.unknown().transform((v, ctx): Duration => {
     if (v === undefined) {
       ctx.addIssue({ code: z.ZodIssueCode.invalid_type, expected: "string", received: "undefined" });
       return z.NEVER;
     }
-    const r = zUnit(parseDuration).safeParse(v);
+    const r = zUnit(parseRunDuration).safeParse(v);
     if (!r.success) {
       addNestedIssues(ctx, r.error, []);
       return z.NEVER;

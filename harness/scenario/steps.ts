@@ -28,7 +28,7 @@ import { existsSync } from "node:fs";
 import nodePath from "node:path";
 import { z } from "zod";
 import { addFlatIssue } from "../../core/yaml.ts";
-import { parseDuration, parsePercent, parseRate, zUnit } from "../../core/units.ts";
+import { parseDuration, parsePercent, parseRate, parseRunDuration, zUnit } from "../../core/units.ts";
 
 /** What a step does to its host's component: SIGKILL, SIGSTOP, SIGCONT, or stop then start again. */
 export const SIGNAL_ACTIONS = ["kill", "stop", "cont", "restart"] as const;
@@ -168,7 +168,7 @@ function stepSchema(baseDir: string | undefined) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, message: triggers.length === 0 ? `a step needs a time (at: 5s, from the start of load) or a condition (when: stored >= 20000), ${example}` : "give at or when, not both" });
       bad = true;
     } else if (triggers[0] === "at") {
-      const r = zUnit(parseDuration).safeParse(v.at);
+      const r = zUnit(parseRunDuration).safeParse(v.at);
       if (!r.success) issue(["at"], `${r.error.issues[0]?.message ?? "not a duration"} (a time from the start of load, e.g. 5s)`);
       else trigger = { atMs: r.data, text: String(v.at) };
     } else {
@@ -268,7 +268,7 @@ function stepSchema(baseDir: string | undefined) {
     // timeout, name
     let timeoutMs = DEFAULT_STEP_TIMEOUT_MS;
     if (v.timeout !== undefined) {
-      const r = zUnit(parseDuration).safeParse(v.timeout);
+      const r = zUnit(parseRunDuration).safeParse(v.timeout);
       if (!r.success) issue(["timeout"], r.error.issues[0]?.message ?? "not a duration");
       else if (r.data <= 0) issue(["timeout"], "timeout must be more than 0");
       else timeoutMs = r.data;

@@ -4,12 +4,14 @@ import {
   formatCpu,
   formatDuration,
   formatRate,
+  MAX_RUN_DURATION_MS,
   parseBytes,
   parseCpu,
   parseDuration,
   parseIops,
   parsePercent,
   parseRate,
+  parseRunDuration,
   zUnit,
 } from "../../core/units.ts";
 
@@ -199,6 +201,22 @@ describe("parseDuration", () => {
     expect(() => parseDuration("5 minutes")).toThrow(/"1m30s"/);
     expect(() => parseDuration("1m30")).toThrow(/not a duration/);
     expect(() => parseDuration("")).toThrow(/not a duration/);
+  });
+
+  it("refuses a sum beyond 2^53 µs; a run's timing (parseRunDuration) beyond 7 days, saying why", () => {
+    // accepted before: 3.6e26 ms in run.json, "about 100000000000000000000h" planned
+    expect(() => parseDuration("99999999999999999999h")).toThrow(/^"99999999999999999999h" is more than 2\^53 µs \(about 285 years\), the most a duration holds$/);
+    expect(() => parseDuration(`${"9".repeat(400)}s`)).toThrow(/is more than 2\^53 µs/); // Number() of it is Infinity
+    expect(parseDuration("104000d")).toBe(104_000 * 86_400_000); // just below 2^53 µs
+    expect(parseDuration("30d")).toBe(30 * 86_400_000); // e.g. a stack's expiry: not a run's timing
+    expect(MAX_RUN_DURATION_MS).toBe(7 * 86_400_000);
+    expect(parseRunDuration("7d")).toBe(MAX_RUN_DURATION_MS);
+    expect(parseRunDuration("167h")).toBe(167 * 3_600_000);
+    expect(parseRunDuration("30s")).toBe(30_000);
+    const week = /^"7d1ms" is more than 7d, the longest a run's durations may be: a measurement of more than a week is a typo, and the runner's timers cannot wait beyond 24.8 days$/;
+    expect(() => parseRunDuration("7d1ms")).toThrow(week);
+    expect(() => parseRunDuration("99999999999999999999h")).toThrow(/^"99999999999999999999h" is more than 7d, the longest/);
+    expect(() => parseRunDuration("soon")).toThrow(/not a duration/);
   });
 });
 

@@ -11,6 +11,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../../harness/cli/index.ts";
 import { createContext } from "../../harness/cli/context.ts";
 import { checkResultsDir, prepareResultsDir } from "../../harness/results/preflight.ts";
+import { lockWaitMs } from "../../harness/runner/drive.ts";
+import { loadScenarioFile, planCells } from "../../harness/runner/plan.ts";
 import { projectRoot } from "../helpers/bench.ts";
 
 function cliWithin(timeoutMs: number, ...args: string[]): { code: number | null; out: string; err: string } {
@@ -326,6 +328,32 @@ describe("ingestbench CLI: what users pipe and type", () => {
       expect(r.err).toContain(`--duration ${d}: the measured window must be at least the scenario's sampling interval (1000 ms)`);
     }
     expect(existsSync(path.join(tmp, "short", "local-2-cores"))).toBe(false);
+  });
+
+  it("refuses a --duration, --warmup or --lock-wait beyond a week (or beyond what a number holds) before anything runs (exit 2)", async () => {
+    // first without the CLI: accepted before, these ran a bench of 3.6e+26 ms
+    const quickstart = loadScenarioFile("scenarios/quickstart.yaml");
+    expect(() => planCells(quickstart, "scenarios/quickstart.yaml", { duration: "99999999999999999999h" })).toThrow(/^--duration 99999999999999999999h: "99999999999999999999h" is more than 7d, the longest a run's durations may be/);
+    expect(() => lockWaitMs("30d", {})).toThrow(/^--lock-wait: "30d" is more than 7d/);
+    expect(() => lockWaitMs(undefined, { INGESTBENCH_LOCK_WAIT: "8d" })).toThrow(/^INGESTBENCH_LOCK_WAIT: "8d" is more than 7d/);
+    const results = path.join(tmp, "too-long");
+    const refused: Array<[string[], string]> = [
+      [["--duration", "99999999999999999999h"], `--duration 99999999999999999999h: "99999999999999999999h" is more than 7d`],
+      [["--duration", "8d"], `--duration 8d: "8d" is more than 7d`],
+      [["--warmup", "169h"], `--warmup 169h: "169h" is more than 7d`],
+      [["--lock-wait", "30d"], `--lock-wait: "30d" is more than 7d`],
+    ];
+    for (const [flags, said] of refused) {
+      for (const command of [["bench", "--stack", "local-2-cores"], ["aa", "--stack", "local-2-cores"]]) {
+        const r = await cliHere(...command, ...flags, "--results", results, "scenarios/quickstart.yaml");
+        expect(r.code, `${[...command, ...flags].join(" ")}: ${r.err}`).toBe(2);
+        expect(r.err).toContain(`ingestbench: ${said}, the longest a run's durations may be: a measurement of more than a week is a typo, and the runner's timers cannot wait beyond 24.8 days\n`);
+      }
+    }
+    const step = await cliHere("capacity", "--stack", "local-2-cores", "--step-duration", "8d", "--results", results, "scenarios/syslog-ng-postgres-capacity.yaml");
+    expect(step.code, step.err).toBe(2);
+    expect(step.err).toMatch(/"8d" is more than 7d/);
+    expect(existsSync(results)).toBe(false);
   });
 
   it("keeps running, tears down and writes its result when the reading end of its output pipe closes (`| head -2`)", async () => {

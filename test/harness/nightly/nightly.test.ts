@@ -105,6 +105,12 @@ describe("nightly plan", () => {
     expect(dup.message).toMatch(/dup\.yaml:3:\d+: entries\.1: .*already entry 0/);
   });
 
+  it("refuses an entry's duration or warmup beyond a week, at its line", () => {
+    const err = planError(writePlan("long.yaml", "entries:\n  - { stack: local-2-cores, scenario: scenarios/quickstart.yaml, duration: 8d, warmup: 99999999999999999999h }\n"));
+    expect(err.message).toMatch(/long\.yaml:2:\d+: entries\.0\.duration: "8d" is more than 7d, the longest a run's durations may be/);
+    expect(err.message).toMatch(/long\.yaml:2:\d+: entries\.0\.warmup: "99999999999999999999h" is more than 7d/);
+  });
+
   it("reports a YAML syntax error with its line", () => {
     expect(planError(writePlan("syntax.yaml", "entries:\n  - { stack: a, scenario: b\n")).message).toMatch(/syntax\.yaml:\d+:\d+: YAML syntax error/);
   });

@@ -251,6 +251,14 @@ describe("scenario errors name file, line and field", () => {
     expect(msg[2]).toMatch(/:10:1: duraton: unknown key "duraton"; allowed keys: name, description, event, source, generator.*; did you mean "duration"\?$/);
   });
 
+  it("a duration beyond a week (or beyond what a number of µs holds) is refused at its line, saying the bound", () => {
+    const file = write(patched({ 9: "warmup: 8d", 10: "duration: 99999999999999999999h" }));
+    const msg = errorOf(file).message.split("\n");
+    expect(msg[0]).toMatch(/:9:9: warmup: "8d" is more than 7d, the longest a run's durations may be: a measurement of more than a week is a typo/);
+    expect(msg[1]).toMatch(/:10:11: duration: "99999999999999999999h" is more than 7d, the longest/);
+    expect(loadScenario(write(patched({ 10: "duration: 7d" })), registries).duration).toEqual({ ms: 7 * 86_400_000, text: "7d" });
+  });
+
   it("an empty file, or one of comments only, is said to be empty at its line 1 (not \"expected object, received null\")", () => {
     for (const lines of [[], ["# a scenario, some day", "", "# name: quickstart"], ["--- # nothing yet"]]) {
       const file = write(lines);
