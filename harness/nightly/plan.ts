@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import { parseRunDuration } from "../../core/units.ts";
+import { MAX_REPLICATES } from "../scenario/schema.ts";
 import { addFlatIssue, loadYamlFile, validate } from "../../core/yaml.ts";
 
 const duration = z.string().superRefine((v, ctx) => {
@@ -23,7 +24,7 @@ const duration = z.string().superRefine((v, ctx) => {
 export const nightlyEntrySchema = z.object({
   stack: z.string().min(1, "a stack name, e.g. local-quarter-core"),
   scenario: z.string().min(1, "a scenario file, e.g. scenarios/quickstart.yaml"),
-  replicates: z.number().int().min(1).optional(),
+  replicates: z.number().int().min(1).max(MAX_REPLICATES).optional(),
   duration: duration.optional(),
   warmup: duration.optional(),
 }).strict();

@@ -37,6 +37,7 @@ import type { EventEmitter } from "node:events";
 import type { Writable } from "node:stream";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { resultsDirFlag } from "../results/preflight.ts";
+import { MAX_REPLICATES } from "../scenario/schema.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import type { QueryProgress } from "./query-load.ts";
@@ -393,11 +394,18 @@ export function progressOption(): Option {
     .choices(PROGRESS_MODES).default("auto");
 }
 
-/** A commander argument parser for a positive integer option, e.g. `--replicates`. @throws InvalidArgumentError */
-export function positiveInt(flag: string): (value: string) => number {
+/**
+ * A commander argument parser for a positive integer option, e.g. `--replicates`: decimal digits only (Number() would
+ * also take "1e3", "0x10", "1.0" and " 3"), a safe integer, and at most `max.n` when given (`max.why` says why, e.g. "as a
+ * scenario's replicates"). @throws InvalidArgumentError
+ */
+export function positiveInt(flag: string, max?: { n: number; why: string }): (value: string) => number {
   return (value) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a positive integer, got "${value}"`);
+    const n = /^[0-9]+$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n) || n < 1) {
+      throw new InvalidArgumentError(`${flag} must be a positive integer, got "${value}"${Number.isNaN(n) ? " (decimal digits only, e.g. 3)" : ""}`);
+    }
+    if (max && n > max.n) throw new InvalidArgumentError(`${flag} must be at most ${max.n} (${max.why}), got ${value}`);
     return n;
   };
 }
@@ -409,7 +417,7 @@ export function positiveInt(flag: string): (value: string) => number {
  */
 export function addRunOptions(cmd: Command, replicatesHelp: string, overrides = true): Command {
   cmd.option("-r, --results <dir>", "results directory", resultsDirFlag, "results")
-    .option("--replicates <n>", replicatesHelp, positiveInt("--replicates"))
+    .option("--replicates <n>", replicatesHelp, positiveInt("--replicates", { n: MAX_REPLICATES, why: "as a scenario's replicates: each is a whole run per cell" }))
     .option("--lock-wait <d>", "when another run holds a stack, wait this long for it (e.g. 10m) instead of refusing (default: INGESTBENCH_LOCK_WAIT, else 0)");
   if (overrides) {
     cmd.option("--duration <d>", "override the measurement duration, e.g. 10s")

@@ -201,6 +201,8 @@ export interface SelfLoadEntry {
 export const MAX_CELLS = 10_000;
 /** Replicates when a scenario gives none: 3, the fewest with which a comparison can reach a verdict (stats/compare.ts). */
 export const DEFAULT_REPLICATES = 3;
+/** The most replicates a scenario, a nightly plan entry or --replicates may ask for per cell (each is a whole run). */
+export const MAX_REPLICATES = 1000;
 const MATRIX_KEY = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 const CHECK_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
 
@@ -403,7 +405,7 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       duration: duration(true, "duration"),
       interval: duration(true, "interval").default("1s"),
       drain: z.object({ timeout: duration(false, "drain timeout") }).strict().default({ timeout: "60s" }),
-      replicates: z.number().int().min(1).max(1000).default(DEFAULT_REPLICATES),
+      replicates: z.number().int().min(1).max(MAX_REPLICATES).default(DEFAULT_REPLICATES),
       matrix: matrixSchema,
       checks: z.array(checkSchema(registries.checkPaths)).nullable().default([]).transform((c) => c ?? []),
       fidelity: fidelitySchema.default(DEFAULT_FIDELITY),

@@ -13,6 +13,7 @@ import { createContext } from "../../harness/cli/context.ts";
 import { checkResultsDir, prepareResultsDir } from "../../harness/results/preflight.ts";
 import { lockWaitMs } from "../../harness/runner/drive.ts";
 import { loadScenarioFile, planCells } from "../../harness/runner/plan.ts";
+import { positiveInt } from "../../harness/runner/progress.ts";
 import { projectRoot } from "../helpers/bench.ts";
 
 function cliWithin(timeoutMs: number, ...args: string[]): { code: number | null; out: string; err: string } {
@@ -353,6 +354,29 @@ describe("ingestbench CLI: what users pipe and type", () => {
     const step = await cliHere("capacity", "--stack", "local-2-cores", "--step-duration", "8d", "--results", results, "scenarios/syslog-ng-postgres-capacity.yaml");
     expect(step.code, step.err).toBe(2);
     expect(step.err).toMatch(/"8d" is more than 7d/);
+    expect(existsSync(results)).toBe(false);
+  });
+
+  it("integer flags take decimal digits only (not 1e3, 0x10, 1.0), --replicates at most 1000 and --max-steps at most 100 (exit 2)", async () => {
+    // first without the CLI: "1e3" was --replicates 1000, a bench of 1000 runs per cell
+    expect(() => positiveInt("--replicates")("1e3")).toThrow(/^--replicates must be a positive integer, got "1e3" \(decimal digits only, e.g. 3\)$/);
+    expect(positiveInt("--replicates")("007")).toBe(7);
+    const results = path.join(tmp, "int-flags");
+    const refused: Array<[string[], string]> = [
+      ...["1e3", "0x10", "1.0", " 3", "+3", "-1", "", "99999999999999999999"].map((v): [string[], string] =>
+        [["bench", "--stack", "local-2-cores", "--replicates", v], `--replicates must be a positive integer, got "${v}"`]),
+      [["bench", "--stack", "local-2-cores", "--replicates", "1001"], "--replicates must be at most 1000 (as a scenario's replicates: each is a whole run per cell), got 1001"],
+      [["aa", "--stack", "local-2-cores", "--replicates", "1e1"], `--replicates must be a positive integer, got "1e1"`],
+      [["nightly", "--window", "1e1"], `--window must be a positive integer, got "1e1"`],
+      [["capacity", "--stack", "local-2-cores", "--max-steps", "1e1"], `--max-steps must be a positive integer, got "1e1"`],
+      [["capacity", "--stack", "local-2-cores", "--max-steps", "101"], "--max-steps must be at most 100 (each step is a measured run, and the ramp doubles 1 event/s past 10^9 in 30), got 101"],
+    ];
+    for (const [args, said] of refused) {
+      const scenario = args[0] === "nightly" ? "nightly/local.yaml" : args[0] === "capacity" ? "scenarios/syslog-ng-postgres-capacity.yaml" : "scenarios/quickstart.yaml";
+      const r = await cliHere(...args, "--results", results, scenario);
+      expect(r.code, `${args.join(" ")}: ${r.err}`).toBe(2);
+      expect(r.err).toContain(said);
+    }
     expect(existsSync(results)).toBe(false);
   });
 

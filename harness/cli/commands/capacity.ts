@@ -29,7 +29,7 @@ export const registerCapacity: CommandModule = (program, ctx) => {
     .option("--start-rate <n>", "events/s of the first step, as the generator's rate (default: the scenario's rate)")
     .option("--factor <x>", `ramp factor between steps until one fails (default ${CAPACITY_DEFAULTS.factor})`)
     .option("--tolerance <x>", `stop when (first bad − last good) ≤ x × last good (default ${CAPACITY_DEFAULTS.tolerance}, i.e. 10 %)`)
-    .option("--max-steps <n>", `steps at most (default ${CAPACITY_DEFAULTS.maxSteps})`, positiveInt("--max-steps"))
+    .option("--max-steps <n>", `steps at most (default ${CAPACITY_DEFAULTS.maxSteps})`, positiveInt("--max-steps", { n: 100, why: "each step is a measured run, and the ramp doubles 1 event/s past 10^9 in 30" }))
     .option("--step-duration <d>", `each step's measured duration, at least 5 sampling intervals (default ${CAPACITY_DEFAULTS.stepDuration})`)
     .option("--warmup <d>", "each step's warmup (default: the scenario's)")
     .option("--p99-bound <d>", `delivery latency p99 bound (default ${DEFAULT_BOUNDS.p99BoundMs / 1000}s)`)

@@ -111,6 +111,11 @@ describe("nightly plan", () => {
     expect(err.message).toMatch(/long\.yaml:2:\d+: entries\.0\.warmup: "99999999999999999999h" is more than 7d/);
   });
 
+  it("refuses an entry's replicates above 1000, as a scenario's", () => {
+    const err = planError(writePlan("many.yaml", "entries:\n  - { stack: local-2-cores, scenario: scenarios/quickstart.yaml, replicates: 1001 }\n"));
+    expect(err.message).toMatch(/many\.yaml:2:\d+: entries\.0\.replicates: .*1000/);
+  });
+
   it("reports a YAML syntax error with its line", () => {
     expect(planError(writePlan("syntax.yaml", "entries:\n  - { stack: a, scenario: b\n")).message).toMatch(/syntax\.yaml:\d+:\d+: YAML syntax error/);
   });
