@@ -435,7 +435,7 @@ async function main(): Promise<void> {
     }
     if (!args["skip-ledger"]) {
       const sink = args.sink === "postgres" ? await postgresCurveSink() : await clickhouseCurveSink();
-      console.log(`ledger curve (${sink.label}, uncapped, one generator):`);
+      console.log(`ledger curve (${sink.label}, uncapped; the rows of one generator are made inside the server by INSERT … SELECT FROM ${sink.name === "postgres" ? "generate_series()" : "numbers()"}, not loaded: the times are the ledger's and the completion check's, not a load's):`);
       await ledgerCurve(rowCounts, sink);
     }
     if (replayBytes !== undefined) await replayRun(replayBytes, through, resultsDir);
