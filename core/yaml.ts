@@ -77,7 +77,9 @@ export function parseYamlText(text: string, path: string): LoadedYaml {
   if (doc.errors.length > 0) {
     const lines = doc.errors.map((e) => {
       const pos = e.linePos?.[0] ?? lineCounter.linePos(e.pos[0]);
-      const msg = (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+      let msg = (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+      // the library's advice to programmers (parseAllDocuments) says nothing to someone writing a config file
+      if (e.code === "MULTIPLE_DOCS") msg = "a second YAML document starts here: a file holds one (remove the extra `---` line or split the file)";
       return `${file}:${pos.line}:${pos.col}: YAML syntax error: ${msg}`;
     });
     const first = doc.errors[0]!;

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import type { Writable } from "node:stream";
 import type { Command } from "commander";
 import { ConfigurationError } from "../../core/errors.ts";
+import { stackFile } from "../../infra/stack/schema.ts";
 import { installInterruptHandlers, interruptedExitCode } from "../provision/interrupt.ts";
 
 /** The repository root (package.json, stacks/, scenarios/), two levels above this file. */
@@ -102,14 +103,20 @@ export function createContext(streams: { stdout?: Pick<Writable, "write">; stder
 
 /**
  * The names of a comma-separated list flag, trimmed, in order; empty ones (a trailing comma) dropped. Unless `repeats`,
- * a name given twice is refused: a stack named twice in --stacks would be run, or compared, against itself.
+ * a name given twice is refused: a stack named twice in --stacks would be run, or compared, against itself. `key`
+ * says which names are the same thing (a stack's name and its file's path); default: the same text.
  * @throws ConfigurationError E_FLAG "<what> <name> is named twice in <flag>"
  */
-export function listFlag(flag: string, raw: string, what: string, repeats = false): string[] {
+export function listFlag(flag: string, raw: string, what: string, repeats = false, key: (name: string) => string = (n) => n): string[] {
   const names = raw.split(",").map((s) => s.trim()).filter(Boolean);
   if (!repeats) {
-    const twice = names.find((n, i) => names.indexOf(n) !== i);
-    if (twice !== undefined) throw new ConfigurationError("E_FLAG", `${what} ${twice} is named twice in ${flag}`, { field: flag.replace(/^-+/, "") });
+    const keys = names.map(key);
+    const at = keys.findIndex((k, i) => keys.indexOf(k) !== i);
+    if (at >= 0) {
+      const first = names[keys.indexOf(keys[at]!)]!;
+      const same = first === names[at] ? first : `${first} (also as ${names[at]})`;
+      throw new ConfigurationError("E_FLAG", `${what} ${same} is named twice in ${flag}`, { field: flag.replace(/^-+/, "") });
+    }
   }
   return names;
 }
@@ -129,7 +136,8 @@ export function stackNames(flags: { stack?: string; stacks?: string }, repeats =
     if (!name) throw new ConfigurationError("E_FLAG", "--stack: empty stack name");
     return [name];
   }
-  const names = listFlag("--stacks", flags.stacks ?? "", "stack", repeats);
+  // a name and its stack file's path are the same stack (infra/stack/schema.ts stackFile)
+  const names = listFlag("--stacks", flags.stacks ?? "", "stack", repeats, (n) => path.resolve(stackFile(n)));
   if (names.length === 0) throw new ConfigurationError("E_FLAG", "give --stack <name> or --stacks <a,b,...>");
   return names;
 }

@@ -75,7 +75,7 @@ function durationFlag(flag: string, raw: string | undefined, fallback: number): 
  */
 export function capacityPlan(scenarioFile: string, flags: Pick<CapacityFlags, "cell" | "stepDuration" | "warmup">): CellPlan {
   const scenario = loadScenarioFile(scenarioFile);
-  const plans = planCells(scenario, scenarioFile, { replicates: 1, duration: flags.stepDuration ?? CAPACITY_DEFAULTS.stepDuration, warmup: flags.warmup });
+  const plans = planCells(scenario, scenarioFile, { replicates: 1, duration: flags.stepDuration ?? CAPACITY_DEFAULTS.stepDuration, durationFlag: "step-duration", warmup: flags.warmup });
   const ids = plans.map((p) => p.cell);
   if (flags.cell === undefined && plans.length > 1) {
     throw new ConfigurationError("E_FLAG", `scenario ${scenario.name} has ${plans.length} cells: name the one to search with --cell (${ids.join(", ")})`, { field: "cell" });

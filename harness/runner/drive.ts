@@ -243,6 +243,8 @@ export const LOCK_WAIT_ENV = "INGESTBENCH_LOCK_WAIT";
  * @throws ConfigurationError E_FLAG for an unreadable duration, naming where it came from
  */
 export function lockWaitMs(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): number {
+  // an empty --lock-wait is a mistake (it would silently override INGESTBENCH_LOCK_WAIT); an empty variable is unset
+  if (flag !== undefined && flag.trim() === "") throw new ConfigurationError("E_FLAG", `--lock-wait "${flag}": give a duration, e.g. 10m (0s: do not wait)`);
   const raw = flag ?? env[LOCK_WAIT_ENV];
   if (raw === undefined || raw === "") return 0;
   try {

@@ -59,6 +59,8 @@ export interface PlanOverrides {
   replicates?: number;
   /** duration strings as on the command line, e.g. "10s" */
   duration?: string;
+  /** the flag `duration` came from, for messages (default "duration"; capacity's is "step-duration") */
+  durationFlag?: string;
   warmup?: string;
 }
 
@@ -171,11 +173,12 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
   }
   // the command line's --duration must leave room for two samples, as the file's `duration` must (interval ≤ duration)
   const warmupFlagMs = flagMs("warmup", overrides.warmup);
-  const durationFlagMs = flagMs("duration", overrides.duration);
+  const durationFlag = overrides.durationFlag ?? "duration";
+  const durationFlagMs = flagMs(durationFlag, overrides.duration);
   if (durationFlagMs !== undefined) {
     const interval = Math.max(...scenario.cells.map((c) => c.scenario.interval.ms));
     if (!(durationFlagMs > 0) || durationFlagMs < interval) {
-      throw new ConfigurationError("E_FLAG", `--duration ${overrides.duration}: the measured window must be at least the scenario's sampling interval (${interval} ms), so that two timed counts bracket it`, { field: "duration" });
+      throw new ConfigurationError("E_FLAG", `--${durationFlag} ${overrides.duration}: the measured window must be at least the scenario's sampling interval (${interval} ms), so that two timed counts bracket it`, { field: durationFlag });
     }
   }
   if (scenario.app) checkApp(scenario, file);

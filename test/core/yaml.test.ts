@@ -33,6 +33,21 @@ describe("YAML aliases (core/yaml.ts)", () => {
   });
 });
 
+describe("a file of several YAML documents (core/yaml.ts)", () => {
+  it("is E_YAML_SYNTAX at the second document's start, said for someone writing a config file", () => {
+    for (const [text, line] of [["name: a\n---\nname: b\n", 2], ["---\nname: a\n---\n", 3]] as const) {
+      let err: unknown;
+      try {
+        parseYamlText(text, "two.yaml");
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ConfigurationError);
+      expect((err as ConfigurationError).message).toBe(`two.yaml:${line}:1: YAML syntax error: a second YAML document starts here: a file holds one (remove the extra \`---\` line or split the file)`);
+    }
+  });
+});
+
 describe("closestKey (the 'did you mean' of an unknown key)", () => {
   it("names the one allowed key within 2 edits and under half the key's length; none when two tie or none is near", () => {
     expect(closestKey("duraton", ["duration", "warmup", "replicates"])).toBe("duration");

@@ -276,6 +276,9 @@ describe("ingestbench CLI: what users pipe and type", () => {
       [["bench", "--stacks", "local-2-cores,local-2-cores", "scenarios/quickstart.yaml"], "stack local-2-cores is named twice in --stacks"],
       [["bench", "--stacks", "local-quarter-core, local-2-cores ,local-quarter-core", "scenarios/quickstart.yaml"], "stack local-quarter-core is named twice in --stacks"],
       [["capacity", "--stacks", "local-2-cores,local-2-cores", "scenarios/syslog-ng-postgres-capacity.yaml"], "stack local-2-cores is named twice in --stacks"],
+      // a stack's name and its file's path are one stack
+      [["bench", "--stacks", "local-2-cores,stacks/Pulumi.local-2-cores.yaml", "scenarios/quickstart.yaml"], "stack local-2-cores (also as stacks/Pulumi.local-2-cores.yaml) is named twice in --stacks"],
+      [["capacity", "--stacks", `./stacks/Pulumi.local-2-cores.yaml,${path.join(projectRoot, "stacks/Pulumi.local-2-cores.yaml")}`, "scenarios/syslog-ng-postgres-capacity.yaml"], `stack ./stacks/Pulumi.local-2-cores.yaml (also as ${path.join(projectRoot, "stacks/Pulumi.local-2-cores.yaml")}) is named twice in --stacks`],
       [["report", "--stacks", "local-2-cores,local-2-cores", "--out", path.join(tmp, "twice.html")], "stack local-2-cores is named twice in --stacks"],
       [["compare", "--scenario", "quickstart", "--stack", "local-2-cores", "--baseline", "latest", "--contender", "abc", "--contender", "abc"], "contender abc is named twice in --contender"],
       [["compare", "--scenario", "quickstart", "--stack", "local-2-cores", "--baseline", "latest", "--contender", "abc,def,abc"], "contender abc is named twice in --contender"],
@@ -353,7 +356,15 @@ describe("ingestbench CLI: what users pipe and type", () => {
     }
     const step = await cliHere("capacity", "--stack", "local-2-cores", "--step-duration", "8d", "--results", results, "scenarios/syslog-ng-postgres-capacity.yaml");
     expect(step.code, step.err).toBe(2);
-    expect(step.err).toMatch(/"8d" is more than 7d/);
+    expect(step.err).toMatch(/^ingestbench: --step-duration 8d: "8d" is more than 7d/); // its own flag, not --duration
+    // an empty --lock-wait is refused, not taken as "no wait" over INGESTBENCH_LOCK_WAIT
+    expect(() => lockWaitMs("", { INGESTBENCH_LOCK_WAIT: "10m" })).toThrow(/^--lock-wait "": give a duration/);
+    expect(lockWaitMs(undefined, { INGESTBENCH_LOCK_WAIT: "" })).toBe(0);
+    for (const wait of [["--lock-wait", ""], ["--lock-wait="]]) {
+      const r = await cliHere("bench", "--stack", "local-2-cores", ...wait, "--results", results, "scenarios/quickstart.yaml");
+      expect(r.code, `${wait.join(" ")}: ${r.err}`).toBe(2);
+      expect(r.err).toMatch(/^ingestbench: --lock-wait "": give a duration/);
+    }
     expect(existsSync(results)).toBe(false);
   });
 
