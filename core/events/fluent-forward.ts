@@ -104,14 +104,6 @@ function writeStr(w: ByteWriter, s: string): void {
   w.bytes(b);
 }
 
-/** EventTime (fixext 8, type 0) of an epoch-ms time: `d7 00 <sec uint32 BE> <nsec uint32 BE>`. */
-export function writeEventTime(w: ByteWriter, ms: number): void {
-  w.ensure(2);
-  w.buf[w.pos++] = 0xd7;
-  w.buf[w.pos++] = 0x00;
-  w.time(ms, "eventtime");
-}
-
 // -----------------------------------------------------------------------------------------------------------------
 
 /** Chunk id of a batch: base64 of genId (uint32), from (uint64), count (uint32), big-endian. */

@@ -2,12 +2,20 @@
  * Test-only reference for core/events/fluent-forward.ts: FluentForwardEncoder as it was before its template path and
  * batch template (every row through `source.fill(seq)`, every byte written), frozen here so that
  * fluent-forward-template.test.ts can hold the current encoder to its bytes. Do not optimise this file.
- * The msgpack writers it shares with the encoder (headers, float 64, EventTime, chunk id) are pinned by
- * fluent-forward.test.ts's spec vectors; the int writer the encoder changed is copied below as it was.
+ * The msgpack writers it shares with the encoder (headers, float 64, chunk id) are pinned by fluent-forward.test.ts's
+ * spec vectors; the int and EventTime writers the encoder no longer has are copied below as they were.
  */
 import { ByteWriter, checkRange, PLACEHOLDER_SENT_AT_MS, type StampedBatch } from "../../../core/events/encoding.ts";
-import { forwardChunkId, writeBinHeader, writeEventTime, writeMapHeader, writeMsgpackFloat, writeStrHeader, type FluentForwardOptions, type ForwardBatch } from "../../../core/events/fluent-forward.ts";
+import { forwardChunkId, writeBinHeader, writeMapHeader, writeMsgpackFloat, writeStrHeader, type FluentForwardOptions, type ForwardBatch } from "../../../core/events/fluent-forward.ts";
 import type { EventRow, RowSource } from "../../../core/events/source.ts";
+
+/** The encoder's EventTime writer (fixext 8, type 0: `d7 00 <sec uint32 BE> <nsec uint32 BE>`) before its template path. */
+function writeEventTime(w: ByteWriter, ms: number): void {
+  w.ensure(2);
+  w.buf[w.pos++] = 0xd7;
+  w.buf[w.pos++] = 0x00;
+  w.time(ms, "eventtime");
+}
 
 /** The encoder's writeMsgpackInt before it shared encoding.ts's msgpack uint writer. */
 function writeMsgpackInt(w: ByteWriter, v: number): void {
