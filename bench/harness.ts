@@ -229,10 +229,12 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
       rows.push(generatorMemoryRow(`${label}: generator memory`, series));
       // the after-load work of a long run: the ledger and the content check (its sample read back and recomputed
       // from the file), per 10M stored rows
-      const { ledgerMs, fidelityMs } = record.instrument!.overhead;
-      const per10M = ((ledgerMs ?? 0) + (fidelityMs ?? 0)) / 1000 / Math.max(1, stored) * 1e7;
+      // (the content check's sample runs beside the ledger: their wall time together, harness/runner/fidelity.ts)
+      const { ledgerMs, fidelityMs, afterLoadMs } = record.instrument!.overhead;
+      const bothMs = afterLoadMs ?? (ledgerMs ?? 0) + (fidelityMs ?? 0);
+      const per10M = bothMs / 1000 / Math.max(1, stored) * 1e7;
       rows.push({ figure: `${label}: ledger + content per 10M rows`, value: sec(per10M * 1000), target: `≤ ${TARGET.ledgerPer10M} s`, verdict: verdict(exact && per10M <= TARGET.ledgerPer10M),
-        basis: `ledger ${sec(ledgerMs)} + content check ${sec(fidelityMs)} (${record.ledger?.fidelity && "mode" in record.ledger.fidelity ? `${record.ledger.fidelity.mode}, ${record.ledger.fidelity.rowsCompared.toLocaleString("en")} rows compared` : "no content check"}) after ${stored.toLocaleString("en")} rows, with the sink's caps lifted` });
+        basis: `ledger and content check ${sec(bothMs)} together (the ledger ${sec(ledgerMs)}, the content check ${sec(fidelityMs)}, beside it) (${record.ledger?.fidelity && "mode" in record.ledger.fidelity ? `${record.ledger.fidelity.mode}, ${record.ledger.fidelity.rowsCompared.toLocaleString("en")} rows compared` : "no content check"}) after ${stored.toLocaleString("en")} rows, with the sink's caps lifted` });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

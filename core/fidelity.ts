@@ -198,9 +198,16 @@ export function seededSample(n: number, k: number, seed: number): number[] {
   return [...chosen].sort((a, b) => a - b);
 }
 
-/** Compares stored rows with the recomputed rows of one run; `result()` summarises. */
+/**
+ * Compares stored rows with the recomputed rows of one run; `result()` summarises. A replayed line is read from the
+ * file apart from the rest of its row (`replayDigests`), so that reading the file can overlap reading the sink: the
+ * other fields are functions of (seed, generator index, field index, seq) alone (./events/source.ts fieldState), so a
+ * source without the file gives them, and a line depends on the seq alone, whichever generator sent it.
+ */
 class Comparison {
   private readonly sources = new Map<number, EventSource>();
+  /** the replayed file's lines, for every generator (absent without a replay) */
+  private readonly lines: EventSource | null;
   private readonly perField: Record<string, number> = {};
   readonly examples: AlteredExample[] = [];
   altered = 0;
@@ -212,24 +219,47 @@ class Comparison {
   constructor(private readonly input: FidelityInput, private readonly rules: FieldRule[]) {
     this.genBase = input.genBase ?? 0;
     this.replayField = input.replayFile !== undefined ? input.fields.map((f) => f.type).lastIndexOf("string") : -1;
+    this.lines = input.replayFile !== undefined ? createEventSource({ fields: input.fields, seed: input.seed, genId: 0, genBase: this.genBase, replayFile: input.replayFile }) : null;
   }
 
   private source(gen: number): EventSource {
     let s = this.sources.get(gen);
-    if (!s) this.sources.set(gen, (s = createEventSource({ fields: this.input.fields, seed: this.input.seed, genId: gen, genBase: this.genBase, replayFile: this.input.replayFile })));
+    // the replayed field as short generated text here: it is never read from this source (replayDigests)
+    const fields = this.input.fields.map((f, i) => (i === this.replayField ? { ...f, size: 1 } : f));
+    if (!s) this.sources.set(gen, (s = createEventSource({ fields, seed: this.input.seed, genId: gen, genBase: this.genBase })));
     return s;
   }
 
-  /** Compare the stored rows read for one chunk of generator index `gen`'s seqs (chunks are disjoint and ascending). */
-  async compare(gen: number, rows: StoredRow[]): Promise<void> {
+  /**
+   * The SHA-256 digest (hex) of each wanted seq's replayed line as the sink would keep it (its `normalise`), read
+   * forward through the file once per call when the seqs ascend; null without a replay.
+   * @throws ConfigurationError E_REPLAY when the file cannot be read
+   */
+  async replayDigests(wanted: ReadonlyArray<{ seqs: readonly number[] }>): Promise<Map<number, string> | null> {
+    if (!this.lines) return null;
+    const seqs = [...new Set(wanted.flatMap((w) => w.seqs))].sort((a, b) => a - b);
+    const normalise = this.rules[this.replayField]!.normalise;
+    const out = new Map<number, string>();
+    for (const seq of seqs) {
+      await this.lines.load(seq, 1);
+      const row = this.lines.fill(seq);
+      const line = Buffer.from(row.bytes[this.replayField]!.buffer, row.bytes[this.replayField]!.byteOffset, row.len[this.replayField]!);
+      out.set(seq, sha256(normalise ? normalise(line) : line));
+    }
+    return out;
+  }
+
+  /**
+   * Compare the stored rows read for one chunk of generator index `gen`'s seqs, with `digests` from replayDigests
+   * over (at least) the chunk's seqs.
+   */
+  compare(gen: number, rows: StoredRow[], digests: Map<number, string> | null): void {
     const sent = this.input.sent[gen] ?? 0;
     const mine = rows.filter((r) => r.gen === this.genBase + gen && Number.isSafeInteger(r.seq) && r.seq >= 0 && r.seq < sent).sort((a, b) => a.seq - b.seq);
     if (mine.length === 0) return;
     const src = this.source(gen);
     let prevSeq = -1;
     for (const r of mine) {
-      // replayed lines are read forward, one seq at a time (lines skipped are not kept)
-      if (this.replayField >= 0 && r.seq !== prevSeq) await src.load(r.seq, 1);
       const row = src.fill(r.seq);
       this.rows++;
       if (r.seq !== prevSeq) this.seqsCompared++;
@@ -252,16 +282,17 @@ class Comparison {
             break;
           }
           case "string": {
-            const sentBytes = Buffer.from(row.bytes[i]!.buffer, row.bytes[i]!.byteOffset, row.len[i]!);
-            const want = rule.normalise ? rule.normalise(sentBytes) : sentBytes;
             const have = typeof got === "string" ? Buffer.from(got, "utf8") : Buffer.isBuffer(got) ? got : null;
             if (i === this.replayField) {
-              const wd = sha256(want);
+              const wd = digests?.get(r.seq);
+              if (wd === undefined) throw new RangeError(`no replayed line read for seq ${r.seq}`);
               const hd = have ? sha256(have) : null;
               same = hd === wd;
               expected = `sha256:${wd}`;
               stored = hd ? `sha256:${hd} ${shownBytes(have!)}` : String(got);
             } else {
+              const sentBytes = Buffer.from(row.bytes[i]!.buffer, row.bytes[i]!.byteOffset, row.len[i]!);
+              const want = rule.normalise ? rule.normalise(sentBytes) : sentBytes;
               same = have !== null && have.equals(want);
               const at = have ? firstDifference(want, have) : 0;
               expected = shownBytes(want, at);
@@ -298,6 +329,7 @@ class Comparison {
 
   async close(): Promise<void> {
     for (const s of this.sources.values()) await s.close();
+    await this.lines?.close();
   }
 }
 
@@ -319,7 +351,12 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
     if (mode === "all") {
       for (let g = 0; g < input.sent.length; g++) {
         for (let from = 0; from < input.sent[g]!; from += FIDELITY_PAGE) {
-          await cmp.compare(g, await reader.readRange(cmp.genBase + g, from, Math.min(input.sent[g]!, from + FIDELITY_PAGE)));
+          const to = Math.min(input.sent[g]!, from + FIDELITY_PAGE);
+          const [rows, digests] = await Promise.all([
+            reader.readRange(cmp.genBase + g, from, to),
+            cmp.replayDigests([{ seqs: Array.from({ length: to - from }, (_, k) => from + k) }]),
+          ]);
+          cmp.compare(g, rows, digests);
         }
       }
     } else {
@@ -339,8 +376,9 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
         let n = 0;
         const pass = async (): Promise<void> => {
           if (n === 0) return;
-          const rows = await reader.readSample!(wanted);
-          for (const w of wanted) await cmp.compare(w.gen - cmp.genBase, rows.filter((r) => r.gen === w.gen));
+          // the sink's pass and the file's pass at once: they wait on different things (the sink's table, the file)
+          const [rows, digests] = await Promise.all([reader.readSample!(wanted), cmp.replayDigests(wanted)]);
+          for (const w of wanted) cmp.compare(w.gen - cmp.genBase, rows.filter((r) => r.gen === w.gen), digests);
           wanted = [];
           n = 0;
         };
@@ -357,7 +395,9 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
       } else {
         for (let k = 0; k < perGen.length; k++) {
           for (let at = 0; at < perGen[k]!.length; at += FIDELITY_LOOKUP) {
-            await cmp.compare(k, await reader.readSeqs(cmp.genBase + k, perGen[k]!.slice(at, at + FIDELITY_LOOKUP)));
+            const seqs = perGen[k]!.slice(at, at + FIDELITY_LOOKUP);
+            const [rows, digests] = await Promise.all([reader.readSeqs(cmp.genBase + k, seqs), cmp.replayDigests([{ seqs }])]);
+            cmp.compare(k, rows, digests);
           }
         }
       }

@@ -513,27 +513,46 @@ class ReplayReader {
     this.reader = null;
   }
 
-  /** The next line (kept) or pass it (`keep` false), looping to the start at the end of the file. */
-  private async readLine(keep: boolean): Promise<Buffer> {
+  /** `op` on the open reader (opened at line 0 when none is), a read error as E_REPLAY. */
+  private async onReader<T>(op: (r: LineReader) => Promise<T>): Promise<T> {
+    if (!this.reader) {
+      this.reader = new LineReader(this.path);
+      this.linesThisPass = 0;
+    }
+    try {
+      return await op(this.reader);
+    } catch (err) {
+      this.close();
+      throw new ConfigurationError("E_REPLAY", `cannot read replay file ${this.path}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /** At the end of the file: start again at line 0 with the next read, unless the file has no lines. */
+  private rewind(): void {
+    const empty = this.linesThisPass === 0;
+    this.close();
+    if (empty) throw new ConfigurationError("E_REPLAY", `replay file ${this.path} has no lines`);
+  }
+
+  /** The next line, looping to the start at the end of the file. */
+  private async readLine(): Promise<Buffer> {
     for (;;) {
-      if (!this.reader) {
-        this.reader = new LineReader(this.path);
-        this.linesThisPass = 0;
-      }
-      let line: Buffer | null;
-      try {
-        line = keep ? await this.reader.next() : (await this.reader.skip()) ? NO_LINE : null;
-      } catch (err) {
-        this.close();
-        throw new ConfigurationError("E_REPLAY", `cannot read replay file ${this.path}: ${(err as Error).message}`, { cause: err });
-      }
+      const line = await this.onReader((r) => r.next());
       if (line !== null) {
         this.linesThisPass++;
         return line;
       }
-      const empty = this.linesThisPass === 0;
-      this.close();
-      if (empty) throw new ConfigurationError("E_REPLAY", `replay file ${this.path} has no lines`);
+      this.rewind();
+    }
+  }
+
+  /** Pass `n` lines without keeping them, looping to the start at the end of the file. */
+  private async skipLines(n: number): Promise<void> {
+    while (n > 0) {
+      const passed = await this.onReader((r) => r.skipLines(n));
+      this.linesThisPass += passed;
+      n -= passed;
+      if (n > 0) this.rewind();
     }
   }
 
@@ -553,14 +572,14 @@ class ReplayReader {
     }
     if (this.lines.length === 0) this.winStart = Math.max(this.winStart, this.nextSeq);
     // skip unread lines before fromSeq
-    while (this.nextSeq < fromSeq) {
-      await this.readLine(false);
-      this.nextSeq++;
+    if (this.nextSeq < fromSeq) {
+      await this.skipLines(fromSeq - this.nextSeq);
+      this.nextSeq = fromSeq;
       this.winStart = this.nextSeq;
     }
     const want = fromSeq + count;
     while (this.nextSeq < want) {
-      this.lines.push(await this.readLine(true));
+      this.lines.push(await this.readLine());
       this.nextSeq++;
     }
   }
@@ -572,4 +591,3 @@ class ReplayReader {
   }
 }
 
-const NO_LINE = Buffer.alloc(0);

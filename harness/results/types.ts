@@ -353,6 +353,11 @@ export interface InstrumentRecord {
   /** per-cell overhead, ms: provision + sink start (until the sink answers), schema, the wait after the load for completion is not included */
   overhead: {
     provisionAndSinkStartMs: number; prepareMs: number; collectorsAndGeneratorsUpMs: number; ledgerMs: number | null; fidelityMs: number | null; teardownMs: number;
+    /**
+     * the ledger and the content check together, wall (harness/runner/fidelity.ts ledgerWithFidelity: a sample's
+     * reads run beside the ledger, so ledgerMs + fidelityMs can exceed it); absent in records made before it was kept
+     */
+    afterLoadMs?: number | null;
     /** the site's split of provision + sink start and teardown, ms by part (harness/runner/site.ts overheadParts); absent where the site gives none */
     parts?: Record<string, number>;
   };

@@ -1,10 +1,10 @@
 /**
- * The run's content check (core/fidelity.ts) after its ledger: recomputes what each generator sent from the cell's
+ * The run's content check (core/fidelity.ts) beside or after its ledger: recomputes what each generator sent from the cell's
  * fields, the generator's `seed` (default 42, harness/generators/loop.ts batchLoopFields) and the replayed file, and
  * compares the sink's stored rows with it. Writes `altered` and `fidelity` into the ledger; a verifier without a row
  * reader leaves `altered` absent and says so in `fidelity.unavailable`.
  */
-import { checkFidelity, DEFAULT_FIDELITY } from "../../core/fidelity.ts";
+import { checkFidelity, DEFAULT_FIDELITY, type FidelityInput, type FidelityResult } from "../../core/fidelity.ts";
 import type { Ledger, Verifier } from "../../core/verifier.ts";
 import type { CellPlan } from "./cell-plan.ts";
 
@@ -14,21 +14,72 @@ export function generatorSeed(plan: Pick<CellPlan, "generator">): number {
   return typeof s === "number" && Number.isSafeInteger(s) ? s : 42;
 }
 
+/** How long the ledger and the content check took, ms (wall): each on its own, and both together (they overlap). */
+export interface AfterLoadTimes {
+  ledgerMs: number;
+  fidelityMs: number | null;
+  afterLoadMs: number;
+}
+
+/**
+ * The run's ledger, then `altered` and `fidelity` added to it (addFidelity), with the content check started beside
+ * the ledger when it will compare a sample: the sample depends only on what was sent (core/fidelity.ts seededSample),
+ * and the ledger decides "sample" rather than "all" whenever it finds more than `fidelity.all` stored rows, so with
+ * more than that sent the sample's reads start at once. They then share the table's pass (two sequential scans at
+ * once: PostgreSQL's synchronize_seqscans) and the replay file's pass runs beside both. Should the ledger find at most
+ * `all` stored rows after all (rows lost), the early sample is awaited and discarded, and every row is compared.
+ * @throws what the ledger or the row reader throws (a verdict without its content check is none)
+ */
+export async function ledgerWithFidelity(
+  verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">,
+  sent: number[], rejected: Array<Array<[number, number]>>, genBase = 0,
+): Promise<{ ledger: Ledger; times: AfterLoadTimes }> {
+  const started = performance.now();
+  const limits = plan.fidelity ?? DEFAULT_FIDELITY;
+  const totalSent = sent.reduce((a, b) => a + b, 0);
+  let fidelityMs: number | null = null;
+  const timed = (p: Promise<FidelityResult>): Promise<FidelityResult> => p.finally(() => { fidelityMs = performance.now() - started; });
+  const early = verifier.rows && totalSent > limits.all
+    ? timed(checkFidelity(verifier.rows, { ...fidelityInput(plan, sent, genBase), stored: totalSent }))
+    : null;
+  let ledger: Ledger;
+  try {
+    ledger = await verifier.ledger(sent, rejected);
+  } catch (err) {
+    early?.catch(() => undefined); // ended with the verifier's connections; its error is not the run's
+    throw err;
+  }
+  const ledgerMs = performance.now() - started;
+  if (early && ledger.stored > limits.all) setFidelity(ledger, await early);
+  else {
+    await early?.catch(() => undefined);
+    const t = performance.now();
+    await addFidelity(ledger, verifier, plan, sent, genBase);
+    if (verifier.rows) fidelityMs = performance.now() - t;
+  }
+  return { ledger, times: { ledgerMs, fidelityMs, afterLoadMs: performance.now() - started } };
+}
+
+/** What checkFidelity recomputes the run's rows from, but the ledger's stored count. */
+function fidelityInput(plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity">, sent: number[], genBase: number): Omit<FidelityInput, "stored"> {
+  return { fields: plan.fields, seed: generatorSeed(plan), replayFile: plan.replayFile, sent, genBase, limits: plan.fidelity ?? DEFAULT_FIDELITY };
+}
+
+function setFidelity(ledger: Ledger, result: FidelityResult): void {
+  ledger.altered = result.altered;
+  ledger.fidelity = result;
+}
+
 /**
  * Add `altered` and `fidelity` to `ledger` (in place) for the rows `verifier` holds; `sent[g]` as given to the ledger,
  * `genBase` the run's first generator id (core/ledger.ts, "Run identity": rows of other runs are never compared).
  * @throws what the verifier's row reader throws (the run ends in error: a verdict without its content check is none)
  */
-export async function addFidelity(ledger: Ledger, verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">, sent: number[], genBase = 0): Promise<Ledger> {
+async function addFidelity(ledger: Ledger, verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">, sent: number[], genBase = 0): Promise<Ledger> {
   if (!verifier.rows) {
     ledger.fidelity = { unavailable: `the ${plan.sink.name} verifier cannot read stored rows back: content not compared` };
     return ledger;
   }
-  const result = await checkFidelity(verifier.rows, {
-    fields: plan.fields, seed: generatorSeed(plan), replayFile: plan.replayFile, sent, genBase, stored: ledger.stored,
-    limits: plan.fidelity ?? DEFAULT_FIDELITY,
-  });
-  ledger.altered = result.altered;
-  ledger.fidelity = result;
+  setFidelity(ledger, await checkFidelity(verifier.rows, { ...fidelityInput(plan, sent, genBase), stored: ledger.stored }));
   return ledger;
 }

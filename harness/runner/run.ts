@@ -62,7 +62,7 @@ import { completionOf, type Completion, type CountSample, type Ledger, type Sink
 import { genBaseOf } from "../../core/ledger.ts";
 import { awaitCompletion, NEAR_END_SHARE, TIGHT_INTERVAL_MS, windowEnd, type CompletionWait } from "./completion.ts";
 import { evaluateChecks } from "./checks.ts";
-import { addFidelity } from "./fidelity.ts";
+import { ledgerWithFidelity } from "./fidelity.ts";
 import { environment, gitCommit } from "./environment.ts";
 import { GeneratorGroup, mergeFinals, processesOf, splitConfig, type LoadGroup } from "./generator-group.ts";
 import { AppRun, appLedger } from "./app-host.ts";
@@ -174,7 +174,7 @@ export class BenchRun extends EventEmitter {
     last: null as { cpuUs: number; t: number; rss: number } | null,
     rssMax: 0,
     samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
-    provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, teardownMs: 0,
+    provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, afterLoadMs: null as number | null, teardownMs: 0,
     parts: undefined as Record<string, number> | undefined,
   };
 
@@ -447,15 +447,21 @@ export class BenchRun extends EventEmitter {
       // The measurement is over (e.g. the local sink's CPU cap is lifted for the ledger queries)
       for (const [host, notes] of Object.entries(await site.endMeasurement())) this.record.limits[host]?.notes.push(...notes);
       await this.opts.beforeLedger?.({ host: sink.control.host, port: sink.control.port, params });
-      const tLedger = now();
-      const ledger: Ledger = await untilAborted(verifier.ledger(finals.map((f) => f.sent), finals.map((f) => f.rejectedRanges)), this.opts.signal);
-      this.cost.ledgerMs = now() - tLedger;
-      const tFidelity = now();
+      const sentPerGen = finals.map((f) => f.sent);
+      const rejectedPerGen = finals.map((f) => f.rejectedRanges);
+      let ledger: Ledger;
       if (plan.selfLoad) {
-        ledger.inferred = inferredSent(plan, finals.map((f) => f.sent), ledger);
+        const tLedger = now();
+        ledger = await untilAborted(verifier.ledger(sentPerGen, rejectedPerGen), this.opts.signal);
+        this.cost.ledgerMs = this.cost.afterLoadMs = now() - tLedger;
+        ledger.inferred = inferredSent(plan, sentPerGen, ledger);
         ledger.fidelity = selfLoadFidelity(plan);
-      } else await untilAborted(addFidelity(ledger, verifier, plan, finals.map((f) => f.sent), genBase), this.opts.signal); // Ctrl-C does not wait for its reads (PostgreSQL's CREATE INDEX over a soak's 18M rows)
-      this.cost.fidelityMs = now() - tFidelity;
+      } else {
+        // Ctrl-C does not wait for the reads (PostgreSQL's CREATE INDEX over a soak's 18M rows)
+        const done = await untilAborted(ledgerWithFidelity(verifier, plan, sentPerGen, rejectedPerGen, genBase), this.opts.signal);
+        ledger = done.ledger;
+        Object.assign(this.cost, done.times);
+      }
       this.record.ledger = ledger;
       if (this.record.timeline) this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
       this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
@@ -654,7 +660,7 @@ export class BenchRun extends EventEmitter {
       },
       overhead: {
         provisionAndSinkStartMs: c.provisionMs, prepareMs: c.prepareMs, collectorsAndGeneratorsUpMs: c.upMs,
-        ledgerMs: c.ledgerMs, fidelityMs: c.fidelityMs, teardownMs: c.teardownMs,
+        ledgerMs: c.ledgerMs, fidelityMs: c.fidelityMs, afterLoadMs: c.afterLoadMs, teardownMs: c.teardownMs,
         ...(c.parts ? { parts: c.parts } : {}),
       },
     };

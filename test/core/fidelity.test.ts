@@ -1,5 +1,6 @@
 // The content check's arithmetic (core/fidelity.ts) against an in-memory sink: rows recomputed from the seed, the
-// rules per type and per sink unit, all versus a seeded sample, replayed lines by digest, fields a sink cannot return.
+// rules per type and per sink unit, all versus a seeded sample, replayed lines by digest (a line read apart from its
+// row), fields a sink cannot return.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -150,6 +151,52 @@ describe("content fidelity (core/fidelity.ts)", () => {
     expect(r.examples[0]).toMatchObject({ seq: 4, field: "msg" });
     expect(r.examples[0]!.expected).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(r.compared.find((c) => c.field === "msg")!.rule).toContain("SHA-256");
+  });
+
+  it("a replayed sample of two generators, read in one pass per side: lines past the file's end wrap, fields around the line are recomputed without it", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "ibtest-fidelity-"));
+    dirs.push(dir);
+    const file = path.join(dir, "lines.log");
+    writeFileSync(file, Array.from({ length: 1234 }, (_, i) => `line ${i} ${"x".repeat(i % 50)}`).join("\n") + "\n");
+    // a generated string before the replayed one, an int after it
+    const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "note", type: "string", size: 12 }, { name: "msg", type: "string", size: 8 }, { name: "n", type: "int" }];
+    const sent = [5000, 3000];
+    const rows: StoredRow[] = [];
+    for (let gen = 0; gen < sent.length; gen++) {
+      const src = createEventSource({ fields, seed: 9, genId: gen, replayFile: file });
+      await src.load(0, sent[gen]!);
+      for (let seq = 0; seq < sent[gen]!; seq++) {
+        const v = src.values(seq);
+        rows.push({ gen, seq, values: [(v[0] as Date).getTime() * 1000, Buffer.from(v[1] as string), Buffer.from(v[2] as string), v[3] as number] });
+      }
+      await src.close();
+    }
+    const sampled = seededSample(8000, 400, 0); // any picks: every row is stored, so every pick finds its row
+    expect(sampled.length).toBe(400);
+    let passes = 0;
+    const reader: StoredRowReader = {
+      rules: () => fields.map((f) => ({ name: f.name, readable: true, unit: f.type === "timestamp" ? "us" as const : undefined, rule: "memory" })),
+      readRange: async () => { throw new Error("not in sample mode"); },
+      readSeqs: async () => { throw new Error("readSample is preferred"); },
+      readSample: async (wanted) => {
+        passes++;
+        const keys = new Set(wanted.flatMap((w) => w.seqs.map((q) => `${w.gen}:${q}`)));
+        return rows.filter((r) => keys.has(`${r.gen}:${r.seq}`));
+      },
+    };
+    const limits = { all: 0, sample: 400 };
+    const faithful = await checkFidelity(reader, { fields, seed: 9, sent, stored: 8000, limits, replayFile: file });
+    expect(faithful).toMatchObject({ mode: "sample", seqsCompared: 400, rowsCompared: 400, altered: 0 });
+    expect(passes).toBe(1);
+    // alter every row's line and every row's n: each sampled row is altered in both, named by field
+    for (const r of rows) {
+      r.values[2] = Buffer.concat([r.values[2] as Buffer, Buffer.from("!")]);
+      r.values[3] = (r.values[3] as number) + 1;
+    }
+    const altered = await checkFidelity(reader, { fields, seed: 9, sent, stored: 8000, limits, replayFile: file });
+    expect(altered).toMatchObject({ altered: 400, alteredByField: { msg: 400, n: 400 } });
+    expect(altered.examples[0]!.field).toBe("msg");
+    expect(altered.examples[0]!.expected).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
   it("a field the sink cannot return is listed as not compared, with the sink's reason", async () => {

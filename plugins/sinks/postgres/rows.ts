@@ -57,13 +57,14 @@ function value(f: EventField, v: unknown): StoredValue {
  */
 export function pgRowReader(conn: () => Promise<pg.Client>, table: string, fields: readonly EventField[]): StoredRowReader {
   const list = pgSelectList(fields);
-  let session = false;
+  let session: pg.Client | null = null;
   let indexed = false;
   const select = async (where: string, params: unknown[], index: boolean): Promise<StoredRow[]> => {
     const c = await conn();
-    if (!session) {
+    if (session !== c) {
+      // once per connection (a lost one is replaced)
       await c.query("SET extra_float_digits = 1");
-      session = true;
+      session = c;
     }
     if (index && !indexed) {
       await c.query(`CREATE INDEX ON ${table} (gen, seq)`);

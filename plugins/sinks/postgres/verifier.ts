@@ -114,6 +114,8 @@ export class PostgresVerifier implements Verifier {
   /** per sample tag: queries, the backend's CPU ns (null once unreadable), the queries' wall ms */
   private readonly costs = new Map<string, { queries: number; cpuNs: number | null; wallMs: number }>();
   private connecting: Promise<pg.Client> | null = null;
+  /** the row reader's connection (readerConn()), opened at its first read */
+  private reader: Promise<pg.Client> | null = null;
   private readonly table: string;
   /** the table's pages at the previous sample (see sample()) */
   private blocks = 0;
@@ -130,35 +132,46 @@ export class PostgresVerifier implements Verifier {
     this.table = quoteTable(ctx.params.table ?? "ib_events");
     this.genBase = Math.floor(ctx.genBase ?? 0);
     this.ours = `(gen >= ${this.genBase} AND gen < ${this.genBase + GEN_STRIDE})`;
-    this.rows = pgRowReader(() => this.conn(), this.table, ctx.fields);
+    this.rows = pgRowReader(() => this.readerConn(), this.table, ctx.fields);
+  }
+
+  /**
+   * A new connection to the sink, as `applicationName`; `onLost` runs when it breaks (the next call reconnects).
+   * @throws IngestbenchError E_SINK_AUTH (refused login) or E_VERIFIER_CONNECT (anything else)
+   */
+  private async connect(applicationName: string, onLost: (c: pg.Client) => void): Promise<pg.Client> {
+    const c = new pg.Client({
+      host: this.ctx.host,
+      port: this.ctx.port,
+      user: this.ctx.params.user ?? "postgres",
+      database: this.ctx.params.database ?? "postgres",
+      // INGESTBENCH_POSTGRES_PASSWORD (core/secrets.ts), never a param: params are recorded
+      ...passwordOption("postgres"),
+      connectionTimeoutMillis: 10_000,
+      application_name: applicationName,
+    });
+    c.on("error", () => onLost(c));
+    try {
+      await c.connect();
+    } catch (err) {
+      // 28P01 invalid_password, 28000 invalid_authorization_specification (PostgreSQL's Appendix A, class 28)
+      const code = (err as { code?: string }).code;
+      if (code === "28P01" || code === "28000") {
+        throw new IngestbenchError("E_SINK_AUTH", `verifier: PostgreSQL at ${this.ctx.host}:${this.ctx.port}: ${authRefusal(sinkLogin("postgres", this.ctx.params))} (${(err as Error).message})`, { cause: err });
+      }
+      throw new IngestbenchError("E_VERIFIER_CONNECT", `verifier cannot connect to PostgreSQL at ${this.ctx.host}:${this.ctx.port}: ${(err as Error).message}`, { cause: err });
+    }
+    return c;
   }
 
   private conn(): Promise<pg.Client> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
-      const c = new pg.Client({
-        host: this.ctx.host,
-        port: this.ctx.port,
-        user: this.ctx.params.user ?? "postgres",
-        database: this.ctx.params.database ?? "postgres",
-        // INGESTBENCH_POSTGRES_PASSWORD (core/secrets.ts), never a param: params are recorded
-        ...passwordOption("postgres"),
-        connectionTimeoutMillis: 10_000,
-        application_name: "ingestbench-verifier",
-      });
-      c.on("error", () => {
-        // connection lost: the next call reconnects
-        if (this.client === c) this.client = null;
-      });
+      let c: pg.Client;
       try {
-        await c.connect();
-      } catch (err) {
-        // 28P01 invalid_password, 28000 invalid_authorization_specification (PostgreSQL's Appendix A, class 28)
-        const code = (err as { code?: string }).code;
-        if (code === "28P01" || code === "28000") {
-          throw new IngestbenchError("E_SINK_AUTH", `verifier: PostgreSQL at ${this.ctx.host}:${this.ctx.port}: ${authRefusal(sinkLogin("postgres", this.ctx.params))} (${(err as Error).message})`, { cause: err });
-        }
-        throw new IngestbenchError("E_VERIFIER_CONNECT", `verifier cannot connect to PostgreSQL at ${this.ctx.host}:${this.ctx.port}: ${(err as Error).message}`, { cause: err });
+        c = await this.connect("ingestbench-verifier", (lost) => {
+          if (this.client === lost) this.client = null;
+        });
       } finally {
         this.connecting = null;
       }
@@ -168,6 +181,25 @@ export class PostgresVerifier implements Verifier {
       return c;
     })();
     return this.connecting;
+  }
+
+  /**
+   * The row reader's own connection (./rows.ts), so that the content check's reads can run beside the ledger's scan
+   * on `conn()` (harness/runner/fidelity.ts): two sequential scans of one table at once share its reads
+   * (PostgreSQL's synchronize_seqscans, on by default, §19.13.2).
+   */
+  private readerConn(): Promise<pg.Client> {
+    if (!this.reader) {
+      // forgotten when it breaks or fails to open: the next read opens another
+      const opened: Promise<pg.Client> = this.connect("ingestbench-rows", () => {
+        if (this.reader === opened) this.reader = null;
+      }).catch((err) => {
+        if (this.reader === opened) this.reader = null;
+        throw err;
+      });
+      this.reader = opened;
+    }
+    return this.reader;
   }
 
   /** Drop the table if it exists (a previous cell's rows would corrupt the ledger) and create it anew. */
@@ -465,12 +497,21 @@ export class PostgresVerifier implements Verifier {
     this.client = null;
     this.backendPid = null;
     c?.end().catch(() => undefined);
+    this.endReader();
+  }
+
+  /** End the row reader's connection, if one is open or opening. */
+  private endReader(): Promise<void> {
+    const r = this.reader;
+    this.reader = null;
+    return r ? r.then((c) => c.end(), () => undefined).catch(() => undefined) : Promise.resolve();
   }
 
   async close(): Promise<void> {
     const c = this.client ?? (this.connecting ? await this.connecting.catch(() => null) : null);
     this.client = null;
     await c?.end().catch(() => undefined);
+    await this.endReader();
   }
 }
 

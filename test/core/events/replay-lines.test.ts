@@ -1,7 +1,7 @@
 // The replay file's lines (core/events/replay-lines.ts) against Node's readline with crlfDelay Infinity (the reader
 // it replaced): the same lines, byte for byte after the same repair (invalid UTF-8 and NUL → U+FFFD, cut at 64 KiB on
 // a character boundary), over seeded random files of LF, CR, CR LF, NUL, invalid and multi-byte UTF-8, with line
-// ends on the 1 MiB chunk boundaries; and skip() passes exactly the lines next() would give.
+// ends on the 1 MiB chunk boundaries; and skip() and skipLines() pass exactly the lines next() would give.
 import { createReadStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -100,6 +100,35 @@ describe("replay file lines (core/events/replay-lines.ts)", () => {
     expect(await r.skip()).toBe(false);
     expect(await r.next()).toBeNull();
     await r.close();
+  });
+
+  it("skipLines(n) passes the same lines as n skip() calls, across chunk boundaries, CR LF splits and the end of the file", async () => {
+    const MiB = 1 << 20;
+    const files: Record<string, Buffer> = {
+      random: randomFile(11, 3 * MiB),
+      "crlf split": Buffer.concat([Buffer.alloc(MiB - 1, 0x61), Buffer.from("\r\nnext\n\rx\r")]),
+      "lone cr at chunk end": Buffer.concat([Buffer.alloc(MiB - 3, 0x62), Buffer.from("\n\r\rnext")]),
+      "long line": Buffer.concat([Buffer.from("a\nb\n"), Buffer.alloc(2 * MiB + 5, 0x63), Buffer.from("\nz")]),
+    };
+    for (const [name, bytes] of Object.entries(files)) {
+      const file = path.join(dir, `skiplines-${name.replaceAll(" ", "-")}.log`);
+      writeFileSync(file, bytes);
+      const all = await viaReadline(file);
+      for (const steps of [[0, 1], [1, 1, 1], [2, all.length - 3], [Math.floor(all.length / 2), 1], [all.length - 1], [all.length]]) {
+        const r = new LineReader(file);
+        let at = 0;
+        for (const k of steps) {
+          expect(await r.skipLines(k), `${name} ${steps}`).toBe(Math.min(k, all.length - at));
+          at = Math.min(all.length, at + k);
+        }
+        expect(await r.next(), `${name} ${steps}`).toEqual(at < all.length ? all[at] : null);
+        await r.close();
+      }
+      const r = new LineReader(file);
+      expect(await r.skipLines(all.length + 5)).toBe(all.length);
+      expect(await r.skipLines(1)).toBe(0);
+      await r.close();
+    }
   });
 
   it("an empty file has no lines; a missing one fails with the file system's error", async () => {
