@@ -87,6 +87,12 @@ export interface StoredRowReader {
    * scan rather than an index built over every stored row (plugins/sinks/postgres/rows.ts).
    */
   readSample?(wanted: ReadonlyArray<{ gen: number; seqs: readonly number[] }>): Promise<StoredRow[]>;
+  /**
+   * Optional, with readSample: told every key the sample will read (samplePlan's `wanted`) before the ledger runs
+   * (harness/runner/fidelity.ts), so that the ledger's own pass of the table can note where their rows lie and
+   * readSample, waiting for that pass, reads those rows alone (plugins/sinks/postgres/rows.ts: by ctid).
+   */
+  expectSample?(wanted: ReadonlyArray<{ gen: number; seqs: readonly number[] }>): void;
 }
 
 /** One difference between what was sent and what is stored. Values rendered as text (timestamps ISO 8601 UTC). */
@@ -199,6 +205,25 @@ export function seededSample(n: number, k: number, seed: number): number[] {
 }
 
 /**
+ * The sample of a run (see the file comment): its seed, and the drawn seqs per generator as `wanted` keys (gen the
+ * stamped generator id, genBase + index; seqs ascending), in (gen, seq) order.
+ */
+export function samplePlan(input: Pick<FidelityInput, "seed" | "sent" | "limits" | "genBase">): { sampleSeed: number; wanted: Array<{ gen: number; seqs: number[] }> } {
+  const totalSent = input.sent.reduce((a, b) => a + b, 0);
+  const sampleSeed = fmix32((input.seed ^ 0x5f1de11) >>> 0);
+  const picks = seededSample(totalSent, input.limits.sample, sampleSeed);
+  // the picks (ascending over all sent seqs) per generator index, as that generator's seqs
+  const perGen: number[][] = input.sent.map(() => []);
+  let g = 0;
+  let base = 0;
+  for (const p of picks) {
+    while (g < input.sent.length && p >= base + input.sent[g]!) base += input.sent[g++]!;
+    if (g < input.sent.length) perGen[g]!.push(p - base);
+  }
+  return { sampleSeed, wanted: perGen.map((seqs, k) => ({ gen: (input.genBase ?? 0) + k, seqs })) };
+}
+
+/**
  * Compares stored rows with the recomputed rows of one run; `result()` summarises. A replayed line is read from the
  * file apart from the rest of its row (`replayDigests`), so that reading the file can overlap reading the sink: the
  * other fields are functions of (seed, generator index, field index, seq) alone (./events/source.ts fieldState), so a
@@ -215,6 +240,7 @@ class Comparison {
   seqsCompared = 0;
   readonly replayField: number;
   readonly genBase: number;
+  private closed = false;
 
   constructor(private readonly input: FidelityInput, private readonly rules: FieldRule[]) {
     this.genBase = input.genBase ?? 0;
@@ -241,6 +267,8 @@ class Comparison {
     const normalise = this.rules[this.replayField]!.normalise;
     const out = new Map<number, string>();
     for (const seq of seqs) {
+      // the check ended (the sink's read failed beside this one): stop rather than read on
+      if (this.closed) throw new Error("content check closed");
       await this.lines.load(seq, 1);
       const row = this.lines.fill(seq);
       const line = Buffer.from(row.bytes[this.replayField]!.buffer, row.bytes[this.replayField]!.byteOffset, row.len[this.replayField]!);
@@ -328,6 +356,7 @@ class Comparison {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     for (const s of this.sources.values()) await s.close();
     await this.lines?.close();
   }
@@ -344,8 +373,7 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
   const cmp = new Comparison(input, rules);
   const started = performance.now();
   const mode: FidelityResult["mode"] = input.stored <= input.limits.all ? "all" : "sample";
-  const totalSent = input.sent.reduce((a, b) => a + b, 0);
-  const sampleSeed = fmix32((input.seed ^ 0x5f1de11) >>> 0);
+  let sampleSeed: number | undefined;
   let sampleSize: number | undefined;
   try {
     if (mode === "all") {
@@ -360,16 +388,10 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
         }
       }
     } else {
-      const picks = seededSample(totalSent, input.limits.sample, sampleSeed);
-      sampleSize = picks.length;
-      // the picks (ascending over all sent seqs) per generator index, as that generator's seqs
-      const perGen: number[][] = input.sent.map(() => []);
-      let g = 0;
-      let base = 0;
-      for (const p of picks) {
-        while (g < input.sent.length && p >= base + input.sent[g]!) base += input.sent[g++]!;
-        if (g < input.sent.length) perGen[g]!.push(p - base);
-      }
+      const plan = samplePlan(input);
+      sampleSeed = plan.sampleSeed;
+      const perGen = plan.wanted.map((w) => w.seqs);
+      sampleSize = perGen.reduce((n, seqs) => n + seqs.length, 0);
       if (reader.readSample) {
         // passes of up to FIDELITY_SCAN seqs in (gen, seq) order; a pass's rows compared per generator, in order
         let wanted: { gen: number; seqs: number[] }[] = [];

@@ -4,7 +4,7 @@
  * compares the sink's stored rows with it. Writes `altered` and `fidelity` into the ledger; a verifier without a row
  * reader leaves `altered` absent and says so in `fidelity.unavailable`.
  */
-import { checkFidelity, DEFAULT_FIDELITY, type FidelityInput, type FidelityResult } from "../../core/fidelity.ts";
+import { checkFidelity, DEFAULT_FIDELITY, samplePlan, type FidelityInput, type FidelityResult } from "../../core/fidelity.ts";
 import type { Ledger, Verifier } from "../../core/verifier.ts";
 import type { CellPlan } from "./cell-plan.ts";
 
@@ -25,8 +25,9 @@ export interface AfterLoadTimes {
  * The run's ledger, then `altered` and `fidelity` added to it (addFidelity), with the content check started beside
  * the ledger when it will compare a sample: the sample depends only on what was sent (core/fidelity.ts seededSample),
  * and the ledger decides "sample" rather than "all" whenever it finds more than `fidelity.all` stored rows, so with
- * more than that sent the sample's reads start at once. They then share the table's pass (two sequential scans at
- * once: PostgreSQL's synchronize_seqscans) and the replay file's pass runs beside both. Should the ledger find at most
+ * more than that sent the sample's reads start at once: the replay file's pass beside the ledger's, and the sink's
+ * rows as the reader can (told the sample first, `expectSample`, PostgreSQL's reader locates its rows during the
+ * ledger's own pass and then fetches those alone: plugins/sinks/postgres/rows.ts). Should the ledger find at most
  * `all` stored rows after all (rows lost), the early sample is awaited and discarded, and every row is compared.
  * @throws what the ledger or the row reader throws (a verdict without its content check is none)
  */
@@ -39,9 +40,12 @@ export async function ledgerWithFidelity(
   const totalSent = sent.reduce((a, b) => a + b, 0);
   let fidelityMs: number | null = null;
   const timed = (p: Promise<FidelityResult>): Promise<FidelityResult> => p.finally(() => { fidelityMs = performance.now() - started; });
-  const early = verifier.rows && totalSent > limits.all
-    ? timed(checkFidelity(verifier.rows, { ...fidelityInput(plan, sent, genBase), stored: totalSent }))
-    : null;
+  let early: Promise<FidelityResult> | null = null;
+  if (verifier.rows && totalSent > limits.all) {
+    const input = { ...fidelityInput(plan, sent, genBase), stored: totalSent };
+    verifier.rows.expectSample?.(samplePlan(input).wanted);
+    early = timed(checkFidelity(verifier.rows, input));
+  }
   let ledger: Ledger;
   try {
     ledger = await verifier.ledger(sent, rejected);

@@ -1,5 +1,6 @@
 // The binary COPY reader against a stream built byte by byte from PostgreSQL's documentation ("COPY", "Binary
 // Format": signature, flags, header extension, tuples of int16 field count and int32-length fields, −1 = NULL,
+// int2/int4/int8 and tid (tidsend: uint32 block, uint16 offset),
 // trailer −1), fed whole, split at every byte boundary, and one byte at a time (byte-level vectors, no server).
 import { describe, expect, it } from "vitest";
 import { BINARY_COPY_SIGNATURE, BinaryCopyReader, type CopyInt } from "./binary-copy.ts";
@@ -19,9 +20,12 @@ const tuples: CopyInt[][] = [
   [3, -(2n ** 53n)],
   [-7], // an int2 field
   [], // a tuple of no fields
+  [4, 9, 3 * 65536 + 7], // gen, seq, ctid (3,7): a tid field (block uint32, offset uint16)
+  [4, 10, 4294967295 * 65536 + 65535], // the largest tid
 ];
+const tid = (v: number): number[] => [...be(Math.floor(v / 65536), 4), ...be(v % 65536, 2)];
 const encode = (v: CopyInt, i: number, row: CopyInt[]): number[] =>
-  v === null ? field(null) : row.length === 1 ? field(be(Number(v), 2)) : i === 0 ? field(be(Number(v), 4)) : field(int8(BigInt(v)));
+  v === null ? field(null) : row.length === 1 ? field(be(Number(v), 2)) : i === 0 ? field(be(Number(v), 4)) : i === 2 ? field(tid(Number(v))) : field(int8(BigInt(v)));
 const stream = Uint8Array.from([
   ...BINARY_COPY_SIGNATURE,
   ...be(0, 4), // flags

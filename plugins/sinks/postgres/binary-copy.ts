@@ -8,7 +8,8 @@
  * - each tuple: a 16-bit field count, then per field a 32-bit length (−1: NULL, no bytes follow) and that many bytes;
  * - trailer: a 16-bit field count of −1.
  * Fields are decoded by their length as the binary send forms of int2 (2 bytes), int4 (4) and int8 (8, two's
- * complement; a number when it is a safe integer, else a bigint); any other length is refused.
+ * complement; a number when it is a safe integer, else a bigint), and tid (6: a uint32 block number and a uint16 item
+ * offset, PostgreSQL's tidsend, decoded as block × 2^16 + offset); any other length is refused.
  */
 
 /** The binary COPY signature (PostgreSQL documentation, "COPY", "Binary Format", "File Header"). */
@@ -106,7 +107,8 @@ export class BinaryCopyReader {
           const v = hi >= -0x200000 && hi < 0x200000 ? hi * 0x100000000 + lo : NaN;
           fields[f] = Number.isSafeInteger(v) ? v : (BigInt(hi) << 32n) | BigInt(lo);
         } else if (len === 2) fields[f] = (b[q]! << 24) >> 16 | b[q + 1]!;
-        else this.fail(q - 4, `a field of ${len} bytes (not int2, int4 or int8)`);
+        else if (len === 6) fields[f] = (i32(q) >>> 0) * 0x10000 + (b[q + 4]! << 8 | b[q + 5]!);
+        else this.fail(q - 4, `a field of ${len} bytes (not int2, int4, int8 or tid)`);
         q += len;
       }
       if (!complete) break;

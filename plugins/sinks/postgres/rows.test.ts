@@ -1,6 +1,7 @@
 // The content check's reads on a real PostgreSQL (./rows.ts): a sample is read in one pass of the table (a hash semi
 // join of the unnest()ed keys over a sequential scan) and leaves the table without an index; every stored copy of a
-// wanted key comes back, of the wanted gens only. Reading ranges builds the (gen, seq) index first, as before.
+// wanted key comes back, of the wanted gens only. Reading ranges builds the (gen, seq) index first, as before. A sample
+// told before the ledger is fetched by the ctids the ledger's pass noted.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventField } from "../../../core/events/types.ts";
@@ -63,5 +64,22 @@ describe("PostgreSQL stored-row reader (plugins/sinks/postgres/rows.ts)", () => 
     expect(await indexes()).toBe(1);
     const rows = await reader.readSample!([{ gen: 300, seqs: [7] }]);
     expect(rows).toHaveLength(2);
+  });
+
+  it("a sample told before the ledger is located by the ledger's pass and fetched by ctid; a ctid that no longer holds its row is read by the pass", async () => {
+    const reader = verifier!.rows!;
+    const wanted = [{ gen: 300, seqs: [0, 7, 49_999] }, { gen: 301, seqs: [12_345] }];
+    const keys = (rows: Array<{ gen: number; seq: number }>): string[] => rows.map((r) => `${r.gen}:${r.seq}`).sort();
+    reader.expectSample!(wanted);
+    await verifier!.ledger([1], [[]]);
+    // a copy stored after the ledger's pass: fetching the located ctids does not see it, a pass would
+    await client!.query(`INSERT INTO ${TABLE} (n, msg, gen, seq, sent_at) VALUES (0, 'g300-0', 300, 0, now())`);
+    const byCtid = await reader.readSample!(wanted);
+    expect(keys(byCtid)).toEqual(["300:0", "300:49999", "300:7", "300:7", "301:12345"]);
+    for (const r of byCtid) expect(r.values).toEqual([r.seq, Buffer.from(`g${r.gen}-${r.seq}`)]);
+    // an UPDATE writes a new version of the row elsewhere: its located ctid no longer holds it, so the pass reads all
+    await client!.query(`UPDATE ${TABLE} SET n = n WHERE gen = 301 AND seq = 12345`);
+    expect(keys(await reader.readSample!(wanted))).toEqual(["300:0", "300:0", "300:49999", "300:7", "300:7", "301:12345"]);
+    await client!.query(`DELETE FROM ${TABLE} WHERE gen = 300 AND seq = 0 AND ctid <> (SELECT min(ctid) FROM ${TABLE} WHERE gen = 300 AND seq = 0)`);
   });
 });

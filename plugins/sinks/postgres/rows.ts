@@ -8,9 +8,12 @@
  *   never sends one): read as bytes, `convert_to(c, 'UTF8')` (bytea);
  * - int → bigint, read as text; float → double precision, read as text with `extra_float_digits` 1 (the shortest
  *   text that reads back as the same double, PostgreSQL ≥ 12, §8.1.3); bool → boolean.
- * The table has no index (ingest stays honest). A sample (core/fidelity.ts `readSample`) is read in one sequential
- * pass: the wanted keys as an unnest()ed array, joined by hash (PostgreSQL 18 documentation, §9.19 "Array Functions",
- * §14.1 "Using EXPLAIN": Hash Semi Join), about as dear as the ledger's own pass. Reading every row (`readRange`
+ * The table has no index (ingest stays honest). A sample (core/fidelity.ts `readSample`) told beforehand
+ * (`expectSample`) is located during the ledger's own pass, which then reads each row's ctid beside gen and seq
+ * (./verifier.ts scan(), SampleLocator below), and its rows are fetched by ctid (§5.6 "System Columns"; a TID Scan,
+ * §14.1 "Using EXPLAIN"): a few thousand pages rather than a second pass of the table. Otherwise, or when a located
+ * ctid no longer holds its row, it is read in one sequential pass: the wanted keys as an unnest()ed array, joined by
+ * hash (PostgreSQL 18 documentation, §9.19 "Array Functions", §14.1: Hash Semi Join), about as dear as the ledger's. Reading every row (`readRange`
  * pages) instead adds an index on (gen, seq) before its first read, once the measurement is over, so that each page is
  * an index range scan rather than a pass of the whole table (the table is dropped at the next `prepare`). Building
  * that index over a large table is what the sample avoids: 18.2 s for 5.4M rows on local-2-cores (AMD EPYC, 2 cores).
@@ -19,6 +22,67 @@ import type pg from "pg";
 import { quoteIdent } from "../../../core/events/copy-text.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import type { FieldRule, StoredRow, StoredRowReader, StoredValue } from "../../../core/fidelity.ts";
+import type { CopyInt } from "./binary-copy.ts";
+
+/** Keys of a sample, as core/fidelity.ts passes them: per stamped gen, seqs ascending. */
+type Wanted = ReadonlyArray<{ gen: number; seqs: readonly number[] }>;
+
+/**
+ * Where a sample's rows lie, noted during the ledger's pass (see the file comment): `see` is called with every row's
+ * gen, seq and ctid (binary-copy.ts: block × 2^16 + offset), `finish` when the pass ended (true) or the ledger ended
+ * without one (false). Memory: a bit per seq up to each gen's largest wanted seq, and three numbers per copy found.
+ */
+export class SampleLocator {
+  private readonly bits = new Map<number, Uint8Array>();
+  /** gen, seq, ctid of each copy of a wanted key the pass saw */
+  private readonly found: number[] = [];
+  private lastGen = NaN;
+  private lastBits: Uint8Array | undefined;
+  private settle!: (ok: boolean) => void;
+  /** resolves true once a pass saw every row, false when the ledger ended without one */
+  readonly located = new Promise<boolean>((resolve) => (this.settle = resolve));
+
+  constructor(wanted: Wanted) {
+    for (const w of wanted) {
+      if (w.seqs.length === 0) continue;
+      const bits = new Uint8Array((w.seqs[w.seqs.length - 1]! >>> 3) + 1);
+      for (const q of w.seqs) bits[q >>> 3]! |= 1 << (q & 7);
+      this.bits.set(w.gen, bits);
+    }
+  }
+
+  /** One row of the pass (hot: every stored row). */
+  see(gen: CopyInt, seq: CopyInt, tid: CopyInt): void {
+    if (gen !== this.lastGen) {
+      this.lastGen = gen as number;
+      this.lastBits = typeof gen === "number" ? this.bits.get(gen) : undefined;
+    }
+    const bits = this.lastBits;
+    if (bits === undefined || typeof seq !== "number" || seq < 0 || typeof tid !== "number") return;
+    const byte = bits[Math.floor(seq / 8)];
+    if (byte !== undefined && (byte & (1 << (seq % 8))) !== 0) this.found.push(gen as number, seq, tid);
+  }
+
+  /** a ledger has ended with it: later ledgers do not locate again */
+  done = false;
+
+  finish(ok: boolean): void {
+    this.done = true;
+    this.settle(ok);
+  }
+
+  /** The ctids (PostgreSQL's tid text, "(block,offset)") of every copy of `wanted`'s keys the pass saw. */
+  ctids(wanted: Wanted): string[] {
+    const keys = new Set(wanted.flatMap((w) => w.seqs.map((q) => `${w.gen}:${q}`)));
+    const out: string[] = [];
+    for (let i = 0; i < this.found.length; i += 3) {
+      if (!keys.has(`${this.found[i]}:${this.found[i + 1]}`)) continue;
+      const t = this.found[i + 2]!;
+      out.push(`(${Math.floor(t / 0x10000)},${t % 0x10000})`);
+    }
+    return out;
+  }
+}
 
 /** The rule stated for each field type (see the file comment). */
 const RULES: Readonly<Record<EventField["type"], Omit<FieldRule, "name" | "readable">>> = {
@@ -55,7 +119,7 @@ function value(f: EventField, v: unknown): StoredValue {
  * The reader over `conn()` (the verifier's connection) for `table` (already quoted) with the scenario's fields.
  * @throws the pg error of a failed query
  */
-export function pgRowReader(conn: () => Promise<pg.Client>, table: string, fields: readonly EventField[]): StoredRowReader {
+export function pgRowReader(conn: () => Promise<pg.Client>, table: string, fields: readonly EventField[], locator: () => SampleLocator | null = () => null): StoredRowReader {
   const list = pgSelectList(fields);
   let session: pg.Client | null = null;
   let indexed = false;
@@ -78,7 +142,16 @@ export function pgRowReader(conn: () => Promise<pg.Client>, table: string, field
     rules: () => fields.map((f) => ({ name: f.name, readable: true, ...RULES[f.type] })),
     readRange: (gen, from, to) => select("gen = $1 AND seq >= $2 AND seq < $3", [gen, from, to], true),
     readSeqs: (gen, seqs) => select("gen = $1 AND seq = ANY($2::bigint[])", [gen, seqs], true),
-    readSample: (wanted) => {
+    readSample: async (wanted) => {
+      const located = locator();
+      if (located && (await located.located)) {
+        const ctids = located.ctids(wanted);
+        if (ctids.length === 0) return [];
+        const keys = new Set(wanted.flatMap((w) => w.seqs.map((q) => `${w.gen}:${q}`)));
+        const rows = (await select("ctid = ANY($1::tid[])", [ctids], false)).filter((r) => keys.has(`${r.gen}:${r.seq}`));
+        if (rows.length === ctids.length) return rows;
+        // a ctid that no longer holds its row (an UPDATE or VACUUM FULL since the ledger): read by the pass below
+      }
       const gens = wanted.flatMap((w) => w.seqs.map(() => w.gen));
       const seqs = wanted.flatMap((w) => w.seqs);
       // an index made for readRange serves this too; without one, the planner's hash semi join reads the table once

@@ -65,7 +65,7 @@ import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/l
 import { LedgerScan, UNEXPECTED_DISTINCT_LIMIT } from "../../../core/ledger-scan.ts";
 import type { Completion, CountSample, DeliveryWindow, Ledger, SettledSamples, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
-import { pgRowReader } from "./rows.ts";
+import { pgRowReader, SampleLocator } from "./rows.ts";
 import { BinaryCopyReader } from "./binary-copy.ts";
 
 /** PostgreSQL column type of each event field type. */
@@ -114,6 +114,8 @@ export class PostgresVerifier implements Verifier {
   /** per sample tag: queries, the backend's CPU ns (null once unreadable), the queries' wall ms */
   private readonly costs = new Map<string, { queries: number; cpuNs: number | null; wallMs: number }>();
   private connecting: Promise<pg.Client> | null = null;
+  /** the sample the next ledger's pass locates (StoredRowReader.expectSample, ./rows.ts) */
+  private locator: SampleLocator | null = null;
   /** the row reader's connection (readerConn()), opened at its first read */
   private reader: Promise<pg.Client> | null = null;
   private readonly table: string;
@@ -132,7 +134,12 @@ export class PostgresVerifier implements Verifier {
     this.table = quoteTable(ctx.params.table ?? "ib_events");
     this.genBase = Math.floor(ctx.genBase ?? 0);
     this.ours = `(gen >= ${this.genBase} AND gen < ${this.genBase + GEN_STRIDE})`;
-    this.rows = pgRowReader(() => this.readerConn(), this.table, ctx.fields);
+    this.rows = {
+      ...pgRowReader(() => this.readerConn(), this.table, ctx.fields, () => this.locator),
+      expectSample: (wanted) => {
+        this.locator = new SampleLocator(wanted);
+      },
+    };
   }
 
   /**
@@ -393,10 +400,12 @@ export class PostgresVerifier implements Verifier {
    * (FORMAT binary)` streamed to the harness (./binary-copy.ts) into a LedgerScan (core/ledger-scan.ts). A stream
    * broken midway leaves the connection unusable: it is ended, and the next call reconnects.
    */
-  private async scan(c: pg.Client, sent: number[], rejected: Array<Array<[number, number]>>): Promise<LedgerScan> {
+  private async scan(c: pg.Client, sent: number[], rejected: Array<Array<[number, number]>>, locator: SampleLocator | null = null): Promise<LedgerScan> {
     const scan = new LedgerScan(sent, rejected, this.genBase, this.unexpectedLimit);
-    const reader = new BinaryCopyReader((f) => scan.add(f[0]!, f[1]!));
-    const stream = c.query(copyTo(`COPY (SELECT gen, seq FROM ${this.table}) TO STDOUT (FORMAT binary)`));
+    const reader = new BinaryCopyReader(locator
+      ? (f) => { scan.add(f[0]!, f[1]!); locator.see(f[0]!, f[1]!, f[2]!); }
+      : (f) => scan.add(f[0]!, f[1]!));
+    const stream = c.query(copyTo(`COPY (SELECT gen, seq${locator ? ", ctid" : ""} FROM ${this.table}) TO STDOUT (FORMAT binary)`));
     try {
       for await (const chunk of stream) reader.push(chunk as Buffer);
       reader.end();
@@ -434,12 +443,20 @@ export class PostgresVerifier implements Verifier {
    * (GEN_STRIDE) cannot be scanned: the reference SQL ledger (sqlLedger()) answers.
    */
   async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger> {
-    if (sent.length > GEN_STRIDE) return this.sqlLedger(sent, rejected);
-    return this.snapshot(async (c) => {
-      const scan = await this.scan(c, sent, rejected);
-      if (scan.unexpectedDistinct !== null) return scan.result();
-      return scan.result(Number((await c.query<{ n: string }>(`SELECT ${this.distinctQuery()} AS n`)).rows[0]!.n));
-    });
+    // a sample told beforehand is located by this pass (or, without one, read by its own: ./rows.ts)
+    const locator = this.locator?.done === false ? this.locator : null;
+    let located = false;
+    try {
+      if (sent.length > GEN_STRIDE) return await this.sqlLedger(sent, rejected);
+      return await this.snapshot(async (c) => {
+        const scan = await this.scan(c, sent, rejected, locator);
+        located = true;
+        if (scan.unexpectedDistinct !== null) return scan.result();
+        return scan.result(Number((await c.query<{ n: string }>(`SELECT ${this.distinctQuery()} AS n`)).rows[0]!.n));
+      });
+    } finally {
+      locator?.finish(located);
+    }
   }
 
   /** count(*) of distinct (gen, seq) over this run's rows and those whose gen is NULL, as a scalar subquery. */
