@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventField } from "../../../core/events/types.ts";
 import type { Verifier } from "../../../core/verifier.ts";
 import { startTestPostgres, type TestPostgres } from "../../../test/helpers/direct-host.ts";
+import { SampleLocator } from "./rows.ts";
 import { postgresVerifier } from "./verifier.ts";
 
 const PORT = 5448;
@@ -81,5 +82,17 @@ describe("PostgreSQL stored-row reader (plugins/sinks/postgres/rows.ts)", () => 
     await client!.query(`UPDATE ${TABLE} SET n = n WHERE gen = 301 AND seq = 12345`);
     expect(keys(await reader.readSample!(wanted))).toEqual(["300:0", "300:0", "300:49999", "300:7", "300:7", "301:12345"]);
     await client!.query(`DELETE FROM ${TABLE} WHERE gen = 300 AND seq = 0 AND ctid <> (SELECT min(ctid) FROM ${TABLE} WHERE gen = 300 AND seq = 0)`);
+  });
+
+  it("a sample with a seq past SampleLocator.MAX_SEQ is not located (its bitmap would be too large): it is read by its pass", async () => {
+    const reader = verifier!.rows!;
+    const wanted = [{ gen: 300, seqs: [7, SampleLocator.MAX_SEQ] }];
+    expect(SampleLocator.fits(wanted)).toBe(false);
+    expect(() => new SampleLocator(wanted)).toThrow(RangeError);
+    reader.expectSample!(wanted);
+    await verifier!.ledger([1], [[]]);
+    await client!.query(`INSERT INTO ${TABLE} (n, msg, gen, seq, sent_at) VALUES (7, 'g300-7', 300, 7, now())`);
+    expect(await reader.readSample!(wanted)).toHaveLength(3); // the pass sees the copy stored after the ledger
+    await client!.query(`DELETE FROM ${TABLE} WHERE gen = 300 AND seq = 7 AND sent_at = (SELECT max(sent_at) FROM ${TABLE} WHERE gen = 300 AND seq = 7)`);
   });
 });

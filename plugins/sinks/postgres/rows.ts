@@ -10,13 +10,14 @@
  *   text that reads back as the same double, PostgreSQL ≥ 12, §8.1.3); bool → boolean.
  * The table has no index (ingest stays honest). A sample (core/fidelity.ts `readSample`) told beforehand
  * (`expectSample`) is located during the ledger's own pass, which then reads each row's ctid beside gen and seq
- * (./verifier.ts scan(), SampleLocator below), and its rows are fetched by ctid (§5.6 "System Columns"; a TID Scan,
- * §14.1 "Using EXPLAIN"): a few thousand pages rather than a second pass of the table. Otherwise, or when a located
- * ctid no longer holds its row, it is read in one sequential pass: the wanted keys as an unnest()ed array, joined by
- * hash (PostgreSQL 18 documentation, §9.19 "Array Functions", §14.1: Hash Semi Join), about as dear as the ledger's. Reading every row (`readRange`
- * pages) instead adds an index on (gen, seq) before its first read, once the measurement is over, so that each page is
- * an index range scan rather than a pass of the whole table (the table is dropped at the next `prepare`). Building
- * that index over a large table is what the sample avoids: 18.2 s for 5.4M rows on local-2-cores (AMD EPYC, 2 cores).
+ * (./verifier.ts scan(), SampleLocator below), and its rows are fetched by ctid (PostgreSQL 18 documentation, §5.6
+ * "System Columns"; a TID Scan, §14.1 "Using EXPLAIN"): a few thousand pages rather than a second pass of the table.
+ * Otherwise, or when a located ctid no longer holds its row, it is read in one sequential pass: the wanted keys as an
+ * unnest()ed array, joined by hash (§9.19 "Array Functions", §14.1: Hash Semi Join), about as dear as the ledger's
+ * pass. Reading every row (`readRange` pages) instead adds an index on (gen, seq) before its first read, once the
+ * measurement is over, so that each page is an index range scan rather than a pass of the whole table (the table is
+ * dropped at the next `prepare`). Building that index over a large table is what the sample avoids: 18.2 s for 5.4M
+ * rows on local-2-cores (AMD EPYC, 2 cores).
  */
 import type pg from "pg";
 import { quoteIdent } from "../../../core/events/copy-text.ts";
@@ -33,6 +34,10 @@ type Wanted = ReadonlyArray<{ gen: number; seqs: readonly number[] }>;
  * without one (false). Memory: a bit per seq up to each gen's largest wanted seq, and three numbers per copy found.
  */
 export class SampleLocator {
+  /** Largest seq a sample is located for: its bitmap (a bit per seq below it) stays within 256 MiB per gen. */
+  static readonly MAX_SEQ = 2 ** 31;
+  /** a ledger has ended with it: later ledgers do not locate again */
+  done = false;
   private readonly bits = new Map<number, Uint8Array>();
   /** gen, seq, ctid of each copy of a wanted key the pass saw */
   private readonly found: number[] = [];
@@ -42,13 +47,20 @@ export class SampleLocator {
   /** resolves true once a pass saw every row, false when the ledger ended without one */
   readonly located = new Promise<boolean>((resolve) => (this.settle = resolve));
 
+  /** @throws RangeError when a wanted seq is not below MAX_SEQ (see `fits`) */
   constructor(wanted: Wanted) {
+    if (!SampleLocator.fits(wanted)) throw new RangeError(`a sample seq is not below ${SampleLocator.MAX_SEQ}`);
     for (const w of wanted) {
       if (w.seqs.length === 0) continue;
       const bits = new Uint8Array((w.seqs[w.seqs.length - 1]! >>> 3) + 1);
       for (const q of w.seqs) bits[q >>> 3]! |= 1 << (q & 7);
       this.bits.set(w.gen, bits);
     }
+  }
+
+  /** Whether every wanted seq is below MAX_SEQ (a larger sample is read by its own pass instead). */
+  static fits(wanted: Wanted): boolean {
+    return wanted.every((w) => w.seqs.every((q) => Number.isInteger(q) && q >= 0 && q < SampleLocator.MAX_SEQ));
   }
 
   /** One row of the pass (hot: every stored row). */
@@ -62,9 +74,6 @@ export class SampleLocator {
     const byte = bits[Math.floor(seq / 8)];
     if (byte !== undefined && (byte & (1 << (seq % 8))) !== 0) this.found.push(gen as number, seq, tid);
   }
-
-  /** a ledger has ended with it: later ledgers do not locate again */
-  done = false;
 
   finish(ok: boolean): void {
     this.done = true;
@@ -116,7 +125,8 @@ function value(f: EventField, v: unknown): StoredValue {
 }
 
 /**
- * The reader over `conn()` (the verifier's connection) for `table` (already quoted) with the scenario's fields.
+ * The reader over `conn()` (the verifier's row-reading connection) for `table` (already quoted) with the scenario's
+ * fields; `locator()` gives the sample the ledger's pass located, if any (SampleLocator).
  * @throws the pg error of a failed query
  */
 export function pgRowReader(conn: () => Promise<pg.Client>, table: string, fields: readonly EventField[], locator: () => SampleLocator | null = () => null): StoredRowReader {

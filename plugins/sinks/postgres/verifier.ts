@@ -137,7 +137,7 @@ export class PostgresVerifier implements Verifier {
     this.rows = {
       ...pgRowReader(() => this.readerConn(), this.table, ctx.fields, () => this.locator),
       expectSample: (wanted) => {
-        this.locator = new SampleLocator(wanted);
+        this.locator = SampleLocator.fits(wanted) ? new SampleLocator(wanted) : null;
       },
     };
   }
@@ -191,8 +191,9 @@ export class PostgresVerifier implements Verifier {
   }
 
   /**
-   * The row reader's own connection (./rows.ts), so that the content check's reads can run beside the ledger's scan
-   * on `conn()` (harness/runner/fidelity.ts): two sequential scans of one table at once share its reads
+   * The row reader's own connection (./rows.ts), so that the content check's reads do not queue behind the ledger's
+   * COPY on `conn()` (harness/runner/fidelity.ts starts them together): a located sample waits for the ledger's pass
+   * and is then fetched at once; a sample read by its own pass shares the table's reads with the ledger's
    * (PostgreSQL's synchronize_seqscans, on by default, §19.13.2).
    */
   private readerConn(): Promise<pg.Client> {
