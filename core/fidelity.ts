@@ -147,6 +147,8 @@ export interface FidelityInput {
   /** stored rows (the ledger's), deciding between all and sample */
   stored: number;
   limits: FidelityLimits;
+  /** when it aborts (Ctrl-C), the file's pass stops at its next line (the sink's reads end with their connection) */
+  signal?: AbortSignal;
 }
 
 const UNIT_MS: Readonly<Record<TimeUnit, number>> = { us: 0.001, ms: 1, s: 1000 };
@@ -267,8 +269,9 @@ class Comparison {
     const normalise = this.rules[this.replayField]!.normalise;
     const out = new Map<number, string>();
     for (const seq of seqs) {
-      // the check ended (the sink's read failed beside this one): stop rather than read on
+      // the check ended (the sink's read failed beside this one) or the run was interrupted: stop rather than read on
       if (this.closed) throw new Error("content check closed");
+      this.input.signal?.throwIfAborted();
       await this.lines.load(seq, 1);
       const row = this.lines.fill(seq);
       const line = Buffer.from(row.bytes[this.replayField]!.buffer, row.bytes[this.replayField]!.byteOffset, row.len[this.replayField]!);

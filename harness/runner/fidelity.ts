@@ -29,11 +29,12 @@ export interface AfterLoadTimes {
  * rows as the reader can (told the sample first, `expectSample`, PostgreSQL's reader locates its rows during the
  * ledger's own pass and then fetches those alone: plugins/sinks/postgres/rows.ts). Should the ledger find at most
  * `all` stored rows after all (rows lost), the early sample is awaited and discarded, and every row is compared.
+ * `signal` (the run's Ctrl-C) stops the file's pass of a replay at its next line.
  * @throws what the ledger or the row reader throws (a verdict without its content check is none)
  */
 export async function ledgerWithFidelity(
   verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">,
-  sent: number[], rejected: Array<Array<[number, number]>>, genBase = 0,
+  sent: number[], rejected: Array<Array<[number, number]>>, genBase = 0, signal?: AbortSignal,
 ): Promise<{ ledger: Ledger; times: AfterLoadTimes }> {
   const started = performance.now();
   const limits = plan.fidelity ?? DEFAULT_FIDELITY;
@@ -42,7 +43,7 @@ export async function ledgerWithFidelity(
   const timed = (p: Promise<FidelityResult>): Promise<FidelityResult> => p.finally(() => { fidelityMs = performance.now() - started; });
   let early: Promise<FidelityResult> | null = null;
   if (verifier.rows && totalSent > limits.all) {
-    const input = { ...fidelityInput(plan, sent, genBase), stored: totalSent };
+    const input = { ...fidelityInput(plan, sent, genBase), stored: totalSent, signal };
     verifier.rows.expectSample?.(samplePlan(input).wanted);
     early = timed(checkFidelity(verifier.rows, input));
   }
@@ -58,7 +59,7 @@ export async function ledgerWithFidelity(
   else {
     await early?.catch(() => undefined);
     const t = performance.now();
-    await addFidelity(ledger, verifier, plan, sent, genBase);
+    await addFidelity(ledger, verifier, plan, sent, genBase, signal);
     if (verifier.rows) fidelityMs = performance.now() - t;
   }
   return { ledger, times: { ledgerMs, fidelityMs, afterLoadMs: performance.now() - started } };
@@ -79,11 +80,11 @@ function setFidelity(ledger: Ledger, result: FidelityResult): void {
  * `genBase` the run's first generator id (core/ledger.ts, "Run identity": rows of other runs are never compared).
  * @throws what the verifier's row reader throws (the run ends in error: a verdict without its content check is none)
  */
-async function addFidelity(ledger: Ledger, verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">, sent: number[], genBase = 0): Promise<Ledger> {
+async function addFidelity(ledger: Ledger, verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">, sent: number[], genBase = 0, signal?: AbortSignal): Promise<Ledger> {
   if (!verifier.rows) {
     ledger.fidelity = { unavailable: `the ${plan.sink.name} verifier cannot read stored rows back: content not compared` };
     return ledger;
   }
-  setFidelity(ledger, await checkFidelity(verifier.rows, { ...fidelityInput(plan, sent, genBase), stored: ledger.stored }));
+  setFidelity(ledger, await checkFidelity(verifier.rows, { ...fidelityInput(plan, sent, genBase), stored: ledger.stored, signal }));
   return ledger;
 }

@@ -458,7 +458,7 @@ export class BenchRun extends EventEmitter {
         ledger.fidelity = selfLoadFidelity(plan);
       } else {
         // Ctrl-C does not wait for the reads (PostgreSQL's CREATE INDEX over a soak's 18M rows)
-        const done = await untilAborted(ledgerWithFidelity(verifier, plan, sentPerGen, rejectedPerGen, genBase), this.opts.signal);
+        const done = await untilAborted(ledgerWithFidelity(verifier, plan, sentPerGen, rejectedPerGen, genBase, this.opts.signal), this.opts.signal);
         ledger = done.ledger;
         Object.assign(this.cost, done.times);
       }

@@ -146,6 +146,33 @@ describe("event source", () => {
     await s.close();
   });
 
+  it("keeps a small replay file after its first pass (the file is not read again), and wraps a large one once per skip", async () => {
+    const small = join(tmp!, "small.log");
+    await writeFile(small, "a\nb\r\nc\n");
+    const fields: EventField[] = [{ name: "msg", type: "string" }];
+    const s = createEventSource({ fields, seed: 1, genId: 0, replayFile: small });
+    await s.load(0, 2);
+    expect(s.values(1)[0]).toBe("b");
+    await s.load(5, 1); // past the end: the first pass is complete
+    expect(s.values(5)[0]).toBe("c");
+    await rm(small);
+    await s.load(3_000_000_001, 3);
+    expect([0, 1, 2].map((k) => s.values(3_000_000_001 + k)[0])).toEqual(["b", "c", "a"]); // 3,000,000,001 mod 3 = 1
+    await s.load(1, 1); // going back
+    expect(s.values(1)[0]).toBe("b");
+    await s.close();
+    // 2 MiB of lines: not kept; a skip far past the end goes round once, to the right line
+    const large = join(tmp!, "large.log");
+    const n = 20_000;
+    await writeFile(large, Array.from({ length: n }, (_, i) => `${String(i).padStart(8, "0")} ${"x".repeat(96)}`).join("\n") + "\n");
+    const l = createEventSource({ fields, seed: 1, genId: 0, replayFile: large });
+    for (const seq of [5, 19_999, 20_000, 123_456_789, 7_000_000_003]) {
+      await l.load(seq, 1);
+      expect(l.values(seq)[0]).toBe(`${String(seq % n).padStart(8, "0")} ${"x".repeat(96)}`);
+    }
+    await l.close();
+  });
+
   it("cuts replayed lines at 64 KiB on a character boundary, and refuses an empty file", async () => {
     const file = join(tmp!, "long.log");
     await writeFile(file, "é".repeat(40000) + "\nshort\n"); // 80000 bytes
