@@ -552,7 +552,7 @@ class ReplayReader {
     if (empty) throw new ConfigurationError("E_REPLAY", `replay file ${this.path} has no lines`);
     // every pass starts at line 0, so a pass that reached the end counted every line
     this.lineCount = this.linesThisPass;
-    this.whole = this.firstPass;
+    if (this.firstPass) this.whole = this.firstPass;
     this.firstPass = null;
   }
 
@@ -623,7 +623,8 @@ class ReplayReader {
     }
     const want = fromSeq + count;
     while (this.nextSeq < want) {
-      this.lines.push(await this.readLine());
+      // a small file's first pass may end inside this window: its lines then come from memory
+      this.lines.push(this.whole ? this.whole[this.nextSeq % this.whole.length]! : await this.readLine());
       this.nextSeq++;
     }
   }
