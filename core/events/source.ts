@@ -623,8 +623,9 @@ class ReplayReader {
     }
     const want = fromSeq + count;
     while (this.nextSeq < want) {
-      // a small file's first pass may end inside this window: its lines then come from memory
-      this.lines.push(this.whole ? this.whole[this.nextSeq % this.whole.length]! : await this.readLine());
+      // a small file's first pass may end inside this window (readLine sets `whole`): its lines then come from memory
+      const kept = this.whole as Buffer[] | null;
+      this.lines.push(kept ? kept[this.nextSeq % kept.length]! : await this.readLine());
       this.nextSeq++;
     }
   }
