@@ -99,21 +99,26 @@ export class LineReader {
   /** Pass up to `max` lines that end inside the chunk in hand, before its last byte (see skipLines). */
   private skipInChunk(max: number): number {
     const c = this.chunk;
-    const end = this.end;
     let k = 0;
-    while (k < max && this.pos < end) {
-      let e = c.indexOf(LF, this.pos);
-      if (e >= end) e = -1;
-      if (this.nextCr >= 0 && this.nextCr < this.pos) this.nextCr = c.subarray(0, end).indexOf(CR, this.pos);
-      const cr = this.nextCr;
-      const stop = cr >= 0 && (e < 0 || cr < e) ? cr : e;
+    while (k < max && this.pos < this.end) {
+      const stop = this.lineEnd();
+      const cr = stop >= 0 && stop === this.nextCr;
       // the general path decides a line that crosses into the next chunk, and a CR that may pair with its first LF
-      if (stop < 0 || (stop === cr && stop + 1 >= end)) break;
+      if (stop < 0 || (cr && stop + 1 >= this.end)) break;
       this.pos = stop + 1;
-      if (stop === cr && c[this.pos] === LF) this.pos++;
+      if (cr && c[this.pos] === LF) this.pos++;
       k++;
     }
     return k;
+  }
+
+  /** Where the line at pos ends in the chunk in hand: the first LF or CR in [pos, end) (a CR is then nextCr), or -1. */
+  private lineEnd(): number {
+    let e = this.chunk.indexOf(LF, this.pos);
+    if (e >= this.end) e = -1;
+    if (this.nextCr >= 0 && this.nextCr < this.pos) this.nextCr = this.chunk.subarray(0, this.end).indexOf(CR, this.pos);
+    const cr = this.nextCr;
+    return cr >= 0 && (e < 0 || cr < e) ? cr : e;
   }
 
   private async line(keep: boolean): Promise<Buffer | null> {
@@ -125,11 +130,7 @@ export class LineReader {
         return any ? (keep ? repair(parts, kept) : EMPTY) : null;
       }
       const c = this.chunk;
-      let e = c.indexOf(LF, this.pos);
-      if (e < 0 || e >= this.end) e = -1;
-      if (this.nextCr >= 0 && this.nextCr < this.pos) this.nextCr = c.subarray(0, this.end).indexOf(CR, this.pos);
-      const cr = this.nextCr;
-      const stop = cr >= 0 && (e < 0 || cr < e) ? cr : e;
+      const stop = this.lineEnd();
       const to = stop < 0 ? this.end : stop;
       if (to > this.pos) {
         any = true;
@@ -144,7 +145,7 @@ export class LineReader {
         continue;
       }
       this.pos = stop + 1;
-      if (stop === cr) {
+      if (stop === this.nextCr) {
         if (this.pos < this.end) {
           if (c[this.pos] === LF) this.pos++;
         } else this.crPending = true;

@@ -1,7 +1,7 @@
 /**
- * The run's content check (core/fidelity.ts) beside or after its ledger: recomputes what each generator sent from the cell's
- * fields, the generator's `seed` (default 42, harness/generators/loop.ts batchLoopFields) and the replayed file, and
- * compares the sink's stored rows with it. Writes `altered` and `fidelity` into the ledger; a verifier without a row
+ * The run's content check (core/fidelity.ts) beside or after its ledger: recomputes what each generator sent from the
+ * cell's fields, the generator's `seed` (default 42, harness/generators/loop.ts batchLoopFields) and the replayed file,
+ * and compares the sink's stored rows with it. Writes `altered` and `fidelity` into the ledger; a verifier without a row
  * reader leaves `altered` absent and says so in `fidelity.unavailable`.
  */
 import { checkFidelity, DEFAULT_FIDELITY, samplePlan, type FidelityInput, type FidelityResult } from "../../core/fidelity.ts";
@@ -40,12 +40,13 @@ export async function ledgerWithFidelity(
   const limits = plan.fidelity ?? DEFAULT_FIDELITY;
   const totalSent = sent.reduce((a, b) => a + b, 0);
   let fidelityMs: number | null = null;
-  const timed = (p: Promise<FidelityResult>): Promise<FidelityResult> => p.finally(() => { fidelityMs = performance.now() - started; });
   let early: Promise<FidelityResult> | null = null;
   if (verifier.rows && totalSent > limits.all) {
     const input = { ...fidelityInput(plan, sent, genBase), stored: totalSent, signal };
     verifier.rows.expectSample?.(samplePlan(input).wanted);
-    early = timed(checkFidelity(verifier.rows, input));
+    early = checkFidelity(verifier.rows, input).finally(() => {
+      fidelityMs = performance.now() - started;
+    });
   }
   let ledger: Ledger;
   try {

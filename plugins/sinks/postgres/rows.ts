@@ -28,6 +28,9 @@ import type { CopyInt } from "./binary-copy.ts";
 /** Keys of a sample, as core/fidelity.ts passes them: per stamped gen, seqs ascending. */
 type Wanted = ReadonlyArray<{ gen: number; seqs: readonly number[] }>;
 
+/** The keys of `wanted` as "gen:seq" strings. */
+const wantedKeys = (wanted: Wanted): Set<string> => new Set(wanted.flatMap((w) => w.seqs.map((q) => `${w.gen}:${q}`)));
+
 /**
  * Where a sample's rows lie, noted during the ledger's pass (see the file comment): `see` is called with every row's
  * gen, seq and ctid (binary-copy.ts: block × 2^16 + offset), `finish` when the pass ended (true) or the ledger ended
@@ -82,7 +85,7 @@ export class SampleLocator {
 
   /** The ctids (PostgreSQL's tid text, "(block,offset)") of every copy of `wanted`'s keys the pass saw. */
   ctids(wanted: Wanted): string[] {
-    const keys = new Set(wanted.flatMap((w) => w.seqs.map((q) => `${w.gen}:${q}`)));
+    const keys = wantedKeys(wanted);
     const out: string[] = [];
     for (let i = 0; i < this.found.length; i += 3) {
       if (!keys.has(`${this.found[i]}:${this.found[i + 1]}`)) continue;
@@ -157,7 +160,7 @@ export function pgRowReader(conn: () => Promise<pg.Client>, table: string, field
       if (located && (await located.located)) {
         const ctids = located.ctids(wanted);
         if (ctids.length === 0) return [];
-        const keys = new Set(wanted.flatMap((w) => w.seqs.map((q) => `${w.gen}:${q}`)));
+        const keys = wantedKeys(wanted);
         const rows = (await select("ctid = ANY($1::tid[])", [ctids], false)).filter((r) => keys.has(`${r.gen}:${r.seq}`));
         if (rows.length === ctids.length) return rows;
         // a ctid that no longer holds its row (an UPDATE or VACUUM FULL since the ledger): read by the pass below
