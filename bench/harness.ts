@@ -54,7 +54,7 @@ import type { EventField } from "../core/events/types.ts";
 import { createDirectHost, startTestPostgres } from "../test/helpers/direct-host.ts";
 import { embeddedPostgres } from "../plugins/sinks/postgres/component.ts";
 import { postgresVerifier, type PostgresVerifier } from "../plugins/sinks/postgres/verifier.ts";
-import type { Verifier } from "../core/verifier.ts";
+import type { Ledger, Verifier } from "../core/verifier.ts";
 import pg from "pg";
 import type { RunningComponent } from "../core/component.ts";
 
@@ -234,13 +234,21 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
       const bothMs = afterLoadMs ?? (ledgerMs ?? 0) + (fidelityMs ?? 0);
       const per10M = bothMs / 1000 / Math.max(1, stored) * 1e7;
       rows.push({ figure: `${label}: ledger + content per 10M rows`, value: sec(per10M * 1000), target: `≤ ${TARGET.ledgerPer10M} s`, verdict: verdict(exact && per10M <= TARGET.ledgerPer10M),
-        basis: `ledger and content check ${sec(bothMs)} together (the ledger ${sec(ledgerMs)}, the content check ${sec(fidelityMs)}, beside it) (${record.ledger?.fidelity && "mode" in record.ledger.fidelity ? `${record.ledger.fidelity.mode}, ${record.ledger.fidelity.rowsCompared.toLocaleString("en")} rows compared` : "no content check"}) after ${stored.toLocaleString("en")} rows, with the sink's caps lifted` });
+        basis: `ledger and content check ${sec(bothMs)} together (the ledger ${sec(ledgerMs)}, the content check ${sec(fidelityMs)}, beside it) (${contentText(record.ledger?.fidelity)}) after ${stored.toLocaleString("en")} rows, with the sink's caps lifted` });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+
+/** The content check in a replay row's basis: its mode, rows compared, and what it read of the file (and how). */
+function contentText(f: Ledger["fidelity"]): string {
+  if (!f || !("mode" in f)) return "no content check";
+  const r = f.replay;
+  const read = r ? `; ${mib(r.bytes)} of the file read in ${r.seconds.toFixed(1)} s${r.indexDropped ? ` (index not used: ${r.indexDropped})` : r.indexMarks > 0 ? ` by ${r.jumps.toLocaleString("en")} seeks to the generators' index of ${r.indexMarks.toLocaleString("en")} marks` : " (no index)"}` : "";
+  return `${f.mode}, ${f.rowsCompared.toLocaleString("en")} rows compared${read}`;
+}
 
 /** Part 4: scenarios/soak.yaml for `duration` on --stack (see the file comment). */
 function soakRun(duration: string, resultsDir: string): void {

@@ -21,7 +21,8 @@
  *   fields the sink cannot return (`FieldRule.readable` false, with the reason).
  */
 import { createHash } from "node:crypto";
-import { createEventSource, fmix32, mulberry32, type EventSource } from "./events/source.ts";
+import type { ReplayIndexJson } from "./events/replay-index.ts";
+import { createEventSource, fmix32, mulberry32, type EventSource, type ReplayReads } from "./events/source.ts";
 import type { EventField } from "./events/types.ts";
 
 /** How many differences a result lists. */
@@ -129,6 +130,11 @@ export interface FidelityResult {
   notCompared: Array<{ field: string; reason: string }>;
   /** wall-clock time the check took (reading rows back and comparing), seconds */
   seconds: number;
+  /**
+   * what was read of the replay file (bytes, reopenings at the index's marks, an index dropped and why) and the wall
+   * time of those reads, seconds (beside the sink's reads: the check's `seconds` is the longer of the two and more)
+   */
+  replay?: ReplayReads & { seconds: number };
 }
 
 /** What the expectation is recomputed from: the scenario's fields, the generator's seed, the replayed file. */
@@ -137,6 +143,8 @@ export interface FidelityInput {
   /** the generator's `seed` (every generator of a run uses the same one, with its own genId) */
   seed: number;
   replayFile?: string;
+  /** the generators' index of replayFile (./events/replay-index.ts): sampled lines are read from their marks */
+  replayIndex?: ReplayIndexJson;
   /** sent[g]: seqs 0..sent[g]-1 of generator index g */
   sent: readonly number[];
   /**
@@ -243,11 +251,13 @@ class Comparison {
   readonly replayField: number;
   readonly genBase: number;
   private closed = false;
+  /** wall time in replayDigests, ms */
+  private replayMs = 0;
 
   constructor(private readonly input: FidelityInput, private readonly rules: FieldRule[]) {
     this.genBase = input.genBase ?? 0;
     this.replayField = input.replayFile !== undefined ? input.fields.map((f) => f.type).lastIndexOf("string") : -1;
-    this.lines = input.replayFile !== undefined ? createEventSource({ fields: input.fields, seed: input.seed, genId: 0, genBase: this.genBase, replayFile: input.replayFile }) : null;
+    this.lines = input.replayFile !== undefined ? createEventSource({ fields: input.fields, seed: input.seed, genId: 0, genBase: this.genBase, replayFile: input.replayFile, replayIndex: input.replayIndex }) : null;
   }
 
   private source(gen: number): EventSource {
@@ -268,6 +278,7 @@ class Comparison {
     const seqs = [...new Set(wanted.flatMap((w) => w.seqs))].sort((a, b) => a - b);
     const normalise = this.rules[this.replayField]!.normalise;
     const out = new Map<number, string>();
+    const started = performance.now();
     for (const seq of seqs) {
       // the check ended (the sink's read failed beside this one) or the run was interrupted: stop rather than read on
       if (this.closed) throw new Error("content check closed");
@@ -277,6 +288,7 @@ class Comparison {
       const line = Buffer.from(row.bytes[this.replayField]!.buffer, row.bytes[this.replayField]!.byteOffset, row.len[this.replayField]!);
       out.set(seq, sha256(normalise ? normalise(line) : line));
     }
+    this.replayMs += performance.now() - started;
     return out;
   }
 
@@ -356,6 +368,12 @@ class Comparison {
 
   get byField(): Record<string, number> {
     return { ...this.perField };
+  }
+
+  /** What the file's pass read and how long it took (null without a replay); final once closed. */
+  get replayReads(): (ReplayReads & { seconds: number }) | null {
+    const r = this.lines?.replayReads();
+    return r ? { ...r, seconds: Number((this.replayMs / 1000).toFixed(3)) } : null;
   }
 
   async close(): Promise<void> {
@@ -452,6 +470,7 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
     compared,
     notCompared,
     seconds: Number(((performance.now() - started) / 1000).toFixed(3)),
+    ...(cmp.replayReads ? { replay: cmp.replayReads } : {}),
   };
 }
 

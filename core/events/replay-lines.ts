@@ -40,24 +40,65 @@ export class LineReader {
   private pos = 0;
   private end = 0;
   private eof = false;
+  /** file offset of chunk[0]; of the next read once the chunk is used up */
+  private base: number;
+  private readonly chunkBytes: number;
+  /** bytes read from the file so far */
+  bytesRead = 0;
   /** the previous line ended in a CR at a chunk's end: an LF starting the next chunk belongs to it */
   private crPending = false;
   /** position of the next CR at or after pos in this chunk (-1: none), found once per chunk and after each CR */
   private nextCr = -1;
 
-  constructor(private readonly path: string) {}
+  /**
+   * `opts.start`: the byte offset to read from, which must be where a line starts (a replay index's mark,
+   * ./replay-index.ts; `startsLine()` checks it); default 0. `opts.chunkBytes`: bytes per read, default 1 MiB (a
+   * reader opened at a mark reads a few lines: 64 KiB).
+   */
+  constructor(private readonly path: string, opts: { start?: number; chunkBytes?: number } = {}) {
+    this.base = opts.start ?? 0;
+    this.chunkBytes = opts.chunkBytes ?? CHUNK_BYTES;
+  }
+
+  /**
+   * The file offset where the next line starts, or null when that is not known yet (a CR ended the chunk: an LF may
+   * follow in the next). Before the first read, the `start` given.
+   */
+  get offset(): number | null {
+    return this.crPending ? null : this.base + this.pos;
+  }
+
+  /**
+   * Whether `start` (see the constructor) is where a line starts: 0, or just after an LF, or after a CR that no LF
+   * follows. False also when the file is shorter than `start`. Call before reading.
+   */
+  async startsLine(): Promise<boolean> {
+    const start = this.base;
+    if (start === 0) return true;
+    this.fh ??= await open(this.path, "r");
+    const two = Buffer.alloc(2);
+    const { bytesRead } = await this.fh.read(two, 0, 2, start - 1);
+    this.bytesRead += bytesRead;
+    if (bytesRead === 0) return false;
+    return two[0] === LF || (two[0] === CR && (bytesRead < 2 || two[1] !== LF));
+  }
 
   /** Read the next chunk; false at the end of the file. */
   private async fill(): Promise<boolean> {
     if (this.eof) return false;
     this.fh ??= await open(this.path, "r");
-    const buf = Buffer.allocUnsafe(CHUNK_BYTES); // a fresh chunk: lines kept from the previous one stay valid
-    const { bytesRead } = await this.fh.read(buf, 0, CHUNK_BYTES, null);
+    const at = this.base + this.end;
+    const buf = Buffer.allocUnsafe(this.chunkBytes); // a fresh chunk: lines kept from the previous one stay valid
+    const { bytesRead } = await this.fh.read(buf, 0, this.chunkBytes, at);
+    this.bytesRead += bytesRead;
     if (bytesRead === 0) {
       this.eof = true;
+      this.base = at;
+      this.pos = this.end = 0;
       await this.close();
       return false;
     }
+    this.base = at;
     this.chunk = buf;
     this.pos = 0;
     this.end = bytesRead;

@@ -14,6 +14,8 @@
  * rows); `copy-text.ts` encodes it. `values(seq)` is the convenient, allocating form.
  */
 import { ConfigurationError } from "../errors.ts";
+import { stat } from "node:fs/promises";
+import { recorderFor, ReplayIndex, type ReplayIndexJson, type ReplayIndexRecorder } from "./replay-index.ts";
 import { LineReader, MAX_REPLAY_LINE_BYTES } from "./replay-lines.ts";
 import { type EventField, type FieldType, TRACKING_FIELDS } from "./types.ts";
 
@@ -84,6 +86,8 @@ export interface EventSourceOptions {
   genBase?: number;
   /** path of a text file whose lines fill the last string field, looping at EOF */
   replayFile?: string;
+  /** a generator's index of replayFile (./replay-index.ts): skips then reopen the file near their target */
+  replayIndex?: ReplayIndexJson;
 }
 
 export interface EventSource extends RowSource {
@@ -101,6 +105,8 @@ export interface EventSource extends RowSource {
   rows(fromSeq?: number): AsyncGenerator<{ seq: number; values: EventValue[] }>;
   /** Release the replay file. Idempotent. */
   close(): Promise<void>;
+  /** What the source read of its replay file so far; null without one. */
+  replayReads(): ReplayReads | null;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -417,7 +423,7 @@ class SeededEventSource implements EventSource {
     if (opts.replayFile !== undefined && last < 0) {
       throw new ConfigurationError("E_REPLAY", `replay file ${opts.replayFile} needs a string field to carry its lines; the event has none`, { field: "event" });
     }
-    this.replay = opts.replayFile !== undefined ? new ReplayReader(opts.replayFile) : null;
+    this.replay = opts.replayFile !== undefined ? new ReplayReader(opts.replayFile, opts.replayIndex) : null;
     if (this.replay) this.row.escape[this.replayField] = 1;
     this.direct = {
       generated: Uint8Array.from(opts.fields.map((f, i) => (f.type === "string" && i !== this.replayField ? 1 : 0))),
@@ -491,10 +497,29 @@ class SeededEventSource implements EventSource {
   async close(): Promise<void> {
     this.replay?.close();
   }
+
+  replayReads(): ReplayReads | null {
+    return this.replay?.readsSoFar() ?? null;
+  }
 }
 
 /** A replay file whose lines add up to at most this many bytes is kept in memory after its first pass (ReplayReader). */
 export const SMALL_REPLAY_BYTES = 1 << 20;
+/** With an index, a skip reopens the file at a mark only this many bytes or more ahead; nearer, it reads on. */
+const JUMP_BYTES = 256 * 1024;
+/** Bytes per read of a reader opened at a mark (it reads at most MARK_SPACING and a line before its target). */
+const MARK_CHUNK_BYTES = 64 * 1024;
+
+/** What a replay source read from its file: bytes, reopenings at an index's marks, and why an index was not used. */
+export interface ReplayReads {
+  bytes: number;
+  /** marks in the index given (0: none given, or it was dropped) */
+  indexMarks: number;
+  /** skips that reopened the file at a mark of the index */
+  jumps: number;
+  /** the index given was dropped (the file is not the one it describes), or null */
+  indexDropped: string | null;
+}
 
 /**
  * Streams a file's lines (./replay-lines.ts LineReader: bytes, UTF-8 repaired, NUL replaced, cut at
@@ -503,6 +528,9 @@ export const SMALL_REPLAY_BYTES = 1 << 20;
  * whole pass has been read, a skip that wraps goes round the file only once (lineCount is known), and a file whose
  * lines add up to at most SMALL_REPLAY_BYTES is kept after its first pass and not read again: a file of a few lines
  * otherwise wraps every few seqs, reopening it each time (a 37-line file held the generator near 25k rows/s).
+ * Every line read forward from line 0 is noted in this process's index of the file (./replay-index.ts), which a
+ * generator reports; given such an index, a skip reopens the file at the mark before its target instead of reading
+ * up to it (the content check after a long replay).
  */
 class ReplayReader {
   private reader: LineReader | null = null;
@@ -518,26 +546,51 @@ class ReplayReader {
   private firstPassBytes = 0;
   /** lines in the file, once a whole pass has been read (0 before) */
   private lineCount = 0;
+  /** this process's index of the file, noted as lines are read (set at the first open) */
+  private recorder: ReplayIndexRecorder | null = null;
+  private readonly reads: ReplayReads = { bytes: 0, indexMarks: 0, jumps: 0, indexDropped: null };
 
-  constructor(private readonly path: string) {}
+  private index: ReplayIndex | null = null;
+
+  /** `index`: a generator's index of this file (./replay-index.ts); one that does not decode is dropped (readsSoFar). */
+  constructor(private readonly path: string, index?: ReplayIndexJson) {
+    if (!index) return;
+    try {
+      this.index = new ReplayIndex(index);
+      this.reads.indexMarks = this.index.marks;
+    } catch (err) {
+      this.reads.indexDropped = (err as Error).message;
+      return;
+    }
+    // a file too large to keep: its first pass need not collect lines (and would read them rather than jump)
+    if (this.index.size > SMALL_REPLAY_BYTES) this.firstPass = null;
+  }
 
   close(): void {
+    if (this.reader) this.reads.bytes += this.reader.bytesRead;
     void this.reader?.close();
     this.reader = null;
   }
 
+  /** What was read so far (see ReplayReads). */
+  readsSoFar(): ReplayReads {
+    return { ...this.reads, bytes: this.reads.bytes + (this.reader?.bytesRead ?? 0) };
+  }
+
   /** `op` on the open reader (opened at line 0 when none is), a read error as E_REPLAY. */
   private async onReader<T>(op: (r: LineReader) => Promise<T>): Promise<T> {
-    if (!this.reader) {
-      this.reader = new LineReader(this.path);
-      this.linesThisPass = 0;
-      // a first pass begun again from line 0 (load() going back) collects again
-      if (this.firstPass) {
-        this.firstPass = [];
-        this.firstPassBytes = 0;
-      }
-    }
+    await this.identify();
     try {
+      if (!this.reader) {
+        // with an index, reads are near a target (sampled lines): small chunks; without, a stream of every line
+        this.reader = new LineReader(this.path, this.index ? { chunkBytes: MARK_CHUNK_BYTES } : {});
+        this.linesThisPass = 0;
+        // a first pass begun again from line 0 (load() going back) collects again
+        if (this.firstPass) {
+          this.firstPass = [];
+          this.firstPassBytes = 0;
+        }
+      }
       return await op(this.reader);
     } catch (err) {
       this.close();
@@ -545,13 +598,40 @@ class ReplayReader {
     }
   }
 
+  /**
+   * The file's identity, once, before its first read or seek: its index recorder, and whether a given index is of a
+   * file of its size. @throws ConfigurationError E_REPLAY when the file cannot be stat()ed
+   */
+  private async identify(): Promise<void> {
+    if (this.recorder) return;
+    const st = await stat(this.path).catch((err: unknown) => {
+      throw new ConfigurationError("E_REPLAY", `cannot read replay file ${this.path}: ${(err as Error).message}`, { cause: err });
+    });
+    this.recorder = recorderFor(this.path, { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
+    const idx = this.index;
+    if (!idx) return;
+    if (idx.size !== st.size) return this.dropIndex(`the index is of a ${idx.size}-byte file; this one has ${st.size} bytes`);
+    // its last mark checked at once, since a wrap trusts its line count before any seek checks a mark
+    const last = idx.before(Number.MAX_SAFE_INTEGER);
+    if (last.line > 0 && !(await this.startsLine(new LineReader(this.path, { start: last.byte })))) {
+      this.dropIndex(`its last mark, line ${last.line} at byte ${last.byte}, does not start a line in this file`);
+    }
+  }
+
+  private dropIndex(why: string): void {
+    this.index = null;
+    this.reads.indexMarks = 0;
+    this.reads.indexDropped = why;
+  }
+
   /** At the end of the file: start again at line 0 with the next read, unless the file has no lines. */
   private rewind(): void {
     const empty = this.linesThisPass === 0;
     this.close();
     if (empty) throw new ConfigurationError("E_REPLAY", `replay file ${this.path} has no lines`);
-    // every pass starts at line 0, so a pass that reached the end counted every line
+    // every pass starts at line 0 or at a mark of it, so a pass that reached the end counted every line
     this.lineCount = this.linesThisPass;
+    if (this.recorder) this.recorder.lineCount = this.lineCount;
     if (this.firstPass) this.whole = this.firstPass;
     this.firstPass = null;
   }
@@ -559,8 +639,13 @@ class ReplayReader {
   /** The next line, looping to the start at the end of the file. */
   private async readLine(): Promise<Buffer> {
     for (;;) {
-      const line = await this.onReader((r) => r.next());
+      let at: number | null = null;
+      const line = await this.onReader((r) => {
+        at = r.offset;
+        return r.next();
+      });
       if (line !== null) {
+        this.recorder!.note(this.linesThisPass, at);
         this.linesThisPass++;
         if (this.firstPass) {
           this.firstPass.push(line);
@@ -582,6 +667,8 @@ class ReplayReader {
         n--;
         continue;
       }
+      if (this.index) n = await this.jump(n);
+      if (n === 0) break;
       const passed = await this.onReader((r) => r.skipLines(n));
       this.linesThisPass += passed;
       n -= passed;
@@ -590,6 +677,53 @@ class ReplayReader {
         n %= this.lineCount; // at line 0 now: whole passes change nothing
       }
     }
+  }
+
+  /**
+   * With an index: the line `n` ahead (round the file when it wraps), reached by reopening the file at the index's
+   * mark before it when that mark is JUMP_BYTES or more past where the reader is. Returns the lines still to pass
+   * from where the reader then is (with no reader open: from line 0). A mark that does not start a line drops the index.
+   */
+  private async jump(n: number): Promise<number> {
+    await this.identify();
+    const idx = this.index;
+    if (!idx) return n;
+    const line = this.reader ? this.linesThisPass : 0;
+    const here = this.reader ? this.reader.offset : 0;
+    const count = this.lineCount || idx.lineCount;
+    if (count === 0 && line + n >= idx.lines) return n; // past what the index knows
+    const wraps = count > 0 && line + n >= count;
+    const target = wraps ? (line + n) % count : line + n;
+    const mark = idx.before(target);
+    // in this pass a mark far enough ahead of the reader; in a later pass one far enough from its start
+    const seek = wraps ? mark.byte >= JUMP_BYTES : mark.line > line && (here === null || mark.byte - here >= JUMP_BYTES);
+    if (!seek) {
+      if (!wraps) return n;
+      this.close(); // the later pass from its start: whole passes change nothing
+      this.lineCount = count;
+      return target;
+    }
+    const reader = new LineReader(this.path, { start: mark.byte, chunkBytes: MARK_CHUNK_BYTES });
+    const fits = await this.startsLine(reader);
+    if (!fits) {
+      this.dropIndex(`its mark of line ${mark.line} at byte ${mark.byte} does not start a line in this file`);
+      return n;
+    }
+    this.close();
+    if (wraps) this.lineCount = count;
+    this.reader = reader;
+    this.linesThisPass = mark.line;
+    this.reads.jumps++;
+    return target - mark.line;
+  }
+
+  /** Whether `reader`'s start is a line's (LineReader.startsLine; a read error is a no), its bytes counted; closed when not. */
+  private async startsLine(reader: LineReader): Promise<boolean> {
+    const fits = await reader.startsLine().catch(() => false);
+    this.reads.bytes += reader.bytesRead;
+    reader.bytesRead = 0;
+    if (!fits) await reader.close();
+    return fits;
   }
 
   async load(fromSeq: number, count: number): Promise<void> {

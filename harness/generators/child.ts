@@ -6,7 +6,7 @@
  * The spec ({ name, config, ctx }, see GeneratorSpec in process.ts) comes from argv[2] or, if absent, from the
  * environment variable INGESTBENCH_GENERATOR_SPEC. Output: JSON lines on stdout —
  *   {"type":"progress", ...GeneratorProgress, "t": epochMs}   at least every 250 ms
- *   {"type":"final", ...GeneratorFinal}                        once, then exit 0
+ *   {"type":"final", ...GeneratorFinal}                        once, then exit 0 (with replayIndex after a replay)
  *   {"type":"error", "message": "..."}                         on a fatal error, then exit 1
  *   {"type":"ready"}                                           once its stop handlers are installed (before that,
  *                                                             SIGTERM would kill it without a report)
@@ -21,6 +21,7 @@
  */
 import { fstatSync } from "node:fs";
 import { ConfigurationError } from "../../core/errors.ts";
+import { replayIndexOf } from "../../core/events/replay-index.ts";
 import { generators } from "./index.ts";
 import type { GeneratorSpec } from "./process.ts";
 
@@ -83,7 +84,8 @@ async function main(): Promise<void> {
   const final = await generator.run(ac.signal, (p) => {
     process.stdout.write(`${JSON.stringify({ type: "progress", ...p, t: performance.timeOrigin + performance.now() })}\n`);
   });
-  await writeLine({ type: "final", ...final });
+  // the lines this process read of its replay file, indexed (core/events/replay-index.ts): the content check's seeks
+  await writeLine({ type: "final", ...final, replayIndex: replayIndexOf(spec.ctx.replayFile) });
 }
 
 /**

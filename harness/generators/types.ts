@@ -3,6 +3,7 @@
  * CPU is capped and its traffic crosses the shaped link. It reports progress as JSON lines on stdout.
  */
 import type { z } from "zod";
+import type { ReplayIndexJson } from "../../core/events/replay-index.ts";
 import type { EventField } from "../../core/events/types.ts";
 
 /** Where to send: an address reachable from the loadgen host plus sink-specific target names. */
@@ -44,6 +45,8 @@ export interface GeneratorFinal extends GeneratorProgress {
   /** per-request latency in milliseconds (HDR histogram percentiles) */
   latencyMs: { mean: number; p50: number; p99: number; max: number };
   errors: string[];
+  /** the generator's index of its replay file (core/events/replay-index.ts), for the content check; not recorded */
+  replayIndex?: ReplayIndexJson;
 }
 
 export interface Generator {

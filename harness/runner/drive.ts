@@ -7,7 +7,8 @@
 import path from "node:path";
 import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError, IngestbenchError, ProvisioningError } from "../../core/errors.ts";
-import { parseRunDuration } from "../../core/units.ts";
+import type { ReplayReads } from "../../core/events/source.ts";
+import { formatBytes, parseRunDuration } from "../../core/units.ts";
 import type { Contention, LockWait, RunRecord } from "../results/types.ts";
 import { bottleneckLabel } from "./bottleneck.ts";
 import { mibText } from "../results/format.ts";
@@ -157,9 +158,20 @@ export function contentLine(r: RunRecord): string | null {
   if (!f) return null;
   if ("unavailable" in f) return `  content: not compared (${f.unavailable})`;
   const scope = `${fmtInt(f.rowsCompared)} rows compared (${f.mode === "all" ? "all" : `sample of ${fmtInt(f.sampleSize ?? 0)} seqs`})`;
-  if (f.altered === 0) return `  content: exact, ${scope}`;
+  if (f.altered === 0) return `  content: exact, ${scope}${replayText(f.replay)}`;
   const ex = f.examples.slice(0, 2).map((e) => `gen ${e.gen} seq ${e.seq} ${e.field}: sent ${e.expected}, stored ${e.stored}`);
-  return `  content: ALTERED ${fmtInt(f.altered)} of ${scope}; ${ex.join("; ")}`;
+  return `  content: ALTERED ${fmtInt(f.altered)} of ${scope}${replayText(f.replay)}; ${ex.join("; ")}`;
+}
+
+/**
+ * "; replay file: 612.0 MiB read (9,812 seeks to the generators' index of 262,144 marks)", or why the index went
+ * unused; "" without a replay.
+ */
+function replayText(r: ReplayReads | undefined): string {
+  if (!r) return "";
+  const how = r.indexDropped ? ` (the generators' index not used: ${r.indexDropped})`
+    : r.indexMarks > 0 ? ` (${fmtInt(r.jumps)} seeks to the generators' index of ${fmtInt(r.indexMarks)} marks)` : "";
+  return `; replay file: ${formatBytes(r.bytes)} read${how}`;
 }
 
 /**

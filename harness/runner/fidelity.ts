@@ -5,6 +5,7 @@
  * reader leaves `altered` absent and says so in `fidelity.unavailable`.
  */
 import { checkFidelity, DEFAULT_FIDELITY, samplePlan, type FidelityInput, type FidelityResult } from "../../core/fidelity.ts";
+import type { ReplayIndexJson } from "../../core/events/replay-index.ts";
 import type { Ledger, Verifier } from "../../core/verifier.ts";
 import type { CellPlan } from "./cell-plan.ts";
 
@@ -21,6 +22,16 @@ export interface AfterLoadTimes {
   afterLoadMs: number;
 }
 
+/** What the after-load work needs beside the plan and the generators' totals. */
+export interface AfterLoadOptions {
+  /** the run's first generator id (core/ledger.ts, "Run identity"); default 0 */
+  genBase?: number;
+  /** the run's Ctrl-C: stops the replay file's pass at its next line */
+  signal?: AbortSignal;
+  /** the generators' index of the replay file (core/events/replay-index.ts): the content check reads near each line */
+  replayIndex?: ReplayIndexJson;
+}
+
 /**
  * The run's ledger, then `altered` and `fidelity` added to it (addFidelity), with the content check started beside
  * the ledger when it will compare a sample: the sample depends only on what was sent (core/fidelity.ts seededSample),
@@ -34,15 +45,16 @@ export interface AfterLoadTimes {
  */
 export async function ledgerWithFidelity(
   verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">,
-  sent: number[], rejected: Array<Array<[number, number]>>, genBase = 0, signal?: AbortSignal,
+  sent: number[], rejected: Array<Array<[number, number]>>, opts: AfterLoadOptions = {},
 ): Promise<{ ledger: Ledger; times: AfterLoadTimes }> {
+  const { genBase = 0, signal, replayIndex } = opts;
   const started = performance.now();
   const limits = plan.fidelity ?? DEFAULT_FIDELITY;
   const totalSent = sent.reduce((a, b) => a + b, 0);
   let fidelityMs: number | null = null;
   let early: Promise<FidelityResult> | null = null;
   if (verifier.rows && totalSent > limits.all) {
-    const input = { ...fidelityInput(plan, sent, genBase), stored: totalSent, signal };
+    const input = { ...fidelityInput(plan, sent, genBase, replayIndex), stored: totalSent, signal };
     verifier.rows.expectSample?.(samplePlan(input).wanted);
     early = checkFidelity(verifier.rows, input).finally(() => {
       fidelityMs = performance.now() - started;
@@ -60,15 +72,15 @@ export async function ledgerWithFidelity(
   else {
     await early?.catch(() => undefined);
     const t = performance.now();
-    await addFidelity(ledger, verifier, plan, sent, genBase, signal);
+    await addFidelity(ledger, verifier, plan, sent, opts);
     if (verifier.rows) fidelityMs = performance.now() - t;
   }
   return { ledger, times: { ledgerMs, fidelityMs, afterLoadMs: performance.now() - started } };
 }
 
 /** What checkFidelity recomputes the run's rows from, but the ledger's stored count. */
-function fidelityInput(plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity">, sent: number[], genBase: number): Omit<FidelityInput, "stored"> {
-  return { fields: plan.fields, seed: generatorSeed(plan), replayFile: plan.replayFile, sent, genBase, limits: plan.fidelity ?? DEFAULT_FIDELITY };
+function fidelityInput(plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity">, sent: number[], genBase: number, replayIndex: ReplayIndexJson | undefined): Omit<FidelityInput, "stored"> {
+  return { fields: plan.fields, seed: generatorSeed(plan), replayFile: plan.replayFile, replayIndex, sent, genBase, limits: plan.fidelity ?? DEFAULT_FIDELITY };
 }
 
 function setFidelity(ledger: Ledger, result: FidelityResult): void {
@@ -78,14 +90,15 @@ function setFidelity(ledger: Ledger, result: FidelityResult): void {
 
 /**
  * Add `altered` and `fidelity` to `ledger` (in place) for the rows `verifier` holds; `sent[g]` as given to the ledger,
- * `genBase` the run's first generator id (core/ledger.ts, "Run identity": rows of other runs are never compared).
+ * `opts` as ledgerWithFidelity's (rows of other runs than genBase's are never compared: core/ledger.ts, "Run identity").
  * @throws what the verifier's row reader throws (the run ends in error: a verdict without its content check is none)
  */
-async function addFidelity(ledger: Ledger, verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">, sent: number[], genBase = 0, signal?: AbortSignal): Promise<Ledger> {
+async function addFidelity(ledger: Ledger, verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">, sent: number[], opts: AfterLoadOptions): Promise<Ledger> {
   if (!verifier.rows) {
     ledger.fidelity = { unavailable: `the ${plan.sink.name} verifier cannot read stored rows back: content not compared` };
     return ledger;
   }
-  setFidelity(ledger, await checkFidelity(verifier.rows, { ...fidelityInput(plan, sent, genBase), stored: ledger.stored, signal }));
+  const input = fidelityInput(plan, sent, opts.genBase ?? 0, opts.replayIndex);
+  setFidelity(ledger, await checkFidelity(verifier.rows, { ...input, stored: ledger.stored, signal: opts.signal }));
   return ledger;
 }

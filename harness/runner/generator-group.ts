@@ -8,6 +8,7 @@
 import { ConfigurationError } from "../../core/errors.ts";
 import type { GeneratorProcess, GeneratorProgram, GeneratorSpec, SpawnFn } from "../generators/process.ts";
 import { startGeneratorProcess } from "../generators/process.ts";
+import { widestIndex, type ReplayIndexJson } from "../../core/events/replay-index.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { bestOffset, type ClockOffset } from "../generators/clock.ts";
 
@@ -43,6 +44,16 @@ export function mergeFinals(finals: readonly GeneratorFinal[]): GeneratorFinal {
     },
     errors: finals.flatMap((f) => f.errors.map((e) => `gen ${f.genId}: ${e}`)),
   };
+}
+
+/**
+ * The generators' index of the replay file (the widest, core/events/replay-index.ts), taken out of their reports
+ * (`finals` are changed): it serves the content check and is no part of the run's record. Undefined without a replay.
+ */
+export function takeReplayIndex(finals: readonly GeneratorFinal[]): ReplayIndexJson | undefined {
+  const index = widestIndex(finals.map((f) => f.replayIndex));
+  for (const f of finals) delete f.replayIndex;
+  return index;
 }
 
 /** Generator processes per entry point: the config's `processes` (loop.ts batchLoopFields), 1 when absent. */

@@ -64,7 +64,7 @@ import { awaitCompletion, NEAR_END_SHARE, TIGHT_INTERVAL_MS, windowEnd, type Com
 import { evaluateChecks } from "./checks.ts";
 import { ledgerWithFidelity } from "./fidelity.ts";
 import { environment, gitCommit } from "./environment.ts";
-import { GeneratorGroup, mergeFinals, processesOf, splitConfig, type LoadGroup } from "./generator-group.ts";
+import { GeneratorGroup, mergeFinals, processesOf, splitConfig, takeReplayIndex, type LoadGroup } from "./generator-group.ts";
 import { AppRun, appLedger } from "./app-host.ts";
 import { appBytes, generatorBlock } from "./app-bytes.ts";
 import { DEFAULT_FIDELITY } from "../../core/fidelity.ts";
@@ -375,6 +375,7 @@ export class BenchRun extends EventEmitter {
 
       this.stage = "stopping the generators";
       finals = await generators.stop();
+      const replayIndex = takeReplayIndex(finals);
       if (mixedRun) {
         const q = await mixedRun.catch((err: unknown) => { this.throwIfAborted(); throw err; });
         if (q) this.record.query = q;
@@ -458,7 +459,7 @@ export class BenchRun extends EventEmitter {
         ledger.fidelity = selfLoadFidelity(plan);
       } else {
         // Ctrl-C does not wait for the reads (PostgreSQL's CREATE INDEX over a soak's 18M rows)
-        const done = await untilAborted(ledgerWithFidelity(verifier, plan, sentPerGen, rejectedPerGen, genBase, this.opts.signal), this.opts.signal);
+        const done = await untilAborted(ledgerWithFidelity(verifier, plan, sentPerGen, rejectedPerGen, { genBase, signal: this.opts.signal, replayIndex }), this.opts.signal);
         ledger = done.ledger;
         Object.assign(this.cost, done.times);
       }
@@ -506,7 +507,13 @@ export class BenchRun extends EventEmitter {
         try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
       };
       if (this.steps && !this.record.timeline) await attempt("steps", async () => { this.record.timeline = await this.steps!.finish(); });
-      if (this.generators && !finals) await attempt("generator", async () => { this.record.generator = mergeFinals(await this.generators!.stop()); });
+      if (this.generators && !finals) {
+        await attempt("generator", async () => {
+          const stopped = await this.generators!.stop();
+          takeReplayIndex(stopped); // not for the record
+          this.record.generator = mergeFinals(stopped);
+        });
+      }
       if (site.oomKills && this.record.status !== "interrupted") await attempt("OOM check", async () => this.reportOom(await site.oomKills!()));
       if (this.record.status !== "interrupted") await attempt("exhaustion check", async () => this.reportExhaustion(await (site.exhaustion?.() ?? Promise.resolve([]))));
       if (verifier) await attempt("verifier", () => verifier!.close());

@@ -1,13 +1,14 @@
 // The content check's reads on a real PostgreSQL (./rows.ts): a sample is read in one pass of the table (a hash semi
 // join of the unnest()ed keys over a sequential scan) and leaves the table without an index; every stored copy of a
 // wanted key comes back, of the wanted gens only. Reading ranges builds the (gen, seq) index first, as before. A sample
-// told before the ledger is fetched by the ctids the ledger's pass noted.
+// told before the ledger is fetched by the ctids the ledger's pass noted, in batches while the pass goes on (the order
+// of the fetches against the pass is shown with a recording client in place of the server).
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventField } from "../../../core/events/types.ts";
 import type { Verifier } from "../../../core/verifier.ts";
 import { startTestPostgres, type TestPostgres } from "../../../test/helpers/direct-host.ts";
-import { SampleLocator } from "./rows.ts";
+import { pgRowReader, SampleLocator } from "./rows.ts";
 import { postgresVerifier } from "./verifier.ts";
 
 const PORT = 5448;
@@ -94,5 +95,44 @@ describe("PostgreSQL stored-row reader (plugins/sinks/postgres/rows.ts)", () => 
     await client!.query(`INSERT INTO ${TABLE} (n, msg, gen, seq, sent_at) VALUES (7, 'g300-7', 300, 7, now())`);
     expect(await reader.readSample!(wanted)).toHaveLength(3); // the pass sees the copy stored after the ledger
     await client!.query(`DELETE FROM ${TABLE} WHERE gen = 300 AND seq = 7 AND sent_at = (SELECT max(sent_at) FROM ${TABLE} WHERE gen = 300 AND seq = 7)`);
+  });
+});
+
+describe("a located sample is fetched close behind the ledger's pass (./rows.ts fetchLocated)", () => {
+  it("in batches of at least 256 copies as the pass finds them, the rest once it ends, every row once", async () => {
+    const wanted = [{ gen: 1, seqs: Array.from({ length: 1000 }, (_, i) => i * 2) }];
+    const locator = new SampleLocator(wanted);
+    let seen = 0;
+    const calls: Array<{ seenAt: number; ctids: number }> = [];
+    // a recording client: each ctid (block, offset) gives back the row the pass saw there (tid = seq)
+    const client = {
+      query: async (sql: string, params?: unknown[]) => {
+        if (sql.startsWith("SET")) return { rows: [] };
+        const ctids = params![0] as string[];
+        calls.push({ seenAt: seen, ctids: ctids.length });
+        return {
+          rows: ctids.map((t) => {
+            const [block, offset] = t.slice(1, -1).split(",").map(Number);
+            const seq = block! * 0x10000 + offset!;
+            return { gen: 1, seq: String(seq), f0: String(seq) };
+          }),
+        };
+      },
+    } as unknown as pg.Client;
+    const reader = pgRowReader(async () => client, "t", [{ name: "n", type: "int" }], () => locator);
+    const read = reader.readSample!(wanted);
+    // the pass: 2,000 rows, a yield every 50 (a COPY stream's chunks)
+    for (let seq = 0; seq < 2000; seq++) {
+      locator.see(1, seq, seq);
+      seen++;
+      if (seq % 50 === 49) await new Promise((r) => setImmediate(r));
+    }
+    locator.finish(true);
+    const rows = await read;
+    expect(rows.map((r) => r.seq)).toEqual(wanted[0]!.seqs);
+    expect(calls.reduce((a, c) => a + c.ctids, 0)).toBe(1000);
+    expect(calls.length).toBeGreaterThanOrEqual(3);
+    expect(calls[0]!.seenAt).toBeLessThan(2000); // the first batch before the pass ended
+    for (const c of calls.slice(0, -1)) expect(c.ctids).toBeGreaterThanOrEqual(256);
   });
 });

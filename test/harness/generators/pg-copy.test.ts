@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
-import { writeFile } from "node:fs/promises";
+import { stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ReplayIndex } from "../../../core/events/replay-index.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import { pgCopy, pgCopySchema } from "../../../harness/generators/pg-copy.ts";
 import { generators } from "../../../harness/generators/index.ts";
@@ -156,12 +157,15 @@ describe("pg-copy generator", () => {
     }
   });
 
-  it("runs as `node --import tsx harness/generators/child.ts` with the spec in the environment, and stops when stdin closes", async () => {
+  it("runs as `node --import tsx harness/generators/child.ts` with the spec in the environment, stops when stdin closes, and reports its replay file's index", async () => {
     await verifier!.prepare();
+    // 3,000 lines of ~110 bytes: the 5,000 rows wrap round it, so the index knows its line count
+    const replayFile = join(loadgen!.dataDir, "child.log");
+    await writeFile(replayFile, Array.from({ length: 3000 }, (_, i) => `line ${i} ${"y".repeat(100)}`).join("\n") + "\n");
     const spec = {
       name: "pg-copy",
       config: { batch: 1000, rate: 5000 },
-      ctx: { target: { host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: TABLE } }, fields, genId: 4 },
+      ctx: { target: { host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: TABLE } }, fields, genId: 4, replayFile },
     };
     const child = spawn(process.execPath, ["--import", "tsx", "harness/generators/child.ts"], {
       cwd: fileURLToPath(new URL("../../..", import.meta.url)),
@@ -180,6 +184,11 @@ describe("pg-copy generator", () => {
     expect(final.sent).toBeGreaterThanOrEqual(5000);
     const l = await verifier!.ledger([0, 0, 0, 0, final.sent], [[], [], [], [], final.rejectedRanges]);
     expect(l).toMatchObject({ stored: final.sent, lost: 0, duplicated: 0, unexpected: 0 });
+    expect(final.replayIndex).toMatchObject({ size: (await stat(replayFile)).size, lines: 3000, lineCount: 3000 });
+    // line L starts at byte 108 L and a byte more for each line before it past 9, 99 and 999 (longer numbers)
+    const mark = new ReplayIndex(final.replayIndex!).before(1000);
+    expect(mark.line).toBeGreaterThan(0);
+    expect(mark.byte).toBe(mark.line * 108 + Math.max(0, mark.line - 10) + Math.max(0, mark.line - 100) + Math.max(0, mark.line - 1000));
   });
 
   it("parses JSON lines split across chunks and ignores stray output", async () => {

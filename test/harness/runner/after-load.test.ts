@@ -1,12 +1,14 @@
 // The ledger and the content check after the load (harness/runner/fidelity.ts ledgerWithFidelity) on a real
 // PostgreSQL with a replayed file: with more rows sent than `fidelity.all`, the sample's reads run beside the ledger on
 // the row reader's own connection and give the sample's result; when the ledger then finds at most `all` stored rows
-// (rows lost), every stored row is compared instead; a failing ledger fails the call with its own error.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// (rows lost), every stored row is compared instead; a failing ledger fails the call with its own error; given the
+// generators' index of the file, the sample's lines are read near their marks (core/events/replay-index.ts).
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ReplayIndex, replayIndexOf } from "../../../core/events/replay-index.ts";
 import { createEventSource } from "../../../core/events/source.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import type { Verifier } from "../../../core/verifier.ts";
@@ -27,8 +29,8 @@ let client: pg.Client | undefined;
 let verifier: Verifier | undefined;
 
 beforeAll(async () => {
-  // 2,500 lines: the 30,000 seqs go through the file 12 times
-  writeFileSync(replayFile, Array.from({ length: 2500 }, (_, i) => `2026-12-03T10:00:00.000 line ${i} ${"abc ".repeat(i % 40)}`).join("\n") + "\n");
+  // 12,000 lines, 1.6 MB (more than a small file kept in memory): the 30,000 seqs go through the file 2.5 times
+  writeFileSync(replayFile, Array.from({ length: 12_000 }, (_, i) => `2026-12-03T10:00:00.000 line ${i} ${"abc ".repeat(i % 50)}`).join("\n") + "\n");
   server = await startTestPostgres(PORT);
   client = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres", database: "postgres" });
   await client.connect();
@@ -75,6 +77,31 @@ describe("the ledger and the content check after the load (harness/runner/fideli
     const again = await ledgerWithFidelity(verifier!, plan, [SENT], [[]]);
     expect(again.ledger).toMatchObject({ stored: SENT, lost: 0, altered: 300 });
     expect(again.ledger.fidelity).toMatchObject({ alteredByField: { msg: 300 } });
+  });
+
+  it("with the generators' index of the replay file, the sample's lines are read near their marks, and an altered line is still found", async () => {
+    // the index the rows' source above noted as it read the file (a generator's child reports the same)
+    const replayIndex = replayIndexOf(replayFile);
+    expect(replayIndex).toMatchObject({ lines: 12_000, lineCount: 12_000 });
+    const size = statSync(replayFile).size;
+    // 10 seqs of 30,000: about 400 KB of the file apart, so each is reached by a seek rather than by reading on
+    const sparse = { ...plan, fidelity: { all: 1000, sample: 10 } };
+    const plain = await ledgerWithFidelity(verifier!, sparse, [SENT], [[]]);
+    const { ledger } = await ledgerWithFidelity(verifier!, sparse, [SENT], [[]], { replayIndex });
+    expect(ledger).toMatchObject({ stored: SENT, lost: 0, altered: 0 });
+    const reads = ledger.fidelity && "replay" in ledger.fidelity ? ledger.fidelity.replay! : null;
+    expect(reads).toMatchObject({ indexDropped: null, indexMarks: new ReplayIndex(replayIndex!).marks });
+    expect(reads!.indexMarks).toBeGreaterThan(10);
+    expect(reads!.jumps).toBeGreaterThan(0);
+    // without the index the sample's pass reads up to its last line, near the end of the file
+    const plainReads = plain.ledger.fidelity && "replay" in plain.ledger.fidelity ? plain.ledger.fidelity.replay! : null;
+    expect(plainReads!.bytes).toBeGreaterThan(size * 0.9);
+    expect(reads!.bytes).toBeLessThan(plainReads!.bytes / 2);
+
+    await client!.query(`UPDATE ${TABLE} SET msg = left(msg, -1) WHERE seq % 2 = 0`);
+    const altered = await ledgerWithFidelity(verifier!, sparse, [SENT], [[]], { replayIndex });
+    expect(altered.ledger.altered).toBeGreaterThan(0);
+    expect(altered.ledger.fidelity).toMatchObject({ alteredByField: { msg: altered.ledger.altered } });
   });
 
   it("when the ledger finds at most `all` rows stored, every stored row is compared instead of the early sample", async () => {

@@ -31,6 +31,14 @@ describe("the content check in the terminal and in compare", () => {
     expect(contentLine({ ledger: null } as unknown as RunRecord)).toBeNull();
   });
 
+  it("after a replay, says how much of the file the check read, and how (the generators' index, or why not)", () => {
+    const seeks = fidelity({ mode: "sample", sampleSize: 10_000, rowsCompared: 10_000, replay: { bytes: 650 * 2 ** 20, indexMarks: 262_144, jumps: 9_812, indexDropped: null, seconds: 1 } });
+    expect(contentLine(record(seeks))).toBe("  content: exact, 10,000 rows compared (sample of 10,000 seqs); replay file: 650.0 MiB read (9,812 seeks to the generators' index of 262,144 marks)");
+    const dropped = fidelity({ replay: { bytes: 16 * 2 ** 30, indexMarks: 0, jumps: 0, indexDropped: "the index is of a 5-byte file; this one has 6 bytes", seconds: 1 } });
+    expect(contentLine(record(dropped))).toBe("  content: exact, 40,001 rows compared (all); replay file: 16.0 GiB read (the generators' index not used: the index is of a 5-byte file; this one has 6 bytes)");
+    expect(contentLine(record(fidelity({ replay: { bytes: 300, indexMarks: 0, jumps: 0, indexDropped: null, seconds: 1 } })))).toBe("  content: exact, 40,001 rows compared (all); replay file: 300 B read");
+  });
+
   it("an interrupted run says its figures are live estimates and that no ledger was taken", () => {
     const r = {
       runId: "20261201T000000Z-abcdef", stack: "local-quarter-core", scenario: "quickstart", status: "interrupted", limits: {}, ledger: null, checks: [],

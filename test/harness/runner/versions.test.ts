@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { collectorHosts, checkVersions } from "../../../harness/runner/versions.ts";
-import { mergeFinals, sumProgress } from "../../../harness/runner/generator-group.ts";
+import { mergeFinals, sumProgress, takeReplayIndex } from "../../../harness/runner/generator-group.ts";
 import type { GeneratorFinal } from "../../../harness/generators/types.ts";
 
 const majorMinor = (pinned: string, running: string): boolean => running === pinned || running.startsWith(`${pinned}.`);
@@ -53,5 +53,15 @@ describe("generator group totals", () => {
     expect(m.latencyMs).toEqual({ mean: 25, p50: 25, p99: 50, max: 100 });
     expect(mergeFinals([a])).toBe(a);
     expect(() => mergeFinals([])).toThrow(/no generator reports/);
+  });
+
+  it("takes the widest replay index out of the reports, so that it never reaches run.json", () => {
+    const partial = { size: 5000, lines: 40, lineCount: 0, marks: "" };
+    const whole = { size: 5000, lines: 90, lineCount: 90, marks: "" };
+    const reports = [{ ...final(0, 10, 1, 1, 1), replayIndex: partial }, { ...final(1, 10, 1, 1, 1), replayIndex: whole }, final(2, 10, 1, 1, 1)];
+    expect(takeReplayIndex(reports)).toBe(whole);
+    expect(reports.map((r) => "replayIndex" in r)).toEqual([false, false, false]);
+    expect(JSON.stringify(mergeFinals(reports))).not.toContain("marks");
+    expect(takeReplayIndex([final(0, 10, 1, 1, 1)])).toBeUndefined();
   });
 });
