@@ -246,7 +246,7 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
 function contentText(f: Ledger["fidelity"]): string {
   if (!f || !("mode" in f)) return "no content check";
   const r = f.replay;
-  const read = r ? `; ${mib(r.bytes)} of the file read in ${r.seconds.toFixed(1)} s${r.indexDropped ? ` (index not used: ${r.indexDropped})` : r.indexMarks > 0 ? ` by ${r.jumps.toLocaleString("en")} seeks to the generators' index of ${r.indexMarks.toLocaleString("en")} marks` : " (no index)"}` : "";
+  const read = r ? `; ${mib(r.bytes)} of the file read in ${r.seconds.toFixed(1)} s${r.indexDropped ? ` (index not used: ${r.indexDropped})` : r.indexMarks > 0 ? ` by ${r.seeks.toLocaleString("en")} seeks to the generators' index of ${r.indexMarks.toLocaleString("en")} marks` : " (no index)"}` : "";
   return `${f.mode}, ${f.rowsCompared.toLocaleString("en")} rows compared${read}`;
 }
 

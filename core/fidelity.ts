@@ -135,6 +135,11 @@ export interface FidelityResult {
    * time of those reads, seconds (beside the sink's reads: the check's `seconds` is the longer of the two and more)
    */
   replay?: ReplayReads & { seconds: number };
+  /**
+   * set when the replay file's mtime is later than the generators' start (harness/runner/fidelity.ts): the lines
+   * recomputed after the load may not be the ones sent, so altered rows may be the file's doing, not the pipeline's
+   */
+  replayModified?: { at: string; generatorsStarted: string };
 }
 
 /** What the expectation is recomputed from: the scenario's fields, the generator's seed, the replayed file. */

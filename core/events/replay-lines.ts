@@ -1,7 +1,7 @@
 /**
- * The lines of a replay file as bytes, read forward in 1 MiB chunks: what a scenario's `source: { file }` puts into
- * the last string field (./source.ts), for the generators and for the content check (core/fidelity.ts), which both
- * read the same file the same way.
+ * The lines of a replay file as bytes, read forward in chunks (1 MiB; 64 KiB from a mark of the file's index,
+ * ./replay-index.ts): what a scenario's `source: { file }` puts into the last string field (./source.ts), for the
+ * generators and for the content check (core/fidelity.ts), which both read the same file the same way.
  *
  * The lines are the ones Node's readline gives with `crlfDelay: Infinity` (the reader this replaces, and what the
  * tests compare with): a line ends at LF, CR LF or a lone CR; a last line without an end is a line when it is not

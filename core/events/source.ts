@@ -516,7 +516,7 @@ export interface ReplayReads {
   /** marks in the index given (0: none given, or it was dropped) */
   indexMarks: number;
   /** skips that reopened the file at a mark of the index */
-  jumps: number;
+  seeks: number;
   /** the index given was dropped (the file is not the one it describes), or null */
   indexDropped: string | null;
 }
@@ -548,7 +548,7 @@ class ReplayReader {
   private lineCount = 0;
   /** this process's index of the file, noted as lines are read (set at the first open) */
   private recorder: ReplayIndexRecorder | null = null;
-  private readonly reads: ReplayReads = { bytes: 0, indexMarks: 0, jumps: 0, indexDropped: null };
+  private readonly reads: ReplayReads = { bytes: 0, indexMarks: 0, seeks: 0, indexDropped: null };
 
   private index: ReplayIndex | null = null;
 
@@ -613,9 +613,11 @@ class ReplayReader {
     if (idx.size !== st.size) return this.dropIndex(`the index is of a ${idx.size}-byte file; this one has ${st.size} bytes`);
     // its last mark checked at once, since a wrap trusts its line count before any seek checks a mark
     const last = idx.before(Number.MAX_SAFE_INTEGER);
-    if (last.line > 0 && !(await this.startsLine(new LineReader(this.path, { start: last.byte })))) {
-      this.dropIndex(`its last mark, line ${last.line} at byte ${last.byte}, does not start a line in this file`);
-    }
+    if (last.line === 0) return;
+    const probe = new LineReader(this.path, { start: last.byte });
+    const fits = await this.startsLine(probe);
+    await probe.close();
+    if (!fits) this.dropIndex(`its last mark, line ${last.line} at byte ${last.byte}, does not start a line in this file`);
   }
 
   private dropIndex(why: string): void {
@@ -713,11 +715,11 @@ class ReplayReader {
     if (wraps) this.lineCount = count;
     this.reader = reader;
     this.linesThisPass = mark.line;
-    this.reads.jumps++;
+    this.reads.seeks++;
     return target - mark.line;
   }
 
-  /** Whether `reader`'s start is a line's (LineReader.startsLine; a read error is a no), its bytes counted; closed when not. */
+  /** Whether `reader`'s start is a line's (LineReader.startsLine; a read error is a no), its bytes counted; closed when not (else the caller's). */
   private async startsLine(reader: LineReader): Promise<boolean> {
     const fits = await reader.startsLine().catch(() => false);
     this.reads.bytes += reader.bytesRead;

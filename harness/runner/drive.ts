@@ -158,9 +158,12 @@ export function contentLine(r: RunRecord): string | null {
   if (!f) return null;
   if ("unavailable" in f) return `  content: not compared (${f.unavailable})`;
   const scope = `${fmtInt(f.rowsCompared)} rows compared (${f.mode === "all" ? "all" : `sample of ${fmtInt(f.sampleSize ?? 0)} seqs`})`;
-  if (f.altered === 0) return `  content: exact, ${scope}${replayText(f.replay)}`;
+  const modified = f.replayModified
+    ? `; the replay file was modified at ${f.replayModified.at}, after the generators started (${f.replayModified.generatorsStarted}): the lines compared are the file's as it is now, so altered rows may be the file's doing, not the pipeline's`
+    : "";
+  if (f.altered === 0) return `  content: exact, ${scope}${replayText(f.replay)}${modified}`;
   const ex = f.examples.slice(0, 2).map((e) => `gen ${e.gen} seq ${e.seq} ${e.field}: sent ${e.expected}, stored ${e.stored}`);
-  return `  content: ALTERED ${fmtInt(f.altered)} of ${scope}${replayText(f.replay)}; ${ex.join("; ")}`;
+  return `  content: ALTERED ${fmtInt(f.altered)} of ${scope}${replayText(f.replay)}${modified}; ${ex.join("; ")}`;
 }
 
 /**
@@ -170,7 +173,7 @@ export function contentLine(r: RunRecord): string | null {
 function replayText(r: ReplayReads | undefined): string {
   if (!r) return "";
   const how = r.indexDropped ? ` (the generators' index not used: ${r.indexDropped})`
-    : r.indexMarks > 0 ? ` (${fmtInt(r.jumps)} seeks to the generators' index of ${fmtInt(r.indexMarks)} marks)` : "";
+    : r.indexMarks > 0 ? ` (${fmtInt(r.seeks)} seeks to the generators' index of ${fmtInt(r.indexMarks)} marks)` : "";
   return `; replay file: ${formatBytes(r.bytes)} read${how}`;
 }
 

@@ -5,6 +5,7 @@
  * reader leaves `altered` absent and says so in `fidelity.unavailable`.
  */
 import { checkFidelity, DEFAULT_FIDELITY, samplePlan, type FidelityInput, type FidelityResult } from "../../core/fidelity.ts";
+import { stat } from "node:fs/promises";
 import type { ReplayIndexJson } from "../../core/events/replay-index.ts";
 import type { Ledger, Verifier } from "../../core/verifier.ts";
 import type { CellPlan } from "./cell-plan.ts";
@@ -30,15 +31,18 @@ export interface AfterLoadOptions {
   signal?: AbortSignal;
   /** the generators' index of the replay file (core/events/replay-index.ts): the content check reads near each line */
   replayIndex?: ReplayIndexJson;
+  /** when the generators started (epoch ms): a replay file modified since is said to be (FidelityResult.replayModified) */
+  generatorsStartedMs?: number;
 }
 
 /**
  * The run's ledger, then `altered` and `fidelity` added to it (addFidelity), with the content check started beside
  * the ledger when it will compare a sample: the sample depends only on what was sent (core/fidelity.ts seededSample),
  * and the ledger decides "sample" rather than "all" whenever it finds more than `fidelity.all` stored rows, so with
- * more than that sent the sample's reads start at once: the replay file's pass beside the ledger's, and the sink's
- * rows as the reader can (told the sample first, `expectSample`, PostgreSQL's reader locates its rows during the
- * ledger's own pass and then fetches those alone: plugins/sinks/postgres/rows.ts). Should the ledger find at most
+ * more than that sent the sample's reads start at once: the replay file's sampled lines beside the ledger's pass
+ * (read at the marks of `opts.replayIndex` when the generators gave one), and the sink's rows as the reader can (told
+ * the sample first, `expectSample`, PostgreSQL's reader locates its rows during the ledger's own pass and fetches them
+ * close behind it: plugins/sinks/postgres/rows.ts). Should the ledger find at most
  * `all` stored rows after all (rows lost), the early sample is awaited and discarded, and every row is compared.
  * `signal` (the run's Ctrl-C) stops the file's pass of a replay at its next line.
  * @throws what the ledger or the row reader throws (a verdict without its content check is none)
@@ -75,7 +79,21 @@ export async function ledgerWithFidelity(
     await addFidelity(ledger, verifier, plan, sent, opts);
     if (verifier.rows) fidelityMs = performance.now() - t;
   }
-  return { ledger, times: { ledgerMs, fidelityMs, afterLoadMs: performance.now() - started } };
+  const afterLoadMs = performance.now() - started;
+  await noteReplayModified(ledger, plan.replayFile, opts.generatorsStartedMs);
+  return { ledger, times: { ledgerMs, fidelityMs, afterLoadMs } };
+}
+
+/**
+ * When the replay file's mtime is later than `since` (the generators' start, epoch ms), say so in the content check's
+ * result: it recomputed the lines from the file as it is now. A file that cannot be stat()ed is left to the check's
+ * own error.
+ */
+async function noteReplayModified(ledger: Ledger, file: string | undefined, since: number | undefined): Promise<void> {
+  const f = ledger.fidelity;
+  if (file === undefined || since === undefined || !f || !("mode" in f)) return;
+  const st = await stat(file).catch(() => null);
+  if (st && st.mtimeMs > since) f.replayModified = { at: new Date(st.mtimeMs).toISOString(), generatorsStarted: new Date(since).toISOString() };
 }
 
 /** What checkFidelity recomputes the run's rows from, but the ledger's stored count. */

@@ -256,6 +256,7 @@ export class BenchRun extends EventEmitter {
       if (prev.mark !== undefined) this.marks.push({ point: null, mark: prev.mark, mid: (prev.tBefore + prev.tAfter) / 2, tAfter: prev.tAfter, lagBase: prev.tAfter, bytesPerRow: 0 });
 
       this.stage = "starting the generators";
+      const generatorsStartedMs = Date.now(); // a replay file modified after this is said to be (harness/runner/fidelity.ts)
       // an application under test runs in place of the generators, its exporter aimed at the first entry (./app-host.ts)
       const generators: LoadGroup = plan.app ? (this.app = this.startApp(site, entries[0]!, genBase))
         : plan.selfLoad ? this.collectorLoad(site, entries.length)
@@ -459,7 +460,7 @@ export class BenchRun extends EventEmitter {
         ledger.fidelity = selfLoadFidelity(plan);
       } else {
         // Ctrl-C does not wait for the reads (PostgreSQL's CREATE INDEX over a soak's 18M rows)
-        const done = await untilAborted(ledgerWithFidelity(verifier, plan, sentPerGen, rejectedPerGen, { genBase, signal: this.opts.signal, replayIndex }), this.opts.signal);
+        const done = await untilAborted(ledgerWithFidelity(verifier, plan, sentPerGen, rejectedPerGen, { genBase, signal: this.opts.signal, replayIndex, generatorsStartedMs }), this.opts.signal);
         ledger = done.ledger;
         Object.assign(this.cost, done.times);
       }

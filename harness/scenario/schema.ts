@@ -31,7 +31,7 @@
  * steps: [ { at: 5s, kill: collector }, { at: 7s, restart: collector } ]   # default []: fault steps (./steps.ts)
  * ```
  */
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import nodePath from "node:path";
 import { z } from "zod";
 import type { EventField } from "../../core/events/types.ts";
@@ -427,8 +427,12 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       if (s.source && !s.event.some((f) => f.type === "string")) {
         ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["source"], message: "source replays lines into the last string field, but the event has none" });
       }
-      if (s.source && options.baseDir !== undefined && !existsSync(nodePath.resolve(options.baseDir, s.source.file))) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["source", "file"], message: `${nodePath.resolve(options.baseDir, s.source.file)} does not exist (a relative path is relative to the scenario file)` });
+      if (s.source && options.baseDir !== undefined) {
+        const file = nodePath.resolve(options.baseDir, s.source.file);
+        const st = statSync(file, { throwIfNoEntry: false });
+        // an empty file has no line to replay: say so now rather than from the generator after provisioning
+        const problem = !st ? "does not exist (a relative path is relative to the scenario file)" : st.isDirectory() ? "is a directory, not a file of lines" : st.isFile() && st.size === 0 ? "is empty: a replay file needs at least one line" : null;
+        if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["source", "file"], message: `${file} ${problem}` });
       }
       if (s.variants && !s.app) {
         ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["variants"], message: "variants are sets of env and args for the application under test: declare app first" });

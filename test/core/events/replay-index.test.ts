@@ -1,7 +1,7 @@
 // The replay file's index (core/events/replay-index.ts): the line starts the LineReader reports, the marks a
 // generator's source notes as it reads, and a content check's source that reopens the file at those marks instead of
 // reading up to a sampled line, with the same lines, and that drops an index which is not the file's.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -143,7 +143,7 @@ describe("the replay index (core/events/replay-index.ts)", () => {
     const reads = indexed.replayReads()!;
     expect(reads.indexDropped).toBeNull();
     expect(reads.indexMarks).toBe(new ReplayIndex(index).marks);
-    expect(reads.jumps).toBeGreaterThanOrEqual(10); // samples nearer than JUMP_BYTES read on
+    expect(reads.seeks).toBeGreaterThanOrEqual(10); // samples nearer than JUMP_BYTES read on
     expect(reads.bytes).toBeLessThan(plainReads.bytes / 4);
     expect(expected[0]).toMatch(new RegExp(`^L${seqs[0]} `));
   });
@@ -160,7 +160,24 @@ describe("the replay index (core/events/replay-index.ts)", () => {
     const got = await linesOf(indexed, wanted);
     await indexed.close();
     expect(got.map((l) => l.split(" ")[0])).toEqual(wanted.map((s) => `L${s % 20_000}`));
-    expect(indexed.replayReads()!.jumps).toBeGreaterThan(2);
+    expect(indexed.replayReads()!.seeks).toBeGreaterThan(2);
+  });
+
+  it("leaves no file open once closed, the check of the index's last mark included", async () => {
+    const file = seededFile("fds.log", 20_000, 19);
+    const gen = createEventSource({ fields, seed: 1, genId: 0, replayFile: file });
+    await gen.load(0, 20_000);
+    await gen.close();
+    const index = replayIndexOf(file)!;
+    const openFiles = (): number => readdirSync("/proc/self/fd").length;
+    const before = openFiles();
+    const src = createEventSource({ fields, seed: 1, genId: 0, replayFile: file, replayIndex: index });
+    await linesOf(src, [10_000, 15_000]);
+    expect(src.replayReads()!.seeks).toBeGreaterThan(0);
+    await src.close();
+    // a closed reader's handle is closed asynchronously: wait for it (a leaked one stays until garbage collection)
+    for (let i = 0; i < 100 && openFiles() > before; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(openFiles()).toBe(before);
   });
 
   it("an index that is not the file's is dropped, saying why, and the lines still come from the file", async () => {

@@ -32,11 +32,13 @@ describe("the content check in the terminal and in compare", () => {
   });
 
   it("after a replay, says how much of the file the check read, and how (the generators' index, or why not)", () => {
-    const seeks = fidelity({ mode: "sample", sampleSize: 10_000, rowsCompared: 10_000, replay: { bytes: 650 * 2 ** 20, indexMarks: 262_144, jumps: 9_812, indexDropped: null, seconds: 1 } });
+    const seeks = fidelity({ mode: "sample", sampleSize: 10_000, rowsCompared: 10_000, replay: { bytes: 650 * 2 ** 20, indexMarks: 262_144, seeks: 9_812, indexDropped: null, seconds: 1 } });
     expect(contentLine(record(seeks))).toBe("  content: exact, 10,000 rows compared (sample of 10,000 seqs); replay file: 650.0 MiB read (9,812 seeks to the generators' index of 262,144 marks)");
-    const dropped = fidelity({ replay: { bytes: 16 * 2 ** 30, indexMarks: 0, jumps: 0, indexDropped: "the index is of a 5-byte file; this one has 6 bytes", seconds: 1 } });
+    const dropped = fidelity({ replay: { bytes: 16 * 2 ** 30, indexMarks: 0, seeks: 0, indexDropped: "the index is of a 5-byte file; this one has 6 bytes", seconds: 1 } });
     expect(contentLine(record(dropped))).toBe("  content: exact, 40,001 rows compared (all); replay file: 16.0 GiB read (the generators' index not used: the index is of a 5-byte file; this one has 6 bytes)");
-    expect(contentLine(record(fidelity({ replay: { bytes: 300, indexMarks: 0, jumps: 0, indexDropped: null, seconds: 1 } })))).toBe("  content: exact, 40,001 rows compared (all); replay file: 300 B read");
+    expect(contentLine(record(fidelity({ replay: { bytes: 300, indexMarks: 0, seeks: 0, indexDropped: null, seconds: 1 } })))).toBe("  content: exact, 40,001 rows compared (all); replay file: 300 B read");
+    const changed = fidelity({ altered: 1, examples: [{ gen: 0, seq: 5, field: "msg", expected: "sha256:ab", stored: "sha256:cd" }], replay: { bytes: 300, indexMarks: 0, seeks: 0, indexDropped: null, seconds: 1 }, replayModified: { at: "2026-12-04T00:41:12.000Z", generatorsStarted: "2026-12-04T00:40:55.000Z" } });
+    expect(contentLine(record(changed))).toBe("  content: ALTERED 1 of 40,001 rows compared (all); replay file: 300 B read; the replay file was modified at 2026-12-04T00:41:12.000Z, after the generators started (2026-12-04T00:40:55.000Z): the lines compared are the file's as it is now, so altered rows may be the file's doing, not the pipeline's; gen 0 seq 5 msg: sent sha256:ab, stored sha256:cd");
   });
 
   it("an interrupted run says its figures are live estimates and that no ledger was taken", () => {

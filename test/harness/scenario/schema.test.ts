@@ -331,6 +331,12 @@ describe("run-result checks and replay files are checked at their line", () => {
     expect(() => loadScenario(bad, withPaths)).toThrow(new RegExp(`${path.basename(bad)}:16:7: checks\\.1\\.ledger\\.duplicatd: "ledger\\.duplicatd" is not a number in the run result; use one of ledger\\.lost, ledger\\.duplicated`));
     const missing = write(patched({}, ["source: { file: no-such.log }"]));
     expect(() => loadScenario(missing, withPaths)).toThrow(new RegExp(`${path.basename(missing)}:17:\\d+: source\\.file: ${path.join(tmp, "no-such.log")} does not exist`));
+    // an empty file or a directory has no line to replay: refused here, not by the generator after provisioning
+    writeFileSync(path.join(tmp, "empty.log"), "");
+    const empty = write(patched({}, ["source: { file: empty.log }"]));
+    expect(() => loadScenario(empty, withPaths)).toThrow(new RegExp(`${path.basename(empty)}:17:\\d+: source\\.file: ${path.join(tmp, "empty.log")} is empty: a replay file needs at least one line`));
+    const dir = write(patched({}, ["source: { file: . }"]));
+    expect(() => loadScenario(dir, withPaths)).toThrow(/source\.file: .* is a directory, not a file of lines/);
   });
 });
 
