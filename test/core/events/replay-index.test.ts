@@ -48,6 +48,14 @@ function lineStarts(b: Buffer): number[] {
   return starts;
 }
 
+/** What a generator's source notes of `file` as it sends seqs 0..rows-1 in windows of `window`: the process's index. */
+async function generatorIndex(file: string, rows: number, window = rows): Promise<ReplayIndexJson> {
+  const src = createEventSource({ fields, seed: 1, genId: 0, replayFile: file });
+  for (let from = 0; from < rows; from += window) await src.load(from, Math.min(window, rows - from));
+  await src.close();
+  return replayIndexOf(file)!;
+}
+
 /** The replayed line of each seq in `seqs` (ascending, or going back once) from `src`. */
 async function linesOf(src: EventSource, seqs: readonly number[]): Promise<string[]> {
   const out: string[] = [];
@@ -97,10 +105,7 @@ describe("the replay index (core/events/replay-index.ts)", () => {
   it("a generator's source notes a mark at least every MARK_SPACING bytes, each a true line start, and the line count once it wraps", async () => {
     const file = seededFile("generator.log", 30_000, 5);
     const starts = lineStarts(readFileSync(file));
-    const src = createEventSource({ fields, seed: 1, genId: 0, replayFile: file });
-    for (let from = 0; from < starts.length * 1.5; from += 1000) await src.load(from, 1000);
-    await src.close();
-    const json = replayIndexOf(file)!;
+    const json = await generatorIndex(file, Math.ceil(starts.length * 1.5), 1000);
     expect(json).toMatchObject({ size: readFileSync(file).length, lines: starts.length, lineCount: starts.length });
     const idx = new ReplayIndex(json);
     let prev = { line: 0, byte: 0 };
@@ -124,10 +129,7 @@ describe("the replay index (core/events/replay-index.ts)", () => {
 
   it("a content check's source given the index reads the same lines, reopening the file near each instead of reading up to it", async () => {
     const file = seededFile("check.log", 60_000, 7);
-    const first = createEventSource({ fields, seed: 1, genId: 0, replayFile: file });
-    for (let from = 0; from < 60_000; from += 5000) await first.load(from, 5000);
-    await first.close();
-    const index = replayIndexOf(file)!;
+    const index = await generatorIndex(file, 60_000, 5000);
     expect(index.lineCount).toBe(0); // the generator stopped before the end: lines known, count not
     const rnd = uniform(11);
     const seqs = Array.from({ length: 40 }, () => Math.floor(rnd() * 59_000)).sort((a, b) => a - b);
@@ -150,10 +152,7 @@ describe("the replay index (core/events/replay-index.ts)", () => {
 
   it("round the file: with the line count known, a seq past the end is its line in a later pass", async () => {
     const file = seededFile("wrap.log", 20_000, 13);
-    const gen = createEventSource({ fields, seed: 1, genId: 0, replayFile: file });
-    await gen.load(0, 25_000);
-    await gen.close();
-    const index = replayIndexOf(file)!;
+    const index = await generatorIndex(file, 25_000);
     expect(index.lineCount).toBe(20_000);
     const wanted = [5, 19_999, 20_000, 33_333, 99_999, 1_000_000_017, 12];
     const indexed = createEventSource({ fields, seed: 1, genId: 0, replayFile: file, replayIndex: index });
@@ -165,10 +164,7 @@ describe("the replay index (core/events/replay-index.ts)", () => {
 
   it("leaves no file open once closed, the check of the index's last mark included", async () => {
     const file = seededFile("fds.log", 20_000, 19);
-    const gen = createEventSource({ fields, seed: 1, genId: 0, replayFile: file });
-    await gen.load(0, 20_000);
-    await gen.close();
-    const index = replayIndexOf(file)!;
+    const index = await generatorIndex(file, 20_000);
     const openFiles = (): number => readdirSync("/proc/self/fd").length;
     const before = openFiles();
     const src = createEventSource({ fields, seed: 1, genId: 0, replayFile: file, replayIndex: index });
@@ -182,10 +178,7 @@ describe("the replay index (core/events/replay-index.ts)", () => {
 
   it("an index that is not the file's is dropped, saying why, and the lines still come from the file", async () => {
     const file = seededFile("changed.log", 30_000, 17);
-    const gen = createEventSource({ fields, seed: 1, genId: 0, replayFile: file });
-    await gen.load(0, 30_000);
-    await gen.close();
-    const index = replayIndexOf(file)!;
+    const index = await generatorIndex(file, 30_000);
     // the same size, every line after the first one byte later: the marks fall inside lines
     const b = readFileSync(file);
     const shifted = Buffer.concat([Buffer.from("L"), b.subarray(0, b.length - 1)]);
