@@ -57,6 +57,7 @@ import { postgresVerifier, type PostgresVerifier } from "../plugins/sinks/postgr
 import type { Ledger, Verifier } from "../core/verifier.ts";
 import pg from "pg";
 import type { RunningComponent } from "../core/component.ts";
+import { replayReadText } from "../harness/runner/drive.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const TARGET = { verifierShare: 0.01, harnessShare: 0.02, ledgerPer10M: 10, overheadS: 5, rssBytes: 200e6 };
@@ -245,8 +246,7 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
 /** The content check in a replay row's basis: its mode, rows compared, and what it read of the file (and how). */
 function contentText(f: Ledger["fidelity"]): string {
   if (!f || !("mode" in f)) return "no content check";
-  const r = f.replay;
-  const read = r ? `; ${mib(r.bytes)} of the file read in ${r.seconds.toFixed(1)} s${r.indexDropped ? ` (index not used: ${r.indexDropped})` : r.indexMarks > 0 ? ` by ${r.seeks.toLocaleString("en")} seeks to the generators' index of ${r.indexMarks.toLocaleString("en")} marks` : " (no index)"}` : "";
+  const read = f.replay ? `; replay file: ${replayReadText(f.replay)} in ${f.replay.seconds.toFixed(1)} s` : "";
   return `${f.mode}, ${f.rowsCompared.toLocaleString("en")} rows compared${read}`;
 }
 

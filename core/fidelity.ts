@@ -134,13 +134,16 @@ export interface FidelityResult {
    * what was read of the replay file (bytes, reopenings at the index's marks, an index dropped and why) and the wall
    * time of those reads, seconds (beside the sink's reads: the check's `seconds` is the longer of the two and more)
    */
-  replay?: ReplayReads & { seconds: number };
+  replay?: ReplayCheckReads;
   /**
    * set when the replay file's mtime is later than the generators' start (harness/runner/fidelity.ts): the lines
    * recomputed after the load may not be the ones sent, so altered rows may be the file's doing, not the pipeline's
    */
   replayModified?: { at: string; generatorsStarted: string };
 }
+
+/** What the content check read of a replay file (./events/source.ts ReplayReads) and the reads' wall time, seconds. */
+export type ReplayCheckReads = ReplayReads & { seconds: number };
 
 /** What the expectation is recomputed from: the scenario's fields, the generator's seed, the replayed file. */
 export interface FidelityInput {
@@ -376,7 +379,7 @@ class Comparison {
   }
 
   /** What the file's pass read and how long it took (null without a replay); final once closed. */
-  get replayReads(): (ReplayReads & { seconds: number }) | null {
+  get replayReads(): ReplayCheckReads | null {
     const r = this.lines?.replayReads();
     return r ? { ...r, seconds: Number((this.replayMs / 1000).toFixed(3)) } : null;
   }

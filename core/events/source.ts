@@ -706,8 +706,8 @@ class ReplayReader {
       return target;
     }
     const reader = new LineReader(this.path, { start: mark.byte, chunkBytes: MARK_CHUNK_BYTES });
-    const fits = await this.startsLine(reader);
-    if (!fits) {
+    if (!(await this.startsLine(reader))) {
+      await reader.close();
       this.dropIndex(`its mark of line ${mark.line} at byte ${mark.byte} does not start a line in this file`);
       return n;
     }
@@ -719,12 +719,11 @@ class ReplayReader {
     return target - mark.line;
   }
 
-  /** Whether `reader`'s start is a line's (LineReader.startsLine; a read error is a no), its bytes counted; closed when not (else the caller's). */
+  /** Whether `reader`'s start is a line's (LineReader.startsLine; a read error is a no), its bytes counted. */
   private async startsLine(reader: LineReader): Promise<boolean> {
     const fits = await reader.startsLine().catch(() => false);
     this.reads.bytes += reader.bytesRead;
     reader.bytesRead = 0;
-    if (!fits) await reader.close();
     return fits;
   }
 

@@ -161,20 +161,20 @@ export function contentLine(r: RunRecord): string | null {
   const modified = f.replayModified
     ? `; the replay file was modified at ${f.replayModified.at}, after the generators started (${f.replayModified.generatorsStarted}): the lines compared are the file's as it is now, so altered rows may be the file's doing, not the pipeline's`
     : "";
-  if (f.altered === 0) return `  content: exact, ${scope}${replayText(f.replay)}${modified}`;
+  const replay = f.replay ? `; replay file: ${replayReadText(f.replay)}` : "";
+  if (f.altered === 0) return `  content: exact, ${scope}${replay}${modified}`;
   const ex = f.examples.slice(0, 2).map((e) => `gen ${e.gen} seq ${e.seq} ${e.field}: sent ${e.expected}, stored ${e.stored}`);
-  return `  content: ALTERED ${fmtInt(f.altered)} of ${scope}${replayText(f.replay)}${modified}; ${ex.join("; ")}`;
+  return `  content: ALTERED ${fmtInt(f.altered)} of ${scope}${replay}${modified}; ${ex.join("; ")}`;
 }
 
 /**
- * "; replay file: 612.0 MiB read (9,812 seeks to the generators' index of 262,144 marks)", or why the index went
- * unused; "" without a replay.
+ * What the content check read of a replay file: "612.0 MiB read (9,812 seeks to the generators' index of 262,144
+ * marks)", or with why the index went unused, or "300 B read" without one (also bench/harness.ts's replay rows).
  */
-function replayText(r: ReplayReads | undefined): string {
-  if (!r) return "";
+export function replayReadText(r: ReplayReads): string {
   const how = r.indexDropped ? ` (the generators' index not used: ${r.indexDropped})`
     : r.indexMarks > 0 ? ` (${fmtInt(r.seeks)} seeks to the generators' index of ${fmtInt(r.indexMarks)} marks)` : "";
-  return `; replay file: ${formatBytes(r.bytes)} read${how}`;
+  return `${formatBytes(r.bytes)} read${how}`;
 }
 
 /**
