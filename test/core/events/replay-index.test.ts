@@ -1,7 +1,7 @@
 // The replay file's index (core/events/replay-index.ts): the line starts the LineReader reports, the marks a
 // generator's source notes as it reads, and a content check's source that reopens the file at those marks instead of
 // reading up to a sampled line, with the same lines, and that drops an index which is not the file's.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -165,15 +165,26 @@ describe("the replay index (core/events/replay-index.ts)", () => {
   it("leaves no file open once closed, the check of the index's last mark included", async () => {
     const file = seededFile("fds.log", 20_000, 19);
     const index = await generatorIndex(file, 20_000);
-    const openFiles = (): number => readdirSync("/proc/self/fd").length;
-    const before = openFiles();
+    // only descriptors on this file count: other tests in this worker open and close their own meanwhile
+    const openFiles = (): number =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === file;
+        } catch {
+          return false; // closed between the listing and the readlink
+        }
+      }).length;
+    // a closed reader's handle is closed asynchronously: wait for it (a leaked one stays until garbage collection)
+    const settled = async (): Promise<number> => {
+      for (let i = 0; i < 100 && openFiles() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      return openFiles();
+    };
+    expect(await settled()).toBe(0);
     const src = createEventSource({ fields, seed: 1, genId: 0, replayFile: file, replayIndex: index });
     await linesOf(src, [10_000, 15_000]);
     expect(src.replayReads()!.seeks).toBeGreaterThan(0);
     await src.close();
-    // a closed reader's handle is closed asynchronously: wait for it (a leaked one stays until garbage collection)
-    for (let i = 0; i < 100 && openFiles() > before; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(openFiles()).toBe(before);
+    expect(await settled()).toBe(0);
   });
 
   it("an index that is not the file's is dropped, saying why, and the lines still come from the file", async () => {
