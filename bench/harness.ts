@@ -40,7 +40,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -80,6 +80,7 @@ the machine named: verifier CPU at the sink and the harness's CPU during real ru
   --replay-through LIST pg-copy (into PostgreSQL), syslog (through syslog-ng into ClickHouse) or both (the default)
   --replay-stack NAME   stack of the replay (default local-2-cores)
   --soak D              scenarios/soak.yaml for D (e.g. 1h) on --stack (default off)
+  --results DIR         keep every run's results (run.json, series) in DIR (default: a temporary directory, removed)
   -h, --help            this text`;
 
 const args = benchArgs({
@@ -94,6 +95,7 @@ const args = benchArgs({
   "replay-stack": { type: "string", default: "local-2-cores" },
   "replay-through": { type: "string", default: "pg-copy,syslog" },
   soak: { type: "string" },
+  results: { type: "string" },
 }, USAGE);
 
 const machine = machineLine;
@@ -435,7 +437,9 @@ async function main(): Promise<void> {
     if (!existsSync(join(ROOT, "stacks", `Pulumi.${args[k]}.yaml`))) bad(`--${k} ${args[k]}: no stacks/Pulumi.${args[k]}.yaml (\`ingestbench stacks\` lists them)`);
   }
   console.log(`bench:harness on ${machine()}`);
-  const resultsDir = mkdtempSync(join(tmpdir(), "ib-bench-harness-"));
+  const keep = args.results === undefined ? undefined : resolve(args.results); // the runs below start in ROOT
+  if (keep !== undefined) mkdirSync(keep, { recursive: true });
+  const resultsDir = keep ?? mkdtempSync(join(tmpdir(), "ib-bench-harness-"));
   try {
     if (!args["skip-runs"]) {
       for (const [name, scenario] of [["clickhouse", "clickhouse-direct"], ["postgres", "quickstart"]] as const) {
@@ -451,7 +455,8 @@ async function main(): Promise<void> {
     if (replayBytes !== undefined) await replayRun(replayBytes, through, resultsDir);
     if (args.soak) soakRun(args.soak, resultsDir);
   } finally {
-    rmSync(resultsDir, { recursive: true, force: true });
+    if (keep === undefined) rmSync(resultsDir, { recursive: true, force: true });
+    else console.log(`results kept in ${resultsDir}`);
   }
   const w = (k: keyof Row): number => Math.max(...rows.map((r) => r[k].length), k.length);
   const line = (r: Row): string => `${r.figure.padEnd(w("figure"))}  ${r.value.padEnd(w("value"))}  ${r.target.padEnd(w("target"))}  ${r.verdict.padEnd(w("verdict"))}  ${r.basis}`;

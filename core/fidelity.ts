@@ -278,26 +278,31 @@ class Comparison {
 
   /**
    * The SHA-256 digest (hex) of each wanted seq's replayed line as the sink would keep it (its `normalise`), read
-   * forward through the file once per call when the seqs ascend; null without a replay.
+   * forward through the file once per call: in line order (seq mod the file's line count) once that count is known,
+   * since a load that went through the file several times samples each pass; null without a replay.
    * @throws ConfigurationError E_REPLAY when the file cannot be read
    */
   async replayDigests(wanted: ReadonlyArray<{ seqs: readonly number[] }>): Promise<Map<number, string> | null> {
     if (!this.lines) return null;
-    const seqs = [...new Set(wanted.flatMap((w) => w.seqs))].sort((a, b) => a - b);
+    const seqs = [...new Set(wanted.flatMap((w) => w.seqs))];
+    const count = await this.lines.replayLineCount();
+    // the seq of the first pass that carries each wanted seq's line (./events/source.ts: seq k carries line k mod count)
+    const lineSeq = (seq: number): number => (count > 0 ? seq % count : seq);
+    const read = [...new Set(seqs.map(lineSeq))].sort((a, b) => a - b);
     const normalise = this.rules[this.replayField]!.normalise;
-    const out = new Map<number, string>();
+    const digests = new Map<number, string>();
     const started = performance.now();
-    for (const seq of seqs) {
+    for (const seq of read) {
       // the check ended (the sink's read failed beside this one) or the run was interrupted: stop rather than read on
       if (this.closed) throw new Error("content check closed");
       this.input.signal?.throwIfAborted();
       await this.lines.load(seq, 1);
       const row = this.lines.fill(seq);
       const line = Buffer.from(row.bytes[this.replayField]!.buffer, row.bytes[this.replayField]!.byteOffset, row.len[this.replayField]!);
-      out.set(seq, sha256(normalise ? normalise(line) : line));
+      digests.set(seq, sha256(normalise ? normalise(line) : line));
     }
     this.replayMs += performance.now() - started;
-    return out;
+    return new Map(seqs.map((seq) => [seq, digests.get(lineSeq(seq))!]));
   }
 
   /**

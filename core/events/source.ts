@@ -107,6 +107,12 @@ export interface EventSource extends RowSource {
   close(): Promise<void>;
   /** What the source read of its replay file so far; null without one. */
   replayReads(): ReplayReads | null;
+  /**
+   * Lines in the replay file once known (a whole pass read, or a generators' index of a pass that wrapped, once the
+   * index is found to be this file's), else 0; 0 without a replay. Seq k carries line k mod this count.
+   * @throws ConfigurationError E_REPLAY when the file cannot be stat()ed
+   */
+  replayLineCount(): Promise<number>;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -501,6 +507,10 @@ class SeededEventSource implements EventSource {
   replayReads(): ReplayReads | null {
     return this.replay?.readsSoFar() ?? null;
   }
+
+  async replayLineCount(): Promise<number> {
+    return (await this.replay?.knownLineCount()) ?? 0;
+  }
 }
 
 /** A replay file whose lines add up to at most this many bytes is kept in memory after its first pass (ReplayReader). */
@@ -570,6 +580,12 @@ class ReplayReader {
     if (this.reader) this.reads.bytes += this.reader.bytesRead;
     void this.reader?.close();
     this.reader = null;
+  }
+
+  /** Lines in the file once a pass has been read or the index (checked against the file first) counted them, else 0. */
+  async knownLineCount(): Promise<number> {
+    await this.identify();
+    return this.lineCount || (this.index?.lineCount ?? 0);
   }
 
   /** What was read so far (see ReplayReads). */

@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MARK_SPACING, ReplayIndex, replayIndexOf, widestIndex, type ReplayIndexJson } from "../../../core/events/replay-index.ts";
 import { LineReader } from "../../../core/events/replay-lines.ts";
+import { checkFidelity, type StoredRow, type StoredRowReader } from "../../../core/fidelity.ts";
 import { createEventSource, mulberry32, type EventSource } from "../../../core/events/source.ts";
 import type { EventField } from "../../../core/events/types.ts";
 
@@ -160,6 +161,42 @@ describe("the replay index (core/events/replay-index.ts)", () => {
     await indexed.close();
     expect(got.map((l) => l.split(" ")[0])).toEqual(wanted.map((s) => `L${s % 20_000}`));
     expect(indexed.replayReads()!.seeks).toBeGreaterThan(2);
+  });
+
+  it("the content check reads a file the load went round several times once: its sample in line order, not seq order", async () => {
+    const file = seededFile("rounds.log", 20_000, 23);
+    const size = readFileSync(file).length;
+    const sent = 100_000; // five passes of the file
+    const index = await generatorIndex(file, sent, 8000);
+    expect(index.lineCount).toBe(20_000);
+    const src = createEventSource({ fields, seed: 1, genId: 0, replayFile: file });
+    await src.load(0, sent);
+    const rows: StoredRow[] = Array.from({ length: sent }, (_, seq) => {
+      const v = src.values(seq);
+      return { gen: 0, seq, values: [v[0] as number, Buffer.from(v[1] as string)] };
+    });
+    await src.close();
+    const reader: StoredRowReader = {
+      rules: () => fields.map((f) => ({ name: f.name, readable: true, rule: "memory" })),
+      readRange: async () => { throw new Error("not in sample mode"); },
+      readSeqs: async () => { throw new Error("readSample is preferred"); },
+      readSample: async (wanted) => wanted.flatMap((w) => w.seqs.map((q) => rows[q]!)),
+    };
+    // about 400 sampled seqs a pass, ~10 KB apart in the file: nearer than a seek, so seq order reads every pass
+    const check = { fields, seed: 1, sent: [sent], stored: sent, limits: { all: 0, sample: 2000 }, replayFile: file };
+    const plain = await checkFidelity(reader, check);
+    const indexed = await checkFidelity(reader, { ...check, replayIndex: index });
+    for (const r of [plain, indexed]) expect(r).toMatchObject({ mode: "sample", rowsCompared: 2000, altered: 0 });
+    expect(plain.replay!.bytes).toBeGreaterThan(4 * size);
+    expect(indexed.replay!.bytes).toBeLessThan(1.2 * size);
+    // a line stored altered in one pass only is found there: the line order maps each sampled seq back to its own
+    const [victim] = [...rows].reverse().filter((r) => r.seq % 20_000 === 12_345);
+    victim!.values[1] = Buffer.from("not the line");
+    const sampled = new Set((await checkFidelity(reader, { ...check, limits: { all: 0, sample: sent } })).examples.map((e) => e.seq));
+    expect(sampled).toEqual(new Set([victim!.seq]));
+    const once = await checkFidelity(reader, { ...check, replayIndex: index, limits: { all: 0, sample: sent } });
+    expect(once).toMatchObject({ altered: 1, examples: [{ seq: victim!.seq, field: "msg" }] });
+    expect(once.replay!.bytes).toBeLessThan(1.2 * size);
   });
 
   it("leaves no file open once closed, the check of the index's last mark included", async () => {
