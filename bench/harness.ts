@@ -79,6 +79,9 @@ the machine named: verifier CPU at the sink and the harness's CPU during real ru
   --replay SIZE         a replay file of SIZE (e.g. 4GiB, made in $TMPDIR) streamed through generators (default off)
   --replay-through LIST pg-copy (into PostgreSQL), syslog (through syslog-ng into ClickHouse) or both (the default)
   --replay-stack NAME   stack of the replay (default local-2-cores)
+  --pg-settings LIST    PostgreSQL settings of the pg-copy replay's server, name=value comma-separated (postgresql.conf
+                        names), e.g. file_extend_method=write_zeros: with TMPDIR on a compressing btrfs, PostgreSQL's
+                        default (posix_fallocate) writes its table into preallocated extents, which btrfs never compresses
   --soak D              scenarios/soak.yaml for D (e.g. 1h) on --stack (default off)
   --results DIR         keep every run's results (run.json, series) in DIR (default: a temporary directory, removed)
   -h, --help            this text`;
@@ -94,6 +97,7 @@ const args = benchArgs({
   replay: { type: "string" },
   "replay-stack": { type: "string", default: "local-2-cores" },
   "replay-through": { type: "string", default: "pg-copy,syslog" },
+  "pg-settings": { type: "string" },
   soak: { type: "string" },
   results: { type: "string" },
 }, USAGE);
@@ -165,11 +169,15 @@ function generatorMemoryRow(figure: string, series: SeriesPoint[]): Row {
     basis: `the loadgen host's cgroup anonymous memory (memory.stat total_rss / anon), largest sample${quarterText(quarters(series, (p) => p.hosts.loadgen?.memoryAnonBytes))}; its working set, page cache of the file read included, up to ${mib(g.workingSet)}` };
 }
 
+/** `--pg-settings` as name → value (validated in main; the server refuses an unknown name or a bad value at start). */
+const pgSettings: Record<string, string> | null = args["pg-settings"] === undefined ? null
+  : Object.fromEntries(args["pg-settings"].split(",").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+
 /** The generator, collector and sink lines of a replay scenario, per `--replay-through` generator (see the file comment). */
 const REPLAY_THROUGH: Record<string, (lines: number, batch: number) => string[]> = {
   "pg-copy": (lines, batch) => [
     `generator: { pg-copy: { batch: ${batch}, connections: 1, rate: max, requests: ${lines / batch}, seed: 42 } }`,
-    "collector: none", 'sink: { postgres: { version: "18.4.0-beta.17" } }',
+    "collector: none", `sink: { postgres: { version: "18.4.0-beta.17"${pgSettings ? `, settings: ${JSON.stringify(pgSettings)}` : ""} } }`,
   ],
   // closed loop at syslog-ng's flow control; 10,000-line inserts so that ClickHouse 18.16 makes few parts
   syslog: (lines) => [
@@ -416,6 +424,10 @@ async function main(): Promise<void> {
   const through = args["replay-through"]!.split(",").filter(Boolean);
   const unknown = through.filter((g) => !(g in REPLAY_THROUGH));
   if (unknown.length || through.length === 0) bad(`--replay-through ${args["replay-through"]}: a list of ${Object.keys(REPLAY_THROUGH).join(", ")}`);
+  for (const kv of (args["pg-settings"] ?? "").split(",").filter(Boolean)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_.]*=[^=]+$/.test(kv)) bad(`--pg-settings ${args["pg-settings"]}: "${kv}" is not name=value (a postgresql.conf name)`);
+  }
+  if (args["pg-settings"] !== undefined && !through.includes("pg-copy")) bad("--pg-settings: the settings of the pg-copy replay's server; --replay-through has no pg-copy");
   let replayBytes: number | undefined;
   try {
     replayBytes = args.replay === undefined ? undefined : parseBytes(args.replay);

@@ -15,7 +15,9 @@
  *   `bom: true` prefixes the UTF-8 BOM (MSG-UTF8). Without a string field there is no MSG.
  */
 import { ByteWriter, checkRange, directTextOf, type EncodePathOption, PLACEHOLDER_SENT_AT_MS, put, stampBatch, type StampedBatch } from "./encoding.ts";
-import type { DirectText, EventRow, RowSource } from "./source.ts";
+import { MAX_REPLAY_LINE_BYTES } from "./replay-lines.ts";
+import { DEFAULT_STRING_SIZE, type DirectText, type EventRow, type RowSource } from "./source.ts";
+import { TRACKING_FIELDS, type EventField } from "./types.ts";
 
 export interface SyslogOptions extends EncodePathOption {
   /** 0..23, default 16 (local0) */
@@ -231,4 +233,28 @@ export class SyslogEncoder {
   stamp(batch: StampedBatch, sentAt: Date): void {
     stampBatch(batch, sentAt);
   }
+}
+
+/** Octets of a PARAM-VALUE that is not a string, at most: int64, a float's shortest form, an ISO 8601 time. */
+const SD_NUMBER_MAX = 32;
+
+/**
+ * The largest SYSLOG-MSG (without its frame's MSG-LEN) SyslogEncoder can make for `fields`, in octets: an upper
+ * bound, not an estimate. Header fields at RFC 5424 §6's maximum lengths (PRI 5, TIMESTAMP 32, HOSTNAME 255, APP-NAME
+ * 48, PROCID 128, MSGID 32), the SD element with every field but MSG at its largest, a string's value escaped
+ * throughout (§6.3.3, twice its size), and MSG at the larger of its size and a replayed line's cut
+ * (MAX_REPLAY_LINE_BYTES) with a BOM. Collectors take this as their message size limit (syslog-ng's `log-msg-size`,
+ * rsyslog's `maxMessageSize`), so that no frame a generator sends is refused for its size (syslog-ng closes a
+ * connection whose frame exceeds it, and every frame queued behind it on that connection is lost).
+ */
+export function maxSyslogMessageBytes(fields: readonly EventField[]): number {
+  const msg = fields.map((f) => f.type).lastIndexOf("string");
+  let bytes = 5 + 2 + 32 + 255 + 48 + 128 + 32 + 6; // <PRI>1, the header's fields, their separators
+  bytes += 2 + 32; // [SD-ID ... ]
+  for (const [i, f] of [...fields, ...TRACKING_FIELDS].entries()) {
+    if (i === msg) continue;
+    bytes += 1 + 32 + 3 + (f.type === "string" ? 2 * ((f as EventField).size ?? DEFAULT_STRING_SIZE) : SD_NUMBER_MAX); // SP name="value"
+  }
+  if (msg >= 0) bytes += 1 + 3 + Math.max(fields[msg]!.size ?? DEFAULT_STRING_SIZE, MAX_REPLAY_LINE_BYTES);
+  return bytes;
 }

@@ -4,6 +4,7 @@
  * dirs), the pin-mismatch check, real RFC 5424 frames from the syslog encoder sent over TCP, a poll for the stored
  * count, and the column-by-column check of the rows a collector wrote into PostgreSQL.
  */
+import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, expect } from "vitest";
 import { VerificationError } from "../../core/errors.ts";
+import { MAX_REPLAY_LINE_BYTES } from "../../core/events/replay-lines.ts";
 import { createEventSource, type EventSource } from "../../core/events/source.ts";
 import { SyslogEncoder } from "../../core/events/syslog.ts";
 import type { EventField } from "../../core/events/types.ts";
@@ -149,8 +151,9 @@ export async function expectRefusesPin(
  * RFC 6587 §3.4.1), stamped `sentAt`, over one TCP connection to 127.0.0.1:`port`, then close it.
  * @returns the event source, to compute what each stored row must hold
  */
-export async function sendSyslogFrames(port: number, o: { fields: EventField[]; seed: number; genId: number; count: number; sentAt: Date; procId?: string }): Promise<EventSource> {
-  const source = createEventSource({ fields: o.fields, seed: o.seed, genId: o.genId });
+export async function sendSyslogFrames(port: number, o: { fields: EventField[]; seed: number; genId: number; count: number; sentAt: Date; procId?: string; replayFile?: string }): Promise<EventSource> {
+  const source = createEventSource({ fields: o.fields, seed: o.seed, genId: o.genId, replayFile: o.replayFile });
+  await source.load(0, o.count);
   const encoder = new SyslogEncoder(source, o.procId === undefined ? {} : { procId: o.procId });
   const batch = encoder.encode(0, o.count);
   encoder.stamp(batch, o.sentAt);
@@ -158,6 +161,23 @@ export async function sendSyslogFrames(port: number, o: { fields: EventField[]; 
   await writeAll(socket, batch.payload);
   socket.end();
   return source;
+}
+
+/**
+ * A replay file (in a temp dir of `scope`) whose lines reach the generators' cut (MAX_REPLAY_LINE_BYTES): an ASCII
+ * line past it, a line of 3-byte characters that straddles it (cut at a character boundary), SD-like text with
+ * quotes, backslashes and brackets, and a short line. Seq k carries line k mod 4.
+ */
+export async function longLinesFile(scope: CollectorTestScope): Promise<string> {
+  const file = join(await scope.tmp(), "long-lines.log");
+  const lines = [
+    "a".repeat(MAX_REPLAY_LINE_BYTES + 5000),
+    "€".repeat(Math.ceil(MAX_REPLAY_LINE_BYTES / 3) + 10),
+    `[ib@32473 msg="quoted \\ back ] bracket"] ${"x".repeat(MAX_REPLAY_LINE_BYTES - 100)}`,
+    "short",
+  ];
+  await writeFile(file, lines.join("\n") + "\n");
+  return file;
 }
 
 /** Poll `count()` every 100 ms, at most 100 times, until it reaches `n`; the last count read. */
@@ -207,23 +227,34 @@ export async function expectSyslogRowsInPostgres(db: pg.Client, source: EventSou
  * A collector between real syslog frames and the embedded PostgreSQL on 127.0.0.1:`pgPort`: create the verifier's
  * table ib_events, start the collector with `start(host, downstream)` on a collector host (it must listen on
  * 127.0.0.1:`syslogPort`), send seqs 0..1999 of generator 3 (seed 7, sent_at 2026-01-02T03:04:05.678Z), wait until
- * all 2000 rows are stored (≤ 10 s), read the collector's claims, check every row (expectSyslogRowsInPostgres), then
+ * all 2000 rows are stored (≤ 10 s), read the collector's claims, check every row (expectSyslogRowsInPostgres; with
+ * `replayFile`, the last string field carries its lines and each stored line's length and MD5 are compared), then
  * stop the collector and check that its process is gone.
  * @returns the collector (stopped), its claims read once everything was stored, and the rows per transaction
  */
 export async function pipeIntoPostgres(
   scope: CollectorTestScope,
-  o: { pgPort: number; syslogPort: number; fields: EventField[]; start: (host: DirectHost, downstream: Downstream) => Promise<RunningComponent> },
+  o: { pgPort: number; syslogPort: number; fields: EventField[]; start: (host: DirectHost, downstream: Downstream) => Promise<RunningComponent>; replayFile?: string },
 ): Promise<{ collector: RunningComponent; stats: unknown; sizes: number[] }> {
   const count = 2000;
   const { testPg, db } = await scope.postgresTable(o.pgPort, "ib_events", o.fields);
   const collector = scope.keep(await o.start(await scope.host(), { sink: testPg.pg, params: { ...testPg.pg.params, table: "ib_events" }, fields: o.fields }));
   expect(collector.data).toEqual({ host: "127.0.0.1", port: o.syslogPort });
   const sentAt = new Date("2026-01-02T03:04:05.678Z");
-  const source = await sendSyslogFrames(o.syslogPort, { fields: o.fields, seed: 7, genId: 3, procId: "3", count, sentAt });
+  const source = await sendSyslogFrames(o.syslogPort, { fields: o.fields, seed: 7, genId: 3, procId: "3", count, sentAt, replayFile: o.replayFile });
   expect(await waitForCount(() => pgCount(db, "ib_events"), count)).toBe(count);
   const stats = await collector.stats!();
   const sizes = await expectSyslogRowsInPostgres(db, source, { fields: o.fields, genId: 3, sentAt, count });
+  if (o.replayFile) {
+    // every replayed line whole: its length and digest as the generator sent it
+    const msg = o.fields.map((f) => f.type).lastIndexOf("string");
+    const stored = await db.query<{ seq: string; len: number; md5: string }>("SELECT seq, octet_length(msg) AS len, md5(msg) AS md5 FROM ib_events ORDER BY seq");
+    expect(stored.rows.map((r) => ({ seq: Number(r.seq), len: r.len, md5: r.md5 }))).toEqual(Array.from({ length: count }, (_, seq) => {
+      const row = source.fill(seq);
+      const line = Buffer.from(row.bytes[msg]!.subarray(0, row.len[msg]!));
+      return { seq, len: line.length, md5: createHash("md5").update(line).digest("hex") };
+    }));
+  }
   await collector.stop();
   expect(() => process.kill(collector.pid!, 0)).toThrow();
   return { collector, stats, sizes };

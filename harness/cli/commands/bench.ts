@@ -31,7 +31,7 @@ interface BenchFlags {
 
 export const registerBench: CommandModule = (program, ctx) => {
   const cmd = program.command("bench")
-    .description("Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. Local stacks are provisioned per run (cgroups, network namespaces, tc); docker and azure stacks are deployed with Pulumi for their runs and destroyed after them. With several stacks (--stacks), print a comparison.")
+    .description("Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. Local stacks are provisioned per run (cgroups, network namespaces, tc); docker and azure stacks are deployed with Pulumi for their runs and destroyed after them. With several stacks (--stacks), print a comparison. To drive your own log lines instead of seeded text, give the scenario `source: { file: <path> }`: each line goes into the last string field, and the content check reads the sampled lines back from the file (scenarios/README.md, the `source` row).")
     .argument("<scenario>", "scenario file, e.g. scenarios/quickstart.yaml")
     .option("-s, --stack <name>", "one stack name (stacks/Pulumi.<name>.yaml), e.g. local-2-cores")
     .option("--stacks <names>", "several stack names, comma-separated, run in this order and compared, e.g. local-quarter-core,local-2-cores");

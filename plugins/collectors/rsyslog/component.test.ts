@@ -12,11 +12,13 @@ import {
 } from "./component.ts";
 import { syslogColumns } from "../../../core/events/syslog-columns.ts";
 import {
-  collectorTestScope, expectRefusesPin, pipeIntoPostgres, scenarioPlanning, RENDER_PG_SINK, syslogTestFields,
+  collectorTestScope, expectRefusesPin, longLinesFile, pipeIntoPostgres, scenarioPlanning, RENDER_PG_SINK, syslogTestFields,
 } from "../../../test/helpers/collector-test.ts";
 
 const PG_PORT = 5473;
 const SYSLOG_PORT = 5526;
+const PG_PORT_LONG = 5494;
+const SYSLOG_PORT_LONG = 5537;
 const FIELDS = syslogTestFields("Level");
 const SINK = RENDER_PG_SINK;
 
@@ -186,5 +188,13 @@ describe("rsyslog component: a real pipeline into PostgreSQL", () => {
     expect(Math.max(...sizes)).toBeLessThanOrEqual(500);
     expect(Math.max(...sizes)).toBeGreaterThan(1);
     expect(sizes.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("stores replayed lines at the generators' 64 KiB cut whole: maxMessageSize and imtcp's maxFrameSize are above the largest frame (maxSyslogMessageBytes)", async () => {
+    const { stats } = await pipeIntoPostgres(scope, {
+      pgPort: PG_PORT_LONG, syslogPort: SYSLOG_PORT_LONG, fields: FIELDS, replayFile: await longLinesFile(scope),
+      start: (host, downstream) => rsyslog.startLocal(host, rsyslogSchema.parse({ port: SYSLOG_PORT_LONG }), undefined, downstream),
+    });
+    expect(stats).toEqual({ received: 2000, written: 2000, dropped: 0, queued: 0 });
   });
 });

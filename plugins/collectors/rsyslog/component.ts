@@ -5,7 +5,9 @@
  * Pipeline rendered in RainerScript into <dataDir>/rsyslog/rsyslog.conf (rsyslog 8 docs: imtcp, mmpstrucdata,
  * ompgsql, impstats, "General Queue Parameters"):
  * - input: imtcp on `port` of every address of the host, `supportOctetCountedFraming="on"` (RFC 6587 §3.4.1, what
- *   the `syslog` generator sends), bound to ruleset r_ib whose only parser is rsyslog.rfc5424 (pmrfc5424);
+ *   the `syslog` generator sends), bound to ruleset r_ib whose only parser is rsyslog.rfc5424 (pmrfc5424); the global
+ *   `maxMessageSize` and imtcp's `maxFrameSize` are above the largest message the generator can send for the
+ *   scenario's fields (core/events/syslog.ts maxSyslogMessageBytes), so no message is truncated for its size;
  * - mmpstrucdata (`sd_name.lowercase="off"`) parses the SD element `[ib@32473 ...]` into `$!rfc5424-sd!<sdId>!<name>`;
  * - action a_sink: ompgsql into the sink's DATA address (the shaped link) with a list template (option.stdsql)
  *   that renders one `INSERT INTO <table> (...) VALUES (NULLIF('<v>','')::<type>, ...)` per message, columns as
@@ -37,6 +39,7 @@ import { promisify } from "node:util";
 import { z } from "zod";
 import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
+import { maxSyslogMessageBytes } from "../../../core/events/syslog.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import { PG_TYPES } from "../../sinks/postgres/verifier.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
@@ -172,12 +175,15 @@ export function renderRsyslogConfig(input: RenderInput): string {
   }
   const te = config["queue.timeoutEnqueue"];
   const template = insertTemplate(input.sink.params.table ?? "ib_events", input.fields, input.sdId);
+  // every frame a generator can send, whole: a longer message is truncated (maxMessageSize), a longer octet-counted
+  // frame switches imtcp to octet stuffing (maxFrameSize, default 200000; with MSG-LEN's digits)
+  const maxMessage = Math.max(65_536, maxSyslogMessageBytes(input.fields));
   return `# Rendered by ingestbench (plugins/collectors/rsyslog/component.ts). RFC 5424 over TCP (octet counting) -> ompgsql.
-global(workDirectory=${str(join(input.dir, "work"))} processInternalMessages="on" maxMessageSize="64k")
+global(workDirectory=${str(join(input.dir, "work"))} processInternalMessages="on" maxMessageSize="${maxMessage}")
 main_queue(queue.timeoutEnqueue="${te}")
 
 module(load="impstats" interval="${STATS_INTERVAL_S}" format="json" resetCounters="off" log.syslog="off" log.file=${str(impstatsFile(input.dir))})
-module(load="imtcp" maxSessions="${MAX_SESSIONS}")
+module(load="imtcp" maxSessions="${MAX_SESSIONS}" maxFrameSize="${Math.max(200_000, maxMessage + 16)}")
 module(load="mmpstrucdata")
 module(load="ompgsql")
 

@@ -16,11 +16,13 @@ import {
   SYSLOG_NG_PIN, syslogNg, syslogNgSchema,
 } from "./component.ts";
 import {
-  collectorTestScope, expectRefusesPin, pipeIntoPostgres, scenarioPlanning, RENDER_PG_SINK, sendSyslogFrames, syslogTestFields, waitForCount,
+  collectorTestScope, expectRefusesPin, longLinesFile, pipeIntoPostgres, scenarioPlanning, RENDER_PG_SINK, sendSyslogFrames, syslogTestFields, waitForCount,
 } from "../../../test/helpers/collector-test.ts";
 
 const PG_PORT = 5463;
 const SYSLOG_PORT = 5516;
+const PG_PORT_LONG = 5493;
+const SYSLOG_PORT_LONG = 5536;
 const FIELDS = syslogTestFields("level");
 const SINK = RENDER_PG_SINK;
 
@@ -159,6 +161,14 @@ describe("syslog-ng component: a real pipeline into PostgreSQL", () => {
     // explicit-commits: one transaction (one xmin) per batch of at most batch-lines rows
     expect(Math.max(...sizes)).toBeLessThanOrEqual(500);
     expect(sizes.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("stores replayed lines at the generators' 64 KiB cut whole: log-msg-size is above the largest frame (maxSyslogMessageBytes)", async () => {
+    const { stats } = await pipeIntoPostgres(scope, {
+      pgPort: PG_PORT_LONG, syslogPort: SYSLOG_PORT_LONG, fields: FIELDS, replayFile: await longLinesFile(scope),
+      start: (host, downstream) => syslogNg.startLocal(host, syslogNgSchema.parse({ port: SYSLOG_PORT_LONG }), undefined, downstream),
+    });
+    expect(stats).toMatchObject({ received: 2000, written: 2000, dropped: 0 });
   });
 });
 

@@ -6,7 +6,9 @@
  * what differs):
  * - source: syslog(transport("tcp")) on `port` of every address of the host: RFC 5424 messages in RFC 6587
  *   octet-counting frames (what the `syslog` generator sends), with flow control, so that a full queue pushes back
- *   on the sender over TCP instead of dropping;
+ *   on the sender over TCP instead of dropping; the global `log-msg-size()` is above the largest message the generator
+ *   can send for the scenario's fields (core/events/syslog.ts maxSyslogMessageBytes; never below the default 65536),
+ *   since a longer frame closes its connection and what queued behind it is lost;
  * - columns: the scenario's fields, then gen, seq, sent_at, found where the syslog encoder puts them
  *   (core/events/syslog-columns.ts): the last string field is MSG (`${MESSAGE}`), the others PARAMs of `[ib@32473 ...]`;
  * - destination into the sink's DATA address (the shaped link), into the table the verifier created:
@@ -38,7 +40,7 @@ import { promisify } from "node:util";
 import { z } from "zod";
 import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
-import { SYSLOG_SD_ID } from "../../../core/events/syslog.ts";
+import { maxSyslogMessageBytes, SYSLOG_SD_ID } from "../../../core/events/syslog.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
 import { listeningCollector, matchesVersionPrefix, probeVersion, startListeningDaemon } from "../../../core/process.ts";
@@ -418,9 +420,11 @@ export function renderSyslogNgConfig(input: RenderInput): string {
   // with its own load, the syslog() source stays (no sender: readiness is a TCP connect to it) beside the generator
   const generator = selfLoad ? `\n${exampleMsgGeneratorSource(input, cols, fifo)}` : "";
   const what = selfLoad ? "example-msg-generator() (syslog-ng's own load; the syslog() source has no sender)" : "RFC 5424 over TCP (octet counting)";
+  // never below syslog-ng's default (65536): a frame above it closes its connection, losing what queued behind it
+  const logMsgSize = Math.max(65_536, maxSyslogMessageBytes(input.fields));
   return `@version: ${SYSLOG_NG_PIN}
 # Rendered by ingestbench (plugins/collectors/syslog-ng/component.ts). ${what} -> ${d.driver}() into ${sink.name}.
-options { threaded(yes); use-dns(no); use-fqdn(no); dns-cache(no); keep-hostname(yes); chain-hostnames(no); stats-level(1); stats-freq(0); };
+options { threaded(yes); use-dns(no); use-fqdn(no); dns-cache(no); keep-hostname(yes); chain-hostnames(no); stats-level(1); stats-freq(0); log-msg-size(${logMsgSize}); };
 
 source s_ib {
   syslog(transport("tcp") ip("0.0.0.0") port(${config.port}) max-connections(${MAX_CONNECTIONS}) log-iw-size(${fifo}));

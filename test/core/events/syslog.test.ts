@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { rowSourceOf } from "../../../core/events/encoding.ts";
-import { SyslogEncoder } from "../../../core/events/syslog.ts";
+import { MAX_REPLAY_LINE_BYTES } from "../../../core/events/replay-lines.ts";
+import { maxSyslogMessageBytes, SyslogEncoder } from "../../../core/events/syslog.ts";
 import type { EventField } from "../../../core/events/types.ts";
 
 const TS = new Date(Date.UTC(2024, 10, 7, 0, 0, 1, 234));
@@ -67,5 +68,31 @@ describe("syslog encoder (byte-level vectors from the published spec: RFC 5424 m
     expect(() => new SyslogEncoder(src, { msgId: "x".repeat(33) })).toThrow(/MSGID/);
     expect(() => new SyslogEncoder(src, { facility: 24 })).toThrow(/facility/);
     expect(() => new SyslogEncoder(rowSourceOf([{ name: "a=b", type: "int" }], [[1]]))).toThrow(/PARAM-NAME/);
+  });
+});
+
+describe("maxSyslogMessageBytes: the collectors' message size limit (core/events/syslog.ts)", () => {
+  it("bounds the largest message the encoder makes: header fields at RFC 5424's maxima, every SD value escaped, MSG at the replay cut with a BOM", () => {
+    const fields: EventField[] = [
+      { name: "ts", type: "timestamp" },
+      { name: "a_field_name_of_thirty_two_bytes", type: "string", size: 300 },
+      { name: "n", type: "int" },
+      { name: "x", type: "float" },
+      { name: "ok", type: "bool" },
+      { name: "msg", type: "string", size: 10 },
+    ];
+    const worst = [new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999)), '"]\\'.repeat(100), Number.MIN_SAFE_INTEGER, -1.2345678901234567e-300, false, "é".repeat(MAX_REPLAY_LINE_BYTES / 2)];
+    const enc = new SyslogEncoder(rowSourceOf(fields, [worst], 2 ** 31, Number.MAX_SAFE_INTEGER), {
+      facility: 23, severity: 7, hostname: "h".repeat(255), appName: "a".repeat(48), procId: "p".repeat(128), msgId: "m".repeat(32), bom: true,
+    });
+    const b = enc.encode(Number.MAX_SAFE_INTEGER, 1);
+    enc.stamp(b, new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999)));
+    const [message] = frames(b.payload);
+    const bound = maxSyslogMessageBytes(fields);
+    expect(message!.length).toBeGreaterThan(MAX_REPLAY_LINE_BYTES + 600 + 255);
+    expect(message!.length).toBeLessThanOrEqual(bound);
+    expect(bound - message!.length).toBeLessThan(1000); // a bound, not a guess: within a few names' and numbers' slack
+    // the syslog-ng and rsyslog limits follow it: a 64 KiB string field in SD as well as a replayed MSG
+    expect(maxSyslogMessageBytes([...fields.slice(0, 5), { name: "big", type: "string", size: 65_536 }, fields[5]!])).toBeGreaterThanOrEqual(bound + 2 * 65_536);
   });
 });
