@@ -12,7 +12,9 @@
  * - lost = accepted − (distinct in range − rejectedStored); missingRanges = the first MAX_MISSING_RANGES maximal runs
  *   of seqs neither stored nor rejected, by gen then from (the gaps-and-islands query's answer).
  *
- * Memory: one bit per sent seq (Uint32Array per generator: 300M seqs ≈ 36 MB), plus the distinct unexpected pairs in
+ * Memory: one bit per sent seq, in chunks (SeqBits) allocated when a first seq of theirs is stored and freed once all
+ * of theirs are: a table read in the order it was written keeps a few chunks alive (whole, 322M seqs took 40 MB of
+ * the harness's memory after a 60 GiB replay); rows in random order keep them all. Plus the distinct unexpected pairs in
  * a Set of at most `unexpectedLimit` keys. Unexpected pairs are not bounded by what was sent; past the limit the Set
  * is dropped and `unexpectedDistinct` is null: the caller then counts `distinct` at the sink (the PostgreSQL verifier
  * runs its reference SQL DISTINCT count in the same snapshot) and passes it to result(). Every other figure stays exact.
@@ -40,26 +42,81 @@ function popcount(x: number): number {
   return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
 }
 
+/** Seqs per chunk of SeqBits (128 KiB of bits). */
+const CHUNK_BITS = 2 ** 20;
+const CHUNK_WORDS = CHUNK_BITS / 32;
+
+/**
+ * A bit per seq 0..n-1 in chunks of CHUNK_BITS: a chunk is allocated when a first bit of its is set, and replaced by
+ * "full" once every one of its bits (below n) is set, so that bits set in about ascending order hold a few chunks.
+ */
+export class SeqBits {
+  private readonly chunks: Array<Uint32Array | null | "full">;
+  private readonly counts: Float64Array;
+  /** the last chunk that became full, kept to be the next one allocated (not left to the garbage collector) */
+  private spare: Uint32Array | null = null;
+
+  constructor(readonly n: number) {
+    const chunks = Math.ceil(n / CHUNK_BITS);
+    this.chunks = new Array<Uint32Array | null>(chunks).fill(null);
+    this.counts = new Float64Array(chunks);
+  }
+
+  /** Set bit `i` (0 ≤ i < n, an integer); true when it was not set before. */
+  set(i: number): boolean {
+    const c = Math.floor(i / CHUNK_BITS);
+    let chunk = this.chunks[c]!;
+    if (chunk === "full") return false;
+    if (chunk === null) {
+      chunk = this.chunks[c] = this.spare?.fill(0) ?? new Uint32Array(CHUNK_WORDS);
+      this.spare = null;
+    }
+    const off = i - c * CHUNK_BITS;
+    const w = off >>> 5;
+    const m = 1 << (off & 31);
+    if ((chunk[w]! & m) !== 0) return false;
+    chunk[w] = chunk[w]! | m;
+    if (++this.counts[c]! === Math.min(CHUNK_BITS, this.n - c * CHUNK_BITS)) {
+      this.chunks[c] = "full";
+      this.spare = chunk;
+    }
+    return true;
+  }
+
+  /** Bits 32w..32w+31 as an unsigned word (bits at or past n are 0, or 1 in a full last chunk). */
+  word(w: number): number {
+    const c = Math.floor(w / CHUNK_WORDS);
+    const chunk = this.chunks[c];
+    if (chunk === "full") return 0xffffffff;
+    return chunk ? chunk[w - c * CHUNK_WORDS]! : 0;
+  }
+
+  /** Chunks allocated and not yet full (each CHUNK_BITS / 8 bytes). */
+  get liveChunks(): number {
+    return this.chunks.filter((c) => c !== null && c !== "full").length;
+  }
+}
+
 /** Set bits of `bits` at indexes a..b inclusive. */
-function countBits(bits: Uint32Array, a: number, b: number): number {
+function countBits(bits: SeqBits, a: number, b: number): number {
   let n = 0;
   for (let i = a; i <= b;) {
     const w = Math.floor(i / 32);
     const lo = i % 32;
     const hi = Math.min(31, lo + (b - i));
     const mask = hi - lo === 31 ? 0xffffffff : ((1 << (hi - lo + 1)) - 1) << lo;
-    n += popcount(bits[w]! & mask);
+    n += popcount(bits.word(w) & mask);
     i += hi - lo + 1;
   }
   return n;
 }
 
 /** The first index ≥ `from` and < `n` whose bit is `value` (1 or 0), or `n`. */
-function nextBit(bits: Uint32Array, from: number, n: number, value: 0 | 1): number {
+function nextBit(bits: SeqBits, from: number, n: number, value: 0 | 1): number {
   let i = from;
   while (i < n) {
     const w = Math.floor(i / 32);
-    const word = (value === 1 ? bits[w]! : ~bits[w]!) >>> (i % 32);
+    const word = (value === 1 ? bits.word(w) : ~bits.word(w)) >>> (i % 32);
     if (word !== 0) return Math.min(n, i + (31 - Math.clz32(word & -word)));
     i = (w + 1) * 32;
   }
@@ -71,7 +128,7 @@ function nextBit(bits: Uint32Array, from: number, n: number, value: 0 | 1): numb
  * `completion()` (what is missing).
  */
 export class LedgerScan {
-  private readonly bits: Uint32Array[];
+  private readonly bits: SeqBits[];
   private readonly ranges: Array<Array<[number, number]>>;
   private readonly unexpectedPairs = new Set<string>();
   private stored = 0;
@@ -89,7 +146,7 @@ export class LedgerScan {
   constructor(private readonly sent: readonly number[], rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>, private readonly genBase = 0, private readonly unexpectedLimit = UNEXPECTED_DISTINCT_LIMIT) {
     if (sent.length > GEN_STRIDE) throw new RangeError(`${sent.length} generators: a run has at most ${GEN_STRIDE} (core/ledger.ts)`);
     for (const n of sent) if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`bad sent count ${n}`);
-    this.bits = sent.map((n) => new Uint32Array(Math.ceil(n / 32)));
+    this.bits = sent.map((n) => new SeqBits(n));
     this.ranges = sent.map((n, g) => normalizeRanges(rejected[g] ?? [], n));
   }
 
@@ -109,12 +166,7 @@ export class LedgerScan {
     // a bigint seq is in range only when it is a safe integer (sent counts are)
     const s = typeof seq === "number" ? seq : typeof seq === "bigint" ? safeInteger(seq) : null;
     if (bits !== undefined && s !== null && s >= 0 && s < this.sent[g]! && Number.isInteger(s)) {
-      const w = Math.floor(s / 32);
-      const m = 1 << (s & 31);
-      if ((bits[w]! & m) === 0) {
-        bits[w] = bits[w]! | m;
-        this.inRange++;
-      }
+      if (bits.set(s)) this.inRange++;
       return;
     }
     this.unexpected++;

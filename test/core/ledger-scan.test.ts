@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { GEN_STRIDE, MAX_MISSING_RANGES } from "../../core/ledger.ts";
-import { LedgerScan, type ScanValue } from "../../core/ledger-scan.ts";
+import { LedgerScan, SeqBits, type ScanValue } from "../../core/ledger-scan.ts";
 import type { Ledger } from "../../core/verifier.ts";
 
 type Row = [number | null, ScanValue];
@@ -95,6 +95,27 @@ describe("LedgerScan: one pass over stored (gen, seq) pairs equals the ledger's 
     // gen 0: 0; 31..39 and 71..95 around the rejected 40..70; 10005, 20005, …; 99_990.. rejected (none lost)
     expect(l.missingRanges).toEqual([[0, 0, 0], [0, 5, 5], [0, 31, 39], [0, 71, 95], ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((k) => [0, k * 10_000 + 5, k * 10_000 + 5]), [1, 31, 32]]);
     expect(l).toMatchObject({ sent: 100_064, rejected: 41, lost: 1 + 1 + 9 + 25 + 9 + 2, rejectedStored: 10, stored: 100_000 - 1 - 10 - 65 + 62 });
+  });
+
+  it("keeps its bits in chunks: a chunk every seq of which is stored is freed, and gaps, rejected ranges and full chunks meet across chunk edges", () => {
+    const C = 2 ** 20; // SeqBits' chunk
+    const n = 3 * C + 5;
+    // in seq order, the full chunks are freed as the pass goes: one chunk is alive at a time
+    const bits = new SeqBits(n);
+    let most = 0;
+    for (let s = 0; s < n; s++) {
+      expect(bits.set(s)).toBe(true);
+      if (s % 4096 === 0) most = Math.max(most, bits.liveChunks);
+    }
+    expect([most, bits.liveChunks, bits.set(C + 17), bits.set(n - 1)]).toEqual([1, 0, false, false]);
+    // a scan with gaps on both sides of each chunk edge, a rejected range across one and a chunk stored whole
+    const gaps = new Set([0, C - 1, C, 2 * C - 2, 3 * C, n - 1]); // chunk 2 (2C..3C-1) stored whole
+    const scan = new LedgerScan([n], [[[C - 5, C + 5]]]);
+    for (let s = n - 1; s >= 0; s--) if (!gaps.has(s)) scan.add(0, s); // descending, for once
+    scan.add(0, 2 * C + 3); // a copy, in a full chunk
+    const l = scan.result();
+    expect(l.missingRanges).toEqual([[0, 0, 0], [0, 2 * C - 2, 2 * C - 2], [0, 3 * C, 3 * C], [0, n - 1, n - 1]]);
+    expect(l).toMatchObject({ sent: n, rejected: 11, rejectedStored: 9, lost: 4, stored: n - 6 + 1, distinct: n - 6, duplicated: 1 });
   });
 
   it("refuses more generators than a run's id space holds, and bad sent counts", () => {

@@ -98,6 +98,26 @@ describe("PostgreSQL stored-row reader (plugins/sinks/postgres/rows.ts)", () => 
   });
 });
 
+describe("the sample's locator (./rows.ts SampleLocator)", () => {
+  it("reports exactly the wanted seqs' copies, not their neighbours in the same block, other gens or seqs past the last, up to MAX_SEQ", async () => {
+    const B = SampleLocator.BLOCK_SEQS;
+    const wanted = [{ gen: 4, seqs: [0, B - 1, 5 * B + 7, 300_000_000, SampleLocator.MAX_SEQ - 1] }, { gen: 5, seqs: [] }];
+    const locator = new SampleLocator(wanted);
+    let tid = 0;
+    const pass = [0, 1, B - 2, B - 1, B, 5 * B + 6, 5 * B + 7, 5 * B + 7, 299_999_999, 300_000_000, SampleLocator.MAX_SEQ - 1, SampleLocator.MAX_SEQ, 2 ** 40];
+    for (const seq of pass) locator.see(4, seq, tid++);
+    for (const seq of [0, B - 1]) locator.see(5, seq, tid++);
+    locator.see(6, 0, tid++);
+    locator.finish(true);
+    const keys = new Set(wanted[0]!.seqs.map((q) => `4:${q}`));
+    const { ctids, ended, next } = await locator.copies(0, 0, keys);
+    expect(ended).toBe(true);
+    expect(next).toBe(6); // only wanted copies were kept
+    // tids 0, 3, 6, 7 (a second copy), 9, 10: (block 0, offset tid)
+    expect(ctids).toEqual([0, 3, 6, 7, 9, 10].map((t) => `(0,${t})`));
+  });
+});
+
 describe("a located sample is fetched close behind the ledger's pass (./rows.ts fetchLocated)", () => {
   it("in batches of at least 256 copies as the pass finds them, the rest once it ends, every row once", async () => {
     const wanted = [{ gen: 1, seqs: Array.from({ length: 1000 }, (_, i) => i * 2) }];
