@@ -427,6 +427,8 @@ async function main(): Promise<void> {
   for (const kv of (args["pg-settings"] ?? "").split(",").filter(Boolean)) {
     if (!/^[A-Za-z_][A-Za-z0-9_.]*=[^=]+$/.test(kv)) bad(`--pg-settings ${args["pg-settings"]}: "${kv}" is not name=value (a postgresql.conf name)`);
   }
+  if (args["pg-settings"] !== undefined && args.replay === undefined) bad("--pg-settings: the settings of the pg-copy replay's server; give --replay SIZE");
+  if (args.results !== undefined && (args.results === "" || (existsSync(args.results) && !statSync(args.results).isDirectory()))) bad(`--results ${args.results}: not a directory`);
   if (args["pg-settings"] !== undefined && !through.includes("pg-copy")) bad("--pg-settings: the settings of the pg-copy replay's server; --replay-through has no pg-copy");
   let replayBytes: number | undefined;
   try {

@@ -34,8 +34,10 @@ describe("bench script flags", () => {
       ["harness.ts", ["--replay-stack", "nosuch"], /^bench:harness: --replay-stack nosuch: no stacks\/Pulumi\.nosuch\.yaml/],
       ["harness.ts", ["--replay", "4XB"], /^bench:harness: --replay 4XB: "4XB" is not a size/],
       ["harness.ts", ["--replay-through", "foo"], /^bench:harness: --replay-through foo: a list of pg-copy, syslog/],
-      ["harness.ts", ["--pg-settings", "file_extend_method"], /^bench:harness: --pg-settings file_extend_method: "file_extend_method" is not name=value/],
-      ["harness.ts", ["--replay-through", "syslog", "--pg-settings", "a=b"], /^bench:harness: --pg-settings: the settings of the pg-copy replay's server; --replay-through has no pg-copy/],
+      ["harness.ts", ["--replay", "1GiB", "--pg-settings", "file_extend_method"], /^bench:harness: --pg-settings file_extend_method: "file_extend_method" is not name=value/],
+      ["harness.ts", ["--pg-settings", "a=b"], /^bench:harness: --pg-settings: the settings of the pg-copy replay's server; give --replay SIZE/],
+      ["harness.ts", ["--results", "/etc/passwd"], /^bench:harness: --results \/etc\/passwd: not a directory/],
+      ["harness.ts", ["--replay", "1GiB", "--replay-through", "syslog", "--pg-settings", "a=b"], /^bench:harness: --pg-settings: the settings of the pg-copy replay's server; --replay-through has no pg-copy/],
     ];
     for (const [script, args, message] of cases) {
       const r = run(script, ...args);

@@ -166,7 +166,7 @@ export async function sendSyslogFrames(port: number, o: { fields: EventField[]; 
 /**
  * A replay file (in a temp dir of `scope`) whose lines reach the generators' cut (MAX_REPLAY_LINE_BYTES): an ASCII
  * line past it, a line of 3-byte characters that straddles it (cut at a character boundary), SD-like text with
- * quotes, backslashes and brackets, and a short line. Seq k carries line k mod 4.
+ * quotes, backslashes and brackets, and a short line with a TAB. Seq k carries line k mod 4.
  */
 export async function longLinesFile(scope: CollectorTestScope): Promise<string> {
   const file = join(await scope.tmp(), "long-lines.log");
@@ -174,7 +174,7 @@ export async function longLinesFile(scope: CollectorTestScope): Promise<string> 
     "a".repeat(MAX_REPLAY_LINE_BYTES + 5000),
     "€".repeat(Math.ceil(MAX_REPLAY_LINE_BYTES / 3) + 10),
     `[ib@32473 msg="quoted \\ back ] bracket"] ${"x".repeat(MAX_REPLAY_LINE_BYTES - 100)}`,
-    "short",
+    "short\twith a TAB",
   ];
   await writeFile(file, lines.join("\n") + "\n");
   return file;

@@ -17,7 +17,8 @@
  *
  * Scenario parameters are spelled as rsyslog spells them and set the action queue of a_sink: queue.type,
  * queue.size, queue.dequeueBatchSize, queue.workerThreads (each worker has its own PostgreSQL connection),
- * queue.timeoutEnqueue, and action.resumeRetryCount. queue.timeoutEnqueue is also set on the main queue: with
+ * queue.timeoutEnqueue, and action.resumeRetryCount; and the global parser.escapeControlCharactersOnReceive (rsyslog's
+ * default "on" stores a TAB as #011: with real log lines the content check then reports them altered, as they are). queue.timeoutEnqueue is also set on the main queue: with
  * the default (1 h) a full action queue blocks the main queue, which blocks imtcp, which pushes back on the sender
  * over TCP, instead of discarding messages after rsyslog's own default timeout (the "dropped" claim counts those).
  *
@@ -80,6 +81,11 @@ export const rsyslogSchema = z
     "queue.timeoutEnqueue": z.number().int().min(0).max(2_147_483_647).default(3_600_000),
     /** retries of a suspended action before its messages are discarded; -1 = forever */
     "action.resumeRetryCount": z.number().int().min(-1).max(1_000_000).default(-1),
+    /**
+     * rsyslog's global parser.escapeControlCharactersOnReceive: "on" (its default) stores a control character such as a
+     * TAB as #011, which the content check reports as altered; "off" keeps the bytes as sent
+     */
+    "parser.escapeControlCharactersOnReceive": z.enum(["on", "off"]).default("on"),
     /** TCP port of the imtcp input on the host's addresses */
     port: z.number().int().min(1).max(65535).default(5514),
   })
@@ -179,7 +185,8 @@ export function renderRsyslogConfig(input: RenderInput): string {
   // frame switches imtcp to octet stuffing (maxFrameSize, default 200000; with MSG-LEN's digits)
   const maxMessage = Math.max(65_536, maxSyslogMessageBytes(input.fields));
   return `# Rendered by ingestbench (plugins/collectors/rsyslog/component.ts). RFC 5424 over TCP (octet counting) -> ompgsql.
-global(workDirectory=${str(join(input.dir, "work"))} processInternalMessages="on" maxMessageSize="${maxMessage}")
+global(workDirectory=${str(join(input.dir, "work"))} processInternalMessages="on" maxMessageSize="${maxMessage}"
+       parser.escapeControlCharactersOnReceive="${config["parser.escapeControlCharactersOnReceive"]}")
 main_queue(queue.timeoutEnqueue="${te}")
 
 module(load="impstats" interval="${STATS_INTERVAL_S}" format="json" resetCounters="off" log.syslog="off" log.file=${str(impstatsFile(input.dir))})
