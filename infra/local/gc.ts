@@ -27,7 +27,7 @@ import { ProvisioningError } from "../../core/errors.ts";
 import { CGROUP_PARENT, controllerRoots, detectCgroupLayout, removeCgroupRunDir } from "./cgroup.ts";
 import { listNetns, NETNS_PREFIX, removeNetns, removeRootLinks } from "./netns.ts";
 import {
-  isOwnerAlive, listMountPoints, ownersDir, readOwnerMarkers, readRegistry, registryDir, registryPath, removeOwnerMarker, removeRunResources,
+  isOwnerAlive, listMountPoints, ownersDir, readOwnerMarker, readOwnerMarkers, readRegistry, registryDir, registryPath, removeOwnerMarker, removeRunResources,
   unmountIfMounted, type RunRegistry,
 } from "./platform.ts";
 
@@ -50,6 +50,11 @@ export interface CollectOptions {
   graceMs?: number;
   /** remove nothing: report what would be removed (see the module doc); default false */
   dryRun?: boolean;
+  /**
+   * Awaited after the live runs are read and before leftovers are listed by name: the gap in which a run may start
+   * (tests start one there to show it is spared).
+   */
+  beforeSweep?: () => Promise<void>;
 }
 
 /**
@@ -186,21 +191,36 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
   if (!opts.includeLive) for (const m of markers) if (isOwnerAlive(m)) live.add(m.runId);
   if (!opts.includeLive) for (const runId of await runsOwnedElsewhere(opts.cgroupRoot)) live.add(runId);
   report.live = [...live];
-  const ownerless = (runId: string) => !live.has(runId);
+  await opts.beforeSweep?.();
+  // A leftover found by name is asked about again once it has been listed: a run writes its owner marker and its
+  // registry before it creates anything (platform.ts), so a run that started after `live` was read has them by now.
+  // Without this a gc beside a starting run removed the run's namespaces and links under it.
+  const ownerless = async (runId: string): Promise<boolean> => {
+    if (live.has(runId)) return false;
+    if (opts.includeLive) return true;
+    for (const owner of [await readOwnerMarker(runId), await readRegistry(registryPath(runId))]) {
+      if (owner && isOwnerAlive(owner)) {
+        live.add(runId);
+        report.live.push(runId);
+        return false;
+      }
+    }
+    return true;
+  };
 
   // 2a. Namespaces by name.
   await attempt("listing namespaces", async () => {
     const re = new RegExp(`^${NETNS_PREFIX}(${RUN_ID})-`);
     for (const ns of await listNetns()) {
       const runId = re.exec(ns)?.[1];
-      if (runId === undefined || !ownerless(runId)) continue;
+      if (runId === undefined || !(await ownerless(runId))) continue;
       await attempt(`removing netns ${ns}`, async () => {
         if (dry || (await removeNetns(ns, graceOpts))) report.netns.push(ns);
       });
     }
   });
 
-  if (!dry) await attempt("removing root-side links", async () => void (await removeRootLinks(undefined, (id) => !ownerless(id))));
+  if (!dry) await attempt("removing root-side links", async () => void (await removeRootLinks(undefined, async (id) => !(await ownerless(id)))));
 
   // 2b. Cgroup run directories.
   await attempt("sweeping cgroups", async () => {
@@ -216,7 +236,7 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
         throw err;
       }
       for (const runId of runs) {
-        if (!new RegExp(`^${RUN_ID}$`).test(runId) || !ownerless(runId)) continue;
+        if (!new RegExp(`^${RUN_ID}$`).test(runId) || !(await ownerless(runId))) continue;
         await attempt(`removing cgroup ${path.join(parent, runId)}`, async () => {
           const runDir = path.join(parent, runId);
           report.cgroups.push(...(dry ? [...(await subdirs(runDir)), runDir] : await removeCgroupRunDir(runDir, layout.version as "v1" | "v2", graceOpts)));
@@ -230,7 +250,7 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
     const re = new RegExp(`^ingestbench-(${RUN_ID})$`);
     for (const entry of await fs.readdir(tmpRoot, { withFileTypes: true })) {
       const runId = re.exec(entry.name)?.[1];
-      if (runId === undefined || !entry.isDirectory() || !ownerless(runId)) continue;
+      if (runId === undefined || !entry.isDirectory() || !(await ownerless(runId))) continue;
       const dir = path.join(tmpRoot, entry.name);
       await attempt(`removing ${dir}`, async () => {
         const st = await fs.stat(dir);

@@ -617,16 +617,16 @@ export async function removeNetns(name: string, opts: { graceMs?: number } = {})
 /**
  * Delete the root-namespace ends of a run's control links (`ib<runId>c<i>`; all runs' when runId is undefined,
  * then `keep` run ids are spared). Deleting a veth end deletes its peer at once, whereas a deleted namespace's
- * interfaces are destroyed asynchronously by the kernel, so this makes removal immediate. Idempotent; returns
- * the interfaces removed.
+ * interfaces are destroyed asynchronously by the kernel, so this makes removal immediate. `keep` is asked after
+ * the links are listed. Idempotent; returns the interfaces removed.
  */
-export async function removeRootLinks(runId?: string, keep: (runId: string) => boolean = () => false): Promise<string[]> {
+export async function removeRootLinks(runId?: string, keep: (runId: string) => boolean | Promise<boolean> = () => false): Promise<string[]> {
   const links = JSON.parse(await run("ip", ["-j", "link", "show"])) as Array<{ ifname: string }>;
   const re = new RegExp(`^ib(${runId ?? "[0-9a-f]{6}"})c\\d+$`);
   const removed: string[] = [];
   for (const { ifname } of links) {
     const id = re.exec(ifname)?.[1];
-    if (id === undefined || keep(id)) continue;
+    if (id === undefined || (await keep(id))) continue;
     const r = await execa("ip", ["link", "del", ifname], { reject: false }); // may vanish with its namespace meanwhile: "Cannot find device" or "RTNETLINK answers: No such device"
     if (r.exitCode === 0) removed.push(ifname);
     else if (!/Cannot find device|No such device/.test(r.stderr)) throw new ProvisioningError("E_NETNS_LINK", `ip link del ${ifname}: ${r.stderr}`);

@@ -100,18 +100,24 @@ export function writeOwnerMarker(m: OwnerMarker): void {
   renameSync(tmp, file);
 }
 
+/** The owner marker of run `runId`; undefined when there is none (or it is unreadable or malformed). */
+export async function readOwnerMarker(runId: string): Promise<OwnerMarker | undefined> {
+  try {
+    const m = JSON.parse(await fs.readFile(path.join(ownersDir(), runId), "utf8")) as { ownerPid?: unknown; ownerStartTicks?: unknown };
+    if (typeof m.ownerPid !== "number") return undefined;
+    return { runId, ownerPid: m.ownerPid, ...(typeof m.ownerStartTicks === "number" ? { ownerStartTicks: m.ownerStartTicks } : {}) };
+  } catch {
+    return undefined; // removed meanwhile, or half-written by a killed owner
+  }
+}
+
 /** Every owner marker on the machine (unreadable or malformed ones are skipped). */
 export async function readOwnerMarkers(): Promise<OwnerMarker[]> {
   const out: OwnerMarker[] = [];
   for (const name of await fs.readdir(ownersDir()).catch(() => [] as string[])) {
     if (!/^[0-9a-f]{6}$/.test(name)) continue;
-    try {
-      const m = JSON.parse(await fs.readFile(path.join(ownersDir(), name), "utf8")) as { ownerPid?: unknown; ownerStartTicks?: unknown };
-      if (typeof m.ownerPid !== "number") continue;
-      out.push({ runId: name, ownerPid: m.ownerPid, ...(typeof m.ownerStartTicks === "number" ? { ownerStartTicks: m.ownerStartTicks } : {}) });
-    } catch {
-      continue; // removed meanwhile, or half-written by a killed owner
-    }
+    const m = await readOwnerMarker(name);
+    if (m) out.push(m);
   }
   return out;
 }

@@ -1,7 +1,8 @@
 /**
  * gc and runs whose registry lives under another TMPDIR (real cgroup v1 directories, real processes): a run whose
  * cgroup holds a live harness's child is left alone; once that child's parent is gone (re-parented to init, as
- * after a SIGKILLed harness) the same directories are collected.
+ * after a SIGKILLed harness) the same directories are collected. A run that starts while gc runs keeps its namespace,
+ * root-side link and cgroups (real `ip netns`, veth).
  */
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -88,6 +89,38 @@ describe("gc: a run registered under another TMPDIR (real cgroups, real processe
       expect(existsSync(mine)).toBe(true); // this process may still rename it
     } finally {
       for (const f of [...files, mine]) rmSync(f, { force: true });
+    }
+  });
+
+  it("spares a run that starts while gc runs, after the live runs were read: its namespace, root-side link and cgroup stay", async () => {
+    process.env.TMPDIR = tmp;
+    const id = randomBytes(3).toString("hex");
+    const ns = `ib-${id}-h`;
+    const link = `ib${id}c0`;
+    const cg = path.join("/sys/fs/cgroup/cpu/ingestbench", id, "h");
+    try {
+      const r = await collectLeftovers({
+        tmpRoot: tmp,
+        graceMs: 200,
+        // what platform.ts does when a run starts: the owner marker first, then the resources
+        beforeSweep: async () => {
+          writeOwnerMarker({ runId: id, ownerPid: process.pid, ownerStartTicks: processStartTicks(process.pid)! });
+          execFileSync("ip", ["netns", "add", ns]);
+          execFileSync("ip", ["link", "add", link, "type", "veth", "peer", "name", `${link}h`, "netns", ns]);
+          mkdirSync(cg, { recursive: true });
+        },
+      });
+      expect(r.errors).toEqual([]);
+      expect(r.live).toContain(id);
+      expect(r.netns).not.toContain(ns);
+      expect(execFileSync("ip", ["netns", "list"]).toString()).toContain(ns);
+      expect(execFileSync("ip", ["-n", ns, "link", "show", `${link}h`]).toString()).toContain(`${link}h`);
+      expect(existsSync(cg)).toBe(true);
+    } finally {
+      try { execFileSync("ip", ["link", "del", link], { stdio: "ignore" }); } catch { /* gone */ }
+      try { execFileSync("ip", ["netns", "del", ns], { stdio: "ignore" }); } catch { /* gone */ }
+      for (const x of [cg, path.dirname(cg)]) try { execFileSync("rmdir", [x], { stdio: "ignore" }); } catch { /* gone */ }
+      rmSync(path.join(ownersDir(), id), { force: true });
     }
   });
 });
