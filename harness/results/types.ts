@@ -358,6 +358,15 @@ export interface InstrumentRecord {
      * reads run beside the ledger, so ledgerMs + fidelityMs can exceed it); absent in records made before it was kept
      */
     afterLoadMs?: number | null;
+    /**
+     * the rest of the harness's reading after the load, before the ledger, ms (absent in older records): the completion
+     * wait's missing-seq queries (core/verifier.ts completionOf) summed; the samples settled from their snapshots
+     * (Verifier.afterLoad; null where the verifier's live samples are exact); a fixed workload's last, full count
+     * (null when the run ended by its duration)
+     */
+    completionCheckMs?: number;
+    settleMs?: number | null;
+    finalCountMs?: number | null;
     /** the site's split of provision + sink start and teardown, ms by part (harness/runner/site.ts overheadParts); absent where the site gives none */
     parts?: Record<string, number>;
   };

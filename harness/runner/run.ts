@@ -175,6 +175,8 @@ export class BenchRun extends EventEmitter {
     rssMax: 0,
     samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
     provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, afterLoadMs: null as number | null, teardownMs: 0,
+    /** after the load, before the ledger: the completion wait's missing-seq queries, the settling, the drain's full count */
+    completionCheckMs: 0, settleMs: null as number | null, finalCountMs: null as number | null,
     parts: undefined as Record<string, number> | undefined,
   };
 
@@ -396,7 +398,9 @@ export class BenchRun extends EventEmitter {
       // an app's dropped records keep their seqs and are never stored: complete once only they are missing
       const drops = plan.app ? final.sent - final.accepted : 0;
       const completion = async (): Promise<Completion> => {
+        const tCheck = now();
         const c = await completionOf(verifier!, sentBy, rejectedBy);
+        this.cost.completionCheckMs += now() - tCheck;
         return drops > 0 ? { ...c, missing: Math.max(0, c.missing - drops) } : c;
       };
       const wait = async (phase: "measure" | "drain"): Promise<CompletionWait> => awaitCompletion({
@@ -419,7 +423,9 @@ export class BenchRun extends EventEmitter {
         this.flushDeferred(writer);
         if (settled) await writer.rewriteSeries(this.series);
         this.record.completion = completionRecord("workload", w, points[Math.max(end.index, 1)]?.t ?? null, end.windowErrorMs);
+        const tCount = now();
         await tick("drain");
+        this.cost.finalCountMs = now() - tCount;
       } else {
         this.flushDeferred(writer);
         this.record.completion = completionRecord("drain", await wait("drain"), null, null);
@@ -618,7 +624,9 @@ export class BenchRun extends EventEmitter {
     if (!verifier.afterLoad || this.marks.length === 0) return false;
     this.stage = "settling the samples";
     const settle = () => untilAborted(verifier.afterLoad!(this.marks.map((m) => m.mark)), this.opts.signal);
+    const tSettle = now();
     const settled = await (site.sinkUncapped ? site.sinkUncapped("the samples were settled after the load", settle) : settle());
+    this.cost.settleMs = now() - tSettle;
     this.settles.done = true;
     let prev: { stored: number; mid: number } | null = null;
     this.marks.forEach((m, i) => {
@@ -669,6 +677,7 @@ export class BenchRun extends EventEmitter {
       overhead: {
         provisionAndSinkStartMs: c.provisionMs, prepareMs: c.prepareMs, collectorsAndGeneratorsUpMs: c.upMs,
         ledgerMs: c.ledgerMs, fidelityMs: c.fidelityMs, afterLoadMs: c.afterLoadMs, teardownMs: c.teardownMs,
+        completionCheckMs: c.completionCheckMs, settleMs: c.settleMs, finalCountMs: c.finalCountMs,
         ...(c.parts ? { parts: c.parts } : {}),
       },
     };
