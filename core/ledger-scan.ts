@@ -19,8 +19,11 @@
  * is dropped and `unexpectedDistinct` is null: the caller then counts `distinct` at the sink (the PostgreSQL verifier
  * runs its reference SQL DISTINCT count in the same snapshot) and passes it to result(). Every other figure stays exact.
  */
-import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "./ledger.ts";
+import { countBits, forEachGap, GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges, SeqBits } from "./ledger.ts";
 import type { Completion, Ledger } from "./verifier.ts";
+
+// SeqBits lives in ./ledger.ts, whose SeqLedger holds it too (ledger.ts cannot import this file: no import circles)
+export { SeqBits };
 
 /** A stored integer column's value: a number (a safe integer), a bigint (an int8 beyond 2^53), or null (SQL NULL). */
 export type ScanValue = number | bigint | null;
@@ -33,94 +36,6 @@ function safeInteger(v: ScanValue): number | null {
   if (typeof v === "number") return Number.isSafeInteger(v) ? v : null;
   if (typeof v === "bigint") return v >= -BigInt(Number.MAX_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : null;
   return null;
-}
-
-/** The popcount of a 32-bit word (Hacker's Delight, 5-2). */
-function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
-}
-
-/** Seqs per chunk of SeqBits (128 KiB of bits). */
-const CHUNK_BITS = 2 ** 20;
-const CHUNK_WORDS = CHUNK_BITS / 32;
-
-/**
- * A bit per seq 0..n-1 in chunks of CHUNK_BITS: a chunk is allocated when a first bit of its is set, and replaced by
- * "full" once every one of its bits (below n) is set, so that bits set in about ascending order hold a few chunks.
- */
-export class SeqBits {
-  private readonly chunks: Array<Uint32Array | null | "full">;
-  private readonly counts: Float64Array;
-  /** the last chunk that became full, kept to be the next one allocated (not left to the garbage collector) */
-  private spare: Uint32Array | null = null;
-
-  constructor(readonly n: number) {
-    const chunks = Math.ceil(n / CHUNK_BITS);
-    this.chunks = new Array<Uint32Array | null>(chunks).fill(null);
-    this.counts = new Float64Array(chunks);
-  }
-
-  /** Set bit `i` (0 ≤ i < n, an integer); true when it was not set before. */
-  set(i: number): boolean {
-    const c = Math.floor(i / CHUNK_BITS);
-    let chunk = this.chunks[c]!;
-    if (chunk === "full") return false;
-    if (chunk === null) {
-      chunk = this.chunks[c] = this.spare?.fill(0) ?? new Uint32Array(CHUNK_WORDS);
-      this.spare = null;
-    }
-    const off = i - c * CHUNK_BITS;
-    const w = off >>> 5;
-    const m = 1 << (off & 31);
-    if ((chunk[w]! & m) !== 0) return false;
-    chunk[w] = chunk[w]! | m;
-    if (++this.counts[c]! === Math.min(CHUNK_BITS, this.n - c * CHUNK_BITS)) {
-      this.chunks[c] = "full";
-      this.spare = chunk;
-    }
-    return true;
-  }
-
-  /** Bits 32w..32w+31 as an unsigned word (bits at or past n are 0, or 1 in a full last chunk). */
-  word(w: number): number {
-    const c = Math.floor(w / CHUNK_WORDS);
-    const chunk = this.chunks[c];
-    if (chunk === "full") return 0xffffffff;
-    return chunk ? chunk[w - c * CHUNK_WORDS]! : 0;
-  }
-
-  /** Chunks allocated and not yet full (each CHUNK_BITS / 8 bytes). */
-  get liveChunks(): number {
-    return this.chunks.filter((c) => c !== null && c !== "full").length;
-  }
-}
-
-/** Set bits of `bits` at indexes a..b inclusive. */
-function countBits(bits: SeqBits, a: number, b: number): number {
-  let n = 0;
-  for (let i = a; i <= b;) {
-    const w = Math.floor(i / 32);
-    const lo = i % 32;
-    const hi = Math.min(31, lo + (b - i));
-    const mask = hi - lo === 31 ? 0xffffffff : ((1 << (hi - lo + 1)) - 1) << lo;
-    n += popcount(bits.word(w) & mask);
-    i += hi - lo + 1;
-  }
-  return n;
-}
-
-/** The first index ≥ `from` and < `n` whose bit is `value` (1 or 0), or `n`. */
-function nextBit(bits: SeqBits, from: number, n: number, value: 0 | 1): number {
-  let i = from;
-  while (i < n) {
-    const w = Math.floor(i / 32);
-    const word = (value === 1 ? bits.word(w) : ~bits.word(w)) >>> (i % 32);
-    if (word !== 0) return Math.min(n, i + (31 - Math.clz32(word & -word)));
-    i = (w + 1) * 32;
-  }
-  return n;
 }
 
 /**
@@ -202,19 +117,7 @@ export class LedgerScan {
         rejectedStored += countBits(bits, a, b);
       }
       // maximal runs of seqs neither stored nor rejected, until MAX_MISSING_RANGES are listed
-      let k = 0;
-      for (let at = 0; at < n && missingRanges.length < MAX_MISSING_RANGES;) {
-        const from = nextBit(bits, at, n, 0);
-        if (from >= n) break;
-        while (k < rej.length && rej[k]![1] < from) k++;
-        if (k < rej.length && rej[k]![0] <= from) {
-          at = rej[k]![1] + 1;
-          continue;
-        }
-        const end = Math.min(nextBit(bits, from, n, 1), k < rej.length ? rej[k]![0] : n);
-        missingRanges.push([g, from, end - 1]);
-        at = end;
-      }
+      if (missingRanges.length < MAX_MISSING_RANGES) forEachGap(bits, rej, (from, to) => missingRanges.push([g, from, to]) < MAX_MISSING_RANGES);
     });
     const accepted = sent - rejected;
     return { missing: accepted - (this.inRange - rejectedStored), missingRanges, rejectedStored, accepted, rejected };

@@ -27,7 +27,8 @@
  * The clickhouse verifier computes the counts at the sink and uses `normalizeRanges` and `GapCollector`; the postgres
  * verifier streams every stored (gen, seq) to the harness in one scan into `LedgerScan` (./ledger-scan.ts: one bit per
  * sent seq, SQL's NULL semantics); the HTTP verifiers (elasticsearch, loki, griddb) page the stored (gen, seq) set to
- * the harness and feed `SeqLedger`, which holds one byte per sent seq (10 million seqs: 10 MB).
+ * the harness and feed `SeqLedger`, which holds one bit per sent seq too (SeqBits, below), in chunks freed as they fill
+ * (322 million seqs: at most 40 MB; pages in seq order keep about one 128 KiB chunk per generator).
  */
 import type { Ledger } from "./verifier.ts";
 
@@ -110,12 +111,123 @@ export function sentTotals(sent: readonly number[], rejected: ReadonlyArray<Read
   return { sent: s, accepted: s - r, rejected: r, ranges };
 }
 
+/** The popcount of a 32-bit word (Hacker's Delight, 5-2). */
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
+}
+
+/** Seqs per chunk of SeqBits (128 KiB of bits). */
+const CHUNK_BITS = 2 ** 20;
+const CHUNK_WORDS = CHUNK_BITS / 32;
+
+/**
+ * A bit per seq 0..n-1 in chunks of CHUNK_BITS: a chunk is allocated when a first bit of its is set, and replaced by
+ * "full" once every one of its bits (below n) is set, so that bits set in about ascending order hold a few chunks.
+ */
+export class SeqBits {
+  private readonly chunks: Array<Uint32Array | null | "full">;
+  private readonly counts: Float64Array;
+  /** the last chunk that became full, kept to be the next one allocated (not left to the garbage collector) */
+  private spare: Uint32Array | null = null;
+
+  constructor(readonly n: number) {
+    const chunks = Math.ceil(n / CHUNK_BITS);
+    this.chunks = new Array<Uint32Array | null>(chunks).fill(null);
+    this.counts = new Float64Array(chunks);
+  }
+
+  /** Set bit `i` (0 ≤ i < n, an integer); true when it was not set before. */
+  set(i: number): boolean {
+    const c = Math.floor(i / CHUNK_BITS);
+    let chunk = this.chunks[c]!;
+    if (chunk === "full") return false;
+    if (chunk === null) {
+      chunk = this.chunks[c] = this.spare?.fill(0) ?? new Uint32Array(CHUNK_WORDS);
+      this.spare = null;
+    }
+    const off = i - c * CHUNK_BITS;
+    const w = off >>> 5;
+    const m = 1 << (off & 31);
+    if ((chunk[w]! & m) !== 0) return false;
+    chunk[w] = chunk[w]! | m;
+    if (++this.counts[c]! === Math.min(CHUNK_BITS, this.n - c * CHUNK_BITS)) {
+      this.chunks[c] = "full";
+      this.spare = chunk;
+    }
+    return true;
+  }
+
+  /** Bits 32w..32w+31 as an unsigned word (bits at or past n are 0, or 1 in a full last chunk). */
+  word(w: number): number {
+    const c = Math.floor(w / CHUNK_WORDS);
+    const chunk = this.chunks[c];
+    if (chunk === "full") return 0xffffffff;
+    return chunk ? chunk[w - c * CHUNK_WORDS]! : 0;
+  }
+
+  /** Chunks allocated and not yet full (each CHUNK_BITS / 8 bytes). */
+  get liveChunks(): number {
+    return this.chunks.filter((c) => c !== null && c !== "full").length;
+  }
+}
+
+/** Set bits of `bits` at indexes a..b inclusive. */
+export function countBits(bits: SeqBits, a: number, b: number): number {
+  let n = 0;
+  for (let i = a; i <= b;) {
+    const w = Math.floor(i / 32);
+    const lo = i % 32;
+    const hi = Math.min(31, lo + (b - i));
+    const mask = hi - lo === 31 ? 0xffffffff : ((1 << (hi - lo + 1)) - 1) << lo;
+    n += popcount(bits.word(w) & mask);
+    i += hi - lo + 1;
+  }
+  return n;
+}
+
+/** The first index ≥ `from` and < `n` whose bit is `value` (1 or 0), or `n`. */
+function nextBit(bits: SeqBits, from: number, n: number, value: 0 | 1): number {
+  let i = from;
+  while (i < n) {
+    const w = Math.floor(i / 32);
+    const word = (value === 1 ? bits.word(w) : ~bits.word(w)) >>> (i % 32);
+    if (word !== 0) return Math.min(n, i + (31 - Math.clz32(word & -word)));
+    i = (w + 1) * 32;
+  }
+  return n;
+}
+
+/**
+ * Calls `gap(from, to)` for each maximal run from..to of indexes below bits.n neither set in `bits` nor inside
+ * `rejected` (sorted disjoint inclusive ranges, as normalizeRanges gives them), in order, while it returns true.
+ */
+export function forEachGap(bits: SeqBits, rejected: ReadonlyArray<readonly [number, number]>, gap: (from: number, to: number) => boolean): void {
+  const n = bits.n;
+  let k = 0;
+  for (let at = 0; at < n;) {
+    const from = nextBit(bits, at, n, 0);
+    if (from >= n) return;
+    while (k < rejected.length && rejected[k]![1] < from) k++;
+    if (k < rejected.length && rejected[k]![0] <= from) {
+      at = rejected[k]![1] + 1;
+      continue;
+    }
+    const end = Math.min(nextBit(bits, from, n, 1), k < rejected.length ? rejected[k]![0] : n);
+    if (!gap(from, end - 1)) return;
+    at = end;
+  }
+}
+
 /**
  * An exact ledger built in the harness from the stored (gen, seq) pairs, fed in any order and in pages (`add`).
- * Memory: one byte per sent seq, plus a set of the (rare) unexpected pairs.
+ * Memory: one bit per sent seq, in SeqBits' 128 KiB chunks, each allocated at its first stored seq and freed once all
+ * its seqs are stored: pages in seq order keep about one chunk per generator (and each chunk with a lost seq), any
+ * order at most sent/8 bytes (322 million seqs: 40 MB); plus a set of the (rare) unexpected pairs.
  */
 export class SeqLedger {
-  private readonly present: Uint8Array[];
+  private readonly present: SeqBits[];
   private readonly unexpectedPairs = new Set<string>();
   private stored = 0;
   private distinct = 0;
@@ -128,7 +240,7 @@ export class SeqLedger {
    */
   constructor(private readonly sent: readonly number[], private readonly rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>, private readonly genBase = 0) {
     for (const n of sent) if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`bad sent count ${n}`);
-    this.present = sent.map((n) => new Uint8Array(n));
+    this.present = sent.map((n) => new SeqBits(n));
   }
 
   /** `copies` stored rows of (gen, seq) (a composite bucket's doc_count, a GROUP BY count, or 1 per row). */
@@ -140,7 +252,7 @@ export class SeqLedger {
     }
     this.stored += copies;
     const p = Number.isSafeInteger(gen) ? this.present[gen - this.genBase] : undefined;
-    if (p === undefined || !Number.isSafeInteger(seq) || seq < 0 || seq >= p.length) {
+    if (p === undefined || !Number.isSafeInteger(seq) || seq < 0 || seq >= p.n) {
       this.unexpected += copies;
       const key = `${gen}-${seq}`;
       if (!this.unexpectedPairs.has(key)) {
@@ -149,10 +261,7 @@ export class SeqLedger {
       }
       return;
     }
-    if (p[seq] === 0) {
-      p[seq] = 1;
-      this.distinct++;
-    }
+    if (p.set(seq)) this.distinct++;
   }
 
   /** `n` stored rows without a readable gen or seq: unexpected, each counted as distinct (they cannot be matched). */
@@ -171,31 +280,31 @@ export class SeqLedger {
     const t = sentTotals(this.sent, this.rejected);
     // keys held by a present seq (SinkCollisions); computed only for sinks that keep one row per key
     const held = new Set<string | number>();
-    if (collisions) this.present.forEach((p, g) => { for (let seq = 0; seq < p.length; seq++) if (p[seq] === 1) held.add(collisions.keyOf(g, seq)); });
+    if (collisions) this.present.forEach((p, g) => { for (let seq = nextBit(p, 0, p.n, 1); seq < p.n; seq = nextBit(p, seq + 1, p.n, 1)) held.add(collisions.keyOf(g, seq)); });
     let collided = 0;
     const gaps = new GapCollector();
     let lost = 0;
     let rejectedStored = 0;
     this.present.forEach((p, g) => {
       const rej = t.ranges[g]!;
-      let k = 0;
-      for (let seq = 0; seq < p.length; seq++) {
-        while (k < rej.length && rej[k]![1] < seq) k++;
-        const isRejected = k < rej.length && rej[k]![0] <= seq;
-        if (isRejected && p[seq] === 1) rejectedStored++;
-        if (p[seq] === 1 || isRejected) {
-          gaps.close();
-          continue;
+      for (const [a, b] of rej) rejectedStored += countBits(p, a, b);
+      // runs of seqs neither stored nor rejected: lost, but for a seq whose key a stored seq holds (collided)
+      forEachGap(p, rej, (from, to) => {
+        if (!collisions) {
+          lost += to - from + 1;
+          if (gaps.closed < MAX_MISSING_RANGES) gaps.missing(g, from, to);
+        } else for (let seq = from; seq <= to; seq++) {
+          if (held.has(collisions.keyOf(g, seq))) {
+            collided++;
+            gaps.close();
+            continue;
+          }
+          lost++;
+          if (gaps.closed < MAX_MISSING_RANGES) gaps.missing(g, seq, seq);
         }
-        if (collisions && held.has(collisions.keyOf(g, seq))) {
-          collided++;
-          gaps.close();
-          continue;
-        }
-        lost++;
-        if (gaps.closed < MAX_MISSING_RANGES) gaps.missing(g, seq, seq);
-      }
-      gaps.close(); // a gap ends at sent[g]
+        gaps.close(); // a gap ends at a stored or rejected seq, or at sent[g]
+        return true;
+      });
     });
     return {
       sent: t.sent,
