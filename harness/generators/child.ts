@@ -20,6 +20,7 @@
  * closes — so a parent that dies takes its generator with it.
  */
 import { fstatSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { ConfigurationError } from "../../core/errors.ts";
 import { replayIndexOf } from "../../core/events/replay-index.ts";
 import { generators } from "./index.ts";
@@ -95,24 +96,16 @@ async function main(): Promise<void> {
 function answerClockPings(signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
     signal.addEventListener("abort", () => resolve(), { once: true });
-    let buf = "";
-    process.stdin.setEncoding("utf8");
-    process.stdin.on("data", (chunk: string) => {
-      const t1 = Date.now();
-      buf += chunk;
-      let nl: number;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        let msg: { type?: unknown; id?: unknown; t0?: unknown };
-        try {
-          msg = JSON.parse(line) as typeof msg;
-        } catch {
-          continue;
-        }
-        if (msg.type === "ping") process.stdout.write(`${JSON.stringify({ type: "pong", id: msg.id, t0: msg.t0, t1, t2: Date.now() })}\n`);
-        else if (msg.type === "go") resolve();
+    createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line", (line) => {
+      const t1 = Date.now(); // lines are emitted as their chunk arrives (node:readline)
+      let msg: { type?: unknown; id?: unknown; t0?: unknown };
+      try {
+        msg = JSON.parse(line) as typeof msg;
+      } catch {
+        return;
       }
+      if (msg.type === "ping") process.stdout.write(`${JSON.stringify({ type: "pong", id: msg.id, t0: msg.t0, t1, t2: Date.now() })}\n`);
+      else if (msg.type === "go") resolve();
     });
   });
 }

@@ -14,6 +14,7 @@
  */
 
 import type { ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
 
 /** One ping/pong: t0 sent and t3 received on the harness clock, t1 received and t2 replied on the child's. */
 export interface ClockExchange {
@@ -112,16 +113,9 @@ export async function measureHostClock(
   }
   const lines: string[] = [];
   const waiters: Array<() => void> = [];
-  let buffered = "";
   let ended = false;
   const wake = (): void => { for (const w of waiters.splice(0)) w(); };
-  child.stdout?.setEncoding("utf8");
-  child.stdout?.on("data", (d: string) => {
-    buffered += d;
-    let nl: number;
-    while ((nl = buffered.indexOf("\n")) >= 0) { lines.push(buffered.slice(0, nl).trim()); buffered = buffered.slice(nl + 1); }
-    wake();
-  });
+  if (child.stdout) createInterface({ input: child.stdout, crlfDelay: Infinity }).on("line", (line) => { lines.push(line.trim()); wake(); });
   const gone = (): void => { ended = true; wake(); };
   child.on("exit", gone);
   child.on("error", gone);

@@ -205,6 +205,7 @@ describe("pg-copy generator", () => {
     fake.stdout!.emit("data", Buffer.from(p1.slice(7) + "\nnot json\n" + fin.slice(0, 20)));
     expect(seen).toEqual([{ sent: 10, accepted: 5, rejected: 0, bytes: 100, requests: 1, t: 1 }]);
     fake.stdout!.emit("data", Buffer.from(fin.slice(20))); // last line without a newline
+    fake.stdout!.emit("end"); // as a real child's stdout ends before its "close"
     fake.emit("close", 0, null);
     await expect(proc.done).resolves.toMatchObject({ accepted: 10, genId: 0 });
   });
