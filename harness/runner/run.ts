@@ -292,7 +292,6 @@ export class BenchRun extends EventEmitter {
         const tSample = now();
         const s = await this.sampleThroughFaults(() => verifier!.sample({ full: phase === "drain", tag: phase }), plan.drainTimeoutMs);
         const harnessRssBytes = process.memoryUsage.rss();
-        if (process.env.IB_DEBUG_MEM) { const m = process.memoryUsage(); process.stderr.write(`MEM ${new Date().toISOString()} ${phase} rss=${m.rss >> 20} heapUsed=${m.heapUsed >> 20} heapTotal=${m.heapTotal >> 20} external=${m.external >> 20} ab=${m.arrayBuffers >> 20}\n`); }
         this.noteCost(phase, now() - tSample, harnessRssBytes);
         if (s.delivery) this.deliverySeen = true;
 

@@ -73,6 +73,11 @@ describe("postgres verifier, samples settled after the load on a real server", (
     expect(perWindow).toEqual(full.map((n, i) => n - (full[i - 1] ?? 0)));
     expect(perWindow[8]).toBe(3 * 4000 + 3000);
     expect(rows(settled.later)).toBe(0);
+    // the latency histogram over all windows equals PostgreSQL's own numeric rounding of stored_at − sent_at
+    const reference = (await checker.query(`SELECT round(extract(epoch FROM stored_at - sent_at) * 1000)::bigint::text AS ms, count(*)::int AS n FROM ${TABLE} GROUP BY 1`)).rows.map((r) => [Number(r.ms), r.n]).sort((a, b) => a[0] - b[0]);
+    const histogram = new Map<number, number>();
+    for (const d of [...settled.samples.map((s) => s.delivery!), settled.later!]) for (const [ms, k] of d.buckets) histogram.set(ms, (histogram.get(ms) ?? 0) + k);
+    expect([...histogram].sort((a, b) => a[0] - b[0])).toEqual(reference);
     // one query per live sample
     expect((await verifier!.sinkCost!("measure")).queries).toBe(12);
     // with the verifier's session settings, the tail query plans as a TID range scan, not a full scan

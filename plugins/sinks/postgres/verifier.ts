@@ -18,9 +18,8 @@
  * the previous sample saw, and it records its snapshot (pg_current_snapshot(): the mark). Once the load and its
  * completion wait are over (the measured window is closed), one read-only query in one pass places every row of this
  * run at the first sample whose snapshot sees its inserting transaction (pg_visible_in_snapshot's rule: xid < xmin,
- * or < xmax and not in xip; xmin widened to a full xid within the epoch of the last snapshot's xmax, as PostgreSQL's
- * FullTransactionIdFromAllowableAt does; windowMap turns the rule into a width_bucket over the samples' xmax plus the
- * few xids some sample saw in progress) and groups the rows by (sample window, stored_at − sent_at in whole ms) with
+ * or < xmax and not in xip; a row's full xid is the transaction's stable xid minus age(xmin), stableXid; windowMap
+ * turns the rule into a step function over xids that width_bucket applies) and groups the rows by (sample window, stored_at − sent_at in whole ms) with
  * their newest sent_at: each sample's exact stored count and newest sent_at, as if it had counted (a row becomes
  * visible at its transaction's commit, so a late commit is counted when it happened), and delivery latency per
  * window, each committed row in exactly one. (It was two passes, a GROUP BY xmin and a join on it: at 322M rows
@@ -278,18 +277,24 @@ export class PostgresVerifier implements Verifier {
     const snaps = marks.map(parseSnapshot);
     const map = windowMap(snaps);
     const stored = quoteIdent(STORED_AT);
-    // One pass: each row's full xid (its 32-bit xmin widened as widenXid does), its window from the map (an xid that
-    // some sample saw in progress from the exceptions, any other by width_bucket over the samples' xmax: the number
-    // of them at or below it, PostgreSQL's binary search), then rows per (window, ms) with their newest sent_at
-    const buckets = await this.snapshot(async (c) => (await c.query<{ w: number; ms: string | null; n: string; newest: number | null }>(
-      `WITH e(x, w) AS (SELECT * FROM unnest($1::bigint[], $2::int[])),
-            t AS (SELECT $4::bigint + xmin::text::bigint - CASE WHEN xmin::text::bigint > $5::bigint THEN 4294967296 ELSE 0 END AS x,
-                         sent_at, ${stored} AS stored FROM ${this.table} WHERE ${this.ours})
-       SELECT coalesce(e.w, width_bucket(t.x, $3::bigint[])) AS w, round(extract(epoch FROM t.stored - t.sent_at) * 1000)::bigint::text AS ms,
-              count(*)::text AS n, (extract(epoch FROM max(t.sent_at)) * 1000)::float8 AS newest
-         FROM t LEFT JOIN e ON e.x = t.x GROUP BY 1, 2`,
-      [map.exceptions.map(String), map.exceptionWindows, map.xmax.map(String), String(map.epochBase), String(map.epochLow)],
-    )).rows);
+    const buckets = await this.snapshot(async (c) => {
+      // the transaction's stable xid (what age() counts from, PostgreSQL's GetStableLatestTransactionId): a row's full
+      // xid is that minus age(xmin), cheaper per row than xmin's text form
+      const at = (await c.query<{ a: number; xmax: string }>("SELECT age('3'::xid) AS a, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax")).rows[0]!;
+      const stable = stableXid(at.a, BigInt(at.xmax));
+      // One pass: each row's window by one binary search (width_bucket over windowMap's breaks, an index into its
+      // windows), stored_at − sent_at in µs rounded to ms half away from zero as numeric round() does, in integers;
+      // rows and newest sent_at per (window, ms), grouped on integers
+      return (await c.query<{ w: number; ms: string | null; n: string; newest: number | null }>(
+        `SELECT w, ms::text AS ms, n::text AS n, newest FROM (
+           SELECT ($2::int[])[width_bucket($3::bigint - age(xmin), $1::bigint[]) + 1] AS w,
+                  CASE WHEN us >= 0 THEN (us + 500) / 1000 ELSE -((500 - us) / 1000) END AS ms,
+                  count(*) AS n, (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest
+             FROM (SELECT xmin, sent_at, round(date_part('epoch', ${stored} - sent_at) * 1000000)::bigint AS us FROM ${this.table} WHERE ${this.ours}) r
+            GROUP BY 1, 2) g`,
+        [map.breaks.map(String), map.windows, String(stable)],
+      )).rows;
+    });
     const n = snaps.length;
     const rows = new Array<number>(n + 1).fill(0);
     const newest = new Array<number | null>(n + 1).fill(null);
@@ -539,46 +544,58 @@ export function parseSnapshot(text: string): { xmin: bigint; xmax: bigint; xip: 
   return { xmin: BigInt(xmin), xmax: BigInt(xmax), xip: new Set(xip === "" ? [] : xip.split(",").map(BigInt)) };
 }
 
-/** A tuple's 32-bit xmin as a full xid, within the epoch of `xmax` (PostgreSQL's FullTransactionIdFromAllowableAt). */
-export function widenXid(xid32: bigint, xmax: bigint): bigint {
-  const low = xmax & 0xffffffffn;
-  return ((xmax >> 32n) << 32n) + xid32 - (xid32 > low ? 1n << 32n : 0n);
-}
 
 /**
- * Which sample first sees each committed transaction, in a form one SQL pass can apply per row (PostgresVerifier
- * afterLoad). For samples' snapshots `snaps` (in sample order, full xids): a committed xid that no snapshot had in
- * progress (in no xip) is visible in snapshot i exactly when it is below xmax_i (visibleIn), so its window is the
- * number of samples whose xmax is at or below it (`xmax`, ascending: PostgreSQL's width_bucket over it); an xid that
- * some snapshot had in progress gets its window here, by visibleIn (`exceptions`, `exceptionWindows`). `epochBase`
- * and `epochLow` widen a tuple's 32-bit xmin as widenXid does within the epoch of the last snapshot's xmax. Windows
- * run 0..snaps.length (snaps.length: no sample saw it).
+ * Which sample first sees each committed transaction, as a step function one SQL binary search applies per row
+ * (PostgresVerifier afterLoad): the window of a committed full xid x is `windows[k]`, k the number of `breaks` at or
+ * below x (PostgreSQL's width_bucket; windowOf). For samples' snapshots `snaps` (in sample order, full xids), a
+ * committed xid that no snapshot had in progress (in no xip) is visible in snapshot i exactly when it is below xmax_i
+ * (visibleIn), so between two of the samples' xmax its window is constant; an xid that some snapshot had in progress
+ * gets a step of its own (x, x + 1). Each step's window is the first snapshot that sees its first xid, by visibleIn
+ * (samples' xmax never decrease: one connection's snapshots). Windows run 0..snaps.length (snaps.length: no sample saw
+ * it); `windows` has one more entry than `breaks`.
  */
-export function windowMap(snaps: ReadonlyArray<{ xmin: bigint; xmax: bigint; xip: Set<bigint> }>): {
-  xmax: bigint[];
-  exceptions: bigint[];
-  exceptionWindows: number[];
-  epochBase: bigint;
-  epochLow: bigint;
-} {
-  const last = snaps.at(-1);
-  const xmax: bigint[] = [];
-  for (const s of snaps) xmax.push(xmax.length === 0 || s.xmax > xmax.at(-1)! ? s.xmax : xmax.at(-1)!); // one connection's snapshots: never lower
-  const inProgress = new Set<bigint>();
-  for (const s of snaps) for (const x of s.xip) inProgress.add(x);
-  const exceptions = [...inProgress];
-  const exceptionWindows = exceptions.map((x) => {
+export function windowMap(snaps: ReadonlyArray<{ xmin: bigint; xmax: bigint; xip: Set<bigint> }>): { breaks: bigint[]; windows: number[] } {
+  const firstSeeing = (x: bigint): number => {
     let lo = 0;
-    let hi = snaps.length; // the first sample that sees x (visibility only grows for a committed xid)
+    let hi = snaps.length; // visibility only grows for a committed xid
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (visibleIn(x, snaps[mid]!)) hi = mid;
       else lo = mid + 1;
     }
     return lo;
-  });
-  const top = last?.xmax ?? 0n;
-  return { xmax, exceptions, exceptionWindows, epochBase: (top >> 32n) << 32n, epochLow: top & 0xffffffffn };
+  };
+  const points = new Set<bigint>();
+  for (const s of snaps) {
+    points.add(s.xmax);
+    for (const x of s.xip) points.add(x).add(x + 1n);
+  }
+  const breaks = [...points].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  // below the first break: below every xmax and in no xip, so the first sample sees it (or none, with no samples)
+  return { breaks, windows: [0, ...breaks.map(firstSeeing)] };
+}
+
+/** The window windowMap's step function gives full xid `x` (what the settle query computes per row). */
+export function windowOf(map: { breaks: bigint[]; windows: number[] }, x: bigint): number {
+  let lo = 0;
+  let hi = map.breaks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (map.breaks[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return map.windows[lo]!;
+}
+
+/**
+ * The full xid age() counts from in a transaction (PostgreSQL's GetStableLatestTransactionId, 32 bits): `age3` is
+ * age('3'::xid) there, (int32)(stable − 3); `xmax` a full xid at or below it within 2^31 (the transaction's snapshot
+ * xmax). A row's full xid is then stable − age(xmin).
+ */
+export function stableXid(age3: number, xmax: bigint): bigint {
+  const low = (3n + BigInt(age3)) & 0xffffffffn;
+  return xmax + ((low - (xmax & 0xffffffffn)) & 0xffffffffn);
 }
 
 /** Whether a committed transaction is visible in a snapshot (PostgreSQL's pg_visible_in_snapshot / XidInMVCCSnapshot). */

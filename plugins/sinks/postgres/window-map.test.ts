@@ -1,21 +1,23 @@
-// windowMap (./verifier.ts), pure: the width_bucket-plus-exceptions form the settle query applies per row must place
-// every committed xid at the first snapshot that sees it by PostgreSQL's visibility rule (visibleIn), including xids
-// that several snapshots saw in progress and snapshots across an xid epoch boundary. The same query on a real server:
-// verifier-incremental.test.ts.
+// windowMap (./verifier.ts), pure: the step function the settle query applies per row (width_bucket over its breaks)
+// must place every committed xid at the first snapshot that sees it by PostgreSQL's visibility rule (visibleIn),
+// including xids that several snapshots saw in progress; stableXid must widen age()'s base across an xid epoch
+// boundary. The same query on a real server: verifier-incremental.test.ts.
 import { describe, expect, it } from "vitest";
-import { parseSnapshot, visibleIn, widenXid, windowMap } from "./verifier.ts";
+import { parseSnapshot, stableXid, visibleIn, windowMap, windowOf } from "./verifier.ts";
 
 /** PostgreSQL's width_bucket(operand, thresholds): how many thresholds are at or below the operand. */
 const widthBucket = (x: bigint, t: bigint[]): number => t.filter((v) => v <= x).length;
 
+/** What the query computes: windows[width_bucket(x, breaks) + 1] (1-based), checked against windowOf's search. */
+function mapped(x: bigint, m: ReturnType<typeof windowMap>): number {
+  const w = m.windows[widthBucket(x, m.breaks)]!;
+  expect(windowOf(m, x)).toBe(w);
+  return w;
+}
+
 function firstSeeing(x: bigint, snaps: ReturnType<typeof parseSnapshot>[]): number {
   const i = snaps.findIndex((s) => visibleIn(x, s));
   return i < 0 ? snaps.length : i;
-}
-
-function mapped(x: bigint, m: ReturnType<typeof windowMap>): number {
-  const e = m.exceptions.indexOf(x);
-  return e >= 0 ? m.exceptionWindows[e]! : widthBucket(x, m.xmax);
 }
 
 describe("windowMap: the settle query's window of a committed xid", () => {
@@ -23,7 +25,7 @@ describe("windowMap: the settle query's window of a committed xid", () => {
     // xid 105 runs across three samples, 112 across two; 118 never commits before the last sample
     const snaps = ["100:104:", "100:110:105", "105:115:105,112", "112:120:112,118", "118:125:118"].map(parseSnapshot);
     const m = windowMap(snaps);
-    expect(m.exceptions.map(Number).sort()).toEqual([105, 112, 118]);
+    expect(m.windows).toHaveLength(m.breaks.length + 1);
     for (let x = 90n; x < 130n; x++) expect(mapped(x, m), `xid ${x}`).toBe(firstSeeing(x, snaps));
     expect(mapped(105n, m)).toBe(3);
     expect(mapped(118n, m)).toBe(5); // no sample saw it: the window after the last
@@ -49,14 +51,16 @@ describe("windowMap: the settle query's window of a committed xid", () => {
     }
   });
 
-  it("widens a 32-bit xmin within the last snapshot's epoch as widenXid does (the query's CASE)", () => {
+  it("stableXid: age()'s base as a full xid, from age('3'::xid) and a full xmax at or below it, across an epoch boundary", () => {
     const epoch = 3n << 32n;
-    const m = windowMap([parseSnapshot(`${epoch - 10n}:${epoch + 20n}:`)]);
-    expect(m.epochBase).toBe(epoch);
-    for (const x32 of [0n, 5n, 19n, 20n, 21n, 0xfffffff0n, 0xffffffffn]) {
-      const query = m.epochBase + x32 - (x32 > m.epochLow ? 1n << 32n : 0n);
-      expect(query).toBe(widenXid(x32, epoch + 20n));
+    // (int32)(stable − 3) as PostgreSQL computes it
+    const age3 = (stable: bigint): number => Number(BigInt.asIntN(32, (stable & 0xffffffffn) - 3n));
+    for (const [stable, xmax] of [[epoch + 20n, epoch + 20n], [epoch + 25n, epoch - 10n], [epoch - 2n, epoch - 40n], [(1n << 31n) + 7n, 1000n], [1000n, 990n]] as const) {
+      expect(stableXid(age3(stable), xmax)).toBe(stable);
     }
-    expect(widenXid(0xfffffff6n, epoch + 20n)).toBe(epoch - 10n); // the previous epoch's last xids
+    // a row's full xid is stable − age(xmin), age = (int32)(stable − xmin)
+    const stable = epoch + 20n;
+    const mask = 0xffffffffn;
+    for (const x of [epoch - 10n, epoch + 3n, epoch + 19n]) expect(stable - BigInt.asIntN(32, (stable & mask) - (x & mask))).toBe(x);
   });
 });
