@@ -189,7 +189,8 @@ export class LocalSite implements RunSite {
       if (back !== quota) {
         throw new ProvisioningError("E_CPU_CAP_RESTORE", `host ${role}: its CPU cap (cfs quota ${quota} µs per ${period} µs) was lifted while ${why} and could not be written back: the kernel holds ${back ?? "nothing"}`);
       }
-      this.limits[role]!.notes.push(`CPU cap lifted while ${why} (never measured), then written back and read back: ${quota}/${period} µs`);
+      const note = `CPU cap lifted while ${why} (never measured), then written back and read back: ${quota}/${period} µs`;
+      if (!this.limits[role]!.notes.includes(note)) this.limits[role]!.notes.push(note); // once, however often (the completion wait's checks)
     }
     return done;
   }

@@ -15,10 +15,12 @@ describe("quarter-core, CPU-only stack (real cgroup, real PostgreSQL)", () => {
     expect(record.status).toBe("ok");
     expect(record.limits.sink).toMatchObject({ enforced: true, applied: { cfsQuotaUs: 25000, cfsPeriodUs: 100000 } });
     // after-load work that reads every row runs without the cap, which is then read back in place (local-site.ts
-    // uncapped): the sink's start, the settling of the samples; the ledger's lift is the last
+    // uncapped): the sink's start, the completion wait's check (noted once), the settling of the samples; the
+    // ledger's lift is the last
     expect(record.limits.sink!.notes).toEqual(expect.arrayContaining([
       "CPU cap lifted while its component started (never measured), then written back and read back: 25000/100000 µs",
       "CPU cap lifted while the samples were settled after the load (never measured), then written back and read back: 25000/100000 µs",
+      "CPU cap lifted while the completion wait looked for missing seqs (never measured), then written back and read back: 25000/100000 µs",
       "CPU cap lifted after the drain, for the ledger queries",
     ]));
     const { bottleneck, contention, throttledShare } = record.summary!;
