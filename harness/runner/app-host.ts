@@ -21,6 +21,7 @@
  * used, dropped ones included), `accepted` = sent − dropped; the ledger's `lost` must then equal the app's `dropped`
  * (`appLedger`), since a dropped record keeps its seq and is never stored.
  */
+import { createInterface } from "node:readline";
 import type { ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -180,15 +181,10 @@ export class AppRun {
     this.argv = [...spec.command, ...variant.args];
     this.child = opts.spawn(this.argv[0]!, this.argv.slice(1), { env: { ...spec.env, ...variant.env, ...opts.exporterEnv }, cwd: opts.cwd });
     const keep = (prev: string, chunk: Buffer): string => { const s = prev + chunk.toString("utf8"); return s.length > KEEP_BYTES ? s.slice(-KEEP_BYTES) : s; };
-    let partial = "";
-    const lines = (chunk: Buffer): void => {
-      partial += chunk.toString("utf8");
-      const parts = partial.split("\n");
-      partial = parts.pop()!;
-      for (const l of parts) for (const f of this.listeners) f(l);
-    };
-    this.child.stdout?.on("data", (b: Buffer) => { this.stdout = keep(this.stdout, b); lines(b); });
-    this.child.stderr?.on("data", (b: Buffer) => { this.stderr = keep(this.stderr, b); lines(b); });
+    this.child.stdout?.on("data", (b: Buffer) => { this.stdout = keep(this.stdout, b); });
+    this.child.stderr?.on("data", (b: Buffer) => { this.stderr = keep(this.stderr, b); });
+    // each stream's lines on their own (node:readline), so a line cut between chunks is never joined to the other's
+    for (const input of [this.child.stdout, this.child.stderr]) if (input) createInterface({ input, crlfDelay: Infinity }).on("line", (l) => { for (const f of this.listeners) f(l); });
     this.exit = new Promise((resolve) => {
       this.child.once("error", (e) => { this.stderr += `\n${e.message}`; this.exited = true; resolve(); });
       this.child.once("close", (code) => { this.exitCode = code; this.exited = true; resolve(); });
