@@ -330,8 +330,12 @@ export interface InstrumentRecord {
   /** the harness process's own CPU over it (process.cpuUsage(): getrusage(RUSAGE_SELF) user + system; its threads included, the generator children not) */
   harness: {
     cpuSeconds: number; cores: number;
-    /** its resident set over the measurement, bytes: at the sample opening it, at the last one, and the largest at any sample (absent in older results) */
-    rss?: { openBytes: number; lastBytes: number; maxBytes: number };
+    /**
+     * its resident set over the measurement, bytes: at the sample opening it, at the last one, and the largest at any
+     * sample (absent in older results); `afterLoadMaxBytes`: the largest from the end of the load to the end of the
+     * ledger and the content check, sampled every second (absent in older results and in runs that never ended their load)
+     */
+    rss?: { openBytes: number; lastBytes: number; maxBytes: number; afterLoadMaxBytes?: number };
   };
   /** the verifier's samples over it */
   verifier: {

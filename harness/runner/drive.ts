@@ -190,7 +190,8 @@ export function instrumentLine(r: RunRecord): string | null {
   const s = (ms: number | null): string => (ms === null ? "–" : `${(ms / 1000).toFixed(1)} s`);
   const v = i.verifier;
   const o = i.overhead;
-  const rss = i.harness.rss ? ` (RSS ${mib(i.harness.rss.openBytes)} → ${mib(i.harness.rss.lastBytes)}, max ${mib(i.harness.rss.maxBytes)})` : "";
+  const after = i.harness.rss?.afterLoadMaxBytes;
+  const rss = i.harness.rss ? ` (RSS ${mib(i.harness.rss.openBytes)} → ${mib(i.harness.rss.lastBytes)}, max ${mib(i.harness.rss.maxBytes)}${after !== undefined ? `, after the load max ${mib(after)}` : ""})` : "";
   return `  instrument: harness ${pct(i.harness.cores)} of a core${rss}; verifier ${pct(v.shareOfSinkCap)} of the sink's ${+v.sinkCapCores.toFixed(3)}-core cap`
     + ` (${v.basis}, ${v.sink?.queries ?? v.samples} ${v.sink ? "queries" : "samples"}); overhead: provision + sink start ${s(o.provisionAndSinkStartMs)}, schema ${s(o.prepareMs)},`
     + ` generators up ${s(o.collectorsAndGeneratorsUpMs)},${o.completionCheckMs !== undefined ? ` completion check ${s(o.completionCheckMs)},` : ""}`

@@ -109,6 +109,8 @@ export interface RunOptions {
 const MiB = 2 ** 20;
 /** Retry interval of a count that failed while a step disturbed the sink, ms. */
 const SINK_RETRY_MS = 250;
+/** How often the harness's resident set is sampled after the load, ms (cost.afterLoadRssMax). */
+const AFTER_LOAD_RSS_MS = 1000;
 
 /** Run ids sort by time: 20261129T201500Z-3f9a2c. */
 export function newRunId(): string {
@@ -173,6 +175,8 @@ export class BenchRun extends EventEmitter {
     open: null as { cpuUs: number; t: number; rss: number } | null,
     last: null as { cpuUs: number; t: number; rss: number } | null,
     rssMax: 0,
+    /** the harness's largest resident set after the load (sampled every AFTER_LOAD_RSS_MS until the ledger is done), and the sampler */
+    afterLoadRssMax: 0, afterLoadSampler: undefined as NodeJS.Timeout | undefined,
     samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
     provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, afterLoadMs: null as number | null, teardownMs: 0,
     /** after the load, before the ledger: the completion wait's missing-seq queries, the settling, the drain's full count */
@@ -373,6 +377,12 @@ export class BenchRun extends EventEmitter {
         }
       }
       loadOver = true;
+      // the samples see the harness's memory until the drain; what comes after (the generators' final reports, the
+      // completion check, the settling, the ledger and the content check) is sampled here
+      const sampleRss = (): void => { this.cost.afterLoadRssMax = Math.max(this.cost.afterLoadRssMax, process.memoryUsage.rss()); };
+      sampleRss();
+      this.cost.afterLoadSampler = setInterval(sampleRss, AFTER_LOAD_RSS_MS);
+      this.cost.afterLoadSampler.unref();
       // no step fires after the load; running ones end, frozen hosts are thawed before the drain
       if (this.steps) this.record.timeline = await this.steps.finish();
 
@@ -480,6 +490,7 @@ export class BenchRun extends EventEmitter {
         ledger = done.ledger;
         Object.assign(this.cost, done.times);
       }
+      this.stopAfterLoadSampler();
       this.record.ledger = ledger;
       if (this.record.timeline) this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
       this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
@@ -509,6 +520,7 @@ export class BenchRun extends EventEmitter {
       // kept beside it (printed with --debug, harness/runner/drive.ts)
       if (!(err instanceof IngestbenchError) && !this.opts.signal?.aborted) this.record.error = { ...this.record.error, ...unexpectedError(e, this.stage) };
     } finally {
+      this.stopAfterLoadSampler();
       // an interrupted or failed run still gets the summary of what it measured, when it measured enough
       if (!this.record.summary && this.series.filter((p) => p.phase === "measure").length >= 2) {
         try {
@@ -667,6 +679,14 @@ export class BenchRun extends EventEmitter {
     return true;
   }
 
+  /** Take the last after-load resident-set sample and stop sampling (idempotent). */
+  private stopAfterLoadSampler(): void {
+    if (this.cost.afterLoadSampler === undefined) return;
+    clearInterval(this.cost.afterLoadSampler);
+    this.cost.afterLoadSampler = undefined;
+    this.cost.afterLoadRssMax = Math.max(this.cost.afterLoadRssMax, process.memoryUsage.rss());
+  }
+
   /** run.json `instrument` (InstrumentRecord), once teardown is timed; null when no measurement sample was taken. */
   private instrumentRecord(): InstrumentRecord | null {
     const c = this.cost;
@@ -679,7 +699,7 @@ export class BenchRun extends EventEmitter {
     const spentMs = useSink ? c.sink!.cpuMs! : c.sampleWallMs;
     return {
       measureSeconds,
-      harness: { cpuSeconds, cores: cpuSeconds / measureSeconds, rss: { openBytes: c.open.rss, lastBytes: c.last.rss, maxBytes: c.rssMax } },
+      harness: { cpuSeconds, cores: cpuSeconds / measureSeconds, rss: { openBytes: c.open.rss, lastBytes: c.last.rss, maxBytes: c.rssMax, ...(c.afterLoadRssMax > 0 ? { afterLoadMaxBytes: c.afterLoadRssMax } : {}) } },
       verifier: {
         samples: c.samples, sampleWallMs: c.sampleWallMs, sink: c.sink, sinkCapCores,
         shareOfSinkCap: spentMs / 1000 / (measureSeconds * sinkCapCores), basis: useSink ? "sink cpu" : "sample wall time",

@@ -51,6 +51,9 @@ describe("quarter-core, CPU-only stack (real cgroup, real PostgreSQL)", () => {
     expect(rss.maxBytes).toBeGreaterThanOrEqual(Math.max(...measured));
     expect(rss.lastBytes).toBe(measured[measured.length - 1]);
     expect(rss.maxBytes).toBeLessThan(1024 * 2 ** 20);
+    // and after the load, through the ledger and the content check, sampled on its own
+    expect(rss.afterLoadMaxBytes).toBeGreaterThan(0);
+    expect(rss.afterLoadMaxBytes).toBeLessThan(1024 * 2 ** 20);
     // the reading after the load, before the ledger, is timed: the completion wait's missing-seq query ran (the wait
     // ended complete), the samples were settled; a run ended by its duration takes no last full count
     expect(record.completion?.outcome).toBe("complete");
