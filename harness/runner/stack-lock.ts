@@ -4,8 +4,9 @@
  * Their hosts have the same names, cgroups, namespaces, ports or Pulumi stack, so a second run would measure the
  * first's load, or tear its hosts down under it.
  *
- * `${os.tmpdir()}/ingestbench-runs/locks/<stack>.json` (beside the run registries of infra/local/platform.ts
- * registryDir and the deployment registries of harness/provision/deployments.ts, which `ingestbench gc` reads) is created with
+ * `<lockDir>/<stack>.json` — machine-wide, whatever TMPDIR a run has (`/run/ingestbench/locks` for root, else
+ * `/tmp/ingestbench-locks`; INGESTBENCH_LOCKS_DIR overrides it), as infra/local/platform.ts ownersDir is, so a run
+ * started with another TMPDIR (a replay on a larger disk) still sees the lock; `ingestbench gc` reads it — is created with
  * O_CREAT|O_EXCL (open flag "wx"), so exactly one process makes it. It holds the owner's pid, its start time in clock
  * ticks (/proc/<pid>/stat field 22, to tell a reused pid from the owner), the ISO time it was taken and the command.
  *
@@ -19,11 +20,11 @@
  * releases it in a `finally`), on SIGINT/SIGTERM (the run is stopped and the same `finally` runs), and, as a
  * backstop, on process exit. After SIGKILL it stays behind, stale.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ProvisioningError } from "../../core/errors.ts";
-import { isOwnerAlive, processStartTicks, registryDir } from "../../infra/local/platform.ts";
+import { isOwnerAlive, processStartTicks } from "../../infra/local/platform.ts";
 
 /** What a lock file holds. */
 export interface StackLockHolder {
@@ -54,9 +55,10 @@ export class StackLockedError extends ProvisioningError {
   }
 }
 
-/** Directory of the stack locks. */
+/** Directory of the stack locks (see the file comment; mode 1777, shared by every user like /tmp). */
 export function lockDir(): string {
-  return path.join(registryDir(), "locks");
+  if (process.env.INGESTBENCH_LOCKS_DIR) return process.env.INGESTBENCH_LOCKS_DIR;
+  return process.getuid?.() === 0 ? "/run/ingestbench/locks" : "/tmp/ingestbench-locks";
 }
 
 /** The lock file of a stack (names are Pulumi stack names: [a-zA-Z0-9._-]). */
@@ -147,7 +149,7 @@ function removeStale(file: string, stale: StackLockHolder | null): boolean {
  */
 export function acquireStackLock(stack: string, command: string): StackLock {
   const file = lockFile(stack);
-  mkdirSync(lockDir(), { recursive: true, mode: 0o1777 });
+  if (mkdirSync(lockDir(), { recursive: true }) !== undefined) chmodSync(lockDir(), 0o1777);
   let tookOver: StackLockHolder | null = null;
   for (let attempt = 0; attempt < 50; attempt++) {
     const holder: StackLockHolder = { stack, ownerPid: process.pid, ownerStartTicks: processStartTicks(process.pid), startedAt: new Date().toISOString(), command };

@@ -12,8 +12,9 @@
  * - netns: `ib-<runId>-*` (`ip netns list`); veth: root-namespace links `ib<runId>…` (`ip -j link`);
  * - mount: /proc/mounts entries whose source or mount point names `ingestbench-<runId>` or lies under tmpDir;
  * - tmp: the entries of tmpDir (run directories, cell config files, registries, locks: tsx's own cache `tsx-<uid>`
- *   is not ours and left out); registry and lock: the files of `<tmpDir>/ingestbench-runs/` and its `locks/`, and
- *   the machine-wide owner markers `<ownersDir>/<runId>` (infra/local/platform.ts ownersDir);
+ *   is not ours and left out); registry and lock: the files of `<tmpDir>/ingestbench-runs/` and its `locks/`, the
+ *   machine-wide owner markers `<ownersDir>/<runId>` (infra/local/platform.ts ownersDir), and the machine-wide stack
+ *   locks whose holder is gone (harness/runner/stack-lock.ts lockDir; live holders' are other runs');
  * - port: listening TCP/UDP sockets of the root namespace (`ss -Htulpn`) held by an inventoried process or bound to
  *   the local platform's address blocks 10.213.0.0/16 and 10.214.0.0/16;
  * - with `docker`: containers, networks and volumes labelled `ingestbench.stack` (or named `ib-…`), dangling images
@@ -25,7 +26,8 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { ownersDir } from "../../infra/local/platform.ts";
+import { isOwnerAlive, ownersDir } from "../../infra/local/platform.ts";
+import { lockDir, readLock } from "../../harness/runner/stack-lock.ts";
 
 /** One thing ingestbench has on the machine. */
 export interface InventoryItem {
@@ -148,6 +150,14 @@ function tmpEntries(tmpDir: string): InventoryItem[] {
     for (const sub of ["deployments", "locks"]) {
       const d = path.join(reg, sub);
       if (existsSync(d)) for (const e of readdirSync(d)) out.push({ kind: sub === "locks" ? "lock" : "registry", name: path.join(d, e) });
+    }
+  }
+  // the machine-wide stack locks (harness/runner/stack-lock.ts lockDir): a live holder's lock is not left behind
+  // (the other test lane's runs hold theirs), a stale one is
+  if (existsSync(lockDir())) {
+    for (const e of readdirSync(lockDir())) {
+      const holder = readLock(path.join(lockDir(), e));
+      if (!holder || !isOwnerAlive(holder)) out.push({ kind: "lock", name: path.join(lockDir(), e) });
     }
   }
   if (existsSync(ownersDir())) {

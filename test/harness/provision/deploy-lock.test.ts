@@ -26,7 +26,8 @@ function setup(state: Parameters<typeof createPulumiCliStandIn>[0] = {}): { stan
     rmSync(tmp, { recursive: true, force: true });
   });
   // INGESTBENCH_LOCK_WAIT empty: refuse at once unless --lock-wait says otherwise (vitest.config.ts sets 10m)
-  return { standIn, env: { ...standIn.env, TMPDIR: tmp, INGESTBENCH_LOCK_WAIT: "" }, lock: path.join(tmp, "ingestbench-runs", "locks", `${STACK}.json`) };
+  // INGESTBENCH_LOCKS_DIR: the locks are machine-wide; a directory of its own keeps the other lane's runs out
+  return { standIn, env: { ...standIn.env, TMPDIR: tmp, INGESTBENCH_LOCK_WAIT: "", INGESTBENCH_LOCKS_DIR: path.join(tmp, "locks") }, lock: path.join(tmp, "locks", `${STACK}.json`) };
 }
 
 interface Proc { child: ChildProcess; out: () => string; err: () => string; code: Promise<number | null> }

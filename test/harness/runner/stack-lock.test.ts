@@ -24,9 +24,13 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-lock-"));
 chmodSync(tmp, 0o755); // the bench's PostgreSQL runs as user postgres under this TMPDIR
 const savedTmpdir = process.env.TMPDIR;
 const children: ChildProcess[] = [];
-beforeAll(() => { process.env.TMPDIR = tmp; });
+// the locks are machine-wide (harness/runner/stack-lock.ts lockDir); this file's own directory keeps its holders of
+// real stack names (docker-4c4g) away from the other test lane's runs, and its children inherit it
+const machineLocks = lockDir();
+beforeAll(() => { process.env.TMPDIR = tmp; process.env.INGESTBENCH_LOCKS_DIR = path.join(tmp, "locks"); });
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  delete process.env.INGESTBENCH_LOCKS_DIR;
   if (savedTmpdir === undefined) delete process.env.TMPDIR;
   else process.env.TMPDIR = savedTmpdir;
   rmSync(tmp, { recursive: true, force: true });
@@ -60,11 +64,24 @@ function refusal(stack: string): ProvisioningError {
 }
 
 describe("stack locks between processes", () => {
+  it("live in one machine-wide directory whatever TMPDIR a run has (a run with another TMPDIR sees the lock)", () => {
+    expect(machineLocks).toBe(process.getuid?.() === 0 ? "/run/ingestbench/locks" : "/tmp/ingestbench-locks");
+    const saved = process.env.INGESTBENCH_LOCKS_DIR;
+    delete process.env.INGESTBENCH_LOCKS_DIR;
+    try {
+      process.env.TMPDIR = path.join(tmp, "elsewhere");
+      expect(lockDir()).toBe(machineLocks);
+    } finally {
+      process.env.TMPDIR = tmp;
+      process.env.INGESTBENCH_LOCKS_DIR = saved;
+    }
+  });
+
   it("a live holder refuses a second run with its pid and start time; after SIGKILL the lock is stale and taken over", async () => {
     const { child } = await started(process.execPath, ["--import", "tsx", "test/helpers/lock-child.ts", "lock-a"], /locked \d+/);
     const holder = readLock(lockFile("lock-a"))!;
     expect(holder.ownerPid).toBe(child.pid);
-    expect(lockFile("lock-a").startsWith(path.join(tmp, "ingestbench-runs", "locks"))).toBe(true);
+    expect(lockFile("lock-a").startsWith(path.join(tmp, "locks"))).toBe(true);
     const err = refusal("lock-a");
     expect(err).toBeInstanceOf(ProvisioningError);
     expect(err.code).toBe("E_STACK_LOCKED");
