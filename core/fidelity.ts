@@ -140,6 +140,13 @@ export interface FidelityResult {
    * recomputed after the load may not be the ones sent, so altered rows may be the file's doing, not the pipeline's
    */
   replayModified?: { at: string; generatorsStarted: string };
+  /**
+   * of the replay file's lines the generators read (`lines`, from line 0), how many they changed before sending, by
+   * the generators' own account (their index, ./events/replay-index.ts): `cut` at 64 KiB, `repaired` (invalid UTF-8 or
+   * NUL replaced). A compared row is "as sent", which for those lines is not the file's text. Absent without a replay
+   * file or an index.
+   */
+  replayLines?: { lines: number; cut: number; repaired: number };
 }
 
 /** What the content check read of a replay file (./events/source.ts ReplayReads) and the reads' wall time, seconds. */
@@ -484,6 +491,7 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
     notCompared,
     seconds: Number(((performance.now() - started) / 1000).toFixed(3)),
     ...(cmp.replayReads ? { replay: cmp.replayReads } : {}),
+    ...(input.replayFile !== undefined && input.replayIndex ? { replayLines: { lines: input.replayIndex.lines, cut: input.replayIndex.cut ?? 0, repaired: input.replayIndex.repaired ?? 0 } } : {}),
   };
 }
 

@@ -15,6 +15,8 @@
  * from the start (./source.ts).
  */
 
+import { ALTERED_CUT, ALTERED_REPAIRED } from "./replay-lines.ts";
+
 /** Bytes of file between marks (at least): a sampled line is at most this far past its mark. */
 export const MARK_SPACING = 64 * 1024;
 
@@ -28,6 +30,12 @@ export interface ReplayIndexJson {
   lineCount: number;
   /** base64 of LEB128 varint pairs (Δline, Δbyte) from (0, 0) */
   marks: string;
+  /**
+   * of the `lines` known, how many the reader changed before they were sent (./replay-lines.ts LineReader.altered):
+   * cut at MAX_REPLAY_LINE_BYTES, and with invalid UTF-8 or NUL replaced (a line may be both); absent in older reports
+   */
+  cut?: number;
+  repaired?: number;
 }
 
 /** Identity of a file as fstat sees it: a recorder noting another file (same path, new content) starts over. */
@@ -51,13 +59,20 @@ export class ReplayIndexRecorder {
 
   constructor(readonly identity: FileIdentity) {}
 
+  /** lines of those known that the reader cut, and that it repaired (ReplayIndexJson) */
+  cut = 0;
+  repaired = 0;
+
   /**
-   * Line `line` starts at byte `byte` (read forward from line 0; any other line is ignored). Notes
-   * a mark when it is MARK_SPACING bytes or more past the last; `byte` null (not known) notes none.
+   * Line `line` starts at byte `byte` (read forward from line 0; any other line is ignored), and the reader changed
+   * it as `altered` says (./replay-lines.ts ALTERED_CUT, ALTERED_REPAIRED bits). Notes a mark when it is MARK_SPACING
+   * bytes or more past the last; `byte` null (not known) notes none.
    */
-  note(line: number, byte: number | null): void {
+  note(line: number, byte: number | null, altered = 0): void {
     if (line !== this.lines) return; // only the next line after those known: a reader that jumped ahead notes nothing
     this.lines = line + 1;
+    if (altered & ALTERED_CUT) this.cut++;
+    if (altered & ALTERED_REPAIRED) this.repaired++;
     if (byte === null || byte - this.lastByte < MARK_SPACING) return;
     this.put(line - this.lastLine);
     this.put(byte - this.lastByte);
@@ -81,7 +96,7 @@ export class ReplayIndexRecorder {
   }
 
   toJSON(): ReplayIndexJson {
-    return { size: this.identity.size, lines: this.lines, lineCount: this.lineCount, marks: this.buf.subarray(0, this.used).toString("base64") };
+    return { size: this.identity.size, lines: this.lines, lineCount: this.lineCount, marks: this.buf.subarray(0, this.used).toString("base64"), cut: this.cut, repaired: this.repaired };
   }
 }
 

@@ -45,6 +45,8 @@ export class LineReader {
   private readonly chunkBytes: number;
   /** bytes read from the file so far */
   bytesRead = 0;
+  /** how the last line next() gave differs from the file's: ALTERED_REPAIRED | ALTERED_CUT bits, 0 when it is as in the file */
+  altered = 0;
   /** the previous line ended in a CR at a chunk's end: an LF starting the next chunk belongs to it */
   private crPending = false;
   /** position of the next CR at or after pos in this chunk (-1: none), found once per chunk and after each CR */
@@ -168,7 +170,7 @@ export class LineReader {
     let any = false; // bytes of this line were seen (an unterminated last line is a line only then)
     for (;;) {
       if (this.pos >= this.end && !(await this.fill())) {
-        return any ? (keep ? repair(parts, kept) : EMPTY) : null;
+        return any ? (keep ? this.repair(parts, kept) : EMPTY) : null;
       }
       const c = this.chunk;
       const stop = this.lineEnd();
@@ -191,8 +193,15 @@ export class LineReader {
           if (c[this.pos] === LF) this.pos++;
         } else this.crPending = true;
       }
-      return keep ? repair(parts, kept) : EMPTY;
+      return keep ? this.repair(parts, kept) : EMPTY;
     }
+  }
+
+  /** A line's raw parts as the bytes a sink can keep (file comment), noting in `altered` what that changed. */
+  private repair(parts: Buffer[], kept: number): Buffer {
+    const r = repair(parts, kept);
+    this.altered = r.altered;
+    return r.line;
   }
 
   /** Close the file. Idempotent. */
@@ -206,12 +215,21 @@ export class LineReader {
 const EMPTY = Buffer.alloc(0);
 const REPLACEMENT = "\uFFFD";
 
+/** LineReader.altered: invalid UTF-8 or NUL replaced with U+FFFD. */
+export const ALTERED_REPAIRED = 1;
+/** LineReader.altered: cut at MAX_REPLAY_LINE_BYTES. */
+export const ALTERED_CUT = 2;
+
 /** A line's raw parts as the bytes a sink can keep: valid UTF-8 without NUL, at most MAX_REPLAY_LINE_BYTES (file comment). */
-function repair(parts: Buffer[], kept: number): Buffer {
+function repair(parts: Buffer[], kept: number): { line: Buffer; altered: number } {
   let b = parts.length === 1 ? parts[0]! : parts.length === 0 ? EMPTY : Buffer.concat(parts, kept);
-  if (b.indexOf(0) >= 0 || !isUtf8(b)) b = Buffer.from(b.toString("utf8").replaceAll("\0", REPLACEMENT), "utf8");
-  if (b.length <= MAX_REPLAY_LINE_BYTES) return b;
+  let altered = 0;
+  if (b.indexOf(0) >= 0 || !isUtf8(b)) {
+    b = Buffer.from(b.toString("utf8").replaceAll("\0", REPLACEMENT), "utf8");
+    altered = ALTERED_REPAIRED;
+  }
+  if (b.length <= MAX_REPLAY_LINE_BYTES) return { line: b, altered };
   let cut = MAX_REPLAY_LINE_BYTES;
   while (cut > 0 && (b[cut]! & 0xc0) === 0x80) cut--;
-  return b.subarray(0, cut);
+  return { line: b.subarray(0, cut), altered: altered | ALTERED_CUT };
 }

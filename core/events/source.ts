@@ -658,12 +658,15 @@ class ReplayReader {
   private async readLine(): Promise<Buffer> {
     for (;;) {
       let at: number | null = null;
-      const line = await this.onReader((r) => {
+      let altered = 0;
+      const line = await this.onReader(async (r) => {
         at = r.offset;
-        return r.next();
+        const l = await r.next();
+        altered = r.altered;
+        return l;
       });
       if (line !== null) {
-        this.recorder!.note(this.linesThisPass, at);
+        this.recorder!.note(this.linesThisPass, at, altered);
         this.linesThisPass++;
         if (this.firstPass) {
           this.firstPass.push(line);

@@ -161,7 +161,11 @@ export function contentLine(r: RunRecord): string | null {
   const modified = f.replayModified
     ? `; the replay file was modified at ${f.replayModified.at}, after the generators started (${f.replayModified.generatorsStarted}): the lines compared are the file's as it is now, so altered rows may be the file's doing, not the pipeline's`
     : "";
-  const replay = f.replay ? `; replay file: ${replayReadText(f.replay)}` : "";
+  const rl = f.replayLines;
+  const changed = rl && rl.cut + rl.repaired > 0
+    ? `; of the file's ${fmtInt(rl.lines)} lines the generators sent ${[rl.cut ? `${fmtInt(rl.cut)} cut at 64 KiB` : "", rl.repaired ? `${fmtInt(rl.repaired)} with invalid UTF-8 or NUL replaced` : ""].filter(Boolean).join(" and ")}: compared as sent, not as in the file`
+    : "";
+  const replay = (f.replay ? `; replay file: ${replayReadText(f.replay)}` : "") + changed;
   if (f.altered === 0) return `  content: exact, ${scope}${replay}${modified}`;
   const ex = f.examples.slice(0, 2).map((e) => `gen ${e.gen} seq ${e.seq} ${e.field}: sent ${e.expected}, stored ${e.stored}`);
   return `  content: ALTERED ${fmtInt(f.altered)} of ${scope}${replay}${modified}; ${ex.join("; ")}`;

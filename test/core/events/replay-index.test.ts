@@ -67,6 +67,16 @@ async function linesOf(src: EventSource, seqs: readonly number[]): Promise<strin
   return out;
 }
 
+describe("the generators' count of the lines they changed before sending (core/events/replay-lines.ts repair)", () => {
+  it("counts each file line once, cut at 64 KiB or repaired (invalid UTF-8, NUL), however often a pass wraps", async () => {
+    const file = path.join(dir, "altered.log");
+    const long = "y".repeat(70_000);
+    writeFileSync(file, Buffer.concat([Buffer.from(`ok 1\n${long}\nbad `), Buffer.from([0xff, 0xfe]), Buffer.from("\nnul \u0000 here\r\nboth "), Buffer.from([0xc3]), Buffer.from(`${long}\rok 2\n`)]));
+    const index = await generatorIndex(file, 6 * 3); // three passes of the 6 lines
+    expect(index).toMatchObject({ lines: 6, lineCount: 6, cut: 2, repaired: 3 });
+  });
+});
+
 describe("the replay index (core/events/replay-index.ts)", () => {
   it("the LineReader's offset is where the next line starts (null only after a CR at a chunk's end), and a reader opened there reads on the same", async () => {
     const file = seededFile("offsets.log", 400, 3);

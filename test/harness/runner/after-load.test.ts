@@ -93,6 +93,8 @@ describe("the ledger and the content check after the load (harness/runner/fideli
     expect(reads).toMatchObject({ indexDropped: null, indexMarks: new ReplayIndex(replayIndex!).marks });
     expect(reads!.indexMarks).toBeGreaterThan(10);
     expect(reads!.seeks).toBeGreaterThan(0);
+    // the generators' own count of the lines they changed before sending rides in their index: none here
+    expect(ledger.fidelity && "replayLines" in ledger.fidelity ? ledger.fidelity.replayLines : null).toEqual({ lines: 12_000, cut: 0, repaired: 0 });
     // without the index the sample's pass reads up to its last line, near the end of the file
     const plainReads = plain.ledger.fidelity && "replay" in plain.ledger.fidelity ? plain.ledger.fidelity.replay! : null;
     expect(plainReads!.bytes).toBeGreaterThan(size * 0.9);

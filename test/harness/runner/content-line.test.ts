@@ -31,6 +31,13 @@ describe("the content check in the terminal and in compare", () => {
     expect(contentLine({ ledger: null } as unknown as RunRecord)).toBeNull();
   });
 
+  it("after a replay, says how many of the file's lines the generators changed before sending (compared as sent)", () => {
+    const f = fidelity({ replay: { bytes: 300, indexMarks: 0, seeks: 0, indexDropped: null, seconds: 1 }, replayLines: { lines: 3_300, cut: 300, repaired: 301 } });
+    expect(contentLine(record(f))).toBe("  content: exact, 40,001 rows compared (all); replay file: 300 B read; of the file's 3,300 lines the generators sent 300 cut at 64 KiB and 301 with invalid UTF-8 or NUL replaced: compared as sent, not as in the file");
+    const none = fidelity({ replay: { bytes: 300, indexMarks: 0, seeks: 0, indexDropped: null, seconds: 1 }, replayLines: { lines: 3_300, cut: 0, repaired: 0 } });
+    expect(contentLine(record(none))).toBe("  content: exact, 40,001 rows compared (all); replay file: 300 B read");
+  });
+
   it("after a replay, says how much of the file the check read, and how (the generators' index, or why not)", () => {
     const seeks = fidelity({ mode: "sample", sampleSize: 10_000, rowsCompared: 10_000, replay: { bytes: 650 * 2 ** 20, indexMarks: 262_144, seeks: 9_812, indexDropped: null, seconds: 1 } });
     expect(contentLine(record(seeks))).toBe("  content: exact, 10,000 rows compared (sample of 10,000 seqs); replay file: 650.0 MiB read (9,812 seeks to the generators' index of 262,144 marks)");
