@@ -366,9 +366,9 @@ export interface InstrumentRecord {
      * the rest of the harness's reading after the load, before the ledger, ms (absent in older records): the completion
      * wait's missing-seq queries (core/verifier.ts completionOf) summed; the samples settled from their snapshots
      * (Verifier.afterLoad; null where the verifier's live samples are exact); a fixed workload's last, full count
-     * (null when the run ended by its duration)
+     * (null when the run ended by its duration); each null when it did not run (an interrupted run)
      */
-    completionCheckMs?: number;
+    completionCheckMs?: number | null;
     settleMs?: number | null;
     finalCountMs?: number | null;
     /** the site's split of provision + sink start and teardown, ms by part (harness/runner/site.ts overheadParts); absent where the site gives none */

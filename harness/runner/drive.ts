@@ -167,7 +167,9 @@ export function contentLine(r: RunRecord): string | null {
     : "";
   const replay = (f.replay ? `; replay file: ${replayReadText(f.replay)}` : "") + changed;
   if (f.altered === 0) return `  content: exact, ${scope}${replay}${modified}`;
-  const ex = f.examples.slice(0, 2).map((e) => `gen ${e.gen} seq ${e.seq} ${e.field}: sent ${e.expected}, stored ${e.stored}`);
+  // after a change to the replay file, what the check expected is the file's line now, not what was sent
+  const expected = f.replayModified ? "the file now" : "sent";
+  const ex = f.examples.slice(0, 2).map((e) => `gen ${e.gen} seq ${e.seq} ${e.field}: ${expected} ${e.expected}, stored ${e.stored}`);
   return `  content: ALTERED ${fmtInt(f.altered)} of ${scope}${replay}${modified}; ${ex.join("; ")}`;
 }
 
@@ -198,7 +200,7 @@ export function instrumentLine(r: RunRecord): string | null {
   const rss = i.harness.rss ? ` (RSS ${mib(i.harness.rss.openBytes)} → ${mib(i.harness.rss.lastBytes)}, max ${mib(i.harness.rss.maxBytes)}${after !== undefined ? `, after the load max ${mib(after)}` : ""})` : "";
   return `  instrument: harness ${pct(i.harness.cores)} of a core${rss}; verifier ${pct(v.shareOfSinkCap)} of the sink's ${+v.sinkCapCores.toFixed(3)}-core cap`
     + ` (${v.basis}, ${v.sink?.queries ?? v.samples} ${v.sink ? "queries" : "samples"}); overhead: provision + sink start ${s(o.provisionAndSinkStartMs)}, schema ${s(o.prepareMs)},`
-    + ` generators up ${s(o.collectorsAndGeneratorsUpMs)},${o.completionCheckMs !== undefined ? ` completion check ${s(o.completionCheckMs)},` : ""}`
+    + ` generators up ${s(o.collectorsAndGeneratorsUpMs)},${o.completionCheckMs != null ? ` completion check ${s(o.completionCheckMs)},` : ""}`
     + `${o.settleMs != null ? ` settle ${s(o.settleMs)},` : ""}${o.finalCountMs != null ? ` last count ${s(o.finalCountMs)},` : ""} ledger ${s(o.ledgerMs)}, content ${s(o.fidelityMs)}${o.afterLoadMs != null && o.fidelityMs != null ? ` (both ${s(o.afterLoadMs)})` : ""}, teardown ${s(o.teardownMs)}`;
 }
 

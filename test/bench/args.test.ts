@@ -33,6 +33,7 @@ describe("bench script flags", () => {
       ["harness.ts", ["--soak", "5parsecs"], /^bench:harness: --soak 5parsecs: "5parsecs" is not a duration/],
       ["harness.ts", ["--replay-stack", "nosuch"], /^bench:harness: --replay-stack nosuch: no stacks\/Pulumi\.nosuch\.yaml/],
       ["harness.ts", ["--replay", "4XB"], /^bench:harness: --replay 4XB: "4XB" is not a size/],
+      ["harness.ts", ["--replay", "0"], /^bench:harness: --replay 0: at least 1 MiB/],
       ["harness.ts", ["--replay-through", "foo"], /^bench:harness: --replay-through foo: a list of pg-copy, syslog/],
       ["harness.ts", ["--replay", "1GiB", "--pg-settings", "file_extend_method"], /^bench:harness: --pg-settings file_extend_method: "file_extend_method" is not name=value/],
       ["harness.ts", ["--pg-settings", "a=b"], /^bench:harness: --pg-settings: the settings of the pg-copy replay's server; give --replay SIZE/],

@@ -45,7 +45,7 @@ describe("the content check in the terminal and in compare", () => {
     expect(contentLine(record(dropped))).toBe("  content: exact, 40,001 rows compared (all); replay file: 16.0 GiB read (the generators' index not used: the index is of a 5-byte file; this one has 6 bytes)");
     expect(contentLine(record(fidelity({ replay: { bytes: 300, indexMarks: 0, seeks: 0, indexDropped: null, seconds: 1 } })))).toBe("  content: exact, 40,001 rows compared (all); replay file: 300 B read");
     const changed = fidelity({ altered: 1, examples: [{ gen: 0, seq: 5, field: "msg", expected: "sha256:ab", stored: "sha256:cd" }], replay: { bytes: 300, indexMarks: 0, seeks: 0, indexDropped: null, seconds: 1 }, replayModified: { at: "2026-12-04T00:41:12.000Z", generatorsStarted: "2026-12-04T00:40:55.000Z" } });
-    expect(contentLine(record(changed))).toBe("  content: ALTERED 1 of 40,001 rows compared (all); replay file: 300 B read; the replay file was modified at 2026-12-04T00:41:12.000Z, after the generators started (2026-12-04T00:40:55.000Z): the lines compared are the file's as it is now, so altered rows may be the file's doing, not the pipeline's; gen 0 seq 5 msg: sent sha256:ab, stored sha256:cd");
+    expect(contentLine(record(changed))).toBe("  content: ALTERED 1 of 40,001 rows compared (all); replay file: 300 B read; the replay file was modified at 2026-12-04T00:41:12.000Z, after the generators started (2026-12-04T00:40:55.000Z): the lines compared are the file's as it is now, so altered rows may be the file's doing, not the pipeline's; gen 0 seq 5 msg: the file now sha256:ab, stored sha256:cd");
   });
 
   it("an interrupted run says its figures are live estimates and that no ledger was taken", () => {
