@@ -15,7 +15,10 @@
  * content check (a sample up to line 21.5M) took 72 s. Here a line that is not kept is only found (Buffer.indexOf),
  * and a kept line is a view of its chunk unless it spans two chunks or needs repair. Memory: the chunk being read,
  * the chunks the kept lines point into, and at most MAX_REPLAY_LINE_BYTES + 4 bytes of one long line (the rest of
- * it is dropped unread rather than buffered, unlike readline).
+ * it is dropped unread rather than buffered, unlike readline). A chunk none of whose bytes were handed out (lines
+ * passed, not kept) is read into again rather than replaced: the content check passes hundreds of MiB between its
+ * sampled lines, and a fresh Buffer per chunk held the harness's external memory near 30 MiB of garbage
+ * (README, "after the load").
  */
 import { isUtf8 } from "node:buffer";
 import { open, type FileHandle } from "node:fs/promises";
@@ -37,6 +40,8 @@ const CR = 0x0d;
 export class LineReader {
   private fh: FileHandle | null = null;
   private chunk: Buffer = Buffer.alloc(0);
+  /** a view of `chunk` was handed out (a kept line, or part of one): the next read needs a fresh chunk */
+  private chunkShared = false;
   private pos = 0;
   private end = 0;
   private eof = false;
@@ -45,6 +50,8 @@ export class LineReader {
   private readonly chunkBytes: number;
   /** bytes read from the file so far */
   bytesRead = 0;
+  /** chunks allocated so far (a chunk none of whose bytes were handed out is read into again: the file comment) */
+  chunksAllocated = 0;
   /** how the last line next() gave differs from the file's: ALTERED_REPAIRED | ALTERED_CUT bits, 0 when it is as in the file */
   altered = 0;
   /** the previous line ended in a CR at a chunk's end: an LF starting the next chunk belongs to it */
@@ -57,9 +64,34 @@ export class LineReader {
    * ./replay-index.ts; `startsLine()` checks it); default 0. `opts.chunkBytes`: bytes per read, default 1 MiB (a
    * reader opened at a mark reads a few lines: 64 KiB).
    */
-  constructor(private readonly path: string, opts: { start?: number; chunkBytes?: number } = {}) {
+  constructor(private readonly path: string, opts: { start?: number; chunkBytes?: number; copyLines?: boolean } = {}) {
     this.base = opts.start ?? 0;
     this.chunkBytes = opts.chunkBytes ?? CHUNK_BYTES;
+    this.copyLines = opts.copyLines ?? false;
+  }
+
+  /**
+   * `opts.copyLines`: next() gives each line as its own copy, never a view of a chunk, so that one chunk is read into
+   * again however many lines are kept (the content check: a line digested, then dropped).
+   */
+  private readonly copyLines: boolean;
+
+  /** Read into `chunk` (another reader's spareChunk(), null: none) rather than a new Buffer. Call before the first read. */
+  adoptChunk(chunk: Buffer | null): void {
+    if (chunk?.length === this.chunkBytes && this.end === 0) this.chunk = chunk;
+  }
+
+  /**
+   * This reader's chunk for another reader of the same chunk size (adoptChunk()) when none of its bytes were handed
+   * out, else null. The reader is left without it: call it only when this reader is done (before close()).
+   */
+  spareChunk(): Buffer | null {
+    if (this.chunkShared || this.chunk.length !== this.chunkBytes) return null;
+    const c = this.chunk;
+    this.chunk = EMPTY;
+    this.pos = this.end = 0;
+    this.eof = true;
+    return c;
   }
 
   /**
@@ -90,7 +122,13 @@ export class LineReader {
     if (this.eof) return false;
     this.fh ??= await open(this.path, "r");
     const at = this.base + this.end;
-    const buf = Buffer.allocUnsafe(this.chunkBytes); // a fresh chunk: lines kept from the previous one stay valid
+    // a fresh chunk when lines kept from this one must stay valid; else this one again
+    let buf = this.chunk;
+    if (this.chunkShared || buf.length !== this.chunkBytes) {
+      buf = Buffer.allocUnsafe(this.chunkBytes);
+      this.chunksAllocated++;
+    }
+    this.chunkShared = false;
     const { bytesRead } = await this.fh.read(buf, 0, this.chunkBytes, at);
     this.bytesRead += bytesRead;
     if (bytesRead === 0) {
@@ -170,7 +208,7 @@ export class LineReader {
     let any = false; // bytes of this line were seen (an unterminated last line is a line only then)
     for (;;) {
       if (this.pos >= this.end && !(await this.fill())) {
-        return any ? (keep ? this.repair(parts, kept) : EMPTY) : null;
+        return any ? (keep ? this.kept(parts, kept) : EMPTY) : null;
       }
       const c = this.chunk;
       const stop = this.lineEnd();
@@ -179,7 +217,10 @@ export class LineReader {
         any = true;
         if (keep && kept < RAW_LIMIT) {
           const take = Math.min(to - this.pos, RAW_LIMIT - kept);
-          parts.push(c.subarray(this.pos, this.pos + take));
+          const part = c.subarray(this.pos, this.pos + take);
+          // a copied line's part that the next read would overwrite is copied now (the rest at its end)
+          if (!this.copyLines) this.chunkShared = true;
+          parts.push(this.copyLines && stop < 0 ? Buffer.from(part) : part);
           kept += take;
         }
       }
@@ -193,8 +234,14 @@ export class LineReader {
           if (c[this.pos] === LF) this.pos++;
         } else this.crPending = true;
       }
-      return keep ? this.repair(parts, kept) : EMPTY;
+      return keep ? this.kept(parts, kept) : EMPTY;
     }
+  }
+
+  /** The line of `parts` as next() gives it: repaired, and copied when `copyLines` (a view of the chunk otherwise). */
+  private kept(parts: Buffer[], kept: number): Buffer {
+    const line = this.repair(parts, kept);
+    return this.copyLines && line.buffer === this.chunk.buffer ? Buffer.from(line) : line;
   }
 
   /** A line's raw parts as the bytes a sink can keep (file comment), noting in `altered` what that changed. */

@@ -599,7 +599,7 @@ class ReplayReader {
     try {
       if (!this.reader) {
         // with an index, reads are near a target (sampled lines): small chunks; without, a stream of every line
-        this.reader = new LineReader(this.path, this.index ? { chunkBytes: MARK_CHUNK_BYTES } : {});
+        this.reader = new LineReader(this.path, this.index ? { chunkBytes: MARK_CHUNK_BYTES, copyLines: true } : {});
         this.linesThisPass = 0;
         // a first pass begun again from line 0 (load() going back) collects again
         if (this.firstPass) {
@@ -724,12 +724,15 @@ class ReplayReader {
       this.lineCount = count;
       return target;
     }
-    const reader = new LineReader(this.path, { start: mark.byte, chunkBytes: MARK_CHUNK_BYTES });
+    // lines copied, and one chunk handed from reader to reader: a sample of lines across the file reads hundreds of
+    // MiB, which fresh chunks made into as much garbage (the harness's memory after the load: README)
+    const reader = new LineReader(this.path, { start: mark.byte, chunkBytes: MARK_CHUNK_BYTES, copyLines: true });
     if (!(await this.startsLine(reader))) {
       await reader.close();
       this.dropIndex(`its mark of line ${mark.line} at byte ${mark.byte} does not start a line in this file`);
       return n;
     }
+    reader.adoptChunk(this.reader?.spareChunk() ?? null);
     this.close();
     if (wraps) this.lineCount = count;
     this.reader = reader;

@@ -131,6 +131,51 @@ describe("replay file lines (core/events/replay-lines.ts)", () => {
     }
   });
 
+  it("passing lines reads into one chunk again; a kept line keeps its chunk, and stays intact while the reader reads on", async () => {
+    const KiB = 1024;
+    const lines = Array.from({ length: 4000 }, (_, k) => `line ${k} ${"x".repeat(k % 97)}`);
+    const file = path.join(dir, "reuse.log");
+    writeFileSync(file, lines.join("\n") + "\n");
+    const size = Buffer.byteLength(lines.join("\n")) + 1;
+    const chunks = Math.ceil(size / (16 * KiB));
+    // passed, never kept: the first chunk is read into again for every later one
+    const pass = new LineReader(file, { chunkBytes: 16 * KiB });
+    expect(await pass.skipLines(lines.length)).toBe(lines.length);
+    expect(pass.chunksAllocated).toBe(1);
+    expect(pass.bytesRead).toBe(size);
+    await pass.close();
+    // every 500th line kept as given (a view of its chunk, not copied): each one's chunk is left alone
+    const keep = new LineReader(file, { chunkBytes: 16 * KiB });
+    const kept: Array<[number, Buffer]> = [];
+    for (let k = 0; k < lines.length; k++) {
+      if (k % 500 === 0) kept.push([k, (await keep.next())!]);
+      else expect(await keep.skip()).toBe(true);
+    }
+    expect(await keep.next()).toBeNull();
+    for (const [k, l] of kept) expect(l.toString(), `line ${k}`).toBe(lines[k]);
+    expect(keep.chunksAllocated).toBeGreaterThan(kept.length - 1);
+    expect(keep.chunksAllocated).toBeLessThan(chunks);
+    await keep.close();
+    // copyLines (the content check): every line kept, each its own copy, in one chunk; that chunk then goes on to a
+    // reader opened further on, which allocates none
+    const copy = new LineReader(file, { chunkBytes: 16 * KiB, copyLines: true });
+    const all: Buffer[] = [];
+    for (let k = 0; k < 3000; k++) all.push((await copy.next())!);
+    expect(all.map(String)).toEqual(lines.slice(0, 3000));
+    expect(copy.chunksAllocated).toBe(1);
+    const at = copy.offset!;
+    const spare = copy.spareChunk();
+    expect(spare?.length).toBe(16 * KiB);
+    await copy.close();
+    const on = new LineReader(file, { start: at, chunkBytes: 16 * KiB, copyLines: true });
+    on.adoptChunk(spare);
+    const rest: string[] = [];
+    for (let l = await on.next(); l !== null; l = await on.next()) rest.push(String(l));
+    expect(rest).toEqual(lines.slice(3000));
+    expect(on.chunksAllocated).toBe(0);
+    await on.close();
+  });
+
   it("an empty file has no lines; a missing one fails with the file system's error", async () => {
     const empty = path.join(dir, "empty.log");
     writeFileSync(empty, "");
