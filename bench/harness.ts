@@ -251,11 +251,11 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
         basis: `ledger and content check ${sec(bothMs)} together (the ledger ${sec(ledgerMs)}, the content check ${sec(fidelityMs)}, beside it) (${contentText(record.ledger?.fidelity)}) after ${stored.toLocaleString("en")} rows, with the sink's caps lifted` });
       // everything the harness read after the load, the ledger's work and what comes before it (the completion wait's
       // missing-seq queries, the samples settled from their snapshots, the last full count), per 10M stored rows
-      const { completionCheckMs, settleMs, finalCountMs } = record.instrument!.overhead;
+      const { completionCheckMs, settleMs, finalCountMs, completionCheckWalBytes: walBytes } = record.instrument!.overhead;
       const allMs = (completionCheckMs ?? 0) + (settleMs ?? 0) + (finalCountMs ?? 0) + bothMs;
       const all10M = allMs / 1000 / Math.max(1, stored) * 1e7;
       rows.push({ figure: `${label}: all reading after the load per 10M rows`, value: sec(all10M * 1000), target: `≤ ${TARGET.ledgerPer10M} s`, verdict: verdict(exact && all10M <= TARGET.ledgerPer10M),
-        basis: `${sec(allMs)} after ${stored.toLocaleString("en")} rows, scaled to 10M (fixed costs of a run included: small files overstate it): completion check ${sec(completionCheckMs ?? null)}, settling the samples ${sec(settleMs ?? null)}, the last full count ${sec(finalCountMs ?? null)}, ledger and content ${sec(bothMs)}` });
+        basis: `${sec(allMs)} after ${stored.toLocaleString("en")} rows, scaled to 10M (fixed costs of a run included: small files overstate it): completion check ${sec(completionCheckMs ?? null)}${walBytes !== undefined ? ` (the sink wrote ${mib(walBytes)} of WAL meanwhile: the first pass after the load sets hint bits, a full-page image per page with data checksums on; README)` : ""}, settling the samples ${sec(settleMs ?? null)}, the last full count ${sec(finalCountMs ?? null)}, ledger and content ${sec(bothMs)}` });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -130,6 +130,13 @@ export interface Completion {
   missing: number;
   /** first MAX_MISSING_RANGES ranges of them, [gen, from, to] inclusive, gen the generator's index */
   missingRanges: Array<[number, number, number]>;
+  /**
+   * Bytes the sink wrote to its write-ahead log while the check ran, read-only as the check is (PostgreSQL:
+   * pg_current_wal_insert_lsn() before and after, pg_wal_lsn_diff; anything else writing meanwhile counts too). Absent where
+   * the sink has no such figure. A first pass over freshly loaded rows sets their hint bits, which with data checksums
+   * on logs a full-page image per page (docs/design.md, "What the instrument costs").
+   */
+  walBytes?: number;
 }
 
 /**

@@ -369,6 +369,11 @@ export interface InstrumentRecord {
      * (null when the run ended by its duration); each null when it did not run (an interrupted run)
      */
     completionCheckMs?: number | null;
+    /**
+     * bytes the sink wrote to its write-ahead log during those completion checks, summed (Completion.walBytes:
+     * PostgreSQL's full-page images as a first pass sets hint bits); absent where the sink gives no such figure
+     */
+    completionCheckWalBytes?: number;
     settleMs?: number | null;
     finalCountMs?: number | null;
     /** the site's split of provision + sink start and teardown, ms by part (harness/runner/site.ts overheadParts); absent where the site gives none */

@@ -180,7 +180,7 @@ export class BenchRun extends EventEmitter {
     samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
     provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, afterLoadMs: null as number | null, teardownMs: 0,
     /** after the load, before the ledger: the completion wait's missing-seq queries, the settling, the drain's full count */
-    completionCheckMs: null as number | null, settleMs: null as number | null, finalCountMs: null as number | null,
+    completionCheckMs: null as number | null, completionCheckWalBytes: undefined as number | undefined, settleMs: null as number | null, finalCountMs: null as number | null,
     parts: undefined as Record<string, number> | undefined,
   };
 
@@ -417,6 +417,7 @@ export class BenchRun extends EventEmitter {
         const check = (): Promise<Completion> => completionOf(verifier!, sentBy, rejectedBy);
         const raw = await (site.sinkUncapped ? site.sinkUncapped("the completion wait looked for missing seqs", check) : check());
         this.cost.completionCheckMs = (this.cost.completionCheckMs ?? 0) + now() - tCheck;
+        if (raw.walBytes !== undefined) this.cost.completionCheckWalBytes = (this.cost.completionCheckWalBytes ?? 0) + raw.walBytes;
         const c = drops > 0 ? { ...raw, missing: Math.max(0, raw.missing - drops) } : raw;
         const notes = this.record.limits[SINK]?.notes;
         const incomplete = "the completion wait found seqs missing with the CPU cap lifted for its check: rows stored during that check were stored without the cap";
@@ -708,6 +709,7 @@ export class BenchRun extends EventEmitter {
         provisionAndSinkStartMs: c.provisionMs, prepareMs: c.prepareMs, collectorsAndGeneratorsUpMs: c.upMs,
         ledgerMs: c.ledgerMs, fidelityMs: c.fidelityMs, afterLoadMs: c.afterLoadMs, teardownMs: c.teardownMs,
         completionCheckMs: c.completionCheckMs, settleMs: c.settleMs, finalCountMs: c.finalCountMs,
+        ...(c.completionCheckWalBytes !== undefined ? { completionCheckWalBytes: c.completionCheckWalBytes } : {}),
         ...(c.parts ? { parts: c.parts } : {}),
       },
     };

@@ -169,6 +169,30 @@ describe("postgres verifier", () => {
     }
   });
 
+  it("the completion check reports the WAL its first pass after a checkpoint made the sink write (hint bits, data checksums on: real PostgreSQL 18), and little on the next", async () => {
+    const base = genBaseOf("20261204T201500Z-a1b2c3");
+    const mine = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: TABLE }, fields, genBase: base });
+    try {
+      await mine.prepare();
+      expect((await q("SHOW data_checksums")).rows[0].data_checksums).toBe("on"); // initdb's default since PostgreSQL 18
+      // autovacuum would write WAL of its own beside the checks (100,000 inserted rows pass its insert threshold)
+      await q(`ALTER TABLE ${TABLE} SET (autovacuum_enabled = false)`);
+      await insertSeqs(base, 0, 99_999);
+      // the rows' pages last logged before this checkpoint: the first hint-bit change of each then logs a page image
+      await q("CHECKPOINT");
+      const pageBytes = Number((await q(`SELECT pg_relation_size('${TABLE}') AS b`)).rows[0].b);
+      const first = await mine.missing!([100_000], [[]]);
+      expect(first.missing).toBe(0);
+      // a page image of every page the pass changed (each without its free hole): a good part of the table's size
+      expect(first.walBytes, `table ${pageBytes} B`).toBeGreaterThan(pageBytes / 3);
+      const second = await mine.missing!([100_000], [[]]);
+      expect(second.walBytes).toBeGreaterThanOrEqual(0);
+      expect(second.walBytes, `first ${first.walBytes} B`).toBeLessThan(first.walBytes! / 10);
+    } finally {
+      await mine.close();
+    }
+  });
+
   it("the ledger and the completion check from one binary COPY scan equal the reference SQL's, with duplicates, gaps, NULLs, foreign and unexpected rows (real PostgreSQL)", async () => {
     const base = genBaseOf("20261202T010000Z-5ca11e");
     const v = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: "ib_scan" }, fields, genBase: base }) as PostgresVerifier;

@@ -417,8 +417,14 @@ export class PostgresVerifier implements Verifier {
   async missing(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Completion> {
     if (sent.length > GEN_STRIDE) return this.sqlMissing(sent, rejected);
     const tBefore = now();
-    const c = await this.snapshot(async (c) => (await this.scan(c, sent, rejected)).completion());
-    return { tBefore, tAfter: now(), missing: c.missing, missingRanges: c.missingRanges };
+    const lsn = async (c: pg.Client): Promise<string> => (await c.query<{ l: string }>("SELECT pg_current_wal_insert_lsn()::text AS l")).rows[0]!.l;
+    const r = await this.snapshot(async (c) => {
+      const from = await lsn(c);
+      const done = (await this.scan(c, sent, rejected)).completion();
+      const wal = await c.query<{ b: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint::text AS b", [from]);
+      return { ...done, walBytes: Number(wal.rows[0]!.b) };
+    });
+    return { tBefore, tAfter: now(), missing: r.missing, missingRanges: r.missingRanges, walBytes: r.walBytes };
   }
 
   /** The reference completion query: the gaps query alone (see the file comment). */
