@@ -201,7 +201,7 @@ export function saturationVerdict(points: readonly VerdictPoint[], options: Verd
   const minWindow = options.minWindow ?? MIN_WINDOW;
   const minWindowS = options.minWindowS ?? MIN_WINDOW_S;
   const n = points.length;
-  if (n < minWindow) return { state: "undetermined", label: `undetermined (${n} samples)`, evidence: `${n} measurement samples: at least ${minWindow} are needed`, samples: n };
+  if (n < minWindow) return { state: "undetermined", label: `undetermined (${n} samples)`, evidence: `at least ${minWindow} measurement samples are needed`, samples: n };
   const errors = points[n - 1]!.errors - points[0]!.errors;
   if (errors > 0) return { state: "rejecting", label: "rejecting", evidence: `${fmt(errors)} errors or rejections during the measurement`, samples: n };
   const trend = binnedPoints(points, TREND_POINTS);
