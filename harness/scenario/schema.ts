@@ -38,6 +38,9 @@ import type { EventField } from "../../core/events/types.ts";
 import { eventFieldSchema, stringSizeRequired } from "../../core/events/field-schema.ts";
 import { pluginBlock, type PluginBlockWording, type PluginRef } from "../../core/plugin-block.ts";
 
+
+/** The shortest `interval` a scenario may ask, ms (see the check in scenarioSchema). */
+export const MIN_INTERVAL_MS = 100;
 export type { PluginRef };
 export { FIELD_NAME, MAX_STRING_SIZE, RESERVED_FIELDS } from "../../core/events/field-schema.ts";
 import {
@@ -442,6 +445,11 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       }
       if (s.interval.ms > s.duration.ms) {
         ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["interval"], message: `interval ${s.interval.text} is longer than duration ${s.duration.text}` });
+      }
+      // a sample reads the sink's count, every host's cgroups and the collectors' metrics: taken more often than this,
+      // the samples would be the load (a newcomer's `interval: 1us` kept the harness busy and growing)
+      if (s.interval.ms < MIN_INTERVAL_MS) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["interval"], message: `interval ${s.interval.text} is shorter than ${MIN_INTERVAL_MS} ms, the shortest sampling interval (each sample queries the sink and reads every host's counters)` });
       }
     })
     .transform((s) => {

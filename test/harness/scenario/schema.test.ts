@@ -259,6 +259,12 @@ describe("scenario errors name file, line and field", () => {
     expect(loadScenario(write(patched({ 10: "duration: 7d" })), registries).duration).toEqual({ ms: 7 * 86_400_000, text: "7d" });
   });
 
+  it("a sampling interval under 100 ms is refused at its line, saying the bound; 100ms loads", () => {
+    const msg = errorOf(write(patched({}, ["interval: 1us"]))).message;
+    expect(msg).toMatch(/:\d+:\d+: interval: interval 1us is shorter than 100 ms, the shortest sampling interval/);
+    expect(loadScenario(write(patched({}, ["interval: 100ms"])), registries).interval).toEqual({ ms: 100, text: "100ms" });
+  });
+
   it("an empty file, or one of comments only, is said to be empty at its line 1 (not \"expected object, received null\")", () => {
     for (const lines of [[], ["# a scenario, some day", "", "# name: quickstart"], ["--- # nothing yet"]]) {
       const file = write(lines);
