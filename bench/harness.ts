@@ -86,6 +86,8 @@ the machine named: verifier CPU at the sink and the harness's CPU during real ru
                         default (posix_fallocate) writes its table into preallocated extents, which btrfs never compresses
   --soak D              scenarios/soak.yaml for D (e.g. 1h) on --stack (default off)
   --results DIR         keep every run's results (run.json, series) in DIR (default: a temporary directory, removed)
+  --lock-wait D         when another run holds a stack, wait this long for it (e.g. 2h) instead of stopping
+                        (default: INGESTBENCH_LOCK_WAIT, else 0: a held stack ends bench:harness with exit 3)
   -h, --help            this text`;
 
 const args = benchArgs({
@@ -102,6 +104,7 @@ const args = benchArgs({
   "pg-settings": { type: "string" },
   soak: { type: "string" },
   results: { type: "string" },
+  "lock-wait": { type: "string" },
 }, USAGE);
 
 const machine = machineLine;
@@ -119,17 +122,25 @@ function benchRun(scenario: string, resultsDir: string): RunRecord {
   return benchFile(join(ROOT, "scenarios", `${scenario}.yaml`), scenario, args.stack!, resultsDir, ["--duration", args.duration!, "--warmup", args.warmup!]).record;
 }
 
+/** A run that wrote nothing: the CLI's exit status (3: the stack is held by another run) and its stderr's last lines. */
+class NoRunError extends Error {
+  constructor(readonly scenario: string, readonly status: number | null, stderr: string) {
+    super(`no run of ${scenario} (ingestbench bench exited ${status ?? "by a signal"}): ${stderr.trim().split("\n").slice(-6).join("\n")}`);
+  }
+}
+
 /**
  * One `ingestbench bench` run of the scenario file `file` (its `name` is `scenario`) on `stack` with `extra`
  * arguments, its stdout's summary lines echoed; its run.json and run directory.
- * @throws Error with the CLI's stderr tail when no run was written
+ * @throws NoRunError with the CLI's exit status and stderr tail when no run was written
  */
 function benchFile(file: string, scenario: string, stack: string, resultsDir: string, extra: string[]): { record: RunRecord; dir: string } {
-  const r = spawnSync(process.execPath, [join(ROOT, "bin/ingestbench.js"), "bench", "--stacks", stack, ...extra, "--progress", "quiet", "-r", resultsDir, file], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const env = args["lock-wait"] === undefined ? process.env : { ...process.env, INGESTBENCH_LOCK_WAIT: args["lock-wait"] };
+  const r = spawnSync(process.execPath, [join(ROOT, "bin/ingestbench.js"), "bench", "--stacks", stack, ...extra, "--progress", "quiet", "-r", resultsDir, file], { cwd: ROOT, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   process.stdout.write(r.stdout.split("\n").filter((l) => /^run |instrument:|ledger:|content:|rows\/s/.test(l)).map((l) => `  ${l.trim()}\n`).join(""));
   const dir = join(resultsDir, stack, scenario);
   const runs = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort() : [];
-  if (runs.length === 0) throw new Error(`no run of ${scenario}: ${r.stderr.slice(-2000)}`);
+  if (runs.length === 0) throw new NoRunError(scenario, r.status, r.stderr);
   const runDir = join(dir, runs.at(-1)!);
   return { record: JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")) as RunRecord, dir: runDir };
 }
@@ -257,7 +268,7 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
       const allMs = (completionCheckMs ?? 0) + (settleMs ?? 0) + (finalCountMs ?? 0) + bothMs;
       const all10M = allMs / 1000 / Math.max(1, stored) * 1e7;
       rows.push({ figure: `${label}: all reading after the load per 10M rows`, value: sec(all10M * 1000), target: `≤ ${TARGET.ledgerPer10M} s`, verdict: verdict(exact && all10M <= TARGET.ledgerPer10M),
-        basis: `${sec(allMs)} after ${stored.toLocaleString("en")} rows, scaled to 10M (fixed costs of a run included: small files overstate it): completion check ${sec(completionCheckMs ?? null)}${walBytes !== undefined ? ` (the sink wrote ${mib(walBytes)} of WAL meanwhile: the first pass after the load sets hint bits, a full-page image per page with data checksums on; README)` : ""}, settling the samples ${sec(settleMs ?? null)}, the last full count ${sec(finalCountMs ?? null)}, ledger and content ${sec(bothMs)}` });
+        basis: `${sec(allMs)} after ${stored.toLocaleString("en")} rows, scaled to 10M (fixed costs of a run included: small files overstate it): completion check ${sec(completionCheckMs ?? null)}${walBytes === undefined ? "" : walBytes > 0 ? ` (the sink wrote ${mib(walBytes)} of WAL meanwhile: as the first pass after the load it set the rows' hint bits, a full-page image per page last logged before a checkpoint, data checksums being on; README)` : " (the sink wrote no WAL meanwhile)"}, settling the samples ${sec(settleMs ?? null)}, the last full count ${sec(finalCountMs ?? null)}, ledger and content ${sec(bothMs)}` });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -450,7 +461,7 @@ async function main(): Promise<void> {
   }
   // the file is made of ~200-byte lines in whole batches: below one batch it would be empty (a late, obscure error)
   if (replayBytes !== undefined && replayBytes < MIN_REPLAY_BYTES) bad(`--replay ${args.replay}: at least ${MIN_REPLAY_BYTES / 2 ** 20} MiB (whole batches of ~200-byte lines)`);
-  for (const k of ["duration", "warmup", "soak"] as const) {
+  for (const k of ["duration", "warmup", "soak", "lock-wait"] as const) {
     if (args[k] === undefined) continue;
     try {
       parseDuration(args[k]!);
@@ -493,4 +504,13 @@ async function main(): Promise<void> {
   console.log(`\nmachine at the end: ${machine()}`);
 }
 
-main().catch((e) => { console.error(e); process.exitCode = 1; });
+main().catch((e) => {
+  // a run the CLI refused (a held stack: 3, bad input: 2) is its message and status, not a stack trace
+  if (e instanceof NoRunError) {
+    console.error(`bench:harness: ${e.message}`);
+    process.exitCode = e.status !== null && e.status > 1 ? e.status : 1;
+    return;
+  }
+  console.error(e);
+  process.exitCode = 1;
+});

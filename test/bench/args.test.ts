@@ -31,6 +31,7 @@ describe("bench script flags", () => {
       ["harness.ts", ["--skip-runs", "--rows", "12x"], /^bench:harness: --rows 12x: a list of positive whole row counts/],
       ["harness.ts", ["--sink", "mysql"], /^bench:harness: --sink mysql: clickhouse or postgres/],
       ["harness.ts", ["--soak", "5parsecs"], /^bench:harness: --soak 5parsecs: "5parsecs" is not a duration/],
+      ["harness.ts", ["--lock-wait", "5x"], /^bench:harness: --lock-wait 5x: "5x" is not a duration/],
       ["harness.ts", ["--replay-stack", "nosuch"], /^bench:harness: --replay-stack nosuch: no stacks\/Pulumi\.nosuch\.yaml/],
       ["harness.ts", ["--replay", "4XB"], /^bench:harness: --replay 4XB: "4XB" is not a size/],
       ["harness.ts", ["--replay", "0"], /^bench:harness: --replay 0: at least 1 MiB/],
