@@ -73,6 +73,8 @@ export interface GcReport {
   registries: string[];
   /** owner markers (platform.ts ownersDir) of dead owners without a registry here, removed (a registry's goes with it) */
   markers: string[];
+  /** pids in the cgroups removed, ended with them (a dry run: that would be), each once */
+  processes: number[];
   /** run ids left alone because their owner is alive */
   live: string[];
   /** result records (run.json) of killed runs that still said "running", now marked "interrupted" */
@@ -147,7 +149,14 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
   const tmpRoot = opts.tmpRoot ?? os.tmpdir();
   const graceOpts = opts.graceMs === undefined ? {} : { graceMs: opts.graceMs };
   const dry = opts.dryRun ?? false;
-  const report: GcReport = { ...(dry ? { dryRun: true } : {}), runs: [], netns: [], cgroups: [], dirs: [], mounts: [], registries: [], markers: [], live: [], records: [], errors: [] };
+  const report: GcReport = { ...(dry ? { dryRun: true } : {}), runs: [], netns: [], cgroups: [], dirs: [], mounts: [], registries: [], markers: [], processes: [], live: [], records: [], errors: [] };
+  const ended = new Set<number>();
+  /** the pids in `dirs` (cgroups about to be removed) into report.processes */
+  const notePids = async (dirs: string[]): Promise<void> => {
+    const pids = new Set<number>();
+    for (const d of dirs) await cgroupPids(d, pids);
+    for (const pid of pids) if (!ended.has(pid)) { ended.add(pid); report.processes.push(pid); }
+  };
   const mounted = dry ? new Set(await listMountPoints().catch(() => [] as string[])) : new Set<string>();
   const attempt = async (what: string, fn: () => Promise<void>) => {
     try {
@@ -175,6 +184,7 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       continue;
     }
     await attempt(`run ${reg.runId}`, async () => {
+      await notePids(reg.cgroups);
       const r = dry ? await existingRunResources(reg, mounted) : await removeRunResources(reg, graceOpts);
       report.netns.push(...r.netns);
       report.cgroups.push(...r.cgroups);
@@ -239,6 +249,7 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
         if (!new RegExp(`^${RUN_ID}$`).test(runId) || !(await ownerless(runId))) continue;
         await attempt(`removing cgroup ${path.join(parent, runId)}`, async () => {
           const runDir = path.join(parent, runId);
+          await notePids([runDir]);
           report.cgroups.push(...(dry ? [...(await subdirs(runDir)), runDir] : await removeCgroupRunDir(runDir, layout.version as "v1" | "v2", graceOpts)));
         });
       }

@@ -40,13 +40,17 @@ export function gcSummary(out: GcOutput): string {
   const kinds = ([["run(s)", out.runs], ["network namespace(s)", out.netns], ["cgroup(s)", out.cgroups], ["temp dir(s)", out.dirs], ["mount(s)", out.mounts], ["registry file(s)", out.registries], ["owner marker(s)", out.markers]] as const)
     .filter(([, list]) => list.length > 0);
   const counts = kinds.map(([what, list]) => `${list.length} ${what}`);
+  // the processes go with their cgroups: named, not counted among what was removed
+  const procs = out.processes?.length ? `  processes ${out.dryRun ? "that would be ended" : "ended"} with their cgroups: pid ${out.processes.join(", ")}` : null;
   if (out.dryRun) {
     // a dry run names every item it would remove, one line per kind
     lines.push(`local leftovers: ${counts.length ? `--dry-run: would remove ${counts.join(", ")} (nothing removed)` : "none"}`);
     for (const [what, list] of kinds) lines.push(`  ${what}: ${list.join(", ")}`);
+    if (procs) lines.push(procs);
     if (out.records.length) lines.push(`  would mark interrupted: ${out.records.join(", ")}`);
   } else {
     lines.push(`local leftovers: ${counts.length ? `removed ${counts.join(", ")}` : "none"}`);
+    if (procs) lines.push(procs);
     if (out.records.length) lines.push(`  marked interrupted: ${out.records.join(", ")}`);
   }
   if (out.live.length) lines.push(`  left alone (owner alive; --kill-live removes them): ${out.live.join(", ")}`);

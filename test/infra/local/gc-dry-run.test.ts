@@ -57,8 +57,14 @@ describe("gc --dry-run on the local platform (real cgroups, files, owner markers
     writeOwnerMarker({ runId: dead, ...goneOwner });
     writeOwnerMarker({ runId: byName, ...goneOwner });
     writeOwnerMarker({ runId: live, ownerPid: process.pid, ownerStartTicks: processStartTicks(process.pid)! });
+    // a process of the dead run, orphaned (its parent, the shell, is gone: init adopts it, as after a SIGKILLed
+    // harness), in its cgroups: listed, and ended with them
+    const orphan = Number(execFileSync("sh", ["-c", "sleep 300 >/dev/null 2>&1 & echo $!"], { encoding: "utf8" }).trim());
+    for (const d of deadLeaves) writeFileSync(path.join(d, "cgroup.procs"), String(orphan));
 
     const dry = await collectLeftovers({ tmpRoot: tmp, graceMs: 200, dryRun: true });
+    expect(dry.processes).toContain(orphan);
+    expect(() => process.kill(orphan, 0)).not.toThrow(); // listed, not ended
     expect(dry.dryRun).toBe(true);
     expect(dry.errors).toEqual([]);
     expect(dry.live).toContain(live);
@@ -83,10 +89,14 @@ describe("gc --dry-run on the local platform (real cgroups, files, owner markers
     expect(text).toContain(`  registry file(s): ${registryPath(dead)}`);
     expect(text).toMatch(new RegExp(`^ {2}cgroup\\(s\\): .*/sys/fs/cgroup/cpu/ingestbench/${byName}/loadgen`, "m"));
     expect(text).toContain(`  would mark interrupted: ${record}`);
+    expect(text).toMatch(new RegExp(`^ {2}processes that would be ended with their cgroups: pid .*\\b${orphan}\\b`, "m"));
 
     // the same call without dryRun removes exactly what was listed
     const real = await collectLeftovers({ tmpRoot: tmp, graceMs: 200 });
     expect(real.errors).toEqual([]);
+    expect(real.processes).toContain(orphan);
+    // ended: gone, or a zombie until its adoptive parent reaps it
+    expect(existsSync(`/proc/${orphan}`) ? readFileSync(`/proc/${orphan}/stat`, "utf8").split(") ")[1]![0] : "gone").toMatch(/^(gone|Z|X)$/);
     expect(ours(real)).toEqual(listed);
     expect([dead, byName].some((r) => existsSync(path.join(ownersDir(), r)))).toBe(false);
     expect(real.dirs).toContain(configDir);
