@@ -60,7 +60,7 @@ import type { CompletionRecord, InstrumentRecord, LockWait, Phase, RunRecord, Se
 import { findSink } from "../../plugins/registry.ts";
 import { completionOf, type Completion, type CountSample, type Ledger, type SinkCost, type Verifier } from "../../core/verifier.ts";
 import { genBaseOf } from "../../core/ledger.ts";
-import { awaitCompletion, NEAR_END_SHARE, TIGHT_INTERVAL_MS, windowEnd, type CompletionWait } from "./completion.ts";
+import { awaitCompletion, nearEnd, TIGHT_INTERVAL_MS, windowEnd, type CompletionWait } from "./completion.ts";
 import { evaluateChecks } from "./checks.ts";
 import { ledgerWithFidelity } from "./fidelity.ts";
 import { environment, gitCommit } from "./environment.ts";
@@ -357,7 +357,7 @@ export class BenchRun extends EventEmitter {
       mixedRun?.catch(() => undefined); // awaited below; a rejection before then is not unhandled
       for (let k = 1; ; k++) {
         const cadence = t0 + k * plan.intervalMs;
-        const near = workloadRows !== undefined && prev.stored >= NEAR_END_SHARE * workloadRows;
+        const near = workloadRows !== undefined && nearEnd(prev.stored, workloadRows, now() - t0);
         const due = near ? Math.min(cadence, now() + TIGHT_INTERVAL_MS) : cadence;
         if (due > loadEnd + 1 || generators.finished) break;
         await Promise.race([sleep(Math.max(0, due - now()), undefined, { signal: this.opts.signal }).catch(() => undefined), allFinished]);
