@@ -132,7 +132,7 @@ export async function main(argv: string[]): Promise<void> {
  * pg-copy-streams, a row's slice per row) made V8 grow it to its 2 × 16 MiB maximum: on a 4 GiB replay (Intel Xeon,
  * 2 cores, `npm run bench:harness -- --skip-runs --skip-ledger --replay 4GiB --replay-through pg-copy
  * --replay-stack local-pipeline`) the harness's RSS went from 127 to 190–203 MiB after the load, against at most
- * 139 MiB with a young generation that stays small, the ledger's pass no slower (README, "after the load").
+ * 139 MiB with a young generation that stays small, the ledger's pass no slower (README, "Commands": the bench:harness replay measurements).
  * `--semi-space-growth-factor` is read at each scavenge, so it takes effect when set at run time, unlike
  * `--max-semi-space-size`, which is fixed when the heap is set up.
  */
