@@ -13,6 +13,22 @@ import { leftovers } from "../helpers/leftovers.ts";
 
 const DROPPED_SEQ = 7777;
 
+/** At the sink `s`: delete this run's row of `seq` once COPY has stored it (see the first test). */
+async function dropOneAfterInsert(s: { host: string; port: number; params: Record<string, string> }, seq: number): Promise<void> {
+  const c = new pg.Client({ host: s.host, port: s.port, user: s.params.user, database: s.params.database });
+  await c.connect();
+  try {
+    const t = s.params.table!;
+    await c.query(`CREATE FUNCTION ib_drop_one() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM ${t} WHERE gen = NEW.gen AND seq = NEW.seq; RETURN NULL; END $$`);
+    await c.query(`CREATE TRIGGER ib_drop_one AFTER INSERT ON ${t} FOR EACH ROW WHEN (NEW.seq = ${seq} AND NEW.gen >= 256) EXECUTE FUNCTION ib_drop_one()`);
+  } finally {
+    await c.end();
+  }
+}
+
+/** The note a capped sink gets when the completion check, run with its cap lifted, found seqs missing (harness/runner/run.ts). */
+const INCOMPLETE_NOTE = /^the completion wait found seqs missing with the CPU cap lifted for its check/;
+
 describe("seq completion on a real PostgreSQL run", () => {
   it("a fixed workload with one row deleted at the sink ends at the drain timeout with lost 1, its rate over the time to the last arrival; a row of another run is foreign", async () => {
     const plan = scenarioPlan("quickstart.yaml", { warmup: "0s", duration: "60s", drainTimeoutMs: 3000, generator: { batch: 500, requests: 40 } });
@@ -28,8 +44,7 @@ describe("seq completion on a real PostgreSQL run", () => {
           const t = s.params.table!;
           // the sink deletes this run's seq 7777 once its COPY has stored it (an AFTER trigger fires at the end of the
           // statement, so COPY still reports every row and the generator counts the batch acknowledged)
-          await c.query(`CREATE FUNCTION ib_drop_one() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM ${t} WHERE gen = NEW.gen AND seq = NEW.seq; RETURN NULL; END $$`);
-          await c.query(`CREATE TRIGGER ib_drop_one AFTER INSERT ON ${t} FOR EACH ROW WHEN (NEW.seq = ${DROPPED_SEQ} AND NEW.gen >= 256) EXECUTE FUNCTION ib_drop_one()`);
+          await dropOneAfterInsert(s, DROPPED_SEQ);
           // a row of another run (as the previous replicate's collector would flush late)
           await c.query(`INSERT INTO ${t} (ts, msg, gen, seq, sent_at) VALUES (now(), 'late', $1, 3, now())`, [genBaseOf("20261201T000000Z-000000")]);
         } finally {
@@ -71,6 +86,22 @@ describe("seq completion on a real PostgreSQL run", () => {
     // the window error is the interval that holds the last arrival: from the query start before to the end sample's end
     const prev = series[endIdx - 1]!;
     expect(record.completion!.windowErrorMs!).toBeCloseTo(end.t + end.countQueryMs / 2 - (prev.t - prev.countQueryMs / 2), 0);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+
+  it("on a capped sink, a completion check that finds seqs missing says that its check ran with the cap lifted (local-quarter-core)", async () => {
+    const plan = scenarioPlan("quickstart.yaml", { warmup: "0s", duration: "60s", drainTimeoutMs: 2000, generator: { batch: 500, requests: 10 } });
+    plan.intervalMs = 100;
+    const run = newBenchRun("local-quarter-core", plan);
+    let prepared: Promise<void> | undefined;
+    run.on("sink", (s: { host: string; port: number; params: Record<string, string> }) => { prepared = dropOneAfterInsert(s, 777); });
+    const record = await run.run();
+    await prepared;
+    expect(record.error).toBeNull();
+    expect(record.completion).toMatchObject({ phase: "workload", outcome: "timeout", missing: 1, missingRanges: [[0, 777, 777]] });
+    expect(record.ledger).toMatchObject({ stored: 4_999, lost: 1 });
+    const notes = record.limits.sink!.notes ?? [];
+    expect(notes.filter((n) => INCOMPLETE_NOTE.test(n))).toHaveLength(1);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
