@@ -62,7 +62,9 @@ export class LineReader {
   /**
    * `opts.start`: the byte offset to read from, which must be where a line starts (a replay index's mark,
    * ./replay-index.ts; `startsLine()` checks it); default 0. `opts.chunkBytes`: bytes per read, default 1 MiB (a
-   * reader opened at a mark reads a few lines: 64 KiB).
+   * reader opened at a mark reads a few lines: 64 KiB). `opts.copyLines`: next() gives each line as its own copy,
+   * never a view of a chunk, so that one chunk is read into again however many lines are kept (the content check: a
+   * line digested, then dropped); default false.
    */
   constructor(private readonly path: string, opts: { start?: number; chunkBytes?: number; copyLines?: boolean } = {}) {
     this.base = opts.start ?? 0;
@@ -70,10 +72,7 @@ export class LineReader {
     this.copyLines = opts.copyLines ?? false;
   }
 
-  /**
-   * `opts.copyLines`: next() gives each line as its own copy, never a view of a chunk, so that one chunk is read into
-   * again however many lines are kept (the content check: a line digested, then dropped).
-   */
+  /** see the constructor's `opts.copyLines` */
   private readonly copyLines: boolean;
 
   /** Read into `chunk` (another reader's spareChunk(), null: none) rather than a new Buffer. Call before the first read. */
