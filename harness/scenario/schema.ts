@@ -16,7 +16,7 @@
  * sink: { postgres: { version: "18.4.0-beta.17" } }
  * warmup: 5s
  * duration: 30s
- * interval: 1s                             # default 1s
+ * interval: 1s                             # default 1s, at least 100ms
  * drain: { timeout: 60s }                  # default 60s
  * replicates: 3                            # default 3
  * matrix: { generator.pg-copy.batch: [1000, 8000] }   # default {}: a cartesian product, or a list of cells:
