@@ -410,7 +410,8 @@ export class BenchRun extends EventEmitter {
       const completion = async (): Promise<Completion> => {
         const tCheck = now();
         // A full pass of the table, with the sink's CPU cap lifted where the site can, as for the other reads after
-        // the load (its slowness is the first pass after a bulk load, not the cap: README, 60 GiB). It runs once the
+        // the load (when slow, it is as the first pass after the load: PostgreSQL's page images for hint bits, its
+        // walBytes; docs/design.md "What the instrument costs"). It runs once the
         // count has reached what was acknowledged, after the sample that ends a fixed workload's window: an answer of
         // "complete" leaves the measurement as it was; after an incomplete one the rows still to come may have been
         // stored while the cap was off, which the sink's notes then say.
