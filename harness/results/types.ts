@@ -333,9 +333,12 @@ export interface InstrumentRecord {
     /**
      * its resident set over the measurement, bytes: at the sample opening it, at the last one, and the largest at any
      * sample (absent in older results); `afterLoadMaxBytes`: the largest from the end of the load to the end of the
-     * ledger and the content check, sampled every second (absent in older results and in runs that never ended their load)
+     * ledger and the content check, sampled every second (absent in older results and in runs that never ended their load);
+     * `afterLoadByStage`: that largest in each stage after the load, by the stage's name as the run's progress and
+     * errors name it ("stopping the generators", "waiting for every acknowledged row", "settling the samples",
+     * "counting the last sample", "counting the ledger": the ledger with the content check); absent in older results
      */
-    rss?: { openBytes: number; lastBytes: number; maxBytes: number; afterLoadMaxBytes?: number };
+    rss?: { openBytes: number; lastBytes: number; maxBytes: number; afterLoadMaxBytes?: number; afterLoadByStage?: Record<string, number> };
   };
   /** the verifier's samples over it */
   verifier: {

@@ -145,8 +145,19 @@ export class BenchRun extends EventEmitter {
   readonly dir: string;
   private record: RunRecord;
   private series: SeriesPoint[] = [];
-  /** what the run was doing, for the message of an unexpected error */
-  private stage = "starting";
+  /** what the run was doing, for the message of an unexpected error and the after-load memory by stage */
+  private stageName = "starting";
+  private get stage(): string {
+    return this.stageName;
+  }
+  /** a new stage: after the load, the resident set is sampled at the end of the old one and the start of the new one,
+   *  so that a stage shorter than the sampling interval has its figure too */
+  private set stage(next: string) {
+    const sampling = this.cost.afterLoadSampler !== undefined;
+    if (sampling) this.sampleAfterLoadRss();
+    this.stageName = next;
+    if (sampling) this.sampleAfterLoadRss();
+  }
   private generators: LoadGroup | undefined;
   /** the collector's own load of a `generator: none` cell (./self-load.ts), else undefined */
   private selfLoad: CollectorLoad | undefined;
@@ -175,8 +186,9 @@ export class BenchRun extends EventEmitter {
     open: null as { cpuUs: number; t: number; rss: number } | null,
     last: null as { cpuUs: number; t: number; rss: number } | null,
     rssMax: 0,
-    /** the harness's largest resident set after the load (sampled every AFTER_LOAD_RSS_MS until the ledger is done), and the sampler */
-    afterLoadRssMax: 0, afterLoadSampler: undefined as NodeJS.Timeout | undefined,
+    /** the harness's largest resident set after the load (sampled every AFTER_LOAD_RSS_MS until the ledger is done),
+     *  the largest in each stage of it (by this.stage), and the sampler */
+    afterLoadRssMax: 0, afterLoadRssByStage: {} as Record<string, number>, afterLoadSampler: undefined as NodeJS.Timeout | undefined,
     samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
     provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, afterLoadMs: null as number | null, teardownMs: 0,
     /** after the load, before the ledger: the completion wait's missing-seq queries, the settling, the drain's full count */
@@ -379,9 +391,8 @@ export class BenchRun extends EventEmitter {
       loadOver = true;
       // the samples see the harness's memory until the drain; what comes after (the generators' final reports, the
       // completion check, the settling, the ledger and the content check) is sampled here
-      const sampleRss = (): void => { this.cost.afterLoadRssMax = Math.max(this.cost.afterLoadRssMax, process.memoryUsage.rss()); };
-      sampleRss();
-      this.cost.afterLoadSampler = setInterval(sampleRss, AFTER_LOAD_RSS_MS);
+      this.sampleAfterLoadRss();
+      this.cost.afterLoadSampler = setInterval(() => this.sampleAfterLoadRss(), AFTER_LOAD_RSS_MS);
       this.cost.afterLoadSampler.unref();
       // no step fires after the load; running ones end, frozen hosts are thawed before the drain
       if (this.steps) this.record.timeline = await this.steps.finish();
@@ -431,6 +442,7 @@ export class BenchRun extends EventEmitter {
         intervalMs: phase === "measure" ? plan.intervalMs : Math.min(plan.intervalMs, 250), tighten: phase === "measure",
         timeoutMs: plan.drainTimeoutMs, checkAbort: () => this.throwIfAborted(), signal: this.opts.signal,
       });
+      this.stage = "waiting for every acknowledged row";
       if (workloadDone) {
         const w = await wait("measure");
         // settled before the window's end is found from the points' counts (the last point is the last sample's)
@@ -445,6 +457,7 @@ export class BenchRun extends EventEmitter {
         this.flushDeferred(writer);
         if (settled) await writer.rewriteSeries(this.series);
         this.record.completion = completionRecord("workload", w, points[Math.max(end.index, 1)]?.t ?? null, end.windowErrorMs);
+        this.stage = "counting the last sample";
         const tCount = now();
         await tick("drain");
         this.cost.finalCountMs = now() - tCount;
@@ -681,12 +694,20 @@ export class BenchRun extends EventEmitter {
     return true;
   }
 
+  /** One after-load sample of the harness's resident set: the largest so far, overall and in the current stage. */
+  private sampleAfterLoadRss(): void {
+    const rss = process.memoryUsage.rss();
+    const by = this.cost.afterLoadRssByStage;
+    this.cost.afterLoadRssMax = Math.max(this.cost.afterLoadRssMax, rss);
+    by[this.stage] = Math.max(by[this.stage] ?? 0, rss);
+  }
+
   /** Take the last after-load resident-set sample and stop sampling (idempotent). */
   private stopAfterLoadSampler(): void {
     if (this.cost.afterLoadSampler === undefined) return;
     clearInterval(this.cost.afterLoadSampler);
     this.cost.afterLoadSampler = undefined;
-    this.cost.afterLoadRssMax = Math.max(this.cost.afterLoadRssMax, process.memoryUsage.rss());
+    this.sampleAfterLoadRss();
   }
 
   /** run.json `instrument` (InstrumentRecord), once teardown is timed; null when no measurement sample was taken. */
@@ -701,7 +722,7 @@ export class BenchRun extends EventEmitter {
     const spentMs = useSink ? c.sink!.cpuMs! : c.sampleWallMs;
     return {
       measureSeconds,
-      harness: { cpuSeconds, cores: cpuSeconds / measureSeconds, rss: { openBytes: c.open.rss, lastBytes: c.last.rss, maxBytes: c.rssMax, ...(c.afterLoadRssMax > 0 ? { afterLoadMaxBytes: c.afterLoadRssMax } : {}) } },
+      harness: { cpuSeconds, cores: cpuSeconds / measureSeconds, rss: { openBytes: c.open.rss, lastBytes: c.last.rss, maxBytes: c.rssMax, ...(c.afterLoadRssMax > 0 ? { afterLoadMaxBytes: c.afterLoadRssMax, afterLoadByStage: c.afterLoadRssByStage } : {}) } },
       verifier: {
         samples: c.samples, sampleWallMs: c.sampleWallMs, sink: c.sink, sinkCapCores,
         shareOfSinkCap: spentMs / 1000 / (measureSeconds * sinkCapCores), basis: useSink ? "sink cpu" : "sample wall time",

@@ -54,6 +54,11 @@ describe("quarter-core, CPU-only stack (real cgroup, real PostgreSQL)", () => {
     // and after the load, through the ledger and the content check, sampled on its own
     expect(rss.afterLoadMaxBytes).toBeGreaterThan(0);
     expect(rss.afterLoadMaxBytes).toBeLessThan(1024 * 2 ** 20);
+    // by stage: the stages a timed run goes through after its load, the largest of them the overall largest
+    const byStage = rss.afterLoadByStage!;
+    expect(Object.keys(byStage)).toEqual(expect.arrayContaining(["stopping the generators", "waiting for every acknowledged row", "settling the samples", "counting the ledger"]));
+    expect(byStage).not.toHaveProperty("counting the last sample"); // a run ended by its duration takes no last count
+    expect(Math.max(...Object.values(byStage))).toBe(rss.afterLoadMaxBytes);
     // the reading after the load, before the ledger, is timed: the completion wait's missing-seq query ran (the wait
     // ended complete), the samples were settled; a run ended by its duration takes no last full count
     expect(record.completion?.outcome).toBe("complete");

@@ -183,6 +183,25 @@ describe("ingestbench CLI", () => {
     expect(stacks.find((s) => s.name === "local-quarter-core")!.hosts!.find((h) => h.name === "sink")).toMatchObject({ vmSize: null, requested: { cpu: "0.25", memory: "2GiB" } });
   });
 
+  it("bin/ingestbench.js runs the CLI from its bundle in node_modules/.cache/ingestbench, checked against its sources; through tsx with INGESTBENCH_CACHE_DIR=off", () => {
+    const version = (JSON.parse(readFileSync(path.join(projectRoot, "package.json"), "utf8")) as { version: string }).version;
+    const bin = (env: Record<string, string>) => spawnSync(process.execPath, ["bin/ingestbench.js", "--version"], { cwd: projectRoot, encoding: "utf8", timeout: 60_000, env: { ...process.env, ...env } });
+    const bundled = bin({});
+    expect(bundled.status, bundled.stderr).toBe(0);
+    expect(bundled.stdout.trim()).toBe(version);
+    expect(bundled.stderr).toBe(""); // no warning: the bundle was built or found
+    const dir = path.join(projectRoot, "node_modules", ".cache", "ingestbench");
+    const manifests = readdirSync(dir).filter((f) => /^cli-[0-9a-f]{12}\.json$/.test(f)).map((f) => JSON.parse(readFileSync(path.join(dir, f), "utf8")) as { file: string; inputs: Array<[string, string]> });
+    const ours = manifests.find((m) => m.inputs.some(([f]) => f === "harness/cli/index.ts") && existsSync(path.join(dir, m.file)));
+    expect(ours).toBeDefined();
+    // every command module is in it (no TypeScript left for a loader), the npm packages are not (they stay imports)
+    expect(ours!.inputs.map(([f]) => f)).toEqual(expect.arrayContaining(["harness/cli/commands/bench.ts", "harness/runner/run.ts", "plugins/registry.ts"]));
+    expect(ours!.inputs.some(([f]) => f.includes("node_modules"))).toBe(false);
+    const off = bin({ INGESTBENCH_CACHE_DIR: "off" });
+    expect(off.status, off.stderr).toBe(0);
+    expect(off.stdout.trim()).toBe(version);
+  });
+
   it("an unexpected error (not an IngestbenchError) exits 70 with one line; its stack only with --debug or INGESTBENCH_DEBUG=1", async () => {
     const crash = (env: Record<string, string>, ...args: string[]) => {
       const r = spawnSync(process.execPath, ["bin/ingestbench.js", ...args], { cwd: projectRoot, encoding: "utf8", timeout: 60_000, env: { ...process.env, INGESTBENCH_TEST_CRASH: "1", ...env } });

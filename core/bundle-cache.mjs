@@ -1,0 +1,180 @@
+// @ts-check
+/**
+ * Programs of ours bundled by esbuild into one ESM file that plain `node` runs, and kept in a cache directory while
+ * every file they were built from is unchanged. Two programs use it: the CLI (bin/ingestbench.js, bundled with its
+ * npm packages left as imports, kept in the project's node_modules/.cache) and the generator child
+ * (harness/generators/bundle.ts, bundled whole, kept in ingestbench's cache directory, core/cache.ts). Plain
+ * JavaScript, so that bin/ingestbench.js can check and start the bundle before any TypeScript loader is loaded.
+ *
+ * Why bundle: loading ~230 TypeScript files through tsx's loader costs memory and time that a run's harness process
+ * then carries throughout (Intel Xeon, 2 cores, kernel 6.18.44: `ingestbench stacks` 148 MB maximum RSS and 0.85 s
+ * through tsx, 101 MB and 0.42 s from the bundle, by /usr/bin/time -v).
+ *
+ * Cache layout in `dir`: `<name>-<SHA-256 of the bundle, 12 hex>.mjs` (and `.mjs.map` beside it when built with a
+ * source map), and `<name>-<SHA-256 of the project root's path, 12 hex>.json`, the manifest: the bundle's file name,
+ * its SHA-256 and every input file's SHA-256 (esbuild's metafile inputs, relative to the root). A bundle is reused
+ * while its file and every input hash as recorded (content, not times), else built again and written through a rename,
+ * so several projects and processes share the directory and no reader sees half a file.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+/**
+ * @typedef {object} Bundle
+ * @property {string} code ESM source
+ * @property {string} sha256 hex SHA-256 of `code` as UTF-8
+ * @property {number} bytes UTF-8 length of `code`, bytes
+ * @property {string[]} inputs every file esbuild read for it, relative to the project root (esbuild's metafile inputs)
+ * @property {string} [map] its source map (JSON), sources as absolute file: URLs, when built with one
+ */
+
+/**
+ * @typedef {object} BuildOptions
+ * @property {string} root the project root: esbuild's working directory, so that the text and inputs do not depend on the cwd
+ * @property {string} entry the entry file, absolute
+ * @property {boolean} [packagesExternal] leave npm packages as imports (resolved at run time from the bundle's place)
+ * @property {string[]} [external] further module names left as imports
+ * @property {string} [banner] JavaScript put first in the bundle
+ * @property {boolean} [keepImportMetaUrl] give each of our modules its own file's `import.meta.url` (as a string
+ *   constant), so that paths computed from it point into the project wherever the bundle is kept
+ * @property {boolean} [sourceMap] build a source map too (Bundle.map)
+ */
+
+/** @param {Buffer | string} data @returns {string} hex SHA-256 */
+export const sha256 = (data) => createHash("sha256").update(data).digest("hex");
+
+/**
+ * An esbuild plugin that gives every TypeScript file outside node_modules its own `import.meta.url`: esbuild's
+ * `define` in a transform of that file alone replaces the expression (not text in strings or comments), with an
+ * inline source map that the bundle's map then follows back to the file (esbuild reads input files' source maps).
+ * @param {typeof import("esbuild")} esbuild
+ * @returns {import("esbuild").Plugin}
+ */
+function importMetaUrlPlugin(esbuild) {
+  return {
+    name: "ingestbench-import-meta-url",
+    setup(build) {
+      build.onLoad({ filter: /\.(ts|mts)$/ }, async (args) => {
+        if (args.path.split(path.sep).includes("node_modules")) return undefined;
+        const source = await readFile(args.path, "utf8");
+        const out = await esbuild.transform(source, {
+          loader: "ts",
+          format: "esm",
+          target: "node20",
+          sourcefile: args.path,
+          sourcemap: "inline",
+          sourcesContent: false,
+          define: { "import.meta.url": JSON.stringify(pathToFileURL(args.path).href) },
+        });
+        return { contents: out.code, loader: "js", resolveDir: path.dirname(args.path) };
+      });
+    },
+  };
+}
+
+/**
+ * Build `options.entry` and everything of ours it imports into one ESM file for node20, in memory.
+ * @param {BuildOptions} options
+ * @returns {Promise<Bundle>}
+ * @throws Error with esbuild's messages when the build fails (esbuild missing included)
+ */
+export async function buildBundle(options) {
+  const esbuild = await import("esbuild");
+  const result = await esbuild.build({
+    entryPoints: [options.entry],
+    absWorkingDir: options.root,
+    // only where the source map's paths are computed from: the file is never written here (write: false)
+    outfile: path.join(options.root, "bundle.mjs"),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    write: false,
+    metafile: true,
+    packages: options.packagesExternal ? "external" : undefined,
+    external: options.external ?? [],
+    banner: options.banner ? { js: options.banner } : undefined,
+    plugins: options.keepImportMetaUrl ? [importMetaUrlPlugin(esbuild)] : [],
+    sourcemap: options.sourceMap ? "external" : false,
+    sourcesContent: false,
+    legalComments: "none",
+    logLevel: "silent",
+  });
+  const out = result.outputFiles.find((f) => f.path.endsWith(".mjs"));
+  if (!out) throw new Error("esbuild produced no output file");
+  const mapFile = result.outputFiles.find((f) => f.path.endsWith(".map"));
+  /** @type {string | undefined} */
+  let map;
+  if (mapFile) {
+    const m = /** @type {{ sources: string[] }} */ (JSON.parse(mapFile.text));
+    m.sources = m.sources.map((s) => pathToFileURL(path.resolve(options.root, s)).href);
+    map = JSON.stringify(m);
+  }
+  const code = out.text;
+  const inputs = Object.keys(result.metafile.inputs).filter((f) => !f.startsWith("<"));
+  return { code, sha256: sha256(code), bytes: Buffer.byteLength(code), inputs, ...(map === undefined ? {} : { map }) };
+}
+
+/**
+ * @typedef {object} BundleManifest
+ * @property {string} file the bundle's file name in the directory
+ * @property {string} sha256 hex SHA-256 of that file
+ * @property {Array<[string, string]>} inputs each input (relative to the root) with its hex SHA-256
+ */
+
+/** @param {string} dir @param {string} name @param {string} root @returns {string} the manifest's path */
+const manifestPath = (dir, name, root) => path.join(dir, `${name}-${sha256(root).slice(0, 12)}.json`);
+
+/**
+ * The cached bundle `name` in `dir` when its file and every input still hash as its manifest records, else undefined.
+ * Never throws.
+ * @param {string} dir
+ * @param {string} name
+ * @param {string} root
+ * @returns {Promise<string | undefined>} the bundle's absolute path
+ */
+export async function currentBundleFile(dir, name, root) {
+  /** @type {BundleManifest | undefined} */
+  const m = await readFile(manifestPath(dir, name, root), "utf8").then((t) => JSON.parse(t), () => undefined);
+  if (!m || typeof m.file !== "string" || !Array.isArray(m.inputs)) return undefined;
+  const file = path.join(dir, path.basename(m.file));
+  /** @param {string} f @returns {Promise<string>} */
+  const hashOf = (f) => readFile(f).then(sha256, () => "");
+  const [own, ...inputs] = await Promise.all([hashOf(file), ...m.inputs.map(([f]) => hashOf(path.resolve(root, f)))]);
+  return own === m.sha256 && m.inputs.every(([, h], i) => inputs[i] === h) ? file : undefined;
+}
+
+/** Write `data` to `file` through a temporary file and a rename. @param {string} file @param {string} data */
+async function writeAtomic(file, data) {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    await writeFile(tmp, data, { mode: 0o644 });
+    await rename(tmp, file);
+  } finally {
+    await rm(tmp, { force: true });
+  }
+}
+
+/**
+ * The bundle `name` of project `root` in cache directory `dir` (see the file comment): the cached one while current,
+ * else `build()` written there (with its source map, linked by a sourceMappingURL comment, when it has one).
+ * @param {{ dir: string, name: string, root: string, build: () => Promise<Bundle> }} options
+ * @returns {Promise<string>} the bundle's absolute path
+ * @throws what `build` throws, or a file system error when the directory cannot be written
+ */
+export async function cachedBundleFile({ dir, name, root, build }) {
+  const current = await currentBundleFile(dir, name, root);
+  if (current) return current;
+  const bundle = await build();
+  const file = path.join(dir, `${name}-${bundle.sha256.slice(0, 12)}.mjs`);
+  const text = bundle.map === undefined ? bundle.code : `${bundle.code}//# sourceMappingURL=${path.basename(file)}.map\n`;
+  /** @type {Array<[string, string]>} */
+  const inputs = await Promise.all(bundle.inputs.map(async (f) => /** @type {[string, string]} */ ([f, sha256(await readFile(path.resolve(root, f)))])));
+  await mkdir(dir, { recursive: true });
+  if (bundle.map !== undefined) await writeAtomic(`${file}.map`, bundle.map);
+  await writeAtomic(file, text);
+  await writeAtomic(manifestPath(dir, name, root), `${JSON.stringify({ file: path.basename(file), sha256: sha256(text), inputs })}\n`);
+  return file;
+}
