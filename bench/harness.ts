@@ -268,7 +268,7 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
       const allMs = (completionCheckMs ?? 0) + (settleMs ?? 0) + (finalCountMs ?? 0) + bothMs;
       const all10M = allMs / 1000 / Math.max(1, stored) * 1e7;
       rows.push({ figure: `${label}: all reading after the load per 10M rows`, value: sec(all10M * 1000), target: `≤ ${TARGET.ledgerPer10M} s`, verdict: verdict(exact && all10M <= TARGET.ledgerPer10M),
-        basis: `${sec(allMs)} after ${stored.toLocaleString("en")} rows, scaled to 10M (fixed costs of a run included: small files overstate it): completion check ${sec(completionCheckMs ?? null)}${walBytes === undefined ? "" : walBytes > 0 ? ` (the sink wrote ${mib(walBytes)} of WAL meanwhile: as the first pass after the load it set the rows' hint bits, a full-page image per page last logged before a checkpoint, data checksums being on; README)` : " (the sink wrote no WAL meanwhile)"}, settling the samples ${sec(settleMs ?? null)}, the last full count ${sec(finalCountMs ?? null)}, ledger and content ${sec(bothMs)}` });
+        basis: `${sec(allMs)} after ${stored.toLocaleString("en")} rows, scaled to 10M (fixed costs of a run included: small files overstate it): completion check ${sec(completionCheckMs ?? null)}${walBytes === undefined ? "" : walBytes > 0 ? ` (the sink wrote ${mib(walBytes)} of WAL meanwhile: as the first pass after the load it set the rows' hint bits, a full-page image per page last logged before a checkpoint, data checksums being on; README)` : " (the sink wrote no WAL meanwhile)"}, settling the samples ${sec(settleMs ?? null)}, the last point's count ${sec(finalCountMs ?? null)}, ledger and content ${sec(bothMs)}` });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -66,6 +66,12 @@ export interface SettledSamples {
   }>;
   /** delivery latency of the rows that became visible after the last sample */
   later?: DeliveryWindow;
+  /**
+   * every row of this run visible to the settling's own snapshot, exact, as a `full` sample would count them then
+   * (tBefore/tAfter: around the statement that took the snapshot), where the settling read every row anyway
+   * (PostgreSQL): a fixed workload's last point takes it instead of a full count of its own (harness/runner/run.ts)
+   */
+  final?: CountSample;
 }
 
 /** The integrity account of a run (docs/design.md, "Rules for the numbers"). */

@@ -378,6 +378,7 @@ export interface InstrumentRecord {
      */
     completionCheckWalBytes?: number;
     settleMs?: number | null;
+    /** a fixed workload's last point: its full count, or (near 0) only the point, where the settling's pass gave the count (PostgreSQL) */
     finalCountMs?: number | null;
     /** the site's split of provision + sink start and teardown, ms by part (harness/runner/site.ts overheadParts); absent where the site gives none */
     parts?: Record<string, number>;

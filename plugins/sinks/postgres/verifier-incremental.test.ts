@@ -86,5 +86,16 @@ describe("postgres verifier, samples settled after the load on a real server", (
     expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/Tid Range Scan/);
     const last = await verifier!.sample({ full: true });
     expect(last.stored).toBe(total);
+    // the settling's own count of every row it saw (SettledSamples.final), the rows after the last mark included, as
+    // the full count has it; another run's rows (gen outside this run's id space) left out of both
+    expect(settled.final).toMatchObject({ stored: total, newestSentAtMs: last.newestSentAtMs });
+    await insert(writers[0]!, 0, next[0]!, 500);
+    await insert(writers[1]!, 1_000_000, 0, 7);
+    const again = await verifier!.afterLoad!(marks);
+    expect(rows(again.later)).toBe(500);
+    const counted = await verifier!.sample({ full: true });
+    expect(counted.stored).toBe(total + 500);
+    expect(again.final).toMatchObject({ stored: total + 500, newestSentAtMs: counted.newestSentAtMs });
+    expect(again.final!.tBefore).toBeLessThanOrEqual(again.final!.tAfter);
   });
 });

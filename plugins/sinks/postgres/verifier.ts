@@ -24,7 +24,9 @@
  * visible at its transaction's commit, so a late commit is counted when it happened), and delivery latency per
  * window, each committed row in exactly one. (It was two passes, a GROUP BY xmin and a join on it: at 322M rows
  * about 8 minutes.) clock_timestamp() is the insert time, before the commit that makes the row visible:
- * a long transaction's commit wait is not in it. `full` samples (the drain) count every row live, exactly.
+ * a long transaction's commit wait is not in it. The same pass counts every row of this run its snapshot sees, the
+rows after the last mark included (SettledSamples.final: a fixed workload's last point, so no full count follows it).
+`full` samples (the drain) count every row live, exactly.
  *
  * Ledger definitions (all exact), for generator g with sent[g] seqs 0..sent[g]-1. They are computed at the harness in
  * one sequential pass of the table, `COPY (SELECT gen, seq …) TO STDOUT (FORMAT binary)` in one REPEATABLE READ READ
@@ -277,10 +279,14 @@ export class PostgresVerifier implements Verifier {
     const snaps = marks.map(parseSnapshot);
     const map = windowMap(snaps);
     const stored = quoteIdent(STORED_AT);
+    let tBefore = 0;
+    let tAfter = 0;
     const buckets = await this.snapshot(async (c) => {
       // the transaction's stable xid (what age() counts from, PostgreSQL's GetStableLatestTransactionId): a row's full
-      // xid is that minus age(xmin), cheaper per row than xmin's text form
+      // xid is that minus age(xmin), cheaper per row than xmin's text form; this first statement takes the snapshot
+      tBefore = now();
       const at = (await c.query<{ a: number; xmax: string }>("SELECT age('3'::xid) AS a, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax")).rows[0]!;
+      tAfter = now();
       const stable = stableXid(at.a, BigInt(at.xmax));
       // One pass: each row's window by one binary search (width_bucket over windowMap's breaks, an index into its
       // windows), stored_at − sent_at in µs rounded to ms half away from zero as numeric round() does, in integers;
@@ -314,7 +320,9 @@ export class PostgresVerifier implements Verifier {
       if (newest[i] !== null) newestSoFar = Math.max(newestSoFar ?? 0, newest[i]!);
       return { stored: total, newestSentAtMs: newestSoFar, delivery };
     });
-    return { samples, later: windows[n]! };
+    // the rows after the last mark too: every row of this run the snapshot sees (the file comment's `full` count)
+    const newestAll = newest[n] === null ? newestSoFar : Math.max(newestSoFar ?? 0, newest[n]!);
+    return { samples, later: windows[n]!, final: { tBefore, tAfter, stored: total + rows[n]!, newestSentAtMs: newestAll } };
   }
 
   /** Generators (genBase + index), sent counts and merged rejected ranges as the query parameters $1..$5. */
