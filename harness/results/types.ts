@@ -333,7 +333,8 @@ export interface InstrumentRecord {
     /**
      * its resident set over the measurement, bytes: at the sample opening it, at the last one, and the largest at any
      * sample (absent in older results); `afterLoadMaxBytes`: the largest from the end of the load to the end of the
-     * ledger and the content check, sampled every second (absent in older results and in runs that never ended their load);
+     * ledger and the content check, sampled every second and at each change of stage (absent in older results and in runs
+     * that never ended their load);
      * `afterLoadByStage`: that largest in each stage after the load, by the stage's name as the run's progress and
      * errors name it ("stopping the generators", "waiting for every acknowledged row", "settling the samples",
      * "counting the last sample", "counting the ledger": the ledger with the content check); absent in older results
@@ -349,6 +350,9 @@ export interface InstrumentRecord {
     sink: SinkCost | null;
     /** the sink host's CPU cap as applied, cores (the machine's cores when uncapped) */
     sinkCapCores: number;
+    /** true when the sink had no CPU cap below the machine's cores (none, or one at or above them: docs/decisions/0008),
+     *  so sinkCapCores is the machine's; absent in older results */
+    sinkUncapped?: boolean;
     /**
      * the verifier's sink CPU as a share of that cap over the measurement: sink.cpuMs where the sink says, else the
      * sample wall time (an upper bound), divided by measureSeconds × sinkCapCores

@@ -200,8 +200,8 @@ export function instrumentLine(r: RunRecord): string | null {
   const n = v.sink?.queries ?? v.samples;
   const counted = `${n} ${v.sink ? (n === 1 ? "query" : "queries") : n === 1 ? "sample" : "samples"}`;
   const rss = i.harness.rss ? ` (RSS ${mib(i.harness.rss.openBytes)} → ${mib(i.harness.rss.lastBytes)}, max ${mib(i.harness.rss.maxBytes)}${after !== undefined ? `, after the load max ${mib(after)}` : ""})` : "";
-  return `  instrument: harness ${pct(i.harness.cores)} of a core${rss}; verifier ${pct(v.shareOfSinkCap)} of the sink's ${+v.sinkCapCores.toFixed(3)}-core cap`
-    + ` (${v.basis}, ${counted}); overhead: provision + sink start ${s(o.provisionAndSinkStartMs)}, schema ${s(o.prepareMs)},`
+  return `  instrument: harness ${pct(i.harness.cores)} of a core${rss}; verifier ${pct(v.shareOfSinkCap)} of ${v.sinkUncapped ? `the machine's ${+v.sinkCapCores.toFixed(3)} cores` : `the sink's ${+v.sinkCapCores.toFixed(3)}-core cap`}`
+    + ` (${v.sinkUncapped ? "the sink's CPU uncapped; " : ""}${v.basis}, ${counted}); overhead: provision + sink start ${s(o.provisionAndSinkStartMs)}, schema ${s(o.prepareMs)},`
     + ` generators up ${s(o.collectorsAndGeneratorsUpMs)},${o.completionCheckMs != null ? ` completion check ${s(o.completionCheckMs)}${o.completionCheckWalBytes !== undefined ? ` (sink WAL ${mib(o.completionCheckWalBytes)})` : ""},` : ""}`
     + `${o.settleMs != null ? ` settle ${s(o.settleMs)},` : ""}${o.finalCountMs != null ? ` last count ${s(o.finalCountMs)},` : ""} ledger ${s(o.ledgerMs)}, content ${s(o.fidelityMs)}${o.afterLoadMs != null && o.fidelityMs != null ? ` (both ${s(o.afterLoadMs)})` : ""}, teardown ${s(o.teardownMs)}`;
 }

@@ -724,13 +724,14 @@ export class BenchRun extends EventEmitter {
     const cpuSeconds = (c.last.cpuUs - c.open.cpuUs) / 1e6;
     const cpu = appliedHostLimits(this.record.limits[SINK], this.opts.stack.hosts[SINK]?.limits ?? {}, this.record.environment).cpu;
     const sinkCapCores = cpu ? Math.min(cpu.quotaUs / cpu.periodUs, this.record.environment.cores) : this.record.environment.cores;
+    const sinkUncapped = !cpu || cpu.quotaUs / cpu.periodUs >= this.record.environment.cores;
     const useSink = c.sink !== null && c.sink.cpuMs !== null;
     const spentMs = useSink ? c.sink!.cpuMs! : c.sampleWallMs;
     return {
       measureSeconds,
       harness: { cpuSeconds, cores: cpuSeconds / measureSeconds, rss: { openBytes: c.open.rss, lastBytes: c.last.rss, maxBytes: c.rssMax, ...(c.afterLoadRssMax > 0 ? { afterLoadMaxBytes: c.afterLoadRssMax, afterLoadByStage: c.afterLoadRssByStage } : {}) } },
       verifier: {
-        samples: c.samples, sampleWallMs: c.sampleWallMs, sink: c.sink, sinkCapCores,
+        samples: c.samples, sampleWallMs: c.sampleWallMs, sink: c.sink, sinkCapCores, sinkUncapped,
         shareOfSinkCap: spentMs / 1000 / (measureSeconds * sinkCapCores), basis: useSink ? "sink cpu" : "sample wall time",
       },
       overhead: {

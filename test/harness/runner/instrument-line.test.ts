@@ -1,0 +1,28 @@
+// How the instrument's own cost is shown after each run (harness/runner/drive.ts instrumentLine): the verifier's share
+// of the sink's CPU cap, or of the machine's cores when the sink had no cap below them (docs/decisions/0008).
+import { describe, expect, it } from "vitest";
+import type { InstrumentRecord, RunRecord } from "../../../harness/results/types.ts";
+import { instrumentLine } from "../../../harness/runner/drive.ts";
+
+const instrument = (verifier: Partial<InstrumentRecord["verifier"]>): RunRecord => ({
+  instrument: {
+    measureSeconds: 30,
+    harness: { cpuSeconds: 0.3, cores: 0.01, rss: { openBytes: 100 * 2 ** 20, lastBytes: 90 * 2 ** 20, maxBytes: 103 * 2 ** 20, afterLoadMaxBytes: 107 * 2 ** 20 } },
+    verifier: { samples: 30, sampleWallMs: 90, sink: null, sinkCapCores: 0.25, shareOfSinkCap: 0.00265, basis: "sample wall time", ...verifier },
+    overhead: { provisionAndSinkStartMs: 200, prepareMs: 10, collectorsAndGeneratorsUpMs: 200, ledgerMs: 3800, fidelityMs: 3800, afterLoadMs: 3800, teardownMs: 1100, completionCheckMs: 3300, completionCheckWalBytes: 0, settleMs: 5700, finalCountMs: null },
+  },
+}) as unknown as RunRecord;
+
+describe("the instrument line", () => {
+  it("names the sink's cap, or the machine's cores when the sink was uncapped; the harness's memory after the load", () => {
+    expect(instrumentLine(instrument({}))).toBe(
+      "  instrument: harness 1.00 % of a core (RSS 100 MiB → 90 MiB, max 103 MiB, after the load max 107 MiB); verifier 0.265 % of the sink's 0.25-core cap"
+      + " (sample wall time, 30 samples); overhead: provision + sink start 0.2 s, schema 0.0 s, generators up 0.2 s, completion check 3.3 s (sink WAL 0 MiB),"
+      + " settle 5.7 s, ledger 3.8 s, content 3.8 s (both 3.8 s), teardown 1.1 s",
+    );
+    expect(instrumentLine(instrument({ sinkCapCores: 2, sinkUncapped: true }))).toMatch(/; verifier 0\.265 % of the machine's 2 cores \(the sink's CPU uncapped; sample wall time, 30 samples\);/);
+    // older results, without the flag, keep the old wording
+    expect(instrumentLine(instrument({ sinkCapCores: 2 }))).toMatch(/; verifier 0\.265 % of the sink's 2-core cap \(/);
+    expect(instrumentLine({ instrument: null } as unknown as RunRecord)).toBeNull();
+  });
+});
