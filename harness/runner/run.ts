@@ -436,7 +436,7 @@ export class BenchRun extends EventEmitter {
         const c = drops > 0 ? { ...raw, missing: Math.max(0, raw.missing - drops) } : raw;
         const notes = this.record.limits[SINK]?.notes;
         const incomplete = "the completion wait found seqs missing with the CPU cap lifted for its check: rows stored during that check were stored without the cap";
-        if (c.missing > 0 && site.sinkUncapped && notes && typeof this.record.limits[SINK]?.applied.cfsQuotaUs === "number" && !notes.includes(incomplete)) notes.push(incomplete);
+        if (c.missing > 0 && site.sinkUncapped && notes && this.sinkCpuCap() !== null && !notes.includes(incomplete)) notes.push(incomplete);
         return c;
       };
       const wait = async (phase: "measure" | "drain"): Promise<CompletionWait> => awaitCompletion({
@@ -716,15 +716,22 @@ export class BenchRun extends EventEmitter {
     this.sampleAfterLoadRss();
   }
 
+  /** The sink's CPU cap as applied, cores, or null when it has none below the machine's cores (docs/decisions/0008). */
+  private sinkCpuCap(): number | null {
+    const cpu = appliedHostLimits(this.record.limits[SINK], this.opts.stack.hosts[SINK]?.limits ?? {}, this.record.environment).cpu;
+    const cores = cpu ? cpu.quotaUs / cpu.periodUs : Infinity;
+    return cores < this.record.environment.cores ? cores : null;
+  }
+
   /** run.json `instrument` (InstrumentRecord), once teardown is timed; null when no measurement sample was taken. */
   private instrumentRecord(): InstrumentRecord | null {
     const c = this.cost;
     if (!c.open || !c.last || c.last.t <= c.open.t) return null;
     const measureSeconds = (c.last.t - c.open.t) / 1000;
     const cpuSeconds = (c.last.cpuUs - c.open.cpuUs) / 1e6;
-    const cpu = appliedHostLimits(this.record.limits[SINK], this.opts.stack.hosts[SINK]?.limits ?? {}, this.record.environment).cpu;
-    const sinkCapCores = cpu ? Math.min(cpu.quotaUs / cpu.periodUs, this.record.environment.cores) : this.record.environment.cores;
-    const sinkUncapped = !cpu || cpu.quotaUs / cpu.periodUs >= this.record.environment.cores;
+    const cap = this.sinkCpuCap();
+    const sinkCapCores = cap ?? this.record.environment.cores;
+    const sinkUncapped = cap === null;
     const useSink = c.sink !== null && c.sink.cpuMs !== null;
     const spentMs = useSink ? c.sink!.cpuMs! : c.sampleWallMs;
     return {
