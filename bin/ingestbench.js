@@ -15,6 +15,17 @@ const ENTRY = path.join(ROOT, "harness", "cli", "index.ts");
 /** Where the bundle is kept: inside the project, so that its imports of npm packages resolve to node_modules. */
 export const CLI_BUNDLE_DIR = path.join(ROOT, "node_modules", ".cache", "ingestbench");
 
+/**
+ * One line for a failed build: esbuild's first message with its file:line:column (a BuildFailure's `errors`), else the
+ * error's first line (a file system error: the directory cannot be written).
+ * @param {unknown} err @returns {string}
+ */
+function buildError(err) {
+  const first = /** @type {{ errors?: Array<{ text: string, location: { file: string, line: number, column: number } | null }> }} */ (err).errors?.[0];
+  if (first) return `${first.location ? `${first.location.file}:${first.location.line}:${first.location.column + 1}: ` : ""}${first.text}`;
+  return err instanceof Error ? err.message.split("\n")[0] ?? "" : String(err);
+}
+
 /** @returns {Promise<string | undefined>} the bundled CLI's path, or undefined to run through tsx */
 async function bundledCli() {
   if (process.env.INGESTBENCH_CACHE_DIR === "off") return undefined;
@@ -23,10 +34,11 @@ async function bundledCli() {
       dir: CLI_BUNDLE_DIR,
       name: "cli",
       root: ROOT,
+      removeReplaced: true,
       build: () => buildBundle({ root: ROOT, entry: ENTRY, packagesExternal: true, keepImportMetaUrl: true, sourceMap: true }),
     });
   } catch (err) {
-    process.stderr.write(`ingestbench: warning: running through tsx (slower to start, more memory): the CLI could not be bundled into ${CLI_BUNDLE_DIR}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}\n`);
+    process.stderr.write(`ingestbench: warning: running through tsx (slower to start, more memory): the CLI could not be bundled into ${CLI_BUNDLE_DIR}: ${buildError(err)}\n`);
     return undefined;
   }
 }

@@ -12,12 +12,15 @@
  *
  * Cache layout in `dir`: `<name>-<SHA-256 of the bundle, 12 hex>.mjs` (and `.mjs.map` beside it when built with a
  * source map), and `<name>-<SHA-256 of the project root's path, 12 hex>.json`, the manifest: the bundle's file name,
- * its SHA-256 and every input file's SHA-256 (esbuild's metafile inputs, relative to the root). A bundle is reused
- * while its file and every input hash as recorded (content, not times), else built again and written through a rename,
- * so several projects and processes share the directory and no reader sees half a file.
+ * its SHA-256 (and its map's), and every input file's SHA-256 (esbuild's metafile inputs, relative to the root). A
+ * bundle is reused while its files and every input hash as recorded (content, not times), else built again and
+ * written through a rename, so several projects and processes share the directory and no reader sees half a file.
+ * The inputs are hashed after the build, so a file saved while esbuild ran could be recorded with its new hash beside
+ * a bundle of its old text: when an input's mtime is not older than the build's start (less a second for coarse
+ * clocks), the manifest is not written, and the next start builds again.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -121,6 +124,7 @@ export async function buildBundle(options) {
  * @typedef {object} BundleManifest
  * @property {string} file the bundle's file name in the directory
  * @property {string} sha256 hex SHA-256 of that file
+ * @property {string} [mapSha256] hex SHA-256 of its source map (`<file>.map`), when it has one
  * @property {Array<[string, string]>} inputs each input (relative to the root) with its hex SHA-256
  */
 
@@ -142,8 +146,8 @@ export async function currentBundleFile(dir, name, root) {
   const file = path.join(dir, path.basename(m.file));
   /** @param {string} f @returns {Promise<string>} */
   const hashOf = (f) => readFile(f).then(sha256, () => "");
-  const [own, ...inputs] = await Promise.all([hashOf(file), ...m.inputs.map(([f]) => hashOf(path.resolve(root, f)))]);
-  return own === m.sha256 && m.inputs.every(([, h], i) => inputs[i] === h) ? file : undefined;
+  const [own, map, ...inputs] = await Promise.all([hashOf(file), m.mapSha256 === undefined ? undefined : hashOf(`${file}.map`), ...m.inputs.map(([f]) => hashOf(path.resolve(root, f)))]);
+  return own === m.sha256 && map === m.mapSha256 && m.inputs.every(([, h], i) => inputs[i] === h) ? file : undefined;
 }
 
 /** Write `data` to `file` through a temporary file and a rename. @param {string} file @param {string} data */
@@ -160,21 +164,36 @@ async function writeAtomic(file, data) {
 /**
  * The bundle `name` of project `root` in cache directory `dir` (see the file comment): the cached one while current,
  * else `build()` written there (with its source map, linked by a sourceMappingURL comment, when it has one).
- * @param {{ dir: string, name: string, root: string, build: () => Promise<Bundle> }} options
+ * `removeReplaced`: remove the bundle (and map) the manifest named before, once the new one is written — only for a
+ * program that reads its file once at start (the CLI); the generator's is started again by every cell of a long
+ * invocation, which must still find it.
+ * @param {{ dir: string, name: string, root: string, build: () => Promise<Bundle>, removeReplaced?: boolean }} options
  * @returns {Promise<string>} the bundle's absolute path
  * @throws what `build` throws, or a file system error when the directory cannot be written
  */
-export async function cachedBundleFile({ dir, name, root, build }) {
+export async function cachedBundleFile({ dir, name, root, build, removeReplaced = false }) {
   const current = await currentBundleFile(dir, name, root);
   if (current) return current;
+  const manifest = manifestPath(dir, name, root);
+  /** @type {string | undefined} */
+  const replaced = await readFile(manifest, "utf8").then((t) => path.basename(String(JSON.parse(t).file)), () => undefined);
+  const started = Date.now();
   const bundle = await build();
   const file = path.join(dir, `${name}-${bundle.sha256.slice(0, 12)}.mjs`);
   const text = bundle.map === undefined ? bundle.code : `${bundle.code}//# sourceMappingURL=${path.basename(file)}.map\n`;
-  /** @type {Array<[string, string]>} */
-  const inputs = await Promise.all(bundle.inputs.map(async (f) => /** @type {[string, string]} */ ([f, sha256(await readFile(path.resolve(root, f)))])));
+  const read = await Promise.all(bundle.inputs.map(async (f) => {
+    const at = path.resolve(root, f);
+    const [data, st] = await Promise.all([readFile(at), stat(at)]);
+    return { entry: /** @type {[string, string]} */ ([f, sha256(data)]), changedDuringBuild: st.mtimeMs >= started - 1000 };
+  }));
   await mkdir(dir, { recursive: true });
   if (bundle.map !== undefined) await writeAtomic(`${file}.map`, bundle.map);
   await writeAtomic(file, text);
-  await writeAtomic(manifestPath(dir, name, root), `${JSON.stringify({ file: path.basename(file), sha256: sha256(text), inputs })}\n`);
+  if (read.some((r) => r.changedDuringBuild)) return file; // no manifest: built again next time (see the file comment)
+  const m = { file: path.basename(file), sha256: sha256(text), ...(bundle.map === undefined ? {} : { mapSha256: sha256(bundle.map) }), inputs: read.map((r) => r.entry) };
+  await writeAtomic(manifest, `${JSON.stringify(m)}\n`);
+  if (removeReplaced && replaced !== undefined && replaced !== path.basename(file) && replaced.startsWith(`${name}-`)) {
+    await Promise.all([rm(path.join(dir, replaced), { force: true }), rm(path.join(dir, `${replaced}.map`), { force: true })]);
+  }
   return file;
 }

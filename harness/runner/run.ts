@@ -394,13 +394,14 @@ export class BenchRun extends EventEmitter {
       loadOver = true;
       // the samples see the harness's memory until the drain; what comes after (the generators' final reports, the
       // completion check, the settling, the ledger and the content check) is sampled here
+      // the steps' end is part of stopping the load: the first after-load figure is this stage's
+      this.stage = "stopping the generators";
       this.sampleAfterLoadRss();
       this.cost.afterLoadSampler = setInterval(() => this.sampleAfterLoadRss(), AFTER_LOAD_RSS_MS);
       this.cost.afterLoadSampler.unref();
       // no step fires after the load; running ones end, frozen hosts are thawed before the drain
       if (this.steps) this.record.timeline = await this.steps.finish();
 
-      this.stage = "stopping the generators";
       finals = await generators.stop();
       const replayIndex = takeReplayIndex(finals);
       if (mixedRun) {

@@ -4,7 +4,7 @@
 // written, that the source map leads a stack frame back to the .ts line, and that the cache is reused only while every
 // input hashes as recorded. The CLI's own bundle through bin/ingestbench.js: test/harness/cli.test.ts.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -32,7 +32,14 @@ const libSource = (n: number): string => [
   "}",
   "",
 ].join("\n");
-writeFileSync(path.join(root, "lib", "where.ts"), libSource(1));
+/** Write a source file as an edit made a while ago (a bundle built now would be recorded in its manifest). */
+const writeOld = (file: string, text: string): void => {
+  writeFileSync(file, text);
+  const past = new Date(Date.now() - 60_000);
+  utimesSync(file, past, past);
+};
+writeOld(path.join(root, "lib", "where.ts"), libSource(1));
+writeOld(path.join(root, "main.ts"), readFileSync(path.join(root, "main.ts"), "utf8"));
 
 /** Run a bundle's text from the cache directory with plain node; its stdout parsed, stderr and status. */
 function runBundle(file: string, ...args: string[]): { out: { main: string; lib: string; text: string } | null; err: string; status: number | null } {
@@ -79,21 +86,53 @@ describe("core/bundle-cache.mjs on a project of its own", () => {
     expect(failed.err).toContain(`${path.join(root, "lib", "where.ts")}:5`);
 
     // an input changed: built again, and the new bundle runs the new code
-    writeFileSync(path.join(root, "lib", "where.ts"), libSource(2));
+    writeOld(path.join(root, "lib", "where.ts"), libSource(2));
     const again = await cachedBundleFile({ dir: cache, name: "demo", root, build });
     expect(builds).toBe(2);
     expect(again).not.toBe(file);
     expect(runBundle(again).out?.lib).toMatch(/#2$/);
+    expect(existsSync(file)).toBe(true); // kept: only a caller that asks (the CLI) has the replaced one removed
 
-    // the bundle file itself changed: built again
+    // the bundle file itself changed, or its source map: built again
     writeFileSync(again, "// not the bundle\n");
     expect(await cachedBundleFile({ dir: cache, name: "demo", root, build })).toBe(again);
     expect(builds).toBe(3);
     expect(runBundle(again).out?.lib).toMatch(/#2$/);
+    writeFileSync(`${again}.map`, "garbage");
+    expect(await cachedBundleFile({ dir: cache, name: "demo", root, build })).toBe(again);
+    expect(builds).toBe(4);
+    expect(runBundle(again, "fail").err).toContain(`${path.join(root, "lib", "where.ts")}:5`);
+  });
+
+  it("a file saved while esbuild ran is not recorded beside the bundle of its old text: the next start builds again", async () => {
+    writeOld(path.join(root, "lib", "where.ts"), libSource(3));
+    let builds = 0;
+    const build = async () => {
+      builds++;
+      const b = await buildBundle({ root, entry, keepImportMetaUrl: true });
+      // saved after esbuild read it, before the inputs are hashed (the newcomer's race)
+      if (builds === 1) writeFileSync(path.join(root, "lib", "where.ts"), libSource(4));
+      return b;
+    };
+    const first = await cachedBundleFile({ dir: cache, name: "race", root, build });
+    expect(runBundle(first).out?.lib).toMatch(/#3$/); // this start ran what esbuild read
+    const second = await cachedBundleFile({ dir: cache, name: "race", root, build });
+    expect(builds).toBe(2);
+    expect(runBundle(second).out?.lib).toMatch(/#4$/);
+  });
+
+  it("removeReplaced: the bundle and map the manifest named before are removed once the new one is written", async () => {
+    const build = () => buildBundle({ root, entry, keepImportMetaUrl: true, sourceMap: true });
+    writeOld(path.join(root, "lib", "where.ts"), libSource(5));
+    const old = await cachedBundleFile({ dir: cache, name: "cli-like", root, build, removeReplaced: true });
+    writeOld(path.join(root, "lib", "where.ts"), libSource(6));
+    const now = await cachedBundleFile({ dir: cache, name: "cli-like", root, build, removeReplaced: true });
+    expect(now).not.toBe(old);
+    expect([existsSync(old), existsSync(`${old}.map`), existsSync(now), existsSync(`${now}.map`)]).toEqual([false, false, true, true]);
   });
 
   it("a failed build is the caller's error, and nothing is cached", async () => {
-    writeFileSync(path.join(root, "broken.ts"), "import { nothing } from './missing.ts';\nconsole.log(nothing);\n");
+    writeOld(path.join(root, "broken.ts"), "import { nothing } from './missing.ts';\nconsole.log(nothing);\n");
     await expect(cachedBundleFile({ dir: cache, name: "broken", root, build: () => buildBundle({ root, entry: path.join(root, "broken.ts") }) })).rejects.toThrow(/missing\.ts/);
     expect(readdirSync(cache).filter((f) => f.startsWith("broken-"))).toEqual([]);
   });
