@@ -62,15 +62,24 @@ function importMetaUrlPlugin(esbuild) {
       build.onLoad({ filter: /\.(ts|mts)$/ }, async (args) => {
         if (args.path.split(path.sep).includes("node_modules")) return undefined;
         const source = await readFile(args.path, "utf8");
-        const out = await esbuild.transform(source, {
-          loader: "ts",
-          format: "esm",
-          target: "node20",
-          sourcefile: args.path,
-          sourcemap: "inline",
-          sourcesContent: false,
-          define: { "import.meta.url": JSON.stringify(pathToFileURL(args.path).href) },
-        });
+        /** @type {import("esbuild").TransformResult} */
+        let out;
+        try {
+          out = await esbuild.transform(source, {
+            loader: "ts",
+            format: "esm",
+            target: "node20",
+            sourcefile: args.path,
+            sourcemap: "inline",
+            sourcesContent: false,
+            define: { "import.meta.url": JSON.stringify(pathToFileURL(args.path).href) },
+          });
+        } catch (err) {
+          // a syntax error: esbuild's own message and location in the file, not the importer's "Transform failed"
+          const errors = /** @type {{ errors?: import("esbuild").PartialMessage[] }} */ (err).errors;
+          if (errors) return { errors };
+          throw err;
+        }
         return { contents: out.code, loader: "js", resolveDir: path.dirname(args.path) };
       });
     },

@@ -120,23 +120,29 @@ export async function runCli(argv: string[], ctx: CliContext = createContext()):
 
 /** CLI entry: parse argv, run the command, map its outcome to the process's exit code. */
 export async function main(argv: string[]): Promise<void> {
-  keepYoungGenerationSmall();
+  keepHeapSmall();
   stopWhenNpmIsGone();
   ignoreClosedPipes();
   process.exitCode = await runCli(argv, createContext());
 }
 
 /**
- * Keep V8's young generation at its first size in this process (not in the generators, harness/generators/child.ts,
- * whose throughput needs it). The passes after the load (a PostgreSQL COPY of every (gen, seq) through
- * pg-copy-streams, a row's slice per row) made V8 grow it to its 2 × 16 MiB maximum: on a 4 GiB replay (Intel Xeon,
- * 2 cores, `npm run bench:harness -- --skip-runs --skip-ledger --replay 4GiB --replay-through pg-copy
- * --replay-stack local-pipeline`) the harness's RSS went from 127 to 190–203 MiB after the load, against at most
- * 139 MiB with a young generation that stays small, the ledger's pass no slower (README, "Commands": the bench:harness replay measurements).
- * `--semi-space-growth-factor` is read at each scavenge, so it takes effect when set at run time, unlike
- * `--max-semi-space-size`, which is fixed when the heap is set up.
+ * Keep V8's heap small in this process (not in the generators, harness/generators/child.ts, whose throughput needs
+ * V8's defaults); both flags are read by V8 as it runs, so they take effect when set at run time:
+ * - `--semi-space-growth-factor=1`: the young generation stays at its first size. The passes after the load (a
+ *   PostgreSQL COPY of every (gen, seq) through pg-copy-streams, a row's slice per row) made V8 grow it to its
+ *   2 × 16 MiB maximum: on a 4 GiB replay (Intel Xeon, 2 cores, `npm run bench:harness -- --skip-runs --skip-ledger
+ *   --replay 4GiB --replay-through pg-copy --replay-stack local-pipeline`) the harness's RSS went from 127 to
+ *   190–203 MiB after the load, against at most 139 MiB with a young generation that stays small, the ledger's pass
+ *   no slower (README, "Commands": the bench:harness replay measurements).
+ * - `--heap-growing-percent=50`: after a full GC the old generation may grow by half its live size before the next
+ *   (V8's own factor reaches 4). A content check that compares every row (up to a million: core/fidelity.ts) reads
+ *   pages of 10,000 rows that outlive the small young generation; their garbage filled the old generation to about
+ *   90 MB over 28 MB live (`node --trace-gc`), and the harness reached 204–206 MiB after the load of a 1M-row fixed
+ *   workload, 137 MiB with this flag, the content check 10.2 s and 11.2 s (Intel Xeon, 2 cores, kernel 6.18.44,
+ *   local-2-cores, the quickstart at `requests: 200, batch: 5000`, one run each beside a 60 GiB replay).
  */
-function keepYoungGenerationSmall(): void {
+function keepHeapSmall(): void {
   setFlagsFromString("--semi-space-growth-factor=1");
+  setFlagsFromString("--heap-growing-percent=50");
 }
-

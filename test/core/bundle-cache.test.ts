@@ -135,5 +135,11 @@ describe("core/bundle-cache.mjs on a project of its own", () => {
     writeOld(path.join(root, "broken.ts"), "import { nothing } from './missing.ts';\nconsole.log(nothing);\n");
     await expect(cachedBundleFile({ dir: cache, name: "broken", root, build: () => buildBundle({ root, entry: path.join(root, "broken.ts") }) })).rejects.toThrow(/missing\.ts/);
     expect(readdirSync(cache).filter((f) => f.startsWith("broken-"))).toEqual([]);
+    // a syntax error in one of our files is esbuild's message at its place in that file (bin/build-cli-bundle.mjs
+    // prints the first one), not the importer's "Transform failed"
+    writeOld(path.join(root, "syntax.ts"), "export const a = 1;\nconst x: = 2;\n");
+    writeOld(path.join(root, "imports-syntax.ts"), "import { a } from './syntax.ts';\nconsole.log(a);\n");
+    const failure = await buildBundle({ root, entry: path.join(root, "imports-syntax.ts"), keepImportMetaUrl: true }).catch((e: unknown) => e) as { errors?: Array<{ text: string; location: { file: string; line: number } | null }> };
+    expect(failure.errors?.[0]).toMatchObject({ text: 'Unexpected "="', location: { file: "syntax.ts", line: 2 } });
   });
 });
