@@ -219,6 +219,11 @@ export interface Summary {
    * they were settled (Verifier.afterLoad): says so in words; absent when the figures are settled or exact
    */
   estimated?: string;
+  /**
+   * set when a fixed workload was all sent before its warmup ended: its window is then only the span from the last
+   * warmup sample to the end (the rate is not the workload's), said in words with what to change; absent otherwise
+   */
+  shortWindow?: string;
   /** the saturation verdict from the series (harness/runner/saturation.ts; absent in older results) */
   saturation?: SaturationVerdict;
 }

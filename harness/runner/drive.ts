@@ -70,6 +70,7 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
     lines.push(`  ${fmtInt(s.rowsPerSecond)} rows/s, ${mibText(s)} over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores`
       + `${s.throttledShare === null ? "" : `, throttled in ${(s.throttledShare * 100).toFixed(0)} % of periods`}, link ${s.sinkNetworkMbitPerSecond.toFixed(1)} Mbit/s`);
     if (s.estimated) lines.push(`  !! ${s.estimated}`);
+    if (s.shortWindow) lines.push(`  !! ${s.shortWindow}`);
     lines.push(s.bottleneck.resource === "uncertain" ? `  bottleneck: ${s.bottleneck.evidence}` : `  bottleneck: ${bottleneckLabel(s.bottleneck)} (${s.bottleneck.evidence})`);
     if (s.contention) lines.push(`  ${contentionLine(s.contention)}`);
     const lag = lagLine(r);

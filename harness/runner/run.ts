@@ -176,6 +176,8 @@ export class BenchRun extends EventEmitter {
   private deliveryUnavailable: string | undefined;
   /** the verifier's live samples are estimates settled after the load (Verifier.afterLoad); `settled`: that ran */
   private settles = { needed: false, done: false };
+  /** when a fixed workload was all sent before its warmup ended: ms after t0 (Summary.shortWindow) */
+  private doneInWarmupMs: number | undefined;
   /** the settling's own exact count of every row (SettledSamples.final), for a fixed workload's last point */
   private settledFinal: CountSample | undefined;
   /** point the verifier at the sink's endpoint as the site reads it now (a restart may move it); unset: it cannot move */
@@ -382,6 +384,7 @@ export class BenchRun extends EventEmitter {
         if (near && due < cadence) k--; // a tightened sample does not use up a slot of the cadence
       }
       const workloadDone = generators.finished;
+      if (workloadDone && now() - t0 < plan.warmupMs) this.doneInWarmupMs = now() - t0;
       // the collector's own load ends by itself: sample on (drain) until it has (./self-load.ts settled)
       if (this.selfLoad) {
         const until = now() + plan.drainTimeoutMs;
@@ -757,6 +760,9 @@ export class BenchRun extends EventEmitter {
     // a run that ended (Ctrl-C, an error) before its samples were settled keeps the live estimates: said so
     const unsettled = this.settles.needed && !this.settles.done;
     if (unsettled) summary.estimated = "live estimates: the run ended before its samples were settled (the counts and rows/s of series.jsonl are the live ones; no delivery windows were read)";
+    if (this.doneInWarmupMs !== undefined) {
+      summary.shortWindow = `the fixed workload was all sent ${(this.doneInWarmupMs / 1000).toFixed(1)} s after the start, inside the ${(this.opts.plan.warmupMs / 1000).toFixed(1)} s warmup: the window is only from the warmup's last sample to the end, not the workload (set warmup: 0s, or raise requests)`;
+    }
     summary.deliveryLatency = this.deliverySeen
       ? this.delivery.summary(deliveryClock(this.opts.stack.platform, this.deliveryCorrection))
       : { unavailable: unsettled ? "not read: the run ended before the samples were settled (the delivery windows are read after the load)" : this.deliveryUnavailable ?? `the ${this.opts.plan.sink.name} verifier reads no stored-at time` };

@@ -8,6 +8,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { genBaseOf } from "../../core/ledger.ts";
 import type { SeriesPoint } from "../../harness/results/types.ts";
+import { describeRun } from "../../harness/runner/drive.ts";
 import { newBenchRun, scenarioPlan } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 
@@ -108,6 +109,18 @@ describe("seq completion on a real PostgreSQL run", () => {
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
+  it("a fixed workload all sent inside its warmup says that its window is not the workload's (and one with no warmup does not)", async () => {
+    const plan = scenarioPlan("quickstart.yaml", { warmup: "5s", duration: "60s", drainTimeoutMs: 3000, generator: { batch: 500, requests: 10 } });
+    plan.intervalMs = 1000;
+    const run = newBenchRun("local-2-cores", plan);
+    const record = await run.run();
+    expect(record.error).toBeNull();
+    expect(record.ledger).toMatchObject({ sent: 5_000, stored: 5_000, lost: 0 });
+    expect(record.summary!.shortWindow).toMatch(/^the fixed workload was all sent \d+\.\d s after the start, inside the 5\.0 s warmup: .*set warmup: 0s, or raise requests/);
+    expect(describeRun(record)).toContain(`\n  !! ${record.summary!.shortWindow}\n`);
+    expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  });
+
   it("rows stored though their batch was rejected are reported as rejectedStored, not lost, and do not end the wait early", async () => {
     const plan = scenarioPlan("quickstart.yaml", { warmup: "0s", duration: "60s", drainTimeoutMs: 3000, generator: { batch: 500, requests: 40 } });
     plan.intervalMs = 100;
@@ -134,6 +147,7 @@ describe("seq completion on a real PostgreSQL run", () => {
     expect(record.completion).toMatchObject({ phase: "workload", outcome: "complete", missing: 0 });
     // complete with every acknowledged seq stored: the wait ended well before the timeout
     expect(record.completion!.waitedMs).toBeLessThan(3000);
+    expect(record.summary!.shortWindow).toBeUndefined(); // no warmup: the window is the workload's
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
