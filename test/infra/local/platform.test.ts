@@ -134,7 +134,10 @@ describe("local platform (real)", () => {
     const sleeper = sink.spawn("sleep", ["1000"]);
     children.push(sleeper);
     const pid = sleeper.pid!;
-    for (let i = 0; i < 100 && !(await listCgroupPids(sink.cgroup)).includes(pid); i++) await new Promise((r) => setTimeout(r, 20));
+    // the spawn joins the cgroups first, then `ip netns exec` enters the namespace and execs sleep: wait for sleep
+    // itself (under load the namespace is entered a while after the cgroups are joined)
+    const argv0 = (): string => { try { return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]!; } catch { return ""; } };
+    for (let i = 0; i < 250 && (argv0() !== "sleep" || !(await listCgroupPids(sink.cgroup)).includes(pid)); i++) await new Promise((r) => setTimeout(r, 20));
     for (const file of Object.values(sink.cgroup.dirs)) {
       expect(readFileSync(path.join(file, "cgroup.procs"), "utf8").split("\n")).toContain(String(pid));
     }
