@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // @ts-check
 // Builds the CLI's bundle into node_modules/.cache/ingestbench (core/bundle-cache.mjs; docs/decisions/0012) when it is
-// not current, and prints its path on stdout; on failure exit 1 with one line on stderr. bin/ingestbench.js runs this
+// not current, and prints its path on stdout. On failure one line on stderr, and exit COMPILE_ERROR_EXIT when a source
+// file does not compile (esbuild's message with its file:line:column: tsx would fail on it too), else 1. bin/ingestbench.js runs this
 // in a child process, so that esbuild's build (its output, source map and metafile: the harness went from about 100
 // to 138 MiB for a whole run when it built in-process) is not carried by the harness.
 import path from "node:path";
@@ -14,6 +15,10 @@ export const ROOT = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
 export const CLI_BUNDLE_DIR = path.join(ROOT, "node_modules", ".cache", "ingestbench");
 /** The bundle's name in CLI_BUNDLE_DIR (its manifest `cli-<hash of ROOT>.json`, its file `cli-<hash>.mjs`). */
 export const CLI_BUNDLE_NAME = "cli";
+/** This script's exit status when a source file does not compile. */
+export const COMPILE_ERROR_EXIT = 3;
+/** Recorded and checked beside esbuild's inputs: this file's build options and the esbuild version. */
+const EXTRA_INPUTS = ["bin/build-cli-bundle.mjs", "node_modules/esbuild/package.json"];
 
 /**
  * One line for a failed build: esbuild's first message with its file:line:column (a BuildFailure's `errors`), else the
@@ -33,11 +38,12 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
       name: CLI_BUNDLE_NAME,
       root: ROOT,
       removeReplaced: true,
+      extraInputs: EXTRA_INPUTS,
       build: () => buildBundle({ root: ROOT, entry: path.join(ROOT, "harness", "cli", "index.ts"), packagesExternal: true, keepImportMetaUrl: true, sourceMap: true }),
     });
     process.stdout.write(`${file}\n`);
   } catch (err) {
     process.stderr.write(`${buildError(err)}\n`);
-    process.exitCode = 1;
+    process.exitCode = /** @type {{ errors?: unknown[] }} */ (err).errors?.length ? COMPILE_ERROR_EXIT : 1;
   }
 }

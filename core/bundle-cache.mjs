@@ -15,12 +15,14 @@
  * its SHA-256 (and its map's), and every input file's SHA-256 (esbuild's metafile inputs, relative to the root). A
  * bundle is reused while its files and every input hash as recorded (content, not times), else built again and
  * written through a rename, so several projects and processes share the directory and no reader sees half a file.
- * The inputs are hashed after the build, so a file saved while esbuild ran could be recorded with its new hash beside
- * a bundle of its old text: when an input's mtime is not older than the build's start (less a second for coarse
- * clocks), the manifest is not written, and the next start builds again.
+ * A .ts file of ours is recorded with the hash of the text the build read (the import.meta.url plugin reads it);
+ * any other input is hashed after the build, so one saved while esbuild ran could be recorded with its new hash beside
+ * a bundle of its old text: when such an input's mtime is not older than the build's start (less a second for coarse
+ * clocks), the manifest is not written, and the next start builds again. `extraInputs` (the build's own settings, the
+ * esbuild version) are recorded beside esbuild's inputs, so a change to them builds again too.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -31,6 +33,8 @@ import { pathToFileURL } from "node:url";
  * @property {number} bytes UTF-8 length of `code`, bytes
  * @property {string[]} inputs every file esbuild read for it, relative to the project root (esbuild's metafile inputs)
  * @property {string} [map] its source map (JSON), sources as absolute file: URLs, when built with one
+ * @property {Map<string, string>} [read] hex SHA-256 of the text the build read, by input (relative to the root), for
+ *   the files the import.meta.url plugin loaded
  */
 
 /**
@@ -53,15 +57,19 @@ export const sha256 = (data) => createHash("sha256").update(data).digest("hex");
  * `define` in a transform of that file alone replaces the expression (not text in strings or comments), with an
  * inline source map that the bundle's map then follows back to the file (esbuild reads input files' source maps).
  * @param {typeof import("esbuild")} esbuild
+ * @param {string} root the project root (`read`'s keys are relative to it)
+ * @param {Map<string, string>} read filled with the SHA-256 of each file's text as read
  * @returns {import("esbuild").Plugin}
  */
-function importMetaUrlPlugin(esbuild) {
+function importMetaUrlPlugin(esbuild, root, read) {
   return {
     name: "ingestbench-import-meta-url",
     setup(build) {
       build.onLoad({ filter: /\.(ts|mts)$/ }, async (args) => {
         if (args.path.split(path.sep).includes("node_modules")) return undefined;
-        const source = await readFile(args.path, "utf8");
+        const bytes = await readFile(args.path);
+        read.set(path.relative(root, args.path).split(path.sep).join("/"), sha256(bytes));
+        const source = bytes.toString("utf8");
         /** @type {import("esbuild").TransformResult} */
         let out;
         try {
@@ -94,6 +102,8 @@ function importMetaUrlPlugin(esbuild) {
  */
 export async function buildBundle(options) {
   const esbuild = await import("esbuild");
+  /** @type {Map<string, string>} */
+  const read = new Map();
   const result = await esbuild.build({
     entryPoints: [options.entry],
     absWorkingDir: options.root,
@@ -108,7 +118,7 @@ export async function buildBundle(options) {
     packages: options.packagesExternal ? "external" : undefined,
     external: options.external ?? [],
     banner: options.banner ? { js: options.banner } : undefined,
-    plugins: options.keepImportMetaUrl ? [importMetaUrlPlugin(esbuild)] : [],
+    plugins: options.keepImportMetaUrl ? [importMetaUrlPlugin(esbuild, options.root, read)] : [],
     sourcemap: options.sourceMap ? "external" : false,
     sourcesContent: false,
     legalComments: "none",
@@ -126,7 +136,7 @@ export async function buildBundle(options) {
   }
   const code = out.text;
   const inputs = Object.keys(result.metafile.inputs).filter((f) => !f.startsWith("<"));
-  return { code, sha256: sha256(code), bytes: Buffer.byteLength(code), inputs, ...(map === undefined ? {} : { map }) };
+  return { code, sha256: sha256(code), bytes: Buffer.byteLength(code), inputs, ...(map === undefined ? {} : { map }), ...(read.size > 0 ? { read } : {}) };
 }
 
 /**
@@ -173,24 +183,25 @@ async function writeAtomic(file, data) {
 /**
  * The bundle `name` of project `root` in cache directory `dir` (see the file comment): the cached one while current,
  * else `build()` written there (with its source map, linked by a sourceMappingURL comment, when it has one).
- * `removeReplaced`: remove the bundle (and map) the manifest named before, once the new one is written — only for a
- * program that reads its file once at start (the CLI); the generator's is started again by every cell of a long
- * invocation, which must still find it.
- * @param {{ dir: string, name: string, root: string, build: () => Promise<Bundle>, removeReplaced?: boolean }} options
+ * `removeReplaced`: remove every other `<name>-<hash>.mjs` (and map) in `dir` once the new one is written — only for a
+ * program that reads its file once at start and whose directory is its project's alone (the CLI); the generator's is
+ * started again by every cell of a long invocation, which must still find it. `extraInputs`: files (relative to the
+ * root) recorded and checked beside esbuild's inputs.
+ * @param {{ dir: string, name: string, root: string, build: () => Promise<Bundle>, removeReplaced?: boolean, extraInputs?: string[] }} options
  * @returns {Promise<string>} the bundle's absolute path
  * @throws what `build` throws, or a file system error when the directory cannot be written
  */
-export async function cachedBundleFile({ dir, name, root, build, removeReplaced = false }) {
+export async function cachedBundleFile({ dir, name, root, build, removeReplaced = false, extraInputs = [] }) {
   const current = await currentBundleFile(dir, name, root);
   if (current) return current;
   const manifest = manifestPath(dir, name, root);
-  /** @type {string | undefined} */
-  const replaced = await readFile(manifest, "utf8").then((t) => path.basename(String(JSON.parse(t).file)), () => undefined);
   const started = Date.now();
   const bundle = await build();
   const file = path.join(dir, `${name}-${bundle.sha256.slice(0, 12)}.mjs`);
   const text = bundle.map === undefined ? bundle.code : `${bundle.code}//# sourceMappingURL=${path.basename(file)}.map\n`;
-  const read = await Promise.all(bundle.inputs.map(async (f) => {
+  const read = await Promise.all([...bundle.inputs, ...extraInputs.filter((f) => !bundle.inputs.includes(f))].map(async (f) => {
+    const asRead = bundle.read?.get(f);
+    if (asRead !== undefined) return { entry: /** @type {[string, string]} */ ([f, asRead]), changedDuringBuild: false };
     const at = path.resolve(root, f);
     const [data, st] = await Promise.all([readFile(at), stat(at)]);
     return { entry: /** @type {[string, string]} */ ([f, sha256(data)]), changedDuringBuild: st.mtimeMs >= started - 1000 };
@@ -198,11 +209,14 @@ export async function cachedBundleFile({ dir, name, root, build, removeReplaced 
   await mkdir(dir, { recursive: true });
   if (bundle.map !== undefined) await writeAtomic(`${file}.map`, bundle.map);
   await writeAtomic(file, text);
+  if (removeReplaced) {
+    const other = new RegExp(`^${name}-[0-9a-f]{12}\\.mjs(\\.map)?$`);
+    const keep = path.basename(file);
+    const names = await readdir(dir).catch(() => /** @type {string[]} */ ([]));
+    await Promise.all(names.filter((f) => other.test(f) && f !== keep && f !== `${keep}.map`).map((f) => rm(path.join(dir, f), { force: true })));
+  }
   if (read.some((r) => r.changedDuringBuild)) return file; // no manifest: built again next time (see the file comment)
   const m = { file: path.basename(file), sha256: sha256(text), ...(bundle.map === undefined ? {} : { mapSha256: sha256(bundle.map) }), inputs: read.map((r) => r.entry) };
   await writeAtomic(manifest, `${JSON.stringify(m)}\n`);
-  if (removeReplaced && replaced !== undefined && replaced !== path.basename(file) && replaced.startsWith(`${name}-`)) {
-    await Promise.all([rm(path.join(dir, replaced), { force: true }), rm(path.join(dir, `${replaced}.map`), { force: true })]);
-  }
   return file;
 }

@@ -220,8 +220,9 @@ export interface Summary {
    */
   estimated?: string;
   /**
-   * set when a fixed workload was all sent before its warmup ended: its window is then only the span from the last
-   * warmup sample to the end (the rate is not the workload's), said in words with what to change; absent otherwise
+   * set when a fixed workload was all sent before its warmup ended and the warmup's last sample had already stored some
+   * of it: its window is then only the span from that sample to the end (the rate is not the workload's), said in
+   * words with what to change; absent otherwise
    */
   shortWindow?: string;
   /** the saturation verdict from the series (harness/runner/saturation.ts; absent in older results) */

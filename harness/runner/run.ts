@@ -760,8 +760,12 @@ export class BenchRun extends EventEmitter {
     // a run that ended (Ctrl-C, an error) before its samples were settled keeps the live estimates: said so
     const unsettled = this.settles.needed && !this.settles.done;
     if (unsettled) summary.estimated = "live estimates: the run ended before its samples were settled (the counts and rows/s of series.jsonl are the live ones; no delivery windows were read)";
-    if (this.doneInWarmupMs !== undefined) {
-      summary.shortWindow = `the fixed workload was all sent ${(this.doneInWarmupMs / 1000).toFixed(1)} s after the start, inside the ${(this.opts.plan.warmupMs / 1000).toFixed(1)} s warmup: the window is only from the warmup's last sample to the end, not the workload (set warmup: 0s, or raise requests)`;
+    // only when the window's opening sample (the warmup's last) had already stored some of the workload: else the
+    // window holds all of it
+    const first = this.series.findIndex((p) => p.phase === "measure");
+    const opening = first > 0 ? this.series[first - 1] : undefined;
+    if (this.doneInWarmupMs !== undefined && opening !== undefined && opening.stored > 0) {
+      summary.shortWindow = `the fixed workload was all sent ${(this.doneInWarmupMs / 1000).toFixed(1)} s after the start, inside the ${(this.opts.plan.warmupMs / 1000).toFixed(1)} s warmup: the window is only from the warmup's last sample (${opening.stored} rows already stored) to the end, not the whole workload (set warmup: 0s, or raise requests)`;
     }
     summary.deliveryLatency = this.deliverySeen
       ? this.delivery.summary(deliveryClock(this.opts.stack.platform, this.deliveryCorrection))

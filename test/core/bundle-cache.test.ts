@@ -104,6 +104,34 @@ describe("core/bundle-cache.mjs on a project of its own", () => {
     expect(runBundle(again, "fail").err).toContain(`${path.join(root, "lib", "where.ts")}:5`);
   });
 
+  it("a file replaced while esbuild ran, its mtime kept old (cp -p), is recorded with the text the build read: the next start builds again", async () => {
+    writeOld(path.join(root, "lib", "where.ts"), libSource(7));
+    let builds = 0;
+    const build = async () => {
+      builds++;
+      const b = await buildBundle({ root, entry, keepImportMetaUrl: true });
+      if (builds === 1) writeOld(path.join(root, "lib", "where.ts"), libSource(8)); // after esbuild read it, an old mtime
+      return b;
+    };
+    expect(runBundle(await cachedBundleFile({ dir: cache, name: "race-old", root, build })).out?.lib).toMatch(/#7$/);
+    const second = await cachedBundleFile({ dir: cache, name: "race-old", root, build });
+    expect(builds).toBe(2);
+    expect(runBundle(second).out?.lib).toMatch(/#8$/);
+  });
+
+  it("extraInputs are recorded beside esbuild's: a change to one builds again", async () => {
+    const settings = path.join(root, "build-settings.txt");
+    writeOld(settings, "one\n");
+    let builds = 0;
+    const build = () => { builds++; return buildBundle({ root, entry }); };
+    const file = await cachedBundleFile({ dir: cache, name: "extra", root, build, extraInputs: ["build-settings.txt"] });
+    expect(await cachedBundleFile({ dir: cache, name: "extra", root, build, extraInputs: ["build-settings.txt"] })).toBe(file);
+    expect(builds).toBe(1);
+    writeOld(settings, "two\n");
+    await cachedBundleFile({ dir: cache, name: "extra", root, build, extraInputs: ["build-settings.txt"] });
+    expect(builds).toBe(2);
+  });
+
   it("a file saved while esbuild ran is not recorded beside the bundle of its old text: the next start builds again", async () => {
     writeOld(path.join(root, "lib", "where.ts"), libSource(3));
     let builds = 0;
@@ -121,14 +149,19 @@ describe("core/bundle-cache.mjs on a project of its own", () => {
     expect(runBundle(second).out?.lib).toMatch(/#4$/);
   });
 
-  it("removeReplaced: the bundle and map the manifest named before are removed once the new one is written", async () => {
+  it("removeReplaced: every other bundle of the name (and map) is removed once the new one is written, those left by a build without a manifest too", async () => {
     const build = () => buildBundle({ root, entry, keepImportMetaUrl: true, sourceMap: true });
     writeOld(path.join(root, "lib", "where.ts"), libSource(5));
     const old = await cachedBundleFile({ dir: cache, name: "cli-like", root, build, removeReplaced: true });
+    const orphan = path.join(cache, "cli-like-0123456789ab.mjs"); // as a build whose manifest was not written leaves one
+    writeFileSync(orphan, "// orphan\n");
+    writeFileSync(`${orphan}.map`, "{}");
+    const otherName = path.join(cache, "cli-likeness-0123456789ab.mjs"); // another name's: kept
+    writeFileSync(otherName, "// another\n");
     writeOld(path.join(root, "lib", "where.ts"), libSource(6));
     const now = await cachedBundleFile({ dir: cache, name: "cli-like", root, build, removeReplaced: true });
     expect(now).not.toBe(old);
-    expect([existsSync(old), existsSync(`${old}.map`), existsSync(now), existsSync(`${now}.map`)]).toEqual([false, false, true, true]);
+    expect([old, `${old}.map`, orphan, `${orphan}.map`, now, `${now}.map`, otherName].map((f) => existsSync(f))).toEqual([false, false, false, false, true, true, true]);
   });
 
   it("a failed build is the caller's error, and nothing is cached", async () => {

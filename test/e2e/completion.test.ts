@@ -109,16 +109,28 @@ describe("seq completion on a real PostgreSQL run", () => {
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
-  it("a fixed workload all sent inside its warmup says that its window is not the workload's (and one with no warmup does not)", async () => {
-    const plan = scenarioPlan("quickstart.yaml", { warmup: "5s", duration: "60s", drainTimeoutMs: 3000, generator: { batch: 500, requests: 10 } });
-    plan.intervalMs = 1000;
+  it("a fixed workload all sent inside its warmup, partly stored by the warmup's last sample, says that its window is not the workload's (and one whose window holds it all does not)", async () => {
+    const plan = scenarioPlan("quickstart.yaml", { warmup: "5s", duration: "60s", drainTimeoutMs: 3000, generator: { batch: 500, requests: 200 } });
+    plan.intervalMs = 100;
     const run = newBenchRun("local-2-cores", plan);
     const record = await run.run();
     expect(record.error).toBeNull();
-    expect(record.ledger).toMatchObject({ sent: 5_000, stored: 5_000, lost: 0 });
-    expect(record.summary!.shortWindow).toMatch(/^the fixed workload was all sent \d+\.\d s after the start, inside the 5\.0 s warmup: .*set warmup: 0s, or raise requests/);
+    expect(record.ledger).toMatchObject({ sent: 100_000, stored: 100_000, lost: 0 });
+    const series = readFileSync(path.join(run.dir, "series.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as SeriesPoint);
+    const opening = series[series.findIndex((p) => p.phase === "measure") - 1]!;
+    expect(opening.phase).toBe("warmup");
+    // the warmup's last sample saw part of the workload: the window holds only the rest
+    expect(opening.stored).toBeGreaterThan(0);
+    expect(record.summary!.shortWindow).toBe(`the fixed workload was all sent ${record.summary!.shortWindow!.match(/sent (\d+\.\d) s/)![1]} s after the start, inside the 5.0 s warmup: the window is only from the warmup's last sample (${opening.stored} rows already stored) to the end, not the whole workload (set warmup: 0s, or raise requests)`);
     expect(describeRun(record)).toContain(`\n  !! ${record.summary!.shortWindow}\n`);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
+
+    // sampled once a second, the warmup's only sample (at the start) saw none of it: the window holds it all
+    const small = scenarioPlan("quickstart.yaml", { warmup: "5s", duration: "60s", drainTimeoutMs: 3000, generator: { batch: 500, requests: 10 } });
+    small.intervalMs = 1000;
+    const whole = await newBenchRun("local-2-cores", small).run();
+    expect(whole.ledger).toMatchObject({ sent: 5_000, stored: 5_000, lost: 0 });
+    expect(whole.summary!.shortWindow).toBeUndefined();
   });
 
   it("rows stored though their batch was rejected are reported as rejectedStored, not lost, and do not end the wait early", async () => {
