@@ -257,18 +257,18 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
       // the after-load work of a long run: the ledger and the content check (its sample read back and recomputed
       // from the file), per 10M stored rows
       // (the content check's sample runs beside the ledger: their wall time together, harness/runner/fidelity.ts)
-      const { ledgerMs, fidelityMs, afterLoadMs } = record.instrument!.overhead;
+      const { ledgerMs, fidelityMs, afterLoadMs, ledgerPass } = record.instrument!.overhead;
       const bothMs = afterLoadMs ?? (ledgerMs ?? 0) + (fidelityMs ?? 0);
       const per10M = bothMs / 1000 / Math.max(1, stored) * 1e7;
       rows.push({ figure: `${label}: ledger + content per 10M rows`, value: sec(per10M * 1000), target: `≤ ${TARGET.ledgerPer10M} s`, verdict: verdict(exact && per10M <= TARGET.ledgerPer10M),
-        basis: `ledger and content check ${sec(bothMs)} together (the ledger ${sec(ledgerMs)}, the content check ${sec(fidelityMs)}, beside it) (${contentText(record.ledger?.fidelity)}) after ${stored.toLocaleString("en")} rows, with the sink's caps lifted` });
+        basis: `ledger and content check ${sec(bothMs)} together (the ledger ${sec(ledgerMs)}${ledgerPass ? `, from ${ledgerPass.detail}` : ""}, the content check ${sec(fidelityMs)}, beside it) (${contentText(record.ledger?.fidelity)}) after ${stored.toLocaleString("en")} rows, with the sink's caps lifted` });
       // everything the harness read after the load, the ledger's work and what comes before it (the completion wait's
       // missing-seq queries, the samples settled from their snapshots, the last full count), per 10M stored rows
-      const { completionCheckMs, settleMs, finalCountMs, completionCheckWalBytes: walBytes } = record.instrument!.overhead;
+      const { completionCheckMs, settleMs, finalCountMs, completionCheckWalBytes: walBytes, settledBesideCompletion } = record.instrument!.overhead;
       const allMs = (completionCheckMs ?? 0) + (settleMs ?? 0) + (finalCountMs ?? 0) + bothMs;
       const all10M = allMs / 1000 / Math.max(1, stored) * 1e7;
       rows.push({ figure: `${label}: all reading after the load per 10M rows`, value: sec(all10M * 1000), target: `≤ ${TARGET.ledgerPer10M} s`, verdict: verdict(exact && all10M <= TARGET.ledgerPer10M),
-        basis: `${sec(allMs)} after ${stored.toLocaleString("en")} rows, scaled to 10M (fixed costs of a run included: small files overstate it): completion check ${sec(completionCheckMs ?? null)}${walBytes === undefined ? "" : walBytes > 0 ? ` (the sink wrote ${mib(walBytes)} of WAL meanwhile: as the first pass after the load it set the rows' hint bits, a full-page image per page last logged before a checkpoint, data checksums being on; README)` : " (the sink wrote no WAL meanwhile)"}, settling the samples ${sec(settleMs ?? null)}, the last point's count ${sec(finalCountMs ?? null)}, ledger and content ${sec(bothMs)}` });
+        basis: `${sec(allMs)} after ${stored.toLocaleString("en")} rows, scaled to 10M (fixed costs of a run included: small files overstate it): completion check ${sec(completionCheckMs ?? null)}${walBytes === undefined ? "" : walBytes > 0 ? ` (the sink wrote ${mib(walBytes)} of WAL meanwhile: as the first pass after the load it set the rows' hint bits, a full-page image per page last logged before a checkpoint, data checksums being on; README)` : " (the sink wrote no WAL meanwhile)"}, settling the samples ${sec(settleMs ?? null)}${settledBesideCompletion ? " (in the completion check's snapshot, beside its pass)" : ""}, the last point's count ${sec(finalCountMs ?? null)}, ledger and content ${sec(bothMs)}` });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -72,6 +72,11 @@ export interface SettledSamples {
    * (PostgreSQL): a fixed workload's last point takes it instead of a full count of its own (harness/runner/run.ts)
    */
   final?: CountSample;
+  /**
+   * settled in the completion check's snapshot, beside its pass (Verifier.missing given the marks: PostgreSQL), not by
+   * a pass of its own; absent otherwise
+   */
+  besideCompletion?: boolean;
 }
 
 /** The integrity account of a run (docs/design.md, "Rules for the numbers"). */
@@ -162,6 +167,14 @@ export interface SinkCost {
   source: string;
 }
 
+/** How a ledger read the sink (Verifier.ledgerPass; run.json instrument.overhead.ledgerPass). */
+export interface LedgerPass {
+  /** the completion check's last pass taken as the ledger's: no pass of its own */
+  tookCompletionPass: boolean;
+  /** in words: the pass, and why not the completion check's when not */
+  detail: string;
+}
+
 export interface Verifier {
   /** create the schema (table/index/container) from the scenario's fields */
   prepare(): Promise<void>;
@@ -176,9 +189,16 @@ export interface Verifier {
   ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Ledger>;
   /**
    * The missing-range query: cheaper than `ledger` where the sink can answer it at the sink (PostgreSQL, ClickHouse).
-   * Optional; `completionOf` falls back to `ledger`.
+   * Optional; `completionOf` falls back to `ledger`. `marks`: the samples' marks so far, as `afterLoad` would get
+   * them; a verifier may settle them in the same snapshot, beside the check, and answer the next `afterLoad` with the
+   * same marks from it (SettledSamples.besideCompletion).
    */
-  missing?(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Completion>;
+  missing?(sent: number[], rejected: Array<Array<[number, number]>>, marks?: string[]): Promise<Completion>;
+  /**
+   * How the last `ledger` read the sink, in words (PostgreSQL: its own pass of the table, or the completion check's
+   * last pass taken as it was, and why not); absent where a ledger has one way only
+   */
+  readonly ledgerPass?: LedgerPass;
   /** reads stored rows back for the content check (core/fidelity.ts); absent: the sink cannot, and the result says so */
   rows?: StoredRowReader;
   /**
@@ -210,9 +230,9 @@ export interface VerifierFactory {
 
 const nowMs = (): number => performance.timeOrigin + performance.now();
 
-/** The verifier's missing-range query, or its ledger's lost seqs where it has none; timed. */
-export async function completionOf(v: Verifier, sent: number[], rejected: Array<Array<[number, number]>>): Promise<Completion> {
-  if (v.missing) return v.missing(sent, rejected);
+/** The verifier's missing-range query (given the samples' `marks`, Verifier.missing), or its ledger's lost seqs where it has none; timed. */
+export async function completionOf(v: Verifier, sent: number[], rejected: Array<Array<[number, number]>>, marks?: string[]): Promise<Completion> {
+  if (v.missing) return v.missing(sent, rejected, marks);
   const tBefore = nowMs();
   const l = await v.ledger(sent, rejected);
   return { tBefore, tAfter: nowMs(), missing: l.lost, missingRanges: l.missingRanges };

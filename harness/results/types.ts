@@ -11,7 +11,7 @@ export type RunCaps = CapsFit & { hosts: string[] };
 import type { GeneratorFinal } from "../generators/types.ts";
 import type { AppFigure } from "../scenario/app-schema.ts";
 import type { HostWindow, MachineWindow } from "../observers/types.ts";
-import type { Ledger, SinkCost } from "../../core/verifier.ts";
+import type { Ledger, LedgerPass, SinkCost } from "../../core/verifier.ts";
 
 export type Phase = "warmup" | "measure" | "drain";
 
@@ -390,6 +390,13 @@ export interface InstrumentRecord {
     settleMs?: number | null;
     /** a fixed workload's last point: its full count, or (near 0) only the point, where the settling's pass gave the count (PostgreSQL) */
     finalCountMs?: number | null;
+    /**
+     * how the ledger read the sink (Verifier.ledgerPass), e.g. PostgreSQL's "the completion check's pass (…)" when it
+     * took that pass rather than reading the table again; absent where the verifier has one way only, and in older records
+     */
+    ledgerPass?: LedgerPass;
+    /** the samples were settled in the completion check's snapshot, beside its pass (SettledSamples.besideCompletion): settleMs is then only the wait for that answer */
+    settledBesideCompletion?: boolean;
     /** the site's split of provision + sink start and teardown, ms by part (harness/runner/site.ts overheadParts); absent where the site gives none */
     parts?: Record<string, number>;
   };

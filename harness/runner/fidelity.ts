@@ -59,7 +59,7 @@ export async function ledgerWithFidelity(
   let early: Promise<FidelityResult> | null = null;
   if (verifier.rows && totalSent > limits.all) {
     const input = { ...fidelityInput(plan, sent, genBase, replayIndex), stored: totalSent, signal };
-    verifier.rows.expectSample?.(samplePlan(input).wanted);
+    expectContentSample(verifier, plan, sent, genBase);
     early = checkFidelity(verifier.rows, input).finally(() => {
       fidelityMs = performance.now() - started;
     });
@@ -82,6 +82,18 @@ export async function ledgerWithFidelity(
   const afterLoadMs = performance.now() - started;
   await noteReplayModified(ledger, plan.replayFile, opts.generatorsStartedMs);
   return { ledger, times: { ledgerMs, fidelityMs, afterLoadMs } };
+}
+
+/**
+ * Tell the verifier's row reader the sample the content check will read (StoredRowReader.expectSample), when it will
+ * read a sample (more than `fidelity.all` sent): it depends only on what was sent (core/fidelity.ts seededSample), so
+ * the runner tells it before the completion wait, whose passes can then locate it (plugins/sinks/postgres/verifier.ts
+ * missing()), and ledgerWithFidelity again before the ledger.
+ */
+export function expectContentSample(verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity">, sent: number[], genBase = 0): void {
+  const limits = plan.fidelity ?? DEFAULT_FIDELITY;
+  if (!verifier.rows?.expectSample || sent.reduce((a, b) => a + b, 0) <= limits.all) return;
+  verifier.rows.expectSample(samplePlan({ seed: generatorSeed(plan), sent, limits, genBase }).wanted);
 }
 
 /**

@@ -58,11 +58,11 @@ import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { RunWriter, runDir } from "../results/store.ts";
 import type { CompletionRecord, InstrumentRecord, LockWait, Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
 import { findSink } from "../../plugins/registry.ts";
-import { completionOf, type Completion, type CountSample, type Ledger, type SinkCost, type Verifier } from "../../core/verifier.ts";
+import { completionOf, type Completion, type CountSample, type Ledger, type LedgerPass, type SinkCost, type Verifier } from "../../core/verifier.ts";
 import { genBaseOf } from "../../core/ledger.ts";
 import { awaitCompletion, nearEnd, TIGHT_INTERVAL_MS, windowEnd, type CompletionWait } from "./completion.ts";
 import { evaluateChecks } from "./checks.ts";
-import { ledgerWithFidelity } from "./fidelity.ts";
+import { expectContentSample, ledgerWithFidelity } from "./fidelity.ts";
 import { environment, gitCommit } from "./environment.ts";
 import { GeneratorGroup, mergeFinals, processesOf, splitConfig, takeReplayIndex, type LoadGroup } from "./generator-group.ts";
 import { AppRun, appLedger } from "./app-host.ts";
@@ -196,7 +196,7 @@ export class BenchRun extends EventEmitter {
     samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
     provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, afterLoadMs: null as number | null, teardownMs: 0,
     /** after the load, before the ledger: the completion wait's missing-seq queries, the settling, the drain's full count */
-    completionCheckMs: null as number | null, completionCheckWalBytes: undefined as number | undefined, settleMs: null as number | null, finalCountMs: null as number | null,
+    completionCheckMs: null as number | null, completionCheckWalBytes: undefined as number | undefined, ledgerPass: undefined as LedgerPass | undefined, settledBesideCompletion: false, settleMs: null as number | null, finalCountMs: null as number | null,
     parts: undefined as Record<string, number> | undefined,
   };
 
@@ -433,7 +433,10 @@ export class BenchRun extends EventEmitter {
         // count has reached what was acknowledged, after the sample that ends a fixed workload's window: an answer of
         // "complete" leaves the measurement as it was; after an incomplete one the rows still to come may have been
         // stored while the cap was off, which the sink's notes then say.
-        const check = (): Promise<Completion> => completionOf(verifier!, sentBy, rejectedBy);
+        // the samples' marks so far (no sample comes between the last check and the settling): a verifier may settle
+        // them beside its check, in its snapshot (PostgreSQL), and the settling below then reads no table of its own
+        const marks = this.settles.needed && this.marks.length > 0 ? this.marks.map((m) => m.mark) : undefined;
+        const check = (): Promise<Completion> => completionOf(verifier!, sentBy, rejectedBy, marks);
         const raw = await (site.sinkUncapped ? site.sinkUncapped("the completion wait looked for missing seqs", check) : check());
         this.cost.completionCheckMs = (this.cost.completionCheckMs ?? 0) + now() - tCheck;
         if (raw.walBytes !== undefined) this.cost.completionCheckWalBytes = (this.cost.completionCheckWalBytes ?? 0) + raw.walBytes;
@@ -449,6 +452,9 @@ export class BenchRun extends EventEmitter {
         intervalMs: phase === "measure" ? plan.intervalMs : Math.min(plan.intervalMs, 250), tighten: phase === "measure",
         timeoutMs: plan.drainTimeoutMs, checkAbort: () => this.throwIfAborted(), signal: this.opts.signal,
       });
+      // the content check's sample is known now: the completion check's passes locate it, so that the ledger can take
+      // the last of them rather than a pass of its own (plugins/sinks/postgres/verifier.ts ledger())
+      if (!plan.selfLoad) expectContentSample(verifier, plan, sentBy, genBase);
       this.stage = "waiting for every acknowledged row";
       if (workloadDone) {
         const w = await wait("measure");
@@ -514,6 +520,7 @@ export class BenchRun extends EventEmitter {
         ledger = done.ledger;
         Object.assign(this.cost, done.times);
       }
+      this.cost.ledgerPass = verifier.ledgerPass;
       this.stopAfterLoadSampler();
       this.record.ledger = ledger;
       if (this.record.timeline) this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
@@ -673,6 +680,7 @@ export class BenchRun extends EventEmitter {
     const tSettle = now();
     const settled = await (site.sinkUncapped ? site.sinkUncapped("the samples were settled after the load", settle) : settle());
     this.cost.settleMs = now() - tSettle;
+    if (settled.besideCompletion) this.cost.settledBesideCompletion = true;
     this.settles.done = true;
     this.settledFinal = settled.final;
     let prev: { stored: number; mid: number } | null = null;
@@ -750,6 +758,8 @@ export class BenchRun extends EventEmitter {
         ledgerMs: c.ledgerMs, fidelityMs: c.fidelityMs, afterLoadMs: c.afterLoadMs, teardownMs: c.teardownMs,
         completionCheckMs: c.completionCheckMs, settleMs: c.settleMs, finalCountMs: c.finalCountMs,
         ...(c.completionCheckWalBytes !== undefined ? { completionCheckWalBytes: c.completionCheckWalBytes } : {}),
+        ...(c.ledgerPass !== undefined ? { ledgerPass: c.ledgerPass } : {}),
+        ...(c.settledBesideCompletion ? { settledBesideCompletion: true } : {}),
         ...(c.parts ? { parts: c.parts } : {}),
       },
     };

@@ -27,7 +27,7 @@ import type { FieldRule, StoredRow, StoredRowReader, StoredValue } from "../../.
 import type { CopyInt } from "./binary-copy.ts";
 
 /** Keys of a sample, as core/fidelity.ts passes them: per stamped gen, seqs ascending. */
-type Wanted = ReadonlyArray<{ gen: number; seqs: readonly number[] }>;
+export type Wanted = ReadonlyArray<{ gen: number; seqs: readonly number[] }>;
 
 /** The keys of `wanted` as "gen:seq" strings. */
 const wantedKeys = (wanted: Wanted): Set<string> => new Set(wanted.flatMap((w) => w.seqs.map((q) => `${w.gen}:${q}`)));
@@ -57,6 +57,8 @@ export class SampleLocator {
   private settle!: (ok: boolean) => void;
   /** resolves true once a pass saw every row, false when the ledger ended without one */
   readonly located = new Promise<boolean>((resolve) => (this.settle = resolve));
+  /** the rows another pass's locator fetched for the same sample (adopt), returned instead of fetching them again */
+  private adoptedRows: Promise<StoredRow[] | null> | null = null;
 
   /** @throws RangeError when a wanted seq is not below MAX_SEQ (see `fits`) */
   constructor(wanted: Wanted) {
@@ -91,6 +93,22 @@ export class SampleLocator {
       this.found.push(gen as number, seq, tid);
       if (this.found.length >= this.wakeAt) this.wakeUp();
     }
+  }
+
+  /**
+   * Take another pass's locator of the same sample as this one's finished pass: its copies found, and `rows`, the
+   * rows fetched close behind that pass (PgRowReader.fetchLocated), which the reader then returns as they are (null:
+   * fetched anew from the copies). ./verifier.ts ledger() does so when it takes the completion check's pass.
+   */
+  adopt(from: SampleLocator, rows: Promise<StoredRow[] | null> | null): void {
+    this.adoptedRows = rows;
+    for (const v of from.found) this.found.push(v);
+    this.finish(true);
+  }
+
+  /** The rows adopted with another pass (adopt), if any. */
+  get adopted(): Promise<StoredRow[] | null> | null {
+    return this.adoptedRows;
   }
 
   finish(ok: boolean): void {
@@ -147,6 +165,9 @@ async function fetchLocated(located: SampleLocator, keys: ReadonlySet<string>, f
   let expected = 0;
   for (let from = 0, ended = false; !ended; ) {
     const batch = await located.copies(from, LOCATED_BATCH, keys);
+    // adopted before this reader fetched anything (adopt() fills `found` at once): the other pass's rows stand
+    const adopted = from === 0 ? await located.adopted : null;
+    if (adopted) return adopted.filter((r) => keys.has(`${r.gen}:${r.seq}`));
     ({ next: from, ended } = batch);
     if (batch.ctids.length === 0) continue;
     expected += batch.ctids.length;
@@ -187,12 +208,18 @@ function value(f: EventField, v: unknown): StoredValue {
   return Number(v);
 }
 
+/** The content check's reader, plus the fetch of a located sample by itself (./verifier.ts missing()). */
+export interface PgRowReader extends StoredRowReader {
+  /** the rows of `wanted` that `located`'s pass finds, fetched close behind it; null as fetchLocated's */
+  fetchLocated(located: SampleLocator, wanted: Wanted): Promise<StoredRow[] | null>;
+}
+
 /**
  * The reader over `conn()` (the verifier's row-reading connection) for `table` (already quoted) with the scenario's
  * fields; `locator()` gives the sample the ledger's pass located, if any (SampleLocator).
  * @throws the pg error of a failed query
  */
-export function pgRowReader(conn: () => Promise<pg.Client>, table: string, fields: readonly EventField[], locator: () => SampleLocator | null = () => null): StoredRowReader {
+export function pgRowReader(conn: () => Promise<pg.Client>, table: string, fields: readonly EventField[], locator: () => SampleLocator | null = () => null): PgRowReader {
   const list = pgSelectList(fields);
   let session: pg.Client | null = null;
   let indexed = false;
@@ -211,14 +238,16 @@ export function pgRowReader(conn: () => Promise<pg.Client>, table: string, field
     const r = await c.query<Record<string, unknown>>(`SELECT gen, seq::text AS seq${list ? `, ${list}` : ""} FROM ${table} WHERE ${where}`, params);
     return r.rows.map((row) => ({ gen: Number(row.gen), seq: Number(row.seq), values: fields.map((f, i) => value(f, row[`f${i}`])) }));
   };
+  const byCtid = (ctids: string[]): Promise<StoredRow[]> => select("ctid = ANY($1::tid[])", [ctids], false);
   return {
+    fetchLocated: (located, wanted) => fetchLocated(located, wantedKeys(wanted), byCtid),
     rules: () => fields.map((f) => ({ name: f.name, readable: true, ...RULES[f.type] })),
     readRange: (gen, from, to) => select("gen = $1 AND seq >= $2 AND seq < $3", [gen, from, to], true),
     readSeqs: (gen, seqs) => select("gen = $1 AND seq = ANY($2::bigint[])", [gen, seqs], true),
     readSample: async (wanted) => {
       const located = locator();
       if (located) {
-        const rows = await fetchLocated(located, wantedKeys(wanted), (ctids) => select("ctid = ANY($1::tid[])", [ctids], false));
+        const rows = await fetchLocated(located, wantedKeys(wanted), byCtid);
         if (rows) return rows;
         // the pass did not finish, or a ctid no longer holds its row (an UPDATE or VACUUM FULL since): the pass below
       }

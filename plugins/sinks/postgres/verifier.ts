@@ -57,6 +57,7 @@ rows after the last mark included (SettledSamples.final: a fixed workload's last
  * summed per tag; elsewhere (a container's pid namespace) cpuMs is null and only the queries' wall time is known.
  */
 import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import { IngestbenchError } from "../../../core/errors.ts";
@@ -65,9 +66,9 @@ import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
 import { LedgerScan, UNEXPECTED_DISTINCT_LIMIT } from "../../../core/ledger-scan.ts";
-import type { Completion, CountSample, DeliveryWindow, Ledger, SettledSamples, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
-import type { StoredRowReader } from "../../../core/fidelity.ts";
-import { pgRowReader, SampleLocator } from "./rows.ts";
+import type { Completion, CountSample, DeliveryWindow, Ledger, LedgerPass, SettledSamples, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { StoredRow, StoredRowReader } from "../../../core/fidelity.ts";
+import { pgRowReader, SampleLocator, type PgRowReader, type Wanted } from "./rows.ts";
 import { BinaryCopyReader } from "./binary-copy.ts";
 
 /** PostgreSQL column type of each event field type. */
@@ -79,8 +80,11 @@ export const PG_TYPES: Readonly<Record<FieldType, string>> = {
   bool: "boolean",
 };
 
-/** work_mem for the reference ledger's queries (DISTINCT and window sort over every stored row). */
-const LEDGER_WORK_MEM = "64MB";
+/**
+ * Settings of every read-only snapshot after the load (SET LOCAL; see snapshot()): no parallel plan, sequential scans
+ * allowed, and work_mem for the reference ledger's DISTINCT and window sort over every stored row.
+ */
+const LEDGER_SESSION_SETTINGS = ["max_parallel_workers_per_gather = 0", "enable_seqscan = on", "work_mem = '64MB'"] as const;
 
 /**
  * Session settings of the verifier's connection. The samples must read only recent pages through a TID range scan:
@@ -118,8 +122,10 @@ export class PostgresVerifier implements Verifier {
   private connecting: Promise<pg.Client> | null = null;
   /** the sample the next ledger's pass locates (StoredRowReader.expectSample, ./rows.ts) */
   private locator: SampleLocator | null = null;
-  /** the row reader's connection (readerConn()), opened at its first read */
-  private reader: Promise<pg.Client> | null = null;
+  /** connections of their own by name (sideConn()), opened at their first use */
+  private readonly sides = new Map<string, Promise<pg.Client>>();
+  /** the samples settled beside the completion check's last pass, for the next afterLoad with the same marks */
+  private keptSettle: { key: string; settled: Promise<SettledSamples | null> } | null = null;
   private readonly table: string;
   /** the table's pages at the previous sample (see sample()) */
   private blocks = 0;
@@ -129,16 +135,27 @@ export class PostgresVerifier implements Verifier {
   private readonly ours: string;
   /** stored rows read back for the content check (./rows.ts) */
   readonly rows: StoredRowReader;
+  private readonly reader: PgRowReader;
+  /** the sample the content check will read (expectSample): the completion check's passes locate it too */
+  private wanted: Wanted | null = null;
+  /** the completion check's last pass, which the next ledger takes when the table cannot have changed since (ledger()) */
+  private kept: KeptPass | null = null;
+  /** how the last ledger was read (Verifier.ledgerPass) */
+  ledgerPass: LedgerPass | undefined;
   /** distinct unexpected pairs the ledger's scan keeps before `distinct` falls back to SQL (core/ledger-scan.ts) */
   unexpectedLimit = UNEXPECTED_DISTINCT_LIMIT;
+  /** the wait for the table's counters after only ANALYZEs committed (keptProof(); STATS_FLUSH_MS), ms */
+  statsFlushMs = STATS_FLUSH_MS;
 
   constructor(private ctx: VerifierContext) {
     this.table = quoteTable(ctx.params.table ?? "ib_events");
     this.genBase = Math.floor(ctx.genBase ?? 0);
     this.ours = `(gen >= ${this.genBase} AND gen < ${this.genBase + GEN_STRIDE})`;
+    this.reader = pgRowReader(() => this.sideConn("ingestbench-rows"), this.table, ctx.fields, () => this.locator);
     this.rows = {
-      ...pgRowReader(() => this.readerConn(), this.table, ctx.fields, () => this.locator),
+      ...this.reader,
       expectSample: (wanted) => {
+        this.wanted = wanted;
         this.locator = SampleLocator.fits(wanted) ? new SampleLocator(wanted) : null;
       },
     };
@@ -193,23 +210,26 @@ export class PostgresVerifier implements Verifier {
   }
 
   /**
-   * The row reader's own connection (./rows.ts), so that the content check's reads do not queue behind the ledger's
-   * COPY on `conn()` (harness/runner/fidelity.ts starts them together): a located sample waits for the ledger's pass
-   * and is then fetched at once; a sample read by its own pass shares the table's reads with the ledger's
-   * (PostgreSQL's synchronize_seqscans, on by default, §19.13.2).
+   * A connection of its own named `name` (application_name), opened at its first use and kept: the row reader's
+   * ("ingestbench-rows", ./rows.ts), so that the content check's reads do not queue behind the ledger's COPY on
+   * `conn()` (harness/runner/fidelity.ts starts them together: a located sample waits for the ledger's pass and is then
+   * fetched at once; a sample read by its own pass shares the table's reads with the ledger's, PostgreSQL's
+   * synchronize_seqscans, on by default, §19.13.2), and the settling's beside the completion check (settleBeside).
    */
-  private readerConn(): Promise<pg.Client> {
-    if (!this.reader) {
-      // forgotten when it breaks or fails to open: the next read opens another
-      const opened: Promise<pg.Client> = this.connect("ingestbench-rows", () => {
-        if (this.reader === opened) this.reader = null;
-      }).catch((err) => {
-        if (this.reader === opened) this.reader = null;
+  private sideConn(name: string): Promise<pg.Client> {
+    let opened = this.sides.get(name);
+    if (!opened) {
+      // forgotten when it breaks or fails to open: the next use opens another
+      const forget = (): void => {
+        if (this.sides.get(name) === opened) this.sides.delete(name);
+      };
+      opened = this.connect(name, forget).catch((err) => {
+        forget();
         throw err;
       });
-      this.reader = opened;
+      this.sides.set(name, opened);
     }
-    return this.reader;
+    return opened;
   }
 
   /** Drop the table if it exists (a previous cell's rows would corrupt the ledger) and create it anew. */
@@ -217,6 +237,8 @@ export class PostgresVerifier implements Verifier {
     const c = await this.conn();
     await c.query(`DROP TABLE IF EXISTS ${this.table}`);
     await c.query(createTableStatement(this.ctx.params.table ?? "ib_events", this.ctx.fields));
+    this.kept = null;
+    this.wanted = null;
     this.blocks = 0;
     this.newest = null;
   }
@@ -273,34 +295,42 @@ export class PostgresVerifier implements Verifier {
 
   /**
    * Each sample's exact stored count, newest sent_at and delivery window, from the samples' snapshots (`marks`),
-   * in one read-only snapshot after the load (see the file comment).
+   * in one read-only snapshot after the load (see the file comment): the completion check's, when its last pass
+   * settled the same marks beside it (missing()), else a pass of its own.
    */
   async afterLoad(marks: string[]): Promise<SettledSamples> {
+    const kept = this.keptSettle;
+    this.keptSettle = null;
+    if (kept && kept.key === marks.join(" ")) {
+      const settled = await kept.settled;
+      if (settled) return { ...settled, besideCompletion: true };
+    }
+    return this.snapshot((c) => this.settleIn(c, marks));
+  }
+
+  /** afterLoad's query, in the open read-only snapshot of `c` (its first statement takes the snapshot). */
+  private async settleIn(c: pg.Client, marks: string[]): Promise<SettledSamples> {
     const snaps = marks.map(parseSnapshot);
     const map = windowMap(snaps);
     const stored = quoteIdent(STORED_AT);
-    let tBefore = 0;
-    let tAfter = 0;
-    const buckets = await this.snapshot(async (c) => {
-      // the transaction's stable xid (what age() counts from, PostgreSQL's GetStableLatestTransactionId): a row's full
-      // xid is that minus age(xmin), cheaper per row than xmin's text form; this first statement takes the snapshot
-      tBefore = now();
-      const at = (await c.query<{ a: number; xmax: string }>("SELECT age('3'::xid) AS a, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax")).rows[0]!;
-      tAfter = now();
-      const stable = stableXid(at.a, BigInt(at.xmax));
-      // One pass: each row's window by one binary search (width_bucket over windowMap's breaks, an index into its
-      // windows), stored_at − sent_at in µs rounded to ms half away from zero as numeric round() does, in integers;
-      // rows and newest sent_at per (window, ms), grouped on integers
-      return (await c.query<{ w: number; ms: string | null; n: string; newest: number | null }>(
-        `SELECT w, ms::text AS ms, n::text AS n, newest FROM (
-           SELECT ($2::int[])[width_bucket($3::bigint - age(xmin), $1::bigint[]) + 1] AS w,
-                  CASE WHEN us >= 0 THEN (us + 500) / 1000 ELSE -((500 - us) / 1000) END AS ms,
-                  count(*) AS n, (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest
-             FROM (SELECT xmin, sent_at, round(date_part('epoch', ${stored} - sent_at) * 1000000)::bigint AS us FROM ${this.table} WHERE ${this.ours}) r
-            GROUP BY 1, 2) g`,
-        [map.breaks.map(String), map.windows, String(stable)],
-      )).rows;
-    });
+    // the transaction's stable xid (what age() counts from, PostgreSQL's GetStableLatestTransactionId): a row's full
+    // xid is that minus age(xmin), cheaper per row than xmin's text form; this first statement takes the snapshot
+    const tBefore = now();
+    const at = (await c.query<{ a: number; xmax: string }>("SELECT age('3'::xid) AS a, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax")).rows[0]!;
+    const tAfter = now();
+    const stable = stableXid(at.a, BigInt(at.xmax));
+    // One pass: each row's window by one binary search (width_bucket over windowMap's breaks, an index into its
+    // windows), stored_at − sent_at in µs rounded to ms half away from zero as numeric round() does, in integers;
+    // rows and newest sent_at per (window, ms), grouped on integers
+    const buckets = (await c.query<{ w: number; ms: string | null; n: string; newest: number | null }>(
+      `SELECT w, ms::text AS ms, n::text AS n, newest FROM (
+         SELECT ($2::int[])[width_bucket($3::bigint - age(xmin), $1::bigint[]) + 1] AS w,
+                CASE WHEN us >= 0 THEN (us + 500) / 1000 ELSE -((500 - us) / 1000) END AS ms,
+                count(*) AS n, (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest
+           FROM (SELECT xmin, sent_at, round(date_part('epoch', ${stored} - sent_at) * 1000000)::bigint AS us FROM ${this.table} WHERE ${this.ours}) r
+          GROUP BY 1, 2) g`,
+      [map.breaks.map(String), map.windows, String(stable)],
+    )).rows;
     const n = snaps.length;
     const rows = new Array<number>(n + 1).fill(0);
     const newest = new Array<number | null>(n + 1).fill(null);
@@ -323,6 +353,38 @@ export class PostgresVerifier implements Verifier {
     // the rows after the last mark too: every row of this run the snapshot sees (the file comment's `full` count)
     const newestAll = newest[n] === null ? newestSoFar : Math.max(newestSoFar ?? 0, newest[n]!);
     return { samples, later: windows[n]!, final: { tBefore, tAfter, stored: total + rows[n]!, newestSentAtMs: newestAll } };
+  }
+
+  /**
+   * Settle `marks` on a connection of its own in the snapshot `exported` (pg_export_snapshot() of the completion
+   * check's open transaction; SET TRANSACTION SNAPSHOT, PostgreSQL §13.2.2 and SET TRANSACTION), while that check's
+   * pass runs: both are sequential scans of the same table, which PostgreSQL lets share their reads
+   * (synchronize_seqscans, on by default). `imported` resolves once the snapshot is taken over (or could not be):
+   * the exporting transaction must stay open until then. `settled` is null when it failed (afterLoad then reads on
+   * its own).
+   */
+  private settleBeside(exported: string, marks: string[]): { imported: Promise<void>; settled: Promise<SettledSamples | null> } {
+    let imported!: () => void;
+    const importedP = new Promise<void>((resolve) => (imported = resolve));
+    const settled = (async (): Promise<SettledSamples | null> => {
+      let c: pg.Client | null = null;
+      try {
+        c = await this.sideConn("ingestbench-settle");
+        await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        await c.query(`SET TRANSACTION SNAPSHOT '${exported.replace(/'/g, "''")}'`);
+        imported();
+        for (const setting of LEDGER_SESSION_SETTINGS) await c.query(`SET LOCAL ${setting}`);
+        const out = await this.settleIn(c, marks);
+        await c.query("COMMIT");
+        return out;
+      } catch {
+        await c?.query("ROLLBACK").catch(() => undefined);
+        return null;
+      } finally {
+        imported();
+      }
+    })();
+    return { imported: importedP, settled };
   }
 
   /** Generators (genBase + index), sent counts and merged rejected ranges as the query parameters $1..$5. */
@@ -380,9 +442,7 @@ export class PostgresVerifier implements Verifier {
     // never ANALYZEd (serial: ~1.5 s).
     await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     try {
-      await c.query("SET LOCAL max_parallel_workers_per_gather = 0");
-      await c.query("SET LOCAL enable_seqscan = on");
-      await c.query(`SET LOCAL work_mem = '${LEDGER_WORK_MEM}'`);
+      for (const setting of LEDGER_SESSION_SETTINGS) await c.query(`SET LOCAL ${setting}`);
       const out = await f(c);
       await c.query("COMMIT");
       return out;
@@ -420,19 +480,43 @@ export class PostgresVerifier implements Verifier {
 
   /**
    * The completion check: lost and the first missing ranges from one scan of the table (scan()) in its own read-only
-   * snapshot; sqlMissing() is the same figure from the gaps-and-islands query alone.
+   * snapshot; sqlMissing() is the same figure from the gaps-and-islands query alone. The pass is kept for the ledger
+   * (ledger(), KeptPass): its scan, its snapshot, and the content check's sample (expectSample) located by the same
+   * pass and fetched close behind it, as the ledger's own pass would.
    */
-  async missing(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Completion> {
+  async missing(sent: number[], rejected: Array<Array<[number, number]>>, marks?: string[]): Promise<Completion> {
     if (sent.length > GEN_STRIDE) return this.sqlMissing(sent, rejected);
+    this.kept = null; // one pass kept at a time (its bits are the ledger's)
+    this.keptSettle = null;
     const tBefore = now();
-    const lsn = async (c: pg.Client): Promise<string> => (await c.query<{ l: string }>("SELECT pg_current_wal_insert_lsn()::text AS l")).rows[0]!.l;
-    const r = await this.snapshot(async (c) => {
-      const from = await lsn(c);
-      const done = (await this.scan(c, sent, rejected)).completion();
-      const wal = await c.query<{ b: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint::text AS b", [from]);
-      return { ...done, walBytes: Number(wal.rows[0]!.b) };
-    });
-    return { tBefore, tAfter: now(), missing: r.missing, missingRanges: r.missingRanges, walBytes: r.walBytes };
+    const wanted = this.wanted;
+    const locator = wanted && SampleLocator.fits(wanted) ? new SampleLocator(wanted) : null;
+    // a failed fetch leaves the sample to the ledger's own pass (a failed pass: finish(false) below)
+    const rows = locator && wanted ? this.reader.fetchLocated(locator, wanted).catch(() => null) : null;
+    let scanned = false;
+    try {
+      // read before the pass's snapshot: a write committed after it is counted after this (keptProof())
+      const counters = await this.tableCounters(await this.conn());
+      const r = await this.snapshot(async (c) => {
+        const head = (await c.query<{ l: string; snap: string; id: string | null }>(`SELECT pg_current_wal_insert_lsn()::text AS l, pg_current_snapshot()::text AS snap, ${marks?.length ? "pg_export_snapshot()" : "NULL"} AS id`)).rows[0]!;
+        // the samples settled in this snapshot, beside the pass (afterLoad takes them)
+        const beside = head.id !== null && marks ? this.settleBeside(head.id, marks) : null;
+        if (beside && marks) this.keptSettle = { key: marks.join(" "), settled: beside.settled };
+        const scan = await this.scan(c, sent, rejected, locator);
+        scanned = true;
+        // the exporting transaction stays open until the snapshot is taken over; the check ends with the settling
+        // (no sink work of this check outlives it: a next sample or check would meet it)
+        await beside?.imported;
+        await beside?.settled;
+        const wal = await c.query<{ b: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint::text AS b", [head.l]);
+        return { scan, snap: head.snap, walBytes: Number(wal.rows[0]!.b) };
+      });
+      const done = r.scan.completion();
+      this.kept = { inputs: passInputs(sent, rejected), scan: r.scan, snap: r.snap, counters, passMs: now() - tBefore, sample: locator && wanted ? { key: wantedKey(wanted), locator, rows } : null };
+      return { tBefore, tAfter: now(), missing: done.missing, missingRanges: done.missingRanges, walBytes: r.walBytes };
+    } finally {
+      locator?.finish(scanned);
+    }
   }
 
   /** The reference completion query: the gaps query alone (see the file comment). */
@@ -453,8 +537,21 @@ export class PostgresVerifier implements Verifier {
     // a sample told beforehand is located by this pass (or, without one, read by its own: ./rows.ts)
     const locator = this.locator?.done === false ? this.locator : null;
     let located = false;
+    const kept = this.kept;
+    this.kept = null;
     try {
-      if (sent.length > GEN_STRIDE) return await this.sqlLedger(sent, rejected);
+      if (sent.length > GEN_STRIDE) {
+        this.ledgerPass = { tookCompletionPass: false, detail: "the reference SQL ledger (more generators than a run's id space)" };
+        return await this.sqlLedger(sent, rejected);
+      }
+      const taken = await this.keptProof(kept, sent, rejected, locator);
+      if ("proof" in taken) {
+        if (locator) locator.adopt(kept!.sample!.locator, kept!.sample!.rows);
+        located = true;
+        this.ledgerPass = { tookCompletionPass: true, detail: `the completion check's last pass (${taken.proof})` };
+        return kept!.scan.result();
+      }
+      this.ledgerPass = { tookCompletionPass: false, detail: `its own pass (${taken.why})` };
       return await this.snapshot(async (c) => {
         const scan = await this.scan(c, sent, rejected, locator);
         located = true;
@@ -464,6 +561,53 @@ export class PostgresVerifier implements Verifier {
     } finally {
       locator?.finish(located);
     }
+  }
+
+  /**
+   * Whether the ledger can take the completion check's last pass `kept` (`proof`: why it may) or not (`why`). It can
+   * when the pass was over the same sent and rejected seqs, counted every distinct pair itself, located the same
+   * sample, and the table cannot have changed since its snapshot, read from the sink's transaction ids (PostgreSQL
+   * §9.28.5 "Transaction ID and Snapshot Information Functions"): a transaction that ended since has an xid in the
+   * old snapshot's xip or at or above its xmax, below the new one's xmax and not in its xip (endedSince). None of them
+   * committed: every row visible now was visible to the pass and none has gone. Some did: the sink does not say which
+   * tables a transaction wrote, so the pass stands only when each was an ANALYZE (an autovacuum's, found among
+   * pg_statistic's row versions) and the table's insert, update and delete counters and file node are those read just
+   * before the pass, read again STATS_FLUSH_MS after this check (what a backend counted is in the shared counters
+   * within PostgreSQL's PGSTAT_IDLE_INTERVAL, 10 s, of its going idle; src/backend/utils/activity/pgstat.c), and only
+   * when the pass itself took longer than that wait.
+   */
+  private async keptProof(kept: KeptPass | null, sent: number[], rejected: Array<Array<[number, number]>>, locator: SampleLocator | null): Promise<{ proof: string } | { why: string }> {
+    if (!kept) return { why: "no completion check's pass to take" };
+    if (kept.inputs !== passInputs(sent, rejected)) return { why: "the completion check counted other sent seqs" };
+    if (kept.scan.unexpectedDistinct === null) return { why: `more than ${this.unexpectedLimit} distinct unexpected pairs: distinct is counted at the sink` };
+    if (locator && (!kept.sample || kept.sample.key !== wantedKey(this.wanted ?? []))) return { why: "the completion check did not locate the content check's sample" };
+    // the rows fetched behind the pass are read before the snapshot below, so that what it proves covers them too
+    await kept.sample?.rows;
+    const c = await this.conn();
+    const then = parseSnapshot(kept.snap);
+    const checkedAt = now();
+    const nowSnap = parseSnapshot((await c.query<{ s: string }>("SELECT pg_current_snapshot()::text AS s")).rows[0]!.s);
+    const ended = endedSince(then, nowSnap);
+    if (ended === null) return { why: "the sink's transaction ids went back since the completion check" };
+    if (ended.length > MAX_ENDED_CHECKED) return { why: `${ended.length.toLocaleString("en")} transactions ended at the sink since the completion check` };
+    const committed = ended.length === 0 ? [] : (await c.query<{ x: string }>("SELECT x FROM unnest($1::text[]) x WHERE pg_xact_status(x::xid8) = 'committed'", [ended.map(String)])).rows.map((r) => BigInt(r.x));
+    if (committed.length === 0) return { proof: "no transaction committed at the sink since its snapshot" };
+    const since = `${committed.length} transaction${committed.length === 1 ? "" : "s"} committed at the sink since the completion check's snapshot`;
+    const analyzes = await c.query<{ n: string }>("SELECT count(DISTINCT xmin::text) AS n FROM pg_statistic WHERE xmin::text = ANY($1::text[])", [committed.map((x) => String(x & 0xffffffffn))])
+      .then((r) => Number(r.rows[0]!.n), () => null);
+    if (analyzes === null) return { why: `${since}, and pg_statistic is not readable to say whether they were ANALYZEs` };
+    if (analyzes < committed.length) return { why: `${since}, ${committed.length - analyzes} of them other than an ANALYZE` };
+    if (kept.passMs < this.statsFlushMs) return { why: `${since}, all ANALYZEs; a pass (the completion check's took ${(kept.passMs / 1000).toFixed(1)} s) is quicker than waiting ${this.statsFlushMs / 1000} s for the table's counters` };
+    await sleep(Math.max(0, checkedAt + this.statsFlushMs - now()));
+    const counters = await this.tableCounters(c);
+    if (counters !== kept.counters) return { why: `${since}, all ANALYZEs, but the table's counters moved (${kept.counters} → ${counters}: inserted, updated, deleted, file node)` };
+    return { proof: `${since}, each an ANALYZE, and the table's insert, update and delete counters unchanged ${this.statsFlushMs / 1000} s after` };
+  }
+
+  /** The table's pg_stat insert, update and delete counters and its file node, as one comparable string (keptProof()). */
+  private async tableCounters(c: pg.Client): Promise<string> {
+    const t = `'${this.table.replace(/'/g, "''")}'::regclass`;
+    return (await c.query<{ k: string }>(`SELECT concat_ws(',', pg_stat_get_tuples_inserted(${t}), pg_stat_get_tuples_updated(${t}), pg_stat_get_tuples_deleted(${t}), pg_relation_filenode(${t})) AS k`)).rows[0]!.k;
   }
 
   /** count(*) of distinct (gen, seq) over this run's rows and those whose gen is NULL, as a scalar subquery. */
@@ -521,21 +665,21 @@ export class PostgresVerifier implements Verifier {
     this.client = null;
     this.backendPid = null;
     c?.end().catch(() => undefined);
-    this.endReader();
+    this.endSides();
   }
 
-  /** End the row reader's connection, if one is open or opening. */
-  private endReader(): Promise<void> {
-    const r = this.reader;
-    this.reader = null;
-    return r ? r.then((c) => c.end(), () => undefined).catch(() => undefined) : Promise.resolve();
+  /** End the side connections (sideConn()), open or opening. */
+  private endSides(): Promise<void> {
+    const all = [...this.sides.values()];
+    this.sides.clear();
+    return Promise.all(all.map((r) => r.then((c) => c.end(), () => undefined).catch(() => undefined))).then(() => undefined);
   }
 
   async close(): Promise<void> {
     const c = this.client ?? (this.connecting ? await this.connecting.catch(() => null) : null);
     this.client = null;
     await c?.end().catch(() => undefined);
-    await this.endReader();
+    await this.endSides();
   }
 }
 
@@ -549,6 +693,51 @@ function backendCpuNs(pid: number | null): number | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The completion check's last pass (PostgresVerifier.missing): `inputs` the sent and rejected seqs it counted
+ * (passInputs), its scan and snapshot (pg_current_snapshot text), and the content check's sample it located, with
+ * the rows fetched behind it (null when none was told).
+ */
+interface KeptPass {
+  inputs: string;
+  scan: LedgerScan;
+  snap: string;
+  /** the table's counters read just before the pass (PostgresVerifier tableCounters) */
+  counters: string;
+  /** how long the pass took, ms */
+  passMs: number;
+  sample: { key: string; locator: SampleLocator; rows: Promise<StoredRow[] | null> | null } | null;
+}
+
+/** The sent counts and rejected ranges as one comparable string. */
+const passInputs = (sent: number[], rejected: Array<Array<[number, number]>>): string => JSON.stringify([sent, rejected]);
+
+/** A sample's keys as one comparable string. */
+const wantedKey = (wanted: Wanted): string => wanted.map((w) => `${w.gen}:${w.seqs.join(",")}`).join(";");
+
+/**
+ * How long after its check of the snapshots the ledger reads the table's counters again, ms, when only ANALYZEs
+ * committed since the completion check (PostgresVerifier keptProof): PostgreSQL's PGSTAT_IDLE_INTERVAL (10 s) and a margin.
+ */
+export const STATS_FLUSH_MS = 11_000;
+
+/** Most ended transactions whose status the ledger looks up before it reads the table itself instead (whyNotKept). */
+export const MAX_ENDED_CHECKED = 100_000;
+
+/**
+ * The xids of the transactions that ended (committed or aborted) between snapshot `then` and the later `now`: those
+ * in `then`'s xip and those from `then`'s xmax, below `now`'s xmax and not in its xip (a snapshot's xmax is one past
+ * the latest ended xid; PostgreSQL's pg_snapshot, §9.28.5). More than MAX_ENDED_CHECKED: the list is cut there (its
+ * length then says "too many"). Null when `now`'s xmax is below `then`'s (another server).
+ */
+export function endedSince(then: { xmin: bigint; xmax: bigint; xip: Set<bigint> }, now: { xmin: bigint; xmax: bigint; xip: Set<bigint> }): bigint[] | null {
+  if (now.xmax < then.xmax) return null;
+  const out: bigint[] = [];
+  for (const x of then.xip) if (!now.xip.has(x)) out.push(x);
+  for (let x = then.xmax; x < now.xmax && out.length <= MAX_ENDED_CHECKED; x++) if (!now.xip.has(x)) out.push(x);
+  return out;
 }
 
 /** A pg_snapshot's text form "xmin:xmax:xip,…" (PostgreSQL's pg_snapshot_out), as full xids. */

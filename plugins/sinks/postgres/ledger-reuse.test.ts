@@ -1,0 +1,201 @@
+// The ledger takes the completion check's last pass (./verifier.ts ledger(), whyNotKept) only when no transaction
+// committed at the sink since that pass's snapshot; otherwise it reads the table itself. Against a real PostgreSQL:
+// the same figures either way when nothing changed; a row inserted, deleted or updated since, or a transaction open at
+// the check that commits after it, sends the ledger to its own pass and is counted; an aborted one does not. The
+// content check's sample is located by the completion check's pass and its rows fetched behind it: the ledger hands
+// them over (a change made after the ledger is not in them, as it would not be in rows fetched behind its own pass).
+import pg from "pg";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { EventField } from "../../../core/events/types.ts";
+import type { Ledger, Verifier } from "../../../core/verifier.ts";
+import { startTestPostgres, type TestPostgres } from "../../../test/helpers/direct-host.ts";
+import { endedSince, MAX_ENDED_CHECKED, parseSnapshot } from "./verifier.ts";
+import { postgresVerifier, type PostgresVerifier } from "./verifier.ts";
+
+const PORT = 5451;
+const TABLE = "ib_events";
+const GEN = 700;
+const N = 20_000;
+const fields: EventField[] = [{ name: "msg", type: "string", size: 20 }];
+
+let server: TestPostgres | undefined;
+let client: pg.Client | undefined;
+let verifier: Verifier | undefined;
+const others: pg.Client[] = [];
+
+beforeAll(async () => {
+  // no autovacuum on this test's own server: an ANALYZE commits a transaction, which would (rightly) send a ledger
+  // to its own pass in the tests that expect the completion check's pass taken
+  server = await startTestPostgres(PORT, { settings: { autovacuum: "off" } });
+  client = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres", database: "postgres" });
+  await client.connect();
+});
+
+afterAll(async () => {
+  for (const c of others) await c.end().catch(() => undefined);
+  await client?.end().catch(() => undefined);
+  await verifier?.close().catch(() => undefined);
+  await server?.cleanup();
+});
+
+// a fresh table each test: gen GEN seqs 0..N-1 (msg "m<seq>"), seq 5 twice, one foreign row
+beforeEach(async () => {
+  await verifier?.close();
+  verifier = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: TABLE }, fields, genBase: GEN });
+  await verifier.prepare();
+  await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) SELECT 'm' || s, ${GEN}, s, now() FROM generate_series(0, ${N - 1}) s`);
+  await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('m5', ${GEN}, 5, now()), ('x', 5, 0, now())`);
+});
+
+const sent = [N];
+const none: Array<Array<[number, number]>> = [[]];
+
+/** The ledger read by its own pass: a second ledger() has no completion pass left to take. */
+async function ownPass(): Promise<Ledger> {
+  const l = await verifier!.ledger(sent, none);
+  expect(verifier!.ledgerPass).toEqual({ tookCompletionPass: false, detail: "its own pass (no completion check's pass to take)" });
+  return l;
+}
+
+describe("postgres ledger from the completion check's pass (real server)", () => {
+  it("takes the pass when nothing committed since, with the figures its own pass gives", async () => {
+    const c = await verifier!.missing!(sent, none);
+    expect(c.missing).toBe(0);
+    const taken = await verifier!.ledger(sent, none);
+    expect(verifier!.ledgerPass?.tookCompletionPass).toBe(true);
+    expect(taken).toMatchObject({ sent: N, stored: N + 1, distinct: N, duplicated: 1, lost: 0, foreign: 1 });
+    expect(taken).toEqual(await ownPass());
+  });
+
+  it("an aborted transaction since leaves the pass standing", async () => {
+    await verifier!.missing!(sent, none);
+    await client!.query("BEGIN");
+    await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('m1', ${GEN}, 1, now())`);
+    await client!.query("ROLLBACK");
+    const taken = await verifier!.ledger(sent, none);
+    expect(verifier!.ledgerPass?.tookCompletionPass).toBe(true);
+    expect(taken.duplicated).toBe(1);
+  });
+
+  for (const [what, sql, expected] of [
+    ["a row inserted", `INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('m1', ${GEN}, 1, now())`, { stored: N + 2, duplicated: 2, lost: 0 }],
+    ["a row deleted", `DELETE FROM ${TABLE} WHERE gen = ${GEN} AND seq = 9`, { stored: N, duplicated: 1, lost: 1, missingRanges: [[0, 9, 9]] }],
+    ["a row updated", `UPDATE ${TABLE} SET seq = 5 WHERE gen = ${GEN} AND seq = 10`, { stored: N + 1, duplicated: 2, lost: 1 }],
+  ] as const) {
+    it(`${what} since sends the ledger to its own pass, which counts it`, async () => {
+      await verifier!.missing!(sent, none);
+      await client!.query(sql);
+      const l = await verifier!.ledger(sent, none);
+      expect(verifier!.ledgerPass).toEqual({ tookCompletionPass: false, detail: "its own pass (1 transaction committed at the sink since the completion check's snapshot, 1 of them other than an ANALYZE)" });
+      expect(l).toMatchObject(expected);
+    });
+  }
+
+  it("a transaction open at the completion check that commits after it sends the ledger to its own pass", async () => {
+    const slow = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres", database: "postgres" });
+    await slow.connect();
+    others.push(slow);
+    await slow.query("BEGIN");
+    await slow.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('m2', ${GEN}, 2, now())`);
+    await client!.query("SELECT pg_current_xact_id()"); // a later xid ends first: the open one is in the snapshot's xip
+    await verifier!.missing!(sent, none);
+    await slow.query("COMMIT");
+    const l = await verifier!.ledger(sent, none);
+    expect(verifier!.ledgerPass?.tookCompletionPass).toBe(false);
+    expect(l.duplicated).toBe(2);
+  });
+
+  it("an ANALYZE since, after a pass quicker than the wait for the table's counters: its own pass", async () => {
+    await verifier!.missing!(sent, none);
+    await client!.query(`ANALYZE ${TABLE}`);
+    await verifier!.ledger(sent, none);
+    expect(verifier!.ledgerPass?.detail).toMatch(/^its own pass \(1 transaction committed .*, all ANALYZEs; a pass \(the completion check's took \d+\.\d s\) is quicker than waiting 11 s for the table's counters\)$/);
+  });
+
+  // the wait shortened to 0: the test's writer flushes its counts at once (pg_stat_force_next_flush, PostgreSQL ≥ 15)
+  it("an ANALYZE since, the table's counters unchanged: the pass is taken", async () => {
+    (verifier as PostgresVerifier).statsFlushMs = 0;
+    await verifier!.missing!(sent, none);
+    await client!.query(`ANALYZE ${TABLE}`);
+    const l = await verifier!.ledger(sent, none);
+    expect(verifier!.ledgerPass).toEqual({ tookCompletionPass: true, detail: "the completion check's last pass (1 transaction committed at the sink since the completion check's snapshot, each an ANALYZE, and the table's insert, update and delete counters unchanged 0 s after)" });
+    expect(l.duplicated).toBe(1);
+  });
+
+  it("a transaction that ran an ANALYZE and wrote the table: its counters moved, so its own pass, which counts the row", async () => {
+    (verifier as PostgresVerifier).statsFlushMs = 0;
+    await verifier!.missing!(sent, none);
+    await client!.query("BEGIN");
+    await client!.query(`ANALYZE ${TABLE}`);
+    await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('m1', ${GEN}, 1, now())`);
+    await client!.query("COMMIT");
+    await client!.query("SELECT pg_stat_force_next_flush()");
+    await client!.query("SELECT 1"); // flushed as the backend went idle after the statement before
+    const l = await verifier!.ledger(sent, none);
+    expect(verifier!.ledgerPass?.detail).toMatch(/^its own pass \(1 transaction committed .*, all ANALYZEs, but the table's counters moved/);
+    expect(l.duplicated).toBe(2);
+  });
+
+  it("other sent seqs than the check's: its own pass", async () => {
+    await verifier!.missing!(sent, none);
+    const l = await verifier!.ledger([N + 5], none);
+    expect(verifier!.ledgerPass?.detail).toBe("its own pass (the completion check counted other sent seqs)");
+    expect(l.lost).toBe(5);
+  });
+
+  it("the content check's sample, located by the completion check's pass, comes with it: the rows fetched behind that pass", async () => {
+    const wanted = [{ gen: GEN, seqs: [0, 5, 19_999] }];
+    const reader = verifier!.rows!;
+    reader.expectSample!(wanted);
+    await verifier!.missing!(sent, none);
+    reader.expectSample!(wanted.map((w) => ({ ...w, seqs: [...w.seqs] }))); // told again before the ledger, as harness/runner/fidelity.ts does
+    const read = reader.readSample!(wanted);
+    await verifier!.ledger(sent, none);
+    expect(verifier!.ledgerPass?.tookCompletionPass).toBe(true);
+    // changed after the ledger: not in the rows fetched behind the completion check's pass
+    await client!.query(`UPDATE ${TABLE} SET msg = 'changed' WHERE gen = ${GEN} AND seq = 0`);
+    const rows = await read;
+    expect(rows.map((r) => `${r.gen}:${r.seq}:${String(r.values[0])}`).sort()).toEqual([`${GEN}:0:m0`, `${GEN}:19999:m19999`, `${GEN}:5:m5`, `${GEN}:5:m5`]);
+  });
+
+  it("a sample told only before the ledger (not to the completion check) sends the ledger to its own pass, which locates it", async () => {
+    const wanted = [{ gen: GEN, seqs: [3] }];
+    await verifier!.missing!(sent, none);
+    verifier!.rows!.expectSample!(wanted);
+    const read = verifier!.rows!.readSample!(wanted);
+    await verifier!.ledger(sent, none);
+    expect(verifier!.ledgerPass?.detail).toBe("its own pass (the completion check did not locate the content check's sample)");
+    expect((await read).map((r) => String(r.values[0]))).toEqual(["m3"]);
+  });
+});
+
+describe("postgres samples settled beside the completion check (real server)", () => {
+  it("in its snapshot, on a connection of its own, with the figures a settling of its own gives; other marks are settled on their own", async () => {
+    const marks: string[] = [];
+    for (let k = 0; k < 3; k++) {
+      await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) SELECT 'm' || s, ${GEN}, s, now() FROM generate_series(${N + k * 100}, ${N + k * 100 + 99}) s`);
+      marks.push((await verifier!.sample({ tag: "measure" })).mark!);
+    }
+    await verifier!.missing!([N + 300], none, marks);
+    const beside = await verifier!.afterLoad!(marks);
+    expect(beside.besideCompletion).toBe(true);
+    const own = await verifier!.afterLoad!(marks); // the kept answer is used once
+    expect(own.besideCompletion).toBeUndefined();
+    const strip = (x: typeof own) => ({ samples: x.samples, later: x.later, stored: x.final?.stored, newest: x.final?.newestSentAtMs });
+    expect(strip(beside)).toEqual(strip(own));
+    expect(beside.samples.map((p) => p.stored)).toEqual([N + 101, N + 201, N + 301]);
+    await verifier!.missing!([N + 300], none, marks);
+    expect((await verifier!.afterLoad!(marks.slice(0, 2))).besideCompletion).toBeUndefined();
+  });
+});
+
+describe("the transactions that ended between two snapshots (./verifier.ts endedSince)", () => {
+  it("those in the old xip no longer running, and those from the old xmax below the new one not in its xip", () => {
+    const then = parseSnapshot("100:105:100,103");
+    expect(endedSince(then, parseSnapshot("100:105:100,103"))).toEqual([]);
+    expect(endedSince(then, parseSnapshot("100:105:100"))).toEqual([103n]);
+    expect(endedSince(then, parseSnapshot("103:109:103,106"))).toEqual([100n, 105n, 107n, 108n]);
+    expect(endedSince(then, parseSnapshot("90:104:"))).toBeNull(); // xmax went back: another server
+    expect(endedSince(then, parseSnapshot(`100:${105 + MAX_ENDED_CHECKED + 10}:`))!.length).toBeGreaterThan(MAX_ENDED_CHECKED);
+  });
+});
