@@ -26,6 +26,8 @@
  * about 8 minutes.) clock_timestamp() is the insert time, before the commit that makes the row visible:
  * a long transaction's commit wait is not in it. The same pass counts every row of this run its snapshot sees, the
 rows after the last mark included (SettledSamples.final: a fixed workload's last point, so no full count follows it).
+ * That pass runs beside the completion check's last pass, in its exported snapshot, on a connection of its own
+ * (settleBeside(); docs/design.md "Delivery latency").
 `full` samples (the drain) count every row live, exactly.
  *
  * Ledger definitions (all exact), for generator g with sent[g] seqs 0..sent[g]-1. They are computed at the harness in
@@ -48,7 +50,8 @@ rows after the last mark included (SettledSamples.final: a fixed workload's last
  *   "Run identity"); every count above and every sample counts this run's rows only
  * - rejectedStored = distinct stored seqs inside rejected ranges
  * `missing` (the completion check) is the same scan's lost and missing ranges, in its own read-only transaction
- * (the reference: the gaps-and-islands query alone).
+ * (the reference: the gaps-and-islands query alone). The ledger takes the completion check's last pass instead of a
+ * pass of its own when the table cannot have changed since (keptProof(); docs/design.md "The ledger").
  *
  * What the samples cost the sink (`sinkCost`): every sample is one query (see sample()), run on the verifier's one
  * connection, whose backend (pg_backend_pid(); no parallel workers, SAMPLE_SESSION_SETTINGS) does nothing else. Where that backend is a process
