@@ -18,7 +18,7 @@
  * it is dropped unread rather than buffered, unlike readline). A chunk none of whose bytes were handed out (lines
  * passed, not kept) is read into again rather than replaced: the content check passes hundreds of MiB between its
  * sampled lines, and a fresh Buffer per chunk held the harness's external memory near 30 MiB of garbage
- * (README, "Commands": the bench:harness replay measurements).
+ * (docs/measurements.md).
  */
 import { isUtf8 } from "node:buffer";
 import { open, type FileHandle } from "node:fs/promises";

@@ -134,7 +134,7 @@ export async function main(argv: string[]): Promise<void> {
  *   2 × 16 MiB maximum: on a 4 GiB replay (Intel Xeon, 2 cores, `npm run bench:harness -- --skip-runs --skip-ledger
  *   --replay 4GiB --replay-through pg-copy --replay-stack local-pipeline`) the harness's RSS went from 127 to
  *   190–203 MiB after the load, against at most 139 MiB with a young generation that stays small, the ledger's pass
- *   no slower (README, "Commands": the bench:harness replay measurements).
+ *   no slower (docs/measurements.md).
  * - `--heap-growing-percent=50`: after a full GC the old generation may grow by half its live size before the next
  *   (V8's own factor reaches 4). A content check that compares every row (up to a million: core/fidelity.ts) reads
  *   pages of 10,000 rows that outlive the small young generation; their garbage filled the old generation to about

@@ -1,4 +1,4 @@
-// Every figure in README.md names the machine it was measured on and the command
+// Every figure in README.md and docs/measurements.md names the machine it was measured on and the command
 // (docs/decisions/0007-every-number-names-its-machine.md): each sample output block is preceded by a machine line
 // (CPU model, cores, kernel, the command in backticks), and each prose paragraph with measured figures names one (or,
 // "On that machine", follows a block that does). Then scripts/readme-sample.sh, run for real on a captured output:
@@ -66,6 +66,12 @@ describe("README figures name their machine", () => {
     expect(unnamedFigures(README)).toEqual([]);
     const [, cpu, cores, kernel] = MACHINE.exec(blocks[0]!.before)!;
     expect({ cpu: cpu!.length > 0, cores: Number(cores) > 0, kernel }).toMatchObject({ cpu: true, cores: true, kernel: expect.stringMatching(/^\d+\.\d+/) });
+  });
+
+  it("so does every paragraph of docs/measurements.md, where the README's earlier figures live", () => {
+    const doc = readFileSync(path.join(root, "docs/measurements.md"), "utf8");
+    expect(doc.split(/\n\s*\n/).filter((p) => PROSE_FIGURE.test(p)).length).toBeGreaterThan(5);
+    expect(unnamedFigures(doc)).toEqual([]);
   });
 
   it("the check can fail: a block without its machine line, a paragraph of figures without a machine", () => {
