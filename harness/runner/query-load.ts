@@ -117,30 +117,40 @@ export const PREPARE_TIMEOUT_MS = 600_000;
  * @throws VerificationError E_QUERY_PREPARE when a prepare statement fails; E_QUERY_PREFILL when max(seq) is not a
  *   whole number (an empty PostgreSQL table answers NULL)
  */
-async function setUp(phase: QueryPhase, sink: string, target: QueryTarget): Promise<{ statements: QueryStatement[]; prepareMs?: number }> {
+async function setUp(phase: QueryPhase, sink: string, target: QueryTarget, signal?: AbortSignal): Promise<{ statements: QueryStatement[]; prepareMs?: number }> {
   const wantsMaxSeq = phase.statements.some((st) => st.sql.includes(MAX_SEQ));
   if (!phase.prepare && !wantsMaxSeq) return { statements: phase.statements };
   const session = SESSIONS[sink]!(target, 1, Math.max(phase.timeout.ms, phase.prepare ? PREPARE_TIMEOUT_MS : 0));
+  // Ctrl-C ends a long `prepare` (an index over a large table) at once: the harness stops waiting for the statement
+  // and leaves its connection to the teardown (a pg.Pool's end() would wait for the statement, node-postgres having
+  // no cancel of its own)
+  const aborted = signal ? new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(abortError(signal));
+    else signal.addEventListener("abort", () => reject(abortError(signal)), { once: true });
+  }) : null;
+  aborted?.catch(() => undefined);
+  const race = <T>(p: Promise<T>): Promise<T> => (aborted ? Promise.race([p, aborted]) : p);
   try {
-    await session.open();
+    await race(session.open());
     let prepareMs: number | undefined;
     if (phase.prepare) {
       const since = performance.now();
       for (const [i, sql] of phase.prepare.entries()) {
-        const a = await session.send({ name: "prepare", sql }, true);
+        const a = await race(session.send({ name: "prepare", sql }, true));
         if ("error" in a) throw new VerificationError("E_QUERY_PREPARE", `query.prepare.${i} (${sql.slice(0, 80)}): ${a.error}`);
       }
       prepareMs = performance.now() - since;
     }
     if (!wantsMaxSeq) return { statements: phase.statements, prepareMs };
-    const a = await session.send({ name: "maxSeq", sql: "SELECT max(seq) FROM {table}" });
+    const a = await race(session.send({ name: "maxSeq", sql: "SELECT max(seq) FROM {table}" }));
     const v = "error" in a ? Number.NaN : Number(a.rows[0]?.[0]);
     if (!Number.isSafeInteger(v) || v < 0) {
       throw new VerificationError("E_QUERY_PREFILL", `${MAX_SEQ}: SELECT max(seq) answered ${"error" in a ? a.error : JSON.stringify(a.rows[0]?.[0] ?? null)}, not the newest seq of a filled table`);
     }
     return { statements: resolveMaxSeq(phase.statements, v), prepareMs };
   } finally {
-    await session.close();
+    if (signal?.aborted) void session.close(abortError(signal)).catch(() => undefined);
+    else await session.close();
   }
 }
 
@@ -394,7 +404,7 @@ export async function runQueryPhase(opts: {
   const during = opts.phase.during ?? "after";
   // `prepare`, then `{maxSeq}`, once before the first cell (during the ingest the table only grows, so a key range
   // below the newest seq keeps its rows)
-  const { statements, prepareMs } = await setUp(opts.phase, opts.sink, opts.target);
+  const { statements, prepareMs } = await setUp(opts.phase, opts.sink, opts.target, opts.signal);
   const tallies: CellTally[] = statements.flatMap((st) => opts.phase.cells.map((cell) => ({
     st, cell, requests: 0, ok: 0, errors: 0, rows: 0, samples: [], elapsedMs: 0,
     histogram: hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: Math.max(2, opts.phase.timeout.ms * 1000 * 2), numberOfSignificantValueDigits: 3 }),

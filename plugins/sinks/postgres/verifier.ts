@@ -60,7 +60,6 @@ rows after the last mark included (SettledSamples.final: a fixed workload's last
  * summed per tag; elsewhere (a container's pid namespace) cpuMs is null and only the queries' wall time is known.
  */
 import { readFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import { IngestbenchError } from "../../../core/errors.ts";
@@ -147,8 +146,6 @@ export class PostgresVerifier implements Verifier {
   ledgerPass: LedgerPass | undefined;
   /** distinct unexpected pairs the ledger's scan keeps before `distinct` falls back to SQL (core/ledger-scan.ts) */
   unexpectedLimit = UNEXPECTED_DISTINCT_LIMIT;
-  /** the wait for the table's counters after only ANALYZEs committed (keptProof(); STATS_FLUSH_MS), ms */
-  statsFlushMs = STATS_FLUSH_MS;
 
   constructor(private ctx: VerifierContext) {
     this.table = quoteTable(ctx.params.table ?? "ib_events");
@@ -498,8 +495,6 @@ export class PostgresVerifier implements Verifier {
     const rows = locator && wanted ? this.reader.fetchLocated(locator, wanted).catch(() => null) : null;
     let scanned = false;
     try {
-      // read before the pass's snapshot: a write committed after it is counted after this (keptProof())
-      const counters = await this.tableCounters(await this.conn());
       const r = await this.snapshot(async (c) => {
         const head = (await c.query<{ l: string; snap: string; id: string | null }>(`SELECT pg_current_wal_insert_lsn()::text AS l, pg_current_snapshot()::text AS snap, ${marks?.length ? "pg_export_snapshot()" : "NULL"} AS id`)).rows[0]!;
         // the samples settled in this snapshot, beside the pass (afterLoad takes them)
@@ -515,7 +510,7 @@ export class PostgresVerifier implements Verifier {
         return { scan, snap: head.snap, walBytes: Number(wal.rows[0]!.b) };
       });
       const done = r.scan.completion();
-      this.kept = { inputs: passInputs(sent, rejected), scan: r.scan, snap: r.snap, counters, passMs: now() - tBefore, sample: locator && wanted ? { key: wantedKey(wanted), locator, rows } : null };
+      this.kept = { inputs: passInputs(sent, rejected), scan: r.scan, snap: r.snap, sample: locator && wanted ? { key: wantedKey(wanted), locator, rows } : null };
       return { tBefore, tAfter: now(), missing: done.missing, missingRanges: done.missingRanges, walBytes: r.walBytes };
     } finally {
       locator?.finish(scanned);
@@ -569,15 +564,13 @@ export class PostgresVerifier implements Verifier {
   /**
    * Whether the ledger can take the completion check's last pass `kept` (`proof`: why it may) or not (`why`). It can
    * when the pass was over the same sent and rejected seqs, counted every distinct pair itself, located the same
-   * sample, and the table cannot have changed since its snapshot, read from the sink's transaction ids (PostgreSQL
-   * §9.28.5 "Transaction ID and Snapshot Information Functions"): a transaction that ended since has an xid in the
-   * old snapshot's xip or at or above its xmax, below the new one's xmax and not in its xip (endedSince). None of them
-   * committed: every row visible now was visible to the pass and none has gone. Some did: the sink does not say which
-   * tables a transaction wrote, so the pass stands only when each was an ANALYZE (an autovacuum's, found among
-   * pg_statistic's row versions) and the table's insert, update and delete counters and file node are those read just
-   * before the pass, read again STATS_FLUSH_MS after this check (what a backend counted is in the shared counters
-   * within PostgreSQL's PGSTAT_IDLE_INTERVAL, 10 s, of its going idle; src/backend/utils/activity/pgstat.c), and only
-   * when the pass itself took longer than that wait.
+   * sample, and no transaction committed at the sink since its snapshot: then every row visible now was visible to
+   * the pass and none has gone. Read from the sink's transaction ids alone (PostgreSQL §9.28.5 "Transaction ID and
+   * Snapshot Information Functions"): a transaction that ended since has an xid in the old snapshot's xip or at or
+   * above its xmax, below the new one's xmax and not in its xip (endedSince); pg_xact_status says which committed.
+   * Any commit counts, whatever it wrote: the sink does not say which tables a transaction wrote, and neither an
+   * ANALYZE's row versions in pg_statistic nor the table's statistics counters (flushed only once a backend is idle
+   * outside a transaction) can rule out a write beside it.
    */
   private async keptProof(kept: KeptPass | null, sent: number[], rejected: Array<Array<[number, number]>>, locator: SampleLocator | null): Promise<{ proof: string } | { why: string }> {
     if (!kept) return { why: "no completion check's pass to take" };
@@ -588,29 +581,13 @@ export class PostgresVerifier implements Verifier {
     await kept.sample?.rows;
     const c = await this.conn();
     const then = parseSnapshot(kept.snap);
-    const checkedAt = now();
     const nowSnap = parseSnapshot((await c.query<{ s: string }>("SELECT pg_current_snapshot()::text AS s")).rows[0]!.s);
     const ended = endedSince(then, nowSnap);
     if (ended === null) return { why: "the sink's transaction ids went back since the completion check" };
     if (ended.length > MAX_ENDED_CHECKED) return { why: `${ended.length.toLocaleString("en")} transactions ended at the sink since the completion check` };
-    const committed = ended.length === 0 ? [] : (await c.query<{ x: string }>("SELECT x FROM unnest($1::text[]) x WHERE pg_xact_status(x::xid8) = 'committed'", [ended.map(String)])).rows.map((r) => BigInt(r.x));
-    if (committed.length === 0) return { proof: "no transaction committed at the sink since its snapshot" };
-    const since = `${committed.length} transaction${committed.length === 1 ? "" : "s"} committed at the sink since the completion check's snapshot`;
-    const analyzes = await c.query<{ n: string }>("SELECT count(DISTINCT xmin::text) AS n FROM pg_statistic WHERE xmin::text = ANY($1::text[])", [committed.map((x) => String(x & 0xffffffffn))])
-      .then((r) => Number(r.rows[0]!.n), () => null);
-    if (analyzes === null) return { why: `${since}, and pg_statistic is not readable to say whether they were ANALYZEs` };
-    if (analyzes < committed.length) return { why: `${since}, ${committed.length - analyzes} of them other than an ANALYZE` };
-    if (kept.passMs < this.statsFlushMs) return { why: `${since}, all ANALYZEs; a pass (the completion check's took ${(kept.passMs / 1000).toFixed(1)} s) is quicker than waiting ${this.statsFlushMs / 1000} s for the table's counters` };
-    await sleep(Math.max(0, checkedAt + this.statsFlushMs - now()));
-    const counters = await this.tableCounters(c);
-    if (counters !== kept.counters) return { why: `${since}, all ANALYZEs, but the table's counters moved (${kept.counters} → ${counters}: inserted, updated, deleted, file node)` };
-    return { proof: `${since}, each an ANALYZE, and the table's insert, update and delete counters unchanged ${this.statsFlushMs / 1000} s after` };
-  }
-
-  /** The table's pg_stat insert, update and delete counters and its file node, as one comparable string (keptProof()). */
-  private async tableCounters(c: pg.Client): Promise<string> {
-    const t = `'${this.table.replace(/'/g, "''")}'::regclass`;
-    return (await c.query<{ k: string }>(`SELECT concat_ws(',', pg_stat_get_tuples_inserted(${t}), pg_stat_get_tuples_updated(${t}), pg_stat_get_tuples_deleted(${t}), pg_relation_filenode(${t})) AS k`)).rows[0]!.k;
+    const committed = ended.length === 0 ? 0 : Number((await c.query<{ n: string }>("SELECT count(*) AS n FROM unnest($1::text[]) x WHERE pg_xact_status(x::xid8) = 'committed'", [ended.map(String)])).rows[0]!.n);
+    if (committed === 0) return { proof: "no transaction committed at the sink since its snapshot" };
+    return { why: `${committed} transaction${committed === 1 ? "" : "s"} committed at the sink since the completion check's snapshot` };
   }
 
   /** count(*) of distinct (gen, seq) over this run's rows and those whose gen is NULL, as a scalar subquery. */
@@ -707,10 +684,6 @@ interface KeptPass {
   inputs: string;
   scan: LedgerScan;
   snap: string;
-  /** the table's counters read just before the pass (PostgresVerifier tableCounters) */
-  counters: string;
-  /** how long the pass took, ms */
-  passMs: number;
   sample: { key: string; locator: SampleLocator; rows: Promise<StoredRow[] | null> | null } | null;
 }
 
@@ -719,12 +692,6 @@ const passInputs = (sent: number[], rejected: Array<Array<[number, number]>>): s
 
 /** A sample's keys as one comparable string. */
 const wantedKey = (wanted: Wanted): string => wanted.map((w) => `${w.gen}:${w.seqs.join(",")}`).join(";");
-
-/**
- * How long after its check of the snapshots the ledger reads the table's counters again, ms, when only ANALYZEs
- * committed since the completion check (PostgresVerifier keptProof): PostgreSQL's PGSTAT_IDLE_INTERVAL (10 s) and a margin.
- */
-export const STATS_FLUSH_MS = 11_000;
 
 /** Most ended transactions whose status the ledger looks up before it reads the table itself instead (whyNotKept). */
 export const MAX_ENDED_CHECKED = 100_000;

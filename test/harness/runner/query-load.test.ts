@@ -1,7 +1,7 @@
 // The query phase's answer check and table naming (harness/runner/query-load.ts), on ClickHouse TabSeparated
 // answers as the HTTP interface sends them; the real server is exercised in test/e2e/clickhouse-query-load.test.ts.
 import { describe, expect, it } from "vitest";
-import { createServer } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as hdr from "hdr-histogram-js";
 import { latencySummaryMs } from "../../../harness/stats/latency.ts";
@@ -136,6 +136,28 @@ describe("prepare and {maxSeq} (run and read once before the cells; a local HTTP
       maxSeq = "\\N";
       await expect(runQueryPhase(phase())).rejects.toMatchObject({ code: "E_QUERY_PREFILL", message: expect.stringContaining('answered "\\\\N"') });
     } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe("Ctrl-C during prepare (a local HTTP server in ClickHouse's HTTP interface format that never answers; no ClickHouse here)", () => {
+  it("ends the phase at once with the abort's reason, without waiting for the statement", async () => {
+    const held: ServerResponse[] = [];
+    const server = createServer((_req, res) => { held.push(res); });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const ac = new AbortController();
+    try {
+      const run = runQueryPhase({
+        phase: { prepare: ["CREATE INDEX slow"], statements: [{ name: "count", sql: "SELECT count() FROM {table}", rows: 1 }], cells: [{ concurrency: 1, count: 1 }], timeout: { ms: 5000 } as QueryPhase["timeout"] },
+        sink: "clickhouse", target: { host: "127.0.0.1", port: (server.address() as AddressInfo).port, params: {} }, tableRows: 1, signal: ac.signal,
+      });
+      while (held.length === 0) await new Promise((r) => setTimeout(r, 10)); // the prepare statement is in flight
+      ac.abort(new Error("interrupted (SIGINT)"));
+      await expect(run).rejects.toThrow("interrupted (SIGINT)");
+      expect(held).toHaveLength(1); // nothing after the prepare was sent
+    } finally {
+      for (const r of held) r.destroy();
       await new Promise((resolve) => server.close(resolve));
     }
   });
