@@ -204,7 +204,7 @@ export function instrumentLine(r: RunRecord): string | null {
   return `  instrument: harness ${pct(i.harness.cores)} of a core${rss}; verifier ${pct(v.shareOfSinkCap)} of ${v.sinkUncapped ? `the machine's ${+v.sinkCapCores.toFixed(3)} cores` : `the sink's ${+v.sinkCapCores.toFixed(3)}-core cap`}`
     + ` (${v.sinkUncapped ? "the sink's CPU uncapped; " : ""}${v.basis}, ${counted}); overhead: provision + sink start ${s(o.provisionAndSinkStartMs)}, schema ${s(o.prepareMs)},`
     + ` generators up ${s(o.collectorsAndGeneratorsUpMs)},${o.completionCheckMs != null ? ` completion check ${s(o.completionCheckMs)}${o.completionCheckWalBytes !== undefined ? ` (sink WAL ${mib(o.completionCheckWalBytes)})` : ""},` : ""}`
-    + `${o.settleMs != null ? ` settle ${s(o.settleMs)}${o.settledBesideCompletion ? " (beside the completion check)" : ""},` : ""}${o.finalCountMs != null ? ` last count ${s(o.finalCountMs)},` : ""} ledger ${s(o.ledgerMs)}${o.ledgerPass?.tookCompletionPass ? " (the completion check's pass)" : ""}, content ${s(o.fidelityMs)}${o.afterLoadMs != null && o.fidelityMs != null ? ` (both ${s(o.afterLoadMs)})` : ""}, teardown ${s(o.teardownMs)}`;
+    + `${o.settleMs != null ? ` settle ${s(o.settleMs)}${o.settledBesideCompletion ? " (beside the completion check)" : ""},` : ""}${o.finalCountMs != null ? ` last count ${s(o.finalCountMs)},` : ""} ledger ${s(o.ledgerMs)}${o.ledgerPass ? ` (${o.ledgerPass.tookCompletionPass ? "the completion check's pass" : o.ledgerPass.detail.replace(/^its own pass \((.*)\)$/, "its own pass: $1")})` : ""}, content ${s(o.fidelityMs)}${o.afterLoadMs != null && o.fidelityMs != null ? ` (both ${s(o.afterLoadMs)})` : ""}, teardown ${s(o.teardownMs)}`;
 }
 
 /** One unit of work: a stack and the cells planned for it. */

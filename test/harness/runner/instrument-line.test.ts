@@ -25,4 +25,16 @@ describe("the instrument line", () => {
     expect(instrumentLine(instrument({ sinkCapCores: 2 }))).toMatch(/; verifier 0\.265 % of the sink's 2-core cap \(/);
     expect(instrumentLine({ instrument: null } as unknown as RunRecord)).toBeNull();
   });
+
+  it("says how the ledger read the sink: the completion check's pass, or its own pass and why (run.json ledgerPass)", () => {
+    const withPass = (ledgerPass: object, settledBesideCompletion?: boolean): string => {
+      const r = instrument({});
+      Object.assign(r.instrument!.overhead, { ledgerPass, ...(settledBesideCompletion ? { settledBesideCompletion } : {}) });
+      return instrumentLine(r)!;
+    };
+    expect(withPass({ tookCompletionPass: true, detail: "the completion check's last pass (no transaction committed at the sink since its snapshot)" }, true))
+      .toContain(" settle 5.7 s (beside the completion check), ledger 3.8 s (the completion check's pass), content");
+    expect(withPass({ tookCompletionPass: false, detail: "its own pass (2 transactions committed at the sink since the completion check's snapshot)" }))
+      .toContain(" settle 5.7 s, ledger 3.8 s (its own pass: 2 transactions committed at the sink since the completion check's snapshot), content");
+  });
 });
