@@ -693,7 +693,7 @@ const passInputs = (sent: number[], rejected: Array<Array<[number, number]>>): s
 /** A sample's keys as one comparable string. */
 const wantedKey = (wanted: Wanted): string => wanted.map((w) => `${w.gen}:${w.seqs.join(",")}`).join(";");
 
-/** Most ended transactions whose status the ledger looks up before it reads the table itself instead (whyNotKept). */
+/** Most ended transactions whose status the ledger looks up before it reads the table itself instead (keptProof). */
 export const MAX_ENDED_CHECKED = 100_000;
 
 /**
