@@ -208,6 +208,10 @@ export interface Summary {
   /** the largest backlog age in the measurement (SeriesPoint.backlogLagMs; a lower bound), ms, or null when none */
   backlogLagMaxMs?: number | null;
   countQueryMaxMs: number;
+  /**
+   * seconds from the last measurement point to the first point at or after it that holds the final count (0 when the
+   * last measurement point does: a fixed workload's window ends there); before 2026-12-05, to the drain's last point
+   */
   drainSeconds: number;
   bottleneck: Bottleneck;
   /** CPU contention observed (absent in older runs and where the observer reads no run delay) */
@@ -382,6 +386,8 @@ export interface InstrumentRecord {
      * (null when the run ended by its duration); each null when it did not run (an interrupted run)
      */
     completionCheckMs?: number | null;
+    /** how many missing-seq queries the completion wait ran (each a pass of the table at PostgreSQL); absent when none ran, and in older records */
+    completionChecks?: number;
     /**
      * bytes the sink wrote to its write-ahead log during those completion checks, summed (Completion.walBytes:
      * PostgreSQL's full-page images as a first pass sets hint bits); absent where the sink gives no such figure

@@ -9,7 +9,11 @@
  * - cpu, uncapped host (no cap, or a cap at or above the machine): cores used / cores of the machine.
  * - contention (`host contention`): the share of its runnable time the host waited for a CPU while not throttled by
  *   its own cap: Σ wait / (Σ wait + Σ CPU time), wait = schedstat run delay less cpu.stat throttled time
- *   (HostWindow.contentionMs). Other load (or the stack's own other hosts) held the CPUs.
+ *   (HostWindow.contentionMs). Other load (or the stack's own other hosts) held the CPUs. On any host it is named
+ *   only when the wait reached WAIT_MS_PER_SEC of wall time: a nearly idle host's few milliseconds of wait are a
+ *   large share of its little runnable time, yet could have cost it at most that much of each second (a sink behind
+ *   a 300 KB/s link on a busy machine: 58 ms/s, 64 % of its runnable time). Below the floor it stays among the
+ *   candidates, its evidence saying so.
  * - network: observed max(rx, tx) bytes/s on the host's data-plane link / the shaped rate, in the busiest windows
  *   (90th percentile of the per-window rates): a sequential client leaves the link idle while each request
  *   commits, so the mean understates a link that runs at its cap whenever there is data to move.
@@ -22,10 +26,9 @@
  * candidate (the winner, or with none binding the closest one) lies within ±MARGIN of its threshold, the verdict is
  * "uncertain (network 0.84 / cpu 0.19 …)": the same run on another machine may fall on the other side.
  * With none binding and none within the margin:
- * - "host contention" on the load generator, when it waited for a CPU at least CLIENT_WAIT_MS_PER_SEC of each
- *   second and that wait reached the contention threshold of its runnable time (within the margin: "uncertain"): other
- *   load starved the client, so it offered less than its pattern would (the wall-time floor keeps an almost idle
- *   client, whose few milliseconds of wait are a large share of its little runnable time, from being named);
+ * - "host contention" on the load generator, when it waited for a CPU at least WAIT_MS_PER_SEC of each second and
+ *   that wait reached the contention threshold of its runnable time (within the margin: "uncertain"): other load
+ *   starved the client, so it offered less than its pattern would;
  * - "latency", when an open-loop (fixed-rate) generator sent less than 90 % of what it offered: the first hop
  *   downstream took less than it was offered while no capped resource was saturated, so round trips bind (one
  *   transaction at a time per connection or worker, commit waits); the host named is that first hop;
@@ -47,8 +50,8 @@ export const MARGIN = 0.05;
 export const AT_CAP = 1 - MARGIN;
 /** An open loop that sent less than this share of its offered rate fell behind (see the file comment). */
 const FELL_BEHIND = 0.9;
-/** The load generator's wait for a CPU, ms per second of wall time, below which its contention is not named (file comment). */
-export const CLIENT_WAIT_MS_PER_SEC = 100;
+/** A host's wait for a CPU, ms per second of wall time, below which its contention is not named (file comment). */
+export const WAIT_MS_PER_SEC = 100;
 
 /** An open-loop generator's offered and achieved send rates over the measurement phase, events/s (all generators). */
 export interface OfferedLoad {
@@ -65,22 +68,26 @@ function sum(ws: HostWindow[], f: (w: HostWindow) => number): number {
 }
 
 /**
- * A host's `contention` candidate (score: Σ wait / (Σ wait + Σ CPU time)) and its wait in ms per second of wall
- * time; undefined when no window carries a wait (remote observers, older series).
+ * A host's `contention` candidate (score: Σ wait / (Σ wait + Σ CPU time); its evidence gives the wait in ms per
+ * second of wall time), put in belowFloor when that wait is under WAIT_MS_PER_SEC; undefined when no window carries
+ * a wait (older series).
  */
-function contentionCandidate(host: string, ws: HostWindow[]): { candidate: Candidate; waitMsPerSec: number } | undefined {
+function contentionCandidate(host: string, ws: HostWindow[]): Candidate | undefined {
   if (!ws.some((w) => w.contentionMs !== undefined)) return undefined;
   const waitMs = sum(ws, (w) => w.contentionMs ?? 0);
   const cpuMs = sum(ws, (w) => w.cpuCores * (w.dtMs ?? 0));
   const share = waitMs + cpuMs > 0 ? waitMs / (waitMs + cpuMs) : 0;
   const wallS = sum(ws, (w) => w.dtMs ?? 0) / 1000;
   const waitMsPerSec = wallS > 0 ? waitMs / wallS : 0;
-  return {
-    waitMsPerSec,
-    candidate: { resource: "contention", host, score: share, threshold: THRESHOLD.contention,
-      evidence: `${host} waited for a CPU ${waitMsPerSec.toFixed(0)} ms/s while not throttled by its own cap (schedstat run delay less throttled time), ${(share * 100).toFixed(0)} % of its runnable time` },
-  };
+  const floor = waitMsPerSec < WAIT_MS_PER_SEC ? `; below the ${WAIT_MS_PER_SEC} ms/s floor, not named` : "";
+  const candidate: Candidate = { resource: "contention", host, score: share, threshold: THRESHOLD.contention,
+    evidence: `${host} waited for a CPU ${waitMsPerSec.toFixed(0)} ms/s while not throttled by its own cap (schedstat run delay less throttled time), ${(share * 100).toFixed(0)} % of its runnable time${floor}` };
+  if (floor) belowFloor.add(candidate);
+  return candidate;
 }
+
+/** Contention candidates whose wait stayed under WAIT_MS_PER_SEC: kept for the record, never ranked. */
+const belowFloor = new WeakSet<Candidate>();
 
 function hostCandidates(host: string, ws: HostWindow[], limits: HostLimits, machineCores: number): Candidate[] {
   const out: Candidate[] = [];
@@ -129,14 +136,13 @@ function hostCandidates(host: string, ws: HostWindow[], limits: HostLimits, mach
     out.push({ resource: "disk", host, score: observed / disk.totalBytesPerSec,
       evidence: `${host} disk read + write ${formatRate(observed, "bytes")} of a ${formatRate(disk.totalBytesPerSec, "bytes")} total (libvirt total_bytes_sec)` });
   }
-  const contention = contentionCandidate(host, ws);
-  if (contention) out.push(contention.candidate);
   if (limits.memoryBytes) {
     const workingSet = Math.max(0, ...ws.map((w) => w.memoryWorkingSetBytes));
     out.push({ resource: "memory", host, score: workingSet / limits.memoryBytes,
       evidence: `${host} memory working set ${(workingSet / 2 ** 20).toFixed(0)} MiB of ${(limits.memoryBytes / 2 ** 20).toFixed(0)} MiB` });
   }
-  return out.map((c) => ({ ...c, threshold: THRESHOLD[c.resource] }));
+  const contention = contentionCandidate(host, ws);
+  return [...out.map((c) => ({ ...c, threshold: THRESHOLD[c.resource] })), ...(contention ? [contention] : [])];
 }
 
 /** score − threshold of a candidate. */
@@ -168,7 +174,7 @@ export function findBottleneck(
   // a link or disk running at its cap is a ceiling the throughput met: waiting for a CPU (contention, a share of the
   // runnable time, not a ceiling) cannot then be what held it back, so it does not outrank that cap
   const atCap = candidates.some((c) => (c.resource === "network" || c.resource === "disk") && c.score >= AT_CAP);
-  const ranked = [...candidates].filter((c) => !(atCap && c.resource === "contention")).sort((a, b) => marginOf(b) - marginOf(a));
+  const ranked = candidates.filter((c) => !belowFloor.has(c) && !(atCap && c.resource === "contention")).sort((a, b) => marginOf(b) - marginOf(a));
   const top = ranked[0];
   if (top && Math.abs(marginOf(top)) <= MARGIN) {
     const list = ranked.slice(0, 3).map(scored).join(" / ");
@@ -187,10 +193,10 @@ export function findBottleneck(
   // a client starved of CPUs by other load offered less than its pattern would: that, not the pattern, bound the run
   const starved = contentionCandidate(clientHost, clientWs);
   if (starved) {
-    candidates.push(starved.candidate);
-    const c = starved.candidate;
+    candidates.push(starved);
+    const c = starved;
     const m = marginOf(c);
-    if (starved.waitMsPerSec >= CLIENT_WAIT_MS_PER_SEC && m >= -MARGIN) {
+    if (!belowFloor.has(c) && m >= -MARGIN) {
       const why = `${c.evidence}; ${noneSaturated}`;
       if (m <= MARGIN) {
         const evidence = `uncertain (${[c, ...(top ? [top] : [])].map(scored).join(" / ")}): ${clientHost} contention ${fmt2(c.score)} is within ±${MARGIN} of its ${THRESHOLD.contention} threshold (margin ${signed(m)}); ${why}`;

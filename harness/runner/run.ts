@@ -196,7 +196,7 @@ export class BenchRun extends EventEmitter {
     samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
     provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, afterLoadMs: null as number | null, teardownMs: 0,
     /** after the load, before the ledger: the completion wait's missing-seq queries, the settling, the drain's full count */
-    completionCheckMs: null as number | null, completionCheckWalBytes: undefined as number | undefined, ledgerPass: undefined as LedgerPass | undefined, settledBesideCompletion: false, settleMs: null as number | null, finalCountMs: null as number | null,
+    completionCheckMs: null as number | null, completionChecks: 0, completionCheckWalBytes: undefined as number | undefined, ledgerPass: undefined as LedgerPass | undefined, settledBesideCompletion: false, settleMs: null as number | null, finalCountMs: null as number | null,
     parts: undefined as Record<string, number> | undefined,
   };
 
@@ -306,12 +306,13 @@ export class BenchRun extends EventEmitter {
       const loadEnd = t0 + plan.warmupMs + plan.durationMs;
       this.steps?.start(t0, loadEnd);
       let bytesPerRow = 0;
-      // `counted`: a count already taken (the settling's, SettledSamples.final) instead of the verifier's sample
-      const tick = async (phase: Phase, counted?: CountSample): Promise<CountSample> => {
+      // `counted`: a count already taken (the settling's, SettledSamples.final) instead of the verifier's sample;
+      // `full`: an exact count as it is taken (Verifier.sample), by default in the drain
+      const tick = async (phase: Phase, counted?: CountSample, full = phase === "drain"): Promise<CountSample> => {
         // the collectors' own signals beside the host telemetry, before the count (harness/runner/site.ts)
         const [obs, signals] = await Promise.all([observer.read(), site.collectorSignals?.().catch(() => undefined)]);
         const tSample = now();
-        const s = counted ?? await this.sampleThroughFaults(() => verifier!.sample({ full: phase === "drain", tag: phase }), plan.drainTimeoutMs);
+        const s = counted ?? await this.sampleThroughFaults(() => verifier!.sample({ full, tag: phase }), plan.drainTimeoutMs);
         const harnessRssBytes = process.memoryUsage.rss();
         this.noteCost(phase, now() - tSample, harnessRssBytes);
         if (s.delivery) this.deliverySeen = true;
@@ -439,6 +440,7 @@ export class BenchRun extends EventEmitter {
         const check = (): Promise<Completion> => completionOf(verifier!, sentBy, rejectedBy, marks);
         const raw = await (site.sinkUncapped ? site.sinkUncapped("the completion wait looked for missing seqs", check) : check());
         this.cost.completionCheckMs = (this.cost.completionCheckMs ?? 0) + now() - tCheck;
+        this.cost.completionChecks += 1;
         if (raw.walBytes !== undefined) this.cost.completionCheckWalBytes = (this.cost.completionCheckWalBytes ?? 0) + raw.walBytes;
         const c = drops > 0 ? { ...raw, missing: Math.max(0, raw.missing - drops) } : raw;
         const notes = this.record.limits[SINK]?.notes;
@@ -446,8 +448,11 @@ export class BenchRun extends EventEmitter {
         if (c.missing > 0 && site.sinkUncapped && notes && this.sinkCpuCap() !== null && !notes.includes(incomplete)) notes.push(incomplete);
         return c;
       };
+      // The drain after a timed load samples live where the verifier settles its samples after the load, as the
+      // load's own: an exact count would read every row of the run under the sink's caps at each drain sample, while
+      // the completion check decides anyway and the settling makes the drain's points exact
       const wait = async (phase: "measure" | "drain"): Promise<CompletionWait> => awaitCompletion({
-        tick: () => tick(phase), completion,
+        tick: () => tick(phase, undefined, phase === "drain" && !this.settles.needed), completion,
         accepted: final.accepted, expected: expectedRows(final), previous: prev,
         intervalMs: phase === "measure" ? plan.intervalMs : Math.min(plan.intervalMs, 250), tighten: phase === "measure",
         timeoutMs: plan.drainTimeoutMs, checkAbort: () => this.throwIfAborted(), signal: this.opts.signal,
@@ -756,7 +761,7 @@ export class BenchRun extends EventEmitter {
       overhead: {
         provisionAndSinkStartMs: c.provisionMs, prepareMs: c.prepareMs, collectorsAndGeneratorsUpMs: c.upMs,
         ledgerMs: c.ledgerMs, fidelityMs: c.fidelityMs, afterLoadMs: c.afterLoadMs, teardownMs: c.teardownMs,
-        completionCheckMs: c.completionCheckMs, settleMs: c.settleMs, finalCountMs: c.finalCountMs,
+        completionCheckMs: c.completionCheckMs, ...(c.completionChecks > 0 ? { completionChecks: c.completionChecks } : {}), settleMs: c.settleMs, finalCountMs: c.finalCountMs,
         ...(c.completionCheckWalBytes !== undefined ? { completionCheckWalBytes: c.completionCheckWalBytes } : {}),
         ...(c.ledgerPass !== undefined ? { ledgerPass: c.ledgerPass } : {}),
         ...(c.settledBesideCompletion ? { settledBesideCompletion: true } : {}),

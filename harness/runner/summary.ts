@@ -98,7 +98,11 @@ export function computeSummary(input: SummaryInput): Summary {
   const storedInWindow = end.stored - start.stored;
   const lags = measure.map((p) => p.lagMs).filter((l): l is number => l !== null);
   const backlogs = measure.map((p) => p.backlogLagMs).filter((l): l is number => l !== null && l !== undefined);
-  const drain = series.filter((p) => p.phase === "drain");
+  // the drain ends at the first point from the load's end on that holds the final count (the points are settled
+  // exact where the verifier settles them): the samples after it only confirmed it while the completion check read
+  const after = series.slice(series.indexOf(end));
+  const final = after.at(-1)!.stored;
+  const drained = after.find((p) => p.stored >= final)!;
   const contention = contentionOf(measure, [input.clientHost, ...input.sinkHosts]);
 
   return {
@@ -127,7 +131,7 @@ export function computeSummary(input: SummaryInput): Summary {
     lagSamples: lags.length,
     backlogLagMaxMs: backlogs.length ? Math.max(...backlogs) : null,
     countQueryMaxMs: Math.max(0, ...series.map((p) => p.countQueryMs)),
-    drainSeconds: drain.length ? (drain[drain.length - 1]!.t - end.t) / 1000 : 0,
+    drainSeconds: (drained.t - end.t) / 1000,
     bottleneck: findBottleneck(windows, input.limits, input.sinkHosts, input.clientHost, input.machineCores,
       input.offeredPerSec ? { offeredPerSec: input.offeredPerSec, sentPerSec: (end.sent - start.sent) / measuredSeconds } : undefined),
     ...(contention ? { contention } : {}),

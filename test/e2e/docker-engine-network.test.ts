@@ -51,11 +51,12 @@ describe("docker-debian-network-bound on a real Docker engine: the network binds
     });
     const results = path.join(tmp, "results");
     const file = path.join(tmp, "net-bound.yaml");
-    // small COPY batches (40 KB) so that the link, not one batch's round trip, is what paces the closed loop
+    // small COPY batches (40 KB) on 4 connections, so that the link, not a batch's round trip or a commit the busy
+    // sink is slow to make, paces the closed loop: some connection always has a batch on the wire
     writeFileSync(file, [
       "name: net-bound",
       "event: [{ name: ts, type: timestamp }, { name: msg, type: string, size: 180 }]",
-      "generator: { pg-copy: { batch: 200, connections: 2, rate: max, seed: 42 } }",
+      "generator: { pg-copy: { batch: 200, connections: 4, rate: max, seed: 42 } }",
       "collector: none",
       'sink: { postgres: { version: "15" } }',
       "warmup: 1s",
@@ -94,7 +95,9 @@ describe("docker-debian-network-bound on a real Docker engine: the network binds
     const s = rec.summary!;
     // the verdict: the sink's network (a link at its cap outranks the host contention this busy machine causes,
     // harness/runner/bottleneck.ts AT_CAP)
-    expect(s.bottleneck, s.bottleneck.evidence).toMatchObject({ resource: "network", host: "sink" });
+    const scores = s.bottleneck.candidates.map((c) => `${c.host} ${c.resource} ${c.score.toFixed(2)}`).join(", ");
+    console.log(`verdict ${s.bottleneck.resource} on ${s.bottleneck.host}; candidates: ${scores}`);
+    expect(s.bottleneck, `${s.bottleneck.evidence}; candidates: ${scores}`).toMatchObject({ resource: "network", host: "sink" });
 
     // the sink link as the remote observer read it (the container's /proc/net/dev; received bytes after the ingress
     // shaper, the ifb device's tx counter): over the whole measurement, not above the applied tc rate. The mean of the

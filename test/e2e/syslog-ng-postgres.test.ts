@@ -12,7 +12,7 @@ import type { LocalHost } from "../../core/hosts.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { ownClockSkewMs } from "../helpers/own-skew.ts";
 import { newBenchRun, scenarioPlan, type ScenarioPlanOptions } from "../helpers/bench.ts";
-import { expectCleanRun, expectDuplicatesCounted, expectPinRefusal, expectLedgerNamesExactlyTheAbsentSeqs, expectWithinOffer, readSeries, readStoredSeqs, runKillingCollector, type SinkInfo } from "../helpers/pipeline-ledger.ts";
+import { expectCleanRun, expectDuplicatesCounted, expectPinRefusal, expectLedgerNamesExactlyTheAbsentSeqs, expectWithinOffer, readSeries, readStoredSeqs, runKillingCollector, type SinkInfo, tableSeqScans } from "../helpers/pipeline-ledger.ts";
 
 const STACK = "local-pipeline";
 
@@ -20,10 +20,27 @@ const STACK = "local-pipeline";
 const pipelinePlan = (o: ScenarioPlanOptions = {}): CellPlan => scenarioPlan("syslog-ng-postgres.yaml", { warmup: "1s", duration: "6s", ...o });
 
 describe("syslog-ng → PostgreSQL pipeline (real)", () => {
-  it("stores every event exactly once: lost 0, duplicated 0, with all three hosts observed and versions recorded", async () => {
-    const run = newBenchRun(STACK, pipelinePlan());
+  it("stores every event exactly once: lost 0, duplicated 0, with all three hosts observed and versions recorded; the drain samples live, and the table is read once per completion pass and once to settle", async () => {
+    // the sink's table scans when the ledger begins (at least one completion pass and the settling)
+    let scansBeforeLedger = -1;
+    const run = newBenchRun(STACK, pipelinePlan(), undefined, { beforeLedger: async (s: SinkInfo) => { scansBeforeLedger = await tableSeqScans(s, 2); } });
     const record = await run.run();
     const l = expectCleanRun(record);
+    // after this timed load the drain sampled live, as the load did: the table was read once per completion pass
+    // and once to settle the samples, whatever the number of drain samples (an exact count in each read it again)
+    const series = readSeries(run);
+    const drain = series.filter((p) => p.phase === "drain");
+    const checks = record.instrument!.overhead.completionChecks!;
+    expect(drain.length).toBeGreaterThan(0);
+    expect(checks).toBeGreaterThanOrEqual(1);
+    expect(scansBeforeLedger, `${drain.length} drain samples, ${checks} completion passes`).toBe(checks + 1);
+    // settled, the drain's points are exact: they never fall, the last holds every row, and the drain ends at the first
+    // that does (summary.drainSeconds)
+    drain.forEach((p, i) => expect(p.stored).toBeGreaterThanOrEqual(i === 0 ? 0 : drain[i - 1]!.stored));
+    expect(drain.at(-1)!.stored).toBe(l.stored);
+    const end = series.filter((p) => p.phase === "measure").at(-1)!;
+    const drained = [end, ...drain].find((p) => p.stored === l.stored)!;
+    expect(record.summary!.drainSeconds).toBeCloseTo((drained.t - end.t) / 1000, 6);
     // 20000 events/s offered: never more than that over the time it ran; how much less depends on how busy the
     // machine is, so the ledger (exact, above) is what is asserted
     const bound = expectWithinOffer(run, record, { rate: 20_000, batch: 500 });

@@ -32,6 +32,32 @@ export async function readStoredSeqs(s: SinkInfo): Promise<Set<number>> {
   }
 }
 
+/**
+ * How many sequential scans PostgreSQL has started on the sink's table (pg_stat_user_tables.seq_scan: each count(*),
+ * ledger or completion pass is one; the live samples' TID range scans and ANALYZE's sampling are not), once the
+ * count has reached `atLeast` and held for 1.5 s: a backend reports its counters when its transaction ends, at most
+ * once a second, an idle one within a second (PostgreSQL's pgstat_report_stat), so they are read until they settle
+ * (at most 15 s).
+ */
+export async function tableSeqScans(s: SinkInfo, atLeast: number): Promise<number> {
+  const c = new pg.Client({ host: s.host, port: s.port, user: s.params.user, database: s.params.database, ...passwordOption("postgres") });
+  await c.connect();
+  try {
+    const read = async (): Promise<number> => Number((await c.query<{ n: string }>("SELECT seq_scan::text AS n FROM pg_stat_user_tables WHERE relid = $1::regclass", [s.params.table])).rows[0]?.n ?? -1);
+    const until = Date.now() + 15_000;
+    let n = await read();
+    let since = Date.now();
+    while (Date.now() < until && (n < atLeast || Date.now() - since < 1500)) {
+      await new Promise((r) => setTimeout(r, 250));
+      const m = await read();
+      if (m !== n) [n, since] = [m, Date.now()];
+    }
+    return n;
+  } finally {
+    await c.end();
+  }
+}
+
 /** Inclusive runs of the seqs in [0, sent) that are not in `present`. */
 export function absentRanges(present: ReadonlySet<number>, sent: number): Array<[number, number]> {
   const out: Array<[number, number]> = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AT_CAP, bottleneckLabel, CLIENT_WAIT_MS_PER_SEC, findBottleneck, MARGIN, THRESHOLD } from "../../../harness/runner/bottleneck.ts";
+import { AT_CAP, bottleneckLabel, WAIT_MS_PER_SEC, findBottleneck, MARGIN, THRESHOLD } from "../../../harness/runner/bottleneck.ts";
 import { appliedHostLimits } from "../../../harness/results/caps.ts";
 import { hostWindow as hw } from "../../helpers/host-window.ts";
 
@@ -40,6 +40,20 @@ describe("findBottleneck: margins and uncertain verdicts (observation vectors)",
     expect(under.resource).toBe("contention");
   });
 
+  it("a sink whose wait for a CPU is a large share of its little runnable time but under WAIT_MS_PER_SEC is not named; the link below its cap is", () => {
+    // the docker-debian-network-bound e2e in a CI run beside the local lane: 58 ms/s of wait, 64 % of the sink's
+    // runnable time, while the link carried 0.9 of its cap (under AT_CAP, so the cap rule did not apply)
+    const sink = (waitMs: number) => [hw({ cpuCores: 0.033, periods: 100, throttledPeriods: 0, netRxBytesPerSec: 0.9 * 12_000_000, runDelayMs: waitMs, contentionMs: waitMs })];
+    const quiet = findBottleneck({ sink: sink(58), loadgen: [hw({})] }, { sink: quarterCore, loadgen: {} }, ["sink"], "loadgen", 2);
+    expect(WAIT_MS_PER_SEC).toBe(100);
+    expect(quiet.resource).toBe("network");
+    const kept = quiet.candidates.find((c) => c.resource === "contention" && c.host === "sink");
+    expect(kept?.score).toBeCloseTo(58 / (58 + 33), 2);
+    expect(kept?.evidence).toMatch(/58 ms\/s .*64 % of its runnable time; below the 100 ms\/s floor, not named$/);
+    // at the floor it is named again (its margin over 0.3 is larger than the link's over 0.85)
+    expect(findBottleneck({ sink: sink(100), loadgen: [hw({})] }, { sink: quarterCore, loadgen: {} }, ["sink"], "loadgen", 2).resource).toBe("contention");
+  });
+
   it("names host contention when the sink waits for CPUs other load holds, with its figures", () => {
     // 600 ms/s runnable but waiting, 400 ms/s on a CPU, throttled 0 ms: 60 % of its runnable time waiting
     const sink = [hw({ cpuCores: 0.4, runDelayMs: 600, contentionMs: 600 })];
@@ -65,11 +79,12 @@ describe("findBottleneck: margins and uncertain verdicts (observation vectors)",
     const edge = findBottleneck({ sink, loadgen: [hw({ cpuCores: 0.7, runDelayMs: 300, contentionMs: 300 })] }, { sink: {}, loadgen: {} }, ["sink"], "loadgen", 2);
     expect(edge.resource).toBe("uncertain");
     expect(edge.host).toBe("loadgen");
-    expect(bottleneckLabel(edge)).toBe("uncertain (host contention 0.30 / host contention 0.20)");
+    // the sink's own 50 ms/s of wait is under the floor: the closest sink candidate listed beside it is its CPU
+    expect(bottleneckLabel(edge)).toBe("uncertain (host contention 0.30 / cpu 0.10)");
     // a quiet machine's sequential client: 30 ms/s of wait is 30 % of its 0.07 core's runnable time, yet below the
-    // CLIENT_WAIT_MS_PER_SEC floor, so the pattern (client) is named, with the loadgen's wait among the candidates
+    // WAIT_MS_PER_SEC floor, so the pattern (client) is named, with the loadgen's wait among the candidates
     const idle = findBottleneck({ sink, loadgen: [hw({ cpuCores: 0.07, runDelayMs: 30, contentionMs: 30 })] }, { sink: {}, loadgen: {} }, ["sink"], "loadgen", 2);
-    expect(CLIENT_WAIT_MS_PER_SEC).toBe(100);
+    expect(WAIT_MS_PER_SEC).toBe(100);
     expect(idle.resource).toBe("client");
     expect(idle.candidates.some((c) => c.host === "loadgen" && c.resource === "contention" && c.score > 0.29)).toBe(true);
     // a sink resource that binds outranks a starved client: the sink's cap held the throughput

@@ -26,6 +26,17 @@ describe("the instrument line", () => {
     expect(instrumentLine({ instrument: null } as unknown as RunRecord)).toBeNull();
   });
 
+  it("counts the completion check's passes when there was more than one (run.json completionChecks)", () => {
+    const passes = (completionChecks?: number): string => {
+      const r = instrument({});
+      Object.assign(r.instrument!.overhead, completionChecks === undefined ? {} : { completionChecks });
+      return instrumentLine(r)!;
+    };
+    expect(passes(3)).toContain(", completion check 3.3 s in 3 passes (sink WAL 0 MiB),");
+    expect(passes(1)).toContain(", completion check 3.3 s (sink WAL 0 MiB),");
+    expect(passes()).toContain(", completion check 3.3 s (sink WAL 0 MiB),");
+  });
+
   it("says how the ledger read the sink: the completion check's pass, or its own pass and why (run.json ledgerPass)", () => {
     const withPass = (ledgerPass: object, settledBesideCompletion?: boolean): string => {
       const r = instrument({});

@@ -93,6 +93,20 @@ describe("computeSummary", () => {
     expect(s.drainSeconds).toBeCloseTo(0.5, 6);
   });
 
+  it("ends the drain at the first point that holds the final count, not at the samples that only confirmed it", () => {
+    const w = hw({});
+    const at = (t: number, phase: Phase, stored: number) => point(t, phase, stored, 0, w);
+    const timed = [at(1000, "warmup", 0), at(2000, "measure", 1000), at(3000, "measure", 2000),
+      at(3250, "drain", 2600), at(3500, "drain", 3000), at(3750, "drain", 3000), at(6000, "drain", 3000)];
+    const base = { bytesPerRow: 100, limits: { sink: quarterCore }, sinkHosts: ["sink"], clientHost: "loadgen", machineCores: 2 };
+    expect(computeSummary({ ...base, series: timed }).drainSeconds).toBeCloseTo(0.5, 6);
+    // a fixed workload's window ends at the point that first saw it complete: nothing drained after it
+    const fixed = [at(1000, "warmup", 0), at(2000, "measure", 1000), at(3000, "measure", 3000), at(3500, "drain", 3000), at(9000, "drain", 3000)];
+    expect(computeSummary({ ...base, series: fixed }).drainSeconds).toBe(0);
+    // no drain at all
+    expect(computeSummary({ ...base, series: timed.slice(0, 3) }).drainSeconds).toBe(0);
+  });
+
   it("says how many samples the lag percentiles rest on and keeps the largest backlog age (measurement phase only)", () => {
     const w = hw({});
     const series = [
