@@ -3,7 +3,8 @@
  *
  * - `live`  (the default on a terminal): one line on stderr, rewritten in place: runs done / total, the current
  *           stack, scenario, cell and replicate, phase and seconds, rows/s, ingest lag and the time left for all runs.
- * - `plain` (the default otherwise, e.g. a CI log): a line per run start, a sample line every 5 s, on stderr.
+ * - `plain` (the default otherwise, e.g. a CI log): a line per run start, a sample line every 5 s, on stderr; after
+ *           the load, a line every 5 s while one stage of the reading lasts (the completion check of a long run).
  * - `quiet`: no progress at all; only each run's result and the command's final summary are printed.
  * - `jsonl`: one JSON object per line on stdout, one per event (fields below); the human-readable run results and
  *            summaries go to stderr instead, so that stdout is machine-readable from the first line to the last.
@@ -19,6 +20,9 @@
  *    "cells", "pass"?, "done", "total", "errors", "elapsedS", "queriesPerSec"|null, "cellRemainingS"|null,
  *    "phaseRemainingS"|null, "ended", "remainingSeconds"}   (a query phase, every second and at each cell's end:
  *    harness/runner/query-load.ts QueryProgress; the live line and, every 5 s and at each cell's end, a plain line too)
+ *   {"event":"stage", "index":i, "stack", "scenario", "cell", "replicate", "group"?, "stage", "remainingSeconds"}
+ *   (a stage of the run after its load begins: "waiting for every acknowledged row", "settling the samples",
+ *    "counting the ledger", …; harness/runner/run.ts emits it; the live line shows it too)
  *   {"event":"cell-end", "index":i, "stack", "scenario", "cell", "replicate", "group"?, "runId", "status",
  *    "rowsPerSecond"|null, "mibPerSecond"|null, "lagP99Ms"|null, "lagSamples"|null, "lost"|null, "duplicated"|null, "seconds"}
  *   {"event":"end", "runs":N, "done":n, "ok":n, "failed":n, "errored":n, "interrupted":signal|null, "interruptedRuns":n, "seconds"}
@@ -128,6 +132,10 @@ export class Progress {
   /** when the current run's first sample came (its load began), 0 before */
   private loadStartedAt = 0;
   private lastSampleAt = 0;
+  /** the current run's stage after its load (stage()), since when (ms), and plain mode's timer for its lines */
+  private afterLoad: { stage: string; since: number; timer: ReturnType<typeof setInterval> | undefined } | undefined;
+  /** the phase of the current run's last plain sample line (its first drain sample always gets a line) */
+  private lastPlainPhase: SeriesPoint["phase"] | undefined;
   private loadElapsedS = 0;
   private lineShown = false;
   /** the current run's query phase: its estimated seconds left (after the load), its seconds so far, the last plain line */
@@ -231,6 +239,7 @@ export class Progress {
     this.loadStartedAt = 0;
     this.loadElapsedS = 0;
     this.lastSampleAt = 0;
+    this.lastPlainPhase = undefined;
     this.resetQuery();
     if (this.mode === "jsonl") this.json({ event: "cell-start", index: this.index, runs: this.runs.length, ...this.fields(r), runId });
     else if (this.mode === "plain") this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)}: ${detail || "starting"}\n`);
@@ -261,8 +270,10 @@ export class Progress {
       });
     } else if (this.mode === "live") {
       this.liveLine(r, `${p.phase} ${at} s · ${rate} rows/s · lag ${lag}`);
-    } else if (this.mode === "plain" && (p.t - this.lastSampleAt >= PLAIN_SAMPLE_MS || p.phase === "drain")) {
+    } else if (this.mode === "plain" && (p.t - this.lastSampleAt >= PLAIN_SAMPLE_MS || (p.phase === "drain" && this.lastPlainPhase !== "drain"))) {
+      // the drain's samples come every 250 ms (harness/runner/run.ts): its first gets a line, the rest one per 5 s
       this.lastSampleAt = p.t;
+      this.lastPlainPhase = p.phase;
       this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)} ${p.phase.padEnd(7)} ${at.replace(/^(\d+)/, "$1s").padStart(5)}s  ${rate} rows/s  stored ${fmtInt(p.stored)}  lag ${lag}  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`);
     }
   }
@@ -282,6 +293,36 @@ export class Progress {
   follow(run: Pick<EventEmitter, "on">): void {
     run.on("tick", (p: SeriesPoint, ctx: { loadEndS: number }) => this.sample(p, ctx));
     run.on("query", (q: QueryProgress) => this.query(q));
+    run.on("stage", (stage: string) => this.stage(stage));
+  }
+
+  /**
+   * A stage of the current run after its load began (harness/runner/run.ts): jsonl, a "stage" event; live, the run's
+   * line names it; plain, a line every PLAIN_SAMPLE_MS while it lasts (none for a stage shorter than that).
+   */
+  stage(stage: string): void {
+    const r = this.runs[this.index - 1];
+    if (!r) return;
+    this.endStage();
+    const at = { stage, since: this.now(), timer: undefined as ReturnType<typeof setInterval> | undefined };
+    this.afterLoad = at;
+    if (this.mode === "jsonl") this.json({ event: "stage", index: this.index, ...this.fields(r), stage, remainingSeconds: Math.round(this.remainingSeconds()) });
+    else if (this.mode === "live") this.liveLine(r, stage);
+    else if (this.mode === "plain") {
+      at.timer = setInterval(() => {
+        // a drain sample's or a query phase's line within the interval says enough
+        if (this.now() - Math.max(this.lastSampleAt, this.lastQueryLineAt) < PLAIN_SAMPLE_MS) return;
+        const s = Math.round((this.now() - at.since) / 1000);
+        this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)}: ${stage}, ${formatSeconds(s)} so far  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`);
+      }, PLAIN_SAMPLE_MS);
+      at.timer.unref();
+    }
+  }
+
+  /** The current stage's plain timer stopped (a new stage, the run's end, the invocation's end). */
+  private endStage(): void {
+    if (this.afterLoad?.timer) clearInterval(this.afterLoad.timer);
+    this.afterLoad = undefined;
   }
 
   /**
@@ -323,6 +364,7 @@ export class Progress {
     const r = this.runs[this.index - 1];
     const seconds = (this.now() - this.runStartedAt) / 1000;
     this.done++;
+    this.endStage();
     this.statuses[record.status] = (this.statuses[record.status] ?? 0) + 1;
     if (r) {
       // a run that failed before its load measured no split: all of it counts as before the load
@@ -363,6 +405,7 @@ export class Progress {
   }
 
   end(interrupted: string | null): void {
+    this.endStage();
     this.clearLine();
     const seconds = Number(((this.now() - this.startedAt) / 1000).toFixed(1));
     const n = (status: string): number => this.statuses[status] ?? 0;

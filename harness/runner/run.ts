@@ -156,7 +156,10 @@ export class BenchRun extends EventEmitter {
     const sampling = this.cost.afterLoadSampler !== undefined;
     if (sampling) this.sampleAfterLoadRss();
     this.stageName = next;
-    if (sampling) this.sampleAfterLoadRss();
+    if (sampling) {
+      this.sampleAfterLoadRss();
+      this.emit("stage", next); // the progress display's after-load stages (harness/runner/progress.ts stage())
+    }
   }
   private generators: LoadGroup | undefined;
   /** the collector's own load of a `generator: none` cell (./self-load.ts), else undefined */

@@ -1,6 +1,6 @@
 // The progress display's four modes, driven with synthetic runs and series points into captured streams.
 import { EventEmitter } from "node:events";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
 import { formatSeconds, OVERHEAD_ESTIMATE_S, Progress, resolveMode, type ProgressRun } from "../../../harness/runner/progress.ts";
 import type { QueryProgress } from "../../../harness/runner/query-load.ts";
@@ -118,6 +118,86 @@ describe("progress", () => {
     expect(lines.at(-1)).toBe("2/2 run(s) ok in 16s");
     expect(io.stderr.text).not.toContain("\r");
     expect(io.stdout.text).toBe("run run-a: ok (description 1)\nrun run-b: ok (description 2)\n");
+  });
+
+  it("plain: a long drain sampled every 250 ms gets a line at its start and one per 5 s, in each run", () => {
+    const io = capture(false);
+    const clock = { t: 0 };
+    const p = new Progress("plain", io, () => clock.t);
+    p.start(runs);
+    for (const id of ["run-a", "run-b"]) {
+      p.cellStart(id);
+      clock.t += 3000;
+      p.sample(point(3, "measure", clock.t), { loadEndS: 3 });
+      // 12 s of drain samples 250 ms apart (48 points)
+      for (let k = 1; k <= 48; k++) {
+        clock.t += 250;
+        p.sample(point(3 + k / 4, "drain", clock.t), { loadEndS: 3 });
+      }
+      p.cellEnd(record(id), `run ${id}: ok`);
+    }
+    const drains = io.stderr.text.split("\n").filter((l) => l.includes(" drain "));
+    // per run: the first drain sample (3s+0s) and then one each 5 s (+5, +10)
+    expect(drains.map((l) => / drain +(3s\+\d+)s /.exec(l)?.[1])).toEqual(["3s+0", "3s+5", "3s+10", "3s+0", "3s+5", "3s+10"]);
+  });
+
+  describe("the stages after the load (run.ts emits \"stage\")", () => {
+    afterEach(() => vi.useRealTimers());
+    /** One run whose load ends at 3 s, then `stages` of the given seconds each, through follow() as a BenchRun emits them. */
+    const afterLoad = (mode: "plain" | "live" | "jsonl", stages: Array<[string, number]>) => {
+      vi.useFakeTimers({ now: 0 });
+      const io = capture(mode === "live");
+      const p = new Progress(mode, io, () => Date.now());
+      const run = new EventEmitter();
+      p.follow(run);
+      p.start(runs.slice(0, 1));
+      p.cellStart("run-a");
+      vi.advanceTimersByTime(3000);
+      run.emit("tick", point(3, "measure", Date.now()), { loadEndS: 3 });
+      for (const [stage, seconds] of stages) {
+        run.emit("stage", stage);
+        vi.advanceTimersByTime(seconds * 1000);
+      }
+      p.cellEnd(record("run-a"), "run run-a: ok");
+      vi.advanceTimersByTime(20_000); // nothing after the run's end
+      p.end(null);
+      return io;
+    };
+
+    it("plain: a line every 5 s while one stage lasts, none for a short one, none after the run", () => {
+      const io = afterLoad("plain", [["stopping the generators", 1], ["waiting for every acknowledged row", 12], ["counting the ledger", 3]]);
+      const lines = io.stderr.text.split("\n").filter((l) => l.includes(" so far"));
+      expect(lines.map((l) => /: (.*) so far/.exec(l)?.[1])).toEqual(["waiting for every acknowledged row, 5s", "waiting for every acknowledged row, 10s"]);
+      expect(lines[0]).toMatch(/^\[1\/1\] s1 quickstart batch=1000 r1: waiting for every acknowledged row, 5s so far  /);
+    });
+
+    it("plain: no stage line while drain samples print their own", () => {
+      vi.useFakeTimers({ now: 0 });
+      const io = capture(false);
+      const p = new Progress("plain", io, () => Date.now());
+      const run = new EventEmitter();
+      p.follow(run);
+      p.start(runs.slice(0, 1));
+      p.cellStart("run-a");
+      run.emit("stage", "waiting for every acknowledged row");
+      for (let k = 1; k <= 48; k++) {
+        vi.advanceTimersByTime(250);
+        run.emit("tick", point(3 + k / 4, "drain", Date.now()), { loadEndS: 3 });
+      }
+      p.cellEnd(record("run-a"), "run run-a: ok");
+      expect(io.stderr.text).not.toContain(" so far");
+      expect(io.stderr.text.split("\n").filter((l) => l.includes(" drain "))).toHaveLength(3);
+    });
+
+    it("jsonl: a stage event each; live: the line names the stage", () => {
+      const jsonl = afterLoad("jsonl", [["waiting for every acknowledged row", 1], ["counting the ledger", 1]]);
+      const stages = jsonl.stdout.text.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.event === "stage");
+      expect(stages.map((e) => e.stage)).toEqual(["waiting for every acknowledged row", "counting the ledger"]);
+      expect(stages[0]).toMatchObject({ index: 1, stack: "s1", scenario: "quickstart", cell: "batch=1000", replicate: 1 });
+      expect(typeof stages[0]!.remainingSeconds).toBe("number");
+      const live = afterLoad("live", [["counting the ledger", 1]]);
+      expect(live.stderr.text).toMatch(/s1 quickstart batch=1000 r1 · counting the ledger · /);
+    });
   });
 
   it("live (auto on a terminal): one line rewritten in place with done/total, rate, lag and time left", () => {
