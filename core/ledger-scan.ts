@@ -120,7 +120,7 @@ export class LedgerScan {
       if (missingRanges.length < MAX_MISSING_RANGES) forEachGap(bits, rej, (from, to) => missingRanges.push([g, from, to]) < MAX_MISSING_RANGES);
     });
     const accepted = sent - rejected;
-    return { missing: accepted - (this.inRange - rejectedStored), missingRanges, rejectedStored, accepted, rejected };
+    return { missing: accepted - (this.inRange - rejectedStored), missingRanges, stored: this.stored, rejectedStored, accepted, rejected };
   }
 
   /**

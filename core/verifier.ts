@@ -142,6 +142,11 @@ export interface Completion {
   /** first MAX_MISSING_RANGES ranges of them, [gen, from, to] inclusive, gen the generator's index */
   missingRanges: Array<[number, number, number]>;
   /**
+   * every row of this run the check saw (duplicates and unexpected seqs included), where the check counts them as it
+   * reads (PostgreSQL's scan): exact when a live count lags (Verifier.liveCountLags); absent elsewhere
+   */
+  stored?: number;
+  /**
    * Bytes the sink wrote to its write-ahead log while the check ran, read-only as the check is (PostgreSQL:
    * pg_current_wal_insert_lsn() before and after, pg_wal_lsn_diff; anything else writing meanwhile counts too). Absent where
    * the sink has no such figure. A first pass over freshly loaded rows sets their hint bits, which with data checksums
@@ -183,6 +188,14 @@ export interface Verifier {
    * `tag` labels the sample's queries for `sinkCost` (the runner passes the phase)
    */
   sample(options?: { full?: boolean; tag?: string }): Promise<CountSample>;
+  /**
+   * true where a live sample's count can stand still below the rows committed for seconds: PostgreSQL's insert
+   * counter, which a writer reports when a transaction ends at most once a second, and an idle one only 10 s after
+   * its last report (PostgreSQL's pgstat_report_stat, PGSTAT_IDLE_INTERVAL). The completion wait then runs its check
+   * once the count has stood still (harness/runner/completion.ts), rather than waiting for the count to reach what
+   * was acknowledged.
+   */
+  readonly liveCountLags?: boolean;
   /** what the samples tagged `tag` cost the sink (SinkCost); absent: the sink keeps no per-query account */
   sinkCost?(tag: string): Promise<SinkCost>;
   /** exact account given what each generator sent (sent[genId] = number of seqs 0..n-1) and rejected ranges */

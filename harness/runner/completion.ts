@@ -3,8 +3,12 @@
  * load, sample until every acknowledged seq of every generator is at the sink, or until the timeout.
  *
  * Each round takes one timed count sample (the caller's `tick`); once the count reaches `accepted` (a necessary
- * condition) and has changed since the last check, the verifier's missing-range query (`completion`) decides. The wait
- * is complete when nothing acknowledged is missing and the count holds the deliberate repeats too (`expected`).
+ * condition) and has changed since the last check, the verifier's missing-range query (`completion`) decides. Where
+ * the live count lags what is committed (`checkWhenStill`: Verifier.liveCountLags, PostgreSQL's insert counter, which
+ * an idle writer reports only 10 s after its last report), the check also runs once the count has stood still for
+ * STILL_MS below `accepted` (once per such count): through syslog-ng the drain waited those 10 s for the counter. The
+ * wait is complete when nothing acknowledged is missing and the count (or the check's own, Completion.stored) holds
+ * the deliberate repeats too (`expected`).
  * Counts alone are never the verdict: one lost row plus one duplicate has the count of a complete run, and rows
  * stored but rejected, or retry duplicates, reach it early.
  *
@@ -41,6 +45,13 @@ export function nearEnd(stored: number, expected: number, elapsedMs: number): bo
 /** A count unchanged this long is no longer "moving": sampling falls back to the run's interval, ms. */
 export const STALL_MS = 1000;
 
+/**
+ * A lagging live count (`checkWhenStill`) unchanged this long below `accepted` has the check run, ms: longer than
+ * the once-a-second reports of a writer still writing (PostgreSQL's PGSTAT_MIN_INTERVAL), so a count that only
+ * waits for its next report is not taken for one that stopped.
+ */
+export const STILL_MS = 2000;
+
 export interface CompletionWaitInput {
   /** one timed count sample (the caller records it as a series point) */
   tick: () => Promise<CountSample>;
@@ -56,6 +67,8 @@ export interface CompletionWaitInput {
   intervalMs: number;
   /** tighten near the end (a fixed workload, whose window the wait ends) */
   tighten: boolean;
+  /** the live count can lag what is committed (Verifier.liveCountLags): check once it stands still (file comment) */
+  checkWhenStill?: boolean;
   timeoutMs: number;
   /** throws when the run was aborted */
   checkAbort: () => void;
@@ -86,10 +99,11 @@ export async function awaitCompletion(input: CompletionWaitInput): Promise<Compl
     const s = await untilAborted(input.tick(), input.signal);
     samples.push(s);
     if (s.stored !== prev.stored) lastChange = now();
-    if (s.stored >= input.accepted && s.stored !== checkedAt) {
+    const still = input.checkWhenStill === true && now() - lastChange >= STILL_MS;
+    if ((s.stored >= input.accepted || still) && s.stored !== checkedAt) {
       checkedAt = s.stored;
       last = await untilAborted(input.completion(), input.signal);
-      if (last.missing === 0 && s.stored >= input.expected) return { outcome: "complete", missing: 0, missingRanges: [], samples, waitedMs: now() - start };
+      if (last.missing === 0 && Math.max(s.stored, last.stored ?? 0) >= input.expected) return { outcome: "complete", missing: 0, missingRanges: [], samples, waitedMs: now() - start };
     }
     if (now() >= deadline) break;
     const tight = input.tighten && s.stored >= NEAR_END_SHARE * input.expected && now() - lastChange < STALL_MS;

@@ -116,6 +116,8 @@ export { MAX_MISSING_RANGES, normalizeRanges };
 
 /** The postgres verifier; `sqlLedger` / `sqlMissing` are the reference SQL implementations (see the file comment). */
 export class PostgresVerifier implements Verifier {
+  /** a live sample's count is pg_stat_get_tuples_inserted, which lags (see the file comment; Verifier.liveCountLags) */
+  readonly liveCountLags = true;
   private client: pg.Client | null = null;
   /** the connection's backend pid (see the file comment), null until connected */
   private backendPid: number | null = null;
@@ -511,7 +513,7 @@ export class PostgresVerifier implements Verifier {
       });
       const done = r.scan.completion();
       this.kept = { inputs: passInputs(sent, rejected), scan: r.scan, snap: r.snap, sample: locator && wanted ? { key: wantedKey(wanted), locator, rows } : null };
-      return { tBefore, tAfter: now(), missing: done.missing, missingRanges: done.missingRanges, walBytes: r.walBytes };
+      return { tBefore, tAfter: now(), missing: done.missing, missingRanges: done.missingRanges, stored: done.stored, walBytes: r.walBytes };
     } finally {
       locator?.finish(scanned);
     }
