@@ -2,7 +2,10 @@
  * OOM kills in a deployed container under its memory cap, from two sources:
  *
  * - `docker inspect` State.OOMKilled: true once the container's main process was killed by the kernel's OOM killer
- *   (the engine sets it when the container exits after an OOM event; Docker Engine API, ContainerInspect, State);
+ *   (the engine sets it when the container exits after an OOM event; Docker Engine API, ContainerInspect, State).
+ *   containerd can deliver the OOM event after the exit (containerd issues 8893, 12372), and the engine then leaves
+ *   OOMKilled false; a container that exited with 137 (SIGKILL) is then looked up in the engine's event log
+ *   (`docker events --filter event=oom` since it started), which has the event whatever its order;
  * - the container's cgroup, read inside it while it runs: cgroup v1 memory.oom_control `oom_kill N`, cgroup v2
  *   memory.events `oom_kill N` (the kernel's count of processes the OOM killer ended in this cgroup; a killed
  *   child, e.g. one PostgreSQL backend, leaves the container running and shows only here).
@@ -44,10 +47,15 @@ export async function readOomCounter(shell: HostShell): Promise<{ count: number;
 export async function checkOom(shell: HostShell, baseline: number | null, limitBytes: number | null): Promise<OomKill | null> {
   let oomKilled = false;
   let status = "?";
+  let lateEvent = false;
   try {
-    const [info] = JSON.parse(await shell.engine(["inspect", "--type", "container", shell.container])) as { State: { OOMKilled?: boolean; Status?: string } }[];
+    const [info] = JSON.parse(await shell.engine(["inspect", "--type", "container", shell.container])) as { State: { OOMKilled?: boolean; Status?: string; ExitCode?: number; StartedAt?: string } }[];
     oomKilled = info?.State.OOMKilled === true;
     status = info?.State.Status ?? "?";
+    if (!oomKilled && status === "exited" && info?.State.ExitCode === 137 && info.State.StartedAt) {
+      lateEvent = await oomEventSince(shell, info.State.StartedAt);
+      oomKilled = lateEvent;
+    }
   } catch {
     // no engine answers for this container: nothing says its cgroup is the container's own (a stand-in's or a
     // host's root cgroup counts every OOM kill of the machine), so no verdict
@@ -57,7 +65,18 @@ export async function checkOom(shell: HostShell, baseline: number | null, limitB
   const kills = counter ? counter.count - (baseline ?? 0) : null;
   if (!oomKilled && !(kills !== null && kills > 0)) return null;
   const parts = [];
-  if (oomKilled) parts.push(`docker inspect ${shell.container} State.OOMKilled true (status ${status})`);
+  if (lateEvent) parts.push(`docker events ${shell.container} oom, exit code 137 (State.OOMKilled false: the engine had the exit before the OOM event)`);
+  else if (oomKilled) parts.push(`docker inspect ${shell.container} State.OOMKilled true (status ${status})`);
   if (counter) parts.push(`cgroup ${counter.version} ${counter.file} oom_kill ${counter.count}${baseline ? ` (${baseline} at the start)` : ""}`);
   return { host: shell.host, container: shell.container, limitBytes, oomKilled, kills, evidence: parts.join("; ") };
+}
+
+/** Whether the engine's event log has an `oom` event of the container behind `shell` since `since` (RFC 3339); false when it cannot say. */
+async function oomEventSince(shell: HostShell, since: string): Promise<boolean> {
+  try {
+    const out = await shell.engine(["events", "--since", since, "--until", new Date().toISOString(), "--filter", `container=${shell.container}`, "--filter", "event=oom", "--format", "{{.Action}}"], { timeoutMs: 10_000 });
+    return /^oom$/m.test(out);
+  } catch {
+    return false;
+  }
 }

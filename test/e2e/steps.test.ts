@@ -19,39 +19,58 @@ function ran(record: RunRecord, i: number) {
   return e!;
 }
 
+/**
+ * One run of scenarios/collector-kill-restart.yaml on local-pipeline, checked: the timeline, the ledger naming exactly
+ * the seqs absent from the final table, and (when the kill lost rows) every missing range charged to a fault.
+ * @returns the rows the run lost
+ */
+async function killRestartRun(): Promise<number> {
+  const plan = scenarioPlan("collector-kill-restart.yaml");
+  let present: Set<number> | undefined;
+  // the final table, read after the drain: the restarted collector has flushed what it got
+  const run = newBenchRun(STACK, plan, undefined, { beforeLedger: async (s: SinkInfo) => { present = await readStoredSeqs(s); } });
+  const record = await run.run();
+  expect(record.error).toBeNull();
+  const kill = ran(record, 0);
+  const restart = ran(record, 1);
+  expect(kill).toMatchObject({ action: "kill", host: "collector", status: "ok", exitCode: 0, trigger: "at 3s", fault: true });
+  expect(kill.output).toMatch(/^SIGKILL to \d+ process\(es\) of syslog-ng on collector/);
+  expect(restart).toMatchObject({ action: "restart", host: "collector", status: "ok", exitCode: 0 });
+  expect(restart.output).toMatch(/^restarted syslog-ng on collector/);
+  // the steps fired at their offsets from t0 (timers: not early beyond a millisecond of clock granularity)
+  expect(kill.startS!).toBeGreaterThanOrEqual(3 - 0.002);
+  expect(restart.startS!).toBeGreaterThanOrEqual(4 - 0.002);
+
+  // the ledger names exactly the absent seqs of the final table
+  const lost = expectLedgerNamesExactlyTheAbsentSeqs(record, present!);
+  const l = record.ledger!;
+  const faults = record.faults!;
+  console.log(`collector-kill-restart: sent ${l.sent}, stored ${l.stored}, lost ${l.lost}, rejected ${l.rejected}, missing ${JSON.stringify(l.missingRanges)}; timeline ${JSON.stringify(record.timeline!.map((e) => [e.name, e.startS?.toFixed(2), e.endS?.toFixed(2), e.status]))}; faults ${JSON.stringify(faults)}`);
+  expect(leftovers(record.runId.slice(-6))).toEqual([]);
+  if (lost === 0) {
+    expect(faults.every((f) => f.lost === 0 && f.lostRanges.length === 0)).toBe(true);
+    return 0;
+  }
+  // every missing range is charged to one fault, and together they are the ledger's (at most 20 ranges listed);
+  // what syslog-ng held when it was killed was sent before the kill ended: the kill is charged
+  expectKillRestartChargesEveryMissingRange(record);
+  // recovery is measured from the kill: nothing is stored before the restarted collector is up
+  const k = faults[0]!;
+  expect(k.preMedianRowsPerSec!).toBeGreaterThan(0);
+  if (k.recoverySeconds !== null) expect(k.recoverySeconds).toBeGreaterThanOrEqual(restart.endS! - kill.startS! - 0.05);
+  expect(k.peakLagMs).not.toBeNull();
+  return lost;
+}
+
 describe("fault steps (real pipeline, local platform)", () => {
   it("collector-kill-restart: the ledger and the kill's cost name exactly the absent seqs; the timeline is recorded", async () => {
-    const plan = scenarioPlan("collector-kill-restart.yaml");
-    let present: Set<number> | undefined;
-    // the final table, read after the drain: the restarted collector has flushed what it got
-    const run = newBenchRun(STACK, plan, undefined, { beforeLedger: async (s: SinkInfo) => { present = await readStoredSeqs(s); } });
-    const record = await run.run();
-    expect(record.error).toBeNull();
-    const kill = ran(record, 0);
-    const restart = ran(record, 1);
-    expect(kill).toMatchObject({ action: "kill", host: "collector", status: "ok", exitCode: 0, trigger: "at 3s", fault: true });
-    expect(kill.output).toMatch(/^SIGKILL to \d+ process\(es\) of syslog-ng on collector/);
-    expect(restart).toMatchObject({ action: "restart", host: "collector", status: "ok", exitCode: 0 });
-    expect(restart.output).toMatch(/^restarted syslog-ng on collector/);
-    // the steps fired at their offsets from t0 (timers: not early beyond a millisecond of clock granularity)
-    expect(kill.startS!).toBeGreaterThanOrEqual(3 - 0.002);
-    expect(restart.startS!).toBeGreaterThanOrEqual(4 - 0.002);
-
-    // the ledger names exactly the absent seqs of the final table, and the kill lost some
-    const lost = expectLedgerNamesExactlyTheAbsentSeqs(record, present!);
-    const l = record.ledger!;
+    // What the kill loses is what syslog-ng held: the generator's 500-line batches come every 50 ms and syslog-ng
+    // commits every 1,000 lines, so a kill that lands just after a commit, before the next batch, finds nothing held
+    // (one CI run in several: lost 0, the kill 10 ms after the batch at 3.00 s). Every run's ledger and charges are
+    // checked; a run that lost nothing is run once more, and one of the two must have lost rows.
+    const first = await killRestartRun();
+    const lost = first > 0 ? first : await killRestartRun();
     expect(lost).toBeGreaterThan(0);
-    // every missing range is charged to one fault, and together they are the ledger's (at most 20 ranges listed);
-    // what syslog-ng held when it was killed was sent before the kill ended: the kill is charged
-    expectKillRestartChargesEveryMissingRange(record);
-    const faults = record.faults!;
-    // recovery is measured from the kill: nothing is stored before the restarted collector is up
-    const k = faults[0]!;
-    expect(k.preMedianRowsPerSec!).toBeGreaterThan(0);
-    if (k.recoverySeconds !== null) expect(k.recoverySeconds).toBeGreaterThanOrEqual(restart.endS! - kill.startS! - 0.05);
-    expect(k.peakLagMs).not.toBeNull();
-    console.log(`collector-kill-restart: sent ${l.sent}, stored ${l.stored}, lost ${l.lost}, rejected ${l.rejected}, missing ${JSON.stringify(l.missingRanges)}; timeline ${JSON.stringify(record.timeline!.map((e) => [e.name, e.startS?.toFixed(2), e.endS?.toFixed(2), e.status]))}; faults ${JSON.stringify(faults)}`);
-    expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
   it("collector-stop-cont: a frozen collector loses nothing, its processes were stopped, and the lag peak shows the freeze", async () => {

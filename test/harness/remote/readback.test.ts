@@ -154,9 +154,15 @@ describe("OOM kills under a real memory cap", () => {
     const c = name("oom-main");
     const container = await runContainer(docker, { name: c, Image: BASE_IMAGE, Cmd: ["tail", "/dev/zero"], HostConfig: { Memory: 16 * MiB, MemorySwap: 16 * MiB } }, track);
     await container.wait();
-    const k = await checkOom(shell("sink", c), 0, 16 * MiB);
+    // containerd may deliver the OOM event after the exit (harness/remote/oom.ts): the engine's event log has it,
+    // possibly a moment after the wait ends, so the check is asked again for up to 10 s
+    let k = await checkOom(shell("sink", c), 0, 16 * MiB);
+    for (let i = 0; k === null && i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      k = await checkOom(shell("sink", c), 0, 16 * MiB);
+    }
     expect(k).toMatchObject({ host: "sink", container: c, oomKilled: true, kills: null });
-    expect(k!.evidence).toBe(`docker inspect ${c} State.OOMKilled true (status exited)`);
+    expect(k!.evidence).toMatch(new RegExp(`^(docker inspect ${c} State\\.OOMKilled true \\(status exited\\)|docker events ${c} oom, exit code 137 \\(State\\.OOMKilled false: the engine had the exit before the OOM event\\))$`));
     expect(oomMessage([k!])).toContain("OOM-killed the container's main process");
   });
 });
