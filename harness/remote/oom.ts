@@ -4,8 +4,10 @@
  * - `docker inspect` State.OOMKilled: true once the container's main process was killed by the kernel's OOM killer
  *   (the engine sets it when the container exits after an OOM event; Docker Engine API, ContainerInspect, State).
  *   containerd can deliver the OOM event after the exit (containerd issues 8893, 12372), and the engine then leaves
- *   OOMKilled false; a container that exited with 137 (SIGKILL) is then looked up in the engine's event log
- *   (`docker events --filter event=oom` since it started), which has the event whatever its order;
+ *   OOMKilled false; for a container that exited with 137 (SIGKILL) the engine's event log is read instead
+ *   (`docker events --filter event=oom` since the run began), which has the event whatever its order. An `oom` event
+ *   is any OOM kill in the container's cgroup, not only of its main process, and 137 is any SIGKILL, so this
+ *   counts kills (the events) and does not say the main process was one;
  * - the container's cgroup, read inside it while it runs: cgroup v1 memory.oom_control `oom_kill N`, cgroup v2
  *   memory.events `oom_kill N` (the kernel's count of processes the OOM killer ended in this cgroup; a killed
  *   child, e.g. one PostgreSQL backend, leaves the container running and shows only here).
@@ -42,41 +44,42 @@ export async function readOomCounter(shell: HostShell): Promise<{ count: number;
 
 /**
  * Did the kernel OOM-kill anything in the container behind `shell` since `baseline` (the oom_kill count read at the
- * run's start; null: not read, counted from 0)? Returns the evidence, or null when neither source shows a kill.
+ * run's start; null: not read, counted from 0)? `since`: when the run began (RFC 3339, the harness's clock), the start
+ * of the event log read for a container gone with 137 (default: the container's own start). Returns the evidence, or
+ * null when no source shows a kill.
  */
-export async function checkOom(shell: HostShell, baseline: number | null, limitBytes: number | null): Promise<OomKill | null> {
+export async function checkOom(shell: HostShell, baseline: number | null, limitBytes: number | null, since?: string): Promise<OomKill | null> {
   let oomKilled = false;
   let status = "?";
-  let lateEvent = false;
+  let events = 0;
   try {
     const [info] = JSON.parse(await shell.engine(["inspect", "--type", "container", shell.container])) as { State: { OOMKilled?: boolean; Status?: string; ExitCode?: number; StartedAt?: string } }[];
     oomKilled = info?.State.OOMKilled === true;
     status = info?.State.Status ?? "?";
-    if (!oomKilled && status === "exited" && info?.State.ExitCode === 137 && info.State.StartedAt) {
-      lateEvent = await oomEventSince(shell, info.State.StartedAt);
-      oomKilled = lateEvent;
-    }
+    const from = since ?? info?.State.StartedAt;
+    if (!oomKilled && status === "exited" && info?.State.ExitCode === 137 && from) events = await oomEventsSince(shell, from);
   } catch {
     // no engine answers for this container: nothing says its cgroup is the container's own (a stand-in's or a
     // host's root cgroup counts every OOM kill of the machine), so no verdict
     return null;
   }
   const counter = await readOomCounter(shell);
-  const kills = counter ? counter.count - (baseline ?? 0) : null;
+  const kills = counter ? counter.count - (baseline ?? 0) : events > 0 ? events : null;
   if (!oomKilled && !(kills !== null && kills > 0)) return null;
   const parts = [];
-  if (lateEvent) parts.push(`docker events ${shell.container} oom, exit code 137 (State.OOMKilled false: the engine had the exit before the OOM event)`);
-  else if (oomKilled) parts.push(`docker inspect ${shell.container} State.OOMKilled true (status ${status})`);
+  if (events > 0) parts.push(`docker events ${shell.container}: ${events} oom, then exit code 137 (State.OOMKilled false: the engine had the exit before the OOM event)`);
+  if (oomKilled) parts.push(`docker inspect ${shell.container} State.OOMKilled true (status ${status})`);
   if (counter) parts.push(`cgroup ${counter.version} ${counter.file} oom_kill ${counter.count}${baseline ? ` (${baseline} at the start)` : ""}`);
   return { host: shell.host, container: shell.container, limitBytes, oomKilled, kills, evidence: parts.join("; ") };
 }
 
-/** Whether the engine's event log has an `oom` event of the container behind `shell` since `since` (RFC 3339); false when it cannot say. */
-async function oomEventSince(shell: HostShell, since: string): Promise<boolean> {
+/** How many `oom` events the engine's log has of the container behind `shell` since `since` (RFC 3339); 0 when it cannot say. */
+async function oomEventsSince(shell: HostShell, since: string): Promise<number> {
   try {
+    // --until: the log is read up to now and the command ends (without it, it follows new events)
     const out = await shell.engine(["events", "--since", since, "--until", new Date().toISOString(), "--filter", `container=${shell.container}`, "--filter", "event=oom", "--format", "{{.Action}}"], { timeoutMs: 10_000 });
-    return /^oom$/m.test(out);
+    return out.split("\n").filter((l) => l.trim() === "oom").length;
   } catch {
-    return false;
+    return 0;
   }
 }

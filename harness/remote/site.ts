@@ -76,7 +76,8 @@ export class RemoteSite implements RunSite {
   readonly limits: Record<string, AppliedLimits> = {};
   readonly versions: SiteVersions = {};
   private readonly roles: string[];
-  private readonly oomBaseline = new Map<string, number | null>();
+  /** per host: its cgroup's oom_kill count when the run began (null: unreadable), and when (RFC 3339) */
+  private readonly oomBaseline = new Map<string, { count: number | null; since: string }>();
   private readonly collectorRoles: string[];
   /** hosts a fault step killed, stopped or restarted: the observer may find their container unreadable */
   private readonly disturbed = new Set<string>();
@@ -139,7 +140,7 @@ export class RemoteSite implements RunSite {
     await Promise.all(this.roles.map(async (r) => {
       const shell = this.opts.shell(r);
       this.limits[r] = await readBackLimits(shell, outputs.hosts[r]!.limits, { shaper: `${shell.container}-shaper` });
-      this.oomBaseline.set(r, (await readOomCounter(shell))?.count ?? null);
+      this.oomBaseline.set(r, { count: (await readOomCounter(shell))?.count ?? null, since: new Date().toISOString() });
     }));
     await waitListening(this.opts.shell(SINK), ep.data!.port);
     return { control, data: { host: ep.data!.host, port: ep.data!.port }, params: sinkParams(plan.sink.name, plan.sink.config) };
@@ -353,7 +354,8 @@ export class RemoteSite implements RunSite {
   async oomKills(): Promise<OomKill[]> {
     const found = await Promise.all([...this.oomBaseline.keys()].map((r) => {
       const memory = this.limits[r]?.applied.memoryLimitBytes;
-      return checkOom(this.opts.shell(r), this.oomBaseline.get(r) ?? null, typeof memory === "number" ? memory : null);
+      const b = this.oomBaseline.get(r);
+      return checkOom(this.opts.shell(r), b?.count ?? null, typeof memory === "number" ? memory : null, b?.since);
     }));
     return found.filter((k): k is OomKill => k !== null);
   }

@@ -6,9 +6,12 @@
  * condition) and has changed since the last check, the verifier's missing-range query (`completion`) decides. Where
  * the live count lags what is committed (`checkWhenStill`: Verifier.liveCountLags, PostgreSQL's insert counter, which
  * an idle writer reports only 10 s after its last report), the check also runs once the count has stood still for
- * STILL_MS below `accepted` (once per such count): through syslog-ng the drain waited those 10 s for the counter. The
- * wait is complete when nothing acknowledged is missing and the count (or the check's own, Completion.stored) holds
- * the deliberate repeats too (`expected`).
+ * STILL_MS since it last moved and since the last check, whatever the count: through syslog-ng the drain waited
+ * those 10 s for the counter. Each such check that does not end the wait doubles that time (a collector still
+ * flushing is not read in full every 2 s), and the timeout checks again even at an unchanged count. The wait is
+ * complete when nothing acknowledged is missing and the rows counted hold the deliberate repeats too (`expected`):
+ * the check's own count where it gives one (Completion.stored: a lagging live count can also run ahead, counting
+ * aborted rows), else the sample's.
  * Counts alone are never the verdict: one lost row plus one duplicate has the count of a complete run, and rows
  * stored but rejected, or retry duplicates, reach it early.
  *
@@ -94,16 +97,21 @@ export async function awaitCompletion(input: CompletionWaitInput): Promise<Compl
   let prev = input.previous;
   let lastChange = start;
   let checkedAt = -1; // the count the last completion query was run at
+  let lastCheckAt = start;
+  let stillMs = STILL_MS;
   let last: Completion | null = null;
   for (;;) {
     const s = await untilAborted(input.tick(), input.signal);
     samples.push(s);
     if (s.stored !== prev.stored) lastChange = now();
-    const still = input.checkWhenStill === true && now() - lastChange >= STILL_MS;
-    if ((s.stored >= input.accepted || still) && s.stored !== checkedAt) {
+    const countSaysDone = s.stored >= input.accepted && s.stored !== checkedAt;
+    const still = input.checkWhenStill === true && !countSaysDone && now() - Math.max(lastChange, lastCheckAt) >= stillMs;
+    if (countSaysDone || still) {
       checkedAt = s.stored;
       last = await untilAborted(input.completion(), input.signal);
-      if (last.missing === 0 && Math.max(s.stored, last.stored ?? 0) >= input.expected) return { outcome: "complete", missing: 0, missingRanges: [], samples, waitedMs: now() - start };
+      lastCheckAt = now();
+      if (last.missing === 0 && (last.stored ?? s.stored) >= input.expected) return { outcome: "complete", missing: 0, missingRanges: [], samples, waitedMs: now() - start };
+      if (still) stillMs *= 2;
     }
     if (now() >= deadline) break;
     const tight = input.tighten && s.stored >= NEAR_END_SHARE * input.expected && now() - lastChange < STALL_MS;
@@ -112,7 +120,8 @@ export async function awaitCompletion(input: CompletionWaitInput): Promise<Compl
     prev = s;
   }
   // the timeout: what is missing now
-  if (!last || checkedAt !== samples.at(-1)!.stored) last = await untilAborted(input.completion(), input.signal);
+  // (a lagging count may not have moved while rows committed: then always)
+  if (!last || checkedAt !== samples.at(-1)!.stored || input.checkWhenStill === true) last = await untilAborted(input.completion(), input.signal);
   return { outcome: last.missing === 0 ? "complete" : "timeout", missing: last.missing, missingRanges: last.missingRanges, samples, waitedMs: now() - start };
 }
 

@@ -94,6 +94,8 @@ export interface ProgressStreams {
 
 /** Interval of sample lines in plain mode, ms. */
 const PLAIN_SAMPLE_MS = 5000;
+/** How often plain mode looks whether a stage after the load is due a line, ms. */
+const STAGE_TICK_MS = 1000;
 
 const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
 
@@ -134,6 +136,8 @@ export class Progress {
   private lastSampleAt = 0;
   /** the current run's stage after its load (stage()), since when (ms), and plain mode's timer for its lines */
   private afterLoad: { stage: string; since: number; timer: ReturnType<typeof setInterval> | undefined } | undefined;
+  /** when plain mode last printed a line of the current run (this.now(), ms): a stage's line comes 5 s after any */
+  private lastPlainLineAt = 0;
   /** the phase of the current run's last plain sample line (its first drain sample always gets a line) */
   private lastPlainPhase: SeriesPoint["phase"] | undefined;
   private loadElapsedS = 0;
@@ -239,7 +243,9 @@ export class Progress {
     this.loadStartedAt = 0;
     this.loadElapsedS = 0;
     this.lastSampleAt = 0;
+    this.lastPlainLineAt = this.now();
     this.lastPlainPhase = undefined;
+    this.endStage();
     this.resetQuery();
     if (this.mode === "jsonl") this.json({ event: "cell-start", index: this.index, runs: this.runs.length, ...this.fields(r), runId });
     else if (this.mode === "plain") this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)}: ${detail || "starting"}\n`);
@@ -273,6 +279,7 @@ export class Progress {
     } else if (this.mode === "plain" && (p.t - this.lastSampleAt >= PLAIN_SAMPLE_MS || (p.phase === "drain" && this.lastPlainPhase !== "drain"))) {
       // the drain's samples come every 250 ms (harness/runner/run.ts): its first gets a line, the rest one per 5 s
       this.lastSampleAt = p.t;
+      this.lastPlainLineAt = this.now();
       this.lastPlainPhase = p.phase;
       this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)} ${p.phase.padEnd(7)} ${at.replace(/^(\d+)/, "$1s").padStart(5)}s  ${rate} rows/s  stored ${fmtInt(p.stored)}  lag ${lag}  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`);
     }
@@ -298,11 +305,12 @@ export class Progress {
 
   /**
    * A stage of the current run after its load began (harness/runner/run.ts): jsonl, a "stage" event; live, the run's
-   * line names it; plain, a line every PLAIN_SAMPLE_MS while it lasts (none for a stage shorter than that).
+   * line names it; plain, a line once the stage has lasted PLAIN_SAMPLE_MS and no other line of the run came for as
+   * long (a drain sample's, a query phase's), checked every second. Ignored once the run has ended.
    */
   stage(stage: string): void {
     const r = this.runs[this.index - 1];
-    if (!r) return;
+    if (!r || this.index <= this.done) return;
     this.endStage();
     const at = { stage, since: this.now(), timer: undefined as ReturnType<typeof setInterval> | undefined };
     this.afterLoad = at;
@@ -310,11 +318,11 @@ export class Progress {
     else if (this.mode === "live") this.liveLine(r, stage);
     else if (this.mode === "plain") {
       at.timer = setInterval(() => {
-        // a drain sample's or a query phase's line within the interval says enough
-        if (this.now() - Math.max(this.lastSampleAt, this.lastQueryLineAt) < PLAIN_SAMPLE_MS) return;
-        const s = Math.round((this.now() - at.since) / 1000);
-        this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)}: ${stage}, ${formatSeconds(s)} so far  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`);
-      }, PLAIN_SAMPLE_MS);
+        const t = this.now();
+        if (t - Math.max(at.since, this.lastPlainLineAt) < PLAIN_SAMPLE_MS) return;
+        this.lastPlainLineAt = t;
+        this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)}: ${stage}, ${formatSeconds(Math.round((t - at.since) / 1000))} so far  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`);
+      }, STAGE_TICK_MS);
       at.timer.unref();
     }
   }
@@ -353,6 +361,7 @@ export class Progress {
       this.liveLine(r, `query ${where} ${counts} · cell ${cellLeft}`);
     } else if (this.mode === "plain" && (q.ended || where !== this.lastQueryCell || t - this.lastQueryLineAt >= PLAIN_SAMPLE_MS)) {
       this.lastQueryLineAt = t;
+      this.lastPlainLineAt = t;
       this.lastQueryCell = where;
       this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)} query   ${where}  ${counts.replaceAll(" · ", "  ")}  cell ${cellLeft}  ${formatSeconds(this.remainingSeconds())} left
 `);
@@ -393,8 +402,9 @@ export class Progress {
     (this.mode === "jsonl" ? this.streams.stderr : this.streams.stdout).write(`${text}\n`);
   }
 
-  /** A notice that must be seen in every mode (e.g. a signal): stderr. */
+  /** A notice that must be seen in every mode (e.g. a signal): stderr. The stage shown so far ends with it. */
   notice(text: string): void {
+    this.endStage();
     this.clearLine();
     this.streams.stderr.write(`${text}\n`);
   }

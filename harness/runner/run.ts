@@ -156,11 +156,12 @@ export class BenchRun extends EventEmitter {
     const sampling = this.cost.afterLoadSampler !== undefined;
     if (sampling) this.sampleAfterLoadRss();
     this.stageName = next;
-    if (sampling) {
-      this.sampleAfterLoadRss();
-      this.emit("stage", next); // the progress display's after-load stages (harness/runner/progress.ts stage())
-    }
+    if (sampling) this.sampleAfterLoadRss();
+    // the progress display's after-load stages (harness/runner/progress.ts stage())
+    if (this.loadEnded) this.emit("stage", next);
   }
+  /** the load has ended: each stage from then on is shown (the stage setter) */
+  private loadEnded = false;
   private generators: LoadGroup | undefined;
   /** the collector's own load of a `generator: none` cell (./self-load.ts), else undefined */
   private selfLoad: CollectorLoad | undefined;
@@ -406,6 +407,8 @@ export class BenchRun extends EventEmitter {
       this.sampleAfterLoadRss();
       this.cost.afterLoadSampler = setInterval(() => this.sampleAfterLoadRss(), AFTER_LOAD_RSS_MS);
       this.cost.afterLoadSampler.unref();
+      this.loadEnded = true;
+      this.emit("stage", this.stage);
       // no step fires after the load; running ones end, frozen hosts are thawed before the drain
       if (this.steps) this.record.timeline = await this.steps.finish();
 
@@ -451,16 +454,19 @@ export class BenchRun extends EventEmitter {
         if (c.missing > 0 && site.sinkUncapped && notes && this.sinkCpuCap() !== null && !notes.includes(incomplete)) notes.push(incomplete);
         return c;
       };
-      // The drain after a timed load samples live where the verifier settles its samples after the load, as the
-      // load's own: an exact count would read every row of the run under the sink's caps at each drain sample, while
-      // the completion check decides anyway and the settling makes the drain's points exact
+      // The drain after a timed load samples live where the verifier settles its samples after the load and its check
+      // counts the rows itself (PostgreSQL: Verifier.liveCountLags, Completion.stored): an exact count would read
+      // every row of the run under the sink's caps at each drain sample, while the completion check decides anyway
+      // and the settling makes the drain's points exact. Elsewhere the drain counts exactly (ClickHouse's drain
+      // samples also recount another run's late rows, which its live samples take from the first sample)
+      const liveDrain = this.settles.needed && verifier.liveCountLags === true;
       const wait = async (phase: "measure" | "drain"): Promise<CompletionWait> => awaitCompletion({
-        tick: () => tick(phase, undefined, phase === "drain" && !this.settles.needed), completion,
+        tick: () => tick(phase, undefined, phase === "drain" && !liveDrain), completion,
         accepted: final.accepted, expected: expectedRows(final), previous: prev,
         intervalMs: phase === "measure" ? plan.intervalMs : Math.min(plan.intervalMs, 250), tighten: phase === "measure",
-        // the drain's live count, where it lags (PostgreSQL), is checked once it stands still; not a fixed workload's
-        // wait, which is still its measurement: the check lifts the sink's cap, so it waits until the count says done
-        checkWhenStill: phase === "drain" && this.settles.needed && verifier!.liveCountLags === true,
+        // the drain's live count, which lags, is checked once it stands still; not a fixed workload's wait, which is
+        // still its measurement: the check lifts the sink's cap, so it waits until the count says done
+        checkWhenStill: phase === "drain" && liveDrain,
         timeoutMs: plan.drainTimeoutMs, checkAbort: () => this.throwIfAborted(), signal: this.opts.signal,
       });
       // the content check's sample is known now: the completion check's passes locate it, so that the ledger can take
@@ -491,6 +497,10 @@ export class BenchRun extends EventEmitter {
         this.flushDeferred(writer);
         this.record.completion = completionRecord("drain", await wait("drain"), null, null);
         if (await this.settleAfterLoad(verifier, site)) await writer.rewriteSeries(this.series);
+        // rows committed after the drain's last sample, before the completion check's snapshot, are in no point: the
+        // settling's count of every row in that snapshot (PostgreSQL) is the drain's last point, so that drainSeconds
+        // ends at the latest where they were all stored
+        if (this.settledFinal && this.settledFinal.stored > this.series.at(-1)!.stored) await tick("drain", this.settledFinal);
       }
 
       // The query phase (scenario `query`, ./query-load.ts): against the table the ingest filled, only once every
@@ -503,6 +513,7 @@ export class BenchRun extends EventEmitter {
         if (workloadRows !== undefined && !workloadDone) {
           throw new VerificationError("E_QUERY_PREFILL", `the query phase needs the fixed workload's ${workloadRows} rows: the load ended at ${this.opts.plan.durationMs / 1000} s with ${final.sent} sent; raise duration`);
         }
+        this.stage = "running the query phase";
         this.record.query = await runQueryPhase({ phase: plan.query, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored, signal: this.opts.signal, onProgress: (q) => this.emit("query", q) });
       }
 
@@ -563,6 +574,7 @@ export class BenchRun extends EventEmitter {
       if (!(err instanceof IngestbenchError) && !this.opts.signal?.aborted) this.record.error = { ...this.record.error, ...unexpectedError(e, this.stage) };
     } finally {
       this.stopAfterLoadSampler();
+      this.stage = "tearing down";
       // an interrupted or failed run still gets the summary of what it measured, when it measured enough
       if (!this.record.summary && this.series.filter((p) => p.phase === "measure").length >= 2) {
         try {

@@ -29,13 +29,17 @@ function goneContainer(state: Record<string, unknown>, events: string | Error): 
 const exited = { OOMKilled: false, Status: "exited", ExitCode: 137, StartedAt: "2026-12-05T05:00:00.123456789Z" };
 
 describe("checkOom: an OOM event the engine had after the exit", () => {
-  it("a container that exited with 137 is looked up in the event log since it started; an oom event there is the main process's kill", async () => {
-    const { shell, calls } = goneContainer(exited, "oom\n");
-    const k = await checkOom(shell, 0, 16 * 2 ** 20);
-    expect(k).toMatchObject({ host: "sink", container: "ib-c", oomKilled: true, kills: null });
-    expect(k!.evidence).toBe("docker events ib-c oom, exit code 137 (State.OOMKilled false: the engine had the exit before the OOM event)");
+  it("a container that exited with 137 is looked up in the event log since the run began; its oom events are counted as kills, not as the main process's", async () => {
+    const { shell, calls } = goneContainer(exited, "oom\noom\n");
+    const k = await checkOom(shell, 0, 16 * 2 ** 20, "2026-12-05T05:01:00.000Z");
+    expect(k).toMatchObject({ host: "sink", container: "ib-c", oomKilled: false, kills: 2 });
+    expect(k!.evidence).toBe("docker events ib-c: 2 oom, then exit code 137 (State.OOMKilled false: the engine had the exit before the OOM event)");
     const ev = calls.find((a) => a[0] === "events")!;
-    expect(ev.slice(0, 3)).toEqual(["events", "--since", exited.StartedAt]);
+    expect(ev.slice(0, 3)).toEqual(["events", "--since", "2026-12-05T05:01:00.000Z"]);
+    // without the run's start, from the container's own
+    const own = goneContainer(exited, "oom\n");
+    expect((await checkOom(own.shell, 0, null))!.kills).toBe(1);
+    expect(own.calls.find((a) => a[0] === "events")!.slice(0, 3)).toEqual(["events", "--since", exited.StartedAt]);
     expect(ev).toContain("--until");
     expect(ev.join(" ")).toContain("--filter container=ib-c --filter event=oom --format {{.Action}}");
   });

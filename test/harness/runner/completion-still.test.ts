@@ -1,7 +1,8 @@
 // The completion wait where the live count lags what is committed (harness/runner/completion.ts checkWhenStill;
 // PostgreSQL's insert counter, which an idle writer such as syslog-ng's open connection reports only 10 s after its
-// last report): the check runs once the count has stood still for STILL_MS below what was acknowledged, once per
-// such count, and its own count (Completion.stored) decides whether the deliberate repeats are there. Fed with
+// last report): the check runs once the count has stood still for STILL_MS since it moved and since the last check,
+// doubling that time after each such check that did not end the wait, and its own count (Completion.stored) decides
+// whether the deliberate repeats are there. Fed with
 // scripted samples and checks; the assertions are on which checks ran and what the wait answered, and on lower
 // bounds of time only.
 import { describe, expect, it } from "vitest";
@@ -45,19 +46,39 @@ describe("the completion wait with a lagging live count (checkWhenStill)", () =>
     expect(r.samples.length).toBeGreaterThan(10);
   });
 
-  it("checks a count that stands still only once; a new count that stands still is checked again", async () => {
+  it("after a check that finds rows missing, the next waits twice as long from the count's last move", async () => {
     const t0 = performance.now();
-    // 900 for 2.6 s (rows still missing at its check), then 950 (all there)
-    const w = wait({ counts: () => (performance.now() - t0 < STILL_MS + 600 ? 900 : 950), check: (n) => answer(n === 900 ? 100 : 0, n === 900 ? 900 : 1000), still: true });
+    // 900 for 2.6 s (rows still missing at its check), then 950 (all there): checked at 2 s, then 4 s after 2.6 s
+    const w = wait({ counts: () => (performance.now() - t0 < STILL_MS + 600 ? 900 : 950), check: (n) => answer(n === 900 ? 100 : 0, n === 900 ? 900 : 1000), still: true, timeoutMs: 30_000 });
     const r = await w.done;
     expect(r.outcome).toBe("complete");
     expect(w.checks).toEqual([900, 950]);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(STILL_MS + 600 + 2 * STILL_MS - 50);
+  });
+
+  it("a count that never moves while the rows commit is checked again, later each time (the counter lags, the rows do not)", async () => {
+    const t0 = performance.now();
+    let n = 0;
+    const w = wait({ counts: () => 900, check: () => (++n === 1 ? answer(100, 900) : answer(0, 1000)), still: true, timeoutMs: 30_000 });
+    const r = await w.done;
+    expect(r.outcome).toBe("complete");
+    expect(w.checks).toEqual([900, 900]);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(3 * STILL_MS - 50);
+  });
+
+  it("a live count that runs ahead (aborted rows counted) does not end the wait: the check's own count decides", async () => {
+    const w = wait({ counts: () => 1100, check: () => answer(0, 1000), expected: 1100, timeoutMs: STILL_MS + 500, still: true });
+    const r = await w.done;
+    // the count said done once; the check counted 1,000 of the 1,100 rows expected, so the wait went on to the timeout
+    expect(r.waitedMs).toBeGreaterThanOrEqual(STILL_MS + 500);
+    expect(w.checks[0]).toBe(1100);
   });
 
   it("the check's own count must hold the deliberate repeats: missing 0 with fewer rows than expected waits on to the timeout", async () => {
     const w = wait({ counts: () => 900, check: () => answer(0, 1000), still: true, expected: 1100, timeoutMs: STILL_MS + 1000 });
     const r = await w.done;
-    expect(w.checks).toEqual([900]); // checked once when still, and not again at the timeout for the same count
+    // checked when still, and again at the timeout (a lagging count may hide rows committed since)
+    expect(w.checks).toEqual([900, 900]);
     expect(r.outcome).toBe("complete"); // the timeout's answer is the check's: nothing acknowledged missing
     expect(r.waitedMs).toBeGreaterThanOrEqual(STILL_MS + 1000);
   });

@@ -189,6 +189,31 @@ describe("progress", () => {
       expect(io.stderr.text.split("\n").filter((l) => l.includes(" drain "))).toHaveLength(3);
     });
 
+    it("plain: a stage's line comes 5 s after the run's last line of any kind, and none after a notice or once the run has ended", () => {
+      vi.useFakeTimers({ now: 0 });
+      const io = capture(false);
+      const p = new Progress("plain", io, () => Date.now());
+      const run = new EventEmitter();
+      p.follow(run);
+      p.start(runs);
+      p.cellStart("run-a");
+      run.emit("stage", "waiting for every acknowledged row");
+      vi.advanceTimersByTime(2000);
+      run.emit("tick", point(3, "drain", Date.now()), { loadEndS: 3 }); // a drain line at 2 s
+      vi.advanceTimersByTime(7500);
+      // the stage's line 5 s after the drain line (at 7 s: "7s so far"), not at the next multiple of 5 s from the stage's start
+      expect(io.stderr.text.split("\n").filter((l) => l.includes(" so far")).map((l) => /, (\w+) so far/.exec(l)?.[1])).toEqual(["7s"]);
+      p.notice("interrupted (SIGINT): tearing down");
+      vi.advanceTimersByTime(20_000);
+      expect(io.stderr.text.split("\n").filter((l) => l.includes(" so far"))).toHaveLength(1);
+      run.emit("stage", "tearing down");
+      p.cellEnd(record("run-a"), "run run-a: interrupted");
+      run.emit("stage", "tearing down"); // late: the run has ended
+      vi.advanceTimersByTime(20_000);
+      expect(io.stderr.text.split("\n").filter((l) => l.includes(" so far"))).toHaveLength(1);
+      p.end("SIGINT");
+    });
+
     it("jsonl: a stage event each; live: the line names the stage", () => {
       const jsonl = afterLoad("jsonl", [["waiting for every acknowledged row", 1], ["counting the ledger", 1]]);
       const stages = jsonl.stdout.text.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.event === "stage");
