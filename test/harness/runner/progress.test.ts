@@ -164,6 +164,18 @@ describe("progress", () => {
       return io;
     };
 
+    /** A plain display on fake timers following a run emitter, `planned` started and its first run begun. */
+    const plainRun = (planned: ProgressRun[]) => {
+      vi.useFakeTimers({ now: 0 });
+      const io = capture(false);
+      const p = new Progress("plain", io, () => Date.now());
+      const run = new EventEmitter();
+      p.follow(run);
+      p.start(planned);
+      p.cellStart("run-a");
+      return { io, p, run };
+    };
+
     it("plain: a line every 5 s while one stage lasts, none for a short one, none after the run", () => {
       const io = afterLoad("plain", [["stopping the generators", 1], ["waiting for every acknowledged row", 12], ["counting the ledger", 3]]);
       const lines = io.stderr.text.split("\n").filter((l) => l.includes(" so far"));
@@ -172,13 +184,7 @@ describe("progress", () => {
     });
 
     it("plain: no stage line while drain samples print their own", () => {
-      vi.useFakeTimers({ now: 0 });
-      const io = capture(false);
-      const p = new Progress("plain", io, () => Date.now());
-      const run = new EventEmitter();
-      p.follow(run);
-      p.start(runs.slice(0, 1));
-      p.cellStart("run-a");
+      const { io, p, run } = plainRun(runs.slice(0, 1));
       run.emit("stage", "waiting for every acknowledged row");
       for (let k = 1; k <= 48; k++) {
         vi.advanceTimersByTime(250);
@@ -190,13 +196,7 @@ describe("progress", () => {
     });
 
     it("plain: a stage's line comes 5 s after the run's last line of any kind, and none after a notice or once the run has ended", () => {
-      vi.useFakeTimers({ now: 0 });
-      const io = capture(false);
-      const p = new Progress("plain", io, () => Date.now());
-      const run = new EventEmitter();
-      p.follow(run);
-      p.start(runs);
-      p.cellStart("run-a");
+      const { io, p, run } = plainRun(runs);
       run.emit("stage", "waiting for every acknowledged row");
       vi.advanceTimersByTime(2000);
       run.emit("tick", point(3, "drain", Date.now()), { loadEndS: 3 }); // a drain line at 2 s
