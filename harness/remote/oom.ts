@@ -7,7 +7,9 @@
  *   OOMKilled false; for a container that exited with 137 (SIGKILL) the engine's event log is read instead
  *   (`docker events --filter event=oom` since the run began), which has the event whatever its order. An `oom` event
  *   is any OOM kill in the container's cgroup, not only of its main process, and 137 is any SIGKILL, so this
- *   counts kills (the events) and does not say the main process was one;
+ *   counts kills (the events) and does not say the main process was one. A process that reaches its cap within
+ *   milliseconds of the container's start can be killed before the engine watches the cgroup: then only the kernel's
+ *   log has it, and no verdict is given here;
  * - the container's cgroup, read inside it while it runs: cgroup v1 memory.oom_control `oom_kill N`, cgroup v2
  *   memory.events `oom_kill N` (the kernel's count of processes the OOM killer ended in this cgroup; a killed
  *   child, e.g. one PostgreSQL backend, leaves the container running and shows only here).

@@ -152,7 +152,10 @@ describe("OOM kills under a real memory cap", () => {
   it("a main process over the cap: docker inspect State.OOMKilled, or the engine's oom event before the 137 exit, is the evidence once the container is gone", async () => {
     const docker = await engine();
     const c = name("oom-main");
-    const container = await runContainer(docker, { name: c, Image: BASE_IMAGE, Cmd: ["tail", "/dev/zero"], HostConfig: { Memory: 16 * MiB, MemorySwap: 16 * MiB } }, track);
+    // tail starts a second after the container (exec: it is the main process): the engine watches a container's
+    // OOMs from after its start, and a tail started at once reached 16 MiB before that in one CI run (the kernel's
+    // log named the kill; the engine had neither State.OOMKilled nor an oom event)
+    const container = await runContainer(docker, { name: c, Image: BASE_IMAGE, Cmd: ["sh", "-c", "sleep 1; exec tail /dev/zero"], HostConfig: { Memory: 16 * MiB, MemorySwap: 16 * MiB } }, track);
     await container.wait();
     // containerd may deliver the OOM event after the exit (harness/remote/oom.ts): the engine's event log has it,
     // possibly a moment after the wait ends, so the check is asked again for up to 10 s
@@ -161,7 +164,7 @@ describe("OOM kills under a real memory cap", () => {
       await new Promise((r) => setTimeout(r, 500));
       k = await checkOom(shell("sink", c), 0, 16 * MiB);
     }
-    expect(k).toMatchObject({ host: "sink", container: c });
+    expect(k, `docker inspect State: ${dockerCli("inspect", "-f", "{{json .State}}", c).trim()}`).toMatchObject({ host: "sink", container: c });
     // State.OOMKilled when the engine had the OOM event first; else the event log's count of OOM kills
     if (k!.oomKilled) {
       expect(k).toMatchObject({ kills: null, evidence: `docker inspect ${c} State.OOMKilled true (status exited)` });
