@@ -122,7 +122,9 @@ export async function awaitCompletion(input: CompletionWaitInput): Promise<Compl
   // the timeout: what is missing now
   // (a lagging count may not have moved while rows committed: then always)
   if (!last || checkedAt !== samples.at(-1)!.stored || input.checkWhenStill === true) last = await untilAborted(input.completion(), input.signal);
-  return { outcome: last.missing === 0 ? "complete" : "timeout", missing: last.missing, missingRanges: last.missingRanges, samples, waitedMs: now() - start };
+  // complete as inside the loop: nothing acknowledged missing, and the rows counted hold the deliberate repeats
+  const held = last.stored ?? samples.at(-1)!.stored;
+  return { outcome: last.missing === 0 && held >= input.expected ? "complete" : "timeout", missing: last.missing, missingRanges: last.missingRanges, samples, waitedMs: now() - start };
 }
 
 /** A sample point as the window end needs it (harness/results/types.ts SeriesPoint). */

@@ -94,6 +94,8 @@ export interface ProgressStreams {
 
 /** Interval of sample lines in plain mode, ms. */
 const PLAIN_SAMPLE_MS = 5000;
+/** The stage a run is in while its query phase runs after the load (harness/runner/run.ts): time left has its own estimate then. */
+export const QUERY_STAGE = "running the query phase";
 /** How often plain mode looks whether a stage after the load is due a line, ms. */
 const STAGE_TICK_MS = 1000;
 
@@ -138,6 +140,10 @@ export class Progress {
   private afterLoad: { stage: string; since: number; timer: ReturnType<typeof setInterval> | undefined } | undefined;
   /** when plain mode last printed a line of the current run (this.now(), ms): a stage's line comes 5 s after any */
   private lastPlainLineAt = 0;
+  /** a notice (a signal) was printed during the current run: plain mode prints no stage line after it */
+  private noticed = false;
+  /** the current run's time in after-load stages ended so far, the query phase's left out, ms */
+  private afterLoadSpentMs = 0;
   /** the phase of the current run's last plain sample line (its first drain sample always gets a line) */
   private lastPlainPhase: SeriesPoint["phase"] | undefined;
   private loadElapsedS = 0;
@@ -208,7 +214,8 @@ export class Progress {
     const current = this.runs[this.index - 1];
     if (current && this.index > this.done) {
       const o = this.overhead(current);
-      left += Math.max(0, this.loadS(current) - this.loadElapsedS) + o.after + (this.loadStartedAt > 0 ? 0 : o.before) + this.queryLeftS;
+      // past the load, its after-load overhead counts down over the stages shown (not the query phase: its own estimate)
+      left += Math.max(0, this.loadS(current) - this.loadElapsedS) + Math.max(0, o.after - this.afterLoadSpentS()) + (this.loadStartedAt > 0 ? 0 : o.before) + this.queryLeftS;
     }
     for (const r of this.runs.slice(this.index)) {
       const o = this.overhead(r);
@@ -245,7 +252,9 @@ export class Progress {
     this.lastSampleAt = 0;
     this.lastPlainLineAt = this.now();
     this.lastPlainPhase = undefined;
+    this.noticed = false;
     this.endStage();
+    this.afterLoadSpentMs = 0;
     this.resetQuery();
     if (this.mode === "jsonl") this.json({ event: "cell-start", index: this.index, runs: this.runs.length, ...this.fields(r), runId });
     else if (this.mode === "plain") this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)}: ${detail || "starting"}\n`);
@@ -306,7 +315,8 @@ export class Progress {
   /**
    * A stage of the current run after its load began (harness/runner/run.ts): jsonl, a "stage" event; live, the run's
    * line names it; plain, a line once the stage has lasted PLAIN_SAMPLE_MS and no other line of the run came for as
-   * long (a drain sample's, a query phase's), checked every second. Ignored once the run has ended.
+   * long (a drain sample's, a query phase's), checked every second, and none after a notice (a signal: the run only
+   * tears down). Ignored once the run has ended.
    */
   stage(stage: string): void {
     const r = this.runs[this.index - 1];
@@ -316,7 +326,7 @@ export class Progress {
     this.afterLoad = at;
     if (this.mode === "jsonl") this.json({ event: "stage", index: this.index, ...this.fields(r), stage, remainingSeconds: Math.round(this.remainingSeconds()) });
     else if (this.mode === "live") this.liveLine(r, stage);
-    else if (this.mode === "plain") {
+    else if (this.mode === "plain" && !this.noticed) {
       at.timer = setInterval(() => {
         const t = this.now();
         if (t - Math.max(at.since, this.lastPlainLineAt) < PLAIN_SAMPLE_MS) return;
@@ -330,7 +340,18 @@ export class Progress {
   /** The current stage's plain timer stopped (a new stage, the run's end, the invocation's end). */
   private endStage(): void {
     if (this.afterLoad?.timer) clearInterval(this.afterLoad.timer);
+    this.afterLoadSpentMs += this.stageSpentMs();
     this.afterLoad = undefined;
+  }
+
+  /** The current stage's time so far, ms; 0 for the query phase (QUERY_STAGE), which has its own estimate. */
+  private stageSpentMs(): number {
+    return this.afterLoad && this.afterLoad.stage !== QUERY_STAGE ? this.now() - this.afterLoad.since : 0;
+  }
+
+  /** Seconds the current run has spent in its after-load stages (the query phase's left out). */
+  private afterLoadSpentS(): number {
+    return (this.afterLoadSpentMs + this.stageSpentMs()) / 1000;
   }
 
   /**
@@ -405,6 +426,7 @@ export class Progress {
   /** A notice that must be seen in every mode (e.g. a signal): stderr. The stage shown so far ends with it. */
   notice(text: string): void {
     this.endStage();
+    this.noticed = true;
     this.clearLine();
     this.streams.stderr.write(`${text}\n`);
   }

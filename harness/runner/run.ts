@@ -70,6 +70,7 @@ import { appBytes, generatorBlock } from "./app-bytes.ts";
 import { DEFAULT_FIDELITY } from "../../core/fidelity.ts";
 import { LocalSite } from "./local-site.ts";
 import { LOADGEN, oomMessage, SINK, type OomKill, type RunSite } from "./site.ts";
+import { QUERY_STAGE } from "./progress.ts";
 import { computeSummary } from "./summary.ts";
 import { queryTotals, runQueryPhase } from "./query-load.ts";
 import { DeliveryLatency, deliveryClock } from "./delivery.ts";
@@ -513,7 +514,7 @@ export class BenchRun extends EventEmitter {
         if (workloadRows !== undefined && !workloadDone) {
           throw new VerificationError("E_QUERY_PREFILL", `the query phase needs the fixed workload's ${workloadRows} rows: the load ended at ${this.opts.plan.durationMs / 1000} s with ${final.sent} sent; raise duration`);
         }
-        this.stage = "running the query phase";
+        this.stage = QUERY_STAGE;
         this.record.query = await runQueryPhase({ phase: plan.query, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored, signal: this.opts.signal, onProgress: (q) => this.emit("query", q) });
       }
 

@@ -166,7 +166,7 @@ describe("progress", () => {
 
     /** A plain display on fake timers following a run emitter, `planned` started and its first run begun. */
     const plainRun = (planned: ProgressRun[]) => {
-      vi.useFakeTimers({ now: 0 });
+      vi.useFakeTimers({ now: 1_000_000 });
       const io = capture(false);
       const p = new Progress("plain", io, () => Date.now());
       const run = new EventEmitter();
@@ -206,12 +206,28 @@ describe("progress", () => {
       p.notice("interrupted (SIGINT): tearing down");
       vi.advanceTimersByTime(20_000);
       expect(io.stderr.text.split("\n").filter((l) => l.includes(" so far"))).toHaveLength(1);
+      // the run's own "tearing down" after the notice, however long it lasts: no line either
       run.emit("stage", "tearing down");
+      vi.advanceTimersByTime(12_000);
+      expect(io.stderr.text.split("\n").filter((l) => l.includes(" so far"))).toHaveLength(1);
       p.cellEnd(record("run-a"), "run run-a: interrupted");
       run.emit("stage", "tearing down"); // late: the run has ended
       vi.advanceTimersByTime(20_000);
       expect(io.stderr.text.split("\n").filter((l) => l.includes(" so far"))).toHaveLength(1);
       p.end("SIGINT");
+    });
+
+    it("the time left counts down after the load, from the after-load estimate to 0", () => {
+      const { p, run } = plainRun(runs.slice(0, 1));
+      vi.advanceTimersByTime(3000);
+      run.emit("tick", point(3, "measure", Date.now()), { loadEndS: 3 });
+      run.emit("stage", "waiting for every acknowledged row");
+      const atEnd = p.remainingSeconds();
+      vi.advanceTimersByTime(10_000);
+      expect(p.remainingSeconds()).toBeCloseTo(Math.max(0, atEnd - 10), 6);
+      vi.advanceTimersByTime(10 * atEnd * 1000);
+      expect(p.remainingSeconds()).toBe(0);
+      p.cellEnd(record("run-a"), "run run-a: ok");
     });
 
     it("jsonl: a stage event each; live: the line names the stage", () => {
