@@ -191,10 +191,9 @@ export function findBottleneck(
     .find((c) => c.resource === "cpu");
   const noneSaturated = `no collector or sink resource reached its threshold (closest: ${top ? `${top.evidence}, margin ${signed(marginOf(top))} to its ${THRESHOLD[top.resource]} threshold` : "none observed"})`;
   // a client starved of CPUs by other load offered less than its pattern would: that, not the pattern, bound the run
-  const starved = contentionCandidate(clientHost, clientWs);
-  if (starved) {
-    candidates.push(starved);
-    const c = starved;
+  const c = contentionCandidate(clientHost, clientWs);
+  if (c) {
+    candidates.push(c);
     const m = marginOf(c);
     if (!belowFloor.has(c) && m >= -MARGIN) {
       const why = `${c.evidence}; ${noneSaturated}`;
