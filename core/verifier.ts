@@ -73,10 +73,10 @@ export interface SettledSamples {
    */
   final?: CountSample;
   /**
-   * settled in the completion check's snapshot, beside its pass (Verifier.missing given the marks: PostgreSQL), not by
-   * a pass of its own; absent otherwise
+   * settled from the rows of the completion check's pass, in its snapshot (Verifier.missing given the marks:
+   * PostgreSQL), not by a pass of its own; absent otherwise
    */
-  besideCompletion?: boolean;
+  fromCompletionPass?: boolean;
 }
 
 /** The integrity account of a run (docs/design.md, "Rules for the numbers"). */
@@ -203,8 +203,8 @@ export interface Verifier {
   /**
    * The missing-range query: cheaper than `ledger` where the sink can answer it at the sink (PostgreSQL, ClickHouse).
    * Optional; `completionOf` falls back to `ledger`. `marks`: the samples' marks so far, as `afterLoad` would get
-   * them; a verifier may settle them in the same snapshot, beside the check, and answer the next `afterLoad` with the
-   * same marks from it (SettledSamples.besideCompletion).
+   * them; a verifier may settle them in the check's own pass and snapshot, and answer the next `afterLoad` with the
+   * same marks from it (SettledSamples.fromCompletionPass).
    */
   missing?(sent: number[], rejected: Array<Array<[number, number]>>, marks?: string[]): Promise<Completion>;
   /**

@@ -401,8 +401,8 @@ export interface InstrumentRecord {
      * took that pass rather than reading the table again; absent where the verifier has one way only, and in older records
      */
     ledgerPass?: LedgerPass;
-    /** the samples were settled in the completion check's snapshot, beside its pass (SettledSamples.besideCompletion): settleMs is then only the wait for that answer */
-    settledBesideCompletion?: boolean;
+    /** the samples were settled from the rows of the completion check's pass (SettledSamples.fromCompletionPass), not by a pass of their own: settleMs is then only the time to take that answer */
+    settledInCompletionPass?: boolean;
     /** the site's split of provision + sink start and teardown, ms by part (harness/runner/site.ts overheadParts); absent where the site gives none */
     parts?: Record<string, number>;
   };

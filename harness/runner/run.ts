@@ -201,7 +201,7 @@ export class BenchRun extends EventEmitter {
     samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
     provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, afterLoadMs: null as number | null, teardownMs: 0,
     /** after the load, before the ledger: the completion wait's missing-seq queries, the settling, the drain's full count */
-    completionCheckMs: null as number | null, completionChecks: 0, completionCheckWalBytes: undefined as number | undefined, ledgerPass: undefined as LedgerPass | undefined, settledBesideCompletion: false, settleMs: null as number | null, finalCountMs: null as number | null,
+    completionCheckMs: null as number | null, completionChecks: 0, completionCheckWalBytes: undefined as number | undefined, ledgerPass: undefined as LedgerPass | undefined, settledInCompletionPass: false, settleMs: null as number | null, finalCountMs: null as number | null,
     parts: undefined as Record<string, number> | undefined,
   };
 
@@ -704,7 +704,7 @@ export class BenchRun extends EventEmitter {
     const tSettle = now();
     const settled = await (site.sinkUncapped ? site.sinkUncapped("the samples were settled after the load", settle) : settle());
     this.cost.settleMs = now() - tSettle;
-    if (settled.besideCompletion) this.cost.settledBesideCompletion = true;
+    if (settled.fromCompletionPass) this.cost.settledInCompletionPass = true;
     this.settles.done = true;
     this.settledFinal = settled.final;
     let prev: { stored: number; mid: number } | null = null;
@@ -783,7 +783,7 @@ export class BenchRun extends EventEmitter {
         completionCheckMs: c.completionCheckMs, ...(c.completionChecks > 0 ? { completionChecks: c.completionChecks } : {}), settleMs: c.settleMs, finalCountMs: c.finalCountMs,
         ...(c.completionCheckWalBytes !== undefined ? { completionCheckWalBytes: c.completionCheckWalBytes } : {}),
         ...(c.ledgerPass !== undefined ? { ledgerPass: c.ledgerPass } : {}),
-        ...(c.settledBesideCompletion ? { settledBesideCompletion: true } : {}),
+        ...(c.settledInCompletionPass ? { settledInCompletionPass: true } : {}),
         ...(c.parts ? { parts: c.parts } : {}),
       },
     };

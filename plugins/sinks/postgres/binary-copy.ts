@@ -19,6 +19,7 @@ export const BINARY_COPY_SIGNATURE = Uint8Array.from([0x50, 0x47, 0x43, 0x4f, 0x
 export type CopyInt = number | bigint | null;
 
 const HEADER = 0, EXTENSION = 1, TUPLES = 2, DONE = 3;
+const EMPTY = new Uint8Array(0);
 
 /**
  * Feed the stream's chunks to `push` in order, then call `end`; `onTuple` gets each tuple's fields (the same array,
@@ -28,7 +29,9 @@ const HEADER = 0, EXTENSION = 1, TUPLES = 2, DONE = 3;
  */
 export class BinaryCopyReader {
   private state = HEADER;
-  private pending: Uint8Array = new Uint8Array(0);
+  private pending: Uint8Array = EMPTY;
+  /** where a cut item and the next chunk are joined (push) */
+  private scratch = new Uint8Array(0);
   /** stream offset of pending[0] */
   private offset = 0;
   private skip = 0;
@@ -39,16 +42,20 @@ export class BinaryCopyReader {
   constructor(private readonly onTuple: (fields: readonly CopyInt[]) => void) {}
 
   push(chunk: Uint8Array): void {
-    let b: Uint8Array;
-    if (this.pending.length === 0) b = chunk;
-    else {
-      b = new Uint8Array(this.pending.length + chunk.length);
-      b.set(this.pending);
-      b.set(chunk, this.pending.length);
+    let b = chunk;
+    const held = this.pending.length;
+    if (held > 0) {
+      // the item cut at the last chunk's end, joined with this chunk in a buffer kept for it (no chunk-sized garbage
+      // per chunk: a pass of 300M rows is over 100,000 chunks)
+      if (this.scratch.length < held + chunk.length) this.scratch = new Uint8Array(Math.max(held + chunk.length, 2 * this.scratch.length));
+      this.scratch.set(this.pending);
+      this.scratch.set(chunk, held);
+      b = this.scratch.subarray(0, held + chunk.length);
     }
     const used = this.read(b);
     this.offset += used;
-    this.pending = used === b.length ? new Uint8Array(0) : b.slice(used);
+    // a copy: `chunk` may be valid only during this call (./copy-out.ts), and the scratch buffer is reused
+    this.pending = used === b.length ? EMPTY : Uint8Array.prototype.slice.call(b, used);
   }
 
   /** @throws Error when the stream ended before its trailer (a truncated COPY) */

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { EventField } from "../../../core/events/types.ts";
 import type { Ledger, Verifier } from "../../../core/verifier.ts";
 import { startTestPostgres, type TestPostgres } from "../../../test/helpers/direct-host.ts";
-import { endedSince, MAX_ENDED_CHECKED, parseSnapshot } from "./verifier.ts";
+import { endedSince, MAX_ENDED_CHECKED } from "./verifier.ts";
+import { parseSnapshot } from "./settle.ts";
 import { postgresVerifier } from "./verifier.ts";
 
 const PORT = 5451;
@@ -164,23 +165,42 @@ describe("postgres ledger from the completion check's pass (real server)", () =>
   });
 });
 
-describe("postgres samples settled beside the completion check (real server)", () => {
-  it("in its snapshot, on a connection of its own, with the figures a settling of its own gives; other marks are settled on their own", async () => {
+describe("postgres samples settled from the completion check's pass (./settle.ts PassSettler, real server)", () => {
+  it("gives the figures of the settle query: frozen rows, a transaction open across marks, unstamped rows, latencies either side of zero, foreign rows", async () => {
+    // rows frozen before the marks (the xmin column still shows a frozen row's raw xid, PostgreSQL ≥ 9.4), then three
+    // marks with rows of spread latency between
+    await client!.query(`VACUUM (FREEZE) ${TABLE}`);
+    const open = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres", database: "postgres" });
+    others.push(open);
+    await open.connect();
+    await open.query("BEGIN");
+    await open.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('late', ${GEN}, ${N + 400}, now())`); // in the marks' xip
     const marks: string[] = [];
     for (let k = 0; k < 3; k++) {
-      await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) SELECT 'm' || s, ${GEN}, s, now() FROM generate_series(${N + k * 100}, ${N + k * 100 + 99}) s`);
+      // sent_at from 2.5 s before to 1.2 s after the insert (a skewed clock), some rows unstamped (NULL sent_at or stored_at)
+      await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at, stored_at) SELECT 'm' || s, ${GEN}, s,
+          CASE WHEN s % 97 = 0 THEN NULL ELSE clock_timestamp() - (((s * 7919) % 3700) - 1200) * interval '1 ms' - (s % 1000) * interval '1 us' END,
+          CASE WHEN s % 89 = 0 THEN NULL ELSE clock_timestamp() END
+        FROM generate_series(${N + k * 100}, ${N + k * 100 + 99}) s`);
+      await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('x', ${GEN + 1_000_000}, ${k}, now())`); // another run's
       marks.push((await verifier!.sample({ tag: "measure" })).mark!);
+      if (k === 1) await open.query("COMMIT"); // committed between the second and third mark
     }
-    await verifier!.missing!([N + 300], none, marks);
-    const beside = await verifier!.afterLoad!(marks);
-    expect(beside.besideCompletion).toBe(true);
-    const own = await verifier!.afterLoad!(marks); // the kept answer is used once
-    expect(own.besideCompletion).toBeUndefined();
+    await verifier!.missing!([N + 401], none, marks);
+    const pass = await verifier!.afterLoad!(marks);
+    expect(pass.fromCompletionPass).toBe(true);
+    const own = await verifier!.afterLoad!(marks); // the kept answer is used once: this is the settle query
+    expect(own.fromCompletionPass).toBeUndefined();
     const strip = (x: typeof own) => ({ samples: x.samples, later: x.later, stored: x.final?.stored, newest: x.final?.newestSentAtMs });
-    expect(strip(beside)).toEqual(strip(own));
-    expect(beside.samples.map((p) => p.stored)).toEqual([N + 101, N + 201, N + 301]);
-    await verifier!.missing!([N + 300], none, marks);
-    expect((await verifier!.afterLoad!(marks.slice(0, 2))).besideCompletion).toBeUndefined();
+    expect(strip(pass)).toEqual(strip(own));
+    // what the comparison covers: every window has rows, several latency buckets either side of zero, unstamped rows
+    expect(pass.samples.map((p) => p.stored)).toEqual([N + 1 + 100, N + 1 + 200, N + 1 + 300 + 1]);
+    const buckets = pass.samples.flatMap((p) => p.delivery!.buckets);
+    expect(buckets.some(([ms]) => ms < 0) && buckets.some(([ms]) => ms > 2000)).toBe(true);
+    expect(pass.samples.reduce((a, p) => a + p.delivery!.unstamped, 0)).toBeGreaterThan(2);
+    expect(pass.samples[2]!.newestSentAtMs).toBe(own.samples[2]!.newestSentAtMs);
+    await verifier!.missing!([N + 401], none, marks);
+    expect((await verifier!.afterLoad!(marks.slice(0, 2))).fromCompletionPass).toBeUndefined();
   });
 });
 

@@ -26,8 +26,9 @@
  * about 8 minutes.) clock_timestamp() is the insert time, before the commit that makes the row visible:
  * a long transaction's commit wait is not in it. The same pass counts every row of this run its snapshot sees, the
 rows after the last mark included (SettledSamples.final: a fixed workload's last point, so no full count follows it).
- * That pass runs beside the completion check's last pass, in its exported snapshot, on a connection of its own
- * (settleBeside(); docs/design.md "Delivery latency").
+ * After a load with samples the completion check's pass does this itself: its COPY also carries each row's xmin,
+ * sent_at and stored_at, and ./settle.ts PassSettler applies the same arithmetic at the harness, so the sink reads
+ * the table once (docs/design.md "Delivery latency"); the settle query (settleIn) is the reference and the fallback.
 `full` samples (the drain) count every row live, exactly.
  *
  * Ledger definitions (all exact), for generator g with sent[g] seqs 0..sent[g]-1. They are computed at the harness in
@@ -61,17 +62,18 @@ rows after the last mark included (SettledSamples.final: a fixed workload's last
  */
 import { readFileSync } from "node:fs";
 import pg from "pg";
-import { to as copyTo } from "pg-copy-streams";
+import { CopyOutQuery } from "./copy-out.ts";
 import { IngestbenchError } from "../../../core/errors.ts";
 import { authRefusal, passwordOption, sinkLogin } from "../../../core/secrets.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
 import { LedgerScan, UNEXPECTED_DISTINCT_LIMIT } from "../../../core/ledger-scan.ts";
-import type { Completion, CountSample, DeliveryWindow, Ledger, LedgerPass, SettledSamples, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type { Completion, CountSample, Ledger, LedgerPass, SettledSamples, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
 import type { StoredRow, StoredRowReader } from "../../../core/fidelity.ts";
 import { pgRowReader, SampleLocator, type PgRowReader, type Wanted } from "./rows.ts";
 import { BinaryCopyReader } from "./binary-copy.ts";
+import { PassSettler, parseSnapshot, settledFrom, stableXid, windowMap, type Snapshot } from "./settle.ts";
 
 /** PostgreSQL column type of each event field type. */
 export const PG_TYPES: Readonly<Record<FieldType, string>> = {
@@ -128,8 +130,8 @@ export class PostgresVerifier implements Verifier {
   private locator: SampleLocator | null = null;
   /** connections of their own by name (sideConn()), opened at their first use */
   private readonly sides = new Map<string, Promise<pg.Client>>();
-  /** the samples settled beside the completion check's last pass, for the next afterLoad with the same marks */
-  private keptSettle: { key: string; settled: Promise<SettledSamples | null> } | null = null;
+  /** the samples settled from the completion check's last pass (./settle.ts PassSettler), for the next afterLoad with the same marks */
+  private keptSettle: { key: string; settled: SettledSamples } | null = null;
   private readonly table: string;
   /** the table's pages at the previous sample (see sample()) */
   private blocks = 0;
@@ -216,7 +218,7 @@ export class PostgresVerifier implements Verifier {
    * ("ingestbench-rows", ./rows.ts), so that the content check's reads do not queue behind the ledger's COPY on
    * `conn()` (harness/runner/fidelity.ts starts them together: a located sample waits for the ledger's pass and is then
    * fetched at once; a sample read by its own pass shares the table's reads with the ledger's, PostgreSQL's
-   * synchronize_seqscans, on by default, §19.13.2), and the settling's beside the completion check (settleBeside).
+   * synchronize_seqscans, on by default, §19.13.2).
    */
   private sideConn(name: string): Promise<pg.Client> {
     let opened = this.sides.get(name);
@@ -298,15 +300,12 @@ export class PostgresVerifier implements Verifier {
   /**
    * Each sample's exact stored count, newest sent_at and delivery window, from the samples' snapshots (`marks`),
    * in one read-only snapshot after the load (see the file comment): the completion check's, when its last pass
-   * settled the same marks beside it (missing()), else a pass of its own.
+   * settled the same marks from its own rows (missing(), ./settle.ts PassSettler), else the settle query's pass.
    */
   async afterLoad(marks: string[]): Promise<SettledSamples> {
     const kept = this.keptSettle;
     this.keptSettle = null;
-    if (kept && kept.key === marks.join(" ")) {
-      const settled = await kept.settled;
-      if (settled) return { ...settled, besideCompletion: true };
-    }
+    if (kept && kept.key === marks.join(" ")) return { ...kept.settled, fromCompletionPass: true };
     return this.snapshot((c) => this.settleIn(c, marks));
   }
 
@@ -333,60 +332,7 @@ export class PostgresVerifier implements Verifier {
           GROUP BY 1, 2) g`,
       [map.breaks.map(String), map.windows, String(stable)],
     )).rows;
-    const n = snaps.length;
-    const rows = new Array<number>(n + 1).fill(0);
-    const newest = new Array<number | null>(n + 1).fill(null);
-    const windows: DeliveryWindow[] = Array.from({ length: n + 1 }, () => ({ buckets: [], resolutionMs: 1, unstamped: 0 }));
-    for (const b of buckets) {
-      const w = windows[b.w]!;
-      rows[b.w]! += Number(b.n);
-      if (b.newest !== null) newest[b.w] = Math.max(newest[b.w] ?? 0, Number(b.newest));
-      if (b.ms === null) w.unstamped += Number(b.n);
-      else w.buckets.push([Number(b.ms), Number(b.n)]);
-    }
-    for (const w of windows) w.buckets.sort((a, b) => a[0] - b[0]);
-    let total = 0;
-    let newestSoFar: number | null = null;
-    const samples = windows.slice(0, n).map((delivery, i) => {
-      total += rows[i]!;
-      if (newest[i] !== null) newestSoFar = Math.max(newestSoFar ?? 0, newest[i]!);
-      return { stored: total, newestSentAtMs: newestSoFar, delivery };
-    });
-    // the rows after the last mark too: every row of this run the snapshot sees (the file comment's `full` count)
-    const newestAll = newest[n] === null ? newestSoFar : Math.max(newestSoFar ?? 0, newest[n]!);
-    return { samples, later: windows[n]!, final: { tBefore, tAfter, stored: total + rows[n]!, newestSentAtMs: newestAll } };
-  }
-
-  /**
-   * Settle `marks` on a connection of its own in the snapshot `exported` (pg_export_snapshot() of the completion
-   * check's open transaction; SET TRANSACTION SNAPSHOT, PostgreSQL §13.2.2 and SET TRANSACTION), while that check's
-   * pass runs: both are sequential scans of the same table, which PostgreSQL lets share their reads
-   * (synchronize_seqscans, on by default). `imported` resolves once the snapshot is taken over (or could not be):
-   * the exporting transaction must stay open until then. `settled` is null when it failed (afterLoad then reads on
-   * its own).
-   */
-  private settleBeside(exported: string, marks: string[]): { imported: Promise<void>; settled: Promise<SettledSamples | null> } {
-    let imported!: () => void;
-    const importedP = new Promise<void>((resolve) => (imported = resolve));
-    const settled = (async (): Promise<SettledSamples | null> => {
-      let c: pg.Client | null = null;
-      try {
-        c = await this.sideConn("ingestbench-settle");
-        await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-        await c.query(`SET TRANSACTION SNAPSHOT '${exported.replace(/'/g, "''")}'`);
-        imported();
-        for (const setting of LEDGER_SESSION_SETTINGS) await c.query(`SET LOCAL ${setting}`);
-        const out = await this.settleIn(c, marks);
-        await c.query("COMMIT");
-        return out;
-      } catch {
-        await c?.query("ROLLBACK").catch(() => undefined);
-        return null;
-      } finally {
-        imported();
-      }
-    })();
-    return { imported: importedP, settled };
+    return settledFrom(buckets.map((b) => ({ w: b.w, ms: b.ms === null ? null : Number(b.ms), n: Number(b.n), newest: b.newest === null ? null : Number(b.newest) })), snaps.length, tBefore, tAfter);
   }
 
   /** Generators (genBase + index), sent counts and merged rejected ranges as the query parameters $1..$5. */
@@ -460,17 +406,26 @@ export class PostgresVerifier implements Verifier {
 
   /**
    * One sequential pass over (gen, seq) of every row, in the open snapshot of `c`: `COPY (SELECT gen, seq …) TO STDOUT
-   * (FORMAT binary)` streamed to the harness (./binary-copy.ts) into a LedgerScan (core/ledger-scan.ts). A stream
+   * (FORMAT binary)` read off the socket (./copy-out.ts) and decoded (./binary-copy.ts) into a LedgerScan (core/ledger-scan.ts). A stream
    * broken midway leaves the connection unusable: it is ended, and the next call reconnects.
    */
-  private async scan(c: pg.Client, sent: number[], rejected: Array<Array<[number, number]>>, locator: SampleLocator | null = null): Promise<LedgerScan> {
+  private async scan(c: pg.Client, sent: number[], rejected: Array<Array<[number, number]>>, locator: SampleLocator | null = null, settler: PassSettler | null = null): Promise<LedgerScan> {
     const scan = new LedgerScan(sent, rejected, this.genBase, this.unexpectedLimit);
-    const reader = new BinaryCopyReader(locator
-      ? (f) => { scan.add(f[0]!, f[1]!); locator.see(f[0]!, f[1]!, f[2]!); }
-      : (f) => scan.add(f[0]!, f[1]!));
-    const stream = c.query(copyTo(`COPY (SELECT gen, seq${locator ? ", ctid" : ""} FROM ${this.table}) TO STDOUT (FORMAT binary)`));
+    const lo = this.genBase;
+    const hi = this.genBase + GEN_STRIDE;
+    // columns: gen, seq, then ctid (the locator's), then xmin, sent_at and stored_at (the settler's, of this run's rows)
+    const at = locator ? 3 : 2;
+    const reader = new BinaryCopyReader((f) => {
+      const gen = f[0]!;
+      scan.add(gen, f[1]!);
+      locator?.see(gen, f[1]!, f[2]!);
+      if (settler && typeof gen === "number" && gen >= lo && gen < hi) settler.add((f[at] as number) >>> 0, f[at + 1] as number | null, f[at + 2] as number | null);
+    });
+    const columns = `gen, seq${locator ? ", ctid" : ""}${settler ? `, xmin, sent_at, ${quoteIdent(STORED_AT)}` : ""}`;
+    const copy = new CopyOutQuery(`COPY (SELECT ${columns} FROM ${this.table}) TO STDOUT (FORMAT binary)`, (b) => reader.push(b));
     try {
-      for await (const chunk of stream) reader.push(chunk as Buffer);
+      c.query(copy as never); // a submittable: node-postgres returns it, and `done` settles it
+      await copy.done;
       reader.end();
     } catch (err) {
       if (this.client === c) this.client = null;
@@ -498,16 +453,15 @@ export class PostgresVerifier implements Verifier {
     let scanned = false;
     try {
       const r = await this.snapshot(async (c) => {
-        const head = (await c.query<{ l: string; snap: string; id: string | null }>(`SELECT pg_current_wal_insert_lsn()::text AS l, pg_current_snapshot()::text AS snap, ${marks?.length ? "pg_export_snapshot()" : "NULL"} AS id`)).rows[0]!;
-        // the samples settled in this snapshot, beside the pass (afterLoad takes them)
-        const beside = head.id !== null && marks ? this.settleBeside(head.id, marks) : null;
-        if (beside && marks) this.keptSettle = { key: marks.join(" "), settled: beside.settled };
-        const scan = await this.scan(c, sent, rejected, locator);
+        // this first statement takes the snapshot; with marks, the settling's stable xid too (settleIn)
+        const t0 = now();
+        const head = (await c.query<{ l: string; snap: string; a: number }>("SELECT pg_current_wal_insert_lsn()::text AS l, pg_current_snapshot()::text AS snap, age('3'::xid) AS a")).rows[0]!;
+        const t1 = now();
+        // the samples settled from this pass's own rows (afterLoad takes them)
+        const settler = marks?.length ? new PassSettler(marks, stableXid(head.a, parseSnapshot(head.snap).xmax)) : null;
+        const scan = await this.scan(c, sent, rejected, locator, settler);
         scanned = true;
-        // the exporting transaction stays open until the snapshot is taken over; the check ends with the settling
-        // (no sink work of this check outlives it: a next sample or check would meet it)
-        await beside?.imported;
-        await beside?.settled;
+        if (settler && marks) this.keptSettle = { key: marks.join(" "), settled: settledFrom(settler.buckets(), marks.length, t0, t1) };
         const wal = await c.query<{ b: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint::text AS b", [head.l]);
         return { scan, snap: head.snap, walBytes: Number(wal.rows[0]!.b) };
       });
@@ -710,72 +664,6 @@ export function endedSince(then: { xmin: bigint; xmax: bigint; xip: Set<bigint> 
   for (const x of then.xip) if (!now.xip.has(x)) out.push(x);
   for (let x = then.xmax; x < now.xmax && out.length <= MAX_ENDED_CHECKED; x++) if (!now.xip.has(x)) out.push(x);
   return out;
-}
-
-/** A pg_snapshot's text form "xmin:xmax:xip,…" (PostgreSQL's pg_snapshot_out), as full xids. */
-export function parseSnapshot(text: string): { xmin: bigint; xmax: bigint; xip: Set<bigint> } {
-  const [xmin = "", xmax = "", xip = ""] = text.split(":");
-  if (!/^\d+$/.test(xmin) || !/^\d+$/.test(xmax)) throw new Error(`not a pg_snapshot: ${JSON.stringify(text)}`);
-  return { xmin: BigInt(xmin), xmax: BigInt(xmax), xip: new Set(xip === "" ? [] : xip.split(",").map(BigInt)) };
-}
-
-
-/**
- * Which sample first sees each committed transaction, as a step function one SQL binary search applies per row
- * (PostgresVerifier afterLoad): the window of a committed full xid x is `windows[k]`, k the number of `breaks` at or
- * below x (PostgreSQL's width_bucket; windowOf). For samples' snapshots `snaps` (in sample order, full xids), a
- * committed xid that no snapshot had in progress (in no xip) is visible in snapshot i exactly when it is below xmax_i
- * (visibleIn), so between two of the samples' xmax its window is constant; an xid that some snapshot had in progress
- * gets a step of its own (x, x + 1). Each step's window is the first snapshot that sees its first xid, by visibleIn
- * (samples' xmax never decrease: one connection's snapshots). Windows run 0..snaps.length (snaps.length: no sample saw
- * it); `windows` has one more entry than `breaks`.
- */
-export function windowMap(snaps: ReadonlyArray<{ xmin: bigint; xmax: bigint; xip: Set<bigint> }>): { breaks: bigint[]; windows: number[] } {
-  const firstSeeing = (x: bigint): number => {
-    let lo = 0;
-    let hi = snaps.length; // visibility only grows for a committed xid
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (visibleIn(x, snaps[mid]!)) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
-  };
-  const points = new Set<bigint>();
-  for (const s of snaps) {
-    points.add(s.xmax);
-    for (const x of s.xip) points.add(x).add(x + 1n);
-  }
-  const breaks = [...points].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  // below the first break: below every xmax and in no xip, so the first sample sees it (or none, with no samples)
-  return { breaks, windows: [0, ...breaks.map(firstSeeing)] };
-}
-
-/** The window windowMap's step function gives full xid `x` (what the settle query computes per row). */
-export function windowOf(map: { breaks: bigint[]; windows: number[] }, x: bigint): number {
-  let lo = 0;
-  let hi = map.breaks.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (map.breaks[mid]! <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return map.windows[lo]!;
-}
-
-/**
- * The full xid age() counts from in a transaction (PostgreSQL's GetStableLatestTransactionId, 32 bits): `age3` is
- * age('3'::xid) there, (int32)(stable − 3); `xmax` a full xid at or below it within 2^31 (the transaction's snapshot
- * xmax). A row's full xid is then stable − age(xmin).
- */
-export function stableXid(age3: number, xmax: bigint): bigint {
-  const low = (3n + BigInt(age3)) & 0xffffffffn;
-  return xmax + ((low - (xmax & 0xffffffffn)) & 0xffffffffn);
-}
-
-/** Whether a committed transaction is visible in a snapshot (PostgreSQL's pg_visible_in_snapshot / XidInMVCCSnapshot). */
-export function visibleIn(xid: bigint, s: { xmin: bigint; xmax: bigint; xip: Set<bigint> }): boolean {
-  return xid < s.xmin || (xid < s.xmax && !s.xip.has(xid));
 }
 
 /** Factory "postgres": ctx.params.table (default "ib_events"), user and database (default "postgres"); ctx.genBase (default 0). */

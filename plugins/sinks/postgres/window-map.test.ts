@@ -3,7 +3,7 @@
 // including xids that several snapshots saw in progress; stableXid must widen age()'s base across an xid epoch
 // boundary. The same query on a real server: verifier-incremental.test.ts.
 import { describe, expect, it } from "vitest";
-import { parseSnapshot, stableXid, visibleIn, windowMap, windowOf } from "./verifier.ts";
+import { parseSnapshot, stableXid, visibleIn, windowMap, windowOf } from "./settle.ts";
 
 /** PostgreSQL's width_bucket(operand, thresholds): how many thresholds are at or below the operand. */
 const widthBucket = (x: bigint, t: bigint[]): number => t.filter((v) => v <= x).length;

@@ -38,13 +38,13 @@ describe("the instrument line", () => {
   });
 
   it("says how the ledger read the sink: the completion check's pass, or its own pass and why (run.json ledgerPass)", () => {
-    const withPass = (ledgerPass: object, settledBesideCompletion?: boolean): string => {
+    const withPass = (ledgerPass: object, settledInCompletionPass?: boolean): string => {
       const r = instrument({});
-      Object.assign(r.instrument!.overhead, { ledgerPass, ...(settledBesideCompletion ? { settledBesideCompletion } : {}) });
+      Object.assign(r.instrument!.overhead, { ledgerPass, ...(settledInCompletionPass ? { settledInCompletionPass } : {}) });
       return instrumentLine(r)!;
     };
     expect(withPass({ tookCompletionPass: true, detail: "the completion check's last pass (no transaction committed at the sink since its snapshot)" }, true))
-      .toContain(" settle 5.7 s (beside the completion check), ledger 3.8 s (the completion check's pass), content");
+      .toContain(" settle 5.7 s (from the completion check's pass), ledger 3.8 s (the completion check's pass), content");
     expect(withPass({ tookCompletionPass: false, detail: "its own pass (2 transactions committed at the sink since the completion check's snapshot)" }))
       .toContain(" settle 5.7 s, ledger 3.8 s (its own pass: 2 transactions committed at the sink since the completion check's snapshot), content");
   });
