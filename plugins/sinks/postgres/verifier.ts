@@ -457,8 +457,8 @@ export class PostgresVerifier implements Verifier {
         const t0 = now();
         const head = (await c.query<{ l: string; snap: string; a: number }>("SELECT pg_current_wal_insert_lsn()::text AS l, pg_current_snapshot()::text AS snap, age('3'::xid) AS a")).rows[0]!;
         const t1 = now();
-        // the samples settled from this pass's own rows (afterLoad takes them)
-        const settler = marks?.length ? new PassSettler(marks, stableXid(head.a, parseSnapshot(head.snap).xmax)) : null;
+        // the samples settled from this pass's own rows (afterLoad takes them; without, its settle query reads them)
+        const settler = marks?.length ? passSettler(marks, stableXid(head.a, parseSnapshot(head.snap).xmax)) : null;
         const scan = await this.scan(c, sent, rejected, locator, settler);
         scanned = true;
         if (settler && marks) this.keptSettle = { key: marks.join(" "), settled: settledFrom(settler.buckets(), marks.length, t0, t1) };
@@ -658,12 +658,21 @@ export const MAX_ENDED_CHECKED = 100_000;
  * the latest ended xid; PostgreSQL's pg_snapshot, §9.28.5). More than MAX_ENDED_CHECKED: the list is cut there (its
  * length then says "too many"). Null when `now`'s xmax is below `then`'s (another server).
  */
-export function endedSince(then: { xmin: bigint; xmax: bigint; xip: Set<bigint> }, now: { xmin: bigint; xmax: bigint; xip: Set<bigint> }): bigint[] | null {
+export function endedSince(then: Snapshot, now: Snapshot): bigint[] | null {
   if (now.xmax < then.xmax) return null;
   const out: bigint[] = [];
   for (const x of then.xip) if (!now.xip.has(x)) out.push(x);
   for (let x = then.xmax; x < now.xmax && out.length <= MAX_ENDED_CHECKED; x++) if (!now.xip.has(x)) out.push(x);
   return out;
+}
+
+/** A PassSettler of `marks`, or null when one cannot be made (a mark that does not parse, an xid beyond 2^53). */
+function passSettler(marks: string[], stable: bigint): PassSettler | null {
+  try {
+    return new PassSettler(marks, stable);
+  } catch {
+    return null;
+  }
 }
 
 /** Factory "postgres": ctx.params.table (default "ib_events"), user and database (default "postgres"); ctx.genBase (default 0). */
