@@ -274,8 +274,11 @@ export class Progress {
     if (!r) return;
     if (this.loadStartedAt === 0) this.loadStartedAt = this.now() - p.elapsedS * 1000;
     this.loadElapsedS = Math.min(p.elapsedS, ctx.loadEndS);
-    // past the planned load (the drain, or a fixed workload waiting for its last rows): "35s+2s", never "37s/35s"
-    const at = p.elapsedS <= ctx.loadEndS ? `${p.elapsedS.toFixed(0)}/${ctx.loadEndS.toFixed(0)}` : `${ctx.loadEndS.toFixed(0)}+${(p.elapsedS - ctx.loadEndS).toFixed(0)}`;
+    // past the planned load (the drain, or a fixed workload waiting for its last rows): "35s+2s", never "37s/35s"; the
+    // sample that closes the measurement, taken just after the load's end, is still "35s/35s"
+    const over = p.elapsedS - ctx.loadEndS;
+    const at = over <= 0 || (p.phase !== "drain" && over < 0.5)
+      ? `${Math.min(p.elapsedS, ctx.loadEndS).toFixed(0)}/${ctx.loadEndS.toFixed(0)}` : `${ctx.loadEndS.toFixed(0)}+${over.toFixed(0)}`;
     const rate = p.rowsPerSec === null ? "–" : fmtInt(p.rowsPerSec);
     const lag = (p.lagMs === null ? "–" : `${fmtInt(p.lagMs)} ms`) + (p.backlogLagMs == null ? "" : ` (backlog ≥ ${fmtInt(p.backlogLagMs)} ms)`);
     if (this.mode === "jsonl") {

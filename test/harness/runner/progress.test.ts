@@ -128,7 +128,7 @@ describe("progress", () => {
     for (const id of ["run-a", "run-b"]) {
       p.cellStart(id);
       clock.t += 3000;
-      p.sample(point(3, "measure", clock.t), { loadEndS: 3 });
+      p.sample(point(3.02, "measure", clock.t), { loadEndS: 3 });
       // 12 s of drain samples 250 ms apart (48 points)
       for (let k = 1; k <= 48; k++) {
         clock.t += 250;
@@ -137,6 +137,9 @@ describe("progress", () => {
       p.cellEnd(record(id), `run ${id}: ok`);
     }
     const drains = io.stderr.text.split("\n").filter((l) => l.includes(" drain "));
+    // the sample that closes the measurement a moment after the load's end reads 3s/3s, not 3s+0s
+    expect(io.stderr.text).toMatch(/ measure +3s\/3s /);
+    expect(io.stderr.text).not.toMatch(/ measure +3s\+/);
     // per run: the first drain sample (3s+0s) and then one each 5 s (+5, +10)
     expect(drains.map((l) => / drain +(3s\+\d+)s /.exec(l)?.[1])).toEqual(["3s+0", "3s+5", "3s+10", "3s+0", "3s+5", "3s+10"]);
   });
