@@ -95,6 +95,20 @@ describe("CopyOutQuery: COPY TO read off the socket (byte-level vectors from Pos
     await expect(q.done).rejects.toThrow("bad payload");
   });
 
+  it("ends the connection at a message whose length is below 4 (no frame after it can be found), and rejects saying so", async () => {
+    const { conn, pgBytes } = connection();
+    const destroyed: unknown[] = [];
+    Object.assign(conn.stream, { destroy: (e: unknown) => destroyed.push(e) });
+    const q = new CopyOutQuery("COPY t TO STDOUT", () => undefined);
+    q.submit(conn as never);
+    conn.stream.emit("data", Buffer.from([...copyOut, ...msg("d", [1]), 0x64, 0, 0, 0, 3, 9, 9, 9]));
+    expect(destroyed).toHaveLength(1);
+    expect(pgBytes).toEqual(copyOut);
+    expect(conn.stream.listenerCount("data")).toBe(1); // node-postgres's own again
+    q.handleError(new Error("Connection terminated unexpectedly")); // what node-postgres then reports
+    await expect(q.done).rejects.toThrow(/type 0x64 with length 3, below 4/);
+  });
+
   it("refuses a socket without node-postgres's one listener", () => {
     const stream = new EventEmitter();
     const q = new CopyOutQuery("COPY t TO STDOUT", () => undefined);

@@ -99,6 +99,14 @@ export class CopyOutQuery {
         if (this.headLen < 5) break;
         this.type = this.head[0]!;
         this.left = ((this.head[1]! << 24) | (this.head[2]! << 16) | (this.head[3]! << 8) | this.head[4]!) - 4;
+        if (this.left < 0) {
+          // a length below its own 4 bytes: no frame after it can be found; the connection is ended, and `done` rejects
+          this.failure ??= new Error(`COPY TO: a message of type 0x${this.type.toString(16)} with length ${this.left + 4}, below 4`);
+          const socket = this.socket;
+          this.detach();
+          socket?.destroy(this.failure as Error);
+          return;
+        }
         if (this.type !== COPY_DATA) this.pgData?.(Buffer.from(this.head));
         if (this.left === 0) this.headLen = 0;
         continue;
@@ -154,7 +162,7 @@ export class CopyOutQuery {
 
   handleError(err: unknown): void {
     this.detach();
-    this.reject(err);
+    this.reject(this.failure ?? err);
   }
 
   /** A statement that returns rows is not a COPY TO: `done` rejects once it has ended. */

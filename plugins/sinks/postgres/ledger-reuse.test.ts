@@ -166,7 +166,7 @@ describe("postgres ledger from the completion check's pass (real server)", () =>
 });
 
 describe("postgres samples settled from the completion check's pass (./settle.ts PassSettler, real server)", () => {
-  it("gives the figures of the settle query: frozen rows, a transaction open across marks, unstamped rows, latencies either side of zero, foreign rows", async () => {
+  it("gives the figures of the settle query: frozen rows, a transaction open across marks, unstamped rows, latencies either side of zero with half-ms ties, a sent_at in 2300, foreign rows", async () => {
     // rows frozen before the marks (the xmin column still shows a frozen row's raw xid, PostgreSQL ≥ 9.4), then three
     // marks with rows of spread latency between
     await client!.query(`VACUUM (FREEZE) ${TABLE}`);
@@ -177,11 +177,13 @@ describe("postgres samples settled from the completion check's pass (./settle.ts
     await open.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('late', ${GEN}, ${N + 400}, now())`); // in the marks' xip
     const marks: string[] = [];
     for (let k = 0; k < 3; k++) {
-      // sent_at from 2.5 s before to 1.2 s after the insert (a skewed clock), some rows unstamped (NULL sent_at or stored_at)
+      // stored_at from 1.2 s before to 2.5 s after sent_at (a skewed clock), on whole ms and on ties (+500 µs, half
+      // away from zero either side of zero), some rows unstamped (NULL sent_at or stored_at), one sent_at in 2300
+      // (beyond 2^53 µs from 2000: a bigint at the harness)
       await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at, stored_at) SELECT 'm' || s, ${GEN}, s,
-          CASE WHEN s % 97 = 0 THEN NULL ELSE clock_timestamp() - (((s * 7919) % 3700) - 1200) * interval '1 ms' - (s % 1000) * interval '1 us' END,
-          CASE WHEN s % 89 = 0 THEN NULL ELSE clock_timestamp() END
-        FROM generate_series(${N + k * 100}, ${N + k * 100 + 99}) s`);
+          CASE WHEN s % 97 = 0 THEN NULL WHEN s = ${N + 150} THEN '2300-01-01 00:00:00+00'::timestamptz ELSE sent END,
+          CASE WHEN s % 89 = 0 THEN NULL ELSE sent + (((s * 7919) % 3700) - 1200) * interval '1 ms' + (s % 3) * interval '500 us' END
+        FROM (SELECT s, '2026-12-05 08:00:00+00'::timestamptz + s * interval '1 ms' AS sent FROM generate_series(${N + k * 100}, ${N + k * 100 + 99}) s) x`);
       await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('x', ${GEN + 1_000_000}, ${k}, now())`); // another run's
       marks.push((await verifier!.sample({ tag: "measure" })).mark!);
       if (k === 1) await open.query("COMMIT"); // committed between the second and third mark
@@ -197,10 +199,25 @@ describe("postgres samples settled from the completion check's pass (./settle.ts
     expect(pass.samples.map((p) => p.stored)).toEqual([N + 1 + 100, N + 1 + 200, N + 1 + 300 + 1]);
     const buckets = pass.samples.flatMap((p) => p.delivery!.buckets);
     expect(buckets.some(([ms]) => ms < 0) && buckets.some(([ms]) => ms > 2000)).toBe(true);
+    expect(buckets.some(([ms]) => ms < -1e12)).toBe(true); // stored 274 years before its 2300 sent_at
+    expect(pass.samples[1]!.newestSentAtMs).toBe(Date.UTC(2300, 0, 1));
     expect(pass.samples.reduce((a, p) => a + p.delivery!.unstamped, 0)).toBeGreaterThan(2);
     expect(pass.samples[2]!.newestSentAtMs).toBe(own.samples[2]!.newestSentAtMs);
     await verifier!.missing!([N + 401], none, marks);
     expect((await verifier!.afterLoad!(marks.slice(0, 2))).fromCompletionPass).toBeUndefined();
+  });
+});
+
+describe("a stamp the settle query cannot take (real server)", () => {
+  it("an infinite sent_at: the completion check's pass settles, the row unstamped; the settle query itself fails", async () => {
+    await client!.query(`UPDATE ${TABLE} SET sent_at = 'infinity' WHERE seq = 7`);
+    const marks = [(await verifier!.sample({ tag: "measure" })).mark!];
+    expect((await verifier!.missing!(sent, none, marks)).missing).toBe(0);
+    const pass = await verifier!.afterLoad!(marks);
+    expect(pass.fromCompletionPass).toBe(true);
+    expect(pass.samples[0]!.stored).toBe(N + 1);
+    expect(pass.samples[0]!.delivery!.unstamped).toBe(1);
+    await expect(verifier!.afterLoad!(marks)).rejects.toThrow(/out of range/);
   });
 });
 

@@ -39,6 +39,21 @@ describe("PassSettler: the settle query's arithmetic (by hand, no server)", () =
     expect(out.final?.newestSentAtMs).toBe(T + 5.123);
   });
 
+  it("takes stamps beyond 2^53 µs (bigints: some 285 years from 2000) exactly, and an infinite stamp as no time", () => {
+    const far = (BigInt(Date.UTC(2300, 0, 1)) - 946_684_800_000n) * 1000n; // 2300-01-01 as binary timestamptz
+    const s = new PassSettler([], 1000n);
+    s.add(900, far, far + 1_500n); // 1.5 ms: 2 ms
+    s.add(900, far - 2_000_000_499n, far); // 2,000,000.499 ms: 2,000,000 ms
+    s.add(900, ts(T), far); // stored 274 years after it was sent
+    s.add(900, 2n ** 63n - 1n, ts(T)); // sent_at 'infinity'
+    s.add(900, ts(T), -(2n ** 63n)); // stored_at '-infinity'
+    const out = settledFrom(s.buckets(), 0, 0, 0);
+    const centuries = Number((far - BigInt(ts(T)) + 500n) / 1000n);
+    expect(out.later?.buckets).toEqual([[2, 1], [2_000_000, 1], [centuries, 1]]);
+    expect(out.later?.unstamped).toBe(2);
+    expect(out.final?.newestSentAtMs).toBe(Date.UTC(2300, 0, 1)); // not the infinite one
+  });
+
   it("refuses a mark that is not a snapshot", () => {
     expect(() => new PassSettler(["not a snapshot"], 5n)).toThrow(/not a pg_snapshot/);
   });

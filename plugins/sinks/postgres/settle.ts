@@ -139,9 +139,11 @@ export class PassSettler {
   private readonly windows: number[];
   private readonly stable: number;
   private readonly stableLow: number;
-  private readonly byWindow: Array<{ ms: Map<number, number>; unstamped: number; newestUs: number | null }>;
+  private readonly byWindow: Array<{ ms: Map<number, number>; unstamped: number; newestUs: Stamp | null }>;
   private lastXmin = -1;
   private lastWindow = 0;
+  /** set by the pass when a row could not be taken: its buckets are then not the settling's */
+  abandoned = false;
 
   /**
    * @param marks the samples' snapshots (pg_snapshot text), in sample order
@@ -158,28 +160,40 @@ export class PassSettler {
     this.byWindow = Array.from({ length: marks.length + 1 }, () => ({ ms: new Map<number, number>(), unstamped: 0, newestUs: null }));
   }
 
-  /** One row of this run: `xmin` its 32-bit xid, `sentUs`/`storedUs` binary timestamptz (µs from 2000-01-01) or null. */
-  add(xmin: number, sentUs: number | null, storedUs: number | null): void {
+  /**
+   * One row of this run: `xmin` its 32-bit xid, `sentUs`/`storedUs` binary timestamptz (µs from 2000-01-01; a bigint
+   * beyond 2^53 µs, some 285 years from 2000: ./binary-copy.ts) or null. An infinite stamp ('infinity', '-infinity')
+   * is no time: the row counts as unstamped, and an infinite sent_at is not its window's newest (the settle query
+   * fails on such a row: its interval arithmetic is out of range).
+   */
+  add(xmin: number, sentUs: Stamp | null, storedUs: Stamp | null): void {
     if (xmin !== this.lastXmin) {
       const age = xmin < 3 ? AGE_OF_SPECIAL : (this.stableLow - xmin) | 0;
       this.lastWindow = windowOf({ breaks: this.breaks, windows: this.windows }, this.stable - age);
       this.lastXmin = xmin;
     }
     const w = this.byWindow[this.lastWindow]!;
-    if (sentUs !== null && (w.newestUs === null || sentUs > w.newestUs)) w.newestUs = sentUs;
-    if (sentUs === null || storedUs === null) {
+    const sent = sentUs === null || infinite(sentUs) ? null : sentUs;
+    if (sent !== null && (w.newestUs === null || sent > w.newestUs)) w.newestUs = sent;
+    if (sent === null || storedUs === null || infinite(storedUs)) {
       w.unstamped++;
       return;
     }
-    const us = storedUs - sentUs;
-    const ms = us >= 0 ? Math.floor((us + 500) / 1000) : -Math.floor((500 - us) / 1000);
+    let ms: number;
+    if (typeof sent === "number" && typeof storedUs === "number") {
+      const us = storedUs - sent;
+      ms = us >= 0 ? Math.floor((us + 500) / 1000) : -Math.floor((500 - us) / 1000);
+    } else {
+      const us = BigInt(storedUs) - BigInt(sent); // BigInt division truncates: floor for what is not negative
+      ms = Number(us >= 0n ? (us + 500n) / 1000n : -((500n - us) / 1000n));
+    }
     w.ms.set(ms, (w.ms.get(ms) ?? 0) + 1);
   }
 
   /** The settle query's buckets (SettleBucket), newest as epoch ms the way the query's float8 of extract(epoch) × 1000 is. */
   *buckets(): Generator<SettleBucket> {
     for (const [i, w] of this.byWindow.entries()) {
-      const newest = w.newestUs === null ? null : (w.newestUs + PG_EPOCH_US) / 1000;
+      const newest = w.newestUs === null ? null : epochMs(w.newestUs);
       // the window's newest on its first bucket (settledFrom takes the max over a window's buckets)
       let first = true;
       for (const [ms, n] of w.ms) {
@@ -189,4 +203,26 @@ export class PassSettler {
       if (w.unstamped > 0) yield { w: i, ms: null, n: w.unstamped, newest: first ? newest : null };
     }
   }
+}
+
+/** A binary timestamptz: µs from 2000-01-01, a bigint beyond 2^53 (./binary-copy.ts). */
+export type Stamp = number | bigint;
+
+/** PostgreSQL's 'infinity' and '-infinity' timestamps: int64's largest and smallest (DT_NOEND, DT_NOBEGIN). */
+const INFINITY_US = 2n ** 63n - 1n;
+const MINUS_INFINITY_US = -(2n ** 63n);
+function infinite(v: Stamp): boolean {
+  return typeof v === "bigint" && (v === INFINITY_US || v === MINUS_INFINITY_US);
+}
+
+/**
+ * Epoch ms of binary timestamptz `us`, the double nearest the exact decimal (what the settle query's
+ * `(extract(epoch FROM …) * 1000)::float8` gives): an exact integer divided by 1000 where the sum fits a double
+ * exactly, else the decimal text parsed (both correctly rounded).
+ */
+function epochMs(us: Stamp): number {
+  if (typeof us === "number" && Math.abs(us + PG_EPOCH_US) <= Number.MAX_SAFE_INTEGER) return (us + PG_EPOCH_US) / 1000;
+  const v = BigInt(us) + BigInt(PG_EPOCH_US);
+  const abs = v < 0n ? -v : v;
+  return Number(`${v < 0n ? "-" : ""}${abs / 1000n}.${String(abs % 1000n).padStart(3, "0")}`);
 }

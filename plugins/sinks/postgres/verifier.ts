@@ -73,7 +73,7 @@ import type { Completion, CountSample, Ledger, LedgerPass, SettledSamples, SinkC
 import type { StoredRow, StoredRowReader } from "../../../core/fidelity.ts";
 import { pgRowReader, SampleLocator, type PgRowReader, type Wanted } from "./rows.ts";
 import { BinaryCopyReader } from "./binary-copy.ts";
-import { PassSettler, parseSnapshot, settledFrom, stableXid, windowMap, type Snapshot } from "./settle.ts";
+import { PassSettler, parseSnapshot, settledFrom, stableXid, windowMap, type Snapshot, type Stamp } from "./settle.ts";
 
 /** PostgreSQL column type of each event field type. */
 export const PG_TYPES: Readonly<Record<FieldType, string>> = {
@@ -419,7 +419,14 @@ export class PostgresVerifier implements Verifier {
       const gen = f[0]!;
       scan.add(gen, f[1]!);
       locator?.see(gen, f[1]!, f[2]!);
-      if (settler && typeof gen === "number" && gen >= lo && gen < hi) settler.add((f[at] as number) >>> 0, f[at + 1] as number | null, f[at + 2] as number | null);
+      if (settler && !settler.abandoned && typeof gen === "number" && gen >= lo && gen < hi) {
+        // a row the settler cannot take costs the settling, never the pass: afterLoad's settle query reads the marks
+        try {
+          settler.add((f[at] as number) >>> 0, f[at + 1] as Stamp | null, f[at + 2] as Stamp | null);
+        } catch {
+          settler.abandoned = true;
+        }
+      }
     });
     const columns = `gen, seq${locator ? ", ctid" : ""}${settler ? `, xmin, sent_at, ${quoteIdent(STORED_AT)}` : ""}`;
     const copy = new CopyOutQuery(`COPY (SELECT ${columns} FROM ${this.table}) TO STDOUT (FORMAT binary)`, (b) => reader.push(b));
@@ -461,7 +468,7 @@ export class PostgresVerifier implements Verifier {
         const settler = marks?.length ? passSettler(marks, stableXid(head.a, parseSnapshot(head.snap).xmax)) : null;
         const scan = await this.scan(c, sent, rejected, locator, settler);
         scanned = true;
-        if (settler && marks) this.keptSettle = { key: marks.join(" "), settled: settledFrom(settler.buckets(), marks.length, t0, t1) };
+        if (settler && !settler.abandoned && marks) this.keptSettle = { key: marks.join(" "), settled: settledFrom(settler.buckets(), marks.length, t0, t1) };
         const wal = await c.query<{ b: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint::text AS b", [head.l]);
         return { scan, snap: head.snap, walBytes: Number(wal.rows[0]!.b) };
       });
