@@ -135,8 +135,8 @@ const AGE_OF_SPECIAL = 2_147_483_647;
  * The window of the last xmin is kept: a batch's rows share it.
  */
 export class PassSettler {
-  private readonly breaks: number[];
-  private readonly windows: number[];
+  /** windowMap's step function over full xids as doubles */
+  private readonly map: { breaks: number[]; windows: number[] };
   private readonly stable: number;
   private readonly stableLow: number;
   private readonly byWindow: Array<{ ms: Map<number, number>; unstamped: number; newestUs: Stamp | null }>;
@@ -153,8 +153,7 @@ export class PassSettler {
   constructor(readonly marks: readonly string[], stable: bigint) {
     const map = windowMap(marks.map(parseSnapshot));
     if (stable >= 2n ** 53n) throw new Error(`xid ${stable}: beyond what a double holds exactly`);
-    this.breaks = map.breaks.map(Number);
-    this.windows = map.windows;
+    this.map = { breaks: map.breaks.map(Number), windows: map.windows };
     this.stable = Number(stable);
     this.stableLow = Number(stable & 0xffffffffn);
     this.byWindow = Array.from({ length: marks.length + 1 }, () => ({ ms: new Map<number, number>(), unstamped: 0, newestUs: null }));
@@ -169,7 +168,7 @@ export class PassSettler {
   add(xmin: number, sentUs: Stamp | null, storedUs: Stamp | null): void {
     if (xmin !== this.lastXmin) {
       const age = xmin < 3 ? AGE_OF_SPECIAL : (this.stableLow - xmin) | 0;
-      this.lastWindow = windowOf({ breaks: this.breaks, windows: this.windows }, this.stable - age);
+      this.lastWindow = windowOf(this.map, this.stable - age);
       this.lastXmin = xmin;
     }
     const w = this.byWindow[this.lastWindow]!;
