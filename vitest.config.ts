@@ -29,7 +29,15 @@ export default defineConfig({
     reporters: ["default"],
     projects: [
       { extends: true, test: { name: "engine", include: ENGINE, fileParallelism: false } },
-      { extends: true, test: { name: "local", include: ["test/**/*.test.ts", "plugins/**/*.test.ts"], exclude: ENGINE, fileParallelism: false } },
+      {
+        extends: true,
+        test: {
+          name: "local",
+          include: ["test/**/*.test.ts", "plugins/**/*.test.ts"],
+          exclude: ENGINE,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

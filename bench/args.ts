@@ -10,7 +10,11 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
  * The values of `options` parsed from `args` (default: this process's arguments), or the process ends as above.
  * `usage`: what `--help` prints, e.g. the script's synopsis and what each flag does.
  */
-export function benchArgs<O extends NonNullable<ParseArgsConfig["options"]>>(options: O, usage: string, args = process.argv.slice(2)): ReturnType<typeof parseArgs<{ options: O; args: string[] }>>["values"] {
+export function benchArgs<O extends NonNullable<ParseArgsConfig["options"]>>(
+  options: O,
+  usage: string,
+  args = process.argv.slice(2),
+): ReturnType<typeof parseArgs<{ options: O; args: string[] }>>["values"] {
   if (args.includes("--help") || args.includes("-h")) {
     process.stdout.write(`${usage.trim()}\n`);
     process.exit(0);
@@ -35,5 +39,7 @@ export function usageError(message: string, usage: string): never {
  * 0.14 1.54 2.78".
  */
 export function machineLine(): string {
-  return `${cpus()[0]?.model.trim() ?? "?"}, ${cpus().length} cores, kernel ${release()}, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`;
+  return `${cpus()[0]?.model.trim() ?? "?"}, ${cpus().length} cores, kernel ${release()}, load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}`;
 }

@@ -39,15 +39,18 @@ stack's 90 % run held and its 120 % run broke, 1 otherwise.
   --max-steps N        search steps at most (default 7)
   -h, --help           this text`;
 
-const values = benchArgs({
-  stacks: { type: "string", default: "local-quarter-core,local-2-cores" },
-  scenario: { type: "string", default: join(ROOT, "scenarios", "syslog-ng-postgres-capacity.yaml") },
-  "step-duration": { type: "string", default: "4s" },
-  warmup: { type: "string", default: "1s" },
-  "start-rate": { type: "string", default: "1000" },
-  tolerance: { type: "string", default: "0.15" },
-  "max-steps": { type: "string", default: "7" },
-}, USAGE);
+const values = benchArgs(
+  {
+    stacks: { type: "string", default: "local-quarter-core,local-2-cores" },
+    scenario: { type: "string", default: join(ROOT, "scenarios", "syslog-ng-postgres-capacity.yaml") },
+    "step-duration": { type: "string", default: "4s" },
+    warmup: { type: "string", default: "1s" },
+    "start-rate": { type: "string", default: "1000" },
+    tolerance: { type: "string", default: "0.15" },
+    "max-steps": { type: "string", default: "7" },
+  },
+  USAGE,
+);
 
 async function main(): Promise<number> {
   const results = mkdtempSync(join(tmpdir(), "ib-bench-capacity-"));
@@ -58,22 +61,41 @@ async function main(): Promise<number> {
   try {
     for (const name of values.stacks!.split(",")) {
       const stack = loadStack(name, join(ROOT, "stacks"));
-      const code = await capacityCommand(scenario, {
-        results, ...step, startRate: values["start-rate"]!, tolerance: values.tolerance!, maxSteps: Number(values["max-steps"]), progress: "plain",
-      }, { projectRoot: ROOT, resultsRoot: results, stacks: [stack], lockWaitMs: 600_000 });
+      const code = await capacityCommand(
+        scenario,
+        {
+          results,
+          ...step,
+          startRate: values["start-rate"]!,
+          tolerance: values.tolerance!,
+          maxSteps: Number(values["max-steps"]),
+          progress: "plain",
+        },
+        { projectRoot: ROOT, resultsRoot: results, stacks: [stack], lockWaitMs: 600_000 },
+      );
       const plan = capacityPlan(scenario, step);
       const file = loadCapacity(results, name, plan.scenario);
       const rate = file?.result.sustainableRate ?? null;
-      if (code !== 0 || rate === null) { console.log(`${name}: no sustainable rate found (exit ${code})`); ok = false; continue; }
+      if (code !== 0 || rate === null) {
+        console.log(`${name}: no sustainable rate found (exit ${code})`);
+        ok = false;
+        continue;
+      }
       const entries = rateEntries(stack, plan);
       const at = async (share: number) => {
         const r = Math.round(share * rate);
         const run = new BenchRun({
-          stack, plan: { ...plan, generator: { ...plan.generator, config: { ...plan.generator.config, rate: r } } },
-          resultsRoot: results, invocation: new Date().toISOString(), projectRoot: ROOT,
+          stack,
+          plan: { ...plan, generator: { ...plan.generator, config: { ...plan.generator.config, rate: r } } },
+          resultsRoot: results,
+          invocation: new Date().toISOString(),
+          projectRoot: ROOT,
         });
         const record = await run.run();
-        const series = readFileSync(join(run.dir, "series.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
+        const series = readFileSync(join(run.dir, "series.jsonl"), "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as SeriesPoint);
         return { r, record, judged: judgeStep(record, series, stepOffer(plan, r, entries), DEFAULT_BOUNDS) };
       };
       const below = await at(0.9);
@@ -81,8 +103,10 @@ async function main(): Promise<number> {
       const held = below.judged.ok && below.record.status === "ok";
       const broke = !above.judged.ok;
       ok &&= held && broke;
-      console.log(`${name}: sustainable ${rate}/s; at 90 % (${below.r}/s): ${held ? "held" : `did not hold (${below.judged.reasons.join("; ")})`}; ` +
-        `at 120 % (${above.r}/s): ${broke ? `broke (${above.judged.boundBy.join("+")}: ${above.judged.reasons.join("; ")})` : "also held"}`);
+      console.log(
+        `${name}: sustainable ${rate}/s; at 90 % (${below.r}/s): ${held ? "held" : `did not hold (${below.judged.reasons.join("; ")})`}; ` +
+          `at 120 % (${above.r}/s): ${broke ? `broke (${above.judged.boundBy.join("+")}: ${above.judged.reasons.join("; ")})` : "also held"}`,
+      );
     }
   } finally {
     rmSync(results, { recursive: true, force: true });

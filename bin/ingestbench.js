@@ -18,7 +18,10 @@ async function bundledCli() {
   if (process.env.INGESTBENCH_CACHE_DIR === "off") return undefined;
   const current = await currentBundleFile(CLI_BUNDLE_DIR, CLI_BUNDLE_NAME, ROOT);
   if (current) return current;
-  const r = spawnSync(process.execPath, [fileURLToPath(new URL("./build-cli-bundle.mjs", import.meta.url))], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const r = spawnSync(process.execPath, [fileURLToPath(new URL("./build-cli-bundle.mjs", import.meta.url))], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const file = r.status === 0 ? r.stdout.trim() : "";
   if (file) return file;
   const why = (r.stderr || r.error?.message || `exit ${r.status ?? r.signal}`).trim().split("\n")[0];
@@ -28,13 +31,16 @@ async function bundledCli() {
     process.stderr.write(`ingestbench: a source file does not compile: ${why}\n`);
     process.exit(70);
   }
-  process.stderr.write(`ingestbench: warning: running through tsx (slower to start, more memory): the CLI could not be bundled into ${CLI_BUNDLE_DIR}: ${why}\n`);
+  process.stderr.write(
+    `ingestbench: warning: running through tsx (slower to start, more memory): the CLI could not be bundled into ${CLI_BUNDLE_DIR}: ${why}\n`,
+  );
   return undefined;
 }
 
 const argv = process.argv;
 const end = argv.indexOf("--");
-if (process.env.INGESTBENCH_DEBUG === "1" || (end === -1 ? argv : argv.slice(0, end)).includes("--debug")) process.setSourceMapsEnabled(true);
+if (process.env.INGESTBENCH_DEBUG === "1" || (end === -1 ? argv : argv.slice(0, end)).includes("--debug"))
+  process.setSourceMapsEnabled(true);
 const file = await bundledCli();
 /** @type {{ main: (argv: string[]) => Promise<void> }} */
 let cli;

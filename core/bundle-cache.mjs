@@ -136,7 +136,14 @@ export async function buildBundle(options) {
   }
   const code = out.text;
   const inputs = Object.keys(result.metafile.inputs).filter((f) => !f.startsWith("<"));
-  return { code, sha256: sha256(code), bytes: Buffer.byteLength(code), inputs, ...(map === undefined ? {} : { map }), ...(read.size > 0 ? { read } : {}) };
+  return {
+    code,
+    sha256: sha256(code),
+    bytes: Buffer.byteLength(code),
+    inputs,
+    ...(map === undefined ? {} : { map }),
+    ...(read.size > 0 ? { read } : {}),
+  };
 }
 
 /**
@@ -160,13 +167,22 @@ const manifestPath = (dir, name, root) => path.join(dir, `${name}-${sha256(root)
  */
 export async function currentBundleFile(dir, name, root) {
   /** @type {BundleManifest | undefined} */
-  const m = await readFile(manifestPath(dir, name, root), "utf8").then((t) => JSON.parse(t), () => undefined);
+  const m = await readFile(manifestPath(dir, name, root), "utf8").then(
+    (t) => JSON.parse(t),
+    () => undefined,
+  );
   if (!m || typeof m.file !== "string" || !Array.isArray(m.inputs)) return undefined;
   const file = path.join(dir, path.basename(m.file));
   /** @param {string} f @returns {Promise<string>} */
   const hashOf = (f) => readFile(f).then(sha256, () => "");
-  const [own, map, ...inputs] = await Promise.all([hashOf(file), m.mapSha256 === undefined ? undefined : hashOf(`${file}.map`), ...m.inputs.map(([f]) => hashOf(path.resolve(root, f)))]);
-  return own === m.sha256 && map === m.mapSha256 && m.inputs.every(([, h], i) => inputs[i] === h) ? file : undefined;
+  const [own, map, ...inputs] = await Promise.all([
+    hashOf(file),
+    m.mapSha256 === undefined ? undefined : hashOf(`${file}.map`),
+    ...m.inputs.map(([f]) => hashOf(path.resolve(root, f))),
+  ]);
+  return own === m.sha256 && map === m.mapSha256 && m.inputs.every(([, h], i) => inputs[i] === h)
+    ? file
+    : undefined;
 }
 
 /** Write `data` to `file` through a temporary file and a rename. @param {string} file @param {string} data */
@@ -198,14 +214,23 @@ export async function cachedBundleFile({ dir, name, root, build, removeReplaced 
   const started = Date.now();
   const bundle = await build();
   const file = path.join(dir, `${name}-${bundle.sha256.slice(0, 12)}.mjs`);
-  const text = bundle.map === undefined ? bundle.code : `${bundle.code}//# sourceMappingURL=${path.basename(file)}.map\n`;
-  const read = await Promise.all([...bundle.inputs, ...extraInputs.filter((f) => !bundle.inputs.includes(f))].map(async (f) => {
-    const asRead = bundle.read?.get(f);
-    if (asRead !== undefined) return { entry: /** @type {[string, string]} */ ([f, asRead]), changedDuringBuild: false };
-    const at = path.resolve(root, f);
-    const [data, st] = await Promise.all([readFile(at), stat(at)]);
-    return { entry: /** @type {[string, string]} */ ([f, sha256(data)]), changedDuringBuild: st.mtimeMs >= started - 1000 };
-  }));
+  const text =
+    bundle.map === undefined
+      ? bundle.code
+      : `${bundle.code}//# sourceMappingURL=${path.basename(file)}.map\n`;
+  const read = await Promise.all(
+    [...bundle.inputs, ...extraInputs.filter((f) => !bundle.inputs.includes(f))].map(async (f) => {
+      const asRead = bundle.read?.get(f);
+      if (asRead !== undefined)
+        return { entry: /** @type {[string, string]} */ ([f, asRead]), changedDuringBuild: false };
+      const at = path.resolve(root, f);
+      const [data, st] = await Promise.all([readFile(at), stat(at)]);
+      return {
+        entry: /** @type {[string, string]} */ ([f, sha256(data)]),
+        changedDuringBuild: st.mtimeMs >= started - 1000,
+      };
+    }),
+  );
   await mkdir(dir, { recursive: true });
   if (bundle.map !== undefined) await writeAtomic(`${file}.map`, bundle.map);
   await writeAtomic(file, text);
@@ -213,10 +238,19 @@ export async function cachedBundleFile({ dir, name, root, build, removeReplaced 
     const other = new RegExp(`^${name}-[0-9a-f]{12}\\.mjs(\\.map)?$`);
     const keep = path.basename(file);
     const names = await readdir(dir).catch(() => /** @type {string[]} */ ([]));
-    await Promise.all(names.filter((f) => other.test(f) && f !== keep && f !== `${keep}.map`).map((f) => rm(path.join(dir, f), { force: true })));
+    await Promise.all(
+      names
+        .filter((f) => other.test(f) && f !== keep && f !== `${keep}.map`)
+        .map((f) => rm(path.join(dir, f), { force: true })),
+    );
   }
   if (read.some((r) => r.changedDuringBuild)) return file; // no manifest: built again next time (see the file comment)
-  const m = { file: path.basename(file), sha256: sha256(text), ...(bundle.map === undefined ? {} : { mapSha256: sha256(bundle.map) }), inputs: read.map((r) => r.entry) };
+  const m = {
+    file: path.basename(file),
+    sha256: sha256(text),
+    ...(bundle.map === undefined ? {} : { mapSha256: sha256(bundle.map) }),
+    inputs: read.map((r) => r.entry),
+  };
   await writeAtomic(manifest, `${JSON.stringify(m)}\n`);
   return file;
 }

@@ -51,13 +51,17 @@ function alive(pid: number): boolean {
  * run's rename won. Stale staging directories of this kind (their process gone) are removed first.
  * @throws what `fill`, mkdir or rename throw (the staging directory is removed first)
  */
-export async function fillCacheEntry(entry: string, fill: (staging: string) => Promise<void>): Promise<boolean> {
+export async function fillCacheEntry(
+  entry: string,
+  fill: (staging: string) => Promise<void>,
+): Promise<boolean> {
   if (existsSync(entry)) return false;
   const kindDir = path.dirname(entry);
   await mkdir(kindDir, { recursive: true, mode: 0o700 });
   for (const name of await readdir(kindDir)) {
     const pid = /^\.staging-(\d+)-/.exec(name)?.[1];
-    if (pid !== undefined && !alive(Number(pid))) await rm(path.join(kindDir, name), { recursive: true, force: true });
+    if (pid !== undefined && !alive(Number(pid)))
+      await rm(path.join(kindDir, name), { recursive: true, force: true });
   }
   const staging = path.join(kindDir, `.staging-${process.pid}-${randomBytes(4).toString("hex")}`);
   await mkdir(staging, { mode: 0o700 });
@@ -67,7 +71,8 @@ export async function fillCacheEntry(entry: string, fill: (staging: string) => P
     return true;
   } catch (err) {
     // ENOTEMPTY/EEXIST: another run's rename won; its entry is as good as ours
-    if (existsSync(entry) && ["ENOTEMPTY", "EEXIST"].includes((err as { code?: string }).code ?? "")) return false;
+    if (existsSync(entry) && ["ENOTEMPTY", "EEXIST"].includes((err as { code?: string }).code ?? ""))
+      return false;
     throw err;
   } finally {
     await rm(staging, { recursive: true, force: true });

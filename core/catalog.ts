@@ -155,13 +155,23 @@ function extendsVersion(base: string, v: string): boolean {
  * the cell pins none. The result has no `debian` list and carries `buildName` (scripts/build-images.sh's name) for messages.
  * @throws Error naming the versions there are, when the pin matches no variant or the entry has none
  */
-export function imageVariant(entry: CatalogImage, source: ImageSource, version?: string): CatalogImage & { buildName?: string } {
+export function imageVariant(
+  entry: CatalogImage,
+  source: ImageSource,
+  version?: string,
+): CatalogImage & { buildName?: string } {
   const { debian, ...base } = entry;
   if (source === "upstream") return base;
-  if (!debian || debian.length === 0) throw new Error(`${entry.name} has no Debian-built image (images/debian/README.md lists them)`);
-  const v = version === undefined ? debian[0]! : debian.find((d) => extendsVersion(d.version, version) || extendsVersion(version, d.version));
+  if (!debian || debian.length === 0)
+    throw new Error(`${entry.name} has no Debian-built image (images/debian/README.md lists them)`);
+  const v =
+    version === undefined
+      ? debian[0]!
+      : debian.find((d) => extendsVersion(d.version, version) || extendsVersion(version, d.version));
   if (!v) {
-    throw new Error(`${entry.name} version "${version}" has no Debian-built image: there are ${debian.map((d) => `${d.version} (${d.repository}:${d.tag})`).join(", ")}`);
+    throw new Error(
+      `${entry.name} version "${version}" has no Debian-built image: there are ${debian.map((d) => `${d.version} (${d.repository}:${d.tag})`).join(", ")}`,
+    );
   }
   const { build, about: _about, metrics, ...over } = v;
   const out: CatalogImage & { buildName?: string } = { ...base, ...over, digest: null, buildName: build };

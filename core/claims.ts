@@ -28,7 +28,13 @@
 import { request } from "undici";
 import type { CatalogImage } from "./catalog.ts";
 import { IngestbenchError } from "./errors.ts";
-import { parsePrometheusText, PrometheusTextError, requiredSum, sumOf, type PromSamples } from "./prometheus.ts";
+import {
+  parsePrometheusText,
+  PrometheusTextError,
+  requiredSum,
+  sumOf,
+  type PromSamples,
+} from "./prometheus.ts";
 
 /** How long one read of a metrics endpoint may take (connect, answer and body), in milliseconds. */
 export const CLAIMS_TIMEOUT_MS = 5_000;
@@ -63,12 +69,18 @@ export interface ShellClaims {
    * @param run runs a command inside the collector's container and returns its stdout
    * @throws ProvisioningError E_REMOTE_EXEC when the command fails in the container
    */
-  read(run: (cmd: string, args: readonly string[], opts?: { timeoutMs?: number }) => Promise<string>): Promise<Record<string, number>>;
+  read(
+    run: (cmd: string, args: readonly string[], opts?: { timeoutMs?: number }) => Promise<string>,
+  ): Promise<Record<string, number>>;
 }
 
 /** A claims read that failed: IngestbenchError E_CLAIMS, the message `<collector> metrics at <url>: <why>`. */
 export function claimsError(name: string, url: string, why: string, cause?: unknown): IngestbenchError {
-  return new IngestbenchError("E_CLAIMS", `${name} metrics at ${url}: ${why}`, cause === undefined ? undefined : { cause });
+  return new IngestbenchError(
+    "E_CLAIMS",
+    `${name} metrics at ${url}: ${why}`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 /**
@@ -79,15 +91,26 @@ export async function fetchClaimsText(name: string, url: string, signal?: AbortS
   const timeout = AbortSignal.timeout(CLAIMS_TIMEOUT_MS);
   try {
     // reset: one read per run, so no idle keep-alive socket outlives it
-    const res = await request(url, { method: "GET", reset: true, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+    const res = await request(url, {
+      method: "GET",
+      reset: true,
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
     const body = await res.body.text();
-    if (res.statusCode !== 200) throw claimsError(name, url, `HTTP ${res.statusCode}: ${body.slice(0, 200).trim()}`);
+    if (res.statusCode !== 200)
+      throw claimsError(name, url, `HTTP ${res.statusCode}: ${body.slice(0, 200).trim()}`);
     return body;
   } catch (e) {
     if (e instanceof IngestbenchError) throw e;
-    if (timeout.aborted && !signal?.aborted) throw claimsError(name, url, `no answer within ${CLAIMS_TIMEOUT_MS / 1000} s`, e);
+    if (timeout.aborted && !signal?.aborted)
+      throw claimsError(name, url, `no answer within ${CLAIMS_TIMEOUT_MS / 1000} s`, e);
     const err = e as Error & { code?: string };
-    throw claimsError(name, url, err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message, e);
+    throw claimsError(
+      name,
+      url,
+      err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message,
+      e,
+    );
   }
 }
 
@@ -97,12 +120,16 @@ export async function fetchClaimsText(name: string, url: string, signal?: AbortS
  */
 export function metricsUrl(image: CatalogImage, at: { host: string; port: number }): string {
   const path = image.metrics?.path;
-  if (!path) throw new IngestbenchError("E_CLAIMS", `${image.name}: no metrics endpoint in its catalog image`);
+  if (!path)
+    throw new IngestbenchError("E_CLAIMS", `${image.name}: no metrics endpoint in its catalog image`);
   return `http://${at.host.includes(":") ? `[${at.host}]` : at.host}:${at.port}${path}`;
 }
 
 /** `counts` plus the entries of `maybe` that are defined. */
-export function withPresent(counts: Record<string, number>, maybe: Record<string, number | undefined>): Record<string, number> {
+export function withPresent(
+  counts: Record<string, number>,
+  maybe: Record<string, number | undefined>,
+): Record<string, number> {
   for (const [k, v] of Object.entries(maybe)) if (v !== undefined) counts[k] = v;
   return counts;
 }
@@ -120,7 +147,10 @@ export interface PromSums {
  * The claims of a collector whose metrics endpoint serves Prometheus text: `counts` maps the payload's sums to the
  * claim keys. Format errors become claimsError naming the collector and URL.
  */
-export function prometheusClaims(image: CatalogImage, counts: (p: PromSums) => Record<string, number>): HttpClaims {
+export function prometheusClaims(
+  image: CatalogImage,
+  counts: (p: PromSums) => Record<string, number>,
+): HttpClaims {
   return {
     kind: "http",
     async read(at, signal) {
@@ -128,7 +158,11 @@ export function prometheusClaims(image: CatalogImage, counts: (p: PromSums) => R
       const text = await fetchClaimsText(image.name, url, signal);
       try {
         const samples = parsePrometheusText(text);
-        return counts({ samples, need: (m, keep) => requiredSum(samples, m, keep), some: (m, keep) => sumOf(samples, m, keep) });
+        return counts({
+          samples,
+          need: (m, keep) => requiredSum(samples, m, keep),
+          some: (m, keep) => sumOf(samples, m, keep),
+        });
       } catch (e) {
         if (e instanceof PrometheusTextError) throw claimsError(image.name, url, e.message, e.cause);
         throw e;

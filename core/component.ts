@@ -72,5 +72,10 @@ export interface ComponentFactory<C = unknown> {
    * Start on a local host (inside its cgroup and namespace), wait until ready, read back the version.
    * Collectors get `downstream` (required for kind "collector", ignored by sinks): the sink they write into.
    */
-  startLocal(host: LocalHost, config: C, signal?: AbortSignal, downstream?: Downstream): Promise<RunningComponent>;
+  startLocal(
+    host: LocalHost,
+    config: C,
+    signal?: AbortSignal,
+    downstream?: Downstream,
+  ): Promise<RunningComponent>;
 }

@@ -22,7 +22,11 @@ export class ConfigurationError extends IngestbenchError {
   override readonly exitCode = 2;
   readonly location?: string;
   readonly field?: string;
-  constructor(code: string, message: string, options?: { cause?: unknown; location?: string; field?: string }) {
+  constructor(
+    code: string,
+    message: string,
+    options?: { cause?: unknown; location?: string; field?: string },
+  ) {
     super(code, message, options);
     this.location = options?.location;
     this.field = options?.field;
@@ -41,7 +45,10 @@ export class VerificationError extends IngestbenchError {
 
 /** The error of a run step cut short by its abort signal (SIGINT/SIGTERM): what was measured so far is kept. */
 export function interruptedError(signal: AbortSignal): IngestbenchError {
-  return new IngestbenchError("E_INTERRUPTED", `interrupted (${String(signal.reason ?? "signal")}); results so far are kept`);
+  return new IngestbenchError(
+    "E_INTERRUPTED",
+    `interrupted (${String(signal.reason ?? "signal")}); results so far are kept`,
+  );
 }
 
 /**
@@ -59,8 +66,14 @@ export function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined):
     const abort = (): void => reject(interruptedError(signal));
     signal.addEventListener("abort", abort, { once: true });
     p.then(
-      (v) => { signal.removeEventListener("abort", abort); resolve(v); },
-      (e: unknown) => { signal.removeEventListener("abort", abort); reject(e); },
+      (v) => {
+        signal.removeEventListener("abort", abort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", abort);
+        reject(e);
+      },
     );
   });
 }

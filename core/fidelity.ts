@@ -22,7 +22,13 @@
  */
 import { createHash } from "node:crypto";
 import type { ReplayIndexJson } from "./events/replay-index.ts";
-import { createEventSource, fmix32, mulberry32, type EventSource, type ReplayReads } from "./events/source.ts";
+import {
+  createEventSource,
+  fmix32,
+  mulberry32,
+  type EventSource,
+  type ReplayReads,
+} from "./events/source.ts";
 import type { EventField } from "./events/types.ts";
 
 /** How many differences a result lists. */
@@ -233,7 +239,10 @@ export function seededSample(n: number, k: number, seed: number): number[] {
  * The sample of a run (see the file comment): its seed, and the drawn seqs per generator as `wanted` keys (gen the
  * stamped generator id, genBase + index; seqs ascending), in (gen, seq) order.
  */
-export function samplePlan(input: Pick<FidelityInput, "seed" | "sent" | "limits" | "genBase">): { sampleSeed: number; wanted: Array<{ gen: number; seqs: number[] }> } {
+export function samplePlan(input: Pick<FidelityInput, "seed" | "sent" | "limits" | "genBase">): {
+  sampleSeed: number;
+  wanted: Array<{ gen: number; seqs: number[] }>;
+} {
   const totalSent = input.sent.reduce((a, b) => a + b, 0);
   const sampleSeed = fmix32((input.seed ^ 0x5f1de11) >>> 0);
   const picks = seededSample(totalSent, input.limits.sample, sampleSeed);
@@ -269,17 +278,35 @@ class Comparison {
   /** wall time in replayDigests, ms */
   private replayMs = 0;
 
-  constructor(private readonly input: FidelityInput, private readonly rules: FieldRule[]) {
+  constructor(
+    private readonly input: FidelityInput,
+    private readonly rules: FieldRule[],
+  ) {
     this.genBase = input.genBase ?? 0;
-    this.replayField = input.replayFile !== undefined ? input.fields.map((f) => f.type).lastIndexOf("string") : -1;
-    this.lines = input.replayFile !== undefined ? createEventSource({ fields: input.fields, seed: input.seed, genId: 0, genBase: this.genBase, replayFile: input.replayFile, replayIndex: input.replayIndex }) : null;
+    this.replayField =
+      input.replayFile !== undefined ? input.fields.map((f) => f.type).lastIndexOf("string") : -1;
+    this.lines =
+      input.replayFile !== undefined
+        ? createEventSource({
+            fields: input.fields,
+            seed: input.seed,
+            genId: 0,
+            genBase: this.genBase,
+            replayFile: input.replayFile,
+            replayIndex: input.replayIndex,
+          })
+        : null;
   }
 
   private source(gen: number): EventSource {
     let s = this.sources.get(gen);
     // the replayed field as short generated text here: it is never read from this source (replayDigests)
     const fields = this.input.fields.map((f, i) => (i === this.replayField ? { ...f, size: 1 } : f));
-    if (!s) this.sources.set(gen, (s = createEventSource({ fields, seed: this.input.seed, genId: gen, genBase: this.genBase })));
+    if (!s)
+      this.sources.set(
+        gen,
+        (s = createEventSource({ fields, seed: this.input.seed, genId: gen, genBase: this.genBase })),
+      );
     return s;
   }
 
@@ -289,7 +316,9 @@ class Comparison {
    * since a load that went through the file several times samples each pass; null without a replay.
    * @throws ConfigurationError E_REPLAY when the file cannot be read
    */
-  async replayDigests(wanted: ReadonlyArray<{ seqs: readonly number[] }>): Promise<Map<number, string> | null> {
+  async replayDigests(
+    wanted: ReadonlyArray<{ seqs: readonly number[] }>,
+  ): Promise<Map<number, string> | null> {
     if (!this.lines) return null;
     const seqs = [...new Set(wanted.flatMap((w) => w.seqs))];
     const count = await this.lines.replayLineCount();
@@ -305,7 +334,11 @@ class Comparison {
       this.input.signal?.throwIfAborted();
       await this.lines.load(seq, 1);
       const row = this.lines.fill(seq);
-      const line = Buffer.from(row.bytes[this.replayField]!.buffer, row.bytes[this.replayField]!.byteOffset, row.len[this.replayField]!);
+      const line = Buffer.from(
+        row.bytes[this.replayField]!.buffer,
+        row.bytes[this.replayField]!.byteOffset,
+        row.len[this.replayField]!,
+      );
       digests.set(seq, sha256(normalise ? normalise(line) : line));
     }
     this.replayMs += performance.now() - started;
@@ -318,7 +351,11 @@ class Comparison {
    */
   compare(gen: number, rows: StoredRow[], digests: Map<number, string> | null): void {
     const sent = this.input.sent[gen] ?? 0;
-    const mine = rows.filter((r) => r.gen === this.genBase + gen && Number.isSafeInteger(r.seq) && r.seq >= 0 && r.seq < sent).sort((a, b) => a.seq - b.seq);
+    const mine = rows
+      .filter(
+        (r) => r.gen === this.genBase + gen && Number.isSafeInteger(r.seq) && r.seq >= 0 && r.seq < sent,
+      )
+      .sort((a, b) => a.seq - b.seq);
     if (mine.length === 0) return;
     const src = this.source(gen);
     let prevSeq = -1;
@@ -345,7 +382,8 @@ class Comparison {
             break;
           }
           case "string": {
-            const have = typeof got === "string" ? Buffer.from(got, "utf8") : Buffer.isBuffer(got) ? got : null;
+            const have =
+              typeof got === "string" ? Buffer.from(got, "utf8") : Buffer.isBuffer(got) ? got : null;
             if (i === this.replayField) {
               const wd = digests?.get(r.seq);
               if (wd === undefined) throw new RangeError(`no replayed line read for seq ${r.seq}`);
@@ -380,7 +418,8 @@ class Comparison {
         if (same) return;
         bad = true;
         this.perField[f.name] = (this.perField[f.name] ?? 0) + 1;
-        if (this.examples.length < MAX_ALTERED_EXAMPLES) this.examples.push({ gen, seq: r.seq, field: f.name, expected, stored });
+        if (this.examples.length < MAX_ALTERED_EXAMPLES)
+          this.examples.push({ gen, seq: r.seq, field: f.name, expected, stored });
       });
       if (bad) this.altered++;
     }
@@ -410,7 +449,8 @@ class Comparison {
  */
 export async function checkFidelity(reader: StoredRowReader, input: FidelityInput): Promise<FidelityResult> {
   const rules = reader.rules();
-  if (rules.length !== input.fields.length) throw new RangeError(`row reader states ${rules.length} field rules for ${input.fields.length} fields`);
+  if (rules.length !== input.fields.length)
+    throw new RangeError(`row reader states ${rules.length} field rules for ${input.fields.length} fields`);
   const cmp = new Comparison(input, rules);
   const started = performance.now();
   const mode: FidelityResult["mode"] = input.stored <= input.limits.all ? "all" : "sample";
@@ -441,7 +481,12 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
           if (n === 0) return;
           // the sink's pass and the file's pass at once: they wait on different things (the sink's table, the file)
           const [rows, digests] = await Promise.all([reader.readSample!(wanted), cmp.replayDigests(wanted)]);
-          for (const w of wanted) cmp.compare(w.gen - cmp.genBase, rows.filter((r) => r.gen === w.gen), digests);
+          for (const w of wanted)
+            cmp.compare(
+              w.gen - cmp.genBase,
+              rows.filter((r) => r.gen === w.gen),
+              digests,
+            );
           wanted = [];
           n = 0;
         };
@@ -459,7 +504,10 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
         for (let k = 0; k < perGen.length; k++) {
           for (let at = 0; at < perGen[k]!.length; at += FIDELITY_LOOKUP) {
             const seqs = perGen[k]!.slice(at, at + FIDELITY_LOOKUP);
-            const [rows, digests] = await Promise.all([reader.readSeqs(cmp.genBase + k, seqs), cmp.replayDigests([{ seqs }])]);
+            const [rows, digests] = await Promise.all([
+              reader.readSeqs(cmp.genBase + k, seqs),
+              cmp.replayDigests([{ seqs }]),
+            ]);
             cmp.compare(k, rows, digests);
           }
         }
@@ -471,11 +519,20 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
   const compared: FidelityResult["compared"] = [];
   const notCompared: FidelityResult["notCompared"] = [
     { field: "gen, seq", reason: "the keys each row is found by" },
-    { field: "sent_at", reason: "the send time, written when the batch is handed to the transport: not recomputable from the seed" },
+    {
+      field: "sent_at",
+      reason:
+        "the send time, written when the batch is handed to the transport: not recomputable from the seed",
+    },
   ];
   input.fields.forEach((f, i) => {
     const r = rules[i]!;
-    if (r.readable) compared.push({ field: f.name, type: f.type, rule: i === cmp.replayField ? `${r.rule}; replayed lines compared by SHA-256 digest` : r.rule });
+    if (r.readable)
+      compared.push({
+        field: f.name,
+        type: f.type,
+        rule: i === cmp.replayField ? `${r.rule}; replayed lines compared by SHA-256 digest` : r.rule,
+      });
     else notCompared.push({ field: f.name, reason: r.reason ?? "the sink cannot return it" });
   });
   return {
@@ -491,7 +548,15 @@ export async function checkFidelity(reader: StoredRowReader, input: FidelityInpu
     notCompared,
     seconds: Number(((performance.now() - started) / 1000).toFixed(3)),
     ...(cmp.replayReads ? { replay: cmp.replayReads } : {}),
-    ...(input.replayFile !== undefined && input.replayIndex ? { replayLines: { lines: input.replayIndex.lines, cut: input.replayIndex.cut ?? 0, repaired: input.replayIndex.repaired ?? 0 } } : {}),
+    ...(input.replayFile !== undefined && input.replayIndex
+      ? {
+          replayLines: {
+            lines: input.replayIndex.lines,
+            cut: input.replayIndex.cut ?? 0,
+            repaired: input.replayIndex.repaired ?? 0,
+          },
+        }
+      : {}),
   };
 }
 

@@ -53,7 +53,11 @@ const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"
  * and `origin` is required). Resolves with any status; rejects with "no answer within N ms" on a timeout, or
  * undici's error (its `code` kept as the cause) on a socket error.
  */
-export async function httpRequest(dispatcher: Dispatcher, spec: HttpRequestSpec, origin?: string): Promise<HttpAnswer> {
+export async function httpRequest(
+  dispatcher: Dispatcher,
+  spec: HttpRequestSpec,
+  origin?: string,
+): Promise<HttpAnswer> {
   try {
     const r = await dispatcher.request({
       origin,
@@ -68,7 +72,8 @@ export async function httpRequest(dispatcher: Dispatcher, spec: HttpRequestSpec,
     return { status: r.statusCode, body: await r.body.text() };
   } catch (err) {
     const code = (err as { code?: string }).code;
-    if (code && TIMEOUT_CODES.has(code)) throw new Error(`no answer within ${spec.timeoutMs} ms`, { cause: err });
+    if (code && TIMEOUT_CODES.has(code))
+      throw new Error(`no answer within ${spec.timeoutMs} ms`, { cause: err });
     throw err;
   }
 }
@@ -94,7 +99,11 @@ export function httpConnection(host: string, port: number, timeoutMs: number, pi
 
 /** An HTTP API answered with an unexpected status. code E_SINK_HTTP; `status` and `body` as received. */
 export class SinkHttpError extends IngestbenchError {
-  constructor(message: string, readonly status: number, readonly body: string) {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly body: string,
+  ) {
     super("E_SINK_HTTP", message);
   }
 }
@@ -133,11 +142,18 @@ export class HttpJsonApi {
     c?.destroy().catch(() => undefined);
   }
 
-  async call(method: HttpRequestSpec["method"], path: string, body?: unknown, accept: readonly number[] = []): Promise<{ status: number; body: string; json: unknown }> {
-    if (this.client === null || this.client.closed || this.client.destroyed) this.client = httpConnection(this.host, this.port, this.timeoutMs);
+  async call(
+    method: HttpRequestSpec["method"],
+    path: string,
+    body?: unknown,
+    accept: readonly number[] = [],
+  ): Promise<{ status: number; body: string; json: unknown }> {
+    if (this.client === null || this.client.closed || this.client.destroyed)
+      this.client = httpConnection(this.host, this.port, this.timeoutMs);
     const text = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
     const headers: Record<string, string> = { ...this.headers };
-    if (text !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["Content-Type"] = "application/json";
+    if (text !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type"))
+      headers["Content-Type"] = "application/json";
     let r: HttpAnswer;
     try {
       r = await httpRequest(this.client, { method, path, headers, body: text, timeoutMs: this.timeoutMs });
@@ -145,13 +161,24 @@ export class HttpJsonApi {
       const c = this.client;
       this.client = null;
       c?.destroy().catch(() => undefined);
-      throw new IngestbenchError("E_VERIFIER_CONNECT", `verifier cannot reach ${this.name} at ${this.host}:${this.port} (${method} ${path}): ${(err as Error).message}`, { cause: err });
+      throw new IngestbenchError(
+        "E_VERIFIER_CONNECT",
+        `verifier cannot reach ${this.name} at ${this.host}:${this.port} (${method} ${path}): ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     if ((r.status === 401 || r.status === 403) && this.auth && !accept.includes(r.status)) {
-      throw new IngestbenchError("E_SINK_AUTH", `${this.name} answered ${method} ${path.slice(0, 200)} with ${r.status}: ${authRefusal(this.auth)}`);
+      throw new IngestbenchError(
+        "E_SINK_AUTH",
+        `${this.name} answered ${method} ${path.slice(0, 200)} with ${r.status}: ${authRefusal(this.auth)}`,
+      );
     }
     if ((r.status < 200 || r.status >= 300) && !accept.includes(r.status)) {
-      throw new SinkHttpError(`${this.name} answered ${method} ${path.slice(0, 200)} with ${r.status}: ${r.body.trim().slice(0, 300)}`, r.status, r.body);
+      throw new SinkHttpError(
+        `${this.name} answered ${method} ${path.slice(0, 200)} with ${r.status}: ${r.body.trim().slice(0, 300)}`,
+        r.status,
+        r.body,
+      );
     }
     let json: unknown = null;
     if (r.body.length > 0) {

@@ -34,7 +34,8 @@ export const UNEXPECTED_DISTINCT_LIMIT = 100_000;
 /** `v` as a number when it is a safe integer (bigint or number), else null. */
 function safeInteger(v: ScanValue): number | null {
   if (typeof v === "number") return Number.isSafeInteger(v) ? v : null;
-  if (typeof v === "bigint") return v >= -BigInt(Number.MAX_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : null;
+  if (typeof v === "bigint")
+    return v >= -BigInt(Number.MAX_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : null;
   return null;
 }
 
@@ -58,8 +59,14 @@ export class LedgerScan {
    * inclusive, in any order (merged and clamped here); `unexpectedLimit`: see the file comment.
    * @throws RangeError when a sent count is not a non-negative safe integer, or there are more than GEN_STRIDE generators
    */
-  constructor(private readonly sent: readonly number[], rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>, private readonly genBase = 0, private readonly unexpectedLimit = UNEXPECTED_DISTINCT_LIMIT) {
-    if (sent.length > GEN_STRIDE) throw new RangeError(`${sent.length} generators: a run has at most ${GEN_STRIDE} (core/ledger.ts)`);
+  constructor(
+    private readonly sent: readonly number[],
+    rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>,
+    private readonly genBase = 0,
+    private readonly unexpectedLimit = UNEXPECTED_DISTINCT_LIMIT,
+  ) {
+    if (sent.length > GEN_STRIDE)
+      throw new RangeError(`${sent.length} generators: a run has at most ${GEN_STRIDE} (core/ledger.ts)`);
     for (const n of sent) if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`bad sent count ${n}`);
     this.bits = sent.map((n) => new SeqBits(n));
     this.ranges = sent.map((n, g) => normalizeRanges(rejected[g] ?? [], n));
@@ -103,7 +110,11 @@ export class LedgerScan {
   }
 
   /** lost and the first MAX_MISSING_RANGES missing ranges [g, from, to] (what the completion query answers). */
-  completion(): Omit<Completion, "tBefore" | "tAfter"> & { rejectedStored: number; accepted: number; rejected: number } {
+  completion(): Omit<Completion, "tBefore" | "tAfter"> & {
+    rejectedStored: number;
+    accepted: number;
+    rejected: number;
+  } {
     let rejected = 0;
     let rejectedStored = 0;
     let sent = 0;
@@ -117,10 +128,18 @@ export class LedgerScan {
         rejectedStored += countBits(bits, a, b);
       }
       // maximal runs of seqs neither stored nor rejected, until MAX_MISSING_RANGES are listed
-      if (missingRanges.length < MAX_MISSING_RANGES) forEachGap(bits, rej, (from, to) => missingRanges.push([g, from, to]) < MAX_MISSING_RANGES);
+      if (missingRanges.length < MAX_MISSING_RANGES)
+        forEachGap(bits, rej, (from, to) => missingRanges.push([g, from, to]) < MAX_MISSING_RANGES);
     });
     const accepted = sent - rejected;
-    return { missing: accepted - (this.inRange - rejectedStored), missingRanges, stored: this.stored, rejectedStored, accepted, rejected };
+    return {
+      missing: accepted - (this.inRange - rejectedStored),
+      missingRanges,
+      stored: this.stored,
+      rejectedStored,
+      accepted,
+      rejected,
+    };
   }
 
   /**
@@ -130,7 +149,10 @@ export class LedgerScan {
    */
   result(distinctAtSink?: number): Ledger {
     const u = this.unexpectedDistinct;
-    if (u === null && distinctAtSink === undefined) throw new Error(`more than ${this.unexpectedLimit} distinct unexpected (gen, seq) pairs: distinct must be counted at the sink`);
+    if (u === null && distinctAtSink === undefined)
+      throw new Error(
+        `more than ${this.unexpectedLimit} distinct unexpected (gen, seq) pairs: distinct must be counted at the sink`,
+      );
     const c = this.completion();
     const distinct = u === null ? distinctAtSink! : this.inRange + u;
     return {

@@ -46,7 +46,11 @@ export const GEN_STRIDE = 256;
 export function genBaseOf(runId: string): number {
   let h = 0x811c9dc5; // FNV-1a 32-bit offset basis
   for (let i = 0; i < runId.length; i++) h = Math.imul(h ^ runId.charCodeAt(i), 0x01000193);
-  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16; // fmix32
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16; // fmix32
   return (((h >>> 0) % (2 ** 23 - 1)) + 1) * GEN_STRIDE;
 }
 
@@ -63,7 +67,10 @@ export function inRunSpace(gen: number, genBase: number): boolean {
 }
 
 /** Merge and clamp rejected ranges of one generator to [0, sent-1]; returns sorted disjoint inclusive ranges. */
-export function normalizeRanges(ranges: ReadonlyArray<readonly [number, number]>, sent: number): Array<[number, number]> {
+export function normalizeRanges(
+  ranges: ReadonlyArray<readonly [number, number]>,
+  sent: number,
+): Array<[number, number]> {
   const r = ranges
     .map(([a, b]) => [Math.max(0, Math.min(a, b)), Math.min(sent - 1, Math.max(a, b))] as [number, number])
     .filter(([a, b]) => a <= b)
@@ -99,7 +106,10 @@ export class GapCollector {
 }
 
 /** Sent, accepted and rejected totals of `sent` and `rejected`, with each generator's merged rejected ranges. */
-export function sentTotals(sent: readonly number[], rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>): { sent: number; accepted: number; rejected: number; ranges: Array<Array<[number, number]>> } {
+export function sentTotals(
+  sent: readonly number[],
+  rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>,
+): { sent: number; accepted: number; rejected: number; ranges: Array<Array<[number, number]>> } {
   let s = 0;
   let r = 0;
   const ranges = sent.map((n, g) => {
@@ -115,7 +125,7 @@ export function sentTotals(sent: readonly number[], rejected: ReadonlyArray<Read
 function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
+  return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }
 
 /** Seqs per chunk of SeqBits (128 KiB of bits). */
@@ -203,7 +213,11 @@ function nextBit(bits: SeqBits, from: number, n: number, value: 0 | 1): number {
  * Calls `gap(from, to)` for each maximal run from..to of indexes below bits.n neither set in `bits` nor inside
  * `rejected` (sorted disjoint inclusive ranges, as normalizeRanges gives them), in order, while it returns true.
  */
-export function forEachGap(bits: SeqBits, rejected: ReadonlyArray<readonly [number, number]>, gap: (from: number, to: number) => boolean): void {
+export function forEachGap(
+  bits: SeqBits,
+  rejected: ReadonlyArray<readonly [number, number]>,
+  gap: (from: number, to: number) => boolean,
+): void {
   const n = bits.n;
   let k = 0;
   for (let at = 0; at < n;) {
@@ -238,7 +252,11 @@ export class SeqLedger {
    * `genBase`: this run's first generator id (stored gens are genBase + index; outside the space they are foreign).
    * @throws RangeError when a sent count is not a non-negative safe integer
    */
-  constructor(private readonly sent: readonly number[], private readonly rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>, private readonly genBase = 0) {
+  constructor(
+    private readonly sent: readonly number[],
+    private readonly rejected: ReadonlyArray<ReadonlyArray<readonly [number, number]>>,
+    private readonly genBase = 0,
+  ) {
     for (const n of sent) if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`bad sent count ${n}`);
     this.present = sent.map((n) => new SeqBits(n));
   }
@@ -280,7 +298,11 @@ export class SeqLedger {
     const t = sentTotals(this.sent, this.rejected);
     // keys held by a present seq (SinkCollisions); computed only for sinks that keep one row per key
     const held = new Set<string | number>();
-    if (collisions) this.present.forEach((p, g) => { for (let seq = nextBit(p, 0, p.n, 1); seq < p.n; seq = nextBit(p, seq + 1, p.n, 1)) held.add(collisions.keyOf(g, seq)); });
+    if (collisions)
+      this.present.forEach((p, g) => {
+        for (let seq = nextBit(p, 0, p.n, 1); seq < p.n; seq = nextBit(p, seq + 1, p.n, 1))
+          held.add(collisions.keyOf(g, seq));
+      });
     let collided = 0;
     const gaps = new GapCollector();
     let lost = 0;
@@ -293,15 +315,16 @@ export class SeqLedger {
         if (!collisions) {
           lost += to - from + 1;
           if (gaps.closed < MAX_MISSING_RANGES) gaps.missing(g, from, to);
-        } else for (let seq = from; seq <= to; seq++) {
-          if (held.has(collisions.keyOf(g, seq))) {
-            collided++;
-            gaps.close();
-            continue;
+        } else
+          for (let seq = from; seq <= to; seq++) {
+            if (held.has(collisions.keyOf(g, seq))) {
+              collided++;
+              gaps.close();
+              continue;
+            }
+            lost++;
+            if (gaps.closed < MAX_MISSING_RANGES) gaps.missing(g, seq, seq);
           }
-          lost++;
-          if (gaps.closed < MAX_MISSING_RANGES) gaps.missing(g, seq, seq);
-        }
         gaps.close(); // a gap ends at a stored or rejected seq, or at sent[g]
         return true;
       });

@@ -152,13 +152,17 @@ export function capsFit(hosts: readonly HostSpec[], machine: MachineSize): CapsF
     const cpu = h.limits.cpu;
     if (cpu) {
       const cores = cpu.quotaUs / cpu.periodUs;
-      if (cores >= machine.cores) (uncapped[h.name] ??= []).push(`cpu: ${+cores.toFixed(3)} cores asked of a ${machine.cores}-core machine`);
+      if (cores >= machine.cores)
+        (uncapped[h.name] ??= []).push(
+          `cpu: ${+cores.toFixed(3)} cores asked of a ${machine.cores}-core machine`,
+        );
       cpuCores += Math.min(cores, machine.cores);
       cpuAsked.push([h.name, cores]);
     }
     const mem = h.limits.memoryBytes;
     if (mem !== undefined) {
-      if (mem >= machine.memoryBytes) (uncapped[h.name] ??= []).push(`memory: ${gib(mem)} asked of a ${gib(machine.memoryBytes)} machine`);
+      if (mem >= machine.memoryBytes)
+        (uncapped[h.name] ??= []).push(`memory: ${gib(mem)} asked of a ${gib(machine.memoryBytes)} machine`);
       memoryBytes += Math.min(mem, machine.memoryBytes);
       memAsked.push([h.name, mem]);
     }
@@ -168,12 +172,31 @@ export function capsFit(hosts: readonly HostSpec[], machine: MachineSize): CapsF
   const cpuCoresAsked = cpuAsked.reduce((a, [, c]) => a + c, 0);
   const memoryBytesAsked = memAsked.reduce((a, [, m]) => a + m, 0);
   if (cpuCores > machine.cores + 1e-9) {
-    const usable = cpuCoresAsked > cpuCores + 1e-9 ? `; each host can use at most the machine's ${machine.cores}, so they compete for up to ${cores(cpuCores)}` : "";
-    reasons.push(`CPU caps of ${cpuAsked.map(([n]) => n).join(" + ")} add up to ${cores(cpuCoresAsked)} cores on a ${machine.cores}-core machine (asked: ${cpuAsked.map(([n, c]) => `${n} ${cores(c)}`).join(", ")}${usable})`);
+    const usable =
+      cpuCoresAsked > cpuCores + 1e-9
+        ? `; each host can use at most the machine's ${machine.cores}, so they compete for up to ${cores(cpuCores)}`
+        : "";
+    reasons.push(
+      `CPU caps of ${cpuAsked.map(([n]) => n).join(" + ")} add up to ${cores(cpuCoresAsked)} cores on a ${machine.cores}-core machine (asked: ${cpuAsked.map(([n, c]) => `${n} ${cores(c)}`).join(", ")}${usable})`,
+    );
   }
   if (memoryBytes > machine.memoryBytes) {
-    const usable = memoryBytesAsked > memoryBytes ? `; each host can use at most the machine's ${gib(machine.memoryBytes)}, so they compete for up to ${gib(memoryBytes)}` : "";
-    reasons.push(`memory caps of ${memAsked.map(([n]) => n).join(" + ")} add up to ${gib(memoryBytesAsked)} on a ${gib(machine.memoryBytes)} machine (asked: ${memAsked.map(([n, m]) => `${n} ${gib(m)}`).join(", ")}${usable})`);
+    const usable =
+      memoryBytesAsked > memoryBytes
+        ? `; each host can use at most the machine's ${gib(machine.memoryBytes)}, so they compete for up to ${gib(memoryBytes)}`
+        : "";
+    reasons.push(
+      `memory caps of ${memAsked.map(([n]) => n).join(" + ")} add up to ${gib(memoryBytesAsked)} on a ${gib(machine.memoryBytes)} machine (asked: ${memAsked.map(([n, m]) => `${n} ${gib(m)}`).join(", ")}${usable})`,
+    );
   }
-  return { machine, cpuCores, memoryBytes, cpuCoresAsked, memoryBytesAsked, oversubscribed: reasons.length > 0, reasons, uncapped };
+  return {
+    machine,
+    cpuCores,
+    memoryBytes,
+    cpuCoresAsked,
+    memoryBytesAsked,
+    oversubscribed: reasons.length > 0,
+    reasons,
+    uncapped,
+  };
 }

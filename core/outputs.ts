@@ -88,7 +88,11 @@ export interface StackOutputs {
  * admits this machine's allowFrom). null when the outputs do not say (no data endpoint, a port not published, or
  * published under preview/mocks).
  */
-export function harnessAddress(outputs: StackOutputs, ep: ComponentEndpoints, port: number | undefined = ep.data?.port): { host: string; port: number } | null {
+export function harnessAddress(
+  outputs: StackOutputs,
+  ep: ComponentEndpoints,
+  port: number | undefined = ep.data?.port,
+): { host: string; port: number } | null {
   if (port === undefined || outputs.platform === "local") return null;
   const pub = ep.published.find((p) => p.internal === port && p.external !== null);
   return pub && pub.external !== null && pub.ip !== "" ? { host: pub.ip, port: pub.external } : null;

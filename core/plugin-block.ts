@@ -54,9 +54,12 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  * A zod schema of one plugin block (input unknown, output PluginRef, or null for "none" when `allowNone`). Issues
  * are flat (core/yaml.ts addFlatIssue), so validate() reports them at the block, the key or the setting.
  */
-export function pluginBlock(o: PluginBlockOptions): z.ZodType<PluginRef<unknown> | null, z.ZodTypeDef, unknown> {
+export function pluginBlock(
+  o: PluginBlockOptions,
+): z.ZodType<PluginRef<unknown> | null, z.ZodTypeDef, unknown> {
   const known = new Set(o.known);
-  const near = (name: string): string | undefined => closestKey(name, o.allowNone ? [...o.known, "none"] : o.known);
+  const near = (name: string): string | undefined =>
+    closestKey(name, o.allowNone ? [...o.known, "none"] : o.known);
   return z.unknown().transform((v, ctx): PluginRef | null => {
     if (o.allowNone && v === "none") return null;
     if (v === undefined && o.wording.absentIsRequired) {
@@ -79,7 +82,11 @@ export function pluginBlock(o: PluginBlockOptions): z.ZodType<PluginRef<unknown>
     }
     const [name, inner] = Object.entries(v)[0]!;
     if (!known.has(name)) {
-      addFlatIssue(ctx, { path: [name], at: "key", message: o.wording.unknown(name, o.known, near(name), "key") });
+      addFlatIssue(ctx, {
+        path: [name],
+        at: "key",
+        message: o.wording.unknown(name, o.known, near(name), "key"),
+      });
       return z.NEVER;
     }
     const block = inner ?? {};

@@ -35,9 +35,20 @@ export interface ServerAccount {
  * /etc/passwd); as any other user: that user (`user` undefined, the current uid and gid).
  * @throws `missing()` when running as root and none of the candidates exists
  */
-export function accountFor(candidates: readonly string[], missing: () => Error, passwd: string = readFileSync("/etc/passwd", "utf8"), uid: number = process.getuid?.() ?? 0): ServerAccount {
+export function accountFor(
+  candidates: readonly string[],
+  missing: () => Error,
+  passwd: string = readFileSync("/etc/passwd", "utf8"),
+  uid: number = process.getuid?.() ?? 0,
+): ServerAccount {
   if (uid !== 0) return { uid, gid: process.getgid?.() ?? uid };
-  const accounts = new Map(passwd.split("\n").map((l) => l.split(":")).filter((p) => p.length > 3).map((p) => [p[0]!, p]));
+  const accounts = new Map(
+    passwd
+      .split("\n")
+      .map((l) => l.split(":"))
+      .filter((p) => p.length > 3)
+      .map((p) => [p[0]!, p]),
+  );
   for (const user of candidates) {
     const p = accounts.get(user);
     if (p) return { user, uid: Number(p[2]), gid: Number(p[3]) };
@@ -51,15 +62,21 @@ export class LogTail {
   private size = 0;
   /** the log file's write error (e.g. ENOSPC when the component's own volume is full): the tail is then kept in memory only */
   fileError: Error | null = null;
-  constructor(private readonly max: number = LOG_TAIL_BYTES, private readonly file?: WriteStream) {
+  constructor(
+    private readonly max: number = LOG_TAIL_BYTES,
+    private readonly file?: WriteStream,
+  ) {
     // a failed write (a full volume) must not end the harness with an unhandled 'error' event
-    file?.on("error", (e) => { this.fileError ??= e; });
+    file?.on("error", (e) => {
+      this.fileError ??= e;
+    });
   }
   push(b: Buffer): void {
     if (!this.fileError) this.file?.write(b);
     this.chunks.push(b);
     this.size += b.length;
-    while (this.chunks.length > 1 && this.size - this.chunks[0]!.length >= this.max) this.size -= this.chunks.shift()!.length;
+    while (this.chunks.length > 1 && this.size - this.chunks[0]!.length >= this.max)
+      this.size -= this.chunks.shift()!.length;
   }
   text(): string {
     const all = Buffer.concat(this.chunks).toString("utf8");
@@ -75,7 +92,11 @@ export class LogTail {
 export function childPids(ppid: number): number[] {
   const out: number[] = [];
   let entries: string[] = [];
-  try { entries = readdirSync("/proc"); } catch { return out; }
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return out;
+  }
   for (const d of entries) {
     if (!/^\d+$/.test(d)) continue;
     try {
@@ -97,8 +118,14 @@ export function exited(child: ChildProcess): boolean {
 export function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
   if (exited(child)) return Promise.resolve(true);
   return new Promise((resolve) => {
-    const t = setTimeout(() => { child.off("exit", on); resolve(false); }, ms);
-    const on = (): void => { clearTimeout(t); resolve(true); };
+    const t = setTimeout(() => {
+      child.off("exit", on);
+      resolve(false);
+    }, ms);
+    const on = (): void => {
+      clearTimeout(t);
+      resolve(true);
+    };
     child.once("exit", on);
   });
 }
@@ -108,8 +135,18 @@ export function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
  * resolves with its output (stdout and stderr interleaved, last LOG_TAIL_BYTES).
  * @throws ProvisioningError `code` "<cmd> <args> (as <user>) failed (<exit code or signal or spawn error>):\n<output>"
  */
-export async function runOnce(host: LocalHost, cmd: string, args: string[], user: string | undefined, code: string): Promise<string> {
-  const child = host.spawn(cmd, args, { user, stdio: ["ignore", "pipe", "pipe"], env: { LC_ALL: "C", LANG: "C" } });
+export async function runOnce(
+  host: LocalHost,
+  cmd: string,
+  args: string[],
+  user: string | undefined,
+  code: string,
+): Promise<string> {
+  const child = host.spawn(cmd, args, {
+    user,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { LC_ALL: "C", LANG: "C" },
+  });
   const tail = new LogTail(LOG_TAIL_BYTES);
   child.stdout?.on("data", (b: Buffer) => tail.push(b));
   child.stderr?.on("data", (b: Buffer) => tail.push(b));
@@ -118,7 +155,10 @@ export async function runOnce(host: LocalHost, cmd: string, args: string[], user
     child.once("close", (c, sig) => resolve(c ?? String(sig)));
   });
   if (result !== 0) {
-    throw new ProvisioningError(code, `${cmd} ${args.join(" ")} (as ${user}) failed (${result}):\n${tail.text()}`);
+    throw new ProvisioningError(
+      code,
+      `${cmd} ${args.join(" ")} (as ${user}) failed (${result}):\n${tail.text()}`,
+    );
   }
   return tail.text();
 }
@@ -175,7 +215,9 @@ export function startServer(host: LocalHost, cmd: string, args: string[], spec: 
   child.stdout?.on("data", (b: Buffer) => log.push(b));
   child.stderr?.on("data", (b: Buffer) => log.push(b));
   let spawnError: Error | undefined;
-  child.once("error", (e) => { spawnError = e; });
+  child.once("error", (e) => {
+    spawnError = e;
+  });
   child.once("close", () => log.end());
 
   const policy = spec.stop;
@@ -184,14 +226,22 @@ export function startServer(host: LocalHost, cmd: string, args: string[], spec: 
     stopping ??= (async () => {
       if (exited(child) || child.pid === undefined) return;
       if (policy.continueFirst) {
-        try { process.kill(child.pid, "SIGCONT"); } catch { /* gone */ }
+        try {
+          process.kill(child.pid, "SIGCONT");
+        } catch {
+          /* gone */
+        }
       }
       child.kill(signal);
       if (await waitExit(child, policy.graceMs)) return;
       const children = policy.killChildren ? childPids(child.pid) : [];
       child.kill("SIGKILL");
       for (const pid of children) {
-        try { process.kill(pid, "SIGKILL"); } catch { /* gone */ }
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          /* gone */
+        }
       }
       await waitExit(child, KILL_WAIT_MS);
     })();
@@ -233,7 +283,16 @@ export interface ReadyErrors {
  * message as the last error; after a try that is not ready, sleep `intervalMs` ms.
  * @throws on any of those checks: the matching ReadyErrors error, after server.stop()
  */
-export async function waitReady<T>(server: Server, opts: { signal?: AbortSignal; timeoutMs: number; intervalMs: number; probe: () => Promise<T | undefined>; errors: ReadyErrors }): Promise<T> {
+export async function waitReady<T>(
+  server: Server,
+  opts: {
+    signal?: AbortSignal;
+    timeoutMs: number;
+    intervalMs: number;
+    probe: () => Promise<T | undefined>;
+    errors: ReadyErrors;
+  },
+): Promise<T> {
   const deadline = Date.now() + opts.timeoutMs;
   let lastError = "";
   for (;;) {
@@ -257,9 +316,19 @@ export async function waitReady<T>(server: Server, opts: { signal?: AbortSignal;
 export function tcpAccepts(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect({ host, port });
-    const t = setTimeout(() => { s.destroy(); resolve(false); }, timeoutMs);
-    s.once("connect", () => { clearTimeout(t); s.destroy(); resolve(true); });
-    s.once("error", () => { clearTimeout(t); resolve(false); });
+    const t = setTimeout(() => {
+      s.destroy();
+      resolve(false);
+    }, timeoutMs);
+    s.once("connect", () => {
+      clearTimeout(t);
+      s.destroy();
+      resolve(true);
+    });
+    s.once("error", () => {
+      clearTimeout(t);
+      resolve(false);
+    });
   });
 }
 
@@ -270,17 +339,30 @@ export function tcpAccepts(host: string, port: number, timeoutMs = 1000): Promis
  * startup, with its output) and `<code>_READY` (not accepting in time, with its output), all ProvisioningErrors.
  * @throws those errors, after server.stop()
  */
-export async function waitListening(server: Server, o: { daemon: string; code: string; host: string; port: number; timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+export async function waitListening(
+  server: Server,
+  o: { daemon: string; code: string; host: string; port: number; timeoutMs: number; signal?: AbortSignal },
+): Promise<void> {
   await waitReady(server, {
     signal: o.signal,
     timeoutMs: o.timeoutMs,
     intervalMs: 100,
     probe: async () => ((await tcpAccepts(o.host, o.port)) ? true : undefined),
     errors: {
-      aborted: () => new ProvisioningError(`${o.code}_ABORTED`, `aborted while waiting for ${o.daemon} to start`),
-      spawnFailed: (e) => new ProvisioningError(`${o.code}_START`, `cannot start ${o.daemon}: ${e.message}`, { cause: e }),
-      exited: (code) => new ProvisioningError(`${o.code}_START`, `${o.daemon} exited during startup (code ${code}); output:\n${server.log.text()}`),
-      timedOut: () => new ProvisioningError(`${o.code}_READY`, `${o.daemon} not accepting on ${o.host}:${o.port} after ${o.timeoutMs / 1000} s; output:\n${server.log.text()}`),
+      aborted: () =>
+        new ProvisioningError(`${o.code}_ABORTED`, `aborted while waiting for ${o.daemon} to start`),
+      spawnFailed: (e) =>
+        new ProvisioningError(`${o.code}_START`, `cannot start ${o.daemon}: ${e.message}`, { cause: e }),
+      exited: (code) =>
+        new ProvisioningError(
+          `${o.code}_START`,
+          `${o.daemon} exited during startup (code ${code}); output:\n${server.log.text()}`,
+        ),
+      timedOut: () =>
+        new ProvisioningError(
+          `${o.code}_READY`,
+          `${o.daemon} not accepting on ${o.host}:${o.port} after ${o.timeoutMs / 1000} s; output:\n${server.log.text()}`,
+        ),
     },
   });
 }
@@ -296,14 +378,29 @@ export async function startListeningDaemon(
   host: LocalHost,
   cmd: string,
   args: string[],
-  o: { daemon: string; code: string; logFile: string; port: number; graceMs: number; timeoutMs: number; signal?: AbortSignal },
+  o: {
+    daemon: string;
+    code: string;
+    logFile: string;
+    port: number;
+    graceMs: number;
+    timeoutMs: number;
+    signal?: AbortSignal;
+  },
 ): Promise<Server> {
   const server = startServer(host, cmd, args, {
     env: { LC_ALL: "C" },
     logFile: o.logFile,
     stop: { signal: "SIGTERM", graceMs: o.graceMs, continueFirst: true },
   });
-  await waitListening(server, { daemon: o.daemon, code: o.code, host: host.controlAddress, port: o.port, timeoutMs: o.timeoutMs, signal: o.signal });
+  await waitListening(server, {
+    daemon: o.daemon,
+    code: o.code,
+    host: host.controlAddress,
+    port: o.port,
+    timeoutMs: o.timeoutMs,
+    signal: o.signal,
+  });
   return server;
 }
 
@@ -334,7 +431,11 @@ export async function probeVersion(p: VersionProbe): Promise<string> {
   try {
     out = (await execFileP(p.binary, p.args, { env: { ...process.env, LC_ALL: "C" } })).stdout;
   } catch (err) {
-    throw new ProvisioningError(`${p.code}_NOT_INSTALLED`, `cannot run ${cmd} (${p.installHint}): ${(err as Error).message}`, { cause: err });
+    throw new ProvisioningError(
+      `${p.code}_NOT_INSTALLED`,
+      `cannot run ${cmd} (${p.installHint}): ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   for (const re of p.patterns) {
     const m = re.exec(out);
@@ -349,9 +450,17 @@ export async function probeVersion(p: VersionProbe): Promise<string> {
  * `stats` reads the collector's own counts (its claims), in the collector's own way; `signals`, when given, its
  * counters and gauges for the per-interval series (RunningComponent.signals).
  */
-export function listeningCollector(
-  o: { name: string; pinned: string; running: string; host: LocalHost; port: number; server: Server; params: Record<string, string>; stats: () => Promise<Record<string, number>>; signals?: () => Promise<Record<string, number>> },
-): RunningComponent {
+export function listeningCollector(o: {
+  name: string;
+  pinned: string;
+  running: string;
+  host: LocalHost;
+  port: number;
+  server: Server;
+  params: Record<string, string>;
+  stats: () => Promise<Record<string, number>>;
+  signals?: () => Promise<Record<string, number>>;
+}): RunningComponent {
   const { child, stop } = o.server;
   return {
     name: o.name,

@@ -13,7 +13,9 @@ interface PromFamily {
   metrics: { value?: string; labels?: Record<string, string> }[];
 }
 // the package is CommonJS without type declarations: its one export, typed by its README
-const parsePrometheusTextFormat = createRequire(import.meta.url)("parse-prometheus-text-format") as (text: string) => PromFamily[];
+const parsePrometheusTextFormat = createRequire(import.meta.url)("parse-prometheus-text-format") as (
+  text: string,
+) => PromFamily[];
 
 /** A sample: labels and its value. */
 export interface PromSample {
@@ -46,13 +48,15 @@ export function parsePrometheusText(text: string): PromSamples {
   }
   const out: PromSamples = new Map();
   for (const f of families) {
-    if (!METRIC_NAME.test(f.name)) throw new PrometheusTextError(`not Prometheus text: "${f.name.slice(0, 60)}" is not a metric name`);
+    if (!METRIC_NAME.test(f.name))
+      throw new PrometheusTextError(`not Prometheus text: "${f.name.slice(0, 60)}" is not a metric name`);
     if (!["COUNTER", "GAUGE", "UNTYPED"].includes(f.type)) continue;
     out.set(
       f.name,
       f.metrics.map((m) => {
         const raw = m.value ?? "";
-        if (!FLOAT.test(raw)) throw new PrometheusTextError(`not Prometheus text: ${f.name} has the value "${raw.slice(0, 40)}"`);
+        if (!FLOAT.test(raw))
+          throw new PrometheusTextError(`not Prometheus text: ${f.name} has the value "${raw.slice(0, 40)}"`);
         return { labels: m.labels ?? {}, value: Number(raw.replace(/inf/i, "Infinity")) };
       }),
     );
@@ -64,7 +68,11 @@ export function parsePrometheusText(text: string): PromSamples {
  * Sum of `metric`'s samples that pass `keep`; undefined when the payload has no such family.
  * @throws PrometheusTextError when a kept sample is not a finite number (a count cannot be NaN or Inf)
  */
-export function sumOf(samples: PromSamples, metric: string, keep: (labels: Record<string, string>) => boolean = () => true): number | undefined {
+export function sumOf(
+  samples: PromSamples,
+  metric: string,
+  keep: (labels: Record<string, string>) => boolean = () => true,
+): number | undefined {
   const list = samples.get(metric);
   if (!list) return undefined;
   let sum = 0;
@@ -77,8 +85,13 @@ export function sumOf(samples: PromSamples, metric: string, keep: (labels: Recor
 }
 
 /** Like sumOf, for a family the exporter always has. @throws PrometheusTextError when it is absent */
-export function requiredSum(samples: PromSamples, metric: string, keep?: (labels: Record<string, string>) => boolean): number {
+export function requiredSum(
+  samples: PromSamples,
+  metric: string,
+  keep?: (labels: Record<string, string>) => boolean,
+): number {
   const v = sumOf(samples, metric, keep);
-  if (v === undefined) throw new PrometheusTextError(`no ${metric} in the payload (${samples.size} metric families)`);
+  if (v === undefined)
+    throw new PrometheusTextError(`no ${metric} in the payload (${samples.size} metric families)`);
   return v;
 }

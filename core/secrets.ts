@@ -16,7 +16,14 @@ import { createHash } from "node:crypto";
 import { chmodSync, writeFileSync } from "node:fs";
 
 /** The sinks that may have a password (each has INGESTBENCH_<SINK>_PASSWORD and ingestbench:<sink>Password). */
-export const PASSWORD_SINKS = ["griddb", "elasticsearch", "opensearch", "loki", "clickhouse", "postgres"] as const;
+export const PASSWORD_SINKS = [
+  "griddb",
+  "elasticsearch",
+  "opensearch",
+  "loki",
+  "clickhouse",
+  "postgres",
+] as const;
 
 /** A sink that may have a password. */
 export type PasswordSink = (typeof PASSWORD_SINKS)[number];
@@ -29,7 +36,12 @@ export type PasswordSink = (typeof PASSWORD_SINKS)[number];
  * `ingestbench`.
  */
 export const SINK_DEFAULT_USERS: Readonly<Record<PasswordSink, string>> = {
-  griddb: "admin", elasticsearch: "elastic", opensearch: "admin", loki: "ingestbench", clickhouse: "default", postgres: "postgres",
+  griddb: "admin",
+  elasticsearch: "elastic",
+  opensearch: "admin",
+  loki: "ingestbench",
+  clickhouse: "default",
+  postgres: "postgres",
 };
 
 /** The text a secret is replaced with by `redact`. */
@@ -81,7 +93,8 @@ export function knownSecrets(): string[] {
  */
 export function redact(text: string, extra: readonly string[] = []): string {
   let out = text;
-  for (const s of [...known, ...extra].filter((x) => x.length > 0).sort((a, b) => b.length - a.length)) out = out.split(s).join(REDACTED);
+  for (const s of [...known, ...extra].filter((x) => x.length > 0).sort((a, b) => b.length - a.length))
+    out = out.split(s).join(REDACTED);
   return out.replace(/\b([A-Z0-9_]*PASSWORD)=(?!\[redacted\])[^\s"',;]+/g, `$1=${REDACTED}`);
 }
 
@@ -90,7 +103,9 @@ export function redactDeep<T>(value: T): T {
   if (typeof value === "string") return redact(value) as T;
   if (Array.isArray(value)) return value.map((v) => redactDeep(v)) as T;
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactDeep(v)])) as T;
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactDeep(v)]),
+    ) as T;
   }
   return value;
 }
@@ -118,14 +133,24 @@ export function sinkUser(sink: string, params: Readonly<Record<string, string>> 
  * The credentials of `sink` when INGESTBENCH_<SINK>_PASSWORD is set in `env`: `{ user, password, variable }`
  * (user from sinkUser), else undefined (the sink runs without authentication).
  */
-export function sinkCredentials(sink: string, params: Readonly<Record<string, string>> = {}, env: NodeJS.ProcessEnv = process.env): { user: string; password: string; variable: string } | undefined {
+export function sinkCredentials(
+  sink: string,
+  params: Readonly<Record<string, string>> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): { user: string; password: string; variable: string } | undefined {
   const password = sinkPassword(sink, env);
   const user = sinkUser(sink, params);
-  return password !== undefined && user !== undefined ? { user, password, variable: passwordEnvName(sink) } : undefined;
+  return password !== undefined && user !== undefined
+    ? { user, password, variable: passwordEnvName(sink) }
+    : undefined;
 }
 
 /** `{ Authorization: "Basic …" }` for an HTTP client of `sink` when it has a password in `env` (sinkCredentials), else `{}`. */
-export function sinkAuthHeaders(sink: string, params: Readonly<Record<string, string>> = {}, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function sinkAuthHeaders(
+  sink: string,
+  params: Readonly<Record<string, string>> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const c = sinkCredentials(sink, params, env);
   return c ? { Authorization: basicAuthorization(c.user, c.password) } : {};
 }
@@ -136,7 +161,11 @@ export function sinkAuthHeaders(sink: string, params: Readonly<Record<string, st
  * the value: the container gets the variable from a Pulumi secret, infra/secrets.ts), or undefined when `env` has no
  * password for the sink.
  */
-export function collectorAuth(sink: string, params: Readonly<Record<string, string>> = {}, env: NodeJS.ProcessEnv = process.env): { user: string; variable: string } | undefined {
+export function collectorAuth(
+  sink: string,
+  params: Readonly<Record<string, string>> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): { user: string; variable: string } | undefined {
   const c = sinkCredentials(sink, params, env);
   return c ? { user: c.user, variable: c.variable } : undefined;
 }
@@ -154,8 +183,16 @@ export interface SinkLogin {
 }
 
 /** The SinkLogin of a client of `sink` with `params` (user: sinkUser, else "default") in `env`. */
-export function sinkLogin(sink: string, params: Readonly<Record<string, string>> = {}, env: NodeJS.ProcessEnv = process.env): SinkLogin {
-  return { sink, user: sinkUser(sink, params) ?? "default", passwordGiven: sinkPassword(sink, env) !== undefined };
+export function sinkLogin(
+  sink: string,
+  params: Readonly<Record<string, string>> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): SinkLogin {
+  return {
+    sink,
+    user: sinkUser(sink, params) ?? "default",
+    passwordGiven: sinkPassword(sink, env) !== undefined,
+  };
 }
 
 /**

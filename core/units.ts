@@ -63,8 +63,8 @@ function fmtNum(n: number): string {
 
 const DURATION_UNIT_US: Record<string, number> = {
   us: 1,
-  "µs": 1,
-  "μs": 1,
+  µs: 1,
+  μs: 1,
   ms: 1_000,
   s: 1_000_000,
   m: 60_000_000,
@@ -83,10 +83,16 @@ export const MAX_RUN_DURATION_MS = 7 * 86_400_000;
  * A duration in µs. The sum must be a safe integer of µs (below 2^53 µs, about 285 years) and at most `maxUs` when
  * given; `maxText` says what that bound is and why.
  */
-function parseDurationUs(v: unknown, maxUs = Number.MAX_SAFE_INTEGER, maxText = "2^53 µs (about 285 years), the most a duration holds"): number {
+function parseDurationUs(
+  v: unknown,
+  maxUs = Number.MAX_SAFE_INTEGER,
+  maxText = "2^53 µs (about 285 years), the most a duration holds",
+): number {
   if (typeof v === "number") {
     if (v === 0) return 0;
-    throw new Error(`${show(v)} is a bare number, which is ambiguous as a duration: add a unit; expected ${DURATION_FORMS}`);
+    throw new Error(
+      `${show(v)} is a bare number, which is ambiguous as a duration: add a unit; expected ${DURATION_FORMS}`,
+    );
   }
   if (typeof v !== "string") throw new Error(`expected ${DURATION_FORMS}, got ${show(v)}`);
   const s = v.trim();
@@ -108,7 +114,8 @@ function parseDurationUs(v: unknown, maxUs = Number.MAX_SAFE_INTEGER, maxText = 
   }
   // "99999999999999999999h" sums to 3.6e29 µs: finite, but no whole number of µs a timer or run.json can hold
   const wholeUs = Math.round(total);
-  if (!Number.isSafeInteger(wholeUs) || wholeUs > maxUs) throw new Error(`${show(v)} is more than ${maxText}`);
+  if (!Number.isSafeInteger(wholeUs) || wholeUs > maxUs)
+    throw new Error(`${show(v)} is more than ${maxText}`);
   return Math.round(total * 1000) / 1000;
 }
 
@@ -127,7 +134,13 @@ export function parseDuration(v: string | number): number {
  * at most MAX_RUN_DURATION_MS (7 days). @throws Error naming the bound and its reason, or as parseDuration
  */
 export function parseRunDuration(v: string | number): number {
-  return parseDurationUs(v, MAX_RUN_DURATION_MS * 1000, `7d, the longest a run's durations may be: a measurement of more than a week is a typo, and the runner's timers cannot wait beyond 24.8 days`) / 1000;
+  return (
+    parseDurationUs(
+      v,
+      MAX_RUN_DURATION_MS * 1000,
+      `7d, the longest a run's durations may be: a measurement of more than a week is a typo, and the runner's timers cannot wait beyond 24.8 days`,
+    ) / 1000
+  );
 }
 
 // ---------------------------------------------------------------------------------------------- cpu
@@ -151,10 +164,13 @@ function checkPair(q: number, p: number, written: string, form: "cpu.max" | "obj
   if (q < MIN_CPU_US || p < MIN_CPU_US) {
     const scaled = validPair(q * 1000, p * 1000);
     const cores = coresText(q, p);
-    const coresOk = q / p > 0 && q / p <= MAX_CORES && Math.round((q / p) * DEFAULT_CPU_PERIOD_US) >= MIN_CPU_US;
+    const coresOk =
+      q / p > 0 && q / p <= MAX_CORES && Math.round((q / p) * DEFAULT_CPU_PERIOD_US) >= MIN_CPU_US;
     let suggestion: string;
-    if (scaled && form === "cpu.max") suggestion = `write "${q * 1000} ${p * 1000}" (${cores} cores) or just "${cores}"`;
-    else if (scaled) suggestion = `write { quota: ${q * 1000}us, period: ${p * 1000}us } (${cores} cores) or just "${cores}"`;
+    if (scaled && form === "cpu.max")
+      suggestion = `write "${q * 1000} ${p * 1000}" (${cores} cores) or just "${cores}"`;
+    else if (scaled)
+      suggestion = `write { quota: ${q * 1000}us, period: ${p * 1000}us } (${cores} cores) or just "${cores}"`;
     else if (coresOk) suggestion = `write the cores you mean as "${cores}"`;
     else suggestion = `give at least ${MIN_CPU_US} µs for each`;
     const what =
@@ -180,7 +196,9 @@ function checkPair(q: number, p: number, written: string, form: "cpu.max" | "obj
 
 function fromCores(cores: number, written: string): CpuLimit {
   if (!Number.isFinite(cores) || cores <= 0) {
-    throw new Error(`${written}: a CPU cap must be more than 0 cores (omit cpu for no cap); expected ${CPU_FORMS}`);
+    throw new Error(
+      `${written}: a CPU cap must be more than 0 cores (omit cpu for no cap); expected ${CPU_FORMS}`,
+    );
   }
   if (cores > MAX_CORES) throw new Error(`${written} is more than the ${MAX_CORES} cores accepted`);
   const quotaUs = Math.round(cores * DEFAULT_CPU_PERIOD_US);
@@ -221,7 +239,9 @@ export function parseCpu(v: string | number | { quota: string | number; period: 
     if (pair) {
       const [, qs, ps] = pair as unknown as [string, string, string];
       if (qs === "max") {
-        throw new Error(`${show(v)} is cpu.max for "no limit": omit cpu to leave the host uncapped; otherwise expected ${CPU_FORMS}`);
+        throw new Error(
+          `${show(v)} is cpu.max for "no limit": omit cpu to leave the host uncapped; otherwise expected ${CPU_FORMS}`,
+        );
       }
       if (!/^\d+$/.test(qs) || !/^\d+$/.test(ps)) {
         throw new Error(`${show(v)}: cpu.max quota and period are whole microseconds; expected ${CPU_FORMS}`);
@@ -229,7 +249,9 @@ export function parseCpu(v: string | number | { quota: string | number; period: 
       return checkPair(Number(qs), Number(ps), show(v), "cpu.max");
     }
     if (/^\d+m$/.test(s)) {
-      throw new Error(`${show(v)}: millicores are not accepted; write cores as "${fmtNum(Number(s.slice(0, -1)) / 1000)}"`);
+      throw new Error(
+        `${show(v)}: millicores are not accepted; write cores as "${fmtNum(Number(s.slice(0, -1)) / 1000)}"`,
+      );
     }
     throw new Error(`${show(v)} is not a CPU cap; expected ${CPU_FORMS}`);
   }
@@ -238,7 +260,9 @@ export function parseCpu(v: string | number | { quota: string | number; period: 
     const extra = Object.keys(o).filter((k) => k !== "quota" && k !== "period");
     if (extra.length > 0) throw new Error(`unknown key ${show(extra[0])} in cpu; allowed: quota, period`);
     if (o.quota === undefined || o.period === undefined) {
-      throw new Error(`cpu as an object needs both quota and period, e.g. { quota: 25000us, period: 100000us }`);
+      throw new Error(
+        `cpu as an object needs both quota and period, e.g. { quota: 25000us, period: 100000us }`,
+      );
     }
     const written = `{ quota: ${String(o.quota)}, period: ${String(o.period)} }`;
     const q = quotaPartUs(o.quota, "quota", written);
@@ -295,7 +319,9 @@ export function parseBytes(v: string | number): number {
  */
 export function parseRate(v: string | number): number {
   if (typeof v === "number") {
-    throw new Error(`${show(v)} is a bare number, which is ambiguous as a rate: add a unit; expected ${RATE_FORMS}`);
+    throw new Error(
+      `${show(v)} is a bare number, which is ambiguous as a rate: add a unit; expected ${RATE_FORMS}`,
+    );
   }
   if (typeof v !== "string") throw new Error(`expected ${RATE_FORMS}, got ${show(v)}`);
   const s = v.trim();
@@ -319,7 +345,8 @@ export function parseIops(v: string | number): number {
   if (typeof v === "number") n = v;
   else if (typeof v === "string" && /^\d+\s*(iops)?$/i.test(v.trim())) n = parseInt(v.trim(), 10);
   else throw new Error(`${show(v)} is not an IOPS cap; expected ${IOPS_FORMS}`);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${show(v)} is not an IOPS cap; expected ${IOPS_FORMS}`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new Error(`${show(v)} is not an IOPS cap; expected ${IOPS_FORMS}`);
   return n;
 }
 

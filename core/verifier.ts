@@ -244,7 +244,12 @@ export interface VerifierFactory {
 const nowMs = (): number => performance.timeOrigin + performance.now();
 
 /** The verifier's missing-range query (given the samples' `marks`, Verifier.missing), or its ledger's lost seqs where it has none; timed. */
-export async function completionOf(v: Verifier, sent: number[], rejected: Array<Array<[number, number]>>, marks?: string[]): Promise<Completion> {
+export async function completionOf(
+  v: Verifier,
+  sent: number[],
+  rejected: Array<Array<[number, number]>>,
+  marks?: string[],
+): Promise<Completion> {
   if (v.missing) return v.missing(sent, rejected, marks);
   const tBefore = nowMs();
   const l = await v.ledger(sent, rejected);

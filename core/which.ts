@@ -7,7 +7,9 @@ import path from "node:path";
  * is taken as a path. Empty PATH entries mean the working directory, as in execvp(3).
  */
 export function findOnPath(name: string, pathVar: string | undefined): string | null {
-  const candidates = name.includes("/") ? [path.resolve(name)] : (pathVar ?? "").split(path.delimiter).map((dir) => path.resolve(dir === "" ? "." : dir, name));
+  const candidates = name.includes("/")
+    ? [path.resolve(name)]
+    : (pathVar ?? "").split(path.delimiter).map((dir) => path.resolve(dir === "" ? "." : dir, name));
   for (const candidate of candidates) {
     try {
       if (!statSync(candidate).isFile()) continue;

@@ -8,7 +8,17 @@
  */
 import { readFileSync } from "node:fs";
 import nodePath from "node:path";
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node as YamlNode } from "yaml";
+import {
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  visit,
+  type Document,
+  type Node as YamlNode,
+} from "yaml";
 import { z } from "zod";
 import { ConfigurationError } from "./errors.ts";
 
@@ -72,25 +82,39 @@ export function loadYamlFile(path: string): LoadedYaml {
 /** Parse YAML text as if read from `path` (for tests and inline configs). Same errors as loadYamlFile. */
 export function parseYamlText(text: string, path: string): LoadedYaml {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, keepSourceTokens: false, prettyErrors: true, uniqueKeys: true });
+  const doc = parseDocument(text, {
+    lineCounter,
+    keepSourceTokens: false,
+    prettyErrors: true,
+    uniqueKeys: true,
+  });
   const file = displayPath(path);
   if (doc.errors.length > 0) {
     const lines = doc.errors.map((e) => {
       const pos = e.linePos?.[0] ?? lineCounter.linePos(e.pos[0]);
       let msg = (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
       // the library's advice to programmers (parseAllDocuments) says nothing to someone writing a config file
-      if (e.code === "MULTIPLE_DOCS") msg = "a second YAML document starts here: a file holds one (remove the extra `---` line or split the file)";
+      if (e.code === "MULTIPLE_DOCS")
+        msg =
+          "a second YAML document starts here: a file holds one (remove the extra `---` line or split the file)";
       return `${file}:${pos.line}:${pos.col}: YAML syntax error: ${msg}`;
     });
     const first = doc.errors[0]!;
     const pos = first.linePos?.[0] ?? lineCounter.linePos(first.pos[0]);
-    throw new ConfigurationError("E_YAML_SYNTAX", lines.join("\n"), { cause: first, location: `${file}:${pos.line}` });
+    throw new ConfigurationError("E_YAML_SYNTAX", lines.join("\n"), {
+      cause: first,
+      location: `${file}:${pos.line}`,
+    });
   }
   // a key that is a map or a list (`? [a, b]: 1`, `{ a: 1 }: 1`) has no JS object key: refuse it at its position,
   // rather than let toJS stringify it (with a process warning on stderr)
   const complexKey = collectionKeyPosition(doc, lineCounter);
   if (complexKey) {
-    throw new ConfigurationError("E_YAML_SYNTAX", `${file}:${complexKey.line}:${complexKey.col}: YAML syntax error: a key must be a scalar, not a map or a list`, { location: `${file}:${complexKey.line}` });
+    throw new ConfigurationError(
+      "E_YAML_SYNTAX",
+      `${file}:${complexKey.line}:${complexKey.col}: YAML syntax error: a key must be a scalar, not a map or a list`,
+      { location: `${file}:${complexKey.line}` },
+    );
   }
   let data: unknown;
   try {
@@ -100,7 +124,11 @@ export function parseYamlText(text: string, path: string): LoadedYaml {
     // a plain Error: report it like a syntax error, at the first alias that names no earlier anchor
     const pos = unresolvedAliasPosition(doc, lineCounter) ?? { line: 1, col: 1 };
     const msg = ((e as Error).message.split("\n")[0] ?? "").trim();
-    throw new ConfigurationError("E_YAML_SYNTAX", `${file}:${pos.line}:${pos.col}: YAML syntax error: ${msg}`, { cause: e, location: `${file}:${pos.line}` });
+    throw new ConfigurationError(
+      "E_YAML_SYNTAX",
+      `${file}:${pos.line}:${pos.col}: YAML syntax error: ${msg}`,
+      { cause: e, location: `${file}:${pos.line}` },
+    );
   }
   return { path, text, doc, lineCounter, data };
 }
@@ -142,7 +170,10 @@ function keyText(key: unknown): string {
   return String(key);
 }
 
-function posOf(loaded: LoadedYaml, node: { range?: [number, number, number] | null } | null | undefined): Position | undefined {
+function posOf(
+  loaded: LoadedYaml,
+  node: { range?: [number, number, number] | null } | null | undefined,
+): Position | undefined {
   const offset = node?.range?.[0];
   if (offset === undefined) return undefined;
   return loaded.lineCounter.linePos(offset);
@@ -241,7 +272,11 @@ function sentence(msg: string): string {
 
 function unknownKeyMessage(key: string, allowed: string[] | undefined): string {
   const near = allowed ? closestKey(key, allowed) : undefined;
-  return `unknown key "${key}"` + (allowed && allowed.length > 0 ? `; allowed keys: ${allowed.join(", ")}` : "") + (near ? `; did you mean "${near}"?` : "");
+  return (
+    `unknown key "${key}"` +
+    (allowed && allowed.length > 0 ? `; allowed keys: ${allowed.join(", ")}` : "") +
+    (near ? `; did you mean "${near}"?` : "")
+  );
 }
 
 /**
@@ -255,7 +290,11 @@ export function closestKey(key: string, allowed: readonly string[]): string | un
   let tie = false;
   for (const k of allowed) {
     const d = editDistance(key.toLowerCase(), k.toLowerCase());
-    if (d < bestD) { best = k; bestD = d; tie = false; } else if (d === bestD) tie = true;
+    if (d < bestD) {
+      best = k;
+      bestD = d;
+      tie = false;
+    } else if (d === bestD) tie = true;
   }
   return best !== undefined && !tie && bestD <= 2 && bestD < key.length / 2 ? best : undefined;
 }
@@ -265,7 +304,8 @@ function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = row;
   }
   return prev[b.length]!;
@@ -293,7 +333,8 @@ export function flattenIssues(issues: readonly z.ZodIssue[], rootSchema?: z.ZodT
       out.push({ path, message: issue.message, at: issue.params.ingestbenchFlat.at });
     } else if (issue.code === z.ZodIssueCode.unrecognized_keys) {
       const allowed = keysAt(rootSchema, path);
-      for (const key of issue.keys) out.push({ path: [...path, key], message: unknownKeyMessage(key, allowed), at: "key" });
+      for (const key of issue.keys)
+        out.push({ path: [...path, key], message: unknownKeyMessage(key, allowed), at: "key" });
     } else if (issue.code === z.ZodIssueCode.invalid_type && issue.received === "undefined") {
       out.push({ path, message: "required, but missing", at: "parent" });
     } else if (issue.code === z.ZodIssueCode.invalid_union) {
@@ -307,7 +348,8 @@ export function flattenIssues(issues: readonly z.ZodIssue[], rootSchema?: z.ZodT
 
 function flattenUnion(issue: z.ZodInvalidUnionIssue, rootSchema?: z.ZodTypeAny): FlatIssue[] {
   const branches = issue.unionErrors.map((e) => e.issues);
-  if (branches.length === 0) return [{ path: issue.path, message: sentence(issue.message ?? "invalid input"), at: "value" }];
+  if (branches.length === 0)
+    return [{ path: issue.path, message: sentence(issue.message ?? "invalid input"), at: "value" }];
   const depth = (is: z.ZodIssue[]) => Math.max(0, ...is.map((i) => i.path.length));
   const maxDepth = Math.max(...branches.map(depth));
   // Every branch failed right at the union's own node: say what each alternative expected.
@@ -315,9 +357,7 @@ function flattenUnion(issue: z.ZodInvalidUnionIssue, rootSchema?: z.ZodTypeAny):
     const msgs = [...new Set(branches.map((b) => sentence(b[0]!.message)))];
     return [{ path: issue.path, message: msgs.join(", or "), at: "value" }];
   }
-  const best = branches
-    .filter((b) => depth(b) === maxDepth)
-    .sort((a, b) => a.length - b.length)[0]!;
+  const best = branches.filter((b) => depth(b) === maxDepth).sort((a, b) => a.length - b.length)[0]!;
   return flattenIssues(best, rootSchema);
 }
 
@@ -325,8 +365,14 @@ function flattenUnion(issue: z.ZodInvalidUnionIssue, rootSchema?: z.ZodTypeAny):
  * Re-add the issues of a nested parse (e.g. a plugin's own schema) to the current zod context under `prefix`,
  * already flattened so unknown keys keep their allowed-key lists and their positions.
  */
-export function addNestedIssues(ctx: z.RefinementCtx, error: z.ZodError, prefix: FieldPath, schema?: z.ZodTypeAny): void {
-  for (const f of flattenIssues(error.issues, schema)) addFlatIssue(ctx, { ...f, path: [...prefix, ...f.path] });
+export function addNestedIssues(
+  ctx: z.RefinementCtx,
+  error: z.ZodError,
+  prefix: FieldPath,
+  schema?: z.ZodTypeAny,
+): void {
+  for (const f of flattenIssues(error.issues, schema))
+    addFlatIssue(ctx, { ...f, path: [...prefix, ...f.path] });
 }
 
 /** Add one already-flattened issue to a zod context (path relative to the context's node). */
@@ -342,7 +388,11 @@ export function addFlatIssue(ctx: z.RefinementCtx, f: FlatIssue): void {
  * token (harness/cli/diagnostics.ts reads it back).
  */
 export function fieldText(path: FieldPath): string {
-  return path.map((seg) => (typeof seg === "number" || /^[\w$@=.-]+(?::[\w$@=.-]+)*$/.test(seg) ? String(seg) : JSON.stringify(seg))).join(".");
+  return path
+    .map((seg) =>
+      typeof seg === "number" || /^[\w$@=.-]+(?::[\w$@=.-]+)*$/.test(seg) ? String(seg) : JSON.stringify(seg),
+    )
+    .join(".");
 }
 
 /** Format one issue as "file:line:col: field: message" (field omitted at the top level). */
@@ -364,7 +414,8 @@ export function throwIssues(
 ): never {
   const file = displayPath(options.path ?? loaded.path);
   const first = issues[0];
-  if (!first) throw new ConfigurationError(options.code ?? "E_CONFIG_INVALID", `${file}: invalid`, { location: file });
+  if (!first)
+    throw new ConfigurationError(options.code ?? "E_CONFIG_INVALID", `${file}: invalid`, { location: file });
   // Report in file order (zod reports nested problems before an object's own unknown keys).
   const sorted = issues
     .map((f, i) => ({ f, i, pos: locate(loaded, f.path, f.at) }))
@@ -398,7 +449,11 @@ export function validate<T>(
   const top = loaded.doc.contents;
   if (top === null || (isScalar(top) && top.value === null && top.range?.[0] === top.range?.[1])) {
     const file = displayPath(path ?? loaded.path);
-    throw new ConfigurationError(options.code ?? "E_CONFIG_INVALID", `${file}:1:1: the file is empty (no YAML content, only comments or blank lines)`, { location: `${file}:1` });
+    throw new ConfigurationError(
+      options.code ?? "E_CONFIG_INVALID",
+      `${file}:1:1: the file is empty (no YAML content, only comments or blank lines)`,
+      { location: `${file}:1` },
+    );
   }
   const result = schema.safeParse(loaded.data);
   if (result.success) return result.data;

@@ -15,7 +15,10 @@ import type { CatalogImage } from "../core/catalog.ts";
 import { passwordConfigKey, passwordEnvName } from "../core/secrets.ts";
 
 /** The password of `sink` as a secret Output, or undefined when neither the config secret nor the variable is set. */
-export function stackPassword(sink: string, env: NodeJS.ProcessEnv = process.env): pulumi.Output<string> | undefined {
+export function stackPassword(
+  sink: string,
+  env: NodeJS.ProcessEnv = process.env,
+): pulumi.Output<string> | undefined {
   const [ns, key] = passwordConfigKey(sink).split(":") as [string, string];
   const fromConfig = new pulumi.Config(ns).getSecret(key);
   if (fromConfig !== undefined) return fromConfig;
@@ -29,12 +32,18 @@ export function stackPassword(sink: string, env: NodeJS.ProcessEnv = process.env
  * each value a secret Output.
  * @throws Error naming the config key and the variable when a `secretEnv` password is set nowhere
  */
-export function secretEnvOf(component: CatalogImage, cellSink: string | undefined, password: (sink: string) => pulumi.Output<string> | undefined = stackPassword): Record<string, pulumi.Output<string>> {
+export function secretEnvOf(
+  component: CatalogImage,
+  cellSink: string | undefined,
+  password: (sink: string) => pulumi.Output<string> | undefined = stackPassword,
+): Record<string, pulumi.Output<string>> {
   const out: Record<string, pulumi.Output<string>> = {};
   for (const [variable, sink] of Object.entries(component.secretEnv ?? {})) {
     const p = password(sink);
     if (p === undefined) {
-      throw new Error(`${component.name} needs the ${sink} password (${variable}) and has no default: \`pulumi config set --secret ${passwordConfigKey(sink)} …\` or set ${passwordEnvName(sink)}`);
+      throw new Error(
+        `${component.name} needs the ${sink} password (${variable}) and has no default: \`pulumi config set --secret ${passwordConfigKey(sink)} …\` or set ${passwordEnvName(sink)}`,
+      );
     }
     out[variable] = p;
   }

@@ -67,14 +67,21 @@ export function findCollector(name: string): CollectorPlugin | undefined {
 
 /** The sink plugin `name`. @throws ConfigurationError E_SINK listing the known sinks */
 export function sinkPlugin(name: string): SinkPlugin {
-  if (!isSinkName(name)) throw new ConfigurationError("E_SINK", `unknown sink "${name}"; known sinks: ${sinkNames.join(", ")}`, { field: "sink" });
+  if (!isSinkName(name))
+    throw new ConfigurationError("E_SINK", `unknown sink "${name}"; known sinks: ${sinkNames.join(", ")}`, {
+      field: "sink",
+    });
   return sinks[name];
 }
 
 /** The collector plugin `name`. @throws ConfigurationError E_COLLECTOR listing the known collectors */
 export function collectorPlugin(name: string): CollectorPlugin {
   if (!isCollectorName(name)) {
-    throw new ConfigurationError("E_COLLECTOR", `unknown collector "${name}"; known collectors: ${collectorNames.join(", ")}`, { field: "collector" });
+    throw new ConfigurationError(
+      "E_COLLECTOR",
+      `unknown collector "${name}"; known collectors: ${collectorNames.join(", ")}`,
+      { field: "collector" },
+    );
   }
   return collectors[name];
 }
@@ -85,7 +92,11 @@ export function collectorPlugin(name: string): CollectorPlugin {
  */
 export function pluginNamed(name: string): SinkPlugin | CollectorPlugin {
   const p = findSink(name) ?? findCollector(name);
-  if (!p) throw new ConfigurationError("E_PLUGIN", `no sink or collector "${name}"; sinks: ${sinkNames.join(", ")}; collectors: ${collectorNames.join(", ")}`);
+  if (!p)
+    throw new ConfigurationError(
+      "E_PLUGIN",
+      `no sink or collector "${name}"; sinks: ${sinkNames.join(", ")}; collectors: ${collectorNames.join(", ")}`,
+    );
   return p;
 }
 

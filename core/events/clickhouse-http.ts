@@ -49,5 +49,10 @@ export function parseClickHouseError(status: number, body: string): ClickHouseEr
   if (status >= 200 && status < 300) return null;
   const m = /Code:\s*(\d+)/.exec(body);
   const code = m ? Number(m[1]) : null;
-  return { status, code, retryable: code === CLICKHOUSE_TOO_MANY_PARTS || status === 429 || status === 503, message: body.trim().slice(0, 500) };
+  return {
+    status,
+    code,
+    retryable: code === CLICKHOUSE_TOO_MANY_PARTS || status === 429 || status === 503,
+    message: body.trim().slice(0, 500),
+  };
 }

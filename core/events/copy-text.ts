@@ -39,7 +39,9 @@ export function copyFromStatement(table: string, fields: readonly EventField[]):
 
 /** Escape one text value for COPY text format (backslash, tab, newline, carriage return). */
 export function escapeCopyText(s: string): string {
-  return /[\\\t\n\r]/.test(s) ? s.replace(/[\\\t\n\r]/g, (c) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r")) : s;
+  return /[\\\t\n\r]/.test(s)
+    ? s.replace(/[\\\t\n\r]/g, (c) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r"))
+    : s;
 }
 
 /** One value in COPY text form (allocating, for cold paths): null → `\N`, Date → ISO 8601 UTC, boolean → t/f. */
@@ -63,11 +65,19 @@ function writeEscaped(w: ByteWriter, src: Uint8Array, len: number): void {
   let p = w.pos;
   for (let i = 0; i < len; i++) {
     const c = src[i]!;
-    if (c === BACKSLASH) { out[p++] = BACKSLASH; out[p++] = BACKSLASH; }
-    else if (c === TAB) { out[p++] = BACKSLASH; out[p++] = 0x74; }
-    else if (c === LF) { out[p++] = BACKSLASH; out[p++] = 0x6e; }
-    else if (c === CR) { out[p++] = BACKSLASH; out[p++] = 0x72; }
-    else out[p++] = c;
+    if (c === BACKSLASH) {
+      out[p++] = BACKSLASH;
+      out[p++] = BACKSLASH;
+    } else if (c === TAB) {
+      out[p++] = BACKSLASH;
+      out[p++] = 0x74;
+    } else if (c === LF) {
+      out[p++] = BACKSLASH;
+      out[p++] = 0x6e;
+    } else if (c === CR) {
+      out[p++] = BACKSLASH;
+      out[p++] = 0x72;
+    } else out[p++] = c;
   }
   w.pos = p;
 }
@@ -76,17 +86,20 @@ function writeEscaped(w: ByteWriter, src: Uint8Array, len: number): void {
 function writeField(w: ByteWriter, row: EventRow, i: number): void {
   if (row.isNull[i]) return w.ascii("\\N");
   switch (row.types[i]) {
-    case 0: return w.time(row.num[i]!, "iso");
+    case 0:
+      return w.time(row.num[i]!, "iso");
     case 1:
       if (row.escape[i]) return writeEscaped(w, row.bytes[i]!, row.len[i]!);
       return w.bytes(row.bytes[i]!, row.len[i]!);
-    case 2: return w.int(row.num[i]!);
+    case 2:
+      return w.int(row.num[i]!);
     case 3: {
       const v = row.num[i]!;
       // COPY text takes NaN / Infinity / -Infinity as String(v) writes them (JSON's float() would write null)
       return Number.isFinite(v) ? w.float(v) : w.ascii(String(v));
     }
-    default: return w.byte(row.num[i] ? 0x74 : 0x66); // t / f
+    default:
+      return w.byte(row.num[i] ? 0x74 : 0x66); // t / f
   }
 }
 
@@ -126,7 +139,8 @@ const SENT_AT_BYTES = 24;
  */
 export function restampSentAt(batch: Buffer, sentAt: Date): void {
   const iso = Buffer.from(sentAt.toISOString(), "latin1");
-  if (iso.length !== SENT_AT_BYTES) throw new RangeError(`sent_at ${sentAt.toISOString()} is not ${SENT_AT_BYTES} characters`);
+  if (iso.length !== SENT_AT_BYTES)
+    throw new RangeError(`sent_at ${sentAt.toISOString()} is not ${SENT_AT_BYTES} characters`);
   for (let nl = batch.indexOf(0x0a); nl !== -1; nl = batch.indexOf(0x0a, nl + 1)) {
     const o = nl - SENT_AT_BYTES;
     for (let k = 0; k < SENT_AT_BYTES; k++) batch[o + k] = iso[k]!; // a loop: Buffer#copy costs more per call

@@ -35,14 +35,26 @@
  * (30 rounds of 100 batches; AMD EPYC, 2 cores, load average 4.3-9.2 from other work), min and median, four
  * sessions: 711-750/1073-1247 → 388-424/545-631, http-json beside them 366-390/514-568.
  */
-import { createRow, dataViewOf, type DirectText, type EventRow, type EventValue, type RowSource } from "./source.ts";
+import {
+  createRow,
+  dataViewOf,
+  type DirectText,
+  type EventRow,
+  type EventValue,
+  type RowSource,
+} from "./source.ts";
 import type { EventField } from "./types.ts";
 
 /** Fixed-width renderings of an epoch-ms time; see the file comment for each width. */
 export type TimeFormat = "iso" | "epoch-ms" | "datetime" | "eventtime";
 
 /** Width in bytes of each TimeFormat. */
-export const TIME_WIDTH: Readonly<Record<TimeFormat, number>> = { iso: 24, "epoch-ms": 13, datetime: 19, eventtime: 8 };
+export const TIME_WIDTH: Readonly<Record<TimeFormat, number>> = {
+  iso: 24,
+  "epoch-ms": 13,
+  datetime: 19,
+  eventtime: 8,
+};
 
 /** Byte offsets in a payload where the send time is written in `format`. */
 export interface StampSlots {
@@ -72,7 +84,8 @@ export function stampBatch(batch: StampedBatch, sentAt: Date | number): void {
     w.reset();
     w.time(ms, s.format);
     const n = w.pos;
-    if (n !== TIME_WIDTH[s.format]) throw new RangeError(`sent_at ${ms} does not fit the ${TIME_WIDTH[s.format]}-byte ${s.format} slot`);
+    if (n !== TIME_WIDTH[s.format])
+      throw new RangeError(`sent_at ${ms} does not fit the ${TIME_WIDTH[s.format]}-byte ${s.format} slot`);
     const t = w.buf;
     const at = s.at;
     if (s.format === "eventtime") {
@@ -121,7 +134,9 @@ function civilFromDays(z: number): [number, number, number] {
   z += 719468;
   const era = Math.floor(z / 146097);
   const doe = z - era * 146097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365,
+  );
   const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
   const mp = Math.floor((5 * doy + 2) / 153);
   const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
@@ -259,7 +274,10 @@ export class ByteWriter {
       if (frac === 0) return;
       this.byte(0x2e);
       let digits = 3;
-      while (frac % 10 === 0) { frac /= 10; digits--; }
+      while (frac % 10 === 0) {
+        frac /= 10;
+        digits--;
+      }
       return this.padded(frac, digits);
     }
     if (Number.isSafeInteger(v) && !Object.is(v, -0)) return this.int(v);
@@ -308,7 +326,8 @@ export class ByteWriter {
     if (sec !== this.cachedSecond) {
       const day = Math.floor(sec / 86400);
       const [y, m, d] = civilFromDays(day);
-      if (y < 0 || y > 9999 || !Number.isFinite(ms)) return o + out.write(new Date(ms).toISOString(), o, "latin1");
+      if (y < 0 || y > 9999 || !Number.isFinite(ms))
+        return o + out.write(new Date(ms).toISOString(), o, "latin1");
       const p = timeText;
       p[0] = 0x30 + ((y / 1000) | 0);
       p[1] = 0x30 + (((y / 100) | 0) % 10);
@@ -383,7 +402,10 @@ export class ByteWriter {
       }
       if (c === 0x22 || c === 0x5c) {
         // depth 1: \" or \\ ; depth 2: the escape of that escape, three backslashes then the character
-        if (depth === 2) { out[p++] = 0x5c; out[p++] = 0x5c; }
+        if (depth === 2) {
+          out[p++] = 0x5c;
+          out[p++] = 0x5c;
+        }
         out[p++] = 0x5c;
         out[p++] = c;
         continue;
@@ -391,11 +413,21 @@ export class ByteWriter {
       if (depth === 2) out[p++] = 0x5c; // the backslash of the inner escape, itself escaped
       out[p++] = 0x5c;
       switch (c) {
-        case 0x08: out[p++] = 0x62; break; // b
-        case 0x0c: out[p++] = 0x66; break; // f
-        case 0x0a: out[p++] = 0x6e; break; // n
-        case 0x0d: out[p++] = 0x72; break; // r
-        case 0x09: out[p++] = 0x74; break; // t
+        case 0x08:
+          out[p++] = 0x62;
+          break; // b
+        case 0x0c:
+          out[p++] = 0x66;
+          break; // f
+        case 0x0a:
+          out[p++] = 0x6e;
+          break; // n
+        case 0x0d:
+          out[p++] = 0x72;
+          break; // r
+        case 0x09:
+          out[p++] = 0x74;
+          break; // t
         default:
           out[p++] = 0x75; // u00XX
           out[p++] = 0x30;
@@ -456,7 +488,13 @@ const stampScratch = new ByteWriter(64);
  * strings escaped, ints and floats as numbers, bools as true/false, SQL NULL as null. `depth` 2 for JSON inside
  * a JSON string.
  */
-export function writeJsonField(w: ByteWriter, row: EventRow, i: number, timeFormat: Exclude<TimeFormat, "eventtime">, depth: 1 | 2 = 1): void {
+export function writeJsonField(
+  w: ByteWriter,
+  row: EventRow,
+  i: number,
+  timeFormat: Exclude<TimeFormat, "eventtime">,
+  depth: 1 | 2 = 1,
+): void {
   if (row.isNull[i]) return w.ascii("null");
   switch (row.types[i]) {
     case 0:
@@ -468,9 +506,12 @@ export function writeJsonField(w: ByteWriter, row: EventRow, i: number, timeForm
       w.quote(depth);
       w.jsonEscaped(row.bytes[i]!, row.len[i]!, depth);
       return w.quote(depth);
-    case 2: return w.int(row.num[i]!);
-    case 3: return w.float(row.num[i]!);
-    default: return w.ascii(row.num[i] ? "true" : "false");
+    case 2:
+      return w.int(row.num[i]!);
+    case 3:
+      return w.float(row.num[i]!);
+    default:
+      return w.ascii(row.num[i] ? "true" : "false");
   }
 }
 
@@ -541,15 +582,28 @@ export class JsonObjectRows {
   /**
    * @param direct the template path's generated text (a seeded source's `direct`); absent = the reference path
    */
-  constructor(fields: readonly EventField[], private readonly timeFormat: JsonTimeFormat = "iso", private readonly depth: 1 | 2 = 1, private readonly direct?: DirectText) {
-    this.keys = fields.map((f, i) => Buffer.concat([Buffer.from(i === 0 ? "{" : ","), jsonKey(f.name, depth)]));
+  constructor(
+    fields: readonly EventField[],
+    private readonly timeFormat: JsonTimeFormat = "iso",
+    private readonly depth: 1 | 2 = 1,
+    private readonly direct?: DirectText,
+  ) {
+    this.keys = fields.map((f, i) =>
+      Buffer.concat([Buffer.from(i === 0 ? "{" : ","), jsonKey(f.name, depth)]),
+    );
     this.genKey = Buffer.concat([Buffer.from(fields.length === 0 ? "{" : ","), jsonKey("gen", depth)]);
     this.seqKey = Buffer.concat([Buffer.from(","), jsonKey("seq", depth)]);
     this.sentKey = Buffer.concat([Buffer.from(","), jsonKey("sent_at", depth)]);
     const quote = Buffer.from(depth === 2 ? '\\"' : '"');
     const gen = direct?.generated;
     for (let i = 0; i < fields.length; i++) {
-      this.pre.push(Buffer.concat([i > 0 && gen?.[i - 1] ? quote : Buffer.alloc(0), this.keys[i]!, gen?.[i] ? quote : Buffer.alloc(0)]));
+      this.pre.push(
+        Buffer.concat([
+          i > 0 && gen?.[i - 1] ? quote : Buffer.alloc(0),
+          this.keys[i]!,
+          gen?.[i] ? quote : Buffer.alloc(0),
+        ]),
+      );
     }
     const tail = new ByteWriter(64);
     tail.bytes(this.sentKey);
@@ -558,7 +612,13 @@ export class JsonObjectRows {
     const t = tail.take(0, 0);
     this.sentTail = t.payload;
     this.sentSlotAt = t.slots[0]!.at[0]!;
-    this.constBytes = this.pre.reduce((n, b) => n + b.length, 0) + quote.length + this.genKey.length + this.seqKey.length + this.sentTail.length + 64;
+    this.constBytes =
+      this.pre.reduce((n, b) => n + b.length, 0) +
+      quote.length +
+      this.genKey.length +
+      this.seqKey.length +
+      this.sentTail.length +
+      64;
   }
 
   /** The row of `seq` for `write`: without its generated text on the template path (write adds it). */
@@ -601,11 +661,18 @@ export class JsonObjectRows {
     w.byte(0x7d);
   }
 
-  private writeTemplate(w: ByteWriter, row: EventRow, genId: number, direct: DirectText, holes: HoleRecorder | null): void {
+  private writeTemplate(
+    w: ByteWriter,
+    row: EventRow,
+    genId: number,
+    direct: DirectText,
+    holes: HoleRecorder | null,
+  ): void {
     const n = this.pre.length;
     const gen = direct.generated;
     let bound = this.constBytes;
-    for (let i = 0; i < n; i++) bound += row.types[i] === 1 ? row.len[i]! * (gen[i] ? 1 : 7) + 4 : SCALAR_BOUND;
+    for (let i = 0; i < n; i++)
+      bound += row.types[i] === 1 ? row.len[i]! * (gen[i] ? 1 : 7) + 4 : SCALAR_BOUND;
     w.ensure(bound);
     for (let i = 0; i < n; i++) {
       w.pos = put(w.buf, w.pos, this.pre[i]!);
@@ -693,7 +760,8 @@ export class HoleRecorder {
       this.kinds.push(kind);
       this.fields.push(field);
       this.formats.push(format);
-    } else if (this.kinds[c] !== kind || this.fields[c] !== field || this.formats[c] !== format) this.ok = false;
+    } else if (this.kinds[c] !== kind || this.fields[c] !== field || this.formats[c] !== format)
+      this.ok = false;
     this.spans.push(start, end);
   }
 }
@@ -744,8 +812,12 @@ export class BatchTemplate {
   private spare: Buffer[] = [];
 
   /** @param direct the source's DirectText (a template needs one, and no field outside timestamps and its generated text) */
-  constructor(fields: readonly EventField[], private readonly direct: DirectText | undefined) {
-    this.enabled = direct !== undefined && fields.every((f, i) => f.type === "timestamp" || direct.generated[i] === 1);
+  constructor(
+    fields: readonly EventField[],
+    private readonly direct: DirectText | undefined,
+  ) {
+    this.enabled =
+      direct !== undefined && fields.every((f, i) => f.type === "timestamp" || direct.generated[i] === 1);
   }
 
   /** A recorder for a batch of `count` about to be encoded on the template path, or null when no template can come of it. */
@@ -759,7 +831,13 @@ export class BatchTemplate {
    * @param start where the payload began in the writer the holes were recorded in (`take(from, count, start)`'s)
    */
   keep(batch: StampedBatch, holes: HoleRecorder | null, start = 0): void {
-    if (holes === null || !holes.ok || holes.rows !== batch.count || batch.payload.length > BATCH_TEMPLATE_MAX_BYTES) return;
+    if (
+      holes === null ||
+      !holes.ok ||
+      holes.rows !== batch.count ||
+      batch.payload.length > BATCH_TEMPLATE_MAX_BYTES
+    )
+      return;
     const cols = holes.kinds.length;
     const sp = holes.spans;
     if (sp.length !== 2 * cols * batch.count) return;
@@ -833,8 +911,12 @@ export class BatchTemplate {
       if (kind === HOLE_TEXT) {
         for (let j = 0, h = c; j < count; j++, h += cols) direct.writeText(from + j, field, payload, at[h]!);
       } else if (kind === HOLE_SEQ) {
-        if (seqFormat === "decimal") for (let j = 0, h = c; j < count; j++, h += cols) writeDigitsFixed(payload, at[h]!, from + j, seqWidth);
-        else for (let j = 0, h = c; j < count; j++, h += cols) writeMsgpackUintAt(payload, at[h]!, from + j, seqWidth);
+        if (seqFormat === "decimal")
+          for (let j = 0, h = c; j < count; j++, h += cols)
+            writeDigitsFixed(payload, at[h]!, from + j, seqWidth);
+        else
+          for (let j = 0, h = c; j < count; j++, h += cols)
+            writeMsgpackUintAt(payload, at[h]!, from + j, seqWidth);
       } else {
         const format = formats[c]!;
         const width = widths[c]!;
@@ -947,7 +1029,12 @@ export function writeSentAt(w: ByteWriter, format: JsonTimeFormat, depth: 1 | 2 
  * one value per field (Date for timestamps, string, number, boolean, or null).
  * @throws RangeError from `fill` for a seq outside the given rows
  */
-export function rowSourceOf(fields: readonly EventField[], values: ReadonlyArray<readonly EventValue[]>, genId = 0, firstSeq = 0): RowSource {
+export function rowSourceOf(
+  fields: readonly EventField[],
+  values: ReadonlyArray<readonly EventValue[]>,
+  genId = 0,
+  firstSeq = 0,
+): RowSource {
   const rows = values.map((vals, k) => {
     const row = createRow(fields.map((f) => (f.type === "string" ? { ...f, size: 0 } : f)));
     row.seq = firstSeq + k;

@@ -14,7 +14,16 @@
  */
 import { IngestbenchError } from "../errors.ts";
 import { sinkAuthHeaders } from "../secrets.ts";
-import { BatchTemplate, ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, stampBatch, type StampedBatch } from "./encoding.ts";
+import {
+  BatchTemplate,
+  ByteWriter,
+  checkRange,
+  directTextOf,
+  type EncodePathOption,
+  JsonObjectRows,
+  stampBatch,
+  type StampedBatch,
+} from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
 export interface EsBulkOptions extends EncodePathOption {
@@ -36,7 +45,10 @@ export class EsBulkEncoder {
   private readonly actionTail: Buffer;
   private readonly template: BatchTemplate;
 
-  constructor(private readonly source: RowSource, private readonly options: EsBulkOptions = {}) {
+  constructor(
+    private readonly source: RowSource,
+    private readonly options: EsBulkOptions = {},
+  ) {
     const direct = directTextOf(source, options);
     this.rows = new JsonObjectRows(source.fields, "iso", 1, direct);
     this.template = new BatchTemplate(source.fields, direct);
@@ -115,12 +127,20 @@ export interface BulkOutcome {
 
 /** The bulk request as a whole failed, or its response is not a bulk response. code: E_ES_BULK. */
 export class EsBulkError extends IngestbenchError {
-  constructor(message: string, readonly status: number, readonly retryable: boolean, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly retryable: boolean,
+    options?: { cause?: unknown },
+  ) {
     super("E_ES_BULK", message, options);
   }
 }
 
-interface RawItem { status?: unknown; error?: { type?: unknown; reason?: unknown } | string | null }
+interface RawItem {
+  status?: unknown;
+  error?: { type?: unknown; reason?: unknown } | string | null;
+}
 
 /**
  * Map a `_bulk` answer back to seqs: item i is seq from + i. `errors: false` accepts all `count` items (their
@@ -128,13 +148,23 @@ interface RawItem { status?: unknown; error?: { type?: unknown; reason?: unknown
  * @throws EsBulkError when the HTTP status is not 200 (retryable for 429 and 503), the body is not JSON, or the items
  *   do not match the batch (a missing or extra item would make the seq mapping wrong)
  */
-export function parseBulkResponse(status: number, body: string | Buffer, from: number, count: number): BulkOutcome {
+export function parseBulkResponse(
+  status: number,
+  body: string | Buffer,
+  from: number,
+  count: number,
+): BulkOutcome {
   const text = typeof body === "string" ? body : body.toString("utf8");
   let doc: { errors?: unknown; items?: unknown; error?: unknown };
   try {
     doc = JSON.parse(text) as typeof doc;
   } catch (err) {
-    throw new EsBulkError(`_bulk answered ${status} with a body that is not JSON: ${text.slice(0, 200)}`, status, status === 429 || status === 503, { cause: err });
+    throw new EsBulkError(
+      `_bulk answered ${status} with a body that is not JSON: ${text.slice(0, 200)}`,
+      status,
+      status === 429 || status === 503,
+      { cause: err },
+    );
   }
   if (status !== 200) {
     const e = doc.error as { type?: unknown; reason?: unknown } | string | undefined;
@@ -143,11 +173,14 @@ export function parseBulkResponse(status: number, body: string | Buffer, from: n
   }
   const items = doc.items;
   if (!Array.isArray(items)) {
-    if (doc.errors === false) return { accepted: count, rejectedSeqs: [], retryableSeqs: [], failures: [], summary: [] };
+    if (doc.errors === false)
+      return { accepted: count, rejectedSeqs: [], retryableSeqs: [], failures: [], summary: [] };
     throw new EsBulkError("_bulk response has no items array", status, false);
   }
-  if (items.length !== count) throw new EsBulkError(`_bulk response has ${items.length} items for ${count} actions`, status, false);
-  if (doc.errors === false) return { accepted: count, rejectedSeqs: [], retryableSeqs: [], failures: [], summary: [] };
+  if (items.length !== count)
+    throw new EsBulkError(`_bulk response has ${items.length} items for ${count} actions`, status, false);
+  if (doc.errors === false)
+    return { accepted: count, rejectedSeqs: [], retryableSeqs: [], failures: [], summary: [] };
   const failures: BulkItemFailure[] = [];
   items.forEach((raw, i) => {
     const wrapper = raw as Record<string, RawItem> | null;
@@ -180,6 +213,9 @@ export function parseBulkResponse(status: number, body: string | Buffer, from: n
  * params.user (default `elastic` / `admin`, core/secrets.ts SINK_DEFAULT_USERS) and the password from
  * INGESTBENCH_<SINK>_PASSWORD, never from params (they are recorded); none without a password.
  */
-export function authHeader(sink: "elasticsearch" | "opensearch", params: Record<string, string>): Record<string, string> {
+export function authHeader(
+  sink: "elasticsearch" | "opensearch",
+  params: Record<string, string>,
+): Record<string, string> {
   return sinkAuthHeaders(sink, params);
 }

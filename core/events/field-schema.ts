@@ -16,14 +16,22 @@ export const FIELD_NAME = /^[a-z_][a-z0-9_]*$/;
 /** Names of the columns every event carries (reserved). */
 export const RESERVED_FIELDS: readonly string[] = TRACKING_FIELDS.map((f) => f.name);
 /** The field types (core/events/types.ts FieldType). */
-export const FIELD_TYPES = ["timestamp", "string", "int", "float", "bool"] as const satisfies readonly FieldType[];
+export const FIELD_TYPES = [
+  "timestamp",
+  "string",
+  "int",
+  "float",
+  "bool",
+] as const satisfies readonly FieldType[];
 /** Largest string field, bytes. */
 export const MAX_STRING_SIZE = 65536;
 
 /** One declared field: a lowercase name that is not a tracking column, a type, and `size` (bytes) on strings only. */
 export const eventFieldSchema = z
   .object({
-    name: z.string().regex(FIELD_NAME, { message: `field names must match ${FIELD_NAME} (lowercase, digits, "_")` }),
+    name: z
+      .string()
+      .regex(FIELD_NAME, { message: `field names must match ${FIELD_NAME} (lowercase, digits, "_")` }),
     type: z.enum(FIELD_TYPES),
     size: z.number().int().min(1).max(MAX_STRING_SIZE).optional(),
   })
@@ -37,13 +45,21 @@ export const eventFieldSchema = z
       });
     }
     if (f.type !== "string" && f.size !== undefined) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["size"], message: `size applies to string fields only, not ${f.type}` });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ["size"],
+        message: `size applies to string fields only, not ${f.type}`,
+      });
     }
   });
 
 /** The scenario's rule on top of eventFieldSchema: a string field needs its `size` (reported at the field, "size" key absent). */
 export function stringSizeRequired(f: z.infer<typeof eventFieldSchema>, ctx: z.RefinementCtx): void {
   if (f.type === "string" && f.size === undefined) {
-    addFlatIssue(ctx, { path: ["size"], at: "parent", message: `a string field needs size: its length in bytes (1..${MAX_STRING_SIZE})` });
+    addFlatIssue(ctx, {
+      path: ["size"],
+      at: "parent",
+      message: `a string field needs size: its length in bytes (1..${MAX_STRING_SIZE})`,
+    });
   }
 }

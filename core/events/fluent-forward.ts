@@ -24,8 +24,18 @@
  */
 import { decode } from "@msgpack/msgpack";
 import {
-  BatchTemplate, ByteWriter, checkRange, directTextOf, type EncodePathOption, type HoleRecorder, msgpackUintWidth, PLACEHOLDER_SENT_AT_MS, put,
-  stampBatch, type StampedBatch, writeMsgpackUintAt,
+  BatchTemplate,
+  ByteWriter,
+  checkRange,
+  directTextOf,
+  type EncodePathOption,
+  type HoleRecorder,
+  msgpackUintWidth,
+  PLACEHOLDER_SENT_AT_MS,
+  put,
+  stampBatch,
+  type StampedBatch,
+  writeMsgpackUintAt,
 } from "./encoding.ts";
 import type { DirectText, EventRow, RowSource } from "./source.ts";
 
@@ -51,18 +61,36 @@ export function writeStrHeader(w: ByteWriter, len: number): void {
   w.ensure(5);
   const b = w.buf;
   if (len < 32) b[w.pos++] = 0xa0 | len;
-  else if (len < 0x100) { b[w.pos++] = 0xd9; b[w.pos++] = len; }
-  else if (len < 0x10000) { b[w.pos++] = 0xda; b.writeUInt16BE(len, w.pos); w.pos += 2; }
-  else { b[w.pos++] = 0xdb; b.writeUInt32BE(len, w.pos); w.pos += 4; }
+  else if (len < 0x100) {
+    b[w.pos++] = 0xd9;
+    b[w.pos++] = len;
+  } else if (len < 0x10000) {
+    b[w.pos++] = 0xda;
+    b.writeUInt16BE(len, w.pos);
+    w.pos += 2;
+  } else {
+    b[w.pos++] = 0xdb;
+    b.writeUInt32BE(len, w.pos);
+    w.pos += 4;
+  }
 }
 
 /** bin header for `len` bytes: bin 8, bin 16, bin 32. */
 export function writeBinHeader(w: ByteWriter, len: number): void {
   w.ensure(5);
   const b = w.buf;
-  if (len < 0x100) { b[w.pos++] = 0xc4; b[w.pos++] = len; }
-  else if (len < 0x10000) { b[w.pos++] = 0xc5; b.writeUInt16BE(len, w.pos); w.pos += 2; }
-  else { b[w.pos++] = 0xc6; b.writeUInt32BE(len, w.pos); w.pos += 4; }
+  if (len < 0x100) {
+    b[w.pos++] = 0xc4;
+    b[w.pos++] = len;
+  } else if (len < 0x10000) {
+    b[w.pos++] = 0xc5;
+    b.writeUInt16BE(len, w.pos);
+    w.pos += 2;
+  } else {
+    b[w.pos++] = 0xc6;
+    b.writeUInt32BE(len, w.pos);
+    w.pos += 4;
+  }
 }
 
 /** map header for `n` pairs: fixmap (< 16), map 16, map 32. */
@@ -70,8 +98,15 @@ export function writeMapHeader(w: ByteWriter, n: number): void {
   w.ensure(5);
   const b = w.buf;
   if (n < 16) b[w.pos++] = 0x80 | n;
-  else if (n < 0x10000) { b[w.pos++] = 0xde; b.writeUInt16BE(n, w.pos); w.pos += 2; }
-  else { b[w.pos++] = 0xdf; b.writeUInt32BE(n, w.pos); w.pos += 4; }
+  else if (n < 0x10000) {
+    b[w.pos++] = 0xde;
+    b.writeUInt16BE(n, w.pos);
+    w.pos += 2;
+  } else {
+    b[w.pos++] = 0xdf;
+    b.writeUInt32BE(n, w.pos);
+    w.pos += 4;
+  }
 }
 
 /** A safe integer in the smallest msgpack int format; other numbers as float 64. */
@@ -82,10 +117,23 @@ export function writeMsgpackInt(w: ByteWriter, v: number): void {
   if (v >= 0) w.pos = writeMsgpackUintAt(b, w.pos, v, msgpackUintWidth(v));
   else {
     if (v >= -32) b[w.pos++] = v & 0xff;
-    else if (v >= -0x80) { b[w.pos++] = 0xd0; b.writeInt8(v, w.pos); w.pos += 1; }
-    else if (v >= -0x8000) { b[w.pos++] = 0xd1; b.writeInt16BE(v, w.pos); w.pos += 2; }
-    else if (v >= -0x80000000) { b[w.pos++] = 0xd2; b.writeInt32BE(v, w.pos); w.pos += 4; }
-    else { b[w.pos++] = 0xd3; b.writeBigInt64BE(BigInt(v), w.pos); w.pos += 8; }
+    else if (v >= -0x80) {
+      b[w.pos++] = 0xd0;
+      b.writeInt8(v, w.pos);
+      w.pos += 1;
+    } else if (v >= -0x8000) {
+      b[w.pos++] = 0xd1;
+      b.writeInt16BE(v, w.pos);
+      w.pos += 2;
+    } else if (v >= -0x80000000) {
+      b[w.pos++] = 0xd2;
+      b.writeInt32BE(v, w.pos);
+      w.pos += 4;
+    } else {
+      b[w.pos++] = 0xd3;
+      b.writeBigInt64BE(BigInt(v), w.pos);
+      w.pos += 8;
+    }
   }
 }
 
@@ -166,7 +214,10 @@ export class FluentForwardEncoder {
   private readonly tagBytes: Buffer;
   private readonly tsField: number;
 
-  constructor(private readonly source: RowSource, private readonly options: FluentForwardOptions = {}) {
+  constructor(
+    private readonly source: RowSource,
+    private readonly options: FluentForwardOptions = {},
+  ) {
     const direct = directTextOf(source, options);
     this.direct = direct;
     const fields = source.fields;
@@ -197,12 +248,15 @@ export class FluentForwardEncoder {
    * before its lines are loaded, hence not at construction), and the constant bytes of an entry.
    */
   private prefixes(row: EventRow): Buffer[] {
-    const pre = this.keys.map((k, i) => bytesOf((w) => {
-      w.bytes(k);
-      if (this.generated[i]) writeStrHeader(w, row.len[i]!);
-    }));
+    const pre = this.keys.map((k, i) =>
+      bytesOf((w) => {
+        w.bytes(k);
+        if (this.generated[i]) writeStrHeader(w, row.len[i]!);
+      }),
+    );
     // [EventTime (10), map header (≤ 5)] + keys + gen/seq (≤ 9 for the seq) + sent_at
-    this.constBytes = 1 + 10 + 5 + pre.reduce((n, b) => n + b.length, 0) + this.genSeq.length + 9 + this.sentTail.length;
+    this.constBytes =
+      1 + 10 + 5 + pre.reduce((n, b) => n + b.length, 0) + this.genSeq.length + 9 + this.sentTail.length;
     return pre;
   }
 
@@ -302,9 +356,12 @@ export class FluentForwardEncoder {
       case 1:
         writeStrHeader(w, row.len[i]!);
         return w.bytes(row.bytes[i]!, row.len[i]!);
-      case 2: return writeMsgpackInt(w, row.num[i]!);
-      case 3: return writeMsgpackFloat(w, row.num[i]!);
-      default: return w.byte(row.num[i] ? 0xc3 : 0xc2);
+      case 2:
+        return writeMsgpackInt(w, row.num[i]!);
+      case 3:
+        return writeMsgpackFloat(w, row.num[i]!);
+      default:
+        return w.byte(row.num[i] ? 0xc3 : 0xc2);
     }
   }
 
@@ -342,31 +399,97 @@ export function msgpackObjectEnd(b: Uint8Array, pos: number, end = b.length): nu
   let items = 0; // nested objects that follow the header
   let skip = 0; // header bytes + payload bytes
   if (h <= 0x7f || h >= 0xe0 || h === 0xc0 || h === 0xc2 || h === 0xc3) skip = 1;
-  else if (h >= 0x80 && h <= 0x8f) { skip = 1; items = 2 * (h & 0x0f); }
-  else if (h >= 0x90 && h <= 0x9f) { skip = 1; items = h & 0x0f; }
-  else if (h >= 0xa0 && h <= 0xbf) skip = 1 + (h & 0x1f);
+  else if (h >= 0x80 && h <= 0x8f) {
+    skip = 1;
+    items = 2 * (h & 0x0f);
+  } else if (h >= 0x90 && h <= 0x9f) {
+    skip = 1;
+    items = h & 0x0f;
+  } else if (h >= 0xa0 && h <= 0xbf) skip = 1 + (h & 0x1f);
   else {
     switch (h) {
-      case 0xcc: case 0xd0: skip = 2; break;
-      case 0xcd: case 0xd1: skip = 3; break;
-      case 0xce: case 0xd2: case 0xca: skip = 5; break;
-      case 0xcf: case 0xd3: case 0xcb: skip = 9; break;
-      case 0xd4: skip = 3; break;
-      case 0xd5: skip = 4; break;
-      case 0xd6: skip = 6; break;
-      case 0xd7: skip = 10; break;
-      case 0xd8: skip = 18; break;
-      case 0xc4: case 0xd9: if (!need(2)) return -1; skip = 2 + be(pos + 1, 1); break;
-      case 0xc5: case 0xda: if (!need(3)) return -1; skip = 3 + be(pos + 1, 2); break;
-      case 0xc6: case 0xdb: if (!need(5)) return -1; skip = 5 + be(pos + 1, 4); break;
-      case 0xc7: if (!need(2)) return -1; skip = 3 + be(pos + 1, 1); break;
-      case 0xc8: if (!need(3)) return -1; skip = 4 + be(pos + 1, 2); break;
-      case 0xc9: if (!need(5)) return -1; skip = 6 + be(pos + 1, 4); break;
-      case 0xdc: if (!need(3)) return -1; skip = 3; items = be(pos + 1, 2); break;
-      case 0xdd: if (!need(5)) return -1; skip = 5; items = be(pos + 1, 4); break;
-      case 0xde: if (!need(3)) return -1; skip = 3; items = 2 * be(pos + 1, 2); break;
-      case 0xdf: if (!need(5)) return -1; skip = 5; items = 2 * be(pos + 1, 4); break;
-      default: throw new RangeError(`byte 0x${h.toString(16)} at ${pos} starts no msgpack object`);
+      case 0xcc:
+      case 0xd0:
+        skip = 2;
+        break;
+      case 0xcd:
+      case 0xd1:
+        skip = 3;
+        break;
+      case 0xce:
+      case 0xd2:
+      case 0xca:
+        skip = 5;
+        break;
+      case 0xcf:
+      case 0xd3:
+      case 0xcb:
+        skip = 9;
+        break;
+      case 0xd4:
+        skip = 3;
+        break;
+      case 0xd5:
+        skip = 4;
+        break;
+      case 0xd6:
+        skip = 6;
+        break;
+      case 0xd7:
+        skip = 10;
+        break;
+      case 0xd8:
+        skip = 18;
+        break;
+      case 0xc4:
+      case 0xd9:
+        if (!need(2)) return -1;
+        skip = 2 + be(pos + 1, 1);
+        break;
+      case 0xc5:
+      case 0xda:
+        if (!need(3)) return -1;
+        skip = 3 + be(pos + 1, 2);
+        break;
+      case 0xc6:
+      case 0xdb:
+        if (!need(5)) return -1;
+        skip = 5 + be(pos + 1, 4);
+        break;
+      case 0xc7:
+        if (!need(2)) return -1;
+        skip = 3 + be(pos + 1, 1);
+        break;
+      case 0xc8:
+        if (!need(3)) return -1;
+        skip = 4 + be(pos + 1, 2);
+        break;
+      case 0xc9:
+        if (!need(5)) return -1;
+        skip = 6 + be(pos + 1, 4);
+        break;
+      case 0xdc:
+        if (!need(3)) return -1;
+        skip = 3;
+        items = be(pos + 1, 2);
+        break;
+      case 0xdd:
+        if (!need(5)) return -1;
+        skip = 5;
+        items = be(pos + 1, 4);
+        break;
+      case 0xde:
+        if (!need(3)) return -1;
+        skip = 3;
+        items = 2 * be(pos + 1, 2);
+        break;
+      case 0xdf:
+        if (!need(5)) return -1;
+        skip = 5;
+        items = 2 * be(pos + 1, 4);
+        break;
+      default:
+        throw new RangeError(`byte 0x${h.toString(16)} at ${pos} starts no msgpack object`);
     }
   }
   if (!need(skip)) return -1;

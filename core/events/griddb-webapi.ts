@@ -15,7 +15,17 @@
  */
 import { IngestbenchError } from "../errors.ts";
 import { basicAuthorization, passwordConfigKey, passwordEnvName, sinkPassword } from "../secrets.ts";
-import { BatchTemplate, ByteWriter, checkRange, directTextOf, type EncodePathOption, stampBatch, writeJsonField, writeSentAt, type StampedBatch } from "./encoding.ts";
+import {
+  BatchTemplate,
+  ByteWriter,
+  checkRange,
+  directTextOf,
+  type EncodePathOption,
+  stampBatch,
+  writeJsonField,
+  writeSentAt,
+  type StampedBatch,
+} from "./encoding.ts";
 import type { DirectText, RowSource } from "./source.ts";
 
 /** The path of the row registration endpoint; names are URL-encoded. */
@@ -38,7 +48,10 @@ export class GridDbRowsEncoder {
   private readonly sentSlot: number;
   private readonly template: BatchTemplate;
 
-  constructor(private readonly source: RowSource, options: EncodePathOption = {}) {
+  constructor(
+    private readonly source: RowSource,
+    options: EncodePathOption = {},
+  ) {
     this.direct = directTextOf(source, options);
     this.template = new BatchTemplate(source.fields, this.direct);
     this.genComma = Buffer.from(`${source.genId},`, "latin1");
@@ -116,7 +129,8 @@ export class GridDbRowsEncoder {
 }
 
 /** What kind of failure an answer reports. */
-export type GridDbErrorKind = "row-invalid" | "type-conversion" | "auth" | "not-found" | "count-mismatch" | "other";
+export type GridDbErrorKind =
+  "row-invalid" | "type-conversion" | "auth" | "not-found" | "count-mismatch" | "other";
 
 /**
  * A failed row registration. code E_GRIDDB_<KIND>; `errorCode` is the Web API's own code (number or string as sent),
@@ -150,7 +164,12 @@ export function parseGridDbResponse(status: number, body: string, count: number)
   if (status === 200) {
     const c = typeof doc?.count === "number" ? doc.count : null;
     if (c === count) return c;
-    throw new GridDbError("count-mismatch", `GridDB stored ${c ?? "an unknown number of"} rows of ${count}: ${body.slice(0, 200)}`, status, null);
+    throw new GridDbError(
+      "count-mismatch",
+      `GridDB stored ${c ?? "an unknown number of"} rows of ${count}: ${body.slice(0, 200)}`,
+      status,
+      null,
+    );
   }
   const message = typeof doc?.errorMessage === "string" ? doc.errorMessage : body.trim().slice(0, 300);
   const ec = doc?.errorCode;
@@ -162,11 +181,22 @@ export function parseGridDbResponse(status: number, body: string, count: number)
   else if (status === 401) kind = "auth";
   else if (status === 404) kind = "not-found";
   else kind = "other";
-  throw new GridDbError(kind, `GridDB answered ${status}${errorCode !== null ? ` (errorCode ${errorCode})` : ""}: ${message}`, status, errorCode, conv ? conv[1]!.toUpperCase() : null);
+  throw new GridDbError(
+    kind,
+    `GridDB answered ${status}${errorCode !== null ? ` (errorCode ${errorCode})` : ""}: ${message}`,
+    status,
+    errorCode,
+    conv ? conv[1]!.toUpperCase() : null,
+  );
 }
 
 /** Where rows go, from a target's params (defaults: cluster "myCluster", database "public", container "ib_events", user "admin", GridDB's administrator account). */
-export function gridDbTarget(params: Record<string, string>): { cluster: string; database: string; container: string; user: string } {
+export function gridDbTarget(params: Record<string, string>): {
+  cluster: string;
+  database: string;
+  container: string;
+  user: string;
+} {
   return {
     cluster: params.cluster ?? "myCluster",
     database: params.database ?? "public",
@@ -181,7 +211,10 @@ export function gridDbTarget(params: Record<string, string>): { cluster: string;
  * @throws IngestbenchError E_GRIDDB_PASSWORD when no password is set (the message names the variable and the stack's
  *         Pulumi config secret)
  */
-export function gridDbAuthorization(params: Record<string, string>, env: NodeJS.ProcessEnv = process.env): string {
+export function gridDbAuthorization(
+  params: Record<string, string>,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const password = sinkPassword("griddb", env);
   if (password === undefined) {
     throw new IngestbenchError(

@@ -6,7 +6,17 @@
  * Each object is `{"<field>":<value>,...,"gen":<genId>,"seq":<seq>,"sent_at":<time>}` in the scenario's field
  * order (JSON text per RFC 8259; see encoding.ts for escaping and time formats).
  */
-import { BatchTemplate, ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, stampBatch, type JsonTimeFormat, type StampedBatch } from "./encoding.ts";
+import {
+  BatchTemplate,
+  ByteWriter,
+  checkRange,
+  directTextOf,
+  type EncodePathOption,
+  JsonObjectRows,
+  stampBatch,
+  type JsonTimeFormat,
+  type StampedBatch,
+} from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
 export type HttpJsonFraming = "ndjson" | "array";
@@ -28,7 +38,10 @@ export class HttpJsonEncoder {
   private readonly rows: JsonObjectRows;
   private readonly template: BatchTemplate;
 
-  constructor(private readonly source: RowSource, private readonly options: HttpJsonOptions) {
+  constructor(
+    private readonly source: RowSource,
+    private readonly options: HttpJsonOptions,
+  ) {
     const direct = directTextOf(source, options);
     this.rows = new JsonObjectRows(source.fields, options.timeFormat ?? "iso", 1, direct);
     this.template = new BatchTemplate(source.fields, direct);

@@ -17,7 +17,17 @@
  * with a plain-text reason; `parseLokiPushResponse` types them. The whole batch succeeds or fails.
  */
 import { IngestbenchError } from "../errors.ts";
-import { BatchTemplate, ByteWriter, checkRange, directTextOf, type EncodePathOption, JsonObjectRows, PLACEHOLDER_SENT_AT_MS, stampBatch, type StampedBatch } from "./encoding.ts";
+import {
+  BatchTemplate,
+  ByteWriter,
+  checkRange,
+  directTextOf,
+  type EncodePathOption,
+  JsonObjectRows,
+  PLACEHOLDER_SENT_AT_MS,
+  stampBatch,
+  type StampedBatch,
+} from "./encoding.ts";
 import type { RowSource } from "./source.ts";
 
 export interface LokiPushOptions extends EncodePathOption {
@@ -41,21 +51,31 @@ export class LokiPushEncoder {
   private readonly template: BatchTemplate;
 
   /** @throws RangeError for a label name outside the Prometheus data model, or timestamp "event" without a timestamp field */
-  constructor(private readonly source: RowSource, private readonly options: LokiPushOptions = {}) {
+  constructor(
+    private readonly source: RowSource,
+    private readonly options: LokiPushOptions = {},
+  ) {
     const direct = directTextOf(source, options);
     this.rows = new JsonObjectRows(source.fields, "iso", 2, direct);
     this.template = new BatchTemplate(source.fields, direct);
-    const labels: Record<string, string> = { job: "ingestbench", ...options.labels, gen: String(source.genId) };
-    for (const k of Object.keys(labels)) if (!LABEL_NAME.test(k)) throw new RangeError(`Loki label name "${k}" is not [a-zA-Z_][a-zA-Z0-9_]*`);
+    const labels: Record<string, string> = {
+      job: "ingestbench",
+      ...options.labels,
+      gen: String(source.genId),
+    };
+    for (const k of Object.keys(labels))
+      if (!LABEL_NAME.test(k)) throw new RangeError(`Loki label name "${k}" is not [a-zA-Z_][a-zA-Z0-9_]*`);
     this.head = Buffer.from(`{"streams":[{"stream":${JSON.stringify(labels)},"values":[`);
     this.tsField = source.fields.findIndex((f) => f.type === "timestamp");
-    if (options.timestamp === "event" && this.tsField < 0) throw new RangeError('Loki timestamp "event" needs a timestamp field in the event');
+    if (options.timestamp === "event" && this.tsField < 0)
+      throw new RangeError('Loki timestamp "event" needs a timestamp field in the event');
   }
 
   /** Push body for seqs [from, from + count). @throws RangeError for a bad range or more than LOKI_MAX_BATCH entries */
   encode(from: number, count: number): StampedBatch {
     checkRange(from, count);
-    if (count > LOKI_MAX_BATCH) throw new RangeError(`a Loki batch holds at most ${LOKI_MAX_BATCH} entries, got ${count}`);
+    if (count > LOKI_MAX_BATCH)
+      throw new RangeError(`a Loki batch holds at most ${LOKI_MAX_BATCH} entries, got ${count}`);
     const filled = this.template.fill(from, count);
     if (filled) return filled;
     const holes = this.template.recorder(count);
@@ -101,7 +121,11 @@ export class LokiPushEncoder {
 
 /** Loki refused a push. code E_LOKI_PUSH; `retryable` for 429 and 5xx. */
 export class LokiPushError extends IngestbenchError {
-  constructor(message: string, readonly status: number, readonly retryable: boolean) {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly retryable: boolean,
+  ) {
     super("E_LOKI_PUSH", message);
   }
 }
@@ -109,5 +133,9 @@ export class LokiPushError extends IngestbenchError {
 /** @throws LokiPushError unless the status is 2xx (Loki answers 204) */
 export function parseLokiPushResponse(status: number, body: string): void {
   if (status >= 200 && status < 300) return;
-  throw new LokiPushError(`Loki push answered ${status}: ${body.trim().slice(0, 300)}`, status, status === 429 || status >= 500);
+  throw new LokiPushError(
+    `Loki push answered ${status}: ${body.trim().slice(0, 300)}`,
+    status,
+    status === 429 || status >= 500,
+  );
 }

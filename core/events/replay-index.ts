@@ -96,7 +96,14 @@ export class ReplayIndexRecorder {
   }
 
   toJSON(): ReplayIndexJson {
-    return { size: this.identity.size, lines: this.lines, lineCount: this.lineCount, marks: this.buf.subarray(0, this.used).toString("base64"), cut: this.cut, repaired: this.repaired };
+    return {
+      size: this.identity.size,
+      lines: this.lines,
+      lineCount: this.lineCount,
+      marks: this.buf.subarray(0, this.used).toString("base64"),
+      cut: this.cut,
+      repaired: this.repaired,
+    };
   }
 }
 
@@ -108,7 +115,12 @@ const recorders = new Map<string, ReplayIndexRecorder>();
  */
 export function recorderFor(path: string, identity: FileIdentity): ReplayIndexRecorder {
   const r = recorders.get(path);
-  const same = r && r.identity.dev === identity.dev && r.identity.ino === identity.ino && r.identity.size === identity.size && r.identity.mtimeMs === identity.mtimeMs;
+  const same =
+    r &&
+    r.identity.dev === identity.dev &&
+    r.identity.ino === identity.ino &&
+    r.identity.size === identity.size &&
+    r.identity.mtimeMs === identity.mtimeMs;
   if (same) return r;
   const fresh = new ReplayIndexRecorder(identity);
   recorders.set(path, fresh);
@@ -125,9 +137,16 @@ export function replayIndexOf(path: string | undefined): ReplayIndexJson | undef
  * Of several generators' indexes of one file (each process reads it from line 0), the one that knows the most lines.
  * Undefined for none.
  */
-export function widestIndex(indexes: ReadonlyArray<ReplayIndexJson | undefined>): ReplayIndexJson | undefined {
+export function widestIndex(
+  indexes: ReadonlyArray<ReplayIndexJson | undefined>,
+): ReplayIndexJson | undefined {
   let best: ReplayIndexJson | undefined;
-  for (const x of indexes) if (x && (!best || x.lineCount > best.lineCount || (x.lineCount === best.lineCount && x.lines > best.lines))) best = x;
+  for (const x of indexes)
+    if (
+      x &&
+      (!best || x.lineCount > best.lineCount || (x.lineCount === best.lineCount && x.lines > best.lines))
+    )
+      best = x;
   return best;
 }
 
@@ -142,7 +161,8 @@ export class ReplayIndex {
   /** @throws Error when `json` is not a well-formed index (a bad field named) */
   constructor(json: ReplayIndexJson) {
     for (const k of ["size", "lines", "lineCount"] as const) {
-      if (!Number.isSafeInteger(json[k]) || json[k] < 0) throw new Error(`replay index: ${k} must be a non-negative integer, got ${String(json[k])}`);
+      if (!Number.isSafeInteger(json[k]) || json[k] < 0)
+        throw new Error(`replay index: ${k} must be a non-negative integer, got ${String(json[k])}`);
     }
     if (typeof json.marks !== "string") throw new Error("replay index: marks must be a base64 string");
     this.size = json.size;
@@ -156,7 +176,7 @@ export class ReplayIndex {
     const lineAt = new Float64Array(Math.ceil(ends / 2) + 1);
     const byteAt = new Float64Array(lineAt.length);
     let n = 0;
-    for (let p = 0; p < raw.length; ) {
+    for (let p = 0; p < raw.length;) {
       const [dl, p1] = readVarint(raw, p);
       const [db, p2] = readVarint(raw, p1);
       if (dl <= 0 || db <= 0) throw new Error(`replay index: mark ${n + 1} does not move forward`);
@@ -165,7 +185,8 @@ export class ReplayIndex {
       n++;
       p = p2;
     }
-    if (byteAt[n]! >= Math.max(1, this.size) || lineAt[n]! >= Math.max(1, this.lines)) throw new Error("replay index: a mark past the file's end");
+    if (byteAt[n]! >= Math.max(1, this.size) || lineAt[n]! >= Math.max(1, this.lines))
+      throw new Error("replay index: a mark past the file's end");
     this.lineAt = lineAt;
     this.byteAt = byteAt;
   }

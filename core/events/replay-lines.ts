@@ -66,7 +66,10 @@ export class LineReader {
    * never a view of a chunk, so that one chunk is read into again however many lines are kept (the content check: a
    * line digested, then dropped); default false.
    */
-  constructor(private readonly path: string, opts: { start?: number; chunkBytes?: number; copyLines?: boolean } = {}) {
+  constructor(
+    private readonly path: string,
+    opts: { start?: number; chunkBytes?: number; copyLines?: boolean } = {},
+  ) {
     this.base = opts.start ?? 0;
     this.chunkBytes = opts.chunkBytes ?? CHUNK_BYTES;
     this.copyLines = opts.copyLines ?? false;
@@ -196,7 +199,8 @@ export class LineReader {
   private lineEnd(): number {
     let e = this.chunk.indexOf(LF, this.pos);
     if (e >= this.end) e = -1;
-    if (this.nextCr >= 0 && this.nextCr < this.pos) this.nextCr = this.chunk.subarray(0, this.end).indexOf(CR, this.pos);
+    if (this.nextCr >= 0 && this.nextCr < this.pos)
+      this.nextCr = this.chunk.subarray(0, this.end).indexOf(CR, this.pos);
     const cr = this.nextCr;
     return cr >= 0 && (e < 0 || cr < e) ? cr : e;
   }

@@ -26,7 +26,13 @@ export const DEFAULT_STRING_SIZE = 64;
 export { MAX_REPLAY_LINE_BYTES };
 
 /** Field type codes used in `EventRow` and by the encoders. */
-export const TYPE_CODE: Readonly<Record<FieldType, number>> = { timestamp: 0, string: 1, int: 2, float: 3, bool: 4 };
+export const TYPE_CODE: Readonly<Record<FieldType, number>> = {
+  timestamp: 0,
+  string: 1,
+  int: 2,
+  float: 3,
+  bool: 4,
+};
 
 /**
  * One row, reused across `fill()` calls (copy what you need before the next call). Indexed by field position.
@@ -175,7 +181,12 @@ interface Group {
  * @param digits per token, the most digits written after it (5 for a KEY's number)
  * @param minChunks copy at least this many chunks per token (a fixed count spares the copy loop's branch)
  */
-function group(words: string[], space: boolean, digits: (i: number) => number = () => 0, minChunks = 1): Group {
+function group(
+  words: string[],
+  space: boolean,
+  digits: (i: number) => number = () => 0,
+  minChunks = 1,
+): Group {
   const n = words.length;
   const tokens = words.map((w) => (space ? ` ${w}` : w));
   const off = new Int32Array(n);
@@ -195,39 +206,160 @@ function group(words: string[], space: boolean, digits: (i: number) => number = 
   });
   const padded = Buffer.alloc(c * 8, 0x20);
   tokens.forEach((t, i) => padded.write(t, at[i]! * 8, "latin1"));
-  if (padded.some((b) => b < 0x20 || b > 0x7e)) throw new Error("writeLogText vocabulary: printable ASCII only");
+  if (padded.some((b) => b < 0x20 || b > 0x7e))
+    throw new Error("writeLogText vocabulary: printable ASCII only");
   const chunks = new Float64Array(c);
   for (let k = 0; k < c; k++) chunks[k] = padded.readDoubleLE(k * 8);
   return { n, text: Buffer.from(tokens.join(""), "latin1"), off, len, chunks, at, room };
 }
 
-const LEVELS = group(["INFO ", "INFO ", "INFO ", "INFO ", "INFO ", "DEBUG", "DEBUG", "WARN ", "ERROR", "TRACE"], false);
-const LOGGERS = group([
-  "http.server:", "db.pool:", "auth.session:", "cache.redis:", "queue.worker:", "api.gateway:", "scheduler:",
-  "storage.s3:", "grpc.client:", "metrics.push:", "mail.smtp:", "search.index:",
-], true);
-const METHODS = group(["GET", "GET", "GET", "POST", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"], true);
-const PATHS = group([
-  "/api/v1/users", "/api/v1/orders", "/api/v2/search", "/healthz", "/metrics", "/api/v1/login", "/static/app.js",
-  "/api/v1/items", "/api/v1/cart/checkout", "/api/v2/reports/daily", "/favicon.ico", "/api/v1/sessions/refresh",
-], true);
-const STATUSES = group(["200", "200", "200", "200", "201", "204", "301", "304", "400", "401", "403", "404", "429", "500", "502", "503"], true);
+const LEVELS = group(
+  ["INFO ", "INFO ", "INFO ", "INFO ", "INFO ", "DEBUG", "DEBUG", "WARN ", "ERROR", "TRACE"],
+  false,
+);
+const LOGGERS = group(
+  [
+    "http.server:",
+    "db.pool:",
+    "auth.session:",
+    "cache.redis:",
+    "queue.worker:",
+    "api.gateway:",
+    "scheduler:",
+    "storage.s3:",
+    "grpc.client:",
+    "metrics.push:",
+    "mail.smtp:",
+    "search.index:",
+  ],
+  true,
+);
+const METHODS = group(
+  ["GET", "GET", "GET", "POST", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"],
+  true,
+);
+const PATHS = group(
+  [
+    "/api/v1/users",
+    "/api/v1/orders",
+    "/api/v2/search",
+    "/healthz",
+    "/metrics",
+    "/api/v1/login",
+    "/static/app.js",
+    "/api/v1/items",
+    "/api/v1/cart/checkout",
+    "/api/v2/reports/daily",
+    "/favicon.ico",
+    "/api/v1/sessions/refresh",
+  ],
+  true,
+);
+const STATUSES = group(
+  [
+    "200",
+    "200",
+    "200",
+    "200",
+    "201",
+    "204",
+    "301",
+    "304",
+    "400",
+    "401",
+    "403",
+    "404",
+    "429",
+    "500",
+    "502",
+    "503",
+  ],
+  true,
+);
 const KEY_WORDS = [
-  "user=", "request_id=", "latency_ms=", "bytes=", "shard=", "attempt=", "conn=", "txn=", "queue_depth=", "pid=",
-  "port=", "took_ms=", "rows=", "offset=", "partition=", "thread=",
+  "user=",
+  "request_id=",
+  "latency_ms=",
+  "bytes=",
+  "shard=",
+  "attempt=",
+  "conn=",
+  "txn=",
+  "queue_depth=",
+  "pid=",
+  "port=",
+  "took_ms=",
+  "rows=",
+  "offset=",
+  "partition=",
+  "thread=",
 ];
 const PLAIN_WORDS = [
-  "ok", "done", "retry", "upstream", "connection", "reset", "timeout", "cache", "hit", "miss", "took", "from", "to",
-  "session", "opened", "closed", "client", "worker", "flush", "commit", "rollback", "replica", "lag", "accepted",
-  "rejected", "backoff", "handshake", "tls", "keepalive", "evicted", "compacted", "segment", "checkpoint", "index",
-  "query", "slow", "fast", "batch", "written", "read", "10.0.0.7", "10.0.3.12", "alice", "bob", "carol", "GET",
-  "POST", "gzip", "json", "utf-8", "v1", "v2", "eu-west-1", "us-east-2", "primary", "standby", "leader", "follower",
+  "ok",
+  "done",
+  "retry",
+  "upstream",
+  "connection",
+  "reset",
+  "timeout",
+  "cache",
+  "hit",
+  "miss",
+  "took",
+  "from",
+  "to",
+  "session",
+  "opened",
+  "closed",
+  "client",
+  "worker",
+  "flush",
+  "commit",
+  "rollback",
+  "replica",
+  "lag",
+  "accepted",
+  "rejected",
+  "backoff",
+  "handshake",
+  "tls",
+  "keepalive",
+  "evicted",
+  "compacted",
+  "segment",
+  "checkpoint",
+  "index",
+  "query",
+  "slow",
+  "fast",
+  "batch",
+  "written",
+  "read",
+  "10.0.0.7",
+  "10.0.3.12",
+  "alice",
+  "bob",
+  "carol",
+  "GET",
+  "POST",
+  "gzip",
+  "json",
+  "utf-8",
+  "v1",
+  "v2",
+  "eu-west-1",
+  "us-east-2",
+  "primary",
+  "standby",
+  "leader",
+  "follower",
 ];
 /** the tokens after the header: KEYS (each followed by up to 5 digits) at 0..KEYS_N-1, then WORDS; 2 chunks each */
 const BODY = group([...KEY_WORDS, ...PLAIN_WORDS], true, (i) => (i < KEY_WORDS.length ? 5 : 0), 2);
 const KEYS_N = KEY_WORDS.length;
 const WORDS_N = PLAIN_WORDS.length;
-if (Math.max(...BODY.len) > 16) throw new Error("writeLogText vocabulary: a body token longer than its 2 chunks");
+if (Math.max(...BODY.len) > 16)
+  throw new Error("writeLogText vocabulary: a body token longer than its 2 chunks");
 
 const SPACE = 0x20;
 
@@ -259,7 +391,13 @@ export function dataViewOf(out: Uint8Array): DataView {
  * one process, 30 rounds of 50k calls, CPU ns per call, min and median): 60 bytes 169/232 → 124/159, 103 bytes
  * 267/379 → 185/268, 180 bytes 429/536 → 315/414.
  */
-export function writeLogText(state: number, out: Uint8Array, pos: number, size: number, view: DataView = dataViewOf(out)): void {
+export function writeLogText(
+  state: number,
+  out: Uint8Array,
+  pos: number,
+  size: number,
+  view: DataView = dataViewOf(out),
+): void {
   const end = pos + size;
   let p = pos;
   let s = state | 0;
@@ -319,7 +457,7 @@ function writeCut(g: Group, i: number, out: Uint8Array, view: DataView, p: numbe
   for (; p < stop && p + 8 <= end; p += 8, c++) view.setFloat64(p, g.chunks[c]!, true);
   if (p >= stop) return stop;
   const text = g.text;
-  for (let o = g.off[i]! + (c - g.at[i]!) * 8; p < stop; ) out[p++] = text[o++]!;
+  for (let o = g.off[i]! + (c - g.at[i]!) * 8; p < stop;) out[p++] = text[o++]!;
   return p;
 }
 
@@ -357,11 +495,20 @@ export function createRow(fields: readonly EventField[]): EventRow {
   const bytes: Array<Uint8Array | null> = [];
   fields.forEach((f, i) => {
     const code = TYPE_CODE[f.type];
-    if (code === undefined) throw new ConfigurationError("E_EVENT_FIELD", `field "${f.name}": unknown type "${String(f.type)}"`);
+    if (code === undefined)
+      throw new ConfigurationError("E_EVENT_FIELD", `field "${f.name}": unknown type "${String(f.type)}"`);
     types[i] = code;
     bytes.push(f.type === "string" ? Buffer.allocUnsafe(Math.max(0, f.size ?? DEFAULT_STRING_SIZE)) : null);
   });
-  return { seq: 0, types, num: new Float64Array(n), bytes, len: new Int32Array(n), escape: new Uint8Array(n), isNull: new Uint8Array(n) };
+  return {
+    seq: 0,
+    types,
+    num: new Float64Array(n),
+    bytes,
+    len: new Int32Array(n),
+    escape: new Uint8Array(n),
+    isNull: new Uint8Array(n),
+  };
 }
 
 /** Convert the row's field i to a plain value (allocates). */
@@ -369,10 +516,14 @@ export function rowValue(row: EventRow, i: number): EventValue {
   if (row.isNull[i]) return null;
   const v = row.num[i]!;
   switch (row.types[i]) {
-    case 0: return new Date(v);
-    case 1: return Buffer.from(row.bytes[i]!.buffer, row.bytes[i]!.byteOffset, row.len[i]!).toString("utf8");
-    case 4: return v !== 0;
-    default: return v;
+    case 0:
+      return new Date(v);
+    case 1:
+      return Buffer.from(row.bytes[i]!.buffer, row.bytes[i]!.byteOffset, row.len[i]!).toString("utf8");
+    case 4:
+      return v !== 0;
+    default:
+      return v;
   }
 }
 
@@ -381,13 +532,31 @@ export function validateFields(fields: readonly EventField[]): void {
   const seen = new Set<string>();
   const reserved = new Set<string>(TRACKING_FIELDS.map((f) => f.name));
   for (const f of fields) {
-    if (!f.name) throw new ConfigurationError("E_EVENT_FIELD", "event field without a name", { field: "event" });
-    if (reserved.has(f.name)) throw new ConfigurationError("E_EVENT_FIELD", `event field "${f.name}" clashes with a tracking column (${[...reserved].join(", ")})`, { field: `event.${f.name}` });
-    if (seen.has(f.name)) throw new ConfigurationError("E_EVENT_FIELD", `event field "${f.name}" is declared twice`, { field: `event.${f.name}` });
+    if (!f.name)
+      throw new ConfigurationError("E_EVENT_FIELD", "event field without a name", { field: "event" });
+    if (reserved.has(f.name))
+      throw new ConfigurationError(
+        "E_EVENT_FIELD",
+        `event field "${f.name}" clashes with a tracking column (${[...reserved].join(", ")})`,
+        { field: `event.${f.name}` },
+      );
+    if (seen.has(f.name))
+      throw new ConfigurationError("E_EVENT_FIELD", `event field "${f.name}" is declared twice`, {
+        field: `event.${f.name}`,
+      });
     seen.add(f.name);
-    if (!(f.type in TYPE_CODE)) throw new ConfigurationError("E_EVENT_FIELD", `event field "${f.name}": unknown type "${String(f.type)}"`, { field: `event.${f.name}.type` });
+    if (!(f.type in TYPE_CODE))
+      throw new ConfigurationError(
+        "E_EVENT_FIELD",
+        `event field "${f.name}": unknown type "${String(f.type)}"`,
+        { field: `event.${f.name}.type` },
+      );
     if (f.size !== undefined && (!Number.isInteger(f.size) || f.size < 0)) {
-      throw new ConfigurationError("E_EVENT_FIELD", `event field "${f.name}": size must be a non-negative integer of bytes, got ${f.size}`, { field: `event.${f.name}.size` });
+      throw new ConfigurationError(
+        "E_EVENT_FIELD",
+        `event field "${f.name}": size must be a non-negative integer of bytes, got ${f.size}`,
+        { field: `event.${f.name}.size` },
+      );
     }
   }
 }
@@ -413,28 +582,41 @@ class SeededEventSource implements EventSource {
 
   constructor(opts: EventSourceOptions) {
     validateFields(opts.fields);
-    if (!Number.isSafeInteger(opts.seed)) throw new ConfigurationError("E_SEED", `seed must be a safe integer, got ${opts.seed}`);
+    if (!Number.isSafeInteger(opts.seed))
+      throw new ConfigurationError("E_SEED", `seed must be a safe integer, got ${opts.seed}`);
     this.fields = opts.fields;
     this.genId = (opts.genBase ?? 0) + opts.genId; // the stamp; the seed below uses the index
     this.seed = opts.seed;
     this.replayFile = opts.replayFile;
     this.row = createRow(opts.fields);
-    this.rowViews = this.row.bytes.map((b) => (b ? new DataView(b.buffer, b.byteOffset, b.byteLength) : undefined));
+    this.rowViews = this.row.bytes.map((b) =>
+      b ? new DataView(b.buffer, b.byteOffset, b.byteLength) : undefined,
+    );
     const base = mixInt(mixInt(0x1b873593, opts.seed), opts.genId);
     this.fieldSeeds = new Uint32Array(opts.fields.length);
-    for (let i = 0; i < opts.fields.length; i++) this.fieldSeeds[i] = fmix32(base ^ Math.imul(i + 1, 0xcc9e2d51));
+    for (let i = 0; i < opts.fields.length; i++)
+      this.fieldSeeds[i] = fmix32(base ^ Math.imul(i + 1, 0xcc9e2d51));
     let last = -1;
-    opts.fields.forEach((f, i) => { if (f.type === "string") last = i; });
+    opts.fields.forEach((f, i) => {
+      if (f.type === "string") last = i;
+    });
     this.replayField = opts.replayFile !== undefined ? last : -1;
     if (opts.replayFile !== undefined && last < 0) {
-      throw new ConfigurationError("E_REPLAY", `replay file ${opts.replayFile} needs a string field to carry its lines; the event has none`, { field: "event" });
+      throw new ConfigurationError(
+        "E_REPLAY",
+        `replay file ${opts.replayFile} needs a string field to carry its lines; the event has none`,
+        { field: "event" },
+      );
     }
     this.replay = opts.replayFile !== undefined ? new ReplayReader(opts.replayFile, opts.replayIndex) : null;
     if (this.replay) this.row.escape[this.replayField] = 1;
     this.direct = {
-      generated: Uint8Array.from(opts.fields.map((f, i) => (f.type === "string" && i !== this.replayField ? 1 : 0))),
+      generated: Uint8Array.from(
+        opts.fields.map((f, i) => (f.type === "string" && i !== this.replayField ? 1 : 0)),
+      ),
       fillScalars: (seq) => this.fillRow(seq, false),
-      writeText: (seq, i, out, pos) => writeLogText(this.fieldState(seq, i), out, pos, this.row.bytes[i]!.length),
+      writeText: (seq, i, out, pos) =>
+        writeLogText(this.fieldState(seq, i), out, pos, this.row.bytes[i]!.length),
     };
   }
 
@@ -563,7 +745,10 @@ class ReplayReader {
   private index: ReplayIndex | null = null;
 
   /** `index`: a generator's index of this file (./replay-index.ts); one that does not decode is dropped (readsSoFar). */
-  constructor(private readonly path: string, index?: ReplayIndexJson) {
+  constructor(
+    private readonly path: string,
+    index?: ReplayIndexJson,
+  ) {
     if (!index) return;
     try {
       this.index = new ReplayIndex(index);
@@ -599,7 +784,10 @@ class ReplayReader {
     try {
       if (!this.reader) {
         // with an index, reads are near a target (sampled lines): small chunks; without, a stream of every line
-        this.reader = new LineReader(this.path, this.index ? { chunkBytes: MARK_CHUNK_BYTES, copyLines: true } : {});
+        this.reader = new LineReader(
+          this.path,
+          this.index ? { chunkBytes: MARK_CHUNK_BYTES, copyLines: true } : {},
+        );
         this.linesThisPass = 0;
         // a first pass begun again from line 0 (load() going back) collects again
         if (this.firstPass) {
@@ -610,7 +798,11 @@ class ReplayReader {
       return await op(this.reader);
     } catch (err) {
       this.close();
-      throw new ConfigurationError("E_REPLAY", `cannot read replay file ${this.path}: ${(err as Error).message}`, { cause: err });
+      throw new ConfigurationError(
+        "E_REPLAY",
+        `cannot read replay file ${this.path}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
   }
 
@@ -621,19 +813,27 @@ class ReplayReader {
   private async identify(): Promise<void> {
     if (this.recorder) return;
     const st = await stat(this.path).catch((err: unknown) => {
-      throw new ConfigurationError("E_REPLAY", `cannot read replay file ${this.path}: ${(err as Error).message}`, { cause: err });
+      throw new ConfigurationError(
+        "E_REPLAY",
+        `cannot read replay file ${this.path}: ${(err as Error).message}`,
+        { cause: err },
+      );
     });
     this.recorder = recorderFor(this.path, { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
     const idx = this.index;
     if (!idx) return;
-    if (idx.size !== st.size) return this.dropIndex(`the index is of a ${idx.size}-byte file; this one has ${st.size} bytes`);
+    if (idx.size !== st.size)
+      return this.dropIndex(`the index is of a ${idx.size}-byte file; this one has ${st.size} bytes`);
     // its last mark checked at once, since a wrap trusts its line count before any seek checks a mark
     const last = idx.before(Number.MAX_SAFE_INTEGER);
     if (last.line === 0) return;
     const probe = new LineReader(this.path, { start: last.byte });
     const fits = await this.startsLine(probe);
     await probe.close();
-    if (!fits) this.dropIndex(`its last mark, line ${last.line} at byte ${last.byte}, does not start a line in this file`);
+    if (!fits)
+      this.dropIndex(
+        `its last mark, line ${last.line} at byte ${last.byte}, does not start a line in this file`,
+      );
   }
 
   private dropIndex(why: string): void {
@@ -717,7 +917,9 @@ class ReplayReader {
     const target = wraps ? (line + n) % count : line + n;
     const mark = idx.before(target);
     // in this pass a mark far enough ahead of the reader; in a later pass one far enough from its start
-    const seek = wraps ? mark.byte >= JUMP_BYTES : mark.line > line && (here === null || mark.byte - here >= JUMP_BYTES);
+    const seek = wraps
+      ? mark.byte >= JUMP_BYTES
+      : mark.line > line && (here === null || mark.byte - here >= JUMP_BYTES);
     if (!seek) {
       if (!wraps) return n;
       this.close(); // the later pass from its start: whole passes change nothing
@@ -726,7 +928,11 @@ class ReplayReader {
     }
     // lines copied, and one chunk handed from reader to reader: a sample of lines across the file reads hundreds of
     // MiB, which fresh chunks made into as much garbage (the harness's memory after the load: README)
-    const reader = new LineReader(this.path, { start: mark.byte, chunkBytes: MARK_CHUNK_BYTES, copyLines: true });
+    const reader = new LineReader(this.path, {
+      start: mark.byte,
+      chunkBytes: MARK_CHUNK_BYTES,
+      copyLines: true,
+    });
     if (!(await this.startsLine(reader))) {
       await reader.close();
       this.dropIndex(`its mark of line ${mark.line} at byte ${mark.byte} does not start a line in this file`);
@@ -789,8 +995,10 @@ class ReplayReader {
 
   line(seq: number): Buffer {
     const l = this.lines[seq - this.winStart];
-    if (l === undefined) throw new RangeError(`replay row ${seq} is not loaded (window ${this.winStart}..${this.winStart + this.lines.length - 1}); call load() first`);
+    if (l === undefined)
+      throw new RangeError(
+        `replay row ${seq} is not loaded (window ${this.winStart}..${this.winStart + this.lines.length - 1}); call load() first`,
+      );
     return l;
   }
 }
-

@@ -14,7 +14,16 @@
  * - MSG (§6.4): the event's last string field (where replayed log lines go), as octets without a BOM (MSG-ANY);
  *   `bom: true` prefixes the UTF-8 BOM (MSG-UTF8). Without a string field there is no MSG.
  */
-import { ByteWriter, checkRange, directTextOf, type EncodePathOption, PLACEHOLDER_SENT_AT_MS, put, stampBatch, type StampedBatch } from "./encoding.ts";
+import {
+  ByteWriter,
+  checkRange,
+  directTextOf,
+  type EncodePathOption,
+  PLACEHOLDER_SENT_AT_MS,
+  put,
+  stampBatch,
+  type StampedBatch,
+} from "./encoding.ts";
 import { MAX_REPLAY_LINE_BYTES } from "./replay-lines.ts";
 import { DEFAULT_STRING_SIZE, type DirectText, type EventRow, type RowSource } from "./source.ts";
 import { TRACKING_FIELDS, type EventField } from "./types.ts";
@@ -41,12 +50,18 @@ const PRINTUSASCII = /^[\x21-\x7e]+$/;
 const SD_NAME = /^[\x21-\x7e]{1,32}$/;
 
 function header(name: string, v: string, max: number): string {
-  if (v.length > max || !PRINTUSASCII.test(v)) throw new RangeError(`syslog ${name} "${v}" must be 1..${max} printable US-ASCII characters (RFC 5424 §6.2)`);
+  if (v.length > max || !PRINTUSASCII.test(v))
+    throw new RangeError(
+      `syslog ${name} "${v}" must be 1..${max} printable US-ASCII characters (RFC 5424 §6.2)`,
+    );
   return v;
 }
 
 function sdName(what: string, v: string): string {
-  if (!SD_NAME.test(v) || /[= \]"]/.test(v)) throw new RangeError(`syslog ${what} "${v}" must be 1..32 printable US-ASCII characters other than '=', ' ', ']' and '"' (RFC 5424 §6.3)`);
+  if (!SD_NAME.test(v) || /[= \]"]/.test(v))
+    throw new RangeError(
+      `syslog ${what} "${v}" must be 1..32 printable US-ASCII characters other than '=', ' ', ']' and '"' (RFC 5424 §6.3)`,
+    );
   return v;
 }
 
@@ -68,11 +83,16 @@ export class SyslogEncoder {
   private lenDigits = 3;
 
   /** @throws RangeError for a facility, severity, header value, SD-ID or field name outside RFC 5424 */
-  constructor(private readonly source: RowSource, options: SyslogOptions = {}) {
+  constructor(
+    private readonly source: RowSource,
+    options: SyslogOptions = {},
+  ) {
     const facility = options.facility ?? 16;
     const severity = options.severity ?? 6;
-    if (!Number.isInteger(facility) || facility < 0 || facility > 23) throw new RangeError(`syslog facility ${facility} is not 0..23`);
-    if (!Number.isInteger(severity) || severity < 0 || severity > 7) throw new RangeError(`syslog severity ${severity} is not 0..7`);
+    if (!Number.isInteger(facility) || facility < 0 || facility > 23)
+      throw new RangeError(`syslog facility ${facility} is not 0..23`);
+    if (!Number.isInteger(severity) || severity < 0 || severity > 7)
+      throw new RangeError(`syslog severity ${severity} is not 0..7`);
     this.head = Buffer.from(`<${facility * 8 + severity}>1 `);
     const host = header("HOSTNAME", options.hostname ?? "ingestbench", 255);
     const app = header("APP-NAME", options.appName ?? "ingestbench", 48);
@@ -85,7 +105,8 @@ export class SyslogEncoder {
     this.msgField = fields.map((f) => f.type).lastIndexOf("string");
     this.params = [];
     fields.forEach((f, i) => {
-      if (i !== this.msgField) this.params.push({ i, prefix: Buffer.from(` ${sdName("PARAM-NAME", f.name)}="`) });
+      if (i !== this.msgField)
+        this.params.push({ i, prefix: Buffer.from(` ${sdName("PARAM-NAME", f.name)}="`) });
     });
     this.tail = {
       gen: Buffer.from(' gen="'),
@@ -114,7 +135,8 @@ export class SyslogEncoder {
     const w = this.w;
     w.reset();
     const direct = this.direct;
-    if (direct) for (let seq = from; seq < from + count; seq++) this.frameTemplate(w, direct.fillScalars(seq), direct);
+    if (direct)
+      for (let seq = from; seq < from + count; seq++) this.frameTemplate(w, direct.fillScalars(seq), direct);
     else for (let seq = from; seq < from + count; seq++) this.frame(w, this.source.fill(seq));
     return w.take(from, count);
   }
@@ -193,7 +215,8 @@ export class SyslogEncoder {
     w.slot("iso");
     w.time(PLACEHOLDER_SENT_AT_MS, "iso");
     w.bytes(this.tail.close);
-    if (this.msgField >= 0 && !row.isNull[this.msgField]) w.bytes(row.bytes[this.msgField]!, row.len[this.msgField]!);
+    if (this.msgField >= 0 && !row.isNull[this.msgField])
+      w.bytes(row.bytes[this.msgField]!, row.len[this.msgField]!);
     const len = w.pos - msgStart;
     const digits = String(len);
     const start = frameStart + digits.length + 1;
@@ -208,7 +231,8 @@ export class SyslogEncoder {
   private value(w: ByteWriter, row: EventRow, i: number): void {
     if (row.isNull[i]) return;
     switch (row.types[i]) {
-      case 0: return w.time(row.num[i]!, "iso");
+      case 0:
+        return w.time(row.num[i]!, "iso");
       case 1: {
         const b = row.bytes[i]!;
         const len = row.len[i]!;
@@ -223,9 +247,12 @@ export class SyslogEncoder {
         w.pos = p;
         return;
       }
-      case 2: return w.int(row.num[i]!);
-      case 3: return w.float(row.num[i]!);
-      default: return w.ascii(row.num[i] ? "true" : "false");
+      case 2:
+        return w.int(row.num[i]!);
+      case 3:
+        return w.float(row.num[i]!);
+      default:
+        return w.ascii(row.num[i] ? "true" : "false");
     }
   }
 
@@ -253,7 +280,11 @@ export function maxSyslogMessageBytes(fields: readonly EventField[]): number {
   bytes += 2 + 32; // [SD-ID ... ]
   for (const [i, f] of [...fields, ...TRACKING_FIELDS].entries()) {
     if (i === msg) continue;
-    bytes += 1 + 32 + 3 + (f.type === "string" ? 2 * ((f as EventField).size ?? DEFAULT_STRING_SIZE) : SD_NUMBER_MAX); // SP name="value"
+    bytes +=
+      1 +
+      32 +
+      3 +
+      (f.type === "string" ? 2 * ((f as EventField).size ?? DEFAULT_STRING_SIZE) : SD_NUMBER_MAX); // SP name="value"
   }
   if (msg >= 0) bytes += 1 + 3 + Math.max(fields[msg]!.size ?? DEFAULT_STRING_SIZE, MAX_REPLAY_LINE_BYTES);
   return bytes;

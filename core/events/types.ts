@@ -13,7 +13,7 @@ export interface EventField {
 
 /** Columns always appended after the scenario's fields, in this order. */
 export const TRACKING_FIELDS = [
-  { name: "gen", type: "int" },        // generator id (0..n-1) within the run
-  { name: "seq", type: "int" },        // unique per generator, 0,1,2,... in send order
+  { name: "gen", type: "int" }, // generator id (0..n-1) within the run
+  { name: "seq", type: "int" }, // unique per generator, 0,1,2,... in send order
   { name: "sent_at", type: "timestamp" }, // wall-clock time the batch was handed to the transport
 ] as const;

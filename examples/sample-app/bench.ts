@@ -31,15 +31,23 @@ import { framer, PROTOCOLS } from "./framing.ts";
 import { ringBuffer } from "./queue.ts";
 
 const FLAGS: Record<string, string> = {
-  "--port": "PORT", "--workers": "WORKERS", "--work": "WORK", "--export": "EXPORT", "--queue": "QUEUE", "--flush-ms": "FLUSH_MS",
-  "--connections": "CONNECTIONS", "--warmup-ms": "WARMUP_MS", "--duration-ms": "DURATION_MS",
+  "--port": "PORT",
+  "--workers": "WORKERS",
+  "--work": "WORK",
+  "--export": "EXPORT",
+  "--queue": "QUEUE",
+  "--flush-ms": "FLUSH_MS",
+  "--connections": "CONNECTIONS",
+  "--warmup-ms": "WARMUP_MS",
+  "--duration-ms": "DURATION_MS",
 };
 const settings: Record<string, string | undefined> = { ...process.env };
 settings.WARMUP_MS ??= process.env.INGESTBENCH_WARMUP_MS;
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i += 2) {
   const key = FLAGS[argv[i]!];
-  if (!key || argv[i + 1] === undefined) fail(`unknown flag or missing value: ${argv[i]} (flags: ${Object.keys(FLAGS).join(", ")})`);
+  if (!key || argv[i + 1] === undefined)
+    fail(`unknown flag or missing value: ${argv[i]} (flags: ${Object.keys(FLAGS).join(", ")})`);
   settings[key] = argv[i + 1];
 }
 function fail(message: string): never {
@@ -63,7 +71,11 @@ const connections = int("CONNECTIONS", 8, 1);
 const warmupMs = int("WARMUP_MS", 0, 0);
 const durationMs = settings.DURATION_MS ? int("DURATION_MS", 0, 1) : undefined;
 
-interface SenderReport { exported: number; exportedBytes: number; recordBytes: number }
+interface SenderReport {
+  exported: number;
+  exportedBytes: number;
+  recordBytes: number;
+}
 
 /**
  * A worker thread running the TypeScript module `file` beside this one: tsx's loader is registered in the worker
@@ -71,7 +83,10 @@ interface SenderReport { exported: number; exportedBytes: number; recordBytes: n
  */
 function tsWorker(file: string, workerData: unknown): Worker {
   const url = new URL(file, import.meta.url).href;
-  return new Worker(`import("tsx/esm/api").then((api) => { api.register(); return import(${JSON.stringify(url)}); });`, { eval: true, workerData });
+  return new Worker(
+    `import("tsx/esm/api").then((api) => { api.register(); return import(${JSON.stringify(url)}); });`,
+    { eval: true, workerData },
+  );
 }
 
 let sender: Worker | null = null;
@@ -82,15 +97,34 @@ if (exportOn) {
   const target = settings.INGESTBENCH_TARGET;
   if (!target || !/^.+:\d+$/.test(target)) fail(`EXPORT=1 needs INGESTBENCH_TARGET=host:port, got ${target}`);
   const protocol = settings.INGESTBENCH_PROTOCOL ?? "syslog";
-  if (!(PROTOCOLS as readonly string[]).includes(protocol)) fail(`this exporter speaks ${PROTOCOLS.join(", ")}, not ${protocol}`);
-  const fields = settings.INGESTBENCH_FIELDS ? JSON.parse(settings.INGESTBENCH_FIELDS) : [{ name: "ts", type: "timestamp" }, { name: "span", type: "string", size: 120 }];
+  if (!(PROTOCOLS as readonly string[]).includes(protocol))
+    fail(`this exporter speaks ${PROTOCOLS.join(", ")}, not ${protocol}`);
+  const fields = settings.INGESTBENCH_FIELDS
+    ? JSON.parse(settings.INGESTBENCH_FIELDS)
+    : [
+        { name: "ts", type: "timestamp" },
+        { name: "span", type: "string", size: 120 },
+      ];
   const generator = settings.INGESTBENCH_GENERATOR ? JSON.parse(settings.INGESTBENCH_GENERATOR) : {};
-  const framing = { protocol, generator, gen: int("INGESTBENCH_GEN", 0, 0), seed: int("INGESTBENCH_SEED", 1, 0), fields };
-  try { framer(framing); } catch (e) { fail((e as Error).message); } // a block this exporter cannot frame: refused before it starts
+  const framing = {
+    protocol,
+    generator,
+    gen: int("INGESTBENCH_GEN", 0, 0),
+    seed: int("INGESTBENCH_SEED", 1, 0),
+    fields,
+  };
+  try {
+    framer(framing);
+  } catch (e) {
+    fail((e as Error).message);
+  } // a block this exporter cannot frame: refused before it starts
   sender = tsWorker("./sender.ts", { target, ...framing, flushMs, rings });
   senderDone = new Promise((resolve, reject) => {
     sender!.on("message", (m: "ready" | (SenderReport & { error?: string })) => {
-      if (m !== "ready") { if (m.error) reject(new Error(`exporter: ${m.error}`)); else resolve(m); }
+      if (m !== "ready") {
+        if (m.error) reject(new Error(`exporter: ${m.error}`));
+        else resolve(m);
+      }
     });
     sender!.on("error", reject);
   });
@@ -98,23 +132,37 @@ if (exportOn) {
 }
 
 // the request workers, dispatched round-robin; pending answers by request id
-const pool = rings.length ? rings.map((ring) => tsWorker("./worker.ts", { work, seqCounter, ring }))
+const pool = rings.length
+  ? rings.map((ring) => tsWorker("./worker.ts", { work, seqCounter, ring }))
   : Array.from({ length: workers }, () => tsWorker("./worker.ts", { work, seqCounter: null, ring: null }));
 const pending = new Map<number, () => void>();
-const loaded = pool.map((w) => new Promise<void>((resolve, reject) => {
-  w.on("message", (m: "ready" | { id: number }) => {
-    if (m === "ready") return resolve();
-    pending.get(m.id)?.();
-    pending.delete(m.id);
-  });
-  w.once("error", reject);
-}));
-if (sender) loaded.push(new Promise((resolve) => sender!.on("message", (m) => { if (m === "ready") resolve(); })));
+const loaded = pool.map(
+  (w) =>
+    new Promise<void>((resolve, reject) => {
+      w.on("message", (m: "ready" | { id: number }) => {
+        if (m === "ready") return resolve();
+        pending.get(m.id)?.();
+        pending.delete(m.id);
+      });
+      w.once("error", reject);
+    }),
+);
+if (sender)
+  loaded.push(
+    new Promise((resolve) =>
+      sender!.on("message", (m) => {
+        if (m === "ready") resolve();
+      }),
+    ),
+  );
 await Promise.all(loaded); // every worker loaded and the exporter connected before the first request
 let nextId = 0;
 
 const server = createServer((req, res) => {
-  if (req.url === "/health") { res.end("ok"); return; }
+  if (req.url === "/health") {
+    res.end("ok");
+    return;
+  }
   const id = nextId++;
   pending.set(id, () => res.end("done"));
   pool[id % pool.length]!.postMessage({ id });
@@ -124,11 +172,19 @@ await new Promise<void>((resolve) => server.listen(port, "0.0.0.0", resolve));
 
 const load = tsWorker("./load.ts", { port, connections, warmupMs });
 const loadDone = new Promise<Record<string, number>>((resolve, reject) => {
-  load.on("message", (m: "started" | Record<string, number>) => { if (m !== "started") resolve(m); });
+  load.on("message", (m: "started" | Record<string, number>) => {
+    if (m !== "started") resolve(m);
+  });
   load.once("error", reject);
 });
-await new Promise<void>((resolve) => load.on("message", (m) => { if (m === "started") resolve(); }));
-process.stderr.write(`sample-app: listening on ${port}, ${workers} workers, work ${work}, export ${exportOn ? `on, queue ${queue}, flush ${flushMs} ms` : "off"}\n`);
+await new Promise<void>((resolve) =>
+  load.on("message", (m) => {
+    if (m === "started") resolve();
+  }),
+);
+process.stderr.write(
+  `sample-app: listening on ${port}, ${workers} workers, work ${work}, export ${exportOn ? `on, queue ${queue}, flush ${flushMs} ms` : "off"}\n`,
+);
 
 let stopped = false;
 async function stop(): Promise<void> {
@@ -136,14 +192,22 @@ async function stop(): Promise<void> {
   stopped = true;
   load.postMessage("stop");
   const figures = await loadDone;
-  await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
   while (pending.size > 0) await new Promise((r) => setTimeout(r, 5));
   // every request is answered: the workers enqueue nothing more, so the sender's last drain empties the rings
   let report: SenderReport = { exported: 0, exportedBytes: 0, recordBytes: 0 };
-  if (sender) { sender.postMessage("stop"); report = await senderDone!; }
+  if (sender) {
+    sender.postMessage("stop");
+    report = await senderDone!;
+  }
   const dropped = rings.reduce((n, b) => n + new Int32Array(b)[2]!, 0);
   const records = seqCounter ? new Int32Array(seqCounter)[0]! : 0;
-  process.stdout.write(`${JSON.stringify({ ...figures, export: exportOn, workers, queue, records, exported: report.exported, exportedBytes: report.exportedBytes, recordBytes: report.recordBytes, dropped })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ...figures, export: exportOn, workers, queue, records, exported: report.exported, exportedBytes: report.exportedBytes, recordBytes: report.recordBytes, dropped })}\n`,
+  );
   process.exit(0);
 }
 process.once("SIGTERM", () => void stop());

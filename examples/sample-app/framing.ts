@@ -38,13 +38,22 @@ export const PROTOCOLS = ["syslog", "fluent-forward"] as const;
  * A framer of record seqs (any order, holes allowed) sent at `sentAtMs`, for `protocol` with its `generator` block.
  * @throws RangeError for another protocol, `ack: true`, `entries: str`, or a block value outside the protocol (e.g. an APP-NAME of 49 bytes)
  */
-export function framer(cfg: { protocol: string; generator: Record<string, unknown>; gen: number; seed: number; fields: EventField[] }): (seqs: readonly number[], sentAtMs: number) => Framed {
+export function framer(cfg: {
+  protocol: string;
+  generator: Record<string, unknown>;
+  gen: number;
+  seed: number;
+  fields: EventField[];
+}): (seqs: readonly number[], sentAtMs: number) => Framed {
   const source = createEventSource({ fields: cfg.fields, seed: cfg.seed, genId: 0, genBase: cfg.gen });
   const g = cfg.generator;
   if (cfg.protocol === "syslog") {
     const enc = new SyslogEncoder(source, {
-      facility: g.facility as number | undefined, severity: g.severity as number | undefined, hostname: g.hostname as string | undefined,
-      appName: g.appName as string | undefined, procId: "0",
+      facility: g.facility as number | undefined,
+      severity: g.severity as number | undefined,
+      hostname: g.hostname as string | undefined,
+      appName: g.appName as string | undefined,
+      procId: "0",
     });
     return (seqs, sentAtMs) => {
       const frames = seqs.map((s) => enc.encode(s, 1));
@@ -54,17 +63,23 @@ export function framer(cfg: { protocol: string; generator: Record<string, unknow
     };
   }
   if (cfg.protocol === "fluent-forward") {
-    if (g.ack === true) throw new RangeError("this exporter does not wait for Forward acks (option chunk): set ack: false");
-    if (g.entries === "str") throw new RangeError("this exporter writes the entries as bin (the spec's MessagePackEventStream), not str: set entries: bin");
+    if (g.ack === true)
+      throw new RangeError("this exporter does not wait for Forward acks (option chunk): set ack: false");
+    if (g.entries === "str")
+      throw new RangeError(
+        "this exporter writes the entries as bin (the spec's MessagePackEventStream), not str: set entries: bin",
+      );
     const tag = (g.tag as string | undefined) ?? "ingestbench";
     const enc = new FluentForwardEncoder(source, { tag });
     return (seqs, sentAtMs) => {
-      const entries = Buffer.concat(seqs.map((s) => {
-        const one = enc.encode(s, 1);
-        stampBatch(one, sentAtMs);
-        const [, stream] = decode(one.payload) as [string, Uint8Array];
-        return stream;
-      }));
+      const entries = Buffer.concat(
+        seqs.map((s) => {
+          const one = enc.encode(s, 1);
+          stampBatch(one, sentAtMs);
+          const [, stream] = decode(one.payload) as [string, Uint8Array];
+          return stream;
+        }),
+      );
       // @msgpack/msgpack writes a Uint8Array as bin (bin 8/16/32 by length), the option map as a fixmap
       const payload = Buffer.from(encode([tag, entries, { size: seqs.length }]));
       return { payload, recordBytes: entries.length };

@@ -14,14 +14,23 @@ import * as hdr from "hdr-histogram-js";
 
 const { port, connections, warmupMs } = workerData as { port: number; connections: number; warmupMs: number };
 const agent = new Agent({ keepAlive: true, maxSockets: connections });
-const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+const histogram = hdr.build({
+  lowestDiscernibleValue: 1,
+  highestTrackableValue: 3_600_000_000,
+  numberOfSignificantValueDigits: 3,
+});
 let stopping = false;
 let stopAt = Number.POSITIVE_INFINITY;
 let requests = 0;
 let errors = 0;
 const start = performance.now();
 const measureFrom = start + warmupMs;
-parentPort!.on("message", (m) => { if (m === "stop") { stopping = true; stopAt = performance.now(); } });
+parentPort!.on("message", (m) => {
+  if (m === "stop") {
+    stopping = true;
+    stopAt = performance.now();
+  }
+});
 
 function once(): Promise<void> {
   return new Promise((resolve) => {
@@ -31,12 +40,18 @@ function once(): Promise<void> {
       res.on("end", () => {
         const done = performance.now();
         if (t >= measureFrom && done <= stopAt) {
-          if (res.statusCode === 200) { requests++; histogram.recordValue(Math.max(1, Math.round((done - t) * 1000))); } else errors++;
+          if (res.statusCode === 200) {
+            requests++;
+            histogram.recordValue(Math.max(1, Math.round((done - t) * 1000)));
+          } else errors++;
         }
         resolve();
       });
     });
-    req.on("error", () => { errors++; resolve(); });
+    req.on("error", () => {
+      errors++;
+      resolve();
+    });
     req.end();
   });
 }
@@ -50,8 +65,12 @@ await Promise.all(Array.from({ length: connections }, loop));
 const elapsedMs = Math.max(0, stopAt - measureFrom);
 agent.destroy();
 parentPort!.postMessage({
-  requests, errors, elapsedMs,
+  requests,
+  errors,
+  elapsedMs,
   txPerSecond: elapsedMs > 0 ? (requests * 1000) / elapsedMs : 0,
-  meanMs: histogram.mean / 1000, p50Ms: histogram.getValueAtPercentile(50) / 1000,
-  p99Ms: histogram.getValueAtPercentile(99) / 1000, maxMs: histogram.maxValue / 1000,
+  meanMs: histogram.mean / 1000,
+  p50Ms: histogram.getValueAtPercentile(50) / 1000,
+  p99Ms: histogram.getValueAtPercentile(99) / 1000,
+  maxMs: histogram.maxValue / 1000,
 });

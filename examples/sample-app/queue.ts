@@ -15,7 +15,8 @@ const SLOTS = 4;
 
 /** The shared memory of one ring of `capacity` seqs (≥ 1). */
 export function ringBuffer(capacity: number): SharedArrayBuffer {
-  if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`queue capacity must be a positive integer, got ${capacity}`);
+  if (!Number.isInteger(capacity) || capacity < 1)
+    throw new RangeError(`queue capacity must be a positive integer, got ${capacity}`);
   return new SharedArrayBuffer((SLOTS + capacity) * 4);
 }
 

@@ -24,22 +24,41 @@ import type { EventField } from "../../core/events/types.ts";
 import { framer } from "./framing.ts";
 import { SeqRing } from "./queue.ts";
 
-const cfg = workerData as { target: string; protocol: string; generator: Record<string, unknown>; gen: number; seed: number; fields: EventField[]; flushMs: number; rings: SharedArrayBuffer[] };
+const cfg = workerData as {
+  target: string;
+  protocol: string;
+  generator: Record<string, unknown>;
+  gen: number;
+  seed: number;
+  fields: EventField[];
+  flushMs: number;
+  rings: SharedArrayBuffer[];
+};
 const rings = cfg.rings.map((b) => new SeqRing(b));
 const frame = framer(cfg);
-const [host, port] = [cfg.target.slice(0, cfg.target.lastIndexOf(":")), Number(cfg.target.slice(cfg.target.lastIndexOf(":") + 1))];
+const [host, port] = [
+  cfg.target.slice(0, cfg.target.lastIndexOf(":")),
+  Number(cfg.target.slice(cfg.target.lastIndexOf(":") + 1)),
+];
 
 let stopping = false;
-parentPort!.on("message", (m) => { if (m === "stop") stopping = true; });
+parentPort!.on("message", (m) => {
+  if (m === "stop") stopping = true;
+});
 
 async function main(): Promise<void> {
   const socket = connect({ host, port });
-  await new Promise<void>((resolve, reject) => { socket.once("connect", resolve); socket.once("error", reject); });
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", resolve);
+    socket.once("error", reject);
+  });
   socket.setNoDelay(true);
   socket.on("data", () => undefined); // neither protocol's receiver answers without an ack asked for; drain whatever comes
   parentPort!.postMessage("ready");
   let failure: Error | null = null;
-  socket.on("error", (e) => { failure = e; });
+  socket.on("error", (e) => {
+    failure = e;
+  });
   let exported = 0;
   let exportedBytes = 0;
   let recordBytes = 0;

@@ -11,7 +11,11 @@ import { createHash } from "node:crypto";
 import { parentPort, workerData } from "node:worker_threads";
 import { SeqRing } from "./queue.ts";
 
-const { work, seqCounter, ring } = workerData as { work: number; seqCounter: SharedArrayBuffer | null; ring: SharedArrayBuffer | null };
+const { work, seqCounter, ring } = workerData as {
+  work: number;
+  seqCounter: SharedArrayBuffer | null;
+  ring: SharedArrayBuffer | null;
+};
 const seqs = seqCounter ? new Int32Array(seqCounter) : null;
 const queue = ring ? new SeqRing(ring) : null;
 

@@ -56,7 +56,9 @@ export interface CliContext {
    * Wrap a command body as a commander action: the number it returns (if any) becomes the exit code.
    * Errors propagate to index.ts, which maps them to exit codes.
    */
-  action<A extends unknown[]>(fn: (...args: A) => Promise<number | void> | number | void): (...args: A) => Promise<void>;
+  action<A extends unknown[]>(
+    fn: (...args: A) => Promise<number | void> | number | void,
+  ): (...args: A) => Promise<void>;
   /**
    * Run a command body that deploys or destroys (Pulumi) with SIGINT/SIGTERM aborting `signal`; an interrupted body
    * exits 130/143 instead of failing (its error is printed). Returns the exit code (0, or 130/143).
@@ -68,7 +70,9 @@ export interface CliContext {
 export type CommandModule = (program: Command, ctx: CliContext) => void;
 
 /** Make the context of one invocation. `streams` default to the process's. */
-export function createContext(streams: { stdout?: Pick<Writable, "write">; stderr?: Pick<Writable, "write"> } = {}): CliContext {
+export function createContext(
+  streams: { stdout?: Pick<Writable, "write">; stderr?: Pick<Writable, "write"> } = {},
+): CliContext {
   const stdout = streams.stdout ?? process.stdout;
   const stderr = streams.stderr ?? process.stderr;
   const ctx: CliContext = {
@@ -80,10 +84,12 @@ export function createContext(streams: { stdout?: Pick<Writable, "write">; stder
     exitCode: 0,
     printJson: (value) => void stdout.write(`${JSON.stringify(value, null, 2)}\n`),
     print: (text) => void stdout.write(`${text}\n`),
-    action: (fn) => async (...args) => {
-      const code = await fn(...args);
-      if (typeof code === "number") ctx.exitCode = code;
-    },
+    action:
+      (fn) =>
+      async (...args) => {
+        const code = await fn(...args);
+        if (typeof code === "number") ctx.exitCode = code;
+      },
     async interruptible(fn) {
       const handle = installInterruptHandlers();
       try {
@@ -107,15 +113,26 @@ export function createContext(streams: { stdout?: Pick<Writable, "write">; stder
  * says which names are the same thing (a stack's name and its file's path); default: the same text.
  * @throws ConfigurationError E_FLAG "<what> <name> is named twice in <flag>"
  */
-export function listFlag(flag: string, raw: string, what: string, repeats = false, key: (name: string) => string = (n) => n): string[] {
-  const names = raw.split(",").map((s) => s.trim()).filter(Boolean);
+export function listFlag(
+  flag: string,
+  raw: string,
+  what: string,
+  repeats = false,
+  key: (name: string) => string = (n) => n,
+): string[] {
+  const names = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!repeats) {
     const keys = names.map(key);
     const at = keys.findIndex((k, i) => keys.indexOf(k) !== i);
     if (at >= 0) {
       const first = names[keys.indexOf(keys[at]!)]!;
       const same = first === names[at] ? first : `${first} (also as ${names[at]})`;
-      throw new ConfigurationError("E_FLAG", `${what} ${same} is named twice in ${flag}`, { field: flag.replace(/^-+/, "") });
+      throw new ConfigurationError("E_FLAG", `${what} ${same} is named twice in ${flag}`, {
+        field: flag.replace(/^-+/, ""),
+      });
     }
   }
   return names;
@@ -129,9 +146,14 @@ export function listFlag(flag: string, raw: string, what: string, repeats = fals
  *   twice in --stacks
  */
 export function stackNames(flags: { stack?: string; stacks?: string }, repeats = false): string[] {
-  if (flags.stack !== undefined && flags.stacks !== undefined) throw new ConfigurationError("E_FLAG", "give --stack <name> or --stacks <a,b,...>, not both");
+  if (flags.stack !== undefined && flags.stacks !== undefined)
+    throw new ConfigurationError("E_FLAG", "give --stack <name> or --stacks <a,b,...>, not both");
   if (flags.stack !== undefined) {
-    if (flags.stack.includes(",")) throw new ConfigurationError("E_FLAG", `--stack takes one stack name; for several use --stacks ${flags.stack}`);
+    if (flags.stack.includes(","))
+      throw new ConfigurationError(
+        "E_FLAG",
+        `--stack takes one stack name; for several use --stacks ${flags.stack}`,
+      );
     const name = flags.stack.trim();
     if (!name) throw new ConfigurationError("E_FLAG", "--stack: empty stack name");
     return [name];
@@ -165,6 +187,8 @@ export function stopWhenNpmIsGone(): void {
  */
 export function ignoreClosedPipes(): void {
   for (const stream of [process.stdout, process.stderr]) {
-    stream.on("error", (err: NodeJS.ErrnoException) => { if (err.code !== "EPIPE") throw err; });
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EPIPE") throw err;
+    });
   }
 }

@@ -34,13 +34,20 @@ export function diagnosticsOf(err: IngestbenchError, file: string): Diagnostic[]
     const m = POSITIONED.exec(text);
     if (m) {
       const f = FIELD.exec(m[4]!);
-      out.push({ file: m[1]!, line: Number(m[2]), col: Number(m[3]), field: f ? f[1]! : null, message: f ? f[2]! : m[4]!, code: err.code });
+      out.push({
+        file: m[1]!,
+        line: Number(m[2]),
+        col: Number(m[3]),
+        field: f ? f[1]! : null,
+        message: f ? f[2]! : m[4]!,
+        code: err.code,
+      });
     } else if (out.length > 0) {
       out[out.length - 1]!.message += `\n${text}`;
     } else {
       const location = err instanceof ConfigurationError ? err.location : undefined;
       const line = location ? /:(\d+)$/.exec(location)?.[1] : undefined;
-      const field = err instanceof ConfigurationError ? err.field ?? null : null;
+      const field = err instanceof ConfigurationError ? (err.field ?? null) : null;
       out.push({ file, line: line ? Number(line) : null, col: null, field, message: text, code: err.code });
     }
   }

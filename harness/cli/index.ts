@@ -25,7 +25,14 @@ import { registerRun } from "./commands/run.ts";
 import { registerStacks } from "./commands/stacks.ts";
 import { registerUp } from "./commands/up.ts";
 import { registerValidate } from "./commands/validate.ts";
-import { createContext, EXIT, ignoreClosedPipes, stopWhenNpmIsGone, type CliContext, type CommandModule } from "./context.ts";
+import {
+  createContext,
+  EXIT,
+  ignoreClosedPipes,
+  stopWhenNpmIsGone,
+  type CliContext,
+  type CommandModule,
+} from "./context.ts";
 import { redact } from "../../core/secrets.ts";
 
 /** Every command, in help order; a command is registered by one line here. */
@@ -52,7 +59,8 @@ const COMMANDS: CommandModule[] = [
 export const CRASH_HOOK_ENV = "INGESTBENCH_TEST_CRASH";
 
 function packageVersion(projectRoot: string): string {
-  return (JSON.parse(readFileSync(path.join(projectRoot, "package.json"), "utf8")) as { version: string }).version;
+  return (JSON.parse(readFileSync(path.join(projectRoot, "package.json"), "utf8")) as { version: string })
+    .version;
 }
 
 /** Commander's own end of an invocation (--version, --help, a usage error), carried to runCli as its exit code. */
@@ -65,7 +73,9 @@ class CommanderExit extends Error {
 /** Build the program on a context (exported for tests of --help and argument errors). */
 export function program(ctx: CliContext = createContext()): Command {
   const cmd = new Command("ingestbench")
-    .description("Benchmark log and event ingest pipelines (collector → database) on capped hardware, and count what the database really kept.")
+    .description(
+      "Benchmark log and event ingest pipelines (collector → database) on capped hardware, and count what the database really kept.",
+    )
     .version(packageVersion(ctx.projectRoot), "-V, --version")
     .option("--debug", "print the stack of an unexpected error (as INGESTBENCH_DEBUG=1 does)")
     // commander's version, help and usage errors go to the context's streams (the process's, unless a test's)
@@ -77,7 +87,8 @@ export function program(ctx: CliContext = createContext()): Command {
       throw new CommanderExit(err.exitCode === 0 ? EXIT.ok : EXIT.configuration);
     })
     .hook("preAction", () => {
-      if (process.env[CRASH_HOOK_ENV] === "1") throw new Error(`${CRASH_HOOK_ENV}=1: a crash on purpose (test hook)`);
+      if (process.env[CRASH_HOOK_ENV] === "1")
+        throw new Error(`${CRASH_HOOK_ENV}=1: a crash on purpose (test hook)`);
     });
   for (const register of COMMANDS) register(cmd, ctx);
   return cmd;
@@ -86,7 +97,9 @@ export function program(ctx: CliContext = createContext()): Command {
 /** Whether an unexpected error's stack is printed: --debug anywhere before `--`, or INGESTBENCH_DEBUG=1. */
 function debugWanted(argv: string[]): boolean {
   const end = argv.indexOf("--");
-  return process.env.INGESTBENCH_DEBUG === "1" || (end === -1 ? argv : argv.slice(0, end)).includes("--debug");
+  return (
+    process.env.INGESTBENCH_DEBUG === "1" || (end === -1 ? argv : argv.slice(0, end)).includes("--debug")
+  );
 }
 
 /**

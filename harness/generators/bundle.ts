@@ -30,7 +30,8 @@ const ROOT = path.resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
 /** CJS modules inside an ESM bundle call `require` for Node built-ins (pg, undici…); esbuild's shim uses a `require`
  *  in scope when there is one, so the bundle defines one (esbuild docs, "Bundling for node"). */
-const REQUIRE_BANNER = 'import { createRequire as __ibCreateRequire } from "node:module"; const require = __ibCreateRequire(import.meta.url);';
+const REQUIRE_BANNER =
+  'import { createRequire as __ibCreateRequire } from "node:module"; const require = __ibCreateRequire(import.meta.url);';
 
 let cached: Promise<GeneratorBundle> | null = null;
 
@@ -39,10 +40,21 @@ let cached: Promise<GeneratorBundle> | null = null;
  *  built-ins need a createRequire banner; optional native deps (pg-native, …) external.
  *  @throws ProvisioningError "E_GENERATOR_BUNDLE" with esbuild's messages when the build fails */
 export function bundleGenerator(): Promise<GeneratorBundle> {
-  cached ??= buildBundle({ root: ROOT, entry: ENTRY, external: [...OPTIONAL_EXTERNALS], banner: REQUIRE_BANNER }).catch((err: unknown) => {
-    throw new ProvisioningError("E_GENERATOR_BUNDLE", `bundling ${ENTRY} for the loadgen host failed: ${(err as Error).message}`, { cause: err });
+  cached ??= buildBundle({
+    root: ROOT,
+    entry: ENTRY,
+    external: [...OPTIONAL_EXTERNALS],
+    banner: REQUIRE_BANNER,
+  }).catch((err: unknown) => {
+    throw new ProvisioningError(
+      "E_GENERATOR_BUNDLE",
+      `bundling ${ENTRY} for the loadgen host failed: ${(err as Error).message}`,
+      { cause: err },
+    );
   });
-  cached.catch(() => { cached = null; }); // a failed build is retried by the next caller
+  cached.catch(() => {
+    cached = null;
+  }); // a failed build is retried by the next caller
   return cached;
 }
 

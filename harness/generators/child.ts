@@ -34,7 +34,11 @@ function writeLine(obj: unknown): Promise<void> {
 
 function parseSpec(): GeneratorSpec {
   const raw = process.argv[2] ?? process.env.INGESTBENCH_GENERATOR_SPEC;
-  if (!raw) throw new ConfigurationError("E_GENERATOR_SPEC", "no generator spec: pass it as argv[2] or INGESTBENCH_GENERATOR_SPEC");
+  if (!raw)
+    throw new ConfigurationError(
+      "E_GENERATOR_SPEC",
+      "no generator spec: pass it as argv[2] or INGESTBENCH_GENERATOR_SPEC",
+    );
   let spec: GeneratorSpec;
   try {
     spec = JSON.parse(raw) as GeneratorSpec;
@@ -50,12 +54,20 @@ function parseSpec(): GeneratorSpec {
 async function main(): Promise<void> {
   const spec = parseSpec();
   const factory = generators[spec.name];
-  if (!factory) throw new ConfigurationError("E_GENERATOR", `unknown generator "${spec.name}" (known: ${Object.keys(generators).join(", ")})`, { field: "generator" });
+  if (!factory)
+    throw new ConfigurationError(
+      "E_GENERATOR",
+      `unknown generator "${spec.name}" (known: ${Object.keys(generators).join(", ")})`,
+      { field: "generator" },
+    );
   const parsed = factory.schema.safeParse(spec.config ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = ["generator", spec.name, ...issue.path].join(".");
-    throw new ConfigurationError("E_GENERATOR_CONFIG", `${field}: ${issue.message}`, { field, cause: parsed.error });
+    throw new ConfigurationError("E_GENERATOR_CONFIG", `${field}: ${issue.message}`, {
+      field,
+      cause: parsed.error,
+    });
   }
   const generator = factory.create(parsed.data, spec.ctx);
 
@@ -83,7 +95,9 @@ async function main(): Promise<void> {
   await go;
 
   const final = await generator.run(ac.signal, (p) => {
-    process.stdout.write(`${JSON.stringify({ type: "progress", ...p, t: performance.timeOrigin + performance.now() })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ type: "progress", ...p, t: performance.timeOrigin + performance.now() })}\n`,
+    );
   });
   // the lines this process read of its replay file, indexed (core/events/replay-index.ts): the content check's seeks
   await writeLine({ type: "final", ...final, replayIndex: replayIndexOf(spec.ctx.replayFile) });
@@ -104,7 +118,10 @@ function answerClockPings(signal: AbortSignal): Promise<void> {
       } catch {
         return;
       }
-      if (msg.type === "ping") process.stdout.write(`${JSON.stringify({ type: "pong", id: msg.id, t0: msg.t0, t1, t2: Date.now() })}\n`);
+      if (msg.type === "ping")
+        process.stdout.write(
+          `${JSON.stringify({ type: "pong", id: msg.id, t0: msg.t0, t1, t2: Date.now() })}\n`,
+        );
       else if (msg.type === "go") resolve();
     });
   });

@@ -21,13 +21,23 @@
  * ahead in 17 of 20 pairs; on a quiet machine the gain is small, the server's core spending the gap on merges.
  */
 import { z } from "zod";
-import { ClickHouseJsonEachRowEncoder, clickHouseInsertQuery, parseClickHouseError } from "../../core/events/clickhouse-http.ts";
+import {
+  ClickHouseJsonEachRowEncoder,
+  clickHouseInsertQuery,
+  parseClickHouseError,
+} from "../../core/events/clickhouse-http.ts";
 import { clickhouseHttpAuth } from "../../plugins/sinks/clickhouse/auth.ts";
 import type { StampedBatch } from "../../core/events/encoding.ts";
 import { createEventSource, type EventSource } from "../../core/events/source.ts";
 import { httpBatchTransport, rejectAll } from "./http.ts";
 import { batchLoopFields, runSourceBatchLoop, type LoadableSource } from "./loop.ts";
-import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
+import type {
+  Generator,
+  GeneratorContext,
+  GeneratorFactory,
+  GeneratorFinal,
+  GeneratorProgress,
+} from "./types.ts";
 
 /** Scenario block `generator.clickhouse-http`. */
 export const clickhouseHttpSchema = z
@@ -37,14 +47,23 @@ export const clickhouseHttpSchema = z
     /** per-request timeout, milliseconds */
     timeoutMs: z.number().int().positive().default(60_000),
     /** ClickHouse settings of each INSERT, passed as URL parameters by ClickHouse's names (e.g. max_insert_block_size) */
-    settings: z.record(z.string().regex(/^[a-z_][a-z0-9_]*$/, "a ClickHouse setting name"), z.union([z.string(), z.number()])).optional(),
+    settings: z
+      .record(
+        z.string().regex(/^[a-z_][a-z0-9_]*$/, "a ClickHouse setting name"),
+        z.union([z.string(), z.number()]),
+      )
+      .optional(),
   })
   .strict();
 
 export type ClickHouseHttpConfig = z.infer<typeof clickhouseHttpSchema>;
 
 /** The request path of an insert: `/?database=…&query=INSERT … FORMAT JSONEachRow&<settings>`. */
-export function clickhouseInsertPath(query: string, database: string | undefined, settings: Record<string, string | number> = {}): string {
+export function clickhouseInsertPath(
+  query: string,
+  database: string | undefined,
+  settings: Record<string, string | number> = {},
+): string {
   const p = new URLSearchParams();
   if (database) p.set("database", database);
   for (const [k, v] of Object.entries(settings)) p.set(k, String(v));
@@ -56,23 +75,45 @@ class ClickHouseHttpGenerator implements Generator {
   private readonly source: EventSource;
   private readonly encoder: ClickHouseJsonEachRowEncoder;
 
-  constructor(private readonly config: ClickHouseHttpConfig, private readonly ctx: GeneratorContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, genBase: ctx.genBase, replayFile: ctx.replayFile });
+  constructor(
+    private readonly config: ClickHouseHttpConfig,
+    private readonly ctx: GeneratorContext,
+  ) {
+    this.source = createEventSource({
+      fields: ctx.fields,
+      seed: config.seed,
+      genId: ctx.genId,
+      genBase: ctx.genBase,
+      replayFile: ctx.replayFile,
+    });
     this.encoder = new ClickHouseJsonEachRowEncoder(this.source, "epoch-ms");
   }
 
   run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal> {
     const { host, port, params } = this.ctx.target;
     const table = params.table ?? "ib_events";
-    const path = clickhouseInsertPath(clickHouseInsertQuery(table, this.ctx.fields), params.database, this.config.settings);
+    const path = clickhouseInsertPath(
+      clickHouseInsertQuery(table, this.ctx.fields),
+      params.database,
+      this.config.settings,
+    );
     // Basic auth when INGESTBENCH_CLICKHOUSE_PASSWORD is set (plugins/sinks/clickhouse/auth.ts)
     const headers = { "Content-Type": "application/x-ndjson", ...clickhouseHttpAuth(params).headers };
     const transport = httpBatchTransport<StampedBatch>({
-      host, port, label: `INSERT INTO ${table}`, method: "POST", path, headers, timeoutMs: this.config.timeoutMs,
+      host,
+      port,
+      label: `INSERT INTO ${table}`,
+      method: "POST",
+      path,
+      headers,
+      timeoutMs: this.config.timeoutMs,
       answer: (r, b) => {
         const e = parseClickHouseError(r.status, r.body);
         if (e === null) return { accepted: b.count };
-        return rejectAll(b, `HTTP ${e.status}${e.code !== null ? `, code ${e.code}` : ""}${e.retryable ? " (retryable, not resent)" : ""}: ${e.message.slice(0, 300)}`);
+        return rejectAll(
+          b,
+          `HTTP ${e.status}${e.code !== null ? `, code ${e.code}` : ""}${e.retryable ? " (retryable, not resent)" : ""}: ${e.message.slice(0, 300)}`,
+        );
       },
     });
     // the source as the loop sees it: loading a batch's rows first yields one turn, so that the request just sent
@@ -84,7 +125,13 @@ class ClickHouseHttpGenerator implements Generator {
       },
       close: () => this.source.close(),
     };
-    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, source, this.encoder);
+    return runSourceBatchLoop(
+      this.config,
+      { signal, onProgress, genId: this.ctx.genId },
+      transport,
+      source,
+      this.encoder,
+    );
   }
 }
 

@@ -48,39 +48,52 @@ export type ClockOffset =
 export const CHILD_CLOCK_RESOLUTION_MS = 1;
 
 /** What `method` says in run.json. */
-export const CLOCK_METHOD = "NTP-style ping/pong over the generator's stdio before load (RFC 5905 §8), intervals intersected";
+export const CLOCK_METHOD =
+  "NTP-style ping/pong over the generator's stdio before load (RFC 5905 §8), intervals intersected";
 
 /**
  * Offset and bound from a list of exchanges (see the file comment). @throws RangeError on an empty list or an
  * exchange whose times go backwards (t3 < t0 or t2 < t1)
  */
-export function estimateOffset(exchanges: readonly ClockExchange[], resolutionMs = CHILD_CLOCK_RESOLUTION_MS): ClockOffset & { measured: true } {
+export function estimateOffset(
+  exchanges: readonly ClockExchange[],
+  resolutionMs = CHILD_CLOCK_RESOLUTION_MS,
+): ClockOffset & { measured: true } {
   if (exchanges.length === 0) throw new RangeError("estimateOffset: no exchanges");
   let lo = -Infinity;
   let hi = Infinity;
   let best: ClockExchange | undefined;
   let bestDelay = Infinity;
   for (const e of exchanges) {
-    if (e.t3 < e.t0 || e.t2 < e.t1) throw new RangeError(`estimateOffset: times go backwards in ${JSON.stringify(e)}`);
+    if (e.t3 < e.t0 || e.t2 < e.t1)
+      throw new RangeError(`estimateOffset: times go backwards in ${JSON.stringify(e)}`);
     lo = Math.max(lo, e.t2 - e.t3);
     hi = Math.min(hi, e.t1 + resolutionMs - e.t0);
-    const delay = (e.t3 - e.t0) - (e.t2 - e.t1);
-    if (delay < bestDelay) { bestDelay = delay; best = e; }
+    const delay = e.t3 - e.t0 - (e.t2 - e.t1);
+    if (delay < bestDelay) {
+      bestDelay = delay;
+      best = e;
+    }
   }
   if (lo > hi) {
     lo = best!.t2 - best!.t3;
     hi = best!.t1 + resolutionMs - best!.t0;
   }
   return {
-    measured: true, offsetMs: (lo + hi) / 2, boundMs: (hi - lo) / 2, roundTripMs: Math.max(0, bestDelay),
-    exchanges: exchanges.length, method: CLOCK_METHOD,
+    measured: true,
+    offsetMs: (lo + hi) / 2,
+    boundMs: (hi - lo) / 2,
+    roundTripMs: Math.max(0, bestDelay),
+    exchanges: exchanges.length,
+    method: CLOCK_METHOD,
   };
 }
 
 /** The tightest of several processes' offsets on one host (the same clock), or the first failure when none measured. */
 export function bestOffset(offsets: readonly ClockOffset[]): ClockOffset {
   const measured = offsets.filter((o): o is ClockOffset & { measured: true } => o.measured);
-  if (measured.length === 0) return offsets[0] ?? { measured: false, offsetMs: 0, reason: "no generator process" };
+  if (measured.length === 0)
+    return offsets[0] ?? { measured: false, offsetMs: 0, reason: "no generator process" };
   return measured.reduce((a, b) => (b.boundMs < a.boundMs ? b : a));
 }
 
@@ -114,21 +127,39 @@ export async function measureHostClock(
   const lines: string[] = [];
   const waiters: Array<() => void> = [];
   let ended = false;
-  const wake = (): void => { for (const w of waiters.splice(0)) w(); };
-  if (child.stdout) createInterface({ input: child.stdout, crlfDelay: Infinity }).on("line", (line) => { lines.push(line.trim()); wake(); });
-  const gone = (): void => { ended = true; wake(); };
+  const wake = (): void => {
+    for (const w of waiters.splice(0)) w();
+  };
+  if (child.stdout)
+    createInterface({ input: child.stdout, crlfDelay: Infinity }).on("line", (line) => {
+      lines.push(line.trim());
+      wake();
+    });
+  const gone = (): void => {
+    ended = true;
+    wake();
+  };
   child.on("exit", gone);
   child.on("error", gone);
   child.stdin?.on("error", () => undefined);
-  const reply = (): Promise<{ line: string; t3: number } | null> => new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(null), timeoutMs);
-    const check = (): void => {
-      if (lines.length > 0) { clearTimeout(timer); resolve({ line: lines.shift()!, t3: now() }); return; }
-      if (ended) { clearTimeout(timer); resolve(null); return; }
-      waiters.push(check);
-    };
-    check();
-  });
+  const reply = (): Promise<{ line: string; t3: number } | null> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), timeoutMs);
+      const check = (): void => {
+        if (lines.length > 0) {
+          clearTimeout(timer);
+          resolve({ line: lines.shift()!, t3: now() });
+          return;
+        }
+        if (ended) {
+          clearTimeout(timer);
+          resolve(null);
+          return;
+        }
+        waiters.push(check);
+      };
+      check();
+    });
   const got: ClockExchange[] = [];
   let failure: string | undefined;
   try {
@@ -136,9 +167,17 @@ export async function measureHostClock(
       const t0 = now();
       child.stdin?.write("\n");
       const r = await reply();
-      if (!r) { failure = ended ? "the host's shell exited before answering" : `the host's shell did not answer within ${timeoutMs} ms`; break; }
+      if (!r) {
+        failure = ended
+          ? "the host's shell exited before answering"
+          : `the host's shell did not answer within ${timeoutMs} ms`;
+        break;
+      }
       const t1 = Number(r.line);
-      if (!/^\d{10,}$/.test(r.line) || !Number.isSafeInteger(t1)) { failure = `the host's date answered ${JSON.stringify(r.line.slice(0, 40))}, not epoch milliseconds (needs GNU date's %3N)`; break; }
+      if (!/^\d{10,}$/.test(r.line) || !Number.isSafeInteger(t1)) {
+        failure = `the host's date answered ${JSON.stringify(r.line.slice(0, 40))}, not epoch milliseconds (needs GNU date's %3N)`;
+        break;
+      }
       got.push({ t0, t1, t2: t1, t3: r.t3 });
     }
   } finally {
@@ -146,8 +185,14 @@ export async function measureHostClock(
     child.stdin?.end();
     if (child.exitCode === null && child.signalCode === null && !ended) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => { child.kill("SIGKILL"); resolve(); }, 2000);
-        child.once("exit", () => { clearTimeout(timer); resolve(); });
+        const timer = setTimeout(() => {
+          child.kill("SIGKILL");
+          resolve();
+        }, 2000);
+        child.once("exit", () => {
+          clearTimeout(timer);
+          resolve();
+        });
       });
     }
   }
@@ -160,7 +205,10 @@ export async function measureHostClock(
  * offset minus the loadgen's (both against the harness), with the bound of the difference (the bounds add). Delivery
  * latency = (stored_at − sent_at) − correctionMs. Null when either offset was not measured.
  */
-export function sinkCorrection(sink: ClockOffset, loadgen: ClockOffset): { correctionMs: number; boundMs: number } | null {
+export function sinkCorrection(
+  sink: ClockOffset,
+  loadgen: ClockOffset,
+): { correctionMs: number; boundMs: number } | null {
   if (!sink.measured || !loadgen.measured) return null;
   return { correctionMs: sink.offsetMs - loadgen.offsetMs, boundMs: sink.boundMs + loadgen.boundMs };
 }

@@ -24,7 +24,13 @@
  */
 import { z } from "zod";
 import type { StampedBatch } from "../../core/events/encoding.ts";
-import { authHeader, ES_BULK_CONTENT_TYPE, EsBulkEncoder, EsBulkError, parseBulkResponse } from "../../core/events/es-bulk.ts";
+import {
+  authHeader,
+  ES_BULK_CONTENT_TYPE,
+  EsBulkEncoder,
+  EsBulkError,
+  parseBulkResponse,
+} from "../../core/events/es-bulk.ts";
 import { type HttpBatchRequest, httpLoopFields, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import type { GeneratorFactory } from "./types.ts";
 
@@ -34,7 +40,12 @@ export const esBulkSchema = z
     ...httpLoopFields,
     batch: httpLoopFields.batch.default(1000),
     /** target index (or data stream); default the sink's params.index, else "ib_events" */
-    index: z.string().min(1).max(255).regex(/^[^\s/\\*?"<>|,#:]+$/, "an Elasticsearch index name").optional(),
+    index: z
+      .string()
+      .min(1)
+      .max(255)
+      .regex(/^[^\s/\\*?"<>|,#:]+$/, "an Elasticsearch index name")
+      .optional(),
     /** bulk action: "index", or "create" (the only one data streams accept) */
     op: z.enum(["index", "create"]).default("index"),
     /** set _id = "<gen>-<seq>" so re-sends overwrite instead of duplicating */
@@ -53,7 +64,8 @@ export const BULK_FILTER_PATH = "errors,items.*.status,items.*.error";
 function bulkRequest(config: EsBulkConfig, params: Record<string, string>): HttpBatchRequest<StampedBatch> {
   const index = config.index ?? params.index ?? "ib_events";
   return {
-    label: `POST /${index}/_bulk`, method: "POST",
+    label: `POST /${index}/_bulk`,
+    method: "POST",
     path: `/${encodeURIComponent(index)}/_bulk?filter_path=${encodeURIComponent(BULK_FILTER_PATH)}`,
     headers: { "Content-Type": ES_BULK_CONTENT_TYPE, ...authHeader("elasticsearch", params) },
     answer: refusalAnswer(
@@ -62,7 +74,10 @@ function bulkRequest(config: EsBulkConfig, params: Record<string, string>): Http
         return { accepted: o.accepted, rejectedSeqs: o.rejectedSeqs, errors: o.summary };
       },
       // a whole-request refusal keeps the connection; a malformed answer throws (batch rejected, connection replaced)
-      (err) => (err instanceof EsBulkError && err.status !== 200 ? `${err.message}${err.retryable ? " (retryable, not resent)" : ""}` : undefined),
+      (err) =>
+        err instanceof EsBulkError && err.status !== 200
+          ? `${err.message}${err.retryable ? " (retryable, not resent)" : ""}`
+          : undefined,
     ),
   };
 }
@@ -71,5 +86,11 @@ function bulkRequest(config: EsBulkConfig, params: Record<string, string>): Http
 export const esBulk: GeneratorFactory<EsBulkConfig> = {
   name: "es-bulk",
   schema: esBulkSchema,
-  create: (config, ctx) => httpSourceGenerator(config, ctx, (source) => new EsBulkEncoder(source, { op: config.op, ids: config.ids }), (params) => bulkRequest(config, params)),
+  create: (config, ctx) =>
+    httpSourceGenerator(
+      config,
+      ctx,
+      (source) => new EsBulkEncoder(source, { op: config.op, ids: config.ids }),
+      (params) => bulkRequest(config, params),
+    ),
 };

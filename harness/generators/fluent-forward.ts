@@ -19,11 +19,22 @@
  */
 import type { Socket } from "node:net";
 import { z } from "zod";
-import { FluentForwardEncoder, ForwardResponseReader, isForwardAck, type ForwardBatch } from "../../core/events/fluent-forward.ts";
+import {
+  FluentForwardEncoder,
+  ForwardResponseReader,
+  isForwardAck,
+  type ForwardBatch,
+} from "../../core/events/fluent-forward.ts";
 import { createEventSource, type EventSource } from "../../core/events/source.ts";
 import { batchLoopFields, runSourceBatchLoop, type BatchTransport } from "./loop.ts";
 import { openSocket, writeAll } from "./syslog.ts";
-import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
+import type {
+  Generator,
+  GeneratorContext,
+  GeneratorFactory,
+  GeneratorFinal,
+  GeneratorProgress,
+} from "./types.ts";
 
 /** Scenario block `generator.fluent-forward`. */
 export const fluentForwardSchema = z
@@ -61,7 +72,9 @@ interface ForwardConn {
 /** Describe a decoded answer briefly for an error message. */
 function describe(v: unknown): string {
   try {
-    return JSON.stringify(v, (_k, x: unknown) => (x instanceof Map ? Object.fromEntries(x) : x instanceof Uint8Array ? `<${x.length} bytes>` : x)).slice(0, 200);
+    return JSON.stringify(v, (_k, x: unknown) =>
+      x instanceof Map ? Object.fromEntries(x) : x instanceof Uint8Array ? `<${x.length} bytes>` : x,
+    ).slice(0, 200);
   } catch {
     return String(v).slice(0, 200);
   }
@@ -71,9 +84,22 @@ class FluentForwardGenerator implements Generator {
   private readonly source: EventSource;
   private readonly encoder: FluentForwardEncoder;
 
-  constructor(private readonly config: FluentForwardConfig, private readonly ctx: GeneratorContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, genBase: ctx.genBase, replayFile: ctx.replayFile });
-    this.encoder = new FluentForwardEncoder(this.source, { tag: config.tag, ack: config.ack, entries: config.entries });
+  constructor(
+    private readonly config: FluentForwardConfig,
+    private readonly ctx: GeneratorContext,
+  ) {
+    this.source = createEventSource({
+      fields: ctx.fields,
+      seed: config.seed,
+      genId: ctx.genId,
+      genBase: ctx.genBase,
+      replayFile: ctx.replayFile,
+    });
+    this.encoder = new FluentForwardEncoder(this.source, {
+      tag: config.tag,
+      ack: config.ack,
+      entries: config.entries,
+    });
   }
 
   run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal> {
@@ -98,13 +124,21 @@ class FluentForwardGenerator implements Generator {
           try {
             answers = conn.reader.push(bytes);
           } catch (err) {
-            fail(conn, new Error(`the receiver answered bytes that are not msgpack: ${(err as Error).message}`));
+            fail(
+              conn,
+              new Error(`the receiver answered bytes that are not msgpack: ${(err as Error).message}`),
+            );
             socket.destroy();
             return;
           }
           for (const a of answers) {
             if (Array.isArray(a) && a[0] === "HELO") {
-              fail(conn, new Error("the receiver opened the handshake (HELO): forward security (shared_key) is not supported by this generator"));
+              fail(
+                conn,
+                new Error(
+                  "the receiver opened the handshake (HELO): forward security (shared_key) is not supported by this generator",
+                ),
+              );
               socket.destroy();
               return;
             }
@@ -114,7 +148,12 @@ class FluentForwardGenerator implements Generator {
               p.resolve();
               continue;
             }
-            fail(conn, new Error(p ? `expected {"ack":"${p.chunk}"}, got ${describe(a)}` : `unexpected answer ${describe(a)}`));
+            fail(
+              conn,
+              new Error(
+                p ? `expected {"ack":"${p.chunk}"}, got ${describe(a)}` : `unexpected answer ${describe(a)}`,
+              ),
+            );
             socket.destroy();
             return;
           }
@@ -138,8 +177,14 @@ class FluentForwardGenerator implements Generator {
           }, ackTimeoutMs);
           conn.pending = {
             chunk,
-            resolve: () => { clearTimeout(t); resolve(); },
-            reject: (err) => { clearTimeout(t); reject(err); },
+            resolve: () => {
+              clearTimeout(t);
+              resolve();
+            },
+            reject: (err) => {
+              clearTimeout(t);
+              reject(err);
+            },
           };
         });
         acked.catch(() => undefined); // observed below; a write error may come first
@@ -147,14 +192,24 @@ class FluentForwardGenerator implements Generator {
         await acked;
         return { accepted: b.count };
       },
-      close: (conn) => new Promise<void>((resolve) => {
-        conn.pending = null;
-        if (conn.socket.destroyed) return resolve();
-        conn.socket.end(() => resolve());
-        setTimeout(() => { conn.socket.destroy(); resolve(); }, 5000).unref();
-      }),
+      close: (conn) =>
+        new Promise<void>((resolve) => {
+          conn.pending = null;
+          if (conn.socket.destroyed) return resolve();
+          conn.socket.end(() => resolve());
+          setTimeout(() => {
+            conn.socket.destroy();
+            resolve();
+          }, 5000).unref();
+        }),
     };
-    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
+    return runSourceBatchLoop(
+      this.config,
+      { signal, onProgress, genId: this.ctx.genId },
+      transport,
+      this.source,
+      this.encoder,
+    );
   }
 }
 

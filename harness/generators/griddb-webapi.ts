@@ -18,7 +18,15 @@
  */
 import { z } from "zod";
 import type { StampedBatch } from "../../core/events/encoding.ts";
-import { GRIDDB_CONTENT_TYPE, gridDbAuthorization, GridDbError, gridDbTarget, GridDbRowsEncoder, gridDbRowsPath, parseGridDbResponse } from "../../core/events/griddb-webapi.ts";
+import {
+  GRIDDB_CONTENT_TYPE,
+  gridDbAuthorization,
+  GridDbError,
+  gridDbTarget,
+  GridDbRowsEncoder,
+  gridDbRowsPath,
+  parseGridDbResponse,
+} from "../../core/events/griddb-webapi.ts";
 import { type HttpBatchRequest, httpLoopFields, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import type { GeneratorFactory } from "./types.ts";
 
@@ -38,7 +46,9 @@ export type GriddbWebapiConfig = z.infer<typeof griddbWebapiSchema>;
 function rowsRequest(params: Record<string, string>): HttpBatchRequest<StampedBatch> {
   const t = gridDbTarget(params);
   return {
-    label: `PUT rows of ${t.container}`, method: "PUT", path: gridDbRowsPath(t.cluster, t.database, t.container),
+    label: `PUT rows of ${t.container}`,
+    method: "PUT",
+    path: gridDbRowsPath(t.cluster, t.database, t.container),
     headers: { "Content-Type": GRIDDB_CONTENT_TYPE, Authorization: gridDbAuthorization(params) },
     answer: refusalAnswer(
       (r, b) => {
@@ -54,5 +64,6 @@ function rowsRequest(params: Record<string, string>): HttpBatchRequest<StampedBa
 export const griddbWebapi: GeneratorFactory<GriddbWebapiConfig> = {
   name: "griddb-webapi",
   schema: griddbWebapiSchema,
-  create: (config, ctx) => httpSourceGenerator(config, ctx, (source) => new GridDbRowsEncoder(source), rowsRequest),
+  create: (config, ctx) =>
+    httpSourceGenerator(config, ctx, (source) => new GridDbRowsEncoder(source), rowsRequest),
 };

@@ -56,10 +56,13 @@ export type HttpJsonConfig = z.infer<typeof httpJsonSchema>;
 function jsonRequest(config: HttpJsonConfig, params: Record<string, string>): HttpBatchRequest<StampedBatch> {
   const path = config.path ?? params.path ?? "/";
   return {
-    label: `POST ${path}`, method: "POST", path,
+    label: `POST ${path}`,
+    method: "POST",
+    path,
     headers: { "Content-Type": httpJsonContentType(config.framing) },
     answer: (r, b) => {
-      if (r.status < 200 || r.status >= 300) throw new Error(`HTTP ${r.status}: ${r.body.trim().slice(0, 200)}`);
+      if (r.status < 200 || r.status >= 300)
+        throw new Error(`HTTP ${r.status}: ${r.body.trim().slice(0, 200)}`);
       return { accepted: b.count };
     },
   };
@@ -69,5 +72,11 @@ function jsonRequest(config: HttpJsonConfig, params: Record<string, string>): Ht
 export const httpJson: GeneratorFactory<HttpJsonConfig> = {
   name: "http-json",
   schema: httpJsonSchema,
-  create: (config, ctx) => httpSourceGenerator(config, ctx, (source) => new HttpJsonEncoder(source, { framing: config.framing, timeFormat: config.timeFormat }), (params) => jsonRequest(config, params)),
+  create: (config, ctx) =>
+    httpSourceGenerator(
+      config,
+      ctx,
+      (source) => new HttpJsonEncoder(source, { framing: config.framing, timeFormat: config.timeFormat }),
+      (params) => jsonRequest(config, params),
+    ),
 };

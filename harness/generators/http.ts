@@ -37,7 +37,15 @@ import { z } from "zod";
 import { httpConnection, httpRequest, type HttpAnswer } from "../../core/http.ts";
 import type { StampedBatch } from "../../core/events/encoding.ts";
 import { createEventSource, type EventSource } from "../../core/events/source.ts";
-import { batchLoopFields, type BatchLoopOptions, type BatchTransport, type EncodedBatch, runSourceBatchLoop, type SendResult, type SourceBatchEncoder } from "./loop.ts";
+import {
+  batchLoopFields,
+  type BatchLoopOptions,
+  type BatchTransport,
+  type EncodedBatch,
+  runSourceBatchLoop,
+  type SendResult,
+  type SourceBatchEncoder,
+} from "./loop.ts";
 import type { Generator, GeneratorContext } from "./types.ts";
 
 export interface HttpBatchTransportOptions<B extends EncodedBatch> {
@@ -57,7 +65,9 @@ export interface HttpBatchTransportOptions<B extends EncodedBatch> {
 }
 
 /** The batch loop's transport for a protocol that sends one batch per HTTP request body (see the file comment). */
-export function httpBatchTransport<B extends EncodedBatch>(o: HttpBatchTransportOptions<B>): BatchTransport<Client, B> {
+export function httpBatchTransport<B extends EncodedBatch>(
+  o: HttpBatchTransportOptions<B>,
+): BatchTransport<Client, B> {
   const pipelining = o.pipelining ?? 1;
   const pipelined = pipelining > 1;
   return {
@@ -65,7 +75,18 @@ export function httpBatchTransport<B extends EncodedBatch>(o: HttpBatchTransport
     address: `${o.host}:${o.port}`,
     connect: async () => httpConnection(o.host, o.port, o.timeoutMs, pipelining),
     alive: (c) => !c.closed && !c.destroyed,
-    send: async (c, b) => o.answer(await httpRequest(c, { method: o.method, path: o.path, headers: o.headers, body: b.payload, timeoutMs: o.timeoutMs, pipelined }), b),
+    send: async (c, b) =>
+      o.answer(
+        await httpRequest(c, {
+          method: o.method,
+          path: o.path,
+          headers: o.headers,
+          body: b.payload,
+          timeoutMs: o.timeoutMs,
+          pipelined,
+        }),
+        b,
+      ),
     // graceful: requests already on the connection (pipelining) get their own answers, so a batch the server took
     // is not reported as rejected because an earlier one failed; each request has its own timeout
     close: async (c) => {
@@ -101,7 +122,10 @@ export function refusalAnswer<B extends EncodedBatch>(
 }
 
 /** What an HTTP batch generator sends: its transport's options but the target and the timeout. */
-export type HttpBatchRequest<B extends EncodedBatch> = Omit<HttpBatchTransportOptions<B>, "host" | "port" | "timeoutMs">;
+export type HttpBatchRequest<B extends EncodedBatch> = Omit<
+  HttpBatchTransportOptions<B>,
+  "host" | "port" | "timeoutMs"
+>;
 
 /**
  * zod fields of a generator over httpSourceGenerator: the batch loop's, and `pipelining` (requests in flight per
@@ -114,7 +138,10 @@ export const httpLoopFields = {
 };
 
 /** The config fields httpSourceGenerator reads: the batch loop's (httpLoopFields) and a timeout (ms). */
-export type HttpGeneratorConfig = Pick<BatchLoopOptions, "batch" | "connections" | "pipelining" | "rate" | "requests" | "duplicateEvery"> & { seed: number; timeoutMs: number };
+export type HttpGeneratorConfig = Pick<
+  BatchLoopOptions,
+  "batch" | "connections" | "pipelining" | "rate" | "requests" | "duplicateEvery"
+> & { seed: number; timeoutMs: number };
 
 /**
  * The generator of a protocol that sends one encoded batch per HTTP request: the event source of `ctx` (seeded by
@@ -127,12 +154,24 @@ export function httpSourceGenerator(
   encoder: (source: EventSource) => SourceBatchEncoder<StampedBatch>,
   request: (params: Record<string, string>) => HttpBatchRequest<StampedBatch>,
 ): Generator {
-  const source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, genBase: ctx.genBase, replayFile: ctx.replayFile });
+  const source = createEventSource({
+    fields: ctx.fields,
+    seed: config.seed,
+    genId: ctx.genId,
+    genBase: ctx.genBase,
+    replayFile: ctx.replayFile,
+  });
   const encode = encoder(source);
   return {
     run(signal, onProgress) {
       const { host, port, params } = ctx.target;
-      const transport = httpBatchTransport<StampedBatch>({ host, port, timeoutMs: config.timeoutMs, pipelining: config.pipelining, ...request(params) });
+      const transport = httpBatchTransport<StampedBatch>({
+        host,
+        port,
+        timeoutMs: config.timeoutMs,
+        pipelining: config.pipelining,
+        ...request(params),
+      });
       return runSourceBatchLoop(config, { signal, onProgress, genId: ctx.genId }, transport, source, encode);
     },
   };

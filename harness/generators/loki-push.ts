@@ -10,7 +10,12 @@
  */
 import { z } from "zod";
 import type { StampedBatch } from "../../core/events/encoding.ts";
-import { LOKI_MAX_BATCH, LokiPushEncoder, LokiPushError, parseLokiPushResponse } from "../../core/events/loki-push.ts";
+import {
+  LOKI_MAX_BATCH,
+  LokiPushEncoder,
+  LokiPushError,
+  parseLokiPushResponse,
+} from "../../core/events/loki-push.ts";
 import { type HttpBatchRequest, httpLoopFields, httpSourceGenerator, refusalAnswer } from "./http.ts";
 import type { GeneratorFactory } from "./types.ts";
 
@@ -20,7 +25,9 @@ export const lokiPushSchema = z
     ...httpLoopFields,
     batch: httpLoopFields.batch.max(LOKI_MAX_BATCH).default(1000),
     /** extra stream labels (job and gen are always set); names per the Prometheus data model */
-    labels: z.record(z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "a label name [a-zA-Z_][a-zA-Z0-9_]*"), z.string()).default({}),
+    labels: z
+      .record(z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "a label name [a-zA-Z_][a-zA-Z0-9_]*"), z.string())
+      .default({}),
     /** entry timestamps: the send time (Loki refuses old samples) or the event's first timestamp field */
     timestamp: z.enum(["sent", "event"]).default("sent"),
     /** X-Scope-OrgID of a multi-tenant Loki; default the sink's params.tenant, else none */
@@ -38,14 +45,19 @@ export type LokiPushConfig = z.infer<typeof lokiPushSchema>;
 function pushRequest(config: LokiPushConfig, params: Record<string, string>): HttpBatchRequest<StampedBatch> {
   const tenant = config.tenant ?? params.tenant;
   return {
-    label: `POST ${config.path}`, method: "POST", path: config.path,
+    label: `POST ${config.path}`,
+    method: "POST",
+    path: config.path,
     headers: { "Content-Type": "application/json", ...(tenant ? { "X-Scope-OrgID": tenant } : {}) },
     answer: refusalAnswer(
       (r, b) => {
         parseLokiPushResponse(r.status, r.body);
         return { accepted: b.count };
       },
-      (err) => (err instanceof LokiPushError ? `${err.message}${err.retryable ? " (retryable, not resent)" : ""}` : undefined),
+      (err) =>
+        err instanceof LokiPushError
+          ? `${err.message}${err.retryable ? " (retryable, not resent)" : ""}`
+          : undefined,
     ),
   };
 }
@@ -54,5 +66,11 @@ function pushRequest(config: LokiPushConfig, params: Record<string, string>): Ht
 export const lokiPush: GeneratorFactory<LokiPushConfig> = {
   name: "loki-push",
   schema: lokiPushSchema,
-  create: (config, ctx) => httpSourceGenerator(config, ctx, (source) => new LokiPushEncoder(source, { labels: config.labels, timestamp: config.timestamp }), (params) => pushRequest(config, params)),
+  create: (config, ctx) =>
+    httpSourceGenerator(
+      config,
+      ctx,
+      (source) => new LokiPushEncoder(source, { labels: config.labels, timestamp: config.timestamp }),
+      (params) => pushRequest(config, params),
+    ),
 };

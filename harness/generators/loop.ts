@@ -150,7 +150,11 @@ const nowMs = (): number => performance.now();
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0 || signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
-    const done = (): void => { clearTimeout(t); signal.removeEventListener("abort", done); resolve(); };
+    const done = (): void => {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
     const t = setTimeout(done, ms);
     signal.addEventListener("abort", done, { once: true });
   });
@@ -164,8 +168,14 @@ export class RangeSet {
   add(from: number, to: number): void {
     const r = this.ranges;
     const last = r.at(-1);
-    if (!last || from > last[1] + 1) { r.push([from, to]); return; } // common case: appending in order
-    if (from >= last[0]) { last[1] = Math.max(last[1], to); return; }
+    if (!last || from > last[1] + 1) {
+      r.push([from, to]);
+      return;
+    } // common case: appending in order
+    if (from >= last[0]) {
+      last[1] = Math.max(last[1], to);
+      return;
+    }
     // general case: insert, then merge overlapping/adjacent ranges
     let i = r.findIndex((x) => x[0] > from);
     if (i < 0) i = r.length;
@@ -182,7 +192,7 @@ export class RangeSet {
   /** Add single seqs (any order); consecutive ones become one range. */
   addSeqs(seqs: readonly number[]): void {
     const s = [...seqs].sort((a, b) => a - b);
-    for (let i = 0; i < s.length; ) {
+    for (let i = 0; i < s.length;) {
       let j = i;
       while (j + 1 < s.length && s[j + 1]! <= s[j]! + 1) j++;
       this.add(s[i]!, s[j]!);
@@ -215,7 +225,13 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
   let suppressedErrors = 0;
   let consecutiveFailures = 0;
   // latency in microseconds, 1 µs .. 1 h at 3 significant digits: fixed memory
-  const hist = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, autoResize: false, useWebAssembly: false });
+  const hist = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 3_600_000_000,
+    numberOfSignificantValueDigits: 3,
+    autoResize: false,
+    useWebAssembly: false,
+  });
   const stop = new AbortController(); // aborted by the caller's signal or by too many failures
   const onAbort = (): void => stop.abort();
   signal.addEventListener("abort", onAbort, { once: true });
@@ -234,7 +250,10 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
     }
   };
 
-  const progressTimer = setInterval(() => onProgress({ ...totals }), opts.progressIntervalMs ?? PROGRESS_INTERVAL_MS);
+  const progressTimer = setInterval(
+    () => onProgress({ ...totals }),
+    opts.progressIntervalMs ?? PROGRESS_INTERVAL_MS,
+  );
   progressTimer.unref?.();
 
   // Connection slots: idle ones (a connection once per free request place on it) and waiters for one.
@@ -255,7 +274,13 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
     if (w) w(s);
     else idle.push(s);
   };
-  stop.signal.addEventListener("abort", () => { for (const w of waiters.splice(0)) w(null); }, { once: true });
+  stop.signal.addEventListener(
+    "abort",
+    () => {
+      for (const w of waiters.splice(0)) w(null);
+    },
+    { once: true },
+  );
 
   const drop = (s: Slot<C>): void => {
     const c = s.conn;
@@ -300,17 +325,23 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
       }
       const items = r.rejectedSeqs ?? [];
       if (r.accepted + items.length !== count || items.some((q) => q < from || q >= from + count)) {
-        throw new Error(`receiver answered ${r.accepted} accepted + ${items.length} rejected items for a batch of ${count}`);
+        throw new Error(
+          `receiver answered ${r.accepted} accepted + ${items.length} rejected items for a batch of ${count}`,
+        );
       }
       totals.accepted += r.accepted;
       if (items.length > 0) {
         totals.rejected += items.length;
         rejected.addSeqs(items);
       }
-      if (r.accepted === 0 && count > 0) failure(`${what}: all ${count} items rejected${r.errors?.length ? `: ${r.errors.join("; ")}` : ""}`);
+      if (r.accepted === 0 && count > 0)
+        failure(`${what}: all ${count} items rejected${r.errors?.length ? `: ${r.errors.join("; ")}` : ""}`);
       else {
         consecutiveFailures = 0;
-        if (items.length > 0) noteError(`${what}: ${items.length} items rejected${r.errors?.length ? `: ${r.errors.join("; ")}` : ""}`);
+        if (items.length > 0)
+          noteError(
+            `${what}: ${items.length} items rejected${r.errors?.length ? `: ${r.errors.join("; ")}` : ""}`,
+          );
       }
       if (done) encoder.release?.(b);
     } catch (err) {
@@ -333,7 +364,7 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
     return encoder.encode(from, batch);
   };
   try {
-    for (let k = 0; !stop.signal.aborted && (opts.requests === undefined || k < opts.requests); ) {
+    for (let k = 0; !stop.signal.aborted && (opts.requests === undefined || k < opts.requests);) {
       // Yield to the event loop once per batch: with a transport whose sends complete at once (a fast TCP socket),
       // awaiting resolved promises runs only microtasks, and timers, signals and stdin would never get a turn.
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -366,18 +397,21 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
       const p = send(s, conn, b, startMs, opts.duplicateEvery !== undefined && k % opts.duplicateEvery === 0);
       inflight.add(p);
       void p.finally(() => inflight.delete(p));
-      if (!stop.signal.aborted && (opts.requests === undefined || k < opts.requests)) next = await encodeNext();
+      if (!stop.signal.aborted && (opts.requests === undefined || k < opts.requests))
+        next = await encodeNext();
     }
     await Promise.all(inflight);
   } finally {
     clearInterval(progressTimer);
     signal.removeEventListener("abort", onAbort);
     await Promise.all(inflight).catch(() => undefined);
-    await Promise.all(slots.map(async (s) => {
-      const c = s.conn;
-      s.conn = null;
-      if (c !== null) await transport.close(c).catch(() => undefined);
-    }));
+    await Promise.all(
+      slots.map(async (s) => {
+        const c = s.conn;
+        s.conn = null;
+        if (c !== null) await transport.close(c).catch(() => undefined);
+      }),
+    );
     await encoder.close?.();
   }
   if (suppressedErrors > 0) errors.push(`(${suppressedErrors} more errors not listed)`);
@@ -397,7 +431,10 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
  * connections come from the generator's config (`batch`, `connections`, `rate`).
  */
 export function runSourceBatchLoop<C, B extends EncodedBatch>(
-  config: Pick<BatchLoopOptions, "batch" | "connections" | "pipelining" | "rate" | "requests" | "duplicateEvery">,
+  config: Pick<
+    BatchLoopOptions,
+    "batch" | "connections" | "pipelining" | "rate" | "requests" | "duplicateEvery"
+  >,
   run: Pick<BatchLoopOptions, "signal" | "onProgress" | "genId">,
   transport: BatchTransport<C, B>,
   source: LoadableSource,

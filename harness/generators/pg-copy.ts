@@ -41,8 +41,21 @@ import { z } from "zod";
 import { copyFromStatement, encodeCopyBatch, restampSentAt } from "../../core/events/copy-text.ts";
 import { createEventSource, type EventSource } from "../../core/events/source.ts";
 import { passwordOption } from "../../core/secrets.ts";
-import { batchLoopFields, runSourceBatchLoop, type BatchTransport, type EncodedBatch, type LoadableSource, type SourceBatchEncoder } from "./loop.ts";
-import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
+import {
+  batchLoopFields,
+  runSourceBatchLoop,
+  type BatchTransport,
+  type EncodedBatch,
+  type LoadableSource,
+  type SourceBatchEncoder,
+} from "./loop.ts";
+import type {
+  Generator,
+  GeneratorContext,
+  GeneratorFactory,
+  GeneratorFinal,
+  GeneratorProgress,
+} from "./types.ts";
 
 export { MAX_CONSECUTIVE_FAILURES, PROGRESS_INTERVAL_MS } from "./loop.ts";
 
@@ -79,8 +92,17 @@ class PgCopyGenerator implements Generator {
   private readonly source: EventSource;
   private readonly statement: string;
 
-  constructor(private readonly config: PgCopyConfig, private readonly ctx: PgCopyContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, genBase: ctx.genBase, replayFile: ctx.replayFile });
+  constructor(
+    private readonly config: PgCopyConfig,
+    private readonly ctx: PgCopyContext,
+  ) {
+    this.source = createEventSource({
+      fields: ctx.fields,
+      seed: config.seed,
+      genId: ctx.genId,
+      genBase: ctx.genBase,
+      replayFile: ctx.replayFile,
+    });
     this.statement = copyFromStatement(ctx.target.params.table ?? "ib_events", ctx.fields);
   }
 
@@ -103,7 +125,9 @@ class PgCopyGenerator implements Generator {
           application_name: `ingestbench-pg-copy-${this.ctx.genId}-${slot}`,
         });
         const conn: PgConn = { client, broken: false };
-        client.on("error", () => { conn.broken = true; });
+        client.on("error", () => {
+          conn.broken = true;
+        });
         try {
           await client.connect();
           return conn;
@@ -117,7 +141,9 @@ class PgCopyGenerator implements Generator {
         const stream = conn.client.query(copyFrom(this.statement));
         const done = finished(stream);
         let written: () => void = () => undefined;
-        handedOver = new Promise<void>((resolve) => { written = resolve; });
+        handedOver = new Promise<void>((resolve) => {
+          written = resolve;
+        });
         // the write's callback runs once pg-copy-streams has handed the data to the socket (after the server's
         // CopyInResponse and, for a batch larger than the socket's buffer, its drain); the same bytes as end(payload)
         stream.write(b.payload, () => written());
@@ -130,7 +156,11 @@ class PgCopyGenerator implements Generator {
       close: (conn) => conn.client.end(),
     };
     const encoder: SourceBatchEncoder<CopyBatch> = {
-      encode: (from, count) => ({ from, count, payload: encodeCopyBatch(this.source, from, count, new Date(0)) }),
+      encode: (from, count) => ({
+        from,
+        count,
+        payload: encodeCopyBatch(this.source, from, count, new Date(0)),
+      }),
       stamp: (b, sentAt) => restampSentAt(b.payload, sentAt),
     };
     // the source as the loop sees it: a batch's rows are loaded (and so encoded) only once the in-flight batch's data
@@ -142,7 +172,13 @@ class PgCopyGenerator implements Generator {
       },
       close: () => this.source.close(),
     };
-    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, source, encoder);
+    return runSourceBatchLoop(
+      this.config,
+      { signal, onProgress, genId: this.ctx.genId },
+      transport,
+      source,
+      encoder,
+    );
   }
 }
 

@@ -91,9 +91,16 @@ export class GeneratorProcess extends EventEmitter {
 
   constructor(readonly child: ChildProcess) {
     super();
-    this.ready = new Promise<void>((resolve) => { this.readyResolve = resolve; });
-    this.finished = new Promise<void>((resolve) => { this.finishedResolve = resolve; });
-    child.once("close", () => { this.readyResolve(); this.finishedResolve(); });
+    this.ready = new Promise<void>((resolve) => {
+      this.readyResolve = resolve;
+    });
+    this.finished = new Promise<void>((resolve) => {
+      this.finishedResolve = resolve;
+    });
+    child.once("close", () => {
+      this.readyResolve();
+      this.finishedResolve();
+    });
     let final: GeneratorFinal | null = null;
     let errorMessage: string | null = null;
     const onLine = (line: string): void => {
@@ -121,7 +128,8 @@ export class GeneratorProcess extends EventEmitter {
         this.readyResolve();
       } else if (msg.type === "error") {
         errorMessage = String(msg.message ?? "unknown error");
-        if (this.listenerCount("error") > 0) this.emit("error", new IngestbenchError("E_GENERATOR", errorMessage));
+        if (this.listenerCount("error") > 0)
+          this.emit("error", new IngestbenchError("E_GENERATOR", errorMessage));
       } else {
         this.otherTail = (this.otherTail + line + "\n").slice(-TAIL);
       }
@@ -138,11 +146,16 @@ export class GeneratorProcess extends EventEmitter {
 
     this.done = new Promise<GeneratorFinal>((resolveDone, reject) => {
       let spawnError: Error | null = null;
-      child.once("error", (e) => { spawnError = e; });
+      child.once("error", (e) => {
+        spawnError = e;
+      });
       child.once("close", (code, signal) => {
         this.emit("exit", code, signal);
         if (final) return resolveDone(final);
-        const why = errorMessage ?? spawnError?.message ?? `exited with ${code ?? signal} before reporting a final result`;
+        const why =
+          errorMessage ??
+          spawnError?.message ??
+          `exited with ${code ?? signal} before reporting a final result`;
         const tail = [this.stderrTail.trim(), this.otherTail.trim()].filter(Boolean).join("\n");
         reject(new IngestbenchError("E_GENERATOR", `generator process: ${why}${tail ? `\n${tail}` : ""}`));
       });
@@ -177,13 +190,23 @@ export class GeneratorProcess extends EventEmitter {
    */
   async syncClock(exchanges = CLOCK_EXCHANGES, timeoutMs = PONG_TIMEOUT_MS): Promise<ClockOffset> {
     const stdin = this.child.stdin;
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return { measured: false, offsetMs: 0, reason: "the generator exited before the clock sync" };
-    if (!stdin || stdin.destroyed) return { measured: false, offsetMs: 0, reason: "the generator's stdin is not a pipe" };
+    if (this.child.exitCode !== null || this.child.signalCode !== null)
+      return { measured: false, offsetMs: 0, reason: "the generator exited before the clock sync" };
+    if (!stdin || stdin.destroyed)
+      return { measured: false, offsetMs: 0, reason: "the generator's stdin is not a pipe" };
     const got: ClockExchange[] = [];
     for (let id = 0; id < exchanges; id++) {
       const pong = new Promise<{ t1: number; t2: number; t3: number } | null>((resolve) => {
-        const timer = setTimeout(() => { this.off("pong", on); this.off("exit", gone); resolve(null); }, timeoutMs);
-        const gone = (): void => { clearTimeout(timer); this.off("pong", on); resolve(null); };
+        const timer = setTimeout(() => {
+          this.off("pong", on);
+          this.off("exit", gone);
+          resolve(null);
+        }, timeoutMs);
+        const gone = (): void => {
+          clearTimeout(timer);
+          this.off("pong", on);
+          resolve(null);
+        };
         const on = (m: { id?: unknown; t1?: unknown; t2?: unknown }): void => {
           if (m.id !== id || typeof m.t1 !== "number" || typeof m.t2 !== "number") return;
           const t3 = harnessNow();
@@ -199,7 +222,13 @@ export class GeneratorProcess extends EventEmitter {
       stdin.write(`${JSON.stringify({ type: "ping", id, t0 })}\n`);
       const r = await pong;
       if (!r) {
-        return got.length > 0 ? estimateOffset(got) : { measured: false, offsetMs: 0, reason: `the generator did not answer a clock ping within ${timeoutMs} ms` };
+        return got.length > 0
+          ? estimateOffset(got)
+          : {
+              measured: false,
+              offsetMs: 0,
+              reason: `the generator did not answer a clock ping within ${timeoutMs} ms`,
+            };
       }
       got.push({ t0, ...r });
     }
@@ -223,7 +252,11 @@ export class GeneratorProcess extends EventEmitter {
  * `node --import <tsx> harness/generators/child.ts` on this machine. The child validates the config; errors arrive
  * through `stop()`/`done`.
  */
-export function startGeneratorProcess(spawnFn: SpawnFn, spec: GeneratorSpec, program?: GeneratorProgram): GeneratorProcess {
+export function startGeneratorProcess(
+  spawnFn: SpawnFn,
+  spec: GeneratorSpec,
+  program?: GeneratorProgram,
+): GeneratorProcess {
   const { projectRoot, ...childSpec } = spec;
   const p = program ?? { command: process.execPath, args: ["--import", tsxImport(), CHILD] };
   const cwd = p.cwd ?? (program ? undefined : (projectRoot ?? PROJECT_ROOT));

@@ -13,7 +13,13 @@ import type { StampedBatch } from "../../core/events/encoding.ts";
 import { createEventSource, type EventSource } from "../../core/events/source.ts";
 import { SyslogEncoder } from "../../core/events/syslog.ts";
 import { batchLoopFields, runSourceBatchLoop, type BatchTransport } from "./loop.ts";
-import type { Generator, GeneratorContext, GeneratorFactory, GeneratorFinal, GeneratorProgress } from "./types.ts";
+import type {
+  Generator,
+  GeneratorContext,
+  GeneratorFactory,
+  GeneratorFinal,
+  GeneratorProgress,
+} from "./types.ts";
 
 /** Scenario block `generator.syslog`. */
 export const syslogSchema = z
@@ -40,9 +46,19 @@ interface SyslogConn {
 export function openSocket(host: string, port: number, timeoutMs = 10_000): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const s = netConnect({ host, port });
-    const t = setTimeout(() => { s.destroy(); reject(new Error(`connect timed out after ${timeoutMs} ms`)); }, timeoutMs);
-    s.once("connect", () => { clearTimeout(t); s.setNoDelay(true); resolve(s); });
-    s.once("error", (err) => { clearTimeout(t); reject(err); });
+    const t = setTimeout(() => {
+      s.destroy();
+      reject(new Error(`connect timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    s.once("connect", () => {
+      clearTimeout(t);
+      s.setNoDelay(true);
+      resolve(s);
+    });
+    s.once("error", (err) => {
+      clearTimeout(t);
+      reject(err);
+    });
   });
 }
 
@@ -57,9 +73,24 @@ class SyslogGenerator implements Generator {
   private readonly source: EventSource;
   private readonly encoder: SyslogEncoder;
 
-  constructor(private readonly config: SyslogConfig, private readonly ctx: GeneratorContext) {
-    this.source = createEventSource({ fields: ctx.fields, seed: config.seed, genId: ctx.genId, genBase: ctx.genBase, replayFile: ctx.replayFile });
-    this.encoder = new SyslogEncoder(this.source, { facility: config.facility, severity: config.severity, hostname: config.hostname, appName: config.appName, procId: String(ctx.genId) });
+  constructor(
+    private readonly config: SyslogConfig,
+    private readonly ctx: GeneratorContext,
+  ) {
+    this.source = createEventSource({
+      fields: ctx.fields,
+      seed: config.seed,
+      genId: ctx.genId,
+      genBase: ctx.genBase,
+      replayFile: ctx.replayFile,
+    });
+    this.encoder = new SyslogEncoder(this.source, {
+      facility: config.facility,
+      severity: config.severity,
+      hostname: config.hostname,
+      appName: config.appName,
+      procId: String(ctx.genId),
+    });
   }
 
   run(signal: AbortSignal, onProgress: (p: GeneratorProgress) => void): Promise<GeneratorFinal> {
@@ -70,8 +101,12 @@ class SyslogGenerator implements Generator {
       connect: async () => {
         const socket = await openSocket(host, port);
         const conn: SyslogConn = { socket, error: null };
-        socket.on("error", (err) => { conn.error = err; });
-        socket.on("close", () => { conn.error ??= new Error("connection closed by the receiver"); });
+        socket.on("error", (err) => {
+          conn.error = err;
+        });
+        socket.on("close", () => {
+          conn.error ??= new Error("connection closed by the receiver");
+        });
         socket.on("data", () => undefined); // a syslog receiver sends nothing; drain whatever comes
         return conn;
       },
@@ -82,13 +117,23 @@ class SyslogGenerator implements Generator {
         if (conn.error) throw conn.error;
         return { accepted: b.count };
       },
-      close: (conn) => new Promise<void>((resolve) => {
-        if (conn.socket.destroyed) return resolve();
-        conn.socket.end(() => resolve());
-        setTimeout(() => { conn.socket.destroy(); resolve(); }, 5000).unref();
-      }),
+      close: (conn) =>
+        new Promise<void>((resolve) => {
+          if (conn.socket.destroyed) return resolve();
+          conn.socket.end(() => resolve());
+          setTimeout(() => {
+            conn.socket.destroy();
+            resolve();
+          }, 5000).unref();
+        }),
     };
-    return runSourceBatchLoop(this.config, { signal, onProgress, genId: this.ctx.genId }, transport, this.source, this.encoder);
+    return runSourceBatchLoop(
+      this.config,
+      { signal, onProgress, genId: this.ctx.genId },
+      transport,
+      this.source,
+      this.encoder,
+    );
   }
 }
 

@@ -18,7 +18,13 @@ import { loadStack } from "../../infra/stack/schema.ts";
 import { ConfigurationError } from "../../core/errors.ts";
 import { mulberry32 } from "../../core/events/source.ts";
 import { displayPath } from "../../core/yaml.ts";
-import { AA_SUFFIX, compareRuns, writeNoiseFloors, type NoiseFloorFile, type RunsComparison } from "../results/compare.ts";
+import {
+  AA_SUFFIX,
+  compareRuns,
+  writeNoiseFloors,
+  type NoiseFloorFile,
+  type RunsComparison,
+} from "../results/compare.ts";
 import { checkResultsDir } from "../results/preflight.ts";
 import { driveItems, lockWaitMs, runsExitCode, type RunItem } from "../runner/drive.ts";
 import { pulumiStacks } from "../provision/deployed.ts";
@@ -67,8 +73,13 @@ export function aaItems(stack: StackSpec, plans: CellPlan[], seed: number, iso: 
 /** The noise-floor file of an A/A comparison (baseline = group A, contender = group B). */
 export function noiseFloorFile(c: RunsComparison, scenario: string, createdAt: string): NoiseFloorFile {
   return {
-    stack: c.stack, scenario, invocation: c.baseline.invocations[0] ?? c.baseline.label, createdAt,
-    confidence: c.cells.flatMap((x) => x.contenders).find((k) => k.comparison)?.comparison?.confidence ?? DEFAULT_CONFIDENCE,
+    stack: c.stack,
+    scenario,
+    invocation: c.baseline.invocations[0] ?? c.baseline.label,
+    createdAt,
+    confidence:
+      c.cells.flatMap((x) => x.contenders).find((k) => k.comparison)?.comparison?.confidence ??
+      DEFAULT_CONFIDENCE,
     cells: c.cells.map((cell) => {
       const k = cell.contenders[0]!;
       const cmp = k.comparison;
@@ -87,19 +98,43 @@ export function noiseFloorFile(c: RunsComparison, scenario: string, createdAt: s
   };
 }
 
-const pct = (x: number | null): string => (x === null || !Number.isFinite(x) ? "–" : `${(x * 100).toFixed(1)} %`);
+const pct = (x: number | null): string =>
+  x === null || !Number.isFinite(x) ? "–" : `${(x * 100).toFixed(1)} %`;
 
 /** The noise floor per cell as a table, with a warning for groups that differ (drift between back-to-back runs). */
 export function renderNoiseFloor(f: NoiseFloorFile, file: string): string {
-  const table = new Table({ head: ["cell", "runs A/B", "ratio B/A", `${Math.round(f.confidence * 100)} % CI`, "CI half-width", "noise floor", "note"], style: { head: [], border: [] } });
+  const table = new Table({
+    head: [
+      "cell",
+      "runs A/B",
+      "ratio B/A",
+      `${Math.round(f.confidence * 100)} % CI`,
+      "CI half-width",
+      "noise floor",
+      "note",
+    ],
+    style: { head: [], border: [] },
+  });
   for (const c of f.cells) {
-    const note = c.inconclusive ? `inconclusive (n=${c.n.a}/${c.n.b}): floor underestimated, use 3+ replicates`
-      : c.ci && (c.ci[0] > 1 || c.ci[1] < 1) ? "A and B differ: drift between back-to-back runs" : "";
-    table.push([c.cell, `${c.n.a}/${c.n.b}`, Number.isFinite(c.ratio) ? `${c.ratio.toFixed(3)}x` : "–",
-      c.ci ? `[${c.ci[0].toFixed(3)}, ${c.ci[1].toFixed(3)}]` : "–", pct(c.halfWidth), c.floor === null ? "–" : `±${pct(c.floor)}`, note]);
+    const note = c.inconclusive
+      ? `inconclusive (n=${c.n.a}/${c.n.b}): floor underestimated, use 3+ replicates`
+      : c.ci && (c.ci[0] > 1 || c.ci[1] < 1)
+        ? "A and B differ: drift between back-to-back runs"
+        : "";
+    table.push([
+      c.cell,
+      `${c.n.a}/${c.n.b}`,
+      Number.isFinite(c.ratio) ? `${c.ratio.toFixed(3)}x` : "–",
+      c.ci ? `[${c.ci[0].toFixed(3)}, ${c.ci[1].toFixed(3)}]` : "–",
+      pct(c.halfWidth),
+      c.floor === null ? "–" : `±${pct(c.floor)}`,
+      note,
+    ]);
   }
-  return `A/A noise floor of ${f.scenario} on ${f.stack} (group B vs group A, the same stack and cells)\n${table.toString()}\n`
-    + `stored in ${file}; compare and nightly now also require a change to exceed it`;
+  return (
+    `A/A noise floor of ${f.scenario} on ${f.stack} (group B vs group A, the same stack and cells)\n${table.toString()}\n` +
+    `stored in ${file}; compare and nightly now also require a change to exceed it`
+  );
 }
 
 /**
@@ -109,19 +144,44 @@ export function renderNoiseFloor(f: NoiseFloorFile, file: string): string {
  * @throws ConfigurationError for a bad stack, scenario or flag
  */
 export async function aaCommand(scenarioFile: string, flags: AaFlags, projectRoot: string): Promise<number> {
-  const names = flags.stack.split(",").map((s) => s.trim()).filter(Boolean);
-  if (names.length !== 1) throw new ConfigurationError("E_FLAG", `aa measures one stack's noise: give exactly one name in --stack, got ${names.length}`, { field: "stack" });
+  const names = flags.stack
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (names.length !== 1)
+    throw new ConfigurationError(
+      "E_FLAG",
+      `aa measures one stack's noise: give exactly one name in --stack, got ${names.length}`,
+      { field: "stack" },
+    );
   const resultsRoot = checkResultsDir(flags.results);
   const stack = loadStack(names[0]!, flags.stacksDir ?? path.join(projectRoot, "stacks"));
   const scenario = loadScenarioFile(scenarioFile);
-  const plans = planCells(scenario, scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
+  const plans = planCells(scenario, scenarioFile, {
+    replicates: flags.replicates,
+    duration: flags.duration,
+    warmup: flags.warmup,
+  });
   const iso = new Date().toISOString();
   const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
-  const result = await driveItems(aaItems(stack, plans, planSeed(scenario), iso), { resultsRoot, invocation: iso, projectRoot, reporter: progress, deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }), lockWaitMs: lockWaitMs(flags.lockWait) });
+  const result = await driveItems(aaItems(stack, plans, planSeed(scenario), iso), {
+    resultsRoot,
+    invocation: iso,
+    projectRoot,
+    reporter: progress,
+    deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }),
+    lockWaitMs: lockWaitMs(flags.lockWait),
+  });
   const code = runsExitCode(result);
   if (result.interrupted || result.records.every((r) => r.summary === null)) return code || 3;
   const inv = aaInvocations(iso);
-  const comparison = await compareRuns(resultsRoot, `${scenario.name}${AA_SUFFIX}`, stack.name, { baseline: inv.a, contenders: [inv.b] }, { force: flags.force, noiseFloors: false });
+  const comparison = await compareRuns(
+    resultsRoot,
+    `${scenario.name}${AA_SUFFIX}`,
+    stack.name,
+    { baseline: inv.a, contenders: [inv.b] },
+    { force: flags.force, noiseFloors: false },
+  );
   const file = noiseFloorFile(comparison, scenario.name, new Date().toISOString());
   const where = await writeNoiseFloors(resultsRoot, file);
   progress.result(`\n${renderNoiseFloor(file, displayPath(where))}`);

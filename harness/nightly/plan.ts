@@ -21,30 +21,39 @@ const duration = z.string().superRefine((v, ctx) => {
   }
 });
 
-export const nightlyEntrySchema = z.object({
-  stack: z.string().min(1, "a stack name, e.g. local-quarter-core"),
-  scenario: z.string().min(1, "a scenario file, e.g. scenarios/quickstart.yaml"),
-  replicates: z.number().int().min(1).max(MAX_REPLICATES).optional(),
-  duration: duration.optional(),
-  warmup: duration.optional(),
-}).strict();
+export const nightlyEntrySchema = z
+  .object({
+    stack: z.string().min(1, "a stack name, e.g. local-quarter-core"),
+    scenario: z.string().min(1, "a scenario file, e.g. scenarios/quickstart.yaml"),
+    replicates: z.number().int().min(1).max(MAX_REPLICATES).optional(),
+    duration: duration.optional(),
+    warmup: duration.optional(),
+  })
+  .strict();
 
-export const nightlyPlanSchema = z.object({
-  /** baseline nights K per cell (harness/nightly/window.ts; default 7); `nightly --window` overrides it */
-  window: z.number().int().min(1, "at least 1 night").optional(),
-  entries: z.array(nightlyEntrySchema).min(1, "at least one entry { stack, scenario }"),
-}).strict().superRefine((plan, ctx) => {
-  const seen = new Map<string, number>();
-  plan.entries.forEach((e, i) => {
-    const key = `${e.stack}\u0000${e.scenario}`;
-    const first = seen.get(key);
-    if (first !== undefined) {
-      addFlatIssue(ctx, { path: ["entries", i], message: `stack ${e.stack} with scenario ${e.scenario} is already entry ${first}: each (stack, scenario) once per night`, at: "value" });
-    } else {
-      seen.set(key, i);
-    }
+export const nightlyPlanSchema = z
+  .object({
+    /** baseline nights K per cell (harness/nightly/window.ts; default 7); `nightly --window` overrides it */
+    window: z.number().int().min(1, "at least 1 night").optional(),
+    entries: z.array(nightlyEntrySchema).min(1, "at least one entry { stack, scenario }"),
+  })
+  .strict()
+  .superRefine((plan, ctx) => {
+    const seen = new Map<string, number>();
+    plan.entries.forEach((e, i) => {
+      const key = `${e.stack}\u0000${e.scenario}`;
+      const first = seen.get(key);
+      if (first !== undefined) {
+        addFlatIssue(ctx, {
+          path: ["entries", i],
+          message: `stack ${e.stack} with scenario ${e.scenario} is already entry ${first}: each (stack, scenario) once per night`,
+          at: "value",
+        });
+      } else {
+        seen.set(key, i);
+      }
+    });
   });
-});
 
 export type NightlyEntry = z.infer<typeof nightlyEntrySchema>;
 export type NightlyPlan = z.infer<typeof nightlyPlanSchema>;

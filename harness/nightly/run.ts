@@ -23,7 +23,16 @@ import { pulumiStacks } from "../provision/deployed.ts";
 import { Progress, type ProgressMode } from "../runner/progress.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
 import { loadNightlyPlan } from "./plan.ts";
-import { DEFAULT_ALPHA, DEFAULT_WINDOW, nightsOf, settle, settleDrift, testLatestNight, type CellTest, type Night } from "./window.ts";
+import {
+  DEFAULT_ALPHA,
+  DEFAULT_WINDOW,
+  nightsOf,
+  settle,
+  settleDrift,
+  testLatestNight,
+  type CellTest,
+  type Night,
+} from "./window.ts";
 
 export interface NightlyFlags {
   results: string;
@@ -124,24 +133,51 @@ function nightDifferences(previous: Pick<Night, "used"> | undefined, latest: Pic
  * Decide tonight for every pair: nights from results/<stack>/<scenario>/, tonight's cells against their window
  * baselines (harness/nightly/window.ts), Holm over every tested cell of every pair, drift per cell.
  */
-export async function decideNightly(resultsRoot: string, pairs: NightlyPair[], options: DecideOptions = {}): Promise<NightlyDecision> {
+export async function decideNightly(
+  resultsRoot: string,
+  pairs: NightlyPair[],
+  options: DecideOptions = {},
+): Promise<NightlyDecision> {
   const window = options.window ?? DEFAULT_WINDOW;
   const alpha = options.alpha ?? DEFAULT_ALPHA;
   const out: NightlyPairResult[] = [];
   for (const { stack, scenario } of pairs) {
     const nights = nightsOf(await loadRuns(resultsRoot, stack, scenario));
     const tonight = nights[nights.length - 1];
-    const base = { stack, scenario, latest: tonight?.invocation ?? null, previous: null, nights: Math.max(0, nights.length - 1), differences: [], excluded: tonight?.excluded ?? [], cells: [], code: null };
+    const base = {
+      stack,
+      scenario,
+      latest: tonight?.invocation ?? null,
+      previous: null,
+      nights: Math.max(0, nights.length - 1),
+      differences: [],
+      excluded: tonight?.excluded ?? [],
+      cells: [],
+      code: null,
+    };
     if (!tonight || nights.length === 1) {
-      const message = !tonight ? "no results"
-        : options.requireHistory ? "no previous night stored, but history was required (--require-history): the results of earlier nights were not restored; bootstrap a new history explicitly by running without --require-history"
-        : "no previous night to compare with (this night is the baseline for the next)";
-      out.push({ ...base, status: options.requireHistory ? "no-history" : "no-previous", message, code: options.requireHistory ? "E_NIGHTLY_HISTORY" : null });
+      const message = !tonight
+        ? "no results"
+        : options.requireHistory
+          ? "no previous night stored, but history was required (--require-history): the results of earlier nights were not restored; bootstrap a new history explicitly by running without --require-history"
+          : "no previous night to compare with (this night is the baseline for the next)";
+      out.push({
+        ...base,
+        status: options.requireHistory ? "no-history" : "no-previous",
+        message,
+        code: options.requireHistory ? "E_NIGHTLY_HISTORY" : null,
+      });
       continue;
     }
     let cells: NightlyCell[];
     try {
-      const tests = testLatestNight(nights, { window, force: options.force, alpha, minChange: options.minChange, aaFloors: floorsOf(resultsRoot, stack, scenario, true) });
+      const tests = testLatestNight(nights, {
+        window,
+        force: options.force,
+        alpha,
+        minChange: options.minChange,
+        aaFloors: floorsOf(resultsRoot, stack, scenario, true),
+      });
       cells = tests.map((t) => ({ ...t, stack, scenario, previousRowsPerSecond: t.baselineRowsPerSecond }));
     } catch (err) {
       if (!(err instanceof IngestbenchError)) throw err;
@@ -150,13 +186,26 @@ export async function decideNightly(resultsRoot: string, pairs: NightlyPair[], o
     }
     const baselineInvocations = new Set(cells.flatMap((c) => c.baselineNights.map((n) => n.invocation)));
     const previous = [...baselineInvocations].sort().at(-1) ?? null;
-    const earlier = nights.slice(0, -1).filter((n) => n.used.length > 0).at(-1);
-    const envChanged = cells.length > 0 && cells.every((c) => c.environmentChanged || c.method === null) && cells.some((c) => c.environmentChanged);
+    const earlier = nights
+      .slice(0, -1)
+      .filter((n) => n.used.length > 0)
+      .at(-1);
+    const envChanged =
+      cells.length > 0 &&
+      cells.every((c) => c.environmentChanged || c.method === null) &&
+      cells.some((c) => c.environmentChanged);
     out.push({
-      ...base, previous, status: envChanged ? "environment-changed" : "compared",
-      message: envChanged ? `environment changed, no verdict: tonight ran on ${tonight.environment}; the last earlier night on ${earlier?.environment ?? "–"}` : null,
+      ...base,
+      previous,
+      status: envChanged ? "environment-changed" : "compared",
+      message: envChanged
+        ? `environment changed, no verdict: tonight ran on ${tonight.environment}; the last earlier night on ${earlier?.environment ?? "–"}`
+        : null,
       differences: nightDifferences(nights.find((n) => n.invocation === previous) ?? earlier, tonight),
-      excluded: [...tonight.excluded, ...nights.filter((n) => baselineInvocations.has(n.invocation)).flatMap((n) => n.excluded)],
+      excluded: [
+        ...tonight.excluded,
+        ...nights.filter((n) => baselineInvocations.has(n.invocation)).flatMap((n) => n.excluded),
+      ],
       cells,
     });
   }
@@ -166,23 +215,38 @@ export async function decideNightly(resultsRoot: string, pairs: NightlyPair[], o
   const regressions = all.filter((c) => c.significant && c.change === "slower");
   const inconclusive = all.filter((c) => c.inconclusive);
   const drifts = all.filter((c) => c.drift?.detected);
-  const exitCode = regressions.length > 0 ? 1 : out.some((p) => p.status === "error" || p.status === "no-history") ? 2 : 0;
+  const exitCode =
+    regressions.length > 0 ? 1 : out.some((p) => p.status === "error" || p.status === "no-history") ? 2 : 0;
   return { window, alpha, pairs: out, regressions, inconclusive, drifts, exitCode };
 }
 
 const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–");
 const ratioText = (c: NightlyCell): string => (c.ratio === null ? "–" : `${c.ratio.toFixed(2)}x`);
 const ciText = (c: NightlyCell): string => (c.ci ? `[${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}]` : "–");
-const floorText = (c: NightlyCell): string => (c.noiseFloor === null ? "–" : `±${(c.noiseFloor * 100).toFixed(1)} %${c.noiseFloorSource === "nights" ? " (nights)" : " (A/A)"}`);
+const floorText = (c: NightlyCell): string =>
+  c.noiseFloor === null
+    ? "–"
+    : `±${(c.noiseFloor * 100).toFixed(1)} %${c.noiseFloorSource === "nights" ? " (nights)" : " (A/A)"}`;
 const pText = (c: NightlyCell): string => {
   const dir = c.candidate ?? "slower";
   return Number.isNaN(c.pAdjusted[dir]) ? "–" : c.pAdjusted[dir].toPrecision(2);
 };
-const baselineText = (c: NightlyCell): string => (c.n.nights === 0 ? "–" : `${int(c.baselineRowsPerSecond)} (${c.n.nights} night${c.n.nights === 1 ? "" : "s"})`);
+const baselineText = (c: NightlyCell): string =>
+  c.n.nights === 0
+    ? "–"
+    : `${int(c.baselineRowsPerSecond)} (${c.n.nights} night${c.n.nights === 1 ? "" : "s"})`;
 const verdict = (c: NightlyCell): string =>
-  (c.significant && c.change === "slower" ? "REGRESSION" : c.significant ? c.change ?? "–"
-    : c.environmentChanged ? "environment changed, no verdict" : c.method === null ? "not compared"
-    : c.inconclusive ? `inconclusive (n=${c.n.previous}/${c.n.latest})` : "no change");
+  c.significant && c.change === "slower"
+    ? "REGRESSION"
+    : c.significant
+      ? (c.change ?? "–")
+      : c.environmentChanged
+        ? "environment changed, no verdict"
+        : c.method === null
+          ? "not compared"
+          : c.inconclusive
+            ? `inconclusive (n=${c.n.previous}/${c.n.latest})`
+            : "no change";
 const driftText = (c: NightlyCell): string => {
   const d = c.drift;
   if (!d) return "–";
@@ -190,49 +254,120 @@ const driftText = (c: NightlyCell): string => {
   return d.detected ? `${d.direction} ${per}` : `none (${per})`;
 };
 const inconclusiveNote = (d: NightlyDecision): string =>
-  (d.inconclusive.length ? `; ${d.inconclusive.length} cell(s) inconclusive: fewer than 3 measured runs in a night (give replicates: 3 or more)` : "");
-const than = (cells: NightlyCell[]): string => (cells.every((c) => c.n.nights === 1) ? "the previous night" : "their baseline of previous good nights");
+  d.inconclusive.length
+    ? `; ${d.inconclusive.length} cell(s) inconclusive: fewer than 3 measured runs in a night (give replicates: 3 or more)`
+    : "";
+const than = (cells: NightlyCell[]): string =>
+  cells.every((c) => c.n.nights === 1) ? "the previous night" : "their baseline of previous good nights";
 
 /** The summary table and the verdict, as printed. */
 export function renderNightly(d: NightlyDecision): string {
-  const table = new Table({ head: ["stack", "scenario", "cell", "baseline rows/s", "latest rows/s", "ratio", "90 % interval", "floor", "p (Holm)", "drift", "verdict"], style: { head: [], border: [] } });
+  const table = new Table({
+    head: [
+      "stack",
+      "scenario",
+      "cell",
+      "baseline rows/s",
+      "latest rows/s",
+      "ratio",
+      "90 % interval",
+      "floor",
+      "p (Holm)",
+      "drift",
+      "verdict",
+    ],
+    style: { head: [], border: [] },
+  });
   const notes: string[] = [];
   for (const p of d.pairs) {
     if (p.status !== "compared") {
-      const word = { "no-previous": "no previous night", "no-history": "MISSING HISTORY", "environment-changed": "environment changed, no verdict", error: "refused", compared: "" }[p.status];
-      if (p.cells.length === 0) table.push([p.stack, p.scenario, "–", "–", "–", "–", "–", "–", "–", "–", word]);
+      const word = {
+        "no-previous": "no previous night",
+        "no-history": "MISSING HISTORY",
+        "environment-changed": "environment changed, no verdict",
+        error: "refused",
+        compared: "",
+      }[p.status];
+      if (p.cells.length === 0)
+        table.push([p.stack, p.scenario, "–", "–", "–", "–", "–", "–", "–", "–", word]);
       notes.push(`${p.stack}/${p.scenario}: ${p.code ? `${p.code}: ` : ""}${p.message}`);
     }
-    if (p.differences.length) notes.push(`${p.stack}/${p.scenario}: differences between the nights:\n${p.differences.map((x) => `  ${x}`).join("\n")}`);
+    if (p.differences.length)
+      notes.push(
+        `${p.stack}/${p.scenario}: differences between the nights:\n${p.differences.map((x) => `  ${x}`).join("\n")}`,
+      );
     for (const c of p.cells) {
-      table.push([c.stack, c.scenario, c.cell, baselineText(c), int(c.latestRowsPerSecond), ratioText(c), ciText(c), floorText(c), pText(c), driftText(c), verdict(c)]);
+      table.push([
+        c.stack,
+        c.scenario,
+        c.cell,
+        baselineText(c),
+        int(c.latestRowsPerSecond),
+        ratioText(c),
+        ciText(c),
+        floorText(c),
+        pText(c),
+        driftText(c),
+        verdict(c),
+      ]);
       const skipped = c.skippedNights.filter((s) => !s.reason.startsWith("other environment"));
-      if (skipped.length) notes.push(`${cellName(c)}: left out of the baseline: ${skipped.map((s) => `${s.invocation} (${s.reason})`).join(", ")}`);
-      if (c.drift?.detected) notes.push(`${cellName(c)}: drifting ${c.drift.direction}: Theil–Sen ${(c.drift.perDay * 100).toFixed(2)} %/day, ${(c.drift.overWindow * 100).toFixed(1)} % over ${c.drift.days.toFixed(0)} days (Mann–Kendall p = ${c.drift.p.toPrecision(2)}, Holm ${c.drift.pAdjusted.toPrecision(2)})`);
+      if (skipped.length)
+        notes.push(
+          `${cellName(c)}: left out of the baseline: ${skipped.map((s) => `${s.invocation} (${s.reason})`).join(", ")}`,
+        );
+      if (c.drift?.detected)
+        notes.push(
+          `${cellName(c)}: drifting ${c.drift.direction}: Theil–Sen ${(c.drift.perDay * 100).toFixed(2)} %/day, ${(c.drift.overWindow * 100).toFixed(1)} % over ${c.drift.days.toFixed(0)} days (Mann–Kendall p = ${c.drift.p.toPrecision(2)}, Holm ${c.drift.pAdjusted.toPrecision(2)})`,
+        );
     }
-    if (p.excluded.length) notes.push(`${p.stack}/${p.scenario}: excluded runs (not used):\n${excludedLines(p.excluded).map((x) => `  ${x}`).join("\n")}`);
+    if (p.excluded.length)
+      notes.push(
+        `${p.stack}/${p.scenario}: excluded runs (not used):\n${excludedLines(p.excluded)
+          .map((x) => `  ${x}`)
+          .join("\n")}`,
+      );
   }
   const missing = d.pairs.filter((p) => p.status === "no-history");
-  const tail = d.regressions.length > 0
-    ? `REGRESSION: ${d.regressions.length} cell(s) significantly slower than ${than(d.regressions)}: ${d.regressions.map((c) => `${cellName(c)} (${ratioText(c)})`).join(", ")}`
-    : missing.length > 0 ? `MISSING HISTORY: ${missing.map((p) => `${p.stack}/${p.scenario}`).join(", ")} had no earlier night although history was required (E_NIGHTLY_HISTORY)`
-    : d.pairs.every((p) => p.status === "no-previous")
-      ? "no previous night: nothing to compare with yet (this night is the baseline for the next)"
-      : d.exitCode === 2 ? `a pair could not be decided (see above); no regression among the cells compared${inconclusiveNote(d)}` : `no regression${inconclusiveNote(d)}`;
+  const tail =
+    d.regressions.length > 0
+      ? `REGRESSION: ${d.regressions.length} cell(s) significantly slower than ${than(d.regressions)}: ${d.regressions.map((c) => `${cellName(c)} (${ratioText(c)})`).join(", ")}`
+      : missing.length > 0
+        ? `MISSING HISTORY: ${missing.map((p) => `${p.stack}/${p.scenario}`).join(", ")} had no earlier night although history was required (E_NIGHTLY_HISTORY)`
+        : d.pairs.every((p) => p.status === "no-previous")
+          ? "no previous night: nothing to compare with yet (this night is the baseline for the next)"
+          : d.exitCode === 2
+            ? `a pair could not be decided (see above); no regression among the cells compared${inconclusiveNote(d)}`
+            : `no regression${inconclusiveNote(d)}`;
   return `${table.toString()}${notes.length ? `\n${notes.join("\n")}` : ""}\n${tail}`;
 }
 
 /** A Markdown summary (for a CI job summary). */
 export function nightlyMarkdown(d: NightlyDecision): string {
-  const lines = ["## ingestbench nightly", "", `Baseline: the previous ${d.window} good nights in the same environment; Holm-adjusted one-sided tests at α = ${d.alpha}.`, "",
-    "| stack | scenario | cell | baseline rows/s | latest rows/s | ratio | 90 % interval | floor | p (Holm) | drift | verdict |", "|---|---|---|---:|---:|---:|---|---:|---:|---|---|"];
+  const lines = [
+    "## ingestbench nightly",
+    "",
+    `Baseline: the previous ${d.window} good nights in the same environment; Holm-adjusted one-sided tests at α = ${d.alpha}.`,
+    "",
+    "| stack | scenario | cell | baseline rows/s | latest rows/s | ratio | 90 % interval | floor | p (Holm) | drift | verdict |",
+    "|---|---|---|---:|---:|---:|---|---:|---:|---|---|",
+  ];
   const notes: string[] = [];
   for (const p of d.pairs) {
-    if (p.status !== "compared") lines.push(`| ${p.stack} | ${p.scenario} | – | – | – | – | – | – | – | – | ${p.message ?? p.status} |`);
-    for (const c of p.cells) lines.push(`| ${c.stack} | ${c.scenario} | ${c.cell} | ${baselineText(c)} | ${int(c.latestRowsPerSecond)} | ${ratioText(c)} | ${ciText(c)} | ${floorText(c)} | ${pText(c)} | ${driftText(c)} | ${verdict(c)} |`);
-    for (const x of excludedLines(p.excluded)) notes.push(`- ${p.stack}/${p.scenario}: ${x.replace(/\|/g, "\\|")}`);
+    if (p.status !== "compared")
+      lines.push(`| ${p.stack} | ${p.scenario} | – | – | – | – | – | – | – | – | ${p.message ?? p.status} |`);
+    for (const c of p.cells)
+      lines.push(
+        `| ${c.stack} | ${c.scenario} | ${c.cell} | ${baselineText(c)} | ${int(c.latestRowsPerSecond)} | ${ratioText(c)} | ${ciText(c)} | ${floorText(c)} | ${pText(c)} | ${driftText(c)} | ${verdict(c)} |`,
+      );
+    for (const x of excludedLines(p.excluded))
+      notes.push(`- ${p.stack}/${p.scenario}: ${x.replace(/\|/g, "\\|")}`);
   }
-  lines.push("", d.regressions.length > 0 ? `**Regression** in ${d.regressions.map((c) => `\`${cellName(c)}\``).join(", ")}` : `No regression${inconclusiveNote(d)}.`);
+  lines.push(
+    "",
+    d.regressions.length > 0
+      ? `**Regression** in ${d.regressions.map((c) => `\`${cellName(c)}\``).join(", ")}`
+      : `No regression${inconclusiveNote(d)}.`,
+  );
   if (notes.length) lines.push("", "**Excluded runs**", "", ...notes);
   return `${lines.join("\n")}\n`;
 }
@@ -242,7 +377,9 @@ async function writeOut(file: string, text: string): Promise<void> {
   try {
     await writeFile(file, text);
   } catch (err) {
-    throw new ConfigurationError("E_NIGHTLY_OUT", `cannot write ${file}: ${(err as Error).message}`, { cause: err });
+    throw new ConfigurationError("E_NIGHTLY_OUT", `cannot write ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 
@@ -250,16 +387,25 @@ async function writeOut(file: string, text: string): Promise<void> {
  * Load the plan, every stack and every scenario (so a typo fails before the first run), run all entries in one
  * invocation, then decide. Returns the exit code: the runs' own (interrupted, errors) when worse, else the decision's.
  */
-export async function nightlyCommand(planFile: string, flags: NightlyFlags, projectRoot: string): Promise<number> {
+export async function nightlyCommand(
+  planFile: string,
+  flags: NightlyFlags,
+  projectRoot: string,
+): Promise<number> {
   const plan = loadNightlyPlan(planFile);
   // --json owns stdout; jsonl progress would share it
-  if (flags.json && flags.progress === "jsonl") throw new ConfigurationError("E_FLAG", "--json prints the decision on stdout, where --progress jsonl prints its events: give one of them");
+  if (flags.json && flags.progress === "jsonl")
+    throw new ConfigurationError(
+      "E_FLAG",
+      "--json prints the decision on stdout, where --progress jsonl prints its events: give one of them",
+    );
   const resultsRoot = checkResultsDir(flags.results);
   const work: StackWork[] = [];
   const pairs: NightlyPair[] = [];
   plan.entries.forEach((e, i) => {
     const where = (err: unknown): never => {
-      if (err instanceof ConfigurationError) throw new ConfigurationError(err.code, `${planFile}: entries.${i}: ${err.message}`, { cause: err });
+      if (err instanceof ConfigurationError)
+        throw new ConfigurationError(err.code, `${planFile}: entries.${i}: ${err.message}`, { cause: err });
       throw err;
     };
     let stack, scenario;
@@ -269,20 +415,43 @@ export async function nightlyCommand(planFile: string, flags: NightlyFlags, proj
     } catch (err) {
       return where(err);
     }
-    const plans = planCells(scenario, e.scenario, { replicates: flags.replicates ?? e.replicates, duration: e.duration, warmup: e.warmup });
+    const plans = planCells(scenario, e.scenario, {
+      replicates: flags.replicates ?? e.replicates,
+      duration: e.duration,
+      warmup: e.warmup,
+    });
     work.push({ stack, plans });
     pairs.push({ stack: stack.name, scenario: scenario.name });
   });
-  const progress = new Progress(flags.quiet ? "quiet" : flags.progress, flags.json ? { stdout: process.stderr, stderr: process.stderr } : undefined);
-  const result = await driveRuns(work, { resultsRoot, invocation: new Date().toISOString(), projectRoot, reporter: progress, deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }), lockWaitMs: lockWaitMs(flags.lockWait) });
+  const progress = new Progress(
+    flags.quiet ? "quiet" : flags.progress,
+    flags.json ? { stdout: process.stderr, stderr: process.stderr } : undefined,
+  );
+  const result = await driveRuns(work, {
+    resultsRoot,
+    invocation: new Date().toISOString(),
+    projectRoot,
+    reporter: progress,
+    deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }),
+    lockWaitMs: lockWaitMs(flags.lockWait),
+  });
   const runsCode = runsExitCode(result);
   if (result.interrupted) return runsCode;
-  const decision = await decideNightly(resultsRoot, pairs, { force: flags.force, window: flags.window ?? plan.window, requireHistory: flags.requireHistory });
+  const decision = await decideNightly(resultsRoot, pairs, {
+    force: flags.force,
+    window: flags.window ?? plan.window,
+    requireHistory: flags.requireHistory,
+  });
   progress.result(`\n${renderNightly(decision)}`);
   progress.event("nightly", {
-    exitCode: Math.max(runsCode, decision.exitCode), runsExitCode: runsCode,
-    regressions: decision.regressions.map(cellName), inconclusive: decision.inconclusive.map(cellName), drifts: decision.drifts.map(cellName),
-    missingHistory: decision.pairs.filter((p) => p.status === "no-history").map((p) => `${p.stack}/${p.scenario}`),
+    exitCode: Math.max(runsCode, decision.exitCode),
+    runsExitCode: runsCode,
+    regressions: decision.regressions.map(cellName),
+    inconclusive: decision.inconclusive.map(cellName),
+    drifts: decision.drifts.map(cellName),
+    missingHistory: decision.pairs
+      .filter((p) => p.status === "no-history")
+      .map((p) => `${p.stack}/${p.scenario}`),
   });
   const json = `${JSON.stringify({ plan: planFile, runsExitCode: runsCode, ...decision }, null, 2)}\n`;
   if (flags.json) process.stdout.write(json);

@@ -164,7 +164,8 @@ function daysOf(invocations: string[]): number[] {
   return t.map((x) => (x - t[0]!) / 86_400_000);
 }
 
-const cellValues = (night: Night, cell: string): number[] => rowsPerSecondOf(night.used.filter((r) => r.cell === cell));
+const cellValues = (night: Night, cell: string): number[] =>
+  rowsPerSecondOf(night.used.filter((r) => r.cell === cell));
 
 /** The largest |m_j / median(m_−j) − 1| over the baseline nights: the cross-night A/A floor. */
 export function crossNightFloor(values: readonly number[]): number {
@@ -182,7 +183,13 @@ function sd(xs: readonly number[]): number {
 }
 
 /** The test of one cell of `nights[i]` against the baseline chosen from nights before it (not yet Holm-adjusted). */
-function testCell(nights: Night[], i: number, cell: string, regressed: ReadonlyArray<ReadonlySet<string>>, o: Required<Omit<WindowOptions, "aaFloors">> & { aaFloors: ReadonlyMap<string, number> }): CellTest {
+function testCell(
+  nights: Night[],
+  i: number,
+  cell: string,
+  regressed: ReadonlyArray<ReadonlySet<string>>,
+  o: Required<Omit<WindowOptions, "aaFloors">> & { aaFloors: ReadonlyMap<string, number> },
+): CellTest {
   const night = nights[i]!;
   const latest = cellValues(night, cell);
   const baseline: Night[] = [];
@@ -192,28 +199,77 @@ function testCell(nights: Night[], i: number, cell: string, regressed: ReadonlyA
     const nj = nights[j]!;
     if (cellValues(nj, cell).length === 0) continue;
     earlier++;
-    if (!o.force && nj.environment !== night.environment) { skipped.push({ invocation: nj.invocation, reason: `other environment: ${nj.environment}` }); continue; }
-    if (regressed[j]!.has(cell)) { skipped.push({ invocation: nj.invocation, reason: "a regression night: never part of a baseline" }); continue; }
+    if (!o.force && nj.environment !== night.environment) {
+      skipped.push({ invocation: nj.invocation, reason: `other environment: ${nj.environment}` });
+      continue;
+    }
+    if (regressed[j]!.has(cell)) {
+      skipped.push({ invocation: nj.invocation, reason: "a regression night: never part of a baseline" });
+      continue;
+    }
     baseline.unshift(nj);
   }
   const nightValues = baseline.map((n) => median(cellValues(n, cell)));
-  const baselineNights = baseline.map((n, k) => ({ invocation: n.invocation, rowsPerSecond: nightValues[k]!, runs: cellValues(n, cell).length }));
+  const baselineNights = baseline.map((n, k) => ({
+    invocation: n.invocation,
+    rowsPerSecond: nightValues[k]!,
+    runs: cellValues(n, cell).length,
+  }));
   const latestMedian = median(latest);
   const aa = o.aaFloors.get(cell) ?? null;
   const base: CellTest = {
-    cell, method: null, baselineNights, skippedNights: skipped, baselineRowsPerSecond: nightValues.length ? median(nightValues) : Number.NaN,
-    spread: nightValues.length >= 2 ? { min: Math.min(...nightValues), max: Math.max(...nightValues), iqr: quantile(nightValues, 0.75) - quantile(nightValues, 0.25), cv: sd(nightValues) / (nightValues.reduce((s, x) => s + x, 0) / nightValues.length) } : null,
-    latestRowsPerSecond: latestMedian, ratio: null, ci: null, p: { slower: Number.NaN, faster: Number.NaN }, pAdjusted: { slower: Number.NaN, faster: Number.NaN },
-    noiseFloor: aa, noiseFloorSource: aa === null ? null : "aa", candidate: null, change: null, significant: false, inconclusive: false,
-    environmentChanged: false, n: { previous: baseline.reduce((s, n) => s + cellValues(n, cell).length, 0), latest: latest.length, nights: baseline.length },
-    drift: null, reason: "",
+    cell,
+    method: null,
+    baselineNights,
+    skippedNights: skipped,
+    baselineRowsPerSecond: nightValues.length ? median(nightValues) : Number.NaN,
+    spread:
+      nightValues.length >= 2
+        ? {
+            min: Math.min(...nightValues),
+            max: Math.max(...nightValues),
+            iqr: quantile(nightValues, 0.75) - quantile(nightValues, 0.25),
+            cv: sd(nightValues) / (nightValues.reduce((s, x) => s + x, 0) / nightValues.length),
+          }
+        : null,
+    latestRowsPerSecond: latestMedian,
+    ratio: null,
+    ci: null,
+    p: { slower: Number.NaN, faster: Number.NaN },
+    pAdjusted: { slower: Number.NaN, faster: Number.NaN },
+    noiseFloor: aa,
+    noiseFloorSource: aa === null ? null : "aa",
+    candidate: null,
+    change: null,
+    significant: false,
+    inconclusive: false,
+    environmentChanged: false,
+    n: {
+      previous: baseline.reduce((s, n) => s + cellValues(n, cell).length, 0),
+      latest: latest.length,
+      nights: baseline.length,
+    },
+    drift: null,
+    reason: "",
   };
-  if (latest.length === 0) return { ...base, reason: "no usable run of this cell tonight (see the excluded runs)" };
+  if (latest.length === 0)
+    return { ...base, reason: "no usable run of this cell tonight (see the excluded runs)" };
   if (baseline.length === 0) {
     if (earlier > 0 && skipped.every((s) => s.reason.startsWith("other environment"))) {
-      return { ...base, environmentChanged: true, reason: "environment changed, no verdict: no earlier night ran in this environment (this night starts its baseline)" };
+      return {
+        ...base,
+        environmentChanged: true,
+        reason:
+          "environment changed, no verdict: no earlier night ran in this environment (this night starts its baseline)",
+      };
     }
-    return { ...base, reason: earlier > 0 ? "no good night to compare with (every earlier night regressed)" : "no earlier night of this cell" };
+    return {
+      ...base,
+      reason:
+        earlier > 0
+          ? "no good night to compare with (every earlier night regressed)"
+          : "no earlier night of this cell",
+    };
   }
   let test: CellTest;
   if (baseline.length >= MIN_WINDOW_NIGHTS) {
@@ -227,13 +283,32 @@ function testCell(nights: Night[], i: number, cell: string, regressed: ReadonlyA
     const half = studentTQuantile(0.95, k - 1) * se;
     const nights = crossNightFloor(nightValues);
     const floor = aa !== null && aa > nights ? aa : nights;
-    test = { ...base, method: "window", ratio, ci: [ratio * Math.exp(-half), ratio * Math.exp(half)], p: { slower: pSlower, faster: 1 - pSlower },
-      noiseFloor: floor, noiseFloorSource: aa !== null && aa > nights ? "aa" : "nights" };
+    test = {
+      ...base,
+      method: "window",
+      ratio,
+      ci: [ratio * Math.exp(-half), ratio * Math.exp(half)],
+      p: { slower: pSlower, faster: 1 - pSlower },
+      noiseFloor: floor,
+      noiseFloorSource: aa !== null && aa > nights ? "aa" : "nights",
+    };
   } else {
     const pooled = baseline.flatMap((n) => cellValues(n, cell));
     const cmp = compareSamples(pooled, latest, { minChange: o.minChange, noiseFloor: aa });
-    test = { ...base, method: "runs", baselineRowsPerSecond: median(pooled), ratio: Number.isFinite(cmp.ratio) ? cmp.ratio : null, ci: cmp.ci };
-    if (cmp.inconclusive) return { ...test, inconclusive: true, change: "none", reason: `${cmp.reason} (baseline: ${baseline.length} night(s))` };
+    test = {
+      ...base,
+      method: "runs",
+      baselineRowsPerSecond: median(pooled),
+      ratio: Number.isFinite(cmp.ratio) ? cmp.ratio : null,
+      ci: cmp.ci,
+    };
+    if (cmp.inconclusive)
+      return {
+        ...test,
+        inconclusive: true,
+        change: "none",
+        reason: `${cmp.reason} (baseline: ${baseline.length} night(s))`,
+      };
     const rank = rankSumTest(pooled, latest);
     test.p = { slower: rank.pSlower, faster: rank.pFaster };
   }
@@ -256,26 +331,41 @@ export function settle(tests: CellTest[], alpha = DEFAULT_ALPHA, minChange = DEF
     const p = dir === null ? Math.min(t.pAdjusted.slower, t.pAdjusted.faster) : t.pAdjusted[dir];
     t.significant = dir !== null && p <= alpha;
     t.change = t.significant ? dir : "none";
-    const base = t.method === "window" ? `${t.n.nights} baseline nights, floor ${pct(t.noiseFloor ?? 0)} across nights${t.noiseFloorSource === "aa" ? " (the stored A/A floor, larger)" : ""}`
-      : `${t.n.nights} baseline night(s), ${t.n.previous} runs pooled, rank-sum test${t.noiseFloor !== null ? `, A/A floor ${pct(t.noiseFloor)}` : ""}`;
+    const base =
+      t.method === "window"
+        ? `${t.n.nights} baseline nights, floor ${pct(t.noiseFloor ?? 0)} across nights${t.noiseFloorSource === "aa" ? " (the stored A/A floor, larger)" : ""}`
+        : `${t.n.nights} baseline night(s), ${t.n.previous} runs pooled, rank-sum test${t.noiseFloor !== null ? `, A/A floor ${pct(t.noiseFloor)}` : ""}`;
     const delta = Math.abs((t.ratio ?? 1) - 1);
-    t.reason = dir === null
-      ? `|ratio − 1| = ${pct(delta)} is below ${pct(minChange)} or within the floor (${base})`
-      : `${dir}: |ratio − 1| = ${pct(delta)}, p = ${t.p[dir].toPrecision(2)}, Holm-adjusted over ${m} cell(s) ${t.pAdjusted[dir].toPrecision(2)} ${t.significant ? "≤" : ">"} α = ${alpha} (${base})`;
+    t.reason =
+      dir === null
+        ? `|ratio − 1| = ${pct(delta)} is below ${pct(minChange)} or within the floor (${base})`
+        : `${dir}: |ratio − 1| = ${pct(delta)}, p = ${t.p[dir].toPrecision(2)}, Holm-adjusted over ${m} cell(s) ${t.pAdjusted[dir].toPrecision(2)} ${t.significant ? "≤" : ">"} α = ${alpha} (${base})`;
   });
 }
 
 /** The drift of a cell from its baseline nights and tonight's value, before the Holm step over drift tests. */
 function driftOf(t: CellTest, latestInvocation: string): Drift | null {
-  const points = [...t.baselineNights.map((n) => ({ invocation: n.invocation, v: n.rowsPerSecond })), { invocation: latestInvocation, v: t.latestRowsPerSecond }]
-    .filter((p) => Number.isFinite(p.v) && p.v > 0);
+  const points = [
+    ...t.baselineNights.map((n) => ({ invocation: n.invocation, v: n.rowsPerSecond })),
+    { invocation: latestInvocation, v: t.latestRowsPerSecond },
+  ].filter((p) => Number.isFinite(p.v) && p.v > 0);
   if (points.length < MIN_DRIFT_POINTS) return null;
   const days = daysOf(points.map((p) => p.invocation));
-  const tr = trendOf(days, points.map((p) => Math.log(p.v)));
+  const tr = trendOf(
+    days,
+    points.map((p) => Math.log(p.v)),
+  );
   const span = days[days.length - 1]! - days[0]!;
   return {
-    points: points.length, perDay: Math.expm1(tr.slope), ci: tr.ci ? [Math.expm1(tr.ci[0]), Math.expm1(tr.ci[1])] : null,
-    overWindow: Math.expm1(tr.slope * span), days: span, p: tr.p, pAdjusted: Number.NaN, detected: false, direction: "none",
+    points: points.length,
+    perDay: Math.expm1(tr.slope),
+    ci: tr.ci ? [Math.expm1(tr.ci[0]), Math.expm1(tr.ci[1])] : null,
+    overWindow: Math.expm1(tr.slope * span),
+    days: span,
+    p: tr.p,
+    pAdjusted: Number.NaN,
+    detected: false,
+    direction: "none",
   };
 }
 
@@ -298,16 +388,21 @@ export function settleDrift(tests: CellTest[], alpha = DEFAULT_ALPHA): void {
  */
 export function testLatestNight(nights: Night[], options: WindowOptions = {}): CellTest[] {
   const o = {
-    window: options.window ?? DEFAULT_WINDOW, force: options.force ?? false, alpha: options.alpha ?? DEFAULT_ALPHA,
-    minChange: options.minChange ?? DEFAULT_MIN_CHANGE, aaFloors: options.aaFloors ?? new Map<string, number>(),
+    window: options.window ?? DEFAULT_WINDOW,
+    force: options.force ?? false,
+    alpha: options.alpha ?? DEFAULT_ALPHA,
+    minChange: options.minChange ?? DEFAULT_MIN_CHANGE,
+    aaFloors: options.aaFloors ?? new Map<string, number>(),
   };
-  if (!Number.isInteger(o.window) || o.window < 1) throw new RangeError(`window must be a positive integer, got ${o.window}`);
+  if (!Number.isInteger(o.window) || o.window < 1)
+    throw new RangeError(`window must be a positive integer, got ${o.window}`);
   const regressed: Array<Set<string>> = [];
   let last: CellTest[] = [];
   nights.forEach((night, i) => {
     const cells = [...new Set(night.used.map((r) => r.cell))].sort(cellSort);
     // cells of tonight with no eligible run still get a row (saying so)
-    if (i === nights.length - 1) for (const c of new Set(night.runs.map((r) => r.cell))) if (!cells.includes(c)) cells.push(c);
+    if (i === nights.length - 1)
+      for (const c of new Set(night.runs.map((r) => r.cell))) if (!cells.includes(c)) cells.push(c);
     const tests = cells.map((c) => testCell(nights, i, c, regressed, o));
     if (i === nights.length - 1) {
       for (const t of tests) t.drift = driftOf(t, night.invocation);

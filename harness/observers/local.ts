@@ -14,7 +14,14 @@ import { NetnsInterfaceCounters } from "../../infra/local/netns.ts";
 import type { LocalHost } from "../../core/hosts.ts";
 import { parsePressure, parseProcStatCpu } from "../../core/schedstat.ts";
 import type { Observer } from "./types.ts";
-import { type HostReading, harnessNow, type MachineReading, runDelayAccumulator, windowedObserver, ZERO_NET } from "./window.ts";
+import {
+  type HostReading,
+  harnessNow,
+  type MachineReading,
+  runDelayAccumulator,
+  windowedObserver,
+  ZERO_NET,
+} from "./window.ts";
 export { runDelayAccumulator } from "./window.ts";
 
 /** A procfs file's text (read synchronously: infra/local/kernel-file.ts), or undefined when it cannot be read. */
@@ -47,7 +54,11 @@ export async function readMachine(): Promise<MachineReading> {
 export function createLocalObserver(hosts: LocalHost[], cappedHosts: ReadonlySet<string>): Observer {
   const delays = new Map(hosts.map((h) => [h.name, runDelayAccumulator()]));
   // the data-plane counters through a task of the host inside its namespace, not an `ip` process per read
-  const nets = new Map(hosts.flatMap((h) => (h.netns && h.interface ? [[h.name, new NetnsInterfaceCounters(h.netns, h.interface)] as const] : [])));
+  const nets = new Map(
+    hosts.flatMap((h) =>
+      h.netns && h.interface ? [[h.name, new NetnsInterfaceCounters(h.netns, h.interface)] as const] : [],
+    ),
+  );
   const readHost = async (host: LocalHost): Promise<HostReading> => {
     const t = harnessNow();
     const usage = await readCgroupUsage(host.cgroup);
@@ -56,9 +67,13 @@ export function createLocalObserver(hosts: LocalHost[], cappedHosts: ReadonlySet
     const runDelayNs = delays.get(host.name)!.add(waits);
     return { t, ...usage, ...net, runDelayNs };
   };
-  return windowedObserver(async () => {
-    const readings = new Map<string, HostReading>();
-    for (const host of hosts) readings.set(host.name, await readHost(host));
-    return readings;
-  }, cappedHosts, readMachine);
+  return windowedObserver(
+    async () => {
+      const readings = new Map<string, HostReading>();
+      for (const host of hosts) readings.set(host.name, await readHost(host));
+      return readings;
+    },
+    cappedHosts,
+    readMachine,
+  );
 }

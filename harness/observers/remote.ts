@@ -92,7 +92,8 @@ export function remoteReadScript(target: CgroupPaths | { root: string; version?:
     `emit() { if [ -e "$2" ]; then printf '\\n${MARK} file %s\\n' "$1"; cat "$2" || exit 3; fi; }`,
   ];
   if ("dirs" in target) lines.push(...sectionLines(target.version, target.dirs));
-  else if (target.version !== undefined) lines.push(...sectionLines(target.version, rootDirs(target.version, target.root)));
+  else if (target.version !== undefined)
+    lines.push(...sectionLines(target.version, rootDirs(target.version, target.root)));
   else {
     lines.push(`if [ -e ${shq(`${target.root}/cgroup.controllers`)} ]; then`);
     lines.push(...sectionLines("v2", rootDirs("v2", target.root)));
@@ -104,7 +105,10 @@ export function remoteReadScript(target: CgroupPaths | { root: string; version?:
   // run delay of every task the host's shell sees (one grep, not a cat per task); optional: an image without grep
   // or a procfs without schedstat gives an empty section and no contention figure for that host
   lines.push(`printf '\\n${MARK} file %s\\n%s\\n' ${SELF_SECTION} "$$"`);
-  lines.push(`printf '\\n${MARK} file %s\\n' ${SCHEDSTAT_SECTION}`, `grep -H '' /proc/[0-9]*/task/[0-9]*/schedstat 2>/dev/null || true`);
+  lines.push(
+    `printf '\\n${MARK} file %s\\n' ${SCHEDSTAT_SECTION}`,
+    `grep -H '' /proc/[0-9]*/task/[0-9]*/schedstat 2>/dev/null || true`,
+  );
   return lines.join("\n");
 }
 
@@ -163,7 +167,8 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserverOptions): Observer {
   const names = shells.map((s) => s.host);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
-  if (dup !== undefined) throw new ProvisioningError("E_OBSERVER_HOSTS", `remote observer: host "${dup}" is listed twice`);
+  if (dup !== undefined)
+    throw new ProvisioningError("E_OBSERVER_HOSTS", `remote observer: host "${dup}" is listed twice`);
   const ifname = opts.interface ?? "eth0";
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const root = opts.cgroupRoot ?? "/sys/fs/cgroup";
@@ -174,18 +179,28 @@ export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserv
     const explicit = opts.cgroupDirs?.[shell.host];
     const script = remoteReadScript(explicit ?? { root, version: detected.get(shell.host) });
     const before = harnessNow();
-    const stdout = await withTimeout(shell.run("sh", ["-c", script], { timeoutMs }), timeoutMs, "reading telemetry");
+    const stdout = await withTimeout(
+      shell.run("sh", ["-c", script], { timeoutMs }),
+      timeoutMs,
+      "reading telemetry",
+    );
     const t = (before + harnessNow()) / 2;
     const { version, files } = parseRemoteOutput(stdout);
     if (version === undefined) {
-      throw new Error(`output has no "${MARK} version" line (not a POSIX sh?): ${JSON.stringify(stdout.slice(0, 200))}`);
+      throw new Error(
+        `output has no "${MARK} version" line (not a POSIX sh?): ${JSON.stringify(stdout.slice(0, 200))}`,
+      );
     }
     detected.set(shell.host, version);
     const usage = parseCgroupUsage(version, files);
-    const missing = requiredFields(opts.cappedHosts.has(shell.host)).filter((f) => usage.unavailable.includes(f));
+    const missing = requiredFields(opts.cappedHosts.has(shell.host)).filter((f) =>
+      usage.unavailable.includes(f),
+    );
     if (missing.length > 0) {
       const where = explicit ? Object.values(explicit.dirs).join(", ") : root;
-      throw new Error(`cgroup ${version} at ${where} does not provide ${missing.join(", ")} (files read: ${Object.keys(files).join(", ")})`);
+      throw new Error(
+        `cgroup ${version} at ${where} does not provide ${missing.join(", ")} (files read: ${Object.keys(files).join(", ")})`,
+      );
     }
     const netText = files[NET_SECTION] ?? "";
     const net = parseProcNetDev(netText, ifname);
@@ -194,14 +209,18 @@ export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserv
         .split("\n")
         .filter((l) => l.includes(":"))
         .map((l) => l.slice(0, l.indexOf(":")).trim());
-      throw new Error(`interface "${ifname}" is not in /proc/net/dev (interfaces: ${present.join(", ") || "none"})`);
+      throw new Error(
+        `interface "${ifname}" is not in /proc/net/dev (interfaces: ${present.join(", ") || "none"})`,
+      );
     }
     // an ingress shaper (infra/docker/shaper.ts) redirects what arrives on the interface to its ifb device, whose
     // tbf drops what exceeds the rate: the interface's rx counter runs before that (it counts the dropped packets and
     // TCP's retransmissions of them too), the ifb's tx counter after it, so that is what the host received
     const shaped = opts.ingressShaped?.has(shell.host) ? parseProcNetDev(netText, SHAPER_IFB) : undefined;
     if (opts.ingressShaped?.has(shell.host) && shaped === undefined) {
-      throw new Error(`the ingress shaper's device "${SHAPER_IFB}" is not in /proc/net/dev: the host's received bytes cannot be counted after its tbf`);
+      throw new Error(
+        `the ingress shaper's device "${SHAPER_IFB}" is not in /proc/net/dev: the host's received bytes cannot be counted after its tbf`,
+      );
     }
     if (shaped !== undefined) {
       net.rxBytes = shaped.txBytes;
@@ -218,10 +237,14 @@ export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserv
     const settled = await Promise.all(
       shells.map((s) =>
         readHost(s).then(
-          (reading): { host: string; reading: HostReading } => { last.set(s.host, reading); return { host: s.host, reading }; },
+          (reading): { host: string; reading: HostReading } => {
+            last.set(s.host, reading);
+            return { host: s.host, reading };
+          },
           (error: unknown): { host: string; reading: HostReading } | { host: string; error: unknown } => {
             const held = last.get(s.host);
-            if (held && opts.mayBeDown?.(s.host)) return { host: s.host, reading: { ...held, t: harnessNow() } };
+            if (held && opts.mayBeDown?.(s.host))
+              return { host: s.host, reading: { ...held, t: harnessNow() } };
             return { host: s.host, error };
           },
         ),
@@ -229,10 +252,16 @@ export function createRemoteObserver(shells: ObservedShell[], opts: RemoteObserv
     );
     const failed = settled.filter((r): r is { host: string; error: unknown } => "error" in r);
     if (failed.length > 0) {
-      const why = failed.map((f) => `host "${f.host}": ${f.error instanceof Error ? f.error.message : String(f.error)}`);
-      throw new ProvisioningError("E_OBSERVER_READ", `remote observer: reading telemetry failed for ${why.join("; ")}`, {
-        cause: failed.length === 1 ? failed[0]?.error : new AggregateError(failed.map((f) => f.error)),
-      });
+      const why = failed.map(
+        (f) => `host "${f.host}": ${f.error instanceof Error ? f.error.message : String(f.error)}`,
+      );
+      throw new ProvisioningError(
+        "E_OBSERVER_READ",
+        `remote observer: reading telemetry failed for ${why.join("; ")}`,
+        {
+          cause: failed.length === 1 ? failed[0]?.error : new AggregateError(failed.map((f) => f.error)),
+        },
+      );
     }
     const readings = new Map<string, HostReading>();
     for (const r of settled) if ("reading" in r) readings.set(r.host, r.reading);

@@ -24,10 +24,19 @@ export interface MachineReading {
 /** The machine window between two readings (shares of wall time or of all CPU time; null when not read). */
 export function machineWindow(now: MachineReading, before: MachineReading): MachineWindow {
   const dtUs = (now.t - before.t) * 1000;
-  const ticks = now.totalTicks !== undefined && before.totalTicks !== undefined ? now.totalTicks - before.totalTicks : undefined;
+  const ticks =
+    now.totalTicks !== undefined && before.totalTicks !== undefined
+      ? now.totalTicks - before.totalTicks
+      : undefined;
   return {
-    psiCpuSomeShare: now.psiSomeUs !== undefined && before.psiSomeUs !== undefined && dtUs > 0 ? Math.max(0, now.psiSomeUs - before.psiSomeUs) / dtUs : null,
-    stealShare: ticks !== undefined && ticks > 0 ? Math.max(0, (now.stealTicks ?? 0) - (before.stealTicks ?? 0)) / ticks : null,
+    psiCpuSomeShare:
+      now.psiSomeUs !== undefined && before.psiSomeUs !== undefined && dtUs > 0
+        ? Math.max(0, now.psiSomeUs - before.psiSomeUs) / dtUs
+        : null,
+    stealShare:
+      ticks !== undefined && ticks > 0
+        ? Math.max(0, (now.stealTicks ?? 0) - (before.stealTicks ?? 0)) / ticks
+        : null,
     harnessCores: dtUs > 0 ? Math.max(0, now.harnessCpuUs - before.harnessCpuUs) / dtUs : 0,
   };
 }
@@ -69,7 +78,10 @@ export function hostWindow(now: HostReading, before: HostReading, capped: boolea
   const periods = Math.max(0, now.nrPeriods - before.nrPeriods);
   const throttledPeriods = Math.max(0, now.nrThrottled - before.nrThrottled);
   const throttledMs = Math.max(0, now.throttledNs - before.throttledNs) / 1e6;
-  const runDelayMs = now.runDelayNs !== undefined && before.runDelayNs !== undefined ? Math.max(0, now.runDelayNs - before.runDelayNs) / 1e6 : undefined;
+  const runDelayMs =
+    now.runDelayNs !== undefined && before.runDelayNs !== undefined
+      ? Math.max(0, now.runDelayNs - before.runDelayNs) / 1e6
+      : undefined;
   return {
     cpuCores: rate(now.cpuUsageNs, before.cpuUsageNs, dtS) / 1e9,
     throttledShare: capped ? (periods > 0 ? throttledPeriods / periods : 0) : null,

@@ -26,7 +26,13 @@ import { RemoteSite } from "../remote/site.ts";
 import { requireShellClient, shellsFor, type ShellSource } from "../remote/hosts.ts";
 import { requirePulumiCli } from "./pulumi-cli.ts";
 import type { LockWait, RunRecord } from "../results/types.ts";
-import { describeRun, driveRuns, lockStacks, type DeployedStacks, type DriveResult } from "../runner/drive.ts";
+import {
+  describeRun,
+  driveRuns,
+  lockStacks,
+  type DeployedStacks,
+  type DriveResult,
+} from "../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
 import { Progress } from "../runner/progress.ts";
 import type { CellPlan } from "../runner/cell-plan.ts";
@@ -66,19 +72,44 @@ export type CellRunner = (ctx: CellRunContext) => Promise<RunRecord>;
  */
 export function deployedCellRunner(source: ShellSource = {}): CellRunner {
   return async (ctx) => {
-    const adminUsername = ctx.stack.platform === "azure" ? loadPulumiStack(ctx.stack.file).platform.azure?.adminUsername : undefined;
+    const adminUsername =
+      ctx.stack.platform === "azure"
+        ? loadPulumiStack(ctx.stack.file).platform.azure?.adminUsername
+        : undefined;
     const shell = shellsFor(ctx.outputs, { ...source, ...(adminUsername ? { adminUsername } : {}) });
     // the stack's shaper image (tc, ss) for fault steps on docker (harness/remote/docker-steps.ts)
-    const shaperImage = ctx.stack.platform === "docker" ? resolveImage("shaper", loadPulumiStack(ctx.stack.file).platform.docker.images ?? "upstream", undefined).ref : undefined;
+    const shaperImage =
+      ctx.stack.platform === "docker"
+        ? resolveImage(
+            "shaper",
+            loadPulumiStack(ctx.stack.file).platform.docker.images ?? "upstream",
+            undefined,
+          ).ref
+        : undefined;
     const run = new BenchRun({
-      stack: ctx.stack, plan: ctx.plan, resultsRoot: ctx.resultsRoot, invocation: ctx.invocation, signal: ctx.signal, projectRoot: ctx.projectRoot, lockWait: ctx.lockWait,
+      stack: ctx.stack,
+      plan: ctx.plan,
+      resultsRoot: ctx.resultsRoot,
+      invocation: ctx.invocation,
+      signal: ctx.signal,
+      projectRoot: ctx.projectRoot,
+      lockWait: ctx.lockWait,
       site: (c) => {
         ctx.deployment?.addRecord(path.join(c.dir, "run.json"));
-        return new RemoteSite({ stack: ctx.stack, plan: ctx.plan, outputs: ctx.outputs, shell, ...(shaperImage ? { shaperImage } : {}) });
+        return new RemoteSite({
+          stack: ctx.stack,
+          plan: ctx.plan,
+          outputs: ctx.outputs,
+          shell,
+          ...(shaperImage ? { shaperImage } : {}),
+        });
       },
     });
     const loadgen = ctx.outputs.hosts.loadgen;
-    ctx.progress.cellStart(run.runId, `on ${ctx.stack.platform} stack ${ctx.stack.name}${loadgen ? `, generators in ${loadgen.container}` : ""}`);
+    ctx.progress.cellStart(
+      run.runId,
+      `on ${ctx.stack.platform} stack ${ctx.stack.name}${loadgen ? `, generators in ${loadgen.container}` : ""}`,
+    );
     ctx.progress.follow(run);
     return run.run();
   };
@@ -129,27 +160,41 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
   const componentsOf = new Map<string, string[]>();
   return {
     check(stack, plans) {
-      if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`);
+      if (stack.platform === "local")
+        throw new ConfigurationError(
+          "E_PLATFORM",
+          `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`,
+        );
       const components: string[] = [];
       for (const plan of plans) {
         const config = cellConfig(stack, plan);
-        for (const [k, v] of Object.entries(config)) if (k.startsWith("ingestbench:components.")) components.push(v.value);
+        for (const [k, v] of Object.entries(config))
+          if (k.startsWith("ingestbench:components.")) components.push(v.value);
       }
       componentsOf.set(stack.name, components);
       // fault steps (harness/runner/steps.ts) run on local and docker stacks (harness/remote/docker-steps.ts), each
       // checked against the stack here; azure's sites offer none: refused before anything is deployed
       const withSteps = plans.find((p) => p.steps?.length);
       if (withSteps && stack.platform !== "docker") {
-        throw new ConfigurationError("E_STEP_PLATFORM", `scenario ${withSteps.scenario}: fault steps (steps:) run on local and docker stacks; stack ${stack.name} is a ${stack.platform} stack (its sites offer no kill, stop, restart, exec or network steps yet); run it on a local or docker stack, e.g. --stack local-pipeline or --stack docker-debian-2-cores`, { field: "steps" });
+        throw new ConfigurationError(
+          "E_STEP_PLATFORM",
+          `scenario ${withSteps.scenario}: fault steps (steps:) run on local and docker stacks; stack ${stack.name} is a ${stack.platform} stack (its sites offer no kill, stop, restart, exec or network steps yet); run it on a local or docker stack, e.g. --stack local-pipeline or --stack docker-debian-2-cores`,
+          { field: "steps" },
+        );
       }
       // generator: none (the collector's own load, harness/runner/self-load.ts): on docker each run uploads the
       // collector's config with its gens and restarts it (harness/remote/site.ts); azure's sites cannot restart a
       // collector with another config in a run: refused before anything is deployed
       const selfLoad = plans.find((p) => p.selfLoad);
       if (selfLoad && stack.platform !== "docker") {
-        throw new ConfigurationError("E_GENERATOR_NONE", `scenario ${selfLoad.scenario}: generator: none runs on local and docker stacks; stack ${stack.name} (platform ${stack.platform}) runs on a site that cannot start ${selfLoad.selfLoad!.collector}'s ${selfLoad.selfLoad!.input} with a run's own generator ids (the ledger could not tell its events from another run's). Its config renders (ingestbench validate); run it on a docker stack, e.g. --stack docker-debian-2-cores`, { field: "generator" });
+        throw new ConfigurationError(
+          "E_GENERATOR_NONE",
+          `scenario ${selfLoad.scenario}: generator: none runs on local and docker stacks; stack ${stack.name} (platform ${stack.platform}) runs on a site that cannot start ${selfLoad.selfLoad!.collector}'s ${selfLoad.selfLoad!.input} with a run's own generator ids (the ledger could not tell its events from another run's). Its config renders (ingestbench validate); run it on a docker stack, e.g. --stack docker-debian-2-cores`,
+          { field: "generator" },
+        );
       }
-      for (const p of plans) if (p.steps?.length) checkSteps(stack, hostRoles(Object.keys(stack.hosts), p), p);
+      for (const p of plans)
+        if (p.steps?.length) checkSteps(stack, hostRoles(Object.keys(stack.hosts), p), p);
       // the images the cells run (a version without a Debian-built image is refused here, exit 2)
       if (stack.platform === "docker") images.set(stack.name, cellImages(loadPulumiStack(stack.file), plans));
     },
@@ -167,7 +212,11 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
       const records: RunRecord[] = [];
       const configs = items.map(({ plan }) => cellConfig(stack, plan));
       const log = opts.quiet ? undefined : (t: string) => void process.stderr.write(t);
-      const popts = { projectDir: projectRoot, ...(opts.env ? { env: opts.env } : {}), ...(log ? { onOutput: log } : {}) };
+      const popts = {
+        projectDir: projectRoot,
+        ...(opts.env ? { env: opts.env } : {}),
+        ...(log ? { onOutput: log } : {}),
+      };
       // a cell whose stack config differs (components or blocks) is re-deployed
       const key = (i: number) => JSON.stringify(configs[i]);
       let deployed = key(0);
@@ -180,7 +229,15 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
             deployed = key(i);
           }
           const record = await runCell({
-            stack, plan: item.plan, outputs, signal, resultsRoot, invocation: item.invocation ?? invocation, projectRoot, progress, ...(deployment ? { deployment } : {}),
+            stack,
+            plan: item.plan,
+            outputs,
+            signal,
+            resultsRoot,
+            invocation: item.invocation ?? invocation,
+            projectRoot,
+            progress,
+            ...(deployment ? { deployment } : {}),
             ...(i === 0 && lockWait ? { lockWait } : {}),
           });
           progress.cellEnd(record, describeRun(record, resultsRoot));
@@ -188,7 +245,9 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
         }
       };
       // a stack destroyed at the end belongs to this process until then: `ingestbench gc` removes it if we are killed
-      const deployment = opts.keep ? undefined : registerDeployment(stack.name, stack.platform, "bench", opts.env);
+      const deployment = opts.keep
+        ? undefined
+        : registerDeployment(stack.name, stack.platform, "bench", opts.env);
       let provisioner: PulumiProvisioner;
       try {
         provisioner = opts.keep
@@ -242,10 +301,16 @@ export interface PulumiBenchOptions extends PulumiStacksOptions {
  */
 export async function benchOnPulumiStack(opts: PulumiBenchOptions): Promise<DriveResult> {
   const { stack, plans } = opts;
-  if (stack.platform === "local") throw new ConfigurationError("E_PLATFORM", `stack ${stack.name}: benchOnPulumiStack is for docker and azure stacks`);
+  if (stack.platform === "local")
+    throw new ConfigurationError(
+      "E_PLATFORM",
+      `stack ${stack.name}: benchOnPulumiStack is for docker and azure stacks`,
+    );
   const projectRoot = opts.projectRoot ?? defaultProjectRoot;
   return driveRuns([{ stack, plans }], {
-    resultsRoot: opts.resultsRoot, invocation: opts.invocation, projectRoot,
+    resultsRoot: opts.resultsRoot,
+    invocation: opts.invocation,
+    projectRoot,
     reporter: opts.reporter ?? new Progress(opts.quiet ? "quiet" : undefined),
     deployed: pulumiStacks({ ...opts, projectRoot }),
     ...(opts.signal ? { signal: opts.signal } : {}),
@@ -258,7 +323,9 @@ export function pickCell(plans: CellPlan[], file: string, cell: string | undefin
   const found = cell === undefined ? plans[0] : plans.find((p) => p.cell === cell);
   if (!found) {
     const cells = [...new Set(plans.map((p) => p.cell))];
-    throw new ConfigurationError("E_CELL", `${file}: no cell "${cell}"; cells: ${cells.join(", ")}`, { location: file });
+    throw new ConfigurationError("E_CELL", `${file}: no cell "${cell}"; cells: ${cells.join(", ")}`, {
+      location: file,
+    });
   }
   return found;
 }
@@ -267,12 +334,19 @@ export function pickCell(plans: CellPlan[], file: string, cell: string | undefin
 export function describeOutputs(o: StackOutputs): string {
   const lines = [`stack ${o.stack} (${o.platform}) is up`];
   for (const [name, h] of Object.entries(o.hosts)) {
-    lines.push(`  ${name}: ${h.component} ${h.image} at ${h.address}; applied ${JSON.stringify(h.limits.applied)}${h.limits.enforced ? "" : `; NOT enforced: ${h.limits.notes.join("; ")}`}`);
+    lines.push(
+      `  ${name}: ${h.component} ${h.image} at ${h.address}; applied ${JSON.stringify(h.limits.applied)}${h.limits.enforced ? "" : `; NOT enforced: ${h.limits.notes.join("; ")}`}`,
+    );
   }
   for (const [component, eps] of Object.entries(o.endpoints)) {
     for (const ep of eps) {
-      const pub = ep.published.filter((p) => p.external !== null).map((p) => `${p.internal}→${p.ip}:${p.external}`).join(", ");
-      lines.push(`  ${component} on ${ep.host}: data ${ep.data ? `${ep.data.host}:${ep.data.port}` : "–"}${ep.metrics ? `, metrics ${ep.metrics.host}:${ep.metrics.port}` : ""}${pub ? `, published ${pub}` : ""}`);
+      const pub = ep.published
+        .filter((p) => p.external !== null)
+        .map((p) => `${p.internal}→${p.ip}:${p.external}`)
+        .join(", ");
+      lines.push(
+        `  ${component} on ${ep.host}: data ${ep.data ? `${ep.data.host}:${ep.data.port}` : "–"}${ep.metrics ? `, metrics ${ep.metrics.host}:${ep.metrics.port}` : ""}${pub ? `, published ${pub}` : ""}`,
+      );
     }
   }
   return lines.join("\n");
@@ -304,9 +378,26 @@ export interface DeployOptions {
  * @throws ProvisioningError E_STACK_LOCKED naming the holder's pid, command and start time; E_INTERRUPTED when
  *         `signal` ended the wait (nothing deployed or destroyed, no lock held)
  */
-async function withDeployLock<T>(stack: string, command: "up" | "down", waitMs: number, notice: (text: string) => void, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  const locks = await lockStacks([stack], command, { notice: (t) => notice(`ingestbench: ${t}\n`) }, waitMs, signal);
-  if (!locks) throw new ProvisioningError("E_INTERRUPTED", `interrupted while waiting for the lock of stack ${stack}: nothing was ${command === "up" ? "deployed" : "destroyed"}`);
+async function withDeployLock<T>(
+  stack: string,
+  command: "up" | "down",
+  waitMs: number,
+  notice: (text: string) => void,
+  fn: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const locks = await lockStacks(
+    [stack],
+    command,
+    { notice: (t) => notice(`ingestbench: ${t}\n`) },
+    waitMs,
+    signal,
+  );
+  if (!locks)
+    throw new ProvisioningError(
+      "E_INTERRUPTED",
+      `interrupted while waiting for the lock of stack ${stack}: nothing was ${command === "up" ? "deployed" : "destroyed"}`,
+    );
   const [lock] = locks;
   try {
     return await fn();
@@ -327,26 +418,40 @@ export async function deployStack(opts: DeployOptions): Promise<StackOutputs> {
   const stack = loadDeployableStack(opts.stack, projectRoot);
   let config: ReturnType<typeof cellConfig> | undefined;
   if (opts.scenario) {
-    const plan = pickCell(planCells(loadScenarioFile(opts.scenario), opts.scenario), opts.scenario, opts.cell);
+    const plan = pickCell(
+      planCells(loadScenarioFile(opts.scenario), opts.scenario),
+      opts.scenario,
+      opts.cell,
+    );
     config = cellConfig(stack, plan);
   }
   const notice = opts.notice ?? ((t: string) => void process.stderr.write(t));
-  return withDeployLock(stack.name, "up", opts.lockWaitMs ?? 0, notice, async () => {
-    // until the deployment succeeds it is this process's (gc removes it if we are killed); then the user's
-    const deployment = registerDeployment(stack.name, stack.platform, "up");
-    try {
-      const p = await PulumiProvisioner.open(stack.name, { projectDir: projectRoot, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) });
+  return withDeployLock(
+    stack.name,
+    "up",
+    opts.lockWaitMs ?? 0,
+    notice,
+    async () => {
+      // until the deployment succeeds it is this process's (gc removes it if we are killed); then the user's
+      const deployment = registerDeployment(stack.name, stack.platform, "up");
       try {
-        return await p.up({ ...(config ? { config } : {}), signal: opts.signal });
-      } catch (err) {
-        notice(`ingestbench: deploying ${stack.name} failed; destroying what was created\n`);
-        await p.destroy({ cancelStaleLock: opts.signal.aborted });
-        throw err;
+        const p = await PulumiProvisioner.open(stack.name, {
+          projectDir: projectRoot,
+          ...(opts.onOutput ? { onOutput: opts.onOutput } : {}),
+        });
+        try {
+          return await p.up({ ...(config ? { config } : {}), signal: opts.signal });
+        } catch (err) {
+          notice(`ingestbench: deploying ${stack.name} failed; destroying what was created\n`);
+          await p.destroy({ cancelStaleLock: opts.signal.aborted });
+          throw err;
+        }
+      } finally {
+        await deployment.release();
       }
-    } finally {
-      await deployment.release();
-    }
-  }, opts.signal);
+    },
+    opts.signal,
+  );
 }
 
 /**
@@ -357,7 +462,10 @@ export async function deployStack(opts: DeployOptions): Promise<StackOutputs> {
  *         another process (a bench, `up` or `down`) holds the stack past `lockWaitMs`
  */
 export async function destroyStack(opts: {
-  stack: string; projectRoot?: string; cancelStaleLock?: boolean; onOutput?: (text: string) => void;
+  stack: string;
+  projectRoot?: string;
+  cancelStaleLock?: boolean;
+  onOutput?: (text: string) => void;
   /** how long to wait for the stack's lock (a bench or `up` on it), ms (default 0: refuse) */
   lockWaitMs?: number;
   /** where the lock's waiting notice goes (default: stderr) */
@@ -365,10 +473,21 @@ export async function destroyStack(opts: {
 }): Promise<string> {
   const projectRoot = opts.projectRoot ?? defaultProjectRoot;
   const stack = loadDeployableStack(opts.stack, projectRoot);
-  return withDeployLock(stack.name, "down", opts.lockWaitMs ?? 0, opts.notice ?? ((t) => void process.stderr.write(t)), async () => {
-    const ws = await openWorkspace({ projectDir: projectRoot });
-    const p = await PulumiProvisioner.inWorkspace(ws, stack.name, { projectDir: projectRoot, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) }, "select");
-    await p.destroy({ cancelStaleLock: Boolean(opts.cancelStaleLock) });
-    return stack.name;
-  });
+  return withDeployLock(
+    stack.name,
+    "down",
+    opts.lockWaitMs ?? 0,
+    opts.notice ?? ((t) => void process.stderr.write(t)),
+    async () => {
+      const ws = await openWorkspace({ projectDir: projectRoot });
+      const p = await PulumiProvisioner.inWorkspace(
+        ws,
+        stack.name,
+        { projectDir: projectRoot, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) },
+        "select",
+      );
+      await p.destroy({ cancelStaleLock: Boolean(opts.cancelStaleLock) });
+      return stack.name;
+    },
+  );
 }

@@ -57,10 +57,21 @@ export interface DeploymentHandle {
  * Register this process as the owner of `stack`'s deployment (synchronously, before anything is deployed).
  * @param env where DOCKER_HOST is read (the environment the deployment runs with)
  */
-export function registerDeployment(stack: string, platform: Platform, command: string, env: NodeJS.ProcessEnv = process.env): DeploymentHandle {
+export function registerDeployment(
+  stack: string,
+  platform: Platform,
+  command: string,
+  env: NodeJS.ProcessEnv = process.env,
+): DeploymentHandle {
   const registry: DeploymentRegistry = {
-    stack, platform, ownerPid: process.pid, ownerStartTicks: processStartTicks(process.pid), createdAt: new Date().toISOString(),
-    dockerHost: env.DOCKER_HOST ?? null, command, resultRecords: [],
+    stack,
+    platform,
+    ownerPid: process.pid,
+    ownerStartTicks: processStartTicks(process.pid),
+    createdAt: new Date().toISOString(),
+    dockerHost: env.DOCKER_HOST ?? null,
+    command,
+    resultRecords: [],
   };
   write(registry);
   return {
@@ -81,14 +92,18 @@ export function registerDeployment(stack: string, platform: Platform, command: s
 export async function readDeployment(file: string): Promise<DeploymentRegistry | null> {
   try {
     const r = JSON.parse(await fs.readFile(file, "utf8")) as DeploymentRegistry;
-    return typeof r.stack === "string" && typeof r.ownerPid === "number" ? { ...r, resultRecords: r.resultRecords ?? [] } : null;
+    return typeof r.stack === "string" && typeof r.ownerPid === "number"
+      ? { ...r, resultRecords: r.resultRecords ?? [] }
+      : null;
   } catch {
     return null;
   }
 }
 
 /** Every deployment registry, with whether its owner still runs, and its file. */
-export async function listDeployments(): Promise<Array<{ file: string; registry: DeploymentRegistry; alive: boolean }>> {
+export async function listDeployments(): Promise<
+  Array<{ file: string; registry: DeploymentRegistry; alive: boolean }>
+> {
   let names: string[];
   try {
     names = (await fs.readdir(deploymentDir())).filter((f) => f.endsWith(".json"));

@@ -16,7 +16,14 @@ import { DEFAULT_EXPIRY_MS } from "../../infra/stack/schema.ts";
 import { parseDuration } from "../../core/units.ts";
 import { ProvisioningError } from "../../core/errors.ts";
 import fs from "node:fs/promises";
-import { dockerClient, engineAnswers, labelledStacks, stackLabel, sweepByLabel, type DockerSweep } from "../../infra/docker/gc.ts";
+import {
+  dockerClient,
+  engineAnswers,
+  labelledStacks,
+  stackLabel,
+  sweepByLabel,
+  type DockerSweep,
+} from "../../infra/docker/gc.ts";
 import { markInterrupted } from "../../infra/local/gc.ts";
 import { deploymentDir, listDeployments } from "./deployments.ts";
 import { openWorkspace, PulumiProvisioner, type ProvisionerOptions } from "./provisioner.ts";
@@ -49,7 +56,12 @@ export interface PulumiGcReport {
  * @param config the stack's config (`pulumi config --show-secrets --json`), for `ingestbench:expiry`
  */
 export function stackVerdict(summary: StackSummary, config: ConfigMap, nowMs: number): StackVerdict {
-  const keep = (reason: string, expiresAt: string | null = null): StackVerdict => ({ name: summary.name, expired: false, expiresAt, reason });
+  const keep = (reason: string, expiresAt: string | null = null): StackVerdict => ({
+    name: summary.name,
+    expired: false,
+    expiresAt,
+    reason,
+  });
   if (summary.updateInProgress) return keep("an update is in progress");
   if (summary.resourceCount === 0) return keep("no resources deployed");
   if (!summary.lastUpdate) return keep("never updated");
@@ -65,9 +77,15 @@ export function stackVerdict(summary: StackSummary, config: ConfigMap, nowMs: nu
     }
   }
   const expiresAt = new Date(last + expiryMs).toISOString();
-  const span = raw === undefined ? `default expiry ${DEFAULT_EXPIRY_MS / 3_600_000}h` : `ingestbench:expiry ${raw}`;
+  const span =
+    raw === undefined ? `default expiry ${DEFAULT_EXPIRY_MS / 3_600_000}h` : `ingestbench:expiry ${raw}`;
   return last + expiryMs <= nowMs
-    ? { name: summary.name, expired: true, expiresAt, reason: `last update ${summary.lastUpdate} + ${span} is past` }
+    ? {
+        name: summary.name,
+        expired: true,
+        expiresAt,
+        reason: `last update ${summary.lastUpdate} + ${span} is past`,
+      }
     : keep(`last update ${summary.lastUpdate} + ${span}: not expired`, expiresAt);
 }
 
@@ -148,7 +166,8 @@ export interface DeploymentGcReport {
   errors: string[];
 }
 
-const noSweep = (s: DockerSweep) => s.containers.length + s.networks.length + s.volumes.length + s.images.length === 0;
+const noSweep = (s: DockerSweep) =>
+  s.containers.length + s.networks.length + s.volumes.length + s.images.length === 0;
 
 /**
  * The leftovers of harness processes that died while they owned a deployment (SIGKILL during deploy, load or
@@ -162,7 +181,13 @@ const noSweep = (s: DockerSweep) => s.containers.length + s.networks.length + s.
 export async function collectDeadDeployments(
   opts: ProvisionerOptions & { dryRun?: boolean; includeLive?: boolean; nowMs?: number },
 ): Promise<DeploymentGcReport> {
-  const report: DeploymentGcReport = { dryRun: Boolean(opts.dryRun), collected: [], live: [], expired: [], errors: [] };
+  const report: DeploymentGcReport = {
+    dryRun: Boolean(opts.dryRun),
+    collected: [],
+    live: [],
+    expired: [],
+    errors: [],
+  };
   const env = opts.env ?? process.env;
   let entries: Awaited<ReturnType<typeof listDeployments>> = [];
   try {
@@ -186,7 +211,16 @@ export async function collectDeadDeployments(
       report.live.push({ stack: reg.stack, ownerPid: reg.ownerPid, command: reg.command });
       continue;
     }
-    const dead: DeadDeployment = { stack: reg.stack, platform: reg.platform, ownerPid: reg.ownerPid, command: reg.command, destroyed: false, removed: null, records: [], notes: [] };
+    const dead: DeadDeployment = {
+      stack: reg.stack,
+      platform: reg.platform,
+      ownerPid: reg.ownerPid,
+      command: reg.command,
+      destroyed: false,
+      removed: null,
+      records: [],
+      notes: [],
+    };
     report.collected.push(dead);
     if (opts.dryRun) continue;
     const before = report.errors.length;
@@ -197,15 +231,21 @@ export async function collectDeadDeployments(
         await p.destroy({ cancelStaleLock: true });
         dead.destroyed = true;
       } catch (err) {
-        if (err instanceof ProvisioningError && err.code === "E_PULUMI_STACK") dead.notes.push(`no Pulumi stack ${reg.stack} (killed before it was created)`);
+        if (err instanceof ProvisioningError && err.code === "E_PULUMI_STACK")
+          dead.notes.push(`no Pulumi stack ${reg.stack} (killed before it was created)`);
         else report.errors.push(`stack ${reg.stack}: ${(err as Error).message.split("\n")[0]}`);
       }
     }
     if (reg.platform === "docker") {
-      const docker = await dockerClient({ ...env, ...(reg.dockerHost ? { DOCKER_HOST: reg.dockerHost } : {}) });
+      const docker = await dockerClient({
+        ...env,
+        ...(reg.dockerHost ? { DOCKER_HOST: reg.dockerHost } : {}),
+      });
       const why = await engineAnswers(docker);
       if (why) {
-        report.errors.push(`stack ${reg.stack}: the Docker engine at ${reg.dockerHost ?? "the default socket"} does not answer (${why}); its containers were not swept`);
+        report.errors.push(
+          `stack ${reg.stack}: the Docker engine at ${reg.dockerHost ?? "the default socket"} does not answer (${why}); its containers were not swept`,
+        );
       } else {
         dead.removed = await sweepByLabel(docker, stackLabel(reg.stack), { danglingImages: true });
         report.errors.push(...dead.removed.errors.map((e) => `stack ${reg.stack}: ${e}`));
@@ -219,8 +259,11 @@ export async function collectDeadDeployments(
   const docker = await dockerClient(env);
   const why = await engineAnswers(docker);
   if (why) {
-    report.engineSkipped = `no Docker engine answers at ${env.DOCKER_HOST ?? "the default socket"} (${why}), so expired docker stacks were not looked for`
-      + (env.DOCKER_HOST ? "" : `; if ingestbench's own engine runs, \`eval "$(bash scripts/docker-engine.sh env)"\` points DOCKER_HOST at it`);
+    report.engineSkipped =
+      `no Docker engine answers at ${env.DOCKER_HOST ?? "the default socket"} (${why}), so expired docker stacks were not looked for` +
+      (env.DOCKER_HOST
+        ? ""
+        : `; if ingestbench's own engine runs, \`eval "$(bash scripts/docker-engine.sh env)"\` points DOCKER_HOST at it`);
     return report;
   }
   const registered = new Set(entries.map((e) => e.registry.stack));
@@ -228,9 +271,13 @@ export async function collectDeadDeployments(
   try {
     for (const s of await labelledStacks(docker)) {
       if (registered.has(s.stack) || s.expiryMs === null || s.createdMs + s.expiryMs > now) continue;
-      const removed = await sweepByLabel(docker, stackLabel(s.stack), { dryRun: Boolean(opts.dryRun), danglingImages: true });
+      const removed = await sweepByLabel(docker, stackLabel(s.stack), {
+        dryRun: Boolean(opts.dryRun),
+        danglingImages: true,
+      });
       report.errors.push(...removed.errors.map((e) => `stack ${s.stack}: ${e}`));
-      if (!noSweep(removed)) report.expired.push({ stack: s.stack, createdAt: new Date(s.createdMs).toISOString(), removed });
+      if (!noSweep(removed))
+        report.expired.push({ stack: s.stack, createdAt: new Date(s.createdMs).toISOString(), removed });
     }
   } catch (err) {
     report.errors.push(`listing labelled containers: ${(err as Error).message.split("\n")[0]}`);

@@ -25,11 +25,13 @@ export function cellImages(stack: PulumiStack, plans: readonly CellPlan[]): Reso
   for (const plan of plans) {
     for (const h of hosts) {
       if (h === "sink") add(resolveImage(plan.sink.name, source, plan.sink.config.version));
-      else if (collectors.has(h) && plan.collector) add(resolveImage(plan.collector.name, source, plan.collector.config.version));
+      else if (collectors.has(h) && plan.collector)
+        add(resolveImage(plan.collector.name, source, plan.collector.config.version));
       else add(resolveImage("loadgen", source, undefined));
     }
   }
-  if (Object.values(stack.spec.hosts).some((h) => h.limits.network !== undefined)) add(resolveImage("shaper", source, undefined));
+  if (Object.values(stack.spec.hosts).some((h) => h.limits.network !== undefined))
+    add(resolveImage("shaper", source, undefined));
   return [...out.values()];
 }
 
@@ -44,15 +46,25 @@ export const DOCKER_ENGINE_HINT =
  * @throws ProvisioningError E_DOCKER_ENGINE when no engine answers (the hint says how to start one);
  *         E_IMAGE_MISSING naming each missing image and `bash scripts/build-images.sh <names>`
  */
-export function requireImages(stackName: string, images: readonly ResolvedImage[], env: NodeJS.ProcessEnv = process.env): void {
+export function requireImages(
+  stackName: string,
+  images: readonly ResolvedImage[],
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   const built = images.filter((i) => i.build !== undefined);
   if (built.length === 0) return;
   const docker = env.INGESTBENCH_DOCKER ?? "docker";
   const run = (args: string[]) => spawnSync(docker, args, { env, encoding: "utf8", timeout: 30_000 });
   const v = run(["version", "--format", "{{.Server.Version}}"]);
   if (v.status !== 0) {
-    const why = (v.stderr ?? "").trim().split("\n").pop() || (v.error as Error | undefined)?.message || `exit ${v.status}`;
-    throw new ProvisioningError("E_DOCKER_ENGINE", `stack ${stackName}: no Docker engine answers at ${env.DOCKER_HOST ?? "the default socket"} (${why}): ${DOCKER_ENGINE_HINT}`);
+    const why =
+      (v.stderr ?? "").trim().split("\n").pop() ||
+      (v.error as Error | undefined)?.message ||
+      `exit ${v.status}`;
+    throw new ProvisioningError(
+      "E_DOCKER_ENGINE",
+      `stack ${stackName}: no Docker engine answers at ${env.DOCKER_HOST ?? "the default socket"} (${why}): ${DOCKER_ENGINE_HINT}`,
+    );
   }
   const missing = built.filter((i) => run(["image", "inspect", "--format", "{{.Id}}", i.ref]).status !== 0);
   if (missing.length > 0) {

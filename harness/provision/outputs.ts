@@ -5,13 +5,20 @@
  * counts (the targets of generators and verifiers).
  */
 import { z } from "zod";
-import { harnessAddress, type ComponentEndpoints, type EndpointOutput, type StackOutputs } from "../../core/outputs.ts";
+import {
+  harnessAddress,
+  type ComponentEndpoints,
+  type EndpointOutput,
+  type StackOutputs,
+} from "../../core/outputs.ts";
 import { ProvisioningError } from "../../core/errors.ts";
 
 /** The Automation API's OutputMap (automation/stack.d.ts): output name → value and whether it is a secret. */
 export type OutputMap = Record<string, { value: unknown; secret: boolean }>;
 
-const endpointSchema = z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65535), scheme: z.string().min(1) }).strict();
+const endpointSchema = z
+  .object({ host: z.string().min(1), port: z.number().int().min(1).max(65535), scheme: z.string().min(1) })
+  .strict();
 
 const publishedSchema = z
   .object({
@@ -47,7 +54,10 @@ export const stackOutputsSchema = z
     platform: z.enum(["local", "docker", "azure"]),
     stack: z.string().min(1),
     message: z.string().optional(),
-    network: z.object({ name: z.string().min(1), subnet: z.string().min(1) }).strict().nullable(),
+    network: z
+      .object({ name: z.string().min(1), subnet: z.string().min(1) })
+      .strict()
+      .nullable(),
     hosts: z.record(
       z
         .object({
@@ -63,10 +73,26 @@ export const stackOutputsSchema = z
     ),
     endpoints: z.record(
       z.array(
-        z.object({ host: z.string().min(1), data: endpointSchema.nullable(), metrics: endpointSchema.nullable(), published: z.array(publishedSchema) }).strict(),
+        z
+          .object({
+            host: z.string().min(1),
+            data: endpointSchema.nullable(),
+            metrics: endpointSchema.nullable(),
+            published: z.array(publishedSchema),
+          })
+          .strict(),
       ),
     ),
-    versions: z.record(z.object({ pinned: z.string(), image: z.string(), digestResolved: z.boolean(), versionCommand: z.array(z.string()).min(1).optional() }).strict()),
+    versions: z.record(
+      z
+        .object({
+          pinned: z.string(),
+          image: z.string(),
+          digestResolved: z.boolean(),
+          versionCommand: z.array(z.string()).min(1).optional(),
+        })
+        .strict(),
+    ),
   })
   .strict();
 
@@ -84,14 +110,19 @@ export function parseStackOutputs(stack: string, outputs: OutputMap): StackOutpu
   const plain = Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, v.value]));
   const r = stackOutputsSchema.safeParse(plain);
   if (!r.success) {
-    const lines = r.error.issues.map((i) => `  ${i.path.length ? i.path.join(".") : "(outputs)"}: ${i.message}`);
+    const lines = r.error.issues.map(
+      (i) => `  ${i.path.length ? i.path.join(".") : "(outputs)"}: ${i.message}`,
+    );
     throw new ProvisioningError(
       "E_STACK_OUTPUTS",
       `stack ${stack}: the stack outputs do not follow the outputs contract (core/outputs.ts):\n${lines.join("\n")}`,
     );
   }
   if (r.data.stack !== stack) {
-    throw new ProvisioningError("E_STACK_OUTPUTS", `stack ${stack}: its outputs describe stack "${r.data.stack}"`);
+    throw new ProvisioningError(
+      "E_STACK_OUTPUTS",
+      `stack ${stack}: its outputs describe stack "${r.data.stack}"`,
+    );
   }
   return r.data;
 }
@@ -131,7 +162,10 @@ function targetOf(outputs: StackOutputs, component: string): ComponentTarget {
  * The targets of a cell (sink, optional collector) on a deployed stack.
  * @throws ProvisioningError E_STACK_OUTPUTS when the stack does not run one of them
  */
-export function runTargets(outputs: StackOutputs, cell: { sink: string; collector: string | null }): RunTargets {
+export function runTargets(
+  outputs: StackOutputs,
+  cell: { sink: string; collector: string | null },
+): RunTargets {
   const sink = targetOf(outputs, cell.sink);
   const collector = cell.collector === null ? null : targetOf(outputs, cell.collector);
   return { entry: collector ?? sink, sink, collector };

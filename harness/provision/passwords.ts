@@ -14,7 +14,11 @@ import { catalogEntry } from "../../infra/catalog.ts";
  * @throws ConfigurationError E_SINK_PASSWORD naming the component, the variable and the config key, for the first
  *   component whose sink password `env` lacks
  */
-export function requireSinkPasswords(stack: string, components: Iterable<string>, env: NodeJS.ProcessEnv = process.env): void {
+export function requireSinkPasswords(
+  stack: string,
+  components: Iterable<string>,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   for (const component of new Set(components)) {
     for (const sink of Object.values(catalogEntry(component).secretEnv ?? {})) {
       if (sinkPassword(sink, env) !== undefined) continue;

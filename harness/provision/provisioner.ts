@@ -89,7 +89,8 @@ export function cellConfig(stack: StackSpec, cell: StackCell): ConfigMap {
     for (const h of hosts) roles.push([h, cell.collector.name]);
   }
   const config: ConfigMap = {};
-  for (const [host, component] of roles) config[`ingestbench:components.${host}`] = { value: component, secret: false };
+  for (const [host, component] of roles)
+    config[`ingestbench:components.${host}`] = { value: component, secret: false };
   const value = {
     event: cell.fields,
     collector: cell.collector ? { [cell.collector.name]: cell.collector.config } : "none",
@@ -106,7 +107,9 @@ export function cellConfig(stack: StackSpec, cell: StackCell): ConfigMap {
 function cliFailure(err: unknown): string {
   const stderr = (err as { commandResult?: { stderr?: string } }).commandResult?.stderr;
   const text = stderr && stderr.trim().length > 0 ? stderr : err instanceof Error ? err.message : String(err);
-  const lines = text.split("\n").filter((l) => l.trim().length > 0 && !/^Command failed with exit code/.test(l));
+  const lines = text
+    .split("\n")
+    .filter((l) => l.trim().length > 0 && !/^Command failed with exit code/.test(l));
   return lines.slice(-12).join("\n");
 }
 
@@ -123,9 +126,15 @@ export async function openWorkspace(opts: ProvisionerOptions): Promise<LocalWork
     for (const [k, v] of Object.entries(env)) if (v !== undefined) envVars[k] = v;
   }
   try {
-    return await (await automation()).LocalWorkspace.create({ workDir: opts.projectDir, pulumiCommand: cmd, envVars });
+    return await (
+      await automation()
+    ).LocalWorkspace.create({ workDir: opts.projectDir, pulumiCommand: cmd, envVars });
   } catch (err) {
-    throw new ProvisioningError("E_PULUMI_STACK", `Pulumi project in ${opts.projectDir}: ${cliFailure(err)}`, { cause: err });
+    throw new ProvisioningError(
+      "E_PULUMI_STACK",
+      `Pulumi project in ${opts.projectDir}: ${cliFailure(err)}`,
+      { cause: err },
+    );
   }
 }
 
@@ -162,7 +171,11 @@ export class PulumiProvisioner {
       const { Stack } = await automation();
       stack = how === "select" ? await Stack.select(name, ws) : await Stack.createOrSelect(name, ws);
     } catch (err) {
-      throw new ProvisioningError("E_PULUMI_STACK", `stack ${name}: cannot ${how === "select" ? "select" : "select or create"} it: ${cliFailure(err)}`, { cause: err });
+      throw new ProvisioningError(
+        "E_PULUMI_STACK",
+        `stack ${name}: cannot ${how === "select" ? "select" : "select or create"} it: ${cliFailure(err)}`,
+        { cause: err },
+      );
     }
     return new PulumiProvisioner(name, stack, opts.projectDir, opts.onOutput);
   }
@@ -182,19 +195,28 @@ export class PulumiProvisioner {
   async up(opts: { config?: ConfigMap; signal?: AbortSignal } = {}): Promise<StackOutputs> {
     const { config, signal } = opts;
     if (signal?.aborted) throw interrupted(signal);
-    const withCell = config && Object.keys(config).length > 0 ? writeCellConfigFile(this.name, readText(this.stackFile), config) : undefined;
+    const withCell =
+      config && Object.keys(config).length > 0
+        ? writeCellConfigFile(this.name, readText(this.stackFile), config)
+        : undefined;
     let outputs: OutputMap;
     try {
       const onOutput = this.onOutput;
       // UpResult.outputs: the SDK reads them right after the update (`stack output --json [--show-secrets]`)
-      outputs = (await this.stack.up({
-        ...(withCell ? { configFile: withCell.file } : {}),
-        ...(onOutput ? { onOutput, onError: onOutput } : {}),
-        ...(signal ? { signal } : {}),
-      })).outputs;
+      outputs = (
+        await this.stack.up({
+          ...(withCell ? { configFile: withCell.file } : {}),
+          ...(onOutput ? { onOutput, onError: onOutput } : {}),
+          ...(signal ? { signal } : {}),
+        })
+      ).outputs;
     } catch (err) {
       if (signal?.aborted) throw interrupted(signal, err);
-      throw new ProvisioningError("E_PULUMI_UP", `stack ${this.name}: pulumi up failed:\n${cliFailure(err)}`, { cause: err });
+      throw new ProvisioningError(
+        "E_PULUMI_UP",
+        `stack ${this.name}: pulumi up failed:\n${cliFailure(err)}`,
+        { cause: err },
+      );
     } finally {
       if (withCell) rmSync(withCell.dir, { recursive: true, force: true });
     }
@@ -211,10 +233,17 @@ export class PulumiProvisioner {
     try {
       map = await this.stack.outputs();
     } catch (err) {
-      throw new ProvisioningError("E_PULUMI_OUTPUTS", `stack ${this.name}: reading outputs failed:\n${cliFailure(err)}`, { cause: err });
+      throw new ProvisioningError(
+        "E_PULUMI_OUTPUTS",
+        `stack ${this.name}: reading outputs failed:\n${cliFailure(err)}`,
+        { cause: err },
+      );
     }
     if (Object.keys(map).length === 0) {
-      throw new ProvisioningError("E_NOT_DEPLOYED", `stack ${this.name} has no outputs: it is not deployed; run \`ingestbench up --stack ${this.name}\` first`);
+      throw new ProvisioningError(
+        "E_NOT_DEPLOYED",
+        `stack ${this.name} has no outputs: it is not deployed; run \`ingestbench up --stack ${this.name}\` first`,
+      );
     }
     return parseStackOutputs(this.name, map);
   }
@@ -226,10 +255,17 @@ export class PulumiProvisioner {
    */
   async refresh(signal?: AbortSignal): Promise<void> {
     try {
-      await this.stack.refresh({ ...(this.onOutput ? { onOutput: this.onOutput, onError: this.onOutput } : {}), ...(signal ? { signal } : {}) });
+      await this.stack.refresh({
+        ...(this.onOutput ? { onOutput: this.onOutput, onError: this.onOutput } : {}),
+        ...(signal ? { signal } : {}),
+      });
     } catch (err) {
       if (signal?.aborted) throw interrupted(signal, err);
-      throw new ProvisioningError("E_PULUMI_REFRESH", `stack ${this.name}: pulumi refresh failed:\n${cliFailure(err)}`, { cause: err });
+      throw new ProvisioningError(
+        "E_PULUMI_REFRESH",
+        `stack ${this.name}: pulumi refresh failed:\n${cliFailure(err)}`,
+        { cause: err },
+      );
     }
   }
 
@@ -240,13 +276,18 @@ export class PulumiProvisioner {
    * @throws ProvisioningError E_PULUMI_LOCKED (locked, without cancelStaleLock), E_PULUMI_DESTROY
    */
   async destroy(opts: { cancelStaleLock?: boolean } = {}): Promise<void> {
-    const run = () => this.stack.destroy(this.onOutput ? { onOutput: this.onOutput, onError: this.onOutput } : {});
+    const run = () =>
+      this.stack.destroy(this.onOutput ? { onOutput: this.onOutput, onError: this.onOutput } : {});
     try {
       await run();
       return;
     } catch (err) {
       if (!(err instanceof (await automation()).ConcurrentUpdateError)) {
-        throw new ProvisioningError("E_PULUMI_DESTROY", `stack ${this.name}: pulumi destroy failed:\n${cliFailure(err)}`, { cause: err });
+        throw new ProvisioningError(
+          "E_PULUMI_DESTROY",
+          `stack ${this.name}: pulumi destroy failed:\n${cliFailure(err)}`,
+          { cause: err },
+        );
       }
       if (!opts.cancelStaleLock) {
         throw new ProvisioningError(
@@ -260,7 +301,11 @@ export class PulumiProvisioner {
     try {
       await run();
     } catch (err) {
-      throw new ProvisioningError("E_PULUMI_DESTROY", `stack ${this.name}: pulumi destroy failed after pulumi cancel:\n${cliFailure(err)}`, { cause: err });
+      throw new ProvisioningError(
+        "E_PULUMI_DESTROY",
+        `stack ${this.name}: pulumi destroy failed after pulumi cancel:\n${cliFailure(err)}`,
+        { cause: err },
+      );
     }
   }
 
@@ -273,7 +318,11 @@ export class PulumiProvisioner {
     try {
       await this.stack.cancel();
     } catch (err) {
-      throw new ProvisioningError("E_PULUMI_CANCEL", `stack ${this.name}: pulumi cancel failed:\n${cliFailure(err)}`, { cause: err });
+      throw new ProvisioningError(
+        "E_PULUMI_CANCEL",
+        `stack ${this.name}: pulumi cancel failed:\n${cliFailure(err)}`,
+        { cause: err },
+      );
     }
   }
 }
@@ -289,12 +338,20 @@ export const CELL_CONFIG_DIR_PREFIX = "ib-pulumi-config-";
  * `encryptionsalt`, `secretsprovider`) is kept, so that the stack's secrets still decrypt.
  * @throws ProvisioningError E_PULUMI_CONFIG for a secret value in `config` (it would be written in plain text)
  */
-export function writeCellConfigFile(stack: string, original: string | undefined, config: ConfigMap): { dir: string; file: string } {
+export function writeCellConfigFile(
+  stack: string,
+  original: string | undefined,
+  config: ConfigMap,
+): { dir: string; file: string } {
   const doc = parseDocument(original ?? "config: {}\n");
   if (!doc.has("config") || doc.get("config") === null) doc.set("config", doc.createNode({}));
   const replaced = new Set<string>();
   for (const [key, { value, secret }] of Object.entries(config)) {
-    if (secret) throw new ProvisioningError("E_PULUMI_CONFIG", `stack ${stack}: ${key} is a secret; per-cell config carries none (secrets: \`pulumi config set --secret\`, docs/design.md "Secrets")`);
+    if (secret)
+      throw new ProvisioningError(
+        "E_PULUMI_CONFIG",
+        `stack ${stack}: ${key} is a secret; per-cell config carries none (secrets: \`pulumi config set --secret\`, docs/design.md "Secrets")`,
+      );
     const colon = key.indexOf(":");
     const [top, ...rest] = key.slice(colon + 1).split(".");
     const name = `${key.slice(0, colon + 1)}${top}`;
@@ -320,7 +377,11 @@ function readText(file: string): string | undefined {
 }
 
 function interrupted(signal: AbortSignal, cause?: unknown): IngestbenchError {
-  return new IngestbenchError("E_INTERRUPTED", `interrupted (${String(signal.reason ?? "signal")}); the stack is being destroyed`, { cause });
+  return new IngestbenchError(
+    "E_INTERRUPTED",
+    `interrupted (${String(signal.reason ?? "signal")}); the stack is being destroyed`,
+    { cause },
+  );
 }
 
 /** True for the SDK's "no stack named 'S' found". */
@@ -353,7 +414,9 @@ export async function withPulumiStack<T>(
       await provisioner.destroy({ cancelStaleLock: Boolean(opts.signal?.aborted) });
     } catch (err) {
       if (!failed) throw err;
-      process.stderr.write(`ingestbench: destroying stack ${provisioner.name} failed: ${(err as Error).message}\n`);
+      process.stderr.write(
+        `ingestbench: destroying stack ${provisioner.name} failed: ${(err as Error).message}\n`,
+      );
     }
   }
 }

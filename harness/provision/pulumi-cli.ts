@@ -42,8 +42,14 @@ export async function pulumiCommand(env: NodeJS.ProcessEnv = process.env): Promi
   const dir = path.dirname(found);
   const { PulumiCommand } = await automation();
   try {
-    return path.basename(dir) === "bin" ? await PulumiCommand.get({ root: path.dirname(dir) }) : await PulumiCommand.get();
+    return path.basename(dir) === "bin"
+      ? await PulumiCommand.get({ root: path.dirname(dir) })
+      : await PulumiCommand.get();
   } catch (err) {
-    throw new ProvisioningError("E_PULUMI_CLI", `the Pulumi CLI at ${found} is not usable: ${(err as Error).message.trim()}`, { cause: err });
+    throw new ProvisioningError(
+      "E_PULUMI_CLI",
+      `the Pulumi CLI at ${found} is not usable: ${(err as Error).message.trim()}`,
+      { cause: err },
+    );
   }
 }

@@ -26,12 +26,17 @@ export async function installGenerator(shell: HostShell): Promise<{ command: str
   const file = `${REMOTE_ROOT}/generator-${bundle.sha256.slice(0, 12)}.mjs`;
   // prints nothing when the file is absent, so that a failing exec (no container, no shell) still throws
   const remoteSum = async (): Promise<string | undefined> =>
-    (await shell.run("sh", ["-c", 'if [ -f "$1" ]; then sha256sum "$1"; fi', "sh", file])).trim().split(/\s+/)[0] || undefined;
+    (await shell.run("sh", ["-c", 'if [ -f "$1" ]; then sha256sum "$1"; fi', "sh", file]))
+      .trim()
+      .split(/\s+/)[0] || undefined;
   if ((await remoteSum()) !== bundle.sha256) {
     await shell.upload(file, bundle.code, 0o644);
     const after = await remoteSum();
     if (after !== bundle.sha256) {
-      throw new ProvisioningError("E_GENERATOR_BUNDLE", `${shell.describe}: ${file} has sha256 ${after ?? "(missing)"} after upload, expected ${bundle.sha256}`);
+      throw new ProvisioningError(
+        "E_GENERATOR_BUNDLE",
+        `${shell.describe}: ${file} has sha256 ${after ?? "(missing)"} after upload, expected ${bundle.sha256}`,
+      );
     }
   }
   return { command: "node", args: [file] };

@@ -16,7 +16,9 @@ import { sumCounts } from "../runner/site.ts";
  * @throws IngestbenchError E_CLAIMS when the outputs give the host no metrics endpoint or a port is not published
  *         (a partial sum would pass for the whole), or as HttpClaims.read
  */
-export async function readHostClaims(...args: Parameters<typeof readPortClaims>): Promise<Record<string, number>> {
+export async function readHostClaims(
+  ...args: Parameters<typeof readPortClaims>
+): Promise<Record<string, number>> {
   return sumCounts(await readPortClaims(...args));
 }
 
@@ -34,7 +36,11 @@ export async function readPortClaims(
   signal?: AbortSignal,
 ): Promise<Array<Record<string, number>>> {
   const ep = (outputs.endpoints[name] ?? []).find((e) => e.host === host);
-  if (!ep?.metrics) throw new IngestbenchError("E_CLAIMS", `stack ${outputs.stack}: no ${name} metrics endpoint on ${host} in the outputs`);
+  if (!ep?.metrics)
+    throw new IngestbenchError(
+      "E_CLAIMS",
+      `stack ${outputs.stack}: no ${name} metrics endpoint on ${host} in the outputs`,
+    );
   const ports = claims.ports?.(ep.metrics.port, config) ?? [ep.metrics.port];
   const targets = ports.map((port) => {
     const at = harnessAddress(outputs, ep, port);

@@ -75,8 +75,13 @@ export function componentChildren(table: string): number[] {
 }
 
 /** The shaping `applied` records (./readback.ts keys), with `change` on top. */
-export function nextShaping(applied: Readonly<Record<string, number | string>> | undefined, change: NetworkChange, current?: Shaping): Shaping {
-  const num = (k: string): number | undefined => (typeof applied?.[k] === "number" ? (applied[k] as number) : undefined);
+export function nextShaping(
+  applied: Readonly<Record<string, number | string>> | undefined,
+  change: NetworkChange,
+  current?: Shaping,
+): Shaping {
+  const num = (k: string): number | undefined =>
+    typeof applied?.[k] === "number" ? (applied[k] as number) : undefined;
   const base: Shaping = current ?? {
     ...(num("tbfRateBytesPerSec") !== undefined ? { rateBytesPerSec: num("tbfRateBytesPerSec")! } : {}),
     ...(num("netemDelayMs") !== undefined ? { delayMs: num("netemDelayMs")! } : {}),
@@ -100,9 +105,23 @@ export function dockerStepTarget(o: DockerStepsOptions): StepTarget {
   const engine = (role: string, args: string[], timeoutMs = 60_000) => sh(role).engine(args, { timeoutMs });
   const componentOf = (role: string) => host(role).component;
 
-  const inspect = async (role: string, container = host(role).container): Promise<{ running: boolean; pid: number } | null> => {
+  const inspect = async (
+    role: string,
+    container = host(role).container,
+  ): Promise<{ running: boolean; pid: number } | null> => {
     try {
-      const [running, pid] = (await engine(role, ["inspect", "--type", "container", "--format", "{{.State.Running}} {{.State.Pid}}", container])).trim().split(" ");
+      const [running, pid] = (
+        await engine(role, [
+          "inspect",
+          "--type",
+          "container",
+          "--format",
+          "{{.State.Running}} {{.State.Pid}}",
+          container,
+        ])
+      )
+        .trim()
+        .split(" ");
       return { running: running === "true", pid: Number(pid) };
     } catch {
       return null;
@@ -112,7 +131,23 @@ export function dockerStepTarget(o: DockerStepsOptions): StepTarget {
   /** A NET_ADMIN helper of the shaper image in the host's network namespace, removed when it ends. */
   const helper = async (role: string, argv: string[], signal: AbortSignal): Promise<string> => {
     const c = host(role).container;
-    const run = engine(role, ["run", "--rm", "-i", "--network", `container:${c}`, "--cap-add", "NET_ADMIN", "--label", `ingestbench.stack=${o.outputs.stack}`, "--label", "ingestbench.role=step", "--entrypoint", argv[0]!, o.shaperImage, ...argv.slice(1)]);
+    const run = engine(role, [
+      "run",
+      "--rm",
+      "-i",
+      "--network",
+      `container:${c}`,
+      "--cap-add",
+      "NET_ADMIN",
+      "--label",
+      `ingestbench.stack=${o.outputs.stack}`,
+      "--label",
+      "ingestbench.role=step",
+      "--entrypoint",
+      argv[0]!,
+      o.shaperImage,
+      ...argv.slice(1),
+    ]);
     signal.throwIfAborted();
     return run;
   };
@@ -121,7 +156,8 @@ export function dockerStepTarget(o: DockerStepsOptions): StepTarget {
     const c = host(role).container;
     const children = componentChildren(await sh(role).run("sh", ["-c", PROCESS_TABLE]));
     if (sig === "CONT") await engine(role, ["kill", "--signal", sig, c]);
-    if (children.length) await sh(role).run("sh", ["-c", `kill -s ${sig} ${children.join(" ")} 2>/dev/null || true`]);
+    if (children.length)
+      await sh(role).run("sh", ["-c", `kill -s ${sig} ${children.join(" ")} 2>/dev/null || true`]);
     if (sig === "STOP") await engine(role, ["kill", "--signal", sig, c]);
     return [1, ...children];
   };
@@ -133,7 +169,10 @@ export function dockerStepTarget(o: DockerStepsOptions): StepTarget {
     const out = shaper?.running
       ? await engine(role, ["exec", "-i", `${c}-shaper`, "sh", "-c", script])
       : await helper(role, ["sh", "-c", script], signal);
-    const qdiscs = out.split("\n").filter((l) => /^qdisc /.test(l)).map((l) => l.replace(/ refcnt \d+/, "").trim());
+    const qdiscs = out
+      .split("\n")
+      .filter((l) => /^qdisc /.test(l))
+      .map((l) => l.replace(/ refcnt \d+/, "").trim());
     return `tc in ${role}'s network namespace (${shaper?.running ? `${c}-shaper` : "a shaper helper"}): ${qdiscs.join("; ") || "no qdisc"}`;
   };
 
@@ -141,24 +180,45 @@ export function dockerStepTarget(o: DockerStepsOptions): StepTarget {
     const child = sh(role).spawn("sh", ["-c", command]);
     let stdout = "";
     let stderr = "";
-    child.stdout?.on("data", (b: Buffer) => { if (stdout.length < 65536) stdout += b.toString("utf8"); });
-    child.stderr?.on("data", (b: Buffer) => { if (stderr.length < 65536) stderr += b.toString("utf8"); });
+    child.stdout?.on("data", (b: Buffer) => {
+      if (stdout.length < 65536) stdout += b.toString("utf8");
+    });
+    child.stderr?.on("data", (b: Buffer) => {
+      if (stderr.length < 65536) stderr += b.toString("utf8");
+    });
     // the client closes stdin at once (the command reads none) and is SIGKILLed at the step's timeout
     child.stdin?.end();
-    const onAbort = (): void => { if (child.exitCode === null) child.kill("SIGKILL"); };
+    const onAbort = (): void => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    };
     signal.addEventListener("abort", onAbort, { once: true });
     return new Promise((resolve, reject) => {
-      child.once("error", (e) => { signal.removeEventListener("abort", onAbort); reject(e); });
-      child.once("close", (code) => { signal.removeEventListener("abort", onAbort); resolve({ exitCode: code, stdout, stderr }); });
+      child.once("error", (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      });
+      child.once("close", (code) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve({ exitCode: code, stdout, stderr });
+      });
     });
   };
 
   const stepHost = (role: string): StepHost => {
     const h = host(role);
     return {
-      name: role, address: h.address, controlAddress: "127.0.0.1", cgroup: {}, pid: null, container: h.container,
+      name: role,
+      address: h.address,
+      controlAddress: "127.0.0.1",
+      cgroup: {},
+      pid: null,
+      container: h.container,
       dataDir: catalog[h.component]?.dataDir ?? "/var/lib/ingestbench",
-      pids: async () => (await engine(role, ["top", h.container, "-eo", "pid"])).split("\n").map((l) => Number(l.trim())).filter((n) => Number.isInteger(n) && n > 0),
+      pids: async () =>
+        (await engine(role, ["top", h.container, "-eo", "pid"]))
+          .split("\n")
+          .map((l) => Number(l.trim()))
+          .filter((n) => Number.isInteger(n) && n > 0),
     };
   };
 
@@ -207,7 +267,9 @@ export function dockerStepTarget(o: DockerStepsOptions): StepTarget {
       // the engine publishes the container's ports anew on each start, maybe at other host ports: the outputs
       // (what the verifier and the claims readers reach) follow (./published.ts)
       notes.push(...(await refreshPublished(o.outputs, role, sh(role))));
-      const port = o.readyPort ? o.readyPort(role) : (o.outputs.endpoints[componentOf(role)] ?? []).find((e) => e.host === role)?.data?.port;
+      const port = o.readyPort
+        ? o.readyPort(role)
+        : (o.outputs.endpoints[componentOf(role)] ?? []).find((e) => e.host === role)?.data?.port;
       if (port !== undefined) await waitListening(sh(role), port, 120_000, signal);
       const pid = (await inspect(role))?.pid;
       return `restarted ${c} (${componentOf(role)} on ${role}${pid ? `, pid ${pid} on this machine` : ""}${port !== undefined ? `, port ${port} listening` : ""}) in ${((performance.now() - t) / 1000).toFixed(2)} s${notes.length ? `; ${notes.join("; ")}` : ""}`;
@@ -222,13 +284,17 @@ export function dockerStepTarget(o: DockerStepsOptions): StepTarget {
     diskFull: async (role, level, signal) => {
       const dir = stepHost(role).dataDir!;
       signal.throwIfAborted();
-      return describeFill(await sh(role).run("sh", ["-c", DISK_FILL_SCRIPT, "sh", dir, String(level)], { timeoutMs: 120_000 }));
+      return describeFill(
+        await sh(role).run("sh", ["-c", DISK_FILL_SCRIPT, "sh", dir, String(level)], { timeoutMs: 120_000 }),
+      );
     },
     dropConnections: async (role, peers, signal) => {
       const lines: string[] = [];
       for (const peer of peers) {
         const address = host(peer).address;
-        lines.push(describeDrop(role, peer, address, await helper(role, dropConnectionsArgv(address), signal)));
+        lines.push(
+          describeDrop(role, peer, address, await helper(role, dropConnectionsArgv(address), signal)),
+        );
       }
       return lines.join("\n");
     },

@@ -26,10 +26,28 @@ export function parseEnvironment(host: string, stdout: string, node: string): En
   const [kernel, model, nproc, mem, cgroup, hostname] = stdout.split("\n").map((l) => l.trim());
   const memKiB = /^MemTotal:\s+(\d+)\s+kB$/.exec(mem ?? "")?.[1];
   const cores = Number(nproc);
-  if (!kernel || !Number.isInteger(cores) || cores < 1 || memKiB === undefined || !(cgroup === "v1" || cgroup === "v2" || cgroup === "none") || !hostname) {
-    throw new ProvisioningError("E_REMOTE_ENV", `host ${host}: cannot read its environment (uname, /proc/cpuinfo, nproc, /proc/meminfo, cgroup, hostname); got:\n${stdout.slice(0, 500)}`);
+  if (
+    !kernel ||
+    !Number.isInteger(cores) ||
+    cores < 1 ||
+    memKiB === undefined ||
+    !(cgroup === "v1" || cgroup === "v2" || cgroup === "none") ||
+    !hostname
+  ) {
+    throw new ProvisioningError(
+      "E_REMOTE_ENV",
+      `host ${host}: cannot read its environment (uname, /proc/cpuinfo, nproc, /proc/meminfo, cgroup, hostname); got:\n${stdout.slice(0, 500)}`,
+    );
   }
-  return { kernel, cpuModel: model || "unknown", cores, memoryBytes: Number(memKiB) * 1024, cgroup, node, hostname };
+  return {
+    kernel,
+    cpuModel: model || "unknown",
+    cores,
+    memoryBytes: Number(memKiB) * 1024,
+    cgroup,
+    node,
+    hostname,
+  };
 }
 
 /** The environment of the host behind `shell`, with the loadgen's node version. @throws ProvisioningError */

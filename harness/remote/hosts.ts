@@ -29,12 +29,23 @@ export function shellsFor(outputs: StackOutputs, source: ShellSource = {}): (hos
     const known = made.get(host);
     if (known) return known;
     const h = outputs.hosts[host];
-    if (!h) throw new ProvisioningError("E_STACK_OUTPUTS", `stack ${outputs.stack}: no host "${host}" in the outputs (hosts: ${Object.keys(outputs.hosts).join(", ")})`);
+    if (!h)
+      throw new ProvisioningError(
+        "E_STACK_OUTPUTS",
+        `stack ${outputs.stack}: no host "${host}" in the outputs (hosts: ${Object.keys(outputs.hosts).join(", ")})`,
+      );
     let shell: HostShell;
     if (outputs.platform === "docker") {
-      shell = dockerExecShell(host, h.container, { env, ...(env.INGESTBENCH_DOCKER ? { docker: env.INGESTBENCH_DOCKER } : {}) });
+      shell = dockerExecShell(host, h.container, {
+        env,
+        ...(env.INGESTBENCH_DOCKER ? { docker: env.INGESTBENCH_DOCKER } : {}),
+      });
     } else if (outputs.platform === "azure") {
-      if (!h.publicAddress) throw new ProvisioningError("E_UNREACHABLE", `stack ${outputs.stack}: host ${host} has no publicAddress in the outputs: this machine cannot reach it over SSH`);
+      if (!h.publicAddress)
+        throw new ProvisioningError(
+          "E_UNREACHABLE",
+          `stack ${outputs.stack}: host ${host} has no publicAddress in the outputs: this machine cannot reach it over SSH`,
+        );
       shell = sshDockerShell(host, h.publicAddress, h.container, {
         user: source.adminUsername ?? "ingestbench",
         env,
@@ -42,7 +53,10 @@ export function shellsFor(outputs: StackOutputs, source: ShellSource = {}): (hos
         ...(env.INGESTBENCH_SSH_IDENTITY ? { identityFile: env.INGESTBENCH_SSH_IDENTITY } : {}),
       });
     } else {
-      throw new ProvisioningError("E_STACK_OUTPUTS", `stack ${outputs.stack}: a ${outputs.platform} stack has no deployed hosts to reach`);
+      throw new ProvisioningError(
+        "E_STACK_OUTPUTS",
+        `stack ${outputs.stack}: a ${outputs.platform} stack has no deployed hosts to reach`,
+      );
     }
     made.set(host, shell);
     return shell;
@@ -54,13 +68,22 @@ export function shellsFor(outputs: StackOutputs, source: ShellSource = {}): (hos
  * (INGESTBENCH_DOCKER, default `docker`) for docker stacks, an ssh client (INGESTBENCH_SSH, default `ssh`) for azure.
  * @throws ProvisioningError E_REMOTE_EXEC naming the missing client and what it is for
  */
-export function requireShellClient(platform: StackOutputs["platform"], env: NodeJS.ProcessEnv = process.env): void {
+export function requireShellClient(
+  platform: StackOutputs["platform"],
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   if (platform === "local") return;
-  const [name, what] = platform === "docker"
-    ? [env.INGESTBENCH_DOCKER ?? "docker", "the Docker CLI (https://docs.docker.com/engine/install/), to run the generators in the loadgen container and read each container's counters"]
-    : [env.INGESTBENCH_SSH ?? "ssh", "an ssh client (OpenSSH), to reach each VM's containers"];
+  const [name, what] =
+    platform === "docker"
+      ? [
+          env.INGESTBENCH_DOCKER ?? "docker",
+          "the Docker CLI (https://docs.docker.com/engine/install/), to run the generators in the loadgen container and read each container's counters",
+        ]
+      : [env.INGESTBENCH_SSH ?? "ssh", "an ssh client (OpenSSH), to reach each VM's containers"];
   if (findOnPath(name, env.PATH) === null) {
-    throw new ProvisioningError("E_REMOTE_EXEC", `\`${name}\` is not on PATH: a ${platform} stack needs ${what}; checked before deploying anything`);
+    throw new ProvisioningError(
+      "E_REMOTE_EXEC",
+      `\`${name}\` is not on PATH: a ${platform} stack needs ${what}; checked before deploying anything`,
+    );
   }
 }
-

@@ -34,7 +34,9 @@ export function oomKillCount(files: Map<string, string>): { count: number; file:
 }
 
 /** The cgroup's oom_kill counter of the container behind `shell`, or null when it cannot be read (e.g. stopped). */
-export async function readOomCounter(shell: HostShell): Promise<{ count: number; file: string; version: string } | null> {
+export async function readOomCounter(
+  shell: HostShell,
+): Promise<{ count: number; file: string; version: string } | null> {
   try {
     const files = parseCgroupFiles(await shell.run("sh", ["-c", CGROUP_SCRIPT]));
     const c = oomKillCount(files);
@@ -50,16 +52,24 @@ export async function readOomCounter(shell: HostShell): Promise<{ count: number;
  * of the event log read for a container gone with 137 (default: the container's own start). Returns the evidence, or
  * null when no source shows a kill.
  */
-export async function checkOom(shell: HostShell, baseline: number | null, limitBytes: number | null, since?: string): Promise<OomKill | null> {
+export async function checkOom(
+  shell: HostShell,
+  baseline: number | null,
+  limitBytes: number | null,
+  since?: string,
+): Promise<OomKill | null> {
   let oomKilled = false;
   let status = "?";
   let events = 0;
   try {
-    const [info] = JSON.parse(await shell.engine(["inspect", "--type", "container", shell.container])) as { State: { OOMKilled?: boolean; Status?: string; ExitCode?: number; StartedAt?: string } }[];
+    const [info] = JSON.parse(await shell.engine(["inspect", "--type", "container", shell.container])) as {
+      State: { OOMKilled?: boolean; Status?: string; ExitCode?: number; StartedAt?: string };
+    }[];
     oomKilled = info?.State.OOMKilled === true;
     status = info?.State.Status ?? "?";
     const from = since ?? info?.State.StartedAt;
-    if (!oomKilled && status === "exited" && info?.State.ExitCode === 137 && from) events = await oomEventsSince(shell, from);
+    if (!oomKilled && status === "exited" && info?.State.ExitCode === 137 && from)
+      events = await oomEventsSince(shell, from);
   } catch {
     // no engine answers for this container: nothing says its cgroup is the container's own (a stand-in's or a
     // host's root cgroup counts every OOM kill of the machine), so no verdict
@@ -69,17 +79,45 @@ export async function checkOom(shell: HostShell, baseline: number | null, limitB
   const kills = counter ? counter.count - (baseline ?? 0) : events > 0 ? events : null;
   if (!oomKilled && !(kills !== null && kills > 0)) return null;
   const parts = [];
-  if (events > 0) parts.push(`docker events ${shell.container}: ${events} oom, then exit code 137 (State.OOMKilled false: the engine had the exit before the OOM event)`);
+  if (events > 0)
+    parts.push(
+      `docker events ${shell.container}: ${events} oom, then exit code 137 (State.OOMKilled false: the engine had the exit before the OOM event)`,
+    );
   if (oomKilled) parts.push(`docker inspect ${shell.container} State.OOMKilled true (status ${status})`);
-  if (counter) parts.push(`cgroup ${counter.version} ${counter.file} oom_kill ${counter.count}${baseline ? ` (${baseline} at the start)` : ""}`);
-  return { host: shell.host, container: shell.container, limitBytes, oomKilled, kills, evidence: parts.join("; ") };
+  if (counter)
+    parts.push(
+      `cgroup ${counter.version} ${counter.file} oom_kill ${counter.count}${baseline ? ` (${baseline} at the start)` : ""}`,
+    );
+  return {
+    host: shell.host,
+    container: shell.container,
+    limitBytes,
+    oomKilled,
+    kills,
+    evidence: parts.join("; "),
+  };
 }
 
 /** How many `oom` events the engine's log has of the container behind `shell` since `since` (RFC 3339); 0 when it cannot say. */
 async function oomEventsSince(shell: HostShell, since: string): Promise<number> {
   try {
     // --until: the log is read up to now and the command ends (without it, it follows new events)
-    const out = await shell.engine(["events", "--since", since, "--until", new Date().toISOString(), "--filter", `container=${shell.container}`, "--filter", "event=oom", "--format", "{{.Action}}"], { timeoutMs: 10_000 });
+    const out = await shell.engine(
+      [
+        "events",
+        "--since",
+        since,
+        "--until",
+        new Date().toISOString(),
+        "--filter",
+        `container=${shell.container}`,
+        "--filter",
+        "event=oom",
+        "--format",
+        "{{.Action}}",
+      ],
+      { timeoutMs: 10_000 },
+    );
     return out.split("\n").filter((l) => l.trim() === "oom").length;
   } catch {
     return 0;

@@ -43,17 +43,24 @@ export function parsePublishedPorts(json: string): Map<string, HostBinding[]> {
  * stopped container) becomes external null (harnessAddress then gives none).
  * @returns one line per port that moved, e.g. "5432/tcp now published at 127.0.0.1:32769 (was 32768)"
  */
-export function applyPublished(outputs: StackOutputs, role: string, now: ReadonlyMap<string, HostBinding[]>): string[] {
+export function applyPublished(
+  outputs: StackOutputs,
+  role: string,
+  now: ReadonlyMap<string, HostBinding[]>,
+): string[] {
   const component = outputs.hosts[role]?.component;
   const ep = (outputs.endpoints[component ?? ""] ?? []).find((e) => e.host === role);
   const moved: string[] = [];
   for (const p of ep?.published ?? []) {
     const key = `${p.internal}/${p.protocol}`;
     const bindings = now.get(key) ?? [];
-    const b = bindings.find((x) => x.ip === p.ip) ?? bindings.find((x) => x.ip === "" || x.ip === "0.0.0.0") ?? null;
+    const b =
+      bindings.find((x) => x.ip === p.ip) ?? bindings.find((x) => x.ip === "" || x.ip === "0.0.0.0") ?? null;
     const external: PublishedPort["external"] = b?.port ?? null;
     if (external === p.external) continue;
-    moved.push(`${key} now ${external === null ? "not published" : `published at ${p.ip}:${external}`} (was ${p.external ?? "none"})`);
+    moved.push(
+      `${key} now ${external === null ? "not published" : `published at ${p.ip}:${external}`} (was ${p.external ?? "none"})`,
+    );
     p.external = external;
   }
   return moved;
@@ -63,7 +70,18 @@ export function applyPublished(outputs: StackOutputs, role: string, now: Readonl
  * Read `role`'s container's published ports from the engine and apply them to `outputs` (applyPublished).
  * @throws ProvisioningError E_REMOTE_EXEC when the engine cannot inspect the container (HostShell.engine)
  */
-export async function refreshPublished(outputs: StackOutputs, role: string, shell: Pick<HostShell, "engine" | "container">): Promise<string[]> {
-  const json = await shell.engine(["inspect", "--type", "container", "--format", "{{json .NetworkSettings.Ports}}", shell.container]);
+export async function refreshPublished(
+  outputs: StackOutputs,
+  role: string,
+  shell: Pick<HostShell, "engine" | "container">,
+): Promise<string[]> {
+  const json = await shell.engine([
+    "inspect",
+    "--type",
+    "container",
+    "--format",
+    "{{json .NetworkSettings.Ports}}",
+    shell.container,
+  ]);
   return applyPublished(outputs, role, parsePublishedPorts(json.trim() || "{}"));
 }

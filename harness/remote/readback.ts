@@ -64,7 +64,12 @@ const v1Rates: [string, string][] = [
   ["blkio.throttle.read_bps_device", "readBytesPerSec"],
   ["blkio.throttle.write_bps_device", "writeBytesPerSec"],
 ];
-const v2Rates: Record<string, string> = { riops: "readIops", wiops: "writeIops", rbps: "readBytesPerSec", wbps: "writeBytesPerSec" };
+const v2Rates: Record<string, string> = {
+  riops: "readIops",
+  wiops: "writeIops",
+  rbps: "readBytesPerSec",
+  wbps: "writeBytesPerSec",
+};
 /** cgroup v1's "no limit" for memory: a page-aligned LONG_MAX (9223372036854771712); anything at or above 2^62 is none. */
 const V1_MEMORY_UNLIMITED = 2 ** 62;
 
@@ -77,7 +82,8 @@ const V1_MEMORY_UNLIMITED = 2 ** 62;
 export function cgroupReadings(files: Map<string, string>, where: string): Readings {
   const out: Readings = {};
   const version = files.get("version");
-  const put = (key: string, value: number | string, file: string) => void (out[key] = { value, source: `cgroup ${version} ${file} in ${where}` });
+  const put = (key: string, value: number | string, file: string) =>
+    void (out[key] = { value, source: `cgroup ${version} ${file} in ${where}` });
   const file = (suffix: string) => [...files.keys()].find((f) => f.endsWith(`/${suffix}`));
   if (version === "v1") {
     const q = file("cpu.cfs_quota_us");
@@ -93,7 +99,12 @@ export function cgroupReadings(files: Map<string, string>, where: string): Readi
     for (const [name, key] of v1Rates) {
       const f = file(name);
       // one line per device: "254:0 3000"
-      const line = f ? files.get(f)!.split("\n").find((l) => /^\d+:\d+ \d+$/.test(l)) : undefined;
+      const line = f
+        ? files
+            .get(f)!
+            .split("\n")
+            .find((l) => /^\d+:\d+ \d+$/.test(l))
+        : undefined;
       if (f && line) {
         const [dev, rate] = line.split(" ");
         put(key, Number(rate), f);
@@ -110,7 +121,8 @@ export function cgroupReadings(files: Map<string, string>, where: string): Readi
     const m = file("memory.max");
     if (m && files.get(m) !== "max") put("memoryLimitBytes", Number(files.get(m)), m);
     const s = file("memory.swap.max");
-    if (m && s && files.get(m) !== "max" && files.get(s) !== "max") put("memorySwapLimitBytes", Number(files.get(m)) + Number(files.get(s)), `${m} + ${s}`);
+    if (m && s && files.get(m) !== "max" && files.get(s) !== "max")
+      put("memorySwapLimitBytes", Number(files.get(m)) + Number(files.get(s)), `${m} + ${s}`);
     const io = file("io.max");
     // "254:0 rbps=max wbps=125829120 riops=3000 wiops=max"
     for (const line of io ? files.get(io)!.split("\n").filter(Boolean) : []) {
@@ -144,12 +156,21 @@ export interface InspectedHostConfig {
 /** `docker inspect` HostConfig values as readings `docker.<Field>` (zero = unset is left out; Tmpfs as `docker.Tmpfs:<path>`). */
 export function inspectReadings(hc: InspectedHostConfig, container: string): Readings {
   const out: Readings = {};
-  const put = (field: string, value: number | string) => void (out[`docker.${field}`] = { value, source: `docker inspect ${container} HostConfig.${field.split(":")[0]}` });
+  const put = (field: string, value: number | string) =>
+    void (out[`docker.${field}`] = {
+      value,
+      source: `docker inspect ${container} HostConfig.${field.split(":")[0]}`,
+    });
   for (const f of ["NanoCpus", "CpuQuota", "CpuPeriod", "Memory", "MemorySwap"] as const) {
     const v = hc[f];
     if (typeof v === "number" && v > 0) put(f, v);
   }
-  for (const f of ["BlkioDeviceReadIOps", "BlkioDeviceWriteIOps", "BlkioDeviceReadBps", "BlkioDeviceWriteBps"] as const) {
+  for (const f of [
+    "BlkioDeviceReadIOps",
+    "BlkioDeviceWriteIOps",
+    "BlkioDeviceReadBps",
+    "BlkioDeviceWriteBps",
+  ] as const) {
     const first = hc[f]?.[0];
     if (first) {
       put(f, first.Rate);
@@ -180,9 +201,14 @@ export function tcReadings(qdiscJson: string, ifbQdiscJson: string, where: strin
     }
   }
   // inbound: the tbf on the ifb device (infra/docker/shaper.ts IFB)
-  const ifb = (JSON.parse(ifbQdiscJson || "[]") as { kind: string; options?: Record<string, unknown> }[]).find((q) => q.kind === "tbf");
+  const ifb = (
+    JSON.parse(ifbQdiscJson || "[]") as { kind: string; options?: Record<string, unknown> }[]
+  ).find((q) => q.kind === "tbf");
   if (ifb && typeof ifb.options?.rate === "number") {
-    out.ingressTbfRateBytesPerSec = { value: ifb.options.rate, source: `tc -j qdisc show dev ${SHAPER_IFB} in ${where}` };
+    out.ingressTbfRateBytesPerSec = {
+      value: ifb.options.rate,
+      source: `tc -j qdisc show dev ${SHAPER_IFB} in ${where}`,
+    };
   }
   return out;
 }
@@ -204,7 +230,8 @@ const COUNTERPARTS: Record<string, string[]> = {
 /** Cores of the inspect readings (NanoCpus, else CpuQuota / CpuPeriod with Docker's default 100 ms period), or null. */
 function inspectCores(r: Readings): number | null {
   if (r["docker.NanoCpus"]) return Number(r["docker.NanoCpus"].value) / 1e9;
-  if (r["docker.CpuQuota"]) return Number(r["docker.CpuQuota"].value) / Number(r["docker.CpuPeriod"]?.value ?? 100_000);
+  if (r["docker.CpuQuota"])
+    return Number(r["docker.CpuQuota"].value) / Number(r["docker.CpuPeriod"]?.value ?? 100_000);
   return null;
 }
 
@@ -220,25 +247,38 @@ export function limitMismatches(handed: Record<string, number | string>, read: R
   if (handed.cfsQuotaUs !== undefined) {
     const want = Number(handed.cfsQuotaUs) / Number(handed.cfsPeriodUs ?? 100_000);
     const ic = inspectCores(read);
-    if (ic === null || !near(ic, want)) out.push(`CPU: asked ${want} cores (cpu-quota ${handed.cfsQuotaUs}/${handed.cfsPeriodUs}), docker inspect says ${ic ?? "no cap"}`);
+    if (ic === null || !near(ic, want))
+      out.push(
+        `CPU: asked ${want} cores (cpu-quota ${handed.cfsQuotaUs}/${handed.cfsPeriodUs}), docker inspect says ${ic ?? "no cap"}`,
+      );
     const q = read.cfsQuotaUs;
     const cg = q ? Number(q.value) / Number(read.cfsPeriodUs!.value) : null;
-    if (cg === null || !near(cg, want)) out.push(`CPU: asked ${want} cores, the cgroup says ${cg === null ? "no cap" : `${cg} (${q!.value}/${read.cfsPeriodUs!.value}, ${q!.source})`}`);
+    if (cg === null || !near(cg, want))
+      out.push(
+        `CPU: asked ${want} cores, the cgroup says ${cg === null ? "no cap" : `${cg} (${q!.value}/${read.cfsPeriodUs!.value}, ${q!.source})`}`,
+      );
   } else if (read.cfsQuotaUs) {
     out.push(`CPU: no cap asked, but the cgroup has ${show("cfsQuotaUs")}`);
   }
-  if (handed.memoryBytes === undefined && read.memoryLimitBytes) out.push(`memory: no cap asked, but the cgroup has ${show("memoryLimitBytes")}`);
+  if (handed.memoryBytes === undefined && read.memoryLimitBytes)
+    out.push(`memory: no cap asked, but the cgroup has ${show("memoryLimitBytes")}`);
   for (const [key, sources] of Object.entries(COUNTERPARTS)) {
     if (handed[key] === undefined) continue;
     const want = Number(handed[key]);
     for (const s of sources) {
       const got = read[s];
-      if (got === undefined || !near(Number(got.value), want)) out.push(`${key}: asked ${want}, read back ${show(s)}${got ? "" : ` from ${s.startsWith("docker.") ? "docker inspect" : "the kernel"}`}`);
+      if (got === undefined || !near(Number(got.value), want))
+        out.push(
+          `${key}: asked ${want}, read back ${show(s)}${got ? "" : ` from ${s.startsWith("docker.") ? "docker inspect" : "the kernel"}`}`,
+        );
     }
   }
   if (handed.tmpfsBytes !== undefined && handed.tmpfsPath !== undefined) {
     const got = read[`docker.Tmpfs:${handed.tmpfsPath}`];
-    if (!got || !String(got.value).split(",").includes(`size=${handed.tmpfsBytes}`)) out.push(`tmpfs: asked size=${handed.tmpfsBytes} on ${handed.tmpfsPath}, docker inspect says ${got ? got.value : "no tmpfs there"}`);
+    if (!got || !String(got.value).split(",").includes(`size=${handed.tmpfsBytes}`))
+      out.push(
+        `tmpfs: asked size=${handed.tmpfsBytes} on ${handed.tmpfsPath}, docker inspect says ${got ? got.value : "no tmpfs there"}`,
+      );
   }
   return out;
 }
@@ -263,13 +303,25 @@ export function readBackResult(handed: AppliedLimits, read: Readings): AppliedLi
   for (const k of ["tmpfsPath", "tmpfsBytes", "vmSize", "diskIOPSReadWrite", "diskMBpsReadWrite"]) {
     if (handed.applied[k] !== undefined && applied[k] === undefined) {
       applied[k] = handed.applied[k]!;
-      sources[k] = k.startsWith("tmpfs") ? `handed to Docker; checked against docker inspect HostConfig.Tmpfs` : "handed to the platform (not readable inside the container)";
+      sources[k] = k.startsWith("tmpfs")
+        ? `handed to Docker; checked against docker inspect HostConfig.Tmpfs`
+        : "handed to the platform (not readable inside the container)";
     }
   }
   const notes = handed.notes.filter((n) => !HANDED_NOTE.test(n));
-  notes.push("applied = read back after the deploy: docker inspect (docker.*), the container's own cgroup files and tc in its shaper (see sources)");
+  notes.push(
+    "applied = read back after the deploy: docker inspect (docker.*), the container's own cgroup files and tc in its shaper (see sources)",
+  );
   for (const m of mismatches) notes.push(`NOT enforced as asked: ${m}`);
-  return { requested: handed.requested, applied, enforced: handed.enforced && mismatches.length === 0, notes, sources, handed: handed.applied, mismatches };
+  return {
+    requested: handed.requested,
+    applied,
+    enforced: handed.enforced && mismatches.length === 0,
+    notes,
+    sources,
+    handed: handed.applied,
+    mismatches,
+  };
 }
 
 /** Options of readBackLimits. */
@@ -285,19 +337,35 @@ const NETWORK_KEYS = ["tbfRateBytesPerSec", "ingressTbfRateBytesPerSec", "netemD
  * `hosts.<h>.limits`). Never throws: a source that cannot be read is a mismatch named in the result, and when
  * `docker inspect` itself fails the handed values are kept with `enforced: false` and the reason.
  */
-export async function readBackLimits(shell: HostShell, handed: AppliedLimits, opts: ReadBackOptions = {}): Promise<AppliedLimits> {
+export async function readBackLimits(
+  shell: HostShell,
+  handed: AppliedLimits,
+  opts: ReadBackOptions = {},
+): Promise<AppliedLimits> {
   const first = (e: unknown) => (e as Error).message.split("\n").slice(0, 2).join(" ");
   let hc: InspectedHostConfig;
   try {
-    const [info] = JSON.parse(await shell.engine(["inspect", "--type", "container", shell.container])) as { HostConfig: InspectedHostConfig }[];
+    const [info] = JSON.parse(await shell.engine(["inspect", "--type", "container", shell.container])) as {
+      HostConfig: InspectedHostConfig;
+    }[];
     hc = info!.HostConfig;
   } catch (err) {
-    return { ...structuredClone(handed), enforced: false, notes: [...handed.notes, `limits NOT read back (docker inspect ${shell.container} failed: ${first(err)}): applied are the values handed to Docker, unverified`] };
+    return {
+      ...structuredClone(handed),
+      enforced: false,
+      notes: [
+        ...handed.notes,
+        `limits NOT read back (docker inspect ${shell.container} failed: ${first(err)}): applied are the values handed to Docker, unverified`,
+      ],
+    };
   }
   const read: Readings = inspectReadings(hc, shell.container);
   const unread: string[] = [];
   try {
-    Object.assign(read, cgroupReadings(parseCgroupFiles(await shell.run("sh", ["-c", CGROUP_SCRIPT])), shell.container));
+    Object.assign(
+      read,
+      cgroupReadings(parseCgroupFiles(await shell.run("sh", ["-c", CGROUP_SCRIPT])), shell.container),
+    );
   } catch (err) {
     unread.push(`cgroup files not read inside ${shell.container}: ${first(err)}`);
   }
@@ -305,7 +373,9 @@ export async function readBackLimits(shell: HostShell, handed: AppliedLimits, op
     try {
       const qd = await shell.engine(["exec", opts.shaper, "tc", "-j", "qdisc", "show", "dev", "eth0"]);
       const inbound = handed.applied.ingressTbfRateBytesPerSec !== undefined;
-      const ifb = inbound ? await shell.engine(["exec", opts.shaper, "tc", "-j", "qdisc", "show", "dev", SHAPER_IFB]) : "[]";
+      const ifb = inbound
+        ? await shell.engine(["exec", opts.shaper, "tc", "-j", "qdisc", "show", "dev", SHAPER_IFB])
+        : "[]";
       Object.assign(read, tcReadings(qd, ifb, opts.shaper));
     } catch (err) {
       unread.push(`tc not read in shaper ${opts.shaper}: ${first(err)}`);

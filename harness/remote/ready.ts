@@ -25,11 +25,18 @@ export function listeningPorts(procNetTcp: string): Set<number> {
  * @throws ProvisioningError E_REMOTE_NOT_READY after `timeoutMs` (default 120 s) without a listener, naming the
  *         host, the port and what does listen; E_REMOTE_EXEC when the container cannot be read
  */
-export async function waitListening(shell: HostShell, port: number, timeoutMs = 120_000, signal?: AbortSignal): Promise<void> {
+export async function waitListening(
+  shell: HostShell,
+  port: number,
+  timeoutMs = 120_000,
+  signal?: AbortSignal,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let seen = new Set<number>();
   for (;;) {
-    const text = await shell.run("sh", ["-c", "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null || true"], { timeoutMs: 15_000 });
+    const text = await shell.run("sh", ["-c", "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null || true"], {
+      timeoutMs: 15_000,
+    });
     seen = listeningPorts(text);
     if (seen.has(port)) return;
     if (Date.now() > deadline || signal?.aborted) break;

@@ -66,7 +66,11 @@ export interface HostShell {
   spawn: SpawnFn;
   /** run to completion, return stdout. @throws ProvisioningError "E_REMOTE_EXEC" naming host, the command line, exit
    *  code and the stderr tail; on timeout (default 30 s) kill the client and throw the same code saying so. */
-  run(command: string, args: string[], opts?: { input?: string | Uint8Array; timeoutMs?: number }): Promise<string>;
+  run(
+    command: string,
+    args: string[],
+    opts?: { input?: string | Uint8Array; timeoutMs?: number },
+  ): Promise<string>;
   /** write a file in the container (mkdir -p of its directory, content through stdin, chmod when `mode` given, e.g.
    *  0o644); the file appears atomically (written beside it, then renamed), so a concurrent reader never sees half
    *  of it. Bytes or text are sent whole under the default 30 s timeout; `{ file }` is streamed from the local file
@@ -118,7 +122,10 @@ interface ExecTransport {
 }
 
 /** `docker exec` flags for `options` (stdin always attached; no tty, so output stays binary-safe). */
-function execFlags(options: Pick<SpawnOptions, "cwd" | "env" | "user"> | undefined, forwarded: readonly string[] = []): string[] {
+function execFlags(
+  options: Pick<SpawnOptions, "cwd" | "env" | "user"> | undefined,
+  forwarded: readonly string[] = [],
+): string[] {
   const flags = ["-i"];
   if (options?.cwd) flags.push("-w", options.cwd);
   for (const [k, v] of Object.entries(options?.env ?? {})) flags.push("-e", `${k}=${v}`);
@@ -129,7 +136,11 @@ function execFlags(options: Pick<SpawnOptions, "cwd" | "env" | "user"> | undefin
 }
 
 function missingCli(t: ExecTransport, host: string, cause?: unknown): ProvisioningError {
-  return new ProvisioningError("E_REMOTE_EXEC", `host "${host}": cannot run "${t.bin}": not found on PATH; ${t.needs}`, { cause });
+  return new ProvisioningError(
+    "E_REMOTE_EXEC",
+    `host "${host}": cannot run "${t.bin}": not found on PATH; ${t.needs}`,
+    { cause },
+  );
 }
 
 /** One line for messages: the local argv, arguments over 200 characters abridged. */
@@ -145,11 +156,17 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
     if (stdio[0] === "ignore") stdio[0] = "pipe"; // see HostShell.spawn: stdin stays attached
     // docker exec on this machine's client: the sink passwords set here go in by name (over ssh the VM's docker
     // client has no such variable: docs/design.md "Secrets")
-    const forwarded = t.local ? PASSWORD_SINKS.map(passwordEnvName).filter((n) => (t.env ?? process.env)[n]) : [];
-    const child = spawnChild(t.bin, t.argv(["exec", ...execFlags(options, forwarded), container, command, ...args]), {
-      env: t.env ?? process.env,
-      stdio: stdio as Array<"pipe" | "inherit" | "ignore">,
-    });
+    const forwarded = t.local
+      ? PASSWORD_SINKS.map(passwordEnvName).filter((n) => (t.env ?? process.env)[n])
+      : [];
+    const child = spawnChild(
+      t.bin,
+      t.argv(["exec", ...execFlags(options, forwarded), container, command, ...args]),
+      {
+        env: t.env ?? process.env,
+        stdio: stdio as Array<"pipe" | "inherit" | "ignore">,
+      },
+    );
     // A signal to the local client never reaches the process in the container, and the Docker CLI (28) ends on
     // SIGTERM at once, dropping what the process still writes (a generator's final report). So a graceful stop
     // (SIGTERM, SIGINT) closes stdin, which does reach it; only SIGKILL ends the client itself.
@@ -172,7 +189,10 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
     const timeoutMs = opts?.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
     // a descriptor goes to child_process.spawn's stdio as is (execa lib/stdio/type.js: an integer is "native"; Node's
     // child_process docs: "a file descriptor that is open in the parent process"); execa's types list 0 and 3–9 only
-    const stdin = opts?.stdinFd !== undefined ? { stdin: opts.stdinFd as unknown as ExecaOptions["stdin"] } : { input: opts?.input ?? "" };
+    const stdin =
+      opts?.stdinFd !== undefined
+        ? { stdin: opts.stdinFd as unknown as ExecaOptions["stdin"] }
+        : { input: opts?.input ?? "" };
     const r = await execa(t.bin, argv, {
       env: t.env ?? process.env,
       extendEnv: false,
@@ -183,7 +203,8 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
       stripFinalNewline: false,
       encoding: "utf8",
     });
-    if (r.failed && (r.cause as NodeJS.ErrnoException | undefined)?.code === "ENOENT") throw missingCli(t, host, r.cause);
+    if (r.failed && (r.cause as NodeJS.ErrnoException | undefined)?.code === "ENOENT")
+      throw missingCli(t, host, r.cause);
     if (!r.failed) return r.stdout;
     const tail = r.stderr.trim().slice(-STDERR_TAIL);
     const how = r.timedOut
@@ -192,8 +213,14 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
         ? `exit code ${r.exitCode}`
         : r.signal
           ? `killed by ${r.signal}`
-          : (r.cause instanceof Error ? r.cause.message : r.shortMessage);
-    throw new ProvisioningError("E_REMOTE_EXEC", `host "${host}": ${commandLine(t.bin, argv)}: ${how}${tail ? `\n${tail}` : ""}`, { cause: r.cause });
+          : r.cause instanceof Error
+            ? r.cause.message
+            : r.shortMessage;
+    throw new ProvisioningError(
+      "E_REMOTE_EXEC",
+      `host "${host}": ${commandLine(t.bin, argv)}: ${how}${tail ? `\n${tail}` : ""}`,
+      { cause: r.cause },
+    );
   };
   const exec = (command: string, args: string[], opts?: Parameters<typeof docker>[1]): Promise<string> =>
     docker(["exec", ...execFlags(undefined), container, command, ...args], opts);
@@ -212,8 +239,14 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
     }
     // opened here (and its size read from the open file), so that a missing file is named before anything runs
     const cannot = (err: unknown): ProvisioningError =>
-      new ProvisioningError("E_REMOTE_EXEC", `host "${host}": cannot upload local file ${content.file} to ${remotePath}: ${(err as Error).message}`, { cause: err });
-    const file = await open(content.file, "r").catch((err: unknown) => { throw cannot(err); });
+      new ProvisioningError(
+        "E_REMOTE_EXEC",
+        `host "${host}": cannot upload local file ${content.file} to ${remotePath}: ${(err as Error).message}`,
+        { cause: err },
+      );
+    const file = await open(content.file, "r").catch((err: unknown) => {
+      throw cannot(err);
+    });
     try {
       const s = await file.stat();
       if (!s.isFile()) throw cannot(new Error("not a regular file"));
@@ -233,32 +266,45 @@ function makeShell(host: string, t: ExecTransport, container: string): HostShell
 /** `docker exec -i [-w] [-e] [-u] <container> <command> <args…>` through the Docker CLI (honours DOCKER_HOST). */
 export function dockerExecShell(host: string, container: string, opts?: DockerShellOptions): HostShell {
   const bin = opts?.docker ?? "docker";
-  return makeShell(host, {
-    bin,
-    needs: "a docker stack needs the Docker CLI on PATH (it talks to the daemon named by DOCKER_HOST)",
-    env: opts?.env,
-    local: true,
-    describe: `${bin} exec ${container}`,
-    argv: (dockerArgs) => dockerArgs,
-  }, container);
+  return makeShell(
+    host,
+    {
+      bin,
+      needs: "a docker stack needs the Docker CLI on PATH (it talks to the daemon named by DOCKER_HOST)",
+      env: opts?.env,
+      local: true,
+      describe: `${bin} exec ${container}`,
+      argv: (dockerArgs) => dockerArgs,
+    },
+    container,
+  );
 }
 
 /** `ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new [-i] [-p] user@address -- <quoted docker exec …>`;
  *  the remote command string is built with shell-quote, so arguments with spaces/quotes/JSON survive the remote
  *  login shell (POSIX quoting). BatchMode: never prompt for a password or passphrase, fail instead. */
-export function sshDockerShell(host: string, address: string, container: string, opts: SshShellOptions): HostShell {
+export function sshDockerShell(
+  host: string,
+  address: string,
+  container: string,
+  opts: SshShellOptions,
+): HostShell {
   const bin = opts.ssh ?? "ssh";
   const remoteDocker = (opts.remoteDocker ?? "sudo docker").split(" ").filter(Boolean);
   const dest = `${opts.user}@${address}`;
   const sshArgs = ["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new"];
   if (opts.identityFile) sshArgs.push("-i", opts.identityFile);
   if (opts.port !== undefined) sshArgs.push("-p", String(opts.port));
-  return makeShell(host, {
-    bin,
-    needs: "an azure stack needs an ssh client (OpenSSH) on PATH",
-    env: opts.env,
-    local: false,
-    describe: `${bin} ${dest} ${remoteDocker.join(" ")} exec ${container}`,
-    argv: (dockerArgs) => [...sshArgs, dest, "--", quote([...remoteDocker, ...dockerArgs])],
-  }, container);
+  return makeShell(
+    host,
+    {
+      bin,
+      needs: "an azure stack needs an ssh client (OpenSSH) on PATH",
+      env: opts.env,
+      local: false,
+      describe: `${bin} ${dest} ${remoteDocker.join(" ")} exec ${container}`,
+      argv: (dockerArgs) => [...sshArgs, dest, "--", quote([...remoteDocker, ...dockerArgs])],
+    },
+    container,
+  );
 }

@@ -27,7 +27,12 @@ import path from "node:path";
 import type { ComponentEndpoints, StackOutputs } from "../../core/outputs.ts";
 import { sinkParams } from "../../infra/docker/pipeline.ts";
 import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
-import { ConfigurationError, IngestbenchError, ProvisioningError, VerificationError } from "../../core/errors.ts";
+import {
+  ConfigurationError,
+  IngestbenchError,
+  ProvisioningError,
+  VerificationError,
+} from "../../core/errors.ts";
 import { harnessAddress } from "../../core/outputs.ts";
 import { measureHostClock, type ClockOffset } from "../generators/clock.ts";
 import { createRemoteObserver } from "../observers/remote.ts";
@@ -35,7 +40,18 @@ import { oneClock } from "../runner/delivery.ts";
 import type { Observer } from "../observers/types.ts";
 import type { CollectorSignals, Environment, RunRecord } from "../results/types.ts";
 import type { CellPlan } from "../runner/cell-plan.ts";
-import { hostRoles, hostSignals, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type RunSite, type SiteSink, type SiteVersions } from "../runner/site.ts";
+import {
+  hostRoles,
+  hostSignals,
+  LOADGEN,
+  SINK,
+  sumClaims,
+  type Endpoint,
+  type Loadgen,
+  type RunSite,
+  type SiteSink,
+  type SiteVersions,
+} from "../runner/site.ts";
 import { checkVersions, collectorHosts } from "../runner/versions.ts";
 import { findCollector, findSink } from "../../plugins/registry.ts";
 import { installGenerator, REMOTE_ROOT } from "./bundle.ts";
@@ -93,9 +109,16 @@ export class RemoteSite implements RunSite {
     this.collectorRoles = plan.collector ? collectorHosts(deployed) : [];
     const missing = this.roles.filter((r) => !outputs.hosts[r]);
     if (missing.length) {
-      throw new ProvisioningError("E_STACK_OUTPUTS", `stack ${outputs.stack}: this scenario needs hosts ${this.roles.join(", ")}; the deployed stack has ${deployed.join(", ") || "none"}`);
+      throw new ProvisioningError(
+        "E_STACK_OUTPUTS",
+        `stack ${outputs.stack}: this scenario needs hosts ${this.roles.join(", ")}; the deployed stack has ${deployed.join(", ") || "none"}`,
+      );
     }
-    if (!findSink(plan.sink.name)?.verifier) throw new ProvisioningError("E_STACK_OUTPUTS", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`);
+    if (!findSink(plan.sink.name)?.verifier)
+      throw new ProvisioningError(
+        "E_STACK_OUTPUTS",
+        `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`,
+      );
   }
 
   /** The endpoints of `component` on `host`, or an error saying the stack runs something else there. */
@@ -112,18 +135,38 @@ export class RemoteSite implements RunSite {
   }
 
   /** Probe each instance's version and apply the pin rule (also the scenario's own `version`, when given). */
-  private async checkComponent(component: string, hosts: readonly string[], scenarioVersion: unknown): Promise<void> {
+  private async checkComponent(
+    component: string,
+    hosts: readonly string[],
+    scenarioVersion: unknown,
+  ): Promise<void> {
     const { outputs } = this.opts;
     const pinned = outputs.versions[component]?.pinned;
-    if (pinned === undefined) throw new ProvisioningError("E_STACK_OUTPUTS", `stack ${outputs.stack}: no version for ${component} in the outputs`);
+    if (pinned === undefined)
+      throw new ProvisioningError(
+        "E_STACK_OUTPUTS",
+        `stack ${outputs.stack}: no version for ${component} in the outputs`,
+      );
     // the scenario's pin may be finer than the image's ("18.4.0-beta.17" for the embedded package, "18.4" for the image)
-    if (typeof scenarioVersion === "string" && !matchesImagePin(pinned, scenarioVersion) && !matchesImagePin(scenarioVersion, pinned)) {
-      throw new VerificationError("E_VERSION", `scenario ${this.opts.plan.scenario} pins ${component} ${scenarioVersion}, but stack ${outputs.stack} deploys ${pinned} (infra/catalog.ts)`);
+    if (
+      typeof scenarioVersion === "string" &&
+      !matchesImagePin(pinned, scenarioVersion) &&
+      !matchesImagePin(scenarioVersion, pinned)
+    ) {
+      throw new VerificationError(
+        "E_VERSION",
+        `scenario ${this.opts.plan.scenario} pins ${component} ${scenarioVersion}, but stack ${outputs.stack} deploys ${pinned} (infra/catalog.ts)`,
+      );
     }
     const instances = [];
     for (const host of hosts) {
       const tag = outputs.hosts[host]!.image.replace(/@.*$/, "").split(":").pop() ?? "";
-      const running = await probeVersion(this.opts.shell(host), component, tag, outputs.versions[component]?.versionCommand);
+      const running = await probeVersion(
+        this.opts.shell(host),
+        component,
+        tag,
+        outputs.versions[component]?.versionCommand,
+      );
       instances.push({ host, pinned, running });
       this.versions[instances.length === 1 ? component : `${component}@${host}`] = { pinned, running };
     }
@@ -137,13 +180,24 @@ export class RemoteSite implements RunSite {
     await this.checkComponent(plan.sink.name, [SINK], plan.sink.config.version);
     // the limits each container runs under, read back (docker inspect, its cgroup, tc in its shaper), and the OOM
     // counters the end of the run is compared with
-    await Promise.all(this.roles.map(async (r) => {
-      const shell = this.opts.shell(r);
-      this.limits[r] = await readBackLimits(shell, outputs.hosts[r]!.limits, { shaper: `${shell.container}-shaper` });
-      this.oomBaseline.set(r, { count: (await readOomCounter(shell))?.count ?? null, since: new Date().toISOString() });
-    }));
+    await Promise.all(
+      this.roles.map(async (r) => {
+        const shell = this.opts.shell(r);
+        this.limits[r] = await readBackLimits(shell, outputs.hosts[r]!.limits, {
+          shaper: `${shell.container}-shaper`,
+        });
+        this.oomBaseline.set(r, {
+          count: (await readOomCounter(shell))?.count ?? null,
+          since: new Date().toISOString(),
+        });
+      }),
+    );
     await waitListening(this.opts.shell(SINK), ep.data!.port);
-    return { control, data: { host: ep.data!.host, port: ep.data!.port }, params: sinkParams(plan.sink.name, plan.sink.config) };
+    return {
+      control,
+      data: { host: ep.data!.host, port: ep.data!.port },
+      params: sinkParams(plan.sink.name, plan.sink.config),
+    };
   }
 
   async startEntries(downstream?: { genBase?: number }, signal?: AbortSignal): Promise<Endpoint[]> {
@@ -168,7 +222,9 @@ export class RemoteSite implements RunSite {
   private readyPort(role: string): number | undefined {
     const { outputs, plan } = this.opts;
     const ep = (outputs.endpoints[outputs.hosts[role]?.component ?? ""] ?? []).find((e) => e.host === role);
-    return plan.selfLoad && this.collectorRoles.includes(role) && ep?.metrics ? ep.metrics.port : ep?.data?.port;
+    return plan.selfLoad && this.collectorRoles.includes(role) && ep?.metrics
+      ? ep.metrics.port
+      : ep?.data?.port;
   }
 
   /**
@@ -184,19 +240,38 @@ export class RemoteSite implements RunSite {
     const collector = plan.collector!;
     const self = plan.selfLoad!;
     if (outputs.platform !== "docker") {
-      throw new ConfigurationError("E_GENERATOR_NONE", `scenario ${plan.scenario}: generator: none runs on local and docker stacks; stack ${outputs.stack} runs on the ${outputs.platform} platform`, { field: "generator" });
+      throw new ConfigurationError(
+        "E_GENERATOR_NONE",
+        `scenario ${plan.scenario}: generator: none runs on local and docker stacks; stack ${outputs.stack} runs on the ${outputs.platform} platform`,
+        { field: "generator" },
+      );
     }
     const sinkEp = this.endpointsOn(plan.sink.name, SINK).data!;
-    const sink = { name: plan.sink.name, host: sinkEp.host, port: sinkEp.port, params: sinkParams(plan.sink.name, plan.sink.config) };
+    const sink = {
+      name: plan.sink.name,
+      host: sinkEp.host,
+      port: sinkEp.port,
+      params: sinkParams(plan.sink.name, plan.sink.config),
+    };
     // the restart of ./docker-steps.ts (no step helper runs: the shaper image is not needed)
-    const target = dockerStepTarget({ outputs, shell: this.opts.shell, roles: this.roles, shaperImage: this.opts.shaperImage ?? "", limits: this.limits, onDisturb: () => undefined, readyPort: (h) => this.readyPort(h) });
+    const target = dockerStepTarget({
+      outputs,
+      shell: this.opts.shell,
+      roles: this.roles,
+      shaperImage: this.opts.shaperImage ?? "",
+      limits: this.limits,
+      onDisturb: () => undefined,
+      readyPort: (h) => this.readyPort(h),
+    });
     for (const [i, role] of this.collectorRoles.entries()) {
       const gens = genBase + i * self.generatorsPerHost;
       const rendered = renderCollector(collector.name, collector.config, sink, plan.fields, gens);
       await this.opts.shell(role).upload(rendered.file, rendered.text);
       const restarted = await target.restart(role, signal ?? new AbortController().signal);
       const sha = createHash("sha256").update(rendered.text).digest("hex");
-      this.limits[role]?.notes.push(`generator: none: ${self.input} started for this run (gens ${gens}..${gens + self.generatorsPerHost - 1}; ${rendered.file} sha256 ${sha.slice(0, 12)}): ${restarted}`);
+      this.limits[role]?.notes.push(
+        `generator: none: ${self.input} started for this run (gens ${gens}..${gens + self.generatorsPerHost - 1}; ${rendered.file} sha256 ${sha.slice(0, 12)}): ${restarted}`,
+      );
     }
   }
 
@@ -214,19 +289,28 @@ export class RemoteSite implements RunSite {
     const load = plugin.selfLoad!;
     const claims = plugin.claims;
     const perHost = plan.selfLoad!.generatorsPerHost;
-    if (!claims) throw new IngestbenchError("E_CLAIMS", `collector ${collector.name} reports no counters: the events its built-in generator made cannot be counted`);
+    if (!claims)
+      throw new IngestbenchError(
+        "E_CLAIMS",
+        `collector ${collector.name} reports no counters: the events its built-in generator made cannot be counted`,
+      );
     const made: number[] = [];
     let queued = 0;
     for (const role of this.collectorRoles) {
       // one claims read per generator index (per port) or one for the host
-      const reads: Array<Record<string, number>> = claims.kind === "http" && load.perPort
-        ? await readPortClaims(outputs, collector.name, claims, role, collector.config)
-        : [await this.claimsReader()!(role)];
+      const reads: Array<Record<string, number>> =
+        claims.kind === "http" && load.perPort
+          ? await readPortClaims(outputs, collector.name, claims, role, collector.config)
+          : [await this.claimsReader()!(role)];
       for (let k = 0; k < perHost; k++) {
         const counts = load.perPort ? reads[k] : reads[0];
         const key = load.counterKey(k, collector.config);
         const n = counts?.[key];
-        if (n === undefined) throw new IngestbenchError("E_CLAIMS", `collector ${collector.name} on ${role} reports no "${key}" count for generator index ${k} (${load.counter})`);
+        if (n === undefined)
+          throw new IngestbenchError(
+            "E_CLAIMS",
+            `collector ${collector.name} on ${role} reports no "${key}" count for generator index ${k} (${load.counter})`,
+          );
         made.push(n);
       }
       for (const r of reads) queued += r.queued ?? 0;
@@ -263,8 +347,13 @@ export class RemoteSite implements RunSite {
     const capped = new Set(this.roles.filter((h) => this.limits[h]?.applied.cfsQuotaUs !== undefined));
     // a docker host whose shaper redirects ingress through its ifb device (infra/docker/shaper.ts; read back as
     // ingressTbfRateBytesPerSec, harness/remote/readback.ts): received bytes are counted after that tbf
-    const ingressShaped = new Set(this.roles.filter((h) => this.limits[h]?.applied.ingressTbfRateBytesPerSec !== undefined));
-    return createRemoteObserver(this.roles.map((h) => this.opts.shell(h)), { cappedHosts: capped, ingressShaped, mayBeDown: (h) => this.disturbed.has(h) });
+    const ingressShaped = new Set(
+      this.roles.filter((h) => this.limits[h]?.applied.ingressTbfRateBytesPerSec !== undefined),
+    );
+    return createRemoteObserver(
+      this.roles.map((h) => this.opts.shell(h)),
+      { cappedHosts: capped, ingressShaped, mayBeDown: (h) => this.disturbed.has(h) },
+    );
   }
 
   /**
@@ -278,7 +367,11 @@ export class RemoteSite implements RunSite {
   async loadgen(replayFile?: string): Promise<Loadgen> {
     if (replayFile !== undefined) {
       await access(replayFile, constants.R_OK).catch((err: unknown) => {
-        throw new ConfigurationError("E_REPLAY", `cannot read replay file ${replayFile}: ${(err as Error).message}`, { cause: err });
+        throw new ConfigurationError(
+          "E_REPLAY",
+          `cannot read replay file ${replayFile}: ${(err as Error).message}`,
+          { cause: err },
+        );
       });
     }
     const shell = this.opts.shell(LOADGEN);
@@ -289,14 +382,22 @@ export class RemoteSite implements RunSite {
       remoteReplay = `${REMOTE_ROOT}/replay/${path.basename(replayFile)}`;
       await shell.upload(remoteReplay, { file: replayFile });
     }
-    return { spawn: shell.spawn, program, ...(remoteReplay !== undefined ? { replayFile: remoteReplay } : {}) };
+    return {
+      spawn: shell.spawn,
+      program,
+      ...(remoteReplay !== undefined ? { replayFile: remoteReplay } : {}),
+    };
   }
 
   /** The claims reader of every collector host, every sample interval: the same counts as collectorClaims, per host. */
   async collectorSignals(): Promise<CollectorSignals | undefined> {
     const read = this.claimsReader();
     if (!read) return undefined;
-    return hostSignals(this.opts.plan.collector!.name, this.collectorRoles, await Promise.allSettled(this.collectorRoles.map(read)));
+    return hostSignals(
+      this.opts.plan.collector!.name,
+      this.collectorRoles,
+      await Promise.allSettled(this.collectorRoles.map(read)),
+    );
   }
 
   /** How one collector host's claimed counts are read (the plugin's `claims`), or undefined when it has none. */
@@ -319,12 +420,13 @@ export class RemoteSite implements RunSite {
     // from the metrics endpoint (Fluent Bit, Vector, Fluentd) or inside the container (syslog-ng's control socket)
     const claims = findCollector(collector.name)?.claims;
     if (!claims) return undefined;
-    const read = claims.kind === "http"
-      ? (h: string) => readHostClaims(this.opts.outputs, collector.name, claims, h, collector.config)
-      : (h: string) => {
-          const shell = this.opts.shell(h);
-          return claims.read((cmd, args, opts) => shell.run(cmd, [...args], opts));
-        };
+    const read =
+      claims.kind === "http"
+        ? (h: string) => readHostClaims(this.opts.outputs, collector.name, claims, h, collector.config)
+        : (h: string) => {
+            const shell = this.opts.shell(h);
+            return claims.read((cmd, args, opts) => shell.run(cmd, [...args], opts));
+          };
     // every collector host in collector-1, collector-2 order; a host that fails keeps its error (sumClaims)
     const results = await Promise.allSettled(this.collectorRoles.map(read));
     return sumClaims(collector.name, this.collectorRoles, results);
@@ -344,19 +446,32 @@ export class RemoteSite implements RunSite {
       const quota = period * Number((await shell.run("nproc", [])).trim());
       if (!Number.isInteger(quota) || quota <= 0) throw new Error(`nproc gave no CPU count`);
       await shell.engine(["update", `--cpu-period=${period}`, `--cpu-quota=${quota}`, shell.container]);
-      return { [SINK]: [`CPU cap lifted after the drain, for the ledger queries (cpu-quota ${quota}/${period})`] };
+      return {
+        [SINK]: [`CPU cap lifted after the drain, for the ledger queries (cpu-quota ${quota}/${period})`],
+      };
     } catch (err) {
-      return { [SINK]: [`CPU cap NOT lifted after the drain (ledger queries ran capped): ${(err as Error).message.split("\n")[0]}`] };
+      return {
+        [SINK]: [
+          `CPU cap NOT lifted after the drain (ledger queries ran capped): ${(err as Error).message.split("\n")[0]}`,
+        ],
+      };
     }
   }
 
   /** OOM kills in each host's container since startSink (./oom.ts): docker inspect State.OOMKilled and the cgroup's oom_kill counter. */
   async oomKills(): Promise<OomKill[]> {
-    const found = await Promise.all([...this.oomBaseline.keys()].map((r) => {
-      const memory = this.limits[r]?.applied.memoryLimitBytes;
-      const b = this.oomBaseline.get(r);
-      return checkOom(this.opts.shell(r), b?.count ?? null, typeof memory === "number" ? memory : null, b?.since);
-    }));
+    const found = await Promise.all(
+      [...this.oomBaseline.keys()].map((r) => {
+        const memory = this.limits[r]?.applied.memoryLimitBytes;
+        const b = this.oomBaseline.get(r);
+        return checkOom(
+          this.opts.shell(r),
+          b?.count ?? null,
+          typeof memory === "number" ? memory : null,
+          b?.since,
+        );
+      }),
+    );
     return found.filter((k): k is OomKill => k !== null);
   }
 
@@ -371,13 +486,25 @@ export class RemoteSite implements RunSite {
     for (const role of this.roles.filter((r) => r !== LOADGEN)) {
       const h = this.opts.outputs.hosts[role]!;
       const shell = this.opts.shell(role);
-      const logs = await execa(process.env.INGESTBENCH_DOCKER ?? "docker", ["logs", "--tail", String(LOG_LINES), h.container], { all: true, reject: false, timeout: 30_000 }).then((r) => r.all ?? "", () => "");
+      const logs = await execa(
+        process.env.INGESTBENCH_DOCKER ?? "docker",
+        ["logs", "--tail", String(LOG_LINES), h.container],
+        { all: true, reject: false, timeout: 30_000 },
+      ).then(
+        (r) => r.all ?? "",
+        () => "",
+      );
       const found = exhaustionIn(role, [{ source: `docker logs ${h.container}`, text: logs }]);
       const dir = catalog[h.component]?.dataDir;
-      const df = dir ? parseDfLine((await shell.run("sh", ["-c", `df -Pk "$1" | tail -n 1`, "sh", dir]).catch(() => "")).trim()) : null;
+      const df = dir
+        ? parseDfLine(
+            (await shell.run("sh", ["-c", `df -Pk "$1" | tail -n 1`, "sh", dir]).catch(() => "")).trim(),
+          )
+        : null;
       if (df) {
         const line = `df of ${dir} in ${h.container}: ${df.usedKiB} of ${df.totalKiB} KiB used, ${df.availKiB} KiB free (${df.filesystem})`;
-        if (df.totalKiB > 0 && (df.availKiB < df.totalKiB / 100 || df.availKiB < 1024)) found.push({ kind: "disk-full", host: role, source: "df of the data volume", line });
+        if (df.totalKiB > 0 && (df.availKiB < df.totalKiB / 100 || df.availKiB < 1024))
+          found.push({ kind: "disk-full", host: role, source: "df of the data volume", line });
         for (const e of found) if (e.kind === "disk-full") e.evidence ??= line;
       }
       out.push(...found);
@@ -389,7 +516,16 @@ export class RemoteSite implements RunSite {
   get steps(): (() => StepTarget) | undefined {
     const { outputs, shaperImage } = this.opts;
     if (outputs.platform !== "docker" || shaperImage === undefined) return undefined;
-    return () => dockerStepTarget({ outputs, shell: this.opts.shell, roles: this.roles, shaperImage, limits: this.limits, onDisturb: (h) => this.disturbed.add(h), readyPort: (h) => this.readyPort(h) });
+    return () =>
+      dockerStepTarget({
+        outputs,
+        shell: this.opts.shell,
+        roles: this.roles,
+        shaperImage,
+        limits: this.limits,
+        onDisturb: (h) => this.disturbed.add(h),
+        readyPort: (h) => this.readyPort(h),
+      });
   }
 
   async teardown(): Promise<string[]> {

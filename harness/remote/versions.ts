@@ -33,7 +33,12 @@ export function matchesImagePin(pinned: string, running: string): boolean {
  *         command fails. An output without a version is returned as its first line (at most 80 characters), so that
  *         the pin check names what the container said
  */
-export async function probeVersion(shell: HostShell, component: string, imageTag: string, command: readonly string[] | null = pluginNamed(component).image?.versionCommand ?? null): Promise<string> {
+export async function probeVersion(
+  shell: HostShell,
+  component: string,
+  imageTag: string,
+  command: readonly string[] | null = pluginNamed(component).image?.versionCommand ?? null,
+): Promise<string> {
   if (command === null) return `${imageTag} (image tag, not probed)`;
   const [bin, ...args] = command;
   // some CLIs print their version on stderr (tc -V, old JVM tools): both streams are read

@@ -28,7 +28,12 @@ export interface Report {
 /** Render every chart of the report data. */
 export async function renderCharts(data: ReportData): Promise<RenderedChart[]> {
   const charts: RenderedChart[] = [];
-  const add = async (kind: ChartKind, scenario: string, runId: string | null, spec: TopLevelSpec | null): Promise<void> => {
+  const add = async (
+    kind: ChartKind,
+    scenario: string,
+    runId: string | null,
+    spec: TopLevelSpec | null,
+  ): Promise<void> => {
     if (spec === null) return;
     const id = `c${charts.length + 1}-${kind}`;
     charts.push({ kind, id, scenario, runId, svg: await renderSvg(spec, id) });
@@ -66,17 +71,24 @@ async function writeOut(file: string, text: string): Promise<void> {
     await mkdir(path.dirname(path.resolve(file)), { recursive: true });
     await writeFile(file, text);
   } catch (err) {
-    throw new ConfigurationError("E_REPORT_OUT", `cannot write ${file}: ${(err as Error).message}`, { cause: err });
+    throw new ConfigurationError("E_REPORT_OUT", `cannot write ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 
 /** The command: build and write the files; returns a one-line description of what was written. */
 export async function reportCommand(flags: ReportFlags): Promise<string> {
-  const stacks = flags.stacks?.split(",").map((s) => s.trim()).filter(Boolean);
+  const stacks = flags.stacks
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const report = await buildReport(path.resolve(flags.results), { scenario: flags.scenario, stacks });
   await writeOut(flags.out, report.html);
   if (flags.markdown) await writeOut(flags.markdown, report.markdown);
   const runs = report.data.scenarios.reduce((n, s) => n + s.runs.length, 0);
-  return `report: ${flags.out} (${report.charts.length} charts, ${report.data.scenarios.length} scenario${report.data.scenarios.length === 1 ? "" : "s"}, ${runs} runs)`
-    + (flags.markdown ? `; summary: ${flags.markdown}` : "");
+  return (
+    `report: ${flags.out} (${report.charts.length} charts, ${report.data.scenarios.length} scenario${report.data.scenarios.length === 1 ? "" : "s"}, ${runs} runs)` +
+    (flags.markdown ? `; summary: ${flags.markdown}` : "")
+  );
 }

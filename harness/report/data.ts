@@ -60,7 +60,10 @@ export interface ReportSelection {
 
 async function subdirs(p: string): Promise<string[]> {
   try {
-    return (await readdir(p, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    return (await readdir(p, { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
   } catch {
     return [];
   }
@@ -83,7 +86,9 @@ export async function readSeries(dir: string): Promise<SeriesPoint[]> {
     try {
       const p = JSON.parse(line) as SeriesPoint;
       if (p !== null && typeof p === "object" && typeof p.elapsedS === "number") out.push(p);
-    } catch { /* truncated line */ }
+    } catch {
+      /* truncated line */
+    }
   }
   return out;
 }
@@ -93,7 +98,8 @@ export function cellValues(run: RunRecord): Record<string, unknown> {
   const cfg = run.scenarioConfig;
   if (cfg !== null && typeof cfg === "object" && "cell" in cfg) {
     const cell = (cfg as { cell: unknown }).cell;
-    if (cell !== null && typeof cell === "object" && !Array.isArray(cell)) return cell as Record<string, unknown>;
+    if (cell !== null && typeof cell === "object" && !Array.isArray(cell))
+      return cell as Record<string, unknown>;
   }
   return {};
 }
@@ -109,7 +115,10 @@ function sweepOf(runs: RunRecord[]): Sweep | null {
  * Load what the report shows from resultsRoot (results/<stack>/<scenario>/<run-id>/).
  * @throws ConfigurationError E_NO_RESULTS when nothing matches the selection
  */
-export async function loadReportData(resultsRoot: string, selection: ReportSelection = {}): Promise<ReportData> {
+export async function loadReportData(
+  resultsRoot: string,
+  selection: ReportSelection = {},
+): Promise<ReportData> {
   const allStacks = await subdirs(resultsRoot);
   const stacks = selection.stacks?.length ? selection.stacks : allStacks;
   const scenarioNames = new Set<string>();
@@ -124,21 +133,37 @@ export async function loadReportData(resultsRoot: string, selection: ReportSelec
       // as compareStacks picks them: the latest invocation that measured something
       const measured = all.filter((r) => r.summary !== null);
       const latest = (measured.length > 0 ? measured : all).at(-1)!.invocation;
-      started.set(s, all.filter((r) => r.invocation === latest).map((r) => r.startedAt).sort()[0] ?? "");
+      started.set(
+        s,
+        all
+          .filter((r) => r.invocation === latest)
+          .map((r) => r.startedAt)
+          .sort()[0] ?? "",
+      );
     }
     const present = [...started.keys()];
-    if (!selection.stacks?.length) present.sort((a, b) => started.get(a)!.localeCompare(started.get(b)!) || a.localeCompare(b));
+    if (!selection.stacks?.length)
+      present.sort((a, b) => started.get(a)!.localeCompare(started.get(b)!) || a.localeCompare(b));
     if (present.length === 0) continue;
     // the report shows what was measured: differing component versions are listed, not refused
     const rows = await compareStacks(resultsRoot, scenario, present, { force: true });
     const seen = new Set<string>();
     const records: RunRecord[] = [];
-    for (const r of rows) for (const run of r.runs) if (!seen.has(run.runId)) { seen.add(run.runId); records.push(run); }
+    for (const r of rows)
+      for (const run of r.runs)
+        if (!seen.has(run.runId)) {
+          seen.add(run.runId);
+          records.push(run);
+        }
     const sweep = sweepOf(records);
     const runs: ReportRun[] = [];
     for (const run of records) {
       const series = await readSeries(runDir(resultsRoot, run.stack, run.scenario, run.runId));
-      runs.push({ run, series, label: `${run.stack}${sweep || run.cell !== "default" ? ` ${run.cell}` : ""} r${run.replicate}` });
+      runs.push({
+        run,
+        series,
+        label: `${run.stack}${sweep || run.cell !== "default" ? ` ${run.cell}` : ""} r${run.replicate}`,
+      });
     }
     const variants: VariantsComparison[] = [];
     for (const st of present) {
@@ -146,16 +171,31 @@ export async function loadReportData(resultsRoot: string, selection: ReportSelec
       if (v.invocation !== null) variants.push(v);
     }
     const capacity = scenario.endsWith(CAPACITY_SUFFIX)
-      ? present.flatMap((st) => loadCapacity(resultsRoot, st, scenario.slice(0, -CAPACITY_SUFFIX.length)) ?? [])
+      ? present.flatMap(
+          (st) => loadCapacity(resultsRoot, st, scenario.slice(0, -CAPACITY_SUFFIX.length)) ?? [],
+        )
       : [];
     scenarios.push({
-      scenario, stacks: present, rows, runs, sweep, differences: stackDifferences(rows), excluded: rows.flatMap((r) => r.excluded),
-      ...(variants.length ? { variants } : {}), ...(capacity.length ? { capacity } : {}),
+      scenario,
+      stacks: present,
+      rows,
+      runs,
+      sweep,
+      differences: stackDifferences(rows),
+      excluded: rows.flatMap((r) => r.excluded),
+      ...(variants.length ? { variants } : {}),
+      ...(capacity.length ? { capacity } : {}),
     });
   }
   if (scenarios.length === 0) {
-    const what = [selection.scenario ? `scenario "${selection.scenario}"` : "any scenario", selection.stacks?.length ? `stacks ${selection.stacks.join(", ")}` : "any stack"].join(" on ");
-    throw new ConfigurationError("E_NO_RESULTS", `no results for ${what} under ${resultsRoot}; run: ingestbench bench --stack <stack> scenarios/<scenario>.yaml`);
+    const what = [
+      selection.scenario ? `scenario "${selection.scenario}"` : "any scenario",
+      selection.stacks?.length ? `stacks ${selection.stacks.join(", ")}` : "any stack",
+    ].join(" on ");
+    throw new ConfigurationError(
+      "E_NO_RESULTS",
+      `no results for ${what} under ${resultsRoot}; run: ingestbench bench --stack <stack> scenarios/<scenario>.yaml`,
+    );
   }
   return { resultsRoot, generatedAt: new Date().toISOString(), scenarios };
 }

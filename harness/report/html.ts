@@ -10,7 +10,14 @@ import { bottleneckLabel, mibText } from "../results/format.ts";
 import { sustainedText } from "../results/capacity.ts";
 import type { ReportData } from "./data.ts";
 import { faultLines, timelineLines } from "../runner/fault-cost.ts";
-import { comparisonTable, differenceLines, excludedRunLines, scenarioMachineLine, verdicts, type TextTable } from "./table.ts";
+import {
+  comparisonTable,
+  differenceLines,
+  excludedRunLines,
+  scenarioMachineLine,
+  verdicts,
+  type TextTable,
+} from "./table.ts";
 
 export type ChartKind = "throughput" | "ledger" | "capacity" | "timeline" | "delivery" | "resources";
 
@@ -29,14 +36,17 @@ export const esc = (s: string): string =>
 
 /** A table; a header cell whose column has a unit (TextTable.units) carries it as its title (a tooltip). */
 function htmlTable(t: TextTable): string {
-  const cell = (tag: "th" | "td", text: string, i: number, attrs = ""): string => `<${tag} class="${t.align[i] === "r" ? "r" : "l"}"${attrs}>${esc(text)}</${tag}>`;
+  const cell = (tag: "th" | "td", text: string, i: number, attrs = ""): string =>
+    `<${tag} class="${t.align[i] === "r" ? "r" : "l"}"${attrs}>${esc(text)}</${tag}>`;
   const th = (text: string, i: number): string => {
     const unit = t.units?.[i];
     return cell("th", text, i, unit ? ` title="${esc(unit)}"` : "");
   };
-  return `<table><thead><tr>${t.head.map(th).join("")}</tr></thead><tbody>`
-    + t.rows.map((r) => `<tr>${r.map((c, i) => cell("td", c, i)).join("")}</tr>`).join("")
-    + "</tbody></table>";
+  return (
+    `<table><thead><tr>${t.head.map(th).join("")}</tr></thead><tbody>` +
+    t.rows.map((r) => `<tr>${r.map((c, i) => cell("td", c, i)).join("")}</tr>`).join("") +
+    "</tbody></table>"
+  );
 }
 
 const figure = (c: RenderedChart): string =>
@@ -56,40 +66,82 @@ figure.chart svg{display:block;max-width:100%;height:auto}.status-ok{color:#2a7a
 export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
   const body: string[] = [
     `<h1>ingestbench report</h1>`,
-    `<p class="meta">generated ${esc(data.generatedAt)} from ${esc(data.resultsRoot)}; scenarios: ${esc(data.scenarios.map((s) => s.scenario).join(", "))}. `
-      + `Throughput is what the sink confirmed over real elapsed time; medians over each stack's latest runs, ratios to the first stack (to the first cell when one stack sweeps a parameter).</p>`,
+    `<p class="meta">generated ${esc(data.generatedAt)} from ${esc(data.resultsRoot)}; scenarios: ${esc(data.scenarios.map((s) => s.scenario).join(", "))}. ` +
+      `Throughput is what the sink confirmed over real elapsed time; medians over each stack's latest runs, ratios to the first stack (to the first cell when one stack sweeps a parameter).</p>`,
   ];
   for (const s of data.scenarios) {
     const mine = charts.filter((c) => c.scenario === s.scenario);
-    body.push(`<section class="scenario" data-scenario="${esc(s.scenario)}"><h2>${esc(s.scenario)}</h2>`, `<p class="meta machine">${esc(scenarioMachineLine(s.rows))}</p>`, htmlTable(comparisonTable(s.rows)));
+    body.push(
+      `<section class="scenario" data-scenario="${esc(s.scenario)}"><h2>${esc(s.scenario)}</h2>`,
+      `<p class="meta machine">${esc(scenarioMachineLine(s.rows))}</p>`,
+      htmlTable(comparisonTable(s.rows)),
+    );
     const v = verdicts(s.rows);
     if (v.length) body.push(`<ul>${v.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
-    for (const t of s.variants ?? []) body.push(`<h3>${esc(variantsHeading(t))}</h3>`, htmlTable(variantsTextTable(t)), `<p class="meta">${esc(VARIANT_SOURCES)}</p>`);
-    if (s.capacity) body.push(`<h3>capacity</h3><ul class="capacity">${s.capacity.map((f) => `<li>${esc(`${f.stack}: sustainable ${sustainedText(f)}; bound by ${f.result.boundBy.join(", ") || "–"}; stopped: ${f.result.stopped}`)}</li>`).join("")}</ul>`);
+    for (const t of s.variants ?? [])
+      body.push(
+        `<h3>${esc(variantsHeading(t))}</h3>`,
+        htmlTable(variantsTextTable(t)),
+        `<p class="meta">${esc(VARIANT_SOURCES)}</p>`,
+      );
+    if (s.capacity)
+      body.push(
+        `<h3>capacity</h3><ul class="capacity">${s.capacity.map((f) => `<li>${esc(`${f.stack}: sustainable ${sustainedText(f)}; bound by ${f.result.boundBy.join(", ") || "–"}; stopped: ${f.result.stopped}`)}</li>`).join("")}</ul>`,
+      );
     const d = differenceLines(s.differences);
-    if (d.length) body.push(`<h3>environment differences</h3><ul>${d.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
+    if (d.length)
+      body.push(`<h3>environment differences</h3><ul>${d.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
     const x = excludedRunLines(s.excluded);
-    if (x.length) body.push(`<h3>excluded runs</h3><p class="meta">not used in any figure above</p><ul class="excluded">${x.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>`);
-    body.push(`<div class="charts">${mine.filter((c) => c.runId === null).map(figure).join("")}</div>`);
+    if (x.length)
+      body.push(
+        `<h3>excluded runs</h3><p class="meta">not used in any figure above</p><ul class="excluded">${x.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>`,
+      );
+    body.push(
+      `<div class="charts">${mine
+        .filter((c) => c.runId === null)
+        .map(figure)
+        .join("")}</div>`,
+    );
     for (const r of s.runs) {
       const runCharts = mine.filter((c) => c.runId === r.run.runId);
-      const status = r.run.status === "ok" ? `<span class="status-ok">ok</span>` : `<span class="status-bad">${esc(r.run.status)}</span>`;
+      const status =
+        r.run.status === "ok"
+          ? `<span class="status-ok">ok</span>`
+          : `<span class="status-bad">${esc(r.run.status)}</span>`;
       const sum = r.run.summary;
       body.push(`<h3>${esc(r.label)} — ${esc(r.run.runId)} ${status}</h3>`);
       if (sum) {
-        body.push(`<p class="meta">${Math.round(sum.rowsPerSecond).toLocaleString("en-US")} rows/s, ${esc(mibText(sum))} over ${sum.measuredSeconds.toFixed(1)} s; `
-          + `bottleneck ${esc(bottleneckLabel(sum.bottleneck))}: ${esc(sum.bottleneck.evidence)}</p>`);
+        body.push(
+          `<p class="meta">${Math.round(sum.rowsPerSecond).toLocaleString("en-US")} rows/s, ${esc(mibText(sum))} over ${sum.measuredSeconds.toFixed(1)} s; ` +
+            `bottleneck ${esc(bottleneckLabel(sum.bottleneck))}: ${esc(sum.bottleneck.evidence)}</p>`,
+        );
       }
       const flags = runFlags([r.run]);
-      if (flags.length) body.push(`<p class="meta status-bad">${esc(flags.join(", "))}${r.run.caps?.oversubscribed ? `: ${esc(r.run.caps.reasons.join("; "))}` : ""}${sum?.contention?.contended ? `; ${esc(sum.contention.reasons.join("; "))}` : ""}</p>`);
-      if (r.run.error) body.push(`<p class="meta status-bad">error ${esc(r.run.error.code)}: ${esc(r.run.error.message)}</p>`);
-      const steps = [...timelineLines(r.run.timeline ?? []), ...faultLines(r.run.faults ?? [], r.run.timeline ?? [])];
-      if (steps.length) body.push(`<ul class="faults">${steps.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
-      body.push(runCharts.length ? `<div class="charts">${runCharts.map(figure).join("")}</div>` : `<p class="meta">no series recorded</p>`);
+      if (flags.length)
+        body.push(
+          `<p class="meta status-bad">${esc(flags.join(", "))}${r.run.caps?.oversubscribed ? `: ${esc(r.run.caps.reasons.join("; "))}` : ""}${sum?.contention?.contended ? `; ${esc(sum.contention.reasons.join("; "))}` : ""}</p>`,
+        );
+      if (r.run.error)
+        body.push(
+          `<p class="meta status-bad">error ${esc(r.run.error.code)}: ${esc(r.run.error.message)}</p>`,
+        );
+      const steps = [
+        ...timelineLines(r.run.timeline ?? []),
+        ...faultLines(r.run.faults ?? [], r.run.timeline ?? []),
+      ];
+      if (steps.length)
+        body.push(`<ul class="faults">${steps.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>`);
+      body.push(
+        runCharts.length
+          ? `<div class="charts">${runCharts.map(figure).join("")}</div>`
+          : `<p class="meta">no series recorded</p>`,
+      );
     }
     body.push("</section>");
   }
-  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">`
-    + `<link rel="icon" href="data:,"><title>ingestbench report: ${esc(data.scenarios.map((s) => s.scenario).join(", "))}</title><style>${CSS}</style></head>\n`
-    + `<body>\n${body.join("\n")}\n</body></html>\n`;
+  return (
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+    `<link rel="icon" href="data:,"><title>ingestbench report: ${esc(data.scenarios.map((s) => s.scenario).join(", "))}</title><style>${CSS}</style></head>\n` +
+    `<body>\n${body.join("\n")}\n</body></html>\n`
+  );
 }

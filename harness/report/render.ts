@@ -10,7 +10,13 @@ export const CHART_CONFIG = {
   font: "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
   view: { stroke: null },
   axis: { gridColor: "#e6e6e6", labelFontSize: 11, titleFontSize: 12, titleFontWeight: "normal" },
-  legend: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: "normal", orient: "bottom", direction: "horizontal" },
+  legend: {
+    labelFontSize: 11,
+    titleFontSize: 12,
+    titleFontWeight: "normal",
+    orient: "bottom",
+    direction: "horizontal",
+  },
   title: { fontSize: 14, fontWeight: "bold", anchor: "start" },
 } as const;
 
@@ -21,7 +27,10 @@ export const CHART_CONFIG = {
 export async function renderSvg(spec: TopLevelSpec, idPrefix: string): Promise<string> {
   // loaded on first chart, not at the top: vega and vega-lite cost ~0.7 s to import, which commands without a report skip
   const [{ parse, View }, { compile }] = await Promise.all([import("vega"), import("vega-lite")]);
-  const { spec: vegaSpec } = compile({ ...spec, config: { ...CHART_CONFIG, ...(spec.config ?? {}) } } as TopLevelSpec);
+  const { spec: vegaSpec } = compile({
+    ...spec,
+    config: { ...CHART_CONFIG, ...(spec.config ?? {}) },
+  } as TopLevelSpec);
   const view = new View(parse(vegaSpec), { renderer: "none" });
   try {
     const svg = await view.toSVG();

@@ -25,13 +25,22 @@ export function scenarioMachineLine(rows: StackRow[]): string {
 
 export function verdicts(rows: StackRow[]): string[] {
   const withCell = new Set(rows.map((r) => r.cell)).size > 1;
-  return rows.filter((r) => r.comparison && r.comparison.ci !== null).map((r) =>
-    `${r.stack}${withCell ? ` ${r.cell}` : ""}: ${fix(r.ratio, 2, "x")} ${r.comparison!.change === "none" ? "no change" : r.comparison!.change} (${r.comparison!.reason})`);
+  return rows
+    .filter((r) => r.comparison && r.comparison.ci !== null)
+    .map(
+      (r) =>
+        `${r.stack}${withCell ? ` ${r.cell}` : ""}: ${fix(r.ratio, 2, "x")} ${r.comparison!.change === "none" ? "no change" : r.comparison!.change} (${r.comparison!.reason})`,
+    );
 }
 
 /** "field: stack value; stack value" per environment difference. */
 export function differenceLines(differences: FingerprintDifference[]): string[] {
-  return differences.map((d) => `${d.kind === "version" ? "component version differs: " : ""}${d.field}: ${Object.entries(d.values).map(([k, v]) => `${k} ${v}`).join("; ")}`);
+  return differences.map(
+    (d) =>
+      `${d.kind === "version" ? "component version differs: " : ""}${d.field}: ${Object.entries(d.values)
+        .map(([k, v]) => `${k} ${v}`)
+        .join("; ")}`,
+  );
 }
 
 /** "runId (stack, cell): reason" per run the figures left out (harness/results/eligibility.ts). */

@@ -7,9 +7,30 @@
  * listed in `excluded` with their reasons.
  */
 import { ConfigurationError } from "../../core/errors.ts";
-import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
-import { cellSort, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type LedgerTotals, type SinkCaps } from "./caps.ts";
-import { diffFingerprints, groupFingerprint, refuseVersionMismatch, type Fingerprint, type FingerprintDifference } from "./fingerprint.ts";
+import {
+  compareSamples,
+  describeSample,
+  type SampleComparison,
+  type SampleDescription,
+} from "../stats/compare.ts";
+import {
+  cellSort,
+  ledgerTotals,
+  med,
+  perCore,
+  perGiB,
+  rowsPerSecondOf,
+  sinkCaps,
+  type LedgerTotals,
+  type SinkCaps,
+} from "./caps.ts";
+import {
+  diffFingerprints,
+  groupFingerprint,
+  refuseVersionMismatch,
+  type Fingerprint,
+  type FingerprintDifference,
+} from "./fingerprint.ts";
 import type { MachineFields } from "./format.ts";
 import { chooseInvocation, completedMeasurement, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
@@ -92,20 +113,31 @@ function selectRuns(all: RunRecord[], selector: string): { runs: RunRecord[]; pa
     const chosen = chooseInvocation(all, selector === "latest" ? 0 : 1);
     return { runs: chosen.runs, passedOver: selector === "latest" ? chosen.passedOver : [] };
   }
-  return { runs: all.filter((r) => r.runId.startsWith(selector) || r.invocation.startsWith(selector)), passedOver: [] };
+  return {
+    runs: all.filter((r) => r.runId.startsWith(selector) || r.invocation.startsWith(selector)),
+    passedOver: [],
+  };
 }
 
 /**
  * One selection's figures in one cell; the ledger counts every run, the rest only the runs the comparison uses
  * (`used`: eligible, harness/results/eligibility.ts).
  */
-function cellSide(label: string, runs: RunRecord[], used: ReadonlySet<string>, erraticCv: number | undefined): CellSide {
+function cellSide(
+  label: string,
+  runs: RunRecord[],
+  used: ReadonlySet<string>,
+  erraticCv: number | undefined,
+): CellSide {
   const measured = runs.filter((r) => used.has(r.runId));
   return {
-    label, runs: runs.length, measured: measured.length,
+    label,
+    runs: runs.length,
+    measured: measured.length,
     rowsPerSecond: describeSample(rowsPerSecondOf(measured), { erraticCv }),
     medianMiBPerSecond: med(measured, (r) => r.summary?.mibPerSecond),
-    rowsPerSecondPerCore: perCore(measured), rowsPerSecondPerGiB: perGiB(measured),
+    rowsPerSecondPerCore: perCore(measured),
+    rowsPerSecondPerGiB: perGiB(measured),
     ...ledgerTotals(runs),
   };
 }
@@ -120,22 +152,35 @@ function cellSide(label: string, runs: RunRecord[], used: ReadonlySet<string>, e
  *         E_VERSION_MISMATCH (component versions differ and `force` is not set)
  */
 export async function compareRuns(
-  resultsRoot: string, scenario: string, stack: string, selection: RunsSelection, options: ComparisonOptions = {},
+  resultsRoot: string,
+  scenario: string,
+  stack: string,
+  selection: RunsSelection,
+  options: ComparisonOptions = {},
 ): Promise<RunsComparison> {
   const all = await loadRuns(resultsRoot, stack, scenario);
   if (all.length === 0) {
     throw await noResultsError(resultsRoot, stack, scenario, "");
   }
-  const selectors = [selection.baseline, ...(selection.contenders?.length ? selection.contenders : ["latest"])];
+  const selectors = [
+    selection.baseline,
+    ...(selection.contenders?.length ? selection.contenders : ["latest"]),
+  ];
   const picked = selectors.map((sel) => {
     const { runs, passedOver } = selectRuns(all, sel);
     if (runs.length === 0 && (sel === "latest" || sel === "previous")) {
       const complete = [...new Set(all.filter(completedMeasurement).map((r) => r.invocation))];
-      throw new ConfigurationError("E_NO_RUNS", `"${sel}" of "${scenario}" on "${stack}": latest and previous count complete invocations only (a run with a summary, not interrupted), and there ${complete.length === 1 ? "is 1" : `are ${complete.length}`}${complete.length ? ` (${complete.slice(-5).join(", ")})` : ""}; name an invocation or run id prefix instead`);
+      throw new ConfigurationError(
+        "E_NO_RUNS",
+        `"${sel}" of "${scenario}" on "${stack}": latest and previous count complete invocations only (a run with a summary, not interrupted), and there ${complete.length === 1 ? "is 1" : `are ${complete.length}`}${complete.length ? ` (${complete.slice(-5).join(", ")})` : ""}; name an invocation or run id prefix instead`,
+      );
     }
     if (runs.length === 0) {
       const recent = [...new Set(all.map((r) => r.invocation))].sort().slice(-5);
-      throw new ConfigurationError("E_NO_RUNS", `no run of "${scenario}" on "${stack}" matches "${sel}" (a run id prefix, an invocation prefix, latest or previous); recent invocations: ${recent.join(", ")}`);
+      throw new ConfigurationError(
+        "E_NO_RUNS",
+        `no run of "${scenario}" on "${stack}" matches "${sel}" (a run id prefix, an invocation prefix, latest or previous); recent invocations: ${recent.join(", ")}`,
+      );
     }
     return { label: sel, runs, passedOver };
   });
@@ -143,7 +188,11 @@ export async function compareRuns(
   for (const p of picked) {
     for (const r of p.runs) {
       const other = owner.get(r.runId);
-      if (other !== undefined) throw new ConfigurationError("E_SELECTOR_OVERLAP", `run ${r.runId} is selected by both "${other}" and "${p.label}": a run cannot be compared with itself`);
+      if (other !== undefined)
+        throw new ConfigurationError(
+          "E_SELECTOR_OVERLAP",
+          `run ${r.runId} is selected by both "${other}" and "${p.label}": a run cannot be compared with itself`,
+        );
       owner.set(r.runId, p.label);
     }
   }
@@ -156,7 +205,8 @@ export async function compareRuns(
     return {
       label: p.label,
       invocations: [...new Set(p.runs.map((r) => r.invocation))].sort(),
-      runIds: p.runs.map((r) => r.runId), statuses,
+      runIds: p.runs.map((r) => r.runId),
+      statuses,
       caps: sinkCaps(measured[measured.length - 1] ?? p.runs[p.runs.length - 1]!),
       fingerprint: groupFingerprint(p.runs, { limits: true }),
       machine: groupFingerprint(measured.length ? measured : p.runs),
@@ -164,7 +214,11 @@ export async function compareRuns(
     };
   });
   const differences = diffFingerprints(groups.map((g) => ({ label: g.label, fingerprint: g.fingerprint })));
-  refuseVersionMismatch(differences, options.force, `runs ${selectors.join(" vs ")} of "${scenario}" on "${stack}"`);
+  refuseVersionMismatch(
+    differences,
+    options.force,
+    `runs ${selectors.join(" vs ")} of "${scenario}" on "${stack}"`,
+  );
 
   const cells = [...new Set(picked.flatMap((p) => p.runs.map((r) => r.cell)))].sort(cellSort);
   const floors = floorsOf(resultsRoot, stack, scenario, options.noiseFloors);
@@ -175,16 +229,24 @@ export async function compareRuns(
     const baseSide = cellSide(picked[0]!.label, base, used, options.erraticCv);
     const baseValues = rowsPerSecondOf(base.filter((r) => used.has(r.runId)));
     return {
-      cell, baseline: baseSide,
+      cell,
+      baseline: baseSide,
       contenders: picked.slice(1).map((p) => {
         const runs = p.runs.filter((r) => r.cell === cell);
         const side = cellSide(p.label, runs, used, options.erraticCv);
         const values = rowsPerSecondOf(runs.filter((r) => used.has(r.runId)));
         if (baseValues.length === 0 || values.length === 0) {
           const missing = baseValues.length === 0 ? `the baseline "${picked[0]!.label}"` : `"${p.label}"`;
-          return { ...side, comparison: null, reason: `no measured run of cell ${cell} in ${missing} (left-out runs are listed as excluded)` };
+          return {
+            ...side,
+            comparison: null,
+            reason: `no measured run of cell ${cell} in ${missing} (left-out runs are listed as excluded)`,
+          };
         }
-        const comparison = compareSamples(baseValues, values, { ...options, noiseFloor: floors.get(cell) ?? null });
+        const comparison = compareSamples(baseValues, values, {
+          ...options,
+          noiseFloor: floors.get(cell) ?? null,
+        });
         if (comparison.significant) significant[comparison.change === "faster" ? "faster" : "slower"]++;
         if (comparison.inconclusive) inconclusive++;
         return { ...side, comparison, reason: comparison.reason };
@@ -192,8 +254,16 @@ export async function compareRuns(
     };
   });
   return {
-    mode: "runs", scenario, stack, baseline: groups[0]!, contenders: groups.slice(1), cells: out, differences,
-    forced: differences.some((d) => d.kind === "version"), significant, inconclusive,
+    mode: "runs",
+    scenario,
+    stack,
+    baseline: groups[0]!,
+    contenders: groups.slice(1),
+    cells: out,
+    differences,
+    forced: differences.some((d) => d.kind === "version"),
+    significant,
+    inconclusive,
     noiseFloors: Object.fromEntries(floors),
     excluded: groups.flatMap((g) => g.excluded),
   };

@@ -21,10 +21,21 @@
  * the comparison and only listed. On one stack the applied limits are part of the fingerprint too.
  */
 import { ConfigurationError } from "../../core/errors.ts";
-import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
+import {
+  compareSamples,
+  describeSample,
+  type SampleComparison,
+  type SampleDescription,
+} from "../stats/compare.ts";
 import { cellSort, ledgerTotals, type LedgerTotals } from "./caps.ts";
 import { chooseInvocation, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
-import { diffFingerprints, groupFingerprint, refuseVersionMismatch, type Fingerprint, type FingerprintDifference } from "./fingerprint.ts";
+import {
+  diffFingerprints,
+  groupFingerprint,
+  refuseVersionMismatch,
+  type Fingerprint,
+  type FingerprintDifference,
+} from "./fingerprint.ts";
 import type { ComparisonOptions } from "./options.ts";
 import { loadRuns, noResultsError } from "./store.ts";
 import type { RunRecord } from "./types.ts";
@@ -108,15 +119,32 @@ export function scenarioNameOf(arg: string): string {
  */
 export function pairSides(scenarios: string[], stacks: string[]): ScenarioSideSpec[] {
   const names = scenarios.map(scenarioNameOf).filter(Boolean);
-  if (names.length < 2) throw new ConfigurationError("E_FLAG", `--scenarios needs at least two scenarios (comma-separated), got ${names.length}`, { field: "scenarios" });
+  if (names.length < 2)
+    throw new ConfigurationError(
+      "E_FLAG",
+      `--scenarios needs at least two scenarios (comma-separated), got ${names.length}`,
+      { field: "scenarios" },
+    );
   if (stacks.length !== 1 && stacks.length !== names.length) {
-    throw new ConfigurationError("E_FLAG", `--scenarios with ${names.length} scenarios takes one stack (--stack S) or one per scenario in order (--stacks A,B), got ${stacks.length}`, { field: "stacks" });
+    throw new ConfigurationError(
+      "E_FLAG",
+      `--scenarios with ${names.length} scenarios takes one stack (--stack S) or one per scenario in order (--stacks A,B), got ${stacks.length}`,
+      { field: "stacks" },
+    );
   }
-  const sides = names.map((scenario, i) => ({ scenario, stack: stacks.length === 1 ? stacks[0]! : stacks[i]! }));
+  const sides = names.map((scenario, i) => ({
+    scenario,
+    stack: stacks.length === 1 ? stacks[0]! : stacks[i]!,
+  }));
   const seen = new Set<string>();
   for (const s of sides) {
     const key = `${s.scenario}@${s.stack}`;
-    if (seen.has(key)) throw new ConfigurationError("E_FLAG", `${key} is given twice: to compare runs of one scenario on one stack use --scenario ${s.scenario} --stack ${s.stack} --baseline …`, { field: "scenarios" });
+    if (seen.has(key))
+      throw new ConfigurationError(
+        "E_FLAG",
+        `${key} is given twice: to compare runs of one scenario on one stack use --scenario ${s.scenario} --stack ${s.stack} --baseline …`,
+        { field: "scenarios" },
+      );
     seen.add(key);
   }
   return sides;
@@ -129,7 +157,9 @@ function runValues(run: RunRecord, metric: ScenarioMetric): Map<string, { value:
     const v = run.summary?.rowsPerSecond;
     if (typeof v === "number" && Number.isFinite(v)) out.set("", { value: v, errors: 0 });
   } else {
-    for (const c of run.query?.cells ?? []) if (Number.isFinite(c.requestsPerSecond)) out.set(c.id, { value: c.requestsPerSecond, errors: c.errors });
+    for (const c of run.query?.cells ?? [])
+      if (Number.isFinite(c.requestsPerSecond))
+        out.set(c.id, { value: c.requestsPerSecond, errors: c.errors });
   }
   return out;
 }
@@ -151,17 +181,25 @@ function sharedVersionDifferences(differences: FingerprintDifference[]): Fingerp
  *         differs in version and `force` is not set
  */
 export async function compareScenarios(
-  resultsRoot: string, specs: ScenarioSideSpec[], options: ComparisonOptions & { metric?: ScenarioMetric } = {},
+  resultsRoot: string,
+  specs: ScenarioSideSpec[],
+  options: ComparisonOptions & { metric?: ScenarioMetric } = {},
 ): Promise<ScenariosComparison> {
   const metric = options.metric ?? "rows";
-  const loaded: Array<ScenarioSideSpec & { label: string; runs: RunRecord[]; passedOver: ExcludedRun[] }> = [];
+  const loaded: Array<ScenarioSideSpec & { label: string; runs: RunRecord[]; passedOver: ExcludedRun[] }> =
+    [];
   for (const s of specs) {
     const all = await loadRuns(resultsRoot, s.stack, s.scenario);
     if (all.length === 0) {
       throw await noResultsError(resultsRoot, s.stack, s.scenario);
     }
     const chosen = chooseInvocation(all);
-    loaded.push({ ...s, label: `${s.scenario}@${s.stack}`, runs: chosen.runs, passedOver: chosen.passedOver });
+    loaded.push({
+      ...s,
+      label: `${s.scenario}@${s.stack}`,
+      runs: chosen.runs,
+      passedOver: chosen.passedOver,
+    });
   }
   // one machine for every side: the reference key is the majority over the union of the sides' runs
   const eligible = eligibleRuns(loaded.flatMap((s) => s.runs));
@@ -172,8 +210,12 @@ export async function compareScenarios(
     for (const r of s.runs) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
     const ids = new Set(s.runs.map((r) => r.runId));
     return {
-      scenario: s.scenario, stack: s.stack, label: s.label, invocation: s.runs[0]?.invocation ?? null,
-      runIds: s.runs.map((r) => r.runId), statuses,
+      scenario: s.scenario,
+      stack: s.stack,
+      label: s.label,
+      invocation: s.runs[0]?.invocation ?? null,
+      runIds: s.runs.map((r) => r.runId),
+      statuses,
       fingerprint: groupFingerprint(s.runs, { limits: oneStack }),
       excluded: [...eligible.excluded.filter((x) => ids.has(x.runId)), ...s.passedOver],
     };
@@ -206,8 +248,15 @@ export async function compareScenarios(
     const measured = runs.filter((r) => used.has(r.runId));
     const vals = measured.map((r) => runValues(r, metric).get(key)).filter((v) => v !== undefined);
     const side: ScenarioItemSide = {
-      label: loaded[i]!.label, cell, runs: runs.length, measured: vals.length,
-      values: describeSample(vals.map((v) => v.value), { erraticCv: options.erraticCv }), ledger: ledgerTotals(runs),
+      label: loaded[i]!.label,
+      cell,
+      runs: runs.length,
+      measured: vals.length,
+      values: describeSample(
+        vals.map((v) => v.value),
+        { erraticCv: options.erraticCv },
+      ),
+      ledger: ledgerTotals(runs),
     };
     if (metric === "queries") side.queryErrors = vals.reduce((n, v) => n + v.errors, 0);
     return side;
@@ -227,7 +276,11 @@ export async function compareScenarios(
         const side = sideOf(j + 1, cell, key);
         if (baseline.measured === 0 || side.measured === 0) {
           const missing = baseline.measured === 0 ? `the baseline ${baseline.label}` : side.label;
-          contenders.push({ ...side, comparison: null, reason: `no measured run of ${itemName(cell, key)} in ${missing} (left-out runs are listed as excluded)` });
+          contenders.push({
+            ...side,
+            comparison: null,
+            reason: `no measured run of ${itemName(cell, key)} in ${missing} (left-out runs are listed as excluded)`,
+          });
           return;
         }
         const base = measuredValues(perSide[0]!.get(baseCell)!.get(key)!, used, metric, key);
@@ -242,17 +295,37 @@ export async function compareScenarios(
   }
   const unmatched: ScenariosComparison["unmatched"] = [];
   perSide.forEach((m, i) => {
-    for (const [cell, byItem] of m) for (const key of byItem.keys()) if (!matched[i]!.has(itemName(cell, key))) unmatched.push({ label: loaded[i]!.label, item: itemName(cell, key) });
+    for (const [cell, byItem] of m)
+      for (const key of byItem.keys())
+        if (!matched[i]!.has(itemName(cell, key)))
+          unmatched.push({ label: loaded[i]!.label, item: itemName(cell, key) });
   });
   const result: ScenariosComparison = {
-    mode: "scenarios", metric, sides, machine: eligible.machine, items, unmatched, differences, components,
-    forced: refused.length > 0, excluded: [...eligible.excluded, ...loaded.flatMap((s) => s.passedOver)],
+    mode: "scenarios",
+    metric,
+    sides,
+    machine: eligible.machine,
+    items,
+    unmatched,
+    differences,
+    components,
+    forced: refused.length > 0,
+    excluded: [...eligible.excluded, ...loaded.flatMap((s) => s.passedOver)],
   };
-  if (metric === "queries") result.withoutQueryPhase = loaded.filter((s) => !s.runs.some((r) => r.query)).map((s) => s.label);
+  if (metric === "queries")
+    result.withoutQueryPhase = loaded.filter((s) => !s.runs.some((r) => r.query)).map((s) => s.label);
   return result;
 }
 
 /** The metric's values of the eligible runs among `runs`. */
-function measuredValues(runs: RunRecord[], used: ReadonlySet<string>, metric: ScenarioMetric, key: string): number[] {
-  return runs.filter((r) => used.has(r.runId)).map((r) => runValues(r, metric).get(key)?.value).filter((v): v is number => v !== undefined);
+function measuredValues(
+  runs: RunRecord[],
+  used: ReadonlySet<string>,
+  metric: ScenarioMetric,
+  key: string,
+): number[] {
+  return runs
+    .filter((r) => used.has(r.runId))
+    .map((r) => runValues(r, metric).get(key)?.value)
+    .filter((v): v is number => v !== undefined);
 }

@@ -9,10 +9,33 @@
  * enforced, the stack's machine: harness/results/eligibility.ts); the others are listed per row in `excluded`.
  */
 import { ConfigurationError } from "../../core/errors.ts";
-import { compareSamples, describeSample, type SampleComparison, type SampleDescription } from "../stats/compare.ts";
-import { capsFlags, cellSort, finite, ledgerTotals, med, perCore, perGiB, rowsPerSecondOf, sinkCaps, type LedgerTotals, type SinkCaps } from "./caps.ts";
+import {
+  compareSamples,
+  describeSample,
+  type SampleComparison,
+  type SampleDescription,
+} from "../stats/compare.ts";
+import {
+  capsFlags,
+  cellSort,
+  finite,
+  ledgerTotals,
+  med,
+  perCore,
+  perGiB,
+  rowsPerSecondOf,
+  sinkCaps,
+  type LedgerTotals,
+  type SinkCaps,
+} from "./caps.ts";
 import { bottleneckLabel } from "./format.ts";
-import { diffFingerprints, groupFingerprint, refuseVersionMismatch, stackDifferences, type Fingerprint } from "./fingerprint.ts";
+import {
+  diffFingerprints,
+  groupFingerprint,
+  refuseVersionMismatch,
+  stackDifferences,
+  type Fingerprint,
+} from "./fingerprint.ts";
 import { chooseInvocation, eligibleRuns, type ExcludedRun } from "./eligibility.ts";
 import { floorsOf } from "./noise-floor.ts";
 import type { ComparisonOptions } from "./options.ts";
@@ -81,8 +104,18 @@ export function latestInvocationRuns(all: RunRecord[]): RunRecord[] {
  * @throws ConfigurationError E_NO_RESULTS when a stack has no runs of the scenario; E_VERSION_MISMATCH when the
  *         stacks' component versions differ and `force` is not set
  */
-export async function compareStacks(resultsRoot: string, scenario: string, stacks: string[], options: ComparisonOptions = {}): Promise<StackRow[]> {
-  const perStack: Array<{ stack: string; runs: RunRecord[]; used: Set<string>; excludedBy: (cell: string) => ExcludedRun[] }> = [];
+export async function compareStacks(
+  resultsRoot: string,
+  scenario: string,
+  stacks: string[],
+  options: ComparisonOptions = {},
+): Promise<StackRow[]> {
+  const perStack: Array<{
+    stack: string;
+    runs: RunRecord[];
+    used: Set<string>;
+    excludedBy: (cell: string) => ExcludedRun[];
+  }> = [];
   for (const stack of stacks) {
     const all = await loadRuns(resultsRoot, stack, scenario);
     if (all.length === 0) {
@@ -94,14 +127,21 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
     const ownCells = new Set(runs.map((r) => r.cell));
     const firstCell = [...ownCells].sort(cellSort)[0];
     const excluded = [...e.excluded, ...passedOver];
-    const excludedBy = (cell: string): ExcludedRun[] => excluded.filter((x) => x.cell === cell || (cell === firstCell && !ownCells.has(x.cell)));
+    const excludedBy = (cell: string): ExcludedRun[] =>
+      excluded.filter((x) => x.cell === cell || (cell === firstCell && !ownCells.has(x.cell)));
     perStack.push({ stack, runs, used: new Set(e.used.map((r) => r.runId)), excludedBy });
   }
   const fingerprints = new Map(perStack.map((s) => [s.stack, groupFingerprint(s.runs)]));
-  refuseVersionMismatch(diffFingerprints(perStack.map((s) => ({ label: s.stack, fingerprint: fingerprints.get(s.stack)! }))), options.force, `stacks ${stacks.join(", ")}`);
+  refuseVersionMismatch(
+    diffFingerprints(perStack.map((s) => ({ label: s.stack, fingerprint: fingerprints.get(s.stack)! }))),
+    options.force,
+    `stacks ${stacks.join(", ")}`,
+  );
 
   const cells = [...new Set(perStack.flatMap((s) => s.runs.map((r) => r.cell)))].sort(cellSort);
-  const floors = new Map(perStack.map((s) => [s.stack, floorsOf(resultsRoot, s.stack, scenario, options.noiseFloors)]));
+  const floors = new Map(
+    perStack.map((s) => [s.stack, floorsOf(resultsRoot, s.stack, scenario, options.noiseFloors)]),
+  );
   // across stacks the noise of both sides counts: the larger of the two stacks' A/A floors for the cell
   const floorFor = (stack: string, cell: string): number | null => {
     const xs = [floors.get(perStack[0]!.stack)!.get(cell), floors.get(stack)!.get(cell)].filter(finite);
@@ -119,20 +159,35 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
       const values = rowsPerSecondOf(measured);
       const lastMeasured = measured[measured.length - 1] ?? runs[runs.length - 1]!;
       rows.push({
-        stack, baselineStack: perStack[0]!.stack, cell, runs, measured, excluded: excludedBy(cell),
+        stack,
+        baselineStack: perStack[0]!.stack,
+        cell,
+        runs,
+        measured,
+        excluded: excludedBy(cell),
         medianRowsPerSecond: med(measured, (r) => r.summary?.rowsPerSecond),
         medianMiBPerSecond: med(measured, (r) => r.summary?.mibPerSecond),
         ratio: Number.NaN,
         rowsPerSecond: describeSample(values, { erraticCv: options.erraticCv }),
-        comparison: isFirst || baseline === null || measured.length === 0 || baseline.length === 0 ? null : compareSamples(rowsPerSecondOf(baseline), values, { ...options, noiseFloor: floorFor(stack, cell) }),
+        comparison:
+          isFirst || baseline === null || measured.length === 0 || baseline.length === 0
+            ? null
+            : compareSamples(rowsPerSecondOf(baseline), values, {
+                ...options,
+                noiseFloor: floorFor(stack, cell),
+              }),
         caps: sinkCaps(lastMeasured),
         rowsPerSecondPerCore: perCore(measured),
         rowsPerSecondPerGiB: perGiB(measured),
         sinkCores: med(measured, (r) => r.summary?.sinkCores),
         cpuMsPer1000Rows: med(measured, (r) => r.summary?.cpuMsPer1000Rows),
-        throttledShare: measured.some((r) => r.summary?.throttledShare != null) ? med(measured, (r) => r.summary?.throttledShare) : null,
+        throttledShare: measured.some((r) => r.summary?.throttledShare != null)
+          ? med(measured, (r) => r.summary?.throttledShare)
+          : null,
         networkMbitPerSecond: med(measured, (r) => r.summary?.sinkNetworkMbitPerSecond),
-        lagP99Ms: measured.some((r) => r.summary?.lagP99Ms != null) ? med(measured, (r) => r.summary?.lagP99Ms) : null,
+        lagP99Ms: measured.some((r) => r.summary?.lagP99Ms != null)
+          ? med(measured, (r) => r.summary?.lagP99Ms)
+          : null,
         lagSamples: measured.filter((r) => r.summary?.lagP99Ms != null).map((r) => r.summary?.lagSamples),
         bottlenecks: [...new Set(measured.map((r) => bottleneckLabel(r.summary!.bottleneck)))],
         flags: runFlags(runs),
@@ -140,7 +195,8 @@ export async function compareStacks(resultsRoot: string, scenario: string, stack
         fingerprint: fingerprints.get(stack)!,
       });
     }
-    const base = rows.find((r) => r.cell === cell && r.stack === perStack[0]!.stack)?.medianRowsPerSecond ?? Number.NaN;
+    const base =
+      rows.find((r) => r.cell === cell && r.stack === perStack[0]!.stack)?.medianRowsPerSecond ?? Number.NaN;
     for (const r of rows) if (r.cell === cell) r.ratio = r.medianRowsPerSecond / base;
   }
   if (perStack.length === 1 && cells.length > 1) sweepRatios(rows, options);
@@ -157,15 +213,24 @@ function sweepRatios(rows: StackRow[], options: ComparisonOptions): void {
   for (const r of rows) {
     r.baselineCell = first.cell;
     r.ratio = r.medianRowsPerSecond / first.medianRowsPerSecond;
-    r.comparison = r === first ? null : compareSamples(rowsPerSecondOf(first.measured), rowsPerSecondOf(r.measured), options);
+    r.comparison =
+      r === first
+        ? null
+        : compareSamples(rowsPerSecondOf(first.measured), rowsPerSecondOf(r.measured), options);
   }
 }
 
 /** JSON-ready form of stack rows (run records replaced by their ids; NaN becomes null when stringified). */
 export function stackComparisonJson(scenario: string, rows: StackRow[]): object {
   return {
-    mode: "stacks", scenario, baseline: rows[0]?.stack ?? null,
-    rows: rows.map(({ runs, measured, ...rest }) => ({ ...rest, runIds: runs.map((r) => r.runId), measuredRunIds: measured.map((r) => r.runId) })),
+    mode: "stacks",
+    scenario,
+    baseline: rows[0]?.stack ?? null,
+    rows: rows.map(({ runs, measured, ...rest }) => ({
+      ...rest,
+      runIds: runs.map((r) => r.runId),
+      measuredRunIds: measured.map((r) => r.runId),
+    })),
     differences: stackDifferences(rows),
     // every left-out run in one list, as the other comparisons' --json has it (each row keeps its own too)
     excluded: rows.flatMap((r) => r.excluded),

@@ -3,7 +3,14 @@
  * rows/s per vCPU and per GiB of those caps, and the per-run figures both comparisons read from run records
  * (medians of finite values, the runs' rows/s, ledger totals, the natural order of cell ids).
  */
-import { capsFit, type AppliedLimits, type DiskLimit, type HostLimits, type MachineSize, type StackSpec } from "../../core/limits.ts";
+import {
+  capsFit,
+  type AppliedLimits,
+  type DiskLimit,
+  type HostLimits,
+  type MachineSize,
+  type StackSpec,
+} from "../../core/limits.ts";
 import { parseBytes, parseCpu } from "../../core/units.ts";
 import { median } from "../stats/descriptive.ts";
 import type { RunCaps, RunRecord } from "./types.ts";
@@ -48,17 +55,27 @@ export function sinkCaps(run: RunRecord, host = "sink"): SinkCaps {
       try {
         const c = parseCpu(req.cpu as Parameters<typeof parseCpu>[0]);
         cores = c.quotaUs / c.periodUs;
-      } catch { /* not a cap we can read: leave uncapped */ }
+      } catch {
+        /* not a cap we can read: leave uncapped */
+      }
     }
     if (memoryBytes === null && req.memory !== undefined && !("memoryLimitBytes" in l.applied)) {
       try {
         memoryBytes = parseBytes(req.memory as string | number);
-      } catch { /* idem */ }
+      } catch {
+        /* idem */
+      }
     }
   }
   const machine = run.environment;
   if (cores !== null && finite(machine?.cores) && machine.cores > 0 && cores >= machine.cores) cores = null;
-  if (memoryBytes !== null && finite(machine?.memoryBytes) && machine.memoryBytes > 0 && memoryBytes >= machine.memoryBytes) memoryBytes = null;
+  if (
+    memoryBytes !== null &&
+    finite(machine?.memoryBytes) &&
+    machine.memoryBytes > 0 &&
+    memoryBytes >= machine.memoryBytes
+  )
+    memoryBytes = null;
   return { cores, memoryBytes };
 }
 
@@ -77,10 +94,12 @@ function perCap(runs: RunRecord[], cap: (c: SinkCaps) => number | null): number 
 export const perCore = (runs: RunRecord[]): number | null => perCap(runs, (c) => c.cores);
 
 /** Median over runs of rows/s ÷ the sink's memory cap in GiB (2^30 bytes); null when no run is memory-capped. */
-export const perGiB = (runs: RunRecord[]): number | null => perCap(runs, (c) => (c.memoryBytes === null ? null : c.memoryBytes / 2 ** 30));
+export const perGiB = (runs: RunRecord[]): number | null =>
+  perCap(runs, (c) => (c.memoryBytes === null ? null : c.memoryBytes / 2 ** 30));
 
 /** The runs' measured rows/s (summary.rowsPerSecond), runs without a finite figure left out. */
-export const rowsPerSecondOf = (runs: RunRecord[]): number[] => runs.map((r) => r.summary?.rowsPerSecond).filter(finite);
+export const rowsPerSecondOf = (runs: RunRecord[]): number[] =>
+  runs.map((r) => r.summary?.rowsPerSecond).filter(finite);
 
 /**
  * The ledger of several runs added up (rows). Only runs that have a ledger count: a run that stopped before its
@@ -113,8 +132,14 @@ export function ledgerTotals(runs: RunRecord[]): LedgerTotals {
     withLedger.length === 0 ? null : withLedger.reduce((s, r) => s + (r.ledger![k] ?? 0), 0);
   const inferred = withLedger.filter((r) => r.ledger?.inferred).length;
   return {
-    lost: sum("lost"), duplicated: sum("duplicated"), stored: sum("stored"), sent: sum("sent"), altered: sum("altered"),
-    ledgers: withLedger.length, withoutLedger, ...(inferred > 0 ? { inferred } : {}),
+    lost: sum("lost"),
+    duplicated: sum("duplicated"),
+    stored: sum("stored"),
+    sent: sum("sent"),
+    altered: sum("altered"),
+    ledgers: withLedger.length,
+    withoutLedger,
+    ...(inferred > 0 ? { inferred } : {}),
   };
 }
 
@@ -136,25 +161,46 @@ function appliedNumber(applied: Record<string, number | string>, ...keys: string
  * "unlimited" memory and a negative quota are no caps. libvirt totals (DiskLimit.totalIops/totalBytesPerSec) are
  * kept when both directions were applied.
  */
-export function appliedHostLimits(l: AppliedLimits | undefined, requested: HostLimits, machine: MachineSize): HostLimits {
+export function appliedHostLimits(
+  l: AppliedLimits | undefined,
+  requested: HostLimits,
+  machine: MachineSize,
+): HostLimits {
   if (!l) return {};
   const a = l.applied;
   const trust = l.enforced !== false;
   const out: HostLimits = {};
   const q = a.cfsQuotaUs;
   const p = a.cfsPeriodUs;
-  const cpu = finite(q) && finite(p) ? (q > 0 && p > 0 ? { quotaUs: q, periodUs: p } : undefined)
-    : trust ? requested.cpu : undefined;
+  const cpu =
+    finite(q) && finite(p)
+      ? q > 0 && p > 0
+        ? { quotaUs: q, periodUs: p }
+        : undefined
+      : trust
+        ? requested.cpu
+        : undefined;
   if (cpu && cpu.quotaUs / cpu.periodUs < machine.cores) out.cpu = cpu;
   const memRead = a.memoryLimitBytes ?? a.memoryBytes;
-  const mem = finite(memRead) ? (memRead > 0 && memRead < UNLIMITED_BYTES ? memRead : undefined) : trust ? requested.memoryBytes : undefined;
+  const mem = finite(memRead)
+    ? memRead > 0 && memRead < UNLIMITED_BYTES
+      ? memRead
+      : undefined
+    : trust
+      ? requested.memoryBytes
+      : undefined;
   if (mem !== undefined && mem < machine.memoryBytes) out.memoryBytes = mem;
   const rd = requested.disk;
   const disk: DiskLimit = {};
   const pick = (keys: string[], asked: number | undefined): number | undefined => {
     const v = appliedNumber(a, ...keys);
     if (v !== undefined) return v;
-    return trust && asked !== undefined && !keys.some((k) => k in a) && !("blockDevice" in a || "blkioDevice" in a) ? asked : undefined;
+    return trust &&
+      asked !== undefined &&
+      !keys.some((k) => k in a) &&
+      !("blockDevice" in a || "blkioDevice" in a)
+      ? asked
+      : undefined;
   };
   const readIops = pick(["readIops"], rd?.readIops);
   const writeIops = pick(["writeIops"], rd?.writeIops);
@@ -164,10 +210,14 @@ export function appliedHostLimits(l: AppliedLimits | undefined, requested: HostL
   if (writeIops !== undefined) disk.writeIops = writeIops;
   if (readBytesPerSec !== undefined) disk.readBytesPerSec = readBytesPerSec;
   if (writeBytesPerSec !== undefined) disk.writeBytesPerSec = writeBytesPerSec;
-  if (rd?.totalIops !== undefined && readIops !== undefined && writeIops !== undefined) disk.totalIops = rd.totalIops;
-  if (rd?.totalBytesPerSec !== undefined && readBytesPerSec !== undefined && writeBytesPerSec !== undefined) disk.totalBytesPerSec = rd.totalBytesPerSec;
+  if (rd?.totalIops !== undefined && readIops !== undefined && writeIops !== undefined)
+    disk.totalIops = rd.totalIops;
+  if (rd?.totalBytesPerSec !== undefined && readBytesPerSec !== undefined && writeBytesPerSec !== undefined)
+    disk.totalBytesPerSec = rd.totalBytesPerSec;
   if (Object.keys(disk).length) out.disk = disk;
-  const rate = appliedNumber(a, "tbfRateBytesPerSec") ?? (trust && !("tbfRateBytesPerSec" in a) ? requested.network?.bandwidthBytesPerSec : undefined);
+  const rate =
+    appliedNumber(a, "tbfRateBytesPerSec") ??
+    (trust && !("tbfRateBytesPerSec" in a) ? requested.network?.bandwidthBytesPerSec : undefined);
   if (rate !== undefined) out.network = { ...requested.network, bandwidthBytesPerSec: rate };
   return out;
 }
@@ -177,10 +227,17 @@ export function appliedHostLimits(l: AppliedLimits | undefined, requested: HostL
  * they share (core/limits.ts capsFit): local and docker stacks, whose hosts share this machine (or the engine's);
  * undefined for azure stacks, where each host is its own VM.
  */
-export function stackCapsFit(stack: StackSpec, hosts: readonly string[], machine: MachineSize): RunCaps | undefined {
+export function stackCapsFit(
+  stack: StackSpec,
+  hosts: readonly string[],
+  machine: MachineSize,
+): RunCaps | undefined {
   if (stack.platform === "azure") return undefined;
   const specs = hosts.map((h) => stack.hosts[h]).filter((h) => h !== undefined);
-  return { ...capsFit(specs, { cores: machine.cores, memoryBytes: machine.memoryBytes }), hosts: specs.map((h) => h.name) };
+  return {
+    ...capsFit(specs, { cores: machine.cores, memoryBytes: machine.memoryBytes }),
+    hosts: specs.map((h) => h.name),
+  };
 }
 
 /**
@@ -201,6 +258,7 @@ export function capsFlags(run: Pick<RunRecord, "caps" | "limits" | "environment"
     const p = l.applied.cfsPeriodUs;
     return finite(q) && finite(p) && q > 0 && p > 0 && finite(cores) && cores > 0 && q / p >= cores;
   };
-  if (ls.some((l) => l.uncapped?.length || atMachine(l)) || Object.keys(run.caps?.uncapped ?? {}).length) out.push("uncapped (≥ machine)");
+  if (ls.some((l) => l.uncapped?.length || atMachine(l)) || Object.keys(run.caps?.uncapped ?? {}).length)
+    out.push("uncapped (≥ machine)");
   return out;
 }

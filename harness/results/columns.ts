@@ -58,7 +58,12 @@ interface ColumnSpec<V> {
 function column<V>(s: ColumnSpec<V>): StackColumn {
   const header = s.header;
   return {
-    key: s.key, unit: s.unit, align: s.align, value: s.value, when: s.when, wide: s.wide ?? false,
+    key: s.key,
+    unit: s.unit,
+    align: s.align,
+    value: s.value,
+    when: s.when,
+    wide: s.wide ?? false,
     header: typeof header === "string" ? () => header : header,
     cell: (row, ctx) => s.format(s.value(row), row, ctx),
     shown: { terminal: s.shown?.terminal ?? true, report: s.shown?.report ?? true },
@@ -66,7 +71,8 @@ function column<V>(s: ColumnSpec<V>): StackColumn {
 }
 
 /** The row a ratio refers to: the first cell when one stack sweeps a parameter, else the first stack. */
-const isBaseline = (r: StackRow): boolean => (r.baselineCell !== undefined ? r.cell === r.baselineCell : r.stack === r.baselineStack);
+const isBaseline = (r: StackRow): boolean =>
+  r.baselineCell !== undefined ? r.cell === r.baselineCell : r.stack === r.baselineStack;
 
 /**
  * Median over the measured runs of the delivery latency p99 (Summary.deliveryLatency), ms; "n/a" when every run's
@@ -74,7 +80,9 @@ const isBaseline = (r: StackRow): boolean => (r.baselineCell !== undefined ? r.c
  */
 function deliveryP99(r: StackRow): number | "n/a" | null {
   const ds = r.measured.map((x) => x.summary?.deliveryLatency).filter((d) => d !== undefined);
-  const values = ds.flatMap((d) => (!("unavailable" in d) && d.p99Ms !== null ? [d.p99Ms] : [])).sort((a, b) => a - b);
+  const values = ds
+    .flatMap((d) => (!("unavailable" in d) && d.p99Ms !== null ? [d.p99Ms] : []))
+    .sort((a, b) => a - b);
   if (values.length === 0) return ds.length > 0 && ds.every((d) => "unavailable" in d) ? "n/a" : null;
   const m = values.length >> 1;
   return values.length % 2 ? values[m]! : (values[m - 1]! + values[m]!) / 2;
@@ -91,48 +99,180 @@ function verdicts(r: StackRow): string[] {
 /** The columns in table order. */
 export const STACK_COLUMNS: readonly StackColumn[] = [
   column({ key: "stack", header: "stack", unit: null, align: "l", value: (r) => r.stack, format: (v) => v }),
-  column({ key: "cell", header: "cell", unit: null, align: "l", value: (r) => r.cell, format: (v) => v, when: (ctx) => ctx.withCell }),
   column({
-    key: "runs", header: "runs", unit: "measured runs / runs", align: "r", value: (r) => r.measured.length,
+    key: "cell",
+    header: "cell",
+    unit: null,
+    align: "l",
+    value: (r) => r.cell,
+    format: (v) => v,
+    when: (ctx) => ctx.withCell,
+  }),
+  column({
+    key: "runs",
+    header: "runs",
+    unit: "measured runs / runs",
+    align: "r",
+    value: (r) => r.measured.length,
     format: (v, r) => {
       const statuses = r.runs.filter((x) => x.status !== "ok").map((x) => x.status);
       return `${v}/${r.runs.length}${statuses.length ? ` (${statuses.join(",")})` : ""}`;
     },
   }),
-  column({ key: "rowsPerSecond", header: "rows/s", unit: "rows per second (median)", align: "r", value: (r) => r.medianRowsPerSecond, format: int }),
   column({
-    wide: true, key: "iqr", header: "IQR", unit: "rows per second", align: "r",
-    value: (r) => (r.rowsPerSecond.n >= 2 ? r.rowsPerSecond.iqr : null), format: (v) => (v === null ? "–" : int(v)),
+    key: "rowsPerSecond",
+    header: "rows/s",
+    unit: "rows per second (median)",
+    align: "r",
+    value: (r) => r.medianRowsPerSecond,
+    format: int,
   }),
-  column({ key: "cv", header: "CV", unit: "percent of the median rows/s", align: "r", value: (r) => r.rowsPerSecond, format: cvCell }),
-  column({ wide: true, key: "mibPerSecond", header: "MiB/s", unit: "MiB per second (median)", align: "r", value: (r) => r.medianMiBPerSecond, format: (v) => fix(v, 2) }),
-  column({ key: "ratio", header: "ratio", unit: "median rows/s ÷ the baseline's", align: "r", value: (r) => r.ratio, format: (v) => fix(v, 2, "x") }),
   column({
-    key: "ci", header: (ctx) => `${pctLabel(ctx.confidence)} CI`, unit: "bootstrap interval of the ratio, verdict", align: "l",
-    value: (r) => r.comparison, format: (v, r) => ciCell(v, isBaseline(r)),
+    wide: true,
+    key: "iqr",
+    header: "IQR",
+    unit: "rows per second",
+    align: "r",
+    value: (r) => (r.rowsPerSecond.n >= 2 ? r.rowsPerSecond.iqr : null),
+    format: (v) => (v === null ? "–" : int(v)),
   }),
-  column({ key: "rowsPerSecondPerCore", header: "rows/s/vCPU", unit: "rows per second per sink core", align: "r", value: (r) => r.rowsPerSecondPerCore, format: int }),
-  column({ wide: true, key: "rowsPerSecondPerGiB", header: "rows/s/GiB", unit: "rows per second per GiB of sink memory", align: "r", value: (r) => r.rowsPerSecondPerGiB, format: int }),
-  column({ wide: true, key: "sinkCores", header: "sink cores", unit: "cores used by the sink", align: "r", value: (r) => r.sinkCores, format: (v) => fix(v, 2) }),
-  column({ wide: true, key: "cpuMsPer1000Rows", header: "CPU ms/1k rows", unit: "sink CPU milliseconds per 1000 rows", align: "r", value: (r) => r.cpuMsPer1000Rows, format: (v) => fix(v, 1) }),
   column({
-    wide: true, key: "throttled", header: "throttled", unit: "percent of CFS periods throttled", align: "r", value: (r) => r.throttledShare,
+    key: "cv",
+    header: "CV",
+    unit: "percent of the median rows/s",
+    align: "r",
+    value: (r) => r.rowsPerSecond,
+    format: cvCell,
+  }),
+  column({
+    wide: true,
+    key: "mibPerSecond",
+    header: "MiB/s",
+    unit: "MiB per second (median)",
+    align: "r",
+    value: (r) => r.medianMiBPerSecond,
+    format: (v) => fix(v, 2),
+  }),
+  column({
+    key: "ratio",
+    header: "ratio",
+    unit: "median rows/s ÷ the baseline's",
+    align: "r",
+    value: (r) => r.ratio,
+    format: (v) => fix(v, 2, "x"),
+  }),
+  column({
+    key: "ci",
+    header: (ctx) => `${pctLabel(ctx.confidence)} CI`,
+    unit: "bootstrap interval of the ratio, verdict",
+    align: "l",
+    value: (r) => r.comparison,
+    format: (v, r) => ciCell(v, isBaseline(r)),
+  }),
+  column({
+    key: "rowsPerSecondPerCore",
+    header: "rows/s/vCPU",
+    unit: "rows per second per sink core",
+    align: "r",
+    value: (r) => r.rowsPerSecondPerCore,
+    format: int,
+  }),
+  column({
+    wide: true,
+    key: "rowsPerSecondPerGiB",
+    header: "rows/s/GiB",
+    unit: "rows per second per GiB of sink memory",
+    align: "r",
+    value: (r) => r.rowsPerSecondPerGiB,
+    format: int,
+  }),
+  column({
+    wide: true,
+    key: "sinkCores",
+    header: "sink cores",
+    unit: "cores used by the sink",
+    align: "r",
+    value: (r) => r.sinkCores,
+    format: (v) => fix(v, 2),
+  }),
+  column({
+    wide: true,
+    key: "cpuMsPer1000Rows",
+    header: "CPU ms/1k rows",
+    unit: "sink CPU milliseconds per 1000 rows",
+    align: "r",
+    value: (r) => r.cpuMsPer1000Rows,
+    format: (v) => fix(v, 1),
+  }),
+  column({
+    wide: true,
+    key: "throttled",
+    header: "throttled",
+    unit: "percent of CFS periods throttled",
+    align: "r",
+    value: (r) => r.throttledShare,
     format: (v, r) => (r.measured.length === 0 ? "–" : v === null ? "no cap" : fix(v * 100, 0, " %")),
   }),
-  column({ wide: true, key: "networkMbitPerSecond", header: "net Mbit/s", unit: "sink network Mbit per second", align: "r", value: (r) => r.networkMbitPerSecond, format: (v) => fix(v, 1) }),
-  column({ key: "lagP99Ms", header: "lag p99", unit: "milliseconds (n = the samples it rests on; under 100, read it as the max)", align: "r", value: (r) => r.lagP99Ms, format: (v, r) => p99Cell(v, r.lagSamples) }),
   column({
-    wide: true, key: "deliveryP99Ms", header: "delivery p99", unit: "milliseconds, stored_at − sent_at per row at the sink (median over runs; n/a: the sink keeps no stored-at)", align: "r",
-    value: (r) => deliveryP99(r), format: (v) => (v === "n/a" ? v : v === null ? "–" : `${int(v)} ms`),
+    wide: true,
+    key: "networkMbitPerSecond",
+    header: "net Mbit/s",
+    unit: "sink network Mbit per second",
+    align: "r",
+    value: (r) => r.networkMbitPerSecond,
+    format: (v) => fix(v, 1),
   }),
-  column({ wide: true, key: "verdict", header: "verdict", unit: null, align: "l", value: (r) => verdicts(r), format: (v) => v.join(", ") || "–" }),
-  column({ key: "bottleneck", header: "bottleneck", unit: null, align: "l", value: (r) => r.bottlenecks, format: (v) => v.join(", ") || "–" }),
   column({
-    key: "flags", header: "flags", unit: null, align: "l", value: (r) => r.flags,
+    key: "lagP99Ms",
+    header: "lag p99",
+    unit: "milliseconds (n = the samples it rests on; under 100, read it as the max)",
+    align: "r",
+    value: (r) => r.lagP99Ms,
+    format: (v, r) => p99Cell(v, r.lagSamples),
+  }),
+  column({
+    wide: true,
+    key: "deliveryP99Ms",
+    header: "delivery p99",
+    unit: "milliseconds, stored_at − sent_at per row at the sink (median over runs; n/a: the sink keeps no stored-at)",
+    align: "r",
+    value: (r) => deliveryP99(r),
+    format: (v) => (v === "n/a" ? v : v === null ? "–" : `${int(v)} ms`),
+  }),
+  column({
+    wide: true,
+    key: "verdict",
+    header: "verdict",
+    unit: null,
+    align: "l",
+    value: (r) => verdicts(r),
+    format: (v) => v.join(", ") || "–",
+  }),
+  column({
+    key: "bottleneck",
+    header: "bottleneck",
+    unit: null,
+    align: "l",
+    value: (r) => r.bottlenecks,
+    format: (v) => v.join(", ") || "–",
+  }),
+  column({
+    key: "flags",
+    header: "flags",
+    unit: null,
+    align: "l",
+    value: (r) => r.flags,
     // oversubscribed, partial, uncapped (≥ machine), not enforced, contended k/n (across-stacks.ts runFlags)
     format: (v) => v.join(", ") || "–",
   }),
-  column({ key: "ledger", header: "ledger", unit: "rows", align: "l", value: (r) => r, format: (v) => ledgerCell(v.runs.filter((r) => r.ledger).length, v) }),
+  column({
+    key: "ledger",
+    header: "ledger",
+    unit: "rows",
+    align: "l",
+    value: (r) => r,
+    format: (v) => ledgerCell(v.runs.filter((r) => r.ledger).length, v),
+  }),
 ];
 
 /** The context of a table of these rows: a cell column with several cells; the first interval's confidence level. */
@@ -162,7 +302,10 @@ export interface ColumnChoice {
  * The width a terminal table should fit: COLUMNS when it is a positive integer, else the stream's own width when it
  * is a terminal, else 120 (a pipe or a file: a width most readers and review tools show unwrapped).
  */
-export function terminalWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout, env: NodeJS.ProcessEnv = process.env): number {
+export function terminalWidth(
+  stream: { isTTY?: boolean; columns?: number } = process.stdout,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
   const fromEnv = Number(env.COLUMNS);
   if (env.COLUMNS !== undefined && Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
   if (stream.isTTY && stream.columns && stream.columns > 0) return stream.columns;
@@ -176,7 +319,20 @@ export const DEFAULT_WIDTH = 120;
  * The default columns by priority, highest first, for fitting a width: the stack, the cell and rows/s always stay;
  * then the ratio, the ledger, the interval, the bottleneck, the flags, and the rest.
  */
-export const FIT_PRIORITY: readonly string[] = ["stack", "cell", "rowsPerSecond", "ratio", "ledger", "ci", "bottleneck", "flags", "runs", "lagP99Ms", "cv", "rowsPerSecondPerCore"];
+export const FIT_PRIORITY: readonly string[] = [
+  "stack",
+  "cell",
+  "rowsPerSecond",
+  "ratio",
+  "ledger",
+  "ci",
+  "bottleneck",
+  "flags",
+  "runs",
+  "lagP99Ms",
+  "cv",
+  "rowsPerSecondPerCore",
+];
 const ALWAYS = new Set(["stack", "cell", "rowsPerSecond"]);
 
 /** A cli-table3 table's width: one border before each column and after the last, one space of padding on each side. */
@@ -189,9 +345,20 @@ function tableWidth(widths: readonly number[]): number {
  * FIT_PRIORITY order while the table still fits (columns not in it last), shown in table order; the stack, the cell
  * and rows/s always. `dropped` are the columns left out, in table order.
  */
-export function fitColumns(rows: readonly StackRow[], ctx: ColumnContext, cols: readonly StackColumn[], width: number): { shown: StackColumn[]; dropped: StackColumn[] } {
-  const w = new Map(cols.map((c) => [c.key, Math.max([...c.header(ctx)].length, ...rows.map((r) => [...c.cell(r, ctx)].length))]));
-  const rank = (c: StackColumn) => (FIT_PRIORITY.includes(c.key) ? FIT_PRIORITY.indexOf(c.key) : FIT_PRIORITY.length);
+export function fitColumns(
+  rows: readonly StackRow[],
+  ctx: ColumnContext,
+  cols: readonly StackColumn[],
+  width: number,
+): { shown: StackColumn[]; dropped: StackColumn[] } {
+  const w = new Map(
+    cols.map((c) => [
+      c.key,
+      Math.max([...c.header(ctx)].length, ...rows.map((r) => [...c.cell(r, ctx)].length)),
+    ]),
+  );
+  const rank = (c: StackColumn) =>
+    FIT_PRIORITY.includes(c.key) ? FIT_PRIORITY.indexOf(c.key) : FIT_PRIORITY.length;
   const keep = new Set(cols.filter((c) => ALWAYS.has(c.key)).map((c) => c.key));
   for (const c of [...cols].sort((a, b) => rank(a) - rank(b))) {
     if (keep.has(c.key)) continue;
@@ -202,17 +369,24 @@ export function fitColumns(rows: readonly StackRow[], ctx: ColumnContext, cols: 
 }
 
 /** Whether a choice asks for fitting: a width, and neither --wide nor --columns. */
-const fits = (choice: ColumnChoice): choice is ColumnChoice & { width: number } => choice.width !== undefined && !choice.wide && !choice.columns?.length;
+const fits = (choice: ColumnChoice): choice is ColumnChoice & { width: number } =>
+  choice.width !== undefined && !choice.wide && !choice.columns?.length;
 
 /** The terminal's columns for these rows as `choice` says, fitted to its width (fitColumns), and those dropped to fit. */
-export function terminalColumns(rows: readonly StackRow[], choice: ColumnChoice = {}): { shown: StackColumn[]; dropped: StackColumn[] } {
+export function terminalColumns(
+  rows: readonly StackRow[],
+  choice: ColumnChoice = {},
+): { shown: StackColumn[]; dropped: StackColumn[] } {
   const ctx = columnContext(rows);
   const cols = stackColumns("terminal", ctx, choice);
   return fits(choice) ? fitColumns(rows, ctx, cols, choice.width) : { shown: cols, dropped: [] };
 }
 
 /** "rows/s" and "rowsPerSecond" both name the rows/s column. */
-const names = (c: StackColumn, ctx: ColumnContext): string[] => [c.key.toLowerCase(), c.header(ctx).toLowerCase()];
+const names = (c: StackColumn, ctx: ColumnContext): string[] => [
+  c.key.toLowerCase(),
+  c.header(ctx).toLowerCase(),
+];
 
 /**
  * The columns a surface shows in a table with this context, in table order.
@@ -225,9 +399,15 @@ export function stackColumns(surface: Surface, ctx: ColumnContext, choice: Colum
     const wanted = choice.columns.map((w) => w.trim().toLowerCase()).filter(Boolean);
     const unknown = wanted.filter((w) => !STACK_COLUMNS.some((c) => names(c, ctx).includes(w)));
     if (unknown.length) {
-      throw new ConfigurationError("E_FLAG", `--columns: no column ${unknown.map((u) => `"${u}"`).join(", ")}; the columns are ${STACK_COLUMNS.map((c) => c.key).join(", ")}`, { field: "columns" });
+      throw new ConfigurationError(
+        "E_FLAG",
+        `--columns: no column ${unknown.map((u) => `"${u}"`).join(", ")}; the columns are ${STACK_COLUMNS.map((c) => c.key).join(", ")}`,
+        { field: "columns" },
+      );
     }
-    return all.filter((c) => c.key === "stack" || c.key === "cell" || names(c, ctx).some((n) => wanted.includes(n)));
+    return all.filter(
+      (c) => c.key === "stack" || c.key === "cell" || names(c, ctx).some((n) => wanted.includes(n)),
+    );
   }
   return all.filter((c) => !c.wide);
 }
@@ -235,7 +415,9 @@ export function stackColumns(surface: Surface, ctx: ColumnContext, choice: Colum
 /** The terminal columns left out of the default table (for its footer line), by header; not those dropped to fit a width. */
 export function hiddenColumns(ctx: ColumnContext, choice: ColumnChoice = {}): string[] {
   const shown = new Set(stackColumns("terminal", ctx, choice).map((c) => c.key));
-  return stackColumns("terminal", ctx, { wide: true }).filter((c) => !shown.has(c.key)).map((c) => c.header(ctx));
+  return stackColumns("terminal", ctx, { wide: true })
+    .filter((c) => !shown.has(c.key))
+    .map((c) => c.header(ctx));
 }
 
 /** A table as text cells, for any renderer. */
@@ -251,9 +433,14 @@ export interface TextTable {
 }
 
 /** The comparison rows as a text table for a surface, from STACK_COLUMNS (the terminal's as `choice` says, fitted to its width). */
-export function stackTable(rows: readonly StackRow[], surface: Surface, choice: ColumnChoice = {}): Required<TextTable> {
+export function stackTable(
+  rows: readonly StackRow[],
+  surface: Surface,
+  choice: ColumnChoice = {},
+): Required<TextTable> {
   const ctx = columnContext(rows);
-  const cols = surface === "terminal" ? terminalColumns(rows, choice).shown : stackColumns(surface, ctx, choice);
+  const cols =
+    surface === "terminal" ? terminalColumns(rows, choice).shown : stackColumns(surface, ctx, choice);
   return {
     keys: cols.map((c) => c.key),
     head: cols.map((c) => c.header(ctx)),

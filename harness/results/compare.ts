@@ -19,13 +19,25 @@ import { compareStacks, latestInvocationRuns, stackComparisonJson } from "./acro
 import { renderQueryTables } from "./query-table.ts";
 import { loadRuns, noResultsError } from "./store.ts";
 import type { ComparisonOptions } from "./options.ts";
-import { renderComparison, renderRunsComparison, renderScenariosComparison, renderVariantsComparison } from "./table.ts";
+import {
+  renderComparison,
+  renderRunsComparison,
+  renderScenariosComparison,
+  renderVariantsComparison,
+} from "./table.ts";
 import { compareVariants } from "./across-variants.ts";
 import { CAPACITY_SUFFIX, loadCapacity, renderCapacity, renderCapacityComparison } from "./capacity.ts";
 
 export type { CellComparison, CellSide, RunGroup, RunsComparison, RunsSelection } from "./across-runs.ts";
 export { compareRuns } from "./across-runs.ts";
-export type { ScenarioItem, ScenarioItemSide, ScenarioMetric, ScenarioSide, ScenarioSideSpec, ScenariosComparison } from "./across-scenarios.ts";
+export type {
+  ScenarioItem,
+  ScenarioItemSide,
+  ScenarioMetric,
+  ScenarioSide,
+  ScenarioSideSpec,
+  ScenariosComparison,
+} from "./across-scenarios.ts";
 export { compareScenarios, pairSides, scenarioNameOf } from "./across-scenarios.ts";
 export type { StackRow } from "./across-stacks.ts";
 export { compareStacks, stackComparisonJson } from "./across-stacks.ts";
@@ -39,7 +51,12 @@ export { verdictWord } from "./format.ts";
 export type { NoiseFloorCell, NoiseFloorFile } from "./noise-floor.ts";
 export { AA_SUFFIX, loadNoiseFloors, noiseFloorPath, writeNoiseFloors } from "./noise-floor.ts";
 export type { ComparisonOptions } from "./options.ts";
-export { renderComparison, renderRunsComparison, renderScenariosComparison, renderVariantsComparison } from "./table.ts";
+export {
+  renderComparison,
+  renderRunsComparison,
+  renderScenariosComparison,
+  renderVariantsComparison,
+} from "./table.ts";
 export type { VariantFigure, VariantRow, VariantsComparison } from "./across-variants.ts";
 export { compareVariants, variantsTable } from "./across-variants.ts";
 
@@ -73,53 +90,125 @@ export interface CompareCommandFlags {
  * @throws ConfigurationError E_FLAG for inconsistent flags, and whatever compareStacks / compareRuns throw
  */
 export async function compareCommand(resultsRoot: string, flags: CompareCommandFlags): Promise<string> {
-  const stacks = flags.stacks.split(",").map((s) => s.trim()).filter(Boolean);
-  const contenders = (flags.contender ?? []).flatMap((c) => c.split(",")).map((s) => s.trim()).filter(Boolean);
+  const stacks = flags.stacks
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const contenders = (flags.contender ?? [])
+    .flatMap((c) => c.split(","))
+    .map((s) => s.trim())
+    .filter(Boolean);
   const options: ComparisonOptions = { force: Boolean(flags.force) };
   if (flags.scenarios !== undefined) {
-    if (flags.scenario !== undefined) throw new ConfigurationError("E_FLAG", "give --scenario (one scenario) or --scenarios (several), not both", { field: "scenarios" });
-    if (flags.baseline !== undefined || contenders.length > 0) throw new ConfigurationError("E_FLAG", "--baseline/--contender select runs of one scenario; with --scenarios each side's latest complete invocation is compared", { field: "baseline" });
+    if (flags.scenario !== undefined)
+      throw new ConfigurationError(
+        "E_FLAG",
+        "give --scenario (one scenario) or --scenarios (several), not both",
+        { field: "scenarios" },
+      );
+    if (flags.baseline !== undefined || contenders.length > 0)
+      throw new ConfigurationError(
+        "E_FLAG",
+        "--baseline/--contender select runs of one scenario; with --scenarios each side's latest complete invocation is compared",
+        { field: "baseline" },
+      );
     const metric = flags.metric ?? "rows";
-    if (metric !== "rows" && metric !== "queries") throw new ConfigurationError("E_FLAG", `--metric is rows or queries, got "${metric}"`, { field: "metric" });
-    const result = await compareScenarios(resultsRoot, pairSides(flags.scenarios.split(","), stacks), { ...options, metric: metric as ScenarioMetric });
+    if (metric !== "rows" && metric !== "queries")
+      throw new ConfigurationError("E_FLAG", `--metric is rows or queries, got "${metric}"`, {
+        field: "metric",
+      });
+    const result = await compareScenarios(resultsRoot, pairSides(flags.scenarios.split(","), stacks), {
+      ...options,
+      metric: metric as ScenarioMetric,
+    });
     return flags.json ? JSON.stringify(result, null, 2) : renderScenariosComparison(result);
   }
-  if (flags.scenario === undefined) throw new ConfigurationError("E_FLAG", "compare needs --scenario NAME (across stacks or runs) or --scenarios A,B (across scenarios)", { field: "scenario" });
+  if (flags.scenario === undefined)
+    throw new ConfigurationError(
+      "E_FLAG",
+      "compare needs --scenario NAME (across stacks or runs) or --scenarios A,B (across scenarios)",
+      { field: "scenario" },
+    );
   // a capacity search's steps run at different rates: they are a curve, not replicates (./capacity.ts)
-  const searched = flags.scenario.endsWith(CAPACITY_SUFFIX) ? flags.scenario.slice(0, -CAPACITY_SUFFIX.length) : null;
+  const searched = flags.scenario.endsWith(CAPACITY_SUFFIX)
+    ? flags.scenario.slice(0, -CAPACITY_SUFFIX.length)
+    : null;
   if (searched !== null) {
     const rows = stacks.map((stack) => ({ stack, file: loadCapacity(resultsRoot, stack, searched) }));
     if (rows.every((r) => r.file === null)) {
-      throw new ConfigurationError("E_NO_RESULTS", `no capacity search of scenario "${searched}" on ${stacks.join(", ")} under ${resultsRoot}; run: ingestbench capacity --stack ${stacks[0]} scenarios/${searched}.yaml`, { field: "scenario" });
+      throw new ConfigurationError(
+        "E_NO_RESULTS",
+        `no capacity search of scenario "${searched}" on ${stacks.join(", ")} under ${resultsRoot}; run: ingestbench capacity --stack ${stacks[0]} scenarios/${searched}.yaml`,
+        { field: "scenario" },
+      );
     }
     if (flags.json) return JSON.stringify(rows, null, 2);
     return rows.length === 1 ? renderCapacity(rows[0]!.file!) : renderCapacityComparison(searched, rows);
   }
   if (flags.variants) {
-    if (stacks.length !== 1) throw new ConfigurationError("E_FLAG", `--variants compares an application's variants on one stack: give exactly one --stack, got ${stacks.length}`, { field: "stacks" });
+    if (stacks.length !== 1)
+      throw new ConfigurationError(
+        "E_FLAG",
+        `--variants compares an application's variants on one stack: give exactly one --stack, got ${stacks.length}`,
+        { field: "stacks" },
+      );
     // --baseline selects the invocation (default: the latest with app runs)
     const result = await compareVariants(resultsRoot, flags.scenario, stacks[0]!, flags.baseline);
     return flags.json ? JSON.stringify(result, null, 2) : renderVariantsComparison(result);
   }
   if (flags.metric !== undefined && flags.metric !== "rows") {
     // the query phase of one scenario across stacks: the same comparison as across scenarios, one side per stack
-    if (flags.metric !== "queries") throw new ConfigurationError("E_FLAG", `--metric is rows or queries, got "${flags.metric}"`, { field: "metric" });
+    if (flags.metric !== "queries")
+      throw new ConfigurationError("E_FLAG", `--metric is rows or queries, got "${flags.metric}"`, {
+        field: "metric",
+      });
     if (flags.baseline !== undefined || contenders.length > 0) {
-      throw new ConfigurationError("E_FLAG", "--metric queries compares the latest runs of several stacks (--stacks A,B) or scenarios (--scenarios A,B), or prints one stack's query table (--stack S); not --baseline/--contender", { field: "metric" });
+      throw new ConfigurationError(
+        "E_FLAG",
+        "--metric queries compares the latest runs of several stacks (--stacks A,B) or scenarios (--scenarios A,B), or prints one stack's query table (--stack S); not --baseline/--contender",
+        { field: "metric" },
+      );
     }
-    if (stacks.length === 1) return queryTablesOf(resultsRoot, flags.scenario, stacks[0]!, Boolean(flags.json));
-    const result = await compareScenarios(resultsRoot, pairSides(stacks.map(() => flags.scenario!), stacks), { ...options, metric: "queries" });
+    if (stacks.length === 1)
+      return queryTablesOf(resultsRoot, flags.scenario, stacks[0]!, Boolean(flags.json));
+    const result = await compareScenarios(
+      resultsRoot,
+      pairSides(
+        stacks.map(() => flags.scenario!),
+        stacks,
+      ),
+      { ...options, metric: "queries" },
+    );
     return flags.json ? JSON.stringify(result, null, 2) : renderScenariosComparison(result);
   }
   if (flags.baseline !== undefined || contenders.length > 0) {
-    if (flags.baseline === undefined) throw new ConfigurationError("E_FLAG", "--contender needs --baseline <invocation-or-run-id-prefix>", { field: "baseline" });
-    if (stacks.length !== 1) throw new ConfigurationError("E_FLAG", `--baseline/--contender compare runs on one stack: give exactly one name in --stacks, got ${stacks.length}`, { field: "stacks" });
-    const result = await compareRuns(resultsRoot, flags.scenario, stacks[0]!, { baseline: flags.baseline, contenders }, options);
+    if (flags.baseline === undefined)
+      throw new ConfigurationError("E_FLAG", "--contender needs --baseline <invocation-or-run-id-prefix>", {
+        field: "baseline",
+      });
+    if (stacks.length !== 1)
+      throw new ConfigurationError(
+        "E_FLAG",
+        `--baseline/--contender compare runs on one stack: give exactly one name in --stacks, got ${stacks.length}`,
+        { field: "stacks" },
+      );
+    const result = await compareRuns(
+      resultsRoot,
+      flags.scenario,
+      stacks[0]!,
+      { baseline: flags.baseline, contenders },
+      options,
+    );
     return flags.json ? JSON.stringify(result, null, 2) : renderRunsComparison(result);
   }
   const rows = await compareStacks(resultsRoot, flags.scenario, stacks, options);
-  return flags.json ? JSON.stringify(stackComparisonJson(flags.scenario, rows), null, 2)
-    : renderComparison(flags.scenario, rows, { wide: flags.wide, columns: flags.columns?.split(","), ...(flags.width === undefined ? {} : { width: flags.width }) });
+  return flags.json
+    ? JSON.stringify(stackComparisonJson(flags.scenario, rows), null, 2)
+    : renderComparison(flags.scenario, rows, {
+        wide: flags.wide,
+        columns: flags.columns?.split(","),
+        ...(flags.width === undefined ? {} : { width: flags.width }),
+      });
 }
 
 /**
@@ -127,12 +216,34 @@ export async function compareCommand(resultsRoot: string, flags: CompareCommandF
  * queries/s per table size and cell, and the ingest with and without queries in mixed mode; JSON: the runs' `query`.
  * @throws ConfigurationError E_NO_RESULTS without runs; E_NO_QUERY_PHASE when the latest invocation ran no query phase
  */
-async function queryTablesOf(resultsRoot: string, scenario: string, stack: string, json: boolean): Promise<string> {
+async function queryTablesOf(
+  resultsRoot: string,
+  scenario: string,
+  stack: string,
+  json: boolean,
+): Promise<string> {
   const all = await loadRuns(resultsRoot, stack, scenario);
   if (all.length === 0) throw await noResultsError(resultsRoot, stack, scenario);
   const runs = latestInvocationRuns(all);
   const text = renderQueryTables(`${scenario} on ${stack}, invocation ${runs[0]!.invocation}`, runs);
-  if (text === null) throw new ConfigurationError("E_NO_QUERY_PHASE", `${scenario} on ${stack}: the latest invocation's ${runs.length} runs have no query phase (run.json \`query\`; the scenario declares none): use --metric rows`, { field: "metric" });
-  if (json) return JSON.stringify(runs.map((r) => ({ runId: r.runId, cell: r.cell, status: r.status, rowsPerSecond: r.summary?.rowsPerSecond ?? null, deliveryLatency: r.summary?.deliveryLatency ?? null, query: r.query })), null, 2);
+  if (text === null)
+    throw new ConfigurationError(
+      "E_NO_QUERY_PHASE",
+      `${scenario} on ${stack}: the latest invocation's ${runs.length} runs have no query phase (run.json \`query\`; the scenario declares none): use --metric rows`,
+      { field: "metric" },
+    );
+  if (json)
+    return JSON.stringify(
+      runs.map((r) => ({
+        runId: r.runId,
+        cell: r.cell,
+        status: r.status,
+        rowsPerSecond: r.summary?.rowsPerSecond ?? null,
+        deliveryLatency: r.summary?.deliveryLatency ?? null,
+        query: r.query,
+      })),
+      null,
+      2,
+    );
   return text;
 }

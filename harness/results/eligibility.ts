@@ -40,18 +40,27 @@ export interface Eligible {
   machine: string | null;
 }
 
-const firstLine = (s: unknown): string => String(s ?? "").split("\n")[0]!.slice(0, 160);
+const firstLine = (s: unknown): string =>
+  String(s ?? "")
+    .split("\n")[0]!
+    .slice(0, 160);
 
 /** Why a run's status keeps it out (rule 1), or null when it is `ok` with a summary. */
 export function statusProblem(run: RunRecord): string | null {
   const status = String((run as { status?: unknown }).status);
   if (status === "ok") return run.summary ? null : "ok but no summary (nothing measured)";
   if (status === "failed") {
-    const failing = (run.checks ?? []).filter((c) => !c.ok).map((c) => `${c.check} (actual ${c.actual ?? "–"}, expected ${c.expected})`);
+    const failing = (run.checks ?? [])
+      .filter((c) => !c.ok)
+      .map((c) => `${c.check} (actual ${c.actual ?? "–"}, expected ${c.expected})`);
     return `failed: ${failing.length ? failing.join(", ") : run.ledger && run.ledger.lost > 0 ? `lost ${run.ledger.lost}` : "a check failed"}`;
   }
-  if (status === "error") return `error${run.error ? ` ${run.error.code}: ${firstLine(run.error.message)}` : ""}`;
-  if (status === "interrupted") return run.summary ? "interrupted (its measurement is partial)" : "interrupted before its measurement began (nothing measured)";
+  if (status === "error")
+    return `error${run.error ? ` ${run.error.code}: ${firstLine(run.error.message)}` : ""}`;
+  if (status === "interrupted")
+    return run.summary
+      ? "interrupted (its measurement is partial)"
+      : "interrupted before its measurement began (nothing measured)";
   if (status === "running") return "never finished (run.json still says running: the run was killed)";
   return `status ${status}`;
 }
@@ -63,8 +72,11 @@ export function capsProblem(run: RunRecord): string | null {
   const problems: string[] = [];
   for (const [host, raw] of Object.entries(run.limits ?? {})) {
     const l = (raw ?? {}) as { enforced?: unknown; notes?: unknown; reason?: unknown };
-    const notes = [l.reason, ...(Array.isArray(l.notes) ? l.notes : [])].filter((x) => typeof x === "string" && x.length > 0).join("; ");
-    if (l.enforced !== true && l.enforced !== "partial") problems.push(`caps not enforced on ${host}${notes ? `: ${notes}` : ""}`);
+    const notes = [l.reason, ...(Array.isArray(l.notes) ? l.notes : [])]
+      .filter((x) => typeof x === "string" && x.length > 0)
+      .join("; ");
+    if (l.enforced !== true && l.enforced !== "partial")
+      problems.push(`caps not enforced on ${host}${notes ? `: ${notes}` : ""}`);
   }
   return problems.length ? problems.join("; ") : null;
 }
@@ -77,13 +89,21 @@ export function machineKey(run: RunRecord): string {
 
 /** The machine key and the component versions (running and pinned), sorted: what nightly requires to match. */
 export function environmentKey(run: RunRecord): string {
-  const versions = Object.entries(run.versions ?? {}).sort(([a], [b]) => a.localeCompare(b))
+  const versions = Object.entries(run.versions ?? {})
+    .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, v]) => `${name}=${v?.running ?? "–"} (pinned ${v?.pinned ?? "–"})`);
   return `${machineKey(run)}${versions.length ? `; ${versions.join(", ")}` : ""}`;
 }
 
-const excluded = (run: RunRecord, kind: ExclusionKind, reason: string): ExcludedRun =>
-  ({ runId: run.runId, stack: typeof run.stack === "string" ? run.stack : "?", invocation: run.invocation, cell: run.cell, status: String(run.status), kind, reason });
+const excluded = (run: RunRecord, kind: ExclusionKind, reason: string): ExcludedRun => ({
+  runId: run.runId,
+  stack: typeof run.stack === "string" ? run.stack : "?",
+  invocation: run.invocation,
+  cell: run.cell,
+  status: String(run.status),
+  kind,
+  reason,
+});
 
 /** The most frequent key; ties go to the key of the latest run among the tied (runs are oldest first). */
 function majority(runs: RunRecord[], key: (r: RunRecord) => string): string | null {
@@ -92,7 +112,12 @@ function majority(runs: RunRecord[], key: (r: RunRecord) => string): string | nu
   let best: string | null = null;
   for (const r of runs) {
     const k = key(r);
-    if (best === null || counts.get(k)! > counts.get(best)! || (counts.get(k) === counts.get(best) && k !== best)) best = k;
+    if (
+      best === null ||
+      counts.get(k)! > counts.get(best)! ||
+      (counts.get(k) === counts.get(best) && k !== best)
+    )
+      best = k;
   }
   return best;
 }
@@ -102,15 +127,24 @@ function majority(runs: RunRecord[], key: (r: RunRecord) => string): string | nu
  * comment). `reference` is the machine key the runs must match (default: the majority among the runs that pass
  * rules 1 and 2); `key` the function giving it (default `machineKey`; nightly passes `environmentKey`).
  */
-export function eligibleRuns(runs: RunRecord[], options: { reference?: string | null; key?: (r: RunRecord) => string } = {}): Eligible {
+export function eligibleRuns(
+  runs: RunRecord[],
+  options: { reference?: string | null; key?: (r: RunRecord) => string } = {},
+): Eligible {
   const key = options.key ?? machineKey;
   const out: ExcludedRun[] = [];
   const passed: RunRecord[] = [];
   for (const r of runs) {
     const s = statusProblem(r);
-    if (s !== null) { out.push(excluded(r, "status", s)); continue; }
+    if (s !== null) {
+      out.push(excluded(r, "status", s));
+      continue;
+    }
     const c = capsProblem(r);
-    if (c !== null) { out.push(excluded(r, "caps", c)); continue; }
+    if (c !== null) {
+      out.push(excluded(r, "caps", c));
+      continue;
+    }
     passed.push(r);
   }
   const machine = options.reference ?? majority(passed, key);
@@ -153,8 +187,16 @@ export function chooseInvocation(all: readonly RunRecord[], back = 0): ChosenInv
   if (invocation === null) return { invocation, runs: [], passedOver: [] };
   const newest = pool[pool.length - 1]!;
   const lastOfNewest = all.reduce((at, r, i) => (r.invocation === newest ? i : at), -1);
-  const passedOver = all.slice(lastOfNewest + 1).filter((r) => !pool.includes(r.invocation)).map((r) =>
-    excluded(r, "status", `${statusProblem(r) ?? "not complete"}; passed over: its invocation has no complete run here (of this scenario on this stack), so ${newest}, the latest that has, is compared`));
+  const passedOver = all
+    .slice(lastOfNewest + 1)
+    .filter((r) => !pool.includes(r.invocation))
+    .map((r) =>
+      excluded(
+        r,
+        "status",
+        `${statusProblem(r) ?? "not complete"}; passed over: its invocation has no complete run here (of this scenario on this stack), so ${newest}, the latest that has, is compared`,
+      ),
+    );
   return { invocation, runs: all.filter((r) => r.invocation === invocation), passedOver };
 }
 

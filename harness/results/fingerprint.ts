@@ -26,8 +26,11 @@ export interface FingerprintDifference {
 export function runFingerprint(run: RunRecord, options: { limits?: boolean } = {}): Fingerprint {
   const e = run.environment;
   const fp: Fingerprint = {
-    kernel: String(e?.kernel ?? "–"), cpuModel: String(e?.cpuModel ?? "–"), cgroup: String(e?.cgroup ?? "–"),
-    cores: String(e?.cores ?? "–"), node: String(e?.node ?? "–"),
+    kernel: String(e?.kernel ?? "–"),
+    cpuModel: String(e?.cpuModel ?? "–"),
+    cgroup: String(e?.cgroup ?? "–"),
+    cores: String(e?.cores ?? "–"),
+    node: String(e?.node ?? "–"),
   };
   // the run's timing as it ran (command-line overrides included): a 3 s run beside a 30 s one is listed, not hidden
   const timing = (run.scenarioConfig as { run?: Record<string, unknown> } | null | undefined)?.run;
@@ -39,7 +42,8 @@ export function runFingerprint(run: RunRecord, options: { limits?: boolean } = {
   if (options.limits) {
     for (const [host, l] of Object.entries(run.limits ?? {})) {
       fp[`limits.${host}.enforced`] = String(l.enforced);
-      for (const [k, v] of Object.entries(l.applied)) if (!/Interface$/.test(k)) fp[`limits.${host}.${k}`] = String(v);
+      for (const [k, v] of Object.entries(l.applied))
+        if (!/Interface$/.test(k)) fp[`limits.${host}.${k}`] = String(v);
     }
   }
   return fp;
@@ -60,13 +64,21 @@ export function groupFingerprint(runs: RunRecord[], options: { limits?: boolean 
 }
 
 const kindOf = (field: string): FingerprintDifference["kind"] =>
-  field.startsWith("versions.") ? "version" : field.startsWith("limits.") ? "limits" : field.startsWith("workload.") ? "workload" : "environment";
+  field.startsWith("versions.")
+    ? "version"
+    : field.startsWith("limits.")
+      ? "limits"
+      : field.startsWith("workload.")
+        ? "workload"
+        : "environment";
 
 /**
  * Fields whose values differ between labelled fingerprints, or hold several values within one ("a | b").
  * Ordered environment, versions, limits; fields in first-seen order.
  */
-export function diffFingerprints(groups: Array<{ label: string; fingerprint: Fingerprint }>): FingerprintDifference[] {
+export function diffFingerprints(
+  groups: Array<{ label: string; fingerprint: Fingerprint }>,
+): FingerprintDifference[] {
   const fields: string[] = [];
   for (const g of groups) for (const k of Object.keys(g.fingerprint)) if (!fields.includes(k)) fields.push(k);
   const out: FingerprintDifference[] = [];
@@ -74,7 +86,8 @@ export function diffFingerprints(groups: Array<{ label: string; fingerprint: Fin
     const values: Record<string, string> = {};
     for (const g of groups) values[g.label] = g.fingerprint[field] ?? "–";
     const distinct = new Set(Object.values(values));
-    if (distinct.size > 1 || [...distinct].some((v) => v.includes(" | "))) out.push({ field, kind: kindOf(field), values });
+    if (distinct.size > 1 || [...distinct].some((v) => v.includes(" | ")))
+      out.push({ field, kind: kindOf(field), values });
   }
   const rank = { environment: 0, version: 1, limits: 2, workload: 3 } as const;
   return out.sort((a, b) => rank[a.kind] - rank[b.kind]);
@@ -82,16 +95,22 @@ export function diffFingerprints(groups: Array<{ label: string; fingerprint: Fin
 
 /** "field: label value; label value" (no kind marker). */
 export const describeDifference = (d: FingerprintDifference): string =>
-  `${d.field}: ${Object.entries(d.values).map(([label, v]) => `${label} ${v}`).join("; ")}`;
+  `${d.field}: ${Object.entries(d.values)
+    .map(([label, v]) => `${label} ${v}`)
+    .join("; ")}`;
 
 /** @throws ConfigurationError E_VERSION_MISMATCH when a difference is of kind "version" and not forced */
-export function refuseVersionMismatch(differences: FingerprintDifference[], force: boolean | undefined, what: string): void {
+export function refuseVersionMismatch(
+  differences: FingerprintDifference[],
+  force: boolean | undefined,
+  what: string,
+): void {
   const versions = differences.filter((d) => d.kind === "version");
   if (versions.length === 0 || force) return;
   throw new ConfigurationError(
     "E_VERSION_MISMATCH",
-    `refusing to compare ${what}: component versions differ\n${versions.map((d) => `  ${describeDifference(d)}`).join("\n")}\n`
-      + "compare anyway with --force (force: true); the differences are then listed with the result",
+    `refusing to compare ${what}: component versions differ\n${versions.map((d) => `  ${describeDifference(d)}`).join("\n")}\n` +
+      "compare anyway with --force (force: true); the differences are then listed with the result",
   );
 }
 
@@ -100,8 +119,11 @@ export function refuseVersionMismatch(differences: FingerprintDifference[], forc
  * first appearance; rows are those of compareStacks (one per stack and cell, every row of a stack carries the
  * stack's fingerprint).
  */
-export function stackDifferences(rows: ReadonlyArray<{ stack: string; fingerprint: Fingerprint }>): FingerprintDifference[] {
+export function stackDifferences(
+  rows: ReadonlyArray<{ stack: string; fingerprint: Fingerprint }>,
+): FingerprintDifference[] {
   const groups: Array<{ label: string; fingerprint: Fingerprint }> = [];
-  for (const r of rows) if (!groups.some((g) => g.label === r.stack)) groups.push({ label: r.stack, fingerprint: r.fingerprint });
+  for (const r of rows)
+    if (!groups.some((g) => g.label === r.stack)) groups.push({ label: r.stack, fingerprint: r.fingerprint });
   return diffFingerprints(groups);
 }

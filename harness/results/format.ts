@@ -9,10 +9,12 @@ import type { LedgerTotals } from "./caps.ts";
 import type { Bottleneck, Summary } from "./types.ts";
 
 /** Rounded, "12,345" (en-US separators); "–" when null or not finite. */
-export const int = (n: number | null): string => (n !== null && Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–");
+export const int = (n: number | null): string =>
+  n !== null && Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–";
 
 /** `d` decimals and an optional unit suffix, "1.20x"; "–" when null or not finite. */
-export const fix = (n: number | null, d: number, unit = ""): string => (n !== null && Number.isFinite(n) ? `${n.toFixed(d)}${unit}` : "–");
+export const fix = (n: number | null, d: number, unit = ""): string =>
+  n !== null && Number.isFinite(n) ? `${n.toFixed(d)}${unit}` : "–";
 
 /** A confidence level (fraction) as a percentage label: 0.9 → "90 %", 0.975 → "97.5 %". */
 export const pctLabel = (c: number): string => `${Number((c * 100).toFixed(1))} %`;
@@ -31,7 +33,11 @@ export function ciCell(c: SampleComparison | null, isBaseline: boolean): string 
   if (isBaseline) return "baseline";
   if (c === null) return "–";
   if (c.ci === null) return `n=${Math.min(c.n.baseline, c.n.contender)}`;
-  const mark = c.inconclusive ? `inconclusive (n=${c.n.baseline}/${c.n.contender})` : c.change === "none" ? "~" : c.change;
+  const mark = c.inconclusive
+    ? `inconclusive (n=${c.n.baseline}/${c.n.contender})`
+    : c.change === "none"
+      ? "~"
+      : c.change;
   return `[${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}] ${mark}`;
 }
 
@@ -64,10 +70,15 @@ export function ledgerCell(measured: number, l: LedgerTotals): string {
   const missing = l.withoutLedger?.length ?? 0;
   if (l.lost === null) return missing > 0 ? `no ledger (${missing} run${missing > 1 ? "s" : ""})` : "–";
   // generator: none: what was sent is the collector's own count (Ledger.inferred), and the cell says so
-  const inferred = l.inferred ? `; sent inferred${l.inferred < measured ? ` in ${l.inferred}/${measured} runs` : ""}` : "";
-  const cell = measured === 0 ? "–"
-    : l.lost === 0 && l.duplicated === 0 && altered === 0 && l.stored === l.sent ? `exact (${int(l.stored)} stored${inferred})`
-    : `lost ${int(l.lost)}, dup ${int(l.duplicated ?? 0)}${altered > 0 ? `, altered ${int(altered)}` : ""}${inferred}`;
+  const inferred = l.inferred
+    ? `; sent inferred${l.inferred < measured ? ` in ${l.inferred}/${measured} runs` : ""}`
+    : "";
+  const cell =
+    measured === 0
+      ? "–"
+      : l.lost === 0 && l.duplicated === 0 && altered === 0 && l.stored === l.sent
+        ? `exact (${int(l.stored)} stored${inferred})`
+        : `lost ${int(l.lost)}, dup ${int(l.duplicated ?? 0)}${altered > 0 ? `, altered ${int(altered)}` : ""}${inferred}`;
   return missing > 0 && measured > 0 ? `${cell}; ${missing} without ledger` : cell;
 }
 
@@ -83,7 +94,8 @@ export function bottleneckLabel(b: Pick<Bottleneck, "resource" | "evidence">): s
  * none` run, harness/runner/self-load.ts; in older results a 0 over 0 bytes per row), never a false 0.
  */
 export function mibText(s: Pick<Summary, "mibPerSecond" | "bytesPerRow" | "bytesUnknown">): string {
-  if (s.mibPerSecond === null || (s.mibPerSecond === 0 && s.bytesPerRow === 0)) return `MiB/s not known (${s.bytesUnknown ?? "no bytes were counted as sent"})`;
+  if (s.mibPerSecond === null || (s.mibPerSecond === 0 && s.bytesPerRow === 0))
+    return `MiB/s not known (${s.bytesUnknown ?? "no bytes were counted as sent"})`;
   return `${s.mibPerSecond.toFixed(2)} MiB/s`;
 }
 

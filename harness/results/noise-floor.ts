@@ -73,7 +73,10 @@ export function loadNoiseFloors(resultsRoot: string, stack: string, scenario: st
     if (!Array.isArray(f.cells)) throw new Error("no cells array");
     return f;
   } catch (e) {
-    throw new ConfigurationError("E_NOISE_FLOOR", `${p}: not a noise-floor file (${(e as Error).message}); run ingestbench aa --stack ${stack} again or delete it`);
+    throw new ConfigurationError(
+      "E_NOISE_FLOOR",
+      `${p}: not a noise-floor file (${(e as Error).message}); run ingestbench aa --stack ${stack} again or delete it`,
+    );
   }
 }
 
@@ -82,9 +85,15 @@ export function loadNoiseFloors(resultsRoot: string, stack: string, scenario: st
  * `use: false` gives an empty map (the comparison was asked not to apply floors).
  * @throws ConfigurationError E_NOISE_FLOOR as loadNoiseFloors
  */
-export function floorsOf(resultsRoot: string, stack: string, scenario: string, use: boolean | undefined): Map<string, number> {
+export function floorsOf(
+  resultsRoot: string,
+  stack: string,
+  scenario: string,
+  use: boolean | undefined,
+): Map<string, number> {
   const out = new Map<string, number>();
   if (use === false) return out;
-  for (const c of loadNoiseFloors(resultsRoot, stack, scenario)?.cells ?? []) if (c.floor !== null && Number.isFinite(c.floor)) out.set(c.cell, c.floor);
+  for (const c of loadNoiseFloors(resultsRoot, stack, scenario)?.cells ?? [])
+    if (c.floor !== null && Number.isFinite(c.floor)) out.set(c.cell, c.floor);
   return out;
 }

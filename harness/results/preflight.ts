@@ -10,7 +10,11 @@ import path from "node:path";
 import { ConfigurationError } from "../../core/errors.ts";
 
 const PSEUDO_FS = new Map<number, string>([
-  [0x9fa0, "procfs"], [0x62656572, "sysfs"], [0x27e0eb, "cgroupfs"], [0x63677270, "cgroup2fs"], [0x64626720, "debugfs"],
+  [0x9fa0, "procfs"],
+  [0x62656572, "sysfs"],
+  [0x27e0eb, "cgroupfs"],
+  [0x63677270, "cgroup2fs"],
+  [0x64626720, "debugfs"],
 ]);
 
 function failer(abs: string): (why: string) => never {
@@ -26,7 +30,11 @@ function failer(abs: string): (why: string) => never {
  */
 export function resultsDirFlag(dir: string): string {
   if (dir.trim() === "") {
-    throw new ConfigurationError("E_RESULTS_DIR", `--results ${JSON.stringify(dir)}: an empty results directory would be the working directory (${process.cwd()}); give one, e.g. --results results`, { field: "--results" });
+    throw new ConfigurationError(
+      "E_RESULTS_DIR",
+      `--results ${JSON.stringify(dir)}: an empty results directory would be the working directory (${process.cwd()}); give one, e.g. --results results`,
+      { field: "--results" },
+    );
   }
   return dir;
 }

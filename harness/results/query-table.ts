@@ -48,26 +48,56 @@ export function renderQueryTables(title: string, runs: readonly RunRecord[]): st
   const byCell = new Map<string, RunRecord[]>();
   for (const r of withQuery) byCell.set(r.cell, [...(byCell.get(r.cell) ?? []), r]);
   const tableRows = (rs: readonly RunRecord[]): number => median(rs.map((r) => r.query!.tableRows)) ?? 0;
-  const cells = [...byCell.entries()].sort(([a, ra], [b, rb]) => tableRows(ra) - tableRows(rb) || cellSort(a, b));
+  const cells = [...byCell.entries()].sort(
+    ([a, ra], [b, rb]) => tableRows(ra) - tableRows(rb) || cellSort(a, b),
+  );
   // query cells (concurrency × count) in the scenario's order, statements in theirs
   const columns: string[] = [];
   const statements: string[] = [];
-  for (const r of withQuery) for (const c of r.query!.cells) {
-    const col = `${c.concurrency}x${c.count}`;
-    if (!columns.includes(col)) columns.push(col);
-    if (!statements.includes(c.statement)) statements.push(c.statement);
-  }
+  for (const r of withQuery)
+    for (const c of r.query!.cells) {
+      const col = `${c.concurrency}x${c.count}`;
+      if (!columns.includes(col)) columns.push(col);
+      if (!statements.includes(c.statement)) statements.push(c.statement);
+    }
   const anyMixed = withQuery.some((r) => r.query!.during === "ingest");
-  const head = ["cell", "table rows", ...(anyMixed ? ["queries"] : []), "statement", "runs", ...columns.map((c) => `${c.replace("x", "×")} q/s (p99 ms)`), "errors"];
-  const table = new Table({ head, style: { head: [], border: [] }, colAligns: head.map((h) => (["cell", "statement", "queries"].includes(h) ? "left" : "right")) });
+  const head = [
+    "cell",
+    "table rows",
+    ...(anyMixed ? ["queries"] : []),
+    "statement",
+    "runs",
+    ...columns.map((c) => `${c.replace("x", "×")} q/s (p99 ms)`),
+    "errors",
+  ];
+  const table = new Table({
+    head,
+    style: { head: [], border: [] },
+    colAligns: head.map((h) => (["cell", "statement", "queries"].includes(h) ? "left" : "right")),
+  });
   for (const [cell, rs] of cells) {
     for (const st of statements) {
-      const of = (col: string) => rs.map((r) => r.query!.cells.find((c) => c.statement === st && `${c.concurrency}x${c.count}` === col)).filter((c) => c !== undefined);
+      const of = (col: string) =>
+        rs
+          .map((r) => r.query!.cells.find((c) => c.statement === st && `${c.concurrency}x${c.count}` === col))
+          .filter((c) => c !== undefined);
       if (columns.every((col) => of(col).length === 0)) continue;
       const errors = columns.reduce((n, col) => n + of(col).reduce((m, c) => m + c.errors, 0), 0);
-      const runsWith = new Set(columns.flatMap((col) => rs.filter((r) => r.query!.cells.some((c) => c.statement === st && `${c.concurrency}x${c.count}` === col)).map((r) => r.runId))).size;
+      const runsWith = new Set(
+        columns.flatMap((col) =>
+          rs
+            .filter((r) =>
+              r.query!.cells.some((c) => c.statement === st && `${c.concurrency}x${c.count}` === col),
+            )
+            .map((r) => r.runId),
+        ),
+      ).size;
       table.push([
-        cell, sizeLabel(tableRows(rs)), ...(anyMixed ? [modeOf(rs)] : []), st, String(runsWith),
+        cell,
+        sizeLabel(tableRows(rs)),
+        ...(anyMixed ? [modeOf(rs)] : []),
+        st,
+        String(runsWith),
         ...columns.map((col) => {
           const cs = of(col);
           if (cs.length === 0) return "–";
@@ -85,24 +115,55 @@ export function renderQueryTables(title: string, runs: readonly RunRecord[]): st
 /** The ingest table of mixed mode (see the module comment). */
 function renderIngestTable(cells: Array<[string, RunRecord[]]>): string {
   const baseline = cells.find(([, rs]) => modeOf(rs) === "after ingest");
-  const rowsOf = (rs: readonly RunRecord[]): number[] => rs.map((r) => r.summary?.rowsPerSecond).filter((v): v is number => typeof v === "number" && Number.isFinite(v));
-  const delivery = (rs: readonly RunRecord[], k: "p50Ms" | "p99Ms"): number | null => median(rs.map((r) => {
-    const d = r.summary?.deliveryLatency;
-    return d && !("unavailable" in d) ? d[k] : null;
-  }));
-  const head = ["cell", "queries", "runs", "ingest rows/s", "ratio", "90 % CI", "delivery p50 ms", "delivery p99 ms", "queries/s", "query errors"];
-  const table = new Table({ head, style: { head: [], border: [] }, colAligns: head.map((h) => (["cell", "queries", "90 % CI"].includes(h) ? "left" : "right")) });
+  const rowsOf = (rs: readonly RunRecord[]): number[] =>
+    rs
+      .map((r) => r.summary?.rowsPerSecond)
+      .filter((v): v is number => typeof v === "number" && Number.isFinite(v));
+  const delivery = (rs: readonly RunRecord[], k: "p50Ms" | "p99Ms"): number | null =>
+    median(
+      rs.map((r) => {
+        const d = r.summary?.deliveryLatency;
+        return d && !("unavailable" in d) ? d[k] : null;
+      }),
+    );
+  const head = [
+    "cell",
+    "queries",
+    "runs",
+    "ingest rows/s",
+    "ratio",
+    "90 % CI",
+    "delivery p50 ms",
+    "delivery p99 ms",
+    "queries/s",
+    "query errors",
+  ];
+  const table = new Table({
+    head,
+    style: { head: [], border: [] },
+    colAligns: head.map((h) => (["cell", "queries", "90 % CI"].includes(h) ? "left" : "right")),
+  });
   // the baseline (ingest without queries) first, then the others in the query table's order
   for (const [cell, rs] of baseline ? [baseline, ...cells.filter((c) => c !== baseline)] : cells) {
     const isBase = baseline !== undefined && baseline[0] === cell;
-    const cmp = baseline && !isBase && rowsOf(baseline[1]).length && rowsOf(rs).length ? compareSamples(rowsOf(baseline[1]), rowsOf(rs), { noiseFloor: null }) : null;
+    const cmp =
+      baseline && !isBase && rowsOf(baseline[1]).length && rowsOf(rs).length
+        ? compareSamples(rowsOf(baseline[1]), rowsOf(rs), { noiseFloor: null })
+        : null;
     const requests = rs.reduce((n, r) => n + r.query!.cells.reduce((m, c) => m + c.requests, 0), 0);
     const elapsed = rs.reduce((n, r) => n + r.query!.cells.reduce((m, c) => m + c.elapsedMs, 0), 0);
     const errors = rs.reduce((n, r) => n + r.query!.cells.reduce((m, c) => m + c.errors, 0), 0);
     table.push([
-      cell, modeOf(rs), `${rowsOf(rs).length}/${rs.length}`, int(median(rowsOf(rs))),
-      isBase ? "1.00x" : fix(cmp?.ratio ?? null, 2, "x"), isBase ? "baseline" : ciCell(cmp, false),
-      fix(delivery(rs, "p50Ms"), 0), fix(delivery(rs, "p99Ms"), 0), fix(elapsed > 0 ? (requests * 1000) / elapsed : null, 1), int(errors),
+      cell,
+      modeOf(rs),
+      `${rowsOf(rs).length}/${rs.length}`,
+      int(median(rowsOf(rs))),
+      isBase ? "1.00x" : fix(cmp?.ratio ?? null, 2, "x"),
+      isBase ? "baseline" : ciCell(cmp, false),
+      fix(delivery(rs, "p50Ms"), 0),
+      fix(delivery(rs, "p99Ms"), 0),
+      fix(elapsed > 0 ? (requests * 1000) / elapsed : null, 1),
+      int(errors),
     ]);
   }
   return `ingest with and without the query load (rows/s ratio to ${baseline ? `cell ${baseline[0]}, queries after the ingest` : "– (no cell ran its queries after the ingest)"}; delivery = stored_at − sent_at at the sink)\n${table.toString()}`;

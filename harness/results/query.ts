@@ -35,14 +35,19 @@ export interface QueryResult {
  * The files under resultsRoot (results/<stack>/<scenario>/<run-id>/{run.json, series.jsonl}). A run.json that is not
  * one JSON object (a damaged file) is listed in `skipped` instead of failing every query.
  */
-export async function findResultFiles(resultsRoot: string): Promise<{ runs: string[]; series: string[]; skipped: string[] }> {
+export async function findResultFiles(
+  resultsRoot: string,
+): Promise<{ runs: string[]; series: string[]; skipped: string[] }> {
   const runs: string[] = [];
   const series: string[] = [];
   const skipped: string[] = [];
   const dirs = async (p: string): Promise<string[]> => {
     try {
       const entries = await readdir(p, { withFileTypes: true });
-      return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+      return entries
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort();
     } catch {
       return [];
     }
@@ -63,7 +68,8 @@ export async function findResultFiles(resultsRoot: string): Promise<{ runs: stri
         if (await isFile(runFile)) {
           try {
             const parsed: unknown = JSON.parse(await readFile(runFile, "utf8"));
-            if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not a JSON object");
+            if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+              throw new Error("not a JSON object");
             runs.push(runFile);
           } catch (err) {
             skipped.push(`${runFile}: ${(err as Error).message}`);
@@ -80,21 +86,32 @@ const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 const fileList = (files: string[]): string => `[${files.map(sqlString).join(", ")}]`;
 
 /** Columns of an empty `series` view (when no run has a series yet), so that queries naming them still bind. */
-const EMPTY_SERIES = "SELECT NULL::VARCHAR AS stack, NULL::VARCHAR AS scenario, NULL::VARCHAR AS runId, NULL::VARCHAR AS dir, "
-  + "NULL::DOUBLE AS t, NULL::DOUBLE AS elapsedS, NULL::VARCHAR AS phase, NULL::BIGINT AS stored, NULL::DOUBLE AS countQueryMs, "
-  + "NULL::DOUBLE AS rowsPerSec, NULL::DOUBLE AS mibPerSec, NULL::DOUBLE AS lagMs, NULL::BIGINT AS sent, NULL::BIGINT AS accepted WHERE false";
-const EMPTY_RUNS = "SELECT NULL::VARCHAR AS status, NULL::VARCHAR AS runId, NULL::VARCHAR AS invocation, NULL::VARCHAR AS stack, "
-  + "NULL::VARCHAR AS scenario, NULL::VARCHAR AS cell, NULL::VARCHAR AS dir WHERE false";
+const EMPTY_SERIES =
+  "SELECT NULL::VARCHAR AS stack, NULL::VARCHAR AS scenario, NULL::VARCHAR AS runId, NULL::VARCHAR AS dir, " +
+  "NULL::DOUBLE AS t, NULL::DOUBLE AS elapsedS, NULL::VARCHAR AS phase, NULL::BIGINT AS stored, NULL::DOUBLE AS countQueryMs, " +
+  "NULL::DOUBLE AS rowsPerSec, NULL::DOUBLE AS mibPerSec, NULL::DOUBLE AS lagMs, NULL::BIGINT AS sent, NULL::BIGINT AS accepted WHERE false";
+const EMPTY_RUNS =
+  "SELECT NULL::VARCHAR AS status, NULL::VARCHAR AS runId, NULL::VARCHAR AS invocation, NULL::VARCHAR AS stack, " +
+  "NULL::VARCHAR AS scenario, NULL::VARCHAR AS cell, NULL::VARCHAR AS dir WHERE false";
 
 /** A connection with the `runs` and `series` views over resultsRoot. Close the returned instance when done. */
-export async function openResults(resultsRoot: string): Promise<{ connection: DuckDBConnection; close: () => void; skipped: string[] }> {
+export async function openResults(
+  resultsRoot: string,
+): Promise<{ connection: DuckDBConnection; close: () => void; skipped: string[] }> {
   // a mistyped --results would otherwise answer every query with zero rows
-  if (!existsSync(resultsRoot)) throw new ConfigurationError("E_NO_RESULTS", `no results directory ${resultsRoot}: bench writes results/ by default; give --results the directory it wrote to`);
+  if (!existsSync(resultsRoot))
+    throw new ConfigurationError(
+      "E_NO_RESULTS",
+      `no results directory ${resultsRoot}: bench writes results/ by default; give --results the directory it wrote to`,
+    );
   const { runs, series, skipped } = await findResultFiles(resultsRoot);
   // never fetch extensions from the network; JSON is built in
   // loaded here, not at the top: DuckDB costs ~0.6 s to import, which every other command would pay
   const { DuckDBInstance } = await import("@duckdb/node-api");
-  const instance = await DuckDBInstance.create(":memory:", { autoinstall_known_extensions: "false", threads: "2" });
+  const instance = await DuckDBInstance.create(":memory:", {
+    autoinstall_known_extensions: "false",
+    threads: "2",
+  });
   const connection = await instance.connect();
   const close = (): void => {
     connection.closeSync();
@@ -104,17 +121,29 @@ export async function openResults(resultsRoot: string): Promise<{ connection: Du
     // the run directory from a file name: everything before the last "/"
     const dirOf = "regexp_replace(filename, '/[^/]*$', '')";
     const part = (n: number): string => `regexp_extract(filename, '([^/]+)/([^/]+)/([^/]+)/[^/]+$', ${n})`;
-    await connection.run(runs.length === 0 ? `CREATE VIEW runs AS ${EMPTY_RUNS}` : `CREATE VIEW runs AS SELECT * EXCLUDE (filename), ${dirOf} AS dir `
-      + `FROM read_json_auto(${fileList(runs)}, format = 'auto', union_by_name = true, filename = true, sample_size = -1, maximum_object_size = 67108864)`);
-    await connection.run(series.length === 0 ? `CREATE VIEW series AS ${EMPTY_SERIES}` : `CREATE VIEW series AS SELECT ${part(1)} AS stack, ${part(2)} AS scenario, `
-      + `${part(3)} AS runId, ${dirOf} AS dir, * EXCLUDE (filename) `
-      // a run killed in the middle of an append leaves a truncated last line: ignore_errors reads it as NULLs, and
-      // every whole line has a phase
-      + `FROM read_json_auto(${fileList(series)}, format = 'newline_delimited', union_by_name = true, filename = true, sample_size = -1, ignore_errors = true) `
-      + "WHERE phase IS NOT NULL");
+    await connection.run(
+      runs.length === 0
+        ? `CREATE VIEW runs AS ${EMPTY_RUNS}`
+        : `CREATE VIEW runs AS SELECT * EXCLUDE (filename), ${dirOf} AS dir ` +
+            `FROM read_json_auto(${fileList(runs)}, format = 'auto', union_by_name = true, filename = true, sample_size = -1, maximum_object_size = 67108864)`,
+    );
+    await connection.run(
+      series.length === 0
+        ? `CREATE VIEW series AS ${EMPTY_SERIES}`
+        : `CREATE VIEW series AS SELECT ${part(1)} AS stack, ${part(2)} AS scenario, ` +
+            `${part(3)} AS runId, ${dirOf} AS dir, * EXCLUDE (filename) ` +
+            // a run killed in the middle of an append leaves a truncated last line: ignore_errors reads it as NULLs, and
+            // every whole line has a phase
+            `FROM read_json_auto(${fileList(series)}, format = 'newline_delimited', union_by_name = true, filename = true, sample_size = -1, ignore_errors = true) ` +
+            "WHERE phase IS NOT NULL",
+    );
   } catch (err) {
     close();
-    throw new ConfigurationError("E_RESULTS_READ", `cannot read the results under ${resultsRoot} with DuckDB: ${(err as Error).message}`, { cause: err });
+    throw new ConfigurationError(
+      "E_RESULTS_READ",
+      `cannot read the results under ${resultsRoot} with DuckDB: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   return { connection, close, skipped };
 }
@@ -124,12 +153,22 @@ export async function openResults(resultsRoot: string): Promise<{ connection: Du
  * objects as their text; structs, maps and lists recursively.
  */
 function jsonReady(v: unknown): unknown {
-  if (typeof v === "bigint") return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+  if (typeof v === "bigint")
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(v)
+      : v.toString();
   if (Array.isArray(v)) return v.map(jsonReady);
   if (v instanceof Date) return v.toISOString();
   // DuckDB value classes (timestamps, intervals, UUIDs, ...) print themselves
-  if (v !== null && typeof v === "object" && Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) return String(v);
-  if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, jsonReady(x)]));
+  if (
+    v !== null &&
+    typeof v === "object" &&
+    Object.getPrototypeOf(v) !== Object.prototype &&
+    Object.getPrototypeOf(v) !== null
+  )
+    return String(v);
+  if (v !== null && typeof v === "object")
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, jsonReady(x)]));
   return v;
 }
 
@@ -145,7 +184,11 @@ export async function queryResults(resultsRoot: string, sql: string): Promise<Qu
     try {
       reader = await connection.runAndReadAll(sql);
     } catch (err) {
-      throw new ConfigurationError("E_QUERY", `query failed: ${(err as Error).message}\nviews: runs (run.json fields, dir), series (series.jsonl fields, stack, scenario, runId, dir) over ${resultsRoot}`, { cause: err });
+      throw new ConfigurationError(
+        "E_QUERY",
+        `query failed: ${(err as Error).message}\nviews: runs (run.json fields, dir), series (series.jsonl fields, stack, scenario, runId, dir) over ${resultsRoot}`,
+        { cause: err },
+      );
     }
     const columns = reader.columnNames();
     const json = reader.getRowObjectsJS();
@@ -163,7 +206,10 @@ export async function queryResults(resultsRoot: string, sql: string): Promise<Qu
 /** A cell of the terminal table: numbers with thousands separators (up to 3 decimals), objects as JSON, null as "NULL". */
 function cellText(v: unknown): string {
   if (v === null || v === undefined) return "NULL";
-  if (typeof v === "number") return Number.isInteger(v) ? v.toLocaleString("en-US") : v.toLocaleString("en-US", { maximumFractionDigits: 3 });
+  if (typeof v === "number")
+    return Number.isInteger(v)
+      ? v.toLocaleString("en-US")
+      : v.toLocaleString("en-US", { maximumFractionDigits: 3 });
   if (v instanceof Date) return v.toISOString();
   if (typeof v === "object") return JSON.stringify(v);
   return String(v);
@@ -171,9 +217,14 @@ function cellText(v: unknown): string {
 
 /** A query result as a terminal table (cli-table3), numeric columns right-aligned, with a row count. */
 export function renderQueryResult(result: QueryResult): string {
-  const numeric = result.types.map((t) => /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL)/.test(t));
+  const numeric = result.types.map((t) =>
+    /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL)/.test(
+      t,
+    ),
+  );
   const table = new Table({
-    head: result.columns, style: { head: [], border: [] },
+    head: result.columns,
+    style: { head: [], border: [] },
     colAligns: numeric.map((n) => (n ? "right" : "left")),
   });
   for (const row of result.rows) table.push(result.columns.map((c) => cellText(row[c])));

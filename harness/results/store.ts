@@ -39,7 +39,10 @@ export class RunWriter {
   /** Replace series.jsonl with `points` (a run that fills in its points after the load: harness/runner/run.ts deliveryAfterLoad). */
   async rewriteSeries(points: readonly SeriesPoint[]): Promise<void> {
     await this.close();
-    await writeFileAtomic(path.join(this.dir, "series.jsonl"), points.map((p) => `${redact(JSON.stringify(p))}\n`).join(""));
+    await writeFileAtomic(
+      path.join(this.dir, "series.jsonl"),
+      points.map((p) => `${redact(JSON.stringify(p))}\n`).join(""),
+    );
     await this.open();
   }
 
@@ -51,7 +54,10 @@ export class RunWriter {
   async close(): Promise<void> {
     const s = this.series;
     this.series = null;
-    if (s) await new Promise<void>((resolve, reject) => s.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    if (s)
+      await new Promise<void>((resolve, reject) =>
+        s.end((err?: Error | null) => (err ? reject(err) : resolve())),
+      );
   }
 }
 
@@ -78,7 +84,10 @@ export async function loadRuns(resultsRoot: string, stack: string, scenario: str
 /** Read a run's series.jsonl. */
 export async function loadSeries(dir: string): Promise<SeriesPoint[]> {
   const text = await readFile(path.join(dir, "series.jsonl"), "utf8");
-  return text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as SeriesPoint);
 }
 
 /**
@@ -87,21 +96,42 @@ export async function loadSeries(dir: string): Promise<SeriesPoint[]> {
  * here (stacks/Pulumi.<stack>.yaml, from the working directory); else the scenarios it has results of. The command
  * that would make the results (`command`, "" for none) is suggested only when its stack and scenario files exist.
  */
-export async function noResultsError(resultsRoot: string, stack: string, scenario: string, command = `node bin/ingestbench.js bench --stack ${stack} scenarios/${scenario}.yaml`): Promise<ConfigurationError> {
+export async function noResultsError(
+  resultsRoot: string,
+  stack: string,
+  scenario: string,
+  command = `node bin/ingestbench.js bench --stack ${stack} scenarios/${scenario}.yaml`,
+): Promise<ConfigurationError> {
   const dirs = async (d: string): Promise<string[]> =>
-    (await readdir(d, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    (await readdir(d, { withFileTypes: true }).catch(() => []))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
   const near = (name: string, names: string[]): string => {
     const k = closestKey(name, names);
     return k ? `; did you mean "${k}"?` : "";
   };
   const stackFile = existsSync(path.join("stacks", `Pulumi.${stack}.yaml`));
-  const run = command && stackFile && existsSync(path.join("scenarios", `${scenario}.yaml`)) ? `; run: ${command}` : "";
+  const run =
+    command && stackFile && existsSync(path.join("scenarios", `${scenario}.yaml`)) ? `; run: ${command}` : "";
   const stacks = await dirs(resultsRoot);
   if (!stacks.includes(stack)) {
-    const known = stacks.length ? `stacks with results: ${stacks.join(", ")}` : "no stack has results there yet";
-    const file = stackFile ? `stacks/Pulumi.${stack}.yaml exists: it has not been benchmarked yet` : `no stacks/Pulumi.${stack}.yaml here either (\`node bin/ingestbench.js stacks\` lists the stacks)`;
-    return new ConfigurationError("E_NO_RESULTS", `no results of stack "${stack}" under ${resultsRoot} (${known})${near(stack, stacks)}; ${file}${run}`, { field: "stack" });
+    const known = stacks.length
+      ? `stacks with results: ${stacks.join(", ")}`
+      : "no stack has results there yet";
+    const file = stackFile
+      ? `stacks/Pulumi.${stack}.yaml exists: it has not been benchmarked yet`
+      : `no stacks/Pulumi.${stack}.yaml here either (\`node bin/ingestbench.js stacks\` lists the stacks)`;
+    return new ConfigurationError(
+      "E_NO_RESULTS",
+      `no results of stack "${stack}" under ${resultsRoot} (${known})${near(stack, stacks)}; ${file}${run}`,
+      { field: "stack" },
+    );
   }
   const scenarios = (await dirs(path.join(resultsRoot, stack))).filter((d) => !d.includes("."));
-  return new ConfigurationError("E_NO_RESULTS", `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario} (its scenarios with results: ${scenarios.join(", ") || "none"})${near(scenario, scenarios)}${run}`, { field: "scenario" });
+  return new ConfigurationError(
+    "E_NO_RESULTS",
+    `no results for scenario "${scenario}" on stack "${stack}" under ${resultsRoot}/${stack}/${scenario} (its scenarios with results: ${scenarios.join(", ") || "none"})${near(scenario, scenarios)}${run}`,
+    { field: "scenario" },
+  );
 }

@@ -120,7 +120,8 @@ export interface DeliverySummary {
  * What bound a run: a capped resource of a host; "latency" when an open-loop generator fell behind its offered rate
  * with no resource saturated (round trips downstream push back); "client" when a closed loop's own pattern bound it.
  */
-export type Resource = "cpu" | "memory" | "disk" | "network" | "contention" | "latency" | "client" | "uncertain";
+export type Resource =
+  "cpu" | "memory" | "disk" | "network" | "contention" | "latency" | "client" | "uncertain";
 
 /**
  * The resource that bound the run, named from observations (not from configuration). "contention" (shown `host
@@ -138,7 +139,13 @@ export interface Bottleneck {
   /** the deciding candidate's threshold */
   threshold?: number;
   /** every resource considered, with its score and threshold, for the record */
-  candidates: Array<{ resource: Resource; host: string; score: number; evidence: string; threshold?: number }>;
+  candidates: Array<{
+    resource: Resource;
+    host: string;
+    score: number;
+    evidence: string;
+    threshold?: number;
+  }>;
 }
 
 /** One host's wait for a CPU over the measurement phase (harness/observers/local.ts; docs/design.md, "Contention"). */
@@ -339,7 +346,8 @@ export interface InstrumentRecord {
   measureSeconds: number;
   /** the harness process's own CPU over it (process.cpuUsage(): getrusage(RUSAGE_SELF) user + system; its threads included, the generator children not) */
   harness: {
-    cpuSeconds: number; cores: number;
+    cpuSeconds: number;
+    cores: number;
     /**
      * its resident set over the measurement, bytes: at the sample opening it, at the last one, and the largest at any
      * sample (absent in older results); `afterLoadMaxBytes`: the largest from the end of the load to the end of the
@@ -349,7 +357,13 @@ export interface InstrumentRecord {
      * errors name it ("stopping the generators", "waiting for every acknowledged row", "settling the samples",
      * "counting the last sample", "counting the ledger": the ledger with the content check); absent in older results
      */
-    rss?: { openBytes: number; lastBytes: number; maxBytes: number; afterLoadMaxBytes?: number; afterLoadByStage?: Record<string, number> };
+    rss?: {
+      openBytes: number;
+      lastBytes: number;
+      maxBytes: number;
+      afterLoadMaxBytes?: number;
+      afterLoadByStage?: Record<string, number>;
+    };
   };
   /** the verifier's samples over it */
   verifier: {
@@ -373,7 +387,12 @@ export interface InstrumentRecord {
   };
   /** per-cell overhead, ms: provision + sink start (until the sink answers), schema, the wait after the load for completion is not included */
   overhead: {
-    provisionAndSinkStartMs: number; prepareMs: number; collectorsAndGeneratorsUpMs: number; ledgerMs: number | null; fidelityMs: number | null; teardownMs: number;
+    provisionAndSinkStartMs: number;
+    prepareMs: number;
+    collectorsAndGeneratorsUpMs: number;
+    ledgerMs: number | null;
+    fidelityMs: number | null;
+    teardownMs: number;
     /**
      * the ledger and the content check together, wall (harness/runner/fidelity.ts ledgerWithFidelity: a sample's
      * reads run beside the ledger, so ledgerMs + fidelityMs can exceed it); absent in records made before it was kept
@@ -452,7 +471,12 @@ export interface RunRecord {
   generators?: GeneratorFinal[];
   checks: CheckResult[];
   /** what the collector itself says it received, wrote, dropped and queued (e.g. syslog-ng-ctl stats), beside the ledger */
-  collectorClaims?: { name: string; counts: Record<string, number> | null; error?: string; /** collector hosts summed, when several */ hosts?: string[] };
+  collectorClaims?: {
+    name: string;
+    counts: Record<string, number> | null;
+    error?: string;
+    /** collector hosts summed, when several */ hosts?: string[];
+  };
   /**
    * the loadgen host's clock offset (generator − harness) measured before load and applied to lag
    * (harness/generators/clock.ts); absent in older results
@@ -488,7 +512,12 @@ export interface RunRecord {
    * why the run did not finish; `message` is one line; `detail` (unexpected errors only: not an IngestbenchError) the
    * whole error text and its stack, printed with --debug
    */
-  error: { code: string; kind: "configuration" | "provisioning" | "verification" | "run"; message: string; detail?: string } | null;
+  error: {
+    code: string;
+    kind: "configuration" | "provisioning" | "verification" | "run";
+    message: string;
+    detail?: string;
+  } | null;
 }
 
 /**
@@ -583,16 +612,16 @@ export interface AppLedgerCheck {
  */
 export type AppBytesCheck =
   | {
-    /** the app's recordBytes: what it wrote of the records it did not drop */
-    reported: number;
-    /** the sum over the distinct records the sink holds of their own encoding's length */
-    atSink: number;
-    /** distinct records read back */
-    records: number;
-    /** reported − atSink */
-    unaccounted: number;
-    agrees: boolean;
-    /** what one record's bytes are, e.g. "each record's RFC 6587 frame" */
-    per: string;
-  }
+      /** the app's recordBytes: what it wrote of the records it did not drop */
+      reported: number;
+      /** the sum over the distinct records the sink holds of their own encoding's length */
+      atSink: number;
+      /** distinct records read back */
+      records: number;
+      /** reported − atSink */
+      unaccounted: number;
+      agrees: boolean;
+      /** what one record's bytes are, e.g. "each record's RFC 6587 frame" */
+      per: string;
+    }
   | { unchecked: string };

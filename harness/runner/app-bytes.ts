@@ -64,11 +64,18 @@ export function recordBytesOf(e: RecordEncoding): ((seq: number) => number) | nu
   const source = createEventSource({ fields: [...e.fields], seed: e.seed, genId: 0, genBase: e.gen });
   if (e.protocol === "syslog") {
     const enc = new SyslogEncoder(source, {
-      facility: config.facility as number, severity: config.severity as number, hostname: config.hostname as string, appName: config.appName as string, procId: "0",
+      facility: config.facility as number,
+      severity: config.severity as number,
+      hostname: config.hostname as string,
+      appName: config.appName as string,
+      procId: "0",
     });
     return (seq) => enc.encode(seq, 1).payload.length;
   }
-  const enc = new FluentForwardEncoder(source, { tag: config.tag as string, entries: config.entries as "bin" | "str" });
+  const enc = new FluentForwardEncoder(source, {
+    tag: config.tag as string,
+    entries: config.entries as "bin" | "str",
+  });
   return (seq) => {
     const [, entries] = decode(enc.encode(seq, 1).payload) as [string, Uint8Array | string];
     return typeof entries === "string" ? Buffer.byteLength(entries) : entries.length;
@@ -83,17 +90,34 @@ export function recordBytesOf(e: RecordEncoding): ((seq: number) => number) | nu
  * check's `all` limit: beyond it rows are sampled, not all read).
  * @throws whatever the reader throws (a sink error while reading rows back)
  */
-export async function appBytes(opts: { figures: AppFigures; encoding: RecordEncoding; reader?: StoredRowReader; sent: number; stored: number; limit: number }): Promise<AppBytesCheck> {
+export async function appBytes(opts: {
+  figures: AppFigures;
+  encoding: RecordEncoding;
+  reader?: StoredRowReader;
+  sent: number;
+  stored: number;
+  limit: number;
+}): Promise<AppBytesCheck> {
   const reported = opts.figures.recordBytes;
   if (reported === undefined) return { unchecked: "the app reports no recordBytes (app.results.map)" };
   const length = recordBytesOf(opts.encoding);
-  if (!length) return { unchecked: `a record's own encoding is known for ${RECORD_BYTES_PROTOCOLS.join(", ")}, not ${opts.encoding.protocol}` };
+  if (!length)
+    return {
+      unchecked: `a record's own encoding is known for ${RECORD_BYTES_PROTOCOLS.join(", ")}, not ${opts.encoding.protocol}`,
+    };
   if (!opts.reader) return { unchecked: "the sink's verifier cannot read rows back" };
-  if (opts.stored > opts.limit) return { unchecked: `the sink holds ${opts.stored} records, more than the ${opts.limit} read back in full (fidelity.all)` };
+  if (opts.stored > opts.limit)
+    return {
+      unchecked: `the sink holds ${opts.stored} records, more than the ${opts.limit} read back in full (fidelity.all)`,
+    };
   const seen = new Set<number>();
   let atSink = 0;
   for (let from = 0; from < opts.sent; from += FIDELITY_PAGE) {
-    for (const row of await opts.reader.readRange(opts.encoding.gen, from, Math.min(opts.sent, from + FIDELITY_PAGE))) {
+    for (const row of await opts.reader.readRange(
+      opts.encoding.gen,
+      from,
+      Math.min(opts.sent, from + FIDELITY_PAGE),
+    )) {
       if (seen.has(row.seq)) continue;
       seen.add(row.seq);
       atSink += length(row.seq);
@@ -101,8 +125,15 @@ export async function appBytes(opts: { figures: AppFigures; encoding: RecordEnco
   }
   const unaccounted = reported - atSink;
   return {
-    reported, atSink, records: seen.size, unaccounted, agrees: unaccounted === 0,
-    per: opts.encoding.protocol === "syslog" ? "each record's RFC 6587 frame" : "each record's PackedForward entry [EventTime, record]",
+    reported,
+    atSink,
+    records: seen.size,
+    unaccounted,
+    agrees: unaccounted === 0,
+    per:
+      opts.encoding.protocol === "syslog"
+        ? "each record's RFC 6587 frame"
+        : "each record's PackedForward entry [EventTime, record]",
   };
 }
 

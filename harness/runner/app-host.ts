@@ -50,12 +50,21 @@ export function appLedger(figures: AppFigures, ledger: Pick<Ledger, "distinct" |
   const sent = figures.sent ?? 0;
   const dropped = figures.dropped ?? 0;
   const unaccounted = ledger.lost - dropped;
-  return { sent, dropped, expected: sent - dropped, stored: ledger.distinct, lost: ledger.lost, unaccounted, agrees: unaccounted === 0 && ledger.distinct === sent - dropped };
+  return {
+    sent,
+    dropped,
+    expected: sent - dropped,
+    stored: ledger.distinct,
+    lost: ledger.lost,
+    unaccounted,
+    agrees: unaccounted === 0 && ledger.distinct === sent - dropped,
+  };
 }
 
 /** A JSON value at a dotted path (`a.b.c`), undefined when absent. */
 function at(obj: unknown, dotted: string): unknown {
-  if (obj !== null && typeof obj === "object" && Object.hasOwn(obj, dotted)) return (obj as Record<string, unknown>)[dotted];
+  if (obj !== null && typeof obj === "object" && Object.hasOwn(obj, dotted))
+    return (obj as Record<string, unknown>)[dotted];
   let cur: unknown = obj;
   for (const k of dotted.split(".")) {
     if (cur === null || typeof cur !== "object") return undefined;
@@ -73,7 +82,9 @@ export function lastJsonLine(text: string): Record<string, unknown> | null {
     try {
       const v = JSON.parse(line) as unknown;
       if (v !== null && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
-    } catch { /* not JSON: an earlier line may be */ }
+    } catch {
+      /* not JSON: an earlier line may be */
+    }
   }
   return null;
 }
@@ -86,7 +97,10 @@ export function lastJsonLine(text: string): Record<string, unknown> | null {
  * A value must be a finite number or a numeric string.
  * @throws IngestbenchError E_APP_RESULTS naming the figure, its key and what was found instead
  */
-export function readAppResults(results: AppSpec["results"], output: { stdout: string; stderr: string; file?: string }): { figures: AppFigures; raw: Record<string, unknown> } {
+export function readAppResults(
+  results: AppSpec["results"],
+  output: { stdout: string; stderr: string; file?: string },
+): { figures: AppFigures; raw: Record<string, unknown> } {
   let raw: Record<string, unknown> | null;
   let where: string;
   if (results.from === "regex") {
@@ -96,7 +110,8 @@ export function readAppResults(results: AppSpec["results"], output: { stdout: st
     where = `no match of /${results.pattern}/ in its output`;
   } else if (results.from === "file") {
     const text = output.file;
-    if (text === undefined) throw new IngestbenchError("E_APP_RESULTS", `app results file ${results.file} was not written`);
+    if (text === undefined)
+      throw new IngestbenchError("E_APP_RESULTS", `app results file ${results.file} was not written`);
     try {
       const v = JSON.parse(text) as unknown;
       raw = v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
@@ -116,7 +131,10 @@ export function readAppResults(results: AppSpec["results"], output: { stdout: st
     const v = at(raw, key);
     const n = typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" ? Number(v) : Number.NaN;
     if (!Number.isFinite(n)) {
-      throw new IngestbenchError("E_APP_RESULTS", `app results: figure ${figure} maps to "${key}", which is ${v === undefined ? "absent" : JSON.stringify(v)} in ${JSON.stringify(raw).slice(0, 300)}`);
+      throw new IngestbenchError(
+        "E_APP_RESULTS",
+        `app results: figure ${figure} maps to "${key}", which is ${v === undefined ? "absent" : JSON.stringify(v)} in ${JSON.stringify(raw).slice(0, 300)}`,
+      );
     }
     figures[figure] = n;
   }
@@ -129,9 +147,14 @@ export function readAppResults(results: AppSpec["results"], output: { stdout: st
  */
 export function appLine(a: AppRecord): string {
   const f = a.figures;
-  const n = (x: number | undefined, d: number): string => (x !== undefined && Number.isFinite(x) ? x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }) : "–");
+  const n = (x: number | undefined, d: number): string =>
+    x !== undefined && Number.isFinite(x)
+      ? x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d })
+      : "–";
   const l = a.ledger;
-  const ledger = l ? `; records ${n(l.sent, 0)} sent, ${n(l.dropped, 0)} dropped, ${n(l.stored, 0)} stored (${l.agrees ? "the ledger agrees" : `the ledger DISAGREES: ${l.unaccounted} unaccounted`})` : "";
+  const ledger = l
+    ? `; records ${n(l.sent, 0)} sent, ${n(l.dropped, 0)} dropped, ${n(l.stored, 0)} stored (${l.agrees ? "the ledger agrees" : `the ledger DISAGREES: ${l.unaccounted} unaccounted`})`
+    : "";
   const bytes = l?.bytes ? `; ${appBytesLine(l.bytes)}` : "";
   return `  app ${a.variant}: ${n(f.throughput, 1)} tx/s, mean ${n(f.latencyMeanMs, 1)} ms, p50 ${n(f.latencyP50Ms, 1)} / p99 ${n(f.latencyP99Ms, 1)} ms${ledger}${bytes}`;
 }
@@ -177,19 +200,48 @@ export class AppRun {
 
   constructor(private readonly opts: AppRunOptions) {
     const { spec, variant } = opts.plan;
-    if (!spec.command) throw new ProvisioningError("E_APP_NOT_RUNNABLE", "app.image runs on container platforms; a local stack runs app.command");
+    if (!spec.command)
+      throw new ProvisioningError(
+        "E_APP_NOT_RUNNABLE",
+        "app.image runs on container platforms; a local stack runs app.command",
+      );
     this.argv = [...spec.command, ...variant.args];
-    this.child = opts.spawn(this.argv[0]!, this.argv.slice(1), { env: { ...spec.env, ...variant.env, ...opts.exporterEnv }, cwd: opts.cwd });
-    const keep = (prev: string, chunk: Buffer): string => { const s = prev + chunk.toString("utf8"); return s.length > KEEP_BYTES ? s.slice(-KEEP_BYTES) : s; };
-    this.child.stdout?.on("data", (b: Buffer) => { this.stdout = keep(this.stdout, b); });
-    this.child.stderr?.on("data", (b: Buffer) => { this.stderr = keep(this.stderr, b); });
-    // each stream's lines on their own (node:readline), so a line cut between chunks is never joined to the other's
-    for (const input of [this.child.stdout, this.child.stderr]) if (input) createInterface({ input, crlfDelay: Infinity }).on("line", (l) => { for (const f of this.listeners) f(l); });
-    this.exit = new Promise((resolve) => {
-      this.child.once("error", (e) => { this.stderr += `\n${e.message}`; this.exited = true; resolve(); });
-      this.child.once("close", (code) => { this.exitCode = code; this.exited = true; resolve(); });
+    this.child = opts.spawn(this.argv[0]!, this.argv.slice(1), {
+      env: { ...spec.env, ...variant.env, ...opts.exporterEnv },
+      cwd: opts.cwd,
     });
-    this.lifeTimer = setTimeout(() => { this.timedOut = true; this.signal("SIGTERM"); }, spec.timeout);
+    const keep = (prev: string, chunk: Buffer): string => {
+      const s = prev + chunk.toString("utf8");
+      return s.length > KEEP_BYTES ? s.slice(-KEEP_BYTES) : s;
+    };
+    this.child.stdout?.on("data", (b: Buffer) => {
+      this.stdout = keep(this.stdout, b);
+    });
+    this.child.stderr?.on("data", (b: Buffer) => {
+      this.stderr = keep(this.stderr, b);
+    });
+    // each stream's lines on their own (node:readline), so a line cut between chunks is never joined to the other's
+    for (const input of [this.child.stdout, this.child.stderr])
+      if (input)
+        createInterface({ input, crlfDelay: Infinity }).on("line", (l) => {
+          for (const f of this.listeners) f(l);
+        });
+    this.exit = new Promise((resolve) => {
+      this.child.once("error", (e) => {
+        this.stderr += `\n${e.message}`;
+        this.exited = true;
+        resolve();
+      });
+      this.child.once("close", (code) => {
+        this.exitCode = code;
+        this.exited = true;
+        resolve();
+      });
+    });
+    this.lifeTimer = setTimeout(() => {
+      this.timedOut = true;
+      this.signal("SIGTERM");
+    }, spec.timeout);
     this.lifeTimer.unref();
   }
 
@@ -203,7 +255,12 @@ export class AppRun {
     const readyNow = new Promise<void>((resolve) => {
       if (ready.log !== undefined) {
         const re = new RegExp(ready.log);
-        const f = (line: string): void => { if (re.test(line)) { this.listeners.delete(f); resolve(); } };
+        const f = (line: string): void => {
+          if (re.test(line)) {
+            this.listeners.delete(f);
+            resolve();
+          }
+        };
         if (`${this.stdout}\n${this.stderr}`.split("\n").some((l) => re.test(l))) resolve();
         else this.listeners.add(f);
       } else {
@@ -211,10 +268,14 @@ export class AppRun {
         const poll = async (): Promise<void> => {
           while (!done) {
             try {
-              const r = await fetch(`http://${hostPart(this.opts.controlAddress)}:${port}${p}`, { signal: AbortSignal.timeout(1000) });
+              const r = await fetch(`http://${hostPart(this.opts.controlAddress)}:${port}${p}`, {
+                signal: AbortSignal.timeout(1000),
+              });
               await r.arrayBuffer();
               if (r.status < 500) return resolve();
-            } catch { /* not listening yet */ }
+            } catch {
+              /* not listening yet */
+            }
             await new Promise((r) => setTimeout(r, 100));
           }
         };
@@ -226,20 +287,41 @@ export class AppRun {
       signal?.addEventListener("abort", () => resolve("aborted"), { once: true });
     });
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<"timeout">((resolve) => { timer = setTimeout(() => resolve("timeout"), ready.timeout); });
-    const r = await Promise.race([readyNow.then(() => "ready" as const), this.exit.then(() => "exited" as const), timeout, aborted]);
+    const timeout = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), ready.timeout);
+    });
+    const r = await Promise.race([
+      readyNow.then(() => "ready" as const),
+      this.exit.then(() => "exited" as const),
+      timeout,
+      aborted,
+    ]);
     done = true;
     clearTimeout(timer);
-    if (r === "exited") throw new ProvisioningError("E_APP_EXITED", `app ${this.argv.join(" ")} exited (code ${this.exitCode}) before it was ready${tailNote(this.stderr)}`);
+    if (r === "exited")
+      throw new ProvisioningError(
+        "E_APP_EXITED",
+        `app ${this.argv.join(" ")} exited (code ${this.exitCode}) before it was ready${tailNote(this.stderr)}`,
+      );
     if (r === "timeout") {
-      const how = ready.log !== undefined ? `no output line matched /${ready.log}/` : `http://${hostPart(this.opts.controlAddress)}:${ready.http!.port}${ready.http!.path} gave no answer below 500`;
-      throw new ProvisioningError("E_APP_NOT_READY", `app ${this.argv.join(" ")} was not ready within ${ready.timeout} ms: ${how}${tailNote(this.stderr)}`);
+      const how =
+        ready.log !== undefined
+          ? `no output line matched /${ready.log}/`
+          : `http://${hostPart(this.opts.controlAddress)}:${ready.http!.port}${ready.http!.path} gave no answer below 500`;
+      throw new ProvisioningError(
+        "E_APP_NOT_READY",
+        `app ${this.argv.join(" ")} was not ready within ${ready.timeout} ms: ${how}${tailNote(this.stderr)}`,
+      );
     }
   }
 
   /** The app runs on this machine's kernel clock: no offset to measure. */
   async syncClock(): Promise<ClockOffset> {
-    return { measured: false, offsetMs: 0, reason: "the application under test runs on this machine's clock" };
+    return {
+      measured: false,
+      offsetMs: 0,
+      reason: "the application under test runs on this machine's clock",
+    };
   }
 
   /** The app's load starts by itself once it is ready. */
@@ -271,12 +353,22 @@ export class AppRun {
 
   /** record fields known once it stopped */
   get info(): Pick<AppRecord, "variant" | "host" | "argv" | "exitCode" | "stderrTail"> {
-    return { variant: this.opts.plan.variant.name, host: this.opts.plan.spec.host, argv: this.argv, exitCode: this.exitCode, stderrTail: this.stderr.trim().split("\n").slice(-5) };
+    return {
+      variant: this.opts.plan.variant.name,
+      host: this.opts.plan.spec.host,
+      argv: this.argv,
+      exitCode: this.exitCode,
+      stderrTail: this.stderr.trim().split("\n").slice(-5),
+    };
   }
 
   private signal(sig: NodeJS.Signals): void {
     if (!this.exited && this.child.pid !== undefined) {
-      try { process.kill(this.child.pid, sig); } catch { /* gone */ }
+      try {
+        process.kill(this.child.pid, sig);
+      } catch {
+        /* gone */
+      }
     }
   }
 
@@ -292,19 +384,37 @@ export class AppRun {
     await this.exit;
     clearTimeout(grace);
     if (this.exitCode !== 0) {
-      throw new IngestbenchError("E_APP_EXITED", `app ${this.argv.join(" ")} exited with code ${this.exitCode}${this.timedOut ? ` after its timeout of ${this.opts.plan.spec.timeout} ms` : ""}${tailNote(this.stderr)}`);
+      throw new IngestbenchError(
+        "E_APP_EXITED",
+        `app ${this.argv.join(" ")} exited with code ${this.exitCode}${this.timedOut ? ` after its timeout of ${this.opts.plan.spec.timeout} ms` : ""}${tailNote(this.stderr)}`,
+      );
     }
     const { results } = this.opts.plan.spec;
     let file: string | undefined;
-    if (results.from === "file") file = await readFile(path.resolve(this.opts.cwd, results.file!), "utf8").catch(() => undefined);
+    if (results.from === "file")
+      file = await readFile(path.resolve(this.opts.cwd, results.file!), "utf8").catch(() => undefined);
     this.outcome ??= readAppResults(results, { stdout: this.stdout, stderr: this.stderr, file });
     const f = this.outcome.figures;
     const sent = f.sent ?? 0;
     const dropped = f.dropped ?? 0;
-    return [{
-      genId: 0, sent, accepted: sent - dropped, rejected: 0, bytes: f.sentBytes ?? 0, requests: sent, repeated: 0, rejectedRanges: [],
-      latencyMs: { mean: f.latencyMeanMs ?? Number.NaN, p50: f.latencyP50Ms ?? Number.NaN, p99: f.latencyP99Ms ?? Number.NaN, max: f.latencyMaxMs ?? Number.NaN },
-      errors: [],
-    }];
+    return [
+      {
+        genId: 0,
+        sent,
+        accepted: sent - dropped,
+        rejected: 0,
+        bytes: f.sentBytes ?? 0,
+        requests: sent,
+        repeated: 0,
+        rejectedRanges: [],
+        latencyMs: {
+          mean: f.latencyMeanMs ?? Number.NaN,
+          p50: f.latencyP50Ms ?? Number.NaN,
+          p99: f.latencyP99Ms ?? Number.NaN,
+          max: f.latencyMaxMs ?? Number.NaN,
+        },
+        errors: [],
+      },
+    ];
   }
 }

@@ -43,7 +43,16 @@ export { bottleneckLabel } from "../results/format.ts";
 import { mean, quantile } from "../stats/descriptive.ts";
 
 /** Score at which each resource binds (see the file comment). */
-export const THRESHOLD: Record<Resource, number> = { cpu: 0.5, contention: 0.3, network: 0.85, disk: 0.85, memory: 0.85, latency: 0, client: 0, uncertain: 0 };
+export const THRESHOLD: Record<Resource, number> = {
+  cpu: 0.5,
+  contention: 0.3,
+  network: 0.85,
+  disk: 0.85,
+  memory: 0.85,
+  latency: 0,
+  client: 0,
+  uncertain: 0,
+};
 /** A deciding score within ±MARGIN of its threshold gives the verdict "uncertain" (docs/design.md, "Rules for the numbers"). */
 export const MARGIN = 0.05;
 /** A network or disk score at or above this is the cap itself (±5 %, the MARGIN): contention then does not win (findBottleneck). */
@@ -80,8 +89,13 @@ function contentionCandidate(host: string, ws: HostWindow[]): Candidate | undefi
   const wallS = sum(ws, (w) => w.dtMs ?? 0) / 1000;
   const waitMsPerSec = wallS > 0 ? waitMs / wallS : 0;
   const floor = waitMsPerSec < WAIT_MS_PER_SEC ? `; below the ${WAIT_MS_PER_SEC} ms/s floor, not named` : "";
-  const candidate: Candidate = { resource: "contention", host, score: share, threshold: THRESHOLD.contention,
-    evidence: `${host} waited for a CPU ${waitMsPerSec.toFixed(0)} ms/s while not throttled by its own cap (schedstat run delay less throttled time), ${(share * 100).toFixed(0)} % of its runnable time${floor}` };
+  const candidate: Candidate = {
+    resource: "contention",
+    host,
+    score: share,
+    threshold: THRESHOLD.contention,
+    evidence: `${host} waited for a CPU ${waitMsPerSec.toFixed(0)} ms/s while not throttled by its own cap (schedstat run delay less throttled time), ${(share * 100).toFixed(0)} % of its runnable time${floor}`,
+  };
   if (floor) belowFloor.add(candidate);
   return candidate;
 }
@@ -89,26 +103,43 @@ function contentionCandidate(host: string, ws: HostWindow[]): Candidate | undefi
 /** Contention candidates whose wait stayed under WAIT_MS_PER_SEC: kept for the record, never ranked. */
 const belowFloor = new WeakSet<Candidate>();
 
-function hostCandidates(host: string, ws: HostWindow[], limits: HostLimits, machineCores: number): Candidate[] {
+function hostCandidates(
+  host: string,
+  ws: HostWindow[],
+  limits: HostLimits,
+  machineCores: number,
+): Candidate[] {
   const out: Candidate[] = [];
   const cores = mean(ws.map((w) => w.cpuCores));
   if (limits.cpu) {
     const periods = sum(ws, (w) => w.periods);
     const share = periods > 0 ? sum(ws, (w) => w.throttledPeriods) / periods : 0;
     const cap = limits.cpu.quotaUs / limits.cpu.periodUs;
-    out.push({ resource: "cpu", host, score: share,
-      evidence: `${host} throttled in ${(share * 100).toFixed(0)} % of CFS periods, ${cores.toFixed(2)} of ${cap} cores used` });
+    out.push({
+      resource: "cpu",
+      host,
+      score: share,
+      evidence: `${host} throttled in ${(share * 100).toFixed(0)} % of CFS periods, ${cores.toFixed(2)} of ${cap} cores used`,
+    });
   } else {
     const score = cores / machineCores;
-    out.push({ resource: "cpu", host, score,
-      evidence: `${host} used ${cores.toFixed(2)} of the machine's ${machineCores} cores (no cap)` });
+    out.push({
+      resource: "cpu",
+      host,
+      score,
+      evidence: `${host} used ${cores.toFixed(2)} of the machine's ${machineCores} cores (no cap)`,
+    });
   }
   const rateCap = limits.network?.bandwidthBytesPerSec;
   if (rateCap) {
     const perWindow = ws.map((w) => Math.max(w.netRxBytesPerSec, w.netTxBytesPerSec));
     const busy = quantile(perWindow, 0.9);
-    out.push({ resource: "network", host, score: busy / rateCap,
-      evidence: `${host} link carried ${formatRate(busy, "bits")} in its busiest windows (p90; mean ${formatRate(mean(perWindow), "bits")}) of a ${formatRate(rateCap, "bits")} cap` });
+    out.push({
+      resource: "network",
+      host,
+      score: busy / rateCap,
+      evidence: `${host} link carried ${formatRate(busy, "bits")} in its busiest windows (p90; mean ${formatRate(mean(perWindow), "bits")}) of a ${formatRate(rateCap, "bits")} cap`,
+    });
   }
   const disk = limits.disk;
   if (disk) {
@@ -119,37 +150,59 @@ function hostCandidates(host: string, ws: HostWindow[], limits: HostLimits, mach
       [disk.readBytesPerSec, mean(ws.map((w) => w.ioReadBytesPerSec)), "read bytes/s"],
     ];
     // with a libvirt total, reads + writes are scored against it (below), not each direction on its own
-    const checks = all.filter(([, , what]) => !(what.endsWith("IOPS") ? disk.totalIops : disk.totalBytesPerSec));
+    const checks = all.filter(
+      ([, , what]) => !(what.endsWith("IOPS") ? disk.totalIops : disk.totalBytesPerSec),
+    );
     for (const [cap, observed, what] of checks) {
       if (!cap) continue;
-      out.push({ resource: "disk", host, score: observed / cap,
-        evidence: `${host} disk ${what} ${observed.toFixed(0)} of a ${cap} cap` });
+      out.push({
+        resource: "disk",
+        host,
+        score: observed / cap,
+        evidence: `${host} disk ${what} ${observed.toFixed(0)} of a ${cap} cap`,
+      });
     }
   }
   if (disk?.totalIops) {
     const observed = mean(ws.map((w) => w.ioReadOpsPerSec + w.ioWriteOpsPerSec));
-    out.push({ resource: "disk", host, score: observed / disk.totalIops,
-      evidence: `${host} disk read + write IOPS ${observed.toFixed(0)} of a ${disk.totalIops} total (libvirt total_iops_sec)` });
+    out.push({
+      resource: "disk",
+      host,
+      score: observed / disk.totalIops,
+      evidence: `${host} disk read + write IOPS ${observed.toFixed(0)} of a ${disk.totalIops} total (libvirt total_iops_sec)`,
+    });
   }
   if (disk?.totalBytesPerSec) {
     const observed = mean(ws.map((w) => w.ioReadBytesPerSec + w.ioWriteBytesPerSec));
-    out.push({ resource: "disk", host, score: observed / disk.totalBytesPerSec,
-      evidence: `${host} disk read + write ${formatRate(observed, "bytes")} of a ${formatRate(disk.totalBytesPerSec, "bytes")} total (libvirt total_bytes_sec)` });
+    out.push({
+      resource: "disk",
+      host,
+      score: observed / disk.totalBytesPerSec,
+      evidence: `${host} disk read + write ${formatRate(observed, "bytes")} of a ${formatRate(disk.totalBytesPerSec, "bytes")} total (libvirt total_bytes_sec)`,
+    });
   }
   if (limits.memoryBytes) {
     const workingSet = Math.max(0, ...ws.map((w) => w.memoryWorkingSetBytes));
-    out.push({ resource: "memory", host, score: workingSet / limits.memoryBytes,
-      evidence: `${host} memory working set ${(workingSet / 2 ** 20).toFixed(0)} MiB of ${(limits.memoryBytes / 2 ** 20).toFixed(0)} MiB` });
+    out.push({
+      resource: "memory",
+      host,
+      score: workingSet / limits.memoryBytes,
+      evidence: `${host} memory working set ${(workingSet / 2 ** 20).toFixed(0)} MiB of ${(limits.memoryBytes / 2 ** 20).toFixed(0)} MiB`,
+    });
   }
   const contention = contentionCandidate(host, ws);
-  return [...out.map((c) => ({ ...c, threshold: THRESHOLD[c.resource] })), ...(contention ? [contention] : [])];
+  return [
+    ...out.map((c) => ({ ...c, threshold: THRESHOLD[c.resource] })),
+    ...(contention ? [contention] : []),
+  ];
 }
 
 /** score − threshold of a candidate. */
 const marginOf = (c: Candidate): number => c.score - THRESHOLD[c.resource];
 const fmt2 = (x: number): string => x.toFixed(2);
 /** A candidate as the uncertain verdict lists it: "network 0.84", "host contention 0.33". */
-const scored = (c: Candidate): string => `${c.resource === "contention" ? "host contention" : c.resource} ${fmt2(c.score)}`;
+const scored = (c: Candidate): string =>
+  `${c.resource === "contention" ? "host contention" : c.resource} ${fmt2(c.score)}`;
 const signed = (x: number): string => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(2)}`;
 
 /**
@@ -173,22 +226,41 @@ export function findBottleneck(
   }
   // a link or disk running at its cap is a ceiling the throughput met: waiting for a CPU (contention, a share of the
   // runnable time, not a ceiling) cannot then be what held it back, so it does not outrank that cap
-  const atCap = candidates.some((c) => (c.resource === "network" || c.resource === "disk") && c.score >= AT_CAP);
-  const ranked = candidates.filter((c) => !belowFloor.has(c) && !(atCap && c.resource === "contention")).sort((a, b) => marginOf(b) - marginOf(a));
+  const atCap = candidates.some(
+    (c) => (c.resource === "network" || c.resource === "disk") && c.score >= AT_CAP,
+  );
+  const ranked = candidates
+    .filter((c) => !belowFloor.has(c) && !(atCap && c.resource === "contention"))
+    .sort((a, b) => marginOf(b) - marginOf(a));
   const top = ranked[0];
   if (top && Math.abs(marginOf(top)) <= MARGIN) {
     const list = ranked.slice(0, 3).map(scored).join(" / ");
     const more = ranked.length > 3 ? " …" : "";
     const evidence = `uncertain (${list}${more}): ${top.host} ${top.resource} ${fmt2(top.score)} is within ±${MARGIN} of its ${THRESHOLD[top.resource]} threshold (margin ${signed(marginOf(top))}); ${top.evidence}`;
-    return { resource: "uncertain", host: top.host, score: top.score, evidence, margin: marginOf(top), threshold: THRESHOLD[top.resource], candidates };
+    return {
+      resource: "uncertain",
+      host: top.host,
+      score: top.score,
+      evidence,
+      margin: marginOf(top),
+      threshold: THRESHOLD[top.resource],
+      candidates,
+    };
   }
   if (top && marginOf(top) > 0) {
-    return { ...top, evidence: `${top.evidence}; margin ${signed(marginOf(top))} over its ${THRESHOLD[top.resource]} threshold`, margin: marginOf(top), threshold: THRESHOLD[top.resource], candidates };
+    return {
+      ...top,
+      evidence: `${top.evidence}; margin ${signed(marginOf(top))} over its ${THRESHOLD[top.resource]} threshold`,
+      margin: marginOf(top),
+      threshold: THRESHOLD[top.resource],
+      candidates,
+    };
   }
   const closestMargin = top ? { margin: marginOf(top), threshold: THRESHOLD[top.resource] } : {};
   const clientWs = windows[clientHost] ?? [];
-  const client = hostCandidates(clientHost, clientWs, limits[clientHost] ?? {}, machineCores)
-    .find((c) => c.resource === "cpu");
+  const client = hostCandidates(clientHost, clientWs, limits[clientHost] ?? {}, machineCores).find(
+    (c) => c.resource === "cpu",
+  );
   const noneSaturated = `no collector or sink resource reached its threshold (closest: ${top ? `${top.evidence}, margin ${signed(marginOf(top))} to its ${THRESHOLD[top.resource]} threshold` : "none observed"})`;
   // a client starved of CPUs by other load offered less than its pattern would: that, not the pattern, bound the run
   const c = contentionCandidate(clientHost, clientWs);
@@ -199,9 +271,23 @@ export function findBottleneck(
       const why = `${c.evidence}; ${noneSaturated}`;
       if (m <= MARGIN) {
         const evidence = `uncertain (${[c, ...(top ? [top] : [])].map(scored).join(" / ")}): ${clientHost} contention ${fmt2(c.score)} is within ±${MARGIN} of its ${THRESHOLD.contention} threshold (margin ${signed(m)}); ${why}`;
-        return { resource: "uncertain", host: clientHost, score: c.score, evidence, margin: m, threshold: THRESHOLD.contention, candidates };
+        return {
+          resource: "uncertain",
+          host: clientHost,
+          score: c.score,
+          evidence,
+          margin: m,
+          threshold: THRESHOLD.contention,
+          candidates,
+        };
       }
-      return { ...c, evidence: `${why}; margin ${signed(m)} over its ${THRESHOLD.contention} threshold`, margin: m, threshold: THRESHOLD.contention, candidates };
+      return {
+        ...c,
+        evidence: `${why}; margin ${signed(m)} over its ${THRESHOLD.contention} threshold`,
+        margin: m,
+        threshold: THRESHOLD.contention,
+        candidates,
+      };
     }
   }
   if (offered && offered.offeredPerSec > 0 && offered.sentPerSec < FELL_BEHIND * offered.offeredPerSec) {
@@ -211,5 +297,12 @@ export function findBottleneck(
     return { resource: "latency", host: firstHop, score: 1 - share, evidence, ...closestMargin, candidates };
   }
   const evidence = `${noneSaturated}; ${client?.evidence ?? "no loadgen readings"}`;
-  return { resource: "client", host: clientHost, score: client?.score ?? 0, evidence, ...closestMargin, candidates };
+  return {
+    resource: "client",
+    host: clientHost,
+    score: client?.score ?? 0,
+    evidence,
+    ...closestMargin,
+    candidates,
+  };
 }

@@ -10,11 +10,26 @@ import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError } from "../../core/errors.ts";
 import { parseRunDuration } from "../../core/units.ts";
 import { displayPath, fieldLocation } from "../../core/yaml.ts";
-import { CAPACITY_SUFFIX, renderCapacity, renderCapacityComparison, stepLine, writeCapacity, type CapacityFile, type CapacityRow } from "../results/capacity.ts";
+import {
+  CAPACITY_SUFFIX,
+  renderCapacity,
+  renderCapacityComparison,
+  stepLine,
+  writeCapacity,
+  type CapacityFile,
+  type CapacityRow,
+} from "../results/capacity.ts";
 import { runDir, loadSeries } from "../results/store.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
-import { DEFAULT_BOUNDS, judgeStep, searchCapacity, type CapacityBounds, type SearchOptions, type StepOffer } from "./capacity.ts";
+import {
+  DEFAULT_BOUNDS,
+  judgeStep,
+  searchCapacity,
+  type CapacityBounds,
+  type SearchOptions,
+  type StepOffer,
+} from "./capacity.ts";
 import { driveItems, EXIT_BY_KIND, type DeployedStacks } from "./drive.ts";
 import { checkRunnableLocally } from "./local-site.ts";
 import { checkMemoryFloors } from "./memory-floor.ts";
@@ -48,11 +63,22 @@ export interface CapacityFlags {
 export const CAPACITY_DEFAULTS = { factor: 2, tolerance: 0.1, maxSteps: 8, stepDuration: "10s" } as const;
 
 /** A number flag in (lo, hi] (or [lo, hi] with `inclusive`). @throws ConfigurationError E_FLAG naming the flag */
-function numberFlag(flag: string, raw: string | undefined, fallback: number, lo: number, hi: number, inclusive = false): number {
+function numberFlag(
+  flag: string,
+  raw: string | undefined,
+  fallback: number,
+  lo: number,
+  hi: number,
+  inclusive = false,
+): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
   if (raw.trim() === "" || !Number.isFinite(n) || (inclusive ? n < lo : n <= lo) || n > hi) {
-    throw new ConfigurationError("E_FLAG", `--${flag} ${raw}: a number ${inclusive ? "≥" : ">"} ${lo}${Number.isFinite(hi) ? ` and ≤ ${hi}` : ""} is needed`, { field: flag });
+    throw new ConfigurationError(
+      "E_FLAG",
+      `--${flag} ${raw}: a number ${inclusive ? "≥" : ">"} ${lo}${Number.isFinite(hi) ? ` and ≤ ${hi}` : ""} is needed`,
+      { field: flag },
+    );
   }
   return n;
 }
@@ -73,36 +99,82 @@ function durationFlag(flag: string, raw: string | undefined, fallback: number): 
  * @throws ConfigurationError E_CAPACITY_CLOSED_LOOP for a closed loop or a fixed workload (at the scenario's
  *   generator, file:line:col), E_FLAG for an unknown or missing --cell or a step shorter than the verdict needs
  */
-export function capacityPlan(scenarioFile: string, flags: Pick<CapacityFlags, "cell" | "stepDuration" | "warmup">): CellPlan {
+export function capacityPlan(
+  scenarioFile: string,
+  flags: Pick<CapacityFlags, "cell" | "stepDuration" | "warmup">,
+): CellPlan {
   const scenario = loadScenarioFile(scenarioFile);
-  const plans = planCells(scenario, scenarioFile, { replicates: 1, duration: flags.stepDuration ?? CAPACITY_DEFAULTS.stepDuration, durationFlag: "step-duration", warmup: flags.warmup });
+  const plans = planCells(scenario, scenarioFile, {
+    replicates: 1,
+    duration: flags.stepDuration ?? CAPACITY_DEFAULTS.stepDuration,
+    durationFlag: "step-duration",
+    warmup: flags.warmup,
+  });
   const ids = plans.map((p) => p.cell);
   if (flags.cell === undefined && plans.length > 1) {
-    throw new ConfigurationError("E_FLAG", `scenario ${scenario.name} has ${plans.length} cells: name the one to search with --cell (${ids.join(", ")})`, { field: "cell" });
+    throw new ConfigurationError(
+      "E_FLAG",
+      `scenario ${scenario.name} has ${plans.length} cells: name the one to search with --cell (${ids.join(", ")})`,
+      { field: "cell" },
+    );
   }
   const plan = flags.cell === undefined ? plans[0]! : plans.find((p) => p.cell === flags.cell);
-  if (!plan) throw new ConfigurationError("E_FLAG", `--cell ${flags.cell}: scenario ${scenario.name} has no such cell (${ids.join(", ")})`, { field: "cell" });
+  if (!plan)
+    throw new ConfigurationError(
+      "E_FLAG",
+      `--cell ${flags.cell}: scenario ${scenario.name} has no such cell (${ids.join(", ")})`,
+      { field: "cell" },
+    );
   const g = plan.generator;
-  const closed = typeof g.config.rate !== "number" ? `its rate is ${JSON.stringify(g.config.rate ?? "max")} (a closed loop: each batch waits for the last, so the stack sets the rate)`
-    : g.config.requests !== undefined ? `it sends a fixed workload (requests: ${JSON.stringify(g.config.requests)}), which ends when it is sent` : null;
+  const closed =
+    typeof g.config.rate !== "number"
+      ? `its rate is ${JSON.stringify(g.config.rate ?? "max")} (a closed loop: each batch waits for the last, so the stack sets the rate)`
+      : g.config.requests !== undefined
+        ? `it sends a fixed workload (requests: ${JSON.stringify(g.config.requests)}), which ends when it is sent`
+        : null;
   if (closed) {
-    const where = fieldLocation(scenarioFile, ["generator", g.name, typeof g.config.rate === "number" ? "requests" : "rate"], "key");
-    throw new ConfigurationError("E_CAPACITY_CLOSED_LOOP", `${where}: capacity searches the highest offered rate of an open-loop generator, and the "${g.name}" generator of scenario ${scenario.name} is not one: ${closed}; give it a rate in events/s (e.g. rate: 1000) and no requests`, { field: `generator.${g.name}.rate`, location: where.replace(/:\d+: .*$/, "") });
+    const where = fieldLocation(
+      scenarioFile,
+      ["generator", g.name, typeof g.config.rate === "number" ? "requests" : "rate"],
+      "key",
+    );
+    throw new ConfigurationError(
+      "E_CAPACITY_CLOSED_LOOP",
+      `${where}: capacity searches the highest offered rate of an open-loop generator, and the "${g.name}" generator of scenario ${scenario.name} is not one: ${closed}; give it a rate in events/s (e.g. rate: 1000) and no requests`,
+      { field: `generator.${g.name}.rate`, location: where.replace(/:\d+: .*$/, "") },
+    );
   }
   if (plan.durationMs < MIN_WINDOW * plan.intervalMs) {
-    throw new ConfigurationError("E_FLAG", `--step-duration ${flags.stepDuration ?? CAPACITY_DEFAULTS.stepDuration}: a step must hold at least ${MIN_WINDOW} sampling intervals (${MIN_WINDOW} × ${plan.intervalMs} ms) for the saturation verdict`, { field: "step-duration" });
+    throw new ConfigurationError(
+      "E_FLAG",
+      `--step-duration ${flags.stepDuration ?? CAPACITY_DEFAULTS.stepDuration}: a step must hold at least ${MIN_WINDOW} sampling intervals (${MIN_WINDOW} × ${plan.intervalMs} ms) for the saturation verdict`,
+      { field: "step-duration" },
+    );
   }
   return plan;
 }
 
 /** The bounds and the search options from the flags, with the scenario's rate as the default start. @throws ConfigurationError E_FLAG */
-export function capacityOptions(flags: CapacityFlags, plan: CellPlan): { bounds: CapacityBounds; search: SearchOptions } {
+export function capacityOptions(
+  flags: CapacityFlags,
+  plan: CellPlan,
+): { bounds: CapacityBounds; search: SearchOptions } {
   const maxSteps = flags.maxSteps ?? CAPACITY_DEFAULTS.maxSteps;
-  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new ConfigurationError("E_FLAG", `--max-steps ${maxSteps}: a positive integer is needed`, { field: "max-steps" });
+  if (!Number.isInteger(maxSteps) || maxSteps < 1)
+    throw new ConfigurationError("E_FLAG", `--max-steps ${maxSteps}: a positive integer is needed`, {
+      field: "max-steps",
+    });
   return {
     bounds: {
       p99BoundMs: durationFlag("p99-bound", flags.p99Bound, DEFAULT_BOUNDS.p99BoundMs),
-      maxLagSlope: numberFlag("max-lag-slope", flags.maxLagSlope, DEFAULT_BOUNDS.maxLagSlope, 0, Infinity, true),
+      maxLagSlope: numberFlag(
+        "max-lag-slope",
+        flags.maxLagSlope,
+        DEFAULT_BOUNDS.maxLagSlope,
+        0,
+        Infinity,
+        true,
+      ),
       minShare: numberFlag("min-share", flags.minShare, DEFAULT_BOUNDS.minShare, 0, 1),
     },
     search: {
@@ -125,17 +197,22 @@ export function rateEntries(stack: StackSpec, plan: Pick<CellPlan, "collector">)
  */
 export function stepOffer(plan: CellPlan, rate: number, entries: number): StepOffer {
   const batch = typeof plan.generator.config.batch === "number" ? plan.generator.config.batch : 1;
-  const connections = typeof plan.generator.config.connections === "number" ? plan.generator.config.connections : 1;
+  const connections =
+    typeof plan.generator.config.connections === "number" ? plan.generator.config.connections : 1;
   return {
-    rate, offeredPerSec: rate * entries, loadSeconds: (plan.warmupMs + plan.durationMs) / 1000,
-    slackEvents: batch * connections * entries, lagFloorMs: Math.max(GROWTH_MIN_MS, (batch / rate) * 1000),
+    rate,
+    offeredPerSec: rate * entries,
+    loadSeconds: (plan.warmupMs + plan.durationMs) / 1000,
+    slackEvents: batch * connections * entries,
+    lagFloorMs: Math.max(GROWTH_MIN_MS, (batch / rate) * 1000),
   };
 }
 
 /** The step's plan: the cell at `rate`, stored under <scenario>.capacity, its rate recorded in the scenario config. */
 function stepPlan(plan: CellPlan, rate: number, index: number): CellPlan {
   return {
-    ...plan, scenario: `${plan.scenario}${CAPACITY_SUFFIX}`,
+    ...plan,
+    scenario: `${plan.scenario}${CAPACITY_SUFFIX}`,
     generator: { ...plan.generator, config: { ...plan.generator.config, rate } },
     scenarioConfig: { ...(plan.scenarioConfig as Record<string, unknown>), capacity: { step: index, rate } },
   };
@@ -157,7 +234,11 @@ export interface CapacityCommandOptions {
  * when interrupted, the step error's kind (2, 3 or 4) when a step errored, 1 when a stack sustained no rate, else 0.
  * @throws ConfigurationError for a bad scenario, cell or flag (before anything is provisioned)
  */
-export async function capacityCommand(scenarioFile: string, flags: CapacityFlags, o: CapacityCommandOptions): Promise<number> {
+export async function capacityCommand(
+  scenarioFile: string,
+  flags: CapacityFlags,
+  o: CapacityCommandOptions,
+): Promise<number> {
   const plan = capacityPlan(scenarioFile, flags);
   const { bounds, search } = capacityOptions(flags, plan);
   // every stack is checked before the first step provisions anything (driveItems checks again per step)
@@ -185,33 +266,60 @@ export async function capacityCommand(scenarioFile: string, flags: CapacityFlags
       const entries = rateEntries(stack, plan);
       let first: RunRecord | null = null;
       let last: RunRecord | null = null;
-      progress.notice(`capacity of ${plan.scenario} (${plan.cell}) on ${stack.name}: from ${search.startRate}/s, ×${search.factor} then bisection to ${(search.tolerance * 100).toFixed(0)} %, at most ${search.maxSteps} steps of ${(plan.warmupMs / 1000).toFixed(0)} s + ${(plan.durationMs / 1000).toFixed(0)} s`);
-      const result = await searchCapacity(search, async (rate, index, phase) => {
-        if (controller.signal.aborted) return null;
-        // a progress display per step: each is one planned run
-        const reporter = new Progress(progress.mode).measuredFrom(overhead, "leave-out");
-        const done = await driveItems([{ stack, plan: stepPlan(plan, rate, index), group: `step ${index} ${phase} ${rate}/s` }], {
-          resultsRoot: o.resultsRoot, invocation, projectRoot: o.projectRoot, reporter,
-          deployed: o.deployed, lockWaitMs: o.lockWaitMs, signal: controller.signal, command: "capacity",
-        });
-        const record = done.records[0];
-        overhead = reporter.overheadMeasured;
-        if (done.interrupted || !record) return null;
-        first ??= record;
-        last = record;
-        let series: SeriesPoint[] = [];
-        try {
-          series = await loadSeries(runDir(o.resultsRoot, stack.name, record.scenario, record.runId));
-        } catch {
-          // a run that errored before its first sample has no series: judged by its record (an error)
-        }
-        return judgeStep(record, series, stepOffer(plan, rate, entries), bounds);
-      }, (s) => progress.result(stepLine(s, search.maxSteps)));
+      progress.notice(
+        `capacity of ${plan.scenario} (${plan.cell}) on ${stack.name}: from ${search.startRate}/s, ×${search.factor} then bisection to ${(search.tolerance * 100).toFixed(0)} %, at most ${search.maxSteps} steps of ${(plan.warmupMs / 1000).toFixed(0)} s + ${(plan.durationMs / 1000).toFixed(0)} s`,
+      );
+      const result = await searchCapacity(
+        search,
+        async (rate, index, phase) => {
+          if (controller.signal.aborted) return null;
+          // a progress display per step: each is one planned run
+          const reporter = new Progress(progress.mode).measuredFrom(overhead, "leave-out");
+          const done = await driveItems(
+            [{ stack, plan: stepPlan(plan, rate, index), group: `step ${index} ${phase} ${rate}/s` }],
+            {
+              resultsRoot: o.resultsRoot,
+              invocation,
+              projectRoot: o.projectRoot,
+              reporter,
+              deployed: o.deployed,
+              lockWaitMs: o.lockWaitMs,
+              signal: controller.signal,
+              command: "capacity",
+            },
+          );
+          const record = done.records[0];
+          overhead = reporter.overheadMeasured;
+          if (done.interrupted || !record) return null;
+          first ??= record;
+          last = record;
+          let series: SeriesPoint[] = [];
+          try {
+            series = await loadSeries(runDir(o.resultsRoot, stack.name, record.scenario, record.runId));
+          } catch {
+            // a run that errored before its first sample has no series: judged by its record (an error)
+          }
+          return judgeStep(record, series, stepOffer(plan, rate, entries), bounds);
+        },
+        (s) => progress.result(stepLine(s, search.maxSteps)),
+      );
       const f = first as RunRecord | null;
       const file: CapacityFile = {
-        stack: stack.name, scenario: plan.scenario, scenarioFile: displayPath(scenarioFile), cell: plan.cell, invocation, createdAt: new Date().toISOString(),
-        generator: plan.generator.name, entries, stepWarmupMs: plan.warmupMs, stepDurationMs: plan.durationMs, bounds, search,
-        machine: f ? { cpuModel: f.environment.cpuModel, cores: f.environment.cores, kernel: f.environment.kernel } : null,
+        stack: stack.name,
+        scenario: plan.scenario,
+        scenarioFile: displayPath(scenarioFile),
+        cell: plan.cell,
+        invocation,
+        createdAt: new Date().toISOString(),
+        generator: plan.generator.name,
+        entries,
+        stepWarmupMs: plan.warmupMs,
+        stepDurationMs: plan.durationMs,
+        bounds,
+        search,
+        machine: f
+          ? { cpuModel: f.environment.cpuModel, cores: f.environment.cores, kernel: f.environment.kernel }
+          : null,
         result,
       };
       if (result.steps.length > 0) {
@@ -221,7 +329,8 @@ export async function capacityCommand(scenarioFile: string, flags: CapacityFlags
       }
       rows.push({ stack: stack.name, file });
       if (result.stopped === "interrupted") break;
-      if (result.stopped === "error") code = Math.max(code, EXIT_BY_KIND[(last as RunRecord | null)?.error?.kind ?? "run"] ?? 3);
+      if (result.stopped === "error")
+        code = Math.max(code, EXIT_BY_KIND[(last as RunRecord | null)?.error?.kind ?? "run"] ?? 3);
       else if (result.sustainableRate === null) code = Math.max(code, 1);
     }
   } finally {

@@ -30,11 +30,27 @@
  * `tolerance` of the last good rate, at most `maxSteps` steps in all. The result is the last good rate with that
  * interval, and the step that set the first bad rate with what bound it.
  */
-import type { CapacityBound, CapacityBounds, CapacityResult, CapacityStep, SearchOptions, SearchStop, StepJudgement } from "../results/capacity.ts";
+import type {
+  CapacityBound,
+  CapacityBounds,
+  CapacityResult,
+  CapacityStep,
+  SearchOptions,
+  SearchStop,
+  StepJudgement,
+} from "../results/capacity.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 import { trendOf } from "../stats/trend.ts";
 
-export type { CapacityBound, CapacityBounds, CapacityResult, CapacityStep, SearchOptions, SearchStop, StepJudgement };
+export type {
+  CapacityBound,
+  CapacityBounds,
+  CapacityResult,
+  CapacityStep,
+  SearchOptions,
+  SearchStop,
+  StepJudgement,
+};
 
 /** The bounds `ingestbench capacity` applies unless told otherwise (docs/capacity.md). */
 export const DEFAULT_BOUNDS: CapacityBounds = { p99BoundMs: 2000, maxLagSlope: 0.05, minShare: 0.95 };
@@ -65,7 +81,12 @@ export interface StepOffer {
  * Judge one step's run (see the file comment). `series` is the run's series.jsonl (its measurement samples are
  * read); the events sent are the ledger's.
  */
-export function judgeStep(record: RunRecord, series: readonly SeriesPoint[], offer: StepOffer, bounds: CapacityBounds): StepJudgement {
+export function judgeStep(
+  record: RunRecord,
+  series: readonly SeriesPoint[],
+  offer: StepOffer,
+  bounds: CapacityBounds,
+): StepJudgement {
   const { rate, offeredPerSec } = offer;
   const s = record.summary;
   const l = record.ledger;
@@ -73,31 +94,68 @@ export function judgeStep(record: RunRecord, series: readonly SeriesPoint[], off
   // the load runs until the last measurement sample at least: on a busy machine a slow count ends it past its nominal end
   const loadSeconds = Math.max(offer.loadSeconds, measure.at(-1)?.elapsedS ?? 0);
   const sentPerSec = l && loadSeconds > 0 ? l.sent / loadSeconds : null;
-  const lags = measure.flatMap((p) => { const v = lagOf(p); return v === null ? [] : [[p.elapsedS, v] as const]; });
-  const lagSlope = lags.length >= 3 ? trendOf(lags.map((p) => p[0]), lags.map((p) => p[1])).slope / 1000 : null;
+  const lags = measure.flatMap((p) => {
+    const v = lagOf(p);
+    return v === null ? [] : [[p.elapsedS, v] as const];
+  });
+  const lagSlope =
+    lags.length >= 3
+      ? trendOf(
+          lags.map((p) => p[0]),
+          lags.map((p) => p[1]),
+        ).slope / 1000
+      : null;
   const lagGrowthMs = lagSlope === null ? 0 : lagSlope * 1000 * (lags.at(-1)![0] - lags[0]![0]);
   const d = s?.deliveryLatency;
   const deliveryP99Ms = d && !("unavailable" in d) ? d.p99Ms : null;
   const out: StepJudgement = {
-    rate, offeredPerSec, sentPerSec, storedPerSec: s?.rowsPerSecond ?? null, deliveryP99Ms, lagP99Ms: s?.lagP99Ms ?? null, lagSlope,
-    verdict: s?.saturation?.label ?? null, lost: l?.lost ?? null, rejected: l?.rejected ?? null, status: record.status, runId: record.runId,
-    ok: false, boundBy: [], reasons: [],
+    rate,
+    offeredPerSec,
+    sentPerSec,
+    storedPerSec: s?.rowsPerSecond ?? null,
+    deliveryP99Ms,
+    lagP99Ms: s?.lagP99Ms ?? null,
+    lagSlope,
+    verdict: s?.saturation?.label ?? null,
+    lost: l?.lost ?? null,
+    rejected: l?.rejected ?? null,
+    status: record.status,
+    runId: record.runId,
+    ok: false,
+    boundBy: [],
+    reasons: [],
   };
   const broke = (b: CapacityBound, why: string): void => {
     out.boundBy.push(b);
     out.reasons.push(why);
   };
   if (record.status === "error" || record.status === "interrupted" || !s || !l) {
-    broke("error", record.error ? `${record.error.code}: ${record.error.message.split("\n")[0]}` : `the run ended ${record.status} without a summary and ledger`);
+    broke(
+      "error",
+      record.error
+        ? `${record.error.code}: ${record.error.message.split("\n")[0]}`
+        : `the run ended ${record.status} without a summary and ledger`,
+    );
     return out;
   }
   if (l.lost > 0 || l.rejected > 0) broke("loss", `lost ${fmt(l.lost)}, rejected ${fmt(l.rejected)}`);
   const due = offeredPerSec * loadSeconds - offer.slackEvents;
-  if (l.sent < bounds.minShare * due) broke("offered", `sent ${fmt(l.sent)} of the ${fmt(due)} events due in ${loadSeconds.toFixed(1)} s at ${fmt(offeredPerSec)}/s (below ${Math.round(bounds.minShare * 100)} %)`);
+  if (l.sent < bounds.minShare * due)
+    broke(
+      "offered",
+      `sent ${fmt(l.sent)} of the ${fmt(due)} events due in ${loadSeconds.toFixed(1)} s at ${fmt(offeredPerSec)}/s (below ${Math.round(bounds.minShare * 100)} %)`,
+    );
   const p99 = deliveryP99Ms ?? s.lagP99Ms;
-  if (p99 !== null && p99 > bounds.p99BoundMs) broke("latency", `${deliveryP99Ms !== null ? "delivery" : "lag"} p99 ${fmt(p99)} ms over the ${fmt(bounds.p99BoundMs)} ms bound`);
+  if (p99 !== null && p99 > bounds.p99BoundMs)
+    broke(
+      "latency",
+      `${deliveryP99Ms !== null ? "delivery" : "lag"} p99 ${fmt(p99)} ms over the ${fmt(bounds.p99BoundMs)} ms bound`,
+    );
   if (lagSlope !== null && lagSlope > bounds.maxLagSlope && lagGrowthMs > offer.lagFloorMs) {
-    broke("lag slope", `lag grows ${lagSlope.toFixed(3)} s/s, +${fmt(lagGrowthMs)} ms over the measurement (bound ${bounds.maxLagSlope} s/s beyond ${fmt(offer.lagFloorMs)} ms)`);
+    broke(
+      "lag slope",
+      `lag grows ${lagSlope.toFixed(3)} s/s, +${fmt(lagGrowthMs)} ms over the measurement (bound ${bounds.maxLagSlope} s/s beyond ${fmt(offer.lagFloorMs)} ms)`,
+    );
   }
   if (s.saturation && s.saturation.state !== "steady") broke("verdict", `verdict ${s.saturation.label}`);
   out.ok = out.boundBy.length === 0;
@@ -108,15 +166,30 @@ export function judgeStep(record: RunRecord, series: readonly SeriesPoint[], off
  * A step function: run at `rate` and judge it; null when the search was interrupted (nothing measured).
  * `index` is the step's 1-based number, `phase` why it runs.
  */
-export type StepFunction = (rate: number, index: number, phase: CapacityStep["phase"]) => Promise<StepJudgement | null>;
+export type StepFunction = (
+  rate: number,
+  index: number,
+  phase: CapacityStep["phase"],
+) => Promise<StepJudgement | null>;
 
 /**
  * Search the highest sustainable rate (see the file comment). Rates are whole events/s.
  * @throws RangeError for options that cannot make a search (start ≤ 0, factor ≤ 1, tolerance ≤ 0, maxSteps < 1)
  */
-export async function searchCapacity(o: SearchOptions, step: StepFunction, onStep?: (s: CapacityStep) => void): Promise<CapacityResult> {
-  if (!(o.startRate > 0) || !(o.factor > 1) || !(o.tolerance > 0) || !(Number.isInteger(o.maxSteps) && o.maxSteps >= 1)) {
-    throw new RangeError(`capacity search: start rate > 0, factor > 1, tolerance > 0 and at least one step are needed, got ${JSON.stringify(o)}`);
+export async function searchCapacity(
+  o: SearchOptions,
+  step: StepFunction,
+  onStep?: (s: CapacityStep) => void,
+): Promise<CapacityResult> {
+  if (
+    !(o.startRate > 0) ||
+    !(o.factor > 1) ||
+    !(o.tolerance > 0) ||
+    !(Number.isInteger(o.maxSteps) && o.maxSteps >= 1)
+  ) {
+    throw new RangeError(
+      `capacity search: start rate > 0, factor > 1, tolerance > 0 and at least one step are needed, got ${JSON.stringify(o)}`,
+    );
   }
   const minRate = o.minRate ?? 1;
   const steps: CapacityStep[] = [];
@@ -172,6 +245,9 @@ export async function searchCapacity(o: SearchOptions, step: StepFunction, onSte
     sustainableRate: good,
     interval: { lastGood: good, firstBad: bad },
     relativeWidth: good !== null && bad !== null ? (bad - good) / good : null,
-    steps, brokeAt, boundBy: breaking?.boundBy ?? [], stopped,
+    steps,
+    brokeAt,
+    boundBy: breaking?.boundBy ?? [],
+    stopped,
   };
 }

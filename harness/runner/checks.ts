@@ -11,12 +11,40 @@ import type { Check } from "../scenario/schema.ts";
 
 /** Numeric fields of a run result that a check may name (run.json's ledger, summary and generator latency). */
 export const CHECKABLE_PATHS: ReadonlySet<string> = new Set([
-  ...["sent", "accepted", "stored", "distinct", "lost", "duplicated", "overwritten", "rejected", "unexpected", "altered"].map((k) => `ledger.${k}`),
   ...[
-    "rowsPerSecond", "mibPerSecond", "windowRowsPerSecond.median", "windowRowsPerSecond.min", "windowRowsPerSecond.max",
-    "bytesPerRow", "measuredSeconds", "sinkCores", "cpuMsPer1000Rows", "throttledShare", "sinkNetworkMbitPerSecond",
-    "sinkDiskWriteMiBPerSecond", "sinkDiskWriteIops", "sinkMemoryPeakBytes", "sinkMemoryWorkingSetBytes", "lagP50Ms",
-    "lagP99Ms", "lagMaxMs", "countQueryMaxMs", "drainSeconds", "bottleneck.score",
+    "sent",
+    "accepted",
+    "stored",
+    "distinct",
+    "lost",
+    "duplicated",
+    "overwritten",
+    "rejected",
+    "unexpected",
+    "altered",
+  ].map((k) => `ledger.${k}`),
+  ...[
+    "rowsPerSecond",
+    "mibPerSecond",
+    "windowRowsPerSecond.median",
+    "windowRowsPerSecond.min",
+    "windowRowsPerSecond.max",
+    "bytesPerRow",
+    "measuredSeconds",
+    "sinkCores",
+    "cpuMsPer1000Rows",
+    "throttledShare",
+    "sinkNetworkMbitPerSecond",
+    "sinkDiskWriteMiBPerSecond",
+    "sinkDiskWriteIops",
+    "sinkMemoryPeakBytes",
+    "sinkMemoryWorkingSetBytes",
+    "lagP50Ms",
+    "lagP99Ms",
+    "lagMaxMs",
+    "countQueryMaxMs",
+    "drainSeconds",
+    "bottleneck.score",
   ].map((k) => `summary.${k}`),
   ...["mean", "p50", "p99", "max"].map((k) => `generator.latencyMs.${k}`),
   // the query phase summed over its cells (harness/runner/query-load.ts queryTotals)
@@ -37,7 +65,10 @@ function resolve(root: unknown, dotted: string): unknown {
 }
 
 /** Evaluate checks against `{ ledger, summary, generator, query, app }`. A path that resolves to no number fails the check. */
-export function evaluateChecks(checks: Check[], result: { ledger: unknown; summary: unknown; generator?: unknown; query?: unknown; app?: unknown }): CheckResult[] {
+export function evaluateChecks(
+  checks: Check[],
+  result: { ledger: unknown; summary: unknown; generator?: unknown; query?: unknown; app?: unknown },
+): CheckResult[] {
   const out: CheckResult[] = [];
   for (const check of checks) {
     const value = resolve(result, check.path);
@@ -46,25 +77,47 @@ export function evaluateChecks(checks: Check[], result: { ledger: unknown; summa
       check.equals !== undefined ? `= ${check.equals}` : "",
       check.min !== undefined ? `>= ${check.min}` : "",
       check.max !== undefined ? `<= ${check.max}` : "",
-    ].filter(Boolean).join(" and ");
-    const ok = actual !== null
-      && (check.equals === undefined || actual === check.equals)
-      && (check.min === undefined || actual >= check.min)
-      && (check.max === undefined || actual <= check.max);
+    ]
+      .filter(Boolean)
+      .join(" and ");
+    const ok =
+      actual !== null &&
+      (check.equals === undefined || actual === check.equals) &&
+      (check.min === undefined || actual >= check.min) &&
+      (check.max === undefined || actual <= check.max);
     out.push({ check: check.path, expected, actual, ok });
   }
   const unexpected = resolve(result, "ledger.unexpected");
   if (typeof unexpected === "number" && unexpected > 0) {
-    out.push({ check: "ledger.unexpected", expected: "= 0 (stored > sent is a failure, not extra delivery)", actual: unexpected, ok: false });
+    out.push({
+      check: "ledger.unexpected",
+      expected: "= 0 (stored > sent is a failure, not extra delivery)",
+      actual: unexpected,
+      ok: false,
+    });
   }
   const altered = resolve(result, "ledger.altered");
   if (typeof altered === "number" && altered > 0 && !out.some((c) => c.check === "ledger.altered")) {
-    out.push({ check: "ledger.altered", expected: "= 0 (stored rows must hold what was sent: see ledger.fidelity.examples)", actual: altered, ok: false });
+    out.push({
+      check: "ledger.altered",
+      expected: "= 0 (stored rows must hold what was sent: see ledger.fidelity.examples)",
+      actual: altered,
+      ok: false,
+    });
   }
   // the app's record bytes against the records the sink holds (harness/runner/app-bytes.ts): a mismatch always fails
   const bytes = resolve(result, "app.ledger.bytes.unaccounted");
-  if (typeof bytes === "number" && bytes !== 0 && !out.some((c) => c.check === "app.ledger.bytes.unaccounted")) {
-    out.push({ check: "app.ledger.bytes.unaccounted", expected: "= 0 (the app's recordBytes must equal the encodings of the records the sink holds)", actual: bytes, ok: false });
+  if (
+    typeof bytes === "number" &&
+    bytes !== 0 &&
+    !out.some((c) => c.check === "app.ledger.bytes.unaccounted")
+  ) {
+    out.push({
+      check: "app.ledger.bytes.unaccounted",
+      expected: "= 0 (the app's recordBytes must equal the encodings of the records the sink holds)",
+      actual: bytes,
+      ok: false,
+    });
   }
   return out;
 }

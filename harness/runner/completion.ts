@@ -105,26 +105,40 @@ export async function awaitCompletion(input: CompletionWaitInput): Promise<Compl
     samples.push(s);
     if (s.stored !== prev.stored) lastChange = now();
     const countSaysDone = s.stored >= input.accepted && s.stored !== checkedAt;
-    const still = input.checkWhenStill === true && !countSaysDone && now() - Math.max(lastChange, lastCheckAt) >= stillMs;
+    const still =
+      input.checkWhenStill === true && !countSaysDone && now() - Math.max(lastChange, lastCheckAt) >= stillMs;
     if (countSaysDone || still) {
       checkedAt = s.stored;
       last = await untilAborted(input.completion(), input.signal);
       lastCheckAt = now();
-      if (last.missing === 0 && (last.stored ?? s.stored) >= input.expected) return { outcome: "complete", missing: 0, missingRanges: [], samples, waitedMs: now() - start };
+      if (last.missing === 0 && (last.stored ?? s.stored) >= input.expected)
+        return { outcome: "complete", missing: 0, missingRanges: [], samples, waitedMs: now() - start };
       if (still) stillMs *= 2;
     }
     if (now() >= deadline) break;
-    const tight = input.tighten && s.stored >= NEAR_END_SHARE * input.expected && now() - lastChange < STALL_MS;
-    await sleep(Math.max(0, Math.min(tight ? TIGHT_INTERVAL_MS : input.intervalMs, deadline - now())), undefined, { signal: input.signal }).catch(() => undefined);
+    const tight =
+      input.tighten && s.stored >= NEAR_END_SHARE * input.expected && now() - lastChange < STALL_MS;
+    await sleep(
+      Math.max(0, Math.min(tight ? TIGHT_INTERVAL_MS : input.intervalMs, deadline - now())),
+      undefined,
+      { signal: input.signal },
+    ).catch(() => undefined);
     input.checkAbort();
     prev = s;
   }
   // the timeout: what is missing now
   // (a lagging count may not have moved while rows committed: then always)
-  if (!last || checkedAt !== samples.at(-1)!.stored || input.checkWhenStill === true) last = await untilAborted(input.completion(), input.signal);
+  if (!last || checkedAt !== samples.at(-1)!.stored || input.checkWhenStill === true)
+    last = await untilAborted(input.completion(), input.signal);
   // complete as inside the loop: nothing acknowledged missing, and the rows counted hold the deliberate repeats
   const held = last.stored ?? samples.at(-1)!.stored;
-  return { outcome: last.missing === 0 && held >= input.expected ? "complete" : "timeout", missing: last.missing, missingRanges: last.missingRanges, samples, waitedMs: now() - start };
+  return {
+    outcome: last.missing === 0 && held >= input.expected ? "complete" : "timeout",
+    missing: last.missing,
+    missingRanges: last.missingRanges,
+    samples,
+    waitedMs: now() - start,
+  };
 }
 
 /** A sample point as the window end needs it (harness/results/types.ts SeriesPoint). */
@@ -142,10 +156,16 @@ export interface WindowPoint {
  * last arrival lies between the query start of the point before it and its query end (`windowErrorMs`).
  * Returns the index in `points`, or −1 when no point has the count.
  */
-export function windowEnd(points: readonly WindowPoint[], finalStored: number): { index: number; windowErrorMs: number | null } {
+export function windowEnd(
+  points: readonly WindowPoint[],
+  finalStored: number,
+): { index: number; windowErrorMs: number | null } {
   const index = points.findIndex((p) => p.stored === finalStored);
   if (index < 0) return { index, windowErrorMs: null };
   const end = points[index]!;
   const before = index > 0 ? points[index - 1]! : null;
-  return { index, windowErrorMs: before ? end.t + end.countQueryMs / 2 - (before.t - before.countQueryMs / 2) : null };
+  return {
+    index,
+    windowErrorMs: before ? end.t + end.countQueryMs / 2 - (before.t - before.countQueryMs / 2) : null,
+  };
 }

@@ -19,7 +19,13 @@ import type { DeliveryPoint, DeliverySummary } from "../results/types.ts";
 export const DELIVERY_MAX_MS = 3_600_000;
 
 function histogram(): hdr.Histogram {
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: DELIVERY_MAX_MS, numberOfSignificantValueDigits: 3, autoResize: false, useWebAssembly: false });
+  return hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: DELIVERY_MAX_MS,
+    numberOfSignificantValueDigits: 3,
+    autoResize: false,
+    useWebAssembly: false,
+  });
 }
 
 /** The run's delivery histograms: one per window (record, then read), and the run's own. */
@@ -59,7 +65,10 @@ export class DeliveryLatency {
       this.belowZero += below;
       if (rows > 0) this.run.add(h);
     }
-    const point = rows === 0 ? null : { rows, p50Ms: h.getValueAtPercentile(50), p99Ms: h.getValueAtPercentile(99), maxMs: h.maxValue };
+    const point =
+      rows === 0
+        ? null
+        : { rows, p50Ms: h.getValueAtPercentile(50), p99Ms: h.getValueAtPercentile(99), maxMs: h.maxValue };
     h.destroy();
     return point;
   }
@@ -92,9 +101,13 @@ export function oneClock(platform: string): boolean {
  * harness before load (harness/generators/clock.ts measureHostClock, syncClock) and their difference is applied
  * (`correction`); without it (either not measured) the figure is uncorrected and says why.
  */
-export function deliveryClock(platform: string, correction?: { correctionMs: number; boundMs: number } | { reason: string }): string {
+export function deliveryClock(
+  platform: string,
+  correction?: { correctionMs: number; boundMs: number } | { reason: string },
+): string {
   if (platform === "local") return "one clock: the sink and the generator run on this machine's kernel clock";
-  if (platform === "docker") return "one clock: the sink's and the generator's containers share the Docker engine's kernel clock";
+  if (platform === "docker")
+    return "one clock: the sink's and the generator's containers share the Docker engine's kernel clock";
   if (correction && "correctionMs" in correction) {
     return `corrected: the sink host's clock minus the loadgen host's, ${correction.correctionMs.toFixed(1)} ms ± ${correction.boundMs.toFixed(1)} ms (each measured against the harness before load), is subtracted from every row's stored_at − sent_at`;
   }

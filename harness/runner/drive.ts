@@ -25,27 +25,42 @@ import { queryLines } from "./query-load.ts";
 import { appLine } from "./app-host.ts";
 
 /** Exit code per error kind recorded in run.json (see errors.ts). */
-export const EXIT_BY_KIND: Record<string, number> = { configuration: 2, provisioning: 3, verification: 4, run: 3 };
+export const EXIT_BY_KIND: Record<string, number> = {
+  configuration: 2,
+  provisioning: 3,
+  verification: 4,
+  run: 3,
+};
 
 const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
 const pct = (x: number): string => `${(x * 100).toFixed(0)} %`;
 
 /** The contention figures of a run in one line: "!! contended: …" when flagged, else the per-host wait shares. */
 export function contentionLine(c: Contention): string {
-  const hosts = Object.entries(c.hosts).map(([h, x]) => `${h} ${pct(x.share)} (${x.waitMsPerSec.toFixed(0)} ms/s)`).join(", ");
+  const hosts = Object.entries(c.hosts)
+    .map(([h, x]) => `${h} ${pct(x.share)} (${x.waitMsPerSec.toFixed(0)} ms/s)`)
+    .join(", ");
   const machine = [
     c.psiCpuSomeShare === null ? null : `PSI cpu some ${pct(c.psiCpuSomeShare)}`,
     c.stealShare === null ? null : `steal ${(c.stealShare * 100).toFixed(1)} %`,
     c.harnessCores === null ? null : `harness ${c.harnessCores.toFixed(2)} cores`,
-  ].filter(Boolean).join(", ");
+  ]
+    .filter(Boolean)
+    .join(", ");
   if (!c.contended) return `contention: waiting for a CPU ${hosts}; ${machine}`;
   // the reasons already name the flagged hosts, the steal that flagged and the PSI: the rest only, once
   const named = (h: string): boolean => c.reasons.some((r) => r.startsWith(`${h} waited `));
-  const others = Object.entries(c.hosts).filter(([h]) => !named(h)).map(([h, x]) => `${h} ${pct(x.share)} (${x.waitMsPerSec.toFixed(0)} ms/s)`);
+  const others = Object.entries(c.hosts)
+    .filter(([h]) => !named(h))
+    .map(([h, x]) => `${h} ${pct(x.share)} (${x.waitMsPerSec.toFixed(0)} ms/s)`);
   const rest = [
     others.length ? `also waiting for a CPU: ${others.join(", ")}` : null,
-    c.stealShare === null || c.reasons.some((r) => r.startsWith("steal ")) ? null : `steal ${(c.stealShare * 100).toFixed(1)} %`,
-    c.psiCpuSomeShare === null || c.reasons.some((r) => r.startsWith("CPU pressure")) ? null : `PSI cpu some ${pct(c.psiCpuSomeShare)}`,
+    c.stealShare === null || c.reasons.some((r) => r.startsWith("steal "))
+      ? null
+      : `steal ${(c.stealShare * 100).toFixed(1)} %`,
+    c.psiCpuSomeShare === null || c.reasons.some((r) => r.startsWith("CPU pressure"))
+      ? null
+      : `PSI cpu some ${pct(c.psiCpuSomeShare)}`,
     c.harnessCores === null ? null : `harness ${c.harnessCores.toFixed(2)} cores`,
   ].filter(Boolean);
   return `!! contended: ${[...c.reasons, ...rest].join("; ")}`;
@@ -57,21 +72,34 @@ export function contentionLine(c: Contention): string {
  */
 export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   const dir = path.join(resultsRoot, r.stack, r.scenario, r.runId);
-  const shown = path.isAbsolute(dir) && !path.relative(process.cwd(), dir).startsWith("..") ? path.relative(process.cwd(), dir) : dir;
+  const shown =
+    path.isAbsolute(dir) && !path.relative(process.cwd(), dir).startsWith("..")
+      ? path.relative(process.cwd(), dir)
+      : dir;
   const lines = [`run ${r.runId}: ${r.status}  → ${shown}/`];
-  if (r.caps?.oversubscribed) lines.push(`  !! oversubscribed: ${r.caps.reasons.join("; ")} (caps are limits, not reservations: the hosts compete for the machine)`);
+  if (r.caps?.oversubscribed)
+    lines.push(
+      `  !! oversubscribed: ${r.caps.reasons.join("; ")} (caps are limits, not reservations: the hosts compete for the machine)`,
+    );
   for (const [host, l] of Object.entries(r.limits)) {
     if (!l.enforced) lines.push(`  !! limits NOT enforced on ${host}: ${l.notes.join("; ")}`);
-    if (l.enforced === "partial") lines.push(`  !! limits partially enforced on ${host}: ${(l.partial ?? []).join("; ")}`);
+    if (l.enforced === "partial")
+      lines.push(`  !! limits partially enforced on ${host}: ${(l.partial ?? []).join("; ")}`);
     if (l.uncapped?.length) lines.push(`  uncapped (≥ machine) on ${host}: ${l.uncapped.join("; ")}`);
   }
   if (r.summary) {
     const s = r.summary;
-    lines.push(`  ${fmtInt(s.rowsPerSecond)} rows/s, ${mibText(s)} over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores`
-      + `${s.throttledShare === null ? "" : `, throttled in ${(s.throttledShare * 100).toFixed(0)} % of periods`}, link ${s.sinkNetworkMbitPerSecond.toFixed(1)} Mbit/s`);
+    lines.push(
+      `  ${fmtInt(s.rowsPerSecond)} rows/s, ${mibText(s)} over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores` +
+        `${s.throttledShare === null ? "" : `, throttled in ${(s.throttledShare * 100).toFixed(0)} % of periods`}, link ${s.sinkNetworkMbitPerSecond.toFixed(1)} Mbit/s`,
+    );
     if (s.estimated) lines.push(`  !! ${s.estimated}`);
     if (s.shortWindow) lines.push(`  !! ${s.shortWindow}`);
-    lines.push(s.bottleneck.resource === "uncertain" ? `  bottleneck: ${s.bottleneck.evidence}` : `  bottleneck: ${bottleneckLabel(s.bottleneck)} (${s.bottleneck.evidence})`);
+    lines.push(
+      s.bottleneck.resource === "uncertain"
+        ? `  bottleneck: ${s.bottleneck.evidence}`
+        : `  bottleneck: ${bottleneckLabel(s.bottleneck)} (${s.bottleneck.evidence})`,
+    );
     if (s.contention) lines.push(`  ${contentionLine(s.contention)}`);
     const lag = lagLine(r);
     if (lag) lines.push(`  ${lag}`);
@@ -81,14 +109,28 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   }
   if (r.ledger) {
     const l = r.ledger;
-    if (l.inferred) lines.push(`  sent inferred: ${l.inferred.by} made ${fmtInt(l.sent)} by its own count (${l.inferred.counter}); ${fmtInt(l.inferred.outsideRange)} stored seqs outside 0 .. made − 1`);
-    lines.push(`  ledger${l.inferred ? " (sent inferred)" : ""}: sent ${fmtInt(l.sent)}, stored ${fmtInt(l.stored)}, distinct ${fmtInt(l.distinct)}, lost ${fmtInt(l.lost)}, duplicated ${fmtInt(l.duplicated)}, rejected ${fmtInt(l.rejected)}`
-      + (l.missingRanges.length ? `; first missing ${l.missingRanges.slice(0, 3).map(([g, a, b]) => `gen ${g} ${a}..${b}`).join(", ")}` : ""));
+    if (l.inferred)
+      lines.push(
+        `  sent inferred: ${l.inferred.by} made ${fmtInt(l.sent)} by its own count (${l.inferred.counter}); ${fmtInt(l.inferred.outsideRange)} stored seqs outside 0 .. made − 1`,
+      );
+    lines.push(
+      `  ledger${l.inferred ? " (sent inferred)" : ""}: sent ${fmtInt(l.sent)}, stored ${fmtInt(l.stored)}, distinct ${fmtInt(l.distinct)}, lost ${fmtInt(l.lost)}, duplicated ${fmtInt(l.duplicated)}, rejected ${fmtInt(l.rejected)}` +
+        (l.missingRanges.length
+          ? `; first missing ${l.missingRanges
+              .slice(0, 3)
+              .map(([g, a, b]) => `gen ${g} ${a}..${b}`)
+              .join(", ")}`
+          : ""),
+    );
   } else if (r.summary) {
-    lines.push(`  ledger: not taken (the run ended, ${r.status}, before its ledger was counted: nothing says whether rows were lost)`);
+    lines.push(
+      `  ledger: not taken (the run ended, ${r.status}, before its ledger was counted: nothing says whether rows were lost)`,
+    );
   } else if (r.status === "interrupted") {
     // stopped in provisioning or warmup: say so, rather than nothing (what the series kept is the warmup's)
-    lines.push("  nothing measured: interrupted before its measurement began (no figures, no ledger; series.jsonl keeps any warmup samples)");
+    lines.push(
+      "  nothing measured: interrupted before its measurement began (no figures, no ledger; series.jsonl keeps any warmup samples)",
+    );
   }
   const content = contentLine(r);
   if (content) lines.push(content);
@@ -99,10 +141,12 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   // fault steps: what ran when, and what each fault cost (./fault-cost.ts)
   for (const line of timelineLines(r.timeline ?? [])) lines.push(`  ${line}`);
   for (const line of faultLines(r.faults ?? [], r.timeline ?? [])) lines.push(`  ${line}`);
-  for (const c of r.checks.filter((c) => !c.ok)) lines.push(`  check failed: ${c.check} ${c.expected}, got ${c.actual}`);
+  for (const c of r.checks.filter((c) => !c.ok))
+    lines.push(`  check failed: ${c.check} ${c.expected}, got ${c.actual}`);
   if (r.error) lines.push(`  error ${r.error.code}: ${r.error.message}`);
   // the whole text and stack of an unexpected error only with --debug (INGESTBENCH_DEBUG=1, harness/cli/index.ts)
-  if (r.error?.detail && process.env.INGESTBENCH_DEBUG === "1") lines.push(...r.error.detail.split("\n").map((l) => `    ${l}`));
+  if (r.error?.detail && process.env.INGESTBENCH_DEBUG === "1")
+    lines.push(...r.error.detail.split("\n").map((l) => `    ${l}`));
   return lines.join("\n");
 }
 
@@ -119,9 +163,11 @@ export function lagLine(r: RunRecord): string | null {
   const parts = [`lag p50 ${ms(s.lagP50Ms)}, p99${n} ${ms(s.lagP99Ms)}, max ${ms(s.lagMaxMs)}`];
   if (s.backlogLagMaxMs != null) parts.push(`backlog ≥ ${ms(s.backlogLagMaxMs)} at most`);
   if (r.clock) {
-    parts.push(r.clock.measured
-      ? `clock offset ${r.clock.offsetMs >= 0 ? "+" : ""}${r.clock.offsetMs.toFixed(2)} ± ${r.clock.boundMs.toFixed(2)} ms (${r.clock.exchanges} exchanges)`
-      : `clock offset not measured (${r.clock.reason}): lag uncorrected`);
+    parts.push(
+      r.clock.measured
+        ? `clock offset ${r.clock.offsetMs >= 0 ? "+" : ""}${r.clock.offsetMs.toFixed(2)} ± ${r.clock.boundMs.toFixed(2)} ms (${r.clock.exchanges} exchanges)`
+        : `clock offset not measured (${r.clock.reason}): lag uncorrected`,
+    );
   }
   return parts.join("; ");
 }
@@ -141,13 +187,17 @@ export function deliveryLine(r: RunRecord): string | null {
     d.resolutionMs > 1 ? `stamped to ${fmtInt(d.resolutionMs)} ms, read at its middle` : null,
     d.unstamped > 0 ? `${fmtInt(d.unstamped)} rows without a stamp` : null,
     d.clock,
-  ].filter(Boolean).join("; ");
+  ]
+    .filter(Boolean)
+    .join("; ");
   return `delivery p50 ${ms(d.p50Ms)}, p99 ${ms(d.p99Ms)}, max ${ms(d.maxMs)} over ${fmtInt(d.rows)} rows (${notes})`;
 }
 
 /** "saturated (backpressure) from 4.2 s: delivery p50 +400 ms/s …", or the label and its evidence. */
 export function verdictLine(v: NonNullable<NonNullable<RunRecord["summary"]>["saturation"]>): string {
-  return v.state === "saturated" ? `${v.label} from ${v.beganS!.toFixed(1)} s (${v.evidence})` : `${v.label} (${v.evidence})`;
+  return v.state === "saturated"
+    ? `${v.label} from ${v.beganS!.toFixed(1)} s (${v.evidence})`
+    : `${v.label} (${v.evidence})`;
 }
 
 /**
@@ -163,14 +213,17 @@ export function contentLine(r: RunRecord): string | null {
     ? `; the replay file was modified at ${f.replayModified.at}, after the generators started (${f.replayModified.generatorsStarted}): the lines compared are the file's as it is now, so altered rows may be the file's doing, not the pipeline's`
     : "";
   const rl = f.replayLines;
-  const changed = rl && rl.cut + rl.repaired > 0
-    ? `; of the file's ${fmtInt(rl.lines)} lines the generators sent ${[rl.cut ? `${fmtInt(rl.cut)} cut at 64 KiB` : "", rl.repaired ? `${fmtInt(rl.repaired)} with invalid UTF-8 or NUL replaced` : ""].filter(Boolean).join(" and ")}: compared as sent, not as in the file`
-    : "";
+  const changed =
+    rl && rl.cut + rl.repaired > 0
+      ? `; of the file's ${fmtInt(rl.lines)} lines the generators sent ${[rl.cut ? `${fmtInt(rl.cut)} cut at 64 KiB` : "", rl.repaired ? `${fmtInt(rl.repaired)} with invalid UTF-8 or NUL replaced` : ""].filter(Boolean).join(" and ")}: compared as sent, not as in the file`
+      : "";
   const replay = (f.replay ? `; replay file: ${replayReadText(f.replay)}` : "") + changed;
   if (f.altered === 0) return `  content: exact, ${scope}${replay}${modified}`;
   // after a change to the replay file, what the check expected is the file's line now, not what was sent
   const expected = f.replayModified ? "the file now" : "sent";
-  const ex = f.examples.slice(0, 2).map((e) => `gen ${e.gen} seq ${e.seq} ${e.field}: ${expected} ${e.expected}, stored ${e.stored}`);
+  const ex = f.examples
+    .slice(0, 2)
+    .map((e) => `gen ${e.gen} seq ${e.seq} ${e.field}: ${expected} ${e.expected}, stored ${e.stored}`);
   return `  content: ALTERED ${fmtInt(f.altered)} of ${scope}${replay}${modified}; ${ex.join("; ")}`;
 }
 
@@ -179,8 +232,11 @@ export function contentLine(r: RunRecord): string | null {
  * marks)", or with why the index went unused, or "300 B read" without one (also bench/harness.ts's replay rows).
  */
 export function replayReadText(r: ReplayReads): string {
-  const how = r.indexDropped ? ` (the generators' index not used: ${r.indexDropped})`
-    : r.indexMarks > 0 ? ` (${fmtInt(r.seeks)} seeks to the generators' index of ${fmtInt(r.indexMarks)} marks)` : "";
+  const how = r.indexDropped
+    ? ` (the generators' index not used: ${r.indexDropped})`
+    : r.indexMarks > 0
+      ? ` (${fmtInt(r.seeks)} seeks to the generators' index of ${fmtInt(r.indexMarks)} marks)`
+      : "";
   return `${formatBytes(r.bytes)} read${how}`;
 }
 
@@ -200,11 +256,15 @@ export function instrumentLine(r: RunRecord): string | null {
   const after = i.harness.rss?.afterLoadMaxBytes;
   const n = v.sink?.queries ?? v.samples;
   const counted = `${n} ${v.sink ? (n === 1 ? "query" : "queries") : n === 1 ? "sample" : "samples"}`;
-  const rss = i.harness.rss ? ` (RSS ${mib(i.harness.rss.openBytes)} → ${mib(i.harness.rss.lastBytes)}, max ${mib(i.harness.rss.maxBytes)}${after !== undefined ? `, after the load max ${mib(after)}` : ""})` : "";
-  return `  instrument: harness ${pct(i.harness.cores)} of a core${rss}; verifier ${pct(v.shareOfSinkCap)} of ${v.sinkUncapped ? `the machine's ${+v.sinkCapCores.toFixed(3)} cores` : `the sink's ${+v.sinkCapCores.toFixed(3)}-core cap`}`
-    + ` (${v.sinkUncapped ? "the sink's CPU uncapped; " : ""}${v.basis}, ${counted}); overhead: provision + sink start ${s(o.provisionAndSinkStartMs)}, schema ${s(o.prepareMs)},`
-    + ` generators up ${s(o.collectorsAndGeneratorsUpMs)},${o.completionCheckMs != null ? ` completion check ${s(o.completionCheckMs)}${(o.completionChecks ?? 1) > 1 ? ` in ${o.completionChecks} passes` : ""}${o.completionCheckWalBytes !== undefined ? ` (sink WAL ${mib(o.completionCheckWalBytes)})` : ""},` : ""}`
-    + `${o.settleMs != null ? ` settle ${s(o.settleMs)}${o.settledInCompletionPass ? " (from the completion check's pass)" : ""},` : ""}${o.finalCountMs != null ? ` last count ${s(o.finalCountMs)},` : ""} ledger ${s(o.ledgerMs)}${o.ledgerPass ? ` (${o.ledgerPass.tookCompletionPass ? "the completion check's pass" : o.ledgerPass.detail.replace(/^its own pass \((.*)\)$/, "its own pass: $1")})` : ""}, content ${s(o.fidelityMs)}${o.afterLoadMs != null && o.fidelityMs != null ? ` (both ${s(o.afterLoadMs)})` : ""}, teardown ${s(o.teardownMs)}`;
+  const rss = i.harness.rss
+    ? ` (RSS ${mib(i.harness.rss.openBytes)} → ${mib(i.harness.rss.lastBytes)}, max ${mib(i.harness.rss.maxBytes)}${after !== undefined ? `, after the load max ${mib(after)}` : ""})`
+    : "";
+  return (
+    `  instrument: harness ${pct(i.harness.cores)} of a core${rss}; verifier ${pct(v.shareOfSinkCap)} of ${v.sinkUncapped ? `the machine's ${+v.sinkCapCores.toFixed(3)} cores` : `the sink's ${+v.sinkCapCores.toFixed(3)}-core cap`}` +
+    ` (${v.sinkUncapped ? "the sink's CPU uncapped; " : ""}${v.basis}, ${counted}); overhead: provision + sink start ${s(o.provisionAndSinkStartMs)}, schema ${s(o.prepareMs)},` +
+    ` generators up ${s(o.collectorsAndGeneratorsUpMs)},${o.completionCheckMs != null ? ` completion check ${s(o.completionCheckMs)}${(o.completionChecks ?? 1) > 1 ? ` in ${o.completionChecks} passes` : ""}${o.completionCheckWalBytes !== undefined ? ` (sink WAL ${mib(o.completionCheckWalBytes)})` : ""},` : ""}` +
+    `${o.settleMs != null ? ` settle ${s(o.settleMs)}${o.settledInCompletionPass ? " (from the completion check's pass)" : ""},` : ""}${o.finalCountMs != null ? ` last count ${s(o.finalCountMs)},` : ""} ledger ${s(o.ledgerMs)}${o.ledgerPass ? ` (${o.ledgerPass.tookCompletionPass ? "the completion check's pass" : o.ledgerPass.detail.replace(/^its own pass \((.*)\)$/, "its own pass: $1")})` : ""}, content ${s(o.fidelityMs)}${o.afterLoadMs != null && o.fidelityMs != null ? ` (both ${s(o.afterLoadMs)})` : ""}, teardown ${s(o.teardownMs)}`
+  );
 }
 
 /** One unit of work: a stack and the cells planned for it. */
@@ -234,7 +294,16 @@ export interface DeployedStacks {
   /** after every configuration check passed: the tools this stack's runs need are here (CLIs). @throws ProvisioningError */
   ready?(stack: StackSpec): void;
   /** `lockWait`: the invocation's wait for the stack's lock, for the first run's record (RunRecord.lockWait) */
-  run(args: { stack: StackSpec; items: RunItem[]; signal: AbortSignal; progress: Progress; resultsRoot: string; invocation: string; projectRoot: string; lockWait?: LockWait }): Promise<RunRecord[]>;
+  run(args: {
+    stack: StackSpec;
+    items: RunItem[];
+    signal: AbortSignal;
+    progress: Progress;
+    resultsRoot: string;
+    invocation: string;
+    projectRoot: string;
+    lockWait?: LockWait;
+  }): Promise<RunRecord[]>;
 }
 
 export interface DriveOptions {
@@ -270,13 +339,21 @@ export const LOCK_WAIT_ENV = "INGESTBENCH_LOCK_WAIT";
  */
 export function lockWaitMs(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): number {
   // an empty --lock-wait is a mistake (it would silently override INGESTBENCH_LOCK_WAIT); an empty variable is unset
-  if (flag !== undefined && flag.trim() === "") throw new ConfigurationError("E_FLAG", `--lock-wait "${flag}": give a duration, e.g. 10m (0s: do not wait)`);
+  if (flag !== undefined && flag.trim() === "")
+    throw new ConfigurationError(
+      "E_FLAG",
+      `--lock-wait "${flag}": give a duration, e.g. 10m (0s: do not wait)`,
+    );
   const raw = flag ?? env[LOCK_WAIT_ENV];
   if (raw === undefined || raw === "") return 0;
   try {
     return parseRunDuration(raw);
   } catch (err) {
-    throw new ConfigurationError("E_FLAG", `${flag !== undefined ? "--lock-wait" : LOCK_WAIT_ENV}: ${(err as Error).message}`, { cause: err });
+    throw new ConfigurationError(
+      "E_FLAG",
+      `${flag !== undefined ? "--lock-wait" : LOCK_WAIT_ENV}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
@@ -297,7 +374,13 @@ export function lockWaitLine(stack: string, w: LockWait): string {
  * (Ctrl-C) ends a wait at once: the locks already taken are released and null is returned (nothing is held).
  * @throws ProvisioningError E_STACK_LOCKED naming the holder of a lock (./stack-lock.ts)
  */
-export async function lockStacks(names: string[], command: string, progress: Pick<Progress, "notice">, waitMs: number, signal?: AbortSignal): Promise<HeldStackLock[] | null> {
+export async function lockStacks(
+  names: string[],
+  command: string,
+  progress: Pick<Progress, "notice">,
+  waitMs: number,
+  signal?: AbortSignal,
+): Promise<HeldStackLock[] | null> {
   const locks: HeldStackLock[] = [];
   const deadline = Date.now() + waitMs;
   try {
@@ -314,17 +397,26 @@ export async function lockStacks(names: string[], command: string, progress: Pic
           if (err instanceof StackLockedError) {
             const h = err.holder;
             const last = holders.at(-1);
-            if (!last || last.pid !== h.ownerPid || last.startedAt !== h.startedAt) holders.push({ pid: h.ownerPid, command: h.command, startedAt: h.startedAt });
+            if (!last || last.pid !== h.ownerPid || last.startedAt !== h.startedAt)
+              holders.push({ pid: h.ownerPid, command: h.command, startedAt: h.startedAt });
           }
           if (Date.now() >= deadline) {
             if (!told) throw err;
             // the wait ran out: say so, with the holder, rather than repeat the refusal as if nothing had been waited for
-            throw new ProvisioningError("E_STACK_LOCKED", `waited ${Math.round(waitMs / 1000)} s for stack ${name}, which is still in use: ${err.message.replace(/^stack \S+ is in use by another run: /, "")}`);
+            throw new ProvisioningError(
+              "E_STACK_LOCKED",
+              `waited ${Math.round(waitMs / 1000)} s for stack ${name}, which is still in use: ${err.message.replace(/^stack \S+ is in use by another run: /, "")}`,
+            );
           }
-          if (!told) progress.notice(`${err.message.split(";")[0]}; waiting up to ${Math.ceil((deadline - Date.now()) / 1000)} s for it`);
+          if (!told)
+            progress.notice(
+              `${err.message.split(";")[0]}; waiting up to ${Math.ceil((deadline - Date.now()) / 1000)} s for it`,
+            );
           told = true;
           if (await aborted(signal, 1000)) {
-            progress.notice(`${String(signal!.reason ?? "SIGINT")}: stopped waiting for stack ${name}; nothing was provisioned and no lock is held`);
+            progress.notice(
+              `${String(signal!.reason ?? "SIGINT")}: stopped waiting for stack ${name}; nothing was provisioned and no lock is held`,
+            );
             for (const l of locks) l.release();
             return null;
           }
@@ -335,7 +427,10 @@ export async function lockStacks(names: string[], command: string, progress: Pic
         progress.notice(lockWaitLine(name, waited));
         locks.push(Object.assign(lock, { waited }));
       } else locks.push(lock);
-      if (lock.tookOver) progress.notice(`stack ${name}: took over the stale lock of ${describeHolder(lock.tookOver)}, which is gone`);
+      if (lock.tookOver)
+        progress.notice(
+          `stack ${name}: took over the stale lock of ${describeHolder(lock.tookOver)}, which is gone`,
+        );
     }
   } catch (err) {
     for (const l of locks) l.release();
@@ -379,14 +474,21 @@ export function runItems(work: StackWork[]): RunItem[] {
  * command that runs it).
  * @throws ConfigurationError naming the file and field (E_CAP_TOO_SMALL, E_STACK_HOSTS, E_APP_NOT_RUNNABLE, …)
  */
-export function checkCellsOnStack(stack: StackSpec, plans: readonly CellPlan[], deployed?: Pick<DeployedStacks, "check">): void {
+export function checkCellsOnStack(
+  stack: StackSpec,
+  plans: readonly CellPlan[],
+  deployed?: Pick<DeployedStacks, "check">,
+): void {
   for (const plan of plans) checkMemoryFloors(stack, plan);
   if (plans.length === 0) return;
   if (stack.platform === "local") for (const plan of plans) checkRunnableLocally(stack, plan);
   else if (plans.some((p) => p.app)) {
-    throw new ConfigurationError("E_APP_NOT_RUNNABLE", `scenario ${plans[0]!.scenario}: an application under test runs on local stacks only (stack ${stack.name} is ${stack.platform})`, { field: "app" });
-  }
-  else if (deployed) deployed.check(stack, plans);
+    throw new ConfigurationError(
+      "E_APP_NOT_RUNNABLE",
+      `scenario ${plans[0]!.scenario}: an application under test runs on local stacks only (stack ${stack.name} is ${stack.platform})`,
+      { field: "app" },
+    );
+  } else if (deployed) deployed.check(stack, plans);
   else checkRunnableLocally(stack, plans[0]!); // says which command runs it
 }
 
@@ -407,7 +509,12 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   // every planned run is checked before the first one provisions anything: a bad pairing fails at once, exit 2
   const groups = stackGroups(items);
   // configuration first (exit 2 names the file and field whatever the stack order), then what this machine lacks
-  for (const g of groups) checkCellsOnStack(g.stack, g.items.map((i) => i.plan), options.deployed);
+  for (const g of groups)
+    checkCellsOnStack(
+      g.stack,
+      g.items.map((i) => i.plan),
+      options.deployed,
+    );
   if (groups.some((g) => g.stack.platform === "local")) checkLocalPrivileges();
   for (const g of groups) if (g.stack.platform !== "local") options.deployed?.ready?.(g.stack);
   const progress = options.reporter ?? new Progress(options.progress);
@@ -433,7 +540,13 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   let locks: HeldStackLock[] | null;
   try {
     // one run per stack at a time: the second invocation on a stack is refused, naming the first (E_STACK_LOCKED)
-    locks = await lockStacks(groups.map((g) => g.stack.name), options.command ?? commandWord(), progress, options.lockWaitMs ?? lockWaitMs(undefined), controller.signal);
+    locks = await lockStacks(
+      groups.map((g) => g.stack.name),
+      options.command ?? commandWord(),
+      progress,
+      options.lockWaitMs ?? lockWaitMs(undefined),
+      controller.signal,
+    );
   } catch (err) {
     detach();
     throw err;
@@ -462,24 +575,42 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   };
   handlers(true, onSignal);
   const records: RunRecord[] = [];
-  progress.start(items.map((i) => ({ stack: i.stack.name, plan: i.plan, group: i.group, platform: i.stack.platform })));
+  progress.start(
+    items.map((i) => ({ stack: i.stack.name, plan: i.plan, group: i.group, platform: i.stack.platform })),
+  );
   try {
     for (const g of groups) {
       if (controller.signal.aborted) break;
       if (g.stack.platform !== "local") {
-        records.push(...(await options.deployed!.run({
-          stack: g.stack, items: g.items, signal: controller.signal, progress, resultsRoot: options.resultsRoot, invocation: options.invocation, projectRoot: options.projectRoot,
-          lockWait: waitOf(g.stack.name),
-        })));
+        records.push(
+          ...(await options.deployed!.run({
+            stack: g.stack,
+            items: g.items,
+            signal: controller.signal,
+            progress,
+            resultsRoot: options.resultsRoot,
+            invocation: options.invocation,
+            projectRoot: options.projectRoot,
+            lockWait: waitOf(g.stack.name),
+          })),
+        );
         continue;
       }
       for (const { stack, plan, invocation } of g.items) {
         if (controller.signal.aborted) break;
         const run = new BenchRun({
-          stack, plan, resultsRoot: options.resultsRoot, invocation: invocation ?? options.invocation, signal: controller.signal, projectRoot: options.projectRoot,
+          stack,
+          plan,
+          resultsRoot: options.resultsRoot,
+          invocation: invocation ?? options.invocation,
+          signal: controller.signal,
+          projectRoot: options.projectRoot,
           lockWait: waitOf(stack.name),
         });
-        progress.cellStart(run.runId, `provisioning ${stack.platform} hosts ${hostRoles(Object.keys(stack.hosts), plan).join(", ")}`);
+        progress.cellStart(
+          run.runId,
+          `provisioning ${stack.platform} hosts ${hostRoles(Object.keys(stack.hosts), plan).join(", ")}`,
+        );
         progress.follow(run);
         const record = await run.run();
         progress.cellEnd(record, describeRun(record, options.resultsRoot));
@@ -492,7 +623,10 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
     detach();
     progress.end(controller.signal.aborted ? String(controller.signal.reason) : null);
   }
-  return { records, interrupted: controller.signal.aborted ? (controller.signal.reason as NodeJS.Signals) : null };
+  return {
+    records,
+    interrupted: controller.signal.aborted ? (controller.signal.reason as NodeJS.Signals) : null,
+  };
 }
 
 /** Consecutive items of one stack, in order (a deployed stack is deployed once per group). */

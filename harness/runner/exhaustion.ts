@@ -20,7 +20,7 @@
 /** The kinds of exhaustion named, with the run's error code for each. */
 export const EXHAUSTION_CODES = {
   "disk-full": "E_DISK_FULL",
-  "ports": "E_PORTS_EXHAUSTED",
+  ports: "E_PORTS_EXHAUSTED",
   "buffer-overflow": "E_BUFFER_OVERFLOW",
 } as const;
 export type ExhaustionKind = keyof typeof EXHAUSTION_CODES;
@@ -40,9 +40,15 @@ const LINE_MAX = 300;
 
 /** The rules, in the order the kinds are reported. */
 const RULES: ReadonlyArray<{ kind: ExhaustionKind; test: RegExp }> = [
-  { kind: "disk-full", test: /\bENOSPC\b|No space left on device|\bNOT_ENOUGH_SPACE\b|Cannot reserve [^,]*, not enough space/i },
+  {
+    kind: "disk-full",
+    test: /\bENOSPC\b|No space left on device|\bNOT_ENOUGH_SPACE\b|Cannot reserve [^,]*, not enough space/i,
+  },
   { kind: "ports", test: /\bEADDRNOTAVAIL\b|Cannot assign requested address/i },
-  { kind: "buffer-overflow", test: /\bBufferOverflowError\b|buffer space has too many data|failed to write data into buffer by buffer overflow/ },
+  {
+    kind: "buffer-overflow",
+    test: /\bBufferOverflowError\b|buffer space has too many data|failed to write data into buffer by buffer overflow/,
+  },
 ];
 
 /** The exhaustion lines in `text` (a log, an error message): the first line per kind. */
@@ -60,7 +66,10 @@ export function classifyLog(text: string): Array<{ kind: ExhaustionKind; line: s
 }
 
 /** classifyLog of each source's text, as Exhaustion entries of `host`. */
-export function exhaustionIn(host: string, sources: ReadonlyArray<{ source: string; text: string }>): Exhaustion[] {
+export function exhaustionIn(
+  host: string,
+  sources: ReadonlyArray<{ source: string; text: string }>,
+): Exhaustion[] {
   return sources.flatMap((s) => classifyLog(s.text).map((h) => ({ ...h, host, source: s.source })));
 }
 
@@ -80,10 +89,14 @@ export function dedupeExhaustion(list: readonly Exhaustion[]): Exhaustion[] {
 export function exhaustionMessage(list: readonly Exhaustion[]): string {
   const what: Record<ExhaustionKind, string> = {
     "disk-full": "ran out of disk space (ENOSPC)",
-    "ports": "ran out of ephemeral ports (EADDRNOTAVAIL)",
+    ports: "ran out of ephemeral ports (EADDRNOTAVAIL)",
     "buffer-overflow": "overflowed its collector buffer (BufferOverflowError)",
   };
-  return list.map((e) => `host ${e.host} ${what[e.kind]}: ${e.source}: ${e.line}${e.evidence ? ` (${e.evidence})` : ""}`).join("; ");
+  return list
+    .map(
+      (e) => `host ${e.host} ${what[e.kind]}: ${e.source}: ${e.line}${e.evidence ? ` (${e.evidence})` : ""}`,
+    )
+    .join("; ");
 }
 
 /** The bottleneck resource an exhaustion names (harness/results/types.ts Resource). */

@@ -48,12 +48,24 @@ export function sentTime(series: readonly SeriesPoint[], n: number): number | nu
  * The cost of each fault in `timeline` (entries that ran with `fault` set), in timeline order; [] when none.
  * `generators` is the number of generator processes (for the seq → send time mapping).
  */
-export function faultCosts(timeline: readonly TimelineEntry[], series: readonly SeriesPoint[], ledger: Ledger | null, generators: number): FaultCost[] {
+export function faultCosts(
+  timeline: readonly TimelineEntry[],
+  series: readonly SeriesPoint[],
+  ledger: Ledger | null,
+  generators: number,
+): FaultCost[] {
   const faults = timeline.filter((e) => e.fault && e.startT !== null && e.endT !== null);
   if (faults.length === 0) return [];
   const costs: FaultCost[] = faults.map((f) => ({
-    step: f.index, name: f.name, lost: 0, lostRanges: [], duplicated: null,
-    preMedianRowsPerSec: null, recoverySeconds: null, peakLagMs: null, peakBacklogLagMs: null,
+    step: f.index,
+    name: f.name,
+    lost: 0,
+    lostRanges: [],
+    duplicated: null,
+    preMedianRowsPerSec: null,
+    recoverySeconds: null,
+    peakLagMs: null,
+    peakBacklogLagMs: null,
   }));
   if (ledger) {
     for (const range of ledger.missingRanges) {
@@ -64,7 +76,15 @@ export function faultCosts(timeline: readonly TimelineEntry[], series: readonly 
       // the kill's (a write to a dead peer's socket succeeds until its RST returns; a seq's send time is interpolated
       // from samples and can fall a little after the kill ended)
       const prev = faults[i - 1];
-      if (ts !== null && prev && ts < faults[i]!.startT! && prev.host !== null && prev.host === faults[i]!.host && LEAVES_DOWN.has(prev.action)) i--;
+      if (
+        ts !== null &&
+        prev &&
+        ts < faults[i]!.startT! &&
+        prev.host !== null &&
+        prev.host === faults[i]!.host &&
+        LEAVES_DOWN.has(prev.action)
+      )
+        i--;
       costs[i]!.lostRanges.push(range);
       costs[i]!.lost += range[2] - range[1] + 1;
     }
@@ -75,7 +95,9 @@ export function faultCosts(timeline: readonly TimelineEntry[], series: readonly 
     const start = f.startT!;
     // windows wholly after the first stored row: the pipeline's start-up is not its pre-fault throughput
     const delivering = series.findIndex((p) => p.stored > 0);
-    const before = series.filter((p, k) => delivering >= 0 && k > delivering && p.t <= start && p.rowsPerSec !== null);
+    const before = series.filter(
+      (p, k) => delivering >= 0 && k > delivering && p.t <= start && p.rowsPerSec !== null,
+    );
     const measured = before.filter((p) => p.phase === "measure");
     const base = (measured.length > 0 ? measured : before).map((p) => p.rowsPerSec!);
     c.preMedianRowsPerSec = base.length > 0 ? median(base) : null;
@@ -90,7 +112,9 @@ export function faultCosts(timeline: readonly TimelineEntry[], series: readonly 
         }
       }
     }
-    const next = faults.slice(i + 1).find((g) => g.startT! >= start && (g.host === null || g.host !== f.host));
+    const next = faults
+      .slice(i + 1)
+      .find((g) => g.startT! >= start && (g.host === null || g.host !== f.host));
     const until = next?.startT ?? Infinity;
     const span = series.filter((p) => p.t >= start && p.t < until);
     const peak = (xs: Array<number | null | undefined>): number | null => {
@@ -109,11 +133,24 @@ export function faultLines(costs: readonly FaultCost[], timeline: readonly Timel
   return costs.map((c) => {
     const e = timeline.find((x) => x.index === c.step);
     const at = e?.startS !== null && e?.startS !== undefined ? ` at ${e.startS.toFixed(1)} s` : "";
-    const ranges = c.lostRanges.length ? ` (${c.lostRanges.slice(0, 3).map(([g, a, b]) => `gen ${g} ${a}..${b}`).join(", ")}${c.lostRanges.length > 3 ? ", …" : ""})` : "";
+    const ranges = c.lostRanges.length
+      ? ` (${c.lostRanges
+          .slice(0, 3)
+          .map(([g, a, b]) => `gen ${g} ${a}..${b}`)
+          .join(", ")}${c.lostRanges.length > 3 ? ", …" : ""})`
+      : "";
     const dup = c.duplicated === null ? "" : `, duplicated ${int(c.duplicated)}`;
-    const rec = c.preMedianRowsPerSec === null ? "no pre-fault rate" : c.recoverySeconds === null ? `not back to ${RECOVERY_SHARE * 100} % of ${int(c.preMedianRowsPerSec)} rows/s during the load` : `back to ${RECOVERY_SHARE * 100} % of ${int(c.preMedianRowsPerSec)} rows/s after ${c.recoverySeconds.toFixed(1)} s`;
+    const rec =
+      c.preMedianRowsPerSec === null
+        ? "no pre-fault rate"
+        : c.recoverySeconds === null
+          ? `not back to ${RECOVERY_SHARE * 100} % of ${int(c.preMedianRowsPerSec)} rows/s during the load`
+          : `back to ${RECOVERY_SHARE * 100} % of ${int(c.preMedianRowsPerSec)} rows/s after ${c.recoverySeconds.toFixed(1)} s`;
     const lag = c.peakLagMs === null ? "" : `, lag peak ${int(c.peakLagMs)} ms`;
-    const backlog = c.peakBacklogLagMs === null || c.peakBacklogLagMs === undefined ? "" : `, backlog ≥ ${int(c.peakBacklogLagMs)} ms`;
+    const backlog =
+      c.peakBacklogLagMs === null || c.peakBacklogLagMs === undefined
+        ? ""
+        : `, backlog ≥ ${int(c.peakBacklogLagMs)} ms`;
     return `fault ${c.name}${at}: lost ${int(c.lost)}${ranges}${dup}; ${rec}${lag}${backlog}`;
   });
 }
@@ -121,8 +158,11 @@ export function faultLines(costs: readonly FaultCost[], timeline: readonly Timel
 /** One terminal line per timeline entry: "step 0 kill collector (at 3s): ok 3.01–3.02 s, exit 0". */
 export function timelineLines(timeline: readonly TimelineEntry[]): string[] {
   return timeline.map((e) => {
-    const when = e.startS === null ? "not run" : `${e.startS.toFixed(2)}–${e.endS === null ? "?" : e.endS.toFixed(2)} s`;
-    const out = e.output.trim() ? `: ${e.output.trim().split("\n").slice(0, 2).join(" | ").slice(0, 160)}` : "";
+    const when =
+      e.startS === null ? "not run" : `${e.startS.toFixed(2)}–${e.endS === null ? "?" : e.endS.toFixed(2)} s`;
+    const out = e.output.trim()
+      ? `: ${e.output.trim().split("\n").slice(0, 2).join(" | ").slice(0, 160)}`
+      : "";
     return `step ${e.index} ${e.name} (${e.trigger}): ${e.status} ${when}${e.exitCode === null ? "" : `, exit ${e.exitCode}`}${out}`;
   });
 }

@@ -4,7 +4,13 @@
  * and compares the sink's stored rows with it. Writes `altered` and `fidelity` into the ledger; a verifier without a row
  * reader leaves `altered` absent and says so in `fidelity.unavailable`.
  */
-import { checkFidelity, DEFAULT_FIDELITY, samplePlan, type FidelityInput, type FidelityResult } from "../../core/fidelity.ts";
+import {
+  checkFidelity,
+  DEFAULT_FIDELITY,
+  samplePlan,
+  type FidelityInput,
+  type FidelityResult,
+} from "../../core/fidelity.ts";
 import { stat } from "node:fs/promises";
 import type { ReplayIndexJson } from "../../core/events/replay-index.ts";
 import type { Ledger, Verifier } from "../../core/verifier.ts";
@@ -48,8 +54,11 @@ export interface AfterLoadOptions {
  * @throws what the ledger or the row reader throws (a verdict without its content check is none)
  */
 export async function ledgerWithFidelity(
-  verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">,
-  sent: number[], rejected: Array<Array<[number, number]>>, opts: AfterLoadOptions = {},
+  verifier: Verifier,
+  plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">,
+  sent: number[],
+  rejected: Array<Array<[number, number]>>,
+  opts: AfterLoadOptions = {},
 ): Promise<{ ledger: Ledger; times: AfterLoadTimes }> {
   const { genBase = 0, signal, replayIndex } = opts;
   const started = performance.now();
@@ -90,7 +99,12 @@ export async function ledgerWithFidelity(
  * the runner tells it before the completion wait, whose passes can then locate it (plugins/sinks/postgres/verifier.ts
  * missing()), and ledgerWithFidelity again before the ledger.
  */
-export function expectContentSample(verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity">, sent: number[], genBase = 0): void {
+export function expectContentSample(
+  verifier: Verifier,
+  plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity">,
+  sent: number[],
+  genBase = 0,
+): void {
   const limits = plan.fidelity ?? DEFAULT_FIDELITY;
   if (!verifier.rows?.expectSample || sent.reduce((a, b) => a + b, 0) <= limits.all) return;
   verifier.rows.expectSample(samplePlan({ seed: generatorSeed(plan), sent, limits, genBase }).wanted);
@@ -101,16 +115,37 @@ export function expectContentSample(verifier: Verifier, plan: Pick<CellPlan, "fi
  * result: it recomputed the lines from the file as it is now. A file that cannot be stat()ed is left to the check's
  * own error.
  */
-async function noteReplayModified(ledger: Ledger, file: string | undefined, since: number | undefined): Promise<void> {
+async function noteReplayModified(
+  ledger: Ledger,
+  file: string | undefined,
+  since: number | undefined,
+): Promise<void> {
   const f = ledger.fidelity;
   if (file === undefined || since === undefined || !f || !("mode" in f)) return;
   const st = await stat(file).catch(() => null);
-  if (st && st.mtimeMs > since) f.replayModified = { at: new Date(st.mtimeMs).toISOString(), generatorsStarted: new Date(since).toISOString() };
+  if (st && st.mtimeMs > since)
+    f.replayModified = {
+      at: new Date(st.mtimeMs).toISOString(),
+      generatorsStarted: new Date(since).toISOString(),
+    };
 }
 
 /** What checkFidelity recomputes the run's rows from, but the ledger's stored count. */
-function fidelityInput(plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity">, sent: number[], genBase: number, replayIndex: ReplayIndexJson | undefined): Omit<FidelityInput, "stored"> {
-  return { fields: plan.fields, seed: generatorSeed(plan), replayFile: plan.replayFile, replayIndex, sent, genBase, limits: plan.fidelity ?? DEFAULT_FIDELITY };
+function fidelityInput(
+  plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity">,
+  sent: number[],
+  genBase: number,
+  replayIndex: ReplayIndexJson | undefined,
+): Omit<FidelityInput, "stored"> {
+  return {
+    fields: plan.fields,
+    seed: generatorSeed(plan),
+    replayFile: plan.replayFile,
+    replayIndex,
+    sent,
+    genBase,
+    limits: plan.fidelity ?? DEFAULT_FIDELITY,
+  };
 }
 
 function setFidelity(ledger: Ledger, result: FidelityResult): void {
@@ -123,12 +158,23 @@ function setFidelity(ledger: Ledger, result: FidelityResult): void {
  * `opts` as ledgerWithFidelity's (rows of other runs than genBase's are never compared: core/ledger.ts, "Run identity").
  * @throws what the verifier's row reader throws (the run ends in error: a verdict without its content check is none)
  */
-async function addFidelity(ledger: Ledger, verifier: Verifier, plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">, sent: number[], opts: AfterLoadOptions): Promise<Ledger> {
+async function addFidelity(
+  ledger: Ledger,
+  verifier: Verifier,
+  plan: Pick<CellPlan, "fields" | "generator" | "replayFile" | "fidelity" | "sink">,
+  sent: number[],
+  opts: AfterLoadOptions,
+): Promise<Ledger> {
   if (!verifier.rows) {
-    ledger.fidelity = { unavailable: `the ${plan.sink.name} verifier cannot read stored rows back: content not compared` };
+    ledger.fidelity = {
+      unavailable: `the ${plan.sink.name} verifier cannot read stored rows back: content not compared`,
+    };
     return ledger;
   }
   const input = fidelityInput(plan, sent, opts.genBase ?? 0, opts.replayIndex);
-  setFidelity(ledger, await checkFidelity(verifier.rows, { ...input, stored: ledger.stored, signal: opts.signal }));
+  setFidelity(
+    ledger,
+    await checkFidelity(verifier.rows, { ...input, stored: ledger.stored, signal: opts.signal }),
+  );
   return ledger;
 }

@@ -16,10 +16,17 @@ const ZERO: GeneratorProgress = { sent: 0, accepted: 0, rejected: 0, bytes: 0, r
 
 /** Field-wise sum of running totals (`repeated` counts as 0 where absent). */
 export function sumProgress(list: readonly GeneratorProgress[]): GeneratorProgress {
-  return list.reduce<GeneratorProgress>((a, p) => ({
-    sent: a.sent + p.sent, accepted: a.accepted + p.accepted, rejected: a.rejected + p.rejected,
-    bytes: a.bytes + p.bytes, requests: a.requests + p.requests, repeated: (a.repeated ?? 0) + (p.repeated ?? 0),
-  }), { ...ZERO });
+  return list.reduce<GeneratorProgress>(
+    (a, p) => ({
+      sent: a.sent + p.sent,
+      accepted: a.accepted + p.accepted,
+      rejected: a.rejected + p.rejected,
+      bytes: a.bytes + p.bytes,
+      requests: a.requests + p.requests,
+      repeated: (a.repeated ?? 0) + (p.repeated ?? 0),
+    }),
+    { ...ZERO },
+  );
 }
 
 /**
@@ -31,7 +38,8 @@ export function mergeFinals(finals: readonly GeneratorFinal[]): GeneratorFinal {
   if (finals.length === 0) throw new Error("mergeFinals: no generator reports");
   if (finals.length === 1) return finals[0]!;
   const totals = sumProgress(finals);
-  const weight = (f: GeneratorFinal): number => (totals.requests > 0 ? f.requests / totals.requests : 1 / finals.length);
+  const weight = (f: GeneratorFinal): number =>
+    totals.requests > 0 ? f.requests / totals.requests : 1 / finals.length;
   return {
     ...totals,
     genId: -1,
@@ -71,12 +79,18 @@ export function splitConfig(config: Record<string, unknown>, n: number): Array<R
   if (n === 1) return [config];
   const requests = config.requests;
   if (typeof requests === "number" && requests < n) {
-    throw new ConfigurationError("E_GENERATOR_PROCESSES", `generator processes ${n} exceed its requests ${requests}: every process needs at least one request`, { field: "generator.processes" });
+    throw new ConfigurationError(
+      "E_GENERATOR_PROCESSES",
+      `generator processes ${n} exceed its requests ${requests}: every process needs at least one request`,
+      { field: "generator.processes" },
+    );
   }
   return Array.from({ length: n }, (_, k) => ({
     ...config,
     ...(typeof config.rate === "number" ? { rate: config.rate / n } : {}),
-    ...(typeof requests === "number" ? { requests: Math.floor(requests / n) + (k < requests % n ? 1 : 0) } : {}),
+    ...(typeof requests === "number"
+      ? { requests: Math.floor(requests / n) + (k < requests % n ? 1 : 0) }
+      : {}),
   }));
 }
 
@@ -84,7 +98,10 @@ export function splitConfig(config: Record<string, unknown>, n: number): Array<R
  * What a run (./run.ts) drives its load through: the generator processes (GeneratorGroup), or an application under
  * test in their place (./app-host.ts AppRun).
  */
-export type LoadGroup = Pick<GeneratorGroup, "ready" | "syncClock" | "go" | "progress" | "backlog" | "whenFinished" | "finished" | "stop">;
+export type LoadGroup = Pick<
+  GeneratorGroup,
+  "ready" | "syncClock" | "go" | "progress" | "backlog" | "whenFinished" | "finished" | "stop"
+>;
 
 /** What each generator targets: the spec for genId i is `specFor(i)`. */
 export class GeneratorGroup {
@@ -96,7 +113,12 @@ export class GeneratorGroup {
   private readonly ackRows: number[] = [];
 
   /** Start `n` generator processes through `spawn` (the loadgen host's), genIds 0..n-1, running `program` (default: local child.ts). */
-  constructor(spawn: SpawnFn, n: number, specFor: (genId: number) => GeneratorSpec, program?: GeneratorProgram) {
+  constructor(
+    spawn: SpawnFn,
+    n: number,
+    specFor: (genId: number) => GeneratorSpec,
+    program?: GeneratorProgram,
+  ) {
     this.procs = Array.from({ length: n }, (_, i) => startGeneratorProcess(spawn, specFor(i), program));
     this.latest = this.procs.map(() => ({ ...ZERO }));
     this.procs.forEach((p, i) => {
@@ -106,8 +128,12 @@ export class GeneratorGroup {
         this.ackTimes.push(performance.timeOrigin + performance.now());
         this.ackRows.push(total.accepted + (total.repeated ?? 0));
       });
-      p.on("error", () => { /* surfaced by stop() */ });
-      void p.finished.then(() => { this.finishedCount++; });
+      p.on("error", () => {
+        /* surfaced by stop() */
+      });
+      void p.finished.then(() => {
+        this.finishedCount++;
+      });
     });
   }
 

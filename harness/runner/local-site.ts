@@ -17,7 +17,13 @@ import type { EventEmitter } from "node:events";
 import { findCollector, findSink } from "../../plugins/registry.ts";
 import type { RunningComponent } from "../../core/component.ts";
 import type { AppliedLimits, StackSpec } from "../../core/limits.ts";
-import { liftCpuLimit, liftIoLimits, listCgroupPids, readOomKillCount, restoreCpuLimit } from "../../infra/local/cgroup.ts";
+import {
+  liftCpuLimit,
+  liftIoLimits,
+  listCgroupPids,
+  readOomKillCount,
+  restoreCpuLimit,
+} from "../../infra/local/cgroup.ts";
 import { reshapeLink } from "../../infra/local/netns.ts";
 import { checkSteps } from "./step-checks.ts";
 import { open, readdir, statfs } from "node:fs/promises";
@@ -36,7 +42,19 @@ import type { CellPlan } from "./cell-plan.ts";
 import type { Downstream } from "../../core/component.ts";
 import type { ExecResult, StepHost, StepTarget } from "./steps.ts";
 import type { SelfLoadCounts } from "./self-load.ts";
-import { hostRoles, hostSignals, LOADGEN, SINK, sumClaims, type Endpoint, type Loadgen, type OomKill, type RunSite, type SiteSink, type SiteVersions } from "./site.ts";
+import {
+  hostRoles,
+  hostSignals,
+  LOADGEN,
+  SINK,
+  sumClaims,
+  type Endpoint,
+  type Loadgen,
+  type OomKill,
+  type RunSite,
+  type SiteSink,
+  type SiteVersions,
+} from "./site.ts";
 import { checkVersions, collectorHosts } from "./versions.ts";
 
 /**
@@ -46,18 +64,29 @@ import { checkVersions, collectorHosts } from "./versions.ts";
  * and the hosts the cell needs.
  * @throws ConfigurationError E_PLATFORM, E_SINK, E_COLLECTOR or E_STACK_HOSTS, naming the stack file and field
  */
-export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector" | "scenario" | "steps" | "app"> & { scenarioFile?: string }): void {
+export function checkRunnableLocally(
+  stack: StackSpec,
+  plan: Pick<CellPlan, "sink" | "collector" | "scenario" | "steps" | "app"> & { scenarioFile?: string },
+): void {
   if (stack.platform !== "local") {
-    throw new ConfigurationError("E_PLATFORM", `${fieldLocation(stack.file, ["config", "ingestbench:platform"])}: stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`, { field: "config.ingestbench:platform" });
+    throw new ConfigurationError(
+      "E_PLATFORM",
+      `${fieldLocation(stack.file, ["config", "ingestbench:platform"])}: stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`,
+      { field: "config.ingestbench:platform" },
+    );
   }
   // "file:line:col: sink.<name>: " at the plugin's name in the scenario file, when the plan says which file
-  const at = (what: string, name: string): string => (plan.scenarioFile ? `${fieldLocation(plan.scenarioFile, [what, name], "key")}: ` : "");
+  const at = (what: string, name: string): string =>
+    plan.scenarioFile ? `${fieldLocation(plan.scenarioFile, [what, name], "key")}: ` : "";
   const elsewhere = (what: string, name: string): string =>
     `${at(what, name)}scenario ${plan.scenario}: ${what} "${name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a local stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\``;
   // every sink plugin has its verifier (core/plugin.ts): a sink with a local component can be counted locally
-  if (!findSink(plan.sink.name)?.local) throw new ConfigurationError("E_SINK", elsewhere("sink", plan.sink.name), { field: "sink" });
+  if (!findSink(plan.sink.name)?.local)
+    throw new ConfigurationError("E_SINK", elsewhere("sink", plan.sink.name), { field: "sink" });
   if (plan.collector && !findCollector(plan.collector.name)?.local) {
-    throw new ConfigurationError("E_COLLECTOR", elsewhere("collector", plan.collector.name), { field: "collector" });
+    throw new ConfigurationError("E_COLLECTOR", elsewhere("collector", plan.collector.name), {
+      field: "collector",
+    });
   }
   const roles = hostRoles(Object.keys(stack.hosts), plan);
   for (const role of roles) {
@@ -66,8 +95,15 @@ export function checkRunnableLocally(stack: StackSpec, plan: Pick<CellPlan, "sin
       const where = fieldLocation(stack.file, ["config", "ingestbench:hosts"]);
       // a host the scenario names itself (the application's `app.host`) is pointed at in the scenario too: a typo there
       // is the likelier mistake
-      const named = plan.app?.spec.host === role && plan.scenarioFile ? `${fieldLocation(plan.scenarioFile, ["app", "host"])}: "${role}" is not a host of stack ${stack.name}; ` : "";
-      throw new ConfigurationError("E_STACK_HOSTS", `${named}${where}: this scenario${plan.scenarioFile ? ` (${displayPath(plan.scenarioFile)})` : ""} needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`, { field: `config.ingestbench:hosts.${role}` });
+      const named =
+        plan.app?.spec.host === role && plan.scenarioFile
+          ? `${fieldLocation(plan.scenarioFile, ["app", "host"])}: "${role}" is not a host of stack ${stack.name}; `
+          : "";
+      throw new ConfigurationError(
+        "E_STACK_HOSTS",
+        `${named}${where}: this scenario${plan.scenarioFile ? ` (${displayPath(plan.scenarioFile)})` : ""} needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`,
+        { field: `config.ingestbench:hosts.${role}` },
+      );
     }
   }
   checkSteps(stack, roles, plan);
@@ -153,17 +189,30 @@ export class LocalSite implements RunSite {
   async startSink(signal?: AbortSignal): Promise<SiteSink> {
     const { stack, plan } = this.opts;
     // only the hosts this scenario uses: a stack's collector host stays down for a scenario without a collector
-    const used = { ...stack, hosts: Object.fromEntries(Object.entries(stack.hosts).filter(([h]) => this.roles.includes(h))) };
-    this.local = await this.timed("hosts", () => provisionLocal(used, { runId: this.opts.runId, resultRecord: this.opts.resultRecord }));
+    const used = {
+      ...stack,
+      hosts: Object.fromEntries(Object.entries(stack.hosts).filter(([h]) => this.roles.includes(h))),
+    };
+    this.local = await this.timed("hosts", () =>
+      provisionLocal(used, { runId: this.opts.runId, resultRecord: this.opts.resultRecord }),
+    );
     this.limits = this.local.limits;
     if (signal?.aborted) throw interruptedError(signal);
     const factory = findSink(plan.sink.name)!.local!;
     // the sink component makes and owns its own directories under the host's data directory; it starts without its
     // CPU cap (uncapped)
-    const sink = await this.timed("sink start", () => this.uncapped(SINK, "its component started", () => factory.startLocal(this.host(SINK), plan.sink.config, signal)));
+    const sink = await this.timed("sink start", () =>
+      this.uncapped(SINK, "its component started", () =>
+        factory.startLocal(this.host(SINK), plan.sink.config, signal),
+      ),
+    );
     this.sink = sink;
     this.versions[sink.name] = { pinned: sink.pinned, running: sink.running };
-    checkVersions(sink.name, [{ host: SINK, pinned: sink.pinned, running: sink.running }], factory.matchesPin);
+    checkVersions(
+      sink.name,
+      [{ host: SINK, pinned: sink.pinned, running: sink.running }],
+      factory.matchesPin,
+    );
     return { control: sink.control, data: sink.data, params: { ...sink.params } };
   }
 
@@ -187,7 +236,10 @@ export class LocalSite implements RunSite {
     if (lifted) {
       const back = await restoreCpuLimit(host.cgroup, quota, period);
       if (back !== quota) {
-        throw new ProvisioningError("E_CPU_CAP_RESTORE", `host ${role}: its CPU cap (cfs quota ${quota} µs per ${period} µs) was lifted while ${why} and could not be written back: the kernel holds ${back ?? "nothing"}`);
+        throw new ProvisioningError(
+          "E_CPU_CAP_RESTORE",
+          `host ${role}: its CPU cap (cfs quota ${quota} µs per ${period} µs) was lifted while ${why} and could not be written back: the kernel holds ${back ?? "nothing"}`,
+        );
       }
       const note = `CPU cap lifted while ${why} (never measured), then written back and read back: ${quota}/${period} µs`;
       if (!this.limits[role]!.notes.includes(note)) this.limits[role]!.notes.push(note); // once, however often (the completion wait's checks)
@@ -199,7 +251,10 @@ export class LocalSite implements RunSite {
     return this.uncapped(SINK, why, work);
   }
 
-  async startEntries(downstream: { params: Record<string, string>; fields: CellPlan["fields"]; genBase?: number }, signal?: AbortSignal): Promise<Endpoint[]> {
+  async startEntries(
+    downstream: { params: Record<string, string>; fields: CellPlan["fields"]; genBase?: number },
+    signal?: AbortSignal,
+  ): Promise<Endpoint[]> {
     const { plan } = this.opts;
     const sink = this.sink!;
     if (!plan.collector) return [sink.data];
@@ -210,22 +265,48 @@ export class LocalSite implements RunSite {
     for (const role of this.collectorRoles) {
       const host = this.host(role);
       // generator: none: collector host h's own load stamps gens genBase + h × perHost … (core/ledger.ts "Run identity")
-      const mine = downstream.genBase !== undefined ? { ...down, genBase: downstream.genBase + this.collectors.length * perHost } : down;
+      const mine =
+        downstream.genBase !== undefined
+          ? { ...down, genBase: downstream.genBase + this.collectors.length * perHost }
+          : down;
       const c = await factory.startLocal(host, plan.collector.config, signal, mine);
       this.collectors.push(c);
-      this.versions[this.collectors.length === 1 ? c.name : `${c.name}@${host.name}`] = { pinned: c.pinned, running: c.running };
+      this.versions[this.collectors.length === 1 ? c.name : `${c.name}@${host.name}`] = {
+        pinned: c.pinned,
+        running: c.running,
+      };
       this.opts.events.emit("collector", c, { host, downstream: mine });
       if (signal?.aborted) break;
     }
-    checkVersions(plan.collector.name, this.collectors.map((c, i) => ({ host: this.collectorRoles[i]!, pinned: c.pinned, running: c.running })), factory.matchesPin);
+    checkVersions(
+      plan.collector.name,
+      this.collectors.map((c, i) => ({
+        host: this.collectorRoles[i]!,
+        pinned: c.pinned,
+        running: c.running,
+      })),
+      factory.matchesPin,
+    );
     return this.collectors.map((c) => c.data);
   }
 
   async observer(): Promise<Observer> {
     const { stack } = this.opts;
     const app = this.opts.plan.app?.spec.host;
-    const observed = [LOADGEN, ...this.collectorRoles, SINK, ...(app !== undefined && ![LOADGEN, ...this.collectorRoles, SINK].includes(app) ? [app] : [])].map((h) => this.host(h));
-    return createLocalObserver(observed, new Set(Object.entries(stack.hosts).filter(([, h]) => h.limits.cpu).map(([n]) => n)));
+    const observed = [
+      LOADGEN,
+      ...this.collectorRoles,
+      SINK,
+      ...(app !== undefined && ![LOADGEN, ...this.collectorRoles, SINK].includes(app) ? [app] : []),
+    ].map((h) => this.host(h));
+    return createLocalObserver(
+      observed,
+      new Set(
+        Object.entries(stack.hosts)
+          .filter(([, h]) => h.limits.cpu)
+          .map(([n]) => n),
+      ),
+    );
   }
 
   appHost(name: string): { spawn: LocalHost["spawn"]; controlAddress: string } {
@@ -237,7 +318,11 @@ export class LocalSite implements RunSite {
     const host = this.host(LOADGEN);
     // the bundled child from the cache directory (starts in a fifth of tsx's time); without it, child.ts through tsx
     const program = await localGeneratorProgram();
-    return { spawn: host.spawn.bind(host), ...(program ? { program } : {}), ...(replayFile !== undefined ? { replayFile } : {}) };
+    return {
+      spawn: host.spawn.bind(host),
+      ...(program ? { program } : {}),
+      ...(replayFile !== undefined ? { replayFile } : {}),
+    };
   }
 
   async collectorClaims(): Promise<RunRecord["collectorClaims"] | undefined> {
@@ -249,7 +334,11 @@ export class LocalSite implements RunSite {
 
   async collectorSignals(): Promise<CollectorSignals | undefined> {
     if (!this.collectors.length || !this.collectors.every((c) => c.signals)) return undefined;
-    return hostSignals(this.collectors[0]!.name, this.collectorRoles, await Promise.allSettled(this.collectors.map((c) => c.signals!())));
+    return hostSignals(
+      this.collectors[0]!.name,
+      this.collectorRoles,
+      await Promise.allSettled(this.collectors.map((c) => c.signals!())),
+    );
   }
 
   async selfLoadCounts(): Promise<SelfLoadCounts> {
@@ -259,13 +348,21 @@ export class LocalSite implements RunSite {
     const made: number[] = [];
     let queued = 0;
     for (const c of this.collectors) {
-      if (!c.stats) throw new ProvisioningError("E_CLAIMS", `collector ${c.name} keeps no counters: the events its built-in generator made cannot be counted`);
+      if (!c.stats)
+        throw new ProvisioningError(
+          "E_CLAIMS",
+          `collector ${c.name} keeps no counters: the events its built-in generator made cannot be counted`,
+        );
       const counts = await c.stats();
       queued += counts.queued ?? 0;
       for (let k = 0; k < perHost; k++) {
         const key = load.counterKey(k, plan.collector!.config);
         const n = counts[key];
-        if (n === undefined) throw new ProvisioningError("E_CLAIMS", `collector ${c.name} reports no "${key}" count (${load.counter})`);
+        if (n === undefined)
+          throw new ProvisioningError(
+            "E_CLAIMS",
+            `collector ${c.name} reports no "${key}" count (${load.counter})`,
+          );
         made.push(n);
       }
     }
@@ -279,7 +376,8 @@ export class LocalSite implements RunSite {
     const notes: string[] = [];
     if (await liftCpuLimit(host.cgroup)) notes.push("CPU cap lifted after the drain, for the ledger queries");
     const device = this.limits[SINK]?.applied.blockDevice;
-    if (typeof device === "string" && (await liftIoLimits(host.cgroup, device))) notes.push(`disk IO caps on ${device} lifted after the drain, for the ledger queries`);
+    if (typeof device === "string" && (await liftIoLimits(host.cgroup, device)))
+      notes.push(`disk IO caps on ${device} lifted after the drain, for the ledger queries`);
     return notes.length ? { [SINK]: notes } : {};
   }
 
@@ -297,8 +395,12 @@ export class LocalSite implements RunSite {
       if (!c || c.count === 0) continue;
       const limit = this.limits[role]?.applied.memoryLimitBytes;
       kills.push({
-        host: role, container: `cgroup ${h.cgroup.dirs.memory ?? h.cgroup.dirs.unified}`, limitBytes: typeof limit === "number" ? limit : null,
-        oomKilled: false, kills: c.count, evidence: `cgroup ${h.cgroup.version} ${c.file} oom_kill ${c.count}`,
+        host: role,
+        container: `cgroup ${h.cgroup.dirs.memory ?? h.cgroup.dirs.unified}`,
+        limitBytes: typeof limit === "number" ? limit : null,
+        oomKilled: false,
+        kills: c.count,
+        evidence: `cgroup ${h.cgroup.version} ${c.file} oom_kill ${c.count}`,
       });
     }
     return kills;
@@ -316,7 +418,9 @@ export class LocalSite implements RunSite {
       const h = this.local.hosts[role];
       if (!h || role === LOADGEN) continue;
       const sources: Array<{ source: string; text: string }> = [];
-      for (const f of (await readdir(h.dataDir).catch(() => [] as string[])).filter((n) => n.endsWith(".log"))) {
+      for (const f of (await readdir(h.dataDir).catch(() => [] as string[])).filter((n) =>
+        n.endsWith(".log"),
+      )) {
         const text = await readTail(path.join(h.dataDir, f), LOG_SCAN_BYTES).catch(() => "");
         if (text) sources.push({ source: f, text });
       }
@@ -326,7 +430,8 @@ export class LocalSite implements RunSite {
         const kib = (blocks: number) => Math.floor((blocks * st.bsize) / 1024);
         const [total, avail] = [kib(st.blocks), kib(st.bavail)];
         const df = `df of ${h.dataDir}: ${total - kib(st.bfree)} of ${total} KiB used, ${avail} KiB free`;
-        if (total > 0 && (avail < total / 100 || avail < 1024)) found.push({ kind: "disk-full", host: role, source: "statfs of the data volume", line: df });
+        if (total > 0 && (avail < total / 100 || avail < 1024))
+          found.push({ kind: "disk-full", host: role, source: "statfs of the data volume", line: df });
         for (const e of found) if (e.kind === "disk-full") e.evidence ??= df;
       }
       out.push(...found);
@@ -343,7 +448,12 @@ export class LocalSite implements RunSite {
         if (pids.length === 0) throw new Error(`host ${role} runs no process to ${action}`);
         const hit: number[] = [];
         for (const pid of pids) {
-          try { process.kill(pid, sig); hit.push(pid); } catch (e) { if ((e as { code?: string }).code !== "ESRCH") throw e; }
+          try {
+            process.kill(pid, sig);
+            hit.push(pid);
+          } catch (e) {
+            if ((e as { code?: string }).code !== "ESRCH") throw e;
+          }
         }
         if (action === "stop") this.stopped.add(role);
         else this.stopped.delete(role);
@@ -353,15 +463,26 @@ export class LocalSite implements RunSite {
       exec: (role, command, signal) => this.exec(role, command, signal),
       network: async (role, change) => {
         const h = this.host(role);
-        if (!h.netns || !h.interface || !h.peerNetns || !h.peerInterface) throw new Error(`host ${role} has no data-plane link to change (no network namespaces)`);
-        const back = await reshapeLink([{ netns: h.netns, ifname: h.interface }, { netns: h.peerNetns, ifname: h.peerInterface }], change);
-        const show = (b: (typeof back)[number], name: string): string => `${name}: ${b.kinds.join("+") || "none"}${b.tbfRateBytesPerSec !== undefined ? ` rate ${b.tbfRateBytesPerSec} B/s` : ""}${b.netemDelayMs !== undefined ? ` delay ${b.netemDelayMs} ms` : ""}${b.netemLossPercent !== undefined ? ` loss ${b.netemLossPercent} %` : ""}`;
+        if (!h.netns || !h.interface || !h.peerNetns || !h.peerInterface)
+          throw new Error(`host ${role} has no data-plane link to change (no network namespaces)`);
+        const back = await reshapeLink(
+          [
+            { netns: h.netns, ifname: h.interface },
+            { netns: h.peerNetns, ifname: h.peerInterface },
+          ],
+          change,
+        );
+        const show = (b: (typeof back)[number], name: string): string =>
+          `${name}: ${b.kinds.join("+") || "none"}${b.tbfRateBytesPerSec !== undefined ? ` rate ${b.tbfRateBytesPerSec} B/s` : ""}${b.netemDelayMs !== undefined ? ` delay ${b.netemDelayMs} ms` : ""}${b.netemLossPercent !== undefined ? ` loss ${b.netemLossPercent} %` : ""}`;
         return `tc on ${role}'s link: ${show(back[0]!, h.interface)}; ${show(back[1]!, h.peerInterface)}`;
       },
       diskFull: async (role, level, signal) => {
         const dir = this.host(role).dataDir;
         const r = await this.run(role, "sh", ["-c", DISK_FILL_SCRIPT, "sh", dir, String(level)], signal);
-        if (r.exitCode !== 0) throw new Error(`filling ${dir} on ${role} failed (exit ${r.exitCode}): ${(r.stderr || r.stdout).trim()}`);
+        if (r.exitCode !== 0)
+          throw new Error(
+            `filling ${dir} on ${role} failed (exit ${r.exitCode}): ${(r.stderr || r.stdout).trim()}`,
+          );
         return describeFill(r.stdout);
       },
       dropConnections: async (role, peers, signal) => {
@@ -370,7 +491,8 @@ export class LocalSite implements RunSite {
           const address = this.host(peer).address;
           const [cmd, ...args] = dropConnectionsArgv(address);
           const r = await this.run(role, cmd!, args, signal);
-          if (r.exitCode !== 0) throw new Error(`ss -K on ${role} failed (exit ${r.exitCode}): ${(r.stderr || r.stdout).trim()}`);
+          if (r.exitCode !== 0)
+            throw new Error(`ss -K on ${role} failed (exit ${r.exitCode}): ${(r.stderr || r.stdout).trim()}`);
           lines.push(describeDrop(role, peer, address, r.stdout));
         }
         return lines.join("\n");
@@ -378,7 +500,11 @@ export class LocalSite implements RunSite {
       release: async () => {
         for (const role of [...this.stopped]) {
           for (const pid of await this.componentPids(role).catch(() => [])) {
-            try { process.kill(pid, "SIGCONT"); } catch { /* gone */ }
+            try {
+              process.kill(pid, "SIGCONT");
+            } catch {
+              /* gone */
+            }
           }
           this.stopped.delete(role);
         }
@@ -404,8 +530,13 @@ export class LocalSite implements RunSite {
   private stepHost(role: string): StepHost {
     const h = this.host(role);
     return {
-      name: role, address: h.address, controlAddress: h.controlAddress, ...(h.netns !== undefined ? { netns: h.netns } : {}),
-      cgroup: { ...h.cgroup.dirs }, pid: this.componentOf(role)?.pid ?? null, dataDir: h.dataDir,
+      name: role,
+      address: h.address,
+      controlAddress: h.controlAddress,
+      ...(h.netns !== undefined ? { netns: h.netns } : {}),
+      cgroup: { ...h.cgroup.dirs },
+      pid: this.componentOf(role)?.pid ?? null,
+      dataDir: h.dataDir,
       pids: () => listCgroupPids(h.cgroup),
     };
   }
@@ -416,19 +547,32 @@ export class LocalSite implements RunSite {
     const old = this.componentOf(role);
     if (!old) throw new Error(`host ${role} runs no component to restart`);
     for (const pid of await this.componentPids(role)) {
-      try { process.kill(pid, "SIGCONT"); } catch { /* gone */ }
+      try {
+        process.kill(pid, "SIGCONT");
+      } catch {
+        /* gone */
+      }
     }
     this.stopped.delete(role);
     const t = performance.now();
     await old.stop();
     if (role === SINK) {
-      const next = await findSink(plan.sink.name)!.local!.startLocal(this.host(SINK), plan.sink.config, signal);
+      const next = await findSink(plan.sink.name)!.local!.startLocal(
+        this.host(SINK),
+        plan.sink.config,
+        signal,
+      );
       this.sink = next;
       if (this.downstream) this.downstream.sink = next;
       return `restarted ${next.name} on ${role} ${next.pid !== undefined ? `(pid ${next.pid}) ` : ""}in ${((performance.now() - t) / 1000).toFixed(2)} s`;
     }
     const i = this.collectorRoles.indexOf(role);
-    const next = await findCollector(plan.collector!.name)!.local!.startLocal(this.host(role), plan.collector!.config, signal, this.downstream);
+    const next = await findCollector(plan.collector!.name)!.local!.startLocal(
+      this.host(role),
+      plan.collector!.config,
+      signal,
+      this.downstream,
+    );
     this.collectors[i] = next;
     return `restarted ${next.name} on ${role} ${next.pid !== undefined ? `(pid ${next.pid}) ` : ""}in ${((performance.now() - t) / 1000).toFixed(2)} s`;
   }
@@ -443,27 +587,44 @@ export class LocalSite implements RunSite {
     const child = this.host(role).spawn(command, args);
     let stdout = "";
     let stderr = "";
-    child.stdout?.on("data", (b: Buffer) => { if (stdout.length < 65536) stdout += b.toString("utf8"); });
-    child.stderr?.on("data", (b: Buffer) => { if (stderr.length < 65536) stderr += b.toString("utf8"); });
-    const onAbort = (): void => { if (child.pid !== undefined && child.exitCode === null) child.kill("SIGKILL"); };
+    child.stdout?.on("data", (b: Buffer) => {
+      if (stdout.length < 65536) stdout += b.toString("utf8");
+    });
+    child.stderr?.on("data", (b: Buffer) => {
+      if (stderr.length < 65536) stderr += b.toString("utf8");
+    });
+    const onAbort = (): void => {
+      if (child.pid !== undefined && child.exitCode === null) child.kill("SIGKILL");
+    };
     signal.addEventListener("abort", onAbort, { once: true });
     return new Promise((resolve, reject) => {
-      child.once("error", (e) => { signal.removeEventListener("abort", onAbort); reject(e); });
-      child.once("close", (code) => { signal.removeEventListener("abort", onAbort); resolve({ exitCode: code, stdout, stderr }); });
+      child.once("error", (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      });
+      child.once("close", (code) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve({ exitCode: code, stdout, stderr });
+      });
     });
   }
 
   async teardown(): Promise<string[]> {
     const errors: string[] = [];
     const attempt = async (what: string, f: () => Promise<unknown>): Promise<void> => {
-      try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
+      try {
+        await f();
+      } catch (e) {
+        errors.push(`${what}: ${(e as Error).message}`);
+      }
     };
     await this.timed("stop", async () => {
       for (const c of this.collectors) await attempt(`collector ${c.name}`, () => c.stop());
       // the run directory goes next: the sink need not save its data (the ledger was read before the teardown)
       if (this.sink) await attempt("sink", () => this.sink!.discard?.() ?? this.sink!.stop());
     });
-    if (this.local) await this.timed("hosts removed", () => attempt("teardown", () => this.local!.teardown()));
+    if (this.local)
+      await this.timed("hosts removed", () => attempt("teardown", () => this.local!.teardown()));
     return errors;
   }
 

@@ -25,13 +25,22 @@ function memoryField(stack: StackSpec, host: string): string {
 export function checkMemoryFloors(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector">): void {
   for (const role of hostRoles(Object.keys(stack.hosts), plan)) {
     if (role === LOADGEN) continue;
-    const p = role === SINK ? findSink(plan.sink.name) : plan.collector ? findCollector(plan.collector.name) : undefined;
+    const p =
+      role === SINK
+        ? findSink(plan.sink.name)
+        : plan.collector
+          ? findCollector(plan.collector.name)
+          : undefined;
     refuseBelowFloor(stack, role, p);
   }
 }
 
 /** Throw E_CAP_TOO_SMALL when `host`'s memory cap is below the floor of plugin `p` (nothing without a cap, plugin or floor). */
-function refuseBelowFloor(stack: StackSpec, host: string, p: { name: string; minMemory?: MinMemory } | undefined): void {
+function refuseBelowFloor(
+  stack: StackSpec,
+  host: string,
+  p: { name: string; minMemory?: MinMemory } | undefined,
+): void {
   const cap = stack.hosts[host]?.limits.memoryBytes;
   const floor = p?.minMemory;
   if (cap === undefined || !p || !floor || cap >= floor.bytes) return;
@@ -47,8 +56,12 @@ function refuseBelowFloor(stack: StackSpec, host: string, p: { name: string; min
  * host → component): refuse as a run would, when a host's memory cap is below its component's floor.
  * @throws ConfigurationError E_CAP_TOO_SMALL (as checkMemoryFloors)
  */
-export function checkDeclaredMemoryFloors(stack: StackSpec, components: Readonly<Record<string, string>>): void {
-  for (const [host, component] of Object.entries(components)) refuseBelowFloor(stack, host, findSink(component) ?? findCollector(component));
+export function checkDeclaredMemoryFloors(
+  stack: StackSpec,
+  components: Readonly<Record<string, string>>,
+): void {
+  for (const [host, component] of Object.entries(components))
+    refuseBelowFloor(stack, host, findSink(component) ?? findCollector(component));
 }
 
 /**
@@ -69,11 +82,12 @@ export function checkStackMemoryFloors(stack: StackSpec): void {
   for (const [host, h] of Object.entries(stack.hosts)) {
     const cap = h.limits.memoryBytes;
     const can = componentsFor(stack, host);
-    if (cap === undefined || can.length === 0 || !can.every((p) => p.minMemory && cap < p.minMemory.bytes)) continue;
+    if (cap === undefined || can.length === 0 || !can.every((p) => p.minMemory && cap < p.minMemory.bytes))
+      continue;
     throw new ConfigurationError(
       "E_CAP_TOO_SMALL",
-      `${memoryField(stack, host)}: a memory cap of ${formatBytes(cap)} is too small for any ${host === SINK ? "sink" : "collector"} the ${stack.platform} platform runs on host ${host} to start: `
-        + `${can.map((p) => `${p.name} needs at least ${formatBytes(p.minMemory!.bytes)}`).join(", ")} (docs/decisions/0009-memory-caps-too-small-to-start.md); raise the cap`,
+      `${memoryField(stack, host)}: a memory cap of ${formatBytes(cap)} is too small for any ${host === SINK ? "sink" : "collector"} the ${stack.platform} platform runs on host ${host} to start: ` +
+        `${can.map((p) => `${p.name} needs at least ${formatBytes(p.minMemory!.bytes)}`).join(", ")} (docs/decisions/0009-memory-caps-too-small-to-start.md); raise the cap`,
       { field: `config.ingestbench:hosts.${host}.memory` },
     );
   }
@@ -92,8 +106,10 @@ export function memoryFloorWarnings(stack: StackSpec): string[] {
     const can = componentsFor(stack, host);
     const below = can.filter((p) => p.minMemory && cap < p.minMemory.bytes);
     if (below.length === 0 || below.length === can.length) continue;
-    out.push(`${memoryField(stack, host)}: a memory cap of ${formatBytes(cap)} is below the floor of ${below.map((p) => `${p.name} (${formatBytes(p.minMemory!.bytes)})`).join(", ")}: `
-      + `scenarios with ${below.length === 1 ? "it" : "them"} cannot run on host ${host} (E_CAP_TOO_SMALL); the others can`);
+    out.push(
+      `${memoryField(stack, host)}: a memory cap of ${formatBytes(cap)} is below the floor of ${below.map((p) => `${p.name} (${formatBytes(p.minMemory!.bytes)})`).join(", ")}: ` +
+        `scenarios with ${below.length === 1 ? "it" : "them"} cannot run on host ${host} (E_CAP_TOO_SMALL); the others can`,
+    );
   }
   return out;
 }

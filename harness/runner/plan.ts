@@ -12,15 +12,27 @@ import { fieldLocation } from "../../core/yaml.ts";
 import { CHECKABLE_PATHS } from "./checks.ts";
 import { mulberry32 } from "../../core/events/source.ts";
 import { generators } from "../generators/index.ts";
-import { loadScenario, type PluginRegistries, type PluginSchemaEntry, type Scenario, type SelfLoadEntry } from "../scenario/schema.ts";
+import {
+  loadScenario,
+  type PluginRegistries,
+  type PluginSchemaEntry,
+  type Scenario,
+  type SelfLoadEntry,
+} from "../scenario/schema.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import type { AppPlan } from "./app-host.ts";
 
 /** The scenario registries: generators, and every sink and collector plugin's one schema (plugins/registry.ts). */
 export function scenarioRegistries(): PluginRegistries {
-  const sinks: Record<string, PluginSchemaEntry> = Object.fromEntries(sinkPlugins.map((p) => [p.name, p.schema]));
-  const collectors: Record<string, PluginSchemaEntry> = Object.fromEntries(collectorPlugins.map((p) => [p.name, p.schema]));
-  const selfLoad: Record<string, SelfLoadEntry> = Object.fromEntries(collectorPlugins.flatMap((p) => (p.selfLoad ? [[p.name, p.selfLoad]] : [])));
+  const sinks: Record<string, PluginSchemaEntry> = Object.fromEntries(
+    sinkPlugins.map((p) => [p.name, p.schema]),
+  );
+  const collectors: Record<string, PluginSchemaEntry> = Object.fromEntries(
+    collectorPlugins.map((p) => [p.name, p.schema]),
+  );
+  const selfLoad: Record<string, SelfLoadEntry> = Object.fromEntries(
+    collectorPlugins.flatMap((p) => (p.selfLoad ? [[p.name, p.selfLoad]] : [])),
+  );
   return { generators, sinks, collectors, checkPaths: CHECKABLE_PATHS, selfLoad };
 }
 
@@ -36,14 +48,20 @@ export function loadScenarioFile(file: string): Scenario {
 }
 
 /** What a collector receives and writes into: its local component's lists, else its renderer's (per config). */
-function pairingOf(name: string, config: unknown): { accepts?: readonly string[]; writesTo?: readonly string[] } | undefined {
+function pairingOf(
+  name: string,
+  config: unknown,
+): { accepts?: readonly string[]; writesTo?: readonly string[] } | undefined {
   const p = findCollector(name);
   if (p?.local) return { accepts: p.local.accepts, writesTo: p.local.writesTo };
   if (!p?.render) return undefined;
   // a sink the renderer knows but the collector's image refuses (core/catalog.ts `refuses`) is refused here too,
   // before anything is provisioned, not only when the container platform renders the pipeline
   const refuses = p.image?.refuses ?? {};
-  return { accepts: p.render.accepts(config), writesTo: p.render.writesTo.filter((sink) => !Object.hasOwn(refuses, sink)) };
+  return {
+    accepts: p.render.accepts(config),
+    writesTo: p.render.writesTo.filter((sink) => !Object.hasOwn(refuses, sink)),
+  };
 }
 
 /** CellPlan.generator.name of a `generator: none` cell: no generator process runs (CellPlan.selfLoad says what makes the load). */
@@ -52,7 +70,13 @@ export const NO_GENERATOR = "none";
 /** What a `generator: none` cell's collector makes (CellPlan.selfLoad), from its plugin's SelfLoad. */
 function selfLoadPlan(collector: { name: string; config: unknown }): NonNullable<CellPlan["selfLoad"]> {
   const e = findCollector(collector.name)!.selfLoad!;
-  return { collector: collector.name, input: e.input, counter: e.counter, generatorsPerHost: e.generators(collector.config), quietMs: e.quietMs(collector.config) };
+  return {
+    collector: collector.name,
+    input: e.input,
+    counter: e.counter,
+    generatorsPerHost: e.generators(collector.config),
+    quietMs: e.quietMs(collector.config),
+  };
 }
 
 export interface PlanOverrides {
@@ -112,7 +136,12 @@ function appCells(scenario: Scenario): Array<Scenario["cells"][number] & { app: 
     const app = cell.scenario.app!;
     const variants = cell.scenario.variants ?? [];
     for (const variant of variants) {
-      out.push({ ...cell, id: cell.id === "default" ? `variant=${variant.name}` : `${cell.id},variant=${variant.name}`, values: { ...cell.values, variant: variant.name }, app: { spec: app, variant } });
+      out.push({
+        ...cell,
+        id: cell.id === "default" ? `variant=${variant.name}` : `${cell.id},variant=${variant.name}`,
+        values: { ...cell.values, variant: variant.name },
+        app: { spec: app, variant },
+      });
     }
   }
   return out;
@@ -128,11 +157,26 @@ function checkApp(scenario: Scenario, file: string): void {
   const app = scenario.app!;
   const refuse = (fieldPath: string[], message: string): never => {
     const where = fieldLocation(file, fieldPath, "key");
-    throw new ConfigurationError("E_APP_NOT_RUNNABLE", `${where}: ${message}`, { field: fieldPath.join("."), location: where.replace(/:\d+: .*$/, "") });
+    throw new ConfigurationError("E_APP_NOT_RUNNABLE", `${where}: ${message}`, {
+      field: fieldPath.join("."),
+      location: where.replace(/:\d+: .*$/, ""),
+    });
   };
-  if (!scenario.variants) refuse(["app"], "an application under test runs as variants (each a cell, the first the baseline): declare variants, e.g. [{ name: disabled, env: { EXPORT: \"0\" } }, { name: enabled, env: { EXPORT: \"1\" } }]");
-  if (!app.command) refuse(["app", "image"], "app.image needs a container platform, which runs no application yet; give app.command (argv run on the host)");
-  if (app.results.map.sent === undefined) refuse(["app", "results", "map"], "map the sent figure (the records the app's exporter stamped a seq on, dropped ones included): the ledger counts against it");
+  if (!scenario.variants)
+    refuse(
+      ["app"],
+      'an application under test runs as variants (each a cell, the first the baseline): declare variants, e.g. [{ name: disabled, env: { EXPORT: "0" } }, { name: enabled, env: { EXPORT: "1" } }]',
+    );
+  if (!app.command)
+    refuse(
+      ["app", "image"],
+      "app.image needs a container platform, which runs no application yet; give app.command (argv run on the host)",
+    );
+  if (app.results.map.sent === undefined)
+    refuse(
+      ["app", "results", "map"],
+      "map the sent figure (the records the app's exporter stamped a seq on, dropped ones included): the ledger counts against it",
+    );
 }
 
 /**
@@ -144,7 +188,11 @@ function checkApp(scenario: Scenario, file: string): void {
 export function planCells(scenario: Scenario, file: string, overrides: PlanOverrides = {}): CellPlan[] {
   const replicates = overrides.replicates ?? scenario.replicates;
   if (!Number.isInteger(replicates) || replicates < 1) {
-    throw new ConfigurationError("E_FLAG", `--replicates must be a positive integer, got ${overrides.replicates}`, { field: "replicates" });
+    throw new ConfigurationError(
+      "E_FLAG",
+      `--replicates must be a positive integer, got ${overrides.replicates}`,
+      { field: "replicates" },
+    );
   }
   // check paths and the replay file were checked by the scenario schema, at their lines (scenarioRegistries)
   // the pairing is checked here, before anything is provisioned, for every cell (a matrix may vary the
@@ -155,20 +203,38 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
     const cname = s.collector.name;
     const at = scenario.cells.length > 1 ? ` (cell ${cell.id})` : "";
     // "file:line:col: field: …" at the plugin's name under the block the pairing fails at
-    const pairingError = (block: "collector" | "generator" | "sink", name: string, message: string): ConfigurationError => {
+    const pairingError = (
+      block: "collector" | "generator" | "sink",
+      name: string,
+      message: string,
+    ): ConfigurationError => {
       const where = fieldLocation(file, [block, name], "key");
-      return new ConfigurationError("E_COLLECTOR", `${where}: ${message}${at}`, { field: `${block}.${name}`, location: where.replace(/:\d+: .*$/, "") });
+      return new ConfigurationError("E_COLLECTOR", `${where}: ${message}${at}`, {
+        field: `${block}.${name}`,
+        location: where.replace(/:\d+: .*$/, ""),
+      });
     };
     const p = pairingOf(cname, s.collector.config);
     if (!p) throw pairingError("collector", cname, `collector "${cname}" is not in the component catalog`);
     // generator: none: the collector's own input makes the load (checked by the scenario schema, selfLoadIssues)
     if (s.generator && p.accepts && !p.accepts.includes(s.generator.name)) {
-      const receives = p.accepts.length > 0 ? `receives ${p.accepts.join(", ")}` : "receives from no generator as configured (its input makes its own load or speaks no generator's protocol)";
-      throw pairingError("generator", s.generator.name, `collector "${cname}" ${receives}, not the "${s.generator.name}" generator`);
+      const receives =
+        p.accepts.length > 0
+          ? `receives ${p.accepts.join(", ")}`
+          : "receives from no generator as configured (its input makes its own load or speaks no generator's protocol)";
+      throw pairingError(
+        "generator",
+        s.generator.name,
+        `collector "${cname}" ${receives}, not the "${s.generator.name}" generator`,
+      );
     }
     if (p.writesTo && !p.writesTo.includes(s.sink.name)) {
       const refusal = findCollector(cname)?.image?.refuses?.[s.sink.name];
-      throw pairingError("sink", s.sink.name, `collector "${cname}" writes into ${p.writesTo.join(", ")}, not into sink "${s.sink.name}"${refusal ? ` (${refusal})` : ""}`);
+      throw pairingError(
+        "sink",
+        s.sink.name,
+        `collector "${cname}" writes into ${p.writesTo.join(", ")}, not into sink "${s.sink.name}"${refusal ? ` (${refusal})` : ""}`,
+      );
     }
   }
   // the command line's --duration must leave room for two samples, as the file's `duration` must (interval ≤ duration)
@@ -178,7 +244,11 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
   if (durationFlagMs !== undefined) {
     const interval = Math.max(...scenario.cells.map((c) => c.scenario.interval.ms));
     if (!(durationFlagMs > 0) || durationFlagMs < interval) {
-      throw new ConfigurationError("E_FLAG", `--${durationFlag} ${overrides.duration}: the measured window must be at least the scenario's sampling interval (${interval} ms), so that two timed counts bracket it`, { field: durationFlag });
+      throw new ConfigurationError(
+        "E_FLAG",
+        `--${durationFlag} ${overrides.duration}: the measured window must be at least the scenario's sampling interval (${interval} ms), so that two timed counts bracket it`,
+        { field: durationFlag },
+      );
     }
   }
   if (scenario.app) checkApp(scenario, file);
@@ -192,14 +262,24 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
       const s = cell.scenario;
       const genConfig = (s.generator?.config ?? {}) as Record<string, unknown>;
       // the timing this run uses, after command-line overrides
-      const timing = { warmupMs: warmupFlagMs ?? s.warmup.ms, durationMs: durationFlagMs ?? s.duration.ms, intervalMs: s.interval.ms };
+      const timing = {
+        warmupMs: warmupFlagMs ?? s.warmup.ms,
+        durationMs: durationFlagMs ?? s.duration.ms,
+        intervalMs: s.interval.ms,
+      };
       plans.push({
-        scenario: s.name, scenarioFile: file, cell: cell.id, replicate: r,
-        fields: s.event, replayFile: s.source?.file,
+        scenario: s.name,
+        scenarioFile: file,
+        cell: cell.id,
+        replicate: r,
+        fields: s.event,
+        replayFile: s.source?.file,
         generator: { name: s.generator?.name ?? NO_GENERATOR, config: genConfig },
         ...(s.generator === null && s.collector ? { selfLoad: selfLoadPlan(s.collector) } : {}),
         sink: { name: s.sink.name, config: s.sink.config as Record<string, unknown> },
-        collector: s.collector ? { name: s.collector.name, config: s.collector.config as Record<string, unknown> } : null,
+        collector: s.collector
+          ? { name: s.collector.name, config: s.collector.config as Record<string, unknown> }
+          : null,
         ...timing,
         drainTimeoutMs: s.drain.timeout.ms,
         checks: s.checks,
@@ -209,7 +289,12 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
         ...(s.steps.length ? { steps: s.steps } : {}),
         ...(cell.app ? { app: cell.app } : {}),
         // recorded as `run` (compare lists runs that differ in it)
-        scenarioConfig: { ...s, cell: cell.values, run: timing, ...(cell.app ? { variant: cell.app.variant } : {}) },
+        scenarioConfig: {
+          ...s,
+          cell: cell.values,
+          run: timing,
+          ...(cell.app ? { variant: cell.app.variant } : {}),
+        },
       });
     }
   }

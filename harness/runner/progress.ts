@@ -110,9 +110,13 @@ export function formatSeconds(s: number): string {
 }
 
 /** Resolve `auto`: live on a terminal, plain otherwise. @throws RangeError on an unknown mode */
-export function resolveMode(mode: ProgressMode | undefined, stderr: { isTTY?: boolean }): Exclude<ProgressMode, "auto"> {
+export function resolveMode(
+  mode: ProgressMode | undefined,
+  stderr: { isTTY?: boolean },
+): Exclude<ProgressMode, "auto"> {
   const m = mode ?? "auto";
-  if (!(PROGRESS_MODES as readonly string[]).includes(m)) throw new RangeError(`progress mode must be one of ${PROGRESS_MODES.join(", ")}, got "${m}"`);
+  if (!(PROGRESS_MODES as readonly string[]).includes(m))
+    throw new RangeError(`progress mode must be one of ${PROGRESS_MODES.join(", ")}, got "${m}"`);
   if (m === "auto") return stderr.isTTY ? "live" : "plain";
   return m;
 }
@@ -137,7 +141,8 @@ export class Progress {
   private loadStartedAt = 0;
   private lastSampleAt = 0;
   /** the current run's stage after its load (stage()), since when (ms), and plain mode's timer for its lines */
-  private afterLoad: { stage: string; since: number; timer: ReturnType<typeof setInterval> | undefined } | undefined;
+  private afterLoad:
+    { stage: string; since: number; timer: ReturnType<typeof setInterval> | undefined } | undefined;
   /** when plain mode last printed a line of the current run (this.now(), ms): a stage's line comes 5 s after any */
   private lastPlainLineAt = 0;
   /** a notice (a signal) was printed during the current run: plain mode prints no stage line after it */
@@ -156,12 +161,18 @@ export class Progress {
   private lastQueryCell = "";
   private unmeasured: "estimate" | "leave-out" = "estimate";
 
-  constructor(mode: ProgressMode | undefined, private readonly streams: ProgressStreams = { stdout: process.stdout, stderr: process.stderr }, private readonly now: () => number = Date.now) {
+  constructor(
+    mode: ProgressMode | undefined,
+    private readonly streams: ProgressStreams = { stdout: process.stdout, stderr: process.stderr },
+    private readonly now: () => number = Date.now,
+  ) {
     this.mode = resolveMode(mode, streams.stderr);
   }
 
   private json(obj: Record<string, unknown>): void {
-    this.streams.stdout.write(`${JSON.stringify({ event: obj.event, time: new Date(this.now()).toISOString(), ...obj })}\n`);
+    this.streams.stdout.write(
+      `${JSON.stringify({ event: obj.event, time: new Date(this.now()).toISOString(), ...obj })}\n`,
+    );
   }
 
   private clearLine(): void {
@@ -178,7 +189,10 @@ export class Progress {
    * capacity search gives each step its own display, and its steps are alike (harness/runner/capacity-run.ts).
    * With `unmeasured: "leave-out"` the display estimates no overhead until one is measured: load only, said so.
    */
-  measuredFrom(samples: ReadonlyArray<{ before: number; after: number }>, unmeasured: "estimate" | "leave-out" = "estimate"): this {
+  measuredFrom(
+    samples: ReadonlyArray<{ before: number; after: number }>,
+    unmeasured: "estimate" | "leave-out" = "estimate",
+  ): this {
     this.measuredOverhead.push(...samples);
     this.unmeasured = unmeasured;
     return this;
@@ -202,7 +216,11 @@ export class Progress {
   /** The overhead before and after a run's load: the mean of the runs ended, else OVERHEAD_ESTIMATE_S of its platform. */
   private overhead(r: ProgressRun): { before: number; after: number } {
     const m = this.measuredOverhead;
-    if (m.length > 0) return { before: m.reduce((a, b) => a + b.before, 0) / m.length, after: m.reduce((a, b) => a + b.after, 0) / m.length };
+    if (m.length > 0)
+      return {
+        before: m.reduce((a, b) => a + b.before, 0) / m.length,
+        after: m.reduce((a, b) => a + b.after, 0) / m.length,
+      };
     if (this.loadOnly) return { before: 0, after: 0 };
     const o = OVERHEAD_ESTIMATE_S[r.platform ?? "local"] ?? OVERHEAD_ESTIMATE_S.local!;
     return { before: before(o), after: after(o) };
@@ -215,7 +233,11 @@ export class Progress {
     if (current && this.index > this.done) {
       const o = this.overhead(current);
       // past the load, its after-load overhead counts down over the stages shown (not the query phase: its own estimate)
-      left += Math.max(0, this.loadS(current) - this.loadElapsedS) + Math.max(0, o.after - this.afterLoadSpentS()) + (this.loadStartedAt > 0 ? 0 : o.before) + this.queryLeftS;
+      left +=
+        Math.max(0, this.loadS(current) - this.loadElapsedS) +
+        Math.max(0, o.after - this.afterLoadSpentS()) +
+        (this.loadStartedAt > 0 ? 0 : o.before) +
+        this.queryLeftS;
     }
     for (const r of this.runs.slice(this.index)) {
       const o = this.overhead(r);
@@ -229,22 +251,34 @@ export class Progress {
   }
 
   private fields(r: ProgressRun): Record<string, unknown> {
-    return { stack: r.stack, scenario: r.plan.scenario, cell: r.plan.cell, replicate: r.plan.replicate, ...(r.group ? { group: r.group } : {}) };
+    return {
+      stack: r.stack,
+      scenario: r.plan.scenario,
+      cell: r.plan.cell,
+      replicate: r.plan.replicate,
+      ...(r.group ? { group: r.group } : {}),
+    };
   }
 
   start(runs: ProgressRun[]): void {
     this.runs = runs;
     this.startedAt = this.now();
-    if (this.mode === "jsonl") this.json({ event: "start", runs: runs.length, estimatedSeconds: Math.round(this.remainingSeconds()) });
+    if (this.mode === "jsonl")
+      this.json({ event: "start", runs: runs.length, estimatedSeconds: Math.round(this.remainingSeconds()) });
     else if (this.mode !== "quiet") {
-      this.streams.stderr.write(`${runs.length} run(s) planned, about ${formatSeconds(this.remainingSeconds())}${this.loadOnly ? " of load (+ setup, drain, ledger: not measured yet)" : ""}\n`);
+      this.streams.stderr.write(
+        `${runs.length} run(s) planned, about ${formatSeconds(this.remainingSeconds())}${this.loadOnly ? " of load (+ setup, drain, ledger: not measured yet)" : ""}\n`,
+      );
     }
   }
 
   /** The next run (in `start` order) begins; `detail` is e.g. the hosts being provisioned. */
   cellStart(runId: string, detail = ""): void {
     const r = this.runs[this.index];
-    if (!r) throw new RangeError(`progress: run ${this.index + 1} started but only ${this.runs.length} were planned`);
+    if (!r)
+      throw new RangeError(
+        `progress: run ${this.index + 1} started but only ${this.runs.length} were planned`,
+      );
     this.index++;
     this.runStartedAt = this.now();
     this.loadStartedAt = 0;
@@ -256,15 +290,21 @@ export class Progress {
     this.endStage();
     this.afterLoadSpentMs = 0;
     this.resetQuery();
-    if (this.mode === "jsonl") this.json({ event: "cell-start", index: this.index, runs: this.runs.length, ...this.fields(r), runId });
-    else if (this.mode === "plain") this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)}: ${detail || "starting"}\n`);
+    if (this.mode === "jsonl")
+      this.json({ event: "cell-start", index: this.index, runs: this.runs.length, ...this.fields(r), runId });
+    else if (this.mode === "plain")
+      this.streams.stderr.write(
+        `[${this.index}/${this.runs.length}] ${this.label(r)}: ${detail || "starting"}\n`,
+      );
     else if (this.mode === "live") this.liveLine(r, `starting${detail ? `: ${detail}` : ""}`);
   }
 
   private liveLine(r: ProgressRun, what: string): void {
     const pct = Math.floor((this.done / Math.max(1, this.runs.length)) * 100);
     const errored = (this.statuses.error ?? 0) + (this.statuses.failed ?? 0);
-    this.streams.stderr.write(`\r\x1b[K[${this.done}/${this.runs.length} done${errored ? `, ${errored} not ok` : ""}, ${pct} %] ${this.label(r)} · ${what} · ${formatSeconds(this.remainingSeconds())}${this.leftText()}`);
+    this.streams.stderr.write(
+      `\r\x1b[K[${this.done}/${this.runs.length} done${errored ? `, ${errored} not ok` : ""}, ${pct} %] ${this.label(r)} · ${what} · ${formatSeconds(this.remainingSeconds())}${this.leftText()}`,
+    );
     this.lineShown = true;
   }
 
@@ -277,23 +317,41 @@ export class Progress {
     // past the planned load (the drain, or a fixed workload waiting for its last rows): "35s+2s", never "37s/35s"; the
     // sample that closes the measurement, taken just after the load's end, is still "35s/35s"
     const over = p.elapsedS - ctx.loadEndS;
-    const at = over <= 0 || (p.phase !== "drain" && over < 0.5)
-      ? `${Math.min(p.elapsedS, ctx.loadEndS).toFixed(0)}/${ctx.loadEndS.toFixed(0)}` : `${ctx.loadEndS.toFixed(0)}+${over.toFixed(0)}`;
+    const at =
+      over <= 0 || (p.phase !== "drain" && over < 0.5)
+        ? `${Math.min(p.elapsedS, ctx.loadEndS).toFixed(0)}/${ctx.loadEndS.toFixed(0)}`
+        : `${ctx.loadEndS.toFixed(0)}+${over.toFixed(0)}`;
     const rate = p.rowsPerSec === null ? "–" : fmtInt(p.rowsPerSec);
-    const lag = (p.lagMs === null ? "–" : `${fmtInt(p.lagMs)} ms`) + (p.backlogLagMs == null ? "" : ` (backlog ≥ ${fmtInt(p.backlogLagMs)} ms)`);
+    const lag =
+      (p.lagMs === null ? "–" : `${fmtInt(p.lagMs)} ms`) +
+      (p.backlogLagMs == null ? "" : ` (backlog ≥ ${fmtInt(p.backlogLagMs)} ms)`);
     if (this.mode === "jsonl") {
       this.json({
-        event: "sample", index: this.index, ...this.fields(r), phase: p.phase, elapsedS: p.elapsedS, loadEndS: ctx.loadEndS,
-        stored: p.stored, rowsPerSec: p.rowsPerSec, lagMs: p.lagMs, backlogLagMs: p.backlogLagMs ?? null, remainingSeconds: Math.round(this.remainingSeconds()),
+        event: "sample",
+        index: this.index,
+        ...this.fields(r),
+        phase: p.phase,
+        elapsedS: p.elapsedS,
+        loadEndS: ctx.loadEndS,
+        stored: p.stored,
+        rowsPerSec: p.rowsPerSec,
+        lagMs: p.lagMs,
+        backlogLagMs: p.backlogLagMs ?? null,
+        remainingSeconds: Math.round(this.remainingSeconds()),
       });
     } else if (this.mode === "live") {
       this.liveLine(r, `${p.phase} ${at} s · ${rate} rows/s · lag ${lag}`);
-    } else if (this.mode === "plain" && (p.t - this.lastSampleAt >= PLAIN_SAMPLE_MS || (p.phase === "drain" && this.lastPlainPhase !== "drain"))) {
+    } else if (
+      this.mode === "plain" &&
+      (p.t - this.lastSampleAt >= PLAIN_SAMPLE_MS || (p.phase === "drain" && this.lastPlainPhase !== "drain"))
+    ) {
       // the drain's samples come every 250 ms (harness/runner/run.ts): its first gets a line, the rest one per 5 s
       this.lastSampleAt = p.t;
       this.lastPlainLineAt = this.now();
       this.lastPlainPhase = p.phase;
-      this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)} ${p.phase.padEnd(7)} ${at.replace(/^(\d+)/, "$1s").padStart(5)}s  ${rate} rows/s  stored ${fmtInt(p.stored)}  lag ${lag}  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`);
+      this.streams.stderr.write(
+        `[${this.index}/${this.runs.length}] ${this.label(r)} ${p.phase.padEnd(7)} ${at.replace(/^(\d+)/, "$1s").padStart(5)}s  ${rate} rows/s  stored ${fmtInt(p.stored)}  lag ${lag}  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`,
+      );
     }
   }
 
@@ -327,14 +385,23 @@ export class Progress {
     this.endStage();
     const at = { stage, since: this.now(), timer: undefined as ReturnType<typeof setInterval> | undefined };
     this.afterLoad = at;
-    if (this.mode === "jsonl") this.json({ event: "stage", index: this.index, ...this.fields(r), stage, remainingSeconds: Math.round(this.remainingSeconds()) });
+    if (this.mode === "jsonl")
+      this.json({
+        event: "stage",
+        index: this.index,
+        ...this.fields(r),
+        stage,
+        remainingSeconds: Math.round(this.remainingSeconds()),
+      });
     else if (this.mode === "live") this.liveLine(r, stage);
     else if (this.mode === "plain" && !this.noticed) {
       at.timer = setInterval(() => {
         const t = this.now();
         if (t - Math.max(at.since, this.lastPlainLineAt) < PLAIN_SAMPLE_MS) return;
         this.lastPlainLineAt = t;
-        this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)}: ${stage}, ${formatSeconds(Math.round((t - at.since) / 1000))} so far  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`);
+        this.streams.stderr.write(
+          `[${this.index}/${this.runs.length}] ${this.label(r)}: ${stage}, ${formatSeconds(Math.round((t - at.since) / 1000))} so far  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`,
+        );
       }, STAGE_TICK_MS);
       at.timer.unref();
     }
@@ -374,20 +441,37 @@ export class Progress {
       this.queryLeftS = q.phaseRemainingS ?? 0;
     }
     const cellS = (t - this.queryCellAt) / 1000;
-    if (q.ended) { this.querySpentS += cellS; this.queryCellAt = 0; }
+    if (q.ended) {
+      this.querySpentS += cellS;
+      this.queryCellAt = 0;
+    }
     const rate = q.queriesPerSec === null ? "–" : fmtInt(q.queriesPerSec);
-    const cellLeft = q.ended ? "done" : q.cellRemainingS === null ? "– left" : `${formatSeconds(q.cellRemainingS)} left`;
+    const cellLeft = q.ended
+      ? "done"
+      : q.cellRemainingS === null
+        ? "– left"
+        : `${formatSeconds(q.cellRemainingS)} left`;
     const where = `${q.cellId} [${q.cellIndex}/${q.cells}${q.pass === undefined ? "" : `, pass ${q.pass}`}]`;
     const counts = `${fmtInt(q.done)}/${fmtInt(q.total)} queries · ${rate} queries/s · ${fmtInt(q.errors)} error${q.errors === 1 ? "" : "s"}`;
     if (this.mode === "jsonl") {
-      this.json({ event: "query", index: this.index, ...this.fields(r), ...q, remainingSeconds: Math.round(this.remainingSeconds()) });
+      this.json({
+        event: "query",
+        index: this.index,
+        ...this.fields(r),
+        ...q,
+        remainingSeconds: Math.round(this.remainingSeconds()),
+      });
     } else if (this.mode === "live") {
       this.liveLine(r, `query ${where} ${counts} · cell ${cellLeft}`);
-    } else if (this.mode === "plain" && (q.ended || where !== this.lastQueryCell || t - this.lastQueryLineAt >= PLAIN_SAMPLE_MS)) {
+    } else if (
+      this.mode === "plain" &&
+      (q.ended || where !== this.lastQueryCell || t - this.lastQueryLineAt >= PLAIN_SAMPLE_MS)
+    ) {
       this.lastQueryLineAt = t;
       this.lastPlainLineAt = t;
       this.lastQueryCell = where;
-      this.streams.stderr.write(`[${this.index}/${this.runs.length}] ${this.label(r)} query   ${where}  ${counts.replaceAll(" · ", "  ")}  cell ${cellLeft}  ${formatSeconds(this.remainingSeconds())} left
+      this.streams.stderr
+        .write(`[${this.index}/${this.runs.length}] ${this.label(r)} query   ${where}  ${counts.replaceAll(" · ", "  ")}  cell ${cellLeft}  ${formatSeconds(this.remainingSeconds())} left
 `);
     }
   }
@@ -401,9 +485,13 @@ export class Progress {
     this.statuses[record.status] = (this.statuses[record.status] ?? 0) + 1;
     if (r) {
       // a run that failed before its load measured no split: all of it counts as before the load
-      const beforeS = this.loadStartedAt > 0 ? (this.loadStartedAt - this.runStartedAt) / 1000 : Math.max(0, seconds - this.loadS(r));
+      const beforeS =
+        this.loadStartedAt > 0
+          ? (this.loadStartedAt - this.runStartedAt) / 1000
+          : Math.max(0, seconds - this.loadS(r));
       // a query phase after the load is its own length, not overhead (the next run's phase has its own estimate)
-      const afterS = this.loadStartedAt > 0 ? Math.max(0, seconds - beforeS - this.loadS(r) - this.querySpentS) : 0;
+      const afterS =
+        this.loadStartedAt > 0 ? Math.max(0, seconds - beforeS - this.loadS(r) - this.querySpentS) : 0;
       this.measuredOverhead.push({ before: Math.max(0, beforeS), after: afterS });
     }
     this.loadStartedAt = 0;
@@ -411,10 +499,19 @@ export class Progress {
     this.resetQuery();
     if (this.mode === "jsonl" && r) {
       this.json({
-        event: "cell-end", index: this.index, ...this.fields(r), runId: record.runId, status: record.status,
-        rowsPerSecond: record.summary?.rowsPerSecond ?? null, mibPerSecond: record.summary?.mibPerSecond ?? null,
-        lagP99Ms: record.summary?.lagP99Ms ?? null, lagSamples: record.summary?.lagSamples ?? null, lost: record.ledger?.lost ?? null, duplicated: record.ledger?.duplicated ?? null,
-        altered: record.ledger?.altered ?? null, seconds: Number(seconds.toFixed(1)),
+        event: "cell-end",
+        index: this.index,
+        ...this.fields(r),
+        runId: record.runId,
+        status: record.status,
+        rowsPerSecond: record.summary?.rowsPerSecond ?? null,
+        mibPerSecond: record.summary?.mibPerSecond ?? null,
+        lagP99Ms: record.summary?.lagP99Ms ?? null,
+        lagSamples: record.summary?.lagSamples ?? null,
+        lost: record.ledger?.lost ?? null,
+        duplicated: record.ledger?.duplicated ?? null,
+        altered: record.ledger?.altered ?? null,
+        seconds: Number(seconds.toFixed(1)),
       });
     }
     this.result(description);
@@ -445,8 +542,21 @@ export class Progress {
     const seconds = Number(((this.now() - this.startedAt) / 1000).toFixed(1));
     const n = (status: string): number => this.statuses[status] ?? 0;
     if (this.mode === "jsonl") {
-      this.json({ event: "end", runs: this.runs.length, done: this.done, ok: n("ok"), failed: n("failed"), errored: n("error"), interrupted, interruptedRuns: n("interrupted"), seconds });
-    } else if (this.mode !== "quiet") this.streams.stderr.write(`${this.endSummary()} in ${formatSeconds(seconds)}${interrupted ? ` (interrupted by ${interrupted})` : ""}\n`);
+      this.json({
+        event: "end",
+        runs: this.runs.length,
+        done: this.done,
+        ok: n("ok"),
+        failed: n("failed"),
+        errored: n("error"),
+        interrupted,
+        interruptedRuns: n("interrupted"),
+        seconds,
+      });
+    } else if (this.mode !== "quiet")
+      this.streams.stderr.write(
+        `${this.endSummary()} in ${formatSeconds(seconds)}${interrupted ? ` (interrupted by ${interrupted})` : ""}\n`,
+      );
   }
 
   /**
@@ -468,8 +578,12 @@ export class Progress {
 
 /** The `--progress <mode>` option shared by bench, nightly and aa (commander). */
 export function progressOption(): Option {
-  return new Option("--progress <mode>", "progress display: live (one updating line), plain (a line per run and every 5 s), quiet (only results and summaries), jsonl (one JSON object per event on stdout; see harness/runner/progress.ts), auto (live on a terminal, plain otherwise)")
-    .choices(PROGRESS_MODES).default("auto");
+  return new Option(
+    "--progress <mode>",
+    "progress display: live (one updating line), plain (a line per run and every 5 s), quiet (only results and summaries), jsonl (one JSON object per event on stdout; see harness/runner/progress.ts), auto (live on a terminal, plain otherwise)",
+  )
+    .choices(PROGRESS_MODES)
+    .default("auto");
 }
 
 /**
@@ -481,9 +595,12 @@ export function positiveInt(flag: string, max?: { n: number; why: string }): (va
   return (value) => {
     const n = /^[0-9]+$/.test(value) ? Number(value) : NaN;
     if (!Number.isSafeInteger(n) || n < 1) {
-      throw new InvalidArgumentError(`${flag} must be a positive integer, got "${value}"${Number.isNaN(n) ? " (decimal digits only, e.g. 3)" : ""}`);
+      throw new InvalidArgumentError(
+        `${flag} must be a positive integer, got "${value}"${Number.isNaN(n) ? " (decimal digits only, e.g. 3)" : ""}`,
+      );
     }
-    if (max && n > max.n) throw new InvalidArgumentError(`${flag} must be at most ${max.n} (${max.why}), got ${value}`);
+    if (max && n > max.n)
+      throw new InvalidArgumentError(`${flag} must be at most ${max.n} (${max.why}), got ${value}`);
     return n;
   };
 }
@@ -494,11 +611,23 @@ export function positiveInt(flag: string, max?: { n: number; why: string }): (va
  * modules call it so that the shared options keep one spelling, default and check. Returns `cmd`.
  */
 export function addRunOptions(cmd: Command, replicatesHelp: string, overrides = true): Command {
-  cmd.option("-r, --results <dir>", "results directory", resultsDirFlag, "results")
-    .option("--replicates <n>", replicatesHelp, positiveInt("--replicates", { n: MAX_REPLICATES, why: "as a scenario's replicates: each is a whole run per cell" }))
-    .option("--lock-wait <d>", "when another run holds a stack, wait this long for it (e.g. 10m) instead of refusing (default: INGESTBENCH_LOCK_WAIT, else 0)");
+  cmd
+    .option("-r, --results <dir>", "results directory", resultsDirFlag, "results")
+    .option(
+      "--replicates <n>",
+      replicatesHelp,
+      positiveInt("--replicates", {
+        n: MAX_REPLICATES,
+        why: "as a scenario's replicates: each is a whole run per cell",
+      }),
+    )
+    .option(
+      "--lock-wait <d>",
+      "when another run holds a stack, wait this long for it (e.g. 10m) instead of refusing (default: INGESTBENCH_LOCK_WAIT, else 0)",
+    );
   if (overrides) {
-    cmd.option("--duration <d>", "override the measurement duration, e.g. 10s")
+    cmd
+      .option("--duration <d>", "override the measurement duration, e.g. 10s")
       .option("--warmup <d>", "override the warmup, e.g. 2s");
   }
   return cmd;

@@ -104,7 +104,9 @@ export const MAX_SEQ = "{maxSeq}";
  * newest entries by a key range (`WHERE seq > {maxSeq} - 10`) instead of sorting the whole table.
  */
 export function resolveMaxSeq(statements: readonly QueryStatement[], maxSeq: number): QueryStatement[] {
-  return statements.map((st) => (st.sql.includes(MAX_SEQ) ? { ...st, sql: st.sql.replaceAll(MAX_SEQ, String(maxSeq)) } : st));
+  return statements.map((st) =>
+    st.sql.includes(MAX_SEQ) ? { ...st, sql: st.sql.replaceAll(MAX_SEQ, String(maxSeq)) } : st,
+  );
 }
 
 /** Bound of each `prepare` statement (an index over a large table on a small sink), ms. */
@@ -117,17 +119,28 @@ export const PREPARE_TIMEOUT_MS = 600_000;
  * @throws VerificationError E_QUERY_PREPARE when a prepare statement fails; E_QUERY_PREFILL when max(seq) is not a
  *   whole number (an empty PostgreSQL table answers NULL)
  */
-async function setUp(phase: QueryPhase, sink: string, target: QueryTarget, signal?: AbortSignal): Promise<{ statements: QueryStatement[]; prepareMs?: number }> {
+async function setUp(
+  phase: QueryPhase,
+  sink: string,
+  target: QueryTarget,
+  signal?: AbortSignal,
+): Promise<{ statements: QueryStatement[]; prepareMs?: number }> {
   const wantsMaxSeq = phase.statements.some((st) => st.sql.includes(MAX_SEQ));
   if (!phase.prepare && !wantsMaxSeq) return { statements: phase.statements };
-  const session = SESSIONS[sink]!(target, 1, Math.max(phase.timeout.ms, phase.prepare ? PREPARE_TIMEOUT_MS : 0));
+  const session = SESSIONS[sink]!(
+    target,
+    1,
+    Math.max(phase.timeout.ms, phase.prepare ? PREPARE_TIMEOUT_MS : 0),
+  );
   // Ctrl-C ends a long `prepare` (an index over a large table) at once: the harness stops waiting for the statement
   // and leaves its connection to the teardown (a pg.Pool's end() would wait for the statement, node-postgres having
   // no cancel of its own)
-  const aborted = signal ? new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(abortError(signal));
-    else signal.addEventListener("abort", () => reject(abortError(signal)), { once: true });
-  }) : null;
+  const aborted = signal
+    ? new Promise<never>((_, reject) => {
+        if (signal.aborted) reject(abortError(signal));
+        else signal.addEventListener("abort", () => reject(abortError(signal)), { once: true });
+      })
+    : null;
   aborted?.catch(() => undefined);
   const race = <T>(p: Promise<T>): Promise<T> => (aborted ? Promise.race([p, aborted]) : p);
   try {
@@ -137,7 +150,11 @@ async function setUp(phase: QueryPhase, sink: string, target: QueryTarget, signa
       const since = performance.now();
       for (const [i, sql] of phase.prepare.entries()) {
         const a = await race(session.send({ name: "prepare", sql }, true));
-        if ("error" in a) throw new VerificationError("E_QUERY_PREPARE", `query.prepare.${i} (${sql.slice(0, 80)}): ${a.error}`);
+        if ("error" in a)
+          throw new VerificationError(
+            "E_QUERY_PREPARE",
+            `query.prepare.${i} (${sql.slice(0, 80)}): ${a.error}`,
+          );
       }
       prepareMs = performance.now() - since;
     }
@@ -145,7 +162,10 @@ async function setUp(phase: QueryPhase, sink: string, target: QueryTarget, signa
     const a = await race(session.send({ name: "maxSeq", sql: "SELECT max(seq) FROM {table}" }));
     const v = "error" in a ? Number.NaN : Number(a.rows[0]?.[0]);
     if (!Number.isSafeInteger(v) || v < 0) {
-      throw new VerificationError("E_QUERY_PREFILL", `${MAX_SEQ}: SELECT max(seq) answered ${"error" in a ? a.error : JSON.stringify(a.rows[0]?.[0] ?? null)}, not the newest seq of a filled table`);
+      throw new VerificationError(
+        "E_QUERY_PREFILL",
+        `${MAX_SEQ}: SELECT max(seq) answered ${"error" in a ? a.error : JSON.stringify(a.rows[0]?.[0] ?? null)}, not the newest seq of a filled table`,
+      );
     }
     return { statements: resolveMaxSeq(phase.statements, v), prepareMs };
   } finally {
@@ -155,9 +175,14 @@ async function setUp(phase: QueryPhase, sink: string, target: QueryTarget, signa
 }
 
 /** Summed figures of a query phase for scenario checks (`query.requests`, `query.ok`, `query.errors`). */
-export function queryTotals(q: QueryPhaseRecord | undefined): { requests: number; ok: number; errors: number } | undefined {
+export function queryTotals(
+  q: QueryPhaseRecord | undefined,
+): { requests: number; ok: number; errors: number } | undefined {
   if (!q) return undefined;
-  return q.cells.reduce((t, c) => ({ requests: t.requests + c.requests, ok: t.ok + c.ok, errors: t.errors + c.errors }), { requests: 0, ok: 0, errors: 0 });
+  return q.cells.reduce(
+    (t, c) => ({ requests: t.requests + c.requests, ok: t.ok + c.ok, errors: t.errors + c.errors }),
+    { requests: 0, ok: 0, errors: 0 },
+  );
 }
 
 /** One answer as the sink sent it: its rows (each field as text), or what went wrong. */
@@ -187,16 +212,27 @@ export interface StoredBounds {
  * ingest: exact; during the ingest the table grows, so at least what the last count saw before the request was sent).
  * Returns the rows returned, or the error in words.
  */
-export function checkRows(rows: readonly (readonly string[])[], st: QueryStatement, stored: StoredBounds): { rows: number } | { error: string } {
-  if (st.rows !== undefined && rows.length !== st.rows) return { error: `wrong answer: ${rows.length} rows, expected ${st.rows}` };
+export function checkRows(
+  rows: readonly (readonly string[])[],
+  st: QueryStatement,
+  stored: StoredBounds,
+): { rows: number } | { error: string } {
+  if (st.rows !== undefined && rows.length !== st.rows)
+    return { error: `wrong answer: ${rows.length} rows, expected ${st.rows}` };
   if (st.value !== undefined) {
     const first = rows[0]?.[0];
     const n = first === undefined ? Number.NaN : Number(first);
     if (st.value !== "{stored}") {
-      if (n !== st.value) return { error: `wrong answer: first value ${first ?? "(no row)"}, expected ${st.value}` };
+      if (n !== st.value)
+        return { error: `wrong answer: first value ${first ?? "(no row)"}, expected ${st.value}` };
     } else if (!(n >= stored.min && n <= stored.max)) {
-      const expected = stored.min === stored.max ? `${stored.min}` : `at least ${stored.min}${Number.isFinite(stored.max) ? ` and at most ${stored.max}` : ""}`;
-      return { error: `wrong answer: first value ${first ?? "(no row)"}, expected ${expected} (the rows in the table)` };
+      const expected =
+        stored.min === stored.max
+          ? `${stored.min}`
+          : `at least ${stored.min}${Number.isFinite(stored.max) ? ` and at most ${stored.max}` : ""}`;
+      return {
+        error: `wrong answer: first value ${first ?? "(no row)"}, expected ${expected} (the rows in the table)`,
+      };
     }
   }
   return { rows: rows.length };
@@ -207,7 +243,12 @@ export function checkRows(rows: readonly (readonly string[])[], st: QueryStateme
  * exception text, then `checkRows` over its lines ("{stored}" = `tableRows`, exact). Returns the rows returned, or the
  * error in words.
  */
-export function checkAnswer(status: number, body: string, st: QueryStatement, tableRows: number): { rows: number } | { error: string } {
+export function checkAnswer(
+  status: number,
+  body: string,
+  st: QueryStatement,
+  tableRows: number,
+): { rows: number } | { error: string } {
   const a = clickhouseAnswer(status, body);
   return "error" in a ? a : checkRows(a.rows, st, { min: tableRows, max: tableRows });
 }
@@ -217,8 +258,17 @@ function clickhouseAnswer(status: number, body: string): Answer {
   if (status !== 200) return { error: `HTTP ${status}: ${body.trim().split("\n")[0]!.slice(0, 200)}` };
   // ClickHouse reports an exception raised while streaming the answer after a 200 header, in the body
   const exception = /Code: \d+, e\.displayText\(\) = DB::Exception|DB::Exception:/.exec(body);
-  if (exception) return { error: `exception in the answer: ${body.slice(exception.index).split("\n")[0]!.slice(0, 200)}` };
-  return { rows: body === "" ? [] : body.replace(/\n$/, "").split("\n").map((l) => l.split("\t")) };
+  if (exception)
+    return { error: `exception in the answer: ${body.slice(exception.index).split("\n")[0]!.slice(0, 200)}` };
+  return {
+    rows:
+      body === ""
+        ? []
+        : body
+            .replace(/\n$/, "")
+            .split("\n")
+            .map((l) => l.split("\t")),
+  };
 }
 
 /**
@@ -237,7 +287,14 @@ function clickhouseSession(target: QueryTarget, concurrency: number, timeoutMs: 
     async open() {},
     async send(st, raw) {
       const body = raw ? st.sql.replaceAll("{table}", ref) : statementText(st, ref);
-      const r = await pool.request({ path: `/?${search}`, method: "POST", headers: auth.headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      const r = await pool.request({
+        path: `/?${search}`,
+        method: "POST",
+        headers: auth.headers,
+        body,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
       return clickhouseAnswer(r.statusCode, await r.body.text());
     },
     async close(reason) {
@@ -261,8 +318,14 @@ export function pgTableRef(params: Record<string, string>): string {
  */
 function postgresSession(target: QueryTarget, concurrency: number, timeoutMs: number): QuerySession {
   const pool = new pg.Pool({
-    host: target.host, port: target.port, user: target.params.user ?? "postgres", database: target.params.database ?? "postgres",
-    ...passwordOption("postgres"), max: concurrency, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs,
+    host: target.host,
+    port: target.port,
+    user: target.params.user ?? "postgres",
+    database: target.params.database ?? "postgres",
+    ...passwordOption("postgres"),
+    max: concurrency,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
     application_name: "ingestbench-query",
   });
   pool.on("error", () => undefined); // an idle client's lost connection: the next request takes a new one
@@ -276,11 +339,16 @@ function postgresSession(target: QueryTarget, concurrency: number, timeoutMs: nu
     async send(st) {
       try {
         const r = await pool.query({ text: st.sql.replaceAll("{table}", table), rowMode: "array" });
-        return { rows: (r.rows as unknown[][]).map((row) => row.map((v) => (v instanceof Date ? v.toISOString() : String(v)))) };
+        return {
+          rows: (r.rows as unknown[][]).map((row) =>
+            row.map((v) => (v instanceof Date ? v.toISOString() : String(v))),
+          ),
+        };
       } catch (err) {
         const e = err as Error & { code?: string };
         // a server error is an answer (counted as an error); a lost connection is thrown as a failed request
-        if (typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) return { error: `PostgreSQL ${e.code}: ${e.message.slice(0, 200)}` };
+        if (typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code))
+          return { error: `PostgreSQL ${e.code}: ${e.message.slice(0, 200)}` };
         throw err;
       }
     },
@@ -291,14 +359,19 @@ function postgresSession(target: QueryTarget, concurrency: number, timeoutMs: nu
 }
 
 /** The query client of each sink the phase can run against (QUERY_SINKS in harness/scenario/schema.ts). */
-const SESSIONS: Record<string, (target: QueryTarget, concurrency: number, timeoutMs: number) => QuerySession> = {
+const SESSIONS: Record<
+  string,
+  (target: QueryTarget, concurrency: number, timeoutMs: number) => QuerySession
+> = {
   clickhouse: clickhouseSession,
   postgres: postgresSession,
 };
 
 /** What an aborted phase throws: the signal's reason when it is an Error, else an Error naming it (a signal name). */
 function abortError(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new Error(`the query phase was stopped (${String(signal.reason ?? "aborted")})`);
+  return signal.reason instanceof Error
+    ? signal.reason
+    : new Error(`the query phase was stopped (${String(signal.reason ?? "aborted")})`);
 }
 
 /** A cell's figures while it runs (one pass, or summed over the passes of a phase during the ingest). */
@@ -319,13 +392,26 @@ interface CellTally {
  * ends the cell before a worker's next request (a phase during the ingest ends with the load).
  * @throws the abort reason when `signal` aborts
  */
-async function runCell(sink: string, target: QueryTarget, t: CellTally, opts: { timeoutMs: number; bounds: () => StoredBounds; stop?: () => boolean; signal?: AbortSignal; onClockStart?: () => void }): Promise<void> {
+async function runCell(
+  sink: string,
+  target: QueryTarget,
+  t: CellTally,
+  opts: {
+    timeoutMs: number;
+    bounds: () => StoredBounds;
+    stop?: () => boolean;
+    signal?: AbortSignal;
+    onClockStart?: () => void;
+  },
+): Promise<void> {
   const session = SESSIONS[sink]!(target, t.cell.concurrency, opts.timeoutMs);
   const fail = (e: string): void => {
     t.errors++;
     if (t.samples.length < ERROR_SAMPLES) t.samples.push(e);
   };
-  const record = (since: number): void => { t.histogram.recordValue(Math.max(1, Math.round((performance.now() - since) * 1000))); };
+  const record = (since: number): void => {
+    t.histogram.recordValue(Math.max(1, Math.round((performance.now() - since) * 1000)));
+  };
   const worker = async (): Promise<void> => {
     for (let i = 0; i < t.cell.count; i++) {
       if (opts.signal?.aborted) throw abortError(opts.signal);
@@ -338,7 +424,10 @@ async function runCell(sink: string, target: QueryTarget, t: CellTally, opts: { 
         record(since);
         const a = "error" in answer ? answer : checkRows(answer.rows, t.st, bounds);
         if ("error" in a) fail(a.error);
-        else { t.ok++; t.rows += a.rows; }
+        else {
+          t.ok++;
+          t.rows += a.rows;
+        }
       } catch (err) {
         if (opts.signal?.aborted) throw abortError(opts.signal);
         record(since);
@@ -347,7 +436,9 @@ async function runCell(sink: string, target: QueryTarget, t: CellTally, opts: { 
     }
   };
   // one abort listener for the cell (not one per request): aborting closes the session, failing what is in flight
-  const onAbort = (): void => { void session.close(abortError(opts.signal!)).catch(() => undefined); };
+  const onAbort = (): void => {
+    void session.close(abortError(opts.signal!)).catch(() => undefined);
+  };
   opts.signal?.addEventListener("abort", onAbort, { once: true });
   let started = performance.now();
   try {
@@ -374,8 +465,16 @@ function cellIdOf(t: Pick<CellTally, "st" | "cell">): string {
 function cellResult(t: CellTally): QueryCellResult {
   const none = t.requests === 0;
   return {
-    id: cellIdOf(t), statement: t.st.name, concurrency: t.cell.concurrency, count: t.cell.count,
-    requests: t.requests, ok: t.ok, errors: t.errors, errorSamples: t.samples, rows: t.rows, elapsedMs: t.elapsedMs,
+    id: cellIdOf(t),
+    statement: t.st.name,
+    concurrency: t.cell.concurrency,
+    count: t.cell.count,
+    requests: t.requests,
+    ok: t.ok,
+    errors: t.errors,
+    errorSamples: t.samples,
+    rows: t.rows,
+    elapsedMs: t.elapsedMs,
     requestsPerSecond: t.elapsedMs > 0 ? (t.requests * 1000) / t.elapsedMs : Number.NaN,
     latencyMs: none
       ? { mean: Number.NaN, p50: Number.NaN, p99: Number.NaN, max: Number.NaN }
@@ -395,23 +494,47 @@ function cellResult(t: CellTally): QueryCellResult {
  * @throws ConfigurationError E_QUERY_SINK when the sink has no query support here; the abort reason when aborted
  */
 export async function runQueryPhase(opts: {
-  phase: QueryPhase; sink: string; target: QueryTarget; tableRows: number; signal?: AbortSignal;
-  stop?: () => boolean; storedNow?: () => number;
+  phase: QueryPhase;
+  sink: string;
+  target: QueryTarget;
+  tableRows: number;
+  signal?: AbortSignal;
+  stop?: () => boolean;
+  storedNow?: () => number;
   /** called every QUERY_PROGRESS_MS and at each cell's start and end (QueryProgress); a throw is ignored */
   onProgress?: (p: QueryProgress) => void;
 }): Promise<QueryPhaseRecord> {
-  if (!SESSIONS[opts.sink]) throw new ConfigurationError("E_QUERY_SINK", `the query phase runs against ${Object.keys(SESSIONS).join(", ")} sinks, not "${opts.sink}"`, { field: "query" });
+  if (!SESSIONS[opts.sink])
+    throw new ConfigurationError(
+      "E_QUERY_SINK",
+      `the query phase runs against ${Object.keys(SESSIONS).join(", ")} sinks, not "${opts.sink}"`,
+      { field: "query" },
+    );
   const during = opts.phase.during ?? "after";
   // `prepare`, then `{maxSeq}`, once before the first cell (during the ingest the table only grows, so a key range
   // below the newest seq keeps its rows)
   const { statements, prepareMs } = await setUp(opts.phase, opts.sink, opts.target, opts.signal);
-  const tallies: CellTally[] = statements.flatMap((st) => opts.phase.cells.map((cell) => ({
-    st, cell, requests: 0, ok: 0, errors: 0, rows: 0, samples: [], elapsedMs: 0,
-    histogram: hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: Math.max(2, opts.phase.timeout.ms * 1000 * 2), numberOfSignificantValueDigits: 3 }),
-  })));
-  const bounds = during === "ingest"
-    ? (): StoredBounds => ({ min: opts.storedNow?.() ?? 0, max: Number.POSITIVE_INFINITY })
-    : (): StoredBounds => ({ min: opts.tableRows, max: opts.tableRows });
+  const tallies: CellTally[] = statements.flatMap((st) =>
+    opts.phase.cells.map((cell) => ({
+      st,
+      cell,
+      requests: 0,
+      ok: 0,
+      errors: 0,
+      rows: 0,
+      samples: [],
+      elapsedMs: 0,
+      histogram: hdr.build({
+        lowestDiscernibleValue: 1,
+        highestTrackableValue: Math.max(2, opts.phase.timeout.ms * 1000 * 2),
+        numberOfSignificantValueDigits: 3,
+      }),
+    })),
+  );
+  const bounds =
+    during === "ingest"
+      ? (): StoredBounds => ({ min: opts.storedNow?.() ?? 0, max: Number.POSITIVE_INFINITY })
+      : (): StoredBounds => ({ min: opts.tableRows, max: opts.tableRows });
   let passes = 0;
   const tracker = new PhaseTracker(tallies, during === "ingest", opts.onProgress);
   try {
@@ -421,14 +544,27 @@ export async function runQueryPhase(opts: {
         if (during === "ingest" && opts.stop?.()) break;
         tracker.begin(i, passes);
         try {
-          await runCell(opts.sink, opts.target, t, { timeoutMs: opts.phase.timeout.ms, bounds, stop: during === "ingest" ? opts.stop : undefined, signal: opts.signal, onClockStart: () => tracker.clockStarted() });
+          await runCell(opts.sink, opts.target, t, {
+            timeoutMs: opts.phase.timeout.ms,
+            bounds,
+            stop: during === "ingest" ? opts.stop : undefined,
+            signal: opts.signal,
+            onClockStart: () => tracker.clockStarted(),
+          });
         } finally {
           tracker.end();
         }
       }
     } while (during === "ingest" && !opts.stop?.());
-    const record: QueryPhaseRecord = { sink: opts.sink, tableRows: during === "ingest" ? (opts.storedNow?.() ?? opts.tableRows) : opts.tableRows, cells: tallies.map(cellResult) };
-    if (during === "ingest") { record.during = "ingest"; record.passes = passes; }
+    const record: QueryPhaseRecord = {
+      sink: opts.sink,
+      tableRows: during === "ingest" ? (opts.storedNow?.() ?? opts.tableRows) : opts.tableRows,
+      cells: tallies.map(cellResult),
+    };
+    if (during === "ingest") {
+      record.during = "ingest";
+      record.passes = passes;
+    }
     if (prepareMs !== undefined) record.prepareMs = prepareMs;
     return record;
   } finally {
@@ -450,7 +586,11 @@ class PhaseTracker {
   private doneS = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly tallies: readonly CellTally[], private readonly duringIngest: boolean, private readonly onProgress?: (p: QueryProgress) => void) {}
+  constructor(
+    private readonly tallies: readonly CellTally[],
+    private readonly duringIngest: boolean,
+    private readonly onProgress?: (p: QueryProgress) => void,
+  ) {}
 
   begin(index: number, pass: number): void {
     if (!this.onProgress) return;
@@ -485,18 +625,38 @@ class PhaseTracker {
     const done = Math.min(total, t.ok + t.errors - this.base.answered);
     const elapsedS = this.clockAt > 0 ? (performance.now() - this.clockAt) / 1000 : 0;
     const rate = done > 0 && elapsedS > 0 ? done / elapsedS : null;
-    const cellLeft = rate === null ? null : (ended ? 0 : (total - done) / rate);
-    const meanRate = this.doneS + elapsedS > 0 && this.doneAnswered + done > 0 ? (this.doneAnswered + done) / (this.doneS + elapsedS) : null;
-    const later = this.tallies.slice(this.index + 1).reduce((n, c) => n + c.cell.concurrency * c.cell.count, 0);
+    const cellLeft = rate === null ? null : ended ? 0 : (total - done) / rate;
+    const meanRate =
+      this.doneS + elapsedS > 0 && this.doneAnswered + done > 0
+        ? (this.doneAnswered + done) / (this.doneS + elapsedS)
+        : null;
+    const later = this.tallies
+      .slice(this.index + 1)
+      .reduce((n, c) => n + c.cell.concurrency * c.cell.count, 0);
     const p: QueryProgress = {
-      statement: t.st.name, cellId: cellIdOf(t), cellIndex: this.index + 1, cells: this.tallies.length,
+      statement: t.st.name,
+      cellId: cellIdOf(t),
+      cellIndex: this.index + 1,
+      cells: this.tallies.length,
       ...(this.duringIngest ? { pass: this.pass } : {}),
-      done, total, errors: t.errors - this.base.errors, elapsedS, queriesPerSec: rate, cellRemainingS: cellLeft,
+      done,
+      total,
+      errors: t.errors - this.base.errors,
+      elapsedS,
+      queriesPerSec: rate,
+      cellRemainingS: cellLeft,
       // before this cell's first answer, its own requests at the phase's mean rate too
-      phaseRemainingS: this.duringIngest || meanRate === null ? null : (cellLeft ?? (total - done) / meanRate) + later / meanRate,
+      phaseRemainingS:
+        this.duringIngest || meanRate === null
+          ? null
+          : (cellLeft ?? (total - done) / meanRate) + later / meanRate,
       ended,
     };
-    try { this.onProgress!(p); } catch { /* a display's failure never stops the phase */ }
+    try {
+      this.onProgress!(p);
+    } catch {
+      /* a display's failure never stops the phase */
+    }
     return p;
   }
 }
@@ -506,7 +666,10 @@ export function queryLines(q: QueryPhaseRecord): string[] {
   const f = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : "–");
   return [
     `  queries against ${q.sink} (${q.tableRows.toLocaleString("en-US")} rows in the table):`,
-    ...q.cells.map((c) => `    ${c.id}: ${f(c.requestsPerSecond)} queries/s, p50 ${f(c.latencyMs.p50)} ms, p99 ${f(c.latencyMs.p99)} ms, max ${f(c.latencyMs.max)} ms; `
-      + `${c.requests} requests, ${c.errors} errors${c.errorSamples.length ? ` (first: ${c.errorSamples[0]})` : ""}`),
+    ...q.cells.map(
+      (c) =>
+        `    ${c.id}: ${f(c.requestsPerSecond)} queries/s, p50 ${f(c.latencyMs.p50)} ms, p99 ${f(c.latencyMs.p99)} ms, max ${f(c.latencyMs.max)} ms; ` +
+        `${c.requests} requests, ${c.errors} errors${c.errorSamples.length ? ` (first: ${c.errorSamples[0]})` : ""}`,
+    ),
   ];
 }

@@ -53,18 +53,48 @@ import { EventEmitter } from "node:events";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StackSpec } from "../../core/limits.ts";
-import { ConfigurationError, IngestbenchError, interruptedError, ProvisioningError, untilAborted, VerificationError } from "../../core/errors.ts";
+import {
+  ConfigurationError,
+  IngestbenchError,
+  interruptedError,
+  ProvisioningError,
+  untilAborted,
+  VerificationError,
+} from "../../core/errors.ts";
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import { RunWriter, runDir } from "../results/store.ts";
-import type { CompletionRecord, InstrumentRecord, LockWait, Phase, RunRecord, SeriesPoint, Summary } from "../results/types.ts";
+import type {
+  CompletionRecord,
+  InstrumentRecord,
+  LockWait,
+  Phase,
+  RunRecord,
+  SeriesPoint,
+  Summary,
+} from "../results/types.ts";
 import { findSink } from "../../plugins/registry.ts";
-import { completionOf, type Completion, type CountSample, type Ledger, type LedgerPass, type SinkCost, type Verifier } from "../../core/verifier.ts";
+import {
+  completionOf,
+  type Completion,
+  type CountSample,
+  type Ledger,
+  type LedgerPass,
+  type SinkCost,
+  type Verifier,
+} from "../../core/verifier.ts";
 import { genBaseOf } from "../../core/ledger.ts";
 import { awaitCompletion, nearEnd, TIGHT_INTERVAL_MS, windowEnd, type CompletionWait } from "./completion.ts";
 import { evaluateChecks } from "./checks.ts";
 import { expectContentSample, ledgerWithFidelity } from "./fidelity.ts";
 import { environment, gitCommit } from "./environment.ts";
-import { GeneratorGroup, mergeFinals, processesOf, splitConfig, takeReplayIndex, type LoadGroup } from "./generator-group.ts";
+import {
+  GeneratorGroup,
+  mergeFinals,
+  processesOf,
+  splitConfig,
+  takeReplayIndex,
+  type LoadGroup,
+} from "./generator-group.ts";
 import { AppRun, appLedger } from "./app-host.ts";
 import { appBytes, generatorBlock } from "./app-bytes.ts";
 import { DEFAULT_FIDELITY } from "../../core/fidelity.ts";
@@ -80,8 +110,21 @@ import { appliedHostLimits, stackCapsFit } from "../results/caps.ts";
 import { collectorHosts } from "./versions.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import { StepRunner } from "./steps.ts";
-import { CollectorLoad, inferredSent, selfLoadBytesUnknown, selfLoadFidelity, type Load } from "./self-load.ts";
-import { dedupeExhaustion, EXHAUSTION_CODES, exhaustionIn, exhaustionMessage, exhaustionResource, type Exhaustion } from "./exhaustion.ts";
+import {
+  CollectorLoad,
+  inferredSent,
+  selfLoadBytesUnknown,
+  selfLoadFidelity,
+  type Load,
+} from "./self-load.ts";
+import {
+  dedupeExhaustion,
+  EXHAUSTION_CODES,
+  exhaustionIn,
+  exhaustionMessage,
+  exhaustionResource,
+  type Exhaustion,
+} from "./exhaustion.ts";
 import { faultCosts } from "./fault-cost.ts";
 
 export interface RunOptions {
@@ -115,7 +158,10 @@ const AFTER_LOAD_RSS_MS = 1000;
 
 /** Run ids sort by time: 20261129T201500Z-3f9a2c. */
 export function newRunId(): string {
-  const ts = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const ts = new Date()
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
   return `${ts}-${randomBytes(3).toString("hex")}`;
 }
 
@@ -134,7 +180,10 @@ const now = (): number => performance.timeOrigin + performance.now();
  * what it printed; `detail` the rest of the message and the stack, for --debug.
  */
 export function unexpectedError(e: Error, stage: string): { message: string; detail: string } {
-  const lines = e.message.split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = e.message
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
   const first = lines[0] ?? e.name;
   const last = lines.length > 1 ? lines[lines.length - 1]! : undefined;
   const tail = last && last.length <= 200 ? `: ${last}` : "";
@@ -177,7 +226,14 @@ export class BenchRun extends EventEmitter {
   private readonly delivery = new DeliveryLatency();
   private deliverySeen = false;
   /** the samples a verifier settles after the load (Verifier.afterLoad): the one before the load, then every point's */
-  private readonly marks: Array<{ point: SeriesPoint | null; mark: string; mid: number; tAfter: number; lagBase: number; bytesPerRow: number }> = [];
+  private readonly marks: Array<{
+    point: SeriesPoint | null;
+    mark: string;
+    mid: number;
+    tAfter: number;
+    lagBase: number;
+    bytesPerRow: number;
+  }> = [];
   private deliveryUnavailable: string | undefined;
   /** the verifier's live samples are estimates settled after the load (Verifier.afterLoad); `settled`: that ran */
   private settles = { needed: false, done: false };
@@ -197,11 +253,27 @@ export class BenchRun extends EventEmitter {
     rssMax: 0,
     /** the harness's largest resident set after the load (sampled every AFTER_LOAD_RSS_MS until the ledger is done),
      *  the largest in each stage of it (by this.stage), and the sampler */
-    afterLoadRssMax: 0, afterLoadRssByStage: {} as Record<string, number>, afterLoadSampler: undefined as NodeJS.Timeout | undefined,
-    samples: 0, sampleWallMs: 0, sink: null as SinkCost | null,
-    provisionMs: 0, prepareMs: 0, upMs: 0, ledgerMs: null as number | null, fidelityMs: null as number | null, afterLoadMs: null as number | null, teardownMs: 0,
+    afterLoadRssMax: 0,
+    afterLoadRssByStage: {} as Record<string, number>,
+    afterLoadSampler: undefined as NodeJS.Timeout | undefined,
+    samples: 0,
+    sampleWallMs: 0,
+    sink: null as SinkCost | null,
+    provisionMs: 0,
+    prepareMs: 0,
+    upMs: 0,
+    ledgerMs: null as number | null,
+    fidelityMs: null as number | null,
+    afterLoadMs: null as number | null,
+    teardownMs: 0,
     /** after the load, before the ledger: the completion wait's missing-seq queries, the settling, the drain's full count */
-    completionCheckMs: null as number | null, completionChecks: 0, completionCheckWalBytes: undefined as number | undefined, ledgerPass: undefined as LedgerPass | undefined, settledInCompletionPass: false, settleMs: null as number | null, finalCountMs: null as number | null,
+    completionCheckMs: null as number | null,
+    completionChecks: 0,
+    completionCheckWalBytes: undefined as number | undefined,
+    ledgerPass: undefined as LedgerPass | undefined,
+    settledInCompletionPass: false,
+    settleMs: null as number | null,
+    finalCountMs: null as number | null,
     parts: undefined as Record<string, number> | undefined,
   };
 
@@ -210,11 +282,29 @@ export class BenchRun extends EventEmitter {
     const { stack, plan } = opts;
     this.dir = runDir(opts.resultsRoot, stack.name, plan.scenario, this.runId);
     this.record = {
-      status: "error", runId: this.runId, invocation: opts.invocation, stack: stack.name, platform: stack.platform,
-      scenario: plan.scenario, scenarioFile: plan.scenarioFile, cell: plan.cell, replicate: plan.replicate,
-      seed: plan.seed, startedAt: new Date().toISOString(), finishedAt: null, ...(opts.lockWait ? { lockWait: opts.lockWait } : {}), commit: gitCommit(opts.projectRoot),
-      environment: environment(), limits: {}, versions: {}, scenarioConfig: plan.scenarioConfig,
-      summary: null, ledger: null, generator: null, checks: [], error: null,
+      status: "error",
+      runId: this.runId,
+      invocation: opts.invocation,
+      stack: stack.name,
+      platform: stack.platform,
+      scenario: plan.scenario,
+      scenarioFile: plan.scenarioFile,
+      cell: plan.cell,
+      replicate: plan.replicate,
+      seed: plan.seed,
+      startedAt: new Date().toISOString(),
+      finishedAt: null,
+      ...(opts.lockWait ? { lockWait: opts.lockWait } : {}),
+      commit: gitCommit(opts.projectRoot),
+      environment: environment(),
+      limits: {},
+      versions: {},
+      scenarioConfig: plan.scenarioConfig,
+      summary: null,
+      ledger: null,
+      generator: null,
+      checks: [],
+      error: null,
     };
   }
 
@@ -224,9 +314,20 @@ export class BenchRun extends EventEmitter {
     const ctx = { runId: this.runId, dir: this.dir, events: this as EventEmitter };
     const site: RunSite = this.opts.site
       ? this.opts.site(ctx)
-      : new LocalSite({ stack, plan, runId: this.runId.slice(-6), resultRecord: path.join(this.dir, "run.json"), events: this });
+      : new LocalSite({
+          stack,
+          plan,
+          runId: this.runId.slice(-6),
+          resultRecord: path.join(this.dir, "run.json"),
+          events: this,
+        });
     const verifierFactory = findSink(plan.sink.name)?.verifier;
-    if (!verifierFactory) throw new ConfigurationError("E_SINK", `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`, { field: "sink" });
+    if (!verifierFactory)
+      throw new ConfigurationError(
+        "E_SINK",
+        `scenario ${plan.scenario}: no verifier for sink "${plan.sink.name}"`,
+        { field: "sink" },
+      );
     const writer = new RunWriter(this.dir);
     await writer.open();
     await writer.writeRecord({ ...this.record, status: "running" });
@@ -249,7 +350,14 @@ export class BenchRun extends EventEmitter {
       const genBase = genBaseOf(this.runId);
       this.record.genBase = genBase;
       this.stage = "preparing the sink's table";
-      verifier = verifierFactory.create({ host: sink.control.host, port: sink.control.port, params, fields: plan.fields, genBase, seed: typeof plan.generator.config.seed === "number" ? plan.generator.config.seed : undefined });
+      verifier = verifierFactory.create({
+        host: sink.control.host,
+        port: sink.control.port,
+        params,
+        fields: plan.fields,
+        genBase,
+        seed: typeof plan.generator.config.seed === "number" ? plan.generator.config.seed : undefined,
+      });
       const tPrepare = now();
       await verifier.prepare();
       this.cost.prepareMs = now() - tPrepare;
@@ -264,7 +372,9 @@ export class BenchRun extends EventEmitter {
           const next = await site.sinkControl!();
           if (next.host === at.host && next.port === at.port) return;
           v.retarget!(next);
-          this.record.limits[SINK]?.notes.push(`the verifier followed the sink from ${at.host}:${at.port} to ${next.host}:${next.port} (its endpoint after a fault step)`);
+          this.record.limits[SINK]?.notes.push(
+            `the verifier followed the sink from ${at.host}:${at.port} to ${next.host}:${next.port} (its endpoint after a fault step)`,
+          );
           at = next;
         };
       }
@@ -272,7 +382,10 @@ export class BenchRun extends EventEmitter {
 
       // the collectors (between the generators and the sink) start once the table exists, with the sink downstream
       this.stage = "starting the collectors";
-      const entries = await site.startEntries({ params, fields: plan.fields, ...(plan.selfLoad ? { genBase } : {}) }, this.opts.signal);
+      const entries = await site.startEntries(
+        { params, fields: plan.fields, ...(plan.selfLoad ? { genBase } : {}) },
+        this.opts.signal,
+      );
       this.throwIfAborted();
       if (plan.steps?.length) this.steps = new StepRunner(plan.steps, site.steps?.() ?? null);
 
@@ -280,14 +393,24 @@ export class BenchRun extends EventEmitter {
       const observer = await site.observer();
       await observer.read();
       let prev = await verifier.sample();
-      if (prev.mark !== undefined) this.marks.push({ point: null, mark: prev.mark, mid: (prev.tBefore + prev.tAfter) / 2, tAfter: prev.tAfter, lagBase: prev.tAfter, bytesPerRow: 0 });
+      if (prev.mark !== undefined)
+        this.marks.push({
+          point: null,
+          mark: prev.mark,
+          mid: (prev.tBefore + prev.tAfter) / 2,
+          tAfter: prev.tAfter,
+          lagBase: prev.tAfter,
+          bytesPerRow: 0,
+        });
 
       this.stage = "starting the generators";
       const generatorsStartedMs = Date.now(); // a replay file modified after this is said to be (harness/runner/fidelity.ts)
       // an application under test runs in place of the generators, its exporter aimed at the first entry (./app-host.ts)
-      const generators: LoadGroup = plan.app ? (this.app = this.startApp(site, entries[0]!, genBase))
-        : plan.selfLoad ? this.collectorLoad(site, entries.length)
-        : await this.generatorGroup(site, entries, params, genBase);
+      const generators: LoadGroup = plan.app
+        ? (this.app = this.startApp(site, entries[0]!, genBase))
+        : plan.selfLoad
+          ? this.collectorLoad(site, entries.length)
+          : await this.generatorGroup(site, entries, params, genBase);
       this.generators = generators;
       this.generatorCount = plan.app ? 1 : entries.length;
       // t0 once every generator is up (node + tsx start in about a second): start-up is never measured as load
@@ -302,7 +425,9 @@ export class BenchRun extends EventEmitter {
         this.record.sinkClock = sinkClock;
         const correction = sinkCorrection(sinkClock, clock);
         if (correction) this.delivery.correct(correction.correctionMs);
-        this.deliveryCorrection = correction ?? { reason: `the ${sinkClock.measured ? "loadgen" : "sink"} host's clock offset was not measured (${sinkClock.measured ? (clock as { reason?: string }).reason : sinkClock.reason})` };
+        this.deliveryCorrection = correction ?? {
+          reason: `the ${sinkClock.measured ? "loadgen" : "sink"} host's clock offset was not measured (${sinkClock.measured ? (clock as { reason?: string }).reason : sinkClock.reason})`,
+        };
       }
       generators.go();
       this.cost.upMs = now() - tUp;
@@ -313,11 +438,20 @@ export class BenchRun extends EventEmitter {
       let bytesPerRow = 0;
       // `counted`: a count already taken (the settling's, SettledSamples.final) instead of the verifier's sample;
       // `full`: an exact count as it is taken (Verifier.sample), by default in the drain
-      const tick = async (phase: Phase, counted?: CountSample, full = phase === "drain"): Promise<CountSample> => {
+      const tick = async (
+        phase: Phase,
+        counted?: CountSample,
+        full = phase === "drain",
+      ): Promise<CountSample> => {
         // the collectors' own signals beside the host telemetry, before the count (harness/runner/site.ts)
-        const [obs, signals] = await Promise.all([observer.read(), site.collectorSignals?.().catch(() => undefined)]);
+        const [obs, signals] = await Promise.all([
+          observer.read(),
+          site.collectorSignals?.().catch(() => undefined),
+        ]);
         const tSample = now();
-        const s = counted ?? await this.sampleThroughFaults(() => verifier!.sample({ full, tag: phase }), plan.drainTimeoutMs);
+        const s =
+          counted ??
+          (await this.sampleThroughFaults(() => verifier!.sample({ full, tag: phase }), plan.drainTimeoutMs));
         const harnessRssBytes = process.memoryUsage.rss();
         this.noteCost(phase, now() - tSample, harnessRssBytes);
         if (s.delivery) this.deliverySeen = true;
@@ -331,18 +465,35 @@ export class BenchRun extends EventEmitter {
         if (progress.sent > 0) bytesPerRow = progress.bytes / progress.sent;
         const backlog = generators.backlog(s.stored, s.tAfter);
         const point: SeriesPoint = {
-          t: mid, elapsedS: (mid - t0) / 1000, phase, stored: s.stored, countQueryMs: s.tAfter - s.tBefore,
-          rowsPerSec, mibPerSec: rowsPerSec === null || plan.selfLoad ? null : (rowsPerSec * bytesPerRow) / MiB,
+          t: mid,
+          elapsedS: (mid - t0) / 1000,
+          phase,
+          stored: s.stored,
+          countQueryMs: s.tAfter - s.tBefore,
+          rowsPerSec,
+          mibPerSec: rowsPerSec === null || plan.selfLoad ? null : (rowsPerSec * bytesPerRow) / MiB,
           lagMs: s.newestSentAtMs === null ? null : s.tAfter - (s.newestSentAtMs - clock.offsetMs),
-          backlogRows: backlog?.rows ?? null, backlogLagMs: backlog?.ageMs ?? null,
-          sent: progress.sent, accepted: progress.accepted, rejected: progress.rejected, hosts: obs?.hosts ?? {},
+          backlogRows: backlog?.rows ?? null,
+          backlogLagMs: backlog?.ageMs ?? null,
+          sent: progress.sent,
+          accepted: progress.accepted,
+          rejected: progress.rejected,
+          hosts: obs?.hosts ?? {},
           ...(obs?.machine ? { machine: obs.machine } : {}),
           ...(delivery !== undefined ? { delivery } : {}),
           ...(signals ? { collector: signals } : {}),
           harnessRssBytes,
         };
         this.series.push(point);
-        if (s.mark !== undefined) this.marks.push({ point, mark: s.mark, mid, tAfter: s.tAfter, lagBase: s.tAfter + clock.offsetMs, bytesPerRow });
+        if (s.mark !== undefined)
+          this.marks.push({
+            point,
+            mark: s.mark,
+            mid,
+            tAfter: s.tAfter,
+            lagBase: s.tAfter + clock.offsetMs,
+            bytesPerRow,
+          });
         if (this.deferred) this.deferred.push(point);
         else writer.append(point);
         if (phase !== "drain") this.steps?.onSample(point);
@@ -368,14 +519,21 @@ export class BenchRun extends EventEmitter {
       // (and not before a count has seen rows stored: a statement's `rows` assumes a table that is not empty)
       const mixedRun = mixed
         ? (async () => {
-          await sleep(Math.max(0, t0 + plan.warmupMs - now()), undefined, { signal: this.opts.signal });
-          while (prev.stored === 0 && !loadOver) await sleep(TIGHT_INTERVAL_MS, undefined, { signal: this.opts.signal });
-          if (loadOver) return undefined;
-          return runQueryPhase({
-            phase: mixed, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored,
-            signal: this.opts.signal, stop: () => loadOver, storedNow: () => prev.stored, onProgress: (q) => this.emit("query", q),
-          });
-        })()
+            await sleep(Math.max(0, t0 + plan.warmupMs - now()), undefined, { signal: this.opts.signal });
+            while (prev.stored === 0 && !loadOver)
+              await sleep(TIGHT_INTERVAL_MS, undefined, { signal: this.opts.signal });
+            if (loadOver) return undefined;
+            return runQueryPhase({
+              phase: mixed,
+              sink: plan.sink.name,
+              target: { host: sink.control.host, port: sink.control.port, params },
+              tableRows: prev.stored,
+              signal: this.opts.signal,
+              stop: () => loadOver,
+              storedNow: () => prev.stored,
+              onProgress: (q) => this.emit("query", q),
+            });
+          })()
         : undefined;
       mixedRun?.catch(() => undefined); // awaited below; a rejection before then is not unhandled
       for (let k = 1; ; k++) {
@@ -383,7 +541,10 @@ export class BenchRun extends EventEmitter {
         const near = workloadRows !== undefined && nearEnd(prev.stored, workloadRows, now() - t0);
         const due = near ? Math.min(cadence, now() + TIGHT_INTERVAL_MS) : cadence;
         if (due > loadEnd + 1 || generators.finished) break;
-        await Promise.race([sleep(Math.max(0, due - now()), undefined, { signal: this.opts.signal }).catch(() => undefined), allFinished]);
+        await Promise.race([
+          sleep(Math.max(0, due - now()), undefined, { signal: this.opts.signal }).catch(() => undefined),
+          allFinished,
+        ]);
         this.throwIfAborted();
         if (generators.finished) break;
         await tick(due - t0 <= plan.warmupMs ? "warmup" : "measure");
@@ -395,7 +556,9 @@ export class BenchRun extends EventEmitter {
       if (this.selfLoad) {
         const until = now() + plan.drainTimeoutMs;
         while (!(await this.selfLoad.settled(prev.stored)) && now() < until) {
-          await sleep(Math.min(plan.intervalMs, 250), undefined, { signal: this.opts.signal }).catch(() => undefined);
+          await sleep(Math.min(plan.intervalMs, 250), undefined, { signal: this.opts.signal }).catch(
+            () => undefined,
+          );
           this.throwIfAborted();
           await tick("drain");
         }
@@ -416,14 +579,20 @@ export class BenchRun extends EventEmitter {
       finals = await generators.stop();
       const replayIndex = takeReplayIndex(finals);
       if (mixedRun) {
-        const q = await mixedRun.catch((err: unknown) => { this.throwIfAborted(); throw err; });
+        const q = await mixedRun.catch((err: unknown) => {
+          this.throwIfAborted();
+          throw err;
+        });
         if (q) this.record.query = q;
       }
       const final = mergeFinals(finals);
       this.record.generator = final;
       if (finals.length > 1) this.record.generators = finals;
       if (final.errors.length > 0 && final.accepted === 0) {
-        throw new IngestbenchError("E_GENERATOR", `generator ${plan.generator.name} stored nothing: ${final.errors.slice(0, 3).join("; ")}`);
+        throw new IngestbenchError(
+          "E_GENERATOR",
+          `generator ${plan.generator.name} stored nothing: ${final.errors.slice(0, 3).join("; ")}`,
+        );
       }
 
       // Completion: keep counting until the sink holds every seq it acknowledged, or the timeout passes. With a
@@ -443,16 +612,28 @@ export class BenchRun extends EventEmitter {
         // stored while the cap was off, which the sink's notes then say.
         // the samples' marks so far (no sample comes between the last check and the settling): a verifier may settle
         // them beside its check, in its snapshot (PostgreSQL), and the settling below then reads no table of its own
-        const marks = this.settles.needed && this.marks.length > 0 ? this.marks.map((m) => m.mark) : undefined;
+        const marks =
+          this.settles.needed && this.marks.length > 0 ? this.marks.map((m) => m.mark) : undefined;
         const check = (): Promise<Completion> => completionOf(verifier!, sentBy, rejectedBy, marks);
-        const raw = await (site.sinkUncapped ? site.sinkUncapped("the completion wait looked for missing seqs", check) : check());
+        const raw = await (site.sinkUncapped
+          ? site.sinkUncapped("the completion wait looked for missing seqs", check)
+          : check());
         this.cost.completionCheckMs = (this.cost.completionCheckMs ?? 0) + now() - tCheck;
         this.cost.completionChecks += 1;
-        if (raw.walBytes !== undefined) this.cost.completionCheckWalBytes = (this.cost.completionCheckWalBytes ?? 0) + raw.walBytes;
+        if (raw.walBytes !== undefined)
+          this.cost.completionCheckWalBytes = (this.cost.completionCheckWalBytes ?? 0) + raw.walBytes;
         const c = drops > 0 ? { ...raw, missing: Math.max(0, raw.missing - drops) } : raw;
         const notes = this.record.limits[SINK]?.notes;
-        const incomplete = "the completion wait found seqs missing with the CPU cap lifted for its check: rows stored during that check were stored without the cap";
-        if (c.missing > 0 && site.sinkUncapped && notes && this.sinkCpuCap() !== null && !notes.includes(incomplete)) notes.push(incomplete);
+        const incomplete =
+          "the completion wait found seqs missing with the CPU cap lifted for its check: rows stored during that check were stored without the cap";
+        if (
+          c.missing > 0 &&
+          site.sinkUncapped &&
+          notes &&
+          this.sinkCpuCap() !== null &&
+          !notes.includes(incomplete)
+        )
+          notes.push(incomplete);
         return c;
       };
       // The drain after a timed load samples live where the verifier settles its samples after the load and its check
@@ -461,15 +642,22 @@ export class BenchRun extends EventEmitter {
       // and the settling makes the drain's points exact. Elsewhere the drain counts exactly (ClickHouse's drain
       // samples also recount another run's late rows, which its live samples take from the first sample)
       const liveDrain = this.settles.needed && verifier.liveCountLags === true;
-      const wait = async (phase: "measure" | "drain"): Promise<CompletionWait> => awaitCompletion({
-        tick: () => tick(phase, undefined, phase === "drain" && !liveDrain), completion,
-        accepted: final.accepted, expected: expectedRows(final), previous: prev,
-        intervalMs: phase === "measure" ? plan.intervalMs : Math.min(plan.intervalMs, 250), tighten: phase === "measure",
-        // the drain's live count, which lags, is checked once it stands still; not a fixed workload's wait, which is
-        // still its measurement: the check lifts the sink's cap, so it waits until the count says done
-        checkWhenStill: phase === "drain" && liveDrain,
-        timeoutMs: plan.drainTimeoutMs, checkAbort: () => this.throwIfAborted(), signal: this.opts.signal,
-      });
+      const wait = async (phase: "measure" | "drain"): Promise<CompletionWait> =>
+        awaitCompletion({
+          tick: () => tick(phase, undefined, phase === "drain" && !liveDrain),
+          completion,
+          accepted: final.accepted,
+          expected: expectedRows(final),
+          previous: prev,
+          intervalMs: phase === "measure" ? plan.intervalMs : Math.min(plan.intervalMs, 250),
+          tighten: phase === "measure",
+          // the drain's live count, which lags, is checked once it stands still; not a fixed workload's wait, which is
+          // still its measurement: the check lifts the sink's cap, so it waits until the count says done
+          checkWhenStill: phase === "drain" && liveDrain,
+          timeoutMs: plan.drainTimeoutMs,
+          checkAbort: () => this.throwIfAborted(),
+          signal: this.opts.signal,
+        });
       // the content check's sample is known now: the completion check's passes locate it, so that the ledger can take
       // the last of them rather than a pass of its own (plugins/sinks/postgres/verifier.ts ledger())
       if (!plan.selfLoad) expectContentSample(verifier, plan, sentBy, genBase);
@@ -482,12 +670,24 @@ export class BenchRun extends EventEmitter {
         // only confirmed what an earlier one saw (drain, not measure)
         const first = this.series.findIndex((p) => p.phase === "measure");
         const points = first < 0 ? [] : this.series.slice(Math.max(0, first - 1));
-        const finalStored = w.outcome === "complete" ? (settled ? this.series.at(-1)!.stored : w.samples.at(-1)!.stored) : Math.max(...points.map((p) => p.stored));
+        const finalStored =
+          w.outcome === "complete"
+            ? settled
+              ? this.series.at(-1)!.stored
+              : w.samples.at(-1)!.stored
+            : Math.max(...points.map((p) => p.stored));
         const end = windowEnd(points, finalStored);
-        points.forEach((p, i) => { if (i > Math.max(end.index, 1)) p.phase = "drain"; });
+        points.forEach((p, i) => {
+          if (i > Math.max(end.index, 1)) p.phase = "drain";
+        });
         this.flushDeferred(writer);
         if (settled) await writer.rewriteSeries(this.series);
-        this.record.completion = completionRecord("workload", w, points[Math.max(end.index, 1)]?.t ?? null, end.windowErrorMs);
+        this.record.completion = completionRecord(
+          "workload",
+          w,
+          points[Math.max(end.index, 1)]?.t ?? null,
+          end.windowErrorMs,
+        );
         this.stage = "counting the last sample";
         const tCount = now();
         // the settling's pass counted every row in its snapshot (PostgreSQL): the last point takes that count
@@ -501,21 +701,35 @@ export class BenchRun extends EventEmitter {
         // rows committed after the drain's last sample, before the completion check's snapshot, are in no point: the
         // settling's count of every row in that snapshot (PostgreSQL) is the drain's last point, so that drainSeconds
         // ends at the latest where they were all stored
-        if (this.settledFinal && this.settledFinal.stored > this.series.at(-1)!.stored) await tick("drain", this.settledFinal);
+        if (this.settledFinal && this.settledFinal.stored > this.series.at(-1)!.stored)
+          await tick("drain", this.settledFinal);
       }
 
       // The query phase (scenario `query`, ./query-load.ts): against the table the ingest filled, only once every
       // acknowledged seq is stored, and while the sink is still under its caps
       if (plan.query && plan.query.during !== "ingest") {
         if (this.record.completion?.outcome !== "complete") {
-          throw new VerificationError("E_QUERY_PREFILL", `the query phase needs the table complete: ${this.record.completion?.missing ?? "?"} acknowledged rows were still missing at the end of the wait`);
+          throw new VerificationError(
+            "E_QUERY_PREFILL",
+            `the query phase needs the table complete: ${this.record.completion?.missing ?? "?"} acknowledged rows were still missing at the end of the wait`,
+          );
         }
         // a fixed workload sets the table's size: one cut short by the duration leaves a smaller table than asked for
         if (workloadRows !== undefined && !workloadDone) {
-          throw new VerificationError("E_QUERY_PREFILL", `the query phase needs the fixed workload's ${workloadRows} rows: the load ended at ${this.opts.plan.durationMs / 1000} s with ${final.sent} sent; raise duration`);
+          throw new VerificationError(
+            "E_QUERY_PREFILL",
+            `the query phase needs the fixed workload's ${workloadRows} rows: the load ended at ${this.opts.plan.durationMs / 1000} s with ${final.sent} sent; raise duration`,
+          );
         }
         this.stage = QUERY_STAGE;
-        this.record.query = await runQueryPhase({ phase: plan.query, sink: plan.sink.name, target: { host: sink.control.host, port: sink.control.port, params }, tableRows: prev.stored, signal: this.opts.signal, onProgress: (q) => this.emit("query", q) });
+        this.record.query = await runQueryPhase({
+          phase: plan.query,
+          sink: plan.sink.name,
+          target: { host: sink.control.host, port: sink.control.port, params },
+          tableRows: prev.stored,
+          signal: this.opts.signal,
+          onProgress: (q) => this.emit("query", q),
+        });
       }
 
       // what the measurement's samples cost the sink, by its own account (before the ledger's queries)
@@ -526,7 +740,8 @@ export class BenchRun extends EventEmitter {
       if (claims) this.record.collectorClaims = claims;
       if (this.steps?.disturbed(SINK)) await this.followSink?.().catch(() => undefined);
       // The measurement is over (e.g. the local sink's CPU cap is lifted for the ledger queries)
-      for (const [host, notes] of Object.entries(await site.endMeasurement())) this.record.limits[host]?.notes.push(...notes);
+      for (const [host, notes] of Object.entries(await site.endMeasurement()))
+        this.record.limits[host]?.notes.push(...notes);
       await this.opts.beforeLedger?.({ host: sink.control.host, port: sink.control.port, params });
       const sentPerGen = finals.map((f) => f.sent);
       const rejectedPerGen = finals.map((f) => f.rejectedRanges);
@@ -539,28 +754,64 @@ export class BenchRun extends EventEmitter {
         ledger.fidelity = selfLoadFidelity(plan);
       } else {
         // Ctrl-C does not wait for the reads (PostgreSQL's CREATE INDEX over a soak's 18M rows)
-        const done = await untilAborted(ledgerWithFidelity(verifier, plan, sentPerGen, rejectedPerGen, { genBase, signal: this.opts.signal, replayIndex, generatorsStartedMs }), this.opts.signal);
+        const done = await untilAborted(
+          ledgerWithFidelity(verifier, plan, sentPerGen, rejectedPerGen, {
+            genBase,
+            signal: this.opts.signal,
+            replayIndex,
+            generatorsStartedMs,
+          }),
+          this.opts.signal,
+        );
         ledger = done.ledger;
         Object.assign(this.cost, done.times);
       }
       this.cost.ledgerPass = verifier.ledgerPass;
       this.stopAfterLoadSampler();
       this.record.ledger = ledger;
-      if (this.record.timeline) this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
-      this.record.summary = this.summarize(final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0, ledger);
+      if (this.record.timeline)
+        this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
+      this.record.summary = this.summarize(
+        final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0,
+        ledger,
+      );
       if (this.app) {
         const figures = this.app.figures!.figures;
         const bytes = await appBytes({
-          figures, reader: verifier.rows, sent: final.sent, stored: ledger.distinct, limit: (plan.fidelity ?? DEFAULT_FIDELITY).all,
-          encoding: { protocol: plan.generator.name, config: plan.generator.config, fields: plan.fields, seed: plan.seed ?? 1, gen: genBase },
+          figures,
+          reader: verifier.rows,
+          sent: final.sent,
+          stored: ledger.distinct,
+          limit: (plan.fidelity ?? DEFAULT_FIDELITY).all,
+          encoding: {
+            protocol: plan.generator.name,
+            config: plan.generator.config,
+            fields: plan.fields,
+            seed: plan.seed ?? 1,
+            gen: genBase,
+          },
         });
-        this.record.app = { ...this.app.info, ...this.app.figures!, cpuCores: meanCpuByHost(this.series), ledger: { ...appLedger(figures, ledger), bytes } };
+        this.record.app = {
+          ...this.app.info,
+          ...this.app.figures!,
+          cpuCores: meanCpuByHost(this.series),
+          ledger: { ...appLedger(figures, ledger), bytes },
+        };
       }
-      this.record.checks = evaluateChecks(plan.checks, { ledger, summary: this.record.summary, generator: final, query: queryTotals(this.record.query), app: this.record.app });
+      this.record.checks = evaluateChecks(plan.checks, {
+        ledger,
+        summary: this.record.summary,
+        generator: final,
+        query: queryTotals(this.record.query),
+        app: this.record.app,
+      });
       this.record.status = this.record.checks.every((c) => c.ok) ? "ok" : "failed";
       const agree = this.record.app?.ledger;
       if (agree && !agree.agrees) {
-        throw new VerificationError("E_APP_LEDGER", `the sink's ledger disagrees with the app: it reports ${agree.sent} sent and ${agree.dropped} dropped, so ${agree.expected} should be stored; the sink holds ${agree.stored} distinct and lost ${agree.lost} (${agree.unaccounted > 0 ? `${agree.unaccounted} lost in the pipeline beyond the app's drops` : `${-agree.unaccounted} reported dropped yet stored`}; ledger.missingRanges)`);
+        throw new VerificationError(
+          "E_APP_LEDGER",
+          `the sink's ledger disagrees with the app: it reports ${agree.sent} sent and ${agree.dropped} dropped, so ${agree.expected} should be stored; the sink holds ${agree.stored} distinct and lost ${agree.lost} (${agree.unaccounted > 0 ? `${agree.unaccounted} lost in the pipeline beyond the app's drops` : `${-agree.unaccounted} reported dropped yet stored`}; ledger.missingRanges)`,
+        );
       }
     } catch (err) {
       this.record.status = this.opts.signal?.aborted ? "interrupted" : "error";
@@ -568,11 +819,16 @@ export class BenchRun extends EventEmitter {
       this.record.error = { code: e.code ?? "E_UNEXPECTED", kind: errorKind(err), message: e.message };
       // a step cut short by the signal fails with its own code (e.g. E_PG_ABORTED): the run's is the interruption
       if (this.opts.signal?.aborted && e.code !== "E_INTERRUPTED") {
-        this.record.error = { code: "E_INTERRUPTED", kind: "run", message: `interrupted (${String(this.opts.signal.reason ?? "signal")}) during: ${e.message}` };
+        this.record.error = {
+          code: "E_INTERRUPTED",
+          kind: "run",
+          message: `interrupted (${String(this.opts.signal.reason ?? "signal")}) during: ${e.message}`,
+        };
       }
       // a bug or a failed command (an ExecaError): one line naming what failed and when; its whole text and stack are
       // kept beside it (printed with --debug, harness/runner/drive.ts)
-      if (!(err instanceof IngestbenchError) && !this.opts.signal?.aborted) this.record.error = { ...this.record.error, ...unexpectedError(e, this.stage) };
+      if (!(err instanceof IngestbenchError) && !this.opts.signal?.aborted)
+        this.record.error = { ...this.record.error, ...unexpectedError(e, this.stage) };
     } finally {
       this.stopAfterLoadSampler();
       this.stage = "tearing down";
@@ -588,9 +844,16 @@ export class BenchRun extends EventEmitter {
       this.flushDeferred(writer);
       const errors: string[] = [];
       const attempt = async (what: string, f: () => Promise<unknown>): Promise<void> => {
-        try { await f(); } catch (e) { errors.push(`${what}: ${(e as Error).message}`); }
+        try {
+          await f();
+        } catch (e) {
+          errors.push(`${what}: ${(e as Error).message}`);
+        }
       };
-      if (this.steps && !this.record.timeline) await attempt("steps", async () => { this.record.timeline = await this.steps!.finish(); });
+      if (this.steps && !this.record.timeline)
+        await attempt("steps", async () => {
+          this.record.timeline = await this.steps!.finish();
+        });
       if (this.generators && !finals) {
         await attempt("generator", async () => {
           const stopped = await this.generators!.stop();
@@ -598,8 +861,12 @@ export class BenchRun extends EventEmitter {
           this.record.generator = mergeFinals(stopped);
         });
       }
-      if (site.oomKills && this.record.status !== "interrupted") await attempt("OOM check", async () => this.reportOom(await site.oomKills!()));
-      if (this.record.status !== "interrupted") await attempt("exhaustion check", async () => this.reportExhaustion(await (site.exhaustion?.() ?? Promise.resolve([]))));
+      if (site.oomKills && this.record.status !== "interrupted")
+        await attempt("OOM check", async () => this.reportOom(await site.oomKills!()));
+      if (this.record.status !== "interrupted")
+        await attempt("exhaustion check", async () =>
+          this.reportExhaustion(await (site.exhaustion?.() ?? Promise.resolve([]))),
+        );
       if (verifier) await attempt("verifier", () => verifier!.close());
       const tTeardown = now();
       errors.push(...(await site.teardown()));
@@ -624,30 +891,55 @@ export class BenchRun extends EventEmitter {
   private collectorLoad(site: RunSite, hosts: number): CollectorLoad {
     const s = this.opts.plan.selfLoad!;
     if (!site.selfLoadCounts) {
-      throw new ConfigurationError("E_GENERATOR_NONE", `scenario ${this.opts.plan.scenario}: generator: none runs on the local platform only (this site cannot read ${s.collector}'s own count of the events it made)`, { field: "generator" });
+      throw new ConfigurationError(
+        "E_GENERATOR_NONE",
+        `scenario ${this.opts.plan.scenario}: generator: none runs on the local platform only (this site cannot read ${s.collector}'s own count of the events it made)`,
+        { field: "generator" },
+      );
     }
     const reason = `no generator process: ${s.collector}'s ${s.input} stamps sent_at with the collector host's clock (generator: none)`;
-    this.selfLoad = new CollectorLoad(() => site.selfLoadCounts!(), hosts * s.generatorsPerHost, s.quietMs, reason);
+    this.selfLoad = new CollectorLoad(
+      () => site.selfLoadCounts!(),
+      hosts * s.generatorsPerHost,
+      s.quietMs,
+      reason,
+    );
     return this.selfLoad;
   }
 
   /** The generator processes on the loadgen host, `processes` per entry point (./generator-group.ts). */
-  private async generatorGroup(site: RunSite, entries: ReadonlyArray<{ host: string; port: number }>, params: Record<string, string>, genBase: number): Promise<GeneratorGroup> {
+  private async generatorGroup(
+    site: RunSite,
+    entries: ReadonlyArray<{ host: string; port: number }>,
+    params: Record<string, string>,
+    genBase: number,
+  ): Promise<GeneratorGroup> {
     const { plan } = this.opts;
     const loadgen = await site.loadgen(plan.replayFile);
     // `processes` per entry point share its load (generator-group.ts splitConfig); entry e's are genIds e·n .. e·n+n-1
     const perEntry = processesOf(plan.generator.config);
     const configs = splitConfig(plan.generator.config, perEntry);
-    return new GeneratorGroup(loadgen.spawn, entries.length * perEntry, (genId) => {
-      const entry = entries[Math.floor(genId / perEntry)]!;
-      return {
-        name: plan.generator.name,
-        config: configs[genId % perEntry]!,
-        ctx: { target: { host: entry.host, port: entry.port, params }, fields: plan.fields, genId, genBase, replayFile: loadgen.replayFile },
-        projectRoot: this.opts.projectRoot,
-        clockSync: true,
-      };
-    }, loadgen.program);
+    return new GeneratorGroup(
+      loadgen.spawn,
+      entries.length * perEntry,
+      (genId) => {
+        const entry = entries[Math.floor(genId / perEntry)]!;
+        return {
+          name: plan.generator.name,
+          config: configs[genId % perEntry]!,
+          ctx: {
+            target: { host: entry.host, port: entry.port, params },
+            fields: plan.fields,
+            genId,
+            genBase,
+            replayFile: loadgen.replayFile,
+          },
+          projectRoot: this.opts.projectRoot,
+          clockSync: true,
+        };
+      },
+      loadgen.program,
+    );
   }
 
   /**
@@ -657,13 +949,25 @@ export class BenchRun extends EventEmitter {
   private startApp(site: RunSite, entry: { host: string; port: number }, genBase: number): AppRun {
     const { plan } = this.opts;
     const app = plan.app!;
-    if (!site.appHost) throw new ConfigurationError("E_APP_NOT_RUNNABLE", `scenario ${plan.scenario}: an application under test runs on local stacks only (this stack is ${this.opts.stack.platform})`, { field: "app" });
+    if (!site.appHost)
+      throw new ConfigurationError(
+        "E_APP_NOT_RUNNABLE",
+        `scenario ${plan.scenario}: an application under test runs on local stacks only (this stack is ${this.opts.stack.platform})`,
+        { field: "app" },
+      );
     const host = site.appHost(app.spec.host);
     return new AppRun({
-      plan: app, spawn: host.spawn, controlAddress: host.controlAddress, cwd: this.opts.projectRoot,
+      plan: app,
+      spawn: host.spawn,
+      controlAddress: host.controlAddress,
+      cwd: this.opts.projectRoot,
       exporterEnv: {
-        INGESTBENCH_TARGET: `${entry.host}:${entry.port}`, INGESTBENCH_PROTOCOL: plan.generator.name, INGESTBENCH_GEN: String(genBase),
-        INGESTBENCH_SEED: String(plan.seed ?? 1), INGESTBENCH_FIELDS: JSON.stringify(plan.fields), INGESTBENCH_WARMUP_MS: String(plan.warmupMs),
+        INGESTBENCH_TARGET: `${entry.host}:${entry.port}`,
+        INGESTBENCH_PROTOCOL: plan.generator.name,
+        INGESTBENCH_GEN: String(genBase),
+        INGESTBENCH_SEED: String(plan.seed ?? 1),
+        INGESTBENCH_FIELDS: JSON.stringify(plan.fields),
+        INGESTBENCH_WARMUP_MS: String(plan.warmupMs),
         // the protocol's block (defaults filled in): how the exporter frames records (tag, APP-NAME, …: ./app-bytes.ts)
         INGESTBENCH_GENERATOR: JSON.stringify(generatorBlock(plan.generator.name, plan.generator.config)),
       },
@@ -702,7 +1006,9 @@ export class BenchRun extends EventEmitter {
     this.stage = "settling the samples";
     const settle = () => untilAborted(verifier.afterLoad!(this.marks.map((m) => m.mark)), this.opts.signal);
     const tSettle = now();
-    const settled = await (site.sinkUncapped ? site.sinkUncapped("the samples were settled after the load", settle) : settle());
+    const settled = await (site.sinkUncapped
+      ? site.sinkUncapped("the samples were settled after the load", settle)
+      : settle());
     this.cost.settleMs = now() - tSettle;
     if (settled.fromCompletionPass) this.cost.settledInCompletionPass = true;
     this.settles.done = true;
@@ -714,13 +1020,16 @@ export class BenchRun extends EventEmitter {
       if (p && s) {
         if (s.stored !== undefined) {
           p.stored = s.stored;
-          p.rowsPerSec = prev && m.mid > prev.mid ? ((s.stored - prev.stored) * 1000) / (m.mid - prev.mid) : null;
-          p.mibPerSec = p.rowsPerSec === null || this.opts.plan.selfLoad ? null : (p.rowsPerSec * m.bytesPerRow) / MiB; // no bytes sent by the harness: unknown, not 0
+          p.rowsPerSec =
+            prev && m.mid > prev.mid ? ((s.stored - prev.stored) * 1000) / (m.mid - prev.mid) : null;
+          p.mibPerSec =
+            p.rowsPerSec === null || this.opts.plan.selfLoad ? null : (p.rowsPerSec * m.bytesPerRow) / MiB; // no bytes sent by the harness: unknown, not 0
           const backlog = this.generators?.backlog(s.stored, m.tAfter);
           p.backlogRows = backlog?.rows ?? null;
           p.backlogLagMs = backlog?.ageMs ?? null;
         }
-        if (s.newestSentAtMs !== undefined) p.lagMs = s.newestSentAtMs === null ? null : m.lagBase - s.newestSentAtMs;
+        if (s.newestSentAtMs !== undefined)
+          p.lagMs = s.newestSentAtMs === null ? null : m.lagBase - s.newestSentAtMs;
         if (s.delivery && p.delivery === undefined) {
           this.deliverySeen = true;
           const d = this.delivery.window(s.delivery, p.phase !== "warmup");
@@ -754,7 +1063,11 @@ export class BenchRun extends EventEmitter {
 
   /** The sink's CPU cap as applied, cores, or null when it has none below the machine's cores (docs/decisions/0008). */
   private sinkCpuCap(): number | null {
-    const cpu = appliedHostLimits(this.record.limits[SINK], this.opts.stack.hosts[SINK]?.limits ?? {}, this.record.environment).cpu;
+    const cpu = appliedHostLimits(
+      this.record.limits[SINK],
+      this.opts.stack.hosts[SINK]?.limits ?? {},
+      this.record.environment,
+    ).cpu;
     const cores = cpu ? cpu.quotaUs / cpu.periodUs : Infinity;
     return cores < this.record.environment.cores ? cores : null;
   }
@@ -772,16 +1085,42 @@ export class BenchRun extends EventEmitter {
     const spentMs = useSink ? c.sink!.cpuMs! : c.sampleWallMs;
     return {
       measureSeconds,
-      harness: { cpuSeconds, cores: cpuSeconds / measureSeconds, rss: { openBytes: c.open.rss, lastBytes: c.last.rss, maxBytes: c.rssMax, ...(c.afterLoadRssMax > 0 ? { afterLoadMaxBytes: c.afterLoadRssMax, afterLoadByStage: c.afterLoadRssByStage } : {}) } },
+      harness: {
+        cpuSeconds,
+        cores: cpuSeconds / measureSeconds,
+        rss: {
+          openBytes: c.open.rss,
+          lastBytes: c.last.rss,
+          maxBytes: c.rssMax,
+          ...(c.afterLoadRssMax > 0
+            ? { afterLoadMaxBytes: c.afterLoadRssMax, afterLoadByStage: c.afterLoadRssByStage }
+            : {}),
+        },
+      },
       verifier: {
-        samples: c.samples, sampleWallMs: c.sampleWallMs, sink: c.sink, sinkCapCores, sinkUncapped,
-        shareOfSinkCap: spentMs / 1000 / (measureSeconds * sinkCapCores), basis: useSink ? "sink cpu" : "sample wall time",
+        samples: c.samples,
+        sampleWallMs: c.sampleWallMs,
+        sink: c.sink,
+        sinkCapCores,
+        sinkUncapped,
+        shareOfSinkCap: spentMs / 1000 / (measureSeconds * sinkCapCores),
+        basis: useSink ? "sink cpu" : "sample wall time",
       },
       overhead: {
-        provisionAndSinkStartMs: c.provisionMs, prepareMs: c.prepareMs, collectorsAndGeneratorsUpMs: c.upMs,
-        ledgerMs: c.ledgerMs, fidelityMs: c.fidelityMs, afterLoadMs: c.afterLoadMs, teardownMs: c.teardownMs,
-        completionCheckMs: c.completionCheckMs, ...(c.completionChecks > 0 ? { completionChecks: c.completionChecks } : {}), settleMs: c.settleMs, finalCountMs: c.finalCountMs,
-        ...(c.completionCheckWalBytes !== undefined ? { completionCheckWalBytes: c.completionCheckWalBytes } : {}),
+        provisionAndSinkStartMs: c.provisionMs,
+        prepareMs: c.prepareMs,
+        collectorsAndGeneratorsUpMs: c.upMs,
+        ledgerMs: c.ledgerMs,
+        fidelityMs: c.fidelityMs,
+        afterLoadMs: c.afterLoadMs,
+        teardownMs: c.teardownMs,
+        completionCheckMs: c.completionCheckMs,
+        ...(c.completionChecks > 0 ? { completionChecks: c.completionChecks } : {}),
+        settleMs: c.settleMs,
+        finalCountMs: c.finalCountMs,
+        ...(c.completionCheckWalBytes !== undefined
+          ? { completionCheckWalBytes: c.completionCheckWalBytes }
+          : {}),
         ...(c.ledgerPass !== undefined ? { ledgerPass: c.ledgerPass } : {}),
         ...(c.settledInCompletionPass ? { settledInCompletionPass: true } : {}),
         ...(c.parts ? { parts: c.parts } : {}),
@@ -793,7 +1132,9 @@ export class BenchRun extends EventEmitter {
     const summary = this.computeSummary(bytesPerRow, ledger);
     // a run that ended (Ctrl-C, an error) before its samples were settled keeps the live estimates: said so
     const unsettled = this.settles.needed && !this.settles.done;
-    if (unsettled) summary.estimated = "live estimates: the run ended before its samples were settled (the counts and rows/s of series.jsonl are the live ones; no delivery windows were read)";
+    if (unsettled)
+      summary.estimated =
+        "live estimates: the run ended before its samples were settled (the counts and rows/s of series.jsonl are the live ones; no delivery windows were read)";
     // only when the window's opening sample (the warmup's last) had already stored some of the workload: else the
     // window holds all of it
     const first = this.series.findIndex((p) => p.phase === "measure");
@@ -803,7 +1144,12 @@ export class BenchRun extends EventEmitter {
     }
     summary.deliveryLatency = this.deliverySeen
       ? this.delivery.summary(deliveryClock(this.opts.stack.platform, this.deliveryCorrection))
-      : { unavailable: unsettled ? "not read: the run ended before the samples were settled (the delivery windows are read after the load)" : this.deliveryUnavailable ?? `the ${this.opts.plan.sink.name} verifier reads no stored-at time` };
+      : {
+          unavailable: unsettled
+            ? "not read: the run ended before the samples were settled (the delivery windows are read after the load)"
+            : (this.deliveryUnavailable ??
+              `the ${this.opts.plan.sink.name} verifier reads no stored-at time`),
+        };
     summary.saturation = saturationVerdict(verdictPoints(this.series.filter((p) => p.phase === "measure")));
     return summary;
   }
@@ -811,11 +1157,19 @@ export class BenchRun extends EventEmitter {
   private computeSummary(bytesPerRow: number, ledger?: Ledger): Summary {
     const { stack } = this.opts;
     return computeSummary({
-      series: this.series, bytesPerRow,
+      series: this.series,
+      bytesPerRow,
       ...(this.opts.plan.selfLoad ? { bytesUnknown: selfLoadBytesUnknown(this.opts.plan) } : {}),
       // scored against what was applied and read back, caps at or above the machine dropped (caps.ts appliedHostLimits)
-      limits: Object.fromEntries(Object.entries(stack.hosts).map(([n, h]) => [n, appliedHostLimits(this.record.limits[n], h.limits, this.record.environment)])),
-      sinkHosts: this.opts.plan.collector ? [...collectorHosts(Object.keys(stack.hosts)), SINK] : [SINK], clientHost: LOADGEN, machineCores: this.record.environment.cores,
+      limits: Object.fromEntries(
+        Object.entries(stack.hosts).map(([n, h]) => [
+          n,
+          appliedHostLimits(this.record.limits[n], h.limits, this.record.environment),
+        ]),
+      ),
+      sinkHosts: this.opts.plan.collector ? [...collectorHosts(Object.keys(stack.hosts)), SINK] : [SINK],
+      clientHost: LOADGEN,
+      machineCores: this.record.environment.cores,
       distinctShare: ledger && ledger.stored > 0 ? ledger.distinct / ledger.stored : undefined,
       offeredPerSec: offeredRate(this.opts.plan.generator.config, this.generatorCount),
     });
@@ -836,13 +1190,23 @@ export class BenchRun extends EventEmitter {
     if (kills.length === 0) return;
     const message = oomMessage(kills);
     const prior = this.record.error;
-    this.record.error = { code: "E_OOM_KILLED", kind: "run", message: prior ? `${message}\nthen: ${prior.code}: ${prior.message}` : message };
+    this.record.error = {
+      code: "E_OOM_KILLED",
+      kind: "run",
+      message: prior ? `${message}\nthen: ${prior.code}: ${prior.message}` : message,
+    };
     this.record.status = "error";
     const k = kills.find((x) => x.host === SINK) ?? kills[0]!;
     if (this.record.summary) {
       const b = this.record.summary.bottleneck;
       const evidence = `OOM-killed under its memory cap: ${k.evidence}`;
-      this.record.summary.bottleneck = { resource: "memory", host: k.host, score: 1, evidence, candidates: [{ resource: "memory", host: k.host, score: 1, evidence }, ...b.candidates] };
+      this.record.summary.bottleneck = {
+        resource: "memory",
+        host: k.host,
+        score: 1,
+        evidence,
+        candidates: [{ resource: "memory", host: k.host, score: 1, evidence }, ...b.candidates],
+      };
     }
   }
 
@@ -860,21 +1224,35 @@ export class BenchRun extends EventEmitter {
       ...(r.error ? [{ source: `the run's error (${r.error.code})`, text: r.error.message }] : []),
     ];
     // a generator's (or the run's) ENOSPC is the answer of the host it writes to; its EADDRNOTAVAIL its own ports
-    const entry = this.opts.plan.collector ? (collectorHosts(Object.keys(this.opts.stack.hosts))[0] ?? "collector") : SINK;
-    const fromTexts = exhaustionIn(LOADGEN, texts).map((e) => (e.kind === "ports" ? e : { ...e, host: entry }));
+    const entry = this.opts.plan.collector
+      ? (collectorHosts(Object.keys(this.opts.stack.hosts))[0] ?? "collector")
+      : SINK;
+    const fromTexts = exhaustionIn(LOADGEN, texts).map((e) =>
+      e.kind === "ports" ? e : { ...e, host: entry },
+    );
     const found = dedupeExhaustion([...fromSite, ...fromTexts]);
     if (found.length === 0) return;
     r.exhaustion = found;
     const first = found[0]!;
     const prior = r.error;
     const message = exhaustionMessage(found);
-    r.error = { code: EXHAUSTION_CODES[first.kind], kind: "run", message: prior ? `${message}\nthen: ${prior.code}: ${prior.message}` : message };
+    r.error = {
+      code: EXHAUSTION_CODES[first.kind],
+      kind: "run",
+      message: prior ? `${message}\nthen: ${prior.code}: ${prior.message}` : message,
+    };
     r.status = "error";
     if (r.summary) {
       const b = r.summary.bottleneck;
       const resource = exhaustionResource(first.kind);
       const evidence = `${first.kind}: ${first.source}: ${first.line}${first.evidence ? ` (${first.evidence})` : ""}`;
-      r.summary.bottleneck = { resource, host: first.host, score: 1, evidence, candidates: [{ resource, host: first.host, score: 1, evidence }, ...b.candidates] };
+      r.summary.bottleneck = {
+        resource,
+        host: first.host,
+        score: 1,
+        evidence,
+        candidates: [{ resource, host: first.host, score: 1, evidence }, ...b.candidates],
+      };
     }
   }
 
@@ -924,14 +1302,27 @@ function offeredRate(config: Record<string, unknown>, n: number): number | undef
 
 /** Rows a fixed workload sends in total: `requests` × `batch` per generator, when the config has both; else undefined. */
 function fixedWorkloadRows(config: Record<string, unknown>, n: number): number | undefined {
-  return typeof config.requests === "number" && typeof config.batch === "number" ? config.requests * config.batch * n : undefined;
+  return typeof config.requests === "number" && typeof config.batch === "number"
+    ? config.requests * config.batch * n
+    : undefined;
 }
 
 /** run.json's account of a completion wait (harness/results/types.ts CompletionRecord). */
-function completionRecord(phase: CompletionRecord["phase"], w: CompletionWait, windowEndT: number | null, windowErrorMs: number | null): CompletionRecord {
+function completionRecord(
+  phase: CompletionRecord["phase"],
+  w: CompletionWait,
+  windowEndT: number | null,
+  windowErrorMs: number | null,
+): CompletionRecord {
   return {
-    phase, outcome: w.outcome, missing: w.missing, missingRanges: w.missingRanges, waitedMs: w.waitedMs,
-    windowEndT, windowErrorMs: windowEndT === null ? null : windowErrorMs, tightIntervalMs: TIGHT_INTERVAL_MS,
+    phase,
+    outcome: w.outcome,
+    missing: w.missing,
+    missingRanges: w.missingRanges,
+    waitedMs: w.waitedMs,
+    windowEndT,
+    windowErrorMs: windowEndT === null ? null : windowErrorMs,
+    tightIntervalMs: TIGHT_INTERVAL_MS,
   };
 }
 

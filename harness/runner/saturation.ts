@@ -108,7 +108,10 @@ function autocorrelation(y: readonly number[], lag: number): number {
  * 0.52 for n = 30, nine lags.
  */
 export function oscillationBound(n: number, lags: number): number {
-  return Math.max(OSCILLATION_R, -1 / n + normalQuantile(1 - OSCILLATION_ALPHA / Math.max(1, lags)) / Math.sqrt(n));
+  return Math.max(
+    OSCILLATION_R,
+    -1 / n + normalQuantile(1 - OSCILLATION_ALPHA / Math.max(1, lags)) / Math.sqrt(n),
+  );
 }
 
 /** Is a window [i, end) of the points saturated? Evidence when it is. */
@@ -122,19 +125,28 @@ function saturatedFrom(points: readonly VerdictPoint[]): string | null {
   for (const [name, ys] of series) {
     const pts = ys.flatMap((y, i) => (y === null ? [] : [[x[i]!, y] as const]));
     if (pts.length < Math.ceil(points.length / 2)) continue; // not measured in this window
-    const g = grows(pts.map((p) => p[0]), pts.map((p) => p[1]));
+    const g = grows(
+      pts.map((p) => p[0]),
+      pts.map((p) => p[1]),
+    );
     if (!g) return null;
     evidence.push(`${name} +${fmt(g.slope)} ms/s (+${fmt(g.growth)} ms)`);
   }
   if (evidence.length === 0) return null;
   const rates = points.flatMap((p) => (p.rowsPerSec === null ? [] : [[p.elapsedS, p.rowsPerSec] as const]));
   if (rates.length < 3) return null;
-  const r = trendOf(rates.map((p) => p[0]), rates.map((p) => p[1]));
+  const r = trendOf(
+    rates.map((p) => p[0]),
+    rates.map((p) => p[1]),
+  );
   const med = median(rates.map((p) => p[1]));
   const change = r.slope * (rates[rates.length - 1]![0] - rates[0]![0]);
   if (!(med > 0)) return null;
-  const how = Math.abs(change) <= FLAT_SHARE * med ? "flat" : change > 0 ? "rising but not keeping up" : "falling";
-  evidence.push(`stored ${fmt(med)} rows/s, ${how} (${change >= 0 ? "+" : ""}${fmt(change)} over the window)`);
+  const how =
+    Math.abs(change) <= FLAT_SHARE * med ? "flat" : change > 0 ? "rising but not keeping up" : "falling";
+  evidence.push(
+    `stored ${fmt(med)} rows/s, ${how} (${change >= 0 ? "+" : ""}${fmt(change)} over the window)`,
+  );
   return evidence.join(", ");
 }
 
@@ -151,13 +163,19 @@ function lineSse(x: readonly number[], y: readonly number[]): number {
  * measured, else the lag); the first sample of the rising part.
  */
 function knee(points: readonly VerdictPoint[]): number {
-  const key = points.filter((p) => p.deliveryP50Ms !== null).length >= points.length / 2 ? "deliveryP50Ms" : "lagMs";
+  const key =
+    points.filter((p) => p.deliveryP50Ms !== null).length >= points.length / 2 ? "deliveryP50Ms" : "lagMs";
   const pts = points.flatMap((p) => (p[key] === null ? [] : [[p.elapsedS, p[key]!] as const]));
   let best = { k: 0, sse: Infinity };
   for (let k = 0; k + 2 <= pts.length; k++) {
     const flat = pts.slice(0, k).map((p) => p[1]);
     const m = flat.length ? flat.reduce((a, b) => a + b, 0) / flat.length : 0;
-    const sse = flat.reduce((a, v) => a + (v - m) ** 2, 0) + lineSse(pts.slice(k).map((p) => p[0]), pts.slice(k).map((p) => p[1]));
+    const sse =
+      flat.reduce((a, v) => a + (v - m) ** 2, 0) +
+      lineSse(
+        pts.slice(k).map((p) => p[0]),
+        pts.slice(k).map((p) => p[1]),
+      );
     if (sse < best.sse) best = { k, sse };
   }
   return pts[best.k]?.[0] ?? points[0]!.elapsedS;
@@ -197,13 +215,28 @@ export function binnedPoints(points: readonly VerdictPoint[], k: number): readon
 }
 
 /** The verdict over the measurement samples, in time order (see the file comment). */
-export function saturationVerdict(points: readonly VerdictPoint[], options: VerdictOptions = {}): SaturationVerdict {
+export function saturationVerdict(
+  points: readonly VerdictPoint[],
+  options: VerdictOptions = {},
+): SaturationVerdict {
   const minWindow = options.minWindow ?? MIN_WINDOW;
   const minWindowS = options.minWindowS ?? MIN_WINDOW_S;
   const n = points.length;
-  if (n < minWindow) return { state: "undetermined", label: `undetermined (${n} samples)`, evidence: `at least ${minWindow} measurement samples are needed`, samples: n };
+  if (n < minWindow)
+    return {
+      state: "undetermined",
+      label: `undetermined (${n} samples)`,
+      evidence: `at least ${minWindow} measurement samples are needed`,
+      samples: n,
+    };
   const errors = points[n - 1]!.errors - points[0]!.errors;
-  if (errors > 0) return { state: "rejecting", label: "rejecting", evidence: `${fmt(errors)} errors or rejections during the measurement`, samples: n };
+  if (errors > 0)
+    return {
+      state: "rejecting",
+      label: "rejecting",
+      evidence: `${fmt(errors)} errors or rejections during the measurement`,
+      samples: n,
+    };
   const trend = binnedPoints(points, TREND_POINTS);
   const end = trend[trend.length - 1]!.elapsedS;
   // window starts tried: every sample for short series, WINDOW_STARTS evenly spaced ones for long (each try is O(n²))
@@ -213,7 +246,13 @@ export function saturationVerdict(points: readonly VerdictPoint[], options: Verd
     const e = saturatedFrom(trend.slice(i));
     if (e) {
       const beganS = knee(trend.slice(i));
-      return { state: "saturated", label: "saturated (backpressure)", beganS, evidence: `from ${beganS.toFixed(1)} s: ${e}, no errors`, samples: n };
+      return {
+        state: "saturated",
+        label: "saturated (backpressure)",
+        beganS,
+        evidence: `from ${beganS.toFixed(1)} s: ${e}, no errors`,
+        samples: n,
+      };
     }
   }
   const rates = points.flatMap((p) => (p.rowsPerSec === null ? [] : [p.rowsPerSec]));
@@ -228,14 +267,21 @@ export function saturationVerdict(points: readonly VerdictPoint[], options: Verd
       if (r > best.r) best = { lag, r };
     }
     if (best.r >= oscillationBound(rates.length, maxLag - 1)) {
-      const period = (points[n - 1]!.elapsedS - points[0]!.elapsedS) / (n - 1) * best.lag;
+      const period = ((points[n - 1]!.elapsedS - points[0]!.elapsedS) / (n - 1)) * best.lag;
       return {
-        state: "oscillating", label: `oscillating (${fmt(lo)}–${fmt(hi)} rows/s)`,
-        evidence: `rows/s swing ${fmt(lo)}–${fmt(hi)} (median ${fmt(med)}) with a period of about ${period.toFixed(1)} s (autocorrelation ${best.r.toFixed(2)} at ${best.lag} samples)`, samples: n,
+        state: "oscillating",
+        label: `oscillating (${fmt(lo)}–${fmt(hi)} rows/s)`,
+        evidence: `rows/s swing ${fmt(lo)}–${fmt(hi)} (median ${fmt(med)}) with a period of about ${period.toFixed(1)} s (autocorrelation ${best.r.toFixed(2)} at ${best.lag} samples)`,
+        samples: n,
       };
     }
   }
-  return { state: "steady", label: "steady", evidence: `no sustained latency growth, no periodic swing, no errors over ${n} samples`, samples: n };
+  return {
+    state: "steady",
+    label: "steady",
+    evidence: `no sustained latency growth, no periodic swing, no errors over ${n} samples`,
+    samples: n,
+  };
 }
 
 /** Collector signals that count errors: drops (syslog-ng `<dest>.dropped`), discards and failures (rsyslog). */
@@ -249,7 +295,8 @@ export function verdictPoints(series: readonly SeriesPoint[]): VerdictPoint[] {
   return series.map((p) => {
     const lags = [p.lagMs, p.backlogLagMs ?? null].filter((v): v is number => v !== null);
     let collectorErrors = 0;
-    for (const host of Object.values(p.collector?.hosts ?? {})) for (const [k, v] of Object.entries(host)) if (ERROR_SIGNAL.test(k)) collectorErrors += v;
+    for (const host of Object.values(p.collector?.hosts ?? {}))
+      for (const [k, v] of Object.entries(host)) if (ERROR_SIGNAL.test(k)) collectorErrors += v;
     return {
       elapsedS: p.elapsedS,
       rowsPerSec: p.rowsPerSec,

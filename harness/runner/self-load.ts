@@ -45,7 +45,12 @@ export class CollectorLoad implements Load {
    * @param read the collectors' counts now (RunSite.selfLoadCounts); @param gens generator ids in the run;
    * @param quietMs how long the count must stand still (CellPlan.selfLoad.quietMs)
    */
-  constructor(private readonly read: () => Promise<SelfLoadCounts>, gens: number, private readonly quietMs: number, private readonly reason: string) {
+  constructor(
+    private readonly read: () => Promise<SelfLoadCounts>,
+    gens: number,
+    private readonly quietMs: number,
+    private readonly reason: string,
+  ) {
     this.made = Array.from({ length: gens }, () => 0);
   }
 
@@ -104,7 +109,13 @@ export class CollectorLoad implements Load {
   async stop(): Promise<GeneratorFinal[]> {
     await this.refresh();
     return this.made.map((n, genId) => ({
-      genId, sent: n, accepted: n, rejected: 0, bytes: 0, requests: 0, rejectedRanges: [],
+      genId,
+      sent: n,
+      accepted: n,
+      rejected: 0,
+      bytes: 0,
+      requests: 0,
+      rejectedRanges: [],
       latencyMs: { mean: 0, p50: 0, p99: 0, max: 0 },
       errors: n === 0 ? [`the collector's built-in generator made no event (gen index ${genId})`] : [],
     }));
@@ -112,17 +123,28 @@ export class CollectorLoad implements Load {
 }
 
 /** Ledger.inferred of a `generator: none` run: made per generator index, and the stored seqs outside that range. */
-export function inferredSent(plan: Pick<CellPlan, "selfLoad">, made: number[], ledger: Pick<Ledger, "unexpected">): InferredSent {
+export function inferredSent(
+  plan: Pick<CellPlan, "selfLoad">,
+  made: number[],
+  ledger: Pick<Ledger, "unexpected">,
+): InferredSent {
   const s = plan.selfLoad!;
-  return { from: "collector", by: `${s.collector} ${s.input}`, counter: s.counter, made: [...made], outsideRange: ledger.unexpected };
+  return {
+    from: "collector",
+    by: `${s.collector} ${s.input}`,
+    counter: s.counter,
+    made: [...made],
+    outsideRange: ledger.unexpected,
+  };
 }
 
 /** Why the content of a `generator: none` run is not compared (Ledger.fidelity.unavailable). */
 export function selfLoadFidelity(plan: Pick<CellPlan, "selfLoad">): { unavailable: string } {
   const s = plan.selfLoad!;
   return {
-    unavailable: `the events were made by ${s.collector}'s ${s.input}, not by a seeded generator: their fields are the collector's fixed values, `
-      + "so what is checked is gen and seq (every seq 0 .. made − 1 stored once: the ledger); sent_at is the collector's own stamp (delivery latency rests on it)",
+    unavailable:
+      `the events were made by ${s.collector}'s ${s.input}, not by a seeded generator: their fields are the collector's fixed values, ` +
+      "so what is checked is gen and seq (every seq 0 .. made − 1 stored once: the ledger); sent_at is the collector's own stamp (delivery latency rests on it)",
   };
 }
 

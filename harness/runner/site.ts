@@ -68,7 +68,10 @@ export interface OomKill {
 /** The run's error message for OOM kills: which host, under which cap, from which sources. */
 export function oomMessage(kills: readonly OomKill[]): string {
   return kills
-    .map((k) => `host ${k.host}: the kernel OOM-killed ${k.oomKilled ? "the container's main process" : `${k.kills} process(es)`} in ${k.container} under its memory cap${k.limitBytes !== null ? ` of ${k.limitBytes} bytes` : ""} (${k.evidence})`)
+    .map(
+      (k) =>
+        `host ${k.host}: the kernel OOM-killed ${k.oomKilled ? "the container's main process" : `${k.kills} process(es)`} in ${k.container} under its memory cap${k.limitBytes !== null ? ` of ${k.limitBytes} bytes` : ""} (${k.evidence})`,
+    )
     .join("; ");
 }
 
@@ -87,7 +90,10 @@ export interface RunSite {
    * pinned version and all at one version. Returns where each generator writes, in genId order: one per collector
    * host, or the sink's data endpoint when the cell has no collector.
    */
-  startEntries(downstream: { params: Record<string, string>; fields: EventField[]; genBase?: number }, signal?: AbortSignal): Promise<Endpoint[]>;
+  startEntries(
+    downstream: { params: Record<string, string>; fields: EventField[]; genBase?: number },
+    signal?: AbortSignal,
+  ): Promise<Endpoint[]>;
   /**
    * the fingerprint of where the measured components run, when it is not this machine (a deployed stack: the sink's
    * host); undefined: this machine's (harness/runner/environment.ts)
@@ -170,9 +176,14 @@ const COLLECTOR = "collector";
  * The hosts a cell runs on, in data-flow order: loadgen, the collector host(s) when the scenario has a collector
  * (`collector`, or `collector-1`, `collector-2`, …; "collector" when the stack has none, for the error), sink.
  */
-export function hostRoles(hostNames: readonly string[], plan: { collector: unknown; app?: { spec: { host: string } } }): string[] {
+export function hostRoles(
+  hostNames: readonly string[],
+  plan: { collector: unknown; app?: { spec: { host: string } } },
+): string[] {
   const collectors = collectorHosts(hostNames);
-  const roles = plan.collector ? [LOADGEN, ...(collectors.length ? collectors : [COLLECTOR]), SINK] : [LOADGEN, SINK];
+  const roles = plan.collector
+    ? [LOADGEN, ...(collectors.length ? collectors : [COLLECTOR]), SINK]
+    : [LOADGEN, SINK];
   // the application under test's host, when it is none of the others (scenario app.host)
   const app = plan.app?.spec.host;
   return app !== undefined && !roles.includes(app) ? [...roles, app] : roles;
@@ -191,8 +202,13 @@ export function sumCounts(records: readonly Record<string, number>[]): Record<st
  * are; none: null); each failed host's error is kept ("collector-2: …", or the bare message when there is one host),
  * and `hosts` is listed when there are several.
  */
-export function sumClaims(name: string, hosts: readonly string[], results: readonly PromiseSettledResult<Record<string, number>>[]): NonNullable<RunRecord["collectorClaims"]> {
-  const message = (r: PromiseRejectedResult): string => (r.reason instanceof Error ? r.reason.message : String(r.reason));
+export function sumClaims(
+  name: string,
+  hosts: readonly string[],
+  results: readonly PromiseSettledResult<Record<string, number>>[],
+): NonNullable<RunRecord["collectorClaims"]> {
+  const message = (r: PromiseRejectedResult): string =>
+    r.reason instanceof Error ? r.reason.message : String(r.reason);
   const errors = results.flatMap((r, i) => (r.status === "rejected" ? [`${hosts[i]}: ${message(r)}`] : []));
   const ok = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
   const counts = ok.length ? sumCounts(ok) : null;
@@ -202,7 +218,11 @@ export function sumClaims(name: string, hosts: readonly string[], results: reado
 }
 
 /** One collector host's signal read per host, as SeriesPoint.collector keeps them (a failed read keeps its message). */
-export function hostSignals(name: string, hosts: readonly string[], results: readonly PromiseSettledResult<Record<string, number>>[]): CollectorSignals {
+export function hostSignals(
+  name: string,
+  hosts: readonly string[],
+  results: readonly PromiseSettledResult<Record<string, number>>[],
+): CollectorSignals {
   const out: CollectorSignals = { name, hosts: {} };
   results.forEach((r, i) => {
     if (r.status === "fulfilled") out.hosts[hosts[i]!] = r.value;

@@ -20,7 +20,16 @@
  * releases it in a `finally`), on SIGINT/SIGTERM (the run is stopped and the same `finally` runs), and, as a
  * backstop, on process exit. After SIGKILL it stays behind, stale.
  */
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { ProvisioningError } from "../../core/errors.ts";
@@ -50,7 +59,10 @@ export interface StackLock {
 
 /** The refusal of a lock another live process holds (E_STACK_LOCKED), with that holder. */
 export class StackLockedError extends ProvisioningError {
-  constructor(readonly holder: StackLockHolder, message: string) {
+  constructor(
+    readonly holder: StackLockHolder,
+    message: string,
+  ) {
     super("E_STACK_LOCKED", message);
   }
 }
@@ -105,7 +117,9 @@ let exitHookInstalled = false;
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  process.on("exit", () => { for (const l of [...held]) l.release(); });
+  process.on("exit", () => {
+    for (const l of [...held]) l.release();
+  });
 }
 
 function ageMs(file: string): number {
@@ -130,9 +144,13 @@ function removeStale(file: string, stale: StackLockHolder | null): boolean {
   try {
     closeSync(fd);
     const now = readLock(file);
-    const same = stale === null
-      ? now === null && ageMs(file) > UNREADABLE_STALE_MS
-      : now !== null && now.ownerPid === stale.ownerPid && now.ownerStartTicks === stale.ownerStartTicks && now.startedAt === stale.startedAt;
+    const same =
+      stale === null
+        ? now === null && ageMs(file) > UNREADABLE_STALE_MS
+        : now !== null &&
+          now.ownerPid === stale.ownerPid &&
+          now.ownerStartTicks === stale.ownerStartTicks &&
+          now.startedAt === stale.startedAt;
     if (same) rmSync(file, { force: true });
     return true;
   } finally {
@@ -152,13 +170,23 @@ export function acquireStackLock(stack: string, command: string): StackLock {
   if (mkdirSync(lockDir(), { recursive: true }) !== undefined) chmodSync(lockDir(), 0o1777);
   let tookOver: StackLockHolder | null = null;
   for (let attempt = 0; attempt < 50; attempt++) {
-    const holder: StackLockHolder = { stack, ownerPid: process.pid, ownerStartTicks: processStartTicks(process.pid), startedAt: new Date().toISOString(), command };
+    const holder: StackLockHolder = {
+      stack,
+      ownerPid: process.pid,
+      ownerStartTicks: processStartTicks(process.pid),
+      startedAt: new Date().toISOString(),
+      command,
+    };
     let fd: number | undefined;
     try {
       fd = openSync(file, "wx", 0o644);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
-        throw new ProvisioningError("E_STACK_LOCK", `cannot create the lock of stack ${stack} (${file}): ${(err as Error).message}`, { cause: err });
+        throw new ProvisioningError(
+          "E_STACK_LOCK",
+          `cannot create the lock of stack ${stack} (${file}): ${(err as Error).message}`,
+          { cause: err },
+        );
       }
     }
     if (fd !== undefined) {
@@ -168,11 +196,14 @@ export function acquireStackLock(stack: string, command: string): StackLock {
         closeSync(fd);
       }
       const lock: StackLock = {
-        holder, file, tookOver,
+        holder,
+        file,
+        tookOver,
         release() {
           held.delete(lock);
           const now = readLock(file);
-          if (now && now.ownerPid === holder.ownerPid && now.startedAt === holder.startedAt) rmSync(file, { force: true });
+          if (now && now.ownerPid === holder.ownerPid && now.startedAt === holder.startedAt)
+            rmSync(file, { force: true });
         },
       };
       held.add(lock);
@@ -180,7 +211,11 @@ export function acquireStackLock(stack: string, command: string): StackLock {
       return lock;
     }
     const current = readLock(file);
-    if (current && current.ownerPid === process.pid && current.ownerStartTicks === processStartTicks(process.pid)) {
+    if (
+      current &&
+      current.ownerPid === process.pid &&
+      current.ownerStartTicks === processStartTicks(process.pid)
+    ) {
       // this process holds it already (e.g. nightly's driver inside a command that locked): the outer holder releases it
       return { holder: current, file, tookOver: null, release() {} };
     }
@@ -198,7 +233,10 @@ export function acquireStackLock(stack: string, command: string): StackLock {
     if (current) tookOver = current;
     removeStale(file, current);
   }
-  throw new ProvisioningError("E_STACK_LOCK", `cannot take the lock of stack ${stack} (${file}): it kept changing hands`);
+  throw new ProvisioningError(
+    "E_STACK_LOCK",
+    `cannot take the lock of stack ${stack} (${file}): it kept changing hands`,
+  );
 }
 
 /** What collectStaleLocks found. */
@@ -230,7 +268,8 @@ export async function collectStaleLocks(opts: { dryRun?: boolean } = {}): Promis
     }
     if (!h && ageMs(file) <= UNREADABLE_STALE_MS) continue;
     const stack = h?.stack ?? n.replace(/\.json$/, "");
-    if (opts.dryRun || removeStale(file, h)) report.removed.push({ stack, holder: h ? describeHolder(h) : "unreadable lock file" });
+    if (opts.dryRun || removeStale(file, h))
+      report.removed.push({ stack, holder: h ? describeHolder(h) : "unreadable lock file" });
   }
   return report;
 }

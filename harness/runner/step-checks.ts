@@ -17,20 +17,32 @@ import { socketDestroyAvailable } from "./step-scripts.ts";
  * @throws ConfigurationError E_STEP_HOST, E_STEP_NETEM, E_STEP_DISK, E_STEP_SOCKET_DESTROY naming the step (steps.N)
  *         and what to do
  */
-export function checkSteps(stack: Pick<StackSpec, "name" | "hosts">, roles: readonly string[], plan: Pick<CellPlan, "scenario" | "steps">): void {
+export function checkSteps(
+  stack: Pick<StackSpec, "name" | "hosts">,
+  roles: readonly string[],
+  plan: Pick<CellPlan, "scenario" | "steps">,
+): void {
   for (const s of plan.steps ?? []) {
     const field = `steps.${s.index}`;
     const a = s.action;
     const named = "host" in a ? [a.host, ...(a.kind === "drop-connections" && a.peer ? [a.peer] : [])] : [];
     for (const h of named) {
       if (!roles.includes(h)) {
-        throw new ConfigurationError("E_STEP_HOST", `scenario ${plan.scenario}: step ${s.index} (${s.name}) names host "${h}", which this cell does not run on; its hosts: ${roles.join(", ")}`, { field });
+        throw new ConfigurationError(
+          "E_STEP_HOST",
+          `scenario ${plan.scenario}: step ${s.index} (${s.name}) names host "${h}", which this cell does not run on; its hosts: ${roles.join(", ")}`,
+          { field },
+        );
       }
     }
     if (a.kind === "network" && (a.change.delayMs !== undefined || a.change.lossPercent !== undefined)) {
       const netem = netemAvailable();
       if (netem.available === false) {
-        throw new ConfigurationError("E_STEP_NETEM", `scenario ${plan.scenario}: step ${s.index} (${s.name}) needs netem for delay or loss, and this kernel has none (${netem.reason}); change bandwidth only, or run on a kernel with CONFIG_NET_SCH_NETEM`, { field });
+        throw new ConfigurationError(
+          "E_STEP_NETEM",
+          `scenario ${plan.scenario}: step ${s.index} (${s.name}) needs netem for delay or loss, and this kernel has none (${netem.reason}); change bandwidth only, or run on a kernel with CONFIG_NET_SCH_NETEM`,
+          { field },
+        );
       }
     }
     if (a.kind === "disk-full" && stack.hosts[a.host]?.limits.disk?.tmpfsBytes === undefined) {
@@ -43,7 +55,11 @@ export function checkSteps(stack: Pick<StackSpec, "name" | "hosts">, roles: read
     if (a.kind === "drop-connections") {
       const d = socketDestroyAvailable();
       if (d.available === false) {
-        throw new ConfigurationError("E_STEP_SOCKET_DESTROY", `scenario ${plan.scenario}: step ${s.index} (${s.name}) closes connections with ss -K, and this kernel cannot destroy sockets (${d.reason}); use a kill or restart step instead, or a kernel with CONFIG_INET_DIAG_DESTROY=y`, { field });
+        throw new ConfigurationError(
+          "E_STEP_SOCKET_DESTROY",
+          `scenario ${plan.scenario}: step ${s.index} (${s.name}) closes connections with ss -K, and this kernel cannot destroy sockets (${d.reason}); use a kill or restart step instead, or a kernel with CONFIG_INET_DIAG_DESTROY=y`,
+          { field },
+        );
       }
     }
   }

@@ -49,9 +49,18 @@ export interface DfLine {
 
 /** Parse a `df -Pk` data line (or a line prefixed "before: "/"after: "); null when it is not one. */
 export function parseDfLine(line: string): DfLine | null {
-  const f = line.replace(/^(before|after):\s*/, "").trim().split(/\s+/);
+  const f = line
+    .replace(/^(before|after):\s*/, "")
+    .trim()
+    .split(/\s+/);
   if (f.length < 6 || ![f[1], f[2], f[3]].every((x) => /^\d+$/.test(x!))) return null;
-  return { filesystem: f[0]!, totalKiB: Number(f[1]), usedKiB: Number(f[2]), availKiB: Number(f[3]), mount: f.slice(5).join(" ") };
+  return {
+    filesystem: f[0]!,
+    totalKiB: Number(f[1]),
+    usedKiB: Number(f[2]),
+    availKiB: Number(f[3]),
+    mount: f.slice(5).join(" "),
+  };
 }
 
 /** The timeline's line for a fill: the df line after it, e.g. "data volume /…/data: 65536 of 65536 KiB used (100 %), 0 KiB free". */
@@ -70,7 +79,10 @@ export function dropConnectionsArgv(peer: string): string[] {
 
 /** The timeline's line for `ss -K` output: how many sockets it closed, and which. */
 export function describeDrop(host: string, peer: string, peerAddress: string, output: string): string {
-  const sockets = output.split("\n").map((l) => l.trim()).filter((l) => l && !/^(Recv-Q|State|Netid)\b/.test(l));
+  const sockets = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !/^(Recv-Q|State|Netid)\b/.test(l));
   return `closed ${sockets.length} TCP connection(s) of ${host} to ${peer} (${peerAddress})${sockets.length ? `: ${sockets.map((l) => l.split(/\s+/).slice(-2).join(" → ")).join("; ")}` : ""}`;
 }
 
@@ -81,7 +93,11 @@ export function describeDrop(host: string, peer: string, peerAddress: string, ou
 export function socketDestroyAvailable(): { available: boolean | null; reason: string } {
   const read = (): { text: string; from: string } | null => {
     try {
-      if (existsSync("/proc/config.gz")) return { text: gunzipSync(readFileSync("/proc/config.gz")).toString("utf8"), from: "/proc/config.gz" };
+      if (existsSync("/proc/config.gz"))
+        return {
+          text: gunzipSync(readFileSync("/proc/config.gz")).toString("utf8"),
+          from: "/proc/config.gz",
+        };
       const boot = `/boot/config-${os.release()}`;
       if (existsSync(boot)) return { text: readFileSync(boot, "utf8"), from: boot };
     } catch {
@@ -91,7 +107,8 @@ export function socketDestroyAvailable(): { available: boolean | null; reason: s
   };
   const cfg = read();
   if (!cfg) return { available: null, reason: "no kernel config readable (/proc/config.gz, /boot/config-*)" };
-  if (/^CONFIG_INET_DIAG_DESTROY=y$/m.test(cfg.text)) return { available: true, reason: `CONFIG_INET_DIAG_DESTROY=y in ${cfg.from}` };
+  if (/^CONFIG_INET_DIAG_DESTROY=y$/m.test(cfg.text))
+    return { available: true, reason: `CONFIG_INET_DIAG_DESTROY=y in ${cfg.from}` };
   return { available: false, reason: `CONFIG_INET_DIAG_DESTROY is not set in ${cfg.from}` };
 }
 

@@ -114,10 +114,24 @@ export class StepRunner {
   private closed = false;
 
   /** `target` null: the site offers no steps (the driver refused such a plan before provisioning). */
-  constructor(private readonly steps: readonly Step[], private readonly target: StepTarget | null) {
+  constructor(
+    private readonly steps: readonly Step[],
+    private readonly target: StepTarget | null,
+  ) {
     this.entries = steps.map((s) => ({
-      index: s.index, name: s.name, action: s.action.kind, host: "host" in s.action ? s.action.host : null, trigger: triggerText(s), fault: s.fault,
-      status: "skipped", startT: null, endT: null, startS: null, endS: null, exitCode: null, output: "",
+      index: s.index,
+      name: s.name,
+      action: s.action.kind,
+      host: "host" in s.action ? s.action.host : null,
+      trigger: triggerText(s),
+      fault: s.fault,
+      status: "skipped",
+      startT: null,
+      endT: null,
+      startS: null,
+      endS: null,
+      exitCode: null,
+      output: "",
     }));
   }
 
@@ -139,11 +153,16 @@ export class StepRunner {
    * a 50 ms step at 48.7 ms); an early wake-up waits again for the rest.
    */
   private armAt(due: number, f: () => void): void {
-    this.timers.push(setTimeout(() => {
-      if (this.closed) return;
-      if (now() < due) this.armAt(due, f);
-      else f();
-    }, Math.max(0, Math.ceil(due - now()))));
+    this.timers.push(
+      setTimeout(
+        () => {
+          if (this.closed) return;
+          if (now() < due) this.armAt(due, f);
+          else f();
+        },
+        Math.max(0, Math.ceil(due - now())),
+      ),
+    );
   }
 
   /** A load-phase sample: fire the condition steps it satisfies. */
@@ -159,7 +178,12 @@ export class StepRunner {
 
   /** True while a step acts on `host`, or once a kill, stop or restart of it ran (its endpoint may come and go). */
   disturbed(host: string): boolean {
-    return this.entries.some((e) => e.host === host && e.startT !== null && ["kill", "stop", "restart", "network", "disk-full", "drop-connections"].includes(e.action));
+    return this.entries.some(
+      (e) =>
+        e.host === host &&
+        e.startT !== null &&
+        ["kill", "stop", "restart", "network", "disk-full", "drop-connections"].includes(e.action),
+    );
   }
 
   /** Wait for the steps that are running (each is bounded by its timeout). */
@@ -195,7 +219,10 @@ export class StepRunner {
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => { abort.abort(new Error(`step timeout ${s.timeoutMs} ms`)); resolve("timeout"); }, s.timeoutMs);
+      timer = setTimeout(() => {
+        abort.abort(new Error(`step timeout ${s.timeoutMs} ms`));
+        resolve("timeout");
+      }, s.timeoutMs);
     });
     const lines: string[] = [];
     try {
@@ -240,7 +267,13 @@ export class StepRunner {
         lines.push(await target.diskFull(a.host, a.levelPercent, signal));
         return 0;
       case "drop-connections":
-        lines.push(await target.dropConnections(a.host, dropPeers(Object.keys(await target.hosts()), a.host, a.peer), signal));
+        lines.push(
+          await target.dropConnections(
+            a.host,
+            dropPeers(Object.keys(await target.hosts()), a.host, a.peer),
+            signal,
+          ),
+        );
         return 0;
       case "exec": {
         const r = await target.exec(a.host, a.command, signal);
@@ -250,18 +283,23 @@ export class StepRunner {
       }
       case "script": {
         const mod = (await import(pathToFileURL(a.file).href)) as { default?: unknown };
-        if (typeof mod.default !== "function") throw new Error(`${a.file} has no default export function (export default async function (ctx) { … })`);
+        if (typeof mod.default !== "function")
+          throw new Error(
+            `${a.file} has no default export function (export default async function (ctx) { … })`,
+          );
         const ctx: StepContext = {
           hosts: await target.hosts(),
           exec: (host, command) => target.exec(host, command, signal),
           $: $({ quiet: true, signal }) as unknown as typeof $,
-          log: (...parts) => lines.push(parts.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(" ")),
+          log: (...parts) =>
+            lines.push(parts.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(" ")),
           elapsedS: () => (now() - this.t0) / 1000,
           signal,
           step: s,
         };
         const out = await (mod.default as (c: StepContext) => unknown)(ctx);
-        if (out !== undefined && out !== null) lines.push(typeof out === "string" ? out : JSON.stringify(out));
+        if (out !== undefined && out !== null)
+          lines.push(typeof out === "string" ? out : JSON.stringify(out));
         return 0;
       }
     }

@@ -38,19 +38,31 @@ export const STEAL_CONTENDED = 0.05;
  * less throttled time) per second of wall time and the wait's share of runnable time; the machine's PSI and steal;
  * the harness's CPU. Undefined when no window carries a run delay (remote observers, older series).
  */
-export function contentionOf(measure: readonly SeriesPoint[], hosts: readonly string[]): Contention | undefined {
+export function contentionOf(
+  measure: readonly SeriesPoint[],
+  hosts: readonly string[],
+): Contention | undefined {
   const out: Record<string, HostContention> = {};
   const reasons: string[] = [];
   for (const host of hosts) {
-    const ws = measure.map((p) => p.hosts[host]).filter((w) => w?.runDelayMs !== undefined && w.dtMs !== undefined);
+    const ws = measure
+      .map((p) => p.hosts[host])
+      .filter((w) => w?.runDelayMs !== undefined && w.dtMs !== undefined);
     if (!ws.length) continue;
     const wallS = ws.reduce((s, w) => s + w!.dtMs!, 0) / 1000;
     const delay = ws.reduce((s, w) => s + w!.runDelayMs!, 0);
     const wait = ws.reduce((s, w) => s + (w!.contentionMs ?? 0), 0);
     const cpuMs = ws.reduce((s, w) => s + w!.cpuCores * w!.dtMs!, 0);
     const share = wait + cpuMs > 0 ? wait / (wait + cpuMs) : 0;
-    out[host] = { runDelayMsPerSec: wallS > 0 ? delay / wallS : 0, waitMsPerSec: wallS > 0 ? wait / wallS : 0, share };
-    if (share >= CONTENDED) reasons.push(`${host} waited ${out[host]!.waitMsPerSec.toFixed(0)} ms/s for a CPU while not throttled by its own cap (${(share * 100).toFixed(0)} % of its runnable time)`);
+    out[host] = {
+      runDelayMsPerSec: wallS > 0 ? delay / wallS : 0,
+      waitMsPerSec: wallS > 0 ? wait / wallS : 0,
+      share,
+    };
+    if (share >= CONTENDED)
+      reasons.push(
+        `${host} waited ${out[host]!.waitMsPerSec.toFixed(0)} ms/s for a CPU while not throttled by its own cap (${(share * 100).toFixed(0)} % of its runnable time)`,
+      );
   }
   if (!Object.keys(out).length) return undefined;
   const machine = measure.map((p) => p.machine).filter((m) => m !== undefined);
@@ -60,9 +72,18 @@ export function contentionOf(measure: readonly SeriesPoint[], hosts: readonly st
   };
   const psi = meanOf((m) => m.psiCpuSomeShare);
   const steal = meanOf((m) => m.stealShare);
-  if (steal !== null && steal >= STEAL_CONTENDED) reasons.push(`steal ${(steal * 100).toFixed(1)} % of CPU time`);
-  if (reasons.length && psi !== null) reasons.push(`CPU pressure (PSI some) ${(psi * 100).toFixed(0)} % of the time`);
-  return { contended: reasons.length > 0, reasons, hosts: out, psiCpuSomeShare: psi, stealShare: steal, harnessCores: meanOf((m) => m.harnessCores) };
+  if (steal !== null && steal >= STEAL_CONTENDED)
+    reasons.push(`steal ${(steal * 100).toFixed(1)} % of CPU time`);
+  if (reasons.length && psi !== null)
+    reasons.push(`CPU pressure (PSI some) ${(psi * 100).toFixed(0)} % of the time`);
+  return {
+    contended: reasons.length > 0,
+    reasons,
+    hosts: out,
+    psiCpuSomeShare: psi,
+    stealShare: steal,
+    harnessCores: meanOf((m) => m.harnessCores),
+  };
 }
 
 /**
@@ -97,7 +118,9 @@ export function computeSummary(input: SummaryInput): Summary {
   const cpuSeconds = sinkCores * measuredSeconds;
   const storedInWindow = end.stored - start.stored;
   const lags = measure.map((p) => p.lagMs).filter((l): l is number => l !== null);
-  const backlogs = measure.map((p) => p.backlogLagMs).filter((l): l is number => l !== null && l !== undefined);
+  const backlogs = measure
+    .map((p) => p.backlogLagMs)
+    .filter((l): l is number => l !== null && l !== undefined);
   // the drain ends at the first point from the load's end on that holds the final count (the points are settled
   // exact where the verifier settles them): the samples after it only confirmed it while the completion check read
   const after = series.slice(series.indexOf(end));
@@ -120,7 +143,8 @@ export function computeSummary(input: SummaryInput): Summary {
     sinkCores,
     cpuMsPer1000Rows: storedInWindow > 0 ? (cpuSeconds * 1000) / (storedInWindow / 1000) : Number.NaN,
     throttledShare: input.limits[sinkName]?.cpu ? (periods > 0 ? throttled / periods : 0) : null,
-    sinkNetworkMbitPerSecond: (mean(sink.map((w) => Math.max(w.netRxBytesPerSec, w.netTxBytesPerSec))) * 8) / 1e6,
+    sinkNetworkMbitPerSecond:
+      (mean(sink.map((w) => Math.max(w.netRxBytesPerSec, w.netTxBytesPerSec))) * 8) / 1e6,
     sinkDiskWriteMiBPerSecond: mean(sink.map((w) => w.ioWriteBytesPerSec)) / MiB,
     sinkDiskWriteIops: mean(sink.map((w) => w.ioWriteOpsPerSec)),
     sinkMemoryPeakBytes: Math.max(0, ...sink.map((w) => w.memoryPeakBytes)),
@@ -132,8 +156,16 @@ export function computeSummary(input: SummaryInput): Summary {
     backlogLagMaxMs: backlogs.length ? Math.max(...backlogs) : null,
     countQueryMaxMs: Math.max(0, ...series.map((p) => p.countQueryMs)),
     drainSeconds: (drained.t - end.t) / 1000,
-    bottleneck: findBottleneck(windows, input.limits, input.sinkHosts, input.clientHost, input.machineCores,
-      input.offeredPerSec ? { offeredPerSec: input.offeredPerSec, sentPerSec: (end.sent - start.sent) / measuredSeconds } : undefined),
+    bottleneck: findBottleneck(
+      windows,
+      input.limits,
+      input.sinkHosts,
+      input.clientHost,
+      input.machineCores,
+      input.offeredPerSec
+        ? { offeredPerSec: input.offeredPerSec, sentPerSec: (end.sent - start.sent) / measuredSeconds }
+        : undefined,
+    ),
     ...(contention ? { contention } : {}),
   };
 }

@@ -18,10 +18,17 @@ export interface RunningVersion {
  * @throws VerificationError E_VERSION naming the host(s) and both versions, when an instance does not match its pin or
  *   two instances report different versions
  */
-export function checkVersions(component: string, instances: readonly RunningVersion[], matchesPin: (pinned: string, running: string) => boolean): void {
+export function checkVersions(
+  component: string,
+  instances: readonly RunningVersion[],
+  matchesPin: (pinned: string, running: string) => boolean,
+): void {
   for (const v of instances) {
     if (!matchesPin(v.pinned, v.running)) {
-      throw new VerificationError("E_VERSION", `${component} on host ${v.host} runs version ${v.running} but the scenario pins ${v.pinned}; refusing to start`);
+      throw new VerificationError(
+        "E_VERSION",
+        `${component} on host ${v.host} runs version ${v.running} but the scenario pins ${v.pinned}; refusing to start`,
+      );
     }
   }
   const first = instances[0];

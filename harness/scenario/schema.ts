@@ -38,7 +38,6 @@ import type { EventField } from "../../core/events/types.ts";
 import { eventFieldSchema, stringSizeRequired } from "../../core/events/field-schema.ts";
 import { pluginBlock, type PluginBlockWording, type PluginRef } from "../../core/plugin-block.ts";
 
-
 /** The shortest `interval` a scenario may ask, ms (see the check in scenarioSchema). */
 export const MIN_INTERVAL_MS = 100;
 export type { PluginRef };
@@ -239,21 +238,32 @@ const duration = (positive: boolean, what: string) =>
 /** "; did you mean ..." for the nearest known name: a plugin written bare is shown as the block it must be. */
 function didYouMean(near: string | undefined, form: "key" | "bare"): string {
   if (near === undefined) return "";
-  return near === "none" || form === "key" ? `; did you mean "${near}"?` : `; did you mean { ${near}: { ... } }?`;
+  return near === "none" || form === "key"
+    ? `; did you mean "${near}"?`
+    : `; did you mean { ${near}: { ... } }?`;
 }
 
 /** The scenario's wording of plugin-block errors (core/plugin-block.ts), for a scenario author: names sorted. */
 function scenarioWording(role: "generator" | "collector" | "sink", allowNone: boolean): PluginBlockWording {
-  const list = (names: readonly string[]) => (names.length > 0 ? [...names].sort().join(", ") : "(none registered)") + (allowNone ? `, or "none"` : "");
+  const list = (names: readonly string[]) =>
+    (names.length > 0 ? [...names].sort().join(", ") : "(none registered)") +
+    (allowNone ? `, or "none"` : "");
   return {
-    shape: (names) => `${role} must be a map with exactly one key, the plugin name (${list(names)}), e.g. { ${[...names].sort()[0] ?? "name"}: { ... } }`,
-    unknown: (name, names, near, form) => `unknown ${role} "${name}"; known ${role}s: ${list(names)}${didYouMean(near, form)}`,
-    bareName: (name) => `write the ${role} as { ${name}: { ... } } (a map from the plugin name to its config)`,
+    shape: (names) =>
+      `${role} must be a map with exactly one key, the plugin name (${list(names)}), e.g. { ${[...names].sort()[0] ?? "name"}: { ... } }`,
+    unknown: (name, names, near, form) =>
+      `unknown ${role} "${name}"; known ${role}s: ${list(names)}${didYouMean(near, form)}`,
+    bareName: (name) =>
+      `write the ${role} as { ${name}: { ... } } (a map from the plugin name to its config)`,
     absentIsRequired: true,
   };
 }
 
-function rolePluginBlock(role: "generator" | "collector" | "sink", registry: Record<string, PluginSchemaEntry>, allowNone: boolean) {
+function rolePluginBlock(
+  role: "generator" | "collector" | "sink",
+  registry: Record<string, PluginSchemaEntry>,
+  allowNone: boolean,
+) {
   return pluginBlock({
     known: Object.keys(registry),
     schemaOf: (name) => schemaOf(registry[name]!),
@@ -264,24 +274,38 @@ function rolePluginBlock(role: "generator" | "collector" | "sink", registry: Rec
 }
 
 /** The matrix as written: a map of keys to value lists (product), or a list of cells, each a map of keys to one value. */
-export type MatrixSpec = { form: "product"; keys: Record<string, unknown[]> } | { form: "list"; cells: Array<Record<string, unknown>> };
+export type MatrixSpec =
+  | { form: "product"; keys: Record<string, unknown[]> }
+  | { form: "list"; cells: Array<Record<string, unknown>> };
 
-const MATRIX_SHAPE = "matrix is a map from dotted paths to lists of values (a cartesian product), e.g. { generator.pg-copy.batch: [1000, 8000] }, "
-  + "or a list of cells, each a map from dotted paths to one value, e.g. [ { generator.pg-copy.batch: 1000 }, { generator.pg-copy.batch: 8000, generator.pg-copy.connections: 4 } ]";
+const MATRIX_SHAPE =
+  "matrix is a map from dotted paths to lists of values (a cartesian product), e.g. { generator.pg-copy.batch: [1000, 8000] }, " +
+  "or a list of cells, each a map from dotted paths to one value, e.g. [ { generator.pg-copy.batch: 1000 }, { generator.pg-copy.batch: 8000, generator.pg-copy.connections: 4 } ]";
 
 const matrixSchema = z.unknown().transform((v, ctx): MatrixSpec => {
-  if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) return { form: "product", keys: {} };
+  if (v === undefined || v === null || (Array.isArray(v) && v.length === 0))
+    return { form: "product", keys: {} };
   if (Array.isArray(v)) {
     let bad = false;
     v.forEach((entry, i) => {
       if (!isPlainObject(entry) || Object.keys(entry).length === 0) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [i], message: "a listed cell is a map from dotted paths to one value each, e.g. { generator.pg-copy.batch: 1000 }" });
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: [i],
+          message:
+            "a listed cell is a map from dotted paths to one value each, e.g. { generator.pg-copy.batch: 1000 }",
+        });
         bad = true;
         return;
       }
       for (const [k, x] of Object.entries(entry)) {
         if (Array.isArray(x)) {
-          addFlatIssue(ctx, { path: [i, k], at: "value", message: "a listed cell gives one value per path (list more cells for more values; a map of lists is the cartesian form)" });
+          addFlatIssue(ctx, {
+            path: [i, k],
+            at: "value",
+            message:
+              "a listed cell gives one value per path (list more cells for more values; a map of lists is the cartesian form)",
+          });
           bad = true;
         }
       }
@@ -295,10 +319,18 @@ const matrixSchema = z.unknown().transform((v, ctx): MatrixSpec => {
   let bad = false;
   for (const [k, x] of Object.entries(v)) {
     if (!Array.isArray(x)) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [k], message: `expected a list of values, e.g. [1000, 8000]` });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: [k],
+        message: `expected a list of values, e.g. [1000, 8000]`,
+      });
       bad = true;
     } else if (x.length === 0) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [k], message: "a matrix key needs at least one value" });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: [k],
+        message: "a matrix key needs at least one value",
+      });
       bad = true;
     }
   }
@@ -306,48 +338,80 @@ const matrixSchema = z.unknown().transform((v, ctx): MatrixSpec => {
 });
 
 /** One check; with `paths`, the path must be one of them (reported at the key's line, listing them). */
-const checkSchema = (paths?: ReadonlySet<string>) => z.unknown().transform((v, ctx): Check => {
-  const example = `e.g. { ledger.lost: 0 } or { summary.lagP99Ms: { max: 1000 } }`;
-  if (!isPlainObject(v) || Object.keys(v).length !== 1) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `a check is a map with one key, a dotted result path, ${example}` });
-    return z.NEVER;
-  }
-  const [path, cond] = Object.entries(v)[0]!;
-  if (!CHECK_PATH.test(path)) {
-    addFlatIssue(ctx, { path: [path], at: "key", message: `"${path}" is not a dotted result path, ${example}` });
-    return z.NEVER;
-  }
-  if (paths && !paths.has(path)) {
-    addFlatIssue(ctx, { path: [path], at: "key", message: `"${path}" is not a number in the run result; use one of ${[...paths].join(", ")}` });
-    return z.NEVER;
-  }
-  if (typeof cond === "number" && Number.isFinite(cond)) return { path, equals: cond };
-  if (isPlainObject(cond)) {
-    const extra = Object.keys(cond).filter((k) => k !== "min" && k !== "max");
-    for (const k of extra) addFlatIssue(ctx, { path: [path, k], at: "key", message: `unknown key "${k}"; allowed keys: min, max` });
-    const { min, max } = cond;
-    let bad = extra.length > 0;
-    for (const [k, n] of [["min", min], ["max", max]] as const) {
-      if (n !== undefined && !(typeof n === "number" && Number.isFinite(n))) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [path, k], message: `${k} must be a number` });
-        bad = true;
+const checkSchema = (paths?: ReadonlySet<string>) =>
+  z.unknown().transform((v, ctx): Check => {
+    const example = `e.g. { ledger.lost: 0 } or { summary.lagP99Ms: { max: 1000 } }`;
+    if (!isPlainObject(v) || Object.keys(v).length !== 1) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `a check is a map with one key, a dotted result path, ${example}`,
+      });
+      return z.NEVER;
+    }
+    const [path, cond] = Object.entries(v)[0]!;
+    if (!CHECK_PATH.test(path)) {
+      addFlatIssue(ctx, {
+        path: [path],
+        at: "key",
+        message: `"${path}" is not a dotted result path, ${example}`,
+      });
+      return z.NEVER;
+    }
+    if (paths && !paths.has(path)) {
+      addFlatIssue(ctx, {
+        path: [path],
+        at: "key",
+        message: `"${path}" is not a number in the run result; use one of ${[...paths].join(", ")}`,
+      });
+      return z.NEVER;
+    }
+    if (typeof cond === "number" && Number.isFinite(cond)) return { path, equals: cond };
+    if (isPlainObject(cond)) {
+      const extra = Object.keys(cond).filter((k) => k !== "min" && k !== "max");
+      for (const k of extra)
+        addFlatIssue(ctx, {
+          path: [path, k],
+          at: "key",
+          message: `unknown key "${k}"; allowed keys: min, max`,
+        });
+      const { min, max } = cond;
+      let bad = extra.length > 0;
+      for (const [k, n] of [
+        ["min", min],
+        ["max", max],
+      ] as const) {
+        if (n !== undefined && !(typeof n === "number" && Number.isFinite(n))) {
+          ctx.addIssue({ code: z.ZodIssueCode.custom, path: [path, k], message: `${k} must be a number` });
+          bad = true;
+        }
       }
+      if (min === undefined && max === undefined && extra.length === 0) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: [path],
+          message: `give min, max or both, ${example}`,
+        });
+      }
+      if (typeof min === "number" && typeof max === "number" && min > max) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: [path],
+          message: `min ${min} is above max ${max}`,
+        });
+      }
+      if (bad) return z.NEVER;
+      const out: Check = { path };
+      if (typeof min === "number") out.min = min;
+      if (typeof max === "number") out.max = max;
+      return out;
     }
-    if (min === undefined && max === undefined && extra.length === 0) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [path], message: `give min, max or both, ${example}` });
-    }
-    if (typeof min === "number" && typeof max === "number" && min > max) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [path], message: `min ${min} is above max ${max}` });
-    }
-    if (bad) return z.NEVER;
-    const out: Check = { path };
-    if (typeof min === "number") out.min = min;
-    if (typeof max === "number") out.max = max;
-    return out;
-  }
-  ctx.addIssue({ code: z.ZodIssueCode.custom, path: [path], message: `expected a number (exact) or { min: n } / { max: n }, ${example}` });
-  return z.NEVER;
-});
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: [path],
+      message: `expected a number (exact) or { min: n } / { max: n }, ${example}`,
+    });
+    return z.NEVER;
+  });
 
 /** Largest `fidelity.sample`: the sample's seqs are held in memory while drawn (8 bytes each). */
 export const MAX_FIDELITY_SAMPLE = 1_000_000;
@@ -355,35 +419,85 @@ export const MAX_FIDELITY_SAMPLE = 1_000_000;
 /** `fidelity: { all, sample }`: whole numbers, all ≥ 0 (0: always sample), 1 ≤ sample ≤ MAX_FIDELITY_SAMPLE. */
 const fidelitySchema = z
   .object({
-    all: z.number().int({ message: "fidelity.all is a whole number of stored rows" }).min(0).max(Number.MAX_SAFE_INTEGER).default(DEFAULT_FIDELITY.all),
-    sample: z.number().int({ message: "fidelity.sample is a whole number of seqs" }).min(1).max(MAX_FIDELITY_SAMPLE).default(DEFAULT_FIDELITY.sample),
+    all: z
+      .number()
+      .int({ message: "fidelity.all is a whole number of stored rows" })
+      .min(0)
+      .max(Number.MAX_SAFE_INTEGER)
+      .default(DEFAULT_FIDELITY.all),
+    sample: z
+      .number()
+      .int({ message: "fidelity.sample is a whole number of seqs" })
+      .min(1)
+      .max(MAX_FIDELITY_SAMPLE)
+      .default(DEFAULT_FIDELITY.sample),
   })
   .strict();
 
 /** `query:`: strict; statement names unique and safe as ids; no FORMAT clause (the harness appends its own). */
 const querySchema = z
   .object({
-    prepare: z.array(z.string().min(1)).min(1, { message: "leave out prepare, or give it a statement" }).optional(),
-    statements: z.array(z.object({
-      name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { message: 'a statement name is letters, digits, "_" and "-" (at most 64), e.g. "count"' }),
-      sql: z.string().min(1).refine((q) => !/\bFORMAT\s+\w+\s*;?\s*$/i.test(q), { message: "leave out the FORMAT clause: the harness appends FORMAT TabSeparated to read the answer" }),
-      rows: z.number().int().min(0).optional(),
-      value: z.union([z.number(), z.literal("{stored}")]).optional(),
-    }).strict()).min(1, { message: "declare at least one statement" }),
-    cells: z.array(z.object({
-      concurrency: z.number().int().min(1).max(1000),
-      count: z.number().int().min(1),
-    }).strict().refine((c) => c.concurrency * c.count <= MAX_QUERY_REQUESTS, { message: `concurrency × count is at most ${MAX_QUERY_REQUESTS} requests` }))
-      .min(1, { message: "declare at least one concurrency × count cell, e.g. { concurrency: 10, count: 50 }" }),
+    prepare: z
+      .array(z.string().min(1))
+      .min(1, { message: "leave out prepare, or give it a statement" })
+      .optional(),
+    statements: z
+      .array(
+        z
+          .object({
+            name: z
+              .string()
+              .regex(/^[A-Za-z0-9_-]{1,64}$/, {
+                message: 'a statement name is letters, digits, "_" and "-" (at most 64), e.g. "count"',
+              }),
+            sql: z
+              .string()
+              .min(1)
+              .refine((q) => !/\bFORMAT\s+\w+\s*;?\s*$/i.test(q), {
+                message:
+                  "leave out the FORMAT clause: the harness appends FORMAT TabSeparated to read the answer",
+              }),
+            rows: z.number().int().min(0).optional(),
+            value: z.union([z.number(), z.literal("{stored}")]).optional(),
+          })
+          .strict(),
+      )
+      .min(1, { message: "declare at least one statement" }),
+    cells: z
+      .array(
+        z
+          .object({
+            concurrency: z.number().int().min(1).max(1000),
+            count: z.number().int().min(1),
+          })
+          .strict()
+          .refine((c) => c.concurrency * c.count <= MAX_QUERY_REQUESTS, {
+            message: `concurrency × count is at most ${MAX_QUERY_REQUESTS} requests`,
+          }),
+      )
+      .min(1, {
+        message: "declare at least one concurrency × count cell, e.g. { concurrency: 10, count: 50 }",
+      }),
     timeout: duration(true, "query timeout").default("10s"),
-    during: z.enum(["after", "ingest"], { errorMap: () => ({ message: 'during is "after" (once the ingest is stored; default) or "ingest" (while the load runs)' }) }).default("after"),
+    during: z
+      .enum(["after", "ingest"], {
+        errorMap: () => ({
+          message: 'during is "after" (once the ingest is stored; default) or "ingest" (while the load runs)',
+        }),
+      })
+      .default("after"),
   })
   .strict()
   .superRefine((q, ctx) => {
     const seen = new Map<string, number>();
     q.statements.forEach((st, i) => {
       const prev = seen.get(st.name);
-      if (prev !== undefined) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["statements", i, "name"], message: `duplicate statement "${st.name}" (also statements.${prev})` });
+      if (prev !== undefined)
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ["statements", i, "name"],
+          message: `duplicate statement "${st.name}" (also statements.${prev})`,
+        });
       seen.set(st.name, i);
     });
   });
@@ -396,21 +510,34 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
   return z
     .object({
       name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, {
-        message: 'scenario names are lowercase letters, digits, ".", "_" and "-" (at most 64), e.g. "quickstart"',
+        message:
+          'scenario names are lowercase letters, digits, ".", "_" and "-" (at most 64), e.g. "quickstart"',
       }),
       description: z.string().default(""),
-      event: z.array(eventFieldSchema.superRefine(stringSizeRequired)).min(1, { message: "declare at least one event field" }),
-      source: z.object({ file: z.string().min(1) }).strict().optional(),
+      event: z
+        .array(eventFieldSchema.superRefine(stringSizeRequired))
+        .min(1, { message: "declare at least one event field" }),
+      source: z
+        .object({ file: z.string().min(1) })
+        .strict()
+        .optional(),
       generator: rolePluginBlock("generator", registries.generators, true),
       collector: rolePluginBlock("collector", registries.collectors, true).default("none"),
       sink: rolePluginBlock("sink", registries.sinks, false),
       warmup: duration(false, "warmup").default("0s"),
       duration: duration(true, "duration"),
       interval: duration(true, "interval").default("1s"),
-      drain: z.object({ timeout: duration(false, "drain timeout") }).strict().default({ timeout: "60s" }),
+      drain: z
+        .object({ timeout: duration(false, "drain timeout") })
+        .strict()
+        .default({ timeout: "60s" }),
       replicates: z.number().int().min(1).max(MAX_REPLICATES).default(DEFAULT_REPLICATES),
       matrix: matrixSchema,
-      checks: z.array(checkSchema(registries.checkPaths)).nullable().default([]).transform((c) => c ?? []),
+      checks: z
+        .array(checkSchema(registries.checkPaths))
+        .nullable()
+        .default([])
+        .transform((c) => c ?? []),
       fidelity: fidelitySchema.default(DEFAULT_FIDELITY),
       query: querySchema.optional(),
       app: appSchema.optional(),
@@ -423,40 +550,79 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       s.event.forEach((f, i) => {
         const prev = seen.get(f.name);
         if (prev !== undefined) {
-          ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["event", i, "name"], message: `duplicate field "${f.name}" (also event.${prev})` });
+          ctx.addIssue({
+            code: z.ZodIssueCode.custom,
+            path: ["event", i, "name"],
+            message: `duplicate field "${f.name}" (also event.${prev})`,
+          });
         }
         seen.set(f.name, i);
       });
       if (s.source && !s.event.some((f) => f.type === "string")) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["source"], message: "source replays lines into the last string field, but the event has none" });
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ["source"],
+          message: "source replays lines into the last string field, but the event has none",
+        });
       }
       if (s.source && options.baseDir !== undefined) {
         const file = nodePath.resolve(options.baseDir, s.source.file);
         const st = statSync(file, { throwIfNoEntry: false });
         // an empty file has no line to replay: say so now rather than from the generator after provisioning
-        const problem = !st ? "does not exist (a relative path is relative to the scenario file)" : st.isDirectory() ? "is a directory, not a file of lines" : st.isFile() && st.size === 0 ? "is empty: a replay file needs at least one line" : null;
-        if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["source", "file"], message: `${file} ${problem}` });
+        const problem = !st
+          ? "does not exist (a relative path is relative to the scenario file)"
+          : st.isDirectory()
+            ? "is a directory, not a file of lines"
+            : st.isFile() && st.size === 0
+              ? "is empty: a replay file needs at least one line"
+              : null;
+        if (problem)
+          ctx.addIssue({
+            code: z.ZodIssueCode.custom,
+            path: ["source", "file"],
+            message: `${file} ${problem}`,
+          });
       }
       if (s.variants && !s.app) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["variants"], message: "variants are sets of env and args for the application under test: declare app first" });
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ["variants"],
+          message: "variants are sets of env and args for the application under test: declare app first",
+        });
       }
       if (s.query && !QUERY_SINKS.includes((s.sink as PluginRef).name)) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["query"], message: `a query phase runs against ${QUERY_SINKS.join(", ")} sinks; this scenario's sink is "${(s.sink as PluginRef).name}"` });
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ["query"],
+          message: `a query phase runs against ${QUERY_SINKS.join(", ")} sinks; this scenario's sink is "${(s.sink as PluginRef).name}"`,
+        });
       }
       if (s.interval.ms > s.duration.ms) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["interval"], message: `interval ${s.interval.text} is longer than duration ${s.duration.text}` });
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ["interval"],
+          message: `interval ${s.interval.text} is longer than duration ${s.duration.text}`,
+        });
       }
       // a sample reads the sink's count, every host's cgroups and the collectors' metrics: taken more often than this,
       // the samples would be the load (a newcomer's `interval: 1us` kept the harness busy and growing)
       if (s.interval.ms < MIN_INTERVAL_MS) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["interval"], message: `interval ${s.interval.text} is shorter than ${MIN_INTERVAL_MS} ms, the shortest sampling interval (each sample queries the sink and reads every host's counters)` });
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ["interval"],
+          message: `interval ${s.interval.text} is shorter than ${MIN_INTERVAL_MS} ms, the shortest sampling interval (each sample queries the sink and reads every host's counters)`,
+        });
       }
     })
     .transform((s) => {
       const body: ScenarioBody & { matrix: MatrixSpec } = {
         name: s.name,
         description: s.description,
-        event: s.event.map((f) => (f.size === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, size: f.size })),
+        event: s.event.map((f) =>
+          f.size === undefined
+            ? { name: f.name, type: f.type }
+            : { name: f.name, type: f.type, size: f.size },
+        ),
         generator: s.generator,
         collector: s.collector,
         sink: s.sink as PluginRef,
@@ -474,7 +640,9 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
       if (s.app) body.app = s.app;
       if (s.variants) body.variants = s.variants;
       if (s.source) {
-        body.source = { file: options.baseDir ? nodePath.resolve(options.baseDir, s.source.file) : s.source.file };
+        body.source = {
+          file: options.baseDir ? nodePath.resolve(options.baseDir, s.source.file) : s.source.file,
+        };
       }
       return body;
     });
@@ -486,22 +654,55 @@ export function scenarioSchema(registries: PluginRegistries, options: { baseDir?
  * does not select it; and a generator beside a collector config whose own input makes the load (two loads, and a
  * collector input that receives none of the generator's events). Issues at the block that must change.
  */
-export function selfLoadIssues(body: Pick<ScenarioBody, "generator" | "collector">, selfLoad: Readonly<Record<string, SelfLoadEntry>> = {}): FlatIssue[] {
-  const having = Object.entries(selfLoad).map(([name, e]) => `${name} (${e.input}: collector.${name}.${e.setting})`).sort().join(", ") || "(none registered)";
+export function selfLoadIssues(
+  body: Pick<ScenarioBody, "generator" | "collector">,
+  selfLoad: Readonly<Record<string, SelfLoadEntry>> = {},
+): FlatIssue[] {
+  const having =
+    Object.entries(selfLoad)
+      .map(([name, e]) => `${name} (${e.input}: collector.${name}.${e.setting})`)
+      .sort()
+      .join(", ") || "(none registered)";
   const c = body.collector;
   if (body.generator === null) {
-    if (!c) return [{ path: ["generator"], at: "value", message: `none means the collector makes the load itself, but this scenario has collector: none; collectors with a built-in generator: ${having}` }];
+    if (!c)
+      return [
+        {
+          path: ["generator"],
+          at: "value",
+          message: `none means the collector makes the load itself, but this scenario has collector: none; collectors with a built-in generator: ${having}`,
+        },
+      ];
     const e = Object.hasOwn(selfLoad, c.name) ? selfLoad[c.name] : undefined;
-    if (!e) return [{ path: ["generator"], at: "value", message: `none: collector "${c.name}" has no built-in generator to make the load; collectors that have one: ${having}` }];
+    if (!e)
+      return [
+        {
+          path: ["generator"],
+          at: "value",
+          message: `none: collector "${c.name}" has no built-in generator to make the load; collectors that have one: ${having}`,
+        },
+      ];
     if (e.generators(c.config) === 0) {
-      return [{ path: ["collector", c.name], at: "key", message: `generator: none: collector "${c.name}" makes no load as configured: set its built-in generator, collector.${c.name}.${e.setting} (${e.input})` }];
+      return [
+        {
+          path: ["collector", c.name],
+          at: "key",
+          message: `generator: none: collector "${c.name}" makes no load as configured: set its built-in generator, collector.${c.name}.${e.setting} (${e.input})`,
+        },
+      ];
     }
     return [];
   }
   const e = c && Object.hasOwn(selfLoad, c.name) ? selfLoad[c.name] : undefined;
   if (c && e && e.generators(c.config) > 0) {
     const at = [c.name, ...e.setting.split(".")];
-    return [{ path: ["collector", ...at], at: "key", message: `collector.${c.name}.${e.setting} (${e.input}) makes the load itself: write generator: none instead of generator "${body.generator.name}" (its events would reach no input of the collector)` }];
+    return [
+      {
+        path: ["collector", ...at],
+        at: "key",
+        message: `collector.${c.name}.${e.setting} (${e.input}) makes the load itself: write generator: none instead of generator "${body.generator.name}" (its events would reach no input of the collector)`,
+      },
+    ];
   }
   return [];
 }
@@ -516,11 +717,14 @@ function resolveKey(data: unknown, key: string): { segs: string[] } | { segs: nu
   const parts = key.split(".");
   const segs: string[] = [];
   let node = data;
-  for (let i = 0; i < parts.length; ) {
+  for (let i = 0; i < parts.length;) {
     let taken = 0;
     if (isPlainObject(node)) {
       for (let j = parts.length; j > i; j--) {
-        if (Object.hasOwn(node, parts.slice(i, j).join("."))) { taken = j - i; break; }
+        if (Object.hasOwn(node, parts.slice(i, j).join("."))) {
+          taken = j - i;
+          break;
+        }
       }
     }
     if (taken > 0) {
@@ -541,7 +745,8 @@ function resolveKey(data: unknown, key: string): { segs: string[] } | { segs: nu
 
 function setPath(data: unknown, segs: string[], value: unknown): void {
   let node = data as Record<string, unknown> | unknown[];
-  for (let i = 0; i < segs.length - 1; i++) node = (node as Record<string, unknown>)[segs[i]!] as Record<string, unknown>;
+  for (let i = 0; i < segs.length - 1; i++)
+    node = (node as Record<string, unknown>)[segs[i]!] as Record<string, unknown>;
   (node as Record<string, unknown>)[segs[segs.length - 1]!] = value;
 }
 
@@ -571,7 +776,11 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
   const keyOk = (key: string, at: FieldPath): boolean => {
     const segs = key.split(".");
     if (!MATRIX_KEY.test(key)) {
-      issues.push({ path: at, at: "key", message: `"${key}" is not a dotted path into the scenario, e.g. "generator.pg-copy.batch"` });
+      issues.push({
+        path: at,
+        at: "key",
+        message: `"${key}" is not a dotted path into the scenario, e.g. "generator.pg-copy.batch"`,
+      });
       return false;
     }
     if (segs[0] === "matrix" || segs[0] === "checks" || segs[0] === "name" || segs[0] === "steps") {
@@ -581,15 +790,22 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
     const hit = resolveKey(loaded.data, key);
     if (!hit.segs) {
       const here = isPlainObject(hit.parent) ? `; there: ${Object.keys(hit.parent).join(", ")}` : "";
-      issues.push({ path: at, at: "key", message: `"${key}" names no field of this scenario (write the base value in the file first)${here}` });
+      issues.push({
+        path: at,
+        at: "key",
+        message: `"${key}" names no field of this scenario (write the base value in the file first)${here}`,
+      });
       return false;
     }
     return true;
   };
   /** The file's data with these values substituted, validated; issues for the values, or the cell's body. */
-  const substitute = (values: Record<string, unknown>): { ok: true; body: ScenarioBody } | { ok: false; issues: FlatIssue[] } => {
+  const substitute = (
+    values: Record<string, unknown>,
+  ): { ok: true; body: ScenarioBody } | { ok: false; issues: FlatIssue[] } => {
     const data = structuredClone(loaded.data) as Record<string, unknown>;
-    for (const [k, x] of Object.entries(values)) setPath(data, resolveKey(loaded.data, k).segs ?? k.split("."), x);
+    for (const [k, x] of Object.entries(values))
+      setPath(data, resolveKey(loaded.data, k).segs ?? k.split("."), x);
     data.matrix = {};
     const r = schema.safeParse(data);
     if (r.success) {
@@ -611,7 +827,11 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
         if (r.ok) return;
         for (const f of r.issues) {
           const where = f.path.join(".") === key ? "" : ` (at ${f.path.join(".")})`;
-          issues.push({ path: [...at, i], at: "value", message: `matrix value ${JSON.stringify(value)}${where}: ${f.message}` });
+          issues.push({
+            path: [...at, i],
+            at: "value",
+            message: `matrix value ${JSON.stringify(value)}${where}: ${f.message}`,
+          });
         }
       });
     }
@@ -619,7 +839,17 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
     // Cartesian product, last key fastest.
     const count = keys.reduce((n, k) => n * matrix.keys[k]!.length, 1);
     if (count > MAX_CELLS) {
-      throwIssues(loaded, [{ path: ["matrix"], at: "value", message: `the matrix expands to ${count} cells, more than ${MAX_CELLS}` }], { path, code });
+      throwIssues(
+        loaded,
+        [
+          {
+            path: ["matrix"],
+            at: "value",
+            message: `the matrix expands to ${count} cells, more than ${MAX_CELLS}`,
+          },
+        ],
+        { path, code },
+      );
     }
     entries = [];
     for (let n = 0; n < count; n++) {
@@ -638,7 +868,11 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
     for (const e of matrix.cells) for (const k of Object.keys(e)) if (!keys.includes(k)) keys.push(k);
     keys.sort();
     if (matrix.cells.length > MAX_CELLS) {
-      issues.push({ path: ["matrix"], at: "value", message: `the matrix lists ${matrix.cells.length} cells, more than ${MAX_CELLS}` });
+      issues.push({
+        path: ["matrix"],
+        at: "value",
+        message: `the matrix lists ${matrix.cells.length} cells, more than ${MAX_CELLS}`,
+      });
     }
     matrix.cells.forEach((entry, i) => {
       const good = Object.keys(entry).filter((k) => keyOk(k, ["matrix", i, k]));
@@ -647,8 +881,18 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
       if (r.ok) return;
       for (const f of r.issues) {
         const key = Object.keys(entry).find((k) => f.path.join(".") === k);
-        if (key !== undefined) issues.push({ path: ["matrix", i, key], at: "value", message: `matrix value ${JSON.stringify(entry[key])}: ${f.message}` });
-        else issues.push({ path: ["matrix", i], at: "value", message: `this cell (at ${f.path.join(".")}): ${f.message}` });
+        if (key !== undefined)
+          issues.push({
+            path: ["matrix", i, key],
+            at: "value",
+            message: `matrix value ${JSON.stringify(entry[key])}: ${f.message}`,
+          });
+        else
+          issues.push({
+            path: ["matrix", i],
+            at: "value",
+            message: `this cell (at ${f.path.join(".")}): ${f.message}`,
+          });
       }
     });
     if (issues.length > 0) throwIssues(loaded, issues, { path, code });
@@ -658,18 +902,33 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
   // Cell ids name each key by its last path segment (the whole path when two keys share it), in key order; they
   // depend on the values only, never on a cell's position, so they stay stable across runs and edits of the list.
   const lastSegs = keys.map((k) => (resolveKey(loaded.data, k).segs ?? k.split(".")).at(-1)!);
-  const labels = keys.map((k, i) => (lastSegs.indexOf(lastSegs[i]!) === lastSegs.lastIndexOf(lastSegs[i]!) ? lastSegs[i]! : k));
+  const labels = keys.map((k, i) =>
+    lastSegs.indexOf(lastSegs[i]!) === lastSegs.lastIndexOf(lastSegs[i]!) ? lastSegs[i]! : k,
+  );
   const cells: ScenarioCell[] = [];
   const usedIds = new Map<string, number>();
   entries.forEach((values, n) => {
     const ordered: Record<string, unknown> = {};
     for (const k of keys) if (Object.hasOwn(values, k)) ordered[k] = values[k];
     const present = keys.map((k, i) => [k, labels[i]!] as const).filter(([k]) => Object.hasOwn(ordered, k));
-    let id = present.length === 0 ? "default" : present.map(([k, label]) => `${label}=${valueLabel(ordered[k])}`).join(",");
+    let id =
+      present.length === 0
+        ? "default"
+        : present.map(([k, label]) => `${label}=${valueLabel(ordered[k])}`).join(",");
     const seen = usedIds.get(id);
     if (seen !== undefined) {
       if (matrix.form === "list") {
-        throwIssues(loaded, [{ path: ["matrix", n], at: "value", message: `this cell repeats cell ${seen} (${id}); list each cell once (use replicates for repeats)` }], { path, code });
+        throwIssues(
+          loaded,
+          [
+            {
+              path: ["matrix", n],
+              at: "value",
+              message: `this cell repeats cell ${seen} (${id}); list each cell once (use replicates for repeats)`,
+            },
+          ],
+          { path, code },
+        );
       }
       id = `${id}#${n + 1}`;
     }
@@ -679,7 +938,10 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
       const r = substitute(ordered);
       if (!r.ok) {
         const why = r.issues.map((f) => `${f.path.join(".")}: ${f.message}`).join("; ");
-        throwIssues(loaded, [{ path: ["matrix"], at: "value", message: `cell ${id} is invalid: ${why}` }], { path, code });
+        throwIssues(loaded, [{ path: ["matrix"], at: "value", message: `cell ${id} is invalid: ${why}` }], {
+          path,
+          code,
+        });
       }
       scenario = (r as { body: ScenarioBody }).body;
     }
@@ -693,9 +955,12 @@ export function loadScenario(path: string, registries: PluginRegistries): Scenar
       if (!selfLoadProblems.has(f.message)) selfLoadProblems.set(f.message, { ...f, message });
     }
   }
-  if (selfLoadProblems.size > 0) throwIssues(loaded, [...selfLoadProblems.values()], { path, code: "E_GENERATOR_NONE" });
+  if (selfLoadProblems.size > 0)
+    throwIssues(loaded, [...selfLoadProblems.values()], { path, code: "E_GENERATOR_NONE" });
   const values: Record<string, unknown[]> = {};
   if (matrix.form === "product") Object.assign(values, matrix.keys);
-  else for (const k of keys) values[k] = [...new Set(entries.filter((e) => Object.hasOwn(e, k)).map((e) => e[k]))];
+  else
+    for (const k of keys)
+      values[k] = [...new Set(entries.filter((e) => Object.hasOwn(e, k)).map((e) => e[k]))];
   return { ...body, file: path, matrix: values, matrixForm: matrix.form, cells };
 }

@@ -56,7 +56,8 @@ function medianInPlace(buf: Float64Array, n: number): number {
 function checkSample(name: string, values: readonly number[]): void {
   if (values.length === 0) throw new RangeError(`bootstrap: the ${name} sample is empty`);
   for (const v of values) {
-    if (!Number.isFinite(v)) throw new RangeError(`bootstrap: the ${name} sample holds a non-finite value (${v})`);
+    if (!Number.isFinite(v))
+      throw new RangeError(`bootstrap: the ${name} sample holds a non-finite value (${v})`);
   }
 }
 
@@ -79,8 +80,10 @@ export function bootstrapRatioOfMedians(
   const seed = options.seed ?? 1;
   checkSample("baseline", baseline);
   checkSample("contender", contender);
-  if (!(confidence > 0 && confidence < 1)) throw new RangeError(`bootstrap: confidence must be in (0, 1), got ${confidence}`);
-  if (!Number.isInteger(resamples) || resamples < 1) throw new RangeError(`bootstrap: resamples must be a positive integer, got ${resamples}`);
+  if (!(confidence > 0 && confidence < 1))
+    throw new RangeError(`bootstrap: confidence must be in (0, 1), got ${confidence}`);
+  if (!Number.isInteger(resamples) || resamples < 1)
+    throw new RangeError(`bootstrap: resamples must be a positive integer, got ${resamples}`);
 
   const ratio = median(contender) / median(baseline);
   const next = mulberry32(seed);

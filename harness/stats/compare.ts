@@ -45,7 +45,10 @@ export interface SampleDescription {
  * Describe a sample: n, median, IQR, min, max (NaN when empty), coefficient of variation (NaN with fewer than
  * 2 values) and the erratic flag (cv > erraticCv, default 0.1). Quantiles are Hyndman & Fan type 7.
  */
-export function describeSample(values: readonly number[], options: { erraticCv?: number } = {}): SampleDescription {
+export function describeSample(
+  values: readonly number[],
+  options: { erraticCv?: number } = {},
+): SampleDescription {
   const erraticCv = options.erraticCv ?? DEFAULT_ERRATIC_CV;
   const n = values.length;
   const c = n >= 2 ? cv(values) : Number.NaN;
@@ -126,47 +129,91 @@ const pct = (x: number): string => `${(x * 100).toFixed(1)} %`;
  * are dropped before anything is computed.
  * @throws RangeError when minSamples is below 2 or not an integer
  */
-export function compareSamples(baseline: readonly number[], contender: readonly number[], options: CompareOptions = {}): SampleComparison {
+export function compareSamples(
+  baseline: readonly number[],
+  contender: readonly number[],
+  options: CompareOptions = {},
+): SampleComparison {
   const confidence = options.confidence ?? DEFAULT_CONFIDENCE;
   const minChange = options.minChange ?? DEFAULT_MIN_CHANGE;
   const erraticCv = options.erraticCv ?? DEFAULT_ERRATIC_CV;
   const minSamples = options.minSamples ?? DEFAULT_MIN_SAMPLES;
-  if (!Number.isInteger(minSamples) || minSamples < 2) throw new RangeError(`compareSamples: minSamples must be an integer ≥ 2, got ${minSamples}`);
-  const noiseFloor = options.noiseFloor != null && Number.isFinite(options.noiseFloor) ? options.noiseFloor : null;
+  if (!Number.isInteger(minSamples) || minSamples < 2)
+    throw new RangeError(`compareSamples: minSamples must be an integer ≥ 2, got ${minSamples}`);
+  const noiseFloor =
+    options.noiseFloor != null && Number.isFinite(options.noiseFloor) ? options.noiseFloor : null;
   const base = baseline.filter(Number.isFinite);
   const cont = contender.filter(Number.isFinite);
   const db = describeSample(base, { erraticCv });
   const dc = describeSample(cont, { erraticCv });
   const ratio = db.median !== 0 ? dc.median / db.median : Number.NaN;
   const common = {
-    ratio, confidence, noiseFloor,
+    ratio,
+    confidence,
+    noiseFloor,
     erratic: { baseline: db.erratic, contender: dc.erratic },
     n: { baseline: db.n, contender: dc.n },
-    baseline: db, contender: dc,
+    baseline: db,
+    contender: dc,
   };
   const inconclusive = db.n < minSamples || dc.n < minSamples;
   const nText = `n=${db.n}/${dc.n}`;
   const short = `inconclusive (${nText}): fewer than ${minSamples} values per side`;
   if (db.n < 2 || dc.n < 2) {
-    return { ...common, ci: null, change: "none", significant: false, inconclusive: true, reason: `${short}; no interval` };
+    return {
+      ...common,
+      ci: null,
+      change: "none",
+      significant: false,
+      inconclusive: true,
+      reason: `${short}; no interval`,
+    };
   }
   if (!Number.isFinite(ratio) || db.median <= 0) {
-    return { ...common, ci: null, change: "none", significant: false, inconclusive, reason: `baseline median is ${db.median}: no ratio` };
+    return {
+      ...common,
+      ci: null,
+      change: "none",
+      significant: false,
+      inconclusive,
+      reason: `baseline median is ${db.median}: no ratio`,
+    };
   }
-  const boot = bootstrapRatioOfMedians(base, cont, { seed: options.seed ?? 1, confidence, resamples: options.resamples ?? DEFAULT_RESAMPLES });
+  const boot = bootstrapRatioOfMedians(base, cont, {
+    seed: options.seed ?? 1,
+    confidence,
+    resamples: options.resamples ?? DEFAULT_RESAMPLES,
+  });
   const ci: [number, number] = [boot.low, boot.high];
   const interval = `${pct(confidence).replace(".0 %", " %")} interval [${boot.low.toFixed(3)}, ${boot.high.toFixed(3)}]`;
   if (inconclusive) {
-    return { ...common, ci, change: "none", significant: false, inconclusive: true, reason: `${short} (a percentile bootstrap cannot reach ${pct(confidence)} coverage; ${interval} shown for information)` };
+    return {
+      ...common,
+      ci,
+      change: "none",
+      significant: false,
+      inconclusive: true,
+      reason: `${short} (a percentile bootstrap cannot reach ${pct(confidence)} coverage; ${interval} shown for information)`,
+    };
   }
   const excludesOne = boot.low > 1 || boot.high < 1;
   const delta = Math.abs(ratio - 1);
   const bigEnough = delta >= minChange;
   const aboveNoise = noiseFloor === null || delta > noiseFloor;
   const significant = excludesOne && bigEnough && aboveNoise;
-  const reason = !excludesOne ? `${interval} includes 1`
-    : !bigEnough ? `${interval} excludes 1 but |ratio − 1| = ${pct(delta)} is below the ${pct(minChange)} minimum change`
-    : !aboveNoise ? `${interval} excludes 1 but |ratio − 1| = ${pct(delta)} is within the A/A noise floor ${pct(noiseFloor!)}`
-    : `${interval} excludes 1 and |ratio − 1| = ${pct(delta)} ≥ ${pct(minChange)}${noiseFloor === null ? "" : ` and > the A/A noise floor ${pct(noiseFloor)}`}`;
-  return { ...common, ci, change: significant ? (ratio > 1 ? "faster" : "slower") : "none", significant, inconclusive: false, reason };
+  const reason = !excludesOne
+    ? `${interval} includes 1`
+    : !bigEnough
+      ? `${interval} excludes 1 but |ratio − 1| = ${pct(delta)} is below the ${pct(minChange)} minimum change`
+      : !aboveNoise
+        ? `${interval} excludes 1 but |ratio − 1| = ${pct(delta)} is within the A/A noise floor ${pct(noiseFloor!)}`
+        : `${interval} excludes 1 and |ratio − 1| = ${pct(delta)} ≥ ${pct(minChange)}${noiseFloor === null ? "" : ` and > the A/A noise floor ${pct(noiseFloor)}`}`;
+  return {
+    ...common,
+    ci,
+    change: significant ? (ratio > 1 ? "faster" : "slower") : "none",
+    significant,
+    inconclusive: false,
+    reason,
+  };
 }

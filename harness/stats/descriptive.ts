@@ -48,8 +48,12 @@ export function iqr(values: readonly number[]): number {
  * 0 when every x is the same (units of y per unit of x).
  * @throws RangeError when x and y differ in length or are empty
  */
-export function leastSquares(x: readonly number[], y: readonly number[]): { slope: number; meanX: number; meanY: number } {
-  if (x.length !== y.length || x.length === 0) throw new RangeError(`leastSquares: ${x.length} x values and ${y.length} y values`);
+export function leastSquares(
+  x: readonly number[],
+  y: readonly number[],
+): { slope: number; meanX: number; meanY: number } {
+  if (x.length !== y.length || x.length === 0)
+    throw new RangeError(`leastSquares: ${x.length} x values and ${y.length} y values`);
   const meanX = mean(x);
   const meanY = mean(y);
   let sxy = 0;

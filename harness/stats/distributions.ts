@@ -10,8 +10,10 @@
  * - quantiles of both by bisection on the CDF over [−1000, 1000] (100 halvings: to double precision).
  */
 
-const LANCZOS = [0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7];
+const LANCZOS = [
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+];
 
 /** ln Γ(x) for x > 0 (Lanczos, g = 7). */
 export function logGamma(x: number): number {
@@ -34,12 +36,17 @@ function betaContinuedFraction(x: number, a: number, b: number): number {
   for (let m = 1; m <= 300; m++) {
     const m2 = 2 * m;
     let aa = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
-    d = 1 + aa * d; if (Math.abs(d) < TINY) d = TINY;
-    c = 1 + aa / c; if (Math.abs(c) < TINY) c = TINY;
-    d = 1 / d; h *= d * c;
+    d = 1 + aa * d;
+    if (Math.abs(d) < TINY) d = TINY;
+    c = 1 + aa / c;
+    if (Math.abs(c) < TINY) c = TINY;
+    d = 1 / d;
+    h *= d * c;
     aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
-    d = 1 + aa * d; if (Math.abs(d) < TINY) d = TINY;
-    c = 1 + aa / c; if (Math.abs(c) < TINY) c = TINY;
+    d = 1 + aa * d;
+    if (Math.abs(d) < TINY) d = TINY;
+    c = 1 + aa / c;
+    if (Math.abs(c) < TINY) c = TINY;
     d = 1 / d;
     const del = d * c;
     h *= del;
@@ -54,7 +61,9 @@ export function incompleteBeta(x: number, a: number, b: number): number {
   if (x >= 1) return 1;
   const front = Math.exp(logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) + b * Math.log(1 - x));
   // the continued fraction converges fast for x < (a + 1) / (a + b + 2); use the symmetry I_x(a,b) = 1 − I_{1−x}(b,a) beyond
-  return x < (a + 1) / (a + b + 2) ? (front * betaContinuedFraction(x, a, b)) / a : 1 - (front * betaContinuedFraction(1 - x, b, a)) / b;
+  return x < (a + 1) / (a + b + 2)
+    ? (front * betaContinuedFraction(x, a, b)) / a
+    : 1 - (front * betaContinuedFraction(1 - x, b, a)) / b;
 }
 
 /** P(T ≤ t) for Student's t with ν > 0 degrees of freedom. */
@@ -76,7 +85,8 @@ function quantileOf(cdf: (x: number) => number, p: number): number {
   let hi = 1e3;
   for (let i = 0; i < 100; i++) {
     const mid = (lo + hi) / 2;
-    if (cdf(mid) < p) lo = mid; else hi = mid;
+    if (cdf(mid) < p) lo = mid;
+    else hi = mid;
   }
   return (lo + hi) / 2;
 }

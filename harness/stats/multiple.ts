@@ -18,7 +18,8 @@
  */
 export function holmAdjust(pvalues: readonly number[]): number[] {
   const idx = pvalues.map((p, i) => ({ p, i })).filter((x) => !Number.isNaN(x.p));
-  for (const x of idx) if (x.p < 0 || x.p > 1) throw new RangeError(`holmAdjust: p-value ${x.p} is not in [0, 1]`);
+  for (const x of idx)
+    if (x.p < 0 || x.p > 1) throw new RangeError(`holmAdjust: p-value ${x.p} is not in [0, 1]`);
   idx.sort((a, b) => a.p - b.p);
   const m = idx.length;
   const out = pvalues.map(() => Number.NaN);

@@ -20,7 +20,10 @@ function upperTail(m: number, n: number, u: number): number {
   for (let i = 0; i <= m; i++) {
     const row: number[][] = [];
     for (let j = 0; j <= n; j++) {
-      if (i === 0 || j === 0) { row.push([1]); continue; }
+      if (i === 0 || j === 0) {
+        row.push([1]);
+        continue;
+      }
       const a = prev[j]!; // f(i − 1, j)
       const b = row[j - 1]!; // f(i, j − 1)
       const f = new Array<number>(i * j + 1).fill(0);

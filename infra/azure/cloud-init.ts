@@ -38,14 +38,19 @@ const HEADER = "#!/usr/bin/env bash\nset -euo pipefail\n";
  * `builds` (built next, from a context cloud-init wrote: [image, directory on the VM]) and `volumes` (created
  * before the runs): plain names.
  */
-export function cloudInitScripts(o: { images: string[]; builds?: Array<[string, string]>; volumes: string[]; dockerRuns: string[] }): CloudInitScripts {
+export function cloudInitScripts(o: {
+  images: string[];
+  builds?: Array<[string, string]>;
+  volumes: string[];
+  dockerRuns: string[];
+}): CloudInitScripts {
   const dataDisk = [
     HEADER,
     `dev=${DATA_DISK_DEVICE}`,
-    "for _ in $(seq 1 60); do [ -e \"$dev\" ] && break; sleep 2; done",
-    "[ -e \"$dev\" ] || { echo \"ingestbench: data disk $dev did not appear\" >&2; exit 1; }",
+    'for _ in $(seq 1 60); do [ -e "$dev" ] && break; sleep 2; done',
+    '[ -e "$dev" ] || { echo "ingestbench: data disk $dev did not appear" >&2; exit 1; }',
     "# a fresh disk has no filesystem; a redeployed VM keeps its disk's",
-    "blkid \"$dev\" >/dev/null 2>&1 || mkfs.ext4 -q -L ibdata \"$dev\"",
+    'blkid "$dev" >/dev/null 2>&1 || mkfs.ext4 -q -L ibdata "$dev"',
     "mkdir -p /var/lib/docker",
     "grep -q 'LABEL=ibdata' /etc/fstab || echo 'LABEL=ibdata /var/lib/docker ext4 defaults,nofail 0 2' >> /etc/fstab",
     "mountpoint -q /var/lib/docker || mount /var/lib/docker",
@@ -65,7 +70,9 @@ export function cloudInitScripts(o: { images: string[]; builds?: Array<[string, 
   const containers = [
     HEADER,
     ...o.images.map((i) => `docker pull ${shellQuote(i)}`),
-    ...(o.builds ?? []).map(([image, dir]) => `docker build --quiet --tag ${shellQuote(image)} ${shellQuote(dir)}`),
+    ...(o.builds ?? []).map(
+      ([image, dir]) => `docker build --quiet --tag ${shellQuote(image)} ${shellQuote(dir)}`,
+    ),
     ...o.volumes.map((v) => `docker volume create ${shellQuote(v)} >/dev/null`),
     ...o.dockerRuns,
     "",
@@ -97,10 +104,24 @@ export function cloudConfig(scripts: CloudInitScripts, files: readonly VmFile[] 
   const names = Object.keys(scripts) as (keyof CloudInitScripts)[];
   const doc = {
     write_files: [
-      ...files.map((f) => ({ path: f.path, permissions: f.permissions, owner: "root:root", content: f.content })),
-      ...names.map((n) => ({ path: `/opt/ingestbench/${n}`, permissions: "0755", owner: "root:root", content: scripts[n] })),
+      ...files.map((f) => ({
+        path: f.path,
+        permissions: f.permissions,
+        owner: "root:root",
+        content: f.content,
+      })),
+      ...names.map((n) => ({
+        path: `/opt/ingestbench/${n}`,
+        permissions: "0755",
+        owner: "root:root",
+        content: scripts[n],
+      })),
     ],
-    runcmd: names.map((n) => ["bash", "-c", `/opt/ingestbench/${n} >> /var/log/ingestbench-${n.replace(/\.sh$/, "")}.log 2>&1`]),
+    runcmd: names.map((n) => [
+      "bash",
+      "-c",
+      `/opt/ingestbench/${n} >> /var/log/ingestbench-${n.replace(/\.sh$/, "")}.log 2>&1`,
+    ]),
   };
   return `#cloud-config\n${stringify(doc, { lineWidth: 0 })}`;
 }

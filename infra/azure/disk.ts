@@ -45,34 +45,69 @@ const MB = 1_000_000;
  * differ (Azure has one budget for both), caps below the disk's minimum, and caps above the VM size's uncached cap
  * or the disk's maximum. Empty when the caps can be provisioned as asked (MBps rounded down, see premiumV2Disk).
  */
-export function diskCapProblems(disk: DiskLimit | undefined, vmSize: VmSizeName, sizeGiB = DEFAULT_DATA_DISK_GIB): DiskCapProblem[] {
+export function diskCapProblems(
+  disk: DiskLimit | undefined,
+  vmSize: VmSizeName,
+  sizeGiB = DEFAULT_DATA_DISK_GIB,
+): DiskCapProblem[] {
   if (!disk || disk.tmpfsBytes !== undefined) return [];
   const vm = VM_SIZES[vmSize];
   const out: DiskCapProblem[] = [];
   if (disk.readIops !== disk.writeIops) {
-    out.push({ key: "readIops", message: `readIops ${disk.readIops ?? "none"} and writeIops ${disk.writeIops ?? "none"} differ: a Premium SSD v2 disk has one IOPS budget for reads and writes (diskIOPSReadWrite); give iops` });
+    out.push({
+      key: "readIops",
+      message: `readIops ${disk.readIops ?? "none"} and writeIops ${disk.writeIops ?? "none"} differ: a Premium SSD v2 disk has one IOPS budget for reads and writes (diskIOPSReadWrite); give iops`,
+    });
   }
   if (disk.readBytesPerSec !== disk.writeBytesPerSec) {
-    out.push({ key: "readBandwidth", message: `readBandwidth and writeBandwidth differ: a Premium SSD v2 disk has one throughput budget for reads and writes (diskMBpsReadWrite); give bandwidth` });
+    out.push({
+      key: "readBandwidth",
+      message: `readBandwidth and writeBandwidth differ: a Premium SSD v2 disk has one throughput budget for reads and writes (diskMBpsReadWrite); give bandwidth`,
+    });
   }
   const iops = disk.readIops ?? disk.writeIops;
   const bps = disk.readBytesPerSec ?? disk.writeBytesPerSec;
   if (iops !== undefined) {
     if (iops > vm.uncachedIops) {
-      out.push({ key: "iops", message: `${iops} IOPS is above ${vmSize}'s uncached disk cap of ${vm.uncachedIops} IOPS (infra/azure/sizes.ts): the VM would be the limit, not the disk; pick a larger size or a lower cap` });
+      out.push({
+        key: "iops",
+        message: `${iops} IOPS is above ${vmSize}'s uncached disk cap of ${vm.uncachedIops} IOPS (infra/azure/sizes.ts): the VM would be the limit, not the disk; pick a larger size or a lower cap`,
+      });
     }
-    if (iops < PREMIUM_V2.minIops) out.push({ key: "iops", message: `${iops} IOPS is below Premium SSD v2's minimum of ${PREMIUM_V2.minIops} IOPS` });
+    if (iops < PREMIUM_V2.minIops)
+      out.push({
+        key: "iops",
+        message: `${iops} IOPS is below Premium SSD v2's minimum of ${PREMIUM_V2.minIops} IOPS`,
+      });
     const maxForSize = Math.min(PREMIUM_V2.maxIops, PREMIUM_V2.iopsPerGiB * sizeGiB);
-    if (iops > maxForSize) out.push({ key: "iops", message: `${iops} IOPS is above what a ${sizeGiB} GiB Premium SSD v2 disk can have (${maxForSize}); raise dataDiskGiB` });
+    if (iops > maxForSize)
+      out.push({
+        key: "iops",
+        message: `${iops} IOPS is above what a ${sizeGiB} GiB Premium SSD v2 disk can have (${maxForSize}); raise dataDiskGiB`,
+      });
   }
   if (bps !== undefined) {
     const mbps = bps / MB;
     if (mbps > vm.uncachedMBps) {
-      out.push({ key: "bandwidth", message: `${bps} B/s (${round2(mbps)} MBps) is above ${vmSize}'s uncached disk cap of ${vm.uncachedMBps} MBps (${vm.uncachedMBps * MB} B/s, infra/azure/sizes.ts): the VM would be the limit, not the disk; pick a larger size or a lower cap` });
+      out.push({
+        key: "bandwidth",
+        message: `${bps} B/s (${round2(mbps)} MBps) is above ${vmSize}'s uncached disk cap of ${vm.uncachedMBps} MBps (${vm.uncachedMBps * MB} B/s, infra/azure/sizes.ts): the VM would be the limit, not the disk; pick a larger size or a lower cap`,
+      });
     }
-    if (Math.floor(mbps) < PREMIUM_V2.minMBps) out.push({ key: "bandwidth", message: `${bps} B/s is below Premium SSD v2's minimum of ${PREMIUM_V2.minMBps} MBps (${PREMIUM_V2.minMBps * MB} B/s)` });
-    const maxForIops = Math.min(PREMIUM_V2.maxMBps, PREMIUM_V2.mbpsPerIops * Math.max(iops ?? vm.uncachedIops, PREMIUM_V2.minIops));
-    if (Math.floor(mbps) > maxForIops) out.push({ key: "bandwidth", message: `${round2(mbps)} MBps is above what Premium SSD v2 allows with ${iops ?? vm.uncachedIops} IOPS (${PREMIUM_V2.mbpsPerIops} MBps per IOPS: ${maxForIops} MBps)` });
+    if (Math.floor(mbps) < PREMIUM_V2.minMBps)
+      out.push({
+        key: "bandwidth",
+        message: `${bps} B/s is below Premium SSD v2's minimum of ${PREMIUM_V2.minMBps} MBps (${PREMIUM_V2.minMBps * MB} B/s)`,
+      });
+    const maxForIops = Math.min(
+      PREMIUM_V2.maxMBps,
+      PREMIUM_V2.mbpsPerIops * Math.max(iops ?? vm.uncachedIops, PREMIUM_V2.minIops),
+    );
+    if (Math.floor(mbps) > maxForIops)
+      out.push({
+        key: "bandwidth",
+        message: `${round2(mbps)} MBps is above what Premium SSD v2 allows with ${iops ?? vm.uncachedIops} IOPS (${PREMIUM_V2.mbpsPerIops} MBps per IOPS: ${maxForIops} MBps)`,
+      });
   }
   return out;
 }
@@ -82,7 +117,11 @@ export function diskCapProblems(disk: DiskLimit | undefined, vmSize: VmSizeName,
  * than asked), else the VM size's uncached caps (so the VM is the limit, as without a cap). Call after
  * diskCapProblems found nothing.
  */
-export function premiumV2Disk(disk: DiskLimit | undefined, vmSize: VmSizeName, sizeGiB = DEFAULT_DATA_DISK_GIB): PremiumV2Disk {
+export function premiumV2Disk(
+  disk: DiskLimit | undefined,
+  vmSize: VmSizeName,
+  sizeGiB = DEFAULT_DATA_DISK_GIB,
+): PremiumV2Disk {
   const vm = VM_SIZES[vmSize];
   const notes: string[] = [];
   const asked = disk && disk.tmpfsBytes === undefined ? disk : undefined;
@@ -92,16 +131,29 @@ export function premiumV2Disk(disk: DiskLimit | undefined, vmSize: VmSizeName, s
   if (iops !== undefined) {
     diskIOPSReadWrite = iops;
   } else {
-    diskIOPSReadWrite = Math.max(PREMIUM_V2.minIops, Math.min(vm.uncachedIops, PREMIUM_V2.iopsPerGiB * sizeGiB, PREMIUM_V2.maxIops));
-    notes.push(`no IOPS cap asked: the disk is provisioned with ${vmSize}'s uncached cap (${diskIOPSReadWrite} IOPS), so the VM is the limit`);
+    diskIOPSReadWrite = Math.max(
+      PREMIUM_V2.minIops,
+      Math.min(vm.uncachedIops, PREMIUM_V2.iopsPerGiB * sizeGiB, PREMIUM_V2.maxIops),
+    );
+    notes.push(
+      `no IOPS cap asked: the disk is provisioned with ${vmSize}'s uncached cap (${diskIOPSReadWrite} IOPS), so the VM is the limit`,
+    );
   }
   let diskMBpsReadWrite: number;
   if (bps !== undefined) {
     diskMBpsReadWrite = Math.floor(bps / MB);
-    if (diskMBpsReadWrite * MB !== bps) notes.push(`bandwidth ${bps} B/s rounded down to ${diskMBpsReadWrite} MBps (Azure takes whole MBps of 10^6 B/s)`);
+    if (diskMBpsReadWrite * MB !== bps)
+      notes.push(
+        `bandwidth ${bps} B/s rounded down to ${diskMBpsReadWrite} MBps (Azure takes whole MBps of 10^6 B/s)`,
+      );
   } else {
-    diskMBpsReadWrite = Math.max(PREMIUM_V2.minMBps, Math.min(vm.uncachedMBps, PREMIUM_V2.maxMBps, PREMIUM_V2.mbpsPerIops * diskIOPSReadWrite));
-    notes.push(`no bandwidth cap asked: the disk is provisioned with ${diskMBpsReadWrite} MBps (${vmSize}'s uncached cap is ${vm.uncachedMBps} MBps)`);
+    diskMBpsReadWrite = Math.max(
+      PREMIUM_V2.minMBps,
+      Math.min(vm.uncachedMBps, PREMIUM_V2.maxMBps, PREMIUM_V2.mbpsPerIops * diskIOPSReadWrite),
+    );
+    notes.push(
+      `no bandwidth cap asked: the disk is provisioned with ${diskMBpsReadWrite} MBps (${vmSize}'s uncached cap is ${vm.uncachedMBps} MBps)`,
+    );
   }
   return { sizeGiB, diskIOPSReadWrite, diskMBpsReadWrite, notes };
 }

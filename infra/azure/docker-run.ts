@@ -12,7 +12,8 @@ export function shellQuote(s: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-const device = (flag: string) => (v: DeviceRate[] | undefined) => (v ?? []).map((d) => `${flag}=${d.path}:${d.rate}`);
+const device = (flag: string) => (v: DeviceRate[] | undefined) =>
+  (v ?? []).map((d) => `${flag}=${d.path}:${d.rate}`);
 
 /** One entry per ContainerLimitArgs key (the Record type makes tsc fail when flags.ts gains a key not spelled here). */
 const FLAGS: { [K in keyof Required<ContainerLimitArgs>]: (v: ContainerLimitArgs[K]) => string[] } = {
@@ -30,7 +31,9 @@ const FLAGS: { [K in keyof Required<ContainerLimitArgs>]: (v: ContainerLimitArgs
 
 /** The limit flags of a container, in a fixed order (ContainerLimitArgs key order). */
 export function limitFlags(args: ContainerLimitArgs): string[] {
-  return (Object.keys(FLAGS) as (keyof ContainerLimitArgs)[]).flatMap((k) => (FLAGS[k] as (v: unknown) => string[])(args[k]));
+  return (Object.keys(FLAGS) as (keyof ContainerLimitArgs)[]).flatMap((k) =>
+    (FLAGS[k] as (v: unknown) => string[])(args[k]),
+  );
 }
 
 /** A detached container on the host's network (the VM's own addresses, ports and host name: docker refuses --hostname with --network=host on older engines, and the VM is named after the host). */

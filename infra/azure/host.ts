@@ -34,13 +34,26 @@ import type { ComponentEndpoints, HostConfigOutput } from "../../core/outputs.ts
 import { hostPorts, type HostPipeline } from "../docker/pipeline.ts";
 import { shaperScript } from "../docker/shaper.ts";
 import type { AppliedLimits, HostSpec } from "../../core/limits.ts";
-import { cloudConfig, cloudInitScripts, DATA_DISK_DEVICE, NODE_EXPORTER_PORT, vmBuildDir, vmConfigPath, type VmFile } from "./cloud-init.ts";
+import {
+  cloudConfig,
+  cloudInitScripts,
+  DATA_DISK_DEVICE,
+  NODE_EXPORTER_PORT,
+  vmBuildDir,
+  vmConfigPath,
+  type VmFile,
+} from "./cloud-init.ts";
 import { premiumV2Disk } from "./disk.ts";
 import { dockerRunLine } from "./docker-run.ts";
 import type { VmSizeName } from "./sizes.ts";
 
 /** The OS image of every VM (Canonical's Ubuntu 24.04 LTS, Gen2). */
-export const OS_IMAGE = { publisher: "Canonical", offer: "ubuntu-24_04-lts", sku: "server", version: "latest" } as const;
+export const OS_IMAGE = {
+  publisher: "Canonical",
+  offer: "ubuntu-24_04-lts",
+  sku: "server",
+  version: "latest",
+} as const;
 
 export interface AzureHostArgs {
   stack: string;
@@ -74,7 +87,9 @@ export function buildContextFiles(build: CatalogBuild): VmFile[] {
   const root = nodePath.join(REPO_ROOT, build.context);
   const out: VmFile[] = [];
   const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
       const file = nodePath.join(dir, entry.name);
       if (entry.isDirectory()) walk(file);
       else if (entry.isFile()) {
@@ -114,7 +129,12 @@ export class AzureHost extends pulumi.ComponentResource {
     this.image = build ? `${build.repository}:${build.tag}` : imageRef(component);
     const rendered = args.pipeline?.config;
     this.config = rendered
-      ? { file: rendered.file, sha256: rendered.sha256, source: rendered.source, ...(build ? { built: { context: build.context, image: this.image, adds: build.adds } } : {}) }
+      ? {
+          file: rendered.file,
+          sha256: rendered.sha256,
+          source: rendered.source,
+          ...(build ? { built: { context: build.context, image: this.image, adds: build.adds } } : {}),
+        }
       : undefined;
 
     // the docker platform's translation, the data disk being the throttled device
@@ -138,14 +158,31 @@ export class AzureHost extends pulumi.ComponentResource {
       ],
     };
 
-    const hostLabels = { "ingestbench.stack": stack, "ingestbench.owner": tags.owner ?? "", "ingestbench.host": host.name, "ingestbench.component": component.name };
+    const hostLabels = {
+      "ingestbench.stack": stack,
+      "ingestbench.owner": tags.owner ?? "",
+      "ingestbench.host": host.name,
+      "ingestbench.component": component.name,
+    };
     const heap = String(heapMiB(host.limits.memoryBytes));
-    const env = Object.fromEntries(Object.entries(component.env).map(([k, v]) => [k, component.heapFromMemory ? v.replaceAll("{heapMiB}", heap) : v]));
+    const env = Object.fromEntries(
+      Object.entries(component.env).map(([k, v]) => [
+        k,
+        component.heapFromMemory ? v.replaceAll("{heapMiB}", heap) : v,
+      ]),
+    );
     const onTmpfs = host.limits.disk?.tmpfsBytes !== undefined;
     const volume = `${this.vmName}-data`;
     // the same files the docker platform uploads: the catalog's settings files and the rendered collector config
-    const uploads = [...(component.uploads ?? []), ...(rendered ? [{ file: rendered.file, content: rendered.text }] : [])];
-    const files: VmFile[] = uploads.map((u) => ({ path: vmConfigPath(u.file), content: u.content, permissions: "0644" }));
+    const uploads = [
+      ...(component.uploads ?? []),
+      ...(rendered ? [{ file: rendered.file, content: rendered.text }] : []),
+    ];
+    const files: VmFile[] = uploads.map((u) => ({
+      path: vmConfigPath(u.file),
+      content: u.content,
+      permissions: "0644",
+    }));
     const command = rendered?.command ?? component.command;
     // passwords go into a 0600 docker env file, never onto the docker run line; its content only in the secret customData
     const secretEnv = Object.entries(args.secretEnv ?? {});
@@ -159,7 +196,9 @@ export class AzureHost extends pulumi.ComponentResource {
         ...(envFile ? { envFile } : {}),
         labels: hostLabels,
         ...(onTmpfs ? {} : { volume: [volume, component.dataDir] as [string, string] }),
-        ...(uploads.length > 0 ? { files: uploads.map((u) => [vmConfigPath(u.file), u.file] as [string, string]) } : {}),
+        ...(uploads.length > 0
+          ? { files: uploads.map((u) => [vmConfigPath(u.file), u.file] as [string, string]) }
+          : {}),
         ...(command ? { command } : {}),
       }),
     ];
@@ -180,18 +219,45 @@ export class AzureHost extends pulumi.ComponentResource {
         }),
       );
     }
-    const scripts = cloudInitScripts({ images, builds: build ? [[this.image, vmBuildDir(build.repository)]] : [], volumes: onTmpfs ? [] : [volume], dockerRuns: runs });
+    const scripts = cloudInitScripts({
+      images,
+      builds: build ? [[this.image, vmBuildDir(build.repository)]] : [],
+      volumes: onTmpfs ? [] : [volume],
+      dockerRuns: runs,
+    });
     const envFileOf = (values: string[]): VmFile[] =>
-      envFile ? [{ path: envFile, permissions: "0600", content: secretEnv.map(([k], i) => `${k}=${values[i]}\n`).join("") }] : [];
+      envFile
+        ? [
+            {
+              path: envFile,
+              permissions: "0600",
+              content: secretEnv.map(([k], i) => `${k}=${values[i]}\n`).join(""),
+            },
+          ]
+        : [];
     // the document as shown (tests, docs): the env file's values stand as [secret]
     this.cloudInit = cloudConfig(scripts, [...envFileOf(secretEnv.map(() => "[secret]")), ...files]);
     const customData: pulumi.Input<string> = envFile
-      ? pulumi.secret(pulumi.all(secretEnv.map(([, v]) => v)).apply((values) => Buffer.from(cloudConfig(scripts, [...envFileOf(values), ...files]), "utf8").toString("base64")))
+      ? pulumi.secret(
+          pulumi
+            .all(secretEnv.map(([, v]) => v))
+            .apply((values) =>
+              Buffer.from(cloudConfig(scripts, [...envFileOf(values), ...files]), "utf8").toString("base64"),
+            ),
+        )
       : Buffer.from(this.cloudInit, "utf8").toString("base64");
 
     const ip = new network.PublicIPAddress(
       `${name}-ip`,
-      { publicIpAddressName: `${this.vmName}-ip`, resourceGroupName, location, sku: { name: "Standard" }, publicIPAllocationMethod: "Static", zones: [args.zone], tags },
+      {
+        publicIpAddressName: `${this.vmName}-ip`,
+        resourceGroupName,
+        location,
+        sku: { name: "Standard" },
+        publicIPAllocationMethod: "Static",
+        zones: [args.zone],
+        tags,
+      },
       { parent: this },
     );
     const nic = new network.NetworkInterface(
@@ -202,7 +268,14 @@ export class AzureHost extends pulumi.ComponentResource {
         location,
         enableAcceleratedNetworking: true,
         ipConfigurations: [
-          { name: "ipconfig1", primary: true, subnet: { id: args.subnetId }, privateIPAllocationMethod: "Static", privateIPAddress: args.address, publicIPAddress: { id: ip.id } },
+          {
+            name: "ipconfig1",
+            primary: true,
+            subnet: { id: args.subnetId },
+            privateIPAllocationMethod: "Static",
+            privateIPAddress: args.address,
+            publicIPAddress: { id: ip.id },
+          },
         ],
         tags,
       },
@@ -238,14 +311,31 @@ export class AzureHost extends pulumi.ComponentResource {
           customData,
           linuxConfiguration: {
             disablePasswordAuthentication: true,
-            ssh: { publicKeys: [{ path: `/home/${args.adminUsername}/.ssh/authorized_keys`, keyData: args.sshPublicKey }] },
+            ssh: {
+              publicKeys: [
+                { path: `/home/${args.adminUsername}/.ssh/authorized_keys`, keyData: args.sshPublicKey },
+              ],
+            },
           },
         },
         storageProfile: {
           imageReference: { ...OS_IMAGE },
-          osDisk: { createOption: "FromImage", caching: "ReadWrite", managedDisk: { storageAccountType: "Premium_LRS" }, deleteOption: "Delete" },
+          osDisk: {
+            createOption: "FromImage",
+            caching: "ReadWrite",
+            managedDisk: { storageAccountType: "Premium_LRS" },
+            deleteOption: "Delete",
+          },
           // Premium SSD v2 has no host caching: caching None
-          dataDisks: [{ lun: 0, createOption: "Attach", caching: "None", managedDisk: { id: this.disk.id }, deleteOption: "Detach" }],
+          dataDisks: [
+            {
+              lun: 0,
+              createOption: "Attach",
+              caching: "None",
+              managedDisk: { id: this.disk.id },
+              deleteOption: "Detach",
+            },
+          ],
         },
         networkProfile: { networkInterfaces: [{ id: nic.id, primary: true }] },
         tags,
@@ -280,6 +370,13 @@ export class AzureHost extends pulumi.ComponentResource {
       // containers run on the VM's network: each port is reachable on the public address, from allowFrom only
       published: ports.map((p) => ({ internal: p.port, external: p.port, ip: pub, protocol: p.protocol })),
     }));
-    this.registerOutputs({ vmName: this.vmName, address: this.address, publicAddress: this.publicAddress, limits: this.limits, nodeExporterPort: NODE_EXPORTER_PORT, config: this.config });
+    this.registerOutputs({
+      vmName: this.vmName,
+      address: this.address,
+      publicAddress: this.publicAddress,
+      limits: this.limits,
+      nodeExporterPort: NODE_EXPORTER_PORT,
+      config: this.config,
+    });
   }
 }

@@ -44,7 +44,13 @@ export class AzureNetwork extends pulumi.ComponentResource {
     this.vnetName = `ib-${args.stack}-vnet`;
     this.vnet = new network.VirtualNetwork(
       `${name}-vnet`,
-      { virtualNetworkName: this.vnetName, resourceGroupName, location, addressSpace: { addressPrefixes: [ADDRESS_SPACE] }, tags },
+      {
+        virtualNetworkName: this.vnetName,
+        resourceGroupName,
+        location,
+        addressSpace: { addressPrefixes: [ADDRESS_SPACE] },
+        tags,
+      },
       { parent: this },
     );
     const fromCaller = (n: string, priority: number, protocol: "Tcp" | "Udp", ports: number[]) => ({

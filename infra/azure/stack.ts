@@ -38,7 +38,9 @@ const DOCUMENTATION = [/^192\.0\.2\./, /^198\.51\.100\./, /^203\.0\.113\./];
 export function stackTags(stack: PulumiStack, now: number): Record<string, string> {
   return {
     owner: stack.platform.owner,
-    expiry: expiryOf(stack, now).toISOString().replace(/\.\d{3}Z$/, "Z"),
+    expiry: expiryOf(stack, now)
+      .toISOString()
+      .replace(/\.\d{3}Z$/, "Z"),
     "ingestbench-stack": stack.spec.name,
   };
 }
@@ -55,7 +57,8 @@ function expiryOf(stack: PulumiStack, now: number): Date {
 export function deployChecks(stack: PulumiStack): { azure: AzureOptions; sshPublicKey: string } {
   const { spec, platform } = stack;
   const azure = platform.azure;
-  if (spec.platform !== "azure" || azure === undefined) throw new Error(`ingestbench: stack ${spec.name} is not an azure stack`);
+  if (spec.platform !== "azure" || azure === undefined)
+    throw new Error(`ingestbench: stack ${spec.name} is not an azure stack`);
   const sshPublicKey = azure.sshPublicKey;
   if (sshPublicKey === undefined) {
     throw new Error(
@@ -91,12 +94,25 @@ export class AzureStack extends pulumi.ComponentResource {
     // the collector configs are rendered (from ingestbench:cell) against the sink's private address before any
     // resource exists: a pairing that cannot be rendered fails first, as on the docker platform
     const pipelines = hostPipelines(
-      Object.values(spec.hosts).map((h, i) => [h.name, catalogEntry(componentOf(h.name)), hostAddress(i)] as [string, ReturnType<typeof catalogEntry>, string]),
+      Object.values(spec.hosts).map(
+        (h, i) =>
+          [h.name, catalogEntry(componentOf(h.name)), hostAddress(i)] as [
+            string,
+            ReturnType<typeof catalogEntry>,
+            string,
+          ],
+      ),
       pipelineOf(platform),
     );
 
-    this.resourceGroup = new resources.ResourceGroup(`${name}-rg`, { resourceGroupName: `ib-${spec.name}`, location: azure.location, tags }, { parent: this });
-    const ports = Object.keys(spec.hosts).flatMap((h) => hostPorts(catalogEntry(componentOf(h)), pipelines[h]));
+    this.resourceGroup = new resources.ResourceGroup(
+      `${name}-rg`,
+      { resourceGroupName: `ib-${spec.name}`, location: azure.location, tags },
+      { parent: this },
+    );
+    const ports = Object.keys(spec.hosts).flatMap((h) =>
+      hostPorts(catalogEntry(componentOf(h)), pipelines[h]),
+    );
     this.network = new AzureNetwork(
       `${name}-net`,
       {
@@ -144,17 +160,33 @@ export class AzureStack extends pulumi.ComponentResource {
       .all([pulumi.all(hosts.map(([, h]) => h.endpoints)), pulumi.all(hosts.map(([, h]) => h.publicAddress))])
       .apply(([eps, publicAddresses]): StackOutputs => {
         const vnetName = this.network.vnetName;
-        const out: StackOutputs = { platform: "azure", stack: spec.name, network: { name: vnetName, subnet: SUBNET }, hosts: {}, endpoints: {}, versions: {} };
+        const out: StackOutputs = {
+          platform: "azure",
+          stack: spec.name,
+          network: { name: vnetName, subnet: SUBNET },
+          hosts: {},
+          endpoints: {},
+          versions: {},
+        };
         hosts.forEach(([hostName, h], i) => {
           const componentName = componentOf(hostName);
           const entry = catalogEntry(componentName);
           out.hosts[hostName] = {
-            address: h.address, publicAddress: publicAddresses[i]!, container: h.vmName, component: componentName, image: h.image, limits: h.limits,
+            address: h.address,
+            publicAddress: publicAddresses[i]!,
+            container: h.vmName,
+            component: componentName,
+            image: h.image,
+            limits: h.limits,
             ...(h.config ? { config: h.config } : {}),
           };
           (out.endpoints[componentName] ??= []).push(eps[i]!);
           // a built image has no registry digest: digestResolved stays false (as on the docker platform)
-          out.versions[componentName] = { pinned: entry.version, image: h.image, digestResolved: h.image === imageRef(entry) && entry.digest !== null };
+          out.versions[componentName] = {
+            pinned: entry.version,
+            image: h.image,
+            digestResolved: h.image === imageRef(entry) && entry.digest !== null,
+          };
         });
         return out;
       });

@@ -43,7 +43,11 @@ export interface TranslatedLimits {
  *        disk caps are recorded as not enforced
  * @param dataDir the component's data directory (tmpfs mount point on RAM-disk stacks)
  */
-export function containerLimits(host: HostSpec, blkioDevice: string | undefined, dataDir: string): TranslatedLimits {
+export function containerLimits(
+  host: HostSpec,
+  blkioDevice: string | undefined,
+  dataDir: string,
+): TranslatedLimits {
   const { cpu, memoryBytes, disk, network } = host.limits;
   const args: ContainerLimitArgs = {};
   const applied: Record<string, number | string> = {};
@@ -63,7 +67,8 @@ export function containerLimits(host: HostSpec, blkioDevice: string | undefined,
     args.memorySwap = mib;
     applied.memoryBytes = mib * MIB;
     applied.memorySwapBytes = mib * MIB;
-    if (mib * MIB !== memoryBytes) notes.push(`memory ${memoryBytes} B rounded down to ${mib} MiB (the provider takes whole MiB)`);
+    if (mib * MIB !== memoryBytes)
+      notes.push(`memory ${memoryBytes} B rounded down to ${mib} MiB (the provider takes whole MiB)`);
   }
   if (disk) {
     if (disk.tmpfsBytes !== undefined) {
@@ -99,7 +104,12 @@ export function containerLimits(host: HostSpec, blkioDevice: string | undefined,
     }
   }
   let shaping: TranslatedLimits["shaping"];
-  if (network && (network.bandwidthBytesPerSec !== undefined || network.delayMs !== undefined || network.lossPercent !== undefined)) {
+  if (
+    network &&
+    (network.bandwidthBytesPerSec !== undefined ||
+      network.delayMs !== undefined ||
+      network.lossPercent !== undefined)
+  ) {
     shaping = {};
     if (network.bandwidthBytesPerSec !== undefined) {
       shaping.rateBytesPerSec = network.bandwidthBytesPerSec;
@@ -117,9 +127,13 @@ export function containerLimits(host: HostSpec, blkioDevice: string | undefined,
       shaping.lossPercent = network.lossPercent;
       applied.netemLossPercent = network.lossPercent;
     }
-    notes.push("network caps are applied by the host's shaper container (tc in the container's network namespace, eth0)");
+    notes.push(
+      "network caps are applied by the host's shaper container (tc in the container's network namespace, eth0)",
+    );
   }
-  notes.push("applied = the values handed to the Docker engine; the provisioner reads them back with docker inspect");
+  notes.push(
+    "applied = the values handed to the Docker engine; the provisioner reads them back with docker inspect",
+  );
   const limits: AppliedLimits = { requested: host.requested, applied, enforced, notes };
   return shaping ? { args, shaping, limits } : { args, limits };
 }

@@ -58,7 +58,11 @@ const notFound = (err: unknown) => (err as { statusCode?: number }).statusCode =
  * `danglingImages` the dangling images labelled BUILT_IMAGE_LABEL or `label`. `dryRun`: only list them.
  * Never throws for the engine's answers: each failure is one line in `errors`.
  */
-export async function sweepByLabel(docker: Docker, label: string, opts: { dryRun?: boolean; danglingImages?: boolean } = {}): Promise<DockerSweep> {
+export async function sweepByLabel(
+  docker: Docker,
+  label: string,
+  opts: { dryRun?: boolean; danglingImages?: boolean } = {},
+): Promise<DockerSweep> {
   const out: DockerSweep = { containers: [], networks: [], volumes: [], images: [], errors: [] };
   const attempt = async (what: string, fn: () => Promise<unknown>, done: () => void) => {
     if (opts.dryRun) return done();
@@ -67,21 +71,34 @@ export async function sweepByLabel(docker: Docker, label: string, opts: { dryRun
       done();
     } catch (err) {
       if (notFound(err)) return done();
-      if ((err as { statusCode?: number }).statusCode === 409 && what.startsWith("removing dangling image")) return;
+      if ((err as { statusCode?: number }).statusCode === 409 && what.startsWith("removing dangling image"))
+        return;
       out.errors.push(`${what}: ${(err as Error).message.split("\n")[0]}`);
     }
   };
   try {
     for (const c of await docker.listContainers({ all: true, filters: { label: [label] } })) {
       const name = c.Names[0]?.replace(/^\//, "") ?? c.Id;
-      await attempt(`removing container ${name}`, () => docker.getContainer(c.Id).remove({ force: true, v: true }), () => out.containers.push(name));
+      await attempt(
+        `removing container ${name}`,
+        () => docker.getContainer(c.Id).remove({ force: true, v: true }),
+        () => out.containers.push(name),
+      );
     }
     for (const n of await docker.listNetworks({ filters: { label: [label] } })) {
-      await attempt(`removing network ${n.Name}`, () => docker.getNetwork(n.Id).remove(), () => out.networks.push(n.Name));
+      await attempt(
+        `removing network ${n.Name}`,
+        () => docker.getNetwork(n.Id).remove(),
+        () => out.networks.push(n.Name),
+      );
     }
     const vols = (await docker.listVolumes({ filters: { label: [label] } })).Volumes ?? [];
     for (const v of vols) {
-      await attempt(`removing volume ${v.Name}`, () => docker.getVolume(v.Name).remove(), () => out.volumes.push(v.Name));
+      await attempt(
+        `removing volume ${v.Name}`,
+        () => docker.getVolume(v.Name).remove(),
+        () => out.volumes.push(v.Name),
+      );
     }
     if (opts.danglingImages) {
       const seen = new Set<string>();
@@ -90,7 +107,11 @@ export async function sweepByLabel(docker: Docker, label: string, opts: { dryRun
           if (seen.has(img.Id)) continue;
           seen.add(img.Id);
           // a dangling image a container uses (e.g. the step an ongoing build runs on) answers 409: kept, no error
-          await attempt(`removing dangling image ${img.Id}`, () => docker.getImage(img.Id).remove(), () => out.images.push(img.Id));
+          await attempt(
+            `removing dangling image ${img.Id}`,
+            () => docker.getImage(img.Id).remove(),
+            () => out.images.push(img.Id),
+          );
         }
       }
     }
@@ -117,7 +138,8 @@ export async function labelledStacks(docker: Docker): Promise<LabelledStack[]> {
     const exp = Number(c.Labels["ingestbench.expiry-seconds"]);
     const e = by.get(stack) ?? { stack, createdMs: c.Created * 1000, expiryMs: null };
     e.createdMs = Math.min(e.createdMs, c.Created * 1000);
-    if (Number.isFinite(exp) && exp > 0) e.expiryMs = e.expiryMs === null ? exp * 1000 : Math.min(e.expiryMs, exp * 1000);
+    if (Number.isFinite(exp) && exp > 0)
+      e.expiryMs = e.expiryMs === null ? exp * 1000 : Math.min(e.expiryMs, exp * 1000);
     by.set(stack, e);
   }
   return [...by.values()];

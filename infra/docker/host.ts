@@ -57,12 +57,19 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
  * A catalog build as a docker.Image: built by the stack's Docker engine from `<repo>/<context>/Dockerfile`, named
  * `<repository>:<tag>`, kept in that engine (skipPush: the stack's containers run on the same engine).
  */
-export function buildImage(name: string, build: CatalogBuild, opts: pulumi.CustomResourceOptions): docker.Image {
+export function buildImage(
+  name: string,
+  build: CatalogBuild,
+  opts: pulumi.CustomResourceOptions,
+): docker.Image {
   return new docker.Image(
     name,
     {
       imageName: `${build.repository}:${build.tag}`,
-      build: { context: path.join(REPO_ROOT, build.context), dockerfile: path.join(REPO_ROOT, build.context, "Dockerfile") },
+      build: {
+        context: path.join(REPO_ROOT, build.context),
+        dockerfile: path.join(REPO_ROOT, build.context, "Dockerfile"),
+      },
       skipPush: true,
     },
     opts,
@@ -95,21 +102,36 @@ export class DockerHost extends pulumi.ComponentResource {
   constructor(name: string, args: DockerHostArgs, opts?: pulumi.ComponentResourceOptions) {
     super("ingestbench:docker:Host", name, {}, opts);
     const { stack, host, component } = args;
-    const hostLabels = { ...args.labels, "ingestbench.host": host.name, "ingestbench.component": component.name };
+    const hostLabels = {
+      ...args.labels,
+      "ingestbench.host": host.name,
+      "ingestbench.component": component.name,
+    };
     this.containerName = `ib-${stack}-${host.name}`;
     this.address = args.address;
     const build = args.pipeline?.build;
     this.image = build ? `${build.repository}:${build.tag}` : imageRef(component);
 
-    if (build && !args.builtImage) throw new Error(`DockerHost ${name}: pipeline.build ${this.image} needs the stack's builtImage`);
+    if (build && !args.builtImage)
+      throw new Error(`DockerHost ${name}: pipeline.build ${this.image} needs the stack's builtImage`);
     const image: docker.RemoteImage | docker.Image =
-      build && args.builtImage ? args.builtImage : new docker.RemoteImage(`${name}-image`, { name: this.image, keepLocally: true }, { parent: this });
+      build && args.builtImage
+        ? args.builtImage
+        : new docker.RemoteImage(`${name}-image`, { name: this.image, keepLocally: true }, { parent: this });
     const imageName = image instanceof docker.Image ? image.imageName : image.name;
     const rendered = args.pipeline?.config;
     this.config = rendered
-      ? { file: rendered.file, sha256: rendered.sha256, source: rendered.source, ...(build ? { built: { context: build.context, image: this.image, adds: build.adds } } : {}) }
+      ? {
+          file: rendered.file,
+          sha256: rendered.sha256,
+          source: rendered.source,
+          ...(build ? { built: { context: build.context, image: this.image, adds: build.adds } } : {}),
+        }
       : undefined;
-    const uploads = [...(component.uploads ?? []), ...(rendered ? [{ file: rendered.file, content: rendered.text }] : [])];
+    const uploads = [
+      ...(component.uploads ?? []),
+      ...(rendered ? [{ file: rendered.file, content: rendered.text }] : []),
+    ];
     const command = rendered?.command ?? component.command;
 
     const translated = containerLimits(host, args.blkioDevice, component.dataDir);
@@ -118,10 +140,16 @@ export class DockerHost extends pulumi.ComponentResource {
     const onTmpfs = host.limits.disk?.tmpfsBytes !== undefined;
     const volume = onTmpfs
       ? undefined
-      : new docker.Volume(`${name}-data`, { name: `${this.containerName}-data`, labels: labelList(hostLabels) }, { parent: this });
+      : new docker.Volume(
+          `${name}-data`,
+          { name: `${this.containerName}-data`, labels: labelList(hostLabels) },
+          { parent: this },
+        );
 
     const heap = String(heapMiB(host.limits.memoryBytes));
-    const envs: pulumi.Input<string>[] = Object.entries(component.env).map(([k, v]) => `${k}=${component.heapFromMemory ? v.replaceAll("{heapMiB}", heap) : v}`);
+    const envs: pulumi.Input<string>[] = Object.entries(component.env).map(
+      ([k, v]) => `${k}=${component.heapFromMemory ? v.replaceAll("{heapMiB}", heap) : v}`,
+    );
     for (const [k, v] of Object.entries(args.secretEnv ?? {})) envs.push(pulumi.interpolate`${k}=${v}`);
     const ports = hostPorts(component, args.pipeline);
     const published = ports.map((p) => ({ internal: p.port, ip: "127.0.0.1", protocol: p.protocol }));
@@ -134,7 +162,9 @@ export class DockerHost extends pulumi.ComponentResource {
         image: imageName,
         ...(command ? { command } : {}),
         envs,
-        ...(uploads.length > 0 ? { uploads: uploads.map((u) => ({ file: u.file, content: u.content })) } : {}),
+        ...(uploads.length > 0
+          ? { uploads: uploads.map((u) => ({ file: u.file, content: u.content })) }
+          : {}),
         ...translated.args,
         ...(volume ? { mounts: [{ type: "volume", source: volume.name, target: component.dataDir }] } : {}),
         networksAdvanced: [{ name: args.network, ipv4Address: args.address, aliases: [host.name] }],
@@ -149,7 +179,11 @@ export class DockerHost extends pulumi.ComponentResource {
 
     if (translated.shaping) {
       const shaperImage = args.shaperImage ?? catalog[SHAPER]!;
-      const shaperPull = new docker.RemoteImage(`${name}-shaper-image`, { name: imageRef(shaperImage), keepLocally: true }, { parent: this });
+      const shaperPull = new docker.RemoteImage(
+        `${name}-shaper-image`,
+        { name: imageRef(shaperImage), keepLocally: true },
+        { parent: this },
+      );
       this.shaper = new docker.Container(
         `${name}-shaper`,
         {

@@ -28,14 +28,24 @@ export function resolveImage(name: string, source: ImageSource, version: unknown
   try {
     const v = imageVariant(entry, source, typeof version === "string" ? version : undefined);
     const { buildName, ...resolved } = v;
-    return { entry: resolved, ref: imageRef(resolved), ...(buildName !== undefined ? { build: buildName } : {}) };
+    return {
+      entry: resolved,
+      ref: imageRef(resolved),
+      ...(buildName !== undefined ? { build: buildName } : {}),
+    };
   } catch (err) {
-    throw new ConfigurationError("E_STACK_FIELD", `ingestbench:docker.images is ${source}: ${(err as Error).message}`, { field: "ingestbench:docker.images", cause: err });
+    throw new ConfigurationError(
+      "E_STACK_FIELD",
+      `ingestbench:docker.images is ${source}: ${(err as Error).message}`,
+      { field: "ingestbench:docker.images", cause: err },
+    );
   }
 }
 
 /** The `version` a cell's block of a component pins (`{ version: "15" }`), else undefined. */
 export function pinnedVersion(blocks: Readonly<Record<string, unknown>>, component: string): unknown {
   const b = blocks[component];
-  return typeof b === "object" && b !== null && !Array.isArray(b) ? (b as Record<string, unknown>).version : undefined;
+  return typeof b === "object" && b !== null && !Array.isArray(b)
+    ? (b as Record<string, unknown>).version
+    : undefined;
 }

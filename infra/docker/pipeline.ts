@@ -44,9 +44,14 @@ export interface HostPipeline {
  * ports, azure NSG) and the harness can read every worker's counts.
  */
 export function hostPorts(component: CatalogImage, pipeline?: HostPipeline): CatalogPort[] {
-  const extra = (pipeline?.config?.listens.metricsPorts ?? []).filter((port) => !component.ports.some((p) => p.port === port));
+  const extra = (pipeline?.config?.listens.metricsPorts ?? []).filter(
+    (port) => !component.ports.some((p) => p.port === port),
+  );
   const scheme = component.ports.find((p) => p.role === "metrics")?.scheme ?? "http";
-  return [...component.ports, ...extra.map((port): CatalogPort => ({ port, role: "metrics", protocol: "tcp", scheme }))];
+  return [
+    ...component.ports,
+    ...extra.map((port): CatalogPort => ({ port, role: "metrics", protocol: "tcp", scheme })),
+  ];
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -91,7 +96,10 @@ export function sinkParams(sink: string, block: unknown): Record<string, string>
  * @param hosts host name → [catalog entry, address on the stack network], in stack order
  * @throws ConfigurationError when a collector has no sink host to write into, or its block does not render
  */
-export function hostPipelines(hosts: ReadonlyArray<[string, CatalogImage, string]>, cell: CellPipeline): Record<string, HostPipeline> {
+export function hostPipelines(
+  hosts: ReadonlyArray<[string, CatalogImage, string]>,
+  cell: CellPipeline,
+): Record<string, HostPipeline> {
   const out: Record<string, HostPipeline> = {};
   const sinks = hosts.filter(([, c]) => c.kind === "sink");
   let gen = 0;
@@ -112,17 +120,30 @@ export function hostPipelines(hosts: ReadonlyArray<[string, CatalogImage, string
     const [, sinkEntry, sinkAddress] = sink;
     const refusal = component.refuses?.[sinkEntry.name];
     if (refusal !== undefined) {
-      throw new ConfigurationError("E_STACK_FIELD", `host "${host}" runs ${component.name} into ${sinkEntry.name}: ${refusal}`, { field: "ingestbench:components" });
+      throw new ConfigurationError(
+        "E_STACK_FIELD",
+        `host "${host}" runs ${component.name} into ${sinkEntry.name}: ${refusal}`,
+        { field: "ingestbench:components" },
+      );
     }
     const dataPort = sinkEntry.ports.find((p) => p.role === "data")!.port;
-    const endpoint: SinkEndpoint = { name: sinkEntry.name, host: sinkAddress, port: dataPort, params: sinkParams(sinkEntry.name, cell.blocks[sinkEntry.name]) };
+    const endpoint: SinkEndpoint = {
+      name: sinkEntry.name,
+      host: sinkAddress,
+      port: dataPort,
+      params: sinkParams(sinkEntry.name, cell.blocks[sinkEntry.name]),
+    };
     const block = cell.blocks[component.name] ?? {};
     const made = plugin.render.generators?.(plugin.schema.parse(block)) ?? 0;
     // a collector that makes the load itself (generator: none) is deployed idle: each run uploads its config with
     // the generator and that run's gens, and restarts it (harness/remote/site.ts)
     const rendered = renderCollector(component.name, block, endpoint, cell.event, gen, { idle: made > 0 });
     gen += made;
-    out[host]!.config = { ...rendered, source: cell.source, sha256: createHash("sha256").update(rendered.text).digest("hex") };
+    out[host]!.config = {
+      ...rendered,
+      source: cell.source,
+      sha256: createHash("sha256").update(rendered.text).digest("hex"),
+    };
     const build = catalogEntry(component.name).build;
     if (build && build.forSinks.includes(sinkEntry.name)) out[host]!.build = build;
   }

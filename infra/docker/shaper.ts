@@ -25,7 +25,13 @@ export interface Shaping {
 
 /** POSIX sh script applying `s` to `dev`, then sleeping (the shaper container's command). */
 export function shaperScript(s: Shaping, dev = "eth0"): string {
-  return [...shapeLines(s, dev, false), `echo "ingestbench shaper: applied on ${dev}"`, "exec sleep infinity"].join("\n") + "\n";
+  return (
+    [
+      ...shapeLines(s, dev, false),
+      `echo "ingestbench shaper: applied on ${dev}"`,
+      "exec sleep infinity",
+    ].join("\n") + "\n"
+  );
 }
 
 /**
@@ -39,7 +45,11 @@ export function reshapeScript(s: Shaping, dev = "eth0"): string {
 
 /** The tc lines; `again`: the namespace may hold an ifb and its qdisc from an earlier shaping. */
 function shapeLines(s: Shaping, dev: string, again: boolean): string[] {
-  const lines = ["set -eu", `tc qdisc del dev ${dev} root 2>/dev/null || true`, `tc qdisc del dev ${dev} ingress 2>/dev/null || true`];
+  const lines = [
+    "set -eu",
+    `tc qdisc del dev ${dev} root 2>/dev/null || true`,
+    `tc qdisc del dev ${dev} ingress 2>/dev/null || true`,
+  ];
   if (again) lines.push(`tc qdisc del dev ${IFB} root 2>/dev/null || true`);
   const netem: string[] = [];
   if (s.delayMs !== undefined) netem.push(`delay ${s.delayMs}ms`);
@@ -56,7 +66,9 @@ function shapeLines(s: Shaping, dev: string, again: boolean): string[] {
   }
   if (s.rateBytesPerSec !== undefined) {
     lines.push(
-      again ? `ip link show ${IFB} >/dev/null 2>&1 || ip link add ${IFB} type ifb` : `ip link add ${IFB} type ifb`,
+      again
+        ? `ip link show ${IFB} >/dev/null 2>&1 || ip link add ${IFB} type ifb`
+        : `ip link add ${IFB} type ifb`,
       `ip link set ${IFB} up`,
       `tc qdisc add dev ${dev} handle ffff: ingress`,
       `tc filter add dev ${dev} parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev ${IFB}`,

@@ -70,11 +70,16 @@ export class DockerStack extends pulumi.ComponentResource {
     // upstream or Debian-built images (ingestbench:docker.images), the variant the cell's version pins (./images.ts)
     const source = platform.docker.images ?? "upstream";
     const images: Record<string, ResolvedImage> = Object.fromEntries(
-      Object.keys(spec.hosts).map((h) => [h, resolveImage(componentOf(h), source, pinnedVersion(cell.blocks, componentOf(h)))]),
+      Object.keys(spec.hosts).map((h) => [
+        h,
+        resolveImage(componentOf(h), source, pinnedVersion(cell.blocks, componentOf(h))),
+      ]),
     );
     const shaperImage = resolveImage("shaper", source, undefined).entry;
     const pipelines = hostPipelines(
-      Object.values(spec.hosts).map((h, i) => [h.name, images[h.name]!.entry, net.address(i)] as [string, ResolvedImage["entry"], string]),
+      Object.values(spec.hosts).map(
+        (h, i) => [h.name, images[h.name]!.entry, net.address(i)] as [string, ResolvedImage["entry"], string],
+      ),
       cell,
     );
 
@@ -92,7 +97,12 @@ export class DockerStack extends pulumi.ComponentResource {
     const builds = new Map<string, docker.Image>();
     for (const p of Object.values(pipelines)) {
       if (p.build && !builds.has(p.build.repository)) {
-        builds.set(p.build.repository, buildImage(`${name}-build-${p.build.repository.replace(/[^a-z0-9]+/g, "-")}`, p.build, { parent: this }));
+        builds.set(
+          p.build.repository,
+          buildImage(`${name}-build-${p.build.repository.replace(/[^a-z0-9]+/g, "-")}`, p.build, {
+            parent: this,
+          }),
+        );
       }
     }
 
@@ -130,30 +140,42 @@ export class DockerStack extends pulumi.ComponentResource {
       });
       return out;
     });
-    this.outputs = pulumi.all([this.network.name, endpointsByComponent]).apply(([networkName, endpoints]): StackOutputs => {
-      const out: StackOutputs = {
-        platform: "docker",
-        stack: spec.name,
-        network: { name: networkName, subnet: net.subnet },
-        hosts: {},
-        endpoints,
-        versions: {},
-      };
-      for (const [hostName, h] of Object.entries(this.hosts)) {
-        const name = componentOf(hostName);
-        const entry = images[hostName]!.entry;
-        out.hosts[hostName] = { address: h.address, container: h.containerName, component: name, image: h.image, limits: h.limits, ...(h.config ? { config: h.config } : {}) };
-        // a built image has no registry digest: digestResolved stays false; a version command only when the image's
-        // differs from the plugin's (a Debian-built ClickHouse 18.16)
-        out.versions[name] = {
-          pinned: entry.version,
-          image: h.image,
-          digestResolved: h.image === imageRef(entry) && entry.digest !== null,
-          ...(entry.versionCommand && JSON.stringify(entry.versionCommand) !== JSON.stringify(catalogEntry(name).versionCommand) ? { versionCommand: [...entry.versionCommand] } : {}),
+    this.outputs = pulumi
+      .all([this.network.name, endpointsByComponent])
+      .apply(([networkName, endpoints]): StackOutputs => {
+        const out: StackOutputs = {
+          platform: "docker",
+          stack: spec.name,
+          network: { name: networkName, subnet: net.subnet },
+          hosts: {},
+          endpoints,
+          versions: {},
         };
-      }
-      return out;
-    });
+        for (const [hostName, h] of Object.entries(this.hosts)) {
+          const name = componentOf(hostName);
+          const entry = images[hostName]!.entry;
+          out.hosts[hostName] = {
+            address: h.address,
+            container: h.containerName,
+            component: name,
+            image: h.image,
+            limits: h.limits,
+            ...(h.config ? { config: h.config } : {}),
+          };
+          // a built image has no registry digest: digestResolved stays false; a version command only when the image's
+          // differs from the plugin's (a Debian-built ClickHouse 18.16)
+          out.versions[name] = {
+            pinned: entry.version,
+            image: h.image,
+            digestResolved: h.image === imageRef(entry) && entry.digest !== null,
+            ...(entry.versionCommand &&
+            JSON.stringify(entry.versionCommand) !== JSON.stringify(catalogEntry(name).versionCommand)
+              ? { versionCommand: [...entry.versionCommand] }
+              : {}),
+          };
+        }
+        return out;
+      });
 
     this.registerOutputs({ outputs: this.outputs });
   }

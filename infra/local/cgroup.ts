@@ -39,7 +39,12 @@ export const DEFAULT_CGROUP_ROOT = "/sys/fs/cgroup";
  * - none: no usable hierarchy (`reason` says why).
  */
 export type CgroupLayout =
-  | { version: "v1"; root: string; controllers: Partial<Record<V1Controller, string>>; missing: V1Controller[] }
+  | {
+      version: "v1";
+      root: string;
+      controllers: Partial<Record<V1Controller, string>>;
+      missing: V1Controller[];
+    }
   | { version: "v2"; root: string; controllers: string[] }
   | { version: "none"; root: string; reason: string };
 
@@ -91,7 +96,9 @@ export interface CgroupApplyResult {
 const DENIED = new Set(["EACCES", "EROFS", "EPERM"]);
 
 function errnoOf(err: unknown): string | undefined {
-  return typeof err === "object" && err !== null && "code" in err ? String((err as { code: unknown }).code) : undefined;
+  return typeof err === "object" && err !== null && "code" in err
+    ? String((err as { code: unknown }).code)
+    : undefined;
 }
 
 async function exists(p: string): Promise<boolean> {
@@ -172,16 +179,24 @@ export async function createHostCgroup(
   opts: { onPlanned?: (dir: string) => void | Promise<void> } = {},
 ): Promise<{ paths: CgroupPaths; complete: boolean; notes: string[] }> {
   if (!/^[A-Za-z0-9_.-]+$/.test(runId) || !/^[A-Za-z0-9_.-]+$/.test(host)) {
-    throw new ProvisioningError("E_CGROUP_NAME", `invalid cgroup name component: run "${runId}", host "${host}"`);
+    throw new ProvisioningError(
+      "E_CGROUP_NAME",
+      `invalid cgroup name component: run "${runId}", host "${host}"`,
+    );
   }
   const notes: string[] = [];
   if (layout.version === "none") {
-    return { paths: { version: "v1", dirs: {} }, complete: false, notes: [`no cgroup hierarchy: ${layout.reason}`] };
+    return {
+      paths: { version: "v1", dirs: {} },
+      complete: false,
+      notes: [`no cgroup hierarchy: ${layout.reason}`],
+    };
   }
   if (layout.version === "v1") {
     const dirs: Record<string, string> = {};
     let complete = layout.missing.length === 0;
-    for (const c of layout.missing) notes.push(`cgroup v1 controller "${c}" is not mounted under ${layout.root}`);
+    for (const c of layout.missing)
+      notes.push(`cgroup v1 controller "${c}" is not mounted under ${layout.root}`);
     for (const c of V1_CONTROLLERS) {
       const mount = layout.controllers[c];
       if (mount === undefined) continue;
@@ -192,7 +207,9 @@ export async function createHostCgroup(
         dirs[c] = leaf;
       } catch (err) {
         if (!DENIED.has(errnoOf(err) ?? "")) {
-          throw new ProvisioningError("E_CGROUP_CREATE", `cannot create cgroup ${leaf}: ${String(err)}`, { cause: err });
+          throw new ProvisioningError("E_CGROUP_CREATE", `cannot create cgroup ${leaf}: ${String(err)}`, {
+            cause: err,
+          });
         }
         complete = false;
         notes.push(`cannot create cgroup ${leaf} (${errnoOf(err)}): ${c} limits not applied`);
@@ -201,7 +218,11 @@ export async function createHostCgroup(
     return { paths: { version: "v1", dirs }, complete, notes };
   }
   // v2: enable controllers from the root down, then create the leaf.
-  const chain = [layout.root, path.join(layout.root, CGROUP_PARENT), path.join(layout.root, CGROUP_PARENT, runId)];
+  const chain = [
+    layout.root,
+    path.join(layout.root, CGROUP_PARENT),
+    path.join(layout.root, CGROUP_PARENT, runId),
+  ];
   const leaf = path.join(layout.root, CGROUP_PARENT, runId, host);
   await opts.onPlanned?.(leaf);
   let complete = true;
@@ -225,10 +246,16 @@ export async function createHostCgroup(
     await fs.mkdir(leaf, { recursive: true });
   } catch (err) {
     if (!DENIED.has(errnoOf(err) ?? "")) {
-      throw new ProvisioningError("E_CGROUP_CREATE", `cannot create cgroup ${leaf}: ${String(err)}`, { cause: err });
+      throw new ProvisioningError("E_CGROUP_CREATE", `cannot create cgroup ${leaf}: ${String(err)}`, {
+        cause: err,
+      });
     }
     notes.push(`cannot create cgroup v2 ${leaf} (${errnoOf(err)}): limits not applied`);
-    return { paths: { version: "v2", dirs: (await exists(leaf)) ? { unified: leaf } : {} }, complete: false, notes };
+    return {
+      paths: { version: "v2", dirs: (await exists(leaf)) ? { unified: leaf } : {} },
+      complete: false,
+      notes,
+    };
   }
   return { paths: { version: "v2", dirs: { unified: leaf } }, complete, notes };
 }
@@ -242,7 +269,9 @@ async function writeCgroupFile(file: string, value: string): Promise<"ok" | "den
     const code = errnoOf(err) ?? "";
     if (DENIED.has(code)) return "denied";
     if (code === "ENOENT") return "missing";
-    throw new ProvisioningError("E_CGROUP_WRITE", `writing "${value}" to ${file} failed: ${String(err)}`, { cause: err });
+    throw new ProvisioningError("E_CGROUP_WRITE", `writing "${value}" to ${file} failed: ${String(err)}`, {
+      cause: err,
+    });
   }
 }
 
@@ -258,7 +287,9 @@ export async function enableV1IoAccounting(blkioDir: string, device: string): Pr
   const f = path.join(blkioDir, "blkio.throttle.read_bps_device");
   if (v1DeviceValue((await readOptional(f)) ?? "", device) !== undefined) return null;
   const r = await writeCgroupFile(f, `${device} 0`);
-  return r === "ok" ? null : `disk IO of ${device} may be observed as 0: blk-throttle not set up for it (${r} writing ${f})`;
+  return r === "ok"
+    ? null
+    : `disk IO of ${device} may be observed as 0: blk-throttle not set up for it (${r} writing ${f})`;
 }
 
 /**
@@ -268,8 +299,10 @@ export async function enableV1IoAccounting(blkioDir: string, device: string): Pr
  */
 export async function liftCpuLimit(paths: CgroupPaths): Promise<boolean> {
   const d = paths.dirs;
-  if (paths.version === "v2" && d.unified) return (await writeCgroupFile(path.join(d.unified, "cpu.max"), "max")) === "ok";
-  if (paths.version === "v1" && d.cpu) return (await writeCgroupFile(path.join(d.cpu, "cpu.cfs_quota_us"), "-1")) === "ok";
+  if (paths.version === "v2" && d.unified)
+    return (await writeCgroupFile(path.join(d.unified, "cpu.max"), "max")) === "ok";
+  if (paths.version === "v1" && d.cpu)
+    return (await writeCgroupFile(path.join(d.cpu, "cpu.cfs_quota_us"), "-1")) === "ok";
   return false;
 }
 
@@ -282,11 +315,18 @@ export async function liftCpuLimit(paths: CgroupPaths): Promise<boolean> {
  */
 export async function liftIoLimits(paths: CgroupPaths, device: string): Promise<boolean> {
   const d = paths.dirs;
-  if (paths.version === "v2" && d.unified) return (await writeCgroupFile(path.join(d.unified, "io.max"), `${device} riops=max wiops=max rbps=max wbps=max`)) === "ok";
+  if (paths.version === "v2" && d.unified)
+    return (
+      (await writeCgroupFile(
+        path.join(d.unified, "io.max"),
+        `${device} riops=max wiops=max rbps=max wbps=max`,
+      )) === "ok"
+    );
   if (paths.version !== "v1" || !d.blkio) return false;
   let ok = true;
   for (const f of ["read_iops_device", "write_iops_device", "read_bps_device", "write_bps_device"]) {
-    if ((await writeCgroupFile(path.join(d.blkio, `blkio.throttle.${f}`), `${device} 0`)) !== "ok") ok = false;
+    if ((await writeCgroupFile(path.join(d.blkio, `blkio.throttle.${f}`), `${device} 0`)) !== "ok")
+      ok = false;
   }
   return ok;
 }
@@ -298,7 +338,11 @@ export async function liftIoLimits(paths: CgroupPaths, device: string): Promise<
  * cap); the caller compares it with `quotaUs`. A quota of -1 (none was applied) is left as it is.
  * @throws ProvisioningError E_CGROUP_WRITE on an unexpected write error
  */
-export async function restoreCpuLimit(paths: CgroupPaths, quotaUs: number, periodUs: number): Promise<number | undefined> {
+export async function restoreCpuLimit(
+  paths: CgroupPaths,
+  quotaUs: number,
+  periodUs: number,
+): Promise<number | undefined> {
   const d = paths.dirs;
   if (paths.version === "v2" && d.unified) {
     const f = path.join(d.unified, "cpu.max");
@@ -401,7 +445,10 @@ export async function applyCgroupLimits(
       if (d.cpu === undefined) fail("cpu quota", "no cpu cgroup");
       else {
         const r1 = await writeCgroupFile(path.join(d.cpu, "cpu.cfs_period_us"), String(limits.cpu.periodUs));
-        const r2 = r1 === "ok" ? await writeCgroupFile(path.join(d.cpu, "cpu.cfs_quota_us"), String(limits.cpu.quotaUs)) : r1;
+        const r2 =
+          r1 === "ok"
+            ? await writeCgroupFile(path.join(d.cpu, "cpu.cfs_quota_us"), String(limits.cpu.quotaUs))
+            : r1;
         if (r2 !== "ok") fail("cpu quota", `${r2} writing cpu.cfs_* in ${d.cpu}`);
         else {
           applied.cfsPeriodUs = Number(await readTrim(path.join(d.cpu, "cpu.cfs_period_us")));
@@ -418,7 +465,9 @@ export async function applyCgroupLimits(
         else {
           applied.memoryLimitBytes = Number(await readTrim(file));
           if (await swapActive()) {
-            notes.push("swap is active and memory.memsw.limit_in_bytes is not set: the group may swap beyond the memory limit");
+            notes.push(
+              "swap is active and memory.memsw.limit_in_bytes is not set: the group may swap beyond the memory limit",
+            );
           }
         }
       }
@@ -450,13 +499,15 @@ export async function applyCgroupLimits(
           "cgroup v1 blkio throttling applies to direct IO and reads; buffered writes flushed later by kernel writeback " +
           "are not charged to the group and are NOT throttled (cgroup-v1/blkio-controller.rst)";
         notes.push(note);
-        if (disk.writeIops !== undefined || disk.writeBytesPerSec !== undefined) partial.push(`disk write caps: ${note}`);
+        if (disk.writeIops !== undefined || disk.writeBytesPerSec !== undefined)
+          partial.push(`disk write caps: ${note}`);
       }
     }
   } else {
     const dir = paths.dirs.unified;
     if (dir === undefined) {
-      if (limits.cpu || limits.memoryBytes !== undefined || wantsIo) fail("cgroup limits", "no cgroup v2 directory");
+      if (limits.cpu || limits.memoryBytes !== undefined || wantsIo)
+        fail("cgroup limits", "no cgroup v2 directory");
     } else {
       if (limits.cpu) {
         const f = path.join(dir, "cpu.max");
@@ -477,7 +528,9 @@ export async function applyCgroupLimits(
           applied.memoryLimitBytes = v === "max" ? -1 : Number(v);
           const swapMax = await readOptional(path.join(dir, "memory.swap.max"));
           if (swapMax !== undefined && swapMax !== "0" && (await swapActive())) {
-            notes.push("swap is active and memory.swap.max is not 0: the group may swap beyond the memory limit");
+            notes.push(
+              "swap is active and memory.swap.max is not 0: the group may swap beyond the memory limit",
+            );
           }
         }
       }
@@ -529,7 +582,12 @@ export async function applyCgroupLimits(
       notes.push(`${key}: requested ${wanted}, kernel reports ${got}`);
     }
   }
-  return { applied, enforced: enforced && partial.length > 0 ? "partial" : enforced, notes, ...(partial.length ? { partial } : {}) };
+  return {
+    applied,
+    enforced: enforced && partial.length > 0 ? "partial" : enforced,
+    notes,
+    ...(partial.length ? { partial } : {}),
+  };
 }
 
 /**
@@ -597,14 +655,18 @@ export async function killCgroupProcesses(
     const left = await listCgroupPids(paths);
     if (left.length === 0) return [...seen];
     left.forEach((p) => seen.add(p));
-    const killFile = paths.version === "v2" && paths.dirs.unified ? path.join(paths.dirs.unified, "cgroup.kill") : undefined;
+    const killFile =
+      paths.version === "v2" && paths.dirs.unified ? path.join(paths.dirs.unified, "cgroup.kill") : undefined;
     if (killFile && (await exists(killFile))) await writeCgroupFile(killFile, "1");
     signalAll(left, "SIGKILL");
     await sleep(50);
   }
   const left = await listCgroupPids(paths);
   if (left.length === 0) return [...seen];
-  throw new ProvisioningError("E_CGROUP_KILL", `processes ${left.join(", ")} survived SIGKILL in ${cgroupProcsFiles(paths).join(", ")}`);
+  throw new ProvisioningError(
+    "E_CGROUP_KILL",
+    `processes ${left.join(", ")} survived SIGKILL in ${cgroupProcsFiles(paths).join(", ")}`,
+  );
 }
 
 async function rmdirIdempotent(dir: string, opts: { ignoreNotEmpty: boolean }): Promise<boolean> {
@@ -631,7 +693,9 @@ async function rmdirIdempotent(dir: string, opts: { ignoreNotEmpty: boolean }): 
         continue;
       }
       if (code === "EBUSY" && opts.ignoreNotEmpty) return false;
-      throw new ProvisioningError("E_CGROUP_REMOVE", `cannot remove cgroup ${dir}: ${String(err)}`, { cause: err });
+      throw new ProvisioningError("E_CGROUP_REMOVE", `cannot remove cgroup ${dir}: ${String(err)}`, {
+        cause: err,
+      });
     }
   }
   return false;
@@ -642,7 +706,10 @@ async function rmdirIdempotent(dir: string, opts: { ignoreNotEmpty: boolean }): 
  * (when no other host is left in it), then `ingestbench/` (when empty). Idempotent: missing directories are fine.
  * Returns the directories actually removed; throws ProvisioningError on real failures.
  */
-export async function removeHostCgroup(paths: CgroupPaths, opts: { graceMs?: number } = {}): Promise<string[]> {
+export async function removeHostCgroup(
+  paths: CgroupPaths,
+  opts: { graceMs?: number } = {},
+): Promise<string[]> {
   await killCgroupProcesses(paths, opts);
   const removed: string[] = [];
   const leaves = [...new Set(Object.values(paths.dirs))];
@@ -651,7 +718,8 @@ export async function removeHostCgroup(paths: CgroupPaths, opts: { graceMs?: num
     const runDir = path.dirname(leaf);
     if (path.basename(path.dirname(runDir)) !== CGROUP_PARENT) continue;
     if (await rmdirIdempotent(runDir, { ignoreNotEmpty: true })) removed.push(runDir);
-    if (await rmdirIdempotent(path.dirname(runDir), { ignoreNotEmpty: true })) removed.push(path.dirname(runDir));
+    if (await rmdirIdempotent(path.dirname(runDir), { ignoreNotEmpty: true }))
+      removed.push(path.dirname(runDir));
   }
   return removed;
 }
@@ -660,10 +728,16 @@ export async function removeHostCgroup(paths: CgroupPaths, opts: { graceMs?: num
  * Remove a whole run directory `<root>/ingestbench/<runId>` (all host leaves below it, processes killed first).
  * Used by gc for leftovers. Idempotent; returns the directories removed.
  */
-export async function removeCgroupRunDir(runDir: string, version: "v1" | "v2", opts: { graceMs?: number } = {}): Promise<string[]> {
+export async function removeCgroupRunDir(
+  runDir: string,
+  version: "v1" | "v2",
+  opts: { graceMs?: number } = {},
+): Promise<string[]> {
   let entries: string[];
   try {
-    entries = (await fs.readdir(runDir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+    entries = (await fs.readdir(runDir, { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
   } catch (err) {
     if (errnoOf(err) === "ENOENT") return [];
     throw err;
@@ -671,10 +745,13 @@ export async function removeCgroupRunDir(runDir: string, version: "v1" | "v2", o
   const removed: string[] = [];
   for (const host of entries) {
     const leaf = path.join(runDir, host);
-    removed.push(...(await removeHostCgroup({ version, dirs: version === "v2" ? { unified: leaf } : { leaf } }, opts)));
+    removed.push(
+      ...(await removeHostCgroup({ version, dirs: version === "v2" ? { unified: leaf } : { leaf } }, opts)),
+    );
   }
   if (await rmdirIdempotent(runDir, { ignoreNotEmpty: true })) removed.push(runDir);
-  if (await rmdirIdempotent(path.dirname(runDir), { ignoreNotEmpty: true })) removed.push(path.dirname(runDir));
+  if (await rmdirIdempotent(path.dirname(runDir), { ignoreNotEmpty: true }))
+    removed.push(path.dirname(runDir));
   return removed;
 }
 
@@ -683,24 +760,25 @@ export async function removeCgroupRunDir(runDir: string, version: "v1" | "v2", o
  * lives in (v1: its controller; v2: "unified"). File names are unique across controllers, so parseCgroupUsage
  * takes them keyed by file name alone. Shared by the local reader and the remote observer's script.
  */
-export const CGROUP_USAGE_FILES: Readonly<Record<"v1" | "v2", ReadonlyArray<{ dir: string; file: string }>>> = {
-  v1: [
-    { dir: "cpuacct", file: "cpuacct.usage" },
-    { dir: "cpu", file: "cpu.stat" },
-    { dir: "memory", file: "memory.usage_in_bytes" },
-    { dir: "memory", file: "memory.max_usage_in_bytes" },
-    { dir: "memory", file: "memory.stat" },
-    { dir: "blkio", file: "blkio.throttle.io_service_bytes" },
-    { dir: "blkio", file: "blkio.throttle.io_serviced" },
-  ],
-  v2: [
-    { dir: "unified", file: "cpu.stat" },
-    { dir: "unified", file: "memory.current" },
-    { dir: "unified", file: "memory.peak" },
-    { dir: "unified", file: "memory.stat" },
-    { dir: "unified", file: "io.stat" },
-  ],
-};
+export const CGROUP_USAGE_FILES: Readonly<Record<"v1" | "v2", ReadonlyArray<{ dir: string; file: string }>>> =
+  {
+    v1: [
+      { dir: "cpuacct", file: "cpuacct.usage" },
+      { dir: "cpu", file: "cpu.stat" },
+      { dir: "memory", file: "memory.usage_in_bytes" },
+      { dir: "memory", file: "memory.max_usage_in_bytes" },
+      { dir: "memory", file: "memory.stat" },
+      { dir: "blkio", file: "blkio.throttle.io_service_bytes" },
+      { dir: "blkio", file: "blkio.throttle.io_serviced" },
+    ],
+    v2: [
+      { dir: "unified", file: "cpu.stat" },
+      { dir: "unified", file: "memory.current" },
+      { dir: "unified", file: "memory.peak" },
+      { dir: "unified", file: "memory.stat" },
+      { dir: "unified", file: "io.stat" },
+    ],
+  };
 
 /**
  * Turn the text of a cgroup's usage files into cumulative counters (see CgroupUsage for sources and units).
@@ -709,7 +787,10 @@ export const CGROUP_USAGE_FILES: Readonly<Record<"v1" | "v2", ReadonlyArray<{ di
  * reported as 0 and listed in `unavailable`. Formats: v1 Documentation/admin-guide/cgroup-v1/{cpuacct,memory,
  * blkio-controller}.rst and scheduler/sched-bwc.rst; v2 Documentation/admin-guide/cgroup-v2.rst. Pure; never throws.
  */
-export function parseCgroupUsage(version: "v1" | "v2", files: Readonly<Record<string, string | undefined>>): CgroupUsage {
+export function parseCgroupUsage(
+  version: "v1" | "v2",
+  files: Readonly<Record<string, string | undefined>>,
+): CgroupUsage {
   const unavailable: string[] = [];
   const num = (v: number | undefined, field: string): number => {
     if (v === undefined || Number.isNaN(v)) {
@@ -787,7 +868,10 @@ export function parseCgroupUsage(version: "v1" | "v2", files: Readonly<Record<st
  */
 export async function readCgroupUsage(paths: CgroupPaths): Promise<CgroupUsage> {
   if (Object.keys(paths.dirs).length === 0) {
-    throw new ProvisioningError("E_CGROUP_USAGE", "no cgroup directories to read usage from (limits not enforced)");
+    throw new ProvisioningError(
+      "E_CGROUP_USAGE",
+      "no cgroup directories to read usage from (limits not enforced)",
+    );
   }
   const files: Record<string, string | undefined> = {};
   // read once per host per sample: synchronous reads of the in-memory cgroup files (./kernel-file.ts)
@@ -824,15 +908,19 @@ export async function blockDeviceOf(dir: string, opts: { sysfs?: string } = {}):
   const major = Number(((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn));
   const minor = Number((dev & 0xffn) | ((dev >> 12n) & ~0xffn));
   if (major === 0) {
-    return { reason: `${dir} is on anonymous device 0:${minor} (tmpfs, overlayfs, btrfs subvolume or FUSE): no block device to throttle` };
+    return {
+      reason: `${dir} is on anonymous device 0:${minor} (tmpfs, overlayfs, btrfs subvolume or FUSE): no block device to throttle`,
+    };
   }
   const entry = path.join(sysfs, "dev", "block", `${major}:${minor}`);
-  if (!(await exists(entry))) return { reason: `${dir} is on ${major}:${minor}, which is not a block device in ${sysfs}/dev/block` };
+  if (!(await exists(entry)))
+    return { reason: `${dir} is on ${major}:${minor}, which is not a block device in ${sysfs}/dev/block` };
   const real = await fs.realpath(entry);
   if (await exists(path.join(real, "partition"))) {
     const parent = path.dirname(real);
     const parentDev = await readOptional(path.join(parent, "dev"));
-    if (parentDev === undefined) return { reason: `cannot find the disk holding partition ${major}:${minor}` };
+    if (parentDev === undefined)
+      return { reason: `cannot find the disk holding partition ${major}:${minor}` };
     return { device: parentDev, name: path.basename(parent) };
   }
   return { device: `${major}:${minor}`, name: path.basename(real) };
@@ -846,9 +934,10 @@ export async function blockDeviceOf(dir: string, opts: { sysfs?: string } = {}):
 export async function readCgroupTaskWaits(paths: CgroupPaths): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   const d = paths.dirs;
-  const list = paths.version === "v2"
-    ? d.unified && path.join(d.unified, "cgroup.threads")
-    : (d.cpu ?? d.cpuacct) && path.join((d.cpu ?? d.cpuacct)!, "tasks");
+  const list =
+    paths.version === "v2"
+      ? d.unified && path.join(d.unified, "cgroup.threads")
+      : (d.cpu ?? d.cpuacct) && path.join((d.cpu ?? d.cpuacct)!, "tasks");
   if (!list) return out;
   // every sample reads one file per task (a ClickHouse server has dozens of threads): synchronous reads of the
   // in-memory files (./kernel-file.ts)

@@ -27,8 +27,18 @@ import { ProvisioningError } from "../../core/errors.ts";
 import { CGROUP_PARENT, controllerRoots, detectCgroupLayout, removeCgroupRunDir } from "./cgroup.ts";
 import { listNetns, NETNS_PREFIX, removeNetns, removeRootLinks } from "./netns.ts";
 import {
-  isOwnerAlive, listMountPoints, ownersDir, readOwnerMarker, readOwnerMarkers, readRegistry, registryDir, registryPath, removeOwnerMarker, removeRunResources,
-  unmountIfMounted, type RunRegistry,
+  isOwnerAlive,
+  listMountPoints,
+  ownersDir,
+  readOwnerMarker,
+  readOwnerMarkers,
+  readRegistry,
+  registryDir,
+  registryPath,
+  removeOwnerMarker,
+  removeRunResources,
+  unmountIfMounted,
+  type RunRegistry,
 } from "./platform.ts";
 
 /** Default age after which an ownerless run directory is collected (the stack file's default expiry, 4 h). */
@@ -117,7 +127,9 @@ async function cgroupPids(dir: string, into: Set<number>): Promise<void> {
  */
 export async function runsOwnedElsewhere(cgroupRoot?: string): Promise<Set<string>> {
   const owned = new Set<string>();
-  const layout = await detectCgroupLayout(cgroupRoot === undefined ? {} : { root: cgroupRoot }).catch(() => undefined);
+  const layout = await detectCgroupLayout(cgroupRoot === undefined ? {} : { root: cgroupRoot }).catch(
+    () => undefined,
+  );
   if (!layout || layout.version === "none") return owned;
   const runIds = new Set<string>();
   for (const root of controllerRoots(layout)) {
@@ -149,13 +161,30 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
   const tmpRoot = opts.tmpRoot ?? os.tmpdir();
   const graceOpts = opts.graceMs === undefined ? {} : { graceMs: opts.graceMs };
   const dry = opts.dryRun ?? false;
-  const report: GcReport = { ...(dry ? { dryRun: true } : {}), runs: [], netns: [], cgroups: [], dirs: [], mounts: [], registries: [], markers: [], processes: [], live: [], records: [], errors: [] };
+  const report: GcReport = {
+    ...(dry ? { dryRun: true } : {}),
+    runs: [],
+    netns: [],
+    cgroups: [],
+    dirs: [],
+    mounts: [],
+    registries: [],
+    markers: [],
+    processes: [],
+    live: [],
+    records: [],
+    errors: [],
+  };
   const ended = new Set<number>();
   /** the pids in `dirs` (cgroups about to be removed) into report.processes */
   const notePids = async (dirs: string[]): Promise<void> => {
     const pids = new Set<number>();
     for (const d of dirs) await cgroupPids(d, pids);
-    for (const pid of pids) if (!ended.has(pid)) { ended.add(pid); report.processes.push(pid); }
+    for (const pid of pids)
+      if (!ended.has(pid)) {
+        ended.add(pid);
+        report.processes.push(pid);
+      }
   };
   const mounted = dry ? new Set(await listMountPoints().catch(() => [] as string[])) : new Set<string>();
   const attempt = async (what: string, fn: () => Promise<void>) => {
@@ -163,7 +192,11 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       await fn();
     } catch (err) {
       // No iproute2 on this machine: there can be no namespaces or links of ours to collect.
-      if ((err as { code?: string }).code === "ENOENT" && (err as { command?: string }).command?.startsWith("ip ")) return;
+      if (
+        (err as { code?: string }).code === "ENOENT" &&
+        (err as { command?: string }).command?.startsWith("ip ")
+      )
+        return;
       report.errors.push(new ProvisioningError("E_GC", `${what}: ${(err as Error).message}`, { cause: err }));
     }
   };
@@ -193,7 +226,11 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       if (r.registry) report.registries.push(r.registry);
       report.errors.push(...r.errors);
       report.runs.push(reg.runId);
-      if (reg.resultRecord && (dry ? await stillRunning(reg.resultRecord) : await markInterrupted(reg.resultRecord, reg.ownerPid))) report.records.push(reg.resultRecord);
+      if (
+        reg.resultRecord &&
+        (dry ? await stillRunning(reg.resultRecord) : await markInterrupted(reg.resultRecord, reg.ownerPid))
+      )
+        report.records.push(reg.resultRecord);
     });
   }
   // Owner markers (platform.ts ownersDir) name the live runs of every TMPDIR, even before their first process.
@@ -230,7 +267,11 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
     }
   });
 
-  if (!dry) await attempt("removing root-side links", async () => void (await removeRootLinks(undefined, async (id) => !(await ownerless(id)))));
+  if (!dry)
+    await attempt(
+      "removing root-side links",
+      async () => void (await removeRootLinks(undefined, async (id) => !(await ownerless(id)))),
+    );
 
   // 2b. Cgroup run directories.
   await attempt("sweeping cgroups", async () => {
@@ -240,7 +281,9 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       const parent = path.join(root, CGROUP_PARENT);
       let runs: string[];
       try {
-        runs = (await fs.readdir(parent, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+        runs = (await fs.readdir(parent, { withFileTypes: true }))
+          .filter((e) => e.isDirectory())
+          .map((e) => e.name);
       } catch (err) {
         if ((err as { code?: string }).code === "ENOENT") continue;
         throw err;
@@ -250,7 +293,11 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
         await attempt(`removing cgroup ${path.join(parent, runId)}`, async () => {
           const runDir = path.join(parent, runId);
           await notePids([runDir]);
-          report.cgroups.push(...(dry ? [...(await subdirs(runDir)), runDir] : await removeCgroupRunDir(runDir, layout.version as "v1" | "v2", graceOpts)));
+          report.cgroups.push(
+            ...(dry
+              ? [...(await subdirs(runDir)), runDir]
+              : await removeCgroupRunDir(runDir, layout.version as "v1" | "v2", graceOpts)),
+          );
         });
       }
     }
@@ -279,7 +326,12 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
     const re = /^ib-pulumi-config-(\d+)-/;
     for (const entry of await fs.readdir(tmpRoot, { withFileTypes: true })) {
       const pid = re.exec(entry.name)?.[1];
-      if (pid === undefined || !entry.isDirectory() || (isOwnerAlive({ ownerPid: Number(pid) }) && !opts.includeLive)) continue;
+      if (
+        pid === undefined ||
+        !entry.isDirectory() ||
+        (isOwnerAlive({ ownerPid: Number(pid) }) && !opts.includeLive)
+      )
+        continue;
       const dir = path.join(tmpRoot, entry.name);
       await attempt(`removing ${dir}`, async () => {
         if (!dry) await fs.rm(dir, { recursive: true, force: true });
@@ -327,16 +379,26 @@ async function subdirs(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
 }
 
-const exists = (p: string): Promise<boolean> => fs.access(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  fs.access(p).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * For a dry run: what removeRunResources (platform.ts) would remove of a dead run's registry, in its report's shape —
  * the netns, cgroups and dirs that exist now, the mounts that are mounted (`mounted`: the machine's mount points),
  * the registry file. Its processes are killed with its cgroups.
  */
-async function existingRunResources(reg: RunRegistry, mounted: ReadonlySet<string>): Promise<Awaited<ReturnType<typeof removeRunResources>>> {
+async function existingRunResources(
+  reg: RunRegistry,
+  mounted: ReadonlySet<string>,
+): Promise<Awaited<ReturnType<typeof removeRunResources>>> {
   const netns = new Set(reg.netns.length ? await listNetns() : []);
-  const keep = async (paths: string[]): Promise<string[]> => (await Promise.all(paths.map(async (p) => ((await exists(p)) ? p : null)))).filter((p): p is string => p !== null);
+  const keep = async (paths: string[]): Promise<string[]> =>
+    (await Promise.all(paths.map(async (p) => ((await exists(p)) ? p : null)))).filter(
+      (p): p is string => p !== null,
+    );
   return {
     netns: reg.netns.filter((n) => netns.has(n)),
     cgroups: await keep(reg.cgroups),
@@ -373,7 +435,11 @@ export async function markInterrupted(file: string, ownerPid: number): Promise<b
   const at = new Date().toISOString();
   record.status = "interrupted";
   record.finishedAt = at;
-  record.error = { code: "E_KILLED", kind: "run", message: `the harness process (pid ${ownerPid}) died without finishing this run (e.g. SIGKILL); ingestbench gc removed what it left at ${at}; series.jsonl has what it measured` };
+  record.error = {
+    code: "E_KILLED",
+    kind: "run",
+    message: `the harness process (pid ${ownerPid}) died without finishing this run (e.g. SIGKILL); ingestbench gc removed what it left at ${at}; series.jsonl has what it measured`,
+  };
   const tmp = `${file}.gc-${process.pid}`;
   await fs.writeFile(tmp, `${JSON.stringify(record, null, 2)}\n`);
   await fs.rename(tmp, file);

@@ -61,7 +61,9 @@ async function run(cmd: string, args: string[]): Promise<string> {
 /** Run `ip [-n netns] -batch -` with `commands` (one per line; no argument holds a space); throws (execa) on the first failure. */
 async function ipBatch(netns: string | undefined, commands: string[][]): Promise<void> {
   if (commands.length === 0) return;
-  await execa("ip", [...(netns !== undefined ? ["-n", netns] : []), "-batch", "-"], { input: commands.map((c) => c.join(" ")).join("\n") + "\n" });
+  await execa("ip", [...(netns !== undefined ? ["-n", netns] : []), "-batch", "-"], {
+    input: commands.map((c) => c.join(" ")).join("\n") + "\n",
+  });
 }
 
 /** A host's place in the topology. */
@@ -139,7 +141,8 @@ export async function pickAddressBlock(runId: string): Promise<number> {
   for (const link of JSON.parse(out) as Array<{ addr_info?: Array<{ family: string; local: string }> }>) {
     for (const a of link.addr_info ?? []) if (a.family === "inet") used.add(a.local);
   }
-  const taken = (b: number) => [...used].some((a) => a.startsWith(`10.213.${b}.`) || a.startsWith(`10.214.${b}.`));
+  const taken = (b: number) =>
+    [...used].some((a) => a.startsWith(`10.213.${b}.`) || a.startsWith(`10.214.${b}.`));
   const start = fnv1a(runId) % 256;
   for (let i = 0; i < 256; i++) {
     const b = (start + i) % 256;
@@ -158,22 +161,29 @@ export async function createTopology(
   hosts: string[],
   opts: { onNetns?: (name: string) => void | Promise<void> } = {},
 ): Promise<NetworkTopology> {
-  if (!/^[0-9a-f]{6}$/.test(runId)) throw new ProvisioningError("E_NETNS_NAME", `runId must be 6 hex chars, got "${runId}"`);
-  if (hosts.length === 0 || hosts.length > 60) throw new ProvisioningError("E_NETNS_HOSTS", `1..60 hosts supported, got ${hosts.length}`);
+  if (!/^[0-9a-f]{6}$/.test(runId))
+    throw new ProvisioningError("E_NETNS_NAME", `runId must be 6 hex chars, got "${runId}"`);
+  if (hosts.length === 0 || hosts.length > 60)
+    throw new ProvisioningError("E_NETNS_HOSTS", `1..60 hosts supported, got ${hosts.length}`);
   for (const h of hosts) {
     if (!/^[A-Za-z0-9_.-]+$/.test(h) || h === "net") {
-      throw new ProvisioningError("E_NETNS_NAME", `host name "${h}" cannot be used for a namespace (reserved or invalid)`);
+      throw new ProvisioningError(
+        "E_NETNS_NAME",
+        `host name "${h}" cannot be used for a namespace (reserved or invalid)`,
+      );
     }
   }
   const block = await pickAddressBlock(runId);
-  const mode: NetworkTopology["mode"] = hosts.length === 1 ? "single" : hosts.length === 2 ? "pair" : "bridge";
+  const mode: NetworkTopology["mode"] =
+    hosts.length === 1 ? "single" : hosts.length === 2 ? "pair" : "bridge";
   const topo: NetworkTopology = { runId, block, mode, netns: [], hosts: {} };
   // Two rounds of `ip -batch` (ip(8) -batch: one command per line, stops at the first that fails): the root
   // namespace's commands (namespaces, veth pairs, root-side addresses), then each namespace's own, side by side:
   // 1 + n processes instead of ~10 per host
   const root: string[][] = [];
   const inside = new Map<string, string[][]>();
-  const within = (ns: string, ...cmd: string[]): void => void (inside.get(ns) ?? inside.set(ns, []).get(ns)!).push(cmd);
+  const within = (ns: string, ...cmd: string[]): void =>
+    void (inside.get(ns) ?? inside.set(ns, []).get(ns)!).push(cmd);
   const addNs = async (name: string) => {
     await opts.onNetns?.(name);
     root.push(["netns", "add", name]);
@@ -187,7 +197,11 @@ export async function createTopology(
       const hostIf = `ib${runId}c${i}h`;
       const rootAddr = `10.213.${block}.${4 * i + 1}`;
       const hostAddr = `10.213.${block}.${4 * i + 2}`;
-      root.push(["link", "add", rootIf, "type", "veth", "peer", "name", hostIf, "netns", ns], ["addr", "add", `${rootAddr}/30`, "dev", rootIf], ["link", "set", rootIf, "up"]);
+      root.push(
+        ["link", "add", rootIf, "type", "veth", "peer", "name", hostIf, "netns", ns],
+        ["addr", "add", `${rootAddr}/30`, "dev", rootIf],
+        ["link", "set", rootIf, "up"],
+      );
       within(ns, "addr", "add", `${hostAddr}/30`, "dev", hostIf);
       within(ns, "link", "set", hostIf, "up");
       topo.hosts[name] = {
@@ -206,9 +220,32 @@ export async function createTopology(
       const hb = topo.hosts[b]!;
       const ifa = `ib${runId}d0`;
       const ifb = `ib${runId}d1`;
-      root.push(["link", "add", ifa, "netns", ha.netns, "type", "veth", "peer", "name", ifb, "netns", hb.netns]);
-      Object.assign(ha, { interface: ifa, peerInterface: ifb, peerNetns: hb.netns, address: `10.214.${block}.1` });
-      Object.assign(hb, { interface: ifb, peerInterface: ifa, peerNetns: ha.netns, address: `10.214.${block}.2` });
+      root.push([
+        "link",
+        "add",
+        ifa,
+        "netns",
+        ha.netns,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        ifb,
+        "netns",
+        hb.netns,
+      ]);
+      Object.assign(ha, {
+        interface: ifa,
+        peerInterface: ifb,
+        peerNetns: hb.netns,
+        address: `10.214.${block}.1`,
+      });
+      Object.assign(hb, {
+        interface: ifb,
+        peerInterface: ifa,
+        peerNetns: ha.netns,
+        address: `10.214.${block}.2`,
+      });
     } else if (mode === "bridge") {
       const net = bridgeNetnsName(runId);
       await addNs(net);
@@ -220,10 +257,28 @@ export async function createTopology(
         const h = topo.hosts[name]!;
         const hostIf = `ib${runId}d${i}`;
         const portIf = `ib${runId}d${i}p`;
-        root.push(["link", "add", hostIf, "netns", h.netns, "type", "veth", "peer", "name", portIf, "netns", net]);
+        root.push([
+          "link",
+          "add",
+          hostIf,
+          "netns",
+          h.netns,
+          "type",
+          "veth",
+          "peer",
+          "name",
+          portIf,
+          "netns",
+          net,
+        ]);
         within(net, "link", "set", portIf, "master", br);
         within(net, "link", "set", portIf, "up");
-        Object.assign(h, { interface: hostIf, peerInterface: portIf, peerNetns: net, address: `10.214.${block}.${i + 1}` });
+        Object.assign(h, {
+          interface: hostIf,
+          peerInterface: portIf,
+          peerNetns: net,
+          address: `10.214.${block}.${i + 1}`,
+        });
       }
     }
     for (const h of Object.values(topo.hosts)) {
@@ -235,9 +290,13 @@ export async function createTopology(
     topo.netns.push(...inside.keys());
     await Promise.all([...inside].map(([ns, cmds]) => ipBatch(ns, cmds)));
   } catch (err) {
-    throw new ProvisioningError("E_NETNS_CREATE", `creating the network of run ${runId} failed: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw new ProvisioningError(
+      "E_NETNS_CREATE",
+      `creating the network of run ${runId} failed: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
   }
   return topo;
 }
@@ -260,15 +319,24 @@ export function parseTcRate(text: string): number | undefined {
  */
 export async function readQdiscs(netns: string | undefined, ifname: string): Promise<QdiscReadback> {
   const args = [...(netns ? ["-n", netns] : []), "-j", "qdisc", "show", "dev", ifname];
-  const list = JSON.parse(await run("tc", args)) as Array<{ kind: string; options?: Record<string, unknown> }>;
+  const list = JSON.parse(await run("tc", args)) as Array<{
+    kind: string;
+    options?: Record<string, unknown>;
+  }>;
   const out: QdiscReadback = { kinds: list.map((q) => q.kind) };
   for (const q of list) {
     const o = q.options ?? {};
     if (q.kind === "tbf") {
       const rate = o.rate;
-      out.tbfRateBytesPerSec = typeof rate === "number" ? rate : typeof rate === "string" ? parseTcRate(rate) : undefined;
+      out.tbfRateBytesPerSec =
+        typeof rate === "number" ? rate : typeof rate === "string" ? parseTcRate(rate) : undefined;
       const burst = o.burst;
-      out.tbfBurstBytes = typeof burst === "number" ? burst : typeof burst === "string" ? Number.parseInt(burst, 10) : undefined;
+      out.tbfBurstBytes =
+        typeof burst === "number"
+          ? burst
+          : typeof burst === "string"
+            ? Number.parseInt(burst, 10)
+            : undefined;
     } else if (q.kind === "netem") {
       const delay = o.delay as { delay?: number } | undefined;
       if (delay?.delay !== undefined) out.netemDelayMs = Math.round(delay.delay * 1e6) / 1e3;
@@ -287,7 +355,9 @@ interface DirectionShape {
 }
 
 function combine(a: NetworkLimit | undefined, b: NetworkLimit | undefined): DirectionShape {
-  const rates = [a?.bandwidthBytesPerSec, b?.bandwidthBytesPerSec].filter((v): v is number => v !== undefined);
+  const rates = [a?.bandwidthBytesPerSec, b?.bandwidthBytesPerSec].filter(
+    (v): v is number => v !== undefined,
+  );
   const delays = [a?.delayMs, b?.delayMs].filter((v): v is number => v !== undefined);
   const losses = [a?.lossPercent, b?.lossPercent].filter((v): v is number => v !== undefined);
   return {
@@ -297,13 +367,22 @@ function combine(a: NetworkLimit | undefined, b: NetworkLimit | undefined): Dire
   };
 }
 
-const isEmpty = (s: DirectionShape) => s.rate === undefined && s.delayMs === undefined && s.lossPercent === undefined;
+const isEmpty = (s: DirectionShape) =>
+  s.rate === undefined && s.delayMs === undefined && s.lossPercent === undefined;
 
 /** Install qdiscs for one interface end; returns notes for parts that the kernel refused (e.g. netem missing). */
 async function shapeInterface(netns: string, ifname: string, s: DirectionShape): Promise<string[]> {
   const notes: string[] = [];
   const tc = ["-n", netns, "qdisc"];
-  const tbfArgs = (rate: number) => ["tbf", "rate", `${Math.round(rate)}bps`, "burst", String(tbfBurstFor(rate)), "latency", `${TBF_LATENCY_MS}ms`];
+  const tbfArgs = (rate: number) => [
+    "tbf",
+    "rate",
+    `${Math.round(rate)}bps`,
+    "burst",
+    String(tbfBurstFor(rate)),
+    "latency",
+    `${TBF_LATENCY_MS}ms`,
+  ];
   const netemArgs: string[] = [];
   if (s.delayMs !== undefined) netemArgs.push("delay", `${s.delayMs}ms`);
   if (s.lossPercent !== undefined) netemArgs.push("loss", "random", `${s.lossPercent}%`);
@@ -315,7 +394,9 @@ async function shapeInterface(netns: string, ifname: string, s: DirectionShape):
     } catch (err) {
       const stderr = (err as { stderr?: string }).stderr ?? String(err);
       if (!/unknown|not supported|No such file/i.test(stderr)) throw err;
-      notes.push(`netem is not available in this kernel (CONFIG_NET_SCH_NETEM): delay/loss on ${ifname} NOT applied (${stderr.trim()})`);
+      notes.push(
+        `netem is not available in this kernel (CONFIG_NET_SCH_NETEM): delay/loss on ${ifname} NOT applied (${stderr.trim()})`,
+      );
     }
   }
   if (s.rate !== undefined) {
@@ -338,13 +419,17 @@ export function netemAvailable(): { available: boolean | null; reason: string } 
     return { available: null, reason: "/proc/config.gz is not readable" };
   }
   const m = /^CONFIG_NET_SCH_NETEM=([ym])$/m.exec(config);
-  if (!m) return { available: false, reason: "CONFIG_NET_SCH_NETEM is not set in this kernel (/proc/config.gz)" };
+  if (!m)
+    return { available: false, reason: "CONFIG_NET_SCH_NETEM is not set in this kernel (/proc/config.gz)" };
   if (m[1] === "y") return { available: true, reason: "CONFIG_NET_SCH_NETEM=y" };
   const release = os.release();
   for (const f of ["/sys/module/sch_netem", `/lib/modules/${release}/kernel/net/sched`]) {
     if (existsSync(f)) return { available: true, reason: `CONFIG_NET_SCH_NETEM=m (${f})` };
   }
-  return { available: false, reason: `CONFIG_NET_SCH_NETEM=m but the module is neither loaded nor under /lib/modules/${release}` };
+  return {
+    available: false,
+    reason: `CONFIG_NET_SCH_NETEM=m but the module is neither loaded nor under /lib/modules/${release}`,
+  };
 }
 
 /**
@@ -372,7 +457,11 @@ export async function reshapeLink(
     }
   } catch (err) {
     if (err instanceof ProvisioningError) throw err;
-    throw new ProvisioningError("E_TC", `changing the link of ${ends.map((e) => `${e.netns}/${e.ifname}`).join(", ")} failed: ${(err as Error).message}`, { cause: err });
+    throw new ProvisioningError(
+      "E_TC",
+      `changing the link of ${ends.map((e) => `${e.netns}/${e.ifname}`).join(", ")} failed: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   return back;
 }
@@ -390,7 +479,8 @@ export async function applyShaping(
   limits: Record<string, NetworkLimit | undefined>,
 ): Promise<Record<string, ShapingResult>> {
   const wants = (l: NetworkLimit | undefined) =>
-    l !== undefined && (l.bandwidthBytesPerSec !== undefined || l.delayMs !== undefined || l.lossPercent !== undefined);
+    l !== undefined &&
+    (l.bandwidthBytesPerSec !== undefined || l.delayMs !== undefined || l.lossPercent !== undefined);
   const results: Record<string, ShapingResult> = {};
   const notesByIf = new Map<string, string[]>();
   // Plan the shape of every interface end (key "netns/ifname").
@@ -399,18 +489,32 @@ export async function applyShaping(
     if (!h.interface || !h.peerInterface || !h.peerNetns) continue;
     const own = limits[h.name];
     const peerHost = Object.values(topo.hosts).find((x) => x.netns === h.peerNetns);
-    const egress = topo.mode === "pair" ? combine(own, peerHost ? limits[peerHost.name] : undefined) : combine(own, undefined);
-    if (!isEmpty(egress)) plan.set(`${h.netns}/${h.interface}`, { netns: h.netns, ifname: h.interface, shape: egress });
+    const egress =
+      topo.mode === "pair"
+        ? combine(own, peerHost ? limits[peerHost.name] : undefined)
+        : combine(own, undefined);
+    if (!isEmpty(egress))
+      plan.set(`${h.netns}/${h.interface}`, { netns: h.netns, ifname: h.interface, shape: egress });
     if (topo.mode === "bridge" && !isEmpty(egress)) {
-      plan.set(`${h.peerNetns}/${h.peerInterface}`, { netns: h.peerNetns, ifname: h.peerInterface, shape: egress });
+      plan.set(`${h.peerNetns}/${h.peerInterface}`, {
+        netns: h.peerNetns,
+        ifname: h.peerInterface,
+        shape: egress,
+      });
     }
   }
   try {
     // each interface end on its own, side by side
-    const notes = await Promise.all([...plan].map(async ([key, p]) => [key, await shapeInterface(p.netns, p.ifname, p.shape)] as const));
+    const notes = await Promise.all(
+      [...plan].map(async ([key, p]) => [key, await shapeInterface(p.netns, p.ifname, p.shape)] as const),
+    );
     for (const [key, n] of notes) notesByIf.set(key, n);
   } catch (err) {
-    throw new ProvisioningError("E_TC", `shaping the data plane of run ${topo.runId} failed: ${(err as Error).message}`, { cause: err });
+    throw new ProvisioningError(
+      "E_TC",
+      `shaping the data plane of run ${topo.runId} failed: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   for (const h of Object.values(topo.hosts)) {
     const own = limits[h.name];
@@ -438,19 +542,30 @@ export async function applyShaping(
       res.notes.push(...(notesByIf.get(`${ns}/${ifname}`) ?? []));
       const expected = plan.get(`${ns}/${ifname}`)?.shape ?? {};
       const missing: string[] = [];
-      if (own?.bandwidthBytesPerSec !== undefined && back.tbfRateBytesPerSec === undefined) missing.push("bandwidth");
+      if (own?.bandwidthBytesPerSec !== undefined && back.tbfRateBytesPerSec === undefined)
+        missing.push("bandwidth");
       if (own?.delayMs !== undefined && back.netemDelayMs === undefined) missing.push("delay");
       if (own?.lossPercent !== undefined && back.netemLossPercent === undefined) missing.push("loss");
       if (missing.length > 0) {
         res.enforced = false;
-        res.notes.push(`${missing.join(", ")} NOT in force on ${ifname} (${prefix || "egress"}); qdiscs there: ${back.kinds.join(", ")}`);
+        res.notes.push(
+          `${missing.join(", ")} NOT in force on ${ifname} (${prefix || "egress"}); qdiscs there: ${back.kinds.join(", ")}`,
+        );
       }
-      if (expected.rate !== undefined && back.tbfRateBytesPerSec !== undefined && back.tbfRateBytesPerSec !== Math.round(expected.rate)) {
-        res.notes.push(`tbf rate on ${ifname}: requested ${Math.round(expected.rate)} B/s, kernel reports ${back.tbfRateBytesPerSec} B/s`);
+      if (
+        expected.rate !== undefined &&
+        back.tbfRateBytesPerSec !== undefined &&
+        back.tbfRateBytesPerSec !== Math.round(expected.rate)
+      ) {
+        res.notes.push(
+          `tbf rate on ${ifname}: requested ${Math.round(expected.rate)} B/s, kernel reports ${back.tbfRateBytesPerSec} B/s`,
+        );
       }
     }
     if (topo.mode === "pair") {
-      res.notes.push("two-host data link: both directions carry the combination of both hosts' network limits");
+      res.notes.push(
+        "two-host data link: both directions carry the combination of both hosts' network limits",
+      );
     }
   }
   return results;
@@ -474,9 +589,16 @@ export function parseProcNetDev(text: string, ifname: string): InterfaceCounters
   for (const line of text.split("\n")) {
     const colon = line.indexOf(":");
     if (colon < 0 || line.slice(0, colon).trim() !== ifname) continue;
-    const f = line.slice(colon + 1).trim().split(/\s+/).map(Number);
+    const f = line
+      .slice(colon + 1)
+      .trim()
+      .split(/\s+/)
+      .map(Number);
     if (f.length < 16 || f.some((v) => !Number.isFinite(v))) {
-      throw new ProvisioningError("E_NETDEV_PARSE", `malformed /proc/net/dev line for ${ifname}: "${line.trim()}"`);
+      throw new ProvisioningError(
+        "E_NETDEV_PARSE",
+        `malformed /proc/net/dev line for ${ifname}: "${line.trim()}"`,
+      );
     }
     return { rxBytes: f[0] ?? 0, rxPackets: f[1] ?? 0, txBytes: f[8] ?? 0, txPackets: f[9] ?? 0 };
   }
@@ -484,13 +606,20 @@ export function parseProcNetDev(text: string, ifname: string): InterfaceCounters
 }
 
 /** Read counters of `ifname` in namespace `netns` (root namespace when undefined). Throws when it does not exist. */
-export async function readInterfaceCounters(netns: string | undefined, ifname: string): Promise<InterfaceCounters> {
+export async function readInterfaceCounters(
+  netns: string | undefined,
+  ifname: string,
+): Promise<InterfaceCounters> {
   const args = [...(netns ? ["-n", netns] : []), "-s", "-j", "link", "show", "dev", ifname];
   const [link] = JSON.parse(await run("ip", args)) as Array<{
     stats64?: { rx: { bytes: number; packets: number }; tx: { bytes: number; packets: number } };
   }>;
   const s = link?.stats64;
-  if (!s) throw new ProvisioningError("E_NETNS_COUNTERS", `no stats64 for ${ifname} in ${netns ?? "root namespace"}`);
+  if (!s)
+    throw new ProvisioningError(
+      "E_NETNS_COUNTERS",
+      `no stats64 for ${ifname} in ${netns ?? "root namespace"}`,
+    );
   return { rxBytes: s.rx.bytes, txBytes: s.tx.bytes, rxPackets: s.rx.packets, txPackets: s.tx.packets };
 }
 
@@ -511,7 +640,11 @@ export const NETNS_RUN_DIR = "/var/run/netns";
 export class NetnsInterfaceCounters {
   private tid: number | null = null;
 
-  constructor(readonly netns: string, readonly ifname: string, private readonly fallback: () => Promise<InterfaceCounters> = () => readInterfaceCounters(netns, ifname)) {}
+  constructor(
+    readonly netns: string,
+    readonly ifname: string,
+    private readonly fallback: () => Promise<InterfaceCounters> = () => readInterfaceCounters(netns, ifname),
+  ) {}
 
   /**
    * The counters now, through one of `candidates` (tids) in the namespace, else through `ip`.
@@ -603,7 +736,11 @@ export async function removeNetns(name: string, opts: { graceMs?: number } = {})
       await sleep(50);
       pids = await netnsPids(name);
     }
-    if (pids.length > 0) throw new ProvisioningError("E_NETNS_KILL", `processes ${pids.join(", ")} survived SIGKILL in netns ${name}`);
+    if (pids.length > 0)
+      throw new ProvisioningError(
+        "E_NETNS_KILL",
+        `processes ${pids.join(", ")} survived SIGKILL in netns ${name}`,
+      );
   }
   try {
     await run("ip", ["netns", "del", name]);
@@ -620,7 +757,10 @@ export async function removeNetns(name: string, opts: { graceMs?: number } = {})
  * interfaces are destroyed asynchronously by the kernel, so this makes removal immediate. `keep` is asked after
  * the links are listed. Idempotent; returns the interfaces removed.
  */
-export async function removeRootLinks(runId?: string, keep: (runId: string) => boolean | Promise<boolean> = () => false): Promise<string[]> {
+export async function removeRootLinks(
+  runId?: string,
+  keep: (runId: string) => boolean | Promise<boolean> = () => false,
+): Promise<string[]> {
   const links = JSON.parse(await run("ip", ["-j", "link", "show"])) as Array<{ ifname: string }>;
   const re = new RegExp(`^ib(${runId ?? "[0-9a-f]{6}"})c\\d+$`);
   const removed: string[] = [];
@@ -629,7 +769,8 @@ export async function removeRootLinks(runId?: string, keep: (runId: string) => b
     if (id === undefined || (await keep(id))) continue;
     const r = await execa("ip", ["link", "del", ifname], { reject: false }); // may vanish with its namespace meanwhile: "Cannot find device" or "RTNETLINK answers: No such device"
     if (r.exitCode === 0) removed.push(ifname);
-    else if (!/Cannot find device|No such device/.test(r.stderr)) throw new ProvisioningError("E_NETNS_LINK", `ip link del ${ifname}: ${r.stderr}`);
+    else if (!/Cannot find device|No such device/.test(r.stderr))
+      throw new ProvisioningError("E_NETNS_LINK", `ip link del ${ifname}: ${r.stderr}`);
   }
   return removed;
 }

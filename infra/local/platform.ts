@@ -18,7 +18,15 @@ import os from "node:os";
 import path from "node:path";
 import { execa, execaSync } from "execa";
 import { ProvisioningError } from "../../core/errors.ts";
-import { capsFit, combineEnforcement, type AppliedLimits, type Enforcement, type HostLimits, type MachineSize, type StackSpec } from "../../core/limits.ts";
+import {
+  capsFit,
+  combineEnforcement,
+  type AppliedLimits,
+  type Enforcement,
+  type HostLimits,
+  type MachineSize,
+  type StackSpec,
+} from "../../core/limits.ts";
 import {
   applyCgroupLimits,
   blockDeviceOf,
@@ -96,16 +104,25 @@ export function writeOwnerMarker(m: OwnerMarker): void {
   if (mkdirSync(dir, { recursive: true }) !== undefined) chmodSync(dir, 0o1777);
   const file = path.join(dir, m.runId);
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ ownerPid: m.ownerPid, ownerStartTicks: m.ownerStartTicks }) + "\n", { mode: 0o644 });
+  writeFileSync(tmp, JSON.stringify({ ownerPid: m.ownerPid, ownerStartTicks: m.ownerStartTicks }) + "\n", {
+    mode: 0o644,
+  });
   renameSync(tmp, file);
 }
 
 /** The owner marker of run `runId`; undefined when there is none (or it is unreadable or malformed). */
 export async function readOwnerMarker(runId: string): Promise<OwnerMarker | undefined> {
   try {
-    const m = JSON.parse(await fs.readFile(path.join(ownersDir(), runId), "utf8")) as { ownerPid?: unknown; ownerStartTicks?: unknown };
+    const m = JSON.parse(await fs.readFile(path.join(ownersDir(), runId), "utf8")) as {
+      ownerPid?: unknown;
+      ownerStartTicks?: unknown;
+    };
     if (typeof m.ownerPid !== "number") return undefined;
-    return { runId, ownerPid: m.ownerPid, ...(typeof m.ownerStartTicks === "number" ? { ownerStartTicks: m.ownerStartTicks } : {}) };
+    return {
+      runId,
+      ownerPid: m.ownerPid,
+      ...(typeof m.ownerStartTicks === "number" ? { ownerStartTicks: m.ownerStartTicks } : {}),
+    };
   } catch {
     return undefined; // removed meanwhile, or half-written by a killed owner
   }
@@ -153,7 +170,13 @@ export async function readRegistry(file: string): Promise<RunRegistry | undefine
   try {
     const reg = JSON.parse(await fs.readFile(file, "utf8")) as RunRegistry;
     if (typeof reg.runId !== "string" || typeof reg.ownerPid !== "number") return undefined;
-    return { ...reg, netns: reg.netns ?? [], cgroups: reg.cgroups ?? [], dirs: reg.dirs ?? [], mounts: reg.mounts ?? [] };
+    return {
+      ...reg,
+      netns: reg.netns ?? [],
+      cgroups: reg.cgroups ?? [],
+      dirs: reg.dirs ?? [],
+      mounts: reg.mounts ?? [],
+    };
   } catch (err) {
     if ((err as { code?: string }).code === "ENOENT" || err instanceof SyntaxError) return undefined;
     throw err;
@@ -257,30 +280,53 @@ export interface RemovalReport {
  * in them killed first), cgroup directories, directories; then the registry file. Never throws: real errors are
  * collected in `errors`; things already gone are skipped.
  */
-export async function removeRunResources(reg: RunRegistry, opts: { graceMs?: number } = {}): Promise<RemovalReport> {
+export async function removeRunResources(
+  reg: RunRegistry,
+  opts: { graceMs?: number } = {},
+): Promise<RemovalReport> {
   const report: RemovalReport = { netns: [], cgroups: [], dirs: [], mounts: [], errors: [] };
   const version = reg.cgroupVersion ?? "v1";
   const attempt = async (what: string, fn: () => Promise<void>) => {
     try {
       await fn();
     } catch (err) {
-      report.errors.push(new ProvisioningError("E_TEARDOWN", `${what}: ${(err as Error).message}`, { cause: err }));
+      report.errors.push(
+        new ProvisioningError("E_TEARDOWN", `${what}: ${(err as Error).message}`, { cause: err }),
+      );
     }
   };
-  const leafPaths = (leaf: string): CgroupPaths => ({ version, dirs: version === "v2" ? { unified: leaf } : { leaf } });
-  for (const leaf of reg.cgroups) await attempt(`killing processes in ${leaf}`, async () => void (await killCgroupProcesses(leafPaths(leaf), opts)));
+  const leafPaths = (leaf: string): CgroupPaths => ({
+    version,
+    dirs: version === "v2" ? { unified: leaf } : { leaf },
+  });
+  for (const leaf of reg.cgroups)
+    await attempt(
+      `killing processes in ${leaf}`,
+      async () => void (await killCgroupProcesses(leafPaths(leaf), opts)),
+    );
   for (const m of [...reg.mounts].reverse()) {
     await attempt(`unmounting ${m}`, async () => {
       if (await unmountIfMounted(m)) report.mounts.push(m);
     });
   }
   // the namespaces side by side: each waits only on its own processes and `ip netns del`
-  await Promise.all(reg.netns.map((ns) => attempt(`removing netns ${ns}`, async () => {
-    if (await removeNetns(ns, opts)) report.netns.push(ns);
-  })));
-  if (reg.netns.length > 0) await attempt(`removing root-side links of run ${reg.runId}`, async () => void (await removeRootLinks(reg.runId)));
+  await Promise.all(
+    reg.netns.map((ns) =>
+      attempt(`removing netns ${ns}`, async () => {
+        if (await removeNetns(ns, opts)) report.netns.push(ns);
+      }),
+    ),
+  );
+  if (reg.netns.length > 0)
+    await attempt(
+      `removing root-side links of run ${reg.runId}`,
+      async () => void (await removeRootLinks(reg.runId)),
+    );
   for (const leaf of reg.cgroups) {
-    await attempt(`removing cgroup ${leaf}`, async () => void report.cgroups.push(...(await removeHostCgroup(leafPaths(leaf), opts))));
+    await attempt(
+      `removing cgroup ${leaf}`,
+      async () => void report.cgroups.push(...(await removeHostCgroup(leafPaths(leaf), opts))),
+    );
   }
   for (const dir of reg.dirs) {
     await attempt(`removing ${dir}`, async () => {
@@ -322,7 +368,10 @@ export async function teardownAllLocalStacks(): Promise<void> {
       errors.push(err);
     }
   }
-  if (errors.length > 0) throw new ProvisioningError("E_TEARDOWN", `teardown of ${errors.length} local stack(s) failed`, { cause: new AggregateError(errors) });
+  if (errors.length > 0)
+    throw new ProvisioningError("E_TEARDOWN", `teardown of ${errors.length} local stack(s) failed`, {
+      cause: new AggregateError(errors),
+    });
 }
 
 interface Capabilities {
@@ -353,7 +402,9 @@ async function detectCapabilities(cgroupRoot: string | undefined): Promise<Capab
 }
 
 function hasAnyLimit(l: HostLimits): boolean {
-  return l.cpu !== undefined || l.memoryBytes !== undefined || l.disk !== undefined || l.network !== undefined;
+  return (
+    l.cpu !== undefined || l.memoryBytes !== undefined || l.disk !== undefined || l.network !== undefined
+  );
 }
 
 interface UserIds {
@@ -382,11 +433,16 @@ function resolveUserSync(user: string): UserIds {
  * and a shaped data-plane link (see netns.ts). On failure everything created so far is removed and the error
  * (ProvisioningError) is rethrown. Installs no signal handlers.
  */
-export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptions = {}): Promise<LocalStack> {
+export async function provisionLocal(
+  stack: StackSpec,
+  opts: ProvisionLocalOptions = {},
+): Promise<LocalStack> {
   const runId = opts.runId ?? randomBytes(3).toString("hex");
-  if (!/^[0-9a-f]{6}$/.test(runId)) throw new ProvisioningError("E_RUN_ID", `runId must be 6 lowercase hex chars, got "${runId}"`);
+  if (!/^[0-9a-f]{6}$/.test(runId))
+    throw new ProvisioningError("E_RUN_ID", `runId must be 6 lowercase hex chars, got "${runId}"`);
   const hostNames = Object.keys(stack.hosts);
-  if (hostNames.length === 0) throw new ProvisioningError("E_STACK_HOSTS", `stack ${stack.name} has no hosts`);
+  if (hostNames.length === 0)
+    throw new ProvisioningError("E_STACK_HOSTS", `stack ${stack.name} has no hosts`);
   const caps = await detectCapabilities(opts.cgroupRoot);
   const useCgroups = caps.cgroupReason === undefined;
   const useNetns = caps.netnsReason === undefined;
@@ -428,9 +484,13 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
       errors.push(...report.errors);
       liveStacks.delete(local);
       if (errors.length > 0) {
-        throw new ProvisioningError("E_TEARDOWN", `teardown of run ${runId} failed: ${errors.map((e) => e.message).join("; ")}`, {
-          cause: new AggregateError(errors),
-        });
+        throw new ProvisioningError(
+          "E_TEARDOWN",
+          `teardown of run ${runId} failed: ${errors.map((e) => e.message).join("; ")}`,
+          {
+            cause: new AggregateError(errors),
+          },
+        );
       }
     })();
     return torn;
@@ -458,7 +518,10 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
       ? await createTopology(runId, hostNames, { onNetns: (ns) => record("netns", ns) })
       : undefined;
     const shaping = topology
-      ? await applyShaping(topology, Object.fromEntries(hostNames.map((h) => [h, stack.hosts[h]!.limits.network])))
+      ? await applyShaping(
+          topology,
+          Object.fromEntries(hostNames.map((h) => [h, stack.hosts[h]!.limits.network])),
+        )
       : {};
 
     for (const name of hostNames) {
@@ -477,7 +540,14 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
       if (tmpfsBytes !== undefined) {
         if (caps.root) {
           record("mounts", dataDir);
-          await execa("mount", ["-t", "tmpfs", "-o", `size=${tmpfsBytes},mode=0755`, `ingestbench-${runId}`, dataDir]);
+          await execa("mount", [
+            "-t",
+            "tmpfs",
+            "-o",
+            `size=${tmpfsBytes},mode=0755`,
+            `ingestbench-${runId}`,
+            dataDir,
+          ]);
           const st = await fs.statfs(dataDir);
           applied.tmpfsBytes = st.blocks * st.bsize;
         } else {
@@ -491,10 +561,14 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
       const dev = await blockDeviceOf(dataDir);
       let cgroup: CgroupPaths = { version: caps.layout.version === "v2" ? "v2" : "v1", dirs: {} };
       const d = limits.disk;
-      const wantsIo = d !== undefined && [d.readIops, d.writeIops, d.readBytesPerSec, d.writeBytesPerSec].some((v) => v !== undefined);
+      const wantsIo =
+        d !== undefined &&
+        [d.readIops, d.writeIops, d.readBytesPerSec, d.writeBytesPerSec].some((v) => v !== undefined);
       const wantsCgroup = limits.cpu !== undefined || limits.memoryBytes !== undefined || wantsIo;
       if (useCgroups) {
-        const created = await createHostCgroup(caps.layout, runId, name, { onPlanned: (d) => record("cgroups", d) });
+        const created = await createHostCgroup(caps.layout, runId, name, {
+          onPlanned: (d) => record("cgroups", d),
+        });
         cgroup = created.paths;
         notes.push(...created.notes); // a missing controller that a limit needs makes applyCgroupLimits report enforced: false
         const r = await applyCgroupLimits(cgroup, limits, {
@@ -530,17 +604,22 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
         address: net?.address ?? "127.0.0.1",
         controlAddress: net?.controlAddress ?? "127.0.0.1",
         ...(net?.interface !== undefined ? { interface: net.interface } : {}),
-        ...(net?.peerInterface !== undefined && net.peerNetns !== undefined ? { peerInterface: net.peerInterface, peerNetns: net.peerNetns } : {}),
+        ...(net?.peerInterface !== undefined && net.peerNetns !== undefined
+          ? { peerInterface: net.peerInterface, peerNetns: net.peerNetns }
+          : {}),
         cgroup,
         dataDir,
         ...(dev.device !== undefined && tmpfsBytes === undefined ? { blockDevice: dev.device } : {}),
         spawn(command: string, args: string[], options: SpawnOptions = {}): ChildProcess {
-          if (torn) throw new ProvisioningError("E_SPAWN", `run ${runId} is torn down; cannot spawn ${command}`);
+          if (torn)
+            throw new ProvisioningError("E_SPAWN", `run ${runId} is torn down; cannot spawn ${command}`);
           const env: Record<string, string | undefined> = { ...process.env };
           const prefix: string[] = [];
           if (options.user !== undefined && options.user !== os.userInfo().username) {
             if (!caps.root) {
-              process.stderr.write(`ingestbench: WARNING cannot run ${command} as ${options.user} without root; running as ${os.userInfo().username}\n`);
+              process.stderr.write(
+                `ingestbench: WARNING cannot run ${command} as ${options.user} without root; running as ${os.userInfo().username}\n`,
+              );
             } else {
               const u = resolveUserSync(options.user);
               Object.assign(env, { HOME: u.home, USER: options.user, LOGNAME: options.user });
@@ -558,7 +637,16 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
               'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "ingestbench: cannot join cgroup $1" >&2; exit 126; }; ' +
               'shift; n=$((n-1)); done; exec "$@"';
             file = "/bin/sh";
-            argv = ["-c", script, "ingestbench-spawn", String(procsFiles.length), ...procsFiles, ...prefix, command, ...args];
+            argv = [
+              "-c",
+              script,
+              "ingestbench-spawn",
+              String(procsFiles.length),
+              ...procsFiles,
+              ...prefix,
+              command,
+              ...args,
+            ];
           } else if (prefix.length > 0) {
             file = prefix[0]!;
             argv = [...prefix.slice(1), command, ...args];
@@ -579,25 +667,36 @@ export async function provisionLocal(stack: StackSpec, opts: ProvisionLocalOptio
       const uncapped = capsFit([spec], thisMachine()).uncapped[name] ?? [];
       for (const u of uncapped) notes.push(`uncapped (≥ machine): ${u}`);
       local.limits[name] = {
-        requested: spec.requested, applied, enforced, notes,
+        requested: spec.requested,
+        applied,
+        enforced,
+        notes,
         ...(enforced === "partial" ? { partial } : {}),
         ...(uncapped.length ? { uncapped } : {}),
       };
       if (!enforced) {
         const reasons = notes.filter((n) => /NOT|not running|cannot|no cgroup/i.test(n));
-        process.stderr.write(`ingestbench: WARNING limits NOT enforced: ${name}: ${(reasons.length ? reasons : notes).join("; ")}\n`);
+        process.stderr.write(
+          `ingestbench: WARNING limits NOT enforced: ${name}: ${(reasons.length ? reasons : notes).join("; ")}\n`,
+        );
       }
     }
   } catch (err) {
     try {
       await teardown();
     } catch (cleanupErr) {
-      process.stderr.write(`ingestbench: cleanup after failed provisioning of run ${runId} failed: ${(cleanupErr as Error).message}\n`);
+      process.stderr.write(
+        `ingestbench: cleanup after failed provisioning of run ${runId} failed: ${(cleanupErr as Error).message}\n`,
+      );
     }
     if (err instanceof ProvisioningError) throw err;
-    throw new ProvisioningError("E_PROVISION_LOCAL", `provisioning stack ${stack.name} (run ${runId}) failed: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw new ProvisioningError(
+      "E_PROVISION_LOCAL",
+      `provisioning stack ${stack.name} (run ${runId}) failed: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
   }
   return local;
 }

@@ -14,7 +14,9 @@ export type { CollectorRenderer, RenderedConfig, RenderInput, SinkEndpoint } fro
 
 /** The collectors that run on the container platforms: those with a renderer, in registry order. */
 export function renderedCollectors(): Array<CollectorPlugin & { render: CollectorRenderer }> {
-  return collectorPlugins.filter((c): c is CollectorPlugin & { render: CollectorRenderer } => c.render !== undefined);
+  return collectorPlugins.filter(
+    (c): c is CollectorPlugin & { render: CollectorRenderer } => c.render !== undefined,
+  );
 }
 
 /** The collector `name`'s plugin when it has a renderer, else undefined. */
@@ -29,19 +31,38 @@ export function rendererOf(name: string): (CollectorPlugin & { render: Collector
  * @throws ConfigurationError E_COLLECTOR_CONFIG naming `collector.<name>.<field>` for an invalid block,
  *         E_COLLECTOR for a collector without a renderer, E_COLLECTOR_SINK for a sink it cannot write into
  */
-export function renderCollector(name: string, block: unknown, sink: SinkEndpoint, fields: readonly EventField[], genBase = 0, opts: { idle?: boolean } = {}): RenderedConfig {
+export function renderCollector(
+  name: string,
+  block: unknown,
+  sink: SinkEndpoint,
+  fields: readonly EventField[],
+  genBase = 0,
+  opts: { idle?: boolean } = {},
+): RenderedConfig {
   const plugin = rendererOf(name);
   if (!plugin) {
-    throw new ConfigurationError("E_COLLECTOR", `collector "${name}" has no config renderer; known: ${renderedCollectors().map((c) => c.name).join(", ")}`, { field: "collector" });
+    throw new ConfigurationError(
+      "E_COLLECTOR",
+      `collector "${name}" has no config renderer; known: ${renderedCollectors()
+        .map((c) => c.name)
+        .join(", ")}`,
+      { field: "collector" },
+    );
   }
   const parsed = plugin.schema.safeParse(block ?? {});
   if (!parsed.success) {
-    const why = parsed.error.issues.map((i) => `collector.${name}${i.path.length > 0 ? "." + i.path.join(".") : ""}: ${i.message}`).join("; ");
+    const why = parsed.error.issues
+      .map((i) => `collector.${name}${i.path.length > 0 ? "." + i.path.join(".") : ""}: ${i.message}`)
+      .join("; ");
     throw new ConfigurationError("E_COLLECTOR_CONFIG", why, { field: `collector.${name}` });
   }
   const r = plugin.render;
   if (!r.writesTo.includes(sink.name)) {
-    throw new ConfigurationError("E_COLLECTOR_SINK", `collector ${name} cannot write into sink "${sink.name}" (supported: ${r.writesTo.join(", ")})`, { field: "sink" });
+    throw new ConfigurationError(
+      "E_COLLECTOR_SINK",
+      `collector ${name} cannot write into sink "${sink.name}" (supported: ${r.writesTo.join(", ")})`,
+      { field: "sink" },
+    );
   }
   return r.render({ config: parsed.data, sink, fields, genBase, ...(opts.idle ? { idle: true } : {}) });
 }

@@ -39,7 +39,14 @@ import nodePath from "node:path";
 import { z } from "zod";
 import { ConfigurationError } from "../../core/errors.ts";
 import { PASSWORD_SINKS, passwordConfigKey, passwordEnvName } from "../../core/secrets.ts";
-import { addFlatIssue, addNestedIssues, displayPath, loadYamlFile, parseYamlText, validate } from "../../core/yaml.ts";
+import {
+  addFlatIssue,
+  addNestedIssues,
+  displayPath,
+  loadYamlFile,
+  parseYamlText,
+  validate,
+} from "../../core/yaml.ts";
 import { stringify as yamlStringify } from "yaml";
 import { catalog, deployableComponents } from "../catalog.ts";
 import { collectorPlugin, sinkPlugin } from "../../plugins/registry.ts";
@@ -48,8 +55,23 @@ import { pluginBlock, type PluginBlockWording } from "../../core/plugin-block.ts
 import type { EventField } from "../../core/events/types.ts";
 import { DEFAULT_DATA_DISK_GIB, diskCapProblems } from "../azure/disk.ts";
 import { VM_SIZE_NAMES } from "../azure/sizes.ts";
-import type { DiskLimit, HostLimits, HostSpec, NetworkLimit, Platform, StackSpec } from "../../core/limits.ts";
-import { parseBytes, parseCpu, parseDuration, parseIops, parsePercent, parseRate, zUnit } from "../../core/units.ts";
+import type {
+  DiskLimit,
+  HostLimits,
+  HostSpec,
+  NetworkLimit,
+  Platform,
+  StackSpec,
+} from "../../core/limits.ts";
+import {
+  parseBytes,
+  parseCpu,
+  parseDuration,
+  parseIops,
+  parsePercent,
+  parseRate,
+  zUnit,
+} from "../../core/units.ts";
 
 /** The Pulumi project name; stack config keys are "ingestbench:<key>". */
 export const PROJECT = "ingestbench";
@@ -100,7 +122,8 @@ const diskSchema = z
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
         path: ["tmpfs"],
-        message: "a tmpfs is memory, so disk IO caps cannot apply to it: give either tmpfs or iops/bandwidth caps",
+        message:
+          "a tmpfs is memory, so disk IO caps cannot apply to it: give either tmpfs or iops/bandwidth caps",
       });
     }
   })
@@ -175,7 +198,10 @@ const hostNameSchema = z.string().superRefine((name, ctx) => {
 
 const hostsSchema = z.record(hostNameSchema, hostSchema).superRefine((hosts, ctx) => {
   if (Object.keys(hosts).length === 0) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, message: "a stack needs at least one host, e.g. loadgen and sink" });
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: "a stack needs at least one host, e.g. loadgen and sink",
+    });
   }
 });
 
@@ -217,7 +243,10 @@ export const dockerOptionsSchema = z
     images: z.enum(["upstream", "debian"]).optional(),
     blkioDevice: z
       .string()
-      .regex(/^\/dev\/[A-Za-z0-9._/-]+$/, 'a block device path such as "/dev/vda" (the device holding Docker\'s data root)')
+      .regex(
+        /^\/dev\/[A-Za-z0-9._/-]+$/,
+        'a block device path such as "/dev/vda" (the device holding Docker\'s data root)',
+      )
       .optional(),
   })
   .strict();
@@ -229,9 +258,15 @@ export type DockerOptions = z.infer<typeof dockerOptionsSchema>;
 const callerCidr = z.string().superRefine((v, ctx) => {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(v);
   if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${v}" is not an IPv4 CIDR such as "198.51.100.7/32" (your public address, /32)` });
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: `"${v}" is not an IPv4 CIDR such as "198.51.100.7/32" (your public address, /32)`,
+    });
   } else if (Number(m[5]) < 24) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${v}" opens the stack to /${m[5]}: give the caller's address (/32, at most a /24)` });
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: `"${v}" opens the stack to /${m[5]}: give the caller's address (/32, at most a /24)`,
+    });
   }
 });
 
@@ -244,18 +279,32 @@ const callerCidr = z.string().superRefine((v, ctx) => {
  */
 export const azureOptionsSchema = z
   .object({
-    location: z.string().regex(/^[a-z][a-z0-9]{2,39}$/, 'an Azure region name such as "westeurope" (`az account list-locations -o table`)'),
+    location: z
+      .string()
+      .regex(
+        /^[a-z][a-z0-9]{2,39}$/,
+        'an Azure region name such as "westeurope" (`az account list-locations -o table`)',
+      ),
     zone: z.enum(["1", "2", "3"]).optional(),
     allowFrom: callerCidr,
     vmSizes: z.record(z.string(), z.enum(VM_SIZE_NAMES)),
     adminUsername: z
       .string()
-      .regex(/^[a-z_][a-z0-9_-]{0,31}$/, "a Linux user name: lowercase letters, digits, _ and -, at most 32 characters")
-      .refine((u) => !["root", "admin", "administrator", "ubuntu"].includes(u), "Azure rejects this admin user name")
+      .regex(
+        /^[a-z_][a-z0-9_-]{0,31}$/,
+        "a Linux user name: lowercase letters, digits, _ and -, at most 32 characters",
+      )
+      .refine(
+        (u) => !["root", "admin", "administrator", "ubuntu"].includes(u),
+        "Azure rejects this admin user name",
+      )
       .optional(),
     sshPublicKey: z
       .string()
-      .regex(/^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/]+={0,3}( \S.*)?$/, "an OpenSSH public key line, e.g. the contents of ~/.ssh/id_ed25519.pub")
+      .regex(
+        /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/]+={0,3}( \S.*)?$/,
+        "an OpenSSH public key line, e.g. the contents of ~/.ssh/id_ed25519.pub",
+      )
       .optional(),
     dataDiskGiB: z.number().int().min(4).max(65536).optional(),
   })
@@ -277,8 +326,10 @@ export interface CellConfig {
 /** The cell's wording of plugin-block errors (core/plugin-block.ts): names in catalog order, pointing at the catalog. */
 function cellWording(role: "collector" | "sink"): PluginBlockWording {
   return {
-    shape: (known) => `expected { <${role}>: { ... } }${role === "collector" ? ' or "none"' : ""}, the scenario's ${role} block (${role}s: ${known.join(", ")})`,
-    unknown: (name, known, near) => `"${name}" is not a ${role} of the catalog (infra/catalog.ts); ${role}s: ${known.join(", ")}${near ? `; did you mean "${near}"?` : ""}`,
+    shape: (known) =>
+      `expected { <${role}>: { ... } }${role === "collector" ? ' or "none"' : ""}, the scenario's ${role} block (${role}s: ${known.join(", ")})`,
+    unknown: (name, known, near) =>
+      `"${name}" is not a ${role} of the catalog (infra/catalog.ts); ${role}s: ${known.join(", ")}${near ? `; did you mean "${near}"?` : ""}`,
     notAMap: (name) => `expected the ${name} block as a map of its settings`,
     absentIsRequired: false,
   };
@@ -326,7 +377,9 @@ export const cellSchema = z.preprocess(
     })
     .strict()
     .transform((c): CellConfig => ({
-      event: c.event.map((f) => (f.size === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, size: f.size })),
+      event: c.event.map((f) =>
+        f.size === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, size: f.size },
+      ),
       collector: c.collector as CellConfig["collector"],
       sink: c.sink as CellConfig["sink"],
     })),
@@ -340,7 +393,9 @@ const platformKeys = {
   /** host → catalog component (a sink or a collector; per cell, set by the harness); other hosts run the load generator's image */
   "ingestbench:components": componentsSchema,
   /** the owner label/tag on every resource; default: the OS user running the program */
-  "ingestbench:owner": z.string().regex(/^[A-Za-z0-9._@-]{1,64}$/, "letters, digits, . _ @ -, at most 64 characters"),
+  "ingestbench:owner": z
+    .string()
+    .regex(/^[A-Za-z0-9._@-]{1,64}$/, "letters, digits, . _ @ -, at most 64 characters"),
   "ingestbench:docker": dockerOptionsSchema,
   "ingestbench:azure": azureOptionsSchema,
   /** the scenario cell the components run (CellConfig); per cell, set by the harness */
@@ -351,9 +406,14 @@ const platformKeys = {
 
 /** A config value Pulumi stores encrypted (`secure: v1:…`); plain text is refused, it would sit in the tracked stack file. */
 function secretValueSchema(sink: string) {
-  return z.object({ secure: z.string().min(1) }, {
-    invalid_type_error: `a password must be a Pulumi secret: \`pulumi config set --secret ${passwordConfigKey(sink)} …\` (or ${passwordEnvName(sink)} in the environment), never plain text in the stack file`,
-  }).strict();
+  return z
+    .object(
+      { secure: z.string().min(1) },
+      {
+        invalid_type_error: `a password must be a Pulumi secret: \`pulumi config set --secret ${passwordConfigKey(sink)} …\` (or ${passwordEnvName(sink)} in the environment), never plain text in the stack file`,
+      },
+    )
+    .strict();
 }
 
 /** The platform keys (validated, raw otherwise), the docker block only on docker stacks, components on known hosts. */
@@ -373,10 +433,18 @@ function crossKeyChecks(cfg: Record<string, unknown>, ctx: z.RefinementCtx): voi
     }
   }
   if (cfg["ingestbench:docker"] !== undefined && platform === "azure") {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:docker"], message: "ingestbench:docker applies to docker stacks only" });
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ["ingestbench:docker"],
+      message: "ingestbench:docker applies to docker stacks only",
+    });
   }
   if (cfg["ingestbench:azure"] !== undefined && platform !== "azure" && platform !== "local") {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:azure"], message: "ingestbench:azure applies to azure stacks only" });
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ["ingestbench:azure"],
+      message: "ingestbench:azure applies to azure stacks only",
+    });
   }
   if (platform === "azure") azureChecks(cfg, ctx);
   const hosts = (cfg["ingestbench:hosts"] ?? {}) as Record<string, unknown>;
@@ -404,19 +472,38 @@ function cellMatchesComponents(rawCell: unknown, rawComponents: unknown, ctx: z.
   const cell = cellSchema.safeParse(rawCell);
   const comps = componentsSchema.safeParse(rawComponents ?? {});
   if (!cell.success || !comps.success) return; // reported by crossKeyChecks
-  const runs = (kind: "collector" | "sink") => Object.entries(comps.data).filter(([, c]) => catalog[c]?.kind === kind);
-  const listed = Object.entries(comps.data).map(([h, c]) => `${h}: ${c}`).join(", ") || "none";
+  const runs = (kind: "collector" | "sink") =>
+    Object.entries(comps.data).filter(([, c]) => catalog[c]?.kind === kind);
+  const listed =
+    Object.entries(comps.data)
+      .map(([h, c]) => `${h}: ${c}`)
+      .join(", ") || "none";
   const { collector, sink } = cell.data;
   const collectorHosts = runs("collector");
   if (collector === null && collectorHosts.length > 0) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:cell", "collector"], message: `the cell has no collector, but hosts run one (ingestbench:components: ${listed})` });
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ["ingestbench:cell", "collector"],
+      message: `the cell has no collector, but hosts run one (ingestbench:components: ${listed})`,
+    });
   }
-  if (collector !== null && (collectorHosts.length === 0 || collectorHosts.some(([, c]) => c !== collector.name))) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:cell", "collector"], message: `the cell's collector ${collector.name} is not what the collector hosts run (ingestbench:components: ${listed})` });
+  if (
+    collector !== null &&
+    (collectorHosts.length === 0 || collectorHosts.some(([, c]) => c !== collector.name))
+  ) {
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ["ingestbench:cell", "collector"],
+      message: `the cell's collector ${collector.name} is not what the collector hosts run (ingestbench:components: ${listed})`,
+    });
   }
   const sinkHosts = runs("sink");
   if (sinkHosts.length === 0 || sinkHosts.some(([, c]) => c !== sink.name)) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:cell", "sink"], message: `the cell's sink ${sink.name} is not what the sink hosts run (ingestbench:components: ${listed})` });
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ["ingestbench:cell", "sink"],
+      message: `the cell's sink ${sink.name} is not what the sink hosts run (ingestbench:components: ${listed})`,
+    });
   }
 }
 
@@ -431,7 +518,8 @@ function azureChecks(cfg: Record<string, unknown>, ctx: z.RefinementCtx): void {
     ctx.addIssue({
       code: z.ZodIssueCode.custom,
       path: ["ingestbench:azure"],
-      message: "an azure stack needs ingestbench:azure: { location, allowFrom (your address, /32), vmSizes (one per host) }",
+      message:
+        "an azure stack needs ingestbench:azure: { location, allowFrom (your address, /32), vmSizes (one per host) }",
     });
     return;
   }
@@ -441,21 +529,32 @@ function azureChecks(cfg: Record<string, unknown>, ctx: z.RefinementCtx): void {
   for (const host of Object.keys(hosts)) {
     const size = vmSizes[host];
     if (size === undefined) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:azure", "vmSizes"], message: `host "${host}" has no VM size; give one, e.g. ${host}: Standard_D2s_v5` });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ["ingestbench:azure", "vmSizes"],
+        message: `host "${host}" has no VM size; give one, e.g. ${host}: Standard_D2s_v5`,
+      });
       continue;
     }
     for (const p of diskCapProblems(hosts[host]?.disk, size, dataDiskGiB ?? DEFAULT_DATA_DISK_GIB)) {
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
         // at the cap's own key when the file has it (iops, bandwidth), else at the host's disk block
-        path: p.key === "dataDiskGiB" ? ["ingestbench:azure", "dataDiskGiB"] : ["ingestbench:hosts", host, "disk", p.key],
+        path:
+          p.key === "dataDiskGiB"
+            ? ["ingestbench:azure", "dataDiskGiB"]
+            : ["ingestbench:hosts", host, "disk", p.key],
         message: p.message,
       });
     }
   }
   for (const host of Object.keys(vmSizes)) {
     if (!(host in hosts)) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["ingestbench:azure", "vmSizes", host], message: `no host "${host}" in ingestbench:hosts (hosts: ${Object.keys(hosts).join(", ")})` });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ["ingestbench:azure", "vmSizes", host],
+        message: `no host "${host}" in ingestbench:hosts (hosts: ${Object.keys(hosts).join(", ")})`,
+      });
     }
   }
 }
@@ -526,7 +625,11 @@ export function loadStack(nameOrPath: string, stacksDir = "stacks"): StackSpec {
   if (name === undefined) {
     // point at the top-level `config:` that makes the file a stack (harness/cli/commands/validate.ts fileKind)
     const lines = readFileSync(file, "utf8").split("\n");
-    const line = Math.max(0, lines.findIndex((l) => /^config:/.test(l))) + 1;
+    const line =
+      Math.max(
+        0,
+        lines.findIndex((l) => /^config:/.test(l)),
+      ) + 1;
     throw new ConfigurationError(
       "E_STACK_NOT_FOUND",
       `${displayPath(file)}:${line}:1: config: stack files are named Pulumi.<stack>.yaml (Pulumi derives the stack name from it)`,
@@ -540,10 +643,8 @@ export function loadStack(nameOrPath: string, stacksDir = "stacks"): StackSpec {
 function fromLoaded(loaded: ReturnType<typeof loadYamlFile>, file: string, name: string): PulumiStack {
   const parsed = validate(stackFileSchema, loaded, file, { code: "E_STACK_FIELD" });
   const cfg = parsed.config;
-  const rawHosts = ((loaded.data as { config: Record<string, unknown> }).config["ingestbench:hosts"] ?? {}) as Record<
-    string,
-    unknown
-  >;
+  const rawHosts = ((loaded.data as { config: Record<string, unknown> }).config["ingestbench:hosts"] ??
+    {}) as Record<string, unknown>;
   const hostLimits: Record<string, HostLimits> = cfg["ingestbench:hosts"];
   const hosts: Record<string, HostSpec> = {};
   for (const [hostName, limits] of Object.entries(hostLimits)) {
@@ -555,7 +656,9 @@ function fromLoaded(loaded: ReturnType<typeof loadYamlFile>, file: string, name:
     };
   }
   const raw = cfg as Record<string, unknown>;
-  const platformValue = <K extends keyof typeof platformKeys>(key: K): z.infer<(typeof platformKeys)[K]> | undefined =>
+  const platformValue = <K extends keyof typeof platformKeys>(
+    key: K,
+  ): z.infer<(typeof platformKeys)[K]> | undefined =>
     raw[key] === undefined ? undefined : platformKeys[key].parse(raw[key]);
   return {
     spec: {
@@ -597,7 +700,9 @@ export interface PulumiStack {
 
 function defaultOwner(): string {
   try {
-    const name = userInfo().username.replace(/[^A-Za-z0-9._@-]/g, "-").slice(0, 64);
+    const name = userInfo()
+      .username.replace(/[^A-Za-z0-9._@-]/g, "-")
+      .slice(0, 64);
     return name.length > 0 ? name : "unknown";
   } catch {
     return "unknown";
@@ -635,6 +740,10 @@ function decodeConfigValue(key: string, text: string): unknown {
   try {
     return JSON.parse(t) as unknown;
   } catch (err) {
-    throw new ConfigurationError("E_STACK_FIELD", `pulumi config ${key}: not valid JSON: ${(err as Error).message}`, { field: key, cause: err });
+    throw new ConfigurationError(
+      "E_STACK_FIELD",
+      `pulumi config ${key}: not valid JSON: ${(err as Error).message}`,
+      { field: key, cause: err },
+    );
   }
 }

@@ -115,7 +115,8 @@ function cycleText(graph: Map<string, string[]>, scc: readonly string[]): string
       if (!members.has(w)) continue;
       if (w === start) {
         const path = [start];
-        for (let x: string | undefined = v; x !== undefined && x !== start; x = prev.get(x)) path.splice(1, 0, x);
+        for (let x: string | undefined = v; x !== undefined && x !== start; x = prev.get(x))
+          path.splice(1, 0, x);
         return [...path, start].join(" → ");
       }
       if (!prev.has(w)) {
@@ -137,7 +138,9 @@ describe("import layering (core/plugin.ts): core → nothing; plugins → core; 
   });
 
   it("every import of ours points at a file that exists", () => {
-    const missing = [...graph].flatMap(([from, tos]) => tos.filter((to) => !graph.has(to) && !safeExists(to)).map((to) => `${from} → ${to}`));
+    const missing = [...graph].flatMap(([from, tos]) =>
+      tos.filter((to) => !graph.has(to) && !safeExists(to)).map((to) => `${from} → ${to}`),
+    );
     expect(missing).toEqual([]);
   });
 
@@ -148,7 +151,8 @@ describe("import layering (core/plugin.ts): core → nothing; plugins → core; 
       if (lf === "other" || from.endsWith(".test.ts")) continue;
       for (const to of tos) {
         const lt = layerOf(to);
-        if (lt !== lf && !ALLOWED[lf].includes(lt)) bad.push(`${from} → ${to} (${lf} may import ${[lf, ...ALLOWED[lf]].join(", ")} only)`);
+        if (lt !== lf && !ALLOWED[lf].includes(lt))
+          bad.push(`${from} → ${to} (${lf} may import ${[lf, ...ALLOWED[lf]].join(", ")} only)`);
       }
     }
     expect(bad).toEqual([]);
@@ -159,7 +163,8 @@ describe("import layering (core/plugin.ts): core → nothing; plugins → core; 
   });
 
   it("no two folders of harness/ import each other (e.g. harness/provision/ and harness/remote/)", () => {
-    const folderOf = (f: string): string | null => (/^harness\/[^/]+\//.test(f) ? f.split("/").slice(0, 2).join("/") : null);
+    const folderOf = (f: string): string | null =>
+      /^harness\/[^/]+\//.test(f) ? f.split("/").slice(0, 2).join("/") : null;
     const edges = new Map<string, Map<string, string>>();
     for (const [from, tos] of graph) {
       const a = folderOf(from);
@@ -191,18 +196,38 @@ function safeExists(file: string): boolean {
 }
 
 describe("plugins/registry.ts lists exactly the plugin folders", () => {
-  const registries: Array<["sinks" | "collectors", Readonly<Record<string, SinkPlugin | CollectorPlugin>>]> = [["sinks", sinks], ["collectors", collectors]];
+  const registries: Array<["sinks" | "collectors", Readonly<Record<string, SinkPlugin | CollectorPlugin>>]> =
+    [
+      ["sinks", sinks],
+      ["collectors", collectors],
+    ];
   for (const [kind, registry] of registries) {
     it(`plugins/${kind}/: every folder is registered under its name, and every registered ${kind.slice(0, -1)} has its folder`, () => {
-      const folders = readdirSync(path.join(ROOT, "plugins", kind)).filter((n) => statSync(path.join(ROOT, "plugins", kind, n)).isDirectory()).sort();
+      const folders = readdirSync(path.join(ROOT, "plugins", kind))
+        .filter((n) => statSync(path.join(ROOT, "plugins", kind, n)).isDirectory())
+        .sort();
       expect(Object.keys(registry).sort()).toEqual(folders);
       for (const [name, plugin] of Object.entries(registry)) {
         expect(plugin.name, `plugins/${kind}/${name}: the descriptor's name`).toBe(name);
         expect(plugin.kind, `plugins/${kind}/${name}: kind`).toBe(kind.slice(0, -1));
-        expect(existsSync(path.join(ROOT, "plugins", kind, name, "index.ts")), `plugins/${kind}/${name}/index.ts`).toBe(true);
-        if (plugin.local) expect([plugin.local.name, plugin.local.kind], `plugins/${kind}/${name}: local component`).toEqual([name, plugin.kind]);
-        if (plugin.image) expect([plugin.image.name, plugin.image.kind], `plugins/${kind}/${name}: image`).toEqual([name, plugin.kind]);
-        expect(plugin.local !== undefined || plugin.image !== undefined, `plugins/${kind}/${name} runs somewhere (local or image)`).toBe(true);
+        expect(
+          existsSync(path.join(ROOT, "plugins", kind, name, "index.ts")),
+          `plugins/${kind}/${name}/index.ts`,
+        ).toBe(true);
+        if (plugin.local)
+          expect([plugin.local.name, plugin.local.kind], `plugins/${kind}/${name}: local component`).toEqual([
+            name,
+            plugin.kind,
+          ]);
+        if (plugin.image)
+          expect([plugin.image.name, plugin.image.kind], `plugins/${kind}/${name}: image`).toEqual([
+            name,
+            plugin.kind,
+          ]);
+        expect(
+          plugin.local !== undefined || plugin.image !== undefined,
+          `plugins/${kind}/${name} runs somewhere (local or image)`,
+        ).toBe(true);
       }
     });
   }
@@ -210,15 +235,25 @@ describe("plugins/registry.ts lists exactly the plugin folders", () => {
   it("a collector writes only into registered sinks, and has a renderer wherever it has an image", () => {
     for (const c of collectorPlugins) {
       const writesTo = [...(c.render?.writesTo ?? []), ...(c.local?.writesTo ?? [])];
-      expect(writesTo.filter((s) => !isSinkName(s)), `plugins/collectors/${c.name}: unregistered sinks`).toEqual([]);
-      if (c.image) expect(c.render !== undefined, `plugins/collectors/${c.name}: an image needs a renderer`).toBe(true);
+      expect(
+        writesTo.filter((s) => !isSinkName(s)),
+        `plugins/collectors/${c.name}: unregistered sinks`,
+      ).toEqual([]);
+      if (c.image)
+        expect(c.render !== undefined, `plugins/collectors/${c.name}: an image needs a renderer`).toBe(true);
     }
   });
 
   it("the registry imports each plugin from its own folder's index.ts", () => {
     const text = readFileSync(path.join(ROOT, "plugins/registry.ts"), "utf8");
-    const specs = ts.preProcessFile(text, true, true).importedFiles.map((f) => f.fileName).filter((s) => s.startsWith("./"));
-    const expected = [...Object.keys(sinks).map((n) => `./sinks/${n}/index.ts`), ...Object.keys(collectors).map((n) => `./collectors/${n}/index.ts`)];
+    const specs = ts
+      .preProcessFile(text, true, true)
+      .importedFiles.map((f) => f.fileName)
+      .filter((s) => s.startsWith("./"));
+    const expected = [
+      ...Object.keys(sinks).map((n) => `./sinks/${n}/index.ts`),
+      ...Object.keys(collectors).map((n) => `./collectors/${n}/index.ts`),
+    ];
     expect(specs.filter((s) => /^\.\/(sinks|collectors)\//.test(s)).sort()).toEqual(expected.sort());
   });
 });

@@ -4,7 +4,17 @@
 // written, that the source map leads a stack frame back to the .ts line, and that the cache is reused only while every
 // input hashes as recorded. The CLI's own bundle through bin/ingestbench.js: test/harness/cli.test.ts.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -16,22 +26,26 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const root = path.join(tmp, "project");
 const cache = path.join(tmp, "far", "away", "cache");
 mkdirSync(path.join(root, "lib"), { recursive: true });
-writeFileSync(path.join(root, "main.ts"), [
-  'import { where, fail } from "./lib/where.ts";',
-  "const own: string = import.meta.url;",
-  "console.log(JSON.stringify({ main: own, lib: where(), text: 'import.meta.url' }));",
-  "if (process.argv[2] === 'fail') fail();",
-  "",
-].join("\n"));
-const libSource = (n: number): string => [
-  "// a comment naming import.meta.url",
-  `export const version: number = ${n};`,
-  "export function where(): string { return new URL('.', import.meta.url).href + '#' + version; }",
-  "export function fail(): never {",
-  "  throw new Error('failed on purpose');",
-  "}",
-  "",
-].join("\n");
+writeFileSync(
+  path.join(root, "main.ts"),
+  [
+    'import { where, fail } from "./lib/where.ts";',
+    "const own: string = import.meta.url;",
+    "console.log(JSON.stringify({ main: own, lib: where(), text: 'import.meta.url' }));",
+    "if (process.argv[2] === 'fail') fail();",
+    "",
+  ].join("\n"),
+);
+const libSource = (n: number): string =>
+  [
+    "// a comment naming import.meta.url",
+    `export const version: number = ${n};`,
+    "export function where(): string { return new URL('.', import.meta.url).href + '#' + version; }",
+    "export function fail(): never {",
+    "  throw new Error('failed on purpose');",
+    "}",
+    "",
+  ].join("\n");
 /** Write a source file as an edit made a while ago (a bundle built now would be recorded in its manifest). */
 const writeOld = (file: string, text: string): void => {
   writeFileSync(file, text);
@@ -42,8 +56,14 @@ writeOld(path.join(root, "lib", "where.ts"), libSource(1));
 writeOld(path.join(root, "main.ts"), readFileSync(path.join(root, "main.ts"), "utf8"));
 
 /** Run a bundle's text from the cache directory with plain node; its stdout parsed, stderr and status. */
-function runBundle(file: string, ...args: string[]): { out: { main: string; lib: string; text: string } | null; err: string; status: number | null } {
-  const r = spawnSync(process.execPath, ["--enable-source-maps", file, ...args], { encoding: "utf8", cwd: tmp });
+function runBundle(
+  file: string,
+  ...args: string[]
+): { out: { main: string; lib: string; text: string } | null; err: string; status: number | null } {
+  const r = spawnSync(process.execPath, ["--enable-source-maps", file, ...args], {
+    encoding: "utf8",
+    cwd: tmp,
+  });
   const line = r.stdout.trim();
   return { out: line ? JSON.parse(line) : null, err: r.stderr, status: r.status };
 }
@@ -60,7 +80,11 @@ describe("core/bundle-cache.mjs on a project of its own", () => {
     writeFileSync(file, b.code);
     const r = runBundle(file);
     expect(r.status, r.err).toBe(0);
-    expect(r.out).toEqual({ main: pathToFileURL(entry).href, lib: `${pathToFileURL(path.join(root, "lib")).href}/#1`, text: "import.meta.url" });
+    expect(r.out).toEqual({
+      main: pathToFileURL(entry).href,
+      lib: `${pathToFileURL(path.join(root, "lib")).href}/#1`,
+      text: "import.meta.url",
+    });
     // without the plugin a module sees the bundle's own URL: the plugin is what keeps paths pointing into the project
     const plain = await buildBundle({ root, entry });
     writeFileSync(file, plain.code);
@@ -69,12 +93,23 @@ describe("core/bundle-cache.mjs on a project of its own", () => {
 
   it("cachedBundleFile: written once with its source map, reused while its inputs hold, built again when one changes", async () => {
     let builds = 0;
-    const build = () => { builds++; return buildBundle({ root, entry, keepImportMetaUrl: true, sourceMap: true }); };
+    const build = () => {
+      builds++;
+      return buildBundle({ root, entry, keepImportMetaUrl: true, sourceMap: true });
+    };
     const file = await cachedBundleFile({ dir: cache, name: "demo", root, build });
     expect(path.basename(file)).toMatch(/^demo-[0-9a-f]{12}\.mjs$/);
-    expect(readFileSync(file, "utf8")).toMatch(new RegExp(`//# sourceMappingURL=${path.basename(file)}\\.map\\n$`));
+    expect(readFileSync(file, "utf8")).toMatch(
+      new RegExp(`//# sourceMappingURL=${path.basename(file)}\\.map\\n$`),
+    );
     const manifest = readdirSync(cache).find((f) => /^demo-[0-9a-f]{12}\.json$/.test(f))!;
-    expect((JSON.parse(readFileSync(path.join(cache, manifest), "utf8")) as { inputs: Array<[string, string]> }).inputs.map(([f]) => f).sort()).toEqual(["lib/where.ts", "main.ts"]);
+    expect(
+      (
+        JSON.parse(readFileSync(path.join(cache, manifest), "utf8")) as { inputs: Array<[string, string]> }
+      ).inputs
+        .map(([f]) => f)
+        .sort(),
+    ).toEqual(["lib/where.ts", "main.ts"]);
     const mtime = statSync(file).mtimeMs;
     expect(await cachedBundleFile({ dir: cache, name: "demo", root, build })).toBe(file);
     expect(builds).toBe(1);
@@ -108,9 +143,20 @@ describe("core/bundle-cache.mjs on a project of its own", () => {
     const settings = path.join(root, "build-settings.txt");
     writeOld(settings, "one\n");
     let builds = 0;
-    const build = () => { builds++; return buildBundle({ root, entry }); };
-    const file = await cachedBundleFile({ dir: cache, name: "extra", root, build, extraInputs: ["build-settings.txt"] });
-    expect(await cachedBundleFile({ dir: cache, name: "extra", root, build, extraInputs: ["build-settings.txt"] })).toBe(file);
+    const build = () => {
+      builds++;
+      return buildBundle({ root, entry });
+    };
+    const file = await cachedBundleFile({
+      dir: cache,
+      name: "extra",
+      root,
+      build,
+      extraInputs: ["build-settings.txt"],
+    });
+    expect(
+      await cachedBundleFile({ dir: cache, name: "extra", root, build, extraInputs: ["build-settings.txt"] }),
+    ).toBe(file);
     expect(builds).toBe(1);
     writeOld(settings, "two\n");
     await cachedBundleFile({ dir: cache, name: "extra", root, build, extraInputs: ["build-settings.txt"] });
@@ -122,8 +168,18 @@ describe("core/bundle-cache.mjs on a project of its own", () => {
   // (a build without the import.meta.url plugin, as the generator's, hashes its inputs after esbuild ran: the mtime
   // check; with the plugin, the text it read)
   const raceCases: Array<[string, string, (file: string, text: string) => void, boolean]> = [
-    ["saved while esbuild ran (no plugin): the next start builds again, its mtime not older than the build", "race", (f, t) => writeFileSync(f, t), false],
-    ["replaced while esbuild ran, its mtime kept old (cp -p): recorded with the text the build read, so the next start builds again", "race-old", writeOld, true],
+    [
+      "saved while esbuild ran (no plugin): the next start builds again, its mtime not older than the build",
+      "race",
+      (f, t) => writeFileSync(f, t),
+      false,
+    ],
+    [
+      "replaced while esbuild ran, its mtime kept old (cp -p): recorded with the text the build read, so the next start builds again",
+      "race-old",
+      writeOld,
+      true,
+    ],
   ];
   for (const [title, name, save, keepImportMetaUrl] of raceCases) {
     it(`a file ${title}`, async () => {
@@ -155,18 +211,39 @@ describe("core/bundle-cache.mjs on a project of its own", () => {
     writeOld(path.join(root, "lib", "where.ts"), libSource(6));
     const now = await cachedBundleFile({ dir: cache, name: "cli-like", root, build, removeReplaced: true });
     expect(now).not.toBe(old);
-    expect([old, `${old}.map`, orphan, `${orphan}.map`, now, `${now}.map`, otherName].map((f) => existsSync(f))).toEqual([false, false, false, false, true, true, true]);
+    expect(
+      [old, `${old}.map`, orphan, `${orphan}.map`, now, `${now}.map`, otherName].map((f) => existsSync(f)),
+    ).toEqual([false, false, false, false, true, true, true]);
   });
 
   it("a failed build is the caller's error, and nothing is cached", async () => {
-    writeOld(path.join(root, "broken.ts"), "import { nothing } from './missing.ts';\nconsole.log(nothing);\n");
-    await expect(cachedBundleFile({ dir: cache, name: "broken", root, build: () => buildBundle({ root, entry: path.join(root, "broken.ts") }) })).rejects.toThrow(/missing\.ts/);
+    writeOld(
+      path.join(root, "broken.ts"),
+      "import { nothing } from './missing.ts';\nconsole.log(nothing);\n",
+    );
+    await expect(
+      cachedBundleFile({
+        dir: cache,
+        name: "broken",
+        root,
+        build: () => buildBundle({ root, entry: path.join(root, "broken.ts") }),
+      }),
+    ).rejects.toThrow(/missing\.ts/);
     expect(readdirSync(cache).filter((f) => f.startsWith("broken-"))).toEqual([]);
     // a syntax error in one of our files is esbuild's message at its place in that file (bin/build-cli-bundle.mjs
     // prints the first one), not the importer's "Transform failed"
     writeOld(path.join(root, "syntax.ts"), "export const a = 1;\nconst x: = 2;\n");
     writeOld(path.join(root, "imports-syntax.ts"), "import { a } from './syntax.ts';\nconsole.log(a);\n");
-    const failure = await buildBundle({ root, entry: path.join(root, "imports-syntax.ts"), keepImportMetaUrl: true }).catch((e: unknown) => e) as { errors?: Array<{ text: string; location: { file: string; line: number } | null }> };
-    expect(failure.errors?.[0]).toMatchObject({ text: 'Unexpected "="', location: { file: "syntax.ts", line: 2 } });
+    const failure = (await buildBundle({
+      root,
+      entry: path.join(root, "imports-syntax.ts"),
+      keepImportMetaUrl: true,
+    }).catch((e: unknown) => e)) as {
+      errors?: Array<{ text: string; location: { file: string; line: number } | null }>;
+    };
+    expect(failure.errors?.[0]).toMatchObject({
+      text: 'Unexpected "="',
+      location: { file: "syntax.ts", line: 2 },
+    });
   });
 });

@@ -1,5 +1,14 @@
 /** core/cache.ts: where the cache lives, entries made whole or not at all, stale staging swept, copies exact. */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -21,10 +30,12 @@ describe("the cache", () => {
 
   it("puts an entry in place whole: of two fills of one key one wins, a failed fill leaves nothing, stale staging is swept", async () => {
     const entry = cacheEntry("kind", "key1", env)!;
-    const fill = (text: string) => async (dir: string): Promise<void> => {
-      mkdirSync(path.join(dir, "sub"));
-      writeFileSync(path.join(dir, "sub", "f"), text);
-    };
+    const fill =
+      (text: string) =>
+      async (dir: string): Promise<void> => {
+        mkdirSync(path.join(dir, "sub"));
+        writeFileSync(path.join(dir, "sub", "f"), text);
+      };
     const won = await Promise.all([fillCacheEntry(entry, fill("a")), fillCacheEntry(entry, fill("b"))]);
     expect(won.filter(Boolean)).toHaveLength(1);
     expect(["a", "b"]).toContain(readFileSync(path.join(entry, "sub", "f"), "utf8"));
@@ -32,7 +43,11 @@ describe("the cache", () => {
     expect(readFileSync(path.join(entry, "sub", "f"), "utf8")).not.toBe("c");
 
     const failed = cacheEntry("kind", "key2", env)!;
-    await expect(fillCacheEntry(failed, async () => { throw new Error("disk full"); })).rejects.toThrow("disk full");
+    await expect(
+      fillCacheEntry(failed, async () => {
+        throw new Error("disk full");
+      }),
+    ).rejects.toThrow("disk full");
     expect(existsSync(failed)).toBe(false);
 
     // a staging directory of a process that cannot exist (above the kernel's pid_max limit of 2^22) is removed

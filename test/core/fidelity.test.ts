@@ -5,12 +5,25 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { checkFidelity, FIDELITY_SCAN, renderTime, seededSample, timeInUnit, type FieldRule, type StoredRow, type StoredRowReader, type TimeUnit } from "../../core/fidelity.ts";
+import {
+  checkFidelity,
+  FIDELITY_SCAN,
+  renderTime,
+  seededSample,
+  timeInUnit,
+  type FieldRule,
+  type StoredRow,
+  type StoredRowReader,
+  type TimeUnit,
+} from "../../core/fidelity.ts";
 import { createEventSource } from "../../core/events/source.ts";
 import type { EventField } from "../../core/events/types.ts";
 
 const FIELDS: EventField[] = [
-  { name: "ts", type: "timestamp" }, { name: "n", type: "int" }, { name: "x", type: "float" }, { name: "b", type: "bool" },
+  { name: "ts", type: "timestamp" },
+  { name: "n", type: "int" },
+  { name: "x", type: "float" },
+  { name: "b", type: "bool" },
   { name: "msg", type: "string", size: 40 },
 ];
 
@@ -18,39 +31,82 @@ const FIELDS: EventField[] = [
 function memorySink(unit: TimeUnit): { rows: StoredRow[]; reader: StoredRowReader; reads: number } {
   const rows: StoredRow[] = [];
   const sink = { rows, reads: 0, reader: null as unknown as StoredRowReader };
-  const rules: FieldRule[] = FIELDS.map((f) => ({ name: f.name, readable: true, unit: f.type === "timestamp" ? unit : undefined, rule: "memory" }));
+  const rules: FieldRule[] = FIELDS.map((f) => ({
+    name: f.name,
+    readable: true,
+    unit: f.type === "timestamp" ? unit : undefined,
+    rule: "memory",
+  }));
   sink.reader = {
     rules: () => rules,
-    readRange: async (gen, from, to) => { sink.reads++; return rows.filter((r) => r.gen === gen && r.seq >= from && r.seq < to); },
-    readSeqs: async (gen, seqs) => { sink.reads++; const s = new Set(seqs); return rows.filter((r) => r.gen === gen && s.has(r.seq)); },
+    readRange: async (gen, from, to) => {
+      sink.reads++;
+      return rows.filter((r) => r.gen === gen && r.seq >= from && r.seq < to);
+    },
+    readSeqs: async (gen, seqs) => {
+      sink.reads++;
+      const s = new Set(seqs);
+      return rows.filter((r) => r.gen === gen && s.has(r.seq));
+    },
   };
   return sink;
 }
 
 /** Store exactly what the generator sent for seqs 0..sent-1 of each gen, timestamps kept in `unit`. */
-async function fill(sink: { rows: StoredRow[] }, sent: number[], unit: TimeUnit, seed = 42, replayFile?: string): Promise<void> {
+async function fill(
+  sink: { rows: StoredRow[] },
+  sent: number[],
+  unit: TimeUnit,
+  seed = 42,
+  replayFile?: string,
+): Promise<void> {
   for (let gen = 0; gen < sent.length; gen++) {
     const src = createEventSource({ fields: FIELDS, seed, genId: gen, replayFile });
     await src.load(0, sent[gen]!);
     for (let seq = 0; seq < sent[gen]!; seq++) {
       const v = src.values(seq);
-      sink.rows.push({ gen, seq, values: [timeInUnit((v[0] as Date).getTime(), unit), v[1] as number, v[2] as number, v[3] as boolean, Buffer.from(v[4] as string)] });
+      sink.rows.push({
+        gen,
+        seq,
+        values: [
+          timeInUnit((v[0] as Date).getTime(), unit),
+          v[1] as number,
+          v[2] as number,
+          v[3] as boolean,
+          Buffer.from(v[4] as string),
+        ],
+      });
     }
     await src.close();
   }
 }
 
-const input = (sent: number[], stored: number, limits = { all: 1_000_000, sample: 100 }) => ({ fields: FIELDS, seed: 42, sent, stored, limits });
+const input = (sent: number[], stored: number, limits = { all: 1_000_000, sample: 100 }) => ({
+  fields: FIELDS,
+  seed: 42,
+  sent,
+  stored,
+  limits,
+});
 
 describe("content fidelity (core/fidelity.ts)", () => {
   const dirs: string[] = [];
-  afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
 
   it("a faithful sink: every row of every generator compared, altered 0", async () => {
     const sink = memorySink("us");
     await fill(sink, [300, 200], "us");
     const r = await checkFidelity(sink.reader, input([300, 200], 500));
-    expect(r).toMatchObject({ mode: "all", rowsCompared: 500, seqsCompared: 500, altered: 0, examples: [], alteredByField: {} });
+    expect(r).toMatchObject({
+      mode: "all",
+      rowsCompared: 500,
+      seqsCompared: 500,
+      altered: 0,
+      examples: [],
+      alteredByField: {},
+    });
     expect(r.compared.map((c) => c.field)).toEqual(["ts", "n", "x", "b", "msg"]);
     expect(r.notCompared.map((c) => c.field)).toEqual(["gen, seq", "sent_at"]);
   });
@@ -73,8 +129,20 @@ describe("content fidelity (core/fidelity.ts)", () => {
     expect(r.seqsCompared).toBe(100);
     expect(r.alteredByField).toEqual({ ts: 1, n: 1, x: 1, b: 1, msg: 2 });
     expect(r.examples).toHaveLength(5);
-    expect(r.examples[0]).toEqual({ gen: 0, seq: 3, field: "ts", expected: "2024-11-07T00:00:00.003Z", stored: "2024-11-07T01:00:00.003Z" });
-    expect(r.examples.map((e) => [e.seq, e.field])).toEqual([[3, "ts"], [5, "n"], [7, "x"], [9, "b"], [11, "msg"]]);
+    expect(r.examples[0]).toEqual({
+      gen: 0,
+      seq: 3,
+      field: "ts",
+      expected: "2024-11-07T00:00:00.003Z",
+      stored: "2024-11-07T01:00:00.003Z",
+    });
+    expect(r.examples.map((e) => [e.seq, e.field])).toEqual([
+      [3, "ts"],
+      [5, "n"],
+      [7, "x"],
+      [9, "b"],
+      [11, "msg"],
+    ]);
   });
 
   it("compares timestamps to the unit the sink keeps: a sink of seconds is exact at whole seconds", async () => {
@@ -85,7 +153,10 @@ describe("content fidelity (core/fidelity.ts)", () => {
     await fill(sink, [2500], "s");
     expect((await checkFidelity(sink.reader, input([2500], 2500))).altered).toBe(0);
     // the same rows read as if the sink kept milliseconds: every row differs
-    const asMs = { ...sink.reader, rules: () => sink.reader.rules().map((r) => (r.unit ? { ...r, unit: "ms" as const } : r)) };
+    const asMs = {
+      ...sink.reader,
+      rules: () => sink.reader.rules().map((r) => (r.unit ? { ...r, unit: "ms" as const } : r)),
+    };
     expect((await checkFidelity(asMs, input([2500], 2500))).alteredByField.ts).toBe(2500);
   });
 
@@ -113,7 +184,9 @@ describe("content fidelity (core/fidelity.ts)", () => {
     const passes: { gens: number[]; seqs: number }[] = [];
     const scanning: StoredRowReader = {
       ...sink.reader,
-      readSeqs: () => { throw new Error("readSeqs called although readSample exists"); },
+      readSeqs: () => {
+        throw new Error("readSeqs called although readSample exists");
+      },
       readSample: async (wanted) => {
         passes.push({ gens: wanted.map((w) => w.gen), seqs: wanted.reduce((n, w) => n + w.seqs.length, 0) });
         const keys = new Set(wanted.flatMap((w) => w.seqs.map((s) => `${w.gen}:${s}`)));
@@ -121,9 +194,19 @@ describe("content fidelity (core/fidelity.ts)", () => {
       },
     };
     const viaSample = await checkFidelity(scanning, input([150_000, 60_000], sink.rows.length, limits));
-    expect(passes).toEqual([{ gens: [0], seqs: FIDELITY_SCAN }, { gens: [0, 1], seqs: FIDELITY_SCAN }, { gens: [1], seqs: 10_000 }]);
+    expect(passes).toEqual([
+      { gens: [0], seqs: FIDELITY_SCAN },
+      { gens: [0, 1], seqs: FIDELITY_SCAN },
+      { gens: [1], seqs: 10_000 },
+    ]);
     expect({ ...viaSample, seconds: 0 }).toEqual({ ...viaSeqs, seconds: 0 });
-    expect(viaSample).toMatchObject({ mode: "sample", seqsCompared: 210_000, rowsCompared: 210_001, altered: 3, alteredByField: { n: 1, msg: 2 } });
+    expect(viaSample).toMatchObject({
+      mode: "sample",
+      seqsCompared: 210_000,
+      rowsCompared: 210_001,
+      altered: 3,
+      alteredByField: { n: 1, msg: 2 },
+    });
   });
 
   it("seededSample draws k distinct, sorted, uniform integers", () => {
@@ -134,7 +217,8 @@ describe("content fidelity (core/fidelity.ts)", () => {
     expect(seededSample(5, 10, 1)).toEqual([0, 1, 2, 3, 4]);
     // uniform: over many draws each decile gets about a tenth (100 000 draws, 3 % tolerance)
     const deciles = new Array(10).fill(0);
-    for (let seed = 0; seed < 1000; seed++) for (const x of seededSample(1000, 100, seed)) deciles[Math.floor(x / 100)]++;
+    for (let seed = 0; seed < 1000; seed++)
+      for (const x of seededSample(1000, 100, seed)) deciles[Math.floor(x / 100)]++;
     for (const d of deciles) expect(Math.abs(d - 10_000)).toBeLessThan(300);
   });
 
@@ -142,10 +226,10 @@ describe("content fidelity (core/fidelity.ts)", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "ibtest-fidelity-"));
     dirs.push(dir);
     const file = path.join(dir, "lines.log");
-    writeFileSync(file, "first line\nsecond \"quoted\" line\tTAB\nthird\n");
+    writeFileSync(file, 'first line\nsecond "quoted" line\tTAB\nthird\n');
     const sink = memorySink("us");
     await fill(sink, [7], "us", 42, file);
-    sink.rows[4]!.values[4] = Buffer.from("second \"quoted\" line TAB"); // tab normalised to a space
+    sink.rows[4]!.values[4] = Buffer.from('second "quoted" line TAB'); // tab normalised to a space
     const r = await checkFidelity(sink.reader, { ...input([7], 7), replayFile: file });
     expect(r.altered).toBe(1);
     expect(r.examples[0]).toMatchObject({ seq: 4, field: "msg" });
@@ -157,9 +241,17 @@ describe("content fidelity (core/fidelity.ts)", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "ibtest-fidelity-"));
     dirs.push(dir);
     const file = path.join(dir, "lines.log");
-    writeFileSync(file, Array.from({ length: 1234 }, (_, i) => `line ${i} ${"x".repeat(i % 50)}`).join("\n") + "\n");
+    writeFileSync(
+      file,
+      Array.from({ length: 1234 }, (_, i) => `line ${i} ${"x".repeat(i % 50)}`).join("\n") + "\n",
+    );
     // a generated string before the replayed one, an int after it
-    const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "note", type: "string", size: 12 }, { name: "msg", type: "string", size: 8 }, { name: "n", type: "int" }];
+    const fields: EventField[] = [
+      { name: "ts", type: "timestamp" },
+      { name: "note", type: "string", size: 12 },
+      { name: "msg", type: "string", size: 8 },
+      { name: "n", type: "int" },
+    ];
     const sent = [5000, 3000];
     const rows: StoredRow[] = [];
     for (let gen = 0; gen < sent.length; gen++) {
@@ -167,7 +259,16 @@ describe("content fidelity (core/fidelity.ts)", () => {
       await src.load(0, sent[gen]!);
       for (let seq = 0; seq < sent[gen]!; seq++) {
         const v = src.values(seq);
-        rows.push({ gen, seq, values: [(v[0] as Date).getTime() * 1000, Buffer.from(v[1] as string), Buffer.from(v[2] as string), v[3] as number] });
+        rows.push({
+          gen,
+          seq,
+          values: [
+            (v[0] as Date).getTime() * 1000,
+            Buffer.from(v[1] as string),
+            Buffer.from(v[2] as string),
+            v[3] as number,
+          ],
+        });
       }
       await src.close();
     }
@@ -175,9 +276,19 @@ describe("content fidelity (core/fidelity.ts)", () => {
     expect(sampled.length).toBe(400);
     let passes = 0;
     const reader: StoredRowReader = {
-      rules: () => fields.map((f) => ({ name: f.name, readable: true, unit: f.type === "timestamp" ? "us" as const : undefined, rule: "memory" })),
-      readRange: async () => { throw new Error("not in sample mode"); },
-      readSeqs: async () => { throw new Error("readSample is preferred"); },
+      rules: () =>
+        fields.map((f) => ({
+          name: f.name,
+          readable: true,
+          unit: f.type === "timestamp" ? ("us" as const) : undefined,
+          rule: "memory",
+        })),
+      readRange: async () => {
+        throw new Error("not in sample mode");
+      },
+      readSeqs: async () => {
+        throw new Error("readSample is preferred");
+      },
       readSample: async (wanted) => {
         passes++;
         const keys = new Set(wanted.flatMap((w) => w.seqs.map((q) => `${w.gen}:${q}`)));
@@ -185,7 +296,14 @@ describe("content fidelity (core/fidelity.ts)", () => {
       },
     };
     const limits = { all: 0, sample: 400 };
-    const faithful = await checkFidelity(reader, { fields, seed: 9, sent, stored: 8000, limits, replayFile: file });
+    const faithful = await checkFidelity(reader, {
+      fields,
+      seed: 9,
+      sent,
+      stored: 8000,
+      limits,
+      replayFile: file,
+    });
     expect(faithful).toMatchObject({ mode: "sample", seqsCompared: 400, rowsCompared: 400, altered: 0 });
     expect(passes).toBe(1);
     // alter every row's line and every row's n: each sampled row is altered in both, named by field
@@ -193,7 +311,14 @@ describe("content fidelity (core/fidelity.ts)", () => {
       r.values[2] = Buffer.concat([r.values[2] as Buffer, Buffer.from("!")]);
       r.values[3] = (r.values[3] as number) + 1;
     }
-    const altered = await checkFidelity(reader, { fields, seed: 9, sent, stored: 8000, limits, replayFile: file });
+    const altered = await checkFidelity(reader, {
+      fields,
+      seed: 9,
+      sent,
+      stored: 8000,
+      limits,
+      replayFile: file,
+    });
     expect(altered).toMatchObject({ altered: 400, alteredByField: { msg: 400, n: 400 } });
     expect(altered.examples[0]!.field).toBe("msg");
     expect(altered.examples[0]!.expected).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -203,7 +328,15 @@ describe("content fidelity (core/fidelity.ts)", () => {
     const sink = memorySink("us");
     await fill(sink, [10], "us");
     for (const row of sink.rows) row.values[2] = undefined;
-    const reader = { ...sink.reader, rules: () => sink.reader.rules().map((r) => (r.name === "x" ? { ...r, readable: false, reason: "dropped by the sink's mapping" } : r)) };
+    const reader = {
+      ...sink.reader,
+      rules: () =>
+        sink.reader
+          .rules()
+          .map((r) =>
+            r.name === "x" ? { ...r, readable: false, reason: "dropped by the sink's mapping" } : r,
+          ),
+    };
     const r = await checkFidelity(reader, input([10], 10));
     expect(r.altered).toBe(0);
     expect(r.notCompared).toContainEqual({ field: "x", reason: "dropped by the sink's mapping" });
@@ -212,8 +345,19 @@ describe("content fidelity (core/fidelity.ts)", () => {
   it("a string normalisation the sink documents is applied to what was sent before comparing", async () => {
     const sink = memorySink("us");
     await fill(sink, [10], "us");
-    for (const row of sink.rows) row.values[4] = Buffer.from((row.values[4] as Buffer).toString().toUpperCase());
-    const upper = { ...sink.reader, rules: () => sink.reader.rules().map((r) => (r.name === "msg" ? { ...r, normalise: (b: Buffer) => Buffer.from(b.toString().toUpperCase()) } : r)) };
+    for (const row of sink.rows)
+      row.values[4] = Buffer.from((row.values[4] as Buffer).toString().toUpperCase());
+    const upper = {
+      ...sink.reader,
+      rules: () =>
+        sink.reader
+          .rules()
+          .map((r) =>
+            r.name === "msg"
+              ? { ...r, normalise: (b: Buffer) => Buffer.from(b.toString().toUpperCase()) }
+              : r,
+          ),
+    };
     expect((await checkFidelity(upper, input([10], 10))).altered).toBe(0);
     expect((await checkFidelity(sink.reader, input([10], 10))).alteredByField.msg).toBe(10);
   });

@@ -2,7 +2,14 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { passwordConfigKey, passwordEnvName, redact, redactDeep, sinkPassword, writeSecretFile } from "../../core/secrets.ts";
+import {
+  passwordConfigKey,
+  passwordEnvName,
+  redact,
+  redactDeep,
+  sinkPassword,
+  writeSecretFile,
+} from "../../core/secrets.ts";
 import { loadStack } from "../../infra/stack/schema.ts";
 import { writeCellConfigFile } from "../../harness/provision/provisioner.ts";
 
@@ -19,9 +26,14 @@ describe("sink passwords (core/secrets.ts)", () => {
   it("redact hides every password handed out (longest first), and PASSWORD= assignments whatever their value", () => {
     sinkPassword("postgres", { INGESTBENCH_POSTGRES_PASSWORD: "unit-pw-2" });
     sinkPassword("loki", { INGESTBENCH_LOKI_PASSWORD: "unit-pw-2-longer" });
-    expect(redact("docker exec -e X=unit-pw-2 c psql; other unit-pw-2-longer")).toBe("docker exec -e X=[redacted] c psql; other [redacted]");
+    expect(redact("docker exec -e X=unit-pw-2 c psql; other unit-pw-2-longer")).toBe(
+      "docker exec -e X=[redacted] c psql; other [redacted]",
+    );
     expect(redact("--env=GRIDDB_PASSWORD=never-seen-before x")).toBe("--env=GRIDDB_PASSWORD=[redacted] x");
-    expect(redactDeep({ error: { message: "auth unit-pw-2 failed" }, n: 3 })).toEqual({ error: { message: "auth [redacted] failed" }, n: 3 });
+    expect(redactDeep({ error: { message: "auth unit-pw-2 failed" }, n: 3 })).toEqual({
+      error: { message: "auth [redacted] failed" },
+      n: 3,
+    });
   });
 
   it("writeSecretFile makes the file 0600, also when it existed with another mode", () => {
@@ -38,14 +50,17 @@ describe("sink passwords (core/secrets.ts)", () => {
 });
 
 describe("passwords in stack files", () => {
-  const stack = (value: string) => `config:\n  ingestbench:platform: docker\n  ingestbench:hosts:\n    loadgen: { cpu: "1" }\n    sink: { cpu: "1" }\n  ingestbench:griddbPassword: ${value}\n`;
+  const stack = (value: string) =>
+    `config:\n  ingestbench:platform: docker\n  ingestbench:hosts:\n    loadgen: { cpu: "1" }\n    sink: { cpu: "1" }\n  ingestbench:griddbPassword: ${value}\n`;
   it("are taken only as Pulumi secrets (secure:), plain text is refused at its line with the command to use", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "ibtest-secret-stack-"));
     try {
       writeFileSync(path.join(dir, "Pulumi.ok.yaml"), stack('{ secure: "v1:abc" }'));
       writeFileSync(path.join(dir, "Pulumi.plain.yaml"), stack("admin"));
       expect(() => loadStack("ok", dir)).not.toThrow();
-      expect(() => loadStack("plain", dir)).toThrow(/Pulumi\.plain\.yaml:6:\d+: config\.ingestbench:griddbPassword: a password must be a Pulumi secret: `pulumi config set --secret ingestbench:griddbPassword …`/);
+      expect(() => loadStack("plain", dir)).toThrow(
+        /Pulumi\.plain\.yaml:6:\d+: config\.ingestbench:griddbPassword: a password must be a Pulumi secret: `pulumi config set --secret ingestbench:griddbPassword …`/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -53,7 +68,10 @@ describe("passwords in stack files", () => {
 
   it("a cell's config file keeps the stack file's secure values and salt, adds the cell, replaces the components map, mode 0600", () => {
     const original = `encryptionsalt: v1:salt\nconfig:\n  ingestbench:platform: docker\n  ingestbench:components: { sink: clickhouse, collector: fluent-bit }\n  ingestbench:griddbPassword:\n    secure: v1:cipher\n`;
-    const { dir, file } = writeCellConfigFile("s", original, { "ingestbench:components.sink": { value: "postgres", secret: false }, "ingestbench:cell": { value: '{"a":1}', secret: false } });
+    const { dir, file } = writeCellConfigFile("s", original, {
+      "ingestbench:components.sink": { value: "postgres", secret: false },
+      "ingestbench:cell": { value: '{"a":1}', secret: false },
+    });
     try {
       expect(path.basename(dir)).toMatch(new RegExp(`^ib-pulumi-config-${process.pid}-`));
       expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -63,7 +81,9 @@ describe("passwords in stack files", () => {
       expect(text).toMatch(/ingestbench:components:\n\s+sink: postgres\n/);
       expect(text).not.toContain("fluent-bit");
       expect(text).toContain(`ingestbench:cell: '{"a":1}'`);
-      expect(() => writeCellConfigFile("s", original, { "ingestbench:x": { value: "v", secret: true } })).toThrow(/is a secret; per-cell config carries none/);
+      expect(() =>
+        writeCellConfigFile("s", original, { "ingestbench:x": { value: "v", secret: true } }),
+      ).toThrow(/is a secret; per-cell config carries none/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -82,7 +82,9 @@ describe("parseCpu", () => {
     expect(() => parseCpu("quarter")).toThrow(/cores \("0.25", 0.25, "2"\)/);
     expect(() => parseCpu("25.5 100000")).toThrow(/whole microseconds/);
     expect(() => parseCpu({ quota: "25ms" } as never)).toThrow(/both quota and period/);
-    expect(() => parseCpu({ quota: "25ms", period: "100ms", burst: 1 } as never)).toThrow(/unknown key "burst"/);
+    expect(() => parseCpu({ quota: "25ms", period: "100ms", burst: 1 } as never)).toThrow(
+      /unknown key "burst"/,
+    );
     expect(() => parseCpu({ quota: "fast", period: "100ms" })).toThrow(/quota "fast" is not a duration/);
     expect(() => parseCpu(null as never)).toThrow(/expected cores/);
   });
@@ -205,7 +207,9 @@ describe("parseDuration", () => {
 
   it("refuses a sum beyond 2^53 µs; a run's timing (parseRunDuration) beyond 7 days, saying why", () => {
     // accepted before: 3.6e26 ms in run.json, "about 100000000000000000000h" planned
-    expect(() => parseDuration("99999999999999999999h")).toThrow(/^"99999999999999999999h" is more than 2\^53 µs \(about 285 years\), the most a duration holds$/);
+    expect(() => parseDuration("99999999999999999999h")).toThrow(
+      /^"99999999999999999999h" is more than 2\^53 µs \(about 285 years\), the most a duration holds$/,
+    );
     expect(() => parseDuration(`${"9".repeat(400)}s`)).toThrow(/is more than 2\^53 µs/); // Number() of it is Infinity
     expect(parseDuration("104000d")).toBe(104_000 * 86_400_000); // just below 2^53 µs
     expect(parseDuration("30d")).toBe(30 * 86_400_000); // e.g. a stack's expiry: not a run's timing
@@ -213,9 +217,12 @@ describe("parseDuration", () => {
     expect(parseRunDuration("7d")).toBe(MAX_RUN_DURATION_MS);
     expect(parseRunDuration("167h")).toBe(167 * 3_600_000);
     expect(parseRunDuration("30s")).toBe(30_000);
-    const week = /^"7d1ms" is more than 7d, the longest a run's durations may be: a measurement of more than a week is a typo, and the runner's timers cannot wait beyond 24.8 days$/;
+    const week =
+      /^"7d1ms" is more than 7d, the longest a run's durations may be: a measurement of more than a week is a typo, and the runner's timers cannot wait beyond 24.8 days$/;
     expect(() => parseRunDuration("7d1ms")).toThrow(week);
-    expect(() => parseRunDuration("99999999999999999999h")).toThrow(/^"99999999999999999999h" is more than 7d, the longest/);
+    expect(() => parseRunDuration("99999999999999999999h")).toThrow(
+      /^"99999999999999999999h" is more than 7d, the longest/,
+    );
     expect(() => parseRunDuration("soon")).toThrow(/not a duration/);
   });
 });
@@ -233,7 +240,8 @@ describe("formatting", () => {
     expect(formatDuration(0.1)).toBe("100us");
     expect(formatDuration(4 * 3600 * 1000)).toBe("4h");
     expect(formatDuration(0)).toBe("0s");
-    for (const text of ["1m30s", "4h", "500ms", "100us", "1h2m3s4ms"]) expect(parseDuration(formatDuration(parseDuration(text)))).toBe(parseDuration(text));
+    for (const text of ["1m30s", "4h", "500ms", "100us", "1h2m3s4ms"])
+      expect(parseDuration(formatDuration(parseDuration(text)))).toBe(parseDuration(text));
   });
 });
 

@@ -20,7 +20,9 @@ describe("YAML aliases (core/yaml.ts)", () => {
   it("an alias without an anchor is E_YAML_SYNTAX at the alias's line and column", () => {
     const e = errorOf("name: x\ncollector: *nope\n");
     expect(e.code).toBe("E_YAML_SYNTAX");
-    expect(e.message).toBe("/tmp/x.yaml:2:12: YAML syntax error: Unresolved alias (the anchor must be set before the alias): nope");
+    expect(e.message).toBe(
+      "/tmp/x.yaml:2:12: YAML syntax error: Unresolved alias (the anchor must be set before the alias): nope",
+    );
   });
 
   it("an alias before its anchor is reported at the alias, not at the anchor", () => {
@@ -29,13 +31,19 @@ describe("YAML aliases (core/yaml.ts)", () => {
   });
 
   it("anchors and aliases that resolve still load", () => {
-    expect(parseYamlText("a: &x { b: 1 }\nc: *x\n", "/tmp/x.yaml").data).toEqual({ a: { b: 1 }, c: { b: 1 } });
+    expect(parseYamlText("a: &x { b: 1 }\nc: *x\n", "/tmp/x.yaml").data).toEqual({
+      a: { b: 1 },
+      c: { b: 1 },
+    });
   });
 });
 
 describe("a file of several YAML documents (core/yaml.ts)", () => {
   it("is E_YAML_SYNTAX at the second document's start, said for someone writing a config file", () => {
-    for (const [text, line] of [["name: a\n---\nname: b\n", 2], ["---\nname: a\n---\n", 3]] as const) {
+    for (const [text, line] of [
+      ["name: a\n---\nname: b\n", 2],
+      ["---\nname: a\n---\n", 3],
+    ] as const) {
       let err: unknown;
       try {
         parseYamlText(text, "two.yaml");
@@ -43,7 +51,9 @@ describe("a file of several YAML documents (core/yaml.ts)", () => {
         err = e;
       }
       expect(err).toBeInstanceOf(ConfigurationError);
-      expect((err as ConfigurationError).message).toBe(`two.yaml:${line}:1: YAML syntax error: a second YAML document starts here: a file holds one (remove the extra \`---\` line or split the file)`);
+      expect((err as ConfigurationError).message).toBe(
+        `two.yaml:${line}:1: YAML syntax error: a second YAML document starts here: a file holds one (remove the extra \`---\` line or split the file)`,
+      );
     }
   });
 });

@@ -34,7 +34,8 @@ function sourceFiles(root: string, dirs: readonly string[]): SourceFile[] {
       if (name === "node_modules" || name.startsWith(".")) continue;
       const p = path.join(dir, name);
       if (statSync(p).isDirectory()) walk(p);
-      else if (SOURCE_EXT.test(name)) out.push({ file: path.relative(root, p), text: readFileSync(p, "utf8") });
+      else if (SOURCE_EXT.test(name))
+        out.push({ file: path.relative(root, p), text: readFileSync(p, "utf8") });
     }
   };
   for (const d of dirs) {
@@ -73,7 +74,8 @@ function stripComments(text: string): string {
 /** The name of the function whose body holds offset `at` (nearest `function NAME(` or `NAME = (…) =>` before it). */
 function enclosingFunction(text: string, at: number): string | null {
   const before = text.slice(0, at);
-  const re = /(?:function\s+([A-Za-z_$][\w$]*)\s*[<(])|(?:(?:const|let)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?\()/g;
+  const re =
+    /(?:function\s+([A-Za-z_$][\w$]*)\s*[<(])|(?:(?:const|let)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?\()/g;
   let name: string | null = null;
   for (const m of before.matchAll(re)) name = m[1] ?? m[2] ?? null;
   return name;
@@ -130,7 +132,7 @@ function scanCodes(files: readonly SourceFile[]): CodeScan {
   // Calls into builders: literal prefixes give codes; a passed-on `code: x.code` makes the caller a builder too.
   const consumed = new Set<string>(); // "file:offset" of literals used as prefixes
   const prefixed: Array<{ prefix: string; fn: string; file: string }> = [];
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const f of stripped) {
       for (const [fn, suffixes] of [...builders]) {
@@ -163,7 +165,8 @@ function scanCodes(files: readonly SourceFile[]): CodeScan {
       }
     }
   }
-  for (const { prefix, fn, file } of prefixed) for (const s of builders.get(fn) ?? []) add(`${prefix}_${s}`, file);
+  for (const { prefix, fn, file } of prefixed)
+    for (const s of builders.get(fn) ?? []) add(`${prefix}_${s}`, file);
 
   // Kind families: `E_P_${kind.toUpperCase()…}` with `kind: SomeKind` and `type SomeKind = "a" | "b"` in the file.
   for (const f of stripped) {
@@ -173,7 +176,9 @@ function scanCodes(files: readonly SourceFile[]): CodeScan {
       const union = typed ? new RegExp(`type\\s+${typed[1]}\\s*=\\s*([^;]+);`).exec(f.text) : null;
       const literals = union ? [...union[1]!.matchAll(/"([^"]+)"/g)].map((x) => x[1]!) : [];
       if (!/\.toUpperCase\(\)/.test(rest) || literals.length === 0) {
-        problems.push(`${f.file}: cannot expand the code family ${prefix}\${${ident}${rest}} (no string-literal union type for ${ident} in the file)`);
+        problems.push(
+          `${f.file}: cannot expand the code family ${prefix}\${${ident}${rest}} (no string-literal union type for ${ident} in the file)`,
+        );
         continue;
       }
       const all = /replaceAll\(|\/-\/g/.test(rest);
@@ -210,8 +215,8 @@ describe("the error-code scanner (synthetic sources)", () => {
     {
       file: "a.ts",
       text: [
-        "/** e.g. \"E_ONLY_IN_A_COMMENT\" */",
-        "// throw new Error(\"E_COMMENTED_OUT\")",
+        '/** e.g. "E_ONLY_IN_A_COMMENT" */',
+        '// throw new Error("E_COMMENTED_OUT")',
         "export function waitFor(o: { code: string }) {",
         "  return [`${o.code}_START`, `${o.code}_READY`];",
         "}",
@@ -219,16 +224,16 @@ describe("the error-code scanner (synthetic sources)", () => {
         "  return waitFor({ daemon: 'x', code: o.code });",
         "}",
         "export function probe(p: { code: string }) { throw new Error(`${p.code}_VERSION`); }",
-        "export type WidgetKind = \"row-invalid\" | \"auth\";",
-        "class WidgetError { constructor(readonly kind: WidgetKind) { super(`E_WIDGET_${kind.toUpperCase().replace(\"-\", \"_\")}`); } }",
+        'export type WidgetKind = "row-invalid" | "auth";',
+        'class WidgetError { constructor(readonly kind: WidgetKind) { super(`E_WIDGET_${kind.toUpperCase().replace("-", "_")}`); } }',
       ].join("\n"),
     },
     {
       file: "b.ts",
       text: [
-        "startDaemon({ code: \"E_DAEMON\", port: 1 });",
-        "probe({ binary: 'x', patterns: [/^x \\((\\d+)/m, \")\"], code: \"E_TOOL\" });",
-        "startDaemon({ port: 2 }); const later = { code: \"E_NOT_A_PREFIX\" };",
+        'startDaemon({ code: "E_DAEMON", port: 1 });',
+        'probe({ binary: \'x\', patterns: [/^x \\((\\d+)/m, ")"], code: "E_TOOL" });',
+        'startDaemon({ port: 2 }); const later = { code: "E_NOT_A_PREFIX" };',
         "throw new ConfigurationError(\"E_DAEMON\", 'also a code of its own');",
         "const x = 'E_SINGLE'; const y = `E_BACKTICK`;",
       ].join("\n"),
@@ -244,7 +249,10 @@ describe("the error-code scanner (synthetic sources)", () => {
   });
 
   it("expands prefixes through builders, also through a function that passes its code on", () => {
-    expect([...codes.keys()].filter((c) => c.startsWith("E_DAEMON_")).sort()).toEqual(["E_DAEMON_READY", "E_DAEMON_START"]);
+    expect([...codes.keys()].filter((c) => c.startsWith("E_DAEMON_")).sort()).toEqual([
+      "E_DAEMON_READY",
+      "E_DAEMON_START",
+    ]);
     expect(codes.has("E_TOOL_VERSION")).toBe(true);
     expect(codes.has("E_TOOL")).toBe(false); // only a prefix
     expect(codes.has("E_DAEMON")).toBe(true); // a prefix and, elsewhere, a code of its own
@@ -253,7 +261,10 @@ describe("the error-code scanner (synthetic sources)", () => {
   });
 
   it("expands a kind family from the union type of its kind", () => {
-    expect([...codes.keys()].filter((c) => c.startsWith("E_WIDGET_")).sort()).toEqual(["E_WIDGET_AUTH", "E_WIDGET_ROW_INVALID"]);
+    expect([...codes.keys()].filter((c) => c.startsWith("E_WIDGET_")).sort()).toEqual([
+      "E_WIDGET_AUTH",
+      "E_WIDGET_ROW_INVALID",
+    ]);
     expect(problems).toEqual([]);
   });
 
@@ -264,7 +275,9 @@ describe("the error-code scanner (synthetic sources)", () => {
   });
 
   it("reads the documented codes from table rows only", () => {
-    const doc = documentedCodes("intro `E_NOT_A_ROW`\n| code | meaning |\n|---|---|\n| `E_ROW` | something |\n");
+    const doc = documentedCodes(
+      "intro `E_NOT_A_ROW`\n| code | meaning |\n|---|---|\n| `E_ROW` | something |\n",
+    );
     expect([...doc.keys()]).toEqual(["E_ROW"]);
   });
 });
@@ -280,13 +293,17 @@ describe("docs/errors.md", () => {
   });
 
   it("documents every E_ code the source uses", () => {
-    const missing = [...codes.keys()].filter((c) => !documented.has(c)).sort()
+    const missing = [...codes.keys()]
+      .filter((c) => !documented.has(c))
+      .sort()
       .map((c) => `${c} (used in ${[...codes.get(c)!].sort().join(", ")})`);
     expect(missing, `codes missing from docs/errors.md:\n${missing.join("\n")}`).toEqual([]);
   });
 
   it("documents no code the source no longer uses", () => {
-    const stale = [...documented.keys()].filter((c) => !codes.has(c)).sort()
+    const stale = [...documented.keys()]
+      .filter((c) => !codes.has(c))
+      .sort()
       .map((c) => `${c} (docs/errors.md:${documented.get(c)})`);
     expect(stale, `codes in docs/errors.md that no source file uses:\n${stale.join("\n")}`).toEqual([]);
   });

@@ -14,8 +14,16 @@ import { loadScenarioFile } from "../../harness/runner/plan.ts";
 import { parseCondition } from "../../harness/scenario/steps.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const DOCS = ["README.md", "scenarios/README.md", "plugins/README.md",
-  ...["docs", "docs/decisions"].flatMap((d) => readdirSync(path.join(ROOT, d)).filter((f) => f.endsWith(".md")).map((f) => `${d}/${f}`))];
+const DOCS = [
+  "README.md",
+  "scenarios/README.md",
+  "plugins/README.md",
+  ...["docs", "docs/decisions"].flatMap((d) =>
+    readdirSync(path.join(ROOT, d))
+      .filter((f) => f.endsWith(".md"))
+      .map((f) => `${d}/${f}`),
+  ),
+];
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-doc-examples-"));
 symlinkSync(path.join(ROOT, "scenarios", "steps"), path.join(tmp, "steps")); // scripts resolve beside the scenario, as in scenarios/
@@ -45,7 +53,10 @@ function problem(extra: string): string | null {
   }
 }
 
-interface Example { where: string; text: string }
+interface Example {
+  where: string;
+  text: string;
+}
 
 /** Fenced blocks starting with `steps:` or `checks:`, inline `when: …` spans, inline check maps, per doc. */
 function examples(docs: readonly string[]): { blocks: Example[]; conditions: Example[]; checks: Example[] } {
@@ -55,10 +66,12 @@ function examples(docs: readonly string[]): { blocks: Example[]; conditions: Exa
   for (const doc of docs) {
     const md = readFileSync(path.join(ROOT, doc), "utf8");
     const at = (i: number) => `${doc}:${md.slice(0, i).split("\n").length}`;
-    for (const m of md.matchAll(/^```(?:yaml)?\n((?:steps|checks):\n[\s\S]*?)^```$/gm)) blocks.push({ where: at(m.index), text: m[1]! });
+    for (const m of md.matchAll(/^```(?:yaml)?\n((?:steps|checks):\n[\s\S]*?)^```$/gm))
+      blocks.push({ where: at(m.index), text: m[1]! });
     const prose = md.replace(/^```[\s\S]*?^```$/gm, (b) => b.replace(/[^\n]/g, " ")); // inline spans outside blocks, same offsets
     for (const m of prose.matchAll(/`when: ([^`]+)`/g)) conditions.push({ where: at(m.index), text: m[1]! });
-    for (const m of prose.matchAll(/`(\{ ?(?:ledger|summary|generator|query|app)\.[\w.]+: [^`]+\})`/g)) checks.push({ where: at(m.index), text: m[1]! });
+    for (const m of prose.matchAll(/`(\{ ?(?:ledger|summary|generator|query|app)\.[\w.]+: [^`]+\})`/g))
+      checks.push({ where: at(m.index), text: m[1]! });
   }
   return { blocks, conditions, checks };
 }
@@ -68,24 +81,39 @@ describe("the docs' scenario examples are valid", () => {
 
   it("every steps:/checks: block loads as part of a scenario", () => {
     expect(found.blocks.length).toBeGreaterThanOrEqual(1);
-    const bad = found.blocks.map((b) => ({ where: b.where, problem: problem(b.text) })).filter((b) => b.problem !== null);
+    const bad = found.blocks
+      .map((b) => ({ where: b.where, problem: problem(b.text) }))
+      .filter((b) => b.problem !== null);
     expect(bad).toEqual([]);
   });
 
   it("every inline `when:` is a step condition (elapsed among them) and every inline check loads", () => {
-    expect(found.conditions.map((c) => c.text)).toEqual(expect.arrayContaining(["stored >= 20000", "elapsed >= 3"]));
+    expect(found.conditions.map((c) => c.text)).toEqual(
+      expect.arrayContaining(["stored >= 20000", "elapsed >= 3"]),
+    );
     expect(found.conditions.filter((c) => parseCondition(c.text) === null)).toEqual([]);
     expect(found.checks.map((c) => c.text)).toEqual(expect.arrayContaining(["{ ledger.lost: 0 }"]));
-    const bad = found.checks.map((c) => ({ where: c.where, problem: problem(`checks:\n  - ${c.text}`) })).filter((c) => c.problem !== null);
+    const bad = found.checks
+      .map((c) => ({ where: c.where, problem: problem(`checks:\n  - ${c.text}`) }))
+      .filter((c) => c.problem !== null);
     expect(bad).toEqual([]);
   });
 
   it("the check can fail: a bad block, a condition with a unit, a check on no result path", () => {
     const doc = path.join(tmp, "bad.md");
-    writeFileSync(doc, "Steps:\n\n```yaml\nsteps:\n  - { when: elapsed >= 3s, kill: collector }\n```\n\nAlso `when: elapsed >= 3s` and `{ summary.elapsed: { min: 3 } }`.\n");
+    writeFileSync(
+      doc,
+      "Steps:\n\n```yaml\nsteps:\n  - { when: elapsed >= 3s, kill: collector }\n```\n\nAlso `when: elapsed >= 3s` and `{ summary.elapsed: { min: 3 } }`.\n",
+    );
     const bad = examples([path.relative(ROOT, doc)]);
-    expect(bad.blocks.map((b) => problem(b.text))).toEqual([expect.stringMatching(/steps\.0\.when: "3s" is not a number in "elapsed >= 3s": .*without a unit: "elapsed >= 3"/)]);
+    expect(bad.blocks.map((b) => problem(b.text))).toEqual([
+      expect.stringMatching(
+        /steps\.0\.when: "3s" is not a number in "elapsed >= 3s": .*without a unit: "elapsed >= 3"/,
+      ),
+    ]);
     expect(bad.conditions.map((c) => parseCondition(c.text))).toEqual([null]);
-    expect(bad.checks.map((c) => problem(`checks:\n  - ${c.text}`))).toEqual([expect.stringMatching(/checks\.0/)]);
+    expect(bad.checks.map((c) => problem(`checks:\n  - ${c.text}`))).toEqual([
+      expect.stringMatching(/checks\.0/),
+    ]);
   });
 });

@@ -20,7 +20,11 @@ const BLOCK_FIGURE = /\d[\d,]*(\.\d+)? rows\/s/;
 /** measured figures in prose: "20,021 rows/s", "7.3 times", "568k", "1.35M", "lost 2,500" */
 const PROSE_FIGURE = /\d[\d,]*(\.\d+)? rows\/s|\d+(\.\d+)?\s+times\s+as|\b\d+(\.\d+)?[kM]\b|\blost \d/;
 
-interface Part { kind: "block" | "prose"; text: string; before: string }
+interface Part {
+  kind: "block" | "prose";
+  text: string;
+  before: string;
+}
 
 /** The README split into fenced blocks (with the prose just before each) and prose paragraphs. */
 function parts(md: string): Part[] {
@@ -46,8 +50,15 @@ function unnamedFigures(md: string): string[] {
     if (p.kind === "block") {
       if (!BLOCK_FIGURE.test(p.text)) continue;
       lastBlockNamed = MACHINE.test(p.before);
-      if (!lastBlockNamed) problems.push(`sample block "${p.text.split("\n")[0]}" is not preceded by a machine line (got "${p.before}")`);
-    } else if (PROSE_FIGURE.test(p.text) && !MACHINE.test(p.text.replace(/\n/g, " ")) && !(lastBlockNamed && /^On that machine\b/.test(p.text.trim()))) {
+      if (!lastBlockNamed)
+        problems.push(
+          `sample block "${p.text.split("\n")[0]}" is not preceded by a machine line (got "${p.before}")`,
+        );
+    } else if (
+      PROSE_FIGURE.test(p.text) &&
+      !MACHINE.test(p.text.replace(/\n/g, " ")) &&
+      !(lastBlockNamed && /^On that machine\b/.test(p.text.trim()))
+    ) {
       problems.push(`paragraph "${p.text.trim().slice(0, 80)}…" has figures but names no machine`);
     }
   }
@@ -65,7 +76,11 @@ describe("README figures name their machine", () => {
     expect(blocks.length).toBeGreaterThanOrEqual(1);
     expect(unnamedFigures(README)).toEqual([]);
     const [, cpu, cores, kernel] = MACHINE.exec(blocks[0]!.before)!;
-    expect({ cpu: cpu!.length > 0, cores: Number(cores) > 0, kernel }).toMatchObject({ cpu: true, cores: true, kernel: expect.stringMatching(/^\d+\.\d+/) });
+    expect({ cpu: cpu!.length > 0, cores: Number(cores) > 0, kernel }).toMatchObject({
+      cpu: true,
+      cores: true,
+      kernel: expect.stringMatching(/^\d+\.\d+/),
+    });
   });
 
   it("so does every paragraph of docs/measurements.md, where the README's earlier figures live", () => {
@@ -77,7 +92,11 @@ describe("README figures name their machine", () => {
   it("the check can fail: a block without its machine line, a paragraph of figures without a machine", () => {
     expect(unnamedFigures("A run:\n\n```\n  41,866 rows/s, 9.59 MiB/s\n```\n")).toHaveLength(1);
     expect(unnamedFigures("Measured here: 20,021 rows/s with an exact ledger.\n")).toHaveLength(1);
-    expect(unnamedFigures("Measured on AMD EPYC, 2 cores, kernel 6.18, with `npm run bench`:\n\n```\n  41,866 rows/s\n```\n\nOn that machine it stores 7.3 times as many.\n")).toEqual([]);
+    expect(
+      unnamedFigures(
+        "Measured on AMD EPYC, 2 cores, kernel 6.18, with `npm run bench`:\n\n```\n  41,866 rows/s\n```\n\nOn that machine it stores 7.3 times as many.\n",
+      ),
+    ).toEqual([]);
     // "On that machine" only after a named block
     expect(unnamedFigures("On that machine it stores 7.3 times as many.\n")).toHaveLength(1);
   });
@@ -88,23 +107,39 @@ describe("scripts/readme-sample.sh (real, on a captured output)", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "ib-readme-sample-"));
     temps.push(dir);
     const captured = path.join(dir, "bench.txt");
-    writeFileSync(captured, "2 run(s) planned, about 1m22s\n\x1b[32mrun 20261201T000000Z-abcdef: ok\x1b[0m\n  12,345 rows/s, 2.83 MiB/s over 30.0 s\r\n");
+    writeFileSync(
+      captured,
+      "2 run(s) planned, about 1m22s\n\x1b[32mrun 20261201T000000Z-abcdef: ok\x1b[0m\n  12,345 rows/s, 2.83 MiB/s over 30.0 s\r\n",
+    );
     const readme = path.join(dir, "README.md");
     writeFileSync(readme, README);
 
-    const out = execFileSync("bash", [path.join(root, "scripts/readme-sample.sh"), "--from", captured, "--write", "--readme", readme], { cwd: root, encoding: "utf8" });
-    const cpu = execFileSync("lscpu", { encoding: "utf8" }).match(/^Model name:\s*(.+)$/m)![1]!.trim();
+    const out = execFileSync(
+      "bash",
+      [path.join(root, "scripts/readme-sample.sh"), "--from", captured, "--write", "--readme", readme],
+      { cwd: root, encoding: "utf8" },
+    );
+    const cpu = execFileSync("lscpu", { encoding: "utf8" })
+      .match(/^Model name:\s*(.+)$/m)![1]!
+      .trim();
     const firstLine = out.split("\n")[0]!;
     expect(firstLine).toMatch(MACHINE);
-    expect(firstLine).toContain(`Measured on ${cpu}, ${os.availableParallelism()} cores, kernel ${os.release()}, cgroup `);
+    expect(firstLine).toContain(
+      `Measured on ${cpu}, ${os.availableParallelism()} cores, kernel ${os.release()}, cgroup `,
+    );
     expect(firstLine).toContain("with `npm run bench`:");
-    expect(out).toContain("```\n2 run(s) planned, about 1m22s\nrun 20261201T000000Z-abcdef: ok\n  12,345 rows/s, 2.83 MiB/s over 30.0 s\n```");
+    expect(out).toContain(
+      "```\n2 run(s) planned, about 1m22s\nrun 20261201T000000Z-abcdef: ok\n  12,345 rows/s, 2.83 MiB/s over 30.0 s\n```",
+    );
     expect(out).not.toMatch(/\x1b|\r/);
 
     const written = readFileSync(readme, "utf8");
-    expect(written).toContain(`<!-- readme-sample:bench -->\n${out.trimEnd()}\n<!-- /readme-sample:bench -->`);
+    expect(written).toContain(
+      `<!-- readme-sample:bench -->\n${out.trimEnd()}\n<!-- /readme-sample:bench -->`,
+    );
     // everything outside the markers is untouched, and the result still names its machine
-    const outside = (t: string): string => t.replace(/<!-- readme-sample:bench -->[\s\S]*<!-- \/readme-sample:bench -->/, "");
+    const outside = (t: string): string =>
+      t.replace(/<!-- readme-sample:bench -->[\s\S]*<!-- \/readme-sample:bench -->/, "");
     expect(outside(written)).toBe(outside(README));
     expect(unnamedFigures(written)).toEqual([]);
   });
@@ -112,14 +147,21 @@ describe("scripts/readme-sample.sh (real, on a captured output)", () => {
   it("refuses unknown arguments and a README without markers, writing nothing", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "ib-readme-sample-"));
     temps.push(dir);
-    const bad = spawnSync("bash", [path.join(root, "scripts/readme-sample.sh"), "--frob"], { cwd: root, encoding: "utf8" });
+    const bad = spawnSync("bash", [path.join(root, "scripts/readme-sample.sh"), "--frob"], {
+      cwd: root,
+      encoding: "utf8",
+    });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/unknown argument --frob/);
     const captured = path.join(dir, "bench.txt");
     writeFileSync(captured, "x\n");
     const plain = path.join(dir, "plain.md");
     writeFileSync(plain, "# no markers\n");
-    const r = spawnSync("bash", [path.join(root, "scripts/readme-sample.sh"), "--from", captured, "--write", "--readme", plain], { cwd: root, encoding: "utf8" });
+    const r = spawnSync(
+      "bash",
+      [path.join(root, "scripts/readme-sample.sh"), "--from", captured, "--write", "--readme", plain],
+      { cwd: root, encoding: "utf8" },
+    );
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/no <!-- readme-sample:bench -->/);
     expect(readFileSync(plain, "utf8")).toBe("# no markers\n");

@@ -11,7 +11,12 @@ import { leftovers } from "../helpers/leftovers.ts";
 
 describe("application under test → syslog-ng → ClickHouse (real syslog-ng 3.38, real ClickHouse 18.16.1)", () => {
   it("the sink's ledger equals what the app sent minus its drops, and a one-entry queue drops", async () => {
-    const plan = scenarioPlan("app-export-ab.yaml", { warmup: "0s", duration: "2s", cell: "variant=tiny-queue", drainTimeoutMs: 30_000 });
+    const plan = scenarioPlan("app-export-ab.yaml", {
+      warmup: "0s",
+      duration: "2s",
+      cell: "variant=tiny-queue",
+      drainTimeoutMs: 30_000,
+    });
     const run = newBenchRun("local-pipeline", plan);
     const record = await run.run();
     expect(record.error).toBeNull();
@@ -33,13 +38,21 @@ describe("application under test → syslog-ng → ClickHouse (real syslog-ng 3.
     // bytes, per record (harness/runner/app-bytes.ts): the frames of exactly the records the sink holds, re-encoded by
     // seq from what the sink returns, sum to what the app says it wrote of the records it did not drop
     expect(app.raw.recordBytes).toBe(app.raw.exportedBytes); // syslog: one frame per record, nothing else on the wire
-    expect(app.ledger!.bytes).toMatchObject({ reported: app.figures.recordBytes, atSink: app.figures.recordBytes, records: l.distinct, unaccounted: 0, agrees: true });
+    expect(app.ledger!.bytes).toMatchObject({
+      reported: app.figures.recordBytes,
+      atSink: app.figures.recordBytes,
+      records: l.distinct,
+      unaccounted: 0,
+      agrees: true,
+    });
     expect(record.checks.find((c) => c.check === "app.ledger.bytes.unaccounted")).toBeUndefined();
     // its figures and the hosts' CPU are read
     expect(app.figures.throughput).toBeGreaterThan(0);
     expect(app.figures.sentBytes).toBeGreaterThan(0);
     expect(Object.keys(app.cpuCores).sort()).toEqual(["collector", "loadgen", "sink"]);
-    console.log(`app-export tiny-queue: sent ${sent}, dropped ${dropped}, stored ${l.distinct}, ${app.figures.throughput!.toFixed(1)} tx/s, p99 ${app.figures.latencyP99Ms} ms`);
+    console.log(
+      `app-export tiny-queue: sent ${sent}, dropped ${dropped}, stored ${l.distinct}, ${app.figures.throughput!.toFixed(1)} tx/s, p99 ${app.figures.latencyP99Ms} ms`,
+    );
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 });

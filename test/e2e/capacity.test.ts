@@ -25,11 +25,17 @@ afterAll(() => rmSync(results, { recursive: true, force: true }));
 describe("capacity search on syslog-ng → PostgreSQL, local-quarter-core (real syslog-ng 3.38, PostgreSQL 18)", () => {
   it("runs each step as a stored real run judged from its ledger and series; the next rate follows the judgement; capacity.json agrees", async () => {
     const stack = loadStack(STACK, path.join(projectRoot, "stacks"));
-    const code = await capacityCommand(SCENARIO, { results, ...STEP, startRate: "500", tolerance: "0.15", maxSteps: 3, progress: "quiet" }, { projectRoot, resultsRoot: results, stacks: [stack], lockWaitMs: 600_000 });
+    const code = await capacityCommand(
+      SCENARIO,
+      { results, ...STEP, startRate: "500", tolerance: "0.15", maxSteps: 3, progress: "quiet" },
+      { projectRoot, resultsRoot: results, stacks: [stack], lockWaitMs: 600_000 },
+    );
     const file = loadCapacity(results, STACK, "syslog-ng-postgres-capacity");
     expect(file).not.toBeNull();
     const r = file!.result;
-    console.log(`capacity on ${STACK}: ${r.steps.map((s) => `${s.offeredPerSec}/s ${s.ok ? "ok" : s.boundBy.join("+")}`).join(", ")}; sustainable ${r.sustainableRate} in [${r.interval.lastGood}, ${r.interval.firstBad}], stopped ${r.stopped}`);
+    console.log(
+      `capacity on ${STACK}: ${r.steps.map((s) => `${s.offeredPerSec}/s ${s.ok ? "ok" : s.boundBy.join("+")}`).join(", ")}; sustainable ${r.sustainableRate} in [${r.interval.lastGood}, ${r.interval.firstBad}], stopped ${r.stopped}`,
+    );
     expect(code).toBe(r.sustainableRate === null ? 1 : 0);
     // no step errs; three steps unless the interval converged or no rate held down to the floor
     expect(["max-steps", "converged", "no-sustainable-rate"], `stopped: ${r.stopped}`).toContain(r.stopped);
@@ -55,7 +61,10 @@ describe("capacity search on syslog-ng → PostgreSQL, local-quarter-core (real 
       if (i > 0) {
         const prev = r.steps[i - 1]!.offeredPerSec;
         const expected = bad === null ? 2 * prev : good === null ? prev / 2 : (good + bad) / 2;
-        expect(Math.abs(s.offeredPerSec - expected), `step ${s.index}: ${s.offeredPerSec} after [${good}, ${bad}]`).toBeLessThanOrEqual(1);
+        expect(
+          Math.abs(s.offeredPerSec - expected),
+          `step ${s.index}: ${s.offeredPerSec} after [${good}, ${bad}]`,
+        ).toBeLessThanOrEqual(1);
       }
       if (s.ok) good = Math.max(good ?? 0, s.offeredPerSec);
       else bad = Math.min(bad ?? Infinity, s.offeredPerSec);

@@ -14,8 +14,14 @@ describe("clickhouse-query-load on local-2-cores (real ClickHouse 18.16.1, real 
     // the scenario's cells, made smaller (the test asserts counts, not rates), plus a statement with a wrong answer
     plan.query = {
       ...query,
-      cells: [{ concurrency: 10, count: 20 }, { concurrency: 50, count: 4 }],
-      statements: [...query.statements, { name: "wrong", sql: "SELECT count() FROM {table}", rows: 1, value: 999 }],
+      cells: [
+        { concurrency: 10, count: 20 },
+        { concurrency: 50, count: 4 },
+      ],
+      statements: [
+        ...query.statements,
+        { name: "wrong", sql: "SELECT count() FROM {table}", rows: 1, value: 999 },
+      ],
     };
     const run = newBenchRun("local-2-cores", plan);
     const record = await run.run();
@@ -24,7 +30,14 @@ describe("clickhouse-query-load on local-2-cores (real ClickHouse 18.16.1, real 
     const q = record.query!;
     expect(q).toMatchObject({ sink: "clickhouse", tableRows: 1000 });
     expect(q.cells.map((c) => c.id)).toEqual([
-      "count@10x20", "count@50x4", "latest@10x20", "latest@50x4", "by-gen@10x20", "by-gen@50x4", "wrong@10x20", "wrong@50x4",
+      "count@10x20",
+      "count@50x4",
+      "latest@10x20",
+      "latest@50x4",
+      "by-gen@10x20",
+      "by-gen@50x4",
+      "wrong@10x20",
+      "wrong@50x4",
     ]);
     for (const c of q.cells) {
       expect(c.requests).toBe(c.concurrency * c.count);
@@ -46,6 +59,8 @@ describe("clickhouse-query-load on local-2-cores (real ClickHouse 18.16.1, real 
     expect(record.checks.find((c) => c.check === "query.errors")).toMatchObject({ ok: false, actual: 400 });
     expect(record.status).toBe("failed");
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
-    console.log(`clickhouse-query-load (1,000 rows) on local-2-cores: ${q.cells.map((c) => `${c.id} ${c.requestsPerSecond.toFixed(0)} q/s p99 ${c.latencyMs.p99.toFixed(1)} ms`).join("; ")}`);
+    console.log(
+      `clickhouse-query-load (1,000 rows) on local-2-cores: ${q.cells.map((c) => `${c.id} ${c.requestsPerSecond.toFixed(0)} q/s p99 ${c.latencyMs.p99.toFixed(1)} ms`).join("; ")}`,
+    );
   }, 120_000);
 });

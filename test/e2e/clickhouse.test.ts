@@ -13,24 +13,44 @@ import { newBenchRun, projectRoot } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { expectDuplicatesCounted } from "../helpers/pipeline-ledger.ts";
 
-function clickhouseDirectPlan(overrides: { warmup: string; duration: string; drainTimeoutMs?: number; generator?: Record<string, unknown> }): CellPlan {
+function clickhouseDirectPlan(overrides: {
+  warmup: string;
+  duration: string;
+  drainTimeoutMs?: number;
+  generator?: Record<string, unknown>;
+}): CellPlan {
   const file = path.join(projectRoot, "scenarios/clickhouse-direct.yaml");
-  const plan = planCells(loadScenarioFile(file), file, { warmup: overrides.warmup, duration: overrides.duration, replicates: 1 })[0]!;
+  const plan = planCells(loadScenarioFile(file), file, {
+    warmup: overrides.warmup,
+    duration: overrides.duration,
+    replicates: 1,
+  })[0]!;
   if (overrides.drainTimeoutMs !== undefined) plan.drainTimeoutMs = overrides.drainTimeoutMs;
-  if (overrides.generator) plan.generator = { ...plan.generator, config: { ...plan.generator.config, ...overrides.generator } };
+  if (overrides.generator)
+    plan.generator = { ...plan.generator, config: { ...plan.generator.config, ...overrides.generator } };
   return plan;
 }
 
 describe("clickhouse-direct on local-2-cores (real ClickHouse 18.16.1, real cgroups and namespaces)", () => {
   it("stores every row it was sent, exactly, records the running version, and leaves nothing behind", async () => {
-    const run = newBenchRun("local-2-cores", clickhouseDirectPlan({ warmup: "1s", duration: "5s", generator: { rate: 16_000 } }));
+    const run = newBenchRun(
+      "local-2-cores",
+      clickhouseDirectPlan({ warmup: "1s", duration: "5s", generator: { rate: 16_000 } }),
+    );
     const record = await run.run();
     expect(record.error).toBeNull();
     expect(record.status).toBe("ok");
     expect(record.versions.clickhouse).toEqual({ pinned: "18.16.1", running: "18.16.1" });
     expect(record.summary!.rowsPerSecond).toBeGreaterThan(0);
     const ledger = record.ledger as NonNullable<typeof record.ledger> & { server: Record<string, number> };
-    expect(ledger).toMatchObject({ lost: 0, duplicated: 0, rejected: 0, unexpected: 0, overwritten: 0, missingRanges: [] });
+    expect(ledger).toMatchObject({
+      lost: 0,
+      duplicated: 0,
+      rejected: 0,
+      unexpected: 0,
+      overwritten: 0,
+      missingRanges: [],
+    });
     expect(ledger.sent).toBeGreaterThan(0);
     expect(ledger.sent % 8000).toBe(0);
     expect(ledger.stored).toBe(ledger.sent);
@@ -38,19 +58,36 @@ describe("clickhouse-direct on local-2-cores (real ClickHouse 18.16.1, real cgro
     expect(ledger.accepted).toBe(ledger.sent);
     expect(record.generator!.requests).toBe(ledger.sent / 8000);
     // the server's own account agrees: one INSERT per batch of 8000 rows, none refused
-    expect(ledger.server).toMatchObject({ insertQueries: ledger.sent / 8000, insertedRows: ledger.sent, rowsPerInsert: 8000, rejectedInserts: 0 });
+    expect(ledger.server).toMatchObject({
+      insertQueries: ledger.sent / 8000,
+      insertedRows: ledger.sent,
+      rowsPerInsert: 8000,
+      rejectedInserts: 0,
+    });
     expect(ledger.server.activeParts).toBeGreaterThanOrEqual(1);
     expect(record.checks.every((c) => c.ok)).toBe(true);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
-    console.log(`clickhouse-direct on local-2-cores: ${Math.round(record.summary!.rowsPerSecond)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, ` +
-      `${ledger.stored} stored, ${ledger.server.insertQueries} inserts, max ${ledger.server.maxActiveParts} active parts`);
+    console.log(
+      `clickhouse-direct on local-2-cores: ${Math.round(record.summary!.rowsPerSecond)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, ` +
+        `${ledger.stored} stored, ${ledger.server.insertQueries} inserts, max ${ledger.server.maxActiveParts} active parts`,
+    );
   });
 
   it("finds exactly the seqs deleted at the sink mid-run, and fails the lost check", async () => {
-    const run = newBenchRun("local-2-cores", clickhouseDirectPlan({ warmup: "1s", duration: "5s", drainTimeoutMs: 3000, generator: { rate: 16_000 } }));
+    const run = newBenchRun(
+      "local-2-cores",
+      clickhouseDirectPlan({
+        warmup: "1s",
+        duration: "5s",
+        drainTimeoutMs: 3000,
+        generator: { rate: 16_000 },
+      }),
+    );
     let sink: { host: string; port: number; params: Record<string, string> } | undefined;
     let deleting: Promise<void> | undefined;
-    run.on("sink", (s) => { sink = s; });
+    run.on("sink", (s) => {
+      sink = s;
+    });
     run.on("tick", (p: { stored: number; phase: string }) => {
       if (deleting || p.phase !== "measure" || p.stored < 20_000 || !sink) return;
       const { host, port, params } = sink;
@@ -63,7 +100,11 @@ describe("clickhouse-direct on local-2-cores (real ClickHouse 18.16.1, real cgro
         };
         // a mutation rewrites the parts that exist now; rows inserted later are not touched
         await q(`ALTER TABLE ${params.table} DELETE WHERE (seq BETWEEN 1000 AND 1099) OR seq = 15000`);
-        for (let i = 0; i < 100 && (await q(`SELECT count() FROM system.mutations WHERE NOT is_done`)).trim() !== "0"; i++) {
+        for (
+          let i = 0;
+          i < 100 && (await q(`SELECT count() FROM system.mutations WHERE NOT is_done`)).trim() !== "0";
+          i++
+        ) {
           await new Promise((r) => setTimeout(r, 100));
         }
       })();
@@ -74,19 +115,33 @@ describe("clickhouse-direct on local-2-cores (real ClickHouse 18.16.1, real cgro
     expect(record.status).toBe("failed");
     expect(record.ledger).toMatchObject({ lost: 101, duplicated: 0, unexpected: 0, rejected: 0 });
     expect(record.ledger!.stored).toBe(record.ledger!.sent - 101);
-    expect(record.ledger!.missingRanges).toEqual([[0, 1000, 1099], [0, 15000, 15000]]);
+    expect(record.ledger!.missingRanges).toEqual([
+      [0, 1000, 1099],
+      [0, 15000, 15000],
+    ]);
     expect(record.checks.find((c) => c.check === "ledger.lost")).toMatchObject({ ok: false, actual: 101 });
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
   it("reports a deliberately repeated insert as duplicated rows (a plain MergeTree does not deduplicate), not as throughput", async () => {
-    const record = await newBenchRun("local-2-cores", clickhouseDirectPlan({ warmup: "1s", duration: "4s", generator: { batch: 4000, rate: 16_000, duplicateEvery: 5 } })).run();
+    const record = await newBenchRun(
+      "local-2-cores",
+      clickhouseDirectPlan({
+        warmup: "1s",
+        duration: "4s",
+        generator: { batch: 4000, rate: 16_000, duplicateEvery: 5 },
+      }),
+    ).run();
     expectDuplicatesCounted(record);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
   it("runs a fixed workload (write-up 001's batch x count: 40 requests of 500) to its end and measures until all of it is stored", async () => {
-    const plan = clickhouseDirectPlan({ warmup: "0s", duration: "60s", generator: { batch: 500, requests: 40 } });
+    const plan = clickhouseDirectPlan({
+      warmup: "0s",
+      duration: "60s",
+      generator: { batch: 500, requests: 40 },
+    });
     plan.intervalMs = 100;
     const t0 = Date.now();
     const run = newBenchRun("local-2-cores", plan);
@@ -97,7 +152,10 @@ describe("clickhouse-direct on local-2-cores (real ClickHouse 18.16.1, real cgro
     expect(record.ledger).toMatchObject({ stored: 20_000, lost: 0, duplicated: 0 });
     const s = record.summary!;
     // the measured window ends at the first sample that saw the whole workload stored
-    const series = readFileSync(path.join(run.dir, "series.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { phase: string; stored: number; t: number });
+    const series = readFileSync(path.join(run.dir, "series.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { phase: string; stored: number; t: number });
     const measure = series.filter((p) => p.phase === "measure");
     expect(measure.at(-1)!.stored).toBe(20_000);
     expect(measure.slice(0, -1).every((p) => p.stored < 20_000)).toBe(true);

@@ -13,23 +13,31 @@ describe("quarter-core, CPU-only stack (real cgroup, real PostgreSQL)", () => {
     const record = await run.run();
     expect(record.error).toBeNull();
     expect(record.status).toBe("ok");
-    expect(record.limits.sink).toMatchObject({ enforced: true, applied: { cfsQuotaUs: 25000, cfsPeriodUs: 100000 } });
+    expect(record.limits.sink).toMatchObject({
+      enforced: true,
+      applied: { cfsQuotaUs: 25000, cfsPeriodUs: 100000 },
+    });
     // after-load work that reads every row runs without the cap, which is then read back in place (local-site.ts
     // uncapped): the sink's start, the completion wait's check (noted once), the settling of the samples; the
     // ledger's lift is the last
-    expect(record.limits.sink!.notes).toEqual(expect.arrayContaining([
-      "CPU cap lifted while its component started (never measured), then written back and read back: 25000/100000 µs",
-      "CPU cap lifted while the samples were settled after the load (never measured), then written back and read back: 25000/100000 µs",
-      "CPU cap lifted while the completion wait looked for missing seqs (never measured), then written back and read back: 25000/100000 µs",
-      "CPU cap lifted after the drain, for the ledger queries",
-    ]));
+    expect(record.limits.sink!.notes).toEqual(
+      expect.arrayContaining([
+        "CPU cap lifted while its component started (never measured), then written back and read back: 25000/100000 µs",
+        "CPU cap lifted while the samples were settled after the load (never measured), then written back and read back: 25000/100000 µs",
+        "CPU cap lifted while the completion wait looked for missing seqs (never measured), then written back and read back: 25000/100000 µs",
+        "CPU cap lifted after the drain, for the ledger queries",
+      ]),
+    );
     const { bottleneck, contention, throttledShare } = record.summary!;
     expect(bottleneck.host).toBe("sink");
     if (contention?.contended) {
       // other load on this machine (a CPU hog, the other test lane): the sink waited for CPUs it did not get, so
       // its cap is not what bound it alone; the verdict must say so rather than claim `cpu`
       expect(["contention", "cpu", "uncertain"]).toContain(bottleneck.resource);
-      if (bottleneck.resource !== "contention") expect(bottleneck.candidates.some((c) => c.host === "sink" && c.resource === "contention")).toBe(true);
+      if (bottleneck.resource !== "contention")
+        expect(bottleneck.candidates.some((c) => c.host === "sink" && c.resource === "contention")).toBe(
+          true,
+        );
     } else {
       expect(bottleneck.resource).toBe("cpu");
       expect(throttledShare!).toBeGreaterThan(0.8);
@@ -45,8 +53,12 @@ describe("quarter-core, CPU-only stack (real cgroup, real PostgreSQL)", () => {
     expect(inst.verifier.samples).toBeGreaterThan(0);
     expect(inst.harness.cores).toBeGreaterThanOrEqual(0);
     const rss = inst.harness.rss!;
-    const measured = readFileSync(path.join(run.dir, "series.jsonl"), "utf8").split("\n").filter(Boolean)
-      .map((l) => JSON.parse(l) as SeriesPoint).filter((p) => p.phase === "measure").map((p) => p.harnessRssBytes!);
+    const measured = readFileSync(path.join(run.dir, "series.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as SeriesPoint)
+      .filter((p) => p.phase === "measure")
+      .map((p) => p.harnessRssBytes!);
     expect(measured.every((b) => b > 0)).toBe(true);
     expect(rss.maxBytes).toBeGreaterThanOrEqual(Math.max(...measured));
     expect(rss.lastBytes).toBe(measured[measured.length - 1]);
@@ -56,7 +68,12 @@ describe("quarter-core, CPU-only stack (real cgroup, real PostgreSQL)", () => {
     expect(rss.afterLoadMaxBytes).toBeLessThan(1024 * 2 ** 20);
     // by stage: the stages a timed run goes through after its load, the largest of them the overall largest
     const byStage = rss.afterLoadByStage!;
-    expect(Object.keys(byStage)).toEqual(["stopping the generators", "waiting for every acknowledged row", "settling the samples", "counting the ledger"]);
+    expect(Object.keys(byStage)).toEqual([
+      "stopping the generators",
+      "waiting for every acknowledged row",
+      "settling the samples",
+      "counting the ledger",
+    ]);
     expect(byStage).not.toHaveProperty("counting the last sample"); // a run ended by its duration takes no last count
     expect(Math.max(...Object.values(byStage))).toBe(rss.afterLoadMaxBytes);
     // the reading after the load, before the ledger, is timed: the completion wait's missing-seq query ran (the wait

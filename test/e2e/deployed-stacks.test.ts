@@ -17,7 +17,11 @@ import type { RunRecord, SeriesPoint } from "../../harness/results/types.ts";
 import { environment } from "../../harness/runner/environment.ts";
 import { startTestPostgres, type TestPostgres } from "../helpers/direct-host.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../helpers/docker-cli-stand-in.ts";
-import { createPulumiCliStandIn, STAND_IN_PASSWORDS, type PulumiCliStandIn } from "../helpers/pulumi-cli-stand-in.ts";
+import {
+  createPulumiCliStandIn,
+  STAND_IN_PASSWORDS,
+  type PulumiCliStandIn,
+} from "../helpers/pulumi-cli-stand-in.ts";
 import { createSshCliStandIn, type SshCliStandIn } from "../helpers/ssh-cli-stand-in.ts";
 
 const PORT = 5447;
@@ -33,7 +37,9 @@ let pulumi: PulumiCliStandIn | undefined;
 let ssh: SshCliStandIn | undefined;
 const results = mkdtempSync(path.join(os.tmpdir(), "ib-deployed-results-"));
 
-beforeAll(async () => { pg = await startTestPostgres(PORT); }, 60_000);
+beforeAll(async () => {
+  pg = await startTestPostgres(PORT);
+}, 60_000);
 afterAll(async () => {
   await pg?.cleanup();
   rmSync(results, { recursive: true, force: true });
@@ -45,7 +51,12 @@ afterEach(() => {
   docker = pulumi = ssh = undefined;
 });
 
-const limits = (applied: Record<string, number>) => ({ requested: { cpu: "1" }, applied, enforced: true, notes: [] as string[] });
+const limits = (applied: Record<string, number>) => ({
+  requested: { cpu: "1" },
+  applied,
+  enforced: true,
+  notes: [] as string[],
+});
 
 /** What a docker-4c4g deployment of PostgreSQL exports (core/outputs.ts), its sink published on PORT. */
 function outputs(pinned = "18.4"): Record<string, unknown> {
@@ -54,12 +65,31 @@ function outputs(pinned = "18.4"): Record<string, unknown> {
     stack: STACK,
     network: { name: `ib-${STACK}`, subnet: "10.77.0.0/24" },
     hosts: {
-      loadgen: { address: "10.77.0.10", container: LOADGEN, component: "loadgen", image: "node:20.18.0-bookworm-slim", limits: limits({ cfsQuotaUs: 100000, cfsPeriodUs: 100000 }) },
-      sink: { address: "10.77.0.12", container: SINK, component: "postgres", image: "postgres:18.4-bookworm", limits: limits({ cfsQuotaUs: 200000, cfsPeriodUs: 100000, memoryBytes: 4294967296 }) },
+      loadgen: {
+        address: "10.77.0.10",
+        container: LOADGEN,
+        component: "loadgen",
+        image: "node:20.18.0-bookworm-slim",
+        limits: limits({ cfsQuotaUs: 100000, cfsPeriodUs: 100000 }),
+      },
+      sink: {
+        address: "10.77.0.12",
+        container: SINK,
+        component: "postgres",
+        image: "postgres:18.4-bookworm",
+        limits: limits({ cfsQuotaUs: 200000, cfsPeriodUs: 100000, memoryBytes: 4294967296 }),
+      },
     },
     endpoints: {
       // the loadgen "container" is this machine: the sink's address on the stack network is loopback here
-      postgres: [{ host: "sink", data: { host: "127.0.0.1", port: PORT, scheme: "postgres" }, metrics: null, published: [{ internal: PORT, external: PORT, ip: "127.0.0.1", protocol: "tcp" }] }],
+      postgres: [
+        {
+          host: "sink",
+          data: { host: "127.0.0.1", port: PORT, scheme: "postgres" },
+          metrics: null,
+          published: [{ internal: PORT, external: PORT, ip: "127.0.0.1", protocol: "tcp" }],
+        },
+      ],
     },
     versions: { postgres: { pinned, image: "postgres:18.4-bookworm", digestResolved: false } },
   };
@@ -67,11 +97,21 @@ function outputs(pinned = "18.4"): Record<string, unknown> {
 
 /** Both stand-ins on PATH (and the embedded PostgreSQL's binaries, standing for the sink image's). */
 function standIns(pinned?: string, existing = false): NodeJS.ProcessEnv {
-  docker = createDockerCliStandIn({ containers: { [LOADGEN]: { paths: { "/opt/ingestbench": "loadgen-opt" } }, [SINK]: { paths: {} } } });
+  docker = createDockerCliStandIn({
+    containers: { [LOADGEN]: { paths: { "/opt/ingestbench": "loadgen-opt" } }, [SINK]: { paths: {} } },
+  });
   const deployed = { outputs: outputs(pinned), resourceCount: 9 };
-  pulumi = createPulumiCliStandIn(existing ? { stacks: { [STACK]: { config: {}, ...deployed, deploy: deployed } } } : { deploy: { [STACK]: deployed } });
+  pulumi = createPulumiCliStandIn(
+    existing
+      ? { stacks: { [STACK]: { config: {}, ...deployed, deploy: deployed } } }
+      : { deploy: { [STACK]: deployed } },
+  );
   // deployed PostgreSQL stacks need a sink password (no product default); the test's server takes any (trust)
-  return { ...STAND_IN_PASSWORDS, ...process.env, PATH: [docker.binDir, pulumi.binDir, PG_BIN, process.env.PATH].join(path.delimiter) };
+  return {
+    ...STAND_IN_PASSWORDS,
+    ...process.env,
+    PATH: [docker.binDir, pulumi.binDir, PG_BIN, process.env.PATH].join(path.delimiter),
+  };
 }
 
 /**
@@ -82,40 +122,53 @@ function standIns(pinned?: string, existing = false): NodeJS.ProcessEnv {
  */
 function scenario(name: string): string {
   const file = path.join(results, `${name}.yaml`);
-  writeFileSync(file, [
-    `name: ${name}`,
-    "event: [{ name: ts, type: timestamp }, { name: msg, type: string, size: 120 }]",
-    "generator: { pg-copy: { batch: 2000, connections: 1, rate: 10000, seed: 7 } }",
-    "collector: none",
-    'sink: { postgres: { version: "18.4.0-beta.17" } }',
-    "warmup: 1s",
-    "duration: 3s",
-    "interval: 500ms",
-    "drain: { timeout: 30s }",
-    "replicates: 1",
-    "checks: [{ ledger.lost: 0 }, { ledger.duplicated: 0 }]",
-    "",
-  ].join("\n"));
+  writeFileSync(
+    file,
+    [
+      `name: ${name}`,
+      "event: [{ name: ts, type: timestamp }, { name: msg, type: string, size: 120 }]",
+      "generator: { pg-copy: { batch: 2000, connections: 1, rate: 10000, seed: 7 } }",
+      "collector: none",
+      'sink: { postgres: { version: "18.4.0-beta.17" } }',
+      "warmup: 1s",
+      "duration: 3s",
+      "interval: 500ms",
+      "drain: { timeout: 30s }",
+      "replicates: 1",
+      "checks: [{ ledger.lost: 0 }, { ledger.duplicated: 0 }]",
+      "",
+    ].join("\n"),
+  );
   return file;
 }
 
 function records(name: string, stack = STACK): RunRecord[] {
   const dir = path.join(results, stack, name);
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).map((id) => JSON.parse(readFileSync(path.join(dir, id, "run.json"), "utf8")) as RunRecord);
+  return readdirSync(dir).map(
+    (id) => JSON.parse(readFileSync(path.join(dir, id, "run.json"), "utf8")) as RunRecord,
+  );
 }
 
 function series(name: string, runId: string, stack = STACK): SeriesPoint[] {
-  return readFileSync(path.join(results, stack, name, runId, "series.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
+  return readFileSync(path.join(results, stack, name, runId, "series.jsonl"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as SeriesPoint);
 }
 
-const generatorsAlive = () => spawnSync("pgrep", ["-f", "opt/generator-"], { encoding: "utf8" }).stdout.trim();
+const generatorsAlive = () =>
+  spawnSync("pgrep", ["-f", "opt/generator-"], { encoding: "utf8" }).stdout.trim();
 
 describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI stand-ins; real PostgreSQL, generator, observer)", () => {
   it("bench: deploys, runs the bundled generator in the loadgen container, counts an exact ledger, destroys", () => {
     const env = standIns();
     const file = scenario("deployed-bench");
-    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stack", STACK, file, "--results", results, "--progress", "plain"], { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 });
+    const r = spawnSync(
+      process.execPath,
+      ["bin/ingestbench.js", "bench", "--stack", STACK, file, "--results", results, "--progress", "plain"],
+      { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 },
+    );
     const [rec] = records("deployed-bench");
     expect(r.status, `${r.stderr}\n${JSON.stringify(rec?.error)}`).toBe(0);
     expect(rec).toBeDefined();
@@ -126,7 +179,11 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     expect(rec!.ledger!.stored).toBeGreaterThan(2000);
     expect(rec!.summary!.rowsPerSecond).toBeGreaterThan(0);
     // what the platform applied, from the outputs; the version probed inside the sink container
-    expect(rec!.limits.sink!.applied).toEqual({ cfsQuotaUs: 200000, cfsPeriodUs: 100000, memoryBytes: 4294967296 });
+    expect(rec!.limits.sink!.applied).toEqual({
+      cfsQuotaUs: 200000,
+      cfsPeriodUs: 100000,
+      memoryBytes: 4294967296,
+    });
     expect(rec!.versions.postgres).toEqual({ pinned: "18.4", running: "18.4" });
     // the environment is the sink container's, read inside it (here: this machine, so it must equal ours)
     expect(rec!.environment).toEqual(environment());
@@ -138,7 +195,9 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
       expect(p.hosts.sink!.cpuCores).toBeGreaterThan(0);
       expect(p.hosts.loadgen!.throttledShare).not.toBeNull();
       // eth0, the containers' data-plane interface (here the machine's: the load itself goes over loopback)
-      expect(Number.isFinite(p.hosts.sink!.netRxBytesPerSec) && p.hosts.sink!.netRxBytesPerSec >= 0).toBe(true);
+      expect(Number.isFinite(p.hosts.sink!.netRxBytesPerSec) && p.hosts.sink!.netRxBytesPerSec >= 0).toBe(
+        true,
+      );
     }
     // the Docker CLI was asked: the sink's version, the bundle check + upload + check, then the generator itself;
     // after the drain, the sink's CPU cap is lifted for the ledger queries (quota = period × the CPUs it sees)
@@ -155,13 +214,20 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     expect(lines[0]).toBe(`docker exec -i ${SINK} sh -c postgres --version 2>&1`);
     // the sink passwords reach the generator by name (`-e NAME`: docker takes the value from the environment), never
     // as a value on a command line
-    const launch = lines.find((l) => l.startsWith(`docker exec -i -e INGESTBENCH_CLICKHOUSE_PASSWORD -e INGESTBENCH_POSTGRES_PASSWORD ${LOADGEN} node /opt/ingestbench/generator-`));
+    const launch = lines.find((l) =>
+      l.startsWith(
+        `docker exec -i -e INGESTBENCH_CLICKHOUSE_PASSWORD -e INGESTBENCH_POSTGRES_PASSWORD ${LOADGEN} node /opt/ingestbench/generator-`,
+      ),
+    );
     expect(launch, lines.join("\n")).toBeDefined();
     for (const pw of Object.values(STAND_IN_PASSWORDS)) expect(lines.join("\n")).not.toContain(pw);
     expect(launch).toContain(`"target":{"host":"127.0.0.1","port":${PORT}`);
     expect(lines.filter((l) => l.includes("sha256sum"))).toHaveLength(2);
     // deployed, then destroyed
-    const verbs = pulumi!.commandLines().filter((l) => /^(up|destroy) /.test(l)).map((l) => l.split(" ")[0]);
+    const verbs = pulumi!
+      .commandLines()
+      .filter((l) => /^(up|destroy) /.test(l))
+      .map((l) => l.split(" ")[0]);
     expect(verbs).toEqual(["up", "destroy"]);
     expect(pulumi!.state().stacks[STACK]!.resourceCount).toBe(0);
     expect(r.stdout).toContain(`run ${rec!.runId}: ok`);
@@ -172,14 +238,27 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
   it("run: on a stack that is up, runs and leaves it up; the bundle is not uploaded again", () => {
     const env = standIns(undefined, true);
     const file = scenario("deployed-run");
-    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "run", "--stack", STACK, file, "--results", results, "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 });
+    const r = spawnSync(
+      process.execPath,
+      ["bin/ingestbench.js", "run", "--stack", STACK, file, "--results", results, "--quiet"],
+      { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 },
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(records("deployed-run").map((x) => [x.status, x.ledger?.lost])).toEqual([["ok", 0]]);
-    expect(pulumi!.commandLines().filter((l) => /^(up|destroy) /.test(l)).map((l) => l.split(" ")[0])).toEqual(["up"]);
+    expect(
+      pulumi!
+        .commandLines()
+        .filter((l) => /^(up|destroy) /.test(l))
+        .map((l) => l.split(" ")[0]),
+    ).toEqual(["up"]);
     expect(pulumi!.state().stacks[STACK]!.resourceCount).toBe(9);
     // a second run finds the bundle in place: one sha256sum check, no upload
     const before = docker!.commandLines().length;
-    const again = spawnSync(process.execPath, ["bin/ingestbench.js", "run", "--stack", STACK, file, "--results", results, "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 });
+    const again = spawnSync(
+      process.execPath,
+      ["bin/ingestbench.js", "run", "--stack", STACK, file, "--results", results, "--quiet"],
+      { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 },
+    );
     expect(again.status, again.stderr).toBe(0);
     const second = docker!.commandLines().slice(before);
     expect(second.filter((l) => l.includes("sha256sum"))).toHaveLength(1);
@@ -189,11 +268,17 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
   it("refuses a sink that does not run the deployed pin, naming both versions; the stack is destroyed (exit 4)", () => {
     const env = standIns("17.2");
     const file = scenario("deployed-pin");
-    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stack", STACK, file, "--results", results, "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 });
+    const r = spawnSync(
+      process.execPath,
+      ["bin/ingestbench.js", "bench", "--stack", STACK, file, "--results", results, "--quiet"],
+      { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 },
+    );
     const [rec] = records("deployed-pin");
     expect(rec?.status).toBe("error");
     expect(rec?.error?.code).toBe("E_VERSION");
-    expect(rec?.error?.message).toMatch(/scenario .* pins postgres 18\.4\.0-beta\.17, but stack docker-4c4g deploys 17\.2/);
+    expect(rec?.error?.message).toMatch(
+      /scenario .* pins postgres 18\.4\.0-beta\.17, but stack docker-4c4g deploys 17\.2/,
+    );
     expect(r.status).toBe(4);
     expect(pulumi!.state().stacks[STACK]!.resourceCount).toBe(0);
     expect(docker!.commandLines().some((l) => l.includes(" node /opt/ingestbench/"))).toBe(false);
@@ -203,15 +288,24 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     const env = standIns();
     const file = scenario("deployed-interrupt");
     writeFileSync(file, readFileSync(file, "utf8").replace("duration: 3s", "duration: 60s"));
-    const child = spawn(process.execPath, ["bin/ingestbench.js", "bench", "--stack", STACK, file, "--results", results, "--progress", "jsonl"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      ["bin/ingestbench.js", "bench", "--stack", STACK, file, "--results", results, "--progress", "jsonl"],
+      { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] },
+    );
     let out = "";
     let err = "";
-    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
-    child.stderr.on("data", (d: Buffer) => { err += d.toString(); });
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     const deadline = Date.now() + 60_000;
     // a few measured samples first
-    while ((out.match(/"phase":"measure"/g) ?? []).length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while ((out.match(/"phase":"measure"/g) ?? []).length < 3 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     expect(generatorsAlive()).not.toBe("");
     child.kill("SIGINT");
     expect(await exited, err).toBe(130);
@@ -225,29 +319,77 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
   it("bench on azure: SSH to each VM's public address as the admin user, docker exec there; exact ledger; destroyed", () => {
     const AZ = "azure-d2s-v5";
     const vm = (h: string) => `ib-${AZ}-${h}`;
-    docker = createDockerCliStandIn({ containers: { [vm("loadgen")]: { paths: { "/opt/ingestbench": "loadgen-opt" } }, [vm("sink")]: { paths: {} } } });
+    docker = createDockerCliStandIn({
+      containers: {
+        [vm("loadgen")]: { paths: { "/opt/ingestbench": "loadgen-opt" } },
+        [vm("sink")]: { paths: {} },
+      },
+    });
     ssh = createSshCliStandIn();
-    const azLimits = (size: string) => ({ requested: {}, applied: { vmSize: size, diskIOPSReadWrite: 3750, diskMBpsReadWrite: 125 }, enforced: true, notes: [] as string[] });
+    const azLimits = (size: string) => ({
+      requested: {},
+      applied: { vmSize: size, diskIOPSReadWrite: 3750, diskMBpsReadWrite: 125 },
+      enforced: true,
+      notes: [] as string[],
+    });
     // the VMs' public addresses are this machine (127.0.0.1): the ssh stand-in runs the command here
     const deployed = {
       outputs: {
-        platform: "azure", stack: AZ, network: { name: `ib-${AZ}-vnet`, subnet: "10.20.1.0/24" },
+        platform: "azure",
+        stack: AZ,
+        network: { name: `ib-${AZ}-vnet`, subnet: "10.20.1.0/24" },
         hosts: {
-          loadgen: { address: "10.20.1.4", publicAddress: "127.0.0.1", container: vm("loadgen"), component: "loadgen", image: "node:20.18.0-bookworm-slim", limits: azLimits("Standard_D4s_v5") },
-          sink: { address: "10.20.1.6", publicAddress: "127.0.0.1", container: vm("sink"), component: "postgres", image: "postgres:18.4-bookworm", limits: azLimits("Standard_D4s_v5") },
+          loadgen: {
+            address: "10.20.1.4",
+            publicAddress: "127.0.0.1",
+            container: vm("loadgen"),
+            component: "loadgen",
+            image: "node:20.18.0-bookworm-slim",
+            limits: azLimits("Standard_D4s_v5"),
+          },
+          sink: {
+            address: "10.20.1.6",
+            publicAddress: "127.0.0.1",
+            container: vm("sink"),
+            component: "postgres",
+            image: "postgres:18.4-bookworm",
+            limits: azLimits("Standard_D4s_v5"),
+          },
         },
-        endpoints: { postgres: [{ host: "sink", data: { host: "127.0.0.1", port: PORT, scheme: "postgres" }, metrics: null, published: [{ internal: PORT, external: PORT, ip: "127.0.0.1", protocol: "tcp" }] }] },
+        endpoints: {
+          postgres: [
+            {
+              host: "sink",
+              data: { host: "127.0.0.1", port: PORT, scheme: "postgres" },
+              metrics: null,
+              published: [{ internal: PORT, external: PORT, ip: "127.0.0.1", protocol: "tcp" }],
+            },
+          ],
+        },
         versions: { postgres: { pinned: "18.4", image: "postgres:18.4-bookworm", digestResolved: false } },
       },
       resourceCount: 23,
     };
     pulumi = createPulumiCliStandIn({ deploy: { [AZ]: deployed } });
-    const env = { ...STAND_IN_PASSWORDS, ...ssh.withPath(docker.env), PATH: [ssh.binDir, docker.binDir, pulumi.binDir, PG_BIN, process.env.PATH].join(path.delimiter), INGESTBENCH_SSH_IDENTITY: "/keys/ib_ed25519" };
+    const env = {
+      ...STAND_IN_PASSWORDS,
+      ...ssh.withPath(docker.env),
+      PATH: [ssh.binDir, docker.binDir, pulumi.binDir, PG_BIN, process.env.PATH].join(path.delimiter),
+      INGESTBENCH_SSH_IDENTITY: "/keys/ib_ed25519",
+    };
     const file = scenario("deployed-azure");
-    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stack", AZ, file, "--results", results, "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 });
+    const r = spawnSync(
+      process.execPath,
+      ["bin/ingestbench.js", "bench", "--stack", AZ, file, "--results", results, "--quiet"],
+      { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 },
+    );
     expect(r.status, r.stderr).toBe(0);
     const [rec] = records("deployed-azure", AZ);
-    expect(rec).toMatchObject({ status: "ok", platform: "azure", ledger: { lost: 0, duplicated: 0, unexpected: 0 } });
+    expect(rec).toMatchObject({
+      status: "ok",
+      platform: "azure",
+      ledger: { lost: 0, duplicated: 0, unexpected: 0 },
+    });
     expect(rec!.ledger!.stored).toBe(rec!.generator!.sent);
     expect(rec!.limits.loadgen!.applied.vmSize).toBe("Standard_D4s_v5");
     // no CPU cap on a whole VM: throttling is not reported, CPU is
@@ -258,11 +400,26 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     const calls = ssh.calls();
     expect(calls.length).toBeGreaterThan(3);
     for (const argv of calls) {
-      expect(argv.slice(0, 8)).toEqual(["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "-i", "/keys/ib_ed25519", "ingestbench@127.0.0.1", "--"]);
+      expect(argv.slice(0, 8)).toEqual([
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "StrictHostKeyChecking=accept-new",
+        "-i",
+        "/keys/ib_ed25519",
+        "ingestbench@127.0.0.1",
+        "--",
+      ]);
       // docker exec into a VM's container, or (the limits' read-back, harness/remote/readback.ts) docker inspect of it
-      expect(argv[8]).toMatch(new RegExp(`^sudo docker (exec -i|inspect --type container) ib-${AZ}-(loadgen|sink)( |$)`));
+      expect(argv[8]).toMatch(
+        new RegExp(`^sudo docker (exec -i|inspect --type container) ib-${AZ}-(loadgen|sink)( |$)`),
+      );
     }
-    expect(calls.some((a) => a[8]!.startsWith(`sudo docker exec -i ${vm("loadgen")} node /opt/ingestbench/generator-`))).toBe(true);
+    expect(
+      calls.some((a) =>
+        a[8]!.startsWith(`sudo docker exec -i ${vm("loadgen")} node /opt/ingestbench/generator-`),
+      ),
+    ).toBe(true);
     expect(pulumi.state().stacks[AZ]!.resourceCount).toBe(0);
     expect(generatorsAlive()).toBe("");
   }, 150_000);
@@ -270,7 +427,20 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
   it("bench across platforms: a local stack and a deployed docker stack in one invocation, then one comparison", () => {
     const env = standIns();
     const file = scenario("deployed-mixed");
-    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stacks", `local-quarter-core,${STACK}`, file, "--results", results, "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 150_000 });
+    const r = spawnSync(
+      process.execPath,
+      [
+        "bin/ingestbench.js",
+        "bench",
+        "--stacks",
+        `local-quarter-core,${STACK}`,
+        file,
+        "--results",
+        results,
+        "--quiet",
+      ],
+      { cwd: repoRoot, env, encoding: "utf8", timeout: 150_000 },
+    );
     expect(r.status, r.stderr).toBe(0);
     const local = records("deployed-mixed", "local-quarter-core");
     const deployed = records("deployed-mixed");

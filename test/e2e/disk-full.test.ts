@@ -20,34 +20,46 @@ describe("disk-full step (local platform, real PostgreSQL on a size-capped volum
     const stacks = path.join(tmp, "stacks");
     const { mkdirSync } = await import("node:fs");
     mkdirSync(stacks);
-    writeFileSync(path.join(stacks, "Pulumi.local-disk-full.yaml"), [
-      "config:",
-      "  ingestbench:platform: local",
-      "  ingestbench:hosts:",
-      '    loadgen: { cpu: "1" }',
-      '    sink: { cpu: "1", memory: 2GiB, disk: { tmpfs: 160MiB } }',
-      "  ingestbench:expiry: 1h",
-      "",
-    ].join("\n"));
+    writeFileSync(
+      path.join(stacks, "Pulumi.local-disk-full.yaml"),
+      [
+        "config:",
+        "  ingestbench:platform: local",
+        "  ingestbench:hosts:",
+        '    loadgen: { cpu: "1" }',
+        '    sink: { cpu: "1", memory: 2GiB, disk: { tmpfs: 160MiB } }',
+        "  ingestbench:expiry: 1h",
+        "",
+      ].join("\n"),
+    );
     const scenario = path.join(tmp, "disk-full.yaml");
-    writeFileSync(scenario, [
-      "name: disk-full",
-      "event: [{ name: ts, type: timestamp }, { name: msg, type: string, size: 180 }]",
-      "generator: { pg-copy: { batch: 2000, connections: 1, rate: 20000, seed: 42 } }",
-      "collector: none",
-      'sink: { postgres: { version: "18.4.0-beta.17" } }',
-      "warmup: 1s",
-      "duration: 3s",
-      "interval: 500ms",
-      "drain: { timeout: 3s }",
-      "replicates: 1",
-      "steps:",
-      "  - { at: 1s, disk-full: { host: sink, level: 100% } }",
-      "",
-    ].join("\n"));
+    writeFileSync(
+      scenario,
+      [
+        "name: disk-full",
+        "event: [{ name: ts, type: timestamp }, { name: msg, type: string, size: 180 }]",
+        "generator: { pg-copy: { batch: 2000, connections: 1, rate: 20000, seed: 42 } }",
+        "collector: none",
+        'sink: { postgres: { version: "18.4.0-beta.17" } }',
+        "warmup: 1s",
+        "duration: 3s",
+        "interval: 500ms",
+        "drain: { timeout: 3s }",
+        "replicates: 1",
+        "steps:",
+        "  - { at: 1s, disk-full: { host: sink, level: 100% } }",
+        "",
+      ].join("\n"),
+    );
     const stack = loadStack("local-disk-full", stacks);
     const [plan] = planCells(loadScenarioFile(scenario), scenario, { replicates: 1 });
-    const run = new BenchRun({ stack, plan: plan!, resultsRoot: path.join(tmp, "results"), invocation: new Date().toISOString(), projectRoot });
+    const run = new BenchRun({
+      stack,
+      plan: plan!,
+      resultsRoot: path.join(tmp, "results"),
+      invocation: new Date().toISOString(),
+      projectRoot,
+    });
     const t = performance.now();
     const record = await run.run();
     const seconds = (performance.now() - t) / 1000;
@@ -62,8 +74,11 @@ describe("disk-full step (local platform, real PostgreSQL on a size-capped volum
     expect(disk, JSON.stringify(record.exhaustion)).toBeDefined();
     expect(record.exhaustion!.some((e) => /No space left on device|ENOSPC/i.test(e.line))).toBe(true);
     expect(disk!.evidence ?? disk!.line).toMatch(/KiB used, \d+ KiB free/);
-    if (record.summary) expect(record.summary.bottleneck).toMatchObject({ resource: "disk", host: "sink", score: 1 });
-    console.log(`disk-full: ${seconds.toFixed(1)} s; step ${step.startS?.toFixed(2)}–${step.endS?.toFixed(2)} s: ${step.output}; error ${record.error!.message.slice(0, 600)}; ledger ${JSON.stringify(record.ledger && { sent: record.ledger.sent, stored: record.ledger.stored, lost: record.ledger.lost, rejected: record.ledger.rejected })}`);
+    if (record.summary)
+      expect(record.summary.bottleneck).toMatchObject({ resource: "disk", host: "sink", score: 1 });
+    console.log(
+      `disk-full: ${seconds.toFixed(1)} s; step ${step.startS?.toFixed(2)}–${step.endS?.toFixed(2)} s: ${step.output}; error ${record.error!.message.slice(0, 600)}; ledger ${JSON.stringify(record.ledger && { sent: record.ledger.sent, stored: record.ledger.stored, lost: record.ledger.lost, rejected: record.ledger.rejected })}`,
+    );
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 });

@@ -30,7 +30,8 @@ const CAP_BYTES_PER_SEC = 300_000;
 const LABEL = `ingestbench.stack=${STACK}`;
 const cleanups = useCleanups();
 
-const docker = (...args: string[]) => spawnSync("docker", args, { env: DOCKER_ENV, encoding: "utf8", timeout: 30_000 });
+const docker = (...args: string[]) =>
+  spawnSync("docker", args, { env: DOCKER_ENV, encoding: "utf8", timeout: 30_000 });
 /** This stack's containers, networks and volumes on the engine (other stacks' come and go on their own). */
 const ours = () => ({
   containers: docker("ps", "-aq", "--filter", `label=${LABEL}`).stdout.trim(),
@@ -41,11 +42,22 @@ const ours = () => ({
 describe("docker-debian-network-bound on a real Docker engine: the network binds", () => {
   it("pg-copy into PostgreSQL 15 through a 300 KB/s sink link: exact ledger, tc reads back the cap, verdict network, the link never above the cap", async () => {
     await engine();
-    expect(ours(), `stack ${STACK} is deployed already`).toEqual({ containers: "", volumes: "", networks: "" });
+    expect(ours(), `stack ${STACK} is deployed already`).toEqual({
+      containers: "",
+      volumes: "",
+      networks: "",
+    });
     const standIn = createPulumiCliStandIn({ engine: { projectDir: repoRoot } });
     const tmp = mkdtempSync(path.join(os.tmpdir(), "ib-docker-network-"));
     cleanups.push(async () => {
-      spawnSync("sh", ["-c", `docker rm -f $(docker ps -aq --filter label=${LABEL}) 2>/dev/null; docker network rm ib-${STACK} 2>/dev/null; docker volume rm $(docker volume ls -q --filter label=${LABEL}) 2>/dev/null`], { env: DOCKER_ENV });
+      spawnSync(
+        "sh",
+        [
+          "-c",
+          `docker rm -f $(docker ps -aq --filter label=${LABEL}) 2>/dev/null; docker network rm ib-${STACK} 2>/dev/null; docker volume rm $(docker volume ls -q --filter label=${LABEL}) 2>/dev/null`,
+        ],
+        { env: DOCKER_ENV },
+      );
       standIn.cleanup();
       rmSync(tmp, { recursive: true, force: true });
     });
@@ -53,29 +65,47 @@ describe("docker-debian-network-bound on a real Docker engine: the network binds
     const file = path.join(tmp, "net-bound.yaml");
     // small COPY batches (40 KB) on 4 connections, so that the link, not a batch's round trip or a commit the busy
     // sink is slow to make, paces the closed loop: some connection always has a batch on the wire
-    writeFileSync(file, [
-      "name: net-bound",
-      "event: [{ name: ts, type: timestamp }, { name: msg, type: string, size: 180 }]",
-      "generator: { pg-copy: { batch: 200, connections: 4, rate: max, seed: 42 } }",
-      "collector: none",
-      'sink: { postgres: { version: "15" } }',
-      "warmup: 1s",
-      "duration: 5s",
-      "interval: 1s",
-      "drain: { timeout: 30s }",
-      "replicates: 1",
-      "checks: [{ ledger.lost: 0 }, { ledger.duplicated: 0 }]",
-      "",
-    ].join("\n"));
+    writeFileSync(
+      file,
+      [
+        "name: net-bound",
+        "event: [{ name: ts, type: timestamp }, { name: msg, type: string, size: 180 }]",
+        "generator: { pg-copy: { batch: 200, connections: 4, rate: max, seed: 42 } }",
+        "collector: none",
+        'sink: { postgres: { version: "15" } }',
+        "warmup: 1s",
+        "duration: 5s",
+        "interval: 1s",
+        "drain: { timeout: 30s }",
+        "replicates: 1",
+        "checks: [{ ledger.lost: 0 }, { ledger.duplicated: 0 }]",
+        "",
+      ].join("\n"),
+    );
     const t0 = Date.now();
-    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stack", STACK, file, "--results", results, "--progress", "plain"], {
-      cwd: repoRoot, env: { ...standIn.env, DOCKER_HOST: DOCKER_ENV.DOCKER_HOST, TMPDIR: tmp, PULUMI_CONFIG_PASSPHRASE: "" }, encoding: "utf8", timeout: 300_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      ["bin/ingestbench.js", "bench", "--stack", STACK, file, "--results", results, "--progress", "plain"],
+      {
+        cwd: repoRoot,
+        env: {
+          ...standIn.env,
+          DOCKER_HOST: DOCKER_ENV.DOCKER_HOST,
+          TMPDIR: tmp,
+          PULUMI_CONFIG_PASSPHRASE: "",
+        },
+        encoding: "utf8",
+        timeout: 300_000,
+      },
+    );
     expect(r.status, r.stderr).toBe(0);
     const dir = path.join(results, STACK, "net-bound");
     const [id] = readdirSync(dir);
     const rec = JSON.parse(readFileSync(path.join(dir, id!, "run.json"), "utf8")) as RunRecord;
-    const series = readFileSync(path.join(dir, id!, "series.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
+    const series = readFileSync(path.join(dir, id!, "series.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as SeriesPoint);
 
     // the ledger is exact
     expect(rec.status, JSON.stringify(rec.error)).toBe("ok");
@@ -95,9 +125,14 @@ describe("docker-debian-network-bound on a real Docker engine: the network binds
     const s = rec.summary!;
     // the verdict: the sink's network (a link at its cap outranks the host contention this busy machine causes,
     // harness/runner/bottleneck.ts AT_CAP)
-    const scores = s.bottleneck.candidates.map((c) => `${c.host} ${c.resource} ${c.score.toFixed(2)}`).join(", ");
+    const scores = s.bottleneck.candidates
+      .map((c) => `${c.host} ${c.resource} ${c.score.toFixed(2)}`)
+      .join(", ");
     console.log(`verdict ${s.bottleneck.resource} on ${s.bottleneck.host}; candidates: ${scores}`);
-    expect(s.bottleneck, `${s.bottleneck.evidence}; candidates: ${scores}`).toMatchObject({ resource: "network", host: "sink" });
+    expect(s.bottleneck, `${s.bottleneck.evidence}; candidates: ${scores}`).toMatchObject({
+      resource: "network",
+      host: "sink",
+    });
 
     // the sink link as the remote observer read it (the container's /proc/net/dev; received bytes after the ingress
     // shaper, the ifb device's tx counter): over the whole measurement, not above the applied tc rate. The mean of the
@@ -105,9 +140,13 @@ describe("docker-debian-network-bound on a real Docker engine: the network binds
     // busy machine moves bytes between neighbouring windows (304, 220, 191, 158, 360 KB/s in one CI run).
     const measure = series.filter((p) => p.phase === "measure" && p.hosts.sink);
     expect(measure.length).toBeGreaterThanOrEqual(4);
-    const perWindow = measure.map((p) => Math.max(p.hosts.sink!.netRxBytesPerSec, p.hosts.sink!.netTxBytesPerSec));
+    const perWindow = measure.map((p) =>
+      Math.max(p.hosts.sink!.netRxBytesPerSec, p.hosts.sink!.netTxBytesPerSec),
+    );
     const observed = perWindow.reduce((a, b) => a + b, 0) / perWindow.length;
-    console.log(`sink link per window: ${perWindow.map((x) => (x / 1000).toFixed(1)).join(" ")} KB/s; mean ${(observed / 1000).toFixed(1)} KB/s of tc ${tcRate / 1000} KB/s (${((observed / tcRate - 1) * 100).toFixed(1)} %); bench ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `sink link per window: ${perWindow.map((x) => (x / 1000).toFixed(1)).join(" ")} KB/s; mean ${(observed / 1000).toFixed(1)} KB/s of tc ${tcRate / 1000} KB/s (${((observed / tcRate - 1) * 100).toFixed(1)} %); bench ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
     expect(observed).toBeGreaterThan(0);
     expect(observed).toBeLessThanOrEqual(tcRate * 1.1);
     expect(ours()).toEqual({ containers: "", volumes: "", networks: "" });

@@ -36,24 +36,58 @@ const cleanups = useCleanups();
 /** The engine's listings (names), without other stacks' and tests' `ib-…` resources, which come and go on their own. */
 function listings(): { containers: string[]; networks: string[]; volumes: string[] } {
   const ours = (n: string) => !n.startsWith("ib-") || n.startsWith(`ib-${STACK}`);
-  const ls = (...args: string[]) => spawnSync("docker", args, { env: DOCKER_ENV, encoding: "utf8" }).stdout.split("\n").filter(Boolean).filter(ours).sort();
-  return { containers: ls("ps", "-a", "--format", "{{.Names}}"), networks: ls("network", "ls", "--format", "{{.Name}}"), volumes: ls("volume", "ls", "--format", "{{.Name}}") };
+  const ls = (...args: string[]) =>
+    spawnSync("docker", args, { env: DOCKER_ENV, encoding: "utf8" })
+      .stdout.split("\n")
+      .filter(Boolean)
+      .filter(ours)
+      .sort();
+  return {
+    containers: ls("ps", "-a", "--format", "{{.Names}}"),
+    networks: ls("network", "ls", "--format", "{{.Name}}"),
+    volumes: ls("volume", "ls", "--format", "{{.Name}}"),
+  };
 }
 
 /** `scenario`: the paced quickstart (pacedQuickstart), written before any inventory is taken */
-interface Setup { standIn: PulumiCliStandIn; tmp: string; results: string; env: NodeJS.ProcessEnv; scenario: string }
+interface Setup {
+  standIn: PulumiCliStandIn;
+  tmp: string;
+  results: string;
+  env: NodeJS.ProcessEnv;
+  scenario: string;
+}
 
 async function setup(): Promise<Setup> {
   await engine();
-  expect(spawnSync("docker", ["ps", "-aq", "--filter", `label=${LABEL}`], { env: DOCKER_ENV, encoding: "utf8" }).stdout.trim(), `stack ${STACK} is deployed already`).toBe("");
+  expect(
+    spawnSync("docker", ["ps", "-aq", "--filter", `label=${LABEL}`], {
+      env: DOCKER_ENV,
+      encoding: "utf8",
+    }).stdout.trim(),
+    `stack ${STACK} is deployed already`,
+  ).toBe("");
   const standIn = createPulumiCliStandIn({ engine: { projectDir: repoRoot } });
   const tmp = mkdtempSync(path.join(os.tmpdir(), "ib-docker-faults-"));
   cleanups.push(async () => {
-    spawnSync("sh", ["-c", `docker rm -f $(docker ps -aq --filter label=${LABEL}) 2>/dev/null; docker network rm ib-${STACK} 2>/dev/null; docker volume rm $(docker volume ls -q --filter label=${LABEL}) 2>/dev/null`], { env: DOCKER_ENV });
+    spawnSync(
+      "sh",
+      [
+        "-c",
+        `docker rm -f $(docker ps -aq --filter label=${LABEL}) 2>/dev/null; docker network rm ib-${STACK} 2>/dev/null; docker volume rm $(docker volume ls -q --filter label=${LABEL}) 2>/dev/null`,
+      ],
+      { env: DOCKER_ENV },
+    );
     standIn.cleanup();
     rmSync(tmp, { recursive: true, force: true });
   });
-  return { standIn, tmp, results: path.join(tmp, "results"), env: { ...standIn.env, DOCKER_HOST: DOCKER_ENV.DOCKER_HOST, TMPDIR: tmp, PULUMI_CONFIG_PASSPHRASE: "" }, scenario: pacedQuickstart(tmp) };
+  return {
+    standIn,
+    tmp,
+    results: path.join(tmp, "results"),
+    env: { ...standIn.env, DOCKER_HOST: DOCKER_ENV.DOCKER_HOST, TMPDIR: tmp, PULUMI_CONFIG_PASSPHRASE: "" },
+    scenario: pacedQuickstart(tmp),
+  };
 }
 
 /**
@@ -72,36 +106,77 @@ function pacedQuickstart(tmp: string): string {
 }
 
 function bench(s: Setup, env: NodeJS.ProcessEnv = s.env, scenario = s.scenario): ChildProcess {
-  const child = spawn(process.execPath, ["bin/ingestbench.js", "bench", "--stack", STACK, scenario, "--duration", "8s", "--warmup", "1s", "--results", s.results, "--progress", "jsonl"], {
-    cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      "bin/ingestbench.js",
+      "bench",
+      "--stack",
+      STACK,
+      scenario,
+      "--duration",
+      "8s",
+      "--warmup",
+      "1s",
+      "--results",
+      s.results,
+      "--progress",
+      "jsonl",
+    ],
+    {
+      cwd: repoRoot,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   cleanups.push(async () => void child.kill("SIGKILL"));
   return child;
 }
 
 /** Resolves when `test` matches the stdout (jsonl progress) or stderr (Pulumi's output) seen so far. */
-function waitFor(child: ChildProcess, test: (out: string, err: string) => boolean, what: string): Promise<void> {
+function waitFor(
+  child: ChildProcess,
+  test: (out: string, err: string) => boolean,
+  what: string,
+): Promise<void> {
   let out = "";
   let err = "";
   return new Promise((resolve, reject) => {
-    const check = () => { if (test(out, err)) resolve(); };
-    child.stdout!.on("data", (d: Buffer) => { out += d; check(); });
-    child.stderr!.on("data", (d: Buffer) => { err += d; check(); });
-    child.on("exit", (code) => reject(new Error(`bench exited ${code} before ${what}:\n${err.slice(-3000)}`)));
+    const check = () => {
+      if (test(out, err)) resolve();
+    };
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d;
+      check();
+    });
+    child.stderr!.on("data", (d: Buffer) => {
+      err += d;
+      check();
+    });
+    child.on("exit", (code) =>
+      reject(new Error(`bench exited ${code} before ${what}:\n${err.slice(-3000)}`)),
+    );
   });
 }
 
-const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => {
-  if (child.exitCode !== null) resolve(child.exitCode);
-  else child.on("exit", (code) => resolve(code));
-});
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.on("exit", (code) => resolve(code));
+  });
 
 /** Wait until no process runs from the stand-in's directory (its `pulumi up`, orphaned by the kill, finishing). */
 async function standInIdle(s: Setup): Promise<void> {
   for (let i = 0; i < 240; i++) {
-    const busy = readdirSync("/proc").filter((p) => /^\d+$/.test(p)).some((p) => {
-      try { return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(s.standIn.dir); } catch { return false; }
-    });
+    const busy = readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .some((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(s.standIn.dir);
+        } catch {
+          return false;
+        }
+      });
     if (!busy) return;
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -127,7 +202,13 @@ describe(`faults of a ${STACK} run on the real Docker engine`, () => {
     expect(sink.enforced).toBe(true);
     expect(sink.mismatches).toEqual([]);
     // Pulumi.docker-debian-2-cores.yaml: sink cpu "2" → 200000/100000 µs, memory 4 GiB
-    expect(sink.applied).toMatchObject({ cfsQuotaUs: 200_000, cfsPeriodUs: 100_000, memoryLimitBytes: 4 * 1024 ** 3, "docker.CpuQuota": 200_000, "docker.Memory": 4 * 1024 ** 3 });
+    expect(sink.applied).toMatchObject({
+      cfsQuotaUs: 200_000,
+      cfsPeriodUs: 100_000,
+      memoryLimitBytes: 4 * 1024 ** 3,
+      "docker.CpuQuota": 200_000,
+      "docker.Memory": 4 * 1024 ** 3,
+    });
     expect(sink.sources.cfsQuotaUs).toBe(`cgroup v1 /sys/fs/cgroup/cpu/cpu.cfs_quota_us in ib-${STACK}-sink`);
     expect(sink.sources["docker.Memory"]).toBe(`docker inspect ib-${STACK}-sink HostConfig.Memory`);
     expect(sink.handed).toMatchObject({ cfsQuotaUs: 200_000, memoryBytes: 4 * 1024 ** 3 });
@@ -140,7 +221,10 @@ describe(`faults of a ${STACK} run on the real Docker engine`, () => {
     // the sink's `postgres --version` answers 16.4 (the pin is 15); every other docker command is the real one
     const wrapper = path.join(s.tmp, "docker-wrapper");
     const log = path.join(s.tmp, "docker-calls.log");
-    writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> ${log}\ncase "$*" in *"-sink sh -c postgres --version"*) echo "postgres (PostgreSQL) 16.4"; exit 0;; esac\nexec docker "$@"\n`);
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh\necho "$*" >> ${log}\ncase "$*" in *"-sink sh -c postgres --version"*) echo "postgres (PostgreSQL) 16.4"; exit 0;; esac\nexec docker "$@"\n`,
+    );
     chmodSync(wrapper, 0o755);
     const child = bench(s, { ...s.env, INGESTBENCH_DOCKER: wrapper });
     const code = await exited(child);
@@ -160,15 +244,32 @@ describe(`faults of a ${STACK} run on the real Docker engine`, () => {
       const s = await setup();
       const before = listings();
       const child = bench(s);
-      await waitFor(child, (out, err) => phase === "deploy"
-        ? /\+ docker:Container ib-docker-debian-2-cores-loadgen/.test(err)
-        : new RegExp(`"event":"sample"[^\\n]*"phase":"${phase === "load" ? "measure" : "drain"}"`).test(out), phase);
+      await waitFor(
+        child,
+        (out, err) =>
+          phase === "deploy"
+            ? /\+ docker:Container ib-docker-debian-2-cores-loadgen/.test(err)
+            : new RegExp(`"event":"sample"[^\\n]*"phase":"${phase === "load" ? "measure" : "drain"}"`).test(
+                out,
+              ),
+        phase,
+      );
       child.kill("SIGKILL");
       await exited(child);
       await standInIdle(s);
-      expect(spawnSync("docker", ["ps", "-aq", "--filter", `label=${LABEL}`], { env: DOCKER_ENV, encoding: "utf8" }).stdout.trim()).not.toBe("");
+      expect(
+        spawnSync("docker", ["ps", "-aq", "--filter", `label=${LABEL}`], {
+          env: DOCKER_ENV,
+          encoding: "utf8",
+        }).stdout.trim(),
+      ).not.toBe("");
 
-      const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], { cwd: repoRoot, env: s.env, encoding: "utf8", timeout: 180_000 });
+      const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], {
+        cwd: repoRoot,
+        env: s.env,
+        encoding: "utf8",
+        timeout: 180_000,
+      });
       const out = JSON.parse(r.stdout);
       expect(out.deployments.errors).toEqual([]);
       expect(r.status, r.stderr).toBe(0);
@@ -177,19 +278,27 @@ describe(`faults of a ${STACK} run on the real Docker engine`, () => {
       // the stand-in's destroy removes what its up created; the label sweep whatever was left
       expect(dead.destroyed).toBe(true);
       expect(listings()).toEqual(before);
-      if (phase !== "deploy") expect(runRecord(s)).toMatchObject({ status: "interrupted", error: { code: "E_KILLED" } });
+      if (phase !== "deploy")
+        expect(runRecord(s)).toMatchObject({ status: "interrupted", error: { code: "E_KILLED" } });
     });
   }
 
   /** gc --json with `env`; its exit status and output. */
   const gcJson = (env: NodeJS.ProcessEnv) => {
-    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], { cwd: repoRoot, env, encoding: "utf8", timeout: 180_000 });
+    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], {
+      cwd: repoRoot,
+      env,
+      encoding: "utf8",
+      timeout: 180_000,
+    });
     expect(r.stdout, r.stderr).toMatch(/^\{/);
     return { status: r.status, stderr: r.stderr, out: JSON.parse(r.stdout) as Record<string, any> };
   };
   /** What the inventory holds of the stack and of the bench's TMPDIR now that `before` did not (results are the user's). */
   const left = (s: Setup, before: ReturnType<typeof inventory>) =>
-    leftBehind(before, inventory({ tmpDir: s.tmp, docker: DOCKER_ENV }), { stacks: [STACK] }).filter((l) => !l.includes(s.results));
+    leftBehind(before, inventory({ tmpDir: s.tmp, docker: DOCKER_ENV }), { stacks: [STACK] }).filter(
+      (l) => !l.includes(s.results),
+    );
 
   it("SIGKILL of the harness during teardown, then gc: the engine's listings and the inventory are as before", async () => {
     const s = await setup();
@@ -204,7 +313,11 @@ describe(`faults of a ${STACK} run on the real Docker engine`, () => {
     const r = gcJson(s.env);
     expect(r.out.deployments.errors).toEqual([]);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.out.deployments.collected.find((c: { stack: string }) => c.stack === STACK)).toMatchObject({ stack: STACK, command: "bench", ownerPid: child.pid });
+    expect(r.out.deployments.collected.find((c: { stack: string }) => c.stack === STACK)).toMatchObject({
+      stack: STACK,
+      command: "bench",
+      ownerPid: child.pid,
+    });
     expect(listings()).toEqual(before);
     expect(left(s, inv)).toEqual([]);
     // the cell's record was final before the teardown began
@@ -219,10 +332,20 @@ describe(`faults of a ${STACK} run on the real Docker engine`, () => {
     await waitFor(child, (out) => /"event":"sample"[^\n]*"phase":"measure"/.test(out), "load");
     child.kill("SIGKILL");
     await exited(child);
-    const deployed = spawnSync("docker", ["ps", "-a", "--format", "{{.Names}}", "--filter", `label=${LABEL}`], { env: DOCKER_ENV, encoding: "utf8" }).stdout.split("\n").filter(Boolean).sort();
+    const deployed = spawnSync(
+      "docker",
+      ["ps", "-a", "--format", "{{.Names}}", "--filter", `label=${LABEL}`],
+      { env: DOCKER_ENV, encoding: "utf8" },
+    )
+      .stdout.split("\n")
+      .filter(Boolean)
+      .sort();
     expect(deployed).toEqual(expect.arrayContaining([`ib-${STACK}-loadgen`, `ib-${STACK}-sink`]));
     // no Pulumi CLI: PATH without the stand-in's bin directory
-    const path_ = (s.env.PATH ?? "").split(path.delimiter).filter((d) => d !== s.standIn.binDir).join(path.delimiter);
+    const path_ = (s.env.PATH ?? "")
+      .split(path.delimiter)
+      .filter((d) => d !== s.standIn.binDir)
+      .join(path.delimiter);
     const r = gcJson({ ...s.env, PATH: path_ });
     expect(r.out.deployments.errors).toEqual([]);
     expect(r.status, r.stderr).toBe(0);

@@ -55,7 +55,9 @@ async function pgFaults(s: Sink): Promise<void> {
     await one(`DELETE FROM ${t} WHERE seq = ${DELETED}`);
     await one(`UPDATE ${t} SET msg = msg || 'x' WHERE seq = ${TEXT_ALTERED}`);
     await one(`UPDATE ${t} SET ts = ts + interval '1 hour' WHERE seq = ${TIME_MOVED}`);
-    await one(`INSERT INTO ${t} SELECT ts, msg, ${FOREIGN_GEN}, seq, sent_at FROM ${t} WHERE seq = ${FOREIGN_COPY}`);
+    await one(
+      `INSERT INTO ${t} SELECT ts, msg, ${FOREIGN_GEN}, seq, sent_at FROM ${t} WHERE seq = ${FOREIGN_COPY}`,
+    );
     await one(`INSERT INTO ${t} SELECT * FROM ${t} WHERE seq = ${DUPLICATED} AND gen <> ${FOREIGN_GEN}`);
   } finally {
     await c.end();
@@ -71,16 +73,30 @@ async function clickhouseFaults(s: Sink): Promise<void> {
   };
   const t = s.params.table;
   await q(`INSERT INTO ${t} SELECT * FROM ${t} WHERE seq = ${DUPLICATED}`);
-  await q(`INSERT INTO ${t} (ts, msg, gen, seq, sent_at) SELECT ts, msg, toUInt32(${FOREIGN_GEN}), seq, sent_at FROM ${t} WHERE seq = ${FOREIGN_COPY}`);
+  await q(
+    `INSERT INTO ${t} (ts, msg, gen, seq, sent_at) SELECT ts, msg, toUInt32(${FOREIGN_GEN}), seq, sent_at FROM ${t} WHERE seq = ${FOREIGN_COPY}`,
+  );
   // mutations (ClickHouse ≥ 18.12) rewrite parts asynchronously: wait until none is pending
   await q(`ALTER TABLE ${t} DELETE WHERE seq = ${DELETED}`);
-  await q(`ALTER TABLE ${t} UPDATE msg = concat(msg, 'x') WHERE seq = ${TEXT_ALTERED} AND gen <> ${FOREIGN_GEN}`);
+  await q(
+    `ALTER TABLE ${t} UPDATE msg = concat(msg, 'x') WHERE seq = ${TEXT_ALTERED} AND gen <> ${FOREIGN_GEN}`,
+  );
   await q(`ALTER TABLE ${t} UPDATE ts = ts + 3600000 WHERE seq = ${TIME_MOVED} AND gen <> ${FOREIGN_GEN}`);
-  for (let i = 0; i < 200 && (await q("SELECT count() FROM system.mutations WHERE NOT is_done")).trim() !== "0"; i++) {
+  for (
+    let i = 0;
+    i < 200 && (await q("SELECT count() FROM system.mutations WHERE NOT is_done")).trim() !== "0";
+    i++
+  ) {
     await new Promise((r) => setTimeout(r, 100));
   }
   expect((await q("SELECT count() FROM system.mutations WHERE NOT is_done")).trim()).toBe("0");
-  expect((await q(`SELECT count() FROM ${t} WHERE seq IN (${DELETED}, ${TEXT_ALTERED}, ${TIME_MOVED}, ${DUPLICATED}, ${FOREIGN_COPY})`)).trim()).toBe("6");
+  expect(
+    (
+      await q(
+        `SELECT count() FROM ${t} WHERE seq IN (${DELETED}, ${TEXT_ALTERED}, ${TIME_MOVED}, ${DUPLICATED}, ${FOREIGN_COPY})`,
+      )
+    ).trim(),
+  ).toBe("6");
 }
 
 function fidelityOf(record: RunRecord): FidelityResult {
@@ -92,7 +108,14 @@ function fidelityOf(record: RunRecord): FidelityResult {
 /** The faults' verdict: exactly lost 1, altered 2 with both examples, foreign 1, duplicated 1; the run fails. */
 function expectFaultsFound(record: RunRecord, precision: { moved: [string, string] }): void {
   expect(record.error).toBeNull();
-  expect(record.ledger).toMatchObject({ lost: 1, altered: 2, foreign: 1, duplicated: 1, unexpected: 0, missingRanges: [[0, DELETED, DELETED]] });
+  expect(record.ledger).toMatchObject({
+    lost: 1,
+    altered: 2,
+    foreign: 1,
+    duplicated: 1,
+    unexpected: 0,
+    missingRanges: [[0, DELETED, DELETED]],
+  });
   const f = fidelityOf(record);
   expect(f.mode).toBe("all");
   expect(f.rowsCompared).toBe(record.ledger!.stored);
@@ -104,7 +127,13 @@ function expectFaultsFound(record: RunRecord, precision: { moved: [string, strin
   // the 180 sent bytes, and the stored 181 with an x appended: shown around the first difference, byte 180
   expect(text!.expected).toMatch(/^…".{24}" \(180 bytes, first difference at byte 180\)$/);
   expect(text!.stored).toBe(`${text!.expected.replace(/" \(180 bytes/, 'x" (181 bytes')}`);
-  expect(moved).toMatchObject({ gen: 0, seq: TIME_MOVED, field: "ts", expected: precision.moved[0], stored: precision.moved[1] });
+  expect(moved).toMatchObject({
+    gen: 0,
+    seq: TIME_MOVED,
+    field: "ts",
+    expected: precision.moved[0],
+    stored: precision.moved[1],
+  });
   expect(f.notCompared.map((n) => n.field)).toEqual(["gen, seq", "sent_at"]);
   expect(record.status).toBe("failed");
   expect(record.checks.find((c) => c.check === "ledger.altered")).toMatchObject({ ok: false, actual: 2 });
@@ -117,14 +146,18 @@ const tsOf = (seq: number, hours = 0): Date => new Date(Date.UTC(2024, 10, 7) + 
 
 describe("content fidelity on real sinks (seeded faults injected after the drain, before the ledger)", () => {
   it("PostgreSQL: one deleted, one text altered, one timestamp moved 1 h, one of another run, one duplicated → lost 1, altered 2, foreign 1, duplicated 1", async () => {
-    const record = await newBenchRun("local-2-cores", shortQuickstart(), undefined, { beforeLedger: pgFaults }).run();
+    const record = await newBenchRun("local-2-cores", shortQuickstart(), undefined, {
+      beforeLedger: pgFaults,
+    }).run();
     // timestamptz keeps microseconds
     const us = (d: Date): string => `${d.toISOString().slice(0, 23)}000Z`;
     expectFaultsFound(record, { moved: [us(tsOf(TIME_MOVED)), us(tsOf(TIME_MOVED, 1))] });
   });
 
   it("ClickHouse 18.16: the same faults → lost 1, altered 2, foreign 1, duplicated 1", async () => {
-    const record = await newBenchRun("local-2-cores", clickhousePlan(), undefined, { beforeLedger: clickhouseFaults }).run();
+    const record = await newBenchRun("local-2-cores", clickhousePlan(), undefined, {
+      beforeLedger: clickhouseFaults,
+    }).run();
     // UInt64 epoch milliseconds
     expectFaultsFound(record, { moved: [tsOf(TIME_MOVED).toISOString(), tsOf(TIME_MOVED, 1).toISOString()] });
   });
@@ -147,8 +180,16 @@ describe("content fidelity on real sinks (seeded faults injected after the drain
     expect(record.status).toBe("ok");
     expect(record.ledger).toMatchObject({ lost: 0, altered: 0 });
     const f = fidelityOf(record);
-    expect(f).toMatchObject({ mode: "sample", sampleSize: 2000, seqsCompared: 2000, rowsCompared: 2000, altered: 0 });
-    console.log(`content check on ClickHouse: a sample of ${f.sampleSize} seqs of ${record.ledger!.stored} rows in ${f.seconds} s`);
+    expect(f).toMatchObject({
+      mode: "sample",
+      sampleSize: 2000,
+      seqsCompared: 2000,
+      rowsCompared: 2000,
+      altered: 0,
+    });
+    console.log(
+      `content check on ClickHouse: a sample of ${f.sampleSize} seqs of ${record.ledger!.stored} rows in ${f.seconds} s`,
+    );
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 });

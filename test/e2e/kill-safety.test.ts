@@ -23,7 +23,16 @@
  * turn (20: each phase hit 3 or 4 times); INGESTBENCH_KILL_SEED (default 20261201) sets the seed.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -39,7 +48,14 @@ const cleanups = useCleanups();
 const PHASES = ["provision", "sink start", "load", "drain", "ledger", "teardown"] as const;
 type Phase = (typeof PHASES)[number];
 /** The longest delay after each phase's marker, ms: about the phase's length on this machine (2 cores, busy). */
-const MAX_DELAY_MS: Record<Phase, number> = { provision: 400, "sink start": 1500, load: 2500, drain: 150, ledger: 150, teardown: 40 };
+const MAX_DELAY_MS: Record<Phase, number> = {
+  provision: 400,
+  "sink start": 1500,
+  load: 2500,
+  drain: 150,
+  ledger: 150,
+  teardown: 40,
+};
 
 /** mulberry32: a small seeded PRNG (uniform in [0, 1)). */
 function rng(seed: number): () => number {
@@ -54,7 +70,14 @@ function rng(seed: number): () => number {
 }
 
 /** Points per phase by default (see the file comment: the half-made states more often than the whole run). */
-const POINTS_PER_PHASE: Record<Phase, number> = { provision: 4, "sink start": 4, load: 2, drain: 1, ledger: 1, teardown: 3 };
+const POINTS_PER_PHASE: Record<Phase, number> = {
+  provision: 4,
+  "sink start": 4,
+  load: 2,
+  drain: 1,
+  ledger: 1,
+  teardown: 3,
+};
 
 /**
  * The kill points: POINTS_PER_PHASE, or with `count` every phase in turn (so each is hit count/6 times), in a seeded
@@ -62,9 +85,10 @@ const POINTS_PER_PHASE: Record<Phase, number> = { provision: 4, "sink start": 4,
  */
 function killPoints(count: number | undefined, seed: number): Array<{ phase: Phase; delayMs: number }> {
   const r = rng(seed);
-  const phases = count === undefined
-    ? PHASES.flatMap((p) => Array.from({ length: POINTS_PER_PHASE[p] }, () => p))
-    : Array.from({ length: count }, (_, i) => PHASES[i % PHASES.length]!);
+  const phases =
+    count === undefined
+      ? PHASES.flatMap((p) => Array.from({ length: POINTS_PER_PHASE[p] }, () => p))
+      : Array.from({ length: count }, (_, i) => PHASES[i % PHASES.length]!);
   for (let i = phases.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));
     [phases[i], phases[j]] = [phases[j]!, phases[i]!];
@@ -111,7 +135,10 @@ class Watcher {
   private seen = new Set<Phase>();
   private sinkUp = false;
   private capped = false;
-  constructor(private child: ChildProcess, private tmpDir: string) {
+  constructor(
+    private child: ChildProcess,
+    private tmpDir: string,
+  ) {
     child.stdout!.on("data", (d: Buffer) => void (this.out += d));
     child.stderr!.on("data", (d: Buffer) => void (this.err += d));
   }
@@ -144,13 +171,19 @@ class Watcher {
   }
 }
 
-const exited = (child: ChildProcess) => new Promise<void>((resolve) => {
-  if (child.exitCode !== null || child.signalCode !== null) resolve();
-  else child.on("exit", () => resolve());
-});
+const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.on("exit", () => resolve());
+  });
 
 function gc(env: NodeJS.ProcessEnv): { status: number | null; json: Record<string, any>; stderr: string } {
-  const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], { cwd: projectRoot, env, encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], {
+    cwd: projectRoot,
+    env,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   expect(r.stdout, r.stderr).toMatch(/^\{/);
   return { status: r.status, json: JSON.parse(r.stdout), stderr: r.stderr };
 }
@@ -187,24 +220,54 @@ describe(`SIGKILL of the harness at ${COUNT} seeded points of real ${STACK} runs
       cleanups.push(async () => {
         // whatever a failed point left: gc (the harness is SIGKILLed by now, so its run is ownerless; no --kill-live,
         // which would also end live runs of other tests on this machine), then this point's directory
-        if (!clean) spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--all"], { cwd: projectRoot, env, timeout: 120_000 });
+        if (!clean)
+          spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--all"], {
+            cwd: projectRoot,
+            env,
+            timeout: 120_000,
+          });
         rmSync(base, { recursive: true, force: true });
       });
       const before = inventory({ tmpDir });
 
       const t0 = Date.now();
-      const child = spawn(process.execPath, ["bin/ingestbench.js", "bench", "--stack", STACK, scenario, "--results", path.join(base, "results"), "--progress", "jsonl"], {
-        cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"],
-      });
-      cleanups.push(async () => void (child.exitCode === null && child.signalCode === null && child.kill("SIGKILL")));
+      const child = spawn(
+        process.execPath,
+        [
+          "bin/ingestbench.js",
+          "bench",
+          "--stack",
+          STACK,
+          scenario,
+          "--results",
+          path.join(base, "results"),
+          "--progress",
+          "jsonl",
+        ],
+        {
+          cwd: projectRoot,
+          env,
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      cleanups.push(
+        async () => void (child.exitCode === null && child.signalCode === null && child.kill("SIGKILL")),
+      );
       const watch = new Watcher(child, tmpDir);
       let done = false;
-      void exited(child).then(() => { done = true; });
+      void exited(child).then(() => {
+        done = true;
+      });
       while (!done && !watch.poll().has(phase)) await new Promise((r) => setTimeout(r, 10));
       expect(done, `the bench ended before ${phase} began:\n${watch.err.slice(-2000)}`).toBe(false);
       await new Promise((r) => setTimeout(r, delayMs));
-      const runIds = new Set([watch.runId, ...registeredRuns(tmpDir)].filter((x): x is string => x !== undefined));
-      expect(done, `the bench ended ${delayMs} ms into ${phase}, before the kill:\n${watch.out.slice(-1500)}`).toBe(false);
+      const runIds = new Set(
+        [watch.runId, ...registeredRuns(tmpDir)].filter((x): x is string => x !== undefined),
+      );
+      expect(
+        done,
+        `the bench ended ${delayMs} ms into ${phase}, before the kill:\n${watch.out.slice(-1500)}`,
+      ).toBe(false);
       child.kill("SIGKILL");
       await exited(child);
       expect(child.signalCode).toBe("SIGKILL");
@@ -218,11 +281,15 @@ describe(`SIGKILL of the harness at ${COUNT} seeded points of real ${STACK} runs
       // a killed run never says "running" after gc: it was marked interrupted (infra/local/gc.ts markInterrupted)
       for (const rec of records(path.join(base, "results"))) expect(rec.status, rec.file).not.toBe("running");
       clean = true;
-      timings.push(`${phase} +${delayMs} ms: killed ${((killedAt - t0) / 1000).toFixed(1)} s after the start, gc ${(gcMs / 1000).toFixed(1)} s`);
+      timings.push(
+        `${phase} +${delayMs} ms: killed ${((killedAt - t0) / 1000).toFixed(1)} s after the start, gc ${(gcMs / 1000).toFixed(1)} s`,
+      );
     }, 120_000);
   });
 
   it("took (for the report)", () => {
-    process.stderr.write(`kill-safety: ${COUNT} points in ${((Date.now() - started) / 1000).toFixed(1)} s (load average ${os.loadavg()[0]!.toFixed(1)})\n${timings.map((t) => `  ${t}\n`).join("")}`);
+    process.stderr.write(
+      `kill-safety: ${COUNT} points in ${((Date.now() - started) / 1000).toFixed(1)} s (load average ${os.loadavg()[0]!.toFixed(1)})\n${timings.map((t) => `  ${t}\n`).join("")}`,
+    );
   });
 });

@@ -18,13 +18,22 @@ describe("ledger on a real PostgreSQL run", () => {
     let sink: { host: string; port: number; params: Record<string, string> } | undefined;
     let deleted: number | undefined;
     let deleting: Promise<void> | undefined;
-    run.on("sink", (s) => { sink = s; });
+    run.on("sink", (s) => {
+      sink = s;
+    });
     run.on("tick", (p: { stored: number; phase: string }) => {
       if (deleting || p.phase !== "measure" || p.stored < 20_000 || !sink) return;
-      const client = new pg.Client({ host: sink.host, port: sink.port, user: sink.params.user, database: sink.params.database });
+      const client = new pg.Client({
+        host: sink.host,
+        port: sink.port,
+        user: sink.params.user,
+        database: sink.params.database,
+      });
       deleting = (async () => {
         await client.connect();
-        const res = await client.query(`DELETE FROM ${sink!.params.table} WHERE (seq BETWEEN 1000 AND 1099) OR seq = 15000`);
+        const res = await client.query(
+          `DELETE FROM ${sink!.params.table} WHERE (seq BETWEEN 1000 AND 1099) OR seq = 15000`,
+        );
         deleted = res.rowCount ?? 0;
         await client.end();
       })();
@@ -35,14 +44,20 @@ describe("ledger on a real PostgreSQL run", () => {
     expect(record.status).toBe("failed");
     expect(record.ledger).toMatchObject({ lost: 101, duplicated: 0, unexpected: 0 });
     expect(record.ledger!.stored).toBe(record.ledger!.sent - 101);
-    expect(record.ledger!.missingRanges).toEqual([[0, 1000, 1099], [0, 15000, 15000]]);
+    expect(record.ledger!.missingRanges).toEqual([
+      [0, 1000, 1099],
+      [0, 15000, 15000],
+    ]);
     expect(record.checks.find((c) => c.check === "ledger.lost")).toMatchObject({ ok: false, actual: 101 });
     // rows deleted at the sink never arrive: the drain waits for them until its timeout and says so (run.json
     // completion, the series' drain points), while drainSeconds ends at the last arrival, the first drain point that
     // held the final count (harness/runner/summary.ts), not at the timeout
     expect(record.completion).toMatchObject({ phase: "drain", outcome: "timeout", missing: 101 });
     expect(record.completion!.waitedMs).toBeGreaterThanOrEqual(3000);
-    const series = readFileSync(path.join(run.dir, "series.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as SeriesPoint);
+    const series = readFileSync(path.join(run.dir, "series.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as SeriesPoint);
     const end = series.filter((p) => p.phase === "measure").at(-1)!;
     const drain = series.filter((p) => p.phase === "drain");
     expect((drain.at(-1)!.t - end.t) / 1000).toBeGreaterThanOrEqual(2.5);
@@ -54,7 +69,10 @@ describe("ledger on a real PostgreSQL run", () => {
 
   it("reports a deliberately repeated batch as duplicated rows, not as higher throughput", async () => {
     const plan = quickstartPlan({ warmup: "1s", duration: "5s", drainTimeoutMs: 10_000 });
-    plan.generator = { ...plan.generator, config: { ...plan.generator.config, batch: 2000, rate: 10_000, duplicateEvery: 10 } };
+    plan.generator = {
+      ...plan.generator,
+      config: { ...plan.generator.config, batch: 2000, rate: 10_000, duplicateEvery: 10 },
+    };
     const record = await newBenchRun("local-2-cores", plan).run();
     // every repeated event is stored twice: exactly the generator's repeats are the ledger's duplicates; the headline
     // rate counts distinct rows, the rate of all stored rows is kept beside it

@@ -15,8 +15,14 @@ describe("postgres query phase on local-2-cores (real PostgreSQL 18.4, real cgro
     // the scenario's cells, made smaller (the test asserts counts, not rates), plus a statement with a wrong answer
     plan.query = {
       ...query,
-      cells: [{ concurrency: 5, count: 4 }, { concurrency: 100, count: 1 }],
-      statements: [...query.statements, { name: "wrong", sql: "SELECT count(*) FROM {table}", rows: 1, value: 999 }],
+      cells: [
+        { concurrency: 5, count: 4 },
+        { concurrency: 100, count: 1 },
+      ],
+      statements: [
+        ...query.statements,
+        { name: "wrong", sql: "SELECT count(*) FROM {table}", rows: 1, value: 999 },
+      ],
     };
     const record = await newBenchRun("local-2-cores", plan).run();
     expect(record.error).toBeNull();
@@ -26,7 +32,14 @@ describe("postgres query phase on local-2-cores (real PostgreSQL 18.4, real cgro
     expect(q.during).toBeUndefined();
     expect(q.prepareMs).toBeGreaterThan(0); // the scenario's prepare: CREATE INDEX, VACUUM ANALYZE
     expect(q.cells.map((c) => c.id)).toEqual([
-      "count@5x4", "count@100x1", "latest@5x4", "latest@100x1", "by-gen@5x4", "by-gen@100x1", "wrong@5x4", "wrong@100x1",
+      "count@5x4",
+      "count@100x1",
+      "latest@5x4",
+      "latest@100x1",
+      "by-gen@5x4",
+      "by-gen@100x1",
+      "wrong@5x4",
+      "wrong@100x1",
     ]);
     for (const c of q.cells) {
       expect(c.requests).toBe(c.concurrency * c.count);
@@ -43,11 +56,18 @@ describe("postgres query phase on local-2-cores (real PostgreSQL 18.4, real cgro
     expect(record.status).toBe("failed");
     expect(renderQueryTables("t", [record])).toMatch(/requests=1 .*1k .*wrong .*120/);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
-    console.log(`postgres-query-load (1,000 rows) on local-2-cores: ${q.cells.map((c) => `${c.id} ${c.requestsPerSecond.toFixed(0)} q/s p99 ${c.latencyMs.p99.toFixed(1)} ms`).join("; ")}`);
+    console.log(
+      `postgres-query-load (1,000 rows) on local-2-cores: ${q.cells.map((c) => `${c.id} ${c.requestsPerSecond.toFixed(0)} q/s p99 ${c.latencyMs.p99.toFixed(1)} ms`).join("; ")}`,
+    );
   }, 120_000);
 
   it("mixed mode: queries run from the end of the warmup until the load ends, against the growing table, beside the ingest's figures", async () => {
-    const plan = scenarioPlan("postgres-mixed-load.yaml", { cell: "during=ingest", warmup: "1s", duration: "4s", generator: { batch: 1000, rate: 5000 } });
+    const plan = scenarioPlan("postgres-mixed-load.yaml", {
+      cell: "during=ingest",
+      warmup: "1s",
+      duration: "4s",
+      generator: { batch: 1000, rate: 5000 },
+    });
     plan.query = { ...plan.query!, cells: [{ concurrency: 2, count: 5 }] };
     const record = await newBenchRun("local-2-cores", plan).run();
     expect(record.error).toBeNull();
@@ -60,14 +80,23 @@ describe("postgres query phase on local-2-cores (real PostgreSQL 18.4, real cgro
     expect(q.tableRows).toBeLessThanOrEqual(record.ledger!.stored);
     for (const c of q.cells) {
       expect(c.requests).toBeGreaterThan(0);
-      expect({ id: c.id, ok: c.ok, errors: c.errors, samples: c.errorSamples }).toEqual({ id: c.id, ok: c.requests, errors: 0, samples: [] });
+      expect({ id: c.id, ok: c.ok, errors: c.errors, samples: c.errorSamples }).toEqual({
+        id: c.id,
+        ok: c.requests,
+        errors: 0,
+        samples: [],
+      });
     }
     expect(record.status).toBe("ok");
     // the ingest's own figures of the same run, under the query load
     expect(record.summary!.rowsPerSecond).toBeGreaterThan(0);
     expect(record.summary!.deliveryLatency).toMatchObject({ rows: expect.any(Number) });
-    expect(renderQueryTables("t", [record])).toMatch(/ingest with and without the query load[\s\S]*during=ingest .*during ingest/);
+    expect(renderQueryTables("t", [record])).toMatch(
+      /ingest with and without the query load[\s\S]*during=ingest .*during ingest/,
+    );
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
-    console.log(`postgres-mixed-load during=ingest: ${record.summary!.rowsPerSecond.toFixed(0)} rows/s, ${q.passes} passes, ${q.cells.map((c) => `${c.id} ${c.requests} requests`).join("; ")}`);
+    console.log(
+      `postgres-mixed-load during=ingest: ${record.summary!.rowsPerSecond.toFixed(0)} rows/s, ${q.passes} passes, ${q.cells.map((c) => `${c.id} ${c.requests} requests`).join("; ")}`,
+    );
   }, 120_000);
 });

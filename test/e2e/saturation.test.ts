@@ -15,7 +15,14 @@ const STACK = "local-quarter-core";
 const CELL = "batch-lines=1000,workers=1";
 
 /** The cell at an open-loop `rate` (events/s), measured for `duration`. */
-const plan = (rate: number, duration: string) => scenarioPlan("syslog-ng-clickhouse-batch-sweep.yaml", { cell: CELL, warmup: "1s", duration, generator: { rate }, drainTimeoutMs: 120_000 });
+const plan = (rate: number, duration: string) =>
+  scenarioPlan("syslog-ng-clickhouse-batch-sweep.yaml", {
+    cell: CELL,
+    warmup: "1s",
+    duration,
+    generator: { rate },
+    drainTimeoutMs: 120_000,
+  });
 
 describe("saturation verdict on syslog-ng → ClickHouse, local-quarter-core (real syslog-ng 3.38, ClickHouse 18.16)", () => {
   it("offered more than the quarter-core sink takes: saturated (backpressure) from a time inside the measurement, no errors, delivery percentiles per window", async () => {
@@ -29,7 +36,9 @@ describe("saturation verdict on syslog-ng → ClickHouse, local-quarter-core (re
     const l = expectCleanRun(record); // queued, not dropped: lost 0, rejected 0, everything stored after the drain
     const v = record.summary!.saturation!;
     const measure = readSeries(run).filter((p) => p.phase === "measure");
-    console.log(`measure samples (s, rows/s, lag ms, delivery p50 ms): ${measure.map((p) => `${p.elapsedS.toFixed(1)} ${p.rowsPerSec?.toFixed(0)} ${p.lagMs?.toFixed(0)} ${p.delivery?.p50Ms ?? "–"}`).join("; ")}`);
+    console.log(
+      `measure samples (s, rows/s, lag ms, delivery p50 ms): ${measure.map((p) => `${p.elapsedS.toFixed(1)} ${p.rowsPerSec?.toFixed(0)} ${p.lagMs?.toFixed(0)} ${p.delivery?.p50Ms ?? "–"}`).join("; ")}`,
+    );
     expect(v, v.evidence).toMatchObject({ state: "saturated", label: "saturated (backpressure)" });
     expect(v.beganS).toBeGreaterThanOrEqual(measure[0]!.elapsedS);
     expect(v.beganS).toBeLessThan(measure.at(-1)!.elapsedS);
@@ -44,8 +53,10 @@ describe("saturation verdict on syslog-ng → ClickHouse, local-quarter-core (re
     const windows = measure.filter((p) => p.delivery);
     expect(windows.length).toBeGreaterThanOrEqual(Math.max(3, Math.ceil(measure.length / 3)));
     for (const p of windows) expect(p.delivery!.p99Ms).toBeGreaterThanOrEqual(p.delivery!.p50Ms);
-    console.log(`syslog-ng-clickhouse on ${STACK} at 60,000/s offered: ${record.summary!.rowsPerSecond.toFixed(0)} rows/s stored, verdict ${v.label} from ${v.beganS!.toFixed(1)} s (${v.evidence}); `
-      + `delivery p50 per window ${windows.map((p) => p.delivery!.p50Ms).join(", ")} ms; sent ${l.sent}, drain ${record.summary!.drainSeconds.toFixed(1)} s`);
+    console.log(
+      `syslog-ng-clickhouse on ${STACK} at 60,000/s offered: ${record.summary!.rowsPerSecond.toFixed(0)} rows/s stored, verdict ${v.label} from ${v.beganS!.toFixed(1)} s (${v.evidence}); ` +
+        `delivery p50 per window ${windows.map((p) => p.delivery!.p50Ms).join(", ")} ms; sent ${l.sent}, drain ${record.summary!.drainSeconds.toFixed(1)} s`,
+    );
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   }, 300_000); // the drain stores what syslog-ng queued
 
@@ -53,7 +64,10 @@ describe("saturation verdict on syslog-ng → ClickHouse, local-quarter-core (re
     const run = newBenchRun(STACK, plan(2000, "6s"));
     const record = await run.run();
     expectCleanRun(record);
-    expect(record.summary!.saturation, record.summary!.saturation?.evidence).toMatchObject({ state: "steady", label: "steady" });
+    expect(record.summary!.saturation, record.summary!.saturation?.evidence).toMatchObject({
+      state: "steady",
+      label: "steady",
+    });
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 });

@@ -9,7 +9,16 @@
  * `git status --porcelain stacks/` is clean and `ingestbench gc` removes the cell's config file.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -24,11 +33,15 @@ const repoRoot = path.resolve(import.meta.dirname, "../..");
 const SECRET = "ib-S3cret+pw/7f3a9";
 /** The other sinks' passwords, set beside it in both runs: none may appear anywhere either (each sink's own variable) */
 const OTHERS: Record<string, string> = {
-  INGESTBENCH_CLICKHOUSE_PASSWORD: "ib-Ch+pw/2b81", INGESTBENCH_ELASTICSEARCH_PASSWORD: "ib-Es+pw/5c02",
-  INGESTBENCH_OPENSEARCH_PASSWORD: "ib-Os+pw/9d13", INGESTBENCH_LOKI_PASSWORD: "ib-Lk+pw/3e24", INGESTBENCH_GRIDDB_PASSWORD: "ib-Gd+pw/7f35",
+  INGESTBENCH_CLICKHOUSE_PASSWORD: "ib-Ch+pw/2b81",
+  INGESTBENCH_ELASTICSEARCH_PASSWORD: "ib-Es+pw/5c02",
+  INGESTBENCH_OPENSEARCH_PASSWORD: "ib-Os+pw/9d13",
+  INGESTBENCH_LOKI_PASSWORD: "ib-Lk+pw/3e24",
+  INGESTBENCH_GRIDDB_PASSWORD: "ib-Gd+pw/7f35",
 };
 /** scanForSecret for the PostgreSQL secret and each of OTHERS */
-const scanAll = (dirs: string[]): SecretHit[] => [SECRET, ...Object.values(OTHERS)].flatMap((s) => scanForSecret(dirs, s));
+const scanAll = (dirs: string[]): SecretHit[] =>
+  [SECRET, ...Object.values(OTHERS)].flatMap((s) => scanForSecret(dirs, s));
 const work = mkdtempSync(path.join(os.tmpdir(), "ibtest-secrets-"));
 let docker: DockerCliStandIn | undefined;
 let pulumi: PulumiCliStandIn | undefined;
@@ -39,7 +52,8 @@ afterAll(() => {
 });
 
 /** Hits outside files of mode 0600 (a 0600 file may hold a secret: a rendered config, a pwfile). */
-const exposed = (hits: SecretHit[]) => hits.filter((h) => h.mode !== 0o600).map((h) => `${h.file} (${h.as}, mode ${h.mode.toString(8)})`);
+const exposed = (hits: SecretHit[]) =>
+  hits.filter((h) => h.mode !== 0o600).map((h) => `${h.file} (${h.as}, mode ${h.mode.toString(8)})`);
 
 describe("the secret scan itself", () => {
   it("finds a planted copy (plain, base64 of user:secret, URL-encoded) and nothing in clean files", () => {
@@ -48,10 +62,21 @@ describe("the secret scan itself", () => {
     writeFileSync(path.join(dir, "clean.json"), JSON.stringify({ password: "[redacted]" }));
     expect(scanForSecret([dir], SECRET)).toEqual([]);
     writeFileSync(path.join(dir, "deep", "plain.log"), `connecting with ${SECRET}\n`, { mode: 0o644 });
-    writeFileSync(path.join(dir, "auth.txt"), `Authorization: Basic ${Buffer.from(`admin:${SECRET}`).toString("base64")}\n`);
-    writeFileSync(path.join(dir, "url.txt"), `postgres://postgres:${encodeURIComponent(SECRET)}@h/db\n`, { mode: 0o600 });
-    const hits = scanForSecret([dir], SECRET).map((h) => [path.relative(dir, h.file), h.as, h.mode]).sort();
-    expect(hits).toEqual([["auth.txt", "base64", 0o644], ["deep/plain.log", "plain", 0o644], ["url.txt", "url-encoded", 0o600]]);
+    writeFileSync(
+      path.join(dir, "auth.txt"),
+      `Authorization: Basic ${Buffer.from(`admin:${SECRET}`).toString("base64")}\n`,
+    );
+    writeFileSync(path.join(dir, "url.txt"), `postgres://postgres:${encodeURIComponent(SECRET)}@h/db\n`, {
+      mode: 0o600,
+    });
+    const hits = scanForSecret([dir], SECRET)
+      .map((h) => [path.relative(dir, h.file), h.as, h.mode])
+      .sort();
+    expect(hits).toEqual([
+      ["auth.txt", "base64", 0o644],
+      ["deep/plain.log", "plain", 0o644],
+      ["url.txt", "url-encoded", 0o600],
+    ]);
     expect(exposed(scanForSecret([dir], SECRET))).toHaveLength(2);
   });
 });
@@ -65,17 +90,41 @@ describe("a real local run with a PostgreSQL password (INGESTBENCH_POSTGRES_PASS
     chmodSync(work, 0o755);
     chmodSync(tmp, 0o1777);
     const env = { ...process.env, TMPDIR: tmp, INGESTBENCH_POSTGRES_PASSWORD: SECRET, ...OTHERS };
-    const child = spawn(process.execPath, ["bin/ingestbench.js", "bench", "--stack", "local-quarter-core", "scenarios/quickstart.yaml", "--warmup", "1s", "--duration", "2s", "--results", results, "--progress", "plain"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [
+        "bin/ingestbench.js",
+        "bench",
+        "--stack",
+        "local-quarter-core",
+        "scenarios/quickstart.yaml",
+        "--warmup",
+        "1s",
+        "--duration",
+        "2s",
+        "--results",
+        results,
+        "--progress",
+        "plain",
+      ],
+      { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     // poll the run's temp files while it runs (they are removed at teardown)
     const live: SecretHit[] = [];
     let hba = "";
     let done = false;
-    void exited.then(() => { done = true; });
+    void exited.then(() => {
+      done = true;
+    });
     while (!done) {
       live.push(...scanAll([tmp]));
       for (const f of findFiles(tmp, "pg_hba.conf")) hba = readFileSync(f, "utf8");
@@ -88,12 +137,27 @@ describe("a real local run with a PostgreSQL password (INGESTBENCH_POSTGRES_PASS
     expect(rec!.ledger).toMatchObject({ lost: 0, duplicated: 0 });
     expect(rec!.ledger!.stored).toBeGreaterThan(0);
     // the numbers name their machine: the run's own environment, printed at the end of bench
-    expect(stdout).toContain(`measured local-quarter-core on ${rec!.environment.cpuModel}, ${rec!.environment.cores} cores, kernel ${kernelRelease(rec!.environment.kernel)}, cgroup ${rec!.environment.cgroup}`);
+    expect(stdout).toContain(
+      `measured local-quarter-core on ${rec!.environment.cpuModel}, ${rec!.environment.cores} cores, kernel ${kernelRelease(rec!.environment.kernel)}, cgroup ${rec!.environment.cgroup}`,
+    );
     // host connections (the verifier's and the generator's) needed the password
     expect(hba).toMatch(/^host all all 0\.0\.0\.0\/0 scram-sha-256$/m);
     expect(hba).not.toMatch(/^host all all 0\.0\.0\.0\/0 trust$/m);
 
-    const report = spawnSync(process.execPath, ["bin/ingestbench.js", "report", "--results", results, "--out", path.join(results, "report.html"), "--markdown", path.join(results, "summary.md")], { cwd: repoRoot, env, encoding: "utf8", timeout: 60_000 });
+    const report = spawnSync(
+      process.execPath,
+      [
+        "bin/ingestbench.js",
+        "report",
+        "--results",
+        results,
+        "--out",
+        path.join(results, "report.html"),
+        "--markdown",
+        path.join(results, "summary.md"),
+      ],
+      { cwd: repoRoot, env, encoding: "utf8", timeout: 60_000 },
+    );
     expect(report.status, report.stderr).toBe(0);
     expect(existsSync(path.join(results, "report.html"))).toBe(true);
     writeFileSync(path.join(work, "harness.out"), stdout + stderr + report.stdout + report.stderr);
@@ -110,32 +174,65 @@ describe("a deployed run SIGKILLed inside pulumi up (recording Pulumi and Docker
     mkdirSync(tmp);
     docker = createDockerCliStandIn({ containers: {} });
     pulumi = createPulumiCliStandIn({ hang: ["up"], deploy: { [STACK]: { outputs: {}, resourceCount: 1 } } });
-    const env = { ...pulumi.env, PATH: [docker.binDir, pulumi.binDir, process.env.PATH].join(path.delimiter), TMPDIR: tmp, INGESTBENCH_POSTGRES_PASSWORD: SECRET, ...OTHERS };
+    const env = {
+      ...pulumi.env,
+      PATH: [docker.binDir, pulumi.binDir, process.env.PATH].join(path.delimiter),
+      TMPDIR: tmp,
+      INGESTBENCH_POSTGRES_PASSWORD: SECRET,
+      ...OTHERS,
+    };
     const before = gitStatus();
     const scenario = path.join(work, "deployed.yaml");
     writeFileSync(scenario, readFileSync(path.join(repoRoot, "scenarios", "quickstart.yaml"), "utf8"));
     // its own process group, so that the hanging stand-in dies with it
-    const child = spawn(process.execPath, ["bin/ingestbench.js", "bench", "--stack", STACK, scenario, "--results", path.join(work, "results-deployed"), "--quiet"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn(
+      process.execPath,
+      [
+        "bin/ingestbench.js",
+        "bench",
+        "--stack",
+        STACK,
+        scenario,
+        "--results",
+        path.join(work, "results-deployed"),
+        "--quiet",
+      ],
+      { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    );
     let out = "";
-    child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
-    child.stderr.on("data", (d: Buffer) => { out += d.toString(); });
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
     const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
     for (let i = 0; i < 240 && !pulumi.commandLines().some((l) => l.startsWith("up ")); i++) await sleep(250);
-    expect(pulumi.commandLines().some((l) => l.startsWith("up ")), out).toBe(true);
+    expect(
+      pulumi.commandLines().some((l) => l.startsWith("up ")),
+      out,
+    ).toBe(true);
     process.kill(-child.pid!, "SIGKILL");
     await exited;
 
     // the CLI got a --config-file in a temp dir of the killed process; the tracked stack file was never written
     const up = pulumi.calls().find((c) => c.argv[0] === "up")!;
     const configFile = up.argv[up.argv.indexOf("--config-file") + 1]!;
-    expect(path.basename(path.dirname(configFile))).toBe(readdirSync(tmp).find((n) => n.startsWith(`ib-pulumi-config-${child.pid}-`)));
+    expect(path.basename(path.dirname(configFile))).toBe(
+      readdirSync(tmp).find((n) => n.startsWith(`ib-pulumi-config-${child.pid}-`)),
+    );
     expect(readFileSync(configFile, "utf8")).toContain("ingestbench:cell");
     expect(gitStatus()).toBe(before);
     expect(gitStatus()).toBe("");
     expect(scanAll([pulumi.dir, docker.dir, tmp, path.join(work, "results-deployed")])).toEqual([]);
     for (const s of [SECRET, ...Object.values(OTHERS)]) expect(out).not.toContain(s);
 
-    const gc = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], { cwd: repoRoot, env, encoding: "utf8", timeout: 60_000 });
+    const gc = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], {
+      cwd: repoRoot,
+      env,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect(gc.stdout + gc.stderr).not.toContain(SECRET);
     expect(existsSync(path.dirname(configFile)), gc.stderr).toBe(false);
   }, 120_000);
@@ -146,11 +243,30 @@ describe("a deployed stack whose sink has no default password (recording Pulumi 
     const stand = createPulumiCliStandIn({ deploy: { "docker-4c4g": { outputs: {}, resourceCount: 1 } } });
     const dockerCli = createDockerCliStandIn({ containers: {} });
     try {
-      const env: NodeJS.ProcessEnv = { ...stand.env, PATH: [dockerCli.binDir, stand.binDir, process.env.PATH].join(path.delimiter), TMPDIR: work };
+      const env: NodeJS.ProcessEnv = {
+        ...stand.env,
+        PATH: [dockerCli.binDir, stand.binDir, process.env.PATH].join(path.delimiter),
+        TMPDIR: work,
+      };
       delete env.INGESTBENCH_POSTGRES_PASSWORD;
-      const r = spawnSync(process.execPath, ["bin/ingestbench.js", "bench", "--stack", "docker-4c4g", "scenarios/quickstart.yaml", "--results", path.join(work, "results-refused"), "--quiet"], { cwd: repoRoot, env, encoding: "utf8", timeout: 60_000 });
+      const r = spawnSync(
+        process.execPath,
+        [
+          "bin/ingestbench.js",
+          "bench",
+          "--stack",
+          "docker-4c4g",
+          "scenarios/quickstart.yaml",
+          "--results",
+          path.join(work, "results-refused"),
+          "--quiet",
+        ],
+        { cwd: repoRoot, env, encoding: "utf8", timeout: 60_000 },
+      );
       expect(r.status, r.stderr).toBe(2);
-      expect(r.stderr).toMatch(/stack docker-4c4g runs postgres, whose password has no default: set INGESTBENCH_POSTGRES_PASSWORD/);
+      expect(r.stderr).toMatch(
+        /stack docker-4c4g runs postgres, whose password has no default: set INGESTBENCH_POSTGRES_PASSWORD/,
+      );
       expect(stand.commandLines().some((l) => l.startsWith("up "))).toBe(false);
     } finally {
       stand.cleanup();
@@ -166,7 +282,9 @@ function gitStatus(): string {
 function records(results: string, stack: string, scenario: string): RunRecord[] {
   const dir = path.join(results, stack, scenario);
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).map((id) => JSON.parse(readFileSync(path.join(dir, id, "run.json"), "utf8")) as RunRecord);
+  return readdirSync(dir).map(
+    (id) => JSON.parse(readFileSync(path.join(dir, id, "run.json"), "utf8")) as RunRecord,
+  );
 }
 
 function findFiles(root: string, name: string): string[] {

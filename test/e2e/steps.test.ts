@@ -6,7 +6,12 @@ import { describe, expect, it } from "vitest";
 import type { RunRecord } from "../../harness/results/types.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { newBenchRun, scenarioPlan } from "../helpers/bench.ts";
-import { expectKillRestartChargesEveryMissingRange, expectLedgerNamesExactlyTheAbsentSeqs, readStoredSeqs, type SinkInfo } from "../helpers/pipeline-ledger.ts";
+import {
+  expectKillRestartChargesEveryMissingRange,
+  expectLedgerNamesExactlyTheAbsentSeqs,
+  readStoredSeqs,
+  type SinkInfo,
+} from "../helpers/pipeline-ledger.ts";
 
 const STACK = "local-pipeline";
 
@@ -28,12 +33,23 @@ async function killRestartRun(): Promise<number> {
   const plan = scenarioPlan("collector-kill-restart.yaml");
   let present: Set<number> | undefined;
   // the final table, read after the drain: the restarted collector has flushed what it got
-  const run = newBenchRun(STACK, plan, undefined, { beforeLedger: async (s: SinkInfo) => { present = await readStoredSeqs(s); } });
+  const run = newBenchRun(STACK, plan, undefined, {
+    beforeLedger: async (s: SinkInfo) => {
+      present = await readStoredSeqs(s);
+    },
+  });
   const record = await run.run();
   expect(record.error).toBeNull();
   const kill = ran(record, 0);
   const restart = ran(record, 1);
-  expect(kill).toMatchObject({ action: "kill", host: "collector", status: "ok", exitCode: 0, trigger: "at 3s", fault: true });
+  expect(kill).toMatchObject({
+    action: "kill",
+    host: "collector",
+    status: "ok",
+    exitCode: 0,
+    trigger: "at 3s",
+    fault: true,
+  });
   expect(kill.output).toMatch(/^SIGKILL to \d+ process\(es\) of syslog-ng on collector/);
   expect(restart).toMatchObject({ action: "restart", host: "collector", status: "ok", exitCode: 0 });
   expect(restart.output).toMatch(/^restarted syslog-ng on collector/);
@@ -45,7 +61,9 @@ async function killRestartRun(): Promise<number> {
   const lost = expectLedgerNamesExactlyTheAbsentSeqs(record, present!);
   const l = record.ledger!;
   const faults = record.faults!;
-  console.log(`collector-kill-restart: sent ${l.sent}, stored ${l.stored}, lost ${l.lost}, rejected ${l.rejected}, missing ${JSON.stringify(l.missingRanges)}; timeline ${JSON.stringify(record.timeline!.map((e) => [e.name, e.startS?.toFixed(2), e.endS?.toFixed(2), e.status]))}; faults ${JSON.stringify(faults)}`);
+  console.log(
+    `collector-kill-restart: sent ${l.sent}, stored ${l.stored}, lost ${l.lost}, rejected ${l.rejected}, missing ${JSON.stringify(l.missingRanges)}; timeline ${JSON.stringify(record.timeline!.map((e) => [e.name, e.startS?.toFixed(2), e.endS?.toFixed(2), e.status]))}; faults ${JSON.stringify(faults)}`,
+  );
   expect(leftovers(record.runId.slice(-6))).toEqual([]);
   if (lost === 0) {
     expect(faults.every((f) => f.lost === 0 && f.lostRanges.length === 0)).toBe(true);
@@ -57,7 +75,8 @@ async function killRestartRun(): Promise<number> {
   // recovery is measured from the kill: nothing is stored before the restarted collector is up
   const k = faults[0]!;
   expect(k.preMedianRowsPerSec!).toBeGreaterThan(0);
-  if (k.recoverySeconds !== null) expect(k.recoverySeconds).toBeGreaterThanOrEqual(restart.endS! - kill.startS! - 0.05);
+  if (k.recoverySeconds !== null)
+    expect(k.recoverySeconds).toBeGreaterThanOrEqual(restart.endS! - kill.startS! - 0.05);
   expect(k.peakLagMs).not.toBeNull();
   return lost;
 }
@@ -86,14 +105,22 @@ describe("fault steps (real pipeline, local platform)", () => {
     expect(stop).toMatchObject({ action: "stop", status: "ok", fault: true });
     expect(cont).toMatchObject({ action: "cont", status: "ok", fault: false });
     // the zx script ran while the collector was frozen: every process of the collector host in state T (stopped)
-    expect(script).toMatchObject({ action: "script", status: "ok", exitCode: 0, fault: false, name: "collector process states" });
+    expect(script).toMatchObject({
+      action: "script",
+      status: "ok",
+      exitCode: 0,
+      fault: false,
+      name: "collector process states",
+    });
     expect(script.output).toMatch(/^collector: \d+ T(, \d+ T)*$/);
     // one fault (the stop); the freeze lasted from the stop to the cont: the lag after it is at least most of that
     expect(record.faults!.map((f) => f.step)).toEqual([0]);
     const f = record.faults![0]!;
     expect(f).toMatchObject({ lost: 0, lostRanges: [], duplicated: 0 });
     expect(f.peakLagMs!).toBeGreaterThan((cont.startS! - stop.endS!) * 1000 * 0.75);
-    console.log(`collector-stop-cont: sent ${record.ledger!.sent}, stored ${record.ledger!.stored}; timeline ${JSON.stringify(record.timeline!.map((e) => [e.name, e.startS?.toFixed(2), e.endS?.toFixed(2), e.status, e.output]))}; faults ${JSON.stringify(record.faults)}`);
+    console.log(
+      `collector-stop-cont: sent ${record.ledger!.sent}, stored ${record.ledger!.stored}; timeline ${JSON.stringify(record.timeline!.map((e) => [e.name, e.startS?.toFixed(2), e.endS?.toFixed(2), e.status, e.output]))}; faults ${JSON.stringify(record.faults)}`,
+    );
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 });

@@ -15,16 +15,38 @@ const STACK = "local-pipeline";
 const NUM = 1000;
 
 /** What the test reads from the sink's table itself: rows, distinct gens and seqs, the seq range, rows without sent_at. */
-async function tableAccount(s: SinkInfo): Promise<{ rows: number; gens: number[]; distinctSeqs: number; minSeq: number; maxSeq: number; noSentAt: number }> {
+async function tableAccount(
+  s: SinkInfo,
+): Promise<{
+  rows: number;
+  gens: number[];
+  distinctSeqs: number;
+  minSeq: number;
+  maxSeq: number;
+  noSentAt: number;
+}> {
   const c = new pg.Client({ host: s.host, port: s.port, user: s.params.user, database: s.params.database });
   await c.connect();
   try {
-    const r = await c.query<{ rows: string; distinct_seqs: string; min_seq: string; max_seq: string; no_sent_at: string }>(
+    const r = await c.query<{
+      rows: string;
+      distinct_seqs: string;
+      min_seq: string;
+      max_seq: string;
+      no_sent_at: string;
+    }>(
       `SELECT count(*) AS rows, count(DISTINCT seq) AS distinct_seqs, min(seq) AS min_seq, max(seq) AS max_seq, count(*) FILTER (WHERE sent_at IS NULL) AS no_sent_at FROM ${s.params.table}`,
     );
     const g = await c.query<{ gen: number }>(`SELECT DISTINCT gen FROM ${s.params.table} ORDER BY gen`);
     const x = r.rows[0]!;
-    return { rows: Number(x.rows), gens: g.rows.map((y) => y.gen), distinctSeqs: Number(x.distinct_seqs), minSeq: Number(x.min_seq), maxSeq: Number(x.max_seq), noSentAt: Number(x.no_sent_at) };
+    return {
+      rows: Number(x.rows),
+      gens: g.rows.map((y) => y.gen),
+      distinctSeqs: Number(x.distinct_seqs),
+      minSeq: Number(x.min_seq),
+      maxSeq: Number(x.max_seq),
+      noSentAt: Number(x.no_sent_at),
+    };
   } finally {
     await c.end();
   }
@@ -34,8 +56,15 @@ describe("generator: none — syslog-ng's example-msg-generator() → PostgreSQL
   it("keeps an exact ledger whose sent is inferred from syslog-ng's own counter and the seq range, and says so", async () => {
     let account: Awaited<ReturnType<typeof tableAccount>> | undefined;
     const plan = scenarioPlan("syslog-ng-example-msg-generator.yaml", { warmup: "1s", duration: "2s" });
-    plan.collector!.config = { ...plan.collector!.config, "example-msg-generator": { num: NUM, freq: 0.001 } };
-    const run = newBenchRun(STACK, plan, undefined, { beforeLedger: async (s) => { account = await tableAccount(s); } });
+    plan.collector!.config = {
+      ...plan.collector!.config,
+      "example-msg-generator": { num: NUM, freq: 0.001 },
+    };
+    const run = newBenchRun(STACK, plan, undefined, {
+      beforeLedger: async (s) => {
+        account = await tableAccount(s);
+      },
+    });
     const record = await run.run();
     const l = expectCleanRun(record);
     // sent is what syslog-ng says its generator made: at most num (a tick with a full source window makes none)
@@ -44,19 +73,37 @@ describe("generator: none — syslog-ng's example-msg-generator() → PostgreSQL
     expect(made).toBeLessThanOrEqual(NUM);
     expect(l.sent).toBe(made);
     expect(l.inferred).toEqual({
-      from: "collector", by: "syslog-ng example-msg-generator()",
+      from: "collector",
+      by: "syslog-ng example-msg-generator()",
       counter: "syslog-ng-ctl stats: source s_gen processed (the messages example-msg-generator() made)",
-      made: [made], outsideRange: 0,
+      made: [made],
+      outsideRange: 0,
     });
     // the generator's final report is the counter too: no receiver acknowledged anything, nothing was rejected
     expect(record.generator).toMatchObject({ sent: made, accepted: made, rejected: 0, errors: [] });
     // the table, read by the test: this run's gen only, seqs exactly 0 .. made − 1 once each, every row stamped
-    expect(account).toEqual({ rows: made, gens: [record.genBase], distinctSeqs: made, minSeq: 0, maxSeq: made - 1, noSentAt: 0 });
+    expect(account).toEqual({
+      rows: made,
+      gens: [record.genBase],
+      distinctSeqs: made,
+      minSeq: 0,
+      maxSeq: made - 1,
+      noSentAt: 0,
+    });
     // the syslog() source had no sender; everything made was written, nothing dropped or left queued
-    expect(record.collectorClaims!.counts).toMatchObject({ received: 0, written: made, dropped: 0, queued: 0 });
+    expect(record.collectorClaims!.counts).toMatchObject({
+      received: 0,
+      written: made,
+      dropped: 0,
+      queued: 0,
+    });
     // the content is not compared, and the result says why and what was checked instead
     expect(l.altered).toBeUndefined();
-    expect(l.fidelity).toEqual({ unavailable: expect.stringMatching(/made by syslog-ng's example-msg-generator\(\), not by a seeded generator.*gen and seq/) });
+    expect(l.fidelity).toEqual({
+      unavailable: expect.stringMatching(
+        /made by syslog-ng's example-msg-generator\(\), not by a seeded generator.*gen and seq/,
+      ),
+    });
     expect(record.clock).toMatchObject({ measured: false });
     // the series' sent never decreases and ends at the counter
     const series = readSeries(run);
@@ -68,7 +115,9 @@ describe("generator: none — syslog-ng's example-msg-generator() → PostgreSQL
     expect(record.summary!.mibPerSecond).toBeNull();
     // the sink's own stored_at against the collector's sent_at, for every row
     expect(record.summary!.deliveryLatency).toMatchObject({ rows: expect.any(Number) });
-    console.log(`syslog-ng example-msg-generator: made ${made} of ${NUM} ticks, stored ${l.stored}, ${record.summary!.rowsPerSecond.toFixed(0)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, drain ${record.summary!.drainSeconds.toFixed(2)} s; bottleneck ${record.summary!.bottleneck.resource}`);
+    console.log(
+      `syslog-ng example-msg-generator: made ${made} of ${NUM} ticks, stored ${l.stored}, ${record.summary!.rowsPerSecond.toFixed(0)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, drain ${record.summary!.drainSeconds.toFixed(2)} s; bottleneck ${record.summary!.bottleneck.resource}`,
+    );
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 });

@@ -7,23 +7,43 @@
 import { describe, expect, it } from "vitest";
 import type { CellPlan } from "../../harness/runner/cell-plan.ts";
 import type { Downstream, RunningComponent } from "../../core/component.ts";
-import { probeSyslogNgVersion, syslogNg, type SyslogNgConfig } from "../../plugins/collectors/syslog-ng/component.ts";
+import {
+  probeSyslogNgVersion,
+  syslogNg,
+  type SyslogNgConfig,
+} from "../../plugins/collectors/syslog-ng/component.ts";
 import type { LocalHost } from "../../core/hosts.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { ownClockSkewMs } from "../helpers/own-skew.ts";
 import { newBenchRun, scenarioPlan, type ScenarioPlanOptions } from "../helpers/bench.ts";
-import { expectCleanRun, expectDuplicatesCounted, expectPinRefusal, expectLedgerNamesExactlyTheAbsentSeqs, expectWithinOffer, readSeries, readStoredSeqs, runKillingCollector, type SinkInfo, tableSeqScans } from "../helpers/pipeline-ledger.ts";
+import {
+  expectCleanRun,
+  expectDuplicatesCounted,
+  expectPinRefusal,
+  expectLedgerNamesExactlyTheAbsentSeqs,
+  expectWithinOffer,
+  readSeries,
+  readStoredSeqs,
+  runKillingCollector,
+  type SinkInfo,
+  tableSeqScans,
+} from "../helpers/pipeline-ledger.ts";
 
 const STACK = "local-pipeline";
 
 /** scenarios/syslog-ng-postgres.yaml, by default with a short warmup and measurement. */
-const pipelinePlan = (o: ScenarioPlanOptions = {}): CellPlan => scenarioPlan("syslog-ng-postgres.yaml", { warmup: "1s", duration: "6s", ...o });
+const pipelinePlan = (o: ScenarioPlanOptions = {}): CellPlan =>
+  scenarioPlan("syslog-ng-postgres.yaml", { warmup: "1s", duration: "6s", ...o });
 
 describe("syslog-ng → PostgreSQL pipeline (real)", () => {
   it("stores every event exactly once: lost 0, duplicated 0, with all three hosts observed and versions recorded; the drain samples live, and the table is scanned only by the completion passes, which settle the samples too", async () => {
     // the sink's table scans when the ledger begins (at least one completion pass)
     let scansBeforeLedger = -1;
-    const run = newBenchRun(STACK, pipelinePlan(), undefined, { beforeLedger: async (s: SinkInfo) => { scansBeforeLedger = await tableSeqScans(s, 1); } });
+    const run = newBenchRun(STACK, pipelinePlan(), undefined, {
+      beforeLedger: async (s: SinkInfo) => {
+        scansBeforeLedger = await tableSeqScans(s, 1);
+      },
+    });
     const record = await run.run();
     const l = expectCleanRun(record);
     // after this timed load the drain sampled live, as the load did: each completion pass read the table once, the
@@ -57,16 +77,24 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     expect(record.versions.postgres?.running).toBe("18.4");
     expect(Object.keys(record.limits).sort()).toEqual(["collector", "loadgen", "sink"]);
     // the collector's own claims, beside the ledger
-    expect((record as unknown as { collectorClaims: unknown }).collectorClaims).toEqual({ name: "syslog-ng", counts: { received: l.sent, written: l.stored, dropped: 0, queued: 0 } });
+    expect((record as unknown as { collectorClaims: unknown }).collectorClaims).toEqual({
+      name: "syslog-ng",
+      counts: { received: l.sent, written: l.stored, dropped: 0, queued: 0 },
+    });
     const hosts = new Set(record.summary!.bottleneck.candidates.map((c) => c.host));
     expect(hosts.has("collector") && hosts.has("sink")).toBe(true);
-    console.log(`syslog-ng-postgres: ${record.summary!.rowsPerSecond.toFixed(0)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, lag p99 (n=${record.summary!.lagSamples}) ${record.summary!.lagP99Ms?.toFixed(0)} ms, backlog ≥ ${record.summary!.backlogLagMaxMs?.toFixed(0)} ms, clock ${JSON.stringify(record.clock)}, drain ${record.summary!.drainSeconds.toFixed(2)} s, sent ${l.sent} (offer bound ${bound.toFixed(0)}), stored ${l.stored}; bottleneck ${record.summary!.bottleneck.resource} (${record.summary!.bottleneck.evidence})`);
+    console.log(
+      `syslog-ng-postgres: ${record.summary!.rowsPerSecond.toFixed(0)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, lag p99 (n=${record.summary!.lagSamples}) ${record.summary!.lagP99Ms?.toFixed(0)} ms, backlog ≥ ${record.summary!.backlogLagMaxMs?.toFixed(0)} ms, clock ${JSON.stringify(record.clock)}, drain ${record.summary!.drainSeconds.toFixed(2)} s, sent ${l.sent} (offer bound ${bound.toFixed(0)}), stored ${l.stored}; bottleneck ${record.summary!.bottleneck.resource} (${record.summary!.bottleneck.evidence})`,
+    );
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
   it("reports exactly the missing seqs when the collector is killed (SIGKILL) mid-run", async () => {
     // what the generator could not even write (after the kill) is rejected, not lost; everything else absent is lost
-    const { record } = await runKillingCollector(newBenchRun(STACK, pipelinePlan({ drainTimeoutMs: 3000 })), { killAtStored: 1, label: "syslog-ng" });
+    const { record } = await runKillingCollector(newBenchRun(STACK, pipelinePlan({ drainTimeoutMs: 3000 })), {
+      killAtStored: 1,
+      label: "syslog-ng",
+    });
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
@@ -82,8 +110,12 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     let sentAfterRestart: number | undefined;
     let secondKilled = false;
     let snapshot: Promise<Set<number>> | undefined;
-    run.on("sink", (s: SinkInfo) => { sink = s; });
-    run.on("collector", (c: RunningComponent, info: { host: LocalHost; downstream: Downstream }) => { first = { c, ...info }; });
+    run.on("sink", (s: SinkInfo) => {
+      sink = s;
+    });
+    run.on("collector", (c: RunningComponent, info: { host: LocalHost; downstream: Downstream }) => {
+      first = { c, ...info };
+    });
     run.on("tick", (p: { stored: number; sent: number; phase: string }) => {
       // the first seq the generator sent once the restarted collector was up (seqs are 0..sent-1)
       if (second && sentAfterRestart === undefined && p.phase !== "drain") sentAfterRestart = p.sent;
@@ -95,7 +127,12 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
         // the same config, host, persist file and downstream: the generator reconnects within its back-off
         restarting = (async () => {
           await f.c.stop();
-          second = await syslogNg.startLocal(f.host, plan.collector!.config as SyslogNgConfig, undefined, f.downstream);
+          second = await syslogNg.startLocal(
+            f.host,
+            plan.collector!.config as SyslogNgConfig,
+            undefined,
+            f.downstream,
+          );
         })();
       }
       // The load is over at the first drain sample: the restarted collector is killed there, so the table stops
@@ -122,7 +159,9 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     for (const seq of present) if (seq > newest) newest = seq;
     expect(newest).toBeGreaterThanOrEqual(sentAfterRestart!);
     expect(l.stored).toBeGreaterThan(killedAt!);
-    console.log(`killed and restarted syslog-ng at stored ${killedAt}: sent ${l.sent}, stored ${l.stored}, lost ${l.lost}, rejected ${l.rejected}, missingRanges ${JSON.stringify(l.missingRanges)}`);
+    console.log(
+      `killed and restarted syslog-ng at stored ${killedAt}: sent ${l.sent}, stored ${l.stored}, lost ${l.lost}, rejected ${l.rejected}, missingRanges ${JSON.stringify(l.missingRanges)}`,
+    );
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
@@ -130,13 +169,21 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     const run = newBenchRun(STACK, pipelinePlan());
     let collector: RunningComponent | undefined;
     let frozen = false;
-    run.on("collector", (c: RunningComponent) => { collector = c; });
+    run.on("collector", (c: RunningComponent) => {
+      collector = c;
+    });
     run.on("tick", (p: { stored: number; phase: string }) => {
       if (!frozen && p.phase === "measure" && p.stored > 0 && collector?.pid) {
         frozen = true;
         const pid = collector.pid;
         process.kill(pid, "SIGSTOP");
-        setTimeout(() => { try { process.kill(pid, "SIGCONT"); } catch { /* gone */ } }, 2000);
+        setTimeout(() => {
+          try {
+            process.kill(pid, "SIGCONT");
+          } catch {
+            /* gone */
+          }
+        }, 2000);
       }
     });
     const record = await run.run();
@@ -146,7 +193,9 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     expect(record.ledger).toMatchObject({ lost: 0, duplicated: 0, unexpected: 0, missingRanges: [] });
     expect(record.ledger!.stored).toBe(record.ledger!.sent);
     expect(record.summary!.lagMaxMs!).toBeGreaterThan(1500);
-    console.log(`SIGSTOP 2 s: sent ${record.ledger!.sent}, stored ${record.ledger!.stored}, lag max ${record.summary!.lagMaxMs?.toFixed(0)} ms`);
+    console.log(
+      `SIGSTOP 2 s: sent ${record.ledger!.sent}, stored ${record.ledger!.stored}, lag max ${record.summary!.lagMaxMs?.toFixed(0)} ms`,
+    );
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
@@ -163,14 +212,22 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
   });
 
   it("reports a batch the client deliberately sends twice as duplicated rows through the collector, not as throughput", async () => {
-    const record = await newBenchRun(STACK, pipelinePlan({ duration: "4s", drainTimeoutMs: 20_000, generator: { duplicateEvery: 20 } })).run();
+    const record = await newBenchRun(
+      STACK,
+      pipelinePlan({ duration: "4s", drainTimeoutMs: 20_000, generator: { duplicateEvery: 20 } }),
+    ).run();
     expectDuplicatesCounted(record);
-    expect(record.collectorClaims!.counts!.received).toBe(record.generator!.sent + record.generator!.repeated!); // the collector saw every copy
+    expect(record.collectorClaims!.counts!.received).toBe(
+      record.generator!.sent + record.generator!.repeated!,
+    ); // the collector saw every copy
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });
 
   it("scales out over two collector hosts: one generator per collector, an exact ledger per genId, one version on both", async () => {
-    const record = await newBenchRun("local-two-collectors", pipelinePlan({ duration: "4s", drainTimeoutMs: 20_000 })).run();
+    const record = await newBenchRun(
+      "local-two-collectors",
+      pipelinePlan({ duration: "4s", drainTimeoutMs: 20_000 }),
+    ).run();
     expect(record.error).toBeNull();
     expect(record.status).toBe("ok");
     expect(record.generators!.map((g) => g.genId)).toEqual([0, 1]);
@@ -179,7 +236,10 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     expect(l.sent).toBe(record.generators![0]!.sent + record.generators![1]!.sent);
     expect(record.generators!.every((g) => g.sent > 0)).toBe(true);
     expect(record.versions["syslog-ng"]!.running).toBe(record.versions["syslog-ng@collector-2"]!.running);
-    expect(record.collectorClaims).toMatchObject({ hosts: ["collector-1", "collector-2"], counts: { written: l.stored } });
+    expect(record.collectorClaims).toMatchObject({
+      hosts: ["collector-1", "collector-2"],
+      counts: { written: l.stored },
+    });
     expect(Object.keys(record.limits).sort()).toEqual(["collector-1", "collector-2", "loadgen", "sink"]);
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });

@@ -9,7 +9,10 @@ import { describe, expect, it } from "vitest";
 import { generatorBlock, recordBytesOf } from "../../harness/runner/app-bytes.ts";
 import type { EventField } from "../../core/events/types.ts";
 
-const EVENT: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "span", type: "string", size: 120 }];
+const EVENT: EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "span", type: "string", size: 120 },
+];
 const GEN = 777_000;
 
 async function freePort(): Promise<number> {
@@ -24,22 +27,41 @@ describe("sample app → a Forward receiver (spec message shape decoded by @msgp
   it("every record it did not drop arrives once, in PackedForward messages with the block's tag; exported, recordBytes and drops add up", async () => {
     const chunks: Buffer[] = [];
     const sockets: Socket[] = [];
-    const receiver = createServer((s) => { sockets.push(s); s.on("data", (b: Buffer) => chunks.push(b)); });
+    const receiver = createServer((s) => {
+      sockets.push(s);
+      s.on("data", (b: Buffer) => chunks.push(b));
+    });
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
     const target = `127.0.0.1:${(receiver.address() as AddressInfo).port}`;
     const generator = generatorBlock("fluent-forward", { seed: 42, tag: "sample.trace" });
     const child = spawn(process.execPath, ["--import", "tsx", "examples/sample-app/bench.ts"], {
       env: {
-        ...process.env, PORT: String(await freePort()), WORKERS: "1", WORK: "20", CONNECTIONS: "2", EXPORT: "1", QUEUE: "1", FLUSH_MS: "100", DURATION_MS: "500",
-        INGESTBENCH_TARGET: target, INGESTBENCH_PROTOCOL: "fluent-forward", INGESTBENCH_GENERATOR: JSON.stringify(generator),
-        INGESTBENCH_GEN: String(GEN), INGESTBENCH_SEED: "42", INGESTBENCH_FIELDS: JSON.stringify(EVENT),
+        ...process.env,
+        PORT: String(await freePort()),
+        WORKERS: "1",
+        WORK: "20",
+        CONNECTIONS: "2",
+        EXPORT: "1",
+        QUEUE: "1",
+        FLUSH_MS: "100",
+        DURATION_MS: "500",
+        INGESTBENCH_TARGET: target,
+        INGESTBENCH_PROTOCOL: "fluent-forward",
+        INGESTBENCH_GENERATOR: JSON.stringify(generator),
+        INGESTBENCH_GEN: String(GEN),
+        INGESTBENCH_SEED: "42",
+        INGESTBENCH_FIELDS: JSON.stringify(EVENT),
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (b: Buffer) => { stdout += b.toString(); });
-    child.stderr.on("data", (b: Buffer) => { stderr += b.toString(); });
+    child.stdout.on("data", (b: Buffer) => {
+      stdout += b.toString();
+    });
+    child.stderr.on("data", (b: Buffer) => {
+      stderr += b.toString();
+    });
     try {
       const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
       expect(code, stderr).toBe(0);
@@ -48,7 +70,13 @@ describe("sample app → a Forward receiver (spec message shape decoded by @msgp
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => receiver.close(resolve));
     }
-    const report = JSON.parse(stdout.trim().split("\n").at(-1)!) as { records: number; exported: number; dropped: number; exportedBytes: number; recordBytes: number };
+    const report = JSON.parse(stdout.trim().split("\n").at(-1)!) as {
+      records: number;
+      exported: number;
+      dropped: number;
+      exportedBytes: number;
+      recordBytes: number;
+    };
     const stream = Buffer.concat(chunks);
     const seqs: number[] = [];
     let entryBytes = 0;
@@ -74,7 +102,13 @@ describe("sample app → a Forward receiver (spec message shape decoded by @msgp
     // bytes: all it wrote arrived; recordBytes are the entries, and equal the harness's per-record encodings of them
     expect(report.exportedBytes).toBe(stream.length);
     expect(report.recordBytes).toBe(entryBytes);
-    const length = recordBytesOf({ protocol: "fluent-forward", config: generator, fields: EVENT, seed: 42, gen: GEN })!;
+    const length = recordBytesOf({
+      protocol: "fluent-forward",
+      config: generator,
+      fields: EVENT,
+      seed: 42,
+      gen: GEN,
+    })!;
     expect(seqs.reduce((n, s) => n + length(s), 0)).toBe(report.recordBytes);
   }, 30_000);
 });

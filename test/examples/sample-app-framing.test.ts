@@ -12,21 +12,48 @@ import type { EventField } from "../../core/events/types.ts";
 const SENT = Date.UTC(2025, 0, 2, 3, 4, 5, 678); // 1735787045 s + 678000000 ns
 const ISO = "2025-01-02T03:04:05.678Z";
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ""), "hex");
-const fixstr = (s: string): Buffer => Buffer.concat([Buffer.from([0xa0 | s.length]), Buffer.from(s, "latin1")]);
-const EVENT: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "span", type: "string", size: 120 }, { name: "n", type: "int" }];
+const fixstr = (s: string): Buffer =>
+  Buffer.concat([Buffer.from([0xa0 | s.length]), Buffer.from(s, "latin1")]);
+const EVENT: EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "span", type: "string", size: 120 },
+  { name: "n", type: "int" },
+];
 
 describe("sample app exporter framing (byte-level vectors from the Forward protocol v1 spec and RFC 5424/6587; no Fluentd here)", () => {
   it("fluent-forward: one PackedForward message [tag, entries as bin, {size}] per drain, EventTime d7 00 <sec> <nsec>, seqs with holes (spec vectors)", () => {
-    const frame = framer({ protocol: "fluent-forward", generator: generatorBlock("fluent-forward", { seed: 1 }), gen: 3, seed: 1, fields: [] });
+    const frame = framer({
+      protocol: "fluent-forward",
+      generator: generatorBlock("fluent-forward", { seed: 1 }),
+      gen: 3,
+      seed: 1,
+      fields: [],
+    });
     const out = frame([0, 2], SENT);
     // an event without a timestamp field: EventTime is the send time (spec "EventTime Ext Format": fixext 8, type 0)
-    const entry = (seq: number): Buffer => Buffer.concat([
-      hex("92 d7 00 67760225 28697580"), // [EventTime(1735787045 s, 678000000 ns),
-      hex("83"), fixstr("gen"), hex("03"), fixstr("seq"), Buffer.from([seq]), fixstr("sent_at"), hex("b8"), Buffer.from(ISO), // {gen, seq, sent_at}]
-    ]);
+    const entry = (seq: number): Buffer =>
+      Buffer.concat([
+        hex("92 d7 00 67760225 28697580"), // [EventTime(1735787045 s, 678000000 ns),
+        hex("83"),
+        fixstr("gen"),
+        hex("03"),
+        fixstr("seq"),
+        Buffer.from([seq]),
+        fixstr("sent_at"),
+        hex("b8"),
+        Buffer.from(ISO), // {gen, seq, sent_at}]
+      ]);
     const entries = Buffer.concat([entry(0), entry(2)]);
     expect(entries.length).toBe(110);
-    const expected = Buffer.concat([hex("93"), fixstr("ingestbench"), hex("c4 6e"), entries, hex("81"), fixstr("size"), hex("02")]);
+    const expected = Buffer.concat([
+      hex("93"),
+      fixstr("ingestbench"),
+      hex("c4 6e"),
+      entries,
+      hex("81"),
+      fixstr("size"),
+      hex("02"),
+    ]);
     expect(out.payload.toString("hex")).toBe(expected.toString("hex"));
     // the records' own encodings are the entries; the array header, tag, bin header and option map belong to none
     expect(out.recordBytes).toBe(110);
@@ -50,13 +77,37 @@ describe("sample app exporter framing (byte-level vectors from the Forward proto
       expect(Buffer.byteLength(r.span as string)).toBe(120);
       expect(typeof r.n).toBe("number");
     }
-    expect(() => framer({ protocol: "fluent-forward", generator: { ...generator, ack: true }, gen: 0, seed: 7, fields: EVENT })).toThrow(/does not wait for Forward acks/);
-    expect(() => framer({ protocol: "fluent-forward", generator: { ...generator, entries: "str" }, gen: 0, seed: 7, fields: EVENT })).toThrow(/not str/);
-    expect(() => framer({ protocol: "otlp", generator: {}, gen: 0, seed: 7, fields: EVENT })).toThrow(/speaks syslog, fluent-forward, not otlp/);
+    expect(() =>
+      framer({
+        protocol: "fluent-forward",
+        generator: { ...generator, ack: true },
+        gen: 0,
+        seed: 7,
+        fields: EVENT,
+      }),
+    ).toThrow(/does not wait for Forward acks/);
+    expect(() =>
+      framer({
+        protocol: "fluent-forward",
+        generator: { ...generator, entries: "str" },
+        gen: 0,
+        seed: 7,
+        fields: EVENT,
+      }),
+    ).toThrow(/not str/);
+    expect(() => framer({ protocol: "otlp", generator: {}, gen: 0, seed: 7, fields: EVENT })).toThrow(
+      /speaks syslog, fluent-forward, not otlp/,
+    );
   });
 
   it("syslog: each record one RFC 5424 message in an RFC 6587 octet-counting frame, APP-NAME from the block, PROCID 0 (RFC vectors)", () => {
-    const frame = framer({ protocol: "syslog", generator: generatorBlock("syslog", { seed: 1, appName: "sample-app" }), gen: 3, seed: 1, fields: [] });
+    const frame = framer({
+      protocol: "syslog",
+      generator: generatorBlock("syslog", { seed: 1, appName: "sample-app" }),
+      gen: 3,
+      seed: 1,
+      fields: [],
+    });
     const out = frame([4], SENT);
     const msg = `<134>1 ${ISO} ingestbench sample-app 0 - [ib@32473 gen="3" seq="4" sent_at="${ISO}"]`;
     expect(out.payload.toString("latin1")).toBe(`${Buffer.byteLength(msg)} ${msg}`);

@@ -34,12 +34,15 @@ const originals: Original[] = (["scenarios", "stacks", "nightly"] as const).flat
   readdirSync(path.join(projectRoot, dir))
     .filter((f) => f.endsWith(".yaml") && (dir !== "stacks" || f.startsWith("Pulumi.")))
     .sort()
-    .map((name) => ({ dir, name, text: readFileSync(path.join(projectRoot, dir, name), "utf8") })));
+    .map((name) => ({ dir, name, text: readFileSync(path.join(projectRoot, dir, name), "utf8") })),
+);
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ibtest-fuzz-"));
 for (const d of ["scenarios", "stacks", "nightly"]) mkdirSync(path.join(tmp, d));
 // what scenarios refer to beside them (fault steps' zx scripts, relative to the scenario file)
-cpSync(path.join(projectRoot, "scenarios", "steps"), path.join(tmp, "scenarios", "steps"), { recursive: true });
+cpSync(path.join(projectRoot, "scenarios", "steps"), path.join(tmp, "scenarios", "steps"), {
+  recursive: true,
+});
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** A mutant validated in process: where it was written, its text, the outcome and the exit code `validate` maps it to. */
@@ -62,7 +65,13 @@ function problemsOf(v: Validated): string[] {
     if (d.line === null || d.col === null) out.push(`no line:col: ${where}`);
     // a YAML syntax error names a position, not a field; every schema error names its field (a top-level problem's
     // field is the document itself: its message says what is missing or wrong)
-    if (d.code !== "E_YAML_SYNTAX" && d.field === null && !/^(required|expected|invalid|unknown key|at least|the file|this file|a (stack|scenario|nightly)|file is empty)/i.test(d.message)) {
+    if (
+      d.code !== "E_YAML_SYNTAX" &&
+      d.field === null &&
+      !/^(required|expected|invalid|unknown key|at least|the file|this file|a (stack|scenario|nightly)|file is empty)/i.test(
+        d.message,
+      )
+    ) {
       out.push(`no field: ${where}`);
     }
     if (/\n\s+at .+:\d+:\d+\)?$/m.test(d.message)) out.push(`stack trace in message: ${where}`);
@@ -75,7 +84,8 @@ let counter = 0;
 function validateMutant(orig: Original, text: string): Validated {
   // a fresh name each time: the stack's name comes from its file name, so keep the original's as a prefix
   const n = counter++;
-  const name = orig.dir === "stacks" ? orig.name.replace(/^Pulumi\./, `Pulumi.fz${n}-`) : `fz${n}-${orig.name}`;
+  const name =
+    orig.dir === "stacks" ? orig.name.replace(/^Pulumi\./, `Pulumi.fz${n}-`) : `fz${n}-${orig.name}`;
   const file = path.join(tmp, orig.dir, name);
   writeFileSync(file, text);
   let result: FileResult;
@@ -84,23 +94,39 @@ function validateMutant(orig: Original, text: string): Validated {
     result = validateFile(file);
   } catch (err) {
     // the CLI prints this as "unexpected error" and exits 70: a crash
-    throw new Error(`crash on a mutant of ${orig.dir}/${orig.name}: ${(err as Error).stack}\n--- mutant ---\n${text}`);
+    throw new Error(
+      `crash on a mutant of ${orig.dir}/${orig.name}: ${(err as Error).stack}\n--- mutant ---\n${text}`,
+    );
   }
   const ms = performance.now() - t0;
-  if (ms > HANG_MS) throw new Error(`a mutant of ${orig.dir}/${orig.name} took ${ms.toFixed(0)} ms to validate (a hang)\n--- mutant ---\n${text}`);
+  if (ms > HANG_MS)
+    throw new Error(
+      `a mutant of ${orig.dir}/${orig.name} took ${ms.toFixed(0)} ms to validate (a hang)\n--- mutant ---\n${text}`,
+    );
   return { file, text, result, exitCode: validateExitCode([result]) };
 }
 
 /** Run the real CLI's `validate` on files (one process: the CLI's start-up through tsx takes seconds). */
 function cli(files: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["bin/ingestbench.js", "validate", ...files], { cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "", stderr = "";
-    child.stdout.on("data", (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
+    const child = spawn(process.execPath, ["bin/ingestbench.js", "validate", ...files], {
+      cwd: projectRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "",
+      stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
     const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
     child.on("error", reject);
-    child.on("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -113,13 +139,18 @@ describe(`validate on ${RUNS} mutants of the repository's ${originals.length} sc
     // the originals themselves validate (a mutant's refusal is then the mutation's doing)
     for (const o of originals) expect(validateMutant(o, o.text).result.errors).toEqual([]);
     fc.assert(
-      fc.property(fc.nat({ max: originals.length - 1 }), fc.array(editArb, { minLength: 1, maxLength: 2 }), (which, edits) => {
-        const orig = originals[which]!;
-        const v = validateMutant(orig, mutate(orig.text, edits));
-        seen.push(v);
-        const problems = problemsOf(v);
-        if (problems.length > 0) throw new Error(`${orig.dir}/${orig.name}: ${problems.join("; ")}\n--- mutant ---\n${v.text}`);
-      }),
+      fc.property(
+        fc.nat({ max: originals.length - 1 }),
+        fc.array(editArb, { minLength: 1, maxLength: 2 }),
+        (which, edits) => {
+          const orig = originals[which]!;
+          const v = validateMutant(orig, mutate(orig.text, edits));
+          seen.push(v);
+          const problems = problemsOf(v);
+          if (problems.length > 0)
+            throw new Error(`${orig.dir}/${orig.name}: ${problems.join("; ")}\n--- mutant ---\n${v.text}`);
+        },
+      ),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
     const refused = seen.filter((v) => !v.result.ok).length;
@@ -133,7 +164,11 @@ describe(`validate on ${RUNS} mutants of the repository's ${originals.length} sc
     expect(seen.length).toBeGreaterThan(0);
     // a spread of outcomes: every error code seen once, then valid files, then the rest in order
     const byCode = new Map<string, Validated>();
-    for (const v of seen) byCode.set(v.result.ok ? "ok" : v.result.errors[0]!.code, byCode.get(v.result.ok ? "ok" : v.result.errors[0]!.code) ?? v);
+    for (const v of seen)
+      byCode.set(
+        v.result.ok ? "ok" : v.result.errors[0]!.code,
+        byCode.get(v.result.ok ? "ok" : v.result.errors[0]!.code) ?? v,
+      );
     const samples = [...new Set([...byCode.values(), ...seen])].slice(0, CLI_SAMPLES);
     const valid = samples.filter((v) => v.result.ok);
     expect(valid.length).toBeGreaterThan(0);
@@ -142,10 +177,21 @@ describe(`validate on ${RUNS} mutants of the repository's ${originals.length} sc
     const [all, good] = await Promise.all([cli(samples.map((v) => v.file)), cli(valid.map((v) => v.file))]);
     expect(all.code, all.stderr).toBe(validateExitCode(samples.map((v) => v.result)));
     expect(good.code, good.stderr).toBe(validateExitCode(valid.map((v) => v.result)));
-    for (const r of [all, good]) expect(r.stderr).not.toMatch(/unexpected error|Warning|\n\s+at .+:\d+:\d+\)?\n/);
+    for (const r of [all, good])
+      expect(r.stderr).not.toMatch(/unexpected error|Warning|\n\s+at .+:\d+:\d+\)?\n/);
     // stderr is each refused file's error, in order, exactly as validateFile gave it; stdout names each valid one
-    expect(all.stderr).toBe(samples.filter((v) => !v.result.ok).map((v) => `${v.result.text}\n`).join(""));
-    expect(all.stdout.split("\n").filter(Boolean).map((l) => l.split(": ok")[0])).toEqual(valid.map((v) => v.file));
+    expect(all.stderr).toBe(
+      samples
+        .filter((v) => !v.result.ok)
+        .map((v) => `${v.result.text}\n`)
+        .join(""),
+    );
+    expect(
+      all.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split(": ok")[0]),
+    ).toEqual(valid.map((v) => v.file));
     expect(good.stderr).toBe("");
   }, 120_000);
 });

@@ -30,17 +30,28 @@ export interface ScenarioPlanOptions {
  */
 export function scenarioPlan(scenario: string, o: ScenarioPlanOptions = {}): CellPlan {
   const file = path.join(projectRoot, "scenarios", scenario);
-  const cells = planCells(loadScenarioFile(file), file, { warmup: o.warmup, duration: o.duration, replicates: 1 });
+  const cells = planCells(loadScenarioFile(file), file, {
+    warmup: o.warmup,
+    duration: o.duration,
+    replicates: 1,
+  });
   const plan = o.cell === undefined ? cells[0] : cells.find((c) => c.cell === o.cell);
   if (!plan) throw new Error(`no cell ${o.cell ?? "at all"} in ${file}`);
   if (o.drainTimeoutMs !== undefined) plan.drainTimeoutMs = o.drainTimeoutMs;
   if (o.sinkVersion) plan.sink = { ...plan.sink, config: { ...plan.sink.config, version: o.sinkVersion } };
-  if (o.collectorVersion) plan.collector = { ...plan.collector!, config: { ...plan.collector!.config, version: o.collectorVersion } };
-  if (o.generator) plan.generator = { ...plan.generator, config: { ...plan.generator.config, ...o.generator } };
+  if (o.collectorVersion)
+    plan.collector = {
+      ...plan.collector!,
+      config: { ...plan.collector!.config, version: o.collectorVersion },
+    };
+  if (o.generator)
+    plan.generator = { ...plan.generator, config: { ...plan.generator.config, ...o.generator } };
   return plan;
 }
 
-export function quickstartPlan(overrides: Pick<ScenarioPlanOptions, "warmup" | "duration" | "sinkVersion" | "drainTimeoutMs"> = {}): CellPlan {
+export function quickstartPlan(
+  overrides: Pick<ScenarioPlanOptions, "warmup" | "duration" | "sinkVersion" | "drainTimeoutMs"> = {},
+): CellPlan {
   return scenarioPlan("quickstart.yaml", overrides);
 }
 
@@ -54,11 +65,21 @@ afterAll(() => {
  * A BenchRun on a stack file of stacks/, writing into a temporary results directory (removed after the file's tests);
  * `hooks`: the runner's test-only hooks (RunOptions.beforeLedger).
  */
-export function newBenchRun(stackName: string, plan: CellPlan, signal?: AbortSignal, hooks: Pick<RunOptions, "beforeLedger"> = {}): BenchRun {
+export function newBenchRun(
+  stackName: string,
+  plan: CellPlan,
+  signal?: AbortSignal,
+  hooks: Pick<RunOptions, "beforeLedger"> = {},
+): BenchRun {
   const resultsRoot = mkdtempSync(path.join(os.tmpdir(), "ibtest-results-"));
   resultsRoots.push(resultsRoot);
   return new BenchRun({
     stack: loadStack(stackName, path.join(projectRoot, "stacks")),
-    plan, resultsRoot, invocation: new Date().toISOString(), signal, projectRoot, ...hooks,
+    plan,
+    resultsRoot,
+    invocation: new Date().toISOString(),
+    signal,
+    projectRoot,
+    ...hooks,
   });
 }

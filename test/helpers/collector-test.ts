@@ -36,13 +36,21 @@ export function syslogTestFields(level: string): EventField[] {
 }
 
 /** A PostgreSQL downstream to render configs for (nothing connects to it). */
-export const RENDER_PG_SINK = { name: "postgres", host: "10.214.0.3", port: 5432, params: { database: "postgres", user: "postgres", table: "ib_events" } };
+export const RENDER_PG_SINK = {
+  name: "postgres",
+  host: "10.214.0.3",
+  port: 5432,
+  params: { database: "postgres", user: "postgres", table: "ib_events" },
+};
 
 /**
  * Write a scenario `name` (generator and collector as YAML flow maps, e.g. "{ syslog: { batch: 100 } }"; one string
  * field, a pinned postgres sink, 2 s) into `dir` and return a call that plans it, for `expect(…).toThrow(…)`.
  */
-export async function scenarioPlanning(dir: string, o: { name: string; generator: string; collector: string }): Promise<() => unknown> {
+export async function scenarioPlanning(
+  dir: string,
+  o: { name: string; generator: string; collector: string },
+): Promise<() => unknown> {
   const file = await writeScenario(dir, o);
   return () => planCells(loadScenarioFile(file), file);
 }
@@ -51,17 +59,23 @@ export async function scenarioPlanning(dir: string, o: { name: string; generator
  * Write a scenario `name` into `dir` and return its path: generator, collector, sink (default a pinned postgres) and
  * matrix (default none) as YAML flow maps, one string field, 2 s.
  */
-export async function writeScenario(dir: string, o: { name: string; generator: string; collector: string; sink?: string; matrix?: string }): Promise<string> {
+export async function writeScenario(
+  dir: string,
+  o: { name: string; generator: string; collector: string; sink?: string; matrix?: string },
+): Promise<string> {
   const file = join(dir, `${o.name}.yaml`);
-  await writeFile(file, [
-    `name: ${o.name}`,
-    "event: [{ name: msg, type: string, size: 10 }]",
-    `generator: ${o.generator}`,
-    `collector: ${o.collector}`,
-    `sink: ${o.sink ?? '{ postgres: { version: "18.4.0-beta.17" } }'}`,
-    "duration: 2s",
-    ...(o.matrix ? [`matrix: ${o.matrix}`] : []),
-  ].join("\n"));
+  await writeFile(
+    file,
+    [
+      `name: ${o.name}`,
+      "event: [{ name: msg, type: string, size: 10 }]",
+      `generator: ${o.generator}`,
+      `collector: ${o.collector}`,
+      `sink: ${o.sink ?? '{ postgres: { version: "18.4.0-beta.17" } }'}`,
+      "duration: 2s",
+      ...(o.matrix ? [`matrix: ${o.matrix}`] : []),
+    ].join("\n"),
+  );
   return file;
 }
 
@@ -79,7 +93,11 @@ export interface CollectorTestScope {
    * The embedded PostgreSQL on 127.0.0.1:`port` with an empty verifier table `table` for `fields` (dropped first),
    * and a connected client (ended in afterAll).
    */
-  postgresTable(port: number, table: string, fields: EventField[]): Promise<{ testPg: TestPostgres; db: pg.Client }>;
+  postgresTable(
+    port: number,
+    table: string,
+    fields: EventField[],
+  ): Promise<{ testPg: TestPostgres; db: pg.Client }>;
 }
 
 /** Create the scope of one test file (call at module level: it registers afterAll). `prefix` names its temp dirs. */
@@ -138,8 +156,19 @@ export async function expectRefusesPin(
   start: (host: DirectHost, downstream: Downstream) => Promise<RunningComponent>,
 ): Promise<void> {
   const host = await scope.host();
-  const fakeSink = { name: "postgres", pinned: "x", running: "x", data: { host: "127.0.0.1", port: 1 }, control: { host: "127.0.0.1", port: 1 }, params: {}, stop: async () => undefined };
-  const err = await start(host, { sink: fakeSink, params: { table: "t" }, fields }).then(() => null, (e: unknown) => e);
+  const fakeSink = {
+    name: "postgres",
+    pinned: "x",
+    running: "x",
+    data: { host: "127.0.0.1", port: 1 },
+    control: { host: "127.0.0.1", port: 1 },
+    params: {},
+    stop: async () => undefined,
+  };
+  const err = await start(host, { sink: fakeSink, params: { table: "t" }, fields }).then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(VerificationError);
   expect((err as Error).message).toContain(wrongPin);
   expect((err as Error).message).toContain(installed);
@@ -151,8 +180,24 @@ export async function expectRefusesPin(
  * RFC 6587 §3.4.1), stamped `sentAt`, over one TCP connection to 127.0.0.1:`port`, then close it.
  * @returns the event source, to compute what each stored row must hold
  */
-export async function sendSyslogFrames(port: number, o: { fields: EventField[]; seed: number; genId: number; count: number; sentAt: Date; procId?: string; replayFile?: string }): Promise<EventSource> {
-  const source = createEventSource({ fields: o.fields, seed: o.seed, genId: o.genId, replayFile: o.replayFile });
+export async function sendSyslogFrames(
+  port: number,
+  o: {
+    fields: EventField[];
+    seed: number;
+    genId: number;
+    count: number;
+    sentAt: Date;
+    procId?: string;
+    replayFile?: string;
+  },
+): Promise<EventSource> {
+  const source = createEventSource({
+    fields: o.fields,
+    seed: o.seed,
+    genId: o.genId,
+    replayFile: o.replayFile,
+  });
   await source.load(0, o.count);
   const encoder = new SyslogEncoder(source, o.procId === undefined ? {} : { procId: o.procId });
   const batch = encoder.encode(0, o.count);
@@ -201,9 +246,21 @@ export async function pgCount(db: pg.Client, table: string): Promise<number> {
  * what `source` generates (gen `genId`, sent_at `sentAt`), and `count` distinct seqs are stored.
  * @returns the sizes of the transactions that wrote the rows (rows per xmin), for the batch checks of each collector
  */
-export async function expectSyslogRowsInPostgres(db: pg.Client, source: EventSource, o: { fields: EventField[]; genId: number; sentAt: Date; count: number }): Promise<number[]> {
+export async function expectSyslogRowsInPostgres(
+  db: pg.Client,
+  source: EventSource,
+  o: { fields: EventField[]; genId: number; sentAt: Date; count: number },
+): Promise<number[]> {
   const level = o.fields[1]!.name;
-  const r = await db.query<{ gen: number; seq: string; sent: string; ts: string; level: string; code: string; msg: string }>(
+  const r = await db.query<{
+    gen: number;
+    seq: string;
+    sent: string;
+    ts: string;
+    level: string;
+    code: string;
+    msg: string;
+  }>(
     "SELECT gen, seq, to_char(sent_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') AS sent, " +
       `to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ts, "${level}" AS level, code, msg FROM ib_events WHERE seq IN (0, 1234) ORDER BY seq`,
   );
@@ -234,26 +291,50 @@ export async function expectSyslogRowsInPostgres(db: pg.Client, source: EventSou
  */
 export async function pipeIntoPostgres(
   scope: CollectorTestScope,
-  o: { pgPort: number; syslogPort: number; fields: EventField[]; start: (host: DirectHost, downstream: Downstream) => Promise<RunningComponent>; replayFile?: string },
+  o: {
+    pgPort: number;
+    syslogPort: number;
+    fields: EventField[];
+    start: (host: DirectHost, downstream: Downstream) => Promise<RunningComponent>;
+    replayFile?: string;
+  },
 ): Promise<{ collector: RunningComponent; stats: unknown; sizes: number[] }> {
   const count = 2000;
   const { testPg, db } = await scope.postgresTable(o.pgPort, "ib_events", o.fields);
-  const collector = scope.keep(await o.start(await scope.host(), { sink: testPg.pg, params: { ...testPg.pg.params, table: "ib_events" }, fields: o.fields }));
+  const collector = scope.keep(
+    await o.start(await scope.host(), {
+      sink: testPg.pg,
+      params: { ...testPg.pg.params, table: "ib_events" },
+      fields: o.fields,
+    }),
+  );
   expect(collector.data).toEqual({ host: "127.0.0.1", port: o.syslogPort });
   const sentAt = new Date("2026-01-02T03:04:05.678Z");
-  const source = await sendSyslogFrames(o.syslogPort, { fields: o.fields, seed: 7, genId: 3, procId: "3", count, sentAt, replayFile: o.replayFile });
+  const source = await sendSyslogFrames(o.syslogPort, {
+    fields: o.fields,
+    seed: 7,
+    genId: 3,
+    procId: "3",
+    count,
+    sentAt,
+    replayFile: o.replayFile,
+  });
   expect(await waitForCount(() => pgCount(db, "ib_events"), count)).toBe(count);
   const stats = await collector.stats!();
   const sizes = await expectSyslogRowsInPostgres(db, source, { fields: o.fields, genId: 3, sentAt, count });
   if (o.replayFile) {
     // every replayed line whole: its length and digest as the generator sent it
     const msg = o.fields.map((f) => f.type).lastIndexOf("string");
-    const stored = await db.query<{ seq: string; len: number; md5: string }>("SELECT seq, octet_length(msg) AS len, md5(msg) AS md5 FROM ib_events ORDER BY seq");
-    expect(stored.rows.map((r) => ({ seq: Number(r.seq), len: r.len, md5: r.md5 }))).toEqual(Array.from({ length: count }, (_, seq) => {
-      const row = source.fill(seq);
-      const line = Buffer.from(row.bytes[msg]!.subarray(0, row.len[msg]!));
-      return { seq, len: line.length, md5: createHash("md5").update(line).digest("hex") };
-    }));
+    const stored = await db.query<{ seq: string; len: number; md5: string }>(
+      "SELECT seq, octet_length(msg) AS len, md5(msg) AS md5 FROM ib_events ORDER BY seq",
+    );
+    expect(stored.rows.map((r) => ({ seq: Number(r.seq), len: r.len, md5: r.md5 }))).toEqual(
+      Array.from({ length: count }, (_, seq) => {
+        const row = source.fill(seq);
+        const line = Buffer.from(row.bytes[msg]!.subarray(0, row.len[msg]!));
+        return { seq, len: line.length, md5: createHash("md5").update(line).digest("hex") };
+      }),
+    );
   }
   await collector.stop();
   expect(() => process.kill(collector.pid!, 0)).toThrow();

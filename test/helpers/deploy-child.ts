@@ -16,27 +16,52 @@ import { dockerClient } from "../../infra/docker/gc.ts";
 
 const [stack, results] = process.argv.slice(2) as [string, string];
 const docker = await dockerClient();
-const labels = { "ingestbench.managed-by": "pulumi", "ingestbench.stack": stack, "ingestbench.owner": "test", "ingestbench.expiry-seconds": "14400" };
+const labels = {
+  "ingestbench.managed-by": "pulumi",
+  "ingestbench.stack": stack,
+  "ingestbench.owner": "test",
+  "ingestbench.expiry-seconds": "14400",
+};
 const say = (s: string) => void process.stdout.write(`${s}\n`);
 
 const deployment = registerDeployment(stack, "docker", "bench");
 const net = `ib-${stack}`;
 await docker.createNetwork({ Name: net, Driver: "bridge", Labels: labels });
-await docker.createVolume({ Name: `ib-${stack}-sink-data`, Labels: { ...labels, "ingestbench.host": "sink" } });
+await docker.createVolume({
+  Name: `ib-${stack}-sink-data`,
+  Labels: { ...labels, "ingestbench.host": "sink" },
+});
 say("phase deploy");
 // the deploy goes on slowly, so that a kill lands in it
 await new Promise((r) => setTimeout(r, 1500));
 for (const host of ["sink", "loadgen"]) {
   const c = await docker.createContainer({
-    name: `ib-${stack}-${host}`, Image: "ingestbench/debian:bookworm", Cmd: ["sleep", "infinity"], Hostname: host,
-    Labels: { ...labels, "ingestbench.host": host, "ingestbench.component": host === "sink" ? "postgres" : "loadgen" },
-    HostConfig: { NetworkMode: net, NanoCpus: 250_000_000, Memory: 64 * 1024 * 1024, ...(host === "sink" ? { Mounts: [{ Type: "volume", Source: `ib-${stack}-sink-data`, Target: "/data" }] } : {}) },
+    name: `ib-${stack}-${host}`,
+    Image: "ingestbench/debian:bookworm",
+    Cmd: ["sleep", "infinity"],
+    Hostname: host,
+    Labels: {
+      ...labels,
+      "ingestbench.host": host,
+      "ingestbench.component": host === "sink" ? "postgres" : "loadgen",
+    },
+    HostConfig: {
+      NetworkMode: net,
+      NanoCpus: 250_000_000,
+      Memory: 64 * 1024 * 1024,
+      ...(host === "sink"
+        ? { Mounts: [{ Type: "volume", Source: `ib-${stack}-sink-data`, Target: "/data" }] }
+        : {}),
+    },
   });
   await c.start();
 }
 const dir = path.join(results, stack, "quickstart", "run-1");
 mkdirSync(dir, { recursive: true });
-writeFileSync(path.join(dir, "run.json"), JSON.stringify({ status: "running", finishedAt: null, error: null }));
+writeFileSync(
+  path.join(dir, "run.json"),
+  JSON.stringify({ status: "running", finishedAt: null, error: null }),
+);
 deployment.addRecord(path.join(dir, "run.json"));
 // the load: a generator-like process in the loadgen container, attached through docker exec -i
 const shell = dockerExecShell("loadgen", `ib-${stack}-loadgen`);

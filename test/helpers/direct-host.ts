@@ -76,7 +76,10 @@ export interface TestPostgres {
 }
 
 /** Start the installed embedded PostgreSQL on 127.0.0.1:`port` (use a port unique to the test file). */
-export async function startTestPostgres(port: number, extra: Partial<PostgresConfig> = {}): Promise<TestPostgres> {
+export async function startTestPostgres(
+  port: number,
+  extra: Partial<PostgresConfig> = {},
+): Promise<TestPostgres> {
   const host = await createDirectHost("sink");
   try {
     const version = embeddedPostgres().version;
@@ -99,7 +102,9 @@ export async function startTestPostgres(port: number, extra: Partial<PostgresCon
  * startTestPostgres and a connected node-postgres client to it (user and database postgres); `cleanup` ends the
  * client, then the server.
  */
-export async function startTestPostgresWithClient(port: number): Promise<TestPostgres & { client: pg.Client }> {
+export async function startTestPostgresWithClient(
+  port: number,
+): Promise<TestPostgres & { client: pg.Client }> {
   const server = await startTestPostgres(port);
   const client = new pg.Client({ host: "127.0.0.1", port, user: "postgres", database: "postgres" });
   try {
@@ -108,5 +113,12 @@ export async function startTestPostgresWithClient(port: number): Promise<TestPos
     await server.cleanup();
     throw err;
   }
-  return { ...server, client, cleanup: async () => { await client.end().catch(() => undefined); await server.cleanup(); } };
+  return {
+    ...server,
+    client,
+    cleanup: async () => {
+      await client.end().catch(() => undefined);
+      await server.cleanup();
+    },
+  };
 }

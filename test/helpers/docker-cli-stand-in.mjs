@@ -30,7 +30,10 @@ let finished = false;
 function finish(exitCode) {
   if (finished) return;
   finished = true;
-  appendFileSync(path.join(dir, "calls.jsonl"), JSON.stringify({ argv, cwd: process.cwd(), stdinBytes, exitCode }) + "\n");
+  appendFileSync(
+    path.join(dir, "calls.jsonl"),
+    JSON.stringify({ argv, cwd: process.cwd(), stdinBytes, exitCode }) + "\n",
+  );
   process.exit(exitCode);
 }
 function fail(message, exitCode = 1) {
@@ -57,13 +60,15 @@ function exec(args) {
   for (; i < args.length; i++) {
     const a = args[i];
     if (a === "-i" || a === "--interactive") interactive = true;
-    else if (a === "-t" || a === "--tty") { /* no tty here: output stays a pipe */ }
-    else if (a === "-it" || a === "-ti") interactive = true;
+    else if (a === "-t" || a === "--tty") {
+      /* no tty here: output stays a pipe */
+    } else if (a === "-it" || a === "-ti") interactive = true;
     else if (a === "-w" || a === "--workdir") workdir = args[++i];
     else if (a === "-e" || a === "--env") {
       const kv = args[++i] ?? "";
       const eq = kv.indexOf("=");
-      if (eq < 0) env[kv] = process.env[kv] ?? ""; // `-e K` passes the client's K
+      if (eq < 0)
+        env[kv] = process.env[kv] ?? ""; // `-e K` passes the client's K
       else env[kv.slice(0, eq)] = kv.slice(eq + 1);
     } else if (a === "-u" || a === "--user") i++;
     else if (a.startsWith("-")) return fail(`stand-in: unsupported exec flag ${a}`);
@@ -76,14 +81,21 @@ function exec(args) {
   const c = state.containers?.[container];
   if (!c) return fail(`Error response from daemon: No such container: ${container}`);
   const paths = c.paths ?? {};
-  const child = spawn(cmd, args.slice(i + 2).map((a) => mapPaths(a, paths)), {
-    cwd: workdir === undefined ? undefined : mapPaths(workdir, paths),
-    env: { ...process.env, ...env },
-    stdio: [interactive ? "pipe" : "ignore", "inherit", "inherit"],
-  });
+  const child = spawn(
+    cmd,
+    args.slice(i + 2).map((a) => mapPaths(a, paths)),
+    {
+      cwd: workdir === undefined ? undefined : mapPaths(workdir, paths),
+      env: { ...process.env, ...env },
+      stdio: [interactive ? "pipe" : "ignore", "inherit", "inherit"],
+    },
+  );
   child.on("error", (err) => {
     if (err.code === "ENOENT") {
-      fail(`OCI runtime exec failed: exec failed: unable to start container process: exec: "${cmd}": executable file not found in $PATH: unknown`, 127);
+      fail(
+        `OCI runtime exec failed: exec failed: unable to start container process: exec: "${cmd}": executable file not found in $PATH: unknown`,
+        127,
+      );
     } else fail(`OCI runtime exec failed: ${err.message}`, 126);
   });
   if (interactive) {
@@ -108,9 +120,11 @@ function exec(args) {
  */
 function update(args) {
   const container = args.at(-1);
-  for (const a of args.slice(0, -1)) if (!/^--cpu-(period|quota)=-?\d+$/.test(a)) return fail(`stand-in: unsupported update flag ${a}`);
+  for (const a of args.slice(0, -1))
+    if (!/^--cpu-(period|quota)=-?\d+$/.test(a)) return fail(`stand-in: unsupported update flag ${a}`);
   const state = JSON.parse(readFileSync(path.join(dir, "state.json"), "utf8"));
-  if (!container || !state.containers[container]) return fail(`Error response from daemon: No such container: ${container}`);
+  if (!container || !state.containers[container])
+    return fail(`Error response from daemon: No such container: ${container}`);
   writeSync(1, `${container}\n`);
   finish(0);
 }

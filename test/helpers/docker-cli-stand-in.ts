@@ -8,7 +8,15 @@
  * messages — not what a real container does with them. See the .mjs header for the exact behaviour (including the
  * one place it is kinder than Docker: signals sent to the client are forwarded).
  */
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,7 +55,9 @@ export interface DockerCliStandIn {
 }
 
 /** Install the stand-in with these containers. */
-export function createDockerCliStandIn(opts: { containers: Record<string, StandInContainer> }): DockerCliStandIn {
+export function createDockerCliStandIn(opts: {
+  containers: Record<string, StandInContainer>;
+}): DockerCliStandIn {
   const dir = mkdtempSync(path.join(os.tmpdir(), "ib-docker-stand-in-"));
   const binDir = path.join(dir, "bin");
   mkdirSync(binDir);
@@ -59,18 +69,28 @@ export function createDockerCliStandIn(opts: { containers: Record<string, StandI
   writeFileSync(callsPath, "");
   let containers: Record<string, StandInContainer> = {};
   const setContainers = (next: Record<string, StandInContainer>): void => {
-    containers = Object.fromEntries(Object.entries(next).map(([name, c]) => [name, {
-      paths: Object.fromEntries(Object.entries(c.paths).map(([from, to]) => {
-        const host = path.resolve(dir, to);
-        mkdirSync(host, { recursive: true });
-        return [from, host];
-      })),
-    }]));
+    containers = Object.fromEntries(
+      Object.entries(next).map(([name, c]) => [
+        name,
+        {
+          paths: Object.fromEntries(
+            Object.entries(c.paths).map(([from, to]) => {
+              const host = path.resolve(dir, to);
+              mkdirSync(host, { recursive: true });
+              return [from, host];
+            }),
+          ),
+        },
+      ]),
+    );
     writeFileSync(statePath, JSON.stringify({ containers }, null, 2));
   };
   setContainers(opts.containers);
   const calls = (): DockerStandInCall[] =>
-    readFileSync(callsPath, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as DockerStandInCall);
+    readFileSync(callsPath, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as DockerStandInCall);
   return {
     dir,
     binDir,
@@ -80,9 +100,11 @@ export function createDockerCliStandIn(opts: { containers: Record<string, StandI
     setContainers,
     hostPath(container, containerPath) {
       const paths = containers[container]?.paths ?? {};
-      const prefix = Object.keys(paths).sort((a, b) => b.length - a.length)
+      const prefix = Object.keys(paths)
+        .sort((a, b) => b.length - a.length)
         .find((p) => containerPath === p || containerPath.startsWith(`${p}/`));
-      if (prefix === undefined) throw new Error(`stand-in: ${containerPath} is not under a mapped path of ${container}`);
+      if (prefix === undefined)
+        throw new Error(`stand-in: ${containerPath} is not under a mapped path of ${container}`);
       return paths[prefix]! + containerPath.slice(prefix.length);
     },
     cleanup: () => rmSync(dir, { recursive: true, force: true }),

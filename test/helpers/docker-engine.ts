@@ -8,7 +8,10 @@ import { statSync, readFileSync } from "node:fs";
 import Docker from "dockerode";
 
 /** The engine's socket (DOCKER_HOST's unix path, else the project's own engine). */
-export const DOCKER_SOCKET = (process.env.DOCKER_HOST ?? "unix:///run/ingestbench/docker.sock").replace(/^unix:\/\//, "");
+export const DOCKER_SOCKET = (process.env.DOCKER_HOST ?? "unix:///run/ingestbench/docker.sock").replace(
+  /^unix:\/\//,
+  "",
+);
 /** The environment a Docker CLI needs to reach that engine. */
 export const DOCKER_ENV: NodeJS.ProcessEnv = { ...process.env, DOCKER_HOST: `unix://${DOCKER_SOCKET}` };
 /** A Debian-built image present on the engine (scripts/build-images.sh). */
@@ -22,18 +25,27 @@ export async function engine(): Promise<Docker> {
   try {
     await docker.ping();
   } catch (err) {
-    throw new Error(`no Docker engine at ${DOCKER_SOCKET} (${(err as Error).message}): start it with \`bash scripts/docker-engine.sh start\``);
+    throw new Error(
+      `no Docker engine at ${DOCKER_SOCKET} (${(err as Error).message}): start it with \`bash scripts/docker-engine.sh start\``,
+    );
   }
   for (const image of [BASE_IMAGE, SHAPER_IMAGE]) {
-    await docker.getImage(image).inspect().catch(() => {
-      throw new Error(`image ${image} is not on the engine: build it with \`bash scripts/build-images.sh\``);
-    });
+    await docker
+      .getImage(image)
+      .inspect()
+      .catch(() => {
+        throw new Error(
+          `image ${image} is not on the engine: build it with \`bash scripts/build-images.sh\``,
+        );
+      });
   }
   return docker;
 }
 
 /** The block device holding the engine's data root, as docker's --device-* flags and the blkio cgroup see it. */
-export function dataRootDevice(dataRoot = process.env.INGESTBENCH_DOCKER_DATA_ROOT ?? "/var/lib/ingestbench/docker"): { path: string; majorMinor: string } {
+export function dataRootDevice(
+  dataRoot = process.env.INGESTBENCH_DOCKER_DATA_ROOT ?? "/var/lib/ingestbench/docker",
+): { path: string; majorMinor: string } {
   const dev = statSync(dataRoot).dev;
   const majorMinor = `${Math.floor(dev / 256) & 0xfff}:${(dev & 0xff) | ((dev >> 12) & 0xfff00)}`;
   const name = /^DEVNAME=(.+)$/m.exec(readFileSync(`/sys/dev/block/${majorMinor}/uevent`, "utf8"))?.[1];
@@ -58,8 +70,15 @@ export async function runContainer(
   opts: Docker.ContainerCreateOptions,
   track: (cleanup: () => Promise<unknown>) => void,
 ): Promise<Docker.Container> {
-  const c = await docker.createContainer({ ...opts, Labels: { "ingestbench.test": String(process.pid), ...(opts.Labels ?? {}) } });
-  track(() => c.remove({ force: true, v: true }).catch((e: { statusCode?: number }) => { if (e.statusCode !== 404) throw e; }));
+  const c = await docker.createContainer({
+    ...opts,
+    Labels: { "ingestbench.test": String(process.pid), ...(opts.Labels ?? {}) },
+  });
+  track(() =>
+    c.remove({ force: true, v: true }).catch((e: { statusCode?: number }) => {
+      if (e.statusCode !== 404) throw e;
+    }),
+  );
   await c.start();
   return c;
 }

@@ -4,7 +4,10 @@
  * Run `fn` with `vars` set in process.env (undefined: unset), then restore every one of them as it was, also when
  * `fn` throws or rejects.
  */
-export async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => T | Promise<T>): Promise<T> {
+export async function withEnv<T>(
+  vars: Record<string, string | undefined>,
+  fn: () => T | Promise<T>,
+): Promise<T> {
   const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
   const apply = (v: Record<string, string | undefined>) => {
     for (const [k, x] of Object.entries(v)) {

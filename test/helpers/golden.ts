@@ -20,6 +20,7 @@ export function expectGolden(collector: string, name: string, text: string): voi
     console.log(`golden file written: ${path.relative(process.cwd(), file)}`);
     return;
   }
-  if (!existsSync(file)) throw new Error(`no golden file ${file}: run with UPDATE_GOLDEN=1 once and review it`);
+  if (!existsSync(file))
+    throw new Error(`no golden file ${file}: run with UPDATE_GOLDEN=1 once and review it`);
   expect(text).toBe(readFileSync(file, "utf8"));
 }

@@ -31,7 +31,21 @@ import { lockDir, readLock } from "../../harness/runner/stack-lock.ts";
 
 /** One thing ingestbench has on the machine. */
 export interface InventoryItem {
-  kind: "process" | "cgroup" | "netns" | "veth" | "mount" | "tmp" | "registry" | "lock" | "port" | "container" | "network" | "volume" | "image" | "build-cache";
+  kind:
+    | "process"
+    | "cgroup"
+    | "netns"
+    | "veth"
+    | "mount"
+    | "tmp"
+    | "registry"
+    | "lock"
+    | "port"
+    | "container"
+    | "network"
+    | "volume"
+    | "image"
+    | "build-cache";
   /** what identifies it: a pid and command line, a path, a name */
   name: string;
   /** the run's 6-hex id when the name gives it */
@@ -72,7 +86,8 @@ function cgroups(): InventoryItem[] {
     if (!existsSync(parent)) return;
     for (const id of readdirSync(parent)) {
       const dir = path.join(parent, id);
-      if (/^[0-9a-f]{6}$/.test(id) && statSync(dir).isDirectory()) found.set(dir, { kind: "cgroup", name: dir, runId: id });
+      if (/^[0-9a-f]{6}$/.test(id) && statSync(dir).isDirectory())
+        found.set(dir, { kind: "cgroup", name: dir, runId: id });
     }
   };
   for (const root of CGROUP_ROOTS) {
@@ -91,13 +106,18 @@ function cgroups(): InventoryItem[] {
 }
 
 function namespaces(): InventoryItem[] {
-  return cmd("ip", ["netns", "list"]).split("\n").map((l) => l.trim().split(" ")[0]!).filter((n) => /^ib-[0-9a-f]{6}-/.test(n))
+  return cmd("ip", ["netns", "list"])
+    .split("\n")
+    .map((l) => l.trim().split(" ")[0]!)
+    .filter((n) => /^ib-[0-9a-f]{6}-/.test(n))
     .map((n) => ({ kind: "netns" as const, name: n, runId: n.slice(3, 9) }));
 }
 
 function veths(): InventoryItem[] {
   const links = JSON.parse(cmd("ip", ["-j", "link", "show"]) || "[]") as Array<{ ifname: string }>;
-  return links.filter((l) => /^ib[0-9a-f]{6}/.test(l.ifname)).map((l) => ({ kind: "veth" as const, name: l.ifname, runId: l.ifname.slice(2, 8) }));
+  return links
+    .filter((l) => /^ib[0-9a-f]{6}/.test(l.ifname))
+    .map((l) => ({ kind: "veth" as const, name: l.ifname, runId: l.ifname.slice(2, 8) }));
 }
 
 /** pid → command line of the processes that are ours (see the module doc), with the run id they give. */
@@ -105,7 +125,10 @@ function processes(tmpDir: string, netns: InventoryItem[]): Map<number, Inventor
   const found = new Map<number, InventoryItem>();
   const inNetns = new Map<number, string>();
   for (const ns of netns) {
-    for (const pid of cmd("ip", ["netns", "pids", ns.name]).split("\n").filter((l) => /^\d+$/.test(l.trim()))) inNetns.set(Number(pid), ns.runId!);
+    for (const pid of cmd("ip", ["netns", "pids", ns.name])
+      .split("\n")
+      .filter((l) => /^\d+$/.test(l.trim())))
+      inNetns.set(Number(pid), ns.runId!);
   }
   const self = new Set([process.pid, process.ppid]);
   const marker = `TMPDIR=${tmpDir}`;
@@ -117,18 +140,25 @@ function processes(tmpDir: string, netns: InventoryItem[]): Map<number, Inventor
     const ours = readOr(`/proc/${p}/environ`).split("\0").includes(marker);
     const runId = RUN.exec(cgroup)?.[1] ?? RUN.exec(cmdline)?.[1] ?? inNetns.get(Number(p));
     if (!ours && runId === undefined) continue;
-    found.set(Number(p), { kind: "process", name: `${p} ${cmdline.slice(0, 200)}`, ...(runId ? { runId } : {}) });
+    found.set(Number(p), {
+      kind: "process",
+      name: `${p} ${cmdline.slice(0, 200)}`,
+      ...(runId ? { runId } : {}),
+    });
   }
   return found;
 }
 
 function mounts(tmpDir: string): InventoryItem[] {
-  return readOr("/proc/mounts").split("\n").filter(Boolean).flatMap((line) => {
-    const [source, target] = line.split(" ");
-    const runId = RUN.exec(`${source} ${target}`)?.[1];
-    if (runId === undefined && !target!.startsWith(`${tmpDir}/`)) return [];
-    return [{ kind: "mount" as const, name: `${source} on ${target}`, ...(runId ? { runId } : {}) }];
-  });
+  return readOr("/proc/mounts")
+    .split("\n")
+    .filter(Boolean)
+    .flatMap((line) => {
+      const [source, target] = line.split(" ");
+      const runId = RUN.exec(`${source} ${target}`)?.[1];
+      if (runId === undefined && !target!.startsWith(`${tmpDir}/`)) return [];
+      return [{ kind: "mount" as const, name: `${source} on ${target}`, ...(runId ? { runId } : {}) }];
+    });
 }
 
 function tmpEntries(tmpDir: string): InventoryItem[] {
@@ -149,7 +179,9 @@ function tmpEntries(tmpDir: string): InventoryItem[] {
     }
     for (const sub of ["deployments", "locks"]) {
       const d = path.join(reg, sub);
-      if (existsSync(d)) for (const e of readdirSync(d)) out.push({ kind: sub === "locks" ? "lock" : "registry", name: path.join(d, e) });
+      if (existsSync(d))
+        for (const e of readdirSync(d))
+          out.push({ kind: sub === "locks" ? "lock" : "registry", name: path.join(d, e) });
     }
   }
   // the machine-wide stack locks (harness/runner/stack-lock.ts lockDir): a live holder's lock is not left behind
@@ -161,7 +193,12 @@ function tmpEntries(tmpDir: string): InventoryItem[] {
     }
   }
   if (existsSync(ownersDir())) {
-    for (const e of readdirSync(ownersDir())) out.push({ kind: "registry", name: path.join(ownersDir(), e), ...(/^[0-9a-f]{6}$/.test(e) ? { runId: e } : {}) });
+    for (const e of readdirSync(ownersDir()))
+      out.push({
+        kind: "registry",
+        name: path.join(ownersDir(), e),
+        ...(/^[0-9a-f]{6}$/.test(e) ? { runId: e } : {}),
+      });
   }
   return out;
 }
@@ -175,7 +212,11 @@ function ports(procs: Map<number, InventoryItem>): InventoryItem[] {
     const pids = [...line.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
     const owner = pids.map((p) => procs.get(p)).find(Boolean);
     if (!owner && !/^\[?(::ffff:)?10\.21[34]\./.test(local)) continue;
-    out.push({ kind: "port", name: `${cols[0]} ${local} ${pids.join(",")}`, ...(owner?.runId ? { runId: owner.runId } : {}) });
+    out.push({
+      kind: "port",
+      name: `${cols[0]} ${local} ${pids.join(",")}`,
+      ...(owner?.runId ? { runId: owner.runId } : {}),
+    });
   }
   return out;
 }
@@ -188,15 +229,28 @@ function dockerItems(env: NodeJS.ProcessEnv): InventoryItem[] {
     if (stack === undefined && !name.startsWith("ib-")) return;
     out.push({ kind, name, ...(stack !== undefined ? { stack } : {}) });
   };
-  for (const l of lines("ps", "-a", "--format", "{{.Names}}\t{{.Labels}}")) add("container", ...(l.split("\t") as [string, string]));
-  for (const l of lines("network", "ls", "--format", "{{.Name}}\t{{.Labels}}")) add("network", ...(l.split("\t") as [string, string]));
-  for (const l of lines("volume", "ls", "--format", "{{.Name}}\t{{.Labels}}")) add("volume", ...(l.split("\t") as [string, string]));
+  for (const l of lines("ps", "-a", "--format", "{{.Names}}\t{{.Labels}}"))
+    add("container", ...(l.split("\t") as [string, string]));
+  for (const l of lines("network", "ls", "--format", "{{.Name}}\t{{.Labels}}"))
+    add("network", ...(l.split("\t") as [string, string]));
+  for (const l of lines("volume", "ls", "--format", "{{.Name}}\t{{.Labels}}"))
+    add("volume", ...(l.split("\t") as [string, string]));
   for (const label of ["org.ingestbench=1", "ingestbench.stack"]) {
-    for (const id of lines("images", "-q", "--no-trunc", "--filter", "dangling=true", "--filter", `label=${label}`)) out.push({ kind: "image", name: id });
+    for (const id of lines(
+      "images",
+      "-q",
+      "--no-trunc",
+      "--filter",
+      "dangling=true",
+      "--filter",
+      `label=${label}`,
+    ))
+      out.push({ kind: "image", name: id });
   }
   // `docker system df -v`: "Build cache usage: …" then a table CACHE ID, CACHE TYPE, …
   const cache = cmd("docker", ["system", "df", "-v"], env).split(/^Build cache usage:.*$/m)[1] ?? "";
-  for (const l of cache.split("\n").filter((x) => /^[0-9a-z]{12,}\s/.test(x) && !x.startsWith("CACHE"))) out.push({ kind: "build-cache", name: l.split(/\s+/)[0]! });
+  for (const l of cache.split("\n").filter((x) => /^[0-9a-z]{12,}\s/.test(x) && !x.startsWith("CACHE")))
+    out.push({ kind: "build-cache", name: l.split(/\s+/)[0]! });
   return [...new Map(out.map((i) => [`${i.kind} ${i.name}`, i])).values()];
 }
 
@@ -205,7 +259,13 @@ export function inventory(opts: InventoryOptions): InventoryItem[] {
   const netns = namespaces();
   const procs = processes(opts.tmpDir, netns);
   return [
-    ...procs.values(), ...cgroups(), ...netns, ...veths(), ...mounts(opts.tmpDir), ...tmpEntries(opts.tmpDir), ...ports(procs),
+    ...procs.values(),
+    ...cgroups(),
+    ...netns,
+    ...veths(),
+    ...mounts(opts.tmpDir),
+    ...tmpEntries(opts.tmpDir),
+    ...ports(procs),
     ...(opts.docker ? dockerItems(opts.docker) : []),
   ];
 }
@@ -223,18 +283,32 @@ export interface Owners {
  * name no run and no stack (of tmpDir, a port on the local blocks, a dangling image, a build cache entry): all of
  * them, whether `before` had them or not, for the run ids and stacks. Empty = nothing left.
  */
-export function leftBehind(before: InventoryItem[], after: InventoryItem[], owners: Owners | Iterable<string>): string[] {
-  const o: Owners = Symbol.iterator in Object(owners) ? { runIds: owners as Iterable<string> } : owners as Owners;
+export function leftBehind(
+  before: InventoryItem[],
+  after: InventoryItem[],
+  owners: Owners | Iterable<string>,
+): string[] {
+  const o: Owners =
+    Symbol.iterator in Object(owners) ? { runIds: owners as Iterable<string> } : (owners as Owners);
   const ids = new Set(o.runIds ?? []);
   const stacks = [...(o.stacks ?? [])];
   const had = new Set(before.map((i) => `${i.kind} ${i.name}`));
   const mine = (i: InventoryItem): boolean => {
     if (i.runId !== undefined) return ids.has(i.runId);
     if (i.stack !== undefined) return stacks.includes(i.stack);
-    if (/^(container|network|volume)$/.test(i.kind)) return stacks.some((s) => i.name.startsWith(`ib-${s}`)) || !had.has(`${i.kind} ${i.name}`) && !i.name.startsWith("ib-");
+    if (/^(container|network|volume)$/.test(i.kind))
+      return (
+        stacks.some((s) => i.name.startsWith(`ib-${s}`)) ||
+        (!had.has(`${i.kind} ${i.name}`) && !i.name.startsWith("ib-"))
+      );
     return !had.has(`${i.kind} ${i.name}`);
   };
-  return after.filter(mine).map((i) => `${i.kind} ${i.kind === "process" ? i.name.replace(/^\d+ /, "") : i.name}${i.runId ? ` (run ${i.runId})` : ""}${i.stack ? ` (stack ${i.stack})` : ""}`);
+  return after
+    .filter(mine)
+    .map(
+      (i) =>
+        `${i.kind} ${i.kind === "process" ? i.name.replace(/^\d+ /, "") : i.name}${i.runId ? ` (run ${i.runId})` : ""}${i.stack ? ` (stack ${i.stack})` : ""}`,
+    );
 }
 
 /** Pids of the inventory's processes (for ending them by pid in a test's cleanup). */
@@ -245,5 +319,9 @@ export function inventoryPids(items: InventoryItem[]): number[] {
 /** The run ids named by the registry files under `<tmpDir>/ingestbench-runs` now. */
 export function registeredRuns(tmpDir: string): string[] {
   const reg = path.join(tmpDir, "ingestbench-runs");
-  return existsSync(reg) ? readdirSync(reg).map((e) => /^([0-9a-f]{6})\.json$/.exec(e)?.[1]).filter((x): x is string => x !== undefined) : [];
+  return existsSync(reg)
+    ? readdirSync(reg)
+        .map((e) => /^([0-9a-f]{6})\.json$/.exec(e)?.[1])
+        .filter((x): x is string => x !== undefined)
+    : [];
 }

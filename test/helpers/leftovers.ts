@@ -19,7 +19,8 @@ export function leftovers(shortId: string): string[] {
     if (existsSync(v2)) found.push(`cgroup ${v2}`);
   }
   const ps = execFileSync("ps", ["-eo", "pid,args"]).toString();
-  for (const line of ps.split("\n")) if (line.includes(`ingestbench-${shortId}`)) found.push(`process ${line.trim()}`);
+  for (const line of ps.split("\n"))
+    if (line.includes(`ingestbench-${shortId}`)) found.push(`process ${line.trim()}`);
   for (const entry of readdirSync(os.tmpdir())) if (entry.includes(shortId)) found.push(`tmp ${entry}`);
   const registry = path.join(os.tmpdir(), "ingestbench-runs", `${shortId}.json`);
   if (existsSync(registry)) found.push(`registry ${registry}`);

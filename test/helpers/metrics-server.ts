@@ -19,7 +19,11 @@ export async function closeMetricsServers(): Promise<void> {
 }
 
 /** A real HTTP server on 127.0.0.1 answering `path` with `body` (and `status`); any other path: 404. */
-export async function serve(pathName: string, body: string, o: { status?: number; type?: string; hang?: boolean } = {}): Promise<Served> {
+export async function serve(
+  pathName: string,
+  body: string,
+  o: { status?: number; type?: string; hang?: boolean } = {},
+): Promise<Served> {
   const paths: string[] = [];
   const server = http.createServer((req, res) => {
     paths.push(req.url ?? "");
@@ -31,7 +35,11 @@ export async function serve(pathName: string, body: string, o: { status?: number
   const s: Served = {
     port: (server.address() as AddressInfo).port,
     paths,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   servers.push(s);
   return s;

@@ -11,6 +11,10 @@ import { processStartTicks, removeOwnerMarker, writeOwnerMarker } from "../../in
 export function ownedRunId(): { runId: string; release: () => Promise<boolean> } {
   const runId = randomBytes(3).toString("hex");
   const ticks = processStartTicks(process.pid);
-  writeOwnerMarker({ runId, ownerPid: process.pid, ...(ticks === undefined ? {} : { ownerStartTicks: ticks }) });
+  writeOwnerMarker({
+    runId,
+    ownerPid: process.pid,
+    ...(ticks === undefined ? {} : { ownerStartTicks: ticks }),
+  });
   return { runId, release: () => removeOwnerMarker(runId) };
 }

@@ -22,7 +22,13 @@ export interface SinkInfo {
 /** Every seq stored in the sink's table (`params.table`), as a set. */
 export async function readStoredSeqs(s: SinkInfo): Promise<Set<number>> {
   // INGESTBENCH_POSTGRES_PASSWORD when the sink has one (core/secrets.ts), as the verifier connects
-  const c = new pg.Client({ host: s.host, port: s.port, user: s.params.user, database: s.params.database, ...passwordOption("postgres") });
+  const c = new pg.Client({
+    host: s.host,
+    port: s.port,
+    user: s.params.user,
+    database: s.params.database,
+    ...passwordOption("postgres"),
+  });
   await c.connect();
   try {
     const r = await c.query<{ seq: string }>(`SELECT seq FROM ${s.params.table}`);
@@ -40,10 +46,24 @@ export async function readStoredSeqs(s: SinkInfo): Promise<Set<number>> {
  * (at most 15 s).
  */
 export async function tableSeqScans(s: SinkInfo, atLeast: number): Promise<number> {
-  const c = new pg.Client({ host: s.host, port: s.port, user: s.params.user, database: s.params.database, ...passwordOption("postgres") });
+  const c = new pg.Client({
+    host: s.host,
+    port: s.port,
+    user: s.params.user,
+    database: s.params.database,
+    ...passwordOption("postgres"),
+  });
   await c.connect();
   try {
-    const read = async (): Promise<number> => Number((await c.query<{ n: string }>("SELECT seq_scan::text AS n FROM pg_stat_user_tables WHERE relid = $1::regclass", [s.params.table])).rows[0]?.n ?? -1);
+    const read = async (): Promise<number> =>
+      Number(
+        (
+          await c.query<{ n: string }>(
+            "SELECT seq_scan::text AS n FROM pg_stat_user_tables WHERE relid = $1::regclass",
+            [s.params.table],
+          )
+        ).rows[0]?.n ?? -1,
+      );
     const until = Date.now() + 15_000;
     let n = await read();
     let since = Date.now();
@@ -76,7 +96,10 @@ export function absentRanges(present: ReadonlySet<number>, sent: number): Array<
  * missingRanges (the first 20 runs, [gen 0, from, to]) = the absent seqs that were not rejected.
  * @returns the number of lost seqs
  */
-export function expectLedgerNamesExactlyTheAbsentSeqs(record: RunRecord, present: ReadonlySet<number>): number {
+export function expectLedgerNamesExactlyTheAbsentSeqs(
+  record: RunRecord,
+  present: ReadonlySet<number>,
+): number {
   const l = record.ledger!;
   expect(l.stored).toBe(present.size);
   expect(l).toMatchObject({ duplicated: 0, unexpected: 0 });
@@ -137,14 +160,21 @@ export interface KillCollectorOptions {
  * lost, what its dead socket refused as rejected; the run fails (the scenario's lost: 0 check) exactly when some were lost.
  * @returns the record, the stored count at the kill and the seqs present in the final table
  */
-export async function runKillingCollector(run: BenchRun, o: KillCollectorOptions): Promise<{ record: RunRecord; killedAt: number; present: Set<number> }> {
+export async function runKillingCollector(
+  run: BenchRun,
+  o: KillCollectorOptions,
+): Promise<{ record: RunRecord; killedAt: number; present: Set<number> }> {
   const readSeqs = o.readSeqs ?? readStoredSeqs;
   let sink: SinkInfo | undefined;
   let collector: RunningComponent | undefined;
   let killedAt: number | undefined;
   let snapshot: Promise<Set<number>> | undefined;
-  run.on("sink", (s: SinkInfo) => { sink = s; });
-  run.on("collector", (c: RunningComponent) => { collector = c; });
+  run.on("sink", (s: SinkInfo) => {
+    sink = s;
+  });
+  run.on("collector", (c: RunningComponent) => {
+    collector = c;
+  });
   run.on("tick", (p: { stored: number; phase: string }) => {
     if (killedAt === undefined && p.phase === "measure" && p.stored >= o.killAtStored && collector?.pid) {
       killedAt = p.stored;
@@ -162,9 +192,12 @@ export async function runKillingCollector(run: BenchRun, o: KillCollectorOptions
   // what is missing was held by the collector when it died (lost) or refused by its dead socket (rejected). A kill
   // right after a commit, with nothing in flight and no write attempted before the run stopped, misses nothing: the
   // ledger must then say exactly that (a heavily loaded machine makes this rare case likelier).
-  if (l.sent === l.stored) expect({ lost: l.lost, missing: l.missingRanges.length }).toEqual({ lost: 0, missing: 0 });
+  if (l.sent === l.stored)
+    expect({ lost: l.lost, missing: l.missingRanges.length }).toEqual({ lost: 0, missing: 0 });
   expect(record.status).toBe(lost > 0 ? "failed" : "ok"); // the scenario's lost: 0 check
-  console.log(`killed ${o.label} at stored ${killedAt}: sent ${l.sent}, stored ${l.stored}, lost ${l.lost}, rejected ${l.rejected}, missingRanges ${JSON.stringify(l.missingRanges)}`);
+  console.log(
+    `killed ${o.label} at stored ${killedAt}: sent ${l.sent}, stored ${l.stored}, lost ${l.lost}, rejected ${l.rejected}, missingRanges ${JSON.stringify(l.missingRanges)}`,
+  );
   return { record, killedAt: killedAt!, present };
 }
 
@@ -177,9 +210,18 @@ export function expectDuplicatesCounted(record: RunRecord): NonNullable<RunRecor
   const g = record.generator!;
   const l = record.ledger!;
   expect(g.repeated).toBeGreaterThan(0);
-  expect(l).toMatchObject({ lost: 0, unexpected: 0, duplicated: g.repeated, distinct: g.sent, stored: g.sent + g.repeated! });
+  expect(l).toMatchObject({
+    lost: 0,
+    unexpected: 0,
+    duplicated: g.repeated,
+    distinct: g.sent,
+    stored: g.sent + g.repeated!,
+  });
   expect(record.status).toBe("failed");
-  expect(record.checks.find((c) => c.check === "ledger.duplicated")).toMatchObject({ ok: false, actual: g.repeated });
+  expect(record.checks.find((c) => c.check === "ledger.duplicated")).toMatchObject({
+    ok: false,
+    actual: g.repeated,
+  });
   const s = record.summary!;
   expect(s.storedRowsPerSecond).toBeGreaterThan(s.rowsPerSecond);
   expect(s.rowsPerSecond).toBeCloseTo(s.storedRowsPerSecond! * (l.distinct / l.stored), 6);
@@ -188,7 +230,10 @@ export function expectDuplicatesCounted(record: RunRecord): NonNullable<RunRecor
 
 /** The run's series.jsonl (written by BenchRun into its results directory). */
 export function readSeries(run: BenchRun): SeriesPoint[] {
-  return readFileSync(path.join(run.dir, "series.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as SeriesPoint);
+  return readFileSync(path.join(run.dir, "series.jsonl"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as SeriesPoint);
 }
 
 /**
@@ -198,7 +243,11 @@ export function readSeries(run: BenchRun): SeriesPoint[] {
  * time. How far below the offer a busy machine kept it is not asserted: the ledger is (expectCleanRun).
  * @returns the upper bound on sent
  */
-export function expectWithinOffer(run: BenchRun, record: RunRecord, o: { rate: number; batch: number; connections?: number; generators?: number }): number {
+export function expectWithinOffer(
+  run: BenchRun,
+  record: RunRecord,
+  o: { rate: number; batch: number; connections?: number; generators?: number },
+): number {
   const series = readSeries(run);
   const drain = series.find((p) => p.phase === "drain");
   expect(drain).toBeDefined();
@@ -219,7 +268,9 @@ export function expectWithinOffer(run: BenchRun, record: RunRecord, o: { rate: n
  * faults, together they are the ledger's ranges (and its lost count while all ranges are listed: at most 20), and the
  * kill itself lost rows. Returns the ledger.
  */
-export function expectKillRestartChargesEveryMissingRange(record: RunRecord): NonNullable<RunRecord["ledger"]> {
+export function expectKillRestartChargesEveryMissingRange(
+  record: RunRecord,
+): NonNullable<RunRecord["ledger"]> {
   const l = record.ledger!;
   const faults = record.faults!;
   expect(faults.map((f) => f.step)).toEqual([0, 1]);

@@ -40,33 +40,76 @@ const argv = process.argv.slice(2);
 // begins to wait (the harness aborts as soon as it sees the call recorded) must cancel it, not kill the process
 let interrupted = false;
 const onInterrupt = new Set();
-process.on("SIGINT", () => { interrupted = true; for (const f of onInterrupt) f(); });
+process.on("SIGINT", () => {
+  interrupted = true;
+  for (const f of onInterrupt) f();
+});
 
 async function readStdin() {
   if (process.stdin.isTTY) return "";
   return new Promise((resolve) => {
     let text = "";
-    const done = () => { process.stdin.pause(); process.stdin.removeAllListeners("data"); resolve(text); };
-    process.stdin.on("data", (d) => { text += d; });
+    const done = () => {
+      process.stdin.pause();
+      process.stdin.removeAllListeners("data");
+      resolve(text);
+    };
+    process.stdin.on("data", (d) => {
+      text += d;
+    });
     process.stdin.on("end", done);
     process.stdin.on("error", done);
     setTimeout(done, 50).unref(); // the SDK never closes stdin: take what arrived
   });
 }
 
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("PULUMI_") || k.startsWith("IB_")));
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => k.startsWith("PULUMI_") || k.startsWith("IB_")),
+);
 const stdin = await readStdin();
 const cf = argv.indexOf("--config-file");
 const configFileText = cf >= 0 && existsSync(argv[cf + 1]) ? readFileSync(argv[cf + 1], "utf8") : undefined;
-appendFileSync(path.join(dir, "calls.jsonl"), JSON.stringify({ argv, cwd: process.cwd(), env, stdin, ...(configFileText !== undefined ? { configFileText } : {}) }) + "\n");
+appendFileSync(
+  path.join(dir, "calls.jsonl"),
+  JSON.stringify({
+    argv,
+    cwd: process.cwd(),
+    env,
+    stdin,
+    ...(configFileText !== undefined ? { configFileText } : {}),
+  }) + "\n",
+);
 
 const state = JSON.parse(readFileSync(statePath, "utf8"));
 const save = () => writeFileSync(statePath, JSON.stringify(state, null, 2));
-const flag = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
+const flag = (name) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
 const has = (name) => argv.includes(name);
-const positional = argv.filter((a, i) => !a.startsWith("-") && !(i > 0 && ["--stack", "--exec-kind", "--page-size", "--page", "--plaintext", "--secret", "--client", "--event-log", "--config-file"].includes(argv[i - 1])));
+const positional = argv.filter(
+  (a, i) =>
+    !a.startsWith("-") &&
+    !(
+      i > 0 &&
+      [
+        "--stack",
+        "--exec-kind",
+        "--page-size",
+        "--page",
+        "--plaintext",
+        "--secret",
+        "--client",
+        "--event-log",
+        "--config-file",
+      ].includes(argv[i - 1])
+    ),
+);
 const out = (s) => process.stdout.write(s.endsWith("\n") ? s : `${s}\n`);
-const fail = (msg, code = 255) => { process.stderr.write(`${msg}\n`); process.exit(code); };
+const fail = (msg, code = 255) => {
+  process.stderr.write(`${msg}\n`);
+  process.exit(code);
+};
 const stackName = () => flag("--stack") ?? state.current;
 const stackOf = (name) => state.stacks[name] ?? fail(`error: no stack named '${name}' found`);
 const cmd = positional.slice(0, 2).join(" ");
@@ -84,7 +127,10 @@ async function hangUntilInterrupted(name) {
     onInterrupt.add(resolve);
     setTimeout(resolve, 60_000);
   });
-  if (state.lockOnInterrupt) { state.stacks[name].locked = true; save(); }
+  if (state.lockOnInterrupt) {
+    state.stacks[name].locked = true;
+    save();
+  }
   fail("^C received; cancelling the current operation.\nerror: update canceled");
 }
 
@@ -109,17 +155,34 @@ switch (positional[0]) {
     } else if (sub === "output" && has("--json")) {
       const st = stackOf(stackName());
       const outputs = st.outputs ?? {};
-      out(JSON.stringify(has("--show-secrets") ? outputs : Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, (st.secrets ?? []).includes(k) ? "[secret]" : v])), null, 2));
+      out(
+        JSON.stringify(
+          has("--show-secrets")
+            ? outputs
+            : Object.fromEntries(
+                Object.entries(outputs).map(([k, v]) => [k, (st.secrets ?? []).includes(k) ? "[secret]" : v]),
+              ),
+          null,
+          2,
+        ),
+      );
     } else if (sub === "history" && has("--json")) {
       const st = stackOf(stackName());
       out(JSON.stringify((st.history ?? []).slice(0, Number(flag("--page-size") ?? 10)), null, 2));
     } else if (sub === "ls" && has("--json")) {
-      out(JSON.stringify(Object.entries(state.stacks).map(([name, st]) => ({
-        name, current: name === state.current,
-        ...(st.lastUpdate ? { lastUpdate: st.lastUpdate } : {}),
-        updateInProgress: Boolean(st.updateInProgress),
-        ...(st.resourceCount === undefined ? {} : { resourceCount: st.resourceCount }),
-      })), null, 2));
+      out(
+        JSON.stringify(
+          Object.entries(state.stacks).map(([name, st]) => ({
+            name,
+            current: name === state.current,
+            ...(st.lastUpdate ? { lastUpdate: st.lastUpdate } : {}),
+            updateInProgress: Boolean(st.updateInProgress),
+            ...(st.resourceCount === undefined ? {} : { resourceCount: st.resourceCount }),
+          })),
+          null,
+          2,
+        ),
+      );
     } else {
       fail(`stand-in: unsupported command: ${argv.join(" ")}`, 2);
     }
@@ -140,7 +203,13 @@ switch (positional[0]) {
       if (existsSync(file)) appendFileSync(file, "# rewritten by the pulumi CLI stand-in (config set-all)\n");
       save();
     } else if (positional.length === 1 && has("--json")) {
-      out(JSON.stringify(Object.fromEntries(Object.entries(st.config).map(([k, v]) => [k, { value: v, secret: false }])), null, 2));
+      out(
+        JSON.stringify(
+          Object.fromEntries(Object.entries(st.config).map(([k, v]) => [k, { value: v, secret: false }])),
+          null,
+          2,
+        ),
+      );
     } else {
       fail(`stand-in: unsupported command: ${argv.join(" ")}`, 2);
     }
@@ -166,18 +235,42 @@ switch (positional[0]) {
       const existed = (st.created ?? []).length;
       save(); // the engine reads and writes the state file itself
       const engine = path.join(path.dirname(fileURLToPath(import.meta.url)), "pulumi-engine.ts");
-      const child = spawn(process.execPath, ["--import", "tsx", state.engine.script ?? engine, verb, statePath, name], { cwd: state.engine.projectDir, stdio: ["ignore", "inherit", "inherit"], env: process.env });
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", state.engine.script ?? engine, verb, statePath, name],
+        { cwd: state.engine.projectDir, stdio: ["ignore", "inherit", "inherit"], env: process.env },
+      );
       process.on("SIGINT", () => child.kill("SIGINT"));
       process.on("SIGTERM", () => child.kill("SIGTERM"));
-      const code = await new Promise((resolve) => child.on("exit", (c, sig) => resolve(c ?? (sig ? 255 : 0))));
+      const code = await new Promise((resolve) =>
+        child.on("exit", (c, sig) => resolve(c ?? (sig ? 255 : 0))),
+      );
       const after = JSON.parse(readFileSync(statePath, "utf8"));
       Object.assign(state, after);
       const stAfter = state.stacks[name];
       stAfter.lastUpdate = now;
-      stAfter.history = [{ version: (stAfter.history?.length ?? 0) + 1, kind: verb === "up" ? "update" : verb, startTime: now, endTime: new Date().toISOString(), message: "", environment: { exec_kind: flag("--exec-kind") ?? "cli" }, config: {}, result: code === 0 ? "succeeded" : "failed", resourceChanges: { [verb === "destroy" ? "delete" : "create"]: verb === "destroy" ? existed : stAfter.resourceCount ?? 0 } }, ...(stAfter.history ?? [])];
+      stAfter.history = [
+        {
+          version: (stAfter.history?.length ?? 0) + 1,
+          kind: verb === "up" ? "update" : verb,
+          startTime: now,
+          endTime: new Date().toISOString(),
+          message: "",
+          environment: { exec_kind: flag("--exec-kind") ?? "cli" },
+          config: {},
+          result: code === 0 ? "succeeded" : "failed",
+          resourceChanges: {
+            [verb === "destroy" ? "delete" : "create"]:
+              verb === "destroy" ? existed : (stAfter.resourceCount ?? 0),
+          },
+        },
+        ...(stAfter.history ?? []),
+      ];
       save();
       if (code !== 0) fail(`error: ${verb} failed (engine mode, exit ${code})`);
-      out(`Resources:\n    ${verb === "destroy" ? existed : stAfter.resourceCount ?? 0} ${verb === "destroy" ? "deleted" : "created"}\n\nDuration: ${Math.round((Date.now() - Date.parse(now)) / 1000)}s`);
+      out(
+        `Resources:\n    ${verb === "destroy" ? existed : (stAfter.resourceCount ?? 0)} ${verb === "destroy" ? "deleted" : "created"}\n\nDuration: ${Math.round((Date.now() - Date.parse(now)) / 1000)}s`,
+      );
       break;
     }
     if (verb === "up") {
@@ -188,7 +281,22 @@ switch (positional[0]) {
       st.resourceCount = 0;
     }
     st.lastUpdate = now;
-    st.history = [{ version: (st.history?.length ?? 0) + 1, kind: verb === "up" ? "update" : verb, startTime: now, endTime: now, message: "", environment: { exec_kind: flag("--exec-kind") ?? "cli" }, config: {}, result: "succeeded", resourceChanges: { [verb === "destroy" ? "delete" : verb === "up" ? "create" : "same"]: st.deploy?.resourceCount ?? 1 } }, ...(st.history ?? [])];
+    st.history = [
+      {
+        version: (st.history?.length ?? 0) + 1,
+        kind: verb === "up" ? "update" : verb,
+        startTime: now,
+        endTime: now,
+        message: "",
+        environment: { exec_kind: flag("--exec-kind") ?? "cli" },
+        config: {},
+        result: "succeeded",
+        resourceChanges: {
+          [verb === "destroy" ? "delete" : verb === "up" ? "create" : "same"]: st.deploy?.resourceCount ?? 1,
+        },
+      },
+      ...(st.history ?? []),
+    ];
     save();
     out(`Resources:\n    ${st.resourceCount} ${verb === "destroy" ? "deleted" : "created"}\n\nDuration: 1s`);
     break;

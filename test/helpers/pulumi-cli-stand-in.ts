@@ -7,7 +7,15 @@
  * except in ENGINE MODE (`engine`), where `up` and `destroy` apply the project's Pulumi program to a real Docker
  * engine (test/helpers/pulumi-engine.ts says how, and what a real `pulumi up` would do differently).
  */
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -79,7 +87,10 @@ export interface PulumiCliStandIn {
 
 /** Install the stand-in with an initial state (version defaults to 3.248.0, the SDK's own version). */
 /** The sink passwords the stand-in's environment carries unless process.env has them (test values, never a product default). */
-export const STAND_IN_PASSWORDS: Readonly<Record<string, string>> = { INGESTBENCH_POSTGRES_PASSWORD: "stand-in-pg-pw", INGESTBENCH_CLICKHOUSE_PASSWORD: "stand-in-ch-pw" };
+export const STAND_IN_PASSWORDS: Readonly<Record<string, string>> = {
+  INGESTBENCH_POSTGRES_PASSWORD: "stand-in-pg-pw",
+  INGESTBENCH_CLICKHOUSE_PASSWORD: "stand-in-ch-pw",
+};
 
 export function createPulumiCliStandIn(initial: Partial<StandInState> = {}): PulumiCliStandIn {
   const dir = mkdtempSync(path.join(os.tmpdir(), "ib-pulumi-stand-in-"));
@@ -91,19 +102,32 @@ export function createPulumiCliStandIn(initial: Partial<StandInState> = {}): Pul
   const statePath = path.join(dir, "state.json");
   const callsPath = path.join(dir, "calls.jsonl");
   const engine = initial.engine ? { engine: { script: ENGINE, ...initial.engine } } : {};
-  writeFileSync(statePath, JSON.stringify({ version: "3.248.0", current: null, stacks: {}, ...initial, ...engine }, null, 2));
+  writeFileSync(
+    statePath,
+    JSON.stringify({ version: "3.248.0", current: null, stacks: {}, ...initial, ...engine }, null, 2),
+  );
   writeFileSync(callsPath, "");
   const state = (): StandInState => JSON.parse(readFileSync(statePath, "utf8")) as StandInState;
   const calls = (): StandInCall[] =>
-    readFileSync(callsPath, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as StandInCall);
+    readFileSync(callsPath, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as StandInCall);
   return {
     dir,
     binDir,
     // PostgreSQL and ClickHouse containers need a password (their catalog `secretEnv`, no default): a test one unless the
     // test's own environment sets it
-    env: { ...STAND_IN_PASSWORDS, ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ""}` },
+    env: {
+      ...STAND_IN_PASSWORDS,
+      ...process.env,
+      PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ""}`,
+    },
     calls,
-    commandLines: () => calls().map((c) => c.argv.join(" ")).filter((l) => l !== "version"),
+    commandLines: () =>
+      calls()
+        .map((c) => c.argv.join(" "))
+        .filter((l) => l !== "version"),
     state,
     setState(update) {
       const s = state();

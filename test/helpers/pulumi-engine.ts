@@ -71,7 +71,8 @@ type Inputs = Record<string, any>;
 const labelsOf = (l: Array<{ label: string; value: string }> | undefined): Record<string, string> =>
   Object.fromEntries((l ?? []).map((x) => [x.label, x.value]));
 
-const rates = (l: Array<{ path: string; rate: number }> | undefined) => l?.map((d) => ({ Path: d.path, Rate: d.rate }));
+const rates = (l: Array<{ path: string; rate: number }> | undefined) =>
+  l?.map((d) => ({ Path: d.path, Rate: d.rate }));
 
 /** A ustar archive of `files` (path without leading "/", content, mode): what PUT /archive extracts. */
 export function tarOf(files: Array<{ path: string; content: Buffer; mode: number }>): Buffer {
@@ -121,21 +122,65 @@ export function unsecret(v: unknown): unknown {
 
 /** Container inputs this module translates (see the table), or that carry no engine setting (pulumi bookkeeping). */
 const CONTAINER_KEYS = new Set([
-  "name", "hostname", "image", "user", "workingDir", "entrypoints", "command", "envs", "memory", "memorySwap", "cpuShares",
-  "cpuPeriod", "cpuQuota", "cpus", "cpuSet", "deviceReadIops", "deviceWriteIops", "deviceReadBps", "deviceWriteBps",
-  "capabilities", "tmpfs", "mounts", "labels", "ports", "networksAdvanced", "networkMode", "restart", "mustRun",
-  "uploads", "destroyGraceSeconds", "removeVolumes",
+  "name",
+  "hostname",
+  "image",
+  "user",
+  "workingDir",
+  "entrypoints",
+  "command",
+  "envs",
+  "memory",
+  "memorySwap",
+  "cpuShares",
+  "cpuPeriod",
+  "cpuQuota",
+  "cpus",
+  "cpuSet",
+  "deviceReadIops",
+  "deviceWriteIops",
+  "deviceReadBps",
+  "deviceWriteBps",
+  "capabilities",
+  "tmpfs",
+  "mounts",
+  "labels",
+  "ports",
+  "networksAdvanced",
+  "networkMode",
+  "restart",
+  "mustRun",
+  "uploads",
+  "destroyGraceSeconds",
+  "removeVolumes",
 ]);
 
 /** The Engine API body of `docker.Container` inputs (the table's Container rows up to networkMode). */
 export function containerBody(i: Inputs): Docker.ContainerCreateOptions {
   const unknown = Object.keys(i).filter((k) => !CONTAINER_KEYS.has(k) && i[k] !== undefined);
-  if (unknown.length > 0) throw new Error(`container ${i.name}: inputs not translated by the engine stand-in: ${unknown.join(", ")}`);
-  const ports = (i.ports ?? []) as Array<{ internal: number; external?: number; ip?: string; protocol?: string }>;
-  const nets = (i.networksAdvanced ?? []) as Array<{ name: string; ipv4Address?: string; aliases?: string[] }>;
+  if (unknown.length > 0)
+    throw new Error(
+      `container ${i.name}: inputs not translated by the engine stand-in: ${unknown.join(", ")}`,
+    );
+  const ports = (i.ports ?? []) as Array<{
+    internal: number;
+    external?: number;
+    ip?: string;
+    protocol?: string;
+  }>;
+  const nets = (i.networksAdvanced ?? []) as Array<{
+    name: string;
+    ipv4Address?: string;
+    aliases?: string[];
+  }>;
   const hc: Docker.HostConfig = {
     RestartPolicy: { Name: i.restart ?? "no" },
-    PortBindings: Object.fromEntries(ports.map((p) => [`${p.internal}/${p.protocol ?? "tcp"}`, [{ HostIp: p.ip ?? "0.0.0.0", HostPort: p.external === undefined ? "" : String(p.external) }]])),
+    PortBindings: Object.fromEntries(
+      ports.map((p) => [
+        `${p.internal}/${p.protocol ?? "tcp"}`,
+        [{ HostIp: p.ip ?? "0.0.0.0", HostPort: p.external === undefined ? "" : String(p.external) }],
+      ]),
+    ),
   };
   if (i.memory !== undefined) hc.Memory = i.memory * MB;
   if (i.memorySwap !== undefined) hc.MemorySwap = i.memorySwap === -1 ? -1 : i.memorySwap * MB;
@@ -153,7 +198,13 @@ export function containerBody(i: Inputs): Docker.ContainerCreateOptions {
   if (i.capabilities?.adds) hc.CapAdd = i.capabilities.adds;
   if (i.capabilities?.drops) hc.CapDrop = i.capabilities.drops;
   if (i.tmpfs) hc.Tmpfs = i.tmpfs;
-  if (i.mounts) hc.Mounts = (i.mounts as Inputs[]).map((m) => ({ Type: m.type, Source: m.source, Target: m.target, ...(m.readOnly ? { ReadOnly: true } : {}) }));
+  if (i.mounts)
+    hc.Mounts = (i.mounts as Inputs[]).map((m) => ({
+      Type: m.type,
+      Source: m.source,
+      Target: m.target,
+      ...(m.readOnly ? { ReadOnly: true } : {}),
+    }));
   if (i.networkMode) hc.NetworkMode = i.networkMode;
   const first = nets[0];
   if (first) hc.NetworkMode = first.name;
@@ -172,7 +223,12 @@ export function containerBody(i: Inputs): Docker.ContainerCreateOptions {
   if (i.command) body.Cmd = i.command;
   if (first) {
     body.NetworkingConfig = {
-      EndpointsConfig: { [first.name]: { ...(first.ipv4Address ? { IPAMConfig: { IPv4Address: first.ipv4Address } } : {}), Aliases: first.aliases ?? [] } },
+      EndpointsConfig: {
+        [first.name]: {
+          ...(first.ipv4Address ? { IPAMConfig: { IPv4Address: first.ipv4Address } } : {}),
+          Aliases: first.aliases ?? [],
+        },
+      },
     };
   }
   return body;
@@ -205,15 +261,28 @@ export class DockerEngineTranslator {
           Attachable: Boolean(i.attachable),
           Labels: labelsOf(i.labels),
           ...(i.options ? { Options: i.options } : {}),
-          IPAM: { Driver: i.ipamDriver ?? "default", Config: ipam.map((c) => ({ ...(c.subnet ? { Subnet: c.subnet } : {}), ...(c.gateway ? { Gateway: c.gateway } : {}), ...(c.ipRange ? { IPRange: c.ipRange } : {}) })) },
+          IPAM: {
+            Driver: i.ipamDriver ?? "default",
+            Config: ipam.map((c) => ({
+              ...(c.subnet ? { Subnet: c.subnet } : {}),
+              ...(c.gateway ? { Gateway: c.gateway } : {}),
+              ...(c.ipRange ? { IPRange: c.ipRange } : {}),
+            })),
+          },
         });
         this.record({ kind: "network", name, id: net.id });
         this.log(`+ docker:Network ${i.name} (${ipam.map((c) => c.subnet).join(", ")})`);
         return { id: net.id, state: { ...i, name: i.name ?? name } };
       }
       case "docker:index/volume:Volume": {
-        const v = await this.docker.createVolume({ Name: i.name ?? name, Labels: labelsOf(i.labels), ...(i.driver ? { Driver: i.driver } : {}), ...(i.driverOpts ? { DriverOpts: i.driverOpts } : {}) });
-        const vname = (v as unknown as { name?: string; Name?: string }).Name ?? (v as unknown as { name: string }).name;
+        const v = await this.docker.createVolume({
+          Name: i.name ?? name,
+          Labels: labelsOf(i.labels),
+          ...(i.driver ? { Driver: i.driver } : {}),
+          ...(i.driverOpts ? { DriverOpts: i.driverOpts } : {}),
+        });
+        const vname =
+          (v as unknown as { name?: string; Name?: string }).Name ?? (v as unknown as { name: string }).name;
         this.record({ kind: "volume", name, id: vname });
         this.log(`+ docker:Volume ${vname}`);
         return { id: vname, state: { ...i, name: vname } };
@@ -223,21 +292,34 @@ export class DockerEngineTranslator {
         try {
           info = await this.docker.getImage(i.name).inspect();
         } catch (err) {
-          throw new Error(`image ${i.name} is not on the engine (${process.env.DOCKER_HOST ?? "default socket"}) and no registry is reachable here: ${(err as Error).message}`);
+          throw new Error(
+            `image ${i.name} is not on the engine (${process.env.DOCKER_HOST ?? "default socket"}) and no registry is reachable here: ${(err as Error).message}`,
+          );
         }
         if (!i.keepLocally) this.record({ kind: "image", name, id: i.name, keep: false });
         this.log(`+ docker:RemoteImage ${i.name} (present: ${info.Id.slice(0, 19)})`);
-        return { id: `${info.Id}${i.name}`, state: { ...i, imageId: info.Id, repoDigest: info.RepoDigests?.[0] ?? "" } };
+        return {
+          id: `${info.Id}${i.name}`,
+          state: { ...i, imageId: info.Id, repoDigest: info.RepoDigests?.[0] ?? "" },
+        };
       }
       case "docker:index/image:Image": {
         const ctx = i.build?.context as string;
         const dockerfile = path.relative(ctx, i.build?.dockerfile ?? path.join(ctx, "Dockerfile"));
         const buildargs = i.build?.args ?? {};
-        const stream = await this.docker.buildImage({ context: ctx, src: listFiles(ctx) }, { t: i.imageName, dockerfile, buildargs, forcerm: true });
+        const stream = await this.docker.buildImage(
+          { context: ctx, src: listFiles(ctx) },
+          { t: i.imageName, dockerfile, buildargs, forcerm: true },
+        );
         await new Promise<void>((resolve, reject) =>
           this.docker.modem.followProgress(stream, (err: Error | null, out: Array<{ error?: string }>) => {
             const failed = err ?? out.find((o) => o.error);
-            if (failed) reject(new Error(`build of ${i.imageName}: ${err ? err.message : (failed as { error: string }).error}`));
+            if (failed)
+              reject(
+                new Error(
+                  `build of ${i.imageName}: ${err ? err.message : (failed as { error: string }).error}`,
+                ),
+              );
             else resolve();
           }),
         );
@@ -255,16 +337,38 @@ export class DockerEngineTranslator {
 
   private async container(name: string, i: Inputs): Promise<{ id: string; state: Inputs }> {
     const c = await this.docker.createContainer(containerBody(i));
-    this.record({ kind: "container", name, id: c.id, graceSeconds: i.destroyGraceSeconds ?? 0, removeVolumes: i.removeVolumes ?? true, ...(String(i.networkMode ?? "").startsWith("container:") ? { sharesNetwork: true } : {}) });
-    const nets = (i.networksAdvanced ?? []) as Array<{ name: string; ipv4Address?: string; aliases?: string[] }>;
+    this.record({
+      kind: "container",
+      name,
+      id: c.id,
+      graceSeconds: i.destroyGraceSeconds ?? 0,
+      removeVolumes: i.removeVolumes ?? true,
+      ...(String(i.networkMode ?? "").startsWith("container:") ? { sharesNetwork: true } : {}),
+    });
+    const nets = (i.networksAdvanced ?? []) as Array<{
+      name: string;
+      ipv4Address?: string;
+      aliases?: string[];
+    }>;
     for (const n of nets.slice(1)) {
-      await this.docker.getNetwork(n.name).connect({ Container: c.id, EndpointConfig: { ...(n.ipv4Address ? { IPAMConfig: { IPv4Address: n.ipv4Address } } : {}), Aliases: n.aliases ?? [] } });
+      await this.docker
+        .getNetwork(n.name)
+        .connect({
+          Container: c.id,
+          EndpointConfig: {
+            ...(n.ipv4Address ? { IPAMConfig: { IPv4Address: n.ipv4Address } } : {}),
+            Aliases: n.aliases ?? [],
+          },
+        });
     }
     const uploads = (i.uploads ?? []) as Inputs[];
     if (uploads.length > 0) {
       const files = uploads.map((u) => ({
         path: String(u.file).replace(/^\/+/, ""),
-        content: u.contentBase64 !== undefined ? Buffer.from(u.contentBase64, "base64") : Buffer.from(String(u.content ?? ""), "utf8"),
+        content:
+          u.contentBase64 !== undefined
+            ? Buffer.from(u.contentBase64, "base64")
+            : Buffer.from(String(u.content ?? ""), "utf8"),
         mode: u.executable ? 0o755 : 0o644,
       }));
       await c.putArchive(tarOf(files), { path: "/" });
@@ -275,17 +379,34 @@ export class DockerEngineTranslator {
       await new Promise((r) => setTimeout(r, 300));
       info = await c.inspect();
       if (!info.State.Running) {
-        const logs = (await c.logs({ stdout: true, stderr: true, tail: 20 })).toString("utf8").replace(/[\x00-\x08]/g, "");
-        throw new Error(`container ${i.name} is not running after start (exit code ${info.State.ExitCode}, must_run): ${logs.trim()}`);
+        const logs = (await c.logs({ stdout: true, stderr: true, tail: 20 }))
+          .toString("utf8")
+          .replace(/[\x00-\x08]/g, "");
+        throw new Error(
+          `container ${i.name} is not running after start (exit code ${info.State.ExitCode}, must_run): ${logs.trim()}`,
+        );
       }
     }
     const bound = info.NetworkSettings.Ports ?? {};
     const ports = ((i.ports ?? []) as Inputs[]).map((p) => {
       const b = bound[`${p.internal}/${p.protocol ?? "tcp"}`]?.[0];
-      return { ...p, internal: p.internal as number, protocol: p.protocol ?? "tcp", ip: b?.HostIp ?? p.ip, external: b ? Number(b.HostPort) : p.external };
+      return {
+        ...p,
+        internal: p.internal as number,
+        protocol: p.protocol ?? "tcp",
+        ip: b?.HostIp ?? p.ip,
+        external: b ? Number(b.HostPort) : p.external,
+      };
     });
-    const networkData = Object.entries(info.NetworkSettings.Networks ?? {}).map(([networkName, n]) => ({ networkName, ipAddress: n.IPAddress, gateway: n.Gateway, macAddress: n.MacAddress }));
-    this.log(`+ docker:Container ${i.name} (${c.id.slice(0, 12)})${ports.length ? ` ports ${ports.map((p) => `${p.internal}→${p.ip}:${p.external}`).join(", ")}` : ""}`);
+    const networkData = Object.entries(info.NetworkSettings.Networks ?? {}).map(([networkName, n]) => ({
+      networkName,
+      ipAddress: n.IPAddress,
+      gateway: n.Gateway,
+      macAddress: n.MacAddress,
+    }));
+    this.log(
+      `+ docker:Container ${i.name} (${c.id.slice(0, 12)})${ports.length ? ` ports ${ports.map((p) => `${p.internal}→${p.ip}:${p.external}`).join(", ")}` : ""}`,
+    );
     return { id: c.id, state: { ...i, ports, networkData, containerLogs: "" } };
   }
 
@@ -295,7 +416,9 @@ export class DockerEngineTranslator {
     try {
       if (r.kind === "container") {
         const c = this.docker.getContainer(r.id);
-        await c.stop({ t: r.graceSeconds ?? 0 }).catch((err) => { if (!gone(err) && (err as { statusCode?: number }).statusCode !== 304) throw err; });
+        await c.stop({ t: r.graceSeconds ?? 0 }).catch((err) => {
+          if (!gone(err) && (err as { statusCode?: number }).statusCode !== 304) throw err;
+        });
         await c.remove({ force: true, v: r.removeVolumes ?? true });
       } else if (r.kind === "network") await this.docker.getNetwork(r.id).remove();
       else if (r.kind === "volume") await this.docker.getVolume(r.id).remove();
@@ -313,26 +436,51 @@ export class DockerEngineTranslator {
  * (`ingestbench:components.sink`: the key `sink` inside the object `ingestbench:components`); objects are handed to
  * the program as JSON text, scalars as strings.
  */
-export function programConfig(stackFile: string, set: Record<string, string>, configFileText?: string): Record<string, string> {
+export function programConfig(
+  stackFile: string,
+  set: Record<string, string>,
+  configFileText?: string,
+): Record<string, string> {
   // `--config-file F` (the stand-in keeps F's text): the CLI reads F instead of the stack file
-  const doc = (parseYaml(configFileText ?? readFileSync(stackFile, "utf8")) ?? {}) as { config?: Record<string, unknown> };
+  const doc = (parseYaml(configFileText ?? readFileSync(stackFile, "utf8")) ?? {}) as {
+    config?: Record<string, unknown>;
+  };
   const config: Record<string, unknown> = structuredClone(doc.config ?? {});
   for (const [key, value] of Object.entries(set)) {
     const colon = key.indexOf(":");
     const [top, ...rest] = key.slice(colon + 1).split(".");
     const name = `${key.slice(0, colon + 1)}${top}`;
-    if (rest.length === 0) { config[name] = value; continue; }
-    let o = (config[name] = typeof config[name] === "object" && config[name] !== null ? config[name] : {}) as Record<string, unknown>;
-    for (const p of rest.slice(0, -1)) o = (o[p] = typeof o[p] === "object" && o[p] !== null ? o[p] : {}) as Record<string, unknown>;
+    if (rest.length === 0) {
+      config[name] = value;
+      continue;
+    }
+    let o = (config[name] =
+      typeof config[name] === "object" && config[name] !== null ? config[name] : {}) as Record<
+      string,
+      unknown
+    >;
+    for (const p of rest.slice(0, -1))
+      o = (o[p] = typeof o[p] === "object" && o[p] !== null ? o[p] : {}) as Record<string, unknown>;
     o[rest[rest.length - 1]!] = value;
   }
-  return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
+  return Object.fromEntries(
+    Object.entries(config).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
+  );
 }
 
 /** The stand-in's state file, as far as engine mode reads and writes it. */
 interface StateFile {
   engine: { projectDir: string };
-  stacks: Record<string, { config: Record<string, string>; outputs: Record<string, unknown>; resourceCount?: number; created?: EngineResource[]; configFile?: { path: string; text: string } }>;
+  stacks: Record<
+    string,
+    {
+      config: Record<string, string>;
+      outputs: Record<string, unknown>;
+      resourceCount?: number;
+      created?: EngineResource[];
+      configFile?: { path: string; text: string };
+    }
+  >;
 }
 
 async function main(): Promise<void> {
@@ -345,7 +493,14 @@ async function main(): Promise<void> {
   };
   const docker = new Docker();
   const log = (l: string) => process.stdout.write(`${l}\n`);
-  const translator = new DockerEngineTranslator(docker, (r) => mutate((st) => { (st.created ??= []).push(r); }), log);
+  const translator = new DockerEngineTranslator(
+    docker,
+    (r) =>
+      mutate((st) => {
+        (st.created ??= []).push(r);
+      }),
+    log,
+  );
   const destroyAll = async () => {
     const created = [...(load().stacks[stackName]!.created ?? [])];
     const waves = [
@@ -356,9 +511,14 @@ async function main(): Promise<void> {
     ];
     for (const wave of waves) {
       await Promise.all(wave.map((r) => translator.remove(r)));
-      mutate((st) => { st.created = (st.created ?? []).filter((x) => !wave.some((r) => x.kind === r.kind && x.id === r.id)); });
+      mutate((st) => {
+        st.created = (st.created ?? []).filter((x) => !wave.some((r) => x.kind === r.kind && x.id === r.id));
+      });
     }
-    mutate((st) => { st.outputs = {}; st.resourceCount = 0; });
+    mutate((st) => {
+      st.outputs = {};
+      st.resourceCount = 0;
+    });
   };
   if (verb === "destroy") return destroyAll();
   if (verb !== "up") throw new Error(`engine mode: unsupported verb ${verb}`);
@@ -367,7 +527,9 @@ async function main(): Promise<void> {
   await destroyAll(); // a re-deploy replaces everything (see the header)
   const state = load();
   let failure: unknown;
-  process.on("unhandledRejection", (err) => { failure ??= err; });
+  process.on("unhandledRejection", (err) => {
+    failure ??= err;
+  });
   await pulumi.runtime.setMocks(
     {
       newResource: async (a) => {
@@ -387,12 +549,21 @@ async function main(): Promise<void> {
     false,
   );
   const st = state.stacks[stackName]!;
-  pulumi.runtime.setAllConfig(programConfig(path.join(state.engine.projectDir, "stacks", `Pulumi.${stackName}.yaml`), st.config, st.configFile?.text));
-  const program = (await import(pathToFileURL(path.join(state.engine.projectDir, "infra/index.ts")).href)) as Record<string, PulumiSdk.Output<unknown>>;
+  pulumi.runtime.setAllConfig(
+    programConfig(
+      path.join(state.engine.projectDir, "stacks", `Pulumi.${stackName}.yaml`),
+      st.config,
+      st.configFile?.text,
+    ),
+  );
+  const program = (await import(
+    pathToFileURL(path.join(state.engine.projectDir, "infra/index.ts")).href
+  )) as Record<string, PulumiSdk.Output<unknown>>;
   const outputs: Record<string, unknown> = {};
   try {
     for (const [k, o] of Object.entries(program)) {
-      if (pulumi.Output.isInstance(o)) outputs[k] = await (o as unknown as { promise(): Promise<unknown> }).promise();
+      if (pulumi.Output.isInstance(o))
+        outputs[k] = await (o as unknown as { promise(): Promise<unknown> }).promise();
     }
     await pulumi.runtime.disconnect();
   } catch (err) {
@@ -400,13 +571,22 @@ async function main(): Promise<void> {
   }
   if (failure) throw failure;
   for (const k of Object.keys(outputs)) if (outputs[k] === undefined) delete outputs[k];
-  mutate((st) => { st.outputs = outputs; st.resourceCount = st.created?.length ?? 0; });
+  mutate((st) => {
+    st.outputs = outputs;
+    st.resourceCount = st.created?.length ?? 0;
+  });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  process.on("SIGINT", () => { process.stderr.write("^C received; cancelling the current operation.\nerror: update canceled\n"); process.exit(255); });
+  process.on("SIGINT", () => {
+    process.stderr.write("^C received; cancelling the current operation.\nerror: update canceled\n");
+    process.exit(255);
+  });
   main().then(
     () => process.exit(0),
-    (err) => { process.stderr.write(`error: ${(err as Error).message ?? String(err)}\n`); process.exit(255); },
+    (err) => {
+      process.stderr.write(`error: ${(err as Error).message ?? String(err)}\n`);
+      process.exit(255);
+    },
   );
 }

@@ -25,7 +25,9 @@ export function configOfFile(file: string): Record<string, string> {
 
 /** Encode config values as Pulumi does: strings as they are, anything else as JSON text. */
 export function encodeConfig(config: Record<string, unknown>): Record<string, string> {
-  return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
+  return Object.fromEntries(
+    Object.entries(config).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
+  );
 }
 
 /** The resolved value of an Output. */
@@ -73,7 +75,8 @@ export async function runPulumiProgram(
   pulumi.runtime.setAllConfig(config);
   vi.resetModules();
   const program = (await import("../../infra/index.ts")) as Record<string, pulumi.Output<unknown>>;
-  const get = async <K extends keyof StackOutputs>(k: K): Promise<StackOutputs[K]> => (await outputValue(program[k]!)) as StackOutputs[K];
+  const get = async <K extends keyof StackOutputs>(k: K): Promise<StackOutputs[K]> =>
+    (await outputValue(program[k]!)) as StackOutputs[K];
   const outputs: StackOutputs = {
     platform: await get("platform"),
     stack: await get("stack"),

@@ -14,9 +14,14 @@ export interface SecretHit {
 
 /** The encodings a secret is looked for in (Basic auth is base64 of "user:password": its base64 alone is not a substring, so "user:secret" for the usual users is looked for too). */
 function needles(secret: string): Array<[SecretHit["as"], Buffer]> {
-  const out: Array<[SecretHit["as"], Buffer]> = [["plain", Buffer.from(secret)], ["base64", Buffer.from(Buffer.from(secret).toString("base64"))]];
-  for (const user of ["admin", "postgres", "elastic", "default"]) out.push(["base64", Buffer.from(Buffer.from(`${user}:${secret}`).toString("base64"))]);
-  if (encodeURIComponent(secret) !== secret) out.push(["url-encoded", Buffer.from(encodeURIComponent(secret))]);
+  const out: Array<[SecretHit["as"], Buffer]> = [
+    ["plain", Buffer.from(secret)],
+    ["base64", Buffer.from(Buffer.from(secret).toString("base64"))],
+  ];
+  for (const user of ["admin", "postgres", "elastic", "default"])
+    out.push(["base64", Buffer.from(Buffer.from(`${user}:${secret}`).toString("base64"))]);
+  if (encodeURIComponent(secret) !== secret)
+    out.push(["url-encoded", Buffer.from(encodeURIComponent(secret))]);
   return out;
 }
 

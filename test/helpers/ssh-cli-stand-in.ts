@@ -26,7 +26,9 @@ export function createSshCliStandIn(): SshCliStandIn {
   const log = path.join(dir, "ssh-calls.jsonl");
   writeFileSync(log, "");
   const ssh = path.join(binDir, "ssh");
-  writeFileSync(ssh, `#!/usr/bin/env node
+  writeFileSync(
+    ssh,
+    `#!/usr/bin/env node
 import { appendFileSync } from "node:fs";
 import { spawn } from "node:child_process";
 const argv = process.argv.slice(2);
@@ -38,14 +40,19 @@ if (argv[i] === "--") i++;
 const child = spawn("sh", ["-c", argv.slice(i).join(" ")], { stdio: "inherit" });
 for (const sig of ["SIGTERM", "SIGINT"]) process.on(sig, () => child.kill(sig));
 child.on("exit", (code) => process.exit(code ?? 255));
-`);
+`,
+  );
   chmodSync(ssh, 0o755);
   writeFileSync(path.join(binDir, "sudo"), '#!/bin/sh\nexec "$@"\n');
   chmodSync(path.join(binDir, "sudo"), 0o755);
   return {
     dir,
     binDir,
-    calls: () => readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as string[]),
+    calls: () =>
+      readFileSync(log, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as string[]),
     withPath: (env) => ({ ...env, PATH: `${binDir}${path.delimiter}${env.PATH ?? ""}` }),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };

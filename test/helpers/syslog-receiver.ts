@@ -33,7 +33,8 @@ export async function startSyslogReceiver(): Promise<SyslogReceiver> {
         const sp = buf.indexOf(0x20);
         if (sp < 0) break;
         const len = Number(buf.subarray(0, sp).toString("latin1"));
-        if (!Number.isInteger(len) || len <= 0) throw new Error(`bad MSG-LEN ${buf.subarray(0, sp).toString()}`);
+        if (!Number.isInteger(len) || len <= 0)
+          throw new Error(`bad MSG-LEN ${buf.subarray(0, sp).toString()}`);
         if (buf.length < sp + 1 + len) break;
         const msg = buf.subarray(sp + 1, sp + 1 + len).toString("utf8");
         buf = buf.subarray(sp + 1 + len);
@@ -44,7 +45,10 @@ export async function startSyslogReceiver(): Promise<SyslogReceiver> {
       }
     });
     s.on("close", () => {
-      if (--open === 0) { for (const w of waiters) w(); waiters = []; }
+      if (--open === 0) {
+        for (const w of waiters) w();
+        waiters = [];
+      }
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

@@ -11,16 +11,96 @@ import fc from "fast-check";
 
 /** Values a mistyped or hostile field may hold (YAML source text). */
 export const ODD_VALUES = [
-  "0", "-1", "1e309", "-0", "0.0000001", "99999999999999999999", "0x10", "1_000", ".nan", ".inf", "-.inf",
-  "~", "null", "true", "no", "\"\"", "''", "[]", "{}", "[1, 2]", "{ a: 1 }", "1KiB", "0KiB", "8", "\"8\"", "0.001",
-  "1B", "10TiB", "25 100", "-5s", "0s", "1ms", "1h", "999999h", "abc", "\"x\\u0000y\"", "\"\\t\"", "é✓",
-  "x".repeat(300), "2026-12-01", "!!binary aGVsbG8=", "!!timestamp 2001-12-14", "!custom x", "!!str 1", "!!int \"x\"",
-  "!!float abc", "!!map {}", "!!seq []", "!!set { a, b }", "!!omap [ a: 1 ]", "&v 1", "*nope", "*v", "<<: *nope",
-  "| \n  text", ">-\n  folded", "'unterminated", "\"unterminated", "[unclosed", "{unclosed", "?", ":", "- x", "#", "@x", "`x`",
+  "0",
+  "-1",
+  "1e309",
+  "-0",
+  "0.0000001",
+  "99999999999999999999",
+  "0x10",
+  "1_000",
+  ".nan",
+  ".inf",
+  "-.inf",
+  "~",
+  "null",
+  "true",
+  "no",
+  '""',
+  "''",
+  "[]",
+  "{}",
+  "[1, 2]",
+  "{ a: 1 }",
+  "1KiB",
+  "0KiB",
+  "8",
+  '"8"',
+  "0.001",
+  "1B",
+  "10TiB",
+  "25 100",
+  "-5s",
+  "0s",
+  "1ms",
+  "1h",
+  "999999h",
+  "abc",
+  '"x\\u0000y"',
+  '"\\t"',
+  "é✓",
+  "x".repeat(300),
+  "2026-12-01",
+  "!!binary aGVsbG8=",
+  "!!timestamp 2001-12-14",
+  "!custom x",
+  "!!str 1",
+  '!!int "x"',
+  "!!float abc",
+  "!!map {}",
+  "!!seq []",
+  "!!set { a, b }",
+  "!!omap [ a: 1 ]",
+  "&v 1",
+  "*nope",
+  "*v",
+  "<<: *nope",
+  "| \n  text",
+  ">-\n  folded",
+  "'unterminated",
+  '"unterminated',
+  "[unclosed",
+  "{unclosed",
+  "?",
+  ":",
+  "- x",
+  "#",
+  "@x",
+  "`x`",
 ] as const;
 
 /** Keys a mistyped field may have. */
-export const ODD_KEYS = ["", "\"\"", "x", "name ", "Name", "<<", "? complex", "[a, b]", "{ a: 1 }", "1", "null", "~", "a.b", "config", "!!str k", "&k k", "*k", "ingestbench:nope", "é"] as const;
+export const ODD_KEYS = [
+  "",
+  '""',
+  "x",
+  "name ",
+  "Name",
+  "<<",
+  "? complex",
+  "[a, b]",
+  "{ a: 1 }",
+  "1",
+  "null",
+  "~",
+  "a.b",
+  "config",
+  "!!str k",
+  "&k k",
+  "*k",
+  "ingestbench:nope",
+  "é",
+] as const;
 
 /** One edit of a file; indices are taken modulo the number of lines (or of candidates). */
 export type Edit =
@@ -41,31 +121,133 @@ export type Edit =
   | { kind: "plugin"; line: number; plugin: number };
 
 /** Plugin names of every kind: a generator, collector or sink block renamed to another plugin pairs them anew. */
-const PLUGINS = ["pg-copy", "syslog", "http-json", "clickhouse-http", "fluent-forward", "es-bulk", "loki-push", "griddb-webapi",
-  "syslog-ng", "rsyslog", "fluent-bit", "fluentd", "vector", "otelcol", "postgres", "clickhouse", "elasticsearch", "opensearch", "loki", "griddb", "none"];
+const PLUGINS = [
+  "pg-copy",
+  "syslog",
+  "http-json",
+  "clickhouse-http",
+  "fluent-forward",
+  "es-bulk",
+  "loki-push",
+  "griddb-webapi",
+  "syslog-ng",
+  "rsyslog",
+  "fluent-bit",
+  "fluentd",
+  "vector",
+  "otelcol",
+  "postgres",
+  "clickhouse",
+  "elasticsearch",
+  "opensearch",
+  "loki",
+  "griddb",
+  "none",
+];
 
-const TAGS = ["!!str", "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq", "!!binary", "!!timestamp", "!!set", "!custom", "!<tag:yaml.org,2002:str>", "!"];
-const CHARS = [":", "-", "{", "}", "[", "]", ",", "#", "&", "*", "!", "|", ">", "'", "\"", "%", "@", "`", "\t", " ", "\n", "?", "\u0000", "\ufeff"];
+const TAGS = [
+  "!!str",
+  "!!int",
+  "!!float",
+  "!!bool",
+  "!!null",
+  "!!map",
+  "!!seq",
+  "!!binary",
+  "!!timestamp",
+  "!!set",
+  "!custom",
+  "!<tag:yaml.org,2002:str>",
+  "!",
+];
+const CHARS = [
+  ":",
+  "-",
+  "{",
+  "}",
+  "[",
+  "]",
+  ",",
+  "#",
+  "&",
+  "*",
+  "!",
+  "|",
+  ">",
+  "'",
+  '"',
+  "%",
+  "@",
+  "`",
+  "\t",
+  " ",
+  "\n",
+  "?",
+  "\u0000",
+  "\ufeff",
+];
 
 const idx = fc.nat({ max: 10_000 });
 
 /** The arbitrary of one edit. */
 export const editArb: fc.Arbitrary<Edit> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ kind: fc.constant("value" as const), line: idx, value: fc.nat({ max: ODD_VALUES.length - 1 }) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("key" as const), line: idx, key: fc.nat({ max: ODD_KEYS.length - 1 }) }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      kind: fc.constant("value" as const),
+      line: idx,
+      value: fc.nat({ max: ODD_VALUES.length - 1 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("key" as const),
+      line: idx,
+      key: fc.nat({ max: ODD_KEYS.length - 1 }),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("deleteLine" as const), line: idx }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("duplicateLine" as const), line: idx }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("swapLines" as const), line: idx, other: idx }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("indent" as const), line: idx, delta: fc.integer({ min: -4, max: 4 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("indent" as const),
+      line: idx,
+      delta: fc.integer({ min: -4, max: 4 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("tab" as const), line: idx }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("anchorAlias" as const), line: idx, other: idx }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("aliasWithoutAnchor" as const), line: idx }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("tag" as const), line: idx, tag: fc.nat({ max: TAGS.length - 1 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("tag" as const),
+      line: idx,
+      tag: fc.nat({ max: TAGS.length - 1 }),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("mergeKey" as const), line: idx, other: idx }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("multiDocument" as const), line: idx }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("truncate" as const), at: idx }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("insertChar" as const), at: idx, char: fc.nat({ max: CHARS.length - 1 }) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("plugin" as const), line: idx, plugin: fc.nat({ max: PLUGINS.length - 1 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("insertChar" as const),
+      at: idx,
+      char: fc.nat({ max: CHARS.length - 1 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("plugin" as const),
+      line: idx,
+      plugin: fc.nat({ max: PLUGINS.length - 1 }),
+    }),
+  },
 );
 
 /** A line "  key: value  # comment" split into indent, key, value (comments dropped); null when it is no `key:` line. */
@@ -104,7 +286,9 @@ export function applyEdit(text: string, e: Edit): string {
       if (i === undefined) return text;
       const v = ODD_VALUES[e.value]!;
       // multi-line values are written as a block under the key
-      lines[i] = v.includes("\n") ? `${keyLine(lines[i]!)!.indent}${keyLine(lines[i]!)!.key}: ${v.replace(/\n/g, `\n${keyLine(lines[i]!)!.indent}`)}` : replaceValue(lines[i]!, v, e.line);
+      lines[i] = v.includes("\n")
+        ? `${keyLine(lines[i]!)!.indent}${keyLine(lines[i]!)!.key}: ${v.replace(/\n/g, `\n${keyLine(lines[i]!)!.indent}`)}`
+        : replaceValue(lines[i]!, v, e.line);
       break;
     }
     case "key": {
@@ -127,13 +311,17 @@ export function applyEdit(text: string, e: Edit): string {
       lines.splice(e.line % n, 0, lines[e.line % n]!);
       break;
     case "swapLines": {
-      const a = e.line % n, b = e.other % n;
+      const a = e.line % n,
+        b = e.other % n;
       [lines[a], lines[b]] = [lines[b]!, lines[a]!];
       break;
     }
     case "indent": {
       const i = e.line % n;
-      lines[i] = e.delta >= 0 ? " ".repeat(e.delta) + lines[i]! : lines[i]!.replace(new RegExp(`^ {0,${-e.delta}}`), "");
+      lines[i] =
+        e.delta >= 0
+          ? " ".repeat(e.delta) + lines[i]!
+          : lines[i]!.replace(new RegExp(`^ {0,${-e.delta}}`), "");
       break;
     }
     case "tab":
@@ -141,7 +329,8 @@ export function applyEdit(text: string, e: Edit): string {
       break;
     case "anchorAlias": {
       // anchor one key's value and use it as another key's value (before or after it: an alias before its anchor)
-      const a = pickKey(e.line), b = pickKey(e.other);
+      const a = pickKey(e.line),
+        b = pickKey(e.other);
       if (a === undefined || b === undefined) return text;
       const ka = keyLine(lines[a]!)!;
       lines[a] = `${ka.indent}${ka.dash}${ka.key}: &fz ${ka.value}`;
@@ -164,7 +353,8 @@ export function applyEdit(text: string, e: Edit): string {
     }
     case "mergeKey": {
       // a merge key under some key's block, of an anchored map elsewhere (or of none)
-      const a = pickKey(e.line), b = pickKey(e.other);
+      const a = pickKey(e.line),
+        b = pickKey(e.other);
       if (a === undefined || b === undefined) return text;
       const kb = keyLine(lines[b]!)!;
       lines.splice(a + 1, 0, `${keyLine(lines[a]!)!.indent}  <<: *${e.other % 3 === 0 ? "nomerge" : "mm"}`);

@@ -6,7 +6,12 @@
  * docker and azure stacks deployed for their runs and destroyed after them (harness/provision/deployed.ts).
  */
 import { loadStack } from "../../../infra/stack/schema.ts";
-import { compareStacks, compareVariants, renderComparison, renderVariantsComparison } from "../../results/compare.ts";
+import {
+  compareStacks,
+  compareVariants,
+  renderComparison,
+  renderVariantsComparison,
+} from "../../results/compare.ts";
 import { terminalWidth } from "../../results/columns.ts";
 import { machineText } from "../../results/format.ts";
 import { checkResultsDir } from "../../results/preflight.ts";
@@ -30,39 +35,79 @@ interface BenchFlags {
 }
 
 export const registerBench: CommandModule = (program, ctx) => {
-  const cmd = program.command("bench")
-    .description("Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. Local stacks are provisioned per run (cgroups, network namespaces, tc); docker and azure stacks are deployed with Pulumi for their runs and destroyed after them. With several stacks (--stacks), print a comparison. To drive your own log lines instead of seeded text, give the scenario `source: { file: <path> }`: each line goes into the last string field, and the content check reads the sampled lines back from the file (scenarios/README.md, the `source` row).")
+  const cmd = program
+    .command("bench")
+    .description(
+      "Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. Local stacks are provisioned per run (cgroups, network namespaces, tc); docker and azure stacks are deployed with Pulumi for their runs and destroyed after them. With several stacks (--stacks), print a comparison. To drive your own log lines instead of seeded text, give the scenario `source: { file: <path> }`: each line goes into the last string field, and the content check reads the sampled lines back from the file (scenarios/README.md, the `source` row).",
+    )
     .argument("<scenario>", "scenario file, e.g. scenarios/quickstart.yaml")
     .option("-s, --stack <name>", "one stack name (stacks/Pulumi.<name>.yaml), e.g. local-2-cores")
-    .option("--stacks <names>", "several stack names, comma-separated, run in this order and compared, e.g. local-quarter-core,local-2-cores");
+    .option(
+      "--stacks <names>",
+      "several stack names, comma-separated, run in this order and compared, e.g. local-quarter-core,local-2-cores",
+    );
   addRunOptions(cmd, "runs per cell, overriding the scenario's replicates (default 3)");
-  addProgressOptions(cmd)
-    .action(ctx.action(async (scenarioFile: string, flags: BenchFlags) => {
+  addProgressOptions(cmd).action(
+    ctx.action(async (scenarioFile: string, flags: BenchFlags) => {
       const names = stackNames(flags);
       const resultsRoot = checkResultsDir(flags.results);
       const stacks = names.map((s) => loadStack(s, ctx.stacksDir));
       const scenario = loadScenarioFile(scenarioFile);
-      const plans = planCells(scenario, scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
-      const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
-      const result = await driveRuns(stacks.map((stack) => ({ stack, plans })), {
-        resultsRoot, invocation: new Date().toISOString(), projectRoot: ctx.projectRoot, reporter: progress,
-        deployed: pulumiStacks({ projectRoot: ctx.projectRoot, quiet: progress.mode === "quiet" }), lockWaitMs: lockWaitMs(flags.lockWait),
+      const plans = planCells(scenario, scenarioFile, {
+        replicates: flags.replicates,
+        duration: flags.duration,
+        warmup: flags.warmup,
       });
+      const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
+      const result = await driveRuns(
+        stacks.map((stack) => ({ stack, plans })),
+        {
+          resultsRoot,
+          invocation: new Date().toISOString(),
+          projectRoot: ctx.projectRoot,
+          reporter: progress,
+          deployed: pulumiStacks({ projectRoot: ctx.projectRoot, quiet: progress.mode === "quiet" }),
+          lockWaitMs: lockWaitMs(flags.lockWait),
+        },
+      );
       // a query phase: write-up 001's query table per stack (and the ingest with and without queries in mixed mode)
       for (const stack of stacks) {
-        const text = renderQueryTables(`${scenario.name} on ${stack.name}`, result.records.filter((r) => r.stack === stack.name));
+        const text = renderQueryTables(
+          `${scenario.name} on ${stack.name}`,
+          result.records.filter((r) => r.stack === stack.name),
+        );
         if (text) progress.result(`\n${text}`);
       }
       // an interrupted invocation is not compared: its rows would mix the stopped runs with older ones
-      if (stacks.length > 1 && result.records.some((r) => r.summary) && !result.records.some((r) => r.status === "interrupted")) {
+      if (
+        stacks.length > 1 &&
+        result.records.some((r) => r.summary) &&
+        !result.records.some((r) => r.status === "interrupted")
+      ) {
         // the runs just made are what was asked for: show version differences between stacks instead of refusing
-        const rows = await compareStacks(resultsRoot, scenario.name, stacks.map((s) => s.name), { force: true });
-        progress.result(`\n${renderComparison(scenario.name, rows, { width: terminalWidth(progress.mode === "jsonl" ? process.stderr : process.stdout) })}`);
+        const rows = await compareStacks(
+          resultsRoot,
+          scenario.name,
+          stacks.map((s) => s.name),
+          { force: true },
+        );
+        progress.result(
+          `\n${renderComparison(scenario.name, rows, { width: terminalWidth(progress.mode === "jsonl" ? process.stderr : process.stdout) })}`,
+        );
       }
       // an application under test: write-up 003's table of its variants, from the runs just made
-      if (scenario.app && result.records.some((r) => r.app) && !result.records.some((r) => r.status === "interrupted")) {
+      if (
+        scenario.app &&
+        result.records.some((r) => r.app) &&
+        !result.records.some((r) => r.status === "interrupted")
+      ) {
         for (const stack of stacks) {
-          const table = await compareVariants(resultsRoot, scenario.name, stack.name, result.records.find((r) => r.stack === stack.name && r.app)?.runId).catch(() => null);
+          const table = await compareVariants(
+            resultsRoot,
+            scenario.name,
+            stack.name,
+            result.records.find((r) => r.stack === stack.name && r.app)?.runId,
+          ).catch(() => null);
           if (table) progress.result(`\n${renderVariantsComparison(table)}`);
         }
       }
@@ -72,6 +117,6 @@ export const registerBench: CommandModule = (program, ctx) => {
         if (env) progress.result(`measured ${stack.name} on ${machineText(env)}`);
       }
       return runsExitCode(result);
-    }));
+    }),
+  );
 };
-

@@ -7,17 +7,25 @@ import { resultsDirFlag } from "../../results/preflight.ts";
 import { listFlag, type CommandModule } from "../context.ts";
 
 export const registerReport: CommandModule = (program, ctx) => {
-  program.command("report")
-    .description("Write one self-contained HTML report with SVG charts rendered at build time (Vega-Lite): throughput per stack (against the swept parameter with a matrix), throughput and ingest lag over time per run, sink CPU, throttling and IO over time, ledger bars; optionally a Markdown summary for a CI job summary.")
+  program
+    .command("report")
+    .description(
+      "Write one self-contained HTML report with SVG charts rendered at build time (Vega-Lite): throughput per stack (against the swept parameter with a matrix), throughput and ingest lag over time per run, sink CPU, throttling and IO over time, ledger bars; optionally a Markdown summary for a CI job summary.",
+    )
     .option("-r, --results <dir>", "results directory", resultsDirFlag, ctx.resultsDir)
     .option("--scenario <name>", "only this scenario (default: every scenario found)")
-    .option("--stacks <names>", "comma-separated stack names, the first is the baseline of ratios (default: every stack with results, in the order their latest runs started)")
+    .option(
+      "--stacks <names>",
+      "comma-separated stack names, the first is the baseline of ratios (default: every stack with results, in the order their latest runs started)",
+    )
     .option("-o, --out <file>", "HTML file to write", "report.html")
-    .option("--markdown <file>", "also write a Markdown summary (e.g. \"$GITHUB_STEP_SUMMARY\")")
-    .action(ctx.action(async (flags: ReportFlags) => {
-      if (flags.stacks !== undefined) listFlag("--stacks", flags.stacks, "stack");
-      // loaded on use: Vega is not needed by the other commands
-      const { reportCommand } = await import("../../report/build.ts");
-      ctx.print(await reportCommand(flags));
-    }));
+    .option("--markdown <file>", 'also write a Markdown summary (e.g. "$GITHUB_STEP_SUMMARY")')
+    .action(
+      ctx.action(async (flags: ReportFlags) => {
+        if (flags.stacks !== undefined) listFlag("--stacks", flags.stacks, "stack");
+        // loaded on use: Vega is not needed by the other commands
+        const { reportCommand } = await import("../../report/build.ts");
+        ctx.print(await reportCommand(flags));
+      }),
+    );
 };

@@ -6,18 +6,25 @@ import { resultsDirFlag } from "../../results/preflight.ts";
 import type { CommandModule } from "../context.ts";
 
 export const registerResults: CommandModule = (program, ctx) => {
-  const results = program.command("results").description("Work with results on disk (results/<stack>/<scenario>/<run-id>/).");
-  results.command("query")
-    .description("Run SQL with DuckDB over the results' JSON files: view `runs` (one row per run.json: stack, scenario, cell, status, summary.rowsPerSecond, ledger.lost, limits.sink.applied.cfsQuotaUs, ..., dir) and view `series` (one row per series.jsonl line: stack, scenario, runId, elapsedS, phase, rowsPerSec, lagMs, hosts.sink.cpuCores, ...).")
-    .argument("<sql>", "e.g. \"SELECT stack, summary.rowsPerSecond FROM runs ORDER BY 2\"")
+  const results = program
+    .command("results")
+    .description("Work with results on disk (results/<stack>/<scenario>/<run-id>/).");
+  results
+    .command("query")
+    .description(
+      "Run SQL with DuckDB over the results' JSON files: view `runs` (one row per run.json: stack, scenario, cell, status, summary.rowsPerSecond, ledger.lost, limits.sink.applied.cfsQuotaUs, ..., dir) and view `series` (one row per series.jsonl line: stack, scenario, runId, elapsedS, phase, rowsPerSec, lagMs, hosts.sink.cpuCores, ...).",
+    )
+    .argument("<sql>", 'e.g. "SELECT stack, summary.rowsPerSecond FROM runs ORDER BY 2"')
     .option("-r, --results <dir>", "results directory", resultsDirFlag, ctx.resultsDir)
     .option("--json", "print the rows as a JSON array (only that on stdout)")
-    .action(ctx.action(async (sql: string, flags: { results: string; json?: boolean }) => {
-      // loaded on use: the DuckDB native binding is not needed by the other commands
-      const { queryResults, renderQueryResult } = await import("../../results/query.ts");
-      const result = await queryResults(path.resolve(flags.results), sql);
-      for (const f of result.skipped) ctx.stderr.write(`ingestbench: skipped unreadable ${f}\n`);
-      if (flags.json) ctx.printJson(result.rows);
-      else ctx.print(renderQueryResult(result));
-    }));
+    .action(
+      ctx.action(async (sql: string, flags: { results: string; json?: boolean }) => {
+        // loaded on use: the DuckDB native binding is not needed by the other commands
+        const { queryResults, renderQueryResult } = await import("../../results/query.ts");
+        const result = await queryResults(path.resolve(flags.results), sql);
+        for (const f of result.skipped) ctx.stderr.write(`ingestbench: skipped unreadable ${f}\n`);
+        if (flags.json) ctx.printJson(result.rows);
+        else ctx.print(renderQueryResult(result));
+      }),
+    );
 };

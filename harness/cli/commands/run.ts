@@ -21,20 +21,36 @@ interface RunFlags {
 }
 
 export const registerRun: CommandModule = (program, ctx) => {
-  const cmd = program.command("run")
-    .description("Run a scenario on a docker or azure stack that is up (`ingestbench up`) and leave it up: each cell's generators run in the loadgen host's container (docker exec; on azure over SSH), the verifier counts from this machine, observers read each container's cgroup. A cell needing other components or settings is re-deployed in place first. Results as `bench` writes them.")
+  const cmd = program
+    .command("run")
+    .description(
+      "Run a scenario on a docker or azure stack that is up (`ingestbench up`) and leave it up: each cell's generators run in the loadgen host's container (docker exec; on azure over SSH), the verifier counts from this machine, observers read each container's cgroup. A cell needing other components or settings is re-deployed in place first. Results as `bench` writes them.",
+    )
     .argument("<scenario>", "scenario file")
     .requiredOption("-s, --stack <name>", "stack name, e.g. docker-4c4g");
   addRunOptions(cmd, "runs per cell, overriding the scenario's replicates (default 3)");
-  addProgressOptions(cmd)
-    .action(ctx.action(async (scenarioFile: string, flags: RunFlags) => {
+  addProgressOptions(cmd).action(
+    ctx.action(async (scenarioFile: string, flags: RunFlags) => {
       const stack = loadDeployableStack(flags.stack, ctx.projectRoot);
       const resultsRoot = checkResultsDir(flags.results);
-      const plans = planCells(loadScenarioFile(scenarioFile), scenarioFile, { replicates: flags.replicates, duration: flags.duration, warmup: flags.warmup });
+      const plans = planCells(loadScenarioFile(scenarioFile), scenarioFile, {
+        replicates: flags.replicates,
+        duration: flags.duration,
+        warmup: flags.warmup,
+      });
       const reporter = new Progress(flags.quiet ? "quiet" : flags.progress);
       const result = await benchOnPulumiStack({
-        stack, plans, resultsRoot, invocation: new Date().toISOString(), projectRoot: ctx.projectRoot, quiet: reporter.mode === "quiet", reporter, keep: true, lockWaitMs: lockWaitMs(flags.lockWait),
+        stack,
+        plans,
+        resultsRoot,
+        invocation: new Date().toISOString(),
+        projectRoot: ctx.projectRoot,
+        quiet: reporter.mode === "quiet",
+        reporter,
+        keep: true,
+        lockWaitMs: lockWaitMs(flags.lockWait),
       });
       return runsExitCode(result);
-    }));
+    }),
+  );
 };

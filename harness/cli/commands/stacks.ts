@@ -26,7 +26,14 @@ export interface StackFit {
  */
 export function stackFit(stack: StackSpec): StackFit | undefined {
   const fit = stackCapsFit(stack, Object.keys(stack.hosts), thisMachine());
-  return fit && { oversubscribed: fit.oversubscribed, reasons: fit.reasons, uncapped: fit.uncapped, machine: fit.machine };
+  return (
+    fit && {
+      oversubscribed: fit.oversubscribed,
+      reasons: fit.reasons,
+      uncapped: fit.uncapped,
+      machine: fit.machine,
+    }
+  );
 }
 
 /** The fit as one line of text ("" when the caps fit and none is at or above the machine). */
@@ -35,13 +42,20 @@ export function stackFitText(fit: StackFit | undefined): string {
   const parts: string[] = [];
   const m = `${fit.machine.cores} cores, ${(fit.machine.memoryBytes / 2 ** 30).toFixed(1)} GiB`;
   if (fit.oversubscribed) parts.push(`oversubscribed on this machine (${m}): ${fit.reasons.join("; ")}`);
-  for (const [h, us] of Object.entries(fit.uncapped)) parts.push(`${h} uncapped (≥ machine): ${us.join("; ")}`);
+  for (const [h, us] of Object.entries(fit.uncapped))
+    parts.push(`${h} uncapped (≥ machine): ${us.join("; ")}`);
   return parts.join("; ");
 }
 
 /** One stack as `stacks --json` prints it: a valid one with its hosts, or a broken one with its error. */
 export type StackEntry =
-  | { name: string; ok: true; platform: string; hosts: Array<{ name: string; vmSize: string | null; requested: Record<string, unknown> }>; fit?: StackFit }
+  | {
+      name: string;
+      ok: true;
+      platform: string;
+      hosts: Array<{ name: string; vmSize: string | null; requested: Record<string, unknown> }>;
+      fit?: StackFit;
+    }
   | { name: string; ok: false; error: string };
 
 /** Every stack of `stacksDir`, in name order. Only IngestbenchErrors make a stack broken; others propagate. */
@@ -50,9 +64,20 @@ export function stackEntries(stacksDir: string): StackEntry[] {
     try {
       const s = loadStack(name, stacksDir);
       // an azure host's hardware is its VM size (with the caps in its stack file on top)
-      const vmSizes = s.platform === "azure" ? loadPulumiStack(name, stacksDir).platform.azure?.vmSizes ?? {} : {};
+      const vmSizes =
+        s.platform === "azure" ? (loadPulumiStack(name, stacksDir).platform.azure?.vmSizes ?? {}) : {};
       const fit = stackFit(s);
-      return { name, ok: true, platform: s.platform, hosts: Object.values(s.hosts).map((h) => ({ name: h.name, vmSize: vmSizes[h.name] ?? null, requested: h.requested })), ...(fit ? { fit } : {}) };
+      return {
+        name,
+        ok: true,
+        platform: s.platform,
+        hosts: Object.values(s.hosts).map((h) => ({
+          name: h.name,
+          vmSize: vmSizes[h.name] ?? null,
+          requested: h.requested,
+        })),
+        ...(fit ? { fit } : {}),
+      };
     } catch (err) {
       if (!(err instanceof IngestbenchError)) throw err;
       return { name, ok: false, error: err.message };
@@ -61,22 +86,31 @@ export function stackEntries(stacksDir: string): StackEntry[] {
 }
 
 export const registerStacks: CommandModule = (program, ctx) => {
-  program.command("stacks")
-    .description("List the stacks in stacks/ with their platform and host limits (azure: each host's VM size too); a broken stack file is reported, the others listed, and the exit code is 2.")
-    .option("--json", "print one JSON array on stdout: per stack { name, ok, platform, hosts: [{ name, vmSize, requested }], fit: { oversubscribed, reasons, uncapped, machine } (local and docker) } or { name, ok: false, error }")
-    .action(ctx.action((flags: { json?: boolean }) => {
-      const entries = stackEntries(ctx.stacksDir);
-      if (flags.json) {
-        ctx.printJson(entries);
-      } else {
-        for (const e of entries) {
-          if (e.ok) {
-            const fit = stackFitText(e.fit);
-            ctx.print(`${e.name} (${e.platform}): ${e.hosts.map((h) => `${h.name}${h.vmSize ? ` ${h.vmSize}` : ""} ${JSON.stringify(h.requested)}`).join("; ")}${fit ? `\n  !! ${fit}` : ""}`);
+  program
+    .command("stacks")
+    .description(
+      "List the stacks in stacks/ with their platform and host limits (azure: each host's VM size too); a broken stack file is reported, the others listed, and the exit code is 2.",
+    )
+    .option(
+      "--json",
+      "print one JSON array on stdout: per stack { name, ok, platform, hosts: [{ name, vmSize, requested }], fit: { oversubscribed, reasons, uncapped, machine } (local and docker) } or { name, ok: false, error }",
+    )
+    .action(
+      ctx.action((flags: { json?: boolean }) => {
+        const entries = stackEntries(ctx.stacksDir);
+        if (flags.json) {
+          ctx.printJson(entries);
+        } else {
+          for (const e of entries) {
+            if (e.ok) {
+              const fit = stackFitText(e.fit);
+              ctx.print(
+                `${e.name} (${e.platform}): ${e.hosts.map((h) => `${h.name}${h.vmSize ? ` ${h.vmSize}` : ""} ${JSON.stringify(h.requested)}`).join("; ")}${fit ? `\n  !! ${fit}` : ""}`,
+              );
+            } else ctx.print(`${e.name}: INVALID (${e.error.split("\n")[0]})`);
           }
-          else ctx.print(`${e.name}: INVALID (${e.error.split("\n")[0]})`);
         }
-      }
-      return entries.every((e) => e.ok) ? EXIT.ok : EXIT.configuration;
-    }));
+        return entries.every((e) => e.ok) ? EXIT.ok : EXIT.configuration;
+      }),
+    );
 };

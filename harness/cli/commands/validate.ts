@@ -12,7 +12,12 @@ import { loadScenarioFile, planCells } from "../../runner/plan.ts";
 import { EXIT, type CommandModule } from "../context.ts";
 import { stackFit, stackFitText } from "./stacks.ts";
 import { diagnosticsOf, type Diagnostic } from "../diagnostics.ts";
-import { checkDeclaredMemoryFloors, checkMemoryFloors, checkStackMemoryFloors, memoryFloorWarnings } from "../../runner/memory-floor.ts";
+import {
+  checkDeclaredMemoryFloors,
+  checkMemoryFloors,
+  checkStackMemoryFloors,
+  memoryFloorWarnings,
+} from "../../runner/memory-floor.ts";
 import { checkCellsOnStack, type DeployedStacks } from "../../runner/drive.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
 
@@ -63,7 +68,8 @@ export function validateFile(file: string): FileResult {
     if (kind === "stack") {
       const stack = loadStack(file);
       // a docker or azure stack names its components: a cap below one's floor fails as its run would
-      if (stack.platform !== "local") checkDeclaredMemoryFloors(stack, loadPulumiStack(file).platform.components as Record<string, string>);
+      if (stack.platform !== "local")
+        checkDeclaredMemoryFloors(stack, loadPulumiStack(file).platform.components as Record<string, string>);
       // a host under which no component of its platform can start: every run on the stack would be refused
       checkStackMemoryFloors(stack);
       const fit = stackFitText(stackFit(stack));
@@ -93,7 +99,10 @@ export function refusedLine(file: string, message: string): string {
  * (harness/runner/memory-floor.ts checkMemoryFloors). One failed result per stack and scenario that a run would
  * refuse, labelled with both files.
  */
-export function crossCheck(results: readonly FileResult[], deployed?: Pick<DeployedStacks, "check">): FileResult[] {
+export function crossCheck(
+  results: readonly FileResult[],
+  deployed?: Pick<DeployedStacks, "check">,
+): FileResult[] {
   const out: FileResult[] = [];
   const stacks = results.filter((r) => r.ok && r.kind === "stack");
   for (const st of stacks) {
@@ -105,7 +114,13 @@ export function crossCheck(results: readonly FileResult[], deployed?: Pick<Deplo
         else for (const plan of plans) checkMemoryFloors(stack, plan);
       } catch (err) {
         if (!(err instanceof IngestbenchError)) throw err;
-        out.push({ file: sc.file, kind: "scenario", ok: false, errors: diagnosticsOf(err, st.file), text: refusedLine(sc.file, `on ${st.file}: ${err.message}`) });
+        out.push({
+          file: sc.file,
+          kind: "scenario",
+          ok: false,
+          errors: diagnosticsOf(err, st.file),
+          text: refusedLine(sc.file, `on ${st.file}: ${err.message}`),
+        });
       }
     }
   }
@@ -116,13 +131,21 @@ export function crossCheck(results: readonly FileResult[], deployed?: Pick<Deplo
  * The results with crossCheck's findings folded into the scenario they concern (not ok, its errors and verdict lines
  * joined), so that each file has one result and one verdict.
  */
-export function withCrossChecks(results: readonly FileResult[], crossed: readonly FileResult[]): FileResult[] {
+export function withCrossChecks(
+  results: readonly FileResult[],
+  crossed: readonly FileResult[],
+): FileResult[] {
   return results.map((r) => {
     const mine = crossed.filter((c) => c.file === r.file && c.kind === r.kind);
     if (mine.length === 0) return r;
     const texts = [...(r.ok ? [] : [r.text!]), ...mine.map((c) => c.text!)];
     const { warnings: _warnings, ...rest } = r;
-    return { ...rest, ok: false, errors: [...r.errors, ...mine.flatMap((c) => c.errors)], text: texts.join("\n") };
+    return {
+      ...rest,
+      ok: false,
+      errors: [...r.errors, ...mine.flatMap((c) => c.errors)],
+      text: texts.join("\n"),
+    };
   });
 }
 
@@ -135,22 +158,36 @@ export function validateExitCode(results: readonly FileResult[]): number {
 }
 
 export const registerValidate: CommandModule = (program, ctx) => {
-  program.command("validate")
-    .description("Validate stack files (a top-level `config:`), nightly plans (a top-level `entries:`, e.g. nightly/*.yaml) and scenario files (anything else); one verdict line per file, \"<file>: ok\" or \"<file>: refused: <file:line:col: field: reason>\". Given one stack and scenarios, each scenario is also checked on that stack as `bench --stack` checks it before provisioning (the hosts it names, local components, steps, images, memory caps below a component's floor); given several stacks (e.g. stacks/*.yaml), only the memory caps. Checks every file and exits 2 if any is refused.")
+  program
+    .command("validate")
+    .description(
+      'Validate stack files (a top-level `config:`), nightly plans (a top-level `entries:`, e.g. nightly/*.yaml) and scenario files (anything else); one verdict line per file, "<file>: ok" or "<file>: refused: <file:line:col: field: reason>". Given one stack and scenarios, each scenario is also checked on that stack as `bench --stack` checks it before provisioning (the hosts it names, local components, steps, images, memory caps below a component\'s floor); given several stacks (e.g. stacks/*.yaml), only the memory caps. Checks every file and exits 2 if any is refused.',
+    )
     .argument("<files...>", "stacks/Pulumi.<name>.yaml, nightly/<plan>.yaml or scenario files")
-    .option("--json", "print one JSON array on stdout: per file { file, kind, ok, errors: [{ file, line, col, field, message, code }] }")
-    .action(ctx.action((files: string[], flags: { json?: boolean }) => {
-      const checked = files.map(validateFile);
-      const results = withCrossChecks(checked, crossCheck(checked, pulumiStacks({ projectRoot: ctx.projectRoot })));
-      if (flags.json) {
-        ctx.printJson(results.map(({ text: _text, ...r }) => r));
-      } else {
-        for (const r of results) {
-          // a plan says so: `validate` was for stacks and scenarios only, whose lines stay "file: ok"
-          if (r.ok) ctx.print(`${r.file}: ok${r.kind === "nightly plan" ? " (nightly plan)" : ""}${r.warnings?.length ? `; ${r.warnings.join("; ")}` : ""}`);
-          else ctx.stderr.write(`${r.text}\n`);
+    .option(
+      "--json",
+      "print one JSON array on stdout: per file { file, kind, ok, errors: [{ file, line, col, field, message, code }] }",
+    )
+    .action(
+      ctx.action((files: string[], flags: { json?: boolean }) => {
+        const checked = files.map(validateFile);
+        const results = withCrossChecks(
+          checked,
+          crossCheck(checked, pulumiStacks({ projectRoot: ctx.projectRoot })),
+        );
+        if (flags.json) {
+          ctx.printJson(results.map(({ text: _text, ...r }) => r));
+        } else {
+          for (const r of results) {
+            // a plan says so: `validate` was for stacks and scenarios only, whose lines stay "file: ok"
+            if (r.ok)
+              ctx.print(
+                `${r.file}: ok${r.kind === "nightly plan" ? " (nightly plan)" : ""}${r.warnings?.length ? `; ${r.warnings.join("; ")}` : ""}`,
+              );
+            else ctx.stderr.write(`${r.text}\n`);
+          }
         }
-      }
-      return validateExitCode(results);
-    }));
+        return validateExitCode(results);
+      }),
+    );
 };

@@ -10,24 +10,48 @@ import { PHASE_COLORS, phaseSpans } from "./timeline.ts";
 
 /** The spec, or null when no window of the run holds a delivery latency (a sink without stored-at, older results). */
 export function deliverySpec(r: ReportRun): TopLevelSpec | null {
-  const values = r.series.flatMap((p) => (p.delivery
-    ? [{ elapsedS: p.elapsedS, phase: p.phase, percentile: "p50", ms: p.delivery.p50Ms, rows: p.delivery.rows },
-       { elapsedS: p.elapsedS, phase: p.phase, percentile: "p99", ms: p.delivery.p99Ms, rows: p.delivery.rows }]
-    : []));
+  const values = r.series.flatMap((p) =>
+    p.delivery
+      ? [
+          {
+            elapsedS: p.elapsedS,
+            phase: p.phase,
+            percentile: "p50",
+            ms: p.delivery.p50Ms,
+            rows: p.delivery.rows,
+          },
+          {
+            elapsedS: p.elapsedS,
+            phase: p.phase,
+            percentile: "p99",
+            ms: p.delivery.p99Ms,
+            rows: p.delivery.rows,
+          },
+        ]
+      : [],
+  );
   if (values.length === 0) return null;
   const d = r.run.summary?.deliveryLatency;
-  const resolution = d && !("unavailable" in d) && d.resolutionMs > 1 ? ` (stamped to ${d.resolutionMs} ms)` : "";
+  const resolution =
+    d && !("unavailable" in d) && d.resolutionMs > 1 ? ` (stamped to ${d.resolutionMs} ms)` : "";
   const x = { field: "elapsedS", type: "quantitative", title: "seconds since load started" };
   return {
     title: `${r.label}: delivery latency at the sink${resolution}`,
-    width: 480, height: 160,
+    width: 480,
+    height: 160,
     layer: [
       {
         data: { values: phaseSpans(r.series) },
         mark: { type: "rect", opacity: 0.9 },
         encoding: {
-          x: { field: "from", type: "quantitative", title: x.title }, x2: { field: "to" },
-          fill: { field: "phase", type: "nominal", scale: PHASE_COLORS, legend: { title: "phase", orient: "bottom", direction: "horizontal" } },
+          x: { field: "from", type: "quantitative", title: x.title },
+          x2: { field: "to" },
+          fill: {
+            field: "phase",
+            type: "nominal",
+            scale: PHASE_COLORS,
+            legend: { title: "phase", orient: "bottom", direction: "horizontal" },
+          },
         },
       },
       {
@@ -36,8 +60,19 @@ export function deliverySpec(r: ReportRun): TopLevelSpec | null {
         encoding: {
           x,
           y: { field: "ms", type: "quantitative", title: "stored_at − sent_at, ms" },
-          color: { field: "percentile", type: "nominal", scale: { domain: ["p50", "p99"], range: ["#4c78a8", "#e45756"] }, legend: { title: "per window", orient: "right" } },
-          tooltip: [{ field: "elapsedS", format: ".1f" }, { field: "phase" }, { field: "percentile" }, { field: "ms", format: ",.0f" }, { field: "rows", format: "," }],
+          color: {
+            field: "percentile",
+            type: "nominal",
+            scale: { domain: ["p50", "p99"], range: ["#4c78a8", "#e45756"] },
+            legend: { title: "per window", orient: "right" },
+          },
+          tooltip: [
+            { field: "elapsedS", format: ".1f" },
+            { field: "phase" },
+            { field: "percentile" },
+            { field: "ms", format: ",.0f" },
+            { field: "rows", format: "," },
+          ],
         },
       },
     ],

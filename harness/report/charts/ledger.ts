@@ -18,20 +18,33 @@ export function ledgerSpec(s: ScenarioReport): TopLevelSpec | null {
   });
   const groups = [...new Set(values.map((v) => v.group))];
   const enc = {
-    x: { field: "group", type: "nominal", sort: groups, title: withCell ? "stack, cell" : "stack", axis: { labelAngle: groups.length > 4 ? -30 : 0 } },
+    x: {
+      field: "group",
+      type: "nominal",
+      sort: groups,
+      title: withCell ? "stack, cell" : "stack",
+      axis: { labelAngle: groups.length > 4 ? -30 : 0 },
+    },
     xOffset: { field: "measure", type: "nominal", sort: [...LEDGER_MEASURES] },
     y: { field: "rows", type: "quantitative", title: "rows (sum over the runs shown)" },
   };
   return {
     title: `${s.scenario}: ledger`,
-    width: { step: 30 }, height: 240,
+    width: { step: 30 },
+    height: 240,
     data: { values },
     layer: [
       {
         mark: { type: "bar" },
         encoding: {
           ...enc,
-          color: { field: "measure", type: "nominal", sort: [...LEDGER_MEASURES], title: null, scale: { domain: [...LEDGER_MEASURES], range: ["#9ecae9", "#4c78a8", "#e45756", "#f58518"] } },
+          color: {
+            field: "measure",
+            type: "nominal",
+            sort: [...LEDGER_MEASURES],
+            title: null,
+            scale: { domain: [...LEDGER_MEASURES], range: ["#9ecae9", "#4c78a8", "#e45756", "#f58518"] },
+          },
           tooltip: [{ field: "group" }, { field: "measure" }, { field: "rows", format: "," }],
         },
       },

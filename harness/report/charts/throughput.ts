@@ -25,48 +25,91 @@ export function throughputSpec(s: ScenarioReport): TopLevelSpec | null {
       const values = cellValues(r.run);
       const rest = others.map((k) => `${k.split(".").at(-1)}=${valueText(values[k])}`).join(",");
       return {
-        x: numeric ? values[key] : valueText(values[key]), series: rest ? `${r.run.stack} ${rest}` : r.run.stack,
-        rowsPerSecond: r.run.summary!.rowsPerSecond, run: r.run.runId, cell: r.run.cell,
+        x: numeric ? values[key] : valueText(values[key]),
+        series: rest ? `${r.run.stack} ${rest}` : r.run.stack,
+        rowsPerSecond: r.run.summary!.rowsPerSecond,
+        run: r.run.runId,
+        cell: r.run.cell,
       };
     });
     // legend in the order the stacks ran (the first is the baseline), then by the other swept values
-    const rank = (name: string): number => s.stacks.findIndex((st) => name === st || name.startsWith(`${st} `));
-    const seriesOrder = [...new Set(points.map((p) => p.series))].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b, "en", { numeric: true }));
+    const rank = (name: string): number =>
+      s.stacks.findIndex((st) => name === st || name.startsWith(`${st} `));
+    const seriesOrder = [...new Set(points.map((p) => p.series))].sort(
+      (a, b) => rank(a) - rank(b) || a.localeCompare(b, "en", { numeric: true }),
+    );
     const x = {
-      field: "x", type: numeric ? "quantitative" : "ordinal", title: key,
-      ...(numeric ? { scale: span >= 20 ? { type: "log" } : { type: "linear", zero: false } } : { sort: null }),
+      field: "x",
+      type: numeric ? "quantitative" : "ordinal",
+      title: key,
+      ...(numeric
+        ? { scale: span >= 20 ? { type: "log" } : { type: "linear", zero: false } }
+        : { sort: null }),
     } as const;
     return {
-      title, width: 560, height: 300, data: { values: points },
+      title,
+      width: 560,
+      height: 300,
+      data: { values: points },
       encoding: { x, color: { field: "series", type: "nominal", title: "stack", sort: seriesOrder } },
       layer: [
         {
           mark: { type: "line", point: false, strokeWidth: 2 },
-          encoding: { y: { aggregate: "median", field: "rowsPerSecond", type: "quantitative", title: "rows/s (median; points: runs)" } },
+          encoding: {
+            y: {
+              aggregate: "median",
+              field: "rowsPerSecond",
+              type: "quantitative",
+              title: "rows/s (median; points: runs)",
+            },
+          },
         },
         {
           mark: { type: "point", filled: true, size: 50, opacity: 0.8 },
           encoding: {
             y: { field: "rowsPerSecond", type: "quantitative" },
-            tooltip: [{ field: "series" }, { field: "cell" }, { field: "run" }, { field: "rowsPerSecond", format: ",.0f" }],
+            tooltip: [
+              { field: "series" },
+              { field: "cell" },
+              { field: "run" },
+              { field: "rowsPerSecond", format: ",.0f" },
+            ],
           },
         },
       ],
     } as TopLevelSpec;
   }
-  const bars = s.rows.filter((r) => r.measured.length > 0).map((r) => ({ stack: r.stack, rowsPerSecond: r.medianRowsPerSecond, ratio: r.ratio }));
-  const ticks = measured.map((r) => ({ stack: r.run.stack, rowsPerSecond: r.run.summary!.rowsPerSecond, run: r.run.runId }));
+  const bars = s.rows
+    .filter((r) => r.measured.length > 0)
+    .map((r) => ({ stack: r.stack, rowsPerSecond: r.medianRowsPerSecond, ratio: r.ratio }));
+  const ticks = measured.map((r) => ({
+    stack: r.run.stack,
+    rowsPerSecond: r.run.summary!.rowsPerSecond,
+    run: r.run.runId,
+  }));
   const order = s.stacks;
   return {
-    title, width: { step: 110 }, height: 280,
+    title,
+    width: { step: 110 },
+    height: 280,
     layer: [
       {
         data: { values: bars },
         mark: { type: "bar", color: "#4c78a8" },
         encoding: {
-          x: { field: "stack", type: "nominal", sort: order, title: "stack", axis: { labelAngle: order.length > 4 ? -30 : 0, labelLimit: 160 } },
+          x: {
+            field: "stack",
+            type: "nominal",
+            sort: order,
+            title: "stack",
+            axis: { labelAngle: order.length > 4 ? -30 : 0, labelLimit: 160 },
+          },
           y: { field: "rowsPerSecond", type: "quantitative", title: "rows/s (median; ticks: runs)" },
-          tooltip: [{ field: "stack" }, { field: "rowsPerSecond", format: ",.0f" }, { field: "ratio", format: ".2f" }],
+          tooltip: [
+            { field: "stack" },
+            { field: "rowsPerSecond", format: ",.0f" },
+            { field: "ratio", format: ".2f" },
+          ],
         },
       },
       {

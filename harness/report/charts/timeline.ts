@@ -9,7 +9,10 @@ import type { ReportRun } from "../data.ts";
 import type { SeriesPoint } from "../../results/types.ts";
 
 /** The phases' band colours (shared with ./delivery.ts). */
-export const PHASE_COLORS = { domain: ["warmup", "measure", "drain"], range: ["#f2e6c9", "#e3eef9", "#ececec"] };
+export const PHASE_COLORS = {
+  domain: ["warmup", "measure", "drain"],
+  range: ["#f2e6c9", "#e3eef9", "#ececec"],
+};
 
 /** Contiguous phase spans: [start, end] in elapsed seconds (a phase starts where the previous window ended). */
 export function phaseSpans(series: SeriesPoint[]): Array<{ phase: string; from: number; to: number }> {
@@ -25,10 +28,17 @@ export function phaseSpans(series: SeriesPoint[]): Array<{ phase: string; from: 
 }
 
 /** The run's steps that ran, as marker data: name, start and end in seconds since load started. */
-export function stepMarks(run: ReportRun["run"]): Array<{ step: string; startS: number; endS: number; status: string }> {
+export function stepMarks(
+  run: ReportRun["run"],
+): Array<{ step: string; startS: number; endS: number; status: string }> {
   return (run.timeline ?? [])
     .filter((e) => e.startS !== null)
-    .map((e) => ({ step: `${e.index}: ${e.name}`, startS: e.startS!, endS: e.endS ?? e.startS!, status: e.status }));
+    .map((e) => ({
+      step: `${e.index}: ${e.name}`,
+      startS: e.startS!,
+      endS: e.endS ?? e.startS!,
+      status: e.status,
+    }));
 }
 
 /**
@@ -39,22 +49,57 @@ export function stepMarkerLayers(marks: ReturnType<typeof stepMarks>, labels: bo
   if (marks.length === 0) return [];
   const x = { field: "startS", type: "quantitative" };
   return [
-    { data: { values: marks }, mark: { type: "rect", color: "#b00020", opacity: 0.12 }, encoding: { x, x2: { field: "endS" } } },
     {
-      data: { values: marks }, mark: { type: "rule", color: "#b00020", strokeDash: [4, 3], strokeWidth: 1.5 },
-      encoding: { x, tooltip: [{ field: "step" }, { field: "startS", format: ".2f" }, { field: "endS", format: ".2f" }, { field: "status" }] },
+      data: { values: marks },
+      mark: { type: "rect", color: "#b00020", opacity: 0.12 },
+      encoding: { x, x2: { field: "endS" } },
     },
-    ...(labels ? [{
-      data: { values: marks }, mark: { type: "text", color: "#b00020", align: "left", baseline: "top", dx: 3, dy: 2, angle: 0, fontSize: 10 },
-      encoding: { x, y: { value: 0 }, text: { field: "step" } },
-    }] : []),
+    {
+      data: { values: marks },
+      mark: { type: "rule", color: "#b00020", strokeDash: [4, 3], strokeWidth: 1.5 },
+      encoding: {
+        x,
+        tooltip: [
+          { field: "step" },
+          { field: "startS", format: ".2f" },
+          { field: "endS", format: ".2f" },
+          { field: "status" },
+        ],
+      },
+    },
+    ...(labels
+      ? [
+          {
+            data: { values: marks },
+            mark: {
+              type: "text",
+              color: "#b00020",
+              align: "left",
+              baseline: "top",
+              dx: 3,
+              dy: 2,
+              angle: 0,
+              fontSize: 10,
+            },
+            encoding: { x, y: { value: 0 }, text: { field: "step" } },
+          },
+        ]
+      : []),
   ];
 }
 
 /** A layered panel: phase bands under one line of `field` (null values are left out), the step markers on top. */
-function panel(values: object[], spans: object[], field: string, title: string, color: string, markers: object[] = []): object {
+function panel(
+  values: object[],
+  spans: object[],
+  field: string,
+  title: string,
+  color: string,
+  markers: object[] = [],
+): object {
   return {
-    width: 480, height: 140,
+    width: 480,
+    height: 140,
     layer: [
       {
         data: { values: spans },
@@ -62,7 +107,13 @@ function panel(values: object[], spans: object[], field: string, title: string, 
         encoding: {
           x: { field: "from", type: "quantitative", title: "seconds since load started" },
           x2: { field: "to" },
-          color: { field: "phase", type: "nominal", scale: PHASE_COLORS, title: "phase", legend: { title: "phase", orient: "bottom", direction: "horizontal" } },
+          color: {
+            field: "phase",
+            type: "nominal",
+            scale: PHASE_COLORS,
+            title: "phase",
+            legend: { title: "phase", orient: "bottom", direction: "horizontal" },
+          },
         },
       },
       {
@@ -82,7 +133,12 @@ function panel(values: object[], spans: object[], field: string, title: string, 
 
 /** The spec, or null when the run has no series with a rate. */
 export function timelineSpec(r: ReportRun): TopLevelSpec | null {
-  const values = r.series.map((p) => ({ elapsedS: p.elapsedS, phase: p.phase, rowsPerSec: p.rowsPerSec, lagMs: p.lagMs }));
+  const values = r.series.map((p) => ({
+    elapsedS: p.elapsedS,
+    phase: p.phase,
+    rowsPerSec: p.rowsPerSec,
+    lagMs: p.lagMs,
+  }));
   if (!values.some((v) => v.rowsPerSec !== null)) return null;
   const spans = phaseSpans(r.series);
   const hasLag = values.some((v) => v.lagMs !== null);
@@ -91,7 +147,9 @@ export function timelineSpec(r: ReportRun): TopLevelSpec | null {
     title: `${r.label}: throughput and ingest lag${marks.length ? " (red: fault steps)" : ""}`,
     vconcat: [
       panel(values, spans, "rowsPerSec", "stored rows/s", "#4c78a8", stepMarkerLayers(marks, true)),
-      ...(hasLag ? [panel(values, spans, "lagMs", "ingest lag, ms", "#e45756", stepMarkerLayers(marks, false))] : []),
+      ...(hasLag
+        ? [panel(values, spans, "lagMs", "ingest lag, ms", "#e45756", stepMarkerLayers(marks, false))]
+        : []),
     ],
     resolve: { scale: { color: "shared" } },
   } as TopLevelSpec;

@@ -19,6 +19,9 @@ export const claims: HttpClaims = prometheusClaims(image, ({ need, some }) =>
       dropped: need("fluentbit_output_dropped_records_total"),
       retries: need("fluentbit_output_retries_total"),
     },
-    { retriedRecords: some("fluentbit_output_retried_records_total"), retriesFailed: some("fluentbit_output_retries_failed_total") },
+    {
+      retriedRecords: some("fluentbit_output_retried_records_total"),
+      retriesFailed: some("fluentbit_output_retries_failed_total"),
+    },
   ),
 );

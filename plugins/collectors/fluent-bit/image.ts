@@ -19,5 +19,10 @@ export const image: CatalogImage = {
   dataDir: "/var/lib/fluent-bit",
   env: {},
   versionCommand: ["/fluent-bit/bin/fluent-bit", "--version"],
-  metrics: { path: "/api/v2/metrics/prometheus", format: "prometheus", about: "fluentbit_input_records_total, fluentbit_output_proc_records_total, fluentbit_output_retries_total, fluentbit_output_dropped_records_total, storage chunks" },
+  metrics: {
+    path: "/api/v2/metrics/prometheus",
+    format: "prometheus",
+    about:
+      "fluentbit_input_records_total, fluentbit_output_proc_records_total, fluentbit_output_retries_total, fluentbit_output_dropped_records_total, storage chunks",
+  },
 };

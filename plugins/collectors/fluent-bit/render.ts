@@ -21,7 +21,12 @@
  */
 import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
-import { param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
+import {
+  param,
+  type CollectorRenderer,
+  type RenderInput,
+  type RenderedConfig,
+} from "../../../core/render.ts";
 import { collectorAuth } from "../../../core/secrets.ts";
 
 /** The catalog's pin (./image.ts). */
@@ -47,21 +52,41 @@ const inputCommon = {
 const inputSchema = z
   .object({
     http: z
-      .object({ port: port.default(8888), ...inputCommon, buffer_max_size: fbSize.optional(), buffer_chunk_size: fbSize.optional() })
+      .object({
+        port: port.default(8888),
+        ...inputCommon,
+        buffer_max_size: fbSize.optional(),
+        buffer_chunk_size: fbSize.optional(),
+      })
       .strict()
       .optional(),
-    forward: z.object({ port: port.default(24224), ...inputCommon, buffer_max_size: fbSize.optional(), buffer_chunk_size: fbSize.optional() }).strict().optional(),
+    forward: z
+      .object({
+        port: port.default(24224),
+        ...inputCommon,
+        buffer_max_size: fbSize.optional(),
+        buffer_chunk_size: fbSize.optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
     const given = Object.keys(s).filter((k) => s[k as keyof typeof s] !== undefined);
-    if (given.length !== 1) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `give exactly one input: http or forward (got ${given.length === 0 ? "none" : given.join(", ")})` });
+    if (given.length !== 1)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `give exactly one input: http or forward (got ${given.length === 0 ? "none" : given.join(", ")})`,
+      });
   });
 
 /** Scenario block `collector.fluent-bit`. */
 export const fluentBitSchema = z
   .object({
-    version: z.string().regex(/^\d+\.\d+\.\d+$/, 'a version like "4.0.3"').default(FLUENT_BIT_PIN),
+    version: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+$/, 'a version like "4.0.3"')
+      .default(FLUENT_BIT_PIN),
     service: z
       .object({
         /** seconds between flushes of the engine */
@@ -79,7 +104,9 @@ export const fluentBitSchema = z
         /** threads of the output plugin */
         workers: z.number().int().min(0).max(64).optional(),
         /** retries per chunk: a number, "no_limits", or false (no retry) */
-        retry_limit: z.union([z.number().int().positive(), z.literal("no_limits"), z.literal(false)]).optional(),
+        retry_limit: z
+          .union([z.number().int().positive(), z.literal("no_limits"), z.literal(false)])
+          .optional(),
         "storage.total_limit_size": fbSize.optional(),
         /** es output: max HTTP response size read (e.g. "512KB", or false for unlimited) */
         buffer_size: z.union([fbSize, z.literal(false)]).optional(),
@@ -98,17 +125,27 @@ const FLUENT_BIT_SINKS: readonly string[] = ["clickhouse", "elasticsearch", "lok
 function section(name: string, entries: Array<[string, string | number | boolean | undefined]>): string[] {
   const kept = entries.filter((e): e is [string, string | number | boolean] => e[1] !== undefined);
   const width = Math.max(...kept.map(([k]) => k.length));
-  return [`[${name}]`, ...kept.map(([k, v]) => `    ${k.padEnd(width)} ${typeof v === "boolean" ? (v ? "On" : "Off") : v}`), ""];
+  return [
+    `[${name}]`,
+    ...kept.map(([k, v]) => `    ${k.padEnd(width)} ${typeof v === "boolean" ? (v ? "On" : "Off") : v}`),
+    "",
+  ];
 }
 
 function value(v: string, field: string): string {
   if (/[\r\n]/.test(v) || v.trim() !== v || v === "") {
-    throw new ConfigurationError("E_COLLECTOR_CONFIG", `${field}: ${JSON.stringify(v)} cannot be a Fluent Bit value (empty, newline or edge spaces)`, { field });
+    throw new ConfigurationError(
+      "E_COLLECTOR_CONFIG",
+      `${field}: ${JSON.stringify(v)} cannot be a Fluent Bit value (empty, newline or edge spaces)`,
+      { field },
+    );
   }
   return v;
 }
 
-function outputEntries(input: RenderInput<FluentBitConfig>): Array<[string, string | number | boolean | undefined]> {
+function outputEntries(
+  input: RenderInput<FluentBitConfig>,
+): Array<[string, string | number | boolean | undefined]> {
   const { sink, config } = input;
   const o = config.output;
   const common: Array<[string, string | number | boolean | undefined]> = [
@@ -120,7 +157,12 @@ function outputEntries(input: RenderInput<FluentBitConfig>): Array<[string, stri
   // "environment variables in any value associated to a key", Fluent Bit manual, "Configuration File → Variables"),
   // never its value. es, loki and http name them HTTP_User / HTTP_Passwd (Basic auth), pgsql User / Password.
   const auth = collectorAuth(sink.name, sink.params);
-  const basic: Array<[string, string | number | boolean | undefined]> = auth ? [["HTTP_User", value(auth.user, "sink.user")], ["HTTP_Passwd", `\${${auth.variable}}`]] : [];
+  const basic: Array<[string, string | number | boolean | undefined]> = auth
+    ? [
+        ["HTTP_User", value(auth.user, "sink.user")],
+        ["HTTP_Passwd", `\${${auth.variable}}`],
+      ]
+    : [];
   const tail: Array<[string, string | number | boolean | undefined]> = [
     ["Workers", o.workers],
     ["Retry_Limit", o.retry_limit === false ? "False" : o.retry_limit],
@@ -173,7 +215,11 @@ function outputEntries(input: RenderInput<FluentBitConfig>): Array<[string, stri
         ...tail,
       ];
     default:
-      throw new ConfigurationError("E_COLLECTOR_SINK", `collector fluent-bit cannot write into sink "${sink.name}" (supported: ${FLUENT_BIT_SINKS.join(", ")})`, { field: "sink" });
+      throw new ConfigurationError(
+        "E_COLLECTOR_SINK",
+        `collector fluent-bit cannot write into sink "${sink.name}" (supported: ${FLUENT_BIT_SINKS.join(", ")})`,
+        { field: "sink" },
+      );
   }
 }
 
@@ -181,7 +227,9 @@ function outputEntries(input: RenderInput<FluentBitConfig>): Array<[string, stri
 export function renderFluentBitConfig(input: RenderInput<FluentBitConfig>): RenderedConfig {
   const { config } = input;
   const s = config.service;
-  const [inputName, inp] = config.input.http ? (["http", config.input.http] as const) : (["forward", config.input.forward!] as const);
+  const [inputName, inp] = config.input.http
+    ? (["http", config.input.http] as const)
+    : (["forward", config.input.forward!] as const);
   const text = [
     `# Rendered by ingestbench (plugins/collectors/fluent-bit/render.ts) for Fluent Bit ${config.version}.`,
     ...section("SERVICE", [
@@ -214,7 +262,11 @@ export function renderFluentBitConfig(input: RenderInput<FluentBitConfig>): Rend
       { field: `collector.fluent-bit.input.${inputName}.storage.type` },
     );
   }
-  return { file: FLUENT_BIT_CONFIG_FILE, text, listens: { data: inp.port, metrics: FLUENT_BIT_METRICS_PORT } };
+  return {
+    file: FLUENT_BIT_CONFIG_FILE,
+    text,
+    listens: { data: inp.port, metrics: FLUENT_BIT_METRICS_PORT },
+  };
 }
 
 export const fluentBitRenderer: CollectorRenderer<FluentBitConfig> = {

@@ -1,6 +1,12 @@
 /** Fluentd's own counts on deployed stacks, from its monitor_agent input (core/claims.ts has the keys). */
 import { z } from "zod";
-import { claimsError, fetchClaimsText, metricsUrl, withPresent, type HttpClaims } from "../../../core/claims.ts";
+import {
+  claimsError,
+  fetchClaimsText,
+  metricsUrl,
+  withPresent,
+  type HttpClaims,
+} from "../../../core/claims.ts";
 import { image } from "./image.ts";
 
 const count = z.number().finite().nonnegative();
@@ -54,14 +60,24 @@ export const claims: HttpClaims = {
     const r = fluentdPlugins.safeParse(json);
     if (!r.success) {
       const i = r.error.issues[0]!;
-      throw claimsError(FLUENTD, url, `not monitor_agent's plugin list: ${i.path.join(".") || "(body)"}: ${i.message}`);
+      throw claimsError(
+        FLUENTD,
+        url,
+        `not monitor_agent's plugin list: ${i.path.join(".") || "(body)"}: ${i.message}`,
+      );
     }
     const outputs = r.data.plugins.filter((p) => p.plugin_category === "output");
     if (!outputs.some((p) => p.emit_records !== undefined)) {
-      throw claimsError(FLUENTD, url, `no output plugin reports emit_records (${r.data.plugins.length} plugins listed)`);
+      throw claimsError(
+        FLUENTD,
+        url,
+        `no output plugin reports emit_records (${r.data.plugins.length} plugins listed)`,
+      );
     }
     const total = (list: FluentdPlugin[], key: keyof FluentdPlugin): number | undefined =>
-      list.some((p) => typeof p[key] === "number") ? list.reduce((s, p) => s + (typeof p[key] === "number" ? (p[key] as number) : 0), 0) : undefined;
+      list.some((p) => typeof p[key] === "number")
+        ? list.reduce((s, p) => s + (typeof p[key] === "number" ? (p[key] as number) : 0), 0)
+        : undefined;
     const inputs = r.data.plugins.filter((p) => p.plugin_category === "input" && p.type !== "monitor_agent");
     return withPresent(
       { emitted: total(outputs, "emit_records")!, retries: total(outputs, "retry_count") ?? 0 },

@@ -16,7 +16,12 @@ export const image: CatalogImage = {
   dataDir: "/fluentd/buffer",
   env: {},
   versionCommand: ["fluentd", "--version"],
-  metrics: { path: "/api/plugins.json", format: "json", about: "monitor_agent per plugin: buffer_queue_length, buffer_total_queued_size, retry_count, emit_records, slow_flush_count, flush_time_count (several workers: one per worker on port 24220 + worker id, as in_monitor_agent.rb adds fluentd_worker_id to its port; not run here)" },
+  metrics: {
+    path: "/api/plugins.json",
+    format: "json",
+    about:
+      "monitor_agent per plugin: buffer_queue_length, buffer_total_queued_size, retry_count, emit_records, slow_flush_count, flush_time_count (several workers: one per worker on port 24220 + worker id, as in_monitor_agent.rb adds fluentd_worker_id to its port; not run here)",
+  },
   build: {
     context: "images/fluentd-griddb",
     repository: "ingestbench/fluentd-griddb",
@@ -24,6 +29,9 @@ export const image: CatalogImage = {
     forSinks: ["griddb"],
     adds: "Ruby 2.7.2 (the pulled v1.12 images run Ruby 2.6), fluent-plugin-griddb 1.0.2 built from its GitHub tag, and write-up 000's one-line fix of the buffered write path, checked at build",
   },
-  refuses: { elasticsearch: "neither the pulled fluent/fluentd image nor images/fluentd-griddb has fluent-plugin-elasticsearch (a build with it is not written)" },
+  refuses: {
+    elasticsearch:
+      "neither the pulled fluent/fluentd image nor images/fluentd-griddb has fluent-plugin-elasticsearch (a build with it is not written)",
+  },
   todo: "the pulled fluent/fluentd:v1.12.0 image runs Ruby 2.6: GridDB sinks use the built image (Ruby 2.7), other sinks the pulled one",
 };

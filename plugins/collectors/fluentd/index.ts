@@ -7,7 +7,8 @@ import { fluentdRenderer, fluentdSchema, type FluentdConfig } from "./render.ts"
 export const plugin = {
   kind: "collector",
   name: "fluentd",
-  about: "Fluentd 1.12.0 (fluent/fluentd; with fluent-plugin-griddb built for GridDB sinks; docker and azure only)",
+  about:
+    "Fluentd 1.12.0 (fluent/fluentd; with fluent-plugin-griddb built for GridDB sinks; docker and azure only)",
   schema: fluentdSchema,
   image,
   render: fluentdRenderer,
@@ -19,7 +20,8 @@ export const plugin = {
     generators: (c) => (c.source.sample ? c.system.workers : 0),
     // Fluentd 1.12's inputs report no emit_records (./claims.ts): the one <match>'s emit_records, on worker k's own
     // monitor_agent port (port + k) for gen index k (./render.ts: worker k stamps gen genBase + k)
-    counter: "monitor_agent on each worker's port: the output's emit_records (every sample event reaches the one <match>)",
+    counter:
+      "monitor_agent on each worker's port: the output's emit_records (every sample event reaches the one <match>)",
     counterKey: () => "emitted",
     perPort: true,
     // in_sample emits in ten bins a second (./render.ts): two seconds without an event

@@ -13,8 +13,16 @@ import { expectGolden } from "../../../test/helpers/golden.ts";
 import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
 import path from "node:path";
 import { withEnv } from "../../../test/helpers/env.ts";
-const PW = { INGESTBENCH_CLICKHOUSE_PASSWORD: "ch-pw-rend1", INGESTBENCH_ELASTICSEARCH_PASSWORD: "es-pw-rend1", INGESTBENCH_OPENSEARCH_PASSWORD: "os-pw-rend1", INGESTBENCH_LOKI_PASSWORD: "lk-pw-rend1", INGESTBENCH_POSTGRES_PASSWORD: "pg-pw-rend1" };
-const noSecretIn = (text: string) => { for (const v of Object.values(PW)) expect(text).not.toContain(v); };
+const PW = {
+  INGESTBENCH_CLICKHOUSE_PASSWORD: "ch-pw-rend1",
+  INGESTBENCH_ELASTICSEARCH_PASSWORD: "es-pw-rend1",
+  INGESTBENCH_OPENSEARCH_PASSWORD: "os-pw-rend1",
+  INGESTBENCH_LOKI_PASSWORD: "lk-pw-rend1",
+  INGESTBENCH_POSTGRES_PASSWORD: "pg-pw-rend1",
+};
+const noSecretIn = (text: string) => {
+  for (const v of Object.values(PW)) expect(text).not.toContain(v);
+};
 
 const scenariosDir = path.resolve(import.meta.dirname, "../../../scenarios");
 
@@ -60,7 +68,8 @@ function find(d: Directive, name: string, type?: string): Directive[] {
 }
 function one(d: Directive, name: string, type?: string): Directive {
   const all = find(d, name, type);
-  if (all.length !== 1) throw new Error(`expected one <${name}${type ? ` @type ${type}` : ""}>, found ${all.length}`);
+  if (all.length !== 1)
+    throw new Error(`expected one <${name}${type ? ` @type ${type}` : ""}>, found ${all.length}`);
   return all[0]!;
 }
 /** The value of a Fluentd double-quoted string. */
@@ -78,8 +87,18 @@ const fields000: EventField[] = [
   { name: "size", type: "int" },
   { name: "agent", type: "string", size: 14 },
 ];
-const griddb: SinkEndpoint = { name: "griddb", host: "10.213.7.12", port: 8081, params: { cluster: "myCluster", container: "fluentdStress" } };
-const clickhouse: SinkEndpoint = { name: "clickhouse", host: "10.213.7.12", port: 8123, params: { database: "default", table: "ib_events" } };
+const griddb: SinkEndpoint = {
+  name: "griddb",
+  host: "10.213.7.12",
+  port: 8081,
+  params: { cluster: "myCluster", container: "fluentdStress" },
+};
+const clickhouse: SinkEndpoint = {
+  name: "clickhouse",
+  host: "10.213.7.12",
+  port: 8123,
+  params: { database: "default", table: "ib_events" },
+};
 
 const block000 = {
   system: { workers: 2 },
@@ -105,8 +124,15 @@ describe("fluentd renderer (no real Fluentd here: golden files and a directive p
     await withEnv(PW, () => {
       const ch = renderCollector("fluentd", {}, clickhouse, fields000).text;
       noSecretIn(ch);
-      expect(ch).toContain(`  <auth>\n    method basic\n    username "default"\n    password "#{ENV['INGESTBENCH_CLICKHOUSE_PASSWORD']}"\n  </auth>\n`);
-      const es = renderCollector("fluentd", {}, { name: "elasticsearch", host: "10.213.7.12", port: 9200, params: {} }, fields000).text;
+      expect(ch).toContain(
+        `  <auth>\n    method basic\n    username "default"\n    password "#{ENV['INGESTBENCH_CLICKHOUSE_PASSWORD']}"\n  </auth>\n`,
+      );
+      const es = renderCollector(
+        "fluentd",
+        {},
+        { name: "elasticsearch", host: "10.213.7.12", port: 9200, params: {} },
+        fields000,
+      ).text;
       noSecretIn(es);
       expect(es).toContain(`  user "elastic"\n  password "#{ENV['INGESTBENCH_ELASTICSEARCH_PASSWORD']}"\n`);
       const m = one(parseFluentd(es), "match");
@@ -127,7 +153,12 @@ describe("fluentd renderer (no real Fluentd here: golden files and a directive p
     expect(one(root, "system").params.workers).toBe("2");
     const match = one(root, "match");
     expect(match.arg).toBe("**");
-    expect(match.params).toMatchObject({ "@type": "griddb", host: '"http://10.213.7.12:8081/"', container: '"fluentdStress"', slow_flush_log_threshold: "20" });
+    expect(match.params).toMatchObject({
+      "@type": "griddb",
+      host: '"http://10.213.7.12:8081/"',
+      container: '"fluentdStress"',
+      slow_flush_log_threshold: "20",
+    });
     const buffer = one(match, "buffer");
     expect(buffer.arg).toBe("tag"); // fluent-plugin-griddb refuses a buffered output without tag in chunk_keys
     for (const [k, v] of Object.entries(block000.buffer)) expect(buffer.params[k], k).toBe(String(v));
@@ -138,51 +169,97 @@ describe("fluentd renderer (no real Fluentd here: golden files and a directive p
   });
 
   it("renders in_sample so that workers × rate × size is the events/s the scenario asks for", () => {
-    for (const [eps, size, workers] of [[150000, 250, 2], [15000, 1, 1], [160000, 200, 4], [1000, 1000, 1]] as const) {
-      const config = fluentdSchema.parse({ system: { workers }, source: { sample: { events_per_second: eps, size } } });
-      const sample = one(parseFluentd(renderFluentdConfig({ config, sink: griddb, fields: fields000 }).text), "source", "sample");
+    for (const [eps, size, workers] of [
+      [150000, 250, 2],
+      [15000, 1, 1],
+      [160000, 200, 4],
+      [1000, 1000, 1],
+    ] as const) {
+      const config = fluentdSchema.parse({
+        system: { workers },
+        source: { sample: { events_per_second: eps, size } },
+      });
+      const sample = one(
+        parseFluentd(renderFluentdConfig({ config, sink: griddb, fields: fields000 }).text),
+        "source",
+        "sample",
+      );
       expect(Number(sample.params.rate) * Number(sample.params.size) * workers).toBe(eps);
       expect(Number(sample.params.size)).toBe(size);
       expect(sample.params.auto_increment_key).toBe("seq");
     }
     expect(sampleRate(150000, 250, 2)).toBe(300);
-    expect(() => sampleRate(150000, 200, 4)).toThrow(/not a whole multiple of workers × size = 4 × 200.*multiple of 800/);
+    expect(() => sampleRate(150000, 200, 4)).toThrow(
+      /not a whole multiple of workers × size = 4 × 200.*multiple of 800/,
+    );
     expect(() => sampleRate(100, 200, 1)).toThrow(/events_per_second 100/);
   });
 
   it("puts the fields, then gen (per worker, offset by genBase), then seq and sent_at in the sample rows, in GridDB's column order", () => {
-    const config = fluentdSchema.parse({ system: { workers: 2 }, source: { sample: { events_per_second: 2000, size: 10 } } });
-    const root = parseFluentd(renderFluentdConfig({ config, sink: griddb, fields: fields000, genBase: 2 }).text);
+    const config = fluentdSchema.parse({
+      system: { workers: 2 },
+      source: { sample: { events_per_second: 2000, size: 10 } },
+    });
+    const root = parseFluentd(
+      renderFluentdConfig({ config, sink: griddb, fields: fields000, genBase: 2 }).text,
+    );
     const sampleText = unquote(one(root, "source", "sample").params.sample!);
     expect(sampleText).toContain('"gen":#{worker_id.to_i + 2}');
     // as Fluentd evaluates it for worker 1: embedded Ruby replaced by its value
-    const record = JSON.parse(sampleText.replace("#{worker_id.to_i + 2}", String(1 + 2))) as Record<string, unknown>;
+    const record = JSON.parse(sampleText.replace("#{worker_id.to_i + 2}", String(1 + 2))) as Record<
+      string,
+      unknown
+    >;
     expect(Object.keys(record)).toEqual([...fields000.map((f) => f.name), "gen"]);
     expect(record.gen).toBe(3);
     expect(record.path).toHaveLength(13);
     const transformer = one(root, "filter", "record_transformer");
     expect(transformer.arg).toBe("ib.sample");
-    expect(one(transformer, "record").params.sent_at).toMatch(/^\$\{time\.getutc\.strftime\('%Y-%m-%dT%H:%M:%S\.%LZ'\)\}$/);
+    expect(one(transformer, "record").params.sent_at).toMatch(
+      /^\$\{time\.getutc\.strftime\('%Y-%m-%dT%H:%M:%S\.%LZ'\)\}$/,
+    );
   });
 
   it("renders a forward source into ClickHouse through out_http (JSONEachRow), as the golden file", () => {
-    const r = renderCollector("fluentd", { source: { forward: { port: 24224 } }, buffer: { chunk_limit_records: 8000, flush_interval: "0.5" } }, clickhouse, fields000);
+    const r = renderCollector(
+      "fluentd",
+      { source: { forward: { port: 24224 } }, buffer: { chunk_limit_records: 8000, flush_interval: "0.5" } },
+      clickhouse,
+      fields000,
+    );
     expectGolden("fluentd", "forward-clickhouse.conf", r.text);
     const root = parseFluentd(r.text);
     expect(one(root, "source", "forward").params.port).toBe("24224");
     const match = one(root, "match", "http");
-    expect(unquote(match.params.endpoint!)).toBe("http://10.213.7.12:8123/?query=INSERT%20INTO%20default.ib_events%20FORMAT%20JSONEachRow");
+    expect(unquote(match.params.endpoint!)).toBe(
+      "http://10.213.7.12:8123/?query=INSERT%20INTO%20default.ib_events%20FORMAT%20JSONEachRow",
+    );
     expect(one(match, "format").params["@type"]).toBe("json");
     expect(one(match, "buffer").params).toMatchObject({ chunk_limit_records: "8000", flush_interval: "0.5" });
   });
 
   it("renders an http source into Elasticsearch, as the golden file", () => {
-    const es: SinkEndpoint = { name: "elasticsearch", host: "10.213.7.12", port: 9200, params: { index: "logs-13" } };
-    const r = renderCollector("fluentd", { source: { http: {} }, buffer: { "@type": "file", chunk_limit_size: "8m", flush_thread_count: 2 } }, es, fields000);
+    const es: SinkEndpoint = {
+      name: "elasticsearch",
+      host: "10.213.7.12",
+      port: 9200,
+      params: { index: "logs-13" },
+    };
+    const r = renderCollector(
+      "fluentd",
+      { source: { http: {} }, buffer: { "@type": "file", chunk_limit_size: "8m", flush_thread_count: 2 } },
+      es,
+      fields000,
+    );
     expectGolden("fluentd", "http-elasticsearch.conf", r.text);
     const match = one(parseFluentd(r.text), "match", "elasticsearch");
     expect(match.params).toMatchObject({ index_name: '"logs-13"', port: "9200", suppress_type_name: "true" });
-    expect(one(match, "buffer").params).toMatchObject({ "@type": "file", path: "/fluentd/buffer/ib", chunk_limit_size: "8m", flush_thread_count: "2" });
+    expect(one(match, "buffer").params).toMatchObject({
+      "@type": "file",
+      path: "/fluentd/buffer/ib",
+      chunk_limit_size: "8m",
+      flush_thread_count: "2",
+    });
   });
 
   it("renders scenarios/fluentd-griddb-sample.yaml (generator: none) with in_sample's published parameters only (Fluentd cannot run here: lib/fluent/plugin/in_sample.rb's config_params)", () => {
@@ -195,10 +272,24 @@ describe("fluentd renderer (no real Fluentd here: golden files and a directive p
     const src = one(parseFluentd(r.text), "source", "sample");
     // in_sample's config_params (fluent/fluentd lib/fluent/plugin/in_sample.rb): tag, size, rate, auto_increment_key,
     // suspend (deprecated), sample (alias dummy); @type is the directive's
-    const published = new Set(["@type", "tag", "size", "rate", "auto_increment_key", "suspend", "sample", "dummy"]);
+    const published = new Set([
+      "@type",
+      "tag",
+      "size",
+      "rate",
+      "auto_increment_key",
+      "suspend",
+      "sample",
+      "dummy",
+    ]);
     expect(Object.keys(src.params).filter((k) => !published.has(k))).toEqual([]);
     // rate and size are integers (config_param :integer); 2 workers × rate 300 × size 250 = 150000 events/s
-    expect(src.params).toMatchObject({ tag: "ib.sample", size: "250", rate: "300", auto_increment_key: "seq" });
+    expect(src.params).toMatchObject({
+      tag: "ib.sample",
+      size: "250",
+      rate: "300",
+      auto_increment_key: "seq",
+    });
     // sample is one JSON hash (in_sample: "An array of JSON hashes or a single JSON hash"); gen per worker from genBase
     const sampleText = unquote(src.params.sample!);
     expect(sampleText).toContain('"gen":#{worker_id.to_i + 512}');
@@ -209,7 +300,10 @@ describe("fluentd renderer (no real Fluentd here: golden files and a directive p
     expect(find(parseFluentd(idle.text), "source", "sample")).toEqual([]);
     expect(find(parseFluentd(idle.text), "source", "monitor_agent")).toHaveLength(1);
     expect(idle.text).not.toContain("worker_id");
-    const withoutSource = r.text.replace(/# \d+ events\/s = [^\n]*\n<source>\n {2}@type sample\n[\s\S]*?<\/filter>\n\n/, "");
+    const withoutSource = r.text.replace(
+      /# \d+ events\/s = [^\n]*\n<source>\n {2}@type sample\n[\s\S]*?<\/filter>\n\n/,
+      "",
+    );
     expect(idle.text.replace(/# the sample input is left out[^\n]*\n\n/, "")).toBe(withoutSource);
   });
 
@@ -219,11 +313,23 @@ describe("fluentd renderer (no real Fluentd here: golden files and a directive p
     expect(planCells(s, file, { replicates: 1 })).toHaveLength(12);
     const seen = new Set<string>();
     for (const cell of s.cells) {
-      const root = parseFluentd(renderCollector("fluentd", cell.scenario.collector!.config, griddb, cell.scenario.event).text);
+      const root = parseFluentd(
+        renderCollector("fluentd", cell.scenario.collector!.config, griddb, cell.scenario.event).text,
+      );
       const buffer = one(one(root, "match", "griddb"), "buffer");
-      expect(one(root, "system").params.workers, cell.id).toBe(String(cell.values["collector.fluentd.system.workers"]));
-      expect(buffer.params.flush_thread_count, cell.id).toBe(String(cell.values["collector.fluentd.buffer.flush_thread_count"]));
-      expect(buffer.params).toMatchObject({ chunk_limit_records: "50000", chunk_limit_size: "64MB", flush_interval: "1s", flush_thread_interval: "0.1", overflow_action: "throw_exception" });
+      expect(one(root, "system").params.workers, cell.id).toBe(
+        String(cell.values["collector.fluentd.system.workers"]),
+      );
+      expect(buffer.params.flush_thread_count, cell.id).toBe(
+        String(cell.values["collector.fluentd.buffer.flush_thread_count"]),
+      );
+      expect(buffer.params).toMatchObject({
+        chunk_limit_records: "50000",
+        chunk_limit_size: "64MB",
+        flush_interval: "1s",
+        flush_thread_interval: "0.1",
+        overflow_action: "throw_exception",
+      });
       seen.add(cell.id);
     }
     expect(seen).toContain("workers=2,flush_thread_count=8"); // write-up 000's own cell
@@ -231,11 +337,23 @@ describe("fluentd renderer (no real Fluentd here: golden files and a directive p
   });
 
   it("refuses bad blocks with the field named, and sinks it cannot write into", () => {
-    expect(() => renderCollector("fluentd", { buffer: { chunk_limit_records: 0 } }, griddb, fields000)).toThrow(/collector\.fluentd\.buffer\.chunk_limit_records/);
-    expect(() => renderCollector("fluentd", { buffer: { chunk_limit_size: "64 megs" } }, griddb, fields000)).toThrow(/collector\.fluentd\.buffer\.chunk_limit_size: .*Fluentd size/);
-    expect(() => renderCollector("fluentd", { buffer: { chunk_records: 5 } }, griddb, fields000)).toThrow(/Unrecognized key.*chunk_records/);
-    expect(() => renderCollector("fluentd", { source: { forward: {}, http: {} } }, griddb, fields000)).toThrow(/exactly one source/);
-    expect(() => renderCollector("fluentd", {}, { name: "loki", host: "h", port: 3100, params: {} }, fields000)).toThrow(/cannot write into sink "loki"/);
-    expect(() => renderCollector("fluentd", {}, { ...griddb, params: { container: "a#{`id`}" } }, fields000)).toThrow(/sink\.container/);
+    expect(() =>
+      renderCollector("fluentd", { buffer: { chunk_limit_records: 0 } }, griddb, fields000),
+    ).toThrow(/collector\.fluentd\.buffer\.chunk_limit_records/);
+    expect(() =>
+      renderCollector("fluentd", { buffer: { chunk_limit_size: "64 megs" } }, griddb, fields000),
+    ).toThrow(/collector\.fluentd\.buffer\.chunk_limit_size: .*Fluentd size/);
+    expect(() => renderCollector("fluentd", { buffer: { chunk_records: 5 } }, griddb, fields000)).toThrow(
+      /Unrecognized key.*chunk_records/,
+    );
+    expect(() =>
+      renderCollector("fluentd", { source: { forward: {}, http: {} } }, griddb, fields000),
+    ).toThrow(/exactly one source/);
+    expect(() =>
+      renderCollector("fluentd", {}, { name: "loki", host: "h", port: 3100, params: {} }, fields000),
+    ).toThrow(/cannot write into sink "loki"/);
+    expect(() =>
+      renderCollector("fluentd", {}, { ...griddb, params: { container: "a#{`id`}" } }, fields000),
+    ).toThrow(/sink\.container/);
   });
 });

@@ -35,7 +35,12 @@ import { collectorAuth, passwordEnvName } from "../../../core/secrets.ts";
 import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
 import type { EventField } from "../../../core/events/types.ts";
-import { param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
+import {
+  param,
+  type CollectorRenderer,
+  type RenderInput,
+  type RenderedConfig,
+} from "../../../core/render.ts";
 
 /** The catalog's pin (./image.ts). */
 export const FLUENTD_PIN = "1.12.0";
@@ -47,7 +52,12 @@ export const SAMPLE_TAG = "ib.sample";
 /** Fluentd's size type: bytes, or a number with k/m/g/t (1024-based) and an optional b, e.g. "64MB", "8m". */
 const fluentdSize = z.union([
   z.number().int().positive(),
-  z.string().regex(/^\d+(\.\d+)?[kmgt]?b?$/i, 'a Fluentd size such as "64MB", "8m" or 1048576 (k/m/g/t are powers of 1024)'),
+  z
+    .string()
+    .regex(
+      /^\d+(\.\d+)?[kmgt]?b?$/i,
+      'a Fluentd size such as "64MB", "8m" or 1048576 (k/m/g/t are powers of 1024)',
+    ),
 ]);
 /** Fluentd's time type: seconds, or a number with s/m/h/d, e.g. "1s", "0.1", "10m". */
 const fluentdTime = z.union([
@@ -80,9 +90,15 @@ const bufferSchema = z
 const sourceSchema = z
   .object({
     /** the forward protocol (in_forward), e.g. from the fluent-forward generator */
-    forward: z.object({ port: port.default(24224) }).strict().optional(),
+    forward: z
+      .object({ port: port.default(24224) })
+      .strict()
+      .optional(),
     /** HTTP (in_http): POST /<tag> with a JSON object or a JSON array of objects (http-json framing "array") */
-    http: z.object({ port: port.default(9880) }).strict().optional(),
+    http: z
+      .object({ port: port.default(9880) })
+      .strict()
+      .optional(),
     /** in-process load (in_sample): the total events/s across workers, and `size` events per emit */
     sample: z
       .object({
@@ -96,7 +112,10 @@ const sourceSchema = z
   .superRefine((s, ctx) => {
     const given = Object.keys(s).filter((k) => s[k as keyof typeof s] !== undefined);
     if (given.length !== 1) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `give exactly one source: forward, http or sample (got ${given.length === 0 ? "none" : given.join(", ")})` });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `give exactly one source: forward, http or sample (got ${given.length === 0 ? "none" : given.join(", ")})`,
+      });
     }
   });
 
@@ -104,16 +123,25 @@ const sourceSchema = z
 export const fluentdSchema = z
   .object({
     /** the version the running Fluentd must report; default the catalog's pin */
-    version: z.string().regex(/^\d+\.\d+\.\d+$/, 'a version like "1.12.0"').default(FLUENTD_PIN),
+    version: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+$/, 'a version like "1.12.0"')
+      .default(FLUENTD_PIN),
     /** `<system>`: workers (processes) */
-    system: z.object({ workers: z.number().int().min(1).max(64).default(1) }).strict().default({}),
+    system: z
+      .object({ workers: z.number().int().min(1).max(64).default(1) })
+      .strict()
+      .default({}),
     source: sourceSchema.default({ forward: {} }),
     buffer: bufferSchema.default({}),
     /** common output parameters of the `<match>` */
     match: z.object({ slow_flush_log_threshold: z.number().positive().optional() }).strict().default({}),
     /** the monitor_agent input (metrics: /api/plugins.json); with several workers each serves its own on port +
      *  worker id (in_monitor_agent.rb; not run against a Fluentd 1.12 here), all published (RenderedConfig.listens) */
-    monitor_agent: z.object({ port: port.default(24220) }).strict().default({}),
+    monitor_agent: z
+      .object({ port: port.default(24220) })
+      .strict()
+      .default({}),
   })
   .strict();
 
@@ -129,7 +157,11 @@ function escapeDq(s: string): string {
 /** A Fluentd double-quoted string; refuses text Fluentd would evaluate (`#{`) or that cannot sit on one line. */
 function q(s: string, field: string): string {
   if (/[\r\n]/.test(s) || s.includes("#{")) {
-    throw new ConfigurationError("E_COLLECTOR_CONFIG", `${field}: ${JSON.stringify(s)} cannot be written into fluent.conf (newline or "#{")`, { field });
+    throw new ConfigurationError(
+      "E_COLLECTOR_CONFIG",
+      `${field}: ${JSON.stringify(s)} cannot be written into fluent.conf (newline or "#{")`,
+      { field },
+    );
   }
   return `"${escapeDq(s)}"`;
 }
@@ -194,7 +226,10 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
   // clickhouse (out_http's <auth> section: method basic, username, password) and elasticsearch (the plugin's user and
   // password) with a password set for the sink; GridDB always needs one
   const auth = collectorAuth(sink.name, sink.params);
-  const common = config.match.slow_flush_log_threshold !== undefined ? [`  slow_flush_log_threshold ${config.match.slow_flush_log_threshold}`] : [];
+  const common =
+    config.match.slow_flush_log_threshold !== undefined
+      ? [`  slow_flush_log_threshold ${config.match.slow_flush_log_threshold}`]
+      : [];
   switch (sink.name) {
     case "griddb":
       // fluent-plugin-griddb 1.0.2 (guideline.md parameters; insert_mode/insert_type as write-up 000 ran it):
@@ -228,7 +263,15 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
         "  http_method post",
         "  content_type application/x-ndjson",
         "  json_array false",
-        ...(auth ? ["  <auth>", "    method basic", `    username ${q(auth.user, "sink.user")}`, `    password ${envPassword(auth.variable)}`, "  </auth>"] : []),
+        ...(auth
+          ? [
+              "  <auth>",
+              "    method basic",
+              `    username ${q(auth.user, "sink.user")}`,
+              `    password ${envPassword(auth.variable)}`,
+              "  </auth>",
+            ]
+          : []),
         ...common,
         "  <format>",
         "    @type json",
@@ -252,7 +295,11 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
         "</match>",
       ];
     default:
-      throw new ConfigurationError("E_COLLECTOR_SINK", `collector fluentd cannot write into sink "${sink.name}" (supported: ${FLUENTD_SINKS.join(", ")})`, { field: "sink" });
+      throw new ConfigurationError(
+        "E_COLLECTOR_SINK",
+        `collector fluentd cannot write into sink "${sink.name}" (supported: ${FLUENTD_SINKS.join(", ")})`,
+        { field: "sink" },
+      );
   }
 }
 
@@ -276,7 +323,10 @@ export function renderFluentdConfig(input: RenderInput<FluentdConfig>): Rendered
   let dataPort = 24224;
   // idle (the deploy-time config of a generator: none cell, RenderInput.idle): no sample input, nothing made
   if (src.sample && input.idle) {
-    out.push("# the sample input is left out of this deploy-time config: the run uploads it with its own gens (harness/remote/site.ts)", "");
+    out.push(
+      "# the sample input is left out of this deploy-time config: the run uploads it with its own gens (harness/remote/site.ts)",
+      "",
+    );
   } else if (src.sample) {
     const { events_per_second: eps, size } = src.sample;
     const rate = sampleRate(eps, size, workers);
@@ -284,7 +334,10 @@ export function renderFluentdConfig(input: RenderInput<FluentdConfig>): Rendered
     for (const f of fields) record[f.name] = sampleValue(f);
     record.gen = GEN_SLOT;
     // gen is evaluated by Fluentd once per worker: embedded Ruby in a double-quoted string, unescaped
-    const json = escapeDq(JSON.stringify(record)).replace(escapeDq(JSON.stringify(GEN_SLOT)), `#{worker_id.to_i + ${input.genBase ?? 0}}`);
+    const json = escapeDq(JSON.stringify(record)).replace(
+      escapeDq(JSON.stringify(GEN_SLOT)),
+      `#{worker_id.to_i + ${input.genBase ?? 0}}`,
+    );
     out.push(
       `# ${eps} events/s = ${workers} worker(s) x rate ${rate} emits/s x size ${size} events per emit`,
       "<source>",
@@ -312,11 +365,27 @@ export function renderFluentdConfig(input: RenderInput<FluentdConfig>): Rendered
     dataPort = src.http.port;
     out.push("<source>", "  @type http", "  bind 0.0.0.0", `  port ${dataPort}`, "</source>", "");
   }
-  out.push("<source>", "  @type monitor_agent", "  bind 0.0.0.0", `  port ${config.monitor_agent.port}`, "</source>", "");
+  out.push(
+    "<source>",
+    "  @type monitor_agent",
+    "  bind 0.0.0.0",
+    `  port ${config.monitor_agent.port}`,
+    "</source>",
+    "",
+  );
   out.push(...matchLines(input), "");
   // several workers: each serves monitor_agent on port + its worker id (in_monitor_agent.rb adds fluentd_worker_id)
-  const metricsPorts = workers > 1 ? Array.from({ length: workers }, (_, id) => config.monitor_agent.port + id) : undefined;
-  return { file: FLUENTD_CONFIG_FILE, text: out.join("\n"), listens: { data: dataPort, metrics: config.monitor_agent.port, ...(metricsPorts ? { metricsPorts } : {}) } };
+  const metricsPorts =
+    workers > 1 ? Array.from({ length: workers }, (_, id) => config.monitor_agent.port + id) : undefined;
+  return {
+    file: FLUENTD_CONFIG_FILE,
+    text: out.join("\n"),
+    listens: {
+      data: dataPort,
+      metrics: config.monitor_agent.port,
+      ...(metricsPorts ? { metricsPorts } : {}),
+    },
+  };
 }
 
 export const fluentdRenderer: CollectorRenderer<FluentdConfig> = {

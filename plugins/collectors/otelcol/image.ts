@@ -33,7 +33,8 @@ export const otelcolImage: CatalogImage = {
   metrics: {
     path: "/metrics",
     format: "prometheus",
-    about: "otelcol_receiver_accepted_log_records_total, otelcol_receiver_refused_log_records_total, otelcol_exporter_sent_log_records_total, otelcol_exporter_send_failed_log_records_total, otelcol_exporter_queue_size",
+    about:
+      "otelcol_receiver_accepted_log_records_total, otelcol_receiver_refused_log_records_total, otelcol_exporter_sent_log_records_total, otelcol_exporter_send_failed_log_records_total, otelcol_exporter_queue_size",
   },
   build: {
     context: "plugins/collectors/otelcol/image",

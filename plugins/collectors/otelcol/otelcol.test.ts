@@ -17,8 +17,16 @@ import type { SinkEndpoint } from "../../../core/render.ts";
 import { plugin as otelcol } from "./index.ts";
 import { clickhouseInsert, OTELCOL_CONFIG_FILE } from "./render.ts";
 import { withEnv } from "../../../test/helpers/env.ts";
-const PW = { INGESTBENCH_CLICKHOUSE_PASSWORD: "ch-pw-rend1", INGESTBENCH_ELASTICSEARCH_PASSWORD: "es-pw-rend1", INGESTBENCH_OPENSEARCH_PASSWORD: "os-pw-rend1", INGESTBENCH_LOKI_PASSWORD: "lk-pw-rend1", INGESTBENCH_POSTGRES_PASSWORD: "pg-pw-rend1" };
-const noSecretIn = (text: string) => { for (const v of Object.values(PW)) expect(text).not.toContain(v); };
+const PW = {
+  INGESTBENCH_CLICKHOUSE_PASSWORD: "ch-pw-rend1",
+  INGESTBENCH_ELASTICSEARCH_PASSWORD: "es-pw-rend1",
+  INGESTBENCH_OPENSEARCH_PASSWORD: "os-pw-rend1",
+  INGESTBENCH_LOKI_PASSWORD: "lk-pw-rend1",
+  INGESTBENCH_POSTGRES_PASSWORD: "pg-pw-rend1",
+};
+const noSecretIn = (text: string) => {
+  for (const v of Object.values(PW)) expect(text).not.toContain(v);
+};
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -28,7 +36,8 @@ function expectGolden(name: string, text: string): void {
     writeFileSync(file, text);
     return;
   }
-  if (!existsSync(file)) throw new Error(`no golden file ${file}: run with UPDATE_GOLDEN=1 once and review it`);
+  if (!existsSync(file))
+    throw new Error(`no golden file ${file}: run with UPDATE_GOLDEN=1 once and review it`);
   expect(text).toBe(readFileSync(file, "utf8"));
 }
 
@@ -36,7 +45,12 @@ const fields: EventField[] = [
   { name: "ts", type: "timestamp" },
   { name: "msg", type: "string", size: 180 },
 ];
-const sink = (name: string, port: number, params: Record<string, string> = {}): SinkEndpoint => ({ name: name as SinkEndpoint["name"], host: "10.213.9.12", port, params });
+const sink = (name: string, port: number, params: Record<string, string> = {}): SinkEndpoint => ({
+  name: name as SinkEndpoint["name"],
+  host: "10.213.9.12",
+  port,
+  params,
+});
 
 /** Validate with the plugin's schema and render, as infra/render/index.ts renderCollector does. */
 function render(block: unknown, s: SinkEndpoint, f: readonly EventField[] = fields) {
@@ -59,9 +73,14 @@ describe("otelcol renderer (no real Collector here: golden files, parsed back as
         const r = render({ processors: { batch: { timeout: "1s" } } }, sink(name, port));
         noSecretIn(r.text);
         const doc = parse(r.text);
-        expect(doc.extensions).toEqual({ "basicauth/ib_sink": { client_auth: { username: user, password: `\${env:${variable}}` } } });
+        expect(doc.extensions).toEqual({
+          "basicauth/ib_sink": { client_auth: { username: user, password: `\${env:${variable}}` } },
+        });
         expect(doc.service.extensions).toEqual(["basicauth/ib_sink"]);
-        const settings = at.reduce((o: Record<string, unknown>, k: string) => o[k] as Record<string, unknown>, doc.exporters[exporter]);
+        const settings = at.reduce(
+          (o: Record<string, unknown>, k: string) => o[k] as Record<string, unknown>,
+          doc.exporters[exporter],
+        );
         expect(settings.auth).toEqual({ authenticator: "basicauth/ib_sink" });
       }
     });
@@ -73,19 +92,46 @@ describe("otelcol renderer (no real Collector here: golden files, parsed back as
   });
 
   it("ClickHouse: otlphttp JSON into INSERT ... SELECT FROM input() ... FORMAT JSONAsString, one column per verifier column", () => {
-    const r = render({ ...tuned, exporters: { otlphttp: { timeout: "5s", sending_queue: { queue_size: 500, num_consumers: 4 }, retry_on_failure: { enabled: true, max_elapsed_time: "60s" } } } }, sink("clickhouse", 8123));
+    const r = render(
+      {
+        ...tuned,
+        exporters: {
+          otlphttp: {
+            timeout: "5s",
+            sending_queue: { queue_size: 500, num_consumers: 4 },
+            retry_on_failure: { enabled: true, max_elapsed_time: "60s" },
+          },
+        },
+      },
+      sink("clickhouse", 8123),
+    );
     expectGolden("clickhouse.yaml", r.text);
-    expect(r).toMatchObject({ file: OTELCOL_CONFIG_FILE, command: ["--config", OTELCOL_CONFIG_FILE], listens: { data: 24224, metrics: 8888 } });
+    expect(r).toMatchObject({
+      file: OTELCOL_CONFIG_FILE,
+      command: ["--config", OTELCOL_CONFIG_FILE],
+      listens: { data: 24224, metrics: 8888 },
+    });
     const doc = parse(r.text);
-    expect(doc.service.pipelines.logs).toEqual({ receivers: ["fluentforward"], processors: ["batch"], exporters: ["otlphttp/ib_clickhouse"] });
+    expect(doc.service.pipelines.logs).toEqual({
+      receivers: ["fluentforward"],
+      processors: ["batch"],
+      exporters: ["otlphttp/ib_clickhouse"],
+    });
     expect(doc.processors.batch).toEqual({ send_batch_size: 1000, send_batch_max_size: 2000, timeout: "1s" });
     const ex = doc.exporters["otlphttp/ib_clickhouse"];
-    expect(ex).toMatchObject({ encoding: "json", timeout: "5s", sending_queue: { queue_size: 500, num_consumers: 4 }, retry_on_failure: { enabled: true, max_elapsed_time: "60s" } });
+    expect(ex).toMatchObject({
+      encoding: "json",
+      timeout: "5s",
+      sending_queue: { queue_size: 500, num_consumers: 4 },
+      retry_on_failure: { enabled: true, max_elapsed_time: "60s" },
+    });
     const url = new URL(ex.logs_endpoint);
     expect(url.origin).toBe("http://10.213.9.12:8123");
     const sql = url.searchParams.get("query")!;
     expect(sql).toBe(clickhouseInsert("default.ib_events", fields));
-    expect(sql).toMatch(/^INSERT INTO "default"\."ib_events" \("ts", "msg", "gen", "seq", "sent_at"\) SELECT /);
+    expect(sql).toMatch(
+      /^INSERT INTO "default"\."ib_events" \("ts", "msg", "gen", "seq", "sent_at"\) SELECT /,
+    );
     expect(sql).toContain("FROM input('body String')");
     expect(sql.endsWith("FORMAT JSONAsString")).toBe(true);
     // every verifier column is read from the attribute of the same name
@@ -107,10 +153,18 @@ describe("otelcol renderer (no real Collector here: golden files, parsed back as
   });
 
   it("Elasticsearch: bodymap into params.index, the transform making the body the record map", () => {
-    const r = render({ exporters: { elasticsearch: { retry: { max_retries: 2 } } } }, sink("elasticsearch", 9200, { index: "logs-13" }));
+    const r = render(
+      { exporters: { elasticsearch: { retry: { max_retries: 2 } } } },
+      sink("elasticsearch", 9200, { index: "logs-13" }),
+    );
     expectGolden("elasticsearch.yaml", r.text);
     const doc = parse(r.text);
-    expect(doc.exporters["elasticsearch/ib_out"]).toEqual({ endpoints: ["http://10.213.9.12:9200"], logs_index: "logs-13", mapping: { mode: "bodymap" }, retry: { max_retries: 2 } });
+    expect(doc.exporters["elasticsearch/ib_out"]).toEqual({
+      endpoints: ["http://10.213.9.12:9200"],
+      logs_index: "logs-13",
+      mapping: { mode: "bodymap" },
+      retry: { max_retries: 2 },
+    });
     expect(doc.service.pipelines.logs.processors).toEqual(["transform/ib_record", "batch"]);
     expect(doc.processors["transform/ib_record"].log_statements[0].statements).toEqual([
       'delete_key(log.attributes, "fluent.tag")',
@@ -122,14 +176,23 @@ describe("otelcol renderer (no real Collector here: golden files, parsed back as
   it("OpenSearch: opensearchexporter, http.endpoint and bodymap", () => {
     const r = render({}, sink("opensearch", 9200));
     expectGolden("opensearch.yaml", r.text);
-    expect(parse(r.text).exporters["opensearch/ib_out"]).toEqual({ http: { endpoint: "http://10.213.9.12:9200" }, logs_index: "ib_events", mapping: { mode: "bodymap" } });
+    expect(parse(r.text).exporters["opensearch/ib_out"]).toEqual({
+      http: { endpoint: "http://10.213.9.12:9200" },
+      logs_index: "ib_events",
+      mapping: { mode: "bodymap" },
+    });
   });
 
   it("Loki: otlphttp to the native OTLP endpoint (lokiexporter left contrib in 0.131.0), rendered but refused by the image entry", () => {
     const r = render({}, sink("loki", 3100));
     expectGolden("loki.yaml", r.text);
-    expect(parse(r.text).exporters["otlphttp/ib_loki"]).toEqual({ endpoint: "http://10.213.9.12:3100/otlp", encoding: "protobuf" });
-    expect(otelcol.image!.refuses!.loki).toMatch(/lokiexporter left the contrib distribution in 0\.131\.0.*job/);
+    expect(parse(r.text).exporters["otlphttp/ib_loki"]).toEqual({
+      endpoint: "http://10.213.9.12:3100/otlp",
+      encoding: "protobuf",
+    });
+    expect(otelcol.image!.refuses!.loki).toMatch(
+      /lokiexporter left the contrib distribution in 0\.131\.0.*job/,
+    );
     expect(Object.keys(otelcol.image!.refuses!)).toEqual(["loki"]);
   });
 });
@@ -138,7 +201,9 @@ describe("otelcol schema and refusals", () => {
   it("fills the defaults: Forward on 0.0.0.0:24224, the metrics reader on 0.0.0.0:8888", () => {
     const c = otelcol.schema.parse({});
     expect(c.receivers.fluentforward.endpoint).toBe("0.0.0.0:24224");
-    expect(c.service.telemetry.metrics.readers).toEqual([{ pull: { exporter: { prometheus: { host: "0.0.0.0", port: 8888 } } } }]);
+    expect(c.service.telemetry.metrics.readers).toEqual([
+      { pull: { exporter: { prometheus: { host: "0.0.0.0", port: 8888 } } } },
+    ]);
     expect(c.version).toBe("0.159.0");
     expect(otelcol.render!.accepts(c)).toEqual(["fluent-forward"]);
   });
@@ -146,7 +211,10 @@ describe("otelcol schema and refusals", () => {
   it.each([
     [{ receivers: { fluentforward: { port: 24224 } } }, "receivers.fluentforward"],
     [{ processors: { batch: { timeout: 5 } } }, "processors.batch.timeout"],
-    [{ processors: { batch: { send_batch_size: 100, send_batch_max_size: 10 } } }, "processors.batch.send_batch_max_size"],
+    [
+      { processors: { batch: { send_batch_size: 100, send_batch_max_size: 10 } } },
+      "processors.batch.send_batch_max_size",
+    ],
     [{ exporters: { otlphttp: { sending_queue: { queue_sze: 1 } } } }, "exporters.otlphttp.sending_queue"],
     [{ exporters: { elasticsearch: { retry_on_failure: {} } } }, "exporters.elasticsearch"],
     [{ service: { telemetry: { metrics: { address: "0.0.0.0:8888" } } } }, "service.telemetry.metrics"],
@@ -159,13 +227,21 @@ describe("otelcol schema and refusals", () => {
   });
 
   it("refuses exporter settings the sink's exporter does not read, naming the block", () => {
-    expect(() => render({ exporters: { elasticsearch: { timeout: "5s" } } }, sink("clickhouse", 8123))).toThrow(ConfigurationError);
-    expect(() => render({ exporters: { elasticsearch: { timeout: "5s" } } }, sink("clickhouse", 8123))).toThrow(/collector\.otelcol\.exporters\.elasticsearch: sink clickhouse is written by the otlphttp exporter/);
+    expect(() =>
+      render({ exporters: { elasticsearch: { timeout: "5s" } } }, sink("clickhouse", 8123)),
+    ).toThrow(ConfigurationError);
+    expect(() =>
+      render({ exporters: { elasticsearch: { timeout: "5s" } } }, sink("clickhouse", 8123)),
+    ).toThrow(
+      /collector\.otelcol\.exporters\.elasticsearch: sink clickhouse is written by the otlphttp exporter/,
+    );
   });
 
   it("refuses a sink it cannot write into and a field the receiver would make the body", () => {
     expect(() => render({}, sink("postgres", 5432))).toThrow(/cannot write into sink "postgres"/);
-    expect(() => render({}, sink("clickhouse", 8123), [{ name: "message", type: "string" }])).toThrow(/event field "message"/);
+    expect(() => render({}, sink("clickhouse", 8123), [{ name: "message", type: "string" }])).toThrow(
+      /event field "message"/,
+    );
   });
 });
 
@@ -220,22 +296,40 @@ describe("otelcol claims reader against the OpenTelemetry Collector's published 
     const c = otelcol.claims!;
     expect(c.kind).toBe("http");
     if (c.kind !== "http") return;
-    expect(await c.read({ host: "127.0.0.1", port })).toEqual({ received: 10000, refused: 5, written: 9960, dropped: 20, queued: 3 });
+    expect(await c.read({ host: "127.0.0.1", port })).toEqual({
+      received: 10000,
+      refused: 5,
+      written: 9960,
+      dropped: 20,
+      queued: 3,
+    });
     expect(seenPath).toBe("/metrics");
   });
 
   it("reads the bare counter names of releases without the suffix, and adds enqueue failures to dropped", async () => {
-    body = EXPOSITION.replaceAll("_log_records_total", "_log_records") + 'otelcol_exporter_enqueue_failed_log_records{exporter="otlphttp/ib_clickhouse"} 7\n';
+    body =
+      EXPOSITION.replaceAll("_log_records_total", "_log_records") +
+      'otelcol_exporter_enqueue_failed_log_records{exporter="otlphttp/ib_clickhouse"} 7\n';
     const c = otelcol.claims!;
     if (c.kind !== "http") throw new Error("http reader expected");
-    expect(await c.read({ host: "127.0.0.1", port })).toEqual({ received: 10000, refused: 5, written: 9960, dropped: 27, queued: 3 });
+    expect(await c.read({ host: "127.0.0.1", port })).toEqual({
+      received: 10000,
+      refused: 5,
+      written: 9960,
+      dropped: 27,
+      queued: 3,
+    });
   });
 
   it("fails with E_CLAIMS naming the metric when the receiver's counter is absent, and on a body that is not Prometheus text", async () => {
     const c = otelcol.claims!;
     if (c.kind !== "http") throw new Error("http reader expected");
-    body = EXPOSITION.split("\n").filter((l) => !l.includes("otelcol_receiver_accepted")).join("\n");
-    await expect(c.read({ host: "127.0.0.1", port })).rejects.toThrow(/otelcol metrics at http:\/\/127\.0\.0\.1:\d+\/metrics: no otelcol_receiver_accepted_log_records_total/);
+    body = EXPOSITION.split("\n")
+      .filter((l) => !l.includes("otelcol_receiver_accepted"))
+      .join("\n");
+    await expect(c.read({ host: "127.0.0.1", port })).rejects.toThrow(
+      /otelcol metrics at http:\/\/127\.0\.0\.1:\d+\/metrics: no otelcol_receiver_accepted_log_records_total/,
+    );
     body = "<html><body>404</body></html>";
     await expect(c.read({ host: "127.0.0.1", port })).rejects.toMatchObject({ code: "E_CLAIMS" });
   });

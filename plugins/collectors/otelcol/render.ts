@@ -50,7 +50,13 @@ import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
 import { quoteIdent } from "../../../core/events/copy-text.ts";
 import type { EventField } from "../../../core/events/types.ts";
-import { compact, param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
+import {
+  compact,
+  param,
+  type CollectorRenderer,
+  type RenderInput,
+  type RenderedConfig,
+} from "../../../core/render.ts";
 import { collectorAuth } from "../../../core/secrets.ts";
 
 /** The catalog's pin (./image.ts). */
@@ -70,7 +76,9 @@ export const LOKI_REFUSAL =
 const OTELCOL_SINKS = ["clickhouse", "elasticsearch", "opensearch", "loki"] as const;
 
 /** A Go duration as the Collector parses it (time.ParseDuration), e.g. "200ms", "5s", "1m30s". */
-const duration = z.string().regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/, 'a Go duration such as "200ms", "5s" or "1m"');
+const duration = z
+  .string()
+  .regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/, 'a Go duration such as "200ms", "5s" or "1m"');
 const port = z.number().int().min(1).max(65535);
 
 /** exporterhelper `sending_queue` (opentelemetry-collector exporter/exporterhelper README). */
@@ -104,7 +112,12 @@ export const otelcolSchema = z
     receivers: z
       .object({
         fluentforward: z
-          .object({ endpoint: z.string().regex(/^[^\s:]*:\d{1,5}$/, 'host:port, e.g. "0.0.0.0:24224"').default(`0.0.0.0:${OTELCOL_FORWARD_PORT}`) })
+          .object({
+            endpoint: z
+              .string()
+              .regex(/^[^\s:]*:\d{1,5}$/, 'host:port, e.g. "0.0.0.0:24224"')
+              .default(`0.0.0.0:${OTELCOL_FORWARD_PORT}`),
+          })
           .strict()
           .default({}),
       })
@@ -123,8 +136,17 @@ export const otelcolSchema = z
           })
           .strict()
           .superRefine((b, ctx) => {
-            if (b.send_batch_max_size !== undefined && b.send_batch_max_size > 0 && b.send_batch_size !== undefined && b.send_batch_max_size < b.send_batch_size) {
-              ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["send_batch_max_size"], message: "must be 0 or at least send_batch_size (the batch processor refuses it otherwise)" });
+            if (
+              b.send_batch_max_size !== undefined &&
+              b.send_batch_max_size > 0 &&
+              b.send_batch_size !== undefined &&
+              b.send_batch_max_size < b.send_batch_size
+            ) {
+              ctx.addIssue({
+                code: z.ZodIssueCode.custom,
+                path: ["send_batch_max_size"],
+                message: "must be 0 or at least send_batch_size (the batch processor refuses it otherwise)",
+              });
             }
           })
           .default({}),
@@ -135,7 +157,12 @@ export const otelcolSchema = z
       .object({
         /** the core otlphttp exporter (sinks clickhouse and loki) */
         otlphttp: z
-          .object({ timeout: duration.optional(), sending_queue: sendingQueue.optional(), retry_on_failure: retryOnFailure.optional(), compression: z.enum(["gzip", "zstd", "none"]).optional() })
+          .object({
+            timeout: duration.optional(),
+            sending_queue: sendingQueue.optional(),
+            retry_on_failure: retryOnFailure.optional(),
+            compression: z.enum(["gzip", "zstd", "none"]).optional(),
+          })
           .strict()
           .optional(),
         /** elasticsearchexporter (sink elasticsearch): its own `retry` block, not retry_on_failure */
@@ -143,12 +170,27 @@ export const otelcolSchema = z
           .object({
             timeout: duration.optional(),
             sending_queue: sendingQueue.optional(),
-            retry: z.object({ enabled: z.boolean().optional(), max_retries: z.number().int().nonnegative().optional(), initial_interval: duration.optional(), max_interval: duration.optional() }).strict().optional(),
+            retry: z
+              .object({
+                enabled: z.boolean().optional(),
+                max_retries: z.number().int().nonnegative().optional(),
+                initial_interval: duration.optional(),
+                max_interval: duration.optional(),
+              })
+              .strict()
+              .optional(),
           })
           .strict()
           .optional(),
         /** opensearchexporter (sink opensearch) */
-        opensearch: z.object({ timeout: duration.optional(), sending_queue: sendingQueue.optional(), retry_on_failure: retryOnFailure.optional() }).strict().optional(),
+        opensearch: z
+          .object({
+            timeout: duration.optional(),
+            sending_queue: sendingQueue.optional(),
+            retry_on_failure: retryOnFailure.optional(),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({}),
@@ -166,7 +208,14 @@ export const otelcolSchema = z
                         pull: z
                           .object({
                             exporter: z
-                              .object({ prometheus: z.object({ host: z.string().min(1).default("0.0.0.0"), port: port.default(OTELCOL_METRICS_PORT) }).strict() })
+                              .object({
+                                prometheus: z
+                                  .object({
+                                    host: z.string().min(1).default("0.0.0.0"),
+                                    port: port.default(OTELCOL_METRICS_PORT),
+                                  })
+                                  .strict(),
+                              })
                               .strict(),
                           })
                           .strict(),
@@ -174,7 +223,9 @@ export const otelcolSchema = z
                       .strict(),
                   )
                   .length(1, "exactly one reader: the pull Prometheus reader the claims are read from")
-                  .default([{ pull: { exporter: { prometheus: { host: "0.0.0.0", port: OTELCOL_METRICS_PORT } } } }]),
+                  .default([
+                    { pull: { exporter: { prometheus: { host: "0.0.0.0", port: OTELCOL_METRICS_PORT } } } },
+                  ]),
               })
               .strict()
               .default({}),
@@ -193,7 +244,9 @@ export type OtelcolConfig = z.infer<typeof otelcolSchema>;
 /** The id of the basicauth extension instance that authenticates the exporter to the sink. */
 const BASICAUTH_ID = "basicauth/ib_sink";
 
-const EXPORTER_OF: Readonly<Record<string, { key: "otlphttp" | "elasticsearch" | "opensearch"; id: string }>> = {
+const EXPORTER_OF: Readonly<
+  Record<string, { key: "otlphttp" | "elasticsearch" | "opensearch"; id: string }>
+> = {
   clickhouse: { key: "otlphttp", id: "otlphttp/ib_clickhouse" },
   loki: { key: "otlphttp", id: "otlphttp/ib_loki" },
   elasticsearch: { key: "elasticsearch", id: "elasticsearch/ib_out" },
@@ -210,7 +263,8 @@ const attr = (name: string): string => `m[${sqlString(name)}]`;
 /** An OTLP/JSON intValue, a decimal string (or a bare number) → its digits. */
 const intText = (name: string): string => `trim(BOTH '"' FROM JSONExtractRaw(${attr(name)}, 'intValue'))`;
 /** An ISO time string attribute → epoch milliseconds (the verifier's UInt64). */
-const isoMs = (name: string): string => `toUnixTimestamp64Milli(parseDateTime64BestEffort(JSONExtractString(${attr(name)}, 'stringValue'), 3, 'UTC'))`;
+const isoMs = (name: string): string =>
+  `toUnixTimestamp64Milli(parseDateTime64BestEffort(JSONExtractString(${attr(name)}, 'stringValue'), 3, 'UTC'))`;
 
 /** The SELECT expression of one verifier column from its attribute (types as plugins/sinks/clickhouse/verifier.ts). */
 function columnExpr(f: EventField): string {
@@ -234,7 +288,12 @@ function columnExpr(f: EventField): string {
  */
 export function clickhouseInsert(table: string, fields: readonly EventField[]): string {
   const cols = [...fields.map((f) => f.name), "gen", "seq", "sent_at"];
-  const exprs = [...fields.map(columnExpr), `toUInt32(${intText("gen")})`, `toUInt64(${intText("seq")})`, isoMs("sent_at")];
+  const exprs = [
+    ...fields.map(columnExpr),
+    `toUInt32(${intText("gen")})`,
+    `toUInt64(${intText("seq")})`,
+    isoMs("sent_at"),
+  ];
   const records =
     "SELECT arrayJoin(JSONExtractArrayRaw(sl, 'logRecords')) AS r FROM " +
     "(SELECT arrayJoin(JSONExtractArrayRaw(rl, 'scopeLogs')) AS sl FROM " +
@@ -250,19 +309,31 @@ const BODY_FROM_ATTRIBUTES = {
   log_statements: [
     {
       context: "log",
-      statements: ['delete_key(log.attributes, "fluent.tag")', "set(log.body, log.attributes)", 'delete_matching_keys(log.attributes, ".*")'],
+      statements: [
+        'delete_key(log.attributes, "fluent.tag")',
+        "set(log.body, log.attributes)",
+        'delete_matching_keys(log.attributes, ".*")',
+      ],
     },
   ],
 };
 
-function exporterConfig(input: RenderInput<OtelcolConfig>): { id: string; settings: Record<string, unknown>; bodyMap: boolean } {
+function exporterConfig(input: RenderInput<OtelcolConfig>): {
+  id: string;
+  settings: Record<string, unknown>;
+  bodyMap: boolean;
+} {
   const { sink, config, fields } = input;
   const host = sink.host.includes(":") ? `[${sink.host}]` : sink.host;
   const base = `http://${host}:${sink.port}`;
   const e = config.exporters;
   const which = EXPORTER_OF[sink.name];
   if (!which) {
-    throw new ConfigurationError("E_COLLECTOR_SINK", `collector otelcol cannot write into sink "${sink.name}" (supported: ${OTELCOL_SINKS.join(", ")})`, { field: "sink" });
+    throw new ConfigurationError(
+      "E_COLLECTOR_SINK",
+      `collector otelcol cannot write into sink "${sink.name}" (supported: ${OTELCOL_SINKS.join(", ")})`,
+      { field: "sink" },
+    );
   }
   for (const k of Object.keys(e) as Array<keyof typeof e>) {
     if (e[k] !== undefined && k !== which.key) {
@@ -279,16 +350,42 @@ function exporterConfig(input: RenderInput<OtelcolConfig>): { id: string; settin
       return {
         id: which.id,
         bodyMap: false,
-        settings: { logs_endpoint: `${base}/?query=${encodeURIComponent(clickhouseInsert(table, fields))}`, encoding: "json", ...e.otlphttp },
+        settings: {
+          logs_endpoint: `${base}/?query=${encodeURIComponent(clickhouseInsert(table, fields))}`,
+          encoding: "json",
+          ...e.otlphttp,
+        },
       };
     }
     case "loki":
-      return { id: which.id, bodyMap: true, settings: { endpoint: `${base}/otlp`, encoding: "protobuf", ...e.otlphttp } };
+      return {
+        id: which.id,
+        bodyMap: true,
+        settings: { endpoint: `${base}/otlp`, encoding: "protobuf", ...e.otlphttp },
+      };
     case "elasticsearch":
-      return { id: which.id, bodyMap: true, settings: { endpoints: [base], logs_index: param(sink, "index", "ib_events"), mapping: { mode: "bodymap" }, ...e.elasticsearch } };
+      return {
+        id: which.id,
+        bodyMap: true,
+        settings: {
+          endpoints: [base],
+          logs_index: param(sink, "index", "ib_events"),
+          mapping: { mode: "bodymap" },
+          ...e.elasticsearch,
+        },
+      };
     default:
       // opensearch
-      return { id: which.id, bodyMap: true, settings: { http: { endpoint: base }, logs_index: param(sink, "index", "ib_events"), mapping: { mode: "bodymap" }, ...e.opensearch } };
+      return {
+        id: which.id,
+        bodyMap: true,
+        settings: {
+          http: { endpoint: base },
+          logs_index: param(sink, "index", "ib_events"),
+          mapping: { mode: "bodymap" },
+          ...e.opensearch,
+        },
+      };
   }
 }
 
@@ -297,7 +394,11 @@ export function renderOtelcolConfig(input: RenderInput<OtelcolConfig>): Rendered
   const { config, fields } = input;
   for (const f of fields) {
     if (f.name === "message" || f.name === "log") {
-      throw new ConfigurationError("E_COLLECTOR_CONFIG", `event field "${f.name}": the fluentforward receiver makes a "${f.name}" record key the log body, not an attribute; rename the field`, { field: "event" });
+      throw new ConfigurationError(
+        "E_COLLECTOR_CONFIG",
+        `event field "${f.name}": the fluentforward receiver makes a "${f.name}" record key the log body, not an attribute; rename the field`,
+        { field: "event" },
+      );
     }
   }
   const out = exporterConfig(input);
@@ -309,7 +410,8 @@ export function renderOtelcolConfig(input: RenderInput<OtelcolConfig>): Rendered
   const a = collectorAuth(input.sink.name, input.sink.params);
   const authenticator = { auth: { authenticator: BASICAUTH_ID } };
   if (a) {
-    if (input.sink.name === "opensearch") out.settings.http = { ...(out.settings.http as Record<string, unknown>), ...authenticator };
+    if (input.sink.name === "opensearch")
+      out.settings.http = { ...(out.settings.http as Record<string, unknown>), ...authenticator };
     else Object.assign(out.settings, authenticator);
   }
   const endpoint = config.receivers.fluentforward.endpoint;
@@ -318,7 +420,13 @@ export function renderOtelcolConfig(input: RenderInput<OtelcolConfig>): Rendered
   const prom = metrics.readers[0]!.pull.exporter.prometheus;
   const processors = out.bodyMap ? ["transform/ib_record", "batch"] : ["batch"];
   const doc = compact({
-    ...(a ? { extensions: { [BASICAUTH_ID]: { client_auth: { username: a.user, password: `\${env:${a.variable}}` } } } } : {}),
+    ...(a
+      ? {
+          extensions: {
+            [BASICAUTH_ID]: { client_auth: { username: a.user, password: `\${env:${a.variable}}` } },
+          },
+        }
+      : {}),
     receivers: { fluentforward: { endpoint } },
     processors: {
       ...(out.bodyMap ? { "transform/ib_record": BODY_FROM_ATTRIBUTES } : {}),
@@ -327,14 +435,26 @@ export function renderOtelcolConfig(input: RenderInput<OtelcolConfig>): Rendered
     exporters: { [out.id]: out.settings },
     service: {
       ...(a ? { extensions: [BASICAUTH_ID] } : {}),
-      telemetry: { metrics: { level: metrics.level, readers: [{ pull: { exporter: { prometheus: { host: prom.host, port: prom.port } } } }] } },
+      telemetry: {
+        metrics: {
+          level: metrics.level,
+          readers: [{ pull: { exporter: { prometheus: { host: prom.host, port: prom.port } } } }],
+        },
+      },
       pipelines: { logs: { receivers: ["fluentforward"], processors, exporters: [out.id] } },
     },
   });
   // an empty `batch:` still has to name the processor the pipeline lists
   (doc.processors as Record<string, unknown>).batch ??= {};
-  const text = `# Rendered by ingestbench (plugins/collectors/otelcol/render.ts) for the OpenTelemetry Collector contrib ${config.version}.\n` + stringify(doc, { lineWidth: 0 });
-  return { file: OTELCOL_CONFIG_FILE, text, command: ["--config", OTELCOL_CONFIG_FILE], listens: { data: dataPort, metrics: prom.port } };
+  const text =
+    `# Rendered by ingestbench (plugins/collectors/otelcol/render.ts) for the OpenTelemetry Collector contrib ${config.version}.\n` +
+    stringify(doc, { lineWidth: 0 });
+  return {
+    file: OTELCOL_CONFIG_FILE,
+    text,
+    command: ["--config", OTELCOL_CONFIG_FILE],
+    listens: { data: dataPort, metrics: prom.port },
+  };
 }
 
 export const otelcolRenderer: CollectorRenderer<OtelcolConfig> = {

@@ -44,7 +44,12 @@ import { maxSyslogMessageBytes } from "../../../core/events/syslog.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import { PG_TYPES } from "../../sinks/postgres/verifier.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
-import { listeningCollector, matchesVersionPrefix, probeVersion, startListeningDaemon } from "../../../core/process.ts";
+import {
+  listeningCollector,
+  matchesVersionPrefix,
+  probeVersion,
+  startListeningDaemon,
+} from "../../../core/process.ts";
 import { syslogColumns } from "../../../core/events/syslog-columns.ts";
 import type { ComponentFactory, Downstream, RunningComponent } from "../../../core/component.ts";
 
@@ -68,7 +73,10 @@ const ACTION_NAME = "a_sink";
 export const rsyslogSchema = z
   .object({
     /** "major.minor" (or a full version) the running rsyslogd must report; default the catalog's pin */
-    version: z.string().regex(/^\d+\.\d+(\.\d+)?$/, 'a version like "8.2302"').default(RSYSLOG_PIN),
+    version: z
+      .string()
+      .regex(/^\d+\.\d+(\.\d+)?$/, 'a version like "8.2302"')
+      .default(RSYSLOG_PIN),
     /** the action queue's type: in-memory queues with their own worker threads (Direct and Disk are not offered) */
     "queue.type": z.enum(["LinkedList", "FixedArray"]).default("LinkedList"),
     /** the action queue's capacity in messages (rsyslog discourages fewer than ~100) */
@@ -111,7 +119,9 @@ export interface RsyslogInstall {
  * unpacked into a prefix by scripts/install-rsyslog.sh: `<prefix>/usr/sbin/rsyslogd` with its modules in
  * `<prefix>/usr/lib/<multiarch>/rsyslog`. Without that prefix, the system's `rsyslogd` on PATH.
  */
-export function rsyslogInstall(prefix = process.env.INGESTBENCH_RSYSLOG_PREFIX ?? RSYSLOG_PREFIX): RsyslogInstall {
+export function rsyslogInstall(
+  prefix = process.env.INGESTBENCH_RSYSLOG_PREFIX ?? RSYSLOG_PREFIX,
+): RsyslogInstall {
   const binary = join(prefix, "usr/sbin/rsyslogd");
   if (!existsSync(binary)) return { binary: "rsyslogd" };
   const lib = join(prefix, "usr/lib");
@@ -127,7 +137,10 @@ function moduleArgs(install: RsyslogInstall): string[] {
 /** Version of the installed rsyslogd, from `rsyslogd -v` ("rsyslogd  8.2302.0 (aka 2023.02) ..." → "8.2302.0"). */
 export function probeRsyslogVersion(binary = rsyslogInstall().binary): Promise<string> {
   return probeVersion({
-    binary, args: ["-v"], patterns: [/^rsyslogd\s+(\d+\.\d+(?:\.\d+)?)/m], code: "E_RSYSLOG",
+    binary,
+    args: ["-v"],
+    patterns: [/^rsyslogd\s+(\d+\.\d+(?:\.\d+)?)/m],
+    code: "E_RSYSLOG",
     installHint: `run scripts/install-rsyslog.sh: it unpacks Debian's rsyslog and rsyslog-pgsql into ${RSYSLOG_PREFIX}, beside syslog-ng`,
   });
 }
@@ -177,7 +190,11 @@ export function insertTemplate(table: string, fields: readonly EventField[], sdI
 export function renderRsyslogConfig(input: RenderInput): string {
   const { config, sink } = input;
   if (sink.name !== "postgres") {
-    throw new ConfigurationError("E_COLLECTOR_SINK", `collector rsyslog cannot write into sink "${sink.name}" yet (supported: postgres)`, { field: "sink" });
+    throw new ConfigurationError(
+      "E_COLLECTOR_SINK",
+      `collector rsyslog cannot write into sink "${sink.name}" yet (supported: postgres)`,
+      { field: "sink" },
+    );
   }
   const te = config["queue.timeoutEnqueue"];
   const template = insertTemplate(input.sink.params.table ?? "ib_events", input.fields, input.sdId);
@@ -218,7 +235,9 @@ input(type="imtcp" name="${INPUT_NAME}" port="${config.port}" ruleset="r_ib" sup
 /** `rsyslogd -N1 -f <file>`: resolves with "" when accepted, else with rsyslog's complaint. */
 export async function checkConfig(file: string, install = rsyslogInstall()): Promise<string> {
   try {
-    const r = await execFileP(install.binary, [...moduleArgs(install), "-N1", "-f", file], { env: { ...process.env, LC_ALL: "C" } });
+    const r = await execFileP(install.binary, [...moduleArgs(install), "-N1", "-f", file], {
+      env: { ...process.env, LC_ALL: "C" },
+    });
     // rsyslogd -N1 exits 0 on warnings; errors are reported with "error" and a non-zero exit
     return /\berror\b/i.test(r.stderr) ? r.stderr : "";
   } catch (err) {
@@ -252,12 +271,16 @@ export function parseImpstats(text: string): Record<string, number> {
     const v = name === undefined ? undefined : last.get(name)?.[key];
     return typeof v === "number" ? v : 0;
   };
-  const input = [...last.keys()].find((k) => k.startsWith(`${INPUT_NAME}(`) && last.get(k)?.origin === "imtcp");
+  const input = [...last.keys()].find(
+    (k) => k.startsWith(`${INPUT_NAME}(`) && last.get(k)?.origin === "imtcp",
+  );
   const queues = [`${ACTION_NAME} queue`, "main Q"];
   return {
     received: n(input, "submitted"),
     written: n(ACTION_NAME, "processed") - n(ACTION_NAME, "failed"),
-    dropped: n(ACTION_NAME, "failed") + queues.reduce((s, q) => s + n(q, "discarded.full") + n(q, "discarded.nf"), 0),
+    dropped:
+      n(ACTION_NAME, "failed") +
+      queues.reduce((s, q) => s + n(q, "discarded.full") + n(q, "discarded.nf"), 0),
     queued: queues.reduce((s, q) => s + n(q, "size"), 0),
   };
 }
@@ -280,7 +303,9 @@ export function impstatsSignals(last: ReadonlyMap<string, Record<string, unknown
   };
   for (const q of [`${ACTION_NAME} queue`, "main Q"]) put(q, last.get(q), QUEUE_SIGNALS);
   put(ACTION_NAME, last.get(ACTION_NAME), ACTION_SIGNALS);
-  const input = [...last.keys()].find((k) => k.startsWith(`${INPUT_NAME}(`) && last.get(k)?.origin === "imtcp");
+  const input = [...last.keys()].find(
+    (k) => k.startsWith(`${INPUT_NAME}(`) && last.get(k)?.origin === "imtcp",
+  );
   if (input) put(INPUT_NAME, last.get(input), ["submitted"]);
   return out;
 }
@@ -298,7 +323,10 @@ export function impstatsReader(file: string): () => Promise<Map<string, Record<s
     if (!fh) return last; // not written yet
     try {
       const size = (await fh.stat()).size;
-      if (size < offset) { offset = 0; rest = ""; } // truncated: read it anew
+      if (size < offset) {
+        offset = 0;
+        rest = "";
+      } // truncated: read it anew
       if (size > offset) {
         const buf = Buffer.alloc(size - offset);
         const { bytesRead } = await fh.read(buf, 0, buf.length, offset);
@@ -328,13 +356,19 @@ function parseConfig(raw: unknown): RsyslogConfig {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const at = `collector.rsyslog.${issue.path.join(".")}`;
-    throw new ConfigurationError("E_COLLECTOR_CONFIG", `${at}: ${issue.message}`, { field: at, cause: parsed.error });
+    throw new ConfigurationError("E_COLLECTOR_CONFIG", `${at}: ${issue.message}`, {
+      field: at,
+      cause: parsed.error,
+    });
   }
   return parsed.data;
 }
 
 async function fileSize(file: string): Promise<number> {
-  return stat(file).then((s) => s.size, () => 0);
+  return stat(file).then(
+    (s) => s.size,
+    () => 0,
+  );
 }
 
 /** Component "rsyslog" (kind collector): receives the `syslog` generator, writes into `postgres`. */
@@ -350,13 +384,25 @@ export const rsyslog: ComponentFactory<RsyslogConfig> = {
    * ≠ pin, naming both), ProvisioningError (config rejected by `rsyslogd -N1`, exited or not ready in 30 s; with
    * rsyslog's output).
    */
-  async startLocal(host: LocalHost, rawConfig: RsyslogConfig, signal?: AbortSignal, downstream?: Downstream): Promise<RunningComponent> {
+  async startLocal(
+    host: LocalHost,
+    rawConfig: RsyslogConfig,
+    signal?: AbortSignal,
+    downstream?: Downstream,
+  ): Promise<RunningComponent> {
     const config = parseConfig(rawConfig);
-    if (!downstream) throw new ConfigurationError("E_COLLECTOR_DOWNSTREAM", "collector rsyslog needs the sink it writes into (downstream)");
+    if (!downstream)
+      throw new ConfigurationError(
+        "E_COLLECTOR_DOWNSTREAM",
+        "collector rsyslog needs the sink it writes into (downstream)",
+      );
     const install = rsyslogInstall();
     const running = await probeRsyslogVersion(install.binary);
     if (!matchesRsyslogPin(config.version, running)) {
-      throw new VerificationError("E_VERSION", `rsyslog ${running} is installed but collector.rsyslog.version pins ${config.version}; refusing to start`);
+      throw new VerificationError(
+        "E_VERSION",
+        `rsyslog ${running} is installed but collector.rsyslog.version pins ${config.version}; refusing to start`,
+      );
     }
     const dir = join(host.dataDir, "rsyslog");
     await mkdir(join(dir, "work"), { recursive: true });
@@ -366,17 +412,39 @@ export const rsyslog: ComponentFactory<RsyslogConfig> = {
     // the sink's password (INGESTBENCH_<SINK>_PASSWORD, core/secrets.ts) goes into the rendered file only, mode 0600
     const password = sinkPassword(sink.name);
     const text = renderRsyslogConfig({
-      config, dir, fields: downstream.fields,
-      sink: { name: sink.name, host: sink.data.host, port: sink.data.port, params: { ...downstream.params, ...(password !== undefined ? { password } : {}) } },
+      config,
+      dir,
+      fields: downstream.fields,
+      sink: {
+        name: sink.name,
+        host: sink.data.host,
+        port: sink.data.port,
+        params: { ...downstream.params, ...(password !== undefined ? { password } : {}) },
+      },
     });
     if (password !== undefined) writeSecretFile(conf, text);
     else await writeFile(conf, text);
     const complaint = await checkConfig(conf, install);
-    if (complaint) throw new ProvisioningError("E_COLLECTOR_CONFIG", `rsyslogd rejects the rendered ${conf}:\n${complaint}`);
+    if (complaint)
+      throw new ProvisioningError(
+        "E_COLLECTOR_CONFIG",
+        `rsyslogd rejects the rendered ${conf}:\n${complaint}`,
+      );
 
-    const server = await startListeningDaemon(host, install.binary, [...moduleArgs(install), "-n", "-f", conf, "-i", join(dir, "rsyslogd.pid")], {
-      daemon: "rsyslogd", code: "E_COLLECTOR", logFile: join(host.dataDir, "rsyslog.log"), port: config.port, graceMs: STOP_GRACE_MS, timeoutMs: READY_TIMEOUT_MS, signal,
-    });
+    const server = await startListeningDaemon(
+      host,
+      install.binary,
+      [...moduleArgs(install), "-n", "-f", conf, "-i", join(dir, "rsyslogd.pid")],
+      {
+        daemon: "rsyslogd",
+        code: "E_COLLECTOR",
+        logFile: join(host.dataDir, "rsyslog.log"),
+        port: config.port,
+        graceMs: STOP_GRACE_MS,
+        timeoutMs: READY_TIMEOUT_MS,
+        signal,
+      },
+    );
     const readSignals = impstatsReader(stats);
     return listeningCollector({
       name: "rsyslog",
@@ -393,7 +461,10 @@ export const rsyslog: ComponentFactory<RsyslogConfig> = {
         const before = await fileSize(stats);
         const deadline = Date.now() + STATS_WAIT_MS;
         while ((await fileSize(stats)) <= before) {
-          if (Date.now() > deadline) throw new Error(`rsyslogd wrote no impstats record into ${stats} for ${STATS_WAIT_MS / 1000} s (exited?)`);
+          if (Date.now() > deadline)
+            throw new Error(
+              `rsyslogd wrote no impstats record into ${stats} for ${STATS_WAIT_MS / 1000} s (exited?)`,
+            );
           await sleep(100);
         }
         await sleep(200); // impstats writes one record per line, all within a moment

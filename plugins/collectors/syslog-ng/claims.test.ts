@@ -15,7 +15,10 @@ describe("syslog-ng's claims inside its container (syslog-ng-ctl stats CSV as sy
       "dst.sql;d_sink#0;sql,pgsql,10.77.0.13,5432,postgres,ib_events;a;queued;100",
       "",
     ].join("\n");
-    const counts = await claims.read(async (cmd, args) => { calls.push([cmd, ...args]); return csv; });
+    const counts = await claims.read(async (cmd, args) => {
+      calls.push([cmd, ...args]);
+      return csv;
+    });
     expect(calls).toEqual([["syslog-ng-ctl", "stats", "-c", "/var/lib/syslog-ng/syslog-ng.ctl"]]);
     expect(counts).toEqual(parseStats(csv));
     expect(counts).toEqual({ received: 5000, written: 4900, dropped: 0, queued: 100 });

@@ -9,5 +9,10 @@ import { SYSLOG_NG_CONTAINER_PATHS } from "./render.ts";
 
 export const claims: ShellClaims = {
   kind: "shell",
-  read: async (run) => parseStats(await run("syslog-ng-ctl", ["stats", "-c", SYSLOG_NG_CONTAINER_PATHS.control], { timeoutMs: CLAIMS_TIMEOUT_MS })),
+  read: async (run) =>
+    parseStats(
+      await run("syslog-ng-ctl", ["stats", "-c", SYSLOG_NG_CONTAINER_PATHS.control], {
+        timeoutMs: CLAIMS_TIMEOUT_MS,
+      }),
+    ),
 };

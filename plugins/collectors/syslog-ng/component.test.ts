@@ -12,11 +12,27 @@ import { createTableStatement as clickhouseCreateTable } from "../../sinks/click
 import { clickhouse, clickhouseSchema } from "../../sinks/clickhouse/component.ts";
 import { collectors } from "../../registry.ts";
 import {
-  checkSyntax, columnTemplates, matchesSyslogNgPin, parseSignals, parseStats, probeSyslogNgVersion, renderSyslogNgConfig,
-  SYSLOG_NG_PIN, syslogNg, syslogNgSchema,
+  checkSyntax,
+  columnTemplates,
+  matchesSyslogNgPin,
+  parseSignals,
+  parseStats,
+  probeSyslogNgVersion,
+  renderSyslogNgConfig,
+  SYSLOG_NG_PIN,
+  syslogNg,
+  syslogNgSchema,
 } from "./component.ts";
 import {
-  collectorTestScope, expectRefusesPin, longLinesFile, pipeIntoPostgres, scenarioPlanning, RENDER_PG_SINK, sendSyslogFrames, syslogTestFields, waitForCount,
+  collectorTestScope,
+  expectRefusesPin,
+  longLinesFile,
+  pipeIntoPostgres,
+  scenarioPlanning,
+  RENDER_PG_SINK,
+  sendSyslogFrames,
+  syslogTestFields,
+  waitForCount,
 } from "../../../test/helpers/collector-test.ts";
 
 const PG_PORT = 5463;
@@ -50,7 +66,7 @@ describe("syslog-ng component: config", () => {
     }
     // and syntax errors do come back (the check is real)
     const bad = join(dir, "bad.conf");
-    await writeFile(bad, "@version: 3.38\nsource s { syslog(transport(\"tcp\") nonsense(1)); };\n");
+    await writeFile(bad, '@version: 3.38\nsource s { syslog(transport("tcp") nonsense(1)); };\n');
     expect(await checkSyntax(bad)).toMatch(/syntax error/);
   });
 
@@ -67,17 +83,40 @@ describe("syslog-ng component: config", () => {
   });
 
   it("has a strict schema in syslog-ng's own option names, and refuses what the sql() destination lacks", () => {
-    expect(syslogNgSchema.parse({})).toMatchObject({ version: SYSLOG_NG_PIN, "batch-lines": 1000, workers: 1, "log-fifo-size": 10000 });
+    expect(syslogNgSchema.parse({})).toMatchObject({
+      version: SYSLOG_NG_PIN,
+      "batch-lines": 1000,
+      workers: 1,
+      "log-fifo-size": 10000,
+    });
     expect(syslogNgSchema.safeParse({ batch_lines: 10 }).success).toBe(false);
     expect(syslogNgSchema.safeParse({ "batch-lines": 0 }).success).toBe(false);
     expect(syslogNgSchema.safeParse({ "batch-timeout": -1 }).success).toBe(false); // syslog-ng's parser refuses it too
     expect(syslogNgSchema.safeParse({ "disk-buffer": { "disk-buf-size": 1000 } }).success).toBe(false);
-    expect(() => renderSyslogNgConfig({ config: syslogNgSchema.parse({ workers: 2 }), dir: "/tmp", sink: SINK, fields: FIELDS }))
-      .toThrow(ConfigurationError);
-    expect(() => renderSyslogNgConfig({ config: syslogNgSchema.parse({ "batch-bytes": 1_000_000 }), dir: "/tmp", sink: SINK, fields: FIELDS }))
-      .toThrow(/collector\.syslog-ng\.batch-bytes: .*sql\(\) destination has no batch-bytes/);
-    expect(() => renderSyslogNgConfig({ config: syslogNgSchema.parse({}), dir: "/tmp", sink: { ...SINK, name: "elasticsearch" }, fields: FIELDS }))
-      .toThrow(/cannot write into sink "elasticsearch" \(supported: postgres, clickhouse\)/);
+    expect(() =>
+      renderSyslogNgConfig({
+        config: syslogNgSchema.parse({ workers: 2 }),
+        dir: "/tmp",
+        sink: SINK,
+        fields: FIELDS,
+      }),
+    ).toThrow(ConfigurationError);
+    expect(() =>
+      renderSyslogNgConfig({
+        config: syslogNgSchema.parse({ "batch-bytes": 1_000_000 }),
+        dir: "/tmp",
+        sink: SINK,
+        fields: FIELDS,
+      }),
+    ).toThrow(/collector\.syslog-ng\.batch-bytes: .*sql\(\) destination has no batch-bytes/);
+    expect(() =>
+      renderSyslogNgConfig({
+        config: syslogNgSchema.parse({}),
+        dir: "/tmp",
+        sink: { ...SINK, name: "elasticsearch" },
+        fields: FIELDS,
+      }),
+    ).toThrow(/cannot write into sink "elasticsearch" \(supported: postgres, clickhouse\)/);
   });
 
   it("parses syslog-ng-ctl stats into the series' signals per destination: processed, written, dropped, queued, memory_usage", () => {
@@ -95,7 +134,12 @@ describe("syslog-ng component: config", () => {
       "center;;received;a;processed;5000",
     ].join("\n");
     expect(parseSignals(csv)).toEqual({
-      "s_ib.processed": 5000, "d_sink#0.processed": 5000, "d_sink#0.written": 4750, "d_sink#0.dropped": 0, "d_sink#0.queued": 250, "d_sink#0.memory_usage": 81920,
+      "s_ib.processed": 5000,
+      "d_sink#0.processed": 5000,
+      "d_sink#0.written": 4750,
+      "d_sink#0.dropped": 0,
+      "d_sink#0.queued": 250,
+      "d_sink#0.memory_usage": 81920,
     });
     expect(parseSignals("")).toEqual({});
   });
@@ -110,7 +154,8 @@ describe("syslog-ng component: config", () => {
     ].join("\n");
     expect(parseStats(csv)).toEqual({ received: 1200, written: 1100, dropped: 0, queued: 100 });
     // the http() destination's rows (as syslog-ng 3.38 prints them), with the ones that are not counts around them
-    const url = "http://10.214.0.3:8123/?query=INSERT%20INTO%20%22default%22.%22ib_events%22%20FORMAT%20JSONEachRow";
+    const url =
+      "http://10.214.0.3:8123/?query=INSERT%20INTO%20%22default%22.%22ib_events%22%20FORMAT%20JSONEachRow";
     const http = [
       "SourceName;SourceId;SourceInstance;State;Type;Number",
       "source;s_ib;;a;processed;5000",
@@ -130,7 +175,13 @@ describe("syslog-ng component: config", () => {
     expect(syslogNg.kind).toBe("collector");
     expect(syslogNg.writesTo).toEqual(["postgres", "clickhouse"]);
     const dir = await tmp();
-    expect(await scenarioPlanning(dir, { name: "pairing", generator: "{ pg-copy: { batch: 100 } }", collector: "{ syslog-ng: {} }" })).toThrow(/receives syslog, not the "pg-copy" generator/);
+    expect(
+      await scenarioPlanning(dir, {
+        name: "pairing",
+        generator: "{ pg-copy: { batch: 100 } }",
+        collector: "{ syslog-ng: {} }",
+      }),
+    ).toThrow(/receives syslog, not the "pg-copy" generator/);
   });
 });
 
@@ -145,16 +196,25 @@ describe("syslog-ng component: version", () => {
   });
 
   it("refuses to start on a pin mismatch, naming both versions, and starts nothing", async () => {
-    await expectRefusesPin(scope, FIELDS, "3.37", await probeSyslogNgVersion(),
-      (host, downstream) => syslogNg.startLocal(host, syslogNgSchema.parse({ version: "3.37" }), undefined, downstream));
+    await expectRefusesPin(scope, FIELDS, "3.37", await probeSyslogNgVersion(), (host, downstream) =>
+      syslogNg.startLocal(host, syslogNgSchema.parse({ version: "3.37" }), undefined, downstream),
+    );
   });
 });
 
 describe("syslog-ng component: a real pipeline into PostgreSQL", () => {
   it("stores every frame of the syslog encoder with each field in its column, in batches of batch-lines", async () => {
     const { collector, stats, sizes } = await pipeIntoPostgres(scope, {
-      pgPort: PG_PORT, syslogPort: SYSLOG_PORT, fields: FIELDS,
-      start: (host, downstream) => syslogNg.startLocal(host, syslogNgSchema.parse({ port: SYSLOG_PORT, "batch-lines": 500, "batch-timeout": 100 }), undefined, downstream),
+      pgPort: PG_PORT,
+      syslogPort: SYSLOG_PORT,
+      fields: FIELDS,
+      start: (host, downstream) =>
+        syslogNg.startLocal(
+          host,
+          syslogNgSchema.parse({ port: SYSLOG_PORT, "batch-lines": 500, "batch-timeout": 100 }),
+          undefined,
+          downstream,
+        ),
     });
     expect(collector.running).toBe(await probeSyslogNgVersion());
     expect(stats).toMatchObject({ received: 2000, written: 2000, dropped: 0 });
@@ -165,8 +225,12 @@ describe("syslog-ng component: a real pipeline into PostgreSQL", () => {
 
   it("stores replayed lines at the generators' 64 KiB cut whole: log-msg-size is above the largest frame (maxSyslogMessageBytes)", async () => {
     const { stats } = await pipeIntoPostgres(scope, {
-      pgPort: PG_PORT_LONG, syslogPort: SYSLOG_PORT_LONG, fields: FIELDS, replayFile: await longLinesFile(scope),
-      start: (host, downstream) => syslogNg.startLocal(host, syslogNgSchema.parse({ port: SYSLOG_PORT_LONG }), undefined, downstream),
+      pgPort: PG_PORT_LONG,
+      syslogPort: SYSLOG_PORT_LONG,
+      fields: FIELDS,
+      replayFile: await longLinesFile(scope),
+      start: (host, downstream) =>
+        syslogNg.startLocal(host, syslogNgSchema.parse({ port: SYSLOG_PORT_LONG }), undefined, downstream),
     });
     expect(stats).toMatchObject({ received: 2000, written: 2000, dropped: 0 });
   });
@@ -184,14 +248,26 @@ const CH_FIELDS: EventField[] = [
   { name: "ok", type: "bool" },
   { name: "msg", type: "string", size: 120 },
 ];
-const CH_SINK = { name: "clickhouse", host: "10.214.0.3", port: 8123, params: { database: "default", user: "default", table: "ib_events" } };
+const CH_SINK = {
+  name: "clickhouse",
+  host: "10.214.0.3",
+  port: 8123,
+  params: { database: "default", user: "default", table: "ib_events" },
+};
 
 describe("syslog-ng component: http() into ClickHouse", () => {
   it("renders http() configs that the real syslog-ng --syntax-only accepts, for workers 1..4, batch-bytes and a disk buffer", async () => {
     const dir = await tmp();
     for (const [i, raw] of [
       {},
-      { "batch-lines": 50000, workers: 4, "batch-timeout": 1000, "batch-bytes": 4_000_000, retries: 10, "time-reopen": 1 },
+      {
+        "batch-lines": 50000,
+        workers: 4,
+        "batch-timeout": 1000,
+        "batch-bytes": 4_000_000,
+        retries: 10,
+        "time-reopen": 1,
+      },
       { workers: 2, "disk-buffer": { reliable: true, "disk-buf-size": 10485760, "mem-buf-size": 1048576 } },
     ].entries()) {
       const config = syslogNgSchema.parse(raw);
@@ -201,8 +277,12 @@ describe("syslog-ng component: http() into ClickHouse", () => {
       expect(await checkSyntax(file), text).toBe("");
       // the columns named: ClickHouse 18.16 fills the sink's stored_at with its DEFAULT only then
       const named = `(${[...CH_FIELDS.map((f) => f.name), "gen", "seq", "sent_at"].map((c) => `"${c}"`).join(", ")})`;
-      expect(text).toContain(`url("http://10.214.0.3:8123/?query=${encodeURIComponent(`INSERT INTO "default"."ib_events" ${named} FORMAT JSONEachRow`)}&user=default")`);
-      expect(decodeURIComponent(/query=([^&"]+)/.exec(text)![1]!)).toBe(`INSERT INTO "default"."ib_events" ${named} FORMAT JSONEachRow`);
+      expect(text).toContain(
+        `url("http://10.214.0.3:8123/?query=${encodeURIComponent(`INSERT INTO "default"."ib_events" ${named} FORMAT JSONEachRow`)}&user=default")`,
+      );
+      expect(decodeURIComponent(/query=([^&"]+)/.exec(text)![1]!)).toBe(
+        `INSERT INTO "default"."ib_events" ${named} FORMAT JSONEachRow`,
+      );
       expect(text).toContain('method("POST")');
       expect(text).toContain('delimiter("\\n") body-suffix("\\n")');
       expect(text).toContain(`batch-lines(${config["batch-lines"]})`);
@@ -212,38 +292,69 @@ describe("syslog-ng component: http() into ClickHouse", () => {
       // the header timestamp (ts) comes from the message's stamp; sent_at is parsed into .ib.sent_at
       expect(text).toContain("ts=int64(${S_UNIXTIME}${S_MSEC})");
       expect(text).toContain("sent_at=int64(${.ib.sent_at})");
-      expect(text).toContain('date-parser(format("%Y-%m-%dT%H:%M:%S.%f%z") template("${.SDATA.ib@32473.sent_at}") time-stamp(recvd))');
+      expect(text).toContain(
+        'date-parser(format("%Y-%m-%dT%H:%M:%S.%f%z") template("${.SDATA.ib@32473.sent_at}") time-stamp(recvd))',
+      );
     }
   });
 
   it("stores every frame with each field typed as the verifier's table, in inserts of at most batch-lines rows over 2 workers", async () => {
-    const ch = scope.keep(await clickhouse.startLocal(await scope.host("sink", "clickhouse"), clickhouseSchema.parse({ version: "18.16.1", httpPort: CH_HTTP_PORT, tcpPort: CH_TCP_PORT })));
+    const ch = scope.keep(
+      await clickhouse.startLocal(
+        await scope.host("sink", "clickhouse"),
+        clickhouseSchema.parse({ version: "18.16.1", httpPort: CH_HTTP_PORT, tcpPort: CH_TCP_PORT }),
+      ),
+    );
     const q = async (sql: string): Promise<string> => {
       const r = await fetch(`http://127.0.0.1:${CH_HTTP_PORT}/`, { method: "POST", body: sql });
       const text = await r.text();
       if (r.status !== 200) throw new Error(`${sql}: HTTP ${r.status} ${text}`);
       return text;
     };
-    const inserts = async (): Promise<number> => Number((await q("SELECT value FROM system.events WHERE event = 'InsertQuery'")).trim() || 0);
+    const inserts = async (): Promise<number> =>
+      Number((await q("SELECT value FROM system.events WHERE event = 'InsertQuery'")).trim() || 0);
     await q(clickhouseCreateTable("default.ib_events", CH_FIELDS));
-    const collector = scope.keep(await syslogNg.startLocal(await scope.host(), syslogNgSchema.parse({ port: CH_SYSLOG_PORT, "batch-lines": 500, "batch-timeout": 100, workers: 2 }), undefined, {
-      sink: ch, params: { ...ch.params, table: "ib_events" }, fields: CH_FIELDS,
-    }));
+    const collector = scope.keep(
+      await syslogNg.startLocal(
+        await scope.host(),
+        syslogNgSchema.parse({ port: CH_SYSLOG_PORT, "batch-lines": 500, "batch-timeout": 100, workers: 2 }),
+        undefined,
+        {
+          sink: ch,
+          params: { ...ch.params, table: "ib_events" },
+          fields: CH_FIELDS,
+        },
+      ),
+    );
     const insertsBefore = await inserts();
 
     const sentAt = new Date("2026-01-02T03:04:05.678Z");
-    const source = await sendSyslogFrames(CH_SYSLOG_PORT, { fields: CH_FIELDS, seed: 11, genId: 2, procId: "2", count: 3000, sentAt });
+    const source = await sendSyslogFrames(CH_SYSLOG_PORT, {
+      fields: CH_FIELDS,
+      seed: 11,
+      genId: 2,
+      procId: "2",
+      count: 3000,
+      sentAt,
+    });
     const n = await waitForCount(async () => Number((await q("SELECT count() FROM ib_events")).trim()), 3000);
     expect(n).toBe(3000);
-    expect((await q("SELECT uniqExact(seq), min(seq), max(seq) FROM ib_events")).trim()).toBe("3000\t0\t2999");
+    expect((await q("SELECT uniqExact(seq), min(seq), max(seq) FROM ib_events")).trim()).toBe(
+      "3000\t0\t2999",
+    );
     expect(await collector.stats!()).toMatchObject({ received: 3000, written: 3000, dropped: 0, queued: 0 });
     // one INSERT per batch of at most batch-lines rows
     expect((await inserts()) - insertsBefore).toBeGreaterThanOrEqual(6);
 
-    const rows = (await q("SELECT * FROM ib_events WHERE seq IN (0, 1, 1234, 2999) ORDER BY seq FORMAT JSONEachRow"))
-      .trim().split("\n").map((l) => JSON.parse(l) as Record<string, string | number>);
+    const rows = (
+      await q("SELECT * FROM ib_events WHERE seq IN (0, 1, 1234, 2999) ORDER BY seq FORMAT JSONEachRow")
+    )
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, string | number>);
     expect(rows.map((r) => Number(r.seq))).toEqual([0, 1, 1234, 2999]);
-    const text = (e: ReturnType<typeof source.fill>, i: number): string => Buffer.from(e.bytes[i]!.subarray(0, e.len[i]!)).toString("utf8");
+    const text = (e: ReturnType<typeof source.fill>, i: number): string =>
+      Buffer.from(e.bytes[i]!.subarray(0, e.len[i]!)).toString("utf8");
     for (const { stored_at: storedAt, ...row } of rows) {
       const e = source.fill(Number(row.seq));
       // the sink stamps stored_at itself (its DEFAULT, filled because the INSERT names its columns), never 0
@@ -251,8 +362,15 @@ describe("syslog-ng component: http() into ClickHouse", () => {
       expect(Date.parse(`${String(storedAt).replace(" ", "T")}Z`)).toBeGreaterThan(Date.now() - 600_000);
       // ClickHouse's JSONEachRow output quotes 64-bit integers
       expect(row).toEqual({
-        ts: String(e.num[0]), level: text(e, 1), code: String(e.num[2]), ratio: e.num[3], ok: e.num[4] ? 1 : 0,
-        msg: text(e, 5), gen: 2, seq: row.seq, sent_at: String(sentAt.getTime()),
+        ts: String(e.num[0]),
+        level: text(e, 1),
+        code: String(e.num[2]),
+        ratio: e.num[3],
+        ok: e.num[4] ? 1 : 0,
+        msg: text(e, 5),
+        gen: 2,
+        seq: row.seq,
+        sent_at: String(sentAt.getTime()),
       });
     }
     expect((await q("SELECT groupUniqArray(ok) FROM ib_events")).trim()).toMatch(/^\[[01],[01]\]$/); // both values occur
@@ -267,10 +385,25 @@ describe("syslog-ng component: http() into ClickHouse", () => {
     };
     await q("DROP TABLE IF EXISTS default.late_events");
     const host = await scope.host();
-    const collector = scope.keep(await syslogNg.startLocal(host, syslogNgSchema.parse({ port: CH_SYSLOG_PORT + 1, "batch-lines": 100, "time-reopen": 1 }), undefined, {
-      sink: ch, params: { ...ch.params, table: "late_events" }, fields: CH_FIELDS,
-    }));
-    await sendSyslogFrames(CH_SYSLOG_PORT + 1, { fields: CH_FIELDS, seed: 1, genId: 0, count: 250, sentAt: new Date() });
+    const collector = scope.keep(
+      await syslogNg.startLocal(
+        host,
+        syslogNgSchema.parse({ port: CH_SYSLOG_PORT + 1, "batch-lines": 100, "time-reopen": 1 }),
+        undefined,
+        {
+          sink: ch,
+          params: { ...ch.params, table: "late_events" },
+          fields: CH_FIELDS,
+        },
+      ),
+    );
+    await sendSyslogFrames(CH_SYSLOG_PORT + 1, {
+      fields: CH_FIELDS,
+      seed: 1,
+      genId: 0,
+      count: 250,
+      sentAt: new Date(),
+    });
     const logText = (): Promise<string> => readFile(join(host.dataDir, "syslog-ng.log"), "utf8");
     const waitFor = async (what: string, ok: () => Promise<boolean>): Promise<void> => {
       for (let i = 0; i < 150; i++) {
@@ -280,18 +413,27 @@ describe("syslog-ng component: http() into ClickHouse", () => {
       throw new Error(`timed out waiting for ${what}; log:\n${(await logText()).slice(-2000)}`);
     };
     // 1. no table: 404, retried after time-reopen(1), nothing written, nothing dropped
-    await waitFor("two 404 answers", async () => ((await logText()).match(/status_code='404'/g) ?? []).length >= 2);
+    await waitFor(
+      "two 404 answers",
+      async () => ((await logText()).match(/status_code='404'/g) ?? []).length >= 2,
+    );
     expect(await collector.stats!()).toEqual({ received: 250, written: 0, dropped: 0, queued: 250 });
     // 2. a table whose msg column cannot hold the text: ClickHouse refuses the insert with 500
     await q(clickhouseCreateTable("default.late_events", CH_FIELDS).replace('"msg" String', '"msg" UInt64'));
-    await waitFor("two 500 answers", async () => ((await logText()).match(/status_code='500'/g) ?? []).length >= 2);
+    await waitFor(
+      "two 500 answers",
+      async () => ((await logText()).match(/status_code='500'/g) ?? []).length >= 2,
+    );
     expect(await collector.stats!()).toEqual({ received: 250, written: 0, dropped: 0, queued: 250 });
     // 3. the right table: every queued message arrives, exactly once
     await q("DROP TABLE default.late_events");
     await q(clickhouseCreateTable("default.late_events", CH_FIELDS));
     await waitFor("all 250 written", async () => (await collector.stats!()).written === 250);
     expect(await collector.stats!()).toEqual({ received: 250, written: 250, dropped: 0, queued: 0 });
-    const r = await fetch(`http://127.0.0.1:${CH_HTTP_PORT}/`, { method: "POST", body: "SELECT count(), uniqExact(seq) FROM default.late_events" });
+    const r = await fetch(`http://127.0.0.1:${CH_HTTP_PORT}/`, {
+      method: "POST",
+      body: "SELECT count(), uniqExact(seq) FROM default.late_events",
+    });
     expect((await r.text()).trim()).toBe("250\t250");
     await collector.stop();
   });

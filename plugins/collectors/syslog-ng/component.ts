@@ -43,7 +43,12 @@ import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import { maxSyslogMessageBytes, SYSLOG_SD_ID } from "../../../core/events/syslog.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
-import { listeningCollector, matchesVersionPrefix, probeVersion, startListeningDaemon } from "../../../core/process.ts";
+import {
+  listeningCollector,
+  matchesVersionPrefix,
+  probeVersion,
+  startListeningDaemon,
+} from "../../../core/process.ts";
 import { syslogColumns, type SyslogColumn } from "../../../core/events/syslog-columns.ts";
 import type { ComponentFactory, Downstream, RunningComponent } from "../../../core/component.ts";
 
@@ -60,7 +65,10 @@ const MAX_CONNECTIONS = 16;
 export const syslogNgSchema = z
   .object({
     /** "major.minor" (or a full version) the running syslog-ng must report; default the catalog's pin */
-    version: z.string().regex(/^\d+\.\d+(\.\d+)?$/, 'a version like "3.38"').default(SYSLOG_NG_PIN),
+    version: z
+      .string()
+      .regex(/^\d+\.\d+(\.\d+)?$/, 'a version like "3.38"')
+      .default(SYSLOG_NG_PIN),
     /** rows per transaction of the destination (sql explicit-commits) */
     "batch-lines": z.number().int().positive().max(10_000_000).default(1000),
     /** ms after which a partial batch is committed; omitted = syslog-ng's default (-1: a partial batch is
@@ -76,7 +84,12 @@ export const syslogNgSchema = z
     /** seconds syslog-ng waits before retrying a failed batch or reconnecting (syslog-ng's default 60) */
     "time-reopen": z.number().int().min(1).max(3600).default(60),
     /** destination queue length in messages; also the source window (flow control), split over 16 connections */
-    "log-fifo-size": z.number().int().min(MAX_CONNECTIONS * 100).max(100_000_000).default(10_000),
+    "log-fifo-size": z
+      .number()
+      .int()
+      .min(MAX_CONNECTIONS * 100)
+      .max(100_000_000)
+      .default(10_000),
     /** optional disk buffer of the destination, in <dataDir>/syslog-ng/disk-buffer */
     "disk-buffer": z
       .object({
@@ -99,9 +112,15 @@ export const syslogNgSchema = z
     "example-msg-generator": z
       .object({
         num: z.number().int().min(1).max(1_000_000_000),
-        freq: z.number().min(0).max(1).default(1).refine((f) => Number.isInteger(Math.round(f * 1e6) / 1e3), {
-          message: "syslog-ng keeps freq in whole milliseconds (freq × 1000 as an integer): e.g. 0.001, 0.01 or 0",
-        }),
+        freq: z
+          .number()
+          .min(0)
+          .max(1)
+          .default(1)
+          .refine((f) => Number.isInteger(Math.round(f * 1e6) / 1e3), {
+            message:
+              "syslog-ng keeps freq in whole milliseconds (freq × 1000 as an integer): e.g. 0.001, 0.01 or 0",
+          }),
       })
       .strict()
       .optional(),
@@ -116,8 +135,11 @@ export const matchesSyslogNgPin = matchesVersionPrefix;
 /** Version of the installed syslog-ng, from `syslog-ng --version` ("syslog-ng 3 (3.38.1)" → "3.38.1"). */
 export function probeSyslogNgVersion(binary = "syslog-ng"): Promise<string> {
   return probeVersion({
-    binary, args: ["--version"], patterns: [/^syslog-ng \d+ \((\d+\.\d+(?:\.\d+)?)/m, /Installer-Version:\s*(\d+\.\d+(?:\.\d+)?)/],
-    code: "E_SYSLOG_NG", installHint: "install the Debian package syslog-ng-core",
+    binary,
+    args: ["--version"],
+    patterns: [/^syslog-ng \d+ \((\d+\.\d+(?:\.\d+)?)/m, /Installer-Version:\s*(\d+\.\d+(?:\.\d+)?)/],
+    code: "E_SYSLOG_NG",
+    installHint: "install the Debian package syslog-ng-core",
   });
 }
 
@@ -211,7 +233,11 @@ const ISO_FORMAT = "%Y-%m-%dT%H:%M:%S.%f%z";
  * (sent_at included) is parsed by date-parser() into the received stamp, which a rewrite then copies, as epoch ms,
  * into `.ib.<column>` before the next one is parsed (one message has only two stamps).
  */
-function epochMsColumns(cols: readonly SyslogColumn[], fields: readonly EventField[], selfLoad: boolean): { parsers: string[]; ms: Map<string, string> } {
+function epochMsColumns(
+  cols: readonly SyslogColumn[],
+  fields: readonly EventField[],
+  selfLoad: boolean,
+): { parsers: string[]; ms: Map<string, string> } {
   const header = fields.find((f) => f.type === "timestamp")?.name;
   const parsers: string[] = [];
   const ms = new Map<string, string>();
@@ -227,7 +253,9 @@ function epochMsColumns(cols: readonly SyslogColumn[], fields: readonly EventFie
       continue;
     }
     const value = `.ib.${c.column}`;
-    parsers.push(`parser { date-parser(format(${str(ISO_FORMAT)}) template(${str(textTemplate(c))}) time-stamp(recvd)); };`);
+    parsers.push(
+      `parser { date-parser(format(${str(ISO_FORMAT)}) template(${str(textTemplate(c))}) time-stamp(recvd)); };`,
+    );
     parsers.push(`rewrite { set("\${R_UNIXTIME}\${R_MSEC}" value(${str(value)})); };`);
     ms.set(c.column, `\${${value}}`);
   }
@@ -243,14 +271,23 @@ function epochMsColumns(cols: readonly SyslogColumn[], fields: readonly EventFie
 function clickhouseJsonPair(c: SyslogColumn, ms: ReadonlyMap<string, string>, selfLoad: boolean): string {
   const text = columnText(c, selfLoad);
   switch (c.type) {
-    case "string": return `${c.column}=${text}`;
-    case "timestamp": return `${c.column}=int64(${ms.get(c.column)!})`;
-    case "int": return `${c.column}=int64(${text})`;
-    case "float": return `${c.column}=double(${text})`;
-    case "bool": return `${c.column}=int64($(if ("${text}" eq "true") "1" "0"))`;
+    case "string":
+      return `${c.column}=${text}`;
+    case "timestamp":
+      return `${c.column}=int64(${ms.get(c.column)!})`;
+    case "int":
+      return `${c.column}=int64(${text})`;
+    case "float":
+      return `${c.column}=double(${text})`;
+    case "bool":
+      return `${c.column}=int64($(if ("${text}" eq "true") "1" "0"))`;
     default: {
       const never: never = c.type;
-      throw new ConfigurationError("E_COLLECTOR_SINK", `column ${c.column}: no JSONEachRow mapping for field type ${String(never)}`, { field: "event" });
+      throw new ConfigurationError(
+        "E_COLLECTOR_SINK",
+        `column ${c.column}: no JSONEachRow mapping for field type ${String(never)}`,
+        { field: "event" },
+      );
     }
   }
 }
@@ -264,7 +301,11 @@ interface SinkDriver {
   /** syslog-ng's driver; its stats rows are named `dst.<driver>` */
   driver: "sql" | "http";
   /** options of the scenario block this driver does not have in syslog-ng 3.38 (refused, never ignored) */
-  lacks: ReadonlyArray<{ option: "workers" | "batch-bytes"; when: (c: SyslogNgConfig) => boolean; why: string }>;
+  lacks: ReadonlyArray<{
+    option: "workers" | "batch-bytes";
+    when: (c: SyslogNgConfig) => boolean;
+    why: string;
+  }>;
   /** parsers and rewrites before the destination, and the driver's own options (connection and mapping) */
   render(input: RenderInput, cols: readonly SyslogColumn[]): { parsers: string[]; options: string[] };
 }
@@ -274,8 +315,16 @@ const SINK_DRIVERS = {
   postgres: {
     driver: "sql",
     lacks: [
-      { option: "workers", when: (c) => c.workers > 1, why: "sql() destination has no workers() option; use workers: 1 with a PostgreSQL sink" },
-      { option: "batch-bytes", when: (c) => c["batch-bytes"] !== undefined, why: "sql() destination has no batch-bytes() option" },
+      {
+        option: "workers",
+        when: (c) => c.workers > 1,
+        why: "sql() destination has no workers() option; use workers: 1 with a PostgreSQL sink",
+      },
+      {
+        option: "batch-bytes",
+        when: (c) => c["batch-bytes"] !== undefined,
+        why: "sql() destination has no batch-bytes() option",
+      },
     ],
     render({ sink, config }, cols) {
       const selfLoad = config["example-msg-generator"] !== undefined;
@@ -312,10 +361,15 @@ const SINK_DRIVERS = {
       const table = t.includes(".") ? t : `${sink.params.database ?? "default"}.${t}`;
       // the columns named: ClickHouse 18.16 fills a column left out of a JSONEachRow object with its DEFAULT only
       // when the INSERT names its columns (the sink's own stored_at, plugins/sinks/clickhouse/verifier.ts)
-      const query = [`query=${encodeURIComponent(`INSERT INTO ${quoteTable(table)} (${cols.map((c) => quoteIdent(c.column)).join(", ")}) FORMAT JSONEachRow`)}`];
+      const query = [
+        `query=${encodeURIComponent(`INSERT INTO ${quoteTable(table)} (${cols.map((c) => quoteIdent(c.column)).join(", ")}) FORMAT JSONEachRow`)}`,
+      ];
       // with a password, http()'s user() and password() (Basic auth, syslog-ng's http() destination options); ClickHouse
       // takes no ?user= beside an Authorization header (plugins/sinks/clickhouse/auth.ts)
-      const auth = sink.params.password !== undefined ? [`user(${str(sink.params.user ?? "default")}) password(${str(sink.params.password)})`] : [];
+      const auth =
+        sink.params.password !== undefined
+          ? [`user(${str(sink.params.user ?? "default")}) password(${str(sink.params.password)})`]
+          : [];
       if (sink.params.user && auth.length === 0) query.push(`user=${encodeURIComponent(sink.params.user)}`);
       const { parsers, ms } = epochMsColumns(cols, fields, selfLoad);
       return {
@@ -368,7 +422,8 @@ function exampleMsgGeneratorSource(input: RenderInput, cols: readonly SyslogColu
     const name = `.ib.${c.column}`;
     if (c.column === "gen") values.push([name, String(input.genBase ?? 0)]);
     else if (c.column === "seq") values.push([name, GENERATED_SEQ]);
-    else if (c.type === "timestamp") values.push([name, RECEIVED_ISO_MS], [`.ibms.${c.column}`, RECEIVED_EPOCH_MS]);
+    else if (c.type === "timestamp")
+      values.push([name, RECEIVED_ISO_MS], [`.ibms.${c.column}`, RECEIVED_EPOCH_MS]);
     else if (c.type === "string") {
       const size = input.fields.find((f) => f.name === c.column)?.size ?? 16;
       values.push([name, GENERATED_TEXT.repeat(Math.ceil(size / GENERATED_TEXT.length)).slice(0, size)]);
@@ -387,13 +442,23 @@ function exampleMsgGeneratorSource(input: RenderInput, cols: readonly SyslogColu
  */
 export function renderSyslogNgConfig(input: RenderInput): string {
   const { config, sink } = input;
-  const d: SinkDriver | undefined = Object.hasOwn(SINK_DRIVERS, sink.name) ? SINK_DRIVERS[sink.name as SyslogNgSink] : undefined;
+  const d: SinkDriver | undefined = Object.hasOwn(SINK_DRIVERS, sink.name)
+    ? SINK_DRIVERS[sink.name as SyslogNgSink]
+    : undefined;
   if (!d) {
-    throw new ConfigurationError("E_COLLECTOR_SINK", `collector syslog-ng cannot write into sink "${sink.name}" (supported: ${SYSLOG_NG_SINKS.join(", ")})`, { field: "sink" });
+    throw new ConfigurationError(
+      "E_COLLECTOR_SINK",
+      `collector syslog-ng cannot write into sink "${sink.name}" (supported: ${SYSLOG_NG_SINKS.join(", ")})`,
+      { field: "sink" },
+    );
   }
   for (const l of d.lacks) {
     if (l.when(config)) {
-      throw new ConfigurationError("E_COLLECTOR_CONFIG", `collector.syslog-ng.${l.option}: syslog-ng ${SYSLOG_NG_PIN}'s ${l.why}`, { field: `collector.syslog-ng.${l.option}` });
+      throw new ConfigurationError(
+        "E_COLLECTOR_CONFIG",
+        `collector.syslog-ng.${l.option}: syslog-ng ${SYSLOG_NG_PIN}'s ${l.why}`,
+        { field: `collector.syslog-ng.${l.option}` },
+      );
     }
   }
   const cols = syslogColumns(input.fields, input.sdId);
@@ -408,7 +473,9 @@ export function renderSyslogNgConfig(input: RenderInput): string {
     d.driver === "http" ? `workers(${config.workers})` : "",
     `retries(${config.retries}) time-reopen(${config["time-reopen"]})`,
     `log-fifo-size(${fifo})`,
-  ].filter(Boolean).join(" ");
+  ]
+    .filter(Boolean)
+    .join(" ");
   const diskBuffer = db
     ? `disk-buffer(reliable(${db.reliable ? "yes" : "no"}) disk-buf-size(${db["disk-buf-size"]})` +
       (db["mem-buf-length"] !== undefined ? ` mem-buf-length(${db["mem-buf-length"]})` : "") +
@@ -419,7 +486,9 @@ export function renderSyslogNgConfig(input: RenderInput): string {
   const selfLoad = config["example-msg-generator"] !== undefined;
   // with its own load, the syslog() source stays (no sender: readiness is a TCP connect to it) beside the generator
   const generator = selfLoad ? `\n${exampleMsgGeneratorSource(input, cols, fifo)}` : "";
-  const what = selfLoad ? "example-msg-generator() (syslog-ng's own load; the syslog() source has no sender)" : "RFC 5424 over TCP (octet counting)";
+  const what = selfLoad
+    ? "example-msg-generator() (syslog-ng's own load; the syslog() source has no sender)"
+    : "RFC 5424 over TCP (octet counting)";
   // never below syslog-ng's default (65536): a frame above it closes its connection, losing what queued behind it
   const logMsgSize = Math.max(65_536, maxSyslogMessageBytes(input.fields));
   return `@version: ${SYSLOG_NG_PIN}
@@ -495,8 +564,10 @@ const SIGNAL_TYPES = new Set(["processed", "written", "dropped", "queued", "memo
 export function parseSignals(csv: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const { name, id, type, n } of statsRows(csv)) {
-    if (name === "source" && (id === "s_ib" || id === "s_gen") && type === "processed") out[`${id}.processed`] = (out[`${id}.processed`] ?? 0) + n;
-    if (name.startsWith("dst.") && id.startsWith("d_sink") && SIGNAL_TYPES.has(type)) out[`${id}.${type}`] = (out[`${id}.${type}`] ?? 0) + n;
+    if (name === "source" && (id === "s_ib" || id === "s_gen") && type === "processed")
+      out[`${id}.processed`] = (out[`${id}.processed`] ?? 0) + n;
+    if (name.startsWith("dst.") && id.startsWith("d_sink") && SIGNAL_TYPES.has(type))
+      out[`${id}.${type}`] = (out[`${id}.${type}`] ?? 0) + n;
   }
   return out;
 }
@@ -506,7 +577,10 @@ function parseConfig(raw: unknown): SyslogNgConfig {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const at = `collector.syslog-ng.${issue.path.join(".")}`;
-    throw new ConfigurationError("E_COLLECTOR_CONFIG", `${at}: ${issue.message}`, { field: at, cause: parsed.error });
+    throw new ConfigurationError("E_COLLECTOR_CONFIG", `${at}: ${issue.message}`, {
+      field: at,
+      cause: parsed.error,
+    });
   }
   return parsed.data;
 }
@@ -523,12 +597,24 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
    * Errors: ConfigurationError (bad config, no downstream, unsupported sink), VerificationError (installed version
    * ≠ pin, naming both), ProvisioningError (syntax rejected, exited or not ready in 30 s; with syslog-ng's output).
    */
-  async startLocal(host: LocalHost, rawConfig: SyslogNgConfig, signal?: AbortSignal, downstream?: Downstream): Promise<RunningComponent> {
+  async startLocal(
+    host: LocalHost,
+    rawConfig: SyslogNgConfig,
+    signal?: AbortSignal,
+    downstream?: Downstream,
+  ): Promise<RunningComponent> {
     const config = parseConfig(rawConfig);
-    if (!downstream) throw new ConfigurationError("E_COLLECTOR_DOWNSTREAM", "collector syslog-ng needs the sink it writes into (downstream)");
+    if (!downstream)
+      throw new ConfigurationError(
+        "E_COLLECTOR_DOWNSTREAM",
+        "collector syslog-ng needs the sink it writes into (downstream)",
+      );
     const running = await probeSyslogNgVersion();
     if (!matchesSyslogNgPin(config.version, running)) {
-      throw new VerificationError("E_VERSION", `syslog-ng ${running} is installed but collector.syslog-ng.version pins ${config.version}; refusing to start`);
+      throw new VerificationError(
+        "E_VERSION",
+        `syslog-ng ${running} is installed but collector.syslog-ng.version pins ${config.version}; refusing to start`,
+      );
     }
     const dir = join(host.dataDir, "syslog-ng");
     const paths = syslogNgPaths(dir);
@@ -538,16 +624,31 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
     // the sink's password (INGESTBENCH_<SINK>_PASSWORD, core/secrets.ts) goes into the rendered file only, mode 0600
     const password = sinkPassword(sink.name);
     const text = renderSyslogNgConfig({
-      config, dir, fields: downstream.fields, genBase: downstream.genBase,
-      sink: { name: sink.name, host: sink.data.host, port: sink.data.port, params: { ...downstream.params, ...(password !== undefined ? { password } : {}) } },
+      config,
+      dir,
+      fields: downstream.fields,
+      genBase: downstream.genBase,
+      sink: {
+        name: sink.name,
+        host: sink.data.host,
+        port: sink.data.port,
+        params: { ...downstream.params, ...(password !== undefined ? { password } : {}) },
+      },
     });
     if (password !== undefined) writeSecretFile(conf, text);
     else await writeFile(conf, text);
     const syntax = await checkSyntax(conf);
-    if (syntax) throw new ProvisioningError("E_COLLECTOR_CONFIG", `syslog-ng rejects the rendered ${conf}:\n${syntax}`);
+    if (syntax)
+      throw new ProvisioningError("E_COLLECTOR_CONFIG", `syslog-ng rejects the rendered ${conf}:\n${syntax}`);
 
     const server = await startListeningDaemon(host, "syslog-ng", ["-F", ...syslogNgArgs(paths)], {
-      daemon: "syslog-ng", code: "E_COLLECTOR", logFile: join(host.dataDir, "syslog-ng.log"), port: config.port, graceMs: STOP_GRACE_MS, timeoutMs: READY_TIMEOUT_MS, signal,
+      daemon: "syslog-ng",
+      code: "E_COLLECTOR",
+      logFile: join(host.dataDir, "syslog-ng.log"),
+      port: config.port,
+      graceMs: STOP_GRACE_MS,
+      timeoutMs: READY_TIMEOUT_MS,
+      signal,
     });
     return listeningCollector({
       name: "syslog-ng",

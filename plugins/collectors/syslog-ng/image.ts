@@ -16,8 +16,21 @@ export const image: CatalogImage = {
   versionCommand: ["syslog-ng", "--version"],
   // images/debian/syslog-ng: entrypoint `syslog-ng -F` as the upstream image's, syslog-ng-ctl on PATH
   debian: [
-    { repository: "ingestbench/debian-syslog-ng", tag: "3.38", version: "3.38", build: "syslog-ng-3.38", about: "bookworm's syslog-ng-core 3.38.1 with -mod-sql, -mod-http and libdbd-pgsql" },
-    { repository: "ingestbench/debian-syslog-ng", tag: "4.8", version: "4.8", build: "syslog-ng-4.8", about: "trixie's syslog-ng-core 4.8.1 with -mod-sql, -mod-http and libdbd-pgsql; reads the rendered `@version: 3.38` config in compatibility mode" },
+    {
+      repository: "ingestbench/debian-syslog-ng",
+      tag: "3.38",
+      version: "3.38",
+      build: "syslog-ng-3.38",
+      about: "bookworm's syslog-ng-core 3.38.1 with -mod-sql, -mod-http and libdbd-pgsql",
+    },
+    {
+      repository: "ingestbench/debian-syslog-ng",
+      tag: "4.8",
+      version: "4.8",
+      build: "syslog-ng-4.8",
+      about:
+        "trixie's syslog-ng-core 4.8.1 with -mod-sql, -mod-http and libdbd-pgsql; reads the rendered `@version: 3.38` config in compatibility mode",
+    },
   ],
   todo: "sql() (libdbi + libdbd-pgsql) and http() are read from the image's published Dockerfile and Debian packaging, not checked in a pulled image (no Docker engine here)",
 };

@@ -16,7 +16,10 @@ export const plugin = {
   claims,
   // measured on AMD EPYC, 2 cores, kernel 6.18, cgroup v1: syslog-ng 3.38 started under a 2 MiB memory cap and was
   // OOM-killed at start under 1 MiB (its RSS is about 11 MB, mostly shared libraries already charged elsewhere)
-  minMemory: { bytes: 2 * 2 ** 20, why: "it was OOM-killed at start under a 1 MiB cap and started under 2 MiB (docs/decisions/0009-memory-caps-too-small-to-start.md)" },
+  minMemory: {
+    bytes: 2 * 2 ** 20,
+    why: "it was OOM-killed at start under a 1 MiB cap and started under 2 MiB (docs/decisions/0009-memory-caps-too-small-to-start.md)",
+  },
   // `generator: none`: example-msg-generator() makes the load (./component.ts exampleMsgGeneratorSource), one gen per host
   selfLoad: {
     input: "example-msg-generator()",

@@ -28,7 +28,13 @@
  */
 import { ConfigurationError } from "../../../core/errors.ts";
 import {
-  renderSyslogNgConfig, SYSLOG_NG_SINKS, syslogNgArgs, syslogNgPaths, syslogNgSchema, type SyslogNgConfig, type SyslogNgPaths,
+  renderSyslogNgConfig,
+  SYSLOG_NG_SINKS,
+  syslogNgArgs,
+  syslogNgPaths,
+  syslogNgSchema,
+  type SyslogNgConfig,
+  type SyslogNgPaths,
 } from "./component.ts";
 import type { CollectorRenderer, RenderInput, RenderedConfig } from "../../../core/render.ts";
 import { collectorAuth } from "../../../core/secrets.ts";
@@ -38,7 +44,9 @@ export const SYSLOG_NG_CONFIG_FILE = "/etc/syslog-ng/syslog-ng.conf";
 /** The image's state directory (Debian's --localstatedir, the catalog's dataDir). */
 export const SYSLOG_NG_STATE_DIR = "/var/lib/syslog-ng";
 /** The paths inside the container. */
-export const SYSLOG_NG_CONTAINER_PATHS: Readonly<SyslogNgPaths> = Object.freeze(syslogNgPaths(SYSLOG_NG_STATE_DIR, SYSLOG_NG_CONFIG_FILE));
+export const SYSLOG_NG_CONTAINER_PATHS: Readonly<SyslogNgPaths> = Object.freeze(
+  syslogNgPaths(SYSLOG_NG_STATE_DIR, SYSLOG_NG_CONFIG_FILE),
+);
 /** The data port the image publishes for syslog-ng (./image.ts), the schema's default `port`. */
 export const SYSLOG_NG_DATA_PORT = 5514;
 
@@ -50,7 +58,9 @@ export const SYSLOG_NG_DATA_PORT = 5514;
 export function renderSyslogNgContainer(input: RenderInput<SyslogNgConfig>): RenderedConfig {
   const { sink, fields, genBase } = input;
   // idle (the deploy-time config of a generator: none cell, RenderInput.idle): without example-msg-generator()
-  const config: SyslogNgConfig = input.idle ? { ...input.config, "example-msg-generator": undefined } : input.config;
+  const config: SyslogNgConfig = input.idle
+    ? { ...input.config, "example-msg-generator": undefined }
+    : input.config;
   if (config.port !== SYSLOG_NG_DATA_PORT) {
     throw new ConfigurationError(
       "E_COLLECTOR_CONFIG",
@@ -65,11 +75,21 @@ export function renderSyslogNgContainer(input: RenderInput<SyslogNgConfig>): Ren
   const text = renderSyslogNgConfig({
     config,
     dir: SYSLOG_NG_STATE_DIR,
-    sink: { name: sink.name, host: sink.host, port: sink.port, params: { ...sink.params, ...(auth ? { password: `\`${auth.variable}\`` } : {}) } },
+    sink: {
+      name: sink.name,
+      host: sink.host,
+      port: sink.port,
+      params: { ...sink.params, ...(auth ? { password: `\`${auth.variable}\`` } : {}) },
+    },
     fields,
     genBase,
   });
-  return { file: SYSLOG_NG_CONFIG_FILE, text, command: syslogNgArgs(SYSLOG_NG_CONTAINER_PATHS), listens: { data: config.port } };
+  return {
+    file: SYSLOG_NG_CONFIG_FILE,
+    text,
+    command: syslogNgArgs(SYSLOG_NG_CONTAINER_PATHS),
+    listens: { data: config.port },
+  };
 }
 
 export const syslogNgRenderer: CollectorRenderer<SyslogNgConfig> = {

@@ -13,13 +13,20 @@ afterEach(closeMetricsServers);
 describe("Vector claims against its reference's payload (byte-level vectors; Vector not run here)", () => {
   it("Vector (internal_metrics reference): sources' received, sinks' sent, unintentional discards; its own telemetry pipeline left out", async () => {
     const s = await serve("/metrics", VECTOR);
-    expect(await claims.read(at(s.port))).toEqual({ received: 8000, written: 7900, dropped: 60, errors: 3, queued: 40 });
+    expect(await claims.read(at(s.port))).toEqual({
+      received: 8000,
+      written: 7900,
+      dropped: 60,
+      errors: 3,
+      queued: 40,
+    });
   });
 
   it("Vector: intentional discards are `filtered`, not dropped; no discards reported means dropped 0", async () => {
     const filtered = VECTOR.replace(
       /^vector_component_discarded_events_total\{.*$/m,
-      (line) => `${line}\n${line.replace('intentional="false"', 'intentional="true"').replace(" 60 ", " 25 ")}`,
+      (line) =>
+        `${line}\n${line.replace('intentional="false"', 'intentional="true"').replace(" 60 ", " 25 ")}`,
     );
     const a = await serve("/metrics", filtered);
     expect(await claims.read(at(a.port))).toMatchObject({ dropped: 60, filtered: 25 });
@@ -35,6 +42,8 @@ describe("Vector claims against its reference's payload (byte-level vectors; Vec
       `vector metrics at http://127.0.0.1:${word.port}/metrics: not Prometheus text: vector_component_sent_events_total has the value "lots"`,
     );
     const failing = await serve("/metrics", "internal error", { status: 500 });
-    await expect(claims.read(at(failing.port))).rejects.toThrow(`vector metrics at http://127.0.0.1:${failing.port}/metrics: HTTP 500: internal error`);
+    await expect(claims.read(at(failing.port))).rejects.toThrow(
+      `vector metrics at http://127.0.0.1:${failing.port}/metrics: HTTP 500: internal error`,
+    );
   });
 });

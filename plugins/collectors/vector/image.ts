@@ -15,5 +15,10 @@ export const image: CatalogImage = {
   dataDir: "/var/lib/vector",
   env: {},
   versionCommand: ["vector", "--version"],
-  metrics: { path: "/metrics", format: "prometheus", about: "internal_metrics via prometheus_exporter: vector_component_sent_events_total, vector_buffer_events, vector_component_errors_total" },
+  metrics: {
+    path: "/metrics",
+    format: "prometheus",
+    about:
+      "internal_metrics via prometheus_exporter: vector_component_sent_events_total, vector_buffer_events, vector_component_errors_total",
+  },
 };

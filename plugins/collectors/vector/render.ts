@@ -20,7 +20,13 @@
 import { stringify } from "yaml";
 import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
-import { compact, param, type CollectorRenderer, type RenderInput, type RenderedConfig } from "../../../core/render.ts";
+import {
+  compact,
+  param,
+  type CollectorRenderer,
+  type RenderInput,
+  type RenderedConfig,
+} from "../../../core/render.ts";
 import { collectorAuth } from "../../../core/secrets.ts";
 
 /** The catalog's pin (./image.ts). */
@@ -36,24 +42,40 @@ const sourceSchema = z
   .object({
     /** NDJSON or JSON bodies over HTTP (the http-json generator) */
     http_server: z
-      .object({ port: port.default(8080), framing: z.enum(["newline_delimited", "bytes"]).default("newline_delimited") })
+      .object({
+        port: port.default(8080),
+        framing: z.enum(["newline_delimited", "bytes"]).default("newline_delimited"),
+      })
       .strict()
       .optional(),
     /** the Fluentd forward protocol */
-    fluent: z.object({ port: port.default(24224) }).strict().optional(),
+    fluent: z
+      .object({ port: port.default(24224) })
+      .strict()
+      .optional(),
     /** newline-delimited JSON over TCP */
-    socket: z.object({ port: port.default(9000) }).strict().optional(),
+    socket: z
+      .object({ port: port.default(9000) })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
     const given = Object.keys(s).filter((k) => s[k as keyof typeof s] !== undefined);
-    if (given.length !== 1) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `give exactly one source: http_server, fluent or socket (got ${given.length === 0 ? "none" : given.join(", ")})` });
+    if (given.length !== 1)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `give exactly one source: http_server, fluent or socket (got ${given.length === 0 ? "none" : given.join(", ")})`,
+      });
   });
 
 /** Scenario block `collector.vector`. */
 export const vectorSchema = z
   .object({
-    version: z.string().regex(/^\d+\.\d+\.\d+$/, 'a version like "0.49.0"').default(VECTOR_PIN),
+    version: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+$/, 'a version like "0.49.0"')
+      .default(VECTOR_PIN),
     source: sourceSchema.default({ http_server: {} }),
     sink: z
       .object({
@@ -67,7 +89,9 @@ export const vectorSchema = z
           .default({}),
         request: z
           .object({
-            concurrency: z.union([z.number().int().positive(), z.literal("adaptive"), z.literal("none")]).optional(),
+            concurrency: z
+              .union([z.number().int().positive(), z.literal("adaptive"), z.literal("none")])
+              .optional(),
             timeout_secs: z.number().int().positive().optional(),
           })
           .strict()
@@ -83,9 +107,24 @@ export const vectorSchema = z
           })
           .strict()
           .superRefine((b, ctx) => {
-            if (b.type === "disk" && b.max_size === undefined) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["max_size"], message: "a disk buffer needs max_size (bytes, at least 268435488)" });
-            if (b.type === "disk" && b.max_events !== undefined) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["max_events"], message: "max_events applies to memory buffers; a disk buffer takes max_size" });
-            if (b.type === "memory" && b.max_size !== undefined) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["max_size"], message: "max_size applies to disk buffers; a memory buffer takes max_events" });
+            if (b.type === "disk" && b.max_size === undefined)
+              ctx.addIssue({
+                code: z.ZodIssueCode.custom,
+                path: ["max_size"],
+                message: "a disk buffer needs max_size (bytes, at least 268435488)",
+              });
+            if (b.type === "disk" && b.max_events !== undefined)
+              ctx.addIssue({
+                code: z.ZodIssueCode.custom,
+                path: ["max_events"],
+                message: "max_events applies to memory buffers; a disk buffer takes max_size",
+              });
+            if (b.type === "memory" && b.max_size !== undefined)
+              ctx.addIssue({
+                code: z.ZodIssueCode.custom,
+                path: ["max_size"],
+                message: "max_size applies to disk buffers; a memory buffer takes max_events",
+              });
           })
           .default({}),
         compression: z.enum(["none", "gzip"]).optional(),
@@ -105,7 +144,10 @@ function sinkOptions(input: RenderInput<VectorConfig>): Record<string, unknown> 
   // own option, Vector reference "Sinks"), the password as Vector's reference to the container's variable (`${NAME}`,
   // Vector reference "Environment variables"), never its value
   const a = collectorAuth(sink.name, sink.params);
-  return { ...sinkOptionsOf(input), ...(a ? { auth: { strategy: "basic", user: a.user, password: `\${${a.variable}}` } } : {}) };
+  return {
+    ...sinkOptionsOf(input),
+    ...(a ? { auth: { strategy: "basic", user: a.user, password: `\${${a.variable}}` } } : {}),
+  };
 }
 
 function sinkOptionsOf(input: RenderInput<VectorConfig>): Record<string, unknown> {
@@ -137,7 +179,11 @@ function sinkOptionsOf(input: RenderInput<VectorConfig>): Record<string, unknown
         labels: { job: param(sink, "job", "ingestbench") },
       };
     default:
-      throw new ConfigurationError("E_COLLECTOR_SINK", `collector vector cannot write into sink "${sink.name}" (supported: ${VECTOR_SINKS.join(", ")})`, { field: "sink" });
+      throw new ConfigurationError(
+        "E_COLLECTOR_SINK",
+        `collector vector cannot write into sink "${sink.name}" (supported: ${VECTOR_SINKS.join(", ")})`,
+        { field: "sink" },
+      );
   }
 }
 
@@ -149,13 +195,24 @@ export function renderVectorConfig(input: RenderInput<VectorConfig>): RenderedCo
   let dataPort: number;
   if (src.http_server) {
     dataPort = src.http_server.port;
-    source = { type: "http_server", address: `0.0.0.0:${dataPort}`, decoding: { codec: "json" }, framing: { method: src.http_server.framing } };
+    source = {
+      type: "http_server",
+      address: `0.0.0.0:${dataPort}`,
+      decoding: { codec: "json" },
+      framing: { method: src.http_server.framing },
+    };
   } else if (src.fluent) {
     dataPort = src.fluent.port;
     source = { type: "fluent", address: `0.0.0.0:${dataPort}`, mode: "tcp" };
   } else {
     dataPort = src.socket!.port;
-    source = { type: "socket", mode: "tcp", address: `0.0.0.0:${dataPort}`, decoding: { codec: "json" }, framing: { method: "newline_delimited" } };
+    source = {
+      type: "socket",
+      mode: "tcp",
+      address: `0.0.0.0:${dataPort}`,
+      decoding: { codec: "json" },
+      framing: { method: "newline_delimited" },
+    };
   }
   const s = config.sink;
   const doc = compact({
@@ -173,11 +230,22 @@ export function renderVectorConfig(input: RenderInput<VectorConfig>): RenderedCo
         request: s.request,
         buffer: s.buffer,
       },
-      ib_metrics: { type: "prometheus_exporter", inputs: ["ib_internal_metrics"], address: `0.0.0.0:${VECTOR_METRICS_PORT}` },
+      ib_metrics: {
+        type: "prometheus_exporter",
+        inputs: ["ib_internal_metrics"],
+        address: `0.0.0.0:${VECTOR_METRICS_PORT}`,
+      },
     },
   });
-  const text = `# Rendered by ingestbench (plugins/collectors/vector/render.ts) for Vector ${config.version}.\n` + stringify(doc, { lineWidth: 0 });
-  return { file: VECTOR_CONFIG_FILE, text, command: ["--config", VECTOR_CONFIG_FILE], listens: { data: dataPort, metrics: VECTOR_METRICS_PORT } };
+  const text =
+    `# Rendered by ingestbench (plugins/collectors/vector/render.ts) for Vector ${config.version}.\n` +
+    stringify(doc, { lineWidth: 0 });
+  return {
+    file: VECTOR_CONFIG_FILE,
+    text,
+    command: ["--config", VECTOR_CONFIG_FILE],
+    listens: { data: dataPort, metrics: VECTOR_METRICS_PORT },
+  };
 }
 
 export const vectorRenderer: CollectorRenderer<VectorConfig> = {

@@ -27,18 +27,40 @@ afterAll(async () => {
 
 describe("clickhouse HTTP authentication", () => {
   it("sends Basic auth (RFC 7617 section 2's Aladdin vector) and no ?user= when the variable is set, ?user= alone without it", () => {
-    expect(clickhouseHttpAuth({ user: "Aladdin" }, { [VAR]: "open sesame" })).toEqual({ headers: { Authorization: "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==" }, query: {} });
-    expect(clickhouseHttpAuth({}, { [VAR]: "pw" }).headers.Authorization).toBe(basicAuthorization("default", "pw"));
+    expect(clickhouseHttpAuth({ user: "Aladdin" }, { [VAR]: "open sesame" })).toEqual({
+      headers: { Authorization: "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==" },
+      query: {},
+    });
+    expect(clickhouseHttpAuth({}, { [VAR]: "pw" }).headers.Authorization).toBe(
+      basicAuthorization("default", "pw"),
+    );
     expect(clickhouseHttpAuth({ user: "ib" }, {})).toEqual({ headers: {}, query: { user: "ib" } });
-    expect(clickhouseAuthRefusal(500, "Code: 193, e.displayText() = DB::Exception: Wrong password for user default", {}, { [VAR]: "pw" })).toMatch(new RegExp(`refused user "default" with the password from ${VAR}`));
-    expect(clickhouseAuthRefusal(500, "Code: 60, e.displayText() = DB::Exception: Table default.x doesn't exist", {}, {})).toBeUndefined();
+    expect(
+      clickhouseAuthRefusal(
+        500,
+        "Code: 193, e.displayText() = DB::Exception: Wrong password for user default",
+        {},
+        { [VAR]: "pw" },
+      ),
+    ).toMatch(new RegExp(`refused user "default" with the password from ${VAR}`));
+    expect(
+      clickhouseAuthRefusal(
+        500,
+        "Code: 60, e.displayText() = DB::Exception: Table default.x doesn't exist",
+        {},
+        {},
+      ),
+    ).toBeUndefined();
   });
 
   it("real 18.16.1: users.xml holds only the password's SHA-256 (mode 0600), a request without it is refused, the verifier uses it, a wrong one is E_SINK_AUTH naming the variable", async () => {
     process.env[VAR] = PASSWORD;
     const host = await createDirectHost("sink", "clickhouse");
     hosts.push(host);
-    const server = await clickhouse.startLocal(host, clickhouseSchema.parse({ version: "18.16.1", httpPort: HTTP_PORT, tcpPort: TCP_PORT }));
+    const server = await clickhouse.startLocal(
+      host,
+      clickhouseSchema.parse({ version: "18.16.1", httpPort: HTTP_PORT, tcpPort: TCP_PORT }),
+    );
     servers.push(server);
     expect(server.running).toBe("18.16.1");
 
@@ -53,18 +75,37 @@ describe("clickhouse HTTP authentication", () => {
     const bareBody = await bare.text();
     expect(bare.status).not.toBe(200);
     expect(bareBody).toMatch(/Code: 19[34]\b/);
-    const wrongAnswer = await fetch(`http://127.0.0.1:${HTTP_PORT}/`, { method: "POST", body: "SELECT 1", headers: { Authorization: basicAuthorization("default", "not-it") } });
+    const wrongAnswer = await fetch(`http://127.0.0.1:${HTTP_PORT}/`, {
+      method: "POST",
+      body: "SELECT 1",
+      headers: { Authorization: basicAuthorization("default", "not-it") },
+    });
     expect(wrongAnswer.status).not.toBe(200);
     expect(await wrongAnswer.text()).toMatch(/Code: 193\b.*Wrong password for user default/);
 
-    const ctx = { host: "127.0.0.1", port: HTTP_PORT, params: { ...server.params, table: "ib_auth" }, fields: [{ name: "msg", type: "string" as const, size: 8 }] };
+    const ctx = {
+      host: "127.0.0.1",
+      port: HTTP_PORT,
+      params: { ...server.params, table: "ib_auth" },
+      fields: [{ name: "msg", type: "string" as const, size: 8 }],
+    };
     const v = clickhouseVerifier.create(ctx);
     await v.prepare();
-    const ok = await fetch(`http://127.0.0.1:${HTTP_PORT}/`, { method: "POST", body: "EXISTS TABLE default.ib_auth", headers: clickhouseHttpAuth({}).headers });
+    const ok = await fetch(`http://127.0.0.1:${HTTP_PORT}/`, {
+      method: "POST",
+      body: "EXISTS TABLE default.ib_auth",
+      headers: clickhouseHttpAuth({}).headers,
+    });
     expect((await ok.text()).trim()).toBe("1");
 
     process.env[VAR] = "wrong-pw-9c2";
-    const refused = await clickhouseVerifier.create(ctx).prepare().then(() => undefined, (e: unknown) => e as Error & { code?: string });
+    const refused = await clickhouseVerifier
+      .create(ctx)
+      .prepare()
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error & { code?: string },
+      );
     expect(refused?.code).toBe("E_SINK_AUTH");
     expect(refused?.message).toContain(`refused user "default" with the password from ${VAR}`);
     expect(refused?.message).not.toContain("wrong-pw-9c2");

@@ -10,7 +10,10 @@
 import { authRefusal, sinkAuthHeaders, sinkLogin } from "../../../core/secrets.ts";
 
 /** The headers and URL parameters of one ClickHouse HTTP request's authentication (see the file comment). */
-export function clickhouseHttpAuth(params: Readonly<Record<string, string>>, env: NodeJS.ProcessEnv = process.env): { headers: Record<string, string>; query: Record<string, string> } {
+export function clickhouseHttpAuth(
+  params: Readonly<Record<string, string>>,
+  env: NodeJS.ProcessEnv = process.env,
+): { headers: Record<string, string>; query: Record<string, string> } {
   const headers = sinkAuthHeaders("clickhouse", params, env);
   if (headers.Authorization !== undefined) return { headers, query: {} };
   return { headers: {}, query: params.user ? { user: params.user } : {} };
@@ -22,7 +25,12 @@ export function clickhouseHttpAuth(params: Readonly<Record<string, string>>, env
  * WRONG_PASSWORD, 194 REQUIRED_PASSWORD or 516 AUTHENTICATION_FAILED (ClickHouse's src/Common/ErrorCodes.cpp; 18.16
  * answers them with HTTP 500, "Code: 193, e.displayText() = DB::Exception: Wrong password for user default").
  */
-export function clickhouseAuthRefusal(status: number, body: string, params: Readonly<Record<string, string>>, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function clickhouseAuthRefusal(
+  status: number,
+  body: string,
+  params: Readonly<Record<string, string>>,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (status !== 401 && status !== 403 && !/\bCode: (?:192|193|194|516)\b/.test(body)) return undefined;
   return authRefusal(sinkLogin("clickhouse", params, env));
 }

@@ -24,7 +24,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { chown, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { ConfigurationError, IngestbenchError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
+import {
+  ConfigurationError,
+  IngestbenchError,
+  ProvisioningError,
+  VerificationError,
+} from "../../../core/errors.ts";
 import { sha256Hex, sinkPassword, writeSecretFile } from "../../../core/secrets.ts";
 import { clickhouseAuthRefusal, clickhouseHttpAuth } from "./auth.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
@@ -36,7 +41,9 @@ export const CLICKHOUSE_SERVER_BIN = "/usr/sbin/clickhouse-server";
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 30_000;
 
-const settingName = z.string().regex(/^[a-z_][a-z0-9_]*$/, "a ClickHouse setting name (lowercase, digits, _)");
+const settingName = z
+  .string()
+  .regex(/^[a-z_][a-z0-9_]*$/, "a ClickHouse setting name (lowercase, digits, _)");
 const settingValue = z.union([z.string(), z.number(), z.boolean()]);
 const settingsMap = z.record(settingName, settingValue);
 
@@ -67,9 +74,27 @@ export type ClickHouseConfig = z.infer<typeof clickhouseSchema>;
 
 /** Server-level elements the component writes itself; a setting may not replace them. */
 const RESERVED_SERVER_SETTINGS = new Set([
-  "path", "tmp_path", "user_files_path", "format_schema_path", "users_config", "http_port", "tcp_port", "https_port",
-  "tcp_port_secure", "interserver_http_port", "listen_host", "listen_try", "logger", "default_profile", "default_database",
-  "merge_tree", "profiles", "users", "quotas", "zookeeper", "remote_servers",
+  "path",
+  "tmp_path",
+  "user_files_path",
+  "format_schema_path",
+  "users_config",
+  "http_port",
+  "tcp_port",
+  "https_port",
+  "tcp_port_secure",
+  "interserver_http_port",
+  "listen_host",
+  "listen_try",
+  "logger",
+  "default_profile",
+  "default_database",
+  "merge_tree",
+  "profiles",
+  "users",
+  "quotas",
+  "zookeeper",
+  "remote_servers",
 ]);
 
 /**
@@ -100,8 +125,20 @@ export function matchesClickHousePin(pinned: string, running: string): boolean {
 export type ClickHouseAccount = ServerAccount;
 
 /** As root: `clickhouse` when the account exists (the package creates it), else `nobody`; otherwise the current user. */
-export function clickhouseAccount(passwd: string = readFileSync("/etc/passwd", "utf8"), uid: number = process.getuid?.() ?? 0): ClickHouseAccount {
-  return accountFor(["clickhouse", "nobody"], () => new ProvisioningError("E_CH_USER", `running as root, and neither a "clickhouse" nor a "nobody" account exists to run clickhouse-server as`), passwd, uid);
+export function clickhouseAccount(
+  passwd: string = readFileSync("/etc/passwd", "utf8"),
+  uid: number = process.getuid?.() ?? 0,
+): ClickHouseAccount {
+  return accountFor(
+    ["clickhouse", "nobody"],
+    () =>
+      new ProvisioningError(
+        "E_CH_USER",
+        `running as root, and neither a "clickhouse" nor a "nobody" account exists to run clickhouse-server as`,
+      ),
+    passwd,
+    uid,
+  );
 }
 
 function xmlEscape(s: string): string {
@@ -113,16 +150,33 @@ function xmlValue(v: string | number | boolean): string {
 }
 
 function elements(settings: Record<string, string | number | boolean> | undefined, indent: string): string {
-  return Object.entries(settings ?? {}).map(([k, v]) => `${indent}<${k}>${xmlValue(v)}</${k}>\n`).join("");
+  return Object.entries(settings ?? {})
+    .map(([k, v]) => `${indent}<${k}>${xmlValue(v)}</${k}>\n`)
+    .join("");
 }
 
 /** Directories of one server under `root` (= <dataDir>/clickhouse). */
-export function clickhouseLayout(root: string): { etc: string; data: string; tmp: string; userFiles: string; formatSchemas: string } {
-  return { etc: join(root, "etc"), data: join(root, "data"), tmp: join(root, "tmp"), userFiles: join(root, "user_files"), formatSchemas: join(root, "format_schemas") };
+export function clickhouseLayout(root: string): {
+  etc: string;
+  data: string;
+  tmp: string;
+  userFiles: string;
+  formatSchemas: string;
+} {
+  return {
+    etc: join(root, "etc"),
+    data: join(root, "data"),
+    tmp: join(root, "tmp"),
+    userFiles: join(root, "user_files"),
+    formatSchemas: join(root, "format_schemas"),
+  };
 }
 
 /** The config.xml of a server rooted at `root` (paths end in "/", as ClickHouse expects). */
-export function renderConfigXml(root: string, config: Pick<ClickHouseConfig, "httpPort" | "tcpPort" | "settings">): string {
+export function renderConfigXml(
+  root: string,
+  config: Pick<ClickHouseConfig, "httpPort" | "tcpPort" | "settings">,
+): string {
   const l = clickhouseLayout(root);
   return `<?xml version="1.0"?>
 <!-- rendered by ingestbench (plugins/sinks/clickhouse/component.ts) -->
@@ -181,7 +235,10 @@ ${elements(config.settings?.profile, "      ")}    </default>
 
 /** One HTTP GET with a timeout (and the harness's ClickHouse credentials: ./auth.ts); resolves with status and body text. */
 async function httpGet(url: string, timeoutMs: number): Promise<{ status: number; body: string }> {
-  const r = await fetch(url, { headers: clickhouseHttpAuth({}).headers, signal: AbortSignal.timeout(timeoutMs) });
+  const r = await fetch(url, {
+    headers: clickhouseHttpAuth({}).headers,
+    signal: AbortSignal.timeout(timeoutMs),
+  });
   return { status: r.status, body: await r.text() };
 }
 
@@ -200,20 +257,35 @@ export const clickhouse: ComponentFactory<ClickHouseConfig> = {
    * exited or not ready in 60 s: the message carries the server's log tail), VerificationError (the running version
    * does not match the pin; names both). On any failure the server is stopped before throwing.
    */
-  async startLocal(host: LocalHost, rawConfig: ClickHouseConfig, signal?: AbortSignal): Promise<RunningComponent> {
+  async startLocal(
+    host: LocalHost,
+    rawConfig: ClickHouseConfig,
+    signal?: AbortSignal,
+  ): Promise<RunningComponent> {
     const parsed = clickhouseSchema.safeParse(rawConfig);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new ConfigurationError("E_SINK_CONFIG", `sink.clickhouse.${issue.path.join(".")}: ${issue.message}`, { field: `sink.clickhouse.${issue.path.join(".")}`, cause: parsed.error });
+      throw new ConfigurationError(
+        "E_SINK_CONFIG",
+        `sink.clickhouse.${issue.path.join(".")}: ${issue.message}`,
+        { field: `sink.clickhouse.${issue.path.join(".")}`, cause: parsed.error },
+      );
     }
     const config = parsed.data;
     for (const k of Object.keys(config.settings?.server ?? {})) {
       if (RESERVED_SERVER_SETTINGS.has(k)) {
-        throw new ConfigurationError("E_SINK_CONFIG", `sink.clickhouse.settings.server.${k}: set by ingestbench itself; it cannot be overridden`, { field: `sink.clickhouse.settings.server.${k}` });
+        throw new ConfigurationError(
+          "E_SINK_CONFIG",
+          `sink.clickhouse.settings.server.${k}: set by ingestbench itself; it cannot be overridden`,
+          { field: `sink.clickhouse.settings.server.${k}` },
+        );
       }
     }
     if (!existsSync(CLICKHOUSE_SERVER_BIN)) {
-      throw new ProvisioningError("E_CH_NOT_INSTALLED", `${CLICKHOUSE_SERVER_BIN} not found: install the Debian packages clickhouse-server and clickhouse-client`);
+      throw new ProvisioningError(
+        "E_CH_NOT_INSTALLED",
+        `${CLICKHOUSE_SERVER_BIN} not found: install the Debian packages clickhouse-server and clickhouse-client`,
+      );
     }
     const account = clickhouseAccount();
     const root = join(host.dataDir, "clickhouse");
@@ -248,9 +320,20 @@ export const clickhouse: ComponentFactory<ClickHouseConfig> = {
       },
       errors: {
         aborted: () => new ProvisioningError("E_CH_ABORTED", "aborted while waiting for ClickHouse to start"),
-        spawnFailed: (e) => new ProvisioningError("E_CH_START", `cannot start ${CLICKHOUSE_SERVER_BIN}: ${e.message}`, { cause: e }),
-        exited: (code) => new ProvisioningError("E_CH_START", `ClickHouse exited during startup (code ${code}); log tail:\n${log.text()}`),
-        timedOut: (lastError) => new ProvisioningError("E_CH_READY", `ClickHouse not ready on ${base}/ping after ${READY_TIMEOUT_MS / 1000} s (last error: ${lastError}); log tail:\n${log.text()}`),
+        spawnFailed: (e) =>
+          new ProvisioningError("E_CH_START", `cannot start ${CLICKHOUSE_SERVER_BIN}: ${e.message}`, {
+            cause: e,
+          }),
+        exited: (code) =>
+          new ProvisioningError(
+            "E_CH_START",
+            `ClickHouse exited during startup (code ${code}); log tail:\n${log.text()}`,
+          ),
+        timedOut: (lastError) =>
+          new ProvisioningError(
+            "E_CH_READY",
+            `ClickHouse not ready on ${base}/ping after ${READY_TIMEOUT_MS / 1000} s (last error: ${lastError}); log tail:\n${log.text()}`,
+          ),
       },
     });
 
@@ -263,19 +346,38 @@ export const clickhouse: ComponentFactory<ClickHouseConfig> = {
       running = r.body.trim();
     } catch (err) {
       if (err instanceof IngestbenchError) return fail(err);
-      return fail(new ProvisioningError("E_CH_VERSION", `cannot read ClickHouse's version (SELECT version()): ${(err as Error).message}`, { cause: err }));
+      return fail(
+        new ProvisioningError(
+          "E_CH_VERSION",
+          `cannot read ClickHouse's version (SELECT version()): ${(err as Error).message}`,
+          { cause: err },
+        ),
+      );
     }
     if (exited(child)) {
       // whatever answered was not this server (another one on the same port?)
-      return fail(new ProvisioningError("E_CH_START", `ClickHouse exited during startup (code ${child.exitCode ?? child.signalCode}), yet ${base} answered; log tail:\n${log.text()}`));
+      return fail(
+        new ProvisioningError(
+          "E_CH_START",
+          `ClickHouse exited during startup (code ${child.exitCode ?? child.signalCode}), yet ${base} answered; log tail:\n${log.text()}`,
+        ),
+      );
     }
     if (!matchesClickHousePin(config.version, running)) {
-      return fail(new VerificationError("E_VERSION", `ClickHouse reports version ${running}, but sink.clickhouse.version pins ${config.version}`));
+      return fail(
+        new VerificationError(
+          "E_VERSION",
+          `ClickHouse reports version ${running}, but sink.clickhouse.version pins ${config.version}`,
+        ),
+      );
     }
 
     // 18.16 starts with an unknown <merge_tree> name and reports it only when the settings are first used (an unknown
     // profile name stops it at startup): check the names against the server's own lists
-    for (const [section, table] of [["merge_tree", "system.merge_tree_settings"], ["profile", "system.settings"]] as const) {
+    for (const [section, table] of [
+      ["merge_tree", "system.merge_tree_settings"],
+      ["profile", "system.settings"],
+    ] as const) {
       const names = Object.keys(config.settings?.[section] ?? {});
       if (names.length === 0) continue;
       let known: Set<string>;
@@ -285,16 +387,32 @@ export const clickhouse: ComponentFactory<ClickHouseConfig> = {
         const bad = /Unknown (?:MergeTree )?setting (\w+)/.exec(r.body);
         if (r.status !== 200 && bad) {
           // 18.16 reports an unknown <merge_tree> name only when the settings are first used
-          return fail(new ConfigurationError("E_SINK_CONFIG", `sink.clickhouse.settings.${section}: ClickHouse ${running} has no setting ${bad[1]}: ${r.body.trim().slice(0, 300)}`, { field: `sink.clickhouse.settings.${section}.${bad[1]}` }));
+          return fail(
+            new ConfigurationError(
+              "E_SINK_CONFIG",
+              `sink.clickhouse.settings.${section}: ClickHouse ${running} has no setting ${bad[1]}: ${r.body.trim().slice(0, 300)}`,
+              { field: `sink.clickhouse.settings.${section}.${bad[1]}` },
+            ),
+          );
         }
         if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.body.trim().slice(0, 300)}`);
         known = new Set(r.body.split("\n").filter(Boolean));
       } catch (err) {
-        return fail(new ProvisioningError("E_CH_SETTINGS", `cannot read ${table}: ${(err as Error).message}`, { cause: err }));
+        return fail(
+          new ProvisioningError("E_CH_SETTINGS", `cannot read ${table}: ${(err as Error).message}`, {
+            cause: err,
+          }),
+        );
       }
       const unknown = names.filter((n) => !known.has(n));
       if (unknown.length > 0) {
-        return fail(new ConfigurationError("E_SINK_CONFIG", `sink.clickhouse.settings.${section}: ClickHouse ${running} has no setting ${unknown.join(", ")} (see ${table})`, { field: `sink.clickhouse.settings.${section}.${unknown[0]}` }));
+        return fail(
+          new ConfigurationError(
+            "E_SINK_CONFIG",
+            `sink.clickhouse.settings.${section}: ClickHouse ${running} has no setting ${unknown.join(", ")} (see ${table})`,
+            { field: `sink.clickhouse.settings.${section}.${unknown[0]}` },
+          ),
+        );
       }
     }
 

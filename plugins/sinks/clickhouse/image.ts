@@ -21,7 +21,12 @@ export const image: CatalogImage = {
   // entrypoint.sh); images/debian/clickhouse/entrypoint.sh writes its SHA-256 (password_sha256_hex) instead
   secretEnv: { CLICKHOUSE_PASSWORD: "clickhouse" },
   versionCommand: ["clickhouse-server", "--version"],
-  metrics: { path: "/metrics", format: "prometheus", about: "ClickHouseMetrics_*, ClickHouseProfileEvents_InsertedRows, parts (ClickHouseAsyncMetrics_MaxPartCountForPartition)" },
+  metrics: {
+    path: "/metrics",
+    format: "prometheus",
+    about:
+      "ClickHouseMetrics_*, ClickHouseProfileEvents_InsertedRows, parts (ClickHouseAsyncMetrics_MaxPartCountForPartition)",
+  },
   // the image serves Prometheus metrics only with a <prometheus> section (ClickHouse docs, "prometheus" server setting)
   uploads: [
     {
@@ -49,7 +54,8 @@ export const image: CatalogImage = {
       uploads: [],
       metrics: null,
       env: {},
-      about: "bookworm's clickhouse-server 18.16.1: HTTP 8123 and native 9000 only, no Prometheus endpoint; user default with CLICKHOUSE_PASSWORD's SHA-256 (entrypoint.sh)",
+      about:
+        "bookworm's clickhouse-server 18.16.1: HTTP 8123 and native 9000 only, no Prometheus endpoint; user default with CLICKHOUSE_PASSWORD's SHA-256 (entrypoint.sh)",
     },
   ],
 };

@@ -7,7 +7,8 @@ import { clickhouseVerifier } from "./verifier.ts";
 export const plugin = {
   kind: "sink",
   name: "clickhouse",
-  about: "ClickHouse: the installed clickhouse-server locally, clickhouse/clickhouse-server:25.8 on docker and azure",
+  about:
+    "ClickHouse: the installed clickhouse-server locally, clickhouse/clickhouse-server:25.8 on docker and azure",
   schema: clickhouseSchema,
   local: clickhouse,
   image,
@@ -16,5 +17,8 @@ export const plugin = {
   // ("ib_events"), user ("default")
   params: ["database", "table", "user"],
   // half the working set observed right after start (docs/decisions/0009-memory-caps-too-small-to-start.md)
-  minMemory: { bytes: 16 * 2 ** 20, why: "its working set after start and the schema is about 36 MB (docs/decisions/0009-memory-caps-too-small-to-start.md)" },
+  minMemory: {
+    bytes: 16 * 2 ** 20,
+    why: "its working set after start and the schema is about 36 MB (docs/decisions/0009-memory-caps-too-small-to-start.md)",
+  },
 } satisfies SinkPlugin<ClickHouseConfig>;

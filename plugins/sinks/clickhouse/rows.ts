@@ -27,7 +27,11 @@ export function clickhouseSelectList(fields: readonly EventField[]): string {
   return fields
     .map((f) => {
       const c = quoteIdent(f.name);
-      return f.type === "string" ? `hex(${c})` : f.type === "float" ? `reinterpretAsUInt64(${c})` : `toString(${c})`;
+      return f.type === "string"
+        ? `hex(${c})`
+        : f.type === "float"
+          ? `reinterpretAsUInt64(${c})`
+          : `toString(${c})`;
     })
     .join(", ");
 }
@@ -43,26 +47,46 @@ export function doubleOfBits(bits: string): number {
 function value(f: EventField, cell: string | undefined): StoredValue {
   if (cell === undefined || cell === "\\N") return null;
   switch (f.type) {
-    case "string": return Buffer.from(cell, "hex");
-    case "float": return doubleOfBits(cell);
-    case "bool": return cell === "1" ? true : cell === "0" ? false : cell;
-    default: return Number(cell);
+    case "string":
+      return Buffer.from(cell, "hex");
+    case "float":
+      return doubleOfBits(cell);
+    case "bool":
+      return cell === "1" ? true : cell === "0" ? false : cell;
+    default:
+      return Number(cell);
   }
 }
 
 /** Parse a TabSeparated answer of `gen, seq, <fields>` (every cell plain digits or hex: nothing is escaped). */
 export function parseClickhouseRows(text: string, fields: readonly EventField[]): StoredRow[] {
-  return text.split("\n").filter((l) => l.length > 0).map((l) => {
-    const cells = l.split("\t");
-    return { gen: Number(cells[0]), seq: Number(cells[1]), values: fields.map((f, i) => value(f, cells[i + 2])) };
-  });
+  return text
+    .split("\n")
+    .filter((l) => l.length > 0)
+    .map((l) => {
+      const cells = l.split("\t");
+      return {
+        gen: Number(cells[0]),
+        seq: Number(cells[1]),
+        values: fields.map((f, i) => value(f, cells[i + 2])),
+      };
+    });
 }
 
 /** The reader over `query` (the verifier's: SQL → answer text) for `table` (already quoted). */
-export function clickhouseRowReader(query: (sql: string) => Promise<string>, table: string, fields: readonly EventField[]): StoredRowReader {
+export function clickhouseRowReader(
+  query: (sql: string) => Promise<string>,
+  table: string,
+  fields: readonly EventField[],
+): StoredRowReader {
   const list = clickhouseSelectList(fields);
   const select = async (where: string): Promise<StoredRow[]> =>
-    parseClickhouseRows(await query(`SELECT gen, seq${list ? `, ${list}` : ""} FROM ${table} WHERE ${where} FORMAT TabSeparated`), fields);
+    parseClickhouseRows(
+      await query(
+        `SELECT gen, seq${list ? `, ${list}` : ""} FROM ${table} WHERE ${where} FORMAT TabSeparated`,
+      ),
+      fields,
+    );
   return {
     rules: () => fields.map((f) => ({ name: f.name, readable: true, ...RULES[f.type] })),
     readRange: (gen, from, to) => select(`gen = ${gen} AND seq >= ${from} AND seq < ${to}`),

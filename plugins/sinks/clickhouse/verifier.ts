@@ -72,7 +72,17 @@ import { IngestbenchError } from "../../../core/errors.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GapCollector, GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
-import type { Completion, CountSample, DeliveryWindow, Ledger, SettledSamples, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type {
+  Completion,
+  CountSample,
+  DeliveryWindow,
+  Ledger,
+  SettledSamples,
+  SinkCost,
+  Verifier,
+  VerifierContext,
+  VerifierFactory,
+} from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { clickhouseRowReader } from "./rows.ts";
 
@@ -87,7 +97,6 @@ export const CLICKHOUSE_TYPES: Readonly<Record<FieldType, string>> = {
 
 /** Seqs per window of the ledger's missing-range search. */
 export const LEDGER_WINDOW = 65_536;
-
 
 /** How long sinkCost waits for the last answered sample's system.query_log row, milliseconds. */
 const SINK_COST_WAIT_MS = 5_000;
@@ -145,18 +154,43 @@ export function storedAtColumn(version: string): StoredAtColumn {
   const [major = 0, minor = 0] = version.split(".").map(Number);
   const c = quoteIdent(STORED_AT);
   if (major > 20 || (major === 20 && minor >= 5)) {
-    return { definition: "DateTime64(3) DEFAULT now64(3)", resolutionMs: 1, epochMs: `toUnixTimestamp64Milli(${c})`, now: "toUnixTimestamp64Milli(now64(3))", toColumn: (v) => `fromUnixTimestamp64Milli(toInt64(${v}))`, unitMs: 1, stamp: `toUInt64(toUnixTimestamp64Milli(${c}))` };
+    return {
+      definition: "DateTime64(3) DEFAULT now64(3)",
+      resolutionMs: 1,
+      epochMs: `toUnixTimestamp64Milli(${c})`,
+      now: "toUnixTimestamp64Milli(now64(3))",
+      toColumn: (v) => `fromUnixTimestamp64Milli(toInt64(${v}))`,
+      unitMs: 1,
+      stamp: `toUInt64(toUnixTimestamp64Milli(${c}))`,
+    };
   }
-  return { definition: "DateTime DEFAULT now()", resolutionMs: 1000, epochMs: `(toUInt64(${c}) * 1000 + 500)`, now: "toUInt64(now())", toColumn: (v) => `toDateTime(${v})`, unitMs: 1000, stamp: `toUInt64(${c})` };
+  return {
+    definition: "DateTime DEFAULT now()",
+    resolutionMs: 1000,
+    epochMs: `(toUInt64(${c}) * 1000 + 500)`,
+    now: "toUInt64(now())",
+    toColumn: (v) => `toDateTime(${v})`,
+    unitMs: 1000,
+    stamp: `toUInt64(${c})`,
+  };
 }
 
 /**
  * `CREATE TABLE "t" (... fields ..., "gen" UInt32, "seq" UInt64, "sent_at" UInt64, "stored_at" <storedAt>) ENGINE = MergeTree()
  * PARTITION BY toYYYYMM("stored_at") ORDER BY ("gen", "seq")`; `storedAt` defaults to ClickHouse 18.16's.
  */
-export function createTableStatement(table: string, fields: readonly EventField[], storedAt: StoredAtColumn = storedAtColumn("18.16")): string {
+export function createTableStatement(
+  table: string,
+  fields: readonly EventField[],
+  storedAt: StoredAtColumn = storedAtColumn("18.16"),
+): string {
   const cols = fields.map((f) => `${quoteIdent(f.name)} ${CLICKHOUSE_TYPES[f.type]}`);
-  cols.push(`${quoteIdent("gen")} UInt32`, `${quoteIdent("seq")} UInt64`, `${quoteIdent("sent_at")} UInt64`, `${quoteIdent(STORED_AT)} ${storedAt.definition}`);
+  cols.push(
+    `${quoteIdent("gen")} UInt32`,
+    `${quoteIdent("seq")} UInt64`,
+    `${quoteIdent("sent_at")} UInt64`,
+    `${quoteIdent(STORED_AT)} ${storedAt.definition}`,
+  );
   return `CREATE TABLE ${quoteTable(table)} (${cols.join(", ")}) ENGINE = MergeTree() PARTITION BY toYYYYMM(${quoteIdent(STORED_AT)}) ORDER BY (${quoteIdent("gen")}, ${quoteIdent("seq")})`;
 }
 
@@ -213,33 +247,53 @@ class ClickHouseVerifier implements Verifier {
     this.table = quoteTable(`${this.database}.${this.tableName}`);
     const host = ctx.host.includes(":") ? `[${ctx.host}]` : ctx.host;
     this.base = `http://${host}:${ctx.port}/`;
-    this.rows = clickhouseRowReader((sql) => this.query(sql, { max_query_size: 64 * 1024 * 1024 }), this.table, ctx.fields);
+    this.rows = clickhouseRowReader(
+      (sql) => this.query(sql, { max_query_size: 64 * 1024 * 1024 }),
+      this.table,
+      ctx.fields,
+    );
   }
 
   /** Run one statement; resolves with the answer text. Throws with ClickHouse's message on an error answer. */
   private async query(sql: string, settings: Record<string, string | number> = {}): Promise<string> {
-    const params = new URLSearchParams({ database: this.database, ...Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, String(v)])) });
+    const params = new URLSearchParams({
+      database: this.database,
+      ...Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, String(v)])),
+    });
     // Basic auth with INGESTBENCH_CLICKHOUSE_PASSWORD, else ?user= (./auth.ts)
     const auth = clickhouseHttpAuth(this.ctx.params);
     for (const [k, v] of Object.entries(auth.query)) params.set(k, v);
     let r: Response;
     try {
-      r = await fetch(`${this.base}?${params}`, { method: "POST", body: sql, headers: auth.headers, signal: AbortSignal.timeout(QUERY_TIMEOUT_MS) });
+      r = await fetch(`${this.base}?${params}`, {
+        method: "POST",
+        body: sql,
+        headers: auth.headers,
+        signal: AbortSignal.timeout(QUERY_TIMEOUT_MS),
+      });
     } catch (err) {
-      throw new Error(`verifier cannot reach ClickHouse at ${this.base}: ${(err as Error).message}`, { cause: err });
+      throw new Error(`verifier cannot reach ClickHouse at ${this.base}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     const body = await r.text();
     const refused = clickhouseAuthRefusal(r.status, body, this.ctx.params);
     if (refused) throw new IngestbenchError("E_SINK_AUTH", `verifier: ${refused}`);
     const e = parseClickHouseError(r.status, body);
-    if (e) throw new Error(`ClickHouse refused \`${sql.slice(0, 160)}\`: HTTP ${e.status}${e.code !== null ? `, code ${e.code}` : ""}: ${e.message}`);
+    if (e)
+      throw new Error(
+        `ClickHouse refused \`${sql.slice(0, 160)}\`: HTTP ${e.status}${e.code !== null ? `, code ${e.code}` : ""}: ${e.message}`,
+      );
     return body;
   }
 
   /** TabSeparated rows of numbers. */
   private async numbers(sql: string, settings?: Record<string, string | number>): Promise<number[][]> {
     const text = await this.query(`${sql} FORMAT TabSeparated`, settings);
-    return text.split("\n").filter((l) => l.length > 0).map((l) => l.split("\t").map(Number));
+    return text
+      .split("\n")
+      .filter((l) => l.length > 0)
+      .map((l) => l.split("\t").map(Number));
   }
 
   private partsQuery(): string {
@@ -250,7 +304,9 @@ class ClickHouseVerifier implements Verifier {
   async prepare(): Promise<void> {
     await this.query(`DROP TABLE IF EXISTS ${this.table}`);
     this.storedAt = storedAtColumn((await this.query("SELECT version() FORMAT TabSeparated")).trim());
-    await this.query(createTableStatement(`${this.database}.${this.tableName}`, this.ctx.fields, this.storedAt));
+    await this.query(
+      createTableStatement(`${this.database}.${this.tableName}`, this.ctx.fields, this.storedAt),
+    );
     this.maxActiveParts = 0;
     this.newest = null;
     this.foreign = null;
@@ -269,7 +325,9 @@ class ClickHouseVerifier implements Verifier {
     const tag = (options.tag ?? "sample").replace(/[^A-Za-z0-9_]/g, "_");
     const parts = `FROM system.parts WHERE active AND database = ${sqlString(this.database)} AND table = ${sqlString(this.tableName)}`;
     const recount = options.full || this.foreign === null;
-    const foreignSql = recount ? `(SELECT count() FROM ${this.table} WHERE ${this.foreignRows()})` : "toUInt64(0)";
+    const foreignSql = recount
+      ? `(SELECT count() FROM ${this.table} WHERE ${this.foreignRows()})`
+      : "toUInt64(0)";
     const sql = `SELECT (SELECT sum(rows) ${parts}), (SELECT count() ${parts}), ${foreignSql}, ${this.storedAt?.now ?? "toUInt64(0)"}`;
     const tBefore = now();
     const rows = await this.numbers(sql, this.tagged(tag));
@@ -278,7 +336,13 @@ class ClickHouseVerifier implements Verifier {
     const [total = 0, activeParts = 0, foreignNow = 0, clock = 0] = rows[0] ?? [];
     if (recount) this.foreign = foreignNow;
     this.maxActiveParts = Math.max(this.maxActiveParts, activeParts);
-    return { tBefore, tAfter, stored: Math.max(0, total - (this.foreign ?? 0)), newestSentAtMs: this.newest, mark: `${clock}:${total}` };
+    return {
+      tBefore,
+      tAfter,
+      stored: Math.max(0, total - (this.foreign ?? 0)),
+      newestSentAtMs: this.newest,
+      mark: `${clock}:${total}`,
+    };
   }
 
   /** SQL condition: the row is another run's (core/ledger.ts, "Run identity"): a range of the primary key. */
@@ -293,7 +357,11 @@ class ClickHouseVerifier implements Verifier {
   async afterLoad(marks: string[]): Promise<SettledSamples> {
     const st = this.storedAt;
     const n = marks.length;
-    const windows: DeliveryWindow[] = Array.from({ length: n + 1 }, () => ({ buckets: [], resolutionMs: st?.resolutionMs ?? 1000, unstamped: 0 }));
+    const windows: DeliveryWindow[] = Array.from({ length: n + 1 }, () => ({
+      buckets: [],
+      resolutionMs: st?.resolutionMs ?? 1000,
+      unstamped: 0,
+    }));
     if (!st) return { samples: marks.map(() => ({})), later: windows[n] };
     const clocks = marks.map((m) => Number(m.split(":")[0]));
     const totals = marks.map((m) => Number(m.split(":")[1]));
@@ -310,9 +378,18 @@ class ClickHouseVerifier implements Verifier {
     };
     const c = quoteIdent(STORED_AT);
     const stamp = st.stamp;
-    const stamps = (await this.numbers(
-      `SELECT ${stamp} AS s, countIf(${this.ours}), countIf(NOT ${this.ours}), maxIf(sent_at, ${this.ours}) FROM ${this.table} GROUP BY s`,
-    )).map(([s = 0, mine = 0, other = 0, newest = 0]) => ({ s, w: s === 0 ? -1 : windowOf(s), wOther: windowOf(s, true), mine, other, newest }));
+    const stamps = (
+      await this.numbers(
+        `SELECT ${stamp} AS s, countIf(${this.ours}), countIf(NOT ${this.ours}), maxIf(sent_at, ${this.ours}) FROM ${this.table} GROUP BY s`,
+      )
+    ).map(([s = 0, mine = 0, other = 0, newest = 0]) => ({
+      s,
+      w: s === 0 ? -1 : windowOf(s),
+      wOther: windowOf(s, true),
+      mine,
+      other,
+      newest,
+    }));
     const foreign = new Array<number>(n + 1).fill(0);
     const newest = new Array<number>(n + 1).fill(0);
     for (const x of stamps) {
@@ -331,7 +408,8 @@ class ClickHouseVerifier implements Verifier {
         `SELECT transform(${stamp}, ${from}, ${to}, toUInt64(${n})) AS w, toInt64(${st.epochMs}) - toInt64(sent_at) AS ms, count()
            FROM ${this.table} WHERE ${c} > ${st.toColumn(0)} AND ${this.ours} GROUP BY w, ms ORDER BY w, ms`,
         { max_query_size: 64 * 1024 * 1024 },
-      )) windows[w]!.buckets.push([ms, k]);
+      ))
+        windows[w]!.buckets.push([ms, k]);
     }
     let other = 0;
     let newestSoFar: number | null = null;
@@ -368,9 +446,15 @@ class ClickHouseVerifier implements Verifier {
       row = await read();
     }
     const [queries = 0, cpuUs = 0, realUs = 0, readRows = 0] = row;
-    const short = queries < expected ? `; ${expected - queries} of ${expected} answered samples not in the log after ${SINK_COST_WAIT_MS} ms, not counted` : "";
+    const short =
+      queries < expected
+        ? `; ${expected - queries} of ${expected} answered samples not in the log after ${SINK_COST_WAIT_MS} ms, not counted`
+        : "";
     return {
-      queries, cpuMs: cpuUs / 1000, threadWallMs: realUs / 1000, readRows,
+      queries,
+      cpuMs: cpuUs / 1000,
+      threadWallMs: realUs / 1000,
+      readRows,
       source: `ClickHouse system.query_log ProfileEvents: UserTimeMicroseconds + SystemTimeMicroseconds (cpu), RealTimeMicroseconds (thread wall)${short}`,
     };
   }
@@ -379,7 +463,17 @@ class ClickHouseVerifier implements Verifier {
    * Lost seqs and the first MAX_MISSING_RANGES missing ranges (gen as the generator's index), by the window walk of
    * the file comment; with sent and rejected totals and the distinct stored rejected seqs when `withRejected`.
    */
-  private async walk(sent: number[], rejected: Array<Array<[number, number]>>, withRejected: boolean): Promise<{ lost: number; ranges: Array<[number, number, number]>; totalSent: number; totalRejected: number; rejectedStored: number }> {
+  private async walk(
+    sent: number[],
+    rejected: Array<Array<[number, number]>>,
+    withRejected: boolean,
+  ): Promise<{
+    lost: number;
+    ranges: Array<[number, number, number]>;
+    totalSent: number;
+    totalRejected: number;
+    rejectedStored: number;
+  }> {
     const big = { max_query_size: 64 * 1024 * 1024 };
     const ns = sent.map((n) => Math.max(0, Math.floor(n)));
     let totalSent = 0;
@@ -395,7 +489,10 @@ class ClickHouseVerifier implements Verifier {
       for (const [a, b] of rej) totalRejected += b - a + 1;
       if (n === 0) continue;
       if (withRejected && rej.length > 0) {
-        const [[r = 0] = []] = await this.numbers(`SELECT uniqExact(seq) FROM ${this.table} WHERE gen = ${gen} AND (${rej.map(([a, b]) => `seq BETWEEN ${a} AND ${b}`).join(" OR ")})`, big);
+        const [[r = 0] = []] = await this.numbers(
+          `SELECT uniqExact(seq) FROM ${this.table} WHERE gen = ${gen} AND (${rej.map(([a, b]) => `seq BETWEEN ${a} AND ${b}`).join(" OR ")})`,
+          big,
+        );
         rejectedStored += r;
       }
       // stored distinct non-rejected seqs per window, at the sink
@@ -403,7 +500,8 @@ class ClickHouseVerifier implements Verifier {
       for (const [w = 0, c = 0] of await this.numbers(
         `SELECT intDiv(seq, ${LEDGER_WINDOW}) AS w, uniqExact(seq) FROM ${this.table} WHERE gen = ${gen} AND seq < ${n}${notRejected(rej)} GROUP BY w ORDER BY w`,
         big,
-      )) counts.set(w, c);
+      ))
+        counts.set(w, c);
       const windows = Math.ceil(n / LEDGER_WINDOW);
       for (let w = 0; w < windows; w++) {
         const a = w * LEDGER_WINDOW;
@@ -421,7 +519,14 @@ class ClickHouseVerifier implements Verifier {
           gaps.missing(g, a, b - 1);
           continue;
         }
-        const seqs = c === 0 ? [] : (await this.numbers(`SELECT DISTINCT seq FROM ${this.table} WHERE gen = ${gen} AND seq >= ${a} AND seq < ${b} ORDER BY seq`)).map((r) => r[0]!);
+        const seqs =
+          c === 0
+            ? []
+            : (
+                await this.numbers(
+                  `SELECT DISTINCT seq FROM ${this.table} WHERE gen = ${gen} AND seq >= ${a} AND seq < ${b} ORDER BY seq`,
+                )
+              ).map((r) => r[0]!);
         let i = 0;
         let k = 0;
         for (let x = a; x < b && gaps.closed < MAX_MISSING_RANGES; x++) {
@@ -434,7 +539,13 @@ class ClickHouseVerifier implements Verifier {
       }
       gaps.close(); // a gap ends at sent[g]
     }
-    return { lost, ranges: gaps.ranges.slice(0, MAX_MISSING_RANGES), totalSent, totalRejected, rejectedStored };
+    return {
+      lost,
+      ranges: gaps.ranges.slice(0, MAX_MISSING_RANGES),
+      totalSent,
+      totalRejected,
+      rejectedStored,
+    };
   }
 
   /** The completion query: the window walk alone (see the file comment). */
@@ -446,7 +557,8 @@ class ClickHouseVerifier implements Verifier {
 
   async ledger(sent: number[], rejected: Array<Array<[number, number]>>): Promise<ClickHouseLedger> {
     const ns = sent.map((n) => Math.max(0, Math.floor(n)));
-    const sentArray = ns.length > 0 ? `[${ns.map((n) => `toUInt64(${n})`).join(", ")}]` : "emptyArrayUInt64()";
+    const sentArray =
+      ns.length > 0 ? `[${ns.map((n) => `toUInt64(${n})`).join(", ")}]` : "emptyArrayUInt64()";
     // arrayElement past the end gives 0, so a gen of the run's space without a generator makes every seq unexpected
     // distinct per (gen, window of seqs), summed: the windows are disjoint, and a window's hash set stays small (one
     // set of every (gen, seq) is several times slower: measured by bench/harness.ts); foreign rows by a key range
@@ -484,11 +596,21 @@ class ClickHouseVerifier implements Verifier {
     const text = await this.query(
       "SELECT event, value FROM system.events WHERE event IN ('InsertQuery', 'InsertedRows', 'RejectedInserts', 'DelayedInserts') FORMAT TabSeparated",
     );
-    const ev = new Map(text.split("\n").filter(Boolean).map((l) => { const [k = "", v = "0"] = l.split("\t"); return [k, Number(v)] as const; }));
+    const ev = new Map(
+      text
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => {
+          const [k = "", v = "0"] = l.split("\t");
+          return [k, Number(v)] as const;
+        }),
+    );
     const insertQueries = ev.get("InsertQuery") ?? 0;
     // the server's own log tables (the samples' log_queries) count in InsertedRows too, not in InsertQuery: their rows
     // are taken off (what their active parts hold after SYSTEM FLUSH LOGS)
-    const [[logRows = 0] = []] = await this.numbers("SELECT sum(rows) FROM system.parts WHERE active AND database = 'system' AND table IN ('query_log', 'query_thread_log')");
+    const [[logRows = 0] = []] = await this.numbers(
+      "SELECT sum(rows) FROM system.parts WHERE active AND database = 'system' AND table IN ('query_log', 'query_thread_log')",
+    );
     const insertedRows = Math.max(0, (ev.get("InsertedRows") ?? 0) - logRows);
     return {
       activeParts: parts,

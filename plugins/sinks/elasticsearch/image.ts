@@ -18,5 +18,9 @@ export const image: CatalogImage = {
   },
   heapFromMemory: true,
   versionCommand: ["elasticsearch", "--version"],
-  metrics: { path: "/_nodes/stats/indices,jvm,thread_pool", format: "json", about: "indexing.index_total, merges.current, refresh time, thread_pool.write.rejected, JVM heap" },
+  metrics: {
+    path: "/_nodes/stats/indices,jvm,thread_pool",
+    format: "json",
+    about: "indexing.index_total, merges.current, refresh time, thread_pool.write.rejected, JVM heap",
+  },
 };

@@ -24,14 +24,29 @@ function searchAnswers(docs: Array<Record<string, unknown>>, seen: Array<Record<
     seen.push(body);
     expect(req.url).toBe("/ib_events/_search?filter_path=hits.total,hits.hits._source");
     const [term, seq] = body.query.bool.filter as Array<Record<string, any>>;
-    const match = docs.filter((d) => d.gen === term!.term.gen
-      && (seq!.range ? (d.seq as number) >= seq!.range.seq.gte && (d.seq as number) < seq!.range.seq.lt : (seq!.terms.seq as number[]).includes(d.seq as number)));
+    const match = docs.filter(
+      (d) =>
+        d.gen === term!.term.gen &&
+        (seq!.range
+          ? (d.seq as number) >= seq!.range.seq.gte && (d.seq as number) < seq!.range.seq.lt
+          : (seq!.terms.seq as number[]).includes(d.seq as number)),
+    );
     match.sort((a, b) => (a.seq as number) - (b.seq as number));
     const hits = match.slice(0, body.size).map((d, i) => ({
-      _index: "ib_events", _id: `doc-${i}`, _score: null,
-      _source: Object.fromEntries(Object.entries(d).filter(([k]) => (body._source as string[]).includes(k))), sort: [d.seq],
+      _index: "ib_events",
+      _id: `doc-${i}`,
+      _score: null,
+      _source: Object.fromEntries(Object.entries(d).filter(([k]) => (body._source as string[]).includes(k))),
+      sort: [d.seq],
     }));
-    return { status: 200, body: JSON.stringify({ took: 3, timed_out: false, hits: { total: { value: match.length, relation: "eq" }, max_score: null, hits } }) };
+    return {
+      status: 200,
+      body: JSON.stringify({
+        took: 3,
+        timed_out: false,
+        hits: { total: { value: match.length, relation: "eq" }, max_score: null, hits },
+      }),
+    };
   };
 }
 
@@ -45,13 +60,39 @@ describe("elasticsearch/opensearch row reader (byte-level vectors: the es-bulk e
     const r = await httpReceiver(searchAnswers(docs, seen));
     const v = elasticsearchVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields });
     try {
-      const res = await checkFidelity(v.rows!, { fields, seed: 42, sent: [3000], stored: 3000, limits: { all: 10_000, sample: 10 } });
-      expect(res).toMatchObject({ mode: "all", rowsCompared: 3000, altered: 3, alteredByField: { msg: 1, ts: 1, n: 1 } });
-      expect(res.examples.map((e) => [e.seq, e.field])).toEqual([[17, "msg"], [18, "ts"], [19, "n"]]);
-      expect(res.examples[1]).toMatchObject({ expected: "2024-11-07T00:00:00.018Z", stored: "2024-11-07T01:00:00.018Z" });
+      const res = await checkFidelity(v.rows!, {
+        fields,
+        seed: 42,
+        sent: [3000],
+        stored: 3000,
+        limits: { all: 10_000, sample: 10 },
+      });
+      expect(res).toMatchObject({
+        mode: "all",
+        rowsCompared: 3000,
+        altered: 3,
+        alteredByField: { msg: 1, ts: 1, n: 1 },
+      });
+      expect(res.examples.map((e) => [e.seq, e.field])).toEqual([
+        [17, "msg"],
+        [18, "ts"],
+        [19, "n"],
+      ]);
+      expect(res.examples[1]).toMatchObject({
+        expected: "2024-11-07T00:00:00.018Z",
+        stored: "2024-11-07T01:00:00.018Z",
+      });
       expect(res.examples[2]!.stored).toBe(JSON.stringify(String(docs[19]!.n)));
-      expect(seen[0]).toMatchObject({ size: ES_ROWS_PAGE, track_total_hits: true, _source: ["ts", "level", "msg", "n", "gen", "seq"], sort: [{ seq: "asc" }] });
-      expect(seen[0]!.query.bool.filter).toEqual([{ term: { gen: 0 } }, { range: { seq: { gte: 0, lt: 3000 } } }]);
+      expect(seen[0]).toMatchObject({
+        size: ES_ROWS_PAGE,
+        track_total_hits: true,
+        _source: ["ts", "level", "msg", "n", "gen", "seq"],
+        sort: [{ seq: "asc" }],
+      });
+      expect(seen[0]!.query.bool.filter).toEqual([
+        { term: { gen: 0 } },
+        { range: { seq: { gte: 0, lt: 3000 } } },
+      ]);
       expect(v.rows!.rules().find((x) => x.name === "ts")).toMatchObject({ unit: "ms" });
     } finally {
       await v.close();
@@ -66,11 +107,27 @@ describe("elasticsearch/opensearch row reader (byte-level vectors: the es-bulk e
     const r = await httpReceiver(searchAnswers(docs, seen));
     const v = opensearchVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields });
     try {
-      const all = await checkFidelity(v.rows!, { fields, seed: 42, sent: [10_000], stored: 10_001, limits: { all: 20_000, sample: 10 } });
+      const all = await checkFidelity(v.rows!, {
+        fields,
+        seed: 42,
+        sent: [10_000],
+        stored: 10_001,
+        limits: { all: 20_000, sample: 10 },
+      });
       expect(all).toMatchObject({ rowsCompared: 10_001, seqsCompared: 10_000, altered: 0 });
-      expect(seen.map((b) => b.query.bool.filter[1].range.seq)).toEqual([{ gte: 0, lt: 10_000 }, { gte: 0, lt: 5000 }, { gte: 5000, lt: 10_000 }]);
+      expect(seen.map((b) => b.query.bool.filter[1].range.seq)).toEqual([
+        { gte: 0, lt: 10_000 },
+        { gte: 0, lt: 5000 },
+        { gte: 5000, lt: 10_000 },
+      ]);
       seen.length = 0;
-      const sample = await checkFidelity(v.rows!, { fields, seed: 42, sent: [10_000], stored: 10_001, limits: { all: 0, sample: 50 } });
+      const sample = await checkFidelity(v.rows!, {
+        fields,
+        seed: 42,
+        sent: [10_000],
+        stored: 10_001,
+        limits: { all: 0, sample: 50 },
+      });
       expect(sample).toMatchObject({ mode: "sample", sampleSize: 50, seqsCompared: 50, altered: 0 });
       expect(seen[0]!.query.bool.filter[1].terms.seq).toHaveLength(50);
     } finally {

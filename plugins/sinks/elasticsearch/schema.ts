@@ -9,7 +9,10 @@ export const elasticsearchSinkSchema = z
   .object({
     version: z.literal("8.15.3").default("8.15.3"),
     /** target index (004 wrote into "logs-13"); default "ib_events" */
-    index: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, "a lowercase Elasticsearch index name").default("ib_events"),
+    index: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, "a lowercase Elasticsearch index name")
+      .default("ib_events"),
     /** primary shards of the index the verifier creates (no replica: single node) */
     shards: z.number().int().min(1).max(64).default(1),
   })

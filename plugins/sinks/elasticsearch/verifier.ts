@@ -32,7 +32,13 @@ import { authHeader } from "../../../core/events/es-bulk.ts";
 import { sinkLogin } from "../../../core/secrets.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { GEN_STRIDE, SeqLedger } from "../../../core/ledger.ts";
-import type { CountSample, Ledger, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type {
+  CountSample,
+  Ledger,
+  Verifier,
+  VerifierContext,
+  VerifierFactory,
+} from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { esRowReader } from "./rows.ts";
 
@@ -54,18 +60,29 @@ const PIT_KEEP_ALIVE = "2m";
 const now = (): number => performance.timeOrigin + performance.now();
 
 /** The body of `PUT /<index>`: settings and the explicit mapping (see the file comment). */
-export function indexDefinition(fields: readonly EventField[], shards = 1): { settings: Record<string, unknown>; mappings: Record<string, unknown> } {
+export function indexDefinition(
+  fields: readonly EventField[],
+  shards = 1,
+): { settings: Record<string, unknown>; mappings: Record<string, unknown> } {
   const properties: Record<string, { type: string }> = {};
   for (const f of fields) properties[f.name] = { type: ES_TYPES[f.type] };
   properties.gen = { type: "integer" };
   properties.seq = { type: "long" };
   properties.sent_at = { type: "date" };
-  return { settings: { number_of_shards: shards, number_of_replicas: 0 }, mappings: { dynamic: false, properties } };
+  return {
+    settings: { number_of_shards: shards, number_of_replicas: 0 },
+    mappings: { dynamic: false, properties },
+  };
 }
 
 /** One page of a composite aggregation named `seqs`, as the search API answers it. */
 interface CompositePage {
-  aggregations?: { seqs?: { after_key?: Record<string, unknown>; buckets?: Array<{ key?: { gen?: unknown; seq?: unknown }; doc_count?: unknown }> } };
+  aggregations?: {
+    seqs?: {
+      after_key?: Record<string, unknown>;
+      buckets?: Array<{ key?: { gen?: unknown; seq?: unknown }; doc_count?: unknown }>;
+    };
+  };
 }
 
 /** One page of a point-in-time search with `version: true`. */
@@ -96,7 +113,8 @@ const ELASTICSEARCH: EsFlavour = { name: "elasticsearch", label: "Elasticsearch"
 
 class ElasticsearchVerifier implements Verifier {
   /** no delivery latency (core/verifier.ts Verifier.deliveryUnavailable) */
-  readonly deliveryUnavailable = "Elasticsearch keeps no ingest time in a document unless an ingest pipeline stamps one (a `set` processor writing {{_ingest.timestamp}}, e.g. as the index's default_pipeline); the verifier creates none, and no real server runs here to test one";
+  readonly deliveryUnavailable =
+    "Elasticsearch keeps no ingest time in a document unless an ingest pipeline stamps one (a `set` processor writing {{_ingest.timestamp}}, e.g. as the index's default_pipeline); the verifier creates none, and no real server runs here to test one";
   private readonly api: HttpJsonApi;
   private readonly index: string;
   private readonly path: string;
@@ -104,11 +122,21 @@ class ElasticsearchVerifier implements Verifier {
   /** stored documents read back for the content check (./rows.ts) */
   readonly rows: StoredRowReader;
 
-  constructor(private readonly ctx: VerifierContext, private readonly flavour: EsFlavour = ELASTICSEARCH) {
+  constructor(
+    private readonly ctx: VerifierContext,
+    private readonly flavour: EsFlavour = ELASTICSEARCH,
+  ) {
     this.index = ctx.params.index ?? "ib_events";
     this.path = `/${encodeURIComponent(this.index)}`;
     const sink = flavour.name === "opensearch" ? "opensearch" : "elasticsearch";
-    this.api = new HttpJsonApi(flavour.label, ctx.host, ctx.port, authHeader(sink, ctx.params), undefined, sinkLogin(sink, ctx.params));
+    this.api = new HttpJsonApi(
+      flavour.label,
+      ctx.host,
+      ctx.port,
+      authHeader(sink, ctx.params),
+      undefined,
+      sinkLogin(sink, ctx.params),
+    );
     this.rows = esRowReader(this.api, this.path, ctx.fields, flavour.label);
   }
 
@@ -118,7 +146,11 @@ class ElasticsearchVerifier implements Verifier {
     const extra = this.flavour.settings?.(this.ctx.params) ?? {};
     await this.api.call("DELETE", this.path, undefined, [404]);
     const shards = this.ctx.params.shards !== undefined ? Number(this.ctx.params.shards) : 1;
-    if (!Number.isInteger(shards) || shards < 1) throw new IngestbenchError("E_ES_SHARDS", `sink param shards must be a positive integer, got "${this.ctx.params.shards}"`);
+    if (!Number.isInteger(shards) || shards < 1)
+      throw new IngestbenchError(
+        "E_ES_SHARDS",
+        `sink param shards must be a positive integer, got "${this.ctx.params.shards}"`,
+      );
     const definition = indexDefinition(this.ctx.fields, shards);
     await this.api.call("PUT", this.path, { ...definition, settings: { ...definition.settings, ...extra } });
     this.newest = null;
@@ -128,10 +160,16 @@ class ElasticsearchVerifier implements Verifier {
   private async count(ours = false): Promise<number> {
     const base = this.ctx.genBase ?? 0;
     const r = ours
-      ? await this.api.call("POST", `${this.path}/_count`, { query: { range: { gen: { gte: base, lt: base + GEN_STRIDE } } } })
+      ? await this.api.call("POST", `${this.path}/_count`, {
+          query: { range: { gen: { gte: base, lt: base + GEN_STRIDE } } },
+        })
       : await this.api.call("GET", `${this.path}/_count`);
     const c = (r.json as { count?: unknown } | null)?.count;
-    if (typeof c !== "number") throw new IngestbenchError("E_ES_ANSWER", `${this.flavour.label} _count answered without a count: ${r.body.slice(0, 200)}`);
+    if (typeof c !== "number")
+      throw new IngestbenchError(
+        "E_ES_ANSWER",
+        `${this.flavour.label} _count answered without a count: ${r.body.slice(0, 200)}`,
+      );
     return c;
   }
 
@@ -141,8 +179,12 @@ class ElasticsearchVerifier implements Verifier {
     await this.api.call("POST", `${this.path}/_refresh`);
     const stored = await this.count(true);
     const tAfter = now();
-    const r = await this.api.call("POST", `${this.path}/_search?filter_path=aggregations`, { size: 0, aggs: { newest: { max: { field: "sent_at" } } } });
-    const v = (r.json as { aggregations?: { newest?: { value?: unknown } } } | null)?.aggregations?.newest?.value;
+    const r = await this.api.call("POST", `${this.path}/_search?filter_path=aggregations`, {
+      size: 0,
+      aggs: { newest: { max: { field: "sent_at" } } },
+    });
+    const v = (r.json as { aggregations?: { newest?: { value?: unknown } } } | null)?.aggregations?.newest
+      ?.value;
     if (typeof v === "number" && Number.isFinite(v)) this.newest = Math.max(this.newest ?? 0, v);
     return { tBefore, tAfter, stored, newestSentAtMs: this.newest };
   }
@@ -156,9 +198,21 @@ class ElasticsearchVerifier implements Verifier {
     for (;;) {
       const body = {
         size: 0,
-        aggs: { seqs: { composite: { size: ES_PAGE, sources: [{ gen: { terms: { field: "gen" } } }, { seq: { terms: { field: "seq" } } }], ...(after ? { after } : {}) } } },
+        aggs: {
+          seqs: {
+            composite: {
+              size: ES_PAGE,
+              sources: [{ gen: { terms: { field: "gen" } } }, { seq: { terms: { field: "seq" } } }],
+              ...(after ? { after } : {}),
+            },
+          },
+        },
       };
-      const r = await this.api.call("POST", `${this.path}/_search?filter_path=aggregations.seqs.after_key,aggregations.seqs.buckets`, body);
+      const r = await this.api.call(
+        "POST",
+        `${this.path}/_search?filter_path=aggregations.seqs.after_key,aggregations.seqs.buckets`,
+        body,
+      );
       const seqs = (r.json as CompositePage | null)?.aggregations?.seqs;
       const buckets = seqs?.buckets ?? [];
       for (const b of buckets) {
@@ -169,17 +223,27 @@ class ElasticsearchVerifier implements Verifier {
       if (buckets.length === 0 || !seqs?.after_key) break;
       after = seqs.after_key;
     }
-    if (keyed > stored) throw new IngestbenchError("E_ES_ANSWER", `${this.flavour.label}'s composite aggregation counted ${keyed} documents, _count ${stored}: the index changed during the ledger`);
+    if (keyed > stored)
+      throw new IngestbenchError(
+        "E_ES_ANSWER",
+        `${this.flavour.label}'s composite aggregation counted ${keyed} documents, _count ${stored}: the index changed during the ledger`,
+      );
     acc.addUnkeyed(stored - keyed);
     if (stored === 0) return acc.result(0);
-    return acc.result(this.flavour.overwrites ? await this.flavour.overwrites(this.api, this.path) : await this.overwrites());
+    return acc.result(
+      this.flavour.overwrites ? await this.flavour.overwrites(this.api, this.path) : await this.overwrites(),
+    );
   }
 
   /** Σ(_version − 1) over every document, by a point-in-time search (see the file comment). */
   private async overwrites(): Promise<number> {
     const open = await this.api.call("POST", `${this.path}/_pit?keep_alive=${PIT_KEEP_ALIVE}`);
     let pit = (open.json as { id?: unknown } | null)?.id;
-    if (typeof pit !== "string") throw new IngestbenchError("E_ES_ANSWER", `Elasticsearch opened no point in time: ${open.body.slice(0, 200)}`);
+    if (typeof pit !== "string")
+      throw new IngestbenchError(
+        "E_ES_ANSWER",
+        `Elasticsearch opened no point in time: ${open.body.slice(0, 200)}`,
+      );
     let total = 0;
     try {
       let searchAfter: unknown[] | undefined;
@@ -193,7 +257,11 @@ class ElasticsearchVerifier implements Verifier {
           sort: [{ _shard_doc: "asc" }],
           ...(searchAfter ? { search_after: searchAfter } : {}),
         };
-        const r = await this.api.call("POST", "/_search?filter_path=pit_id,hits.hits._version,hits.hits.sort", body);
+        const r = await this.api.call(
+          "POST",
+          "/_search?filter_path=pit_id,hits.hits._version,hits.hits.sort",
+          body,
+        );
         const page = r.json as VersionPage | null;
         if (typeof page?.pit_id === "string") pit = page.pit_id;
         const hits = page?.hits?.hits ?? [];
@@ -203,7 +271,11 @@ class ElasticsearchVerifier implements Verifier {
         }
         if (hits.length < ES_PAGE) break;
         searchAfter = hits.at(-1)?.sort;
-        if (!searchAfter) throw new IngestbenchError("E_ES_ANSWER", "Elasticsearch answered a point-in-time page without sort values");
+        if (!searchAfter)
+          throw new IngestbenchError(
+            "E_ES_ANSWER",
+            "Elasticsearch answered a point-in-time page without sort values",
+          );
       }
     } finally {
       await this.api.call("DELETE", "/_pit", { id: pit }, [404]).catch(() => undefined);

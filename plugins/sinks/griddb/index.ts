@@ -7,7 +7,8 @@ import { griddbVerifier } from "./verifier.ts";
 export const plugin = {
   kind: "sink",
   name: "griddb",
-  about: "GridDB 5.6.0 behind the GridDB Web API 5.6.0 (an image built from images/griddb-webapi; docker and azure only)",
+  about:
+    "GridDB 5.6.0 behind the GridDB Web API 5.6.0 (an image built from images/griddb-webapi; docker and azure only)",
   schema: griddbSinkSchema,
   image,
   verifier: griddbVerifier,

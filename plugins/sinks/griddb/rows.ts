@@ -15,7 +15,10 @@ import { jsonValues, type FieldRule, type StoredRow, type StoredRowReader } from
 export const GRIDDB_ROWS_PAGE = 10_000;
 
 const RULES: Readonly<Record<EventField["type"], Omit<FieldRule, "name" | "readable">>> = {
-  timestamp: { unit: "ms", rule: "TIMESTAMP (milliseconds), answered as ISO 8601: compared to the millisecond" },
+  timestamp: {
+    unit: "ms",
+    rule: "TIMESTAMP (milliseconds), answered as ISO 8601: compared to the millisecond",
+  },
   string: { rule: "STRING, bytes as sent: no normalisation" },
   int: { rule: "LONG, exact" },
   float: { rule: "DOUBLE, exact" },
@@ -29,12 +32,19 @@ const ident = (s: string): string => `"${s.replace(/"/g, '""')}"`;
  * The reader over `select` (the verifier's: a SQL SELECT → its result rows) for `container` with the scenario's fields.
  * @throws IngestbenchError E_GRIDDB_ANSWER when one seq alone has more rows than an answer holds
  */
-export function gridDbRowReader(select: (stmt: string) => Promise<unknown[][]>, container: string, fields: readonly EventField[]): StoredRowReader {
+export function gridDbRowReader(
+  select: (stmt: string) => Promise<unknown[][]>,
+  container: string,
+  fields: readonly EventField[],
+): StoredRowReader {
   const cols = ["gen", "seq", ...fields.map((f) => f.name)].map(ident).join(", ");
   const rows = async (where: string): Promise<{ full: boolean; rows: StoredRow[] }> => {
-    const res = await select(`SELECT ${cols} FROM ${ident(container)} WHERE ${where} ORDER BY seq LIMIT ${GRIDDB_ROWS_PAGE + 1}`);
+    const res = await select(
+      `SELECT ${cols} FROM ${ident(container)} WHERE ${where} ORDER BY seq LIMIT ${GRIDDB_ROWS_PAGE + 1}`,
+    );
     const out = res.slice(0, GRIDDB_ROWS_PAGE).map((r) => ({
-      gen: Number(r[0]), seq: Number(r[1]),
+      gen: Number(r[0]),
+      seq: Number(r[1]),
       values: jsonValues(fields, Object.fromEntries(fields.map((f, i) => [f.name, r[i + 2]]))),
     }));
     return { full: res.length > GRIDDB_ROWS_PAGE, rows: out };
@@ -42,7 +52,11 @@ export function gridDbRowReader(select: (stmt: string) => Promise<unknown[][]>, 
   const range = async (gen: number, from: number, to: number): Promise<StoredRow[]> => {
     const r = await rows(`gen = ${gen} AND seq >= ${from} AND seq < ${to}`);
     if (!r.full) return r.rows;
-    if (to - from <= 1) throw new IngestbenchError("E_GRIDDB_ANSWER", `GridDB holds more than ${GRIDDB_ROWS_PAGE} rows of gen ${gen} seq ${from}`);
+    if (to - from <= 1)
+      throw new IngestbenchError(
+        "E_GRIDDB_ANSWER",
+        `GridDB holds more than ${GRIDDB_ROWS_PAGE} rows of gen ${gen} seq ${from}`,
+      );
     const mid = from + Math.floor((to - from) / 2);
     return [...(await range(gen, from, mid)), ...(await range(gen, mid, to))];
   };

@@ -8,10 +8,22 @@ import { z } from "zod";
  */
 export const griddbSinkSchema = z
   .object({
-    version: z.string().regex(/^\d+\.\d+(\.\d+)?$/).default("5.6.0"),
-    cluster: z.string().regex(/^[A-Za-z0-9_]+$/).default("myCluster"),
-    database: z.string().regex(/^[A-Za-z0-9_]+$/).default("public"),
-    container: z.string().regex(/^[A-Za-z0-9_]+$/).default("ib_events"),
+    version: z
+      .string()
+      .regex(/^\d+\.\d+(\.\d+)?$/)
+      .default("5.6.0"),
+    cluster: z
+      .string()
+      .regex(/^[A-Za-z0-9_]+$/)
+      .default("myCluster"),
+    database: z
+      .string()
+      .regex(/^[A-Za-z0-9_]+$/)
+      .default("public"),
+    container: z
+      .string()
+      .regex(/^[A-Za-z0-9_]+$/)
+      .default("ib_events"),
     containerType: z.enum(["COLLECTION", "TIME_SERIES"]).default("COLLECTION"),
   })
   .strict();

@@ -51,12 +51,23 @@
  *   deduplicated = 0 (GridDB drops nothing).
  */
 import { ConfigurationError, IngestbenchError } from "../../../core/errors.ts";
-import { GRIDDB_CONTENT_TYPE, gridDbAuthorization, gridDbTarget } from "../../../core/events/griddb-webapi.ts";
+import {
+  GRIDDB_CONTENT_TYPE,
+  gridDbAuthorization,
+  gridDbTarget,
+} from "../../../core/events/griddb-webapi.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { GEN_STRIDE, SeqLedger, type SinkCollisions } from "../../../core/ledger.ts";
 import { createEventSource } from "../../../core/events/source.ts";
-import { liveHorizonMs, type CountSample, type Ledger, type Verifier, type VerifierContext, type VerifierFactory } from "../../../core/verifier.ts";
+import {
+  liveHorizonMs,
+  type CountSample,
+  type Ledger,
+  type Verifier,
+  type VerifierContext,
+  type VerifierFactory,
+} from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { gridDbRowReader } from "./rows.ts";
 
@@ -99,14 +110,19 @@ export function gridDbColumns(fields: readonly EventField[]): GridDbColumn[] {
  * Differences between an existing container's columns and the expected ones, by position: count, then type
  * (names are not compared: rows are positional). Empty when they match.
  */
-export function columnMismatches(actual: readonly GridDbColumn[], expected: readonly GridDbColumn[]): string[] {
+export function columnMismatches(
+  actual: readonly GridDbColumn[],
+  expected: readonly GridDbColumn[],
+): string[] {
   const out: string[] = [];
-  if (actual.length !== expected.length) out.push(`it has ${actual.length} columns, the events have ${expected.length} values per row`);
+  if (actual.length !== expected.length)
+    out.push(`it has ${actual.length} columns, the events have ${expected.length} values per row`);
   const n = Math.min(actual.length, expected.length);
   for (let i = 0; i < n; i++) {
     const a = actual[i]!;
     const e = expected[i]!;
-    if (a.type.toUpperCase() !== e.type) out.push(`column ${i + 1} "${a.name}" is ${a.type}, value ${i + 1} ("${e.name}") needs ${e.type}`);
+    if (a.type.toUpperCase() !== e.type)
+      out.push(`column ${i + 1} "${a.name}" is ${a.type}, value ${i + 1} ("${e.name}") needs ${e.type}`);
   }
   return out;
 }
@@ -127,7 +143,8 @@ interface SqlResult {
 
 class GridDbVerifier implements Verifier {
   /** no delivery latency (core/verifier.ts Verifier.deliveryUnavailable) */
-  readonly deliveryUnavailable = "GridDB's Web API stores the row as the writer sends it (no server-side column default) and returns no receive time";
+  readonly deliveryUnavailable =
+    "GridDB's Web API stores the row as the writer sends it (no server-side column default) and returns no receive time";
   private readonly api: HttpJsonApi;
   private readonly base: string;
   private readonly container: string;
@@ -147,7 +164,10 @@ class GridDbVerifier implements Verifier {
     const e = encodeURIComponent;
     this.base = `/griddb/v2/${e(t.cluster)}/dbs/${e(t.database)}`;
     this.container = t.container;
-    this.api = new HttpJsonApi("GridDB Web API", ctx.host, ctx.port, { "Content-Type": GRIDDB_CONTENT_TYPE, Authorization: gridDbAuthorization(ctx.params) });
+    this.api = new HttpJsonApi("GridDB Web API", ctx.host, ctx.port, {
+      "Content-Type": GRIDDB_CONTENT_TYPE,
+      Authorization: gridDbAuthorization(ctx.params),
+    });
     this.rows = gridDbRowReader((stmt) => this.select(stmt), this.container, ctx.fields);
   }
 
@@ -166,8 +186,17 @@ class GridDbVerifier implements Verifier {
     let type = this.ctx.params.containerType as GridDbContainerType | undefined;
     if (info.status !== 404) {
       const doc = info.json as { container_type?: unknown; columns?: unknown } | null;
-      const cols = Array.isArray(doc?.columns) ? (doc.columns as Array<{ name?: unknown; type?: unknown }>).map((c) => ({ name: String(c.name), type: String(c.type) })) : null;
-      if (cols === null) throw new IngestbenchError("E_GRIDDB_ANSWER", `GridDB container info of "${this.container}" has no columns: ${info.body.slice(0, 200)}`);
+      const cols = Array.isArray(doc?.columns)
+        ? (doc.columns as Array<{ name?: unknown; type?: unknown }>).map((c) => ({
+            name: String(c.name),
+            type: String(c.type),
+          }))
+        : null;
+      if (cols === null)
+        throw new IngestbenchError(
+          "E_GRIDDB_ANSWER",
+          `GridDB container info of "${this.container}" has no columns: ${info.body.slice(0, 200)}`,
+        );
       const diff = columnMismatches(cols, expected);
       if (diff.length > 0) {
         const show = (cs: readonly GridDbColumn[]): string => cs.map((c) => `${c.name} ${c.type}`).join(", ");
@@ -183,12 +212,25 @@ class GridDbVerifier implements Verifier {
     }
     type ??= "COLLECTION";
     if (type !== "COLLECTION" && type !== "TIME_SERIES") {
-      throw new ConfigurationError("E_GRIDDB_CONTAINER_TYPE", `sink param containerType must be COLLECTION or TIME_SERIES, got "${String(type)}"`, { field: "sink.griddb.containerType" });
+      throw new ConfigurationError(
+        "E_GRIDDB_CONTAINER_TYPE",
+        `sink param containerType must be COLLECTION or TIME_SERIES, got "${String(type)}"`,
+        { field: "sink.griddb.containerType" },
+      );
     }
     if (type === "TIME_SERIES" && this.ctx.fields[0]?.type !== "timestamp") {
-      throw new ConfigurationError("E_GRIDDB_CONTAINER_TYPE", "a TIME_SERIES container's row key is its first column, which must be a timestamp: make the first event field a timestamp", { field: "event" });
+      throw new ConfigurationError(
+        "E_GRIDDB_CONTAINER_TYPE",
+        "a TIME_SERIES container's row key is its first column, which must be a timestamp: make the first event field a timestamp",
+        { field: "event" },
+      );
     }
-    await this.api.call("POST", `${this.base}/containers`, { container_name: this.container, container_type: type, rowkey: type === "TIME_SERIES", columns: expected });
+    await this.api.call("POST", `${this.base}/containers`, {
+      container_name: this.container,
+      container_type: type,
+      rowkey: type === "TIME_SERIES",
+      columns: expected,
+    });
     this.containerType = type;
     this.newest = null;
     this.openedAtMs = Date.now();
@@ -199,9 +241,15 @@ class GridDbVerifier implements Verifier {
   /** Run one SELECT; resolves with its rows. */
   private async select(stmt: string): Promise<unknown[][]> {
     const old = this.ctx.params.sqlPath === "sql";
-    const r = await this.api.call("POST", `${this.base}/${old ? "sql" : "sql/select"}`, [old ? { type: "sql-select", stmt } : { stmt }]);
+    const r = await this.api.call("POST", `${this.base}/${old ? "sql" : "sql/select"}`, [
+      old ? { type: "sql-select", stmt } : { stmt },
+    ]);
     const res = Array.isArray(r.json) ? (r.json[0] as SqlResult | undefined) : undefined;
-    if (!res || !Array.isArray(res.results)) throw new IngestbenchError("E_GRIDDB_ANSWER", `GridDB SQL answered without results to \`${stmt.slice(0, 120)}\`: ${r.body.slice(0, 200)}`);
+    if (!res || !Array.isArray(res.results))
+      throw new IngestbenchError(
+        "E_GRIDDB_ANSWER",
+        `GridDB SQL answered without results to \`${stmt.slice(0, 120)}\`: ${r.body.slice(0, 200)}`,
+      );
     return res.results;
   }
 
@@ -223,12 +271,16 @@ class GridDbVerifier implements Verifier {
     } else {
       const t = Date.now();
       const cut = Math.floor(t - liveHorizonMs(t - (this.newest ?? this.openedAtMs)));
-      const after = this.frontierMs === null ? "sent_at IS NOT NULL" : `sent_at > ${timestampSql(this.frontierMs)}`;
+      const after =
+        this.frontierMs === null ? "sent_at IS NOT NULL" : `sent_at > ${timestampSql(this.frontierMs)}`;
       const freezeTo = Math.max(cut, this.frontierMs ?? cut);
-      const [row] = await this.select(`SELECT COUNT(*), MAX(sent_at), SUM(CASE WHEN sent_at <= ${timestampSql(freezeTo)} THEN 1 ELSE 0 END) FROM ${c} WHERE ${after} AND ${ours}`);
+      const [row] = await this.select(
+        `SELECT COUNT(*), MAX(sent_at), SUM(CASE WHEN sent_at <= ${timestampSql(freezeTo)} THEN 1 ELSE 0 END) FROM ${c} WHERE ${after} AND ${ours}`,
+      );
       const live = Number(row?.[0] ?? 0);
       const freezing = Number(row?.[2] ?? 0);
-      if (!Number.isFinite(live) || !Number.isFinite(freezing)) throw new IngestbenchError("E_GRIDDB_ANSWER", `GridDB's live count answered ${JSON.stringify(row)}`);
+      if (!Number.isFinite(live) || !Number.isFinite(freezing))
+        throw new IngestbenchError("E_GRIDDB_ANSWER", `GridDB's live count answered ${JSON.stringify(row)}`);
       stored = this.frozen + live;
       this.frozen += freezing;
       this.frontierMs = freezeTo;
@@ -248,8 +300,12 @@ class GridDbVerifier implements Verifier {
     let keyed = 0;
     let after: [number, number] | null = null;
     for (;;) {
-      const where = after ? `WHERE gen > ${after[0]} OR (gen = ${after[0]} AND seq > ${after[1]})` : "WHERE gen IS NOT NULL AND seq IS NOT NULL";
-      const rows = await this.select(`SELECT gen, seq, COUNT(*) FROM ${c} ${where} GROUP BY gen, seq ORDER BY gen, seq LIMIT ${GRIDDB_PAGE}`);
+      const where = after
+        ? `WHERE gen > ${after[0]} OR (gen = ${after[0]} AND seq > ${after[1]})`
+        : "WHERE gen IS NOT NULL AND seq IS NOT NULL";
+      const rows = await this.select(
+        `SELECT gen, seq, COUNT(*) FROM ${c} ${where} GROUP BY gen, seq ORDER BY gen, seq LIMIT ${GRIDDB_PAGE}`,
+      );
       for (const r of rows) {
         const n = Number(r[2]);
         acc.add(Number(r[0]), Number(r[1]), n);
@@ -259,7 +315,11 @@ class GridDbVerifier implements Verifier {
       const last = rows.at(-1)!;
       after = [Number(last[0]), Number(last[1])];
     }
-    if (keyed > stored) throw new IngestbenchError("E_GRIDDB_ANSWER", `GridDB grouped ${keyed} rows but counted ${stored}: the container changed during the ledger`);
+    if (keyed > stored)
+      throw new IngestbenchError(
+        "E_GRIDDB_ANSWER",
+        `GridDB grouped ${keyed} rows but counted ${stored}: the container changed during the ledger`,
+      );
     acc.addUnkeyed(stored - keyed);
     return acc.result(0, 0, this.rowKeys(sent.length));
   }
@@ -268,7 +328,9 @@ class GridDbVerifier implements Verifier {
   private rowKeys(generators: number): SinkCollisions | undefined {
     const seed = this.ctx.seed;
     if (this.containerType !== "TIME_SERIES" || seed === undefined) return undefined;
-    const sources = Array.from({ length: generators }, (_, g) => createEventSource({ fields: this.ctx.fields, seed, genId: g, genBase: this.ctx.genBase }));
+    const sources = Array.from({ length: generators }, (_, g) =>
+      createEventSource({ fields: this.ctx.fields, seed, genId: g, genBase: this.ctx.genBase }),
+    );
     return { as: "overwritten", keyOf: (g, seq) => (sources[g]!.values(seq)[0] as Date).getTime() };
   }
 

@@ -13,5 +13,9 @@ export const image: CatalogImage = {
   env: {},
   command: ["-config.file=/etc/loki/local-config.yaml"],
   versionCommand: ["loki", "-version"],
-  metrics: { path: "/metrics", format: "prometheus", about: "loki_distributor_lines_received_total, loki_ingester_streams_created_total" },
+  metrics: {
+    path: "/metrics",
+    format: "prometheus",
+    about: "loki_distributor_lines_received_total, loki_ingester_streams_created_total",
+  },
 };

@@ -36,15 +36,23 @@ const RULES: Readonly<Record<EventField["type"], Omit<FieldRule, "name" | "reada
 const ns = (ms: number): bigint => BigInt(Math.floor(ms)) * 1_000_000n;
 
 /** The log query of generator `gen`'s seqs [from, to), or of the seqs listed (a regular expression on ib_seq). */
-export function lokiRowsQuery(selector: string, gen: number, seqs: { from: number; to: number } | readonly number[]): string {
-  const which = "from" in seqs ? `ib_seq >= ${seqs.from} and ib_seq < ${seqs.to}` : `ib_seq =~ "^(${seqs.join("|")})$"`;
+export function lokiRowsQuery(
+  selector: string,
+  gen: number,
+  seqs: { from: number; to: number } | readonly number[],
+): string {
+  const which =
+    "from" in seqs ? `ib_seq >= ${seqs.from} and ib_seq < ${seqs.to}` : `ib_seq =~ "^(${seqs.join("|")})$"`;
   return `${selector} | json ib_gen="gen", ib_seq="seq" | ib_gen == ${gen} and ${which}`;
 }
 
 /** A query_range answer of streams (the fields read here). */
 interface StreamsAnswer {
   status?: string;
-  data?: { resultType?: string; result?: Array<{ stream?: Record<string, string>; values?: Array<[unknown, unknown]> }> };
+  data?: {
+    resultType?: string;
+    result?: Array<{ stream?: Record<string, string>; values?: Array<[unknown, unknown]> }>;
+  };
 }
 
 /**
@@ -52,20 +60,34 @@ interface StreamsAnswer {
  * @throws IngestbenchError E_LOKI_ANSWER for an answer that is not a success, E_LOKI_PAGE when one timestamp holds
  *   more than a page of entries
  */
-export function lokiRowReader(api: HttpJsonApi, selector: string, windowStartMs: () => number, fields: readonly EventField[]): StoredRowReader {
+export function lokiRowReader(
+  api: HttpJsonApi,
+  selector: string,
+  windowStartMs: () => number,
+  fields: readonly EventField[],
+): StoredRowReader {
   const read = async (query: string): Promise<StoredRow[]> => {
     const out: StoredRow[] = [];
     const end = `${ns(Date.now() + 1)}`;
     let start = ns(windowStartMs());
     let boundary = new Set<string>();
     for (;;) {
-      const r = await api.call("GET", `/loki/api/v1/query_range?${new URLSearchParams({ query, start: `${start}`, end, limit: String(LOKI_ROWS_PAGE), direction: "forward" })}`);
+      const r = await api.call(
+        "GET",
+        `/loki/api/v1/query_range?${new URLSearchParams({ query, start: `${start}`, end, limit: String(LOKI_ROWS_PAGE), direction: "forward" })}`,
+      );
       const a = r.json as StreamsAnswer | null;
-      if (a?.status !== "success" || !Array.isArray(a.data?.result)) throw new IngestbenchError("E_LOKI_ANSWER", `Loki query_range answered ${r.body.slice(0, 200)}`);
+      if (a?.status !== "success" || !Array.isArray(a.data?.result))
+        throw new IngestbenchError("E_LOKI_ANSWER", `Loki query_range answered ${r.body.slice(0, 200)}`);
       const entries: Array<{ ts: bigint; key: string; line: string }> = [];
       for (const s of a.data.result) {
         const streamKey = JSON.stringify(s.stream ?? {});
-        for (const [ts, line] of s.values ?? []) entries.push({ ts: BigInt(String(ts)), key: `${streamKey}\u0000${String(ts)}\u0000${String(line)}`, line: String(line) });
+        for (const [ts, line] of s.values ?? [])
+          entries.push({
+            ts: BigInt(String(ts)),
+            key: `${streamKey}\u0000${String(ts)}\u0000${String(line)}`,
+            line: String(line),
+          });
       }
       let maxTs = start;
       let added = 0;
@@ -74,11 +96,20 @@ export function lokiRowReader(api: HttpJsonApi, selector: string, windowStartMs:
         added++;
         if (e.ts > maxTs) maxTs = e.ts;
         let doc: Record<string, unknown> | null = null;
-        try { doc = JSON.parse(e.line) as Record<string, unknown>; } catch { doc = null; }
-        if (doc && typeof doc.gen === "number" && typeof doc.seq === "number") out.push({ gen: doc.gen, seq: doc.seq, values: jsonValues(fields, doc) });
+        try {
+          doc = JSON.parse(e.line) as Record<string, unknown>;
+        } catch {
+          doc = null;
+        }
+        if (doc && typeof doc.gen === "number" && typeof doc.seq === "number")
+          out.push({ gen: doc.gen, seq: doc.seq, values: jsonValues(fields, doc) });
       }
       if (entries.length < LOKI_ROWS_PAGE) break;
-      if (added === 0) throw new IngestbenchError("E_LOKI_PAGE", `more than ${LOKI_ROWS_PAGE} entries share timestamp ${start} ns: raise Loki's max_entries_limit_per_query and LOKI_ROWS_PAGE`);
+      if (added === 0)
+        throw new IngestbenchError(
+          "E_LOKI_PAGE",
+          `more than ${LOKI_ROWS_PAGE} entries share timestamp ${start} ns: raise Loki's max_entries_limit_per_query and LOKI_ROWS_PAGE`,
+        );
       const next = new Set(maxTs === start ? boundary : []);
       for (const e of entries) if (e.ts === maxTs) next.add(e.key);
       boundary = next;

@@ -4,9 +4,15 @@ import { z } from "zod";
 /** `sink.loki`: Grafana Loki, push API. */
 export const lokiSinkSchema = z
   .object({
-    version: z.string().regex(/^\d+\.\d+\.\d+$/).default("3.5.0"),
+    version: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+$/)
+      .default("3.5.0"),
     /** the `job` stream label every line carries */
-    job: z.string().regex(/^[A-Za-z0-9_-]+$/).default("ingestbench"),
+    job: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .default("ingestbench"),
   })
   .strict();
 

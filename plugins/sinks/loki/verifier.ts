@@ -53,7 +53,15 @@ import { IngestbenchError } from "../../../core/errors.ts";
 import { HttpJsonApi } from "../../../core/http.ts";
 import { GEN_STRIDE, SeqLedger } from "../../../core/ledger.ts";
 import { sinkAuthHeaders, sinkLogin } from "../../../core/secrets.ts";
-import { LIVE_HORIZON_MAX_MS, liveHorizonMs, type CountSample, type Ledger, type Verifier, type VerifierContext, type VerifierFactory } from "../../../core/verifier.ts";
+import {
+  LIVE_HORIZON_MAX_MS,
+  liveHorizonMs,
+  type CountSample,
+  type Ledger,
+  type Verifier,
+  type VerifierContext,
+  type VerifierFactory,
+} from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { lokiRowReader } from "./rows.ts";
 
@@ -73,7 +81,11 @@ interface QueryRangeAnswer {
   status?: string;
   data?: {
     resultType?: string;
-    result?: Array<{ metric?: Record<string, string>; stream?: Record<string, string>; values?: Array<[unknown, unknown]> }>;
+    result?: Array<{
+      metric?: Record<string, string>;
+      stream?: Record<string, string>;
+      values?: Array<[unknown, unknown]>;
+    }>;
   };
 }
 
@@ -83,8 +95,14 @@ interface QueryRangeAnswer {
  * `Authorization: Basic base64(<params.user, default "ingestbench">:<password>)` (RFC 7617) for the authenticating
  * reverse proxy those docs put in front of Loki, which has no users of its own.
  */
-export function lokiHeaders(params: Record<string, string>, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  return { ...(params.tenant ? { "X-Scope-OrgID": params.tenant } : {}), ...sinkAuthHeaders("loki", params, env) };
+export function lokiHeaders(
+  params: Record<string, string>,
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  return {
+    ...(params.tenant ? { "X-Scope-OrgID": params.tenant } : {}),
+    ...sinkAuthHeaders("loki", params, env),
+  };
 }
 
 /** `{job="<job>"}` with the value escaped as a LogQL string. */
@@ -95,7 +113,8 @@ export function lokiSelector(params: Record<string, string>): string {
 
 class LokiVerifier implements Verifier {
   /** no delivery latency (core/verifier.ts Verifier.deliveryUnavailable) */
-  readonly deliveryUnavailable = "Loki's push API keeps each entry's own timestamp (the writer's) and its line; its query API returns no receive time";
+  readonly deliveryUnavailable =
+    "Loki's push API keeps each entry's own timestamp (the writer's) and its line; its query API returns no receive time";
   private readonly api: HttpJsonApi;
   private readonly selector: string;
   /** the log range of the sample's count: the selector, narrowed to this run's gens when it has its own id space */
@@ -113,8 +132,18 @@ class LokiVerifier implements Verifier {
   constructor(private readonly ctx: VerifierContext) {
     this.selector = lokiSelector(ctx.params);
     const base = ctx.genBase;
-    this.countRange = base === undefined ? this.selector : `${this.selector} | json ib_gen="gen" | ib_gen >= ${base} and ib_gen < ${base + GEN_STRIDE} `;
-    this.api = new HttpJsonApi("Loki", ctx.host, ctx.port, lokiHeaders(ctx.params), undefined, sinkLogin("loki", ctx.params));
+    this.countRange =
+      base === undefined
+        ? this.selector
+        : `${this.selector} | json ib_gen="gen" | ib_gen >= ${base} and ib_gen < ${base + GEN_STRIDE} `;
+    this.api = new HttpJsonApi(
+      "Loki",
+      ctx.host,
+      ctx.port,
+      lokiHeaders(ctx.params),
+      undefined,
+      sinkLogin("loki", ctx.params),
+    );
     this.rows = lokiRowReader(this.api, this.selector, () => this.windowStartMs, ctx.fields);
   }
 
@@ -132,7 +161,8 @@ class LokiVerifier implements Verifier {
   private async queryRange(params: Record<string, string>): Promise<QueryRangeAnswer> {
     const r = await this.api.call("GET", `/loki/api/v1/query_range?${new URLSearchParams(params)}`);
     const a = r.json as QueryRangeAnswer | null;
-    if (a?.status !== "success" || !Array.isArray(a.data?.result)) throw new IngestbenchError("E_LOKI_ANSWER", `Loki query_range answered ${r.body.slice(0, 200)}`);
+    if (a?.status !== "success" || !Array.isArray(a.data?.result))
+      throw new IngestbenchError("E_LOKI_ANSWER", `Loki query_range answered ${r.body.slice(0, 200)}`);
     return a;
   }
 
@@ -140,7 +170,12 @@ class LokiVerifier implements Verifier {
    * `sum(count_over_time(<countRange>[<rangeMs> ms]))` evaluated once, at `atMs`: the lines of (atMs − rangeMs, atMs].
    */
   private async countAt(atMs: number, rangeMs: number): Promise<number> {
-    const a = await this.queryRange({ query: `sum(count_over_time(${this.countRange}[${rangeMs}ms]))`, start: ns(atMs), end: ns(atMs), step: "1" });
+    const a = await this.queryRange({
+      query: `sum(count_over_time(${this.countRange}[${rangeMs}ms]))`,
+      start: ns(atMs),
+      end: ns(atMs),
+      step: "1",
+    });
     let n = 0;
     for (const [, v] of matrixPoints(a)) n += v;
     return n;
@@ -177,9 +212,18 @@ class LokiVerifier implements Verifier {
     }
     const from = this.frontierMs + step;
     if (from <= end) {
-      const a = await this.queryRange({ query: `sum(count_over_time(${this.countRange}[${step}ms]))`, start: ns(from), end: ns(end), step: String(step / 1000) });
+      const a = await this.queryRange({
+        query: `sum(count_over_time(${this.countRange}[${step}ms]))`,
+        start: ns(from),
+        end: ns(end),
+        step: String(step / 1000),
+      });
       for (const [at, n] of matrixPoints(a)) {
-        if (at % step !== 0 || at < from || at > end) throw new IngestbenchError("E_LOKI_ANSWER", `Loki answered a point at ${at} ms to a query of the ${step} ms steps ${from}..${end} ms: not one of them`);
+        if (at % step !== 0 || at < from || at > end)
+          throw new IngestbenchError(
+            "E_LOKI_ANSWER",
+            `Loki answered a point at ${at} ms to a query of the ${step} ms steps ${from}..${end} ms: not one of them`,
+          );
         live += n;
         if (at <= cut) freezing += n;
       }
@@ -201,7 +245,13 @@ class LokiVerifier implements Verifier {
     const stored = options.full ? await this.count(t) : await this.countWindowed(t, horizonMs);
     const tAfter = now();
     const from = options.full ? this.windowStartMs : Math.max(this.windowStartMs, t - horizonMs);
-    const a = await this.queryRange({ query: this.selector, start: ns(from), end: ns(Date.now() + 1), limit: "1", direction: "backward" });
+    const a = await this.queryRange({
+      query: this.selector,
+      start: ns(from),
+      end: ns(Date.now() + 1),
+      limit: "1",
+      direction: "backward",
+    });
     for (const s of a.data?.result ?? []) {
       for (const [ts, line] of s.values ?? []) {
         const sent = sentAtMs(line) ?? Number(BigInt(String(ts)) / 1_000_000n);
@@ -217,12 +267,24 @@ class LokiVerifier implements Verifier {
     let start = BigInt(ns(this.windowStartMs));
     let boundary = new Set<string>(); // entries at timestamp `start` already counted
     for (;;) {
-      const a = await this.queryRange({ query: this.selector, start: `${start}`, end, limit: String(LOKI_PAGE), direction: "forward" });
+      const a = await this.queryRange({
+        query: this.selector,
+        start: `${start}`,
+        end,
+        limit: String(LOKI_PAGE),
+        direction: "forward",
+      });
       const entries: Array<{ ts: bigint; key: string; line: unknown; labels: Record<string, string> }> = [];
       for (const s of a.data?.result ?? []) {
         const labels = s.stream ?? {};
         const streamKey = JSON.stringify(labels);
-        for (const [ts, line] of s.values ?? []) entries.push({ ts: BigInt(String(ts)), key: `${streamKey}\u0000${String(ts)}\u0000${String(line)}`, line, labels });
+        for (const [ts, line] of s.values ?? [])
+          entries.push({
+            ts: BigInt(String(ts)),
+            key: `${streamKey}\u0000${String(ts)}\u0000${String(line)}`,
+            line,
+            labels,
+          });
       }
       let maxTs = start;
       let added = 0;
@@ -236,7 +298,11 @@ class LokiVerifier implements Verifier {
         else acc.add(gen, doc.seq);
       }
       if (entries.length < LOKI_PAGE) break;
-      if (added === 0) throw new IngestbenchError("E_LOKI_PAGE", `more than ${LOKI_PAGE} entries share timestamp ${start} ns: raise Loki's max_entries_limit_per_query and LOKI_PAGE`);
+      if (added === 0)
+        throw new IngestbenchError(
+          "E_LOKI_PAGE",
+          `more than ${LOKI_PAGE} entries share timestamp ${start} ns: raise Loki's max_entries_limit_per_query and LOKI_PAGE`,
+        );
       const next = new Set(maxTs === start ? boundary : []);
       for (const e of entries) if (e.ts === maxTs) next.add(e.key);
       boundary = next;
@@ -257,13 +323,21 @@ class LokiVerifier implements Verifier {
 
 /** The points of a metric query's matrix answer, [epoch ms, value], every series'; no series: none. */
 function matrixPoints(a: QueryRangeAnswer): Array<[number, number]> {
-  if (a.data?.resultType !== "matrix") throw new IngestbenchError("E_LOKI_ANSWER", `Loki answered a ${a.data?.resultType} to a metric query, expected a matrix`);
+  if (a.data?.resultType !== "matrix")
+    throw new IngestbenchError(
+      "E_LOKI_ANSWER",
+      `Loki answered a ${a.data?.resultType} to a metric query, expected a matrix`,
+    );
   const out: Array<[number, number]> = [];
   for (const series of a.data.result ?? []) {
     for (const [ts, v] of series.values ?? []) {
       const at = Math.round(Number(ts) * 1000);
       const n = Number(v);
-      if (!Number.isFinite(at) || !Number.isFinite(n)) throw new IngestbenchError("E_LOKI_ANSWER", `Loki's count_over_time point [${String(ts)}, ${String(v)}] is not a number`);
+      if (!Number.isFinite(at) || !Number.isFinite(n))
+        throw new IngestbenchError(
+          "E_LOKI_ANSWER",
+          `Loki's count_over_time point [${String(ts)}, ${String(v)}] is not a number`,
+        );
       out.push([at, n]);
     }
   }
@@ -275,7 +349,10 @@ function parseLine(line: unknown): { gen?: number; seq?: number } | null {
   if (typeof line !== "string") return null;
   try {
     const d = JSON.parse(line) as { gen?: unknown; seq?: unknown };
-    return { gen: typeof d.gen === "number" ? d.gen : undefined, seq: typeof d.seq === "number" ? d.seq : undefined };
+    return {
+      gen: typeof d.gen === "number" ? d.gen : undefined,
+      seq: typeof d.seq === "number" ? d.seq : undefined,
+    };
   } catch {
     return null;
   }

@@ -44,6 +44,11 @@ export const opensearchImage: CatalogImage = {
   },
   heapFromMemory: true,
   versionCommand: ["opensearch", "--version"],
-  metrics: { path: "/_nodes/stats/indices,jvm,thread_pool", format: "json", about: "indexing.index_total, merges.current, refresh time, thread_pool.write.rejected, JVM heap (the nodes stats API OpenSearch kept from Elasticsearch 7.10)" },
+  metrics: {
+    path: "/_nodes/stats/indices,jvm,thread_pool",
+    format: "json",
+    about:
+      "indexing.index_total, merges.current, refresh time, thread_pool.write.rejected, JVM heap (the nodes stats API OpenSearch kept from Elasticsearch 7.10)",
+  },
   todo: "not pulled here (no Docker engine): the tag opensearchproject/opensearch:2.19.5 is taken from public deployments that pull it, and its digest is unresolved",
 };

@@ -65,11 +65,20 @@ const NO_SUCH_INDEX =
   '"type":"index_not_found_exception","reason":"no such index [ib_events]","index":"ib_events","resource.type":"index_or_alias","resource.id":"ib_events","index_uuid":"_na_"},"status":404}';
 const CREATED = '{"acknowledged":true,"shards_acknowledged":true,"index":"ib_events"}';
 const REFRESHED = '{"_shards":{"total":1,"successful":1,"failed":0}}';
-const SCROLL_ID = "FGluY2x1ZGVfY29udGV4dF91dWlkDXF1ZXJ5QW5kRmV0Y2gBFmRPdWhRMXlsVHNlbjJjVjZ1d2RCZncAAAAAAAAAAxZ0dWVjWW1pRlNHV1JtbWM5S0g3QVhR";
+const SCROLL_ID =
+  "FGluY2x1ZGVfY29udGV4dF91dWlkDXF1ZXJ5QW5kRmV0Y2gBFmRPdWhRMXlsVHNlbjJjVjZ1d2RCZncAAAAAAAAAAxZ0dWVjWW1pRlNHV1JtbWM5S0g3QVhR";
 const SCROLL_CLEARED = '{"succeeded":true,"num_freed":1}';
 
-interface Doc { _version: number; gen?: number; seq?: number }
-interface Got { method: string; url: string; body: string }
+interface Doc {
+  _version: number;
+  gen?: number;
+  seq?: number;
+}
+interface Got {
+  method: string;
+  url: string;
+  body: string;
+}
 type Answer = { status: number; body: string } | undefined;
 
 /** What the stand-in does with one request; `undefined` falls through to OpenSearch's index answers below. */
@@ -80,7 +89,10 @@ type Override = (req: Got) => Answer;
  * `_pit`, a `_shard_doc` sort, which OpenSearch 2.x cannot sort on) are answered 400, so a verifier that sends them
  * fails.
  */
-async function standIn(docs: Doc[], opts: { root?: string; newest?: string; override?: Override } = {}): Promise<{ port: number; got: Got[]; close(): Promise<void> }> {
+async function standIn(
+  docs: Doc[],
+  opts: { root?: string; newest?: string; override?: Override } = {},
+): Promise<{ port: number; got: Got[]; close(): Promise<void> }> {
   const got: Got[] = [];
   let exists = false;
   let scrollFrom = -1;
@@ -93,16 +105,31 @@ async function standIn(docs: Doc[], opts: { root?: string; newest?: string; over
       exists = false;
       return { status: 200, body: '{"acknowledged":true}' };
     }
-    if (req.method === "PUT" && path === "/ib_events") { exists = true; return { status: 200, body: CREATED }; }
+    if (req.method === "PUT" && path === "/ib_events") {
+      exists = true;
+      return { status: 200, body: CREATED };
+    }
     if (req.method === "POST" && path === "/ib_events/_refresh") return { status: 200, body: REFRESHED };
-    if (req.method === "GET" && path === "/ib_events/_count") return { status: 200, body: `{"count":${docs.length},"_shards":{"total":1,"successful":1,"skipped":0,"failed":0}}` };
+    if (req.method === "GET" && path === "/ib_events/_count")
+      return {
+        status: 200,
+        body: `{"count":${docs.length},"_shards":{"total":1,"successful":1,"skipped":0,"failed":0}}`,
+      };
     if (req.method === "POST" && path === "/ib_events/_count" && body.query?.range?.gen) {
       const { gte, lt } = body.query.range.gen as { gte: number; lt: number };
       const count = docs.filter((d) => typeof d.gen === "number" && d.gen >= gte && d.gen < lt).length;
-      return { status: 200, body: `{"count":${count},"_shards":{"total":1,"successful":1,"skipped":0,"failed":0}}` };
+      return {
+        status: 200,
+        body: `{"count":${count},"_shards":{"total":1,"successful":1,"skipped":0,"failed":0}}`,
+      };
     }
     if (req.method === "POST" && path === "/ib_events/_search" && body.aggs?.newest) {
-      return { status: 200, body: opts.newest ?? '{"aggregations":{"newest":{"value":1.764453600123E12,"value_as_string":"2025-11-29T22:00:00.123Z"}}}' };
+      return {
+        status: 200,
+        body:
+          opts.newest ??
+          '{"aggregations":{"newest":{"value":1.764453600123E12,"value_as_string":"2025-11-29T22:00:00.123Z"}}}',
+      };
     }
     if (req.method === "POST" && path === "/ib_events/_search" && body.aggs?.seqs?.composite) {
       const c = body.aggs.seqs.composite;
@@ -115,10 +142,12 @@ async function standIn(docs: Doc[], opts: { root?: string; newest?: string; over
         else counts.set(k, { gen: d.gen, seq: d.seq, n: 1 });
       }
       let keys = [...counts.values()].sort((a, b) => a.gen - b.gen || a.seq - b.seq);
-      if (c.after) keys = keys.filter((k) => k.gen > c.after.gen || (k.gen === c.after.gen && k.seq > c.after.seq));
+      if (c.after)
+        keys = keys.filter((k) => k.gen > c.after.gen || (k.gen === c.after.gen && k.seq > c.after.seq));
       const page = keys.slice(0, c.size);
       const buckets = page.map((k) => `{"key":{"gen":${k.gen},"seq":${k.seq}},"doc_count":${k.n}}`).join(",");
-      const after = page.length > 0 ? `"after_key":{"gen":${page.at(-1)!.gen},"seq":${page.at(-1)!.seq}},` : "";
+      const after =
+        page.length > 0 ? `"after_key":{"gen":${page.at(-1)!.gen},"seq":${page.at(-1)!.seq}},` : "";
       return { status: 200, body: `{"aggregations":{"seqs":{${after}"buckets":[${buckets}]}}}` };
     }
     const hitsFrom = (from: number, size: number): string => {
@@ -127,22 +156,47 @@ async function standIn(docs: Doc[], opts: { root?: string; newest?: string; over
       return `{"_scroll_id":"${SCROLL_ID}","hits":{"hits":[${hits.map((d) => `{"_version":${d._version}}`).join(",")}]}}`;
     };
     if (req.method === "POST" && path === "/ib_events/_search" && req.url.includes("scroll=2m")) {
-      if (JSON.stringify(body.sort) !== '["_doc"]' || body.version !== true || body._source !== false) return undefined;
+      if (JSON.stringify(body.sort) !== '["_doc"]' || body.version !== true || body._source !== false)
+        return undefined;
       return { status: 200, body: hitsFrom(0, body.size) };
     }
-    if (req.method === "POST" && path === "/_search/scroll" && body.scroll_id === SCROLL_ID && scrollFrom >= 0) return { status: 200, body: hitsFrom(scrollFrom, 10_000) };
-    if (req.method === "DELETE" && path === "/_search/scroll" && JSON.stringify(body.scroll_id) === `["${SCROLL_ID}"]`) { scrollFrom = -1; return { status: 200, body: SCROLL_CLEARED }; }
+    if (
+      req.method === "POST" &&
+      path === "/_search/scroll" &&
+      body.scroll_id === SCROLL_ID &&
+      scrollFrom >= 0
+    )
+      return { status: 200, body: hitsFrom(scrollFrom, 10_000) };
+    if (
+      req.method === "DELETE" &&
+      path === "/_search/scroll" &&
+      JSON.stringify(body.scroll_id) === `["${SCROLL_ID}"]`
+    ) {
+      scrollFrom = -1;
+      return { status: 200, body: SCROLL_CLEARED };
+    }
     return undefined;
   };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const g: Got = { method: req.method ?? "", url: req.url ?? "", body: Buffer.concat(chunks).toString("utf8") };
+      const g: Got = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        body: Buffer.concat(chunks).toString("utf8"),
+      };
       got.push(g);
-      const a = opts.override?.(g) ?? answer(g) ?? { status: 400, body: `{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"request [${g.url}] not handled by this stand-in"}],"type":"illegal_argument_exception","reason":"request [${g.url}] not handled by this stand-in"},"status":400}` };
+      const a = opts.override?.(g) ??
+        answer(g) ?? {
+          status: 400,
+          body: `{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"request [${g.url}] not handled by this stand-in"}],"type":"illegal_argument_exception","reason":"request [${g.url}] not handled by this stand-in"},"status":400}`,
+        };
       const bytes = Buffer.from(a.body, "utf8");
-      res.writeHead(a.status, { "content-type": "application/json; charset=UTF-8", "content-length": bytes.length });
+      res.writeHead(a.status, {
+        "content-type": "application/json; charset=UTF-8",
+        "content-length": bytes.length,
+      });
       res.end(bytes);
     });
   });
@@ -160,7 +214,11 @@ afterEach(async () => {
 });
 
 /** A stand-in and a verifier on it, both closed after the test. */
-async function verifierOn(docs: Doc[], params: Record<string, string> = {}, opts: Parameters<typeof standIn>[1] = {}): Promise<{ v: Verifier; got: Got[] }> {
+async function verifierOn(
+  docs: Doc[],
+  params: Record<string, string> = {},
+  opts: Parameters<typeof standIn>[1] = {},
+): Promise<{ v: Verifier; got: Got[] }> {
   const s = await standIn(docs, opts);
   const v = opensearch.verifier.create({ host: "127.0.0.1", port: s.port, params, fields });
   cleanups.push(s.close, () => v.close());
@@ -176,7 +234,17 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
     expect(got.map(line)).toEqual(["GET /", "DELETE /ib_events", "PUT /ib_events"]);
     expect(JSON.parse(got[2]!.body)).toEqual({
       settings: { number_of_shards: 3, number_of_replicas: 0, refresh_interval: "30s" },
-      mappings: { dynamic: false, properties: { ts: { type: "date" }, msg: { type: "text" }, n: { type: "long" }, gen: { type: "integer" }, seq: { type: "long" }, sent_at: { type: "date" } } },
+      mappings: {
+        dynamic: false,
+        properties: {
+          ts: { type: "date" },
+          msg: { type: "text" },
+          n: { type: "long" },
+          gen: { type: "integer" },
+          seq: { type: "long" },
+          sent_at: { type: "date" },
+        },
+      },
     });
   });
 
@@ -190,13 +258,21 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
     const { v, got } = await verifierOn([], {}, { root: ROOT_ELASTICSEARCH });
     const err = await v.prepare().catch((e: unknown) => e);
     expect(err).toMatchObject({ name: "VerificationError", code: "E_VERSION" });
-    expect((err as Error).message).toMatch(/is not OpenSearch: GET \/ answered version\.distribution undefined \(number "8\.15\.3"\)/);
+    expect((err as Error).message).toMatch(
+      /is not OpenSearch: GET \/ answered version\.distribution undefined \(number "8\.15\.3"\)/,
+    );
     expect(got.map(line)).toEqual(["GET /"]);
   });
 
   it("the version check refuses an OpenSearch that is not 2.x, and one other than params.version", async () => {
-    const three = await verifierOn([], {}, { root: ROOT_OPENSEARCH.replace('"number" : "2.19.5"', '"number" : "3.3.0"') });
-    await expect(three.v.prepare()).rejects.toThrow(/runs OpenSearch "3\.3\.0"; this verifier speaks OpenSearch 2\.x/);
+    const three = await verifierOn(
+      [],
+      {},
+      { root: ROOT_OPENSEARCH.replace('"number" : "2.19.5"', '"number" : "3.3.0"') },
+    );
+    await expect(three.v.prepare()).rejects.toThrow(
+      /runs OpenSearch "3\.3\.0"; this verifier speaks OpenSearch 2\.x/,
+    );
     const pinned = await verifierOn([], { version: "2.19.4" });
     await expect(pinned.v.prepare()).rejects.toThrow(/runs OpenSearch 2\.19\.5, the scenario pins 2\.19\.4/);
     expect(pinned.got.map(line)).toEqual(["GET /"]);
@@ -206,9 +282,15 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
 
   it("bad index params are refused naming the param, before the index is dropped", async () => {
     const shards = await verifierOn([], { number_of_shards: "0" });
-    await expect(shards.v.prepare()).rejects.toMatchObject({ code: "E_SINK_CONFIG", field: "sink.opensearch.number_of_shards" });
+    await expect(shards.v.prepare()).rejects.toMatchObject({
+      code: "E_SINK_CONFIG",
+      field: "sink.opensearch.number_of_shards",
+    });
     const refresh = await verifierOn([], { refresh_interval: "fast" });
-    await expect(refresh.v.prepare()).rejects.toMatchObject({ code: "E_SINK_CONFIG", field: "sink.opensearch.refresh_interval" });
+    await expect(refresh.v.prepare()).rejects.toMatchObject({
+      code: "E_SINK_CONFIG",
+      field: "sink.opensearch.refresh_interval",
+    });
     expect(refresh.got.map(line)).toEqual(["GET /"]);
   });
 
@@ -219,21 +301,31 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
     expect(s.stored).toBe(17);
     expect(s.newestSentAtMs).toBe(Date.UTC(2025, 10, 29, 22, 0, 0, 123));
     expect(s.tAfter).toBeGreaterThanOrEqual(s.tBefore);
-    expect(got.map(line)).toEqual(["POST /ib_events/_refresh", "POST /ib_events/_count", "POST /ib_events/_search?filter_path=aggregations"]);
+    expect(got.map(line)).toEqual([
+      "POST /ib_events/_refresh",
+      "POST /ib_events/_count",
+      "POST /ib_events/_search?filter_path=aggregations",
+    ]);
   });
 
   it("the ledger tells lost, duplicated, overwritten, rejected and unexpected apart from composite pages and a scroll over _version (no point in time, no _shard_doc)", async () => {
     const docs: Doc[] = [];
-    const put = (gen: number | undefined, seq: number | undefined, version = 1): void => { docs.push({ _version: version, gen, seq }); };
+    const put = (gen: number | undefined, seq: number | undefined, version = 1): void => {
+      docs.push({ _version: version, gen, seq });
+    };
     // generator 0 sent 12 000 seqs: 100..199 rejected (150 stored anyway), 5000..5004 and 11 995..11 999 lost
     for (let s = 0; s < 12_000; s++) {
       if ((s >= 100 && s < 200 && s !== 150) || (s >= 5000 && s < 5005) || s >= 11_995) continue;
       put(0, s);
     }
-    put(0, 7); put(0, 9000); // the same events again under generated _ids: 2 duplicates
+    put(0, 7);
+    put(0, 9000); // the same events again under generated _ids: 2 duplicates
     docs[42]!._version = 3; // an `_id` = "0-42" document written three times: overwritten twice
-    put(1, 0); put(1, 2); // generator 1 sent 3: seq 1 lost
-    put(0, 12_000); put(4, 0); put(undefined, undefined); // beyond sent, unknown generator, no gen/seq: unexpected
+    put(1, 0);
+    put(1, 2); // generator 1 sent 3: seq 1 lost
+    put(0, 12_000);
+    put(4, 0);
+    put(undefined, undefined); // beyond sent, unknown generator, no gen/seq: unexpected
     const { v, got } = await verifierOn(docs);
     const l = await v.ledger([12_000, 3], [[[100, 199]], []]);
     expect(l).toEqual({
@@ -247,8 +339,14 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
       lost: 11,
       overwritten: 2,
       unexpected: 3,
-      missingRanges: [[0, 5000, 5004], [0, 11_995, 11_999], [1, 1, 1]],
-      foreign: 0, rejectedStored: 1, deduplicated: 0,
+      missingRanges: [
+        [0, 5000, 5004],
+        [0, 11_995, 11_999],
+        [1, 1, 1],
+      ],
+      foreign: 0,
+      rejectedStored: 1,
+      deduplicated: 0,
     });
     const composite = got.filter((g) => g.url.includes("aggregations.seqs"));
     expect(composite).toHaveLength(3); // 11 895 keyed buckets: 10 000, 1 895, then an empty page
@@ -269,20 +367,58 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
   });
 
   it("errors: a _count without a count, a refused refresh, a scroll that fails mid-way (cleared anyway), no scroll opened, and no server", async () => {
-    const noCount = await verifierOn([], {}, { override: (g) => (g.url === "/ib_events/_count" && g.method === "POST" ? { status: 200, body: '{"_shards":{"total":1,"successful":0,"skipped":0,"failed":1}}' } : undefined) });
-    await expect(noCount.v.sample()).rejects.toMatchObject({ code: "E_ES_ANSWER", message: expect.stringMatching(/^OpenSearch _count answered without a count/) });
+    const noCount = await verifierOn(
+      [],
+      {},
+      {
+        override: (g) =>
+          g.url === "/ib_events/_count" && g.method === "POST"
+            ? { status: 200, body: '{"_shards":{"total":1,"successful":0,"skipped":0,"failed":1}}' }
+            : undefined,
+      },
+    );
+    await expect(noCount.v.sample()).rejects.toMatchObject({
+      code: "E_ES_ANSWER",
+      message: expect.stringMatching(/^OpenSearch _count answered without a count/),
+    });
 
-    const closed = '{"error":{"root_cause":[{"type":"index_closed_exception","reason":"closed","index":"ib_events"}],"type":"index_closed_exception","reason":"closed","index":"ib_events"},"status":400}';
-    const refused = await verifierOn([], {}, { override: (g) => (g.url === "/ib_events/_refresh" ? { status: 400, body: closed } : undefined) });
-    await expect(refused.v.sample()).rejects.toMatchObject({ code: "E_SINK_HTTP", status: 400, message: expect.stringMatching(/^OpenSearch answered POST \/ib_events\/_refresh with 400: .*index_closed_exception/) });
+    const closed =
+      '{"error":{"root_cause":[{"type":"index_closed_exception","reason":"closed","index":"ib_events"}],"type":"index_closed_exception","reason":"closed","index":"ib_events"},"status":400}';
+    const refused = await verifierOn(
+      [],
+      {},
+      { override: (g) => (g.url === "/ib_events/_refresh" ? { status: 400, body: closed } : undefined) },
+    );
+    await expect(refused.v.sample()).rejects.toMatchObject({
+      code: "E_SINK_HTTP",
+      status: 400,
+      message: expect.stringMatching(
+        /^OpenSearch answered POST \/ib_events\/_refresh with 400: .*index_closed_exception/,
+      ),
+    });
 
     const docs: Doc[] = Array.from({ length: 10_001 }, (_, i) => ({ _version: 1, gen: 0, seq: i }));
-    const unavailable = '{"error":{"root_cause":[],"type":"search_phase_execution_exception","reason":"all shards failed","phase":"query","grouped":true,"failed_shards":[]},"status":503}';
-    const midway = await verifierOn(docs, {}, { override: (g) => (g.url.startsWith("/_search/scroll?") ? { status: 503, body: unavailable } : undefined) });
+    const unavailable =
+      '{"error":{"root_cause":[],"type":"search_phase_execution_exception","reason":"all shards failed","phase":"query","grouped":true,"failed_shards":[]},"status":503}';
+    const midway = await verifierOn(
+      docs,
+      {},
+      {
+        override: (g) =>
+          g.url.startsWith("/_search/scroll?") ? { status: 503, body: unavailable } : undefined,
+      },
+    );
     await expect(midway.v.ledger([10_001], [[]])).rejects.toMatchObject({ code: "E_SINK_HTTP", status: 503 });
     expect(line(midway.got.at(-1)!)).toBe("DELETE /_search/scroll");
 
-    const noScroll = await verifierOn(docs, {}, { override: (g) => (g.url.includes("scroll=2m") ? { status: 200, body: '{"hits":{"hits":[]}}' } : undefined) });
+    const noScroll = await verifierOn(
+      docs,
+      {},
+      {
+        override: (g) =>
+          g.url.includes("scroll=2m") ? { status: 200, body: '{"hits":{"hits":[]}}' } : undefined,
+      },
+    );
     await expect(noScroll.v.ledger([10_001], [[]])).rejects.toThrow(/^OpenSearch opened no scroll/);
 
     const s = await standIn([]);
@@ -290,7 +426,10 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
     await s.close();
     const gone = opensearch.verifier.create({ host: "127.0.0.1", port, params: {}, fields });
     cleanups.push(() => gone.close());
-    await expect(gone.prepare()).rejects.toMatchObject({ code: "E_VERIFIER_CONNECT", message: expect.stringContaining(`verifier cannot reach OpenSearch at 127.0.0.1:${port}`) });
+    await expect(gone.prepare()).rejects.toMatchObject({
+      code: "E_VERIFIER_CONNECT",
+      message: expect.stringContaining(`verifier cannot reach OpenSearch at 127.0.0.1:${port}`),
+    });
   });
 
   it("OpenSearch's _bulk answer with a full write queue: the 429 item (rejected_execution_exception) is a rejected, retryable seq, the rest accepted", () => {
@@ -303,7 +442,9 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
     expect(o.accepted).toBe(1);
     expect(o.rejectedSeqs).toEqual([8001, 8002]);
     expect(o.retryableSeqs).toEqual([8001]);
-    expect(o.summary[0]).toMatch(/^1 × 429 rejected_execution_exception: rejected execution of coordinating operation/);
+    expect(o.summary[0]).toMatch(
+      /^1 × 429 rejected_execution_exception: rejected execution of coordinating operation/,
+    );
   });
 });
 
@@ -312,7 +453,12 @@ describe("sink.opensearch schema and image entry", () => {
 
   it("fills the defaults and keeps OpenSearch's setting names", () => {
     expect(schema.parse({})).toEqual({ version: "2.19.5", index: "ib_events", number_of_shards: 1 });
-    expect(schema.parse({ index: "logs-13", number_of_shards: 2, refresh_interval: "-1" })).toEqual({ version: "2.19.5", index: "logs-13", number_of_shards: 2, refresh_interval: "-1" });
+    expect(schema.parse({ index: "logs-13", number_of_shards: 2, refresh_interval: "-1" })).toEqual({
+      version: "2.19.5",
+      index: "logs-13",
+      number_of_shards: 2,
+      refresh_interval: "-1",
+    });
   });
 
   it("is strict: Elasticsearch's `shards` and unknown keys are refused, naming the key", () => {
@@ -327,7 +473,10 @@ describe("sink.opensearch schema and image entry", () => {
       expect(r.success).toBe(false);
       return r.error!.issues[0]!;
     };
-    expect(issue({ index: "Logs" })).toMatchObject({ path: ["index"], message: "a lowercase OpenSearch index name" });
+    expect(issue({ index: "Logs" })).toMatchObject({
+      path: ["index"],
+      message: "a lowercase OpenSearch index name",
+    });
     expect(issue({ index: "_internal" }).path).toEqual(["index"]);
     expect(issue({ index: "a".repeat(256) }).path).toEqual(["index"]);
     expect(issue({ version: "2.19.4" }).path).toEqual(["version"]);
@@ -347,7 +496,15 @@ describe("sink.opensearch schema and image entry", () => {
 
   it("the image: opensearchproject/opensearch at the pinned tag, REST on 9200, one node, security and its demo install off, the heap from the memory cap", () => {
     const img = opensearch.image!;
-    expect(img).toMatchObject({ kind: "sink", repository: "opensearchproject/opensearch", tag: "2.19.5", version: "2.19.5", digest: null, dataDir: "/usr/share/opensearch/data", heapFromMemory: true });
+    expect(img).toMatchObject({
+      kind: "sink",
+      repository: "opensearchproject/opensearch",
+      tag: "2.19.5",
+      version: "2.19.5",
+      digest: null,
+      dataDir: "/usr/share/opensearch/data",
+      heapFromMemory: true,
+    });
     expect(img.ports).toEqual([{ port: 9200, role: "data", protocol: "tcp", scheme: "http" }]);
     expect(img.env).toEqual({
       "discovery.type": "single-node",
@@ -363,6 +520,10 @@ describe("sink.opensearch schema and image entry", () => {
     expect(img.env.OPENSEARCH_JAVA_OPTS!.replaceAll("{heapMiB}", heap)).toBe("-Xms1024m -Xmx1024m");
     expect(img.versionCommand).toEqual(["opensearch", "--version"]);
     // the first x.y.z of `opensearch --version`'s line (OpenSearch.java's format) is the pinned release
-    expect(/\d+\.\d+(?:\.\d+)?/.exec("Version: 2.19.5, Build: tar/4b2ebb1/2025-10-01T10:00:00.000000000Z, JVM: 21.0.8")?.[0]).toBe(img.version);
+    expect(
+      /\d+\.\d+(?:\.\d+)?/.exec(
+        "Version: 2.19.5, Build: tar/4b2ebb1/2025-10-01T10:00:00.000000000Z, JVM: 21.0.8",
+      )?.[0],
+    ).toBe(img.version);
   });
 });

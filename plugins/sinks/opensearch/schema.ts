@@ -26,7 +26,11 @@ export const opensearchSinkSchema = z
   .object({
     version: z.literal(OPENSEARCH_VERSION).default(OPENSEARCH_VERSION),
     /** target index; default "ib_events" (the es-bulk generator writes into the sink's index unless told otherwise) */
-    index: z.string().max(255).regex(OPENSEARCH_INDEX, "a lowercase OpenSearch index name").default("ib_events"),
+    index: z
+      .string()
+      .max(255)
+      .regex(OPENSEARCH_INDEX, "a lowercase OpenSearch index name")
+      .default("ib_events"),
     /** primary shards of the index the verifier creates (OpenSearch's limit for index.number_of_shards is 1024) */
     number_of_shards: z.number().int().min(1).max(1024).default(1),
     /**
@@ -35,7 +39,10 @@ export const opensearchSinkSchema = z
      * verifier refreshes explicitly before each count (`POST /<index>/_refresh`), so counts never wait on it; it
      * changes the indexing work (how many small segments are written, and so merged).
      */
-    refresh_interval: z.string().regex(REFRESH_INTERVAL, 'a time value such as "1s" or "30s", or "-1" (off)').optional(),
+    refresh_interval: z
+      .string()
+      .regex(REFRESH_INTERVAL, 'a time value such as "1s" or "30s", or "-1" (off)')
+      .optional(),
   })
   .strict();
 

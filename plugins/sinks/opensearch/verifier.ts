@@ -58,13 +58,22 @@ async function checkOpensearch(api: Api, params: Record<string, string>): Promis
   const v = (r.json as RootAnswer | null)?.version;
   const at = `${api.host}:${api.port}`;
   if (v?.distribution !== "opensearch") {
-    throw new VerificationError("E_VERSION", `the sink at ${at} is not OpenSearch: GET / answered version.distribution ${JSON.stringify(v?.distribution)} (number ${JSON.stringify(v?.number)}), OpenSearch answers "opensearch"`);
+    throw new VerificationError(
+      "E_VERSION",
+      `the sink at ${at} is not OpenSearch: GET / answered version.distribution ${JSON.stringify(v?.distribution)} (number ${JSON.stringify(v?.number)}), OpenSearch answers "opensearch"`,
+    );
   }
   if (typeof v.number !== "string" || !/^2\.\d+\.\d+/.test(v.number)) {
-    throw new VerificationError("E_VERSION", `the sink at ${at} runs OpenSearch ${JSON.stringify(v.number)}; this verifier speaks OpenSearch 2.x's REST API`);
+    throw new VerificationError(
+      "E_VERSION",
+      `the sink at ${at} runs OpenSearch ${JSON.stringify(v.number)}; this verifier speaks OpenSearch 2.x's REST API`,
+    );
   }
   if (params.version !== undefined && v.number !== params.version) {
-    throw new VerificationError("E_VERSION", `the sink at ${at} runs OpenSearch ${v.number}, the scenario pins ${params.version}`);
+    throw new VerificationError(
+      "E_VERSION",
+      `the sink at ${at} runs OpenSearch ${v.number}, the scenario pins ${params.version}`,
+    );
   }
 }
 
@@ -76,12 +85,20 @@ async function checkOpensearch(api: Api, params: Record<string, string>): Promis
 function opensearchSettings(params: Record<string, string>): Record<string, unknown> {
   const shards = params.number_of_shards !== undefined ? Number(params.number_of_shards) : 1;
   if (!Number.isInteger(shards) || shards < 1) {
-    throw new ConfigurationError("E_SINK_CONFIG", `sink param number_of_shards must be a positive integer, got "${params.number_of_shards}"`, { field: "sink.opensearch.number_of_shards" });
+    throw new ConfigurationError(
+      "E_SINK_CONFIG",
+      `sink param number_of_shards must be a positive integer, got "${params.number_of_shards}"`,
+      { field: "sink.opensearch.number_of_shards" },
+    );
   }
   const out: Record<string, unknown> = { number_of_shards: shards };
   if (params.refresh_interval !== undefined) {
     if (!REFRESH_INTERVAL.test(params.refresh_interval)) {
-      throw new ConfigurationError("E_SINK_CONFIG", `sink param refresh_interval must be a time value such as "1s", or "-1", got "${params.refresh_interval}"`, { field: "sink.opensearch.refresh_interval" });
+      throw new ConfigurationError(
+        "E_SINK_CONFIG",
+        `sink param refresh_interval must be a time value such as "1s", or "-1", got "${params.refresh_interval}"`,
+        { field: "sink.opensearch.refresh_interval" },
+      );
     }
     out.refresh_interval = params.refresh_interval;
   }
@@ -96,7 +113,8 @@ async function scrollOverwrites(api: Api, path: string): Promise<number> {
   const body = { size: ES_PAGE, _source: false, version: true, sort: ["_doc"] };
   let page = await api.call("POST", `${path}/_search?scroll=${SCROLL_KEEP_ALIVE}&${SCROLL_FILTER}`, body);
   let id = (page.json as ScrollPage | null)?._scroll_id;
-  if (typeof id !== "string") throw new IngestbenchError("E_ES_ANSWER", `OpenSearch opened no scroll: ${page.body.slice(0, 200)}`);
+  if (typeof id !== "string")
+    throw new IngestbenchError("E_ES_ANSWER", `OpenSearch opened no scroll: ${page.body.slice(0, 200)}`);
   let total = 0;
   try {
     for (;;) {
@@ -106,7 +124,10 @@ async function scrollOverwrites(api: Api, path: string): Promise<number> {
         const v = Number(h._version);
         if (Number.isFinite(v) && v > 1) total += v - 1;
       }
-      page = await api.call("POST", `/_search/scroll?${SCROLL_FILTER}`, { scroll: SCROLL_KEEP_ALIVE, scroll_id: id });
+      page = await api.call("POST", `/_search/scroll?${SCROLL_FILTER}`, {
+        scroll: SCROLL_KEEP_ALIVE,
+        scroll_id: id,
+      });
       const next = (page.json as ScrollPage | null)?._scroll_id;
       if (typeof next === "string") id = next;
     }

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { serverAccount } from "./component.ts";
 
 const passwd = (...users: string[]) =>
-  ["root:x:0:0:root:/root:/bin/bash", ...users.map((u, i) => `${u}:x:${100 + i}:${200 + i}::/nonexistent:/usr/sbin/nologin`)].join("\n");
+  [
+    "root:x:0:0:root:/root:/bin/bash",
+    ...users.map((u, i) => `${u}:x:${100 + i}:${200 + i}::/nonexistent:/usr/sbin/nologin`),
+  ].join("\n");
 
 describe("the account PostgreSQL runs as (it refuses root)", () => {
   it("as root, prefers the postgres account", () => {

@@ -26,19 +26,36 @@ describe("postgres authentication (real PostgreSQL, scram-sha-256)", () => {
   it("needs the password of INGESTBENCH_POSTGRES_PASSWORD for host connections; the verifier uses it; a wrong one is E_SINK_AUTH naming the variable", async () => {
     const host = await createDirectHost("sink", "postgres");
     hosts.push(host);
-    const server = await withEnv({ [VAR]: PASSWORD }, () => postgres.startLocal(host, { version: embeddedPostgres().version, port: PORT }));
+    const server = await withEnv({ [VAR]: PASSWORD }, () =>
+      postgres.startLocal(host, { version: embeddedPostgres().version, port: PORT }),
+    );
     servers.push(server);
-    expect(readFileSync(join(host.dataDir, "pg", "pg_hba.conf"), "utf8")).toMatch(/^host all all 0\.0\.0\.0\/0 scram-sha-256$/m);
+    expect(readFileSync(join(host.dataDir, "pg", "pg_hba.conf"), "utf8")).toMatch(
+      /^host all all 0\.0\.0\.0\/0 scram-sha-256$/m,
+    );
 
-    const ctx = { host: "127.0.0.1", port: PORT, params: { ...server.params, table: "ib_auth" }, fields: [{ name: "msg", type: "string" as const, size: 8 }] };
+    const ctx = {
+      host: "127.0.0.1",
+      port: PORT,
+      params: { ...server.params, table: "ib_auth" },
+      fields: [{ name: "msg", type: "string" as const, size: 8 }],
+    };
     await withEnv({ [VAR]: PASSWORD }, async () => {
       const v = postgresVerifier.create(ctx);
       await v.prepare();
       await v.close();
     });
-    const c = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres", database: "postgres", password: PASSWORD });
+    const c = new pg.Client({
+      host: "127.0.0.1",
+      port: PORT,
+      user: "postgres",
+      database: "postgres",
+      password: PASSWORD,
+    });
     await c.connect();
-    expect((await c.query("SELECT to_regclass('ib_auth') IS NOT NULL AS made")).rows[0]).toEqual({ made: true });
+    expect((await c.query("SELECT to_regclass('ib_auth') IS NOT NULL AS made")).rows[0]).toEqual({
+      made: true,
+    });
     await c.end();
 
     const err = await withEnv({ [VAR]: "wrong-pw-61b" }, async () => {

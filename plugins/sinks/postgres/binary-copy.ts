@@ -13,12 +13,17 @@
  */
 
 /** The binary COPY signature (PostgreSQL documentation, "COPY", "Binary Format", "File Header"). */
-export const BINARY_COPY_SIGNATURE = Uint8Array.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00]);
+export const BINARY_COPY_SIGNATURE = Uint8Array.from([
+  0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00,
+]);
 
 /** One decoded field: an integer (number, or bigint beyond 2^53), or null (SQL NULL). */
 export type CopyInt = number | bigint | null;
 
-const HEADER = 0, EXTENSION = 1, TUPLES = 2, DONE = 3;
+const HEADER = 0,
+  EXTENSION = 1,
+  TUPLES = 2,
+  DONE = 3;
 const EMPTY = new Uint8Array(0);
 
 /**
@@ -47,7 +52,8 @@ export class BinaryCopyReader {
     if (held > 0) {
       // the item cut at the last chunk's end, joined with this chunk in a buffer kept for it (no chunk-sized garbage
       // per chunk: a pass of 300M rows is over 100,000 chunks)
-      if (this.scratch.length < held + chunk.length) this.scratch = new Uint8Array(Math.max(held + chunk.length, 2 * this.scratch.length));
+      if (this.scratch.length < held + chunk.length)
+        this.scratch = new Uint8Array(Math.max(held + chunk.length, 2 * this.scratch.length));
       this.scratch.set(this.pending);
       this.scratch.set(chunk, held);
       b = this.scratch.subarray(0, held + chunk.length);
@@ -60,7 +66,10 @@ export class BinaryCopyReader {
 
   /** @throws Error when the stream ended before its trailer (a truncated COPY) */
   end(): void {
-    if (this.state !== DONE) throw new Error(`binary COPY: the stream ended at byte ${this.offset + this.pending.length} before its trailer`);
+    if (this.state !== DONE)
+      throw new Error(
+        `binary COPY: the stream ended at byte ${this.offset + this.pending.length} before its trailer`,
+      );
   }
 
   private fail(at: number, what: string): never {
@@ -74,9 +83,11 @@ export class BinaryCopyReader {
     const i32 = (q: number): number => (b[q]! << 24) | (b[q + 1]! << 16) | (b[q + 2]! << 8) | b[q + 3]!;
     if (this.state === HEADER) {
       if (end < 19) return 0;
-      for (let k = 0; k < 11; k++) if (b[k] !== BINARY_COPY_SIGNATURE[k]) this.fail(k, "not the binary COPY signature");
+      for (let k = 0; k < 11; k++)
+        if (b[k] !== BINARY_COPY_SIGNATURE[k]) this.fail(k, "not the binary COPY signature");
       const flags = i32(11);
-      if ((flags & ~0xffff) !== 0) this.fail(11, `flags 0x${(flags >>> 0).toString(16)} (OIDs or a reserved bit)`);
+      if ((flags & ~0xffff) !== 0)
+        this.fail(11, `flags 0x${(flags >>> 0).toString(16)} (OIDs or a reserved bit)`);
       this.skip = i32(15) >>> 0;
       p = 19;
       this.state = EXTENSION;
@@ -90,7 +101,7 @@ export class BinaryCopyReader {
     }
     const fields = this.fields;
     while (this.state === TUPLES && p + 2 <= end) {
-      const count = (b[p]! << 24) >> 16 | b[p + 1]!; // int16, sign-extended
+      const count = ((b[p]! << 24) >> 16) | b[p + 1]!; // int16, sign-extended
       if (count === -1) {
         p += 2;
         this.state = DONE;
@@ -101,11 +112,20 @@ export class BinaryCopyReader {
       let complete = true;
       if (fields.length !== count) fields.length = count;
       for (let f = 0; f < count; f++) {
-        if (q + 4 > end) { complete = false; break; }
+        if (q + 4 > end) {
+          complete = false;
+          break;
+        }
         const len = i32(q);
         q += 4;
-        if (len === -1) { fields[f] = null; continue; }
-        if (q + len > end) { complete = false; break; }
+        if (len === -1) {
+          fields[f] = null;
+          continue;
+        }
+        if (q + len > end) {
+          complete = false;
+          break;
+        }
         if (len === 4) fields[f] = i32(q);
         else if (len === 8) {
           const hi = i32(q);
@@ -113,8 +133,8 @@ export class BinaryCopyReader {
           // exact as a double when the high word is within [−2^21, 2^21): the value is then within [−2^53, 2^53)
           const v = hi >= -0x200000 && hi < 0x200000 ? hi * 0x100000000 + lo : NaN;
           fields[f] = Number.isSafeInteger(v) ? v : (BigInt(hi) << 32n) | BigInt(lo);
-        } else if (len === 2) fields[f] = (b[q]! << 24) >> 16 | b[q + 1]!;
-        else if (len === 6) fields[f] = (i32(q) >>> 0) * 0x10000 + (b[q + 4]! << 8 | b[q + 5]!);
+        } else if (len === 2) fields[f] = ((b[q]! << 24) >> 16) | b[q + 1]!;
+        else if (len === 6) fields[f] = (i32(q) >>> 0) * 0x10000 + ((b[q + 4]! << 8) | b[q + 5]!);
         else this.fail(q - 4, `a field of ${len} bytes (not int2, int4, int8 or tid)`);
         q += len;
       }

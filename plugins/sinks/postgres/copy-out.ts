@@ -30,7 +30,11 @@ interface PgConnection {
 type DataListener = (chunk: Buffer) => void;
 
 /** Message types (PostgreSQL §54.7). */
-const COPY_DATA = 0x64, NOTICE = 0x4e, PARAMETER_STATUS = 0x53, NOTIFICATION = 0x41, COPY_OUT = 0x48;
+const COPY_DATA = 0x64,
+  NOTICE = 0x4e,
+  PARAMETER_STATUS = 0x53,
+  NOTIFICATION = 0x41,
+  COPY_OUT = 0x48;
 
 /**
  * A node-postgres submittable (`client.query(new CopyOutQuery(sql, onPayload))`) for `COPY … TO STDOUT`: `onPayload`
@@ -57,7 +61,10 @@ export class CopyOutQuery {
   private failure: unknown = null;
   private readonly listener: DataListener = (chunk) => this.onData(chunk);
 
-  constructor(readonly text: string, private readonly onPayload: (payload: Uint8Array) => void) {
+  constructor(
+    readonly text: string,
+    private readonly onPayload: (payload: Uint8Array) => void,
+  ) {
     this.done = new Promise((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -68,7 +75,10 @@ export class CopyOutQuery {
   submit(connection: PgConnection): Error | undefined {
     const socket = connection.stream;
     const listeners = socket.listeners("data") as DataListener[];
-    if (listeners.length !== 1) return new Error(`COPY TO: the connection's socket has ${listeners.length} 'data' listeners, not node-postgres's one`);
+    if (listeners.length !== 1)
+      return new Error(
+        `COPY TO: the connection's socket has ${listeners.length} 'data' listeners, not node-postgres's one`,
+      );
     this.socket = socket;
     this.pgData = listeners[0]!;
     socket.removeListener("data", this.pgData);
@@ -98,10 +108,13 @@ export class CopyOutQuery {
         while (this.headLen < 5 && p < end) this.head[this.headLen++] = chunk[p++]!;
         if (this.headLen < 5) break;
         this.type = this.head[0]!;
-        this.left = ((this.head[1]! << 24) | (this.head[2]! << 16) | (this.head[3]! << 8) | this.head[4]!) - 4;
+        this.left =
+          ((this.head[1]! << 24) | (this.head[2]! << 16) | (this.head[3]! << 8) | this.head[4]!) - 4;
         if (this.left < 0) {
           // a length below its own 4 bytes: no frame after it can be found; the connection is ended, and `done` rejects
-          this.failure ??= new Error(`COPY TO: a message of type 0x${this.type.toString(16)} with length ${this.left + 4}, below 4`);
+          this.failure ??= new Error(
+            `COPY TO: a message of type 0x${this.type.toString(16)} with length ${this.left + 4}, below 4`,
+          );
           const socket = this.socket;
           this.detach();
           socket?.destroy(this.failure as Error);
@@ -179,5 +192,11 @@ export class CopyOutQuery {
 
 /** Messages a running COPY TO sends (its end, CopyDone or an ErrorResponse, is not one). */
 function isCopyMessage(type: number): boolean {
-  return type === COPY_DATA || type === COPY_OUT || type === NOTICE || type === PARAMETER_STATUS || type === NOTIFICATION;
+  return (
+    type === COPY_DATA ||
+    type === COPY_OUT ||
+    type === NOTICE ||
+    type === PARAMETER_STATUS ||
+    type === NOTIFICATION
+  );
 }

@@ -19,7 +19,19 @@ export const image: CatalogImage = {
   // images/debian/postgres: Debian's postgresql-<major>; its entrypoint (entrypoint.sh) reads the same PGDATA,
   // POSTGRES_PASSWORD and POSTGRES_HOST_AUTH_METHOD (default scram-sha-256), and links `postgres` onto PATH for the version command
   debian: [
-    { repository: "ingestbench/debian-postgres", tag: "15", version: "15", build: "postgres-15", about: "bookworm's postgresql-15, initialised by images/debian/postgres/entrypoint.sh" },
-    { repository: "ingestbench/debian-postgres", tag: "17", version: "17", build: "postgres-17", about: "trixie's postgresql-17, initialised by images/debian/postgres/entrypoint.sh" },
+    {
+      repository: "ingestbench/debian-postgres",
+      tag: "15",
+      version: "15",
+      build: "postgres-15",
+      about: "bookworm's postgresql-15, initialised by images/debian/postgres/entrypoint.sh",
+    },
+    {
+      repository: "ingestbench/debian-postgres",
+      tag: "17",
+      version: "17",
+      build: "postgres-17",
+      about: "trixie's postgresql-17, initialised by images/debian/postgres/entrypoint.sh",
+    },
   ],
 };

@@ -16,5 +16,8 @@ export const plugin = {
   // ("postgres"), table ("ib_events")
   params: ["database", "table", "user"],
   // half the working set observed right after start (docs/decisions/0009-memory-caps-too-small-to-start.md)
-  minMemory: { bytes: 16 * 2 ** 20, why: "its working set after initdb, start and the schema is 39-50 MB (docs/decisions/0009-memory-caps-too-small-to-start.md)" },
+  minMemory: {
+    bytes: 16 * 2 ** 20,
+    why: "its working set after initdb, start and the schema is 39-50 MB (docs/decisions/0009-memory-caps-too-small-to-start.md)",
+  },
 } satisfies SinkPlugin<PostgresConfig>;

@@ -42,10 +42,20 @@ afterAll(async () => {
 // a fresh table each test: gen GEN seqs 0..N-1 (msg "m<seq>"), seq 5 twice, one foreign row
 beforeEach(async () => {
   await verifier?.close();
-  verifier = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: TABLE }, fields, genBase: GEN });
+  verifier = postgresVerifier.create({
+    host: "127.0.0.1",
+    port: PORT,
+    params: { ...server!.pg.params, table: TABLE },
+    fields,
+    genBase: GEN,
+  });
   await verifier.prepare();
-  await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) SELECT 'm' || s, ${GEN}, s, now() FROM generate_series(0, ${N - 1}) s`);
-  await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('m5', ${GEN}, 5, now()), ('x', 5, 0, now())`);
+  await client!.query(
+    `INSERT INTO ${TABLE} (msg, gen, seq, sent_at) SELECT 'm' || s, ${GEN}, s, now() FROM generate_series(0, ${N - 1}) s`,
+  );
+  await client!.query(
+    `INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('m5', ${GEN}, 5, now()), ('x', 5, 0, now())`,
+  );
 });
 
 const sent = [N];
@@ -54,7 +64,10 @@ const none: Array<Array<[number, number]>> = [[]];
 /** The ledger read by its own pass: a second ledger() has no completion pass left to take. */
 async function ownPass(): Promise<Ledger> {
   const l = await verifier!.ledger(sent, none);
-  expect(verifier!.ledgerPass).toEqual({ tookCompletionPass: false, detail: "its own pass (no completion check's pass to take)" });
+  expect(verifier!.ledgerPass).toEqual({
+    tookCompletionPass: false,
+    detail: "its own pass (no completion check's pass to take)",
+  });
   return l;
 }
 
@@ -79,15 +92,30 @@ describe("postgres ledger from the completion check's pass (real server)", () =>
   });
 
   for (const [what, sql, expected] of [
-    ["a row inserted", `INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('m1', ${GEN}, 1, now())`, { stored: N + 2, duplicated: 2, lost: 0 }],
-    ["a row deleted", `DELETE FROM ${TABLE} WHERE gen = ${GEN} AND seq = 9`, { stored: N, duplicated: 1, lost: 1, missingRanges: [[0, 9, 9]] }],
-    ["a row updated", `UPDATE ${TABLE} SET seq = 5 WHERE gen = ${GEN} AND seq = 10`, { stored: N + 1, duplicated: 2, lost: 1 }],
+    [
+      "a row inserted",
+      `INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('m1', ${GEN}, 1, now())`,
+      { stored: N + 2, duplicated: 2, lost: 0 },
+    ],
+    [
+      "a row deleted",
+      `DELETE FROM ${TABLE} WHERE gen = ${GEN} AND seq = 9`,
+      { stored: N, duplicated: 1, lost: 1, missingRanges: [[0, 9, 9]] },
+    ],
+    [
+      "a row updated",
+      `UPDATE ${TABLE} SET seq = 5 WHERE gen = ${GEN} AND seq = 10`,
+      { stored: N + 1, duplicated: 2, lost: 1 },
+    ],
   ] as const) {
     it(`${what} since sends the ledger to its own pass, which counts it`, async () => {
       await verifier!.missing!(sent, none);
       await client!.query(sql);
       const l = await verifier!.ledger(sent, none);
-      expect(verifier!.ledgerPass).toEqual({ tookCompletionPass: false, detail: "its own pass (1 transaction committed at the sink since the completion check's snapshot)" });
+      expect(verifier!.ledgerPass).toEqual({
+        tookCompletionPass: false,
+        detail: "its own pass (1 transaction committed at the sink since the completion check's snapshot)",
+      });
       expect(l).toMatchObject(expected);
     });
   }
@@ -110,7 +138,10 @@ describe("postgres ledger from the completion check's pass (real server)", () =>
     await verifier!.missing!(sent, none);
     await client!.query(`ANALYZE ${TABLE}`);
     const l = await verifier!.ledger(sent, none);
-    expect(verifier!.ledgerPass).toEqual({ tookCompletionPass: false, detail: "its own pass (1 transaction committed at the sink since the completion check's snapshot)" });
+    expect(verifier!.ledgerPass).toEqual({
+      tookCompletionPass: false,
+      detail: "its own pass (1 transaction committed at the sink since the completion check's snapshot)",
+    });
     expect(l.duplicated).toBe(1);
   });
 
@@ -151,7 +182,12 @@ describe("postgres ledger from the completion check's pass (real server)", () =>
     // changed after the ledger: not in the rows fetched behind the completion check's pass
     await client!.query(`UPDATE ${TABLE} SET msg = 'changed' WHERE gen = ${GEN} AND seq = 0`);
     const rows = await read;
-    expect(rows.map((r) => `${r.gen}:${r.seq}:${String(r.values[0])}`).sort()).toEqual([`${GEN}:0:m0`, `${GEN}:19999:m19999`, `${GEN}:5:m5`, `${GEN}:5:m5`]);
+    expect(rows.map((r) => `${r.gen}:${r.seq}:${String(r.values[0])}`).sort()).toEqual([
+      `${GEN}:0:m0`,
+      `${GEN}:19999:m19999`,
+      `${GEN}:5:m5`,
+      `${GEN}:5:m5`,
+    ]);
   });
 
   it("a sample told only before the ledger (not to the completion check) sends the ledger to its own pass, which locates it", async () => {
@@ -160,7 +196,9 @@ describe("postgres ledger from the completion check's pass (real server)", () =>
     verifier!.rows!.expectSample!(wanted);
     const read = verifier!.rows!.readSample!(wanted);
     await verifier!.ledger(sent, none);
-    expect(verifier!.ledgerPass?.detail).toBe("its own pass (the completion check did not locate the content check's sample)");
+    expect(verifier!.ledgerPass?.detail).toBe(
+      "its own pass (the completion check did not locate the content check's sample)",
+    );
     expect((await read).map((r) => String(r.values[0]))).toEqual(["m3"]);
   });
 });
@@ -174,17 +212,22 @@ describe("postgres samples settled from the completion check's pass (./settle.ts
     others.push(open);
     await open.connect();
     await open.query("BEGIN");
-    await open.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('late', ${GEN}, ${N + 400}, now())`); // in the marks' xip
+    await open.query(
+      `INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('late', ${GEN}, ${N + 400}, now())`,
+    ); // in the marks' xip
     const marks: string[] = [];
     for (let k = 0; k < 3; k++) {
       // stored_at from 1.2 s before to 2.5 s after sent_at (a skewed clock), on whole ms and on ties (+500 µs, half
       // away from zero either side of zero), some rows unstamped (NULL sent_at or stored_at), one sent_at in 2300
       // (beyond 2^53 µs from 2000: a bigint at the harness)
-      await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at, stored_at) SELECT 'm' || s, ${GEN}, s,
+      await client!
+        .query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at, stored_at) SELECT 'm' || s, ${GEN}, s,
           CASE WHEN s % 97 = 0 THEN NULL WHEN s = ${N + 150} THEN '2300-01-01 00:00:00+00'::timestamptz ELSE sent END,
           CASE WHEN s % 89 = 0 THEN NULL ELSE sent + (((s * 7919) % 3700) - 1200) * interval '1 ms' + (s % 3) * interval '500 us' END
         FROM (SELECT s, '2026-12-05 08:00:00+00'::timestamptz + s * interval '1 ms' AS sent FROM generate_series(${N + k * 100}, ${N + k * 100 + 99}) s) x`);
-      await client!.query(`INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('x', ${GEN + 1_000_000}, ${k}, now())`); // another run's
+      await client!.query(
+        `INSERT INTO ${TABLE} (msg, gen, seq, sent_at) VALUES ('x', ${GEN + 1_000_000}, ${k}, now())`,
+      ); // another run's
       marks.push((await verifier!.sample({ tag: "measure" })).mark!);
       if (k === 1) await open.query("COMMIT"); // committed between the second and third mark
     }
@@ -193,7 +236,12 @@ describe("postgres samples settled from the completion check's pass (./settle.ts
     expect(pass.fromCompletionPass).toBe(true);
     const own = await verifier!.afterLoad!(marks); // the kept answer is used once: this is the settle query
     expect(own.fromCompletionPass).toBeUndefined();
-    const strip = (x: typeof own) => ({ samples: x.samples, later: x.later, stored: x.final?.stored, newest: x.final?.newestSentAtMs });
+    const strip = (x: typeof own) => ({
+      samples: x.samples,
+      later: x.later,
+      stored: x.final?.stored,
+      newest: x.final?.newestSentAtMs,
+    });
     expect(strip(pass)).toEqual(strip(own));
     // what the comparison covers: every window has rows, several latency buckets either side of zero, unstamped rows
     expect(pass.samples.map((p) => p.stored)).toEqual([N + 1 + 100, N + 1 + 200, N + 1 + 300 + 1]);
@@ -228,6 +276,8 @@ describe("the transactions that ended between two snapshots (./verifier.ts ended
     expect(endedSince(then, parseSnapshot("100:105:100"))).toEqual([103n]);
     expect(endedSince(then, parseSnapshot("103:109:103,106"))).toEqual([100n, 105n, 107n, 108n]);
     expect(endedSince(then, parseSnapshot("90:104:"))).toBeNull(); // xmax went back: another server
-    expect(endedSince(then, parseSnapshot(`100:${105 + MAX_ENDED_CHECKED + 10}:`))!.length).toBeGreaterThan(MAX_ENDED_CHECKED);
+    expect(endedSince(then, parseSnapshot(`100:${105 + MAX_ENDED_CHECKED + 10}:`))!.length).toBeGreaterThan(
+      MAX_ENDED_CHECKED,
+    );
   });
 });

@@ -13,7 +13,10 @@ import { postgresVerifier } from "./verifier.ts";
 
 const PORT = 5448;
 const TABLE = "ib_events";
-const fields: EventField[] = [{ name: "n", type: "int" }, { name: "msg", type: "string", size: 20 }];
+const fields: EventField[] = [
+  { name: "n", type: "int" },
+  { name: "msg", type: "string", size: 20 },
+];
 
 let server: TestPostgres | undefined;
 let client: pg.Client | undefined;
@@ -21,12 +24,19 @@ let verifier: Verifier | undefined;
 
 beforeAll(async () => {
   server = await startTestPostgres(PORT);
-  verifier = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server.pg.params, table: TABLE }, fields });
+  verifier = postgresVerifier.create({
+    host: "127.0.0.1",
+    port: PORT,
+    params: { ...server.pg.params, table: TABLE },
+    fields,
+  });
   await verifier.prepare();
   client = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres", database: "postgres" });
   await client.connect();
   // gens 300 and 301: seqs 0..49999 each, n = seq, msg = "g<gen>-<seq>"; seq 7 of gen 300 stored twice
-  await client.query(`INSERT INTO ${TABLE} (n, msg, gen, seq, sent_at) SELECT s, 'g' || g || '-' || s, g, s, now() FROM generate_series(300, 301) g, generate_series(0, 49999) s`);
+  await client.query(
+    `INSERT INTO ${TABLE} (n, msg, gen, seq, sent_at) SELECT s, 'g' || g || '-' || s, g, s, now() FROM generate_series(300, 301) g, generate_series(0, 49999) s`,
+  );
   await client.query(`INSERT INTO ${TABLE} (n, msg, gen, seq, sent_at) VALUES (7, 'g300-7', 300, 7, now())`);
   await client.query(`ANALYZE ${TABLE}`);
 });
@@ -37,23 +47,36 @@ afterAll(async () => {
   await server?.cleanup();
 });
 
-const indexes = async (): Promise<number> => Number((await client!.query("SELECT count(*) AS n FROM pg_indexes WHERE tablename = $1", [TABLE])).rows[0].n);
+const indexes = async (): Promise<number> =>
+  Number(
+    (await client!.query("SELECT count(*) AS n FROM pg_indexes WHERE tablename = $1", [TABLE])).rows[0].n,
+  );
 
 describe("PostgreSQL stored-row reader (plugins/sinks/postgres/rows.ts)", () => {
   it("reads a sample of two gens in one pass without building an index: every copy of each wanted key, nothing else", async () => {
     const reader = verifier!.rows!;
     expect(reader.readSample).toBeTypeOf("function");
-    const wanted = [{ gen: 300, seqs: [0, 7, 49_999] }, { gen: 301, seqs: [7, 12_345] }];
+    const wanted = [
+      { gen: 300, seqs: [0, 7, 49_999] },
+      { gen: 301, seqs: [7, 12_345] },
+    ];
     const rows = await reader.readSample!(wanted);
     const keys = rows.map((r) => `${r.gen}:${r.seq}`).sort();
     expect(keys).toEqual(["300:0", "300:49999", "300:7", "300:7", "301:12345", "301:7"]);
     for (const r of rows) expect(r.values).toEqual([r.seq, Buffer.from(`g${r.gen}-${r.seq}`)]);
     expect(await indexes()).toBe(0);
     // the statement's plan: one sequential scan of the table, the keys hashed (no per-key lookups, no index)
-    const plan = (await client!.query(
-      `EXPLAIN SELECT gen, seq FROM ${TABLE} WHERE (gen, seq) IN (SELECT g, s FROM unnest($1::int[], $2::bigint[]) AS k(g, s))`,
-      [[300, 300, 301], [0, 7, 7]],
-    )).rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n");
+    const plan = (
+      await client!.query(
+        `EXPLAIN SELECT gen, seq FROM ${TABLE} WHERE (gen, seq) IN (SELECT g, s FROM unnest($1::int[], $2::bigint[]) AS k(g, s))`,
+        [
+          [300, 300, 301],
+          [0, 7, 7],
+        ],
+      )
+    ).rows
+      .map((r: Record<string, string>) => r["QUERY PLAN"])
+      .join("\n");
     expect(plan).toMatch(/Seq Scan on ib_events/);
     expect(plan).toMatch(/Hash/);
     expect(plan).not.toMatch(/Index/);
@@ -62,7 +85,9 @@ describe("PostgreSQL stored-row reader (plugins/sinks/postgres/rows.ts)", () => 
   it("reading ranges adds the (gen, seq) index first, and a sample then reads the same rows", async () => {
     const reader = verifier!.rows!;
     const range = await reader.readRange(301, 100, 110);
-    expect(range.map((r) => r.seq).sort((a, b) => a - b)).toEqual([100, 101, 102, 103, 104, 105, 106, 107, 108, 109]);
+    expect(range.map((r) => r.seq).sort((a, b) => a - b)).toEqual([
+      100, 101, 102, 103, 104, 105, 106, 107, 108, 109,
+    ]);
     expect(await indexes()).toBe(1);
     const rows = await reader.readSample!([{ gen: 300, seqs: [7] }]);
     expect(rows).toHaveLength(2);
@@ -70,19 +95,34 @@ describe("PostgreSQL stored-row reader (plugins/sinks/postgres/rows.ts)", () => 
 
   it("a sample told before the ledger is located by the ledger's pass and fetched by ctid; a ctid that no longer holds its row is read by the pass", async () => {
     const reader = verifier!.rows!;
-    const wanted = [{ gen: 300, seqs: [0, 7, 49_999] }, { gen: 301, seqs: [12_345] }];
-    const keys = (rows: Array<{ gen: number; seq: number }>): string[] => rows.map((r) => `${r.gen}:${r.seq}`).sort();
+    const wanted = [
+      { gen: 300, seqs: [0, 7, 49_999] },
+      { gen: 301, seqs: [12_345] },
+    ];
+    const keys = (rows: Array<{ gen: number; seq: number }>): string[] =>
+      rows.map((r) => `${r.gen}:${r.seq}`).sort();
     reader.expectSample!(wanted);
     await verifier!.ledger([1], [[]]);
     // a copy stored after the ledger's pass: fetching the located ctids does not see it, a pass would
-    await client!.query(`INSERT INTO ${TABLE} (n, msg, gen, seq, sent_at) VALUES (0, 'g300-0', 300, 0, now())`);
+    await client!.query(
+      `INSERT INTO ${TABLE} (n, msg, gen, seq, sent_at) VALUES (0, 'g300-0', 300, 0, now())`,
+    );
     const byCtid = await reader.readSample!(wanted);
     expect(keys(byCtid)).toEqual(["300:0", "300:49999", "300:7", "300:7", "301:12345"]);
     for (const r of byCtid) expect(r.values).toEqual([r.seq, Buffer.from(`g${r.gen}-${r.seq}`)]);
     // an UPDATE writes a new version of the row elsewhere: its located ctid no longer holds it, so the pass reads all
     await client!.query(`UPDATE ${TABLE} SET n = n WHERE gen = 301 AND seq = 12345`);
-    expect(keys(await reader.readSample!(wanted))).toEqual(["300:0", "300:0", "300:49999", "300:7", "300:7", "301:12345"]);
-    await client!.query(`DELETE FROM ${TABLE} WHERE gen = 300 AND seq = 0 AND ctid <> (SELECT min(ctid) FROM ${TABLE} WHERE gen = 300 AND seq = 0)`);
+    expect(keys(await reader.readSample!(wanted))).toEqual([
+      "300:0",
+      "300:0",
+      "300:49999",
+      "300:7",
+      "300:7",
+      "301:12345",
+    ]);
+    await client!.query(
+      `DELETE FROM ${TABLE} WHERE gen = 300 AND seq = 0 AND ctid <> (SELECT min(ctid) FROM ${TABLE} WHERE gen = 300 AND seq = 0)`,
+    );
   });
 
   it("a sample with a seq past SampleLocator.MAX_SEQ is not located (its bitmap would be too large): it is read by its pass", async () => {
@@ -92,19 +132,40 @@ describe("PostgreSQL stored-row reader (plugins/sinks/postgres/rows.ts)", () => 
     expect(() => new SampleLocator(wanted)).toThrow(RangeError);
     reader.expectSample!(wanted);
     await verifier!.ledger([1], [[]]);
-    await client!.query(`INSERT INTO ${TABLE} (n, msg, gen, seq, sent_at) VALUES (7, 'g300-7', 300, 7, now())`);
+    await client!.query(
+      `INSERT INTO ${TABLE} (n, msg, gen, seq, sent_at) VALUES (7, 'g300-7', 300, 7, now())`,
+    );
     expect(await reader.readSample!(wanted)).toHaveLength(3); // the pass sees the copy stored after the ledger
-    await client!.query(`DELETE FROM ${TABLE} WHERE gen = 300 AND seq = 7 AND sent_at = (SELECT max(sent_at) FROM ${TABLE} WHERE gen = 300 AND seq = 7)`);
+    await client!.query(
+      `DELETE FROM ${TABLE} WHERE gen = 300 AND seq = 7 AND sent_at = (SELECT max(sent_at) FROM ${TABLE} WHERE gen = 300 AND seq = 7)`,
+    );
   });
 });
 
 describe("the sample's locator (./rows.ts SampleLocator)", () => {
   it("reports exactly the wanted seqs' copies, not their neighbours in the same block, other gens or seqs past the last, up to MAX_SEQ", async () => {
     const B = SampleLocator.BLOCK_SEQS;
-    const wanted = [{ gen: 4, seqs: [0, B - 1, 5 * B + 7, 300_000_000, SampleLocator.MAX_SEQ - 1] }, { gen: 5, seqs: [] }];
+    const wanted = [
+      { gen: 4, seqs: [0, B - 1, 5 * B + 7, 300_000_000, SampleLocator.MAX_SEQ - 1] },
+      { gen: 5, seqs: [] },
+    ];
     const locator = new SampleLocator(wanted);
     let tid = 0;
-    const pass = [0, 1, B - 2, B - 1, B, 5 * B + 6, 5 * B + 7, 5 * B + 7, 299_999_999, 300_000_000, SampleLocator.MAX_SEQ - 1, SampleLocator.MAX_SEQ, 2 ** 40];
+    const pass = [
+      0,
+      1,
+      B - 2,
+      B - 1,
+      B,
+      5 * B + 6,
+      5 * B + 7,
+      5 * B + 7,
+      299_999_999,
+      300_000_000,
+      SampleLocator.MAX_SEQ - 1,
+      SampleLocator.MAX_SEQ,
+      2 ** 40,
+    ];
     for (const seq of pass) locator.see(4, seq, tid++);
     for (const seq of [0, B - 1]) locator.see(5, seq, tid++);
     locator.see(6, 0, tid++);
@@ -139,7 +200,12 @@ describe("a located sample is fetched close behind the ledger's pass (./rows.ts 
         };
       },
     } as unknown as pg.Client;
-    const reader = pgRowReader(async () => client, "t", [{ name: "n", type: "int" }], () => locator);
+    const reader = pgRowReader(
+      async () => client,
+      "t",
+      [{ name: "n", type: "int" }],
+      () => locator,
+    );
     const read = reader.readSample!(wanted);
     // the pass: 2,000 rows, a yield every 50 (a COPY stream's chunks)
     for (let seq = 0; seq < 2000; seq++) {

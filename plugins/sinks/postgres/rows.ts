@@ -30,7 +30,8 @@ import type { CopyInt } from "./binary-copy.ts";
 export type Wanted = ReadonlyArray<{ gen: number; seqs: readonly number[] }>;
 
 /** The keys of `wanted` as "gen:seq" strings. */
-const wantedKeys = (wanted: Wanted): Set<string> => new Set(wanted.flatMap((w) => w.seqs.map((q) => `${w.gen}:${q}`)));
+const wantedKeys = (wanted: Wanted): Set<string> =>
+  new Set(wanted.flatMap((w) => w.seqs.map((q) => `${w.gen}:${q}`)));
 
 /**
  * Where a sample's rows lie, noted during the ledger's pass (see the file comment): `see` is called with every row's
@@ -62,10 +63,13 @@ export class SampleLocator {
 
   /** @throws RangeError when a wanted seq is not below MAX_SEQ (see `fits`) */
   constructor(wanted: Wanted) {
-    if (!SampleLocator.fits(wanted)) throw new RangeError(`a sample seq is not below ${SampleLocator.MAX_SEQ}`);
+    if (!SampleLocator.fits(wanted))
+      throw new RangeError(`a sample seq is not below ${SampleLocator.MAX_SEQ}`);
     for (const w of wanted) {
       if (w.seqs.length === 0) continue;
-      const blocks = new Uint8Array(Math.floor(w.seqs[w.seqs.length - 1]! / SampleLocator.BLOCK_SEQS / 8) + 1);
+      const blocks = new Uint8Array(
+        Math.floor(w.seqs[w.seqs.length - 1]! / SampleLocator.BLOCK_SEQS / 8) + 1,
+      );
       for (const q of w.seqs) {
         const b = Math.floor(q / SampleLocator.BLOCK_SEQS);
         blocks[b >>> 3]! |= 1 << (b & 7);
@@ -76,7 +80,9 @@ export class SampleLocator {
 
   /** Whether every wanted seq is below MAX_SEQ (a larger sample is read by its own pass instead). */
   static fits(wanted: Wanted): boolean {
-    return wanted.every((w) => w.seqs.every((q) => Number.isInteger(q) && q >= 0 && q < SampleLocator.MAX_SEQ));
+    return wanted.every((w) =>
+      w.seqs.every((q) => Number.isInteger(q) && q >= 0 && q < SampleLocator.MAX_SEQ),
+    );
   }
 
   /** One row of the pass (hot: every stored row). */
@@ -129,7 +135,11 @@ export class SampleLocator {
    * ctids (PostgreSQL's tid text, "(block,offset)") of those whose key is one of `keys` ("gen:seq"), and where the
    * next call goes on (`next`). One waiter at a time.
    */
-  async copies(from: number, atLeast: number, keys: ReadonlySet<string>): Promise<{ ctids: string[]; next: number; ended: boolean }> {
+  async copies(
+    from: number,
+    atLeast: number,
+    keys: ReadonlySet<string>,
+  ): Promise<{ ctids: string[]; next: number; ended: boolean }> {
     if (!this.done && this.found.length < (from + atLeast) * 3) {
       await new Promise<void>((resolve) => {
         this.wake = resolve;
@@ -160,10 +170,14 @@ const LOCATED_BATCH = 256;
  * ledger's pass, the rest once it ends. Null when the pass did not finish, or when a ctid did not give back the row
  * located there (a fetched ctid gives at most one row, so fewer rows than ctids means one moved or went).
  */
-async function fetchLocated(located: SampleLocator, keys: ReadonlySet<string>, fetch: (ctids: string[]) => Promise<StoredRow[]>): Promise<StoredRow[] | null> {
+async function fetchLocated(
+  located: SampleLocator,
+  keys: ReadonlySet<string>,
+  fetch: (ctids: string[]) => Promise<StoredRow[]>,
+): Promise<StoredRow[] | null> {
   const rows: StoredRow[] = [];
   let expected = 0;
-  for (let from = 0, ended = false; !ended; ) {
+  for (let from = 0, ended = false; !ended;) {
     const batch = await located.copies(from, LOCATED_BATCH, keys);
     // adopted before this reader fetched anything (adopt() fills `found` at once): the other pass's rows stand
     const adopted = from === 0 ? await located.adopted : null;
@@ -191,10 +205,14 @@ export function pgSelectList(fields: readonly EventField[]): string {
   return fields
     .map((f, i) => {
       const c = quoteIdent(f.name);
-      const e = f.type === "timestamp" ? `(extract(epoch FROM ${c}) * 1000000)::bigint::text`
-        : f.type === "string" ? `convert_to(${c}, 'UTF8')`
-        : f.type === "bool" ? c
-        : `${c}::text`;
+      const e =
+        f.type === "timestamp"
+          ? `(extract(epoch FROM ${c}) * 1000000)::bigint::text`
+          : f.type === "string"
+            ? `convert_to(${c}, 'UTF8')`
+            : f.type === "bool"
+              ? c
+              : `${c}::text`;
       return `${e} AS f${i}`;
     })
     .join(", ");
@@ -219,7 +237,12 @@ export interface PgRowReader extends StoredRowReader {
  * fields; `locator()` gives the sample the ledger's pass located, if any (SampleLocator).
  * @throws the pg error of a failed query
  */
-export function pgRowReader(conn: () => Promise<pg.Client>, table: string, fields: readonly EventField[], locator: () => SampleLocator | null = () => null): PgRowReader {
+export function pgRowReader(
+  conn: () => Promise<pg.Client>,
+  table: string,
+  fields: readonly EventField[],
+  locator: () => SampleLocator | null = () => null,
+): PgRowReader {
   const list = pgSelectList(fields);
   let session: pg.Client | null = null;
   let indexed = false;
@@ -235,8 +258,15 @@ export function pgRowReader(conn: () => Promise<pg.Client>, table: string, field
       await c.query(`ANALYZE ${table}`);
       indexed = true;
     }
-    const r = await c.query<Record<string, unknown>>(`SELECT gen, seq::text AS seq${list ? `, ${list}` : ""} FROM ${table} WHERE ${where}`, params);
-    return r.rows.map((row) => ({ gen: Number(row.gen), seq: Number(row.seq), values: fields.map((f, i) => value(f, row[`f${i}`])) }));
+    const r = await c.query<Record<string, unknown>>(
+      `SELECT gen, seq::text AS seq${list ? `, ${list}` : ""} FROM ${table} WHERE ${where}`,
+      params,
+    );
+    return r.rows.map((row) => ({
+      gen: Number(row.gen),
+      seq: Number(row.seq),
+      values: fields.map((f, i) => value(f, row[`f${i}`])),
+    }));
   };
   const byCtid = (ctids: string[]): Promise<StoredRow[]> => select("ctid = ANY($1::tid[])", [ctids], false);
   return {
@@ -254,7 +284,11 @@ export function pgRowReader(conn: () => Promise<pg.Client>, table: string, field
       const gens = wanted.flatMap((w) => w.seqs.map(() => w.gen));
       const seqs = wanted.flatMap((w) => w.seqs);
       // an index made for readRange serves this too; without one, the planner's hash semi join reads the table once
-      return select("(gen, seq) IN (SELECT g, s FROM unnest($1::int[], $2::bigint[]) AS k(g, s))", [gens, seqs], false);
+      return select(
+        "(gen, seq) IN (SELECT g, s FROM unnest($1::int[], $2::bigint[]) AS k(g, s))",
+        [gens, seqs],
+        false,
+      );
     },
   };
 }

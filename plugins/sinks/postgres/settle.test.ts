@@ -26,7 +26,16 @@ describe("PassSettler: the settle query's arithmetic (by hand, no server)", () =
 
   it("rounds stored_at − sent_at to ms half away from zero, counts rows without a stamp apart, keeps the newest sent_at", () => {
     const s = new PassSettler([], 1000n);
-    const cases: Array<[number, number]> = [[499, 0], [500, 1], [1500, 2], [-499, 0], [-500, -1], [-1500, -2], [2_000_000_499, 2_000_000], [-2_000_000_500, -2_000_001]];
+    const cases: Array<[number, number]> = [
+      [499, 0],
+      [500, 1],
+      [1500, 2],
+      [-499, 0],
+      [-500, -1],
+      [-1500, -2],
+      [2_000_000_499, 2_000_000],
+      [-2_000_000_500, -2_000_001],
+    ];
     for (const [us] of cases) s.add(900, ts(T), ts(T, us));
     s.add(900, null, ts(T));
     s.add(900, ts(T + 5, 123), null); // the newest sent_at, on an unstamped row
@@ -49,7 +58,11 @@ describe("PassSettler: the settle query's arithmetic (by hand, no server)", () =
     s.add(900, ts(T), -(2n ** 63n)); // stored_at '-infinity'
     const out = settledFrom(s.buckets(), 0, 0, 0);
     const centuries = Number((far - BigInt(ts(T)) + 500n) / 1000n);
-    expect(out.later?.buckets).toEqual([[2, 1], [2_000_000, 1], [centuries, 1]]);
+    expect(out.later?.buckets).toEqual([
+      [2, 1],
+      [2_000_000, 1],
+      [centuries, 1],
+    ]);
     expect(out.later?.unstamped).toBe(2);
     expect(out.final?.newestSentAtMs).toBe(Date.UTC(2300, 0, 1)); // not the infinite one
   });

@@ -22,8 +22,13 @@ export interface Snapshot {
 /** A pg_snapshot's text form "xmin:xmax:xip,…" (PostgreSQL's pg_snapshot_out), as full xids. */
 export function parseSnapshot(text: string): Snapshot {
   const [xmin = "", xmax = "", xip = ""] = text.split(":");
-  if (!/^\d+$/.test(xmin) || !/^\d+$/.test(xmax)) throw new Error(`not a pg_snapshot: ${JSON.stringify(text)}`);
-  return { xmin: BigInt(xmin), xmax: BigInt(xmax), xip: new Set(xip === "" ? [] : xip.split(",").map(BigInt)) };
+  if (!/^\d+$/.test(xmin) || !/^\d+$/.test(xmax))
+    throw new Error(`not a pg_snapshot: ${JSON.stringify(text)}`);
+  return {
+    xmin: BigInt(xmin),
+    xmax: BigInt(xmax),
+    xip: new Set(xip === "" ? [] : xip.split(",").map(BigInt)),
+  };
 }
 
 /**
@@ -58,7 +63,10 @@ export function windowMap(snaps: readonly Snapshot[]): { breaks: bigint[]; windo
 }
 
 /** The window windowMap's step function gives full xid `x` (what the settle query computes per row). */
-export function windowOf<T extends bigint | number>(map: { breaks: readonly T[]; windows: readonly number[] }, x: T): number {
+export function windowOf<T extends bigint | number>(
+  map: { breaks: readonly T[]; windows: readonly number[] },
+  x: T,
+): number {
   let lo = 0;
   let hi = map.breaks.length;
   while (lo < hi) {
@@ -97,10 +105,19 @@ export interface SettleBucket {
  * sample's stored count (the rows of its window and every earlier one), newest sent_at so far and delivery window;
  * `final` every row, timed by tBefore/tAfter (epoch ms around the statement that took the settling's snapshot).
  */
-export function settledFrom(buckets: Iterable<SettleBucket>, marks: number, tBefore: number, tAfter: number): SettledSamples {
+export function settledFrom(
+  buckets: Iterable<SettleBucket>,
+  marks: number,
+  tBefore: number,
+  tAfter: number,
+): SettledSamples {
   const rows = new Array<number>(marks + 1).fill(0);
   const newest = new Array<number | null>(marks + 1).fill(null);
-  const windows: DeliveryWindow[] = Array.from({ length: marks + 1 }, () => ({ buckets: [], resolutionMs: 1, unstamped: 0 }));
+  const windows: DeliveryWindow[] = Array.from({ length: marks + 1 }, () => ({
+    buckets: [],
+    resolutionMs: 1,
+    unstamped: 0,
+  }));
   for (const b of buckets) {
     const w = windows[b.w]!;
     rows[b.w]! += b.n;
@@ -118,7 +135,11 @@ export function settledFrom(buckets: Iterable<SettleBucket>, marks: number, tBef
   });
   // the rows after the last mark too: every row of this run the snapshot sees (the file comment's `full` count)
   const newestAll = newest[marks] === null ? newestSoFar : Math.max(newestSoFar ?? 0, newest[marks]!);
-  return { samples, later: windows[marks]!, final: { tBefore, tAfter, stored: total + rows[marks]!, newestSentAtMs: newestAll } };
+  return {
+    samples,
+    later: windows[marks]!,
+    final: { tBefore, tAfter, stored: total + rows[marks]!, newestSentAtMs: newestAll },
+  };
 }
 
 /** PostgreSQL's timestamp epoch, 2000-01-01, in µs after the Unix epoch (binary timestamptz counts µs from it). */
@@ -150,13 +171,20 @@ export class PassSettler {
    * @param stable the settling transaction's stable xid (stableXid)
    * @throws Error a snapshot that does not parse, or an xid of 2^53 or more
    */
-  constructor(readonly marks: readonly string[], stable: bigint) {
+  constructor(
+    readonly marks: readonly string[],
+    stable: bigint,
+  ) {
     const map = windowMap(marks.map(parseSnapshot));
     if (stable >= 2n ** 53n) throw new Error(`xid ${stable}: beyond what a double holds exactly`);
     this.map = { breaks: map.breaks.map(Number), windows: map.windows };
     this.stable = Number(stable);
     this.stableLow = Number(stable & 0xffffffffn);
-    this.byWindow = Array.from({ length: marks.length + 1 }, () => ({ ms: new Map<number, number>(), unstamped: 0, newestUs: null }));
+    this.byWindow = Array.from({ length: marks.length + 1 }, () => ({
+      ms: new Map<number, number>(),
+      unstamped: 0,
+      newestUs: null,
+    }));
   }
 
   /**
@@ -220,7 +248,8 @@ function infinite(v: Stamp): boolean {
  * exactly, else the decimal text parsed (both correctly rounded).
  */
 function epochMs(us: Stamp): number {
-  if (typeof us === "number" && Math.abs(us + PG_EPOCH_US) <= Number.MAX_SAFE_INTEGER) return (us + PG_EPOCH_US) / 1000;
+  if (typeof us === "number" && Math.abs(us + PG_EPOCH_US) <= Number.MAX_SAFE_INTEGER)
+    return (us + PG_EPOCH_US) / 1000;
   const v = BigInt(us) + BigInt(PG_EPOCH_US);
   const abs = v < 0n ? -v : v;
   return Number(`${v < 0n ? "-" : ""}${abs / 1000n}.${String(abs % 1000n).padStart(3, "0")}`);

@@ -66,7 +66,10 @@ function timeZone(env: NodeJS.ProcessEnv): string {
 
 /** The memory cap of a host's cgroup, bytes (v1 memory.limit_in_bytes, v2 memory.max); null when none or unreadable. */
 export function memoryCapOf(cgroup: CgroupPaths): number | null {
-  const file = cgroup.version === "v2" ? cgroup.dirs.unified && join(cgroup.dirs.unified, "memory.max") : cgroup.dirs.memory && join(cgroup.dirs.memory, "memory.limit_in_bytes");
+  const file =
+    cgroup.version === "v2"
+      ? cgroup.dirs.unified && join(cgroup.dirs.unified, "memory.max")
+      : cgroup.dirs.memory && join(cgroup.dirs.memory, "memory.limit_in_bytes");
   if (!file) return null;
   try {
     const n = Number(readFileSync(file, "utf8").trim());
@@ -79,8 +82,17 @@ export function memoryCapOf(cgroup: CgroupPaths): number | null {
 /** The cache key of a template: sha256 (hex, 32 chars) over the inputs, the binaries' stamps and the time zone. */
 export function templateKey(inputs: TemplateInputs, env: NodeJS.ProcessEnv = process.env): string {
   const stamps = ["initdb", "postgres"].map((b) => fileStamp(join(inputs.binDir, b)));
-  const memory = inputs.memoryCapBytes === null || inputs.memoryCapBytes >= PROBE_ROOM_BYTES ? "≥ 1 GiB" : inputs.memoryCapBytes;
-  const text = JSON.stringify({ format: FORMAT, ...inputs, memoryCapBytes: memory, stamps, tz: timeZone(env) });
+  const memory =
+    inputs.memoryCapBytes === null || inputs.memoryCapBytes >= PROBE_ROOM_BYTES
+      ? "≥ 1 GiB"
+      : inputs.memoryCapBytes;
+  const text = JSON.stringify({
+    format: FORMAT,
+    ...inputs,
+    memoryCapBytes: memory,
+    stamps,
+    tz: timeZone(env),
+  });
   return createHash("sha256").update(text).digest("hex").slice(0, 32);
 }
 
@@ -93,7 +105,12 @@ export function templateDir(inputs: TemplateInputs, env: NodeJS.ProcessEnv = pro
  * Fill the empty data directory `pgdata` (owned by uid:gid, mode 0700) from the template at `template`; false when
  * there is none yet, or the copy failed (then `pgdata` is empty again, as it was). Never throws.
  */
-export async function copyTemplate(template: string, pgdata: string, uid: number, gid: number): Promise<boolean> {
+export async function copyTemplate(
+  template: string,
+  pgdata: string,
+  uid: number,
+  gid: number,
+): Promise<boolean> {
   const from = join(template, "pgdata");
   if (!existsSync(join(from, "PG_VERSION"))) return false;
   try {

@@ -26,7 +26,12 @@ beforeAll(async () => {
   server = await startTestPostgres(PORT);
   client = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres", database: "postgres" });
   await client.connect();
-  verifier = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server.pg.params, table: TABLE }, fields });
+  verifier = postgresVerifier.create({
+    host: "127.0.0.1",
+    port: PORT,
+    params: { ...server.pg.params, table: TABLE },
+    fields,
+  });
 });
 
 afterAll(async () => {
@@ -37,14 +42,23 @@ afterAll(async () => {
 
 const q = (sql: string, params: unknown[] = []) => client!.query(sql, params);
 const insertSeqs = (gen: number, from: number, to: number) =>
-  q(`INSERT INTO ${TABLE} (ts, msg, level, ratio, ok, gen, seq, sent_at)
-     SELECT now(), 'x', 1, 0.5, true, $1, s, timestamptz '2024-11-07 00:00:00+00' + s * interval '1 ms' FROM generate_series($2::bigint, $3::bigint) s`, [gen, from, to]);
+  q(
+    `INSERT INTO ${TABLE} (ts, msg, level, ratio, ok, gen, seq, sent_at)
+     SELECT now(), 'x', 1, 0.5, true, $1, s, timestamptz '2024-11-07 00:00:00+00' + s * interval '1 ms' FROM generate_series($2::bigint, $3::bigint) s`,
+    [gen, from, to],
+  );
 
 describe("postgres verifier", () => {
   it("creates the table with typed columns in order, then the server's own stored_at, no index", async () => {
     await verifier!.prepare();
-    const cols = await q(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`, [TABLE]);
-    const def = await q(`SELECT column_default FROM information_schema.columns WHERE table_name = $1 AND column_name = 'stored_at'`, [TABLE]);
+    const cols = await q(
+      `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`,
+      [TABLE],
+    );
+    const def = await q(
+      `SELECT column_default FROM information_schema.columns WHERE table_name = $1 AND column_name = 'stored_at'`,
+      [TABLE],
+    );
     expect(def.rows[0].column_default).toBe("clock_timestamp()");
     expect(cols.rows.map((r) => [r.column_name, r.data_type])).toEqual([
       ["ts", "timestamp with time zone"],
@@ -74,9 +88,14 @@ describe("postgres verifier", () => {
     expect(s.stored).toBe(10000);
     expect(s.newestSentAtMs).toBe(Date.UTC(2024, 10, 7) + 9999);
     const settled = await verifier!.afterLoad!([empty.mark!, live.mark!, s.mark!]);
-    expect(settled.samples.map((x) => [x.stored, x.newestSentAtMs])).toEqual([[0, null], [10000, Date.UTC(2024, 10, 7) + 9999], [10000, Date.UTC(2024, 10, 7) + 9999]]);
+    expect(settled.samples.map((x) => [x.stored, x.newestSentAtMs])).toEqual([
+      [0, null],
+      [10000, Date.UTC(2024, 10, 7) + 9999],
+      [10000, Date.UTC(2024, 10, 7) + 9999],
+    ]);
     // rows stamped now() with sent_at in 2024: every latency positive, all 10000 rows in the window of the live sample
-    const rows = (w?: { buckets: Array<[number, number]> }): number => (w?.buckets ?? []).reduce((n, [, k]) => n + k, 0);
+    const rows = (w?: { buckets: Array<[number, number]> }): number =>
+      (w?.buckets ?? []).reduce((n, [, k]) => n + k, 0);
     expect(settled.samples.map((x) => rows(x.delivery))).toEqual([0, 10000, 0]);
     expect(rows(settled.later)).toBe(0);
     expect(settled.samples[1]!.delivery!.buckets.every(([ms]) => ms > 0)).toBe(true);
@@ -97,8 +116,22 @@ describe("postgres verifier", () => {
     for (let i = 0; i < 3; i++) await insertSeqs(0, 7000, 7000); // seq 7000 stored 4 times: 3 duplicates
     const l = await verifier!.ledger([10000], [[]]);
     expect(l).toEqual({
-      sent: 10000, accepted: 10000, stored: 10000 - 51 + 13, distinct: 9949, lost: 51, duplicated: 13, overwritten: 0,
-      rejected: 0, unexpected: 0, missingRanges: [[0, 100, 149], [0, 5000, 5000]], foreign: 0, rejectedStored: 0, deduplicated: 0,
+      sent: 10000,
+      accepted: 10000,
+      stored: 10000 - 51 + 13,
+      distinct: 9949,
+      lost: 51,
+      duplicated: 13,
+      overwritten: 0,
+      rejected: 0,
+      unexpected: 0,
+      missingRanges: [
+        [0, 100, 149],
+        [0, 5000, 5000],
+      ],
+      foreign: 0,
+      rejectedStored: 0,
+      deduplicated: 0,
     });
   });
 
@@ -106,15 +139,38 @@ describe("postgres verifier", () => {
     const a = await verifier!.ledger([10000], [[[100, 149]]]);
     expect(a).toMatchObject({ accepted: 9950, rejected: 50, lost: 1, missingRanges: [[0, 5000, 5000]] });
     // rejected ranges that were stored anyway (and overlapping ones) are merged and still not lost
-    const b = await verifier!.ledger([10000], [[[200, 209], [205, 214], [120, 130]]]);
-    expect(b).toMatchObject({ rejected: 26, accepted: 9974, lost: 40, missingRanges: [[0, 100, 119], [0, 131, 149], [0, 5000, 5000]] });
+    const b = await verifier!.ledger(
+      [10000],
+      [
+        [
+          [200, 209],
+          [205, 214],
+          [120, 130],
+        ],
+      ],
+    );
+    expect(b).toMatchObject({
+      rejected: 26,
+      accepted: 9974,
+      lost: 40,
+      missingRanges: [
+        [0, 100, 119],
+        [0, 131, 149],
+        [0, 5000, 5000],
+      ],
+    });
   });
 
   it("includes a leading gap from 0 and a trailing gap up to sent-1", async () => {
     await q(`DELETE FROM ${TABLE} WHERE gen = 0 AND seq BETWEEN 0 AND 4`);
     const l = await verifier!.ledger([10003], [[]]);
     expect(l.lost).toBe(5 + 51 + 3);
-    expect(l.missingRanges).toEqual([[0, 0, 4], [0, 100, 149], [0, 5000, 5000], [0, 10000, 10002]]);
+    expect(l.missingRanges).toEqual([
+      [0, 0, 4],
+      [0, 100, 149],
+      [0, 5000, 5000],
+      [0, 10000, 10002],
+    ]);
     await insertSeqs(0, 0, 4);
   });
 
@@ -124,7 +180,11 @@ describe("postgres verifier", () => {
     const l = await verifier!.ledger([10000, 50], [[], []]);
     expect(l.lost).toBe(51 + 25);
     expect(l.missingRanges).toHaveLength(20);
-    expect(l.missingRanges.slice(0, 3)).toEqual([[0, 100, 149], [0, 5000, 5000], [1, 1, 1]]);
+    expect(l.missingRanges.slice(0, 3)).toEqual([
+      [0, 100, 149],
+      [0, 5000, 5000],
+      [1, 1, 1],
+    ]);
     expect(l.missingRanges[19]).toEqual([1, 35, 35]);
     expect(l.unexpected).toBe(0);
   });
@@ -138,12 +198,32 @@ describe("postgres verifier", () => {
   });
 
   it("merges and clamps rejected ranges", () => {
-    expect(normalizeRanges([[5, 9], [0, 2], [3, 4], [20, 30], [-5, -1]], 25)).toEqual([[0, 9], [20, 24]]);
+    expect(
+      normalizeRanges(
+        [
+          [5, 9],
+          [0, 2],
+          [3, 4],
+          [20, 30],
+          [-5, -1],
+        ],
+        25,
+      ),
+    ).toEqual([
+      [0, 9],
+      [20, 24],
+    ]);
   });
 
   it("counts rows of another run as foreign, in no sample and no other figure; the completion query names what is missing (real PostgreSQL)", async () => {
     const base = genBaseOf("20261201T094000Z-abcdef");
-    const mine = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: TABLE }, fields, genBase: base });
+    const mine = postgresVerifier.create({
+      host: "127.0.0.1",
+      port: PORT,
+      params: { ...server!.pg.params, table: TABLE },
+      fields,
+      genBase: base,
+    });
     try {
       await mine.prepare();
       await insertSeqs(base, 0, 999);
@@ -159,7 +239,15 @@ describe("postgres verifier", () => {
       await insertSeqs(0, 3, 3);
       expect((await mine.sample({ full: true })).stored).toBe(1499);
       const l = await mine.ledger(sent, [[], []]);
-      expect(l).toMatchObject({ stored: 1499, distinct: 1499, duplicated: 0, unexpected: 0, lost: 1, foreign: 2, missingRanges: [[1, 7, 7]] });
+      expect(l).toMatchObject({
+        stored: 1499,
+        distinct: 1499,
+        duplicated: 0,
+        unexpected: 0,
+        lost: 1,
+        foreign: 2,
+        missingRanges: [[1, 7, 7]],
+      });
       // rejected seqs stored all the same are reported as such, never as lost
       const r = await mine.ledger(sent, [[[10, 19]], [[5, 9]]]);
       expect(r).toMatchObject({ rejected: 15, rejectedStored: 14, lost: 0, missingRanges: [] });
@@ -171,7 +259,13 @@ describe("postgres verifier", () => {
 
   it("the completion check reports the WAL its first pass after a checkpoint made the sink write (hint bits, data checksums on: real PostgreSQL 18), and little on the next", async () => {
     const base = genBaseOf("20261204T201500Z-a1b2c3");
-    const mine = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: TABLE }, fields, genBase: base });
+    const mine = postgresVerifier.create({
+      host: "127.0.0.1",
+      port: PORT,
+      params: { ...server!.pg.params, table: TABLE },
+      fields,
+      genBase: base,
+    });
     try {
       await mine.prepare();
       expect((await q("SHOW data_checksums")).rows[0].data_checksums).toBe("on"); // initdb's default since PostgreSQL 18
@@ -195,9 +289,18 @@ describe("postgres verifier", () => {
 
   it("the ledger and the completion check from one binary COPY scan equal the reference SQL's, with duplicates, gaps, NULLs, foreign and unexpected rows (real PostgreSQL)", async () => {
     const base = genBaseOf("20261202T010000Z-5ca11e");
-    const v = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: "ib_scan" }, fields, genBase: base }) as PostgresVerifier;
+    const v = postgresVerifier.create({
+      host: "127.0.0.1",
+      port: PORT,
+      params: { ...server!.pg.params, table: "ib_scan" },
+      fields,
+      genBase: base,
+    }) as PostgresVerifier;
     const rows = (gen: number | null, seqs: string) =>
-      q(`INSERT INTO ib_scan (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT now(), 'x', 1, 0.5, true, $1::int, s, now() FROM ${seqs} AS s(s)`, [gen]);
+      q(
+        `INSERT INTO ib_scan (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT now(), 'x', 1, 0.5, true, $1::int, s, now() FROM ${seqs} AS s(s)`,
+        [gen],
+      );
     try {
       await v.prepare();
       await rows(base, "generate_series(0, 1999)");
@@ -212,13 +315,32 @@ describe("postgres verifier", () => {
       await rows(0, "generate_series(0, 9)"); // foreign: no run's
       await rows(base + 256, "generate_series(0, 2)"); // foreign: the next run's space
       const sent = [2000, 100, 0];
-      const rejected: Array<Array<[number, number]>> = [[[100, 120], [110, 130], [335, 350]], [[50, 200]], [[0, 3]]];
+      const rejected: Array<Array<[number, number]>> = [
+        [
+          [100, 120],
+          [110, 130],
+          [335, 350],
+        ],
+        [[50, 200]],
+        [[0, 3]],
+      ];
       const sql = await v.sqlLedger(sent, rejected);
-      expect(sql).toMatchObject({ foreign: 13, unexpected: 10 + 4 + 2 + 5 + 3, lost: 1 + 1 + 1 + 35, rejectedStored: 31 + 11 + 50, duplicated: 13 + 1 + 1 + 1 });
+      expect(sql).toMatchObject({
+        foreign: 13,
+        unexpected: 10 + 4 + 2 + 5 + 3,
+        lost: 1 + 1 + 1 + 35,
+        rejectedStored: 31 + 11 + 50,
+        duplicated: 13 + 1 + 1 + 1,
+      });
       expect(await v.ledger(sent, rejected)).toEqual(sql);
-      const strip = ({ missing, missingRanges }: { missing: number; missingRanges: unknown }) => ({ missing, missingRanges });
+      const strip = ({ missing, missingRanges }: { missing: number; missingRanges: unknown }) => ({
+        missing,
+        missingRanges,
+      });
       expect(strip(await v.missing!(sent, rejected))).toEqual(strip(await v.sqlMissing(sent, rejected)));
-      expect(strip(await v.missing!(sent, [[], [], []]))).toEqual(strip(await v.sqlMissing(sent, [[], [], []])));
+      expect(strip(await v.missing!(sent, [[], [], []]))).toEqual(
+        strip(await v.sqlMissing(sent, [[], [], []])),
+      );
       // past the scan's limit of distinct unexpected pairs, distinct is the SQL DISTINCT count, in the same snapshot
       v.unexpectedLimit = 2;
       expect(await v.ledger(sent, rejected)).toEqual(sql);
@@ -237,20 +359,38 @@ describe("postgres verifier", () => {
     const sockets = new Set<net.Socket>();
     const forwarder = net.createServer((c) => {
       const up = net.connect(PORT, "127.0.0.1");
-      for (const s of [c, up]) { sockets.add(s); s.on("error", () => undefined); s.on("close", () => sockets.delete(s)); }
+      for (const s of [c, up]) {
+        sockets.add(s);
+        s.on("error", () => undefined);
+        s.on("close", () => sockets.delete(s));
+      }
       c.pipe(up).pipe(c);
     });
     await new Promise<void>((r) => forwarder.listen(0, "127.0.0.1", () => r()));
     const oldPort = (forwarder.address() as net.AddressInfo).port;
-    const v = postgresVerifier.create({ host: "127.0.0.1", port: oldPort, params: { ...server!.pg.params, table: "ib_retarget" }, fields });
+    const v = postgresVerifier.create({
+      host: "127.0.0.1",
+      port: oldPort,
+      params: { ...server!.pg.params, table: "ib_retarget" },
+      fields,
+    });
     try {
       await v.prepare();
-      await q(`INSERT INTO ib_retarget (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT now(), 'x', 1, 0.5, true, 0, s, now() FROM generate_series(0, 99) s`);
+      await q(
+        `INSERT INTO ib_retarget (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT now(), 'x', 1, 0.5, true, 0, s, now() FROM generate_series(0, 99) s`,
+      );
       expect((await v.sample({ full: true })).stored).toBe(100);
-      await new Promise<void>((r) => { forwarder.close(() => r()); for (const s of sockets) s.destroy(); });
-      await expect(v.sample({ full: true })).rejects.toThrow(/cannot connect to PostgreSQL at 127\.0\.0\.1:\d+|Connection terminated|ECONNREFUSED|ECONNRESET/);
+      await new Promise<void>((r) => {
+        forwarder.close(() => r());
+        for (const s of sockets) s.destroy();
+      });
+      await expect(v.sample({ full: true })).rejects.toThrow(
+        /cannot connect to PostgreSQL at 127\.0\.0\.1:\d+|Connection terminated|ECONNREFUSED|ECONNRESET/,
+      );
       v.retarget!({ host: "127.0.0.1", port: PORT });
-      await q(`INSERT INTO ib_retarget (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT now(), 'x', 1, 0.5, true, 0, s, now() FROM generate_series(100, 149) s`);
+      await q(
+        `INSERT INTO ib_retarget (ts, msg, level, ratio, ok, gen, seq, sent_at) SELECT now(), 'x', 1, 0.5, true, 0, s, now() FROM generate_series(100, 149) s`,
+      );
       expect((await v.sample({ full: true })).stored).toBe(150);
       expect(await v.ledger([150], [[]])).toMatchObject({ sent: 150, stored: 150, lost: 0, duplicated: 0 });
     } finally {

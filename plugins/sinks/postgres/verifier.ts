@@ -69,11 +69,29 @@ import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 import { GEN_STRIDE, MAX_MISSING_RANGES, normalizeRanges } from "../../../core/ledger.ts";
 import { LedgerScan, UNEXPECTED_DISTINCT_LIMIT } from "../../../core/ledger-scan.ts";
-import type { Completion, CountSample, Ledger, LedgerPass, SettledSamples, SinkCost, Verifier, VerifierContext, VerifierFactory } from "../../../core/verifier.ts";
+import type {
+  Completion,
+  CountSample,
+  Ledger,
+  LedgerPass,
+  SettledSamples,
+  SinkCost,
+  Verifier,
+  VerifierContext,
+  VerifierFactory,
+} from "../../../core/verifier.ts";
 import type { StoredRow, StoredRowReader } from "../../../core/fidelity.ts";
 import { pgRowReader, SampleLocator, type PgRowReader, type Wanted } from "./rows.ts";
 import { BinaryCopyReader } from "./binary-copy.ts";
-import { PassSettler, parseSnapshot, settledFrom, stableXid, windowMap, type Snapshot, type Stamp } from "./settle.ts";
+import {
+  PassSettler,
+  parseSnapshot,
+  settledFrom,
+  stableXid,
+  windowMap,
+  type Snapshot,
+  type Stamp,
+} from "./settle.ts";
 
 /** PostgreSQL column type of each event field type. */
 export const PG_TYPES: Readonly<Record<FieldType, string>> = {
@@ -88,14 +106,21 @@ export const PG_TYPES: Readonly<Record<FieldType, string>> = {
  * Settings of every read-only snapshot after the load (SET LOCAL; see snapshot()): no parallel plan, sequential scans
  * allowed, and work_mem for the reference ledger's DISTINCT and window sort over every stored row.
  */
-const LEDGER_SESSION_SETTINGS = ["max_parallel_workers_per_gather = 0", "enable_seqscan = on", "work_mem = '64MB'"] as const;
+const LEDGER_SESSION_SETTINGS = [
+  "max_parallel_workers_per_gather = 0",
+  "enable_seqscan = on",
+  "work_mem = '64MB'",
+] as const;
 
 /**
  * Session settings of the verifier's connection. The samples must read only recent pages through a TID range scan:
  * without statistics (the table is new and never analyzed) the planner may prefer a parallel sequential scan of
  * the whole table, which costs the sink CPU in proportion to its size and starts extra worker processes.
  */
-export const SAMPLE_SESSION_SETTINGS = ["SET max_parallel_workers_per_gather = 0", "SET enable_seqscan = off"] as const;
+export const SAMPLE_SESSION_SETTINGS = [
+  "SET max_parallel_workers_per_gather = 0",
+  "SET enable_seqscan = off",
+] as const;
 
 /** Pages at the end of the table (as the previous sample saw it) whose rows give a live sample's newest sent_at. */
 export const TAIL_PAGES = 4;
@@ -108,7 +133,11 @@ export const STORED_AT = "stored_at";
 /** `CREATE TABLE "t" (... fields ..., "gen" integer, "seq" bigint, "sent_at" timestamptz, "stored_at" timestamptz DEFAULT clock_timestamp())` */
 export function createTableStatement(table: string, fields: readonly EventField[]): string {
   const cols = fields.map((f) => `${quoteIdent(f.name)} ${PG_TYPES[f.type]}`);
-  cols.push(`${quoteIdent("gen")} integer`, `${quoteIdent("seq")} bigint`, `${quoteIdent("sent_at")} timestamptz`);
+  cols.push(
+    `${quoteIdent("gen")} integer`,
+    `${quoteIdent("seq")} bigint`,
+    `${quoteIdent("sent_at")} timestamptz`,
+  );
   cols.push(`${quoteIdent(STORED_AT)} timestamptz DEFAULT clock_timestamp()`);
   return `CREATE TABLE ${quoteTable(table)} (${cols.join(", ")})`;
 }
@@ -155,7 +184,12 @@ export class PostgresVerifier implements Verifier {
     this.table = quoteTable(ctx.params.table ?? "ib_events");
     this.genBase = Math.floor(ctx.genBase ?? 0);
     this.ours = `(gen >= ${this.genBase} AND gen < ${this.genBase + GEN_STRIDE})`;
-    this.reader = pgRowReader(() => this.sideConn("ingestbench-rows"), this.table, ctx.fields, () => this.locator);
+    this.reader = pgRowReader(
+      () => this.sideConn("ingestbench-rows"),
+      this.table,
+      ctx.fields,
+      () => this.locator,
+    );
     this.rows = {
       ...this.reader,
       expectSample: (wanted) => {
@@ -187,9 +221,17 @@ export class PostgresVerifier implements Verifier {
       // 28P01 invalid_password, 28000 invalid_authorization_specification (PostgreSQL's Appendix A, class 28)
       const code = (err as { code?: string }).code;
       if (code === "28P01" || code === "28000") {
-        throw new IngestbenchError("E_SINK_AUTH", `verifier: PostgreSQL at ${this.ctx.host}:${this.ctx.port}: ${authRefusal(sinkLogin("postgres", this.ctx.params))} (${(err as Error).message})`, { cause: err });
+        throw new IngestbenchError(
+          "E_SINK_AUTH",
+          `verifier: PostgreSQL at ${this.ctx.host}:${this.ctx.port}: ${authRefusal(sinkLogin("postgres", this.ctx.params))} (${(err as Error).message})`,
+          { cause: err },
+        );
       }
-      throw new IngestbenchError("E_VERIFIER_CONNECT", `verifier cannot connect to PostgreSQL at ${this.ctx.host}:${this.ctx.port}: ${(err as Error).message}`, { cause: err });
+      throw new IngestbenchError(
+        "E_VERIFIER_CONNECT",
+        `verifier cannot connect to PostgreSQL at ${this.ctx.host}:${this.ctx.port}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     return c;
   }
@@ -206,7 +248,9 @@ export class PostgresVerifier implements Verifier {
         this.connecting = null;
       }
       for (const setting of SAMPLE_SESSION_SETTINGS) await c.query(setting);
-      this.backendPid = Number((await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid ?? NaN) || null;
+      this.backendPid =
+        Number((await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid ?? NaN) ||
+        null;
       this.client = c;
       return c;
     })();
@@ -274,8 +318,14 @@ export class PostgresVerifier implements Verifier {
   async sinkCost(tag: string): Promise<SinkCost> {
     const k = this.costs.get(tag) ?? { queries: 0, cpuNs: null, wallMs: 0 };
     return {
-      queries: k.queries, cpuMs: k.cpuNs === null ? null : k.cpuNs / 1e6, threadWallMs: k.wallMs, readRows: null,
-      source: k.cpuNs === null ? "the queries' wall time at the harness (the backend's process is not visible here)" : "the verifier backend's /proc/<pid>/schedstat time on a CPU around each sample",
+      queries: k.queries,
+      cpuMs: k.cpuNs === null ? null : k.cpuNs / 1e6,
+      threadWallMs: k.wallMs,
+      readRows: null,
+      source:
+        k.cpuNs === null
+          ? "the queries' wall time at the harness (the backend's process is not visible here)"
+          : "the verifier backend's /proc/<pid>/schedstat time on a CPU around each sample",
     };
   }
 
@@ -283,9 +333,10 @@ export class PostgresVerifier implements Verifier {
     const table = `'${this.table.replace(/'/g, "''")}'`;
     const common = `pg_relation_size(${table}) / current_setting('block_size')::bigint AS blocks, pg_current_snapshot()::text AS snap`;
     const tBefore = now();
-    const r = await c.query<{ n: string; newest: number | null; blocks: string; snap: string }>(options.full
-      ? `SELECT count(*) AS n, (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest, ${common} FROM ${this.table} WHERE ${this.ours}`
-      : `SELECT pg_stat_get_tuples_inserted(${table}::regclass) AS n,
+    const r = await c.query<{ n: string; newest: number | null; blocks: string; snap: string }>(
+      options.full
+        ? `SELECT count(*) AS n, (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest, ${common} FROM ${this.table} WHERE ${this.ours}`
+        : `SELECT pg_stat_get_tuples_inserted(${table}::regclass) AS n,
                 (SELECT (extract(epoch FROM max(sent_at)) * 1000)::float8 FROM ${this.table}
                   WHERE ctid >= '(${Math.max(0, this.blocks - TAIL_PAGES)},0)'::tid AND ctid < '(${this.blocks},0)'::tid AND ${this.ours}) AS newest,
                 ${common}`,
@@ -317,26 +368,45 @@ export class PostgresVerifier implements Verifier {
     // the transaction's stable xid (what age() counts from, PostgreSQL's GetStableLatestTransactionId): a row's full
     // xid is that minus age(xmin), cheaper per row than xmin's text form; this first statement takes the snapshot
     const tBefore = now();
-    const at = (await c.query<{ a: number; xmax: string }>("SELECT age('3'::xid) AS a, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax")).rows[0]!;
+    const at = (
+      await c.query<{ a: number; xmax: string }>(
+        "SELECT age('3'::xid) AS a, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax",
+      )
+    ).rows[0]!;
     const tAfter = now();
     const stable = stableXid(at.a, BigInt(at.xmax));
     // One pass: each row's window by one binary search (width_bucket over windowMap's breaks, an index into its
     // windows), stored_at − sent_at in µs rounded to ms half away from zero as numeric round() does, in integers;
     // rows and newest sent_at per (window, ms), grouped on integers
-    const buckets = (await c.query<{ w: number; ms: string | null; n: string; newest: number | null }>(
-      `SELECT w, ms::text AS ms, n::text AS n, newest FROM (
+    const buckets = (
+      await c.query<{ w: number; ms: string | null; n: string; newest: number | null }>(
+        `SELECT w, ms::text AS ms, n::text AS n, newest FROM (
          SELECT ($2::int[])[width_bucket($3::bigint - age(xmin), $1::bigint[]) + 1] AS w,
                 CASE WHEN us >= 0 THEN (us + 500) / 1000 ELSE -((500 - us) / 1000) END AS ms,
                 count(*) AS n, (extract(epoch FROM max(sent_at)) * 1000)::float8 AS newest
            FROM (SELECT xmin, sent_at, round(date_part('epoch', ${stored} - sent_at) * 1000000)::bigint AS us FROM ${this.table} WHERE ${this.ours}) r
           GROUP BY 1, 2) g`,
-      [map.breaks.map(String), map.windows, String(stable)],
-    )).rows;
-    return settledFrom(buckets.map((b) => ({ w: b.w, ms: b.ms === null ? null : Number(b.ms), n: Number(b.n), newest: b.newest === null ? null : Number(b.newest) })), snaps.length, tBefore, tAfter);
+        [map.breaks.map(String), map.windows, String(stable)],
+      )
+    ).rows;
+    return settledFrom(
+      buckets.map((b) => ({
+        w: b.w,
+        ms: b.ms === null ? null : Number(b.ms),
+        n: Number(b.n),
+        newest: b.newest === null ? null : Number(b.newest),
+      })),
+      snaps.length,
+      tBefore,
+      tAfter,
+    );
   }
 
   /** Generators (genBase + index), sent counts and merged rejected ranges as the query parameters $1..$5. */
-  private ledgerParams(sent: number[], rejected: Array<Array<[number, number]>>): { params: number[][]; totalSent: number; totalRejected: number } {
+  private ledgerParams(
+    sent: number[],
+    rejected: Array<Array<[number, number]>>,
+  ): { params: number[][]; totalSent: number; totalRejected: number } {
     const gens: number[] = [];
     const ns: number[] = [];
     const rg: number[] = [];
@@ -401,7 +471,9 @@ export class PostgresVerifier implements Verifier {
   }
 
   private ranges(raw: Array<[number, number, number]> | null): Array<[number, number, number]> {
-    return (raw ?? []).map(([gen, f, t]) => [Number(gen) - this.genBase, Number(f), Number(t)] as [number, number, number]);
+    return (raw ?? []).map(
+      ([gen, f, t]) => [Number(gen) - this.genBase, Number(f), Number(t)] as [number, number, number],
+    );
   }
 
   /**
@@ -409,7 +481,13 @@ export class PostgresVerifier implements Verifier {
    * (FORMAT binary)` read off the socket (./copy-out.ts) and decoded (./binary-copy.ts) into a LedgerScan (core/ledger-scan.ts). A stream
    * broken midway leaves the connection unusable: it is ended, and the next call reconnects.
    */
-  private async scan(c: pg.Client, sent: number[], rejected: Array<Array<[number, number]>>, locator: SampleLocator | null = null, settler: PassSettler | null = null): Promise<LedgerScan> {
+  private async scan(
+    c: pg.Client,
+    sent: number[],
+    rejected: Array<Array<[number, number]>>,
+    locator: SampleLocator | null = null,
+    settler: PassSettler | null = null,
+  ): Promise<LedgerScan> {
     const scan = new LedgerScan(sent, rejected, this.genBase, this.unexpectedLimit);
     const lo = this.genBase;
     const hi = this.genBase + GEN_STRIDE;
@@ -429,7 +507,10 @@ export class PostgresVerifier implements Verifier {
       }
     });
     const columns = `gen, seq${locator ? ", ctid" : ""}${settler ? `, xmin, sent_at, ${quoteIdent(STORED_AT)}` : ""}`;
-    const copy = new CopyOutQuery(`COPY (SELECT ${columns} FROM ${this.table}) TO STDOUT (FORMAT binary)`, (b) => reader.push(b));
+    const copy = new CopyOutQuery(
+      `COPY (SELECT ${columns} FROM ${this.table}) TO STDOUT (FORMAT binary)`,
+      (b) => reader.push(b),
+    );
     try {
       c.query(copy as never); // a submittable: node-postgres returns it, and `done` settles it
       await copy.done;
@@ -448,7 +529,11 @@ export class PostgresVerifier implements Verifier {
    * (ledger(), KeptPass): its scan, its snapshot, and the content check's sample (expectSample) located by the same
    * pass and fetched close behind it, as the ledger's own pass would.
    */
-  async missing(sent: number[], rejected: Array<Array<[number, number]>>, marks?: string[]): Promise<Completion> {
+  async missing(
+    sent: number[],
+    rejected: Array<Array<[number, number]>>,
+    marks?: string[],
+  ): Promise<Completion> {
     if (sent.length > GEN_STRIDE) return this.sqlMissing(sent, rejected);
     this.kept = null; // one pass kept at a time (its bits are the ledger's)
     this.keptSettle = null;
@@ -462,19 +547,44 @@ export class PostgresVerifier implements Verifier {
       const r = await this.snapshot(async (c) => {
         // this first statement takes the snapshot; with marks, the settling's stable xid too (settleIn)
         const t0 = now();
-        const head = (await c.query<{ l: string; snap: string; a: number }>("SELECT pg_current_wal_insert_lsn()::text AS l, pg_current_snapshot()::text AS snap, age('3'::xid) AS a")).rows[0]!;
+        const head = (
+          await c.query<{ l: string; snap: string; a: number }>(
+            "SELECT pg_current_wal_insert_lsn()::text AS l, pg_current_snapshot()::text AS snap, age('3'::xid) AS a",
+          )
+        ).rows[0]!;
         const t1 = now();
         // the samples settled from this pass's own rows (afterLoad takes them; without, its settle query reads them)
-        const settler = marks?.length ? passSettler(marks, stableXid(head.a, parseSnapshot(head.snap).xmax)) : null;
+        const settler = marks?.length
+          ? passSettler(marks, stableXid(head.a, parseSnapshot(head.snap).xmax))
+          : null;
         const scan = await this.scan(c, sent, rejected, locator, settler);
         scanned = true;
-        if (settler && !settler.abandoned && marks) this.keptSettle = { key: marks.join(" "), settled: settledFrom(settler.buckets(), marks.length, t0, t1) };
-        const wal = await c.query<{ b: string }>("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint::text AS b", [head.l]);
+        if (settler && !settler.abandoned && marks)
+          this.keptSettle = {
+            key: marks.join(" "),
+            settled: settledFrom(settler.buckets(), marks.length, t0, t1),
+          };
+        const wal = await c.query<{ b: string }>(
+          "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint::text AS b",
+          [head.l],
+        );
         return { scan, snap: head.snap, walBytes: Number(wal.rows[0]!.b) };
       });
       const done = r.scan.completion();
-      this.kept = { inputs: passInputs(sent, rejected), scan: r.scan, snap: r.snap, sample: locator && wanted ? { key: wantedKey(wanted), locator, rows } : null };
-      return { tBefore, tAfter: now(), missing: done.missing, missingRanges: done.missingRanges, stored: done.stored, walBytes: r.walBytes };
+      this.kept = {
+        inputs: passInputs(sent, rejected),
+        scan: r.scan,
+        snap: r.snap,
+        sample: locator && wanted ? { key: wantedKey(wanted), locator, rows } : null,
+      };
+      return {
+        tBefore,
+        tAfter: now(),
+        missing: done.missing,
+        missingRanges: done.missingRanges,
+        stored: done.stored,
+        walBytes: r.walBytes,
+      };
     } finally {
       locator?.finish(scanned);
     }
@@ -484,7 +594,15 @@ export class PostgresVerifier implements Verifier {
   async sqlMissing(sent: number[], rejected: Array<Array<[number, number]>>): Promise<Completion> {
     const { params } = this.ledgerParams(sent, rejected);
     const tBefore = now();
-    const g = await this.snapshot(async (c) => (await c.query<{ lost: string; ranges: Array<[number, number, number]> | null }>(this.gapsQuery(), params)).rows[0]!);
+    const g = await this.snapshot(
+      async (c) =>
+        (
+          await c.query<{ lost: string; ranges: Array<[number, number, number]> | null }>(
+            this.gapsQuery(),
+            params,
+          )
+        ).rows[0]!,
+    );
     return { tBefore, tAfter: now(), missing: Number(g.lost), missingRanges: this.ranges(g.ranges) };
   }
 
@@ -502,14 +620,20 @@ export class PostgresVerifier implements Verifier {
     this.kept = null;
     try {
       if (sent.length > GEN_STRIDE) {
-        this.ledgerPass = { tookCompletionPass: false, detail: "the reference SQL ledger (more generators than a run's id space)" };
+        this.ledgerPass = {
+          tookCompletionPass: false,
+          detail: "the reference SQL ledger (more generators than a run's id space)",
+        };
         return await this.sqlLedger(sent, rejected);
       }
       const taken = await this.keptProof(kept, sent, rejected, locator);
       if ("proof" in taken) {
         if (locator) locator.adopt(kept!.sample!.locator, kept!.sample!.rows);
         located = true;
-        this.ledgerPass = { tookCompletionPass: true, detail: `the completion check's last pass (${taken.proof})` };
+        this.ledgerPass = {
+          tookCompletionPass: true,
+          detail: `the completion check's last pass (${taken.proof})`,
+        };
         return kept!.scan.result();
       }
       this.ledgerPass = { tookCompletionPass: false, detail: `its own pass (${taken.why})` };
@@ -517,7 +641,9 @@ export class PostgresVerifier implements Verifier {
         const scan = await this.scan(c, sent, rejected, locator);
         located = true;
         if (scan.unexpectedDistinct !== null) return scan.result();
-        return scan.result(Number((await c.query<{ n: string }>(`SELECT ${this.distinctQuery()} AS n`)).rows[0]!.n));
+        return scan.result(
+          Number((await c.query<{ n: string }>(`SELECT ${this.distinctQuery()} AS n`)).rows[0]!.n),
+        );
       });
     } finally {
       locator?.finish(located);
@@ -535,22 +661,49 @@ export class PostgresVerifier implements Verifier {
    * ANALYZE's row versions in pg_statistic nor the table's statistics counters (flushed only once a backend is idle
    * outside a transaction) can rule out a write beside it.
    */
-  private async keptProof(kept: KeptPass | null, sent: number[], rejected: Array<Array<[number, number]>>, locator: SampleLocator | null): Promise<{ proof: string } | { why: string }> {
+  private async keptProof(
+    kept: KeptPass | null,
+    sent: number[],
+    rejected: Array<Array<[number, number]>>,
+    locator: SampleLocator | null,
+  ): Promise<{ proof: string } | { why: string }> {
     if (!kept) return { why: "no completion check's pass to take" };
-    if (kept.inputs !== passInputs(sent, rejected)) return { why: "the completion check counted other sent seqs" };
-    if (kept.scan.unexpectedDistinct === null) return { why: `more than ${this.unexpectedLimit} distinct unexpected pairs: distinct is counted at the sink` };
-    if (locator && (!kept.sample || kept.sample.key !== wantedKey(this.wanted ?? []))) return { why: "the completion check did not locate the content check's sample" };
+    if (kept.inputs !== passInputs(sent, rejected))
+      return { why: "the completion check counted other sent seqs" };
+    if (kept.scan.unexpectedDistinct === null)
+      return {
+        why: `more than ${this.unexpectedLimit} distinct unexpected pairs: distinct is counted at the sink`,
+      };
+    if (locator && (!kept.sample || kept.sample.key !== wantedKey(this.wanted ?? [])))
+      return { why: "the completion check did not locate the content check's sample" };
     // the rows fetched behind the pass are read before the snapshot below, so that what it proves covers them too
     await kept.sample?.rows;
     const c = await this.conn();
     const then = parseSnapshot(kept.snap);
-    const nowSnap = parseSnapshot((await c.query<{ s: string }>("SELECT pg_current_snapshot()::text AS s")).rows[0]!.s);
+    const nowSnap = parseSnapshot(
+      (await c.query<{ s: string }>("SELECT pg_current_snapshot()::text AS s")).rows[0]!.s,
+    );
     const ended = endedSince(then, nowSnap);
     if (ended === null) return { why: "the sink's transaction ids went back since the completion check" };
-    if (ended.length > MAX_ENDED_CHECKED) return { why: `${ended.length.toLocaleString("en")} transactions ended at the sink since the completion check` };
-    const committed = ended.length === 0 ? 0 : Number((await c.query<{ n: string }>("SELECT count(*) AS n FROM unnest($1::text[]) x WHERE pg_xact_status(x::xid8) = 'committed'", [ended.map(String)])).rows[0]!.n);
+    if (ended.length > MAX_ENDED_CHECKED)
+      return {
+        why: `${ended.length.toLocaleString("en")} transactions ended at the sink since the completion check`,
+      };
+    const committed =
+      ended.length === 0
+        ? 0
+        : Number(
+            (
+              await c.query<{ n: string }>(
+                "SELECT count(*) AS n FROM unnest($1::text[]) x WHERE pg_xact_status(x::xid8) = 'committed'",
+                [ended.map(String)],
+              )
+            ).rows[0]!.n,
+          );
     if (committed === 0) return { proof: "no transaction committed at the sink since its snapshot" };
-    return { why: `${committed} transaction${committed === 1 ? "" : "s"} committed at the sink since the completion check's snapshot` };
+    return {
+      why: `${committed} transaction${committed === 1 ? "" : "s"} committed at the sink since the completion check's snapshot`,
+    };
   }
 
   /** count(*) of distinct (gen, seq) over this run's rows and those whose gen is NULL, as a scalar subquery. */
@@ -564,7 +717,13 @@ export class PostgresVerifier implements Verifier {
     const [gens, ns, rg, ra, rb] = params;
     // One snapshot for both queries.
     const { row, g } = await this.snapshot(async (c) => {
-      const counts = await c.query<{ stored: string; distinct: string; unexpected: string; foreign: string; rejected_stored: string }>(
+      const counts = await c.query<{
+        stored: string;
+        distinct: string;
+        unexpected: string;
+        foreign: string;
+        rejected_stored: string;
+      }>(
         `WITH sent(gen, n) AS (SELECT * FROM unnest($1::int[], $2::bigint[])),
          rej(gen, a, b) AS (SELECT * FROM unnest($3::int[], $4::bigint[], $5::bigint[]))
          SELECT count(*) FILTER (WHERE ${this.ours.replace(/gen/g, "e.gen")} OR e.gen IS NULL) AS stored,
@@ -575,7 +734,10 @@ export class PostgresVerifier implements Verifier {
            FROM ${this.table} e LEFT JOIN sent s ON s.gen = e.gen`,
         [gens, ns, rg, ra, rb],
       );
-      const gaps = await c.query<{ lost: string; ranges: Array<[number, number, number]> | null }>(this.gapsQuery(), params);
+      const gaps = await c.query<{ lost: string; ranges: Array<[number, number, number]> | null }>(
+        this.gapsQuery(),
+        params,
+      );
       return { row: counts.rows[0]!, g: gaps.rows[0]! };
     });
     const stored = Number(row.stored);
@@ -615,7 +777,16 @@ export class PostgresVerifier implements Verifier {
   private endSides(): Promise<void> {
     const all = [...this.sides.values()];
     this.sides.clear();
-    return Promise.all(all.map((r) => r.then((c) => c.end(), () => undefined).catch(() => undefined))).then(() => undefined);
+    return Promise.all(
+      all.map((r) =>
+        r
+          .then(
+            (c) => c.end(),
+            () => undefined,
+          )
+          .catch(() => undefined),
+      ),
+    ).then(() => undefined);
   }
 
   async close(): Promise<void> {
@@ -651,7 +822,8 @@ interface KeptPass {
 }
 
 /** The sent counts and rejected ranges as one comparable string. */
-const passInputs = (sent: number[], rejected: Array<Array<[number, number]>>): string => JSON.stringify([sent, rejected]);
+const passInputs = (sent: number[], rejected: Array<Array<[number, number]>>): string =>
+  JSON.stringify([sent, rejected]);
 
 /** A sample's keys as one comparable string. */
 const wantedKey = (wanted: Wanted): string => wanted.map((w) => `${w.gen}:${w.seqs.join(",")}`).join(";");
@@ -669,7 +841,8 @@ export function endedSince(then: Snapshot, now: Snapshot): bigint[] | null {
   if (now.xmax < then.xmax) return null;
   const out: bigint[] = [];
   for (const x of then.xip) if (!now.xip.has(x)) out.push(x);
-  for (let x = then.xmax; x < now.xmax && out.length <= MAX_ENDED_CHECKED; x++) if (!now.xip.has(x)) out.push(x);
+  for (let x = then.xmax; x < now.xmax && out.length <= MAX_ENDED_CHECKED; x++)
+    if (!now.xip.has(x)) out.push(x);
   return out;
 }
 

@@ -23,7 +23,9 @@ function firstSeeing(x: bigint, snaps: ReturnType<typeof parseSnapshot>[]): numb
 describe("windowMap: the settle query's window of a committed xid", () => {
   it("equals the first snapshot that sees it, for every xid, with long-running transactions that commit late", () => {
     // xid 105 runs across three samples, 112 across two; 118 never commits before the last sample
-    const snaps = ["100:104:", "100:110:105", "105:115:105,112", "112:120:112,118", "118:125:118"].map(parseSnapshot);
+    const snaps = ["100:104:", "100:110:105", "105:115:105,112", "112:120:112,118", "118:125:118"].map(
+      parseSnapshot,
+    );
     const m = windowMap(snaps);
     expect(m.windows).toHaveLength(m.breaks.length + 1);
     for (let x = 90n; x < 130n; x++) expect(mapped(x, m), `xid ${x}`).toBe(firstSeeing(x, snaps));
@@ -47,7 +49,8 @@ describe("windowMap: the settle query's window of a committed xid", () => {
       }
       const snaps = texts.map(parseSnapshot);
       const m = windowMap(snaps);
-      for (let x = 990n; x < next + 5n; x++) expect(mapped(x, m), `${texts.join(" ")} xid ${x}`).toBe(firstSeeing(x, snaps));
+      for (let x = 990n; x < next + 5n; x++)
+        expect(mapped(x, m), `${texts.join(" ")} xid ${x}`).toBe(firstSeeing(x, snaps));
     }
   });
 
@@ -55,12 +58,19 @@ describe("windowMap: the settle query's window of a committed xid", () => {
     const epoch = 3n << 32n;
     // (int32)(stable − 3) as PostgreSQL computes it
     const age3 = (stable: bigint): number => Number(BigInt.asIntN(32, (stable & 0xffffffffn) - 3n));
-    for (const [stable, xmax] of [[epoch + 20n, epoch + 20n], [epoch + 25n, epoch - 10n], [epoch - 2n, epoch - 40n], [(1n << 31n) + 7n, 1000n], [1000n, 990n]] as const) {
+    for (const [stable, xmax] of [
+      [epoch + 20n, epoch + 20n],
+      [epoch + 25n, epoch - 10n],
+      [epoch - 2n, epoch - 40n],
+      [(1n << 31n) + 7n, 1000n],
+      [1000n, 990n],
+    ] as const) {
       expect(stableXid(age3(stable), xmax)).toBe(stable);
     }
     // a row's full xid is stable − age(xmin), age = (int32)(stable − xmin)
     const stable = epoch + 20n;
     const mask = 0xffffffffn;
-    for (const x of [epoch - 10n, epoch + 3n, epoch + 19n]) expect(stable - BigInt.asIntN(32, (stable & mask) - (x & mask))).toBe(x);
+    for (const x of [epoch - 10n, epoch + 3n, epoch + 19n])
+      expect(stable - BigInt.asIntN(32, (stable & mask) - (x & mask))).toBe(x);
   });
 });

@@ -16,25 +16,35 @@ import { FluentForwardEncoder } from "../../../core/events/fluent-forward.ts";
 import { GridDbRowsEncoder } from "../../../core/events/griddb-webapi.ts";
 import { HttpJsonEncoder } from "../../../core/events/http-json.ts";
 import { LokiPushEncoder } from "../../../core/events/loki-push.ts";
-import { BASE_EPOCH_MS, createEventSource, fmix32, writeLogText, type EventSource } from "../../../core/events/source.ts";
+import {
+  BASE_EPOCH_MS,
+  createEventSource,
+  fmix32,
+  writeLogText,
+  type EventSource,
+} from "../../../core/events/source.ts";
 import { SyslogEncoder } from "../../../core/events/syslog.ts";
 import type { EventField, FieldType } from "../../../core/events/types.ts";
 
-interface Enc { encode(from: number, count: number): StampedBatch }
+interface Enc {
+  encode(from: number, count: number): StampedBatch;
+}
 type Make = (source: EventSource, reference: boolean) => Enc;
 
 /** Every encoder with a template path, in each of its shapes. */
 const ENCODERS: Record<string, Make> = {
   "http-json ndjson iso": (s, reference) => new HttpJsonEncoder(s, { framing: "ndjson", reference }),
-  "http-json array epoch-ms": (s, reference) => new HttpJsonEncoder(s, { framing: "array", timeFormat: "epoch-ms", reference }),
+  "http-json array epoch-ms": (s, reference) =>
+    new HttpJsonEncoder(s, { framing: "array", timeFormat: "epoch-ms", reference }),
   "es-bulk": (s, reference) => new EsBulkEncoder(s, { index: "logs", reference }),
   "es-bulk ids": (s, reference) => new EsBulkEncoder(s, { ids: true, op: "create", reference }),
   "loki-push sent": (s, reference) => new LokiPushEncoder(s, { reference }),
   "griddb-webapi": (s, reference) => new GridDbRowsEncoder(s, { reference }),
-  "syslog": (s, reference) => new SyslogEncoder(s, { procId: "3", reference }),
+  syslog: (s, reference) => new SyslogEncoder(s, { procId: "3", reference }),
   "syslog bom": (s, reference) => new SyslogEncoder(s, { bom: true, facility: 1, severity: 2, reference }),
   "fluent-forward": (s, reference) => new FluentForwardEncoder(s, { reference }),
-  "fluent-forward ack str": (s, reference) => new FluentForwardEncoder(s, { ack: true, entries: "str", tag: "ib", reference }),
+  "fluent-forward ack str": (s, reference) =>
+    new FluentForwardEncoder(s, { ack: true, entries: "str", tag: "ib", reference }),
 };
 
 /** Encode the same ranges on both paths (two batches, so state carried between batches counts) and compare. */
@@ -53,15 +63,32 @@ function compare(make: Make, source: () => EventSource, ranges: Array<[number, n
 }
 
 const TYPES: FieldType[] = ["timestamp", "string", "int", "float", "bool"];
-const fieldsArb = fc.array(fc.record({ type: fc.constantFrom(...TYPES), size: fc.integer({ min: 0, max: 300 }) }), { minLength: 0, maxLength: 6 })
-  .map((fs) => fs.map((f, i): EventField => ({ name: `f${i}`, type: f.type, ...(f.type === "string" ? { size: f.size } : {}) })));
+const fieldsArb = fc
+  .array(fc.record({ type: fc.constantFrom(...TYPES), size: fc.integer({ min: 0, max: 300 }) }), {
+    minLength: 0,
+    maxLength: 6,
+  })
+  .map((fs) =>
+    fs.map((f, i): EventField => ({
+      name: `f${i}`,
+      type: f.type,
+      ...(f.type === "string" ? { size: f.size } : {}),
+    })),
+  );
 
 describe("template path = reference path, byte for byte (encoders over seeded events)", () => {
   const dir = mkdtempSync(join(tmpdir(), "ib-fast-path-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("seeded sources take the template path (a source with DirectText)", () => {
-    const s = createEventSource({ fields: [{ name: "m", type: "string", size: 10 }, { name: "n", type: "int" }], seed: 1, genId: 0 });
+    const s = createEventSource({
+      fields: [
+        { name: "m", type: "string", size: 10 },
+        { name: "n", type: "int" },
+      ],
+      seed: 1,
+      genId: 0,
+    });
     expect(s.direct?.generated).toEqual(Uint8Array.from([1, 0]));
     const row = s.direct!.fillScalars(5);
     const out = Buffer.alloc(10);
@@ -72,26 +99,56 @@ describe("template path = reference path, byte for byte (encoders over seeded ev
 
   for (const [name, make] of Object.entries(ENCODERS)) {
     it(`${name}: random field shapes, seeds, generator ids and seq ranges (beyond 2^32 too)`, () => {
-      fc.assert(fc.property(
-        fieldsArb, fc.integer(), fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 0, max: 1_000_000 }),
-        fc.oneof(fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 2 ** 32 - 40, max: 2 ** 40 })), fc.integer({ min: 1, max: 40 }),
-        (fields, seed, genId, genBase, from, count) => {
-          compare(make, () => createEventSource({ fields, seed, genId, genBase }), [[from, count], [from + count, count]]);
-        },
-      ), { numRuns: 40 });
+      fc.assert(
+        fc.property(
+          fieldsArb,
+          fc.integer(),
+          fc.integer({ min: 0, max: 1000 }),
+          fc.integer({ min: 0, max: 1_000_000 }),
+          fc.oneof(fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 2 ** 32 - 40, max: 2 ** 40 })),
+          fc.integer({ min: 1, max: 40 }),
+          (fields, seed, genId, genBase, from, count) => {
+            compare(make, () => createEventSource({ fields, seed, genId, genBase }), [
+              [from, count],
+              [from + count, count],
+            ]);
+          },
+        ),
+        { numRuns: 40 },
+      );
     });
   }
 
   it("batches far larger than the writer's first buffer (it grows mid-row on both paths)", () => {
-    const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "a", type: "string", size: 3000 }, { name: "x", type: "float" }, { name: "msg", type: "string", size: 5000 }];
-    for (const make of Object.values(ENCODERS)) compare(make, () => createEventSource({ fields, seed: 3, genId: 1 }), [[0, 40], [40, 3]]);
+    const fields: EventField[] = [
+      { name: "ts", type: "timestamp" },
+      { name: "a", type: "string", size: 3000 },
+      { name: "x", type: "float" },
+      { name: "msg", type: "string", size: 5000 },
+    ];
+    for (const make of Object.values(ENCODERS))
+      compare(make, () => createEventSource({ fields, seed: 3, genId: 1 }), [
+        [0, 40],
+        [40, 3],
+      ]);
   });
 
   it("a replayed last string field (quotes, backslashes, ], control characters, UTF-8, long lines) next to generated ones", async () => {
     const file = join(dir, "replay.log");
-    const lines = ["plain line", 'quote " back \\ bracket ] tab\tcr\r', "é ü 日本 \u0001\u001f", "x".repeat(1500), ""];
+    const lines = [
+      "plain line",
+      'quote " back \\ bracket ] tab\tcr\r',
+      "é ü 日本 \u0001\u001f",
+      "x".repeat(1500),
+      "",
+    ];
     writeFileSync(file, `${lines.join("\n")}\n`);
-    const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "host", type: "string", size: 12 }, { name: "n", type: "int" }, { name: "msg", type: "string" }];
+    const fields: EventField[] = [
+      { name: "ts", type: "timestamp" },
+      { name: "host", type: "string", size: 12 },
+      { name: "n", type: "int" },
+      { name: "msg", type: "string" },
+    ];
     for (const [name, make] of Object.entries(ENCODERS)) {
       const sources = [0, 1].map(() => createEventSource({ fields, seed: 9, genId: 2, replayFile: file }));
       try {
@@ -111,13 +168,21 @@ describe("batch templates (fields all timestamps and generated text): later batc
   /** encoders whose batches can come from a template, with the one-off shapes of their options */
   const TEMPLATED: Record<string, Make> = {
     ...Object.fromEntries(Object.entries(ENCODERS).filter(([name]) => !name.startsWith("syslog"))),
-    "http-json ndjson datetime": (s, reference) => new HttpJsonEncoder(s, { framing: "ndjson", timeFormat: "datetime", reference }),
+    "http-json ndjson datetime": (s, reference) =>
+      new HttpJsonEncoder(s, { framing: "ndjson", timeFormat: "datetime", reference }),
     "loki-push event": (s, reference) => new LokiPushEncoder(s, { timestamp: "event", reference }),
   };
   type Releasing = Enc & { release?(b: StampedBatch): void };
 
   /** Consecutive batches of one count on both paths; the fast one gets every other stamped batch back (as the loop's release). */
-  function run(make: Make, fields: EventField[], starts: number[], count: number, batches: number, seed = 5): void {
+  function run(
+    make: Make,
+    fields: EventField[],
+    starts: number[],
+    count: number,
+    batches: number,
+    seed = 5,
+  ): void {
     for (const start of starts) {
       const fast = make(createEventSource({ fields, seed, genId: 2, genBase: 40 }), false) as Releasing;
       const ref = make(createEventSource({ fields, seed, genId: 2, genBase: 40 }), true);
@@ -135,18 +200,39 @@ describe("batch templates (fields all timestamps and generated text): later batc
     }
   }
 
-  const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "level", type: "string", size: 5 }, { name: "msg", type: "string", size: 150 }];
+  const fields: EventField[] = [
+    { name: "ts", type: "timestamp" },
+    { name: "level", type: "string", size: 5 },
+    { name: "msg", type: "string", size: 150 },
+  ];
   for (const [name, make] of Object.entries(TEMPLATED)) {
     it(`${name}: runs of batches across seq-width boundaries (9 → 10, 99 999 → 100 000, 2^31, 2^32, 10^12), payloads reused`, () => {
       run(make, fields, [0, 99_000, 2 ** 31 - 1500, 2 ** 32 - 1500, 10 ** 12 - 1500], 500, 6);
       run(make, fields, [0, 95, 2 ** 40], 3, 8);
-      run(make, [{ name: "msg", type: "string", size: 40 }, { name: "t2", type: "timestamp" }, { name: "ts", type: "timestamp" }], [7, 999_990], 4, 6, -9);
+      run(
+        make,
+        [
+          { name: "msg", type: "string", size: 40 },
+          { name: "t2", type: "timestamp" },
+          { name: "ts", type: "timestamp" },
+        ],
+        [7, 999_990],
+        4,
+        6,
+        -9,
+      );
     });
   }
 
   it("a released batch's payload carries the next batch (no new buffer), and an unreleased one is never written again", () => {
-    const fields1: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 100 }];
-    for (const make of [TEMPLATED["http-json ndjson iso"]!, TEMPLATED["fluent-forward ack str"]!]) checkReleased(make(createEventSource({ fields: fields1, seed: 1, genId: 0 }), false) as Required<Releasing>);
+    const fields1: EventField[] = [
+      { name: "ts", type: "timestamp" },
+      { name: "msg", type: "string", size: 100 },
+    ];
+    for (const make of [TEMPLATED["http-json ndjson iso"]!, TEMPLATED["fluent-forward ack str"]!])
+      checkReleased(
+        make(createEventSource({ fields: fields1, seed: 1, genId: 0 }), false) as Required<Releasing>,
+      );
   });
 
   /** A released batch's payload carries the next batch; one kept (not released) is never written again. */
@@ -180,9 +266,19 @@ describe("the shared fast writers against fixed references", () => {
 
   it("time() = Date#toISOString in runs across second, minute, hour, day, leap-day, year and range boundaries", () => {
     const edges = [
-      Date.UTC(2024, 10, 7, 0, 0, 1), Date.UTC(2024, 10, 7, 0, 1), Date.UTC(2024, 10, 7, 1), Date.UTC(2024, 10, 8),
-      Date.UTC(2024, 2, 1), Date.UTC(2025, 0, 1), Date.UTC(2000, 0, 1), Date.UTC(1970, 0, 1), Date.UTC(2100, 2, 1), -62167219200000 /* 0000-01-01 */,
-      253402300800000 /* 10000-01-01 */, BASE_EPOCH_MS + 2 ** 32, BASE_EPOCH_MS + 2 ** 40,
+      Date.UTC(2024, 10, 7, 0, 0, 1),
+      Date.UTC(2024, 10, 7, 0, 1),
+      Date.UTC(2024, 10, 7, 1),
+      Date.UTC(2024, 10, 8),
+      Date.UTC(2024, 2, 1),
+      Date.UTC(2025, 0, 1),
+      Date.UTC(2000, 0, 1),
+      Date.UTC(1970, 0, 1),
+      Date.UTC(2100, 2, 1),
+      -62167219200000 /* 0000-01-01 */,
+      253402300800000 /* 10000-01-01 */,
+      BASE_EPOCH_MS + 2 ** 32,
+      BASE_EPOCH_MS + 2 ** 40,
     ];
     const w = new ByteWriter(64);
     const got: string[] = [];
@@ -210,13 +306,20 @@ describe("the shared fast writers against fixed references", () => {
   });
 
   it("seeded timestamps and stamped sent_at read as Date#toISOString, seqs past 2^32 included", () => {
-    const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 20 }];
+    const fields: EventField[] = [
+      { name: "ts", type: "timestamp" },
+      { name: "msg", type: "string", size: 20 },
+    ];
     const enc = new HttpJsonEncoder(createEventSource({ fields, seed: 4, genId: 1 }), { framing: "ndjson" });
     for (const from of [59_990, 3_599_995, 86_399_990, 2 ** 32 - 5, 2 ** 40 + 7]) {
       const b = enc.encode(from, 20);
       const sentAt = Date.UTC(2030, 11, 31, 23, 59, 59, 999) + from;
       stampBatch(b, sentAt);
-      const rows = b.payload.toString("utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { ts: string; seq: number; sent_at: string });
+      const rows = b.payload
+        .toString("utf8")
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { ts: string; seq: number; sent_at: string });
       rows.forEach((r, k) => {
         expect(r.seq).toBe(from + k);
         expect(r.ts).toBe(new Date(BASE_EPOCH_MS + from + k).toISOString());
@@ -226,9 +329,14 @@ describe("the shared fast writers against fixed references", () => {
   });
 
   it("a batch stays intact after the encoder's next batches (take() hands over or copies, never shares)", () => {
-    const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 150 }];
+    const fields: EventField[] = [
+      { name: "ts", type: "timestamp" },
+      { name: "msg", type: "string", size: 150 },
+    ];
     for (const count of [3, 400, 2000]) {
-      const enc = new HttpJsonEncoder(createEventSource({ fields, seed: 2, genId: 0 }), { framing: "ndjson" });
+      const enc = new HttpJsonEncoder(createEventSource({ fields, seed: 2, genId: 0 }), {
+        framing: "ndjson",
+      });
       const a = enc.encode(0, count);
       const copy = Buffer.from(a.payload);
       const b = enc.encode(count, count);

@@ -5,8 +5,21 @@
  * The msgpack writers it shares with the encoder (headers, float 64, chunk id) are pinned by fluent-forward.test.ts's
  * spec vectors; the int and EventTime writers the encoder no longer has are copied below as they were.
  */
-import { ByteWriter, checkRange, PLACEHOLDER_SENT_AT_MS, type StampedBatch } from "../../../core/events/encoding.ts";
-import { forwardChunkId, writeBinHeader, writeMapHeader, writeMsgpackFloat, writeStrHeader, type FluentForwardOptions, type ForwardBatch } from "../../../core/events/fluent-forward.ts";
+import {
+  ByteWriter,
+  checkRange,
+  PLACEHOLDER_SENT_AT_MS,
+  type StampedBatch,
+} from "../../../core/events/encoding.ts";
+import {
+  forwardChunkId,
+  writeBinHeader,
+  writeMapHeader,
+  writeMsgpackFloat,
+  writeStrHeader,
+  type FluentForwardOptions,
+  type ForwardBatch,
+} from "../../../core/events/fluent-forward.ts";
 import type { EventRow, RowSource } from "../../../core/events/source.ts";
 
 /** The encoder's EventTime writer (fixext 8, type 0: `d7 00 <sec uint32 BE> <nsec uint32 BE>`) before its template path. */
@@ -24,16 +37,41 @@ function writeMsgpackInt(w: ByteWriter, v: number): void {
   const b = w.buf;
   if (v >= 0) {
     if (v < 0x80) b[w.pos++] = v;
-    else if (v < 0x100) { b[w.pos++] = 0xcc; b[w.pos++] = v; }
-    else if (v < 0x10000) { b[w.pos++] = 0xcd; b.writeUInt16BE(v, w.pos); w.pos += 2; }
-    else if (v < 0x100000000) { b[w.pos++] = 0xce; b.writeUInt32BE(v, w.pos); w.pos += 4; }
-    else { b[w.pos++] = 0xcf; b.writeBigUInt64BE(BigInt(v), w.pos); w.pos += 8; }
+    else if (v < 0x100) {
+      b[w.pos++] = 0xcc;
+      b[w.pos++] = v;
+    } else if (v < 0x10000) {
+      b[w.pos++] = 0xcd;
+      b.writeUInt16BE(v, w.pos);
+      w.pos += 2;
+    } else if (v < 0x100000000) {
+      b[w.pos++] = 0xce;
+      b.writeUInt32BE(v, w.pos);
+      w.pos += 4;
+    } else {
+      b[w.pos++] = 0xcf;
+      b.writeBigUInt64BE(BigInt(v), w.pos);
+      w.pos += 8;
+    }
   } else {
     if (v >= -32) b[w.pos++] = v & 0xff;
-    else if (v >= -0x80) { b[w.pos++] = 0xd0; b.writeInt8(v, w.pos); w.pos += 1; }
-    else if (v >= -0x8000) { b[w.pos++] = 0xd1; b.writeInt16BE(v, w.pos); w.pos += 2; }
-    else if (v >= -0x80000000) { b[w.pos++] = 0xd2; b.writeInt32BE(v, w.pos); w.pos += 4; }
-    else { b[w.pos++] = 0xd3; b.writeBigInt64BE(BigInt(v), w.pos); w.pos += 8; }
+    else if (v >= -0x80) {
+      b[w.pos++] = 0xd0;
+      b.writeInt8(v, w.pos);
+      w.pos += 1;
+    } else if (v >= -0x8000) {
+      b[w.pos++] = 0xd1;
+      b.writeInt16BE(v, w.pos);
+      w.pos += 2;
+    } else if (v >= -0x80000000) {
+      b[w.pos++] = 0xd2;
+      b.writeInt32BE(v, w.pos);
+      w.pos += 4;
+    } else {
+      b[w.pos++] = 0xd3;
+      b.writeBigInt64BE(BigInt(v), w.pos);
+      w.pos += 8;
+    }
   }
 }
 
@@ -54,7 +92,10 @@ export class ReferenceForwardEncoder {
   private readonly tagBytes: Buffer;
   private readonly tsField: number;
 
-  constructor(private readonly source: RowSource, private readonly options: FluentForwardOptions = {}) {
+  constructor(
+    private readonly source: RowSource,
+    private readonly options: FluentForwardOptions = {},
+  ) {
     const key = (s: string): Buffer => {
       const w = new ByteWriter(64);
       writeStr(w, s);
@@ -133,9 +174,12 @@ export class ReferenceForwardEncoder {
       case 1:
         writeStrHeader(w, row.len[i]!);
         return w.bytes(row.bytes[i]!, row.len[i]!);
-      case 2: return writeMsgpackInt(w, row.num[i]!);
-      case 3: return writeMsgpackFloat(w, row.num[i]!);
-      default: return w.byte(row.num[i] ? 0xc3 : 0xc2);
+      case 2:
+        return writeMsgpackInt(w, row.num[i]!);
+      case 3:
+        return writeMsgpackFloat(w, row.num[i]!);
+      default:
+        return w.byte(row.num[i] ? 0xc3 : 0xc2);
     }
   }
 }

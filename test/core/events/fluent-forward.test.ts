@@ -1,7 +1,13 @@
 import { decode, decodeMulti, encode, ExtData } from "@msgpack/msgpack";
 import { describe, expect, it } from "vitest";
 import { rowSourceOf } from "../../../core/events/encoding.ts";
-import { FluentForwardEncoder, ForwardResponseReader, forwardChunkId, isForwardAck, msgpackObjectEnd } from "../../../core/events/fluent-forward.ts";
+import {
+  FluentForwardEncoder,
+  ForwardResponseReader,
+  forwardChunkId,
+  isForwardAck,
+  msgpackObjectEnd,
+} from "../../../core/events/fluent-forward.ts";
 import type { EventField } from "../../../core/events/types.ts";
 
 const TS = new Date(Date.UTC(2024, 10, 7, 0, 0, 1, 234)); // 1730937601 s + 234000000 ns
@@ -22,26 +28,45 @@ describe("fluent-forward encoder (byte-level vectors from the published spec: Fo
       { name: "msg", type: "string" },
       { name: "n", type: "int" },
     ];
-    const enc = new FluentForwardEncoder(rowSourceOf(fields, [[TS, "hi", 300]], 3), { tag: "ib.test", ack: true });
+    const enc = new FluentForwardEncoder(rowSourceOf(fields, [[TS, "hi", 300]], 3), {
+      tag: "ib.test",
+      ack: true,
+    });
     const b = enc.encode(0, 1);
     enc.stamp(b, SENT);
     const entry = Buffer.concat([
       hex("92 d7 00 672c0301 0df28e80"), // [EventTime,
       hex("86"), // fixmap of 6 pairs
-      str("ts"), hex("b8"), Buffer.from("2024-11-07T00:00:01.234Z"),
-      str("msg"), str("hi"),
-      str("n"), hex("cd 012c"), // uint 16
-      str("gen"), hex("03"), // positive fixint
-      str("seq"), hex("00"),
-      str("sent_at"), hex("b8"), Buffer.from("2025-01-02T03:04:05.678Z"),
+      str("ts"),
+      hex("b8"),
+      Buffer.from("2024-11-07T00:00:01.234Z"),
+      str("msg"),
+      str("hi"),
+      str("n"),
+      hex("cd 012c"), // uint 16
+      str("gen"),
+      hex("03"), // positive fixint
+      str("seq"),
+      hex("00"),
+      str("sent_at"),
+      hex("b8"),
+      Buffer.from("2025-01-02T03:04:05.678Z"),
     ]);
     const chunk = hex("00000003 0000000000000000 00000001").toString("base64");
     expect(chunk).toBe("AAAAAwAAAAAAAAAAAAAAAQ==");
     expect(b.chunk).toBe(chunk);
     const expected = Buffer.concat([
-      hex("93"), str("ib.test"),
-      hex("c4"), Buffer.from([entry.length]), entry, // bin 8
-      hex("82"), str("size"), hex("01"), str("chunk"), hex("b8"), Buffer.from(chunk), // option map
+      hex("93"),
+      str("ib.test"),
+      hex("c4"),
+      Buffer.from([entry.length]),
+      entry, // bin 8
+      hex("82"),
+      str("size"),
+      hex("01"),
+      str("chunk"),
+      hex("b8"),
+      Buffer.from(chunk), // option map
     ]);
     expect(b.payload.toString("hex")).toBe(expected.toString("hex"));
   });
@@ -53,7 +78,12 @@ describe("fluent-forward encoder (byte-level vectors from the published spec: Fo
       { name: "ok", type: "bool" },
       { name: "big", type: "int" },
     ];
-    const rows = Array.from({ length: 300 }, (_, i) => [`m${i}`.padEnd(40, "."), i / 4, i % 2 === 0, 2 ** 40 + i]);
+    const rows = Array.from({ length: 300 }, (_, i) => [
+      `m${i}`.padEnd(40, "."),
+      i / 4,
+      i % 2 === 0,
+      2 ** 40 + i,
+    ]);
     const enc = new FluentForwardEncoder(rowSourceOf(fields, rows, 1), { entries: "str" });
     const b = enc.encode(0, 300);
     enc.stamp(b, SENT);
@@ -68,14 +98,26 @@ describe("fluent-forward encoder (byte-level vectors from the published spec: Fo
     expect(b.payload[entriesAt]).toBe(0xda);
     const len = b.payload.readUInt16BE(entriesAt + 1);
     const stream = b.payload.subarray(entriesAt + 3, entriesAt + 3 + len);
-    const entries = [...decodeMulti(stream, { useBigInt64: true })] as Array<[ExtData, Record<string, unknown>]>;
+    const entries = [...decodeMulti(stream, { useBigInt64: true })] as Array<
+      [ExtData, Record<string, unknown>]
+    >;
     expect(entries).toHaveLength(300);
     entries.forEach(([t, rec], i) => {
       expect(t).toBeInstanceOf(ExtData);
       expect(t.type).toBe(0);
       // no timestamp field: the EventTime is the send time
-      expect(Buffer.from(t.data as Uint8Array).toString("hex")).toBe(hex("67760225 28697580").toString("hex"));
-      expect(rec).toEqual({ msg: rows[i]![0], x: i / 4, ok: i % 2 === 0, big: BigInt(2 ** 40 + i), gen: 1, seq: i, sent_at: SENT.toISOString() });
+      expect(Buffer.from(t.data as Uint8Array).toString("hex")).toBe(
+        hex("67760225 28697580").toString("hex"),
+      );
+      expect(rec).toEqual({
+        msg: rows[i]![0],
+        x: i / 4,
+        ok: i % 2 === 0,
+        big: BigInt(2 ** 40 + i),
+        gen: 1,
+        seq: i,
+        sent_at: SENT.toISOString(),
+      });
     });
   });
 
@@ -95,9 +137,10 @@ describe("fluent-forward encoder (byte-level vectors from the published spec: Fo
     expect(r2.push(two)).toEqual([{ ack: chunk }, { ack: "other" }]);
     expect(r2.push(answer.subarray(3))).toEqual([{ ack: chunk }]);
     // msgpackObjectEnd walks every format: the whole encoded message is one object
-    const whole = new FluentForwardEncoder(rowSourceOf([{ name: "n", type: "int" }], [[1], [2]]), { ack: true }).encode(0, 2).payload;
+    const whole = new FluentForwardEncoder(rowSourceOf([{ name: "n", type: "int" }], [[1], [2]]), {
+      ack: true,
+    }).encode(0, 2).payload;
     expect(msgpackObjectEnd(whole, 0)).toBe(whole.length);
     expect(msgpackObjectEnd(whole, 0, whole.length - 1)).toBe(-1);
   });
 });
-

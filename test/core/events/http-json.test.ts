@@ -13,10 +13,14 @@ const fields: EventField[] = [
 ];
 const TS = new Date(Date.UTC(2024, 10, 7, 0, 0, 1, 234));
 const SENT = new Date(Date.UTC(2025, 0, 2, 3, 4, 5, 678));
-const source = rowSourceOf(fields, [
-  [TS, 'hello "w"\n\\\u0001é', 42, 0.5, true],
-  [TS, "", -7, 1000, false],
-], 3);
+const source = rowSourceOf(
+  fields,
+  [
+    [TS, 'hello "w"\n\\\u0001é', 42, 0.5, true],
+    [TS, "", -7, 1000, false],
+  ],
+  3,
+);
 
 describe("http-json encoder (byte-level vectors from the published spec: RFC 8259 JSON, NDJSON)", () => {
   it("writes NDJSON lines with RFC 8259 escapes, tracking fields last, sent_at stamped in place", () => {
@@ -24,8 +28,10 @@ describe("http-json encoder (byte-level vectors from the published spec: RFC 825
     const b = enc.encode(0, 2);
     enc.stamp(b, SENT);
     expect(b.payload.toString("utf8")).toBe(
-      String.raw`{"ts":"2024-11-07T00:00:01.234Z","msg":"hello \"w\"\n\\\u0001é","n":42,"x":0.5,"ok":true,"gen":3,"seq":0,"sent_at":"2025-01-02T03:04:05.678Z"}` + "\n" +
-      String.raw`{"ts":"2024-11-07T00:00:01.234Z","msg":"","n":-7,"x":1000,"ok":false,"gen":3,"seq":1,"sent_at":"2025-01-02T03:04:05.678Z"}` + "\n",
+      String.raw`{"ts":"2024-11-07T00:00:01.234Z","msg":"hello \"w\"\n\\\u0001é","n":42,"x":0.5,"ok":true,"gen":3,"seq":0,"sent_at":"2025-01-02T03:04:05.678Z"}` +
+        "\n" +
+        String.raw`{"ts":"2024-11-07T00:00:01.234Z","msg":"","n":-7,"x":1000,"ok":false,"gen":3,"seq":1,"sent_at":"2025-01-02T03:04:05.678Z"}` +
+        "\n",
     );
     expect(JSON.parse(b.payload.toString("utf8").split("\n")[0]!).msg).toBe('hello "w"\n\\\u0001é');
     // re-stamping overwrites the same bytes
@@ -39,14 +45,20 @@ describe("http-json encoder (byte-level vectors from the published spec: RFC 825
     const enc = new HttpJsonEncoder(source, { framing: "array", timeFormat: "epoch-ms" });
     const b = enc.encode(1, 1);
     enc.stamp(b, SENT);
-    expect(b.payload.toString()).toBe('[{"ts":1730937601234,"msg":"","n":-7,"x":1000,"ok":false,"gen":3,"seq":1,"sent_at":1735787045678}]');
+    expect(b.payload.toString()).toBe(
+      '[{"ts":1730937601234,"msg":"","n":-7,"x":1000,"ok":false,"gen":3,"seq":1,"sent_at":1735787045678}]',
+    );
     expect(b).toMatchObject({ from: 1, count: 1 });
     expect(httpJsonContentType("array")).toBe("application/json");
     expect(() => enc.encode(-1, 2)).toThrow(RangeError);
   });
 
   it("encodes seeded events (and replay-like text) as valid JSON that round-trips", () => {
-    const src = createEventSource({ fields: [...fields, { name: "tail", type: "string", size: 200 }], seed: 7, genId: 1 });
+    const src = createEventSource({
+      fields: [...fields, { name: "tail", type: "string", size: 200 }],
+      seed: 7,
+      genId: 1,
+    });
     const enc = new HttpJsonEncoder(src, { framing: "array" });
     const b = enc.encode(1000, 50);
     enc.stamp(b, SENT);
@@ -54,7 +66,17 @@ describe("http-json encoder (byte-level vectors from the published spec: RFC 825
     expect(docs).toHaveLength(50);
     docs.forEach((d, k) => {
       const v = src.values(1000 + k);
-      expect(d).toEqual({ ts: (v[0] as Date).toISOString(), msg: v[1], n: v[2], x: v[3], ok: v[4], tail: v[5], gen: 1, seq: 1000 + k, sent_at: SENT.toISOString() });
+      expect(d).toEqual({
+        ts: (v[0] as Date).toISOString(),
+        msg: v[1],
+        n: v[2],
+        x: v[3],
+        ok: v[4],
+        tail: v[5],
+        gen: 1,
+        seq: 1000 + k,
+        sent_at: SENT.toISOString(),
+      });
     });
   });
 });

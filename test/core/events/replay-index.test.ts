@@ -5,7 +5,13 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFile
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { MARK_SPACING, ReplayIndex, replayIndexOf, widestIndex, type ReplayIndexJson } from "../../../core/events/replay-index.ts";
+import {
+  MARK_SPACING,
+  ReplayIndex,
+  replayIndexOf,
+  widestIndex,
+  type ReplayIndexJson,
+} from "../../../core/events/replay-index.ts";
 import { LineReader } from "../../../core/events/replay-lines.ts";
 import { checkFidelity, type StoredRow, type StoredRowReader } from "../../../core/fidelity.ts";
 import { createEventSource, mulberry32, type EventSource } from "../../../core/events/source.ts";
@@ -14,7 +20,10 @@ import type { EventField } from "../../../core/events/types.ts";
 const dir = mkdtempSync(path.join(os.tmpdir(), "ib-test-replay-index-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const fields: EventField[] = [{ name: "n", type: "int" }, { name: "msg", type: "string", size: 10 }];
+const fields: EventField[] = [
+  { name: "n", type: "int" },
+  { name: "msg", type: "string", size: 10 },
+];
 const ENDS = ["\n", "\r\n", "\r"];
 /** Uniform in [0, 1) from Mulberry32 (which yields uint32s). */
 const uniform = (seed: number): (() => number) => {
@@ -71,7 +80,16 @@ describe("the generators' count of the lines they changed before sending (core/e
   it("counts each file line once, cut at 64 KiB or repaired (invalid UTF-8, NUL), however often a pass wraps", async () => {
     const file = path.join(dir, "altered.log");
     const long = "y".repeat(70_000);
-    writeFileSync(file, Buffer.concat([Buffer.from(`ok 1\n${long}\nbad `), Buffer.from([0xff, 0xfe]), Buffer.from("\nnul \u0000 here\r\nboth "), Buffer.from([0xc3]), Buffer.from(`${long}\rok 2\n`)]));
+    writeFileSync(
+      file,
+      Buffer.concat([
+        Buffer.from(`ok 1\n${long}\nbad `),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from("\nnul \u0000 here\r\nboth "),
+        Buffer.from([0xc3]),
+        Buffer.from(`${long}\rok 2\n`),
+      ]),
+    );
     const index = await generatorIndex(file, 6 * 3); // three passes of the 6 lines
     expect(index).toMatchObject({ lines: 6, lineCount: 6, cut: 2, repaired: 3 });
   });
@@ -93,7 +111,9 @@ describe("the replay index (core/events/replay-index.ts)", () => {
     }
     expect(lines).toHaveLength(starts.length);
     const known = offsets.slice(0, starts.length);
-    known.forEach((o, i) => { if (o !== null) expect(o).toBe(starts[i]); });
+    known.forEach((o, i) => {
+      if (o !== null) expect(o).toBe(starts[i]);
+    });
     expect(known.filter((o) => o === null).length).toBeLessThan(starts.length / 4);
     expect(r.bytesRead).toBe(bytes.length);
 
@@ -117,7 +137,11 @@ describe("the replay index (core/events/replay-index.ts)", () => {
     const file = seededFile("generator.log", 30_000, 5);
     const starts = lineStarts(readFileSync(file));
     const json = await generatorIndex(file, Math.ceil(starts.length * 1.5), 1000);
-    expect(json).toMatchObject({ size: readFileSync(file).length, lines: starts.length, lineCount: starts.length });
+    expect(json).toMatchObject({
+      size: readFileSync(file).length,
+      lines: starts.length,
+      lineCount: starts.length,
+    });
     const idx = new ReplayIndex(json);
     let prev = { line: 0, byte: 0 };
     let marks = 0;
@@ -188,23 +212,43 @@ describe("the replay index (core/events/replay-index.ts)", () => {
     await src.close();
     const reader: StoredRowReader = {
       rules: () => fields.map((f) => ({ name: f.name, readable: true, rule: "memory" })),
-      readRange: async () => { throw new Error("not in sample mode"); },
-      readSeqs: async () => { throw new Error("readSample is preferred"); },
+      readRange: async () => {
+        throw new Error("not in sample mode");
+      },
+      readSeqs: async () => {
+        throw new Error("readSample is preferred");
+      },
       readSample: async (wanted) => wanted.flatMap((w) => w.seqs.map((q) => rows[q]!)),
     };
     // about 400 sampled seqs a pass, ~10 KB apart in the file: nearer than a seek, so seq order reads every pass
-    const check = { fields, seed: 1, sent: [sent], stored: sent, limits: { all: 0, sample: 2000 }, replayFile: file };
+    const check = {
+      fields,
+      seed: 1,
+      sent: [sent],
+      stored: sent,
+      limits: { all: 0, sample: 2000 },
+      replayFile: file,
+    };
     const plain = await checkFidelity(reader, check);
     const indexed = await checkFidelity(reader, { ...check, replayIndex: index });
-    for (const r of [plain, indexed]) expect(r).toMatchObject({ mode: "sample", rowsCompared: 2000, altered: 0 });
+    for (const r of [plain, indexed])
+      expect(r).toMatchObject({ mode: "sample", rowsCompared: 2000, altered: 0 });
     expect(plain.replay!.bytes).toBeGreaterThan(4 * size);
     expect(indexed.replay!.bytes).toBeLessThan(1.2 * size);
     // a line stored altered in one pass only is found there: the line order maps each sampled seq back to its own
     const [victim] = [...rows].reverse().filter((r) => r.seq % 20_000 === 12_345);
     victim!.values[1] = Buffer.from("not the line");
-    const sampled = new Set((await checkFidelity(reader, { ...check, limits: { all: 0, sample: sent } })).examples.map((e) => e.seq));
+    const sampled = new Set(
+      (await checkFidelity(reader, { ...check, limits: { all: 0, sample: sent } })).examples.map(
+        (e) => e.seq,
+      ),
+    );
     expect(sampled).toEqual(new Set([victim!.seq]));
-    const once = await checkFidelity(reader, { ...check, replayIndex: index, limits: { all: 0, sample: sent } });
+    const once = await checkFidelity(reader, {
+      ...check,
+      replayIndex: index,
+      limits: { all: 0, sample: sent },
+    });
     expect(once).toMatchObject({ altered: 1, examples: [{ seq: victim!.seq, field: "msg" }] });
     expect(once.replay!.bytes).toBeLessThan(1.2 * size);
   });
@@ -244,7 +288,12 @@ describe("the replay index (core/events/replay-index.ts)", () => {
     writeFileSync(other, shifted);
     const starts = lineStarts(shifted);
     const wanted = [20_000, 25_000, 100]; // the first far from the start (a seek first), then going back
-    const expected = wanted.map((s) => shifted.subarray(starts[s]!, starts[s + 1]!).toString("latin1").replace(/[\r\n]+$/, ""));
+    const expected = wanted.map((s) =>
+      shifted
+        .subarray(starts[s]!, starts[s + 1]!)
+        .toString("latin1")
+        .replace(/[\r\n]+$/, ""),
+    );
     const cases: Array<[ReplayIndexJson, RegExp]> = [
       [index, /does not start a line/],
       [{ ...index, size: index.size + 1 }, /bytes/],

@@ -16,7 +16,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** What the readline-based reader gave for a file: each line decoded, NUL replaced, encoded, cut (its toLineBytes). */
 async function viaReadline(file: string): Promise<Buffer[]> {
   const out: Buffer[] = [];
-  const rl = createInterface({ input: createReadStream(file, { highWaterMark: 1 << 20 }), crlfDelay: Infinity });
+  const rl = createInterface({
+    input: createReadStream(file, { highWaterMark: 1 << 20 }),
+    crlfDelay: Infinity,
+  });
   for await (const line of rl) {
     const b = Buffer.from(line.replaceAll("\0", "\uFFFD"), "utf8");
     let cut = b.length;
@@ -40,8 +43,19 @@ async function viaLineReader(file: string): Promise<Buffer[]> {
 /** Seeded bytes: text, multi-byte characters, invalid bytes, NUL, and every kind of line end. */
 function randomFile(seed: number, bytes: number): Buffer {
   const rnd = mulberry32(seed);
-  const pieces = [Buffer.from("plain text "), Buffer.from("ünï ✓ 日本 😀"), Buffer.from([0xff]), Buffer.from([0xe2, 0x82]), Buffer.from([0xc3]),
-    Buffer.from([0]), Buffer.from("\n"), Buffer.from("\r"), Buffer.from("\r\n"), Buffer.from("\n\n"), Buffer.from("\t\\")];
+  const pieces = [
+    Buffer.from("plain text "),
+    Buffer.from("ünï ✓ 日本 😀"),
+    Buffer.from([0xff]),
+    Buffer.from([0xe2, 0x82]),
+    Buffer.from([0xc3]),
+    Buffer.from([0]),
+    Buffer.from("\n"),
+    Buffer.from("\r"),
+    Buffer.from("\r\n"),
+    Buffer.from("\n\n"),
+    Buffer.from("\t\\"),
+  ];
   const out: Buffer[] = [];
   let n = 0;
   while (n < bytes) {
@@ -70,8 +84,17 @@ describe("replay file lines (core/events/replay-lines.ts)", () => {
       "lone cr at end": Buffer.concat([Buffer.alloc(MiB - 1, 0x62), Buffer.from("\rnext")]),
       "lf first": Buffer.concat([Buffer.alloc(MiB, 0x63), Buffer.from("\n\nx")]),
       "char split": Buffer.concat([Buffer.alloc(MiB - 1, 0x64), Buffer.from("é\n")]),
-      "long lines": Buffer.concat([Buffer.from("é".repeat(40_000)), Buffer.from("\n"), Buffer.alloc(3 * MiB, 0x65), Buffer.from("\r\nshort")]),
-      "invalid across the cut": Buffer.concat([Buffer.alloc(MAX_REPLAY_LINE_BYTES - 1, 0x66), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from("\n")]),
+      "long lines": Buffer.concat([
+        Buffer.from("é".repeat(40_000)),
+        Buffer.from("\n"),
+        Buffer.alloc(3 * MiB, 0x65),
+        Buffer.from("\r\nshort"),
+      ]),
+      "invalid across the cut": Buffer.concat([
+        Buffer.alloc(MAX_REPLAY_LINE_BYTES - 1, 0x66),
+        Buffer.from([0xf0, 0x9f, 0x98]),
+        Buffer.from("\n"),
+      ]),
       "only ends": Buffer.from("\n\r\n\r\r\n"),
       "ends with cr": Buffer.from("a\r"),
     };
@@ -80,7 +103,10 @@ describe("replay file lines (core/events/replay-lines.ts)", () => {
       writeFileSync(file, bytes);
       const want = await viaReadline(file);
       const got = await viaLineReader(file);
-      expect(got.map((b) => b.length), name).toEqual(want.map((b) => b.length));
+      expect(
+        got.map((b) => b.length),
+        name,
+      ).toEqual(want.map((b) => b.length));
       expect(got, name).toEqual(want);
     }
   });
@@ -108,13 +134,24 @@ describe("replay file lines (core/events/replay-lines.ts)", () => {
       random: randomFile(11, 3 * MiB),
       "crlf split": Buffer.concat([Buffer.alloc(MiB - 1, 0x61), Buffer.from("\r\nnext\n\rx\r")]),
       "lone cr at chunk end": Buffer.concat([Buffer.alloc(MiB - 3, 0x62), Buffer.from("\n\r\rnext")]),
-      "long line": Buffer.concat([Buffer.from("a\nb\n"), Buffer.alloc(2 * MiB + 5, 0x63), Buffer.from("\nz")]),
+      "long line": Buffer.concat([
+        Buffer.from("a\nb\n"),
+        Buffer.alloc(2 * MiB + 5, 0x63),
+        Buffer.from("\nz"),
+      ]),
     };
     for (const [name, bytes] of Object.entries(files)) {
       const file = path.join(dir, `skiplines-${name.replaceAll(" ", "-")}.log`);
       writeFileSync(file, bytes);
       const all = await viaReadline(file);
-      for (const steps of [[0, 1], [1, 1, 1], [2, all.length - 3], [Math.floor(all.length / 2), 1], [all.length - 1], [all.length]]) {
+      for (const steps of [
+        [0, 1],
+        [1, 1, 1],
+        [2, all.length - 3],
+        [Math.floor(all.length / 2), 1],
+        [all.length - 1],
+        [all.length],
+      ]) {
         const r = new LineReader(file);
         let at = 0;
         for (const k of steps) {

@@ -6,9 +6,21 @@ import { from as copyFrom } from "pg-copy-streams";
 import { finished } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../../core/errors.ts";
-import { copyColumns, copyFromStatement, encodeCopyBatch, encodeCopyValue, escapeCopyText } from "../../../core/events/copy-text.ts";
 import {
-  BASE_EPOCH_MS, MAX_REPLAY_LINE_BYTES, createEventSource, createRow, mulberry32, type EventRow, type RowSource,
+  copyColumns,
+  copyFromStatement,
+  encodeCopyBatch,
+  encodeCopyValue,
+  escapeCopyText,
+} from "../../../core/events/copy-text.ts";
+import {
+  BASE_EPOCH_MS,
+  MAX_REPLAY_LINE_BYTES,
+  createEventSource,
+  createRow,
+  mulberry32,
+  type EventRow,
+  type RowSource,
 } from "../../../core/events/source.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import { createTableStatement } from "../../../plugins/sinks/postgres/verifier.ts";
@@ -42,14 +54,20 @@ const allTypes: EventField[] = [
 ];
 
 /** COPY a buffer into a fresh table for `fields`, return the rows in seq order. */
-async function roundTrip(table: string, fields: EventField[], payload: Buffer): Promise<Array<Record<string, unknown>>> {
+async function roundTrip(
+  table: string,
+  fields: EventField[],
+  payload: Buffer,
+): Promise<Array<Record<string, unknown>>> {
   await client!.query(`DROP TABLE IF EXISTS ${table}`);
   await client!.query(createTableStatement(table, fields));
   const stream = client!.query(copyFrom(copyFromStatement(table, fields)));
   const done = finished(stream);
   stream.end(payload);
   await done;
-  const r = await client!.query(`SELECT *, (extract(epoch FROM sent_at) * 1000)::float8 AS sent_ms FROM ${table} ORDER BY gen, seq`);
+  const r = await client!.query(
+    `SELECT *, (extract(epoch FROM sent_at) * 1000)::float8 AS sent_ms FROM ${table} ORDER BY gen, seq`,
+  );
   return r.rows as Array<Record<string, unknown>>;
 }
 
@@ -98,10 +116,20 @@ describe("event source", () => {
         expect(v).not.toMatch(/[\\\t\n\r]/);
       }
     }
-    const line = createEventSource({ fields: [{ name: "msg", type: "string", size: 120 }], seed: 42, genId: 0 }).values(0)[0] as string;
+    const line = createEventSource({
+      fields: [{ name: "msg", type: "string", size: 120 }],
+      seed: 42,
+      genId: 0,
+    }).values(0)[0] as string;
     expect(line).toMatch(/^(INFO |DEBUG|WARN |ERROR|TRACE) [a-z.0-9]+: [A-Z]+ \/\S* \d{3} \d+ /);
     // default size
-    expect((createEventSource({ fields: [{ name: "m", type: "string" }], seed: 1, genId: 0 }).values(0)[0] as string).length).toBe(64);
+    expect(
+      (
+        createEventSource({ fields: [{ name: "m", type: "string" }], seed: 1, genId: 0 }).values(
+          0,
+        )[0] as string
+      ).length,
+    ).toBe(64);
   });
 
   it("exposes Mulberry32 matching the canonical implementation", () => {
@@ -112,16 +140,33 @@ describe("event source", () => {
   });
 
   it("rejects bad fields", () => {
-    expect(() => createEventSource({ fields: [{ name: "seq", type: "int" }], seed: 1, genId: 0 })).toThrow(ConfigurationError);
-    expect(() => createEventSource({ fields: [{ name: "a", type: "int" }, { name: "a", type: "int" }], seed: 1, genId: 0 })).toThrow(/twice/);
-    expect(() => createEventSource({ fields: [{ name: "a", type: "int" }], seed: 1, genId: 0, replayFile: "/dev/null" })).toThrow(/string field/);
+    expect(() => createEventSource({ fields: [{ name: "seq", type: "int" }], seed: 1, genId: 0 })).toThrow(
+      ConfigurationError,
+    );
+    expect(() =>
+      createEventSource({
+        fields: [
+          { name: "a", type: "int" },
+          { name: "a", type: "int" },
+        ],
+        seed: 1,
+        genId: 0,
+      }),
+    ).toThrow(/twice/);
+    expect(() =>
+      createEventSource({ fields: [{ name: "a", type: "int" }], seed: 1, genId: 0, replayFile: "/dev/null" }),
+    ).toThrow(/string field/);
   });
 
   it("replays a file's lines into the last string field, looping at EOF", async () => {
     const file = join(tmp!, "app.log");
     const lines = ["first line", "tab\there", "back\\slash \\N \\.", "", "ünïcødé ✓", "crlf line"];
     await writeFile(file, lines.slice(0, 5).join("\n") + "\n" + lines[5] + "\r\n");
-    const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "host", type: "string", size: 8 }, { name: "msg", type: "string" }];
+    const fields: EventField[] = [
+      { name: "ts", type: "timestamp" },
+      { name: "host", type: "string", size: 8 },
+      { name: "msg", type: "string" },
+    ];
     const s = createEventSource({ fields, seed: 42, genId: 0, replayFile: file });
     await s.load(0, 14);
     for (let seq = 0; seq < 14; seq++) {
@@ -179,7 +224,11 @@ describe("event source", () => {
     // 2 MiB of lines: not kept; a skip far past the end goes round once, to the right line
     const large = join(tmp!, "large.log");
     const n = 20_000;
-    await writeFile(large, Array.from({ length: n }, (_, i) => `${String(i).padStart(8, "0")} ${"x".repeat(96)}`).join("\n") + "\n");
+    await writeFile(
+      large,
+      Array.from({ length: n }, (_, i) => `${String(i).padStart(8, "0")} ${"x".repeat(96)}`).join("\n") +
+        "\n",
+    );
     const l = createEventSource({ fields, seed: 1, genId: 0, replayFile: large });
     for (const seq of [5, 19_999, 20_000, 123_456_789, 7_000_000_003]) {
       await l.load(seq, 1);
@@ -191,7 +240,12 @@ describe("event source", () => {
   it("cuts replayed lines at 64 KiB on a character boundary, and refuses an empty file", async () => {
     const file = join(tmp!, "long.log");
     await writeFile(file, "é".repeat(40000) + "\nshort\n"); // 80000 bytes
-    const s = createEventSource({ fields: [{ name: "msg", type: "string" }], seed: 1, genId: 0, replayFile: file });
+    const s = createEventSource({
+      fields: [{ name: "msg", type: "string" }],
+      seed: 1,
+      genId: 0,
+      replayFile: file,
+    });
     await s.load(0, 2);
     const v = s.values(0)[0] as string;
     expect(Buffer.byteLength(v)).toBe(MAX_REPLAY_LINE_BYTES);
@@ -200,7 +254,12 @@ describe("event source", () => {
     await s.close();
     const empty = join(tmp!, "empty.log");
     await writeFile(empty, "");
-    const e = createEventSource({ fields: [{ name: "msg", type: "string" }], seed: 1, genId: 0, replayFile: empty });
+    const e = createEventSource({
+      fields: [{ name: "msg", type: "string" }],
+      seed: 1,
+      genId: 0,
+      replayFile: empty,
+    });
     await expect(e.load(0, 1)).rejects.toThrow(/no lines/);
   });
 });
@@ -213,7 +272,9 @@ describe("COPY text encoding", () => {
     expect(encodeCopyValue(true)).toBe("t");
     expect(encodeCopyValue(new Date(0))).toBe("1970-01-01T00:00:00.000Z");
     expect(copyColumns([{ name: "msg", type: "string" }])).toEqual(["msg", "gen", "seq", "sent_at"]);
-    expect(copyFromStatement("ib_events", [{ name: "m", type: "string" }])).toBe('COPY "ib_events" ("m", "gen", "seq", "sent_at") FROM STDIN');
+    expect(copyFromStatement("ib_events", [{ name: "m", type: "string" }])).toBe(
+      'COPY "ib_events" ("m", "gen", "seq", "sent_at") FROM STDIN',
+    );
   });
 
   it("encodes rows with the tracking columns appended", () => {
@@ -238,18 +299,57 @@ describe("COPY text encoding", () => {
   it("formats any timestamp exactly like Date#toISOString", () => {
     const fields: EventField[] = [{ name: "t", type: "timestamp" }];
     const row = createRow(fields);
-    const values = [0, 1, -1, 951782400000, 951868799999, 4107542400000, 253402300799999, -62167219200000, 1730937600000 + 86_399_999];
+    const values = [
+      0,
+      1,
+      -1,
+      951782400000,
+      951868799999,
+      4107542400000,
+      253402300799999,
+      -62167219200000,
+      1730937600000 + 86_399_999,
+    ];
     const r = mulberry32(5);
     for (let i = 0; i < 2000; i++) values.push(Math.floor((r() / 2 ** 32) * 4e12) - 1e12);
-    const source: RowSource = { fields, genId: 0, fill: (seq) => { row.num[0] = values[seq]!; return row; } };
+    const source: RowSource = {
+      fields,
+      genId: 0,
+      fill: (seq) => {
+        row.num[0] = values[seq]!;
+        return row;
+      },
+    };
     const out = encodeCopyBatch(source, 0, values.length, new Date(0)).toString("latin1").split("\n");
     values.forEach((ms, i) => expect(out[i]!.split("\t")[0]).toBe(new Date(ms).toISOString()));
   });
 
   it("formats floats like String(v) and ints of any sign", () => {
-    const fields: EventField[] = [{ name: "x", type: "float" }, { name: "n", type: "int" }];
+    const fields: EventField[] = [
+      { name: "x", type: "float" },
+      { name: "n", type: "int" },
+    ];
     const row = createRow(fields);
-    const xs = [0, -0, 0.001, 0.01, 0.1, 0.5, 1, 1.005, 999.999, -12.34, 1e-4, 1 / 3, 123456789012.345, 1e21, -1e300, NaN, Infinity, -Infinity];
+    const xs = [
+      0,
+      -0,
+      0.001,
+      0.01,
+      0.1,
+      0.5,
+      1,
+      1.005,
+      999.999,
+      -12.34,
+      1e-4,
+      1 / 3,
+      123456789012.345,
+      1e21,
+      -1e300,
+      NaN,
+      Infinity,
+      -Infinity,
+    ];
     const ns = [0, 1, 9, 10, -1, -10, 2 ** 53 - 1, -(2 ** 53 - 1), 1e21];
     const r = mulberry32(11);
     for (let i = 0; i < 3000; i++) {
@@ -257,8 +357,13 @@ describe("COPY text encoding", () => {
       ns.push(Math.floor((r() / 2 ** 32 - 0.5) * 2 ** 53));
     }
     const source: RowSource = {
-      fields, genId: 0,
-      fill: (seq) => { row.num[0] = xs[seq % xs.length]!; row.num[1] = ns[seq % ns.length]!; return row; },
+      fields,
+      genId: 0,
+      fill: (seq) => {
+        row.num[0] = xs[seq % xs.length]!;
+        row.num[1] = ns[seq % ns.length]!;
+        return row;
+      },
     };
     const n = Math.max(xs.length, ns.length);
     const out = encodeCopyBatch(source, 0, n, new Date(0)).toString("latin1").split("\n");
@@ -270,11 +375,27 @@ describe("COPY text encoding", () => {
   });
 
   it("round-trips tab, newline, CR, backslash, NULL and unicode through a real COPY", async () => {
-    const fields: EventField[] = [{ name: "a", type: "string" }, { name: "b", type: "string" }, { name: "n", type: "int" }];
-    const texts = ["tab\there", "new\nline", "cr\rlf\r\n", "back\\slash", "\\N", "\\.", "\\", "ünïcødé ✓ 日本", "", "end\t"];
+    const fields: EventField[] = [
+      { name: "a", type: "string" },
+      { name: "b", type: "string" },
+      { name: "n", type: "int" },
+    ];
+    const texts = [
+      "tab\there",
+      "new\nline",
+      "cr\rlf\r\n",
+      "back\\slash",
+      "\\N",
+      "\\.",
+      "\\",
+      "ünïcødé ✓ 日本",
+      "",
+      "end\t",
+    ];
     const row: EventRow = createRow(fields);
     const source: RowSource = {
-      fields, genId: 1,
+      fields,
+      genId: 1,
       fill(seq) {
         const t = Buffer.from(texts[seq]!, "utf8");
         row.bytes[0] = t;

@@ -12,11 +12,18 @@ import { cachedGeneratorFile, localGeneratorProgram } from "../../../harness/gen
 const dir = mkdtempSync(path.join(os.tmpdir(), "ib-bundle-cache-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Manifest { file: string; sha256: string; inputs: Array<[string, string]> }
+interface Manifest {
+  file: string;
+  sha256: string;
+  inputs: Array<[string, string]>;
+}
 /** The manifest beside the bundle, and its path. */
 const manifestOf = (): { file: string; m: Manifest } => {
   const name = readdirSync(dir).find((f) => /^generator-[0-9a-f]{12}\.json$/.test(f))!;
-  return { file: path.join(dir, name), m: JSON.parse(readFileSync(path.join(dir, name), "utf8")) as Manifest };
+  return {
+    file: path.join(dir, name),
+    m: JSON.parse(readFileSync(path.join(dir, name), "utf8")) as Manifest,
+  };
 };
 
 describe("the bundled generator in the cache directory", () => {
@@ -36,7 +43,10 @@ describe("the bundled generator in the cache directory", () => {
   it("is made again when an input no longer hashes as recorded, or the file was changed", async () => {
     const file = await cachedGeneratorFile(dir);
     const { file: manifest, m } = manifestOf();
-    writeFileSync(manifest, JSON.stringify({ ...m, inputs: m.inputs.map(([f, h], i) => [f, i === 0 ? "0".repeat(64) : h]) }));
+    writeFileSync(
+      manifest,
+      JSON.stringify({ ...m, inputs: m.inputs.map(([f, h], i) => [f, i === 0 ? "0".repeat(64) : h]) }),
+    );
     expect(await cachedGeneratorFile(dir)).toBe(file);
     expect(manifestOf().m).toEqual(m); // the true hashes again
     writeFileSync(file, "// not the bundle\n");
@@ -46,7 +56,11 @@ describe("the bundled generator in the cache directory", () => {
 
   it("runs under plain node and speaks child.ts's protocol (a bad spec: an error line, exit 1)", async () => {
     const file = await cachedGeneratorFile(dir);
-    const r = spawnSync(process.execPath, [file, "{}"], { encoding: "utf8", env: { PATH: process.env.PATH }, input: "" });
+    const r = spawnSync(process.execPath, [file, "{}"], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH },
+      input: "",
+    });
     expect(r.status).toBe(1);
     expect(JSON.parse(r.stdout.trim())).toMatchObject({ type: "error", code: "E_GENERATOR_SPEC" });
   });

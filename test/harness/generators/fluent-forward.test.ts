@@ -19,7 +19,18 @@ interface Received {
  * A Forward protocol v1 receiver on 127.0.0.1: decodes every message with @msgpack/msgpack (entries bin → decodeMulti)
  * and answers each one through `reply` (return bytes to write, or null to stay silent).
  */
-async function receiver(reply: (m: Received, k: number) => Uint8Array | null, greet?: Uint8Array, rawStrings = false): Promise<{ server: Server; port: number; got: Received[]; firstBytes: Buffer[]; conns: number; onMessage: (f: (k: number) => void) => void }> {
+async function receiver(
+  reply: (m: Received, k: number) => Uint8Array | null,
+  greet?: Uint8Array,
+  rawStrings = false,
+): Promise<{
+  server: Server;
+  port: number;
+  got: Received[];
+  firstBytes: Buffer[];
+  conns: number;
+  onMessage: (f: (k: number) => void) => void;
+}> {
   const got: Received[] = [];
   const firstBytes: Buffer[] = [];
   const sockets = new Set<Socket>();
@@ -36,14 +47,24 @@ async function receiver(reply: (m: Received, k: number) => Uint8Array | null, gr
       try {
         // rawStrings: str payloads stay bytes, as msgpack-ruby (Fluentd) reads a str-wrapped event stream
         for await (const msg of decodeMultiStream<undefined>(socket, { rawStrings })) {
-          const [rawTag, stream, option] = msg as [string | Uint8Array, Uint8Array | string, Record<string, unknown>];
+          const [rawTag, stream, option] = msg as [
+            string | Uint8Array,
+            Uint8Array | string,
+            Record<string, unknown>,
+          ];
           const tag = typeof rawTag === "string" ? rawTag : Buffer.from(rawTag).toString("utf8");
           const bytes = typeof stream === "string" ? Buffer.from(stream, "utf8") : stream;
           const entries = [...decodeMulti(bytes)].map((e) => {
             const [time, record] = e as [ExtData, Record<string, unknown>];
             return { time, record };
           });
-          const m: Received = { conn, tag, entries, option, entriesType: typeof stream === "string" ? "str" : "bin" };
+          const m: Received = {
+            conn,
+            tag,
+            entries,
+            option,
+            entriesType: typeof stream === "string" ? "str" : "bin",
+          };
           got.push(m);
           const out = reply(m, got.length);
           if (out && !socket.destroyed) socket.write(out);
@@ -56,13 +77,33 @@ async function receiver(reply: (m: Received, k: number) => Uint8Array | null, gr
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const closeAll = server.close.bind(server);
-  server.close = ((cb?: (err?: Error) => void) => { for (const s of sockets) s.destroy(); return closeAll(cb); }) as typeof server.close;
-  return { server, port: (server.address() as AddressInfo).port, got, firstBytes, get conns() { return conns; }, onMessage: (f) => { listener = f; } };
+  server.close = ((cb?: (err?: Error) => void) => {
+    for (const s of sockets) s.destroy();
+    return closeAll(cb);
+  }) as typeof server.close;
+  return {
+    server,
+    port: (server.address() as AddressInfo).port,
+    got,
+    firstBytes,
+    get conns() {
+      return conns;
+    },
+    onMessage: (f) => {
+      listener = f;
+    },
+  };
 }
 
 describe("fluent-forward generator (byte-level checks from the Forward protocol v1 spec, decoded by @msgpack/msgpack; no Fluentd here)", () => {
   it("validates its config strictly and is registered", () => {
-    expect(fluentForwardSchema.parse({})).toMatchObject({ batch: 1000, ack: false, ackTimeoutMs: 190_000, tag: "ingestbench", entries: "bin" });
+    expect(fluentForwardSchema.parse({})).toMatchObject({
+      batch: 1000,
+      ack: false,
+      ackTimeoutMs: 190_000,
+      tag: "ingestbench",
+      entries: "bin",
+    });
     expect(() => fluentForwardSchema.parse({ ack: "yes" })).toThrow();
     expect(() => fluentForwardSchema.parse({ require_ack_response: true })).toThrow();
     expect(generators["fluent-forward"]).toBe(fluentForward);
@@ -72,7 +113,9 @@ describe("fluent-forward generator (byte-level checks from the Forward protocol 
     const r = await receiver(() => null);
     try {
       const run = startGenerator(fluentForward, { batch: 50, tag: "bench.fwd" }, r.port, {}, 5000);
-      r.onMessage((k) => { if (k >= 20) run.stop(); });
+      r.onMessage((k) => {
+        if (k >= 20) run.stop();
+      });
       const final = await run.done;
       await new Promise((res) => setTimeout(res, 100)); // let the receiver decode the last bytes
       expect(final.errors).toEqual([]);
@@ -105,10 +148,20 @@ describe("fluent-forward generator (byte-level checks from the Forward protocol 
 
   it("ack on: every message carries a unique chunk; accepted on {ack: chunk}; a missing ack (timeout) and a wrong ack reject exactly that batch and replace the connection (spec Option/Response; no Fluentd here)", async () => {
     // message 3 gets no answer, message 6 an ack for another chunk; every other message its own ack
-    const r = await receiver((m, k) => (k === 3 ? null : encode({ ack: k === 6 ? "not-the-chunk" : m.option.chunk })));
+    const r = await receiver((m, k) =>
+      k === 3 ? null : encode({ ack: k === 6 ? "not-the-chunk" : m.option.chunk }),
+    );
     try {
-      const run = startGenerator(fluentForward, { batch: 40, ack: true, ackTimeoutMs: 300 }, r.port, {}, 8000);
-      r.onMessage((k) => { if (k >= 12) run.stop(); });
+      const run = startGenerator(
+        fluentForward,
+        { batch: 40, ack: true, ackTimeoutMs: 300 },
+        r.port,
+        {},
+        8000,
+      );
+      r.onMessage((k) => {
+        if (k >= 12) run.stop();
+      });
       const final = await run.done;
       const chunks = r.got.map((m) => m.option.chunk);
       expect(new Set(chunks).size).toBe(chunks.length);
@@ -120,7 +173,9 @@ describe("fluent-forward generator (byte-level checks from the Forward protocol 
       expect(seqsOf(final.rejectedRanges)).toEqual([...batchSeqs(3), ...batchSeqs(6)]);
       expect(final.accepted).toBe(final.sent - 80);
       expect(final.errors.some((e) => /no ack for chunk .* within 300 ms/.test(e))).toBe(true);
-      expect(final.errors.some((e) => e.includes('expected {"ack":"') && e.includes("not-the-chunk"))).toBe(true);
+      expect(final.errors.some((e) => e.includes('expected {"ack":"') && e.includes("not-the-chunk"))).toBe(
+        true,
+      );
       expect(r.conns).toBe(3); // the first connection, and one after each failure
       expect(r.got[3]!.conn).toBe(2);
     } finally {
@@ -132,7 +187,13 @@ describe("fluent-forward generator (byte-level checks from the Forward protocol 
     const helo = encode(["HELO", { nonce: new Uint8Array(16), auth: new Uint8Array(0), keepalive: true }]);
     const r = await receiver(() => null, helo);
     try {
-      const run = startGenerator(fluentForward, { batch: 10, ack: true, ackTimeoutMs: 2000 }, r.port, {}, 8000);
+      const run = startGenerator(
+        fluentForward,
+        { batch: 10, ack: true, ackTimeoutMs: 2000 },
+        r.port,
+        {},
+        8000,
+      );
       const final = await run.done;
       expect(final.accepted).toBe(0);
       expect(final.rejected).toBe(final.sent);
@@ -147,7 +208,9 @@ describe("fluent-forward generator (byte-level checks from the Forward protocol 
     const r = await receiver(() => null, undefined, true);
     try {
       const run = startGenerator(fluentForward, { batch: 5, entries: "str" }, r.port, {}, 5000);
-      r.onMessage((k) => { if (k >= 3) run.stop(); });
+      r.onMessage((k) => {
+        if (k >= 3) run.stop();
+      });
       await run.done;
       await new Promise((res) => setTimeout(res, 100));
       // fixarray 3, fixstr "ingestbench" (0xab + 11 bytes), then a str 16 header (0xda) for ~1 kB of entries

@@ -7,7 +7,8 @@ import { fields, httpReceiver, seqsOf, startGenerator } from "./run-generator.ts
 process.env.INGESTBENCH_GRIDDB_PASSWORD = "admin";
 
 /** An error body of the GridDB Web API ("Response body" on failure). */
-const gridError = (errorCode: number, errorMessage: string): string => JSON.stringify({ version: "v2", errorCode, errorMessage });
+const gridError = (errorCode: number, errorMessage: string): string =>
+  JSON.stringify({ version: "v2", errorCode, errorMessage });
 
 describe("griddb-webapi generator (row registration and error bodies from the GridDB Web API Reference; no GridDB here)", () => {
   it("validates its config strictly and is registered", () => {
@@ -20,15 +21,26 @@ describe("griddb-webapi generator (row registration and error bodies from the Gr
     const r = await httpReceiver((req) => {
       const rows = JSON.parse(req.body.toString("utf8")) as unknown[][];
       if (req.k === 2) return { status: 400, body: gridError(145001, "Row data is invalid") };
-      if (req.k === 3) return { status: 400, body: gridError(145002, "The specified data cannot be converted to LONG type") };
+      if (req.k === 3)
+        return {
+          status: 400,
+          body: gridError(145002, "The specified data cannot be converted to LONG type"),
+        };
       return { status: 200, body: JSON.stringify({ count: rows.length }) };
     });
     try {
       // the password from the environment only (params are recorded in run.json and never carry one)
       process.env.INGESTBENCH_GRIDDB_PASSWORD = "pw";
-      const run = startGenerator(griddbWebapi, { batch: 25 }, r.port, { cluster: "benchCluster", container: "logs01", user: "bench", password: "not-read" });
+      const run = startGenerator(griddbWebapi, { batch: 25 }, r.port, {
+        cluster: "benchCluster",
+        container: "logs01",
+        user: "bench",
+        password: "not-read",
+      });
       process.env.INGESTBENCH_GRIDDB_PASSWORD = "admin";
-      r.onRequest((k) => { if (k >= 5) run.stop(); });
+      r.onRequest((k) => {
+        if (k >= 5) run.stop();
+      });
       const final = await run.done;
       const seqs: number[] = [];
       for (const req of r.got) {
@@ -50,7 +62,9 @@ describe("griddb-webapi generator (row registration and error bodies from the Gr
       expect(final.accepted).toBe(final.sent - 50);
       const errs = final.errors.join("\n");
       expect(errs).toContain("GridDB answered 400 (errorCode 145001): Row data is invalid");
-      expect(errs).toContain("GridDB answered 400 (errorCode 145002): The specified data cannot be converted to LONG type");
+      expect(errs).toContain(
+        "GridDB answered 400 (errorCode 145002): The specified data cannot be converted to LONG type",
+      );
     } finally {
       await r.close();
     }
@@ -63,7 +77,9 @@ describe("griddb-webapi generator (row registration and error bodies from the Gr
     });
     try {
       const run = startGenerator(griddbWebapi, { batch: 10 }, r.port, {});
-      r.onRequest((k) => { if (k >= 2) run.stop(); });
+      r.onRequest((k) => {
+        if (k >= 2) run.stop();
+      });
       const final = await run.done;
       expect(r.got[0]!.url).toBe("/griddb/v2/myCluster/dbs/public/containers/ib_events/rows");
       expect(r.got[0]!.headers.authorization).toBe(`Basic ${Buffer.from("admin:admin").toString("base64")}`);

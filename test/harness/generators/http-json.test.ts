@@ -15,7 +15,16 @@ const fields: EventField[] = [
 ];
 
 /** An HTTP receiver storing the seqs of every body it answers 200; every `failEvery`-th request gets 503. */
-async function receiver(failEvery = 0): Promise<{ server: Server; port: number; stored: number[]; refused: number[]; types: Set<string>; paths: Set<string> }> {
+async function receiver(
+  failEvery = 0,
+): Promise<{
+  server: Server;
+  port: number;
+  stored: number[];
+  refused: number[];
+  types: Set<string>;
+  paths: Set<string>;
+}> {
   const stored: number[] = [];
   const refused: number[] = [];
   const types = new Set<string>();
@@ -28,7 +37,14 @@ async function receiver(failEvery = 0): Promise<{ server: Server; port: number; 
       types.add(String(req.headers["content-type"]));
       paths.add(req.url ?? "");
       const text = Buffer.concat(chunks).toString("utf8");
-      const docs = (text.startsWith("[") ? JSON.parse(text) : text.trimEnd().split("\n").map((l) => JSON.parse(l))) as Array<{ seq: number; gen: number }>;
+      const docs = (
+        text.startsWith("[")
+          ? JSON.parse(text)
+          : text
+              .trimEnd()
+              .split("\n")
+              .map((l) => JSON.parse(l))
+      ) as Array<{ seq: number; gen: number }>;
       const seqs = docs.map((d) => d.seq);
       if (failEvery > 0 && ++n % failEvery === 0) {
         refused.push(...seqs);
@@ -44,11 +60,24 @@ async function receiver(failEvery = 0): Promise<{ server: Server; port: number; 
 }
 
 /** Run for `ms`, or until `until()` holds (checked every 20 ms): evidence ends the wait, not a busy machine's pace. */
-async function runFor(config: Record<string, unknown>, port: number, ms: number, until?: () => boolean): Promise<GeneratorFinal> {
-  const gen = httpJson.create(httpJsonSchema.parse(config), { target: { host: "127.0.0.1", port, params: { path: "/in" } }, fields, genId: 0 });
+async function runFor(
+  config: Record<string, unknown>,
+  port: number,
+  ms: number,
+  until?: () => boolean,
+): Promise<GeneratorFinal> {
+  const gen = httpJson.create(httpJsonSchema.parse(config), {
+    target: { host: "127.0.0.1", port, params: { path: "/in" } },
+    fields,
+    genId: 0,
+  });
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), ms);
-  const poll = until ? setInterval(() => { if (until()) ac.abort(); }, 20) : undefined;
+  const poll = until
+    ? setInterval(() => {
+        if (until()) ac.abort();
+      }, 20)
+    : undefined;
   try {
     return await gen.run(ac.signal, () => undefined);
   } finally {
@@ -59,7 +88,13 @@ async function runFor(config: Record<string, unknown>, port: number, ms: number,
 
 describe("http-json generator (real HTTP receiver on 127.0.0.1)", () => {
   it("validates its config strictly and is registered", () => {
-    expect(httpJsonSchema.parse({})).toMatchObject({ batch: 500, connections: 1, rate: "max", framing: "ndjson", timeFormat: "iso" });
+    expect(httpJsonSchema.parse({})).toMatchObject({
+      batch: 500,
+      connections: 1,
+      rate: "max",
+      framing: "ndjson",
+      timeFormat: "iso",
+    });
     expect(() => httpJsonSchema.parse({ framing: "csv" })).toThrow();
     expect(() => httpJsonSchema.parse({ path: "in" })).toThrow();
     expect(() => httpJsonSchema.parse({ url: "http://x" })).toThrow();
@@ -70,14 +105,23 @@ describe("http-json generator (real HTTP receiver on 127.0.0.1)", () => {
     const r = await receiver(3);
     try {
       // until the receiver has answered more than 2000 events (some with 503), within a generous bound
-      const final = await runFor({ batch: 200, connections: 2, rate: "max" }, r.port, 60_000, () => r.stored.length + r.refused.length > 2000);
+      const final = await runFor(
+        { batch: 200, connections: 2, rate: "max" },
+        r.port,
+        60_000,
+        () => r.stored.length + r.refused.length > 2000,
+      );
       expect(final.sent).toBeGreaterThan(2000);
       expect(final.accepted).toBe(r.stored.length);
       expect(new Set(r.stored).size).toBe(r.stored.length);
       expect(final.rejected).toBe(r.refused.length);
-      const rejected = final.rejectedRanges.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => a + i));
+      const rejected = final.rejectedRanges.flatMap(([a, b]) =>
+        Array.from({ length: b - a + 1 }, (_, i) => a + i),
+      );
       expect(rejected).toEqual([...r.refused].sort((a, b) => a - b));
-      expect([...r.stored, ...r.refused].sort((a, b) => a - b)).toEqual(Array.from({ length: final.sent }, (_, i) => i));
+      expect([...r.stored, ...r.refused].sort((a, b) => a - b)).toEqual(
+        Array.from({ length: final.sent }, (_, i) => i),
+      );
       expect(final.errors[0]).toMatch(/^POST \/in seqs \d+\.\.\d+: HTTP 503: busy$/);
       expect([...r.types]).toEqual(["application/x-ndjson"]);
       expect([...r.paths]).toEqual(["/in"]);
@@ -95,9 +139,15 @@ describe("http-json generator (real HTTP receiver on 127.0.0.1)", () => {
       const maxRate = max.sent / ((performance.now() - t0) / 1000);
       r.stored.length = 0;
       t0 = performance.now();
-      const final = await runFor({ batch: 100, connections: 2, rate: 20_000, framing: "array" }, r.port, 2000);
+      const final = await runFor(
+        { batch: 100, connections: 2, rate: 20_000, framing: "array" },
+        r.port,
+        2000,
+      );
       const rate = final.sent / ((performance.now() - t0) / 1000);
-      console.log(`http-json fixed: ${rate.toFixed(0)} events/s (target 20000; rate max just before ${maxRate.toFixed(0)})`);
+      console.log(
+        `http-json fixed: ${rate.toFixed(0)} events/s (target 20000; rate max just before ${maxRate.toFixed(0)})`,
+      );
       expect(final.errors).toEqual([]);
       expect(final.accepted).toBe(final.sent);
       expect(r.stored.length).toBe(final.sent);
@@ -127,7 +177,11 @@ describe("http-json generator (real HTTP receiver on 127.0.0.1)", () => {
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     try {
-      const final = await runFor({ batch: 50, requests: 2, timeoutMs: 5000 }, (server.address() as AddressInfo).port, 10_000);
+      const final = await runFor(
+        { batch: 50, requests: 2, timeoutMs: 5000 },
+        (server.address() as AddressInfo).port,
+        10_000,
+      );
       expect(final).toMatchObject({ sent: 100, accepted: 0, rejected: 100, rejectedRanges: [[0, 99]] });
       expect(requestLines).toBe(2); // undici alone would re-send the second on a new connection
     } finally {
@@ -138,14 +192,23 @@ describe("http-json generator (real HTTP receiver on 127.0.0.1)", () => {
   it("runs as a generator process through child.ts", async () => {
     const r = await receiver();
     try {
-      const spec = { name: "http-json", config: { batch: 100, rate: 5000 }, ctx: { target: { host: "127.0.0.1", port: r.port, params: {} }, fields, genId: 1 } };
-      const child = spawn(process.execPath, ["--import", "tsx", "harness/generators/child.ts", JSON.stringify(spec)], {
-        cwd: fileURLToPath(new URL("../../..", import.meta.url)),
-        stdio: ["pipe", "pipe", "pipe"],
-      });
+      const spec = {
+        name: "http-json",
+        config: { batch: 100, rate: 5000 },
+        ctx: { target: { host: "127.0.0.1", port: r.port, params: {} }, fields, genId: 1 },
+      };
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", "harness/generators/child.ts", JSON.stringify(spec)],
+        {
+          cwd: fileURLToPath(new URL("../../..", import.meta.url)),
+          stdio: ["pipe", "pipe", "pipe"],
+        },
+      );
       const proc = new GeneratorProcess(child);
       const started = Date.now();
-      while ((!proc.last || proc.last.sent === 0) && Date.now() - started < 30_000 && child.exitCode === null) await new Promise((res) => setTimeout(res, 20));
+      while ((!proc.last || proc.last.sent === 0) && Date.now() - started < 30_000 && child.exitCode === null)
+        await new Promise((res) => setTimeout(res, 20));
       await new Promise((res) => setTimeout(res, 500));
       const final = await proc.stop();
       expect(final.genId).toBe(1);

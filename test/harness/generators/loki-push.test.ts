@@ -3,13 +3,20 @@ import { generators } from "../../../harness/generators/index.ts";
 import { lokiPush, lokiPushSchema } from "../../../harness/generators/loki-push.ts";
 import { fields, httpReceiver, seqsOf, startGenerator, type GotRequest } from "./run-generator.ts";
 
-interface PushBody { streams: Array<{ stream: Record<string, string>; values: Array<[string, string]> }> }
+interface PushBody {
+  streams: Array<{ stream: Record<string, string>; values: Array<[string, string]> }>;
+}
 
 const parse = (r: GotRequest): PushBody => JSON.parse(r.body.toString("utf8")) as PushBody;
 
 describe("loki-push generator (push body and answers from the Loki HTTP API docs; no Loki here)", () => {
   it("validates its config strictly and is registered", () => {
-    expect(lokiPushSchema.parse({})).toMatchObject({ batch: 1000, timestamp: "sent", path: "/loki/api/v1/push", labels: {} });
+    expect(lokiPushSchema.parse({})).toMatchObject({
+      batch: 1000,
+      timestamp: "sent",
+      path: "/loki/api/v1/push",
+      labels: {},
+    });
     expect(() => lokiPushSchema.parse({ labels: { "bad-name": "x" } })).toThrow();
     expect(() => lokiPushSchema.parse({ batch: 2_000_000 })).toThrow();
     expect(generators["loki-push"]).toBe(lokiPush);
@@ -17,14 +24,28 @@ describe("loki-push generator (push body and answers from the Loki HTTP API docs
 
   it("POSTs {streams:[{stream, values:[[ns, line]]}]}; 204 accepts; a 400 and a 429 reject exactly their batches with Loki's reason (documented shapes; no Loki here)", async () => {
     const r = await httpReceiver((req) => {
-      if (req.k === 2) return { status: 400, body: "entry for stream '{gen=\"0\", job=\"ingestbench\"}' has timestamp too old: 2024-11-07T00:00:00Z", headers: { "Content-Type": "text/plain; charset=utf-8" } };
-      if (req.k === 4) return { status: 429, body: "Ingestion rate limit exceeded for user fake (limit: 4194304 bytes/sec) while attempting to ingest '30' lines totaling '6000' bytes, reduce log volume or contact your Loki administrator to see if the limit can be increased", headers: { "Content-Type": "text/plain; charset=utf-8" } };
+      if (req.k === 2)
+        return {
+          status: 400,
+          body: 'entry for stream \'{gen="0", job="ingestbench"}\' has timestamp too old: 2024-11-07T00:00:00Z',
+          headers: { "Content-Type": "text/plain; charset=utf-8" },
+        };
+      if (req.k === 4)
+        return {
+          status: 429,
+          body: "Ingestion rate limit exceeded for user fake (limit: 4194304 bytes/sec) while attempting to ingest '30' lines totaling '6000' bytes, reduce log volume or contact your Loki administrator to see if the limit can be increased",
+          headers: { "Content-Type": "text/plain; charset=utf-8" },
+        };
       return { status: 204 };
     });
     try {
       const t0 = Date.now();
-      const run = startGenerator(lokiPush, { batch: 30, labels: { env: "test" } }, r.port, { tenant: "team-a" });
-      r.onRequest((k) => { if (k >= 6) run.stop(); });
+      const run = startGenerator(lokiPush, { batch: 30, labels: { env: "test" } }, r.port, {
+        tenant: "team-a",
+      });
+      r.onRequest((k) => {
+        if (k >= 6) run.stop();
+      });
       const final = await run.done;
       const seqs: number[] = [];
       for (const req of r.got) {
@@ -49,11 +70,16 @@ describe("loki-push generator (push body and answers from the Loki HTTP API docs
         }
       }
       expect(seqs).toEqual(Array.from({ length: final.sent }, (_, i) => i));
-      expect(seqsOf(final.rejectedRanges)).toEqual([...Array.from({ length: 30 }, (_, i) => 30 + i), ...Array.from({ length: 30 }, (_, i) => 90 + i)]);
+      expect(seqsOf(final.rejectedRanges)).toEqual([
+        ...Array.from({ length: 30 }, (_, i) => 30 + i),
+        ...Array.from({ length: 30 }, (_, i) => 90 + i),
+      ]);
       expect(final.accepted).toBe(final.sent - 60);
       const errs = final.errors.join("\n");
       expect(errs).toContain("Loki push answered 400: entry for stream");
-      expect(errs).toMatch(/Loki push answered 429: Ingestion rate limit exceeded.*\(retryable, not resent\)/);
+      expect(errs).toMatch(
+        /Loki push answered 429: Ingestion rate limit exceeded.*\(retryable, not resent\)/,
+      );
     } finally {
       await r.close();
     }

@@ -11,11 +11,20 @@ import { ReplayIndex } from "../../../core/events/replay-index.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import { pgCopy, pgCopySchema } from "../../../harness/generators/pg-copy.ts";
 import { generators } from "../../../harness/generators/index.ts";
-import { GeneratorProcess, startGeneratorProcess, type GeneratorProgressLine } from "../../../harness/generators/process.ts";
+import {
+  GeneratorProcess,
+  startGeneratorProcess,
+  type GeneratorProgressLine,
+} from "../../../harness/generators/process.ts";
 import type { GeneratorFinal } from "../../../harness/generators/types.ts";
 import { postgresVerifier } from "../../../plugins/sinks/postgres/verifier.ts";
 import type { Verifier } from "../../../core/verifier.ts";
-import { createDirectHost, startTestPostgres, type DirectHost, type TestPostgres } from "../../helpers/direct-host.ts";
+import {
+  createDirectHost,
+  startTestPostgres,
+  type DirectHost,
+  type TestPostgres,
+} from "../../helpers/direct-host.ts";
 
 const PORT = 5444;
 const TABLE = "ib_events";
@@ -32,7 +41,12 @@ const procs: GeneratorProcess[] = [];
 beforeAll(async () => {
   server = await startTestPostgres(PORT);
   loadgen = await createDirectHost("loadgen", "root");
-  verifier = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server.pg.params, table: TABLE }, fields });
+  verifier = postgresVerifier.create({
+    host: "127.0.0.1",
+    port: PORT,
+    params: { ...server.pg.params, table: TABLE },
+    fields,
+  });
 });
 
 afterAll(async () => {
@@ -43,12 +57,27 @@ afterAll(async () => {
 });
 
 /** Run pg-copy in a child process for `ms`, then stop it; returns the final report and the progress lines. */
-async function runFor(config: Record<string, unknown>, ms: number, table = TABLE, replayFile?: string, until?: (p: GeneratorProgressLine) => boolean): Promise<{ final: GeneratorFinal; progress: GeneratorProgressLine[]; goAt: number }> {
+async function runFor(
+  config: Record<string, unknown>,
+  ms: number,
+  table = TABLE,
+  replayFile?: string,
+  until?: (p: GeneratorProgressLine) => boolean,
+): Promise<{ final: GeneratorFinal; progress: GeneratorProgressLine[]; goAt: number }> {
   // held after "ready" until go() (clockSync), so that the load starts no earlier than `goAt` (epoch ms)
   const proc = startGeneratorProcess(loadgen!.spawn.bind(loadgen), {
     name: "pg-copy",
     config,
-    ctx: { target: { host: server!.pg.data.host, port: server!.pg.data.port, params: { ...server!.pg.params, table } }, fields, genId: 0, replayFile },
+    ctx: {
+      target: {
+        host: server!.pg.data.host,
+        port: server!.pg.data.port,
+        params: { ...server!.pg.params, table },
+      },
+      fields,
+      genId: 0,
+      replayFile,
+    },
     clockSync: true,
   });
   procs.push(proc);
@@ -59,9 +88,16 @@ async function runFor(config: Record<string, unknown>, ms: number, table = TABLE
   proc.on("progress", (p: GeneratorProgressLine) => progress.push(p));
   // wait for the first progress line (node + tsx startup), then run for `ms`
   const started = Date.now();
-  while (progress.length === 0 && Date.now() - started < 30_000 && proc.child.exitCode === null) await sleep(20);
+  while (progress.length === 0 && Date.now() - started < 30_000 && proc.child.exitCode === null)
+    await sleep(20);
   // a loop that stops by itself ends the wait, and so does the evidence `until` waits for (a progress line)
-  const enough = until ? new Promise<void>((resolve) => proc.on("progress", (p: GeneratorProgressLine) => { if (until(p)) resolve(); })) : new Promise<void>(() => undefined);
+  const enough = until
+    ? new Promise<void>((resolve) =>
+        proc.on("progress", (p: GeneratorProgressLine) => {
+          if (until(p)) resolve();
+        }),
+      )
+    : new Promise<void>(() => undefined);
   await Promise.race([sleep(ms), proc.done.catch(() => undefined), enough]);
   const final = await proc.stop();
   return { final, progress, goAt };
@@ -98,7 +134,9 @@ describe("pg-copy generator", () => {
     expect(s.stored).toBe(final.accepted);
     const l = await verifier!.ledger([final.sent], [final.rejectedRanges]);
     expect(l).toMatchObject({ lost: 0, duplicated: 0, unexpected: 0, missingRanges: [] });
-    console.log(`pg-copy max: ${final.accepted} rows in ~3 s, p50 ${final.latencyMs.p50.toFixed(1)} ms, p99 ${final.latencyMs.p99.toFixed(1)} ms`);
+    console.log(
+      `pg-copy max: ${final.accepted} rows in ~3 s, p50 ${final.latencyMs.p50.toFixed(1)} ms, p99 ${final.latencyMs.p99.toFixed(1)} ms`,
+    );
   });
 
   it("holds a fixed rate of 20000 events/s open loop: never ahead of its schedule, and a shortfall shows as latency from the due time, not as a quietly lower rate", async () => {
@@ -113,7 +151,9 @@ describe("pg-copy generator", () => {
     const ceiling = (20000 * (b.t - (goAt - 1))) / 1000 + 1000;
     // how far the sends fell behind the schedule at the last line, at least (t0 ≤ a.t)
     const behindMs = Math.max(0, (20000 * (b.t - a.t)) / 1000 - b.sent) / 20;
-    console.log(`pg-copy fixed: sent ${b.sent} by ${b.t - a.t} ms after the first send (schedule ceiling ${ceiling.toFixed(0)}), ${behindMs.toFixed(0)} ms behind schedule, latency max ${final.latencyMs.max.toFixed(0)} ms`);
+    console.log(
+      `pg-copy fixed: sent ${b.sent} by ${b.t - a.t} ms after the first send (schedule ceiling ${ceiling.toFixed(0)}), ${behindMs.toFixed(0)} ms behind schedule, latency max ${final.latencyMs.max.toFixed(0)} ms`,
+    );
     // a ceiling whatever the machine's load: a busy machine can only slow the schedule down
     expect(b.sent).toBeLessThanOrEqual(ceiling);
     expect(b.sent).toBeGreaterThan(0);
@@ -141,17 +181,30 @@ describe("pg-copy generator", () => {
   it("replays a log file's lines into the last string field", async () => {
     await verifier!.prepare();
     const file = join(loadgen!.dataDir, "app.log");
-    const lines = Array.from({ length: 1234 }, (_, i) => `2024-11-07T00:00:${String(i % 60).padStart(2, "0")}.000 line ${i}\tx\\y`);
+    const lines = Array.from(
+      { length: 1234 },
+      (_, i) => `2024-11-07T00:00:${String(i % 60).padStart(2, "0")}.000 line ${i}\tx\\y`,
+    );
     await writeFile(file, lines.join("\n") + "\n");
     // until more than the file's 1234 lines were accepted (it wraps around), within a generous bound
-    const { final } = await runFor({ batch: 500, connections: 2, rate: "max" }, 60_000, TABLE, file, (p) => p.accepted > 1500);
+    const { final } = await runFor(
+      { batch: 500, connections: 2, rate: "max" },
+      60_000,
+      TABLE,
+      file,
+      (p) => p.accepted > 1500,
+    );
     expect(final.errors).toEqual([]);
     expect(final.accepted).toBeGreaterThan(1234);
     const c = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres" });
     await c.connect();
     try {
-      const r = await c.query<{ seq: string; msg: string }>(`SELECT seq, msg FROM ${TABLE} WHERE seq IN (0, 1, 1233, 1234, 1500) ORDER BY seq`);
-      expect(r.rows.map((x) => [Number(x.seq), x.msg])).toEqual([0, 1, 1233, 1234, 1500].map((q) => [q, lines[q % 1234]]));
+      const r = await c.query<{ seq: string; msg: string }>(
+        `SELECT seq, msg FROM ${TABLE} WHERE seq IN (0, 1, 1233, 1234, 1500) ORDER BY seq`,
+      );
+      expect(r.rows.map((x) => [Number(x.seq), x.msg])).toEqual(
+        [0, 1, 1233, 1234, 1500].map((q) => [q, lines[q % 1234]]),
+      );
     } finally {
       await c.end();
     }
@@ -161,11 +214,19 @@ describe("pg-copy generator", () => {
     await verifier!.prepare();
     // 3,000 lines of ~110 bytes: the 5,000 rows wrap round it, so the index knows its line count
     const replayFile = join(loadgen!.dataDir, "child.log");
-    await writeFile(replayFile, Array.from({ length: 3000 }, (_, i) => `line ${i} ${"y".repeat(100)}`).join("\n") + "\n");
+    await writeFile(
+      replayFile,
+      Array.from({ length: 3000 }, (_, i) => `line ${i} ${"y".repeat(100)}`).join("\n") + "\n",
+    );
     const spec = {
       name: "pg-copy",
       config: { batch: 1000, rate: 5000 },
-      ctx: { target: { host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: TABLE } }, fields, genId: 4, replayFile },
+      ctx: {
+        target: { host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: TABLE } },
+        fields,
+        genId: 4,
+        replayFile,
+      },
     };
     const child = spawn(process.execPath, ["--import", "tsx", "harness/generators/child.ts"], {
       cwd: fileURLToPath(new URL("../../..", import.meta.url)),
@@ -176,7 +237,8 @@ describe("pg-copy generator", () => {
     procs.push(proc);
     const started = Date.now();
     // until 5000 rows were sent (a second at 5000/s on a quiet machine), within a generous bound
-    while ((proc.last?.sent ?? 0) < 5000 && Date.now() - started < 60_000 && child.exitCode === null) await sleep(20);
+    while ((proc.last?.sent ?? 0) < 5000 && Date.now() - started < 60_000 && child.exitCode === null)
+      await sleep(20);
     child.stdin!.end(); // no signal: closing stdin alone stops it
     const final = await proc.done;
     expect(final.genId).toBe(4);
@@ -184,23 +246,55 @@ describe("pg-copy generator", () => {
     expect(final.sent).toBeGreaterThanOrEqual(5000);
     const l = await verifier!.ledger([0, 0, 0, 0, final.sent], [[], [], [], [], final.rejectedRanges]);
     expect(l).toMatchObject({ stored: final.sent, lost: 0, duplicated: 0, unexpected: 0 });
-    expect(final.replayIndex).toMatchObject({ size: (await stat(replayFile)).size, lines: 3000, lineCount: 3000 });
+    expect(final.replayIndex).toMatchObject({
+      size: (await stat(replayFile)).size,
+      lines: 3000,
+      lineCount: 3000,
+    });
     // line L starts at byte 108 L and a byte more for each line before it past 9, 99 and 999 (longer numbers)
     const mark = new ReplayIndex(final.replayIndex!).before(1000);
     expect(mark.line).toBeGreaterThan(0);
-    expect(mark.byte).toBe(mark.line * 108 + Math.max(0, mark.line - 10) + Math.max(0, mark.line - 100) + Math.max(0, mark.line - 1000));
+    expect(mark.byte).toBe(
+      mark.line * 108 +
+        Math.max(0, mark.line - 10) +
+        Math.max(0, mark.line - 100) +
+        Math.max(0, mark.line - 1000),
+    );
   });
 
   it("parses JSON lines split across chunks and ignores stray output", async () => {
     const fake = Object.assign(new EventEmitter(), {
-      stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough(), exitCode: null, signalCode: null,
+      stdout: new PassThrough(),
+      stderr: new PassThrough(),
+      stdin: new PassThrough(),
+      exitCode: null,
+      signalCode: null,
       kill: () => true,
     }) as unknown as ChildProcess;
     const proc = new GeneratorProcess(fake);
     const seen: GeneratorProgressLine[] = [];
     proc.progress$.on("progress", (p: GeneratorProgressLine) => seen.push(p));
-    const p1 = JSON.stringify({ type: "progress", sent: 10, accepted: 5, rejected: 0, bytes: 100, requests: 1, t: 1 });
-    const fin = JSON.stringify({ type: "final", sent: 10, accepted: 10, rejected: 0, bytes: 100, requests: 1, genId: 0, rejectedRanges: [], latencyMs: { mean: 1, p50: 1, p99: 1, max: 1 }, errors: [] });
+    const p1 = JSON.stringify({
+      type: "progress",
+      sent: 10,
+      accepted: 5,
+      rejected: 0,
+      bytes: 100,
+      requests: 1,
+      t: 1,
+    });
+    const fin = JSON.stringify({
+      type: "final",
+      sent: 10,
+      accepted: 10,
+      rejected: 0,
+      bytes: 100,
+      requests: 1,
+      genId: 0,
+      rejectedRanges: [],
+      latencyMs: { mean: 1, p50: 1, p99: 1, max: 1 },
+      errors: [],
+    });
     fake.stdout!.emit("data", Buffer.from(p1.slice(0, 7)));
     fake.stdout!.emit("data", Buffer.from(p1.slice(7) + "\nnot json\n" + fin.slice(0, 20)));
     expect(seen).toEqual([{ sent: 10, accepted: 5, rejected: 0, bytes: 100, requests: 1, t: 1 }]);

@@ -18,8 +18,19 @@ export interface Running {
 }
 
 /** Start `factory` with `config` (parsed by its schema) against 127.0.0.1:`port`; stops by itself after `maxMs`. */
-export function startGenerator<C>(factory: GeneratorFactory<C>, config: unknown, port: number, params: Record<string, string> = {}, maxMs = 10_000, genId = 0): Running {
-  const gen = factory.create(factory.schema.parse(config), { target: { host: "127.0.0.1", port, params }, fields, genId });
+export function startGenerator<C>(
+  factory: GeneratorFactory<C>,
+  config: unknown,
+  port: number,
+  params: Record<string, string> = {},
+  maxMs = 10_000,
+  genId = 0,
+): Running {
+  const gen = factory.create(factory.schema.parse(config), {
+    target: { host: "127.0.0.1", port, params },
+    fields,
+    genId,
+  });
   const ac = new AbortController();
   const t = setTimeout(() => ac.abort(), maxMs);
   const done = gen.run(ac.signal, () => undefined).finally(() => clearTimeout(t));
@@ -30,7 +41,6 @@ export function startGenerator<C>(factory: GeneratorFactory<C>, config: unknown,
 export function seqsOf(ranges: ReadonlyArray<readonly [number, number]>): number[] {
   return ranges.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => a + i));
 }
-
 
 /** A request as an HTTP receiver got it. */
 export interface GotRequest {
@@ -43,17 +53,34 @@ export interface GotRequest {
 }
 
 /** An in-process node:http receiver on 127.0.0.1 that records every request and answers with `answer(req)`. */
-export async function httpReceiver(answer: (req: GotRequest) => { status: number; body?: string; headers?: Record<string, string> }): Promise<{ server: Server; port: number; got: GotRequest[]; onRequest: (f: (k: number) => void) => void; close: () => Promise<void> }> {
+export async function httpReceiver(
+  answer: (req: GotRequest) => { status: number; body?: string; headers?: Record<string, string> },
+): Promise<{
+  server: Server;
+  port: number;
+  got: GotRequest[];
+  onRequest: (f: (k: number) => void) => void;
+  close: () => Promise<void>;
+}> {
   const got: GotRequest[] = [];
   let listener: (k: number) => void = () => undefined;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const g: GotRequest = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks), k: got.length + 1 };
+      const g: GotRequest = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+        k: got.length + 1,
+      };
       got.push(g);
       const a = answer(g);
-      res.writeHead(a.status, { ...(a.body !== undefined ? { "Content-Type": "application/json" } : {}), ...a.headers });
+      res.writeHead(a.status, {
+        ...(a.body !== undefined ? { "Content-Type": "application/json" } : {}),
+        ...a.headers,
+      });
       res.end(a.body);
       listener(g.k);
     });
@@ -63,7 +90,13 @@ export async function httpReceiver(answer: (req: GotRequest) => { status: number
     server,
     port: (server.address() as AddressInfo).port,
     got,
-    onRequest: (f) => { listener = f; },
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    onRequest: (f) => {
+      listener = f;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

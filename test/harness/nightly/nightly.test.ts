@@ -58,7 +58,15 @@ describe("nightly plan", () => {
   it("loads the shipped plan nightly/local.yaml", () => {
     const plan = loadNightlyPlan("nightly/local.yaml");
     expect(plan.entries.map((e) => e.stack)).toEqual(["local-quarter-core", "local-2-cores"]);
-    expect(plan.entries.every((e) => e.replicates === 3 && e.duration === "10s" && e.warmup === "2s" && e.scenario === "scenarios/quickstart.yaml")).toBe(true);
+    expect(
+      plan.entries.every(
+        (e) =>
+          e.replicates === 3 &&
+          e.duration === "10s" &&
+          e.warmup === "2s" &&
+          e.scenario === "scenarios/quickstart.yaml",
+      ),
+    ).toBe(true);
   });
 
   it("loads the shipped plan nightly/azure.yaml: 000's two VM sizes, each a valid azure stack, the scenario valid for it", () => {
@@ -73,51 +81,79 @@ describe("nightly plan", () => {
   });
 
   it("names file, line and field of a bad value, an unknown key and a missing key", () => {
-    const f = writePlan("bad.yaml", [
-      "entries:",
-      "  - stack: local-quarter-core",
-      "    scenario: scenarios/quickstart.yaml",
-      "    replicates: 0",
-      "  - stack: local-2-cores",
-      "    scenario: scenarios/quickstart.yaml",
-      "    duration: ten seconds",
-      "    warmpu: 2s",
-      "  - scenario: scenarios/quickstart.yaml",
-      "",
-    ].join("\n"));
+    const f = writePlan(
+      "bad.yaml",
+      [
+        "entries:",
+        "  - stack: local-quarter-core",
+        "    scenario: scenarios/quickstart.yaml",
+        "    replicates: 0",
+        "  - stack: local-2-cores",
+        "    scenario: scenarios/quickstart.yaml",
+        "    duration: ten seconds",
+        "    warmpu: 2s",
+        "  - scenario: scenarios/quickstart.yaml",
+        "",
+      ].join("\n"),
+    );
     const err = planError(f);
     expect(err.location).toMatch(/bad\.yaml:4$/);
     expect(err.field).toBe("entries.0.replicates");
     expect(err.message).toMatch(/bad\.yaml:4:\d+: entries\.0\.replicates: /);
     expect(err.message).toMatch(/bad\.yaml:7:\d+: entries\.1\.duration: /);
-    expect(err.message).toMatch(/bad\.yaml:8:\d+: entries\.1\.warmpu: unknown key "warmpu"; allowed keys: stack, scenario, replicates, duration, warmup/);
+    expect(err.message).toMatch(
+      /bad\.yaml:8:\d+: entries\.1\.warmpu: unknown key "warmpu"; allowed keys: stack, scenario, replicates, duration, warmup/,
+    );
     expect(err.message).toMatch(/bad\.yaml:9:\d+: entries\.2\.stack: required, but missing/);
   });
 
   it("refuses an empty plan and a (stack, scenario) given twice", () => {
-    expect(planError(writePlan("empty.yaml", "entries: []\n")).message).toMatch(/empty\.yaml:1:\d+: entries: at least one entry/);
-    const dup = planError(writePlan("dup.yaml", [
-      "entries:",
-      "  - { stack: local-2-cores, scenario: scenarios/quickstart.yaml }",
-      "  - { stack: local-2-cores, scenario: scenarios/quickstart.yaml, replicates: 2 }",
-      "",
-    ].join("\n")));
+    expect(planError(writePlan("empty.yaml", "entries: []\n")).message).toMatch(
+      /empty\.yaml:1:\d+: entries: at least one entry/,
+    );
+    const dup = planError(
+      writePlan(
+        "dup.yaml",
+        [
+          "entries:",
+          "  - { stack: local-2-cores, scenario: scenarios/quickstart.yaml }",
+          "  - { stack: local-2-cores, scenario: scenarios/quickstart.yaml, replicates: 2 }",
+          "",
+        ].join("\n"),
+      ),
+    );
     expect(dup.message).toMatch(/dup\.yaml:3:\d+: entries\.1: .*already entry 0/);
   });
 
   it("refuses an entry's duration or warmup beyond a week, at its line", () => {
-    const err = planError(writePlan("long.yaml", "entries:\n  - { stack: local-2-cores, scenario: scenarios/quickstart.yaml, duration: 8d, warmup: 99999999999999999999h }\n"));
-    expect(err.message).toMatch(/long\.yaml:2:\d+: entries\.0\.duration: "8d" is more than 7d, the longest a run's durations may be/);
-    expect(err.message).toMatch(/long\.yaml:2:\d+: entries\.0\.warmup: "99999999999999999999h" is more than 7d/);
+    const err = planError(
+      writePlan(
+        "long.yaml",
+        "entries:\n  - { stack: local-2-cores, scenario: scenarios/quickstart.yaml, duration: 8d, warmup: 99999999999999999999h }\n",
+      ),
+    );
+    expect(err.message).toMatch(
+      /long\.yaml:2:\d+: entries\.0\.duration: "8d" is more than 7d, the longest a run's durations may be/,
+    );
+    expect(err.message).toMatch(
+      /long\.yaml:2:\d+: entries\.0\.warmup: "99999999999999999999h" is more than 7d/,
+    );
   });
 
   it("refuses an entry's replicates above 1000, as a scenario's", () => {
-    const err = planError(writePlan("many.yaml", "entries:\n  - { stack: local-2-cores, scenario: scenarios/quickstart.yaml, replicates: 1001 }\n"));
+    const err = planError(
+      writePlan(
+        "many.yaml",
+        "entries:\n  - { stack: local-2-cores, scenario: scenarios/quickstart.yaml, replicates: 1001 }\n",
+      ),
+    );
     expect(err.message).toMatch(/many\.yaml:2:\d+: entries\.0\.replicates: .*1000/);
   });
 
   it("reports a YAML syntax error with its line", () => {
-    expect(planError(writePlan("syntax.yaml", "entries:\n  - { stack: a, scenario: b\n")).message).toMatch(/syntax\.yaml:\d+:\d+: YAML syntax error/);
+    expect(planError(writePlan("syntax.yaml", "entries:\n  - { stack: a, scenario: b\n")).message).toMatch(
+      /syntax\.yaml:\d+:\d+: YAML syntax error/,
+    );
   });
 });
 
@@ -128,11 +164,15 @@ describe("nightly decision", () => {
     for (const v of tight) writeRun({ stack: "local-quarter-core", invocation: NIGHT2, rows: v * 0.7 });
     const d = await decideNightly(r, pairs);
     expect(d.exitCode).toBe(1);
-    expect(d.regressions.map((c) => `${c.stack}/${c.scenario}/${c.cell}`)).toEqual(["local-quarter-core/quickstart/default"]);
+    expect(d.regressions.map((c) => `${c.stack}/${c.scenario}/${c.cell}`)).toEqual([
+      "local-quarter-core/quickstart/default",
+    ]);
     expect(d.regressions[0]!.ratio).toBeCloseTo(0.7, 2);
     expect(d.pairs[0]).toMatchObject({ status: "compared", previous: NIGHT1, latest: NIGHT2 });
     const text = renderNightly(d);
-    expect(text).toMatch(/REGRESSION: 1 cell\(s\) significantly slower than the previous night: local-quarter-core\/quickstart\/default \(0\.70x\)/);
+    expect(text).toMatch(
+      /REGRESSION: 1 cell\(s\) significantly slower than the previous night: local-quarter-core\/quickstart\/default \(0\.70x\)/,
+    );
     expect(nightlyMarkdown(d)).toContain("**Regression** in `local-quarter-core/quickstart/default`");
   });
 
@@ -149,7 +189,10 @@ describe("nightly decision", () => {
     const d = await decideNightly(r, pairs);
     expect(d.exitCode).toBe(1);
     expect(d.regressions.map((c) => c.cell)).toEqual(["batch=8000"]);
-    expect(d.pairs[0]!.cells.find((c) => c.cell === "batch=1000")).toMatchObject({ change: "faster", significant: true });
+    expect(d.pairs[0]!.cells.find((c) => c.cell === "batch=1000")).toMatchObject({
+      change: "faster",
+      significant: true,
+    });
   });
 
   it("identical nights: no regression, exit 0", async () => {
@@ -165,13 +208,18 @@ describe("nightly decision", () => {
 
   it("two identical nights of 2 replicates are inconclusive, not a 0.93x regression (the false alarm this rule stops)", async () => {
     const r = freshRoot("two-reps");
-    for (const v of [100_000, 101_000]) writeRun({ stack: "local-quarter-core", invocation: NIGHT1, rows: v });
+    for (const v of [100_000, 101_000])
+      writeRun({ stack: "local-quarter-core", invocation: NIGHT1, rows: v });
     for (const v of [93_000, 94_000]) writeRun({ stack: "local-quarter-core", invocation: NIGHT2, rows: v });
     const d = await decideNightly(r, pairs);
     expect(d.exitCode).toBe(0);
     expect(d.regressions).toEqual([]);
     expect(d.inconclusive.map((c) => c.cell)).toEqual(["default"]);
-    expect(d.pairs[0]!.cells[0]).toMatchObject({ inconclusive: true, significant: false, n: { previous: 2, latest: 2 } });
+    expect(d.pairs[0]!.cells[0]).toMatchObject({
+      inconclusive: true,
+      significant: false,
+      n: { previous: 2, latest: 2 },
+    });
     const text = renderNightly(d);
     expect(text).toMatch(/inconclusive \(n=2\/2\)/);
     expect(text).toMatch(/no regression; 1 cell\(s\) inconclusive: fewer than 3 measured runs in a night/);
@@ -183,10 +231,26 @@ describe("nightly decision", () => {
     for (const v of tight) writeRun({ stack: "local-quarter-core", invocation: NIGHT1, rows: v });
     for (const v of tight) writeRun({ stack: "local-quarter-core", invocation: NIGHT2, rows: v * 0.9 });
     expect((await decideNightly(r, pairs)).exitCode).toBe(1);
-    const aa = (floor: number) => writeNoiseFloors(r, {
-      stack: "local-quarter-core", scenario: "quickstart", invocation: `${NIGHT1}/A`, createdAt: NIGHT1, confidence: 0.9,
-      cells: [{ cell: "default", floor, ratio: 1 + floor, ci: [1, 1 + 2 * floor], halfWidth: floor, n: { a: 3, b: 3 }, inconclusive: false, reason: "synthetic" }],
-    });
+    const aa = (floor: number) =>
+      writeNoiseFloors(r, {
+        stack: "local-quarter-core",
+        scenario: "quickstart",
+        invocation: `${NIGHT1}/A`,
+        createdAt: NIGHT1,
+        confidence: 0.9,
+        cells: [
+          {
+            cell: "default",
+            floor,
+            ratio: 1 + floor,
+            ci: [1, 1 + 2 * floor],
+            halfWidth: floor,
+            n: { a: 3, b: 3 },
+            inconclusive: false,
+            reason: "synthetic",
+          },
+        ],
+      });
     await aa(0.12);
     const within = await decideNightly(r, pairs);
     expect(within.exitCode).toBe(0);
@@ -209,7 +273,8 @@ describe("nightly decision", () => {
 
   it("changed component versions: environment changed, no verdict (exit 0), the differences listed; --force compares across it", async () => {
     const r = freshRoot("versions");
-    for (const v of tight) writeRun({ stack: "local-quarter-core", invocation: NIGHT1, rows: v, postgres: "18.3" });
+    for (const v of tight)
+      writeRun({ stack: "local-quarter-core", invocation: NIGHT1, rows: v, postgres: "18.3" });
     for (const v of tight) writeRun({ stack: "local-quarter-core", invocation: NIGHT2, rows: v * 0.7 });
     const changed = await decideNightly(r, pairs);
     expect(changed.pairs[0]!.status).toBe("environment-changed");
@@ -225,8 +290,14 @@ describe("nightly decision", () => {
 describe("A/A", () => {
   it("makes every planned run twice, A and B back to back in the plans' order, the first of each pair drawn from the seed", () => {
     const stack = { name: "local-quarter-core" } as StackSpec;
-    const plans = [["batch=1000", 1], ["batch=8000", 1], ["batch=8000", 2], ["batch=1000", 2], ["batch=1000", 3], ["batch=8000", 3]]
-      .map(([cell, replicate]) => ({ scenario: "quickstart", cell, replicate }) as CellPlan);
+    const plans = [
+      ["batch=1000", 1],
+      ["batch=8000", 1],
+      ["batch=8000", 2],
+      ["batch=1000", 2],
+      ["batch=1000", 3],
+      ["batch=8000", 3],
+    ].map(([cell, replicate]) => ({ scenario: "quickstart", cell, replicate }) as CellPlan);
     const items = aaItems(stack, plans, 42, NIGHT1);
     expect(items).toHaveLength(12);
     for (let i = 0; i < plans.length; i++) {
@@ -247,11 +318,21 @@ describe("A/A", () => {
   it("turns B vs A into a noise floor per cell: max(CI half-width, |ratio − 1|), inconclusive below 3 runs a group", async () => {
     const r = freshRoot("aa");
     const inv = aaInvocations(NIGHT1);
-    for (const v of [1000, 1030, 970]) writeRun({ stack: "local-quarter-core", invocation: inv.a, rows: v, cell: "batch=1000" });
-    for (const v of [1010, 980, 1040]) writeRun({ stack: "local-quarter-core", invocation: inv.b, rows: v, cell: "batch=1000" });
-    for (const v of [2000, 2010]) writeRun({ stack: "local-quarter-core", invocation: inv.a, rows: v, cell: "batch=8000" });
-    for (const v of [2100, 2110]) writeRun({ stack: "local-quarter-core", invocation: inv.b, rows: v, cell: "batch=8000" });
-    const c = await compareRuns(r, "quickstart", "local-quarter-core", { baseline: inv.a, contenders: [inv.b] }, { noiseFloors: false });
+    for (const v of [1000, 1030, 970])
+      writeRun({ stack: "local-quarter-core", invocation: inv.a, rows: v, cell: "batch=1000" });
+    for (const v of [1010, 980, 1040])
+      writeRun({ stack: "local-quarter-core", invocation: inv.b, rows: v, cell: "batch=1000" });
+    for (const v of [2000, 2010])
+      writeRun({ stack: "local-quarter-core", invocation: inv.a, rows: v, cell: "batch=8000" });
+    for (const v of [2100, 2110])
+      writeRun({ stack: "local-quarter-core", invocation: inv.b, rows: v, cell: "batch=8000" });
+    const c = await compareRuns(
+      r,
+      "quickstart",
+      "local-quarter-core",
+      { baseline: inv.a, contenders: [inv.b] },
+      { noiseFloors: false },
+    );
     const f = noiseFloorFile(c, "quickstart", NIGHT1);
     const [c1000, c8000] = f.cells;
     expect(c1000).toMatchObject({ cell: "batch=1000", n: { a: 3, b: 3 }, inconclusive: false });

@@ -6,8 +6,18 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadNightlyPlan } from "../../../harness/nightly/plan.ts";
-import { decideNightly, nightlyMarkdown, renderNightly, type NightlyDecision } from "../../../harness/nightly/run.ts";
-import { compareRuns, compareStacks, renderComparison, renderRunsComparison } from "../../../harness/results/compare.ts";
+import {
+  decideNightly,
+  nightlyMarkdown,
+  renderNightly,
+  type NightlyDecision,
+} from "../../../harness/nightly/run.ts";
+import {
+  compareRuns,
+  compareStacks,
+  renderComparison,
+  renderRunsComparison,
+} from "../../../harness/results/compare.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
 import { measuredOnLine } from "../../../harness/results/format.ts";
 import { seededUniform } from "../../../harness/stats/bootstrap.ts";
@@ -31,7 +41,10 @@ const night = (n: number): string => new Date(Date.UTC(2026, 10, n, 2, 17)).toIS
 function writeRun(root: string, s: Spec, patch: (r: RunRecord) => void = () => {}): RunRecord {
   const r = writeRunRecord(root, s);
   patch(r);
-  writeFileSync(path.join(root, s.stack, "quickstart", r.runId, "run.json"), `${JSON.stringify(r, null, 2)}\n`);
+  writeFileSync(
+    path.join(root, s.stack, "quickstart", r.runId, "run.json"),
+    `${JSON.stringify(r, null, 2)}\n`,
+  );
   return r;
 }
 
@@ -45,16 +58,38 @@ const cutSinkCap = (r: RunRecord): void => {
  * One night of `replicates` runs per cell around `level` rows/s: a night-to-night factor (±1.5 % uniform) and a
  * run-to-run factor (±2 % uniform) from the seeded stream.
  */
-function writeNight(root: string, n: number, level: number, next: () => number, options: { cells?: string[]; replicates?: number; patch?: (r: RunRecord) => void; spec?: Partial<Spec> } = {}): void {
+function writeNight(
+  root: string,
+  n: number,
+  level: number,
+  next: () => number,
+  options: {
+    cells?: string[];
+    replicates?: number;
+    patch?: (r: RunRecord) => void;
+    spec?: Partial<Spec>;
+  } = {},
+): void {
   for (const cell of options.cells ?? ["default"]) {
     const nightFactor = 1 + 0.03 * (next() - 0.5);
     for (let i = 0; i < (options.replicates ?? 3); i++) {
-      writeRun(root, { stack: STACK, invocation: night(n), rows: level * nightFactor * (1 + 0.04 * (next() - 0.5)), cell, ...options.spec }, options.patch);
+      writeRun(
+        root,
+        {
+          stack: STACK,
+          invocation: night(n),
+          rows: level * nightFactor * (1 + 0.04 * (next() - 0.5)),
+          cell,
+          ...options.spec,
+        },
+        options.patch,
+      );
     }
   }
 }
 
-const names = (d: NightlyDecision): string[] => d.regressions.map((c) => `${c.stack}/${c.scenario}/${c.cell}`);
+const names = (d: NightlyDecision): string[] =>
+  d.regressions.map((c) => `${c.stack}/${c.scenario}/${c.cell}`);
 
 describe("nightly from a window of nights", () => {
   const root = (): string => path.join(tmp, "history");
@@ -66,7 +101,13 @@ describe("nightly from a window of nights", () => {
     // nights 1–5 identical (with noise), 6 with the sink cap cut by a third (a CPU-bound sink: −33 %), 7 as 1–5;
     // the job decides after every night, as the workflow does
     for (let n = 1; n <= 7; n++) {
-      writeNight(root(), n, n === 6 ? 100_000 * (2 / 3) : 100_000, next, n === 6 ? { patch: cutSinkCap } : {});
+      writeNight(
+        root(),
+        n,
+        n === 6 ? 100_000 * (2 / 3) : 100_000,
+        next,
+        n === 6 ? { patch: cutSinkCap } : {},
+      );
       decisions.push(await decideNightly(root(), pairs));
     }
   });
@@ -79,7 +120,12 @@ describe("nightly from a window of nights", () => {
       expect(d.pairs[0]!.cells[0]).toMatchObject({ significant: false, change: "none" });
     }
     // nights 2–3 rest on 1–2 earlier nights (pooled runs); from night 4 on the window test measures between-night noise
-    expect(decisions.slice(1, 5).map((d) => d.pairs[0]!.cells[0]!.method)).toEqual(["runs", "runs", "window", "window"]);
+    expect(decisions.slice(1, 5).map((d) => d.pairs[0]!.cells[0]!.method)).toEqual([
+      "runs",
+      "runs",
+      "window",
+      "window",
+    ]);
     const fifth = decisions[4]!.pairs[0]!.cells[0]!;
     expect(fifth.baselineNights.map((b) => b.invocation)).toEqual([1, 2, 3, 4].map(night));
     expect(fifth.noiseFloorSource).toBe("nights");
@@ -101,7 +147,11 @@ describe("nightly from a window of nights", () => {
     // the cap cut is listed between the last baseline night and tonight
     expect(d.pairs[0]!.differences).toContain("limits.sink.cfsQuotaUs: previous 25000; latest 16667");
     const text = renderNightly(d);
-    expect(text).toMatch(new RegExp(`REGRESSION: 1 cell\\(s\\) significantly slower than their baseline of previous good nights: ${STACK}/quickstart/default \\(0\\.\\d\\dx\\)`));
+    expect(text).toMatch(
+      new RegExp(
+        `REGRESSION: 1 cell\\(s\\) significantly slower than their baseline of previous good nights: ${STACK}/quickstart/default \\(0\\.\\d\\dx\\)`,
+      ),
+    );
     expect(nightlyMarkdown(d)).toContain(`**Regression** in \`${STACK}/quickstart/default\``);
   });
 
@@ -111,12 +161,18 @@ describe("nightly from a window of nights", () => {
     expect(d.regressions).toEqual([]);
     const c = d.pairs[0]!.cells[0]!;
     expect(c.baselineNights.map((b) => b.invocation)).toEqual([1, 2, 3, 4, 5].map(night));
-    expect(c.skippedNights).toEqual([{ invocation: night(6), reason: "a regression night: never part of a baseline" }]);
+    expect(c.skippedNights).toEqual([
+      { invocation: night(6), reason: "a regression night: never part of a baseline" },
+    ]);
     expect(c.ratio!).toBeGreaterThan(0.95);
     expect(c.ratio!).toBeLessThan(1.05);
     // against the sixth night alone it would have looked 1.5x faster
     expect(c.change).toBe("none");
-    expect(renderNightly(d)).toMatch(new RegExp(`${STACK}/quickstart/default: left out of the baseline: ${night(6).replace(/\./g, "\\.")} \\(a regression night`));
+    expect(renderNightly(d)).toMatch(
+      new RegExp(
+        `${STACK}/quickstart/default: left out of the baseline: ${night(6).replace(/\./g, "\\.")} \\(a regression night`,
+      ),
+    );
   });
 
   it("K comes from the plan or the flag: a window of 3 uses the three last good nights", async () => {
@@ -124,15 +180,21 @@ describe("nightly from a window of nights", () => {
     expect(d.window).toBe(3);
     expect(d.pairs[0]!.cells[0]!.baselineNights.map((b) => b.invocation)).toEqual([3, 4, 5].map(night));
     const plan = path.join(tmp, "plan.yaml");
-    writeFileSync(plan, "window: 3\nentries:\n  - { stack: local-quarter-core, scenario: scenarios/quickstart.yaml }\n");
+    writeFileSync(
+      plan,
+      "window: 3\nentries:\n  - { stack: local-quarter-core, scenario: scenarios/quickstart.yaml }\n",
+    );
     expect(loadNightlyPlan(plan).window).toBe(3);
-    writeFileSync(plan, "window: 0\nentries:\n  - { stack: local-quarter-core, scenario: scenarios/quickstart.yaml }\n");
+    writeFileSync(
+      plan,
+      "window: 0\nentries:\n  - { stack: local-quarter-core, scenario: scenarios/quickstart.yaml }\n",
+    );
     expect(() => loadNightlyPlan(plan)).toThrow(/plan\.yaml:1:\d+: window: /);
   });
 });
 
 describe("environment", () => {
-  it("a changed kernel gives \"environment changed, no verdict\"; the next night in the new environment rests on it alone", async () => {
+  it('a changed kernel gives "environment changed, no verdict"; the next night in the new environment rests on it alone', async () => {
     const root = path.join(tmp, "env");
     const next = seededUniform(7);
     for (let n = 1; n <= 5; n++) writeNight(root, n, 50_000, next);
@@ -141,8 +203,14 @@ describe("environment", () => {
     expect(d.exitCode).toBe(0);
     expect(d.regressions).toEqual([]);
     expect(d.pairs[0]!.status).toBe("environment-changed");
-    expect(d.pairs[0]!.cells[0]).toMatchObject({ environmentChanged: true, method: null, significant: false });
-    expect(d.pairs[0]!.message).toMatch(/environment changed, no verdict: tonight ran on cpuModel=AMD EPYC; kernel=Linux 6\.19\.1/);
+    expect(d.pairs[0]!.cells[0]).toMatchObject({
+      environmentChanged: true,
+      method: null,
+      significant: false,
+    });
+    expect(d.pairs[0]!.message).toMatch(
+      /environment changed, no verdict: tonight ran on cpuModel=AMD EPYC; kernel=Linux 6\.19\.1/,
+    );
     expect(d.pairs[0]!.differences).toContain("kernel: previous Linux 6.18.44; latest Linux 6.19.1");
     expect(renderNightly(d)).toMatch(/environment changed, no verdict/);
     // --force uses the other environment's nights (and then sees the drop)
@@ -164,7 +232,8 @@ describe("drift", () => {
     for (let n = 1; n <= 8; n++) {
       const level = 100_000 * 0.99 ** (n - 1);
       levels.push(level);
-      for (let i = 0; i < 3; i++) writeRun(root, { stack: STACK, invocation: night(n), rows: level * (1 + 0.004 * (next() - 0.5)) });
+      for (let i = 0; i < 3; i++)
+        writeRun(root, { stack: STACK, invocation: night(n), rows: level * (1 + 0.004 * (next() - 0.5)) });
     }
     for (let n = 1; n < levels.length; n++) expect(levels[n]! / levels[n - 1]!).toBeGreaterThan(0.95);
     const d = await decideNightly(root, pairs);
@@ -176,7 +245,9 @@ describe("drift", () => {
     expect(c.drift!.ci![1]).toBeLessThan(0);
     expect(c.drift!.overWindow).toBeLessThan(-0.06);
     expect(d.drifts.map((x) => x.cell)).toEqual(["default"]);
-    expect(renderNightly(d)).toMatch(/quickstart\/default: drifting slower: Theil–Sen -(0\.9\d|1\.0\d) %\/day, -\d\.\d % over 7 days \(Mann–Kendall p = /);
+    expect(renderNightly(d)).toMatch(
+      /quickstart\/default: drifting slower: Theil–Sen -(0\.9\d|1\.0\d) %\/day, -\d\.\d % over 7 days \(Mann–Kendall p = /,
+    );
   });
 
   it("flat nights with noise: no drift", async () => {
@@ -199,14 +270,17 @@ describe("multiple testing", () => {
     for (let n = 1; n <= 7; n++) {
       for (const cell of cells) {
         if (cell === "batch=1000") {
-          for (const f of [0.99, 1, 1.01]) writeRun(root, { stack: STACK, invocation: night(n), rows: marginal[n - 1]! * 100 * f, cell });
+          for (const f of [0.99, 1, 1.01])
+            writeRun(root, { stack: STACK, invocation: night(n), rows: marginal[n - 1]! * 100 * f, cell });
         } else {
           writeNight(root, n, 100_000, next, { cells: [cell] });
         }
       }
     }
     for (const cell of cells) {
-      if (cell === "batch=1000") for (const f of [0.99, 1, 1.01]) writeRun(root, { stack: STACK, invocation: night(8), rows: 93_000 * f, cell });
+      if (cell === "batch=1000")
+        for (const f of [0.99, 1, 1.01])
+          writeRun(root, { stack: STACK, invocation: night(8), rows: 93_000 * f, cell });
       else writeNight(root, 8, cell === "batch=17000" ? 100_000 * (2 / 3) : 100_000, next, { cells: [cell] });
     }
     const d = await decideNightly(root, pairs);
@@ -224,7 +298,13 @@ describe("multiple testing", () => {
     // alone (a family of one), the same nights of the same cell are called a regression
     const single = path.join(tmp, "one-cell");
     for (let n = 1; n <= 8; n++) {
-      for (const f of [0.99, 1, 1.01]) writeRun(single, { stack: STACK, invocation: night(n), rows: (n === 8 ? 930 : marginal[n - 1]!) * 100 * f, cell: "batch=1000" });
+      for (const f of [0.99, 1, 1.01])
+        writeRun(single, {
+          stack: STACK,
+          invocation: night(n),
+          rows: (n === 8 ? 930 : marginal[n - 1]!) * 100 * f,
+          cell: "batch=1000",
+        });
     }
     const alone = await decideNightly(single, pairs);
     expect(alone.regressions.map((c) => c.cell)).toEqual(["batch=1000"]);
@@ -272,8 +352,16 @@ describe("excluded runs", () => {
     // caps applied with a named gap (cgroup v1 buffered writes) or hosts that overlap on the machine: compared, flagged
     expect(reason(partial.runId)).toBe("(not excluded)");
     expect(reason(over.runId)).toBe("(not excluded)");
-    expect(reason(machine.runId)).toMatch(/^other environment: cpuModel=Intel Xeon; .* \(the comparison's: cpuModel=AMD EPYC; /);
-    expect(p.excluded.map((x) => x.kind).sort()).toEqual(["caps", "environment", "status", "status", "status"]);
+    expect(reason(machine.runId)).toMatch(
+      /^other environment: cpuModel=Intel Xeon; .* \(the comparison's: cpuModel=AMD EPYC; /,
+    );
+    expect(p.excluded.map((x) => x.kind).sort()).toEqual([
+      "caps",
+      "environment",
+      "status",
+      "status",
+      "status",
+    ]);
     // tonight's figure rests on its three good runs and the partial and oversubscribed ones
     expect(p.cells[0]!.n.latest).toBe(5);
     expect(d.regressions).toEqual([]);
@@ -286,9 +374,13 @@ describe("excluded runs", () => {
 
     // compare across runs leaves the same runs out, in --json and below the table
     const c = await compareRuns(root, "quickstart", STACK, { baseline: night(1), contenders: [night(2)] });
-    expect(c.excluded.map((x) => x.runId).sort()).toEqual([failed, error, interrupted, unenforced, machine].map((r) => r.runId).sort());
+    expect(c.excluded.map((x) => x.runId).sort()).toEqual(
+      [failed, error, interrupted, unenforced, machine].map((r) => r.runId).sort(),
+    );
     expect(c.cells[0]!.contenders[0]!).toMatchObject({ runs: 10, measured: 5 });
-    expect(renderRunsComparison(c)).toMatch(new RegExp(`excluded runs \\(5, not used in any figure above\\):\\n {2}\\S+ \\(${STACK}, default, `));
+    expect(renderRunsComparison(c)).toMatch(
+      new RegExp(`excluded runs \\(5, not used in any figure above\\):\\n {2}\\S+ \\(${STACK}, default, `),
+    );
     // the figures name the machine of the runs they rest on (the Intel Xeon run is excluded, so only the EPYC shows)
     expect(renderRunsComparison(c)).toContain("\nmeasured on AMD EPYC, 2 cores, kernel 6.18.44, cgroup v1\n");
     // and compare across stacks (the stack's latest invocation)
@@ -296,10 +388,20 @@ describe("excluded runs", () => {
     expect(rows[0]!.measured).toHaveLength(5);
     expect(rows[0]!.excluded).toHaveLength(5);
     expect(renderComparison("quickstart", rows)).toContain("excluded runs (5, not used in any figure above)");
-    expect(renderComparison("quickstart", rows)).toContain("\nmeasured on AMD EPYC, 2 cores, kernel 6.18.44, cgroup v1\n");
-    expect(measuredOnLine([{ label: "a", machine: rows[0]!.fingerprint }, { label: "b", machine: { cpuModel: "Intel Xeon", cores: 4, kernel: "Linux 6.1.0", cgroup: "v2" } }]))
-      .toBe("measured on: a AMD EPYC | Intel Xeon, 2 cores, kernel 6.18.44, cgroup v1; b Intel Xeon, 4 cores, kernel 6.1.0, cgroup v2");
-    expect(JSON.parse(readFileSync(path.join(root, STACK, "quickstart", failed.runId, "run.json"), "utf8")).status).toBe("failed");
+    expect(renderComparison("quickstart", rows)).toContain(
+      "\nmeasured on AMD EPYC, 2 cores, kernel 6.18.44, cgroup v1\n",
+    );
+    expect(
+      measuredOnLine([
+        { label: "a", machine: rows[0]!.fingerprint },
+        { label: "b", machine: { cpuModel: "Intel Xeon", cores: 4, kernel: "Linux 6.1.0", cgroup: "v2" } },
+      ]),
+    ).toBe(
+      "measured on: a AMD EPYC | Intel Xeon, 2 cores, kernel 6.18.44, cgroup v1; b Intel Xeon, 4 cores, kernel 6.1.0, cgroup v2",
+    );
+    expect(
+      JSON.parse(readFileSync(path.join(root, STACK, "quickstart", failed.runId, "run.json"), "utf8")).status,
+    ).toBe("failed");
   });
 });
 
@@ -314,7 +416,9 @@ describe("history", () => {
     const required = await decideNightly(root, pairs, { requireHistory: true });
     expect(required.exitCode).toBe(2);
     expect(required.pairs[0]).toMatchObject({ status: "no-history", code: "E_NIGHTLY_HISTORY" });
-    expect(renderNightly(required)).toMatch(/MISSING HISTORY: local-quarter-core\/quickstart had no earlier night although history was required \(E_NIGHTLY_HISTORY\)$/);
+    expect(renderNightly(required)).toMatch(
+      /MISSING HISTORY: local-quarter-core\/quickstart had no earlier night although history was required \(E_NIGHTLY_HISTORY\)$/,
+    );
     writeNight(root, 2, 60_000, seededUniform(2));
     expect((await decideNightly(root, pairs, { requireHistory: true })).exitCode).toBe(0);
   });

@@ -5,7 +5,13 @@ import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 
-interface Step { name?: string; id?: string; run?: string; uses?: string; if?: string }
+interface Step {
+  name?: string;
+  id?: string;
+  run?: string;
+  uses?: string;
+  if?: string;
+}
 const wf = parse(readFileSync(".github/workflows/nightly.yml", "utf8")) as {
   on: { workflow_dispatch: { inputs: Record<string, { type: string; default: unknown }> } };
   permissions: Record<string, string>;
@@ -35,7 +41,9 @@ describe(".github/workflows/nightly.yml", () => {
     expect(restore.run).toMatch(/elif \[ "\$\{\{ inputs\.bootstrap \}\}" = "true" \]/);
     expect(restore.run).toMatch(/::error::no \$RESULTS_BRANCH branch[^\n]*\n\s*exit 1/);
     expect(wf.on.workflow_dispatch.inputs.bootstrap).toMatchObject({ type: "boolean", default: false });
-    expect(step((s) => s.id === "nightly").run).toContain("nightly nightly/local.yaml --quiet ${{ steps.history.outputs.require }}");
+    expect(step((s) => s.id === "nightly").run).toContain(
+      "nightly nightly/local.yaml --quiet ${{ steps.history.outputs.require }}",
+    );
   });
 
   it("pushes tonight's results back even when the night regressed", () => {

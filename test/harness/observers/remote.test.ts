@@ -16,7 +16,14 @@ import { describe, expect, it } from "vitest";
 import { ProvisioningError } from "../../../core/errors.ts";
 import { parseTaskSchedstatLines } from "../../../core/schedstat.ts";
 import { createRemoteObserver, type ObservedShell } from "../../../harness/observers/remote.ts";
-import { blockDeviceOf, cgroupProcsFiles, enableV1IoAccounting, listCgroupPids, parseCgroupUsage, removeHostCgroup } from "../../../infra/local/cgroup.ts";
+import {
+  blockDeviceOf,
+  cgroupProcsFiles,
+  enableV1IoAccounting,
+  listCgroupPids,
+  parseCgroupUsage,
+  removeHostCgroup,
+} from "../../../infra/local/cgroup.ts";
 import { parseProcNetDev } from "../../../infra/local/netns.ts";
 import type { CgroupPaths } from "../../../core/hosts.ts";
 import { useCleanups } from "../../helpers/cleanups.ts";
@@ -50,7 +57,14 @@ async function testCgroup(): Promise<CgroupPaths> {
   cleanups.push(async () => {
     await removeHostCgroup({ version: "v1", dirs }, { graceMs: 500 });
     const left = [];
-    for (const d of Object.values(dirs)) if (await fs.stat(d).then(() => true, () => false)) left.push(d);
+    for (const d of Object.values(dirs))
+      if (
+        await fs.stat(d).then(
+          () => true,
+          () => false,
+        )
+      )
+        left.push(d);
     expect(left, "test cgroup directories left behind").toEqual([]);
   });
   for (const c of ["cpu", "cpuacct", "memory", "blkio"]) {
@@ -80,7 +94,10 @@ function spawnInCgroup(paths: CgroupPaths, script: string): ChildProcess {
 async function waitForLine(child: ChildProcess, want: string, timeoutMs = 60_000): Promise<void> {
   let seen = "";
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "${want}" from child within ${timeoutMs} ms: ${seen}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`no "${want}" from child within ${timeoutMs} ms: ${seen}`)),
+      timeoutMs,
+    );
     child.stdout?.on("data", (d: Buffer) => {
       seen += d.toString();
       if (seen.includes(want)) {
@@ -118,7 +135,10 @@ describe("remote observer over a local shell (real cgroup v1, real sh, real /pro
     await fs.writeFile(path.join(cpu, "cpu.cfs_quota_us"), "50000");
     // ~4 MB held in a shell variable (charged to the group after joining), then spin while the test process lives
     // (so an interrupted test leaves no spinning process behind).
-    const loop = spawnInCgroup(cg, `x=$(head -c 4000000 /dev/zero | tr '\\0' a); echo ready; while kill -0 $PPID 2>/dev/null; do :; done`);
+    const loop = spawnInCgroup(
+      cg,
+      `x=$(head -c 4000000 /dev/zero | tr '\\0' a); echo ready; while kill -0 $PPID 2>/dev/null; do :; done`,
+    );
     await waitForLine(loop, "ready");
     expect(await listCgroupPids(cg)).toContain(loop.pid);
 
@@ -128,7 +148,10 @@ describe("remote observer over a local shell (real cgroup v1, real sh, real /pro
       cgroupDirs: { sink: cg },
     });
     // The machine's own cgroup root, version detected by the script (v1 here): sees at least the busy loop.
-    const machine = createRemoteObserver([localShell("machine")], { cappedHosts: new Set(), interface: "lo" });
+    const machine = createRemoteObserver([localShell("machine")], {
+      cappedHosts: new Set(),
+      interface: "lo",
+    });
     expect(await observer.read()).toBeNull();
     expect(await machine.read()).toBeNull();
 
@@ -170,7 +193,11 @@ describe("remote observer over a local shell (real cgroup v1, real sh, real /pro
     expect(h.memoryWorkingSetBytes).toBeLessThanOrEqual(h.memoryBytes);
     // Only this test's processes are in the group: exactly 32 direct 64 KiB writes; reads also fetch binaries. The
     // counters may show them a window late on a busy machine: windows are summed until they do (bounded, 30 s).
-    const blk = { writeBytes: h.ioWriteBytesPerSec * dtS, writeOps: h.ioWriteOpsPerSec * dtS, readBytes: h.ioReadBytesPerSec * dtS };
+    const blk = {
+      writeBytes: h.ioWriteBytesPerSec * dtS,
+      writeOps: h.ioWriteOpsPerSec * dtS,
+      readBytes: h.ioReadBytesPerSec * dtS,
+    };
     for (const until = Date.now() + 30_000; blk.writeBytes < 2 * MiB - 1 && Date.now() < until;) {
       await sleep(500);
       const later = await observer.read();
@@ -205,9 +232,25 @@ describe("remote observer: run delay of the host's tasks (real sh, real /proc/<p
     // through a local shell the "container" is this machine, so every task on it counts; the two loops sharing
     // CPU 0 alone wait about half of each second each, whatever else runs, so a lower bound holds under any load
     // pure CPU (no forks: a shell loop spends its time waiting for `date` children, not runnable), bounded at 30 s
-    const loops = [0, 1].map(() => spawn("taskset", ["-c", "0", process.execPath, "-e", "const end = Date.now() + 30000; while (Date.now() < end) {}"], { stdio: "ignore" }));
-    for (const child of loops) cleanups.push(async () => { if (child.exitCode === null && child.signalCode === null) { const gone = new Promise((r) => child.once("exit", r)); child.kill("SIGKILL"); await gone; } });
-    const observer = createRemoteObserver([localShell("machine")], { cappedHosts: new Set(), cgroupRoot: "/sys/fs/cgroup" });
+    const loops = [0, 1].map(() =>
+      spawn(
+        "taskset",
+        ["-c", "0", process.execPath, "-e", "const end = Date.now() + 30000; while (Date.now() < end) {}"],
+        { stdio: "ignore" },
+      ),
+    );
+    for (const child of loops)
+      cleanups.push(async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+          const gone = new Promise((r) => child.once("exit", r));
+          child.kill("SIGKILL");
+          await gone;
+        }
+      });
+    const observer = createRemoteObserver([localShell("machine")], {
+      cappedHosts: new Set(),
+      cgroupRoot: "/sys/fs/cgroup",
+    });
     await sleep(1000); // both loops started (node's start-up) before the window opens
     expect(await observer.read()).toBeNull();
     await sleep(2000);
@@ -218,8 +261,12 @@ describe("remote observer: run delay of the host's tasks (real sh, real /proc/<p
   });
 
   it("parseTaskSchedstatLines reads `grep -H ''` lines of /proc/<pid>/task/<tid>/schedstat (sched-stats.rst fields)", () => {
-    const text = "/proc/1/task/1/schedstat:8000 2000 5\n/proc/7/task/9/schedstat:100 250 2\n/proc/self/task/3/schedstat:1 1 1\ngarbage\n";
-    expect([...parseTaskSchedstatLines(text)]).toEqual([[1, 2000], [9, 250]]);
+    const text =
+      "/proc/1/task/1/schedstat:8000 2000 5\n/proc/7/task/9/schedstat:100 250 2\n/proc/self/task/3/schedstat:1 1 1\ngarbage\n";
+    expect([...parseTaskSchedstatLines(text)]).toEqual([
+      [1, 2000],
+      [9, 250],
+    ]);
   });
 });
 
@@ -272,7 +319,8 @@ describe("cgroup and /proc/net/dev parsing vectors", () => {
       "cpu.stat": "nr_periods 40\nnr_throttled 30\nthrottled_time 2000000000\n",
       "memory.usage_in_bytes": "8388608\n",
       "memory.max_usage_in_bytes": "9437184\n",
-      "memory.stat": "cache 4096\nrss 8192\ninactive_file 0\ntotal_rss 6291456\ntotal_inactive_file 1048576\n",
+      "memory.stat":
+        "cache 4096\nrss 8192\ninactive_file 0\ntotal_rss 6291456\ntotal_inactive_file 1048576\n",
       "blkio.throttle.io_service_bytes": blk(2146304, 2097152),
       "blkio.throttle.io_serviced": blk(39, 32),
     });
@@ -301,11 +349,28 @@ describe("cgroup and /proc/net/dev parsing vectors", () => {
       "    lo: 2776770   11307    0    0    0     0          0         0  2776770   11307    0    0    0     0       0          0\n" +
       "  eth0: 1215645    2751    0    0    0     0          0         0  1782404    4324    0    0    0   427       0          0\n" +
       "  ppp0:1622270    5552    1    0    0     0          0         0   354130    5669    0    0    0     0       0          0\n";
-    expect(parseProcNetDev(sample, "eth0")).toEqual({ rxBytes: 1215645, rxPackets: 2751, txBytes: 1782404, txPackets: 4324 });
-    expect(parseProcNetDev(sample, "lo")).toEqual({ rxBytes: 2776770, rxPackets: 11307, txBytes: 2776770, txPackets: 11307 });
-    expect(parseProcNetDev(sample, "ppp0")).toEqual({ rxBytes: 1622270, rxPackets: 5552, txBytes: 354130, txPackets: 5669 });
+    expect(parseProcNetDev(sample, "eth0")).toEqual({
+      rxBytes: 1215645,
+      rxPackets: 2751,
+      txBytes: 1782404,
+      txPackets: 4324,
+    });
+    expect(parseProcNetDev(sample, "lo")).toEqual({
+      rxBytes: 2776770,
+      rxPackets: 11307,
+      txBytes: 2776770,
+      txPackets: 11307,
+    });
+    expect(parseProcNetDev(sample, "ppp0")).toEqual({
+      rxBytes: 1622270,
+      rxPackets: 5552,
+      txBytes: 354130,
+      txPackets: 5669,
+    });
     expect(parseProcNetDev(sample, "eth1")).toBeUndefined();
-    expect(() => parseProcNetDev("  eth0: 12 34 x\n", "eth0")).toThrow(/malformed \/proc\/net\/dev line for eth0/);
+    expect(() => parseProcNetDev("  eth0: 12 34 x\n", "eth0")).toThrow(
+      /malformed \/proc\/net\/dev line for eth0/,
+    );
   });
 });
 
@@ -314,7 +379,10 @@ async function fakeV2Root(): Promise<{ root: string; write: (k: number) => Promi
   const root = await tmpDir("ib-remote-v2-");
   await fs.writeFile(path.join(root, "cgroup.controllers"), "cpuset cpu io memory pids\n");
   const write = async (k: number) => {
-    await fs.writeFile(path.join(root, "cpu.stat"), V2_CPU_STAT(1_000_000 + k * 750_000, 100 + k * 20, 10 + k * 15, 5_000 + k * 400_000));
+    await fs.writeFile(
+      path.join(root, "cpu.stat"),
+      V2_CPU_STAT(1_000_000 + k * 750_000, 100 + k * 20, 10 + k * 15, 5_000 + k * 400_000),
+    );
     await fs.writeFile(path.join(root, "memory.current"), `${50 * MiB + k * MiB}\n`);
     await fs.writeFile(path.join(root, "memory.stat"), V2_MEMORY_STAT(8 * MiB));
     await fs.writeFile(
@@ -330,7 +398,11 @@ async function fakeV2Root(): Promise<{ root: string; write: (k: number) => Promi
 describe("remote observer: cgroup v2 detection and errors (real sh, cgroup2-shaped temp dir per cgroup-v2.rst)", () => {
   it("detects v2 by cgroup.controllers and turns two reads into rates over the real elapsed time", async () => {
     const { root, write } = await fakeV2Root();
-    const obs = createRemoteObserver([localShell("sink")], { cappedHosts: new Set(["sink"]), interface: "lo", cgroupRoot: root });
+    const obs = createRemoteObserver([localShell("sink")], {
+      cappedHosts: new Set(["sink"]),
+      interface: "lo",
+      cgroupRoot: root,
+    });
     expect(await obs.read()).toBeNull();
     await write(1);
     await sleep(200);
@@ -356,15 +428,31 @@ describe("remote observer: cgroup v2 detection and errors (real sh, cgroup2-shap
     const { root } = await fakeV2Root();
     const netdev = path.join(root, "net-dev");
     // proc(5) /proc/net/dev layout; eth0 rx counts what arrived before the ingress tbf dropped part of it
-    const write = (eth0Rx: number, ifbTx: number, eth0Tx: number) => fs.writeFile(netdev,
-      "Inter-|   Receive                                                |  Transmit\n" +
-      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n" +
-      `  eth0: ${eth0Rx} 100 0 0 0 0 0 0 ${eth0Tx} 100 0 0 0 0 0 0\n` +
-      `  ifb0: ${ifbTx} 90 0 0 0 0 0 0 ${ifbTx} 90 0 0 0 0 0 0\n`);
+    const write = (eth0Rx: number, ifbTx: number, eth0Tx: number) =>
+      fs.writeFile(
+        netdev,
+        "Inter-|   Receive                                                |  Transmit\n" +
+          " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n" +
+          `  eth0: ${eth0Rx} 100 0 0 0 0 0 0 ${eth0Tx} 100 0 0 0 0 0 0\n` +
+          `  ifb0: ${ifbTx} 90 0 0 0 0 0 0 ${ifbTx} 90 0 0 0 0 0 0\n`,
+      );
     // the real script, with the netdev sample in place of the host's /proc/net/dev
-    const shell: ObservedShell = { host: "sink", run: async (c, args) => (await execa(c, args.map((a) => a.replaceAll("cat /proc/net/dev", `cat ${netdev}`)))).stdout };
+    const shell: ObservedShell = {
+      host: "sink",
+      run: async (c, args) =>
+        (
+          await execa(
+            c,
+            args.map((a) => a.replaceAll("cat /proc/net/dev", `cat ${netdev}`)),
+          )
+        ).stdout,
+    };
     await write(0, 0, 0);
-    const obs = createRemoteObserver([shell], { cappedHosts: new Set(), cgroupRoot: root, ingressShaped: new Set(["sink"]) });
+    const obs = createRemoteObserver([shell], {
+      cappedHosts: new Set(),
+      cgroupRoot: root,
+      ingressShaped: new Set(["sink"]),
+    });
     // an ifb0 that is no shaper's (the ifb module makes ifb0 and ifb1 in the root namespace): eth0's own counter
     const unshaped = createRemoteObserver([shell], { cappedHosts: new Set(), cgroupRoot: root });
     await Promise.all([obs.read(), unshaped.read()]);
@@ -383,18 +471,37 @@ describe("remote observer: cgroup v2 detection and errors (real sh, cgroup2-shap
     const killed: ObservedShell = {
       host: "collector",
       async run(command, args, opts) {
-        if (dead) return (await execa("sh", ["-c", "echo 'Error response from daemon: Container ib-collector is not running' >&2; exit 1"])).stdout;
+        if (dead)
+          return (
+            await execa("sh", [
+              "-c",
+              "echo 'Error response from daemon: Container ib-collector is not running' >&2; exit 1",
+            ])
+          ).stdout;
         return (await execa(command, args, { timeout: opts?.timeoutMs })).stdout;
       },
     };
     let down = true;
-    const obs = createRemoteObserver([killed], { cappedHosts: new Set(), interface: "lo", cgroupRoot: root, mayBeDown: () => down });
+    const obs = createRemoteObserver([killed], {
+      cappedHosts: new Set(),
+      interface: "lo",
+      cgroupRoot: root,
+      mayBeDown: () => down,
+    });
     expect(await obs.read()).toBeNull(); // the first reading
     dead = true;
     const w = await obs.read();
-    expect(w!.hosts.collector).toMatchObject({ cpuCores: 0, netRxBytesPerSec: 0, netTxBytesPerSec: 0, ioWriteBytesPerSec: 0 });
+    expect(w!.hosts.collector).toMatchObject({
+      cpuCores: 0,
+      netRxBytesPerSec: 0,
+      netTxBytesPerSec: 0,
+      ioWriteBytesPerSec: 0,
+    });
     down = false;
-    await expect(obs.read()).rejects.toMatchObject({ code: "E_OBSERVER_READ", message: expect.stringMatching(/host "collector": .*is not running/) });
+    await expect(obs.read()).rejects.toMatchObject({
+      code: "E_OBSERVER_READ",
+      message: expect.stringMatching(/host "collector": .*is not running/),
+    });
   });
 
   it("a host whose command fails, times out, lacks the interface or the CPU counters → the error names that host", async () => {
@@ -403,11 +510,20 @@ describe("remote observer: cgroup v2 detection and errors (real sh, cgroup2-shap
       host: "collector",
       async run() {
         // what `docker exec` prints for a removed container
-        return (await execa("sh", ["-c", "echo 'Error response from daemon: No such container: ib-collector' >&2; exit 1"])).stdout;
+        return (
+          await execa("sh", [
+            "-c",
+            "echo 'Error response from daemon: No such container: ib-collector' >&2; exit 1",
+          ])
+        ).stdout;
       },
     };
     const healthy = localShell("sink");
-    const obs = createRemoteObserver([healthy, gone], { cappedHosts: new Set(), interface: "lo", cgroupRoot: root });
+    const obs = createRemoteObserver([healthy, gone], {
+      cappedHosts: new Set(),
+      interface: "lo",
+      cgroupRoot: root,
+    });
     const err = await obs.read().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProvisioningError);
     expect((err as ProvisioningError).code).toBe("E_OBSERVER_READ");
@@ -428,30 +544,52 @@ describe("remote observer: cgroup v2 detection and errors (real sh, cgroup2-shap
       },
     };
     const t0 = Date.now();
-    const timedOut = await createRemoteObserver([slow], { cappedHosts: new Set(), timeoutMs: 300, cgroupRoot: root })
+    const timedOut = await createRemoteObserver([slow], {
+      cappedHosts: new Set(),
+      timeoutMs: 300,
+      cgroupRoot: root,
+    })
       .read()
       .catch((e: unknown) => e);
     expect((timedOut as Error).message).toMatch(/host "loadgen": reading telemetry timed out after 300 ms/);
     expect(Date.now() - t0).toBeLessThan(3000);
 
-    const noIf = await createRemoteObserver([localShell("sink")], { cappedHosts: new Set(), interface: "ib-nosuch0", cgroupRoot: root })
+    const noIf = await createRemoteObserver([localShell("sink")], {
+      cappedHosts: new Set(),
+      interface: "ib-nosuch0",
+      cgroupRoot: root,
+    })
       .read()
       .catch((e: unknown) => e);
-    expect((noIf as Error).message).toMatch(/host "sink": interface "ib-nosuch0" is not in \/proc\/net\/dev \(interfaces: .*\blo\b/);
+    expect((noIf as Error).message).toMatch(
+      /host "sink": interface "ib-nosuch0" is not in \/proc\/net\/dev \(interfaces: .*\blo\b/,
+    );
 
     // A file that exists but cannot be read (here: a directory) fails the script itself (exit 3).
     await fs.rm(path.join(root, "memory.stat"));
     await fs.mkdir(path.join(root, "memory.stat"));
-    const unreadable = await createRemoteObserver([localShell("sink")], { cappedHosts: new Set(), interface: "lo", cgroupRoot: root })
+    const unreadable = await createRemoteObserver([localShell("sink")], {
+      cappedHosts: new Set(),
+      interface: "lo",
+      cgroupRoot: root,
+    })
       .read()
       .catch((e: unknown) => e);
-    expect((unreadable as Error).message).toMatch(/host "sink": .*exit code 3[\s\S]*memory\.stat: Is a directory/);
+    expect((unreadable as Error).message).toMatch(
+      /host "sink": .*exit code 3[\s\S]*memory\.stat: Is a directory/,
+    );
     await fs.rmdir(path.join(root, "memory.stat"));
 
     await fs.writeFile(path.join(root, "cpu.stat"), "usage_usec 10\nuser_usec 5\nsystem_usec 5\n"); // cpu controller off
-    const noCfs = await createRemoteObserver([localShell("sink")], { cappedHosts: new Set(["sink"]), interface: "lo", cgroupRoot: root })
+    const noCfs = await createRemoteObserver([localShell("sink")], {
+      cappedHosts: new Set(["sink"]),
+      interface: "lo",
+      cgroupRoot: root,
+    })
       .read()
       .catch((e: unknown) => e);
-    expect((noCfs as Error).message).toMatch(/host "sink": cgroup v2 at .* does not provide nrPeriods, nrThrottled/);
+    expect((noCfs as Error).message).toMatch(
+      /host "sink": cgroup v2 at .* does not provide nrPeriods, nrThrottled/,
+    );
   });
 });

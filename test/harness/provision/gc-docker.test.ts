@@ -25,14 +25,25 @@ const cleanups = useCleanups();
  */
 function listings(stack: string): { containers: string[]; networks: string[]; volumes: string[] } {
   const ours = (n: string) => !n.startsWith("ib-") || n.startsWith(`ib-${stack}`);
-  const ls = (...args: string[]) => spawnSync("docker", args, { env: DOCKER_ENV, encoding: "utf8" }).stdout.split("\n").filter(Boolean).filter(ours).sort();
-  return { containers: ls("ps", "-a", "--format", "{{.Names}}"), networks: ls("network", "ls", "--format", "{{.Name}}"), volumes: ls("volume", "ls", "--format", "{{.Name}}") };
+  const ls = (...args: string[]) =>
+    spawnSync("docker", args, { env: DOCKER_ENV, encoding: "utf8" })
+      .stdout.split("\n")
+      .filter(Boolean)
+      .filter(ours)
+      .sort();
+  return {
+    containers: ls("ps", "-a", "--format", "{{.Names}}"),
+    networks: ls("network", "ls", "--format", "{{.Name}}"),
+    volumes: ls("volume", "ls", "--format", "{{.Name}}"),
+  };
 }
 
 /** Start the harness stand-in; resolves once it printed `phase <phase>`. */
 function startHarness(stack: string, tmp: string, results: string, phase: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "test/helpers/deploy-child.ts", stack, results], {
-    cwd: repoRoot, env: { ...DOCKER_ENV, TMPDIR: tmp }, stdio: ["ignore", "pipe", "pipe"],
+    cwd: repoRoot,
+    env: { ...DOCKER_ENV, TMPDIR: tmp },
+    stdio: ["ignore", "pipe", "pipe"],
   });
   cleanups.push(async () => void child.kill("SIGKILL"));
   let out = "";
@@ -43,20 +54,28 @@ function startHarness(stack: string, tmp: string, results: string, phase: string
       out += d;
       if (out.includes(`phase ${phase}\n`)) resolve(child);
     });
-    child.on("exit", (code) => reject(new Error(`harness stand-in exited ${code} before phase ${phase}:\n${err}`)));
+    child.on("exit", (code) =>
+      reject(new Error(`harness stand-in exited ${code} before phase ${phase}:\n${err}`)),
+    );
   });
 }
 
 function gc(tmp: string, ...flags: string[]): { status: number | null; json: Record<string, any> } {
-  const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json", ...flags], { cwd: repoRoot, env: { ...DOCKER_ENV, TMPDIR: tmp }, encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json", ...flags], {
+    cwd: repoRoot,
+    env: { ...DOCKER_ENV, TMPDIR: tmp },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   expect(r.stdout, r.stderr).toMatch(/^\{/);
   return { status: r.status, json: JSON.parse(r.stdout) };
 }
 
-const killed = (child: ChildProcess) => new Promise<void>((resolve) => {
-  child.on("exit", () => resolve());
-  child.kill("SIGKILL");
-});
+const killed = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.on("exit", () => resolve());
+    child.kill("SIGKILL");
+  });
 
 describe("gc after SIGKILL of the harness, on the real Docker engine", () => {
   for (const phase of ["deploy", "load", "drain"]) {
@@ -66,14 +85,29 @@ describe("gc after SIGKILL of the harness, on the real Docker engine", () => {
       cleanups.push(async () => rmSync(tmp, { recursive: true, force: true }));
       const stack = `gctest-${process.pid}-${phase}`;
       const label = `ingestbench.stack=${stack}`;
-      cleanups.push(async () => void spawnSync("sh", ["-c", `docker rm -f $(docker ps -aq --filter label=${label}) ; docker network rm ib-${stack}; docker volume rm ib-${stack}-sink-data`], { env: DOCKER_ENV }));
+      cleanups.push(
+        async () =>
+          void spawnSync(
+            "sh",
+            [
+              "-c",
+              `docker rm -f $(docker ps -aq --filter label=${label}) ; docker network rm ib-${stack}; docker volume rm ib-${stack}-sink-data`,
+            ],
+            { env: DOCKER_ENV },
+          ),
+      );
       const before = listings(stack);
 
       const child = await startHarness(stack, tmp, path.join(tmp, "results"), phase);
       // an image build of the stack cut short leaves an untagged (dangling) image with the stack's label
-      const built = phase === "deploy"
-        ? spawnSync("docker", ["build", "-q", "--label", label, "-"], { env: DOCKER_ENV, encoding: "utf8", input: "FROM ingestbench/debian:bookworm\nRUN echo interrupted build > /step\n" }).stdout.trim()
-        : undefined;
+      const built =
+        phase === "deploy"
+          ? spawnSync("docker", ["build", "-q", "--label", label, "-"], {
+              env: DOCKER_ENV,
+              encoding: "utf8",
+              input: "FROM ingestbench/debian:bookworm\nRUN echo interrupted build > /step\n",
+            }).stdout.trim()
+          : undefined;
       if (built !== undefined) {
         expect(built).toMatch(/^sha256:/);
         cleanups.push(async () => void spawnSync("docker", ["rmi", built], { env: DOCKER_ENV }));
@@ -81,7 +115,9 @@ describe("gc after SIGKILL of the harness, on the real Docker engine", () => {
       await killed(child);
       const left = await docker.listContainers({ all: true, filters: { label: [label] } });
       expect(left.length).toBeGreaterThanOrEqual(phase === "deploy" ? 0 : 2);
-      expect((await docker.listNetworks({ filters: { label: [label] } })).map((n) => n.Name)).toEqual([`ib-${stack}`]);
+      expect((await docker.listNetworks({ filters: { label: [label] } })).map((n) => n.Name)).toEqual([
+        `ib-${stack}`,
+      ]);
       const registry = path.join(tmp, "ingestbench-runs", "deployments", `${stack}.json`);
       expect(existsSync(registry)).toBe(true);
 
@@ -89,7 +125,13 @@ describe("gc after SIGKILL of the harness, on the real Docker engine", () => {
       expect(json.deployments.errors).toEqual([]);
       expect(status).toBe(0);
       const dead = json.deployments.collected.find((c: { stack: string }) => c.stack === stack);
-      expect(dead).toMatchObject({ stack, platform: "docker", command: "bench", ownerPid: child.pid, destroyed: false });
+      expect(dead).toMatchObject({
+        stack,
+        platform: "docker",
+        command: "bench",
+        ownerPid: child.pid,
+        destroyed: false,
+      });
       expect(dead.notes.join("\n")).toMatch(/Pulumi state not destroyed: .*Pulumi CLI/);
       expect(dead.removed.networks).toEqual([`ib-${stack}`]);
       expect(dead.removed.volumes).toEqual([`ib-${stack}-sink-data`]);
@@ -105,7 +147,10 @@ describe("gc after SIGKILL of the harness, on the real Docker engine", () => {
       const runJson = path.join(tmp, "results", stack, "quickstart", "run-1", "run.json");
       if (phase !== "deploy") {
         expect(dead.records).toEqual([runJson]);
-        expect(JSON.parse(readFileSync(runJson, "utf8"))).toMatchObject({ status: "interrupted", error: { code: "E_KILLED" } });
+        expect(JSON.parse(readFileSync(runJson, "utf8"))).toMatchObject({
+          status: "interrupted",
+          error: { code: "E_KILLED" },
+        });
       }
       // a second gc finds nothing more
       expect(gc(tmp).json.deployments.collected).toEqual([]);
@@ -118,7 +163,17 @@ describe("gc after SIGKILL of the harness, on the real Docker engine", () => {
     cleanups.push(async () => rmSync(tmp, { recursive: true, force: true }));
     const stack = `gctest-${process.pid}-live`;
     const label = `ingestbench.stack=${stack}`;
-    cleanups.push(async () => void spawnSync("sh", ["-c", `docker rm -f $(docker ps -aq --filter label=${label}) ; docker network rm ib-${stack}; docker volume rm ib-${stack}-sink-data`], { env: DOCKER_ENV }));
+    cleanups.push(
+      async () =>
+        void spawnSync(
+          "sh",
+          [
+            "-c",
+            `docker rm -f $(docker ps -aq --filter label=${label}) ; docker network rm ib-${stack}; docker volume rm ib-${stack}-sink-data`,
+          ],
+          { env: DOCKER_ENV },
+        ),
+    );
     const child = await startHarness(stack, tmp, path.join(tmp, "results"), "load");
     const live = gc(tmp);
     expect(live.json.deployments.live).toEqual([{ stack, ownerPid: child.pid, command: "bench" }]);

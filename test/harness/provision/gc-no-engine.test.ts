@@ -15,7 +15,15 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 describe("gc without a Docker engine", () => {
   it("names the engine it tried and that expired docker stacks were not looked for", async () => {
     const sock = `unix://${path.join(tmp, "no-such-engine.sock")}`;
-    const set = await collectDeadDeployments({ projectDir: repoRoot, dryRun: true, env: { PATH: process.env.PATH, DOCKER_HOST: sock } });
-    expect(set.engineSkipped).toMatch(new RegExp(`^no Docker engine answers at ${sock.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} \\(.+\\), so expired docker stacks were not looked for$`));
+    const set = await collectDeadDeployments({
+      projectDir: repoRoot,
+      dryRun: true,
+      env: { PATH: process.env.PATH, DOCKER_HOST: sock },
+    });
+    expect(set.engineSkipped).toMatch(
+      new RegExp(
+        `^no Docker engine answers at ${sock.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} \\(.+\\), so expired docker stacks were not looked for$`,
+      ),
+    );
   });
 });

@@ -9,12 +9,21 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { collectExpiredStacks, stackVerdict } from "../../../harness/provision/gc.ts";
-import { createPulumiCliStandIn, type PulumiCliStandIn, type StandInStack } from "../../helpers/pulumi-cli-stand-in.ts";
+import {
+  createPulumiCliStandIn,
+  type PulumiCliStandIn,
+  type StandInStack,
+} from "../../helpers/pulumi-cli-stand-in.ts";
 import { projectCopy, repoRoot } from "./fixtures.ts";
 
 const NOW = Date.parse("2026-11-29T12:00:00.000Z");
 const hoursAgo = (h: number) => new Date(NOW - h * 3_600_000).toISOString();
-const stack = (s: Partial<StandInStack>): StandInStack => ({ config: {}, outputs: { platform: "docker" }, resourceCount: 9, ...s });
+const stack = (s: Partial<StandInStack>): StandInStack => ({
+  config: {},
+  outputs: { platform: "docker" },
+  resourceCount: 9,
+  ...s,
+});
 
 let standIn: PulumiCliStandIn | undefined;
 let project: string | undefined;
@@ -47,7 +56,10 @@ describe("gc of Pulumi stacks (recording Pulumi CLI stand-in)", () => {
     const report = await collectExpiredStacks(opts);
     expect(report.errors).toEqual([]);
     expect(report.destroyed).toEqual(["old-default", "short-expiry"]);
-    expect(report.stacks.filter((s) => s.expired).map((s) => s.name)).toEqual(["old-default", "short-expiry"]);
+    expect(report.stacks.filter((s) => s.expired).map((s) => s.name)).toEqual([
+      "old-default",
+      "short-expiry",
+    ]);
     const verdict = Object.fromEntries(report.stacks.map((s) => [s.name, s]));
     expect(verdict["short-expiry"]!.expiresAt).toBe(new Date(NOW - 30 * 60_000).toISOString());
     expect(verdict["fresh-default"]!.expiresAt).toBe(new Date(NOW + 3 * 3_600_000).toISOString());
@@ -71,26 +83,63 @@ describe("gc of Pulumi stacks (recording Pulumi CLI stand-in)", () => {
   it("--dry-run lists the same stacks and destroys none", async () => {
     const { standIn, opts } = setup();
     const report = await collectExpiredStacks({ ...opts, dryRun: true });
-    expect(report.stacks.filter((s) => s.expired).map((s) => s.name)).toEqual(["old-default", "short-expiry"]);
+    expect(report.stacks.filter((s) => s.expired).map((s) => s.name)).toEqual([
+      "old-default",
+      "short-expiry",
+    ]);
     expect(report.destroyed).toEqual([]);
-    expect(standIn.commandLines().some((l) => l.startsWith("destroy") || l.startsWith("stack select"))).toBe(false);
+    expect(standIn.commandLines().some((l) => l.startsWith("destroy") || l.startsWith("stack select"))).toBe(
+      false,
+    );
   });
 
   it("stackVerdict: the expiry boundary itself counts as expired", () => {
-    expect(stackVerdict({ name: "s", current: false, lastUpdate: hoursAgo(4), resourceCount: 1 }, {}, NOW).expired).toBe(true);
-    expect(stackVerdict({ name: "s", current: false, lastUpdate: new Date(NOW - 4 * 3_600_000 + 1000).toISOString(), resourceCount: 1 }, {}, NOW).expired).toBe(false);
+    expect(
+      stackVerdict({ name: "s", current: false, lastUpdate: hoursAgo(4), resourceCount: 1 }, {}, NOW).expired,
+    ).toBe(true);
+    expect(
+      stackVerdict(
+        {
+          name: "s",
+          current: false,
+          lastUpdate: new Date(NOW - 4 * 3_600_000 + 1000).toISOString(),
+          resourceCount: 1,
+        },
+        {},
+        NOW,
+      ).expired,
+    ).toBe(false);
   });
 
   it("without a Pulumi CLI: `ingestbench gc` collects local leftovers, says why Pulumi stacks were skipped, exits 0", () => {
     const empty = mkdtempSync(path.join(os.tmpdir(), "ib-no-pulumi-"));
     try {
       // PATH keeps the system tools gc needs (ip) but has no pulumi: the CLI's own PATH, minus any pulumi
-      const pathVar = [empty, "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"].join(":");
-      const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], { cwd: repoRoot, encoding: "utf8", timeout: 60_000, env: { ...process.env, PATH: pathVar } });
+      const pathVar = [
+        empty,
+        "/usr/local/sbin",
+        "/usr/local/bin",
+        "/usr/sbin",
+        "/usr/bin",
+        "/sbin",
+        "/bin",
+      ].join(":");
+      const r = spawnSync(process.execPath, ["bin/ingestbench.js", "gc", "--json"], {
+        cwd: repoRoot,
+        encoding: "utf8",
+        timeout: 60_000,
+        env: { ...process.env, PATH: pathVar },
+      });
       expect(r.status, r.stderr).toBe(0);
-      const out = JSON.parse(r.stdout) as { runs: unknown[]; netns: unknown[]; pulumi: { skipped?: string; destroyed: string[] } };
+      const out = JSON.parse(r.stdout) as {
+        runs: unknown[];
+        netns: unknown[];
+        pulumi: { skipped?: string; destroyed: string[] };
+      };
       expect(Array.isArray(out.runs) && Array.isArray(out.netns)).toBe(true); // the local part ran
-      expect(out.pulumi.skipped).toMatch(/^Pulumi stacks not collected: the Pulumi CLI \(`pulumi`\) is not on PATH/);
+      expect(out.pulumi.skipped).toMatch(
+        /^Pulumi stacks not collected: the Pulumi CLI \(`pulumi`\) is not on PATH/,
+      );
       expect(out.pulumi.skipped).toContain("curl -fsSL https://get.pulumi.com | sh");
       expect(out.pulumi.destroyed).toEqual([]);
     } finally {

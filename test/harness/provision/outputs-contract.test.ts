@@ -29,10 +29,15 @@ describe("outputs of the Pulumi program (under pulumi.runtime.setMocks) pass the
     it(`stack ${name}`, async () => {
       const spec = loadStack(name, stacksDir);
       const run = await runPulumiProgram(name, configOfFile(spec.file));
-      await vi.waitFor(() => expect(Object.keys(run.outputs.hosts)).toHaveLength(Object.keys(spec.hosts).length), { timeout: 5000 });
+      await vi.waitFor(
+        () => expect(Object.keys(run.outputs.hosts)).toHaveLength(Object.keys(spec.hosts).length),
+        { timeout: 5000 },
+      );
       await run.settle();
       const printed = JSON.parse(JSON.stringify(run.outputs)) as Record<string, unknown>;
-      const map: OutputMap = Object.fromEntries(Object.entries(printed).map(([k, v]) => [k, { value: v, secret: false }]));
+      const map: OutputMap = Object.fromEntries(
+        Object.entries(printed).map(([k, v]) => [k, { value: v, secret: false }]),
+      );
       const outputs = parseStackOutputs(name, map);
       expect(outputs.platform).toBe("docker");
       expect(Object.keys(outputs.hosts).sort()).toEqual(Object.keys(spec.hosts).sort());
@@ -52,14 +57,26 @@ describe("outputs of the Pulumi program (under pulumi.runtime.setMocks) pass the
     it(`stack ${name}`, async () => {
       const spec = loadStack(name, stacksDir);
       const cfg = configOfFile(spec.file);
-      const azure = { ...(JSON.parse(cfg["ingestbench:azure"]!) as Record<string, unknown>), allowFrom: "100.64.12.34/32", sshPublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIContractTestKeyOnly000000000000000000000000 t@ib" };
+      const azure = {
+        ...(JSON.parse(cfg["ingestbench:azure"]!) as Record<string, unknown>),
+        allowFrom: "100.64.12.34/32",
+        sshPublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIContractTestKeyOnly000000000000000000000000 t@ib",
+      };
       let n = 0;
-      const run = await runPulumiProgram(name, { ...cfg, "ingestbench:azure": JSON.stringify(azure) }, (type) =>
-        type === "azure-native:network:PublicIPAddress" ? { ipAddress: `20.50.0.${++n}` } : {});
-      await vi.waitFor(() => expect(Object.keys(run.outputs.hosts)).toHaveLength(Object.keys(spec.hosts).length), { timeout: 5000 });
+      const run = await runPulumiProgram(
+        name,
+        { ...cfg, "ingestbench:azure": JSON.stringify(azure) },
+        (type) => (type === "azure-native:network:PublicIPAddress" ? { ipAddress: `20.50.0.${++n}` } : {}),
+      );
+      await vi.waitFor(
+        () => expect(Object.keys(run.outputs.hosts)).toHaveLength(Object.keys(spec.hosts).length),
+        { timeout: 5000 },
+      );
       await run.settle();
       const printed = JSON.parse(JSON.stringify(run.outputs)) as Record<string, unknown>;
-      const map: OutputMap = Object.fromEntries(Object.entries(printed).map(([k, v]) => [k, { value: v, secret: false }]));
+      const map: OutputMap = Object.fromEntries(
+        Object.entries(printed).map(([k, v]) => [k, { value: v, secret: false }]),
+      );
       const outputs = parseStackOutputs(name, map);
       expect(outputs.platform).toBe("azure");
       expect(Object.keys(outputs.hosts).sort()).toEqual(Object.keys(spec.hosts).sort());

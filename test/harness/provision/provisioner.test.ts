@@ -26,8 +26,16 @@ function cellsOf(scenario: string): Map<string, ReturnType<typeof planCells>[num
   return new Map(planCells(loadScenarioFile(file), file, { replicates: 1 }).map((p) => [p.cell, p]));
 }
 /** The `ingestbench:cell` text `config set-all` carries for a CellPlan (what cellConfig must send, built independently). */
-const cellJson = (p: { fields: unknown; collector: { name: string; config: unknown } | null; sink: { name: string; config: unknown } }) =>
-  JSON.stringify({ event: p.fields, collector: p.collector ? { [p.collector.name]: p.collector.config } : "none", sink: { [p.sink.name]: p.sink.config } });
+const cellJson = (p: {
+  fields: unknown;
+  collector: { name: string; config: unknown } | null;
+  sink: { name: string; config: unknown };
+}) =>
+  JSON.stringify({
+    event: p.fields,
+    collector: p.collector ? { [p.collector.name]: p.collector.config } : "none",
+    sink: { [p.sink.name]: p.sink.config },
+  });
 
 const STACK = "docker-4c4g";
 let standIn: PulumiCliStandIn | undefined;
@@ -41,7 +49,10 @@ afterEach(() => {
 });
 
 function setup(state: Parameters<typeof createPulumiCliStandIn>[0] = {}) {
-  standIn = createPulumiCliStandIn({ deploy: { [STACK]: { outputs: dockerOutputs(), resourceCount: 14 } }, ...state });
+  standIn = createPulumiCliStandIn({
+    deploy: { [STACK]: { outputs: dockerOutputs(), resourceCount: 14 } },
+    ...state,
+  });
   project = projectCopy();
   const spec = loadStack(path.join(project, "stacks", `Pulumi.${STACK}.yaml`));
   return { standIn, project, spec, opts: { projectDir: project, env: standIn.env } };
@@ -75,7 +86,11 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
     }
     // the config file: the stack file's config with the cell's keys added (--path: components is one map)
     const handed = parseYaml(configFile.text) as { config: Record<string, unknown> };
-    expect(handed.config).toEqual({ ...(parseYaml(before) as { config: Record<string, unknown> }).config, "ingestbench:components": { sink: "clickhouse", collector: "fluent-bit" }, "ingestbench:cell": cell });
+    expect(handed.config).toEqual({
+      ...(parseYaml(before) as { config: Record<string, unknown> }).config,
+      "ingestbench:components": { sink: "clickhouse", collector: "fluent-bit" },
+      "ingestbench:cell": cell,
+    });
     // the CLI wrote into the config file, which is gone; the tracked stack file was never written
     expect(existsSync(path.dirname(configFile.path))).toBe(false);
     expect(readFileSync(path.join(project, "stacks", `Pulumi.${STACK}.yaml`), "utf8")).toBe(before);
@@ -90,7 +105,10 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
   });
 
   it("selects an existing stack without init, and refresh/destroy/cancel issue their command lines", async () => {
-    const { standIn, opts } = setup({ stacks: { [STACK]: { config: {}, outputs: dockerOutputs(), resourceCount: 14 } }, current: null });
+    const { standIn, opts } = setup({
+      stacks: { [STACK]: { config: {}, outputs: dockerOutputs(), resourceCount: 14 } },
+      current: null,
+    });
     const p = await PulumiProvisioner.open(STACK, opts);
     await p.refresh();
     await p.cancel();
@@ -115,14 +133,25 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
     const err = await p.up().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProvisioningError);
     expect((err as ProvisioningError).code).toBe("E_STACK_OUTPUTS");
-    expect((err as Error).message).toMatch(/hosts\.sink\.limits\.enforced: Expected boolean, received string/);
+    expect((err as Error).message).toMatch(
+      /hosts\.sink\.limits\.enforced: Expected boolean, received string/,
+    );
   });
 
   it("destroys the stack when up fails, and rethrows up's error with the CLI's message", async () => {
-    const { standIn, opts } = setup({ fail: { up: { stderr: "error: docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock", exitCode: 255 } } });
+    const { standIn, opts } = setup({
+      fail: {
+        up: {
+          stderr: "error: docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock",
+          exitCode: 255,
+        },
+      },
+    });
     const p = await PulumiProvisioner.open(STACK, opts);
     let ran = false;
-    const err = await withPulumiStack(p, {}, async () => { ran = true; }).catch((e: unknown) => e);
+    const err = await withPulumiStack(p, {}, async () => {
+      ran = true;
+    }).catch((e: unknown) => e);
     expect(ran).toBe(false);
     expect((err as ProvisioningError).code).toBe("E_PULUMI_UP");
     expect((err as Error).message).toMatch(/Cannot connect to the Docker daemon/);
@@ -132,9 +161,15 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
   it("destroys the stack when the work on it fails", async () => {
     const { standIn, opts } = setup();
     const p = await PulumiProvisioner.open(STACK, opts);
-    await expect(withPulumiStack(p, {}, async () => { throw new Error("generator died"); })).rejects.toThrow("generator died");
+    await expect(
+      withPulumiStack(p, {}, async () => {
+        throw new Error("generator died");
+      }),
+    ).rejects.toThrow("generator died");
     const lines = standIn.commandLines();
-    expect(lines.findIndex((l) => l.startsWith("destroy "))).toBeGreaterThan(lines.findIndex((l) => l.startsWith("up ")));
+    expect(lines.findIndex((l) => l.startsWith("destroy "))).toBeGreaterThan(
+      lines.findIndex((l) => l.startsWith("up ")),
+    );
     expect(standIn.state().stacks[STACK]!.resourceCount).toBe(0);
   });
 
@@ -145,7 +180,8 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
     const t0 = Date.now();
     const done = withPulumiStack(p, { signal: ac.signal }, async () => "never");
     // wait until the stand-in is inside `up`, then abort as the SIGINT handler does
-    while (!standIn.commandLines().some((l) => l.startsWith("up "))) await new Promise((r) => setTimeout(r, 20));
+    while (!standIn.commandLines().some((l) => l.startsWith("up ")))
+      await new Promise((r) => setTimeout(r, 20));
     ac.abort("SIGINT");
     const err = await done.catch((e: unknown) => e);
     expect((err as { code?: string }).code).toBe("E_INTERRUPTED");
@@ -162,7 +198,9 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
   });
 
   it("a locked stack is not unlocked without being asked: the error says how", async () => {
-    const { standIn, opts } = setup({ stacks: { [STACK]: { config: {}, outputs: dockerOutputs(), resourceCount: 14, locked: true } } });
+    const { standIn, opts } = setup({
+      stacks: { [STACK]: { config: {}, outputs: dockerOutputs(), resourceCount: 14, locked: true } },
+    });
     const p = await PulumiProvisioner.open(STACK, opts);
     const err = await p.destroy().catch((e: unknown) => e);
     expect((err as ProvisioningError).code).toBe("E_PULUMI_LOCKED");
@@ -182,7 +220,10 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
     try {
       writeFileSync(path.join(empty, "not-pulumi"), "");
       project = projectCopy();
-      const err = await PulumiProvisioner.open(STACK, { projectDir: project, env: { ...process.env, PATH: empty } }).catch((e: unknown) => e);
+      const err = await PulumiProvisioner.open(STACK, {
+        projectDir: project,
+        env: { ...process.env, PATH: empty },
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ProvisioningError);
       expect((err as ProvisioningError).exitCode).toBe(3);
       expect((err as Error).message).toContain(`the Pulumi CLI (\`pulumi\`) is not on PATH (${empty})`);
@@ -198,8 +239,12 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
     try {
       const spec = loadStack(path.join(project2, "stacks", `Pulumi.${STACK}.yaml`));
       const plan = cellsOf("fluent-bit-clickhouse-batch-count.yaml").get("batch=200,requests=10")!;
-      expect(() => cellConfig({ ...spec, hosts: { loadgen: spec.hosts.loadgen!, sink: spec.hosts.sink! } }, { ...plan, collector: { name: "vector", config: {} } }))
-        .toThrow(/runs vector on host "collector"; the stack has loadgen, sink/);
+      expect(() =>
+        cellConfig(
+          { ...spec, hosts: { loadgen: spec.hosts.loadgen!, sink: spec.hosts.sink! } },
+          { ...plan, collector: { name: "vector", config: {} } },
+        ),
+      ).toThrow(/runs vector on host "collector"; the stack has loadgen, sink/);
     } finally {
       rmSync(project2, { recursive: true, force: true });
     }
@@ -211,29 +256,53 @@ describe("PulumiProvisioner with the recording Pulumi CLI stand-in", () => {
     const plan = cellsOf("fluentd-griddb-chunk-limit-records.yaml").get("chunk_limit_records=5000")!;
     const config = cellConfig(spec, plan);
     // both collector hosts run the cell's collector
-    expect(Object.fromEntries(Object.entries(config).filter(([k]) => k.startsWith("ingestbench:components.")).map(([k, v]) => [k, v.value]))).toEqual({
-      "ingestbench:components.sink": "griddb", "ingestbench:components.collector-1": "fluentd", "ingestbench:components.collector-2": "fluentd",
+    expect(
+      Object.fromEntries(
+        Object.entries(config)
+          .filter(([k]) => k.startsWith("ingestbench:components."))
+          .map(([k, v]) => [k, v.value]),
+      ),
+    ).toEqual({
+      "ingestbench:components.sink": "griddb",
+      "ingestbench:components.collector-1": "fluentd",
+      "ingestbench:components.collector-2": "fluentd",
     });
     const p = await PulumiProvisioner.open(STACK, opts);
     await p.up({ config });
-    const handed = (parseYaml(standIn.state().stacks[STACK]!.configFile!.text) as { config: Record<string, string> }).config;
+    const handed = (
+      parseYaml(standIn.state().stacks[STACK]!.configFile!.text) as { config: Record<string, string> }
+    ).config;
     expect(handed["ingestbench:cell"]).toBe(cellJson(plan));
-    expect(handed["ingestbench:cell"]).toContain('"buffer":{"@type":"memory","chunk_limit_records":5000,"chunk_limit_size":"64MB"');
-    expect(handed["ingestbench:cell"]).toContain('"griddb":{"version":"5.6.0","cluster":"myCluster","database":"public","container":"fluentdStress","containerType":"COLLECTION"}');
+    expect(handed["ingestbench:cell"]).toContain(
+      '"buffer":{"@type":"memory","chunk_limit_records":5000,"chunk_limit_size":"64MB"',
+    );
+    expect(handed["ingestbench:cell"]).toContain(
+      '"griddb":{"version":"5.6.0","cluster":"myCluster","database":"public","container":"fluentdStress","containerType":"COLLECTION"}',
+    );
     // what the config file holds is what Pulumi hands the program (top-level config values are strings): the stack
     // schema decodes it and the docker program renders fluent.conf with Fluentd's own setting name
-    const program = fromPulumiConfig("azure-d4s-v5-two-collectors", { ...configOfFileText(spec.file), "ingestbench:cell": handed["ingestbench:cell"]! });
+    const program = fromPulumiConfig("azure-d4s-v5-two-collectors", {
+      ...configOfFileText(spec.file),
+      "ingestbench:cell": handed["ingestbench:cell"]!,
+    });
     expect(program.platform.cell?.collector?.name).toBe("fluentd");
-    const rendered = hostPipelines([
-      ["collector-1", catalogEntry("fluentd"), "10.0.0.11"],
-      ["sink", catalogEntry("griddb"), "10.0.0.12"],
-    ], pipelineOf(program.platform));
-    expect(rendered["collector-1"]!.config!.text).toMatch(/<buffer tag>[\s\S]*\n    chunk_limit_records 5000\n/);
+    const rendered = hostPipelines(
+      [
+        ["collector-1", catalogEntry("fluentd"), "10.0.0.11"],
+        ["sink", catalogEntry("griddb"), "10.0.0.12"],
+      ],
+      pipelineOf(program.platform),
+    );
+    expect(rendered["collector-1"]!.config!.text).toMatch(
+      /<buffer tag>[\s\S]*\n    chunk_limit_records 5000\n/,
+    );
   });
 });
 
 /** A stack file's config as Pulumi hands it to the program: strings as they are, the rest as JSON text. */
 function configOfFileText(file: string): Record<string, string> {
   const doc = parseYaml(readFileSync(file, "utf8")) as { config: Record<string, unknown> };
-  return Object.fromEntries(Object.entries(doc.config).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
+  return Object.fromEntries(
+    Object.entries(doc.config).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
+  );
 }

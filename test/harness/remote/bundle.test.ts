@@ -8,7 +8,13 @@ import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GeneratorProcess } from "../../../harness/generators/process.ts";
 import type { GeneratorContext } from "../../../harness/generators/types.ts";
-import { bundleGenerator, installGenerator, OPTIONAL_EXTERNALS, REMOTE_ROOT, type GeneratorBundle } from "../../../harness/remote/bundle.ts";
+import {
+  bundleGenerator,
+  installGenerator,
+  OPTIONAL_EXTERNALS,
+  REMOTE_ROOT,
+  type GeneratorBundle,
+} from "../../../harness/remote/bundle.ts";
 import { dockerExecShell } from "../../../harness/remote/shell.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../../helpers/docker-cli-stand-in.ts";
 import { startSyslogReceiver } from "../../helpers/syslog-receiver.ts";
@@ -16,7 +22,14 @@ import { startSyslogReceiver } from "../../helpers/syslog-receiver.ts";
 const CONTAINER = "ib-test-loadgen";
 
 function ctx(port: number, genId: number): GeneratorContext {
-  return { target: { host: "127.0.0.1", port, params: {} }, fields: [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 64 }], genId };
+  return {
+    target: { host: "127.0.0.1", port, params: {} },
+    fields: [
+      { name: "ts", type: "timestamp" },
+      { name: "msg", type: "string", size: 64 },
+    ],
+    genId,
+  };
 }
 
 /** The environment without anything that would let a child load tsx or this project's node_modules. */
@@ -30,24 +43,39 @@ function bareEnv(extraPath?: string): NodeJS.ProcessEnv {
  * import statements, dynamic imports and require calls, including esbuild's `__require` shim calls. The
  * createRequire banner is taken out first, so that `require(...)` parses as a require call again.
  */
-async function bundleImports(code: string): Promise<{ specifiers: Map<string, Set<string>>; warnings: string[] }> {
+async function bundleImports(
+  code: string,
+): Promise<{ specifiers: Map<string, Set<string>>; warnings: string[] }> {
   const banner = "const require = __ibCreateRequire(import.meta.url);";
   expect(code).toContain(banner);
   const specifiers = new Map<string, Set<string>>();
   const result = await build({
-    stdin: { contents: code.replace(banner, "").replace(/\b__require\(/g, "require("), loader: "js", sourcefile: "generator.mjs" },
-    bundle: true, write: false, platform: "node", format: "esm", logLevel: "silent",
-    plugins: [{
-      name: "record-imports",
-      setup(b) {
-        b.onResolve({ filter: /.*/ }, (a) => {
-          specifiers.set(a.path, (specifiers.get(a.path) ?? new Set()).add(a.kind));
-          return { path: a.path, external: true };
-        });
+    stdin: {
+      contents: code.replace(banner, "").replace(/\b__require\(/g, "require("),
+      loader: "js",
+      sourcefile: "generator.mjs",
+    },
+    bundle: true,
+    write: false,
+    platform: "node",
+    format: "esm",
+    logLevel: "silent",
+    plugins: [
+      {
+        name: "record-imports",
+        setup(b) {
+          b.onResolve({ filter: /.*/ }, (a) => {
+            specifiers.set(a.path, (specifiers.get(a.path) ?? new Set()).add(a.kind));
+            return { path: a.path, external: true };
+          });
+        },
       },
-    }],
+    ],
   });
-  return { specifiers, warnings: result.warnings.map((w) => `${w.text}: ${w.location?.lineText.trim().slice(0, 120) ?? ""}`) };
+  return {
+    specifiers,
+    warnings: result.warnings.map((w) => `${w.text}: ${w.location?.lineText.trim().slice(0, 120) ?? ""}`),
+  };
 }
 
 describe("generator bundle (esbuild) run by plain node", () => {
@@ -72,19 +100,23 @@ describe("generator bundle (esbuild) run by plain node", () => {
     expect(specifiers.get("node:net")?.has("import-statement")).toBe(true);
     expect(specifiers.get("pg-native")?.has("require-call")).toBe(true);
     // "node:" specifiers never resolve to a package; node:sqlite is undici's lazily loaded cache store (Node >= 22.5)
-    const outside = [...specifiers.keys()].filter((s) => !isBuiltin(s) && !s.startsWith("node:") && !OPTIONAL_EXTERNALS.includes(s));
+    const outside = [...specifiers.keys()].filter(
+      (s) => !isBuiltin(s) && !s.startsWith("node:") && !OPTIONAL_EXTERNALS.includes(s),
+    );
     expect(outside).toEqual([]);
     // no require() esbuild could not follow (a non-literal require would name a module this scan cannot see)
     expect(warnings.filter((w) => !w.startsWith("Using direct eval"))).toEqual([]);
 
     // and it tells a package import from a comment or a string
-    const probe = await bundleImports([
-      'import { createRequire as __ibCreateRequire } from "node:module"; const require = __ibCreateRequire(import.meta.url);',
-      '// require("in-a-comment")',
-      'const s = "import x from \'in-a-string\'";',
-      'const lp = __require("left-pad");',
-      'const u = await import("undici");',
-    ].join("\n"));
+    const probe = await bundleImports(
+      [
+        'import { createRequire as __ibCreateRequire } from "node:module"; const require = __ibCreateRequire(import.meta.url);',
+        '// require("in-a-comment")',
+        "const s = \"import x from 'in-a-string'\";",
+        'const lp = __require("left-pad");',
+        'const u = await import("undici");',
+      ].join("\n"),
+    );
     expect([...probe.specifiers.keys()].sort()).toEqual(["left-pad", "node:module", "undici"]);
   });
 
@@ -93,9 +125,19 @@ describe("generator bundle (esbuild) run by plain node", () => {
     writeFileSync(file, bundle.code);
     const r = await startSyslogReceiver();
     try {
-      const spec = { name: "syslog", config: { batch: 250, requests: 12, connections: 2 }, ctx: ctx(r.port, 5) };
+      const spec = {
+        name: "syslog",
+        config: { batch: 250, requests: 12, connections: 2 },
+        ctx: ctx(r.port, 5),
+      };
       // cwd and file outside the project: nothing can be resolved from its node_modules
-      const gen = new GeneratorProcess(spawn(process.execPath, [file, JSON.stringify(spec)], { cwd: tmp, env: bareEnv(), stdio: ["pipe", "pipe", "pipe"] }));
+      const gen = new GeneratorProcess(
+        spawn(process.execPath, [file, JSON.stringify(spec)], {
+          cwd: tmp,
+          env: bareEnv(),
+          stdio: ["pipe", "pipe", "pipe"],
+        }),
+      );
       const final = await gen.done;
       await r.idle();
       expect(final.errors).toEqual([]);
@@ -111,7 +153,9 @@ describe("generator bundle (esbuild) run by plain node", () => {
 describe("installGenerator + dockerExecShell.spawn (through the RECORDING STAND-IN for the Docker CLI)", () => {
   let docker: DockerCliStandIn;
   beforeAll(() => {
-    docker = createDockerCliStandIn({ containers: { [CONTAINER]: { paths: { [REMOTE_ROOT]: "loadgen-opt-ingestbench" } } } });
+    docker = createDockerCliStandIn({
+      containers: { [CONTAINER]: { paths: { [REMOTE_ROOT]: "loadgen-opt-ingestbench" } } },
+    });
   });
   afterAll(() => docker.cleanup());
 
@@ -131,7 +175,11 @@ describe("installGenerator + dockerExecShell.spawn (through the RECORDING STAND-
     ]);
     expect(first.map((c) => c.argv.at(-1))).toEqual([remoteFile, remoteFile, remoteFile]);
     expect(first[1]!.stdinBytes).toBe(bundle.bytes);
-    expect(createHash("sha256").update(readFileSync(docker.hostPath(CONTAINER, remoteFile))).digest("hex")).toBe(bundle.sha256);
+    expect(
+      createHash("sha256")
+        .update(readFileSync(docker.hostPath(CONTAINER, remoteFile)))
+        .digest("hex"),
+    ).toBe(bundle.sha256);
 
     expect(await installGenerator(shell)).toEqual(program);
     const second = docker.calls().slice(first.length);
@@ -141,11 +189,18 @@ describe("installGenerator + dockerExecShell.spawn (through the RECORDING STAND-
     const r = await startSyslogReceiver();
     try {
       const spec = { name: "syslog", config: { batch: 200, rate: 20_000 }, ctx: ctx(r.port, 9) };
-      const child = shell.spawn(program.command, [...program.args, JSON.stringify(spec)], { cwd: REMOTE_ROOT });
+      const child = shell.spawn(program.command, [...program.args, JSON.stringify(spec)], {
+        cwd: REMOTE_ROOT,
+      });
       const gen = new GeneratorProcess(child);
       await gen.ready;
       await new Promise<void>((resolve) => {
-        const onProgress = (p: { sent: number }): void => { if (p.sent >= 2000) { gen.off("progress", onProgress); resolve(); } };
+        const onProgress = (p: { sent: number }): void => {
+          if (p.sent >= 2000) {
+            gen.off("progress", onProgress);
+            resolve();
+          }
+        };
         gen.on("progress", onProgress);
       });
       // only stdin EOF: a signal to the local docker client would not reach a real container's process

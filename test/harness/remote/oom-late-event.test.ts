@@ -7,12 +7,17 @@ import { checkOom } from "../../../harness/remote/oom.ts";
 import type { HostShell } from "../../../harness/remote/shell.ts";
 
 /** A container that is gone (its cgroup unreadable), as `docker inspect` and `docker events` describe it. */
-function goneContainer(state: Record<string, unknown>, events: string | Error): { shell: HostShell; calls: string[][] } {
+function goneContainer(
+  state: Record<string, unknown>,
+  events: string | Error,
+): { shell: HostShell; calls: string[][] } {
   const calls: string[][] = [];
   const shell = {
     host: "sink",
     container: "ib-c",
-    run: async () => { throw new Error("the container is not running"); },
+    run: async () => {
+      throw new Error("the container is not running");
+    },
     engine: async (args: string[]) => {
       calls.push(args);
       if (args[0] === "inspect") return JSON.stringify([{ State: state }]);
@@ -26,20 +31,31 @@ function goneContainer(state: Record<string, unknown>, events: string | Error): 
   return { shell, calls };
 }
 
-const exited = { OOMKilled: false, Status: "exited", ExitCode: 137, StartedAt: "2026-12-05T05:00:00.123456789Z" };
+const exited = {
+  OOMKilled: false,
+  Status: "exited",
+  ExitCode: 137,
+  StartedAt: "2026-12-05T05:00:00.123456789Z",
+};
 
 describe("checkOom: an OOM event the engine had after the exit", () => {
   it("a container that exited with 137 is looked up in the event log since the run began; its oom events are counted as kills, not as the main process's", async () => {
     const { shell, calls } = goneContainer(exited, "oom\noom\n");
     const k = await checkOom(shell, 0, 16 * 2 ** 20, "2026-12-05T05:01:00.000Z");
     expect(k).toMatchObject({ host: "sink", container: "ib-c", oomKilled: false, kills: 2 });
-    expect(k!.evidence).toBe("docker events ib-c: 2 oom, then exit code 137 (State.OOMKilled false: the engine had the exit before the OOM event)");
+    expect(k!.evidence).toBe(
+      "docker events ib-c: 2 oom, then exit code 137 (State.OOMKilled false: the engine had the exit before the OOM event)",
+    );
     const ev = calls.find((a) => a[0] === "events")!;
     expect(ev.slice(0, 3)).toEqual(["events", "--since", "2026-12-05T05:01:00.000Z"]);
     // without the run's start, from the container's own
     const own = goneContainer(exited, "oom\n");
     expect((await checkOom(own.shell, 0, null))!.kills).toBe(1);
-    expect(own.calls.find((a) => a[0] === "events")!.slice(0, 3)).toEqual(["events", "--since", exited.StartedAt]);
+    expect(own.calls.find((a) => a[0] === "events")!.slice(0, 3)).toEqual([
+      "events",
+      "--since",
+      exited.StartedAt,
+    ]);
     expect(ev).toContain("--until");
     expect(ev.join(" ")).toContain("--filter container=ib-c --filter event=oom --format {{.Action}}");
   });
@@ -51,7 +67,9 @@ describe("checkOom: an OOM event the engine had after the exit", () => {
     expect(await checkOom(other.shell, 0, null)).toBeNull();
     expect(other.calls.some((a) => a[0] === "events")).toBe(false);
     const inspected = goneContainer({ ...exited, OOMKilled: true }, "oom\n");
-    expect((await checkOom(inspected.shell, 0, null))!.evidence).toBe("docker inspect ib-c State.OOMKilled true (status exited)");
+    expect((await checkOom(inspected.shell, 0, null))!.evidence).toBe(
+      "docker inspect ib-c State.OOMKilled true (status exited)",
+    );
     expect(inspected.calls.some((a) => a[0] === "events")).toBe(false);
   });
 });

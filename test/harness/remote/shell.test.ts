@@ -1,12 +1,30 @@
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, createReadStream, ftruncateSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  createReadStream,
+  ftruncateSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ProvisioningError } from "../../../core/errors.ts";
-import { dockerExecShell, fileUploadTimeoutMs, sshDockerShell, type HostShell } from "../../../harness/remote/shell.ts";
+import {
+  dockerExecShell,
+  fileUploadTimeoutMs,
+  sshDockerShell,
+  type HostShell,
+} from "../../../harness/remote/shell.ts";
 import { createDockerCliStandIn, type DockerCliStandIn } from "../../helpers/docker-cli-stand-in.ts";
 import { createSshCliStandIn, type SshCliStandIn } from "../../helpers/ssh-cli-stand-in.ts";
 
@@ -14,13 +32,23 @@ const CONTAINER = "ib-test-loadgen";
 
 /** execa as the shell calls it, recorded (options included: the timeout and stdin source it passes); `timeoutOverrideMs`
  *  shortens the timeout actually handed to execa, so that a test can see a long timeout expire in milliseconds. */
-const execaSpy = vi.hoisted(() => ({ calls: [] as Array<{ file: string; args: string[]; options: Record<string, unknown> }>, timeoutOverrideMs: undefined as number | undefined }));
+const execaSpy = vi.hoisted(() => ({
+  calls: [] as Array<{ file: string; args: string[]; options: Record<string, unknown> }>,
+  timeoutOverrideMs: undefined as number | undefined,
+}));
 vi.mock("execa", async (importOriginal) => {
   const real = await importOriginal<typeof import("execa")>();
   const execa = (file: string, args: string[], options: Record<string, unknown>): unknown => {
     execaSpy.calls.push({ file, args, options });
-    const o = execaSpy.timeoutOverrideMs === undefined ? options : { ...options, timeout: execaSpy.timeoutOverrideMs };
-    return (real.execa as unknown as (f: string, a: string[], o: Record<string, unknown>) => unknown)(file, args, o);
+    const o =
+      execaSpy.timeoutOverrideMs === undefined
+        ? options
+        : { ...options, timeout: execaSpy.timeoutOverrideMs };
+    return (real.execa as unknown as (f: string, a: string[], o: Record<string, unknown>) => unknown)(
+      file,
+      args,
+      o,
+    );
   };
   return { ...real, execa };
 });
@@ -36,7 +64,9 @@ async function sha256File(file: string): Promise<string> {
 async function peakRssGrowth(work: () => Promise<unknown>): Promise<number> {
   const before = process.memoryUsage.rss();
   let peak = before;
-  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()); }, 5);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 5);
   try {
     await work();
   } finally {
@@ -46,11 +76,17 @@ async function peakRssGrowth(work: () => Promise<unknown>): Promise<number> {
 }
 
 /** Collect a spawned process's stdout/stderr and its exit code. */
-function collect(child: ChildProcess): Promise<{ stdout: string; stderr: string; code: number | null; signal: NodeJS.Signals | null }> {
+function collect(
+  child: ChildProcess,
+): Promise<{ stdout: string; stderr: string; code: number | null; signal: NodeJS.Signals | null }> {
   let stdout = "";
   let stderr = "";
-  child.stdout?.setEncoding("utf8").on("data", (d: string) => { stdout += d; });
-  child.stderr?.setEncoding("utf8").on("data", (d: string) => { stderr += d; });
+  child.stdout?.setEncoding("utf8").on("data", (d: string) => {
+    stdout += d;
+  });
+  child.stderr?.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+  });
   return new Promise((resolve, reject) => {
     child.once("error", reject);
     child.once("close", (code, signal) => resolve({ stdout, stderr, code, signal }));
@@ -58,7 +94,10 @@ function collect(child: ChildProcess): Promise<{ stdout: string; stderr: string;
 }
 
 async function remoteError(p: Promise<unknown>): Promise<ProvisioningError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ProvisioningError);
   expect((err as ProvisioningError).code).toBe("E_REMOTE_EXEC");
   return err as ProvisioningError;
@@ -68,7 +107,9 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
   let docker: DockerCliStandIn;
   let shell: HostShell;
   beforeAll(() => {
-    docker = createDockerCliStandIn({ containers: { [CONTAINER]: { paths: { "/opt/ingestbench": "opt-ingestbench" } } } });
+    docker = createDockerCliStandIn({
+      containers: { [CONTAINER]: { paths: { "/opt/ingestbench": "opt-ingestbench" } } },
+    });
     shell = dockerExecShell("loadgen", CONTAINER, { env: docker.env });
   });
   afterAll(() => docker.cleanup());
@@ -85,14 +126,20 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
   });
 
   it("engine runs a Docker CLI command against the container's engine, not inside it (docker update …)", async () => {
-    expect(await shell.engine(["update", "--cpu-period=100000", "--cpu-quota=200000", shell.container])).toBe(`${CONTAINER}\n`);
-    expect(docker.commandLines().at(-1)).toBe(`docker update --cpu-period=100000 --cpu-quota=200000 ${CONTAINER}`);
+    expect(await shell.engine(["update", "--cpu-period=100000", "--cpu-quota=200000", shell.container])).toBe(
+      `${CONTAINER}\n`,
+    );
+    expect(docker.commandLines().at(-1)).toBe(
+      `docker update --cpu-period=100000 --cpu-quota=200000 ${CONTAINER}`,
+    );
     const err = await remoteError(shell.engine(["update", "--cpu-quota=1", "ib-no-such-container"]));
     expect(err.message).toMatch(/No such container: ib-no-such-container/);
   });
 
   it("run throws E_REMOTE_EXEC with host, command line, exit code and stderr tail on a failing command", async () => {
-    const err = await remoteError(shell.run("sh", ["-c", "echo some output; echo 'it broke: disk full' >&2; exit 3"]));
+    const err = await remoteError(
+      shell.run("sh", ["-c", "echo some output; echo 'it broke: disk full' >&2; exit 3"]),
+    );
     expect(err.message).toContain('host "loadgen"');
     expect(err.message).toContain(`docker exec -i ${CONTAINER} sh -c`);
     expect(err.message).toContain("exit code 3");
@@ -116,11 +163,17 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
   });
 
   it("a missing Docker CLI is E_REMOTE_EXEC naming the binary and what a docker stack needs (run and spawn)", async () => {
-    const none = dockerExecShell("loadgen", CONTAINER, { docker: "/nonexistent/bin/docker", env: docker.env });
+    const none = dockerExecShell("loadgen", CONTAINER, {
+      docker: "/nonexistent/bin/docker",
+      env: docker.env,
+    });
     const err = await remoteError(none.run("true", []));
     expect(err.message).toContain("/nonexistent/bin/docker");
     expect(err.message).toContain("Docker CLI on PATH");
-    const onPath = dockerExecShell("loadgen", CONTAINER, { docker: "ib-docker-that-is-not-installed", env: docker.env });
+    const onPath = dockerExecShell("loadgen", CONTAINER, {
+      docker: "ib-docker-that-is-not-installed",
+      env: docker.env,
+    });
     expect(() => onPath.spawn("true", [])).toThrow(/ib-docker-that-is-not-installed.*Docker CLI on PATH/);
   });
 
@@ -151,7 +204,9 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
 
   describe("upload of { file }: the open file is the client's stdin, read from disk", () => {
     let local: string;
-    beforeAll(() => { local = mkdtempSync(path.join(os.tmpdir(), "ib-upload-file-")); });
+    beforeAll(() => {
+      local = mkdtempSync(path.join(os.tmpdir(), "ib-upload-file-"));
+    });
     afterAll(() => rmSync(local, { recursive: true, force: true }));
 
     it("round-trips the bytes (binary-safe, nested directory, mode, no temp file left) through stdin, not `input`", async () => {
@@ -183,7 +238,9 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
       closeSync(fd);
       const remote = "/opt/ingestbench/replay/big.log";
       const growth = await peakRssGrowth(() => shell.upload(remote, { file }));
-      console.log(`upload of ${size} B from a file: peak RSS growth ${(growth / 1024 / 1024).toFixed(1)} MiB`);
+      console.log(
+        `upload of ${size} B from a file: peak RSS growth ${(growth / 1024 / 1024).toFixed(1)} MiB`,
+      );
       // read whole, the file alone would add up to 64 MiB (the Buffer; then execa's stream of it): checked below
       expect(growth).toBeLessThan(size / 4);
       const host = docker.hostPath(CONTAINER, remote);
@@ -197,7 +254,9 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
 
       // the same measurement sees the file read whole (what an upload of its bytes starts with)
       let whole: Buffer | undefined;
-      const inMemory = await peakRssGrowth(async () => { whole = await readFile(file); });
+      const inMemory = await peakRssGrowth(async () => {
+        whole = await readFile(file);
+      });
       console.log(`the same file read whole: peak RSS growth ${(inMemory / 1024 / 1024).toFixed(1)} MiB`);
       expect(whole?.length).toBe(size);
       expect(inMemory).toBeGreaterThan(size / 4);
@@ -212,8 +271,15 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
       chmodSync(stalled, 0o755);
       execaSpy.timeoutOverrideMs = 300; // the shell's timeout, 30 s + 1 ms, expires in 300 ms here
       try {
-        const err = await remoteError(dockerExecShell("loadgen", CONTAINER, { docker: stalled, env: docker.env }).upload("/opt/ingestbench/stalled.log", { file }));
-        expect(err.message).toContain(`timed out after ${fileUploadTimeoutMs(7000)} ms (a file upload of 7000 bytes from ${file}: 30 s + 1 s per 8 MiB, a floor of 8 MiB/s)`);
+        const err = await remoteError(
+          dockerExecShell("loadgen", CONTAINER, { docker: stalled, env: docker.env }).upload(
+            "/opt/ingestbench/stalled.log",
+            { file },
+          ),
+        );
+        expect(err.message).toContain(
+          `timed out after ${fileUploadTimeoutMs(7000)} ms (a file upload of 7000 bytes from ${file}: 30 s + 1 s per 8 MiB, a floor of 8 MiB/s)`,
+        );
       } finally {
         execaSpy.timeoutOverrideMs = undefined;
       }
@@ -224,9 +290,13 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
       const before = docker.calls().length;
       const missing = path.join(local, "no-such-replay.log");
       const err = await remoteError(shell.upload("/opt/ingestbench/replay/r.log", { file: missing }));
-      expect(err.message).toContain(`host "loadgen": cannot upload local file ${missing} to /opt/ingestbench/replay/r.log: ENOENT`);
+      expect(err.message).toContain(
+        `host "loadgen": cannot upload local file ${missing} to /opt/ingestbench/replay/r.log: ENOENT`,
+      );
       const dir = await remoteError(shell.upload("/opt/ingestbench/replay/r.log", { file: local }));
-      expect(dir.message).toContain(`cannot upload local file ${local} to /opt/ingestbench/replay/r.log: not a regular file`);
+      expect(dir.message).toContain(
+        `cannot upload local file ${local} to /opt/ingestbench/replay/r.log: not a regular file`,
+      );
       expect(docker.calls()).toHaveLength(before);
     });
   });
@@ -241,7 +311,10 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
 
     // stdin "ignore" is still attached (a pipe), so the process only sees EOF when the caller closes it
     const sh = shell.spawn("sh", ["-c", 'pwd; printf "%s|" "$GREETING" "$OTHER"; cat >/dev/null; echo eof'], {
-      cwd: "/opt/ingestbench", env: { GREETING: "hello there", OTHER: "a=b" }, user: "node", stdio: ["ignore", "pipe", "pipe"],
+      cwd: "/opt/ingestbench",
+      env: { GREETING: "hello there", OTHER: "a=b" },
+      user: "node",
+      stdio: ["ignore", "pipe", "pipe"],
     });
     expect(sh.stdin).not.toBeNull();
     const res = collect(sh);
@@ -251,16 +324,39 @@ describe("dockerExecShell (through the RECORDING STAND-IN for the Docker CLI)", 
     const { stdout, code } = await res;
     expect(code).toBe(0);
     expect(stdout).toBe(`${docker.hostPath(CONTAINER, "/opt/ingestbench")}\nhello there|a=b|eof\n`);
-    expect(docker.calls().slice(before).map((c) => c.argv)).toEqual([
+    expect(
+      docker
+        .calls()
+        .slice(before)
+        .map((c) => c.argv),
+    ).toEqual([
       ["exec", "-i", CONTAINER, "cat"],
-      ["exec", "-i", "-w", "/opt/ingestbench", "-e", "GREETING=hello there", "-e", "OTHER=a=b", "-u", "node", CONTAINER, "sh", "-c", 'pwd; printf "%s|" "$GREETING" "$OTHER"; cat >/dev/null; echo eof'],
+      [
+        "exec",
+        "-i",
+        "-w",
+        "/opt/ingestbench",
+        "-e",
+        "GREETING=hello there",
+        "-e",
+        "OTHER=a=b",
+        "-u",
+        "node",
+        CONTAINER,
+        "sh",
+        "-c",
+        'pwd; printf "%s|" "$GREETING" "$OTHER"; cat >/dev/null; echo eof',
+      ],
     ]);
   });
 
   it("spawn propagates the remote exit code and Docker's error for an unknown container", async () => {
     expect(await collect(shell.spawn("sh", ["-c", "exit 7"]))).toMatchObject({ code: 7 });
     const gone = dockerExecShell("loadgen", "ib-gone", { env: docker.env }).spawn("true", []);
-    expect(await collect(gone)).toMatchObject({ code: 1, stderr: "Error response from daemon: No such container: ib-gone\n" });
+    expect(await collect(gone)).toMatchObject({
+      code: 1,
+      stderr: "Error response from daemon: No such container: ib-gone\n",
+    });
   });
 });
 
@@ -281,15 +377,31 @@ describe("sshDockerShell (through a RECORDING STAND-IN for the ssh client and th
   });
 
   it("quotes the remote command so a JSON spec with spaces, quotes, $ and backslashes arrives byte for byte", async () => {
-    const shell = sshDockerShell("loadgen", "10.20.1.4", "ib-azure-loadgen", { user: "azureuser", identityFile: "/keys/id ed25519", port: 2222, env });
+    const shell = sshDockerShell("loadgen", "10.20.1.4", "ib-azure-loadgen", {
+      user: "azureuser",
+      identityFile: "/keys/id ed25519",
+      port: 2222,
+      env,
+    });
     const spec = JSON.stringify({
       name: "syslog",
-      config: { hostname: "it's a \"host\" $HOME `uname` $(id) \\n * ; | & ! ~", "a b": "tab\there" },
+      config: { hostname: 'it\'s a "host" $HOME `uname` $(id) \\n * ; | & ! ~', "a b": "tab\there" },
       ctx: { target: { host: "10.20.2.4", port: 514, params: {} }, fields: [], genId: 3 },
     });
     expect(await shell.run("printf", ["%s", spec])).toBe(spec);
     const argv = sshCalls().at(-1)!;
-    expect(argv.slice(0, 10)).toEqual(["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "-i", "/keys/id ed25519", "-p", "2222", "azureuser@10.20.1.4", "--"]);
+    expect(argv.slice(0, 10)).toEqual([
+      "-o",
+      "BatchMode=yes",
+      "-o",
+      "StrictHostKeyChecking=accept-new",
+      "-i",
+      "/keys/id ed25519",
+      "-p",
+      "2222",
+      "azureuser@10.20.1.4",
+      "--",
+    ]);
     expect(argv).toHaveLength(11);
     expect(argv[10]!.startsWith("sudo docker exec -i ib-azure-loadgen printf %s ")).toBe(true);
     // and the Docker CLI on the "VM" got the spec as one untouched argument
@@ -298,12 +410,24 @@ describe("sshDockerShell (through a RECORDING STAND-IN for the ssh client and th
   });
 
   it("spawn over ssh: stdin EOF reaches the process; remote failures carry Docker's message", async () => {
-    const shell = sshDockerShell("loadgen", "10.20.1.4", "ib-azure-loadgen", { user: "azureuser", remoteDocker: "docker", env });
+    const shell = sshDockerShell("loadgen", "10.20.1.4", "ib-azure-loadgen", {
+      user: "azureuser",
+      remoteDocker: "docker",
+      env,
+    });
     const cat = shell.spawn("cat", [], { env: { X: "1 2" } });
     const out = collect(cat);
     cat.stdin!.end("over ssh\n");
     expect(await out).toMatchObject({ stdout: "over ssh\n", code: 0 });
-    expect(sshCalls().at(-1)).toEqual(["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "azureuser@10.20.1.4", "--", "docker exec -i -e 'X=1 2' ib-azure-loadgen cat"]);
+    expect(sshCalls().at(-1)).toEqual([
+      "-o",
+      "BatchMode=yes",
+      "-o",
+      "StrictHostKeyChecking=accept-new",
+      "azureuser@10.20.1.4",
+      "--",
+      "docker exec -i -e 'X=1 2' ib-azure-loadgen cat",
+    ]);
 
     const wrong = sshDockerShell("loadgen", "10.20.1.4", "ib-azure-nope", { user: "azureuser", env });
     const err = await remoteError(wrong.run("true", []));
@@ -332,7 +456,11 @@ describe("sshDockerShell (through a RECORDING STAND-IN for the ssh client and th
 
   it("a missing ssh client is E_REMOTE_EXEC saying an azure stack needs one", async () => {
     const before = sshCalls().length;
-    const shell = sshDockerShell("loadgen", "10.20.1.4", "ib-azure-loadgen", { user: "azureuser", ssh: "ib-ssh-that-is-not-installed", env });
+    const shell = sshDockerShell("loadgen", "10.20.1.4", "ib-azure-loadgen", {
+      user: "azureuser",
+      ssh: "ib-ssh-that-is-not-installed",
+      env,
+    });
     const err = await remoteError(shell.run("true", []));
     expect(err.message).toMatch(/ib-ssh-that-is-not-installed.*ssh client/);
     expect(() => shell.spawn("true", [])).toThrow(/ib-ssh-that-is-not-installed.*ssh client/);

@@ -34,14 +34,28 @@ afterAll(async () => {
 
 describe("report in headless Chromium", () => {
   it("loads from file:// without console errors; every chart is an SVG with data marks; screenshot kept", async () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`).toBe(true);
+    expect(
+      existsSync(CHROMIUM),
+      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`,
+    ).toBe(true);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const problems: string[] = [];
-    page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") problems.push(`console ${m.type()}: ${m.text()}`); });
+    page.on("console", (m) => {
+      if (m.type() === "error" || m.type() === "warning") problems.push(`console ${m.type()}: ${m.text()}`);
+    });
     page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
     page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()}`));
     const requests: string[] = [];
@@ -51,19 +65,26 @@ describe("report in headless Chromium", () => {
     expect(response?.ok() ?? true).toBe(true);
     expect(await page.title()).toContain("ingestbench report");
 
-    const charts = await page.$$eval("figure.chart", (figs) => figs.map((f) => {
-      const svg = f.querySelector("svg");
-      const box = svg?.getBoundingClientRect();
-      const q = (sel: string): number => svg?.querySelectorAll(sel).length ?? 0;
-      return {
-        kind: f.getAttribute("data-chart"), svgs: f.querySelectorAll("svg").length,
-        width: box?.width ?? 0, height: box?.height ?? 0,
-        bars: q('[aria-roledescription="bar"]'), points: q('[aria-roledescription="point"]'),
-        ticks: q('[aria-roledescription="tick"]'),
-        // drawn length of every line path, as the browser lays it out
-        lineLengths: [...(svg?.querySelectorAll('path[aria-roledescription="line mark"]') ?? [])].map((p) => (p as SVGPathElement).getTotalLength()),
-      };
-    }));
+    const charts = await page.$$eval("figure.chart", (figs) =>
+      figs.map((f) => {
+        const svg = f.querySelector("svg");
+        const box = svg?.getBoundingClientRect();
+        const q = (sel: string): number => svg?.querySelectorAll(sel).length ?? 0;
+        return {
+          kind: f.getAttribute("data-chart"),
+          svgs: f.querySelectorAll("svg").length,
+          width: box?.width ?? 0,
+          height: box?.height ?? 0,
+          bars: q('[aria-roledescription="bar"]'),
+          points: q('[aria-roledescription="point"]'),
+          ticks: q('[aria-roledescription="tick"]'),
+          // drawn length of every line path, as the browser lays it out
+          lineLengths: [...(svg?.querySelectorAll('path[aria-roledescription="line mark"]') ?? [])].map((p) =>
+            (p as SVGPathElement).getTotalLength(),
+          ),
+        };
+      }),
+    );
     expect(charts).toHaveLength(report.charts.length);
     for (const c of charts) {
       expect(c.svgs, `${c.kind}`).toBe(1);
@@ -75,8 +96,16 @@ describe("report in headless Chromium", () => {
     }
     const byKind = (k: string): typeof charts => charts.filter((c) => c.kind === k);
     // plain: a bar for each stack with a usable run (small's only run failed and is excluded); sweep: 12 points
-    expect(byKind("throughput").map((c) => c.bars + c.points).sort((a, b) => a - b)).toEqual([2, 12]);
-    expect(byKind("ledger").map((c) => c.bars).sort((a, b) => a - b)).toEqual([12, 24]);
+    expect(
+      byKind("throughput")
+        .map((c) => c.bars + c.points)
+        .sort((a, b) => a - b),
+    ).toEqual([2, 12]);
+    expect(
+      byKind("ledger")
+        .map((c) => c.bars)
+        .sort((a, b) => a - b),
+    ).toEqual([12, 24]);
     expect(byKind("timeline")).toHaveLength(15);
     expect(byKind("resources").every((c) => c.lineLengths.length === 4)).toBe(true);
 

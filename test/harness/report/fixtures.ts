@@ -34,21 +34,52 @@ export function syntheticSeries(s: SyntheticRun, start: number): SeriesPoint[] {
     const rate = s.rowsPerSecond * (1 + 0.05 * Math.sin(i));
     stored += Math.round(rate);
     out.push({
-      t: start + (i + 1) * 1000, elapsedS: i + 1, phase, stored, countQueryMs: 3 + i * 0.1,
-      rowsPerSec: i === 0 ? null : rate, mibPerSec: i === 0 ? null : (rate * 240) / 2 ** 20, lagMs: 200 + 10 * i,
-      sent: stored, accepted: stored,
+      t: start + (i + 1) * 1000,
+      elapsedS: i + 1,
+      phase,
+      stored,
+      countQueryMs: 3 + i * 0.1,
+      rowsPerSec: i === 0 ? null : rate,
+      mibPerSec: i === 0 ? null : (rate * 240) / 2 ** 20,
+      lagMs: 200 + 10 * i,
+      sent: stored,
+      accepted: stored,
       hosts: {
         sink: {
-          cpuCores: 0.1 + 0.01 * i, throttledShare: i % 3 === 0 ? 0.5 : 0.1, periods: 10, throttledPeriods: i % 3 === 0 ? 5 : 1, throttledMs: 3,
-          memoryBytes: 1e8, memoryPeakBytes: 1.2e8, memoryWorkingSetBytes: 5e7,
-          ioReadBytesPerSec: 0, ioWriteBytesPerSec: 5 * 2 ** 20, ioReadOpsPerSec: 0, ioWriteOpsPerSec: 10,
-          netRxBytesPerSec: 6e6, netTxBytesPerSec: 1e4, netRxPacketsPerSec: 100, netTxPacketsPerSec: 100,
+          cpuCores: 0.1 + 0.01 * i,
+          throttledShare: i % 3 === 0 ? 0.5 : 0.1,
+          periods: 10,
+          throttledPeriods: i % 3 === 0 ? 5 : 1,
+          throttledMs: 3,
+          memoryBytes: 1e8,
+          memoryPeakBytes: 1.2e8,
+          memoryWorkingSetBytes: 5e7,
+          ioReadBytesPerSec: 0,
+          ioWriteBytesPerSec: 5 * 2 ** 20,
+          ioReadOpsPerSec: 0,
+          ioWriteOpsPerSec: 10,
+          netRxBytesPerSec: 6e6,
+          netTxBytesPerSec: 1e4,
+          netRxPacketsPerSec: 100,
+          netTxPacketsPerSec: 100,
         },
         loadgen: {
-          cpuCores: 0.3, throttledShare: 0, periods: 10, throttledPeriods: 0, throttledMs: 0,
-          memoryBytes: 7e7, memoryPeakBytes: 7e7, memoryWorkingSetBytes: 7e7,
-          ioReadBytesPerSec: 0, ioWriteBytesPerSec: 0, ioReadOpsPerSec: 0, ioWriteOpsPerSec: 0,
-          netRxBytesPerSec: 1e4, netTxBytesPerSec: 6e6, netRxPacketsPerSec: 100, netTxPacketsPerSec: 100,
+          cpuCores: 0.3,
+          throttledShare: 0,
+          periods: 10,
+          throttledPeriods: 0,
+          throttledMs: 0,
+          memoryBytes: 7e7,
+          memoryPeakBytes: 7e7,
+          memoryWorkingSetBytes: 7e7,
+          ioReadBytesPerSec: 0,
+          ioWriteBytesPerSec: 0,
+          ioReadOpsPerSec: 0,
+          ioWriteOpsPerSec: 0,
+          netRxBytesPerSec: 1e4,
+          netTxBytesPerSec: 6e6,
+          netRxPacketsPerSec: 100,
+          netTxPacketsPerSec: 100,
         },
       },
     });
@@ -66,32 +97,84 @@ export function writeSyntheticRun(root: string, s: SyntheticRun): RunRecord {
   const lost = s.lost ?? 0;
   const duplicated = s.duplicated ?? 0;
   const record: RunRecord = {
-    status: lost > 0 ? "failed" : "ok", runId, invocation: s.invocation, stack: s.stack, platform: "local",
-    scenario: s.scenario, scenarioFile: `scenarios/${s.scenario}.yaml`, cell: s.cell ?? "default", replicate: s.replicate ?? 1, seed: 42,
-    startedAt: new Date(startMs).toISOString(), finishedAt: new Date(startMs + 40_000).toISOString(),
+    status: lost > 0 ? "failed" : "ok",
+    runId,
+    invocation: s.invocation,
+    stack: s.stack,
+    platform: "local",
+    scenario: s.scenario,
+    scenarioFile: `scenarios/${s.scenario}.yaml`,
+    cell: s.cell ?? "default",
+    replicate: s.replicate ?? 1,
+    seed: 42,
+    startedAt: new Date(startMs).toISOString(),
+    finishedAt: new Date(startMs + 40_000).toISOString(),
     commit: "0174451d0a5c7a47e8d5e1d3527a0332e68d6d59",
-    environment: { kernel: "Linux 6.18.44", cpuModel: "AMD EPYC", cores: 2, memoryBytes: 25276518400, cgroup: "v1", node: "v20.20.2", hostname: "vm" },
+    environment: {
+      kernel: "Linux 6.18.44",
+      cpuModel: "AMD EPYC",
+      cores: 2,
+      memoryBytes: 25276518400,
+      cgroup: "v1",
+      node: "v20.20.2",
+      hostname: "vm",
+    },
     limits: {
-      loadgen: { requested: { cpu: "1" }, applied: { cfsPeriodUs: 100000, cfsQuotaUs: 100000 }, enforced: true, notes: [] },
+      loadgen: {
+        requested: { cpu: "1" },
+        applied: { cfsPeriodUs: 100000, cfsQuotaUs: 100000 },
+        enforced: true,
+        notes: [],
+      },
       sink: {
         requested: { cpu: String(cores), memory: "2GiB" },
-        applied: { cfsPeriodUs: 100000, cfsQuotaUs: Math.round(cores * 100000), memoryLimitBytes: 2 ** 31, dataInterface: `ib${n}d1` },
-        enforced: true, notes: [],
+        applied: {
+          cfsPeriodUs: 100000,
+          cfsQuotaUs: Math.round(cores * 100000),
+          memoryLimitBytes: 2 ** 31,
+          dataInterface: `ib${n}d1`,
+        },
+        enforced: true,
+        notes: [],
       },
     },
     versions: { postgres: { pinned: "18.4.0-beta.17", running: "18.4" } },
     scenarioConfig: { name: s.scenario, cell: s.cellValues ?? {} },
     summary: {
-      rowsPerSecond: s.rowsPerSecond, mibPerSecond: (s.rowsPerSecond * 240) / 2 ** 20,
-      windowRowsPerSecond: { median: s.rowsPerSecond, min: s.rowsPerSecond * 0.95, max: s.rowsPerSecond * 1.05 },
-      bytesPerRow: 240, measuredSeconds: 30, sinkCores: 0.2, cpuMsPer1000Rows: 3, throttledShare: 0.2,
-      sinkNetworkMbitPerSecond: 48, sinkDiskWriteMiBPerSecond: 5, sinkDiskWriteIops: 10,
-      sinkMemoryPeakBytes: 1.2e8, sinkMemoryWorkingSetBytes: 5e7, lagP50Ms: 250, lagP99Ms: 310, lagMaxMs: 320,
-      countQueryMaxMs: 5, drainSeconds: 1,
+      rowsPerSecond: s.rowsPerSecond,
+      mibPerSecond: (s.rowsPerSecond * 240) / 2 ** 20,
+      windowRowsPerSecond: {
+        median: s.rowsPerSecond,
+        min: s.rowsPerSecond * 0.95,
+        max: s.rowsPerSecond * 1.05,
+      },
+      bytesPerRow: 240,
+      measuredSeconds: 30,
+      sinkCores: 0.2,
+      cpuMsPer1000Rows: 3,
+      throttledShare: 0.2,
+      sinkNetworkMbitPerSecond: 48,
+      sinkDiskWriteMiBPerSecond: 5,
+      sinkDiskWriteIops: 10,
+      sinkMemoryPeakBytes: 1.2e8,
+      sinkMemoryWorkingSetBytes: 5e7,
+      lagP50Ms: 250,
+      lagP99Ms: 310,
+      lagMaxMs: 320,
+      countQueryMaxMs: 5,
+      drainSeconds: 1,
       bottleneck: { resource: "cpu", host: "sink", score: 0.9, evidence: "synthetic", candidates: [] },
     },
     ledger: {
-      sent, accepted: sent, stored: sent - lost + duplicated, distinct: sent - lost, lost, duplicated, overwritten: 0, rejected: 0, unexpected: 0,
+      sent,
+      accepted: sent,
+      stored: sent - lost + duplicated,
+      distinct: sent - lost,
+      lost,
+      duplicated,
+      overwritten: 0,
+      rejected: 0,
+      unexpected: 0,
       missingRanges: lost > 0 ? [[0, 10, 10 + lost - 1]] : [],
     },
     generator: null,
@@ -102,7 +185,8 @@ export function writeSyntheticRun(root: string, s: SyntheticRun): RunRecord {
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, "run.json"), `${JSON.stringify(record, null, 2)}\n`);
   const points = syntheticSeries(s, startMs);
-  if (points.length > 0) writeFileSync(path.join(dir, "series.jsonl"), points.map((p) => `${JSON.stringify(p)}\n`).join(""));
+  if (points.length > 0)
+    writeFileSync(path.join(dir, "series.jsonl"), points.map((p) => `${JSON.stringify(p)}\n`).join(""));
   return record;
 }
 
@@ -123,25 +207,75 @@ export function writeSyntheticResults(root: string): { sweepRuns: RunRecord[]; p
     for (const replicate of [1, 2]) {
       for (const batch of BATCHES) {
         const base = stack === "small" ? 20_000 : 80_000;
-        sweepRuns.push(writeSyntheticRun(root, {
-          stack, scenario: "sweep", invocation: INVOCATION, cell: `batch=${batch}`, cellValues: { "generator.pg-copy.batch": batch },
-          replicate, rowsPerSecond: base * (1 + Math.log10(batch / 1000)) + replicate * 100, cores: stack === "small" ? 0.25 : 2,
-        }));
+        sweepRuns.push(
+          writeSyntheticRun(root, {
+            stack,
+            scenario: "sweep",
+            invocation: INVOCATION,
+            cell: `batch=${batch}`,
+            cellValues: { "generator.pg-copy.batch": batch },
+            replicate,
+            rowsPerSecond: base * (1 + Math.log10(batch / 1000)) + replicate * 100,
+            cores: stack === "small" ? 0.25 : 2,
+          }),
+        );
       }
     }
   }
-  writeSyntheticRun(root, { stack: "small", scenario: "plain", invocation: OLD_INVOCATION, rowsPerSecond: 1, points: 8 });
+  writeSyntheticRun(root, {
+    stack: "small",
+    scenario: "plain",
+    invocation: OLD_INVOCATION,
+    rowsPerSecond: 1,
+    points: 8,
+  });
   const plainRuns = [
-    writeSyntheticRun(root, { stack: "small", scenario: "plain", invocation: INVOCATION, rowsPerSecond: 10_000, lost: 5, duplicated: 2, points: 8 }),
-    writeSyntheticRun(root, { stack: "medium", scenario: "plain", invocation: INVOCATION, rowsPerSecond: 30_000, cores: 1, points: 8 }),
-    writeSyntheticRun(root, { stack: "large", scenario: "plain", invocation: INVOCATION, rowsPerSecond: 90_000, cores: 2, points: 8 }),
+    writeSyntheticRun(root, {
+      stack: "small",
+      scenario: "plain",
+      invocation: INVOCATION,
+      rowsPerSecond: 10_000,
+      lost: 5,
+      duplicated: 2,
+      points: 8,
+    }),
+    writeSyntheticRun(root, {
+      stack: "medium",
+      scenario: "plain",
+      invocation: INVOCATION,
+      rowsPerSecond: 30_000,
+      cores: 1,
+      points: 8,
+    }),
+    writeSyntheticRun(root, {
+      stack: "large",
+      scenario: "plain",
+      invocation: INVOCATION,
+      rowsPerSecond: 90_000,
+      cores: 2,
+      points: 8,
+    }),
   ];
   return { sweepRuns, plainRuns };
 }
 
 /** Marks in a Vega SVG: counts of items by their aria role description, and the vertices of each line path. */
-export function svgMarks(svg: string): { bars: number; points: number; ticks: number; texts: number; lines: number[] } {
+export function svgMarks(svg: string): {
+  bars: number;
+  points: number;
+  ticks: number;
+  texts: number;
+  lines: number[];
+} {
   const count = (role: string): number => svg.split(`aria-roledescription="${role}"`).length - 1;
-  const lines = [...svg.matchAll(/<path[^>]*aria-roledescription="line mark"[^>]*\sd="([^"]*)"/g)].map((m) => (m[1]!.match(/[ML]/g) ?? []).length);
-  return { bars: count("bar"), points: count("point"), ticks: count("tick"), texts: count("text mark"), lines };
+  const lines = [...svg.matchAll(/<path[^>]*aria-roledescription="line mark"[^>]*\sd="([^"]*)"/g)].map(
+    (m) => (m[1]!.match(/[ML]/g) ?? []).length,
+  );
+  return {
+    bars: count("bar"),
+    points: count("point"),
+    ticks: count("tick"),
+    texts: count("text mark"),
+    lines,
+  };
 }

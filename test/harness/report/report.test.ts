@@ -107,7 +107,9 @@ describe("charts", () => {
     // no cap ("uncapped (≥ machine)", harness/results/caps.ts sinkCaps), so its chart has no rule
     const rules = chartsOf("plain", "resources").map((c) => c.svg.includes("rule mark"));
     expect(rules.filter(Boolean)).toHaveLength(2);
-    expect(chartsOf("plain", "resources").filter((c) => c.svg.includes("CPU, cores (rule: cap)"))).toHaveLength(2);
+    expect(
+      chartsOf("plain", "resources").filter((c) => c.svg.includes("CPU, cores (rule: cap)")),
+    ).toHaveLength(2);
   });
 
   it("prefixes SVG element ids so that inlined charts do not share them", () => {
@@ -124,7 +126,9 @@ describe("HTML and Markdown", () => {
     expect(report.html.match(/<figure class="chart"/g)).toHaveLength(report.charts.length);
     expect(report.html).toContain("exact (");
     expect(report.html).toContain("lost 5, dup 2");
-    expect(report.html).toMatch(/<h3>excluded runs<\/h3>.*<li>\S+ \(small, default\): failed: ledger\.lost \(actual 5, expected = 0\)<\/li>/s);
+    expect(report.html).toMatch(
+      /<h3>excluded runs<\/h3>.*<li>\S+ \(small, default\): failed: ledger\.lost \(actual 5, expected = 0\)<\/li>/s,
+    );
   });
 
   it("shows CPU ms/1k rows in the HTML comparison table, each stack's median (3 ms in every synthetic run), unit as the header's title", () => {
@@ -134,14 +138,18 @@ describe("HTML and Markdown", () => {
     const col = heads.indexOf("CPU ms/1k rows");
     expect(col).toBeGreaterThan(heads.indexOf("sink cores"));
     expect(table).toContain('<th class="r" title="sink CPU milliseconds per 1000 rows">CPU ms/1k rows</th>');
-    const rows = [...table.matchAll(/<tr>((?:<td[^>]*>[^<]*<\/td>)+)<\/tr>/g)].map((m) => [...m[1]!.matchAll(/<td [^>]*>([^<]*)<\/td>/g)].map((c) => c[1]));
+    const rows = [...table.matchAll(/<tr>((?:<td[^>]*>[^<]*<\/td>)+)<\/tr>/g)].map((m) =>
+      [...m[1]!.matchAll(/<td [^>]*>([^<]*)<\/td>/g)].map((c) => c[1]),
+    );
     expect(rows.map((r) => r[0])).toEqual(["small", "medium", "large"]);
     for (const r of rows) {
       expect(r).toHaveLength(heads.length);
       // small's only run failed (5 lost): excluded, so no figure
       expect(r[col]).toBe(r[0] === "small" ? "–" : "3.0");
     }
-    expect(report.markdown).toMatch(/^\| stack \| runs \|.*\| sink cores \| CPU ms\/1k rows \| throttled \|/m);
+    expect(report.markdown).toMatch(
+      /^\| stack \| runs \|.*\| sink cores \| CPU ms\/1k rows \| throttled \|/m,
+    );
   });
 
   it("summarises each scenario as a Markdown table", () => {
@@ -167,7 +175,13 @@ describe("HTML and Markdown", () => {
   it("the command writes the files and filters scenario and stacks", async () => {
     const out = path.join(root, "out", "r.html");
     const md = path.join(root, "out", "s.md");
-    const msg = await reportCommand({ results: path.join(root, "results"), scenario: "plain", stacks: "large,small", out, markdown: md });
+    const msg = await reportCommand({
+      results: path.join(root, "results"),
+      scenario: "plain",
+      stacks: "large,small",
+      out,
+      markdown: md,
+    });
     expect(msg).toContain("6 charts");
     expect(existsSync(out)).toBe(true);
     const text = readFileSync(md, "utf8");
@@ -178,7 +192,9 @@ describe("HTML and Markdown", () => {
   });
 
   it("refuses a selection with no results", async () => {
-    await expect(buildReport(path.join(root, "results"), { scenario: "nope" })).rejects.toBeInstanceOf(ConfigurationError);
+    await expect(buildReport(path.join(root, "results"), { scenario: "nope" })).rejects.toBeInstanceOf(
+      ConfigurationError,
+    );
   });
 });
 
@@ -186,9 +202,26 @@ describe("ingestbench report (command line)", () => {
   it("writes the HTML and the Markdown summary and says what it wrote", () => {
     const out = path.join(root, "cli", "report.html");
     const md = path.join(root, "cli", "summary.md");
-    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "report", "--results", path.join(root, "results"), "--scenario", "sweep", "--out", out, "--markdown", md], {
-      cwd: path.resolve(import.meta.dirname, "../../.."), encoding: "utf8", timeout: 60_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [
+        "bin/ingestbench.js",
+        "report",
+        "--results",
+        path.join(root, "results"),
+        "--scenario",
+        "sweep",
+        "--out",
+        out,
+        "--markdown",
+        md,
+      ],
+      {
+        cwd: path.resolve(import.meta.dirname, "../../.."),
+        encoding: "utf8",
+        timeout: 60_000,
+      },
+    );
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     expect(r.stdout).toContain("26 charts, 1 scenario, 12 runs");
@@ -197,9 +230,24 @@ describe("ingestbench report (command line)", () => {
   });
 
   it("exits 2 when nothing matches", () => {
-    const r = spawnSync(process.execPath, ["bin/ingestbench.js", "report", "--results", path.join(root, "results"), "--stacks", "nope", "--out", path.join(root, "x.html")], {
-      cwd: path.resolve(import.meta.dirname, "../../.."), encoding: "utf8", timeout: 60_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [
+        "bin/ingestbench.js",
+        "report",
+        "--results",
+        path.join(root, "results"),
+        "--stacks",
+        "nope",
+        "--out",
+        path.join(root, "x.html"),
+      ],
+      {
+        cwd: path.resolve(import.meta.dirname, "../../.."),
+        encoding: "utf8",
+        timeout: 60_000,
+      },
+    );
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/no results/);
   });
@@ -208,8 +256,17 @@ describe("ingestbench report (command line)", () => {
 describe("series of interrupted runs", () => {
   it("keeps every whole line of a series whose last line was cut", async () => {
     const dir = path.join(root, "cut");
-    const run = writeSyntheticRun(dir, { stack: "s", scenario: "q", invocation: "2026-11-29T10:00:00.000Z", rowsPerSecond: 5, points: 6 });
-    appendFileSync(path.join(dir, "s", "q", run.runId, "series.jsonl"), '{"t":1795987104792.961,"elapsedS":7.0');
+    const run = writeSyntheticRun(dir, {
+      stack: "s",
+      scenario: "q",
+      invocation: "2026-11-29T10:00:00.000Z",
+      rowsPerSecond: 5,
+      points: 6,
+    });
+    appendFileSync(
+      path.join(dir, "s", "q", run.runId, "series.jsonl"),
+      '{"t":1795987104792.961,"elapsedS":7.0',
+    );
     expect(await readSeries(path.join(dir, "s", "q", run.runId))).toHaveLength(6);
     expect(await readSeries(path.join(dir, "none"))).toEqual([]);
     const rep = await buildReport(dir);
@@ -220,10 +277,25 @@ describe("series of interrupted runs", () => {
 describe("delivery-latency chart per run", () => {
   it("draws p50 and p99 per window over time for a run whose sink stamps stored_at, and none for a run without", async () => {
     const dir = path.join(root, "delivery");
-    const run = writeSyntheticRun(dir, { stack: "s", scenario: "d", invocation: "2026-11-29T10:00:00.000Z", rowsPerSecond: 5, points: 8 });
-    writeSyntheticRun(dir, { stack: "s", scenario: "d", invocation: "2026-11-29T10:00:00.000Z", rowsPerSecond: 5, points: 8 });
+    const run = writeSyntheticRun(dir, {
+      stack: "s",
+      scenario: "d",
+      invocation: "2026-11-29T10:00:00.000Z",
+      rowsPerSecond: 5,
+      points: 8,
+    });
+    writeSyntheticRun(dir, {
+      stack: "s",
+      scenario: "d",
+      invocation: "2026-11-29T10:00:00.000Z",
+      rowsPerSecond: 5,
+      points: 8,
+    });
     const file = path.join(dir, "s", "d", run.runId, "series.jsonl");
-    const points = (await readSeries(path.join(dir, "s", "d", run.runId))).map((p, i) => ({ ...p, delivery: i === 3 ? null : { rows: 5, p50Ms: 40 + i, p99Ms: 400 + 10 * i, maxMs: 900 } }));
+    const points = (await readSeries(path.join(dir, "s", "d", run.runId))).map((p, i) => ({
+      ...p,
+      delivery: i === 3 ? null : { rows: 5, p50Ms: 40 + i, p99Ms: 400 + 10 * i, maxMs: 900 },
+    }));
     writeFileSync(file, points.map((p) => `${JSON.stringify(p)}\n`).join(""));
     const rep = await buildReport(dir);
     const delivery = rep.charts.filter((c) => c.kind === "delivery");

@@ -4,7 +4,13 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { comparisonTable } from "../../../harness/report/table.ts";
 import { compareStacks, type StackRow } from "../../../harness/results/across-stacks.ts";
-import { columnContext, fitColumns, STACK_COLUMNS, stackColumns, terminalWidth } from "../../../harness/results/columns.ts";
+import {
+  columnContext,
+  fitColumns,
+  STACK_COLUMNS,
+  stackColumns,
+  terminalWidth,
+} from "../../../harness/results/columns.ts";
 import { p99Cell } from "../../../harness/results/format.ts";
 import { renderComparison } from "../../../harness/results/table.ts";
 import { writeRunRecord } from "../../helpers/run-records.ts";
@@ -17,10 +23,12 @@ const INV = "2026-11-29T10:00:00.000Z";
 beforeAll(async () => {
   root = mkdtempSync(path.join(tmpdir(), "ingestbench-columns-"));
   for (const v of [1000, 1010, 990]) writeRunRecord(root, { stack: "quarter", invocation: INV, rows: v });
-  for (const v of [1200, 1210, 1190]) writeRunRecord(root, { stack: "half", invocation: INV, rows: v, cores: 0.5 });
+  for (const v of [1200, 1210, 1190])
+    writeRunRecord(root, { stack: "half", invocation: INV, rows: v, cores: 0.5 });
   writeRunRecord(root, { stack: "uncapped", invocation: INV, rows: 1500, cores: null, memoryGiB: null });
   for (const cell of ["batch=100", "batch=1000"]) {
-    for (const v of [1000, 1010, 990]) writeRunRecord(root, { stack: "sweep", invocation: INV, rows: cell === "batch=100" ? v : v * 3, cell });
+    for (const v of [1000, 1010, 990])
+      writeRunRecord(root, { stack: "sweep", invocation: INV, rows: cell === "batch=100" ? v : v * 3, cell });
   }
   plain = await compareStacks(root, "quickstart", ["quarter", "half", "uncapped"]);
   sweep = await compareStacks(root, "quickstart", ["sweep"]);
@@ -31,7 +39,15 @@ afterAll(() => {
 
 /** The cells of a cli-table3 table's rows ("│ a │ b │"), header first. */
 function terminalCells(text: string): string[][] {
-  return text.split("\n").filter((l) => l.startsWith("│")).map((l) => l.split("│").slice(1, -1).map((c) => c.trim()));
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("│"))
+    .map((l) =>
+      l
+        .split("│")
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
 }
 
 describe("one column definition for the terminal table and the report", () => {
@@ -63,7 +79,8 @@ describe("one column definition for the terminal table and the report", () => {
       expect(termRows).toEqual(comparisonTable(rows).rows);
     }
     const t = comparisonTable(plain);
-    const at = (stack: string, header: string): string => t.rows.find((r) => r[0] === stack)![t.head.indexOf(header)]!;
+    const at = (stack: string, header: string): string =>
+      t.rows.find((r) => r[0] === stack)![t.head.indexOf(header)]!;
     expect(at("quarter", "CPU ms/1k rows")).toBe("3.0");
     expect(at("quarter", "rows/s/vCPU")).toBe("4,000");
     expect(at("half", "rows/s/vCPU")).toBe("2,400");
@@ -77,23 +94,63 @@ describe("the terminal's default table is readable; --wide and --columns give th
   it("by default about a dozen columns, fitting 160 characters, and a line naming the ones left out", () => {
     const text = renderComparison("quickstart", plain);
     const [head] = terminalCells(text);
-    expect(head).toEqual(["stack", "runs", "rows/s", "CV", "ratio", "90 % CI", "rows/s/vCPU", "lag p99", "bottleneck", "flags", "ledger"]);
-    const width = Math.max(...text.split("\n").filter((l) => /^[│┌├└]/.test(l)).map((l) => [...l].length));
+    expect(head).toEqual([
+      "stack",
+      "runs",
+      "rows/s",
+      "CV",
+      "ratio",
+      "90 % CI",
+      "rows/s/vCPU",
+      "lag p99",
+      "bottleneck",
+      "flags",
+      "ledger",
+    ]);
+    const width = Math.max(
+      ...text
+        .split("\n")
+        .filter((l) => /^[│┌├└]/.test(l))
+        .map((l) => [...l].length),
+    );
     expect(width).toBeLessThanOrEqual(160);
-    expect(Math.max(...renderComparison("quickstart", plain, { wide: true }).split("\n").map((l) => [...l].length))).toBeGreaterThan(width);
-    expect(text).toMatch(/\nnot shown: IQR, MiB\/s, rows\/s\/GiB, sink cores, CPU ms\/1k rows, throttled, net Mbit\/s, delivery p99, verdict \(--wide for all, or --columns/);
+    expect(
+      Math.max(
+        ...renderComparison("quickstart", plain, { wide: true })
+          .split("\n")
+          .map((l) => [...l].length),
+      ),
+    ).toBeGreaterThan(width);
+    expect(text).toMatch(
+      /\nnot shown: IQR, MiB\/s, rows\/s\/GiB, sink cores, CPU ms\/1k rows, throttled, net Mbit\/s, delivery p99, verdict \(--wide for all, or --columns/,
+    );
     expect(renderComparison("quickstart", plain, { wide: true })).not.toMatch(/not shown:/);
   });
 
   it("--columns picks columns by key or header (stack first), and names the columns when one does not exist", () => {
-    const [head] = terminalCells(renderComparison("quickstart", plain, { columns: ["sinkCores", "rows/s", "LEDGER"] }));
+    const [head] = terminalCells(
+      renderComparison("quickstart", plain, { columns: ["sinkCores", "rows/s", "LEDGER"] }),
+    );
     expect(head).toEqual(["stack", "rows/s", "sink cores", "ledger"]);
-    expect(() => renderComparison("quickstart", plain, { columns: ["speed"] })).toThrow(expect.objectContaining({ code: "E_FLAG", message: expect.stringMatching(/--columns: no column "speed"; the columns are stack, cell, runs, rowsPerSecond/) }));
+    expect(() => renderComparison("quickstart", plain, { columns: ["speed"] })).toThrow(
+      expect.objectContaining({
+        code: "E_FLAG",
+        message: expect.stringMatching(
+          /--columns: no column "speed"; the columns are stack, cell, runs, rowsPerSecond/,
+        ),
+      }),
+    );
   });
 });
 
 describe("the default table fits the terminal's width", () => {
-  const tableWidth = (text: string) => Math.max(...text.split("\n").filter((l) => /^[│┌├└]/.test(l)).map((l) => [...l].length));
+  const tableWidth = (text: string) =>
+    Math.max(
+      ...text
+        .split("\n")
+        .filter((l) => /^[│┌├└]/.test(l))
+        .map((l) => [...l].length),
+    );
 
   it("COLUMNS first, then the terminal's own width, else 120 (a pipe or a file)", () => {
     expect(terminalWidth({ isTTY: true, columns: 200 }, { COLUMNS: "90" })).toBe(90);
@@ -114,21 +171,30 @@ describe("the default table fits the terminal's width", () => {
     expect(dropped.length).toBeGreaterThan(0);
     expect(head).toEqual(fullHead!.filter((h) => head!.includes(h))); // same order
     expect(head).toEqual(expect.arrayContaining(["stack", "rows/s", "ratio", "ledger"])); // the highest priorities stay
-    expect(text).toContain(`\nleft out to fit ${wanted} columns (COLUMNS, else the terminal's width, else 120): ${dropped.join(", ")} (set COLUMNS wider, or use --wide or --columns)`);
+    expect(text).toContain(
+      `\nleft out to fit ${wanted} columns (COLUMNS, else the terminal's width, else 120): ${dropped.join(", ")} (set COLUMNS wider, or use --wide or --columns)`,
+    );
     // the wide columns are still named as before
     expect(text).toMatch(/\nnot shown: IQR, MiB\/s,/);
     // the flags are never only hidden: left out of a narrow table, they are listed below it per stack
-    for (const v of [2000, 2010, 1990]) writeRunRecord(root, { stack: "whole", invocation: INV, rows: v, cores: 2 }); // 2 cores of a 2-core machine
+    for (const v of [2000, 2010, 1990])
+      writeRunRecord(root, { stack: "whole", invocation: INV, rows: v, cores: 2 }); // 2 cores of a 2-core machine
     const withFlags = await compareStacks(root, "quickstart", ["quarter", "whole"]);
     const narrow = renderComparison("quickstart", withFlags, { width: 60 });
     expect(terminalCells(narrow)[0]).not.toContain("flags");
     const flagged = withFlags.filter((r) => r.flags.length > 0);
     expect(flagged.length).toBeGreaterThan(0);
-    expect(narrow).toContain(`\nflags (the column left out above):\n${flagged.map((r) => `  ${r.stack}: ${r.flags.join(", ")}`).join("\n")}`);
-    expect(renderComparison("quickstart", withFlags, { width: 400 })).not.toContain("flags (the column left out above)");
+    expect(narrow).toContain(
+      `\nflags (the column left out above):\n${flagged.map((r) => `  ${r.stack}: ${r.flags.join(", ")}`).join("\n")}`,
+    );
+    expect(renderComparison("quickstart", withFlags, { width: 400 })).not.toContain(
+      "flags (the column left out above)",
+    );
     // so is the bottleneck
     expect(terminalCells(narrow)[0]).not.toContain("bottleneck");
-    expect(narrow).toContain(`\nbottleneck (the column left out above):\n${withFlags.map((r) => `  ${r.stack}: ${r.bottlenecks.join(", ")}`).join("\n")}\nflags (the column left out above):`);
+    expect(narrow).toContain(
+      `\nbottleneck (the column left out above):\n${withFlags.map((r) => `  ${r.stack}: ${r.bottlenecks.join(", ")}`).join("\n")}\nflags (the column left out above):`,
+    );
     // wide enough: nothing left out, no such line
     const roomy = renderComparison("quickstart", plain, { width: tableWidth(full) });
     expect(terminalCells(roomy)[0]).toEqual(fullHead);
@@ -139,12 +205,22 @@ describe("the default table fits the terminal's width", () => {
     for (const rows of [plain, sweep]) {
       const ctx = columnContext(rows);
       const { shown } = fitColumns(rows, ctx, stackColumns("terminal", ctx), 10);
-      expect(shown.map((c) => c.key)).toEqual(ctx.withCell ? ["stack", "cell", "rowsPerSecond"] : ["stack", "rowsPerSecond"]);
+      expect(shown.map((c) => c.key)).toEqual(
+        ctx.withCell ? ["stack", "cell", "rowsPerSecond"] : ["stack", "rowsPerSecond"],
+      );
     }
     const wide = renderComparison("quickstart", plain, { wide: true, width: 80 });
-    expect(terminalCells(wide)[0]).toEqual(stackColumns("terminal", columnContext(plain), { wide: true }).map((c) => c.header(columnContext(plain))));
+    expect(terminalCells(wide)[0]).toEqual(
+      stackColumns("terminal", columnContext(plain), { wide: true }).map((c) =>
+        c.header(columnContext(plain)),
+      ),
+    );
     expect(wide).not.toMatch(/left out to fit/);
-    expect(terminalCells(renderComparison("quickstart", plain, { columns: ["flags", "ledger", "verdict"], width: 30 }))[0]).toEqual(["stack", "verdict", "flags", "ledger"]);
+    expect(
+      terminalCells(
+        renderComparison("quickstart", plain, { columns: ["flags", "ledger", "verdict"], width: 30 }),
+      )[0],
+    ).toEqual(["stack", "verdict", "flags", "ledger"]);
   });
 });
 
@@ -168,14 +244,40 @@ describe("lag p99 with the samples it rests on", () => {
     const delivery = STACK_COLUMNS.find((c) => c.key === "deliveryP99Ms")!;
     const verdict = STACK_COLUMNS.find((c) => c.key === "verdict")!;
     const row = plain[0]!;
-    const withSummary = (i: number, extra: Record<string, unknown>) => ({ ...row.measured[i]!, summary: { ...row.measured[i]!.summary!, ...extra } });
-    const d = (p99Ms: number) => ({ deliveryLatency: { rows: 10, p50Ms: 1, p99Ms, maxMs: p99Ms, resolutionMs: 1, unstamped: 0, belowZero: 0, clock: "one clock" } });
+    const withSummary = (i: number, extra: Record<string, unknown>) => ({
+      ...row.measured[i]!,
+      summary: { ...row.measured[i]!.summary!, ...extra },
+    });
+    const d = (p99Ms: number) => ({
+      deliveryLatency: {
+        rows: 10,
+        p50Ms: 1,
+        p99Ms,
+        maxMs: p99Ms,
+        resolutionMs: 1,
+        unstamped: 0,
+        belowZero: 0,
+        clock: "one clock",
+      },
+    });
     const steady = { state: "steady", label: "steady", evidence: "", samples: 9 };
-    const sat = { state: "saturated", label: "saturated (backpressure)", beganS: 3, evidence: "", samples: 9 };
-    const measured = [withSummary(0, { ...d(80), saturation: steady }), withSummary(1, { ...d(120), saturation: steady }), withSummary(2, { ...d(100), saturation: sat })];
+    const sat = {
+      state: "saturated",
+      label: "saturated (backpressure)",
+      beganS: 3,
+      evidence: "",
+      samples: 9,
+    };
+    const measured = [
+      withSummary(0, { ...d(80), saturation: steady }),
+      withSummary(1, { ...d(120), saturation: steady }),
+      withSummary(2, { ...d(100), saturation: sat }),
+    ];
     expect(delivery.cell({ ...row, measured }, ctx)).toBe("100 ms");
     expect(verdict.cell({ ...row, measured }, ctx)).toBe("steady 2/3, saturated (backpressure) 1/3");
-    const unavailable = row.measured.map((_, i) => withSummary(i, { deliveryLatency: { unavailable: "Loki keeps no receive time" }, saturation: steady }));
+    const unavailable = row.measured.map((_, i) =>
+      withSummary(i, { deliveryLatency: { unavailable: "Loki keeps no receive time" }, saturation: steady }),
+    );
     expect(delivery.cell({ ...row, measured: unavailable }, ctx)).toBe("n/a");
     expect(verdict.cell({ ...row, measured: unavailable }, ctx)).toBe("steady");
     // runs that predate both: no value

@@ -19,10 +19,19 @@ import { startTestPostgres, type TestPostgres } from "../../helpers/direct-host.
 const PORT = 5472;
 const TABLE = "ib_after_load";
 const SENT = 30_000;
-const fields: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "msg", type: "string", size: 200 }];
+const fields: EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "msg", type: "string", size: 200 },
+];
 const dir = mkdtempSync(path.join(os.tmpdir(), "ib-test-after-load-"));
 const replayFile = path.join(dir, "lines.log");
-const plan = { fields, replayFile, generator: { name: "pg-copy", config: { seed: 5 } }, fidelity: { all: 1000, sample: 300 }, sink: { name: "postgres", config: {} } };
+const plan = {
+  fields,
+  replayFile,
+  generator: { name: "pg-copy", config: { seed: 5 } },
+  fidelity: { all: 1000, sample: 300 },
+  sink: { name: "postgres", config: {} },
+};
 
 let server: TestPostgres | undefined;
 let client: pg.Client | undefined;
@@ -30,7 +39,13 @@ let verifier: Verifier | undefined;
 
 beforeAll(async () => {
   // 12,000 lines, 1.6 MB (more than a small file kept in memory): the 30,000 seqs go through the file 2.5 times
-  writeFileSync(replayFile, Array.from({ length: 12_000 }, (_, i) => `2026-12-03T10:00:00.000 line ${i} ${"abc ".repeat(i % 50)}`).join("\n") + "\n");
+  writeFileSync(
+    replayFile,
+    Array.from(
+      { length: 12_000 },
+      (_, i) => `2026-12-03T10:00:00.000 line ${i} ${"abc ".repeat(i % 50)}`,
+    ).join("\n") + "\n",
+  );
   server = await startTestPostgres(PORT);
   client = new pg.Client({ host: "127.0.0.1", port: PORT, user: "postgres", database: "postgres" });
   await client.connect();
@@ -38,7 +53,12 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   await verifier?.close();
-  verifier = postgresVerifier.create({ host: "127.0.0.1", port: PORT, params: { ...server!.pg.params, table: TABLE }, fields });
+  verifier = postgresVerifier.create({
+    host: "127.0.0.1",
+    port: PORT,
+    params: { ...server!.pg.params, table: TABLE },
+    fields,
+  });
   await verifier.prepare();
   // what the generator sent for seqs 0..SENT-1 of gen 0
   const src = createEventSource({ fields, seed: 5, genId: 0, replayFile });
@@ -51,7 +71,10 @@ beforeEach(async () => {
     msg.push(v[1] as string);
   }
   await src.close();
-  await client!.query(`INSERT INTO ${TABLE} (ts, msg, gen, seq, sent_at) SELECT t, m, 0, s - 1, now() FROM unnest($1::timestamptz[], $2::text[]) WITH ORDINALITY AS k(t, m, s)`, [ts, msg]);
+  await client!.query(
+    `INSERT INTO ${TABLE} (ts, msg, gen, seq, sent_at) SELECT t, m, 0, s - 1, now() FROM unnest($1::timestamptz[], $2::text[]) WITH ORDINALITY AS k(t, m, s)`,
+    [ts, msg],
+  );
 });
 
 afterAll(async () => {
@@ -62,13 +85,24 @@ afterAll(async () => {
 });
 
 const readerSessions = async (): Promise<number> =>
-  Number((await client!.query("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'ingestbench-rows'")).rows[0].n);
+  Number(
+    (
+      await client!.query(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'ingestbench-rows'",
+      )
+    ).rows[0].n,
+  );
 
 describe("the ledger and the content check after the load (harness/runner/fidelity.ts)", () => {
   it("a sample's reads run beside the ledger on their own connection: the ledger exact, the sample compared, an altered line found", async () => {
     const { ledger, times } = await ledgerWithFidelity(verifier!, plan, [SENT], [[]]);
     expect(ledger).toMatchObject({ stored: SENT, lost: 0, duplicated: 0, altered: 0 });
-    expect(ledger.fidelity).toMatchObject({ mode: "sample", sampleSize: 300, seqsCompared: 300, rowsCompared: 300 });
+    expect(ledger.fidelity).toMatchObject({
+      mode: "sample",
+      sampleSize: 300,
+      seqsCompared: 300,
+      rowsCompared: 300,
+    });
     expect(await readerSessions()).toBe(1);
     expect(times.fidelityMs).not.toBeNull();
     expect(times.afterLoadMs).toBeGreaterThanOrEqual(Math.max(times.ledgerMs, times.fidelityMs!));
@@ -94,18 +128,34 @@ describe("the ledger and the content check after the load (harness/runner/fideli
     expect(reads!.indexMarks).toBeGreaterThan(10);
     expect(reads!.seeks).toBeGreaterThan(0);
     // the generators' own count of the lines they changed before sending rides in their index: none here
-    expect(ledger.fidelity && "replayLines" in ledger.fidelity ? ledger.fidelity.replayLines : null).toEqual({ lines: 12_000, cut: 0, repaired: 0 });
+    expect(ledger.fidelity && "replayLines" in ledger.fidelity ? ledger.fidelity.replayLines : null).toEqual({
+      lines: 12_000,
+      cut: 0,
+      repaired: 0,
+    });
     // without the index the sample's pass reads up to its last line, near the end of the file
-    const plainReads = plain.ledger.fidelity && "replay" in plain.ledger.fidelity ? plain.ledger.fidelity.replay! : null;
+    const plainReads =
+      plain.ledger.fidelity && "replay" in plain.ledger.fidelity ? plain.ledger.fidelity.replay! : null;
     expect(plainReads!.bytes).toBeGreaterThan(size * 0.9);
     expect(reads!.bytes).toBeLessThan(plainReads!.bytes / 2);
 
     // a file modified after the generators started is said to be: its lines now may not be the ones sent
     const mtime = statSync(replayFile).mtimeMs;
-    const unchanged = await ledgerWithFidelity(verifier!, sparse, [SENT], [[]], { replayIndex, generatorsStartedMs: mtime + 1 });
+    const unchanged = await ledgerWithFidelity(verifier!, sparse, [SENT], [[]], {
+      replayIndex,
+      generatorsStartedMs: mtime + 1,
+    });
     expect(unchanged.ledger.fidelity).not.toHaveProperty("replayModified");
-    const modified = await ledgerWithFidelity(verifier!, sparse, [SENT], [[]], { replayIndex, generatorsStartedMs: mtime - 1000 });
-    expect(modified.ledger.fidelity).toMatchObject({ replayModified: { at: new Date(mtime).toISOString(), generatorsStarted: new Date(mtime - 1000).toISOString() } });
+    const modified = await ledgerWithFidelity(verifier!, sparse, [SENT], [[]], {
+      replayIndex,
+      generatorsStartedMs: mtime - 1000,
+    });
+    expect(modified.ledger.fidelity).toMatchObject({
+      replayModified: {
+        at: new Date(mtime).toISOString(),
+        generatorsStarted: new Date(mtime - 1000).toISOString(),
+      },
+    });
 
     await client!.query(`UPDATE ${TABLE} SET msg = left(msg, -1) WHERE seq % 2 = 0`);
     const altered = await ledgerWithFidelity(verifier!, sparse, [SENT], [[]], { replayIndex });

@@ -4,20 +4,40 @@
 import { describe, expect, it } from "vitest";
 import type { StoredRow, StoredRowReader } from "../../../core/fidelity.ts";
 import type { EventField } from "../../../core/events/types.ts";
-import { appBytes, appBytesLine, recordBytesOf, type RecordEncoding } from "../../../harness/runner/app-bytes.ts";
+import {
+  appBytes,
+  appBytesLine,
+  recordBytesOf,
+  type RecordEncoding,
+} from "../../../harness/runner/app-bytes.ts";
 import { evaluateChecks } from "../../../harness/runner/checks.ts";
 
-const FIELDS: EventField[] = [{ name: "ts", type: "timestamp" }, { name: "span", type: "string", size: 120 }];
+const FIELDS: EventField[] = [
+  { name: "ts", type: "timestamp" },
+  { name: "span", type: "string", size: 120 },
+];
 const GEN = 4_200_000;
-const encoding: RecordEncoding = { protocol: "syslog", config: { seed: 42 }, fields: FIELDS, seed: 42, gen: GEN };
+const encoding: RecordEncoding = {
+  protocol: "syslog",
+  config: { seed: 42 },
+  fields: FIELDS,
+  seed: 42,
+  gen: GEN,
+};
 
 /** A sink holding `seqs` of GEN (and one row of another gen), each stored `copies` times. */
 function reader(seqs: number[], copies = 1): StoredRowReader & { reads: number } {
-  const rows: StoredRow[] = [...seqs.flatMap((seq) => Array.from({ length: copies }, () => ({ gen: GEN, seq, values: [] }))), { gen: GEN + 1, seq: 0, values: [] }];
+  const rows: StoredRow[] = [
+    ...seqs.flatMap((seq) => Array.from({ length: copies }, () => ({ gen: GEN, seq, values: [] }))),
+    { gen: GEN + 1, seq: 0, values: [] },
+  ];
   const r = {
     reads: 0,
     rules: () => [],
-    readRange: async (gen: number, from: number, to: number) => { r.reads++; return rows.filter((x) => x.gen === gen && x.seq >= from && x.seq < to); },
+    readRange: async (gen: number, from: number, to: number) => {
+      r.reads++;
+      return rows.filter((x) => x.gen === gen && x.seq >= from && x.seq < to);
+    },
     readSeqs: async () => [],
   };
   return r;
@@ -32,36 +52,94 @@ describe("appBytes", () => {
 
   it("agrees when the app's recordBytes are the encodings of exactly the records the sink holds (copies counted once)", async () => {
     const r = reader(held, 2);
-    const b = await appBytes({ figures: { recordBytes: heldBytes }, encoding, reader: r, sent, stored: held.length, limit: 1_000_000 });
-    expect(b).toEqual({ reported: heldBytes, atSink: heldBytes, records: held.length, unaccounted: 0, agrees: true, per: "each record's RFC 6587 frame" });
+    const b = await appBytes({
+      figures: { recordBytes: heldBytes },
+      encoding,
+      reader: r,
+      sent,
+      stored: held.length,
+      limit: 1_000_000,
+    });
+    expect(b).toEqual({
+      reported: heldBytes,
+      atSink: heldBytes,
+      records: held.length,
+      unaccounted: 0,
+      agrees: true,
+      per: "each record's RFC 6587 frame",
+    });
     expect(r.reads).toBe(2);
-    expect(appBytesLine(b)).toMatch(/^bytes: [\d,]+ reported = [\d,]+ at the sink over 8,000 records \(each record's RFC 6587 frame\)$/);
+    expect(appBytesLine(b)).toMatch(
+      /^bytes: [\d,]+ reported = [\d,]+ at the sink over 8,000 records \(each record's RFC 6587 frame\)$/,
+    );
   });
 
   it("disagrees by the bytes of a record the app counted but the sink does not hold, and the run's checks fail", async () => {
     const lost = held.slice(1);
-    const b = await appBytes({ figures: { recordBytes: heldBytes }, encoding, reader: reader(lost), sent, stored: lost.length, limit: 1_000_000 });
+    const b = await appBytes({
+      figures: { recordBytes: heldBytes },
+      encoding,
+      reader: reader(lost),
+      sent,
+      stored: lost.length,
+      limit: 1_000_000,
+    });
     expect(b).toMatchObject({ agrees: false, unaccounted: length(held[0]!), records: lost.length });
     expect(appBytesLine(b)).toMatch(/^bytes DISAGREE: .* unaccounted, [\d.]+ per record$/);
     const checks = evaluateChecks([], { ledger: {}, summary: {}, app: { ledger: { bytes: b } } });
-    expect(checks).toEqual([{ check: "app.ledger.bytes.unaccounted", expected: expect.stringMatching(/^= 0/), actual: length(held[0]!), ok: false }]);
-    expect(evaluateChecks([], { ledger: {}, summary: {}, app: { ledger: { bytes: { ...b, unaccounted: 0, agrees: true } } } })).toEqual([]);
+    expect(checks).toEqual([
+      {
+        check: "app.ledger.bytes.unaccounted",
+        expected: expect.stringMatching(/^= 0/),
+        actual: length(held[0]!),
+        ok: false,
+      },
+    ]);
+    expect(
+      evaluateChecks([], {
+        ledger: {},
+        summary: {},
+        app: { ledger: { bytes: { ...b, unaccounted: 0, agrees: true } } },
+      }),
+    ).toEqual([]);
   });
 
   it("a framing other than the scenario's (another APP-NAME) differs by a constant per record", async () => {
     const other = recordBytesOf({ ...encoding, config: { seed: 42, appName: "sample-app" } })!;
     const reported = held.reduce((n, s) => n + other(s), 0);
-    const b = await appBytes({ figures: { recordBytes: reported }, encoding, reader: reader(held), sent, stored: held.length, limit: 1_000_000 });
-    expect(b).toMatchObject({ agrees: false, unaccounted: held.length * ("sample-app".length - "ingestbench".length) });
+    const b = await appBytes({
+      figures: { recordBytes: reported },
+      encoding,
+      reader: reader(held),
+      sent,
+      stored: held.length,
+      limit: 1_000_000,
+    });
+    expect(b).toMatchObject({
+      agrees: false,
+      unaccounted: held.length * ("sample-app".length - "ingestbench".length),
+    });
   });
 
   it("fluent-forward counts each record's entry; says why it did not compare otherwise", async () => {
     const ff = recordBytesOf({ ...encoding, protocol: "fluent-forward" })!;
     expect(ff(5)).toBeLessThan(length(5) + 60);
     const base = { encoding, reader: reader(held), sent, stored: held.length, limit: 1_000_000 };
-    expect(await appBytes({ ...base, figures: {} })).toEqual({ unchecked: "the app reports no recordBytes (app.results.map)" });
-    expect(await appBytes({ ...base, figures: { recordBytes: 1 }, encoding: { ...encoding, protocol: "http-json" } })).toMatchObject({ unchecked: expect.stringMatching(/not http-json/) });
-    expect(await appBytes({ ...base, figures: { recordBytes: 1 }, reader: undefined })).toMatchObject({ unchecked: expect.stringMatching(/cannot read rows back/) });
-    expect(await appBytes({ ...base, figures: { recordBytes: 1 }, limit: 10 })).toMatchObject({ unchecked: expect.stringMatching(/more than the 10 read back/) });
+    expect(await appBytes({ ...base, figures: {} })).toEqual({
+      unchecked: "the app reports no recordBytes (app.results.map)",
+    });
+    expect(
+      await appBytes({
+        ...base,
+        figures: { recordBytes: 1 },
+        encoding: { ...encoding, protocol: "http-json" },
+      }),
+    ).toMatchObject({ unchecked: expect.stringMatching(/not http-json/) });
+    expect(await appBytes({ ...base, figures: { recordBytes: 1 }, reader: undefined })).toMatchObject({
+      unchecked: expect.stringMatching(/cannot read rows back/),
+    });
+    expect(await appBytes({ ...base, figures: { recordBytes: 1 }, limit: 10 })).toMatchObject({
+      unchecked: expect.stringMatching(/more than the 10 read back/),
+    });
   });
 });

@@ -13,13 +13,26 @@ describe("aborting a completion wait (harness/runner/completion.ts, core/errors.
     const ac = new AbortController();
     let checks = 0;
     const wait = awaitCompletion({
-      tick: async () => sample(100), completion: () => { checks++; return never<Completion>(); },
-      accepted: 100, expected: 100, previous: sample(0), intervalMs: 50, tighten: false, timeoutMs: 600_000,
-      checkAbort: () => undefined, signal: ac.signal,
+      tick: async () => sample(100),
+      completion: () => {
+        checks++;
+        return never<Completion>();
+      },
+      accepted: 100,
+      expected: 100,
+      previous: sample(0),
+      intervalMs: 50,
+      tighten: false,
+      timeoutMs: 600_000,
+      checkAbort: () => undefined,
+      signal: ac.signal,
     });
     setTimeout(() => ac.abort("SIGINT"), 30);
     const t0 = performance.now();
-    await expect(wait).rejects.toMatchObject({ code: "E_INTERRUPTED", message: expect.stringContaining("SIGINT") });
+    await expect(wait).rejects.toMatchObject({
+      code: "E_INTERRUPTED",
+      message: expect.stringContaining("SIGINT"),
+    });
     expect(performance.now() - t0).toBeLessThan(5_000);
     expect(checks).toBe(1);
   });
@@ -27,14 +40,25 @@ describe("aborting a completion wait (harness/runner/completion.ts, core/errors.
   it("a count sample that never returns is cut short the same way; a settled promise passes through", async () => {
     const ac = new AbortController();
     const wait = awaitCompletion({
-      tick: () => never<CountSample>(), completion: async () => ({ tBefore: 0, tAfter: 0, missing: 0, missingRanges: [] }),
-      accepted: 1, expected: 1, previous: sample(0), intervalMs: 50, tighten: false, timeoutMs: 600_000,
-      checkAbort: () => undefined, signal: ac.signal,
+      tick: () => never<CountSample>(),
+      completion: async () => ({ tBefore: 0, tAfter: 0, missing: 0, missingRanges: [] }),
+      accepted: 1,
+      expected: 1,
+      previous: sample(0),
+      intervalMs: 50,
+      tighten: false,
+      timeoutMs: 600_000,
+      checkAbort: () => undefined,
+      signal: ac.signal,
     });
     ac.abort("SIGTERM");
     await expect(wait).rejects.toMatchObject({ code: "E_INTERRUPTED" });
     await expect(untilAborted(Promise.resolve(7), new AbortController().signal)).resolves.toBe(7);
-    await expect(untilAborted(Promise.reject(new Error("query failed")), new AbortController().signal)).rejects.toThrow("query failed");
-    await expect(untilAborted(never(), AbortSignal.abort("SIGINT"))).rejects.toMatchObject({ code: "E_INTERRUPTED" });
+    await expect(
+      untilAborted(Promise.reject(new Error("query failed")), new AbortController().signal),
+    ).rejects.toThrow("query failed");
+    await expect(untilAborted(never(), AbortSignal.abort("SIGINT"))).rejects.toMatchObject({
+      code: "E_INTERRUPTED",
+    });
   });
 });

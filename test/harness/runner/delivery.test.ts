@@ -10,8 +10,19 @@ describe("delivery latency windows (hdr histograms)", () => {
     const warm = d.window({ buckets: [[5000, 50]], resolutionMs: 1, unstamped: 0 }, false);
     // 3 significant digits: a value is read back as the top of its bucket (5000 → 5003), within 0.1 %
     expect(warm!.rows).toBe(50);
-    for (const v of [warm!.p50Ms, warm!.p99Ms, warm!.maxMs]) expect(Math.abs(v - 5000)).toBeLessThanOrEqual(5);
-    const w1 = d.window({ buckets: [[10, 98], [900, 2]], resolutionMs: 1, unstamped: 0 }, true);
+    for (const v of [warm!.p50Ms, warm!.p99Ms, warm!.maxMs])
+      expect(Math.abs(v - 5000)).toBeLessThanOrEqual(5);
+    const w1 = d.window(
+      {
+        buckets: [
+          [10, 98],
+          [900, 2],
+        ],
+        resolutionMs: 1,
+        unstamped: 0,
+      },
+      true,
+    );
     expect(w1).toEqual({ rows: 100, p50Ms: 10, p99Ms: 900, maxMs: 900 });
     const w2 = d.window({ buckets: [[2000, 100]], resolutionMs: 1, unstamped: 2 }, true);
     expect(w2!.rows).toBe(100);
@@ -28,19 +39,38 @@ describe("delivery latency windows (hdr histograms)", () => {
   it("a window without rows is null and leaves the run's figure alone; an empty run has null percentiles and 0 rows", () => {
     const d = new DeliveryLatency();
     expect(d.window({ buckets: [], resolutionMs: 1000, unstamped: 0 }, true)).toBeNull();
-    expect(d.summary("c")).toMatchObject({ rows: 0, p50Ms: null, p99Ms: null, maxMs: null, resolutionMs: 1000 });
+    expect(d.summary("c")).toMatchObject({
+      rows: 0,
+      p50Ms: null,
+      p99Ms: null,
+      maxMs: null,
+      resolutionMs: 1000,
+    });
   });
 
   it("records a latency below 0 (clock or whole-second stamp) as 0 and counts it", () => {
     const d = new DeliveryLatency();
-    const w = d.window({ buckets: [[-300, 4], [200, 6]], resolutionMs: 1000, unstamped: 0 }, true);
+    const w = d.window(
+      {
+        buckets: [
+          [-300, 4],
+          [200, 6],
+        ],
+        resolutionMs: 1000,
+        unstamped: 0,
+      },
+      true,
+    );
     expect(w).toMatchObject({ rows: 10, maxMs: 200 });
     expect(d.summary("c")).toMatchObject({ rows: 10, belowZero: 4, resolutionMs: 1000 });
   });
 
   it("percentiles are those of the rows, not of the buckets (weighted by count)", () => {
     const d = new DeliveryLatency();
-    const buckets: Array<[number, number]> = Array.from({ length: 100 }, (_, i) => [i + 1, i === 0 ? 1000 : 1]);
+    const buckets: Array<[number, number]> = Array.from({ length: 100 }, (_, i) => [
+      i + 1,
+      i === 0 ? 1000 : 1,
+    ]);
     const w = d.window({ buckets, resolutionMs: 1, unstamped: 0 }, true)!;
     expect(w.rows).toBe(1099);
     expect(w.p50Ms).toBe(1);
@@ -51,14 +81,29 @@ describe("delivery latency windows (hdr histograms)", () => {
     expect(deliveryClock("local")).toMatch(/^one clock/);
     expect(deliveryClock("docker")).toMatch(/^one clock/);
     expect(deliveryClock("azure")).toMatch(/^uncorrected/);
-    expect(deliveryClock("azure", { reason: "the sink host's clock offset was not measured (no date)" })).toMatch(/^uncorrected: the sink host's clock offset was not measured \(no date\)/);
-    expect(deliveryClock("azure", { correctionMs: 1234.5, boundMs: 12.25 })).toMatch(/^corrected: .*1234\.5 ms ± 12\.3 ms/);
+    expect(
+      deliveryClock("azure", { reason: "the sink host's clock offset was not measured (no date)" }),
+    ).toMatch(/^uncorrected: the sink host's clock offset was not measured \(no date\)/);
+    expect(deliveryClock("azure", { correctionMs: 1234.5, boundMs: 12.25 })).toMatch(
+      /^corrected: .*1234\.5 ms ± 12\.3 ms/,
+    );
   });
 
   it("a sink clock 5 s ahead of the loadgen's: the correction moves every row back onto the generator's clock", () => {
     const d = new DeliveryLatency();
     d.correct(5000);
-    const w = d.window({ buckets: [[5040, 3], [5100, 1], [4990, 2]], resolutionMs: 1, unstamped: 0 }, true)!;
+    const w = d.window(
+      {
+        buckets: [
+          [5040, 3],
+          [5100, 1],
+          [4990, 2],
+        ],
+        resolutionMs: 1,
+        unstamped: 0,
+      },
+      true,
+    )!;
     expect(w).toEqual({ rows: 6, p50Ms: 40, p99Ms: 100, maxMs: 100 });
     // a row the corrected clock puts before its send is clamped to 0 and counted
     expect(d.summary("x").belowZero).toBe(2);

@@ -13,22 +13,59 @@ function series(rates: number[], lags: number[] = []): SeriesPoint[] {
   return rates.map((r, i) => {
     stored += i === 0 ? 0 : r;
     return {
-      t: T0 + i * 1000, elapsedS: i, phase: i === 0 ? "warmup" : "measure", stored, countQueryMs: 1, rowsPerSec: i === 0 ? null : r, mibPerSec: null,
-      lagMs: lags[i] ?? 100, backlogRows: null, backlogLagMs: null, sent: i * 1000, accepted: i * 1000, hosts: {},
+      t: T0 + i * 1000,
+      elapsedS: i,
+      phase: i === 0 ? "warmup" : "measure",
+      stored,
+      countQueryMs: 1,
+      rowsPerSec: i === 0 ? null : r,
+      mibPerSec: null,
+      lagMs: lags[i] ?? 100,
+      backlogRows: null,
+      backlogLagMs: null,
+      sent: i * 1000,
+      accepted: i * 1000,
+      hosts: {},
     } satisfies SeriesPoint;
   });
 }
 
-function entry(index: number, action: string, host: string | null, startS: number, endS: number, fault = true): TimelineEntry {
+function entry(
+  index: number,
+  action: string,
+  host: string | null,
+  startS: number,
+  endS: number,
+  fault = true,
+): TimelineEntry {
   return {
-    index, name: `${action} ${host}`, action, host, trigger: `at ${startS}s`, fault, status: "ok",
-    startT: T0 + startS * 1000, endT: T0 + endS * 1000, startS, endS, exitCode: 0, output: "",
+    index,
+    name: `${action} ${host}`,
+    action,
+    host,
+    trigger: `at ${startS}s`,
+    fault,
+    status: "ok",
+    startT: T0 + startS * 1000,
+    endT: T0 + endS * 1000,
+    startS,
+    endS,
+    exitCode: 0,
+    output: "",
   };
 }
 
 const ledger = (missingRanges: Array<[number, number, number]>, duplicated = 0): Ledger => ({
-  sent: 10_000, accepted: 10_000, stored: 0, distinct: 0, lost: missingRanges.reduce((n, [, a, b]) => n + b - a + 1, 0), duplicated,
-  overwritten: 0, rejected: 0, unexpected: 0, missingRanges,
+  sent: 10_000,
+  accepted: 10_000,
+  stored: 0,
+  distinct: 0,
+  lost: missingRanges.reduce((n, [, a, b]) => n + b - a + 1, 0),
+  duplicated,
+  overwritten: 0,
+  rejected: 0,
+  unexpected: 0,
+  missingRanges,
 });
 
 describe("fault costs", () => {
@@ -41,12 +78,35 @@ describe("fault costs", () => {
 
   it("charges each range to the first fault that ended after it was sent; recovery and peaks per episode", () => {
     // 1000 rows/s until the kill at 4 s, nothing until the restart ends at 6.5 s, 950 rows/s after it
-    const s = series([0, 1000, 1000, 1000, 1000, 0, 0, 300, 950, 1000], [0, 100, 100, 100, 100, 1100, 2100, 3100, 900, 200]);
-    const timeline = [entry(0, "kill", "collector", 4, 4.01), entry(1, "restart", "collector", 5, 6.5), entry(2, "cont", "collector", 7, 7.01, false)];
+    const s = series(
+      [0, 1000, 1000, 1000, 1000, 0, 0, 300, 950, 1000],
+      [0, 100, 100, 100, 100, 1100, 2100, 3100, 900, 200],
+    );
+    const timeline = [
+      entry(0, "kill", "collector", 4, 4.01),
+      entry(1, "restart", "collector", 5, 6.5),
+      entry(2, "cont", "collector", 7, 7.01, false),
+    ];
     // seqs 3500..3999 were sent before the kill (in the collector's queue), 5200..5300 during the restart
-    const costs = faultCosts(timeline, s, ledger([[0, 3500, 3999], [0, 5200, 5300]], 7), 1);
+    const costs = faultCosts(
+      timeline,
+      s,
+      ledger(
+        [
+          [0, 3500, 3999],
+          [0, 5200, 5300],
+        ],
+        7,
+      ),
+      1,
+    );
     expect(costs.map((c) => c.step)).toEqual([0, 1]); // the cont is no fault
-    expect(costs[0]).toMatchObject({ lost: 500, lostRanges: [[0, 3500, 3999]], duplicated: null, preMedianRowsPerSec: 1000 });
+    expect(costs[0]).toMatchObject({
+      lost: 500,
+      lostRanges: [[0, 3500, 3999]],
+      duplicated: null,
+      preMedianRowsPerSec: 1000,
+    });
     expect(costs[1]).toMatchObject({ lost: 101, lostRanges: [[0, 5200, 5300]] });
     // back to ≥ 900 rows/s in the window that ends at 8 s (the first wholly after 4 s with that rate): 4 s after the kill
     expect(costs[0]!.recoverySeconds).toBe(4);
@@ -59,11 +119,24 @@ describe("fault costs", () => {
     const s = series([0, 1000, 1000, 1000, 1000, 0, 0, 300, 950, 1000]);
     const timeline = [entry(0, "kill", "collector", 4, 4.01), entry(1, "restart", "collector", 5, 6.5)];
     // 4100..4199: sent (by the interpolation) at 4.1 s, after the kill ended and before the restart began
-    const costs = faultCosts(timeline, s, ledger([[0, 4100, 4199], [0, 5200, 5300]]), 1);
+    const costs = faultCosts(
+      timeline,
+      s,
+      ledger([
+        [0, 4100, 4199],
+        [0, 5200, 5300],
+      ]),
+      1,
+    );
     expect(costs[0]).toMatchObject({ lost: 100, lostRanges: [[0, 4100, 4199]] });
     expect(costs[1]).toMatchObject({ lost: 101, lostRanges: [[0, 5200, 5300]] });
     // a restart of another host is no end of the collector's episode: the range goes to the first fault after it
-    const other = faultCosts([entry(0, "kill", "collector", 4, 4.01), entry(1, "restart", "sink", 5, 6.5)], s, ledger([[0, 4100, 4199]]), 1);
+    const other = faultCosts(
+      [entry(0, "kill", "collector", 4, 4.01), entry(1, "restart", "sink", 5, 6.5)],
+      s,
+      ledger([[0, 4100, 4199]]),
+      1,
+    );
     expect(other.map((c) => c.lost)).toEqual([0, 100]);
   });
 
@@ -71,10 +144,17 @@ describe("fault costs", () => {
     const s = series([0, 1000, 1000, 0, 1000, 1000, 0, 1000], [0, 100, 100, 2000, 150, 100, 5000, 100]);
     const one = faultCosts([entry(0, "stop", "collector", 2.5, 2.5)], s, ledger([], 3), 1);
     expect(one[0]).toMatchObject({ lost: 0, duplicated: 3, recoverySeconds: 1.5, peakLagMs: 5000 });
-    const two = faultCosts([entry(0, "stop", "collector", 2.5, 2.5), entry(1, "restart", "sink", 5.5, 5.6)], s, ledger([]), 1);
+    const two = faultCosts(
+      [entry(0, "stop", "collector", 2.5, 2.5), entry(1, "restart", "sink", 5.5, 5.6)],
+      s,
+      ledger([]),
+      1,
+    );
     expect(two[0]!.peakLagMs).toBe(2000);
     expect(two[1]!.peakLagMs).toBe(5000);
-    expect(faultLines(two, [entry(0, "stop", "collector", 2.5, 2.5), entry(1, "restart", "sink", 5.5, 5.6)])[0]).toBe(
+    expect(
+      faultLines(two, [entry(0, "stop", "collector", 2.5, 2.5), entry(1, "restart", "sink", 5.5, 5.6)])[0],
+    ).toBe(
       "fault stop collector at 2.5 s: lost 0; back to 90 % of 1,000 rows/s after 1.5 s, lag peak 2,000 ms",
     );
   });
@@ -83,8 +163,12 @@ describe("fault costs", () => {
     const s = series([0, 1000, 1000, 0, 0, 0]);
     const c = faultCosts([entry(0, "kill", "collector", 2.5, 2.5)], s, ledger([]), 1);
     expect(c[0]!.recoverySeconds).toBeNull();
-    expect(faultLines(c, [entry(0, "kill", "collector", 2.5, 2.5)])[0]).toMatch(/not back to 90 % of 1,000 rows\/s during the load/);
-    expect(faultCosts([entry(0, "kill", "collector", 0.2, 0.2)], s, null, 1)[0]!.preMedianRowsPerSec).toBeNull();
+    expect(faultLines(c, [entry(0, "kill", "collector", 2.5, 2.5)])[0]).toMatch(
+      /not back to 90 % of 1,000 rows\/s during the load/,
+    );
+    expect(
+      faultCosts([entry(0, "kill", "collector", 0.2, 0.2)], s, null, 1)[0]!.preMedianRowsPerSec,
+    ).toBeNull();
     expect(faultCosts([entry(0, "exec", "sink", 1, 1, false)], s, ledger([]), 1)).toEqual([]);
   });
 });

@@ -14,7 +14,9 @@ describe("generator processes per entry point: the load split (harness/runner/ge
   });
 
   it("refuses more processes than requests (E_GENERATOR_PROCESSES), and defaults to 1 process", () => {
-    expect(() => splitConfig({ requests: 2 }, 3)).toThrow(expect.objectContaining({ code: "E_GENERATOR_PROCESSES", field: "generator.processes" }));
+    expect(() => splitConfig({ requests: 2 }, 3)).toThrow(
+      expect.objectContaining({ code: "E_GENERATOR_PROCESSES", field: "generator.processes" }),
+    );
     expect(processesOf({})).toBe(1);
     expect(processesOf(httpJsonSchema.parse({}))).toBe(1);
     expect(processesOf(httpJsonSchema.parse({ processes: 2 }))).toBe(2);

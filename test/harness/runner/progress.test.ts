@@ -2,29 +2,65 @@
 import { EventEmitter } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
-import { formatSeconds, OVERHEAD_ESTIMATE_S, Progress, resolveMode, type ProgressRun } from "../../../harness/runner/progress.ts";
+import {
+  formatSeconds,
+  OVERHEAD_ESTIMATE_S,
+  Progress,
+  resolveMode,
+  type ProgressRun,
+} from "../../../harness/runner/progress.ts";
 import type { QueryProgress } from "../../../harness/runner/query-load.ts";
 
-function capture(isTTY = false): { stdout: { write: (s: string) => boolean; text: string }; stderr: { write: (s: string) => boolean; text: string; isTTY: boolean } } {
+function capture(isTTY = false): {
+  stdout: { write: (s: string) => boolean; text: string };
+  stderr: { write: (s: string) => boolean; text: string; isTTY: boolean };
+} {
   const mk = () => {
-    const o = { text: "", write: (s: string) => { o.text += s; return true; } };
+    const o = {
+      text: "",
+      write: (s: string) => {
+        o.text += s;
+        return true;
+      },
+    };
     return o;
   };
   return { stdout: mk(), stderr: Object.assign(mk(), { isTTY }) };
 }
 
 const runs: ProgressRun[] = [
-  { stack: "s1", plan: { scenario: "quickstart", cell: "batch=1000", replicate: 1, warmupMs: 1000, durationMs: 2000 } },
-  { stack: "s1", plan: { scenario: "quickstart", cell: "batch=8000", replicate: 1, warmupMs: 1000, durationMs: 2000 }, group: "B" },
+  {
+    stack: "s1",
+    plan: { scenario: "quickstart", cell: "batch=1000", replicate: 1, warmupMs: 1000, durationMs: 2000 },
+  },
+  {
+    stack: "s1",
+    plan: { scenario: "quickstart", cell: "batch=8000", replicate: 1, warmupMs: 1000, durationMs: 2000 },
+    group: "B",
+  },
 ];
 
 const point = (elapsedS: number, phase: SeriesPoint["phase"], t: number): SeriesPoint => ({
-  t, elapsedS, phase, stored: elapsedS * 1000, countQueryMs: 2, rowsPerSec: 1000, mibPerSec: 0.2, lagMs: 150, sent: 0, accepted: 0, hosts: {},
+  t,
+  elapsedS,
+  phase,
+  stored: elapsedS * 1000,
+  countQueryMs: 2,
+  rowsPerSec: 1000,
+  mibPerSec: 0.2,
+  lagMs: 150,
+  sent: 0,
+  accepted: 0,
+  hosts: {},
 });
 
-const record = (runId: string): RunRecord => ({
-  runId, status: "ok", summary: { rowsPerSecond: 1234.5, mibPerSecond: 0.3, lagP99Ms: 200 }, ledger: { lost: 0, duplicated: 0 },
-} as unknown as RunRecord);
+const record = (runId: string): RunRecord =>
+  ({
+    runId,
+    status: "ok",
+    summary: { rowsPerSecond: 1234.5, mibPerSecond: 0.3, lagP99Ms: 200 },
+    ledger: { lost: 0, duplicated: 0 },
+  }) as unknown as RunRecord;
 
 /** Drive a whole two-run invocation through a display on a fake clock (each run takes 8 s of wall time). */
 function drive(p: Progress, clock: { t: number }): void {
@@ -47,17 +83,66 @@ describe("progress", () => {
     drive(new Progress("jsonl", io, () => clock.t), clock);
     const lines = io.stdout.text.trimEnd().split("\n");
     const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(events.map((e) => e.event)).toEqual(["start", "cell-start", "sample", "sample", "sample", "sample", "cell-end", "cell-start", "sample", "sample", "sample", "sample", "cell-end", "end"]);
-    for (const e of events) expect(typeof e.time === "string" && !Number.isNaN(Date.parse(e.time))).toBe(true);
+    expect(events.map((e) => e.event)).toEqual([
+      "start",
+      "cell-start",
+      "sample",
+      "sample",
+      "sample",
+      "sample",
+      "cell-end",
+      "cell-start",
+      "sample",
+      "sample",
+      "sample",
+      "sample",
+      "cell-end",
+      "end",
+    ]);
+    for (const e of events)
+      expect(typeof e.time === "string" && !Number.isNaN(Date.parse(e.time))).toBe(true);
     // 2 × (3 s load + the local platform's assumed overhead: 6 s provisioning, 2 s drain, 25 s ledger, 5 s teardown)
     expect(events[0]).toMatchObject({ runs: 2, estimatedSeconds: 82 });
-    expect(events[1]).toMatchObject({ index: 1, runs: 2, stack: "s1", scenario: "quickstart", cell: "batch=1000", replicate: 1, runId: "run-a" });
+    expect(events[1]).toMatchObject({
+      index: 1,
+      runs: 2,
+      stack: "s1",
+      scenario: "quickstart",
+      cell: "batch=1000",
+      replicate: 1,
+      runId: "run-a",
+    });
     expect(events[1]).not.toHaveProperty("group");
-    expect(events[3]).toMatchObject({ phase: "measure", elapsedS: 2, loadEndS: 3, stored: 2000, rowsPerSec: 1000, lagMs: 150 });
+    expect(events[3]).toMatchObject({
+      phase: "measure",
+      elapsedS: 2,
+      loadEndS: 3,
+      stored: 2000,
+      rowsPerSec: 1000,
+      lagMs: 150,
+    });
     expect(typeof events[3]!.remainingSeconds).toBe("number");
-    expect(events[6]).toMatchObject({ index: 1, runId: "run-a", status: "ok", rowsPerSecond: 1234.5, lagP99Ms: 200, lost: 0, duplicated: 0, seconds: 8 });
+    expect(events[6]).toMatchObject({
+      index: 1,
+      runId: "run-a",
+      status: "ok",
+      rowsPerSecond: 1234.5,
+      lagP99Ms: 200,
+      lost: 0,
+      duplicated: 0,
+      seconds: 8,
+    });
     expect(events[7]).toMatchObject({ index: 2, group: "B", cell: "batch=8000" });
-    expect(events[13]).toMatchObject({ runs: 2, done: 2, ok: 2, failed: 0, errored: 0, interrupted: null, interruptedRuns: 0, seconds: 16 });
+    expect(events[13]).toMatchObject({
+      runs: 2,
+      done: 2,
+      ok: 2,
+      failed: 0,
+      errored: 0,
+      interrupted: null,
+      interruptedRuns: 0,
+      seconds: 16,
+    });
     expect(io.stdout.text).not.toMatch(/description/);
     expect(io.stderr.text).toMatch(/run run-a: ok \(description 1\)\n[\s\S]*run run-b: ok \(description 2\)/);
   });
@@ -66,10 +151,18 @@ describe("progress", () => {
     const io = capture();
     const clock = { t: 0 };
     drive(new Progress("jsonl", io, () => clock.t), clock);
-    const events = io.stdout.text.trimEnd().split("\n").map((l) => JSON.parse(l) as { event: string; remainingSeconds?: number; index?: number; elapsedS?: number });
+    const events = io.stdout.text
+      .trimEnd()
+      .split("\n")
+      .map(
+        (l) =>
+          JSON.parse(l) as { event: string; remainingSeconds?: number; index?: number; elapsedS?: number },
+      );
     // run 1 measured 1 s before its load (first sample at 2 s, 1 s into the load) and 8 − 1 − 3 = 4 s after it;
     // in run 2 at 2 s of 3 s load: 1 s of load + 4 s after it = 5
-    expect(events.find((e) => e.event === "sample" && e.index === 2 && e.elapsedS === 2)?.remainingSeconds).toBe(5);
+    expect(
+      events.find((e) => e.event === "sample" && e.index === 2 && e.elapsedS === 2)?.remainingSeconds,
+    ).toBe(5);
   });
 
   it("a capacity step: no assumed overhead before one is measured (load only, said so), then the earlier steps' measured overhead", () => {
@@ -79,7 +172,9 @@ describe("progress", () => {
     const p1 = new Progress("plain", first, () => clock.t).measuredFrom([], "leave-out");
     p1.start(step);
     // 3 s of load, not 3 + 38 s of a bench run's assumed provisioning, drain, ledger and teardown
-    expect(first.stderr.text).toBe("1 run(s) planned, about 3s of load (+ setup, drain, ledger: not measured yet)\n");
+    expect(first.stderr.text).toBe(
+      "1 run(s) planned, about 3s of load (+ setup, drain, ledger: not measured yet)\n",
+    );
     p1.cellStart("run-a");
     clock.t += 2000;
     p1.sample(point(1, "warmup", clock.t), { loadEndS: 3 });
@@ -90,7 +185,9 @@ describe("progress", () => {
     const second = capture();
     const p2 = new Progress("plain", second, () => clock.t).measuredFrom(p1.overheadMeasured, "leave-out");
     p2.start(step);
-    expect(second.stderr.text).toBe(`1 run(s) planned, about ${formatSeconds(1 + 3 + p1.overheadMeasured[0]!.after)}\n`);
+    expect(second.stderr.text).toBe(
+      `1 run(s) planned, about ${formatSeconds(1 + 3 + p1.overheadMeasured[0]!.after)}\n`,
+    );
     expect(p1.overheadMeasured).toHaveLength(1);
   });
 
@@ -141,10 +238,17 @@ describe("progress", () => {
     expect(io.stderr.text).toMatch(/ measure +3s\/3s /);
     expect(io.stderr.text).not.toMatch(/ measure +3s\+/);
     // per run: the first drain sample (3s+0s) and then one each 5 s (+5, +10)
-    expect(drains.map((l) => / drain +(3s\+\d+)s /.exec(l)?.[1])).toEqual(["3s+0", "3s+5", "3s+10", "3s+0", "3s+5", "3s+10"]);
+    expect(drains.map((l) => / drain +(3s\+\d+)s /.exec(l)?.[1])).toEqual([
+      "3s+0",
+      "3s+5",
+      "3s+10",
+      "3s+0",
+      "3s+5",
+      "3s+10",
+    ]);
   });
 
-  describe("the stages after the load (run.ts emits \"stage\")", () => {
+  describe('the stages after the load (run.ts emits "stage")', () => {
     afterEach(() => vi.useRealTimers());
     /** One run whose load ends at 3 s, then `stages` of the given seconds each, through follow() as a BenchRun emits them. */
     const afterLoad = (mode: "plain" | "live" | "jsonl", stages: Array<[string, number]>) => {
@@ -180,10 +284,19 @@ describe("progress", () => {
     };
 
     it("plain: a line every 5 s while one stage lasts, none for a short one, none after the run", () => {
-      const io = afterLoad("plain", [["stopping the generators", 1], ["waiting for every acknowledged row", 12], ["counting the ledger", 3]]);
+      const io = afterLoad("plain", [
+        ["stopping the generators", 1],
+        ["waiting for every acknowledged row", 12],
+        ["counting the ledger", 3],
+      ]);
       const lines = io.stderr.text.split("\n").filter((l) => l.includes(" so far"));
-      expect(lines.map((l) => /: (.*) so far/.exec(l)?.[1])).toEqual(["waiting for every acknowledged row, 5s", "waiting for every acknowledged row, 10s"]);
-      expect(lines[0]).toMatch(/^\[1\/1\] s1 quickstart batch=1000 r1: waiting for every acknowledged row, 5s so far  /);
+      expect(lines.map((l) => /: (.*) so far/.exec(l)?.[1])).toEqual([
+        "waiting for every acknowledged row, 5s",
+        "waiting for every acknowledged row, 10s",
+      ]);
+      expect(lines[0]).toMatch(
+        /^\[1\/1\] s1 quickstart batch=1000 r1: waiting for every acknowledged row, 5s so far  /,
+      );
     });
 
     it("plain: no stage line while drain samples print their own", () => {
@@ -205,7 +318,12 @@ describe("progress", () => {
       run.emit("tick", point(3, "drain", Date.now()), { loadEndS: 3 }); // a drain line at 2 s
       vi.advanceTimersByTime(7500);
       // the stage's line 5 s after the drain line (at 7 s: "7s so far"), not at the next multiple of 5 s from the stage's start
-      expect(io.stderr.text.split("\n").filter((l) => l.includes(" so far")).map((l) => /, (\w+) so far/.exec(l)?.[1])).toEqual(["7s"]);
+      expect(
+        io.stderr.text
+          .split("\n")
+          .filter((l) => l.includes(" so far"))
+          .map((l) => /, (\w+) so far/.exec(l)?.[1]),
+      ).toEqual(["7s"]);
       p.notice("interrupted (SIGINT): tearing down");
       vi.advanceTimersByTime(20_000);
       expect(io.stderr.text.split("\n").filter((l) => l.includes(" so far"))).toHaveLength(1);
@@ -234,10 +352,26 @@ describe("progress", () => {
     });
 
     it("jsonl: a stage event each; live: the line names the stage", () => {
-      const jsonl = afterLoad("jsonl", [["waiting for every acknowledged row", 1], ["counting the ledger", 1]]);
-      const stages = jsonl.stdout.text.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.event === "stage");
-      expect(stages.map((e) => e.stage)).toEqual(["waiting for every acknowledged row", "counting the ledger"]);
-      expect(stages[0]).toMatchObject({ index: 1, stack: "s1", scenario: "quickstart", cell: "batch=1000", replicate: 1 });
+      const jsonl = afterLoad("jsonl", [
+        ["waiting for every acknowledged row", 1],
+        ["counting the ledger", 1],
+      ]);
+      const stages = jsonl.stdout.text
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((e) => e.event === "stage");
+      expect(stages.map((e) => e.stage)).toEqual([
+        "waiting for every acknowledged row",
+        "counting the ledger",
+      ]);
+      expect(stages[0]).toMatchObject({
+        index: 1,
+        stack: "s1",
+        scenario: "quickstart",
+        cell: "batch=1000",
+        replicate: 1,
+      });
       expect(typeof stages[0]!.remainingSeconds).toBe("number");
       const live = afterLoad("live", [["counting the ledger", 1]]);
       expect(live.stderr.text).toMatch(/s1 quickstart batch=1000 r1 · counting the ledger · /);
@@ -251,7 +385,13 @@ describe("progress", () => {
     expect(p.mode).toBe("live");
     drive(p, clock);
     const frames = io.stderr.text.split("\r\x1b[K").filter(Boolean);
-    expect(frames.some((f) => /^\[1\/2 done, 50 %\] s1 quickstart batch=8000 r1 B · measure 2\/3 s · 1,000 rows\/s · lag 150 ms · 5s left$/.test(f))).toBe(true);
+    expect(
+      frames.some((f) =>
+        /^\[1\/2 done, 50 %\] s1 quickstart batch=8000 r1 B · measure 2\/3 s · 1,000 rows\/s · lag 150 ms · 5s left$/.test(
+          f,
+        ),
+      ),
+    ).toBe(true);
     // the line is cleared before each description is printed (on stdout), so the terminal shows no torn lines
     expect(io.stdout.text).toBe("run run-a: ok (description 1)\nrun run-b: ok (description 2)\n");
     expect(frames.some((f) => / drain 3\+1 s /.test(f))).toBe(true);
@@ -263,13 +403,24 @@ describe("progress", () => {
       const io = capture(false);
       const p = new Progress(mode, io, () => 0);
       p.start([...runs, { ...runs[0]!, plan: { ...runs[0]!.plan, replicate: 2 } }]);
-      for (const [id, status] of [["run-a", "error"], ["run-b", "ok"]] as const) {
+      for (const [id, status] of [
+        ["run-a", "error"],
+        ["run-b", "ok"],
+      ] as const) {
         p.cellStart(id);
         p.cellEnd({ ...record(id), status } as RunRecord, `run ${id}: ${status}`);
       }
       p.end(null);
-      if (mode === "plain") expect(io.stderr.text.trimEnd().split("\n").at(-1)).toBe("1/3 run(s) ok, 1 errored, 1 not run in 0s");
-      else expect(JSON.parse(io.stdout.text.trimEnd().split("\n").at(-1)!)).toMatchObject({ runs: 3, done: 2, ok: 1, errored: 1, failed: 0 });
+      if (mode === "plain")
+        expect(io.stderr.text.trimEnd().split("\n").at(-1)).toBe("1/3 run(s) ok, 1 errored, 1 not run in 0s");
+      else
+        expect(JSON.parse(io.stdout.text.trimEnd().split("\n").at(-1)!)).toMatchObject({
+          runs: 3,
+          done: 2,
+          ok: 1,
+          errored: 1,
+          failed: 0,
+        });
     }
   });
 
@@ -278,13 +429,26 @@ describe("progress", () => {
     const p = new Progress("jsonl", io, () => 0);
     const o = OVERHEAD_ESTIMATE_S.docker!;
     p.start([{ ...runs[0]!, platform: "docker" }]);
-    expect(JSON.parse(io.stdout.text).estimatedSeconds).toBe(Math.round(3 + o.provision + o.drain + o.ledger + o.teardown));
+    expect(JSON.parse(io.stdout.text).estimatedSeconds).toBe(
+      Math.round(3 + o.provision + o.drain + o.ledger + o.teardown),
+    );
   });
 
   describe("a query phase after the load (harness/runner/query-load.ts QueryProgress)", () => {
     const q = (over: Partial<QueryProgress>): QueryProgress => ({
-      statement: "count", cellId: "count@10x5000", cellIndex: 2, cells: 9, done: 12_345, total: 50_000, errors: 3, elapsedS: 10,
-      queriesPerSec: 1234.5, cellRemainingS: 30.5, phaseRemainingS: 250, ended: false, ...over,
+      statement: "count",
+      cellId: "count@10x5000",
+      cellIndex: 2,
+      cells: 9,
+      done: 12_345,
+      total: 50_000,
+      errors: 3,
+      elapsedS: 10,
+      queriesPerSec: 1234.5,
+      cellRemainingS: 30.5,
+      phaseRemainingS: 250,
+      ended: false,
+      ...over,
     });
     /** one run whose load ends, then query reports every second of the fake clock (12 s of one cell, then its end) */
     function queryRun(p: Progress, clock: { t: number }): void {
@@ -294,10 +458,27 @@ describe("progress", () => {
       // a fixed workload stored in 1 s of its planned 3: the queries follow, and no load is left to wait for
       p.sample(point(1, "measure", clock.t), { loadEndS: 3 });
       for (let s = 0; s <= 12; s++) {
-        p.query(q({ elapsedS: s, done: s * 1000, queriesPerSec: s === 0 ? null : 1000, cellRemainingS: s === 0 ? null : 50 - s, phaseRemainingS: 300 - s }));
+        p.query(
+          q({
+            elapsedS: s,
+            done: s * 1000,
+            queriesPerSec: s === 0 ? null : 1000,
+            cellRemainingS: s === 0 ? null : 50 - s,
+            phaseRemainingS: 300 - s,
+          }),
+        );
         clock.t += 1000;
       }
-      p.query(q({ elapsedS: 13, done: 50_000, queriesPerSec: 1000, cellRemainingS: 0, phaseRemainingS: 200, ended: true }));
+      p.query(
+        q({
+          elapsedS: 13,
+          done: 50_000,
+          queriesPerSec: 1000,
+          cellRemainingS: 0,
+          phaseRemainingS: 200,
+          ended: true,
+        }),
+      );
     }
 
     it("jsonl: a query event per report with the cell, done/total, queries/s, errors and the time left", () => {
@@ -305,11 +486,30 @@ describe("progress", () => {
       const clock = { t: 10_000 };
       const p = new Progress("jsonl", io, () => clock.t);
       queryRun(p, clock);
-      const events = io.stdout.text.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.event === "query");
+      const events = io.stdout.text
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((e) => e.event === "query");
       expect(events).toHaveLength(14);
       expect(events[5]).toMatchObject({
-        index: 1, stack: "s1", scenario: "quickstart", cell: "batch=1000", replicate: 1, statement: "count", cellId: "count@10x5000",
-        cellIndex: 2, cells: 9, done: 5000, total: 50_000, errors: 3, elapsedS: 5, queriesPerSec: 1000, cellRemainingS: 45, phaseRemainingS: 295, ended: false,
+        index: 1,
+        stack: "s1",
+        scenario: "quickstart",
+        cell: "batch=1000",
+        replicate: 1,
+        statement: "count",
+        cellId: "count@10x5000",
+        cellIndex: 2,
+        cells: 9,
+        done: 5000,
+        total: 50_000,
+        errors: 3,
+        elapsedS: 5,
+        queriesPerSec: 1000,
+        cellRemainingS: 45,
+        phaseRemainingS: 295,
+        ended: false,
       });
       expect(events[5]).not.toHaveProperty("pass");
       // the run's time left: the phase's own estimate plus what follows the load (drain, ledger, teardown: 2 + 25 + 5)
@@ -321,7 +521,10 @@ describe("progress", () => {
       const io = capture(false);
       const clock = { t: 10_000 };
       queryRun(new Progress("plain", io, () => clock.t), clock);
-      const lines = io.stderr.text.trimEnd().split("\n").filter((l) => l.includes(" query "));
+      const lines = io.stderr.text
+        .trimEnd()
+        .split("\n")
+        .filter((l) => l.includes(" query "));
       expect(lines).toEqual([
         "[1/1] s1 quickstart batch=1000 r1 query   count@10x5000 [2/9]  0/50,000 queries  – queries/s  3 errors  cell – left  5m32s left",
         "[1/1] s1 quickstart batch=1000 r1 query   count@10x5000 [2/9]  5,000/50,000 queries  1,000 queries/s  3 errors  cell 45s left  5m27s left",
@@ -337,7 +540,9 @@ describe("progress", () => {
       p.cellStart("run-q");
       p.query(q({ pass: 2, errors: 1, phaseRemainingS: null }));
       const frames = io.stderr.text.split("\r\x1b[K").filter(Boolean);
-      expect(frames.at(-1)).toBe("[0/1 done, 0 %] s1 quickstart batch=1000 r1 · query count@10x5000 [2/9, pass 2] 12,345/50,000 queries · 1,235 queries/s · 1 error · cell 31s left · 41s left");
+      expect(frames.at(-1)).toBe(
+        "[0/1 done, 0 %] s1 quickstart batch=1000 r1 · query count@10x5000 [2/9, pass 2] 12,345/50,000 queries · 1,235 queries/s · 1 error · cell 31s left · 41s left",
+      );
     });
 
     it("follow: a run's tick and query events reach the display", () => {
@@ -349,7 +554,12 @@ describe("progress", () => {
       p.follow(run);
       run.emit("tick", point(1, "measure", 10_000), { loadEndS: 3 });
       run.emit("query", q({}));
-      expect(io.stdout.text.trimEnd().split("\n").map((l) => (JSON.parse(l) as { event: string }).event)).toEqual(["start", "cell-start", "sample", "query"]);
+      expect(
+        io.stdout.text
+          .trimEnd()
+          .split("\n")
+          .map((l) => (JSON.parse(l) as { event: string }).event),
+      ).toEqual(["start", "cell-start", "sample", "query"]);
     });
 
     it("the overhead measured after a run's load leaves its query phase out", () => {
@@ -367,7 +577,10 @@ describe("progress", () => {
       clock.t += 4000; // then 4 s of ledger and teardown
       p.cellEnd(record("run-a"), "run run-a: ok");
       p.cellStart("run-b");
-      const start = io.stdout.text.trimEnd().split("\n").map((l) => JSON.parse(l) as { event: string; remainingSeconds?: number });
+      const start = io.stdout.text
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { event: string; remainingSeconds?: number });
       p.sample(point(0, "warmup", clock.t), { loadEndS: 3 });
       const s = JSON.parse(io.stdout.text.trimEnd().split("\n").at(-1)!) as { remainingSeconds: number };
       expect(start.some((e) => e.event === "query")).toBe(true);

@@ -1,10 +1,24 @@
 // The saturation verdict on synthetic series (harness/runner/saturation.ts): what backpressure, oscillation,
 // rejections and a steady run look like in the samples, and the edges between them.
 import { describe, expect, it } from "vitest";
-import { binnedPoints, oscillationBound, saturationVerdict, TREND_POINTS, type VerdictPoint } from "../../../harness/runner/saturation.ts";
+import {
+  binnedPoints,
+  oscillationBound,
+  saturationVerdict,
+  TREND_POINTS,
+  type VerdictPoint,
+} from "../../../harness/runner/saturation.ts";
 
 /** n samples one second apart from elapsedS 1, with rows/s, delivery p50, lag and cumulative errors from functions of i. */
-function series(n: number, f: { rate?: (i: number) => number | null; delivery?: (i: number) => number | null; lag?: (i: number) => number | null; errors?: (i: number) => number }): VerdictPoint[] {
+function series(
+  n: number,
+  f: {
+    rate?: (i: number) => number | null;
+    delivery?: (i: number) => number | null;
+    lag?: (i: number) => number | null;
+    errors?: (i: number) => number;
+  },
+): VerdictPoint[] {
   return Array.from({ length: n }, (_, i) => ({
     elapsedS: i + 1,
     rowsPerSec: f.rate ? f.rate(i) : 10_000,
@@ -23,7 +37,13 @@ const jitter = (i: number): number => {
 
 describe("saturation verdict (synthetic series)", () => {
   it("a flat run with noise is steady", () => {
-    const v = saturationVerdict(series(20, { rate: (i) => 10_000 + 300 * jitter(i), delivery: (i) => 40 + 10 * jitter(i + 3), lag: (i) => 60 + 15 * jitter(i + 7) }));
+    const v = saturationVerdict(
+      series(20, {
+        rate: (i) => 10_000 + 300 * jitter(i),
+        delivery: (i) => 40 + 10 * jitter(i + 3),
+        lag: (i) => 60 + 15 * jitter(i + 7),
+      }),
+    );
     expect(v.state).toBe("steady");
     expect(v.label).toBe("steady");
     expect(v.samples).toBe(20);
@@ -31,8 +51,15 @@ describe("saturation verdict (synthetic series)", () => {
 
   it("latency and lag growing from a point on while rows/s stay flat and nothing errs: saturated (backpressure), with when it began", () => {
     // flat for 8 s, then both latencies climb ~400 ms/s; the sink keeps storing ~12k rows/s
-    const climb = (i: number, base: number): number => (i < 8 ? base + 5 * jitter(i) : base + 400 * (i - 7) + 20 * jitter(i));
-    const v = saturationVerdict(series(24, { rate: (i) => 12_000 + 400 * jitter(i), delivery: (i) => climb(i, 50), lag: (i) => climb(i, 80) }));
+    const climb = (i: number, base: number): number =>
+      i < 8 ? base + 5 * jitter(i) : base + 400 * (i - 7) + 20 * jitter(i);
+    const v = saturationVerdict(
+      series(24, {
+        rate: (i) => 12_000 + 400 * jitter(i),
+        delivery: (i) => climb(i, 50),
+        lag: (i) => climb(i, 80),
+      }),
+    );
     expect(v.state).toBe("saturated");
     expect(v.label).toBe("saturated (backpressure)");
     // it began at the knee (the climb's first sample is elapsedS 9), not at the start
@@ -44,18 +71,28 @@ describe("saturation verdict (synthetic series)", () => {
   });
 
   it("growing latency while the lag stays flat is not saturation (both must grow)", () => {
-    const v = saturationVerdict(series(20, { delivery: (i) => 50 + 300 * i, lag: (i) => 60 + 10 * jitter(i) }));
+    const v = saturationVerdict(
+      series(20, { delivery: (i) => 50 + 300 * i, lag: (i) => 60 + 10 * jitter(i) }),
+    );
     expect(v.state).toBe("steady");
   });
 
   it("growing latency while throughput falls by half is backpressure too (the sink takes less than it is offered), never steady", () => {
-    const v = saturationVerdict(series(20, { rate: (i) => 20_000 - 600 * i, delivery: (i) => 50 + 300 * i, lag: (i) => 60 + 300 * i }));
+    const v = saturationVerdict(
+      series(20, { rate: (i) => 20_000 - 600 * i, delivery: (i) => 50 + 300 * i, lag: (i) => 60 + 300 * i }),
+    );
     expect(v.state).toBe("saturated");
     expect(v.evidence).toMatch(/rows\/s, falling/);
   });
 
   it("latency growing while rows/s rise but do not keep up is saturated too: more arrives than the sink takes", () => {
-    const v = saturationVerdict(series(12, { rate: (i) => 8_000 + 900 * i, delivery: (i) => 1000 + 650 * i, lag: (i) => 2400 + 600 * i }));
+    const v = saturationVerdict(
+      series(12, {
+        rate: (i) => 8_000 + 900 * i,
+        delivery: (i) => 1000 + 650 * i,
+        lag: (i) => 2400 + 600 * i,
+      }),
+    );
     expect(v.state).toBe("saturated");
     expect(v.evidence).toMatch(/rising but not keeping up/);
   });
@@ -73,7 +110,9 @@ describe("saturation verdict (synthetic series)", () => {
 
   it("rows/s swinging with a period: oscillating (min–max)", () => {
     // write-up 000's 120k–190k rows/s, a period of 6 samples
-    const v = saturationVerdict(series(30, { rate: (i) => 155_000 + 35_000 * Math.sin((2 * Math.PI * i) / 6) }));
+    const v = saturationVerdict(
+      series(30, { rate: (i) => 155_000 + 35_000 * Math.sin((2 * Math.PI * i) / 6) }),
+    );
     expect(v.state).toBe("oscillating");
     expect(v.label).toMatch(/^oscillating \(1\d\d,\d{3}–1\d\d,\d{3} rows\/s\)$/);
     expect(v.evidence).toMatch(/period of about 6\.0 s/);
@@ -95,20 +134,49 @@ describe("saturation verdict (synthetic series)", () => {
   });
 
   it("an hour of one-second samples (a soak): the saturation search reads TREND_POINTS runs of them, so it finishes (the pairwise search took minutes and ~0.7 GB) and still finds a climb, to within a run's length", () => {
-    expect(saturationVerdict(series(3600, { rate: (i) => 5000 + 200 * jitter(i), delivery: (i) => 40 + 10 * jitter(i + 3), lag: (i) => 60 + 15 * jitter(i + 7) })).state).toBe("steady");
+    expect(
+      saturationVerdict(
+        series(3600, {
+          rate: (i) => 5000 + 200 * jitter(i),
+          delivery: (i) => 40 + 10 * jitter(i + 3),
+          lag: (i) => 60 + 15 * jitter(i + 7),
+        }),
+      ).state,
+    ).toBe("steady");
     // flat for 2000 s, then both latencies climb 50 ms/s while the sink keeps storing ~5k rows/s
-    const climb = (i: number, base: number): number => (i < 2000 ? base + 5 * jitter(i) : base + 50 * (i - 1999) + 20 * jitter(i));
-    const v = saturationVerdict(series(3600, { rate: (i) => 5000 + 200 * jitter(i), delivery: (i) => climb(i, 50), lag: (i) => climb(i, 80) }));
+    const climb = (i: number, base: number): number =>
+      i < 2000 ? base + 5 * jitter(i) : base + 50 * (i - 1999) + 20 * jitter(i);
+    const v = saturationVerdict(
+      series(3600, {
+        rate: (i) => 5000 + 200 * jitter(i),
+        delivery: (i) => climb(i, 50),
+        lag: (i) => climb(i, 80),
+      }),
+    );
     expect(v.state).toBe("saturated");
     expect(v.samples).toBe(3600);
     expect(Math.abs(v.beganS! - 2001)).toBeLessThanOrEqual(3600 / TREND_POINTS);
     // 10 samples become 4 points (runs of 2, 3, 2, 3): mean time and rows/s, median latencies, the last error count
-    const b = binnedPoints(series(10, { rate: (i) => i, delivery: (i) => (i === 0 ? null : 10 * i), errors: (i) => i }), 4);
-    expect(b.map((p) => [p.elapsedS, p.rowsPerSec, p.deliveryP50Ms, p.errors])).toEqual([[1.5, 0.5, 10, 1], [4, 3, 30, 4], [6.5, 5.5, 55, 6], [9, 8, 80, 9]]);
+    const b = binnedPoints(
+      series(10, { rate: (i) => i, delivery: (i) => (i === 0 ? null : 10 * i), errors: (i) => i }),
+      4,
+    );
+    expect(b.map((p) => [p.elapsedS, p.rowsPerSec, p.deliveryP50Ms, p.errors])).toEqual([
+      [1.5, 0.5, 10, 1],
+      [4, 3, 30, 4],
+      [6.5, 5.5, 55, 6],
+      [9, 8, 80, 9],
+    ]);
   });
 
   it("errors or rejections rising during the measurement: rejecting, before any latency reading", () => {
-    const v = saturationVerdict(series(20, { errors: (i) => (i > 10 ? (i - 10) * 500 : 0), delivery: (i) => 50 + 300 * i, lag: (i) => 60 + 300 * i }));
+    const v = saturationVerdict(
+      series(20, {
+        errors: (i) => (i > 10 ? (i - 10) * 500 : 0),
+        delivery: (i) => 50 + 300 * i,
+        lag: (i) => 60 + 300 * i,
+      }),
+    );
     expect(v.state).toBe("rejecting");
     expect(v.evidence).toMatch(/4,500 errors or rejections/);
   });
@@ -119,6 +187,10 @@ describe("saturation verdict (synthetic series)", () => {
   });
 
   it("too few samples: undetermined, naming how many", () => {
-    expect(saturationVerdict(series(3, {}))).toMatchObject({ state: "undetermined", label: "undetermined (3 samples)", samples: 3 });
+    expect(saturationVerdict(series(3, {}))).toMatchObject({
+      state: "undetermined",
+      label: "undetermined (3 samples)",
+      samples: 3,
+    });
   });
 });

@@ -18,37 +18,82 @@ function shExec(command: string, signal: AbortSignal): Promise<ExecResult> {
   const child = spawn("sh", ["-c", command], { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
-  child.stdout.on("data", (b: Buffer) => { stdout += b; });
-  child.stderr.on("data", (b: Buffer) => { stderr += b; });
-  signal.addEventListener("abort", () => { if (child.exitCode === null && child.pid) process.kill(child.pid, "SIGKILL"); }, { once: true });
+  child.stdout.on("data", (b: Buffer) => {
+    stdout += b;
+  });
+  child.stderr.on("data", (b: Buffer) => {
+    stderr += b;
+  });
+  signal.addEventListener(
+    "abort",
+    () => {
+      if (child.exitCode === null && child.pid) process.kill(child.pid, "SIGKILL");
+    },
+    { once: true },
+  );
   return new Promise((resolve) => child.once("close", (code) => resolve({ exitCode: code, stdout, stderr })));
 }
 
 const target: StepTarget = {
-  hosts: () => ({ sink: { name: "sink", address: "127.0.0.1", controlAddress: "127.0.0.1", cgroup: {}, pid: process.pid, pids: async () => [process.pid] } }),
-  signal: async () => { throw new Error("no signals in this test"); },
-  restart: async () => { throw new Error("no restarts in this test"); },
+  hosts: () => ({
+    sink: {
+      name: "sink",
+      address: "127.0.0.1",
+      controlAddress: "127.0.0.1",
+      cgroup: {},
+      pid: process.pid,
+      pids: async () => [process.pid],
+    },
+  }),
+  signal: async () => {
+    throw new Error("no signals in this test");
+  },
+  restart: async () => {
+    throw new Error("no restarts in this test");
+  },
   exec: (_host, command, signal) => shExec(command, signal),
-  network: async () => { throw new Error("no links in this test"); },
-  diskFull: async () => { throw new Error("no volumes in this test"); },
-  dropConnections: async () => { throw new Error("no connections in this test"); },
+  network: async () => {
+    throw new Error("no links in this test");
+  },
+  diskFull: async () => {
+    throw new Error("no volumes in this test");
+  },
+  dropConnections: async () => {
+    throw new Error("no connections in this test");
+  },
   release: async () => undefined,
 };
 
-const exec = (index: number, trigger: Step["trigger"], command: string, timeoutMs = 5000): Step =>
-  ({ index, name: `exec ${index}`, trigger, action: { kind: "exec", host: "sink", command }, timeoutMs, fault: false });
+const exec = (index: number, trigger: Step["trigger"], command: string, timeoutMs = 5000): Step => ({
+  index,
+  name: `exec ${index}`,
+  trigger,
+  action: { kind: "exec", host: "sink", command },
+  timeoutMs,
+  fault: false,
+});
 
 describe("StepRunner (real processes)", () => {
   it("fires timed and condition steps, records exit status and output, times out, and skips what never came", async () => {
     const script = path.join(dir, "probe.mjs");
-    writeFileSync(script, "export default async (ctx) => { ctx.log('hosts', Object.keys(ctx.hosts)); const r = await ctx.$`echo zx-${ctx.hosts.sink.address}`; return r.stdout.trim(); };\n");
+    writeFileSync(
+      script,
+      "export default async (ctx) => { ctx.log('hosts', Object.keys(ctx.hosts)); const r = await ctx.$`echo zx-${ctx.hosts.sink.address}`; return r.stdout.trim(); };\n",
+    );
     const steps: Step[] = [
       exec(0, { atMs: 50, text: "50ms" }, "echo hello; echo oops >&2"),
       exec(1, { when: { metric: "stored", op: ">=", value: 100, text: "stored >= 100" } }, "exit 3"),
       exec(2, { atMs: 0, text: "0s" }, "sleep 5", 200),
       exec(3, { atMs: 60_000, text: "60s" }, "echo never"),
       exec(4, { when: { metric: "sent", op: ">", value: 1e9, text: "sent > 1e9" } }, "echo never"),
-      { index: 5, name: "script probe.mjs", trigger: { atMs: 10, text: "10ms" }, action: { kind: "script", file: script }, timeoutMs: 5000, fault: true },
+      {
+        index: 5,
+        name: "script probe.mjs",
+        trigger: { atMs: 10, text: "10ms" },
+        action: { kind: "script", file: script },
+        timeoutMs: 5000,
+        fault: true,
+      },
     ];
     const runner = new StepRunner(steps, target);
     const t0 = performance.timeOrigin + performance.now();
@@ -59,7 +104,14 @@ describe("StepRunner (real processes)", () => {
     runner.onSample({ t: t0 + 110, stored: 150, sent: 160, elapsedS: 0.11 });
     await sleep(400);
     const timeline = await runner.finish();
-    expect(timeline.map((e) => [e.status, e.exitCode])).toEqual([["ok", 0], ["failed", 3], ["timeout", null], ["skipped", null], ["skipped", null], ["ok", 0]]);
+    expect(timeline.map((e) => [e.status, e.exitCode])).toEqual([
+      ["ok", 0],
+      ["failed", 3],
+      ["timeout", null],
+      ["skipped", null],
+      ["skipped", null],
+      ["ok", 0],
+    ]);
     expect(timeline[0]!.output).toBe("hello\noops");
     expect(timeline[0]!.startS!).toBeGreaterThanOrEqual(0.05); // never early (StepRunner armAt)
     expect(timeline[1]!.startS!).toBeGreaterThanOrEqual(0.1);
@@ -75,7 +127,9 @@ describe("StepRunner (real processes)", () => {
     // 30 ms of synchronous work: the loop's time is now 30 ms behind the clock, and a plain setTimeout(50) set from
     // here fires about 20 ms after t0
     const stale = performance.now() + 30;
-    while (performance.now() < stale) { /* busy */ }
+    while (performance.now() < stale) {
+      /* busy */
+    }
     const t0 = performance.timeOrigin + performance.now();
     runner.start(t0, t0 + 1000);
     await sleep(200);
@@ -87,8 +141,18 @@ describe("StepRunner (real processes)", () => {
   it("a script without a default export, and a platform without steps, fail the step with the reason", async () => {
     const bad = path.join(dir, "bad.mjs");
     writeFileSync(bad, "export const x = 1;\n");
-    const step: Step = { index: 0, name: "bad", trigger: { atMs: 0, text: "0s" }, action: { kind: "script", file: bad }, timeoutMs: 5000, fault: true };
-    for (const [t, why] of [[target, /has no default export function/], [null, /this platform runs no steps/]] as const) {
+    const step: Step = {
+      index: 0,
+      name: "bad",
+      trigger: { atMs: 0, text: "0s" },
+      action: { kind: "script", file: bad },
+      timeoutMs: 5000,
+      fault: true,
+    };
+    for (const [t, why] of [
+      [target, /has no default export function/],
+      [null, /this platform runs no steps/],
+    ] as const) {
       const runner = new StepRunner([step], t);
       const t0 = performance.timeOrigin + performance.now();
       runner.start(t0, t0 + 1000);

@@ -16,14 +16,29 @@ afterEach(() => {
 
 describe("unexpected errors of a run", () => {
   it("one line: the stage, the failed command and its last stderr line; the stack only with --debug", async () => {
-    const err = (await execa("sh", ["-c", "echo 'starting...' >&2; echo 'RTNETLINK answers: Operation not permitted' >&2; exit 2"]).catch((e: unknown) => e)) as Error;
+    const err = (await execa("sh", [
+      "-c",
+      "echo 'starting...' >&2; echo 'RTNETLINK answers: Operation not permitted' >&2; exit 2",
+    ]).catch((e: unknown) => e)) as Error;
     expect(err.constructor.name).toBe("ExecaError");
     const e = unexpectedError(err, "starting the observers");
-    expect(e.message).toMatch(/^starting the observers: Command failed with exit code 2: sh -c .*: RTNETLINK answers: Operation not permitted$/);
+    expect(e.message).toMatch(
+      /^starting the observers: Command failed with exit code 2: sh -c .*: RTNETLINK answers: Operation not permitted$/,
+    );
     expect(e.message).not.toContain("\n");
     expect(e.detail).toMatch(/\n\s+at /);
 
-    const rec = { runId: "r", status: "error", stack: "s", scenario: "q", limits: {}, checks: [], ledger: null, summary: null, error: { code: "E_UNEXPECTED", kind: "run", ...e } } as unknown as RunRecord;
+    const rec = {
+      runId: "r",
+      status: "error",
+      stack: "s",
+      scenario: "q",
+      limits: {},
+      checks: [],
+      ledger: null,
+      summary: null,
+      error: { code: "E_UNEXPECTED", kind: "run", ...e },
+    } as unknown as RunRecord;
     delete process.env.INGESTBENCH_DEBUG;
     const plain = describeRun(rec);
     expect(plain).toContain(`  error E_UNEXPECTED: ${e.message}`);
@@ -34,7 +49,10 @@ describe("unexpected errors of a run", () => {
   });
 
   it("a plain bug's error: the stage and its message", () => {
-    const e = unexpectedError(new TypeError("Cannot read properties of undefined (reading 'rows')"), "counting the ledger");
+    const e = unexpectedError(
+      new TypeError("Cannot read properties of undefined (reading 'rows')"),
+      "counting the ledger",
+    );
     expect(e.message).toBe("counting the ledger: Cannot read properties of undefined (reading 'rows')");
   });
 });

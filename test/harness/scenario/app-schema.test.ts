@@ -24,7 +24,11 @@ const write = (lines: string[]): string => {
   return f;
 };
 const messageOf = (f: string): string => {
-  try { loadScenarioFile(f); } catch (e) { return (e as Error).message; }
+  try {
+    loadScenarioFile(f);
+  } catch (e) {
+    return (e as Error).message;
+  }
   throw new Error(`${f} loaded`);
 };
 
@@ -46,23 +50,44 @@ describe("scenario app and variants", () => {
     const f = write([...head, ...good]);
     const s = loadScenarioFile(f);
     expect(s.app).toEqual({
-      command: ["node", "examples/sample-app/server.ts"], host: "app", env: {},
+      command: ["node", "examples/sample-app/server.ts"],
+      host: "app",
+      env: {},
       ready: { http: { port: 8080, path: "/health" }, timeout: 30_000 },
-      results: { from: "regex", pattern: "tx/s (?<tps>[0-9.]+) p99 (?<p99>[0-9.]+) dropped (?<drops>[0-9]+)", map: { throughput: "tps", latencyP99Ms: "p99", dropped: "drops" } },
+      results: {
+        from: "regex",
+        pattern: "tx/s (?<tps>[0-9.]+) p99 (?<p99>[0-9.]+) dropped (?<drops>[0-9]+)",
+        map: { throughput: "tps", latencyP99Ms: "p99", dropped: "drops" },
+      },
       timeout: 600_000,
     });
-    expect(s.variants).toEqual([{ name: "disabled", env: { EXPORT: "0" }, args: [] }, { name: "enabled", env: { EXPORT: "1" }, args: ["--queue", "64"] }]);
+    expect(s.variants).toEqual([
+      { name: "disabled", env: { EXPORT: "0" }, args: [] },
+      { name: "enabled", env: { EXPORT: "1" }, args: ["--queue", "64"] },
+    ]);
     // the ledger counts against what the app reports it sent: a map without `sent` is refused at its line
-    expect(() => planCells(s, f, { replicates: 1 })).toThrow(expect.objectContaining({ code: "E_APP_NOT_RUNNABLE", message: expect.stringMatching(/:\d+:\d+: .*map the sent figure/) }));
+    expect(() => planCells(s, f, { replicates: 1 })).toThrow(
+      expect.objectContaining({
+        code: "E_APP_NOT_RUNNABLE",
+        message: expect.stringMatching(/:\d+:\d+: .*map the sent figure/),
+      }),
+    );
   });
 
   it("plans each variant as a cell (variant=<name>) with the app and its variant, every replicate in a seeded order", () => {
-    const withSent = good.map((l) => l
-      .replace("dropped (?<drops>[0-9]+)", "dropped (?<drops>[0-9]+) sent (?<sent>[0-9]+)")
-      .replace("dropped: drops }", "dropped: drops, sent: sent }"));
+    const withSent = good.map((l) =>
+      l
+        .replace("dropped (?<drops>[0-9]+)", "dropped (?<drops>[0-9]+) sent (?<sent>[0-9]+)")
+        .replace("dropped: drops }", "dropped: drops, sent: sent }"),
+    );
     const f = write([...head, ...withSent]);
     const plans = planCells(loadScenarioFile(f), f, { replicates: 2 });
-    expect(plans.map((p) => p.cell).sort()).toEqual(["variant=disabled", "variant=disabled", "variant=enabled", "variant=enabled"]);
+    expect(plans.map((p) => p.cell).sort()).toEqual([
+      "variant=disabled",
+      "variant=disabled",
+      "variant=enabled",
+      "variant=enabled",
+    ]);
     expect(plans.map((p) => p.replicate)).toEqual([1, 1, 2, 2]);
     const enabled = plans.find((p) => p.cell === "variant=enabled")!;
     expect(enabled.app?.variant).toEqual({ name: "enabled", env: { EXPORT: "1" }, args: ["--queue", "64"] });
@@ -71,18 +96,30 @@ describe("scenario app and variants", () => {
   });
 
   it("refuses an app given as an image (no platform runs one yet), at its line", () => {
-    const f = write([...head, ...good.map((l) => l.replace("command: [node, examples/sample-app/server.ts]", "image: ingestbench/sample-app:debian")
-      .replace("dropped: drops }", "dropped: drops, sent: drops }"))]);
-    expect(() => planCells(loadScenarioFile(f), f, { replicates: 1 })).toThrow(expect.objectContaining({ code: "E_APP_NOT_RUNNABLE", message: expect.stringMatching(/app\.image needs a container platform/) }));
+    const f = write([
+      ...head,
+      ...good.map((l) =>
+        l
+          .replace("command: [node, examples/sample-app/server.ts]", "image: ingestbench/sample-app:debian")
+          .replace("dropped: drops }", "dropped: drops, sent: drops }"),
+      ),
+    ]);
+    expect(() => planCells(loadScenarioFile(f), f, { replicates: 1 })).toThrow(
+      expect.objectContaining({
+        code: "E_APP_NOT_RUNNABLE",
+        message: expect.stringMatching(/app\.image needs a container platform/),
+      }),
+    );
   });
 
   it("names file:line:col and field of each mistake", () => {
-    const f = write([...head,
+    const f = write([
+      ...head,
       "app:",
       "  command: [node, x.ts]",
       "  image: sample:1",
       "  ready: { http: { port: 8080 }, log: up }",
-      "  results: { from: regex, pattern: \"(?<tps>[0-9]+)\", map: { throughput: tps, latencyP99Ms: p99, speed: x } }",
+      '  results: { from: regex, pattern: "(?<tps>[0-9]+)", map: { throughput: tps, latencyP99Ms: p99, speed: x } }',
       "variants:",
       "  - { name: same }",
       "  - { name: same, env: { 1BAD: x } }",
@@ -95,17 +132,37 @@ describe("scenario app and variants", () => {
     const both = write([...head, ...good.slice(0, 2), "  image: sample:1", ...good.slice(2)]);
     expect(messageOf(both)).toMatch(/:8:\d+: app: give exactly one of app\.command \(argv\) or app\.image/);
     expect(m).toMatch(/:14:\d+: variants\.1\.env\.1BAD: an environment variable name/);
-    const g = write([...head, ...good.slice(0, 4), "    from: file", "    map: { throughput: tps }", ...good.slice(7, 9), "  - { name: disabled }"]);
+    const g = write([
+      ...head,
+      ...good.slice(0, 4),
+      "    from: file",
+      "    map: { throughput: tps }",
+      ...good.slice(7, 9),
+      "  - { name: disabled }",
+    ]);
     const mg = messageOf(g);
     expect(mg).toMatch(/:10:3: app\.results\.file: results\.from: file needs results\.file/);
-    const h = write([...head, ...good.slice(0, 4), "    from: regex", '    pattern: "(?<tps>[0-9]+)"', "    map: { throughput: tps, dropped: drops }", ...good.slice(7)]);
-    expect(messageOf(h)).toMatch(/:13:\d+: app\.results\.map\.dropped: the pattern has no named group "drops" \(it has: tps\)/);
+    const h = write([
+      ...head,
+      ...good.slice(0, 4),
+      "    from: regex",
+      '    pattern: "(?<tps>[0-9]+)"',
+      "    map: { throughput: tps, dropped: drops }",
+      ...good.slice(7),
+    ]);
+    expect(messageOf(h)).toMatch(
+      /:13:\d+: app\.results\.map\.dropped: the pattern has no named group "drops" \(it has: tps\)/,
+    );
     const v = write([...head, ...good.slice(0, 7), "variants:", "  - { name: one }", "  - { name: one }"]);
     expect(messageOf(v)).toMatch(/:16:\d+: variants\.1\.name: duplicate variant "one" \(also variants\.0\)/);
   });
 
   it("refuses variants without an app, and a single variant", () => {
-    expect(messageOf(write([...head, ...good.slice(7)]))).toMatch(/:8:3: variants: variants are sets of env and args for the application under test: declare app first/);
-    expect(messageOf(write([...head, ...good.slice(0, 9)]))).toMatch(/variants: declare at least two variants/);
+    expect(messageOf(write([...head, ...good.slice(7)]))).toMatch(
+      /:8:3: variants: variants are sets of env and args for the application under test: declare app first/,
+    );
+    expect(messageOf(write([...head, ...good.slice(0, 9)]))).toMatch(
+      /variants: declare at least two variants/,
+    );
   });
 });

@@ -41,7 +41,11 @@ describe("percentile bootstrap of the ratio of medians", () => {
   });
 
   it("gives a degenerate interval for one value per side and rejects empty or non-finite samples", () => {
-    expect(bootstrapRatioOfMedians([10], [12], { resamples: 50 })).toMatchObject({ ratio: 1.2, low: 1.2, high: 1.2 });
+    expect(bootstrapRatioOfMedians([10], [12], { resamples: 50 })).toMatchObject({
+      ratio: 1.2,
+      low: 1.2,
+      high: 1.2,
+    });
     expect(() => bootstrapRatioOfMedians([], [1])).toThrow(RangeError);
     expect(() => bootstrapRatioOfMedians([1, Number.NaN], [1])).toThrow(/non-finite/);
     expect(() => bootstrapRatioOfMedians([1], [1], { confidence: 1 })).toThrow(/confidence/);
@@ -124,7 +128,11 @@ describe("compareSamples", () => {
 
   it("does not call a 2 % difference a change even when the interval excludes 1", () => {
     const base = [1000, 1001, 999, 1000.5, 999.5];
-    const r = compareSamples(base, base.map((v) => v * 1.02), { seed: 3 });
+    const r = compareSamples(
+      base,
+      base.map((v) => v * 1.02),
+      { seed: 3 },
+    );
     expect(r.ci![0]).toBeGreaterThan(1);
     expect(r.significant).toBe(false);
     expect(r.change).toBe("none");

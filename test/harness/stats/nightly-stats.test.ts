@@ -2,7 +2,12 @@
 // 26.7), Holm's adjustment (Holm 1979's procedure by hand), the exact rank-sum distribution (Mann & Whitney 1947's
 // small-sample counts), Mann–Kendall and Theil–Sen (Gilbert 1987, ch. 16, computed by hand on small series).
 import { describe, expect, it } from "vitest";
-import { normalCdf, normalQuantile, studentTCdf, studentTQuantile } from "../../../harness/stats/distributions.ts";
+import {
+  normalCdf,
+  normalQuantile,
+  studentTCdf,
+  studentTQuantile,
+} from "../../../harness/stats/distributions.ts";
 import { holmAdjust } from "../../../harness/stats/multiple.ts";
 import { rankSumTest } from "../../../harness/stats/rank.ts";
 import { trendOf } from "../../../harness/stats/trend.ts";
@@ -75,7 +80,10 @@ describe("Mann–Kendall and Theil–Sen", () => {
 describe("the cross-night floor", () => {
   it("is the largest deviation of a night from the median of the others", () => {
     // 1040 against median(1000, 960, 1020, 980, 1010, 990) = 995; 960 against 1005
-    expect(crossNightFloor([1000, 1040, 960, 1020, 980, 1010, 990])).toBeCloseTo(Math.max(1040 / 995 - 1, 1 - 960 / 1005), 12);
+    expect(crossNightFloor([1000, 1040, 960, 1020, 980, 1010, 990])).toBeCloseTo(
+      Math.max(1040 / 995 - 1, 1 - 960 / 1005),
+      12,
+    );
     expect(crossNightFloor([100, 100, 100])).toBe(0);
   });
 });

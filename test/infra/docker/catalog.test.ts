@@ -5,7 +5,14 @@
  */
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { catalog, catalogEntry, DIGEST, deployableComponents, heapMiB, imageRef } from "../../../infra/catalog.ts";
+import {
+  catalog,
+  catalogEntry,
+  DIGEST,
+  deployableComponents,
+  heapMiB,
+  imageRef,
+} from "../../../infra/catalog.ts";
 import { shaperScript } from "../../../infra/docker/shaper.ts";
 
 describe("image catalog", () => {
@@ -25,16 +32,36 @@ describe("image catalog", () => {
   it("says, for every image whose digest is still unresolved, that it has to be resolved with a registry lookup", () => {
     const unresolved = Object.values(catalog).filter((e) => e.digest === null);
     // nothing here can reach a registry: every pulled image is unresolved, and the catalog header says how to resolve one
-    expect(unresolved.map((e) => e.name)).toEqual(expect.arrayContaining(["postgres", "clickhouse", "loadgen", "shaper"]));
+    expect(unresolved.map((e) => e.name)).toEqual(
+      expect.arrayContaining(["postgres", "clickhouse", "loadgen", "shaper"]),
+    );
     for (const e of unresolved) expect(imageRef(e), e.name).toBe(`${e.repository}:${e.tag}`);
   });
 
   it("has every sink and collector the container platforms run, Elasticsearch at 8.15.3, and a data port for every sink and collector", () => {
-    expect(deployableComponents).toEqual(expect.arrayContaining(["postgres", "clickhouse", "fluent-bit", "vector", "fluentd", "elasticsearch", "loki", "griddb", "syslog-ng"]));
+    expect(deployableComponents).toEqual(
+      expect.arrayContaining([
+        "postgres",
+        "clickhouse",
+        "fluent-bit",
+        "vector",
+        "fluentd",
+        "elasticsearch",
+        "loki",
+        "griddb",
+        "syslog-ng",
+      ]),
+    );
     expect(catalogEntry("elasticsearch").tag).toBe("8.15.3");
     expect(catalogEntry("fluentd").version).toBe("1.12.0");
-    for (const name of deployableComponents) expect(catalogEntry(name).ports.some((p) => p.role === "data"), name).toBe(true);
-    expect(() => catalogEntry("mongodb")).toThrow(/no component "mongodb" in the catalog; known: .*clickhouse/);
+    for (const name of deployableComponents)
+      expect(
+        catalogEntry(name).ports.some((p) => p.role === "data"),
+        name,
+      ).toBe(true);
+    expect(() => catalogEntry("mongodb")).toThrow(
+      /no component "mongodb" in the catalog; known: .*clickhouse/,
+    );
   });
 
   it("sizes a JVM heap at half the memory cap", () => {
@@ -67,7 +94,9 @@ describe("shaper script", () => {
 
   it("puts netem (delay, loss) at the root with tbf below it, with the local platform's burst by default", () => {
     const script = shaperScript({ rateBytesPerSec: 1_250_000, delayMs: 10, lossPercent: 0.1 });
-    expect(script).toContain("tc qdisc add dev eth0 root handle 1: netem delay 10ms loss 0.1%\ntc qdisc add dev eth0 parent 1: handle 2: tbf rate 10000000bit burst 32768 latency 50ms");
+    expect(script).toContain(
+      "tc qdisc add dev eth0 root handle 1: netem delay 10ms loss 0.1%\ntc qdisc add dev eth0 parent 1: handle 2: tbf rate 10000000bit burst 32768 latency 50ms",
+    );
     expect(() => execFileSync("bash", ["-n", "-c", script])).not.toThrow();
   });
 });
@@ -75,11 +104,16 @@ describe("shaper script", () => {
 describe("catalog metrics endpoints and collector renderers", () => {
   it("names a metrics endpoint for every collector and every sink but PostgreSQL (pg_stat views over SQL)", () => {
     expect(catalogEntry("fluentd").metrics).toMatchObject({ path: "/api/plugins.json", format: "json" });
-    expect(catalogEntry("fluent-bit").metrics).toMatchObject({ path: "/api/v2/metrics/prometheus", format: "prometheus" });
+    expect(catalogEntry("fluent-bit").metrics).toMatchObject({
+      path: "/api/v2/metrics/prometheus",
+      format: "prometheus",
+    });
     expect(catalogEntry("vector").metrics).toMatchObject({ path: "/metrics", format: "prometheus" });
     expect(catalogEntry("clickhouse").metrics?.path).toBe("/metrics");
     // ClickHouse serves /metrics on 9363 only with a <prometheus> server section: the catalog uploads one
-    expect(catalogEntry("clickhouse").uploads?.[0]?.content).toMatch(/<prometheus>[\s\S]*<port>9363<\/port>[\s\S]*<\/prometheus>/);
+    expect(catalogEntry("clickhouse").uploads?.[0]?.content).toMatch(
+      /<prometheus>[\s\S]*<port>9363<\/port>[\s\S]*<\/prometheus>/,
+    );
     expect(catalogEntry("elasticsearch").metrics?.path).toMatch(/^\/_nodes\/stats/);
     expect(catalogEntry("loki").metrics?.path).toBe("/metrics");
     expect(catalogEntry("postgres").metrics).toBeUndefined();
@@ -90,16 +124,27 @@ describe("catalog metrics endpoints and collector renderers", () => {
     const sinkFor = { name: "clickhouse" as const, host: "10.0.0.2", port: 8123, params: {} };
     for (const name of ["fluentd", "fluent-bit", "vector"]) {
       const p = rendererOf(name)!;
-      const out = p.render.render({ config: p.schema.parse({}), sink: sinkFor, fields: [{ name: "msg", type: "string", size: 10 }] });
+      const out = p.render.render({
+        config: p.schema.parse({}),
+        sink: sinkFor,
+        fields: [{ name: "msg", type: "string", size: 10 }],
+      });
       const ports = catalogEntry(name).ports;
-      expect(ports.filter((p) => p.role === "data").map((p) => p.port), name).toContain(out.listens.data);
+      expect(
+        ports.filter((p) => p.role === "data").map((p) => p.port),
+        name,
+      ).toContain(out.listens.data);
       expect(ports.find((p) => p.role === "metrics")?.port, name).toBe(out.listens.metrics);
     }
   });
 
   it("builds Fluentd for GridDB sinks from images/fluentd-griddb under a pinned tag (no registry digest for a local build)", () => {
     const build = catalogEntry("fluentd").build!;
-    expect(build).toMatchObject({ context: "images/fluentd-griddb", repository: "ingestbench/fluentd-griddb", forSinks: ["griddb"] });
+    expect(build).toMatchObject({
+      context: "images/fluentd-griddb",
+      repository: "ingestbench/fluentd-griddb",
+      forSinks: ["griddb"],
+    });
     expect(build.tag).toMatch(/^1\.12\.0-ruby2\.7\.2-griddb1\.0\.2-/);
   });
 });

@@ -15,7 +15,18 @@ describe("containerLimits", () => {
   });
 
   it("puts separate read and write caps on the device, and nothing on a tmpfs host", () => {
-    const t = containerLimits(host({ disk: { readIops: 100, writeIops: 200, readBytesPerSec: 10_000_000, writeBytesPerSec: 20 * 1024 ** 2 } }), "/dev/nvme0n1", "/data");
+    const t = containerLimits(
+      host({
+        disk: {
+          readIops: 100,
+          writeIops: 200,
+          readBytesPerSec: 10_000_000,
+          writeBytesPerSec: 20 * 1024 ** 2,
+        },
+      }),
+      "/dev/nvme0n1",
+      "/data",
+    );
     expect(t.args).toEqual({
       deviceReadIops: [{ path: "/dev/nvme0n1", rate: 100 }],
       deviceWriteIops: [{ path: "/dev/nvme0n1", rate: 200 }],
@@ -27,9 +38,15 @@ describe("containerLimits", () => {
   });
 
   it("hands network caps to the shaper with the local platform's tbf burst", () => {
-    const t = containerLimits(host({ network: { bandwidthBytesPerSec: 1_000_000, lossPercent: 1 } }), undefined, "/data");
+    const t = containerLimits(
+      host({ network: { bandwidthBytesPerSec: 1_000_000, lossPercent: 1 } }),
+      undefined,
+      "/data",
+    );
     expect(t.shaping).toEqual({ rateBytesPerSec: 1_000_000, burstBytes: 32 * 1024, lossPercent: 1 });
     expect(t.args).toEqual({});
-    expect(containerLimits(host({ cpu: { quotaUs: 25000, periodUs: 100000 } }), undefined, "/data").shaping).toBeUndefined();
+    expect(
+      containerLimits(host({ cpu: { quotaUs: 25000, periodUs: 100000 } }), undefined, "/data").shaping,
+    ).toBeUndefined();
   });
 });

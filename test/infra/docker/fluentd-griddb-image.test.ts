@@ -38,7 +38,10 @@ end
 `;
 
 function run(file: string, env: Record<string, string> = {}) {
-  const r = spawnSync("bash", [script, file], { encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env } });
+  const r = spawnSync("bash", [script, file], {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
+  });
   return { status: r.status, stderr: r.stderr, stdout: r.stdout };
 }
 
@@ -66,20 +69,47 @@ describe("fluentd-griddb image check step (no Docker engine, no Ruby here: recon
   });
 
   it("fails the build on an already patched file, on an earlier plugin layout, and when the call is not in write(chunk)", () => {
-    const patched = fixture("patched.rb", SHAPE_102.replace("handle_record(record_array)", "handle_insert_type(record_array)"));
-    expect(run(patched, { RUBY_SYNTAX_CHECK: "0" })).toMatchObject({ status: 1, stderr: expect.stringMatching(/found 0: not the pinned plugin version, or already patched/) });
+    const patched = fixture(
+      "patched.rb",
+      SHAPE_102.replace("handle_record(record_array)", "handle_insert_type(record_array)"),
+    );
+    expect(run(patched, { RUBY_SYNTAX_CHECK: "0" })).toMatchObject({
+      status: 1,
+      stderr: expect.stringMatching(/found 0: not the pinned plugin version, or already patched/),
+    });
 
     // the layout of the stored earlier out_griddb.rb (d3b01388): handle_record exists and write passes three arguments
-    const earlier = fixture("earlier.rb", "def write(chunk)\n  handle_record(tag, DateTime.now, arrays_2)\nend\n");
-    expect(run(earlier, { RUBY_SYNTAX_CHECK: "0" })).toMatchObject({ status: 1, stderr: expect.stringMatching(/found 0/) });
+    const earlier = fixture(
+      "earlier.rb",
+      "def write(chunk)\n  handle_record(tag, DateTime.now, arrays_2)\nend\n",
+    );
+    expect(run(earlier, { RUBY_SYNTAX_CHECK: "0" })).toMatchObject({
+      status: 1,
+      stderr: expect.stringMatching(/found 0/),
+    });
 
-    const twice = fixture("twice.rb", SHAPE_102.replace("handle_insert_type(record_array)", "handle_record(record_array)"));
-    expect(run(twice, { RUBY_SYNTAX_CHECK: "0" })).toMatchObject({ status: 1, stderr: expect.stringMatching(/found 2/) });
+    const twice = fixture(
+      "twice.rb",
+      SHAPE_102.replace("handle_insert_type(record_array)", "handle_record(record_array)"),
+    );
+    expect(run(twice, { RUBY_SYNTAX_CHECK: "0" })).toMatchObject({
+      status: 1,
+      stderr: expect.stringMatching(/found 2/),
+    });
 
-    const elsewhere = fixture("elsewhere.rb", "def write(chunk)\n  noop\nend\n\ndef flush\n  handle_record(record_array)\nend\n");
-    expect(run(elsewhere, { RUBY_SYNTAX_CHECK: "0" })).toMatchObject({ status: 1, stderr: expect.stringMatching(/def write\(chunk\) .* does not call handle_insert_type/) });
+    const elsewhere = fixture(
+      "elsewhere.rb",
+      "def write(chunk)\n  noop\nend\n\ndef flush\n  handle_record(record_array)\nend\n",
+    );
+    expect(run(elsewhere, { RUBY_SYNTAX_CHECK: "0" })).toMatchObject({
+      status: 1,
+      stderr: expect.stringMatching(/def write\(chunk\) .* does not call handle_insert_type/),
+    });
 
-    expect(run(path.join(work, "missing.rb"))).toMatchObject({ status: 1, stderr: expect.stringMatching(/no such file/) });
+    expect(run(path.join(work, "missing.rb"))).toMatchObject({
+      status: 1,
+      stderr: expect.stringMatching(/no such file/),
+    });
   });
 
   it("does not skip the Ruby syntax check silently: without ruby on PATH and without RUBY_SYNTAX_CHECK=0 it fails", () => {
@@ -99,19 +129,26 @@ describe("fluentd-griddb image check step (no Docker engine, no Ruby here: recon
     expect(text).toMatch(/^FROM \$\{RUBY_IMAGE\}$/m);
     expect(text).toMatch(/^ARG FLUENTD_VERSION=1\.12\.0$/m);
     expect(text).toMatch(/^ARG PLUGIN_VERSION=1\.0\.2$/m);
-    expect(text).toContain("https://github.com/griddb/fluent-plugin-griddb/archive/refs/tags/${PLUGIN_VERSION}.tar.gz");
+    expect(text).toContain(
+      "https://github.com/griddb/fluent-plugin-griddb/archive/refs/tags/${PLUGIN_VERSION}.tar.gz",
+    );
     expect(text).toMatch(/^COPY fix-buffered-write\.sed apply-fix\.sh \/opt\/ingestbench\/$/m);
     expect(text).toContain('/opt/ingestbench/apply-fix.sh "$(gem which fluent/plugin/out_griddb)"');
-    expect(text).toContain('gem list --exact fluent-plugin-griddb | grep -qx "fluent-plugin-griddb (${PLUGIN_VERSION})"');
+    expect(text).toContain(
+      'gem list --exact fluent-plugin-griddb | grep -qx "fluent-plugin-griddb (${PLUGIN_VERSION})"',
+    );
     expect(text).not.toMatch(/RUBY_SYNTAX_CHECK/);
     // the RUN instruction, continuation lines joined, with the build args set, parses as bash
     const run = /^RUN ([\s\S]*?[^\\])\n(?!\s)/m.exec(text)![1]!.replace(/\\\n/g, "\n");
-    const args = "FLUENTD_VERSION=1.12.0 PLUGIN_VERSION=1.0.2 PLUGIN_SHA256= RUBYGEMS_VERSION=3.4.22 BUNDLER_VERSION=2.4.22\n";
+    const args =
+      "FLUENTD_VERSION=1.12.0 PLUGIN_VERSION=1.0.2 PLUGIN_SHA256= RUBYGEMS_VERSION=3.4.22 BUNDLER_VERSION=2.4.22\n";
     expect(() => execFileSync("bash", ["-n", "-c", args + run])).not.toThrow();
     expect(run).toContain("set -eux");
     expect(run).toContain("chown -R fluent:fluent /fluentd"); // the whole instruction was taken
     // the sed script holds exactly the substitution write-up 000 gives
-    const sed = readFileSync(path.join(dir, "fix-buffered-write.sed"), "utf8").split("\n").filter((l) => l !== "" && !l.startsWith("#"));
+    const sed = readFileSync(path.join(dir, "fix-buffered-write.sed"), "utf8")
+      .split("\n")
+      .filter((l) => l !== "" && !l.startsWith("#"));
     expect(sed).toEqual(["s/handle_record(record_array)/handle_insert_type(record_array)/"]);
   });
 });

@@ -9,7 +9,15 @@
  * and for java (a node HTTP server answering the Web API's checkConnection path).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -30,9 +38,23 @@ const griddb = catalogEntry("griddb");
 /** The griddb package's default gs_cluster.json as documented (MULTICAST): reconstructed for this test. */
 const GS_CLUSTER_MULTICAST = {
   dataStore: { partitionNum: 128, storeBlockSize: "64KB" },
-  cluster: { clusterName: "", replicationNum: 2, notificationAddress: "239.0.0.1", notificationPort: 20000, notificationInterval: "5s", heartbeatInterval: "5s", loadbalanceCheckInterval: "180s" },
+  cluster: {
+    clusterName: "",
+    replicationNum: 2,
+    notificationAddress: "239.0.0.1",
+    notificationPort: 20000,
+    notificationInterval: "5s",
+    heartbeatInterval: "5s",
+    loadbalanceCheckInterval: "180s",
+  },
   sync: { timeoutInterval: "30s" },
-  transaction: { notificationAddress: "239.0.0.1", notificationPort: 31999, notificationInterval: "5s", replicationMode: 0, replicationTimeoutInterval: "10s" },
+  transaction: {
+    notificationAddress: "239.0.0.1",
+    notificationPort: 31999,
+    notificationInterval: "5s",
+    replicationMode: 0,
+    replicationTimeoutInterval: "10s",
+  },
   sql: { notificationAddress: "239.0.0.1", notificationPort: 41999 },
 };
 
@@ -47,11 +69,23 @@ function homes(gsNode?: unknown): { gsHome: string; webapiHome: string } {
 }
 
 /** The container's env as the platforms set it: the catalog entry's env, plus what a test adds. */
-function envOf(h: { gsHome: string; webapiHome: string }, extra: Record<string, string> = {}): Record<string, string> {
+function envOf(
+  h: { gsHome: string; webapiHome: string },
+  extra: Record<string, string> = {},
+): Record<string, string> {
   // CGROUP_ROOT: an empty directory (no memory cap) unless a test gives one
   const cgroup = path.join(h.gsHome, "cgroup");
   mkdirSync(cgroup, { recursive: true });
-  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, GS_HOME: h.gsHome, GS_WEBAPI_HOME: h.webapiHome, CGROUP_ROOT: cgroup, GRIDDB_NODE_ADDRESS: "10.213.7.12", ...griddb.env, ...extra };
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: work,
+    GS_HOME: h.gsHome,
+    GS_WEBAPI_HOME: h.webapiHome,
+    CGROUP_ROOT: cgroup,
+    GRIDDB_NODE_ADDRESS: "10.213.7.12",
+    ...griddb.env,
+    ...extra,
+  };
 }
 
 function render(env: Record<string, string>) {
@@ -86,11 +120,14 @@ describe("images/griddb-webapi Dockerfile (parsed here, not built: no Docker eng
     const m = /^([A-Z_]+)(?:=(.*))?$/.exec(i.args);
     if (m && m[2] !== undefined) args.set(m[1]!, m[2]);
   }
-  const resolve = (s: string) => s.replace(/\$\{([A-Z_]+)\}/g, (_, k: string) => args.get(k) ?? `<unset ${k}>`);
-  const froms = ins.filter((x) => x.op === "FROM").map((x) => {
-    const [image, as, stage] = x.args.split(/\s+/);
-    return { image: resolve(image!), stage: as?.toUpperCase() === "AS" ? stage : undefined };
-  });
+  const resolve = (s: string) =>
+    s.replace(/\$\{([A-Z_]+)\}/g, (_, k: string) => args.get(k) ?? `<unset ${k}>`);
+  const froms = ins
+    .filter((x) => x.op === "FROM")
+    .map((x) => {
+      const [image, as, stage] = x.args.split(/\s+/);
+      return { image: resolve(image!), stage: as?.toUpperCase() === "AS" ? stage : undefined };
+    });
 
   it("is multi-stage and pins every base image by tag: a Temurin JDK 8 and the same release's JRE, then the catalog's griddb/griddb:5.6.0", () => {
     expect(froms.map((f) => f.stage)).toEqual(["webapi", "jre", undefined]);
@@ -103,7 +140,9 @@ describe("images/griddb-webapi Dockerfile (parsed here, not built: no Docker eng
     expect(temurin.exec(jre!.image)![2]).toBe("jre");
     expect(runtime!.image).toBe(`${griddb.repository}:${griddb.tag}`);
     for (const f of froms) expect(f.image, f.image).not.toMatch(/:latest$|<unset|^[^:]+$/);
-    expect(ins.filter((x) => x.op === "COPY" && x.args.startsWith("--from=")).map((x) => x.args.split(/\s+/)[0])).toEqual(["--from=jre", "--from=webapi"]);
+    expect(
+      ins.filter((x) => x.op === "COPY" && x.args.startsWith("--from=")).map((x) => x.args.split(/\s+/)[0]),
+    ).toEqual(["--from=jre", "--from=webapi"]);
   });
 
   it("builds the Web API from a pinned griddb/webapi tag with its gradle wrapper, and fails unless the tarball is that version", () => {
@@ -111,20 +150,32 @@ describe("images/griddb-webapi Dockerfile (parsed here, not built: no Docker eng
     expect(args.get("WEBAPI_VERSION")).toBe(griddb.version);
     expect(args.get("GRIDDB_VERSION")).toBe(griddb.version);
     const add = ins.find((x) => x.op === "ADD")!.args;
-    expect(add).toBe("https://github.com/griddb/webapi/archive/refs/tags/${WEBAPI_TAG}.tar.gz /tmp/webapi.tar.gz");
+    expect(add).toBe(
+      "https://github.com/griddb/webapi/archive/refs/tags/${WEBAPI_TAG}.tar.gz /tmp/webapi.tar.gz",
+    );
     const buildRun = ins.filter((x) => x.op === "RUN")[0]!.args;
     expect(buildRun).toContain(`grep -Eq "^version *= *'\${WEBAPI_VERSION}'" build.gradle`);
     expect(buildRun).toContain("./gradlew --no-daemon build");
-    expect(buildRun).toContain('sha256sum -c -'); // checked once WEBAPI_SHA256 is set
+    expect(buildRun).toContain("sha256sum -c -"); // checked once WEBAPI_SHA256 is set
     // the catalog's tag names both pins
-    expect(catalogEntry("griddb").build!.tag).toBe(`${args.get("GRIDDB_VERSION")}-webapi${args.get("WEBAPI_VERSION")}-1`);
+    expect(catalogEntry("griddb").build!.tag).toBe(
+      `${args.get("GRIDDB_VERSION")}-webapi${args.get("WEBAPI_VERSION")}-1`,
+    );
   });
 
   it("runs start.sh, exposes the catalog's ports, copies only files of the context, and checks the package version the catalog's versionCommand reads", () => {
     expect(ins.find((x) => x.op === "ENTRYPOINT")!.args).toBe('["/opt/ingestbench/start.sh"]');
     expect(ins.find((x) => x.op === "CMD")!.args).toBe('["run"]');
-    expect(ins.find((x) => x.op === "HEALTHCHECK")!.args).toContain('CMD ["/opt/ingestbench/start.sh", "check"]');
-    expect(ins.find((x) => x.op === "EXPOSE")!.args.split(/\s+/).map(Number).sort()).toEqual(griddb.ports.map((p) => p.port).sort());
+    expect(ins.find((x) => x.op === "HEALTHCHECK")!.args).toContain(
+      'CMD ["/opt/ingestbench/start.sh", "check"]',
+    );
+    expect(
+      ins
+        .find((x) => x.op === "EXPOSE")!
+        .args.split(/\s+/)
+        .map(Number)
+        .sort(),
+    ).toEqual(griddb.ports.map((p) => p.port).sort());
     for (const c of ins.filter((x) => x.op === "COPY" && !x.args.startsWith("--from="))) {
       const sources = c.args.split(/\s+/).slice(0, -1);
       for (const s of sources) expect(existsSync(path.join(dir, s)), s).toBe(true);
@@ -150,7 +201,15 @@ describe("start.sh render (real bash, jq, sed; a gs_cluster.json reconstructed f
     const verifierCluster = gridDbTarget({}).cluster;
     expect(griddbSinkSchema.parse({}).cluster).toBe(verifierCluster);
     expect(repository).toEqual({
-      clusters: [{ name: verifierCluster, mode: "FIXED_LIST", transactionMember: "10.213.7.12:10001", sqlMember: "10.213.7.12:20001", providerUrl: null }],
+      clusters: [
+        {
+          name: verifierCluster,
+          mode: "FIXED_LIST",
+          transactionMember: "10.213.7.12:10001",
+          sqlMember: "10.213.7.12:20001",
+          providerUrl: null,
+        },
+      ],
     });
     const props = properties(readFileSync(path.join(h.webapiHome, "conf/griddb_webapi.properties"), "utf8"));
     expect(props).toEqual({
@@ -183,21 +242,43 @@ describe("start.sh render (real bash, jq, sed; a gs_cluster.json reconstructed f
     // the rest of the file is left as the package wrote it
     expect(cluster.dataStore).toEqual(GS_CLUSTER_MULTICAST.dataStore);
     expect(cluster.transaction.replicationMode).toBe(0);
-    expect(r.stderr).toContain(`config: cluster ${verifierCluster}, node 10.213.7.12:10001 (FIXED_LIST), Web API port 8081, heap 1024m`);
+    expect(r.stderr).toContain(
+      `config: cluster ${verifierCluster}, node 10.213.7.12:10001 (FIXED_LIST), Web API port 8081, heap 1024m`,
+    );
   });
 
   it("takes another cluster name, port, request cap and gs_node.json's service ports; rendering twice gives the same files", () => {
-    const h = homes({ cluster: { servicePort: 11010 }, transaction: { servicePort: 11001 }, sql: { servicePort: 21001 } });
-    const env = envOf(h, { GRIDDB_CLUSTER_NAME: "fluentd_stress", GRIDDB_WEBAPI_PORT: "18081", GRIDDB_WEBAPI_MAX_REQUEST_MB: "256" });
+    const h = homes({
+      cluster: { servicePort: 11010 },
+      transaction: { servicePort: 11001 },
+      sql: { servicePort: 21001 },
+    });
+    const env = envOf(h, {
+      GRIDDB_CLUSTER_NAME: "fluentd_stress",
+      GRIDDB_WEBAPI_PORT: "18081",
+      GRIDDB_WEBAPI_MAX_REQUEST_MB: "256",
+    });
     expect(render(env).status).toBe(0);
-    const files = ["conf/repository.json", "conf/griddb_webapi.properties"].map((f) => readFileSync(path.join(h.webapiHome, f), "utf8"));
+    const files = ["conf/repository.json", "conf/griddb_webapi.properties"].map((f) =>
+      readFileSync(path.join(h.webapiHome, f), "utf8"),
+    );
     const gsCluster = readFileSync(path.join(h.gsHome, "conf/gs_cluster.json"), "utf8");
-    expect(JSON.parse(files[0]!).clusters[0]).toMatchObject({ name: "fluentd_stress", transactionMember: "10.213.7.12:11001", sqlMember: "10.213.7.12:21001" });
+    expect(JSON.parse(files[0]!).clusters[0]).toMatchObject({
+      name: "fluentd_stress",
+      transactionMember: "10.213.7.12:11001",
+      sqlMember: "10.213.7.12:21001",
+    });
     expect(properties(files[1]!)).toMatchObject({ port: "18081", maxRequestSize: "256" });
     const member = JSON.parse(gsCluster).cluster.notificationMember[0];
-    expect([member.cluster.port, member.sync.port, member.transaction.port, member.sql.port]).toEqual([11010, 10020, 11001, 21001]);
+    expect([member.cluster.port, member.sync.port, member.transaction.port, member.sql.port]).toEqual([
+      11010, 10020, 11001, 21001,
+    ]);
     expect(render(env).status).toBe(0);
-    expect(["conf/repository.json", "conf/griddb_webapi.properties"].map((f) => readFileSync(path.join(h.webapiHome, f), "utf8"))).toEqual(files);
+    expect(
+      ["conf/repository.json", "conf/griddb_webapi.properties"].map((f) =>
+        readFileSync(path.join(h.webapiHome, f), "utf8"),
+      ),
+    ).toEqual(files);
     expect(readFileSync(path.join(h.gsHome, "conf/gs_cluster.json"), "utf8")).toBe(gsCluster);
   });
 
@@ -236,7 +317,9 @@ describe("start.sh render (real bash, jq, sed; a gs_cluster.json reconstructed f
       expect(r.status, JSON.stringify(extra)).toBe(1);
       expect(r.stderr).toMatch(message);
       expect(existsSync(h.webapiHome)).toBe(false);
-      expect(JSON.parse(readFileSync(path.join(h.gsHome, "conf/gs_cluster.json"), "utf8"))).toEqual(GS_CLUSTER_MULTICAST);
+      expect(JSON.parse(readFileSync(path.join(h.gsHome, "conf/gs_cluster.json"), "utf8"))).toEqual(
+        GS_CLUSTER_MULTICAST,
+      );
     }
     const h = homes();
     rmSync(path.join(h.gsHome, "conf/gs_cluster.json"));
@@ -262,11 +345,20 @@ function standIns(): { bin: string; log: string } {
   mkdirSync(bin);
   const log = path.join(bin, "calls.log");
   // a process whose name (/proc/<pid>/comm) is gsserver, as the real node's
-  copyFileSync(execFileSync("bash", ["-c", "command -v sleep"], { encoding: "utf8" }).trim(), path.join(bin, "gsserver"));
+  copyFileSync(
+    execFileSync("bash", ["-c", "command -v sleep"], { encoding: "utf8" }).trim(),
+    path.join(bin, "gsserver"),
+  );
   execFileSync("chmod", ["0755", path.join(bin, "gsserver")]);
-  const tool = (name: string, body: string) => writeFileSync(path.join(bin, name), `#!/bin/bash\necho "${name} $*" >> "${log}"\n${body}\n`, { mode: 0o755 });
+  const tool = (name: string, body: string) =>
+    writeFileSync(path.join(bin, name), `#!/bin/bash\necho "${name} $*" >> "${log}"\n${body}\n`, {
+      mode: 0o755,
+    });
   tool("gs_passwd", "");
-  tool("gs_startnode", `[ "\${IB_STARTNODE_RC:-0}" = 0 ] || exit "$IB_STARTNODE_RC"\nsetsid "${bin}/gsserver" 600 >/dev/null 2>&1 < /dev/null &\necho $! > "$GS_HOME/conf/gsserver.pid"`);
+  tool(
+    "gs_startnode",
+    `[ "\${IB_STARTNODE_RC:-0}" = 0 ] || exit "$IB_STARTNODE_RC"\nsetsid "${bin}/gsserver" 600 >/dev/null 2>&1 < /dev/null &\necho $! > "$GS_HOME/conf/gsserver.pid"`,
+  );
   tool("gs_joincluster", "");
   tool("gs_stopcluster", "");
   tool("gs_stopnode", `kill "$(cat "$GS_HOME/conf/gsserver.pid")"`);
@@ -311,7 +403,12 @@ async function supervised(extra: Record<string, string> = {}) {
   const h = homes();
   const { bin, log } = standIns();
   const port = await freePort();
-  const env = envOf(h, { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`, GRIDDB_WEBAPI_PORT: String(port), GRIDDB_NODE_ADDRESS: "127.0.0.1", ...extra });
+  const env = envOf(h, {
+    PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+    GRIDDB_WEBAPI_PORT: String(port),
+    GRIDDB_NODE_ADDRESS: "127.0.0.1",
+    ...extra,
+  });
   const child = spawn("bash", [script], { env, stdio: ["ignore", "pipe", "pipe"] });
   started.push(child);
   let stderr = "";
@@ -330,7 +427,10 @@ async function supervised(extra: Record<string, string> = {}) {
 describe("start.sh supervision (stand-ins for gs_startnode/gsserver and for java: no GridDB or Web API here)", () => {
   it("starts the node, forms the cluster, starts the Web API, says ready once checkConnection answers 200; SIGTERM stops the Web API, then the cluster and node, exit 0", async () => {
     const s = await supervised();
-    await vi.waitFor(() => expect(s.stderr()).toContain(`ready: http://127.0.0.1:${s.port}/griddb/v2/myCluster/dbs/public`), { timeout: 30_000, interval: 200 });
+    await vi.waitFor(
+      () => expect(s.stderr()).toContain(`ready: http://127.0.0.1:${s.port}/griddb/v2/myCluster/dbs/public`),
+      { timeout: 30_000, interval: 200 },
+    );
     const pid = s.nodePid();
     expect(pidAlive(pid)).toBe(true);
     expect(s.calls()).toEqual([
@@ -341,7 +441,11 @@ describe("start.sh supervision (stand-ins for gs_startnode/gsserver and for java
     ]);
     s.child.kill("SIGTERM");
     expect(await s.exited).toBe(0);
-    expect(s.calls().slice(4)).toEqual(["webapi SIGTERM", "gs_stopcluster -u admin/admin -w 60", "gs_stopnode -u admin/admin -w 60"]);
+    expect(s.calls().slice(4)).toEqual([
+      "webapi SIGTERM",
+      "gs_stopcluster -u admin/admin -w 60",
+      "gs_stopnode -u admin/admin -w 60",
+    ]);
     await vi.waitFor(() => expect(pidAlive(pid)).toBe(false), { timeout: 5_000 });
   });
 
@@ -349,7 +453,11 @@ describe("start.sh supervision (stand-ins for gs_startnode/gsserver and for java
     const s = await supervised({ IB_JAVA_EXIT_AFTER_MS: "1500" });
     expect(await s.exited).toBe(1);
     expect(s.stderr()).toContain("the Web API exited (3): stopping GridDB");
-    expect(s.calls().slice(-3)).toEqual(["webapi crash", "gs_stopcluster -u admin/admin -w 60", "gs_stopnode -u admin/admin -w 60"]);
+    expect(s.calls().slice(-3)).toEqual([
+      "webapi crash",
+      "gs_stopcluster -u admin/admin -w 60",
+      "gs_stopnode -u admin/admin -w 60",
+    ]);
     const pid = s.nodePid();
     await vi.waitFor(() => expect(pidAlive(pid)).toBe(false), { timeout: 5_000 });
   });

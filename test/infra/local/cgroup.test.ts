@@ -108,7 +108,8 @@ describe("cgroup (real kernel)", () => {
     });
     // And straight from the kernel files.
     if (paths.version === "v1") {
-      const read = (c: string, f: string) => fs.readFile(path.join(paths.dirs[c]!, f), "utf8").then((s) => s.trim());
+      const read = (c: string, f: string) =>
+        fs.readFile(path.join(paths.dirs[c]!, f), "utf8").then((s) => s.trim());
       expect(await read("cpu", "cpu.cfs_quota_us")).toBe("25000");
       expect(await read("cpu", "cpu.cfs_period_us")).toBe("100000");
       expect(await read("memory", "memory.limit_in_bytes")).toBe("2147483648");
@@ -138,8 +139,13 @@ describe("cgroup (real kernel)", () => {
     const r = await applyCgroupLimits(paths, { cpu: QUARTER_CORE.cpu }, { blockDevice: device });
     expect(r.notes.filter((n) => /may be observed as 0/.test(n))).toEqual([]);
     expect(r.applied).not.toHaveProperty("readBps"); // no cap: the write sets up the counting and leaves no rule
-    if (paths.version === "v1") expect(await fs.readFile(path.join(paths.dirs.blkio!, "blkio.throttle.read_bps_device"), "utf8")).not.toContain(device);
-    expect(await runInCgroup(paths, `dd if=/dev/zero of=/dev/zram${id} bs=64k count=16 oflag=direct 2>/dev/null`)).toBe(0);
+    if (paths.version === "v1")
+      expect(
+        await fs.readFile(path.join(paths.dirs.blkio!, "blkio.throttle.read_bps_device"), "utf8"),
+      ).not.toContain(device);
+    expect(
+      await runInCgroup(paths, `dd if=/dev/zero of=/dev/zram${id} bs=64k count=16 oflag=direct 2>/dev/null`),
+    ).toBe(0);
     const u = await readCgroupUsage(paths);
     expect(u.ioWriteBytes).toBe(1024 * 1024);
     expect(u.ioWriteOps).toBeGreaterThanOrEqual(16);
@@ -153,7 +159,10 @@ describe("cgroup (real kernel)", () => {
     expect(await liftCpuLimit(paths)).toBe(true);
     expect(await restoreCpuLimit(paths, -1, 100_000)).toBe(-1); // nothing applied: nothing written, -1 read back
     expect(await restoreCpuLimit(paths, quota, r.applied.cfsPeriodUs as number)).toBe(25_000);
-    if (paths.version === "v1") expect((await fs.readFile(path.join(paths.dirs.cpu!, "cpu.cfs_quota_us"), "utf8")).trim()).toBe("25000");
+    if (paths.version === "v1")
+      expect((await fs.readFile(path.join(paths.dirs.cpu!, "cpu.cfs_quota_us"), "utf8")).trim()).toBe(
+        "25000",
+      );
     expect(await restoreCpuLimit({ version: "v1", dirs: {} }, quota, 100_000)).toBeUndefined(); // no cgroup: nothing held
   });
 
@@ -165,11 +174,17 @@ describe("cgroup (real kernel)", () => {
     expect(await liftIoLimits(paths, device!)).toBe(true);
     if (paths.version === "v1") {
       for (const f of ["read_iops_device", "write_iops_device", "read_bps_device", "write_bps_device"]) {
-        expect(await fs.readFile(path.join(paths.dirs.blkio!, `blkio.throttle.${f}`), "utf8")).not.toContain(`${device} `);
+        expect(await fs.readFile(path.join(paths.dirs.blkio!, `blkio.throttle.${f}`), "utf8")).not.toContain(
+          `${device} `,
+        );
       }
-      expect((await fs.readFile(path.join(paths.dirs.cpu!, "cpu.cfs_quota_us"), "utf8")).trim()).toBe("25000");
+      expect((await fs.readFile(path.join(paths.dirs.cpu!, "cpu.cfs_quota_us"), "utf8")).trim()).toBe(
+        "25000",
+      );
     } else {
-      expect(parseV2KeyedLines(await fs.readFile(path.join(paths.dirs.unified!, "io.max"), "utf8"))[device!] ?? {}).not.toHaveProperty("riops", 3000);
+      expect(
+        parseV2KeyedLines(await fs.readFile(path.join(paths.dirs.unified!, "io.max"), "utf8"))[device!] ?? {},
+      ).not.toHaveProperty("riops", 3000);
     }
     expect(await liftIoLimits({ version: "v1", dirs: {} }, device!)).toBe(false); // no blkio group: nothing lifted
   });
@@ -183,16 +198,25 @@ describe("cgroup (real kernel)", () => {
     expect(before.unavailable).toEqual([]);
 
     // 8 MiB of direct IO (charged to the group even on v1), then 2 s of spinning (bounded by timeout).
-    const ioCode = await runInCgroup(paths, `dd if=/dev/zero of='${dataDir}/f' bs=1M count=8 oflag=direct status=none`);
+    const ioCode = await runInCgroup(
+      paths,
+      `dd if=/dev/zero of='${dataDir}/f' bs=1M count=8 oflag=direct status=none`,
+    );
     expect(ioCode).toBe(0);
     const t0 = process.hrtime.bigint();
     const mid = await readCgroupUsage(paths);
     // the loop writes its own /proc/<pid>/schedstat (time on a CPU, time waiting for one) when timeout ends it
     const stat = path.join(dataDir, "schedstat");
-    await runInCgroup(paths, `timeout 2 sh -c 'trap "cat /proc/\\$\\$/schedstat > ${stat}; exit 0" TERM; while :; do :; done'; true`);
+    await runInCgroup(
+      paths,
+      `timeout 2 sh -c 'trap "cat /proc/\\$\\$/schedstat > ${stat}; exit 0" TERM; while :; do :; done'; true`,
+    );
     const wallNs = Number(process.hrtime.bigint() - t0);
     const after = await readCgroupUsage(paths);
-    const [runNs, delayNs] = (await fs.readFile(stat, "utf8")).trim().split(/\s+/).map(Number) as [number, number];
+    const [runNs, delayNs] = (await fs.readFile(stat, "utf8")).trim().split(/\s+/).map(Number) as [
+      number,
+      number,
+    ];
 
     const cores = (after.cpuUsageNs - mid.cpuUsageNs) / wallNs;
     // waiting for a CPU other processes held (the run delay less the time the group's own quota throttled it)
@@ -226,7 +250,12 @@ describe("cgroup (real kernel)", () => {
     const dataDir = await tmpDir("ib-cg-cache-");
     const { paths } = await realHostCgroup();
     // 64 MiB written through the page cache and read back: charged to the group as file pages, not as a working set
-    expect(await runInCgroup(paths, `dd if=/dev/zero of='${dataDir}/f' bs=1M count=64 status=none && cat '${dataDir}/f' > /dev/null`)).toBe(0);
+    expect(
+      await runInCgroup(
+        paths,
+        `dd if=/dev/zero of='${dataDir}/f' bs=1M count=64 status=none && cat '${dataDir}/f' > /dev/null`,
+      ),
+    ).toBe(0);
     const u = await readCgroupUsage(paths);
     expect(u.memoryBytes).toBeGreaterThan(48 * 2 ** 20);
     expect(u.memoryWorkingSetBytes).toBeLessThan(u.memoryBytes - 32 * 2 ** 20);
@@ -246,7 +275,8 @@ describe("cgroup (real kernel)", () => {
     // A parent that ignores SIGTERM and a child: both must go (SIGKILL after the grace period).
     const child = spawn("sh", ["-c", `${join}; trap '' TERM; sleep 1000 & sleep 1000`], { stdio: "ignore" });
     const exited = new Promise((resolve) => child.once("exit", resolve));
-    for (let i = 0; i < 100 && (await listCgroupPids(paths)).length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && (await listCgroupPids(paths)).length < 2; i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect((await listCgroupPids(paths)).length).toBeGreaterThanOrEqual(2);
     const dirs = await removeHostCgroup(paths, { graceMs: 500 });
     removed = true;
@@ -268,7 +298,10 @@ describe("cgroup (real kernel)", () => {
     expect(layout).toMatchObject({ version: "v1", missing: ["cpuacct", "memory", "blkio"] });
     const created = await createHostCgroup(layout, newRunId(), "sink");
     expect(created.complete).toBe(false);
-    const r = await applyCgroupLimits(created.paths, { cpu: { quotaUs: 25_000, periodUs: 100_000 }, memoryBytes: 1 << 30 });
+    const r = await applyCgroupLimits(created.paths, {
+      cpu: { quotaUs: 25_000, periodUs: 100_000 },
+      memoryBytes: 1 << 30,
+    });
     expect(r.enforced).toBe(false);
     expect(r.notes.join("\n")).toMatch(/memory limit NOT applied: no memory cgroup/);
     expect(r.applied).toMatchObject({ cfsQuotaUs: 25_000, cfsPeriodUs: 100_000 });
@@ -278,7 +311,10 @@ describe("cgroup (real kernel)", () => {
 describe("cgroup v2 file layout (no v2 controllers on this machine)", () => {
   it("enables controllers down the chain, writes cpu.max / memory.max / io.max, reads them and usage back", async () => {
     const root = await tmpDir("ib-cg-fakev2-");
-    await fs.writeFile(path.join(root, "cgroup.controllers"), "cpuset cpu io memory hugetlb pids rdma misc\n");
+    await fs.writeFile(
+      path.join(root, "cgroup.controllers"),
+      "cpuset cpu io memory hugetlb pids rdma misc\n",
+    );
     await fs.writeFile(path.join(root, "cgroup.subtree_control"), "");
     await fs.writeFile(path.join(root, "cgroup.procs"), "1\n");
     const layout = await detectCgroupLayout({ root });
@@ -298,7 +334,9 @@ describe("cgroup v2 file layout (no v2 controllers on this machine)", () => {
     expect(r.enforced).toBe(true);
     expect(await fs.readFile(path.join(leaf, "cpu.max"), "utf8")).toBe("25000 100000");
     expect(await fs.readFile(path.join(leaf, "memory.max"), "utf8")).toBe("2147483648");
-    expect(await fs.readFile(path.join(leaf, "io.max"), "utf8")).toBe("254:0 riops=3000 wiops=3000 rbps=125829120 wbps=125829120");
+    expect(await fs.readFile(path.join(leaf, "io.max"), "utf8")).toBe(
+      "254:0 riops=3000 wiops=3000 rbps=125829120 wbps=125829120",
+    );
     expect(r.applied).toEqual({
       cfsQuotaUs: 25_000,
       cfsPeriodUs: 100_000,
@@ -311,7 +349,11 @@ describe("cgroup v2 file layout (no v2 controllers on this machine)", () => {
     });
 
     // The kernel's own formats (cgroup-v2.rst), including a second device and "max" fields.
-    expect(parseV2KeyedLines("8:0 rbps=max wbps=max riops=max wiops=100\n254:0 rbps=125829120 wbps=125829120 riops=3000 wiops=3000\n")).toEqual({
+    expect(
+      parseV2KeyedLines(
+        "8:0 rbps=max wbps=max riops=max wiops=100\n254:0 rbps=125829120 wbps=125829120 riops=3000 wiops=3000\n",
+      ),
+    ).toEqual({
       "8:0": { rbps: Infinity, wbps: Infinity, riops: Infinity, wiops: 100 },
       "254:0": { rbps: 125_829_120, wbps: 125_829_120, riops: 3000, wiops: 3000 },
     });
@@ -321,7 +363,10 @@ describe("cgroup v2 file layout (no v2 controllers on this machine)", () => {
     );
     await fs.writeFile(path.join(leaf, "memory.current"), "104857600\n");
     await fs.writeFile(path.join(leaf, "memory.peak"), "209715200\n");
-    await fs.writeFile(path.join(leaf, "memory.stat"), "anon 50000000\nfile 54857600\nactive_file 14857600\ninactive_file 40000000\n");
+    await fs.writeFile(
+      path.join(leaf, "memory.stat"),
+      "anon 50000000\nfile 54857600\nactive_file 14857600\ninactive_file 40000000\n",
+    );
     await fs.writeFile(
       path.join(leaf, "io.stat"),
       "254:0 rbytes=4096 wbytes=8388608 rios=1 wios=64 dbytes=0 dios=0\n8:0 rbytes=1000 wbytes=0 rios=2 wios=0 dbytes=0 dios=0\n",

@@ -19,20 +19,42 @@ const runId = randomBytes(3).toString("hex");
 const dirs = ["cpu", "memory"].map((c) => path.join("/sys/fs/cgroup", c, "ingestbench", runId, "sink"));
 const pids: number[] = [];
 afterAll(() => {
-  for (const p of pids) try { process.kill(p, "SIGKILL"); } catch { /* gone */ }
-  for (const d of dirs) for (const x of [d, path.dirname(d)]) try { execFileSync("rmdir", [x], { stdio: "ignore" }); } catch { /* removed by gc */ }
-  if (savedTmp === undefined) delete process.env.TMPDIR; else process.env.TMPDIR = savedTmp;
+  for (const p of pids)
+    try {
+      process.kill(p, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  for (const d of dirs)
+    for (const x of [d, path.dirname(d)])
+      try {
+        execFileSync("rmdir", [x], { stdio: "ignore" });
+      } catch {
+        /* removed by gc */
+      }
+  if (savedTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = savedTmp;
   rmSync(tmp, { recursive: true, force: true });
 });
 
 const markerRun = randomBytes(3).toString("hex");
-const markerDirs = ["cpu", "memory"].map((c) => path.join("/sys/fs/cgroup", c, "ingestbench", markerRun, "sink"));
+const markerDirs = ["cpu", "memory"].map((c) =>
+  path.join("/sys/fs/cgroup", c, "ingestbench", markerRun, "sink"),
+);
 afterAll(() => {
-  for (const d of markerDirs) for (const x of [d, path.dirname(d)]) try { execFileSync("rmdir", [x], { stdio: "ignore" }); } catch { /* removed by gc */ }
+  for (const d of markerDirs)
+    for (const x of [d, path.dirname(d)])
+      try {
+        execFileSync("rmdir", [x], { stdio: "ignore" });
+      } catch {
+        /* removed by gc */
+      }
   rmSync(path.join(ownersDir(), markerRun), { force: true });
 });
 
-const join = (pid: number) => { for (const d of dirs) writeFileSync(path.join(d, "cgroup.procs"), `${pid}\n`); };
+const join = (pid: number) => {
+  for (const d of dirs) writeFileSync(path.join(d, "cgroup.procs"), `${pid}\n`);
+};
 
 describe("gc: a run registered under another TMPDIR (real cgroups, real processes)", () => {
   it("is left alone while a live harness's child runs in its cgroup, and collected once that child is init's", async () => {
@@ -58,13 +80,21 @@ describe("gc: a run registered under another TMPDIR (real cgroups, real processe
   it("leaves an empty cgroup of a live owner's run alone by its owner marker (before its first process), and collects it once the owner is gone", async () => {
     process.env.TMPDIR = tmp; // the run's registry is elsewhere: only the marker, which ignores TMPDIR, names its owner
     for (const d of markerDirs) mkdirSync(d, { recursive: true });
-    writeOwnerMarker({ runId: markerRun, ownerPid: process.pid, ownerStartTicks: processStartTicks(process.pid)! });
+    writeOwnerMarker({
+      runId: markerRun,
+      ownerPid: process.pid,
+      ownerStartTicks: processStartTicks(process.pid)!,
+    });
     const first = await collectLeftovers({ tmpRoot: tmp, graceMs: 200 });
     expect(first.live).toContain(markerRun);
     expect(markerDirs.every((d) => existsSync(d))).toBe(true);
     expect(existsSync(path.join(ownersDir(), markerRun))).toBe(true);
     // the same pid with another start time is a reused pid, not the owner
-    writeOwnerMarker({ runId: markerRun, ownerPid: process.pid, ownerStartTicks: processStartTicks(process.pid)! + 1 });
+    writeOwnerMarker({
+      runId: markerRun,
+      ownerPid: process.pid,
+      ownerStartTicks: processStartTicks(process.pid)! + 1,
+    });
     const second = await collectLeftovers({ tmpRoot: tmp, graceMs: 200 });
     expect(second.live).not.toContain(markerRun);
     expect(markerDirs.some((d) => existsSync(d))).toBe(false);
@@ -78,7 +108,10 @@ describe("gc: a run registered under another TMPDIR (real cgroups, real processe
     const gone = spawn("true");
     await new Promise((r) => gone.once("exit", r)); // a pid that no longer runs
     const id = randomBytes(3).toString("hex");
-    const files = [path.join(regDir, `${id}.json.${gone.pid}.tmp`), path.join(ownersDir(), `${id}.${gone.pid}.tmp`)];
+    const files = [
+      path.join(regDir, `${id}.json.${gone.pid}.tmp`),
+      path.join(ownersDir(), `${id}.${gone.pid}.tmp`),
+    ];
     const mine = path.join(regDir, `${id}.json.${process.pid}.tmp`);
     for (const f of [...files, mine]) writeFileSync(f, "{");
     try {
@@ -104,7 +137,11 @@ describe("gc: a run registered under another TMPDIR (real cgroups, real processe
         graceMs: 200,
         // what platform.ts does when a run starts: the owner marker first, then the resources
         beforeSweep: async () => {
-          writeOwnerMarker({ runId: id, ownerPid: process.pid, ownerStartTicks: processStartTicks(process.pid)! });
+          writeOwnerMarker({
+            runId: id,
+            ownerPid: process.pid,
+            ownerStartTicks: processStartTicks(process.pid)!,
+          });
           execFileSync("ip", ["netns", "add", ns]);
           execFileSync("ip", ["link", "add", link, "type", "veth", "peer", "name", `${link}h`, "netns", ns]);
           mkdirSync(cg, { recursive: true });
@@ -117,9 +154,22 @@ describe("gc: a run registered under another TMPDIR (real cgroups, real processe
       expect(execFileSync("ip", ["-n", ns, "link", "show", `${link}h`]).toString()).toContain(`${link}h`);
       expect(existsSync(cg)).toBe(true);
     } finally {
-      try { execFileSync("ip", ["link", "del", link], { stdio: "ignore" }); } catch { /* gone */ }
-      try { execFileSync("ip", ["netns", "del", ns], { stdio: "ignore" }); } catch { /* gone */ }
-      for (const x of [cg, path.dirname(cg)]) try { execFileSync("rmdir", [x], { stdio: "ignore" }); } catch { /* gone */ }
+      try {
+        execFileSync("ip", ["link", "del", link], { stdio: "ignore" });
+      } catch {
+        /* gone */
+      }
+      try {
+        execFileSync("ip", ["netns", "del", ns], { stdio: "ignore" });
+      } catch {
+        /* gone */
+      }
+      for (const x of [cg, path.dirname(cg)])
+        try {
+          execFileSync("rmdir", [x], { stdio: "ignore" });
+        } catch {
+          /* gone */
+        }
       rmSync(path.join(ownersDir(), id), { force: true });
     }
   });

@@ -69,9 +69,16 @@ setTimeout(() => process.exit(2), Number(durationMs) + 60000);
 async function transfer(loadgenNs: string, sinkNs: string, address: string, durationMs: number) {
   const port = 40_000 + Math.floor(Math.random() * 10_000);
   const received = await startReceiver(sinkNs, port);
-  const sent = await execa("ip", ["netns", "exec", loadgenNs, "node", "-e", SENDER, address, String(port), String(durationMs)], { timeout: 120_000 });
+  const sent = await execa(
+    "ip",
+    ["netns", "exec", loadgenNs, "node", "-e", SENDER, address, String(port), String(durationMs)],
+    { timeout: 120_000 },
+  );
   const res = await received.result;
-  return { ...res, sender: JSON.parse(sent.stdout.split("\n").filter(Boolean).pop()!) as { bytes: number; ms: number } };
+  return {
+    ...res,
+    sender: JSON.parse(sent.stdout.split("\n").filter(Boolean).pop()!) as { bytes: number; ms: number },
+  };
 }
 
 /** Start the receiver in `ns`, wait until it listens; returns a promise of its JSON result. */
@@ -86,7 +93,13 @@ async function startReceiver(ns: string, port: number) {
   // Wrapped in an object: an async function returning a promise would wait for it.
   return {
     result: proc.then(
-      (r) => JSON.parse(r.stdout.split("\n").filter(Boolean).pop()!) as { bytes: number; firstMs: number; lastMs: number; timeout?: boolean },
+      (r) =>
+        JSON.parse(r.stdout.split("\n").filter(Boolean).pop()!) as {
+          bytes: number;
+          firstMs: number;
+          lastMs: number;
+          timeout?: boolean;
+        },
     ),
   };
 }
@@ -160,13 +173,20 @@ describe("netns (real namespaces and tc)", () => {
     expect(new Set([loadgen!.address, sink!.address, collector!.address]).size).toBe(3);
 
     const shaping = await applyShaping(topo, { collector: { bandwidthBytesPerSec: 5_000_000 } });
-    expect(shaping.collector!.applied).toMatchObject({ tbfRateBytesPerSec: 5_000_000, ingressTbfRateBytesPerSec: 5_000_000 });
+    expect(shaping.collector!.applied).toMatchObject({
+      tbfRateBytesPerSec: 5_000_000,
+      ingressTbfRateBytesPerSec: 5_000_000,
+    });
     expect((await readQdiscs(sink!.netns, sink!.interface!)).tbfRateBytesPerSec).toBeUndefined(); // unshaped
 
     // loadgen → sink across the bridge
     const port = 40_000 + Math.floor(Math.random() * 10_000);
     let received = await startReceiver(sink!.netns, port);
-    await execa("ip", ["netns", "exec", loadgen!.netns, "node", "-e", SENDER, sink!.address, String(port), "200"], { timeout: 20_000 });
+    await execa(
+      "ip",
+      ["netns", "exec", loadgen!.netns, "node", "-e", SENDER, sink!.address, String(port), "200"],
+      { timeout: 20_000 },
+    );
     expect((await received.result).bytes).toBeGreaterThan(0);
     // root namespace (the harness) → collector over the control link
     received = await startReceiver(collector!.netns, port);
@@ -183,7 +203,9 @@ describe("netns (real namespaces and tc)", () => {
   it("delay and loss use netem, or are reported NOT enforced where the kernel has no netem", async () => {
     const runId = newRunId();
     const topo = await createTopology(runId, ["loadgen", "sink"]);
-    const r = (await applyShaping(topo, { sink: { bandwidthBytesPerSec: 1_000_000, delayMs: 10, lossPercent: 1 } })).sink!;
+    const r = (
+      await applyShaping(topo, { sink: { bandwidthBytesPerSec: 1_000_000, delayMs: 10, lossPercent: 1 } })
+    ).sink!;
     expect(r.applied.tbfRateBytesPerSec).toBe(1_000_000);
     if (r.enforced) {
       expect(r.applied).toMatchObject({ netemDelayMs: 10, netemLossPercent: 1, ingressNetemDelayMs: 10 });
@@ -200,15 +222,26 @@ describe("netns (real namespaces and tc)", () => {
     await execa("ip", ["netns", "add", ns]);
     await execa("ip", ["-n", ns, "link", "set", "lo", "up"]);
     // two UDP datagrams over its lo (bash's /dev/udp; no ping on every machine)
-    await execa("ip", ["netns", "exec", ns, "bash", "-c", "for i in 1 2; do echo x > /dev/udp/127.0.0.1/9; done"]);
+    await execa("ip", [
+      "netns",
+      "exec",
+      ns,
+      "bash",
+      "-c",
+      "for i in 1 2; do echo x > /dev/udp/127.0.0.1/9; done",
+    ]);
     const task = spawn("ip", ["netns", "exec", ns, "sleep", "30"], { stdio: "ignore" });
     const gone = new Promise((resolve) => task.once("exit", resolve));
     try {
       // `ip netns exec` enters the namespace, then execs sleep
-      for (let i = 0; i < 200 && readFileSync(`/proc/${task.pid}/comm`, "utf8").trim() !== "sleep"; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 200 && readFileSync(`/proc/${task.pid}/comm`, "utf8").trim() !== "sleep"; i++)
+        await new Promise((r) => setTimeout(r, 10));
       let viaIp = 0;
       const ip = () => readInterfaceCounters(ns, "lo");
-      const c = new NetnsInterfaceCounters(ns, "lo", () => { viaIp++; return ip(); });
+      const c = new NetnsInterfaceCounters(ns, "lo", () => {
+        viaIp++;
+        return ip();
+      });
       // this process is in the root namespace: not a task to read the namespace's counters through
       await c.read([process.pid]);
       expect(viaIp).toBe(1);

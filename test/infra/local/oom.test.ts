@@ -35,8 +35,19 @@ describe("OOM kills on the local platform (real cgroup)", () => {
       expect(c!.file).toMatch(/memory\.(oom_control|events)$/);
       // the host that ran nothing capped counts none
       expect((await readOomKillCount(local.hosts.free!.cgroup))?.count ?? 0).toBe(0);
-      const message = oomMessage([{ host: "capped", container: "cgroup", limitBytes: CAP, oomKilled: false, kills: c!.count, evidence: `cgroup ${capped.cgroup.version} ${c!.file} oom_kill ${c!.count}` }]);
-      expect(message).toMatch(/^host capped: the kernel OOM-killed \d+ process\(es\) in cgroup under its memory cap of 50331648 bytes \(cgroup v1 .*memory\.oom_control oom_kill \d+\)$/);
+      const message = oomMessage([
+        {
+          host: "capped",
+          container: "cgroup",
+          limitBytes: CAP,
+          oomKilled: false,
+          kills: c!.count,
+          evidence: `cgroup ${capped.cgroup.version} ${c!.file} oom_kill ${c!.count}`,
+        },
+      ]);
+      expect(message).toMatch(
+        /^host capped: the kernel OOM-killed \d+ process\(es\) in cgroup under its memory cap of 50331648 bytes \(cgroup v1 .*memory\.oom_control oom_kill \d+\)$/,
+      );
     });
   });
 });

@@ -33,14 +33,28 @@ const STACK: StackSpec = {
   platform: "local",
   expiryMs: 4 * 3600_000,
   hosts: {
-    loadgen: { name: "loadgen", requested: { cpu: "1" }, limits: { cpu: { quotaUs: 100_000, periodUs: 100_000 } } },
+    loadgen: {
+      name: "loadgen",
+      requested: { cpu: "1" },
+      limits: { cpu: { quotaUs: 100_000, periodUs: 100_000 } },
+    },
     sink: {
       name: "sink",
-      requested: { cpu: "0.25", memory: "2GiB", disk: { iops: 3000, bandwidth: "125829120B/s" }, network: { bandwidth: "12000KB/s" } },
+      requested: {
+        cpu: "0.25",
+        memory: "2GiB",
+        disk: { iops: 3000, bandwidth: "125829120B/s" },
+        network: { bandwidth: "12000KB/s" },
+      },
       limits: {
         cpu: { quotaUs: 25_000, periodUs: 100_000 },
         memoryBytes: 2 * 1024 ** 3,
-        disk: { readIops: 3000, writeIops: 3000, readBytesPerSec: 125_829_120, writeBytesPerSec: 125_829_120 },
+        disk: {
+          readIops: 3000,
+          writeIops: 3000,
+          readBytesPerSec: 125_829_120,
+          writeBytesPerSec: 125_829_120,
+        },
         network: { bandwidthBytesPerSec: 12_000_000 },
       },
     },
@@ -73,7 +87,9 @@ const alive = (pid: number) => {
 };
 
 const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => child.once("exit", () => r()));
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise<void>((r) => child.once("exit", () => r()));
 
 /** Cleanup that runs whatever the test did: tear down stacks, then remove anything a run id still owns. */
 const stacks: LocalStack[] = [];
@@ -117,14 +133,19 @@ describe("local platform (real)", () => {
     const lim = local.limits.sink!;
     // cgroup v1 does not throttle buffered writes: the disk write caps are applied and read back, but partial
     expect(lim.enforced).toBe("partial");
-    expect(lim.partial).toEqual([expect.stringMatching(/^disk write caps: .*buffered writes .* NOT throttled/)]);
+    expect(lim.partial).toEqual([
+      expect.stringMatching(/^disk write caps: .*buffered writes .* NOT throttled/),
+    ]);
     expect(lim.requested).toEqual(STACK.hosts.sink!.requested);
     expect(lim.applied).toMatchObject({
       ...QUARTER_CORE_CGROUP_APPLIED,
       tbfRateBytesPerSec: 12_000_000,
       ingressTbfRateBytesPerSec: 12_000_000,
     });
-    expect(local.limits.loadgen).toMatchObject({ enforced: true, applied: { cfsQuotaUs: 100_000, cfsPeriodUs: 100_000 } });
+    expect(local.limits.loadgen).toMatchObject({
+      enforced: true,
+      applied: { cfsQuotaUs: 100_000, cfsPeriodUs: 100_000 },
+    });
 
     const reg = await readRegistry(registryPath(runId));
     expect(reg).toMatchObject({ runId, ownerPid: process.pid });
@@ -136,8 +157,19 @@ describe("local platform (real)", () => {
     const pid = sleeper.pid!;
     // the spawn joins the cgroups first, then `ip netns exec` enters the namespace and execs sleep: wait for sleep
     // itself (under load the namespace is entered a while after the cgroups are joined)
-    const argv0 = (): string => { try { return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]!; } catch { return ""; } };
-    for (let i = 0; i < 250 && (argv0() !== "sleep" || !(await listCgroupPids(sink.cgroup)).includes(pid)); i++) await new Promise((r) => setTimeout(r, 20));
+    const argv0 = (): string => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]!;
+      } catch {
+        return "";
+      }
+    };
+    for (
+      let i = 0;
+      i < 250 && (argv0() !== "sleep" || !(await listCgroupPids(sink.cgroup)).includes(pid));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 20));
     for (const file of Object.values(sink.cgroup.dirs)) {
       expect(readFileSync(path.join(file, "cgroup.procs"), "utf8").split("\n")).toContain(String(pid));
     }
@@ -151,7 +183,10 @@ describe("local platform (real)", () => {
     // as another user, with env, over the shaped data plane: loadgen → sink
     const server = sink.spawn(
       "node",
-      ["-e", `require("net").createServer((s)=>{s.on("data",(d)=>process.stdout.write(d));s.on("end",()=>process.exit(0));}).listen(5432,"0.0.0.0",()=>console.log("uid="+process.getuid()+" "+process.env.IB_TEST))`],
+      [
+        "-e",
+        `require("net").createServer((s)=>{s.on("data",(d)=>process.stdout.write(d));s.on("end",()=>process.exit(0));}).listen(5432,"0.0.0.0",()=>console.log("uid="+process.getuid()+" "+process.env.IB_TEST))`,
+      ],
       { user: "postgres", env: { IB_TEST: "hello" } },
     );
     children.push(server);
@@ -159,7 +194,10 @@ describe("local platform (real)", () => {
     server.stdout!.on("data", (d: Buffer) => (out += d.toString()));
     for (let i = 0; i < 200 && !out.includes("uid="); i++) await new Promise((r) => setTimeout(r, 25));
     expect(out).toContain(`uid=${(await execa("id", ["-u", "postgres"])).stdout} hello`);
-    const client = loadgen.spawn("node", ["-e", `const s=require("net").connect(5432,"${sink.address}",()=>s.end("ping"));`]);
+    const client = loadgen.spawn("node", [
+      "-e",
+      `const s=require("net").connect(5432,"${sink.address}",()=>s.end("ping"));`,
+    ]);
     children.push(client);
     await exited(client);
     expect(client.exitCode).toBe(0);
@@ -167,10 +205,16 @@ describe("local platform (real)", () => {
     expect(out).toContain("ping");
 
     // the harness reaches the sink over the control link
-    const ctl = sink.spawn("node", ["-e", `require("net").createServer((s)=>s.end("pong")).listen(7000,"0.0.0.0",()=>console.log("up"))`]);
+    const ctl = sink.spawn("node", [
+      "-e",
+      `require("net").createServer((s)=>s.end("pong")).listen(7000,"0.0.0.0",()=>console.log("up"))`,
+    ]);
     children.push(ctl);
     await new Promise<void>((r) => ctl.stdout!.once("data", () => r()));
-    const pong = await execa("node", ["-e", `const s=require("net").connect(7000,"${sink.controlAddress}");s.on("data",(d)=>{console.log(String(d));s.destroy()})`]);
+    const pong = await execa("node", [
+      "-e",
+      `const s=require("net").connect(7000,"${sink.controlAddress}");s.on("data",(d)=>{console.log(String(d));s.destroy()})`,
+    ]);
     expect(pong.stdout.trim()).toBe("pong");
 
     await local.teardown();
@@ -205,9 +249,17 @@ describe("local platform (real)", () => {
   it("a tmpfs data dir is mounted, sized, and unmounted at teardown", async () => {
     const stack: StackSpec = {
       ...STACK,
-      hosts: { sink: { name: "sink", requested: { disk: { tmpfs: "64MiB" } }, limits: { disk: { tmpfsBytes: 64 * 1024 ** 2 } } } },
+      hosts: {
+        sink: {
+          name: "sink",
+          requested: { disk: { tmpfs: "64MiB" } },
+          limits: { disk: { tmpfsBytes: 64 * 1024 ** 2 } },
+        },
+      },
     };
-    const local = await provisionLocal(stack, { runId: (Date.now() & 0xffffff).toString(16).padStart(6, "0") });
+    const local = await provisionLocal(stack, {
+      runId: (Date.now() & 0xffffff).toString(16).padStart(6, "0"),
+    });
     stacks.push(local);
     runIds.push(local.runId);
     const sink = local.hosts.sink!;
@@ -223,7 +275,16 @@ describe("local platform (real)", () => {
     // A real stack provisioned by a child process that is then killed without any chance to clean up; its result
     // record still says "running", as a killed bench's run.json does.
     const record = path.join(mkdtempSync(path.join(os.tmpdir(), "ibtest-gc-")), "run.json");
-    writeFileSync(record, JSON.stringify({ status: "running", runId: "x", finishedAt: null, error: null, summary: { rowsPerSecond: 5 } }));
+    writeFileSync(
+      record,
+      JSON.stringify({
+        status: "running",
+        runId: "x",
+        finishedAt: null,
+        error: null,
+        summary: { rowsPerSecond: 5 },
+      }),
+    );
     const script = `
       const { provisionLocal } = await import(${JSON.stringify(path.join(REPO, "infra/local/platform.ts"))});
       const stack = JSON.parse(process.argv[1]);
@@ -232,10 +293,14 @@ describe("local platform (real)", () => {
       console.log(JSON.stringify({ runId: local.runId, pid: process.pid, sleepPid: child.pid }));
       setTimeout(() => process.exit(3), 60000);
     `;
-    const owner = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script, JSON.stringify(STACK)], {
-      cwd: REPO,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const owner = spawn(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script, JSON.stringify(STACK)],
+      {
+        cwd: REPO,
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     children.push(owner);
     const line = await new Promise<string>((resolve, reject) => {
       let buf = "";
@@ -270,8 +335,17 @@ describe("local platform (real)", () => {
     expect(await leftovers(runId)).toEqual(NOTHING);
     // the dead run's record no longer claims to be running; what it measured is kept
     expect(report.records).toEqual([record]);
-    const marked = JSON.parse(readFileSync(record, "utf8")) as { status: string; error: { code: string; message: string }; summary: unknown; finishedAt: string };
-    expect(marked).toMatchObject({ status: "interrupted", error: { code: "E_KILLED" }, summary: { rowsPerSecond: 5 } });
+    const marked = JSON.parse(readFileSync(record, "utf8")) as {
+      status: string;
+      error: { code: string; message: string };
+      summary: unknown;
+      finishedAt: string;
+    };
+    expect(marked).toMatchObject({
+      status: "interrupted",
+      error: { code: "E_KILLED" },
+      summary: { rowsPerSecond: 5 },
+    });
     expect(marked.error.message).toContain(`pid ${pid}`);
     rmSync(path.dirname(record), { recursive: true, force: true });
 
@@ -304,11 +378,24 @@ describe("local platform without root", () => {
         console.log(JSON.stringify(result));
       `;
       const prefix = isRoot ? ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] : [];
-      const r = await execa(prefix[0] ?? process.execPath, [...prefix.slice(1), ...(isRoot ? [process.execPath] : []), "--import", "tsx", "--input-type=module", "-e", script, JSON.stringify(STACK)], {
-        cwd: REPO,
-        env: { TMPDIR: tmp },
-        timeout: 60_000,
-      });
+      const r = await execa(
+        prefix[0] ?? process.execPath,
+        [
+          ...prefix.slice(1),
+          ...(isRoot ? [process.execPath] : []),
+          "--import",
+          "tsx",
+          "--input-type=module",
+          "-e",
+          script,
+          JSON.stringify(STACK),
+        ],
+        {
+          cwd: REPO,
+          env: { TMPDIR: tmp },
+          timeout: 60_000,
+        },
+      );
       const res = JSON.parse(r.stdout.trim().split("\n").pop()!) as {
         runId: string;
         address: string;
@@ -318,7 +405,13 @@ describe("local platform without root", () => {
         limits: { enforced: boolean; notes: string[] };
         echoed: boolean;
       };
-      expect(res).toMatchObject({ address: "127.0.0.1", controlAddress: "127.0.0.1", netns: null, dirs: {}, echoed: true });
+      expect(res).toMatchObject({
+        address: "127.0.0.1",
+        controlAddress: "127.0.0.1",
+        netns: null,
+        dirs: {},
+        echoed: true,
+      });
       expect(res.limits.enforced).toBe(false);
       expect(res.limits.notes.join("\n")).toMatch(/not running as root/);
       expect(r.stderr).toMatch(/limits NOT enforced: sink: .*not running as root/);
