@@ -44,11 +44,9 @@ export type AppFigure = (typeof APP_FIGURES)[number];
 const NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const env = z.record(
-  z
-    .string()
-    .regex(ENV_NAME, {
-      message: "an environment variable name is letters, digits and _, not starting with a digit",
-    }),
+  z.string().regex(ENV_NAME, {
+    message: "an environment variable name is letters, digits and _, not starting with a digit",
+  }),
   z.string(),
 );
 const seconds = zUnit(parseRunDuration);
@@ -78,11 +76,9 @@ const resultsSchema = z
     from: z.enum(["stdout-json", "file", "regex"]),
     file: z.string().min(1).optional(),
     pattern: z.string().min(1).optional(),
-    map: z
-      .record(z.enum(APP_FIGURES), z.string().min(1))
-      .refine((m) => Object.keys(m).length > 0, {
-        message: "map at least one figure, e.g. { throughput: txPerSecond }",
-      }),
+    map: z.record(z.enum(APP_FIGURES), z.string().min(1)).refine((m) => Object.keys(m).length > 0, {
+      message: "map at least one figure, e.g. { throughput: txPerSecond }",
+    }),
   })
   .strict()
   .superRefine((r, ctx) => {
@@ -164,11 +160,9 @@ export const variantsSchema = z
   .array(
     z
       .object({
-        name: z
-          .string()
-          .regex(NAME, {
-            message: 'a variant name is lowercase letters, digits, "_" and "-", e.g. "enabled"',
-          }),
+        name: z.string().regex(NAME, {
+          message: 'a variant name is lowercase letters, digits, "_" and "-", e.g. "enabled"',
+        }),
         env: env.default({}),
         args: z.array(z.string()).default([]),
       })

@@ -445,11 +445,9 @@ const querySchema = z
       .array(
         z
           .object({
-            name: z
-              .string()
-              .regex(/^[A-Za-z0-9_-]{1,64}$/, {
-                message: 'a statement name is letters, digits, "_" and "-" (at most 64), e.g. "count"',
-              }),
+            name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, {
+              message: 'a statement name is letters, digits, "_" and "-" (at most 64), e.g. "count"',
+            }),
             sql: z
               .string()
               .min(1)

@@ -15,9 +15,7 @@ const STACK = "local-pipeline";
 const NUM = 1000;
 
 /** What the test reads from the sink's table itself: rows, distinct gens and seqs, the seq range, rows without sent_at. */
-async function tableAccount(
-  s: SinkInfo,
-): Promise<{
+async function tableAccount(s: SinkInfo): Promise<{
   rows: number;
   gens: number[];
   distinctSeqs: number;

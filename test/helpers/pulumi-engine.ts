@@ -351,15 +351,13 @@ export class DockerEngineTranslator {
       aliases?: string[];
     }>;
     for (const n of nets.slice(1)) {
-      await this.docker
-        .getNetwork(n.name)
-        .connect({
-          Container: c.id,
-          EndpointConfig: {
-            ...(n.ipv4Address ? { IPAMConfig: { IPv4Address: n.ipv4Address } } : {}),
-            Aliases: n.aliases ?? [],
-          },
-        });
+      await this.docker.getNetwork(n.name).connect({
+        Container: c.id,
+        EndpointConfig: {
+          ...(n.ipv4Address ? { IPAMConfig: { IPv4Address: n.ipv4Address } } : {}),
+          Aliases: n.aliases ?? [],
+        },
+      });
     }
     const uploads = (i.uploads ?? []) as Inputs[];
     if (uploads.length > 0) {

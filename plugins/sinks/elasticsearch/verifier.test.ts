@@ -80,15 +80,13 @@ function esAnswers(docs: Doc[], sentAtMax: number) {
       expect(body.version).toBe(true);
       expect(body.sort).toEqual([{ _shard_doc: "asc" }]);
       const from = body.search_after ? (body.search_after[0] as number) + 1 : 0;
-      const hits = docs
-        .slice(from, from + body.size)
-        .map((d, i) => ({
-          _index: "ib_events",
-          _id: d._id,
-          _version: d._version,
-          _score: null,
-          sort: [from + i],
-        }));
+      const hits = docs.slice(from, from + body.size).map((d, i) => ({
+        _index: "ib_events",
+        _id: d._id,
+        _version: d._version,
+        _score: null,
+        sort: [from + i],
+      }));
       return json(200, { pit_id: "pit-1", hits: { hits } });
     }
     if (req.method === "DELETE" && path === "/_pit") return json(200, { succeeded: true, num_freed: 1 });

@@ -15,9 +15,7 @@ const fields: EventField[] = [
 ];
 
 /** An HTTP receiver storing the seqs of every body it answers 200; every `failEvery`-th request gets 503. */
-async function receiver(
-  failEvery = 0,
-): Promise<{
+async function receiver(failEvery = 0): Promise<{
   server: Server;
   port: number;
   stored: number[];
