@@ -5,6 +5,7 @@
  */
 import type { EventField } from "./events/types.ts";
 import type { LocalHost } from "./hosts.ts";
+import type { ProgramSpec } from "./program.ts";
 
 export interface Endpoint {
   host: string;
@@ -68,6 +69,12 @@ export interface ComponentFactory<C = unknown> {
   accepts?: readonly string[];
   /** collectors: the sinks it can write into (e.g. ["postgres"]) */
   writesTo?: readonly string[];
+  /**
+   * the installed program it runs (core/program.ts), when it runs one the user may bring: resolved and its version
+   * checked against `pin(config)` before anything is provisioned; the component resolves it again at start with
+   * `host.programs` (the stack host's `programs` map)
+   */
+  program?: { spec: ProgramSpec; pin(config: C): string };
   /**
    * Start on a local host (inside its cgroup and namespace), wait until ready, read back the version.
    * Collectors get `downstream` (required for kind "collector", ignored by sinks): the sink they write into.

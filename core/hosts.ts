@@ -40,6 +40,8 @@ export interface LocalHost {
   dataDir: string;
   /** block device "major:minor" that holds dataDir, when IO caps apply */
   blockDevice?: string;
+  /** the stack host's `programs` map: plugin name → a path, a name on PATH or a command line (core/program.ts) */
+  programs?: Readonly<Record<string, string>>;
   /** Spawn a process inside this host's cgroup and namespace. It is killed at teardown if still alive. */
   spawn(command: string, args: string[], options?: SpawnOptions): ChildProcess;
 }

@@ -53,6 +53,12 @@ export interface HostSpec {
   limits: HostLimits;
 }
 
+/** The host's `programs` map (core/program.ts) as the stack file gives it; {} when it sets none. */
+export function hostPrograms(host: HostSpec | undefined): Record<string, string> {
+  const p = host?.requested.programs;
+  return p && typeof p === "object" ? { ...(p as Record<string, string>) } : {};
+}
+
 export type Platform = "local" | "docker" | "azure";
 
 /** A validated stack file (stacks/Pulumi.<name>.yaml). */

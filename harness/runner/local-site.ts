@@ -39,7 +39,9 @@ import { localGeneratorProgram } from "../generators/bundle.ts";
 import type { Observer } from "../observers/types.ts";
 import type { CollectorSignals, RunRecord } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
-import type { Downstream } from "../../core/component.ts";
+import type { ComponentFactory, Downstream } from "../../core/component.ts";
+import { hostPrograms } from "../../core/limits.ts";
+import { resolveProgram } from "../../core/program.ts";
 import type { ExecResult, StepHost, StepTarget } from "./steps.ts";
 import type { SelfLoadCounts } from "./self-load.ts";
 import {
@@ -107,6 +109,41 @@ export function checkRunnableLocally(
     }
   }
   checkSteps(stack, roles, plan);
+  checkPrograms(stack, plan);
+}
+
+/**
+ * The installed programs the cell's local components run (core/program.ts): found on each host that runs them, and
+ * their versions read from the programs themselves and held against the pins, before anything is provisioned.
+ * @throws ConfigurationError E_PROGRAM_MISSING, E_PROGRAM_VERSION, or E_VERSION naming both versions
+ */
+function checkPrograms(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector">): void {
+  const uses: { factory: ComponentFactory; config: unknown; hosts: string[] }[] = [
+    { factory: findSink(plan.sink.name)!.local!, config: plan.sink.config, hosts: [SINK] },
+  ];
+  if (plan.collector) {
+    uses.push({
+      factory: findCollector(plan.collector.name)!.local!,
+      config: plan.collector.config,
+      hosts: collectorHosts(Object.keys(stack.hosts)),
+    });
+  }
+  for (const { factory, config, hosts } of uses) {
+    if (!factory.program) continue;
+    const pinned = factory.program.pin(config);
+    for (const role of hosts) {
+      const where = fieldLocation(stack.file, ["config", "ingestbench:hosts", role]);
+      const choice = hostPrograms(stack.hosts[role]!)[factory.name];
+      const found = resolveProgram(factory.program.spec, choice, where);
+      if (!factory.matchesPin(pinned, found.version)) {
+        throw new ConfigurationError(
+          "E_VERSION",
+          `${where}: ${factory.name} at ${found.argv.join(" ")} (${found.from}) reports version ${found.version}, but the scenario pins ${pinned}; refusing before provisioning: install ${pinned}, or set the scenario's version to ${found.version} to measure that one`,
+          { field: `config.ingestbench:hosts.${role}.programs.${factory.name}` },
+        );
+      }
+    }
+  }
 }
 
 /**

@@ -39,6 +39,7 @@ import {
 } from "./cgroup.ts";
 import { applyShaping, createTopology, removeNetns, removeRootLinks, type NetworkTopology } from "./netns.ts";
 import type { CgroupPaths, LocalHost, LocalStack, SpawnOptions } from "../../core/hosts.ts";
+import { hostPrograms } from "../../core/limits.ts";
 
 /** This machine, as the local platform's hosts share it: logical CPUs (os.availableParallelism) and memory (os.totalmem). */
 export function thisMachine(): MachineSize {
@@ -610,6 +611,7 @@ export async function provisionLocal(
         cgroup,
         dataDir,
         ...(dev.device !== undefined && tmpfsBytes === undefined ? { blockDevice: dev.device } : {}),
+        ...(spec.requested.programs !== undefined ? { programs: hostPrograms(spec) } : {}),
         spawn(command: string, args: string[], options: SpawnOptions = {}): ChildProcess {
           if (torn)
             throw new ProvisioningError("E_SPAWN", `run ${runId} is torn down; cannot spawn ${command}`);

@@ -168,6 +168,8 @@ export const hostShape = {
   memory: positiveBytes.optional(),
   disk: diskSchema.optional(),
   network: networkSchema.optional(),
+  /** local stacks: the installed program a plugin runs on this host (core/program.ts), e.g. `otelcol: /opt/otelcol` */
+  programs: z.record(z.string(), z.string().min(1)).optional(),
 };
 
 /** A host block; `null` (a bare `collector:`) means a host with no limits. Output: HostLimits. */
