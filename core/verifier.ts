@@ -233,7 +233,22 @@ export interface Verifier {
    * cannot move under this verifier (the run keeps the old one).
    */
   retarget?(at: { host: string; port: number }): void;
+  /**
+   * What the table or index takes on the sink's disk now, after the ledger (the run's rows only where the sink can
+   * tell them apart; otherwise the whole table, which the run created); absent: the sink cannot say
+   */
+  storage?(): Promise<StorageFootprint>;
   close(): Promise<void>;
+}
+
+/** A sink's own account of what a table or index takes on disk. */
+export interface StorageFootprint {
+  /** bytes on disk, e.g. PostgreSQL's pg_total_relation_size (heap, indexes, TOAST), ClickHouse's bytes_on_disk */
+  bytes: number;
+  /** the same rows uncompressed, where the sink keeps the figure (ClickHouse's data_uncompressed_bytes) */
+  uncompressedBytes?: number;
+  /** how the sink was asked, in words (the query), for run.json */
+  source: string;
 }
 
 export interface VerifierFactory {

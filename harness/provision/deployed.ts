@@ -178,7 +178,7 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
       if (withSteps && stack.platform !== "docker") {
         throw new ConfigurationError(
           "E_STEP_PLATFORM",
-          `scenario ${withSteps.scenario}: fault steps (steps:) run on local and docker stacks; stack ${stack.name} is a ${stack.platform} stack (its sites offer no kill, stop, restart, exec or network steps yet); run it on a local or docker stack, e.g. --stack local-pipeline or --stack docker-debian-2-cores`,
+          `scenario ${withSteps.scenario}: fault steps (steps:) run on local and docker stacks; stack ${stack.name} is a ${stack.platform} stack (its sites offer no kill, stop, restart, exec or network steps yet)`,
           { field: "steps" },
         );
       }
@@ -189,7 +189,7 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
       if (selfLoad && stack.platform !== "docker") {
         throw new ConfigurationError(
           "E_GENERATOR_NONE",
-          `scenario ${selfLoad.scenario}: generator: none runs on local and docker stacks; stack ${stack.name} (platform ${stack.platform}) runs on a site that cannot start ${selfLoad.selfLoad!.collector}'s ${selfLoad.selfLoad!.input} with a run's own generator ids (the ledger could not tell its events from another run's). Its config renders (ingestbench validate); run it on a docker stack, e.g. --stack docker-debian-2-cores`,
+          `scenario ${selfLoad.scenario}: generator: none runs on local and docker stacks; stack ${stack.name} (platform ${stack.platform}) runs on a site that cannot start ${selfLoad.selfLoad!.collector}'s ${selfLoad.selfLoad!.input} with a run's own generator ids (the ledger could not tell its events from another run's). Its config renders (ingestbench validate)`,
           { field: "generator" },
         );
       }

@@ -464,6 +464,8 @@ export interface RunRecord {
   versions: Record<string, { pinned: string; running: string }>;
   scenarioConfig: unknown;
   summary: Summary | null;
+  /** what the run's table or index takes on the sink's disk after the ledger (harness/runner/storage.ts) */
+  storage?: RunStorage | { unavailable: string };
   ledger: Ledger | null;
   /** the generators' report (summed over generator processes when there are several; see `generators`) */
   generator: GeneratorFinal | null;
@@ -625,3 +627,18 @@ export type AppBytesCheck =
       per: string;
     }
   | { unchecked: string };
+
+/** A run's storage footprint (harness/runner/storage.ts), run.json `storage`. */
+export interface RunStorage {
+  /** bytes on the sink's disk (core/verifier.ts StorageFootprint.bytes) */
+  bytes: number;
+  /** the same rows uncompressed, where the sink keeps the figure */
+  uncompressedBytes?: number;
+  /** uncompressedBytes / bytes */
+  compression?: number;
+  /** the distinct rows the ledger found stored */
+  rows: number;
+  /** bytes × 1e6 / rows, rounded; null without rows */
+  bytesPerMillionRows: number | null;
+  source: string;
+}

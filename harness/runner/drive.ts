@@ -6,6 +6,8 @@
  */
 import path from "node:path";
 import type { StackSpec } from "../../core/limits.ts";
+import { listStacks, loadStack } from "../../infra/stack/schema.ts";
+import { displayPath } from "../../core/yaml.ts";
 import { ConfigurationError, IngestbenchError, ProvisioningError } from "../../core/errors.ts";
 import type { ReplayReads } from "../../core/events/source.ts";
 import { formatBytes, parseRunDuration } from "../../core/units.ts";
@@ -478,6 +480,75 @@ export function checkCellsOnStack(
   stack: StackSpec,
   plans: readonly CellPlan[],
   deployed?: Pick<DeployedStacks, "check">,
+  stacksDir?: string,
+): void {
+  try {
+    checkCellsOnStackHere(stack, plans, deployed);
+  } catch (err) {
+    if (stacksDir === undefined || !(err instanceof ConfigurationError) || !ELSEWHERE.has(err.code))
+      throw err;
+    throw new ConfigurationError(
+      err.code,
+      `${err.message}; ${acceptingHint(stack, plans, deployed, stacksDir)}`,
+      {
+        cause: err,
+        ...(err.location !== undefined ? { location: err.location } : {}),
+        ...(err.field !== undefined ? { field: err.field } : {}),
+      },
+    );
+  }
+}
+
+/** Refusals that say where a scenario cannot run (not what is wrong with it): their hint names where it can. */
+const ELSEWHERE = new Set([
+  "E_SINK",
+  "E_COLLECTOR",
+  "E_STEP_PLATFORM",
+  "E_GENERATOR_NONE",
+  "E_APP_NOT_RUNNABLE",
+  "E_VERSION",
+  "E_STACK_FIELD",
+  "E_PROGRAM_MISSING",
+]);
+
+/**
+ * "stacks that take it (checked now): a, b": the other stacks of `stacksDir` on which the same check passes, at most
+ * three; local stacks are checked against the programs installed on this machine, which the hint says.
+ */
+export function acceptingHint(
+  stack: StackSpec,
+  plans: readonly CellPlan[],
+  deployed: Pick<DeployedStacks, "check"> | undefined,
+  stacksDir: string,
+): string {
+  const takers: StackSpec[] = [];
+  for (const name of listStacks(stacksDir)) {
+    if (name === stack.name) continue;
+    try {
+      const other = loadStack(name, stacksDir);
+      checkCellsOnStackHere(other, plans, other.platform === "local" ? undefined : deployed);
+      if (other.platform !== "local" && !deployed) continue;
+      takers.push(other);
+    } catch (err) {
+      if (!(err instanceof IngestbenchError)) throw err;
+    }
+  }
+  // a newcomer's order: this machine first, then its Docker engine, then the cloud
+  const order = ["local", "docker", "azure"];
+  takers.sort((a, b) => order.indexOf(a.platform) - order.indexOf(b.platform));
+  takers.splice(3);
+  if (takers.length === 0)
+    return `no stack in ${displayPath(stacksDir)}/ takes this scenario (each was checked)`;
+  const local = takers.some((t) => t.platform === "local")
+    ? " (local stacks as this machine's installed programs allow)"
+    : "";
+  return `stacks that take it, checked now${local}: ${takers.map((t) => `--stack ${t.name}`).join(", ")}`;
+}
+
+function checkCellsOnStackHere(
+  stack: StackSpec,
+  plans: readonly CellPlan[],
+  deployed?: Pick<DeployedStacks, "check">,
 ): void {
   for (const plan of plans) checkMemoryFloors(stack, plan);
   if (plans.length === 0) return;
@@ -514,6 +585,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
       g.stack,
       g.items.map((i) => i.plan),
       options.deployed,
+      path.join(options.projectRoot, "stacks"),
     );
   if (groups.some((g) => g.stack.platform === "local")) checkLocalPrivileges();
   for (const g of groups) if (g.stack.platform !== "local") options.deployed?.ready?.(g.stack);

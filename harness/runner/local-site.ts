@@ -81,7 +81,7 @@ export function checkRunnableLocally(
   const at = (what: string, name: string): string =>
     plan.scenarioFile ? `${fieldLocation(plan.scenarioFile, [what, name], "key")}: ` : "";
   const elsewhere = (what: string, name: string): string =>
-    `${at(what, name)}scenario ${plan.scenario}: ${what} "${name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a local stack); use a docker or azure stack, e.g. \`ingestbench bench --stack docker-4c4g <scenario>\``;
+    `${at(what, name)}scenario ${plan.scenario}: ${what} "${name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a local stack)`;
   // every sink plugin has its verifier (core/plugin.ts): a sink with a local component can be counted locally
   if (!findSink(plan.sink.name)?.local)
     throw new ConfigurationError("E_SINK", elsewhere("sink", plan.sink.name), { field: "sink" });

@@ -83,6 +83,7 @@ import {
   type Verifier,
 } from "../../core/verifier.ts";
 import { genBaseOf } from "../../core/ledger.ts";
+import { storageOf } from "./storage.ts";
 import { awaitCompletion, nearEnd, TIGHT_INTERVAL_MS, windowEnd, type CompletionWait } from "./completion.ts";
 import { evaluateChecks } from "./checks.ts";
 import { expectContentSample, ledgerWithFidelity } from "./fidelity.ts";
@@ -769,6 +770,7 @@ export class BenchRun extends EventEmitter {
       this.cost.ledgerPass = verifier.ledgerPass;
       this.stopAfterLoadSampler();
       this.record.ledger = ledger;
+      this.record.storage = await storageOf(verifier, ledger.distinct);
       if (this.record.timeline)
         this.record.faults = faultCosts(this.record.timeline, this.series, ledger, this.generatorCount);
       this.record.summary = this.summarize(

@@ -4,6 +4,7 @@
 // sink mid-run must report exactly those seqs lost. The loads are paced at 16000 rows/s (two batches of 8000 a
 // second): the ledger and the server's own account are asserted, and every row stored is read back by the content
 // check, so a closed loop's row count (the machine's speed) would only lengthen the test.
+import type { RunStorage } from "../../harness/results/types.ts";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -150,6 +151,14 @@ describe("clickhouse-direct on local-2-cores (real ClickHouse 18.16.1, real cgro
     expect(record.status).toBe("ok");
     expect(record.generator).toMatchObject({ sent: 20_000, accepted: 20_000, requests: 40 });
     expect(record.ledger).toMatchObject({ stored: 20_000, lost: 0, duplicated: 0 });
+    // the table's active parts on disk, per million rows, against the parts' own uncompressed bytes (real ClickHouse)
+    const st = record.storage as RunStorage;
+    expect(st.rows).toBe(20_000);
+    expect(st.bytes).toBeGreaterThan(0);
+    expect(st.uncompressedBytes).toBeGreaterThan(0);
+    expect(st.bytesPerMillionRows).toBe(Math.round((st.bytes / 20_000) * 1e6));
+    expect(st.compression).toBeCloseTo(st.uncompressedBytes! / st.bytes, 9);
+    expect(st.source).toMatch(/system\.parts/);
     const s = record.summary!;
     // the measured window ends at the first sample that saw the whole workload stored
     const series = readFileSync(path.join(run.dir, "series.jsonl"), "utf8")

@@ -1,6 +1,7 @@
 // The ledger against a real run: during the run, the test deletes known rows from the real table and the ledger
 // must find exactly those seqs lost. The load is paced (the ledger is asserted, not a rate): a closed loop's row count
 // is the machine's speed, and every row it stores is counted and compared by the content check after the drain.
+import type { RunStorage } from "../../harness/results/types.ts";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
@@ -77,6 +78,12 @@ describe("ledger on a real PostgreSQL run", () => {
     // every repeated event is stored twice: exactly the generator's repeats are the ledger's duplicates; the headline
     // rate counts distinct rows, the rate of all stored rows is kept beside it
     expectDuplicatesCounted(record);
+    // the table on disk with indexes and TOAST (real PostgreSQL), per million distinct rows
+    const st = record.storage as RunStorage;
+    expect(st.rows).toBe(record.ledger!.distinct);
+    expect(st.bytes).toBeGreaterThan(8192);
+    expect(st.bytesPerMillionRows).toBe(Math.round((st.bytes / st.rows) * 1e6));
+    expect(st.source).toMatch(/pg_total_relation_size/);
     expect(record.generator!.repeated! % 2000).toBe(0); // whole batches
     expect(leftovers(record.runId.slice(-6))).toEqual([]);
   });

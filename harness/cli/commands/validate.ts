@@ -102,6 +102,7 @@ export function refusedLine(file: string, message: string): string {
 export function crossCheck(
   results: readonly FileResult[],
   deployed?: Pick<DeployedStacks, "check">,
+  stacksDir?: string,
 ): FileResult[] {
   const out: FileResult[] = [];
   const stacks = results.filter((r) => r.ok && r.kind === "stack");
@@ -110,7 +111,7 @@ export function crossCheck(
     for (const sc of results.filter((r) => r.ok && r.kind === "scenario")) {
       try {
         const plans = planCells(loadScenarioFile(sc.file), sc.file);
-        if (stacks.length === 1) checkCellsOnStack(stack, plans, deployed);
+        if (stacks.length === 1) checkCellsOnStack(stack, plans, deployed, stacksDir);
         else for (const plan of plans) checkMemoryFloors(stack, plan);
       } catch (err) {
         if (!(err instanceof IngestbenchError)) throw err;
@@ -165,15 +166,32 @@ export const registerValidate: CommandModule = (program, ctx) => {
     )
     .argument("<files...>", "stacks/Pulumi.<name>.yaml, nightly/<plan>.yaml or scenario files")
     .option(
+      "-s, --stack <name>",
+      "check the scenarios on stack <name> (stacks/Pulumi.<name>.yaml), as bench does",
+    )
+    .option(
       "--json",
       "print one JSON array on stdout: per file { file, kind, ok, errors: [{ file, line, col, field, message, code }] }",
     )
     .action(
-      ctx.action((files: string[], flags: { json?: boolean }) => {
+      ctx.action((args: string[], flags: { json?: boolean; stack?: string }) => {
+        const files = flags.stack
+          ? [
+              path.relative(
+                process.cwd(),
+                path.join(ctx.projectRoot, "stacks", `Pulumi.${flags.stack}.yaml`),
+              ),
+              ...args,
+            ]
+          : args;
         const checked = files.map(validateFile);
         const results = withCrossChecks(
           checked,
-          crossCheck(checked, pulumiStacks({ projectRoot: ctx.projectRoot })),
+          crossCheck(
+            checked,
+            pulumiStacks({ projectRoot: ctx.projectRoot }),
+            path.join(ctx.projectRoot, "stacks"),
+          ),
         );
         if (flags.json) {
           ctx.printJson(results.map(({ text: _text, ...r }) => r));

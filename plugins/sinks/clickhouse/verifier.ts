@@ -82,6 +82,7 @@ import type {
   Verifier,
   VerifierContext,
   VerifierFactory,
+  StorageFootprint,
 } from "../../../core/verifier.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
 import { clickhouseRowReader } from "./rows.ts";
@@ -298,6 +299,21 @@ class ClickHouseVerifier implements Verifier {
 
   private partsQuery(): string {
     return `SELECT count() FROM system.parts WHERE active AND database = ${sqlString(this.database)} AND table = ${sqlString(this.tableName)}`;
+  }
+
+  /**
+   * The table's active parts on disk (system.parts: bytes_on_disk, data_uncompressed_bytes), after the inserts'
+   * parts are written; background merges may shrink it later, so the figure is the table as the run left it.
+   */
+  async storage(): Promise<StorageFootprint> {
+    const where = `active AND database = ${sqlString(this.database)} AND table = ${sqlString(this.tableName)}`;
+    const sql = `SELECT sum(bytes_on_disk), sum(data_uncompressed_bytes) FROM system.parts WHERE ${where}`;
+    const [[bytes = 0, uncompressed = 0] = []] = await this.numbers(sql);
+    return {
+      bytes,
+      uncompressedBytes: uncompressed,
+      source: `ClickHouse system.parts, active parts: ${sql}`,
+    };
   }
 
   /** Drop the table if it exists (a previous cell's rows would corrupt the ledger) and create it anew. */

@@ -79,6 +79,7 @@ import type {
   Verifier,
   VerifierContext,
   VerifierFactory,
+  StorageFootprint,
 } from "../../../core/verifier.ts";
 import type { StoredRow, StoredRowReader } from "../../../core/fidelity.ts";
 import { pgRowReader, SampleLocator, type PgRowReader, type Wanted } from "./rows.ts";
@@ -278,6 +279,17 @@ export class PostgresVerifier implements Verifier {
       this.sides.set(name, opened);
     }
     return opened;
+  }
+
+  /** The table on disk with its indexes and TOAST (pg_total_relation_size): the run's table holds only its rows. */
+  async storage(): Promise<StorageFootprint> {
+    const c = await this.conn();
+    const sql = "SELECT pg_total_relation_size(to_regclass($1))::text AS bytes";
+    const r = await c.query<{ bytes: string | null }>(sql, [this.table]);
+    return {
+      bytes: Number(r.rows[0]?.bytes ?? 0),
+      source: `PostgreSQL pg_total_relation_size (heap, indexes, TOAST) of ${this.table}`,
+    };
   }
 
   /** Drop the table if it exists (a previous cell's rows would corrupt the ledger) and create it anew. */
