@@ -88,13 +88,11 @@ export function stackEntries(stacksDir: string): StackEntry[] {
 export const registerStacks: CommandModule = (program, ctx) => {
   program
     .command("stacks")
+    .summary("List the stacks and their hosts' caps")
     .description(
-      "List the stacks in stacks/ with their platform and host limits (azure: each host's VM size too); a broken stack file is reported, the others listed, and the exit code is 2.",
+      "List the stacks in stacks/ as a table: each host's CPU, memory, disk and network caps (azure: its VM size). A broken stack file is reported, the others listed, and the exit code is 2.",
     )
-    .option(
-      "--json",
-      "print one JSON array on stdout: per stack { name, ok, platform, hosts: [{ name, vmSize, requested }], fit: { oversubscribed, reasons, uncapped, machine } (local and docker) } or { name, ok: false, error }",
-    )
+    .option("--json", "print one JSON array on stdout (its fields: docs/commands.md)")
     .action(
       ctx.action((flags: { json?: boolean }) => {
         const entries = stackEntries(ctx.stacksDir);
