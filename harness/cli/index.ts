@@ -19,6 +19,7 @@ import { registerCompare } from "./commands/compare.ts";
 import { registerDown } from "./commands/down.ts";
 import { registerGc } from "./commands/gc.ts";
 import { registerNightly } from "./commands/nightly.ts";
+import { registerPlugins } from "./commands/plugins.ts";
 import { registerReport } from "./commands/report.ts";
 import { registerResults } from "./commands/results.ts";
 import { registerRun } from "./commands/run.ts";
@@ -43,6 +44,7 @@ const COMMANDS: CommandModule[] = [
   registerResults,
   registerValidate,
   registerStacks,
+  registerPlugins,
   registerCapacity,
   registerAa,
   registerNightly,
@@ -75,6 +77,7 @@ Examples:
   ingestbench report --scenario quickstart --out report.html
   ingestbench validate scenarios/*.yaml stacks/*.yaml
   ingestbench stacks
+  ingestbench plugins
   ingestbench gc --dry-run
 
 More: ingestbench <command> --help, docs/commands.md, docs/output.md (the output).

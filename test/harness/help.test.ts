@@ -64,6 +64,7 @@ const FLAGS: Record<string, string[]> = {
   "results query": ["--results", "--json"],
   validate: ["--json"],
   stacks: ["--json"],
+  plugins: ["--json"],
   capacity: [
     "--stack",
     "--stacks",
@@ -142,7 +143,7 @@ describe("help that fits a screen", () => {
     expect(examples.length).toBeGreaterThanOrEqual(5);
     expect(examples.length).toBeLessThanOrEqual(8);
     expect(examples[0]).toMatch(/^ {2}npm run bench\b/);
-    for (const cmd of ["bench", "compare", "report", "validate", "stacks", "gc"])
+    for (const cmd of ["bench", "compare", "report", "validate", "stacks", "plugins", "gc"])
       expect(
         examples.some((l) => l.startsWith(`  ingestbench ${cmd}`)),
         cmd,
