@@ -18,7 +18,7 @@ import { installInterruptHandlers, interruptedExitCode } from "../provision/inte
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
- * Exit codes of the CLI (the README's "Exit codes" list is this one). IngestbenchError subclasses carry their own
+ * Exit codes of the CLI (docs/commands.md's exit code list is this one). IngestbenchError subclasses carry their own
  * (core/errors.ts: ConfigurationError 2, ProvisioningError 3, VerificationError 4); an exception that is not an
  * IngestbenchError is a bug and exits with EX_SOFTWARE (70) of sysexits(3), apart from 1 (a check failed or a
  * regression).

@@ -19,6 +19,7 @@ import { registerCompare } from "./commands/compare.ts";
 import { registerDown } from "./commands/down.ts";
 import { registerGc } from "./commands/gc.ts";
 import { registerNightly } from "./commands/nightly.ts";
+import { registerPlugins } from "./commands/plugins.ts";
 import { registerReport } from "./commands/report.ts";
 import { registerResults } from "./commands/results.ts";
 import { registerRun } from "./commands/run.ts";
@@ -38,15 +39,16 @@ import { redact } from "../../core/secrets.ts";
 /** Every command, in help order; a command is registered by one line here. */
 const COMMANDS: CommandModule[] = [
   registerBench,
-  registerNightly,
-  registerAa,
-  registerCapacity,
   registerCompare,
-  registerResults,
   registerReport,
-  registerGc,
+  registerResults,
   registerValidate,
   registerStacks,
+  registerPlugins,
+  registerCapacity,
+  registerAa,
+  registerNightly,
+  registerGc,
   registerUp,
   registerRun,
   registerDown,
@@ -63,6 +65,24 @@ function packageVersion(projectRoot: string): string {
     .version;
 }
 
+/**
+ * The Examples section of `ingestbench --help`: the commands a newcomer runs first (test/harness/help.test.ts keeps
+ * the whole help within 40 lines). The prose behind each command: docs/commands.md.
+ */
+export const EXAMPLES = `
+Examples:
+  npm run bench                     # the quickstart on two local stacks
+  ingestbench bench --stack local-2-cores scenarios/quickstart.yaml
+  ingestbench compare --scenario quickstart --stacks local-quarter-core,local-2-cores
+  ingestbench report --scenario quickstart --out report.html
+  ingestbench validate scenarios/*.yaml stacks/*.yaml
+  ingestbench stacks
+  ingestbench plugins
+  ingestbench gc --dry-run
+
+More: ingestbench <command> --help, docs/commands.md, docs/output.md (the output).
+`;
+
 /** Commander's own end of an invocation (--version, --help, a usage error), carried to runCli as its exit code. */
 class CommanderExit extends Error {
   constructor(readonly code: number) {
@@ -73,13 +93,14 @@ class CommanderExit extends Error {
 /** Build the program on a context (exported for tests of --help and argument errors). */
 export function program(ctx: CliContext = createContext()): Command {
   const cmd = new Command("ingestbench")
-    .description(
-      "Benchmark log and event ingest pipelines (collector → database) on capped hardware, and count what the database really kept.",
-    )
+    .description("Benchmark log pipelines on capped hardware and count what the database kept.")
     .version(packageVersion(ctx.projectRoot), "-V, --version")
-    .option("--debug", "print the stack of an unexpected error (as INGESTBENCH_DEBUG=1 does)")
+    .option("--debug", "print an unexpected error's stack (as INGESTBENCH_DEBUG=1 does)")
     // commander's version, help and usage errors go to the context's streams (the process's, unless a test's)
     .configureOutput({ writeOut: (s) => void ctx.stdout.write(s), writeErr: (s) => void ctx.stderr.write(s) })
+    // one line per command in the list (its summary); each command's own --help has its usage and options
+    .configureHelp({ subcommandTerm: (c) => c.name() })
+    .addHelpText("after", EXAMPLES)
     .showHelpAfterError("(add --help for the usage and options)")
     // usage errors (unknown command or option, missing argument) are configuration errors: exit 2, not 1; nothing
     // has run yet, so runCli returns at once (commander would otherwise call process.exit)

@@ -1,6 +1,6 @@
 /**
  * The shapes of what a run writes: results/<stack>/<scenario>/<run-id>/run.json and series.jsonl.
- * Documented field by field in README.md ("The result").
+ * Documented field by field in docs/results.md.
  */
 import type { ClockOffset } from "../generators/clock.ts";
 

@@ -76,7 +76,7 @@ describe("caps against this machine (real cgroups)", () => {
       },
     });
     expect((await cli("stacks")).stdout).toMatch(
-      /local-2-cores \(local\).*\n  !! oversubscribed on this machine/,
+      /^local-2-cores \(local\)\n(?: {2}\S.*\n)+ {2}!! oversubscribed: CPU caps of .* add up to/m,
     );
 
     // the flags come from the stack and the machine, the "(no cap)" evidence from any measurement: a short paced run

@@ -113,15 +113,30 @@ describe("ingestbench CLI", () => {
     }
   });
 
-  it("stacks lists every stack with its hosts' limits, and each azure host's VM size", async () => {
+  it("stacks lists every stack with its hosts' limits in units, and each azure host's VM size", async () => {
     const r = await cliHere("stacks");
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(
-      /^azure-d2s-v5 \(azure\): loadgen Standard_D4s_v5 \{\}; collector Standard_D2s_v5 \{\}; sink Standard_D4s_v5 \{\}$/m,
+      /^azure-d2s-v5 \(azure\)\n {2}loadgen +4 \(VM\) +16 GiB \(VM\) +– +– +Standard_D4s_v5\n {2}collector +2 \(VM\) +8 GiB \(VM\) .*Standard_D2s_v5\n/m,
     );
     expect(r.out).toMatch(
-      /^local-quarter-core \(local\): loadgen \{"cpu":"1"\}; sink \{"cpu":"0.25","memory":"2GiB"/m,
+      /^local-quarter-core \(local\)\n {2}loadgen +1 +– +– +–\n {2}sink +0\.25 +2 GiB +3000 IOPS, 120 MiB\/s +96 Mbit\/s\n/m,
     );
+    // --json keeps the stack files' own values
+    const json = JSON.parse((await cliHere("stacks", "--json")).out) as Array<{
+      name: string;
+      hosts: unknown[];
+    }>;
+    expect(json.find((s) => s.name === "local-quarter-core")!.hosts).toContainEqual({
+      name: "sink",
+      vmSize: null,
+      requested: {
+        cpu: "0.25",
+        memory: "2GiB",
+        disk: { iops: 3000, bandwidth: "125829120B/s" },
+        network: { bandwidth: "12000KB/s" },
+      },
+    });
   });
 
   it("refuses an unusable results directory before provisioning anything (exit 2)", async () => {

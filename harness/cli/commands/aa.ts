@@ -9,8 +9,9 @@ import type { CommandModule } from "../context.ts";
 export const registerAa: CommandModule = (program, ctx) => {
   const cmd = program
     .command("aa")
+    .summary("Run every run twice (A/A) and store the noise floor per cell")
     .description(
-      "A/A run: make every run of a scenario on one stack twice (groups A and B, back to back in the seeded shuffled order), compare B with A per cell as `compare` does, and store the noise floor per cell (max of the 90 % interval's half-width and |ratio − 1|) in results/<stack>/<scenario>.aa/noise-floor.json; `compare` and `nightly` then call a change only beyond it. The runs are stored under results/<stack>/<scenario>.aa/.",
+      "Make every run of a scenario on one stack twice (groups A and B), compare B with A per cell and store the noise floor in results/<stack>/<scenario>.aa/noise-floor.json; `compare` and `nightly` then call a change only beyond it. How: docs/statistics.md.",
     )
     .argument("<scenario>", "scenario file, e.g. scenarios/quickstart.yaml")
     .requiredOption("-s, --stack <name>", "one stack name (stacks/Pulumi.<name>.yaml)");

@@ -37,8 +37,9 @@ interface BenchFlags {
 export const registerBench: CommandModule = (program, ctx) => {
   const cmd = program
     .command("bench")
+    .summary("Run a scenario on one or more stacks; several are compared")
     .description(
-      "Provision a stack, run a scenario's cells (warmup, measurement, drain), tear everything down, write results/<stack>/<scenario>/<run-id>/. Local stacks are provisioned per run (cgroups, network namespaces, tc); docker and azure stacks are deployed with Pulumi for their runs and destroyed after them. With several stacks (--stacks), print a comparison. To drive your own log lines instead of seeded text, give the scenario `source: { file: <path> }`: each line goes into the last string field, and the content check reads the sampled lines back from the file (scenarios/README.md, the `source` row).",
+      "Provision a stack, run the scenario's cells (warmup, measurement, drain), tear everything down and write results/<stack>/<scenario>/<run-id>/. With --stacks, the stacks run in order and a comparison table ends the output. What each line says: docs/output.md; more: docs/commands.md.",
     )
     .argument("<scenario>", "scenario file, e.g. scenarios/quickstart.yaml")
     .option("-s, --stack <name>", "one stack name (stacks/Pulumi.<name>.yaml), e.g. local-2-cores")

@@ -15,37 +15,20 @@ import { stackNames, type CommandModule } from "../context.ts";
 export const registerCapacity: CommandModule = (program, ctx) => {
   const cmd = program
     .command("capacity")
+    .summary("Find the highest rate a stack sustains (ramp, then bisection)")
     .description(
-      "Find the highest offered rate a stack sustains for a scenario with an open-loop generator (a `rate` in events/s): " +
-        "steps of real runs (as `bench` makes them), a ramp from --start-rate multiplying by --factor until a step fails, then a bisection of " +
-        "[last good, first bad] until it is within --tolerance, at most --max-steps steps. A step sustains its rate when nothing is lost or " +
-        `rejected, at least --min-share of the offered rate is sent and stored, delivery latency p99 (stored_at − sent_at; the lag's p99 where the sink has none) is at most --p99-bound, the ingest lag's Theil–Sen slope over the measurement is at most --max-lag-slope seconds per second, and the saturation verdict is steady. ` +
-        "Prints each step as it ends, then the curve (offered, sent, stored, p99 per step), the sustainable rate with its interval and what bound the step where it broke; " +
-        "stores it in results/<stack>/<scenario>.capacity/capacity.json beside the steps' runs. With --stacks, one search per stack and the capacity ratio to the first. " +
-        "A closed-loop scenario (rate: max) or a fixed workload (requests) is refused: E_CAPACITY_CLOSED_LOOP, exit 2. Exit 0 when a rate was found, 1 when no step sustained, 3 when a step errored, 130/143 interrupted. See docs/capacity.md.",
+      "Find the highest offered rate a stack sustains for an open-loop scenario: steps of real runs, a ramp from --start-rate by --factor until a step fails, then a bisection to --tolerance. A closed loop or a fixed workload is refused (E_CAPACITY_CLOSED_LOOP, exit 2). Exit 0 when a rate was found, 1 when no step sustained, 3 when a step errored. What a step must hold: docs/capacity.md.",
     )
-    .argument(
-      "<scenario>",
-      "scenario file with an open-loop generator, e.g. scenarios/syslog-ng-postgres.yaml",
-    )
-    .option("-s, --stack <name>", "one stack name (stacks/Pulumi.<name>.yaml), e.g. local-quarter-core")
-    .option(
-      "--stacks <names>",
-      "several stack names, comma-separated: one search each, in this order, then the capacity ratio to the first",
-    )
+    .argument("<scenario>", "an open-loop scenario, e.g. scenarios/syslog-ng-postgres.yaml")
+    .option("-s, --stack <name>", "one stack, e.g. local-quarter-core")
+    .option("--stacks <names>", "several stacks: a search each, then their ratio")
     .option("-r, --results <dir>", "results directory", resultsDirFlag, "results")
-    .option(
-      "--cell <id>",
-      "the matrix cell to search (required when the scenario has several), e.g. batch-lines=1000",
-    )
-    .option(
-      "--start-rate <n>",
-      "events/s of the first step, as the generator's rate (default: the scenario's rate)",
-    )
+    .option("--cell <id>", "the matrix cell to search (needed with several), e.g. batch-lines=1000")
+    .option("--start-rate <n>", "events/s of the first step (default: the scenario's rate)")
     .option("--factor <x>", `ramp factor between steps until one fails (default ${CAPACITY_DEFAULTS.factor})`)
     .option(
       "--tolerance <x>",
-      `stop when (first bad − last good) ≤ x × last good (default ${CAPACITY_DEFAULTS.tolerance}, i.e. 10 %)`,
+      `stop when first bad − last good ≤ x × last good (default ${CAPACITY_DEFAULTS.tolerance})`,
     )
     .option(
       "--max-steps <n>",
@@ -57,21 +40,18 @@ export const registerCapacity: CommandModule = (program, ctx) => {
     )
     .option(
       "--step-duration <d>",
-      `each step's measured duration, at least 5 sampling intervals (default ${CAPACITY_DEFAULTS.stepDuration})`,
+      `each step's measured duration (default ${CAPACITY_DEFAULTS.stepDuration})`,
     )
     .option("--warmup <d>", "each step's warmup (default: the scenario's)")
     .option("--p99-bound <d>", `delivery latency p99 bound (default ${DEFAULT_BOUNDS.p99BoundMs / 1000}s)`)
-    .option(
-      "--max-lag-slope <x>",
-      `largest ingest lag growth, seconds per second (default ${DEFAULT_BOUNDS.maxLagSlope}: 5 % overload)`,
-    )
+    .option("--max-lag-slope <x>", `largest lag growth in s/s (default ${DEFAULT_BOUNDS.maxLagSlope})`)
     .option(
       "--min-share <x>",
-      `share of the offered rate that must be sent and stored (default ${DEFAULT_BOUNDS.minShare})`,
+      `share of the offered rate sent and stored (default ${DEFAULT_BOUNDS.minShare})`,
     )
     .option(
       "--lock-wait <d>",
-      "when another run holds a stack, wait this long for it (e.g. 10m) instead of refusing (default: INGESTBENCH_LOCK_WAIT, else 0)",
+      "wait this long (e.g. 10m) for a stack another run holds (default: INGESTBENCH_LOCK_WAIT, else 0)",
     );
   addProgressOptions(cmd).action(
     ctx.action(async (scenarioFile: string, flags: CapacityFlags & { stack?: string; stacks?: string }) => {

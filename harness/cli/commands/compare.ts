@@ -19,46 +19,38 @@ type CompareFlags = Omit<CompareCommandFlags, "stacks"> & {
 export const registerCompare: CommandModule = (program, ctx) => {
   program
     .command("compare")
+    .summary("Compare results across stacks, runs, scenarios or variants")
     .description(
-      "Compare a scenario's results. Across stacks (--stacks; hardware sizes; latest results of each): median rows/s and MiB/s with IQR and CV (erratic when noisy), ratio to the first stack with a 90 % bootstrap interval, rows/s per vCPU and per GiB, CPU, throttling, network, lag, bottleneck, ledger. Across runs on one stack (--stack, --baseline, --contender): the same per cell. Environment differences are listed; mismatched component versions are refused unless --force. Across scenarios (--scenarios A,B with --stack S for all, or --stacks S1,S2 one per scenario; e.g. --scenarios elasticsearch-bulk-8000,elasticsearch-bulk-8000-postgres --stack docker-quarter-core): each side's latest complete invocation, per matched cell the median rows/s (or, with --metric queries, the query phase's queries/s per query cell) and the ratio to the first side with a 90 % bootstrap interval; all sides must share one machine (runs on another are excluded); a component both sides run at different versions is refused unless --force. Only runs that are ok, with caps enforced on every host and on the group's machine, count; the others are listed below the table (and in --json) as excluded, with their reasons.",
+      "Compare a scenario's latest results across stacks (--stacks), across runs on one stack (--stack with --baseline), across scenarios (--scenarios) or an application's variants (--variants). Only ok runs with caps enforced count; the rest are listed as excluded. The columns: docs/output.md; the intervals: docs/statistics.md.",
     )
-    .option("--scenario <name>", "scenario name, e.g. quickstart (across stacks or runs)")
-    .option(
-      "--scenarios <names>",
-      "across scenarios: comma-separated scenario names or files (scenarios/a.yaml,b); the first is the baseline",
-    )
+    .option("--scenario <name>", "scenario name, e.g. quickstart")
+    .option("--scenarios <names>", "across scenarios: names or files, the first the baseline")
     .option(
       "--metric <rows|queries>",
-      "rows (ingest rows/s, default) or queries (the query phase's queries/s per query cell); with --scenarios, or with --scenario and --stacks A,B",
+      "rows (ingest rows/s, default) or queries (the query phase's queries/s)",
     )
     .option("--stacks <names>", "comma-separated stack names; the first is the baseline")
     .option("-s, --stack <name>", "one stack (across runs, with --baseline)")
     .option("-r, --results <dir>", "results directory", resultsDirFlag, ctx.resultsDir)
-    .option(
-      "--baseline <invocation-or-run-id-prefix>",
-      "across runs: the baseline runs (run id or invocation prefix, latest, previous)",
-    )
+    .option("--baseline <id>", "across runs: the baseline (run id or invocation prefix, latest, previous)")
     .addOption(
-      new Option(
-        "--contender <invocation-or-run-id-prefix>",
-        "across runs: runs compared with the baseline; repeat or comma-separate",
-      )
+      new Option("--contender <id>", "across runs: runs compared with the baseline; repeat or comma-separate")
         .argParser((v: string, prev: string[]) => [...prev, v])
         .default([] as string[], "latest"),
     )
-    .option(
-      "--variants",
-      "the variants of an application under test (scenario `app`) on one stack, write-up 003's table: throughput, mean, p50/p99, CPU per host, records, bytes, dropped, elapsed, each with its ratio to the first variant; --baseline picks the invocation (default: the latest)",
-    )
+    .option("--variants", "an application under test's variants on one stack (write-up 003's table)")
     .option("--force", "compare even when component versions differ (the differences are listed)")
     .option("--json", "print the comparison as JSON (only that on stdout)")
-    .option(
-      "--wide",
-      "across stacks: every column in the terminal table (the default shows about a dozen, fitted to COLUMNS, else the terminal's width, else 120 characters; the rest are named below it)",
-    )
-    .option(
-      "--columns <names>",
-      "across stacks: the terminal table's columns, comma-separated keys or headers, e.g. rows/s,cv,sinkCores,lagP99Ms (stack first)",
+    .option("--wide", "every column (the default table fits the terminal and names the rest)")
+    .option("--columns <names>", "the table's columns by key or header, e.g. rows/s,cv,sinkCores")
+    .addHelpText(
+      "after",
+      [
+        "\nExamples:",
+        "  ingestbench compare --scenario quickstart --stacks local-quarter-core,local-2-cores",
+        "  ingestbench compare --scenario quickstart --stack local-2-cores --baseline previous",
+        "  ingestbench compare --scenarios syslog-ng-postgres,syslog-ng-clickhouse --stack local-pipeline",
+      ].join("\n"),
     )
     .action(
       ctx.action(async (flags: CompareFlags) => {

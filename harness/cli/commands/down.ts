@@ -9,8 +9,9 @@ import type { CommandModule } from "../context.ts";
 export const registerDown: CommandModule = (program, ctx) => {
   program
     .command("down")
+    .summary("Destroy a deployed stack")
     .description(
-      "Destroy a docker or azure stack's resources (pulumi destroy). --cancel first releases a lock left by a killed update (pulumi cancel): only when no update is running.",
+      "Destroy a docker or azure stack (pulumi destroy). --cancel first releases a lock left by a killed update (pulumi cancel): only when no update is running.",
     )
     .requiredOption("-s, --stack <name>", "stack name, e.g. docker-4c4g")
     .option("--cancel", "release a stale lock (pulumi cancel) before destroying")

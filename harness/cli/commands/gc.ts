@@ -128,8 +128,9 @@ export function gcSummary(out: GcOutput): string {
 export const registerGc: CommandModule = (program, ctx) => {
   program
     .command("gc")
+    .summary("Remove what killed runs left, and expired Pulumi stacks")
     .description(
-      "Remove leftovers of killed runs: processes, cgroups, network namespaces, tmpfs mounts and temp directories whose owner is gone; the deployments of killed `bench`/`up` processes (pulumi destroy, then every container, network, volume and dangling built image labelled with the stack on the Docker engine); the stack locks of killed runs. Then destroys the project's Pulumi stacks (docker, azure) whose last update is older than their ingestbench:expiry (default 4h); without a Pulumi CLI that part is skipped and says why. Prints a short summary (--json: everything, as JSON).",
+      "Remove leftovers of killed runs (processes, cgroups, namespaces, mounts, temp directories, deployments, stack locks), then destroy Pulumi stacks past their ingestbench:expiry. Prints a short summary. More: docs/commands.md.",
     )
     .option(
       "--all",

@@ -9,8 +9,9 @@ import { listFlag, type CommandModule } from "../context.ts";
 export const registerReport: CommandModule = (program, ctx) => {
   program
     .command("report")
+    .summary("Write an HTML report with charts (and a Markdown summary)")
     .description(
-      "Write one self-contained HTML report with SVG charts rendered at build time (Vega-Lite): throughput per stack (against the swept parameter with a matrix), throughput and ingest lag over time per run, sink CPU, throttling and IO over time, ledger bars; optionally a Markdown summary for a CI job summary.",
+      "Write one self-contained HTML report with SVG charts (throughput per stack, throughput and lag over time, sink resources, ledgers); optionally a Markdown summary for a CI job.",
     )
     .option("-r, --results <dir>", "results directory", resultsDirFlag, ctx.resultsDir)
     .option("--scenario <name>", "only this scenario (default: every scenario found)")

@@ -8,11 +8,12 @@ import type { CommandModule } from "../context.ts";
 export const registerResults: CommandModule = (program, ctx) => {
   const results = program
     .command("results")
+    .summary("Query results on disk with SQL (DuckDB)")
     .description("Work with results on disk (results/<stack>/<scenario>/<run-id>/).");
   results
     .command("query")
     .description(
-      "Run SQL with DuckDB over the results' JSON files: view `runs` (one row per run.json: stack, scenario, cell, status, summary.rowsPerSecond, ledger.lost, limits.sink.applied.cfsQuotaUs, ..., dir) and view `series` (one row per series.jsonl line: stack, scenario, runId, elapsedS, phase, rowsPerSec, lagMs, hosts.sink.cpuCores, ...).",
+      "Run SQL with DuckDB over the results: view `runs` (one row per run.json) and view `series` (one row per series.jsonl line). Their columns: docs/results.md.",
     )
     .argument("<sql>", 'e.g. "SELECT stack, summary.rowsPerSecond FROM runs ORDER BY 2"')
     .option("-r, --results <dir>", "results directory", resultsDirFlag, ctx.resultsDir)

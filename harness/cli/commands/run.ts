@@ -23,8 +23,9 @@ interface RunFlags {
 export const registerRun: CommandModule = (program, ctx) => {
   const cmd = program
     .command("run")
+    .summary("Run a scenario on a deployed stack, leaving it up")
     .description(
-      "Run a scenario on a docker or azure stack that is up (`ingestbench up`) and leave it up: each cell's generators run in the loadgen host's container (docker exec; on azure over SSH), the verifier counts from this machine, observers read each container's cgroup. A cell needing other components or settings is re-deployed in place first. Results as `bench` writes them.",
+      "Run a scenario on a docker or azure stack that is up (`ingestbench up`) and leave it up; results as `bench` writes them. More: docs/deployed-stacks.md.",
     )
     .argument("<scenario>", "scenario file")
     .requiredOption("-s, --stack <name>", "stack name, e.g. docker-4c4g");

@@ -19,8 +19,9 @@ interface UpFlags {
 export const registerUp: CommandModule = (program, ctx) => {
   program
     .command("up")
+    .summary("Deploy a docker or azure stack and leave it up")
     .description(
-      "Deploy a docker or azure stack with Pulumi (Automation API; needs the Pulumi CLI) and leave it up; prints its hosts, applied limits and endpoints. With --scenario, the stack runs that scenario's components (one cell: --cell, else the first). Ctrl-C or a failed deployment destroys what was created.",
+      "Deploy a docker or azure stack with Pulumi and leave it up; print its hosts, applied limits and endpoints. Ctrl-C or a failed deployment destroys what was created. More: docs/deployed-stacks.md.",
     )
     .requiredOption("-s, --stack <name>", "stack name (stacks/Pulumi.<name>.yaml), e.g. docker-4c4g")
     .option("--scenario <file>", "deploy the components of this scenario's cell")

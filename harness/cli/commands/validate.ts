@@ -161,8 +161,9 @@ export function validateExitCode(results: readonly FileResult[]): number {
 export const registerValidate: CommandModule = (program, ctx) => {
   program
     .command("validate")
+    .summary("Check stack, scenario and nightly plan files")
     .description(
-      'Validate stack files (a top-level `config:`), nightly plans (a top-level `entries:`, e.g. nightly/*.yaml) and scenario files (anything else); one verdict line per file, "<file>: ok" or "<file>: refused: <file:line:col: field: reason>". Given one stack and scenarios, each scenario is also checked on that stack as `bench --stack` checks it before provisioning (the hosts it names, local components, steps, images, memory caps below a component\'s floor); given several stacks (e.g. stacks/*.yaml), only the memory caps. Checks every file and exits 2 if any is refused.',
+      'Validate stack files, nightly plans and scenarios: one line per file, "<file>: ok" or "<file>: refused: <file:line:col: field: reason>"; exit 2 if any is refused. Given one stack and scenarios, each scenario is also checked on that stack as `bench` would before provisioning.',
     )
     .argument("<files...>", "stacks/Pulumi.<name>.yaml, nightly/<plan>.yaml or scenario files")
     .option(
