@@ -395,11 +395,17 @@ function exporterConfig(input: RenderInput<OtelcolConfig>): {
     }
     case "victorialogs":
       // VictoriaLogs' OTLP endpoint (its docs, "OpenTelemetry setup"): each log record attribute (the Forward record's
-      // keys: the fields, gen, seq, sent_at, fluent.tag) becomes a log field of the same name, the body `_msg`
+      // keys: the fields, gen, seq, sent_at, fluent.tag) becomes a log field of the same name, the body `_msg`; the
+      // sink's `otlpLogsPath` param carries its ingestion args (_msg_field, _stream_fields:
+      // plugins/sinks/victorialogs/component.ts victoriaLogsParams)
       return {
         id: which.id,
         bodyMap: false,
-        settings: { logs_endpoint: `${base}/insert/opentelemetry/v1/logs`, encoding: "proto", ...e.otlphttp },
+        settings: {
+          logs_endpoint: `${base}${param(sink, "otlpLogsPath", "/insert/opentelemetry/v1/logs")}`,
+          encoding: "proto",
+          ...e.otlphttp,
+        },
       };
     case "loki":
       return {
