@@ -23,6 +23,7 @@ export const sinks = {
   opensearch: (await import("./sinks/opensearch/index.ts")).plugin,
   loki: (await import("./sinks/loki/index.ts")).plugin,
   griddb: (await import("./sinks/griddb/index.ts")).plugin,
+  victorialogs: (await import("./sinks/victorialogs/index.ts")).plugin,
 } as const satisfies Readonly<Record<string, SinkPlugin>>;
 
 /** The collectors, by name. */

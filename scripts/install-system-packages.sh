@@ -26,4 +26,6 @@ apt-get update -qq
 apt-get install -y -qq -o DPkg::Lock::Timeout=300 iproute2 util-linux procps git ca-certificates chromium \
   clickhouse-server clickhouse-client syslog-ng-core syslog-ng-mod-sql syslog-ng-mod-http syslog-ng-mod-examples libdbd-pgsql \
   docker.io debootstrap >/dev/null
+# gcc and libc6-dev: the cgo build of VictoriaLogs (scripts/build-victorialogs.sh: gozstd, as upstream's release build)
+apt-get install -y -qq -o DPkg::Lock::Timeout=300 gcc libc6-dev >/dev/null
 bash scripts/install-rsyslog.sh

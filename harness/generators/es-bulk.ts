@@ -63,10 +63,15 @@ export const BULK_FILTER_PATH = "errors,items.*.status,items.*.error";
 /** The Bulk API request of one batch, and what its answer means (see the file comment). */
 function bulkRequest(config: EsBulkConfig, params: Record<string, string>): HttpBatchRequest<StampedBatch> {
   const index = config.index ?? params.index ?? "ib_events";
+  const filter = `filter_path=${encodeURIComponent(BULK_FILTER_PATH)}`;
+  // a sink that takes the Bulk API at a path of its own (params.bulkPath) gets the index in the action lines
+  const fixed = params.bulkPath;
   return {
-    label: `POST /${index}/_bulk`,
+    label: `POST ${fixed?.split("?")[0] ?? `/${index}/_bulk`}`,
     method: "POST",
-    path: `/${encodeURIComponent(index)}/_bulk?filter_path=${encodeURIComponent(BULK_FILTER_PATH)}`,
+    path: fixed
+      ? `${fixed}${fixed.includes("?") ? "&" : "?"}${filter}`
+      : `/${encodeURIComponent(index)}/_bulk?${filter}`,
     headers: { "Content-Type": ES_BULK_CONTENT_TYPE, ...authHeader("elasticsearch", params) },
     answer: refusalAnswer(
       (r, b) => {
@@ -82,7 +87,12 @@ function bulkRequest(config: EsBulkConfig, params: Record<string, string>): Http
   };
 }
 
-/** Factory "es-bulk": ctx.target host and port of Elasticsearch's HTTP API; params.index, user (the password from INGESTBENCH_ELASTICSEARCH_PASSWORD). */
+/**
+ * Factory "es-bulk": ctx.target host and port of Elasticsearch's HTTP API; params.index, user (the password from
+ * INGESTBENCH_ELASTICSEARCH_PASSWORD); params.bulkPath for a server that takes the Bulk API at a fixed path of its own
+ * (VictoriaLogs' `/insert/elasticsearch/_bulk?<its ingestion args>`: plugins/sinks/victorialogs/component.ts), the
+ * index then in each action line.
+ */
 export const esBulk: GeneratorFactory<EsBulkConfig> = {
   name: "es-bulk",
   schema: esBulkSchema,
@@ -90,7 +100,15 @@ export const esBulk: GeneratorFactory<EsBulkConfig> = {
     httpSourceGenerator(
       config,
       ctx,
-      (source) => new EsBulkEncoder(source, { op: config.op, ids: config.ids }),
+      (source) =>
+        new EsBulkEncoder(source, {
+          op: config.op,
+          ids: config.ids,
+          // the index travels in the action lines where the path cannot name it
+          ...(ctx.target.params.bulkPath
+            ? { index: config.index ?? ctx.target.params.index ?? "ib_events" }
+            : {}),
+        }),
       (params) => bulkRequest(config, params),
     ),
 };

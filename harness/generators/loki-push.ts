@@ -32,8 +32,8 @@ export const lokiPushSchema = z
     timestamp: z.enum(["sent", "event"]).default("sent"),
     /** X-Scope-OrgID of a multi-tenant Loki; default the sink's params.tenant, else none */
     tenant: z.string().min(1).optional(),
-    /** request path */
-    path: z.string().startsWith("/").default("/loki/api/v1/push"),
+    /** request path; default the sink's params.lokiPushPath (VictoriaLogs' /insert/loki/api/v1/push?…), else Loki's */
+    path: z.string().startsWith("/").optional(),
     /** per-request timeout, milliseconds */
     timeoutMs: z.number().int().positive().default(60_000),
   })
@@ -44,10 +44,11 @@ export type LokiPushConfig = z.infer<typeof lokiPushSchema>;
 /** The push request of one batch: a refused push (LokiPushError) rejects the batch and keeps the connection. */
 function pushRequest(config: LokiPushConfig, params: Record<string, string>): HttpBatchRequest<StampedBatch> {
   const tenant = config.tenant ?? params.tenant;
+  const path = config.path ?? params.lokiPushPath ?? "/loki/api/v1/push";
   return {
-    label: `POST ${config.path}`,
+    label: `POST ${path.split("?")[0]}`,
     method: "POST",
-    path: config.path,
+    path,
     headers: { "Content-Type": "application/json", ...(tenant ? { "X-Scope-OrgID": tenant } : {}) },
     answer: refusalAnswer(
       (r, b) => {
@@ -62,7 +63,7 @@ function pushRequest(config: LokiPushConfig, params: Record<string, string>): Ht
   };
 }
 
-/** Factory "loki-push": ctx.target host and port of Loki's HTTP API (distributor); params.tenant. */
+/** Factory "loki-push": ctx.target host and port of Loki's HTTP API (distributor); params.tenant, params.lokiPushPath. */
 export const lokiPush: GeneratorFactory<LokiPushConfig> = {
   name: "loki-push",
   schema: lokiPushSchema,

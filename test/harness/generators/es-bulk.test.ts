@@ -178,4 +178,29 @@ describe("es-bulk generator (response shapes from the Elasticsearch 8.15 Bulk AP
       await r.close();
     }
   });
+
+  it("a sink's params.bulkPath (VictoriaLogs' /insert/elasticsearch/_bulk?…) takes every request, the index then in each action line (no Elasticsearch here)", async () => {
+    const r = await httpReceiver((req) => ({
+      status: 200,
+      body: JSON.stringify({ took: 1, errors: false, items: bulkPairs(req).map((_, i) => item(i, 201)) }),
+    }));
+    try {
+      const run = startGenerator(esBulk, { batch: 4 }, r.port, {
+        bulkPath: "/insert/elasticsearch/_bulk?_msg_field=msg&_stream_fields=gen",
+      });
+      r.onRequest((k) => {
+        if (k >= 2) run.stop();
+      });
+      const final = await run.done;
+      expect(final.rejected).toBe(0);
+      for (const req of r.got) {
+        expect(req.url).toBe(
+          "/insert/elasticsearch/_bulk?_msg_field=msg&_stream_fields=gen&filter_path=errors%2Citems.*.status%2Citems.*.error",
+        );
+        for (const p of bulkPairs(req)) expect(p.action).toEqual({ index: { _index: "ib_events" } });
+      }
+    } finally {
+      await r.close();
+    }
+  });
 });

@@ -14,9 +14,10 @@ describe("loki-push generator (push body and answers from the Loki HTTP API docs
     expect(lokiPushSchema.parse({})).toMatchObject({
       batch: 1000,
       timestamp: "sent",
-      path: "/loki/api/v1/push",
       labels: {},
     });
+    // no path: the sink's params.lokiPushPath (VictoriaLogs'), else Loki's /loki/api/v1/push
+    expect(lokiPushSchema.parse({}).path).toBeUndefined();
     expect(() => lokiPushSchema.parse({ labels: { "bad-name": "x" } })).toThrow();
     expect(() => lokiPushSchema.parse({ batch: 2_000_000 })).toThrow();
     expect(generators["loki-push"]).toBe(lokiPush);
@@ -82,6 +83,28 @@ describe("loki-push generator (push body and answers from the Loki HTTP API docs
       );
     } finally {
       await r.close();
+    }
+  });
+
+  it("a sink's params.lokiPushPath (VictoriaLogs' /insert/loki/api/v1/push?…) takes the pushes; a scenario's path wins (no Loki here)", async () => {
+    for (const [config, want] of [
+      [{ batch: 5 }, "/insert/loki/api/v1/push?_msg_field=msg"],
+      [{ batch: 5, path: "/other/push" }, "/other/push"],
+    ] as const) {
+      const r = await httpReceiver(() => ({ status: 204 }));
+      try {
+        const run = startGenerator(lokiPush, config, r.port, {
+          lokiPushPath: "/insert/loki/api/v1/push?_msg_field=msg",
+        });
+        r.onRequest((k) => {
+          if (k >= 1) run.stop();
+        });
+        await run.done;
+        expect(r.got.map((q) => q.url)).toContain(want);
+        expect(new Set(r.got.map((q) => q.url)).size).toBe(1);
+      } finally {
+        await r.close();
+      }
     }
   });
 });
