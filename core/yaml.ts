@@ -383,14 +383,16 @@ export function addFlatIssue(ctx: z.RefinementCtx, f: FlatIssue): void {
 
 /**
  * A field path as messages show it: segments joined by "."; a segment that is empty, holds other characters than
- * letters, digits and `_$@=.-`, or a ":" that does not join two such runs (a mistyped key such as "", "a b" or
- * "loadgen:") is shown JSON-quoted, so the path stays one
+ * letters, digits and `_$@=-`, or a "." or ":" that does not join two such runs (a mistyped key such as "", "a b",
+ * "loadgen:" or "ledger.:lost") is shown JSON-quoted, so the path stays one
  * token (harness/cli/diagnostics.ts reads it back).
  */
 export function fieldText(path: FieldPath): string {
   return path
     .map((seg) =>
-      typeof seg === "number" || /^[\w$@=.-]+(?::[\w$@=.-]+)*$/.test(seg) ? String(seg) : JSON.stringify(seg),
+      typeof seg === "number" || /^[\w$@=-]+(?:[.:][\w$@=-]+)*$/.test(seg)
+        ? String(seg)
+        : JSON.stringify(seg),
     )
     .join(".");
 }

@@ -105,6 +105,60 @@ async function send(
   }
 }
 
+/**
+ * An OTLP/HTTP logs request (opentelemetry-proto logs/v1/logs.proto and collector/logs/v1/logs_service.proto, field
+ * numbers as there), the shape an OpenTelemetry Collector's otlphttp exporter POSTs as application/x-protobuf: one
+ * ResourceLogs, one ScopeLogs, one LogRecord per event, every field an attribute (as the Collector's fluentforward
+ * receiver makes of a record without a `log` or `message` key), no body, time_unix_nano 0 and the observed time set.
+ */
+function otlpLogsRequest(
+  events: Array<Record<string, unknown>>,
+  typeOf: (k: string) => EventField["type"] | "int",
+): Buffer {
+  const varint = (n: bigint): Buffer => {
+    const out: number[] = [];
+    let v = BigInt.asUintN(64, n);
+    do {
+      const b = Number(v & 0x7fn);
+      v >>= 7n;
+      out.push(v > 0n ? b | 0x80 : b);
+    } while (v > 0n);
+    return Buffer.from(out);
+  };
+  const tag = (field: number, wire: number): Buffer => varint(BigInt((field << 3) | wire));
+  const bytes = (field: number, b: Buffer): Buffer =>
+    Buffer.concat([tag(field, 2), varint(BigInt(b.length)), b]);
+  const fixed64 = (field: number, n: bigint): Buffer => {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(n);
+    return Buffer.concat([tag(field, 1), b]);
+  };
+  const anyValue = (type: EventField["type"] | "int", v: unknown): Buffer => {
+    if (type === "int") return Buffer.concat([tag(3, 0), varint(BigInt(v as number))]); // int_value
+    if (type === "float") {
+      const b = Buffer.alloc(8);
+      b.writeDoubleLE(v as number);
+      return Buffer.concat([tag(4, 1), b]); // double_value
+    }
+    if (type === "bool") return Buffer.concat([tag(2, 0), varint(v ? 1n : 0n)]); // bool_value
+    return bytes(1, Buffer.from(String(v), "utf8")); // string_value
+  };
+  const observed = BigInt(Date.now()) * 1_000_000n;
+  const records = events.map((e) =>
+    bytes(
+      2, // ScopeLogs.log_records
+      Buffer.concat([
+        ...Object.entries(e).map(([k, v]) =>
+          bytes(6, Buffer.concat([bytes(1, Buffer.from(k)), bytes(2, anyValue(typeOf(k), v))])),
+        ), // LogRecord.attributes: KeyValue { key = 1, value = 2 }
+        fixed64(11, observed), // LogRecord.observed_time_unix_nano
+      ]),
+    ),
+  );
+  const scopeLogs = bytes(2, Buffer.concat(records)); // ResourceLogs.scope_logs
+  return bytes(1, scopeLogs); // ExportLogsServiceRequest.resource_logs
+}
+
 describe("victorialogs verifier (real VictoriaLogs 1.52.2, the project's Go module build)", () => {
   const v = (): Verifier => verifiers[0]!;
 
@@ -234,5 +288,46 @@ describe("victorialogs verifier (real VictoriaLogs 1.52.2, the project's Go modu
     });
     expect(res).toMatchObject({ mode: "all", rowsCompared: 251, altered: 1 });
     expect(res.examples[0]).toMatchObject({ gen: 1, seq: 7 });
+  });
+
+  it("real VictoriaLogs: OTLP/protobuf records at otlpLogsPath, their fields as attributes (as an OpenTelemetry Collector's otlphttp exporter sends them), are counted, accounted and read back unaltered", async () => {
+    const base = genBaseOf("20261201T095000Z-0a1b2c");
+    const mine = verifier(base);
+    await mine.prepare();
+    // the events as the generators make them (http-json's encoder), then as OTLP attributes with their types
+    const source = createEventSource({ fields, seed: SEED, genId: 0, genBase: base });
+    const e = new HttpJsonEncoder(source, { framing: "ndjson", timeFormat: "iso" });
+    const b = e.encode(0, 300);
+    e.stamp(b, new Date());
+    const events = b.payload
+      .toString("utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const types = new Map<string, EventField["type"] | "int">(fields.map((f) => [f.name, f.type]));
+    const body = otlpLogsRequest(events, (k) =>
+      k === "gen" || k === "seq" ? "int" : (types.get(k) ?? "string"),
+    );
+    const r = await fetch(`http://127.0.0.1:${PORT}${server!.params.otlpLogsPath}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-protobuf" },
+      body: new Uint8Array(body),
+    });
+    expect(r.status, await r.text()).toBe(200);
+    const s = await mine.sample({ full: true });
+    expect(s.stored).toBe(300);
+    // the newest send time is the sent_at attribute (kept as a field on this path), not the observed time
+    expect(s.newestSentAtMs).toBe(Date.parse(events.at(-1)!.sent_at as string));
+    const l = await mine.ledger([300], [[]]);
+    expect(l).toMatchObject({ sent: 300, stored: 300, distinct: 300, lost: 0, duplicated: 0, unexpected: 0 });
+    const res = await checkFidelity(mine.rows!, {
+      fields,
+      seed: SEED,
+      sent: [300],
+      genBase: base,
+      stored: 300,
+      limits: { all: 10_000, sample: 10 },
+    });
+    expect(res).toMatchObject({ mode: "all", rowsCompared: 300, altered: 0 });
   });
 });
