@@ -90,6 +90,14 @@ export function checkRunnableLocally(
       field: "collector",
     });
   }
+  const localCollector = plan.collector ? findCollector(plan.collector.name)!.local! : undefined;
+  if (plan.collector && localCollector?.writesTo && !localCollector.writesTo.includes(plan.sink.name)) {
+    throw new ConfigurationError(
+      "E_COLLECTOR",
+      `${at("sink", plan.sink.name)}scenario ${plan.scenario}: collector "${plan.collector.name}" on the local platform writes into ${localCollector.writesTo.join(", ") || "no sink"}, not into sink "${plan.sink.name}" (plugins/collectors/${plan.collector.name}/README.md says why); use a docker or azure stack for this pairing`,
+      { field: "sink" },
+    );
+  }
   const roles = hostRoles(Object.keys(stack.hosts), plan);
   for (const role of roles) {
     if (!stack.hosts[role]) {

@@ -47,20 +47,31 @@ export function loadScenarioFile(file: string): Scenario {
   return loadScenario(file, scenarioRegistries());
 }
 
-/** What a collector receives and writes into: its local component's lists, else its renderer's (per config). */
+/**
+ * What a collector receives and writes into on some platform: its local component's lists and its renderer's (per
+ * config), together (the platform is not known here: a pairing only one platform has is refused on the other
+ * before provisioning, harness/runner/local-site.ts checkRunnableLocally for the local one).
+ */
 function pairingOf(
   name: string,
   config: unknown,
 ): { accepts?: readonly string[]; writesTo?: readonly string[] } | undefined {
   const p = findCollector(name);
-  if (p?.local) return { accepts: p.local.accepts, writesTo: p.local.writesTo };
-  if (!p?.render) return undefined;
+  if (!p?.render) return p?.local ? { accepts: p.local.accepts, writesTo: p.local.writesTo } : undefined;
   // a sink the renderer knows but the collector's image refuses (core/catalog.ts `refuses`) is refused here too,
   // before anything is provisioned, not only when the container platform renders the pipeline
   const refuses = p.image?.refuses ?? {};
-  return {
+  const rendered = {
     accepts: p.render.accepts(config),
     writesTo: p.render.writesTo.filter((sink) => !Object.hasOwn(refuses, sink)),
+  };
+  if (!p.local) return rendered;
+  const union = (a: readonly string[], b: readonly string[] | undefined): string[] => [
+    ...new Set([...a, ...(b ?? [])]),
+  ];
+  return {
+    accepts: union(rendered.accepts, p.local.accepts),
+    writesTo: union(rendered.writesTo, p.local.writesTo),
   };
 }
 

@@ -11,9 +11,11 @@
  * | dropped  | otelcol_exporter_send_failed_log_records (after the retries) + otelcol_exporter_enqueue_failed_log_records when reported (a full sending queue) |
  * | queued   | otelcol_exporter_queue_size (a gauge, in the queue's sizer: requests unless `sending_queue.sizer` says items or bytes), when reported |
  *
- * Counters carry the `_total` suffix of the OTel Go Prometheus exporter in current releases
- * (`otelcol_exporter_sent_log_records_total`); releases that ran the exporter without it expose the bare names.
- * Either is read (the suffixed one first). Labels (receiver, exporter, transport, data_type, otel_scope_*,
+ * Counters carry the `_total` suffix of the OTel Go Prometheus exporter in some releases
+ * (`otelcol_exporter_sent_log_records_total`); others expose the bare names (0.165.0, read from the project's
+ * build: `otelcol_exporter_sent_log_records{exporter=...,server_address=...}`). Either is read (the suffixed one
+ * first). The exporter's series appear with its first send (sent with its first success, send_failed with its first
+ * failure: absent = 0); the receiver's are required. Labels (receiver, exporter, transport, data_type, otel_scope_*,
  * service_*) are not filtered: the rendered config has one logs pipeline, one receiver and one exporter.
  */
 import { prometheusClaims, withPresent, type HttpClaims, type PromSums } from "../../../core/claims.ts";
@@ -39,8 +41,9 @@ export function otelcolCounts(p: PromSums): Record<string, number> {
     {
       received: needCounter(p, "otelcol_receiver_accepted_log_records"),
       refused: needCounter(p, "otelcol_receiver_refused_log_records"),
-      written: needCounter(p, "otelcol_exporter_sent_log_records"),
-      dropped: needCounter(p, "otelcol_exporter_send_failed_log_records") + (enqueueFailed ?? 0),
+      written: counter(p, "otelcol_exporter_sent_log_records") ?? 0,
+      // 0.165 exports a send-failed series only once a send has failed (read from the real build): absent = 0
+      dropped: (counter(p, "otelcol_exporter_send_failed_log_records") ?? 0) + (enqueueFailed ?? 0),
     },
     { queued: p.some("otelcol_exporter_queue_size") },
   );

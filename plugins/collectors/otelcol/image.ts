@@ -1,8 +1,8 @@
 /**
  * The otelcol image entry (core/catalog.ts CatalogImage) of the container platforms.
  *
- * otel/opentelemetry-collector-contrib:0.159.0 (Docker Hub; the multi-arch manifest of
- * opentelemetry-collector-releases distributions/otelcol-contrib/.goreleaser.yaml at v0.159.0) is `FROM scratch`:
+ * otel/opentelemetry-collector-contrib:<OTELCOL_PIN> (Docker Hub; the multi-arch manifest of
+ * opentelemetry-collector-releases distributions/otelcol-contrib/.goreleaser.yaml) is `FROM scratch`:
  * one static binary /otelcol-contrib (the entrypoint), no shell. `docker exec <c> /otelcol-contrib --version` itself
  * would run, but the harness runs every in-container command through `sh -c` (harness/remote/versions.ts for the
  * version probe, harness/observers/remote.ts for the cgroup counters, harness/remote/bundle.ts for the config's
@@ -28,7 +28,7 @@ export const otelcolImage: CatalogImage = {
   env: {},
   // the rendered config (./render.ts OTELCOL_CONFIG_FILE) after the image's entrypoint /otelcol-contrib
   command: ["--config", "/etc/otelcol-contrib/ingestbench.yaml"],
-  // prints "otelcol-contrib version 0.159.0"; run through the built image's busybox sh (see the file comment)
+  // prints "otelcol-contrib version 0.165.0"; run through the built image's busybox sh (see the file comment)
   versionCommand: ["/otelcol-contrib", "--version"],
   metrics: {
     path: "/metrics",
@@ -45,5 +45,5 @@ export const otelcolImage: CatalogImage = {
     adds: "a static busybox 1.37.0 (sh and its applets in /bin) to the scratch-based contrib image, for the harness's in-container commands; the Collector binary and entrypoint are the pulled image's",
   },
   refuses: { loki: LOKI_REFUSAL },
-  todo: "not pulled or built here (no Docker engine): the tag 0.159.0 is read from the releases repository's v0.159.0 tag, the metric names from the Collector's documentation, not from a running 0.159.0; the ClickHouse path (otlphttp JSON into INSERT ... SELECT FROM input()) is checked as text only",
+  todo: "not pulled or built here (no image registry): the tag is the pin of the project's own build (./distribution, run for real on the local platform, metric names read from it), not checked against Docker Hub; the ClickHouse path (otlphttp JSON into INSERT ... SELECT FROM input()) is checked as text only",
 };

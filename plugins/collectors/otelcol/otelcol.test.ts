@@ -1,7 +1,8 @@
 /**
- * The otelcol collector plugin (./index.ts). No OpenTelemetry Collector runs here (otelcol-contrib is not a Debian
- * package, and no binary is downloaded): rendered configs are compared with the golden files in ./golden/ and parsed
- * back as YAML; the claims reader reads a byte-level vector of the Collector's Prometheus exposition served by a
+ * The otelcol collector plugin (./index.ts), its renderer and claims as text. The container platforms' contrib
+ * distribution does not run here (its elasticsearch, opensearch exporters and transform processor are not in the
+ * project's build, ./component.test.ts runs that build): rendered configs are compared with the golden files in
+ * ./golden/ and parsed back as YAML; the claims reader reads a byte-level vector of the Collector's Prometheus exposition served by a
  * node:http server on 127.0.0.1. UPDATE_GOLDEN=1 rewrites the golden files (review the diff before committing).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -74,9 +75,10 @@ describe("otelcol renderer (no real Collector here: golden files, parsed back as
         noSecretIn(r.text);
         const doc = parse(r.text);
         expect(doc.extensions).toEqual({
+          health_check: { endpoint: "0.0.0.0:13133" },
           "basicauth/ib_sink": { client_auth: { username: user, password: `\${env:${variable}}` } },
         });
-        expect(doc.service.extensions).toEqual(["basicauth/ib_sink"]);
+        expect(doc.service.extensions).toEqual(["health_check", "basicauth/ib_sink"]);
         const settings = at.reduce(
           (o: Record<string, unknown>, k: string) => o[k] as Record<string, unknown>,
           doc.exporters[exporter],
@@ -86,8 +88,8 @@ describe("otelcol renderer (no real Collector here: golden files, parsed back as
     });
     await withEnv(Object.fromEntries(Object.keys(PW).map((k) => [k, undefined])), () => {
       const doc = parse(render({}, sink("elasticsearch", 9200)).text);
-      expect(doc.extensions).toBeUndefined();
-      expect(doc.service.extensions).toBeUndefined();
+      expect(doc.extensions).toEqual({ health_check: { endpoint: "0.0.0.0:13133" } });
+      expect(doc.service.extensions).toEqual(["health_check"]);
     });
   });
 
@@ -188,7 +190,7 @@ describe("otelcol renderer (no real Collector here: golden files, parsed back as
     expectGolden("loki.yaml", r.text);
     expect(parse(r.text).exporters["otlphttp/ib_loki"]).toEqual({
       endpoint: "http://10.213.9.12:3100/otlp",
-      encoding: "protobuf",
+      encoding: "proto",
     });
     expect(otelcol.image!.refuses!.loki).toMatch(
       /lokiexporter left the contrib distribution in 0\.131\.0.*job/,
@@ -198,13 +200,27 @@ describe("otelcol renderer (no real Collector here: golden files, parsed back as
 });
 
 describe("otelcol schema and refusals", () => {
+  it("VictoriaLogs: otlphttp (protobuf) into its OTLP endpoint, the record attributes as its fields (the config the local platform runs)", () => {
+    const r = render(tuned, sink("victorialogs", 9428));
+    expectGolden("victorialogs.yaml", r.text);
+    const doc = parse(r.text);
+    expect(doc.exporters).toEqual({
+      "otlphttp/ib_victorialogs": {
+        logs_endpoint: "http://10.213.9.12:9428/insert/opentelemetry/v1/logs",
+        encoding: "proto",
+      },
+    });
+    expect(doc.service.pipelines.logs.processors).toEqual(["batch"]);
+  });
+
   it("fills the defaults: Forward on 0.0.0.0:24224, the metrics reader on 0.0.0.0:8888", () => {
     const c = otelcol.schema.parse({});
     expect(c.receivers.fluentforward.endpoint).toBe("0.0.0.0:24224");
     expect(c.service.telemetry.metrics.readers).toEqual([
       { pull: { exporter: { prometheus: { host: "0.0.0.0", port: 8888 } } } },
     ]);
-    expect(c.version).toBe("0.159.0");
+    expect(c.version).toBe("0.165.0");
+    expect(c.extensions.health_check.endpoint).toBe("0.0.0.0:13133");
     expect(otelcol.render!.accepts(c)).toEqual(["fluent-forward"]);
   });
 
@@ -219,7 +235,8 @@ describe("otelcol schema and refusals", () => {
     [{ exporters: { elasticsearch: { retry_on_failure: {} } } }, "exporters.elasticsearch"],
     [{ service: { telemetry: { metrics: { address: "0.0.0.0:8888" } } } }, "service.telemetry.metrics"],
     [{ service: { telemetry: { metrics: { readers: [] } } } }, "service.telemetry.metrics.readers"],
-    [{ version: "0.150.0" }, "version"],
+    // another release is a valid pin: the program's own --version refuses it before provisioning (E_VERSION)
+    [{ version: "0.150" }, "version"],
   ])("refuses %j, naming %s", (block, field) => {
     const r = otelcol.schema.safeParse(block);
     expect(r.success).toBe(false);

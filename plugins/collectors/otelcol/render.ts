@@ -1,8 +1,12 @@
 /**
- * Collector "otelcol": renders the OpenTelemetry Collector (contrib distribution 0.159.0) config YAML from the
- * scenario's `collector.otelcol` block, in the Collector's own names (opentelemetry-collector-releases
- * distributions/otelcol-contrib/manifest.yaml at v0.159.0 lists every component used here: fluentforwardreceiver,
- * batchprocessor, transformprocessor, otlphttpexporter, elasticsearchexporter, opensearchexporter).
+ * Collector "otelcol": renders the OpenTelemetry Collector (0.165.0) config YAML from the scenario's
+ * `collector.otelcol` block, in the Collector's own names. One renderer for every platform: the container platforms
+ * run the contrib distribution (opentelemetry-collector-releases distributions/otelcol-contrib/manifest.yaml lists
+ * every component used here: fluentforwardreceiver, batchprocessor, transformprocessor, otlphttpexporter,
+ * elasticsearchexporter, opensearchexporter, healthcheckextension, basicauthextension); the local platform runs the
+ * project's own build (./distribution/components.go, a subset) and only for the sinks in OTELCOL_LOCAL_SINKS, whose
+ * configs use only what that build contains (./render.test.ts checks it against the built binary's `components`).
+ * Only the config file's path differs between the platforms (renderOtelcolConfig's `file`).
  *
  * ```yaml
  * collector:
@@ -36,6 +40,8 @@
  *   `mapping.mode: bodymap`): the document is the log record's body map, as is; a transform processor moves the
  *   attributes (less `fluent.tag`) into the body, so each document is exactly {fields..., gen, seq, sent_at} in the
  *   index `params.index`, as plugins/sinks/elasticsearch/verifier.ts maps it.
+ * - VictoriaLogs: the core otlphttp exporter into its OTLP endpoint `/insert/opentelemetry/v1/logs` (protobuf); the
+ *   record's attributes become its log fields (the verifier reads gen, seq, sent_at and the fields by name).
  * - Loki: lokiexporter left the contrib distribution in 0.131.0 (opentelemetry-collector-releases CHANGELOG.md,
  *   v0.131.0: "exporter/loki ... removed"), so otlphttp writes to Loki's native OTLP endpoint (`/otlp/v1/logs`),
  *   the body map again (Loki stores a map body as its JSON line). The pairing is refused on deployed stacks
@@ -59,21 +65,31 @@ import {
 } from "../../../core/render.ts";
 import { collectorAuth } from "../../../core/secrets.ts";
 
-/** The catalog's pin (./image.ts). */
-export const OTELCOL_PIN = "0.159.0";
+/** The pin of every platform: the project's build (./distribution) and the contrib image tag (./image.ts). */
+export const OTELCOL_PIN = "0.165.0";
 /** Where the rendered config is written in the container; given to the image's entrypoint with --config. */
 export const OTELCOL_CONFIG_FILE = "/etc/otelcol-contrib/ingestbench.yaml";
 /** The Prometheus pull reader's default port (GET /metrics). */
 export const OTELCOL_METRICS_PORT = 8888;
 /** The fluentforward receiver's port here (the Forward protocol's usual 24224, as the other collectors'). */
 export const OTELCOL_FORWARD_PORT = 24224;
+/** The health_check extension's port (its default 13133): GET / answers 200 once every pipeline has started. */
+export const OTELCOL_HEALTH_PORT = 13133;
 
 /** Why the Loki pairing is refused on deployed stacks (./image.ts `refuses`). */
 export const LOKI_REFUSAL =
   "lokiexporter left the contrib distribution in 0.131.0, and Loki's native OTLP endpoint makes stream labels only from the resource attributes its limits_config.otlp_config promotes (service.name → service_name, not job): the verifier's {job=\"...\"} selector would find no line. Needs a sink-side change: Loki's otlp_config indexing `job`, or a selector sink param";
 
-/** The sinks written into (plugins/registry.ts names). */
-const OTELCOL_SINKS = ["clickhouse", "elasticsearch", "opensearch", "loki"] as const;
+/** The sinks written into on the container platforms (plugins/registry.ts names). */
+const OTELCOL_SINKS = ["clickhouse", "elasticsearch", "opensearch", "loki", "victorialogs"] as const;
+/**
+ * The sinks the local platform's collector writes into: those whose exporter the project's build contains and whose
+ * local sink can take what it sends. Not ClickHouse: the local sink is ClickHouse 18.16, whose SQL lacks the
+ * functions of clickhouseInsert (mapFromArrays, parseDateTime64BestEffort, toUnixTimestamp64Milli); nor
+ * Elasticsearch/OpenSearch: their exporters are not served by the Go module proxy at 0.165.0 (nor is the transform
+ * processor in the build); nor Loki (no local sink).
+ */
+export const OTELCOL_LOCAL_SINKS: readonly string[] = ["victorialogs"];
 
 /** A Go duration as the Collector parses it (time.ParseDuration), e.g. "200ms", "5s", "1m30s". */
 const duration = z
@@ -108,7 +124,26 @@ const retryOnFailure = z
 /** Scenario block `collector.otelcol`. */
 export const otelcolSchema = z
   .object({
-    version: z.literal(OTELCOL_PIN).default(OTELCOL_PIN),
+    /** the version the Collector must report (`--version`); the pin by default. Another version is refused with both */
+    version: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+$/, 'a Collector release such as "0.165.0"')
+      .default(OTELCOL_PIN),
+    extensions: z
+      .object({
+        /** healthcheckextension: readiness (GET / → 200 once the pipelines run) */
+        health_check: z
+          .object({
+            endpoint: z
+              .string()
+              .regex(/^[^\s:]*:\d{1,5}$/, 'host:port, e.g. "0.0.0.0:13133"')
+              .default(`0.0.0.0:${OTELCOL_HEALTH_PORT}`),
+          })
+          .strict()
+          .default({}),
+      })
+      .strict()
+      .default({}),
     receivers: z
       .object({
         fluentforward: z
@@ -155,7 +190,7 @@ export const otelcolSchema = z
       .default({}),
     exporters: z
       .object({
-        /** the core otlphttp exporter (sinks clickhouse and loki) */
+        /** the core otlphttp exporter (sinks clickhouse, loki and victorialogs) */
         otlphttp: z
           .object({
             timeout: duration.optional(),
@@ -249,6 +284,7 @@ const EXPORTER_OF: Readonly<
 > = {
   clickhouse: { key: "otlphttp", id: "otlphttp/ib_clickhouse" },
   loki: { key: "otlphttp", id: "otlphttp/ib_loki" },
+  victorialogs: { key: "otlphttp", id: "otlphttp/ib_victorialogs" },
   elasticsearch: { key: "elasticsearch", id: "elasticsearch/ib_out" },
   opensearch: { key: "opensearch", id: "opensearch/ib_out" },
 };
@@ -357,11 +393,25 @@ function exporterConfig(input: RenderInput<OtelcolConfig>): {
         },
       };
     }
+    case "victorialogs":
+      // VictoriaLogs' OTLP endpoint (its docs, "OpenTelemetry setup"): each log record attribute (the Forward record's
+      // keys: the fields, gen, seq, sent_at, fluent.tag) becomes a log field of the same name, the body `_msg`; the
+      // sink's `otlpLogsPath` param carries its ingestion args (_msg_field, _stream_fields:
+      // plugins/sinks/victorialogs/component.ts victoriaLogsParams)
+      return {
+        id: which.id,
+        bodyMap: false,
+        settings: {
+          logs_endpoint: `${base}${param(sink, "otlpLogsPath", "/insert/opentelemetry/v1/logs")}`,
+          encoding: "proto",
+          ...e.otlphttp,
+        },
+      };
     case "loki":
       return {
         id: which.id,
         bodyMap: true,
-        settings: { endpoint: `${base}/otlp`, encoding: "protobuf", ...e.otlphttp },
+        settings: { endpoint: `${base}/otlp`, encoding: "proto", ...e.otlphttp },
       };
     case "elasticsearch":
       return {
@@ -389,8 +439,15 @@ function exporterConfig(input: RenderInput<OtelcolConfig>): {
   }
 }
 
-/** Render the Collector's config. @throws ConfigurationError for a sink it cannot write into, a misplaced exporter block, or a field the receiver makes the body */
-export function renderOtelcolConfig(input: RenderInput<OtelcolConfig>): RenderedConfig {
+/**
+ * Render the Collector's config; `file` is where it is written (default the container's OTELCOL_CONFIG_FILE; the
+ * local component passes a path under the host's data directory).
+ * @throws ConfigurationError for a sink it cannot write into, a misplaced exporter block, or a field the receiver makes the body
+ */
+export function renderOtelcolConfig(
+  input: RenderInput<OtelcolConfig>,
+  file: string = OTELCOL_CONFIG_FILE,
+): RenderedConfig {
   const { config, fields } = input;
   for (const f of fields) {
     if (f.name === "message" || f.name === "log") {
@@ -420,13 +477,12 @@ export function renderOtelcolConfig(input: RenderInput<OtelcolConfig>): Rendered
   const prom = metrics.readers[0]!.pull.exporter.prometheus;
   const processors = out.bodyMap ? ["transform/ib_record", "batch"] : ["batch"];
   const doc = compact({
-    ...(a
-      ? {
-          extensions: {
-            [BASICAUTH_ID]: { client_auth: { username: a.user, password: `\${env:${a.variable}}` } },
-          },
-        }
-      : {}),
+    extensions: {
+      health_check: { endpoint: config.extensions.health_check.endpoint },
+      ...(a
+        ? { [BASICAUTH_ID]: { client_auth: { username: a.user, password: `\${env:${a.variable}}` } } }
+        : {}),
+    },
     receivers: { fluentforward: { endpoint } },
     processors: {
       ...(out.bodyMap ? { "transform/ib_record": BODY_FROM_ATTRIBUTES } : {}),
@@ -434,7 +490,7 @@ export function renderOtelcolConfig(input: RenderInput<OtelcolConfig>): Rendered
     },
     exporters: { [out.id]: out.settings },
     service: {
-      ...(a ? { extensions: [BASICAUTH_ID] } : {}),
+      extensions: ["health_check", ...(a ? [BASICAUTH_ID] : [])],
       telemetry: {
         metrics: {
           level: metrics.level,
@@ -445,14 +501,14 @@ export function renderOtelcolConfig(input: RenderInput<OtelcolConfig>): Rendered
     },
   });
   // an empty `batch:` still has to name the processor the pipeline lists
-  (doc.processors as Record<string, unknown>).batch ??= {};
+  ((doc.processors ??= {}) as Record<string, unknown>).batch ??= {};
   const text =
-    `# Rendered by ingestbench (plugins/collectors/otelcol/render.ts) for the OpenTelemetry Collector contrib ${config.version}.\n` +
+    `# Rendered by ingestbench (plugins/collectors/otelcol/render.ts) for the OpenTelemetry Collector ${config.version}.\n` +
     stringify(doc, { lineWidth: 0 });
   return {
-    file: OTELCOL_CONFIG_FILE,
+    file,
     text,
-    command: ["--config", OTELCOL_CONFIG_FILE],
+    command: ["--config", file],
     listens: { data: dataPort, metrics: prom.port },
   };
 }

@@ -272,7 +272,7 @@ describe("scenarios of the container platforms (collector renderers and containe
       "{ loki: {} }",
     );
     expect(() => planCells(loadScenarioFile(otelIntoLoki), otelIntoLoki)).toThrow(
-      /collector "otelcol" writes into clickhouse, elasticsearch, opensearch, not into sink "loki" \(lokiexporter left/,
+      /collector "otelcol" writes into clickhouse, elasticsearch, opensearch, victorialogs, not into sink "loki" \(lokiexporter left/,
     );
     // a matrix that switches Vector's source: the cell whose input the generator cannot feed is named
     const perCell = pipelineFile(
