@@ -15,4 +15,9 @@ export const plugin = {
   // and the verifier its own params (./component.ts victoriaLogsParams: each protocol's ingestion path with its
   // args, and the _msg_field the verifier reads back from _msg)
   params: [],
+  // half the working set observed right after start (docs/decisions/0009-memory-caps-too-small-to-start.md)
+  minMemory: {
+    bytes: 8 * 2 ** 20,
+    why: "its working set after start, one insert and one query is about 18 MB (VmRSS, Intel Xeon, 2026-12-07: docs/measurements.md)",
+  },
 } satisfies SinkPlugin<VictoriaLogsConfig>;

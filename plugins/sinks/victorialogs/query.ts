@@ -10,12 +10,16 @@ import type { HttpJsonApi } from "../../../core/http.ts";
 export type LogsQuery = (query: string) => Promise<Array<Record<string, string>>>;
 
 /**
- * The query function over `api` for entries from `startMs()` (epoch ms) on.
+ * The query function over `api` for entries from `startMs()` (epoch ms) on; null: every entry the sink holds.
  * @throws IngestbenchError E_VL_ANSWER for an answer line that is not a JSON object; SinkHttpError for a refused query
  */
-export function logsQuery(api: HttpJsonApi, startMs: () => number): LogsQuery {
+export function logsQuery(api: HttpJsonApi, startMs: () => number | null): LogsQuery {
   return async (query) => {
-    const q = new URLSearchParams({ query, start: new Date(startMs()).toISOString() });
+    const from = startMs();
+    const q = new URLSearchParams({
+      query,
+      ...(from !== null ? { start: new Date(from).toISOString() } : {}),
+    });
     const r = await api.call("GET", `/select/logsql/query?${q}`);
     const out: Array<Record<string, string>> = [];
     for (const line of r.body.split("\n")) {

@@ -2,11 +2,14 @@
  * Verifier "victorialogs": the sink-side half for VictoriaLogs, over its query API (LogsQL over
  * `/select/logsql/query`: ./query.ts) with undici (core/http.ts `HttpJsonApi`).
  *
- * VictoriaLogs has no table to drop: a run's entries are those whose `_time` lies in the run window, from `prepare`
- * (which checks `GET /health`) on (every query gets `start=<the window's start>`). `_time` is the send time on every
- * ingestion path the component hands out (./component.ts: `_time_field=sent_at` for JSON lines and Elasticsearch
- * bulk, the entry timestamp of a Loki push); an OTLP record's own timestamp (else its observed timestamp, else
- * VictoriaLogs' clock) must be a time of the run too. gen and seq are read as fields (numbers in text).
+ * VictoriaLogs has no table to drop. A run with its own generator-id space (ctx.genBase, which the runner always
+ * sets: core/ledger.ts "Run identity") is told apart by gen alone, over everything the sink holds (no time bound):
+ * `_time` is the send time on the paths the component hands out (./component.ts: `_time_field=sent_at` for JSON
+ * lines and Elasticsearch bulk, the entry timestamp of a Loki push), but an OTLP record's is whatever the collector
+ * set (a Fluent Forward event time becomes it: the seeded `ts` of 2024, stored when the scenario's `retentionPeriod`
+ * reaches back to it, dropped by VictoriaLogs at ingestion otherwise). Without a genBase (gens 0..n-1, the tests'),
+ * the run's entries are those whose `_time` lies in the window from `prepare` on (`start=<prepare's time>`).
+ * `prepare` checks `GET /health`. gen and seq are read as fields (numbers in text).
  *
  * Visibility: VictoriaLogs makes ingested entries searchable about a second after it took them (its in-memory parts
  * are flushed to searchable ones; measured here: 1.0 s). The live samples read what it shows, so they lag by that
@@ -16,7 +19,7 @@
  * - sample: `gen:range[base, base+256) | stats count() n, max(sent_at) s, max(_time) t`, timed: this run's entries
  *   (core/ledger.ts, "Run identity"), and the newest send time (the sent_at field where it is kept: Loki and OTLP
  *   paths; else `_time`, which is the send time on the others).
- * - ledger (definitions in core/ledger.ts): `* | stats by (gen) count() n` over the window gives every entry, by
+ * - ledger (definitions in core/ledger.ts): `* | stats by (gen) count() n` (in the window) gives every entry, by
  *   gen; a gen that is no integer is unexpected (unkeyed); outside the run's space, foreign. Each sent gen's seqs are
  *   then read in pages of VL_SEQ_PAGE seqs (`gen:=G seq:range[a, b) | fields seq`, a line per stored entry, so a
  *   seq stored twice is two lines: duplicated), and the entries of the gen outside [0, sent) (`gen:=G
@@ -74,7 +77,8 @@ class VictoriaLogsVerifier implements Verifier {
 
   constructor(private readonly ctx: VerifierContext) {
     this.api = new HttpJsonApi("VictoriaLogs", ctx.host, ctx.port);
-    this.query = logsQuery(this.api, () => this.windowStartMs);
+    // no time bound where gen tells the run apart (see the file comment)
+    this.query = logsQuery(this.api, () => (ctx.genBase === undefined ? this.windowStartMs : null));
     const flushed = (): Promise<void> => this.flush();
     this.rows = vlRowReader(this.query, ctx.fields, ctx.params.msgField ?? "msg", flushed);
   }
