@@ -53,7 +53,8 @@ function pairingOf(
   config: unknown,
 ): { accepts?: readonly string[]; writesTo?: readonly string[] } | undefined {
   const p = findCollector(name);
-  if (p?.local) return { accepts: p.local.accepts, writesTo: p.local.writesTo };
+  // a collector with both: the renderer says per config which input it has (e.g. Fluentd's forward or http source)
+  if (p?.local) return { accepts: p.render?.accepts(config) ?? p.local.accepts, writesTo: p.local.writesTo };
   if (!p?.render) return undefined;
   // a sink the renderer knows but the collector's image refuses (core/catalog.ts `refuses`) is refused here too,
   // before anything is provisioned, not only when the container platform renders the pipeline
