@@ -6,6 +6,7 @@ import {
   withPresent,
   type HttpClaims,
 } from "../../../core/claims.ts";
+import { parsePrometheusText } from "../../../core/prometheus.ts";
 import { image } from "./image.ts";
 
 /**
@@ -54,13 +55,53 @@ export function parseV1Metrics(text: string): Record<string, number> {
   return out;
 }
 
-/** parseV1Metrics of `<base>/api/v1/metrics` (e.g. base `http://10.213.0.2:2020`). */
+/** The v2 gauges of buffering read into the series (Fluent Bit 4.2.8 serves them at /api/v2/metrics/prometheus). */
+export const V2_GAUGES = [
+  "fluentbit_storage_chunks",
+  "fluentbit_storage_mem_chunks",
+  "fluentbit_input_storage_chunks_busy",
+  "fluentbit_input_storage_chunks_busy_bytes",
+  "fluentbit_input_ingestion_paused",
+  "fluentbit_output_upstream_busy_connections",
+  "fluentbit_output_chunk_available_capacity_percent",
+] as const;
+
+/**
+ * The V2_GAUGES of a /api/v2/metrics/prometheus payload, keyed `<family>` or `<family>.<name label>` (e.g.
+ * `fluentbit_input_storage_chunks_busy.http.0`); families the version lacks are left out.
+ * @throws PrometheusTextError when the body is not Prometheus text
+ */
+export function parseV2Gauges(text: string): Record<string, number> {
+  const samples = parsePrometheusText(text);
+  const out: Record<string, number> = {};
+  for (const family of V2_GAUGES) {
+    for (const { labels, value } of samples.get(family) ?? []) {
+      if (!Number.isFinite(value)) continue;
+      out[labels.name !== undefined ? `${family}.${labels.name}` : family] = value;
+    }
+  }
+  return out;
+}
+
+/**
+ * The series' signals: parseV1Metrics of `<base>/api/v1/metrics` and, where served, parseV2Gauges of
+ * `<base>/api/v2/metrics/prometheus` (e.g. base `http://10.213.0.2:2020`).
+ * @throws IngestbenchError E_CLAIMS when /api/v1/metrics does not answer with its JSON
+ */
 export async function fluentBitSignals(base: string, signal?: AbortSignal): Promise<Record<string, number>> {
   const url = `${base}/api/v1/metrics`;
   const text = await fetchClaimsText(image.name, url, signal);
+  let v1: Record<string, number>;
   try {
-    return parseV1Metrics(text);
+    v1 = parseV1Metrics(text);
   } catch (e) {
     throw claimsError(image.name, url, (e as Error).message, e);
   }
+  let v2: Record<string, number> = {};
+  try {
+    v2 = parseV2Gauges(await fetchClaimsText(image.name, `${base}${image.metrics!.path}`, signal));
+  } catch {
+    // an older Fluent Bit without the v2 endpoint: the v1 counters alone
+  }
+  return { ...v1, ...v2 };
 }

@@ -1,7 +1,7 @@
 /**
- * Fluentd's claims reader (./claims.ts). Fluentd cannot run here: the reader is tested against BYTE-LEVEL VECTORS of
- * the monitor_agent payload its docs publish (./claims.vectors.ts), served by a real node:http server on 127.0.0.1
- * and read over real HTTP.
+ * Fluentd's claims and signals readers (./claims.ts). Fluentd is not installed in CI: the readers are tested against
+ * vectors (./claims.vectors.ts) — the monitor_agent payload its docs publish, and bodies RECORDED from a real Fluentd
+ * 1.12.0 run on this project's machine — served by a real node:http server on 127.0.0.1 and read over real HTTP.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { at, closedPort, closeMetricsServers, serve } from "../../../test/helpers/metrics-server.ts";
