@@ -16,7 +16,7 @@ import {
 
 afterEach(closeMetricsServers);
 
-describe("Fluent Bit claims against its docs' payload (byte-level vectors; Fluent Bit not run here)", () => {
+describe("Fluent Bit claims against its docs' payload (byte-level vectors)", () => {
   it("Fluent Bit (Monitoring docs, v2 metric names): sums over inputs and outputs, skips gauges and histograms", async () => {
     const s = await serve("/api/v2/metrics/prometheus", FLUENT_BIT);
     expect(await claims.read(at(s.port))).toEqual({

@@ -1,5 +1,5 @@
 /**
- * Byte-level vector of Fluent Bit's metrics payload (Fluent Bit cannot run here): metric names and labels as the
+ * Byte-level vector of Fluent Bit's metrics payload: metric names and labels as the
  * Fluent Bit docs ("Monitoring", v2 metrics table) give them, with our own values. Read by ./claims.test.ts and
  * test/harness/remote/claims.test.ts.
  */

@@ -9,7 +9,7 @@ export const plugin = {
   kind: "collector",
   name: "fluent-bit",
   about:
-    "Fluent Bit 4.2.8: the installed fluent-bit locally (bring your own: README.md); fluent/fluent-bit (the -debug tag, for its shell) on docker and azure",
+    "Fluent Bit: the installed fluent-bit locally (bring your own: README.md; 4.2.8 run here), fluent/fluent-bit:4.0.3-debug (the -debug tag, for its shell) on docker and azure",
   schema: fluentBitSchema,
   local: fluentBit,
   image,

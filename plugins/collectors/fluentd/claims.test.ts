@@ -10,7 +10,7 @@ import { fluentdPlugins, RECORDED_1_12_0_WORKER_0, RECORDED_1_12_0_WORKER_1 } fr
 
 afterEach(closeMetricsServers);
 
-describe("Fluentd claims against its docs' payload (byte-level vectors; Fluentd not run here)", () => {
+describe("Fluentd claims against its docs' payload (byte-level vectors)", () => {
   it("Fluentd 1.12 (monitor_agent docs): output emit_records as `emitted`, retries and buffer gauges; no `received` from 1.12 inputs", async () => {
     const s = await serve(
       "/api/plugins.json",

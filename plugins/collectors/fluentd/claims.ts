@@ -39,8 +39,9 @@ type FluentdPlugin = z.infer<typeof fluentdPlugin>;
  * inputs report none).
  *
  * Several workers (`<system> workers N`): each worker runs its own monitor_agent on port + worker id (Fluentd v1
- * lib/fluent/plugin/in_monitor_agent.rb, `configure`: `@port += fluentd_worker_id`; read in the source, not seen on
- * a running 1.12 here), so `ports` lists port … port + N − 1 and their counts are summed.
+ * lib/fluent/plugin/in_monitor_agent.rb, `configure`: `@port += fluentd_worker_id`; seen on a real 1.12.0 with two
+ * workers, ./claims.vectors.ts), so `ports` lists port … port + N − 1 and their counts are summed. The null output of
+ * Fluentd's own log events (./render.ts LOG_OUTPUT_ID) is not counted.
  */
 const FLUENTD = image.name;
 export const claims: HttpClaims = {

@@ -1,5 +1,5 @@
 /**
- * Byte-level vectors of Fluentd's monitor_agent payload (Fluentd cannot run here): field names as the Fluentd docs
+ * Byte-level vectors of Fluentd's monitor_agent payload: field names as the Fluentd docs
  * ("monitor_agent", "Monitoring by REST API") give them, with our own values. Read by ./claims.test.ts and
  * test/harness/remote/claims.test.ts.
  */

@@ -305,7 +305,7 @@ describe("fluentd renderer (no real Fluentd here: golden files and a directive p
     });
   });
 
-  it("renders scenarios/fluentd-griddb-sample.yaml (generator: none) with in_sample's published parameters only (Fluentd cannot run here: lib/fluent/plugin/in_sample.rb's config_params)", () => {
+  it("renders scenarios/fluentd-griddb-sample.yaml (generator: none) with in_sample's published parameters only (Fluentd is not installed in CI: lib/fluent/plugin/in_sample.rb's config_params)", () => {
     const file = path.join(scenariosDir, "fluentd-griddb-sample.yaml");
     const s = loadScenarioFile(file);
     expect(s.generator).toBeNull();

@@ -173,7 +173,7 @@ export const fluentdSchema = z
     /** common output parameters of the `<match>` */
     match: z.object({ slow_flush_log_threshold: z.number().positive().optional() }).strict().default({}),
     /** the monitor_agent input (metrics: /api/plugins.json); with several workers each serves its own on port +
-     *  worker id (in_monitor_agent.rb; not run against a Fluentd 1.12 here), all published (RenderedConfig.listens) */
+     *  worker id (in_monitor_agent.rb; seen on a real 1.12.0 with 2 workers), all published (RenderedConfig.listens) */
     monitor_agent: z
       .object({ port: port.default(24220) })
       .strict()
