@@ -69,10 +69,9 @@ function pairingOf(
   const union = (a: readonly string[], b: readonly string[] | undefined): string[] => [
     ...new Set([...a, ...(b ?? [])]),
   ];
-  return {
-    accepts: union(rendered.accepts, p.local.accepts),
-    writesTo: union(rendered.writesTo, p.local.writesTo),
-  };
+  // the renderer says per config which input the collector has (e.g. Fluentd's forward or http source), on every
+  // platform; the sinks are those of either platform
+  return { accepts: rendered.accepts, writesTo: union(rendered.writesTo, p.local.writesTo) };
 }
 
 /** CellPlan.generator.name of a `generator: none` cell: no generator process runs (CellPlan.selfLoad says what makes the load). */

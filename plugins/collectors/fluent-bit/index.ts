@@ -1,14 +1,17 @@
-/** The fluent-bit collector plugin: Fluent Bit on the container platforms only. */
+/** The fluent-bit collector plugin: an installed Fluent Bit on the local platform (./component.ts), the image on docker and azure. */
 import type { CollectorPlugin } from "../../../core/plugin.ts";
 import { claims } from "./claims.ts";
+import { fluentBit } from "./component.ts";
 import { image } from "./image.ts";
 import { fluentBitRenderer, fluentBitSchema, type FluentBitConfig } from "./render.ts";
 
 export const plugin = {
   kind: "collector",
   name: "fluent-bit",
-  about: "Fluent Bit 4.0.3 (fluent/fluent-bit, the -debug tag for its shell; docker and azure only)",
+  about:
+    "Fluent Bit: the installed fluent-bit locally (bring your own: README.md; 4.2.8 run here), fluent/fluent-bit:4.0.3-debug (the -debug tag, for its shell) on docker and azure",
   schema: fluentBitSchema,
+  local: fluentBit,
   image,
   render: fluentBitRenderer,
   claims,

@@ -1,6 +1,6 @@
 /**
- * Fluent Bit config renderer (plugins/collectors/fluent-bit/render.ts). No Fluent Bit runs here (not installable on this
- * machine): the rendered classic-format config is compared with golden files and parsed back as Fluent Bit reads
+ * Fluent Bit config renderer (plugins/collectors/fluent-bit/render.ts). Fluent Bit is not installed in CI (it ran once
+ * on this project's machine: README.md): the rendered classic-format config is compared with golden files and parsed back as Fluent Bit reads
  * it (`[SECTION]` headers, then `key value` lines, keys case-insensitive), so each scenario parameter is found
  * under Fluent Bit's own key in the right section.
  */
@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { EventField } from "../../../core/events/types.ts";
 import { renderCollector } from "../../../infra/render/index.ts";
 import type { SinkEndpoint } from "../../../core/render.ts";
+import { fluentBitSchema, renderFluentBitConfig } from "./render.ts";
 import { expectGolden } from "../../../test/helpers/golden.ts";
 import { writeScenario } from "../../../test/helpers/collector-test.ts";
 import { loadScenarioFile, planCells } from "../../../harness/runner/plan.ts";
@@ -134,14 +135,32 @@ describe("fluent-bit renderer (no real Fluent Bit here: golden files and an INI-
       match: "*",
       host: "10.213.9.12",
       port: "8123",
-      uri: "/?query=INSERT%20INTO%20default.ib_events%20FORMAT%20JSONEachRow",
       format: "json_lines",
       json_date_key: "false",
       workers: "2",
       retry_limit: "3",
       "storage.total_limit_size": "512M",
     });
+    // the INSERT names its columns: ClickHouse 18.16 fills an unnamed DEFAULT column (stored_at) with 0 otherwise
+    expect(decodeURIComponent(section(s, "OUTPUT").uri!)).toBe(
+      `/?query=INSERT INTO default.ib_events (${[...fields.map((f) => `"${f.name}"`), '"gen"', '"seq"', '"sent_at"'].join(", ")}) FORMAT JSONEachRow`,
+    );
     expect(r.listens).toEqual({ data: 8888, metrics: 2020 });
+  });
+
+  it("renders the local platform's config with the same renderer: only the file's path differs (golden file)", () => {
+    const block = fluentBitSchema.parse({
+      version: "4.2.8",
+      input: { http: { port: 8888, mem_buf_limit: "64MB" } },
+      output: { workers: 2, retry_limit: 3 },
+    });
+    const input = { config: block, sink: sink("clickhouse", 8123), fields };
+    const local = renderFluentBitConfig(input, "/tmp/ib-host/fluent-bit/fluent-bit.conf");
+    expectGolden("fluent-bit", "http-clickhouse-local.conf", local.text);
+    expect(local.file).toBe("/tmp/ib-host/fluent-bit/fluent-bit.conf");
+    const container = renderFluentBitConfig(input);
+    expect(container.file).toBe("/fluent-bit/etc/fluent-bit.conf");
+    expect(local.text).toBe(container.text);
   });
 
   it("renders a forward input into Elasticsearch 8 (no mapping types), Loki and PostgreSQL (out_pgsql), as golden files", () => {

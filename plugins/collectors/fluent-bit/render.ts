@@ -28,6 +28,7 @@ import {
   type RenderedConfig,
 } from "../../../core/render.ts";
 import { collectorAuth } from "../../../core/secrets.ts";
+import { copyColumns, quoteIdent } from "../../../core/events/copy-text.ts";
 
 /** The catalog's pin (./image.ts). */
 export const FLUENT_BIT_PIN = "4.0.3";
@@ -174,7 +175,12 @@ function outputEntries(
       return [
         ["Name", "http"],
         ...common,
-        ["URI", `/?query=${encodeURIComponent(`INSERT INTO ${table} FORMAT JSONEachRow`)}`],
+        // the columns named: ClickHouse 18.16 fills a column left out of the INSERT's list with its type's zero, not
+        // its DEFAULT (plugins/sinks/clickhouse/verifier.ts), so stored_at stays right only when the list is given
+        [
+          "URI",
+          `/?query=${encodeURIComponent(`INSERT INTO ${table} (${copyColumns(input.fields).map(quoteIdent).join(", ")}) FORMAT JSONEachRow`)}`,
+        ],
         ["Format", "json_lines"],
         // without this Fluent Bit adds a "date" key, a column the table does not have
         ["Json_date_key", "false"],
@@ -223,8 +229,15 @@ function outputEntries(
   }
 }
 
-/** Render fluent-bit.conf. @throws ConfigurationError for a sink it cannot write into or an unwritable value. */
-export function renderFluentBitConfig(input: RenderInput<FluentBitConfig>): RenderedConfig {
+/**
+ * Render fluent-bit.conf, for the container platforms (at FLUENT_BIT_CONFIG_FILE, the image's default) or a local
+ * host (`file` under its data directory, ./component.ts): only where the file lives differs.
+ * @throws ConfigurationError for a sink it cannot write into or an unwritable value.
+ */
+export function renderFluentBitConfig(
+  input: RenderInput<FluentBitConfig>,
+  file: string = FLUENT_BIT_CONFIG_FILE,
+): RenderedConfig {
   const { config } = input;
   const s = config.service;
   const [inputName, inp] = config.input.http
@@ -263,7 +276,7 @@ export function renderFluentBitConfig(input: RenderInput<FluentBitConfig>): Rend
     );
   }
   return {
-    file: FLUENT_BIT_CONFIG_FILE,
+    file,
     text,
     listens: { data: inp.port, metrics: FLUENT_BIT_METRICS_PORT },
   };
@@ -272,5 +285,5 @@ export function renderFluentBitConfig(input: RenderInput<FluentBitConfig>): Rend
 export const fluentBitRenderer: CollectorRenderer<FluentBitConfig> = {
   writesTo: FLUENT_BIT_SINKS,
   accepts: (c) => (c.input.forward ? ["fluent-forward"] : ["http-json"]),
-  render: renderFluentBitConfig,
+  render: (input) => renderFluentBitConfig(input),
 };

@@ -8,12 +8,14 @@ import {
   type HttpClaims,
 } from "../../../core/claims.ts";
 import { image } from "./image.ts";
+import { LOG_OUTPUT_ID } from "./render.ts";
 
 const count = z.number().finite().nonnegative();
 /** One plugin of monitor_agent's /api/plugins.json (only the fields read here; the rest passes). */
 const fluentdPlugin = z
   .object({
     plugin_category: z.string(),
+    plugin_id: z.string().optional(),
     type: z.string().nullable().optional(),
     emit_records: count.optional(),
     retry_count: count.nullable().optional(),
@@ -37,8 +39,9 @@ type FluentdPlugin = z.infer<typeof fluentdPlugin>;
  * inputs report none).
  *
  * Several workers (`<system> workers N`): each worker runs its own monitor_agent on port + worker id (Fluentd v1
- * lib/fluent/plugin/in_monitor_agent.rb, `configure`: `@port += fluentd_worker_id`; read in the source, not seen on
- * a running 1.12 here), so `ports` lists port … port + N − 1 and their counts are summed.
+ * lib/fluent/plugin/in_monitor_agent.rb, `configure`: `@port += fluentd_worker_id`; seen on a real 1.12.0 with two
+ * workers, ./claims.vectors.ts), so `ports` lists port … port + N − 1 and their counts are summed. The null output of
+ * Fluentd's own log events (./render.ts LOG_OUTPUT_ID) is not counted.
  */
 const FLUENTD = image.name;
 export const claims: HttpClaims = {
@@ -66,7 +69,10 @@ export const claims: HttpClaims = {
         `not monitor_agent's plugin list: ${i.path.join(".") || "(body)"}: ${i.message}`,
       );
     }
-    const outputs = r.data.plugins.filter((p) => p.plugin_category === "output");
+    // the null output of Fluentd's own log events (./render.ts LOG_OUTPUT_ID) is not the sink's
+    const outputs = r.data.plugins.filter(
+      (p) => p.plugin_category === "output" && p.plugin_id !== LOG_OUTPUT_ID,
+    );
     if (!outputs.some((p) => p.emit_records !== undefined)) {
       throw claimsError(
         FLUENTD,
@@ -91,3 +97,50 @@ export const claims: HttpClaims = {
     );
   },
 };
+
+/** monitor_agent's per-output fields read into the series every sample (those a version has; Fluentd 1.12 has all). */
+export const MONITOR_AGENT_SIGNALS = [
+  "buffer_queue_length",
+  "buffer_total_queued_size",
+  "retry_count",
+  "emit_records",
+  "write_count",
+  "rollback_count",
+  "slow_flush_count",
+  "flush_time_count",
+] as const;
+
+/**
+ * The series' signals from one monitor_agent payload (GET /api/plugins.json): each output plugin's
+ * MONITOR_AGENT_SIGNALS that it reports as a number, keyed `<plugin_id>.<field>` (e.g. `object:8c.emit_records`:
+ * plugin_id is Fluentd's own, `object:<hex>` when the config gives no @id), summed when ids repeat.
+ * @throws Error when the body is not monitor_agent's plugin list
+ */
+export function parseMonitorAgentSignals(text: string): Record<string, number> {
+  const r = fluentdPlugins.safeParse(JSON.parse(text));
+  if (!r.success) throw new Error(`not monitor_agent's plugin list: ${r.error.issues[0]!.message}`);
+  const out: Record<string, number> = {};
+  for (const p of r.data.plugins) {
+    if (p.plugin_category !== "output") continue;
+    const id = p.plugin_id ?? p.type ?? "output";
+    for (const key of MONITOR_AGENT_SIGNALS) {
+      const v = (p as Record<string, unknown>)[key];
+      if (typeof v === "number" && Number.isFinite(v)) out[`${id}.${key}`] = (out[`${id}.${key}`] ?? 0) + v;
+    }
+  }
+  return out;
+}
+
+/** parseMonitorAgentSignals of `<base>/api/plugins.json` (e.g. base `http://10.213.0.2:24220`). */
+export async function monitorAgentSignals(
+  base: string,
+  signal?: AbortSignal,
+): Promise<Record<string, number>> {
+  const url = `${base}${image.metrics!.path}`;
+  const text = await fetchClaimsText(FLUENTD, url, signal);
+  try {
+    return parseMonitorAgentSignals(text);
+  } catch (e) {
+    throw claimsError(FLUENTD, url, (e as Error).message, e);
+  }
+}

@@ -20,7 +20,7 @@ export const image: CatalogImage = {
     path: "/api/plugins.json",
     format: "json",
     about:
-      "monitor_agent per plugin: buffer_queue_length, buffer_total_queued_size, retry_count, emit_records, slow_flush_count, flush_time_count (several workers: one per worker on port 24220 + worker id, as in_monitor_agent.rb adds fluentd_worker_id to its port; not run here)",
+      "monitor_agent per plugin: buffer_queue_length, buffer_total_queued_size, retry_count, emit_records, slow_flush_count, flush_time_count (several workers: one per worker on port 24220 + worker id, as in_monitor_agent.rb adds fluentd_worker_id to its port; seen on a real 1.12.0 with 2 workers)",
   },
   build: {
     context: "images/fluentd-griddb",

@@ -1,6 +1,7 @@
-/** The fluentd collector plugin: Fluentd on the container platforms only. */
+/** The fluentd collector plugin: an installed Fluentd on the local platform (./component.ts), the image on docker and azure. */
 import type { CollectorPlugin } from "../../../core/plugin.ts";
 import { claims } from "./claims.ts";
+import { fluentd } from "./component.ts";
 import { image } from "./image.ts";
 import { fluentdRenderer, fluentdSchema, type FluentdConfig } from "./render.ts";
 
@@ -8,8 +9,9 @@ export const plugin = {
   kind: "collector",
   name: "fluentd",
   about:
-    "Fluentd 1.12.0 (fluent/fluentd; with fluent-plugin-griddb built for GridDB sinks; docker and azure only)",
+    "Fluentd 1.12.0: the installed fluentd locally (bring your own: README.md); fluent/fluentd on docker and azure, with fluent-plugin-griddb built for GridDB sinks",
   schema: fluentdSchema,
+  local: fluentd,
   image,
   render: fluentdRenderer,
   claims,

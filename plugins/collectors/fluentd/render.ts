@@ -35,6 +35,7 @@ import { collectorAuth, passwordEnvName } from "../../../core/secrets.ts";
 import { z } from "zod";
 import { ConfigurationError } from "../../../core/errors.ts";
 import type { EventField } from "../../../core/events/types.ts";
+import { copyColumns, quoteIdent } from "../../../core/events/copy-text.ts";
 import {
   param,
   type CollectorRenderer,
@@ -46,6 +47,41 @@ import {
 export const FLUENTD_PIN = "1.12.0";
 /** Where the fluent/fluentd image reads its config (its default `-c /fluentd/etc/fluent.conf`). */
 export const FLUENTD_CONFIG_FILE = "/fluentd/etc/fluent.conf";
+/**
+ * Where fluent.conf and the file buffer live: the only things that differ between the container platforms (the
+ * fluent/fluentd image's paths) and the local platform (the host's data directory, ./component.ts). One renderer
+ * makes both configs.
+ */
+export interface FluentdPaths {
+  /** the config file Fluentd reads (`-c`) */
+  file: string;
+  /** the `<buffer> @type file` path (a directory prefix Fluentd creates) */
+  buffer: string;
+  /** `<system> root_dir`: Fluentd's own files (the backup of chunks an output refuses as unrecoverable) */
+  root: string;
+}
+/** The container platforms' paths (the fluent/fluentd image: /fluentd/etc, the /fluentd/buffer volume). */
+export const CONTAINER_PATHS: FluentdPaths = {
+  file: FLUENTD_CONFIG_FILE,
+  buffer: "/fluentd/buffer/ib",
+  root: "/fluentd/buffer/root",
+};
+/**
+ * The `@id` of the one output: monitor_agent lists it as plugin_id, the same in every worker and every run (without
+ * it Fluentd names the plugin `object:<hex>`, a new name per process), so the series' signals keep one name.
+ */
+export const OUTPUT_ID = "ib_sink";
+/** The `@id` of the null output that takes Fluentd's own log events (`<label @FLUENT_LOG>`); ./claims.ts leaves it out. */
+export const LOG_OUTPUT_ID = "ib_fluent_log";
+/**
+ * The column list of out_http's INSERT: the scenario's fields, then gen, seq, sent_at. ClickHouse 18.16 fills a
+ * column a JSONEachRow object leaves out with its type's zero, not its DEFAULT, unless the INSERT names its columns
+ * (plugins/sinks/clickhouse/verifier.ts): without the list stored_at was 0 in every row of a real run here, and the
+ * delivery latency had no row to read.
+ */
+export function clickhouseColumns(fields: readonly EventField[]): string {
+  return `(${copyColumns(fields).map(quoteIdent).join(", ")})`;
+}
 /** Tag of the events the sample input generates. */
 export const SAMPLE_TAG = "ib.sample";
 
@@ -137,7 +173,7 @@ export const fluentdSchema = z
     /** common output parameters of the `<match>` */
     match: z.object({ slow_flush_log_threshold: z.number().positive().optional() }).strict().default({}),
     /** the monitor_agent input (metrics: /api/plugins.json); with several workers each serves its own on port +
-     *  worker id (in_monitor_agent.rb; not run against a Fluentd 1.12 here), all published (RenderedConfig.listens) */
+     *  worker id (in_monitor_agent.rb; seen on a real 1.12.0 with 2 workers), all published (RenderedConfig.listens) */
     monitor_agent: z
       .object({ port: port.default(24220) })
       .strict()
@@ -201,9 +237,9 @@ export function sampleRate(eventsPerSecond: number, size: number, workers: numbe
   return rate;
 }
 
-function bufferLines(b: FluentdConfig["buffer"], chunkKeys: string): string[] {
+function bufferLines(b: FluentdConfig["buffer"], chunkKeys: string, bufferPath: string): string[] {
   const lines = [`  <buffer${chunkKeys ? ` ${chunkKeys}` : ""}>`, `    @type ${b["@type"]}`];
-  if (b["@type"] === "file") lines.push("    path /fluentd/buffer/ib");
+  if (b["@type"] === "file") lines.push(`    path ${bufferPath}`);
   for (const [k, v] of Object.entries(b)) {
     if (k === "@type" || v === undefined) continue;
     lines.push(`    ${k} ${v}`);
@@ -221,7 +257,7 @@ function envPassword(variable: string): string {
   return `"#{ENV['${variable}']}"`;
 }
 
-function matchLines(input: RenderInput<FluentdConfig>): string[] {
+function matchLines(input: RenderInput<FluentdConfig>, paths: FluentdPaths): string[] {
   const { sink, config } = input;
   // clickhouse (out_http's <auth> section: method basic, username, password) and elasticsearch (the plugin's user and
   // password) with a password set for the sink; GridDB always needs one
@@ -237,6 +273,7 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
       return [
         "<match **>",
         "  @type griddb",
+        `  @id ${OUTPUT_ID}`,
         `  host ${q(`http://${sink.host}:${sink.port}/`, "sink.host")}`,
         `  cluster ${q(param(sink, "cluster", "myCluster"), "sink.cluster")}`,
         `  database ${q(param(sink, "database", "public"), "sink.database")}`,
@@ -250,15 +287,18 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
         '  insert_type "single"',
         ...common,
         // the plugin requires tag among the chunk keys when buffered
-        ...bufferLines(config.buffer, "tag"),
+        ...bufferLines(config.buffer, "tag", paths.buffer),
         "</match>",
       ];
     case "clickhouse": {
       const table = `${param(sink, "database", "default")}.${param(sink, "table", "ib_events")}`;
-      const query = encodeURIComponent(`INSERT INTO ${table} FORMAT JSONEachRow`);
+      const query = encodeURIComponent(
+        `INSERT INTO ${table} ${clickhouseColumns(input.fields)} FORMAT JSONEachRow`,
+      );
       return [
         "<match **>",
         "  @type http",
+        `  @id ${OUTPUT_ID}`,
         `  endpoint ${q(`http://${sink.host}:${sink.port}/?query=${query}`, "sink")}`,
         "  http_method post",
         "  content_type application/x-ndjson",
@@ -276,7 +316,7 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
         "  <format>",
         "    @type json",
         "  </format>",
-        ...bufferLines(config.buffer, ""),
+        ...bufferLines(config.buffer, "", paths.buffer),
         "</match>",
       ];
     }
@@ -284,6 +324,7 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
       return [
         "<match **>",
         "  @type elasticsearch",
+        `  @id ${OUTPUT_ID}`,
         `  host ${q(sink.host, "sink.host")}`,
         `  port ${sink.port}`,
         "  scheme http",
@@ -291,7 +332,7 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
         "  suppress_type_name true",
         ...(auth ? [`  user ${q(auth.user, "sink.user")}`, `  password ${envPassword(auth.variable)}`] : []),
         ...common,
-        ...bufferLines(config.buffer, ""),
+        ...bufferLines(config.buffer, "", paths.buffer),
         "</match>",
       ];
     default:
@@ -303,20 +344,67 @@ function matchLines(input: RenderInput<FluentdConfig>): string[] {
   }
 }
 
+/**
+ * ClickHouse keeps timestamps (the scenario's and sent_at) as UInt64 epoch ms (plugins/sinks/clickhouse/verifier.ts
+ * CLICKHOUSE_TYPES) and refuses an ISO string there (seen on a real 1.12.0 into 18.16: "Unsigned type must not
+ * contain '-' symbol … sent_at", the chunk dropped as unrecoverable). The forward and sample inputs carry them as
+ * ISO text, so a record_transformer turns each into epoch ms before out_http; a number (http-json's
+ * `timeFormat: epoch-ms`) passes as it is.
+ */
+function epochMsFilter(fields: readonly EventField[]): string[] {
+  const names = [...fields.filter((f) => f.type === "timestamp").map((f) => f.name), "sent_at"];
+  const lines = [
+    "<filter **>",
+    "  @type record_transformer",
+    "  enable_ruby true",
+    "  auto_typecast true",
+    "  <record>",
+  ];
+  for (const n of names) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(n)) {
+      throw new ConfigurationError(
+        "E_COLLECTOR_CONFIG",
+        `event field ${JSON.stringify(n)}: a timestamp field's name must be a plain identifier to be converted in fluent.conf`,
+        { field: "event" },
+      );
+    }
+    const v = `record['${n}']`;
+    lines.push(`    ${n} \${${v}.is_a?(String) ? (Time.iso8601(${v}).to_r * 1000).to_i : ${v}}`);
+  }
+  lines.push("  </record>", "</filter>", "");
+  return lines;
+}
+
 const FLUENTD_SINKS: readonly string[] = ["griddb", "clickhouse", "elasticsearch"];
 
 /**
- * Render fluent.conf. @throws ConfigurationError for a sink Fluentd cannot write into or a sample rate that does
- * not divide (see sampleRate).
+ * Render fluent.conf, for the container platforms (CONTAINER_PATHS) or a local host (its own paths).
+ * @throws ConfigurationError for a sink Fluentd cannot write into or a sample rate that does not divide (see
+ *   sampleRate).
  */
-export function renderFluentdConfig(input: RenderInput<FluentdConfig>): RenderedConfig {
+export function renderFluentdConfig(
+  input: RenderInput<FluentdConfig>,
+  paths: FluentdPaths = CONTAINER_PATHS,
+): RenderedConfig {
   const { config, fields } = input;
   const workers = config.system.workers;
   const out = [
     "# Rendered by ingestbench (plugins/collectors/fluentd/render.ts) for Fluentd " + config.version + ".",
     "<system>",
     `  workers ${workers}`,
+    // where Fluentd keeps its own files, e.g. the chunks out_http refuses as unrecoverable (root_dir/backup)
+    `  root_dir ${paths.root}`,
     "</system>",
+    "",
+    // Fluentd routes its own log lines as events tagged fluent.* (seen on a real 1.12.0: `<match **>` took them, and
+    // a chunk holding one was refused whole by ClickHouse, "Unknown field … pid", the scenario's rows with it): the
+    // @FLUENT_LOG label takes them out of the main routing, and drops them
+    "<label @FLUENT_LOG>",
+    "  <match **>",
+    "    @type null",
+    `    @id ${LOG_OUTPUT_ID}`,
+    "  </match>",
+    "</label>",
     "",
   ];
   const src = config.source;
@@ -373,12 +461,13 @@ export function renderFluentdConfig(input: RenderInput<FluentdConfig>): Rendered
     "</source>",
     "",
   );
-  out.push(...matchLines(input), "");
+  if (input.sink.name === "clickhouse") out.push(...epochMsFilter(fields));
+  out.push(...matchLines(input, paths), "");
   // several workers: each serves monitor_agent on port + its worker id (in_monitor_agent.rb adds fluentd_worker_id)
   const metricsPorts =
     workers > 1 ? Array.from({ length: workers }, (_, id) => config.monitor_agent.port + id) : undefined;
   return {
-    file: FLUENTD_CONFIG_FILE,
+    file: paths.file,
     text: out.join("\n"),
     listens: {
       data: dataPort,
@@ -392,6 +481,6 @@ export const fluentdRenderer: CollectorRenderer<FluentdConfig> = {
   writesTo: FLUENTD_SINKS,
   // in_forward: the forward protocol; in_http: JSON bodies; in_sample makes the load itself
   accepts: (c) => (c.source.forward ? ["fluent-forward"] : c.source.http ? ["http-json"] : []),
-  render: renderFluentdConfig,
+  render: (input) => renderFluentdConfig(input),
   generators: (c) => (c.source.sample ? c.system.workers : 0),
 };
