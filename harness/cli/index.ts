@@ -22,6 +22,7 @@ import { registerNightly } from "./commands/nightly.ts";
 import { registerReport } from "./commands/report.ts";
 import { registerResults } from "./commands/results.ts";
 import { registerRun } from "./commands/run.ts";
+import { registerShow } from "./commands/show.ts";
 import { registerStacks } from "./commands/stacks.ts";
 import { registerUp } from "./commands/up.ts";
 import { registerValidate } from "./commands/validate.ts";
@@ -42,6 +43,7 @@ const COMMANDS: CommandModule[] = [
   registerAa,
   registerCapacity,
   registerCompare,
+  registerShow,
   registerResults,
   registerReport,
   registerGc,
