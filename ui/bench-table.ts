@@ -142,8 +142,12 @@ export function benchTable(scenario: string, rows: readonly StackRow[], o: Bench
   let cols: StackColumn[];
   if (o.wide) cols = stackColumns("terminal", ctx, { wide: true });
   else cols = terminalColumns(rows, { width: width - markWidth }).shown;
+  // one stack's sweep: the title names the stack, the cells are the rows
+  if (sweep) cols = cols.filter((c) => c.key !== "stack");
   const shown = new Set(cols.map((c) => c.key));
-  const notShown = stackColumns("terminal", ctx, { wide: true }).filter((c) => !shown.has(c.key));
+  const notShown = stackColumns("terminal", ctx, { wide: true }).filter(
+    (c) => !shown.has(c.key) && !(sweep && c.key === "stack"),
+  );
   const head = cols.map((c) => c.header(ctx));
   const align = cols.map((c) => c.align);
   const body = rows.map((r) => cols.map((c) => c.cell(r, ctx)));

@@ -11,19 +11,21 @@ export interface Cells {
   rows: string[][];
 }
 
-/** The rule characters of a compact table: the box, a rule under the header, none between rows. */
-const COMPACT = { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" } as const;
-
 /** Render `t` as a compact terminal table (no colours, no rule between rows). */
 export function compactTable(t: Cells): string {
   const table = new Table({
     head: t.head,
     style: { head: [], border: [] },
-    chars: COMPACT,
     colAligns: t.align.map((a) => (a === "l" ? "left" : "right")),
   });
   for (const r of t.rows) table.push(r);
-  return table.toString();
+  // cli-table3 draws the same rule under the header and between rows: keep the first only
+  let rules = 0;
+  return table
+    .toString()
+    .split("\n")
+    .filter((l) => !l.startsWith("├") || rules++ === 0)
+    .join("\n");
 }
 
 /** The width cli-table3 gives columns this wide: a border before each and after the last, one space each side. */
