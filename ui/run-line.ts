@@ -55,7 +55,7 @@ export function boundWords(r: Pick<RunRecord, "summary">): string | null {
       : [];
     return `bound: unclear${names.length ? ` (${names.join(" or ")})` : ""}`;
   }
-  const what = b.resource === "contention" ? "host contention" : b.resource;
+  const what = b.resource;
   const host = ["cpu", "memory", "disk", "network"].includes(b.resource) && b.host ? ` (${b.host})` : "";
   return `bound by ${what}${host}`;
 }
@@ -76,7 +76,8 @@ export function runFlagKeys(r: RunRecord): FlagKey[] {
   if (s?.estimated) keys.push("estimated");
   if (s?.shortWindow) keys.push("short");
   const state = s?.saturation?.state;
-  if (state === "saturated" || state === "rejecting" || state === "oscillating") keys.push(state);
+  // oscillating is a shape, not a warning: the run block and the table's verdict column (--wide) say it
+  if (state === "saturated" || state === "rejecting") keys.push(state);
   if (s?.bottleneck.resource === "uncertain") keys.push("unclear");
   return keys;
 }
@@ -91,7 +92,6 @@ export type FlagKey =
   | "short"
   | "saturated"
   | "rejecting"
-  | "oscillating"
   | "unclear";
 
 /** Each flag's word on a run line, and the one note that explains it to a newcomer (each under 100 columns). */
@@ -101,8 +101,8 @@ export const FLAG_NOTES: Record<FlagKey, { word: string | null; note: string }> 
     note: "caps NOT applied: the limits were not set here; the figures are not the stack's size",
   },
   partial: {
-    word: "caps partly applied",
-    note: "caps partly applied: some limits can't be set here (cgroup v1 can't slow buffered disk writes)",
+    word: "partial caps",
+    note: "partial caps: some limits can't be set here (cgroup v1 can't slow buffered disk writes)",
   },
   oversubscribed: {
     word: "oversubscribed",
@@ -132,43 +132,49 @@ export const FLAG_NOTES: Record<FlagKey, { word: string | null; note: string }> 
     word: "rejecting",
     note: "rejecting: the pipeline refused or dropped events during the measurement",
   },
-  oscillating: {
-    word: "oscillating",
-    note: "oscillating: rows/s swung up and down with a period; the median hides the swing",
-  },
   unclear: {
     word: null,
     note: "bound: unclear: two resources were near their limits, so neither is named",
   },
 };
 
+/** The flags a run line shows: runFlagKeys less "contended" when the bound already says contention. */
+function lineFlagKeys(r: RunRecord): FlagKey[] {
+  const keys = runFlagKeys(r);
+  return r.summary?.bottleneck.resource === "contention" ? keys.filter((k) => k !== "contended") : keys;
+}
+
+/** The flags' words for a run line, in order (a flag without a word, "unclear", is said by the bound). */
+function flagWordList(keys: readonly FlagKey[]): string[] {
+  return keys.flatMap((k) => FLAG_NOTES[k].word ?? []);
+}
+
 /** The flags in words for a run line ("caps partly applied, contended"); "" when none. */
 export function flagWords(keys: readonly FlagKey[]): string {
-  return keys
-    .map((k) => FLAG_NOTES[k].word)
-    .filter(Boolean)
-    .join(", ");
+  return flagWordList(keys).join(", ");
 }
 
 /**
  * One run in one line of at most `max` columns (RUN_LINE_WIDTH by default):
- * "ok  local-quarter-core default · 33,598 rows/s · exact · bound by client · contended · run aee9c2";
- * an error: "ERROR  local-2-cores default · E_VERSION_PIN: … · run 477040". The least needed parts give way first
+ * "ok  local-quarter-core  33,598 rows/s  exact  bound by client  partial caps  run aee9c2" (the cell is named when
+ * it is not "default"); an error: "ERROR  local-2-cores  E_VERSION_PIN: …  run 477040". The least needed parts give way first
  * (the flags are shortened, then the error's message is cut), never the status, stack, cell or rows/s.
  */
 export function runLine(r: RunRecord, max = RUN_LINE_WIDTH): string {
-  const head = `${statusWord(r.status)}  ${r.stack} ${r.cell}${r.replicate > 1 ? ` r${r.replicate}` : ""}`;
+  // a scenario without a matrix has one cell, "default": nothing to tell apart
+  const cell = r.cell === "default" ? "" : ` ${r.cell}`;
+  const head = `${statusWord(r.status)}  ${r.stack}${cell}${r.replicate > 1 ? ` r${r.replicate}` : ""}`;
   const id = `run ${shortRunId(r.runId)}`;
   const parts: string[] = [];
   if (r.summary) parts.push(rate(r.summary.rowsPerSecond));
   if (r.summary || r.ledger) parts.push(ledgerWords(r));
   const bound = boundWords(r);
   if (bound) parts.push(bound);
-  const flags = flagWords(runFlagKeys(r));
+  const flags = flagWords(lineFlagKeys(r));
   const failed = r.checks.filter((c) => !c.ok).map((c) => `check ${c.check} failed`);
   const error = r.error ? `${r.error.code}: ${r.error.message.split("\n")[0]}` : null;
   if (r.status === "interrupted" && !r.summary) parts.push("nothing measured");
-  const join = (xs: Array<string | null>): string => [head, ...xs.filter(Boolean)].join(" · ");
+  const join = (xs: Array<string | null>): string => [head, ...xs.filter(Boolean)].join("  ");
   // the error's message and the flags take what room is left, cut with "…"
   const fixed = [...parts, ...failed];
   const tail = [flags || null, id];
@@ -178,8 +184,13 @@ export function runLine(r: RunRecord, max = RUN_LINE_WIDTH): string {
   }
   const full = join([...fixed, ...tail]);
   if (full.length <= max) return full;
-  const room = max - join([...fixed, "", id]).length;
-  return clip(join([...fixed, room > 4 ? clip(flags, room) : null, id]), max);
+  // the flags that fit, in order, then "…" for the rest
+  const words = flagWordList(lineFlagKeys(r));
+  for (let k = words.length - 1; k >= 0; k--) {
+    const line = join([...fixed, `${[...words.slice(0, k), "…"].join(", ")}`, id]);
+    if (line.length <= max) return line;
+  }
+  return clip(join([...fixed, id]), max);
 }
 
 /** The notes of `keys` not said yet in this invocation (`said` is updated): one line each, to print once. */

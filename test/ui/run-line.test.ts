@@ -31,7 +31,7 @@ describe("ui/run-line.ts", () => {
   it("an ok run: status, stack, cell, rows/s, the ledger's verdict, what bound it, the short run id", () => {
     const r = base();
     expect(runLine(r)).toBe(
-      `ok  local-quarter-core default · 33,598 rows/s · exact · bound by cpu (sink) · run ${shortRunId(r.runId)}`,
+      `ok  local-quarter-core  33,598 rows/s  exact  bound by cpu (sink)  run ${shortRunId(r.runId)}`,
     );
     expect(shortRunId("20261205T091714Z-aee9c2")).toBe("aee9c2");
   });
@@ -76,7 +76,7 @@ describe("ui/run-line.ts", () => {
     const line = runLine(r);
     expect(line.length).toBeLessThanOrEqual(100);
     expect(line).toMatch(
-      /^ok {2}a-very-long-stack-name-that-someone-chose-for-their-own-machine default · 33,598 rows\/s/,
+      /^ok {2}a-very-long-stack-name-that-someone-chose-for-their-own-machine {2}33,598 rows\/s/,
     );
     expect(runLine(base({ stack: "s" }), 200)).not.toContain("…");
     const said = new Set<FlagKey>();
@@ -86,7 +86,7 @@ describe("ui/run-line.ts", () => {
     for (const n of Object.values(FLAG_NOTES)) expect(`  ${n.note}`.length).toBeLessThanOrEqual(100);
     const wide = runLine({ ...r, stack: "s" }, 1000);
     expect(wide).toContain("bound: unclear (host contention or cpu)");
-    expect(wide).toContain("caps partly applied, oversubscribed, contended, saturated");
+    expect(wide).toContain("partial caps, oversubscribed, contended, saturated");
   });
 
   it("an errored run: the error code and as much of its message as fits, never over 100 columns", () => {
@@ -99,7 +99,7 @@ describe("ui/run-line.ts", () => {
     const line = runLine(r);
     expect(line.length).toBeLessThanOrEqual(100);
     expect(line).toMatch(
-      /^ERROR {2}local-quarter-core default · E_VERSION_PIN: the pinned sink version .*… · run /,
+      /^ERROR {2}local-quarter-core {2}E_VERSION_PIN: the pinned sink version .*… {2}run /,
     );
   });
 
@@ -110,5 +110,26 @@ describe("ui/run-line.ts", () => {
     expect(block.split("\n")[0]).toMatch(new RegExp(`^run ${r.runId}: ok {2}→ `));
     expect(block).toContain("33,598 rows/s");
     expect(block).toContain(`ledger: sent ${r.ledger!.sent.toLocaleString("en-US")}, stored`);
+  });
+});
+
+describe("ui/run-line.ts: fitting", () => {
+  it("the cell is named unless it is 'default'; flags that do not fit give way whole, with '…'; the run id stays", () => {
+    const r = base({ stack: "local-quarter-core-with-a-longer-name", cell: "batch-lines=1000,workers=2" });
+    r.limits.sink!.enforced = "partial";
+    r.caps = { oversubscribed: true, reasons: [], uncapped: {} } as never;
+    r.summary!.contention = { contended: true, reasons: [], hosts: {} } as never;
+    r.summary!.bottleneck = { ...r.summary!.bottleneck, resource: "contention" };
+    const id = shortRunId(r.runId);
+    // bound by contention: "contended" is not repeated as a flag (its note still comes once)
+    expect(runLine(r, 1000)).toBe(
+      `ok  local-quarter-core-with-a-longer-name batch-lines=1000,workers=2  33,598 rows/s  exact  bound by contention  partial caps, oversubscribed  run ${id}`,
+    );
+    const some = `ok  local-quarter-core-with-a-longer-name batch-lines=1000,workers=2  33,598 rows/s  exact  bound by contention  partial caps, …  run ${id}`;
+    expect(runLine(r, some.length)).toBe(some);
+    const none = `ok  local-quarter-core-with-a-longer-name batch-lines=1000,workers=2  33,598 rows/s  exact  bound by contention  …  run ${id}`;
+    expect(runLine(r, none.length)).toBe(none);
+    expect(runLine(r, 100)).toHaveLength(100);
+    expect(newFlagNotes(runFlagKeys(r), new Set())).toContain(`  ${FLAG_NOTES.contended.note}`);
   });
 });
