@@ -19,7 +19,7 @@ import { writeRunRecord } from "../helpers/run-records.ts";
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ib-run-line-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-const base = (over: Partial<Parameters<typeof writeRunRecord>[0]> = {}): RunRecord =>
+const base = (over: Partial<Parameters<typeof writeRunRecord>[1]> = {}): RunRecord =>
   writeRunRecord(tmp, {
     stack: "local-quarter-core",
     invocation: "2026-12-05T09:17:14.000Z",
