@@ -43,6 +43,7 @@ export interface AaFlags {
   warmup?: string;
   progress?: ProgressMode;
   quiet?: boolean;
+  verbose?: boolean;
   stacksDir?: string;
   force?: boolean;
   /** --lock-wait: how long to wait for the stack when another run holds it (a duration) */
@@ -163,7 +164,9 @@ export async function aaCommand(scenarioFile: string, flags: AaFlags, projectRoo
     warmup: flags.warmup,
   });
   const iso = new Date().toISOString();
-  const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
+  const progress = new Progress(flags.quiet ? "quiet" : flags.progress, undefined, undefined, {
+    verbose: flags.verbose,
+  });
   const result = await driveItems(aaItems(stack, plans, planSeed(scenario), iso), {
     resultsRoot,
     invocation: iso,

@@ -39,6 +39,7 @@ export interface NightlyFlags {
   force?: boolean;
   /** same as progress "quiet" */
   quiet?: boolean;
+  verbose?: boolean;
   progress?: ProgressMode;
   /** overrides every entry's replicates (and the scenarios') */
   replicates?: number;
@@ -426,6 +427,8 @@ export async function nightlyCommand(
   const progress = new Progress(
     flags.quiet ? "quiet" : flags.progress,
     flags.json ? { stdout: process.stderr, stderr: process.stderr } : undefined,
+    undefined,
+    { verbose: flags.verbose },
   );
   const result = await driveRuns(work, {
     resultsRoot,

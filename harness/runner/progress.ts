@@ -3,8 +3,12 @@
  *
  * - `live`  (the default on a terminal): one line on stderr, rewritten in place: runs done / total, the current
  *           stack, scenario, cell and replicate, phase and seconds, rows/s, ingest lag and the time left for all runs.
- * - `plain` (the default otherwise, e.g. a CI log): a line per run start, a sample line every 5 s, on stderr; after
- *           the load, a line every 5 s while one stage of the reading lasts (the completion check of a long run).
+ * - `plain` (the default otherwise, e.g. a CI log): on stderr, a progress line at most every 30 s (PLAIN_QUIET_MS);
+ *           with `verbose`, a line per run start, a sample line every 5 s and, after the load, a line every 5 s while
+ *           one stage of the reading lasts (the completion check of a long run).
+ *
+ * When a run ends, live, plain and quiet print its line (ui/run-line.ts) and the note of each flag not said yet, or
+ * with `verbose` its block (ui/run-block.ts), on stdout.
  * - `quiet`: no progress at all; only each run's result and the command's final summary are printed.
  * - `jsonl`: one JSON object per line on stdout, one per event (fields below); the human-readable run results and
  *            summaries go to stderr instead, so that stdout is machine-readable from the first line to the last.
@@ -622,7 +626,7 @@ export class Progress {
 export function progressOption(): Option {
   return new Option(
     "--progress <mode>",
-    "progress display: live (one updating line), plain (a line per run and every 5 s), quiet (only results and summaries), jsonl (one JSON object per event on stdout; see harness/runner/progress.ts), auto (live on a terminal, plain otherwise)",
+    "progress display: live (one updating line), plain (a line per run and a progress line at most every 30 s; every 5 s with --verbose), quiet (only results and summaries), jsonl (one JSON object per event on stdout; see harness/runner/progress.ts), auto (live on a terminal, plain otherwise)",
   )
     .choices(PROGRESS_MODES)
     .default("auto");
@@ -675,7 +679,18 @@ export function addRunOptions(cmd: Command, replicatesHelp: string, overrides = 
   return cmd;
 }
 
-/** --progress <mode> and -q/--quiet, the last options of every command that runs cells. Returns `cmd`. */
+/**
+ * --progress <mode>, -q/--quiet and -v/--verbose (each run in full as it ends: ProgressOptions.verbose), the last
+ * options of every command that runs cells. Returns `cmd`.
+ */
 export function addProgressOptions(cmd: Command): Command {
-  return cmd.addOption(progressOption()).addOption(new Option("-q, --quiet", "same as --progress quiet"));
+  return cmd
+    .addOption(progressOption())
+    .addOption(new Option("-q, --quiet", "same as --progress quiet"))
+    .addOption(
+      new Option(
+        "-v, --verbose",
+        "each run in full as it ends (as `ingestbench show <run>` prints it), plain progress lines every 5 s",
+      ),
+    );
 }

@@ -50,12 +50,7 @@ export const registerBench: CommandModule = (program, ctx) => {
       "several stack names, comma-separated, run in this order and compared, e.g. local-quarter-core,local-2-cores",
     );
   addRunOptions(cmd, "runs per cell, overriding the scenario's replicates (default 3)");
-  cmd
-    .option(
-      "-v, --verbose",
-      "each run in full as it ends (as `ingestbench show <run>` prints it), plain lines every 5 s",
-    )
-    .option("--wide", "the table after the runs with every column, not only those that fit 100 columns");
+  cmd.option("--wide", "the table after the runs with every column, not only those that fit 100 columns");
   addProgressOptions(cmd).action(
     ctx.action(async (scenarioFile: string, flags: BenchFlags) => {
       const names = stackNames(flags);
