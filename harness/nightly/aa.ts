@@ -33,6 +33,7 @@ import { Progress, type ProgressMode } from "../runner/progress.ts";
 import type { CellPlan } from "../runner/cell-plan.ts";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import { noiseFloorOf } from "../stats/compare.ts";
+import { pct as pctOf } from "../../ui/format.ts";
 
 export interface AaFlags {
   /** exactly one stack name */
@@ -99,8 +100,8 @@ export function noiseFloorFile(c: RunsComparison, scenario: string, createdAt: s
   };
 }
 
-const pct = (x: number | null): string =>
-  x === null || !Number.isFinite(x) ? "–" : `${(x * 100).toFixed(1)} %`;
+/** A share to 0.1 %. */
+const pct = (x: number | null): string => pctOf(x, 1);
 
 /** The noise floor per cell as a table, with a warning for groups that differ (drift between back-to-back runs). */
 export function renderNoiseFloor(f: NoiseFloorFile, file: string): string {

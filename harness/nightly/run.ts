@@ -33,6 +33,7 @@ import {
   type CellTest,
   type Night,
 } from "./window.ts";
+import { int } from "../../ui/format.ts";
 
 export interface NightlyFlags {
   results: string;
@@ -221,7 +222,6 @@ export async function decideNightly(
   return { window, alpha, pairs: out, regressions, inconclusive, drifts, exitCode };
 }
 
-const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–");
 const ratioText = (c: NightlyCell): string => (c.ratio === null ? "–" : `${c.ratio.toFixed(2)}x`);
 const ciText = (c: NightlyCell): string => (c.ci ? `[${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}]` : "–");
 const floorText = (c: NightlyCell): string =>
