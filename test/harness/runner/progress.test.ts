@@ -614,6 +614,70 @@ describe("progress", () => {
     });
   });
 
+  it("runEnded: the run's line and each flag's note once by default; with verbose the run block (ui/run-block.ts)", () => {
+    const rec = (runId: string): RunRecord =>
+      ({
+        runId,
+        status: "ok",
+        stack: "s1",
+        scenario: "quickstart",
+        cell: "batch=1000",
+        replicate: 1,
+        limits: { sink: { enforced: "partial", partial: ["disk write caps"], notes: [], applied: {} } },
+        summary: {
+          rowsPerSecond: 1234.5,
+          mibPerSecond: 0.3,
+          bytesPerRow: 240,
+          measuredSeconds: 30,
+          sinkCores: 0.2,
+          throttledShare: null,
+          sinkNetworkMbitPerSecond: 5,
+          lagP99Ms: null,
+          bottleneck: {
+            resource: "client",
+            host: "loadgen",
+            score: 0.1,
+            evidence: "closed loop",
+            candidates: [],
+          },
+        },
+        ledger: {
+          sent: 10,
+          stored: 10,
+          distinct: 10,
+          lost: 0,
+          duplicated: 0,
+          rejected: 0,
+          missingRanges: [],
+        },
+        checks: [],
+      }) as unknown as RunRecord;
+    const plain = capture(false);
+    const p = new Progress("plain", plain, () => 0);
+    p.start(runs);
+    for (const id of ["20261205T091714Z-aee9c2", "20261205T091800Z-477040"]) {
+      p.cellStart(id);
+      p.runEnded(rec(id), "results");
+    }
+    expect(plain.stdout.text.trimEnd().split("\n")).toEqual([
+      "ok  s1 batch=1000  1,235 rows/s  exact  bound by client  partial caps  run aee9c2",
+      "  partial caps: some limits can't be set here (cgroup v1 can't slow buffered disk writes)",
+      "  (a run in full: ingestbench show <run>; or bench --verbose)",
+      "ok  s1 batch=1000  1,235 rows/s  exact  bound by client  partial caps  run 477040",
+    ]);
+    const verbose = capture(false);
+    const v = new Progress("plain", verbose, () => 0, { verbose: true });
+    v.start(runs.slice(0, 1));
+    v.cellStart("20261205T091714Z-aee9c2");
+    v.runEnded(rec("20261205T091714Z-aee9c2"), "results");
+    const block = verbose.stdout.text.split("\n");
+    expect(block[0]).toBe(
+      "run 20261205T091714Z-aee9c2: ok  → results/s1/quickstart/20261205T091714Z-aee9c2/",
+    );
+    expect(block).toContain("  !! limits partially enforced on sink: disk write caps");
+    expect(block).toContain("  ledger: sent 10, stored 10, distinct 10, lost 0, duplicated 0, rejected 0");
+  });
+
   it("resolves modes and formats durations", () => {
     expect(resolveMode("auto", { isTTY: true })).toBe("live");
     expect(resolveMode(undefined, {})).toBe("plain");
