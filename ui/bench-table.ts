@@ -171,8 +171,23 @@ export function benchTable(scenario: string, rows: readonly StackRow[], o: Bench
     compactTable({ head, align, rows: body }),
   ];
   if (notShown.length)
-    lines.push(clip(`more columns with --wide: ${notShown.map((c) => c.header(ctx)).join(", ")}`, width));
+    lines.push(
+      namesLine(
+        "more columns with --wide: ",
+        notShown.map((c) => c.header(ctx)),
+        width,
+      ),
+    );
   return lines.join("\n");
+}
+
+/** `lead` and as many of `names` as fit `width`, then ", …" for the rest. */
+function namesLine(lead: string, names: readonly string[], width: number): string {
+  for (let k = names.length; k > 0; k--) {
+    const line = `${lead}${names.slice(0, k).join(", ")}${k < names.length ? ", …" : ""}`;
+    if (line.length <= width) return line;
+  }
+  return clip(`${lead}…`, width);
 }
 
 /** "2 runs left out of the table: ingestbench compare --scenario X says why"; null when none was. */
