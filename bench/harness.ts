@@ -70,7 +70,7 @@ import { postgresVerifier, type PostgresVerifier } from "../plugins/sinks/postgr
 import type { Ledger, Verifier } from "../core/verifier.ts";
 import pg from "pg";
 import type { RunningComponent } from "../core/component.ts";
-import { replayReadText } from "../harness/runner/drive.ts";
+import { replayReadText } from "../ui/run-block.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const TARGET = { verifierShare: 0.01, harnessShare: 0.02, ledgerPer10M: 10, overheadS: 5, rssBytes: 200e6 };

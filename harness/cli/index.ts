@@ -23,6 +23,7 @@ import { registerPlugins } from "./commands/plugins.ts";
 import { registerReport } from "./commands/report.ts";
 import { registerResults } from "./commands/results.ts";
 import { registerRun } from "./commands/run.ts";
+import { registerShow } from "./commands/show.ts";
 import { registerStacks } from "./commands/stacks.ts";
 import { registerUp } from "./commands/up.ts";
 import { registerValidate } from "./commands/validate.ts";
@@ -40,6 +41,7 @@ import { redact } from "../../core/secrets.ts";
 const COMMANDS: CommandModule[] = [
   registerBench,
   registerCompare,
+  registerShow,
   registerReport,
   registerResults,
   registerValidate,

@@ -33,6 +33,7 @@ import { Progress, type ProgressMode } from "../runner/progress.ts";
 import type { CellPlan } from "../runner/cell-plan.ts";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import { noiseFloorOf } from "../stats/compare.ts";
+import { pct as pctOf } from "../../ui/format.ts";
 
 export interface AaFlags {
   /** exactly one stack name */
@@ -43,6 +44,7 @@ export interface AaFlags {
   warmup?: string;
   progress?: ProgressMode;
   quiet?: boolean;
+  verbose?: boolean;
   stacksDir?: string;
   force?: boolean;
   /** --lock-wait: how long to wait for the stack when another run holds it (a duration) */
@@ -98,8 +100,8 @@ export function noiseFloorFile(c: RunsComparison, scenario: string, createdAt: s
   };
 }
 
-const pct = (x: number | null): string =>
-  x === null || !Number.isFinite(x) ? "–" : `${(x * 100).toFixed(1)} %`;
+/** A share to 0.1 %. */
+const pct = (x: number | null): string => pctOf(x, 1);
 
 /** The noise floor per cell as a table, with a warning for groups that differ (drift between back-to-back runs). */
 export function renderNoiseFloor(f: NoiseFloorFile, file: string): string {
@@ -163,7 +165,9 @@ export async function aaCommand(scenarioFile: string, flags: AaFlags, projectRoo
     warmup: flags.warmup,
   });
   const iso = new Date().toISOString();
-  const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
+  const progress = new Progress(flags.quiet ? "quiet" : flags.progress, undefined, undefined, {
+    verbose: flags.verbose,
+  });
   const result = await driveItems(aaItems(stack, plans, planSeed(scenario), iso), {
     resultsRoot,
     invocation: iso,

@@ -33,12 +33,14 @@ import {
   type CellTest,
   type Night,
 } from "./window.ts";
+import { int } from "../../ui/format.ts";
 
 export interface NightlyFlags {
   results: string;
   force?: boolean;
   /** same as progress "quiet" */
   quiet?: boolean;
+  verbose?: boolean;
   progress?: ProgressMode;
   /** overrides every entry's replicates (and the scenarios') */
   replicates?: number;
@@ -220,7 +222,6 @@ export async function decideNightly(
   return { window, alpha, pairs: out, regressions, inconclusive, drifts, exitCode };
 }
 
-const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–");
 const ratioText = (c: NightlyCell): string => (c.ratio === null ? "–" : `${c.ratio.toFixed(2)}x`);
 const ciText = (c: NightlyCell): string => (c.ci ? `[${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}]` : "–");
 const floorText = (c: NightlyCell): string =>
@@ -426,6 +427,8 @@ export async function nightlyCommand(
   const progress = new Progress(
     flags.quiet ? "quiet" : flags.progress,
     flags.json ? { stdout: process.stderr, stderr: process.stderr } : undefined,
+    undefined,
+    { verbose: flags.verbose },
   );
   const result = await driveRuns(work, {
     resultsRoot,

@@ -45,6 +45,7 @@ import { trendOf } from "../stats/trend.ts";
 import { cellSort, rowsPerSecondOf } from "../results/caps.ts";
 import { eligibleRuns, environmentKey, type ExcludedRun } from "../results/eligibility.ts";
 import type { RunRecord } from "../results/types.ts";
+import { pct as pctOf } from "../../ui/format.ts";
 
 /** Default number of good nights in a baseline. */
 export const DEFAULT_WINDOW = 7;
@@ -155,7 +156,8 @@ export interface WindowOptions {
   aaFloors?: ReadonlyMap<string, number>;
 }
 
-const pct = (x: number): string => `${(x * 100).toFixed(1)} %`;
+/** A share to 0.1 %. */
+const pct = (x: number): string => pctOf(x, 1);
 
 /** Days since the first night, from ISO invocations; the night's index when an invocation is not a date. */
 function daysOf(invocations: string[]): number[] {

@@ -26,13 +26,7 @@ import { RemoteSite } from "../remote/site.ts";
 import { requireShellClient, shellsFor, type ShellSource } from "../remote/hosts.ts";
 import { requirePulumiCli } from "./pulumi-cli.ts";
 import type { LockWait, RunRecord } from "../results/types.ts";
-import {
-  describeRun,
-  driveRuns,
-  lockStacks,
-  type DeployedStacks,
-  type DriveResult,
-} from "../runner/drive.ts";
+import { driveRuns, lockStacks, type DeployedStacks, type DriveResult } from "../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../runner/plan.ts";
 import { Progress } from "../runner/progress.ts";
 import type { CellPlan } from "../runner/cell-plan.ts";
@@ -240,7 +234,7 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
             ...(deployment ? { deployment } : {}),
             ...(i === 0 && lockWait ? { lockWait } : {}),
           });
-          progress.cellEnd(record, describeRun(record, resultsRoot));
+          progress.runEnded(record, resultsRoot);
           records.push(record);
         }
       };

@@ -10,6 +10,7 @@ import path from "node:path";
 import Table from "cli-table3";
 import { writeFileAtomic } from "./store.ts";
 import { kernelRelease } from "./format.ts";
+import { int as fmt } from "../../ui/format.ts";
 
 /* The search's shapes (judged and chosen by harness/runner/capacity.ts, which documents the rules). */
 
@@ -147,8 +148,6 @@ export function loadCapacity(resultsRoot: string, stack: string, scenario: strin
   }
 }
 
-const fmt = (n: number | null): string =>
-  n === null || !Number.isFinite(n) ? "–" : Math.round(n).toLocaleString("en-US");
 const ms = (n: number | null): string => (n === null ? "–" : `${fmt(n)} ms`);
 
 /** "step 3/8 bisect 3,000/s: sustained (stored 2,990/s, delivery p99 410 ms, lag +0.002 s/s, steady)" or "… NOT sustained: …". */

@@ -8,13 +8,9 @@ import type { SampleComparison, SampleDescription } from "../stats/compare.ts";
 import type { LedgerTotals } from "./caps.ts";
 import type { Bottleneck, Summary } from "./types.ts";
 
-/** Rounded, "12,345" (en-US separators); "–" when null or not finite. */
-export const int = (n: number | null): string =>
-  n !== null && Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "–";
-
-/** `d` decimals and an optional unit suffix, "1.20x"; "–" when null or not finite. */
-export const fix = (n: number | null, d: number, unit = ""): string =>
-  n !== null && Number.isFinite(n) ? `${n.toFixed(d)}${unit}` : "–";
+/** "12,345" and "1.20x": the number formatter of ui/format.ts, re-exported for the tables here. */
+export { fix, int } from "../../ui/format.ts";
+import { int } from "../../ui/format.ts";
 
 /** A confidence level (fraction) as a percentage label: 0.9 → "90 %", 0.975 → "97.5 %". */
 export const pctLabel = (c: number): string => `${Number((c * 100).toFixed(1))} %`;

@@ -18,7 +18,6 @@
 import { existsSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import Table from "cli-table3";
 import type { DuckDBConnection } from "@duckdb/node-api";
 import { ConfigurationError } from "../../core/errors.ts";
 
@@ -201,32 +200,4 @@ export async function queryResults(resultsRoot: string, sql: string): Promise<Qu
   } finally {
     close();
   }
-}
-
-/** A cell of the terminal table: numbers with thousands separators (up to 3 decimals), objects as JSON, null as "NULL". */
-function cellText(v: unknown): string {
-  if (v === null || v === undefined) return "NULL";
-  if (typeof v === "number")
-    return Number.isInteger(v)
-      ? v.toLocaleString("en-US")
-      : v.toLocaleString("en-US", { maximumFractionDigits: 3 });
-  if (v instanceof Date) return v.toISOString();
-  if (typeof v === "object") return JSON.stringify(v);
-  return String(v);
-}
-
-/** A query result as a terminal table (cli-table3), numeric columns right-aligned, with a row count. */
-export function renderQueryResult(result: QueryResult): string {
-  const numeric = result.types.map((t) =>
-    /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL)/.test(
-      t,
-    ),
-  );
-  const table = new Table({
-    head: result.columns,
-    style: { head: [], border: [] },
-    colAligns: numeric.map((n) => (n ? "right" : "left")),
-  });
-  for (const row of result.rows) table.push(result.columns.map((c) => cellText(row[c])));
-  return `${table.toString()}\n${result.rows.length} row${result.rows.length === 1 ? "" : "s"}`;
 }

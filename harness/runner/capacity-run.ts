@@ -57,6 +57,7 @@ export interface CapacityFlags {
   lockWait?: string;
   progress?: ProgressMode;
   quiet?: boolean;
+  verbose?: boolean;
 }
 
 /** Defaults of the search (docs/capacity.md). */
@@ -247,7 +248,9 @@ export async function capacityCommand(
     if (stack.platform === "local" || !o.deployed) checkRunnableLocally(stack, plan);
     else o.deployed.check(stack, [plan]);
   }
-  const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
+  const progress = new Progress(flags.quiet ? "quiet" : flags.progress, undefined, undefined, {
+    verbose: flags.verbose,
+  });
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals): void => controller.abort(sig);
   const onExternal = (): void => controller.abort(o.signal?.reason ?? "SIGINT");
@@ -274,7 +277,9 @@ export async function capacityCommand(
         async (rate, index, phase) => {
           if (controller.signal.aborted) return null;
           // a progress display per step: each is one planned run
-          const reporter = new Progress(progress.mode).measuredFrom(overhead, "leave-out");
+          const reporter = new Progress(progress.mode, undefined, undefined, {
+            verbose: progress.verbose,
+          }).measuredFrom(overhead, "leave-out");
           const done = await driveItems(
             [{ stack, plan: stepPlan(plan, rate, index), group: `step ${index} ${phase} ${rate}/s` }],
             {

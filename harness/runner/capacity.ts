@@ -41,6 +41,7 @@ import type {
 } from "../results/capacity.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 import { trendOf } from "../stats/trend.ts";
+import { int as fmt } from "../../ui/format.ts";
 
 export type {
   CapacityBound,
@@ -54,8 +55,6 @@ export type {
 
 /** The bounds `ingestbench capacity` applies unless told otherwise (docs/capacity.md). */
 export const DEFAULT_BOUNDS: CapacityBounds = { p99BoundMs: 2000, maxLagSlope: 0.05, minShare: 0.95 };
-
-const fmt = (n: number): string => Math.round(n).toLocaleString("en-US");
 
 /** The verdict's lag: the larger of the newest row's lag and the backlog age (harness/runner/saturation.ts). */
 function lagOf(p: SeriesPoint): number | null {

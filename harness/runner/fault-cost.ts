@@ -24,6 +24,7 @@
 import type { Ledger } from "../../core/verifier.ts";
 import { median } from "../stats/descriptive.ts";
 import type { FaultCost, SeriesPoint, TimelineEntry } from "../results/types.ts";
+import { int } from "../../ui/format.ts";
 
 /** Fault actions after which their host stays down until a later step on it (restart, cont) brings it back. */
 const LEAVES_DOWN: ReadonlySet<string> = new Set(["kill", "stop"]);
@@ -129,7 +130,6 @@ export function faultCosts(
 
 /** One terminal line per fault: "fault kill collector at 3.0 s: lost 1,234 (gen 0 100..1333), duplicated 0, recovered in 2.1 s, lag peak 1,800 ms". */
 export function faultLines(costs: readonly FaultCost[], timeline: readonly TimelineEntry[]): string[] {
-  const int = (n: number): string => Math.round(n).toLocaleString("en-US");
   return costs.map((c) => {
     const e = timeline.find((x) => x.index === c.step);
     const at = e?.startS !== null && e?.startS !== undefined ? ` at ${e.startS.toFixed(1)} s` : "";

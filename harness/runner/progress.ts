@@ -3,8 +3,12 @@
  *
  * - `live`  (the default on a terminal): one line on stderr, rewritten in place: runs done / total, the current
  *           stack, scenario, cell and replicate, phase and seconds, rows/s, ingest lag and the time left for all runs.
- * - `plain` (the default otherwise, e.g. a CI log): a line per run start, a sample line every 5 s, on stderr; after
- *           the load, a line every 5 s while one stage of the reading lasts (the completion check of a long run).
+ * - `plain` (the default otherwise, e.g. a CI log): on stderr, a progress line at most every 30 s (PLAIN_QUIET_MS);
+ *           with `verbose`, a line per run start, a sample line every 5 s and, after the load, a line every 5 s while
+ *           one stage of the reading lasts (the completion check of a long run).
+ *
+ * When a run ends, live, plain and quiet print its line (ui/run-line.ts) and the note of each flag not said yet, or
+ * with `verbose` its block (ui/run-block.ts), on stdout.
  * - `quiet`: no progress at all; only each run's result and the command's final summary are printed.
  * - `jsonl`: one JSON object per line on stdout, one per event (fields below); the human-readable run results and
  *            summaries go to stderr instead, so that stdout is machine-readable from the first line to the last.
@@ -45,6 +49,9 @@ import { MAX_REPLICATES } from "../scenario/schema.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import type { QueryProgress } from "./query-load.ts";
+import { clip, duration, int as fmtInt } from "../../ui/format.ts";
+import { describeRun } from "../../ui/run-block.ts";
+import { newFlagNotes, runFlagKeys, runLine, type FlagKey } from "../../ui/run-line.ts";
 
 export const PROGRESS_MODES = ["auto", "live", "plain", "quiet", "jsonl"] as const;
 export type ProgressMode = (typeof PROGRESS_MODES)[number];
@@ -92,21 +99,21 @@ export interface ProgressStreams {
   stderr: Pick<Writable, "write"> & { isTTY?: boolean };
 }
 
-/** Interval of sample lines in plain mode, ms. */
+/** Interval of sample lines in plain mode with `verbose`, ms. */
 const PLAIN_SAMPLE_MS = 5000;
+/** At most one progress line this often in plain mode without `verbose` (a CI log: a line per run and this), ms. */
+export const PLAIN_QUIET_MS = 30_000;
 /** The stage a run is in while its query phase runs after the load (harness/runner/run.ts): time left has its own estimate then. */
 export const QUERY_STAGE = "running the query phase";
 /** How often plain mode looks whether a stage after the load is due a line, ms. */
 const STAGE_TICK_MS = 1000;
 
-const fmtInt = (n: number): string => Math.round(n).toLocaleString("en-US");
+/** "45s", "4m10s", "1h02m" (ui/format.ts duration). */
+export const formatSeconds = duration;
 
-/** "45s", "4m10s", "1h02m". */
-export function formatSeconds(s: number): string {
-  const t = Math.max(0, Math.round(s));
-  if (t < 60) return `${t}s`;
-  if (t < 3600) return `${Math.floor(t / 60)}m${String(t % 60).padStart(2, "0")}s`;
-  return `${Math.floor(t / 3600)}h${String(Math.floor((t % 3600) / 60)).padStart(2, "0")}m`;
+/** How much a display says: `verbose` prints each run's block and a plain line every 5 s, as before ui/run-line.ts. */
+export interface ProgressOptions {
+  verbose?: boolean;
 }
 
 /** Resolve `auto`: live on a terminal, plain otherwise. @throws RangeError on an unknown mode */
@@ -161,12 +168,30 @@ export class Progress {
   private lastQueryCell = "";
   private unmeasured: "estimate" | "leave-out" = "estimate";
 
+  /** each run's block (ui/run-block.ts) instead of its line, plain lines every 5 s: `--verbose` */
+  readonly verbose: boolean;
+  /** flags whose note was said in this invocation (each once: ui/run-line.ts newFlagNotes) */
+  private said = new Set<FlagKey>();
+  /** when plain mode without `verbose` last printed a progress line (this.now(), ms): one per PLAIN_QUIET_MS */
+  private lastQuietLineAt = 0;
+
   constructor(
     mode: ProgressMode | undefined,
     private readonly streams: ProgressStreams = { stdout: process.stdout, stderr: process.stderr },
     private readonly now: () => number = Date.now,
+    options: ProgressOptions = {},
   ) {
     this.mode = resolveMode(mode, streams.stderr);
+    this.verbose = options.verbose ?? false;
+  }
+
+  /** Plain mode's progress lines without `verbose`: whether one may be printed now (one per PLAIN_QUIET_MS), taken if so. */
+  private quietLineDue(): boolean {
+    if (this.verbose) return true;
+    const t = this.now();
+    if (t - this.lastQuietLineAt < PLAIN_QUIET_MS) return false;
+    this.lastQuietLineAt = t;
+    return true;
   }
 
   private json(obj: Record<string, unknown>): void {
@@ -263,6 +288,7 @@ export class Progress {
   start(runs: ProgressRun[]): void {
     this.runs = runs;
     this.startedAt = this.now();
+    this.lastQuietLineAt = this.startedAt;
     if (this.mode === "jsonl")
       this.json({ event: "start", runs: runs.length, estimatedSeconds: Math.round(this.remainingSeconds()) });
     else if (this.mode !== "quiet") {
@@ -292,7 +318,7 @@ export class Progress {
     this.resetQuery();
     if (this.mode === "jsonl")
       this.json({ event: "cell-start", index: this.index, runs: this.runs.length, ...this.fields(r), runId });
-    else if (this.mode === "plain")
+    else if (this.mode === "plain" && this.verbose)
       this.streams.stderr.write(
         `[${this.index}/${this.runs.length}] ${this.label(r)}: ${detail || "starting"}\n`,
       );
@@ -302,9 +328,10 @@ export class Progress {
   private liveLine(r: ProgressRun, what: string): void {
     const pct = Math.floor((this.done / Math.max(1, this.runs.length)) * 100);
     const errored = (this.statuses.error ?? 0) + (this.statuses.failed ?? 0);
-    this.streams.stderr.write(
-      `\r\x1b[K[${this.done}/${this.runs.length} done${errored ? `, ${errored} not ok` : ""}, ${pct} %] ${this.label(r)} · ${what} · ${formatSeconds(this.remainingSeconds())}${this.leftText()}`,
-    );
+    const line = `[${this.done}/${this.runs.length} done${errored ? `, ${errored} not ok` : ""}, ${pct} %] ${this.label(r)} · ${what} · ${formatSeconds(this.remainingSeconds())}${this.leftText()}`;
+    // one terminal row, or the next rewrite would leave the wrapped part behind
+    const cols = (this.streams.stderr as { columns?: number }).columns;
+    this.streams.stderr.write(`\r\x1b[K${cols && cols > 20 ? clip(line, cols - 1) : line}`);
     this.lineShown = true;
   }
 
@@ -343,14 +370,19 @@ export class Progress {
       this.liveLine(r, `${p.phase} ${at} s · ${rate} rows/s · lag ${lag}`);
     } else if (
       this.mode === "plain" &&
-      (p.t - this.lastSampleAt >= PLAIN_SAMPLE_MS || (p.phase === "drain" && this.lastPlainPhase !== "drain"))
+      (this.verbose
+        ? p.t - this.lastSampleAt >= PLAIN_SAMPLE_MS ||
+          (p.phase === "drain" && this.lastPlainPhase !== "drain")
+        : this.quietLineDue())
     ) {
       // the drain's samples come every 250 ms (harness/runner/run.ts): its first gets a line, the rest one per 5 s
       this.lastSampleAt = p.t;
       this.lastPlainLineAt = this.now();
       this.lastPlainPhase = p.phase;
       this.streams.stderr.write(
-        `[${this.index}/${this.runs.length}] ${this.label(r)} ${p.phase.padEnd(7)} ${at.replace(/^(\d+)/, "$1s").padStart(5)}s  ${rate} rows/s  stored ${fmtInt(p.stored)}  lag ${lag}  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`,
+        this.verbose
+          ? `[${this.index}/${this.runs.length}] ${this.label(r)} ${p.phase.padEnd(7)} ${at.replace(/^(\d+)/, "$1s").padStart(5)}s  ${rate} rows/s  stored ${fmtInt(p.stored)}  lag ${lag}  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`
+          : `${clip(`[${this.index}/${this.runs.length}] ${r.stack} ${r.plan.cell} ${p.phase} ${at.replace(/^(\d+)/, "$1s")}s · ${rate} rows/s · lag ${p.lagMs === null ? "–" : `${fmtInt(p.lagMs)} ms`} · ${formatSeconds(this.remainingSeconds())}${this.leftText()}`, 100)}\n`,
       );
     }
   }
@@ -398,10 +430,10 @@ export class Progress {
       at.timer = setInterval(() => {
         const t = this.now();
         if (t - Math.max(at.since, this.lastPlainLineAt) < PLAIN_SAMPLE_MS) return;
+        if (!this.quietLineDue()) return;
         this.lastPlainLineAt = t;
-        this.streams.stderr.write(
-          `[${this.index}/${this.runs.length}] ${this.label(r)}: ${stage}, ${formatSeconds(Math.round((t - at.since) / 1000))} so far  ${formatSeconds(this.remainingSeconds())}${this.leftText()}\n`,
-        );
+        const line = `[${this.index}/${this.runs.length}] ${this.label(r)}: ${stage}, ${formatSeconds(Math.round((t - at.since) / 1000))} so far  ${formatSeconds(this.remainingSeconds())}${this.leftText()}`;
+        this.streams.stderr.write(`${this.verbose ? line : clip(line, 100)}\n`);
       }, STAGE_TICK_MS);
       at.timer.unref();
     }
@@ -465,14 +497,15 @@ export class Progress {
       this.liveLine(r, `query ${where} ${counts} · cell ${cellLeft}`);
     } else if (
       this.mode === "plain" &&
-      (q.ended || where !== this.lastQueryCell || t - this.lastQueryLineAt >= PLAIN_SAMPLE_MS)
+      (this.verbose
+        ? q.ended || where !== this.lastQueryCell || t - this.lastQueryLineAt >= PLAIN_SAMPLE_MS
+        : this.quietLineDue())
     ) {
       this.lastQueryLineAt = t;
       this.lastPlainLineAt = t;
       this.lastQueryCell = where;
-      this.streams.stderr
-        .write(`[${this.index}/${this.runs.length}] ${this.label(r)} query   ${where}  ${counts.replaceAll(" · ", "  ")}  cell ${cellLeft}  ${formatSeconds(this.remainingSeconds())} left
-`);
+      const line = `[${this.index}/${this.runs.length}] ${this.label(r)} query   ${where}  ${counts.replaceAll(" · ", "  ")}  cell ${cellLeft}  ${formatSeconds(this.remainingSeconds())} left`;
+      this.streams.stderr.write(`${this.verbose ? line : clip(line, 100)}\n`);
     }
   }
 
@@ -515,6 +548,19 @@ export class Progress {
       });
     }
     this.result(description);
+  }
+
+  /**
+   * The current run ended: its line (ui/run-line.ts, with the note of each flag not said yet in this invocation), or
+   * with `verbose` its block (ui/run-block.ts; its directory under `resultsRoot`). The runner hands the record; the
+   * words are ui/'s.
+   */
+  runEnded(record: RunRecord, resultsRoot: string): void {
+    if (this.verbose) return this.cellEnd(record, describeRun(record, resultsRoot));
+    const first = this.done === 0;
+    const notes = newFlagNotes(runFlagKeys(record), this.said);
+    if (first) notes.push("  (a run in full: ingestbench show <run>; or bench --verbose)");
+    this.cellEnd(record, [runLine(record), ...notes].join("\n"));
   }
 
   /** Human-readable output (run results, final tables): stdout, or stderr in jsonl mode. */
@@ -580,7 +626,7 @@ export class Progress {
 export function progressOption(): Option {
   return new Option(
     "--progress <mode>",
-    "progress display: live (one updating line), plain (a line per run and every 5 s), quiet (only results and summaries), jsonl (one JSON object per event on stdout; see harness/runner/progress.ts), auto (live on a terminal, plain otherwise)",
+    "progress display: live (one updating line), plain (a line per run and a progress line at most every 30 s; every 5 s with --verbose), quiet (only results and summaries), jsonl (one JSON object per event on stdout; see harness/runner/progress.ts), auto (live on a terminal, plain otherwise)",
   )
     .choices(PROGRESS_MODES)
     .default("auto");
@@ -633,7 +679,18 @@ export function addRunOptions(cmd: Command, replicatesHelp: string, overrides = 
   return cmd;
 }
 
-/** --progress <mode> and -q/--quiet, the last options of every command that runs cells. Returns `cmd`. */
+/**
+ * --progress <mode>, -q/--quiet and -v/--verbose (each run in full as it ends: ProgressOptions.verbose), the last
+ * options of every command that runs cells. Returns `cmd`.
+ */
 export function addProgressOptions(cmd: Command): Command {
-  return cmd.addOption(progressOption()).addOption(new Option("-q, --quiet", "same as --progress quiet"));
+  return cmd
+    .addOption(progressOption())
+    .addOption(new Option("-q, --quiet", "same as --progress quiet"))
+    .addOption(
+      new Option(
+        "-v, --verbose",
+        "each run in full as it ends (as `ingestbench show <run>` prints it), plain progress lines every 5 s",
+      ),
+    );
 }

@@ -40,6 +40,7 @@ import type { SaturationState, SaturationVerdict, SeriesPoint } from "../results
 import { leastSquares, median } from "../stats/descriptive.ts";
 import { normalQuantile } from "../stats/distributions.ts";
 import { trendOf } from "../stats/trend.ts";
+import { int as fmt } from "../../ui/format.ts";
 
 /** One sample as the verdict reads it (a projection of SeriesPoint). */
 export interface VerdictPoint {
@@ -76,8 +77,6 @@ export const OSCILLATION_ALPHA = 0.01;
 export const WINDOW_STARTS = 40;
 /** points the saturation search reads at most (see the file comment) */
 export const TREND_POINTS = 240;
-
-const fmt = (n: number): string => Math.round(n).toLocaleString("en-US");
 
 /** Does `y` over `x` grow (see the file comment)? Returns the growth over the window in ms, or null. */
 function grows(x: number[], y: number[]): { slope: number; growth: number } | null {

@@ -16,6 +16,7 @@
  */
 import { bootstrapRatioOfMedians, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "./bootstrap.ts";
 import { cv, iqr, median } from "./descriptive.ts";
+import { pct as pctOf } from "../../ui/format.ts";
 
 /** Default smallest |ratio − 1| called a change (5 %). */
 export const DEFAULT_MIN_CHANGE = 0.05;
@@ -118,7 +119,8 @@ export interface SampleComparison {
   reason: string;
 }
 
-const pct = (x: number): string => `${(x * 100).toFixed(1)} %`;
+/** A share to 0.1 %. */
+const pct = (x: number): string => pctOf(x, 1);
 
 /**
  * Compare two samples of a rate (higher = faster): ratio of medians contender / baseline, its percentile bootstrap

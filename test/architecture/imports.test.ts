@@ -5,6 +5,8 @@
  * - core/ imports nothing of ours outside core/;
  * - plugins/ import core/ and plugins/ (never infra/ or harness/);
  * - infra/ imports core/, plugins/ and infra/ (never harness/);
+ * - ui/ (printed words: ui/format.ts, the run line and block, the tables) imports core/, plugins/, infra/ and harness/
+ *   (the records and comparisons it prints); harness/ imports ui/ to hand it records;
  * - harness/ and bin/ import anything;
  * and no import circle, of any length, nor two folders of harness/ that import each other. Test files
  * (`*.test.ts`, beside their plugin or under test/) are the harness's clients and may import any layer (a verifier's
@@ -23,7 +25,7 @@ import type { CollectorPlugin, SinkPlugin } from "../../core/plugin.ts";
 import { collectorPlugins, collectors, isSinkName, sinks } from "../../plugins/registry.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const LAYERS = ["core", "plugins", "infra", "harness", "bin"] as const;
+const LAYERS = ["core", "plugins", "infra", "harness", "ui", "bin"] as const;
 type Layer = (typeof LAYERS)[number];
 
 /** Every .ts (and bin/ .js) file under `dir`, relative to the repository root, with "/" separators. */
@@ -64,8 +66,9 @@ const ALLOWED: Record<Layer, ReadonlyArray<Layer | "other">> = {
   core: [],
   plugins: ["core"],
   infra: ["core", "plugins"],
-  harness: ["core", "plugins", "infra"],
-  bin: ["core", "plugins", "infra", "harness"],
+  harness: ["core", "plugins", "infra", "ui"],
+  ui: ["core", "plugins", "infra", "harness"],
+  bin: ["core", "plugins", "infra", "harness", "ui"],
 };
 
 /** The strongly connected components with more than one file, or a file importing itself (Tarjan, 1972). */

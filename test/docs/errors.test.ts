@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const SOURCE_DIRS = ["core", "plugins", "infra", "harness", "bin"];
+const SOURCE_DIRS = ["core", "plugins", "infra", "harness", "bin", "ui"];
 const SOURCE_EXT = /\.(ts|mts|cts|js|mjs|cjs)$/;
 
 interface SourceFile {

@@ -10,7 +10,7 @@ import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadStack } from "../../infra/stack/schema.ts";
 import { stackEntries } from "../../harness/cli/commands/stacks.ts";
-import { describeRun } from "../../harness/runner/drive.ts";
+import { describeRun } from "../../ui/run-block.ts";
 import { BenchRun } from "../../harness/runner/run.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import type { SeriesPoint } from "../../harness/results/types.ts";

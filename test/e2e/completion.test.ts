@@ -8,7 +8,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { genBaseOf } from "../../core/ledger.ts";
 import type { SeriesPoint } from "../../harness/results/types.ts";
-import { describeRun } from "../../harness/runner/drive.ts";
+import { describeRun } from "../../ui/run-block.ts";
 import { newBenchRun, scenarioPlan } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 

@@ -166,7 +166,19 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     const file = scenario("deployed-bench");
     const r = spawnSync(
       process.execPath,
-      ["bin/ingestbench.js", "bench", "--stack", STACK, file, "--results", results, "--progress", "plain"],
+      // --verbose: the run block (its run id and ledger line, asserted below) as the run ends
+      [
+        "bin/ingestbench.js",
+        "bench",
+        "--verbose",
+        "--stack",
+        STACK,
+        file,
+        "--results",
+        results,
+        "--progress",
+        "plain",
+      ],
       { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 },
     );
     const [rec] = records("deployed-bench");

@@ -136,9 +136,9 @@ describe("a real local run with a PostgreSQL password (INGESTBENCH_POSTGRES_PASS
     expect(rec!.status).toBe("ok");
     expect(rec!.ledger).toMatchObject({ lost: 0, duplicated: 0 });
     expect(rec!.ledger!.stored).toBeGreaterThan(0);
-    // the numbers name their machine: the run's own environment, printed at the end of bench
+    // the numbers name their machine: the run's own environment, in the table that ends bench (ui/bench-table.ts)
     expect(stdout).toContain(
-      `measured local-quarter-core on ${rec!.environment.cpuModel}, ${rec!.environment.cores} cores, kernel ${kernelRelease(rec!.environment.kernel)}, cgroup ${rec!.environment.cgroup}`,
+      `measured on ${rec!.environment.cpuModel}, ${rec!.environment.cores} cores, kernel ${kernelRelease(rec!.environment.kernel)}, cgroup ${rec!.environment.cgroup}`,
     );
     // host connections (the verifier's and the generator's) needed the password
     expect(hba).toMatch(/^host all all 0\.0\.0\.0\/0 scram-sha-256$/m);

@@ -21,6 +21,7 @@ import { driveRuns, lockWaitMs, runsExitCode } from "../../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../../runner/plan.ts";
 import { addProgressOptions, addRunOptions, Progress, type ProgressMode } from "../../runner/progress.ts";
 import { stackNames, type CommandModule } from "../context.ts";
+import { benchTable } from "../../../ui/bench-table.ts";
 
 interface BenchFlags {
   stack?: string;
@@ -32,6 +33,8 @@ interface BenchFlags {
   duration?: string;
   warmup?: string;
   lockWait?: string;
+  verbose?: boolean;
+  wide?: boolean;
 }
 
 export const registerBench: CommandModule = (program, ctx) => {
@@ -48,6 +51,7 @@ export const registerBench: CommandModule = (program, ctx) => {
       "several stack names, comma-separated, run in this order and compared, e.g. local-quarter-core,local-2-cores",
     );
   addRunOptions(cmd, "runs per cell, overriding the scenario's replicates (default 3)");
+  cmd.option("--wide", "the table after the runs with every column, not only those that fit 100 columns");
   addProgressOptions(cmd).action(
     ctx.action(async (scenarioFile: string, flags: BenchFlags) => {
       const names = stackNames(flags);
@@ -59,7 +63,10 @@ export const registerBench: CommandModule = (program, ctx) => {
         duration: flags.duration,
         warmup: flags.warmup,
       });
-      const progress = new Progress(flags.quiet ? "quiet" : flags.progress);
+      const verbose = Boolean(flags.verbose);
+      const progress = new Progress(flags.quiet ? "quiet" : flags.progress, undefined, undefined, {
+        verbose,
+      });
       const result = await driveRuns(
         stacks.map((stack) => ({ stack, plans })),
         {
@@ -80,11 +87,11 @@ export const registerBench: CommandModule = (program, ctx) => {
         if (text) progress.result(`\n${text}`);
       }
       // an interrupted invocation is not compared: its rows would mix the stopped runs with older ones
-      if (
-        stacks.length > 1 &&
-        result.records.some((r) => r.summary) &&
-        !result.records.some((r) => r.status === "interrupted")
-      ) {
+      const comparable =
+        result.records.some((r) => r.summary) && !result.records.some((r) => r.status === "interrupted");
+      // a scenario with its own table (a query phase, an application under test) ends with that one on one stack
+      const ownTable = Boolean(scenario.query) || Boolean(scenario.app);
+      if (comparable && verbose && stacks.length > 1) {
         // the runs just made are what was asked for: show version differences between stacks instead of refusing
         const rows = await compareStacks(
           resultsRoot,
@@ -93,8 +100,19 @@ export const registerBench: CommandModule = (program, ctx) => {
           { force: true },
         );
         progress.result(
-          `\n${renderComparison(scenario.name, rows, { width: terminalWidth(progress.mode === "jsonl" ? process.stderr : process.stdout) })}`,
+          `\n${renderComparison(scenario.name, rows, { wide: flags.wide, width: terminalWidth(progress.mode === "jsonl" ? process.stderr : process.stdout) })}`,
         );
+      }
+      // the default's table (and with --verbose on one stack, the sweep's: today's block printed none)
+      const tabled = comparable && (stacks.length > 1 ? !verbose : !ownTable);
+      if (tabled) {
+        const rows = await compareStacks(
+          resultsRoot,
+          scenario.name,
+          stacks.map((s) => s.name),
+          { force: true },
+        );
+        progress.result(`\n${benchTable(scenario.name, rows, { wide: flags.wide })}`);
       }
       // an application under test: write-up 003's table of its variants, from the runs just made
       if (
@@ -113,10 +131,12 @@ export const registerBench: CommandModule = (program, ctx) => {
         }
       }
       // every number names its machine (docs/decisions/0007-every-number-names-its-machine.md): where each stack's runs ran
-      for (const stack of stacks) {
-        const env = result.records.find((r) => r.stack === stack.name)?.environment;
-        if (env) progress.result(`measured ${stack.name} on ${machineText(env)}`);
-      }
+      // (the default table names the machine in its own line)
+      if (verbose || !tabled)
+        for (const stack of stacks) {
+          const env = result.records.find((r) => r.stack === stack.name)?.environment;
+          if (env) progress.result(`measured ${stack.name} on ${machineText(env)}`);
+        }
       return runsExitCode(result);
     }),
   );

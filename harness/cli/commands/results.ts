@@ -21,7 +21,8 @@ export const registerResults: CommandModule = (program, ctx) => {
     .action(
       ctx.action(async (sql: string, flags: { results: string; json?: boolean }) => {
         // loaded on use: the DuckDB native binding is not needed by the other commands
-        const { queryResults, renderQueryResult } = await import("../../results/query.ts");
+        const { queryResults } = await import("../../results/query.ts");
+        const { renderQueryResult } = await import("../../../ui/results-query.ts");
         const result = await queryResults(path.resolve(flags.results), sql);
         for (const f of result.skipped) ctx.stderr.write(`ingestbench: skipped unreadable ${f}\n`);
         if (flags.json) ctx.printJson(result.rows);

@@ -17,6 +17,7 @@ interface RunFlags {
   warmup?: string;
   lockWait?: string;
   quiet?: boolean;
+  verbose?: boolean;
   progress?: ProgressMode;
 }
 
@@ -39,7 +40,9 @@ export const registerRun: CommandModule = (program, ctx) => {
         duration: flags.duration,
         warmup: flags.warmup,
       });
-      const reporter = new Progress(flags.quiet ? "quiet" : flags.progress);
+      const reporter = new Progress(flags.quiet ? "quiet" : flags.progress, undefined, undefined, {
+        verbose: flags.verbose,
+      });
       const result = await benchOnPulumiStack({
         stack,
         plans,

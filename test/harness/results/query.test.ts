@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../../core/errors.ts";
-import { findResultFiles, queryResults, renderQueryResult } from "../../../harness/results/query.ts";
+import { findResultFiles, queryResults } from "../../../harness/results/query.ts";
+import { renderQueryResult } from "../../../ui/results-query.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
 import { writeSyntheticResults, writeSyntheticRun } from "../report/fixtures.ts";
 

@@ -5,7 +5,7 @@ import type { FidelityResult } from "../../../core/fidelity.ts";
 import { ledgerCell } from "../../../harness/results/format.ts";
 import { ledgerTotals } from "../../../harness/results/caps.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
-import { contentLine, describeRun } from "../../../harness/runner/drive.ts";
+import { contentLine, describeRun } from "../../../ui/run-block.ts";
 
 const fidelity = (over: Partial<FidelityResult>): FidelityResult => ({
   mode: "all",

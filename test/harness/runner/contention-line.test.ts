@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contentionLine } from "../../../harness/runner/drive.ts";
+import { contentionLine } from "../../../ui/run-block.ts";
 import type { Contention } from "../../../harness/results/types.ts";
 
 // The README sample's local-quarter-core run (AMD EPYC, 2 cores): both hosts flagged, PSI 19 %, steal 2.2 % (below

@@ -2,7 +2,7 @@
 // of the sink's CPU cap, or of the machine's cores when the sink had no cap below them (docs/decisions/0008).
 import { describe, expect, it } from "vitest";
 import type { InstrumentRecord, RunRecord } from "../../../harness/results/types.ts";
-import { instrumentLine } from "../../../harness/runner/drive.ts";
+import { instrumentLine } from "../../../ui/run-block.ts";
 
 const instrument = (verifier: Partial<InstrumentRecord["verifier"]>): RunRecord =>
   ({

@@ -2,7 +2,7 @@
 // on, the backlog lower bound, the clock offset applied (or why there is none).
 import { describe, expect, it } from "vitest";
 import type { RunRecord } from "../../../harness/results/types.ts";
-import { deliveryLine, describeRun, lagLine, verdictLine } from "../../../harness/runner/drive.ts";
+import { deliveryLine, describeRun, lagLine, verdictLine } from "../../../ui/run-block.ts";
 
 const summary = { lagP50Ms: 120.4, lagP99Ms: 480.2, lagMaxMs: 495, lagSamples: 30, backlogLagMaxMs: 610 };
 const rec = (over: Partial<RunRecord>): RunRecord =>

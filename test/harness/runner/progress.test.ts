@@ -199,10 +199,10 @@ describe("progress", () => {
     expect(io.stdout.text).toBe("run run-a: ok (description 1)\nrun run-b: ok (description 2)\n");
   });
 
-  it("plain: a line per run start and per 5 s of samples (and drain), on stderr; descriptions on stdout", () => {
+  it("plain --verbose: a line per run start and per 5 s of samples (and drain), on stderr; descriptions on stdout", () => {
     const io = capture(false);
     const clock = { t: 0 };
-    drive(new Progress("auto", io, () => clock.t), clock);
+    drive(new Progress("auto", io, () => clock.t, { verbose: true }), clock);
     const lines = io.stderr.text.trimEnd().split("\n");
     expect(lines[0]).toBe("2 run(s) planned, about 1m22s");
     expect(lines[1]).toBe("[1/2] s1 quickstart batch=1000 r1: provisioning local hosts loadgen, sink");
@@ -217,10 +217,35 @@ describe("progress", () => {
     expect(io.stdout.text).toBe("run run-a: ok (description 1)\nrun run-b: ok (description 2)\n");
   });
 
-  it("plain: a long drain sampled every 250 ms gets a line at its start and one per 5 s, in each run", () => {
+  it("plain (the default without --verbose): no line per run start, at most one progress line per 30 s, each within 100 columns", () => {
     const io = capture(false);
     const clock = { t: 0 };
     const p = new Progress("plain", io, () => clock.t);
+    p.start(runs);
+    for (const id of ["run-a", "run-b"]) {
+      p.cellStart(id, "provisioning local hosts loadgen, sink");
+      // 40 s of samples a second apart, then the run's end
+      for (let s = 1; s <= 40; s++) {
+        clock.t += 1000;
+        p.sample(point(s, s <= 1 ? "warmup" : "measure", clock.t), { loadEndS: 40 });
+      }
+      p.cellEnd(record(id), `run ${id}: ok`);
+    }
+    p.end(null);
+    const lines = io.stderr.text.trimEnd().split("\n");
+    const progress = lines.filter((l) => l.includes("rows/s"));
+    // 80 s of samples: a line at 30 s and at 60 s, none per run start
+    expect(progress).toHaveLength(2);
+    expect(progress[0]).toBe("[1/2] s1 batch=1000 measure 30s/40s · 1,000 rows/s · lag 150 ms · 1m19s left");
+    expect(lines.some((l) => l.includes("provisioning"))).toBe(false);
+    expect(lines.every((l) => l.length <= 100)).toBe(true);
+    expect(io.stdout.text).toBe("run run-a: ok\nrun run-b: ok\n");
+  });
+
+  it("plain --verbose: a long drain sampled every 250 ms gets a line at its start and one per 5 s, in each run", () => {
+    const io = capture(false);
+    const clock = { t: 0 };
+    const p = new Progress("plain", io, () => clock.t, { verbose: true });
     p.start(runs);
     for (const id of ["run-a", "run-b"]) {
       p.cellStart(id);
@@ -254,7 +279,7 @@ describe("progress", () => {
     const afterLoad = (mode: "plain" | "live" | "jsonl", stages: Array<[string, number]>) => {
       vi.useFakeTimers({ now: 0 });
       const io = capture(mode === "live");
-      const p = new Progress(mode, io, () => Date.now());
+      const p = new Progress(mode, io, () => Date.now(), { verbose: true });
       const run = new EventEmitter();
       p.follow(run);
       p.start(runs.slice(0, 1));
@@ -275,7 +300,7 @@ describe("progress", () => {
     const plainRun = (planned: ProgressRun[]) => {
       vi.useFakeTimers({ now: 1_000_000 });
       const io = capture(false);
-      const p = new Progress("plain", io, () => Date.now());
+      const p = new Progress("plain", io, () => Date.now(), { verbose: true });
       const run = new EventEmitter();
       p.follow(run);
       p.start(planned);
@@ -283,7 +308,7 @@ describe("progress", () => {
       return { io, p, run };
     };
 
-    it("plain: a line every 5 s while one stage lasts, none for a short one, none after the run", () => {
+    it("plain --verbose: a line every 5 s while one stage lasts, none for a short one, none after the run", () => {
       const io = afterLoad("plain", [
         ["stopping the generators", 1],
         ["waiting for every acknowledged row", 12],
@@ -299,7 +324,7 @@ describe("progress", () => {
       );
     });
 
-    it("plain: no stage line while drain samples print their own", () => {
+    it("plain --verbose: no stage line while drain samples print their own", () => {
       const { io, p, run } = plainRun(runs.slice(0, 1));
       run.emit("stage", "waiting for every acknowledged row");
       for (let k = 1; k <= 48; k++) {
@@ -311,7 +336,7 @@ describe("progress", () => {
       expect(io.stderr.text.split("\n").filter((l) => l.includes(" drain "))).toHaveLength(3);
     });
 
-    it("plain: a stage's line comes 5 s after the run's last line of any kind, and none after a notice or once the run has ended", () => {
+    it("plain --verbose: a stage's line comes 5 s after the run's last line of any kind, and none after a notice or once the run has ended", () => {
       const { io, p, run } = plainRun(runs);
       run.emit("stage", "waiting for every acknowledged row");
       vi.advanceTimersByTime(2000);
@@ -517,10 +542,10 @@ describe("progress", () => {
       expect(events.at(-1)).toMatchObject({ ended: true, done: 50_000, remainingSeconds: 200 + 32 });
     });
 
-    it("plain: a line every 5 s and one when the cell ends, naming the cell, its counts and the time left", () => {
+    it("plain --verbose: a line every 5 s and one when the cell ends, naming the cell, its counts and the time left", () => {
       const io = capture(false);
       const clock = { t: 10_000 };
-      queryRun(new Progress("plain", io, () => clock.t), clock);
+      queryRun(new Progress("plain", io, () => clock.t, { verbose: true }), clock);
       const lines = io.stderr.text
         .trimEnd()
         .split("\n")
@@ -587,6 +612,70 @@ describe("progress", () => {
       // run b at the start of its load: 3 s of load + 4 s measured after run a's load (its 100 s of queries left out)
       expect(s.remainingSeconds).toBe(7);
     });
+  });
+
+  it("runEnded: the run's line and each flag's note once by default; with verbose the run block (ui/run-block.ts)", () => {
+    const rec = (runId: string): RunRecord =>
+      ({
+        runId,
+        status: "ok",
+        stack: "s1",
+        scenario: "quickstart",
+        cell: "batch=1000",
+        replicate: 1,
+        limits: { sink: { enforced: "partial", partial: ["disk write caps"], notes: [], applied: {} } },
+        summary: {
+          rowsPerSecond: 1234.5,
+          mibPerSecond: 0.3,
+          bytesPerRow: 240,
+          measuredSeconds: 30,
+          sinkCores: 0.2,
+          throttledShare: null,
+          sinkNetworkMbitPerSecond: 5,
+          lagP99Ms: null,
+          bottleneck: {
+            resource: "client",
+            host: "loadgen",
+            score: 0.1,
+            evidence: "closed loop",
+            candidates: [],
+          },
+        },
+        ledger: {
+          sent: 10,
+          stored: 10,
+          distinct: 10,
+          lost: 0,
+          duplicated: 0,
+          rejected: 0,
+          missingRanges: [],
+        },
+        checks: [],
+      }) as unknown as RunRecord;
+    const plain = capture(false);
+    const p = new Progress("plain", plain, () => 0);
+    p.start(runs);
+    for (const id of ["20261205T091714Z-aee9c2", "20261205T091800Z-477040"]) {
+      p.cellStart(id);
+      p.runEnded(rec(id), "results");
+    }
+    expect(plain.stdout.text.trimEnd().split("\n")).toEqual([
+      "ok  s1 batch=1000  1,235 rows/s  exact  bound by client  partial caps  run aee9c2",
+      "  partial caps: some limits can't be set here (cgroup v1 can't slow buffered disk writes)",
+      "  (a run in full: ingestbench show <run>; or bench --verbose)",
+      "ok  s1 batch=1000  1,235 rows/s  exact  bound by client  partial caps  run 477040",
+    ]);
+    const verbose = capture(false);
+    const v = new Progress("plain", verbose, () => 0, { verbose: true });
+    v.start(runs.slice(0, 1));
+    v.cellStart("20261205T091714Z-aee9c2");
+    v.runEnded(rec("20261205T091714Z-aee9c2"), "results");
+    const block = verbose.stdout.text.split("\n");
+    expect(block[0]).toBe(
+      "run 20261205T091714Z-aee9c2: ok  → results/s1/quickstart/20261205T091714Z-aee9c2/",
+    );
+    expect(block).toContain("  !! limits partially enforced on sink: disk write caps");
+    expect(block).toContain("  ledger: sent 10, stored 10, distinct 10, lost 0, duplicated 0, rejected 0");
   });
 
   it("resolves modes and formats durations", () => {

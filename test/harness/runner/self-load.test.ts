@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Phase, RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
 import { mibText } from "../../../harness/results/format.ts";
 import { evaluateChecks } from "../../../harness/runner/checks.ts";
-import { describeRun } from "../../../harness/runner/drive.ts";
+import { describeRun } from "../../../ui/run-block.ts";
 import {
   CollectorLoad,
   inferredSent,

@@ -5,7 +5,7 @@
 import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunRecord } from "../../../harness/results/types.ts";
-import { describeRun } from "../../../harness/runner/drive.ts";
+import { describeRun } from "../../../ui/run-block.ts";
 import { unexpectedError } from "../../../harness/runner/run.ts";
 
 const saved = process.env.INGESTBENCH_DEBUG;

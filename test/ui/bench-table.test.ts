@@ -1,0 +1,106 @@
+// ui/bench-table.ts: the table after a bench, from run.json files shaped like real ones (compareStacks reads them).
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { compareStacks } from "../../harness/results/across-stacks.ts";
+import type { RunRecord } from "../../harness/results/types.ts";
+import { benchTable, sweepLines, sweepOf } from "../../ui/bench-table.ts";
+import { writeRunRecord } from "../helpers/run-records.ts";
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), "ib-bench-table-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const invocation = "2026-12-05T09:17:14.000Z";
+
+/** Write a run and patch its record (a saturation verdict) in its run.json. */
+function run(
+  root: string,
+  stack: string,
+  cell: string,
+  rows: number,
+  patch?: (r: RunRecord) => void,
+): RunRecord {
+  const r = writeRunRecord(root, { stack, invocation, rows, cell, scenario: "sweep" });
+  if (patch) {
+    patch(r);
+    writeFileSync(path.join(root, stack, "sweep", r.runId, "run.json"), JSON.stringify(r));
+  }
+  return r;
+}
+
+const saturated = (r: RunRecord): void => {
+  r.summary!.saturation = {
+    state: "saturated",
+    label: "saturated (backpressure)",
+    beganS: 4,
+    evidence: "delivery p50 +400 ms/s",
+    samples: 30,
+  };
+};
+
+describe("ui/bench-table.ts", () => {
+  it("one stack, one run a cell: best cell, the knee from single runs (said so), the first cell that saturates", async () => {
+    const root = path.join(tmp, "single");
+    run(root, "local-2-cores", "batch=1000", 10_000);
+    run(root, "local-2-cores", "batch=8000", 20_000);
+    run(root, "local-2-cores", "batch=50000", 20_500, saturated);
+    run(root, "local-2-cores", "batch=90000", 19_000, saturated);
+    const rows = await compareStacks(root, "sweep", ["local-2-cores"]);
+    const s = sweepOf(rows);
+    expect(s.best).toEqual({ cell: "batch=50000", rowsPerSecond: 20_500 });
+    expect(s.knee).toBe("batch=8000"); // 20,000 → 20,500 is a rise under 5 %
+    expect(s.singleRuns).toBe(true);
+    expect(s.saturates).toMatchObject({ cell: "batch=50000", runs: 1, of: 1 });
+    expect(sweepLines(s)).toEqual([
+      "best batch=50000 at 20,500 rows/s; knee batch=8000 (rows/s stops rising after it)",
+      "first cell that saturates: batch=50000, saturated (backpressure) in 1/1 run",
+      "one run a cell: the knee compares single runs (a rise under 5 % is none)",
+    ]);
+    const text = benchTable("sweep", rows);
+    const lines = text.split("\n");
+    expect(lines.every((l) => l.length <= 100)).toBe(true);
+    expect(lines[0]).toBe(
+      "sweep on local-2-cores: median rows/s of its latest runs; ratio to the first cell, batch=1000",
+    );
+    // the table names the best cell in its mark column, the rows/s as recorded
+    const best = lines.find((l) => l.startsWith("│ batch=50000"))!;
+    expect(best).toMatch(/^│ batch=50000 │ best, saturates │ +20,500 │/);
+    expect(lines.find((l) => l.startsWith("│ batch=8000"))).toMatch(/│ knee +│/);
+    // no rule between rows: header, rule, 4 rows, and the box
+    expect(lines.filter((l) => l.startsWith("├"))).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith("│ batch="))).toHaveLength(4);
+    expect(lines.at(-1)).toMatch(/^more columns with --wide: /);
+  });
+
+  it("one stack, three runs a cell: the knee is where the next cell's interval reaches 1", async () => {
+    const root = path.join(tmp, "replicates");
+    for (const [cell, xs] of [
+      ["w=1", [10_000, 10_200, 9_900]],
+      ["w=2", [19_000, 19_500, 20_000]],
+      ["w=4", [19_800, 19_100, 20_300]],
+      ["w=8", [30_000, 30_500, 29_000]],
+    ] as const)
+      for (const x of xs) run(root, "s", cell, x);
+    const s = sweepOf(await compareStacks(root, "sweep", ["s"]));
+    expect(s.singleRuns).toBe(false);
+    expect(s.knee).toBe("w=2"); // w=4 is within w=2's interval, though w=8 rises again
+    expect(s.best?.cell).toBe("w=8");
+    expect(s.saturates).toBeNull();
+    expect(sweepLines(s)).toHaveLength(2);
+  });
+
+  it("across stacks: one row per stack within 100 columns, --wide shows every column", async () => {
+    const root = path.join(tmp, "stacks");
+    run(root, "local-quarter-core", "default", 33_598);
+    run(root, "local-2-cores", "default", 245_550);
+    const rows = await compareStacks(root, "sweep", ["local-quarter-core", "local-2-cores"]);
+    const lines = benchTable("sweep", rows).split("\n");
+    expect(lines.every((l) => l.length <= 100)).toBe(true);
+    expect(lines[0]).toBe("sweep: median rows/s of each stack's latest runs; ratio to local-quarter-core");
+    expect(lines.find((l) => l.includes("│ local-2-cores "))).toMatch(/245,550 │ 7\.31x/);
+    const wide = benchTable("sweep", rows, { wide: true }).split("\n");
+    expect(wide.some((l) => l.includes("rows/s/GiB"))).toBe(true);
+    expect(wide.some((l) => l.startsWith("more columns"))).toBe(false);
+  });
+});

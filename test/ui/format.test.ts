@@ -1,0 +1,60 @@
+// ui/format.ts: one precision rule per kind of number, "–" for what is not a number.
+import { describe, expect, it } from "vitest";
+import {
+  bytes,
+  clip,
+  duration,
+  fix,
+  int,
+  mib,
+  ms,
+  pct,
+  pctSmall,
+  plural,
+  rate,
+  secondsOf,
+  width,
+} from "../../ui/format.ts";
+
+describe("ui/format.ts", () => {
+  it("integers and rates: rounded, thousands separators, '–' when null, NaN or infinite", () => {
+    expect(int(1234567.4)).toBe("1,234,567");
+    expect(int(0.5)).toBe("1");
+    expect(int(-1234.6)).toBe("-1,235");
+    for (const x of [null, undefined, Number.NaN, Infinity]) expect(int(x)).toBe("–");
+    expect(rate(33598.4)).toBe("33,598 rows/s");
+    expect(rate(812.5, "tx/s")).toBe("813 tx/s");
+    expect(rate(null)).toBe("– rows/s");
+    expect(fix(1.234, 2, "x")).toBe("1.23x");
+    expect(fix(Number.NaN, 2)).toBe("–");
+    expect(ms(1234.5)).toBe("1,235 ms");
+  });
+
+  it("percentages: 0 decimals unless the figure asks for more; small shares to 2, 3 under 1 %", () => {
+    expect(pct(0.123)).toBe("12 %");
+    expect(pct(0.1234, 1)).toBe("12.3 %");
+    expect(pct(null)).toBe("–");
+    expect(pctSmall(0.042)).toBe("4.20 %");
+    expect(pctSmall(0.00098)).toBe("0.098 %");
+  });
+
+  it("bytes, MiB, seconds and durations", () => {
+    expect(bytes(1536)).toBe("1.5 KiB");
+    expect(bytes(300)).toBe("300 B");
+    expect(mib(100 * 2 ** 20)).toBe("100 MiB");
+    expect(secondsOf(2100)).toBe("2.1 s");
+    expect(secondsOf(null)).toBe("–");
+    expect(duration(45)).toBe("45s");
+    expect(duration(250)).toBe("4m10s");
+    expect(duration(3720)).toBe("1h02m");
+    expect(duration(-3)).toBe("0s");
+  });
+
+  it("plurals, widths and clipping", () => {
+    expect(plural(1, "run")).toBe("1 run");
+    expect(plural(3, "query", "queries")).toBe("3 queries");
+    expect(width("\x1b[1mab\x1b[0m·c")).toBe(4);
+    expect(clip("abcdef", 4)).toBe("abc…");
+    expect(clip("abc", 4)).toBe("abc");
+  });
+});

@@ -1,0 +1,201 @@
+/**
+ * The table that ends every `ingestbench bench`: the comparison across stacks (harness/results/across-stacks.ts
+ * compareStacks rows, the columns of harness/results/columns.ts), and on one stack across its cells the sweep: which
+ * cell is best, where rows/s stops rising (the knee) and the first cell that saturates (the saturation verdict,
+ * harness/runner/saturation.ts). The default keeps to BENCH_TABLE_WIDTH columns by choosing its columns (columns.ts
+ * fitColumns) and names the others; `wide` shows all of them.
+ */
+import { DEFAULT_MIN_CHANGE, compareSamples } from "../harness/stats/compare.ts";
+import type { StackRow } from "../harness/results/across-stacks.ts";
+import { rowsPerSecondOf } from "../harness/results/caps.ts";
+import {
+  columnContext,
+  stackColumns,
+  terminalColumns,
+  type StackColumn,
+} from "../harness/results/columns.ts";
+import { measuredOnLine } from "../harness/results/format.ts";
+import { rowMachine } from "../harness/results/table.ts";
+import { clip, int, pct, plural } from "./format.ts";
+import { compactTable } from "./table.ts";
+
+/** The widest the default table and its lines are, in columns. */
+export const BENCH_TABLE_WIDTH = 100;
+
+/** Where one stack's sweep over its cells stands (sweepOf). */
+export interface Sweep {
+  /** the cell with the highest median rows/s, null when no cell was measured */
+  best: { cell: string; rowsPerSecond: number } | null;
+  /**
+   * the last cell before rows/s stops rising (the next cell's is not higher: its ratio's interval reaches 1, or with
+   * one run a cell, it rises less than DEFAULT_MIN_CHANGE); null when rows/s still rises at the last cell
+   */
+  knee: string | null;
+  /** true when every cell had one measured run: the knee compares single runs, without an interval */
+  singleRuns: boolean;
+  /** the first cell (in cell order) where a measured run was saturated or rejecting, with its verdict */
+  saturates: { cell: string; label: string; runs: number; of: number } | null;
+  /** the cells measured, in order */
+  cells: string[];
+}
+
+/** Whether rows/s rises from cell `a` to cell `b`: beyond the interval with replicates, else by at least 5 %. */
+function rises(a: StackRow, b: StackRow): boolean {
+  if (a.measured.length >= 2 && b.measured.length >= 2) {
+    const c = compareSamples(rowsPerSecondOf(a.measured), rowsPerSecondOf(b.measured));
+    return c.ci !== null && c.ci[0] > 1;
+  }
+  return b.medianRowsPerSecond > a.medianRowsPerSecond * (1 + DEFAULT_MIN_CHANGE);
+}
+
+/** One stack's sweep from its comparison rows (one row per cell, in cell order: compareStacks with one stack). */
+export function sweepOf(rows: readonly StackRow[]): Sweep {
+  const measured = rows.filter((r) => r.measured.length > 0 && Number.isFinite(r.medianRowsPerSecond));
+  const best = measured.reduce<StackRow | null>(
+    (b, r) => (b === null || r.medianRowsPerSecond > b.medianRowsPerSecond ? r : b),
+    null,
+  );
+  let knee: string | null = null;
+  for (let i = 0; i + 1 < measured.length; i++) {
+    if (!rises(measured[i]!, measured[i + 1]!)) {
+      knee = measured[i]!.cell;
+      break;
+    }
+  }
+  let saturates: Sweep["saturates"] = null;
+  for (const r of measured) {
+    const hit = r.measured.filter((x) =>
+      ["saturated", "rejecting"].includes(x.summary?.saturation?.state ?? ""),
+    );
+    if (hit.length > 0) {
+      saturates = {
+        cell: r.cell,
+        label: hit[0]!.summary!.saturation!.label,
+        runs: hit.length,
+        of: r.measured.length,
+      };
+      break;
+    }
+  }
+  return {
+    best: best ? { cell: best.cell, rowsPerSecond: best.medianRowsPerSecond } : null,
+    knee,
+    singleRuns: measured.length > 0 && measured.every((r) => r.measured.length < 2),
+    saturates,
+    cells: measured.map((r) => r.cell),
+  };
+}
+
+/** The sweep in lines under BENCH_TABLE_WIDTH: best cell, knee (and on what it rests), first cell that saturates. */
+export function sweepLines(s: Sweep): string[] {
+  if (!s.best) return ["no cell was measured: no best cell, no knee"];
+  const knee =
+    s.knee === null
+      ? `no knee: rows/s still rises at the last cell, ${s.cells.at(-1)}`
+      : `knee ${s.knee} (rows/s stops rising after it)`;
+  const lines = [
+    clip(`best ${s.best.cell} at ${int(s.best.rowsPerSecond)} rows/s; ${knee}`, BENCH_TABLE_WIDTH),
+    clip(
+      s.saturates
+        ? `first cell that saturates: ${s.saturates.cell}, ${s.saturates.label} in ${s.saturates.runs}/${s.saturates.of} ${s.saturates.of === 1 ? "run" : "runs"}`
+        : "no cell saturates (the saturation verdict of every run: steady, oscillating or undetermined)",
+      BENCH_TABLE_WIDTH,
+    ),
+  ];
+  if (s.singleRuns && s.cells.length > 1)
+    lines.push(
+      `one run a cell: the knee compares single runs (a rise under ${pct(DEFAULT_MIN_CHANGE)} is none)`,
+    );
+  return lines;
+}
+
+/** The mark column of a sweep: "best", "knee", "saturates" (comma-joined when a cell is several). */
+function markOf(s: Sweep, cell: string): string {
+  return [
+    s.best?.cell === cell ? "best" : null,
+    s.knee === cell ? "knee" : null,
+    s.saturates?.cell === cell ? "saturates" : null,
+  ]
+    .filter(Boolean)
+    .join(", ");
+}
+
+export interface BenchTableOptions {
+  /** every column (compare --wide), not fitted to the width */
+  wide?: boolean;
+  /** the width the default table fits (default BENCH_TABLE_WIDTH) */
+  width?: number;
+}
+
+/**
+ * The table after a bench: a title naming what the ratio refers to, the machine line, with one stack and several cells
+ * the sweep's lines, the table (compact: no rule between rows), and a line naming the columns not shown. With one
+ * stack and several cells the table has a mark column ("best", "knee", "saturates").
+ */
+export function benchTable(scenario: string, rows: readonly StackRow[], o: BenchTableOptions = {}): string {
+  const width = o.width ?? BENCH_TABLE_WIDTH;
+  const ctx = columnContext(rows);
+  const stacks = [...new Set(rows.map((r) => r.stack))];
+  const sweep = stacks.length === 1 && ctx.withCell ? sweepOf(rows) : null;
+  const marks = sweep ? rows.map((r) => markOf(sweep, r.cell)) : null;
+  const markWidth = marks ? Math.max(4, ...marks.map((m) => m.length)) + 3 : 0;
+  let cols: StackColumn[];
+  if (o.wide) cols = stackColumns("terminal", ctx, { wide: true });
+  else cols = terminalColumns(rows, { width: width - markWidth }).shown;
+  // one stack's sweep: the title names the stack, the cells are the rows
+  if (sweep) cols = cols.filter((c) => c.key !== "stack");
+  const shown = new Set(cols.map((c) => c.key));
+  const notShown = stackColumns("terminal", ctx, { wide: true }).filter(
+    (c) => !shown.has(c.key) && !(sweep && c.key === "stack"),
+  );
+  const head = cols.map((c) => c.header(ctx));
+  const align = cols.map((c) => c.align);
+  const body = rows.map((r) => cols.map((c) => c.cell(r, ctx)));
+  if (marks) {
+    const at = cols.findIndex((c) => c.key === "cell") + 1;
+    head.splice(at, 0, "mark");
+    align.splice(at, 0, "l");
+    body.forEach((b, i) => b.splice(at, 0, marks[i]!));
+  }
+  const ratioTo =
+    rows[0]?.baselineCell !== undefined ? `the first cell, ${rows[0].baselineCell}` : (rows[0]?.stack ?? "?");
+  const title =
+    stacks.length === 1
+      ? `${scenario} on ${stacks[0]}: median rows/s of its latest runs${ctx.withCell ? `; ratio to ${ratioTo}` : ""}`
+      : `${scenario}: median rows/s of each stack's latest runs; ratio to ${ratioTo}${ctx.withCell ? " (same cell)" : ""}`;
+  const lines = [
+    clip(title, width),
+    clip(measuredOnLine(rows.map((r) => ({ label: r.stack, machine: rowMachine(r) }))), width),
+    ...(sweep ? sweepLines(sweep) : []),
+    ...[excludedNote(rows, scenario)].filter((l): l is string => l !== null),
+    compactTable({ head, align, rows: body }),
+  ];
+  if (notShown.length)
+    lines.push(
+      namesLine(
+        "more columns with --wide: ",
+        notShown.map((c) => c.header(ctx)),
+        width,
+      ),
+    );
+  return lines.join("\n");
+}
+
+/** `lead` and as many of `names` as fit `width`, then ", …" for the rest. */
+function namesLine(lead: string, names: readonly string[], width: number): string {
+  for (let k = names.length; k > 0; k--) {
+    const line = `${lead}${names.slice(0, k).join(", ")}${k < names.length ? ", …" : ""}`;
+    if (line.length <= width) return line;
+  }
+  return clip(`${lead}…`, width);
+}
+
+/** "2 runs left out of the table: ingestbench compare --scenario X says why"; null when none was. */
+export function excludedNote(rows: readonly StackRow[], scenario: string): string | null {
+  const n = rows.reduce((s, r) => s + r.excluded.length, 0);
+  if (n === 0) return null;
+  return clip(
+    `${plural(n, "run")} left out of the table: ingestbench compare --scenario ${scenario} says why`,
+    BENCH_TABLE_WIDTH,
+  );
+}
