@@ -26,4 +26,6 @@ apt-get update -qq
 apt-get install -y -qq -o DPkg::Lock::Timeout=300 iproute2 util-linux procps git ca-certificates chromium \
   clickhouse-server clickhouse-client syslog-ng-core syslog-ng-mod-sql syslog-ng-mod-http syslog-ng-mod-examples libdbd-pgsql \
   docker.io debootstrap >/dev/null
+# Java 17 and Maven: scripts/build-opensearch.sh builds the OpenSearch sink's launcher from Maven Central
+apt-get install -y -qq -o DPkg::Lock::Timeout=300 openjdk-17-jdk-headless maven >/dev/null
 bash scripts/install-rsyslog.sh
