@@ -51,7 +51,15 @@ describe("opensearch-bulk-8000 on local-quarter-core (real OpenSearch 2.19.6 fro
       expect(record.generator!.requests).toBe(ledger.sent / 8000);
       expect(record.checks.every((c) => c.ok)).toBe(true);
       // the sink host ran with 004's caps
-      expect(record.limits.sink).toMatchObject({ cpu: expect.anything() });
+      expect(record.limits.sink!.applied).toMatchObject({
+        cfsQuotaUs: 25_000,
+        cfsPeriodUs: 100_000,
+        memoryLimitBytes: 2 * 1024 ** 3,
+        readIops: 3000,
+        writeIops: 3000,
+        readBps: 120 * 1024 ** 2,
+        tbfRateBytesPerSec: 12_000_000,
+      });
       // every sample carries the node's merges from _nodes/stats (current, total, total_time_in_millis)
       expect(series.length).toBeGreaterThan(0);
       for (const p of series) {
@@ -65,7 +73,7 @@ describe("opensearch-bulk-8000 on local-quarter-core (real OpenSearch 2.19.6 fro
       expect(leftovers(record.runId.slice(-6))).toEqual([]);
       console.log(
         `opensearch-bulk-8000 on ${STACK}: ${ledger.stored} stored in ${record.generator!.requests} bulks, ` +
-          `merges total ${last["merges.total"]} (${last["merges.total_time_in_millis"]} ms)`,
+          `merges total ${last["merges.total"]} (${last["merges.total_time_in_millis"]} ms); overhead ${JSON.stringify(record.instrument?.overhead ?? null)}`,
       );
     },
     TIMEOUT_MS,

@@ -20,8 +20,9 @@
  * (no index yet: the cluster state is recovered and the node elected itself), then `GET /` gives the version.
  * stop(): SIGTERM (the node closes its shards), ≤ 30 s, then SIGKILL; discard(): SIGKILL.
  *
- * Signals, every sample (RunningComponent.signals): the node's merges, `GET /_nodes/_local/stats/indices/merges`
- * (`current`, `total`, `total_time_in_millis`, and the other numbers of that object), named `merges.<field>`.
+ * Signals, every sample (RunningComponent.signals): the node's merges, `GET /_nodes/_local/stats/indices/merge`
+ * (the metric is `merge`, the answer's object `merges`: `current`, `total`, `total_time_in_millis` and its other
+ * numbers), named `merges.<field>`.
  */
 import { existsSync } from "node:fs";
 import { chown, mkdir, writeFile } from "node:fs/promises";
@@ -136,7 +137,7 @@ async function getJson(url: string, timeoutMs: number): Promise<{ status: number
 }
 
 /**
- * The numbers of the merges object of `GET /_nodes/_local/stats/indices/merges` as `merges.<field>` (one node: the
+ * The numbers of the merges object of `GET /_nodes/_local/stats/indices/merge` as `merges.<field>` (one node: the
  * first of `nodes`). @throws Error when the answer has no merges object
  */
 export function mergeSignals(answer: unknown): Record<string, number> {
@@ -272,7 +273,7 @@ export const opensearch: ComponentFactory<OpensearchSinkConfig> = {
       stop: server.stop,
       discard: server.discard,
       async signals() {
-        const r = await getJson(`${base}/_nodes/_local/stats/indices/merges`, SIGNALS_TIMEOUT_MS);
+        const r = await getJson(`${base}/_nodes/_local/stats/indices/merge`, SIGNALS_TIMEOUT_MS);
         if (r.status !== 200) throw new Error(`_nodes/stats: HTTP ${r.status} ${r.text.slice(0, 200)}`);
         return mergeSignals(r.json);
       },

@@ -274,7 +274,7 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
       /runs OpenSearch "3\.3\.0"; this verifier speaks OpenSearch 2\.x/,
     );
     const pinned = await verifierOn([], { version: "2.19.4" });
-    await expect(pinned.v.prepare()).rejects.toThrow(/runs OpenSearch 2\.19\.5, the scenario pins 2\.19\.4/);
+    await expect(pinned.v.prepare()).rejects.toThrow(/runs OpenSearch 2\.19\.6, the scenario pins 2\.19\.4/);
     expect(pinned.got.map(line)).toEqual(["GET /"]);
     const same = await verifierOn([], { version: "2.19.6" });
     await expect(same.v.prepare()).resolves.toBeUndefined();
