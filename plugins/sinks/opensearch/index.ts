@@ -21,4 +21,9 @@ export const plugin: SinkPlugin<OpensearchSinkConfig> = {
   verifier: opensearchVerifier,
   // connection params the verifier reads on the container platforms (defaults: ./schema.ts)
   params: ["version", "index", "number_of_shards", "refresh_interval"],
+  // measured with the local component (docs/measurements.md, "OpenSearch 2.19.6 on the local platform")
+  minMemory: {
+    bytes: 384 * 2 ** 20,
+    why: "with the smallest heap it is given (256 MiB, core/catalog.ts heapMiB) the node's cgroup used 338-355 MB right after start; capped at 384 MiB it started and was OOM-killed by its second or third 8000-document bulk, at 512 MiB three bulks peaked at 436 MB",
+  },
 };
