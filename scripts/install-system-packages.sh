@@ -28,4 +28,6 @@ apt-get install -y -qq -o DPkg::Lock::Timeout=300 iproute2 util-linux procps git
   docker.io debootstrap >/dev/null
 # gcc and libc6-dev: the cgo build of VictoriaLogs (scripts/build-victorialogs.sh: gozstd, as upstream's release build)
 apt-get install -y -qq -o DPkg::Lock::Timeout=300 gcc libc6-dev >/dev/null
+# Java 17 and Maven: scripts/build-opensearch.sh builds the OpenSearch sink's launcher from Maven Central
+apt-get install -y -qq -o DPkg::Lock::Timeout=300 openjdk-17-jdk-headless maven >/dev/null
 bash scripts/install-rsyslog.sh

@@ -57,6 +57,8 @@ export interface SeriesPoint {
   delivery?: DeliveryPoint | null;
   /** the collector's own signals read in this window (syslog-ng-ctl stats, rsyslog impstats); absent without a collector that reports them */
   collector?: CollectorSignals;
+  /** the sink's own signals read in this window (OpenSearch's merges from node stats); absent when the sink reports none */
+  sink?: SinkSignals;
   /** the harness process's resident set at this sample, bytes (process.memoryUsage.rss(): /proc/self/statm resident pages; absent in older results) */
   harnessRssBytes?: number;
 }
@@ -90,6 +92,13 @@ export interface DeliveryPoint {
  * collector names them (plugins/collectors/syslog-ng/component.ts parseSignals, plugins/collectors/rsyslog/component.ts
  * parseImpstatsSignals), e.g. "d_sink.queued", "a_sink queue.size".
  */
+/** The sink's own signals at one sample (RunningComponent.signals of the sink): its values, or why the read failed. */
+export interface SinkSignals {
+  name: string;
+  values?: Record<string, number>;
+  error?: string;
+}
+
 export interface CollectorSignals {
   name: string;
   hosts: Record<string, Record<string, number>>;

@@ -37,7 +37,7 @@ import { displayPath, fieldLocation } from "../../core/yaml.ts";
 import { createLocalObserver } from "../observers/local.ts";
 import { localGeneratorProgram } from "../generators/bundle.ts";
 import type { Observer } from "../observers/types.ts";
-import type { CollectorSignals, RunRecord } from "../results/types.ts";
+import type { CollectorSignals, RunRecord, SinkSignals } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import type { ComponentFactory, Downstream } from "../../core/component.ts";
 import { hostPrograms } from "../../core/limits.ts";
@@ -384,6 +384,16 @@ export class LocalSite implements RunSite {
       this.collectorRoles,
       await Promise.allSettled(this.collectors.map((c) => c.signals!())),
     );
+  }
+
+  async sinkSignals(): Promise<SinkSignals | undefined> {
+    const sink = this.sink;
+    if (!sink?.signals) return undefined;
+    try {
+      return { name: sink.name, values: await sink.signals() };
+    } catch (err) {
+      return { name: sink.name, error: err instanceof Error ? err.message : String(err) };
+    }
   }
 
   async selfLoadCounts(): Promise<SelfLoadCounts> {

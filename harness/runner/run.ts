@@ -444,10 +444,11 @@ export class BenchRun extends EventEmitter {
         counted?: CountSample,
         full = phase === "drain",
       ): Promise<CountSample> => {
-        // the collectors' own signals beside the host telemetry, before the count (harness/runner/site.ts)
-        const [obs, signals] = await Promise.all([
+        // the collectors' and the sink's own signals beside the host telemetry, before the count (./site.ts)
+        const [obs, signals, sinkSignals] = await Promise.all([
           observer.read(),
           site.collectorSignals?.().catch(() => undefined),
+          site.sinkSignals?.().catch(() => undefined),
         ]);
         const tSample = now();
         const s =
@@ -483,6 +484,7 @@ export class BenchRun extends EventEmitter {
           ...(obs?.machine ? { machine: obs.machine } : {}),
           ...(delivery !== undefined ? { delivery } : {}),
           ...(signals ? { collector: signals } : {}),
+          ...(sinkSignals ? { sink: sinkSignals } : {}),
           harnessRssBytes,
         };
         this.series.push(point);

@@ -16,7 +16,7 @@ import type { EventField } from "../../core/events/types.ts";
 import type { GeneratorProgram, SpawnFn } from "../generators/process.ts";
 import type { ClockOffset } from "../generators/clock.ts";
 import type { Observer } from "../observers/types.ts";
-import type { CollectorSignals, Environment, RunRecord } from "../results/types.ts";
+import type { CollectorSignals, Environment, RunRecord, SinkSignals } from "../results/types.ts";
 import { collectorHosts } from "./versions.ts";
 import type { SelfLoadCounts } from "./self-load.ts";
 import type { StepTarget } from "./steps.ts";
@@ -115,6 +115,11 @@ export interface RunSite {
    * or undefined when the collector reports none. Never throws: a host whose read fails keeps its error.
    */
   collectorSignals?(): Promise<CollectorSignals | undefined>;
+  /**
+   * the sink's own signals now, read every sample interval (SeriesPoint.sink); absent or undefined when the sink
+   * reports none. Never throws: a failed read keeps its message.
+   */
+  sinkSignals?(): Promise<SinkSignals | undefined>;
   /**
    * `generator: none` (CellPlan.selfLoad): the collectors' own count of the events their built-in generator made, per
    * generator index (collector host h's k-th gen is h × generatorsPerHost + k), and the events they still queue.

@@ -19,7 +19,7 @@
  *   the Elasticsearch entry's ES_JAVA_OPTS; the entrypoint prepends its cgroup override to it.
  *
  * `versionCommand`: `opensearch --version` (bin/ is on the image's PATH: docker/release/dockerfiles/
- * opensearch.al2023.dockerfile) prints "Version: 2.19.5, Build: tar/<hash>/<date>, JVM: <jdk>"
+ * opensearch.al2023.dockerfile) prints "Version: 2.19.6, Build: tar/<hash>/<date>, JVM: <jdk>"
  * (OpenSearch's server/src/main/java/org/opensearch/bootstrap/OpenSearch.java); its first x.y.z is the release.
  */
 import type { CatalogImage } from "../../../core/catalog.ts";
@@ -50,5 +50,5 @@ export const opensearchImage: CatalogImage = {
     about:
       "indexing.index_total, merges.current, refresh time, thread_pool.write.rejected, JVM heap (the nodes stats API OpenSearch kept from Elasticsearch 7.10)",
   },
-  todo: "not pulled here (no Docker engine): the tag opensearchproject/opensearch:2.19.5 is taken from public deployments that pull it, and its digest is unresolved",
+  todo: "not pulled here (no image registry is reachable from this machine): the tag opensearchproject/opensearch:2.19.6 follows the pin (the local platform runs 2.19.6 from Maven Central) and is unchecked, its digest unresolved",
 };

@@ -20,7 +20,7 @@ const fields: EventField[] = [
   { name: "n", type: "int" },
 ];
 
-/** `GET /` of OpenSearch 2.19.5, as RestMainAction writes it (pretty, " : ", LF at the end). */
+/** `GET /` of OpenSearch 2.19.6, as RestMainAction writes it (pretty, " : ", LF at the end). */
 const ROOT_OPENSEARCH =
   "{\n" +
   '  "name" : "sink",\n' +
@@ -28,7 +28,7 @@ const ROOT_OPENSEARCH =
   '  "cluster_uuid" : "kZ1mJ0oGQXWm3fqvH3QeXw",\n' +
   '  "version" : {\n' +
   '    "distribution" : "opensearch",\n' +
-  '    "number" : "2.19.5",\n' +
+  '    "number" : "2.19.6",\n' +
   '    "build_type" : "tar",\n' +
   '    "build_hash" : "4b2ebb1b1ac5c5ab4c2c5bd5b6e6d2c7a0a1f3e9",\n' +
   '    "build_date" : "2025-10-01T10:00:00.000000000Z",\n' +
@@ -268,15 +268,15 @@ describe("opensearch verifier against OpenSearch 2.x REST responses (byte-level 
     const three = await verifierOn(
       [],
       {},
-      { root: ROOT_OPENSEARCH.replace('"number" : "2.19.5"', '"number" : "3.3.0"') },
+      { root: ROOT_OPENSEARCH.replace('"number" : "2.19.6"', '"number" : "3.3.0"') },
     );
     await expect(three.v.prepare()).rejects.toThrow(
       /runs OpenSearch "3\.3\.0"; this verifier speaks OpenSearch 2\.x/,
     );
     const pinned = await verifierOn([], { version: "2.19.4" });
-    await expect(pinned.v.prepare()).rejects.toThrow(/runs OpenSearch 2\.19\.5, the scenario pins 2\.19\.4/);
+    await expect(pinned.v.prepare()).rejects.toThrow(/runs OpenSearch 2\.19\.6, the scenario pins 2\.19\.4/);
     expect(pinned.got.map(line)).toEqual(["GET /"]);
-    const same = await verifierOn([], { version: "2.19.5" });
+    const same = await verifierOn([], { version: "2.19.6" });
     await expect(same.v.prepare()).resolves.toBeUndefined();
   });
 
@@ -452,9 +452,9 @@ describe("sink.opensearch schema and image entry", () => {
   const schema = opensearch.schema;
 
   it("fills the defaults and keeps OpenSearch's setting names", () => {
-    expect(schema.parse({})).toEqual({ version: "2.19.5", index: "ib_events", number_of_shards: 1 });
+    expect(schema.parse({})).toEqual({ version: "2.19.6", index: "ib_events", number_of_shards: 1 });
     expect(schema.parse({ index: "logs-13", number_of_shards: 2, refresh_interval: "-1" })).toEqual({
-      version: "2.19.5",
+      version: "2.19.6",
       index: "logs-13",
       number_of_shards: 2,
       refresh_interval: "-1",
@@ -486,12 +486,12 @@ describe("sink.opensearch schema and image entry", () => {
     expect(issue({ refresh_interval: "1" }).path).toEqual(["refresh_interval"]);
   });
 
-  it("the descriptor: a container-only sink whose image and verifier carry its name", () => {
+  it("the descriptor: a sink with a local component (./component.ts) and an image, all carrying its name", () => {
     expect(opensearch).toMatchObject({ kind: "sink", name: "opensearch" });
-    expect(opensearch.local).toBeUndefined();
+    expect(opensearch.local!.name).toBe("opensearch");
     expect(opensearch.image!.name).toBe("opensearch");
     expect(opensearch.verifier.name).toBe("opensearch");
-    expect(opensearch.about).toContain("2.19.5");
+    expect(opensearch.about).toContain("2.19.6");
   });
 
   it("the image: opensearchproject/opensearch at the pinned tag, REST on 9200, one node, security and its demo install off, the heap from the memory cap", () => {
@@ -499,8 +499,8 @@ describe("sink.opensearch schema and image entry", () => {
     expect(img).toMatchObject({
       kind: "sink",
       repository: "opensearchproject/opensearch",
-      tag: "2.19.5",
-      version: "2.19.5",
+      tag: "2.19.6",
+      version: "2.19.6",
       digest: null,
       dataDir: "/usr/share/opensearch/data",
       heapFromMemory: true,
@@ -522,7 +522,7 @@ describe("sink.opensearch schema and image entry", () => {
     // the first x.y.z of `opensearch --version`'s line (OpenSearch.java's format) is the pinned release
     expect(
       /\d+\.\d+(?:\.\d+)?/.exec(
-        "Version: 2.19.5, Build: tar/4b2ebb1/2025-10-01T10:00:00.000000000Z, JVM: 21.0.8",
+        "Version: 2.19.6, Build: tar/4b2ebb1/2025-10-01T10:00:00.000000000Z, JVM: 21.0.8",
       )?.[0],
     ).toBe(img.version);
   });

@@ -7,7 +7,7 @@
 import { z } from "zod";
 
 /** The OpenSearch release this sink runs: the image tag (./image.ts) and the scenario's `version`. */
-export const OPENSEARCH_VERSION = "2.19.5";
+export const OPENSEARCH_VERSION = "2.19.6";
 
 /**
  * An index name OpenSearch accepts ("Create index" → "Index naming restrictions": lowercase, not starting with

@@ -64,20 +64,7 @@ function timeZone(env: NodeJS.ProcessEnv): string {
   }
 }
 
-/** The memory cap of a host's cgroup, bytes (v1 memory.limit_in_bytes, v2 memory.max); null when none or unreadable. */
-export function memoryCapOf(cgroup: CgroupPaths): number | null {
-  const file =
-    cgroup.version === "v2"
-      ? cgroup.dirs.unified && join(cgroup.dirs.unified, "memory.max")
-      : cgroup.dirs.memory && join(cgroup.dirs.memory, "memory.limit_in_bytes");
-  if (!file) return null;
-  try {
-    const n = Number(readFileSync(file, "utf8").trim());
-    return Number.isFinite(n) ? n : null; // v2 "max": NaN, no cap
-  } catch {
-    return null;
-  }
-}
+export { memoryCapOf } from "../../../core/memory-cap.ts";
 
 /** The cache key of a template: sha256 (hex, 32 chars) over the inputs, the binaries' stamps and the time zone. */
 export function templateKey(inputs: TemplateInputs, env: NodeJS.ProcessEnv = process.env): string {

@@ -99,7 +99,7 @@ describe("memory caps too small for the component to start", () => {
     });
     expect(r.text).toBe(
       `${file}: refused: ${file}:7:15: config.ingestbench:hosts.sink.memory: a memory cap of 1.0 KiB is too small for any sink the local platform runs on host sink to start: ` +
-        "postgres needs at least 16.0 MiB, clickhouse needs at least 16.0 MiB, victorialogs needs at least 8.0 MiB (docs/decisions/0009-memory-caps-too-small-to-start.md); raise the cap",
+        "postgres needs at least 16.0 MiB, clickhouse needs at least 16.0 MiB, opensearch needs at least 384.0 MiB, victorialogs needs at least 8.0 MiB (docs/decisions/0009-memory-caps-too-small-to-start.md); raise the cap",
     );
     expect(r.text).not.toMatch(/\bok\b/);
     expect(r.warnings).toBeUndefined();
