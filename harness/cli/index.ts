@@ -19,6 +19,7 @@ import { registerCompare } from "./commands/compare.ts";
 import { registerDown } from "./commands/down.ts";
 import { registerGc } from "./commands/gc.ts";
 import { registerNightly } from "./commands/nightly.ts";
+import { registerPlugins } from "./commands/plugins.ts";
 import { registerReport } from "./commands/report.ts";
 import { registerResults } from "./commands/results.ts";
 import { registerRun } from "./commands/run.ts";
@@ -47,6 +48,7 @@ const COMMANDS: CommandModule[] = [
   registerGc,
   registerValidate,
   registerStacks,
+  registerPlugins,
   registerUp,
   registerRun,
   registerDown,

@@ -8,6 +8,7 @@ export const plugin = {
   kind: "collector",
   name: "fluent-bit",
   about: "Fluent Bit 4.0.3 (fluent/fluent-bit, the -debug tag for its shell; docker and azure only)",
+  evidence: { level: "vectors" },
   schema: fluentBitSchema,
   image,
   render: fluentBitRenderer,

@@ -9,6 +9,7 @@ export const plugin = {
   name: "fluentd",
   about:
     "Fluentd 1.12.0 (fluent/fluentd; with fluent-plugin-griddb built for GridDB sinks; docker and azure only)",
+  evidence: { level: "vectors" },
   schema: fluentdSchema,
   image,
   render: fluentdRenderer,

@@ -13,6 +13,7 @@ export const plugin: CollectorPlugin<OtelcolConfig> = {
   kind: "collector",
   name: "otelcol",
   about: `OpenTelemetry Collector contrib ${OTELCOL_PIN} (otel/opentelemetry-collector-contrib): fluentforward → batch → otlphttp (ClickHouse HTTP, Loki OTLP) / elasticsearch / opensearch`,
+  evidence: { level: "vectors" },
   schema: otelcolSchema,
   image: otelcolImage,
   render: otelcolRenderer,

@@ -13,6 +13,7 @@ export const plugin: SinkPlugin<OpensearchSinkConfig> = {
   kind: "sink",
   name: "opensearch",
   about: `OpenSearch ${OPENSEARCH_VERSION} (opensearchproject/opensearch), one node, security plugin off; fed by es-bulk (_bulk NDJSON)`,
+  evidence: { level: "vectors" },
   schema: opensearchSinkSchema,
   image: opensearchImage,
   verifier: opensearchVerifier,
