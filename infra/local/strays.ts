@@ -10,7 +10,8 @@
  * cgroup.ts killCgroupProcesses), it started after the run's owner (its start time in clock ticks since boot, field
  * 22 of /proc/<pid>/stat, at or after the owner's) and it works in the run: its command line names one of the run's
  * directories or the run's cgroups (`/ingestbench/<runId>/`: host.spawn's shell names the cgroup.procs files it
- * joins), or its cwd, root or an open file lies under one of the run's directories. gc (gc.ts, platform.ts
+ * joins), or its cwd, root or an open file lies under one of the run's directories; and so is every descendant of
+ * such a process (started after it, whatever it names). gc (gc.ts, platform.ts
  * removeRunResources) ends them by pid before it kills the cgroups and again when a directory will not go, each pid
  * checked against its start time right before the signal (pids are reused).
  */
@@ -91,20 +92,34 @@ async function tie(pid: number, q: StrayQuery): Promise<string | undefined> {
   return undefined;
 }
 
-/** The strays of run `q.runId` (see the module doc), this process and its ancestors left out. */
+/**
+ * The strays of run `q.runId` (see the module doc) and their descendants (a stray's child need not name the run:
+ * `sleep` under a shell), this process and its ancestors left out.
+ */
 export async function findStrays(q: StrayQuery): Promise<Stray[]> {
   const spared = await selfAndAncestors();
-  const out: Stray[] = [];
+  const found = new Map<number, Stray>();
+  const recent = new Map<number, { ppid: number; startTicks: number }>();
   for (const name of await fs.readdir("/proc").catch(() => [] as string[])) {
     if (!/^\d+$/.test(name)) continue;
     const pid = Number(name);
     if (spared.has(pid)) continue;
     const st = await procStat(pid);
     if (!st || st.startTicks < q.sinceTicks) continue;
+    recent.set(pid, st);
     const why = await tie(pid, q);
-    if (why !== undefined) out.push({ pid, startTicks: st.startTicks, why });
+    if (why !== undefined) found.set(pid, { pid, startTicks: st.startTicks, why });
   }
-  return out;
+  // descendants: a child starts after its parent, so every one of them is in `recent`
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [pid, st] of recent)
+      if (!found.has(pid) && found.has(st.ppid)) {
+        found.set(pid, { pid, startTicks: st.startTicks, why: `its parent ${st.ppid} is one` });
+        grew = true;
+      }
+  }
+  return [...found.values()];
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -1,13 +1,14 @@
 /**
  * gc and the processes of a killed run that its cgroups do not hold (infra/local/strays.ts), with real cgroups,
  * namespaces and processes: a harness SIGKILLed while a copy of its own still wrote into the sink's data directory
- * (the `cp -a` of core/cache.ts before it ran on the host) and while host.spawn's shell had not joined the cgroups
- * yet. gc must end both by pid and then remove the directory (test/e2e/kill-safety.test.ts met `ENOTEMPTY … rmdir
- * '…/sink/data/pg/base/5'`), and leave alone a process of another run and one that started before the run's owner.
+ * (the `cp -a` of core/cache.ts before it ran on the host) and while host.spawn's shell (with a child) had not joined
+ * the cgroups yet. gc must end them by pid and then remove the directory (test/e2e/kill-safety.test.ts met
+ * `ENOTEMPTY … rmdir '…/sink/data/pg/base/5'`), and leave alone a process of another run and one that started before
+ * the run's owner.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -91,7 +92,7 @@ describe("gc: a killed run's processes outside its cgroups (real cgroups, namesp
       const host = local.hosts.sink;
       const w = spawn("sh", ["-c", ${JSON.stringify(writer)}], { cwd: host.dataDir, stdio: "ignore", detached: true });
       const procs = Object.values(host.cgroup.dirs).map((d) => d + "/cgroup.procs");
-      const s = spawn("sh", ["-c", "sleep 60", "ingestbench-spawn", ...procs], { stdio: "ignore", detached: true });
+      const s = spawn("sh", ["-c", "sleep 59.125; :", "ingestbench-spawn", ...procs], { stdio: "ignore", detached: true });
       console.log(JSON.stringify({ writer: w.pid, shell: s.pid, dataDir: host.dataDir }));
       setTimeout(() => process.exit(3), 60000);
     `;
@@ -134,6 +135,17 @@ describe("gc: a killed run's processes outside its cgroups (real cgroups, namesp
         await new Promise((r) => setTimeout(r, 20));
       expect(alive(started.writer), "the writer").toBe(false);
       expect(alive(started.shell), "the spawn shell").toBe(false);
+      // the shell's child (sleep 59.125), which names nothing of the run, went with it
+      const sleeps = readdirSync("/proc")
+        .filter((d) => /^\d+$/.test(d))
+        .filter((d) => {
+          try {
+            return readFileSync(`/proc/${d}/cmdline`, "utf8") === "sleep\x0059.125\x00";
+          } catch {
+            return false;
+          }
+        });
+      expect(sleeps, "the spawn shell's child").toEqual([]);
       expect(existsSync(runDir)).toBe(false);
       expect(existsSync(registryPath(runId))).toBe(false);
       expect(alive(older) && alive(other)).toBe(true);
