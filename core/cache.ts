@@ -79,11 +79,18 @@ export async function fillCacheEntry(
   }
 }
 
+/** Runs a program to its end (resolves) or its failure (rejects), e.g. on a run's host (core/process.ts runOnce). */
+export type RunProgram = (file: string, args: string[]) => Promise<unknown>;
+
+const runHere: RunProgram = (file, args) => execFileP(file, args);
+
 /**
  * Copy the content of directory `from` into directory `to` (which exists) with `cp -a --reflink=auto`: owners (when
- * root), modes and times kept, blocks shared where the filesystem can (btrfs, xfs).
- * @throws the failed cp's error (its stderr in the message)
+ * root), modes and times kept, blocks shared where the filesystem can (btrfs, xfs). `run` runs the cp (default: a
+ * child of this process); a copy into a run's directory goes through the run's host, so that it lives in the run's
+ * cgroups and ends with the run (killed with it: infra/local/strays.ts).
+ * @throws the failed cp's error (its output in the message)
  */
-export async function copyTree(from: string, to: string): Promise<void> {
-  await execFileP("cp", ["-a", "--reflink=auto", `${from}/.`, to]);
+export async function copyTree(from: string, to: string, run: RunProgram = runHere): Promise<void> {
+  await run("cp", ["-a", "--reflink=auto", `${from}/.`, to]);
 }

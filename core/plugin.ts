@@ -44,7 +44,24 @@ interface PluginBase<C> {
    * squeezes the component still runs, and its OOM kill is reported by the run. Absent: no floor known.
    */
   readonly minMemory?: MinMemory;
+  /**
+   * how the plugin has been verified, so that a user sees what has really run before trusting a number
+   * (`ingestbench plugins`); test/architecture/evidence.test.ts holds "real-ci" to a real test naming the plugin
+   */
+  readonly evidence: Evidence;
 }
+
+/**
+ * How a plugin has been verified, strongest first:
+ * - `real-ci`: a test runs the real program in CI (its title names the plugin and says "real"), at `version`;
+ * - `run-once`: run under ingestbench once, by hand, at `version` on `machine` (e.g. `lscpu`'s model name) on
+ *   `date` (YYYY-MM-DD), recorded in docs/measurements.md; CI checks it against vectors only;
+ * - `vectors`: protocol vectors and golden files only (the program itself never ran under ingestbench).
+ */
+export type Evidence =
+  | { readonly level: "real-ci"; readonly version: string }
+  | { readonly level: "run-once"; readonly version: string; readonly machine: string; readonly date: string }
+  | { readonly level: "vectors" };
 
 /** A component's memory floor (PluginBase.minMemory). */
 export interface MinMemory {

@@ -3,9 +3,12 @@
  * tmpfs mounts, network namespaces, cgroups, run directories), never touching a live run.
  *
  * 1. Registries (`${os.tmpdir()}/ingestbench-runs/<runId>.json`) whose owner process is gone (live ones too only
- *    with `includeLive: true`): everything they list is removed, then the file.
+ *    with `includeLive: true`): everything they list is removed, then the file. The run's processes that its
+ *    cgroups do not hold (started by the harness, or by host.spawn's shell before it joined them: ./strays.ts) are
+ *    ended by pid first, and again while its directory will not go.
  * 2. By naming convention, for run ids without a live registry: namespaces `ib-<runId>-*`, cgroup directories
- *    `<controller>/ingestbench/<runId>`, and run directories `<tmpRoot>/ingestbench-<runId>` older than the expiry;
+ *    `<controller>/ingestbench/<runId>`, and run directories `<tmpRoot>/ingestbench-<runId>` older than the expiry
+ *    (the processes working in them that started after them ended first, as above);
  *    and the cell config files of deployed runs, `<tmpRoot>/ib-pulumi-config-<pid>-*`, whose process is gone.
  *
  * A run's registry is written before it creates anything, so a live run is always protected. Runs started with
@@ -37,9 +40,11 @@ import {
   registryPath,
   removeOwnerMarker,
   removeRunResources,
+  removeTree,
   unmountIfMounted,
   type RunRegistry,
 } from "./platform.ts";
+import { endStrays, findStrays, ticksAt, type StrayQuery } from "./strays.ts";
 
 /** Default age after which an ownerless run directory is collected (the stack file's default expiry, 4 h). */
 export const DEFAULT_EXPIRY_MS = 4 * 60 * 60 * 1000;
@@ -83,7 +88,8 @@ export interface GcReport {
   registries: string[];
   /** owner markers (platform.ts ownersDir) of dead owners without a registry here, removed (a registry's goes with it) */
   markers: string[];
-  /** pids in the cgroups removed, ended with them (a dry run: that would be), each once */
+  /** pids in the cgroups removed, ended with them, and the runs' processes outside them (./strays.ts), ended by pid
+   *  (a dry run: that would be), each once */
   processes: number[];
   /** run ids left alone because their owner is alive */
   live: string[];
@@ -218,7 +224,14 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
     }
     await attempt(`run ${reg.runId}`, async () => {
       await notePids(reg.cgroups);
-      const r = dry ? await existingRunResources(reg, mounted) : await removeRunResources(reg, graceOpts);
+      const r = dry
+        ? await existingRunResources(reg, mounted)
+        : await removeRunResources(reg, { ...graceOpts, strays: true });
+      for (const pid of r.processes)
+        if (!ended.has(pid)) {
+          ended.add(pid);
+          report.processes.push(pid);
+        }
       report.netns.push(...r.netns);
       report.cgroups.push(...r.cgroups);
       report.dirs.push(...r.dirs);
@@ -313,8 +326,25 @@ export async function collectLeftovers(opts: CollectOptions = {}): Promise<GcRep
       await attempt(`removing ${dir}`, async () => {
         const st = await fs.stat(dir);
         if (!all && Date.now() - st.mtimeMs < expiryMs) return;
+        // no registry names the owner: the run's processes are those started since its directory was made
+        const query: StrayQuery = {
+          runId,
+          dirs: [dir],
+          sinceTicks: (await ticksAt(st.birthtimeMs || st.ctimeMs)) ?? 0,
+        };
+        const endRunStrays = async (): Promise<void> => {
+          const found = dry
+            ? (await findStrays(query)).map((s) => ({ pid: s.pid }))
+            : (await endStrays(query)).ended;
+          for (const { pid } of found)
+            if (!ended.has(pid)) {
+              ended.add(pid);
+              report.processes.push(pid);
+            }
+        };
+        await endRunStrays();
         if (dry ? mounted.has(dir) : await unmountIfMounted(dir)) report.mounts.push(dir);
-        if (!dry) await fs.rm(dir, { recursive: true, force: true });
+        if (!dry) await removeTree(dir, endRunStrays);
         report.dirs.push(dir);
       });
     }
@@ -399,11 +429,17 @@ async function existingRunResources(
     (await Promise.all(paths.map(async (p) => ((await exists(p)) ? p : null)))).filter(
       (p): p is string => p !== null,
     );
+  const strays = await findStrays({
+    runId: reg.runId,
+    dirs: reg.dirs,
+    sinceTicks: reg.ownerStartTicks ?? (await ticksAt(Date.parse(reg.createdAt))) ?? 0,
+  });
   return {
     netns: reg.netns.filter((n) => netns.has(n)),
     cgroups: await keep(reg.cgroups),
     dirs: await keep(reg.dirs),
     mounts: reg.mounts.filter((m) => mounted.has(m)),
+    processes: strays.map((s) => s.pid),
     registry: registryPath(reg.runId),
     errors: [],
   };

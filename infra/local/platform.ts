@@ -38,6 +38,7 @@ import {
   type CgroupLayout,
 } from "./cgroup.ts";
 import { applyShaping, createTopology, removeNetns, removeRootLinks, type NetworkTopology } from "./netns.ts";
+import { endStrays, ticksAt, type StrayQuery } from "./strays.ts";
 import type { CgroupPaths, LocalHost, LocalStack, SpawnOptions } from "../../core/hosts.ts";
 import { hostPrograms } from "../../core/limits.ts";
 
@@ -266,12 +267,31 @@ async function killProcessGroup(pgid: number, graceMs: number): Promise<void> {
   }
 }
 
+/**
+ * `fs.rm(dir, { recursive: true, force: true })`; when it fails with ENOTEMPTY or EBUSY (a process still writes
+ * into the tree), `before` (ending that process) and again, at most 5 times.
+ */
+export async function removeTree(dir: string, before?: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await fs.rm(dir, { recursive: true, force: true });
+      return;
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? "";
+      if (before === undefined || attempt >= 5 || !["ENOTEMPTY", "EBUSY"].includes(code)) throw err;
+      await before();
+    }
+  }
+}
+
 /** What removeRunResources removed, and the real errors it met. */
 export interface RemovalReport {
   netns: string[];
   cgroups: string[];
   dirs: string[];
   mounts: string[];
+  /** the run's processes outside its cgroups, ended by pid (./strays.ts; with `strays` only) */
+  processes: number[];
   registry?: string;
   errors: Error[];
 }
@@ -280,12 +300,16 @@ export interface RemovalReport {
  * Remove everything a registry lists, in order: processes in its cgroups, tmpfs mounts, namespaces (processes
  * in them killed first), cgroup directories, directories; then the registry file. Never throws: real errors are
  * collected in `errors`; things already gone are skipped.
+ *
+ * With `strays` (gc, for a run whose owner is gone): the run's processes outside its cgroups (./strays.ts) are ended
+ * by pid first, and again whenever a directory will not go (ENOTEMPTY, EBUSY: something still writes into it), up to
+ * 5 times. A live owner's teardown leaves them out: its own children are awaited or in its process groups.
  */
 export async function removeRunResources(
   reg: RunRegistry,
-  opts: { graceMs?: number } = {},
+  opts: { graceMs?: number; strays?: boolean } = {},
 ): Promise<RemovalReport> {
-  const report: RemovalReport = { netns: [], cgroups: [], dirs: [], mounts: [], errors: [] };
+  const report: RemovalReport = { netns: [], cgroups: [], dirs: [], mounts: [], processes: [], errors: [] };
   const version = reg.cgroupVersion ?? "v1";
   const attempt = async (what: string, fn: () => Promise<void>) => {
     try {
@@ -300,6 +324,23 @@ export async function removeRunResources(
     version,
     dirs: version === "v2" ? { unified: leaf } : { leaf },
   });
+  const query: StrayQuery | undefined = opts.strays
+    ? {
+        runId: reg.runId,
+        dirs: reg.dirs,
+        sinceTicks: reg.ownerStartTicks ?? (await ticksAt(Date.parse(reg.createdAt))) ?? 0,
+      }
+    : undefined;
+  const endRunStrays = async (): Promise<void> => {
+    if (!query) return;
+    const r = await endStrays(query);
+    for (const s of r.ended) if (!report.processes.includes(s.pid)) report.processes.push(s.pid);
+    if (r.left.length > 0)
+      throw new Error(
+        `processes of the run outside its cgroups outlived SIGKILL: ${r.left.map((s) => `${s.pid} (${s.why})`).join(", ")}`,
+      );
+  };
+  await attempt(`ending the processes of run ${reg.runId} outside its cgroups`, endRunStrays);
   for (const leaf of reg.cgroups)
     await attempt(
       `killing processes in ${leaf}`,
@@ -337,7 +378,7 @@ export async function removeRunResources(
       } catch {
         return; // already gone
       }
-      await fs.rm(dir, { recursive: true, force: true });
+      await removeTree(dir, query ? endRunStrays : undefined);
       report.dirs.push(dir);
     });
   }
@@ -412,6 +453,23 @@ interface UserIds {
   uid: number;
   gid: number;
   home: string;
+}
+
+/**
+ * host.spawn's shell (`/bin/sh -c SPAWN_SCRIPT ingestbench-spawn …spawnArgs`): joins the host's cgroups as root BEFORE
+ * privileges are dropped (`ip netns exec` and `setpriv` exec in place, so the pid written is the pid of the final
+ * command and of every child it forks), then execs the command only while its parent is still the harness that
+ * spawned it (exit 125 otherwise): a harness killed between the fork and the joins leaves a shell outside the run's
+ * cgroups, which must not start the program there (gc ends such a shell by pid, ./strays.ts).
+ */
+export const SPAWN_SCRIPT =
+  'o=$1; n=$2; shift 2; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "ingestbench: cannot join cgroup $1" >&2; exit 126; }; ' +
+  "shift; n=$((n-1)); done; read -r _ _ _ p _ < /proc/$$/stat; " +
+  '[ "$p" = "$o" ] || { echo "ingestbench: the harness (pid $o) that spawned this is gone; not starting $1" >&2; exit 125; }; exec "$@"';
+
+/** The arguments of SPAWN_SCRIPT after $0: the harness's pid, the cgroup.procs files to join, the command line. */
+export function spawnArgs(ownerPid: number, procsFiles: string[], command: string[]): string[] {
+  return [String(ownerPid), String(procsFiles.length), ...procsFiles, ...command];
 }
 
 /** Resolve a user name to uid, gid and home via `getent passwd` (synchronous: used inside spawn). */
@@ -633,21 +691,12 @@ export async function provisionLocal(
           let file = command;
           let argv = args;
           if (procsFiles.length > 0) {
-            // Join the cgroup as root BEFORE dropping privileges; `ip netns exec` and `setpriv` exec in place, so
-            // the pid written is the pid of the final command (and of every child it forks).
-            const script =
-              'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "ingestbench: cannot join cgroup $1" >&2; exit 126; }; ' +
-              'shift; n=$((n-1)); done; exec "$@"';
             file = "/bin/sh";
             argv = [
               "-c",
-              script,
+              SPAWN_SCRIPT,
               "ingestbench-spawn",
-              String(procsFiles.length),
-              ...procsFiles,
-              ...prefix,
-              command,
-              ...args,
+              ...spawnArgs(process.pid, procsFiles, [...prefix, command, ...args]),
             ];
           } else if (prefix.length > 0) {
             file = prefix[0]!;

@@ -6,8 +6,6 @@ import { describe, expect, it } from "vitest";
 import { hostCells, stackEntries, stackListing, stacksTable } from "../../harness/cli/commands/stacks.ts";
 import { parseCpu } from "../../core/units.ts";
 import { projectRoot } from "../helpers/bench.ts";
-import { pluginEntries, pluginsTable } from "../../harness/cli/commands/plugins.ts";
-import { collectorNames, sinkNames } from "../../plugins/registry.ts";
 
 const STACKS = path.join(projectRoot, "stacks");
 
@@ -105,29 +103,4 @@ describe("ingestbench stacks: a table", () => {
     expect(stackEntries(STACKS)).toEqual(listing.map((l) => l.entry));
   });
 });
-
-describe("ingestbench plugins: a table", () => {
-  const entries = pluginEntries();
-  const lines = pluginsTable(entries).split("\n");
-
-  it("a row per registered plugin with its platforms and image versions, its about under it, in 100 columns", () => {
-    expect(entries.map((e) => e.name)).toEqual([...sinkNames, ...collectorNames]);
-    expect(lines.filter((l) => [...l].length > 100)).toEqual([]);
-    expect(lines[0]).toMatch(/^plugin +kind +platforms +image +Debian-built images$/);
-    const row = (name: string): string[] => lines.find((l) => l.startsWith(`${name} `))!.split(/ {2,}/);
-    expect(row("postgres")).toEqual(["postgres", "sink", "local, docker, azure", "18.4", "15, 17"]);
-    expect(row("rsyslog")).toEqual(["rsyslog", "collector", "local", "–", "–"]);
-    expect(row("syslog-ng")).toEqual([
-      "syslog-ng",
-      "collector",
-      "local, docker, azure",
-      "3.38.1",
-      "3.38, 4.8",
-    ]);
-    expect(row("otelcol").slice(1, 3)).toEqual(["collector", "docker, azure"]);
-    // the about line follows its row
-    const at = lines.findIndex((l) => l.startsWith("rsyslog "));
-    expect(lines[at + 1]).toMatch(/^ {2}rsyslog 8\.2302/);
-    expect(entries.find((e) => e.name === "clickhouse")).toMatchObject({ image: "25.8", debian: ["18.16"] });
-  });
-});
+// `ingestbench plugins` with each plugin's evidence: test/harness/plugins.test.ts

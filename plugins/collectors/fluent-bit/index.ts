@@ -10,6 +10,7 @@ export const plugin = {
   name: "fluent-bit",
   about:
     "Fluent Bit: the installed fluent-bit locally (bring your own: README.md; 4.2.8 run here), fluent/fluent-bit:4.0.3-debug (the -debug tag, for its shell) on docker and azure",
+  evidence: { level: "run-once", version: "4.2.8", machine: "Intel Xeon (2 cores)", date: "2026-12-07" },
   schema: fluentBitSchema,
   local: fluentBit,
   image,

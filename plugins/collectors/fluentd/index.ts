@@ -10,6 +10,7 @@ export const plugin = {
   name: "fluentd",
   about:
     "Fluentd 1.12.0: the installed fluentd locally (bring your own: README.md); fluent/fluentd on docker and azure, with fluent-plugin-griddb built for GridDB sinks",
+  evidence: { level: "run-once", version: "1.12.0", machine: "Intel Xeon (2 cores)", date: "2026-12-07" },
   schema: fluentdSchema,
   local: fluentd,
   image,

@@ -14,6 +14,7 @@ export const plugin: CollectorPlugin<OtelcolConfig> = {
   kind: "collector",
   name: "otelcol",
   about: `OpenTelemetry Collector ${OTELCOL_PIN}: fluentforward → batch → otlphttp (ClickHouse HTTP, Loki OTLP) / elasticsearch / opensearch; locally the project's own build (plugins/collectors/otelcol/distribution) or an installed otelcol-contrib`,
+  evidence: { level: "real-ci", version: "0.165.0" },
   schema: otelcolSchema,
   local: otelcol,
   image: otelcolImage,

@@ -6,6 +6,7 @@ export const plugin = {
   kind: "collector",
   name: "rsyslog",
   about: "rsyslog 8.2302 built into /opt/ingestbench/rsyslog (local only)",
+  evidence: { level: "real-ci", version: "8.2302" },
   schema: rsyslogSchema,
   local: rsyslog,
 } satisfies CollectorPlugin<RsyslogConfig>;

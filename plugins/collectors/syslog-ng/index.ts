@@ -9,6 +9,7 @@ export const plugin = {
   kind: "collector",
   name: "syslog-ng",
   about: "syslog-ng 3.38: the installed syslog-ng locally, balabit/syslog-ng:3.38.1 on docker and azure",
+  evidence: { level: "real-ci", version: "3.38" },
   schema: syslogNgSchema,
   local: syslogNg,
   image,

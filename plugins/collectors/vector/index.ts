@@ -8,6 +8,7 @@ export const plugin = {
   kind: "collector",
   name: "vector",
   about: "Vector 0.49.0 (timberio/vector, Debian image; docker and azure only)",
+  evidence: { level: "vectors" },
   schema: vectorSchema,
   image,
   render: vectorRenderer,

@@ -9,6 +9,7 @@ export const plugin = {
   name: "clickhouse",
   about:
     "ClickHouse: the installed clickhouse-server locally, clickhouse/clickhouse-server:25.8 on docker and azure",
+  evidence: { level: "real-ci", version: "18.16" },
   schema: clickhouseSchema,
   local: clickhouse,
   image,

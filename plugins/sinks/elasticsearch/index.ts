@@ -8,6 +8,7 @@ export const plugin = {
   kind: "sink",
   name: "elasticsearch",
   about: "Elasticsearch 8.15.3, single node, security off (docker and azure only)",
+  evidence: { level: "vectors" },
   schema: elasticsearchSinkSchema,
   image,
   verifier: elasticsearchVerifier,

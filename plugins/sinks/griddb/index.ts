@@ -9,6 +9,7 @@ export const plugin = {
   name: "griddb",
   about:
     "GridDB 5.6.0 behind the GridDB Web API 5.6.0 (an image built from images/griddb-webapi; docker and azure only)",
+  evidence: { level: "vectors" },
   schema: griddbSinkSchema,
   image,
   verifier: griddbVerifier,

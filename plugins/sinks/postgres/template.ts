@@ -19,7 +19,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { chown, mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { cacheEntry, copyTree, fillCacheEntry } from "../../../core/cache.ts";
+import { cacheEntry, copyTree, fillCacheEntry, type RunProgram } from "../../../core/cache.ts";
 import type { CgroupPaths } from "../../../core/hosts.ts";
 
 /** The cache kind of the initdb templates. */
@@ -89,19 +89,21 @@ export function templateDir(inputs: TemplateInputs, env: NodeJS.ProcessEnv = pro
 }
 
 /**
- * Fill the empty data directory `pgdata` (owned by uid:gid, mode 0700) from the template at `template`; false when
- * there is none yet, or the copy failed (then `pgdata` is empty again, as it was). Never throws.
+ * Fill the empty data directory `pgdata` (owned by uid:gid, mode 0700) from the template at `template`, the copy run
+ * by `run` (the sink's host: in the run's cgroups); false when there is none yet, or the copy failed (then `pgdata`
+ * is empty again, as it was). Never throws.
  */
 export async function copyTemplate(
   template: string,
   pgdata: string,
   uid: number,
   gid: number,
+  run?: RunProgram,
 ): Promise<boolean> {
   const from = join(template, "pgdata");
   if (!existsSync(join(from, "PG_VERSION"))) return false;
   try {
-    await copyTree(from, pgdata);
+    await copyTree(from, pgdata, run);
     return true;
   } catch {
     // a partial copy (a full disk, the cache deleted meanwhile): back to the empty directory initdb needs
@@ -114,13 +116,14 @@ export async function copyTemplate(
 
 /**
  * Keep the data directory `pgdata` as it is (initdb's output, before any server ran on it) as the template at
- * `template` (core/cache.ts fillCacheEntry: staged, then renamed into place). Resolves false when it existed already.
+ * `template` (core/cache.ts fillCacheEntry: staged, then renamed into place), the copy run by `run` (as in
+ * copyTemplate). Resolves false when it existed already.
  * @throws what the copy or the rename throws
  */
-export async function saveTemplate(template: string, pgdata: string): Promise<boolean> {
+export async function saveTemplate(template: string, pgdata: string, run?: RunProgram): Promise<boolean> {
   return fillCacheEntry(template, async (staging) => {
     const to = join(staging, "pgdata");
     await mkdir(to, { mode: 0o700 });
-    await copyTree(pgdata, to);
+    await copyTree(pgdata, to, run);
   });
 }

@@ -8,6 +8,7 @@ export const plugin = {
   name: "victorialogs",
   about:
     "VictoriaLogs 1.52.2 (single node): built from its Go module by scripts/build-victorialogs.sh, local platform only",
+  evidence: { level: "real-ci", version: "1.52.2" },
   schema: victoriaLogsSchema,
   local: victorialogs,
   verifier: victoriaLogsVerifier,

@@ -290,6 +290,10 @@ describe("local platform (real)", () => {
       const stack = JSON.parse(process.argv[1]);
       const local = await provisionLocal(stack, { resultRecord: ${JSON.stringify(record)} });
       const child = local.hosts.sink.spawn("sleep", ["1000"], { stdio: ["ignore", "ignore", "ignore"] });
+      // until its shell has exec'd sleep: a shell whose harness is gone does not start it (platform.ts SPAWN_SCRIPT)
+      const { readFileSync } = await import("node:fs");
+      for (let i = 0; i < 500 && !readFileSync("/proc/" + child.pid + "/cmdline", "utf8").startsWith("sleep"); i++)
+        await new Promise((r) => setTimeout(r, 10));
       console.log(JSON.stringify({ runId: local.runId, pid: process.pid, sleepPid: child.pid }));
       setTimeout(() => process.exit(3), 60000);
     `;
