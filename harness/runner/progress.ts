@@ -626,7 +626,7 @@ export class Progress {
 export function progressOption(): Option {
   return new Option(
     "--progress <mode>",
-    "progress display: live (one updating line), plain (a line per run and a progress line at most every 30 s; every 5 s with --verbose), quiet (only results and summaries), jsonl (one JSON object per event on stdout; see harness/runner/progress.ts), auto (live on a terminal, plain otherwise)",
+    "progress display: auto (live on a terminal, else plain), live, plain, quiet, jsonl (docs/output.md)",
   )
     .choices(PROGRESS_MODES)
     .default("auto");

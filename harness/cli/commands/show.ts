@@ -10,7 +10,7 @@ import type { CommandModule } from "../context.ts";
 export const registerShow: CommandModule = (program, ctx) => {
   program
     .command("show")
-    .description("Print a run in full from its run.json (what bench --verbose prints as the run ends).")
+    .description("Print one run in full from its run.json (as bench --verbose)")
     .argument(
       "<run>",
       "a run id (20261205T091714Z-aee9c2), the short id a run line ends with (aee9c2), or a prefix",
