@@ -46,7 +46,7 @@ describe("README.md is a front door", () => {
     expect(readme.split("\n").length - (readme.endsWith("\n") ? 1 : 0)).toBeLessThanOrEqual(200);
     expect(readme).toMatch(/^```sh\nnpm ci && npm run bench\s+#/m);
     expect(readme).toMatch(/^npm test\s+#/m);
-    expect(readme).toContain("<!-- sample: coordinator regenerates -->");
+    expect(readme).toContain("<!-- readme-sample:bench -->");
     expect(readme).toMatch(/<!-- readme-sample:bench -->[\s\S]*<!-- \/readme-sample:bench -->/);
     expect(readme).toMatch(/^\| platform \|/m);
     expect(readme).toMatch(/^\| plugin \| kind \| version \| platforms \| evidence \|$/m);
