@@ -74,6 +74,8 @@ export interface StackRow extends LedgerTotals {
   rowsPerSecondPerGiB: number | null;
   sinkCores: number;
   cpuMsPer1000Rows: number;
+  /** median over runs of the sink's bytes on disk per million stored rows (run.json storage); null when none says */
+  storageBytesPerMillionRows: number | null;
   throttledShare: number | null;
   networkMbitPerSecond: number;
   lagP99Ms: number | null;
@@ -181,6 +183,9 @@ export async function compareStacks(
         rowsPerSecondPerGiB: perGiB(measured),
         sinkCores: med(measured, (r) => r.summary?.sinkCores),
         cpuMsPer1000Rows: med(measured, (r) => r.summary?.cpuMsPer1000Rows),
+        storageBytesPerMillionRows: measured.some((r) => bytesPerMillion(r) !== null)
+          ? med(measured, (r) => bytesPerMillion(r) ?? undefined)
+          : null,
         throttledShare: measured.some((r) => r.summary?.throttledShare != null)
           ? med(measured, (r) => r.summary?.throttledShare)
           : null,
@@ -248,4 +253,10 @@ export function runFlags(runs: readonly RunRecord[]): string[] {
   const contended = measured.filter((r) => r.summary!.contention?.contended).length;
   if (contended > 0) flags.push(`contended ${contended}/${measured.length}`);
   return flags;
+}
+
+/** A run's storage per million rows (run.json storage, harness/runner/storage.ts), or null when it has none. */
+function bytesPerMillion(r: RunRecord): number | null {
+  const s = r.storage;
+  return s && "bytesPerMillionRows" in s ? s.bytesPerMillionRows : null;
 }

@@ -206,6 +206,15 @@ export const STACK_COLUMNS: readonly StackColumn[] = [
   }),
   column({
     wide: true,
+    key: "storageBytesPerMillionRows",
+    header: "disk MiB/M rows",
+    unit: "MiB on the sink's disk per million stored rows (run.json storage)",
+    align: "r",
+    value: (r) => r.storageBytesPerMillionRows,
+    format: (v) => (v === null ? "–" : fix(v / 2 ** 20, 1)),
+  }),
+  column({
+    wide: true,
     key: "throttled",
     header: "throttled",
     unit: "percent of CFS periods throttled",

@@ -148,7 +148,7 @@ describe("HTML and Markdown", () => {
       expect(r[col]).toBe(r[0] === "small" ? "–" : "3.0");
     }
     expect(report.markdown).toMatch(
-      /^\| stack \| runs \|.*\| sink cores \| CPU ms\/1k rows \| throttled \|/m,
+      /^\| stack \| runs \|.*\| sink cores \| CPU ms\/1k rows \| disk MiB\/M rows \| throttled \|/m,
     );
   });
 

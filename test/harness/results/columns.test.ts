@@ -122,7 +122,7 @@ describe("the terminal's default table is readable; --wide and --columns give th
       ),
     ).toBeGreaterThan(width);
     expect(text).toMatch(
-      /\nnot shown: IQR, MiB\/s, rows\/s\/GiB, sink cores, CPU ms\/1k rows, throttled, net Mbit\/s, delivery p99, verdict \(--wide for all, or --columns/,
+      /\nnot shown: IQR, MiB\/s, rows\/s\/GiB, sink cores, CPU ms\/1k rows, disk MiB\/M rows, throttled, net Mbit\/s, delivery p99, verdict \(--wide for all, or --columns/,
     );
     expect(renderComparison("quickstart", plain, { wide: true })).not.toMatch(/not shown:/);
   });
@@ -283,5 +283,15 @@ describe("lag p99 with the samples it rests on", () => {
     // runs that predate both: no value
     expect(delivery.cell(row, ctx)).toBe("–");
     expect(verdict.cell(row, ctx)).toBe("–");
+  });
+});
+
+describe("the storage column (run.json storage)", () => {
+  it("prints the median MiB on disk per million rows, and – where no run of the stack says", () => {
+    const col = STACK_COLUMNS.find((c) => c.key === "storageBytesPerMillionRows")!;
+    const ctx = { withCell: false, confidence: 0.9 };
+    expect(col.wide).toBe(true);
+    expect(col.cell({ storageBytesPerMillionRows: 153_662_608 } as StackRow, ctx)).toBe("146.5");
+    expect(col.cell({ storageBytesPerMillionRows: null } as StackRow, ctx)).toBe("–");
   });
 });
