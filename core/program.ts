@@ -83,7 +83,7 @@ function locate(
   }
   throw new ConfigurationError(
     "E_PROGRAM_MISSING",
-    `${where}: ${spec.plugin} needs a program: none of ${spec.names.join(", ")} is on PATH${spec.built ? " and the project's own build is not on this machine" : ""}; ${spec.install}; or name one in the stack, e.g. \`programs: { ${spec.plugin}: /opt/bin/${spec.names[0]} }\` under the host`,
+    `${where}: ${spec.plugin} needs a program: none of ${spec.names.join(", ")} is on PATH${spec.built ? " and the project's own build is not on this machine" : ""}; ${spec.install}${spec.install.includes("programs") ? "" : `; or name one in the stack, e.g. \`programs: { ${spec.plugin}: /opt/bin/${spec.names[0]} }\` under the host`}`,
     { field: `programs.${spec.plugin}` },
   );
 }
