@@ -12,7 +12,8 @@ export function memoryCapOf(cgroup: CgroupPaths): number | null {
   if (!file) return null;
   try {
     const n = Number(readFileSync(file, "utf8").trim());
-    return Number.isFinite(n) ? n : null; // v2 "max": NaN, no cap
+    // v2 "max" is NaN; v1 without a cap holds a page-rounded 2^63 − 1
+    return Number.isFinite(n) && n < 2 ** 62 ? n : null;
   } catch {
     return null;
   }

@@ -445,7 +445,7 @@ export async function probeVersion(p: VersionProbe): Promise<string> {
 }
 
 /**
- * The RunningComponent of a collector daemon started by startListeningDaemon: it receives on `port` at the host's
+ * The RunningComponent of a collector daemon started by startListeningDaemon (or core/collector.ts startCollector): it receives on `port` at the host's
  * data and control addresses, forwards the downstream's connection params, and is stopped by the server's stop.
  * `stats` reads the collector's own counts (its claims), in the collector's own way; `signals`, when given, its
  * counters and gauges for the per-interval series (RunningComponent.signals).

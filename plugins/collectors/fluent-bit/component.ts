@@ -12,10 +12,15 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
+import {
+  parseCollectorConfig,
+  pinnedProgram,
+  requireDownstream,
+  startCollector,
+} from "../../../core/collector.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
-import { hostProgram, type ProgramSpec } from "../../../core/program.ts";
-import { startServer, tcpAccepts, waitReady } from "../../../core/process.ts";
+import type { ProgramSpec } from "../../../core/program.ts";
+import { listeningCollector, tcpAccepts } from "../../../core/process.ts";
 import type { ComponentFactory, Downstream, RunningComponent } from "../../../core/component.ts";
 import { claims, fluentBitSignals } from "./claims.ts";
 import { fluentBitRenderer, fluentBitSchema, renderFluentBitConfig, type FluentBitConfig } from "./render.ts";
@@ -34,16 +39,7 @@ export const FLUENT_BIT_PROGRAM: ProgramSpec = {
 };
 
 function parseConfig(raw: unknown): FluentBitConfig {
-  const parsed = fluentBitSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const at = `collector.fluent-bit.${issue.path.join(".")}`;
-    throw new ConfigurationError("E_COLLECTOR_CONFIG", `${at}: ${issue.message}`, {
-      field: at,
-      cause: parsed.error,
-    });
-  }
-  return parsed.data;
+  return parseCollectorConfig("fluent-bit", fluentBitSchema, raw);
 }
 
 /** Component "fluent-bit" (kind collector): http or forward input into ./render.ts's sinks. */
@@ -64,21 +60,11 @@ export const fluentBit: ComponentFactory<FluentBitConfig> = {
     host: LocalHost,
     rawConfig: FluentBitConfig,
     signal?: AbortSignal,
-    downstream?: Downstream,
+    downstreamOrNone?: Downstream,
   ): Promise<RunningComponent> {
     const config = parseConfig(rawConfig);
-    if (!downstream)
-      throw new ConfigurationError(
-        "E_COLLECTOR_DOWNSTREAM",
-        "collector fluent-bit needs the sink it writes into (downstream)",
-      );
-    const program = hostProgram(host, FLUENT_BIT_PROGRAM);
-    if (program.version !== config.version) {
-      throw new VerificationError(
-        "E_VERSION",
-        `fluent-bit at ${program.argv.join(" ")} reports ${program.version} but collector.fluent-bit.version pins ${config.version}; refusing to start`,
-      );
-    }
+    const downstream = requireDownstream("fluent-bit", downstreamOrNone);
+    const program = pinnedProgram(host, FLUENT_BIT_PROGRAM, config.version);
     const dir = join(host.dataDir, "fluent-bit");
     await mkdir(dir, { recursive: true });
     const { sink } = downstream;
@@ -92,50 +78,31 @@ export const fluentBit: ComponentFactory<FluentBitConfig> = {
     );
     // the sink's password stays in the environment (the config names it as ${INGESTBENCH_<SINK>_PASSWORD})
     await writeFile(rendered.file, rendered.text);
-    const [exe, ...pre] = program.argv;
-    const server = startServer(host, exe!, [...pre, "-c", rendered.file], {
-      env: { LC_ALL: "C" },
-      logFile: join(host.dataDir, "fluent-bit.log"),
-      stop: { signal: "SIGTERM", graceMs: STOP_GRACE_MS, continueFirst: true },
-    });
     const metrics = { host: host.controlAddress, port: rendered.listens.metrics! };
-    await waitReady(server, {
-      signal,
+    const server = await startCollector(host, "fluent-bit", [...program.argv, "-c", rendered.file], {
+      env: { LC_ALL: "C" },
+      graceMs: STOP_GRACE_MS,
       timeoutMs: READY_TIMEOUT_MS,
       intervalMs: 200,
+      signal,
       probe: async () => {
         if (!(await tcpAccepts(host.controlAddress, rendered.listens.data))) return undefined;
         await claims.read(metrics, signal);
         return true;
       },
-      errors: {
-        aborted: () =>
-          new ProvisioningError("E_COLLECTOR_ABORTED", "aborted while waiting for fluent-bit to start"),
-        spawnFailed: (e) =>
-          new ProvisioningError("E_COLLECTOR_START", `cannot start fluent-bit: ${e.message}`, { cause: e }),
-        exited: (code) =>
-          new ProvisioningError(
-            "E_COLLECTOR_START",
-            `fluent-bit exited during startup (code ${code}); output:\n${server.log.text()}`,
-          ),
-        timedOut: (last) =>
-          new ProvisioningError(
-            "E_COLLECTOR_READY",
-            `fluent-bit's input (${rendered.listens.data}) or HTTP server (${metrics.port}) not answering after ${READY_TIMEOUT_MS / 1000} s (${last}); output:\n${server.log.text()}`,
-          ),
-      },
+      notReady: (last) =>
+        `fluent-bit's input (${rendered.listens.data}) or HTTP server (${metrics.port}) not answering after ${READY_TIMEOUT_MS / 1000} s (${last})`,
     });
-    return {
+    return listeningCollector({
       name: "fluent-bit",
       pinned: config.version,
       running: program.version,
-      data: { host: host.address, port: rendered.listens.data },
-      control: { host: host.controlAddress, port: rendered.listens.data },
+      host,
+      port: rendered.listens.data,
+      server,
       params: downstream.params,
-      pid: server.child.pid,
-      stop: () => server.stop(),
       stats: () => claims.read(metrics),
       signals: () => fluentBitSignals(`http://${metrics.host}:${metrics.port}`),
-    };
+    });
   },
 };

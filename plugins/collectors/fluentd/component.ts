@@ -12,10 +12,15 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
+import {
+  parseCollectorConfig,
+  pinnedProgram,
+  requireDownstream,
+  startCollector,
+} from "../../../core/collector.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
-import { hostProgram, type ProgramSpec } from "../../../core/program.ts";
-import { startServer, tcpAccepts, waitReady } from "../../../core/process.ts";
+import type { ProgramSpec } from "../../../core/program.ts";
+import { listeningCollector, tcpAccepts } from "../../../core/process.ts";
 import type { ComponentFactory, Downstream, RunningComponent } from "../../../core/component.ts";
 import { claims, monitorAgentSignals } from "./claims.ts";
 import { fluentdRenderer, fluentdSchema, renderFluentdConfig, type FluentdConfig } from "./render.ts";
@@ -34,16 +39,7 @@ export const FLUENTD_PROGRAM: ProgramSpec = {
 };
 
 function parseConfig(raw: unknown): FluentdConfig {
-  const parsed = fluentdSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const at = `collector.fluentd.${issue.path.join(".")}`;
-    throw new ConfigurationError("E_COLLECTOR_CONFIG", `${at}: ${issue.message}`, {
-      field: at,
-      cause: parsed.error,
-    });
-  }
-  return parsed.data;
+  return parseCollectorConfig("fluentd", fluentdSchema, raw);
 }
 
 /** Sum of the numeric values of several readings, key by key. */
@@ -72,21 +68,11 @@ export const fluentd: ComponentFactory<FluentdConfig> = {
     host: LocalHost,
     rawConfig: FluentdConfig,
     signal?: AbortSignal,
-    downstream?: Downstream,
+    downstreamOrNone?: Downstream,
   ): Promise<RunningComponent> {
     const config = parseConfig(rawConfig);
-    if (!downstream)
-      throw new ConfigurationError(
-        "E_COLLECTOR_DOWNSTREAM",
-        "collector fluentd needs the sink it writes into (downstream)",
-      );
-    const program = hostProgram(host, FLUENTD_PROGRAM);
-    if (program.version !== config.version) {
-      throw new VerificationError(
-        "E_VERSION",
-        `fluentd at ${program.argv.join(" ")} reports ${program.version} but collector.fluentd.version pins ${config.version}; refusing to start`,
-      );
-    }
+    const downstream = requireDownstream("fluentd", downstreamOrNone);
+    const program = pinnedProgram(host, FLUENTD_PROGRAM, config.version);
     const dir = join(host.dataDir, "fluentd");
     await mkdir(join(dir, "buffer"), { recursive: true });
     const { sink } = downstream;
@@ -101,58 +87,40 @@ export const fluentd: ComponentFactory<FluentdConfig> = {
     );
     // the sink's password stays in the environment (the config reads it as "#{ENV['…']}", ./render.ts envPassword)
     await writeFile(rendered.file, rendered.text);
-    const [exe, ...pre] = program.argv;
-    const server = startServer(host, exe!, [...pre, "-c", rendered.file], {
-      env: { LC_ALL: "C" },
-      logFile: join(host.dataDir, "fluentd.log"),
-      stop: { signal: "SIGTERM", graceMs: STOP_GRACE_MS, continueFirst: true, killChildren: true },
-    });
     const ports = claims.ports!(config.monitor_agent.port, config);
     const at = (port: number) => ({ host: host.controlAddress, port });
     const readAll = async (s?: AbortSignal) =>
       sumReadings(await Promise.all(ports.map((p) => claims.read(at(p), s))));
     const dataPort = config.source.sample ? undefined : rendered.listens.data;
-    await waitReady(server, {
-      signal,
+    const server = await startCollector(host, "fluentd", [...program.argv, "-c", rendered.file], {
+      env: { LC_ALL: "C" },
+      graceMs: STOP_GRACE_MS,
+      killChildren: true,
       timeoutMs: READY_TIMEOUT_MS,
       intervalMs: 200,
+      signal,
       probe: async () => {
         if (dataPort !== undefined && !(await tcpAccepts(host.controlAddress, dataPort))) return undefined;
         await readAll(signal);
         return true;
       },
-      errors: {
-        aborted: () =>
-          new ProvisioningError("E_COLLECTOR_ABORTED", "aborted while waiting for fluentd to start"),
-        spawnFailed: (e) =>
-          new ProvisioningError("E_COLLECTOR_START", `cannot start fluentd: ${e.message}`, { cause: e }),
-        exited: (code) =>
-          new ProvisioningError(
-            "E_COLLECTOR_START",
-            `fluentd exited during startup (code ${code}); output:\n${server.log.text()}`,
-          ),
-        timedOut: (last) =>
-          new ProvisioningError(
-            "E_COLLECTOR_READY",
-            `fluentd's monitor_agent (${ports.join(", ")}) or data port not answering after ${READY_TIMEOUT_MS / 1000} s (${last}); output:\n${server.log.text()}`,
-          ),
-      },
+      notReady: (last) =>
+        `fluentd's monitor_agent (${ports.join(", ")}) or data port not answering after ${READY_TIMEOUT_MS / 1000} s (${last})`,
     });
-    return {
+    return listeningCollector({
       name: "fluentd",
       pinned: config.version,
       running: program.version,
-      data: { host: host.address, port: rendered.listens.data },
-      control: { host: host.controlAddress, port: rendered.listens.data },
+      host,
+      port: rendered.listens.data,
+      server,
       params: downstream.params,
-      pid: server.child.pid,
-      stop: () => server.stop(),
       stats: () => readAll(),
       async signals() {
         return sumReadings(
           await Promise.all(ports.map((p) => monitorAgentSignals(`http://${host.controlAddress}:${p}`))),
         );
       },
-    };
+    });
   },
 };

@@ -23,11 +23,17 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { request } from "undici";
 import type { ComponentFactory, Downstream, RunningComponent } from "../../../core/component.ts";
-import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
+import {
+  parseCollectorConfig,
+  pinnedProgram,
+  requireDownstream,
+  startCollector,
+} from "../../../core/collector.ts";
+import { ConfigurationError, ProvisioningError } from "../../../core/errors.ts";
 import type { LocalHost } from "../../../core/hosts.ts";
-import { listeningCollector, matchesVersionPrefix, startServer, waitReady } from "../../../core/process.ts";
+import { listeningCollector, matchesVersionPrefix } from "../../../core/process.ts";
 import { parsePrometheusText, type PromSamples } from "../../../core/prometheus.ts";
-import { hostProgram, type ProgramSpec } from "../../../core/program.ts";
+import type { ProgramSpec } from "../../../core/program.ts";
 import { passwordEnvName, sinkPassword } from "../../../core/secrets.ts";
 import { otelcolBuilt, OTELCOL_BUILD_SCRIPT } from "./build.ts";
 import { claims } from "./claims.ts";
@@ -115,16 +121,7 @@ async function metricsText(host: string, port: number): Promise<string> {
 }
 
 function parseConfig(raw: unknown): OtelcolConfig {
-  const parsed = otelcolSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const at = `collector.otelcol.${issue.path.join(".")}`;
-    throw new ConfigurationError("E_COLLECTOR_CONFIG", `${at}: ${issue.message}`, {
-      field: at,
-      cause: parsed.error,
-    });
-  }
-  return parsed.data;
+  return parseCollectorConfig("otelcol", otelcolSchema, raw);
 }
 
 /** Component "otelcol" (kind collector): receives `fluent-forward`, writes into OTELCOL_LOCAL_SINKS. */
@@ -145,14 +142,10 @@ export const otelcol: ComponentFactory<OtelcolConfig> = {
     host: LocalHost,
     rawConfig: OtelcolConfig,
     signal?: AbortSignal,
-    downstream?: Downstream,
+    downstreamOrNone?: Downstream,
   ): Promise<RunningComponent> {
     const config = parseConfig(rawConfig);
-    if (!downstream)
-      throw new ConfigurationError(
-        "E_COLLECTOR_DOWNSTREAM",
-        "collector otelcol needs the sink it writes into (downstream)",
-      );
+    const downstream = requireDownstream("otelcol", downstreamOrNone);
     const { sink } = downstream;
     if (!OTELCOL_LOCAL_SINKS.includes(sink.name))
       throw new ConfigurationError(
@@ -160,13 +153,7 @@ export const otelcol: ComponentFactory<OtelcolConfig> = {
         `collector otelcol on the local platform cannot write into sink "${sink.name}" (local: ${OTELCOL_LOCAL_SINKS.join(", ") || "none"}; plugins/collectors/otelcol/README.md says why)`,
         { field: "sink" },
       );
-    const program = hostProgram(host, OTELCOL_PROGRAM);
-    if (!matchesVersionPrefix(config.version, program.version)) {
-      throw new VerificationError(
-        "E_VERSION",
-        `otelcol at ${program.argv.join(" ")} reports version ${program.version}, but collector.otelcol.version pins ${config.version}; refusing to start`,
-      );
-    }
+    const program = pinnedProgram(host, OTELCOL_PROGRAM, config.version, matchesVersionPrefix);
     const dir = join(host.dataDir, "otelcol");
     await mkdir(dir, { recursive: true });
     const password = sinkPassword(sink.name);
@@ -197,33 +184,16 @@ export const otelcol: ComponentFactory<OtelcolConfig> = {
         `otelcol (${program.argv.join(" ")}) refuses the rendered ${rendered.file}:\n${`${check.stdout}\n${check.stderr}`.trim().slice(-2000)}`,
       );
 
-    const server = startServer(host, cmd, [...pre, ...rendered.command!], {
-      env,
-      logFile: join(host.dataDir, "otelcol.log"),
-      stop: { signal: "SIGTERM", graceMs: STOP_GRACE_MS, continueFirst: true },
-    });
     const healthPort = portOf(config.extensions.health_check.endpoint);
-    await waitReady(server, {
-      signal,
+    const server = await startCollector(host, "otelcol", [cmd, ...pre, ...rendered.command!], {
+      env,
+      graceMs: STOP_GRACE_MS,
       timeoutMs: READY_TIMEOUT_MS,
       intervalMs: 100,
+      signal,
       probe: async () => ((await healthy(host.controlAddress, healthPort)) ? true : undefined),
-      errors: {
-        aborted: () =>
-          new ProvisioningError("E_COLLECTOR_ABORTED", "aborted while waiting for otelcol to start"),
-        spawnFailed: (e) =>
-          new ProvisioningError("E_COLLECTOR_START", `cannot start otelcol: ${e.message}`, { cause: e }),
-        exited: (code) =>
-          new ProvisioningError(
-            "E_COLLECTOR_START",
-            `otelcol exited during startup (code ${code}); output:\n${server.log.text()}`,
-          ),
-        timedOut: () =>
-          new ProvisioningError(
-            "E_COLLECTOR_READY",
-            `otelcol's health_check on ${host.controlAddress}:${healthPort} did not answer 200 after ${READY_TIMEOUT_MS / 1000} s; output:\n${server.log.text()}`,
-          ),
-      },
+      notReady: () =>
+        `otelcol's health_check on ${host.controlAddress}:${healthPort} did not answer 200 after ${READY_TIMEOUT_MS / 1000} s`,
     });
     const metricsPort = rendered.listens.metrics!;
     return listeningCollector({

@@ -38,6 +38,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { z } from "zod";
+import { parseCollectorConfig, requireDownstream } from "../../../core/collector.ts";
 import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import { maxSyslogMessageBytes } from "../../../core/events/syslog.ts";
@@ -352,16 +353,7 @@ export function impstatsReader(file: string): () => Promise<Map<string, Record<s
 }
 
 function parseConfig(raw: unknown): RsyslogConfig {
-  const parsed = rsyslogSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const at = `collector.rsyslog.${issue.path.join(".")}`;
-    throw new ConfigurationError("E_COLLECTOR_CONFIG", `${at}: ${issue.message}`, {
-      field: at,
-      cause: parsed.error,
-    });
-  }
-  return parsed.data;
+  return parseCollectorConfig("rsyslog", rsyslogSchema, raw);
 }
 
 async function fileSize(file: string): Promise<number> {
@@ -388,14 +380,10 @@ export const rsyslog: ComponentFactory<RsyslogConfig> = {
     host: LocalHost,
     rawConfig: RsyslogConfig,
     signal?: AbortSignal,
-    downstream?: Downstream,
+    downstreamOrNone?: Downstream,
   ): Promise<RunningComponent> {
     const config = parseConfig(rawConfig);
-    if (!downstream)
-      throw new ConfigurationError(
-        "E_COLLECTOR_DOWNSTREAM",
-        "collector rsyslog needs the sink it writes into (downstream)",
-      );
+    const downstream = requireDownstream("rsyslog", downstreamOrNone);
     const install = rsyslogInstall();
     const running = await probeRsyslogVersion(install.binary);
     if (!matchesRsyslogPin(config.version, running)) {

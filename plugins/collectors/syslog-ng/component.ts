@@ -38,6 +38,7 @@ import { sinkPassword, writeSecretFile } from "../../../core/secrets.ts";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
+import { parseCollectorConfig, requireDownstream } from "../../../core/collector.ts";
 import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
 import { quoteIdent, quoteTable } from "../../../core/events/copy-text.ts";
 import { maxSyslogMessageBytes, SYSLOG_SD_ID } from "../../../core/events/syslog.ts";
@@ -573,16 +574,7 @@ export function parseSignals(csv: string): Record<string, number> {
 }
 
 function parseConfig(raw: unknown): SyslogNgConfig {
-  const parsed = syslogNgSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const at = `collector.syslog-ng.${issue.path.join(".")}`;
-    throw new ConfigurationError("E_COLLECTOR_CONFIG", `${at}: ${issue.message}`, {
-      field: at,
-      cause: parsed.error,
-    });
-  }
-  return parsed.data;
+  return parseCollectorConfig("syslog-ng", syslogNgSchema, raw);
 }
 
 /** Component "syslog-ng" (kind collector): receives the `syslog` generator, writes into `postgres` (sql()) and `clickhouse` (http()). */
@@ -601,14 +593,10 @@ export const syslogNg: ComponentFactory<SyslogNgConfig> = {
     host: LocalHost,
     rawConfig: SyslogNgConfig,
     signal?: AbortSignal,
-    downstream?: Downstream,
+    downstreamOrNone?: Downstream,
   ): Promise<RunningComponent> {
     const config = parseConfig(rawConfig);
-    if (!downstream)
-      throw new ConfigurationError(
-        "E_COLLECTOR_DOWNSTREAM",
-        "collector syslog-ng needs the sink it writes into (downstream)",
-      );
+    const downstream = requireDownstream("syslog-ng", downstreamOrNone);
     const running = await probeSyslogNgVersion();
     if (!matchesSyslogNgPin(config.version, running)) {
       throw new VerificationError(

@@ -33,13 +33,13 @@
  *   generator's default `timestamp: "sent"`). VictoriaLogs moves the time field into `_time` (the entry has no
  *   sent_at field then). The Loki and OpenTelemetry paths take `_time` from the entry's own timestamp.
  */
-import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { ConfigurationError, ProvisioningError, VerificationError } from "../../../core/errors.ts";
 import type { ComponentFactory, RunningComponent } from "../../../core/component.ts";
-import type { CgroupPaths, LocalHost } from "../../../core/hosts.ts";
+import type { LocalHost } from "../../../core/hosts.ts";
+import { memoryCapOf } from "../../../core/memory-cap.ts";
 import { exited, startServer, waitReady } from "../../../core/process.ts";
 import { hostProgram, type ProgramSpec } from "../../../core/program.ts";
 import { builtVictoriaLogs } from "./build.ts";
@@ -107,22 +107,6 @@ const RESERVED_FLAGS = new Set(["storageDataPath", "httpListenAddr", "retentionP
 /** The pin "1.52.2" matches a running "1.52.2" (or "v1.52.2"): releases are compared whole. */
 export function matchesVictoriaLogsPin(pinned: string, running: string): boolean {
   return pinned.replace(/^v/, "") === running.replace(/^v/, "");
-}
-
-/** The memory cap of a host's cgroup, bytes (v1 memory.limit_in_bytes, v2 memory.max); null when none or unreadable. */
-export function memoryCap(cgroup: CgroupPaths): number | null {
-  const file =
-    cgroup.version === "v2"
-      ? cgroup.dirs.unified && join(cgroup.dirs.unified, "memory.max")
-      : cgroup.dirs.memory && join(cgroup.dirs.memory, "memory.limit_in_bytes");
-  if (!file) return null;
-  try {
-    const n = Number(readFileSync(file, "utf8").trim());
-    // v2 "max" is NaN; v1 without a cap holds a page-rounded 2^63 − 1
-    return Number.isFinite(n) && n < 2 ** 62 ? n : null;
-  } catch {
-    return null;
-  }
 }
 
 function urlHost(host: string): string {
@@ -245,7 +229,7 @@ export const victorialogs: ComponentFactory<VictoriaLogsConfig> = {
       address: host.address,
       controlAddress: host.controlAddress,
       storageDataPath,
-      capBytes: memoryCap(host.cgroup),
+      capBytes: memoryCapOf(host.cgroup),
     });
     const server = startServer(host, program.argv[0]!, [...program.argv.slice(1), ...args], {
       env: { LC_ALL: "C", LANG: "C", TZ: "UTC" },
