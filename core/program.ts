@@ -14,6 +14,9 @@ import { parse as parseShell } from "shell-quote";
 import { ConfigurationError } from "./errors.ts";
 import { findOnPath } from "./which.ts";
 
+/** How long a program may take to print its version (a JVM's start included), ms. */
+const VERSION_TIMEOUT_MS = 60_000;
+
 /** What a local component needs to find and identify its program. */
 export interface ProgramSpec {
   /** the plugin's name, also the key of the stack host's `programs` map, e.g. "otelcol" */
@@ -94,12 +97,15 @@ function readVersion(spec: ProgramSpec, argv: string[], where: string, env: Node
     env: { ...env, LC_ALL: "C" },
     encoding: "utf8",
     stdio: ["ignore", "pipe", "pipe"],
-    timeout: 60_000,
+    timeout: VERSION_TIMEOUT_MS,
+    killSignal: "SIGKILL",
   });
   if (r.error) {
-    throw new ConfigurationError("E_PROGRAM_VERSION", `${where}: ${cmd} failed: ${r.error.message}`, {
-      cause: r.error,
-    });
+    const why =
+      (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT"
+        ? `did not answer in ${VERSION_TIMEOUT_MS / 1000} s (ended)`
+        : `failed: ${r.error.message}`;
+    throw new ConfigurationError("E_PROGRAM_VERSION", `${where}: ${cmd} ${why}`, { cause: r.error });
   }
   const out = `${r.stdout ?? ""}\n${r.stderr ?? ""}`;
   for (const re of spec.patterns) {

@@ -178,9 +178,11 @@ export function runLine(r: RunRecord, max = RUN_LINE_WIDTH): string {
   // the error's message and the flags take what room is left, cut with "…"
   const fixed = [...parts, ...failed];
   const tail = [flags || null, id];
+  // the id ends every line whole (`ingestbench show <id>` takes it): what is cut is cut before it
+  const withId = (xs: Array<string | null>): string => `${clip(join(xs), max - id.length - 2)}  ${id}`;
   if (error) {
     const room = max - join([...fixed, "", ...tail]).length;
-    return clip(join([...fixed, clip(error, Math.max(12, room)), ...tail]), max);
+    return withId([...fixed, clip(error, Math.max(12, room)), flags || null]);
   }
   const full = join([...fixed, ...tail]);
   if (full.length <= max) return full;
@@ -190,7 +192,7 @@ export function runLine(r: RunRecord, max = RUN_LINE_WIDTH): string {
     const line = join([...fixed, `${[...words.slice(0, k), "…"].join(", ")}`, id]);
     if (line.length <= max) return line;
   }
-  return clip(join([...fixed, id]), max);
+  return withId(fixed);
 }
 
 /** The notes of `keys` not said yet in this invocation (`said` is updated): one line each, to print once. */

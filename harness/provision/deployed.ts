@@ -15,6 +15,7 @@
  * components or settings differ from what is deployed is re-deployed in place first (`pulumi up` with the cell's
  * `ingestbench:cell` config).
  */
+import { pluginNamed } from "../../plugins/registry.ts";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { StackOutputs } from "../../core/outputs.ts";
@@ -159,6 +160,21 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
           "E_PLATFORM",
           `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`,
         );
+      // a component with no container image (a local-only plugin: VictoriaLogs, rsyslog) cannot be deployed
+      for (const plan of plans) {
+        for (const [what, block] of [
+          ["sink", plan.sink],
+          ["collector", plan.collector],
+        ] as const) {
+          if (block && !pluginNamed(block.name).image) {
+            throw new ConfigurationError(
+              what === "sink" ? "E_SINK" : "E_COLLECTOR",
+              `scenario ${plan.scenario}: ${what} "${block.name}" has no container image: it runs on local stacks only (stack ${stack.name} is a ${stack.platform} stack)`,
+              { field: what },
+            );
+          }
+        }
+      }
       const components: string[] = [];
       for (const plan of plans) {
         const config = cellConfig(stack, plan);

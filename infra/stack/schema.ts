@@ -49,7 +49,14 @@ import {
 } from "../../core/yaml.ts";
 import { stringify as yamlStringify } from "yaml";
 import { catalog, deployableComponents } from "../catalog.ts";
-import { collectorPlugin, sinkPlugin } from "../../plugins/registry.ts";
+import {
+  collectorNames,
+  collectorPlugin,
+  findCollector,
+  findSink,
+  sinkNames,
+  sinkPlugin,
+} from "../../plugins/registry.ts";
 import { eventFieldSchema } from "../../core/events/field-schema.ts";
 import { pluginBlock, type PluginBlockWording } from "../../core/plugin-block.ts";
 import type { EventField } from "../../core/events/types.ts";
@@ -169,7 +176,23 @@ export const hostShape = {
   disk: diskSchema.optional(),
   network: networkSchema.optional(),
   /** local stacks: the installed program a plugin runs on this host (core/program.ts), e.g. `otelcol: /opt/otelcol` */
-  programs: z.record(z.string(), z.string().min(1)).optional(),
+  programs: z
+    .record(z.string(), z.string().min(1))
+    .superRefine((programs, ctx) => {
+      const known: string[] = [...sinkNames, ...collectorNames].filter(
+        (n) => (findSink(n) ?? findCollector(n))?.local,
+      );
+      for (const name of Object.keys(programs)) {
+        if (!known.includes(name)) {
+          addFlatIssue(ctx, {
+            path: [name],
+            message: `"${name}" is no plugin with a local component; known: ${known.join(", ")}`,
+            at: "key",
+          });
+        }
+      }
+    })
+    .optional(),
 };
 
 /** A host block; `null` (a bare `collector:`) means a host with no limits. Output: HostLimits. */

@@ -101,6 +101,13 @@ describe("ui/run-line.ts", () => {
     expect(line).toMatch(
       /^ERROR {2}local-quarter-core {2}E_VERSION_PIN: the pinned sink version .*… {2}run /,
     );
+    // many flags beside a long error: the flags and the message give way, the short id stays whole
+    const crowded = base({ status: "error" });
+    crowded.error = r.error;
+    crowded.caps = { oversubscribed: ["a"], uncapped: { sink: ["cpu"] } } as never;
+    const c = runLine(crowded);
+    expect(c.length).toBeLessThanOrEqual(100);
+    expect(c.endsWith(`  run ${crowded.runId.slice(-6)}`)).toBe(true);
   });
 
   it("the run block of a recorded run.json keeps every figure (what --verbose and show print)", () => {

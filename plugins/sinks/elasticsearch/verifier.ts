@@ -113,8 +113,7 @@ const ELASTICSEARCH: EsFlavour = { name: "elasticsearch", label: "Elasticsearch"
 
 class ElasticsearchVerifier implements Verifier {
   /** no delivery latency (core/verifier.ts Verifier.deliveryUnavailable) */
-  readonly deliveryUnavailable =
-    "Elasticsearch keeps no ingest time in a document unless an ingest pipeline stamps one (a `set` processor writing {{_ingest.timestamp}}, e.g. as the index's default_pipeline); the verifier creates none, and no real server runs here to test one";
+  readonly deliveryUnavailable: string;
   private readonly api: HttpJsonApi;
   private readonly index: string;
   private readonly path: string;
@@ -128,6 +127,8 @@ class ElasticsearchVerifier implements Verifier {
   ) {
     this.index = ctx.params.index ?? "ib_events";
     this.path = `/${encodeURIComponent(this.index)}`;
+    // a document carries no ingest time unless an ingest pipeline stamps one, and the verifier creates none
+    this.deliveryUnavailable = `${flavour.label} keeps no ingest time in a document unless an ingest pipeline stamps one (a \`set\` processor writing {{_ingest.timestamp}}, e.g. as the index's default_pipeline); the verifier creates none`;
     const sink = flavour.name === "opensearch" ? "opensearch" : "elasticsearch";
     this.api = new HttpJsonApi(
       flavour.label,
