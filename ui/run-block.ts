@@ -68,7 +68,7 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
   if (r.summary) {
     const s = r.summary;
     lines.push(
-      `  ${fmtInt(s.rowsPerSecond)} rows/s, ${mibText(s)} over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores` +
+      `  ${fmtInt(s.rowsPerSecond)} rows/s${s.requestsPerSecond !== undefined ? ` (${fmtInt(s.requestsPerSecond)} req/s)` : ""}, ${mibText(s)} over ${s.measuredSeconds.toFixed(1)} s; sink ${s.sinkCores.toFixed(2)} cores` +
         `${s.throttledShare === null ? "" : `, throttled in ${(s.throttledShare * 100).toFixed(0)} % of periods`}, link ${s.sinkNetworkMbitPerSecond.toFixed(1)} Mbit/s`,
     );
     if (s.estimated) lines.push(`  !! ${s.estimated}`);

@@ -167,6 +167,7 @@ export function runLine(r: RunRecord, max = RUN_LINE_WIDTH): string {
   const id = `run ${shortRunId(r.runId)}`;
   const parts: string[] = [];
   if (r.summary) parts.push(rate(r.summary.rowsPerSecond));
+  if (r.summary?.requestsPerSecond !== undefined) parts.push(`${rate(r.summary.requestsPerSecond, "req/s")}`);
   if (r.summary || r.ledger) parts.push(ledgerWords(r));
   const bound = boundWords(r);
   if (bound) parts.push(bound);

@@ -188,6 +188,11 @@ export interface Summary {
    * queries); with duplicates in the ledger, the stored-rows rate × distinct/stored (see storedRowsPerSecond)
    */
   rowsPerSecond: number;
+  /**
+   * requests per second at that rate, for generators that send requests (HTTP, bulk, COPY batches): rowsPerSecond
+   * ÷ the generator's mean rows per request (sent ÷ requests), as write-up 001 reports its load; absent otherwise
+   */
+  requestsPerSecond?: number;
   /** rows (duplicates included) stored per second; present when it differs from rowsPerSecond */
   storedRowsPerSecond?: number;
   /** rowsPerSecond × bytesPerRow in MiB/s; null when the bytes sent are not known (bytesUnknown says why) */

@@ -154,6 +154,9 @@ export interface RunOptions {
 const MiB = 2 ** 20;
 /** Retry interval of a count that failed while a step disturbed the sink, ms. */
 const SINK_RETRY_MS = 250;
+/** Generators whose load is HTTP requests (a bulk, a push, a batch): their runs report req/s beside rows/s. */
+const REQUEST_GENERATORS = new Set(["http-json", "es-bulk", "loki-push", "griddb-webapi", "clickhouse-http"]);
+
 /** How often the harness's resident set is sampled after the load, ms (cost.afterLoadRssMax). */
 const AFTER_LOAD_RSS_MS = 1000;
 
@@ -779,6 +782,15 @@ export class BenchRun extends EventEmitter {
         final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0,
         ledger,
       );
+      if (
+        this.record.summary &&
+        REQUEST_GENERATORS.has(plan.generator.name) &&
+        final.requests > 0 &&
+        final.sent > 0
+      ) {
+        const rowsPerRequest = (final.sent + (final.repeated ?? 0)) / final.requests;
+        this.record.summary.requestsPerSecond = this.record.summary.rowsPerSecond / rowsPerRequest;
+      }
       if (this.app) {
         const figures = this.app.figures!.figures;
         const bytes = await appBytes({

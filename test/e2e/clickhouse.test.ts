@@ -150,6 +150,8 @@ describe("clickhouse-direct on local-2-cores (real ClickHouse 18.16.1, real cgro
     expect(Date.now() - t0).toBeLessThan(45_000); // ended with the workload, not after the 60 s cap
     expect(record.status).toBe("ok");
     expect(record.generator).toMatchObject({ sent: 20_000, accepted: 20_000, requests: 40 });
+    // write-up 001's unit beside rows/s: requests per second at the stored rate, 500 rows a request
+    expect(record.summary!.requestsPerSecond).toBeCloseTo(record.summary!.rowsPerSecond / 500, 6);
     expect(record.ledger).toMatchObject({ stored: 20_000, lost: 0, duplicated: 0 });
     // the table's active parts on disk, per million rows, against the parts' own uncompressed bytes (real ClickHouse)
     const st = record.storage as RunStorage;

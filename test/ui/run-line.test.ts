@@ -140,3 +140,12 @@ describe("ui/run-line.ts: fitting", () => {
     expect(newFlagNotes(runFlagKeys(r), new Set())).toContain(`  ${FLAG_NOTES.contended.note}`);
   });
 });
+
+describe("req/s beside rows/s", () => {
+  it("a run of an HTTP generator says its requests per second after its rows/s; others do not", () => {
+    const r = base();
+    r.summary = { ...r.summary!, requestsPerSecond: 2000.4 };
+    expect(runLine(r)).toMatch(/ rows\/s {2}2,000 req\/s {2}/);
+    expect(runLine(base())).not.toMatch(/req\/s/);
+  });
+});
