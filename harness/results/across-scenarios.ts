@@ -94,6 +94,11 @@ export interface ScenariosComparison {
   items: ScenarioItem[];
   /** cells (or query cells) of a side that no other side has, with the side's label */
   unmatched: Array<{ label: string; item: string }>;
+  /**
+   * a sweep held against one-cell sides (no cell id in common): the cell each sweep side was compared by, its best
+   * (the highest median of the metric over its measured runs) or the one `cell` named
+   */
+  chosenCells?: Array<{ label: string; cell: string; why: "best" | "named" }>;
   /** environment, version (of components both sides run), limits and workload differences between the sides */
   differences: FingerprintDifference[];
   /** components only some sides run (their version fields, "–" where absent): what the comparison is about */
@@ -183,7 +188,7 @@ function sharedVersionDifferences(differences: FingerprintDifference[]): Fingerp
 export async function compareScenarios(
   resultsRoot: string,
   specs: ScenarioSideSpec[],
-  options: ComparisonOptions & { metric?: ScenarioMetric } = {},
+  options: ComparisonOptions & { metric?: ScenarioMetric; cell?: string } = {},
 ): Promise<ScenariosComparison> {
   const metric = options.metric ?? "rows";
   const loaded: Array<ScenarioSideSpec & { label: string; runs: RunRecord[]; passedOver: ExcludedRun[] }> =
@@ -238,7 +243,8 @@ export async function compareScenarios(
     return cells;
   };
   const perSide = loaded.map((s) => itemsOf(s.runs));
-  const single = perSide.every((m) => m.size === 1);
+  const chosenCells = sweepAgainstSingles(perSide, loaded, used, metric, options.cell);
+  const single = chosenCells !== undefined || perSide.every((m) => m.size === 1);
   const cellFor = (sideIndex: number, baseCell: string): string | undefined =>
     single ? [...perSide[sideIndex]!.keys()][0] : perSide[sideIndex]!.has(baseCell) ? baseCell : undefined;
 
@@ -311,10 +317,62 @@ export async function compareScenarios(
     components,
     forced: refused.length > 0,
     excluded: [...eligible.excluded, ...loaded.flatMap((s) => s.passedOver)],
+    ...(chosenCells ? { chosenCells } : {}),
   };
   if (metric === "queries")
     result.withoutQueryPhase = loaded.filter((s) => !s.runs.some((r) => r.query)).map((s) => s.label);
   return result;
+}
+
+/**
+ * When the sides share no cell id and some of them sweep several cells (write-up 000's chunk_limit_records sweep
+ * against its one-cell two-collector scenario): each sweep side is narrowed, in place, to one cell — `named` when it
+ * has that cell, else its best, the highest median of the metric over its measured runs — and the chosen cells are
+ * returned; undefined when cells match by id (or every side has one cell), as before.
+ * @throws ConfigurationError E_FLAG when `named` is given and no sweep side has that cell
+ */
+function sweepAgainstSingles(
+  perSide: Array<Map<string, Map<string, RunRecord[]>>>,
+  loaded: ReadonlyArray<{ label: string }>,
+  used: ReadonlySet<string>,
+  metric: ScenarioMetric,
+  named: string | undefined,
+): ScenariosComparison["chosenCells"] {
+  const sweeps = perSide.map((m, i) => ({ m, i })).filter(({ m }) => m.size > 1);
+  if (sweeps.length === 0) return undefined;
+  const ids = perSide.map((m) => new Set(m.keys()));
+  const shared = [...ids[0]!].some((c) => ids.slice(1).some((s) => s.has(c)));
+  if (shared && named === undefined) return undefined;
+  if (named !== undefined && !sweeps.some(({ m }) => m.has(named))) {
+    throw new ConfigurationError(
+      "E_FLAG",
+      `--cell ${named}: no swept side has that cell; its cells: ${sweeps.map(({ m, i }) => `${loaded[i]!.label}: ${[...m.keys()].join(" | ")}`).join("; ")}`,
+      { field: "cell" },
+    );
+  }
+  const chosen: NonNullable<ScenariosComparison["chosenCells"]> = [];
+  for (const { m, i } of sweeps) {
+    let pick: string;
+    let why: "best" | "named";
+    if (named !== undefined && m.has(named)) {
+      pick = named;
+      why = "named";
+    } else {
+      const medianOf = (cell: string): number => {
+        const vals = [...m.get(cell)!.values()]
+          .flat()
+          .filter((r) => used.has(r.runId))
+          .flatMap((r) => [...runValues(r, metric).values()].map((v) => v.value))
+          .sort((a, b) => a - b);
+        return vals.length === 0 ? -Infinity : vals[Math.floor((vals.length - 1) / 2)]!;
+      };
+      pick = [...m.keys()].sort(cellSort).reduce((a, b) => (medianOf(b) > medianOf(a) ? b : a));
+      why = "best";
+    }
+    for (const cell of [...m.keys()]) if (cell !== pick) m.delete(cell);
+    chosen.push({ label: loaded[i]!.label, cell: pick, why });
+  }
+  return chosen;
 }
 
 /** The metric's values of the eligible runs among `runs`. */

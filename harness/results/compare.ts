@@ -67,6 +67,8 @@ export interface CompareCommandFlags {
   scenarios?: string;
   /** across scenarios: "rows" (ingest rows/s, default) or "queries" (the query phase's requests/s per query cell) */
   metric?: string;
+  /** across scenarios: the cell a sweep side is compared by (default: its best, when no cell id is shared) */
+  cell?: string;
   /** comma-separated stack names: the first is the baseline; exactly one in across-runs mode */
   stacks: string;
   baseline?: string;
@@ -120,6 +122,7 @@ export async function compareCommand(resultsRoot: string, flags: CompareCommandF
     const result = await compareScenarios(resultsRoot, pairSides(flags.scenarios.split(","), stacks), {
       ...options,
       metric: metric as ScenarioMetric,
+      ...(flags.cell !== undefined ? { cell: flags.cell } : {}),
     });
     return flags.json ? JSON.stringify(result, null, 2) : renderScenariosComparison(result);
   }

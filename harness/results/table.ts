@@ -299,6 +299,9 @@ export function renderScenariosComparison(c: ScenariosComparison): string {
     `${unit} across scenarios, each side's latest complete invocation; ratio to ${c.sides[0]?.label ?? "?"}\n${sides.join("\n")}\n` +
     (c.machine ? `${machineKeyLine(c.machine)}\n` : "") +
     (c.items.length ? table.toString() : noItems(c)) +
+    (c.chosenCells?.length
+      ? `\n${c.chosenCells.map((x) => `${x.label}: compared by its ${x.why === "best" ? "best cell" : "named cell"} ${x.cell}${x.why === "best" ? " (highest median; --cell <id> names another)" : ""}`).join("\n")}`
+      : "") +
     (c.unmatched.length
       ? `\nnot compared (no matching cell on another side): ${c.unmatched.map((u) => `${u.label} ${u.item}`).join(", ")}`
       : "") +

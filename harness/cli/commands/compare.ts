@@ -25,6 +25,7 @@ export const registerCompare: CommandModule = (program, ctx) => {
     )
     .option("--scenario <name>", "scenario name, e.g. quickstart")
     .option("--scenarios <names>", "across scenarios: names or files, the first the baseline")
+    .option("--cell <id>", "across scenarios: a sweep's cell to compare (default its best)")
     .option(
       "--metric <rows|queries>",
       "rows (ingest rows/s, default) or queries (the query phase's queries/s)",

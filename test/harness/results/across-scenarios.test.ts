@@ -275,3 +275,63 @@ describe("compareScenarios", () => {
     });
   });
 });
+
+describe("a sweep held against a one-cell scenario (write-up 000's +12 % from a second collector)", () => {
+  beforeAll(() => {
+    // a 4-cell chunk_limit_records sweep on one collector, 3 replicates a cell; the two-collector scenario's one cell
+    const sweep: Record<string, number> = {
+      "clr=1000": 400,
+      "clr=5000": 900,
+      "clr=20000": 1000,
+      "clr=50000": 980,
+    };
+    for (const [cell, v] of Object.entries(sweep))
+      for (const d of [-10, 0, 10])
+        write({ stack: "s", scenario: "sweep", invocation: INV, rows: v + d, cell });
+    for (const v of [1110, 1120, 1130]) write({ stack: "s", scenario: "two", invocation: INV, rows: v });
+    for (const v of [1130]) write({ stack: "s", scenario: "two-once", invocation: INV, rows: v });
+  });
+
+  it("pairs the sweep's best cell with the one-cell side and gives the ratio with its interval", async () => {
+    const c = await compareScenarios(root, [
+      { scenario: "sweep", stack: "s" },
+      { scenario: "two", stack: "s" },
+    ]);
+    expect(c.chosenCells).toEqual([{ label: "sweep@s", cell: "clr=20000", why: "best" }]);
+    expect(c.items).toHaveLength(1);
+    const k = c.items[0]!.contenders[0]!;
+    expect(c.items[0]!.baseline.values.median).toBe(1000);
+    expect(k.comparison!.ratio).toBeCloseTo(1.12, 10);
+    expect(k.comparison!.ci).not.toBeNull();
+    expect(c.unmatched).toEqual([]);
+    expect(renderScenariosComparison(c)).toMatch(/sweep@s: compared by its best cell clr=20000/);
+  });
+
+  it("a named cell instead of the best; a cell no sweep has is refused; one run a side says so", async () => {
+    const named = await compareScenarios(
+      root,
+      [
+        { scenario: "sweep", stack: "s" },
+        { scenario: "two", stack: "s" },
+      ],
+      { cell: "clr=5000" },
+    );
+    expect(named.chosenCells).toEqual([{ label: "sweep@s", cell: "clr=5000", why: "named" }]);
+    expect(named.items[0]!.contenders[0]!.comparison!.ratio).toBeCloseTo(1120 / 900, 10);
+    await expect(
+      compareScenarios(
+        root,
+        [
+          { scenario: "sweep", stack: "s" },
+          { scenario: "two", stack: "s" },
+        ],
+        { cell: "clr=7" },
+      ),
+    ).rejects.toThrow(/--cell clr=7: no swept side has that cell/);
+    const once = await compareScenarios(root, [
+      { scenario: "sweep", stack: "s" },
+      { scenario: "two-once", stack: "s" },
+    ]);
+    expect(once.items[0]!.contenders[0]!.comparison!.reason).toMatch(/n=1|inconclusive|fewer/);
+  });
+});
