@@ -338,8 +338,9 @@ function sweepAgainstSingles(
   metric: ScenarioMetric,
   named: string | undefined,
 ): ScenariosComparison["chosenCells"] {
+  // rows/s only: a query phase's cells are compared by their own ids (a best cell of queries means nothing)
   const sweeps = perSide.map((m, i) => ({ m, i })).filter(({ m }) => m.size > 1);
-  if (sweeps.length === 0) return undefined;
+  if (sweeps.length === 0 || metric !== "rows") return undefined;
   const ids = perSide.map((m) => new Set(m.keys()));
   const shared = [...ids[0]!].some((c) => ids.slice(1).some((s) => s.has(c)));
   if (shared && named === undefined) return undefined;
