@@ -171,8 +171,8 @@ export function deliveryLine(r: RunRecord): string | null {
 
 /** "saturated (backpressure) from 4.2 s: delivery p50 +400 ms/s …", or the label and its evidence. */
 export function verdictLine(v: NonNullable<NonNullable<RunRecord["summary"]>["saturation"]>): string {
-  return v.state === "saturated"
-    ? `${v.label} from ${v.beganS!.toFixed(1)} s (${v.evidence})`
+  return v.state === "saturated" && v.beganS !== undefined
+    ? `${v.label} from ${v.beganS.toFixed(1)} s (${v.evidence})`
     : `${v.label} (${v.evidence})`;
 }
 

@@ -106,7 +106,8 @@ import { computeSummary } from "./summary.ts";
 import { queryTotals, runQueryPhase } from "./query-load.ts";
 import { DeliveryLatency, deliveryClock } from "./delivery.ts";
 import { sinkCorrection } from "../generators/clock.ts";
-import { saturationVerdict, verdictPoints } from "./saturation.ts";
+import { saturationVerdict, verdictPoints, type BehindOffered } from "./saturation.ts";
+import { bottleneckLabel, WAIT_MS_PER_SEC } from "./bottleneck.ts";
 import { appliedHostLimits, stackCapsFit } from "../results/caps.ts";
 import { collectorHosts } from "./versions.ts";
 import type { CellPlan } from "./cell-plan.ts";
@@ -1166,7 +1167,10 @@ export class BenchRun extends EventEmitter {
             : (this.deliveryUnavailable ??
               `the ${this.opts.plan.sink.name} verifier reads no stored-at time`),
         };
-    summary.saturation = saturationVerdict(verdictPoints(this.series.filter((p) => p.phase === "measure")));
+    const measure = this.series.filter((p) => p.phase === "measure");
+    summary.saturation = saturationVerdict(verdictPoints(measure), {
+      ...behindOffered(summary, measure, offeredRate(this.opts.plan.generator.config, this.generatorCount)),
+    });
     return summary;
   }
 
@@ -1314,6 +1318,25 @@ export function meanCpuByHost(series: readonly SeriesPoint[]): Record<string, nu
 /** Total events/s offered by `n` open-loop generators with this config (`rate` is per generator), else undefined. */
 function offeredRate(config: Record<string, unknown>, n: number): number | undefined {
   return typeof config.rate === "number" ? config.rate * n : undefined;
+}
+
+/**
+ * The verdict's `behind` (harness/runner/saturation.ts): an open loop's offered and sent rates over the measurement,
+ * when it fell behind and its own host was not starved of CPUs (then the client, not the pipeline, held it back:
+ * bottleneck.ts's host contention, from WAIT_MS_PER_SEC and a 30 % share); {} otherwise.
+ */
+function behindOffered(
+  summary: Summary,
+  measure: readonly SeriesPoint[],
+  offeredPerSec: number | undefined,
+): { behind?: BehindOffered } {
+  const first = measure[0];
+  const last = measure.at(-1);
+  if (offeredPerSec === undefined || !first || !last || last.t <= first.t) return {};
+  const sentPerSec = ((last.sent - first.sent) * 1000) / (last.t - first.t);
+  const client = summary.contention?.hosts[LOADGEN];
+  if (client && (client.waitMsPerSec >= WAIT_MS_PER_SEC || client.share >= 0.3)) return {};
+  return { behind: { offeredPerSec, sentPerSec, boundBy: bottleneckLabel(summary.bottleneck) } };
 }
 
 /** Rows a fixed workload sends in total: `requests` × `batch` per generator, when the config has both; else undefined. */

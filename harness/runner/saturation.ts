@@ -62,7 +62,24 @@ export type { SaturationState, SaturationVerdict };
 export interface VerdictOptions {
   minWindow?: number;
   minWindowS?: number;
+  /**
+   * an open-loop generator that fell behind its offered rate with its own host not starved of CPUs (the caller
+   * decides: harness/runner/run.ts): the pipeline pushed back on it (TCP backpressure, a full collector queue), which is
+   * saturation whether or not the latency keeps growing, since the lag stops growing once the sender is held back
+   */
+  behind?: BehindOffered;
 }
+
+/** What an open loop offered and sent over the measurement, events/s (all generators), and what bound the run. */
+export interface BehindOffered {
+  offeredPerSec: number;
+  sentPerSec: number;
+  /** the bottleneck verdict's label, e.g. "cpu (sink)" (harness/runner/bottleneck.ts bottleneckLabel) */
+  boundBy: string;
+}
+
+/** An open loop that sent less than this share of its offered rate fell behind (as harness/runner/bottleneck.ts). */
+export const FELL_BEHIND = 0.9;
 
 export const MIN_WINDOW = 5;
 export const MIN_WINDOW_S = 3;
@@ -253,6 +270,16 @@ export function saturationVerdict(
         samples: n,
       };
     }
+  }
+  const b = options.behind;
+  if (b && b.offeredPerSec > 0 && b.sentPerSec < FELL_BEHIND * b.offeredPerSec) {
+    const behindShare = 1 - b.sentPerSec / b.offeredPerSec;
+    return {
+      state: "saturated",
+      label: "saturated (behind its offered rate)",
+      evidence: `the generators sent ${fmt(b.sentPerSec)} of the ${fmt(b.offeredPerSec)} events/s offered (${fmt(behindShare * 100)} % behind), no errors: the pipeline pushed back on them; bound by ${b.boundBy}`,
+      samples: n,
+    };
   }
   const rates = points.flatMap((p) => (p.rowsPerSec === null ? [] : [p.rowsPerSec]));
   const med = median(rates);

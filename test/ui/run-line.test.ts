@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { RunRecord } from "../../harness/results/types.ts";
-import { describeRun } from "../../ui/run-block.ts";
+import { describeRun, verdictLine } from "../../ui/run-block.ts";
 import {
   FLAG_NOTES,
   ledgerWords,
@@ -147,5 +147,20 @@ describe("req/s beside rows/s", () => {
     r.summary = { ...r.summary!, requestsPerSecond: 2000.4 };
     expect(runLine(r)).toMatch(/ rows\/s {2}2,000 req\/s {2}/);
     expect(runLine(base())).not.toMatch(/req\/s/);
+  });
+});
+
+describe("the verdict line of the run block", () => {
+  it("a saturation found from the offered rate has no start time and says its evidence", () => {
+    expect(
+      verdictLine({
+        state: "saturated",
+        label: "saturated (behind its offered rate)",
+        evidence: "the generators sent 21,000 of the 100,000 events/s offered (79 % behind)",
+        samples: 20,
+      }),
+    ).toBe(
+      "saturated (behind its offered rate) (the generators sent 21,000 of the 100,000 events/s offered (79 % behind))",
+    );
   });
 });

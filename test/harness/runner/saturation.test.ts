@@ -194,3 +194,29 @@ describe("saturation verdict (synthetic series)", () => {
     });
   });
 });
+
+describe("a generator behind its offered rate (the issue's syslog-ng → ClickHouse at a throttled sink)", () => {
+  // TCP backpressure held the sender back, so the lag stopped growing: latency alone would say steady
+  const flat = series(20, { rate: (i) => 15_877 + 200 * jitter(i), lag: (i) => 3800 + 50 * jitter(i + 5) });
+
+  it("is saturated, with the offered and sent rates and what bound the run as evidence", () => {
+    const v = saturationVerdict(flat, {
+      behind: { offeredPerSec: 100_000, sentPerSec: 21_000, boundBy: "cpu (sink)" },
+    });
+    expect(v.state).toBe("saturated");
+    expect(v.label).toBe("saturated (behind its offered rate)");
+    expect(v.evidence).toBe(
+      "the generators sent 21,000 of the 100,000 events/s offered (79 % behind), no errors: the pipeline pushed back on them; bound by cpu (sink)",
+    );
+  });
+
+  it("a run within 10 % of its offered rate stays steady; errors still say rejecting first", () => {
+    expect(
+      saturationVerdict(flat, { behind: { offeredPerSec: 2000, sentPerSec: 1850, boundBy: "client" } }).state,
+    ).toBe("steady");
+    const withErrors = series(20, { errors: (i) => i });
+    expect(
+      saturationVerdict(withErrors, { behind: { offeredPerSec: 2000, sentPerSec: 100, boundBy: "x" } }).state,
+    ).toBe("rejecting");
+  });
+});
