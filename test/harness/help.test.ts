@@ -136,6 +136,8 @@ describe("help that fits a screen", () => {
     const list = out.slice(out.indexOf("\nCommands:\n"), out.indexOf("\nExamples:\n"));
     for (const name of names)
       expect(list.match(new RegExp(`^  ${name} +\\S.*$`, "gm")), name).toHaveLength(1);
+    // no command's summary wraps onto a second line
+    expect(lines(list).filter((l) => /^ {3,}\S/.test(l))).toEqual([]);
     // the examples: the quickstart, then commands of this CLI with real files and stacks of the repository
     const examples = lines(out.slice(out.indexOf("\nExamples:\n") + "\nExamples:\n".length)).filter((l) =>
       /^ {2}\S/.test(l),

@@ -92,6 +92,7 @@ export function pluginsTable(rows: PluginRow[], width = 100): string {
 export const registerPlugins: CommandModule = (program, ctx) => {
   program
     .command("plugins")
+    .summary("List sinks and collectors: versions, platforms, how verified")
     .description(
       "List every sink and collector: kind, version, platforms (local, docker, azure) and how it has been verified: real in CI, run once by hand on a named machine, or protocol vectors only.",
     )
