@@ -51,6 +51,22 @@ export interface HostSpec {
   /** The stack file's own values, verbatim (e.g. { cpu: "0.25", memory: "2GiB" }). */
   requested: Record<string, unknown>;
   limits: HostLimits;
+  /**
+   * what the host costs per hour (the host's `pricePerHour`, else an azure host's VM size in infra/azure/prices.yaml);
+   * absent when none is known (then `noPrice` says why, when there is more to say than "none set")
+   */
+  price?: HostPrice;
+  /** why the host has no price (e.g. its VM size's entry in infra/azure/prices.yaml is null, with the table's note) */
+  noPrice?: string;
+}
+
+/** A host's price: US dollars per hour of wall time, where the figure comes from and the date it was taken. */
+export interface HostPrice {
+  usdPerHour: number;
+  /** where the figure comes from (the stack file's field, or the price table and its source URL) */
+  source: string;
+  /** the date the source states for the figure (YYYY-MM-DD), or "not given" */
+  date: string;
 }
 
 /** The host's `programs` map (core/program.ts) as the stack file gives it; {} when it sets none. */

@@ -18,6 +18,23 @@ export function fix(n: number | null | undefined, d: number, unit = ""): string 
   return ok(n) ? `${n.toFixed(d)}${unit}` : "–";
 }
 
+/**
+ * Three significant digits, integers from 1000 up with separators: 0.012345 → "0.0123", 12.345 → "12.3",
+ * 12345.6 → "12,346"; "–" when null or not finite. For figures that span decades (a cost per million rows).
+ */
+export function sig(n: number | null | undefined): string {
+  if (!ok(n)) return "–";
+  if (Math.abs(n) >= 1000) return int(n);
+  if (n === 0) return "0";
+  const d = Math.max(0, 2 - Math.floor(Math.log10(Math.abs(n))));
+  return n.toFixed(d);
+}
+
+/** US dollars to three significant digits: 0.0123 → "$0.0123", 12.3 → "$12.3"; "–" when null or not finite. */
+export function usd(n: number | null | undefined): string {
+  return ok(n) ? `$${sig(n)}` : "–";
+}
+
 /** A rate as an integer per second with its unit: rate(33598.4) → "33,598 rows/s"; "– rows/s" when unknown. */
 export function rate(n: number | null | undefined, unit = "rows/s"): string {
   return `${int(n)} ${unit}`;

@@ -77,6 +77,11 @@ export interface StackRow extends LedgerTotals {
   /** median over runs of the sink's bytes on disk per million stored rows (run.json storage); null when none says */
   storageBytesPerMillionRows: number | null;
   throttledShare: number | null;
+  /**
+   * median over the measured runs of what the rows cost the whole stack (Summary.cost): dollars per million rows
+   * when every measured run has them, else null; core-seconds per million rows, null when no run says
+   */
+  cost: { usdPerMillionRows: number | null; coreSecondsPerMillionRows: number | null };
   networkMbitPerSecond: number;
   lagP99Ms: number | null;
   /** the lag samples each measured run's p99 rests on (Summary.lagSamples; undefined for older results) */
@@ -189,6 +194,7 @@ export async function compareStacks(
         throttledShare: measured.some((r) => r.summary?.throttledShare != null)
           ? med(measured, (r) => r.summary?.throttledShare)
           : null,
+        cost: costOf(measured),
         networkMbitPerSecond: med(measured, (r) => r.summary?.sinkNetworkMbitPerSecond),
         lagP99Ms: measured.some((r) => r.summary?.lagP99Ms != null)
           ? med(measured, (r) => r.summary?.lagP99Ms)
@@ -256,6 +262,21 @@ export function runFlags(runs: readonly RunRecord[]): string[] {
 }
 
 /** A run's storage per million rows (run.json storage, harness/runner/storage.ts), or null when it has none. */
+/** StackRow.cost: medians of the runs' Summary.cost; dollars only when every run has them. */
+function costOf(measured: RunRecord[]): StackRow["cost"] {
+  const usd = measured.map((r) => r.summary?.cost?.usdPerMillionRows);
+  const core = measured.map((r) => r.summary?.cost?.coreSecondsPerMillionRows);
+  return {
+    usdPerMillionRows:
+      measured.length > 0 && usd.every((u) => u !== undefined)
+        ? med(measured, (r) => r.summary?.cost?.usdPerMillionRows)
+        : null,
+    coreSecondsPerMillionRows: core.some((c) => c != null)
+      ? med(measured, (r) => r.summary?.cost?.coreSecondsPerMillionRows ?? undefined)
+      : null,
+  };
+}
+
 function bytesPerMillion(r: RunRecord): number | null {
   const s = r.storage;
   return s && "bytesPerMillionRows" in s ? s.bytesPerMillionRows : null;

@@ -8,7 +8,7 @@
 import { ConfigurationError } from "../../core/errors.ts";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import type { StackRow } from "./across-stacks.ts";
-import { ciCell, cvCell, fix, int, ledgerCell, p99Cell, pctLabel } from "./format.ts";
+import { ciCell, cvCell, fix, int, ledgerCell, p99Cell, pctLabel, sig, usd } from "./format.ts";
 
 /** Where a table is drawn: the terminal (cli-table3) or the report (HTML and Markdown). */
 export type Surface = "terminal" | "report";
@@ -19,6 +19,11 @@ export interface ColumnContext {
   withCell: boolean;
   /** confidence level of the intervals (fraction, e.g. 0.9) */
   confidence: number;
+  /**
+   * every row's measured runs have dollars per million rows (a price for every host): the cost column shows $/M rows,
+   * else the stack's core-seconds per million rows (absent: false)
+   */
+  priced?: boolean;
 }
 
 /** One column of the comparison across stacks. */
@@ -232,6 +237,14 @@ export const STACK_COLUMNS: readonly StackColumn[] = [
     format: (v) => fix(v, 1),
   }),
   column({
+    key: "costPerMillionRows",
+    header: (ctx) => (ctx.priced ? "$/M rows" : "core-s/M rows"),
+    unit: "the whole stack's cost per million rows (median): US dollars when every run has a price for every host, else CPU core-seconds of every host",
+    align: "r",
+    value: (r) => r.cost,
+    format: (v, _r, ctx) => (ctx.priced ? usd(v.usdPerMillionRows) : sig(v.coreSecondsPerMillionRows)),
+  }),
+  column({
     key: "lagP99Ms",
     header: "lag p99",
     unit: "milliseconds (n = the samples it rests on; under 100, read it as the max)",
@@ -289,6 +302,9 @@ export function columnContext(rows: readonly StackRow[]): ColumnContext {
   return {
     withCell: new Set(rows.map((r) => r.cell)).size > 1,
     confidence: rows.find((r) => r.comparison)?.comparison?.confidence ?? DEFAULT_CONFIDENCE,
+    priced:
+      rows.some((r) => r.measured.length > 0) &&
+      rows.every((r) => r.measured.length === 0 || r.cost.usdPerMillionRows !== null),
   };
 }
 
@@ -326,7 +342,8 @@ export const DEFAULT_WIDTH = 120;
 
 /**
  * The default columns by priority, highest first, for fitting a width: the stack, the cell and rows/s always stay;
- * then the ratio, the ledger, the interval, the bottleneck, the flags, and the rest.
+ * then the ratio, the ledger, the interval, the cost (issue 31: compare shows it), the bottleneck, the flags, and the
+ * rest.
  */
 export const FIT_PRIORITY: readonly string[] = [
   "stack",
@@ -335,6 +352,7 @@ export const FIT_PRIORITY: readonly string[] = [
   "ratio",
   "ledger",
   "ci",
+  "costPerMillionRows",
   "bottleneck",
   "flags",
   "runs",

@@ -9,7 +9,7 @@ import type { LedgerTotals } from "./caps.ts";
 import type { Bottleneck, Summary } from "./types.ts";
 
 /** "12,345" and "1.20x": the number formatter of ui/format.ts, re-exported for the tables here. */
-export { fix, int } from "../../ui/format.ts";
+export { fix, int, sig, usd } from "../../ui/format.ts";
 import { int } from "../../ui/format.ts";
 
 /** A confidence level (fraction) as a percentage label: 0.9 → "90 %", 0.975 → "97.5 %". */

@@ -252,6 +252,31 @@ export interface Summary {
   shortWindow?: string;
   /** the saturation verdict from the series (harness/runner/saturation.ts; absent in older results) */
   saturation?: SaturationVerdict;
+  /** what the rows cost the whole stack, every host (harness/runner/cost.ts; absent in older results) */
+  cost?: StackCost;
+}
+
+/**
+ * What the measurement phase's rows cost the whole stack (every host: loadgen, collectors, sink, app), from the CPU
+ * each host used (SeriesPoint hosts[h].cpuCores × dtMs) and, where every host has a price, its price per hour.
+ */
+export interface StackCost {
+  /** Σ hosts' core-seconds ÷ distinct rows stored in the window × 1e6; null with no rows or no host samples */
+  coreSecondsPerMillionRows: number | null;
+  /** per host, CPU seconds used over the measurement phase (cores × seconds) */
+  hostsCoreSeconds: Record<string, number>;
+  /** Σ hosts' price/hour × the window's wall hours ÷ its distinct rows × 1e6; absent without a price for every host */
+  usdPerMillionRows?: number;
+  /** the same per GiB (2^30 bytes) ingested: of log text (logBytesPerRow) when known, else of the wire (bytesPerRow) */
+  usdPerGiB?: number;
+  /** which bytes usdPerGiB counts: "log" (Summary.logBytesPerRow) or "wire" (Summary.bytesPerRow) */
+  usdPerGiBOf?: "log" | "wire";
+  /** Σ hosts' price per hour, US dollars */
+  usdPerHour?: number;
+  /** where the prices come from and the date they state (several hosts' joined with "; ") */
+  prices?: { source: string; date: string };
+  /** why there are no dollars: the hosts without a price, and why each has none */
+  noPrice?: string;
 }
 
 export interface CheckResult {

@@ -103,6 +103,7 @@ import { LocalSite } from "./local-site.ts";
 import { LOADGEN, oomMessage, SINK, type OomKill, type RunSite } from "./site.ts";
 import { QUERY_STAGE } from "./progress.ts";
 import { computeSummary } from "./summary.ts";
+import { stackCost } from "./cost.ts";
 import { queryTotals, runQueryPhase } from "./query-load.ts";
 import { DeliveryLatency, deliveryClock } from "./delivery.ts";
 import { sinkCorrection } from "../generators/clock.ts";
@@ -1171,6 +1172,7 @@ export class BenchRun extends EventEmitter {
     summary.saturation = saturationVerdict(verdictPoints(measure), {
       ...behindOffered(summary, measure, offeredRate(this.opts.plan.generator.config, this.generatorCount)),
     });
+    summary.cost = stackCost(this.series, summary, this.opts.stack.hosts);
     return summary;
   }
 

@@ -12,6 +12,7 @@
  *       memory: 2GiB
  *       disk: { iops: 3000, bandwidth: 125829120B/s }   # or readIops/writeIops/readBandwidth/writeBandwidth, or tmpfs: 1GiB
  *       network: { bandwidth: 12000KB/s, delay: 10ms, loss: 0.1% }
+ *       pricePerHour: { usd: 0.096, source: "my invoice", date: 2026-12-01 }   # optional; azure: infra/azure/prices.yaml
  *   ingestbench:expiry: 4h                  # default 4h
  *   # docker and azure stacks only:
  *   ingestbench:components: { collector: fluent-bit, sink: clickhouse }   # host → infra/catalog.ts component
@@ -62,6 +63,7 @@ import { pluginBlock, type PluginBlockWording } from "../../core/plugin-block.ts
 import type { EventField } from "../../core/events/types.ts";
 import { DEFAULT_DATA_DISK_GIB, diskCapProblems } from "../azure/disk.ts";
 import { VM_SIZE_NAMES } from "../azure/sizes.ts";
+import { azurePrice } from "../azure/prices.ts";
 import type {
   DiskLimit,
   HostLimits,
@@ -167,6 +169,24 @@ const networkSchema = z
   });
 
 /**
+ * `pricePerHour: { usd: 0.096, source: "…", date: 2026-12-01 }`: US dollars per hour of the host (Pulumi-config style:
+ * the currency is the key); `source` and `date` say where the figure comes from and when (recorded with the run).
+ */
+export const pricePerHourSchema = z
+  .object({
+    usd: z
+      .number({ invalid_type_error: "a price in US dollars per hour, a number such as 0.096" })
+      .nonnegative(),
+    source: z.string().min(1).optional(),
+    date: z
+      .union([z.string(), z.date()])
+      .transform((d) => (d instanceof Date ? d.toISOString().slice(0, 10) : d))
+      .pipe(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a date as YYYY-MM-DD"))
+      .optional(),
+  })
+  .strict();
+
+/**
  * One host's keys. Keep every host key in this one object: platform-specific keys (docker image options, azure VM
  * sizes...) are added here as optional fields.
  */
@@ -175,6 +195,8 @@ export const hostShape = {
   memory: positiveBytes.optional(),
   disk: diskSchema.optional(),
   network: networkSchema.optional(),
+  /** what the host costs per hour of wall time (any platform; on azure it wins over infra/azure/prices.yaml) */
+  pricePerHour: pricePerHourSchema.optional(),
   /** local stacks: the installed program a plugin runs on this host (core/program.ts), e.g. `otelcol: /opt/otelcol` */
   programs: z
     .record(z.string(), z.string().min(1))
@@ -672,19 +694,30 @@ function fromLoaded(loaded: ReturnType<typeof loadYamlFile>, file: string, name:
     {}) as Record<string, unknown>;
   const hostLimits: Record<string, HostLimits> = cfg["ingestbench:hosts"];
   const hosts: Record<string, HostSpec> = {};
-  for (const [hostName, limits] of Object.entries(hostLimits)) {
-    const raw = rawHosts[hostName];
-    hosts[hostName] = {
-      name: hostName,
-      requested: raw && typeof raw === "object" ? structuredClone(raw as Record<string, unknown>) : {},
-      limits,
-    };
-  }
   const raw = cfg as Record<string, unknown>;
   const platformValue = <K extends keyof typeof platformKeys>(
     key: K,
   ): z.infer<(typeof platformKeys)[K]> | undefined =>
     raw[key] === undefined ? undefined : platformKeys[key].parse(raw[key]);
+  const azure = platformValue("ingestbench:azure");
+  for (const [hostName, limits] of Object.entries(hostLimits)) {
+    const given = rawHosts[hostName];
+    const requested =
+      given && typeof given === "object" ? structuredClone(given as Record<string, unknown>) : {};
+    hosts[hostName] = {
+      name: hostName,
+      requested,
+      limits,
+      ...hostPrice(
+        requested.pricePerHour,
+        `${displayPath(file)} ingestbench:hosts.${hostName}.pricePerHour`,
+        {
+          size: azure?.vmSizes[hostName],
+          region: azure?.location,
+        },
+      ),
+    };
+  }
   return {
     spec: {
       name,
@@ -701,6 +734,30 @@ function fromLoaded(loaded: ReturnType<typeof loadYamlFile>, file: string, name:
       cell: platformValue("ingestbench:cell"),
     },
   };
+}
+
+/**
+ * A host's price: its own `pricePerHour` (validated already) wins; else an azure host's VM size in the price table
+ * (infra/azure/prices.ts), which may say there is none; else nothing (no price set).
+ */
+function hostPrice(
+  own: unknown,
+  field: string,
+  azure: { size: string | undefined; region: string | undefined },
+): Pick<HostSpec, "price" | "noPrice"> {
+  if (own !== undefined) {
+    const p = pricePerHourSchema.parse(own);
+    return {
+      price: {
+        usdPerHour: p.usd,
+        source: p.source ? `${field} (${p.source})` : field,
+        date: p.date ?? "not given",
+      },
+    };
+  }
+  if (azure.size === undefined || azure.region === undefined) return {};
+  const r = azurePrice(azure.size, azure.region);
+  return "price" in r ? { price: r.price } : { noPrice: r.noPrice };
 }
 
 /** The platform keys of a docker/azure stack, beside the limits in StackSpec. */

@@ -83,6 +83,20 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     });
     const hosts = new Set(record.summary!.bottleneck.candidates.map((c) => c.host));
     expect(hosts.has("collector") && hosts.has("sink")).toBe(true);
+    // what the rows cost the whole stack: every host's CPU over the measurement (local-pipeline sets no price)
+    const cost = record.summary!.cost!;
+    expect(Object.keys(cost.hostsCoreSeconds).sort()).toEqual(["collector", "loadgen", "sink"]);
+    for (const [h, s] of Object.entries(cost.hostsCoreSeconds)) expect(s, h).toBeGreaterThan(0);
+    expect(cost.coreSecondsPerMillionRows).toBeGreaterThan(0);
+    expect(cost.usdPerMillionRows).toBeUndefined();
+    expect(cost.noPrice).toMatch(/^no price for every host \(loadgen: no pricePerHour in the stack file/);
+    console.log(
+      `syslog-ng-postgres cost: ${cost.coreSecondsPerMillionRows!.toFixed(1)} core-s/M rows (${Object.entries(
+        cost.hostsCoreSeconds,
+      )
+        .map(([h, s]) => `${h} ${s.toFixed(2)} core-s`)
+        .join(", ")}); sink only ${record.summary!.cpuMsPer1000Rows.toFixed(2)} CPU ms/1k rows`,
+    );
     console.log(
       `syslog-ng-postgres: ${record.summary!.rowsPerSecond.toFixed(0)} rows/s over ${record.summary!.measuredSeconds.toFixed(1)} s, lag p99 (n=${record.summary!.lagSamples}) ${record.summary!.lagP99Ms?.toFixed(0)} ms, backlog ≥ ${record.summary!.backlogLagMaxMs?.toFixed(0)} ms, clock ${JSON.stringify(record.clock)}, drain ${record.summary!.drainSeconds.toFixed(2)} s, sent ${l.sent} (offer bound ${bound.toFixed(0)}), stored ${l.stored}; bottleneck ${record.summary!.bottleneck.resource} (${record.summary!.bottleneck.evidence})`,
     );

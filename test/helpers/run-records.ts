@@ -23,6 +23,8 @@ export interface Spec {
   query?: RunRecord["query"];
   /** the summary's delivery latency p50/p99, ms; absent = none recorded */
   delivery?: { p50Ms: number; p99Ms: number };
+  /** the summary's cost (harness/runner/cost.ts); absent = none recorded (older results) */
+  cost?: NonNullable<RunRecord["summary"]>["cost"];
 }
 
 let counter = 0;
@@ -108,6 +110,7 @@ export function writeRunRecord(root: string, s: Spec): RunRecord {
             countQueryMaxMs: 20,
             drainSeconds: 1,
             bottleneck: { resource: "cpu", host: "sink", score: 0.9, evidence: "synthetic", candidates: [] },
+            ...(s.cost ? { cost: s.cost } : {}),
             ...(s.delivery
               ? {
                   deliveryLatency: {

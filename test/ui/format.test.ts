@@ -13,6 +13,8 @@ import {
   plural,
   rate,
   secondsOf,
+  sig,
+  usd,
   width,
 } from "../../ui/format.ts";
 
@@ -56,5 +58,16 @@ describe("ui/format.ts", () => {
     expect(width("\x1b[1mab\x1b[0m·c")).toBe(4);
     expect(clip("abcdef", 4)).toBe("abc…");
     expect(clip("abc", 4)).toBe("abc");
+  });
+
+  it("costs: three significant digits across decades, separators from 1000 up, dollars with $; '–' when unknown", () => {
+    expect(sig(0.012345)).toBe("0.0123");
+    expect(sig(12.345)).toBe("12.3");
+    expect(sig(175)).toBe("175");
+    expect(sig(12345.6)).toBe("12,346");
+    expect(sig(0)).toBe("0");
+    expect(sig(null)).toBe("–");
+    expect(usd(0.0133333)).toBe("$0.0133");
+    expect(usd(Number.NaN)).toBe("–");
   });
 });

@@ -102,6 +102,7 @@ describe("the terminal's default table is readable; --wide and --columns give th
       "ratio",
       "90 % CI",
       "rows/s/vCPU",
+      "core-s/M rows",
       "lag p99",
       "bottleneck",
       "flags",
@@ -293,5 +294,45 @@ describe("the storage column (run.json storage)", () => {
     expect(col.wide).toBe(true);
     expect(col.cell({ storageBytesPerMillionRows: 153_662_608 } as StackRow, ctx)).toBe("146.5");
     expect(col.cell({ storageBytesPerMillionRows: null } as StackRow, ctx)).toBe("–");
+  });
+});
+
+describe("the cost column (Summary.cost)", () => {
+  const price = { source: "infra/azure/prices.yaml", date: "2026-11-30" };
+  const cost = (usd: number | undefined, coreSeconds: number) => ({
+    coreSecondsPerMillionRows: coreSeconds,
+    hostsCoreSeconds: { loadgen: 1, sink: 2 },
+    ...(usd === undefined ? {} : { usdPerMillionRows: usd, usdPerHour: 0.4, prices: price }),
+  });
+
+  it("$ per million rows when every compared run has a price, the stack's core-seconds per million rows when one has none", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "ingestbench-cost-"));
+    try {
+      for (const [i, v] of [1000, 1010, 990].entries())
+        writeRunRecord(dir, {
+          stack: "a",
+          invocation: INV,
+          rows: v,
+          cost: cost([0.011, 0.012, 0.013][i], 150 + i),
+        });
+      writeRunRecord(dir, { stack: "b", invocation: INV, rows: 2000, cost: cost(0.02, 90) });
+      writeRunRecord(dir, { stack: "c", invocation: INV, rows: 2000, cost: cost(undefined, 12_345.6) });
+      const priced = await compareStacks(dir, "quickstart", ["a", "b"]);
+      const t = comparisonTable(priced);
+      const at = (tt: typeof t, stack: string, header: string) =>
+        tt.rows.find((r) => r[0] === stack)![tt.head.indexOf(header)];
+      expect(at(t, "a", "$/M rows")).toBe("$0.0120"); // the median of the three runs
+      expect(at(t, "b", "$/M rows")).toBe("$0.0200");
+      const mixed = comparisonTable(await compareStacks(dir, "quickstart", ["a", "c"]));
+      expect(mixed.head).not.toContain("$/M rows");
+      expect(at(mixed, "a", "core-s/M rows")).toBe("151");
+      expect(at(mixed, "c", "core-s/M rows")).toBe("12,346");
+      // in compare's default table, not only with --wide
+      const [head] = terminalCells(renderComparison("quickstart", priced));
+      expect(head).toContain("$/M rows");
+      expect(STACK_COLUMNS.find((c) => c.key === "costPerMillionRows")!.wide).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

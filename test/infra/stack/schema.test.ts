@@ -223,7 +223,7 @@ describe("stack file errors", () => {
     const lines = err.message.split("\n");
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(
-      /:6:7: config\.ingestbench:hosts\.sink\.swap: unknown key "swap"; allowed keys: cpu, memory, disk, network, programs$/,
+      /:6:7: config\.ingestbench:hosts\.sink\.swap: unknown key "swap"; allowed keys: cpu, memory, disk, network, pricePerHour, programs$/,
     );
     expect(lines[1]).toMatch(
       /:7:27: config\.ingestbench:hosts\.sink\.disk\.burst: unknown key "burst"; allowed keys: iops, readIops/,
