@@ -5,6 +5,7 @@
  * `ingestbench show <run-id>`). A flag's meaning is said once per invocation, in a note (flagNote), not on every line.
  */
 import { capsFlags } from "../harness/results/caps.ts";
+import { logMibText } from "../harness/results/format.ts";
 import type { RunRecord } from "../harness/results/types.ts";
 import { clip, int, rate } from "./format.ts";
 
@@ -156,11 +157,23 @@ export function flagWords(keys: readonly FlagKey[]): string {
 
 /**
  * One run in one line of at most `max` columns (RUN_LINE_WIDTH by default):
- * "ok  local-quarter-core  33,598 rows/s  exact  bound by client  partial caps  run aee9c2" (the cell is named when
- * it is not "default"); an error: "ERROR  local-2-cores  E_VERSION_PIN: …  run 477040". The least needed parts give way first
- * (the flags are shortened, then the error's message is cut), never the status, stack, cell or rows/s.
+ * "ok  local-quarter-core  33,598 rows/s  5.28 log MiB/s  exact  bound by client  partial caps  run aee9c2" (the cell
+ * is named when it is not "default"; log MiB/s is the log lines' own bytes, Summary.logMibPerSecond, when known); an
+ * error: "ERROR  local-2-cores  E_VERSION_PIN: …  run 477040". The least needed parts give way first (log MiB/s, then
+ * the flags are shortened, then the error's message is cut), never the status, stack, cell or rows/s.
  */
 export function runLine(r: RunRecord, max = RUN_LINE_WIDTH): string {
+  const log = r.summary?.logMibPerSecond;
+  if (typeof log === "number" && !r.error) {
+    // whole, nothing cut: else it gives way to the flags
+    const line = lineOf(r, Number.POSITIVE_INFINITY, logMibText(log));
+    if (line.length <= max) return line;
+  }
+  return lineOf(r, max, null);
+}
+
+/** runLine with `extra` (or nothing) after the rates. */
+function lineOf(r: RunRecord, max: number, extra: string | null): string {
   // a scenario without a matrix has one cell, "default": nothing to tell apart
   const cell = r.cell === "default" ? "" : ` ${r.cell}`;
   const head = `${statusWord(r.status)}  ${r.stack}${cell}${r.replicate > 1 ? ` r${r.replicate}` : ""}`;
@@ -168,6 +181,7 @@ export function runLine(r: RunRecord, max = RUN_LINE_WIDTH): string {
   const parts: string[] = [];
   if (r.summary) parts.push(rate(r.summary.rowsPerSecond));
   if (r.summary?.requestsPerSecond !== undefined) parts.push(`${rate(r.summary.requestsPerSecond, "req/s")}`);
+  if (extra) parts.push(extra);
   if (r.summary || r.ledger) parts.push(ledgerWords(r));
   const bound = boundWords(r);
   if (bound) parts.push(bound);
