@@ -260,6 +260,27 @@ describe("printed: log MiB/s and wire MiB/s said apart", () => {
     expect(long).toContain("contended");
   });
 
+  it("after a file replay (004's case) the run line keeps log MiB/s before the flags' words, never in place of the last …", () => {
+    const r = record();
+    r.summary!.logMibPerSecond = 2.678;
+    r.summary!.contention = { contended: true, reasons: [], hosts: {} } as never;
+    r.scenarioConfig = { ...(r.scenarioConfig as object), source: { file: "../shared/logs/Apache_2k.log" } };
+    const plain = runLine({ ...r, summary: { ...r.summary!, logMibPerSecond: null } });
+    const stack = r.stack;
+    // 90 columns without it: 106 with it and "contended", 98 with "…" in its place
+    r.stack = stack + "-".repeat(90 - plain.length);
+    const kept = runLine(r);
+    expect(kept).toBe(
+      `ok  ${r.stack}  33,598 rows/s  2.68 log MiB/s  exact  bound by cpu (sink)  …  run ${shortRunId(r.runId)}`,
+    );
+    // 95 columns without it: even "…" leaves no room (103), so the flags stay whole and log MiB/s goes
+    r.stack = stack + "-".repeat(95 - plain.length);
+    const dropped = runLine(r);
+    expect(dropped.length).toBe(95);
+    expect(dropped).not.toContain("log MiB/s");
+    expect(dropped).toContain("contended");
+  });
+
   it("compare: both are --wide columns, named apart; the default table has neither", () => {
     const ctx = columnContext([]);
     const wide = stackColumns("terminal", ctx, { wide: true }).map((c) => c.header(ctx));
