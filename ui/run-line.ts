@@ -5,6 +5,7 @@
  * `ingestbench show <run-id>`). A flag's meaning is said once per invocation, in a note (flagNote), not on every line.
  */
 import { capsFlags } from "../harness/results/caps.ts";
+import { logMibText } from "../harness/results/format.ts";
 import type { RunRecord } from "../harness/results/types.ts";
 import { clip, int, rate } from "./format.ts";
 
@@ -156,11 +157,34 @@ export function flagWords(keys: readonly FlagKey[]): string {
 
 /**
  * One run in one line of at most `max` columns (RUN_LINE_WIDTH by default):
- * "ok  local-quarter-core  33,598 rows/s  exact  bound by client  partial caps  run aee9c2" (the cell is named when
- * it is not "default"); an error: "ERROR  local-2-cores  E_VERSION_PIN: …  run 477040". The least needed parts give way first
- * (the flags are shortened, then the error's message is cut), never the status, stack, cell or rows/s.
+ * "ok  local-quarter-core  33,598 rows/s  5.28 log MiB/s  exact  bound by client  partial caps  run aee9c2" (the cell
+ * is named when it is not "default"; log MiB/s, write-up 004's unit, is the log lines' own bytes,
+ * Summary.logMibPerSecond, when known); an error: "ERROR  local-2-cores  E_VERSION_PIN: …  run 477040". The least
+ * needed parts give way first: log MiB/s (it is in the run block), unless the run replayed a file (`source: { file }`,
+ * write-up 004's case, where it is the figure to read): then the flags' words are shortened first (those that fit,
+ * then "…"; each flag's note is printed under the line all the same) and log MiB/s goes rather than the last "…";
+ * then the flags are shortened; then the error's message is cut; never the status, stack, cell or rows/s.
  */
 export function runLine(r: RunRecord, max = RUN_LINE_WIDTH): string {
+  const log = r.summary?.logMibPerSecond;
+  if (typeof log !== "number" || r.error) return lineOf(r, max, null)!;
+  // a seeded run's log MiB/s is rows/s × the text's size: shown only when the line keeps every flag word
+  const line = replayed(r)
+    ? lineOf(r, max, logMibText(log))
+    : lineOf(r, Number.POSITIVE_INFINITY, logMibText(log));
+  return line !== null && line.length <= max ? line : lineOf(r, max, null)!;
+}
+
+/** Whether the run replayed a log file (its scenario's `source: { file }`, run.json scenarioConfig). */
+function replayed(r: RunRecord): boolean {
+  return (r.scenarioConfig as { source?: { file?: unknown } } | null | undefined)?.source?.file !== undefined;
+}
+
+/**
+ * runLine with `extra` (or nothing) after the rates; null when `extra` is given and the line cannot keep it and at
+ * least "…" of the flags.
+ */
+function lineOf(r: RunRecord, max: number, extra: string | null): string | null {
   // a scenario without a matrix has one cell, "default": nothing to tell apart
   const cell = r.cell === "default" ? "" : ` ${r.cell}`;
   const head = `${statusWord(r.status)}  ${r.stack}${cell}${r.replicate > 1 ? ` r${r.replicate}` : ""}`;
@@ -168,6 +192,7 @@ export function runLine(r: RunRecord, max = RUN_LINE_WIDTH): string {
   const parts: string[] = [];
   if (r.summary) parts.push(rate(r.summary.rowsPerSecond));
   if (r.summary?.requestsPerSecond !== undefined) parts.push(`${rate(r.summary.requestsPerSecond, "req/s")}`);
+  if (extra) parts.push(extra);
   if (r.summary || r.ledger) parts.push(ledgerWords(r));
   const bound = boundWords(r);
   if (bound) parts.push(bound);
@@ -193,6 +218,8 @@ export function runLine(r: RunRecord, max = RUN_LINE_WIDTH): string {
     const line = join([...fixed, `${[...words.slice(0, k), "…"].join(", ")}`, id]);
     if (line.length <= max) return line;
   }
+  // with `extra`: only whole, and never in place of every flag
+  if (extra && (flags || join([...fixed, id]).length > max)) return null;
   return withId(fixed);
 }
 

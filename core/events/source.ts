@@ -119,6 +119,13 @@ export interface EventSource extends RowSource {
    * @throws ConfigurationError E_REPLAY when the file cannot be stat()ed
    */
   replayLineCount(): Promise<number>;
+  /**
+   * Bytes of the log lines of seqs [fromSeq, fromSeq + count): the log line is the last string field (the one a
+   * replay fills): its UTF-8 bytes as the sink gets them (a replayed line without its line end, after repair; the
+   * generated text's `size`), not their encoding on the wire. 0 for an event without a string field. A replay's rows
+   * must be `load()`ed first. @throws RangeError for a replay row not loaded
+   */
+  logBytes(fromSeq: number, count: number): number;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -622,6 +629,16 @@ class SeededEventSource implements EventSource {
 
   load(fromSeq: number, count: number): Promise<void> {
     return this.replay ? this.replay.load(fromSeq, count) : Promise.resolve();
+  }
+
+  logBytes(fromSeq: number, count: number): number {
+    if (this.replay) {
+      let n = 0;
+      for (let q = fromSeq; q < fromSeq + count; q++) n += this.replay.line(q).length;
+      return n;
+    }
+    const last = this.row.types.lastIndexOf(TYPE_CODE.string);
+    return last < 0 ? 0 : count * this.row.bytes[last]!.length;
   }
 
   fill(seq: number): EventRow {

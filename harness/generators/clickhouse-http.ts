@@ -124,6 +124,7 @@ class ClickHouseHttpGenerator implements Generator {
         await this.source.load(from, count);
       },
       close: () => this.source.close(),
+      logBytes: (from, count) => this.source.logBytes(from, count),
     };
     return runSourceBatchLoop(
       this.config,

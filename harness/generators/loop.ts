@@ -67,6 +67,8 @@ export interface EncodedBatch {
   from: number;
   count: number;
   payload: Uint8Array;
+  /** bytes of the batch's log lines (EventSource.logBytes; set by runSourceBatchLoop), counted as log bytes sent */
+  logBytes?: number;
 }
 
 /** What a send achieved. accepted + rejectedSeqs.length must equal the batch's count. */
@@ -106,6 +108,8 @@ export interface BatchEncoder<B extends EncodedBatch = EncodedBatch> {
   release?(batch: B): void;
   /** release resources (e.g. a replay file) once the loop ends */
   close?(): Promise<void>;
+  /** true when `encode` sets each batch's `logBytes`: the totals then carry GeneratorProgress.logBytes */
+  readonly logBytes?: boolean;
 }
 
 /** An encoder over an event source's rows: `encode` reads rows already `load()`ed (see `runSourceBatchLoop`). */
@@ -116,10 +120,14 @@ export interface SourceBatchEncoder<B extends EncodedBatch = EncodedBatch> {
   release?(batch: B): void;
 }
 
-/** The part of an event source the loop drives: load a seq range before encoding it, close it at the end. */
+/**
+ * The part of an event source the loop drives: load a seq range before encoding it, close it at the end; the bytes of
+ * a loaded range's log lines (core/events/source.ts EventSource.logBytes), when the source knows them.
+ */
 export interface LoadableSource {
   load(fromSeq: number, count: number): Promise<void>;
   close(): Promise<void>;
+  logBytes?(fromSeq: number, count: number): number;
 }
 
 export interface BatchLoopOptions {
@@ -219,7 +227,15 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
 ): Promise<GeneratorFinal> {
   const { batch, rate, signal, onProgress } = opts;
   const maxFailures = opts.maxConsecutiveFailures ?? MAX_CONSECUTIVE_FAILURES;
-  const totals: GeneratorProgress = { sent: 0, accepted: 0, rejected: 0, bytes: 0, requests: 0, repeated: 0 };
+  const totals: GeneratorProgress = {
+    sent: 0,
+    accepted: 0,
+    rejected: 0,
+    bytes: 0,
+    requests: 0,
+    repeated: 0,
+    ...(encoder.logBytes ? { logBytes: 0 } : {}),
+  };
   const rejected = new RangeSet();
   const errors: string[] = [];
   let suppressedErrors = 0;
@@ -315,6 +331,7 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
       if (repeat && r.accepted > 0) {
         // the slot is still held, so the encoder has not reused this batch's buffer: the bytes are the same
         totals.bytes += b.payload.length;
+        if (totals.logBytes !== undefined) totals.logBytes += b.logBytes ?? 0;
         totals.requests++;
         const again = await transport.send(conn, b).catch((err: Error) => {
           noteError(`${what}: deliberate repeat failed: ${err.message}`);
@@ -393,6 +410,7 @@ export async function runBatchLoop<C, B extends EncodedBatch>(
       const startMs = rate === "max" ? nowMs() : dueMs;
       totals.sent += b.count;
       totals.bytes += b.payload.length;
+      if (totals.logBytes !== undefined) totals.logBytes += b.logBytes ?? 0;
       totals.requests++;
       const p = send(s, conn, b, startMs, opts.duplicateEvery !== undefined && k % opts.duplicateEvery === 0);
       inflight.add(p);
@@ -444,8 +462,11 @@ export function runSourceBatchLoop<C, B extends EncodedBatch>(
   return runBatchLoop({ batch, connections, pipelining, rate, requests, duplicateEvery, ...run }, transport, {
     encode: async (from, count) => {
       await source.load(from, count);
-      return encoder.encode(from, count);
+      const b = encoder.encode(from, count);
+      if (source.logBytes) b.logBytes = source.logBytes(from, count);
+      return b;
     },
+    logBytes: source.logBytes !== undefined,
     stamp: (b, sentAt) => encoder.stamp(b, sentAt),
     release: (b) => encoder.release?.(b),
     close: () => source.close(),

@@ -171,6 +171,7 @@ class PgCopyGenerator implements Generator {
         await this.source.load(from, count);
       },
       close: () => this.source.close(),
+      logBytes: (from, count) => this.source.logBytes(from, count),
     };
     return runSourceBatchLoop(
       this.config,

@@ -30,8 +30,14 @@ export interface GeneratorProgress {
   sent: number;
   accepted: number;
   rejected: number;
-  /** encoded payload bytes handed to the transport */
+  /** encoded payload bytes handed to the transport (wire bytes: the protocol's framing and the tracking fields included) */
   bytes: number;
+  /**
+   * bytes of the log lines themselves in those payloads (core/events/source.ts EventSource.logBytes: the generated
+   * text or the replayed file's line, not its encoding), deliberate repeats included as in `bytes`; absent from a
+   * generator that does not count them (an older one, an application under test, events the collector makes)
+   */
+  logBytes?: number;
   /** requests (batches) handed to the transport, deliberate repeats included */
   requests: number;
   /** events sent a second time on purpose (`duplicateEvery` fault injection) and accepted again; not in `sent` */

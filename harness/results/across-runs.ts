@@ -68,7 +68,10 @@ export interface CellSide extends LedgerTotals {
   /** runs the figures rest on (eligible: harness/results/eligibility.ts) */
   measured: number;
   rowsPerSecond: SampleDescription;
+  /** median wire MiB/s (Summary.mibPerSecond) */
   medianMiBPerSecond: number;
+  /** median log MiB/s (Summary.logMibPerSecond); NaN when no run knows it */
+  medianLogMiBPerSecond: number;
   rowsPerSecondPerCore: number | null;
   rowsPerSecondPerGiB: number | null;
 }
@@ -136,6 +139,7 @@ function cellSide(
     measured: measured.length,
     rowsPerSecond: describeSample(rowsPerSecondOf(measured), { erraticCv }),
     medianMiBPerSecond: med(measured, (r) => r.summary?.mibPerSecond),
+    medianLogMiBPerSecond: med(measured, (r) => r.summary?.logMibPerSecond),
     rowsPerSecondPerCore: perCore(measured),
     rowsPerSecondPerGiB: perGiB(measured),
     ...ledgerTotals(runs),

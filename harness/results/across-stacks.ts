@@ -60,7 +60,10 @@ export interface StackRow extends LedgerTotals {
   /** runs of this stack and cell left out, with reasons */
   excluded: ExcludedRun[];
   medianRowsPerSecond: number;
+  /** median wire MiB/s (Summary.mibPerSecond: encoded bytes sent) */
   medianMiBPerSecond: number;
+  /** median log MiB/s (Summary.logMibPerSecond: the log lines' own bytes); NaN when no run knows it */
+  medianLogMiBPerSecond: number;
   /** median rows/s of this stack / of the first stack (same cell) */
   ratio: number;
   /** spread of the measured runs' rows/s (n, median, IQR, min, max, CV, erratic) */
@@ -174,6 +177,7 @@ export async function compareStacks(
         excluded: excludedBy(cell),
         medianRowsPerSecond: med(measured, (r) => r.summary?.rowsPerSecond),
         medianMiBPerSecond: med(measured, (r) => r.summary?.mibPerSecond),
+        medianLogMiBPerSecond: med(measured, (r) => r.summary?.logMibPerSecond),
         ratio: Number.NaN,
         rowsPerSecond: describeSample(values, { erraticCv: options.erraticCv }),
         comparison:

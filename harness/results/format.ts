@@ -86,13 +86,24 @@ export function bottleneckLabel(b: Pick<Bottleneck, "resource" | "evidence">): s
 }
 
 /**
- * "4.81 MiB/s", or "MiB/s not known (why)" when the bytes sent are not known (Summary.bytesUnknown: a `generator:
- * none` run, harness/runner/self-load.ts; in older results a 0 over 0 bytes per row), never a false 0.
+ * "3.12 log MiB/s, 4.81 wire MiB/s": the log lines' own bytes (Summary.logMibPerSecond, write-up 004's unit) and the
+ * encoded bytes sent (mibPerSecond: protocol framing and tracking fields included); "4.81 wire MiB/s" alone when the
+ * log bytes are not known (older results, an application under test); "log and wire MiB/s not known (why)" when no
+ * byte is known (Summary.bytesUnknown: a `generator: none` run, harness/runner/self-load.ts; in older results a 0
+ * over 0 bytes per row), never a false 0.
  */
-export function mibText(s: Pick<Summary, "mibPerSecond" | "bytesPerRow" | "bytesUnknown">): string {
+export function mibText(
+  s: Pick<Summary, "mibPerSecond" | "bytesPerRow" | "bytesUnknown" | "logMibPerSecond">,
+): string {
   if (s.mibPerSecond === null || (s.mibPerSecond === 0 && s.bytesPerRow === 0))
-    return `MiB/s not known (${s.bytesUnknown ?? "no bytes were counted as sent"})`;
-  return `${s.mibPerSecond.toFixed(2)} MiB/s`;
+    return `log and wire MiB/s not known (${s.bytesUnknown ?? "no bytes were counted as sent"})`;
+  const wire = `${s.mibPerSecond.toFixed(2)} wire MiB/s`;
+  return typeof s.logMibPerSecond === "number" ? `${logMibText(s.logMibPerSecond)}, ${wire}` : wire;
+}
+
+/** "3.12 log MiB/s" (Summary.logMibPerSecond). */
+export function logMibText(logMibPerSecond: number): string {
+  return `${logMibPerSecond.toFixed(2)} log MiB/s`;
 }
 
 /**

@@ -141,7 +141,8 @@ export function renderRunsComparison(c: RunsComparison): string {
     "rows/s",
     "IQR",
     "CV",
-    "MiB/s",
+    "log MiB/s",
+    "wire MiB/s",
     "ratio",
     `${pctLabel(confidence)} CI`,
     "rows/s/vCPU",
@@ -160,6 +161,7 @@ export function renderRunsComparison(c: RunsComparison): string {
     int(s.rowsPerSecond.median),
     s.rowsPerSecond.n >= 2 ? int(s.rowsPerSecond.iqr) : "–",
     cvCell(s.rowsPerSecond),
+    fix(s.medianLogMiBPerSecond, 2),
     fix(s.medianMiBPerSecond, 2),
   ];
   const notes: string[] = [];

@@ -28,7 +28,13 @@ export interface SeriesPoint {
   countQueryMs: number;
   /** rows/s between the previous and this count, over the real elapsed time between the two query midpoints */
   rowsPerSec: number | null;
+  /** wire MiB/s: rowsPerSec × the encoded bytes per row sent so far (protocol framing and tracking fields included) */
   mibPerSec: number | null;
+  /**
+   * log MiB/s: rowsPerSec × the mean bytes of the log line per row sent so far (the generated text or the replayed
+   * file's line, not its encoding; harness/runner/summary.ts logMibPerSec); null when not known; absent in older results
+   */
+  logMibPerSec?: number | null;
   /**
    * ingest lag: query time − newest stored sent_at, ms, with sent_at moved onto the harness clock by the measured
    * offset (RunRecord.clock; exact to ± its boundMs). Not clamped: below −boundMs would mean a clock moved mid-run.
@@ -195,12 +201,25 @@ export interface Summary {
   requestsPerSecond?: number;
   /** rows (duplicates included) stored per second; present when it differs from rowsPerSecond */
   storedRowsPerSecond?: number;
-  /** rowsPerSecond × bytesPerRow in MiB/s; null when the bytes sent are not known (bytesUnknown says why) */
+  /**
+   * wire MiB/s: rowsPerSecond × bytesPerRow in MiB/s; null when the bytes sent are not known (bytesUnknown says why)
+   */
   mibPerSecond: number | null;
+  /**
+   * log MiB/s: rowsPerSecond × logBytesPerRow ÷ 2^20, what write-up 004 read from its file; null when the log bytes
+   * are not known; absent in older results
+   */
+  logMibPerSecond?: number | null;
   /** median, min and max of the per-window rows/s in the measurement phase */
   windowRowsPerSecond: { median: number; min: number; max: number };
   /** mean encoded bytes per row as sent (COPY text / JSON line); null when not known (bytesUnknown) */
   bytesPerRow: number | null;
+  /**
+   * mean bytes of the log line itself per row as sent: the last string field's UTF-8 bytes, the generated text or
+   * the replayed file's line without its line end (core/events/source.ts EventSource.logBytes), not the wire
+   * encoding; null when not known (bytesUnknown, an application under test); absent in older results
+   */
+  logBytesPerRow?: number | null;
   /**
    * why the bytes sent are not known (mibPerSecond and bytesPerRow null): a `generator: none` run's events are made
    * inside the collector (harness/runner/self-load.ts), so no byte passes the harness; absent when they are known

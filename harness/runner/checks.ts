@@ -26,10 +26,12 @@ export const CHECKABLE_PATHS: ReadonlySet<string> = new Set([
   ...[
     "rowsPerSecond",
     "mibPerSecond",
+    "logMibPerSecond",
     "windowRowsPerSecond.median",
     "windowRowsPerSecond.min",
     "windowRowsPerSecond.max",
     "bytesPerRow",
+    "logBytesPerRow",
     "measuredSeconds",
     "sinkCores",
     "cpuMsPer1000Rows",

@@ -14,7 +14,10 @@ import { bestOffset, type ClockOffset } from "../generators/clock.ts";
 
 const ZERO: GeneratorProgress = { sent: 0, accepted: 0, rejected: 0, bytes: 0, requests: 0, repeated: 0 };
 
-/** Field-wise sum of running totals (`repeated` counts as 0 where absent). */
+/**
+ * Field-wise sum of running totals (`repeated` counts as 0 where absent); `logBytes` is present when any of them
+ * carries it (a process that has not reported yet counts 0).
+ */
 export function sumProgress(list: readonly GeneratorProgress[]): GeneratorProgress {
   return list.reduce<GeneratorProgress>(
     (a, p) => ({
@@ -24,9 +27,22 @@ export function sumProgress(list: readonly GeneratorProgress[]): GeneratorProgre
       bytes: a.bytes + p.bytes,
       requests: a.requests + p.requests,
       repeated: (a.repeated ?? 0) + (p.repeated ?? 0),
+      ...(a.logBytes !== undefined || p.logBytes !== undefined
+        ? { logBytes: (a.logBytes ?? 0) + (p.logBytes ?? 0) }
+        : {}),
     }),
     { ...ZERO },
   );
+}
+
+/**
+ * Mean bytes of the log line per row sent (GeneratorProgress.logBytes ÷ (sent + repeated), as the wire bytes per row
+ * are taken: harness/runner/run.ts): what write-up 004 reads as the file's bytes. Null when the totals carry no log
+ * bytes (an application under test, a `generator: none` run, an older generator) or nothing was sent yet.
+ */
+export function logBytesPerRowOf(p: GeneratorProgress | undefined): number | null {
+  const rows = p ? p.sent + (p.repeated ?? 0) : 0;
+  return p?.logBytes === undefined || rows === 0 ? null : p.logBytes / rows;
 }
 
 /**
@@ -101,7 +117,8 @@ export function splitConfig(config: Record<string, unknown>, n: number): Array<R
 export type LoadGroup = Pick<
   GeneratorGroup,
   "ready" | "syncClock" | "go" | "progress" | "backlog" | "whenFinished" | "finished" | "stop"
->;
+> &
+  Partial<Pick<GeneratorGroup, "logBytesPerRowAt">>;
 
 /** What each generator targets: the spec for genId i is `specFor(i)`. */
 export class GeneratorGroup {
@@ -111,6 +128,8 @@ export class GeneratorGroup {
   /** harness receipt time (epoch ms) and rows acknowledged then (accepted + repeated, summed), one per progress line */
   private readonly ackTimes: number[] = [];
   private readonly ackRows: number[] = [];
+  /** the summed totals' log bytes per row (logBytesPerRowOf) at each of those lines, null before any is known */
+  private readonly logPerRow: Array<number | null> = [];
 
   /** Start `n` generator processes through `spawn` (the loadgen host's), genIds 0..n-1, running `program` (default: local child.ts). */
   constructor(
@@ -127,6 +146,7 @@ export class GeneratorGroup {
         const total = sumProgress(this.latest);
         this.ackTimes.push(performance.timeOrigin + performance.now());
         this.ackRows.push(total.accepted + (total.repeated ?? 0));
+        this.logPerRow.push(logBytesPerRowOf(total));
       });
       p.on("error", () => {
         /* surfaced by stop() */
@@ -172,6 +192,16 @@ export class GeneratorGroup {
     if (seen === 0 || this.ackRows[seen - 1]! <= stored) return null;
     const first = firstIndex(seen, (i) => this.ackRows[i]! > stored);
     return { rows: this.ackRows[seen - 1]! - stored, ageMs: Math.max(0, at - this.ackTimes[first]!) };
+  }
+
+  /**
+   * Mean log bytes per row sent (logBytesPerRowOf) in the totals the harness had seen by `at` (epoch ms; Infinity:
+   * the latest), the figure a sample at `at` multiplies its rows/s by (SeriesPoint.logMibPerSec). Null before any
+   * progress line, or when the generators count no log bytes.
+   */
+  logBytesPerRowAt(at: number): number | null {
+    const seen = firstIndex(this.ackTimes.length, (i) => this.ackTimes[i]! > at);
+    return seen === 0 ? null : this.logPerRow[seen - 1]!;
   }
 
   /** running totals over all generators */

@@ -28,7 +28,8 @@
  *   (a stage of the run after its load begins: "waiting for every acknowledged row", "settling the samples",
  *    "counting the ledger", …; harness/runner/run.ts emits it; the live line shows it too)
  *   {"event":"cell-end", "index":i, "stack", "scenario", "cell", "replicate", "group"?, "runId", "status",
- *    "rowsPerSecond"|null, "mibPerSecond"|null, "lagP99Ms"|null, "lagSamples"|null, "lost"|null, "duplicated"|null, "seconds"}
+ *    "rowsPerSecond"|null, "mibPerSecond"|null (wire), "logMibPerSecond"|null (the log lines' own bytes),
+ *    "lagP99Ms"|null, "lagSamples"|null, "lost"|null, "duplicated"|null, "seconds"}
  *   {"event":"end", "runs":N, "done":n, "ok":n, "failed":n, "errored":n, "interrupted":signal|null, "interruptedRuns":n, "seconds"}
  *   and command-specific summaries, e.g. {"event":"nightly", ...} and {"event":"noise-floor", ...}
  *
@@ -539,6 +540,7 @@ export class Progress {
         status: record.status,
         rowsPerSecond: record.summary?.rowsPerSecond ?? null,
         mibPerSecond: record.summary?.mibPerSecond ?? null,
+        logMibPerSecond: record.summary?.logMibPerSecond ?? null,
         lagP99Ms: record.summary?.lagP99Ms ?? null,
         lagSamples: record.summary?.lagSamples ?? null,
         lost: record.ledger?.lost ?? null,

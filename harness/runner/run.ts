@@ -94,6 +94,7 @@ import {
   processesOf,
   splitConfig,
   takeReplayIndex,
+  logBytesPerRowOf,
   type LoadGroup,
 } from "./generator-group.ts";
 import { AppRun, appLedger } from "./app-host.ts";
@@ -102,7 +103,7 @@ import { DEFAULT_FIDELITY } from "../../core/fidelity.ts";
 import { LocalSite } from "./local-site.ts";
 import { LOADGEN, oomMessage, SINK, type OomKill, type RunSite } from "./site.ts";
 import { QUERY_STAGE } from "./progress.ts";
-import { computeSummary } from "./summary.ts";
+import { computeSummary, logMibPerSec } from "./summary.ts";
 import { stackCost } from "./cost.ts";
 import { queryTotals, runQueryPhase } from "./query-load.ts";
 import { DeliveryLatency, deliveryClock } from "./delivery.ts";
@@ -479,6 +480,7 @@ export class BenchRun extends EventEmitter {
           countQueryMs: s.tAfter - s.tBefore,
           rowsPerSec,
           mibPerSec: rowsPerSec === null || plan.selfLoad ? null : (rowsPerSec * bytesPerRow) / MiB,
+          logMibPerSec: logMibPerSec(rowsPerSec, generators.logBytesPerRowAt?.(s.tAfter)),
           lagMs: s.newestSentAtMs === null ? null : s.tAfter - (s.newestSentAtMs - clock.offsetMs),
           backlogRows: backlog?.rows ?? null,
           backlogLagMs: backlog?.ageMs ?? null,
@@ -1042,6 +1044,7 @@ export class BenchRun extends EventEmitter {
             prev && m.mid > prev.mid ? ((s.stored - prev.stored) * 1000) / (m.mid - prev.mid) : null;
           p.mibPerSec =
             p.rowsPerSec === null || this.opts.plan.selfLoad ? null : (p.rowsPerSec * m.bytesPerRow) / MiB; // no bytes sent by the harness: unknown, not 0
+          p.logMibPerSec = logMibPerSec(p.rowsPerSec, this.generators?.logBytesPerRowAt?.(m.tAfter));
           const backlog = this.generators?.backlog(s.stored, m.tAfter);
           p.backlogRows = backlog?.rows ?? null;
           p.backlogLagMs = backlog?.ageMs ?? null;
@@ -1181,6 +1184,7 @@ export class BenchRun extends EventEmitter {
     return computeSummary({
       series: this.series,
       bytesPerRow,
+      logBytesPerRow: logBytesPerRowOf(this.generators?.progress),
       ...(this.opts.plan.selfLoad ? { bytesUnknown: selfLoadBytesUnknown(this.opts.plan) } : {}),
       // scored against what was applied and read back, caps at or above the machine dropped (caps.ts appliedHostLimits)
       limits: Object.fromEntries(

@@ -15,6 +15,11 @@ export interface SummaryInput {
   bytesPerRow: number;
   /** why the bytes sent are not known (the collector made the events: ./self-load.ts); then bytesPerRow is ignored */
   bytesUnknown?: string;
+  /**
+   * mean bytes of the log line per row as sent (./generator-group.ts logBytesPerRowOf): the text, not its wire
+   * encoding; null or absent when the generators did not count it, ignored with bytesUnknown
+   */
+  logBytesPerRow?: number | null;
   /** per host, the limits applied and read back (harness/results/caps.ts appliedHostLimits), not the stack file's requests */
   limits: Record<string, HostLimits>;
   sinkHosts: string[];
@@ -27,6 +32,19 @@ export interface SummaryInput {
 }
 
 const MiB = 2 ** 20;
+
+/**
+ * Log MiB/s of a sample (SeriesPoint.logMibPerSec): its rows/s × the mean log bytes per row as sent by then
+ * (./generator-group.ts GeneratorGroup.logBytesPerRowAt) ÷ 2^20. Null when either is not known.
+ */
+export function logMibPerSec(
+  rowsPerSec: number | null,
+  logBytesPerRow: number | null | undefined,
+): number | null {
+  return rowsPerSec === null || logBytesPerRow === null || logBytesPerRow === undefined
+    ? null
+    : (rowsPerSec * logBytesPerRow) / MiB;
+}
 
 /** A host whose wait share (HostContention.share) reaches this over the measurement phase makes the run `contended`. */
 export const CONTENDED = 0.1;
@@ -127,6 +145,7 @@ export function computeSummary(input: SummaryInput): Summary {
   const final = after.at(-1)!.stored;
   const drained = after.find((p) => p.stored >= final)!;
   const contention = contentionOf(measure, [input.clientHost, ...input.sinkHosts]);
+  const logBytesPerRow = input.bytesUnknown === undefined ? (input.logBytesPerRow ?? null) : null;
 
   return {
     rowsPerSecond,
@@ -138,6 +157,9 @@ export function computeSummary(input: SummaryInput): Summary {
       max: Math.max(...windowRates),
     },
     bytesPerRow: input.bytesUnknown === undefined ? input.bytesPerRow : null,
+    // write-up 004's unit: the log lines' own bytes, beside the wire bytes above
+    logBytesPerRow,
+    logMibPerSecond: logMibPerSec(rowsPerSecond, logBytesPerRow),
     ...(input.bytesUnknown === undefined ? {} : { bytesUnknown: input.bytesUnknown }),
     measuredSeconds,
     sinkCores,

@@ -13,7 +13,8 @@ describe("ui/show.ts", () => {
     expect(text.split("\n")[0]).toMatch(
       /^run 20261201T154516Z-a0a598: ok {2}→ .*local-pipeline\/syslog-ng-postgres\/20261201T154516Z-a0a598\/$/,
     );
-    expect(text).toContain("  1,998 rows/s, 0.66 MiB/s over 6.0 s;");
+    // recorded before log bytes were counted: its wire MiB/s alone, said as such
+    expect(text).toContain("  1,998 rows/s, 0.66 wire MiB/s over 6.0 s;");
     expect(text).toContain(
       "  ledger: sent 36,500, stored 36,500, distinct 36,500, lost 0, duplicated 0, rejected 0",
     );

@@ -123,7 +123,7 @@ describe("the terminal's default table is readable; --wide and --columns give th
       ),
     ).toBeGreaterThan(width);
     expect(text).toMatch(
-      /\nnot shown: IQR, MiB\/s, rows\/s\/GiB, sink cores, CPU ms\/1k rows, disk MiB\/M rows, throttled, net Mbit\/s, delivery p99, verdict \(--wide for all, or --columns/,
+      /\nnot shown: IQR, log MiB\/s, wire MiB\/s, rows\/s\/GiB, sink cores, CPU ms\/1k rows, disk MiB\/M rows, throttled, net Mbit\/s, delivery p99, verdict \(--wide for all, or --columns/,
     );
     expect(renderComparison("quickstart", plain, { wide: true })).not.toMatch(/not shown:/);
   });
@@ -176,7 +176,7 @@ describe("the default table fits the terminal's width", () => {
       `\nleft out to fit ${wanted} columns (COLUMNS, else the terminal's width, else 120): ${dropped.join(", ")} (set COLUMNS wider, or use --wide or --columns)`,
     );
     // the wide columns are still named as before
-    expect(text).toMatch(/\nnot shown: IQR, MiB\/s,/);
+    expect(text).toMatch(/\nnot shown: IQR, log MiB\/s, wire MiB\/s,/);
     // the flags are never only hidden: left out of a narrow table, they are listed below it per stack
     for (const v of [2000, 2010, 1990])
       writeRunRecord(root, { stack: "whole", invocation: INV, rows: v, cores: 2 }); // 2 cores of a 2-core machine

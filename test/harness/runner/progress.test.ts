@@ -58,7 +58,7 @@ const record = (runId: string): RunRecord =>
   ({
     runId,
     status: "ok",
-    summary: { rowsPerSecond: 1234.5, mibPerSecond: 0.3, lagP99Ms: 200 },
+    summary: { rowsPerSecond: 1234.5, mibPerSecond: 0.3, logMibPerSecond: 0.1, lagP99Ms: 200 },
     ledger: { lost: 0, duplicated: 0 },
   }) as unknown as RunRecord;
 
@@ -127,6 +127,8 @@ describe("progress", () => {
       runId: "run-a",
       status: "ok",
       rowsPerSecond: 1234.5,
+      mibPerSecond: 0.3,
+      logMibPerSecond: 0.1,
       lagP99Ms: 200,
       lost: 0,
       duplicated: 0,

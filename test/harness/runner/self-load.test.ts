@@ -152,6 +152,8 @@ describe("a generator: none run's MiB/s (no bytes pass the harness)", () => {
     expect(s).toMatchObject({
       mibPerSecond: null,
       bytesPerRow: null,
+      logMibPerSecond: null,
+      logBytesPerRow: null,
       bytesUnknown: "syslog-ng's example-msg-generator() made the events: the harness sent no bytes",
     });
     const line = describeRun({
@@ -168,7 +170,7 @@ describe("a generator: none run's MiB/s (no bytes pass the harness)", () => {
       .split("\n")
       .find((l) => l.includes("rows/s"))!;
     expect(line).toMatch(
-      /^ {2}1,000 rows\/s, MiB\/s not known \(syslog-ng's example-msg-generator\(\) made the events: the harness sent no bytes\) over 2\.0 s; sink 0\.10 cores/,
+      /^ {2}1,000 rows\/s, log and wire MiB\/s not known \(syslog-ng's example-msg-generator\(\) made the events: the harness sent no bytes\) over 2\.0 s; sink 0\.10 cores/,
     );
     expect(line).not.toMatch(/0\.00 MiB\/s/);
     // a check on it fails (no number), never passes on a false 0
@@ -179,9 +181,12 @@ describe("a generator: none run's MiB/s (no bytes pass the harness)", () => {
 
   it("keeps its MiB/s when the bytes are known, and reads an older result's 0 over 0 bytes per row as not known", () => {
     expect(summary().mibPerSecond).toBe(0);
-    expect(mibText({ mibPerSecond: 4.814, bytesPerRow: 249 })).toBe("4.81 MiB/s");
+    expect(mibText({ mibPerSecond: 4.814, bytesPerRow: 249 })).toBe("4.81 wire MiB/s");
+    expect(mibText({ mibPerSecond: 4.814, bytesPerRow: 249, logMibPerSecond: 3.116 })).toBe(
+      "3.12 log MiB/s, 4.81 wire MiB/s",
+    );
     expect(mibText({ mibPerSecond: 0, bytesPerRow: 0 })).toBe(
-      "MiB/s not known (no bytes were counted as sent)",
+      "log and wire MiB/s not known (no bytes were counted as sent)",
     );
   });
 });
