@@ -67,8 +67,10 @@ export function capsSpec(s: ScenarioReport): TopLevelSpec | null {
   return {
     title: {
       text: `${s.scenario}: each host's resources against its cap`,
-      subtitle:
+      subtitle: [
         "bar: observed use ÷ applied cap over the measurement (median of the runs); rule: the share at which it binds; red: the bottleneck",
+        "CPU binds on throttled periods, not on use; CPU wait: time waiting for a CPU other load held, share of the runnable time",
+      ],
     },
     data: { values },
     facet: {
