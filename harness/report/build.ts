@@ -8,6 +8,11 @@ import path from "node:path";
 import type { TopLevelSpec } from "vega-lite";
 import { ConfigurationError } from "../../core/errors.ts";
 import { capacitySpec } from "./charts/capacity.ts";
+import { capsSpec } from "./charts/caps.ts";
+import { mibSpec } from "./charts/mib.ts";
+import { collectorSignalsSpec, sinkSignalsSpec } from "./charts/signals.ts";
+import { storageSpec } from "./charts/storage.ts";
+import { sweepSpec, sweptStacks } from "./charts/sweep.ts";
 import { deliverySpec } from "./charts/delivery.ts";
 import { ledgerSpec } from "./charts/ledger.ts";
 import { resourcesSpec } from "./charts/resources.ts";
@@ -25,7 +30,11 @@ export interface Report {
   markdown: string;
 }
 
-/** Render every chart of the report data. */
+/**
+ * Render every chart of the report data: per scenario first each host's resources against its caps, then each swept
+ * stack's curve, throughput, ledger, storage and capacity; per run its timeline, MiB/s (file replays), the
+ * collector's and the sink's signals, delivery latency and sink resources (each when its data is there).
+ */
 export async function renderCharts(data: ReportData): Promise<RenderedChart[]> {
   const charts: RenderedChart[] = [];
   const add = async (
@@ -39,11 +48,18 @@ export async function renderCharts(data: ReportData): Promise<RenderedChart[]> {
     charts.push({ kind, id, scenario, runId, svg: await renderSvg(spec, id) });
   };
   for (const s of data.scenarios) {
+    await add("caps", s.scenario, null, capsSpec(s));
+    for (const { stack, rows } of sweptStacks(s))
+      await add("sweep", s.scenario, null, sweepSpec(s.scenario, stack, rows));
     await add("throughput", s.scenario, null, throughputSpec(s));
     await add("ledger", s.scenario, null, ledgerSpec(s));
+    await add("storage", s.scenario, null, storageSpec(s));
     if (s.capacity) await add("capacity", s.scenario, null, capacitySpec(s.capacity));
     for (const r of s.runs) {
       await add("timeline", s.scenario, r.run.runId, timelineSpec(r));
+      await add("mib", s.scenario, r.run.runId, mibSpec(r));
+      await add("collector", s.scenario, r.run.runId, collectorSignalsSpec(r));
+      await add("sink", s.scenario, r.run.runId, sinkSignalsSpec(r));
       await add("delivery", s.scenario, r.run.runId, deliverySpec(r));
       await add("resources", s.scenario, r.run.runId, resourcesSpec(r));
     }

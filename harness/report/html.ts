@@ -1,13 +1,14 @@
 /**
  * The HTML report: one self-contained file (inline CSS and SVG, no script, no external resource), per scenario the
- * comparison table, the throughput and ledger charts, then per run its timeline, delivery latency (when the sink
- * stamps stored_at) and sink resources.
+ * answer in words (./answer.ts) and the chart of each host's resources against its caps first, then the comparison
+ * table, the scenario's other charts, then per run its charts (./build.ts renderCharts says which).
  * Every chart is a <figure class="chart" data-chart="<kind>"> holding one <svg>.
  */
 import { VARIANT_SOURCES, variantsHeading, variantsTextTable } from "../results/across-variants.ts";
 import { runFlags } from "../results/across-stacks.ts";
 import { bottleneckLabel, mibText } from "../results/format.ts";
 import { sustainedText } from "../results/capacity.ts";
+import { answerLines } from "./answer.ts";
 import type { ReportData } from "./data.ts";
 import { faultLines, timelineLines } from "../runner/fault-cost.ts";
 import {
@@ -19,7 +20,19 @@ import {
   type TextTable,
 } from "./table.ts";
 
-export type ChartKind = "throughput" | "ledger" | "capacity" | "timeline" | "delivery" | "resources";
+export type ChartKind =
+  | "caps"
+  | "sweep"
+  | "throughput"
+  | "ledger"
+  | "storage"
+  | "capacity"
+  | "timeline"
+  | "mib"
+  | "collector"
+  | "sink"
+  | "delivery"
+  | "resources";
 
 export interface RenderedChart {
   kind: ChartKind;
@@ -60,7 +73,7 @@ table{border-collapse:collapse;font-size:12px;margin:8px 0;display:block;overflo
 th,td{border:1px solid #ddd;padding:3px 7px;white-space:nowrap}th{background:#f5f5f5}td.r,th.r{text-align:right}td.l,th.l{text-align:left}
 ul{margin:4px 0 8px;padding-left:20px;font-size:13px}
 .charts{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}figure.chart{margin:0;padding:8px;border:1px solid #eee;border-radius:4px;background:#fff}
-figure.chart svg{display:block;max-width:100%;height:auto}.status-ok{color:#2a7a2a}.status-bad{color:#b00020;font-weight:bold}
+figure.chart svg{display:block;max-width:100%;height:auto}.status-ok{color:#2a7a2a}ul.answer{font-size:15px;background:#f6f8fb;border-left:3px solid #4c78a8;padding:6px 10px 6px 26px}.status-bad{color:#b00020;font-weight:bold}
 `;
 
 export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
@@ -71,8 +84,14 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
   ];
   for (const s of data.scenarios) {
     const mine = charts.filter((c) => c.scenario === s.scenario);
+    // the answer first, then the chart that says why (each host's resources against its caps)
+    const caps = mine.filter((c) => c.kind === "caps");
     body.push(
       `<section class="scenario" data-scenario="${esc(s.scenario)}"><h2>${esc(s.scenario)}</h2>`,
+      `<ul class="answer">${answerLines(s)
+        .map((x) => `<li>${esc(x)}</li>`)
+        .join("")}</ul>`,
+      ...(caps.length ? [`<div class="charts">${caps.map(figure).join("")}</div>`] : []),
       `<p class="meta machine">${esc(scenarioMachineLine(s.rows))}</p>`,
       htmlTable(comparisonTable(s.rows)),
     );
@@ -98,7 +117,7 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
       );
     body.push(
       `<div class="charts">${mine
-        .filter((c) => c.runId === null)
+        .filter((c) => c.runId === null && c.kind !== "caps")
         .map(figure)
         .join("")}</div>`,
     );

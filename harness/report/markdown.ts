@@ -1,12 +1,13 @@
 /**
- * The Markdown summary of a report, fit for a CI job summary ($GITHUB_STEP_SUMMARY): per scenario the comparison
- * across stacks as a Markdown table, the verdicts, environment differences, the runs left out with their reasons,
- * and each run's status and bottleneck.
+ * The Markdown summary of a report, fit for a CI job summary ($GITHUB_STEP_SUMMARY): per scenario the answer in
+ * words (./answer.ts), the comparison across stacks as a Markdown table, the verdicts, environment differences, the
+ * runs left out with their reasons, and each run's status and bottleneck.
  */
 import { VARIANT_SOURCES, variantsHeading, variantsTextTable } from "../results/across-variants.ts";
 import { runFlags } from "../results/across-stacks.ts";
 import { bottleneckLabel } from "../results/format.ts";
 import { sustainedText } from "../results/capacity.ts";
+import { answerLines } from "./answer.ts";
 import type { ReportData } from "./data.ts";
 import { faultLines, timelineLines } from "../runner/fault-cost.ts";
 import {
@@ -40,6 +41,8 @@ export function renderMarkdown(data: ReportData): string {
     out.push(
       "",
       `## ${s.scenario}`,
+      "",
+      ...answerLines(s).map((x) => `- ${md(x)}`),
       "",
       md(scenarioMachineLine(s.rows)),
       "",

@@ -103,7 +103,12 @@ function contentionCandidate(host: string, ws: HostWindow[]): Candidate | undefi
 /** Contention candidates whose wait stayed under WAIT_MS_PER_SEC: kept for the record, never ranked. */
 const belowFloor = new WeakSet<Candidate>();
 
-function hostCandidates(
+/**
+ * One host's candidates over its measurement windows, scored as findBottleneck scores them (cpu, network, disk,
+ * memory against `limits`, contention): also read by the report's resources-against-caps chart
+ * (harness/report/cap-use.ts), so the chart shows the very shares the verdict weighed.
+ */
+export function hostCandidates(
   host: string,
   ws: HostWindow[],
   limits: HostLimits,

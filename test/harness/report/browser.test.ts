@@ -1,16 +1,18 @@
 /**
  * The report in a real browser: Debian's chromium (apt-get install chromium), driven by playwright-core, never a
  * downloaded browser. The page loads from file:// with no console error, every chart has an <svg> with data marks,
- * and a full-page screenshot is kept in .vitest-artifacts/ (git-ignored). Without /usr/bin/chromium this fails.
+ * each scenario's first chart is the resources-against-caps chart, drawn, and a full-page screenshot is kept in
+ * .vitest-artifacts/ (git-ignored). Building the report (vega-lite compiling, vega rendering) warns of nothing.
+ * Without /usr/bin/chromium this fails.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildReport, type Report } from "../../../harness/report/build.ts";
-import { writeSyntheticResults } from "./fixtures.ts";
+import { writePipelineResults, writeSyntheticResults } from "./fixtures.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.resolve(import.meta.dirname, "../../../.vitest-artifacts");
@@ -19,11 +21,22 @@ let root = "";
 let report: Report;
 let file = "";
 let browser: Browser | null = null;
+/** what vega-lite and vega said while the report was built (they warn and err on the console) */
+const vegaSaid: string[] = [];
 
 beforeAll(async () => {
   root = mkdtempSync(path.join(tmpdir(), "ingestbench-browser-"));
   writeSyntheticResults(path.join(root, "results"));
-  report = await buildReport(path.join(root, "results"));
+  writePipelineResults(path.join(root, "results"));
+  const said = (...args: unknown[]): void => void vegaSaid.push(args.map(String).join(" "));
+  const spies = (["warn", "error", "log", "info"] as const).map((m) =>
+    vi.spyOn(console, m).mockImplementation(said),
+  );
+  try {
+    report = await buildReport(path.join(root, "results"));
+  } finally {
+    for (const s of spies) s.mockRestore();
+  }
   file = path.join(root, "report.html");
   writeFileSync(file, report.html);
 });
@@ -95,18 +108,71 @@ describe("report in headless Chromium", () => {
       for (const len of c.lineLengths) expect(len, `${c.kind} line drawn`).toBeGreaterThan(10);
     }
     const byKind = (k: string): typeof charts => charts.filter((c) => c.kind === k);
-    // plain: a bar for each stack with a usable run (small's only run failed and is excluded); sweep: 12 points
+    // plain and replay: a bar for each stack with a usable run (small's only run failed and is excluded); sweep: 12 points
     expect(
       byKind("throughput")
         .map((c) => c.bars + c.points)
         .sort((a, b) => a - b),
-    ).toEqual([2, 12]);
+    ).toEqual([2, 2, 12]);
     expect(
       byKind("ledger")
         .map((c) => c.bars)
         .sort((a, b) => a - b),
-    ).toEqual([12, 24]);
-    expect(byKind("timeline")).toHaveLength(15);
+    ).toEqual([8, 12, 24]);
+    expect(byKind("timeline")).toHaveLength(15 + 6);
+    // every kind of chart is drawn by the browser: the replay's storage, MiB/s, collector and sink signals too
+    expect(new Set(charts.map((c) => c.kind))).toEqual(
+      new Set([
+        "caps",
+        "sweep",
+        "throughput",
+        "ledger",
+        "storage",
+        "timeline",
+        "mib",
+        "collector",
+        "sink",
+        "resources",
+      ]),
+    );
+
+    // each scenario's first chart is the resources-against-caps chart: bars of shares, rules of thresholds, a
+    // facet per stack (and cell), the bottleneck in red
+    const firsts = await page.$$eval("section.scenario", (sections) =>
+      sections.map((s) => {
+        const f = s.querySelector("figure.chart");
+        const svg = f?.querySelector("svg");
+        const answer = s.querySelector("ul.answer");
+        return {
+          scenario: s.getAttribute("data-scenario"),
+          kind: f?.getAttribute("data-chart"),
+          answerFirst:
+            answer !== null &&
+            f !== null &&
+            !!(answer.compareDocumentPosition(f!) & Node.DOCUMENT_POSITION_FOLLOWING),
+          answer: answer?.textContent ?? "",
+          bars: svg?.querySelectorAll('[aria-roledescription="bar"]').length ?? 0,
+          red: [...(svg?.querySelectorAll('path[aria-roledescription="bar"]') ?? [])].filter(
+            (b) => b.getAttribute("fill") === "#d62728",
+          ).length,
+          ticks: svg?.querySelectorAll('[aria-roledescription="tick"]').length ?? 0,
+          noCap: [...(svg?.querySelectorAll("text") ?? [])].filter((t) => t.textContent === "no cap").length,
+          height: svg?.getBoundingClientRect().height ?? 0,
+        };
+      }),
+    );
+    expect(firsts.map((f) => f.scenario)).toEqual(["plain", "replay", "sweep"]);
+    for (const f of firsts) {
+      expect(f.kind, f.scenario!).toBe("caps");
+      expect(f.answerFirst, f.scenario!).toBe(true);
+      expect(f.bars, f.scenario!).toBeGreaterThan(0);
+      expect(f.ticks, f.scenario!).toBeGreaterThan(0);
+      expect(f.noCap, f.scenario!).toBeGreaterThan(0);
+      expect(f.height, f.scenario!).toBeGreaterThan(200);
+    }
+    // replay: the collector's throttling bound every run of both stacks, one red bar per stack
+    expect(firsts.find((f) => f.scenario === "replay")!.red).toBe(2);
+    expect(firsts.find((f) => f.scenario === "replay")!.answer).toContain("otelcol is fastest");
     expect(byKind("resources").every((c) => c.lineLengths.length === 4)).toBe(true);
 
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -115,6 +181,7 @@ describe("report in headless Chromium", () => {
     expect(statSync(shot).size).toBeGreaterThan(10_000);
 
     expect(problems).toEqual([]);
+    expect(vegaSaid).toEqual([]);
     expect(requests.every((u) => u.startsWith("file://") || u.startsWith("data:"))).toBe(true);
   });
 });

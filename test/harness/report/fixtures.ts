@@ -4,7 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
+import type { Bottleneck, RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
 
 export interface SyntheticRun {
   stack: string;
@@ -20,6 +20,15 @@ export interface SyntheticRun {
   cores?: number;
   /** series lines to write (0: no series.jsonl) */
   points?: number;
+  /** fields merged into window i of the series (e.g. collector, sink, logMibPerSec, more hosts) */
+  window?: (i: number, p: SeriesPoint) => Record<string, unknown>;
+  /** fields merged into run.json (e.g. storage, limits of more hosts) and into its summary (e.g. cost) */
+  record?: Record<string, unknown>;
+  summary?: Record<string, unknown>;
+  /** the scenario's file replay (scenarioConfig.source.file) */
+  sourceFile?: string;
+  /** the stored verdict (summary.bottleneck); default sink cpu */
+  bottleneck?: { resource: string; host: string; score: number };
 }
 
 let counter = 0;
@@ -33,7 +42,7 @@ export function syntheticSeries(s: SyntheticRun, start: number): SeriesPoint[] {
     const phase = i < 2 ? "warmup" : i >= n - 2 ? "drain" : "measure";
     const rate = s.rowsPerSecond * (1 + 0.05 * Math.sin(i));
     stored += Math.round(rate);
-    out.push({
+    const p: SeriesPoint = {
       t: start + (i + 1) * 1000,
       elapsedS: i + 1,
       phase,
@@ -82,7 +91,8 @@ export function syntheticSeries(s: SyntheticRun, start: number): SeriesPoint[] {
           netTxPacketsPerSec: 100,
         },
       },
-    });
+    };
+    out.push(s.window ? ({ ...p, ...s.window(i, p) } as SeriesPoint) : p);
   }
   return out;
 }
@@ -139,7 +149,11 @@ export function writeSyntheticRun(root: string, s: SyntheticRun): RunRecord {
       },
     },
     versions: { postgres: { pinned: "18.4.0-beta.17", running: "18.4" } },
-    scenarioConfig: { name: s.scenario, cell: s.cellValues ?? {} },
+    scenarioConfig: {
+      name: s.scenario,
+      cell: s.cellValues ?? {},
+      ...(s.sourceFile ? { source: { file: s.sourceFile } } : {}),
+    },
     summary: {
       rowsPerSecond: s.rowsPerSecond,
       mibPerSecond: (s.rowsPerSecond * 240) / 2 ** 20,
@@ -163,7 +177,15 @@ export function writeSyntheticRun(root: string, s: SyntheticRun): RunRecord {
       lagMaxMs: 320,
       countQueryMaxMs: 5,
       drainSeconds: 1,
-      bottleneck: { resource: "cpu", host: "sink", score: 0.9, evidence: "synthetic", candidates: [] },
+      bottleneck: {
+        resource: "cpu",
+        host: "sink",
+        score: 0.9,
+        ...(s.bottleneck as object),
+        evidence: "synthetic",
+        candidates: [],
+      } as Bottleneck,
+      ...s.summary,
     },
     ledger: {
       sent,
@@ -180,6 +202,7 @@ export function writeSyntheticRun(root: string, s: SyntheticRun): RunRecord {
     generator: null,
     checks: [{ check: "ledger.lost", expected: "= 0", actual: lost, ok: lost === 0 }],
     error: null,
+    ...(s.record as Partial<RunRecord>),
   };
   const dir = path.join(root, s.stack, s.scenario, runId);
   mkdirSync(dir, { recursive: true });
@@ -197,7 +220,7 @@ export const BATCHES = [1000, 8000, 50000];
 /**
  * Two scenarios:
  * - "sweep": matrix generator.pg-copy.batch ∈ {1000, 8000, 50000} × 2 replicates on stacks "small" (run first)
- *   and "large": 12 runs, 12 series lines each;
+ *   and "large": 12 runs, 12 series lines each; small's runs at batch=50000 are saturated (backpressure);
  * - "plain": no matrix, one run each on "small" (5 lost, 2 duplicated), "medium" and "large" (8 series lines),
  *   plus an older invocation on "small" that the report must leave out.
  */
@@ -217,6 +240,18 @@ export function writeSyntheticResults(root: string): { sweepRuns: RunRecord[]; p
             replicate,
             rowsPerSecond: base * (1 + Math.log10(batch / 1000)) + replicate * 100,
             cores: stack === "small" ? 0.25 : 2,
+            ...(stack === "small" && batch === 50000
+              ? {
+                  summary: {
+                    saturation: {
+                      state: "saturated",
+                      label: "saturated (backpressure)",
+                      evidence: "synthetic",
+                      samples: 4,
+                    },
+                  },
+                }
+              : {}),
           }),
         );
       }
@@ -278,4 +313,118 @@ export function svgMarks(svg: string): {
     texts: count("text mark"),
     lines,
   };
+}
+
+/** The collector host's window in the pipeline fixture: 0.24 of its 0.25 cores, throttled 8 of 10 periods. */
+const collectorWindow = {
+  cpuCores: 0.24,
+  throttledShare: 0.8,
+  periods: 10,
+  throttledPeriods: 8,
+  throttledMs: 40,
+  memoryBytes: 1.95 * 2 ** 30,
+  memoryPeakBytes: 1.95 * 2 ** 30,
+  memoryWorkingSetBytes: 1.9 * 2 ** 30,
+  ioReadBytesPerSec: 0,
+  ioWriteBytesPerSec: 0,
+  ioReadOpsPerSec: 0,
+  ioWriteOpsPerSec: 0,
+  netRxBytesPerSec: 6e6,
+  netTxBytesPerSec: 6e6,
+  netRxPacketsPerSec: 100,
+  netTxPacketsPerSec: 100,
+  dtMs: 1000,
+  runDelayMs: 340,
+  contentionMs: 300,
+};
+
+/** The pipeline fixture's caps beyond the loadgen's and the sink's: the collector's CPU and memory, the sink's link. */
+function pipelineLimits(base: RunRecord["limits"]): RunRecord["limits"] {
+  return {
+    ...base,
+    collector: {
+      requested: { cpu: "0.25", memory: "2GiB" },
+      applied: { cfsPeriodUs: 100000, cfsQuotaUs: 25000, memoryLimitBytes: 2 ** 31 },
+      enforced: true,
+      notes: [],
+    },
+    sink: {
+      ...base.sink!,
+      requested: { ...base.sink!.requested, network: { bandwidth: "100Mbit/s" } },
+      applied: { ...base.sink!.applied, tbfRateBytesPerSec: 12.5e6 },
+    },
+  };
+}
+
+export const PIPELINE_STACKS = ["fluentd", "otelcol"] as const;
+
+/**
+ * Scenario "replay": a file replay (scenarioConfig.source.file) through a collector host, on stacks "fluentd" (run
+ * first: the baseline; 5,000 rows/s + 50 × replicate, log bytes recorded, storage 50 MB per million rows at 4.2x,
+ * 60 core-s per million rows) and "otelcol" (8,000 + 50 × replicate, no log bytes: wire MiB/s, 30 MB per million rows,
+ * $0.012 per million rows), 3 replicates each, 8 windows. Each window carries the collector's signals (Fluentd:
+ * buffer_queue_length = i, slow_flush_count = max(0, i − 4), flush_time_count = 1000 i, retry_count = 0; otelcol:
+ * otelcol_exporter_queue_size = 10 i) and OpenSearch's merges (merges.current = i mod 3, merges.total = i). Every
+ * run's verdict: cpu on the collector.
+ */
+export function writePipelineResults(root: string): RunRecord[] {
+  const runs: RunRecord[] = [];
+  for (const stack of PIPELINE_STACKS)
+    for (const replicate of [1, 2, 3]) {
+      const fluentd = stack === "fluentd";
+      const rowsPerSecond = (fluentd ? 5000 : 8000) + 50 * replicate;
+      const run = writeSyntheticRun(root, {
+        stack,
+        scenario: "replay",
+        invocation: INVOCATION,
+        replicate,
+        rowsPerSecond,
+        points: 8,
+        sourceFile: "/work/shared/logs/Apache_2k.log",
+        bottleneck: { resource: "cpu", host: "collector", score: 0.8 },
+        window: (i, p) => ({
+          hosts: { ...p.hosts, collector: collectorWindow },
+          collector: fluentd
+            ? {
+                name: "fluentd",
+                hosts: {
+                  collector: {
+                    "ib_sink.buffer_queue_length": i,
+                    "ib_sink.slow_flush_count": Math.max(0, i - 4),
+                    "ib_sink.flush_time_count": 1000 * i,
+                    "ib_sink.retry_count": 0,
+                    "ib_sink.emit_records": p.sent,
+                  },
+                },
+              }
+            : { name: "otelcol", hosts: { collector: { otelcol_exporter_queue_size: 10 * i } } },
+          sink: { name: "opensearch", values: { "merges.current": i % 3, "merges.total": i } },
+          ...(fluentd ? { logMibPerSec: p.rowsPerSec === null ? null : (p.rowsPerSec * 120) / 2 ** 20 } : {}),
+        }),
+        summary: {
+          cost: fluentd
+            ? { coreSecondsPerMillionRows: 60, hostsCoreSeconds: { collector: 7.2 } }
+            : {
+                coreSecondsPerMillionRows: 40,
+                hostsCoreSeconds: { collector: 7.2 },
+                usdPerMillionRows: 0.012,
+              },
+        },
+        record: {
+          storage: {
+            bytes: 1000,
+            rows: 20,
+            bytesPerMillionRows: fluentd ? 50e6 : 30e6,
+            ...(fluentd ? { uncompressedBytes: 4200, compression: 4.2 } : {}),
+            source: "synthetic",
+          },
+        },
+      });
+      // the collector's caps and the sink's link, written over the record's limits
+      const file = path.join(root, stack, "replay", run.runId, "run.json");
+      const full = { ...run, limits: pipelineLimits(run.limits) };
+      writeFileSync(file, `${JSON.stringify(full, null, 2)}\n`);
+      runs.push(full);
+    }
+  return runs;
 }

@@ -53,12 +53,23 @@ describe("report data", () => {
 
 describe("charts", () => {
   it("renders one chart of each kind per scenario and per run, each an SVG", () => {
+    expect(chartsOf("plain", "caps")).toHaveLength(1);
+    expect(chartsOf("sweep", "caps")).toHaveLength(1);
+    // a sweep's curve per stack that measured several cells
+    expect(chartsOf("sweep", "sweep")).toHaveLength(2);
+    expect(chartsOf("plain", "sweep")).toHaveLength(0);
+    // no storage, file replay, collector or sink signals in these fixtures (./charts.test.ts has them)
+    for (const k of ["storage", "mib", "collector", "sink"] as const)
+      expect(chartsOf("plain", k)).toEqual([]);
     expect(chartsOf("plain", "throughput")).toHaveLength(1);
     expect(chartsOf("plain", "ledger")).toHaveLength(1);
     expect(chartsOf("plain", "timeline")).toHaveLength(3);
     expect(chartsOf("plain", "resources")).toHaveLength(3);
     expect(chartsOf("sweep", "timeline")).toHaveLength(12);
-    expect(report.charts).toHaveLength(2 + 6 + 2 + 24);
+    expect(report.charts).toHaveLength(2 + 2 + 6 + 2 + 2 + 24);
+    // the first chart of each scenario is the resources-against-caps chart
+    for (const sc of ["plain", "sweep"])
+      expect(report.charts.find((c) => c.scenario === sc)!.kind).toBe("caps");
     for (const c of report.charts) expect(c.svg).toMatch(/^<svg[^>]*class="marks"/);
   });
 
@@ -112,6 +123,22 @@ describe("charts", () => {
     ).toHaveLength(2);
   });
 
+  it("each scenario's section opens with the answer, then the resources-against-caps chart, before the table", () => {
+    for (const sc of ["plain", "sweep"]) {
+      const at = report.html.indexOf(`data-scenario="${sc}"`);
+      const section = report.html.slice(at, report.html.indexOf("</section>", at));
+      const answer = section.indexOf('<ul class="answer">');
+      const firstFigure = section.indexOf('<figure class="chart"');
+      expect(answer).toBeGreaterThan(0);
+      expect(section.slice(firstFigure)).toMatch(/^<figure class="chart" id="[^"]+" data-chart="caps">/);
+      expect(answer).toBeLessThan(firstFigure);
+      expect(firstFigure).toBeLessThan(section.indexOf("<table>"));
+    }
+    expect(report.html).toContain(
+      "<li>large is fastest at 90,000 rows/s, 3.00x medium's 30,000 (one run a side: no interval)</li>",
+    );
+  });
+
   it("prefixes SVG element ids so that inlined charts do not share them", () => {
     const ids = [...report.html.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]);
     expect(new Set(ids).size).toBe(ids.length);
@@ -157,7 +184,10 @@ describe("HTML and Markdown", () => {
     expect(md).toContain("## plain");
     expect(md).toContain("## sweep");
     // every number names its machine: each scenario's section says where its figures were measured
-    expect(md).toMatch(/^## plain\n\nmeasured on \S.*, \d+ cores, kernel \S+, cgroup v\d$/m);
+    // the answer first, then the machine
+    expect(md).toMatch(
+      /^## plain\n\n- large is fastest at 90,000 rows\/s, 3\.00x medium's 30,000 \(one run a side: no interval\)\n- no usable run \(see the excluded runs\): small\n\nmeasured on \S.*, \d+ cores, kernel \S+, cgroup v\d$/m,
+    );
     expect(report.html).toMatch(/<p class="meta machine">measured on [^<]+, \d+ cores, kernel [^<]+<\/p>/);
     expect(md).toMatch(/^\| stack \| runs \| rows\/s \|/m);
     expect(md).toMatch(/^\| stack \| cell \| runs \|/m);
@@ -182,7 +212,7 @@ describe("HTML and Markdown", () => {
       out,
       markdown: md,
     });
-    expect(msg).toContain("6 charts");
+    expect(msg).toContain("7 charts");
     expect(existsSync(out)).toBe(true);
     const text = readFileSync(md, "utf8");
     expect(text).not.toContain("## sweep");
@@ -224,7 +254,7 @@ describe("ingestbench report (command line)", () => {
     );
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain("26 charts, 1 scenario, 12 runs");
+    expect(r.stdout).toContain("29 charts, 1 scenario, 12 runs");
     expect(readFileSync(out, "utf8")).toContain('data-scenario="sweep"');
     expect(readFileSync(md, "utf8")).toContain("## sweep");
   });
@@ -270,7 +300,7 @@ describe("series of interrupted runs", () => {
     expect(await readSeries(path.join(dir, "s", "q", run.runId))).toHaveLength(6);
     expect(await readSeries(path.join(dir, "none"))).toEqual([]);
     const rep = await buildReport(dir);
-    expect(rep.charts.map((c) => c.kind)).toEqual(["throughput", "ledger", "timeline", "resources"]);
+    expect(rep.charts.map((c) => c.kind)).toEqual(["caps", "throughput", "ledger", "timeline", "resources"]);
   });
 });
 
