@@ -11,7 +11,7 @@ export const registerReport: CommandModule = (program, ctx) => {
     .command("report")
     .summary("Write an HTML report with charts (and a Markdown summary)")
     .description(
-      "Write one self-contained HTML report with SVG charts (throughput per stack, throughput and lag over time, sink resources, ledgers); optionally a Markdown summary for a CI job.",
+      "Write one self-contained HTML report: per scenario the answer in words, then each host's resources against its caps, a sweep's curve (knee, first saturating cell), throughput, lag, log MiB/s, collector and sink signals over time, storage, cost and ledgers as SVG charts; optionally a Markdown summary for a CI job.",
     )
     .option("-r, --results <dir>", "results directory", resultsDirFlag, ctx.resultsDir)
     .option("--scenario <name>", "only this scenario (default: every scenario found)")
