@@ -15,7 +15,7 @@ import {
   type StackColumn,
 } from "../harness/results/columns.ts";
 import { measuredOnLine } from "../harness/results/format.ts";
-import { rowMachine } from "../harness/results/table.ts";
+import { rowMachine } from "../harness/results/across-stacks.ts";
 import { clip, int, pct, plural } from "./format.ts";
 import { compactTable } from "./table.ts";
 

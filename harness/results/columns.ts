@@ -1,6 +1,6 @@
 /**
  * The columns of the comparison across stacks, defined once: the terminal table (`ingestbench compare`,
- * harness/results/table.ts) and the report's table (HTML and Markdown, harness/report/table.ts) both lay out
+ * ui/comparison.ts) and the report's table (HTML and Markdown, harness/report/table.ts) both lay out
  * `stackTable(rows, surface)`. Each descriptor says what the column holds (key, header, unit), where its value
  * comes from in a stack's row (harness/results/across-stacks.ts StackRow, medians over the runs' run.json
  * summaries), how it is formatted (harness/results/format.ts) and on which surface it is shown.

@@ -1,4 +1,4 @@
-// Write-up 001's query table and the mixed-mode ingest table (harness/results/query-table.ts) on synthetic run.json
+// Write-up 001's query table and the mixed-mode ingest table (ui/query-table.ts) on synthetic run.json
 // files (test/helpers/run-records.ts), through `compare --scenario S --stack X --metric queries`; and what compare
 // says when the runs have no query phase.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareCommand } from "../../../harness/results/compare.ts";
-import { renderQueryTables, sizeLabel } from "../../../harness/results/query-table.ts";
+import { renderQueryTables, sizeLabel } from "../../../ui/query-table.ts";
 import type { QueryCellResult, QueryPhaseRecord } from "../../../harness/results/types.ts";
 import { writeRunRecord } from "../../helpers/run-records.ts";
 

@@ -14,11 +14,11 @@
  *   bootstrap interval of harness/stats/compare.ts compareSamples.
  */
 import Table from "cli-table3";
-import { compareSamples } from "../stats/compare.ts";
-import { quantile } from "../stats/descriptive.ts";
-import { cellSort } from "./caps.ts";
-import { ciCell, fix, int } from "./format.ts";
-import type { RunRecord } from "./types.ts";
+import { compareSamples } from "../harness/stats/compare.ts";
+import { quantile } from "../harness/stats/descriptive.ts";
+import { cellSort } from "../harness/results/caps.ts";
+import { ciCell, fix, int } from "../harness/results/format.ts";
+import type { RunRecord } from "../harness/results/types.ts";
 
 /** Median of the finite values, null when there is none. */
 function median(values: readonly (number | null | undefined)[]): number | null {
