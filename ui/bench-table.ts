@@ -86,18 +86,21 @@ export function sweepOf(rows: readonly StackRow[]): Sweep {
   };
 }
 
-/** The sweep in lines under BENCH_TABLE_WIDTH: best cell, knee (and on what it rests), first cell that saturates. */
-export function sweepLines(s: Sweep): string[] {
+/**
+ * The sweep in lines under BENCH_TABLE_WIDTH: best cell, knee (and on what it rests), first cell that saturates.
+ * `name` prints a cell id as the table names it (ui/cell-axes.ts: "200 × 10"; the id by default).
+ */
+export function sweepLines(s: Sweep, name: (cell: string) => string = (c) => c): string[] {
   if (!s.best) return ["no cell was measured: no best cell, no knee"];
   const knee =
     s.knee === null
-      ? `no knee: rows/s still rises at the last cell, ${s.cells.at(-1)}`
-      : `knee ${s.knee} (rows/s stops rising after it)`;
+      ? `no knee: rows/s still rises at the last cell, ${name(s.cells.at(-1)!)}`
+      : `knee ${name(s.knee)} (rows/s stops rising after it)`;
   const lines = [
-    clip(`best ${s.best.cell} at ${int(s.best.rowsPerSecond)} rows/s; ${knee}`, BENCH_TABLE_WIDTH),
+    clip(`best ${name(s.best.cell)} at ${int(s.best.rowsPerSecond)} rows/s; ${knee}`, BENCH_TABLE_WIDTH),
     clip(
       s.saturates
-        ? `first cell that saturates: ${s.saturates.cell}, ${s.saturates.label} in ${s.saturates.runs}/${s.saturates.of} ${s.saturates.of === 1 ? "run" : "runs"}`
+        ? `first cell that saturates: ${name(s.saturates.cell)}, ${s.saturates.label} in ${s.saturates.runs}/${s.saturates.of} ${s.saturates.of === 1 ? "run" : "runs"}`
         : "no cell saturates (the saturation verdict of every run: steady, oscillating or undetermined)",
       BENCH_TABLE_WIDTH,
     ),
@@ -157,8 +160,12 @@ export function benchTable(scenario: string, rows: readonly StackRow[], o: Bench
     align.splice(at, 0, "l");
     body.forEach((b, i) => b.splice(at, 0, marks[i]!));
   }
+  // a sweep over two or more axes names its cells "200 × 10" under "batch × requests" (ui/cell-axes.ts)
+  const name = (cell: string): string => ctx.axes?.label(cell) ?? cell;
   const ratioTo =
-    rows[0]?.baselineCell !== undefined ? `the first cell, ${rows[0].baselineCell}` : (rows[0]?.stack ?? "?");
+    rows[0]?.baselineCell !== undefined
+      ? `the first cell, ${name(rows[0].baselineCell)}${ctx.axes ? ` (${ctx.axes.heading})` : ""}`
+      : (rows[0]?.stack ?? "?");
   const title =
     stacks.length === 1
       ? `${scenario} on ${stacks[0]}: median rows/s of its latest runs${ctx.withCell ? `; ratio to ${ratioTo}` : ""}`
@@ -166,7 +173,7 @@ export function benchTable(scenario: string, rows: readonly StackRow[], o: Bench
   const lines = [
     clip(title, width),
     clip(measuredOnLine(rows.map((r) => ({ label: r.stack, machine: rowMachine(r) }))), width),
-    ...(sweep ? sweepLines(sweep) : []),
+    ...(sweep ? sweepLines(sweep, name) : []),
     ...[excludedNote(rows, scenario)].filter((l): l is string => l !== null),
     compactTable({ head, align, rows: body }),
   ];

@@ -74,6 +74,8 @@ function differencesBlock(differences: FingerprintDifference[]): string {
 export function renderComparison(scenario: string, rows: StackRow[], choice: ColumnChoice = {}): string {
   const ctx = columnContext(rows);
   const { withCell } = ctx;
+  // a matrix over two or more axes names its cells "200 × 10" under "batch × requests" (ui/cell-axes.ts)
+  const name = (cell: string): string => ctx.axes?.label(cell) ?? cell;
   const t = stackTable(rows, "terminal", choice);
   const hidden = hiddenColumns(ctx, choice);
   const droppedColumns = terminalColumns(rows, choice).dropped;
@@ -86,7 +88,7 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
       const values = (r: StackRow): string[] => (k === "flags" ? r.flags : r.bottlenecks);
       const per = rows
         .filter((r) => values(r).length)
-        .map((r) => `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${values(r).join(", ")}`);
+        .map((r) => `  ${r.stack}${withCell ? ` ${name(r.cell)}` : ""}: ${values(r).join(", ")}`);
       return per.length ? [`${k} (the column left out above):`, ...per] : [];
     });
   const table = new Table({
@@ -99,11 +101,11 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
     .filter((r) => r.comparison && r.comparison.ci !== null)
     .map(
       (r) =>
-        `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${fix(r.ratio, 2, "x")} ${verdictWord(r.comparison!)} (${r.comparison!.reason})`,
+        `  ${r.stack}${withCell ? ` ${name(r.cell)}` : ""}: ${fix(r.ratio, 2, "x")} ${verdictWord(r.comparison!)} (${r.comparison!.reason})`,
     );
   const ratioTo =
     rows[0]?.baselineCell !== undefined
-      ? `the first cell, ${rows[0].baselineCell}`
+      ? `the first cell, ${name(rows[0].baselineCell)}${ctx.axes ? ` (${ctx.axes.heading})` : ""}`
       : `${rows[0]?.stack ?? "?"}${withCell ? " (same cell)" : ""}`;
   return (
     `${scenario}: median over each stack's latest runs; ratio to ${ratioTo}\n` +

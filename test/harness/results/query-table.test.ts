@@ -91,7 +91,11 @@ describe("the query tables", () => {
       ["batch=10000,requests=110", "1.1M", "count", "3", "10.0 (1.0)", "20.0 (2.0)", "0"],
       ["batch=10000,requests=110", "1.1M", "latest", "3", "5.0 (0.5)", "–", "3"],
     ]);
-    expect(text).toMatch(/100×10 q\/s \(p99 ms\) .* 10×5000 q\/s \(p99 ms\)/);
+    // "A × B" in this table: the query cells' axes, said in its header line; the ingest cells keep their ids
+    expect(text).toMatch(/100 × 10 q\/s \(p99 ms\) .* 10 × 5000 q\/s \(p99 ms\)/);
+    expect(text.split("\n")[0]).toMatch(
+      /: queries\/s per query cell, concurrency × count \(concurrency: closed-loop workers, count: requests per worker\), median/,
+    );
     expect(text).not.toMatch(/ingest with and without/);
     expect(
       JSON.parse(await compareCommand(root, { scenario: "ql", stacks: "s", metric: "queries", json: true })),
