@@ -22,6 +22,18 @@ import { compactTable } from "./table.ts";
 /** The widest the default table and its lines are, in columns. */
 export const BENCH_TABLE_WIDTH = 100;
 
+/**
+ * The width the table after a bench fits: on a terminal (`stream.isTTY`) its columns, at most BENCH_TABLE_WIDTH, so
+ * that a terminal narrower than 100 columns gets fewer columns rather than wrapped rows; BENCH_TABLE_WIDTH when the
+ * output is not a terminal (a pipe, a file, a CI log).
+ */
+export function benchTableWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout): number {
+  const cols = stream.columns;
+  return stream.isTTY && typeof cols === "number" && cols > 0
+    ? Math.min(cols, BENCH_TABLE_WIDTH)
+    : BENCH_TABLE_WIDTH;
+}
+
 /** Where one stack's sweep over its cells stands (sweepOf). */
 export interface Sweep {
   /** the cell with the highest median rows/s, null when no cell was measured */
@@ -90,24 +102,31 @@ export function sweepOf(rows: readonly StackRow[]): Sweep {
  * The sweep in lines under BENCH_TABLE_WIDTH: best cell, knee (and on what it rests), first cell that saturates.
  * `name` prints a cell id as the table names it (ui/cell-axes.ts: "200 × 10"; the id by default).
  */
-export function sweepLines(s: Sweep, name: (cell: string) => string = (c) => c): string[] {
+export function sweepLines(
+  s: Sweep,
+  name: (cell: string) => string = (c) => c,
+  width = BENCH_TABLE_WIDTH,
+): string[] {
   if (!s.best) return ["no cell was measured: no best cell, no knee"];
   const knee =
     s.knee === null
       ? `no knee: rows/s still rises at the last cell, ${name(s.cells.at(-1)!)}`
       : `knee ${name(s.knee)} (rows/s stops rising after it)`;
   const lines = [
-    clip(`best ${name(s.best.cell)} at ${int(s.best.rowsPerSecond)} rows/s; ${knee}`, BENCH_TABLE_WIDTH),
+    clip(`best ${name(s.best.cell)} at ${int(s.best.rowsPerSecond)} rows/s; ${knee}`, width),
     clip(
       s.saturates
         ? `first cell that saturates: ${name(s.saturates.cell)}, ${s.saturates.label} in ${s.saturates.runs}/${s.saturates.of} ${s.saturates.of === 1 ? "run" : "runs"}`
         : "no cell saturates (the saturation verdict of every run: steady, oscillating or undetermined)",
-      BENCH_TABLE_WIDTH,
+      width,
     ),
   ];
   if (s.singleRuns && s.cells.length > 1)
     lines.push(
-      `one run a cell: the knee compares single runs (a rise under ${pct(DEFAULT_MIN_CHANGE)} is none)`,
+      clip(
+        `one run a cell: the knee compares single runs (a rise under ${pct(DEFAULT_MIN_CHANGE)} is none)`,
+        width,
+      ),
     );
   return lines;
 }
@@ -126,7 +145,7 @@ function markOf(s: Sweep, cell: string): string {
 export interface BenchTableOptions {
   /** every column (compare --wide), not fitted to the width */
   wide?: boolean;
-  /** the width the default table fits (default BENCH_TABLE_WIDTH) */
+  /** the width the default table fits (default BENCH_TABLE_WIDTH; a terminal's: benchTableWidth) */
   width?: number;
 }
 
@@ -173,8 +192,8 @@ export function benchTable(scenario: string, rows: readonly StackRow[], o: Bench
   const lines = [
     clip(title, width),
     clip(measuredOnLine(rows.map((r) => ({ label: r.stack, machine: rowMachine(r) }))), width),
-    ...(sweep ? sweepLines(sweep, name) : []),
-    ...[excludedNote(rows, scenario)].filter((l): l is string => l !== null),
+    ...(sweep ? sweepLines(sweep, name, width) : []),
+    ...[excludedNote(rows, scenario, width)].filter((l): l is string => l !== null),
     compactTable({ head, align, rows: body }),
   ];
   if (notShown.length)
@@ -198,11 +217,15 @@ function namesLine(lead: string, names: readonly string[], width: number): strin
 }
 
 /** "2 runs left out of the table: ingestbench compare --scenario X says why"; null when none was. */
-export function excludedNote(rows: readonly StackRow[], scenario: string): string | null {
+export function excludedNote(
+  rows: readonly StackRow[],
+  scenario: string,
+  width = BENCH_TABLE_WIDTH,
+): string | null {
   const n = rows.reduce((s, r) => s + r.excluded.length, 0);
   if (n === 0) return null;
   return clip(
     `${plural(n, "run")} left out of the table: ingestbench compare --scenario ${scenario} says why`,
-    BENCH_TABLE_WIDTH,
+    width,
   );
 }

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { compareStacks } from "../../harness/results/across-stacks.ts";
 import type { RunRecord } from "../../harness/results/types.ts";
-import { benchTable, sweepLines, sweepOf } from "../../ui/bench-table.ts";
+import { benchTable, benchTableWidth, sweepLines, sweepOf } from "../../ui/bench-table.ts";
 import { cellAxes } from "../../ui/cell-axes.ts";
 import { writeRunRecord } from "../helpers/run-records.ts";
 
@@ -133,5 +133,28 @@ describe("ui/bench-table.ts", () => {
     expect(cellAxes(["batch=1000", "batch=8000"])).toBeNull(); // one axis: "batch=1000" says it already
     expect(cellAxes(["default"])).toBeNull();
     expect(cellAxes(["requests=10,batch=200", "batch=300,requests=10"])).toBeNull(); // not the same order
+  });
+  it("a terminal narrower than 100 columns: the table chooses its columns for the terminal's width", async () => {
+    expect(benchTableWidth({ isTTY: true, columns: 72 })).toBe(72);
+    expect(benchTableWidth({ isTTY: true, columns: 200 })).toBe(100);
+    expect(benchTableWidth({ isTTY: false, columns: 72 })).toBe(100); // a pipe: 100
+    expect(benchTableWidth({ isTTY: true })).toBe(100);
+    const root = path.join(tmp, "narrow");
+    run(root, "local-quarter-core", "batch=1000", 10_000);
+    run(root, "local-quarter-core", "batch=8000", 20_000, saturated);
+    run(root, "local-2-cores", "batch=1000", 30_000);
+    run(root, "local-2-cores", "batch=8000", 41_000);
+    for (const stacks of [["local-quarter-core"], ["local-quarter-core", "local-2-cores"]]) {
+      const rows = await compareStacks(root, "sweep", stacks);
+      const wide = benchTable("sweep", rows).split("\n");
+      const narrow = benchTable("sweep", rows, { width: 72 }).split("\n");
+      expect(wide.some((l) => l.length > 72)).toBe(true);
+      expect(narrow.filter((l) => l.length > 72)).toEqual([]);
+      // fewer columns, the same rows: rows/s stays
+      const head = (ls: string[]): string[] => ls.find((l) => l.includes("rows/s │"))!.split("│");
+      expect(head(narrow).length).toBeLessThan(head(wide).length);
+      expect(narrow.filter((l) => l.includes("│ batch=")).length).toBe(rows.length);
+      expect(narrow.at(-1)).toMatch(/^more columns with --wide: /);
+    }
   });
 });

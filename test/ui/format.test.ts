@@ -14,6 +14,7 @@ import {
   rate,
   secondsOf,
   width,
+  wrap,
 } from "../../ui/format.ts";
 
 describe("ui/format.ts", () => {
@@ -56,5 +57,22 @@ describe("ui/format.ts", () => {
     expect(width("\x1b[1mab\x1b[0m·c")).toBe(4);
     expect(clip("abcdef", 4)).toBe("abc…");
     expect(clip("abc", 4)).toBe("abc");
+  });
+  it("wrap: after '; ' where it can, else ', ', else a space, else a cut; continuations 4 columns deeper", () => {
+    expect(wrap("short", 10)).toEqual(["short"]);
+    expect(wrap("  key: aaaa bbbb; cccc dddd; eeee", 24)).toEqual([
+      "  key: aaaa bbbb;",
+      "      cccc dddd; eeee",
+    ]);
+    expect(wrap("  key: aaa, bbb, ccc, ddd", 16)).toEqual(["  key: aaa, bbb,", "      ccc, ddd"]);
+    expect(wrap("run x: ok  → /a/very/long/path/without/spaces", 40)).toEqual([
+      "run x: ok  →",
+      "    /a/very/long/path/without/spaces",
+    ]);
+    expect(wrap("x".repeat(25), 10)).toEqual([
+      "x".repeat(10),
+      `    ${"x".repeat(8)}`,
+      `    ${"x".repeat(7)}`,
+    ]);
   });
 });

@@ -21,7 +21,7 @@ import { driveRuns, lockWaitMs, runsExitCode } from "../../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../../runner/plan.ts";
 import { addProgressOptions, addRunOptions, Progress, type ProgressMode } from "../../runner/progress.ts";
 import { stackNames, type CommandModule } from "../context.ts";
-import { benchTable } from "../../../ui/bench-table.ts";
+import { benchTable, benchTableWidth } from "../../../ui/bench-table.ts";
 
 interface BenchFlags {
   stack?: string;
@@ -112,7 +112,9 @@ export const registerBench: CommandModule = (program, ctx) => {
           stacks.map((s) => s.name),
           { force: true },
         );
-        progress.result(`\n${benchTable(scenario.name, rows, { wide: flags.wide })}`);
+        progress.result(
+          `\n${benchTable(scenario.name, rows, { wide: flags.wide, width: benchTableWidth(progress.mode === "jsonl" ? process.stderr : process.stdout) })}`,
+        );
       }
       // an application under test: write-up 003's table of its variants, from the runs just made
       if (
