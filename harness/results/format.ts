@@ -112,7 +112,7 @@ export interface MachineFields {
 }
 
 /**
- * One machine in words, as `bench` prints it: "AMD EPYC 7B13, 2 cores, kernel 6.18.44-fc-v1045, cgroup v1".
+ * One machine in words, as `bench` prints it: "<cpu model>, 2 cores, kernel 6.18.44-fc-v1045, cgroup v1".
  * Missing fields (run.json written before they existed) print as "–"; a cgroup already "v1" is not prefixed twice.
  */
 export function machineText(m: MachineFields): string {
