@@ -7,8 +7,8 @@
  * JavaScript, so that bin/ingestbench.js can check and start the bundle before any TypeScript loader is loaded.
  *
  * Why bundle: loading ~230 TypeScript files through tsx's loader costs memory and time that a run's harness process
- * then carries throughout (Intel Xeon, 2 cores, kernel 6.18.44: `ingestbench stacks` 148 MB maximum RSS and 0.85 s
- * through tsx, 101 MB and 0.42 s from the bundle, by /usr/bin/time -v).
+ * then carries throughout: the bundle starts in about half the time and memory
+ * (docs/measurements.md, "Figures moved from code comments").
  *
  * Cache layout in `dir`: `<name>-<SHA-256 of the bundle, 12 hex>.mjs` (and `.mjs.map` beside it when built with a
  * source map), and `<name>-<SHA-256 of the project root's path, 12 hex>.json`, the manifest: the bundle's file name,

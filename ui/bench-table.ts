@@ -15,12 +15,24 @@ import {
   type StackColumn,
 } from "../harness/results/columns.ts";
 import { measuredOnLine } from "../harness/results/format.ts";
-import { rowMachine } from "../harness/results/table.ts";
+import { rowMachine } from "../harness/results/across-stacks.ts";
 import { clip, int, pct, plural } from "./format.ts";
 import { compactTable } from "./table.ts";
 
 /** The widest the default table and its lines are, in columns. */
 export const BENCH_TABLE_WIDTH = 100;
+
+/**
+ * The width the table after a bench fits: on a terminal (`stream.isTTY`) its columns, at most BENCH_TABLE_WIDTH, so
+ * that a terminal narrower than 100 columns gets fewer columns rather than wrapped rows; BENCH_TABLE_WIDTH when the
+ * output is not a terminal (a pipe, a file, a CI log).
+ */
+export function benchTableWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout): number {
+  const cols = stream.columns;
+  return stream.isTTY && typeof cols === "number" && cols > 0
+    ? Math.min(cols, BENCH_TABLE_WIDTH)
+    : BENCH_TABLE_WIDTH;
+}
 
 /** Where one stack's sweep over its cells stands (sweepOf). */
 export interface Sweep {
@@ -86,25 +98,35 @@ export function sweepOf(rows: readonly StackRow[]): Sweep {
   };
 }
 
-/** The sweep in lines under BENCH_TABLE_WIDTH: best cell, knee (and on what it rests), first cell that saturates. */
-export function sweepLines(s: Sweep): string[] {
+/**
+ * The sweep in lines under BENCH_TABLE_WIDTH: best cell, knee (and on what it rests), first cell that saturates.
+ * `name` prints a cell id as the table names it (ui/cell-axes.ts: "200 × 10"; the id by default).
+ */
+export function sweepLines(
+  s: Sweep,
+  name: (cell: string) => string = (c) => c,
+  width = BENCH_TABLE_WIDTH,
+): string[] {
   if (!s.best) return ["no cell was measured: no best cell, no knee"];
   const knee =
     s.knee === null
-      ? `no knee: rows/s still rises at the last cell, ${s.cells.at(-1)}`
-      : `knee ${s.knee} (rows/s stops rising after it)`;
+      ? `no knee: rows/s still rises at the last cell, ${name(s.cells.at(-1)!)}`
+      : `knee ${name(s.knee)} (rows/s stops rising after it)`;
   const lines = [
-    clip(`best ${s.best.cell} at ${int(s.best.rowsPerSecond)} rows/s; ${knee}`, BENCH_TABLE_WIDTH),
+    clip(`best ${name(s.best.cell)} at ${int(s.best.rowsPerSecond)} rows/s; ${knee}`, width),
     clip(
       s.saturates
-        ? `first cell that saturates: ${s.saturates.cell}, ${s.saturates.label} in ${s.saturates.runs}/${s.saturates.of} ${s.saturates.of === 1 ? "run" : "runs"}`
+        ? `first cell that saturates: ${name(s.saturates.cell)}, ${s.saturates.label} in ${s.saturates.runs}/${s.saturates.of} ${s.saturates.of === 1 ? "run" : "runs"}`
         : "no cell saturates (the saturation verdict of every run: steady, oscillating or undetermined)",
-      BENCH_TABLE_WIDTH,
+      width,
     ),
   ];
   if (s.singleRuns && s.cells.length > 1)
     lines.push(
-      `one run a cell: the knee compares single runs (a rise under ${pct(DEFAULT_MIN_CHANGE)} is none)`,
+      clip(
+        `one run a cell: the knee compares single runs (a rise under ${pct(DEFAULT_MIN_CHANGE)} is none)`,
+        width,
+      ),
     );
   return lines;
 }
@@ -123,7 +145,7 @@ function markOf(s: Sweep, cell: string): string {
 export interface BenchTableOptions {
   /** every column (compare --wide), not fitted to the width */
   wide?: boolean;
-  /** the width the default table fits (default BENCH_TABLE_WIDTH) */
+  /** the width the default table fits (default BENCH_TABLE_WIDTH; a terminal's: benchTableWidth) */
   width?: number;
 }
 
@@ -157,8 +179,12 @@ export function benchTable(scenario: string, rows: readonly StackRow[], o: Bench
     align.splice(at, 0, "l");
     body.forEach((b, i) => b.splice(at, 0, marks[i]!));
   }
+  // a sweep over two or more axes names its cells "200 × 10" under "batch × requests" (ui/cell-axes.ts)
+  const name = (cell: string): string => ctx.axes?.label(cell) ?? cell;
   const ratioTo =
-    rows[0]?.baselineCell !== undefined ? `the first cell, ${rows[0].baselineCell}` : (rows[0]?.stack ?? "?");
+    rows[0]?.baselineCell !== undefined
+      ? `the first cell, ${name(rows[0].baselineCell)}${ctx.axes ? ` (${ctx.axes.heading})` : ""}`
+      : (rows[0]?.stack ?? "?");
   const title =
     stacks.length === 1
       ? `${scenario} on ${stacks[0]}: median rows/s of its latest runs${ctx.withCell ? `; ratio to ${ratioTo}` : ""}`
@@ -166,8 +192,8 @@ export function benchTable(scenario: string, rows: readonly StackRow[], o: Bench
   const lines = [
     clip(title, width),
     clip(measuredOnLine(rows.map((r) => ({ label: r.stack, machine: rowMachine(r) }))), width),
-    ...(sweep ? sweepLines(sweep) : []),
-    ...[excludedNote(rows, scenario)].filter((l): l is string => l !== null),
+    ...(sweep ? sweepLines(sweep, name, width) : []),
+    ...[excludedNote(rows, scenario, width)].filter((l): l is string => l !== null),
     compactTable({ head, align, rows: body }),
   ];
   if (notShown.length)
@@ -191,11 +217,15 @@ function namesLine(lead: string, names: readonly string[], width: number): strin
 }
 
 /** "2 runs left out of the table: ingestbench compare --scenario X says why"; null when none was. */
-export function excludedNote(rows: readonly StackRow[], scenario: string): string | null {
+export function excludedNote(
+  rows: readonly StackRow[],
+  scenario: string,
+  width = BENCH_TABLE_WIDTH,
+): string | null {
   const n = rows.reduce((s, r) => s + r.excluded.length, 0);
   if (n === 0) return null;
   return clip(
     `${plural(n, "run")} left out of the table: ingestbench compare --scenario ${scenario} says why`,
-    BENCH_TABLE_WIDTH,
+    width,
   );
 }

@@ -99,3 +99,38 @@ export function clip(line: string, max: number): string {
   const chars = [...line];
   return chars.length <= max ? line : `${chars.slice(0, Math.max(0, max - 1)).join("")}…`;
 }
+
+/**
+ * `line` folded into lines of at most `max` columns: broken after "; " where it can, else after ", ", else at a
+ * space, else cut; each continuation line is indented 4 columns deeper than the line itself, so that a "key: value"
+ * line reads as one item. A line that fits comes back alone; none of the text is dropped.
+ */
+export function wrap(line: string, max: number): string[] {
+  if (width(line) <= max) return [line];
+  const indent = `${/^ */.exec(line)![0]}    `;
+  const out: string[] = [];
+  let rest = line;
+  let lead = "";
+  while (width(lead + rest) > max) {
+    const room = Math.max(8, max - width(lead));
+    const chars = [...rest];
+    const head = chars.slice(0, room + 1).join("");
+    // the last break of the best kind that leaves the line at least a third full
+    const at = ["; ", ", ", " "]
+      .map((sep) => {
+        const i = head.lastIndexOf(sep);
+        return i >= room / 3 ? i + sep.length - 1 : -1;
+      })
+      .find((i) => i > 0);
+    // else the last space of all (a long path is moved whole to the next line), else a cut
+    const space = head.trimEnd().lastIndexOf(" ");
+    const cut = at ?? (space > 0 ? space : room);
+    const piece = chars.slice(0, cut).join("").trimEnd();
+    out.push(lead + piece);
+    rest = chars.slice(cut).join("").trimStart();
+    lead = indent;
+    if (rest === "") break;
+  }
+  if (rest !== "") out.push(lead + rest);
+  return out;
+}

@@ -7,6 +7,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { ConfigurationError } from "../core/errors.ts";
 import type { RunRecord } from "../harness/results/types.ts";
+import { wrap } from "./format.ts";
 import { describeRun } from "./run-block.ts";
 import { shortRunId } from "./run-line.ts";
 
@@ -67,8 +68,17 @@ export async function findRun(resultsRoot: string, id: string): Promise<FoundRun
   }
 }
 
-/** The run block of the run `id` names under `resultsRoot` (see findRun for the errors). */
+/** The widest a line of `show` is, in columns: longer lines of the run block are folded (ui/format.ts wrap). */
+export const SHOW_WIDTH = 120;
+
+/**
+ * The run block of the run `id` names under `resultsRoot` (see findRun for the errors), its lines folded to
+ * SHOW_WIDTH columns (`--verbose` prints the same block unfolded).
+ */
 export async function showRun(resultsRoot: string, id: string): Promise<string> {
   const { record } = await findRun(resultsRoot, id);
-  return describeRun(record, resultsRoot);
+  return describeRun(record, resultsRoot)
+    .split("\n")
+    .flatMap((l) => wrap(l, SHOW_WIDTH))
+    .join("\n");
 }

@@ -11,29 +11,15 @@
  *   ClickHouse DateTime text form), "eventtime" (8 bytes: uint32 seconds + uint32 nanoseconds, big-endian; the
  *   payload of Fluentd's EventTime msgpack ext type 0).
  *
- * Per-event cost, encode + stamp of 500-event batches, fields `ts` + 150-byte `msg`, events per CPU-second
- * (process.cpuUsage; AMD EPYC, 2 cores, nice 19, shared machine: best of 3 alternating runs, two sessions) before →
- * after the second cache in time(), the byte loops for short copies, the pre-formatted sent_at placeholders, take()
- * without a copy and writeLogText's checked-once tokens: http-json 0.55-0.57M → 0.70-0.79M, es-bulk 0.57-0.58M →
- * 0.71-0.74M, loki-push 0.32-0.36M → 0.50-0.59M, griddb-webapi 0.57-0.70M → 0.79-0.82M, syslog 0.59-0.67M →
- * 0.67-0.73M, fluent-forward 0.47-0.52M → 0.61-0.64M, clickhouse-http 0.51-0.54M → 0.70M, pg-copy COPY text
- * 0.66-0.67M → 0.79-0.84M. What remains in http-json is writeLogText (40 % of its CPU time).
- *
- * Then batch templates (BatchTemplate: a batch of fixed-width rows is an earlier batch's bytes with only each row's
- * text, times and seq rewritten, into the memory of a batch the loop gave back), and 8-byte chunks for writeLogText's
- * tokens, the times and the stamps. Encode + stamp of 500-event batches with bench:generators' fields (`ts` and a
- * `msg` sized for ~200-byte events), CPU ns per event, the old and new code alternating in one process (30 rounds
- * of 100 batches each; AMD EPYC, 2 cores, load average 3.2-3.4 from other work), min and median: http-json 628/736 →
- * 225/247, loki-push 1010/1309 → 218/264, es-bulk 571/877 → 214/297, griddb-webapi 556/754 → 270/333. writeLogText
- * is now about two thirds of it.
- *
- * Then the same for fluent-forward's msgpack (fluent-forward.ts): a seq hole is decimal digits or a msgpack uint
- * (SeqFormat; the uint's width, and so the template's seq range, changes at 128, 256, 2^16 and 2^32), EventTime is a
- * time hole of format "eventtime", and a field's times are read once per batch for all of its holes. Encode + stamp
- * of 500-event batches, the quickstart's fields (`ts`, 180-byte `msg`; scenarios/quickstart.yaml), CPU ns per event,
- * the frozen old encoder (test/core/events/fluent-forward-reference.ts) and the new one alternating in one process
- * (30 rounds of 100 batches; AMD EPYC, 2 cores, load average 4.3-9.2 from other work), min and median, four
- * sessions: 711-750/1073-1247 → 388-424/545-631, http-json beside them 366-390/514-568.
+ * Why the encoders look as they do: a second cache in time(), byte loops for short copies, pre-formatted sent_at
+ * placeholders, take() without a copy and writeLogText's checked-once tokens; then batch templates (BatchTemplate: a
+ * batch of fixed-width rows is an earlier batch's bytes with only each row's text, times and seq rewritten, into the
+ * memory of a batch the loop gave back) and 8-byte chunks for the tokens, the times and the stamps; then the same for
+ * fluent-forward's msgpack (fluent-forward.ts): a seq hole is decimal digits or a msgpack uint (SeqFormat; the uint's
+ * width, and so the template's seq range, changes at 128, 256, 2^16 and 2^32), EventTime is a time hole of format
+ * "eventtime", and a field's times are read once per batch for all of its holes. Each step cut the CPU per event,
+ * measured with the old and new code alternating in one process; writeLogText is most of what remains
+ * (docs/measurements.md, "Figures moved from code comments").
  */
 import {
   createRow,

@@ -2,9 +2,9 @@
  * A sparse index of a replay file's lines: "line L starts at byte B", for about one line every MARK_SPACING bytes.
  *
  * Why: the content check (core/fidelity.ts) recomputes each sampled row's replayed line, and a sample spread over a
- * long replay reaches close to its last line, so without an index it reads the whole file again after the load: 16 GiB
- * from disk beside the ledger's pass of the table (13.7 s per 10M rows after a 16 GiB pg-copy replay on AMD EPYC, 2
- * cores, against the issue's 10). The generators read every line anyway, so they note the marks as they go
+ * long replay reaches close to its last line, so without an index it reads the whole file again after the load,
+ * beside the ledger's pass of the table, slower than the pass on a large replay (docs/measurements.md, "Figures moved
+ * from code comments"). The generators read every line anyway, so they note the marks as they go
  * (./source.ts ReplayReader) and send them home in their final report (harness/generators/child.ts); the content check
  * then opens the file at the mark before each sampled line and reads from there (at most MARK_SPACING bytes and the
  * line).

@@ -10,9 +10,9 @@
  * maximal invalid subpart), NUL becomes U+FFFD, and a line is cut at MAX_REPLAY_LINE_BYTES on a character boundary.
  *
  * Why bytes and not readline: readline decodes every line to a JS string and the source encoded it back, and
- * skipping to a seq (the content check's sample, a restart) went through the same decoding. Measured on AMD EPYC,
- * 2 cores, load average 5: reaching line 2,000,000 of a 400 MB file took 5.0 s with readline; a 4 GiB replay's
- * content check (a sample up to line 21.5M) took 72 s. Here a line that is not kept is only found (Buffer.indexOf),
+ * skipping to a seq (the content check's sample, a restart) went through the same decoding. Through readline, a
+ * late line and a large replay's content check took long (docs/measurements.md, "Figures moved from code comments").
+ * Here a line that is not kept is only found (Buffer.indexOf),
  * and a kept line is a view of its chunk unless it spans two chunks or needs repair. Memory: the chunk being read,
  * the chunks the kept lines point into, and at most MAX_REPLAY_LINE_BYTES + 4 bytes of one long line (the rest of
  * it is dropped unread rather than buffered, unlike readline). A chunk none of whose bytes were handed out (lines

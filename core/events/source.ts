@@ -394,9 +394,8 @@ export function dataViewOf(out: Uint8Array): DataView {
  * Hot path of every encoder: a token with `room` bytes left before `end` is copied whole in 8-byte chunks (one
  * setFloat64 each, see Group; bytes past the token are overwritten by the next token); only a token cut at `end`
  * takes the byte loop. The bytes are pinned by test/core/events/fast-path.test.ts ("writeLogText bytes").
- * Measured (AMD EPYC, 2 cores, load average 3.7 from other work; the byte-loop version and this one alternating in
- * one process, 30 rounds of 50k calls, CPU ns per call, min and median): 60 bytes 169/232 → 124/159, 103 bytes
- * 267/379 → 185/268, 180 bytes 429/536 → 315/414.
+ * Measured against the byte loop, alternating in one process: faster at every token length
+ * (docs/measurements.md, "Figures moved from code comments").
  */
 export function writeLogText(
   state: number,

@@ -167,16 +167,14 @@ export async function main(argv: string[]): Promise<void> {
  * V8's defaults); both flags are read by V8 as it runs, so they take effect when set at run time:
  * - `--semi-space-growth-factor=1`: the young generation stays at its first size. The passes after the load (a
  *   PostgreSQL COPY of every (gen, seq) through pg-copy-streams, a row's slice per row) made V8 grow it to its
- *   2 × 16 MiB maximum: on a 4 GiB replay (Intel Xeon, 2 cores, `npm run bench:harness -- --skip-runs --skip-ledger
- *   --replay 4GiB --replay-through pg-copy --replay-stack local-pipeline`) the harness's RSS went from 127 to
- *   190–203 MiB after the load, against at most 139 MiB with a young generation that stays small, the ledger's pass
- *   no slower (docs/measurements.md).
+ *   2 × 16 MiB maximum: after a 4 GiB replay the harness's RSS grew by
+ *   half after the load, against less than a tenth with a young generation that stays small, the ledger's pass no
+ *   slower (docs/measurements.md, "Figures moved from code comments").
  * - `--heap-growing-percent=50`: after a full GC the old generation may grow by half its live size before the next
  *   (V8's own factor reaches 4). A content check that compares every row (up to a million: core/fidelity.ts) reads
- *   pages of 10,000 rows that outlive the small young generation; their garbage filled the old generation to about
- *   90 MB over 28 MB live (`node --trace-gc`), and the harness reached 204–206 MiB after the load of a 1M-row fixed
- *   workload, 137 MiB with this flag, the content check 10.2 s and 11.2 s (Intel Xeon, 2 cores, kernel 6.18.44,
- *   local-2-cores, the quickstart at `requests: 200, batch: 5000`, one run each beside a 60 GiB replay).
+ *   pages of 10,000 rows that outlive the small young generation; their garbage filled the old generation to three
+ *   times the live data (`node --trace-gc`); with this flag the harness's RSS after a 1M-row content check fell by a
+ *   third, the check about as fast (docs/measurements.md, "Figures moved from code comments").
  */
 function keepHeapSmall(): void {
   setFlagsFromString("--semi-space-growth-factor=1");

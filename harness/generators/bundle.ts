@@ -3,8 +3,8 @@
  * one ESM file that plain `node` (20) runs — no tsx, no node_modules beside it. A deployed stack's loadgen container
  * gets it uploaded (harness/remote/bundle.ts installGenerator); on this machine (the local platform's loadgen host)
  * it is kept in the cache directory and started from there (localGeneratorProgram), because `node --import tsx
- * child.ts` loads ~290 modules through tsx's loader first: on a 2-core AMD EPYC, kernel 6.18, 1.2 s of CPU before
- * the child says ready, the bundled file 0.26 s (`/usr/bin/time node …` of each, the machine busy).
+ * child.ts` loads ~290 modules through tsx's loader first, several times the CPU the bundled
+ * file takes before the child says ready (docs/measurements.md, "Figures moved from code comments").
  *
  * The child's protocol does not change (JSON lines ready/progress/final/error on stdout; stops on SIGTERM, SIGINT
  * or stdin EOF; see child.ts), so ./process.ts's GeneratorProcess drives the bundled child as it drives child.ts.

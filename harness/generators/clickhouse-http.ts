@@ -15,10 +15,9 @@
  * and undici writes a request only on a later turn of the event loop: encoded at once, the next batch would hold the
  * request just sent, and the server would wait for it. So loading the next batch's rows first yields one turn
  * (setImmediate), in which undici hands the request to the socket (the whole 2 MB body of 8000 rows, over loopback);
- * the encoding then overlaps the server's parsing and insert. The bytes sent are the same. AMD EPYC, 2 cores,
- * ClickHouse 18.16 pinned to one core, 100 inserts of 8000 rows, before and after alternating in one process: median
- * 152k → 159k rows/s (6 rounds, load average 2.7), 94k → 105k (10 rounds, 3.8) and 90k → 124k (4 rounds, 4.9), after
- * ahead in 17 of 20 pairs; on a quiet machine the gain is small, the server's core spending the gap on merges.
+ * the encoding then overlaps the server's parsing and insert. The bytes sent are the same; rows/s rose
+ * on a busy machine, little on a quiet one, the server's core spending the gap on merges (docs/measurements.md,
+ * "Figures moved from code comments").
  */
 import { z } from "zod";
 import {

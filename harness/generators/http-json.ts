@@ -8,18 +8,10 @@
  * ./http.ts). A 2xx answer accepts the batch; any other status, a timeout or a socket error rejects it (the slot's
  * connection is replaced once the other request on it is answered).
  *
- * `npm run bench:generators` (AMD EPYC, 2 cores, generator pinned to core 0, blackhole to core 1, CI tests running
- * beside it, so autocannon's reference moves 0.4M-1.8M between runs; ours/autocannon from the same run, 3 runs
- * each), pipelining 1 → 2: http-json 0.28, 0.47, 0.25 → 0.50, 0.47, 0.29; es-bulk 0.24, 0.24, 0.28 → 0.58, 0.54,
- * 0.40; loki-push 0.27, 0.19, 0.30 → 0.33, 0.32, (1.08: autocannon's window starved); griddb-webapi 0.31, 0.47,
- * 0.59 → 0.53, 0.43, 0.46. On a quiet window the generator is then CPU-bound (events/s ~95 % of its events per
- * CPU-second); what remains is encoding cost (loki-push's encoder is the costliest).
- * Batch templates and released payloads (core/events/encoding.ts BatchTemplate) then cut the encoding 2-5×: the same
- * bench, the previous commit and this code alternating (load average 3-5 from other work, 2 rounds each), ours/autocannon
- * before → after: http-json 0.38, 0.40 → 0.60, 0.84; es-bulk 0.46, 0.39 → 0.95, 1.00; loki-push 0.40, 0.43 → 0.81,
- * 1.14; griddb-webapi 0.46, 0.48 → 0.62, 0.64; http-json events per CPU-second 0.77M, 1.26M → 1.92M, 2.05M. The
- * generator's CPU is now about half encoding (writeLogText most of it) and half undici, the kernel's loopback writes
- * and the loop.
+ * `npm run bench:generators` measured pipelining 1 → 2, and then batch templates and released payloads
+ * (core/events/encoding.ts BatchTemplate): each raised ours/autocannon; on a quiet window the generator is CPU-bound,
+ * its CPU now about half encoding (writeLogText most of it) and half undici, the kernel's loopback writes and the
+ * loop (docs/measurements.md, "Figures moved from code comments").
  *
  * undici rather than node:http: measured side by side (same process, generator pinned to core 0, the bench's HTTP
  * blackhole on core 1, batch 500, ~200-byte events, rate max, 1 connection, 3 s windows alternating between the two

@@ -7,13 +7,14 @@
  * queued while the answer travels. A connection that closes fails every request on it; none is re-sent (core/http.ts).
  *
  * Why 2 in flight: with one, each 500-event batch is a round trip the process sleeps through once it has
- * encoded the next batch (traced per batch, http-json, AMD EPYC, 2 cores, beside a CI run: send → next encoded
- * p50 0.46 ms, send → answer p50 0.99 ms, p90 4.0 ms; CPU profile: 50 % idle, 24 % encode, 7 % undici), and each
+ * encoded the next batch (traced per batch: the answer takes longer than
+ * encoding the next batch, and the process sleeps half the time: docs/measurements.md, "Figures moved from code
+ * comments"), and each
  * wake-up waits for the shared core. The write itself is not the stall: the whole body is in the kernel when
  * `request()` returns (socket writableLength 0), so encoding in slices that yield to the socket does not help. A worker
  * thread would encode beside the loop, but the bench pins the generator to one core, and the process was already
- * sleeping, not short of CPU. Measured in one process alternating configs every 1.5 s, 8 rounds (same machine, CI
- * beside it), median events/s: pipelining 1: 364k, 2: 495k, 3: 437k, 2 connections × 1: 451k; 2 keeps one connection
+ * sleeping, not short of CPU. Measured in one process alternating configs, 2 in flight beat
+ * 1, 3, and 2 connections of 1 (docs/measurements.md, "Figures moved from code comments"); 2 keeps one connection
  * per slot and needs no more memory than one batch per request in flight.
  *
  * - `httpBatchTransport`: a `BatchTransport` that sends each encoded batch as the request body on the slot's own

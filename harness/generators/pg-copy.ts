@@ -17,11 +17,8 @@
  * the event loop (about 13 ms per 8000 rows) before the server's CopyInResponse could be read, so the batch's data
  * would leave only after the next batch was encoded, and the server would idle meanwhile. So the next batch is
  * encoded only once the in-flight batch's data has been handed to the socket (or its COPY ended): the encoding then
- * overlaps the server's parsing and insert. The bytes sent are the same. AMD EPYC, 2 cores, PostgreSQL 18.4 pinned to
- * one core, 100 COPYs of 8000 rows, before and after alternating in one process, 6 rounds: median 142k → 227k rows/s;
- * `npm run bench:generators -- --only pg-copy` (250 COPYs of 8000 beside psql's \copy of the same bytes, other
- * benchmarks beside it, load average 1–8): 0.52x psql's rows/s before; after, 0.75–1.21x in five runs and 0.86x as
- * the median of three rounds (`--db-rounds 3`, load average 3–4).
+ * overlaps the server's parsing and insert. The bytes sent are the same; rows/s rose
+ * by half, and came near psql's \copy of the same bytes (docs/measurements.md, "Figures moved from code comments").
  *
  * A batch goes as ONE CopyData message (one stream.write; pg-copy-streams frames each written chunk as a message).
  * Messages of 64 KiB (subarray writes, as psql's ~8 KiB ones let the server parse as they come) did not help: same

@@ -12,7 +12,6 @@
  * from the scenario's own results, so an A/A invocation never counts as a night or as a stack's latest bench.
  */
 import path from "node:path";
-import Table from "cli-table3";
 import type { StackSpec } from "../../core/limits.ts";
 import { loadStack } from "../../infra/stack/schema.ts";
 import { ConfigurationError } from "../../core/errors.ts";
@@ -33,7 +32,7 @@ import { Progress, type ProgressMode } from "../runner/progress.ts";
 import type { CellPlan } from "../runner/cell-plan.ts";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import { noiseFloorOf } from "../stats/compare.ts";
-import { pct as pctOf } from "../../ui/format.ts";
+import { renderNoiseFloor } from "../../ui/noise-floor.ts";
 
 export interface AaFlags {
   /** exactly one stack name */
@@ -98,45 +97,6 @@ export function noiseFloorFile(c: RunsComparison, scenario: string, createdAt: s
       };
     }),
   };
-}
-
-/** A share to 0.1 %. */
-const pct = (x: number | null): string => pctOf(x, 1);
-
-/** The noise floor per cell as a table, with a warning for groups that differ (drift between back-to-back runs). */
-export function renderNoiseFloor(f: NoiseFloorFile, file: string): string {
-  const table = new Table({
-    head: [
-      "cell",
-      "runs A/B",
-      "ratio B/A",
-      `${Math.round(f.confidence * 100)} % CI`,
-      "CI half-width",
-      "noise floor",
-      "note",
-    ],
-    style: { head: [], border: [] },
-  });
-  for (const c of f.cells) {
-    const note = c.inconclusive
-      ? `inconclusive (n=${c.n.a}/${c.n.b}): floor underestimated, use 3+ replicates`
-      : c.ci && (c.ci[0] > 1 || c.ci[1] < 1)
-        ? "A and B differ: drift between back-to-back runs"
-        : "";
-    table.push([
-      c.cell,
-      `${c.n.a}/${c.n.b}`,
-      Number.isFinite(c.ratio) ? `${c.ratio.toFixed(3)}x` : "–",
-      c.ci ? `[${c.ci[0].toFixed(3)}, ${c.ci[1].toFixed(3)}]` : "–",
-      pct(c.halfWidth),
-      c.floor === null ? "–" : `±${pct(c.floor)}`,
-      note,
-    ]);
-  }
-  return (
-    `A/A noise floor of ${f.scenario} on ${f.stack} (group B vs group A, the same stack and cells)\n${table.toString()}\n` +
-    `stored in ${file}; compare and nightly now also require a change to exceed it`
-  );
 }
 
 /**

@@ -3,26 +3,16 @@
  * (stack, scenario) and cell test tonight against a baseline of the previous K good nights in the same environment
  * (harness/nightly/window.ts: the method, the floor, the drift test), with Holm's correction over every cell tested
  * tonight (harness/stats/multiple.ts). Runs that are not ok, whose caps were not enforced, or of another environment
- * are left out and listed with their reasons (harness/results/eligibility.ts). Prints the summary, the JSON decision
- * (--json) and writes it to a file (--out), and a Markdown summary (--markdown). With `requireHistory` a pair with no
+ * are left out and listed with their reasons (harness/results/eligibility.ts). The command (./command.ts) runs the
+ * plan and hands the decision to ui/nightly.ts, which prints it. With `requireHistory` a pair with no
  * earlier night is a failure (exit 2, E_NIGHTLY_HISTORY): the job lost its history; the first night bootstraps by
  * running without it.
  */
-import { writeFile } from "node:fs/promises";
-import path from "node:path";
-import Table from "cli-table3";
-import { loadStack } from "../../infra/stack/schema.ts";
-import { ConfigurationError, IngestbenchError } from "../../core/errors.ts";
-import { excludedLines, type ExcludedRun } from "../results/eligibility.ts";
+import { IngestbenchError } from "../../core/errors.ts";
+import type { ExcludedRun } from "../results/eligibility.ts";
 import { diffFingerprints, groupFingerprint, describeDifference } from "../results/fingerprint.ts";
 import { floorsOf } from "../results/noise-floor.ts";
-import { checkResultsDir } from "../results/preflight.ts";
 import { loadRuns } from "../results/store.ts";
-import { driveRuns, lockWaitMs, runsExitCode, type StackWork } from "../runner/drive.ts";
-import { pulumiStacks } from "../provision/deployed.ts";
-import { Progress, type ProgressMode } from "../runner/progress.ts";
-import { loadScenarioFile, planCells } from "../runner/plan.ts";
-import { loadNightlyPlan } from "./plan.ts";
 import {
   DEFAULT_ALPHA,
   DEFAULT_WINDOW,
@@ -33,32 +23,6 @@ import {
   type CellTest,
   type Night,
 } from "./window.ts";
-import { int } from "../../ui/format.ts";
-
-export interface NightlyFlags {
-  results: string;
-  force?: boolean;
-  /** same as progress "quiet" */
-  quiet?: boolean;
-  verbose?: boolean;
-  progress?: ProgressMode;
-  /** overrides every entry's replicates (and the scenarios') */
-  replicates?: number;
-  /** where stack files are read from (default <project>/stacks) */
-  stacksDir?: string;
-  /** --lock-wait: how long to wait for a stack another run holds (a duration) */
-  lockWait?: string;
-  /** print the JSON decision on stdout (and nothing else there: the run results and the summary go to stderr) */
-  json?: boolean;
-  /** where to write the JSON decision (none when absent) */
-  out?: string;
-  /** where to write a Markdown summary (none when absent) */
-  markdown?: string;
-  /** baseline nights K (overrides the plan's `window`; default 7) */
-  window?: number;
-  /** a pair without an earlier night fails the job (exit 2) instead of bootstrapping */
-  requireHistory?: boolean;
-}
 
 /** One (stack, scenario) pair to decide on. */
 export interface NightlyPair {
@@ -120,7 +84,8 @@ export interface DecideOptions {
   minChange?: number;
 }
 
-const cellName = (c: NightlyCell): string => `${c.stack}/${c.scenario}/${c.cell}`;
+/** "stack/scenario/cell": a cell's name in the decision's lists and events. */
+export const cellName = (c: NightlyCell): string => `${c.stack}/${c.scenario}/${c.cell}`;
 
 /** "field: previous x; latest y" between the most recent earlier night with eligible runs and tonight. */
 function nightDifferences(previous: Pick<Night, "used"> | undefined, latest: Pick<Night, "used">): string[] {
@@ -220,245 +185,4 @@ export async function decideNightly(
   const exitCode =
     regressions.length > 0 ? 1 : out.some((p) => p.status === "error" || p.status === "no-history") ? 2 : 0;
   return { window, alpha, pairs: out, regressions, inconclusive, drifts, exitCode };
-}
-
-const ratioText = (c: NightlyCell): string => (c.ratio === null ? "–" : `${c.ratio.toFixed(2)}x`);
-const ciText = (c: NightlyCell): string => (c.ci ? `[${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}]` : "–");
-const floorText = (c: NightlyCell): string =>
-  c.noiseFloor === null
-    ? "–"
-    : `±${(c.noiseFloor * 100).toFixed(1)} %${c.noiseFloorSource === "nights" ? " (nights)" : " (A/A)"}`;
-const pText = (c: NightlyCell): string => {
-  const dir = c.candidate ?? "slower";
-  return Number.isNaN(c.pAdjusted[dir]) ? "–" : c.pAdjusted[dir].toPrecision(2);
-};
-const baselineText = (c: NightlyCell): string =>
-  c.n.nights === 0
-    ? "–"
-    : `${int(c.baselineRowsPerSecond)} (${c.n.nights} night${c.n.nights === 1 ? "" : "s"})`;
-const verdict = (c: NightlyCell): string =>
-  c.significant && c.change === "slower"
-    ? "REGRESSION"
-    : c.significant
-      ? (c.change ?? "–")
-      : c.environmentChanged
-        ? "environment changed, no verdict"
-        : c.method === null
-          ? "not compared"
-          : c.inconclusive
-            ? `inconclusive (n=${c.n.previous}/${c.n.latest})`
-            : "no change";
-const driftText = (c: NightlyCell): string => {
-  const d = c.drift;
-  if (!d) return "–";
-  const per = `${d.perDay >= 0 ? "+" : ""}${(d.perDay * 100).toFixed(2)} %/day`;
-  return d.detected ? `${d.direction} ${per}` : `none (${per})`;
-};
-const inconclusiveNote = (d: NightlyDecision): string =>
-  d.inconclusive.length
-    ? `; ${d.inconclusive.length} cell(s) inconclusive: fewer than 3 measured runs in a night (give replicates: 3 or more)`
-    : "";
-const than = (cells: NightlyCell[]): string =>
-  cells.every((c) => c.n.nights === 1) ? "the previous night" : "their baseline of previous good nights";
-
-/** The summary table and the verdict, as printed. */
-export function renderNightly(d: NightlyDecision): string {
-  const table = new Table({
-    head: [
-      "stack",
-      "scenario",
-      "cell",
-      "baseline rows/s",
-      "latest rows/s",
-      "ratio",
-      "90 % interval",
-      "floor",
-      "p (Holm)",
-      "drift",
-      "verdict",
-    ],
-    style: { head: [], border: [] },
-  });
-  const notes: string[] = [];
-  for (const p of d.pairs) {
-    if (p.status !== "compared") {
-      const word = {
-        "no-previous": "no previous night",
-        "no-history": "MISSING HISTORY",
-        "environment-changed": "environment changed, no verdict",
-        error: "refused",
-        compared: "",
-      }[p.status];
-      if (p.cells.length === 0)
-        table.push([p.stack, p.scenario, "–", "–", "–", "–", "–", "–", "–", "–", word]);
-      notes.push(`${p.stack}/${p.scenario}: ${p.code ? `${p.code}: ` : ""}${p.message}`);
-    }
-    if (p.differences.length)
-      notes.push(
-        `${p.stack}/${p.scenario}: differences between the nights:\n${p.differences.map((x) => `  ${x}`).join("\n")}`,
-      );
-    for (const c of p.cells) {
-      table.push([
-        c.stack,
-        c.scenario,
-        c.cell,
-        baselineText(c),
-        int(c.latestRowsPerSecond),
-        ratioText(c),
-        ciText(c),
-        floorText(c),
-        pText(c),
-        driftText(c),
-        verdict(c),
-      ]);
-      const skipped = c.skippedNights.filter((s) => !s.reason.startsWith("other environment"));
-      if (skipped.length)
-        notes.push(
-          `${cellName(c)}: left out of the baseline: ${skipped.map((s) => `${s.invocation} (${s.reason})`).join(", ")}`,
-        );
-      if (c.drift?.detected)
-        notes.push(
-          `${cellName(c)}: drifting ${c.drift.direction}: Theil–Sen ${(c.drift.perDay * 100).toFixed(2)} %/day, ${(c.drift.overWindow * 100).toFixed(1)} % over ${c.drift.days.toFixed(0)} days (Mann–Kendall p = ${c.drift.p.toPrecision(2)}, Holm ${c.drift.pAdjusted.toPrecision(2)})`,
-        );
-    }
-    if (p.excluded.length)
-      notes.push(
-        `${p.stack}/${p.scenario}: excluded runs (not used):\n${excludedLines(p.excluded)
-          .map((x) => `  ${x}`)
-          .join("\n")}`,
-      );
-  }
-  const missing = d.pairs.filter((p) => p.status === "no-history");
-  const tail =
-    d.regressions.length > 0
-      ? `REGRESSION: ${d.regressions.length} cell(s) significantly slower than ${than(d.regressions)}: ${d.regressions.map((c) => `${cellName(c)} (${ratioText(c)})`).join(", ")}`
-      : missing.length > 0
-        ? `MISSING HISTORY: ${missing.map((p) => `${p.stack}/${p.scenario}`).join(", ")} had no earlier night although history was required (E_NIGHTLY_HISTORY)`
-        : d.pairs.every((p) => p.status === "no-previous")
-          ? "no previous night: nothing to compare with yet (this night is the baseline for the next)"
-          : d.exitCode === 2
-            ? `a pair could not be decided (see above); no regression among the cells compared${inconclusiveNote(d)}`
-            : `no regression${inconclusiveNote(d)}`;
-  return `${table.toString()}${notes.length ? `\n${notes.join("\n")}` : ""}\n${tail}`;
-}
-
-/** A Markdown summary (for a CI job summary). */
-export function nightlyMarkdown(d: NightlyDecision): string {
-  const lines = [
-    "## ingestbench nightly",
-    "",
-    `Baseline: the previous ${d.window} good nights in the same environment; Holm-adjusted one-sided tests at α = ${d.alpha}.`,
-    "",
-    "| stack | scenario | cell | baseline rows/s | latest rows/s | ratio | 90 % interval | floor | p (Holm) | drift | verdict |",
-    "|---|---|---|---:|---:|---:|---|---:|---:|---|---|",
-  ];
-  const notes: string[] = [];
-  for (const p of d.pairs) {
-    if (p.status !== "compared")
-      lines.push(`| ${p.stack} | ${p.scenario} | – | – | – | – | – | – | – | – | ${p.message ?? p.status} |`);
-    for (const c of p.cells)
-      lines.push(
-        `| ${c.stack} | ${c.scenario} | ${c.cell} | ${baselineText(c)} | ${int(c.latestRowsPerSecond)} | ${ratioText(c)} | ${ciText(c)} | ${floorText(c)} | ${pText(c)} | ${driftText(c)} | ${verdict(c)} |`,
-      );
-    for (const x of excludedLines(p.excluded))
-      notes.push(`- ${p.stack}/${p.scenario}: ${x.replace(/\|/g, "\\|")}`);
-  }
-  lines.push(
-    "",
-    d.regressions.length > 0
-      ? `**Regression** in ${d.regressions.map((c) => `\`${cellName(c)}\``).join(", ")}`
-      : `No regression${inconclusiveNote(d)}.`,
-  );
-  if (notes.length) lines.push("", "**Excluded runs**", "", ...notes);
-  return `${lines.join("\n")}\n`;
-}
-
-/** Write one of the command's files. @throws ConfigurationError E_NIGHTLY_OUT naming the file when it cannot be written */
-async function writeOut(file: string, text: string): Promise<void> {
-  try {
-    await writeFile(file, text);
-  } catch (err) {
-    throw new ConfigurationError("E_NIGHTLY_OUT", `cannot write ${file}: ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
-}
-
-/**
- * Load the plan, every stack and every scenario (so a typo fails before the first run), run all entries in one
- * invocation, then decide. Returns the exit code: the runs' own (interrupted, errors) when worse, else the decision's.
- */
-export async function nightlyCommand(
-  planFile: string,
-  flags: NightlyFlags,
-  projectRoot: string,
-): Promise<number> {
-  const plan = loadNightlyPlan(planFile);
-  // --json owns stdout; jsonl progress would share it
-  if (flags.json && flags.progress === "jsonl")
-    throw new ConfigurationError(
-      "E_FLAG",
-      "--json prints the decision on stdout, where --progress jsonl prints its events: give one of them",
-    );
-  const resultsRoot = checkResultsDir(flags.results);
-  const work: StackWork[] = [];
-  const pairs: NightlyPair[] = [];
-  plan.entries.forEach((e, i) => {
-    const where = (err: unknown): never => {
-      if (err instanceof ConfigurationError)
-        throw new ConfigurationError(err.code, `${planFile}: entries.${i}: ${err.message}`, { cause: err });
-      throw err;
-    };
-    let stack, scenario;
-    try {
-      stack = loadStack(e.stack, flags.stacksDir ?? path.join(projectRoot, "stacks"));
-      scenario = loadScenarioFile(e.scenario);
-    } catch (err) {
-      return where(err);
-    }
-    const plans = planCells(scenario, e.scenario, {
-      replicates: flags.replicates ?? e.replicates,
-      duration: e.duration,
-      warmup: e.warmup,
-    });
-    work.push({ stack, plans });
-    pairs.push({ stack: stack.name, scenario: scenario.name });
-  });
-  const progress = new Progress(
-    flags.quiet ? "quiet" : flags.progress,
-    flags.json ? { stdout: process.stderr, stderr: process.stderr } : undefined,
-    undefined,
-    { verbose: flags.verbose },
-  );
-  const result = await driveRuns(work, {
-    resultsRoot,
-    invocation: new Date().toISOString(),
-    projectRoot,
-    reporter: progress,
-    deployed: pulumiStacks({ projectRoot, quiet: progress.mode === "quiet" }),
-    lockWaitMs: lockWaitMs(flags.lockWait),
-  });
-  const runsCode = runsExitCode(result);
-  if (result.interrupted) return runsCode;
-  const decision = await decideNightly(resultsRoot, pairs, {
-    force: flags.force,
-    window: flags.window ?? plan.window,
-    requireHistory: flags.requireHistory,
-  });
-  progress.result(`\n${renderNightly(decision)}`);
-  progress.event("nightly", {
-    exitCode: Math.max(runsCode, decision.exitCode),
-    runsExitCode: runsCode,
-    regressions: decision.regressions.map(cellName),
-    inconclusive: decision.inconclusive.map(cellName),
-    drifts: decision.drifts.map(cellName),
-    missingHistory: decision.pairs
-      .filter((p) => p.status === "no-history")
-      .map((p) => `${p.stack}/${p.scenario}`),
-  });
-  const json = `${JSON.stringify({ plan: planFile, runsExitCode: runsCode, ...decision }, null, 2)}\n`;
-  if (flags.json) process.stdout.write(json);
-  if (flags.out) await writeOut(flags.out, json);
-  if (flags.markdown) await writeOut(flags.markdown, nightlyMarkdown(decision));
-  return Math.max(runsCode, decision.exitCode);
 }

@@ -45,7 +45,7 @@ import { trendOf } from "../stats/trend.ts";
 import { cellSort, rowsPerSecondOf } from "../results/caps.ts";
 import { eligibleRuns, environmentKey, type ExcludedRun } from "../results/eligibility.ts";
 import type { RunRecord } from "../results/types.ts";
-import { pct as pctOf } from "../../ui/format.ts";
+import { pct } from "../../ui/format.ts";
 
 /** Default number of good nights in a baseline. */
 export const DEFAULT_WINDOW = 7;
@@ -155,9 +155,6 @@ export interface WindowOptions {
   /** stored back-to-back A/A floors per cell (fraction) */
   aaFloors?: ReadonlyMap<string, number>;
 }
-
-/** A share to 0.1 %. */
-const pct = (x: number): string => pctOf(x, 1);
 
 /** Days since the first night, from ISO invocations; the night's index when an invocation is not a date. */
 function daysOf(invocations: string[]): number[] {
@@ -335,13 +332,13 @@ export function settle(tests: CellTest[], alpha = DEFAULT_ALPHA, minChange = DEF
     t.change = t.significant ? dir : "none";
     const base =
       t.method === "window"
-        ? `${t.n.nights} baseline nights, floor ${pct(t.noiseFloor ?? 0)} across nights${t.noiseFloorSource === "aa" ? " (the stored A/A floor, larger)" : ""}`
-        : `${t.n.nights} baseline night(s), ${t.n.previous} runs pooled, rank-sum test${t.noiseFloor !== null ? `, A/A floor ${pct(t.noiseFloor)}` : ""}`;
+        ? `${t.n.nights} baseline nights, floor ${pct(t.noiseFloor ?? 0, 1)} across nights${t.noiseFloorSource === "aa" ? " (the stored A/A floor, larger)" : ""}`
+        : `${t.n.nights} baseline night(s), ${t.n.previous} runs pooled, rank-sum test${t.noiseFloor !== null ? `, A/A floor ${pct(t.noiseFloor, 1)}` : ""}`;
     const delta = Math.abs((t.ratio ?? 1) - 1);
     t.reason =
       dir === null
-        ? `|ratio − 1| = ${pct(delta)} is below ${pct(minChange)} or within the floor (${base})`
-        : `${dir}: |ratio − 1| = ${pct(delta)}, p = ${t.p[dir].toPrecision(2)}, Holm-adjusted over ${m} cell(s) ${t.pAdjusted[dir].toPrecision(2)} ${t.significant ? "≤" : ">"} α = ${alpha} (${base})`;
+        ? `|ratio − 1| = ${pct(delta, 1)} is below ${pct(minChange, 1)} or within the floor (${base})`
+        : `${dir}: |ratio − 1| = ${pct(delta, 1)}, p = ${t.p[dir].toPrecision(2)}, Holm-adjusted over ${m} cell(s) ${t.pAdjusted[dir].toPrecision(2)} ${t.significant ? "≤" : ">"} α = ${alpha} (${base})`;
   });
 }
 

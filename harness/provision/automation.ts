@@ -1,6 +1,7 @@
 /**
- * Pulumi's Automation API (`@pulumi/pulumi/automation`), loaded on first use. Importing it costs about 1.5 s of CPU
- * (measured on AMD EPYC, 2 cores, kernel 6.18: `node -e "await import('@pulumi/pulumi/automation/index.js')"`),
+ * Pulumi's Automation API (`@pulumi/pulumi/automation`), loaded on first use. Importing it costs more than a second
+ * of CPU
+ * (docs/measurements.md, "Figures moved from code comments"),
  * which every CLI call that never touches a deployed stack (validate, stacks, compare, a local bench) would pay.
  */
 export type Automation = typeof import("@pulumi/pulumi/automation/index.js");

@@ -6,7 +6,7 @@
 import { VARIANT_SOURCES, variantsHeading, variantsTextTable } from "../results/across-variants.ts";
 import { runFlags } from "../results/across-stacks.ts";
 import { bottleneckLabel } from "../results/format.ts";
-import { sustainedText } from "../results/capacity.ts";
+import { sustainedText } from "../../ui/capacity.ts";
 import { answerLines } from "./answer.ts";
 import type { ReportData } from "./data.ts";
 import { faultLines, timelineLines } from "../runner/fault-cost.ts";

@@ -7,7 +7,7 @@ import { stackTable, type TextTable } from "../results/columns.ts";
 import type { ExcludedRun } from "../results/eligibility.ts";
 import type { FingerprintDifference } from "../results/fingerprint.ts";
 import { fix, measuredOnLine } from "../results/format.ts";
-import { rowMachine } from "../results/table.ts";
+import { rowMachine } from "../results/across-stacks.ts";
 import type { StackRow } from "../results/across-stacks.ts";
 
 export type { TextTable } from "../results/columns.ts";

@@ -28,7 +28,7 @@ import {
   type LedgerTotals,
   type SinkCaps,
 } from "./caps.ts";
-import { bottleneckLabel } from "./format.ts";
+import { bottleneckLabel, type MachineFields } from "./format.ts";
 import {
   diffFingerprints,
   groupFingerprint,
@@ -104,6 +104,11 @@ export interface StackRow extends LedgerTotals {
  */
 export function latestInvocationRuns(all: RunRecord[]): RunRecord[] {
   return chooseInvocation(all).runs;
+}
+
+/** The machine of a row's figures: its measured runs' (all its stack's runs when none was measured). */
+export function rowMachine(r: StackRow): MachineFields {
+  return r.measured.length ? groupFingerprint(r.measured) : r.fingerprint;
 }
 
 /**

@@ -201,7 +201,7 @@ export const VARIANT_SOURCES =
  */
 function vsCell(c: SampleComparison | null): string {
   if (c === null || !Number.isFinite(c.ratio)) return "–";
-  if (c.ci === null) return `${c.ratio.toFixed(2)}x n=${Math.min(c.n.baseline, c.n.contender)}`;
+  if (c.ci === null) return `${fix(c.ratio, 2, "x")} n=${Math.min(c.n.baseline, c.n.contender)}`;
   const mark = c.inconclusive
     ? `inconclusive (n=${c.n.baseline}/${c.n.contender})`
     : c.significant
@@ -209,7 +209,7 @@ function vsCell(c: SampleComparison | null): string {
         ? "higher"
         : "lower"
       : "~";
-  return `${c.ratio.toFixed(2)}x [${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}] ${mark}`;
+  return `${fix(c.ratio, 2, "x")} [${c.ci[0].toFixed(2)}, ${c.ci[1].toFixed(2)}] ${mark}`;
 }
 
 /** The line above 003's table: scenario, stack, invocation, baseline and the interval's confidence. */
@@ -224,7 +224,7 @@ export function variantsHeading(c: VariantsComparison): string {
 }
 
 /**
- * 003's table as text, shared by the terminal (harness/results/table.ts) and the report (harness/report/): one row per
+ * 003's table as text, shared by the terminal (ui/comparison.ts) and the report (harness/report/): one row per
  * variant with the medians over its runs (variant | runs | throughput | mean | p50 / p99 | CPU per host | records |
  * bytes | dropped | elapsed | ledger), and under each variant after the first a row "vs <baseline>" with each
  * figure's ratio and bootstrap interval.

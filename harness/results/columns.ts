@@ -1,6 +1,6 @@
 /**
  * The columns of the comparison across stacks, defined once: the terminal table (`ingestbench compare`,
- * harness/results/table.ts) and the report's table (HTML and Markdown, harness/report/table.ts) both lay out
+ * ui/comparison.ts) and the report's table (HTML and Markdown, harness/report/table.ts) both lay out
  * `stackTable(rows, surface)`. Each descriptor says what the column holds (key, header, unit), where its value
  * comes from in a stack's row (harness/results/across-stacks.ts StackRow, medians over the runs' run.json
  * summaries), how it is formatted (harness/results/format.ts) and on which surface it is shown.
@@ -9,6 +9,7 @@ import { ConfigurationError } from "../../core/errors.ts";
 import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
 import type { StackRow } from "./across-stacks.ts";
 import { ciCell, cvCell, fix, int, ledgerCell, p99Cell, pctLabel, sig, usd } from "./format.ts";
+import { cellAxes, type CellAxes } from "../../ui/cell-axes.ts";
 
 /** Where a table is drawn: the terminal (cli-table3) or the report (HTML and Markdown). */
 export type Surface = "terminal" | "report";
@@ -24,6 +25,11 @@ export interface ColumnContext {
    * else the stack's core-seconds per million rows (absent: false)
    */
   priced?: boolean;
+  /**
+   * the matrix's axes when every cell names the same two or more (ui/cell-axes.ts): the cell column is then headed
+   * "batch × requests" and its cells read "200 × 10"; absent or null: "cell" and the ids
+   */
+  axes?: CellAxes | null;
 }
 
 /** One column of the comparison across stacks. */
@@ -106,11 +112,11 @@ export const STACK_COLUMNS: readonly StackColumn[] = [
   column({ key: "stack", header: "stack", unit: null, align: "l", value: (r) => r.stack, format: (v) => v }),
   column({
     key: "cell",
-    header: "cell",
+    header: (ctx) => ctx.axes?.heading ?? "cell",
     unit: null,
     align: "l",
     value: (r) => r.cell,
-    format: (v) => v,
+    format: (v, _r, ctx) => ctx.axes?.label(v) ?? v,
     when: (ctx) => ctx.withCell,
   }),
   column({
@@ -310,6 +316,7 @@ export const STACK_COLUMNS: readonly StackColumn[] = [
 export function columnContext(rows: readonly StackRow[]): ColumnContext {
   return {
     withCell: new Set(rows.map((r) => r.cell)).size > 1,
+    axes: cellAxes([...new Set(rows.map((r) => r.cell))]),
     confidence: rows.find((r) => r.comparison)?.comparison?.confidence ?? DEFAULT_CONFIDENCE,
     priced:
       rows.some((r) => r.measured.length > 0) &&

@@ -10,13 +10,14 @@
  * - harness/results/eligibility.ts: which runs a comparison uses (ok, caps enforced, one machine) and why others not;
  * - harness/results/fingerprint.ts: environment fingerprints, their differences, the version-mismatch refusal;
  * - harness/results/columns.ts: the columns of the comparison across stacks, shared by terminal and report;
- * - harness/results/format.ts and harness/results/table.ts: cell formatting and terminal rendering.
+ * - harness/results/format.ts, ui/comparison.ts, ui/capacity.ts, ui/query-table.ts: cell formatting and terminal
+ *   rendering.
  */
 import { ConfigurationError } from "../../core/errors.ts";
 import { compareRuns } from "./across-runs.ts";
 import { compareScenarios, pairSides, type ScenarioMetric } from "./across-scenarios.ts";
 import { compareStacks, latestInvocationRuns, stackComparisonJson } from "./across-stacks.ts";
-import { renderQueryTables } from "./query-table.ts";
+import { renderQueryTables } from "../../ui/query-table.ts";
 import { loadRuns, noResultsError } from "./store.ts";
 import type { ComparisonOptions } from "./options.ts";
 import {
@@ -24,9 +25,10 @@ import {
   renderRunsComparison,
   renderScenariosComparison,
   renderVariantsComparison,
-} from "./table.ts";
+} from "../../ui/comparison.ts";
 import { compareVariants } from "./across-variants.ts";
-import { CAPACITY_SUFFIX, loadCapacity, renderCapacity, renderCapacityComparison } from "./capacity.ts";
+import { CAPACITY_SUFFIX, loadCapacity } from "./capacity.ts";
+import { renderCapacity, renderCapacityComparison } from "../../ui/capacity.ts";
 
 export type { CellComparison, CellSide, RunGroup, RunsComparison, RunsSelection } from "./across-runs.ts";
 export { compareRuns } from "./across-runs.ts";
@@ -56,7 +58,7 @@ export {
   renderRunsComparison,
   renderScenariosComparison,
   renderVariantsComparison,
-} from "./table.ts";
+} from "../../ui/comparison.ts";
 export type { VariantFigure, VariantRow, VariantsComparison } from "./across-variants.ts";
 export { compareVariants, variantsTable } from "./across-variants.ts";
 
@@ -215,7 +217,7 @@ export async function compareCommand(resultsRoot: string, flags: CompareCommandF
 }
 
 /**
- * One stack's query table (harness/results/query-table.ts) over the latest invocation of a scenario: write-up 001's
+ * One stack's query table (ui/query-table.ts) over the latest invocation of a scenario: write-up 001's
  * queries/s per table size and cell, and the ingest with and without queries in mixed mode; JSON: the runs' `query`.
  * @throws ConfigurationError E_NO_RESULTS without runs; E_NO_QUERY_PHASE when the latest invocation ran no query phase
  */

@@ -1,5 +1,5 @@
 /**
- * Cell formatting shared by the terminal tables (harness/results/table.ts), the column definitions
+ * Cell formatting shared by the terminal tables (ui/comparison.ts), the column definitions
  * (harness/results/columns.ts) and the report (harness/report/table.ts): integers with thousands separators,
  * fixed decimals, percentages, the spread, the interval and verdict, the ledger. A figure that is null or not
  * finite prints as "–".
@@ -10,7 +10,7 @@ import type { Bottleneck, Summary } from "./types.ts";
 
 /** "12,345" and "1.20x": the number formatter of ui/format.ts, re-exported for the tables here. */
 export { fix, int, sig, usd } from "../../ui/format.ts";
-import { int } from "../../ui/format.ts";
+import { fix, int, pct } from "../../ui/format.ts";
 
 /** A confidence level (fraction) as a percentage label: 0.9 → "90 %", 0.975 → "97.5 %". */
 export const pctLabel = (c: number): string => `${Number((c * 100).toFixed(1))} %`;
@@ -18,7 +18,7 @@ export const pctLabel = (c: number): string => `${Number((c * 100).toFixed(1))} 
 /** "3.1 %", "12.4 % erratic", or "–" with fewer than 2 values. */
 export function cvCell(d: SampleDescription): string {
   if (d.n < 2 || !Number.isFinite(d.cv)) return "–";
-  return `${(d.cv * 100).toFixed(1)} %${d.erratic ? " erratic" : ""}`;
+  return `${pct(d.cv, 1)}${d.erratic ? " erratic" : ""}`;
 }
 
 /**
@@ -97,13 +97,13 @@ export function mibText(
 ): string {
   if (s.mibPerSecond === null || (s.mibPerSecond === 0 && s.bytesPerRow === 0))
     return `log and wire MiB/s not known (${s.bytesUnknown ?? "no bytes were counted as sent"})`;
-  const wire = `${s.mibPerSecond.toFixed(2)} wire MiB/s`;
+  const wire = fix(s.mibPerSecond, 2, " wire MiB/s");
   return typeof s.logMibPerSecond === "number" ? `${logMibText(s.logMibPerSecond)}, ${wire}` : wire;
 }
 
 /** "3.12 log MiB/s" (Summary.logMibPerSecond). */
 export function logMibText(logMibPerSecond: number): string {
-  return `${logMibPerSecond.toFixed(2)} log MiB/s`;
+  return fix(logMibPerSecond, 2, " log MiB/s");
 }
 
 /**
@@ -123,7 +123,7 @@ export interface MachineFields {
 }
 
 /**
- * One machine in words, as `bench` prints it: "AMD EPYC 7B13, 2 cores, kernel 6.18.44-fc-v1045, cgroup v1".
+ * One machine in words, as `bench` prints it: "<cpu model>, 2 cores, kernel 6.18.44-fc-v1045, cgroup v1".
  * Missing fields (run.json written before they existed) print as "–"; a cgroup already "v1" is not prefixed twice.
  */
 export function machineText(m: MachineFields): string {

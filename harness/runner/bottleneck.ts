@@ -41,6 +41,7 @@ import type { HostWindow } from "../observers/types.ts";
 import type { Bottleneck, Resource } from "../results/types.ts";
 export { bottleneckLabel } from "../results/format.ts";
 import { mean, quantile } from "../stats/descriptive.ts";
+import { fix, int, mib, pct } from "../../ui/format.ts";
 
 /** Score at which each resource binds (see the file comment). */
 export const THRESHOLD: Record<Resource, number> = {
@@ -94,7 +95,7 @@ function contentionCandidate(host: string, ws: HostWindow[]): Candidate | undefi
     host,
     score: share,
     threshold: THRESHOLD.contention,
-    evidence: `${host} waited for a CPU ${waitMsPerSec.toFixed(0)} ms/s while not throttled by its own cap (schedstat run delay less throttled time), ${(share * 100).toFixed(0)} % of its runnable time${floor}`,
+    evidence: `${host} waited for a CPU ${waitMsPerSec.toFixed(0)} ms/s while not throttled by its own cap (schedstat run delay less throttled time), ${pct(share)} of its runnable time${floor}`,
   };
   if (floor) belowFloor.add(candidate);
   return candidate;
@@ -124,7 +125,7 @@ export function hostCandidates(
       resource: "cpu",
       host,
       score: share,
-      evidence: `${host} throttled in ${(share * 100).toFixed(0)} % of CFS periods, ${cores.toFixed(2)} of ${cap} cores used`,
+      evidence: `${host} throttled in ${pct(share)} of CFS periods, ${cores.toFixed(2)} of ${cap} cores used`,
     });
   } else {
     const score = cores / machineCores;
@@ -192,7 +193,7 @@ export function hostCandidates(
       resource: "memory",
       host,
       score: workingSet / limits.memoryBytes,
-      evidence: `${host} memory working set ${(workingSet / 2 ** 20).toFixed(0)} MiB of ${(limits.memoryBytes / 2 ** 20).toFixed(0)} MiB`,
+      evidence: `${host} memory working set ${mib(workingSet)} of ${mib(limits.memoryBytes)}`,
     });
   }
   const contention = contentionCandidate(host, ws);
@@ -204,10 +205,9 @@ export function hostCandidates(
 
 /** score − threshold of a candidate. */
 const marginOf = (c: Candidate): number => c.score - THRESHOLD[c.resource];
-const fmt2 = (x: number): string => x.toFixed(2);
 /** A candidate as the uncertain verdict lists it: "network 0.84", "host contention 0.33". */
 const scored = (c: Candidate): string =>
-  `${c.resource === "contention" ? "host contention" : c.resource} ${fmt2(c.score)}`;
+  `${c.resource === "contention" ? "host contention" : c.resource} ${fix(c.score, 2)}`;
 const signed = (x: number): string => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(2)}`;
 
 /**
@@ -241,7 +241,7 @@ export function findBottleneck(
   if (top && Math.abs(marginOf(top)) <= MARGIN) {
     const list = ranked.slice(0, 3).map(scored).join(" / ");
     const more = ranked.length > 3 ? " …" : "";
-    const evidence = `uncertain (${list}${more}): ${top.host} ${top.resource} ${fmt2(top.score)} is within ±${MARGIN} of its ${THRESHOLD[top.resource]} threshold (margin ${signed(marginOf(top))}); ${top.evidence}`;
+    const evidence = `uncertain (${list}${more}): ${top.host} ${top.resource} ${fix(top.score, 2)} is within ±${MARGIN} of its ${THRESHOLD[top.resource]} threshold (margin ${signed(marginOf(top))}); ${top.evidence}`;
     return {
       resource: "uncertain",
       host: top.host,
@@ -275,7 +275,7 @@ export function findBottleneck(
     if (!belowFloor.has(c) && m >= -MARGIN) {
       const why = `${c.evidence}; ${noneSaturated}`;
       if (m <= MARGIN) {
-        const evidence = `uncertain (${[c, ...(top ? [top] : [])].map(scored).join(" / ")}): ${clientHost} contention ${fmt2(c.score)} is within ±${MARGIN} of its ${THRESHOLD.contention} threshold (margin ${signed(m)}); ${why}`;
+        const evidence = `uncertain (${[c, ...(top ? [top] : [])].map(scored).join(" / ")}): ${clientHost} contention ${fix(c.score, 2)} is within ±${MARGIN} of its ${THRESHOLD.contention} threshold (margin ${signed(m)}); ${why}`;
         return {
           resource: "uncertain",
           host: clientHost,
@@ -298,7 +298,7 @@ export function findBottleneck(
   if (offered && offered.offeredPerSec > 0 && offered.sentPerSec < FELL_BEHIND * offered.offeredPerSec) {
     const firstHop = sinkHosts[0] ?? clientHost;
     const share = offered.sentPerSec / offered.offeredPerSec;
-    const evidence = `the generator sent ${Math.round(offered.sentPerSec).toLocaleString("en-US")} of the ${Math.round(offered.offeredPerSec).toLocaleString("en-US")} events/s it offered (${(share * 100).toFixed(0)} %): ${firstHop} pushed back while ${noneSaturated}, so round trips bind (e.g. one transaction at a time per connection or worker)`;
+    const evidence = `the generator sent ${int(offered.sentPerSec)} of the ${int(offered.offeredPerSec)} events/s it offered (${pct(share)}): ${firstHop} pushed back while ${noneSaturated}, so round trips bind (e.g. one transaction at a time per connection or worker)`;
     return { resource: "latency", host: firstHop, score: 1 - share, evidence, ...closestMargin, candidates };
   }
   const evidence = `${noneSaturated}; ${client?.evidence ?? "no loadgen readings"}`;

@@ -10,15 +10,9 @@ import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError } from "../../core/errors.ts";
 import { parseRunDuration } from "../../core/units.ts";
 import { displayPath, fieldLocation } from "../../core/yaml.ts";
-import {
-  CAPACITY_SUFFIX,
-  renderCapacity,
-  renderCapacityComparison,
-  stepLine,
-  writeCapacity,
-  type CapacityFile,
-  type CapacityRow,
-} from "../results/capacity.ts";
+import { CAPACITY_SUFFIX, writeCapacity, type CapacityFile, type CapacityRow } from "../results/capacity.ts";
+import { renderCapacity, renderCapacityComparison, stepLine } from "../../ui/capacity.ts";
+import { pct } from "../../ui/format.ts";
 import { runDir, loadSeries } from "../results/store.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
@@ -270,7 +264,7 @@ export async function capacityCommand(
       let first: RunRecord | null = null;
       let last: RunRecord | null = null;
       progress.notice(
-        `capacity of ${plan.scenario} (${plan.cell}) on ${stack.name}: from ${search.startRate}/s, ×${search.factor} then bisection to ${(search.tolerance * 100).toFixed(0)} %, at most ${search.maxSteps} steps of ${(plan.warmupMs / 1000).toFixed(0)} s + ${(plan.durationMs / 1000).toFixed(0)} s`,
+        `capacity of ${plan.scenario} (${plan.cell}) on ${stack.name}: from ${search.startRate}/s, ×${search.factor} then bisection to ${pct(search.tolerance)}, at most ${search.maxSteps} steps of ${(plan.warmupMs / 1000).toFixed(0)} s + ${(plan.durationMs / 1000).toFixed(0)} s`,
       );
       const result = await searchCapacity(
         search,

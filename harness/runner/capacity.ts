@@ -41,7 +41,7 @@ import type {
 } from "../results/capacity.ts";
 import type { RunRecord, SeriesPoint } from "../results/types.ts";
 import { trendOf } from "../stats/trend.ts";
-import { int as fmt } from "../../ui/format.ts";
+import { int as fmt, pct } from "../../ui/format.ts";
 
 export type {
   CapacityBound,
@@ -142,7 +142,7 @@ export function judgeStep(
   if (l.sent < bounds.minShare * due)
     broke(
       "offered",
-      `sent ${fmt(l.sent)} of the ${fmt(due)} events due in ${loadSeconds.toFixed(1)} s at ${fmt(offeredPerSec)}/s (below ${Math.round(bounds.minShare * 100)} %)`,
+      `sent ${fmt(l.sent)} of the ${fmt(due)} events due in ${loadSeconds.toFixed(1)} s at ${fmt(offeredPerSec)}/s (below ${pct(bounds.minShare)})`,
     );
   const p99 = deliveryP99Ms ?? s.lagP99Ms;
   if (p99 !== null && p99 > bounds.p99BoundMs)

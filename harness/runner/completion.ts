@@ -36,8 +36,9 @@ export const NEAR_END_SECONDS = 2;
 /**
  * Whether a fixed workload of `expected` rows is near its end after `stored` rows in `elapsedMs` since the load
  * began: within NEAR_END_SHARE of it, and at most NEAR_END_SECONDS from it at the mean rate so far. The share alone
- * tightened for the last 5 % of any size: on a 60 GiB replay (322M rows, Intel Xeon, 2 cores) that was the last 86 s,
- * 4,348 samples 15 ms apart, each a query at the sink and a series point (docs/measurements.md).
+ * tightened for the last 5 % of any size: on a very large replay that was over a minute of
+ * samples a few ms apart, each a query at the sink and a series point (docs/measurements.md, "Figures moved from code
+ * comments").
  */
 export function nearEnd(stored: number, expected: number, elapsedMs: number): boolean {
   if (stored < NEAR_END_SHARE * expected) return false;

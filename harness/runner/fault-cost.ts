@@ -24,7 +24,7 @@
 import type { Ledger } from "../../core/verifier.ts";
 import { median } from "../stats/descriptive.ts";
 import type { FaultCost, SeriesPoint, TimelineEntry } from "../results/types.ts";
-import { int } from "../../ui/format.ts";
+import { int, pct } from "../../ui/format.ts";
 
 /** Fault actions after which their host stays down until a later step on it (restart, cont) brings it back. */
 const LEAVES_DOWN: ReadonlySet<string> = new Set(["kill", "stop"]);
@@ -145,7 +145,7 @@ export function faultLines(costs: readonly FaultCost[], timeline: readonly Timel
         ? "no pre-fault rate"
         : c.recoverySeconds === null
           ? `not back to ${RECOVERY_SHARE * 100} % of ${int(c.preMedianRowsPerSec)} rows/s during the load`
-          : `back to ${RECOVERY_SHARE * 100} % of ${int(c.preMedianRowsPerSec)} rows/s after ${c.recoverySeconds.toFixed(1)} s`;
+          : `back to ${pct(RECOVERY_SHARE)} of ${int(c.preMedianRowsPerSec)} rows/s after ${c.recoverySeconds.toFixed(1)} s`;
     const lag = c.peakLagMs === null ? "" : `, lag peak ${int(c.peakLagMs)} ms`;
     const backlog =
       c.peakBacklogLagMs === null || c.peakBacklogLagMs === undefined

@@ -265,8 +265,9 @@ export class LocalSite implements RunSite {
    * Run `work` with host `role`'s CPU cap lifted (infra/local/cgroup.ts liftCpuLimit), then write the cap back and
    * read it back before anything else runs in the host: the quota read back at provisioning must be in place again,
    * noted in `limits.<role>.notes` as lifted while `why`. Memory, IO and network caps stay throughout. For work that
-   * is never measured: a component's start (initdb alone costs ~1.8 s of CPU on a 2-core AMD EPYC, kernel 6.18,
-   * `/usr/bin/time initdb`: 0.54 s user, 1.23 s system, 18 s of a 0.1-core cap) and the settling of the samples after
+   * is never measured: a component's start (initdb alone takes seconds of CPU, and many
+   * times that under a 0.1-core cap: docs/measurements.md, "Figures moved from code comments") and the settling of
+   * the samples after
    * the load (sinkUncapped). When `work` throws, the cap stays lifted: the run ends and its teardown removes the
    * cgroup.
    * @throws ProvisioningError E_CPU_CAP_RESTORE when the kernel does not hold the cap again afterwards

@@ -80,10 +80,8 @@ export interface RunOverhead {
 }
 
 /**
- * The overhead assumed per run before one has ended, by platform. Local: measured on AMD EPYC, 2 cores, kernel 6.18
- * (the README's sample run, results/<stack>/quickstart/*\/run.json: startedAt to the first sample 2–8 s, the drain
- * 1–2 s, the last sample to finishedAt 18–54 s for 0.7–5.4 M rows); docker: the docker-debian e2e runs on the same
- * machine (test/e2e/docker-engine*.test.ts: 60–70 s beyond 8 s of load); azure: Pulumi's VM create and delete,
+ * The overhead assumed per run before one has ended, by platform. Local and docker: from the runs measured
+ * here (docs/measurements.md, "Figures moved from code comments"); azure: Pulumi's VM create and delete,
  * an assumption of minutes (no measurement here).
  */
 export const OVERHEAD_ESTIMATE_S: Record<string, RunOverhead> = {

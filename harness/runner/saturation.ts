@@ -40,7 +40,7 @@ import type { SaturationState, SaturationVerdict, SeriesPoint } from "../results
 import { leastSquares, median } from "../stats/descriptive.ts";
 import { normalQuantile } from "../stats/distributions.ts";
 import { trendOf } from "../stats/trend.ts";
-import { int as fmt } from "../../ui/format.ts";
+import { int as fmt, pct } from "../../ui/format.ts";
 
 /** One sample as the verdict reads it (a projection of SeriesPoint). */
 export interface VerdictPoint {
@@ -277,7 +277,7 @@ export function saturationVerdict(
     return {
       state: "saturated",
       label: "saturated (behind its offered rate)",
-      evidence: `the generators sent ${fmt(b.sentPerSec)} of the ${fmt(b.offeredPerSec)} events/s offered (${fmt(behindShare * 100)} % behind), no errors: the pipeline pushed back on them; bound by ${b.boundBy}`,
+      evidence: `the generators sent ${fmt(b.sentPerSec)} of the ${fmt(b.offeredPerSec)} events/s offered (${pct(behindShare)} behind), no errors: the pipeline pushed back on them; bound by ${b.boundBy}`,
       samples: n,
     };
   }

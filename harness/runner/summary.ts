@@ -8,6 +8,7 @@ import type { HostWindow } from "../observers/types.ts";
 import type { Contention, HostContention, SeriesPoint, Summary } from "../results/types.ts";
 import { mean, median, quantile } from "../stats/descriptive.ts";
 import { findBottleneck } from "./bottleneck.ts";
+import { pct } from "../../ui/format.ts";
 
 export interface SummaryInput {
   series: SeriesPoint[];
@@ -79,7 +80,7 @@ export function contentionOf(
     };
     if (share >= CONTENDED)
       reasons.push(
-        `${host} waited ${out[host]!.waitMsPerSec.toFixed(0)} ms/s for a CPU while not throttled by its own cap (${(share * 100).toFixed(0)} % of its runnable time)`,
+        `${host} waited ${out[host]!.waitMsPerSec.toFixed(0)} ms/s for a CPU while not throttled by its own cap (${pct(share)} of its runnable time)`,
       );
   }
   if (!Object.keys(out).length) return undefined;
@@ -90,10 +91,8 @@ export function contentionOf(
   };
   const psi = meanOf((m) => m.psiCpuSomeShare);
   const steal = meanOf((m) => m.stealShare);
-  if (steal !== null && steal >= STEAL_CONTENDED)
-    reasons.push(`steal ${(steal * 100).toFixed(1)} % of CPU time`);
-  if (reasons.length && psi !== null)
-    reasons.push(`CPU pressure (PSI some) ${(psi * 100).toFixed(0)} % of the time`);
+  if (steal !== null && steal >= STEAL_CONTENDED) reasons.push(`steal ${pct(steal, 1)} of CPU time`);
+  if (reasons.length && psi !== null) reasons.push(`CPU pressure (PSI some) ${pct(psi)} of the time`);
   return {
     contended: reasons.length > 0,
     reasons,

@@ -16,7 +16,7 @@
  */
 import { bootstrapRatioOfMedians, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES } from "./bootstrap.ts";
 import { cv, iqr, median } from "./descriptive.ts";
-import { pct as pctOf } from "../../ui/format.ts";
+import { pct } from "../../ui/format.ts";
 
 /** Default smallest |ratio − 1| called a change (5 %). */
 export const DEFAULT_MIN_CHANGE = 0.05;
@@ -119,9 +119,6 @@ export interface SampleComparison {
   reason: string;
 }
 
-/** A share to 0.1 %. */
-const pct = (x: number): string => pctOf(x, 1);
-
 /**
  * Compare two samples of a rate (higher = faster): ratio of medians contender / baseline, its percentile bootstrap
  * interval (Efron & Tibshirani 1993; bootstrap.ts), and the verdict: significant when both sides have at least
@@ -187,7 +184,7 @@ export function compareSamples(
     resamples: options.resamples ?? DEFAULT_RESAMPLES,
   });
   const ci: [number, number] = [boot.low, boot.high];
-  const interval = `${pct(confidence).replace(".0 %", " %")} interval [${boot.low.toFixed(3)}, ${boot.high.toFixed(3)}]`;
+  const interval = `${pct(confidence, 1).replace(".0 %", " %")} interval [${boot.low.toFixed(3)}, ${boot.high.toFixed(3)}]`;
   if (inconclusive) {
     return {
       ...common,
@@ -195,7 +192,7 @@ export function compareSamples(
       change: "none",
       significant: false,
       inconclusive: true,
-      reason: `${short} (a percentile bootstrap cannot reach ${pct(confidence)} coverage; ${interval} shown for information)`,
+      reason: `${short} (a percentile bootstrap cannot reach ${pct(confidence, 1)} coverage; ${interval} shown for information)`,
     };
   }
   const excludesOne = boot.low > 1 || boot.high < 1;
@@ -206,10 +203,10 @@ export function compareSamples(
   const reason = !excludesOne
     ? `${interval} includes 1`
     : !bigEnough
-      ? `${interval} excludes 1 but |ratio − 1| = ${pct(delta)} is below the ${pct(minChange)} minimum change`
+      ? `${interval} excludes 1 but |ratio − 1| = ${pct(delta, 1)} is below the ${pct(minChange, 1)} minimum change`
       : !aboveNoise
-        ? `${interval} excludes 1 but |ratio − 1| = ${pct(delta)} is within the A/A noise floor ${pct(noiseFloor!)}`
-        : `${interval} excludes 1 and |ratio − 1| = ${pct(delta)} ≥ ${pct(minChange)}${noiseFloor === null ? "" : ` and > the A/A noise floor ${pct(noiseFloor)}`}`;
+        ? `${interval} excludes 1 but |ratio − 1| = ${pct(delta, 1)} is within the A/A noise floor ${pct(noiseFloor!, 1)}`
+        : `${interval} excludes 1 and |ratio − 1| = ${pct(delta, 1)} ≥ ${pct(minChange, 1)}${noiseFloor === null ? "" : ` and > the A/A noise floor ${pct(noiseFloor, 1)}`}`;
   return {
     ...common,
     ci,

@@ -4,8 +4,8 @@
  * These files are generated in memory when read and never wait for a disk, so a synchronous read blocks the event
  * loop for microseconds only, and costs the harness far less CPU than `fs/promises` readFile (an open, fstat, read and
  * close each sent through the libuv thread pool, plus a FileHandle and promises per file). Measured with
- * process.cpuUsage() on AMD EPYC, 2 cores, kernel 6.18, cgroup v1, reading a host's seven cgroup v1 usage files
- * (infra/local/cgroup.ts CGROUP_USAGE_FILES): 1.8 ms of CPU with fs/promises, 0.14 ms with readFileSync.
+ * process.cpuUsage() on a host's cgroup usage files: an order of magnitude less CPU with readFileSync
+ * (docs/measurements.md, "Figures moved from code comments").
  * The observers read a few dozen such files per sample (docs/design.md, "What the instrument costs").
  */
 import { readFileSync } from "node:fs";

@@ -628,8 +628,9 @@ export const NETNS_RUN_DIR = "/var/run/netns";
 
 /**
  * Counters of one interface in one named namespace, read the cheap way on every observer sample. Spawning `ip` (what
- * readInterfaceCounters does) costs the harness ~8 ms of CPU per read (fork, exec, JSON; AMD EPYC, 2 cores, kernel
- * 6.18), two hosts a second nearly 2 % of a core. Instead this reads /proc/<tid>/net/dev of a task that lives in the
+ * readInterfaceCounters does) costs the harness a fork, an exec and a JSON parse per
+ * read, a visible share of a core at two hosts a second (docs/measurements.md, "Figures moved from code comments").
+ * Instead this reads /proc/<tid>/net/dev of a task that lives in the
  * namespace: procfs shows a task's `net/` for the namespace that task is in (proc(5), "/proc/[pid]/net"), and
  * /proc/net/dev prints the same dev_get_stats() counters as `ip -s link`'s stats64 (parseProcNetDev). The task is one
  * of `candidates` (the host's cgroup tasks, which the observer lists anyway) whose /proc/<tid>/ns/net is the

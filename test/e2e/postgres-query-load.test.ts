@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { newBenchRun, scenarioPlan } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
-import { renderQueryTables } from "../../harness/results/query-table.ts";
+import { renderQueryTables } from "../../ui/query-table.ts";
 
 describe("postgres query phase on local-2-cores (real PostgreSQL 18.4, real cgroups and namespaces)", () => {
   it("runs every statement at every cell after an exact prefill, counts each request, and counts a wrong answer as an error", async () => {

@@ -5,7 +5,8 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { compareStacks } from "../../harness/results/across-stacks.ts";
 import type { RunRecord } from "../../harness/results/types.ts";
-import { benchTable, sweepLines, sweepOf } from "../../ui/bench-table.ts";
+import { benchTable, benchTableWidth, sweepLines, sweepOf } from "../../ui/bench-table.ts";
+import { cellAxes } from "../../ui/cell-axes.ts";
 import { writeRunRecord } from "../helpers/run-records.ts";
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ib-bench-table-"));
@@ -104,5 +105,58 @@ describe("ui/bench-table.ts", () => {
     const wide = benchTable("sweep", rows, { wide: true }).split("\n");
     expect(wide.some((l) => l.includes("rows/s/GiB"))).toBe(true);
     expect(wide.some((l) => l.startsWith("more columns"))).toBe(false);
+  });
+  it("an ingest sweep over two axes (write-up 001's batch × count): the cell column is headed by the axes, cells by their values", async () => {
+    const root = path.join(tmp, "two-axes");
+    // the cell ids harness/scenario/schema.ts makes of scenarios/http-json-batch-count.yaml's matrix
+    run(root, "s", "batch=200,requests=10", 1_900);
+    run(root, "s", "batch=300,requests=10", 2_700);
+    run(root, "s", "batch=10,requests=1000", 950);
+    run(root, "s", "batch=50,requests=50", 1_200);
+    const rows = await compareStacks(root, "sweep", ["s"]);
+    const lines = benchTable("sweep", rows).split("\n");
+    const header = lines.find((l) => l.startsWith("│ batch × requests "));
+    expect(header).toBeDefined();
+    expect(lines.find((l) => l.startsWith("│ 300 × 10 "))).toMatch(/│ best +│ +2,700 │/);
+    expect(lines.filter((l) => /^│ \d+ × \d+ /.test(l))).toHaveLength(4);
+    expect(lines.some((l) => l.includes("│ batch=200,requests=10"))).toBe(false);
+    expect(lines[0]).toBe(
+      "sweep on s: median rows/s of its latest runs; ratio to the first cell, 10 × 1000 (batch × requests)",
+    );
+    expect(lines[2]).toMatch(/^best 300 × 10 at 2,700 rows\/s; /);
+  });
+
+  it("cellAxes: two or more axes shared by every cell, else the ids as they are", () => {
+    const a = cellAxes(["batch=200,requests=10", "batch=10,requests=1000"])!;
+    expect(a.heading).toBe("batch × requests");
+    expect(a.label("batch=10,requests=1000")).toBe("10 × 1000");
+    expect(a.label("requests=2")).toBe("requests=2");
+    expect(cellAxes(["requests=1", "batch=10000,requests=110"])).toBeNull(); // clickhouse-query-load's: mixed axes
+    expect(cellAxes(["batch=1000", "batch=8000"])).toBeNull(); // one axis: "batch=1000" says it already
+    expect(cellAxes(["default"])).toBeNull();
+    expect(cellAxes(["requests=10,batch=200", "batch=300,requests=10"])).toBeNull(); // not the same order
+  });
+  it("a terminal narrower than 100 columns: the table chooses its columns for the terminal's width", async () => {
+    expect(benchTableWidth({ isTTY: true, columns: 72 })).toBe(72);
+    expect(benchTableWidth({ isTTY: true, columns: 200 })).toBe(100);
+    expect(benchTableWidth({ isTTY: false, columns: 72 })).toBe(100); // a pipe: 100
+    expect(benchTableWidth({ isTTY: true })).toBe(100);
+    const root = path.join(tmp, "narrow");
+    run(root, "local-quarter-core", "batch=1000", 10_000);
+    run(root, "local-quarter-core", "batch=8000", 20_000, saturated);
+    run(root, "local-2-cores", "batch=1000", 30_000);
+    run(root, "local-2-cores", "batch=8000", 41_000);
+    for (const stacks of [["local-quarter-core"], ["local-quarter-core", "local-2-cores"]]) {
+      const rows = await compareStacks(root, "sweep", stacks);
+      const wide = benchTable("sweep", rows).split("\n");
+      const narrow = benchTable("sweep", rows, { width: 72 }).split("\n");
+      expect(wide.some((l) => l.length > 72)).toBe(true);
+      expect(narrow.filter((l) => l.length > 72)).toEqual([]);
+      // fewer columns, the same rows: rows/s stays
+      const head = (ls: string[]): string[] => ls.find((l) => l.includes("rows/s │"))!.split("│");
+      expect(head(narrow).length).toBeLessThan(head(wide).length);
+      expect(narrow.filter((l) => l.includes("│ batch=")).length).toBe(rows.length);
+      expect(narrow.at(-1)).toMatch(/^more columns with --wide: /);
+    }
   });
 });

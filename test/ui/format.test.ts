@@ -16,6 +16,7 @@ import {
   sig,
   usd,
   width,
+  wrap,
 } from "../../ui/format.ts";
 
 describe("ui/format.ts", () => {
@@ -69,5 +70,23 @@ describe("ui/format.ts", () => {
     expect(sig(null)).toBe("–");
     expect(usd(0.0133333)).toBe("$0.0133");
     expect(usd(Number.NaN)).toBe("–");
+  });
+
+  it("wrap: after '; ' where it can, else ', ', else a space, else a cut; continuations 4 columns deeper", () => {
+    expect(wrap("short", 10)).toEqual(["short"]);
+    expect(wrap("  key: aaaa bbbb; cccc dddd; eeee", 24)).toEqual([
+      "  key: aaaa bbbb;",
+      "      cccc dddd; eeee",
+    ]);
+    expect(wrap("  key: aaa, bbb, ccc, ddd", 16)).toEqual(["  key: aaa, bbb,", "      ccc, ddd"]);
+    expect(wrap("run x: ok  → /a/very/long/path/without/spaces", 40)).toEqual([
+      "run x: ok  →",
+      "    /a/very/long/path/without/spaces",
+    ]);
+    expect(wrap("x".repeat(25), 10)).toEqual([
+      "x".repeat(10),
+      `    ${"x".repeat(8)}`,
+      `    ${"x".repeat(7)}`,
+    ]);
   });
 });

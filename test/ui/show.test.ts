@@ -1,8 +1,11 @@
 // ui/show.ts: a run in full from its run.json, found by id, short id or prefix, also for runs recorded before ui/
 // existed (test/fixtures/results: real runs of 2026-12-01).
+import { readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { findRun, showRun } from "../../ui/show.ts";
+import { describeRun } from "../../ui/run-block.ts";
+import { findRun, showRun, SHOW_WIDTH } from "../../ui/show.ts";
+import { width } from "../../ui/format.ts";
 import { projectRoot } from "../helpers/bench.ts";
 
 const fixtures = path.join(projectRoot, "test/fixtures/results");
@@ -25,5 +28,29 @@ describe("ui/show.ts", () => {
   it("refuses an id that names several runs or none, saying what to give", async () => {
     await expect(findRun(fixtures, "20261201T15")).rejects.toThrow(/names 7 runs: .*; give more of the id/);
     await expect(findRun(fixtures, "ffffff")).rejects.toMatchObject({ code: "E_NO_RESULTS" });
+  });
+  it("folds every line to 120 columns (the contention line of these runs was 487), dropping nothing", async () => {
+    const ids = readdirSync(fixtures).flatMap((stack) =>
+      readdirSync(path.join(fixtures, stack)).flatMap((scenario) =>
+        readdirSync(path.join(fixtures, stack, scenario)).filter((d) => /Z-[0-9a-f]{6}$/.test(d)),
+      ),
+    );
+    expect(ids.length).toBeGreaterThanOrEqual(7);
+    const words = (t: string): string => t.replace(/\s+/g, " ").trim();
+    let folded = 0;
+    for (const id of ids) {
+      const { record } = await findRun(fixtures, id);
+      const block = describeRun(record, fixtures);
+      const shown = await showRun(fixtures, id);
+      expect(shown.split("\n").filter((l) => width(l) > SHOW_WIDTH)).toEqual([]);
+      expect(words(shown)).toBe(words(block));
+      if (block.split("\n").some((l) => width(l) > SHOW_WIDTH)) folded++;
+    }
+    expect(folded).toBe(ids.length); // every fixture had a line over 120 columns before folding
+    // a "key: value" line continues 4 columns deeper than itself, broken after a "; "
+    const text = await showRun(fixtures, "cb31b5");
+    const contended = text.split("\n").findIndex((l) => l.startsWith("  !! contended: "));
+    expect(text.split("\n")[contended]).toMatch(/;$/);
+    expect(text.split("\n")[contended + 1]).toMatch(/^ {6}\S/);
   });
 });

@@ -2,7 +2,7 @@
  * `ingestbench bench (--stack S | --stacks A,B,...) SCENARIO`: provision, run the scenario's cells, tear down; with
  * several stacks, print a comparison; with an application under test (scenario `app`), write-up 003's table of its
  * variants (harness/results/across-variants.ts); after a scenario with a `query` phase, write-up 001's query table per
- * stack (harness/results/query-table.ts). Local stacks are provisioned per run by the runner (harness/runner/drive.ts),
+ * stack (ui/query-table.ts). Local stacks are provisioned per run by the runner (harness/runner/drive.ts),
  * docker and azure stacks deployed for their runs and destroyed after them (harness/provision/deployed.ts).
  */
 import { loadStack } from "../../../infra/stack/schema.ts";
@@ -15,13 +15,13 @@ import {
 import { terminalWidth } from "../../results/columns.ts";
 import { machineText } from "../../results/format.ts";
 import { checkResultsDir } from "../../results/preflight.ts";
-import { renderQueryTables } from "../../results/query-table.ts";
+import { renderQueryTables } from "../../../ui/query-table.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
 import { driveRuns, lockWaitMs, runsExitCode } from "../../runner/drive.ts";
 import { loadScenarioFile, planCells } from "../../runner/plan.ts";
 import { addProgressOptions, addRunOptions, Progress, type ProgressMode } from "../../runner/progress.ts";
 import { stackNames, type CommandModule } from "../context.ts";
-import { benchTable } from "../../../ui/bench-table.ts";
+import { benchTable, benchTableWidth } from "../../../ui/bench-table.ts";
 
 interface BenchFlags {
   stack?: string;
@@ -112,7 +112,9 @@ export const registerBench: CommandModule = (program, ctx) => {
           stacks.map((s) => s.name),
           { force: true },
         );
-        progress.result(`\n${benchTable(scenario.name, rows, { wide: flags.wide })}`);
+        progress.result(
+          `\n${benchTable(scenario.name, rows, { wide: flags.wide, width: benchTableWidth(progress.mode === "jsonl" ? process.stderr : process.stdout) })}`,
+        );
       }
       // an application under test: write-up 003's table of its variants, from the runs just made
       if (

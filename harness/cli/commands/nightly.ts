@@ -1,9 +1,9 @@
 /**
  * `ingestbench nightly PLAN [--json] [--out FILE] [--markdown FILE]`: run a nightly plan and decide on regressions
- * (nightlyCommand, harness/nightly/run.ts). --json prints the decision on stdout (the run results and the summary
+ * (nightlyCommand, harness/nightly/command.ts). --json prints the decision on stdout (the run results and the summary
  * then go to stderr); --out writes it to a file (default nightly.json).
  */
-import type { NightlyFlags } from "../../nightly/run.ts";
+import type { NightlyFlags } from "../../nightly/command.ts";
 import { addProgressOptions, addRunOptions, positiveInt } from "../../runner/progress.ts";
 import type { CommandModule } from "../context.ts";
 
@@ -30,8 +30,10 @@ export const registerNightly: CommandModule = (program, ctx) => {
   addProgressOptions(cmd).action(
     ctx.action(async (plan: string, flags: NightlyFlags) => {
       // loaded on use, as `aa`: the other commands do not pay for the nightly modules
-      const { nightlyCommand } = await import("../../nightly/run.ts");
-      return nightlyCommand(plan, flags, ctx.projectRoot);
+      const { nightlyCommand } = await import("../../nightly/command.ts");
+      const outcome = await nightlyCommand(plan, flags, ctx.projectRoot);
+      if (outcome.json !== undefined) ctx.stdout.write(outcome.json);
+      return outcome.exitCode;
     }),
   );
 };

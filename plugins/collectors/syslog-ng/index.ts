@@ -15,8 +15,8 @@ export const plugin = {
   image,
   render: syslogNgRenderer,
   claims,
-  // measured on AMD EPYC, 2 cores, kernel 6.18, cgroup v1: syslog-ng 3.38 started under a 2 MiB memory cap and was
-  // OOM-killed at start under 1 MiB (its RSS is about 11 MB, mostly shared libraries already charged elsewhere)
+  // the floor below which syslog-ng 3.38 cannot start (docs/decisions/0009; the measurement:
+  // docs/measurements.md, "Figures moved from code comments")
   minMemory: {
     bytes: 2 * 2 ** 20,
     why: "it was OOM-killed at start under a 1 MiB cap and started under 2 MiB (docs/decisions/0009-memory-caps-too-small-to-start.md)",

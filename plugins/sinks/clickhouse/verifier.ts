@@ -27,8 +27,10 @@
  * the rows of another run; the same query reads the active parts and the server's clock in the stamp's unit (the
  * sample's mark, with the sum). Another run's rows (a previous replicate's late flush: `gen < genBase OR gen ≥
  * genBase + GEN_STRIDE`, a range of the primary key (gen, seq)) are counted live only by `full` samples (the drain)
- * and the first: that count reads no row of a table holding only this run's gens, yet costs ClickHouse 18.16 about
- * 4 ms of CPU per query, more than the rest of a sample (bench/harness.ts, 2-core AMD EPYC). A live sample's newest
+ * and the first: that count reads no row of a table holding only this run's gens, yet costs ClickHouse 18.16 more CPU
+ * per
+ * query than the rest of a sample (bench/harness.ts; docs/measurements.md, "Figures moved from code comments"). A
+ * live sample's newest
  * sent_at is the last one settled (none during the load: null).
  * Once the load and its completion wait are over (the measured window is closed), two queries: the table's rows grouped by stored_at (this
  * run's rows, another run's and max(sent_at) per stamp), each stamp placed in the window of the first sample whose
@@ -37,8 +39,8 @@
  * (transform()). Each sample gets its parts count less the other run's rows stamped by then (exact while there are
  * none; else within the rows of another run stamped in the sample's own stamp unit), the newest sent_at of the rows stamped before it, and the delivery latency of the rows stamped in its
  * window: every stamped row in exactly one. A row stamped 0 (a writer that bypassed the DEFAULT) is in no window:
- * counted as unstamped after the last sample. Per sample, reading the new rows' stamps cost the quarter-core sink
- * 2.6–3.9 % of its cap (bench/harness.ts, clickhouse-direct on local-quarter-core, 2-core AMD EPYC).
+ * counted as unstamped after the last sample. Per sample, reading the new rows' stamps costs the quarter-core sink
+ * a few per cent of its cap (bench/harness.ts; docs/measurements.md, "Figures moved from code comments").
  * Each sample's queries carry `log_queries=1` and a query_id naming the sample's tag (`ibv-<token>-<tag>-<n>`), and
  * `sinkCost(tag)` sums their system.query_log rows (QueryFinish and ExceptionWhileProcessing; read after SYSTEM FLUSH
  * LOGS, again until every answered sample is there): ProfileEvents UserTimeMicroseconds + SystemTimeMicroseconds (the server's threads' CPU time, 18.16 records

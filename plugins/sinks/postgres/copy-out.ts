@@ -6,9 +6,9 @@
  * Why not pg-copy-streams' `to` (which the pg-copy generator's `from` keeps using): PostgreSQL sends one CopyData
  * message per row ("Messages sent from the backend will always correspond to single data rows", PostgreSQL
  * documentation §54.7 "Message Formats", CopyData), and pg-copy-streams takes a Buffer of each message's payload before
- * joining them: on a pass of 10M rows of (gen, seq) that cost the harness 3.5 s of CPU of its 4.1 s (the binary
- * decoding, ./binary-copy.ts, 0.6 s), on the core the sink's own backend needs (Intel Xeon, 2 cores,
- * 2026-12-05; docs/measurements.md).
+ * joining them: most of the harness's CPU of a pass
+ * (the binary decoding, ./binary-copy.ts, a small part), on the core the sink's own backend needs
+ * (docs/measurements.md, "Figures moved from code comments").
  *
  * Protocol (PostgreSQL §54.2.6 "COPY Operations", §54.7): after the simple Query, the backend sends CopyOutResponse
  * ('H'), CopyData ('d') messages, CopyDone ('c'), then CommandComplete ('C') and ReadyForQuery ('Z'); NoticeResponse

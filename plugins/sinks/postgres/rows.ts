@@ -17,8 +17,8 @@
  * unnest()ed array, joined by hash (§9.19 "Array Functions", §14.1: Hash Semi Join), about as dear as the ledger's
  * pass. Reading every row (`readRange` pages) instead adds an index on (gen, seq) before its first read, once the
  * measurement is over, so that each page is an index range scan rather than a pass of the whole table (the table is
- * dropped at the next `prepare`). Building that index over a large table is what the sample avoids: 18.2 s for 5.4M
- * rows on local-2-cores (AMD EPYC, 2 cores).
+ * dropped at the next `prepare`). Building that index over a large table is what the sample avoids
+ * (docs/measurements.md, "Figures moved from code comments").
  */
 import type pg from "pg";
 import { quoteIdent } from "../../../core/events/copy-text.ts";
@@ -160,8 +160,9 @@ export class SampleLocator {
 
 /**
  * Copies fetched per statement while the ledger's pass goes on: each batch is read close behind the pass, while
- * its pages are still in the page cache. After a 16 GiB replay (85.9M rows, a 23 GB table; AMD EPYC, 2 cores),
- * fetching all 10,000 after the pass read them back from disk, one page at a time: about 49 s of a 120 s after-load.
+ * its pages are still in the page cache. Fetched after the pass, on a table larger than
+ * memory, they were read back from disk one page at a time, a large part of the after-load (docs/measurements.md,
+ * "Figures moved from code comments").
  */
 const LOCATED_BATCH = 256;
 

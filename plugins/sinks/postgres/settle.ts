@@ -4,8 +4,8 @@
  * figures: the settle query (./verifier.ts settleIn: one pass of SQL at the sink, the reference and the fallback),
  * and PassSettler, which takes the rows of the completion check's own pass (./verifier.ts missing(): xmin, sent_at
  * and stored_at come with gen and seq), so that the table is read by one backend once after the load. The settle
- * query beside that pass cost the sink a second backend's CPU: on 10M rows of the quickstart's shape, 6.1 s warm of
- * the pass's 8.6 s (Intel Xeon, 2 cores, 2026-12-05; docs/measurements.md).
+ * query beside that pass cost the sink a second backend's CPU, most of the pass's own (docs/measurements.md, "Figures
+ * moved from code comments").
  *
  * Both bucket rows by (window, stored_at − sent_at in whole ms) with their count and newest sent_at (SettleBucket);
  * settledFrom turns buckets into SettledSamples.

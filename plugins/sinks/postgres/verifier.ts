@@ -9,9 +9,10 @@
  *
  * Samples cost the sink almost nothing during the load, and are settled exactly after it (Verifier.afterLoad).
  * Every per-row read during the load costs the capped sink about as much as a few per cent of ingesting the row
- * (bench/harness.ts, quickstart on local-quarter-core, 2-core AMD EPYC: reading every new row's stored_at and sent_at
- * with a visibility test per sample cost 38–53 % of the sink's cap; an exact incremental count of the new pages alone
- * still about 5 %), so a live sample reads no row of the table: its `stored` is the server's statistics,
+ * (bench/harness.ts: reading every new row's stored_at and sent_at with a visibility
+ * test per sample cost a large share of the capped sink's CPU, an exact incremental count of the new pages alone a
+ * few per cent: docs/measurements.md, "Figures moved from code comments"), so a live sample reads no row of the
+ * table: its `stored` is the server's statistics,
  * pg_stat_get_tuples_inserted (the table's inserts, flushed by each writing backend when its transaction ends, at
  * most about once a second: it lags the rows visible, and runs ahead of them only by the rows of aborted
  * transactions and of another run, which it counts too), its newest sent_at the max over the last TAIL_PAGES pages
@@ -35,9 +36,9 @@ rows after the last mark included (SettledSamples.final: a fixed workload's last
  * one sequential pass of the table, `COPY (SELECT gen, seq …) TO STDOUT (FORMAT binary)` in one REPEATABLE READ READ
  * ONLY snapshot, read incrementally (./binary-copy.ts) into core/ledger-scan.ts (a bit per sent seq): the table has no
  * index, and the SQL that computes the same figures at the sink (sqlLedger(), sqlMissing(): the reference, kept for
- * the fallbacks below and the tests) hashes every row for DISTINCT and sorts it for the window functions: at 10M rows
- * of the quickstart's shape 55.4 s against the scan's 7.8 s (bench/harness.ts `--sink postgres`, AMD EPYC, 2 cores;
- * docs/design.md, "The ledger"). The scan's one unbounded need, the distinct unexpected pairs, falls back to the SQL
+ * the fallbacks below and the tests) hashes every row for DISTINCT and sorts it for the window functions: several times
+ * the scan's time (bench/harness.ts `--sink postgres`; docs/design.md, "The ledger"; docs/measurements.md, "Figures
+ * moved from code comments"). The scan's one unbounded need, the distinct unexpected pairs, falls back to the SQL
  * DISTINCT count past core/ledger-scan.ts's limit:
  * - rejected: seqs inside g's rejected ranges (clamped to 0..sent[g]-1, overlaps merged), whether stored or not
  * - accepted = sent − rejected

@@ -6,12 +6,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadNightlyPlan } from "../../../harness/nightly/plan.ts";
-import {
-  decideNightly,
-  nightlyMarkdown,
-  renderNightly,
-  type NightlyDecision,
-} from "../../../harness/nightly/run.ts";
+import { decideNightly, type NightlyDecision } from "../../../harness/nightly/run.ts";
+import { nightlyMarkdown, renderNightly } from "../../../ui/nightly.ts";
 import {
   compareRuns,
   compareStacks,

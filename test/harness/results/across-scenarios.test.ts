@@ -233,9 +233,9 @@ describe("compareScenarios", () => {
     ) as ScenariosComparison;
     expect(d.sides.map((s) => s.label)).toEqual(["q1k@q", "q1k@r"]);
     expect(d.items[0]!.contenders[0]!.comparison!.ratio).toBeCloseTo(2, 10);
-    // on one stack: that stack's query table (harness/results/query-table.ts)
+    // on one stack: that stack's query table (ui/query-table.ts)
     expect(await compareCommand(root, { scenario: "q1k", stacks: "q", metric: "queries" })).toMatch(
-      /q1k on q, invocation .*queries\/s per concurrency × count cell/,
+      /q1k on q, invocation .*queries\/s per query cell, concurrency × count \(concurrency: closed-loop workers, count: requests per worker\)/,
     );
     await expect(
       compareCommand(root, { scenario: "q1k", stacks: "q", metric: "queries", baseline: "latest" }),

@@ -12,7 +12,7 @@ import {
   terminalWidth,
 } from "../../../harness/results/columns.ts";
 import { p99Cell } from "../../../harness/results/format.ts";
-import { renderComparison } from "../../../harness/results/table.ts";
+import { renderComparison } from "../../../ui/comparison.ts";
 import { writeRunRecord } from "../../helpers/run-records.ts";
 
 let root = "";

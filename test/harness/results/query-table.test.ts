@@ -1,4 +1,4 @@
-// Write-up 001's query table and the mixed-mode ingest table (harness/results/query-table.ts) on synthetic run.json
+// Write-up 001's query table and the mixed-mode ingest table (ui/query-table.ts) on synthetic run.json
 // files (test/helpers/run-records.ts), through `compare --scenario S --stack X --metric queries`; and what compare
 // says when the runs have no query phase.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareCommand } from "../../../harness/results/compare.ts";
-import { renderQueryTables, sizeLabel } from "../../../harness/results/query-table.ts";
+import { renderQueryTables, sizeLabel } from "../../../ui/query-table.ts";
 import type { QueryCellResult, QueryPhaseRecord } from "../../../harness/results/types.ts";
 import { writeRunRecord } from "../../helpers/run-records.ts";
 
@@ -91,7 +91,11 @@ describe("the query tables", () => {
       ["batch=10000,requests=110", "1.1M", "count", "3", "10.0 (1.0)", "20.0 (2.0)", "0"],
       ["batch=10000,requests=110", "1.1M", "latest", "3", "5.0 (0.5)", "–", "3"],
     ]);
-    expect(text).toMatch(/100×10 q\/s \(p99 ms\) .* 10×5000 q\/s \(p99 ms\)/);
+    // "A × B" in this table: the query cells' axes, said in its header line; the ingest cells keep their ids
+    expect(text).toMatch(/100 × 10 q\/s \(p99 ms\) .* 10 × 5000 q\/s \(p99 ms\)/);
+    expect(text.split("\n")[0]).toMatch(
+      /: queries\/s per query cell, concurrency × count \(concurrency: closed-loop workers, count: requests per worker\), median/,
+    );
     expect(text).not.toMatch(/ingest with and without/);
     expect(
       JSON.parse(await compareCommand(root, { scenario: "ql", stacks: "s", metric: "queries", json: true })),

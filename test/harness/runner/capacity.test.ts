@@ -9,13 +9,8 @@ import {
   type StepJudgement,
   type StepOffer,
 } from "../../../harness/runner/capacity.ts";
-import {
-  renderCapacity,
-  renderCapacityComparison,
-  stepLine,
-  writeCapacity,
-  type CapacityFile,
-} from "../../../harness/results/capacity.ts";
+import { writeCapacity, type CapacityFile } from "../../../harness/results/capacity.ts";
+import { renderCapacity, renderCapacityComparison, stepLine } from "../../../ui/capacity.ts";
 import { compareCommand } from "../../../harness/results/compare.ts";
 import type { RunRecord, SeriesPoint } from "../../../harness/results/types.ts";
 import { kernelRelease } from "../../../harness/results/format.ts";

@@ -4,7 +4,8 @@
  * `compare --scenario S --stack X --metric queries` prints from the results.
  *
  * - Query table: one row per matrix cell and statement, ordered by the rows in the table, one column per
- *   concurrency × count cell (001's "100×10"): the median queries/s over the cell's runs, with the median p99 in ms;
+ *   concurrency × count cell (001's "100×10", printed "100 × 10"): the median queries/s over the cell's runs, with the
+ *   median p99 in ms;
  *   then the errors summed over the runs (a wrong answer is one). Every run with a query phase counts (a failed check
  *   such as `query.errors: 0` still measured its queries); runs without one are left out.
  * - Ingest table (when some cell's queries ran during the ingest, `query.during: ingest`): one row per cell with its
@@ -14,11 +15,12 @@
  *   bootstrap interval of harness/stats/compare.ts compareSamples.
  */
 import Table from "cli-table3";
-import { compareSamples } from "../stats/compare.ts";
-import { quantile } from "../stats/descriptive.ts";
-import { cellSort } from "./caps.ts";
-import { ciCell, fix, int } from "./format.ts";
-import type { RunRecord } from "./types.ts";
+import { compareSamples } from "../harness/stats/compare.ts";
+import { quantile } from "../harness/stats/descriptive.ts";
+import { cellSort } from "../harness/results/caps.ts";
+import { ciCell, fix, int } from "../harness/results/format.ts";
+import { queryAxesHeading, queryCellLabel } from "./cell-axes.ts";
+import type { RunRecord } from "../harness/results/types.ts";
 
 /** Median of the finite values, null when there is none. */
 function median(values: readonly (number | null | undefined)[]): number | null {
@@ -31,6 +33,12 @@ export function sizeLabel(rows: number): string {
   if (rows >= 1_000_000 && rows % 100_000 === 0) return `${rows / 1_000_000}M`;
   if (rows >= 1000 && rows % 1000 === 0) return `${rows / 1000}k`;
   return rows.toLocaleString("en-US");
+}
+
+/** A column key "100x10" back to its cell. */
+function queryCellOf(col: string): { concurrency: number; count: number } {
+  const [concurrency, count] = col.split("x").map(Number);
+  return { concurrency: concurrency!, count: count! };
 }
 
 /** The runs' query mode: "during ingest" or "after ingest". */
@@ -51,7 +59,8 @@ export function renderQueryTables(title: string, runs: readonly RunRecord[]): st
   const cells = [...byCell.entries()].sort(
     ([a, ra], [b, rb]) => tableRows(ra) - tableRows(rb) || cellSort(a, b),
   );
-  // query cells (concurrency × count) in the scenario's order, statements in theirs
+  // query cells (concurrency × count) in the scenario's order, statements in theirs; the ingest's matrix cells keep
+  // their ids ("batch=10000,requests=110"), so that "A × B" in this table means the query cells' axes only
   const columns: string[] = [];
   const statements: string[] = [];
   for (const r of withQuery)
@@ -67,7 +76,7 @@ export function renderQueryTables(title: string, runs: readonly RunRecord[]): st
     ...(anyMixed ? ["queries"] : []),
     "statement",
     "runs",
-    ...columns.map((c) => `${c.replace("x", "×")} q/s (p99 ms)`),
+    ...columns.map((c) => `${queryCellLabel(queryCellOf(c))} q/s (p99 ms)`),
     "errors",
   ];
   const table = new Table({
@@ -107,7 +116,7 @@ export function renderQueryTables(title: string, runs: readonly RunRecord[]): st
       ]);
     }
   }
-  let out = `${title}: queries/s per concurrency × count cell (workers × requests per worker), median over the runs, p99 latency in ms; a wrong answer is an error\n${table.toString()}`;
+  let out = `${title}: queries/s per query cell, ${queryAxesHeading()}, median over the runs, p99 latency in ms; a wrong answer is an error\n${table.toString()}`;
   if (anyMixed) out += `\n${renderIngestTable(cells)}`;
   return out;
 }

@@ -1,20 +1,20 @@
 /**
- * Terminal rendering (cli-table3) of the comparisons: across stacks, with the columns of
+ * Terminal rendering (cli-table3) of the comparisons (harness/results/compare.ts compares, this file prints): across stacks, with the columns of
  * harness/results/columns.ts (the same the report shows), across runs on one stack, across scenarios, and across the
  * variants of an application under test (write-up 003's table); then the verdicts, the
  * environment differences and the runs left out with their reasons (harness/results/eligibility.ts).
  */
 import Table from "cli-table3";
-import { DEFAULT_CONFIDENCE } from "../stats/bootstrap.ts";
-import type { CellSide, RunsComparison } from "./across-runs.ts";
-import type { ScenarioItemSide, ScenariosComparison } from "./across-scenarios.ts";
-import type { StackRow } from "./across-stacks.ts";
+import { DEFAULT_CONFIDENCE } from "../harness/stats/bootstrap.ts";
+import type { CellSide, RunsComparison } from "../harness/results/across-runs.ts";
+import type { ScenarioItemSide, ScenariosComparison } from "../harness/results/across-scenarios.ts";
+import { rowMachine, type StackRow } from "../harness/results/across-stacks.ts";
 import {
   VARIANT_SOURCES,
   variantsHeading,
   variantsTextTable,
   type VariantsComparison,
-} from "./across-variants.ts";
+} from "../harness/results/across-variants.ts";
 import {
   columnContext,
   DEFAULT_WIDTH,
@@ -22,13 +22,13 @@ import {
   stackTable,
   terminalColumns,
   type ColumnChoice,
-} from "./columns.ts";
+} from "../harness/results/columns.ts";
 import {
   describeDifference,
   groupFingerprint,
   stackDifferences,
   type FingerprintDifference,
-} from "./fingerprint.ts";
+} from "../harness/results/fingerprint.ts";
 import {
   ciCell,
   cvCell,
@@ -40,9 +40,10 @@ import {
   pctLabel,
   verdictWord,
   type MachineFields,
-} from "./format.ts";
-import { excludedLines, type ExcludedRun } from "./eligibility.ts";
-import { AA_SUFFIX } from "./noise-floor.ts";
+} from "../harness/results/format.ts";
+import { pct } from "./format.ts";
+import { excludedLines, type ExcludedRun } from "../harness/results/eligibility.ts";
+import { AA_SUFFIX } from "../harness/results/noise-floor.ts";
 
 /** "\nexcluded runs (N, not used in any figure):\n  runId (cell, invocation): reason"; "" when none was left out. */
 export function excludedBlock(list: readonly ExcludedRun[]): string {
@@ -70,14 +71,11 @@ function differencesBlock(differences: FingerprintDifference[]): string {
  * others; `choice.wide` shows all of them, `choice.columns` the ones named. With `choice.width` the default table
  * leaves out its lowest-priority columns until it fits (columns.ts fitColumns), and a line names them.
  */
-/** The machine of a row's figures: its measured runs' (all its stack's runs when none was measured). */
-export function rowMachine(r: StackRow): MachineFields {
-  return r.measured.length ? groupFingerprint(r.measured) : r.fingerprint;
-}
-
 export function renderComparison(scenario: string, rows: StackRow[], choice: ColumnChoice = {}): string {
   const ctx = columnContext(rows);
   const { withCell } = ctx;
+  // a matrix over two or more axes names its cells "200 × 10" under "batch × requests" (ui/cell-axes.ts)
+  const name = (cell: string): string => ctx.axes?.label(cell) ?? cell;
   const t = stackTable(rows, "terminal", choice);
   const hidden = hiddenColumns(ctx, choice);
   const droppedColumns = terminalColumns(rows, choice).dropped;
@@ -90,7 +88,7 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
       const values = (r: StackRow): string[] => (k === "flags" ? r.flags : r.bottlenecks);
       const per = rows
         .filter((r) => values(r).length)
-        .map((r) => `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${values(r).join(", ")}`);
+        .map((r) => `  ${r.stack}${withCell ? ` ${name(r.cell)}` : ""}: ${values(r).join(", ")}`);
       return per.length ? [`${k} (the column left out above):`, ...per] : [];
     });
   const table = new Table({
@@ -103,11 +101,11 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
     .filter((r) => r.comparison && r.comparison.ci !== null)
     .map(
       (r) =>
-        `  ${r.stack}${withCell ? ` ${r.cell}` : ""}: ${fix(r.ratio, 2, "x")} ${verdictWord(r.comparison!)} (${r.comparison!.reason})`,
+        `  ${r.stack}${withCell ? ` ${name(r.cell)}` : ""}: ${fix(r.ratio, 2, "x")} ${verdictWord(r.comparison!)} (${r.comparison!.reason})`,
     );
   const ratioTo =
     rows[0]?.baselineCell !== undefined
-      ? `the first cell, ${rows[0].baselineCell}`
+      ? `the first cell, ${name(rows[0].baselineCell)}${ctx.axes ? ` (${ctx.axes.heading})` : ""}`
       : `${rows[0]?.stack ?? "?"}${withCell ? " (same cell)" : ""}`;
   return (
     `${scenario}: median over each stack's latest runs; ratio to ${ratioTo}\n` +
@@ -207,7 +205,7 @@ export function renderRunsComparison(c: RunsComparison): string {
       ? `\nA/A noise floors applied (results/${c.stack}/${c.scenario}${AA_SUFFIX}/noise-floor.json): ${Object.entries(
           c.noiseFloors,
         )
-          .map(([cell, f]) => `${cell} ±${(f * 100).toFixed(1)} %`)
+          .map(([cell, f]) => `${cell} ±${pct(f, 1)}`)
           .join(", ")}`
       : "") +
     differencesBlock(c.differences) +
