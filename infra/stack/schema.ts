@@ -12,7 +12,7 @@
  *       memory: 2GiB
  *       disk: { iops: 3000, bandwidth: 125829120B/s }   # or readIops/writeIops/readBandwidth/writeBandwidth, or tmpfs: 1GiB
  *       network: { bandwidth: 12000KB/s, delay: 10ms, loss: 0.1% }
- *       pricePerHour: { usd: 0.096, source: "my invoice", date: 2026-12-01 }   # optional; azure: infra/azure/prices.yaml
+ *       pricePerHour: { usd: 0.096, source: "my invoice", date: <YYYY-MM-DD> }   # optional; azure: infra/azure/prices.yaml
  *   ingestbench:expiry: 4h                  # default 4h
  *   # docker and azure stacks only:
  *   ingestbench:components: { collector: fluent-bit, sink: clickhouse }   # host → infra/catalog.ts component
