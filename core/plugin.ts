@@ -96,6 +96,36 @@ export interface CollectorPlugin<C = any> extends PluginBase<C> {
   readonly claims?: ClaimsSource;
   /** the collector's built-in load generator, for a scenario with `generator: none` (SelfLoad); absent: it has none */
   readonly selfLoad?: SelfLoad<C>;
+  /**
+   * how its series signals (SeriesPoint.collector.hosts[host], the component's `signals`) say its outputs toward the
+   * sink are flushing and queueing (harness/runner/collector-pressure.ts reads them for the saturation verdict);
+   * absent: it reports none
+   */
+  readonly pressure?: (signals: Readonly<Record<string, number>>) => OutputPressure[];
+}
+
+/**
+ * One collector output's flush and queue readings at one sample, in the collector's own counters (each absent when
+ * the collector does not report it). Cumulative fields count since the collector started.
+ */
+export interface OutputPressure {
+  /** the output in the collector's words: Fluentd's @id ("ib_sink"), otelcol's exporter id, Fluent Bit's instance */
+  output: string;
+  /** cumulative ms spent flushing (Fluentd flush_time_count) */
+  flushTimeMs?: number;
+  /** cumulative flushes (Fluentd write_count: chunks written) */
+  flushes?: number;
+  /** cumulative flushes the collector itself called slow (Fluentd slow_flush_count, over slow_flush_log_threshold) */
+  slowFlushes?: number;
+  /** queued toward the sink now, in `queuedUnit` (Fluentd buffer_total_queued_size; otelcol queue_size) */
+  queued?: number;
+  queuedUnit?: "bytes" | "items";
+  /** share of the queue's limit in use now, 0–1 (Fluentd 1 − buffer_available_buffer_space_ratios / 100) */
+  queueUsed?: number;
+  /** cumulative retries (Fluentd retry_count, Fluent Bit retries) */
+  retries?: number;
+  /** cumulative sends that failed (otelcol send_failed) */
+  sendFailures?: number;
 }
 
 /**

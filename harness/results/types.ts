@@ -83,6 +83,25 @@ export interface SaturationVerdict {
   evidence: string;
   /** measurement samples it read */
   samples: number;
+  /**
+   * the collector's flush and queue counters as the verdict read them (harness/runner/collector-pressure.ts): the
+   * output under the most pressure, whether they say saturated, mean ms per flush (last and first third of the
+   * measurement), the rise of slow flushes, retries and failed sends, the queue's used share (median of the last third,
+   * 0–1) and what was queued at the end; absent when the collector reports none
+   */
+  collector?: {
+    name: string;
+    output: string;
+    saturated: boolean;
+    flushMs: number | null;
+    flushMsAtStart: number | null;
+    slowFlushes: number | null;
+    queueUsed: number | null;
+    queued: number | null;
+    queuedUnit: "bytes" | "items" | null;
+    retries: number | null;
+    sendFailures: number | null;
+  };
 }
 
 /** One window's delivery latency: rows read, and their p50, p99 and max, ms (HDR histogram, 3 significant digits). */

@@ -109,6 +109,7 @@ import { queryTotals, runQueryPhase } from "./query-load.ts";
 import { DeliveryLatency, deliveryClock } from "./delivery.ts";
 import { sinkCorrection } from "../generators/clock.ts";
 import { saturationVerdict, verdictPoints, type BehindOffered } from "./saturation.ts";
+import { runPressure } from "./collector-pressure.ts";
 import { bottleneckLabel, WAIT_MS_PER_SEC } from "./bottleneck.ts";
 import { appliedHostLimits, stackCapsFit } from "../results/caps.ts";
 import { collectorHosts } from "./versions.ts";
@@ -1172,8 +1173,10 @@ export class BenchRun extends EventEmitter {
               `the ${this.opts.plan.sink.name} verifier reads no stored-at time`),
         };
     const measure = this.series.filter((p) => p.phase === "measure");
+    const pressure = runPressure(measure, this.opts.plan.sink.name);
     summary.saturation = saturationVerdict(verdictPoints(measure), {
       ...behindOffered(summary, measure, offeredRate(this.opts.plan.generator.config, this.generatorCount)),
+      ...(pressure ? { pressure } : {}),
     });
     summary.cost = stackCost(this.series, summary, this.opts.stack.hosts);
     return summary;

@@ -28,7 +28,12 @@
  *    bound is −1/n + z(1 − OSCILLATION_ALPHA/m)/√n (Bonferroni). On short series that bound is what decides:
  *    six one-second samples of a batched pipeline that keeps up (syslog-ng batch-lines 1000 at 2,000 rows/s: one or
  *    two inserts land in a second) showed r = 0.51 at lag 2, where the bound is 0.78.
- * 4. `steady` otherwise; `undetermined` with fewer than MIN_WINDOW measurement samples.
+ * 2b. `saturated (collector backpressure)`: the collector's own counters say its output toward the sink cannot keep
+ *    up (./collector-pressure.ts: its queue at its limit, or flushes slow and growing), with no error; from where
+ *    they say it began. Checked before (2c), whose evidence is weaker (the generator's rate alone).
+ * 2c. `saturated (behind its offered rate)`: an open loop fell behind (VerdictOptions.behind).
+ * 4. `steady` otherwise; `undetermined` with fewer than MIN_WINDOW measurement samples. Every verdict past
+ *    `rejecting` cites the collector's counters where it reports them (flush time, slow flushes, queue, retries).
  *
  * The trend tests cost O(n² log n) time and O(n²) memory per window (Theil–Sen's pairwise slopes): over a one-hour
  * soak's 3,600 samples the search took minutes of the harness's CPU and ~0.7 GB. So the saturation search (2) reads
@@ -37,6 +42,7 @@
  * (15 s over an hour). The oscillation test (3) reads every sample (its cost is n × lags).
  */
 import type { SaturationState, SaturationVerdict, SeriesPoint } from "../results/types.ts";
+import type { CollectorPressure } from "./collector-pressure.ts";
 import { leastSquares, median } from "../stats/descriptive.ts";
 import { normalQuantile } from "../stats/distributions.ts";
 import { trendOf } from "../stats/trend.ts";
@@ -68,6 +74,12 @@ export interface VerdictOptions {
    * saturation whether or not the latency keeps growing, since the lag stops growing once the sender is held back
    */
   behind?: BehindOffered;
+  /**
+   * what the collector's own flush and queue counters said (./collector-pressure.ts, from the series): a queue at
+   * its limit or flushes growing slow is saturation whether or not the latency keeps growing, and names the output
+   * the backpressure came from
+   */
+  pressure?: CollectorPressure;
 }
 
 /** What an open loop offered and sent over the measurement, events/s (all generators), and what bound the run. */
@@ -266,19 +278,36 @@ export function saturationVerdict(
         state: "saturated",
         label: "saturated (backpressure)",
         beganS,
-        evidence: `from ${beganS.toFixed(1)} s: ${e}, no errors`,
+        evidence: `from ${beganS.toFixed(1)} s: ${e}, no errors${pressureWords(options.pressure)}`,
         samples: n,
+        ...pressureRecord(options.pressure),
       };
     }
   }
   const b = options.behind;
-  if (b && b.offeredPerSec > 0 && b.sentPerSec < FELL_BEHIND * b.offeredPerSec) {
+  const fellBehind = b && b.offeredPerSec > 0 && b.sentPerSec < FELL_BEHIND * b.offeredPerSec;
+  const pr = options.pressure;
+  if (pr?.saturated) {
+    const sent = fellBehind
+      ? `, the generators sent ${fmt(b.sentPerSec)} of the ${fmt(b.offeredPerSec)} events/s offered`
+      : "";
+    return {
+      state: "saturated",
+      label: "saturated (collector backpressure)",
+      ...(pr.beganS !== undefined ? { beganS: pr.beganS } : {}),
+      evidence: `${pr.evidence}${sent}, no errors: backpressure from ${pr.where}`,
+      samples: n,
+      ...pressureRecord(pr),
+    };
+  }
+  if (fellBehind) {
     const behindShare = 1 - b.sentPerSec / b.offeredPerSec;
     return {
       state: "saturated",
       label: "saturated (behind its offered rate)",
-      evidence: `the generators sent ${fmt(b.sentPerSec)} of the ${fmt(b.offeredPerSec)} events/s offered (${pct(behindShare)} behind), no errors: the pipeline pushed back on them; bound by ${b.boundBy}`,
+      evidence: `the generators sent ${fmt(b.sentPerSec)} of the ${fmt(b.offeredPerSec)} events/s offered (${pct(behindShare)} behind), no errors: the pipeline pushed back on them; bound by ${b.boundBy}${pressureWords(pr)}`,
       samples: n,
+      ...pressureRecord(pr),
     };
   }
   const rates = points.flatMap((p) => (p.rowsPerSec === null ? [] : [p.rowsPerSec]));
@@ -297,17 +326,37 @@ export function saturationVerdict(
       return {
         state: "oscillating",
         label: `oscillating (${fmt(lo)}–${fmt(hi)} rows/s)`,
-        evidence: `rows/s swing ${fmt(lo)}–${fmt(hi)} (median ${fmt(med)}) with a period of about ${period.toFixed(1)} s (autocorrelation ${best.r.toFixed(2)} at ${best.lag} samples)`,
+        evidence: `rows/s swing ${fmt(lo)}–${fmt(hi)} (median ${fmt(med)}) with a period of about ${period.toFixed(1)} s (autocorrelation ${best.r.toFixed(2)} at ${best.lag} samples)${pressureWords(pr)}`,
         samples: n,
+        ...pressureRecord(pr),
       };
     }
   }
   return {
     state: "steady",
     label: "steady",
-    evidence: `no sustained latency growth, no periodic swing, no errors over ${n} samples`,
+    evidence: `no sustained latency growth, no periodic swing, no errors over ${n} samples${pressureWords(pr)}`,
     samples: n,
+    ...pressureRecord(pr),
   };
+}
+
+/**
+ * The collector's words appended to another verdict's evidence: "; backpressure from fluentd's output ib_sink toward
+ * clickhouse: flush time 2.4 s, …" when its counters say saturated, else "; fluentd's output ib_sink: flush time 0.5 s, …".
+ */
+function pressureWords(p: CollectorPressure | undefined): string {
+  if (!p) return "";
+  return p.saturated
+    ? `; backpressure from ${p.where}: ${p.evidence}`
+    : `; ${p.collector}'s output ${p.output}: ${p.evidence}`;
+}
+
+/** SaturationVerdict.collector from the pressure, {} without one. */
+function pressureRecord(p: CollectorPressure | undefined): Pick<SaturationVerdict, "collector"> {
+  return p
+    ? { collector: { name: p.collector, output: p.output, saturated: p.saturated, ...p.figures } }
+    : {};
 }
 
 /** Collector signals that count errors: drops (syslog-ng `<dest>.dropped`), discards and failures (rsyslog). */

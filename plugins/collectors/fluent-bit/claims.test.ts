@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { at, closeMetricsServers, serve } from "../../../test/helpers/metrics-server.ts";
-import { claims, fluentBitSignals, parseV1Metrics, parseV2Gauges } from "./claims.ts";
+import { claims, fluentBitPressure, fluentBitSignals, parseV1Metrics, parseV2Gauges } from "./claims.ts";
 import {
   FLUENT_BIT,
   RECORDED_4_2_8_PROMETHEUS_EARLY,
@@ -94,6 +94,14 @@ describe("Fluent Bit claims and signals against vectors recorded from real Fluen
       "fluentbit_output_upstream_busy_connections.http.0": 0,
       "fluentbit_output_chunk_available_capacity_percent.http.0": 100,
     });
+    // the verdict's view (harness/runner/collector-pressure.ts): the output's chunk capacity all free, no retries
+    const signals = {
+      ...parseV1Metrics(RECORDED_4_2_8_V1_LATE),
+      ...parseV2Gauges(RECORDED_4_2_8_PROMETHEUS_EARLY),
+    };
+    expect(fluentBitPressure(signals)).toEqual([
+      { output: "http.0", queueUsed: 0, retries: 0, sendFailures: 0 },
+    ]);
     // over HTTP: a server with only /api/v1/metrics (an older Fluent Bit) gives the v1 counters alone
     const v1 = await serve("/api/v1/metrics", RECORDED_4_2_8_V1_EARLY, { type: "application/json" });
     expect(await fluentBitSignals(`http://127.0.0.1:${v1.port}`)).toMatchObject({

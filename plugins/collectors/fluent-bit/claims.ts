@@ -1,4 +1,5 @@
 /** Fluent Bit's own counts on deployed stacks, from its built-in HTTP server (core/claims.ts has the keys). */
+import type { OutputPressure } from "../../../core/plugin.ts";
 import {
   claimsError,
   fetchClaimsText,
@@ -104,4 +105,29 @@ export async function fluentBitSignals(base: string, signal?: AbortSignal): Prom
     // an older Fluent Bit without the v2 endpoint: the v1 counters alone
   }
   return { ...v1, ...v2 };
+}
+
+/**
+ * The outputs' readings (core/plugin.ts OutputPressure) from one host's series signals (fluentBitSignals' keys):
+ * 1 − fluentbit_output_chunk_available_capacity_percent / 100 of the output's storage.total_limit_size, retries
+ * (`output.<name>.retries`) and failed flushes (`output.<name>.errors`). Fluent Bit reports no flush time.
+ */
+export function fluentBitPressure(signals: Readonly<Record<string, number>>): OutputPressure[] {
+  const names = new Set(
+    Object.keys(signals).flatMap((k) => {
+      const m = /^output\.(.+)\.proc_records$/.exec(k);
+      return m ? [m[1]!] : [];
+    }),
+  );
+  return [...names].map((name) => {
+    const free = signals[`fluentbit_output_chunk_available_capacity_percent.${name}`];
+    const retries = signals[`output.${name}.retries`];
+    const errors = signals[`output.${name}.errors`];
+    return {
+      output: name,
+      ...(free !== undefined ? { queueUsed: Math.min(1, Math.max(0, 1 - free / 100)) } : {}),
+      ...(retries !== undefined ? { retries } : {}),
+      ...(errors !== undefined ? { sendFailures: errors } : {}),
+    };
+  });
 }

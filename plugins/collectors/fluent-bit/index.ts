@@ -1,6 +1,6 @@
 /** The fluent-bit collector plugin: an installed Fluent Bit on the local platform (./component.ts), the image on docker and azure. */
 import type { CollectorPlugin } from "../../../core/plugin.ts";
-import { claims } from "./claims.ts";
+import { claims, fluentBitPressure } from "./claims.ts";
 import { fluentBit } from "./component.ts";
 import { image } from "./image.ts";
 import { fluentBitRenderer, fluentBitSchema, type FluentBitConfig } from "./render.ts";
@@ -16,4 +16,5 @@ export const plugin = {
   image,
   render: fluentBitRenderer,
   claims,
+  pressure: fluentBitPressure,
 } satisfies CollectorPlugin<FluentBitConfig>;

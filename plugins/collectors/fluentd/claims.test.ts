@@ -89,6 +89,7 @@ describe("Fluentd claims and signals against vectors recorded from real Fluentd 
       "ib_sink.rollback_count": 0,
       "ib_sink.slow_flush_count": 0,
       "ib_sink.flush_time_count": 6016,
+      "ib_sink.buffer_available_buffer_space_ratios": 100,
       "ib_fluent_log.retry_count": 0,
       "ib_fluent_log.emit_records": 3,
       "ib_fluent_log.write_count": 0,

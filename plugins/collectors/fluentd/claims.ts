@@ -7,6 +7,7 @@ import {
   withPresent,
   type HttpClaims,
 } from "../../../core/claims.ts";
+import type { OutputPressure } from "../../../core/plugin.ts";
 import { image } from "./image.ts";
 import { LOG_OUTPUT_ID } from "./render.ts";
 
@@ -108,12 +109,25 @@ export const MONITOR_AGENT_SIGNALS = [
   "rollback_count",
   "slow_flush_count",
   "flush_time_count",
+  "buffer_available_buffer_space_ratios",
 ] as const;
+
+/**
+ * A percentage of free buffer space (Fluentd's buffer.rb `statistics`: 100 × (1 − (stage + queue bytes) /
+ * total_limit_size)), kept as the least of several readings (the fullest worker or output), never summed.
+ */
+export const FREE_SPACE_SIGNAL = "buffer_available_buffer_space_ratios";
+
+/** Two readings of one signal key combined: the least free space (FREE_SPACE_SIGNAL), else the sum. */
+export function combineSignal(key: string, a: number | undefined, b: number): number {
+  if (a === undefined) return b;
+  return key.endsWith(`.${FREE_SPACE_SIGNAL}`) ? Math.min(a, b) : a + b;
+}
 
 /**
  * The series' signals from one monitor_agent payload (GET /api/plugins.json): each output plugin's
  * MONITOR_AGENT_SIGNALS that it reports as a number, keyed `<plugin_id>.<field>` (e.g. `object:8c.emit_records`:
- * plugin_id is Fluentd's own, `object:<hex>` when the config gives no @id), summed when ids repeat.
+ * plugin_id is Fluentd's own, `object:<hex>` when the config gives no @id), combined when ids repeat (combineSignal).
  * @throws Error when the body is not monitor_agent's plugin list
  */
 export function parseMonitorAgentSignals(text: string): Record<string, number> {
@@ -125,7 +139,8 @@ export function parseMonitorAgentSignals(text: string): Record<string, number> {
     const id = p.plugin_id ?? p.type ?? "output";
     for (const key of MONITOR_AGENT_SIGNALS) {
       const v = (p as Record<string, unknown>)[key];
-      if (typeof v === "number" && Number.isFinite(v)) out[`${id}.${key}`] = (out[`${id}.${key}`] ?? 0) + v;
+      if (typeof v === "number" && Number.isFinite(v))
+        out[`${id}.${key}`] = combineSignal(`${id}.${key}`, out[`${id}.${key}`], v);
     }
   }
   return out;
@@ -143,4 +158,34 @@ export async function monitorAgentSignals(
   } catch (e) {
     throw claimsError(FLUENTD, url, (e as Error).message, e);
   }
+}
+
+/**
+ * The sink outputs' flush and queue readings (core/plugin.ts OutputPressure) from one host's series signals
+ * (parseMonitorAgentSignals' `<plugin_id>.<field>` keys): flush_time_count, write_count, slow_flush_count,
+ * buffer_total_queued_size (bytes), 1 − buffer_available_buffer_space_ratios / 100, retry_count. The null output of
+ * Fluentd's own log events (./render.ts LOG_OUTPUT_ID) is left out.
+ */
+export function fluentdPressure(signals: Readonly<Record<string, number>>): OutputPressure[] {
+  const byId = new Map<string, Record<string, number>>();
+  for (const [key, v] of Object.entries(signals)) {
+    const dot = key.lastIndexOf(".");
+    const id = key.slice(0, dot);
+    if (dot < 0 || id === LOG_OUTPUT_ID) continue;
+    byId.set(id, { ...byId.get(id), [key.slice(dot + 1)]: v });
+  }
+  return [...byId].map(([output, f]) => {
+    const free = f[FREE_SPACE_SIGNAL];
+    const p: OutputPressure = { output };
+    if (f.flush_time_count !== undefined) p.flushTimeMs = f.flush_time_count;
+    if (f.write_count !== undefined) p.flushes = f.write_count;
+    if (f.slow_flush_count !== undefined) p.slowFlushes = f.slow_flush_count;
+    if (f.buffer_total_queued_size !== undefined) {
+      p.queued = f.buffer_total_queued_size;
+      p.queuedUnit = "bytes";
+    }
+    if (free !== undefined) p.queueUsed = Math.min(1, Math.max(0, 1 - free / 100));
+    if (f.retry_count !== undefined) p.retries = f.retry_count;
+    return p;
+  });
 }

@@ -22,7 +22,7 @@ import type { LocalHost } from "../../../core/hosts.ts";
 import type { ProgramSpec } from "../../../core/program.ts";
 import { listeningCollector, tcpAccepts } from "../../../core/process.ts";
 import type { ComponentFactory, Downstream, RunningComponent } from "../../../core/component.ts";
-import { claims, monitorAgentSignals } from "./claims.ts";
+import { claims, combineSignal, monitorAgentSignals } from "./claims.ts";
 import { fluentdRenderer, fluentdSchema, renderFluentdConfig, type FluentdConfig } from "./render.ts";
 
 const READY_TIMEOUT_MS = 60_000;
@@ -42,10 +42,10 @@ function parseConfig(raw: unknown): FluentdConfig {
   return parseCollectorConfig("fluentd", fluentdSchema, raw);
 }
 
-/** Sum of the numeric values of several readings, key by key. */
+/** Several workers' readings, key by key: summed, the free buffer space the least (./claims.ts combineSignal). */
 function sumReadings(all: Record<string, number>[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const r of all) for (const [k, v] of Object.entries(r)) out[k] = (out[k] ?? 0) + v;
+  for (const r of all) for (const [k, v] of Object.entries(r)) out[k] = combineSignal(k, out[k], v);
   return out;
 }
 

@@ -1,6 +1,6 @@
 /** The fluentd collector plugin: an installed Fluentd on the local platform (./component.ts), the image on docker and azure. */
 import type { CollectorPlugin } from "../../../core/plugin.ts";
-import { claims } from "./claims.ts";
+import { claims, fluentdPressure } from "./claims.ts";
 import { fluentd } from "./component.ts";
 import { image } from "./image.ts";
 import { fluentdRenderer, fluentdSchema, type FluentdConfig } from "./render.ts";
@@ -16,6 +16,7 @@ export const plugin = {
   image,
   render: fluentdRenderer,
   claims,
+  pressure: fluentdPressure,
   // `generator: none`: in_sample makes the load, one gen per worker, seq by auto_increment_key (./render.ts)
   selfLoad: {
     input: "in_sample",

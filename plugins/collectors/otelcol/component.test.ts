@@ -19,7 +19,7 @@ import { FluentForwardEncoder } from "../../../core/events/fluent-forward.ts";
 import type { EventField } from "../../../core/events/types.ts";
 import { collectorTestScope, waitForCount } from "../../../test/helpers/collector-test.ts";
 import { distributionComponents, otelcolBuildPath, otelcolBuilt } from "./build.ts";
-import { OTELCOL_PROGRAM, otelcol, otelcolSignals } from "./component.ts";
+import { OTELCOL_PROGRAM, otelcol, otelcolPressure, otelcolSignals } from "./component.ts";
 import { otlpLogRecords } from "./otlp-reader.ts";
 import { OTELCOL_LOCAL_SINKS, OTELCOL_PIN, otelcolSchema, renderOtelcolConfig } from "./render.ts";
 
@@ -227,6 +227,10 @@ describe("otelcol component (real Collector build in a host)", () => {
       "otlphttp/ib_victorialogs.queue_size": 0,
     });
     expect(s["otlphttp/ib_victorialogs.queue_capacity"]).toBeGreaterThan(0);
+    // the verdict's view (harness/runner/collector-pressure.ts): the exporter, its queue empty, no failed sends
+    expect(otelcolPressure(s)).toEqual([
+      { output: "otlphttp/ib_victorialogs", queued: 0, queuedUnit: "items", queueUsed: 0, sendFailures: 0 },
+    ]);
     await c.stop();
   });
 
@@ -243,7 +247,11 @@ describe("otelcol component (real Collector build in a host)", () => {
     const dropped = await waitForCount(async () => (await c.stats!()).dropped ?? 0, 300);
     expect(dropped).toBe(300);
     expect(await c.stats!()).toMatchObject({ received: 300, written: 0, dropped: 300 });
-    expect((await c.signals!())["otlphttp/ib_victorialogs.send_failed"]).toBe(300);
+    const failed = await c.signals!();
+    expect(failed["otlphttp/ib_victorialogs.send_failed"]).toBe(300);
+    expect(otelcolPressure(failed)).toMatchObject([
+      { output: "otlphttp/ib_victorialogs", sendFailures: 300 },
+    ]);
     expect(rx.records).toHaveLength(0);
     await c.stop();
   });

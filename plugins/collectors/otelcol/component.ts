@@ -18,6 +18,7 @@
  * - Stop: SIGTERM (the Collector drains its pipelines and the sending queue, up to its own shutdown timeouts),
  *   SIGKILL after 15 s.
  */
+import type { OutputPressure } from "../../../core/plugin.ts";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -209,3 +210,28 @@ export const otelcol: ComponentFactory<OtelcolConfig> = {
     });
   },
 };
+
+/**
+ * The exporters' queue readings (core/plugin.ts OutputPressure) from one host's series signals (otelcolSignals'
+ * `<exporter>.<field>` keys): queue_size (items, the sending queue's batches or requests), queue_size / queue_capacity,
+ * send_failed. The Collector's internal telemetry at its default level has no send latency, so no flush time.
+ */
+export function otelcolPressure(signals: Readonly<Record<string, number>>): OutputPressure[] {
+  const ids = new Set(
+    Object.keys(signals).flatMap((k) =>
+      k.endsWith(".queue_size") ? [k.slice(0, -".queue_size".length)] : [],
+    ),
+  );
+  return [...ids].map((id) => {
+    const size = signals[`${id}.queue_size`]!;
+    const capacity = signals[`${id}.queue_capacity`];
+    const failed = signals[`${id}.send_failed`];
+    return {
+      output: id,
+      queued: size,
+      queuedUnit: "items" as const,
+      ...(capacity !== undefined && capacity > 0 ? { queueUsed: Math.min(1, size / capacity) } : {}),
+      ...(failed !== undefined ? { sendFailures: failed } : {}),
+    };
+  });
+}

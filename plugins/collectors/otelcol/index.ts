@@ -6,7 +6,7 @@
  */
 import type { CollectorPlugin } from "../../../core/plugin.ts";
 import { claims } from "./claims.ts";
-import { otelcol } from "./component.ts";
+import { otelcol, otelcolPressure } from "./component.ts";
 import { otelcolImage } from "./image.ts";
 import { otelcolRenderer, otelcolSchema, OTELCOL_PIN, type OtelcolConfig } from "./render.ts";
 
@@ -20,4 +20,5 @@ export const plugin: CollectorPlugin<OtelcolConfig> = {
   image: otelcolImage,
   render: otelcolRenderer,
   claims,
+  pressure: otelcolPressure,
 };

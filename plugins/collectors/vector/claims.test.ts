@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { at, closeMetricsServers, serve } from "../../../test/helpers/metrics-server.ts";
-import { claims } from "./claims.ts";
+import { claims, vectorPressure } from "./claims.ts";
 import { VECTOR } from "./claims.vectors.ts";
 
 afterEach(closeMetricsServers);
@@ -20,6 +20,11 @@ describe("Vector claims against its reference's payload (byte-level vectors; Vec
       errors: 3,
       queued: 40,
     });
+    // the verdict's view (harness/runner/collector-pressure.ts) of the same counts as a series sample keeps them
+    expect(vectorPressure(await claims.read(at(s.port)))).toEqual([
+      { output: "sinks", queued: 40, queuedUnit: "items", sendFailures: 3 },
+    ]);
+    expect(vectorPressure({})).toEqual([]);
   });
 
   it("Vector: intentional discards are `filtered`, not dropped; no discards reported means dropped 0", async () => {

@@ -1,5 +1,6 @@
 /** Vector's own counts on deployed stacks, from its internal_metrics exposed by a prometheus_exporter sink (core/claims.ts has the keys). */
 import { prometheusClaims, withPresent, type HttpClaims } from "../../../core/claims.ts";
+import type { OutputPressure } from "../../../core/plugin.ts";
 import { image } from "./image.ts";
 
 /** Vector's own telemetry pipeline (./render.ts): its metric events are not the benchmark's. */
@@ -35,3 +36,21 @@ export const claims: HttpClaims = prometheusClaims(image, ({ need, some, samples
     },
   );
 });
+
+/**
+ * The sinks' readings (core/plugin.ts OutputPressure) from one host's series signals, which on the container platforms
+ * are the claims above (harness/remote/site.ts reads them every sample): queued = vector_buffer_events (events in the
+ * sinks' buffers) and errors = vector_component_errors_total as failed sends, under one output "sinks" (the claims
+ * are summed over the sinks). No buffer limit or flush time is read, so only a growing buffer can be seen.
+ */
+export function vectorPressure(signals: Readonly<Record<string, number>>): OutputPressure[] {
+  const { queued, errors } = signals;
+  if (queued === undefined && errors === undefined) return [];
+  return [
+    {
+      output: "sinks",
+      ...(queued !== undefined ? { queued, queuedUnit: "items" as const } : {}),
+      ...(errors !== undefined ? { sendFailures: errors } : {}),
+    },
+  ];
+}

@@ -1,6 +1,6 @@
 /** The vector collector plugin: Vector on the container platforms only. */
 import type { CollectorPlugin } from "../../../core/plugin.ts";
-import { claims } from "./claims.ts";
+import { claims, vectorPressure } from "./claims.ts";
 import { image } from "./image.ts";
 import { vectorRenderer, vectorSchema, type VectorConfig } from "./render.ts";
 
@@ -13,4 +13,5 @@ export const plugin = {
   image,
   render: vectorRenderer,
   claims,
+  pressure: vectorPressure,
 } satisfies CollectorPlugin<VectorConfig>;

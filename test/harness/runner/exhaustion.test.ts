@@ -40,6 +40,14 @@ describe("exhaustion classifier (byte-level vectors: Fluentd's published log lin
     ).toBe(true);
   });
 
+  it("names no overflow in the warning of overflow_action block, recorded from a real Fluentd 1.12.0 (it waits, nothing is lost)", () => {
+    // fluentd.log of the rate=20000 run of scenarios/fluentd-clickhouse-saturation.yaml (docs/measurements.md)
+    const block =
+      "2026-12-07 23:33:53 +0000 [warn]: #0 [ib_sink] failed to write data into buffer by buffer overflow action=:block\n";
+    expect(classifyLog(block)).toEqual([]);
+    expect(classifyLog(block + FLUENTD_WARN).map((h) => h.line)).toEqual([FLUENTD_WARN.trim()]);
+  });
+
   it("names a full disk from PostgreSQL's, ClickHouse's and Node's ENOSPC, and ports from EADDRNOTAVAIL", () => {
     expect(classifyLog(PG_ENOSPC)).toEqual([{ kind: "disk-full", line: PG_ENOSPC.split("\n")[0] }]);
     expect(classifyLog(CH_ENOSPC).map((h) => h.kind)).toEqual(["disk-full"]);

@@ -220,3 +220,48 @@ describe("a generator behind its offered rate (the issue's syslog-ng → ClickHo
     ).toBe("rejecting");
   });
 });
+
+describe("the collector's flush and queue counters (harness/runner/collector-pressure.ts)", () => {
+  const flat = series(20, { rate: (i) => 2000 + 50 * jitter(i), lag: (i) => 900 + 30 * jitter(i + 5) });
+  const figures = {
+    flushMs: 26_000,
+    flushMsAtStart: 1000,
+    slowFlushes: 12,
+    queueUsed: 0.97,
+    queued: 8_000_000,
+    queuedUnit: "bytes" as const,
+    retries: 0,
+    sendFailures: null,
+  };
+  const pressure = {
+    collector: "fluentd",
+    output: "ib_sink",
+    saturated: true,
+    beganS: 42,
+    evidence: "flush time 26.0 s (1.0 s at the start, growing), 12 slow flushes, queue at its limit",
+    where: "fluentd's output ib_sink toward griddb",
+    figures,
+  };
+
+  it("saturate a run whose latency and rate look flat, from where they began, naming the output; before the generator's rate", () => {
+    const v = saturationVerdict(flat, {
+      pressure,
+      behind: { offeredPerSec: 20_000, sentPerSec: 2000, boundBy: "latency" },
+    });
+    expect(v).toMatchObject({ state: "saturated", label: "saturated (collector backpressure)", beganS: 42 });
+    expect(v.evidence).toBe(
+      "flush time 26.0 s (1.0 s at the start, growing), 12 slow flushes, queue at its limit, the generators sent 2,000 of the 20,000 events/s offered, no errors: backpressure from fluentd's output ib_sink toward griddb",
+    );
+    expect(v.collector).toEqual({ name: "fluentd", output: "ib_sink", saturated: true, ...figures });
+  });
+
+  it("are cited, not decisive, when they say it keeps up; errors still say rejecting", () => {
+    const calm = { ...pressure, saturated: false, evidence: "flush time 0.1 s, 0 slow flushes" };
+    const v = saturationVerdict(flat, { pressure: calm });
+    expect(v.state).toBe("steady");
+    expect(v.evidence).toMatch(
+      /no errors over 20 samples; fluentd's output ib_sink: flush time 0\.1 s, 0 slow flushes$/,
+    );
+    expect(saturationVerdict(series(20, { errors: (i) => i }), { pressure }).state).toBe("rejecting");
+  });
+});
