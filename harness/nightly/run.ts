@@ -2,11 +2,12 @@
  * `ingestbench nightly PLAN`: run every (stack, scenario) entry of a plan as `ingestbench bench` does, then per
  * (stack, scenario) and cell test tonight against a baseline of the previous K good nights in the same environment
  * (harness/nightly/window.ts: the method, the floor, the drift test), with Holm's correction over every cell tested
- * tonight (harness/stats/multiple.ts). Runs that are not ok, whose caps were not enforced, or of another environment
- * are left out and listed with their reasons (harness/results/eligibility.ts). Prints the summary, the JSON decision
- * (--json) and writes it to a file (--out), and a Markdown summary (--markdown). With `requireHistory` a pair with no
- * earlier night is a failure (exit 2, E_NIGHTLY_HISTORY): the job lost its history; the first night bootstraps by
- * running without it.
+ * tonight (harness/stats/multiple.ts). Each cell also carries its storage per million rows against the same
+ * baseline nights, shown, and reported when it changes, never failing (harness/nightly/storage.ts). Runs that are
+ * not ok, whose caps were not enforced, or of another environment are left out and listed with their reasons
+ * (harness/results/eligibility.ts). Prints the summary, the JSON decision (--json) and writes it to a file (--out),
+ * and a Markdown summary (--markdown). With `requireHistory` a pair with no earlier night is a failure (exit 2,
+ * E_NIGHTLY_HISTORY): the job lost its history; the first night bootstraps by running without it.
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -33,7 +34,8 @@ import {
   type CellTest,
   type Night,
 } from "./window.ts";
-import { int } from "../../ui/format.ts";
+import { fix, int } from "../../ui/format.ts";
+import { nightlyStorage, type NightlyStorage } from "./storage.ts";
 
 export interface NightlyFlags {
   results: string;
@@ -72,6 +74,8 @@ export interface NightlyCell extends CellTest {
   scenario: string;
   /** the baseline's median rows/s (the same as baselineRowsPerSecond; the name nightly.json has always used) */
   previousRowsPerSecond: number;
+  /** bytes on the sink's disk per million rows tonight against the same baseline nights (./storage.ts); null: none recorded */
+  storage: NightlyStorage | null;
 }
 
 export interface NightlyPairResult extends NightlyPair {
@@ -107,6 +111,8 @@ export interface NightlyDecision {
   inconclusive: NightlyCell[];
   /** cells whose value drifts over the window (reported, never failing) */
   drifts: NightlyCell[];
+  /** cells whose storage per million rows left their baseline nights' range by at least 5 % (./storage.ts; reported, never failing) */
+  storageChanges: NightlyCell[];
   /** 1 on a regression, 2 when a pair could not be read or history was required and missing, else 0 */
   exitCode: number;
 }
@@ -180,7 +186,13 @@ export async function decideNightly(
         minChange: options.minChange,
         aaFloors: floorsOf(resultsRoot, stack, scenario, true),
       });
-      cells = tests.map((t) => ({ ...t, stack, scenario, previousRowsPerSecond: t.baselineRowsPerSecond }));
+      cells = tests.map((t) => ({
+        ...t,
+        stack,
+        scenario,
+        previousRowsPerSecond: t.baselineRowsPerSecond,
+        storage: nightlyStorage(nights, t, options.minChange),
+      }));
     } catch (err) {
       if (!(err instanceof IngestbenchError)) throw err;
       out.push({ ...base, status: "error", message: err.message, code: err.code });
@@ -217,9 +229,10 @@ export async function decideNightly(
   const regressions = all.filter((c) => c.significant && c.change === "slower");
   const inconclusive = all.filter((c) => c.inconclusive);
   const drifts = all.filter((c) => c.drift?.detected);
+  const storageChanges = all.filter((c) => c.storage?.change === "larger" || c.storage?.change === "smaller");
   const exitCode =
     regressions.length > 0 ? 1 : out.some((p) => p.status === "error" || p.status === "no-history") ? 2 : 0;
-  return { window, alpha, pairs: out, regressions, inconclusive, drifts, exitCode };
+  return { window, alpha, pairs: out, regressions, inconclusive, drifts, storageChanges, exitCode };
 }
 
 const ratioText = (c: NightlyCell): string => (c.ratio === null ? "–" : `${c.ratio.toFixed(2)}x`);
@@ -254,6 +267,19 @@ const driftText = (c: NightlyCell): string => {
   const per = `${d.perDay >= 0 ? "+" : ""}${(d.perDay * 100).toFixed(2)} %/day`;
   return d.detected ? `${d.direction} ${per}` : `none (${per})`;
 };
+/** MiB per million rows tonight, with its ratio to the baseline nights (./storage.ts). */
+const storageText = (c: NightlyCell): string => {
+  const s = c.storage;
+  if (!s) return "–";
+  const mib = fix(s.latestBytesPerMillionRows / 2 ** 20, 1);
+  return s.ratio === null ? mib : `${mib} (${s.ratio.toFixed(2)}x)`;
+};
+/** The note of a cell whose storage changed. */
+const storageNote = (c: NightlyCell): string => {
+  const s = c.storage!;
+  const values = s.baselineNights.map((b) => b.bytesPerMillionRows / 2 ** 20);
+  return `${cellName(c)}: storage ${s.change}: ${fix(s.latestBytesPerMillionRows / 2 ** 20, 2)} MiB per million rows, ${s.ratio!.toFixed(2)}x the baseline nights' ${fix(s.baselineBytesPerMillionRows! / 2 ** 20, 2)} (range ${fix(Math.min(...values), 2)}–${fix(Math.max(...values), 2)}; reported, not failing)`;
+};
 const inconclusiveNote = (d: NightlyDecision): string =>
   d.inconclusive.length
     ? `; ${d.inconclusive.length} cell(s) inconclusive: fewer than 3 measured runs in a night (give replicates: 3 or more)`
@@ -275,6 +301,7 @@ export function renderNightly(d: NightlyDecision): string {
       "floor",
       "p (Holm)",
       "drift",
+      "disk MiB/M rows",
       "verdict",
     ],
     style: { head: [], border: [] },
@@ -290,7 +317,7 @@ export function renderNightly(d: NightlyDecision): string {
         compared: "",
       }[p.status];
       if (p.cells.length === 0)
-        table.push([p.stack, p.scenario, "–", "–", "–", "–", "–", "–", "–", "–", word]);
+        table.push([p.stack, p.scenario, "–", "–", "–", "–", "–", "–", "–", "–", "–", word]);
       notes.push(`${p.stack}/${p.scenario}: ${p.code ? `${p.code}: ` : ""}${p.message}`);
     }
     if (p.differences.length)
@@ -309,6 +336,7 @@ export function renderNightly(d: NightlyDecision): string {
         floorText(c),
         pText(c),
         driftText(c),
+        storageText(c),
         verdict(c),
       ]);
       const skipped = c.skippedNights.filter((s) => !s.reason.startsWith("other environment"));
@@ -316,6 +344,7 @@ export function renderNightly(d: NightlyDecision): string {
         notes.push(
           `${cellName(c)}: left out of the baseline: ${skipped.map((s) => `${s.invocation} (${s.reason})`).join(", ")}`,
         );
+      if (c.storage?.change === "larger" || c.storage?.change === "smaller") notes.push(storageNote(c));
       if (c.drift?.detected)
         notes.push(
           `${cellName(c)}: drifting ${c.drift.direction}: Theil–Sen ${(c.drift.perDay * 100).toFixed(2)} %/day, ${(c.drift.overWindow * 100).toFixed(1)} % over ${c.drift.days.toFixed(0)} days (Mann–Kendall p = ${c.drift.p.toPrecision(2)}, Holm ${c.drift.pAdjusted.toPrecision(2)})`,
@@ -349,16 +378,18 @@ export function nightlyMarkdown(d: NightlyDecision): string {
     "",
     `Baseline: the previous ${d.window} good nights in the same environment; Holm-adjusted one-sided tests at α = ${d.alpha}.`,
     "",
-    "| stack | scenario | cell | baseline rows/s | latest rows/s | ratio | 90 % interval | floor | p (Holm) | drift | verdict |",
-    "|---|---|---|---:|---:|---:|---|---:|---:|---|---|",
+    "| stack | scenario | cell | baseline rows/s | latest rows/s | ratio | 90 % interval | floor | p (Holm) | drift | disk MiB/M rows | verdict |",
+    "|---|---|---|---:|---:|---:|---|---:|---:|---|---:|---|",
   ];
   const notes: string[] = [];
   for (const p of d.pairs) {
     if (p.status !== "compared")
-      lines.push(`| ${p.stack} | ${p.scenario} | – | – | – | – | – | – | – | – | ${p.message ?? p.status} |`);
+      lines.push(
+        `| ${p.stack} | ${p.scenario} | – | – | – | – | – | – | – | – | – | ${p.message ?? p.status} |`,
+      );
     for (const c of p.cells)
       lines.push(
-        `| ${c.stack} | ${c.scenario} | ${c.cell} | ${baselineText(c)} | ${int(c.latestRowsPerSecond)} | ${ratioText(c)} | ${ciText(c)} | ${floorText(c)} | ${pText(c)} | ${driftText(c)} | ${verdict(c)} |`,
+        `| ${c.stack} | ${c.scenario} | ${c.cell} | ${baselineText(c)} | ${int(c.latestRowsPerSecond)} | ${ratioText(c)} | ${ciText(c)} | ${floorText(c)} | ${pText(c)} | ${driftText(c)} | ${storageText(c)} | ${verdict(c)} |`,
       );
     for (const x of excludedLines(p.excluded))
       notes.push(`- ${p.stack}/${p.scenario}: ${x.replace(/\|/g, "\\|")}`);
@@ -369,6 +400,13 @@ export function nightlyMarkdown(d: NightlyDecision): string {
       ? `**Regression** in ${d.regressions.map((c) => `\`${cellName(c)}\``).join(", ")}`
       : `No regression${inconclusiveNote(d)}.`,
   );
+  if (d.storageChanges.length)
+    lines.push(
+      "",
+      "**Storage changed** (reported, not failing)",
+      "",
+      ...d.storageChanges.map((c) => `- ${storageNote(c)}`),
+    );
   if (notes.length) lines.push("", "**Excluded runs**", "", ...notes);
   return `${lines.join("\n")}\n`;
 }
@@ -452,6 +490,7 @@ export async function nightlyCommand(
     regressions: decision.regressions.map(cellName),
     inconclusive: decision.inconclusive.map(cellName),
     drifts: decision.drifts.map(cellName),
+    storageChanges: decision.storageChanges.map(cellName),
     missingHistory: decision.pairs
       .filter((p) => p.status === "no-history")
       .map((p) => `${p.stack}/${p.scenario}`),
