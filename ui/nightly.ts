@@ -39,6 +39,21 @@ const driftText = (c: NightlyCell): string => {
   const per = `${d.perDay >= 0 ? "+" : ""}${pct(d.perDay, 2)}/day`;
   return d.detected ? `${d.direction} ${per}` : `none (${per})`;
 };
+/** MiB per million rows tonight, with its ratio to the baseline nights (harness/nightly/storage.ts). */
+const storageText = (c: NightlyCell): string => {
+  const s = c.storage;
+  if (!s) return "–";
+  const mib = fix(s.latestBytesPerMillionRows / 2 ** 20, 1);
+  return s.ratio === null ? mib : `${mib} (${fix(s.ratio, 2, "x")})`;
+};
+/** The note of a cell whose storage changed. */
+const storageNote = (c: NightlyCell): string => {
+  const s = c.storage!;
+  const values = s.baselineNights.map((b) => b.bytesPerMillionRows / 2 ** 20);
+  return `${cellName(c)}: storage ${s.change}: ${fix(s.latestBytesPerMillionRows / 2 ** 20, 2)} MiB per million rows, ${fix(s.ratio, 2, "x")} the baseline nights' ${fix(s.baselineBytesPerMillionRows! / 2 ** 20, 2)} (range ${fix(Math.min(...values), 2)}–${fix(Math.max(...values), 2)}; reported, not failing)`;
+};
+const storageChanged = (c: NightlyCell): boolean =>
+  c.storage?.change === "larger" || c.storage?.change === "smaller";
 const inconclusiveNote = (d: NightlyDecision): string =>
   d.inconclusive.length
     ? `; ${d.inconclusive.length} cell(s) inconclusive: fewer than 3 measured runs in a night (give replicates: 3 or more)`
@@ -60,6 +75,7 @@ export function renderNightly(d: NightlyDecision): string {
       "floor",
       "p (Holm)",
       "drift",
+      "disk MiB/M rows",
       "verdict",
     ],
     style: { head: [], border: [] },
@@ -75,7 +91,7 @@ export function renderNightly(d: NightlyDecision): string {
         compared: "",
       }[p.status];
       if (p.cells.length === 0)
-        table.push([p.stack, p.scenario, "–", "–", "–", "–", "–", "–", "–", "–", word]);
+        table.push([p.stack, p.scenario, "–", "–", "–", "–", "–", "–", "–", "–", "–", word]);
       notes.push(`${p.stack}/${p.scenario}: ${p.code ? `${p.code}: ` : ""}${p.message}`);
     }
     if (p.differences.length)
@@ -94,6 +110,7 @@ export function renderNightly(d: NightlyDecision): string {
         floorText(c),
         pText(c),
         driftText(c),
+        storageText(c),
         verdict(c),
       ]);
       const skipped = c.skippedNights.filter((s) => !s.reason.startsWith("other environment"));
@@ -101,6 +118,7 @@ export function renderNightly(d: NightlyDecision): string {
         notes.push(
           `${cellName(c)}: left out of the baseline: ${skipped.map((s) => `${s.invocation} (${s.reason})`).join(", ")}`,
         );
+      if (storageChanged(c)) notes.push(storageNote(c));
       if (c.drift?.detected)
         notes.push(
           `${cellName(c)}: drifting ${c.drift.direction}: Theil–Sen ${pct(c.drift.perDay, 2)}/day, ${pct(c.drift.overWindow, 1)} over ${c.drift.days.toFixed(0)} days (Mann–Kendall p = ${c.drift.p.toPrecision(2)}, Holm ${c.drift.pAdjusted.toPrecision(2)})`,
@@ -134,16 +152,18 @@ export function nightlyMarkdown(d: NightlyDecision): string {
     "",
     `Baseline: the previous ${d.window} good nights in the same environment; Holm-adjusted one-sided tests at α = ${d.alpha}.`,
     "",
-    "| stack | scenario | cell | baseline rows/s | latest rows/s | ratio | 90 % interval | floor | p (Holm) | drift | verdict |",
-    "|---|---|---|---:|---:|---:|---|---:|---:|---|---|",
+    "| stack | scenario | cell | baseline rows/s | latest rows/s | ratio | 90 % interval | floor | p (Holm) | drift | disk MiB/M rows | verdict |",
+    "|---|---|---|---:|---:|---:|---|---:|---:|---|---:|---|",
   ];
   const notes: string[] = [];
   for (const p of d.pairs) {
     if (p.status !== "compared")
-      lines.push(`| ${p.stack} | ${p.scenario} | – | – | – | – | – | – | – | – | ${p.message ?? p.status} |`);
+      lines.push(
+        `| ${p.stack} | ${p.scenario} | – | – | – | – | – | – | – | – | – | ${p.message ?? p.status} |`,
+      );
     for (const c of p.cells)
       lines.push(
-        `| ${c.stack} | ${c.scenario} | ${c.cell} | ${baselineText(c)} | ${int(c.latestRowsPerSecond)} | ${ratioText(c)} | ${ciText(c)} | ${floorText(c)} | ${pText(c)} | ${driftText(c)} | ${verdict(c)} |`,
+        `| ${c.stack} | ${c.scenario} | ${c.cell} | ${baselineText(c)} | ${int(c.latestRowsPerSecond)} | ${ratioText(c)} | ${ciText(c)} | ${floorText(c)} | ${pText(c)} | ${driftText(c)} | ${storageText(c)} | ${verdict(c)} |`,
       );
     for (const x of excludedLines(p.excluded))
       notes.push(`- ${p.stack}/${p.scenario}: ${x.replace(/\|/g, "\\|")}`);
@@ -154,6 +174,13 @@ export function nightlyMarkdown(d: NightlyDecision): string {
       ? `**Regression** in ${d.regressions.map((c) => `\`${cellName(c)}\``).join(", ")}`
       : `No regression${inconclusiveNote(d)}.`,
   );
+  if (d.storageChanges.length)
+    lines.push(
+      "",
+      "**Storage changed** (reported, not failing)",
+      "",
+      ...d.storageChanges.map((c) => `- ${storageNote(c)}`),
+    );
   if (notes.length) lines.push("", "**Excluded runs**", "", ...notes);
   return `${lines.join("\n")}\n`;
 }

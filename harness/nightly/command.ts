@@ -127,6 +127,7 @@ export async function nightlyCommand(
     regressions: decision.regressions.map(cellName),
     inconclusive: decision.inconclusive.map(cellName),
     drifts: decision.drifts.map(cellName),
+    storageChanges: decision.storageChanges.map(cellName),
     missingHistory: decision.pairs
       .filter((p) => p.status === "no-history")
       .map((p) => `${p.stack}/${p.scenario}`),

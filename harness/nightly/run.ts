@@ -2,7 +2,8 @@
  * `ingestbench nightly PLAN`: run every (stack, scenario) entry of a plan as `ingestbench bench` does, then per
  * (stack, scenario) and cell test tonight against a baseline of the previous K good nights in the same environment
  * (harness/nightly/window.ts: the method, the floor, the drift test), with Holm's correction over every cell tested
- * tonight (harness/stats/multiple.ts). Runs that are not ok, whose caps were not enforced, or of another environment
+ * tonight (harness/stats/multiple.ts). Each cell also carries its storage per million rows against the same
+ * baseline nights, shown, and reported when it changes, never failing (harness/nightly/storage.ts). Runs that are not ok, whose caps were not enforced, or of another environment
  * are left out and listed with their reasons (harness/results/eligibility.ts). The command (./command.ts) runs the
  * plan and hands the decision to ui/nightly.ts, which prints it. With `requireHistory` a pair with no
  * earlier night is a failure (exit 2, E_NIGHTLY_HISTORY): the job lost its history; the first night bootstraps by
@@ -23,6 +24,7 @@ import {
   type CellTest,
   type Night,
 } from "./window.ts";
+import { nightlyStorage, type NightlyStorage } from "./storage.ts";
 
 /** One (stack, scenario) pair to decide on. */
 export interface NightlyPair {
@@ -36,6 +38,8 @@ export interface NightlyCell extends CellTest {
   scenario: string;
   /** the baseline's median rows/s (the same as baselineRowsPerSecond; the name nightly.json has always used) */
   previousRowsPerSecond: number;
+  /** bytes on the sink's disk per million rows tonight against the same baseline nights (./storage.ts); null: none recorded */
+  storage: NightlyStorage | null;
 }
 
 export interface NightlyPairResult extends NightlyPair {
@@ -71,6 +75,8 @@ export interface NightlyDecision {
   inconclusive: NightlyCell[];
   /** cells whose value drifts over the window (reported, never failing) */
   drifts: NightlyCell[];
+  /** cells whose storage per million rows left their baseline nights' range by at least 5 % (./storage.ts; reported, never failing) */
+  storageChanges: NightlyCell[];
   /** 1 on a regression, 2 when a pair could not be read or history was required and missing, else 0 */
   exitCode: number;
 }
@@ -145,7 +151,13 @@ export async function decideNightly(
         minChange: options.minChange,
         aaFloors: floorsOf(resultsRoot, stack, scenario, true),
       });
-      cells = tests.map((t) => ({ ...t, stack, scenario, previousRowsPerSecond: t.baselineRowsPerSecond }));
+      cells = tests.map((t) => ({
+        ...t,
+        stack,
+        scenario,
+        previousRowsPerSecond: t.baselineRowsPerSecond,
+        storage: nightlyStorage(nights, t, options.minChange),
+      }));
     } catch (err) {
       if (!(err instanceof IngestbenchError)) throw err;
       out.push({ ...base, status: "error", message: err.message, code: err.code });
@@ -182,7 +194,8 @@ export async function decideNightly(
   const regressions = all.filter((c) => c.significant && c.change === "slower");
   const inconclusive = all.filter((c) => c.inconclusive);
   const drifts = all.filter((c) => c.drift?.detected);
+  const storageChanges = all.filter((c) => c.storage?.change === "larger" || c.storage?.change === "smaller");
   const exitCode =
     regressions.length > 0 ? 1 : out.some((p) => p.status === "error" || p.status === "no-history") ? 2 : 0;
-  return { window, alpha, pairs: out, regressions, inconclusive, drifts, exitCode };
+  return { window, alpha, pairs: out, regressions, inconclusive, drifts, storageChanges, exitCode };
 }

@@ -717,5 +717,12 @@ export interface RunStorage {
   rows: number;
   /** bytes × 1e6 / rows, rounded; null without rows */
   bytesPerMillionRows: number | null;
+  /**
+   * the log lines' own bytes of the stored rows, rows × Summary.logBytesPerRow (the text the generator or the
+   * replayed file carried, not the wire encoding); absent where the summary has no log bytes
+   */
+  logBytes?: number;
+  /** logBytes / bytes: how many times smaller than the log text the sink keeps it; absent with logBytes */
+  logCompression?: number;
   source: string;
 }

@@ -83,7 +83,7 @@ import {
   type Verifier,
 } from "../../core/verifier.ts";
 import { genBaseOf } from "../../core/ledger.ts";
-import { storageOf } from "./storage.ts";
+import { storageOf, withLogBytes } from "./storage.ts";
 import { awaitCompletion, nearEnd, TIGHT_INTERVAL_MS, windowEnd, type CompletionWait } from "./completion.ts";
 import { evaluateChecks } from "./checks.ts";
 import { expectContentSample, ledgerWithFidelity } from "./fidelity.ts";
@@ -787,6 +787,7 @@ export class BenchRun extends EventEmitter {
         final.sent > 0 ? final.bytes / (final.sent + (final.repeated ?? 0)) : 0,
         ledger,
       );
+      this.record.storage = withLogBytes(this.record.storage, this.record.summary);
       if (
         this.record.summary &&
         REQUEST_GENERATORS.has(plan.generator.name) &&

@@ -1,7 +1,8 @@
 /**
  * The storage footprint of a run: what the sink says its table or index takes on disk after the ledger
  * (core/verifier.ts Verifier.storage), per million stored rows, and against the rows uncompressed where the sink
- * keeps that figure. Recorded as run.json `storage`.
+ * keeps that figure, and against the log lines' own bytes where the run's summary has them (`withLogBytes`).
+ * Recorded as run.json `storage`.
  */
 import type { Verifier } from "../../core/verifier.ts";
 import type { RunStorage } from "../results/types.ts";
@@ -26,4 +27,25 @@ export async function storageOf(
   } catch (err) {
     return { unavailable: `the sink did not say: ${(err as Error).message.split("\n")[0]}` };
   }
+}
+
+/** What `withLogBytes` reads of the run's summary (harness/results/types.ts Summary.logBytesPerRow, where present). */
+export interface LogBytesOf {
+  /** mean bytes of the log line itself per row (not the wire encoding); null or absent: unknown */
+  logBytesPerRow?: number | null;
+}
+
+/**
+ * The footprint with the log lines' bytes of its rows (rows × logBytesPerRow) and logCompression = logBytes / bytes,
+ * when the summary has a log size per row and the sink a size; otherwise the footprint unchanged.
+ * @param summary the run's summary, typed loosely: the field is added to Summary by another module
+ */
+export function withLogBytes<S extends RunStorage | { unavailable: string } | undefined>(
+  storage: S,
+  summary: object | null | undefined,
+): S {
+  const per = (summary as LogBytesOf | null | undefined)?.logBytesPerRow;
+  if (!storage || !("bytes" in storage) || typeof per !== "number" || !(per > 0)) return storage;
+  const logBytes = Math.round(storage.rows * per);
+  return { ...storage, logBytes, ...(storage.bytes > 0 ? { logCompression: logBytes / storage.bytes } : {}) };
 }

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { RunStorage } from "../../harness/results/types.ts";
 import { newBenchRun, scenarioPlan } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { readSeries } from "../helpers/pipeline-ledger.ts";
@@ -68,12 +69,21 @@ describe("opensearch-bulk-8000 on local-quarter-core (real OpenSearch 2.19.6 fro
         for (const k of ["merges.current", "merges.total", "merges.total_time_in_millis"])
           expect(typeof p.sink!.values![k]).toBe("number");
       }
+      // the index's store after _refresh and _flush (_stats/store primaries), per million stored documents
+      const st = record.storage as RunStorage;
+      expect(st.rows).toBe(ledger.distinct);
+      expect(st.bytes).toBeGreaterThan(0);
+      expect(st.bytesPerMillionRows).toBe(Math.round((st.bytes / st.rows) * 1e6));
+      expect(st.uncompressedBytes).toBeUndefined();
+      expect(st.source).toMatch(
+        /_stats\/store after _refresh and _flush: indices\.[^.]+\.primaries\.store\.size_in_bytes/,
+      );
       const last = series.at(-1)!.sink!.values!;
       expect(last["merges.total"]).toBeGreaterThanOrEqual(series[0]!.sink!.values!["merges.total"]!);
       expect(leftovers(record.runId.slice(-6))).toEqual([]);
       console.log(
         `opensearch-bulk-8000 on ${STACK}: ${ledger.stored} stored in ${record.generator!.requests} bulks, ` +
-          `merges total ${last["merges.total"]} (${last["merges.total_time_in_millis"]} ms); overhead ${JSON.stringify(record.instrument?.overhead ?? null)}`,
+          `merges total ${last["merges.total"]} (${last["merges.total_time_in_millis"]} ms); store ${st.bytes} bytes; overhead ${JSON.stringify(record.instrument?.overhead ?? null)}`,
       );
     },
     TIMEOUT_MS,

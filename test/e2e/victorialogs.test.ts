@@ -4,7 +4,7 @@
 // component hands them; the verifier counts with LogsQL, and every stored entry is read back by the content check.
 // The loads are paced (a closed loop's row count would only measure the machine): the ledgers are asserted, exactly.
 import { describe, expect, it } from "vitest";
-import type { RunRecord } from "../../harness/results/types.ts";
+import type { RunRecord, RunStorage } from "../../harness/results/types.ts";
 import { newBenchRun, scenarioPlan } from "../helpers/bench.ts";
 import { leftovers } from "../helpers/leftovers.ts";
 import { expectCleanRun, expectDuplicatesCounted } from "../helpers/pipeline-ledger.ts";
@@ -36,6 +36,15 @@ describe("VictoriaLogs 1.52.2 direct on local-quarter-core (real VictoriaLogs, r
     ).run();
     const l = expectExact(record, 2000);
     expect(record.generator!.requests).toBe(l.sent / 2000);
+    // the run's own instance: its /metrics after force_flush, per million stored entries, with VictoriaLogs' own
+    // uncompressed figure
+    const st = record.storage as RunStorage;
+    expect(st.rows).toBe(l.distinct);
+    expect(st.bytes).toBeGreaterThan(0);
+    expect(st.bytesPerMillionRows).toBe(Math.round((st.bytes / st.rows) * 1e6));
+    expect(st.uncompressedBytes).toBeGreaterThan(st.bytes);
+    expect(st.compression).toBeCloseTo(st.uncompressedBytes! / st.bytes, 9);
+    expect(st.source).toMatch(new RegExp(`all ${l.stored} entries it holds, vl_storage_rows, are the run's`));
     console.log(
       `victorialogs es-bulk: ${l.stored} stored of ${l.sent}, ${Math.round(record.summary!.rowsPerSecond)} rows/s`,
     );

@@ -25,6 +25,8 @@ export interface Spec {
   delivery?: { p50Ms: number; p99Ms: number };
   /** the summary's cost (harness/runner/cost.ts); absent = none recorded (older results) */
   cost?: NonNullable<RunRecord["summary"]>["cost"];
+  /** run.json `storage`: bytes on the sink's disk per million stored rows (the rest derived); absent = none recorded */
+  storageBytesPerMillionRows?: number;
 }
 
 let counter = 0;
@@ -144,6 +146,16 @@ export function writeRunRecord(root: string, s: Spec): RunRecord {
     checks: [],
     error: null,
     ...(s.query ? { query: s.query } : {}),
+    ...(s.storageBytesPerMillionRows !== undefined
+      ? {
+          storage: {
+            bytes: Math.round((s.storageBytesPerMillionRows * stored) / 1e6),
+            rows: stored,
+            bytesPerMillionRows: s.storageBytesPerMillionRows,
+            source: "synthetic",
+          },
+        }
+      : {}),
   };
   const dir = path.join(root, s.stack, s.scenario ?? "quickstart", runId);
   mkdirSync(dir, { recursive: true });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GEN_STRIDE, genBaseOf } from "../../../core/ledger.ts";
-import { ES_PAGE, elasticsearchVerifier, indexDefinition } from "./verifier.ts";
+import { ES_PAGE, elasticsearchVerifier, indexDefinition, storeSizeOf } from "./verifier.ts";
 import { sinks } from "../../registry.ts";
 import { withEnv } from "../../../test/helpers/env.ts";
 import { fields, httpReceiver, type GotRequest } from "../../../test/harness/generators/run-generator.ts";
@@ -302,5 +302,59 @@ describe("elasticsearch verifier (REST answers of the documented Elasticsearch 8
       await v.close();
       await r.close();
     }
+  });
+});
+
+/**
+ * OpenSearch 2.19.6's answers to `POST /ib_events/_refresh`, `POST /ib_events/_flush` and `GET /ib_events/_stats/store`
+ * over 1000 documents, recorded from the real node here (plugins/sinks/opensearch/component.ts, 2026-12-07).
+ * Elasticsearch 8 answers the same Index stats API with the same fields (its reference, "Index stats API":
+ * `primaries.store.size_in_bytes`, `total.store.size_in_bytes`, `reserved_in_bytes`); it cannot run here.
+ */
+const SHARDS_OK = '{"_shards":{"total":1,"successful":1,"failed":0}}';
+const STORE_STATS =
+  '{"_shards":{"total":1,"successful":1,"failed":0},"_all":{"primaries":{"store":{"size_in_bytes":55644,"reserved_in_bytes":0}},"total":{"store":{"size_in_bytes":55644,"reserved_in_bytes":0}}},' +
+  '"indices":{"ib_events":{"uuid":"mTPbn52GS86wSedHUvyvGw","primaries":{"store":{"size_in_bytes":55644,"reserved_in_bytes":0}},"total":{"store":{"size_in_bytes":55644,"reserved_in_bytes":0}}}}}';
+
+describe("elasticsearch verifier's storage (the _stats/store answer recorded from a real OpenSearch 2.19.6, the same Index stats API; no Elasticsearch here)", () => {
+  it("refreshes, flushes, then reads indices.<index>.primaries.store.size_in_bytes; no uncompressed figure", async () => {
+    const r = await httpReceiver((req) => ({
+      status: 200,
+      body: req.url === "/ib_events/_stats/store" ? STORE_STATS : SHARDS_OK,
+    }));
+    const v = elasticsearchVerifier.create({ host: "127.0.0.1", port: r.port, params: {}, fields });
+    try {
+      const s = await v.storage!();
+      expect(r.got.map((g) => `${g.method} ${g.url}`)).toEqual([
+        "POST /ib_events/_refresh",
+        "POST /ib_events/_flush",
+        "GET /ib_events/_stats/store",
+      ]);
+      expect(s).toEqual({
+        bytes: 55644,
+        source:
+          "Elasticsearch GET /ib_events/_stats/store after _refresh and _flush: indices.ib_events.primaries.store.size_in_bytes (the primary shards' files; total with replicas 55644)",
+      });
+    } finally {
+      await v.close();
+      await r.close();
+    }
+  });
+
+  it("primaries, not total: with a replica the figure is the primaries' (shape of the recorded answer, total doubled)", () => {
+    const twice = JSON.parse(STORE_STATS);
+    twice.indices.ib_events.total.store.size_in_bytes = 111288;
+    expect(storeSizeOf(twice, "ib_events", "Elasticsearch")).toEqual({ primaries: 55644, total: 111288 });
+  });
+
+  it("an answer without the index's primaries.store.size_in_bytes is E_ES_ANSWER quoting it", () => {
+    expect(() => storeSizeOf(JSON.parse(SHARDS_OK), "ib_events", "Elasticsearch")).toThrow(
+      expect.objectContaining({
+        code: "E_ES_ANSWER",
+        message: expect.stringMatching(
+          /without indices\.ib_events\.primaries\.store\.size_in_bytes: \{"_shards"/,
+        ),
+      }),
+    );
   });
 });

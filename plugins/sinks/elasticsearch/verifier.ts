@@ -22,6 +22,14 @@
  *   seqs share an _id (it is their (gen, seq)), so collisions computed from what was sent are none: deduplicated 0.
  *   Documents of another run are the ledger's `foreign` (SeqLedger with ctx.genBase).
  *
+ * - storage (core/verifier.ts Verifier.storage): `POST /<index>/_refresh` and `POST /<index>/_flush` (every operation
+ *   of the translog committed to Lucene segments, so the figure is the segments, not a translog still to replay),
+ *   then `GET /<index>/_stats/store` ("Index stats API", metric `store`): `indices.<index>.primaries.store
+ *   .size_in_bytes`, the primary shards' files. Primaries, not `total` (primaries and replicas): the index has no
+ *   replica (number_of_replicas 0), so the two agree here, and a replica's copy is not what the rows take once. The
+ *   whole index, which `prepare` created for this run. No uncompressed figure: neither server keeps one for an index
+ *   (the `_source` it keeps is compressed in the stored fields).
+ *
  * Servers that speak this REST API with their own quirks (OpenSearch 2.x, plugins/sinks/opensearch/verifier.ts) get
  * this verifier through `esCompatibleVerifier(flavour)`: an `EsFlavour` names the server, checks it before the index
  * is made, adds index settings and replaces the `_version` pass; the defaults are Elasticsearch's.
@@ -35,6 +43,7 @@ import { GEN_STRIDE, SeqLedger } from "../../../core/ledger.ts";
 import type {
   CountSample,
   Ledger,
+  StorageFootprint,
   Verifier,
   VerifierContext,
   VerifierFactory,
@@ -83,6 +92,38 @@ interface CompositePage {
       buckets?: Array<{ key?: { gen?: unknown; seq?: unknown }; doc_count?: unknown }>;
     };
   };
+}
+
+/** `GET /<index>/_stats/store` as Elasticsearch 8 and OpenSearch 2 answer it (the fields read here). */
+interface StoreStats {
+  indices?: Record<
+    string,
+    {
+      primaries?: { store?: { size_in_bytes?: unknown } };
+      total?: { store?: { size_in_bytes?: unknown } };
+    }
+  >;
+}
+
+/**
+ * The store size of `index` from a `_stats/store` answer: primaries (what the storage figure is) and total (with
+ * replicas), bytes.
+ * @throws IngestbenchError E_ES_ANSWER when the answer has no primaries.store.size_in_bytes for the index
+ */
+export function storeSizeOf(
+  answer: unknown,
+  index: string,
+  label: string,
+): { primaries: number; total: number | null } {
+  const stats = (answer as StoreStats | null)?.indices?.[index];
+  const primaries = stats?.primaries?.store?.size_in_bytes;
+  if (typeof primaries !== "number" || !Number.isFinite(primaries) || primaries < 0)
+    throw new IngestbenchError(
+      "E_ES_ANSWER",
+      `${label} _stats/store answered without indices.${index}.primaries.store.size_in_bytes: ${JSON.stringify(answer).slice(0, 200)}`,
+    );
+  const total = stats?.total?.store?.size_in_bytes;
+  return { primaries, total: typeof total === "number" && Number.isFinite(total) ? total : null };
 }
 
 /** One page of a point-in-time search with `version: true`. */
@@ -282,6 +323,19 @@ class ElasticsearchVerifier implements Verifier {
       await this.api.call("DELETE", "/_pit", { id: pit }, [404]).catch(() => undefined);
     }
     return total;
+  }
+
+  /** The index's store size after a refresh and a flush: its primary shards' files (see the file comment). */
+  async storage(): Promise<StorageFootprint> {
+    await this.api.call("POST", `${this.path}/_refresh`);
+    await this.api.call("POST", `${this.path}/_flush`);
+    const r = await this.api.call("GET", `${this.path}/_stats/store`);
+    const size = storeSizeOf(r.json, this.index, this.flavour.label);
+    const total = size.total === null ? "" : `; total with replicas ${size.total}`;
+    return {
+      bytes: size.primaries,
+      source: `${this.flavour.label} GET ${this.path}/_stats/store after _refresh and _flush: indices.${this.index}.primaries.store.size_in_bytes (the primary shards' files${total})`,
+    };
   }
 
   /** Verifier.retarget: the API's later calls go to `at`. */

@@ -27,6 +27,12 @@
  *   under the ledger: an error. overwritten 0: VictoriaLogs keeps every entry it took (no key, no update; an
  *   Elasticsearch bulk `_id` is ignored). deduplicated 0, from what was sent: it drops no entry for being equal to
  *   another.
+ * - storage (core/verifier.ts Verifier.storage): after `GET /internal/force_flush`, VictoriaLogs' own `/metrics`
+ *   (./storage.ts): `vl_data_size_bytes{type="storage"}` (the entries' compressed parts, in memory and on disk
+ *   alike), `vl_uncompressed_data_size_bytes` (the entries uncompressed).
+ *   Those are the whole instance's, not a run's: they are the run's only where the instance holds nothing else, as
+ *   the local platform's does (./component.ts starts one per run on a fresh -storageDataPath). So the figure is
+ *   refused unless the entries the instance holds (Σ `vl_storage_rows`) are this run's entries, counted by LogsQL.
  */
 import { IngestbenchError } from "../../../core/errors.ts";
 import type { StoredRowReader } from "../../../core/fidelity.ts";
@@ -35,11 +41,13 @@ import { GEN_STRIDE, inRunSpace, SeqLedger } from "../../../core/ledger.ts";
 import type {
   CountSample,
   Ledger,
+  StorageFootprint,
   Verifier,
   VerifierContext,
   VerifierFactory,
 } from "../../../core/verifier.ts";
 import { logsQuery, type LogsQuery } from "./query.ts";
+import { storageFromMetrics } from "./storage.ts";
 import { vlRowReader } from "./rows.ts";
 
 /** Seqs per page of the ledger's read of one gen. */
@@ -148,6 +156,16 @@ class VictoriaLogsVerifier implements Verifier {
         );
     }
     return acc.result(0);
+  }
+
+  /**
+   * The instance's storage from its /metrics after a forced flush, when every entry it holds is this run's (file
+   * comment). @throws IngestbenchError E_VL_STORAGE when the instance holds other entries too
+   */
+  async storage(): Promise<StorageFootprint> {
+    const ours = (await this.sample({ full: true })).stored;
+    const r = await this.api.call("GET", "/metrics");
+    return storageFromMetrics(r.body, ours);
   }
 
   /** Verifier.retarget: the API's later calls go to `at`. */

@@ -208,6 +208,107 @@ describe("nightly decision", () => {
     expect(renderNightly(d)).toMatch(/no regression$/);
   });
 
+  it("storage per million rows is carried per cell against the same baseline nights: shown, a 20 % growth reported (not failing), a 1 % one not", async () => {
+    const r = freshRoot("storage");
+    const NIGHT3 = "2026-11-30T02:17:00.000Z";
+    for (const v of tight) {
+      writeRun({
+        stack: "local-quarter-core",
+        invocation: NIGHT1,
+        rows: v,
+        cell: "a",
+        storageBytesPerMillionRows: 100 * 2 ** 20,
+      });
+      writeRun({
+        stack: "local-quarter-core",
+        invocation: NIGHT1,
+        rows: v,
+        cell: "b",
+        storageBytesPerMillionRows: 50 * 2 ** 20,
+      });
+      writeRun({ stack: "local-quarter-core", invocation: NIGHT1, rows: v, cell: "c" });
+      writeRun({
+        stack: "local-quarter-core",
+        invocation: NIGHT2,
+        rows: v,
+        cell: "a",
+        storageBytesPerMillionRows: 102 * 2 ** 20,
+      });
+      writeRun({
+        stack: "local-quarter-core",
+        invocation: NIGHT2,
+        rows: v,
+        cell: "b",
+        storageBytesPerMillionRows: 50 * 2 ** 20,
+      });
+      writeRun({ stack: "local-quarter-core", invocation: NIGHT2, rows: v, cell: "c" });
+      // tonight: a grows 20 % beyond both nights, b 1 % (outside the range, below 5 %), c records none
+      writeRun({
+        stack: "local-quarter-core",
+        invocation: NIGHT3,
+        rows: v,
+        cell: "a",
+        storageBytesPerMillionRows: 121.2 * 2 ** 20,
+      });
+      writeRun({
+        stack: "local-quarter-core",
+        invocation: NIGHT3,
+        rows: v,
+        cell: "b",
+        storageBytesPerMillionRows: 50.5 * 2 ** 20,
+      });
+      writeRun({ stack: "local-quarter-core", invocation: NIGHT3, rows: v, cell: "c" });
+    }
+    const d = await decideNightly(r, pairs);
+    expect(d.exitCode).toBe(0);
+    const cell = (name: string) => d.pairs[0]!.cells.find((c) => c.cell === name)!;
+    expect(cell("a").storage).toEqual({
+      latestBytesPerMillionRows: 121.2 * 2 ** 20,
+      baselineNights: [
+        { invocation: NIGHT1, bytesPerMillionRows: 100 * 2 ** 20 },
+        { invocation: NIGHT2, bytesPerMillionRows: 102 * 2 ** 20 },
+      ],
+      baselineBytesPerMillionRows: 101 * 2 ** 20,
+      ratio: 1.2,
+      change: "larger",
+    });
+    expect(cell("b").storage).toMatchObject({ ratio: 1.01, change: "none" });
+    expect(cell("c").storage).toBeNull();
+    expect(d.storageChanges.map((c) => c.cell)).toEqual(["a"]);
+    const text = renderNightly(d);
+    expect(text).toContain("disk MiB/M rows");
+    expect(text).toContain("121.2 (1.20x)");
+    expect(text).toMatch(
+      /local-quarter-core\/quickstart\/a: storage larger: 121\.20 MiB per million rows, 1\.20x the baseline nights' 101\.00 \(range 100\.00–102\.00; reported, not failing\)/,
+    );
+    expect(text).toMatch(/no regression$/);
+    const md = nightlyMarkdown(d);
+    expect(md).toContain("| disk MiB/M rows |");
+    expect(md).toMatch(
+      /\*\*Storage changed\*\* \(reported, not failing\)\n\n- local-quarter-core\/quickstart\/a: storage larger/,
+    );
+    // baseline nights that recorded no storage (before the sink could say): tonight's value, no ratio, no change
+    const before = freshRoot("storage-before");
+    for (const v of tight) {
+      writeRunRecord(before, { stack: "local-quarter-core", invocation: NIGHT1, rows: v });
+      writeRunRecord(before, {
+        stack: "local-quarter-core",
+        invocation: NIGHT2,
+        rows: v,
+        storageBytesPerMillionRows: 7,
+      });
+    }
+    const one = await decideNightly(before, pairs);
+    expect(one.pairs[0]!.cells[0]!.storage).toEqual({
+      latestBytesPerMillionRows: 7,
+      baselineNights: [],
+      baselineBytesPerMillionRows: null,
+      ratio: null,
+      change: null,
+    });
+    expect(renderNightly(one)).toMatch(/│ 0\.0 +│/);
+  });
+
   it("two identical nights of 2 replicates are inconclusive, not a 0.93x regression (the false alarm this rule stops)", async () => {
     const r = freshRoot("two-reps");
     for (const v of [100_000, 101_000])
