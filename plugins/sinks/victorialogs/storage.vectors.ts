@@ -1,7 +1,7 @@
 /**
  * VictoriaLogs 1.52.2's /metrics, the families ./storage.ts reads and their neighbours, recorded from the real
  * server (the project's build, scripts/build-victorialogs.sh) after 3000 JSON lines at /insert/jsonline and
- * `GET /internal/force_flush` (Intel Xeon, 2026-12-07; the data path renamed). Read by ./storage.test.ts.
+ * `GET /internal/force_flush` (recorded 2026-12-07, the data path renamed; where: docs/measurements.md). Read by ./storage.test.ts.
  */
 export const VL_METRICS_3000 = `vl_bytes_ingested_total{type="jsonline"} 339780
 vl_rows_ingested_total{type="jsonline"} 3000
