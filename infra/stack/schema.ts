@@ -280,7 +280,7 @@ export const dockerOptionsSchema = z
 export type DockerOptions = z.infer<typeof dockerOptionsSchema>;
 
 /** An IPv4 address with a prefix length, e.g. "198.51.100.7/32"; the prefix must be /24 or longer (one caller, not a range). */
-const callerCidr = z.string().superRefine((v, ctx) => {
+export const callerCidr = z.string().superRefine((v, ctx) => {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(v);
   if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32) {
     ctx.addIssue({
