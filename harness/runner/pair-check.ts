@@ -23,7 +23,9 @@ import { hostPrograms } from "../../core/limits.ts";
 import { resolveProgram, type Program, type ProgramSpec } from "../../core/program.ts";
 import { displayPath, fieldLocation } from "../../core/yaml.ts";
 import { resolveImage, type ResolvedImage } from "../../infra/docker/images.ts";
-import { callerCidr, loadPulumiStack } from "../../infra/stack/schema.ts";
+import { callerCidr, isDocumentationAddress, loadPulumiStack } from "../../infra/stack/schema.ts";
+
+export { isDocumentationAddress };
 import { findCollector, findSink, pluginNamed } from "../../plugins/registry.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import { checkMemoryFloors } from "./memory-floor.ts";
@@ -54,14 +56,6 @@ export interface PairFinding {
 
 /** The environment variable that overrides an azure stack's `ingestbench:azure.allowFrom` for a run (e.g. "198.18.7.9/32"). */
 export const ALLOW_FROM_ENV = "INGESTBENCH_AZURE_ALLOW_FROM";
-
-/** RFC 5737 documentation ranges (TEST-NET-1, -2, -3): never a caller's real address. */
-const DOCUMENTATION = [/^192\.0\.2\./, /^198\.51\.100\./, /^203\.0\.113\./];
-
-/** Whether an IPv4 address or CIDR lies in an RFC 5737 documentation range. */
-export function isDocumentationAddress(cidr: string): boolean {
-  return DOCUMENTATION.some((r) => r.test(cidr));
-}
 
 /** What the pair check is given besides the stack and the cells. */
 export interface PairCheckOptions {
