@@ -145,6 +145,15 @@ export interface CatalogVariant {
 export type ImageSource = "upstream" | "debian";
 
 /** "15" is met by "15", "15.18"; "3.38" by "3.38.1"; not "3.380" (the deployed pin rule, harness/remote/versions.ts). */
+/**
+ * A pin rule for deployed components: the running version equals the pin or extends it by more parts
+ * ("25.8" is met by "25.8.2"; "1.12.0" by "1.12.0"; "3.38" not by "3.380").
+ */
+export function matchesImagePin(pinned: string, running: string): boolean {
+  const bare = running.replace(/ \(.*\)$/, "");
+  return bare === pinned || bare.startsWith(`${pinned}.`);
+}
+
 function extendsVersion(base: string, v: string): boolean {
   return v === base || v.startsWith(`${base}.`);
 }

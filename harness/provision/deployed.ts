@@ -15,7 +15,6 @@
  * components or settings differ from what is deployed is re-deployed in place first (`pulumi up` with the cell's
  * `ingestbench:cell` config).
  */
-import { pluginNamed } from "../../plugins/registry.ts";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { StackOutputs } from "../../core/outputs.ts";
@@ -38,6 +37,7 @@ import { requireSinkPasswords } from "./passwords.ts";
 import { resolveImage, type ResolvedImage } from "../../infra/docker/images.ts";
 import { checkSteps } from "../runner/step-checks.ts";
 import { hostRoles } from "../runner/site.ts";
+import { allowFromConfig, errorOf, placeholderFindings, platformFindings } from "../runner/pair-check.ts";
 
 const defaultProjectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -160,21 +160,10 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
           "E_PLATFORM",
           `stack ${stack.name}: a local stack is provisioned per run, not deployed with Pulumi`,
         );
-      // a component with no container image (a local-only plugin: VictoriaLogs, rsyslog) cannot be deployed
-      for (const plan of plans) {
-        for (const [what, block] of [
-          ["sink", plan.sink],
-          ["collector", plan.collector],
-        ] as const) {
-          if (block && !pluginNamed(block.name).image) {
-            throw new ConfigurationError(
-              what === "sink" ? "E_SINK" : "E_COLLECTOR",
-              `scenario ${plan.scenario}: ${what} "${block.name}" has no container image: it runs on local stacks only (stack ${stack.name} is a ${stack.platform} stack)`,
-              { field: what },
-            );
-          }
-        }
-      }
+      // what the platform runs (images, steps, generator: none) and the pins against the images are the pair check's
+      // (harness/runner/pair-check.ts), which calls this for what only a deployment knows: hosts, steps' targets
+      const unsupported = plans.flatMap((p) => platformFindings(stack, p))[0];
+      if (unsupported) throw errorOf(unsupported);
       const components: string[] = [];
       for (const plan of plans) {
         const config = cellConfig(stack, plan);
@@ -182,27 +171,6 @@ export function pulumiStacks(opts: PulumiStacksOptions = {}): DeployedStacks {
           if (k.startsWith("ingestbench:components.")) components.push(v.value);
       }
       componentsOf.set(stack.name, components);
-      // fault steps (harness/runner/steps.ts) run on local and docker stacks (harness/remote/docker-steps.ts), each
-      // checked against the stack here; azure's sites offer none: refused before anything is deployed
-      const withSteps = plans.find((p) => p.steps?.length);
-      if (withSteps && stack.platform !== "docker") {
-        throw new ConfigurationError(
-          "E_STEP_PLATFORM",
-          `scenario ${withSteps.scenario}: fault steps (steps:) run on local and docker stacks; stack ${stack.name} is a ${stack.platform} stack (its sites offer no kill, stop, restart, exec or network steps yet)`,
-          { field: "steps" },
-        );
-      }
-      // generator: none (the collector's own load, harness/runner/self-load.ts): on docker each run uploads the
-      // collector's config with its gens and restarts it (harness/remote/site.ts); azure's sites cannot restart a
-      // collector with another config in a run: refused before anything is deployed
-      const selfLoad = plans.find((p) => p.selfLoad);
-      if (selfLoad && stack.platform !== "docker") {
-        throw new ConfigurationError(
-          "E_GENERATOR_NONE",
-          `scenario ${selfLoad.scenario}: generator: none runs on local and docker stacks; stack ${stack.name} (platform ${stack.platform}) runs on a site that cannot start ${selfLoad.selfLoad!.collector}'s ${selfLoad.selfLoad!.input} with a run's own generator ids (the ledger could not tell its events from another run's). Its config renders (ingestbench validate)`,
-          { field: "generator" },
-        );
-      }
       for (const p of plans)
         if (p.steps?.length) checkSteps(stack, hostRoles(Object.keys(stack.hosts), p), p);
       // the images the cells run (a version without a Debian-built image is refused here, exit 2)
@@ -434,7 +402,10 @@ export async function deployStack(opts: DeployOptions): Promise<StackOutputs> {
       opts.cell,
     );
     config = cellConfig(stack, plan);
-  }
+  } else if (Object.keys(allowFromConfig(stack)).length > 0) config = allowFromConfig(stack);
+  // a placeholder left in the stack (azure's documentation allowFrom) is refused before anything is deployed
+  const placeholder = placeholderFindings(stack)[0];
+  if (placeholder) throw errorOf(placeholder);
   const notice = opts.notice ?? ((t: string) => void process.stderr.write(t));
   return withDeployLock(
     stack.name,

@@ -5,8 +5,8 @@
  * halfway; here it is refused with its name and the command that builds it.
  */
 import { spawnSync } from "node:child_process";
-import { ConfigurationError, ProvisioningError } from "../../core/errors.ts";
-import { matchesImagePin } from "../remote/versions.ts";
+import { ProvisioningError } from "../../core/errors.ts";
+import { checkImagePin } from "../runner/pair-check.ts";
 import { resolveImage, type ResolvedImage } from "../../infra/docker/images.ts";
 import type { PulumiStack } from "../../infra/stack/schema.ts";
 import type { CellPlan } from "../runner/cell-plan.ts";
@@ -38,29 +38,6 @@ export function cellImages(stack: PulumiStack, plans: readonly CellPlan[]): Reso
   if (Object.values(stack.spec.hosts).some((h) => h.limits.network !== undefined))
     add(resolveImage("shaper", source, undefined));
   return [...out.values()];
-}
-
-/**
- * The scenario's pin of a component against the version of the image the stack deploys for it, by the rule the
- * deployed site applies after `up` (harness/remote/site.ts checkComponent), so that a pair that would be refused
- * there is refused before anything is deployed.
- * @throws ConfigurationError E_VERSION naming the scenario's pin, the image and its version
- */
-export function checkImagePin(
-  stackName: string,
-  scenario: string,
-  component: string,
-  pinned: unknown,
-  image: ResolvedImage,
-): void {
-  if (typeof pinned !== "string") return;
-  const deploys = image.entry.version;
-  if (matchesImagePin(deploys, pinned) || matchesImagePin(pinned, deploys)) return;
-  throw new ConfigurationError(
-    "E_VERSION",
-    `scenario ${scenario} pins ${component} ${pinned}, but stack ${stackName} deploys ${component} ${deploys} (image ${image.ref}); refusing before anything is deployed`,
-    { field: "version" },
-  );
 }
 
 /** The hint for an engine that does not answer. */

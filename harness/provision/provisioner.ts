@@ -37,6 +37,7 @@ import { stackFile } from "../../infra/stack/schema.ts";
 import { writeSecretFile } from "../../core/secrets.ts";
 import type { EventField } from "../../core/events/types.ts";
 import { collectorHosts } from "../runner/versions.ts";
+import { allowFromConfig } from "../runner/pair-check.ts";
 import { ConfigurationError, IngestbenchError, ProvisioningError } from "../../core/errors.ts";
 import { parseStackOutputs, type OutputMap } from "./outputs.ts";
 import { pulumiCommand } from "./pulumi-cli.ts";
@@ -70,8 +71,11 @@ export interface StackCell {
  *   or `collector-1`, `collector-2`, … as harness/runner/versions.ts collectorHosts finds them);
  * - `ingestbench:cell`: `{ event, collector: { <name>: block } | "none", sink: { <name>: block } }` (the schema's
  *   `ingestbench:cell`, infra/stack/schema.ts), as JSON text: one top-level string, which Pulumi hands the program
- *   verbatim and the schema decodes (no YAML or `--path` typing of its leaves).
- * @throws ConfigurationError E_STACK_HOSTS when the stack lacks the host a component runs on
+ *   verbatim and the schema decodes (no YAML or `--path` typing of its leaves);
+ * - on an azure stack, `ingestbench:azure.allowFrom` when INGESTBENCH_AZURE_ALLOW_FROM gives the caller's address for
+ *   this run (harness/runner/pair-check.ts allowFromConfig; the stack file's other azure keys stay).
+ * @throws ConfigurationError E_STACK_HOSTS when the stack lacks the host a component runs on; E_ALLOW_FROM when
+ *   INGESTBENCH_AZURE_ALLOW_FROM is not an IPv4 CIDR of /24 or longer
  */
 export function cellConfig(stack: StackSpec, cell: StackCell): ConfigMap {
   const hostNames = Object.keys(stack.hosts);
@@ -97,7 +101,8 @@ export function cellConfig(stack: StackSpec, cell: StackCell): ConfigMap {
     sink: { [cell.sink.name]: cell.sink.config },
   };
   config["ingestbench:cell"] = { value: JSON.stringify(value), secret: false };
-  return config;
+  // the caller's address given for this run (INGESTBENCH_AZURE_ALLOW_FROM) is the one the network admits
+  return { ...config, ...allowFromConfig(stack) };
 }
 
 /**
@@ -355,8 +360,9 @@ export function writeCellConfigFile(
     const colon = key.indexOf(":");
     const [top, ...rest] = key.slice(colon + 1).split(".");
     const name = `${key.slice(0, colon + 1)}${top}`;
-    // the cell's map replaces the file's (a cell without a collector must not inherit the file's collector host)
-    if (rest.length > 0 && !replaced.has(name)) {
+    // the cell's components replace the file's (a cell without a collector must not inherit the file's collector
+    // host); other maps keep the file's keys (`ingestbench:azure.allowFrom` replaces allowFrom only)
+    if (rest.length > 0 && name === "ingestbench:components" && !replaced.has(name)) {
       doc.setIn(["config", name], doc.createNode({}));
       replaced.add(name);
     }

@@ -13,14 +13,8 @@ export function versionIn(output: string): string | null {
   return /\d+\.\d+(?:\.\d+)?/.exec(output)?.[0] ?? null;
 }
 
-/**
- * A pin rule for deployed components: the running version equals the pin or extends it by more parts
- * ("25.8" is met by "25.8.2"; "1.12.0" by "1.12.0"; "3.38" not by "3.380").
- */
-export function matchesImagePin(pinned: string, running: string): boolean {
-  const bare = running.replace(/ \(.*\)$/, "");
-  return bare === pinned || bare.startsWith(`${pinned}.`);
-}
+// the pin rule of deployed components lives with the catalog (the pair check before provisioning uses it too)
+export { matchesImagePin } from "../../core/catalog.ts";
 
 /**
  * The running version of `component` in the container behind `shell`.

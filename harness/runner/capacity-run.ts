@@ -24,9 +24,7 @@ import {
   type SearchOptions,
   type StepOffer,
 } from "./capacity.ts";
-import { driveItems, EXIT_BY_KIND, type DeployedStacks } from "./drive.ts";
-import { checkRunnableLocally } from "./local-site.ts";
-import { checkMemoryFloors } from "./memory-floor.ts";
+import { checkCellsOnStack, driveItems, EXIT_BY_KIND, type DeployedStacks } from "./drive.ts";
 import { loadScenarioFile, planCells } from "./plan.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
 import { GROWTH_MIN_MS, MIN_WINDOW } from "./saturation.ts";
@@ -237,11 +235,8 @@ export async function capacityCommand(
   const plan = capacityPlan(scenarioFile, flags);
   const { bounds, search } = capacityOptions(flags, plan);
   // every stack is checked before the first step provisions anything (driveItems checks again per step)
-  for (const stack of o.stacks) {
-    checkMemoryFloors(stack, plan);
-    if (stack.platform === "local" || !o.deployed) checkRunnableLocally(stack, plan);
-    else o.deployed.check(stack, [plan]);
-  }
+  for (const stack of o.stacks)
+    checkCellsOnStack(stack, [plan], stack.platform === "local" ? undefined : o.deployed);
   const progress = new Progress(flags.quiet ? "quiet" : flags.progress, undefined, undefined, {
     verbose: flags.verbose,
   });

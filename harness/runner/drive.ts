@@ -13,11 +13,12 @@ import { parseRunDuration } from "../../core/units.ts";
 import type { LockWait, RunRecord } from "../results/types.ts";
 import { prepareResultsDir } from "../results/preflight.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
-import { checkLocalPrivileges, checkRunnableLocally } from "./local-site.ts";
+import { checkLocalPrivileges } from "./local-site.ts";
+import { checkPair, pairFindings, type PairFinding } from "./pair-check.ts";
+import { acceptingHintText, pairRefusalText, type Taker } from "../../ui/pair-check.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import { BenchRun } from "./run.ts";
 import { hostRoles } from "./site.ts";
-import { checkMemoryFloors } from "./memory-floor.ts";
 import { acquireStackLock, describeHolder, StackLockedError, type StackLock } from "./stack-lock.ts";
 
 /** Exit code per error kind recorded in run.json (see errors.ts). */
@@ -228,12 +229,13 @@ export function runItems(work: StackWork[]): RunItem[] {
 
 /**
  * Whether these cells can run on this stack, checked before anything is provisioned (by the driver for every planned
- * run, and by `ingestbench validate STACK SCENARIO`): memory caps against the components' floors, then on a local
- * stack its components and hosts (./local-site.ts checkRunnableLocally), on a docker or azure stack what `deployed`
- * checks (harness/provision/deployed.ts: hosts, steps, generator: none, images), and an application under test only
- * on local stacks. Without `deployed`, a deployed stack is refused as checkRunnableLocally refuses it (naming the
- * command that runs it).
- * @throws ConfigurationError naming the file and field (E_CAP_TOO_SMALL, E_STACK_HOSTS, E_APP_NOT_RUNNABLE, …)
+ * run, and by `ingestbench validate STACK SCENARIO`): the pair check (./pair-check.ts: memory floors, what the
+ * platform runs, pins against the stack's images or installed programs, placeholders left in the stack, and the
+ * site's own checks — `deployed` for docker and azure, harness/provision/deployed.ts). Without `deployed`, a deployed
+ * stack is refused as checkRunnableLocally refuses it (naming the command that runs it). With `stacksDir`, a refusal
+ * that says where the scenario cannot run carries a hint naming the stacks that take it (acceptingHint).
+ * @throws PairRefusedError (a ConfigurationError with every finding; its code, field and location the first one's:
+ *         E_CAP_TOO_SMALL, E_SINK, E_VERSION, E_PLACEHOLDER, E_STACK_HOSTS, E_APP_NOT_RUNNABLE, …)
  */
 export function checkCellsOnStack(
   stack: StackSpec,
@@ -241,20 +243,25 @@ export function checkCellsOnStack(
   deployed?: Pick<DeployedStacks, "check">,
   stacksDir?: string,
 ): void {
-  try {
-    checkCellsOnStackHere(stack, plans, deployed);
-  } catch (err) {
-    if (stacksDir === undefined || !(err instanceof ConfigurationError) || !ELSEWHERE.has(err.code))
-      throw err;
-    throw new ConfigurationError(
-      err.code,
-      `${err.message}; ${acceptingHint(stack, plans, deployed, stacksDir)}`,
-      {
-        cause: err,
-        ...(err.location !== undefined ? { location: err.location } : {}),
-        ...(err.field !== undefined ? { field: err.field } : {}),
-      },
-    );
+  const findings = pairFindings(stack, plans, deployed ? { deployed } : {});
+  if (findings.length === 0) return;
+  const hint =
+    stacksDir !== undefined && findings.some((f) => ELSEWHERE.has(f.code))
+      ? acceptingHint(stack, plans, deployed, stacksDir)
+      : undefined;
+  throw new PairRefusedError(stack.name, plans[0]?.scenario ?? "", findings, hint);
+}
+
+/** A stack's refusal of a scenario: every finding of the pair check (ui/pair-check.ts says it). */
+export class PairRefusedError extends ConfigurationError {
+  readonly findings: readonly PairFinding[];
+  constructor(stack: string, scenario: string, findings: readonly PairFinding[], hint?: string) {
+    const first = findings[0]!;
+    super(first.code, pairRefusalText(stack, scenario, findings, hint), {
+      ...(first.field !== undefined ? { field: first.field } : {}),
+      ...(first.location !== undefined ? { location: first.location } : {}),
+    });
+    this.findings = findings;
   }
 }
 
@@ -268,11 +275,16 @@ const ELSEWHERE = new Set([
   "E_VERSION",
   "E_STACK_FIELD",
   "E_PROGRAM_MISSING",
+  "E_PROGRAM_VERSION",
+  "E_CAP_TOO_SMALL",
+  "E_PLACEHOLDER",
 ]);
 
 /**
- * "stacks that take it (checked now): a, b": the other stacks of `stacksDir` on which the same check passes, at most
- * three; local stacks are checked against the programs installed on this machine, which the hint says.
+ * "stacks that take it, checked now: a, b (accepted if …)": the other stacks of `stacksDir` whose pair check finds
+ * nothing, or only what this machine or the user can lift (a program to install, allowFrom to set: said in the hint);
+ * at most three, those that take it now first, then local, docker, azure. A local stack's answer depends on the
+ * programs installed here: the hint names them. Docker and azure stacks are checked only with `deployed`.
  */
 export function acceptingHint(
   stack: StackSpec,
@@ -280,46 +292,30 @@ export function acceptingHint(
   deployed: Pick<DeployedStacks, "check"> | undefined,
   stacksDir: string,
 ): string {
-  const takers: StackSpec[] = [];
+  const takers: Taker[] = [];
   for (const name of listStacks(stacksDir)) {
     if (name === stack.name) continue;
     try {
       const other = loadStack(name, stacksDir);
-      checkCellsOnStackHere(other, plans, other.platform === "local" ? undefined : deployed);
       if (other.platform !== "local" && !deployed) continue;
-      takers.push(other);
+      const r = checkPair(other, plans, other.platform === "local" ? {} : { deployed: deployed! });
+      if (!r.findings.every((f) => f.unless !== undefined)) continue;
+      takers.push({
+        name: other.name,
+        platform: other.platform,
+        conditions: [...new Set(r.findings.map((f) => f.unless!))],
+        programs: r.programs,
+        unchecked: r.unchecked,
+      });
     } catch {
-      // any refusal of another stack (a hint's search must not fail the run that asked for it)
+      // a stack that cannot be loaded or checked (a hint's search must not fail the run that asked for it)
     }
   }
-  // a newcomer's order: this machine first, then its Docker engine, then the cloud
+  // a newcomer's order: what takes it now, then this machine first, then its Docker engine, then the cloud
   const order = ["local", "docker", "azure"];
-  takers.sort((a, b) => order.indexOf(a.platform) - order.indexOf(b.platform));
-  takers.splice(3);
-  if (takers.length === 0)
-    return `no stack in ${displayPath(stacksDir)}/ takes this scenario (each was checked)`;
-  const local = takers.some((t) => t.platform === "local")
-    ? " (local stacks as this machine's installed programs allow)"
-    : "";
-  return `stacks that take it, checked now${local}: ${takers.map((t) => `--stack ${t.name}`).join(", ")}`;
-}
-
-function checkCellsOnStackHere(
-  stack: StackSpec,
-  plans: readonly CellPlan[],
-  deployed?: Pick<DeployedStacks, "check">,
-): void {
-  for (const plan of plans) checkMemoryFloors(stack, plan);
-  if (plans.length === 0) return;
-  if (stack.platform === "local") for (const plan of plans) checkRunnableLocally(stack, plan);
-  else if (plans.some((p) => p.app)) {
-    throw new ConfigurationError(
-      "E_APP_NOT_RUNNABLE",
-      `scenario ${plans[0]!.scenario}: an application under test runs on local stacks only (stack ${stack.name} is ${stack.platform})`,
-      { field: "app" },
-    );
-  } else if (deployed) deployed.check(stack, plans);
-  else checkRunnableLocally(stack, plans[0]!); // says which command runs it
+  const rank = (t: Taker) => (t.conditions.length > 0 ? 3 : 0) + order.indexOf(t.platform);
+  takers.sort((a, b) => rank(a) - rank(b));
+  return acceptingHintText(takers.slice(0, 3), displayPath(stacksDir));
 }
 
 /**

@@ -25,23 +25,19 @@ import {
   restoreCpuLimit,
 } from "../../infra/local/cgroup.ts";
 import { reshapeLink } from "../../infra/local/netns.ts";
-import { checkSteps } from "./step-checks.ts";
 import { open, readdir, statfs } from "node:fs/promises";
 import path from "node:path";
 import { dedupeExhaustion, exhaustionIn, type Exhaustion } from "./exhaustion.ts";
 import { describeDrop, describeFill, DISK_FILL_SCRIPT, dropConnectionsArgv } from "./step-scripts.ts";
 import { provisionLocal } from "../../infra/local/platform.ts";
 import type { LocalHost, LocalStack } from "../../core/hosts.ts";
-import { ConfigurationError, interruptedError, ProvisioningError } from "../../core/errors.ts";
-import { displayPath, fieldLocation } from "../../core/yaml.ts";
+import { interruptedError, ProvisioningError } from "../../core/errors.ts";
 import { createLocalObserver } from "../observers/local.ts";
 import { localGeneratorProgram } from "../generators/bundle.ts";
 import type { Observer } from "../observers/types.ts";
 import type { CollectorSignals, RunRecord, SinkSignals } from "../results/types.ts";
 import type { CellPlan } from "./cell-plan.ts";
-import type { ComponentFactory, Downstream } from "../../core/component.ts";
-import { hostPrograms } from "../../core/limits.ts";
-import { resolveProgram } from "../../core/program.ts";
+import type { Downstream } from "../../core/component.ts";
 import type { ExecResult, StepHost, StepTarget } from "./steps.ts";
 import type { SelfLoadCounts } from "./self-load.ts";
 import {
@@ -59,100 +55,9 @@ import {
 } from "./site.ts";
 import { checkVersions, collectorHosts } from "./versions.ts";
 
-/**
- * Can this cell run on this local stack? Checked before anything is provisioned (the driver checks every planned run
- * before the first starts): a local stack; a local component (and verifier) for the sink and the collector — the
- * container-only ones (Fluentd, Fluent Bit, Vector, Elasticsearch, Loki, GridDB) run on docker and azure stacks —
- * and the hosts the cell needs.
- * @throws ConfigurationError E_PLATFORM, E_SINK, E_COLLECTOR or E_STACK_HOSTS, naming the stack file and field
- */
-export function checkRunnableLocally(
-  stack: StackSpec,
-  plan: Pick<CellPlan, "sink" | "collector" | "scenario" | "steps" | "app"> & { scenarioFile?: string },
-): void {
-  if (stack.platform !== "local") {
-    throw new ConfigurationError(
-      "E_PLATFORM",
-      `${fieldLocation(stack.file, ["config", "ingestbench:platform"])}: stack ${stack.name}: platform "${stack.platform}" is provisioned with Pulumi; this command runs local stacks`,
-      { field: "config.ingestbench:platform" },
-    );
-  }
-  // "file:line:col: sink.<name>: " at the plugin's name in the scenario file, when the plan says which file
-  const at = (what: string, name: string): string =>
-    plan.scenarioFile ? `${fieldLocation(plan.scenarioFile, [what, name], "key")}: ` : "";
-  const elsewhere = (what: string, name: string): string =>
-    `${at(what, name)}scenario ${plan.scenario}: ${what} "${name}" has no local component: it runs on docker and azure stacks only (stack ${stack.name} is a local stack)`;
-  // every sink plugin has its verifier (core/plugin.ts): a sink with a local component can be counted locally
-  if (!findSink(plan.sink.name)?.local)
-    throw new ConfigurationError("E_SINK", elsewhere("sink", plan.sink.name), { field: "sink" });
-  if (plan.collector && !findCollector(plan.collector.name)?.local) {
-    throw new ConfigurationError("E_COLLECTOR", elsewhere("collector", plan.collector.name), {
-      field: "collector",
-    });
-  }
-  const localCollector = plan.collector ? findCollector(plan.collector.name)!.local! : undefined;
-  if (plan.collector && localCollector?.writesTo && !localCollector.writesTo.includes(plan.sink.name)) {
-    throw new ConfigurationError(
-      "E_COLLECTOR",
-      `${at("sink", plan.sink.name)}scenario ${plan.scenario}: collector "${plan.collector.name}" on the local platform writes into ${localCollector.writesTo.join(", ") || "no sink"}, not into sink "${plan.sink.name}" (plugins/collectors/${plan.collector.name}/README.md says why); use a docker or azure stack for this pairing`,
-      { field: "sink" },
-    );
-  }
-  const roles = hostRoles(Object.keys(stack.hosts), plan);
-  for (const role of roles) {
-    if (!stack.hosts[role]) {
-      const need = roles.map((r) => `"${r}"`).join(plan.collector ? ", " : " and ");
-      const where = fieldLocation(stack.file, ["config", "ingestbench:hosts"]);
-      // a host the scenario names itself (the application's `app.host`) is pointed at in the scenario too: a typo there
-      // is the likelier mistake
-      const named =
-        plan.app?.spec.host === role && plan.scenarioFile
-          ? `${fieldLocation(plan.scenarioFile, ["app", "host"])}: "${role}" is not a host of stack ${stack.name}; `
-          : "";
-      throw new ConfigurationError(
-        "E_STACK_HOSTS",
-        `${named}${where}: this scenario${plan.scenarioFile ? ` (${displayPath(plan.scenarioFile)})` : ""} needs hosts ${need}; the stack has ${Object.keys(stack.hosts).join(", ")}`,
-        { field: `config.ingestbench:hosts.${role}` },
-      );
-    }
-  }
-  checkSteps(stack, roles, plan);
-  checkPrograms(stack, plan);
-}
-
-/**
- * The installed programs the cell's local components run (core/program.ts): found on each host that runs them, and
- * their versions read from the programs themselves and held against the pins, before anything is provisioned.
- * @throws ConfigurationError E_PROGRAM_MISSING, E_PROGRAM_VERSION, or E_VERSION naming both versions
- */
-function checkPrograms(stack: StackSpec, plan: Pick<CellPlan, "sink" | "collector">): void {
-  const uses: { factory: ComponentFactory; config: unknown; hosts: string[] }[] = [
-    { factory: findSink(plan.sink.name)!.local!, config: plan.sink.config, hosts: [SINK] },
-  ];
-  if (plan.collector) {
-    uses.push({
-      factory: findCollector(plan.collector.name)!.local!,
-      config: plan.collector.config,
-      hosts: collectorHosts(Object.keys(stack.hosts)),
-    });
-  }
-  for (const { factory, config, hosts } of uses) {
-    if (!factory.program) continue;
-    const pinned = factory.program.pin(config);
-    for (const role of hosts) {
-      const where = fieldLocation(stack.file, ["config", "ingestbench:hosts", role]);
-      const choice = hostPrograms(stack.hosts[role]!)[factory.name];
-      const found = resolveProgram(factory.program.spec, choice, where);
-      if (!factory.matchesPin(pinned, found.version)) {
-        throw new ConfigurationError(
-          "E_VERSION",
-          `${where}: ${factory.name} at ${found.argv.join(" ")} (${found.from}) reports version ${found.version}, but the scenario pins ${pinned}; refusing before provisioning: install ${pinned}, or set the scenario's version to ${found.version} to measure that one`,
-          { field: `config.ingestbench:hosts.${role}.programs.${factory.name}` },
-        );
-      }
-    }
-  }
-}
+// the pair check (./pair-check.ts) holds the local platform's checks too: one module for every platform
+export { checkRunnableLocally } from "./pair-check.ts";
+import { checkRunnableLocally } from "./pair-check.ts";
 
 /**
  * Local stacks need root: their caps are cgroups, network namespaces and tc, and the observer reads each host's

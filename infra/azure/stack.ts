@@ -17,7 +17,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { catalogEntry, imageRef } from "../catalog.ts";
 import type { StackOutputs } from "../../core/outputs.ts";
 import { hostPipelines, hostPorts, pipelineOf } from "../docker/pipeline.ts";
-import type { AzureOptions, PulumiStack } from "../stack/schema.ts";
+import { isDocumentationAddress, type AzureOptions, type PulumiStack } from "../stack/schema.ts";
 import { NODE_EXPORTER_PORT } from "./cloud-init.ts";
 import { DEFAULT_DATA_DISK_GIB } from "./disk.ts";
 import { AzureHost } from "./host.ts";
@@ -30,9 +30,6 @@ export interface AzureStackArgs {
   /** deployment time, ms since the epoch (expiry tag and shutdown time); default Date.now() */
   now?: number;
 }
-
-/** RFC 5737 documentation ranges: never a caller's real address. */
-const DOCUMENTATION = [/^192\.0\.2\./, /^198\.51\.100\./, /^203\.0\.113\./];
 
 /** Tags on every resource: owner, expiry (ISO 8601 UTC, deploy time + ingestbench:expiry) and the stack. */
 export function stackTags(stack: PulumiStack, now: number): Record<string, string> {
@@ -66,7 +63,7 @@ export function deployChecks(stack: PulumiStack): { azure: AzureOptions; sshPubl
         `pulumi config set --path ingestbench:azure.sshPublicKey "$(cat ~/.ssh/id_ed25519.pub)" --stack ${spec.name}`,
     );
   }
-  if (DOCUMENTATION.some((r) => r.test(azure.allowFrom))) {
+  if (isDocumentationAddress(azure.allowFrom)) {
     throw new Error(
       `ingestbench: stack ${spec.name}: ingestbench:azure.allowFrom is ${azure.allowFrom}, a documentation address (RFC 5737) standing in for yours; ` +
         `set your public address: pulumi config set --path ingestbench:azure.allowFrom <your-ip>/32 --stack ${spec.name}`,

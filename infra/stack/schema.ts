@@ -301,8 +301,19 @@ export const dockerOptionsSchema = z
 /** The validated `ingestbench:docker` block. */
 export type DockerOptions = z.infer<typeof dockerOptionsSchema>;
 
+/** RFC 5737 documentation ranges (TEST-NET-1, -2, -3): never a caller's real address. */
+const DOCUMENTATION = [/^192\.0\.2\./, /^198\.51\.100\./, /^203\.0\.113\./];
+
+/**
+ * Whether an IPv4 address or CIDR lies in an RFC 5737 documentation range (the committed azure stacks' allowFrom
+ * stand-in, 203.0.113.10/32): refused before deploying (harness/runner/pair-check.ts) and by the program (infra/azure/stack.ts).
+ */
+export function isDocumentationAddress(cidr: string): boolean {
+  return DOCUMENTATION.some((r) => r.test(cidr));
+}
+
 /** An IPv4 address with a prefix length, e.g. "198.51.100.7/32"; the prefix must be /24 or longer (one caller, not a range). */
-const callerCidr = z.string().superRefine((v, ctx) => {
+export const callerCidr = z.string().superRefine((v, ctx) => {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(v);
   if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32) {
     ctx.addIssue({

@@ -388,8 +388,23 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
       ...ssh.withPath(docker.env),
       PATH: [ssh.binDir, docker.binDir, pulumi.binDir, PG_BIN, process.env.PATH].join(path.delimiter),
       INGESTBENCH_SSH_IDENTITY: "/keys/ib_ed25519",
+      // the committed stack file's allowFrom is the RFC 5737 placeholder, which the pair check refuses (exit 2, below);
+      // the caller's address for this run (a CGNAT address: not a documentation range) goes into the deployment
+      INGESTBENCH_AZURE_ALLOW_FROM: "100.64.12.34/32",
     };
     const file = scenario("deployed-azure");
+    // without the override, refused before anything is deployed (no `pulumi up`)
+    const { INGESTBENCH_AZURE_ALLOW_FROM: _override, ...noOverride } = env;
+    const refused = spawnSync(
+      process.execPath,
+      ["bin/ingestbench.js", "bench", "--stack", AZ, file, "--results", results, "--quiet"],
+      { cwd: repoRoot, env: noOverride, encoding: "utf8", timeout: 60_000 },
+    );
+    expect(refused.status, refused.stderr).toBe(2);
+    expect(refused.stderr).toMatch(
+      /Pulumi\.azure-d2s-v5\.yaml:\d+:\d+: config\.ingestbench:azure\.allowFrom: allowFrom 203\.0\.113\.10\/32 is a documentation address.*INGESTBENCH_AZURE_ALLOW_FROM=<your-ip>\/32/,
+    );
+    expect(pulumi.calls().filter((c) => c.argv[0] === "up")).toEqual([]);
     const r = spawnSync(
       process.execPath,
       ["bin/ingestbench.js", "bench", "--stack", AZ, file, "--results", results, "--quiet"],
@@ -434,6 +449,15 @@ describe("a scenario on a deployed docker stack (recording Pulumi and Docker CLI
     ).toBe(true);
     expect(pulumi.state().stacks[AZ]!.resourceCount).toBe(0);
     expect(generatorsAlive()).toBe("");
+    // the deployment got the caller's address in place of the placeholder, the stack file's other azure keys kept;
+    // the tracked stack file is untouched
+    const up = pulumi.calls().find((c) => c.argv[0] === "up")!;
+    expect(up.configFileText).toMatch(/allowFrom: 100\.64\.12\.34\/32/);
+    expect(up.configFileText).toMatch(/location: westeurope/);
+    expect(up.configFileText).not.toMatch(/203\.0\.113\.10/);
+    expect(readFileSync(path.join(repoRoot, "stacks", `Pulumi.${AZ}.yaml`), "utf8")).toMatch(
+      /allowFrom: 203\.0\.113\.10\/32/,
+    );
   }, 150_000);
 
   it("bench across platforms: a local stack and a deployed docker stack in one invocation, then one comparison", () => {

@@ -18,7 +18,9 @@ import {
   checkStackMemoryFloors,
   memoryFloorWarnings,
 } from "../../runner/memory-floor.ts";
-import { checkCellsOnStack, type DeployedStacks } from "../../runner/drive.ts";
+import { checkCellsOnStack, PairRefusedError, type DeployedStacks } from "../../runner/drive.ts";
+import { errorOf, placeholderFindings } from "../../runner/pair-check.ts";
+import { placeholderWarning } from "../../../ui/pair-check.ts";
 import { pulumiStacks } from "../../provision/deployed.ts";
 
 /** What a file is taken for. */
@@ -73,7 +75,12 @@ export function validateFile(file: string): FileResult {
       // a host under which no component of its platform can start: every run on the stack would be refused
       checkStackMemoryFloors(stack);
       const fit = stackFitText(stackFit(stack));
-      const warnings = [...(fit ? [fit] : []), ...memoryFloorWarnings(stack)];
+      // placeholders the committed stack files carry on purpose (azure's allowFrom): flagged here, refused by a run
+      const warnings = [
+        ...(fit ? [fit] : []),
+        ...memoryFloorWarnings(stack),
+        ...placeholderFindings(stack).map(placeholderWarning),
+      ];
       if (warnings.length) return { file, kind, ok: true, errors: [], warnings };
     } else if (kind === "nightly plan") loadNightlyPlan(file);
     else planCells(loadScenarioFile(file), file);
@@ -93,8 +100,9 @@ export function refusedLine(file: string, message: string): string {
 /**
  * Given stacks and scenarios together (`validate stacks/Pulumi.x.yaml scenarios/y.yaml`): every valid scenario's cells
  * on every valid stack, as a run checks them before provisioning. With one stack, everything `bench --stack` checks
- * before it provisions (harness/runner/drive.ts checkCellsOnStack: memory floors, the hosts the cells name, local
- * components, steps, images; `deployed` is the docker/azure check, harness/provision/deployed.ts); with several (e.g.
+ * before it provisions (harness/runner/drive.ts checkCellsOnStack, the pair check of harness/runner/pair-check.ts:
+ * memory floors, what the platform runs, pins against images or installed programs, placeholders, hosts, steps;
+ * `deployed` is the docker/azure check, harness/provision/deployed.ts), each finding its own diagnostic; with several (e.g.
  * `stacks/*.yaml`, which pairs every scenario with stacks of other platforms too) only the memory floors
  * (harness/runner/memory-floor.ts checkMemoryFloors). One failed result per stack and scenario that a run would
  * refuse, labelled with both files.
@@ -115,11 +123,16 @@ export function crossCheck(
         else for (const plan of plans) checkMemoryFloors(stack, plan);
       } catch (err) {
         if (!(err instanceof IngestbenchError)) throw err;
+        // one diagnostic (or more, one per positioned line) per finding of the pair check
+        const errors =
+          err instanceof PairRefusedError && err.findings.length > 1
+            ? err.findings.flatMap((f) => diagnosticsOf(errorOf(f), st.file))
+            : diagnosticsOf(err, st.file);
         out.push({
           file: sc.file,
           kind: "scenario",
           ok: false,
-          errors: diagnosticsOf(err, st.file),
+          errors,
           text: refusedLine(sc.file, `on ${st.file}: ${err.message}`),
         });
       }
