@@ -16,6 +16,7 @@ import {
 } from "../harness/results/columns.ts";
 import { measuredOnLine } from "../harness/results/format.ts";
 import { rowMachine } from "../harness/results/across-stacks.ts";
+import { cellAxes, pairsOf } from "./cell-axes.ts";
 import { clip, int, pct, plural } from "./format.ts";
 import { compactTable } from "./table.ts";
 
@@ -43,12 +44,30 @@ export interface Sweep {
    * one run a cell, it rises less than DEFAULT_MIN_CHANGE); null when rows/s still rises at the last cell
    */
   knee: string | null;
+  /**
+   * the knee along each line of the matrix: one line (axis null) over every cell in order for a one-axis sweep; for a
+   * matrix of two or more axes, one line per axis through the best cell (the other axes at its values), since cell
+   * order alone runs across axes and a dip from "100 × 4" to "200 × 1" says nothing
+   */
+  knees: Knee[];
   /** true when every cell had one measured run: the knee compares single runs, without an interval */
   singleRuns: boolean;
   /** the first cell (in cell order) where a measured run was saturated or rejecting, with its verdict */
   saturates: { cell: string; label: string; runs: number; of: number } | null;
   /** the cells measured, in order */
   cells: string[];
+}
+
+/** The knee along one line of cells (Sweep.knees). */
+export interface Knee {
+  /** the axis that varies along the line, null for a one-axis sweep's cell order */
+  axis: string | null;
+  /** the other axes' values held fixed, "workers=2" (empty for a one-axis sweep) */
+  fixed: string;
+  /** the last cell before rows/s stops rising, null when it still rises at the line's last cell */
+  cell: string | null;
+  /** the line's last cell */
+  last: string;
 }
 
 /** Whether rows/s rises from cell `a` to cell `b`: beyond the interval with replicates, else by at least 5 %. */
@@ -67,13 +86,8 @@ export function sweepOf(rows: readonly StackRow[]): Sweep {
     (b, r) => (b === null || r.medianRowsPerSecond > b.medianRowsPerSecond ? r : b),
     null,
   );
-  let knee: string | null = null;
-  for (let i = 0; i + 1 < measured.length; i++) {
-    if (!rises(measured[i]!, measured[i + 1]!)) {
-      knee = measured[i]!.cell;
-      break;
-    }
-  }
+  const knees = best ? kneeLines(measured, best.cell) : [];
+  const knee = knees.length === 1 ? knees[0]!.cell : (knees.find((k) => k.cell !== null)?.cell ?? null);
   let saturates: Sweep["saturates"] = null;
   for (const r of measured) {
     const hit = r.measured.filter((x) =>
@@ -92,10 +106,43 @@ export function sweepOf(rows: readonly StackRow[]): Sweep {
   return {
     best: best ? { cell: best.cell, rowsPerSecond: best.medianRowsPerSecond } : null,
     knee,
+    knees,
     singleRuns: measured.length > 0 && measured.every((r) => r.measured.length < 2),
     saturates,
     cells: measured.map((r) => r.cell),
   };
+}
+
+/** The last cell of `line` before rows/s stops rising; null when it rises to the end. */
+function kneeOf(line: readonly StackRow[]): string | null {
+  for (let i = 0; i + 1 < line.length; i++) if (!rises(line[i]!, line[i + 1]!)) return line[i]!.cell;
+  return null;
+}
+
+/** The lines a knee is looked for along: cell order for one axis; per axis, through the best cell, for several. */
+function kneeLines(measured: readonly StackRow[], bestCell: string): Knee[] {
+  const axes = cellAxes(measured.map((r) => r.cell));
+  if (axes === null) return [{ axis: null, fixed: "", cell: kneeOf(measured), last: measured.at(-1)!.cell }];
+  const bestPairs = pairsOf(bestCell)!;
+  return axes.axes.flatMap((axis, i): Knee[] => {
+    const line = measured.filter((r) =>
+      pairsOf(r.cell)!.every(([, v], j) => j === i || v === bestPairs[j]![1]),
+    );
+    if (line.length < 2) return [];
+    const fixed = bestPairs
+      .filter((_, j) => j !== i)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",");
+    return [{ axis, fixed, cell: kneeOf(line), last: line.at(-1)!.cell }];
+  });
+}
+
+/** "knee 1000 × 2 (rows/s stops rising after it)", along an axis when the matrix has several. */
+function kneeText(k: Knee, name: (cell: string) => string): string {
+  const along = k.axis === null ? "" : ` along ${k.axis} (${k.fixed.replace(/=/g, " ")})`;
+  return k.cell === null
+    ? `no knee${along}: rows/s still rises at ${name(k.last)}`
+    : `knee${along} ${name(k.cell)} (rows/s stops rising after it)`;
 }
 
 /**
@@ -108,12 +155,12 @@ export function sweepLines(
   width = BENCH_TABLE_WIDTH,
 ): string[] {
   if (!s.best) return ["no cell was measured: no best cell, no knee"];
-  const knee =
-    s.knee === null
-      ? `no knee: rows/s still rises at the last cell, ${name(s.cells.at(-1)!)}`
-      : `knee ${name(s.knee)} (rows/s stops rising after it)`;
+  const knees = s.knees.map((k) => kneeText(k, name));
+  const best = `best ${name(s.best.cell)} at ${int(s.best.rowsPerSecond)} rows/s`;
   const lines = [
-    clip(`best ${name(s.best.cell)} at ${int(s.best.rowsPerSecond)} rows/s; ${knee}`, width),
+    ...(knees.length === 1
+      ? [clip(`${best}; ${knees[0]}`, width)]
+      : [clip(best, width), ...knees.map((k) => clip(k, width))]),
     clip(
       s.saturates
         ? `first cell that saturates: ${name(s.saturates.cell)}, ${s.saturates.label} in ${s.saturates.runs}/${s.saturates.of} ${s.saturates.of === 1 ? "run" : "runs"}`
@@ -135,7 +182,7 @@ export function sweepLines(
 function markOf(s: Sweep, cell: string): string {
   return [
     s.best?.cell === cell ? "best" : null,
-    s.knee === cell ? "knee" : null,
+    s.knees.some((k) => k.cell === cell) ? "knee" : null,
     s.saturates?.cell === cell ? "saturates" : null,
   ]
     .filter(Boolean)

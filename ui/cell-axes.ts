@@ -17,7 +17,7 @@ export interface CellAxes {
 }
 
 /** The "key=value" pairs of a cell id, or null when it is not one ("default", a value with "," or "="). */
-function pairsOf(id: string): Array<[string, string]> | null {
+export function pairsOf(id: string): Array<[string, string]> | null {
   const parts = id.split(",").map((p) => p.split("="));
   return parts.every((p) => p.length === 2 && p[0] !== "" && p[1] !== "")
     ? parts.map((p) => [p[0]!, p[1]!])

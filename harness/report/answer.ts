@@ -108,9 +108,12 @@ function sweepAnswer(rows: StackRow[]): string[] {
             const c = compareSamples(rowsPerSecondOf(first.measured), rowsPerSecondOf(best.measured));
             return `${best.cell} is the best cell, at ${int(best.medianRowsPerSecond)} rows/s: ${fix(c.ratio, 2, "x")} the first cell, ${first.cell} (${intervalText(c)})`;
           })(),
-    sweep.knee === null
-      ? `no knee: rows/s still rises at the last cell, ${sweep.cells.at(-1)}`
-      : `knee at ${sweep.knee}: rows/s stops rising after it${sweep.singleRuns ? ` (one run a cell: a rise under ${Math.round(DEFAULT_MIN_CHANGE * 100)} % counts as none)` : " (the next cell's interval reaches 1)"}`,
+    ...sweep.knees.map((k) => {
+      const along = k.axis === null ? "" : ` along ${k.axis} (${k.fixed})`;
+      return k.cell === null
+        ? `no knee${along}: rows/s still rises at ${k.axis === null ? "the last cell, " : ""}${k.last}`
+        : `knee${along} at ${k.cell}: rows/s stops rising after it${sweep.singleRuns ? ` (one run a cell: a rise under ${Math.round(DEFAULT_MIN_CHANGE * 100)} % counts as none)` : " (the next cell's interval reaches 1)"}`;
+    }),
     sweep.saturates
       ? `first cell that saturates: ${sweep.saturates.cell}, ${sweep.saturates.label} in ${sweep.saturates.runs} of ${plural(sweep.saturates.of, "run")}`
       : "no cell saturates (every run's saturation verdict: steady, oscillating or undetermined)",

@@ -41,6 +41,50 @@ const saturated = (r: RunRecord): void => {
 };
 
 describe("ui/bench-table.ts", () => {
+  it("a two-axis matrix: a knee along each axis through the best cell, never across axes in cell order", async () => {
+    // the shape a newcomer's syslog-ng → ClickHouse batch × workers sweep had: cell order dips from 100 × 1 to
+    // 100 × 2, which is no knee of either axis
+    const root = path.join(tmp, "two-axis");
+    const cells: Array<[string, number]> = [
+      ["batch-lines=100,workers=1", 19_925],
+      ["batch-lines=100,workers=2", 10_364],
+      ["batch-lines=1000,workers=1", 60_000],
+      ["batch-lines=1000,workers=2", 90_000],
+      ["batch-lines=10000,workers=1", 70_000],
+      ["batch-lines=10000,workers=2", 113_602],
+    ];
+    for (const [cell, rows] of cells) run(root, "local-2-cores", cell, rows);
+    const s = sweepOf(await compareStacks(root, "sweep", ["local-2-cores"]));
+    expect(s.best?.cell).toBe("batch-lines=10000,workers=2");
+    expect(s.knees).toEqual([
+      { axis: "batch-lines", fixed: "workers=2", cell: null, last: "batch-lines=10000,workers=2" },
+      { axis: "workers", fixed: "batch-lines=10000", cell: null, last: "batch-lines=10000,workers=2" },
+    ]);
+    expect(s.knee).toBeNull();
+    const name = cellAxes(cells.map(([c]) => c))!.label;
+    expect(sweepLines(s, name).slice(0, 3)).toEqual([
+      "best 10000 × 2 at 113,602 rows/s",
+      "no knee along batch-lines (workers 2): rows/s still rises at 10000 × 2",
+      "no knee along workers (batch-lines 10000): rows/s still rises at 10000 × 2",
+    ]);
+    // and where one axis flattens through the best cell, that axis names its knee
+    const flat = path.join(tmp, "two-axis-flat");
+    for (const [cell, rows] of [
+      ["a=1,b=1", 100],
+      ["a=1,b=2", 200],
+      ["a=2,b=1", 150],
+      ["a=2,b=2", 205],
+    ] as Array<[string, number]>)
+      run(flat, "local-2-cores", cell, rows);
+    const f = sweepOf(await compareStacks(flat, "sweep", ["local-2-cores"]));
+    expect(f.best?.cell).toBe("a=2,b=2");
+    expect(f.knees.map((k) => [k.axis, k.cell])).toEqual([
+      ["a", "a=1,b=2"], // along a at b=2: 200 → 205 is a rise under 5 %
+      ["b", null], // along b at a=2: 150 → 205 rises
+    ]);
+    expect(f.knee).toBe("a=1,b=2");
+  });
+
   it("one stack, one run a cell: best cell, the knee from single runs (said so), the first cell that saturates", async () => {
     const root = path.join(tmp, "single");
     run(root, "local-2-cores", "batch=1000", 10_000);

@@ -44,7 +44,7 @@ export function sweepCells(rows: readonly StackRow[]): { sweep: Sweep; cells: Sw
       runs: xs.length,
       mark: [
         sweep.best?.cell === r.cell ? "best" : "",
-        sweep.knee === r.cell ? "knee" : "",
+        sweep.knees.some((k) => k.cell === r.cell) ? "knee" : "",
         sweep.saturates?.cell === r.cell ? "saturates" : "",
       ]
         .filter(Boolean)
@@ -88,7 +88,9 @@ export function sweepSpec(scenario: string, stack: string, rows: readonly StackR
   const marks = cells.filter((c) => c.mark);
   const said = [
     sweep.best ? `best ${sweep.best.cell}` : null,
-    sweep.knee ? `knee ${sweep.knee}` : "no knee",
+    ...(sweep.knees.some((k) => k.cell)
+      ? sweep.knees.filter((k) => k.cell).map((k) => `knee ${k.cell}${k.axis ? ` along ${k.axis}` : ""}`)
+      : ["no knee"]),
     sweep.saturates ? `saturates from ${sweep.saturates.cell}` : "no cell saturates",
   ].filter(Boolean);
   const single = sweep.singleRuns;
