@@ -44,17 +44,15 @@ export function ledgerWords(r: Pick<RunRecord, "ledger">): string {
 
 /**
  * What bound the run, in words: "bound by client", "bound by cpu (sink)", "bound by host contention"; when the
- * verdict is uncertain, "bound: unclear (network or cpu)", the candidates within the margin of their thresholds.
+ * verdict is uncertain, "bound: unclear (sink network near its threshold)": the deciding figure the verdict names
+ * (harness/runner/bottleneck.ts: "uncertain (…): sink network 0.88 is within ±0.05 of its 0.85 threshold").
  */
 export function boundWords(r: Pick<RunRecord, "summary">): string | null {
   const b = r.summary?.bottleneck;
   if (!b) return null;
   if (b.resource === "uncertain") {
-    const inner = b.evidence.match(/^uncertain \(([^)]*)\)/)?.[1];
-    const names = inner
-      ? [...new Set(inner.split(" / ").map((x) => x.replace(/\s+[\d.]+$/, "").trim()))].filter(Boolean)
-      : [];
-    return `bound: unclear${names.length ? ` (${names.join(" or ")})` : ""}`;
+    const deciding = b.evidence.match(/\): (.+?) [\d.]+ is within/)?.[1];
+    return `bound: unclear${deciding ? ` (${deciding} near its threshold)` : ""}`;
   }
   const what = b.resource;
   const host = ["cpu", "memory", "disk", "network"].includes(b.resource) && b.host ? ` (${b.host})` : "";
@@ -135,7 +133,7 @@ export const FLAG_NOTES: Record<FlagKey, { word: string | null; note: string }> 
   },
   unclear: {
     word: null,
-    note: "bound: unclear: two resources were near their limits, so neither is named",
+    note: "bound: unclear: the deciding figure was too near its threshold to name a resource",
   },
 };
 

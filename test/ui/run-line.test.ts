@@ -68,7 +68,8 @@ describe("ui/run-line.ts", () => {
       resource: "uncertain",
       host: "sink",
       score: 0.4,
-      evidence: "uncertain (host contention 0.26 / cpu 0.41): …",
+      evidence:
+        "uncertain (host contention 0.26 / cpu 0.41): loadgen host contention 0.26 is within ±0.05 of its 0.3 threshold (margin -0.04); …",
       candidates: [],
     };
     const keys = runFlagKeys(r);
@@ -85,7 +86,7 @@ describe("ui/run-line.ts", () => {
     expect(newFlagNotes(keys, said)).toEqual([]); // said once
     for (const n of Object.values(FLAG_NOTES)) expect(`  ${n.note}`.length).toBeLessThanOrEqual(100);
     const wide = runLine({ ...r, stack: "s" }, 1000);
-    expect(wide).toContain("bound: unclear (host contention or cpu)");
+    expect(wide).toContain("bound: unclear (loadgen host contention near its threshold)");
     expect(wide).toContain("partial caps, oversubscribed, contended, saturated");
   });
 
