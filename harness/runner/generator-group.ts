@@ -159,11 +159,19 @@ export class GeneratorGroup {
 
   /** Resolves once every generator process is ready to send (or has exited), or when `signal` aborts. */
   async ready(signal?: AbortSignal): Promise<void> {
+    // the run's signal outlives this cell: the listener goes when the wait ends, so a 12-cell sweep does not pile up
+    // abort listeners on it (Node's MaxListenersExceededWarning)
+    let onAbort: () => void = () => undefined;
     const aborted = new Promise<void>((resolve) => {
+      onAbort = () => resolve();
       if (signal?.aborted) resolve();
-      signal?.addEventListener("abort", () => resolve(), { once: true });
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
-    await Promise.race([Promise.all(this.procs.map((p) => p.ready)), aborted]);
+    try {
+      await Promise.race([Promise.all(this.procs.map((p) => p.ready)), aborted]);
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
   }
 
   /**
