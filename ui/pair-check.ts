@@ -32,11 +32,22 @@ export function takerText(t: Taker): string {
 
 /**
  * The hint after a refusal: "stacks that take it, checked now: --stack a, --stack b (accepted if …)", or that no stack
- * of `stacksDir` (its display path) does.
+ * of `stacksDir` (its display path) does. A condition every named stack shares is said once, after the list (a program
+ * whose version is read only when it starts: "each if postgres 18.4 is installed"); `more` stacks also take it.
  */
-export function acceptingHintText(takers: readonly Taker[], stacksDir: string): string {
+export function acceptingHintText(takers: readonly Taker[], stacksDir: string, more = 0): string {
   if (takers.length === 0) return `no stack in ${stacksDir}/ takes this scenario (each was checked)`;
-  return `stacks that take it, checked now: ${takers.map(takerText).join(", ")}`;
+  const ifs = (t: Taker): string[] => [...t.conditions, ...t.unchecked.map((u) => `${u} is installed`)];
+  const shared =
+    takers.length > 1 ? ifs(takers[0]!).filter((c) => takers.every((t) => ifs(t).includes(c))) : [];
+  const own = takers.map((t) => ({
+    ...t,
+    conditions: t.conditions.filter((c) => !shared.includes(c)),
+    unchecked: t.unchecked.filter((u) => !shared.includes(`${u} is installed`)),
+  }));
+  const list = own.map(takerText).join(", ");
+  const others = more > 0 ? ` and ${more} more (ingestbench stacks)` : "";
+  return `stacks that take it, checked now: ${list}${others}${shared.length ? `; each if ${shared.join(" and ")}` : ""}`;
 }
 
 /**

@@ -315,7 +315,7 @@ export function acceptingHint(
   const order = ["local", "docker", "azure"];
   const rank = (t: Taker) => (t.conditions.length > 0 ? 3 : 0) + order.indexOf(t.platform);
   takers.sort((a, b) => rank(a) - rank(b));
-  return acceptingHintText(takers.slice(0, 3), displayPath(stacksDir));
+  return acceptingHintText(takers.slice(0, 3), displayPath(stacksDir), Math.max(0, takers.length - 3));
 }
 
 /**
