@@ -23,13 +23,9 @@ const MAX_LINES = 80;
  * Functions still over MAX_LINES, and why; the list only shrinks (an entry whose function is short now fails too).
  */
 const LONG_ALLOWED: Record<string, string> = {
-  "harness/runner/bottleneck.ts:hostCandidates":
-    "not split yet: the candidates of one host, resource by resource",
-  "harness/runner/bottleneck.ts:findBottleneck":
-    "not split yet: the bottleneck's choice among the candidates",
-  "harness/runner/capacity-run.ts:capacityCommand": "not split yet: the capacity search's command",
-  "harness/runner/drive.ts:driveItems": "not split yet: the drive loop over the planned cells",
-  "harness/runner/plan.ts:planCells": "not split yet: the cells of a scenario's matrix",
+  // both files are being changed by the printed-words work (issue 30 item 6, ui/) in parallel: split after it lands
+  "harness/runner/capacity-run.ts:capacityCommand": "the capacity search's command, its loop over the stacks",
+  "harness/runner/drive.ts:driveItems": "the drive loop over the planned cells and its progress reporting",
 };
 
 /** Every .ts file under harness/runner/, relative to the root. */
