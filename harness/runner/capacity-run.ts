@@ -10,7 +10,13 @@ import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError } from "../../core/errors.ts";
 import { parseRunDuration } from "../../core/units.ts";
 import { displayPath, fieldLocation } from "../../core/yaml.ts";
-import { CAPACITY_SUFFIX, writeCapacity, type CapacityFile, type CapacityRow } from "../results/capacity.ts";
+import {
+  CAPACITY_SUFFIX,
+  writeCapacity,
+  type CapacityFile,
+  type CapacityResult,
+  type CapacityRow,
+} from "../results/capacity.ts";
 import { renderCapacity, renderCapacityComparison, stepLine } from "../../ui/capacity.ts";
 import { pct } from "../../ui/format.ts";
 import { runDir, loadSeries } from "../results/store.ts";
@@ -25,7 +31,6 @@ import {
   type StepFunction,
   type StepOffer,
 } from "./capacity.ts";
-import type { CapacityResult } from "../results/capacity.ts";
 import { checkCellsOnStack, driveItems, EXIT_BY_KIND, type DeployedStacks } from "./drive.ts";
 import { loadScenarioFile, planCells } from "./plan.ts";
 import { Progress, type ProgressMode } from "./progress.ts";
