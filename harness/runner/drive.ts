@@ -335,14 +335,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   const groups = checkedGroups(items, options);
   const progress = options.reporter ?? new Progress(options.progress);
   const controller = new AbortController();
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (controller.signal.aborted) {
-      progress.notice(`${sig} again: still tearing down, please wait`);
-      return;
-    }
-    progress.notice(`${sig}: stopping; tearing down and keeping what was measured`);
-    controller.abort(sig);
-  };
+  const onSignal = stopOnSignal(progress, controller);
   const onExternal = (): void => controller.abort(options.signal?.reason ?? "SIGINT");
   if (options.signal?.aborted) onExternal();
   options.signal?.addEventListener("abort", onExternal, { once: true });
@@ -491,6 +484,21 @@ function runDeployed(
     projectRoot: options.projectRoot,
     lockWait,
   });
+}
+
+/** SIGINT/SIGTERM during the runs: stop after the current run has torn down (said once; a second signal waits). */
+function stopOnSignal(
+  progress: Pick<Progress, "notice">,
+  controller: AbortController,
+): (sig: NodeJS.Signals) => void {
+  return (sig) => {
+    if (controller.signal.aborted) {
+      progress.notice(`${sig} again: still tearing down, please wait`);
+      return;
+    }
+    progress.notice(`${sig}: stopping; tearing down and keeping what was measured`);
+    controller.abort(sig);
+  };
 }
 
 /** Consecutive items of one stack, in order (a deployed stack is deployed once per group). */
