@@ -115,27 +115,7 @@ export function hostCandidates(
   limits: HostLimits,
   machineCores: number,
 ): Candidate[] {
-  const out: Candidate[] = [];
-  const cores = mean(ws.map((w) => w.cpuCores));
-  if (limits.cpu) {
-    const periods = sum(ws, (w) => w.periods);
-    const share = periods > 0 ? sum(ws, (w) => w.throttledPeriods) / periods : 0;
-    const cap = limits.cpu.quotaUs / limits.cpu.periodUs;
-    out.push({
-      resource: "cpu",
-      host,
-      score: share,
-      evidence: `${host} throttled in ${pct(share)} of CFS periods, ${cores.toFixed(2)} of ${cap} cores used`,
-    });
-  } else {
-    const score = cores / machineCores;
-    out.push({
-      resource: "cpu",
-      host,
-      score,
-      evidence: `${host} used ${cores.toFixed(2)} of the machine's ${machineCores} cores (no cap)`,
-    });
-  }
+  const out: Candidate[] = [cpuCandidate(host, ws, limits, machineCores)];
   const rateCap = limits.network?.bandwidthBytesPerSec;
   if (rateCap) {
     const perWindow = ws.map((w) => Math.max(w.netRxBytesPerSec, w.netTxBytesPerSec));
@@ -147,6 +127,48 @@ export function hostCandidates(
       evidence: `${host} link carried ${formatRate(busy, "bits")} in its busiest windows (p90; mean ${formatRate(mean(perWindow), "bits")}) of a ${formatRate(rateCap, "bits")} cap`,
     });
   }
+  out.push(...diskCandidates(host, ws, limits));
+  if (limits.memoryBytes) {
+    const workingSet = Math.max(0, ...ws.map((w) => w.memoryWorkingSetBytes));
+    out.push({
+      resource: "memory",
+      host,
+      score: workingSet / limits.memoryBytes,
+      evidence: `${host} memory working set ${mib(workingSet)} of ${mib(limits.memoryBytes)}`,
+    });
+  }
+  const contention = contentionCandidate(host, ws);
+  return [
+    ...out.map((c) => ({ ...c, threshold: THRESHOLD[c.resource] })),
+    ...(contention ? [contention] : []),
+  ];
+}
+
+/** A host's CPU: its CFS throttling under a cap, else its share of the machine's cores. */
+function cpuCandidate(host: string, ws: HostWindow[], limits: HostLimits, machineCores: number): Candidate {
+  const cores = mean(ws.map((w) => w.cpuCores));
+  if (limits.cpu) {
+    const periods = sum(ws, (w) => w.periods);
+    const share = periods > 0 ? sum(ws, (w) => w.throttledPeriods) / periods : 0;
+    const cap = limits.cpu.quotaUs / limits.cpu.periodUs;
+    return {
+      resource: "cpu",
+      host,
+      score: share,
+      evidence: `${host} throttled in ${pct(share)} of CFS periods, ${cores.toFixed(2)} of ${cap} cores used`,
+    };
+  }
+  return {
+    resource: "cpu",
+    host,
+    score: cores / machineCores,
+    evidence: `${host} used ${cores.toFixed(2)} of the machine's ${machineCores} cores (no cap)`,
+  };
+}
+
+/** A host's disk against each cap it has: per direction, or reads + writes against a libvirt total. */
+function diskCandidates(host: string, ws: HostWindow[], limits: HostLimits): Candidate[] {
+  const out: Candidate[] = [];
   const disk = limits.disk;
   if (disk) {
     const all: Array<[number | undefined, number, string]> = [
@@ -187,20 +209,7 @@ export function hostCandidates(
       evidence: `${host} disk read + write ${formatRate(observed, "bytes")} of a ${formatRate(disk.totalBytesPerSec, "bytes")} total (libvirt total_bytes_sec)`,
     });
   }
-  if (limits.memoryBytes) {
-    const workingSet = Math.max(0, ...ws.map((w) => w.memoryWorkingSetBytes));
-    out.push({
-      resource: "memory",
-      host,
-      score: workingSet / limits.memoryBytes,
-      evidence: `${host} memory working set ${mib(workingSet)} of ${mib(limits.memoryBytes)}`,
-    });
-  }
-  const contention = contentionCandidate(host, ws);
-  return [
-    ...out.map((c) => ({ ...c, threshold: THRESHOLD[c.resource] })),
-    ...(contention ? [contention] : []),
-  ];
+  return out;
 }
 
 /** score − threshold of a candidate. */
@@ -268,33 +277,8 @@ export function findBottleneck(
   );
   const noneSaturated = `no collector or sink resource reached its threshold (closest: ${top ? `${top.evidence}, margin ${signed(marginOf(top))} to its ${THRESHOLD[top.resource]} threshold` : "none observed"})`;
   // a client starved of CPUs by other load offered less than its pattern would: that, not the pattern, bound the run
-  const c = contentionCandidate(clientHost, clientWs);
-  if (c) {
-    candidates.push(c);
-    const m = marginOf(c);
-    if (!belowFloor.has(c) && m >= -MARGIN) {
-      const why = `${c.evidence}; ${noneSaturated}`;
-      if (m <= MARGIN) {
-        const evidence = `uncertain (${[c, ...(top ? [top] : [])].map(scored).join(" / ")}): ${clientHost} contention ${fix(c.score, 2)} is within ±${MARGIN} of its ${THRESHOLD.contention} threshold (margin ${signed(m)}); ${why}`;
-        return {
-          resource: "uncertain",
-          host: clientHost,
-          score: c.score,
-          evidence,
-          margin: m,
-          threshold: THRESHOLD.contention,
-          candidates,
-        };
-      }
-      return {
-        ...c,
-        evidence: `${why}; margin ${signed(m)} over its ${THRESHOLD.contention} threshold`,
-        margin: m,
-        threshold: THRESHOLD.contention,
-        candidates,
-      };
-    }
-  }
+  const starved = clientContention(clientHost, clientWs, candidates, top, noneSaturated);
+  if (starved) return starved;
   if (offered && offered.offeredPerSec > 0 && offered.sentPerSec < FELL_BEHIND * offered.offeredPerSec) {
     const firstHop = sinkHosts[0] ?? clientHost;
     const share = offered.sentPerSec / offered.offeredPerSec;
@@ -308,6 +292,44 @@ export function findBottleneck(
     score: client?.score ?? 0,
     evidence,
     ...closestMargin,
+    candidates,
+  };
+}
+
+/**
+ * The client's contention as the bottleneck (or an uncertain one) when it is within MARGIN of its threshold or over
+ * it, added to `candidates`; null otherwise. `top`: the best sink-side candidate; `noneSaturated`: why none bound.
+ */
+function clientContention(
+  clientHost: string,
+  clientWs: HostWindow[],
+  candidates: Candidate[],
+  top: Candidate | undefined,
+  noneSaturated: string,
+): Bottleneck | null {
+  const c = contentionCandidate(clientHost, clientWs);
+  if (!c) return null;
+  candidates.push(c);
+  const m = marginOf(c);
+  if (belowFloor.has(c) || m < -MARGIN) return null;
+  const why = `${c.evidence}; ${noneSaturated}`;
+  if (m <= MARGIN) {
+    const evidence = `uncertain (${[c, ...(top ? [top] : [])].map(scored).join(" / ")}): ${clientHost} contention ${fix(c.score, 2)} is within ±${MARGIN} of its ${THRESHOLD.contention} threshold (margin ${signed(m)}); ${why}`;
+    return {
+      resource: "uncertain",
+      host: clientHost,
+      score: c.score,
+      evidence,
+      margin: m,
+      threshold: THRESHOLD.contention,
+      candidates,
+    };
+  }
+  return {
+    ...c,
+    evidence: `${why}; margin ${signed(m)} over its ${THRESHOLD.contention} threshold`,
+    margin: m,
+    threshold: THRESHOLD.contention,
     candidates,
   };
 }

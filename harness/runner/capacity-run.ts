@@ -10,7 +10,13 @@ import type { StackSpec } from "../../core/limits.ts";
 import { ConfigurationError } from "../../core/errors.ts";
 import { parseRunDuration } from "../../core/units.ts";
 import { displayPath, fieldLocation } from "../../core/yaml.ts";
-import { CAPACITY_SUFFIX, writeCapacity, type CapacityFile, type CapacityRow } from "../results/capacity.ts";
+import {
+  CAPACITY_SUFFIX,
+  writeCapacity,
+  type CapacityFile,
+  type CapacityResult,
+  type CapacityRow,
+} from "../results/capacity.ts";
 import { renderCapacity, renderCapacityComparison, stepLine } from "../../ui/capacity.ts";
 import { pct } from "../../ui/format.ts";
 import { runDir, loadSeries } from "../results/store.ts";
@@ -22,6 +28,7 @@ import {
   searchCapacity,
   type CapacityBounds,
   type SearchOptions,
+  type StepFunction,
   type StepOffer,
 } from "./capacity.ts";
 import { checkCellsOnStack, driveItems, EXIT_BY_KIND, type DeployedStacks } from "./drive.ts";
@@ -250,72 +257,36 @@ export async function capacityCommand(
   let code = 0;
   // what the steps so far spent besides their load (provision, drain, ledger, teardown): the next step's estimate;
   // before the first step ends none is assumed (the platform's default fits a bench run of millions of rows, not a step)
-  let overhead: ReadonlyArray<{ before: number; after: number }> = [];
+  const runs: StepRuns = { overhead: [] };
   try {
     for (const stack of o.stacks) {
       if (controller.signal.aborted) break;
       const invocation = new Date().toISOString();
       const entries = rateEntries(stack, plan);
-      let first: RunRecord | null = null;
-      let last: RunRecord | null = null;
       progress.notice(
         `capacity of ${plan.scenario} (${plan.cell}) on ${stack.name}: from ${search.startRate}/s, ×${search.factor} then bisection to ${pct(search.tolerance)}, at most ${search.maxSteps} steps of ${(plan.warmupMs / 1000).toFixed(0)} s + ${(plan.durationMs / 1000).toFixed(0)} s`,
       );
+      const seen: StepsSeen = { first: null, last: null };
       const result = await searchCapacity(
         search,
-        async (rate, index, phase) => {
-          if (controller.signal.aborted) return null;
-          // a progress display per step: each is one planned run
-          const reporter = new Progress(progress.mode, undefined, undefined, {
-            verbose: progress.verbose,
-          }).measuredFrom(overhead, "leave-out");
-          const done = await driveItems(
-            [{ stack, plan: stepPlan(plan, rate, index), group: `step ${index} ${phase} ${rate}/s` }],
-            {
-              resultsRoot: o.resultsRoot,
-              invocation,
-              projectRoot: o.projectRoot,
-              reporter,
-              deployed: o.deployed,
-              lockWaitMs: o.lockWaitMs,
-              signal: controller.signal,
-              command: "capacity",
-            },
-          );
-          const record = done.records[0];
-          overhead = reporter.overheadMeasured;
-          if (done.interrupted || !record) return null;
-          first ??= record;
-          last = record;
-          let series: SeriesPoint[] = [];
-          try {
-            series = await loadSeries(runDir(o.resultsRoot, stack.name, record.scenario, record.runId));
-          } catch {
-            // a run that errored before its first sample has no series: judged by its record (an error)
-          }
-          return judgeStep(record, series, stepOffer(plan, rate, entries), bounds);
-        },
+        capacityStep(
+          { stack, plan, invocation, entries, bounds, o, progress, signal: controller.signal },
+          runs,
+          seen,
+        ),
         (s) => progress.result(stepLine(s, search.maxSteps)),
       );
-      const f = first as RunRecord | null;
-      const file: CapacityFile = {
-        stack: stack.name,
-        scenario: plan.scenario,
-        scenarioFile: displayPath(scenarioFile),
-        cell: plan.cell,
+      const file = capacityFile(
+        scenarioFile,
+        plan,
+        stack,
         invocation,
-        createdAt: new Date().toISOString(),
-        generator: plan.generator.name,
         entries,
-        stepWarmupMs: plan.warmupMs,
-        stepDurationMs: plan.durationMs,
         bounds,
         search,
-        machine: f
-          ? { cpuModel: f.environment.cpuModel, cores: f.environment.cores, kernel: f.environment.kernel }
-          : null,
+        seen.first,
         result,
-      };
+      );
       if (result.steps.length > 0) {
         const where = await writeCapacity(o.resultsRoot, file);
         progress.result(`\n${renderCapacity(file, displayPath(where))}`);
@@ -324,7 +295,7 @@ export async function capacityCommand(
       rows.push({ stack: stack.name, file });
       if (result.stopped === "interrupted") break;
       if (result.stopped === "error")
-        code = Math.max(code, EXIT_BY_KIND[(last as RunRecord | null)?.error?.kind ?? "run"] ?? 3);
+        code = Math.max(code, EXIT_BY_KIND[seen.last?.error?.kind ?? "run"] ?? 3);
       else if (result.sustainableRate === null) code = Math.max(code, 1);
     }
   } finally {
@@ -335,4 +306,99 @@ export async function capacityCommand(
   if (controller.signal.aborted) return controller.signal.reason === "SIGTERM" ? 143 : 130;
   if (rows.length > 1) progress.result(`\n${renderCapacityComparison(plan.scenario, rows)}`);
   return code;
+}
+
+/** The first and the last step's run record on one stack. */
+interface StepsSeen {
+  first: RunRecord | null;
+  last: RunRecord | null;
+}
+
+/** What the steps so far spent besides their load, across stacks (Progress.overheadMeasured). */
+interface StepRuns {
+  overhead: ReadonlyArray<{ before: number; after: number }>;
+}
+
+/** Where a step runs and how it is judged. */
+interface StepSetting {
+  stack: StackSpec;
+  plan: CellPlan;
+  invocation: string;
+  entries: number;
+  bounds: CapacityBounds;
+  o: CapacityCommandOptions;
+  progress: Progress;
+  signal: AbortSignal;
+}
+
+/**
+ * The search's step on one stack (./capacity.ts StepFunction): the cell at `rate` as one planned run (driveItems,
+ * with a progress display of its own), judged from its record and series; null when interrupted.
+ */
+function capacityStep(t: StepSetting, runs: StepRuns, seen: StepsSeen): StepFunction {
+  const { stack, plan, o, progress } = t;
+  return async (rate, index, phase) => {
+    if (t.signal.aborted) return null;
+    // a progress display per step: each is one planned run
+    const reporter = new Progress(progress.mode, undefined, undefined, {
+      verbose: progress.verbose,
+    }).measuredFrom(runs.overhead, "leave-out");
+    const done = await driveItems(
+      [{ stack, plan: stepPlan(plan, rate, index), group: `step ${index} ${phase} ${rate}/s` }],
+      {
+        resultsRoot: o.resultsRoot,
+        invocation: t.invocation,
+        projectRoot: o.projectRoot,
+        reporter,
+        deployed: o.deployed,
+        lockWaitMs: o.lockWaitMs,
+        signal: t.signal,
+        command: "capacity",
+      },
+    );
+    const record = done.records[0];
+    runs.overhead = reporter.overheadMeasured;
+    if (done.interrupted || !record) return null;
+    seen.first ??= record;
+    seen.last = record;
+    let series: SeriesPoint[] = [];
+    try {
+      series = await loadSeries(runDir(o.resultsRoot, stack.name, record.scenario, record.runId));
+    } catch {
+      // a run that errored before its first sample has no series: judged by its record (an error)
+    }
+    return judgeStep(record, series, stepOffer(plan, rate, t.entries), t.bounds);
+  };
+}
+
+/** The search's result file on one stack (results/<stack>/<scenario>.capacity/…, ../results/capacity.ts). */
+function capacityFile(
+  scenarioFile: string,
+  plan: CellPlan,
+  stack: StackSpec,
+  invocation: string,
+  entries: number,
+  bounds: CapacityBounds,
+  search: SearchOptions,
+  f: RunRecord | null,
+  result: CapacityResult,
+): CapacityFile {
+  return {
+    stack: stack.name,
+    scenario: plan.scenario,
+    scenarioFile: displayPath(scenarioFile),
+    cell: plan.cell,
+    invocation,
+    createdAt: new Date().toISOString(),
+    generator: plan.generator.name,
+    entries,
+    stepWarmupMs: plan.warmupMs,
+    stepDurationMs: plan.durationMs,
+    bounds,
+    search,
+    machine: f
+      ? { cpuModel: f.environment.cpuModel, cores: f.environment.cores, kernel: f.environment.kernel }
+      : null,
+    result,
+  };
 }

@@ -332,28 +332,10 @@ export async function driveRuns(work: StackWork[], options: DriveOptions): Promi
  * @throws ProvisioningError E_STACK_LOCKED when another live process runs on one of the stacks
  */
 export async function driveItems(items: RunItem[], options: DriveOptions): Promise<DriveResult> {
-  // every planned run is checked before the first one provisions anything: a bad pairing fails at once, exit 2
-  const groups = stackGroups(items);
-  // configuration first (exit 2 names the file and field whatever the stack order), then what this machine lacks
-  for (const g of groups)
-    checkCellsOnStack(
-      g.stack,
-      g.items.map((i) => i.plan),
-      options.deployed,
-      path.join(options.projectRoot, "stacks"),
-    );
-  if (groups.some((g) => g.stack.platform === "local")) checkLocalPrivileges();
-  for (const g of groups) if (g.stack.platform !== "local") options.deployed?.ready?.(g.stack);
+  const groups = checkedGroups(items, options);
   const progress = options.reporter ?? new Progress(options.progress);
   const controller = new AbortController();
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (controller.signal.aborted) {
-      progress.notice(`${sig} again: still tearing down, please wait`);
-      return;
-    }
-    progress.notice(`${sig}: stopping; tearing down and keeping what was measured`);
-    controller.abort(sig);
-  };
+  const onSignal = stopOnSignal(progress, controller);
   const onExternal = (): void => controller.abort(options.signal?.reason ?? "SIGINT");
   if (options.signal?.aborted) onExternal();
   options.signal?.addEventListener("abort", onExternal, { once: true });
@@ -366,14 +348,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   handlers(true, onWaitSignal);
   let locks: HeldStackLock[] | null;
   try {
-    // one run per stack at a time: the second invocation on a stack is refused, naming the first (E_STACK_LOCKED)
-    locks = await lockStacks(
-      groups.map((g) => g.stack.name),
-      options.command ?? commandWord(),
-      progress,
-      options.lockWaitMs ?? lockWaitMs(undefined),
-      controller.signal,
-    );
+    locks = await lockAndPrepare(groups, options, progress, controller.signal);
   } catch (err) {
     detach();
     throw err;
@@ -384,22 +359,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
     detach();
     return { records: [], interrupted: controller.signal.reason as NodeJS.Signals };
   }
-  // the results directory is made only now, when no stack, scenario or lock refused the runs (the commands checked it
-  // without creating it: checkResultsDir), so a refused invocation leaves nothing behind
-  try {
-    prepareResultsDir(options.resultsRoot);
-  } catch (err) {
-    for (const l of locks) l.release();
-    detach();
-    throw err;
-  }
-  // a wait for a stack's lock goes into the first run on the stack (its run.json `lockWait`)
-  const waits = new Map(locks.flatMap((l) => (l.waited ? [[l.holder.stack, l.waited] as const] : [])));
-  const waitOf = (stack: string): LockWait | undefined => {
-    const w = waits.get(stack);
-    waits.delete(stack);
-    return w;
-  };
+  const waitOf = lockWaits(locks);
   handlers(true, onSignal);
   const records: RunRecord[] = [];
   progress.start(
@@ -409,18 +369,7 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
     for (const g of groups) {
       if (controller.signal.aborted) break;
       if (g.stack.platform !== "local") {
-        records.push(
-          ...(await options.deployed!.run({
-            stack: g.stack,
-            items: g.items,
-            signal: controller.signal,
-            progress,
-            resultsRoot: options.resultsRoot,
-            invocation: options.invocation,
-            projectRoot: options.projectRoot,
-            lockWait: waitOf(g.stack.name),
-          })),
-        );
+        records.push(...(await runDeployed(g, options, progress, controller.signal, waitOf(g.stack.name))));
         continue;
       }
       for (const { stack, plan, invocation } of g.items) {
@@ -453,6 +402,102 @@ export async function driveItems(items: RunItem[], options: DriveOptions): Promi
   return {
     records,
     interrupted: controller.signal.aborted ? (controller.signal.reason as NodeJS.Signals) : null,
+  };
+}
+
+/**
+ * The items grouped by stack, every planned run checked before the first one provisions anything: a bad pairing
+ * fails at once, exit 2; configuration first (exit 2 names the file and field whatever the stack order), then what
+ * this machine lacks. @throws ConfigurationError, ProvisioningError
+ */
+function checkedGroups(
+  items: RunItem[],
+  options: DriveOptions,
+): Array<{ stack: StackSpec; items: RunItem[] }> {
+  const groups = stackGroups(items);
+  for (const g of groups)
+    checkCellsOnStack(
+      g.stack,
+      g.items.map((i) => i.plan),
+      options.deployed,
+      path.join(options.projectRoot, "stacks"),
+    );
+  if (groups.some((g) => g.stack.platform === "local")) checkLocalPrivileges();
+  for (const g of groups) if (g.stack.platform !== "local") options.deployed?.ready?.(g.stack);
+  return groups;
+}
+
+/**
+ * Lock every stack (one run per stack at a time: the second invocation on a stack is refused, naming the first,
+ * E_STACK_LOCKED), then make the results directory: only now, when no stack, scenario or lock refused the runs (the
+ * commands checked it without creating it: checkResultsDir), so a refused invocation leaves nothing behind.
+ * Null when `signal` ended the wait for a lock. @throws ProvisioningError E_STACK_LOCKED; the directory's error
+ */
+async function lockAndPrepare(
+  groups: ReadonlyArray<{ stack: StackSpec }>,
+  options: DriveOptions,
+  progress: Pick<Progress, "notice">,
+  signal: AbortSignal,
+): Promise<HeldStackLock[] | null> {
+  const locks = await lockStacks(
+    groups.map((g) => g.stack.name),
+    options.command ?? commandWord(),
+    progress,
+    options.lockWaitMs ?? lockWaitMs(undefined),
+    signal,
+  );
+  if (locks === null) return null;
+  try {
+    prepareResultsDir(options.resultsRoot);
+  } catch (err) {
+    for (const l of locks) l.release();
+    throw err;
+  }
+  return locks;
+}
+
+/** A wait for a stack's lock goes into the first run on the stack (its run.json `lockWait`): taken once per stack. */
+function lockWaits(locks: readonly HeldStackLock[]): (stack: string) => LockWait | undefined {
+  const waits = new Map(locks.flatMap((l) => (l.waited ? [[l.holder.stack, l.waited] as const] : [])));
+  return (stack) => {
+    const w = waits.get(stack);
+    waits.delete(stack);
+    return w;
+  };
+}
+
+/** The runs of a deployed stack's group of items, deployed once for them (DeployedStacks.run). */
+function runDeployed(
+  g: { stack: StackSpec; items: RunItem[] },
+  options: DriveOptions,
+  progress: Progress,
+  signal: AbortSignal,
+  lockWait: LockWait | undefined,
+): Promise<RunRecord[]> {
+  return options.deployed!.run({
+    stack: g.stack,
+    items: g.items,
+    signal,
+    progress,
+    resultsRoot: options.resultsRoot,
+    invocation: options.invocation,
+    projectRoot: options.projectRoot,
+    lockWait,
+  });
+}
+
+/** SIGINT/SIGTERM during the runs: stop after the current run has torn down (said once; a second signal waits). */
+function stopOnSignal(
+  progress: Pick<Progress, "notice">,
+  controller: AbortController,
+): (sig: NodeJS.Signals) => void {
+  return (sig) => {
+    if (controller.signal.aborted) {
+      progress.notice(`${sig} again: still tearing down, please wait`);
+      return;
+    }
+    progress.notice(`${sig}: stopping; tearing down and keeping what was measured`);
+    controller.abort(sig);
   };
 }
 

@@ -204,63 +204,8 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
       { field: "replicates" },
     );
   }
-  // check paths and the replay file were checked by the scenario schema, at their lines (scenarioRegistries)
-  // the pairing is checked here, before anything is provisioned, for every cell (a matrix may vary the
-  // collector's input): the collector must receive the generator's protocol and be able to write into the sink
-  for (const cell of scenario.cells) {
-    const s = cell.scenario;
-    if (!s.collector) continue;
-    const cname = s.collector.name;
-    const at = scenario.cells.length > 1 ? ` (cell ${cell.id})` : "";
-    // "file:line:col: field: …" at the plugin's name under the block the pairing fails at
-    const pairingError = (
-      block: "collector" | "generator" | "sink",
-      name: string,
-      message: string,
-    ): ConfigurationError => {
-      const where = fieldLocation(file, [block, name], "key");
-      return new ConfigurationError("E_COLLECTOR", `${where}: ${message}${at}`, {
-        field: `${block}.${name}`,
-        location: where.replace(/:\d+: .*$/, ""),
-      });
-    };
-    const p = pairingOf(cname, s.collector.config);
-    if (!p) throw pairingError("collector", cname, `collector "${cname}" is not in the component catalog`);
-    // generator: none: the collector's own input makes the load (checked by the scenario schema, selfLoadIssues)
-    if (s.generator && p.accepts && !p.accepts.includes(s.generator.name)) {
-      const receives =
-        p.accepts.length > 0
-          ? `receives ${p.accepts.join(", ")}`
-          : "receives from no generator as configured (its input makes its own load or speaks no generator's protocol)";
-      throw pairingError(
-        "generator",
-        s.generator.name,
-        `collector "${cname}" ${receives}, not the "${s.generator.name}" generator`,
-      );
-    }
-    if (p.writesTo && !p.writesTo.includes(s.sink.name)) {
-      const refusal = findCollector(cname)?.image?.refuses?.[s.sink.name];
-      throw pairingError(
-        "sink",
-        s.sink.name,
-        `collector "${cname}" writes into ${p.writesTo.join(", ")}, not into sink "${s.sink.name}"${refusal ? ` (${refusal})` : ""}`,
-      );
-    }
-  }
-  // the command line's --duration must leave room for two samples, as the file's `duration` must (interval ≤ duration)
-  const warmupFlagMs = flagMs("warmup", overrides.warmup);
-  const durationFlag = overrides.durationFlag ?? "duration";
-  const durationFlagMs = flagMs(durationFlag, overrides.duration);
-  if (durationFlagMs !== undefined) {
-    const interval = Math.max(...scenario.cells.map((c) => c.scenario.interval.ms));
-    if (!(durationFlagMs > 0) || durationFlagMs < interval) {
-      throw new ConfigurationError(
-        "E_FLAG",
-        `--${durationFlag} ${overrides.duration}: the measured window must be at least the scenario's sampling interval (${interval} ms), so that two timed counts bracket it`,
-        { field: durationFlag },
-      );
-    }
-  }
+  checkPairings(scenario, file);
+  const { warmupFlagMs, durationFlagMs } = flagTimings(scenario, overrides);
   if (scenario.app) checkApp(scenario, file);
   const plans: CellPlan[] = [];
   // with an application under test, each variant of each matrix cell is a cell (`variant=<name>`, after the matrix's id)
@@ -309,4 +254,81 @@ export function planCells(scenario: Scenario, file: string, overrides: PlanOverr
     }
   }
   return plans;
+}
+
+/**
+ * The pairing of every cell (a matrix may vary the collector's input), before anything is provisioned: the collector
+ * must receive the generator's protocol and be able to write into the sink.
+ * @throws ConfigurationError E_COLLECTOR at the plugin's name under the block the pairing fails at
+ */
+function checkPairings(scenario: Scenario, file: string): void {
+  // check paths and the replay file were checked by the scenario schema, at their lines (scenarioRegistries)
+  // the pairing is checked here, before anything is provisioned, for every cell (a matrix may vary the
+  // collector's input): the collector must receive the generator's protocol and be able to write into the sink
+  for (const cell of scenario.cells) {
+    const s = cell.scenario;
+    if (!s.collector) continue;
+    const cname = s.collector.name;
+    const at = scenario.cells.length > 1 ? ` (cell ${cell.id})` : "";
+    // "file:line:col: field: …" at the plugin's name under the block the pairing fails at
+    const pairingError = (
+      block: "collector" | "generator" | "sink",
+      name: string,
+      message: string,
+    ): ConfigurationError => {
+      const where = fieldLocation(file, [block, name], "key");
+      return new ConfigurationError("E_COLLECTOR", `${where}: ${message}${at}`, {
+        field: `${block}.${name}`,
+        location: where.replace(/:\d+: .*$/, ""),
+      });
+    };
+    const p = pairingOf(cname, s.collector.config);
+    if (!p) throw pairingError("collector", cname, `collector "${cname}" is not in the component catalog`);
+    // generator: none: the collector's own input makes the load (checked by the scenario schema, selfLoadIssues)
+    if (s.generator && p.accepts && !p.accepts.includes(s.generator.name)) {
+      const receives =
+        p.accepts.length > 0
+          ? `receives ${p.accepts.join(", ")}`
+          : "receives from no generator as configured (its input makes its own load or speaks no generator's protocol)";
+      throw pairingError(
+        "generator",
+        s.generator.name,
+        `collector "${cname}" ${receives}, not the "${s.generator.name}" generator`,
+      );
+    }
+    if (p.writesTo && !p.writesTo.includes(s.sink.name)) {
+      const refusal = findCollector(cname)?.image?.refuses?.[s.sink.name];
+      throw pairingError(
+        "sink",
+        s.sink.name,
+        `collector "${cname}" writes into ${p.writesTo.join(", ")}, not into sink "${s.sink.name}"${refusal ? ` (${refusal})` : ""}`,
+      );
+    }
+  }
+}
+
+/**
+ * The command line's --warmup and --duration (or its `durationFlag`), ms; the duration must leave room for two
+ * samples, as the file's `duration` must (interval ≤ duration).
+ * @throws ConfigurationError E_FLAG
+ */
+function flagTimings(
+  scenario: Scenario,
+  overrides: PlanOverrides,
+): { warmupFlagMs: number | undefined; durationFlagMs: number | undefined } {
+  // the command line's --duration must leave room for two samples, as the file's `duration` must (interval ≤ duration)
+  const warmupFlagMs = flagMs("warmup", overrides.warmup);
+  const durationFlag = overrides.durationFlag ?? "duration";
+  const durationFlagMs = flagMs(durationFlag, overrides.duration);
+  if (durationFlagMs !== undefined) {
+    const interval = Math.max(...scenario.cells.map((c) => c.scenario.interval.ms));
+    if (!(durationFlagMs > 0) || durationFlagMs < interval) {
+      throw new ConfigurationError(
+        "E_FLAG",
+        `--${durationFlag} ${overrides.duration}: the measured window must be at least the scenario's sampling interval (${interval} ms), so that two timed counts bracket it`,
+        { field: durationFlag },
+      );
+    }
+  }
+  return { warmupFlagMs, durationFlagMs };
 }

@@ -1,7 +1,7 @@
 /**
  * The query phase (scenario `query`, harness/scenario/schema.ts QueryPhase): write-up 001's query half
  * (docs/write-ups.md), statements run against the sink at concurrency × count cells, either once the ingest has
- * filled the table, every acknowledged seq present (`during: after`, the default: harness/runner/run.ts runs it after
+ * filled the table, every acknowledged seq present (`during: after`, the default: harness/runner/phases/query.ts runs it after
  * the completion wait, before the measurement ends, so the sink is still under its caps), or while the ingest runs
  * (`during: ingest`, mixed mode: from the end of the warmup, once a count has seen rows stored, to the end of the
  * load, so the run's rows/s and delivery

@@ -310,6 +310,26 @@ export function saturationVerdict(
       ...pressureRecord(pr),
     };
   }
+  const oscillating = oscillationVerdict(points, pr);
+  if (oscillating) return oscillating;
+  return {
+    state: "steady",
+    label: "steady",
+    evidence: `no sustained latency growth, no periodic swing, no errors over ${n} samples${pressureWords(pr)}`,
+    samples: n,
+    ...pressureRecord(pr),
+  };
+}
+
+/**
+ * "oscillating" when the samples' rows/s swing by OSCILLATION_SWING of their median or more with a period (an
+ * autocorrelation peak above oscillationBound), else null; `pr`: the collector's pressure, said beside it.
+ */
+function oscillationVerdict(
+  points: readonly VerdictPoint[],
+  pr: VerdictOptions["pressure"],
+): SaturationVerdict | null {
+  const n = points.length;
   const rates = points.flatMap((p) => (p.rowsPerSec === null ? [] : [p.rowsPerSec]));
   const med = median(rates);
   const lo = Math.min(...rates);
@@ -332,13 +352,7 @@ export function saturationVerdict(
       };
     }
   }
-  return {
-    state: "steady",
-    label: "steady",
-    evidence: `no sustained latency growth, no periodic swing, no errors over ${n} samples${pressureWords(pr)}`,
-    samples: n,
-    ...pressureRecord(pr),
-  };
+  return null;
 }
 
 /**

@@ -15,16 +15,14 @@
  *   summary's MiB/s is null with `bytesUnknown`, never a false 0), no request latency, and no clock offset to measure
  *   (the collector's clock stamps sent_at; on the local platform that is this machine's).
  *
- * CollectorLoad has the shape of harness/runner/generator-group.ts GeneratorGroup that the run uses (Load).
+ * CollectorLoad has the shape of harness/runner/generator-group.ts GeneratorGroup (LoadGroup); the run drives it as its
+ * Load through harness/runner/load-self.ts.
  */
 import type { GeneratorFinal, GeneratorProgress } from "../generators/types.ts";
 import type { ClockOffset } from "../generators/clock.ts";
 import type { InferredSent, Ledger } from "../../core/verifier.ts";
 import type { CellPlan } from "./cell-plan.ts";
 import type { LoadGroup } from "./generator-group.ts";
-
-/** What the run drives: generator processes (GeneratorGroup), the collector's own load (CollectorLoad) or an app. */
-export type Load = LoadGroup;
 
 /** The collectors' own count of made events, per generator index, and the events still queued in them. */
 export interface SelfLoadCounts {
@@ -34,8 +32,8 @@ export interface SelfLoadCounts {
 
 const nowMs = (): number => performance.timeOrigin + performance.now();
 
-/** The collector's built-in generator as the run's Load (see the file comment). */
-export class CollectorLoad implements Load {
+/** The collector's built-in generator, driven as the generators are (see the file comment). */
+export class CollectorLoad implements LoadGroup {
   private made: number[];
   private queued = 0;
   private lastTotal = -1;

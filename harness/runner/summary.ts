@@ -104,6 +104,44 @@ export function contentionOf(
 }
 
 /**
+ * The sink host's figures over the measurement windows `sink` of `measuredSeconds`, in which `storedInWindow` rows
+ * were stored: its cores, CPU per 1000 rows, CFS throttling (null without a CPU cap in `limits`), network, disk
+ * and memory.
+ */
+function sinkFigures(
+  sink: HostWindow[],
+  limits: HostLimits | undefined,
+  measuredSeconds: number,
+  storedInWindow: number,
+): Pick<
+  Summary,
+  | "sinkCores"
+  | "cpuMsPer1000Rows"
+  | "throttledShare"
+  | "sinkNetworkMbitPerSecond"
+  | "sinkDiskWriteMiBPerSecond"
+  | "sinkDiskWriteIops"
+  | "sinkMemoryPeakBytes"
+  | "sinkMemoryWorkingSetBytes"
+> {
+  const sinkCores = mean(sink.map((w) => w.cpuCores));
+  const periods = sink.reduce((s, w) => s + w.periods, 0);
+  const throttled = sink.reduce((s, w) => s + w.throttledPeriods, 0);
+  const cpuSeconds = sinkCores * measuredSeconds;
+  return {
+    sinkCores,
+    cpuMsPer1000Rows: storedInWindow > 0 ? (cpuSeconds * 1000) / (storedInWindow / 1000) : Number.NaN,
+    throttledShare: limits?.cpu ? (periods > 0 ? throttled / periods : 0) : null,
+    sinkNetworkMbitPerSecond:
+      (mean(sink.map((w) => Math.max(w.netRxBytesPerSec, w.netTxBytesPerSec))) * 8) / 1e6,
+    sinkDiskWriteMiBPerSecond: mean(sink.map((w) => w.ioWriteBytesPerSec)) / MiB,
+    sinkDiskWriteIops: mean(sink.map((w) => w.ioWriteOpsPerSec)),
+    sinkMemoryPeakBytes: Math.max(0, ...sink.map((w) => w.memoryPeakBytes)),
+    sinkMemoryWorkingSetBytes: Math.max(0, ...sink.map((w) => w.memoryWorkingSetBytes)),
+  };
+}
+
+/**
  * @throws Error when the series has fewer than two measurement-phase samples (nothing can be divided)
  */
 export function computeSummary(input: SummaryInput): Summary {
@@ -128,12 +166,6 @@ export function computeSummary(input: SummaryInput): Summary {
     for (const [host, w] of Object.entries(p.hosts)) (windows[host] ??= []).push(w);
   }
   const sinkName = input.sinkHosts[input.sinkHosts.length - 1]!;
-  const sink = windows[sinkName] ?? [];
-  const sinkCores = mean(sink.map((w) => w.cpuCores));
-  const periods = sink.reduce((s, w) => s + w.periods, 0);
-  const throttled = sink.reduce((s, w) => s + w.throttledPeriods, 0);
-  const cpuSeconds = sinkCores * measuredSeconds;
-  const storedInWindow = end.stored - start.stored;
   const lags = measure.map((p) => p.lagMs).filter((l): l is number => l !== null);
   const backlogs = measure
     .map((p) => p.backlogLagMs)
@@ -161,15 +193,12 @@ export function computeSummary(input: SummaryInput): Summary {
     logMibPerSecond: logMibPerSec(rowsPerSecond, logBytesPerRow),
     ...(input.bytesUnknown === undefined ? {} : { bytesUnknown: input.bytesUnknown }),
     measuredSeconds,
-    sinkCores,
-    cpuMsPer1000Rows: storedInWindow > 0 ? (cpuSeconds * 1000) / (storedInWindow / 1000) : Number.NaN,
-    throttledShare: input.limits[sinkName]?.cpu ? (periods > 0 ? throttled / periods : 0) : null,
-    sinkNetworkMbitPerSecond:
-      (mean(sink.map((w) => Math.max(w.netRxBytesPerSec, w.netTxBytesPerSec))) * 8) / 1e6,
-    sinkDiskWriteMiBPerSecond: mean(sink.map((w) => w.ioWriteBytesPerSec)) / MiB,
-    sinkDiskWriteIops: mean(sink.map((w) => w.ioWriteOpsPerSec)),
-    sinkMemoryPeakBytes: Math.max(0, ...sink.map((w) => w.memoryPeakBytes)),
-    sinkMemoryWorkingSetBytes: Math.max(0, ...sink.map((w) => w.memoryWorkingSetBytes)),
+    ...sinkFigures(
+      windows[sinkName] ?? [],
+      input.limits[sinkName],
+      measuredSeconds,
+      end.stored - start.stored,
+    ),
     lagP50Ms: lags.length ? quantile(lags, 0.5) : null,
     lagP99Ms: lags.length ? quantile(lags, 0.99) : null,
     lagMaxMs: lags.length ? Math.max(...lags) : null,
