@@ -214,9 +214,15 @@ function diskCandidates(host: string, ws: HostWindow[], limits: HostLimits): Can
 
 /** score − threshold of a candidate. */
 const marginOf = (c: Candidate): number => c.score - THRESHOLD[c.resource];
-/** A candidate as the uncertain verdict lists it: "network 0.84", "host contention 0.33". */
-const scored = (c: Candidate): string =>
-  `${c.resource === "contention" ? "host contention" : c.resource} ${fix(c.score, 2)}`;
+/**
+ * A candidate as the uncertain verdict lists it: "network 0.84", "host contention 0.33", and a capped CPU's score by
+ * what it is, "cpu throttled 0.08" (the share of CFS periods throttled, not the share of the cap used: cpuCandidate).
+ */
+const scored = (c: Candidate): string => {
+  const name = c.resource === "contention" ? "host contention" : c.resource;
+  const what = c.resource === "cpu" && c.evidence.includes(" throttled in ") ? " throttled" : "";
+  return `${name}${what} ${fix(c.score, 2)}`;
+};
 const signed = (x: number): string => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(2)}`;
 
 /**

@@ -17,7 +17,7 @@ const quarterCore = {
 const MACHINE = { cores: 2, memoryBytes: 24 * 2 ** 30 };
 
 describe("findBottleneck: margins and uncertain verdicts (observation vectors)", () => {
-  it("a link at 0.84 of its cap against 0.85 is 'uncertain (network 0.84 / cpu 0.19 …)', not client or network", () => {
+  it("a link at 0.84 of its cap against 0.85 is 'uncertain (network 0.84 / cpu throttled 0.19 …)', not client or network", () => {
     const sink = [
       hw({ cpuCores: 0.1, periods: 100, throttledPeriods: 19, netRxBytesPerSec: 0.84 * 12_000_000 }),
     ];
@@ -29,7 +29,7 @@ describe("findBottleneck: margins and uncertain verdicts (observation vectors)",
       2,
     );
     expect(b.resource).toBe("uncertain");
-    expect(bottleneckLabel(b)).toBe("uncertain (network 0.84 / cpu 0.19)");
+    expect(bottleneckLabel(b)).toBe("uncertain (network 0.84 / cpu throttled 0.19)");
     expect(b.margin).toBeCloseTo(-0.01, 6);
     expect(b.threshold).toBe(THRESHOLD.network);
     expect(b.evidence).toMatch(/within ±0\.05 of its 0\.85 threshold \(margin −0\.01\)/);
