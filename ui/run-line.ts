@@ -44,7 +44,7 @@ export function ledgerWords(r: Pick<RunRecord, "ledger">): string {
 
 /**
  * What bound the run, in words: "bound by client", "bound by cpu (sink)", "bound by host contention"; when the
- * verdict is uncertain, "bound: unclear (sink network near its threshold)": the deciding figure the verdict names
+ * verdict is uncertain, "bound: unclear (sink network)": the figure that decided it, too near its threshold to name it
  * (harness/runner/bottleneck.ts: "uncertain (…): sink network 0.88 is within ±0.05 of its 0.85 threshold").
  */
 export function boundWords(r: Pick<RunRecord, "summary">): string | null {
@@ -52,7 +52,7 @@ export function boundWords(r: Pick<RunRecord, "summary">): string | null {
   if (!b) return null;
   if (b.resource === "uncertain") {
     const deciding = b.evidence.match(/\): (.+?) [\d.]+ is within/)?.[1];
-    return `bound: unclear${deciding ? ` (${deciding} near its threshold)` : ""}`;
+    return `bound: unclear${deciding ? ` (${deciding})` : ""}`;
   }
   const what = b.resource;
   const host = ["cpu", "memory", "disk", "network"].includes(b.resource) && b.host ? ` (${b.host})` : "";
@@ -133,7 +133,7 @@ export const FLAG_NOTES: Record<FlagKey, { word: string | null; note: string }> 
   },
   unclear: {
     word: null,
-    note: "bound: unclear: the deciding figure was too near its threshold to name a resource",
+    note: "bound: unclear (…): the figure named was too near its threshold to call it the bound",
   },
 };
 

@@ -86,7 +86,7 @@ describe("ui/run-line.ts", () => {
     expect(newFlagNotes(keys, said)).toEqual([]); // said once
     for (const n of Object.values(FLAG_NOTES)) expect(`  ${n.note}`.length).toBeLessThanOrEqual(100);
     const wide = runLine({ ...r, stack: "s" }, 1000);
-    expect(wide).toContain("bound: unclear (loadgen host contention near its threshold)");
+    expect(wide).toContain("bound: unclear (loadgen host contention)");
     expect(wide).toContain("partial caps, oversubscribed, contended, saturated");
   });
 
