@@ -74,7 +74,11 @@ stop() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
-  status) answers ;;
+  status)
+    # said on stderr: callers (.ci/run) test the exit status
+    if answers; then echo "docker-engine: answering at $DOCKER_HOST" >&2
+    else echo "docker-engine: not running (no answer at $DOCKER_HOST; start it: bash scripts/docker-engine.sh start)" >&2; exit 1
+    fi ;;
   env) echo "export DOCKER_HOST=$DOCKER_HOST" ;;
   *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
 esac
