@@ -22,6 +22,14 @@ export interface FingerprintDifference {
   values: Record<string, string>;
 }
 
+/** A scenario's `source` in words: "file Apache_2k.log", or "seeded text" without one. */
+function sourceWords(config: { source?: unknown }): string {
+  const src = config.source as { file?: unknown } | undefined;
+  if (src === undefined || src === null) return "seeded text";
+  if (typeof src.file === "string") return `file ${src.file.split("/").at(-1)}`;
+  return JSON.stringify(src);
+}
+
 /** The fingerprint of one run; `limits: true` adds the applied limits of every host. */
 export function runFingerprint(run: RunRecord, options: { limits?: boolean } = {}): Fingerprint {
   const e = run.environment;
@@ -35,6 +43,8 @@ export function runFingerprint(run: RunRecord, options: { limits?: boolean } = {
   // the run's timing as it ran (command-line overrides included): a 3 s run beside a 30 s one is listed, not hidden
   const timing = (run.scenarioConfig as { run?: Record<string, unknown> } | null | undefined)?.run;
   for (const [k, v] of Object.entries(timing ?? {})) fp[`workload.${k}`] = String(v);
+  // what the lines were: a replay of a log file beside seeded text is another test, listed whenever they meet
+  if (run.scenarioConfig) fp["workload.source"] = sourceWords(run.scenarioConfig as { source?: unknown });
   for (const [name, v] of Object.entries(run.versions ?? {})) {
     fp[`versions.${name}.running`] = String(v.running);
     fp[`versions.${name}.pinned`] = String(v.pinned);

@@ -13,6 +13,8 @@ export interface Spec {
   postgres?: string;
   kernel?: string;
   status?: RunRecord["status"];
+  /** the scenario's `source: { file }` (scenarioConfig.source); absent = seeded text */
+  sourceFile?: string;
   /** the run's measured duration as planned (scenarioConfig.run.durationMs); absent = not recorded */
   durationMs?: number;
   /** scenario name; default quickstart */
@@ -85,10 +87,12 @@ export function writeRunRecord(root: string, s: Spec): RunRecord {
       },
     },
     versions: s.versions ?? { postgres: { pinned: "18.4.0-beta.17", running: s.postgres ?? "18.4" } },
-    scenarioConfig:
-      s.durationMs === undefined
+    scenarioConfig: {
+      ...(s.durationMs === undefined
         ? {}
-        : { run: { warmupMs: 5000, durationMs: s.durationMs, intervalMs: 1000 } },
+        : { run: { warmupMs: 5000, durationMs: s.durationMs, intervalMs: 1000 } }),
+      ...(s.sourceFile ? { source: { file: s.sourceFile } } : {}),
+    },
     summary:
       s.status === "error"
         ? null

@@ -18,6 +18,7 @@ import {
 } from "../../../harness/results/compare.ts";
 import type { RunRecord } from "../../../harness/results/types.ts";
 import { statusProblem } from "../../../harness/results/eligibility.ts";
+import { stackDifferences } from "../../../harness/results/fingerprint.ts";
 import { type Spec, writeRunRecord } from "../../helpers/run-records.ts";
 
 let root = "";
@@ -552,5 +553,24 @@ describe("compareRuns lists runs that differ in timing", () => {
     });
     expect(r.differences.some((d) => d.field === "workload.warmupMs")).toBe(false); // the same on both sides
     expect(renderRunsComparison(r)).toContain("workload.durationMs");
+  });
+});
+
+describe("a replay of a log file beside seeded text", () => {
+  it("is listed as a workload difference (workload.source) between the stacks, naming the file", async () => {
+    for (const v of tight) writeRun({ stack: "seeded", invocation: INV, rows: v, scenario: "replayed" });
+    for (const v of tight)
+      writeRun({
+        stack: "replay",
+        invocation: INV,
+        rows: v * 2,
+        scenario: "replayed",
+        sourceFile: "/work/shared/logs/Apache_2k.log",
+      });
+    const rows = await compareStacks(root, "replayed", ["seeded", "replay"]);
+    expect(stackDifferences(rows).find((d) => d.field === "workload.source")).toMatchObject({
+      kind: "workload",
+      values: { seeded: "seeded text", replay: "file Apache_2k.log" },
+    });
   });
 });
