@@ -19,6 +19,7 @@ import { rowMachine } from "../harness/results/across-stacks.ts";
 import { cellAxes, pairsOf } from "./cell-axes.ts";
 import { clip, int, pct, plural } from "./format.ts";
 import { compactTable } from "./table.ts";
+import { costFallbackLines } from "./comparison.ts";
 
 /** The widest the default table and its lines are, in columns. */
 export const BENCH_TABLE_WIDTH = 100;
@@ -251,6 +252,7 @@ export function benchTable(scenario: string, rows: readonly StackRow[], o: Bench
         width,
       ),
     );
+  lines.push(...costFallbackLines(rows, (r) => r.stack).map((l) => clip(l, width)));
   return lines.join("\n");
 }
 

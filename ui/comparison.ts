@@ -91,6 +91,7 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
         .map((r) => `  ${r.stack}${withCell ? ` ${name(r.cell)}` : ""}: ${values(r).join(", ")}`);
       return per.length ? [`${k} (the column left out above):`, ...per] : [];
     });
+  const unpriced = costFallbackLines(rows, (r) => `${r.stack}${withCell ? ` ${name(r.cell)}` : ""}`);
   const table = new Table({
     head: t.head,
     style: { head: [], border: [] },
@@ -117,6 +118,7 @@ export function renderComparison(scenario: string, rows: StackRow[], choice: Col
       ? `\nleft out to fit ${choice.width} columns (COLUMNS, else the terminal's width, else ${DEFAULT_WIDTH}): ${dropped.join(", ")} (set COLUMNS wider, or use --wide or --columns)`
       : "") +
     (belowLines.length ? `\n${belowLines.join("\n")}` : "") +
+    (unpriced.length ? `\n${unpriced.join("\n")}` : "") +
     (verdicts.length ? `\nverdicts:\n${verdicts.join("\n")}` : "") +
     differencesBlock(stackDifferences(rows)) +
     excludedBlock(rows.flatMap((r) => r.excluded ?? []))
@@ -336,4 +338,18 @@ export function renderVariantsComparison(c: VariantsComparison): string {
     `\n${VARIANT_SOURCES}` +
     excludedBlock(c.excluded)
   );
+}
+
+/**
+ * Why the cost column fell back to core-seconds when some compared rows have dollars and others not: one line per
+ * row without (its runs' Summary.cost.noPrice, e.g. "sink: no pricePerHour in the stack file"); none otherwise.
+ */
+export function costFallbackLines(rows: readonly StackRow[], label: (r: StackRow) => string): string[] {
+  const priced = rows.some((r) => r.cost.usdPerMillionRows !== null);
+  const without = rows.filter((r) => r.measured.length > 0 && r.cost.usdPerMillionRows === null);
+  if (!priced || without.length === 0) return [];
+  return [
+    "cost in core-s/M rows: not every stack has a price for every host",
+    ...without.map((r) => `  ${label(r)}: ${r.cost.noPrice ?? "no price recorded"}`),
+  ];
 }

@@ -84,7 +84,12 @@ export interface StackRow extends LedgerTotals {
    * median over the measured runs of what the rows cost the whole stack (Summary.cost): dollars per million rows
    * when every measured run has them, else null; core-seconds per million rows, null when no run says
    */
-  cost: { usdPerMillionRows: number | null; coreSecondsPerMillionRows: number | null };
+  cost: {
+    usdPerMillionRows: number | null;
+    coreSecondsPerMillionRows: number | null;
+    /** why a run has no dollars (Summary.cost.noPrice: the hosts without a price), absent when every run has them */
+    noPrice?: string;
+  };
   networkMbitPerSecond: number;
   lagP99Ms: number | null;
   /** the lag samples each measured run's p99 rests on (Summary.lagSamples; undefined for older results) */
@@ -283,7 +288,14 @@ function costOf(measured: RunRecord[]): StackRow["cost"] {
     coreSecondsPerMillionRows: core.some((c) => c != null)
       ? med(measured, (r) => r.summary?.cost?.coreSecondsPerMillionRows ?? undefined)
       : null,
+    ...noPriceOf(measured),
   };
+}
+
+/** The first measured run's reason for having no dollars, when a run has none. */
+function noPriceOf(measured: RunRecord[]): { noPrice?: string } {
+  const why = measured.find((r) => r.summary?.cost?.usdPerMillionRows === undefined)?.summary?.cost?.noPrice;
+  return why ? { noPrice: why } : {};
 }
 
 function bytesPerMillion(r: RunRecord): number | null {

@@ -316,7 +316,12 @@ describe("the cost column (Summary.cost)", () => {
           cost: cost([0.011, 0.012, 0.013][i], 150 + i),
         });
       writeRunRecord(dir, { stack: "b", invocation: INV, rows: 2000, cost: cost(0.02, 90) });
-      writeRunRecord(dir, { stack: "c", invocation: INV, rows: 2000, cost: cost(undefined, 12_345.6) });
+      writeRunRecord(dir, {
+        stack: "c",
+        invocation: INV,
+        rows: 2000,
+        cost: { ...cost(undefined, 12_345.6), noPrice: "sink: no pricePerHour in the stack file" },
+      });
       const priced = await compareStacks(dir, "quickstart", ["a", "b"]);
       const t = comparisonTable(priced);
       const at = (tt: typeof t, stack: string, header: string) =>
@@ -327,6 +332,12 @@ describe("the cost column (Summary.cost)", () => {
       expect(mixed.head).not.toContain("$/M rows");
       expect(at(mixed, "a", "core-s/M rows")).toBe("151");
       expect(at(mixed, "c", "core-s/M rows")).toBe("12,346");
+      // and says why, below the table: the stack without dollars and its hosts without a price
+      const text = renderComparison("quickstart", await compareStacks(dir, "quickstart", ["a", "c"]));
+      expect(text).toContain(
+        "cost in core-s/M rows: not every stack has a price for every host\n  c: sink: no pricePerHour in the stack file",
+      );
+      expect(renderComparison("quickstart", priced)).not.toContain("cost in core-s/M rows");
       // in compare's default table, not only with --wide
       const [head] = terminalCells(renderComparison("quickstart", priced));
       expect(head).toContain("$/M rows");
