@@ -11,7 +11,7 @@ import { bottleneckLabel, mibText } from "../harness/results/format.ts";
 import { faultLines, timelineLines } from "../harness/runner/fault-cost.ts";
 import { queryLines } from "../harness/runner/query-load.ts";
 import { appLine } from "../harness/runner/app-host.ts";
-import { bytes, int as fmtInt, mib, ms, pct, pctSmall, secondsOf } from "./format.ts";
+import { bytes, fix, int as fmtInt, mib, ms, pct, pctSmall, secondsOf, sig, usd } from "./format.ts";
 
 /** The contention figures of a run in one line: "!! contended: …" when flagged, else the per-host wait shares. */
 export function contentionLine(c: Contention): string {
@@ -84,7 +84,11 @@ export function describeRun(r: RunRecord, resultsRoot = "results"): string {
     const delivery = deliveryLine(r);
     if (delivery) lines.push(`  ${delivery}`);
     if (s.saturation) lines.push(`  verdict: ${verdictLine(s.saturation)}`);
+    const cost = costLine(s);
+    if (cost) lines.push(`  ${cost}`);
   }
+  const storage = storageLine(r);
+  if (storage) lines.push(`  ${storage}`);
   if (r.ledger) {
     const l = r.ledger;
     if (l.inferred)
@@ -239,4 +243,37 @@ export function instrumentLine(r: RunRecord): string | null {
     ` generators up ${s(o.collectorsAndGeneratorsUpMs)},${o.completionCheckMs != null ? ` completion check ${s(o.completionCheckMs)}${(o.completionChecks ?? 1) > 1 ? ` in ${o.completionChecks} passes` : ""}${o.completionCheckWalBytes !== undefined ? ` (sink WAL ${mib(o.completionCheckWalBytes)})` : ""},` : ""}` +
     `${o.settleMs != null ? ` settle ${s(o.settleMs)}${o.settledInCompletionPass ? " (from the completion check's pass)" : ""},` : ""}${o.finalCountMs != null ? ` last count ${s(o.finalCountMs)},` : ""} ledger ${s(o.ledgerMs)}${o.ledgerPass ? ` (${o.ledgerPass.tookCompletionPass ? "the completion check's pass" : o.ledgerPass.detail.replace(/^its own pass \((.*)\)$/, "its own pass: $1")})` : ""}, content ${s(o.fidelityMs)}${o.afterLoadMs != null && o.fidelityMs != null ? ` (both ${s(o.afterLoadMs)})` : ""}, teardown ${s(o.teardownMs)}`
   );
+}
+
+/**
+ * "cost: 3.86 core-s per million rows for the whole stack (loadgen 0.12, sink 1.66 core-s; no price: sink: no
+ * pricePerHour in the stack file)", or "$0.0120 per million rows, $0.0011 per GiB of log lines (…)" with prices.
+ */
+export function costLine(s: NonNullable<RunRecord["summary"]>): string | null {
+  const c = s.cost;
+  if (!c) return null;
+  const hosts = Object.entries(c.hostsCoreSeconds)
+    .map(([h, v]) => `${h} ${fix(v, 2)}`)
+    .join(", ");
+  const core = `${sig(c.coreSecondsPerMillionRows)} core-s per million rows for the whole stack (${hosts} core-s)`;
+  if (c.usdPerMillionRows === undefined) return `cost: ${core}${c.noPrice ? `; ${c.noPrice}` : ""}`;
+  const perGiB =
+    c.usdPerGiB === undefined
+      ? ""
+      : `, ${usd(c.usdPerGiB)} per GiB of ${c.usdPerGiBOf === "log" ? "log lines" : "wire bytes"}`;
+  const from = c.prices ? ` (prices: ${c.prices.source}, ${c.prices.date})` : "";
+  return `cost: ${usd(c.usdPerMillionRows)} per million rows${perGiB}${from}; ${core}`;
+}
+
+/** "storage: 146.5 MiB per million rows on the sink's disk (…source)", or why there is none. */
+export function storageLine(r: Pick<RunRecord, "storage">): string | null {
+  const st = r.storage;
+  if (!st) return null;
+  if ("unavailable" in st) return `storage: not read (${st.unavailable})`;
+  const perM =
+    st.bytesPerMillionRows === null
+      ? ""
+      : `, ${fix(st.bytesPerMillionRows / 2 ** 20, 1)} MiB per million rows`;
+  const comp = st.compression === undefined ? "" : `, ${fix(st.compression, 1)}× compressed`;
+  return `storage: ${bytes(st.bytes)} on the sink's disk for ${fmtInt(st.rows)} rows${perM}${comp} (${st.source})`;
 }

@@ -3,7 +3,7 @@
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { describeRun } from "../../ui/run-block.ts";
+import { costLine, describeRun, storageLine } from "../../ui/run-block.ts";
 import { findRun, showRun, SHOW_WIDTH } from "../../ui/show.ts";
 import { width } from "../../ui/format.ts";
 import { projectRoot } from "../helpers/bench.ts";
@@ -52,5 +52,49 @@ describe("ui/show.ts", () => {
     const contended = text.split("\n").findIndex((l) => l.startsWith("  !! contended: "));
     expect(text.split("\n")[contended]).toMatch(/;$/);
     expect(text.split("\n")[contended + 1]).toMatch(/^ {6}\S/);
+  });
+});
+
+describe("the run block's cost and storage lines", () => {
+  it("cost: the whole stack's core-seconds with each host's, and why there are no dollars; dollars with their prices", () => {
+    const cost = {
+      coreSecondsPerMillionRows: 48.8,
+      hostsCoreSeconds: { loadgen: 0.12, collector: 1.01, sink: 1.66 },
+      noPrice: "no price for every host (sink: no pricePerHour in the stack file)",
+    };
+    expect(costLine({ cost } as never)).toBe(
+      "cost: 48.8 core-s per million rows for the whole stack (loadgen 0.12, collector 1.01, sink 1.66 core-s); no price for every host (sink: no pricePerHour in the stack file)",
+    );
+    const priced = {
+      ...cost,
+      noPrice: undefined,
+      usdPerMillionRows: 0.000189,
+      usdPerGiB: 0.0021,
+      usdPerGiBOf: "log",
+      prices: { source: "stack file", date: "2026-12-01" },
+    };
+    expect(costLine({ cost: priced } as never)).toBe(
+      "cost: $0.000189 per million rows, $0.00210 per GiB of log lines (prices: stack file, 2026-12-01); 48.8 core-s per million rows for the whole stack (loadgen 0.12, collector 1.01, sink 1.66 core-s)",
+    );
+    expect(costLine({} as never)).toBeNull();
+  });
+
+  it("storage: bytes, per million rows, compression where the sink keeps it, and the source; or why not read", () => {
+    expect(
+      storageLine({
+        storage: {
+          bytes: 3_452_729,
+          uncompressedBytes: 60_000_000,
+          compression: 17.4,
+          rows: 16_000,
+          bytesPerMillionRows: 215_795_563,
+          source: "_stats/store primaries",
+        },
+      }),
+    ).toBe(
+      "storage: 3.3 MiB on the sink's disk for 16,000 rows, 205.8 MiB per million rows, 17.4× compressed (_stats/store primaries)",
+    );
+    expect(storageLine({ storage: { unavailable: "refused" } })).toBe("storage: not read (refused)");
+    expect(storageLine({})).toBeNull();
   });
 });
