@@ -132,7 +132,7 @@ export function renderHtml(data: ReportData, charts: RenderedChart[]): string {
       if (sum) {
         body.push(
           `<p class="meta">${Math.round(sum.rowsPerSecond).toLocaleString("en-US")} rows/s, ${esc(mibText(sum))} over ${sum.measuredSeconds.toFixed(1)} s; ` +
-            `bottleneck ${esc(bottleneckLabel(sum.bottleneck))}: ${esc(sum.bottleneck.evidence)}</p>`,
+            `bottleneck ${sum.bottleneck.resource === "uncertain" ? "" : `${esc(bottleneckLabel(sum.bottleneck))}: `}${esc(sum.bottleneck.evidence)}</p>`,
         );
       }
       const flags = runFlags([r.run]);

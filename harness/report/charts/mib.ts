@@ -46,7 +46,9 @@ export function mibSpec(r: ReportRun): TopLevelSpec | null {
     title: {
       text: `${r.label}: ${hasLog ? "log MiB/s" : "wire MiB/s"} over time`,
       subtitle: hasLog
-        ? "log: the bytes of the lines replayed; wire: the rows as sent (framing and tracking fields)"
+        ? isFileReplay(r)
+          ? "log: the bytes of the lines replayed; wire: the rows as sent (framing and tracking fields)"
+          : "log: the bytes of the generated log text; wire: the rows as sent (framing and tracking fields)"
         : "wire MiB/s: this run recorded no log bytes (SeriesPoint.logMibPerSec)",
     },
     width: 480,
