@@ -8,27 +8,12 @@ import type { Phase, SeriesPoint } from "../../../harness/results/types.ts";
 import { hostsCoreSeconds, stackCost } from "../../../harness/runner/cost.ts";
 import { azurePrice, loadPriceTable, PRICE_TABLE } from "../../../infra/azure/prices.ts";
 import { VM_SIZE_NAMES } from "../../../infra/azure/sizes.ts";
+import { hostWindow } from "../../helpers/host-window.ts";
 
 function hw(cpuCores: number, dtMs?: number): HostWindow {
-  return {
-    cpuCores,
-    throttledShare: null,
-    periods: 0,
-    throttledPeriods: 0,
-    throttledMs: 0,
-    memoryBytes: 0,
-    memoryPeakBytes: 0,
-    memoryWorkingSetBytes: 0,
-    ioReadBytesPerSec: 0,
-    ioWriteBytesPerSec: 0,
-    ioReadOpsPerSec: 0,
-    ioWriteOpsPerSec: 0,
-    netRxBytesPerSec: 0,
-    netTxBytesPerSec: 0,
-    netRxPacketsPerSec: 0,
-    netTxPacketsPerSec: 0,
-    ...(dtMs === undefined ? {} : { dtMs }),
-  };
+  // without dtMs unless given: cost.ts then takes the time since the previous sample
+  const { dtMs: _default, ...w } = hostWindow({ cpuCores });
+  return dtMs === undefined ? w : { ...w, dtMs };
 }
 
 function point(t: number, phase: Phase, hosts: Record<string, HostWindow>): SeriesPoint {

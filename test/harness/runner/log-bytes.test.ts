@@ -26,6 +26,7 @@ import { describeRun } from "../../../ui/run-block.ts";
 import { runLine, shortRunId } from "../../../ui/run-line.ts";
 import { writeRunRecord } from "../../helpers/run-records.ts";
 import { fields } from "../generators/run-generator.ts";
+import { hostWindow } from "../../helpers/host-window.ts";
 
 const MiB = 2 ** 20;
 const tmp = mkdtempSync(path.join(os.tmpdir(), "ib-log-bytes-"));
@@ -143,24 +144,8 @@ setTimeout(()=>{w({type:"final",sent:300,accepted:300,rejected:0,bytes:90000,req
 });
 
 function hw(cpuCores: number): HostWindow {
-  return {
-    cpuCores,
-    throttledShare: null,
-    periods: 0,
-    throttledPeriods: 0,
-    throttledMs: 0,
-    memoryBytes: 0,
-    memoryPeakBytes: 0,
-    memoryWorkingSetBytes: 0,
-    ioReadBytesPerSec: 0,
-    ioWriteBytesPerSec: 0,
-    ioReadOpsPerSec: 0,
-    ioWriteOpsPerSec: 0,
-    netRxBytesPerSec: 0,
-    netTxBytesPerSec: 0,
-    netRxPacketsPerSec: 0,
-    netTxPacketsPerSec: 0,
-  };
+  const { dtMs: _default, ...w } = hostWindow({ cpuCores });
+  return w;
 }
 
 const point = (t: number, phase: Phase, stored: number): SeriesPoint => ({
