@@ -89,19 +89,7 @@ export interface SaturationVerdict {
    * measurement), the rise of slow flushes, retries and failed sends, the queue's used share (median of the last third,
    * 0–1) and what was queued at the end; absent when the collector reports none
    */
-  collector?: {
-    name: string;
-    output: string;
-    saturated: boolean;
-    flushMs: number | null;
-    flushMsAtStart: number | null;
-    slowFlushes: number | null;
-    queueUsed: number | null;
-    queued: number | null;
-    queuedUnit: "bytes" | "items" | null;
-    retries: number | null;
-    sendFailures: number | null;
-  };
+  collector?: { name: string; output: string; saturated: boolean } & PressureFigures;
 }
 
 /** One window's delivery latency: rows read, and their p50, p99 and max, ms (HDR histogram, 3 significant digits). */
@@ -725,4 +713,21 @@ export interface RunStorage {
   /** logBytes / bytes: how many times smaller than the log text the sink keeps it; absent with logBytes */
   logCompression?: number;
   source: string;
+}
+
+/** The figures behind a collector's pressure words (harness/runner/collector-pressure.ts) (null where the collector does not report them). */
+export interface PressureFigures {
+  /** mean ms per flush over the last third of the measurement, and over the first */
+  flushMs: number | null;
+  flushMsAtStart: number | null;
+  /** the rise of the collector's slow-flush count over the measurement */
+  slowFlushes: number | null;
+  /** median used share of the queue's limit over the last third, 0–1 */
+  queueUsed: number | null;
+  /** what was queued at the last sample, in queuedUnit */
+  queued: number | null;
+  queuedUnit: "bytes" | "items" | null;
+  /** the rise of retries and of failed sends over the measurement */
+  retries: number | null;
+  sendFailures: number | null;
 }

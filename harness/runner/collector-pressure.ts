@@ -23,7 +23,7 @@
  * the backpressure came from.
  */
 import type { OutputPressure } from "../../core/plugin.ts";
-import type { SeriesPoint } from "../results/types.ts";
+import type { PressureFigures, SeriesPoint } from "../results/types.ts";
 import { findCollector } from "../../plugins/registry.ts";
 import { median } from "../stats/descriptive.ts";
 import { trendOf } from "../stats/trend.ts";
@@ -54,22 +54,7 @@ export interface CollectorPressure {
   figures: PressureFigures;
 }
 
-/** The figures behind a CollectorPressure's words (null where the collector does not report them). */
-export interface PressureFigures {
-  /** mean ms per flush over the last third of the measurement, and over the first */
-  flushMs: number | null;
-  flushMsAtStart: number | null;
-  /** the rise of the collector's slow-flush count over the measurement */
-  slowFlushes: number | null;
-  /** median used share of the queue's limit over the last third, 0–1 */
-  queueUsed: number | null;
-  /** what was queued at the last sample, in queuedUnit */
-  queued: number | null;
-  queuedUnit: "bytes" | "items" | null;
-  /** the rise of retries and of failed sends over the measurement */
-  retries: number | null;
-  sendFailures: number | null;
-}
+export type { PressureFigures } from "../results/types.ts";
 
 /** One output's readings over the samples (summed over the collector hosts; the fullest host's queue share). */
 interface OutputTrack {
