@@ -69,7 +69,10 @@ describe("syslog-ng → PostgreSQL pipeline (real)", () => {
     // percentiles say how many samples they rest on: one per measurement sample
     expect(record.clock).toMatchObject({ measured: true, exchanges: 8 });
     if (!record.clock?.measured) throw new Error("clock not measured");
-    expect(Math.abs(record.clock.offsetMs - ownClockSkewMs())).toBeLessThanOrEqual(record.clock.boundMs + 2);
+    // + 5 ms: the generator's wall-minus-harness skew is its own process's, taken seconds before this worker's, and
+    // the kernel slews the wall clock between them (a CI run on a busy machine parted them by 2.5 ms against a
+    // 0.18 ms bound); a wrong offset is seconds or a whole round trip off, far outside it
+    expect(Math.abs(record.clock.offsetMs - ownClockSkewMs())).toBeLessThanOrEqual(record.clock.boundMs + 5);
     expect(record.clock.boundMs).toBeLessThan(1000);
     const measureSamples = readSeries(run).filter((p) => p.phase === "measure" && p.lagMs !== null).length;
     expect(record.summary!.lagSamples).toBe(measureSamples);
