@@ -358,7 +358,7 @@ export const DEFAULT_WIDTH = 120;
 
 /**
  * The default columns by priority, highest first, for fitting a width: the stack, the cell and rows/s always stay;
- * then the ratio, the ledger, the interval, the cost (issue 31: compare shows it), the bottleneck, the flags, and the
+ * then the ratio, the ledger, the interval, the cost (docs/cost.md), the bottleneck, the flags, and the
  * rest.
  */
 export const FIT_PRIORITY: readonly string[] = [

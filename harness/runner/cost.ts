@@ -1,5 +1,5 @@
 /**
- * What a run's rows cost the whole stack (issue 31, "Cost"): every host's CPU over the measurement phase, per million
+ * What a run's rows cost the whole stack (docs/cost.md): every host's CPU over the measurement phase, per million
  * distinct rows stored in it, and with a price for every host (the stack's `pricePerHour`, or infra/azure/prices.yaml)
  * dollars per million rows and per GiB ingested. The window is the summary's (harness/runner/summary.ts): from the
  * warmup's last sample to the last measurement sample, so rows = rowsPerSecond × measuredSeconds (distinct rows) and

@@ -1,5 +1,5 @@
 /**
- * A scenario checked against a stack before anything is provisioned (issue 31 item 6): one pass over every
+ * A scenario checked against a stack before anything is provisioned (docs/errors.md, "A scenario checked against a stack"): one pass over every
  * component's pin and the stack's catalog, returning typed findings rather than stopping at the first problem. Used by
  * `validate <scenario> --stack S` and by the driver of bench, run and nightly (./drive.ts checkCellsOnStack), and by
  * the local platform's own check (checkRunnableLocally, re-exported by ./local-site.ts).
