@@ -1,6 +1,6 @@
 /**
- * What a collector's own flush and queue counters say about the run (docs/output.md, the saturation verdict; write-up 000, docs/write-ups.md, found its ceiling as
- * Fluentd's flushes growing from about 1 s to 20–29 s with no errors). Fed from the series (SeriesPoint.collector,
+ * What a collector's own flush and queue counters say about the run (docs/output.md, the saturation verdict; write-up
+ * 000, docs/write-ups.md, found its ceiling as Fluentd's flushes growing from about 1 s to 20–29 s with no errors). Fed from the series (SeriesPoint.collector,
  * read every sample by the component's `signals`), interpreted per plugin by its `pressure` (core/plugin.ts
  * OutputPressure: Fluentd's monitor_agent in plugins/collectors/fluentd/claims.ts fluentdPressure, the OTel
  * Collector's exporter queue, Fluent Bit's output capacity), and handed to the saturation verdict

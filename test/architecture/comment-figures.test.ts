@@ -5,11 +5,12 @@
  * CPU model (where it was measured) or carries a dated measurement. Comments are found by TypeScript's scanner, so a
  * string or a regular expression that names a CPU (harness/results/fingerprint.ts reads /proc/cpuinfo) is not one.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { sourceFiles } from "../helpers/source-files.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const SCANNED = ["core", "plugins", "infra", "harness", "ui", "bin"];
@@ -27,21 +28,8 @@ const RULES: ReadonlyArray<[string, RegExp]> = [
   ],
 ];
 
-/** Every source file under `dir`, relative to the root with "/" separators (tests and .d.ts left out). */
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (rel: string): void => {
-    for (const name of readdirSync(path.join(ROOT, rel))) {
-      if (name === "node_modules") continue;
-      const child = `${rel}/${name}`;
-      if (statSync(path.join(ROOT, child)).isDirectory()) walk(child);
-      else if (/\.(ts|js|mjs|cjs)$/.test(name) && !name.endsWith(".d.ts") && !name.endsWith(".test.ts"))
-        out.push(child);
-    }
-  };
-  walk(dir);
-  return out;
-}
+/** Every source file under `dir` (test/helpers/source-files.ts). */
+const sources = (dir: string): string[] => sourceFiles(ROOT, dir);
 
 /** The comments of `text` (TypeScript's scanner), each as one line of prose with its first line number. */
 function comments(text: string): Array<{ line: number; text: string }> {

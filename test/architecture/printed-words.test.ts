@@ -5,10 +5,11 @@
  * from the files of ALLOWED, each with why. A file that moves to ui/ leaves the list (it only shrinks): an entry
  * whose file no longer does it fails too.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { sourceFiles } from "../helpers/source-files.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const SCANNED = ["core", "plugins", "infra", "harness", "bin"];
@@ -28,21 +29,8 @@ const ALLOWED: Record<string, string> = {
   "bin/build-cli-bundle.mjs": "a build script: the bundle's files, for the build log",
 };
 
-/** Every source file under `dir`, relative to the root with "/" separators (tests and .d.ts left out). */
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (rel: string): void => {
-    for (const name of readdirSync(path.join(ROOT, rel))) {
-      if (name === "node_modules") continue;
-      const child = `${rel}/${name}`;
-      if (statSync(path.join(ROOT, child)).isDirectory()) walk(child);
-      else if (/\.(ts|js|mjs|cjs)$/.test(name) && !name.endsWith(".d.ts") && !name.endsWith(".test.ts"))
-        out.push(child);
-    }
-  };
-  walk(dir);
-  return out;
-}
+/** Every source file under `dir` (test/helpers/source-files.ts). */
+const sources = (dir: string): string[] => sourceFiles(ROOT, dir);
 
 /** The code of a file without its comments (a comment may name cli-table3 or console.log). */
 function code(text: string): string {
